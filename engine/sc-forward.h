@@ -1,0 +1,78 @@
+/* sc-forward.h — the forward pass, written once over the backend interface.
+ *
+ * An ScSession binds a model to a backend and owns the activation buffers, so repeated
+ * runs (an ablation sweep, generation) do not reallocate. sc_forward() takes token ids
+ * and an optional ScIntervention, produces logits (the last position or all), and hands
+ * every attention head's probability matrix to an observer as soon as its layer is done:
+ *
+ *   wants (user, layer, head)                        -> should observe() see this head?
+ *   observe (user, layer, head, probs, n_q, n_k)     -> false cancels the run
+ *
+ * probs is (n_q, n_k) row-major host memory, borrowed for the duration of the call; row i
+ * sums to 1 over keys 0..i and is exactly 0 beyond i (causal).
+ *
+ * Prefix reuse: with keep_residuals, the session keeps the residual stream entering every
+ * layer. A later call on the same ids may set start_layer = L to recompute only layers
+ * >= L (an intervention that touches nothing below L gives the same result as a full
+ * run, bit for bit). sc_intervention_first_layer() says which L an intervention allows.
+ *
+ * Thread safety: a session is used by one thread at a time; sessions over the same
+ * model may run concurrently.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sc-backend.h"
+#include "sc-error.h"
+#include "sc-intervention.h"
+#include "sc-model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  bool (*wants) (void *user, int layer, int head); /* NULL = every head */
+  bool (*observe) (void *user, int layer, int head, const float *probs, int n_query, int n_key);
+  void *user;
+} ScObserver;
+
+/* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */
+typedef bool (*ScProgressFn) (void *user, int layers_done, int n_layers);
+
+typedef struct {
+  const ScIntervention *intervention; /* NULL = none */
+  const ScObserver *observer;         /* NULL = none */
+  bool all_logits;                    /* logits for every position, else only the last */
+  bool keep_residuals;                /* keep per-layer residuals for prefix reuse */
+  int start_layer;                    /* > 0: reuse residuals kept by the previous call */
+  ScProgressFn progress;
+  void *progress_user;
+} ScForwardOptions;
+
+typedef struct ScSession ScSession;
+
+/* Creates a session. @backend is borrowed and must outlive the session. */
+ScStatus sc_session_new (const ScModel *model, ScBackend *backend, ScSession **out, ScError *err);
+void sc_session_free (ScSession *session); /* NULL is a no-op */
+
+/* Runs the model on @ids (n_tokens >= 1, each < n_vocab, n_tokens <= the model's training
+ * context). @logits receives (n_tokens, n_vocab) floats with all_logits, else (n_vocab).
+ * Errors: SC_ERR_INVALID_ARG (empty input, id out of range, start_layer without kept
+ * residuals for the same ids), SC_ERR_RANGE (longer than the context), SC_ERR_UNSUPPORTED
+ * (an intervention feature not implemented yet), SC_ERR_CANCELLED, SC_ERR_NOMEM. */
+ScStatus sc_forward (ScSession *session, const int32_t *ids, int n_tokens,
+                     const ScForwardOptions *options, float *logits, ScError *err);
+
+/* The first layer whose computation @iv changes (0 when it masks tokens; n_layers when it
+ * changes nothing), i.e. the deepest start_layer a prefix-reusing run may use. */
+int sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info);
+
+/* The backend a session runs on. */
+ScBackend *sc_session_backend (const ScSession *session);
+
+#ifdef __cplusplus
+}
+#endif
