@@ -24,7 +24,7 @@ saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common)
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &common->model_path,
       "GGUF model file (default: $SACCADE_MODEL, else the fetched SmolLM2-135M)", "FILE" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &common->json, "Print JSON", NULL },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &common->threads, "CPU threads (default: all cores)",
+    { "threads", 0, 0, G_OPTION_ARG_INT, &common->threads, "CPU threads (default: all cores)",
       "N" },
     { "reference", 0, 0, G_OPTION_ARG_NONE, &common->reference,
       "Use the scalar reference backend (slow; for checking)", NULL },

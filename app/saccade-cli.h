@@ -25,7 +25,7 @@ typedef struct {
   gboolean reference; /* use the scalar reference backend */
 } SaccadeCliCommon;
 
-/* Adds -m/--model, --json, -t/--threads, --reference to @group. */
+/* Adds -m/--model, --json, --threads, --reference to @group. */
 void saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common);
 
 /* Resolves the model path: option, $SACCADE_MODEL, installed/source default. Never NULL. */

@@ -50,7 +50,9 @@ sc_error_prefix (ScError *err, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (prefix, sizeof prefix, fmt, ap);
   va_end (ap);
-  snprintf (joined, sizeof joined, "%s: %s", prefix, err->message);
+  /* Truncation is acceptable: the start of a message names the failing thing. */
+  if (snprintf (joined, sizeof joined, "%s: %s", prefix, err->message) < 0)
+    return err->status;
   memcpy (err->message, joined, sizeof joined);
   return err->status;
 }

@@ -195,12 +195,12 @@ read_array (ScGguf *g, Cursor *c, ScGgufArray *arr, const char *key, int depth, 
   ScStatus st;
 
   if ((st = read_u32 (c, &et, "array element type", err)) != SC_OK)
-    return sc_error_prefix (err, "key '%s'", key);
+    return (sc_error_prefix (err, "key '%s'", key), st);
   if (et >= SC_GGUF_TYPE_COUNT)
     return sc_error_set (err, SC_ERR_FORMAT, "key '%s': array element type %u is not a GGUF type",
                          key, et);
   if ((st = read_u64 (c, &count, "array length", err)) != SC_OK)
-    return sc_error_prefix (err, "key '%s'", key);
+    return (sc_error_prefix (err, "key '%s'", key), st);
   arr->elem_type = (ScGgufType) et;
   arr->count = count;
   arr->data = NULL;
@@ -251,7 +251,7 @@ read_array (ScGguf *g, Cursor *c, ScGgufArray *arr, const char *key, int depth, 
       g->str_tables[g->n_str_tables++] = strs;
       for (i = 0; i < count; i++)
         if ((st = read_string (c, &strs[i], UINT64_MAX, "array string", err)) != SC_OK)
-          return sc_error_prefix (err, "key '%s' element %llu", key, (unsigned long long) i);
+          return (sc_error_prefix (err, "key '%s' element %llu", key, (unsigned long long) i), st);
       arr->strs = strs;
       return SC_OK;
     }
@@ -286,10 +286,10 @@ parse_kv (ScGguf *g, Cursor *c, ScError *err)
       uint32_t t;
 
       if ((st = read_string (c, &kv->key, SC_GGUF_MAX_KEY_LEN, "metadata key", err)) != SC_OK)
-        return sc_error_prefix (err, "metadata entry %llu", (unsigned long long) i);
+        return (sc_error_prefix (err, "metadata entry %llu", (unsigned long long) i), st);
       printable (kv->key, key, sizeof key);
       if ((st = read_u32 (c, &t, "value type", err)) != SC_OK)
-        return sc_error_prefix (err, "key '%s'", key);
+        return (sc_error_prefix (err, "key '%s'", key), st);
       if (t >= SC_GGUF_TYPE_COUNT)
         return sc_error_set (err, SC_ERR_FORMAT, "key '%s': value type %u is not a GGUF type", key,
                              t);
@@ -297,7 +297,7 @@ parse_kv (ScGguf *g, Cursor *c, ScError *err)
       if (t == SC_GGUF_TYPE_STRING)
         {
           if ((st = read_string (c, &kv->v.str, UINT64_MAX, "string value", err)) != SC_OK)
-            return sc_error_prefix (err, "key '%s'", key);
+            return (sc_error_prefix (err, "key '%s'", key), st);
         }
       else if (t == SC_GGUF_TYPE_ARRAY)
         {
@@ -350,10 +350,10 @@ parse_tensors (ScGguf *g, Cursor *c, ScError *err)
       uint32_t d;
 
       if ((st = read_string (c, &t->name, SC_GGUF_MAX_NAME_LEN, "tensor name", err)) != SC_OK)
-        return sc_error_prefix (err, "tensor %llu", (unsigned long long) i);
+        return (sc_error_prefix (err, "tensor %llu", (unsigned long long) i), st);
       printable (t->name, name, sizeof name);
       if ((st = read_u32 (c, &t->n_dims, "n_dims", err)) != SC_OK)
-        return sc_error_prefix (err, "tensor '%s'", name);
+        return (sc_error_prefix (err, "tensor '%s'", name), st);
       if (t->n_dims == 0 || t->n_dims > SC_GGUF_MAX_DIMS)
         return sc_error_set (err, SC_ERR_RANGE, "tensor '%s': %u dimensions (1 to %d allowed)",
                              name, t->n_dims, SC_GGUF_MAX_DIMS);
@@ -363,7 +363,7 @@ parse_tensors (ScGguf *g, Cursor *c, ScError *err)
         {
           uint64_t ne;
           if ((st = read_u64 (c, &ne, "dimension", err)) != SC_OK)
-            return sc_error_prefix (err, "tensor '%s'", name);
+            return (sc_error_prefix (err, "tensor '%s'", name), st);
           if (ne > (uint64_t) INT64_MAX)
             return sc_error_set (err, SC_ERR_RANGE, "tensor '%s': dimension %u is %llu (negative)",
                                  name, d, (unsigned long long) ne);
@@ -373,7 +373,7 @@ parse_tensors (ScGguf *g, Cursor *c, ScError *err)
         }
       t->n_elements = n;
       if ((st = read_u32 (c, &t->type, "tensor type", err)) != SC_OK)
-        return sc_error_prefix (err, "tensor '%s'", name);
+        return (sc_error_prefix (err, "tensor '%s'", name), st);
       tr = sc_type_traits (t->type);
       if (tr == NULL)
         return sc_error_set (err, SC_ERR_UNSUPPORTED, "tensor '%s': unknown tensor type %u", name,
@@ -388,7 +388,7 @@ parse_tensors (ScGguf *g, Cursor *c, ScError *err)
         return sc_error_set (err, SC_ERR_RANGE, "tensor '%s': byte size overflows", name);
       t->n_bytes = nb;
       if ((st = read_u64 (c, &t->offset, "tensor offset", err)) != SC_OK)
-        return sc_error_prefix (err, "tensor '%s'", name);
+        return (sc_error_prefix (err, "tensor '%s'", name), st);
       if (t->offset % g->alignment != 0)
         return sc_error_set (err, SC_ERR_FORMAT, "tensor '%s': offset %llu is not a multiple of "
                              "the alignment %u", name, (unsigned long long) t->offset,

@@ -190,7 +190,7 @@ dequant_job (const DequantJob *job, ScError *err)
       if (st != SC_OK)
         {
           char name[80];
-          return sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name));
+          return (sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name)), st);
         }
     }
   return SC_OK;

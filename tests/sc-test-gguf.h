@@ -1,0 +1,41 @@
+/* sc-test-gguf.h — builds GGUF images in memory for tests (and a tiny llama model).
+ *
+ * Tests build their own inputs (STYLE.md): this writer produces well-formed files that a
+ * test can then truncate, corrupt or feed to the model loader. It records the byte offset
+ * of every section boundary so truncation tests can cut at each one.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct ScTestGguf ScTestGguf;
+
+ScTestGguf *sc_test_gguf_new (uint32_t version);
+void sc_test_gguf_free (ScTestGguf *g);
+
+void sc_test_gguf_add_u32 (ScTestGguf *g, const char *key, uint32_t v);
+void sc_test_gguf_add_f32 (ScTestGguf *g, const char *key, float v);
+void sc_test_gguf_add_bool (ScTestGguf *g, const char *key, gboolean v);
+void sc_test_gguf_add_str (ScTestGguf *g, const char *key, const char *v);
+/* Strings with explicit lengths (may contain any bytes). */
+void sc_test_gguf_add_str_array (ScTestGguf *g, const char *key, const char *const *strs,
+                                 const uint32_t *lens, guint n);
+void sc_test_gguf_add_i32_array (ScTestGguf *g, const char *key, const int32_t *v, guint n);
+/* A raw value: the caller writes type + encoded value bytes. */
+void sc_test_gguf_add_raw (ScTestGguf *g, const char *key, uint32_t type, const void *value,
+                           gsize len);
+
+/* Adds a tensor; @data must hold the tensor's bytes (copied). */
+void sc_test_gguf_add_tensor (ScTestGguf *g, const char *name, uint32_t n_dims,
+                              const int64_t *ne, uint32_t type, const void *data, gsize nbytes);
+
+/* Serialises. @boundaries (may be NULL) receives the byte offsets (gsize) where the
+ * header, each kv, each tensor info, the padding and each tensor's data end. */
+GBytes *sc_test_gguf_build (ScTestGguf *g, GArray *boundaries);
+
+/* A complete, tiny llama model with F32 weights drawn from @seed: 2 layers, n_embd 16,
+ * 4 query heads over 2 KV heads (head_dim 4), n_ff 32, a byte-level vocabulary of the
+ * 256 byte tokens plus 8 merges and 2 control tokens (<s> = 256 + 8, </s> = 256 + 9),
+ * context 64. @omit_tensor / @arch let tests break it. */
+GBytes *sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor);

@@ -1,0 +1,30 @@
+#!/bin/sh
+# setup.sh — everything a fresh Debian 12 machine needs to build and run Saccade:
+# the system packages, the default model (data/fetch-model.sh) and a Meson build in build/.
+# Safe to rerun: installed packages, a verified model and an existing build are kept.
+set -eu
+cd "$(dirname "$0")/.."
+
+# Build and test dependencies, as Debian 12 ships them (DESIGN.md, "Platform").
+PACKAGES="build-essential meson ninja-build pkg-config python3-pip unzip ca-certificates
+  libopenblas-dev libsqlite3-dev libglib2.0-dev libjson-glib-dev
+  libgtk-4-dev libadwaita-1-dev gettext desktop-file-utils appstream-util xvfb xauth"
+
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing$missing"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+data/fetch-model.sh
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build
+fi
+meson compile -C build
