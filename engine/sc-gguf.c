@@ -430,12 +430,16 @@ parse (ScGguf *g, ScError *err)
       || (st = read_u64 (&c, &g->n_kv, "metadata count", err)) != SC_OK)
     return st;
   /* A tensor info is at least 8+4+8+4+8 bytes, a kv at least 8+4+1. */
-  if (g->n_tensors > SC_GGUF_MAX_TENSORS || g->n_tensors > c.left / 32)
-    return sc_error_set (err, SC_ERR_RANGE, "header claims %llu tensors, which cannot fit",
-                         (unsigned long long) g->n_tensors);
-  if (g->n_kv > SC_GGUF_MAX_KV || g->n_kv > c.left / 13)
-    return sc_error_set (err, SC_ERR_RANGE, "header claims %llu metadata entries, which cannot fit",
-                         (unsigned long long) g->n_kv);
+  if (g->n_tensors > SC_GGUF_MAX_TENSORS)
+    return sc_error_set (err, SC_ERR_RANGE, "header claims %llu tensors (limit %u)",
+                         (unsigned long long) g->n_tensors, SC_GGUF_MAX_TENSORS);
+  if (g->n_kv > SC_GGUF_MAX_KV)
+    return sc_error_set (err, SC_ERR_RANGE, "header claims %llu metadata entries (limit %u)",
+                         (unsigned long long) g->n_kv, SC_GGUF_MAX_KV);
+  if (g->n_tensors > c.left / 32 || g->n_kv > c.left / 13 || g->n_tensors * 32 + g->n_kv * 13 > c.left)
+    return sc_error_set (err, SC_ERR_FORMAT, "truncated file: the header claims %llu tensors and "
+                         "%llu metadata entries but only %zu bytes follow",
+                         (unsigned long long) g->n_tensors, (unsigned long long) g->n_kv, c.left);
   g->kv = calloc (g->n_kv > 0 ? (size_t) g->n_kv : 1, sizeof *g->kv);
   g->tensors = calloc (g->n_tensors > 0 ? (size_t) g->n_tensors : 1, sizeof *g->tensors);
   if (g->kv == NULL || g->tensors == NULL)
@@ -476,7 +480,7 @@ parse (ScGguf *g, ScError *err)
 
       if (t->offset > avail || t->n_bytes > avail - t->offset)
         return sc_error_set (err, SC_ERR_FORMAT,
-                             "tensor '%s': data [%llu, +%llu) runs past the end of the file "
+                             "truncated file: tensor '%s': data [%llu, +%llu) runs past the end "
                              "(%llu data bytes)", printable (t->name, name, sizeof name),
                              (unsigned long long) t->offset, (unsigned long long) t->n_bytes,
                              (unsigned long long) avail);

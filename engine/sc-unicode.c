@@ -80,6 +80,8 @@ sc_utf8_decode (const char *s, size_t len, size_t *used)
         goto invalid;
       value = (value << 6) | (u[i] & 0x3F);
     }
+  if (value > 0x10FFFF)
+    goto invalid; /* llama.cpp decodes it, then aborts when re-encoding it: we refuse it */
   *used = need + 1;
   return value;
 
@@ -91,7 +93,7 @@ invalid:
 size_t
 sc_utf8_encode (uint32_t cpt, char out[4])
 {
-  if (cpt > SC_UTF8_MAX_DECODED)
+  if (cpt > 0x10FFFF)
     cpt = 0xFFFD;
   if (cpt <= 0x7F)
     {

@@ -38,9 +38,6 @@ enum {
   SC_UNICODE_WHITESPACE = 0x0100,  /* \s: 25 code points incl. U+0085, U+00A0, U+3000 */
 };
 
-/* The largest value sc_utf8_decode() can return: a 4-byte form with lead 0xF7. */
-#define SC_UTF8_MAX_DECODED 0x1FFFFFu
-
 /* Returns the flags of @cpt. Any uint32_t is accepted; above U+10FFFF the answer is
  * SC_UNICODE_UNDEFINED (as llama.cpp). */
 uint16_t sc_unicode_flags (uint32_t cpt);
@@ -65,15 +62,17 @@ sc_unicode_is_whitespace (uint32_t cpt)
 
 /* Decodes one code point from @s (@len > 0 bytes available) and stores the number of bytes
  * consumed in *@used (1..4). llama.cpp rules: a lead byte 0xC0..0xF7 followed by enough
- * continuation bytes decodes to the value it spells, even when overlong (C0 80 -> U+0000),
- * a surrogate (ED A0 80 -> U+D800) or above U+10FFFF (F4 90 80 80 -> U+110000); anything
- * else (stray continuation byte, 0xF8..0xFF, a truncated or interrupted sequence) returns
- * U+FFFD and consumes exactly one byte. */
+ * continuation bytes decodes to the value it spells, even when overlong (C0 80 -> U+0000)
+ * or a surrogate (ED A0 80 -> U+D800); anything else (stray continuation byte, 0xF8..0xFF,
+ * a truncated or interrupted sequence) returns U+FFFD and consumes exactly one byte.
+ * One deliberate difference: a 4-byte form above U+10FFFF (F4 90 80 80, F5..F7 leads) is
+ * rejected the same way, where llama.cpp decodes it and then aborts the process (an
+ * uncaught exception when it re-encodes the value). Every result is <= U+10FFFF. */
 uint32_t sc_utf8_decode (const char *s, size_t len, size_t *used);
 
-/* Encodes @cpt (<= SC_UTF8_MAX_DECODED) as 1-4 bytes into @out; returns the count.
- * Values up to U+1FFFFF use the 4-byte form, so decode(encode(x)) == x for every value
- * sc_utf8_decode() produces. Larger values are encoded as U+FFFD. */
+/* Encodes @cpt as 1-4 bytes into @out and returns the count (llama.cpp's
+ * unicode_cpt_to_utf8); a value above U+10FFFF is encoded as U+FFFD. Overlong forms and
+ * surrogates that sc_utf8_decode() accepted come out in their shortest form. */
 size_t sc_utf8_encode (uint32_t cpt, char out[4]);
 
 /* Length of the UTF-8 sequence announced by lead byte @c (llama.cpp's unicode_len_utf8:
