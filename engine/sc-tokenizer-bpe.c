@@ -23,36 +23,36 @@ typedef struct {
   size_t n, cap;
 } IdVec;
 
+/* Returns @p grown to hold @need elements of @size bytes (updating *@cap), or NULL after
+ * freeing @p when memory runs out, so that `p = grow (p, ...)` never leaks. */
+static void *
+grow (void *p, size_t *cap, size_t need, size_t size)
+{
+  if (need <= *cap && p != NULL)
+    return p;
+  size_t n = *cap > 0 ? *cap : 64; /* small texts never reallocate */
+  while (n < need)
+    n *= 2;
+  void *q = realloc (p, n * size);
+  if (q == NULL)
+    {
+      free (p);
+      *cap = 0;
+      return NULL;
+    }
+  *cap = n;
+  return q;
+}
+
+/* Makes array @ptr (capacity @cap elements) hold @need elements; false when out of memory. */
+#define RESERVE(ptr, cap, need) (((ptr) = grow ((ptr), &(cap), (need), sizeof *(ptr))) != NULL)
+
 static bool
 ids_push (IdVec *v, int32_t id)
 {
-  if (v->n == v->cap)
-    {
-      size_t cap = v->cap ? 2 * v->cap : 64;
-      int32_t *data = realloc (v->data, cap * sizeof *data);
-      if (data == NULL)
-        return false;
-      v->data = data;
-      v->cap = cap;
-    }
-  v->data[v->n++] = id;
-  return true;
-}
-
-/* Grows *@p to hold at least @need elements of @size bytes; false on allocation failure. */
-static bool
-reserve (void **p, size_t *cap, size_t need, size_t size)
-{
-  if (need <= *cap)
-    return true;
-  size_t n = *cap > 0 ? *cap : 64;
-  while (n < need)
-    n *= 2;
-  void *q = realloc (*p, n * size);
-  if (q == NULL)
+  if (!RESERVE (v->data, v->cap, v->n + 1))
     return false;
-  *p = q;
-  *cap = n;
+  v->data[v->n++] = id;
   return true;
 }
 
@@ -70,7 +70,7 @@ typedef struct {
 static bool
 frags_push (FragVec *v, int32_t id, size_t off, size_t len)
 {
-  if (!reserve ((void **) &v->data, &v->cap, v->n + 1, sizeof *v->data))
+  if (!RESERVE (v->data, v->cap, v->n + 1))
     return false;
   v->data[v->n++] = (Fragment) { id, off, len };
   return true;
@@ -184,8 +184,7 @@ bpe_word (const ScTokenizer *tok, Scratch *s, const char *word, size_t n, IdVec 
 
   /* 1. one symbol per UTF-8 character. At most n symbols and, since each merge queues at
    *    most two bigrams, at most 3n queued bigrams: reserve once, never grow in the loop. */
-  if (!reserve ((void **) &s->syms, &s->syms_cap, n, sizeof *s->syms)
-      || !reserve ((void **) &s->heap, &s->heap_cap, 3 * n, sizeof *s->heap))
+  if (!RESERVE (s->syms, s->syms_cap, n) || !RESERVE (s->heap, s->heap_cap, 3 * n))
     return false;
   int32_t n_sym = 0;
   for (size_t off = 0; off < n;)
@@ -247,9 +246,8 @@ bpe_word (const ScTokenizer *tok, Scratch *s, const char *word, size_t n, IdVec 
 static bool
 tokenize_raw (const ScTokenizer *tok, Scratch *s, const char *text, size_t len, IdVec *out)
 {
-  if (!reserve ((void **) &s->cpts, &s->cpts_cap, len, sizeof *s->cpts)
-      || !reserve ((void **) &s->seg_a, &s->seg_a_cap, len, sizeof *s->seg_a)
-      || !reserve ((void **) &s->seg_b, &s->seg_b_cap, len, sizeof *s->seg_b))
+  if (!RESERVE (s->cpts, s->cpts_cap, len) || !RESERVE (s->seg_a, s->seg_a_cap, len)
+      || !RESERVE (s->seg_b, s->seg_b_cap, len))
     return false;
 
   size_t n_cpts = 0;
@@ -277,7 +275,7 @@ tokenize_raw (const ScTokenizer *tok, Scratch *s, const char *text, size_t len, 
   for (size_t i = 0; i < n_seg; i++)
     {
       /* each code point is re-encoded (at most 4 bytes), each byte mapped (at most 2) */
-      if (!reserve ((void **) &s->word, &s->word_cap, 8 * s->seg_a[i], 1))
+      if (!RESERVE (s->word, s->word_cap, 8 * s->seg_a[i]))
         return false;
       size_t n = 0;
       for (size_t k = pos; k < pos + s->seg_a[i]; k++)

@@ -116,7 +116,7 @@ void sc_tokenizer_free (ScTokenizer *tok);
  * caller frees (NULL when *@out_n is 0).
  * @add_special: prepend BOS / append EOS when the tokenizer's add_bos / add_eos say so.
  * @parse_special: also match CONTROL and UNKNOWN token texts (USER_DEFINED ones always are).
- * Errors: SC_ERR_INVALID_ARG, SC_ERR_RANGE (@len over INT32_MAX / 4), SC_ERR_NOMEM; the
+ * Errors: SC_ERR_INVALID_ARG, SC_ERR_RANGE (@len over INT32_MAX / 8), SC_ERR_NOMEM; the
  * outputs are untouched on error. */
 ScStatus sc_tokenize (const ScTokenizer *tok, const char *text, size_t len, bool add_special,
                       bool parse_special, int32_t **out_ids, size_t *out_n, ScError *err);
@@ -158,7 +158,8 @@ const char *sc_tokenizer_pre (const ScTokenizer *tok);
 
 /* End of generation, as llama.cpp decides it: EOS, EOT, EOM, the FIM pad/repo/sep tokens and
  * every token whose text is an end marker llama.cpp knows ("<|im_end|>", "<|endoftext|>",
- * "<|eot_id|>", "<end_of_turn>", "</s>" ...). For SmolLM2: 0 <|endoftext|> and 2 <|im_end|>. */
+ * "<|eot_id|>", "<end_of_turn>", "</s>" ...). For SmolLM2: 0 <|endoftext|>, 2 <|im_end|> and
+ * 4 <reponame> (which llama.cpp takes for the FIM repository token). */
 bool sc_tokenizer_is_eog (const ScTokenizer *tok, int32_t id);
 
 #ifdef __cplusplus
