@@ -13,7 +13,8 @@
 
 #include "saccade-cli.h"
 
-#include <cblas.h>
+#include "engine/sc-blas.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,7 @@ typedef struct {
   ScBackendOps ops;
   double matmul_s;
   double matmul_flops;
+  double attention_s;
 } TimedBackend;
 
 static ScStatus
@@ -45,6 +47,19 @@ timed_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int
   ScStatus st = tb->inner->ops->matmul (tb->inner, y, x, w, n, in, out, accumulate);
   tb->matmul_s += (g_get_monotonic_time () - t0) / 1e6;
   tb->matmul_flops += 2.0 * n * in * out;
+  return st;
+}
+
+static ScStatus
+timed_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
+                 const float *v, int n, int n_heads, int n_kv, int d, float scale,
+                 const uint8_t *key_mask, const float *head_scale)
+{
+  TimedBackend *tb = (TimedBackend *) b;
+  gint64 t0 = g_get_monotonic_time ();
+  ScStatus st = tb->inner->ops->attention (tb->inner, out, probs, q, k, v, n, n_heads, n_kv, d,
+                                           scale, key_mask, head_scale);
+  tb->attention_s += (g_get_monotonic_time () - t0) / 1e6;
   return st;
 }
 
@@ -60,6 +75,7 @@ timed_backend_init (TimedBackend *tb, ScBackend *inner)
   tb->inner = inner;
   tb->ops = *inner->ops;
   tb->ops.matmul = timed_matmul;
+  tb->ops.attention = timed_attention;
   tb->ops.destroy = timed_destroy;
   tb->base.ops = &tb->ops;
   tb->base.n_threads = inner->n_threads;
@@ -108,12 +124,11 @@ sgemm_peak_gflops (void)
 
   for (i = 0; i < N * N; i++)
     a[i] = b[i] = (float) ((i % 7) - 3) * 0.01f;
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+  sc_sgemm (true, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
   for (i = 0; i < 5; i++)
     {
       gint64 t0 = g_get_monotonic_time ();
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c,
-                   N);
+      sc_sgemm (true, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
       t[i] = (g_get_monotonic_time () - t0) / 1e6;
     }
   g_free (a);
@@ -125,6 +140,7 @@ sgemm_peak_gflops (void)
 typedef struct {
   int n;
   double off_tok_s, mem_tok_s, capture_overhead, proj_gflops, peer_tok_s;
+  double matmul_share, attention_share; /* of the no-capture run's time */
   long peak_rss_kb;
 } BenchRow;
 
@@ -244,7 +260,8 @@ saccade_cmd_bench (int argc, char **argv)
       }
   }
 
-  inner = saccade_cli_backend (&common);
+  if ((inner = saccade_cli_backend (&common, &error)) == NULL)
+    goto fail_bench;
   timed_backend_init (&tb, inner);
   if (sc_session_new (model, &tb.base, &session, &err) != SC_OK)
     {
@@ -260,7 +277,8 @@ saccade_cmd_bench (int argc, char **argv)
       ScObserver obs = { NULL, mem_observe, &mc };
       ScForwardOptions off = { 0 }, mem = { .observer = &obs };
       g_autofree double *t_off = g_new (double, reps), *t_mem = g_new (double, reps),
-                        *gf = g_new (double, reps);
+                        *gf = g_new (double, reps), *mm = g_new (double, reps),
+                        *at = g_new (double, reps);
       g_autofree float *logits = g_new (float, in->n_vocab);
       const int32_t *ids = (const int32_t *) prose_ids->data;
       struct rusage ru;
@@ -281,10 +299,12 @@ saccade_cmd_bench (int argc, char **argv)
       for (i = 0; i < reps; i++)
         {
           gint64 t0 = g_get_monotonic_time ();
-          tb.matmul_s = tb.matmul_flops = 0.0;
+          tb.matmul_s = tb.matmul_flops = tb.attention_s = 0.0;
           sc_forward (session, ids, n, &off, logits, &err);
           t_off[i] = (g_get_monotonic_time () - t0) / 1e6;
           gf[i] = tb.matmul_flops / tb.matmul_s / 1e9;
+          mm[i] = tb.matmul_s / t_off[i];
+          at[i] = tb.attention_s / t_off[i];
           t0 = g_get_monotonic_time ();
           sc_forward (session, ids, n, &mem, logits, &err);
           t_mem[i] = (g_get_monotonic_time () - t0) / 1e6;
@@ -294,6 +314,8 @@ saccade_cmd_bench (int argc, char **argv)
       rows[r].mem_tok_s = n / median (t_mem, reps);
       rows[r].capture_overhead = rows[r].off_tok_s / rows[r].mem_tok_s - 1.0;
       rows[r].proj_gflops = median (gf, reps);
+      rows[r].matmul_share = median (mm, reps);
+      rows[r].attention_share = median (at, reps);
       rows[r].peak_rss_kb = ru.ru_maxrss;
       g_free (mc.store);
     }
@@ -324,6 +346,8 @@ saccade_cmd_bench (int argc, char **argv)
           JD ("tok_per_s_capture_memory", rows[r].mem_tok_s);
           JD ("capture_overhead", rows[r].capture_overhead);
           JD ("projection_gflops", rows[r].proj_gflops);
+          JD ("projection_time_share", rows[r].matmul_share);
+          JD ("attention_time_share", rows[r].attention_share);
           JI ("peak_rss_kb", rows[r].peak_rss_kb);
           if (rows[r].peer_tok_s > 0)
             {
@@ -344,13 +368,14 @@ saccade_cmd_bench (int argc, char **argv)
               tb.base.description, common.threads, common.threads == 1 ? "" : "s", reps, peak);
       if (peer_version != NULL)
         printf ("peer: llama.cpp via llama-cpp-python %s\n", peer_version);
-      printf ("    n  tok/s(no capture)  tok/s(capture)  overhead  proj GFLOP/s  peak RSS   "
-              "llama.cpp tok/s  ours/llama.cpp\n");
+      printf ("    n  tok/s(no capture)  tok/s(capture)  overhead  proj GFLOP/s  time in proj/attn"
+              "  peak RSS  llama.cpp tok/s  ours/llama.cpp\n");
       for (r = 0; r < n_rows; r++)
         {
-          printf ("%5d  %17.1f  %14.1f  %7.1f%%  %12.1f  %5ld MB", rows[r].n, rows[r].off_tok_s,
-                  rows[r].mem_tok_s, 100.0 * rows[r].capture_overhead, rows[r].proj_gflops,
-                  rows[r].peak_rss_kb / 1024);
+          printf ("%5d  %17.1f  %14.1f  %7.1f%%  %12.1f  %7.0f%% /%4.0f%%  %5ld MB", rows[r].n,
+                  rows[r].off_tok_s, rows[r].mem_tok_s, 100.0 * rows[r].capture_overhead,
+                  rows[r].proj_gflops, 100.0 * rows[r].matmul_share,
+                  100.0 * rows[r].attention_share, rows[r].peak_rss_kb / 1024);
           if (rows[r].peer_tok_s > 0)
             printf ("  %15.1f  %14.2f", rows[r].peer_tok_s, rows[r].off_tok_s / rows[r].peer_tok_s);
           printf ("\n");

@@ -312,7 +312,8 @@ saccade_cmd_generate (int argc, char **argv)
                                    &error)) == NULL)
     goto error;
   n_prompt = ids->len;
-  backend = saccade_cli_backend (&common);
+  if ((backend = saccade_cli_backend (&common, &error)) == NULL)
+    goto error;
   if (sc_session_new (model, backend, &session, &err) != SC_OK)
     goto sc_error;
   logits = g_new (float, sc_model_info (model)->n_vocab);
@@ -468,7 +469,11 @@ run_with_summary (const SaccadeCliCommon *common, ScModel *model, const char *te
   s->prev = g_new0 (double, nh);
   s->last_top = g_new0 (int, nh);
   s->last_top_w = g_new0 (double, nh);
-  backend = saccade_cli_backend (common);
+  if ((backend = saccade_cli_backend (common, error)) == NULL)
+    {
+      g_array_unref (ids);
+      return FALSE;
+    }
   t0 = g_get_monotonic_time ();
   if (sc_session_new (model, backend, &session, &err) != SC_OK
       || sc_forward (session, (const int32_t *) ids->data, (int) ids->len, &opt, logits, &err)

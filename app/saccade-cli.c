@@ -77,9 +77,22 @@ saccade_cli_load_model (const SaccadeCliCommon *common, GError **error)
 }
 
 ScBackend *
-saccade_cli_backend (const SaccadeCliCommon *common)
+saccade_cli_backend (const SaccadeCliCommon *common, GError **error)
 {
-  return common->reference ? sc_backend_cpu_ref_new () : sc_backend_cpu_new (common->threads);
+  ScError err = { 0 };
+  ScBackend *b;
+
+  if (common->reference)
+    b = sc_backend_cpu_ref_new ();
+  else
+    b = sc_backend_cpu_new (common->threads, &err);
+  if (b == NULL)
+    {
+      if (err.status == SC_OK)
+        sc_error_set (&err, SC_ERR_NOMEM, "out of memory");
+      saccade_set_error_from_sc (error, &err);
+    }
+  return b;
 }
 
 void

@@ -35,7 +35,7 @@ const char *saccade_cli_model_path (const SaccadeCliCommon *common);
 ScModel *saccade_cli_load_model (const SaccadeCliCommon *common, GError **error);
 
 /* Makes the backend @common asks for. */
-ScBackend *saccade_cli_backend (const SaccadeCliCommon *common);
+ScBackend *saccade_cli_backend (const SaccadeCliCommon *common, GError **error);
 
 /* Sets @error from an engine error. */
 void saccade_set_error_from_sc (GError **error, const ScError *err);

@@ -11,7 +11,6 @@
  */
 #include "sc-backend.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +19,8 @@
 #include <omp.h>
 #endif
 
+#include "sc-blas.h"
 #include "sc-math.h"
-
-/* OpenBLAS exports this; declared here so we do not depend on its private header. */
-extern void openblas_set_num_threads (int num_threads);
 
 /* ------------------------------------------------------------------------------------ */
 /* Shared ops                                                                             */
@@ -297,8 +294,7 @@ blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int 
              bool accumulate)
 {
   /* y (n, out) = x (n, in) . w^T, with w stored (out, in): RowMajor, NoTrans, Trans. */
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in,
-               accumulate ? 1.0f : 0.0f, y, out);
+  sc_sgemm (true, n, out, in, 1.0f, x, in, w, in, accumulate ? 1.0f : 0.0f, y, out);
   return SC_OK;
 }
 
@@ -313,7 +309,7 @@ blas_attention (ScBackend *b, float *out, float *probs, const float *q, const fl
 
   /* Heads are independent: one OpenMP thread per head, single-threaded BLAS inside
    * (the BLAS thread count is set to 1 around the region). */
-  openblas_set_num_threads (1);
+  sc_blas_set_threads (1);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(b->n_threads)
   for (h = 0; h < n_heads; h++)
     {
@@ -325,16 +321,15 @@ blas_attention (ScBackend *b, float *out, float *probs, const float *q, const fl
       /* 1. S (n, n) = scale * Q_h (n, d) . K_g^T; lda strides over the interleaved heads.
        *    Only the lower triangle is used; computing the full square in one sgemm is
        *    still faster than n dot-product calls for the sizes we run. */
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, scale, q + (size_t) h * d,
-                   qs, k + (size_t) g * d, kvs, 0.0f, p, n);
+      sc_sgemm (true, n, n, d, scale, q + (size_t) h * d, qs, k + (size_t) g * d, kvs, 0.0f, p,
+                n);
       /* 2. masked softmax per row */
       for (i = 0; i < n; i++)
         softmax_row (p + (size_t) i * n, i, n, key_mask);
       /* 3. O_h (n, d) = head_scale * P (n, n) . V_g (n, d) */
-      cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, hs, p, n,
-                   v + (size_t) g * d, kvs, 0.0f, out + (size_t) h * d, qs);
+      sc_sgemm (false, n, d, n, hs, p, n, v + (size_t) g * d, kvs, 0.0f, out + (size_t) h * d, qs);
     }
-  openblas_set_num_threads (b->n_threads);
+  sc_blas_set_threads (b->n_threads);
   return SC_OK;
 }
 
@@ -383,12 +378,18 @@ static const ScBackendOps cpu_ref_ops = {
 };
 
 ScBackend *
-sc_backend_cpu_new (int n_threads)
+sc_backend_cpu_new (int n_threads, ScError *err)
 {
-  ScBackend *b = calloc (1, sizeof *b);
+  ScBackend *b;
 
-  if (b == NULL)
+  if (sc_blas_init (err) != SC_OK)
     return NULL;
+  b = calloc (1, sizeof *b);
+  if (b == NULL)
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+      return NULL;
+    }
 #ifdef _OPENMP
   if (n_threads <= 0)
     n_threads = omp_get_num_procs ();
@@ -397,9 +398,9 @@ sc_backend_cpu_new (int n_threads)
     n_threads = 1;
   b->ops = &cpu_ops;
   b->n_threads = n_threads;
-  openblas_set_num_threads (n_threads);
-  snprintf (b->description, sizeof b->description, "CPU (OpenBLAS, %d thread%s)", n_threads,
-            n_threads == 1 ? "" : "s");
+  sc_blas_set_threads (n_threads);
+  snprintf (b->description, sizeof b->description, "CPU, %d thread%s, %s", n_threads,
+            n_threads == 1 ? "" : "s", sc_blas_describe ());
   return b;
 }
 

@@ -85,8 +85,10 @@ struct ScBackend {
   char description[128]; /* for display: "CPU (OpenBLAS, 2 threads)", a GPU's name */
 };
 
-/* CPU backends. @n_threads <= 0 means all cores. Returns NULL only on allocation failure. */
-ScBackend *sc_backend_cpu_new (int n_threads);
+/* CPU backends. @n_threads <= 0 means all cores. sc_backend_cpu_new() returns NULL and
+ * fills @err when OpenBLAS cannot be loaded (sc-blas.h); the reference backend needs no
+ * library and returns NULL only when out of memory. */
+ScBackend *sc_backend_cpu_new (int n_threads, ScError *err);
 ScBackend *sc_backend_cpu_ref_new (void);
 
 /* Destroys any backend; NULL is a no-op. */

@@ -75,7 +75,7 @@ check_seed_004 (ScBackend *b)
 static void
 test_seeds (void)
 {
-  ScBackend *bs[2] = { sc_backend_cpu_new (2), sc_backend_cpu_ref_new () };
+  ScBackend *bs[2] = { sc_backend_cpu_new (2, NULL), sc_backend_cpu_ref_new () };
   int i;
 
   for (i = 0; i < 2; i++)
@@ -133,7 +133,7 @@ test_fast_vs_reference (void)
 {
   const int H = 9, HKV = 3, d = 64, n = 37;
   GRand *r = g_rand_new_with_seed (42);
-  ScBackend *fast = sc_backend_cpu_new (2), *ref = sc_backend_cpu_ref_new ();
+  ScBackend *fast = sc_backend_cpu_new (2, NULL), *ref = sc_backend_cpu_ref_new ();
   g_autofree float *q = g_new (float, n * H * d), *k = g_new (float, n * HKV * d),
                    *v = g_new (float, n * HKV * d), *o1 = g_new (float, n * H * d),
                    *o2 = g_new (float, n * H * d), *p1 = g_new (float, H * n * n),
@@ -180,7 +180,7 @@ test_matmul_rope_norm (void)
 {
   const int n = 5, in = 70, out = 33;
   GRand *r = g_rand_new_with_seed (3);
-  ScBackend *fast = sc_backend_cpu_new (2), *ref = sc_backend_cpu_ref_new ();
+  ScBackend *fast = sc_backend_cpu_new (2, NULL), *ref = sc_backend_cpu_ref_new ();
   g_autofree float *x = g_new (float, n * in), *w = g_new (float, out * in),
                    *y1 = g_new (float, n * out), *y2 = g_new (float, n * out);
   float rx[8] = { 1, 0, 1, 0, 1, 0, 1, 0 };
@@ -263,7 +263,7 @@ test_tiny_forward (void)
   const ScModelInfo *in = sc_model_info (m);
   const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10 };
   const int n = G_N_ELEMENTS (ids), V = (int) in->n_vocab;
-  ScBackend *fast = sc_backend_cpu_new (2), *ref = sc_backend_cpu_ref_new ();
+  ScBackend *fast = sc_backend_cpu_new (2, NULL), *ref = sc_backend_cpu_ref_new ();
   ScSession *sf = NULL, *sr = NULL;
   ScError err = { 0 };
   g_autofree float *l1 = g_new (float, n * V), *l2 = g_new (float, n * V),
@@ -312,7 +312,7 @@ test_tiny_interventions (void)
   const ScModelInfo *in = sc_model_info (m);
   const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10, 200, 201 };
   const int n = G_N_ELEMENTS (ids), V = (int) in->n_vocab;
-  ScBackend *b = sc_backend_cpu_new (2);
+  ScBackend *b = sc_backend_cpu_new (2, NULL);
   ScSession *s = NULL;
   ScError err = { 0 };
   g_autofree float *plain = g_new (float, n * V), *got = g_new (float, n * V),

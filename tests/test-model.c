@@ -466,7 +466,7 @@ main (int argc, char **argv)
     }
   if (sc_model_open (path, 2, &model, &err) != SC_OK)
     g_error ("%s", err.message);
-  backend = sc_backend_cpu_new (2);
+  backend = sc_backend_cpu_new (2, NULL);
   if (sc_session_new (model, backend, &session, &err) != SC_OK)
     g_error ("%s", err.message);
 
