@@ -52,13 +52,13 @@ timed_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int
 
 static ScStatus
 timed_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                 const float *v, int n, int n_heads, int n_kv, int d, float scale,
+                 const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
                  const uint8_t *key_mask, const float *head_scale)
 {
   TimedBackend *tb = (TimedBackend *) b;
   gint64 t0 = g_get_monotonic_time ();
-  ScStatus st = tb->inner->ops->attention (tb->inner, out, probs, q, k, v, n, n_heads, n_kv, d,
-                                           scale, key_mask, head_scale);
+  ScStatus st = tb->inner->ops->attention (tb->inner, out, probs, q, k, v, n_q, n_k, n_heads,
+                                           n_kv, d, scale, key_mask, head_scale);
   tb->attention_s += (g_get_monotonic_time () - t0) / 1e6;
   return st;
 }

@@ -324,9 +324,11 @@ saccade_cmd_generate (int argc, char **argv)
       char buf[256];
       size_t n;
 
-      /* Each step reruns the whole sequence: simple, and exactly the computation the
-       * capture verbs show. A KV cache is an optimisation for later. */
-      if (sc_forward (session, (const int32_t *) ids->data, (int) ids->len, NULL, logits, &err)
+      /* The first step runs the prompt; each later one only the newest token, against
+       * the keys and values the session kept (KV cache). */
+      ScForwardOptions opt = { .keep_kv = TRUE, .n_past = i == 0 ? 0 : (int) ids->len - 1 };
+
+      if (sc_forward (session, (const int32_t *) ids->data, (int) ids->len, &opt, logits, &err)
           != SC_OK)
         goto sc_error;
       next = argmax (logits, (int) sc_model_info (model)->n_vocab);

@@ -166,46 +166,48 @@ cpu_add (ScBackend *b, float *y, const float *x, size_t n)
   return SC_OK;
 }
 
-/* The masking rules shared by both attention implementations: may query i see key j? */
+/* The masking rules shared by both attention implementations: may the query at position
+ * p see key j? */
 static inline bool
-key_allowed (int i, int j, const uint8_t *key_mask, bool row_all_masked)
+key_allowed (int p, int j, const uint8_t *key_mask, bool row_all_masked)
 {
-  if (j > i)
+  if (j > p)
     return false;
   if (row_all_masked)
-    return j == i;
+    return j == p;
   return key_mask == NULL || key_mask[j] == 0;
 }
 
 static bool
-row_all_masked (int i, const uint8_t *key_mask)
+row_all_masked (int p, const uint8_t *key_mask)
 {
   int j;
 
   if (key_mask == NULL)
     return false;
-  for (j = 0; j <= i; j++)
+  for (j = 0; j <= p; j++)
     if (key_mask[j] == 0)
       return false;
   return true;
 }
 
-/* Softmax over the allowed entries of one score row, in place; others become exactly 0. */
+/* Softmax over the allowed entries of one score row (query at position p, n_k keys), in
+ * place; every other entry becomes exactly 0. */
 static void
-softmax_row (float *row, int i, int n, const uint8_t *key_mask)
+softmax_row (float *row, int p, int n_k, const uint8_t *key_mask)
 {
-  bool all_masked = row_all_masked (i, key_mask);
+  bool all_masked = row_all_masked (p, key_mask);
   float max = -INFINITY;
   double sum = 0.0;
   float inv;
   int j;
 
-  for (j = 0; j <= i; j++)
-    if (key_allowed (i, j, key_mask, all_masked) && row[j] > max)
+  for (j = 0; j <= p; j++)
+    if (key_allowed (p, j, key_mask, all_masked) && row[j] > max)
       max = row[j];
-  for (j = 0; j < n; j++)
+  for (j = 0; j < n_k; j++)
     {
-      if (key_allowed (i, j, key_mask, all_masked))
+      if (key_allowed (p, j, key_mask, all_masked))
         {
           row[j] = expf (row[j] - max);
           sum += row[j];
@@ -214,7 +216,7 @@ softmax_row (float *row, int i, int n, const uint8_t *key_mask)
         row[j] = 0.0f;
     }
   inv = (float) (1.0 / sum);
-  for (j = 0; j <= i; j++)
+  for (j = 0; j <= p; j++)
     row[j] *= inv;
 }
 
@@ -240,10 +242,10 @@ ref_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int i
 
 static ScStatus
 ref_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-               const float *v, int n, int n_heads, int n_kv, int d, float scale,
+               const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
                const uint8_t *key_mask, const float *head_scale)
 {
-  const int group = n_heads / n_kv;
+  const int group = n_heads / n_kv, first = n_k - n_q;
   const size_t qs = (size_t) n_heads * d, kvs = (size_t) n_kv * d;
   int h, i, j, c;
 
@@ -252,33 +254,34 @@ ref_attention (ScBackend *b, float *out, float *probs, const float *q, const flo
       const int g = h / group;
       const float hs = head_scale != NULL ? head_scale[h] : 1.0f;
 
-      for (i = 0; i < n; i++)
+      for (i = 0; i < n_q; i++)
         {
-          float *p = probs + ((size_t) h * n + i) * n;
+          const int p = first + i;
+          float *row = probs + ((size_t) h * n_q + i) * n_k;
           const float *qi = q + i * qs + (size_t) h * d;
 
-          /* 1. scores s_ij = scale * q_i . k_j */
-          for (j = 0; j < n; j++)
+          /* 1. scores s_ij = scale * q_i . k_j for the keys the query may see */
+          for (j = 0; j < n_k; j++)
             {
               const float *kj = k + j * kvs + (size_t) g * d;
               double dot = 0.0;
-              if (j > i)
+              if (j > p)
                 {
-                  p[j] = 0.0f;
+                  row[j] = 0.0f;
                   continue;
                 }
               for (c = 0; c < d; c++)
                 dot += (double) qi[c] * kj[c];
-              p[j] = (float) (dot * scale);
+              row[j] = (float) (dot * scale);
             }
           /* 2. masked softmax */
-          softmax_row (p, i, n, key_mask);
+          softmax_row (row, p, n_k, key_mask);
           /* 3. o_i = head_scale * sum_j p_ij v_j */
           for (c = 0; c < d; c++)
             {
               double acc = 0.0;
-              for (j = 0; j <= i; j++)
-                acc += (double) p[j] * v[j * kvs + (size_t) g * d + c];
+              for (j = 0; j <= p; j++)
+                acc += (double) row[j] * v[j * kvs + (size_t) g * d + c];
               out[i * qs + (size_t) h * d + c] = (float) acc * hs;
             }
         }
@@ -293,41 +296,60 @@ static ScStatus
 blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int in, int out,
              bool accumulate)
 {
-  /* y (n, out) = x (n, in) . w^T, with w stored (out, in): RowMajor, NoTrans, Trans. */
-  sc_sgemm (true, n, out, in, 1.0f, x, in, w, in, accumulate ? 1.0f : 0.0f, y, out);
+  /* Below this many multiply-adds a product is faster on one core than split across
+   * threads that must be woken and joined: a decode step's products (1 x 576 x 1536 =
+   * 0.9 M; the vocabulary projection 1 x 576 x 49152 = 28 M) are memory-bound matrix-vector
+   * products; a 128-token prompt's smallest projection is 128 x 576 x 192 = 14 M. */
+  const double min_parallel_macs = 3.2e7;
+  const bool serial = b->n_threads > 1 && (double) n * in * out < min_parallel_macs;
+
+  if (serial)
+    sc_blas_set_threads (1);
+  /* y (n, out) = x (n, in) . w^T, with w stored (out, in): RowMajor, NoTrans, Trans.
+   * One row (a decode step) is a matrix-vector product: sgemv reads W once, where sgemm
+   * would first copy all of it into its packed layout. */
+  if (n == 1)
+    sc_sgemv (out, in, 1.0f, w, in, x, accumulate ? 1.0f : 0.0f, y);
+  else
+    sc_sgemm (true, n, out, in, 1.0f, x, in, w, in, accumulate ? 1.0f : 0.0f, y, out);
+  if (serial)
+    sc_blas_set_threads (b->n_threads);
   return SC_OK;
 }
 
 static ScStatus
 blas_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                const float *v, int n, int n_heads, int n_kv, int d, float scale,
+                const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
                 const uint8_t *key_mask, const float *head_scale)
 {
-  const int group = n_heads / n_kv;
+  const int group = n_heads / n_kv, first = n_k - n_q;
   const int qs = n_heads * d, kvs = n_kv * d;
   int h;
 
-  /* Heads are independent: one OpenMP thread per head, single-threaded BLAS inside
-   * (the BLAS thread count is set to 1 around the region). */
+  /* Heads are independent: one OpenMP thread per head, single-threaded BLAS inside; a
+   * decode step's few multiply-adds stay on one thread. */
+  const bool parallel = (double) n_q * n_k * d * n_heads >= 4e6;
+
   sc_blas_set_threads (1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(b->n_threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(b->n_threads) if (parallel)
   for (h = 0; h < n_heads; h++)
     {
       const int g = h / group;
       const float hs = head_scale != NULL ? head_scale[h] : 1.0f;
-      float *p = probs + (size_t) h * n * n;
+      float *p = probs + (size_t) h * n_q * n_k;
       int i;
 
-      /* 1. S (n, n) = scale * Q_h (n, d) . K_g^T; lda strides over the interleaved heads.
-       *    Only the lower triangle is used; computing the full square in one sgemm is
-       *    still faster than n dot-product calls for the sizes we run. */
-      sc_sgemm (true, n, n, d, scale, q + (size_t) h * d, qs, k + (size_t) g * d, kvs, 0.0f, p,
-                n);
+      /* 1. S (n_q, n_k) = scale * Q_h (n_q, d) . K_g^T; lda/ldb stride over the interleaved
+       *    heads. The causal upper triangle is computed and then overwritten: one sgemm is
+       *    still faster than n_q dot-product calls at the sizes we run. */
+      sc_sgemm (true, n_q, n_k, d, scale, q + (size_t) h * d, qs, k + (size_t) g * d, kvs, 0.0f,
+                p, n_k);
       /* 2. masked softmax per row */
-      for (i = 0; i < n; i++)
-        softmax_row (p + (size_t) i * n, i, n, key_mask);
-      /* 3. O_h (n, d) = head_scale * P (n, n) . V_g (n, d) */
-      sc_sgemm (false, n, d, n, hs, p, n, v + (size_t) g * d, kvs, 0.0f, out + (size_t) h * d, qs);
+      for (i = 0; i < n_q; i++)
+        softmax_row (p + (size_t) i * n_k, first + i, n_k, key_mask);
+      /* 3. O_h (n_q, d) = head_scale * P (n_q, n_k) . V_g (n_k, d) */
+      sc_sgemm (false, n_q, d, n_k, hs, p, n_k, v + (size_t) g * d, kvs, 0.0f,
+                out + (size_t) h * d, qs);
     }
   sc_blas_set_threads (b->n_threads);
   return SC_OK;

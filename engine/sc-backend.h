@@ -58,16 +58,20 @@ typedef struct {
   ScStatus (*rope) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
                     float base);
 
-  /* Causal grouped-query attention over n tokens (positions 0..n-1):
-   *   q (n, n_heads * d), k and v (n, n_kv * d); query head h uses kv head h / (n_heads/n_kv);
-   *   probs (n_heads, n, n): softmax_j(scale * q_i . k_j) for j <= i, exactly 0 for j > i
-   *     and for keys masked by key_mask (host, (n) bytes, nonzero = masked; NULL = none);
-   *     a row whose keys are all masked attends to itself alone;
-   *   out (n, n_heads * d) = head_scale[h] * probs_h . v  (head_scale host (n_heads) or NULL).
+  /* Causal grouped-query attention of n_q queries over n_k keys (n_q <= n_k): the queries
+   * are the last n_q positions, so query row i sits at position p = n_k - n_q + i and sees
+   * keys 0..p (n_q == n_k for a whole prompt; n_q < n_k when keys come from a cache).
+   *   q (n_q, n_heads * d), k and v (n_k, n_kv * d); query head h uses kv head
+   *     h / (n_heads / n_kv);
+   *   probs (n_heads, n_q, n_k): softmax_j(scale * q_i . k_j) over the keys row i may see,
+   *     exactly 0 for j > p and for keys masked by key_mask (host, (n_k) bytes, nonzero =
+   *     masked; NULL = none); a row whose keys are all masked attends to itself alone;
+   *   out (n_q, n_heads * d) = head_scale[h] * probs_h . v  (head_scale host (n_heads) or
+   *     NULL = all 1).
    */
   ScStatus (*attention) (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                         const float *v, int n, int n_heads, int n_kv, int d, float scale,
-                         const uint8_t *key_mask, const float *head_scale);
+                         const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                         float scale, const uint8_t *key_mask, const float *head_scale);
 
   /* y (n) = silu(gate) * up, elementwise; y may alias gate. */
   ScStatus (*swiglu) (ScBackend *b, float *y, const float *gate, const float *up, size_t n);

@@ -9,12 +9,14 @@
 #include <string.h>
 
 typedef __typeof__ (cblas_sgemm) SgemmFn;
+typedef __typeof__ (cblas_sgemv) SgemvFn;
 typedef void (*SetThreadsFn) (int);
 typedef char *(*StrFn) (void);
 
 static struct {
   void *handle;
   SgemmFn *sgemm;
+  SgemvFn *sgemv;
   SetThreadsFn set_threads;
   char describe[160];
   char error[SC_ERROR_MESSAGE_MAX];
@@ -72,12 +74,13 @@ load (void)
       return;
     }
   blas.sgemm = (SgemmFn *) dlsym (blas.handle, "cblas_sgemm");
+  blas.sgemv = (SgemvFn *) dlsym (blas.handle, "cblas_sgemv");
   blas.set_threads = (SetThreadsFn) dlsym (blas.handle, "openblas_set_num_threads");
   corename = (StrFn) dlsym (blas.handle, "openblas_get_corename");
   config = (StrFn) dlsym (blas.handle, "openblas_get_config");
-  if (blas.sgemm == NULL)
+  if (blas.sgemm == NULL || blas.sgemv == NULL)
     {
-      snprintf (blas.error, sizeof blas.error, "%s has no cblas_sgemm", loaded);
+      snprintf (blas.error, sizeof blas.error, "%s has no cblas_sgemm/cblas_sgemv", loaded);
       dlclose (blas.handle);
       blas.handle = NULL;
       return;
@@ -112,6 +115,12 @@ sc_sgemm (bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
 {
   blas.sgemm (CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha,
               a, lda, b, ldb, beta, c, ldc);
+}
+
+void
+sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta, float *y)
+{
+  blas.sgemv (CblasRowMajor, CblasNoTrans, m, n, alpha, a, lda, x, 1, beta, y, 1);
 }
 
 void

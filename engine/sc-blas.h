@@ -30,6 +30,10 @@ ScStatus sc_blas_init (ScError *err);
 void sc_sgemm (bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
 
+/* y (m) = alpha * A (m, n) . x (n) + beta * y, A row-major with leading dimension lda. */
+void sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta,
+               float *y);
+
 /* Threads OpenBLAS uses outside parallel regions. */
 void sc_blas_set_threads (int n_threads);
 

@@ -32,26 +32,30 @@ struct ScSession {
   float *x;      /* (cap, E) residual stream */
   float *h;      /* (cap, E) normalised input of a sublayer */
   float *q;      /* (cap, Q) */
-  float *k;      /* (cap, KV) */
-  float *v;      /* (cap, KV) */
+  float *kc;     /* (L, cap, KV) keys of every layer: the KV cache when kept */
+  float *vc;     /* (L, cap, KV) values */
   float *o;      /* (cap, Q) attention output */
   float *gate;   /* (cap, F) */
   float *up;     /* (cap, F) */
-  float *probs;  /* (H, cap, cap) on the backend; packed as (H, n, n) for a run of n */
-  float *probs_host; /* (H, cap, cap) host copy for device backends; == probs on CPU */
+  float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
+  float *probs_host; /* host copy for device backends; == probs on CPU */
   float *logits_dev; /* (cap, V) */
 
   /* Prefix reuse: residual entering each layer 0..L (L = final), for kept_ids. */
   float *resid;      /* (L + 1, cap, E), NULL until first kept run */
   int32_t *kept_ids; /* (kept_n) */
   int kept_n;
+
+  /* KV cache: kc/vc rows 0..kv_n hold the keys and values of kv_ids. */
+  int32_t *kv_ids;
+  int kv_n;
 };
 
 static void
 free_buffers (ScSession *s)
 {
   ScBackend *b = s->b;
-  float **bufs[] = { &s->x, &s->h, &s->q, &s->k, &s->v, &s->o, &s->gate, &s->up, &s->probs,
+  float **bufs[] = { &s->x, &s->h, &s->q, &s->kc, &s->vc, &s->o, &s->gate, &s->up, &s->probs,
                      &s->logits_dev, &s->resid };
   size_t i;
 
@@ -67,29 +71,48 @@ free_buffers (ScSession *s)
   free (s->kept_ids);
   s->kept_ids = NULL;
   s->kept_n = 0;
+  free (s->kv_ids);
+  s->kv_ids = NULL;
+  s->kv_n = 0;
   s->cap = 0;
 }
 
+/* Grows the buffers to hold @n tokens, keeping the KV cache's contents. A first
+ * allocation is exact; later growth (generation adds a token at a time) rounds up to a
+ * multiple of 64 so a long generation reallocates rarely. */
 static ScStatus
 ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff, V = in->n_vocab;
+               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff, V = in->n_vocab,
+               L = in->n_layers;
   ScBackend *b = s->b;
+  float *old_kc = NULL, *old_vc = NULL;
+  int32_t *kv_ids = NULL;
+  int kv_n = 0, old_cap = s->cap;
   size_t cap;
 
   if (n <= s->cap && (!need_resid || s->resid != NULL))
     return SC_OK;
   if (n > s->cap)
     {
+      cap = s->cap == 0 ? (size_t) n : ((size_t) n + 63) / 64 * 64;
+      if (cap > in->n_ctx_train)
+        cap = (size_t) n;
+      /* keep the cache across the reallocation */
+      old_kc = s->kc;
+      old_vc = s->vc;
+      kv_ids = s->kv_ids;
+      kv_n = s->kv_n;
+      s->kc = s->vc = NULL;
+      s->kv_ids = NULL;
       free_buffers (s);
-      cap = (size_t) n;
       s->x = b->ops->alloc (b, cap * E);
       s->h = b->ops->alloc (b, cap * E);
       s->q = b->ops->alloc (b, cap * Q);
-      s->k = b->ops->alloc (b, cap * KV);
-      s->v = b->ops->alloc (b, cap * KV);
+      s->kc = b->ops->alloc (b, L * cap * KV);
+      s->vc = b->ops->alloc (b, L * cap * KV);
       s->o = b->ops->alloc (b, cap * Q);
       s->gate = b->ops->alloc (b, cap * F);
       s->up = b->ops->alloc (b, cap * F);
@@ -99,13 +122,32 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
         s->probs_host = s->probs;
       else
         s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
-      if (!s->x || !s->h || !s->q || !s->k || !s->v || !s->o || !s->gate || !s->up || !s->probs
-          || !s->logits_dev || !s->probs_host)
+      if (!s->x || !s->h || !s->q || !s->kc || !s->vc || !s->o || !s->gate || !s->up
+          || !s->probs || !s->logits_dev || !s->probs_host)
         {
           free_buffers (s);
-          return sc_error_set (err, SC_ERR_NOMEM, "out of memory for activations of %d tokens", n);
+          kv_n = 0;
         }
-      s->cap = n;
+      else if (kv_n > 0)
+        {
+          size_t l;
+          for (l = 0; l < L; l++)
+            {
+              b->ops->copy (b, s->kc + l * cap * KV, old_kc + l * old_cap * KV, (size_t) kv_n * KV);
+              b->ops->copy (b, s->vc + l * cap * KV, old_vc + l * old_cap * KV, (size_t) kv_n * KV);
+            }
+          s->kv_ids = kv_ids;
+          s->kv_n = kv_n;
+          kv_ids = NULL;
+        }
+      if (old_kc != NULL)
+        b->ops->free (b, old_kc);
+      if (old_vc != NULL)
+        b->ops->free (b, old_vc);
+      free (kv_ids);
+      if (s->x == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory for activations of %d tokens", n);
+      s->cap = (int) cap;
     }
   if (need_resid && s->resid == NULL)
     {
@@ -215,7 +257,23 @@ sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info)
   return first;
 }
 
-/* Checks the arguments of sc_forward() and whether prefix reuse is valid. */
+/* Copies @n ids into *@dst (reallocated). */
+static bool
+remember_ids (int32_t **dst, const int32_t *ids, int n, ScError *err)
+{
+  int32_t *p = realloc (*dst, (size_t) n * sizeof *p);
+
+  if (p == NULL)
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+      return false;
+    }
+  memcpy (p, ids, (size_t) n * sizeof *p);
+  *dst = p;
+  return true;
+}
+
+/* Checks the arguments of sc_forward() and whether prefix or cache reuse is valid. */
 static ScStatus
 check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt, ScError *err)
 {
@@ -239,6 +297,20 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   if (opt->start_layer < 0 || opt->start_layer > (int) in->n_layers)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "start_layer %d is outside 0..%u",
                          opt->start_layer, in->n_layers);
+  if (opt->n_past < 0 || opt->n_past >= n)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "n_past %d must be in 0..%d", opt->n_past,
+                         n - 1);
+  if (opt->n_past > 0)
+    {
+      if (opt->start_layer > 0 || opt->keep_residuals)
+        return sc_error_set (err, SC_ERR_INVALID_ARG,
+                             "n_past cannot be combined with start_layer or keep_residuals");
+      if (s->kv_n < opt->n_past
+          || memcmp (s->kv_ids, ids, (size_t) opt->n_past * sizeof *ids) != 0)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "n_past %d needs a KV cache kept by a "
+                             "previous run on the same first %d tokens", opt->n_past,
+                             opt->n_past);
+    }
   if (opt->start_layer > 0)
     {
       if (opt->keep_residuals)
@@ -256,28 +328,28 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   return SC_OK;
 }
 
-/* Hands layer @l's heads to the observer. */
+/* Hands layer @l's heads, (n_q, n_k) each, to the observer. */
 static ScStatus
-observe_layer (ScSession *s, const ScObserver *obs, int l, int n, ScError *err)
+observe_layer (ScSession *s, const ScObserver *obs, int l, int n_q, int n_k, ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
+  const size_t per_head = (size_t) n_q * n_k;
   ScBackend *b = s->b;
+  bool downloaded = false;
   int h;
-  bool any = false;
 
   for (h = 0; h < (int) in->n_heads; h++)
     if (obs->wants == NULL || obs->wants (obs->user, l, h))
       {
-        float *p = s->probs_host + (size_t) h * n * n;
         ScStatus st;
-        if (!any && s->probs_host != s->probs)
+        if (!downloaded && s->probs_host != s->probs)
           {
-            if ((st = b->ops->download (b, s->probs_host, s->probs, (size_t) in->n_heads * n * n,
-                                        err)) != SC_OK)
+            if ((st = b->ops->download (b, s->probs_host, s->probs, in->n_heads * per_head, err))
+                != SC_OK)
               return st;
           }
-        any = true;
-        if (!obs->observe (obs->user, l, h, p, n, n))
+        downloaded = true;
+        if (!obs->observe (obs->user, l, h, s->probs_host + h * per_head, n_q, n_k))
           return sc_error_set (err, SC_ERR_CANCELLED, "cancelled at layer %d head %d", l, h);
       }
   return SC_OK;
@@ -308,7 +380,8 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
             d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff,
             V = (int) in->n_vocab, L = (int) in->n_layers;
-  const size_t nE = (size_t) n * E;
+  const int past = opt->n_past, nq = n - past; /* rows computed by this call */
+  const size_t nE = (size_t) nq * E;
   ScBackend *b = s->b;
   ScStatus st;
   int l, first_row, n_out;
@@ -319,41 +392,47 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     return st;
   if ((st = ensure_capacity (s, n, opt->keep_residuals || opt->start_layer > 0, err)) != SC_OK)
     return st;
+  /* This call rewrites cache rows past..n; what was cached beyond `past` is gone. */
+  if (s->kv_n > past)
+    s->kv_n = past;
 
-  /* The residual stream entering layer start_layer. */
+  /* The residual stream entering layer start_layer, for the nq new rows. */
   if (opt->start_layer > 0)
     TRY (b->ops->copy (b, s->x, s->resid + (size_t) opt->start_layer * s->cap * E, nE));
   else
-    TRY (b->ops->get_rows (b, s->x, s->token_embd, ids, n, E));
+    TRY (b->ops->get_rows (b, s->x, s->token_embd, ids + past, nq, E));
 
   for (l = opt->start_layer; l < L; l++)
     {
       const LayerW *w = &s->lw[l];
       const float *hs = iv != NULL && iv->head_scale != NULL ? iv->head_scale + (size_t) l * H
                                                              : NULL;
+      float *kl = s->kc + (size_t) l * s->cap * KV, *vl = s->vc + (size_t) l * s->cap * KV;
 
       if (opt->keep_residuals)
         TRY (b->ops->copy (b, s->resid + (size_t) l * s->cap * E, s->x, nE));
 
-      /* attention block */
-      TRY (b->ops->rmsnorm (b, s->h, s->x, w->attn_norm, n, E, in->norm_eps));
-      TRY (b->ops->matmul (b, s->q, s->h, w->wq, n, E, Q, false));
-      TRY (b->ops->matmul (b, s->k, s->h, w->wk, n, E, KV, false));
-      TRY (b->ops->matmul (b, s->v, s->h, w->wv, n, E, KV, false));
-      TRY (b->ops->rope (b, s->q, n, H, d, (int) in->n_rot, 0, in->rope_base));
-      TRY (b->ops->rope (b, s->k, n, Hkv, d, (int) in->n_rot, 0, in->rope_base));
-      TRY (b->ops->attention (b, s->o, s->probs, s->q, s->k, s->v, n, H, Hkv, d, in->attn_scale,
+      /* attention block; new keys and values go to cache rows past..n */
+      TRY (b->ops->rmsnorm (b, s->h, s->x, w->attn_norm, nq, E, in->norm_eps));
+      TRY (b->ops->matmul (b, s->q, s->h, w->wq, nq, E, Q, false));
+      TRY (b->ops->matmul (b, kl + (size_t) past * KV, s->h, w->wk, nq, E, KV, false));
+      TRY (b->ops->matmul (b, vl + (size_t) past * KV, s->h, w->wv, nq, E, KV, false));
+      TRY (b->ops->rope (b, s->q, nq, H, d, (int) in->n_rot, past, in->rope_base));
+      TRY (b->ops->rope (b, kl + (size_t) past * KV, nq, Hkv, d, (int) in->n_rot, past,
+                         in->rope_base));
+      TRY (b->ops->attention (b, s->o, s->probs, s->q, kl, vl, nq, n, H, Hkv, d, in->attn_scale,
                               iv != NULL ? iv->token_mask : NULL, hs));
-      if (opt->observer != NULL && (st = observe_layer (s, opt->observer, l, n, err)) != SC_OK)
+      if (opt->observer != NULL
+          && (st = observe_layer (s, opt->observer, l, nq, n, err)) != SC_OK)
         return st;
-      TRY (b->ops->matmul (b, s->x, s->o, w->wo, n, Q, E, true));
+      TRY (b->ops->matmul (b, s->x, s->o, w->wo, nq, Q, E, true));
 
       /* feed-forward block */
-      TRY (b->ops->rmsnorm (b, s->h, s->x, w->ffn_norm, n, E, in->norm_eps));
-      TRY (b->ops->matmul (b, s->gate, s->h, w->w_gate, n, E, F, false));
-      TRY (b->ops->matmul (b, s->up, s->h, w->w_up, n, E, F, false));
-      TRY (b->ops->swiglu (b, s->gate, s->gate, s->up, (size_t) n * F));
-      TRY (b->ops->matmul (b, s->x, s->gate, w->w_down, n, F, E, true));
+      TRY (b->ops->rmsnorm (b, s->h, s->x, w->ffn_norm, nq, E, in->norm_eps));
+      TRY (b->ops->matmul (b, s->gate, s->h, w->w_gate, nq, E, F, false));
+      TRY (b->ops->matmul (b, s->up, s->h, w->w_up, nq, E, F, false));
+      TRY (b->ops->swiglu (b, s->gate, s->gate, s->up, (size_t) nq * F));
+      TRY (b->ops->matmul (b, s->x, s->gate, w->w_down, nq, F, E, true));
 
       if (opt->progress != NULL && !opt->progress (opt->progress_user, l + 1, L))
         return sc_error_set (err, SC_ERR_CANCELLED, "cancelled after layer %d", l);
@@ -362,20 +441,24 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   if (opt->keep_residuals)
     {
       TRY (b->ops->copy (b, s->resid + (size_t) L * s->cap * E, s->x, nE));
-      if (s->kept_n != n || s->kept_ids == NULL)
-        {
-          int32_t *kept = realloc (s->kept_ids, (size_t) n * sizeof *kept);
-          if (kept == NULL)
-            return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-          s->kept_ids = kept;
-        }
-      memcpy (s->kept_ids, ids, (size_t) n * sizeof *ids);
+      if (!remember_ids (&s->kept_ids, ids, n, err))
+        return SC_ERR_NOMEM;
       s->kept_n = n;
     }
+  /* The cache now holds keys and values for ids[0..n) — valid for a later n_past only
+   * when this run computed every layer (a start_layer run leaves lower layers stale). */
+  if (opt->keep_kv && opt->start_layer == 0)
+    {
+      if (!remember_ids (&s->kv_ids, ids, n, err))
+        return SC_ERR_NOMEM;
+      s->kv_n = n;
+    }
+  else
+    s->kv_n = 0;
 
   /* output head: only the rows whose logits are wanted */
-  first_row = opt->all_logits ? 0 : n - 1;
-  n_out = n - first_row;
+  first_row = opt->all_logits ? 0 : nq - 1;
+  n_out = nq - first_row;
   TRY (b->ops->rmsnorm (b, s->h, s->x + (size_t) first_row * E, s->output_norm, n_out, E,
                         in->norm_eps));
   TRY (b->ops->matmul (b, s->logits_dev, s->h, s->output, n_out, E, V, false));

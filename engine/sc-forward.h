@@ -8,13 +8,19 @@
  *   wants (user, layer, head)                        -> should observe() see this head?
  *   observe (user, layer, head, probs, n_q, n_k)     -> false cancels the run
  *
- * probs is (n_q, n_k) row-major host memory, borrowed for the duration of the call; row i
- * sums to 1 over keys 0..i and is exactly 0 beyond i (causal).
+ * probs is (n_q, n_k) row-major host memory, borrowed for the duration of the call. The
+ * queries are the last n_q positions (n_q == n_k unless n_past is used): row i sits at
+ * position p = n_k - n_q + i, sums to 1 over keys 0..p and is exactly 0 beyond p (causal).
  *
  * Prefix reuse: with keep_residuals, the session keeps the residual stream entering every
  * layer. A later call on the same ids may set start_layer = L to recompute only layers
  * >= L (an intervention that touches nothing below L gives the same result as a full
  * run, bit for bit). sc_intervention_first_layer() says which L an intervention allows.
+ *
+ * Incremental decoding: with keep_kv the session keeps each layer's keys and values; a
+ * later call whose first n_past ids are the same may pass n_past to compute only the new
+ * rows (generation). The observer then sees (n - n_past, n) matrices, and all_logits
+ * returns the new rows only. Cached keys carry the intervention of the call that made them.
  *
  * Thread safety: a session is used by one thread at a time; sessions over the same
  * model may run concurrently.
@@ -48,6 +54,9 @@ typedef struct {
   bool all_logits;                    /* logits for every position, else only the last */
   bool keep_residuals;                /* keep per-layer residuals for prefix reuse */
   int start_layer;                    /* > 0: reuse residuals kept by the previous call */
+  bool keep_kv;                       /* keep every layer's keys and values (KV cache) */
+  int n_past;                         /* > 0: ids[0..n_past) were run by a previous call
+                                       * with keep_kv; compute only ids[n_past..n) */
   ScProgressFn progress;
   void *progress_user;
 } ScForwardOptions;

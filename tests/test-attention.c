@@ -35,7 +35,7 @@ check_seed_000 (ScBackend *b)
   float out[3 * 4], probs[3 * 3];
 
   /* scaled by 1/sqrt(d_k) = 0.5: scores 2, 0.5, 0 */
-  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 1, 1, 4, 0.5f, NULL, NULL), ==,
+  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 3, 1, 1, 4, 0.5f, NULL, NULL), ==,
                    SC_OK);
   assert_close (probs[6], 0.7361, 5e-5, "seed 000 scaled weight 猫");
   assert_close (probs[7], 0.1643, 5e-5, "seed 000 scaled weight 球");
@@ -44,7 +44,7 @@ check_seed_000 (ScBackend *b)
   assert_close (out[9], 0.164, 5e-4, "seed 000 output[1]");
   assert_close (out[10], 0.100, 5e-4, "seed 000 output[2]");
   /* unscaled: scores 4, 1, 0 */
-  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 1, 1, 4, 1.0f, NULL, NULL), ==,
+  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 3, 1, 1, 4, 1.0f, NULL, NULL), ==,
                    SC_OK);
   assert_close (probs[6], 0.936, 5e-4, "seed 000 unscaled weight 猫");
   assert_close (probs[7], 0.047, 5e-4, "seed 000 unscaled weight 球");
@@ -63,7 +63,7 @@ check_seed_004 (ScBackend *b)
   const float v[3 * 2] = { 1, 0, 0, 2, 2, 2 };
   float out[3 * 2], probs[3 * 3];
 
-  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 1, 1, 2, 1.0f / sqrtf (2.0f),
+  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 3, 1, 1, 2, 1.0f / sqrtf (2.0f),
                                       NULL, NULL), ==, SC_OK);
   assert_close (probs[6], 0.2483, 5e-5, "seed 004 row 3 weight 1");
   assert_close (probs[7], 0.2483, 5e-5, "seed 004 row 3 weight 2");
@@ -152,9 +152,9 @@ test_fast_vs_reference (void)
     {
       const uint8_t *m = pass ? mask : NULL;
       const float *s = pass ? scale : NULL;
-      g_assert_cmpint (fast->ops->attention (fast, o1, p1, q, k, v, n, H, HKV, d, 0.125f, m, s),
+      g_assert_cmpint (fast->ops->attention (fast, o1, p1, q, k, v, n, n, H, HKV, d, 0.125f, m, s),
                        ==, SC_OK);
-      g_assert_cmpint (ref->ops->attention (ref, o2, p2, q, k, v, n, H, HKV, d, 0.125f, m, s), ==,
+      g_assert_cmpint (ref->ops->attention (ref, o2, p2, q, k, v, n, n, H, HKV, d, 0.125f, m, s), ==,
                        SC_OK);
       check_invariants (p1, H, n, m);
       check_invariants (p2, H, n, m);
@@ -383,6 +383,95 @@ test_tiny_interventions (void)
   sc_model_free (m);
 }
 
+/* Checks a (10, 30) block: 10 new queries at positions 20..29 over 30 keys. */
+static bool
+rect_observe (void *user, int layer, int head, const float *probs, int n_q, int n_k)
+{
+  Collect *c = user;
+  int i, j;
+
+  g_assert_cmpint (n_q, ==, 10);
+  g_assert_cmpint (n_k, ==, 30);
+  for (i = 0; i < n_q; i++)
+    {
+      double sum = 0;
+      for (j = 0; j < n_k; j++)
+        {
+          if (j > 20 + i)
+            g_assert_cmpfloat (probs[i * n_k + j], ==, 0.0f);
+          sum += probs[i * n_k + j];
+        }
+      g_assert_cmpfloat (fabs (sum - 1.0), <, 1e-5);
+    }
+  c->calls++;
+  return true;
+}
+
+/* Incremental decoding with the KV cache matches full runs, across buffer growth. */
+static void
+test_tiny_kv_cache (void)
+{
+  ScModel *m = tiny_model ();
+  const int V = (int) sc_model_info (m)->n_vocab;
+  ScBackend *b = sc_backend_cpu_new (2, NULL);
+  ScSession *inc = NULL, *full = NULL;
+  ScError err = { 0 };
+  int32_t ids[60];
+  g_autofree float *a = g_new (float, 60 * V), *c = g_new (float, 60 * V);
+  Collect col = { 0, NULL, 4, 0 };
+  double worst = 0;
+  int n, i;
+
+  for (i = 0; i < 60; i++)
+    ids[i] = (i * 37 + 11) % 266;
+  g_assert_cmpint (sc_session_new (m, b, &inc, &err), ==, SC_OK);
+  g_assert_cmpint (sc_session_new (m, b, &full, &err), ==, SC_OK);
+  {
+    ScForwardOptions first = { .keep_kv = true };
+    g_assert_cmpint (sc_forward (inc, ids, 3, &first, a, &err), ==, SC_OK);
+  }
+  for (n = 4; n <= 60; n++)
+    {
+      ScForwardOptions step = { .keep_kv = true, .n_past = n - 1 };
+      g_assert_cmpint (sc_forward (inc, ids, n, &step, a, &err), ==, SC_OK);
+      g_assert_cmpint (sc_forward (full, ids, n, NULL, c, &err), ==, SC_OK);
+      for (i = 0; i < V; i++)
+        worst = fmax (worst, fabs (a[i] - c[i]));
+    }
+  g_test_message ("incremental vs full, 57 steps: max |dlogit| %.3g", worst);
+  g_assert_cmpfloat (worst, <, 1e-4);
+
+  /* several new rows at once: all logits, and (n_q, n_k) matrices for the observer */
+  {
+    ScObserver o = { NULL, rect_observe, &col };
+    ScForwardOptions keep = { .keep_kv = true };
+    ScForwardOptions more = { .keep_kv = true, .n_past = 20, .all_logits = true,
+                              .observer = &o };
+    ScForwardOptions all = { .all_logits = true };
+    double d = 0;
+    g_assert_cmpint (sc_forward (inc, ids, 20, &keep, a, &err), ==, SC_OK);
+    g_assert_cmpint (sc_forward (full, ids, 30, &all, c, &err), ==, SC_OK);
+    g_assert_cmpint (sc_forward (inc, ids, 30, &more, a, &err), ==, SC_OK);
+    g_assert_cmpint (col.calls, ==, 8);
+    for (i = 0; i < 10 * V; i++)
+      d = fmax (d, fabs (a[i] - c[(size_t) 20 * V + i]));
+    g_assert_cmpfloat (d, <, 1e-4);
+  }
+  /* a cache for other tokens is refused */
+  {
+    ScForwardOptions bad = { .n_past = 5 };
+    int32_t other[10];
+    memcpy (other, ids, sizeof other);
+    other[2] ^= 1;
+    g_assert_cmpint (sc_forward (inc, other, 10, &bad, a, &err), ==, SC_ERR_INVALID_ARG);
+    g_assert_nonnull (strstr (err.message, "KV cache"));
+  }
+  sc_session_free (inc);
+  sc_session_free (full);
+  sc_backend_free (b);
+  sc_model_free (m);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -392,5 +481,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ops/matmul-rope-rmsnorm", test_matmul_rope_norm);
   g_test_add_func ("/forward/tiny-cpu-vs-reference", test_tiny_forward);
   g_test_add_func ("/forward/tiny-interventions", test_tiny_interventions);
+  g_test_add_func ("/forward/tiny-kv-cache", test_tiny_kv_cache);
   return g_test_run ();
 }
