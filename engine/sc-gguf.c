@@ -283,7 +283,7 @@ parse_kv (ScGguf *g, Cursor *c, ScError *err)
   for (i = 0; i < g->n_kv; i++)
     {
       ScGgufKv *kv = &g->kv[i];
-      uint32_t t;
+      uint32_t t = 0;
 
       if ((st = read_string (c, &kv->key, SC_GGUF_MAX_KEY_LEN, "metadata key", err)) != SC_OK)
         return (sc_error_prefix (err, "metadata entry %llu", (unsigned long long) i), st);
@@ -361,7 +361,7 @@ parse_tensors (ScGguf *g, Cursor *c, ScError *err)
         t->ne[d] = 1;
       for (d = 0; d < t->n_dims; d++)
         {
-          uint64_t ne;
+          uint64_t ne = 0;
           if ((st = read_u64 (c, &ne, "dimension", err)) != SC_OK)
             return (sc_error_prefix (err, "tensor '%s'", name), st);
           if (ne > (uint64_t) INT64_MAX)
