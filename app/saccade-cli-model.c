@@ -1,4 +1,5 @@
-/* saccade-cli-model.c — the model verbs: info, tokenize, generate, capture, demo.
+/* saccade-cli-model.c — the model verbs: info, tokenize, generate, demo (capture and the
+ * store's verbs are in saccade-cli-store.c).
  *
  * Each verb parses its options, loads the model, calls the engine and prints either
  * human-readable text or JSON. Summaries of attention use the definitions of
@@ -380,18 +381,7 @@ done:
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* capture / demo: per-head summaries of one run                                         */
-
-typedef struct {
-  int n_layers, n_heads, n;
-  /* per (layer, head): statistics of the whole head and of the last query row */
-  double *mean_entropy;   /* mean over rows of -sum a ln a (nats) */
-  double *last_entropy;   /* entropy of the last row */
-  double *sink;           /* mean attention to position 0 */
-  double *prev;           /* mean A[i, i-1], i >= 1 */
-  int *last_top;          /* argmax key of the last row */
-  double *last_top_w;
-} HeadSummary;
+/* Per-head summaries of one run (demo here, capture --summary in saccade-cli-store.c)   */
 
 static double
 row_entropy (const float *row, int len)
@@ -405,10 +395,11 @@ row_entropy (const float *row, int len)
   return h;
 }
 
-static bool
-summary_observe (void *user, int layer, int head, const float *probs, int n_q, int n_k)
+bool
+saccade_head_summary_observe (void *user, int layer, int head, const float *probs, int n_q,
+                              int n_k)
 {
-  HeadSummary *s = user;
+  SaccadeHeadSummary *s = user;
   size_t at = (size_t) layer * s->n_heads + head;
   const float *last = probs + (size_t) (n_q - 1) * n_k;
   double ent = 0.0, sink = 0.0, prev = 0.0;
@@ -433,8 +424,24 @@ summary_observe (void *user, int layer, int head, const float *probs, int n_q, i
   return true;
 }
 
-static void
-summary_free (HeadSummary *s)
+void
+saccade_head_summary_init (SaccadeHeadSummary *s, int n_layers, int n_heads, int n)
+{
+  size_t nh = (size_t) n_layers * n_heads;
+
+  s->n_layers = n_layers;
+  s->n_heads = n_heads;
+  s->n = n;
+  s->mean_entropy = g_new0 (double, nh);
+  s->last_entropy = g_new0 (double, nh);
+  s->sink = g_new0 (double, nh);
+  s->prev = g_new0 (double, nh);
+  s->last_top = g_new0 (int, nh);
+  s->last_top_w = g_new0 (double, nh);
+}
+
+void
+saccade_head_summary_clear (SaccadeHeadSummary *s)
 {
   g_free (s->mean_entropy);
   g_free (s->last_entropy);
@@ -442,35 +449,27 @@ summary_free (HeadSummary *s)
   g_free (s->prev);
   g_free (s->last_top);
   g_free (s->last_top_w);
+  memset (s, 0, sizeof *s);
 }
 
 /* Runs the model once on @text and fills @s and the last position's @logits. */
 static gboolean
 run_with_summary (const SaccadeCliCommon *common, ScModel *model, const char *text, gssize len,
-                  gboolean parse_special, GArray **ids_out, HeadSummary *s, float *logits,
+                  gboolean parse_special, GArray **ids_out, SaccadeHeadSummary *s, float *logits,
                   double *seconds, GError **error)
 {
   const ScModelInfo *in = sc_model_info (model);
-  ScObserver obs = { NULL, summary_observe, s };
+  ScObserver obs = { NULL, saccade_head_summary_observe, s };
   ScForwardOptions opt = { .observer = &obs };
   ScBackend *backend;
   ScSession *session = NULL;
   ScError err = { 0 };
   GArray *ids;
   gint64 t0;
-  size_t nh = (size_t) in->n_layers * in->n_heads;
 
   if ((ids = saccade_cli_tokenize (model, text, len, parse_special, error)) == NULL)
     return FALSE;
-  s->n_layers = (int) in->n_layers;
-  s->n_heads = (int) in->n_heads;
-  s->n = (int) ids->len;
-  s->mean_entropy = g_new0 (double, nh);
-  s->last_entropy = g_new0 (double, nh);
-  s->sink = g_new0 (double, nh);
-  s->prev = g_new0 (double, nh);
-  s->last_top = g_new0 (int, nh);
-  s->last_top_w = g_new0 (double, nh);
+  saccade_head_summary_init (s, (int) in->n_layers, (int) in->n_heads, (int) ids->len);
   if ((backend = saccade_cli_backend (common, error)) == NULL)
     {
       g_array_unref (ids);
@@ -495,104 +494,6 @@ run_with_summary (const SaccadeCliCommon *common, ScModel *model, const char *te
 }
 
 int
-saccade_cmd_capture (int argc, char **argv)
-{
-  SaccadeCliCommon common = { 0 };
-  gboolean no_special = FALSE;
-  char *file = NULL, *text_opt = NULL;
-  GOptionEntry entries[] = {
-    { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
-    { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file, "Read the text from FILE (- = stdin)", "FILE" },
-    { "no-parse-special", 0, 0, G_OPTION_ARG_NONE, &no_special,
-      "Treat special-token text as plain text", NULL },
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("TEXT... - run and summarise every head");
-  g_autoptr (GError) error = NULL;
-  g_autofree char *text = NULL;
-  g_autofree float *logits = NULL;
-  g_autoptr (GArray) ids = NULL;
-  HeadSummary s = { 0 };
-  ScModel *model;
-  double secs;
-  gsize len = 0;
-  int l, h;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &common);
-  if (!parse_options (ctx, &argc, &argv))
-    return 2;
-  if (text_opt != NULL)
-    {
-      text = g_strdup (text_opt);
-      len = strlen (text);
-    }
-  else if ((text = text_from_args (argc, argv, file, &len, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
-  if ((model = saccade_cli_load_model (&common, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
-  logits = g_new (float, sc_model_info (model)->n_vocab);
-  if (!run_with_summary (&common, model, text, (gssize) len, !no_special, &ids, &s, logits, &secs,
-                         &error))
-    {
-      sc_model_free (model);
-      return fail (g_steal_pointer (&error));
-    }
-
-  if (common.json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "n_tokens");
-      json_builder_add_int_value (b, s.n);
-      json_builder_set_member_name (b, "seconds");
-      json_builder_add_double_value (b, secs);
-      json_builder_set_member_name (b, "heads");
-      json_builder_begin_array (b);
-      for (l = 0; l < s.n_layers; l++)
-        for (h = 0; h < s.n_heads; h++)
-          {
-            size_t at = (size_t) l * s.n_heads + h;
-            json_builder_begin_object (b);
-#define JI(k, v) (json_builder_set_member_name (b, k), json_builder_add_int_value (b, v))
-#define JD(k, v) (json_builder_set_member_name (b, k), json_builder_add_double_value (b, v))
-            JI ("layer", l);
-            JI ("head", h);
-            JI ("kv_head", h / (s.n_heads / (int) sc_model_info (model)->n_kv_heads));
-            JD ("mean_entropy", s.mean_entropy[at]);
-            JD ("last_entropy", s.last_entropy[at]);
-            JD ("sink_mass", s.sink[at]);
-            JD ("prev_token", s.prev[at]);
-            JI ("last_top_key", s.last_top[at]);
-            JD ("last_top_weight", s.last_top_w[at]);
-#undef JI
-#undef JD
-            json_builder_end_object (b);
-          }
-      json_builder_end_array (b);
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
-  else
-    {
-      printf ("%d tokens, %d layers x %d heads, %.3f s\n", s.n, s.n_layers, s.n_heads, secs);
-      printf ("layer head  entropy(mean,last)  sink   prev   last token -> top key (weight)\n");
-      for (l = 0; l < s.n_layers; l++)
-        for (h = 0; h < s.n_heads; h++)
-          {
-            size_t at = (size_t) l * s.n_heads + h;
-            g_autofree char *p = piece (model, g_array_index (ids, int32_t, s.last_top[at]));
-            printf ("%5d %4d   %6.3f %6.3f     %5.3f  %5.3f  -> %3d '%s' (%.3f)\n", l, h,
-                    s.mean_entropy[at], s.last_entropy[at], s.sink[at], s.prev[at],
-                    s.last_top[at], p, s.last_top_w[at]);
-          }
-    }
-  summary_free (&s);
-  sc_model_free (model);
-  return 0;
-}
-
-int
 saccade_cmd_demo (int argc, char **argv)
 {
   SaccadeCliCommon common = { 0 };
@@ -601,7 +502,7 @@ saccade_cmd_demo (int argc, char **argv)
   g_autofree char *text = NULL;
   g_autofree float *logits = NULL;
   g_autoptr (GArray) ids = NULL;
-  HeadSummary s = { 0 };
+  SaccadeHeadSummary s = { 0 };
   const ScModelInfo *in;
   ScModel *model;
   double secs, max = -INFINITY, z = 0.0;
@@ -678,7 +579,7 @@ saccade_cmd_demo (int argc, char **argv)
                 ent / s.n_heads, sink / s.n_heads, best, p, s.last_top_w[at]);
       }
     }
-  summary_free (&s);
+  saccade_head_summary_clear (&s);
   sc_model_free (model);
   return 0;
 }

@@ -54,12 +54,37 @@ GArray *saccade_cli_tokenize (ScModel *model, const char *text, gssize len,
 /* Wraps @user_text in the model's chat template (ChatML as SmolLM2 uses). */
 char *saccade_cli_chat_prompt (ScModel *model, const char *user_text, GError **error);
 
+/* Per-head summaries of one run, as `saccade demo` and `saccade capture --summary` print
+ * them (saccade-cli-model.c; definitions in docs/metrics.md). Each array is
+ * (n_layers * n_heads), indexed layer * n_heads + head. */
+typedef struct {
+  int n_layers, n_heads, n;
+  double *mean_entropy;   /* mean over rows of -sum a ln a (nats) */
+  double *last_entropy;   /* entropy of the last row */
+  double *sink;           /* mean attention to position 0 */
+  double *prev;           /* mean A[i, i-1], i >= 1 */
+  int *last_top;          /* argmax key of the last row */
+  double *last_top_w;
+} SaccadeHeadSummary;
+
+void saccade_head_summary_init (SaccadeHeadSummary *s, int n_layers, int n_heads, int n);
+/* An ScObserver.observe that fills the summary passed as @user. */
+bool saccade_head_summary_observe (void *user, int layer, int head, const float *probs, int n_q,
+                                   int n_k);
+void saccade_head_summary_clear (SaccadeHeadSummary *s);
+
 /* Verbs: each returns the process exit status. */
 int saccade_cmd_info (int argc, char **argv);
 int saccade_cmd_tokenize (int argc, char **argv);
 int saccade_cmd_generate (int argc, char **argv);
-int saccade_cmd_capture (int argc, char **argv);
 int saccade_cmd_demo (int argc, char **argv);
 int saccade_cmd_bench (int argc, char **argv);
+/* The capture store's verbs (saccade-cli-store.c, saccade-bench-store.c). */
+int saccade_cmd_capture (int argc, char **argv);
+int saccade_cmd_runs (int argc, char **argv);
+int saccade_cmd_show (int argc, char **argv);
+int saccade_cmd_export (int argc, char **argv);
+int saccade_cmd_rm (int argc, char **argv);
+int saccade_cmd_bench_store (int argc, char **argv);
 
 G_END_DECLS

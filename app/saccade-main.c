@@ -22,9 +22,14 @@ static const Verb verbs[] = {
   { "info", saccade_cmd_info, "architecture, parameter count, KV-cache bytes per token" },
   { "tokenize", saccade_cmd_tokenize, "split text into tokens" },
   { "generate", saccade_cmd_generate, "greedy continuation of a prompt" },
-  { "capture", saccade_cmd_capture, "run the model and summarise every attention head" },
+  { "capture", saccade_cmd_capture, "run the model and store every attention head" },
+  { "runs", saccade_cmd_runs, "list the stored runs" },
+  { "show", saccade_cmd_show, "a stored run's tokens and where each token attends" },
+  { "export", saccade_cmd_export, "write one stored head as CSV, .npy or JSON" },
+  { "rm", saccade_cmd_rm, "delete stored runs" },
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
+  { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },
 };
 
 static void

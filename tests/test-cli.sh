@@ -45,9 +45,84 @@ check tokenize-special "$tmp/tok.json" '"id" : 1,'
 "$saccade" generate --chat -n 16 "What is the capital of France?" > "$tmp/gen" 2>&1
 check generate-paris "$tmp/gen" "Paris"
 
+# The capture store: the default database lives under $XDG_DATA_HOME (here, in $tmp).
+export XDG_DATA_HOME="$tmp/xdg"
+db="$tmp/xdg/saccade/captures.sqlite"
 "$saccade" capture -t "The cat chased the ball because it was tired." > "$tmp/cap" 2>&1
-check capture "$tmp/cap" "30 layers x 9 heads"
+check capture-id "$tmp/cap" "^1$"
+[ -f "$db" ] && passes=$((passes + 1)) || { echo "FAIL: no default database at $db"; fails=$((fails + 1)); }
+"$saccade" capture --summary -t "The cat chased the ball because it was tired." > "$tmp/cap" 2>&1
+check capture-summary "$tmp/cap" "30 layers x 9 heads"
 check capture-row "$tmp/cap" "^   29    8 "
+check capture-stored "$tmp/cap" "^stored as run 2 "
+"$saccade" capture --no-store -t "Hello" > "$tmp/cap" 2>&1
+check capture-no-store "$tmp/cap" "^   29    8 "
+printf 'The cat sat.\n\n猫追球，它累了。\r\nBad \377 byte.\n' > "$tmp/sentences.txt"
+"$saccade" capture --file "$tmp/sentences.txt" > "$tmp/cap" 2>&1
+check capture-file "$tmp/cap" "^5$"
+[ "$(wc -l < "$tmp/cap")" -eq 3 ] && passes=$((passes + 1)) || { echo "FAIL: capture --file: want 3 ids:"; cat "$tmp/cap"; fails=$((fails + 1)); }
+"$saccade" capture --json --db "$tmp/other.sqlite" -t "猫追球" > "$tmp/cap.json" 2>&1
+check capture-json "$tmp/cap.json" '"run" : 1,'
+
+"$saccade" runs > "$tmp/runs" 2>&1
+check runs "$tmp/runs" "^5 runs, "
+check runs-text "$tmp/runs" "Bad \\\\xFF byte."
+"$saccade" runs --json > "$tmp/runs.json" 2>&1
+check runs-json "$tmp/runs.json" '"sha256" : "[0-9a-f]\{64\}"'
+"$saccade" show 1 > "$tmp/show" 2>&1
+check show-tokens "$tmp/show" "^    1    2644  ' cat'$"
+"$saccade" show 1 --layer 29 --head 8 -k 2 > "$tmp/show" 2>&1
+check show-head "$tmp/show" "^   9 \.  *-> [0-9]* '.*' [01]\.[0-9]*, [0-9]* '.*' [01]\.[0-9]*$"
+"$saccade" show 4 --json --layer 0 --head 0 > "$tmp/show.json" 2>&1
+check show-json "$tmp/show.json" '"bytes_hex" : "e7"'
+
+for f in csv npy json; do
+  "$saccade" export 1 --layer 29 --head 8 -o "$tmp/head.$f" > "$tmp/export" 2>&1
+  check "export-$f" "$tmp/export" "^Wrote .*head.$f: run 1 layer 29 head 8, 10 x 10$"
+done
+check export-csv-header "$tmp/head.csv" '^query\\key,0:The,1: cat,'
+if python3 -c "import numpy" 2>/dev/null; then
+  python3 - "$tmp" > "$tmp/npy" 2>&1 <<'PY'
+import json, sys
+import numpy as np
+d = sys.argv[1]
+a = np.load(d + "/head.npy")
+j = np.array(json.load(open(d + "/head.json"))["weights"], dtype=np.float32)
+c = np.loadtxt(d + "/head.csv", delimiter=",", skiprows=1, usecols=range(1, 11)).astype(np.float32)
+ok = a.shape == (10, 10) and a.dtype == np.float32 and (a == j).all() and (a == c).all()
+ok = ok and np.allclose(a.sum(axis=1), 1, atol=5e-3) and (np.triu(a, 1) == 0).all()
+print("npy ok" if ok else "npy mismatch", a.shape, a.dtype)
+PY
+  check export-npy-numpy "$tmp/npy" "^npy ok"
+fi
+
+"$saccade" rm 2 > "$tmp/rm" 2>&1
+check rm "$tmp/rm" "^Deleted run 2$"
+"$saccade" show 2 > "$tmp/rm" 2>&1; rc=$?
+expect_fail rm-gone "$tmp/rm" "has no run 2" $rc
+"$saccade" rm 3 99 > "$tmp/rm" 2>&1; rc=$?
+expect_fail rm-missing "$tmp/rm" "has no run 99" $rc
+"$saccade" show 3 > "$tmp/rm" 2>&1
+check rm-typo-deletes-nothing "$tmp/rm" "^Run 3, "
+
+# store bad input: clear messages, non-zero exit, the file untouched
+printf 'not a database, but long enough to have a header...................................................' > "$tmp/notes.txt"
+cp "$tmp/notes.txt" "$tmp/notes.orig"
+"$saccade" capture --db "$tmp/notes.txt" -t "hi" > "$tmp/bad" 2>&1; rc=$?
+expect_fail store-not-a-db "$tmp/bad" "is not an SQLite database" $rc
+cmp -s "$tmp/notes.txt" "$tmp/notes.orig" && passes=$((passes + 1)) || { echo "FAIL: a failed capture changed $tmp/notes.txt"; fails=$((fails + 1)); }
+"$saccade" runs --db "$tmp/notes.txt" > "$tmp/bad" 2>&1; rc=$?
+expect_fail store-not-a-db-runs "$tmp/bad" "is not an SQLite database" $rc
+if python3 -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 2'); c.commit()" 2>/dev/null; then
+  "$saccade" runs --db "$tmp/other.sqlite" > "$tmp/bad" 2>&1; rc=$?
+  expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 2); this version reads up to 1" $rc
+fi
+"$saccade" show 1 --db "$tmp/missing.sqlite" > "$tmp/bad" 2>&1; rc=$?
+expect_fail store-missing "$tmp/bad" "no capture store at" $rc
+"$saccade" show abc > "$tmp/bad" 2>&1; rc=$?
+expect_fail store-bad-id "$tmp/bad" "is not a run id" $rc
+"$saccade" export 1 --layer 0 --head 0 -o "$tmp/head.txt" > "$tmp/bad" 2>&1; rc=$?
+expect_fail export-format "$tmp/bad" "cannot tell the format" $rc
 
 # bad input: clear messages, non-zero exit
 printf 'not a model' > "$tmp/bad.gguf"
