@@ -54,7 +54,7 @@ int64_t sc_store_now_ms (void);
 /* sc-store-schema.c                                                                     */
 
 /* The page size new stores get (docs/store.md, "Page size"). */
-#define SC_STORE_PAGE_SIZE 8192
+#define SC_STORE_PAGE_SIZE 65536
 
 /* 'SCDE' as the application_id in the SQLite header: marks the file as a Saccade store. */
 #define SC_STORE_APPLICATION_ID 0x53434445
@@ -78,6 +78,14 @@ size_t sc_store_blob_bytes (bool causal, uint32_t n_query, uint32_t n_key);
 
 /* Whether @probs (n, n) is causal: every entry above the diagonal exactly zero. */
 bool sc_store_head_is_causal (const float *probs, uint32_t n_query, uint32_t n_key);
+
+/* @n floats to fp16, little-endian, bit for bit what sc_fp32_to_fp16 gives (F16C when the
+ * build targets it), and back (what sc_fp16_to_fp32 gives). */
+void sc_store_f16_encode (const float *src, size_t n, uint8_t *out);
+void sc_store_f16_decode (const uint8_t *src, size_t n, float *out);
+
+/* Whether the conversions above use F16C. */
+bool sc_store_blob_simd (void);
 
 /* Converts @probs to fp16 (sc_fp32_to_fp16: round to nearest even), little-endian, keeping
  * only the lower triangle when @causal; @out holds sc_store_blob_bytes() bytes. */

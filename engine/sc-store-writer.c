@@ -27,15 +27,31 @@
  */
 #include "sc-store-private.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* Early write-back (Linux): every WRITEBACK_BYTES of heads, ask the kernel to start writing
+ * the WAL's dirty pages to the disk (sync_file_range SYNC_FILE_RANGE_WRITE: it starts the
+ * I/O and does not wait for it). Without it the disk sits idle while SQLite fills the page
+ * cache, and the whole run is written during the commit's fsync; with it, the disk works
+ * while SQLite does, and the fsync finds little left to do. PostgreSQL's
+ * wal_writer_flush_after does the same. 4 MiB: measured on our machines, smaller chunks
+ * gain nothing more (docs/store.md, "Write-back"). */
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+#define SC_STORE_WRITEBACK 1
+#define WRITEBACK_BYTES (4u << 20)
+#endif
 
 struct ScStoreWriter {
   ScStore *store;             /* borrowed: the owner */
   sqlite3 *db;                /* used only by the thread once it runs */
+  int wal_fd;                 /* read-only descriptor of PATH-wal for write-back, or -1 */
+  size_t unflushed;           /* BLOB bytes inserted since the last write-back request */
   sqlite3_stmt *insert_head;  /* the thread's cached INSERT INTO attention */
   pthread_t thread;
   pthread_mutex_t mu;
@@ -288,6 +304,23 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
                                   slot->head);
   cap->attention_bytes += slot->len;
   cap->n_stored++;
+#ifdef SC_STORE_WRITEBACK
+  w->unflushed += slot->len;
+  if (w->unflushed >= WRITEBACK_BYTES)
+    {
+      /* The WAL file exists once this connection has written to it; a failure here only
+       * loses the overlap, never data, so it is not reported. */
+      if (w->wal_fd < 0)
+        {
+          char wal[4096];
+          if (snprintf (wal, sizeof wal, "%s-wal", w->store->path) < (int) sizeof wal)
+            w->wal_fd = open (wal, O_RDONLY | O_CLOEXEC);
+        }
+      if (w->wal_fd >= 0)
+        sync_file_range (w->wal_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+      w->unflushed = 0;
+    }
+#endif
   return SC_OK;
 }
 
@@ -438,6 +471,7 @@ writer_new (ScStore *store, ScStoreWriter **out, ScError *err)
   if ((w = calloc (1, sizeof *w)) == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
   w->store = store;
+  w->wal_fd = -1;
   if ((st = sc_store_connection_open (store, true, &w->db, err)) != SC_OK)
     {
       free (w);
@@ -484,6 +518,10 @@ sc_store_writer_free (ScStoreWriter *w)
   pthread_cond_broadcast (&w->wake);
   pthread_mutex_unlock (&w->mu);
   pthread_join (w->thread, NULL);
+  /* The WAL holds no locks of ours (SQLite locks the -shm file and the database), so
+   * closing this descriptor cannot drop SQLite's POSIX locks. */
+  if (w->wal_fd >= 0)
+    close (w->wal_fd);
   sqlite3_finalize (w->insert_head);
   sqlite3_close (w->db);
   pthread_mutex_destroy (&w->mu);

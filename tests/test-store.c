@@ -243,6 +243,85 @@ test_blob_exact (void)
   g_assert_false (sc_store_head_is_causal (m, 2, 3));
 }
 
+/* The fast conversions (F16C where the build targets it) give sc-math.h's results bit for
+ * bit: every fp16 value, its float neighbours, every tie between two fp16 values and the
+ * floats beside it, and a million random bit patterns. NaNs only need to stay NaNs of the
+ * same sign (F16C quiets signalling NaNs; probabilities are never NaN). */
+static gboolean
+same_half (uint16_t a, uint16_t b)
+{
+  gboolean nan_a = (a & 0x7c00u) == 0x7c00u && (a & 0x3ffu), nan_b = (b & 0x7c00u) == 0x7c00u && (b & 0x3ffu);
+  return nan_a || nan_b ? nan_a && nan_b && (a & 0x8000u) == (b & 0x8000u) : a == b;
+}
+
+static void
+test_blob_simd_matches_scalar (void)
+{
+  GArray *in = g_array_new (FALSE, FALSE, sizeof (float));
+  g_autofree guint8 *enc = NULL;
+  GRand *r = g_rand_new_with_seed (16);
+  guint8 halves[2 * 65536];
+  float back[65536];
+  guint i, bad = 0;
+
+  g_test_message ("fp16 conversion: %s", sc_store_blob_simd () ? "F16C" : "scalar only");
+  for (i = 0; i < 65536; i++)
+    {
+      float f = sc_fp16_to_fp32 ((uint16_t) i);
+      float next = sc_fp16_to_fp32 ((uint16_t) (i + 1));
+      g_array_append_val (in, f);
+      if (isfinite (f))
+        {
+          float up = nextafterf (f, INFINITY), down = nextafterf (f, -INFINITY);
+          g_array_append_val (in, up);
+          g_array_append_val (in, down);
+        }
+      if (i + 1 < 65536 && isfinite (f) && isfinite (next) && (i & 0x7fffu) != 0x7fffu)
+        {
+          float tie = (float) (((double) f + (double) next) / 2); /* exact in float */
+          float above = nextafterf (tie, INFINITY), below = nextafterf (tie, -INFINITY);
+          g_array_append_val (in, tie);
+          g_array_append_val (in, above);
+          g_array_append_val (in, below);
+        }
+    }
+  for (i = 0; i < 1000000; i++)
+    {
+      guint32 bits = g_rand_int (r);
+      float f;
+      memcpy (&f, &bits, sizeof f);
+      g_array_append_val (in, f);
+    }
+  enc = g_malloc (2 * in->len);
+  sc_store_f16_encode ((const float *) in->data, in->len, enc);
+  for (i = 0; i < in->len; i++)
+    {
+      uint16_t want = sc_fp32_to_fp16 (g_array_index (in, float, i));
+      uint16_t got = (uint16_t) (enc[2 * i] | (enc[2 * i + 1] << 8));
+      if (!same_half (want, got) && bad++ < 10)
+        g_test_message ("encode %a: 0x%04x, want 0x%04x", (double) g_array_index (in, float, i), got,
+                        want);
+    }
+  g_assert_cmpuint (bad, ==, 0);
+
+  for (i = 0; i < 65536; i++)
+    {
+      halves[2 * i] = (guint8) i;
+      halves[2 * i + 1] = (guint8) (i >> 8);
+    }
+  sc_store_f16_decode (halves, 65536, back);
+  for (i = 0; i < 65536; i++)
+    {
+      float want = sc_fp16_to_fp32 ((uint16_t) i);
+      if (isnan (want))
+        g_assert_true (isnan (back[i]) && signbit (back[i]) == signbit (want));
+      else
+        g_assert_cmpmem (&back[i], sizeof (float), &want, sizeof (float));
+    }
+  g_array_unref (in);
+  g_rand_free (r);
+}
+
 /* Packing halves causal heads: n(n+1)/2 values against n^2. */
 static void
 test_blob_sizes (void)
@@ -1075,7 +1154,8 @@ static void
 test_full_disk_quota (void)
 {
   Tmp t;
-  ScStoreOptions opt = { .writable = TRUE, .max_bytes = 1u << 20 };
+  /* an empty store takes ~18 pages (1.1 MB at 64 KiB pages); two small runs fit */
+  ScStoreOptions opt = { .writable = TRUE, .max_bytes = 3u << 20 };
   ScError err = { 0 };
   ScStore *s = NULL;
   gint64 id;
@@ -1084,8 +1164,8 @@ test_full_disk_quota (void)
   g_assert_cmpint (sc_store_open (t.path, &opt, &s, &err), ==, SC_OK);
   g_assert_cmpint (store_fake_capture (s, 1, 64, TRUE, 0, 0, &err), ==, 1);
   g_assert_cmpint (store_fake_capture (s, 2, 64, TRUE, 0, 0, &err), ==, 2);
-  /* 12 heads of 300 x 301 bytes: 1.1 MB, over the limit */
-  id = store_fake_capture (s, 3, 300, TRUE, 0, 0, &err);
+  /* 12 heads of 500 x 501 bytes: 3 MB, over the limit */
+  id = store_fake_capture (s, 3, 500, TRUE, 0, 0, &err);
   g_assert_cmpint (id, ==, -1);
   g_test_message ("quota: %s", err.message);
   g_assert_cmpint (err.status, ==, SC_ERR_DB);
@@ -1143,7 +1223,7 @@ test_full_disk_fsize (void)
   tmp_clear (&t);
 }
 
-/* A real full disk: a 1 MiB tmpfs in a private mount namespace (needs root or user
+/* A real full disk: a 4 MiB tmpfs in a private mount namespace (needs root or user
  * namespaces; skipped where neither is allowed). */
 static void
 test_full_disk_tmpfs (void)
@@ -1169,7 +1249,7 @@ test_full_disk_tmpfs (void)
   g_mkdir (mnt, 0755);
   if (unshare (CLONE_NEWNS | (geteuid () == 0 ? 0 : CLONE_NEWUSER)) != 0
       || mount ("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0
-      || mount ("tmpfs", mnt, "tmpfs", 0, "size=1m") != 0)
+      || mount ("tmpfs", mnt, "tmpfs", 0, "size=4m") != 0)
     {
       printf ("cannot mount a tmpfs here: %s\n", g_strerror (errno));
       fflush (stdout);
@@ -1178,10 +1258,10 @@ test_full_disk_tmpfs (void)
     }
   path = g_build_filename (mnt, "captures.sqlite", NULL);
   s = open_store (path, TRUE);
-  /* runs of 12 x 100 x 101 bytes (121 kB) until the disk is full */
+  /* runs of 12 x 150 x 151 bytes (272 kB) until the disk is full */
   for (r = 1; r <= 40; r++)
     {
-      id = store_fake_capture (s, (guint64) r, 100, TRUE, 0, 0, &err);
+      id = store_fake_capture (s, (guint64) r, 150, TRUE, 0, 0, &err);
       if (id < 0)
         break;
       ok++;
@@ -1362,6 +1442,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/store/blob/every-fp16-exact", test_blob_exact);
+  g_test_add_func ("/store/blob/simd-matches-scalar", test_blob_simd_matches_scalar);
   g_test_add_func ("/store/blob/sizes", test_blob_sizes);
   g_test_add_func ("/store/blob/fp16-bound", test_fp16_bound);
   g_test_add_func ("/store/roundtrip/causal", test_roundtrip_causal);
