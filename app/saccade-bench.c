@@ -5,8 +5,7 @@
  * and truncated), logits for the last position only (what llama.cpp's prompt processing
  * computes). For each n: one warm-up, then `reps` rounds, each timing one run without
  * capture and one run capturing every head into memory (interleaved, so drift hits both
- * alike). Reported: medians. The projection time is measured by wrapping the backend's
- * matmul op with a clock. The peer (llama.cpp through llama-cpp-python) runs as a child
+ * alike). Reported: medians. Where the time goes comes from ScForwardStats. The peer (llama.cpp through llama-cpp-python) runs as a child
  * process with the same thread count, in the same invocation, after our runs.
  */
 #define G_LOG_DOMAIN "saccade-bench"
@@ -27,60 +26,6 @@
   "softmax, and the output is the weighted average of the values. Whether these weights "       \
   "explain a model's decisions is still debated, so careful studies compare them with the "     \
   "effect of removing tokens or heads. "
-
-/* A backend that forwards to another and clocks its matmul calls. */
-typedef struct {
-  ScBackend base;
-  ScBackend *inner;
-  ScBackendOps ops;
-  double matmul_s;
-  double matmul_flops;
-  double attention_s;
-} TimedBackend;
-
-static ScStatus
-timed_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int in, int out,
-              bool accumulate)
-{
-  TimedBackend *tb = (TimedBackend *) b;
-  gint64 t0 = g_get_monotonic_time ();
-  ScStatus st = tb->inner->ops->matmul (tb->inner, y, x, w, n, in, out, accumulate);
-  tb->matmul_s += (g_get_monotonic_time () - t0) / 1e6;
-  tb->matmul_flops += 2.0 * n * in * out;
-  return st;
-}
-
-static ScStatus
-timed_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                 const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
-                 const uint8_t *key_mask, const float *head_scale)
-{
-  TimedBackend *tb = (TimedBackend *) b;
-  gint64 t0 = g_get_monotonic_time ();
-  ScStatus st = tb->inner->ops->attention (tb->inner, out, probs, q, k, v, n_q, n_k, n_heads,
-                                           n_kv, d, scale, key_mask, head_scale);
-  tb->attention_s += (g_get_monotonic_time () - t0) / 1e6;
-  return st;
-}
-
-static void
-timed_destroy (ScBackend *b)
-{
-  /* the inner backend is freed by the caller */
-}
-
-static void
-timed_backend_init (TimedBackend *tb, ScBackend *inner)
-{
-  tb->inner = inner;
-  tb->ops = *inner->ops;
-  tb->ops.matmul = timed_matmul;
-  tb->ops.attention = timed_attention;
-  tb->ops.destroy = timed_destroy;
-  tb->base.ops = &tb->ops;
-  tb->base.n_threads = inner->n_threads;
-  memcpy (tb->base.description, inner->description, sizeof tb->base.description);
-}
 
 /* Capture to memory: every head copied into one preallocated (L, H, n, n) block. */
 typedef struct {
@@ -216,7 +161,6 @@ saccade_cmd_bench (int argc, char **argv)
   g_autofree BenchRow *rows = NULL;
   const ScModelInfo *in;
   ScBackend *inner = NULL;
-  TimedBackend tb = { 0 };
   ScSession *session = NULL;
   ScModel *model = NULL;
   ScError err = { 0 };
@@ -262,8 +206,7 @@ saccade_cmd_bench (int argc, char **argv)
 
   if ((inner = saccade_cli_backend (&common, &error)) == NULL)
     goto fail_bench;
-  timed_backend_init (&tb, inner);
-  if (sc_session_new (model, &tb.base, &session, &err) != SC_OK)
+  if (sc_session_new (model, inner, &session, &err) != SC_OK)
     {
       saccade_set_error_from_sc (&error, &err);
       goto fail_bench;
@@ -275,7 +218,8 @@ saccade_cmd_bench (int argc, char **argv)
       const int n = rows[r].n;
       MemCapture mc = { NULL, (int) in->n_heads, (size_t) n * n };
       ScObserver obs = { NULL, mem_observe, &mc };
-      ScForwardOptions off = { 0 }, mem = { .observer = &obs };
+      ScForwardStats stats = { 0 };
+      ScForwardOptions off = { .stats = &stats }, mem = { .observer = &obs };
       g_autofree double *t_off = g_new (double, reps), *t_mem = g_new (double, reps),
                         *gf = g_new (double, reps), *mm = g_new (double, reps),
                         *at = g_new (double, reps);
@@ -299,12 +243,12 @@ saccade_cmd_bench (int argc, char **argv)
       for (i = 0; i < reps; i++)
         {
           gint64 t0 = g_get_monotonic_time ();
-          tb.matmul_s = tb.matmul_flops = tb.attention_s = 0.0;
+          memset (&stats, 0, sizeof stats);
           sc_forward (session, ids, n, &off, logits, &err);
           t_off[i] = (g_get_monotonic_time () - t0) / 1e6;
-          gf[i] = tb.matmul_flops / tb.matmul_s / 1e9;
-          mm[i] = tb.matmul_s / t_off[i];
-          at[i] = tb.attention_s / t_off[i];
+          gf[i] = stats.matmul_flops / stats.matmul_s / 1e9;
+          mm[i] = stats.matmul_s / t_off[i];
+          at[i] = stats.attention_s / t_off[i];
           t0 = g_get_monotonic_time ();
           sc_forward (session, ids, n, &mem, logits, &err);
           t_mem[i] = (g_get_monotonic_time () - t0) / 1e6;
@@ -320,7 +264,7 @@ saccade_cmd_bench (int argc, char **argv)
       g_free (mc.store);
     }
   sc_session_free (session);
-  sc_backend_free (inner);
+  session = NULL;
 
   if (peer)
     run_peer (saccade_cli_model_path (&common), common.threads, reps, rows, n_rows, &peer_version);
@@ -335,7 +279,7 @@ saccade_cmd_bench (int argc, char **argv)
       JI ("reps", reps);
       JD ("sgemm_peak_gflops", peak);
       json_builder_set_member_name (b, "backend");
-      json_builder_add_string_value (b, tb.base.description);
+      json_builder_add_string_value (b, inner->description);
       json_builder_set_member_name (b, "sizes");
       json_builder_begin_array (b);
       for (r = 0; r < n_rows; r++)
@@ -365,7 +309,7 @@ saccade_cmd_bench (int argc, char **argv)
   else
     {
       printf ("%s, %d thread%s, median of %d runs; sgemm peak %.1f GFLOP/s\n",
-              tb.base.description, common.threads, common.threads == 1 ? "" : "s", reps, peak);
+              inner->description, common.threads, common.threads == 1 ? "" : "s", reps, peak);
       if (peer_version != NULL)
         printf ("peer: llama.cpp via llama-cpp-python %s\n", peer_version);
       printf ("    n  tok/s(no capture)  tok/s(capture)  overhead  proj GFLOP/s  time in proj/attn"
@@ -381,6 +325,7 @@ saccade_cmd_bench (int argc, char **argv)
           printf ("\n");
         }
     }
+  sc_backend_free (inner);
   sc_model_free (model);
   return 0;
 

@@ -15,12 +15,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "sc-blas.h"
 #include "sc-math.h"
+#include "sc-pool.h"
+
+/* The CPU backends' state: the public part and the pool that runs their loops. */
+typedef struct {
+  ScBackend base;
+  ScPool *pool;
+} CpuBackend;
+
+static ScPool *
+pool_of (ScBackend *b)
+{
+  return ((CpuBackend *) b)->pool;
+}
+
+/* Rows [first, last) of task @t when @n rows are split into @n_tasks even chunks. */
+static void
+chunk (int n, int n_tasks, int t, int *first, int *last)
+{
+  *first = (int) ((long long) n * t / n_tasks);
+  *last = (int) ((long long) n * (t + 1) / n_tasks);
+}
+
+/* How many tasks to split @n rows of @row_cost units into: one per thread when the whole
+ * is worth waking them for (~64k units, a few microseconds of work), else one. */
+static int
+n_tasks_for (ScBackend *b, int n, double row_cost)
+{
+  int threads = sc_pool_n_threads (pool_of (b));
+  if (threads <= 1 || n < 2 || n * row_cost < 65536.0)
+    return 1;
+  return n < threads ? n : threads;
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* Shared ops                                                                             */
@@ -78,81 +106,123 @@ cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids, 
 
 /* RMSNorm with the sum of squares in double, as ggml does (ggml_float). Shared: the
  * reduction order is the only freedom and double makes it irrelevant at float precision. */
+typedef struct {
+  float *y;
+  const float *x, *w;
+  int n, dim, n_tasks;
+  float eps;
+} RmsJob;
+
+static void
+rmsnorm_task (void *ctx, int t)
+{
+  const RmsJob *j = ctx;
+  int i, first, last;
+
+  chunk (j->n, j->n_tasks, t, &first, &last);
+  for (i = first; i < last; i++)
+    {
+      const float *xr = j->x + (size_t) i * j->dim;
+      float *yr = j->y + (size_t) i * j->dim;
+      double ss = 0.0;
+      float scale;
+      int c;
+
+      for (c = 0; c < j->dim; c++)
+        ss += (double) xr[c] * xr[c];
+      scale = (float) (1.0 / sqrt (ss / j->dim + (double) j->eps));
+      for (c = 0; c < j->dim; c++)
+        yr[c] = xr[c] * scale * j->w[c];
+    }
+}
+
 static ScStatus
 cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w, int n, int dim, float eps)
 {
-  int i;
+  RmsJob j = { y, x, w, n, dim, n_tasks_for (b, n, dim), eps };
 
-#pragma omp parallel for num_threads(b->n_threads) if (n > 16)
-  for (i = 0; i < n; i++)
-    {
-      const float *xr = x + (size_t) i * dim;
-      float *yr = y + (size_t) i * dim;
-      double ss = 0.0;
-      float scale;
-      int j;
-
-      for (j = 0; j < dim; j++)
-        ss += (double) xr[j] * xr[j];
-      scale = (float) (1.0 / sqrt (ss / dim + (double) eps));
-      for (j = 0; j < dim; j++)
-        yr[j] = xr[j] * scale * w[j];
-    }
+  sc_pool_run (pool_of (b), j.n_tasks, rmsnorm_task, &j);
   return SC_OK;
 }
 
 /* Angles are computed in double (pos * base^(-2j/n_rot)) and rounded once, so the error
  * does not grow with the position the way repeated float multiplication does. */
+typedef struct {
+  float *x;
+  const float *cs; /* (n, n_rot/2, 2) cos, sin */
+  int n, n_heads, head_dim, half, n_tasks;
+} RopeJob;
+
+static void
+rope_task (void *ctx, int t)
+{
+  const RopeJob *j = ctx;
+  int i, h, c, first, last;
+
+  chunk (j->n, j->n_tasks, t, &first, &last);
+  for (i = first; i < last; i++)
+    for (h = 0; h < j->n_heads; h++)
+      {
+        float *xh = j->x + ((size_t) i * j->n_heads + h) * j->head_dim;
+        for (c = 0; c < j->half; c++)
+          {
+            const float *cs = j->cs + ((size_t) i * j->half + c) * 2;
+            sc_rope_rotate_pair (&xh[2 * c], &xh[2 * c + 1], cs[0], cs[1]);
+          }
+      }
+}
+
 static ScStatus
 cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
           float base)
 {
-  const int half = n_rot / 2;
+  RopeJob j = { x, NULL, n, n_heads, head_dim, n_rot / 2,
+                n_tasks_for (b, n, (double) n_heads * head_dim) };
   float *cs;
-  int i;
+  int i, c;
 
-  cs = malloc ((size_t) n * half * 2 * sizeof *cs);
+  cs = malloc ((size_t) n * j.half * 2 * sizeof *cs);
   if (cs == NULL)
     return SC_ERR_NOMEM;
   for (i = 0; i < n; i++)
-    {
-      int j;
-      for (j = 0; j < half; j++)
-        {
-          double theta = (double) (pos0 + i) * pow ((double) base, -2.0 * j / n_rot);
-          cs[((size_t) i * half + j) * 2] = (float) cos (theta);
-          cs[((size_t) i * half + j) * 2 + 1] = (float) sin (theta);
-        }
-    }
-#pragma omp parallel for num_threads(b->n_threads) if (n > 16)
-  for (i = 0; i < n; i++)
-    {
-      int h, j;
-      for (h = 0; h < n_heads; h++)
-        {
-          float *xh = x + (size_t) i * n_heads * head_dim + (size_t) h * head_dim;
-          for (j = 0; j < half; j++)
-            {
-              const float *c = cs + ((size_t) i * half + j) * 2;
-              sc_rope_rotate_pair (&xh[2 * j], &xh[2 * j + 1], c[0], c[1]);
-            }
-        }
-    }
+    for (c = 0; c < j.half; c++)
+      {
+        double theta = (double) (pos0 + i) * pow ((double) base, -2.0 * c / n_rot);
+        cs[((size_t) i * j.half + c) * 2] = (float) cos (theta);
+        cs[((size_t) i * j.half + c) * 2 + 1] = (float) sin (theta);
+      }
+  j.cs = cs;
+  sc_pool_run (pool_of (b), j.n_tasks, rope_task, &j);
   free (cs);
   return SC_OK;
+}
+
+typedef struct {
+  float *y;
+  const float *gate, *up;
+  size_t n;
+  int n_tasks;
+} SwigluJob;
+
+static void
+swiglu_task (void *ctx, int t)
+{
+  const SwigluJob *j = ctx;
+  size_t i, first = j->n * t / j->n_tasks, last = j->n * (t + 1) / j->n_tasks;
+
+  for (i = first; i < last; i++)
+    {
+      float g = j->gate[i];
+      j->y[i] = g / (1.0f + expf (-g)) * j->up[i];
+    }
 }
 
 static ScStatus
 cpu_swiglu (ScBackend *b, float *y, const float *gate, const float *up, size_t n)
 {
-  size_t i;
+  SwigluJob j = { y, gate, up, n, n_tasks_for (b, (int) (n / 1024 + 1), 1024.0 * 8) };
 
-#pragma omp parallel for num_threads(b->n_threads) if (n > 65536)
-  for (i = 0; i < n; i++)
-    {
-      float g = gate[i];
-      y[i] = g / (1.0f + expf (-g)) * up[i];
-    }
+  sc_pool_run (pool_of (b), j.n_tasks, swiglu_task, &j);
   return SC_OK;
 }
 
@@ -317,41 +387,96 @@ blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int 
   return SC_OK;
 }
 
+/* The attention op's arguments, shared by its per-head tasks. */
+typedef struct {
+  float *out, *probs;
+  const float *q, *k, *v;
+  int n_q, n_k, n_heads, n_kv, d;
+  float scale;
+  const uint8_t *key_mask;
+  const float *head_scale;
+  const float *kt; /* (n_kv, d, n_k): each KV head's keys, transposed */
+} AttnJob;
+
+/* One head, written as vector loops the compiler turns into SIMD without reassociating a
+ * float reduction (so results do not depend on -ffast-math):
+ *   1. with K_g^T (d, n_k) transposed by the caller, a query row's scores are d AXPYs over
+ *      the contiguous keys it may see: s[0..p] += q[c] * Kt[c][0..p];
+ *   2. masked softmax of the row;
+ *   3. o[0..d] = head_scale * sum_{j<=p} P[j] * V_g[j][0..d], AXPYs over contiguous rows.
+ * Only the causal triangle is computed (half of a full product). The kernel uses no BLAS:
+ * OpenBLAS's OpenMP build must not be entered from several of our threads at once. */
+static void
+attention_head_task (void *ctx, int h)
+{
+  const AttnJob *j = ctx;
+  const int g = h / (j->n_heads / j->n_kv), first = j->n_k - j->n_q, d = j->d;
+  const size_t qs = (size_t) j->n_heads * d, kvs = (size_t) j->n_kv * d;
+  const float hs = j->head_scale != NULL ? j->head_scale[h] : 1.0f;
+  const float *kt = j->kt + (size_t) g * d * j->n_k;
+  int i, c, key;
+
+  for (i = 0; i < j->n_q; i++)
+    {
+      const int p = first + i;
+      const float *restrict qi = j->q + i * qs + (size_t) h * d;
+      float *restrict row = j->probs + ((size_t) h * j->n_q + i) * j->n_k;
+      float *restrict oi = j->out + i * qs + (size_t) h * d;
+
+      for (key = 0; key <= p; key++)
+        row[key] = 0.0f;
+      for (c = 0; c < d; c++)
+        {
+          const float qc = qi[c] * j->scale;
+          const float *restrict ktc = kt + (size_t) c * j->n_k;
+          for (key = 0; key <= p; key++)
+            row[key] += qc * ktc[key];
+        }
+      /* 2. */
+      softmax_row (row, p, j->n_k, j->key_mask);
+      /* 3. */
+      for (c = 0; c < d; c++)
+        oi[c] = 0.0f;
+      for (key = 0; key <= p; key++)
+        {
+          const float w = row[key] * hs;
+          const float *restrict vj = j->v + key * kvs + (size_t) g * d;
+          if (w == 0.0f)
+            continue;
+          for (c = 0; c < d; c++)
+            oi[c] += w * vj[c];
+        }
+    }
+}
+
 static ScStatus
 blas_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
                 const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
                 const uint8_t *key_mask, const float *head_scale)
 {
-  const int group = n_heads / n_kv, first = n_k - n_q;
-  const int qs = n_heads * d, kvs = n_kv * d;
-  int h;
-
-  /* Heads are independent: one OpenMP thread per head, single-threaded BLAS inside; a
-   * decode step's few multiply-adds stay on one thread. */
+  AttnJob j = { out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, scale, key_mask, head_scale,
+                NULL };
+  /* Heads are independent: one pool task per head; a decode step's few multiply-adds
+   * stay on the calling thread. */
   const bool parallel = (double) n_q * n_k * d * n_heads >= 4e6;
+  const size_t kvs = (size_t) n_kv * d;
+  float *kt = malloc ((size_t) n_kv * d * n_k * sizeof *kt);
+  int g, c, key;
 
-  sc_blas_set_threads (1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(b->n_threads) if (parallel)
-  for (h = 0; h < n_heads; h++)
-    {
-      const int g = h / group;
-      const float hs = head_scale != NULL ? head_scale[h] : 1.0f;
-      float *p = probs + (size_t) h * n_q * n_k;
-      int i;
-
-      /* 1. S (n_q, n_k) = scale * Q_h (n_q, d) . K_g^T; lda/ldb stride over the interleaved
-       *    heads. The causal upper triangle is computed and then overwritten: one sgemm is
-       *    still faster than n_q dot-product calls at the sizes we run. */
-      sc_sgemm (true, n_q, n_k, d, scale, q + (size_t) h * d, qs, k + (size_t) g * d, kvs, 0.0f,
-                p, n_k);
-      /* 2. masked softmax per row */
-      for (i = 0; i < n_q; i++)
-        softmax_row (p + (size_t) i * n_k, first + i, n_k, key_mask);
-      /* 3. O_h (n_q, d) = head_scale * P (n_q, n_k) . V_g (n_k, d) */
-      sc_sgemm (false, n_q, d, n_k, hs, p, n_k, v + (size_t) g * d, kvs, 0.0f,
-                out + (size_t) h * d, qs);
-    }
-  sc_blas_set_threads (b->n_threads);
+  if (kt == NULL)
+    return SC_ERR_NOMEM;
+  /* Kt[g] (d, n_k) = K_g^T, once per KV head (each serves n_heads / n_kv query heads) */
+  for (g = 0; g < n_kv; g++)
+    for (key = 0; key < n_k; key++)
+      for (c = 0; c < d; c++)
+        kt[((size_t) g * d + c) * n_k + key] = k[key * kvs + (size_t) g * d + c];
+  j.kt = kt;
+  if (parallel)
+    sc_pool_run (pool_of (b), n_heads, attention_head_task, &j);
+  else
+    for (int h = 0; h < n_heads; h++)
+      attention_head_task (&j, h);
+  free (kt);
   return SC_OK;
 }
 
@@ -360,6 +485,7 @@ blas_attention (ScBackend *b, float *out, float *probs, const float *q, const fl
 static void
 cpu_destroy (ScBackend *b)
 {
+  sc_pool_free (pool_of (b));
   free (b);
 }
 
@@ -399,44 +525,51 @@ static const ScBackendOps cpu_ref_ops = {
   .copy = cpu_copy,
 };
 
+static CpuBackend *
+cpu_backend_alloc (const ScBackendOps *ops, int n_threads, ScError *err)
+{
+  CpuBackend *cb = calloc (1, sizeof *cb);
+
+  if (cb != NULL && (cb->pool = sc_pool_new (n_threads)) == NULL)
+    {
+      free (cb);
+      cb = NULL;
+    }
+  if (cb == NULL)
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "out of memory or threads for the CPU backend");
+      return NULL;
+    }
+  cb->base.ops = ops;
+  cb->base.n_threads = sc_pool_n_threads (cb->pool);
+  return cb;
+}
+
 ScBackend *
 sc_backend_cpu_new (int n_threads, ScError *err)
 {
-  ScBackend *b;
+  CpuBackend *cb;
 
   if (sc_blas_init (err) != SC_OK)
     return NULL;
-  b = calloc (1, sizeof *b);
-  if (b == NULL)
-    {
-      sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-      return NULL;
-    }
-#ifdef _OPENMP
-  if (n_threads <= 0)
-    n_threads = omp_get_num_procs ();
-#endif
-  if (n_threads <= 0)
-    n_threads = 1;
-  b->ops = &cpu_ops;
-  b->n_threads = n_threads;
-  sc_blas_set_threads (n_threads);
-  snprintf (b->description, sizeof b->description, "CPU, %d thread%s, %s", n_threads,
-            n_threads == 1 ? "" : "s", sc_blas_describe ());
-  return b;
+  if ((cb = cpu_backend_alloc (&cpu_ops, n_threads, err)) == NULL)
+    return NULL;
+  sc_blas_set_threads (cb->base.n_threads);
+  snprintf (cb->base.description, sizeof cb->base.description, "CPU, %d thread%s, %s",
+            cb->base.n_threads, cb->base.n_threads == 1 ? "" : "s", sc_blas_describe ());
+  return &cb->base;
 }
 
 ScBackend *
 sc_backend_cpu_ref_new (void)
 {
-  ScBackend *b = calloc (1, sizeof *b);
+  CpuBackend *cb = cpu_backend_alloc (&cpu_ref_ops, 1, NULL);
 
-  if (b == NULL)
+  if (cb == NULL)
     return NULL;
-  b->ops = &cpu_ref_ops;
-  b->n_threads = 1;
-  snprintf (b->description, sizeof b->description, "CPU reference (scalar, double accumulation)");
-  return b;
+  snprintf (cb->base.description, sizeof cb->base.description,
+            "CPU reference (scalar, double accumulation)");
+  return &cb->base;
 }
 
 void

@@ -58,7 +58,15 @@ load (void)
   StrFn corename = NULL, config = NULL;
   size_t i;
 
-  /* The variable is read by OpenBLAS's constructor; set it only for the load. */
+  /* OpenBLAS's OpenMP build brings libgomp, whose workers by default spin ~300k rounds
+   * after each parallel region: on a busy 2-core machine a spinning worker takes the core
+   * its peer needs. Unless the user chose a policy, spin briefly (GOMP_SPINCOUNT, in
+   * rounds of a pause instruction, ~10 us) and then sleep. Both variables are read once,
+   * by the constructors that run inside dlopen(); we set them only for the load. */
+  const bool set_spin = getenv ("OMP_WAIT_POLICY") == NULL && getenv ("GOMP_SPINCOUNT") == NULL;
+
+  if (set_spin)
+    setenv ("GOMP_SPINCOUNT", "10000", 1);
   if (core != NULL)
     setenv ("OPENBLAS_CORETYPE", core, 1);
   for (i = 0; i < sizeof candidates / sizeof candidates[0] && blas.handle == NULL; i++)
@@ -66,6 +74,8 @@ load (void)
       loaded = candidates[i];
   if (core != NULL)
     unsetenv ("OPENBLAS_CORETYPE");
+  if (set_spin)
+    unsetenv ("GOMP_SPINCOUNT");
   if (blas.handle == NULL)
     {
       snprintf (blas.error, sizeof blas.error,

@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
   const float *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w_gate, *w_up, *w_down;
@@ -355,6 +356,30 @@ observe_layer (ScSession *s, const ScObserver *obs, int l, int n_q, int n_k, ScE
   return SC_OK;
 }
 
+static double
+now_s (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A projection, clocked when @stats is given. */
+static ScStatus
+matmul (ScBackend *b, ScForwardStats *stats, float *y, const float *x, const float *w, int n,
+        int in, int out, bool accumulate)
+{
+  double t0 = stats != NULL ? now_s () : 0.0;
+  ScStatus st = b->ops->matmul (b, y, x, w, n, in, out, accumulate);
+
+  if (stats != NULL)
+    {
+      stats->matmul_s += now_s () - t0;
+      stats->matmul_flops += 2.0 * n * in * out;
+    }
+  return st;
+}
+
 #define TRY(expr)                                                                             \
   do                                                                                          \
     {                                                                                         \
@@ -383,6 +408,8 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   const int past = opt->n_past, nq = n - past; /* rows computed by this call */
   const size_t nE = (size_t) nq * E;
   ScBackend *b = s->b;
+  const double t_start = opt->stats != NULL ? now_s () : 0.0;
+  double t_attn;
   ScStatus st;
   int l, first_row, n_out;
 
@@ -414,25 +441,28 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
 
       /* attention block; new keys and values go to cache rows past..n */
       TRY (b->ops->rmsnorm (b, s->h, s->x, w->attn_norm, nq, E, in->norm_eps));
-      TRY (b->ops->matmul (b, s->q, s->h, w->wq, nq, E, Q, false));
-      TRY (b->ops->matmul (b, kl + (size_t) past * KV, s->h, w->wk, nq, E, KV, false));
-      TRY (b->ops->matmul (b, vl + (size_t) past * KV, s->h, w->wv, nq, E, KV, false));
+      TRY (matmul (b, opt->stats, s->q, s->h, w->wq, nq, E, Q, false));
+      TRY (matmul (b, opt->stats, kl + (size_t) past * KV, s->h, w->wk, nq, E, KV, false));
+      TRY (matmul (b, opt->stats, vl + (size_t) past * KV, s->h, w->wv, nq, E, KV, false));
       TRY (b->ops->rope (b, s->q, nq, H, d, (int) in->n_rot, past, in->rope_base));
       TRY (b->ops->rope (b, kl + (size_t) past * KV, nq, Hkv, d, (int) in->n_rot, past,
                          in->rope_base));
+      t_attn = opt->stats != NULL ? now_s () : 0.0;
       TRY (b->ops->attention (b, s->o, s->probs, s->q, kl, vl, nq, n, H, Hkv, d, in->attn_scale,
                               iv != NULL ? iv->token_mask : NULL, hs));
+      if (opt->stats != NULL)
+        opt->stats->attention_s += now_s () - t_attn;
       if (opt->observer != NULL
           && (st = observe_layer (s, opt->observer, l, nq, n, err)) != SC_OK)
         return st;
-      TRY (b->ops->matmul (b, s->x, s->o, w->wo, nq, Q, E, true));
+      TRY (matmul (b, opt->stats, s->x, s->o, w->wo, nq, Q, E, true));
 
       /* feed-forward block */
       TRY (b->ops->rmsnorm (b, s->h, s->x, w->ffn_norm, nq, E, in->norm_eps));
-      TRY (b->ops->matmul (b, s->gate, s->h, w->w_gate, nq, E, F, false));
-      TRY (b->ops->matmul (b, s->up, s->h, w->w_up, nq, E, F, false));
+      TRY (matmul (b, opt->stats, s->gate, s->h, w->w_gate, nq, E, F, false));
+      TRY (matmul (b, opt->stats, s->up, s->h, w->w_up, nq, E, F, false));
       TRY (b->ops->swiglu (b, s->gate, s->gate, s->up, (size_t) nq * F));
-      TRY (b->ops->matmul (b, s->x, s->gate, w->w_down, nq, F, E, true));
+      TRY (matmul (b, opt->stats, s->x, s->gate, w->w_down, nq, F, E, true));
 
       if (opt->progress != NULL && !opt->progress (opt->progress_user, l + 1, L))
         return sc_error_set (err, SC_ERR_CANCELLED, "cancelled after layer %d", l);
@@ -461,8 +491,10 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   n_out = nq - first_row;
   TRY (b->ops->rmsnorm (b, s->h, s->x + (size_t) first_row * E, s->output_norm, n_out, E,
                         in->norm_eps));
-  TRY (b->ops->matmul (b, s->logits_dev, s->h, s->output, n_out, E, V, false));
+  TRY (matmul (b, opt->stats, s->logits_dev, s->h, s->output, n_out, E, V, false));
   if (logits != NULL)
     TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_out * V, err));
+  if (opt->stats != NULL)
+    opt->stats->total_s += now_s () - t_start;
   return SC_OK;
 }

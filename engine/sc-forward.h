@@ -48,6 +48,15 @@ typedef struct {
 /* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */
 typedef bool (*ScProgressFn) (void *user, int layers_done, int n_layers);
 
+/* Where a run's time went (sc_forward adds to it; the caller zeroes it). Clocks are read
+ * only when the caller asks, and only around whole ops. */
+typedef struct {
+  double matmul_s;     /* projections and the vocabulary projection */
+  double matmul_flops; /* 2 * n * in * out per projection */
+  double attention_s;  /* scores, softmax, weighted values */
+  double total_s;
+} ScForwardStats;
+
 typedef struct {
   const ScIntervention *intervention; /* NULL = none */
   const ScObserver *observer;         /* NULL = none */
@@ -59,6 +68,7 @@ typedef struct {
                                        * with keep_kv; compute only ids[n_past..n) */
   ScProgressFn progress;
   void *progress_user;
+  ScForwardStats *stats;              /* NULL = not measured */
 } ScForwardOptions;
 
 typedef struct ScSession ScSession;

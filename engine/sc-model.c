@@ -9,10 +9,12 @@
 #include "sc-model.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sc-pool.h"
 #include "sc-quant.h"
 
 /* Upper bounds on hyperparameters: far beyond any model this tool can run in memory, low
@@ -196,6 +198,27 @@ dequant_job (const DequantJob *job, ScError *err)
   return SC_OK;
 }
 
+typedef struct {
+  const DequantJob *jobs;
+  ScError first_error;
+  pthread_mutex_t lock;
+} DequantAll;
+
+static void
+dequant_task (void *ctx, int t)
+{
+  DequantAll *all = ctx;
+  ScError e = { SC_OK, "" };
+
+  if (dequant_job (&all->jobs[t], &e) != SC_OK)
+    {
+      pthread_mutex_lock (&all->lock);
+      if (all->first_error.status == SC_OK)
+        all->first_error = e;
+      pthread_mutex_unlock (&all->lock);
+    }
+}
+
 static ScStatus
 load_weights (ScModel *m, int n_threads, ScError *err)
 {
@@ -210,7 +233,6 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   size_t n_jobs = 0;
   uint32_t l;
   ScStatus st = SC_OK;
-  int64_t j;
 
   /* 3. look every tensor up and check its shape */
   jobs = calloc ((size_t) in->n_layers * 9 + 3, sizeof *jobs);
@@ -277,29 +299,26 @@ load_weights (ScModel *m, int n_threads, ScError *err)
 #undef JOB
 #undef TAKE
 
-  /* 4. dequantize, in parallel over tensors (big ones first would balance better; the
-   *    vocabulary matrix is first in the list, which is what matters). */
+  /* 4. dequantize, in parallel over tensors (the vocabulary matrix, the largest, is
+   *    first in the list, which is what balancing needs). */
   {
-    int failed = 0;
-    ScError job_err = { SC_OK, "" };
-#pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads > 0 ? n_threads : 2)
-    for (j = 0; j < (int64_t) n_jobs; j++)
+    DequantAll all = { jobs, { SC_OK, "" }, PTHREAD_MUTEX_INITIALIZER };
+    ScPool *pool = sc_pool_new (n_threads);
+
+    if (pool == NULL)
       {
-        ScError e = { SC_OK, "" };
-        int seen;
-        if (dequant_job (&jobs[j], &e) != SC_OK)
-          {
-#pragma omp atomic capture
-            seen = failed++;
-            if (seen == 0)
-              job_err = e;
-          }
+        st = sc_error_set (err, SC_ERR_NOMEM, "cannot start threads to load the weights");
+        goto out;
       }
-    if (failed)
+    sc_pool_run (pool, (int) n_jobs, dequant_task, &all);
+    sc_pool_free (pool);
+    pthread_mutex_destroy (&all.lock);
+    if (all.first_error.status != SC_OK)
       {
-        st = job_err.status;
+        st = all.first_error.status;
         if (err != NULL)
-          *err = job_err;
+          *err = all.first_error;
+        goto out;
       }
   }
 
