@@ -1,4 +1,5 @@
-/* saccade-cli-store.c — the capture store's verbs: capture, runs, show, export, rm.
+/* saccade-cli-store.c — the capture store's verbs capture, runs and rm, and the helpers all
+ * the store's verbs share (saccade-cli-store.h; show and export are in saccade-cli-show.c).
  *
  * Every verb takes --db FILE (default $XDG_DATA_HOME/saccade/captures.sqlite) and prints
  * human text, or JSON with --json. `capture` prints the new run's id (one per line with
@@ -8,15 +9,13 @@
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
-#include "saccade-cli.h"
+#include "saccade-cli-store.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "engine/sc-store.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* Shared                                                                                */
@@ -29,8 +28,8 @@ fail (GError *error)
   return 1;
 }
 
-static int
-fail_sc (const ScError *err)
+int
+saccade_store_cli_fail (const ScError *err)
 {
   fprintf (stderr, "saccade: %s\n", err->message[0] != '\0' ? err->message
                                                           : sc_status_name (err->status));
@@ -51,16 +50,16 @@ parse_options (GOptionContext *ctx, int *argc, char ***argv)
 }
 
 /* The database path: --db, else $XDG_DATA_HOME/saccade/captures.sqlite. Caller frees. */
-static char *
-db_path (const char *opt)
+char *
+saccade_store_cli_db_path (const char *opt)
 {
   if (opt != NULL)
     return g_strdup (opt);
   return g_build_filename (g_get_user_data_dir (), "saccade", "captures.sqlite", NULL);
 }
 
-static ScStore *
-open_db (const char *path, gboolean writable, ScError *err)
+ScStore *
+saccade_store_cli_open (const char *path, gboolean writable, ScError *err)
 {
   ScStoreOptions opt = { .writable = writable };
   ScStore *store = NULL;
@@ -81,8 +80,8 @@ open_db (const char *path, gboolean writable, ScError *err)
   return store;
 }
 
-static gboolean
-parse_run_id (const char *s, gint64 *id)
+gboolean
+saccade_store_cli_run_id (const char *s, gint64 *id)
 {
   guint64 v = 0;
 
@@ -97,8 +96,8 @@ parse_run_id (const char *s, gint64 *id)
 }
 
 /* A token's bytes for a terminal (escapes for control bytes and invalid UTF-8). */
-static char *
-piece_display (const ScStoreToken *t)
+char *
+saccade_store_cli_piece (const ScStoreToken *t)
 {
   return saccade_token_display ((const char *) t->piece, t->len);
 }
@@ -118,15 +117,15 @@ display_width (const char *s)
 }
 
 /* Prints @s left-aligned in @width terminal columns. */
-static void
-print_padded (const char *s, int width)
+void
+saccade_store_cli_print_padded (const char *s, int width)
 {
   printf ("%s%*s", s, MAX (width - display_width (s), 0), "");
 }
 
 /* Adds "piece" (when the bytes are UTF-8) and "bytes_hex" (always) to the open object. */
-static void
-json_add_piece (JsonBuilder *b, const guint8 *bytes, gsize len)
+void
+saccade_store_cli_json_piece (JsonBuilder *b, const guint8 *bytes, gsize len)
 {
   g_autofree char *hex = g_malloc (2 * len + 1);
   gsize i;
@@ -144,8 +143,8 @@ json_add_piece (JsonBuilder *b, const guint8 *bytes, gsize len)
   json_builder_add_string_value (b, hex);
 }
 
-static void
-json_add_tokens (JsonBuilder *b, const ScStoreToken *t, size_t n)
+void
+saccade_store_cli_json_tokens (JsonBuilder *b, const ScStoreToken *t, size_t n)
 {
   size_t i;
 
@@ -158,21 +157,21 @@ json_add_tokens (JsonBuilder *b, const ScStoreToken *t, size_t n)
       json_builder_add_int_value (b, (gint64) i);
       json_builder_set_member_name (b, "id");
       json_builder_add_int_value (b, t[i].id);
-      json_add_piece (b, t[i].piece, t[i].len);
+      saccade_store_cli_json_piece (b, t[i].piece, t[i].len);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
 }
 
 /* "1.2 MB" style sizes (SI units, like `saccade info`). */
-static char *
-human_bytes (guint64 bytes)
+char *
+saccade_store_cli_bytes (guint64 bytes)
 {
   return g_format_size_full (bytes, G_FORMAT_SIZE_DEFAULT);
 }
 
-static char *
-format_time (gint64 ms, gboolean iso)
+char *
+saccade_store_cli_time (gint64 ms, gboolean iso)
 {
   g_autoptr (GDateTime) utc = g_date_time_new_from_unix_utc (ms / 1000);
   g_autoptr (GDateTime) local = NULL;
@@ -200,10 +199,10 @@ text_cell (const char *text, size_t len, guint width)
   return g_string_free (s, FALSE);
 }
 
-static void
-json_add_run_info (JsonBuilder *b, const ScStoreRunInfo *r)
+void
+saccade_store_cli_json_run (JsonBuilder *b, const ScStoreRunInfo *r)
 {
-  g_autofree char *created = format_time (r->created_ms, TRUE);
+  g_autofree char *created = saccade_store_cli_time (r->created_ms, TRUE);
 
 #define JS(k, v) (json_builder_set_member_name (b, k), json_builder_add_string_value (b, v))
 #define JI(k, v) (json_builder_set_member_name (b, k), json_builder_add_int_value (b, (gint64) (v)))
@@ -232,7 +231,7 @@ json_add_run_info (JsonBuilder *b, const ScStoreRunInfo *r)
   JI ("attention_bytes", r->attention_bytes);
   json_builder_set_member_name (b, "text");
   json_builder_begin_object (b);
-  json_add_piece (b, (const guint8 *) r->text, r->text_len);
+  saccade_store_cli_json_piece (b, (const guint8 *) r->text, r->text_len);
   json_builder_end_object (b);
 #undef JS
 #undef JI
@@ -363,7 +362,7 @@ print_summary (const SaccadeHeadSummary *s, const ScStoreToken *pieces, double s
     for (h = 0; h < s->n_heads; h++)
       {
         size_t at = (size_t) l * s->n_heads + h;
-        g_autofree char *p = piece_display (&pieces[s->last_top[at]]);
+        g_autofree char *p = saccade_store_cli_piece (&pieces[s->last_top[at]]);
         printf ("%5d %4d   %6.3f %6.3f     %5.3f  %5.3f  -> %3d '%s' (%.3f)\n", l, h,
                 s->mean_entropy[at], s->last_entropy[at], s->sink[at], s->prev[at],
                 s->last_top[at], p, s->last_top_w[at]);
@@ -504,7 +503,7 @@ capture_one (CaptureCtx *c, GBytes *text, JsonBuilder *json, GError **error)
       print_summary (&sum, pieces, secs);
       if (c->store != NULL)
         {
-          g_autofree char *size = human_bytes (info.attention_bytes);
+          g_autofree char *size = saccade_store_cli_bytes (info.attention_bytes);
           printf ("stored as run %" G_GINT64_FORMAT " (%s) in %s\n", run_id, size,
                   sc_store_path (c->store));
         }
@@ -584,8 +583,8 @@ saccade_cmd_capture (int argc, char **argv)
       if (sc_store_model_identify (c.model, model_path, &ident, &err) != SC_OK)
         goto sc_fail;
       c.ident = &ident;
-      path = db_path (db_opt);
-      if ((c.store = open_db (path, TRUE, &err)) == NULL)
+      path = saccade_store_cli_db_path (db_opt);
+      if ((c.store = saccade_store_cli_open (path, TRUE, &err)) == NULL)
         goto sc_fail;
     }
   if ((backend = saccade_cli_backend (&common, &error)) == NULL)
@@ -677,7 +676,7 @@ saccade_cmd_runs (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!parse_options (ctx, &argc, &argv))
     return 2;
-  path = db_path (db_opt);
+  path = saccade_store_cli_db_path (db_opt);
   if (!g_file_test (path, G_FILE_TEST_EXISTS) && db_opt == NULL)
     {
       /* No default database yet: nothing captured, which is not an error. */
@@ -697,12 +696,12 @@ saccade_cmd_runs (int argc, char **argv)
         printf ("No runs yet (%s does not exist; `saccade capture` creates it).\n", path);
       return 0;
     }
-  if ((store = open_db (path, FALSE, &err)) == NULL)
-    return fail_sc (&err);
+  if ((store = saccade_store_cli_open (path, FALSE, &err)) == NULL)
+    return saccade_store_cli_fail (&err);
   if (sc_store_list_runs (store, &runs, &n, &err) != SC_OK)
     {
       sc_store_close (store);
-      return fail_sc (&err);
+      return saccade_store_cli_fail (&err);
     }
   for (i = 0; i < n; i++)
     total += runs[i].attention_bytes;
@@ -718,7 +717,7 @@ saccade_cmd_runs (int argc, char **argv)
       for (i = 0; i < n; i++)
         {
           json_builder_begin_object (b);
-          json_add_run_info (b, &runs[i]);
+          saccade_store_cli_json_run (b, &runs[i]);
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
@@ -729,19 +728,19 @@ saccade_cmd_runs (int argc, char **argv)
     printf ("No runs in %s.\n", path);
   else
     {
-      g_autofree char *sz = human_bytes (total);
+      g_autofree char *sz = saccade_store_cli_bytes (total);
       printf ("%5s  %-19s  %-24s %6s %6s %9s  %s\n", "run", "created (local)", "model", "tokens",
               "heads", "size", "text");
       for (i = 0; i < n; i++)
         {
           const ScStoreRunInfo *r = &runs[i];
-          g_autofree char *when = format_time (r->created_ms, FALSE);
+          g_autofree char *when = saccade_store_cli_time (r->created_ms, FALSE);
           g_autofree char *model = text_cell (r->model_name, strlen (r->model_name), 24);
           g_autofree char *text = text_cell (r->text, r->text_len, 48);
           g_autofree char *heads = g_strdup_printf ("%ux%u", r->n_layers, r->n_heads);
-          g_autofree char *size = human_bytes (r->attention_bytes);
+          g_autofree char *size = saccade_store_cli_bytes (r->attention_bytes);
           printf ("%5" G_GINT64_FORMAT "  %-19s  ", r->id, when);
-          print_padded (model, 24);
+          saccade_store_cli_print_padded (model, 24);
           printf (" %6u %6s %9s  %s\n", r->n_tokens, heads, size, text);
         }
       printf ("%zu run%s, %s of attention, in %s\n", n, n == 1 ? "" : "s", sz, path);
@@ -749,472 +748,6 @@ saccade_cmd_runs (int argc, char **argv)
   sc_store_run_list_free (runs, n);
   sc_store_close (store);
   return 0;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* show                                                                                  */
-
-typedef struct {
-  int key;
-  float w;
-} Ranked;
-
-static int
-cmp_ranked (const void *a, const void *b)
-{
-  const Ranked *x = a, *y = b;
-  if (x->w != y->w)
-    return x->w < y->w ? 1 : -1;
-  return (x->key > y->key) - (x->key < y->key); /* ties: earlier key first */
-}
-
-/* The @k largest weights of @row (@n keys), heaviest first. */
-static guint
-top_k (const float *row, guint n, guint k, Ranked *out)
-{
-  g_autofree Ranked *all = g_new (Ranked, n);
-  guint i;
-
-  for (i = 0; i < n; i++)
-    all[i] = (Ranked) { (int) i, row[i] };
-  qsort (all, n, sizeof *all, cmp_ranked);
-  k = MIN (k, n);
-  memcpy (out, all, k * sizeof *out);
-  return k;
-}
-
-int
-saccade_cmd_show (int argc, char **argv)
-{
-  gboolean json = FALSE;
-  char *db_opt = NULL;
-  int layer = -1, head = -1, k = 3;
-  GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
-    { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Show this layer's head (with --head)", "L" },
-    { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Show this head (with --layer)", "H" },
-    { "top", 'k', 0, G_OPTION_ARG_INT, &k, "Keys per query token (default 3)", "K" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN - a run's tokens and, with --layer and --head, where each token attends");
-  g_autofree char *path = NULL;
-  ScStoreRunInfo info = { 0 };
-  ScStoreToken *tokens = NULL;
-  ScStoreHead h = { 0 };
-  ScStore *store = NULL;
-  ScError err = { 0 };
-  size_t n = 0, i;
-  gint64 run;
-  gboolean with_head;
-  int rc = 0;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!parse_options (ctx, &argc, &argv))
-    return 2;
-  if (argc != 2)
-    {
-      fprintf (stderr, "saccade: show takes one run id (see `saccade runs`)\n");
-      return 2;
-    }
-  if (!parse_run_id (argv[1], &run))
-    return 2;
-  with_head = layer >= 0 || head >= 0;
-  if (with_head && (layer < 0 || head < 0))
-    {
-      fprintf (stderr, "saccade: --layer and --head go together (both >= 0)\n");
-      return 2;
-    }
-  if (k < 1)
-    {
-      fprintf (stderr, "saccade: --top must be at least 1\n");
-      return 2;
-    }
-  path = db_path (db_opt);
-  if ((store = open_db (path, FALSE, &err)) == NULL)
-    return fail_sc (&err);
-  if (sc_store_get_run (store, run, &info, &err) != SC_OK
-      || sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK
-      || (with_head && sc_store_read_head (store, run, layer, head, &h, &err) != SC_OK))
-    {
-      rc = fail_sc (&err);
-      goto out;
-    }
-
-  if (json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      g_autofree Ranked *best = g_new (Ranked, k);
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "run");
-      json_builder_begin_object (b);
-      json_add_run_info (b, &info);
-      json_builder_end_object (b);
-      json_add_tokens (b, tokens, n);
-      if (with_head)
-        {
-          json_builder_set_member_name (b, "attention");
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "layer");
-          json_builder_add_int_value (b, layer);
-          json_builder_set_member_name (b, "head");
-          json_builder_add_int_value (b, head);
-          json_builder_set_member_name (b, "kv_head");
-          json_builder_add_int_value (b, head / (int) (info.n_heads / info.n_kv_heads));
-          json_builder_set_member_name (b, "queries");
-          json_builder_begin_array (b);
-          for (i = 0; i < h.n_query; i++)
-            {
-              guint m = top_k (h.probs + i * h.n_key, h.causal ? (guint) i + 1 : h.n_key,
-                               (guint) k, best);
-              json_builder_begin_object (b);
-              json_builder_set_member_name (b, "query");
-              json_builder_add_int_value (b, (gint64) i);
-              json_builder_set_member_name (b, "top");
-              json_builder_begin_array (b);
-              for (guint j = 0; j < m; j++)
-                {
-                  json_builder_begin_object (b);
-                  json_builder_set_member_name (b, "key");
-                  json_builder_add_int_value (b, best[j].key);
-                  json_builder_set_member_name (b, "weight");
-                  json_builder_add_double_value (b, best[j].w);
-                  json_builder_end_object (b);
-                }
-              json_builder_end_array (b);
-              json_builder_end_object (b);
-            }
-          json_builder_end_array (b);
-          json_builder_end_object (b);
-        }
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
-  else
-    {
-      g_autofree char *when = format_time (info.created_ms, FALSE);
-      g_autofree char *text = saccade_token_display (info.text, info.text_len);
-      g_autofree char *size = human_bytes (info.attention_bytes);
-      printf ("Run %" G_GINT64_FORMAT ", %s: %s (%s, %u layers x %u heads), %s backend\n",
-              info.id, when, info.model_name, info.model_arch, info.n_layers, info.n_heads,
-              info.backend);
-      if (info.forward_s >= 0)
-        printf ("%u tokens, forward pass %.3f s, %s of attention\n", info.n_tokens,
-                info.forward_s, size);
-      else
-        printf ("%u tokens, %s of attention\n", info.n_tokens, size);
-      printf ("Text: %s\n\n", text);
-      if (!with_head)
-        {
-          printf ("  pos      id  piece\n");
-          for (i = 0; i < n; i++)
-            {
-              g_autofree char *p = piece_display (&tokens[i]);
-              printf ("%5zu %7d  '%s'\n", i, tokens[i].id, p);
-            }
-          printf ("\n`saccade show %" G_GINT64_FORMAT " --layer L --head H` shows where each "
-                  "token attends.\n", run);
-        }
-      else
-        {
-          g_autofree Ranked *best = g_new (Ranked, k);
-          printf ("Layer %d head %d (KV head %u): for each query token, the %d most attended "
-                  "keys\n", layer, head, head / (info.n_heads / info.n_kv_heads), k);
-          for (i = 0; i < h.n_query; i++)
-            {
-              g_autofree char *q = piece_display (&tokens[i]);
-              guint m = top_k (h.probs + i * h.n_key, h.causal ? (guint) i + 1 : h.n_key,
-                               (guint) k, best);
-              printf ("%4zu ", i);
-              print_padded (q, 14);
-              printf (" ->");
-              for (guint j = 0; j < m; j++)
-                {
-                  g_autofree char *key = piece_display (&tokens[best[j].key]);
-                  printf ("%s %d '%s' %.3f", j ? "," : "", best[j].key, key, best[j].w);
-                }
-              printf ("\n");
-            }
-        }
-    }
-out:
-  sc_store_head_clear (&h);
-  sc_store_tokens_free (tokens);
-  sc_store_run_info_clear (&info);
-  sc_store_close (store);
-  return rc;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* export                                                                                */
-
-typedef enum {
-  FORMAT_CSV,
-  FORMAT_NPY,
-  FORMAT_JSON,
-} ExportFormat;
-
-/* RFC 4180: quote a field that holds a comma, quote, CR/LF or leading/trailing space. */
-static void
-csv_field (GString *out, const char *s)
-{
-  gboolean quote = strpbrk (s, ",\"\r\n") != NULL || *s == ' '
-                   || (*s != '\0' && s[strlen (s) - 1] == ' ');
-  if (!quote)
-    {
-      g_string_append (out, s);
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (; *s != '\0'; s++)
-    {
-      if (*s == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *s);
-    }
-  g_string_append_c (out, '"');
-}
-
-/* A labelled matrix: the first row names the keys, the first column the queries, as
- * "pos:piece"; values to 9 significant digits (exact for every stored fp16). Loads with
- * pandas.read_csv (f, index_col=0) or numpy.loadtxt (f, delimiter=',', skiprows=1,
- * usecols=range (1, n + 1)). */
-static GBytes *
-export_csv (const ScStoreHead *h, const ScStoreToken *tokens)
-{
-  GString *out = g_string_new ("query\\key");
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-  guint i, j;
-
-  for (j = 0; j < h->n_key; j++)
-    {
-      g_autofree char *p = piece_display (&tokens[j]);
-      g_autofree char *label = g_strdup_printf ("%u:%s", j, p);
-      g_string_append_c (out, ',');
-      csv_field (out, label);
-    }
-  g_string_append (out, "\r\n");
-  for (i = 0; i < h->n_query; i++)
-    {
-      g_autofree char *p = piece_display (&tokens[i]);
-      g_autofree char *label = g_strdup_printf ("%u:%s", i, p);
-      csv_field (out, label);
-      for (j = 0; j < h->n_key; j++)
-        {
-          g_string_append_c (out, ',');
-          g_string_append (out, g_ascii_formatd (num, sizeof num, "%.9g",
-                                                 h->probs[(gsize) i * h->n_key + j]));
-        }
-      g_string_append (out, "\r\n");
-    }
-  return g_string_free_to_bytes (out);
-}
-
-/* NumPy's .npy format, version 1.0: the magic "\x93NUMPY", the version (1, 0), a
- * little-endian uint16 header length, a Python dict literal padded with spaces and a final
- * newline so that the data starts at a multiple of 64 bytes, then the float32 data
- * little-endian, row-major. numpy.load reads it directly. */
-static GBytes *
-export_npy (const ScStoreHead *h)
-{
-  static const char magic[] = "\x93NUMPY\x01\x00";
-  g_autofree char *dict = g_strdup_printf ("{'descr': '<f4', 'fortran_order': False, "
-                                           "'shape': (%u, %u), }", h->n_query, h->n_key);
-  const gsize prefix = sizeof magic - 1 + 2;
-  gsize header = strlen (dict) + 1; /* with the newline */
-  gsize pad = (64 - (prefix + header) % 64) % 64, i, n = (gsize) h->n_query * h->n_key;
-  GByteArray *out = g_byte_array_sized_new ((guint) (prefix + header + pad + 4 * n));
-  guint8 len_le[2];
-
-  header += pad;
-  len_le[0] = (guint8) (header & 0xff);
-  len_le[1] = (guint8) (header >> 8);
-  g_byte_array_append (out, (const guint8 *) magic, sizeof magic - 1);
-  g_byte_array_append (out, len_le, 2);
-  g_byte_array_append (out, (const guint8 *) dict, (guint) strlen (dict));
-  for (i = 0; i < pad; i++)
-    g_byte_array_append (out, (const guint8 *) " ", 1);
-  g_byte_array_append (out, (const guint8 *) "\n", 1);
-  for (i = 0; i < n; i++)
-    {
-      guint32 bits;
-      memcpy (&bits, &h->probs[i], sizeof bits);
-      bits = GUINT32_TO_LE (bits);
-      g_byte_array_append (out, (const guint8 *) &bits, 4);
-    }
-  return g_byte_array_free_to_bytes (out);
-}
-
-static GBytes *
-export_json (const ScStoreHead *h, const ScStoreToken *tokens, size_t n_tokens, gint64 run,
-             int layer, int head)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  gsize len = 0;
-  char *text;
-  guint i, j;
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "run");
-  json_builder_add_int_value (b, run);
-  json_builder_set_member_name (b, "layer");
-  json_builder_add_int_value (b, layer);
-  json_builder_set_member_name (b, "head");
-  json_builder_add_int_value (b, head);
-  json_builder_set_member_name (b, "n_query");
-  json_builder_add_int_value (b, h->n_query);
-  json_builder_set_member_name (b, "n_key");
-  json_builder_add_int_value (b, h->n_key);
-  json_builder_set_member_name (b, "causal");
-  json_builder_add_boolean_value (b, h->causal);
-  json_add_tokens (b, tokens, n_tokens);
-  json_builder_set_member_name (b, "weights");
-  json_builder_begin_array (b);
-  for (i = 0; i < h->n_query; i++)
-    {
-      json_builder_begin_array (b);
-      for (j = 0; j < h->n_key; j++)
-        json_builder_add_double_value (b, h->probs[(gsize) i * h->n_key + j]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  text = json_generator_to_data (gen, &len);
-  return g_bytes_new_take (text, len);
-}
-
-int
-saccade_cmd_export (int argc, char **argv)
-{
-  gboolean json = FALSE;
-  char *db_opt = NULL, *out_path = NULL, *format_opt = NULL;
-  int layer = -1, head = -1;
-  GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
-    { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Layer", "L" },
-    { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Head", "H" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-      "Output file; .csv, .npy or .json chooses the format (- = stdout, with --format)",
-      "FILE" },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_opt, "csv, npy or json", "FORMAT" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN --layer L --head H -o FILE - write one head's attention matrix");
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) data = NULL;
-  g_autofree char *path = NULL;
-  const char *fmt_name;
-  ExportFormat format;
-  ScStoreToken *tokens = NULL;
-  ScStoreHead h = { 0 };
-  ScStore *store = NULL;
-  ScError err = { 0 };
-  size_t n = 0;
-  gint64 run;
-  int rc = 0;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!parse_options (ctx, &argc, &argv))
-    return 2;
-  if (argc != 2 || !parse_run_id (argv[1], &run))
-    {
-      if (argc != 2)
-        fprintf (stderr, "saccade: export takes one run id (see `saccade runs`)\n");
-      return 2;
-    }
-  if (layer < 0 || head < 0 || out_path == NULL)
-    {
-      fprintf (stderr, "saccade: export needs --layer L, --head H and -o FILE\n");
-      return 2;
-    }
-  fmt_name = format_opt;
-  if (fmt_name == NULL)
-    {
-      const char *dot = strrchr (out_path, '.');
-      fmt_name = dot != NULL ? dot + 1 : "";
-    }
-  if (g_ascii_strcasecmp (fmt_name, "csv") == 0)
-    format = FORMAT_CSV;
-  else if (g_ascii_strcasecmp (fmt_name, "npy") == 0)
-    format = FORMAT_NPY;
-  else if (g_ascii_strcasecmp (fmt_name, "json") == 0)
-    format = FORMAT_JSON;
-  else
-    {
-      fprintf (stderr, "saccade: cannot tell the format of '%s': name it .csv, .npy or .json, "
-                       "or pass --format\n", out_path);
-      return 2;
-    }
-
-  path = db_path (db_opt);
-  if ((store = open_db (path, FALSE, &err)) == NULL)
-    return fail_sc (&err);
-  if (sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK
-      || sc_store_read_head (store, run, layer, head, &h, &err) != SC_OK)
-    {
-      rc = fail_sc (&err);
-      goto out;
-    }
-  if (format == FORMAT_CSV)
-    data = export_csv (&h, tokens);
-  else if (format == FORMAT_NPY)
-    data = export_npy (&h);
-  else
-    data = export_json (&h, tokens, n, run, layer, head);
-
-  if (strcmp (out_path, "-") == 0)
-    {
-      gsize len = 0;
-      const void *bytes = g_bytes_get_data (data, &len);
-      if (fwrite (bytes, 1, len, stdout) != len || fflush (stdout) != 0)
-        {
-          fprintf (stderr, "saccade: writing to stdout failed: %s\n", g_strerror (errno));
-          rc = 1;
-        }
-      goto out;
-    }
-  /* Written beside the target and renamed over it: a failed export leaves no half file. */
-  if (!g_file_set_contents (out_path, g_bytes_get_data (data, NULL),
-                            (gssize) g_bytes_get_size (data), &error))
-    {
-      rc = fail (g_steal_pointer (&error));
-      goto out;
-    }
-  if (json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "output");
-      json_builder_add_string_value (b, out_path);
-      json_builder_set_member_name (b, "format");
-      json_builder_add_string_value (b, format == FORMAT_CSV ? "csv"
-                                        : format == FORMAT_NPY ? "npy" : "json");
-      json_builder_set_member_name (b, "bytes");
-      json_builder_add_int_value (b, (gint64) g_bytes_get_size (data));
-      json_builder_set_member_name (b, "n_query");
-      json_builder_add_int_value (b, h.n_query);
-      json_builder_set_member_name (b, "n_key");
-      json_builder_add_int_value (b, h.n_key);
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
-  else
-    printf ("Wrote %s: run %" G_GINT64_FORMAT " layer %d head %d, %u x %u\n", out_path, run, layer,
-            head, h.n_query, h.n_key);
-out:
-  sc_store_head_clear (&h);
-  sc_store_tokens_free (tokens);
-  sc_store_close (store);
-  return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1251,16 +784,16 @@ saccade_cmd_rm (int argc, char **argv)
   /* Check every id before deleting anything. */
   ids = g_new (gint64, argc);
   for (i = 1; i < argc; i++)
-    if (!parse_run_id (argv[i], &ids[i]))
+    if (!saccade_store_cli_run_id (argv[i], &ids[i]))
       return 2;
-  path = db_path (db_opt);
+  path = saccade_store_cli_db_path (db_opt);
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
       fprintf (stderr, "saccade: no capture store at %s\n", path);
       return 1;
     }
-  if ((store = open_db (path, TRUE, &err)) == NULL)
-    return fail_sc (&err);
+  if ((store = saccade_store_cli_open (path, TRUE, &err)) == NULL)
+    return saccade_store_cli_fail (&err);
   /* Every run must exist before any is deleted: a typo deletes nothing. */
   for (i = 1; i < argc; i++)
     {
@@ -1268,7 +801,7 @@ saccade_cmd_rm (int argc, char **argv)
       if (sc_store_get_run (store, ids[i], &info, &err) != SC_OK)
         {
           sc_store_close (store);
-          return fail_sc (&err);
+          return saccade_store_cli_fail (&err);
         }
       sc_store_run_info_clear (&info);
     }
@@ -1283,7 +816,7 @@ saccade_cmd_rm (int argc, char **argv)
     {
       if (sc_store_delete_run (store, ids[i], &err) != SC_OK)
         {
-          rc = fail_sc (&err);
+          rc = saccade_store_cli_fail (&err);
           break;
         }
       if (b != NULL)

@@ -428,6 +428,8 @@ sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIGEST_SIZE]
   ScStatus status;
   int rc;
 
+  if (store->schema_version == 0)
+    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no models yet", store->path);
   if ((rc = sqlite3_prepare_v2 (store->db, "SELECT id FROM models WHERE sha256 = ?", -1, &st,
                                 NULL)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "looking up a model");
@@ -563,6 +565,8 @@ sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs, ScErr
 
   *runs = NULL;
   *n_runs = 0;
+  if (store->schema_version == 0)
+    return SC_OK; /* an empty file opened read-only: no tables, no runs */
   if ((rc = sqlite3_prepare_v2 (store->db, "SELECT " RUN_COLUMNS "ORDER BY r.id", -1, &st,
                                 NULL)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
@@ -607,6 +611,9 @@ sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *
   int rc;
 
   memset (out, 0, sizeof *out);
+  if (store->schema_version == 0)
+    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
+                         (long long) run_id);
   if ((rc = sqlite3_prepare_v2 (store->db, "SELECT " RUN_COLUMNS "AND r.id = ?", -1, &st,
                                 NULL)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
@@ -678,6 +685,9 @@ require_run (ScStore *store, int64_t run_id, uint32_t *n_tokens, ScError *err)
   ScStatus status;
   int rc;
 
+  if (store->schema_version == 0)
+    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
+                         (long long) run_id);
   if ((rc = sqlite3_prepare_v2 (store->db,
                                 "SELECT n_tokens FROM runs WHERE id = ? AND status = 'complete'",
                                 -1, &st, NULL)) != SQLITE_OK)
@@ -809,6 +819,8 @@ sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStore
   int rc;
 
   memset (out, 0, sizeof *out);
+  if (store->schema_version == 0)
+    return require_run (store, run_id, NULL, err);
   if ((rc = sqlite3_prepare_v2 (store->db,
                                 "SELECT a.n_query, a.n_key, a.layout, a.dtype, a.data "
                                 "FROM attention a JOIN runs r ON r.id = a.run_id "

@@ -1,9 +1,12 @@
-/* store-fake.c — deterministic fake runs for the store tests (see store-fake.h). */
+/* store-fake.c — deterministic fake runs and helpers for the store tests (see store-fake.h). */
 #include "store-fake.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/sc-math.h"
 
@@ -283,3 +286,214 @@ out:
   sc_store_run_info_clear (&info);
   return ok;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* Test helpers                                                                          */
+
+void
+store_tmp_init (StoreTmp *t)
+{
+  t->dir = g_dir_make_tmp ("sc-store-XXXXXX", NULL);
+  g_assert_nonnull (t->dir);
+  g_chmod (t->dir, 0755); /* the read-only tests run as another user */
+  t->path = g_build_filename (t->dir, "captures.sqlite", NULL);
+}
+
+static void
+remove_tree (const char *path)
+{
+  GDir *d = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  if (d != NULL)
+    {
+      while ((name = g_dir_read_name (d)) != NULL)
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+          remove_tree (child);
+        }
+      g_dir_close (d);
+      g_rmdir (path);
+    }
+  else
+    g_unlink (path);
+}
+
+void
+store_tmp_clear (StoreTmp *t)
+{
+  g_chmod (t->dir, 0755);
+  remove_tree (t->dir);
+  g_free (t->dir);
+  g_free (t->path);
+}
+
+ScStore *
+store_test_open (const char *path, gboolean writable)
+{
+  ScStoreOptions opt = { .writable = writable };
+  ScError err = { 0 };
+  ScStore *s = NULL;
+
+  if (sc_store_open (path, &opt, &s, &err) != SC_OK)
+    g_error ("opening %s: %s", path, err.message);
+  return s;
+}
+
+gint64
+store_test_capture (ScStore *s, guint64 seed, int n, gboolean causal)
+{
+  ScError err = { 0 };
+  gint64 id = store_fake_capture (s, seed, n, causal, 0, 0, &err);
+  if (id < 0)
+    g_error ("capturing seed %" G_GUINT64_FORMAT ": %s", seed, err.message);
+  return id;
+}
+
+void
+store_test_assert_run (ScStore *s, gint64 id)
+{
+  g_autofree char *why = NULL;
+  if (!store_fake_verify (s, id, &why))
+    g_error ("%s", why);
+}
+
+gint64
+store_test_raw_int (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  gint64 v = -1;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &st, NULL), ==, SQLITE_OK);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    v = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return v;
+}
+
+char *
+store_test_raw_text (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  char *v = NULL;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &st, NULL), ==, SQLITE_OK);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    v = g_strdup ((const char *) sqlite3_column_text (st, 0));
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return v;
+}
+
+void
+store_test_raw_exec (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  char *msg = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  if (sqlite3_exec (db, sql, NULL, NULL, &msg) != SQLITE_OK)
+    g_error ("%s: %s", sql, msg);
+  sqlite3_close (db);
+}
+
+/* SHA-256 of a file's bytes, or "" when it does not exist. */
+char *
+store_test_digest (const char *path)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &data, &len, NULL))
+    return g_strdup ("");
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data, len);
+}
+
+gint64
+store_test_file_size (const char *path)
+{
+  struct stat sb;
+  return stat (path, &sb) == 0 ? (gint64) sb.st_size : -1;
+}
+
+/* Asserts that opening @path (@writable) fails with @status and a message containing
+ * @needle and the path, and leaves the file's bytes as they were. */
+void
+store_test_assert_open_fails (const char *path, gboolean writable, ScStatus status, const char *needle)
+{
+  g_autofree char *before = store_test_digest (path);
+  g_autofree char *after = NULL;
+  ScStoreOptions opt = { .writable = writable };
+  ScError err = { 0 };
+  ScStore *s = NULL;
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+
+  g_assert_cmpint (sc_store_open (path, &opt, &s, &err), ==, status);
+  g_assert_null (s);
+  g_test_message ("%s open of %s: %s", writable ? "writable" : "read-only", path, err.message);
+  if (strstr (err.message, needle) == NULL)
+    g_error ("message lacks '%s': %s", needle, err.message);
+  g_assert_nonnull (strstr (err.message, path));
+  after = store_test_digest (path);
+  g_assert_cmpstr (before, ==, after);
+  g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS) && store_test_file_size (wal) > 0);
+}
+
+void
+store_test_assert_message (const ScError *err, const char *needle)
+{
+  if (strstr (err->message, needle) == NULL)
+    g_error ("message lacks '%s': %s", needle, err->message);
+}
+
+/* Builds a store of three runs and returns its page size and page count. */
+void
+store_test_three_runs (const char *path)
+{
+  ScStore *s = store_test_open (path, TRUE);
+  store_test_capture (s, 1, 64, TRUE);
+  store_test_capture (s, 2, 64, TRUE);
+  store_test_capture (s, 3, 64, TRUE);
+  sc_store_close (s);
+}
+
+/* After a failed capture: every run left reads back intact, there are @n_runs of them,
+ * the file passes its integrity check, no row of an unfinished run is left, and (when
+ * @then_capture) the store takes a new run. */
+void
+store_test_assert_nothing_lost (const char *path, size_t n_runs, gboolean then_capture)
+{
+  ScStore *s = store_test_open (path, FALSE);
+  ScStoreRunInfo *runs = NULL;
+  ScError err = { 0 };
+  size_t n = 0, i;
+  gint64 last = 0;
+
+  g_assert_cmpint (sc_store_check (s, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_list_runs (s, &runs, &n, &err), ==, SC_OK);
+  g_assert_cmpuint (n, ==, n_runs);
+  for (i = 0; i < n; i++)
+    {
+      store_test_assert_run (s, runs[i].id);
+      last = runs[i].id;
+    }
+  sc_store_run_list_free (runs, n);
+  sc_store_close (s);
+  g_assert_cmpint (store_test_raw_int (path, "SELECT count(*) FROM runs WHERE status <> 'complete'"), ==, 0);
+  g_assert_cmpint (store_test_raw_int (path, "SELECT count(*) FROM attention WHERE run_id NOT IN "
+                                  "(SELECT id FROM runs)"), ==, 0);
+  g_assert_cmpint (store_test_raw_int (path, "SELECT count(*) FROM tokens WHERE run_id NOT IN "
+                                  "(SELECT id FROM runs)"), ==, 0);
+  if (then_capture)
+    {
+      s = store_test_open (path, TRUE);
+      g_assert_cmpint (store_test_capture (s, 500, 8, TRUE), >, last);
+      sc_store_close (s);
+    }
+}
+

@@ -1,0 +1,501 @@
+/* saccade-cli-show.c — the capture store's reading verbs: show (a run's tokens and, for one
+ * head, each token's most attended keys) and export (one head as CSV, .npy or JSON).
+ * Both read through a read-only store, so they work beside a running capture and on
+ * databases in read-only folders.
+ */
+#define G_LOG_DOMAIN "saccade-cli"
+
+#include "saccade-cli-store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+fail (GError *error)
+{
+  fprintf (stderr, "saccade: %s\n", error->message);
+  g_error_free (error);
+  return 1;
+}
+
+static gboolean
+parse_options (GOptionContext *ctx, int *argc, char ***argv)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      fprintf (stderr, "saccade: %s\n", error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* show                                                                                  */
+
+typedef struct {
+  int key;
+  float w;
+} Ranked;
+
+static int
+cmp_ranked (const void *a, const void *b)
+{
+  const Ranked *x = a, *y = b;
+  if (x->w != y->w)
+    return x->w < y->w ? 1 : -1;
+  return (x->key > y->key) - (x->key < y->key); /* ties: earlier key first */
+}
+
+/* The @k largest weights of @row (@n keys), heaviest first. */
+static guint
+top_k (const float *row, guint n, guint k, Ranked *out)
+{
+  g_autofree Ranked *all = g_new (Ranked, n);
+  guint i;
+
+  for (i = 0; i < n; i++)
+    all[i] = (Ranked) { (int) i, row[i] };
+  qsort (all, n, sizeof *all, cmp_ranked);
+  k = MIN (k, n);
+  memcpy (out, all, k * sizeof *out);
+  return k;
+}
+
+int
+saccade_cmd_show (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  char *db_opt = NULL;
+  int layer = -1, head = -1, k = 3;
+  GOptionEntry entries[] = {
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
+      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Show this layer's head (with --head)", "L" },
+    { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Show this head (with --layer)", "H" },
+    { "top", 'k', 0, G_OPTION_ARG_INT, &k, "Keys per query token (default 3)", "K" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "RUN - a run's tokens and, with --layer and --head, where each token attends");
+  g_autofree char *path = NULL;
+  ScStoreRunInfo info = { 0 };
+  ScStoreToken *tokens = NULL;
+  ScStoreHead h = { 0 };
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  size_t n = 0, i;
+  gint64 run;
+  gboolean with_head;
+  int rc = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!parse_options (ctx, &argc, &argv))
+    return 2;
+  if (argc != 2)
+    {
+      fprintf (stderr, "saccade: show takes one run id (see `saccade runs`)\n");
+      return 2;
+    }
+  if (!saccade_store_cli_run_id (argv[1], &run))
+    return 2;
+  with_head = layer >= 0 || head >= 0;
+  if (with_head && (layer < 0 || head < 0))
+    {
+      fprintf (stderr, "saccade: --layer and --head go together (both >= 0)\n");
+      return 2;
+    }
+  if (k < 1)
+    {
+      fprintf (stderr, "saccade: --top must be at least 1\n");
+      return 2;
+    }
+  path = saccade_store_cli_db_path (db_opt);
+  if ((store = saccade_store_cli_open (path, FALSE, &err)) == NULL)
+    return saccade_store_cli_fail (&err);
+  if (sc_store_get_run (store, run, &info, &err) != SC_OK
+      || sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK
+      || (with_head && sc_store_read_head (store, run, layer, head, &h, &err) != SC_OK))
+    {
+      rc = saccade_store_cli_fail (&err);
+      goto out;
+    }
+
+  if (json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      g_autofree Ranked *best = g_new (Ranked, k);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "run");
+      json_builder_begin_object (b);
+      saccade_store_cli_json_run (b, &info);
+      json_builder_end_object (b);
+      saccade_store_cli_json_tokens (b, tokens, n);
+      if (with_head)
+        {
+          json_builder_set_member_name (b, "attention");
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "layer");
+          json_builder_add_int_value (b, layer);
+          json_builder_set_member_name (b, "head");
+          json_builder_add_int_value (b, head);
+          json_builder_set_member_name (b, "kv_head");
+          json_builder_add_int_value (b, head / (int) (info.n_heads / info.n_kv_heads));
+          json_builder_set_member_name (b, "queries");
+          json_builder_begin_array (b);
+          for (i = 0; i < h.n_query; i++)
+            {
+              guint m = top_k (h.probs + i * h.n_key, h.causal ? (guint) i + 1 : h.n_key,
+                               (guint) k, best);
+              json_builder_begin_object (b);
+              json_builder_set_member_name (b, "query");
+              json_builder_add_int_value (b, (gint64) i);
+              json_builder_set_member_name (b, "top");
+              json_builder_begin_array (b);
+              for (guint j = 0; j < m; j++)
+                {
+                  json_builder_begin_object (b);
+                  json_builder_set_member_name (b, "key");
+                  json_builder_add_int_value (b, best[j].key);
+                  json_builder_set_member_name (b, "weight");
+                  json_builder_add_double_value (b, best[j].w);
+                  json_builder_end_object (b);
+                }
+              json_builder_end_array (b);
+              json_builder_end_object (b);
+            }
+          json_builder_end_array (b);
+          json_builder_end_object (b);
+        }
+      json_builder_end_object (b);
+      saccade_cli_print_json (b);
+    }
+  else
+    {
+      g_autofree char *when = saccade_store_cli_time (info.created_ms, FALSE);
+      g_autofree char *text = saccade_token_display (info.text, info.text_len);
+      g_autofree char *size = saccade_store_cli_bytes (info.attention_bytes);
+      printf ("Run %" G_GINT64_FORMAT ", %s: %s (%s, %u layers x %u heads), %s backend\n",
+              info.id, when, info.model_name, info.model_arch, info.n_layers, info.n_heads,
+              info.backend);
+      if (info.forward_s >= 0)
+        printf ("%u tokens, forward pass %.3f s, %s of attention\n", info.n_tokens,
+                info.forward_s, size);
+      else
+        printf ("%u tokens, %s of attention\n", info.n_tokens, size);
+      printf ("Text: %s\n\n", text);
+      if (!with_head)
+        {
+          printf ("  pos      id  piece\n");
+          for (i = 0; i < n; i++)
+            {
+              g_autofree char *p = saccade_store_cli_piece (&tokens[i]);
+              printf ("%5zu %7d  '%s'\n", i, tokens[i].id, p);
+            }
+          printf ("\n`saccade show %" G_GINT64_FORMAT " --layer L --head H` shows where each "
+                  "token attends.\n", run);
+        }
+      else
+        {
+          g_autofree Ranked *best = g_new (Ranked, k);
+          printf ("Layer %d head %d (KV head %u): for each query token, the %d most attended "
+                  "keys\n", layer, head, head / (info.n_heads / info.n_kv_heads), k);
+          for (i = 0; i < h.n_query; i++)
+            {
+              g_autofree char *q = saccade_store_cli_piece (&tokens[i]);
+              guint m = top_k (h.probs + i * h.n_key, h.causal ? (guint) i + 1 : h.n_key,
+                               (guint) k, best);
+              printf ("%4zu ", i);
+              saccade_store_cli_print_padded (q, 14);
+              printf (" ->");
+              for (guint j = 0; j < m; j++)
+                {
+                  g_autofree char *key = saccade_store_cli_piece (&tokens[best[j].key]);
+                  printf ("%s %d '%s' %.3f", j ? "," : "", best[j].key, key, best[j].w);
+                }
+              printf ("\n");
+            }
+        }
+    }
+out:
+  sc_store_head_clear (&h);
+  sc_store_tokens_free (tokens);
+  sc_store_run_info_clear (&info);
+  sc_store_close (store);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* export                                                                                */
+
+typedef enum {
+  FORMAT_CSV,
+  FORMAT_NPY,
+  FORMAT_JSON,
+} ExportFormat;
+
+/* RFC 4180: quote a field that holds a comma, quote, CR/LF or leading/trailing space. */
+static void
+csv_field (GString *out, const char *s)
+{
+  gboolean quote = strpbrk (s, ",\"\r\n") != NULL || *s == ' '
+                   || (*s != '\0' && s[strlen (s) - 1] == ' ');
+  if (!quote)
+    {
+      g_string_append (out, s);
+      return;
+    }
+  g_string_append_c (out, '"');
+  for (; *s != '\0'; s++)
+    {
+      if (*s == '"')
+        g_string_append_c (out, '"');
+      g_string_append_c (out, *s);
+    }
+  g_string_append_c (out, '"');
+}
+
+/* A labelled matrix: the first row names the keys, the first column the queries, as
+ * "pos:piece"; values to 9 significant digits (exact for every stored fp16). Loads with
+ * pandas.read_csv (f, index_col=0) or numpy.loadtxt (f, delimiter=',', skiprows=1,
+ * usecols=range (1, n + 1)). */
+static GBytes *
+export_csv (const ScStoreHead *h, const ScStoreToken *tokens)
+{
+  GString *out = g_string_new ("query\\key");
+  char num[G_ASCII_DTOSTR_BUF_SIZE];
+  guint i, j;
+
+  for (j = 0; j < h->n_key; j++)
+    {
+      g_autofree char *p = saccade_store_cli_piece (&tokens[j]);
+      g_autofree char *label = g_strdup_printf ("%u:%s", j, p);
+      g_string_append_c (out, ',');
+      csv_field (out, label);
+    }
+  g_string_append (out, "\r\n");
+  for (i = 0; i < h->n_query; i++)
+    {
+      g_autofree char *p = saccade_store_cli_piece (&tokens[i]);
+      g_autofree char *label = g_strdup_printf ("%u:%s", i, p);
+      csv_field (out, label);
+      for (j = 0; j < h->n_key; j++)
+        {
+          g_string_append_c (out, ',');
+          g_string_append (out, g_ascii_formatd (num, sizeof num, "%.9g",
+                                                 h->probs[(gsize) i * h->n_key + j]));
+        }
+      g_string_append (out, "\r\n");
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/* NumPy's .npy format, version 1.0: the magic "\x93NUMPY", the version (1, 0), a
+ * little-endian uint16 header length, a Python dict literal padded with spaces and a final
+ * newline so that the data starts at a multiple of 64 bytes, then the float32 data
+ * little-endian, row-major. numpy.load reads it directly. */
+static GBytes *
+export_npy (const ScStoreHead *h)
+{
+  static const char magic[] = "\x93NUMPY\x01\x00";
+  g_autofree char *dict = g_strdup_printf ("{'descr': '<f4', 'fortran_order': False, "
+                                           "'shape': (%u, %u), }", h->n_query, h->n_key);
+  const gsize prefix = sizeof magic - 1 + 2;
+  gsize header = strlen (dict) + 1; /* with the newline */
+  gsize pad = (64 - (prefix + header) % 64) % 64, i, n = (gsize) h->n_query * h->n_key;
+  GByteArray *out = g_byte_array_sized_new ((guint) (prefix + header + pad + 4 * n));
+  guint8 len_le[2];
+
+  header += pad;
+  len_le[0] = (guint8) (header & 0xff);
+  len_le[1] = (guint8) (header >> 8);
+  g_byte_array_append (out, (const guint8 *) magic, sizeof magic - 1);
+  g_byte_array_append (out, len_le, 2);
+  g_byte_array_append (out, (const guint8 *) dict, (guint) strlen (dict));
+  for (i = 0; i < pad; i++)
+    g_byte_array_append (out, (const guint8 *) " ", 1);
+  g_byte_array_append (out, (const guint8 *) "\n", 1);
+  for (i = 0; i < n; i++)
+    {
+      guint32 bits;
+      memcpy (&bits, &h->probs[i], sizeof bits);
+      bits = GUINT32_TO_LE (bits);
+      g_byte_array_append (out, (const guint8 *) &bits, 4);
+    }
+  return g_byte_array_free_to_bytes (out);
+}
+
+static GBytes *
+export_json (const ScStoreHead *h, const ScStoreToken *tokens, size_t n_tokens, gint64 run,
+             int layer, int head)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  gsize len = 0;
+  char *text;
+  guint i, j;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "run");
+  json_builder_add_int_value (b, run);
+  json_builder_set_member_name (b, "layer");
+  json_builder_add_int_value (b, layer);
+  json_builder_set_member_name (b, "head");
+  json_builder_add_int_value (b, head);
+  json_builder_set_member_name (b, "n_query");
+  json_builder_add_int_value (b, h->n_query);
+  json_builder_set_member_name (b, "n_key");
+  json_builder_add_int_value (b, h->n_key);
+  json_builder_set_member_name (b, "causal");
+  json_builder_add_boolean_value (b, h->causal);
+  saccade_store_cli_json_tokens (b, tokens, n_tokens);
+  json_builder_set_member_name (b, "weights");
+  json_builder_begin_array (b);
+  for (i = 0; i < h->n_query; i++)
+    {
+      json_builder_begin_array (b);
+      for (j = 0; j < h->n_key; j++)
+        json_builder_add_double_value (b, h->probs[(gsize) i * h->n_key + j]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  text = json_generator_to_data (gen, &len);
+  return g_bytes_new_take (text, len);
+}
+
+int
+saccade_cmd_export (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  char *db_opt = NULL, *out_path = NULL, *format_opt = NULL;
+  int layer = -1, head = -1;
+  GOptionEntry entries[] = {
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
+      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Layer", "L" },
+    { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Head", "H" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+      "Output file; .csv, .npy or .json chooses the format (- = stdout, with --format)",
+      "FILE" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_opt, "csv, npy or json", "FORMAT" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "RUN --layer L --head H -o FILE - write one head's attention matrix");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) data = NULL;
+  g_autofree char *path = NULL;
+  const char *fmt_name;
+  ExportFormat format;
+  ScStoreToken *tokens = NULL;
+  ScStoreHead h = { 0 };
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  size_t n = 0;
+  gint64 run;
+  int rc = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!parse_options (ctx, &argc, &argv))
+    return 2;
+  if (argc != 2 || !saccade_store_cli_run_id (argv[1], &run))
+    {
+      if (argc != 2)
+        fprintf (stderr, "saccade: export takes one run id (see `saccade runs`)\n");
+      return 2;
+    }
+  if (layer < 0 || head < 0 || out_path == NULL)
+    {
+      fprintf (stderr, "saccade: export needs --layer L, --head H and -o FILE\n");
+      return 2;
+    }
+  fmt_name = format_opt;
+  if (fmt_name == NULL)
+    {
+      const char *dot = strrchr (out_path, '.');
+      fmt_name = dot != NULL ? dot + 1 : "";
+    }
+  if (g_ascii_strcasecmp (fmt_name, "csv") == 0)
+    format = FORMAT_CSV;
+  else if (g_ascii_strcasecmp (fmt_name, "npy") == 0)
+    format = FORMAT_NPY;
+  else if (g_ascii_strcasecmp (fmt_name, "json") == 0)
+    format = FORMAT_JSON;
+  else
+    {
+      fprintf (stderr, "saccade: cannot tell the format of '%s': name it .csv, .npy or .json, "
+                       "or pass --format\n", out_path);
+      return 2;
+    }
+
+  path = saccade_store_cli_db_path (db_opt);
+  if ((store = saccade_store_cli_open (path, FALSE, &err)) == NULL)
+    return saccade_store_cli_fail (&err);
+  if (sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK
+      || sc_store_read_head (store, run, layer, head, &h, &err) != SC_OK)
+    {
+      rc = saccade_store_cli_fail (&err);
+      goto out;
+    }
+  if (format == FORMAT_CSV)
+    data = export_csv (&h, tokens);
+  else if (format == FORMAT_NPY)
+    data = export_npy (&h);
+  else
+    data = export_json (&h, tokens, n, run, layer, head);
+
+  if (strcmp (out_path, "-") == 0)
+    {
+      gsize len = 0;
+      const void *bytes = g_bytes_get_data (data, &len);
+      if (fwrite (bytes, 1, len, stdout) != len || fflush (stdout) != 0)
+        {
+          fprintf (stderr, "saccade: writing to stdout failed: %s\n", g_strerror (errno));
+          rc = 1;
+        }
+      goto out;
+    }
+  /* Written beside the target and renamed over it: a failed export leaves no half file. */
+  if (!g_file_set_contents (out_path, g_bytes_get_data (data, NULL),
+                            (gssize) g_bytes_get_size (data), &error))
+    {
+      rc = fail (g_steal_pointer (&error));
+      goto out;
+    }
+  if (json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "output");
+      json_builder_add_string_value (b, out_path);
+      json_builder_set_member_name (b, "format");
+      json_builder_add_string_value (b, format == FORMAT_CSV ? "csv"
+                                        : format == FORMAT_NPY ? "npy" : "json");
+      json_builder_set_member_name (b, "bytes");
+      json_builder_add_int_value (b, (gint64) g_bytes_get_size (data));
+      json_builder_set_member_name (b, "n_query");
+      json_builder_add_int_value (b, h.n_query);
+      json_builder_set_member_name (b, "n_key");
+      json_builder_add_int_value (b, h.n_key);
+      json_builder_end_object (b);
+      saccade_cli_print_json (b);
+    }
+  else
+    printf ("Wrote %s: run %" G_GINT64_FORMAT " layer %d head %d, %u x %u\n", out_path, run, layer,
+            head, h.n_query, h.n_key);
+out:
+  sc_store_head_clear (&h);
+  sc_store_tokens_free (tokens);
+  sc_store_close (store);
+  return rc;
+}
+
