@@ -20,12 +20,18 @@
 #include "engine/sc-model.h"
 #include "engine/sc-tokenizer.h"
 
-/* The bound on max |Δlogit| / std(logits) against llama.cpp; the justification is in
- * docs/correctness.md: llama.cpp quantises each activation row to 8 bits (Q8_1 blocks of
- * 32, relative step ~1/127 of the block's max) before its Q4_1 and Q8_0 dot products and
- * stores K and V in fp16, while we multiply the same dequantised weights in float32. The
- * measured worst case over the fixture is recorded there; the bound leaves ~2x headroom. */
-#define LOGIT_BOUND 0.08
+/* The bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_1 file, and the
+ * margin below which a different top-1 token counts as a near-tie. llama.cpp quantises
+ * every activation row to 8 bits (Q8_1/Q8_0 blocks of 32) before its Q4_1 and Q8_0 dot
+ * products and keeps K and V in fp16; we multiply the same dequantised weights in float32.
+ * tests/reference/attention_ref.py separates the two effects: llama.cpp on an all-F32 copy
+ * of the file agrees with the float64 numpy reference to 1.5e-5 std, while numpy with
+ * ggml's rounding emulated lands 0.60 std from exact math — the same size as our measured
+ * worst case against llama.cpp (0.73 std over 64 full rows of 23 prompts). The bound keeps
+ * ~35% headroom over that; docs/correctness.md has the numbers. Against the exact numpy
+ * reference the bound is four orders of magnitude tighter (NUMPY_LOGIT_BOUND). */
+#define LOGIT_BOUND 1.0
+#define NUMPY_LOGIT_BOUND 1e-3
 
 static ScModel *model;
 static ScBackend *backend;
@@ -261,6 +267,25 @@ check_attention_fixture (ScSession *s, int max_prompts)
       g_assert_true (c.causal_ok);
       g_assert_cmpfloat (c.max_row_err, <=, 1e-5);
       g_assert_cmpfloat (c.max_err, <=, 1e-4);
+      /* the last position's logits against the reference's, exact math on both sides */
+      {
+        JsonObject *lo = json_object_get_object_member (pr, "logits_last");
+        const float *ref = (const float *) (data + json_object_get_int_member (lo, "offset"));
+        double mean = 0, var = 0, maxd = 0;
+        int k;
+        for (k = 0; k < (int) in->n_vocab; k++)
+          mean += ref[k];
+        mean /= in->n_vocab;
+        for (k = 0; k < (int) in->n_vocab; k++)
+          {
+            var += (ref[k] - mean) * (ref[k] - mean);
+            maxd = fmax (maxd, fabs (logits[k] - ref[k]));
+          }
+        maxd /= sqrt (var / in->n_vocab);
+        printf ("# logits vs numpy (%s, %s): max |dlogit|/std = %.3g\n",
+                sc_session_backend (s)->ops->name, json_object_get_string_member (pr, "name"), maxd);
+        g_assert_cmpfloat (maxd, <=, NUMPY_LOGIT_BOUND);
+      }
     }
 }
 
@@ -344,7 +369,8 @@ test_generation (void)
           int best = 0, k;
           char buf[128];
           size_t nb;
-          if (sc_forward (session, (int32_t *) ids->data, (int) ids->len, NULL, logits, &err)
+          ScForwardOptions opt = { .keep_kv = true, .n_past = step == 0 ? 0 : (int) ids->len - 1 };
+          if (sc_forward (session, (int32_t *) ids->data, (int) ids->len, &opt, logits, &err)
               != SC_OK)
             g_error ("%s", err.message);
           for (k = 1; k < V; k++)
@@ -358,9 +384,12 @@ test_generation (void)
           nb = sc_token_to_bytes (tok, best, FALSE, buf, sizeof buf);
           g_string_append_len (out, buf, (gssize) MIN (nb, sizeof buf));
         }
-      g_test_message ("%s: \"%s\" — first %d of %d generated ids identical to llama.cpp",
-                      json_object_get_string_member (ge, "name"), out->str, same, n_want_gen);
-      printf ("# generation %s: %s\n", json_object_get_string_member (ge, "name"), out->str);
+      {
+        g_autofree char *valid = g_utf8_make_valid (out->str, (gssize) out->len);
+        g_autofree char *shown = g_strescape (valid, "");
+        printf ("# generation %s: \"%s\" (first %d of %d ids as llama.cpp's)\n",
+                json_object_get_string_member (ge, "name"), shown, same, n_want_gen);
+      }
       if (is_chat && strstr (text, "capital of France") != NULL)
         {
           g_assert_nonnull (strstr (out->str, "Paris"));
