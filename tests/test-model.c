@@ -386,7 +386,13 @@ test_generation (void)
         }
       {
         g_autofree char *valid = g_utf8_make_valid (out->str, (gssize) out->len);
-        g_autofree char *shown = g_strescape (valid, "");
+        char keep[129];
+        g_autofree char *shown = NULL;
+        int b;
+        for (b = 0; b < 128; b++) /* escape control characters, keep UTF-8 as it is */
+          keep[b] = (char) (0x80 + b);
+        keep[128] = '\0';
+        shown = g_strescape (valid, keep);
         printf ("# generation %s: \"%s\" (first %d of %d ids as llama.cpp's)\n",
                 json_object_get_string_member (ge, "name"), shown, same, n_want_gen);
       }
