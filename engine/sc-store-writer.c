@@ -391,7 +391,8 @@ write_capture (ScStoreWriter *w, ScStoreCapture *cap)
       if (cap->q_count == 0)
         break;
       slot = &cap->slots[cap->q_head];
-      failed = cap->status != SC_OK;
+      /* after a failure or an abort, queued heads are only released */
+      failed = cap->status != SC_OK || cap->finish == FINISH_ABORT;
       pthread_mutex_unlock (&w->mu);
 
       if (!failed && insert_head (w, cap, slot, &e) != SC_OK)

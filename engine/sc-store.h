@@ -239,7 +239,8 @@ void sc_store_head_clear (ScStoreHead *head); /* NULL is a no-op */
 /* Deletes a run with its tokens and heads (and the scores and studies that refer to it),
  * then returns the freed pages to the file system (incremental vacuum + checkpoint). The
  * store must be writable. SC_ERR_NOT_FOUND when there is no run @run_id. Waits (up to the
- * busy timeout) while another process writes. */
+ * busy timeout) while another connection writes — another process's capture, or this
+ * store's own open capture, which holds the write lock until its commit. */
 ScStatus sc_store_delete_run (ScStore *store, int64_t run_id, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
