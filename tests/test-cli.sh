@@ -105,6 +105,29 @@ expect_fail rm-missing "$tmp/rm" "has no run 99" $rc
 "$saccade" show 3 > "$tmp/rm" 2>&1
 check rm-typo-deletes-nothing "$tmp/rm" "^Run 3, "
 
+# the real binary killed while capturing a file of sentences: the store stays whole
+printf 'One sentence.\nTwo sentences here.\nThree of them now.\nA fourth one.\nAnd five.\n' > "$tmp/five.txt"
+"$saccade" capture --db "$tmp/killed.sqlite" --file "$tmp/five.txt" > "$tmp/killed.out" 2>&1 &
+pid=$!
+sleep 2
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+"$saccade" runs --db "$tmp/killed.sqlite" --json > "$tmp/killed.json" 2>&1; rc=$?
+if [ -f "$tmp/killed.sqlite" ]; then
+  [ $rc -eq 0 ] && passes=$((passes + 1)) || { echo "FAIL: runs after a kill:"; cat "$tmp/killed.json"; fails=$((fails + 1)); }
+  if python3 -c "import sqlite3" 2>/dev/null; then
+    python3 - "$tmp/killed.sqlite" > "$tmp/killed.check" 2>&1 <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+ok = c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+ok = ok and c.execute("SELECT count(*) FROM runs WHERE status <> 'complete'").fetchone()[0] == 0
+ok = ok and c.execute("SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM attention a WHERE a.run_id = r.id) <> 270").fetchone()[0] == 0
+print("killed store ok" if ok else "killed store damaged")
+PY
+    check capture-killed "$tmp/killed.check" "^killed store ok"
+  fi
+fi
+
 # store bad input: clear messages, non-zero exit, the file untouched
 printf 'not a database, but long enough to have a header...................................................' > "$tmp/notes.txt"
 cp "$tmp/notes.txt" "$tmp/notes.orig"

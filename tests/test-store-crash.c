@@ -11,7 +11,7 @@
  *      no row of a run that did not commit is left (no partial run).
  * Half the trials slow the helper's "forward pass" (so most kills land inside a run's
  * transaction), half let it write flat out (so kills land in commits and checkpoints).
- * The number of trials is SC_STORE_CRASH_TRIALS (default 24).
+ * The number of trials is SC_STORE_CRASH_TRIALS (default 24, at least 20).
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -166,7 +166,7 @@ test_sigkill (void)
   g_autofree char *dir = g_dir_make_tmp ("sc-store-crash-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "captures.sqlite", NULL);
   const char *env = g_getenv ("SC_STORE_CRASH_TRIALS");
-  int n_trials = env != NULL ? atoi (env) : 24, t;
+  int n_trials = MAX (env != NULL ? atoi (env) : 24, 20), t; /* the issue asks for >= 20 */
   GHashTable *committed = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   GRand *rng = g_rand_new_with_seed (20240611);
   Tally tally = { 0 };
