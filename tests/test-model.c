@@ -404,6 +404,44 @@ test_generation (void)
       g_array_unref (ids);
     }
   g_assert_true (saw_paris);
+
+  /* The exact-math reference's own greedy answer (float64 numpy, no activation rounding)
+   * must be ours token for token: no near-tie rounding can excuse a difference there. */
+  {
+    g_autoptr (JsonParser) ap = NULL;
+    JsonObject *aroot = load_json ("attention-fixture.json", &ap);
+    JsonArray *rg = json_object_get_array_member (aroot, "reference_generations");
+    guint r;
+
+    g_assert_cmpuint (json_array_get_length (rg), >=, 1);
+    for (r = 0; r < json_array_get_length (rg); r++)
+      {
+        JsonObject *ge = json_array_get_object_element (rg, r);
+        g_autofree int32_t *prompt = NULL, *want = NULL;
+        GArray *ids = g_array_new (FALSE, FALSE, sizeof (int32_t));
+        int n_prompt, n_want, step;
+        ScError err = { 0 };
+
+        prompt = ids_of (json_object_get_array_member (ge, "prompt_ids"), &n_prompt);
+        want = ids_of (json_object_get_array_member (ge, "generated_ids"), &n_want);
+        g_array_append_vals (ids, prompt, (guint) n_prompt);
+        for (step = 0; step < n_want; step++)
+          {
+            ScForwardOptions opt = { .keep_kv = true,
+                                     .n_past = step == 0 ? 0 : (int) ids->len - 1 };
+            int best = 0, k;
+            if (sc_forward (session, (int32_t *) ids->data, (int) ids->len, &opt, logits, &err)
+                != SC_OK)
+              g_error ("%s", err.message);
+            for (k = 1; k < V; k++)
+              if (logits[k] > logits[best])
+                best = k;
+            g_assert_cmpint (best, ==, want[step]);
+            g_array_append_val (ids, best);
+          }
+        g_array_unref (ids);
+      }
+  }
 }
 
 /* ---- interventions ------------------------------------------------------------------ */
