@@ -334,9 +334,8 @@ commit_run (ScStoreWriter *w, ScStoreCapture *cap, double forward_s, ScError *er
 
   if (cap->n_stored != n_heads)
     return sc_error_set (err, SC_ERR_INVALID_ARG,
-                         "%s: the run has %zu of its %zu heads (%d layers x %d heads); it was "
-                         "not stored", w->store->path, cap->n_stored, n_heads, cap->n_layers,
-                         cap->n_heads);
+                         "%s: the run has %zu of its %zu heads (%d layers x %d heads)",
+                         w->store->path, cap->n_stored, n_heads, cap->n_layers, cap->n_heads);
   rc = sqlite3_prepare_v2 (w->db, "UPDATE runs SET status = 'complete', forward_ms = ?, "
                                   "capture_ms = ?, attention_bytes = ? WHERE id = ?", -1, &st,
                            NULL);
