@@ -95,6 +95,17 @@ cpu_copy (ScBackend *b, float *dst, const float *src, size_t n)
 }
 
 static ScStatus
+cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src, int rows,
+             int cols)
+{
+  int i;
+
+  for (i = 0; i < rows; i++)
+    memcpy (dst + (size_t) i * ld_dst, src + (size_t) i * ld_src, (size_t) cols * sizeof (float));
+  return SC_OK;
+}
+
+static ScStatus
 cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids, int n, int dim)
 {
   int i;
@@ -199,28 +210,32 @@ cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, i
 
 typedef struct {
   float *y;
-  const float *gate, *up;
-  size_t n;
-  int n_tasks;
+  const float *gu;
+  int n, f, n_tasks;
 } SwigluJob;
 
 static void
 swiglu_task (void *ctx, int t)
 {
   const SwigluJob *j = ctx;
-  size_t i, first = j->n * t / j->n_tasks, last = j->n * (t + 1) / j->n_tasks;
+  int i, c, first, last;
 
+  chunk (j->n, j->n_tasks, t, &first, &last);
   for (i = first; i < last; i++)
     {
-      float g = j->gate[i];
-      j->y[i] = g / (1.0f + expf (-g)) * j->up[i];
+      const float *restrict gate = j->gu + (size_t) i * 2 * j->f;
+      const float *restrict up = gate + j->f;
+      float *restrict y = j->y + (size_t) i * j->f;
+      for (c = 0; c < j->f; c++)
+        y[c] = gate[c] / (1.0f + expf (-gate[c])) * up[c];
     }
 }
 
 static ScStatus
-cpu_swiglu (ScBackend *b, float *y, const float *gate, const float *up, size_t n)
+cpu_swiglu (ScBackend *b, float *y, const float *gu, int n, int f)
 {
-  SwigluJob j = { y, gate, up, n, n_tasks_for (b, (int) (n / 1024 + 1), 1024.0 * 8) };
+  /* an expf costs ~8 of rmsnorm's multiply-adds */
+  SwigluJob j = { y, gu, n, f, n_tasks_for (b, n, 8.0 * f) };
 
   sc_pool_run (pool_of (b), j.n_tasks, swiglu_task, &j);
   return SC_OK;
@@ -505,6 +520,7 @@ static const ScBackendOps cpu_ops = {
   .swiglu = cpu_swiglu,
   .add = cpu_add,
   .copy = cpu_copy,
+  .copy_2d = cpu_copy_2d,
 };
 
 static const ScBackendOps cpu_ref_ops = {
@@ -523,6 +539,7 @@ static const ScBackendOps cpu_ref_ops = {
   .swiglu = cpu_swiglu,
   .add = cpu_add,
   .copy = cpu_copy,
+  .copy_2d = cpu_copy_2d,
 };
 
 static CpuBackend *

@@ -73,14 +73,20 @@ typedef struct {
                          const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
                          float scale, const uint8_t *key_mask, const float *head_scale);
 
-  /* y (n) = silu(gate) * up, elementwise; y may alias gate. */
-  ScStatus (*swiglu) (ScBackend *b, float *y, const float *gate, const float *up, size_t n);
+  /* y (n, f) = silu(gu[:, 0:f]) * gu[:, f:2f]: the fused gate|up projection (n, 2f) of a
+   * SwiGLU block; y must not overlap gu. */
+  ScStatus (*swiglu) (ScBackend *b, float *y, const float *gu, int n, int f);
 
   /* y (n) += x (n). */
   ScStatus (*add) (ScBackend *b, float *y, const float *x, size_t n);
 
   /* Copies n floats between backend buffers. */
   ScStatus (*copy) (ScBackend *b, float *dst, const float *src, size_t n);
+
+  /* Copies a (rows, cols) block: dst row i = src row i, with leading dimensions (floats
+   * between row starts) ld_dst and ld_src. Splits a fused projection's output. */
+  ScStatus (*copy_2d) (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src,
+                       int rows, int cols);
 } ScBackendOps;
 
 struct ScBackend {

@@ -2,13 +2,14 @@
  *
  * Per layer l, for n tokens (shapes as (rows, cols)):
  *   h     (n, E)  = rmsnorm(x) * attn_norm
- *   q     (n, Q)  = h Wq^T;  k, v (n, KV) = h Wk^T, h Wv^T      Q = H*d, KV = H_kv*d
+ *   q|k|v (n, Q+2KV) = h [Wq;Wk;Wv]^T  (one fused product)    Q = H*d, KV = H_kv*d
  *   q, k          = rope(q), rope(k)                           adjacent pairs (GGUF)
  *   P     (H, n, n) = softmax(q k^T * scale) causal, masked      -> observer
  *   o     (n, Q)  = head_scale * P v                            per head
  *   x    += o Wo^T
  *   h     (n, E)  = rmsnorm(x) * ffn_norm
- *   x    += (silu(h Wg^T) * (h Wu^T)) Wd^T                      (n, F) intermediate
+ *   g|u   (n, 2F) = h [Wg;Wu]^T  (one fused product)
+ *   x    += (silu(g) * u) Wd^T                                  (n, F) intermediate
  * then logits = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows.
  *
  * What it is not: weights loading (sc-model), the ops themselves (backends).
@@ -19,8 +20,9 @@
 #include <string.h>
 #include <time.h>
 
+/* A layer's weights as the backend sees them: Q, K, V and gate, up fused (sc-model.h). */
 typedef struct {
-  const float *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w_gate, *w_up, *w_down;
+  const float *attn_norm, *w_qkv, *wo, *ffn_norm, *w_gate_up, *w_down;
 } LayerW;
 
 struct ScSession {
@@ -32,12 +34,13 @@ struct ScSession {
   int cap;       /* token capacity of the buffers below */
   float *x;      /* (cap, E) residual stream */
   float *h;      /* (cap, E) normalised input of a sublayer */
+  float *qkv;    /* (cap, Q + 2 KV) fused projection output */
   float *q;      /* (cap, Q) */
   float *kc;     /* (L, cap, KV) keys of every layer: the KV cache when kept */
   float *vc;     /* (L, cap, KV) values */
   float *o;      /* (cap, Q) attention output */
-  float *gate;   /* (cap, F) */
-  float *up;     /* (cap, F) */
+  float *gu;     /* (cap, 2F) fused gate|up projection output */
+  float *act;    /* (cap, F) silu(gate) * up */
   float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
   float *probs_host; /* host copy for device backends; == probs on CPU */
   float *logits_dev; /* (cap, V) */
@@ -56,8 +59,8 @@ static void
 free_buffers (ScSession *s)
 {
   ScBackend *b = s->b;
-  float **bufs[] = { &s->x, &s->h, &s->q, &s->kc, &s->vc, &s->o, &s->gate, &s->up, &s->probs,
-                     &s->logits_dev, &s->resid };
+  float **bufs[] = { &s->x, &s->h, &s->qkv, &s->q, &s->kc, &s->vc, &s->o, &s->gu, &s->act,
+                     &s->probs, &s->logits_dev, &s->resid };
   size_t i;
 
   if (s->probs_host != s->probs)
@@ -111,19 +114,20 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
       free_buffers (s);
       s->x = b->ops->alloc (b, cap * E);
       s->h = b->ops->alloc (b, cap * E);
+      s->qkv = b->ops->alloc (b, cap * (Q + 2 * KV));
       s->q = b->ops->alloc (b, cap * Q);
       s->kc = b->ops->alloc (b, L * cap * KV);
       s->vc = b->ops->alloc (b, L * cap * KV);
       s->o = b->ops->alloc (b, cap * Q);
-      s->gate = b->ops->alloc (b, cap * F);
-      s->up = b->ops->alloc (b, cap * F);
+      s->gu = b->ops->alloc (b, cap * 2 * F);
+      s->act = b->ops->alloc (b, cap * F);
       s->probs = b->ops->alloc (b, in->n_heads * cap * cap);
       s->logits_dev = b->ops->alloc (b, cap * V);
       if (strncmp (b->ops->name, "cpu", 3) == 0)
         s->probs_host = s->probs;
       else
         s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
-      if (!s->x || !s->h || !s->q || !s->kc || !s->vc || !s->o || !s->gate || !s->up
+      if (!s->x || !s->h || !s->qkv || !s->q || !s->kc || !s->vc || !s->o || !s->gu || !s->act
           || !s->probs || !s->logits_dev || !s->probs_host)
         {
           free_buffers (s);
@@ -196,13 +200,10 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
     {
       const ScLayerWeights *lw = &w->layers[l];
       W (s->lw[l].attn_norm, lw->attn_norm, E);
-      W (s->lw[l].wq, lw->wq, Q * E);
-      W (s->lw[l].wk, lw->wk, KV * E);
-      W (s->lw[l].wv, lw->wv, KV * E);
+      W (s->lw[l].w_qkv, lw->wq, (Q + 2 * KV) * E); /* wq, wk, wv back to back */
       W (s->lw[l].wo, lw->wo, E * Q);
       W (s->lw[l].ffn_norm, lw->ffn_norm, E);
-      W (s->lw[l].w_gate, lw->w_gate, F * E);
-      W (s->lw[l].w_up, lw->w_up, F * E);
+      W (s->lw[l].w_gate_up, lw->w_gate, 2 * F * E); /* w_gate, w_up back to back */
       W (s->lw[l].w_down, lw->w_down, E * F);
     }
 #undef W
@@ -441,9 +442,11 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
 
       /* attention block; new keys and values go to cache rows past..n */
       TRY (b->ops->rmsnorm (b, s->h, s->x, w->attn_norm, nq, E, in->norm_eps));
-      TRY (matmul (b, opt->stats, s->q, s->h, w->wq, nq, E, Q, false));
-      TRY (matmul (b, opt->stats, kl + (size_t) past * KV, s->h, w->wk, nq, E, KV, false));
-      TRY (matmul (b, opt->stats, vl + (size_t) past * KV, s->h, w->wv, nq, E, KV, false));
+      /* qkv (nq, Q + 2KV) = h W_qkv^T, then split: q, and K, V into the cache */
+      TRY (matmul (b, opt->stats, s->qkv, s->h, w->w_qkv, nq, E, Q + 2 * KV, false));
+      TRY (b->ops->copy_2d (b, s->q, Q, s->qkv, Q + 2 * KV, nq, Q));
+      TRY (b->ops->copy_2d (b, kl + (size_t) past * KV, KV, s->qkv + Q, Q + 2 * KV, nq, KV));
+      TRY (b->ops->copy_2d (b, vl + (size_t) past * KV, KV, s->qkv + Q + KV, Q + 2 * KV, nq, KV));
       TRY (b->ops->rope (b, s->q, nq, H, d, (int) in->n_rot, past, in->rope_base));
       TRY (b->ops->rope (b, kl + (size_t) past * KV, nq, Hkv, d, (int) in->n_rot, past,
                          in->rope_base));
@@ -459,10 +462,9 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
 
       /* feed-forward block */
       TRY (b->ops->rmsnorm (b, s->h, s->x, w->ffn_norm, nq, E, in->norm_eps));
-      TRY (matmul (b, opt->stats, s->gate, s->h, w->w_gate, nq, E, F, false));
-      TRY (matmul (b, opt->stats, s->up, s->h, w->w_up, nq, E, F, false));
-      TRY (b->ops->swiglu (b, s->gate, s->gate, s->up, (size_t) nq * F));
-      TRY (matmul (b, opt->stats, s->x, s->gate, w->w_down, nq, F, E, true));
+      TRY (matmul (b, opt->stats, s->gu, s->h, w->w_gate_up, nq, E, 2 * F, false));
+      TRY (b->ops->swiglu (b, s->act, s->gu, nq, F));
+      TRY (matmul (b, opt->stats, s->x, s->act, w->w_down, nq, F, E, true));
 
       if (opt->progress != NULL && !opt->progress (opt->progress_user, l + 1, L))
         return sc_error_set (err, SC_ERR_CANCELLED, "cancelled after layer %d", l);

@@ -283,6 +283,8 @@ load_weights (ScModel *m, int n_threads, ScError *err)
       JOB (name, ne0, ne1, field);                                                            \
     }                                                                                         \
   while (0)
+      /* The order is load-bearing: the arena places wq, wk, wv and w_gate, w_up back to
+       * back, which sc-model.h promises (fused projections). */
       LJOB ("attn_norm", E, 1, w->attn_norm);
       LJOB ("attn_q", E, Q, w->wq);
       LJOB ("attn_k", E, KV, w->wk);

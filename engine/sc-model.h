@@ -54,7 +54,10 @@ typedef struct {
   uint32_t main_type;   /* ggml type of the attention weights, for display */
 } ScModelInfo;
 
-/* One block's weights, dense float32, row-major [out][in]. */
+/* One block's weights, dense float32, row-major [out][in]. The loader guarantees that wq,
+ * wk, wv are consecutive in memory, so wq is also the fused projection W_qkv
+ * (n_heads * head_dim + 2 * n_kv_heads * head_dim, n_embd), and likewise w_gate, w_up form
+ * W_gate_up (2 * n_ff, n_embd): one matrix product instead of three, and of two. */
 typedef struct {
   float *attn_norm; /* (n_embd) */
   float *wq;        /* (n_heads * head_dim, n_embd) */
