@@ -149,9 +149,10 @@ gboolean saccade_heatmap_geometry_cell_at (const SaccadeHeatmapGeometry *geom, d
  * diverging map; a non-automatic figure's own range. Masked cells are left out. */
 void saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, double *vmax);
 
-/* Every head's thumbnail at most 64 x 64 cells (block means of bigger heads), as colour
- * images: built once per data set, so that redrawing the grid costs a few small paints per
- * head. Borrow nothing from @f after the call. */
+/* Every head's thumbnail at most 64 x 64 cells (block means of bigger heads, each head
+ * scaled to its own maximum), kept with colour images of them: built once per data set, so
+ * that redrawing the grid costs one small paint per head. Nothing of @f is borrowed after
+ * the call. */
 typedef struct _SaccadeGridThumbs SaccadeGridThumbs;
 SaccadeGridThumbs *saccade_grid_thumbs_new (const SaccadeGridFigure *f);
 void saccade_grid_thumbs_free (SaccadeGridThumbs *thumbs); /* NULL is a no-op */
@@ -159,9 +160,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeGridThumbs, saccade_grid_thumbs_free)
 
 typedef struct {
   int n_layers, n_heads, n_kv_heads;
+  gboolean layers_across; /* layers are columns and heads rows (chosen when it gives bigger
+                           * thumbnails), else layers are rows */
   double x, y;         /* top-left corner of layer 0, head 0's thumbnail */
   double thumb;        /* a thumbnail's side */
-  double step_x, step_y; /* from one head/layer to the next (thumbnail + gap) */
+  double step;         /* from one head or layer to the next (thumbnail + gap) */
   double group_gap;    /* extra space between KV groups */
 } SaccadeGridGeometry;
 
