@@ -62,8 +62,9 @@ int64_t sc_store_now_ms (void);
 /* Reads application_id, user_version and whether the schema is empty, without writing.
  * Fails with SC_ERR_DB (not a database / corrupt / unreadable), SC_ERR_FORMAT (an SQLite
  * database that is not a Saccade store), SC_ERR_UNSUPPORTED (a newer schema). *@version is
- * 0 for an empty database. */
-ScStatus sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, ScError *err);
+ * 0 for an empty database; *@sqlite_rc (may be NULL) SQLite's code for the read. */
+ScStatus sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, int *sqlite_rc,
+                                  ScError *err);
 
 /* Makes a writable connection's database current: creates schema v1 in an empty database
  * (page size, incremental auto-vacuum, WAL first), or migrates an older one, each step in

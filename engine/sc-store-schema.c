@@ -141,9 +141,8 @@ pragma_int (sqlite3 *db, const char *name, int64_t *value)
   return rc;
 }
 
-/* Reads the three facts that decide what a file is; no writes. */
 static int
-read_header (sqlite3 *db, int64_t *app_id, int64_t *version, int64_t *n_objects)
+read_header_facts (sqlite3 *db, int64_t *app_id, int64_t *version, int64_t *n_objects)
 {
   sqlite3_stmt *st = NULL;
   int rc;
@@ -164,6 +163,23 @@ read_header (sqlite3 *db, int64_t *app_id, int64_t *version, int64_t *n_objects)
   if ((rc = pragma_int (db, "application_id", app_id)) != SQLITE_OK)
     return rc;
   return pragma_int (db, "user_version", version);
+}
+
+/* Reads the three facts that decide what a file is, in one read transaction (three
+ * separate reads could straddle another process's schema creation and see its
+ * user_version without its application_id); no writes. */
+static int
+read_header (sqlite3 *db, int64_t *app_id, int64_t *version, int64_t *n_objects)
+{
+  bool own = sqlite3_get_autocommit (db) != 0;
+  int rc;
+
+  if (own && (rc = sc_store_exec (db, "BEGIN")) != SQLITE_OK)
+    return rc;
+  rc = read_header_facts (db, app_id, version, n_objects);
+  if (own)
+    sc_store_exec (db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK");
+  return rc;
 }
 
 static ScStatus
@@ -188,13 +204,17 @@ check_header (const char *path, int64_t app_id, int64_t version, int64_t n_objec
 }
 
 ScStatus
-sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, ScError *err)
+sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, int *sqlite_rc,
+                         ScError *err)
 {
   int64_t app_id = 0, v = 0, n_objects = 0;
   ScStatus st;
   int rc;
 
-  if ((rc = read_header (db, &app_id, &v, &n_objects)) != SQLITE_OK)
+  rc = read_header (db, &app_id, &v, &n_objects);
+  if (sqlite_rc != NULL)
+    *sqlite_rc = rc;
+  if (rc != SQLITE_OK)
     return sc_store_sqlite_error (err, db, rc, path, "reading the store's header");
   if ((st = check_header (path, app_id, v, n_objects, err)) != SC_OK)
     return st;

@@ -300,19 +300,19 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
   else
     {
       ScError first = { 0 };
-      st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, &first);
+      int rc = SQLITE_OK;
+      st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, &rc, &first);
       /* A WAL store in a folder we cannot write to (or without its -shm file) cannot be
        * opened the normal way; when there is no WAL content to miss, the database file
        * alone is the store and SQLite can read it as immutable. */
-      if (st == SC_ERR_DB && is_wal_readonly_failure (sqlite3_extended_errcode (s->db))
-          && wal_is_empty (s->path))
+      if (st == SC_ERR_DB && is_wal_readonly_failure (rc) && wal_is_empty (s->path))
         {
           sqlite3_close (s->db);
           s->db = NULL;
           s->immutable = true;
           if ((st = sc_store_connection_open (s, false, &s->db, err)) != SC_OK)
             goto fail;
-          st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, err);
+          st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, NULL, err);
         }
       else if (st != SC_OK && err != NULL)
         *err = first;
