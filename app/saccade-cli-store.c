@@ -267,11 +267,16 @@ progress_draw (Progress *p)
   fflush (stderr);
 }
 
+/* Clears the bar's line: before a result is printed (stdout may be the same terminal) and
+ * at the end. */
 static void
 progress_end (Progress *p)
 {
   if (p->on)
-    fprintf (stderr, "\r\033[K");
+    {
+      fprintf (stderr, "\r\033[K");
+      fflush (stderr);
+    }
 }
 
 /* The texts to capture: --text, the arguments, or one per non-empty line of --file. */
@@ -408,6 +413,7 @@ typedef struct {
   const char *backend_name;
   gboolean parse_special, summary;
   float *logits;
+  Progress *progress;
 } CaptureCtx;
 
 /* Runs and stores one text; prints its result (or adds it to @json). */
@@ -480,6 +486,7 @@ capture_one (CaptureCtx *c, GBytes *text, JsonBuilder *json, GError **error)
         goto sc_fail;
     }
 
+  progress_end (c->progress);
   if (json != NULL)
     {
       json_builder_begin_object (json);
@@ -607,6 +614,7 @@ saccade_cmd_capture (int argc, char **argv)
       json_builder_begin_array (json);
     }
   prog.on = file != NULL && isatty (STDERR_FILENO);
+  c.progress = &prog;
   prog.total = texts->len;
   prog.t0 = g_get_monotonic_time ();
   progress_draw (&prog);
