@@ -1,11 +1,15 @@
 /* saccade-cli-show.c — the capture store's reading verbs: show (a run's tokens and, for one
- * head, each token's most attended keys) and export (one head as CSV, .npy or JSON).
- * Both read through a read-only store, so they work beside a running capture and on
+ * head, each token's most attended keys) and export (one head as CSV, .npy or JSON, or a
+ * figure — heatmap, grid or lines — as PNG, SVG or PDF through the renderers the window
+ * uses). Both read through a read-only store, so they work beside a running capture and on
  * databases in read-only folders.
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "saccade-cli-store.h"
+
+#include "ui/saccade-figure.h"
+#include "ui/saccade-token-label.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -371,11 +375,291 @@ export_json (const ScStoreHead *h, const ScStoreToken *tokens, size_t n_tokens, 
   return g_bytes_new_take (text, len);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* export --figure                                                                       */
+
+typedef enum {
+  FIGURE_HEATMAP,
+  FIGURE_GRID,
+  FIGURE_LINES,
+} FigureKind;
+
+typedef struct {
+  FigureKind kind;
+  int layer, head;             /* -1: not given */
+  SaccadeColormap colormap;
+  SaccadeScale scale;
+  const char *metric;          /* grid: "entropy", "sink" or NULL */
+  const char *out_path;
+  gboolean json;
+} FigureArgs;
+
+/* The run's text for a title: one line, at most 60 characters. Caller frees. */
+static char *
+title_text (const ScStoreRunInfo *info)
+{
+  g_autofree char *shown = saccade_token_display (info->text, info->text_len);
+  glong len = g_utf8_strlen (shown, -1);
+  g_autofree char *cut = g_utf8_substring (shown, 0, MIN (len, 60));
+  return g_strdup_printf ("“%s%s”", cut, len > 60 ? "…" : "");
+}
+
+/* Reads @layers x @heads heads (first layer @l0, first head @h0) into one
+ * (n_layers, n_heads, n, n) array; NULL with @err set on failure. */
+static float *
+read_heads (ScStore *store, gint64 run, int l0, int n_layers, int h0, int n_heads, guint n,
+            ScError *err)
+{
+  g_autofree float *all = g_new (float, (gsize) n_layers * n_heads * n * n);
+
+  for (int l = 0; l < n_layers; l++)
+    for (int h = 0; h < n_heads; h++)
+      {
+        ScStoreHead head = { 0 };
+        if (sc_store_read_head (store, run, l0 + l, h0 + h, &head, err) != SC_OK)
+          return NULL;
+        if (head.n_query != n || head.n_key != n)
+          {
+            sc_store_head_clear (&head);
+            sc_error_set (err, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT " layer %d head %d: "
+                          "%u x %u, not %u x %u", run, l0 + l, h0 + h, head.n_query,
+                          head.n_key, n, n);
+            return NULL;
+          }
+        memcpy (all + ((gsize) l * n_heads + h) * n * n, head.probs,
+                (gsize) n * n * sizeof (float));
+        sc_store_head_clear (&head);
+      }
+  return g_steal_pointer (&all);
+}
+
+static int
+export_figure (const FigureArgs *a, const char *db_path, gint64 run)
+{
+  static const char *const kinds[] = { "heatmap", "grid", "lines" };
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) labels = NULL;
+  g_autofree float *heads = NULL;
+  g_autofree double *metric = NULL;
+  g_autofree char *title = NULL, *text = NULL;
+  ScStoreRunInfo info = { 0 };
+  ScStoreToken *tokens = NULL;
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  size_t n = 0;
+  gboolean ok = FALSE;
+  int rc = 0, n_layers, n_heads, group;
+
+  if ((store = saccade_store_cli_open (db_path, FALSE, &err)) == NULL)
+    return saccade_store_cli_fail (&err);
+  if (sc_store_get_run (store, run, &info, &err) != SC_OK
+      || sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK)
+    {
+      rc = saccade_store_cli_fail (&err);
+      goto out;
+    }
+  n_layers = (int) info.n_layers;
+  n_heads = (int) info.n_heads;
+  group = info.n_kv_heads > 0 ? n_heads / (int) info.n_kv_heads : 1;
+  if (a->layer >= n_layers || a->head >= n_heads)
+    {
+      fprintf (stderr, "saccade: run %" G_GINT64_FORMAT " has layers 0-%d and heads 0-%d\n",
+               run, n_layers - 1, n_heads - 1);
+      rc = 2;
+      goto out;
+    }
+  {
+    g_autofree const char **pieces = g_new (const char *, n + 1);
+    g_autofree gsize *lens = g_new (gsize, n + 1);
+    for (size_t i = 0; i < n; i++)
+      {
+        pieces[i] = (const char *) tokens[i].piece;
+        lens[i] = tokens[i].len;
+      }
+    labels = saccade_token_labels_new (pieces, lens, n);
+  }
+  text = title_text (&info);
+
+  switch (a->kind)
+    {
+    case FIGURE_HEATMAP:
+      {
+        ScStoreHead h = { 0 };
+        SaccadeHeatmapFigure f;
+        if (sc_store_read_head (store, run, a->layer, a->head, &h, &err) != SC_OK)
+          {
+            rc = saccade_store_cli_fail (&err);
+            goto out;
+          }
+        title = g_strdup_printf ("%s — layer %d, head %d (KV head %d)", text, a->layer,
+                                 a->head, a->head / group);
+        f = (SaccadeHeatmapFigure) {
+          .values = h.probs, .n_rows = (int) h.n_query, .n_cols = (int) h.n_key,
+          .row_labels = (const char *const *) labels,
+          .col_labels = (const char *const *) labels,
+          .title = title, .colormap = a->colormap, .scale = a->scale, .causal = h.causal,
+        };
+        ok = saccade_figure_export_heatmap (&f, a->out_path, &error);
+        sc_store_head_clear (&h);
+        break;
+      }
+    case FIGURE_GRID:
+      {
+        SaccadeGridFigure f;
+        if ((heads = read_heads (store, run, 0, n_layers, 0, n_heads, (guint) n, &err)) == NULL)
+          {
+            rc = saccade_store_cli_fail (&err);
+            goto out;
+          }
+        if (a->metric != NULL)
+          {
+            /* The metrics `saccade capture --summary` prints, computed once (docs/metrics.md). */
+            SaccadeHeadSummary sum;
+            saccade_head_summary_init (&sum, n_layers, n_heads, (int) n);
+            for (int l = 0; l < n_layers; l++)
+              for (int hd = 0; hd < n_heads; hd++)
+                saccade_head_summary_observe (&sum, l, hd,
+                                              heads + ((gsize) l * n_heads + hd) * n * n,
+                                              (int) n, (int) n);
+            metric = g_memdup2 (strcmp (a->metric, "sink") == 0 ? sum.sink : sum.mean_entropy,
+                                (gsize) n_layers * n_heads * sizeof (double));
+            saccade_head_summary_clear (&sum);
+          }
+        title = g_strdup_printf ("%s — %d layers × %d heads", text, n_layers, n_heads);
+        f = (SaccadeGridFigure) {
+          .n_layers = n_layers, .n_heads = n_heads, .n_kv_heads = (int) info.n_kv_heads,
+          .n = (int) n, .heads = heads, .metric = metric,
+          .metric_name = a->metric == NULL ? NULL
+                         : strcmp (a->metric, "sink") == 0 ? "sink mass (attention to token 0)"
+                                                           : "mean entropy (nats)",
+          .title = title, .colormap = a->colormap, .scale = a->scale,
+        };
+        ok = saccade_figure_export_grid (&f, a->out_path, &error);
+        break;
+      }
+    case FIGURE_LINES:
+    default:
+      {
+        int h0 = a->head >= 0 ? a->head : 0, nh = a->head >= 0 ? 1 : n_heads;
+        SaccadeLinesFigure f;
+        if ((heads = read_heads (store, run, a->layer, 1, h0, nh, (guint) n, &err)) == NULL)
+          {
+            rc = saccade_store_cli_fail (&err);
+            goto out;
+          }
+        if (a->head >= 0)
+          title = g_strdup_printf ("%s — layer %d, head %d", text, a->layer, a->head);
+        else
+          title = g_strdup_printf ("%s — layer %d, all heads", text, a->layer);
+        f = (SaccadeLinesFigure) {
+          .n_heads = nh, .n = (int) n, .heads = heads,
+          .labels = (const char *const *) labels, .highlight_token = -1, .title = title,
+        };
+        ok = saccade_figure_export_lines (&f, a->out_path, &error);
+        break;
+      }
+    }
+  if (!ok)
+    {
+      rc = fail (g_steal_pointer (&error));
+      goto out;
+    }
+  if (a->json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "output");
+      json_builder_add_string_value (b, a->out_path);
+      json_builder_set_member_name (b, "figure");
+      json_builder_add_string_value (b, kinds[a->kind]);
+      json_builder_set_member_name (b, "run");
+      json_builder_add_int_value (b, run);
+      json_builder_set_member_name (b, "layer");
+      json_builder_add_int_value (b, a->layer);
+      json_builder_set_member_name (b, "head");
+      json_builder_add_int_value (b, a->head);
+      json_builder_set_member_name (b, "n_tokens");
+      json_builder_add_int_value (b, (gint64) n);
+      json_builder_end_object (b);
+      saccade_cli_print_json (b);
+    }
+  else
+    printf ("Wrote %s: %s of run %" G_GINT64_FORMAT "\n", a->out_path, title, run);
+out:
+  sc_store_tokens_free (tokens);
+  sc_store_run_info_clear (&info);
+  sc_store_close (store);
+  return rc;
+}
+
+/* Checks and completes the figure options; prints why not and returns FALSE. */
+static gboolean
+figure_args (const char *figure, const char *colormap, const char *scale, const char *metric,
+             FigureArgs *a)
+{
+  SaccadeFigureFormat fmt;
+  g_autoptr (GError) error = NULL;
+
+  if (strcmp (figure, "heatmap") == 0)
+    a->kind = FIGURE_HEATMAP;
+  else if (strcmp (figure, "grid") == 0)
+    a->kind = FIGURE_GRID;
+  else if (strcmp (figure, "lines") == 0)
+    a->kind = FIGURE_LINES;
+  else
+    {
+      fprintf (stderr, "saccade: --figure is heatmap, grid or lines, not '%s'\n", figure);
+      return FALSE;
+    }
+  if (a->out_path == NULL)
+    {
+      fprintf (stderr, "saccade: export --figure needs -o FILE (.png, .svg or .pdf)\n");
+      return FALSE;
+    }
+  if (strcmp (a->out_path, "-") == 0 || !saccade_figure_format_from_path (a->out_path, &fmt, &error))
+    {
+      fprintf (stderr, "saccade: %s\n", error != NULL ? error->message
+                                                      : "figures are written to files, not stdout");
+      return FALSE;
+    }
+  if ((a->kind == FIGURE_HEATMAP && (a->layer < 0 || a->head < 0))
+      || (a->kind == FIGURE_LINES && a->layer < 0))
+    {
+      fprintf (stderr, "saccade: --figure %s needs --layer L%s\n", figure,
+               a->kind == FIGURE_HEATMAP ? " and --head H" : " (and --head H for one head)");
+      return FALSE;
+    }
+  if (colormap != NULL && !saccade_colormap_from_id (colormap, &a->colormap))
+    {
+      fprintf (stderr, "saccade: --colormap is viridis, magma, cividis, grays or rdbu, "
+                       "not '%s'\n", colormap);
+      return FALSE;
+    }
+  if (scale != NULL && !saccade_scale_from_id (scale, &a->scale))
+    {
+      fprintf (stderr, "saccade: --scale is linear or log, not '%s'\n", scale);
+      return FALSE;
+    }
+  if (metric != NULL && strcmp (metric, "entropy") != 0 && strcmp (metric, "sink") != 0)
+    {
+      fprintf (stderr, "saccade: --metric is entropy or sink, not '%s'\n", metric);
+      return FALSE;
+    }
+  if (metric != NULL && a->kind != FIGURE_GRID)
+    {
+      fprintf (stderr, "saccade: --metric colours the grid figure only\n");
+      return FALSE;
+    }
+  a->metric = metric;
+  return TRUE;
+}
+
 int
 saccade_cmd_export (int argc, char **argv)
 {
   gboolean json = FALSE;
-  char *db_opt = NULL, *out_path = NULL, *format_opt = NULL;
+  char *db_opt = NULL, *out_path = NULL, *format_opt = NULL, *figure_opt = NULL;
+  char *colormap_opt = NULL, *scale_opt = NULL, *metric_opt = NULL;
   int layer = -1, head = -1;
   GOptionEntry entries[] = {
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
@@ -386,11 +670,21 @@ saccade_cmd_export (int argc, char **argv)
       "Output file; .csv, .npy or .json chooses the format (- = stdout, with --format)",
       "FILE" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format_opt, "csv, npy or json", "FORMAT" },
+    { "figure", 0, 0, G_OPTION_ARG_STRING, &figure_opt,
+      "Draw a figure instead: heatmap (one head), grid (every head), lines (one layer); "
+      "-o names a .png, .svg or .pdf", "KIND" },
+    { "colormap", 0, 0, G_OPTION_ARG_STRING, &colormap_opt,
+      "Figure colours: viridis (default), magma, cividis, grays, rdbu", "MAP" },
+    { "scale", 0, 0, G_OPTION_ARG_STRING, &scale_opt, "Figure colour scale: linear or log",
+      "SCALE" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_opt,
+      "Grid figure: frame each head in the colour of entropy or sink", "METRIC" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN --layer L --head H -o FILE - write one head's attention matrix");
+    "RUN --layer L --head H -o FILE - write one head's attention matrix, or with --figure "
+    "a heatmap, grid or lines figure");
   g_autoptr (GError) error = NULL;
   g_autoptr (GBytes) data = NULL;
   g_autofree char *path = NULL;
@@ -411,6 +705,26 @@ saccade_cmd_export (int argc, char **argv)
     {
       if (argc != 2)
         fprintf (stderr, "saccade: export takes one run id (see `saccade runs`)\n");
+      return 2;
+    }
+  if (figure_opt != NULL)
+    {
+      FigureArgs fa = { .layer = layer, .head = head, .out_path = out_path, .json = json,
+                        .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR };
+      if (format_opt != NULL)
+        {
+          fprintf (stderr, "saccade: --format is for data; a figure's format is its "
+                           "file's extension\n");
+          return 2;
+        }
+      if (!figure_args (figure_opt, colormap_opt, scale_opt, metric_opt, &fa))
+        return 2;
+      path = saccade_store_cli_db_path (db_opt);
+      return export_figure (&fa, path, run);
+    }
+  if (colormap_opt != NULL || scale_opt != NULL || metric_opt != NULL)
+    {
+      fprintf (stderr, "saccade: --colormap, --scale and --metric go with --figure\n");
       return 2;
     }
   if (layer < 0 || head < 0 || out_path == NULL)

@@ -208,6 +208,31 @@ test_token_labels (void)
   check_label ("<|im_start|>", 12, "<|im_start|>");
 }
 
+/* A sequence's labels name the characters split across tokens. */
+static void
+test_token_labels_sequence (void)
+{
+  /* 猫 (E7 8C AB) in three tokens, 追 (E8 BF BD) in two, then whole ones */
+  const char *pieces[] = { "\xe7", "\x8c", "\xab\xe8\xbf", "\xbd", "球", " it", "\xff" };
+  gsize lens[G_N_ELEMENTS (pieces)];
+  g_auto (GStrv) labels = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (pieces); i++)
+    lens[i] = strlen (pieces[i]);
+  labels = saccade_token_labels_new (pieces, lens, G_N_ELEMENTS (pieces));
+  g_assert_cmpuint (g_strv_length (labels), ==, G_N_ELEMENTS (pieces));
+  g_assert_cmpstr (labels[0], ==, "<0xE7> (猫)");
+  g_assert_cmpstr (labels[1], ==, "<0x8C> (猫)");
+  g_assert_cmpstr (labels[2], ==, "<0xAB><0xE8><0xBF> (猫追)");
+  g_assert_cmpstr (labels[3], ==, "<0xBD> (追)");
+  g_assert_cmpstr (labels[4], ==, "球");
+  g_assert_cmpstr (labels[5], ==, "␣it");
+  g_assert_cmpstr (labels[6], ==, "<0xFF>");
+  g_strfreev (g_steal_pointer (&labels));
+  labels = saccade_token_labels_new (NULL, NULL, 0);
+  g_assert_cmpuint (g_strv_length (labels), ==, 0);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* 3. Heatmap                                                                            */
 
@@ -803,7 +828,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/colormap/endpoints", test_colormap_endpoints);
   g_test_add_func ("/ui/colormap/ids", test_colormap_ids);
   g_test_add_func ("/ui/colormap/scale", test_scale);
-  g_test_add_func ("/ui/token-label", test_token_labels);
+  g_test_add_func ("/ui/token-label/piece", test_token_labels);
+  g_test_add_func ("/ui/token-label/sequence", test_token_labels_sequence);
   g_test_add_func ("/ui/heatmap/cells", test_heatmap_cells);
   g_test_add_func ("/ui/heatmap/labels", test_heatmap_labels);
   g_test_add_func ("/ui/heatmap/range", test_heatmap_range);

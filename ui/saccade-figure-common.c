@@ -104,6 +104,19 @@ saccade_figure_layout_draw (cairo_t *cr, PangoLayout *layout, double x, double y
   cairo_new_path (cr);
 }
 
+double
+saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style, const char *title)
+{
+  g_autoptr (PangoLayout) layout = NULL;
+  double w;
+
+  if (title == NULL || *title == '\0')
+    return 0.0;
+  layout = saccade_figure_layout_new (cr, style, 1.3 * saccade_figure_font_size (style), TRUE);
+  saccade_figure_layout_set (layout, title, &w, NULL);
+  return w + 2 * saccade_figure_font_size (style);
+}
+
 const char *
 saccade_figure_label (const char *const *labels, int i, char buf[16])
 {

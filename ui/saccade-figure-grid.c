@@ -317,6 +317,7 @@ saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *W, double 
   *H = 2 * L.pad + L.title_h + top
        + thumb * (across ? heads_len (f) : f->n_layers * (1 + GAP));
   *H = MAX (*H, 2 * L.pad + L.title_h + 10 * L.fs); /* room for the colour bar */
+  *W = MAX (*W, saccade_figure_title_width (cr, &style, f->title));
   *W = ceil (*W + 1);
   *H = ceil (*H + 1);
   cairo_destroy (cr);
@@ -374,18 +375,37 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
       saccade_figure_layout_set (text, buf, &w, &h);
       saccade_grid_geometry_head_rect (g, 0, kv * gs, first);
       saccade_grid_geometry_head_rect (g, 0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
+      /* A bracket between the group's name and its head numbers. */
+      cairo_set_line_width (cr, MAX (0.5, 0.06 * L->fs));
       if (g->layers_across)
-        saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - 2 * L->gap
-                                                - L->head_lab - w,
-                                    (first[1] + last[1] + g->thumb) / 2 - h / 2);
+        {
+          double bx = first[0] - g->thumb * GAP / 2 - 1.5 * L->gap - L->head_lab;
+          saccade_figure_layout_draw (cr, text, bx - 0.5 * L->gap - w,
+                                      (first[1] + last[1] + g->thumb) / 2 - h / 2);
+          cairo_move_to (cr, bx, first[1]);
+          cairo_line_to (cr, bx, last[1] + g->thumb);
+        }
       else
-        saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,
-                                    first[1] - g->thumb * GAP / 2 - 2 * L->gap - L->lh - h);
+        {
+          double by = first[1] - g->thumb * GAP / 2 - 1.5 * L->gap - L->lh;
+          saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,
+                                      by - 0.25 * L->gap - h);
+          cairo_move_to (cr, first[0], by);
+          cairo_line_to (cr, last[0] + g->thumb, by);
+        }
+      cairo_stroke (cr);
     }
   {
     double first[4], last[4];
     saccade_grid_geometry_head_rect (g, 0, 0, first);
     saccade_grid_geometry_head_rect (g, f->n_layers - 1, 0, last);
+    saccade_figure_layout_set (text, SC_UI_ ("Head"), &w, &h);
+    if (g->layers_across) /* above the head numbers, level with the layer numbers */
+      saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
+                                  first[1] - g->thumb * GAP / 2 - L->gap - h);
+    else /* left of the head numbers, level with them */
+      saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
+                                  first[1] - g->thumb * GAP / 2 - L->gap - h);
     saccade_figure_layout_set (text, SC_UI_ ("Layer"), &w, &h);
     if (g->layers_across)
       saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,

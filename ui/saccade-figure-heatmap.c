@@ -194,6 +194,7 @@ saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *W, d
          + f->n_rows * cell;
     /* The colour bar wants some height even for a one-row matrix. */
     *H = MAX (*H, 2 * L.pad + L.title_h + 8 * L.fs);
+    *W = MAX (*W, saccade_figure_title_width (cr, &style, f->title));
     *W = ceil (*W + 1);
     *H = ceil (*H + 1);
   }

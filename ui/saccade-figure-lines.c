@@ -12,6 +12,7 @@
 #include "saccade-figure-private.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define LABEL_MAX_EM 12.0
 #define LABEL_MIN_SIZE 6.0
@@ -91,6 +92,7 @@ saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *W, doubl
   *W = ceil (2 * L.pad + 2 * L.label_w + 2 * L.gap + MAX (24 * L.fs, 1.5 * f->n * L.g.row_h)
              + 1);
   *H = ceil (*H + 1);
+  *W = MAX (*W, ceil (saccade_figure_title_width (cr, &style, f->title) + 1));
   cairo_destroy (cr);
   cairo_surface_destroy (scratch);
 }
@@ -150,38 +152,59 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle 
   cairo_restore (cr);
 }
 
+typedef struct {
+  float alpha;
+  int head, i, j;
+} Line;
+
+static int
+cmp_line (const void *a, const void *b)
+{
+  const Line *x = a, *y = b;
+  return (x->alpha > y->alpha) - (x->alpha < y->alpha);
+}
+
+/* Every visible line, faintest first, so that the strongest links end on top whatever
+ * their head (drawing head by head would bury head 0 under head 8). */
 static void
 draw_lines (cairo_t *cr, const SaccadeLinesFigure *f, const Layout *L, gboolean key_side)
 {
   double x0 = L->g.left_x + L->gap, x1 = L->g.right_x - L->gap;
   double lw = CLAMP (L->g.row_h * 0.12, 0.5, 2.0);
   int n = f->n, hl = f->highlight_token;
+  g_autoptr (GArray) lines = g_array_new (FALSE, FALSE, sizeof (Line));
+  double (*rgb)[3] = g_malloc_n ((gsize) f->n_heads, sizeof *rgb);
+
+  for (int hd = 0; hd < f->n_heads; hd++)
+    {
+      const float *a = f->heads + (gsize) hd * n * n;
+      saccade_figure_head_color (hd, f->n_heads, rgb[hd]);
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+          {
+            double w = a[(gsize) i * n + j];
+            gboolean mine = hl < 0 || (key_side ? j == hl : i == hl);
+            Line line = { (float) (MIN (w, 1.0) * (mine ? 1.0 : FADED)), hd, i, j };
+            if (w >= MIN_WEIGHT && line.alpha >= MIN_WEIGHT)
+              g_array_append_val (lines, line);
+          }
+    }
+  qsort (lines->data, lines->len, sizeof (Line), cmp_line);
 
   cairo_save (cr);
   cairo_set_line_width (cr, lw);
   cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
-  for (int hd = 0; hd < f->n_heads; hd++)
+  for (guint k = 0; k < lines->len; k++)
     {
-      const float *a = f->heads + (gsize) hd * n * n;
-      double rgb[3];
-      saccade_figure_head_color (hd, f->n_heads, rgb);
-      for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-          {
-            double w = a[(gsize) i * n + j], alpha;
-            gboolean mine = hl < 0 || (key_side ? j == hl : i == hl);
-            if (!(w >= MIN_WEIGHT))
-              continue;
-            alpha = MIN (w, 1.0) * (mine ? 1.0 : FADED);
-            if (alpha < MIN_WEIGHT)
-              continue;
-            cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2], alpha);
-            cairo_move_to (cr, x0, row_y (L, i));
-            cairo_line_to (cr, x1, row_y (L, j));
-            cairo_stroke (cr);
-          }
+      const Line *line = &g_array_index (lines, Line, k);
+      cairo_set_source_rgba (cr, rgb[line->head][0], rgb[line->head][1], rgb[line->head][2],
+                             line->alpha);
+      cairo_move_to (cr, x0, row_y (L, line->i));
+      cairo_line_to (cr, x1, row_y (L, line->j));
+      cairo_stroke (cr);
     }
   cairo_restore (cr);
+  g_free (rgb);
 }
 
 static void

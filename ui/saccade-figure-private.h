@@ -79,6 +79,11 @@ cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, in
  * resampled by the viewer: matrices are then embedded with each cell k pixels wide. */
 gboolean saccade_figure_target_is_vector (cairo_t *cr);
 
+/* The width of @title (may be NULL: 0) in the title font, with the figure's side padding:
+ * natural sizes are at least this wide so that titles are not cut. */
+double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
+                                   const char *title);
+
 /* Sizes that fit the figure's labels (user units: points), used by export. */
 void saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *w, double *h);
 void saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *w, double *h);

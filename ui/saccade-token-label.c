@@ -64,3 +64,60 @@ saccade_token_label (const char *bytes, gsize len)
     }
   return g_string_free (out, FALSE);
 }
+
+/* The characters of the concatenated pieces that start in one token and end in another:
+ * for each token, the whole characters it has a part of, in order. */
+char **
+saccade_token_labels_new (const char *const *pieces, const gsize *lens, gsize n)
+{
+  g_autoptr (GByteArray) all = g_byte_array_new ();
+  g_autofree gsize *start = g_new (gsize, n + 1); /* token i's bytes: [start[i], start[i+1]) */
+  g_autofree GString **split = g_new0 (GString *, n);
+  char **out = g_new0 (char *, n + 1);
+  gsize tok = 0, p = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      start[i] = all->len;
+      if (lens[i] > 0)
+        g_byte_array_append (all, (const guint8 *) pieces[i], (guint) lens[i]);
+    }
+  start[n] = all->len;
+
+  /* One pass over the text: whole characters whose bytes lie in more than one token. */
+  while (p < all->len)
+    {
+      gunichar ch = g_utf8_get_char_validated ((const char *) all->data + p,
+                                               (gssize) (all->len - p));
+      gsize len = 1, last;
+      if (ch != (gunichar) -1 && ch != (gunichar) -2)
+        len = (gsize) g_unichar_to_utf8 (ch, NULL);
+      while (tok + 1 < n && start[tok + 1] <= p)
+        tok++;
+      last = tok;
+      while (last + 1 < n && start[last + 1] < p + len)
+        last++;
+      if (len > 1 && last > tok)
+        for (gsize t = tok; t <= last; t++)
+          {
+            if (split[t] == NULL)
+              split[t] = g_string_new (NULL);
+            g_string_append_len (split[t], (const char *) all->data + p, (gssize) len);
+          }
+      p += len;
+    }
+
+  for (gsize i = 0; i < n; i++)
+    {
+      char *label = saccade_token_label (pieces[i], lens[i]);
+      if (split[i] != NULL)
+        {
+          out[i] = g_strdup_printf ("%s (%s)", label, split[i]->str);
+          g_free (label);
+          g_string_free (split[i], TRUE);
+        }
+      else
+        out[i] = label;
+    }
+  return out;
+}
