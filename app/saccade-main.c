@@ -1,15 +1,16 @@
-/* saccade-main.c — entry point: dispatches `saccade <verb>`.
- *
- * With no verb the desktop window will open (the app issue); until it exists, `saccade`
- * alone runs the demo verb on the default model.
+/* saccade-main.c — entry point: `saccade <verb>` runs a command-line verb; `saccade` alone
+ * (or with window options such as --db FILE) opens the window (saccade-application.c).
+ * Without a display the window cannot open, and `saccade` prints the demo instead.
  */
 #define G_LOG_DOMAIN "saccade"
 
 #include <glib/gi18n.h>
+#include <gtk/gtk.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "saccade-application.h"
 #include "saccade-cli.h"
 
 typedef struct {
@@ -37,11 +38,55 @@ usage (FILE *out)
 {
   gsize i;
 
-  fprintf (out, "Usage: saccade [VERB] [OPTIONS...]\n\nVerbs:\n");
+  fprintf (out, "Usage: saccade [--db FILE] [--model FILE]   open the window\n"
+                "       saccade VERB [OPTIONS...]            run a command-line verb\n\nVerbs:\n");
   for (i = 0; i < G_N_ELEMENTS (verbs); i++)
-    fprintf (out, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf (out, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
   fprintf (out, "\n`saccade VERB --help` describes a verb's options. The model is -m FILE, "
                 "else $SACCADE_MODEL,\nelse the default model fetched by data/fetch-model.sh.\n");
+}
+
+/* Translations: the installed ones, or the build folder's for an uninstalled build (the
+ * README runs build/app/saccade). */
+static void
+init_i18n (void)
+{
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  const char *dir = LOCALEDIR;
+
+  if (exe != NULL && g_str_has_prefix (exe, SACCADE_BUILD_ROOT "/"))
+    dir = SACCADE_BUILD_LOCALEDIR;
+  bindtextdomain (GETTEXT_PACKAGE, dir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
+
+/* The window; without a display, the demo (what `saccade` printed before the window). */
+static int
+run_window (int argc, char **argv)
+{
+  g_autoptr (SaccadeApplication) app = NULL;
+  const char *x11 = g_getenv ("DISPLAY"), *wayland = g_getenv ("WAYLAND_DISPLAY");
+  int rc;
+
+  if ((x11 == NULL || *x11 == '\0') && (wayland == NULL || *wayland == '\0'))
+    {
+      char *demo_argv[] = { argv[0], NULL };
+      fprintf (stderr, "saccade: no display ($DISPLAY and $WAYLAND_DISPLAY are unset), so the "
+                       "window cannot open; here is the demo instead.\n"
+                       "         `saccade --help` lists the command-line verbs.\n\n");
+      return saccade_cmd_demo (1, demo_argv);
+    }
+  if (!gtk_init_check ())
+    {
+      char *demo_argv[] = { argv[0], NULL };
+      fprintf (stderr, "saccade: cannot open the display '%s'; here is the demo instead.\n\n",
+               wayland != NULL && *wayland != '\0' ? wayland : x11);
+      return saccade_cmd_demo (1, demo_argv);
+    }
+  app = saccade_application_new ();
+  rc = g_application_run (G_APPLICATION (app), argc, argv);
+  return rc != 0 ? rc : saccade_application_get_exit_status (app);
 }
 
 int
@@ -50,11 +95,12 @@ main (int argc, char **argv)
   gsize i;
 
   setlocale (LC_ALL, "");
-  if (argc < 2)
-    {
-      char *demo_argv[] = { argv[0], NULL };
-      return saccade_cmd_demo (1, demo_argv);
-    }
+  init_i18n ();
+  /* No verb, or only options: the window (`--help` and `--version` stay the CLI's). */
+  if (argc < 2
+      || (argv[1][0] == '-' && strcmp (argv[1], "--help") != 0 && strcmp (argv[1], "-h") != 0
+          && strcmp (argv[1], "--version") != 0))
+    return run_window (argc, argv);
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0
       || strcmp (argv[1], "help") == 0)
     {
