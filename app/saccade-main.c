@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "saccade-application.h"
+#include "saccade-bench-draw.h"
 #include "saccade-cli.h"
 
 typedef struct {
@@ -31,6 +32,7 @@ static const Verb verbs[] = {
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },
+  { "bench-draw", saccade_cmd_bench_draw, "what drawing figures costs against a plain paint" },
 };
 
 static void

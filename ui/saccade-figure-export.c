@@ -39,7 +39,7 @@ saccade_figure_format_from_path (const char *path, SaccadeFigureFormat *out, GEr
         return TRUE;
     }
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-               SC_UI_ ("Cannot tell the figure format of “%s”: name it .png, .svg or .pdf"),
+               _("Cannot tell the figure format of “%s”: name it .png, .svg or .pdf"),
                path != NULL ? path : "");
   return FALSE;
 }
@@ -56,7 +56,7 @@ cairo_ok (cairo_status_t status, const char *path, GError **error)
 {
   if (status == CAIRO_STATUS_SUCCESS)
     return TRUE;
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, SC_UI_ ("Could not draw “%s”: %s"), path,
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Could not draw “%s”: %s"), path,
                cairo_status_to_string (status));
   return FALSE;
 }
@@ -118,7 +118,7 @@ refuse_empty (gboolean empty, GError **error)
 {
   if (empty)
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                         SC_UI_ ("There is nothing to export: the figure has no data"));
+                         _("There is nothing to export: the figure has no data"));
   return empty;
 }
 

@@ -233,7 +233,7 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
   saccade_figure_layout_set (text, buf, &L->layer_lab, &L->lh);
   g_snprintf (buf, sizeof buf, "%d", MAX (f->n_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->head_lab, NULL);
-  g_snprintf (buf, sizeof buf, SC_UI_ ("KV %d"), MAX (f->n_kv_heads - 1, 0));
+  g_snprintf (buf, sizeof buf, _("KV %d"), MAX (f->n_kv_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->kv_lab, NULL);
   L->title_h = 0;
   if (f->title != NULL && *f->title != '\0')
@@ -371,7 +371,7 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
   for (int kv = 0; kv * gs < f->n_heads; kv++)
     {
       double first[4], last[4];
-      g_snprintf (buf, sizeof buf, SC_UI_ ("KV %d"), kv);
+      g_snprintf (buf, sizeof buf, _("KV %d"), kv);
       saccade_figure_layout_set (text, buf, &w, &h);
       saccade_grid_geometry_head_rect (g, 0, kv * gs, first);
       saccade_grid_geometry_head_rect (g, 0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
@@ -399,14 +399,14 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
     double first[4], last[4];
     saccade_grid_geometry_head_rect (g, 0, 0, first);
     saccade_grid_geometry_head_rect (g, f->n_layers - 1, 0, last);
-    saccade_figure_layout_set (text, SC_UI_ ("Head"), &w, &h);
+    saccade_figure_layout_set (text, _("Head"), &w, &h);
     if (g->layers_across) /* above the head numbers, level with the layer numbers */
       saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
                                   first[1] - g->thumb * GAP / 2 - L->gap - h);
     else /* left of the head numbers, level with them */
       saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
                                   first[1] - g->thumb * GAP / 2 - L->gap - h);
-    saccade_figure_layout_set (text, SC_UI_ ("Layer"), &w, &h);
+    saccade_figure_layout_set (text, _("Layer"), &w, &h);
     if (g->layers_across)
       saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,
                                   first[1] - g->thumb * GAP / 2 - 2 * L->gap - L->lh - h);

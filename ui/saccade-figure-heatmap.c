@@ -95,7 +95,7 @@ saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, doubl
 static const char *
 colorbar_caption (const SaccadeHeatmapFigure *f)
 {
-  return f->scale == SACCADE_SCALE_LOG ? SC_UI_ ("weight (log scale)") : SC_UI_ ("weight");
+  return f->scale == SACCADE_SCALE_LOG ? _("weight (log scale)") : _("weight");
 }
 
 /* Passes 1 and 2 for a figure of @W x @H. */
@@ -126,7 +126,7 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeCellRan
   pango_layout_set_ellipsize (text, PANGO_ELLIPSIZE_END);
   row_w0 = saccade_figure_labels_max_width (text, f->row_labels, f->n_rows, &lh0);
   col_w0 = saccade_figure_labels_max_width (text, f->col_labels, f->n_cols, NULL);
-  saccade_figure_layout_set (text, SC_UI_ ("Query"), &w, &h);
+  saccade_figure_layout_set (text, _("Query"), &w, &h);
   L->axis_h = h + 0.2 * L->fs;
   L->bar_w = 1.2 * L->fs;
   L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
@@ -319,10 +319,10 @@ draw_labels (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyl
   {
     g_autoptr (PangoLayout) cap = saccade_figure_layout_new (cr, style, L->fs, FALSE);
     saccade_figure_set_fg (cr, style, 0.6);
-    saccade_figure_layout_set (cap, SC_UI_ ("Key"), &w, &h);
+    saccade_figure_layout_set (cap, _("Key"), &w, &h);
     saccade_figure_layout_draw (cr, cap, L->mx + mw / 2 - w / 2,
                                 L->my - L->gap - L->col_h - L->axis_h);
-    saccade_figure_layout_set (cap, SC_UI_ ("Query"), &w, &h);
+    saccade_figure_layout_set (cap, _("Query"), &w, &h);
     cairo_translate (cr, L->mx - L->gap - L->row_w - L->axis_h, L->my + mh / 2 + w / 2);
     cairo_rotate (cr, -G_PI / 2);
     saccade_figure_layout_draw (cr, cap, 0, 0);

@@ -112,7 +112,7 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle 
   char buf[32];
 
   /* "Heads ■0 ■1 ...", centred: measure, then draw. */
-  saccade_figure_layout_set (text, SC_UI_ ("Heads"), &w, &h);
+  saccade_figure_layout_set (text, _("Heads"), &w, &h);
   total = w + L->gap;
   for (int hd = 0; hd < f->n_heads; hd++)
     {
@@ -123,7 +123,7 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle 
   x = MAX (L->pad, (W - total) / 2);
   cairo_save (cr);
   saccade_figure_set_fg (cr, style, 0.7);
-  saccade_figure_layout_set (text, SC_UI_ ("Heads"), &w, &h);
+  saccade_figure_layout_set (text, _("Heads"), &w, &h);
   saccade_figure_layout_draw (cr, text, x, y);
   x += w + L->gap;
   for (int hd = 0; hd < f->n_heads; hd++)
@@ -143,11 +143,11 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle 
   /* Column captions and what opacity means. */
   y += h + 0.6 * L->fs;
   saccade_figure_set_fg (cr, style, 0.6);
-  saccade_figure_layout_set (text, SC_UI_ ("Query"), &w, &h);
+  saccade_figure_layout_set (text, _("Query"), &w, &h);
   saccade_figure_layout_draw (cr, text, L->g.left_x - w, y);
-  saccade_figure_layout_set (text, SC_UI_ ("Key"), &w, &h);
+  saccade_figure_layout_set (text, _("Key"), &w, &h);
   saccade_figure_layout_draw (cr, text, L->g.right_x, y);
-  saccade_figure_layout_set (text, SC_UI_ ("line opacity = weight"), &w, &h);
+  saccade_figure_layout_set (text, _("line opacity = weight"), &w, &h);
   saccade_figure_layout_draw (cr, text, (L->g.left_x + L->g.right_x - w) / 2, y);
   cairo_restore (cr);
 }

@@ -8,13 +8,13 @@
 
 #include "saccade-figure.h"
 
-G_BEGIN_DECLS
-
 /* The interface's gettext domain (DESIGN.md, "Names"), unless the build names it. */
 #ifndef GETTEXT_PACKAGE
 #define GETTEXT_PACKAGE "saccade"
 #endif
-#define SC_UI_(s) g_dgettext (GETTEXT_PACKAGE, (s))
+#include <glib/gi18n-lib.h>
+
+G_BEGIN_DECLS
 
 /* @style, or the export style copied into @tmp when @style is NULL. */
 const SaccadeFigureStyle *saccade_figure_style_resolve (const SaccadeFigureStyle *style,
