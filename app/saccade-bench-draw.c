@@ -11,7 +11,8 @@
  *              its cache; and paint-grid, the baseline at that size;
  *   grid-render  the grid rendered again from its prebuilt thumbnails (what a resize, a metric
  *              or a colour map change costs);
- *   head-render  the head's heatmap rendered from the data (a new head, zoom or pan).
+ *   head-render  the head's heatmap rendered from the data (a new head, zoom or pan), and
+ *              the same for a 12-token sentence's head at the same size.
  * No model and no display are needed: the heads are synthetic (each row a softmax of a
  * fixed pseudo-random pattern with a diagonal and a sink, like real heads).
  */
@@ -168,7 +169,10 @@ saccade_cmd_bench_draw (int argc, char **argv)
   g_autoptr (SaccadeGridThumbs) thumbs = NULL;
   cairo_surface_t *target, *src, *grid_target, *grid_src;
   double paint, head_cached, head_render, grid_paint, grid_cached, grid_render, thumbs_s;
-  SaccadeHeatmapFigure hf;
+  double small_render;
+  g_autofree float *small = g_new (float, 12 * 12);
+  SaccadeHeatmapFigure hf, small_f;
+  RenderData small_data;
   SaccadeGridFigure gf;
   RenderData data;
   gint64 t0;
@@ -201,10 +205,15 @@ saccade_cmd_bench_draw (int argc, char **argv)
     .n_layers = n_layers, .n_heads = n_heads, .n_kv_heads = n_kv, .n = grid_n, .heads = heads,
     .title = "Model", .colormap = SACCADE_COLORMAP_VIRIDIS,
   };
+  fill_head (small, 12, 1, 3);
+  small_f = hf;
+  small_f.values = small;
+  small_f.n_rows = small_f.n_cols = 12;
   t0 = g_get_monotonic_time ();
   thumbs = saccade_grid_thumbs_new (&gf);
   thumbs_s = (g_get_monotonic_time () - t0) / 1e6;
   data = (RenderData) { &hf, &gf, thumbs };
+  small_data = (RenderData) { &small_f, &gf, thumbs };
 
   target = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, n, n);
   src = noise_image (n, n);
@@ -221,6 +230,7 @@ saccade_cmd_bench_draw (int argc, char **argv)
   grid_render = time_op (OP_GRID_RENDER, grid_target, NULL, NULL, &data, reps,
                          MAX (1, iters / 10));
   head_render = time_op (OP_HEAD_RENDER, target, NULL, NULL, &data, reps, MAX (1, iters / 10));
+  small_render = time_op (OP_HEAD_RENDER, target, NULL, NULL, &small_data, reps, iters);
 
   if (json)
     {
@@ -229,7 +239,7 @@ saccade_cmd_bench_draw (int argc, char **argv)
         { "paint_512_s", paint }, { "head_cached_s", head_cached },
         { "paint_1024x768_s", grid_paint }, { "grid_cached_s", grid_cached },
         { "grid_render_s", grid_render }, { "head_render_s", head_render },
-        { "grid_thumbnails_s", thumbs_s },
+        { "grid_thumbnails_s", thumbs_s }, { "head12_render_s", small_render },
       };
       json_builder_begin_object (b);
       for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
@@ -260,6 +270,8 @@ saccade_cmd_bench_draw (int argc, char **argv)
               "colour map)\n", grid_render * 1e6, grid_render / paint);
       printf ("  head rendered from data             %9.1f us  %5.2fx paint  (new head, zoom, "
               "pan)\n", head_render * 1e6, head_render / paint);
+      printf ("  12-token head rendered from data    %9.1f us  %5.2fx paint\n",
+              small_render * 1e6, small_render / paint);
       printf ("  grid thumbnails made once           %9.1f us  (270 heads of %d tokens)\n",
               thumbs_s * 1e6, grid_n);
     }

@@ -96,6 +96,33 @@ PY
   check export-npy-numpy "$tmp/npy" "^npy ok"
 fi
 
+# figures through the window's renderers: every kind in every format, checked by magic
+for kind in heatmap grid lines; do
+  for ext in png svg pdf; do
+    "$saccade" export 1 --figure $kind --layer 5 --head 2 -o "$tmp/fig-$kind.$ext" > "$tmp/fig" 2>&1
+    check "figure-$kind-$ext" "$tmp/fig" "^Wrote .*fig-$kind.$ext: “The cat chased the ball because it was tired.” — "
+  done
+  [ "$(head -c 4 "$tmp/fig-$kind.png" | tail -c 3)" = "PNG" ] && passes=$((passes + 1)) || { echo "FAIL: $kind.png is not a PNG"; fails=$((fails + 1)); }
+  check "figure-$kind-svg-root" "$tmp/fig-$kind.svg" "^<svg "
+  check "figure-$kind-pdf-magic" "$tmp/fig-$kind.pdf" "^%PDF-1\.[0-9]"
+  check "figure-$kind-pdf-eof" "$tmp/fig-$kind.pdf" "^%%EOF"
+done
+"$saccade" export 4 --figure heatmap --layer 0 --head 0 --colormap magma --scale log -o "$tmp/fig-zh.png" > "$tmp/fig" 2>&1
+check figure-zh "$tmp/fig" "^Wrote .*“猫追球，它累了。” — layer 0, head 0 (KV head 0) of run 4$"
+"$saccade" export 1 --figure grid --metric sink --json -o "$tmp/fig-grid.pdf" > "$tmp/fig.json" 2>&1
+check figure-json "$tmp/fig.json" '"figure" : "grid"'
+"$saccade" export 1 --figure pie -o "$tmp/fig.png" > "$tmp/fig" 2>&1; rc=$?
+expect_fail figure-kind "$tmp/fig" "is heatmap, grid or lines" $rc
+"$saccade" export 1 --figure heatmap --layer 0 --head 0 -o "$tmp/fig.csv" > "$tmp/fig" 2>&1; rc=$?
+expect_fail figure-format "$tmp/fig" "name it .png, .svg or .pdf" $rc
+"$saccade" export 1 --figure heatmap --layer 0 -o "$tmp/fig.png" > "$tmp/fig" 2>&1; rc=$?
+expect_fail figure-needs-head "$tmp/fig" "needs --layer L and --head H" $rc
+"$saccade" export 1 --figure lines --layer 30 -o "$tmp/fig.png" > "$tmp/fig" 2>&1; rc=$?
+expect_fail figure-layer-range "$tmp/fig" "has layers 0-29 and heads 0-8" $rc
+"$saccade" export 1 --layer 0 --head 0 --colormap magma -o "$tmp/x.csv" > "$tmp/fig" 2>&1; rc=$?
+expect_fail figure-options-alone "$tmp/fig" "go with --figure" $rc
+[ ! -e "$tmp/fig.png" ] && [ ! -e "$tmp/fig.csv" ] && passes=$((passes + 1)) || { echo "FAIL: a refused figure left a file"; fails=$((fails + 1)); }
+
 "$saccade" rm 2 > "$tmp/rm" 2>&1
 check rm "$tmp/rm" "^Deleted run 2$"
 "$saccade" show 2 > "$tmp/rm" 2>&1; rc=$?

@@ -29,6 +29,14 @@ typedef struct {
   SaccadeLinesGeometry g;
 } Layout;
 
+/* The lines' span: near the columns' height for a sentence (slopes stay readable), within
+ * 24 to 48 font sizes (a long text does not make a banner). */
+static double
+lines_width (const Layout *L, int n)
+{
+  return CLAMP (0.8 * n * L->g.row_h, 24 * L->fs, 48 * L->fs);
+}
+
 static void
 layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle *style,
                 double W, double H, Layout *L)
@@ -62,8 +70,7 @@ layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureSty
   L->step = MAX (1, (int) ceil (1.2 * L->lf / L->g.row_h));
   L->label_w = label_w0 * L->lf / L->fs;
   L->lines_w = MAX (4 * L->fs, W - 2 * L->pad - 2 * L->label_w - 2 * L->gap);
-  /* Lines wider than about 3:1 of their height read badly: centre a narrower block. */
-  L->lines_w = MIN (L->lines_w, MAX (24 * L->fs, 1.5 * f->n * L->g.row_h));
+  L->lines_w = MIN (L->lines_w, lines_width (L, f->n));
   {
     double block_w = 2 * L->label_w + 2 * L->gap + L->lines_w;
     double x0 = MAX (L->pad, (W - block_w) / 2);
@@ -89,8 +96,7 @@ saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *W, doubl
    * rows) and labels thin out. */
   *H = 2 * L.pad + L.title_h + L.legend_h + MIN (f->n * 1.9 * L.fs, 1200.0);
   layout_compute (cr, f, &style, 1e5, *H, &L);
-  *W = ceil (2 * L.pad + 2 * L.label_w + 2 * L.gap + MAX (24 * L.fs, 1.5 * f->n * L.g.row_h)
-             + 1);
+  *W = ceil (2 * L.pad + 2 * L.label_w + 2 * L.gap + lines_width (&L, f->n) + 1);
   *H = ceil (*H + 1);
   *W = MAX (*W, ceil (saccade_figure_title_width (cr, &style, f->title) + 1));
   cairo_destroy (cr);
