@@ -117,6 +117,25 @@ saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style, const 
   return w + 2 * saccade_figure_font_size (style);
 }
 
+void
+saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style, const char *title,
+                           double width, double y)
+{
+  g_autoptr (PangoLayout) layout = NULL;
+  double fs = saccade_figure_font_size (style), w, h;
+
+  if (title == NULL || *title == '\0')
+    return;
+  layout = saccade_figure_layout_new (cr, style, 1.3 * fs, TRUE);
+  pango_layout_set_width (layout, (int) (MAX (1.0, width - 2 * fs) * PANGO_SCALE));
+  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+  saccade_figure_layout_set (layout, title, &w, &h);
+  cairo_save (cr);
+  saccade_figure_set_fg (cr, style, 1.0);
+  saccade_figure_layout_draw (cr, layout, MAX (0.0, (width - w) / 2), y);
+  cairo_restore (cr);
+}
+
 const char *
 saccade_figure_label (const char *const *labels, int i, char buf[16])
 {

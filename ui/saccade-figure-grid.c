@@ -130,6 +130,7 @@ thumbs_images (SaccadeGridThumbs *th, SaccadeColormap map)
 
 typedef struct {
   double fs, pad, gap, lh;
+  double top;              /* where the title goes: centred with the grid */
   double title_h, cb_w, bar_w;
   double layer_lab;        /* widest layer number */
   double head_lab;         /* widest head number */
@@ -295,6 +296,7 @@ layout_fit (const SaccadeGridFigure *f, double W, double H, Layout *L)
             .x = L->pad + left + MAX (0.0, (aw - gw) / 2) + thumb * GAP / 2,
             .y = L->pad + L->title_h + top + MAX (0.0, (ah - gh) / 2) + thumb * GAP / 2,
           };
+          L->top = L->pad + MAX (0.0, (ah - gh) / 2);
         }
     }
 }
@@ -438,24 +440,16 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
   cairo_save (cr);
   saccade_figure_paint_background (cr, style, width, height);
   layout_measure (cr, f, style, &L);
-  if (f->title != NULL && *f->title != '\0')
-    {
-      g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L.fs, TRUE);
-      double w, h;
-      pango_layout_set_width (title, (int) (MAX (1.0, width - 2 * L.pad) * PANGO_SCALE));
-      pango_layout_set_ellipsize (title, PANGO_ELLIPSIZE_END);
-      saccade_figure_layout_set (title, f->title, &w, &h);
-      saccade_figure_set_fg (cr, style, 1.0);
-      saccade_figure_layout_draw (cr, title, MAX (0.0, (width - w) / 2), L.pad);
-    }
   if (thumbs == NULL)
     thumbs = own = saccade_grid_thumbs_new (f);
   if (thumbs->t <= 0 || f->n_layers != thumbs->n_layers || f->n_heads != thumbs->n_heads)
     {
+      saccade_figure_draw_title (cr, style, f->title, width, L.pad);
       cairo_restore (cr);
       return;
     }
   layout_fit (f, width, height, &L);
+  saccade_figure_draw_title (cr, style, f->title, width, L.top);
   vector = saccade_figure_target_is_vector (cr);
   images = vector ? NULL
                   : thumbs_images (thumbs, f->metric != NULL ? SACCADE_COLORMAP_GRAYS

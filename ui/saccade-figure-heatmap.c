@@ -26,6 +26,7 @@
 
 typedef struct {
   double fs, pad, gap;
+  double top;                  /* where the title goes: the block is centred with it */
   double title_h;              /* title line and the space under it; 0 without a title */
   double axis_h;               /* the "Query"/"Key" captions */
   double lf;                   /* label font size */
@@ -159,8 +160,9 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeCellRan
     double block_w = L->axis_h + L->row_w + L->gap + L->cols * L->cell + L->cb_w;
     double block_h = L->axis_h + L->col_h + L->gap + L->rows * L->cell;
     double x0 = L->pad + MAX (0.0, (W - 2 * L->pad - block_w) / 2);
-    double y0 = L->pad + L->title_h
-                + MAX (0.0, (H - 2 * L->pad - L->title_h - block_h) / 2);
+    double y0;
+    L->top = L->pad + MAX (0.0, (H - 2 * L->pad - L->title_h - block_h) / 2);
+    y0 = L->top + L->title_h;
     L->mx = x0 + L->axis_h + L->row_w + L->gap;
     L->my = y0 + L->axis_h + L->col_h + L->gap;
   }
@@ -344,26 +346,15 @@ saccade_figure_heatmap_draw_full (cairo_t *cr, const SaccadeHeatmapFigure *f,
   if (geom != NULL)
     *geom = (SaccadeHeatmapGeometry) { 0 };
 
-  if (f->title != NULL && *f->title != '\0')
-    {
-      g_autoptr (PangoLayout) title = saccade_figure_layout_new (
-        cr, style, 1.3 * saccade_figure_font_size (style), TRUE);
-      double w, h;
-      pango_layout_set_width (title, (int) (MAX (1.0, width - 2 * saccade_figure_font_size (style))
-                                            * PANGO_SCALE));
-      pango_layout_set_ellipsize (title, PANGO_ELLIPSIZE_END);
-      saccade_figure_layout_set (title, f->title, &w, &h);
-      saccade_figure_set_fg (cr, style, 1.0);
-      saccade_figure_layout_draw (cr, title, MAX (0.0, (width - w) / 2),
-                                  saccade_figure_font_size (style));
-    }
   if (f->values == NULL || f->n_rows <= 0 || f->n_cols <= 0)
     {
+      saccade_figure_draw_title (cr, style, f->title, width, saccade_figure_font_size (style));
       cairo_restore (cr);
       return;
     }
 
   layout_compute (cr, f, range, style, width, height, &L);
+  saccade_figure_draw_title (cr, style, f->title, width, L.top);
   draw_cells (cr, f, style, &L);
   draw_labels (cr, f, style, &L, width);
   {

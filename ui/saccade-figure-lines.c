@@ -23,6 +23,7 @@
 
 typedef struct {
   double fs, pad, gap, lf, lh;
+  double top;             /* where the title goes: centred with the legend and rows */
   double title_h, legend_h;
   int step;
   double label_w, lines_w;
@@ -64,7 +65,7 @@ layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureSty
 
   avail_h = H - 2 * L->pad - L->title_h - L->legend_h;
   L->g.n = f->n;
-  L->g.row_h = MAX (1e-3, MIN (avail_h / MAX (f->n, 1), 2.0 * L->fs));
+  L->g.row_h = MAX (1e-3, MIN (avail_h / MAX (f->n, 1), 2.4 * L->fs));
   L->lf = L->g.row_h >= 1.3 * L->fs ? L->fs
                                     : MAX (L->g.row_h / 1.3, MIN (L->fs, LABEL_MIN_SIZE));
   L->step = MAX (1, (int) ceil (1.2 * L->lf / L->g.row_h));
@@ -77,8 +78,8 @@ layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureSty
     L->g.label_w = L->label_w;
     L->g.left_x = x0 + L->label_w;
     L->g.right_x = L->g.left_x + 2 * L->gap + L->lines_w;
-    L->g.y0 = L->pad + L->title_h + L->legend_h
-              + MAX (0.0, (avail_h - f->n * L->g.row_h) / 2);
+    L->top = L->pad + MAX (0.0, (avail_h - f->n * L->g.row_h) / 2);
+    L->g.y0 = L->top + L->title_h + L->legend_h;
   }
 }
 
@@ -114,7 +115,7 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle 
              const Layout *L, double W)
 {
   g_autoptr (PangoLayout) text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
-  double y = L->pad + L->title_h, sw = 0.9 * L->fs, total = 0, x, w, h;
+  double y = L->top + L->title_h, sw = 0.9 * L->fs, total = 0, x, w, h;
   char buf[32];
 
   /* "Heads ■0 ■1 ...", centred: measure, then draw. */
@@ -262,21 +263,13 @@ saccade_figure_lines_draw_full (cairo_t *cr, const SaccadeLinesFigure *f,
   cairo_save (cr);
   saccade_figure_paint_background (cr, style, width, height);
   layout_compute (cr, f, style, width, height, &L);
-  if (f->title != NULL && *f->title != '\0')
-    {
-      g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L.fs, TRUE);
-      double w, h;
-      pango_layout_set_width (title, (int) (MAX (1.0, width - 2 * L.pad) * PANGO_SCALE));
-      pango_layout_set_ellipsize (title, PANGO_ELLIPSIZE_END);
-      saccade_figure_layout_set (title, f->title, &w, &h);
-      saccade_figure_set_fg (cr, style, 1.0);
-      saccade_figure_layout_draw (cr, title, MAX (0.0, (width - w) / 2), L.pad);
-    }
   if (f->heads == NULL || f->n <= 0 || f->n_heads <= 0)
     {
+      saccade_figure_draw_title (cr, style, f->title, width, L.pad);
       cairo_restore (cr);
       return;
     }
+  saccade_figure_draw_title (cr, style, f->title, width, L.top);
   draw_legend (cr, f, style, &L, width);
   draw_lines (cr, f, &L, highlight_is_key);
   draw_labels (cr, f, style, &L, highlight_is_key);

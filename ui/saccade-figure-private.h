@@ -84,6 +84,11 @@ gboolean saccade_figure_target_is_vector (cairo_t *cr);
 double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
                                    const char *title);
 
+/* Draws @title (may be NULL) in the title font, centred across @width with its top at @y,
+ * ellipsized to the width. */
+void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
+                                const char *title, double width, double y);
+
 /* Sizes that fit the figure's labels (user units: points), used by export. */
 void saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *w, double *h);
 void saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *w, double *h);
