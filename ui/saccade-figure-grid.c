@@ -68,7 +68,8 @@ saccade_grid_thumbs_new (const SaccadeGridFigure *f)
       for (int br = 0; br < t; br++)
         for (int bc = 0; bc < t; bc++)
           {
-            int r0 = br * block, r1 = MIN (n, r0 + block), c0 = bc * block, c1 = MIN (n, c0 + block);
+            int r0 = br * block, r1 = MIN (n, r0 + block);
+            int c0 = bc * block, c1 = MIN (n, c0 + block);
             double sum = 0;
             if (causal && c0 > r1 - 1)
               {

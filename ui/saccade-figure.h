@@ -4,8 +4,9 @@
  *
  *   heatmap  one head: queries as rows, keys as columns, token labels on both axes, a
  *            colour bar; causal (masked) cells hatched, never coloured as a weight of 0
- *   grid     every head of a run as thumbnails: layers as rows, query heads as columns
- *            grouped by the KV head they share, optionally framed in a metric's colour
+ *   grid     every head of a run as thumbnails: layers one way, query heads the other
+ *            (turned to whichever gives bigger thumbnails), heads grouped by the KV head
+ *            they share, optionally framed in a metric's colour
  *   lines    one layer as BertViz's "head view": the tokens twice, queries on the left and
  *            keys on the right, a line per (query, key, head) whose opacity is the weight
  *

@@ -1,8 +1,9 @@
 /* saccade-grid-view.h — every head of a run as a grid of thumbnails (the "Model" page).
  *
- * Layers are rows, query heads columns, grouped by the KV head they share with a gap
- * between groups. With a metric, each head is framed in the metric's colour and a colour
- * bar names it. Thumbnails are made once per data set (SaccadeGridThumbs) and the grid is
+ * Layers one way and query heads the other (the grid turns to give the biggest
+ * thumbnails: layers across on a wide page), heads grouped by the KV head they share with
+ * a gap between groups. With a metric, each head is framed in the metric's colour and a
+ * colour bar names it. Thumbnails are made once per data set (SaccadeGridThumbs) and the grid is
  * drawn into a cached image, rendered again only on data, size, colour or selection
  * changes. Hovering outlines a head and tells its metric in a tooltip; a click (or Enter on
  * the selected head) emits "head-activated".

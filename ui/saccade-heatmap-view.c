@@ -212,7 +212,8 @@ zoom_centre (SaccadeHeatmapView *self, double factor)
 static gboolean
 on_scroll (GtkEventControllerScroll *ctrl, double dx, double dy, SaccadeHeatmapView *self)
 {
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (ctrl));
+  GdkModifierType state =
+    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (ctrl));
 
   if (state & GDK_CONTROL_MASK)
     {
