@@ -1,0 +1,59 @@
+/* saccade-capture-task.h — the window's background work on a model: loading it, and
+ * capturing a sentence into the store.
+ *
+ * SaccadeLoadedModel is a model ready to run: the weights, a CPU backend, a forward session
+ * and the model's identity for the store (its file hashed once). Loading takes about half
+ * a second for SmolLM2, so the window loads once, in a worker, and keeps the result.
+ * Capturing tokenizes the text, runs the forward pass with the store's observer — every
+ * head goes to the capture database as its layer finishes — and returns the new run's id.
+ * Progress (one step per layer) reaches the main loop coalesced: however fast the layers
+ * finish, at most one progress callback is pending at a time, and it reports the latest
+ * count. Cancelling the GCancellable stops the forward pass at the next layer; the store
+ * then rolls the run back and keeps every earlier run.
+ *
+ * Thread safety: a SaccadeLoadedModel may be shared between threads; its session is used by
+ * one capture at a time (captures on the same model wait for each other).
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define SACCADE_TYPE_LOADED_MODEL (saccade_loaded_model_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeLoadedModel, saccade_loaded_model, SACCADE, LOADED_MODEL, GObject)
+
+/* The file the model was loaded from (absolute). */
+const char *saccade_loaded_model_get_path (SaccadeLoadedModel *self);
+/* general.name, or the file's base name. */
+const char *saccade_loaded_model_get_name (SaccadeLoadedModel *self);
+/* Short backend name for the header bar ("CPU") and a longer description
+ * ("CPU (OpenBLAS, 2 threads)"). */
+const char *saccade_loaded_model_get_backend_name (SaccadeLoadedModel *self);
+const char *saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self);
+/* "30 layers × 9 heads (3 KV heads)", translated. Caller frees. */
+char *saccade_loaded_model_describe (SaccadeLoadedModel *self);
+
+/* Loads the GGUF file at @path in a worker thread. Errors: SACCADE_ERROR with the engine's
+ * message (a missing file, a bad GGUF, an unsupported architecture, no BLAS library). */
+void saccade_loaded_model_new_async (const char *path, GCancellable *cancellable,
+                                     GAsyncReadyCallback callback, gpointer user_data);
+SaccadeLoadedModel *saccade_loaded_model_new_finish (GAsyncResult *result, GError **error);
+
+/* Called on the main loop with the number of layers done so far. */
+typedef void (*SaccadeCaptureProgress) (gpointer user_data, int layers_done, int n_layers);
+
+/* Captures @text (UTF-8, special-token text parsed as `saccade capture` does) with @model
+ * into the store at @db_path (created if missing). @progress (may be NULL) is called on the
+ * thread-default main context with @progress_data, which must stay valid until @callback
+ * runs (pass @source_object's self: GTask keeps it alive). Errors: SACCADE_ERROR (empty
+ * text, a text longer than the model's context, a store that cannot be written),
+ * G_IO_ERROR_CANCELLED. */
+void saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model,
+                            const char *db_path, const char *text, GCancellable *cancellable,
+                            SaccadeCaptureProgress progress, gpointer progress_data,
+                            GAsyncReadyCallback callback, gpointer user_data);
+/* The new run's id, or 0 with @error set. */
+gint64 saccade_capture_finish (GAsyncResult *result, GError **error);
+
+G_END_DECLS

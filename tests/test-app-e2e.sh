@@ -1,0 +1,229 @@
+#!/bin/sh
+# test-app-e2e.sh — the window, end to end, in a real X server (Xvfb).
+#
+# 1. Fixture: app-fixture writes a database of three runs of a small made-up model; the app
+#    starts on it and a scripted user (SACCADE_TEST_SCRIPT, app/saccade-test-driver.c)
+#    selects the newest run, visits every page, steps through heads with the keys, changes
+#    the colour map and scale, exports a figure in each format and the data as CSV, opens
+#    Preferences and the shortcuts window, and screenshots each.
+# 2. Errors: a corrupt database and a bad model file must show their message while the
+#    window stays usable.
+# 3. The same fixture with the interface in Simplified Chinese (LANGUAGE=zh_CN).
+# 4. First start (only when the default model is fetched): an empty database and fresh
+#    settings make the window run the sample sentence by itself; then a CJK sentence.
+#
+# Every screenshot lands in OUTDIR (build/tests/app-e2e/) and is checked not to be blank;
+# the exports are checked by format. Skips (77) without xvfb-run.
+# Usage: test-app-e2e.sh SACCADE APP_FIXTURE APP_CHECK_IMAGE OUTDIR
+set -u
+saccade=$1
+fixture=$2
+check_image=$3
+out=$4
+
+if ! command -v xvfb-run >/dev/null 2>&1; then
+  echo "xvfb-run is not installed (apt-get install xvfb xauth); skipping"
+  exit 77
+fi
+
+rm -rf "$out"
+mkdir -p "$out/home"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# A private home: nothing of the user's (settings, databases) is read or written.
+export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
+export XDG_CACHE_HOME="$out/home/cache"
+export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
+export LANGUAGE=en LC_ALL=C.UTF-8
+unset WAYLAND_DISPLAY
+
+# run_app NAME SCRIPT [ARGS...]: runs the window under Xvfb with SCRIPT; log in NAME.log.
+run_app() {
+  name=$1
+  script=$2
+  shift 2
+  # A session bus when there is one to start (GTK asks for it; without, it only warns).
+  bus=""
+  command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
+  SACCADE_TEST_SCRIPT="$script" xvfb-run -a -s "-screen 0 1400x1000x24" \
+    $bus "$saccade" "$@" > "$out/$name.log" 2>&1
+  rc=$?
+  sed 's/^/  | /' "$out/$name.log"
+  [ "$rc" -eq 0 ] || fail "$name: the app exited with $rc"
+}
+
+check_png() { # FILE MIN_W MIN_H MIN_COLOURS
+  [ -f "$1" ] || { fail "$1 was not written"; return; }
+  "$check_image" "$@" || fail "$1 looks blank"
+}
+
+check_magic() { # FILE TEXT
+  [ -s "$1" ] || { fail "$1 was not written"; return; }
+  head -c 200 "$1" | grep -q "$2" || fail "$1 does not start like a $2 file"
+}
+
+# --- 1. The fixture database ---------------------------------------------------------
+db="$out/fixture.sqlite"
+"$fixture" "$db" > "$out/fixture.ids" || { echo "FAIL: app-fixture"; exit 1; }
+
+cat > "$out/fixture.script" <<EOF
+expect-runs 3
+# The newest run is selected on start.
+expect-run newest
+expect-no-error
+page heatmap
+head 1 4
+screenshot $out/heatmap.png
+# Keys: Right = next head, Page Down / Down = next layer, Left = previous head.
+key Right
+expect-head 1 5
+key Page_Down
+expect-head 2 5
+key Up
+expect-head 1 5
+key Left
+expect-head 1 4
+action win.next-layer
+expect-head 2 4
+head 1 4
+export-figure $out/heatmap-export.png
+export-figure $out/heatmap-export.svg
+export-figure $out/heatmap-export.pdf
+export-csv $out/heatmap.csv
+scale log
+colormap magma
+screenshot $out/heatmap-log-magma.png
+scale linear
+colormap viridis
+page model
+metric sink
+screenshot $out/model.png
+export-figure $out/grid-export.png
+export-csv $out/model.csv
+page lines
+head 0 0
+screenshot $out/lines.png
+export-figure $out/lines-export.svg
+export-csv $out/lines.csv
+# The CJK run: split bytes as hex, CJK glyphs.
+select 2
+expect-run 2
+page heatmap
+head 3 0
+screenshot $out/heatmap-cjk.png
+# The code run: a newline token.
+select 1
+expect-run 1
+head 3 1
+screenshot $out/heatmap-newline.png
+preferences $out/preferences.png
+shortcuts $out/shortcuts.png
+quit
+EOF
+run_app fixture "$out/fixture.script" --db "$db" --model "$out/no-such-model.gguf"
+
+for p in heatmap heatmap-log-magma model lines heatmap-cjk heatmap-newline; do
+  check_png "$out/$p.png" 800 600 50
+done
+check_png "$out/preferences.png" 300 200 8
+check_png "$out/shortcuts.png" 300 200 8
+check_png "$out/heatmap-export.png" 400 300 50
+check_png "$out/grid-export.png" 400 300 50
+check_magic "$out/heatmap-export.svg" "<svg"
+check_magic "$out/heatmap-export.pdf" "%PDF-"
+check_magic "$out/lines-export.svg" "<svg"
+# CSV: a header of 10 keys plus the corner; 11 lines for the 10 queries of "The cat ...".
+if [ -f "$out/heatmap.csv" ]; then
+  head -1 "$out/heatmap.csv" | grep -q '^query\\key,0:The,1:␣cat,' \
+    || fail "heatmap.csv header: $(head -1 "$out/heatmap.csv")"
+  [ "$(wc -l < "$out/heatmap.csv")" -eq 11 ] || fail "heatmap.csv has $(wc -l < "$out/heatmap.csv") lines"
+else
+  fail "heatmap.csv was not written"
+fi
+[ "$(wc -l < "$out/model.csv" 2>/dev/null)" = 25 ] || fail "model.csv should have 1 + 4x6 lines"
+head -1 "$out/model.csv" 2>/dev/null | grep -q '^layer,head,kv_head,entropy,sink_mass,previous_token' \
+  || fail "model.csv header"
+grep -q '^0,5,9,9,' "$out/lines.csv" 2>/dev/null || fail "lines.csv lacks head 5's last row"
+
+# --- 2. Errors: the message is shown, the window stays usable -------------------------
+printf 'this is not a database, just forty-odd bytes of text\n' > "$out/corrupt.sqlite"
+printf 'GGUF but not really' > "$out/bad.gguf"
+cat > "$out/errors.script" <<EOF
+expect-error not a database
+screenshot $out/error-database.png
+screenshot-dialog $out/error-database-dialog.png
+close-dialogs
+database $db
+expect-runs 3
+model $out/bad.gguf
+expect-error bad.gguf
+screenshot $out/error-model.png
+screenshot-dialog $out/error-model-dialog.png
+close-dialogs
+type A sentence with a broken model
+run
+expect-error bad.gguf
+close-dialogs
+page lines
+expect-run newest
+quit
+EOF
+run_app errors "$out/errors.script" --db "$out/corrupt.sqlite" --model "$out/no-such-model.gguf"
+check_png "$out/error-database.png" 800 600 20
+check_png "$out/error-model.png" 800 600 20
+check_png "$out/error-database-dialog.png" 200 100 8
+check_png "$out/error-model-dialog.png" 200 100 8
+
+# --- 3. The interface in Simplified Chinese -------------------------------------------
+cat > "$out/zh.script" <<EOF
+expect-runs 3
+expect-run newest
+page heatmap
+head 1 4
+screenshot $out/zh_CN-heatmap.png
+page model
+screenshot $out/zh_CN-model.png
+quit
+EOF
+LANGUAGE=zh_CN run_app zh_CN "$out/zh.script" --db "$db" --model "$out/no-such-model.gguf"
+check_png "$out/zh_CN-heatmap.png" 800 600 50
+check_png "$out/zh_CN-model.png" 800 600 50
+
+# --- 4. First start with the default model --------------------------------------------
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+if [ -f "$model" ]; then
+  cat > "$out/first.script" <<EOF
+# Nothing typed: the sample sentence runs by itself.
+expect-runs 1
+expect-run newest
+expect-no-error
+# Layer 13, head 8 is where "it" looks back at "cat" (0.62): the README's screenshot.
+page heatmap
+head 13 8
+screenshot $out/first-run.png
+page model
+screenshot $out/first-run-model.png
+page lines
+screenshot $out/first-run-lines.png
+type 猫追球，它累了。
+run
+expect-no-error
+expect-runs 2
+page heatmap
+screenshot $out/first-run-cjk.png
+quit
+EOF
+  rm -rf "$out/home/data"
+  SACCADE_MODEL="$model" run_app first "$out/first.script"
+  for p in first-run first-run-model first-run-lines first-run-cjk; do
+    check_png "$out/$p.png" 800 600 50
+  done
+  [ -f "$out/home/data/saccade/captures.sqlite" ] || fail "the default database was not created"
+else
+  echo "default model not fetched: skipping the first-start part"
+fi
+
+echo "screenshots in $out"
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "PASS"
