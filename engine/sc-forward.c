@@ -330,12 +330,15 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   return SC_OK;
 }
 
-/* Hands layer @l's heads, (n_q, n_k) each, to the observer. */
+/* Hands layer @l's heads, (n_q, n_k) each, to the observer. @probs is where the attention
+ * op wrote them: the session's buffer, or the observer's own layer buffer (host memory). */
 static ScStatus
-observe_layer (ScSession *s, const ScObserver *obs, int l, int n_q, int n_k, ScError *err)
+observe_layer (ScSession *s, const ScObserver *obs, int l, const float *probs, int n_q, int n_k,
+               ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const size_t per_head = (size_t) n_q * n_k;
+  const float *host = probs;
   ScBackend *b = s->b;
   bool downloaded = false;
   int h;
@@ -344,14 +347,15 @@ observe_layer (ScSession *s, const ScObserver *obs, int l, int n_q, int n_k, ScE
     if (obs->wants == NULL || obs->wants (obs->user, l, h))
       {
         ScStatus st;
-        if (!downloaded && s->probs_host != s->probs)
+        if (!downloaded && probs == s->probs && s->probs_host != s->probs)
           {
             if ((st = b->ops->download (b, s->probs_host, s->probs, in->n_heads * per_head, err))
                 != SC_OK)
               return st;
+            host = s->probs_host;
           }
         downloaded = true;
-        if (!obs->observe (obs->user, l, h, s->probs_host + h * per_head, n_q, n_k))
+        if (!obs->observe (obs->user, l, h, host + h * per_head, n_q, n_k))
           return sc_error_set (err, SC_ERR_CANCELLED, "cancelled at layer %d head %d", l, h);
       }
   return SC_OK;
@@ -411,6 +415,7 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   ScBackend *b = s->b;
   const double t_start = opt->stats != NULL ? now_s () : 0.0;
   double t_attn;
+  float *probs;
   ScStatus st;
   int l, first_row, n_out;
 
@@ -450,13 +455,22 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
       TRY (b->ops->rope (b, s->q, nq, H, d, (int) in->n_rot, past, in->rope_base));
       TRY (b->ops->rope (b, kl + (size_t) past * KV, nq, Hkv, d, (int) in->n_rot, past,
                          in->rope_base));
+      /* the observer may take the probabilities straight into its own memory (CPU only) */
+      probs = s->probs;
+      if (opt->observer != NULL && opt->observer->layer_buffer != NULL
+          && s->probs_host == s->probs)
+        {
+          float *mine = opt->observer->layer_buffer (opt->observer->user, l, nq, n);
+          if (mine != NULL)
+            probs = mine;
+        }
       t_attn = opt->stats != NULL ? now_s () : 0.0;
-      TRY (b->ops->attention (b, s->o, s->probs, s->q, kl, vl, nq, n, H, Hkv, d, in->attn_scale,
+      TRY (b->ops->attention (b, s->o, probs, s->q, kl, vl, nq, n, H, Hkv, d, in->attn_scale,
                               iv != NULL ? iv->token_mask : NULL, hs));
       if (opt->stats != NULL)
         opt->stats->attention_s += now_s () - t_attn;
       if (opt->observer != NULL
-          && (st = observe_layer (s, opt->observer, l, nq, n, err)) != SC_OK)
+          && (st = observe_layer (s, opt->observer, l, probs, nq, n, err)) != SC_OK)
         return st;
       TRY (matmul (b, opt->stats, s->x, s->o, w->wo, nq, Q, E, true));
 

@@ -43,6 +43,10 @@ typedef struct {
   bool (*wants) (void *user, int layer, int head); /* NULL = every head */
   bool (*observe) (void *user, int layer, int head, const float *probs, int n_query, int n_key);
   void *user;
+  /* Optional, for zero-copy capture on host-memory backends (CPU): returns where layer
+   * @layer's probabilities, (n_heads, n_query, n_key) floats, should be written, or NULL
+   * for the session's own buffer. observe() then receives pointers into that block. */
+  float *(*layer_buffer) (void *user, int layer, int n_query, int n_key);
 } ScObserver;
 
 /* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */

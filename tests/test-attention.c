@@ -383,6 +383,54 @@ test_tiny_interventions (void)
   sc_model_free (m);
 }
 
+/* Zero-copy capture: the observer's layer buffers receive exactly what the default path
+ * hands to observe(). */
+typedef struct {
+  float *block; /* (L, H, n, n) */
+  int H, n, bad;
+} ZeroCopy;
+
+static float *
+zc_layer_buffer (void *user, int layer, int n_q, int n_k)
+{
+  ZeroCopy *z = user;
+  return z->block + (size_t) layer * z->H * n_q * n_k;
+}
+
+static bool
+zc_observe (void *user, int layer, int head, const float *probs, int n_q, int n_k)
+{
+  ZeroCopy *z = user;
+  if (probs != z->block + ((size_t) layer * z->H + head) * n_q * n_k)
+    z->bad++;
+  return true;
+}
+
+static void
+test_tiny_zero_copy (void)
+{
+  ScModel *m = tiny_model ();
+  const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44 };
+  const int n = G_N_ELEMENTS (ids);
+  ScBackend *b = sc_backend_cpu_new (2, NULL);
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  g_autofree float *a = g_new (float, 2 * 4 * n * n), *zc = g_new0 (float, 2 * 4 * n * n);
+  Collect c = { 0, a, 4, n };
+  ZeroCopy z = { zc, 4, n, 0 };
+  ScObserver o1 = { NULL, collect_observe, &c }, o2 = { NULL, zc_observe, &z, zc_layer_buffer };
+  ScForwardOptions f1 = { .observer = &o1 }, f2 = { .observer = &o2 };
+
+  g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, n, &f1, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, n, &f2, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (z.bad, ==, 0);
+  g_assert_cmpint (memcmp (a, zc, sizeof (float) * 2 * 4 * n * n), ==, 0);
+  sc_session_free (s);
+  sc_backend_free (b);
+  sc_model_free (m);
+}
+
 /* Checks a (10, 30) block: 10 new queries at positions 20..29 over 30 keys. */
 static bool
 rect_observe (void *user, int layer, int head, const float *probs, int n_q, int n_k)
@@ -482,5 +530,6 @@ main (int argc, char **argv)
   g_test_add_func ("/forward/tiny-cpu-vs-reference", test_tiny_forward);
   g_test_add_func ("/forward/tiny-interventions", test_tiny_interventions);
   g_test_add_func ("/forward/tiny-kv-cache", test_tiny_kv_cache);
+  g_test_add_func ("/forward/tiny-zero-copy-capture", test_tiny_zero_copy);
   return g_test_run ();
 }
