@@ -414,7 +414,7 @@ typedef struct {
 } AttnJob;
 
 /* One head, written as vector loops the compiler turns into SIMD without reassociating a
- * float reduction (so results do not depend on -ffast-math):
+ * float reduction (so results do not depend on -ffast-math), four query rows at a time:
  *   1. with K_g^T (d, n_k) transposed by the caller, a query row's scores are d AXPYs over
  *      the contiguous keys it may see: s[0..p] += q[c] * Kt[c][0..p];
  *   2. masked softmax of the row;
@@ -424,42 +424,78 @@ typedef struct {
 static void
 attention_head_task (void *ctx, int h)
 {
+  enum { R = 4 }; /* query rows per block: each key/value load serves R rows */
   const AttnJob *j = ctx;
   const int g = h / (j->n_heads / j->n_kv), first = j->n_k - j->n_q, d = j->d;
   const size_t qs = (size_t) j->n_heads * d, kvs = (size_t) j->n_kv * d;
   const float hs = j->head_scale != NULL ? j->head_scale[h] : 1.0f;
   const float *kt = j->kt + (size_t) g * d * j->n_k;
-  int i, c, key;
+  int i0, r, c, key;
 
-  for (i = 0; i < j->n_q; i++)
+  for (i0 = 0; i0 < j->n_q; i0 += R)
     {
-      const int p = first + i;
-      const float *restrict qi = j->q + i * qs + (size_t) h * d;
-      float *restrict row = j->probs + ((size_t) h * j->n_q + i) * j->n_k;
-      float *restrict oi = j->out + i * qs + (size_t) h * d;
+      const int nr = j->n_q - i0 < R ? j->n_q - i0 : R;
+      const int pmax = first + i0 + nr - 1; /* the block's last row sees keys 0..pmax */
+      float *rows[R];
+      const float *qrow[R];
+      float *orow[R];
 
-      for (key = 0; key <= p; key++)
-        row[key] = 0.0f;
-      for (c = 0; c < d; c++)
+      for (r = 0; r < nr; r++)
         {
-          const float qc = qi[c] * j->scale;
-          const float *restrict ktc = kt + (size_t) c * j->n_k;
-          for (key = 0; key <= p; key++)
-            row[key] += qc * ktc[key];
+          rows[r] = j->probs + ((size_t) h * j->n_q + i0 + r) * j->n_k;
+          qrow[r] = j->q + (i0 + r) * qs + (size_t) h * d;
+          orow[r] = j->out + (i0 + r) * qs + (size_t) h * d;
+          for (key = 0; key <= pmax; key++)
+            rows[r][key] = 0.0f;
         }
-      /* 2. */
-      softmax_row (row, p, j->n_k, j->key_mask);
-      /* 3. */
+      /* 1. scores for keys 0..pmax (entries past a row's own position are discarded by
+       *    the softmax, which writes exact zeros there) */
       for (c = 0; c < d; c++)
-        oi[c] = 0.0f;
-      for (key = 0; key <= p; key++)
         {
-          const float w = row[key] * hs;
+          const float *restrict ktc = kt + (size_t) c * j->n_k;
+          if (nr == R)
+            {
+              float *restrict s0 = rows[0], *restrict s1 = rows[1], *restrict s2 = rows[2],
+                              *restrict s3 = rows[3];
+              const float q0 = qrow[0][c] * j->scale, q1 = qrow[1][c] * j->scale,
+                          q2 = qrow[2][c] * j->scale, q3 = qrow[3][c] * j->scale;
+              for (key = 0; key <= pmax; key++)
+                {
+                  const float kv = ktc[key];
+                  s0[key] += q0 * kv;
+                  s1[key] += q1 * kv;
+                  s2[key] += q2 * kv;
+                  s3[key] += q3 * kv;
+                }
+            }
+          else
+            for (r = 0; r < nr; r++)
+              {
+                float *restrict sr = rows[r];
+                const float qc = qrow[r][c] * j->scale;
+                for (key = 0; key <= pmax; key++)
+                  sr[key] += qc * ktc[key];
+              }
+        }
+      /* 2. masked softmax per row */
+      for (r = 0; r < nr; r++)
+        softmax_row (rows[r], first + i0 + r, j->n_k, j->key_mask);
+      /* 3. o_r = head_scale * sum_key P[r][key] * V_g[key] */
+      for (r = 0; r < nr; r++)
+        for (c = 0; c < d; c++)
+          orow[r][c] = 0.0f;
+      for (key = 0; key <= pmax; key++)
+        {
           const float *restrict vj = j->v + key * kvs + (size_t) g * d;
-          if (w == 0.0f)
-            continue;
-          for (c = 0; c < d; c++)
-            oi[c] += w * vj[c];
+          for (r = 0; r < nr; r++)
+            {
+              float *restrict o = orow[r];
+              const float w = rows[r][key] * hs;
+              if (w == 0.0f)
+                continue;
+              for (c = 0; c < d; c++)
+                o[c] += w * vj[c];
+            }
         }
     }
 }
