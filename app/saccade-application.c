@@ -85,12 +85,14 @@ static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   GtkApplication *app = user_data;
-  GList *windows;
+  g_autolist (GtkWindow) windows = NULL;
 
-  /* Close every window (each saves its size), then quit. */
-  while ((windows = gtk_application_get_windows (app)) != NULL)
-    gtk_window_destroy (windows->data);
-  g_application_quit (G_APPLICATION (app));
+  /* Close every window the way its close button does (each saves its size); the
+   * application ends with the last one. */
+  for (GList *l = gtk_application_get_windows (app); l != NULL; l = l->next)
+    windows = g_list_prepend (windows, g_object_ref (l->data));
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (l->data);
 }
 
 static void
@@ -198,6 +200,17 @@ saccade_application_activate (GApplication *app)
 }
 
 static void
+saccade_application_shutdown (GApplication *app)
+{
+  SaccadeApplication *self = SACCADE_APPLICATION (app);
+
+  /* Window sizes are written as the windows close: make sure they reach the disk. */
+  if (self->settings != NULL)
+    g_settings_sync ();
+  G_APPLICATION_CLASS (saccade_application_parent_class)->shutdown (app);
+}
+
+static void
 saccade_application_finalize (GObject *object)
 {
   SaccadeApplication *self = SACCADE_APPLICATION (object);
@@ -214,6 +227,7 @@ saccade_application_class_init (SaccadeApplicationClass *klass)
   G_OBJECT_CLASS (klass)->finalize = saccade_application_finalize;
   G_APPLICATION_CLASS (klass)->startup = saccade_application_startup;
   G_APPLICATION_CLASS (klass)->activate = saccade_application_activate;
+  G_APPLICATION_CLASS (klass)->shutdown = saccade_application_shutdown;
 }
 
 static void

@@ -17,6 +17,13 @@
  *   colormap ID / scale ID / metric ID    change a setting
  *   type TEXT                put TEXT in the sentence entry
  *   run                      press Run and wait for the run to be stored and shown
+ *   run-then-cancel          press Run, then Cancel once the first layer is done
+ *   expect-status TEXT       the status line contains TEXT
+ *   search TEXT / expect-shown N   type in the runs' search field; the sidebar shows N runs
+ *   delete ID|newest         select a run and ask to delete it (a dialog opens)
+ *   respond ID               answer the open dialog ("delete", "cancel", "close")
+ *   activate-head L H        what a click on a head of the Model page does
+ *   expect-page NAME         that page is shown
  *   model PATH               use another model file
  *   database PATH            open another capture database
  *   expect-error TEXT        the last error shown contains TEXT (expect-no-error: none)
@@ -51,6 +58,7 @@ typedef struct {
   guint settle;          /* ticks left before the next command */
   gint64 waiting_since;
   guint source_id;
+  gboolean cancel_on_progress; /* press Cancel once the capture reports a layer */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
 } SaccadeTestDriver;
@@ -294,6 +302,53 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       g_clear_pointer (&win->last_error, g_free);
       saccade_window_run (win);
     }
+  else if (g_str_equal (cmd, "run-then-cancel"))
+    {
+      /* Press Run, then Cancel as soon as the first layer is reported (see tick()). */
+      g_clear_pointer (&win->last_error, g_free);
+      saccade_window_run (win);
+      d->cancel_on_progress = TRUE;
+    }
+  else if (g_str_equal (cmd, "expect-status"))
+    {
+      const char *status = gtk_label_get_text (win->status_label);
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the status line says '%s', expected '%s'", status, rest);
+    }
+  else if (g_str_equal (cmd, "search"))
+    gtk_editable_set_text (GTK_EDITABLE (win->search_entry), rest != NULL ? rest : "");
+  else if (g_str_equal (cmd, "expect-shown"))
+    {
+      guint shown = g_list_model_get_n_items (G_LIST_MODEL (win->runs_shown));
+      if (a1 == NULL || shown != (guint) atoi (a1))
+        return fail (d, "the sidebar shows %u runs, expected %s", shown, a1);
+    }
+  else if (g_str_equal (cmd, "delete"))
+    {
+      gint64 id = run_id_arg (d, a1);
+      saccade_window_runs_select (win, id);
+      if (saccade_window_runs_selected_id (win) != id)
+        return fail (d, "run %s is not in the sidebar", a1);
+      gtk_widget_activate_action (GTK_WIDGET (win), "win.delete-run", NULL);
+    }
+  else if (g_str_equal (cmd, "respond"))
+    {
+      GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
+      if (dialog == NULL || a1 == NULL)
+        return fail (d, "no dialog to answer");
+      g_object_ref (dialog);
+      adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), a1);
+      gtk_window_destroy (dialog);
+      g_object_unref (dialog);
+    }
+  else if (g_str_equal (cmd, "activate-head"))
+    g_signal_emit_by_name (win->grid_view, "head-activated", a1 != NULL ? atoi (a1) : 0,
+                           a2 != NULL ? atoi (a2) : 0);
+  else if (g_str_equal (cmd, "expect-page"))
+    {
+      if (g_strcmp0 (saccade_window_pages_visible (win), a1) != 0)
+        return fail (d, "page %s is shown, expected %s", saccade_window_pages_visible (win), a1);
+    }
   else if (g_str_equal (cmd, "model"))
     saccade_window_set_model_path (win, a1);
   else if (g_str_equal (cmd, "database"))
@@ -376,6 +431,12 @@ tick (gpointer data)
   g_auto (GStrv) argv = NULL;
   const char *line, *rest;
 
+  if (d->cancel_on_progress && saccade_window_is_capturing (d->window)
+      && gtk_progress_bar_get_fraction (d->window->progress_bar) > 0)
+    {
+      d->cancel_on_progress = FALSE;
+      gtk_widget_activate_action (GTK_WIDGET (d->window), "win.cancel", NULL);
+    }
   if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))
     {
       if (d->waiting_since == 0)

@@ -280,8 +280,9 @@ run_deleted (GObject *source, GAsyncResult *result, gpointer user_data)
   self->deleting--;
   if (!saccade_run_delete_finish (result, &error))
     {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        saccade_window_show_error (self, _("Could not delete the run"), error);
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return; /* the window closed */
+      saccade_window_show_error (self, _("Could not delete the run"), error);
       saccade_window_update_actions (self);
       return;
     }

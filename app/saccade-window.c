@@ -243,6 +243,8 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   gint64 run_id = saccade_capture_finish (result, &error);
 
+  if (g_cancellable_is_cancelled (self->cancellable))
+    return; /* the window closed while the model ran */
   g_clear_object (&self->capture_cancellable);
   set_capturing (self, FALSE);
   if (run_id <= 0)
@@ -393,6 +395,8 @@ saccade_window_dispose (GObject *object)
   SaccadeWindow *self = SACCADE_WINDOW (object);
 
   g_cancellable_cancel (self->cancellable);
+  if (self->settings != NULL)
+    g_signal_handlers_disconnect_by_data (self->settings, self);
   if (self->model_cancellable != NULL)
     g_cancellable_cancel (self->model_cancellable);
   if (self->capture_cancellable != NULL)

@@ -66,6 +66,9 @@ check_magic() { # FILE TEXT
 # --- 1. The fixture database ---------------------------------------------------------
 db="$out/fixture.sqlite"
 "$fixture" "$db" > "$out/fixture.ids" || { echo "FAIL: app-fixture"; exit 1; }
+# Part 1 deletes a run: the later parts get a database of their own.
+db2="$out/fixture2.sqlite"
+"$fixture" "$db2" > /dev/null || { echo "FAIL: app-fixture"; exit 1; }
 
 cat > "$out/fixture.script" <<EOF
 expect-runs 3
@@ -117,6 +120,22 @@ select 1
 expect-run 1
 head 3 1
 screenshot $out/heatmap-newline.png
+# The search field filters the sidebar.
+search 猫
+expect-shown 1
+search
+expect-shown 3
+# A click on a head of the Model page opens it in Heatmap.
+page model
+activate-head 2 3
+expect-page heatmap
+expect-head 2 3
+# Delete a run, after confirming.
+delete 1
+screenshot-dialog $out/delete-dialog.png
+respond delete
+expect-runs 2
+expect-run newest
 preferences $out/preferences.png
 shortcuts $out/shortcuts.png
 quit
@@ -126,6 +145,7 @@ run_app fixture "$out/fixture.script" --db "$db" --model "$out/no-such-model.ggu
 for p in heatmap heatmap-log-magma model lines heatmap-cjk heatmap-newline; do
   check_png "$out/$p.png" 800 600 50
 done
+check_png "$out/delete-dialog.png" 200 100 8
 check_png "$out/preferences.png" 300 200 8
 check_png "$out/shortcuts.png" 300 200 8
 check_png "$out/heatmap-export.png" 400 300 50
@@ -154,7 +174,7 @@ expect-error not a database
 screenshot $out/error-database.png
 screenshot-dialog $out/error-database-dialog.png
 close-dialogs
-database $db
+database $db2
 expect-runs 3
 model $out/bad.gguf
 expect-error bad.gguf
@@ -186,13 +206,15 @@ page model
 screenshot $out/zh_CN-model.png
 quit
 EOF
-LANGUAGE=zh_CN run_app zh_CN "$out/zh.script" --db "$db" --model "$out/no-such-model.gguf"
+LANGUAGE=zh_CN run_app zh_CN "$out/zh.script" --db "$db2" --model "$out/no-such-model.gguf"
 check_png "$out/zh_CN-heatmap.png" 800 600 50
 check_png "$out/zh_CN-model.png" 800 600 50
 
 # --- 4. First start with the default model --------------------------------------------
 model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 if [ -f "$model" ]; then
+  long=""
+  for i in $(seq 60); do long="$long The cat chased the ball because it was tired."; done
   cat > "$out/first.script" <<EOF
 # Nothing typed: the sample sentence runs by itself.
 expect-runs 1
@@ -212,6 +234,11 @@ expect-no-error
 expect-runs 2
 page heatmap
 screenshot $out/first-run-cjk.png
+# Cancel: a long text, cancelled after its first layer, stores nothing.
+type $long
+run-then-cancel
+expect-status Cancelled
+expect-runs 2
 quit
 EOF
   rm -rf "$out/home/data"
