@@ -227,6 +227,39 @@ sc_rope_rotate_pair (float *x0, float *x1, float cos_t, float sin_t)
 /* Online softmax                                                                        */
 /* ------------------------------------------------------------------------------------ */
 
+/* exp(x) for the softmax of the fast CPU path, written without branches or calls so a
+ * loop over it vectorises (libm's expf does not, without -ffast-math). Range reduction
+ * x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact n ln2), a degree-6
+ * polynomial for e^r (Cephes expf's coefficients), and 2^n built in the exponent bits.
+ * Error <= 2 ulp against expf over [-87.3, 88.7] (tests/test-attention.c checks every
+ * 97th float in range); below -87.3 it returns ~0 (a denormal-free flush: e^-87.3 is
+ * 1.2e-38, far under any probability we store), above 88.7 it is not meant to be used
+ * (softmax inputs are <= 0 after subtracting the row maximum). */
+SC_HD float
+sc_expf (float x)
+{
+  const float log2e = 1.44269504088896341f;
+  const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+  const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+  float t, n, r, p;
+  uint32_t bits;
+
+  x = x < -87.3f ? -87.3f : x;
+  x = x > 88.7f ? 88.7f : x;
+  t = x * log2e + round_magic;
+  n = t - round_magic;
+  r = x - n * ln2_hi - n * ln2_lo;
+  p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  bits = (uint32_t) ((int32_t) n + 127) << 23;
+  return p * sc_fp32_from_bits (bits);
+}
+
 /* The running normaliser of a softmax over scores seen so far (Milakov & Gimelshein 2018):
  *   max = max_i x_i,   sum = Σ_i exp(x_i - max).
  * Then softmax(x)_i = exp(x_i - max) / sum. The empty state is (-inf, 0). Scores of -inf

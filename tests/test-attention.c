@@ -13,6 +13,7 @@
 
 #include "engine/sc-backend.h"
 #include "engine/sc-forward.h"
+#include "engine/sc-math.h"
 #include "engine/sc-model.h"
 #include "sc-test-gguf.h"
 
@@ -520,11 +521,41 @@ test_tiny_kv_cache (void)
   sc_model_free (m);
 }
 
+/* sc_expf, the fast path's exp, against libm over the range softmax uses and beyond. */
+static void
+test_expf (void)
+{
+  double worst = 0.0;
+  uint32_t bits;
+
+  for (bits = 0; bits < 0xffffffffu - 97; bits += 97)
+    {
+      float x, want, got;
+      memcpy (&x, &bits, sizeof x);
+      if (!(x >= -87.0f && x <= 88.0f))
+        continue;
+      want = expf (x);
+      got = sc_expf (x);
+      if (want > 1e-37f)
+        {
+          /* error in units of the last place of the correct result */
+          double ulp = nextafterf (want, INFINITY) - want;
+          worst = fmax (worst, fabs ((double) got - want) / ulp);
+        }
+    }
+  g_test_message ("sc_expf: worst error %.2f ulp", worst);
+  g_assert_cmpfloat (worst, <=, 2.0);
+  g_assert_cmpfloat (sc_expf (0.0f), ==, 1.0f);
+  g_assert_cmpfloat (sc_expf (-1000.0f), <, 1e-37f);
+  g_assert_cmpfloat (sc_expf (-INFINITY), <, 1e-37f);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/attention/seeds", test_seeds);
+  g_test_add_func ("/math/expf", test_expf);
   g_test_add_func ("/attention/fast-vs-reference", test_fast_vs_reference);
   g_test_add_func ("/ops/matmul-rope-rmsnorm", test_matmul_rope_norm);
   g_test_add_func ("/forward/tiny-cpu-vs-reference", test_tiny_forward);
