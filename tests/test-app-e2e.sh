@@ -63,6 +63,12 @@ check_magic() { # FILE TEXT
   head -c 200 "$1" | grep -q "$2" || fail "$1 does not start like a $2 file"
 }
 
+# --- 0. No display: a clear message, then the demo (here without a model: its error) ---
+env -u DISPLAY -u WAYLAND_DISPLAY SACCADE_MODEL="$out/no-such-model.gguf" "$saccade" \
+  > "$out/no-display.log" 2>&1
+grep -q "no display" "$out/no-display.log" \
+  || fail "saccade without a display says: $(cat "$out/no-display.log")"
+
 # --- 1. The fixture database ---------------------------------------------------------
 db="$out/fixture.sqlite"
 "$fixture" "$db" > "$out/fixture.ids" || { echo "FAIL: app-fixture"; exit 1; }

@@ -1,27 +1,36 @@
 #!/bin/sh
-# test-po-complete.sh — every language in po/LINGUAS translates every message of the
-# interface: no untranslated and no fuzzy entries (msgfmt --statistics counts them).
+# test-po-complete.sh — the translations are complete:
+#   - every C file under app/ and ui/ that marks strings (_(), N_(), C_()) and every .ui file
+#     with translatable properties is listed in po/POTFILES.in;
+#   - every language in po/LINGUAS translates every message those files hold: none missing
+#     from its .po (msgcmp against a fresh xgettext), none untranslated or fuzzy.
 # Usage: test-po-complete.sh PO_DIR
 set -u
 po=$1
+src=$(cd "$po/.." && pwd)
 fails=0
-for lang in $(grep -v '^#' "$po/LINGUAS"); do
-  stats=$(LC_ALL=C msgfmt --statistics -o /dev/null "$po/$lang.po" 2>&1)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$src"
+for f in $(grep -l -E '\b(N?C?_)\("' app/*.c ui/*.c) $(grep -l 'translatable="yes"' app/*.ui); do
+  grep -qx "$f" po/POTFILES.in || { echo "FAIL: $f has translatable strings but is not in po/POTFILES.in"; fails=$((fails + 1)); }
+done
+
+xgettext --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=C_:1c,2 --keyword=NC_:1c,2 \
+  --add-comments=Translators --files-from=po/POTFILES.in -o "$tmp/messages.pot" \
+  2> "$tmp/xgettext.err" || { cat "$tmp/xgettext.err"; exit 1; }
+
+for lang in $(grep -v '^#' po/LINGUAS); do
+  stats=$(LC_ALL=C msgfmt --statistics -o /dev/null "po/$lang.po" 2>&1)
   echo "$lang: $stats"
   case "$stats" in
-    *untranslated*|*fuzzy*) echo "FAIL: $lang.po is incomplete"; fails=$((fails + 1)) ;;
+    *untranslated*|*fuzzy*) echo "FAIL: $lang.po has untranslated or fuzzy messages"; fails=$((fails + 1)) ;;
   esac
-  # Every message of the interface is in the catalogue (none missing from the .po).
-  if command -v xgettext >/dev/null && command -v msgcmp >/dev/null; then
-    pot=$(mktemp)
-    (cd "$po/.." && xgettext --from-code=UTF-8 --keyword=_ --keyword=N_ --keyword=C_:1c,2 \
-      --keyword=NC_:1c,2 --add-comments=Translators --files-from=po/POTFILES.in \
-      -o "$pot" 2>/dev/null)
-    if ! msgcmp "$po/$lang.po" "$pot" 2>/tmp/msgcmp.$$; then
-      echo "FAIL: $lang.po lacks messages of the sources:"; sed 's/^/  | /' /tmp/msgcmp.$$
-      fails=$((fails + 1))
-    fi
-    rm -f "$pot" /tmp/msgcmp.$$
+  if ! msgcmp "po/$lang.po" "$tmp/messages.pot" 2> "$tmp/msgcmp.err"; then
+    echo "FAIL: $lang.po lacks messages of the sources:"
+    sed 's/^/  | /' "$tmp/msgcmp.err"
+    fails=$((fails + 1))
   fi
 done
 [ "$fails" -eq 0 ]
