@@ -28,6 +28,7 @@
  *   database PATH            open another capture database
  *   expect-error TEXT        the last error shown contains TEXT (expect-no-error: none)
  *   close-dialogs            close every dialog over the window
+ *   dismiss-toast            hide the last toast (before a screenshot)
  *   export-figure PATH / export-csv PATH      export the visible page
  *   screenshot PATH          render the whole window into a PNG
  *   screenshot-dialog PATH   render the message dialog over the window into a PNG
@@ -367,6 +368,11 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "close-dialogs"))
     close_dialogs (d);
+  else if (g_str_equal (cmd, "dismiss-toast"))
+    {
+      if (win->last_toast != NULL)
+        adw_toast_dismiss (win->last_toast);
+    }
   else if (g_str_equal (cmd, "export-figure"))
     {
       if (!saccade_window_export_figure_to (win, a1, &error))

@@ -76,6 +76,7 @@ struct _SaccadeWindow
   guint deleting;                    /* delete jobs in flight */
   gboolean updating_pickers;         /* the pages are setting their own widgets */
   char *last_error;                  /* the last error shown (for the e2e test) */
+  AdwToast *last_toast;              /* the last toast shown (the e2e test dismisses it) */
   gpointer test_driver;              /* SaccadeTestDriver, only under the e2e test */
 };
 

@@ -43,6 +43,7 @@ saccade_window_toast (SaccadeWindow *self, const char *message)
   AdwToast *toast = adw_toast_new (escaped);
 
   adw_toast_set_timeout (toast, 5);
+  g_set_object (&self->last_toast, toast);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
@@ -259,6 +260,10 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   g_settings_set_boolean (self->settings, "sample-done", TRUE);
+  {
+    g_autofree char *msg = g_strdup_printf (_("Stored run %lld"), (long long) run_id);
+    saccade_window_toast (self, msg);
+  }
   saccade_window_runs_reload (self, run_id);
 }
 
@@ -416,6 +421,7 @@ saccade_window_finalize (GObject *object)
   SaccadeWindow *self = SACCADE_WINDOW (object);
 
   g_clear_object (&self->settings);
+  g_clear_object (&self->last_toast);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->model_cancellable);
   g_clear_object (&self->capture_cancellable);

@@ -227,6 +227,7 @@ expect-runs 1
 expect-run newest
 expect-no-error
 # Layer 13, head 8 is where "it" looks back at "cat" (0.62): the README's screenshot.
+dismiss-toast
 page heatmap
 head 13 8
 screenshot $out/first-run.png
