@@ -28,20 +28,6 @@
 #include "ui/saccade-figure-cache.h"
 #include "ui/saccade-figure.h"
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* A causal head of @n tokens: row i is a softmax over keys 0..i of a sink at 0, a peak at
  * i - @shift and noise from a fixed LCG (seeded by @seed). */
 static void
@@ -124,7 +110,7 @@ time_op (Op op, cairo_surface_t *target, cairo_surface_t *src, SaccadeFigureCach
       t[r] = (g_get_monotonic_time () - t0) / 1e6 / iters;
       cairo_destroy (cr);
     }
-  return median (t, reps);
+  return saccade_median (t, reps);
 }
 
 static cairo_surface_t *

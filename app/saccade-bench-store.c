@@ -36,20 +36,6 @@
   "model a second time. Each head is a matrix of probabilities, one row per query token, "    \
   "and a causal model leaves the upper triangle empty, which the store does not write. "
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static double
 now_s (void)
 {
@@ -433,9 +419,9 @@ saccade_cmd_bench_store (int argc, char **argv)
     }
 
   {
-    double mem = median (t_mem, reps), sql = median (t_sql, reps), sql_ck = median (t_sql_ck, reps);
-    double ing = median (r_ingest, reps), ing_ck = median (r_ingest_ck, reps),
-           dd = median (r_dd, reps);
+    double mem = saccade_median (t_mem, reps), sql = saccade_median (t_sql, reps), sql_ck = saccade_median (t_sql_ck, reps);
+    double ing = saccade_median (r_ingest, reps), ing_ck = saccade_median (r_ingest_ck, reps),
+           dd = saccade_median (r_dd, reps);
 
     if (common.json)
       {

@@ -50,20 +50,6 @@ mem_observe (void *user, int layer, int head, const float *probs, int n_q, int n
   return probs == mc->store + ((size_t) layer * mc->n_heads + head) * mc->head_floats;
 }
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The machine's sgemm peak: median of 5 square 1024 products on the configured threads. */
 static double
 sgemm_peak_gflops (void)
@@ -86,7 +72,7 @@ sgemm_peak_gflops (void)
   g_free (a);
   g_free (b);
   g_free (c);
-  return 2.0 * N * N * (double) N / median (t, 5) / 1e9;
+  return 2.0 * N * N * (double) N / saccade_median (t, 5) / 1e9;
 }
 
 typedef struct {
@@ -261,12 +247,12 @@ saccade_cmd_bench (int argc, char **argv)
           t_mem[i] = (g_get_monotonic_time () - t0) / 1e6;
         }
       getrusage (RUSAGE_SELF, &ru);
-      rows[r].off_tok_s = n / median (t_off, reps);
-      rows[r].mem_tok_s = n / median (t_mem, reps);
+      rows[r].off_tok_s = n / saccade_median (t_off, reps);
+      rows[r].mem_tok_s = n / saccade_median (t_mem, reps);
       rows[r].capture_overhead = rows[r].off_tok_s / rows[r].mem_tok_s - 1.0;
-      rows[r].proj_gflops = median (gf, reps);
-      rows[r].matmul_share = median (mm, reps);
-      rows[r].attention_share = median (at, reps);
+      rows[r].proj_gflops = saccade_median (gf, reps);
+      rows[r].matmul_share = saccade_median (mm, reps);
+      rows[r].attention_share = saccade_median (at, reps);
       rows[r].peak_rss_kb = ru.ru_maxrss;
       g_free (mc.store);
     }

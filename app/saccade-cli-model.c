@@ -17,27 +17,6 @@
 
 #define DEMO_SENTENCE "The cat chased the ball because it was tired."
 
-static gboolean
-parse_options (GOptionContext *ctx, int *argc, char ***argv)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (!g_option_context_parse (ctx, argc, argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static int
-fail (GError *error)
-{
-  fprintf (stderr, "saccade: %s\n", error->message);
-  g_error_free (error);
-  return 1;
-}
-
 /* Joins the remaining arguments as the text, or reads --file / stdin ("-"). */
 static char *
 text_from_args (int argc, char **argv, const char *file, gsize *len, GError **error)
@@ -114,10 +93,10 @@ saccade_cmd_info (int argc, char **argv)
   uint64_t kv;
 
   saccade_cli_common_add (ctx, &common);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   in = sc_model_info (model);
   tr = sc_type_traits (in->main_type);
   kv = sc_model_kv_bytes_per_token (model, 2);
@@ -201,16 +180,16 @@ saccade_cmd_tokenize (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if ((text = text_from_args (argc, argv, file, &len, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   if ((ids = saccade_cli_tokenize (model, text, (gssize) len, !no_special, &error)) == NULL)
     {
       sc_model_free (model);
-      return fail (g_steal_pointer (&error));
+      return saccade_cli_fail (g_steal_pointer (&error));
     }
   if (common.json)
     {
@@ -296,17 +275,17 @@ saccade_cmd_generate (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if ((text = text_from_args (argc, argv, file, &len, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   if (n_new < 0)
     {
       fprintf (stderr, "saccade: -n must be >= 0\n");
       return 2;
     }
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   if (chat && (prompt = saccade_cli_chat_prompt (model, text, &error)) == NULL)
     goto error;
   if ((ids = saccade_cli_tokenize (model, chat ? prompt : text, chat ? -1 : (gssize) len, TRUE,
@@ -510,17 +489,17 @@ saccade_cmd_demo (int argc, char **argv)
   guint i;
 
   saccade_cli_common_add (ctx, &common);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   text = argc > 1 ? g_strjoinv (" ", argv + 1) : g_strdup (DEMO_SENTENCE);
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   in = sc_model_info (model);
   logits = g_new (float, in->n_vocab);
   if (!run_with_summary (&common, model, text, -1, TRUE, &ids, &s, logits, &secs, &error))
     {
       sc_model_free (model);
-      return fail (g_steal_pointer (&error));
+      return saccade_cli_fail (g_steal_pointer (&error));
     }
 
   printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, in->name, "CPU");

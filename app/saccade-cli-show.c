@@ -16,27 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-fail (GError *error)
-{
-  fprintf (stderr, "saccade: %s\n", error->message);
-  g_error_free (error);
-  return 1;
-}
-
-static gboolean
-parse_options (GOptionContext *ctx, int *argc, char ***argv)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (!g_option_context_parse (ctx, argc, argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* show                                                                                  */
 
@@ -98,7 +77,7 @@ saccade_cmd_show (int argc, char **argv)
   int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if (argc != 2)
     {
@@ -561,7 +540,7 @@ export_figure (const FigureArgs *a, const char *db_path, gint64 run)
     }
   if (!ok)
     {
-      rc = fail (g_steal_pointer (&error));
+      rc = saccade_cli_fail (g_steal_pointer (&error));
       goto out;
     }
   if (a->json)
@@ -699,7 +678,7 @@ saccade_cmd_export (int argc, char **argv)
   int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if (argc != 2 || !saccade_store_cli_run_id (argv[1], &run))
     {
@@ -782,7 +761,7 @@ saccade_cmd_export (int argc, char **argv)
   if (!g_file_set_contents (out_path, g_bytes_get_data (data, NULL),
                             (gssize) g_bytes_get_size (data), &error))
     {
-      rc = fail (g_steal_pointer (&error));
+      rc = saccade_cli_fail (g_steal_pointer (&error));
       goto out;
     }
   if (json)

@@ -20,33 +20,12 @@
 /* ------------------------------------------------------------------------------------ */
 /* Shared                                                                                */
 
-static int
-fail (GError *error)
-{
-  fprintf (stderr, "saccade: %s\n", error->message);
-  g_error_free (error);
-  return 1;
-}
-
 int
 saccade_store_cli_fail (const ScError *err)
 {
   fprintf (stderr, "saccade: %s\n", err->message[0] != '\0' ? err->message
                                                           : sc_status_name (err->status));
   return 1;
-}
-
-static gboolean
-parse_options (GOptionContext *ctx, int *argc, char ***argv)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (!g_option_context_parse (ctx, argc, argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return FALSE;
-    }
-  return TRUE;
 }
 
 /* The database path: --db, else $XDG_DATA_HOME/saccade/captures.sqlite. Caller frees. */
@@ -572,14 +551,14 @@ saccade_cmd_capture (int argc, char **argv)
     "  saccade capture -t \"The cat chased the ball because it was tired.\"\n"
     "  saccade capture --file sentences.txt --db study.sqlite\n"
     "  saccade show $(saccade capture -t \"Hello\") --layer 3 --head 1");
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if (no_store)
     summary = TRUE;
   if ((texts = capture_texts (text_opt, file, argc, argv, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   if ((c.model = saccade_cli_load_model (&common, &error)) == NULL)
-    return fail (g_steal_pointer (&error));
+    return saccade_cli_fail (g_steal_pointer (&error));
   c.common = &common;
   c.parse_special = !no_special;
   c.summary = summary;
@@ -682,7 +661,7 @@ saccade_cmd_runs (int argc, char **argv)
   size_t n = 0, i;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   path = saccade_store_cli_db_path (db_opt);
   if (!g_file_test (path, G_FILE_TEST_EXISTS) && db_opt == NULL)
@@ -782,7 +761,7 @@ saccade_cmd_rm (int argc, char **argv)
   int i, rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if (argc < 2)
     {

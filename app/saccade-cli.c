@@ -4,6 +4,7 @@
 #include "saccade-cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_MODEL_NAME "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -185,4 +186,39 @@ saccade_cli_chat_prompt (ScModel *model, const char *user_text, GError **error)
                             "trained by Hugging Face<|im_end|>\n<|im_start|>user\n%s<|im_end|>\n"
                             "<|im_start|>assistant\n", user_text);
   return g_strdup_printf ("<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n", user_text);
+}
+
+gboolean
+saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      fprintf (stderr, "saccade: %s\n", error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+int
+saccade_cli_fail (GError *error)
+{
+  fprintf (stderr, "saccade: %s\n", error->message);
+  g_error_free (error);
+  return 1;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+double
+saccade_median (double *v, int n)
+{
+  qsort (v, (size_t) n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

@@ -73,6 +73,15 @@ bool saccade_head_summary_observe (void *user, int layer, int head, const float 
                                    int n_k);
 void saccade_head_summary_clear (SaccadeHeadSummary *s);
 
+/* Parses @ctx; on failure prints "saccade: MESSAGE" to stderr and returns FALSE. */
+gboolean saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv);
+
+/* Prints "saccade: MESSAGE" to stderr, frees @error (taken), returns 1 (the exit status). */
+int saccade_cli_fail (GError *error);
+
+/* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
+double saccade_median (double *v, int n);
+
 /* Verbs: each returns the process exit status. */
 int saccade_cmd_info (int argc, char **argv);
 int saccade_cmd_tokenize (int argc, char **argv);
