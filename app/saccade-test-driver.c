@@ -31,7 +31,8 @@
  *   dismiss-toast            hide the last toast (before a screenshot)
  *   export-figure PATH / export-csv PATH      export the visible page
  *   screenshot PATH          render the whole window into a PNG
- *   screenshot-dialog PATH   render the message dialog over the window into a PNG
+ *   screenshot-dialog PATH [TYPE]  render the message dialog (or a TYPE window) into a PNG
+ *   save-as PATH             answer the open file chooser with PATH
  *   preferences PATH         open Preferences, screenshot it, close it
  *   shortcuts PATH           open the shortcuts window, screenshot it, close it
  *   sleep MS
@@ -342,6 +343,21 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       gtk_window_destroy (dialog);
       g_object_unref (dialog);
     }
+  else if (g_str_equal (cmd, "save-as"))
+    {
+      /* Answer the open file chooser (GtkFileChooserNative falls back to a dialog when
+       * there is no portal) as a user typing PATH and pressing the accept button. */
+      GtkWindow *dialog = find_toplevel (d, GTK_TYPE_FILE_CHOOSER_DIALOG);
+      g_autoptr (GFile) file = a1 != NULL ? g_file_new_for_path (a1) : NULL;
+      g_autoptr (GFile) dir = file != NULL ? g_file_get_parent (file) : NULL;
+      g_autofree char *name = file != NULL ? g_file_get_basename (file) : NULL;
+      if (dialog == NULL || file == NULL)
+        return fail (d, "no file chooser to answer");
+      if (!gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), dir, &error))
+        return fail (d, "save-as %s: %s", a1, error->message);
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+      gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+    }
   else if (g_str_equal (cmd, "activate-head"))
     g_signal_emit_by_name (win->grid_view, "head-activated", a1 != NULL ? atoi (a1) : 0,
                            a2 != NULL ? atoi (a2) : 0);
@@ -390,9 +406,11 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "screenshot-dialog"))
     {
-      GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
+      /* The message dialog, or a dialog of the type named second (GtkFileChooserDialog). */
+      GType type = a2 != NULL ? g_type_from_name (a2) : ADW_TYPE_MESSAGE_DIALOG;
+      GtkWindow *dialog = type != 0 ? find_toplevel (d, type) : NULL;
       if (dialog == NULL)
-        return fail (d, "no dialog is shown");
+        return fail (d, "no %s is shown", a2 != NULL ? a2 : "message dialog");
       if (a1 == NULL || !screenshot (GTK_WIDGET (dialog), a1, &error))
         return fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
     }

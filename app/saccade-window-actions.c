@@ -39,17 +39,23 @@ filter_new (const char *name, const char *const *patterns)
 
 typedef void (*ChosenFn) (SaccadeWindow *self, const char *path);
 
+/* What a file chooser calls with its answer (a struct: data pointers cannot hold
+ * function pointers in ISO C). */
+typedef struct {
+  ChosenFn chosen;
+} ChooserData;
+
 static void
 chooser_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
 {
-  ChosenFn chosen = (ChosenFn) g_object_get_data (G_OBJECT (native), "saccade-chosen");
+  ChooserData *data = g_object_get_data (G_OBJECT (native), "saccade-chooser");
 
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
       g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
       if (path != NULL)
-        chosen (self, path);
+        data->chosen (self, path);
     }
   gtk_native_dialog_destroy (native);
   g_object_unref (native);
@@ -77,7 +83,10 @@ choose_file (SaccadeWindow *self, const char *title, const char *accept, GtkFile
       if (dir != NULL && g_file_query_exists (dir, NULL))
         gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (native), dir, NULL);
     }
-  g_object_set_data (G_OBJECT (native), "saccade-chosen", (gpointer) chosen);
+  ChooserData *data = g_new0 (ChooserData, 1);
+
+  data->chosen = chosen;
+  g_object_set_data_full (G_OBJECT (native), "saccade-chooser", data, g_free);
   g_signal_connect (native, "response", G_CALLBACK (chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
 }

@@ -86,11 +86,16 @@ suggested_name (SaccadeWindow *self)
 
 typedef gboolean (*ExportFn) (SaccadeWindow *self, const char *path, GError **error);
 
+/* What the save dialog does with its answer. */
+typedef struct {
+  ExportFn export;
+  const char *ext;   /* static: added when the typed name has no extension */
+} SaveData;
+
 static void
 save_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
 {
-  ExportFn export = (ExportFn) g_object_get_data (G_OBJECT (native), "saccade-export");
-  const char *fallback_ext = g_object_get_data (G_OBJECT (native), "saccade-ext");
+  SaveData *data = g_object_get_data (G_OBJECT (native), "saccade-save");
 
   if (response == GTK_RESPONSE_ACCEPT)
     {
@@ -102,15 +107,18 @@ save_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
                             == NULL)
         {
           /* No extension typed: use the format the dialog suggested. */
-          char *with_ext = g_strconcat (path, fallback_ext, NULL);
+          char *with_ext = g_strconcat (path, data->ext, NULL);
           g_free (path);
           path = with_ext;
         }
-      if (path != NULL && !export (self, path, &error))
+      if (path != NULL && !data->export (self, path, &error))
         saccade_window_show_error (self, _("Could not export"), error);
       else if (path != NULL)
         {
           g_autofree char *base = g_path_get_basename (path);
+          /* The next export starts in the same folder. */
+          g_free (self->export_dir);
+          self->export_dir = g_path_get_dirname (path);
           g_autofree char *msg = g_strdup_printf (_("Saved %s"), base);
           saccade_window_toast (self, msg);
         }
@@ -133,10 +141,23 @@ ask_save (SaccadeWindow *self, const char *title, const char *filter_name,
   for (; *patterns != NULL; patterns++)
     gtk_file_filter_add_pattern (filter, *patterns);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
+  const char *folder = self->export_dir;
+  g_autoptr (GFile) dir = NULL;
+  SaveData *data = g_new0 (SaveData, 1);
+
+  /* The folder of the last export, else Pictures, else home — not the current directory. */
+  if (folder == NULL || !g_file_test (folder, G_FILE_TEST_IS_DIR))
+    folder = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
+  if (folder == NULL || !g_file_test (folder, G_FILE_TEST_IS_DIR))
+    folder = g_get_home_dir ();
+  dir = g_file_new_for_path (folder);
+  gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (native), dir, NULL);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), name);
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  g_object_set_data (G_OBJECT (native), "saccade-export", (gpointer) export);
-  g_object_set_data (G_OBJECT (native), "saccade-ext", (gpointer) ext);
+
+  data->export = export;
+  data->ext = ext;
+  g_object_set_data_full (G_OBJECT (native), "saccade-save", data, g_free);
   g_signal_connect (native, "response", G_CALLBACK (save_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
 }

@@ -75,6 +75,7 @@ struct _SaccadeWindow
   gint64 loading_run_id;
   guint deleting;                    /* delete jobs in flight */
   gboolean updating_pickers;         /* the pages are setting their own widgets */
+  char *export_dir;                  /* where the last export went, or NULL */
   char *last_error;                  /* the last error shown (for the e2e test) */
   AdwToast *last_toast;              /* the last toast shown (the e2e test dismisses it) */
   gpointer test_driver;              /* SaccadeTestDriver, only under the e2e test */

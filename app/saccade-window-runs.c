@@ -187,9 +187,9 @@ saccade_window_runs_select (SaccadeWindow *self, gint64 run_id)
       g_autoptr (SaccadeRunItem) item = g_list_model_get_item (shown, i);
       if (saccade_run_item_get_id (item) == run_id)
         {
-          GtkListBoxRow *row = gtk_list_box_get_row_at_index (self->runs_list, (int) i);
-          gtk_list_box_select_row (self->runs_list, row);
-          gtk_widget_grab_focus (GTK_WIDGET (row));
+          /* Selected, not focused: after a run the sentence entry keeps the keyboard. */
+          gtk_list_box_select_row (self->runs_list,
+                                   gtk_list_box_get_row_at_index (self->runs_list, (int) i));
           return;
         }
     }

@@ -435,6 +435,7 @@ saccade_window_finalize (GObject *object)
   g_free (self->queued_text);
   g_free (self->search_needle);
   g_free (self->last_error);
+  g_free (self->export_dir);
   G_OBJECT_CLASS (saccade_window_parent_class)->finalize (object);
 }
 

@@ -96,6 +96,10 @@ expect-head 1 4
 action win.next-layer
 expect-head 2 4
 head 1 4
+# Ctrl+E as a user does it: the file chooser, a name, Save.
+action win.export-figure
+screenshot-dialog $out/export-dialog.png GtkFileChooserDialog
+save-as $out/heatmap-dialog.pdf
 export-figure $out/heatmap-export.png
 export-figure $out/heatmap-export.svg
 export-figure $out/heatmap-export.pdf
@@ -158,6 +162,8 @@ check_png "$out/heatmap-export.png" 400 300 50
 check_png "$out/grid-export.png" 400 300 50
 check_magic "$out/heatmap-export.svg" "<svg"
 check_magic "$out/heatmap-export.pdf" "%PDF-"
+check_magic "$out/heatmap-dialog.pdf" "%PDF-"
+check_png "$out/export-dialog.png" 300 200 8
 check_magic "$out/lines-export.svg" "<svg"
 # CSV: a header of 10 keys plus the corner; 11 lines for the 10 queries of "The cat ...".
 if [ -f "$out/heatmap.csv" ]; then
