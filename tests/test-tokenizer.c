@@ -613,7 +613,7 @@ test_oracle (void)
 
   if (!g_file_test (model, G_FILE_TEST_EXISTS))
     {
-      g_test_skip_printf ("model %s not found (run tools/fetch-model.sh or set SACCADE_MODEL)", model);
+      g_test_skip_printf ("model %s not found (run data/fetch-model.sh or set SACCADE_MODEL)", model);
       return;
     }
   if (!json_parser_load_from_file (parser, fixture, &error))
