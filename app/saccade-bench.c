@@ -5,7 +5,8 @@
  * and truncated), logits for the last position only (what llama.cpp's prompt processing
  * computes). For each n: one warm-up, then `reps` rounds, each timing one run without
  * capture and one run capturing every head into memory (interleaved, so drift hits both
- * alike). Reported: medians. Where the time goes comes from ScForwardStats. The peer (llama.cpp through llama-cpp-python) runs as a child
+ * alike), in alternating order. Reported: medians; the capture overhead is the median of
+ * the rounds' paired ratios. Where the time goes comes from ScForwardStats. The peer (llama.cpp through llama-cpp-python) runs as a child
  * process with the same thread count, in the same invocation, after our runs.
  */
 #define G_LOG_DOMAIN "saccade-bench"
@@ -212,10 +213,10 @@ saccade_cmd_bench (int argc, char **argv)
       MemCapture mc = { NULL, (int) in->n_heads, (size_t) n * n };
       ScObserver obs = { NULL, mem_observe, &mc, mem_layer_buffer };
       ScForwardStats stats = { 0 };
-      ScForwardOptions off = { .stats = &stats }, mem = { .observer = &obs };
+      ScForwardOptions off = { .stats = &stats }, mem = { .observer = &obs, .stats = &stats };
       g_autofree double *t_off = g_new (double, reps), *t_mem = g_new (double, reps),
                         *gf = g_new (double, reps), *mm = g_new (double, reps),
-                        *at = g_new (double, reps);
+                        *at = g_new (double, reps), *ratio = g_new (double, reps);
       g_autofree float *logits = g_new (float, in->n_vocab);
       const int32_t *ids = (const int32_t *) prose_ids->data;
       struct rusage ru;
@@ -233,23 +234,35 @@ saccade_cmd_bench (int argc, char **argv)
           g_free (mc.store);
           goto fail_bench;
         }
+      /* Paired rounds; the order alternates (off, mem), (mem, off), ... so drift during
+       * a round weighs on both alike. */
       for (i = 0; i < reps; i++)
         {
-          gint64 t0 = g_get_monotonic_time ();
-          memset (&stats, 0, sizeof stats);
-          sc_forward (session, ids, n, &off, logits, &err);
-          t_off[i] = (g_get_monotonic_time () - t0) / 1e6;
-          gf[i] = stats.matmul_flops / stats.matmul_s / 1e9;
-          mm[i] = stats.matmul_s / t_off[i];
-          at[i] = stats.attention_s / t_off[i];
-          t0 = g_get_monotonic_time ();
-          sc_forward (session, ids, n, &mem, logits, &err);
-          t_mem[i] = (g_get_monotonic_time () - t0) / 1e6;
+          int k;
+          for (k = 0; k < 2; k++)
+            {
+              const gboolean capture = (k == 0) == (i % 2 == 1);
+              gint64 t0;
+              memset (&stats, 0, sizeof stats);
+              t0 = g_get_monotonic_time ();
+              sc_forward (session, ids, n, capture ? &mem : &off, logits, &err);
+              if (capture)
+                t_mem[i] = (g_get_monotonic_time () - t0) / 1e6;
+              else
+                {
+                  t_off[i] = (g_get_monotonic_time () - t0) / 1e6;
+                  gf[i] = stats.matmul_flops / stats.matmul_s / 1e9;
+                  mm[i] = stats.matmul_s / t_off[i];
+                  at[i] = stats.attention_s / t_off[i];
+                }
+            }
+          ratio[i] = t_mem[i] / t_off[i];
         }
       getrusage (RUSAGE_SELF, &ru);
       rows[r].off_tok_s = n / saccade_median (t_off, reps);
       rows[r].mem_tok_s = n / saccade_median (t_mem, reps);
-      rows[r].capture_overhead = rows[r].off_tok_s / rows[r].mem_tok_s - 1.0;
+      /* the median of the paired ratios: robust to drift between rounds */
+      rows[r].capture_overhead = saccade_median (ratio, reps) - 1.0;
       rows[r].proj_gflops = saccade_median (gf, reps);
       rows[r].matmul_share = saccade_median (mm, reps);
       rows[r].attention_share = saccade_median (at, reps);
