@@ -34,15 +34,22 @@ static GdkTexture *
 draw_widget (GtkWidget *widget)
 {
   GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
   GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
-  GskRenderNode *node;
+  GskRenderNode *node = NULL;
   GdkTexture *texture;
+  int tries;
 
-  iterate (); /* the paintable follows the widget's frames */
-  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
-                          gtk_widget_get_height (widget));
-  node = gtk_snapshot_free_to_node (snapshot);
+  /* The paintable follows the widget's frames: it is empty until GTK has drawn one, which
+   * on a busy machine can take a while after the window is shown. Wait for it (up to
+   * ~10 s) rather than for a fixed time. */
+  for (tries = 0; tries < 500 && node == NULL; tries++)
+    {
+      GtkSnapshot *snapshot = gtk_snapshot_new ();
+      iterate ();
+      gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                              gtk_widget_get_height (widget));
+      node = gtk_snapshot_free_to_node (snapshot);
+    }
   g_assert_nonnull (node);
   texture = gsk_renderer_render_texture (renderer, node, NULL);
   gsk_render_node_unref (node);
@@ -83,7 +90,9 @@ show_in_window (GtkWidget *child)
   gtk_window_set_default_size (GTK_WINDOW (window), 640, 480);
   gtk_window_set_child (GTK_WINDOW (window), child);
   gtk_window_present (GTK_WINDOW (window));
-  iterate ();
+  /* wait for the window to be mapped and laid out (slow on a busy machine) */
+  for (int tries = 0; tries < 500 && gtk_widget_get_width (child) <= 100; tries++)
+    iterate ();
   g_assert_cmpint (gtk_widget_get_width (child), >, 100);
   return window;
 }
