@@ -120,6 +120,17 @@ screenshot (GtkWidget *widget, const char *path, GError **error)
     }
   gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
   node = gtk_snapshot_free_to_node (snapshot);
+  /* The paintable is empty until GTK has drawn a frame of the window, which a busy
+   * machine can delay past the driver's settle time: let the main loop run (~10 s). */
+  for (int tries = 0; tries < 500 && node == NULL; tries++)
+    {
+      for (int i = 0; i < 50; i++)
+        g_main_context_iteration (NULL, FALSE);
+      g_usleep (20000);
+      snapshot = gtk_snapshot_new ();
+      gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
+      node = gtk_snapshot_free_to_node (snapshot);
+    }
   if (node == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the window drew nothing");
