@@ -501,66 +501,53 @@ sc_k4_scale_min (const uint8_t q[SC_K_SCALE_SIZE], int j, uint8_t *sc, uint8_t *
     }
 }
 
-/* Q4_K. Four chunks c of 64 elements over qs[32c .. 32c + 31]: the low nibbles are
- * elements 64c + l with pair 2c, the high nibbles 64c + 32 + l with pair 2c + 1:
- *   y = (d sc) q - (dmin m). */
+/* The body Q4_K and Q5_K share. Four chunks c of 64 elements over qs[32c .. 32c + 31]:
+ * the low nibbles are elements 64c + l with scale/min pair 2c, the high nibbles
+ * 64c + 32 + l with pair 2c + 1: y = (d sc) q - (dmin m). With @qh (Q5_K) each q gains a
+ * fifth bit: element 64c + l takes bit 2c of qh[l], element 64c + 32 + l bit 2c + 1 (bit k
+ * of qh[l] belongs to element 32k + l). @qh NULL is Q4_K. */
 SC_HD void
-sc_dequant_block_q4_k (const ScBlockQ4_K *SC_RESTRICT b, float *SC_RESTRICT y)
+sc_dequant_k4_chunks (float d, float dmin, const uint8_t *scales, const uint8_t *qs,
+                      const uint8_t *qh, float *SC_RESTRICT y)
 {
-  const float d = sc_fp16_to_fp32 (b->d);
-  const float dmin = sc_fp16_to_fp32 (b->dmin);
-
   for (int c = 0; c < 4; c++)
     {
       uint8_t sc1, m1, sc2, m2;
-      const uint8_t *q = b->qs + 32 * c;
+      const uint8_t *q = qs + 32 * c;
       float *out = y + 64 * c;
 
-      sc_k4_scale_min (b->scales, 2 * c, &sc1, &m1);
-      sc_k4_scale_min (b->scales, 2 * c + 1, &sc2, &m2);
+      sc_k4_scale_min (scales, 2 * c, &sc1, &m1);
+      sc_k4_scale_min (scales, 2 * c + 1, &sc2, &m2);
       {
         const float d1 = d * (float) sc1, m1f = dmin * (float) m1;
         const float d2 = d * (float) sc2, m2f = dmin * (float) m2;
 
         for (int l = 0; l < 32; l++)
           {
-            out[l] = d1 * (float) (q[l] & 0x0f) - m1f;
-            out[l + 32] = d2 * (float) (q[l] >> 4) - m2f;
-          }
-      }
-    }
-}
-
-/* Q5_K: Q4_K plus a fifth bit: element 64c + l takes bit 2c of qh[l], element
- * 64c + 32 + l takes bit 2c + 1 (so bit k of qh[l] belongs to element 32k + l). */
-SC_HD void
-sc_dequant_block_q5_k (const ScBlockQ5_K *SC_RESTRICT b, float *SC_RESTRICT y)
-{
-  const float d = sc_fp16_to_fp32 (b->d);
-  const float dmin = sc_fp16_to_fp32 (b->dmin);
-
-  for (int c = 0; c < 4; c++)
-    {
-      uint8_t sc1, m1, sc2, m2;
-      const uint8_t *q = b->qs + 32 * c;
-      float *out = y + 64 * c;
-
-      sc_k4_scale_min (b->scales, 2 * c, &sc1, &m1);
-      sc_k4_scale_min (b->scales, 2 * c + 1, &sc2, &m2);
-      {
-        const float d1 = d * (float) sc1, m1f = dmin * (float) m1;
-        const float d2 = d * (float) sc2, m2f = dmin * (float) m2;
-
-        for (int l = 0; l < 32; l++)
-          {
-            const int h1 = ((b->qh[l] >> (2 * c)) & 1) << 4;
-            const int h2 = ((b->qh[l] >> (2 * c + 1)) & 1) << 4;
+            const int h1 = qh != NULL ? ((qh[l] >> (2 * c)) & 1) << 4 : 0;
+            const int h2 = qh != NULL ? ((qh[l] >> (2 * c + 1)) & 1) << 4 : 0;
 
             out[l] = d1 * (float) ((q[l] & 0x0f) | h1) - m1f;
             out[l + 32] = d2 * (float) ((q[l] >> 4) | h2) - m2f;
           }
       }
     }
+}
+
+/* Q4_K: sc_dequant_k4_chunks without a fifth bit. */
+SC_HD void
+sc_dequant_block_q4_k (const ScBlockQ4_K *SC_RESTRICT b, float *SC_RESTRICT y)
+{
+  sc_dequant_k4_chunks (sc_fp16_to_fp32 (b->d), sc_fp16_to_fp32 (b->dmin), b->scales, b->qs,
+                        NULL, y);
+}
+
+/* Q5_K: Q4_K plus a fifth bit from qh. */
+SC_HD void
+sc_dequant_block_q5_k (const ScBlockQ5_K *SC_RESTRICT b, float *SC_RESTRICT y)
+{
+  sc_dequant_k4_chunks (sc_fp16_to_fp32 (b->d), sc_fp16_to_fp32 (b->dmin), b->scales, b->qs,
+                        b->qh, y);
 }
 
 /* Q6_K. Two halves h of 128 elements over ql[64h ..], qh[32h ..], scales[8h ..]. For
