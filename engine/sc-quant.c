@@ -106,8 +106,8 @@ check_count (uint32_t type, int64_t n, const ScTypeTraits **out_traits, int64_t 
 ScStatus
 sc_type_row_bytes (uint32_t type, int64_t n_elements, size_t *out_bytes, ScError *err)
 {
-  const ScTypeTraits *traits;
-  int64_t n_blocks;
+  const ScTypeTraits *traits = NULL;
+  int64_t n_blocks = 0;
   ScStatus status;
 
   if (out_bytes == NULL)
@@ -178,8 +178,8 @@ convert_bf16 (const uint16_t *restrict src, float *restrict dst, int64_t n)
 ScStatus
 sc_dequant_row (uint32_t type, const void *src, float *dst, int64_t n, ScError *err)
 {
-  const ScTypeTraits *traits;
-  int64_t n_blocks;
+  const ScTypeTraits *traits = NULL;
+  int64_t n_blocks = 0;
   ScStatus status;
   bool aligned;
 
