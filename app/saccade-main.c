@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "saccade-application.h"
-#include "saccade-bench-draw.h"
-#include "saccade-cli.h"
+#include "app/window/saccade-application.h"
+#include "app/cli/saccade-bench-draw.h"
+#include "app/cli/saccade-cli.h"
 
 typedef struct {
   const char *name;

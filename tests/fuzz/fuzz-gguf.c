@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/sc-gguf.h"
-#include "engine/sc-model.h"
+#include "engine/format/sc-gguf.h"
+#include "engine/model/sc-model.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

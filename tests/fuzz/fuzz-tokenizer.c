@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sc-tokenizer.h"
-#include "sc-unicode.h"
+#include "engine/text/sc-tokenizer.h"
+#include "engine/text/sc-unicode.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -1,0 +1,70 @@
+/* saccade-cli.h — the `saccade <verb>` command line: shared option handling and output.
+ *
+ * Every verb prints human text by default and JSON (through json-glib) with --json. Verbs
+ * load the model named by -m/--model, else $SACCADE_MODEL, else the default model fetched
+ * by data/fetch-model.sh. This is the GObject side: engine errors become GErrors here.
+ */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-model.h"
+#include "app/core/saccade-paths.h"
+#include "engine/forward/sc-forward.h"
+#include "engine/model/sc-model.h"
+
+G_BEGIN_DECLS
+
+/* Options every model verb accepts. */
+typedef struct {
+  char *model_path;
+  gboolean json;
+  int threads;
+  gboolean reference; /* use the scalar reference backend */
+} SaccadeCliCommon;
+
+/* Adds -m/--model, --json, --threads, --reference to @group. */
+void saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common);
+
+/* The model path (saccade_model_path() of -m). Never NULL. */
+const char *saccade_cli_model_path (const SaccadeCliCommon *common);
+
+/* Loads the model named by @common; errors carry the engine's message. */
+ScModel *saccade_cli_load_model (const SaccadeCliCommon *common, GError **error);
+
+/* Makes the backend @common asks for. */
+ScBackend *saccade_cli_backend (const SaccadeCliCommon *common, GError **error);
+
+/* Prints @builder's root as pretty JSON on stdout. */
+void saccade_cli_print_json (JsonBuilder *builder);
+
+/* Escapes token bytes for a terminal: printable UTF-8 kept, \n \t \r shown as escapes,
+ * other control bytes and invalid UTF-8 as \xNN. Caller frees. */
+char *saccade_token_display (const char *bytes, gsize len);
+
+/* Parses @ctx; on failure prints "saccade: MESSAGE" to stderr and returns FALSE. */
+gboolean saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv);
+
+/* Prints "saccade: MESSAGE" to stderr, frees @error (taken), returns 1 (the exit status). */
+int saccade_cli_fail (GError *error);
+
+/* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
+double saccade_median (double *v, int n);
+
+/* Verbs: each returns the process exit status. */
+int saccade_cmd_info (int argc, char **argv);
+int saccade_cmd_tokenize (int argc, char **argv);
+int saccade_cmd_generate (int argc, char **argv);
+int saccade_cmd_demo (int argc, char **argv);
+int saccade_cmd_bench (int argc, char **argv);
+/* The capture store's verbs (saccade-cli-store.c, saccade-bench-store.c). */
+int saccade_cmd_capture (int argc, char **argv);
+int saccade_cmd_runs (int argc, char **argv);
+int saccade_cmd_show (int argc, char **argv);
+int saccade_cmd_export (int argc, char **argv);
+int saccade_cmd_rm (int argc, char **argv);
+int saccade_cmd_bench_store (int argc, char **argv);
+
+G_END_DECLS

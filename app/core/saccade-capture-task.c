@@ -1,0 +1,355 @@
+/* saccade-capture-task.c — loading a model and capturing a sentence, in worker threads
+ * (see saccade-capture-task.h). The capture follows `saccade capture` (saccade-cli-store.c):
+ * tokenize, identify the model, begin a store capture, run the forward pass with the
+ * capture's observer, commit.
+ */
+#define G_LOG_DOMAIN "saccade-capture"
+
+#include "app/core/saccade-capture-task.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "engine/forward/sc-forward.h"
+#include "engine/model/sc-model.h"
+#include "engine/store/sc-store.h"
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-model.h"
+#include "app/core/saccade-paths.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* SaccadeLoadedModel                                                                    */
+
+struct _SaccadeLoadedModel
+{
+  GObject parent_instance;
+
+  /* Immutable after loading. */
+  char *path;               /* absolute */
+  char *name;
+  ScModel *model;
+  ScBackend *backend;
+  ScStoreModel ident;       /* borrows path and the model's strings */
+
+  /* The session (activation buffers) is used by one capture at a time. */
+  GMutex lock;
+  ScSession *session;
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeLoadedModel, saccade_loaded_model, G_TYPE_OBJECT)
+
+static void
+saccade_loaded_model_finalize (GObject *object)
+{
+  SaccadeLoadedModel *self = SACCADE_LOADED_MODEL (object);
+
+  sc_session_free (self->session);
+  sc_backend_free (self->backend);
+  sc_model_free (self->model);
+  g_mutex_clear (&self->lock);
+  g_free (self->path);
+  g_free (self->name);
+  G_OBJECT_CLASS (saccade_loaded_model_parent_class)->finalize (object);
+}
+
+static void
+saccade_loaded_model_class_init (SaccadeLoadedModelClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = saccade_loaded_model_finalize;
+}
+
+static void
+saccade_loaded_model_init (SaccadeLoadedModel *self)
+{
+  g_mutex_init (&self->lock);
+}
+
+const char *
+saccade_loaded_model_get_path (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return self->path;
+}
+
+const char *
+saccade_loaded_model_get_name (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return self->name;
+}
+
+const char *
+saccade_loaded_model_get_backend_name (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  /* Both CPU backends ("cpu", "cpu-ref") are the CPU to a user; a GPU backend will name
+   * its device here. */
+  return g_str_has_prefix (self->backend->ops->name, "cpu") ? "CPU" : self->backend->ops->name;
+}
+
+const char *
+saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return self->backend->description;
+}
+
+char *
+saccade_loaded_model_describe (SaccadeLoadedModel *self)
+{
+  const ScModelInfo *in;
+
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  in = sc_model_info (self->model);
+  /* Translators: the loaded model's shape, e.g. "30 layers × 9 heads (3 KV heads)". */
+  return g_strdup_printf (_("%u layers × %u heads (%u KV heads)"), in->n_layers, in->n_heads,
+                          in->n_kv_heads);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  const char *path = task_data;
+  g_autoptr (SaccadeLoadedModel) self = g_object_new (SACCADE_TYPE_LOADED_MODEL, NULL);
+  GError *error = NULL;
+  ScError err = { 0 };
+
+  self->path = g_canonicalize_filename (path, NULL);
+  if ((self->model = saccade_model_load (path, 0, &error)) == NULL
+      || (self->backend = saccade_backend_new (0, FALSE, &error)) == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  /* The store identifies a model by its file's SHA-256: hash it once, here. */
+  if (sc_store_model_identify (self->model, self->path, &self->ident, &err) != SC_OK
+      || sc_session_new (self->model, self->backend, &self->session, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (&error, &err);
+      g_task_return_error (task, error);
+      return;
+    }
+  self->name = g_strdup (sc_model_info (self->model)->name);
+  g_task_return_pointer (task, g_steal_pointer (&self), g_object_unref);
+}
+
+void
+saccade_loaded_model_new_async (const char *path, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_return_if_fail (path != NULL);
+  g_task_set_source_tag (task, saccade_loaded_model_new_async);
+  g_task_set_task_data (task, g_strdup (path), g_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+SaccadeLoadedModel *
+saccade_loaded_model_new_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Capture                                                                               */
+
+typedef struct {
+  SaccadeLoadedModel *model;
+  char *db_path;
+  char *text;
+  SaccadeCaptureProgress progress;
+  gpointer progress_data;
+  GMainContext *context;
+  GTask *task;              /* borrowed: the job lives as the task's data */
+  int n_layers;
+  int layers_done;          /* atomic: written by the worker, read by the main loop */
+  int idle_pending;         /* atomic: a progress callback is queued */
+} CaptureJob;
+
+static void
+capture_job_free (CaptureJob *job)
+{
+  g_clear_object (&job->model);
+  g_main_context_unref (job->context);
+  g_free (job->db_path);
+  g_free (job->text);
+  g_free (job);
+}
+
+static gboolean
+progress_idle (gpointer data)
+{
+  GTask *task = data;
+  CaptureJob *job = g_task_get_task_data (task);
+
+  g_atomic_int_set (&job->idle_pending, 0);
+  if (!g_task_get_completed (task) && job->progress != NULL)
+    job->progress (job->progress_data, g_atomic_int_get (&job->layers_done), job->n_layers);
+  return G_SOURCE_REMOVE;
+}
+
+/* ScProgressFn: runs in the worker after each layer. Queues one idle at most; a layer that
+ * finishes while one is queued only updates the count the idle will read. */
+static bool
+capture_progress (void *user, int layers_done, int n_layers)
+{
+  CaptureJob *job = user;
+
+  g_atomic_int_set (&job->layers_done, layers_done);
+  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
+    {
+      g_autoptr (GSource) source = g_idle_source_new ();
+      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
+      g_source_set_static_name (source, "[saccade] capture progress");
+      g_source_attach (source, job->context);
+    }
+  return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
+}
+
+/* Runs the forward pass into an open capture and commits it (or rolls it back). */
+static gint64
+capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const int32_t *ids,
+             int n_ids, GError **error)
+{
+  SaccadeLoadedModel *m = job->model;
+  g_autofree float *logits = g_new (float, sc_model_info (m->model)->n_vocab);
+  ScStoreCapture *cap = NULL;
+  ScObserver obs;
+  ScForwardOptions fo = { 0 };
+  ScError err = { 0 };
+  gint64 run_id = 0, t0;
+  ScStatus st;
+
+  if (sc_store_capture_begin (store, desc, &cap, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return 0;
+    }
+  obs = sc_store_capture_observer (cap);
+  fo.observer = &obs;
+  fo.progress = capture_progress;
+  fo.progress_user = job;
+
+  g_mutex_lock (&m->lock);
+  t0 = g_get_monotonic_time ();
+  st = sc_forward (m->session, ids, n_ids, &fo, logits, &err);
+  g_mutex_unlock (&m->lock);
+
+  if (st != SC_OK)
+    {
+      /* Cancelled by us, or by the store's observer after a write failed: the commit then
+       * rolls back and reports the store's own error. */
+      if (st == SC_ERR_CANCELLED
+          && g_cancellable_is_cancelled (g_task_get_cancellable (job->task)))
+        {
+          sc_store_capture_abort (cap);
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+          return 0;
+        }
+      if (st == SC_ERR_CANCELLED)
+        sc_store_capture_commit (cap, -1, NULL, &err);
+      else
+        sc_store_capture_abort (cap);
+      saccade_set_error_from_sc (error, &err);
+      return 0;
+    }
+  if (sc_store_capture_commit (cap, (g_get_monotonic_time () - t0) / 1e6, &run_id, &err)
+      != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return 0;
+    }
+  return run_id;
+}
+
+static void
+capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  CaptureJob *job = task_data;
+  SaccadeLoadedModel *m = job->model;
+  g_autoptr (GArray) ids = NULL;
+  ScStoreToken *pieces = NULL;
+  ScStoreRunDesc desc = { 0 };
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  GError *error = NULL;
+  gint64 run_id;
+
+  ids = saccade_tokenize (m->model, job->text, -1, TRUE, &error);
+  if (ids == NULL)
+    goto fail;
+  if (ids->len == 0)
+    {
+      g_set_error_literal (&error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                           _("The sentence is empty: type some text to run"));
+      goto fail;
+    }
+  if (ids->len > sc_model_info (m->model)->n_ctx_train)
+    {
+      g_set_error (&error, SACCADE_ERROR, SC_ERR_RANGE,
+                   _("The text has %u tokens; %s reads at most %u"), ids->len, m->name,
+                   sc_model_info (m->model)->n_ctx_train);
+      goto fail;
+    }
+  if (sc_store_tokens_from_ids (sc_model_tokenizer (m->model), (const int32_t *) ids->data,
+                                ids->len, &pieces, &err) != SC_OK
+      || (store = saccade_store_open (job->db_path, TRUE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (&error, &err);
+      goto fail;
+    }
+  desc.model = &m->ident;
+  desc.text = job->text;
+  desc.text_len = strlen (job->text);
+  desc.tokens = pieces;
+  desc.n_tokens = ids->len;
+  desc.backend = m->backend->ops->name;
+  run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len, &error);
+  if (run_id <= 0)
+    goto fail;
+  g_task_return_int (task, run_id);
+  goto out;
+
+fail:
+  g_task_return_error (task, error);
+out:
+  sc_store_close (store);
+  sc_store_tokens_free (pieces);
+}
+
+void
+saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
+                       const char *text, GCancellable *cancellable,
+                       SaccadeCaptureProgress progress, gpointer progress_data,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  CaptureJob *job;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+  g_return_if_fail (db_path != NULL && text != NULL);
+
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  g_task_set_source_tag (task, saccade_capture_async);
+  job = g_new0 (CaptureJob, 1);
+  job->model = g_object_ref (model);
+  job->db_path = g_strdup (db_path);
+  job->text = g_strdup (text);
+  job->progress = progress;
+  job->progress_data = progress_data;
+  job->context = g_main_context_ref_thread_default ();
+  job->task = task;
+  job->n_layers = (int) sc_model_info (model->model)->n_layers;
+  g_task_set_task_data (task, job, (GDestroyNotify) capture_job_free);
+  g_task_run_in_thread (task, capture_thread);
+}
+
+gint64
+saccade_capture_finish (GAsyncResult *result, GError **error)
+{
+  gssize id = g_task_propagate_int (G_TASK (result), error);
+  return id > 0 ? (gint64) id : 0;
+}

@@ -1,0 +1,130 @@
+/* saccade-model.c — model, backend, tokens and head statistics for both faces
+ * (saccade-model.h). */
+#define G_LOG_DOMAIN "saccade"
+
+#include "app/core/saccade-model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/core/saccade-error.h"
+
+ScModel *
+saccade_model_load (const char *path, int threads, GError **error)
+{
+  ScError err = { 0 };
+  ScModel *model = NULL;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_IO,
+                   "model file %s does not exist; run data/fetch-model.sh to download the default "
+                   "model, or pass -m FILE", path);
+      return NULL;
+    }
+  if (sc_model_open (path, threads, &model, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  return model;
+}
+
+ScBackend *
+saccade_backend_new (int threads, gboolean reference, GError **error)
+{
+  ScError err = { 0 };
+  ScBackend *b;
+
+  if (reference)
+    b = sc_backend_cpu_ref_new ();
+  else
+    b = sc_backend_cpu_new (threads, &err);
+  if (b == NULL)
+    {
+      if (err.status == SC_OK)
+        sc_error_set (&err, SC_ERR_NOMEM, "out of memory");
+      saccade_set_error_from_sc (error, &err);
+    }
+  return b;
+}
+
+GArray *
+saccade_tokenize (ScModel *model, const char *text, gssize len, gboolean parse_special,
+                  GError **error)
+{
+  ScError err = { 0 };
+  int32_t *ids = NULL;
+  size_t n = 0;
+  GArray *out;
+
+  if (len < 0)
+    len = (gssize) strlen (text);
+  if (sc_tokenize (sc_model_tokenizer (model), text, (size_t) len, TRUE, parse_special, &ids, &n,
+                   &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  out = g_array_sized_new (FALSE, FALSE, sizeof (int32_t), (guint) n);
+  g_array_append_vals (out, ids, (guint) n);
+  free (ids);
+  return out;
+}
+
+char *
+saccade_chat_prompt (ScModel *model, const char *user_text, GError **error)
+{
+  const ScGguf *g = sc_model_gguf (model);
+  ScGgufStr tmpl = { 0 };
+
+  /* We do not run Jinja: the ChatML template (SmolLM2, Qwen, ...) is recognised by its
+   * markers and rendered here, with SmolLM2's default system turn when the template has
+   * one. Other templates are refused rather than guessed. */
+  if (sc_gguf_get_str (g, "tokenizer.chat_template", &tmpl, NULL) != SC_OK
+      || g_strstr_len (tmpl.ptr, (gssize) tmpl.len, "<|im_start|>") == NULL)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_UNSUPPORTED,
+                   "the model has no ChatML chat template; use a plain prompt without --chat");
+      return NULL;
+    }
+  if (g_strstr_len (tmpl.ptr, (gssize) tmpl.len, "You are a helpful AI assistant named SmolLM")
+      != NULL)
+    return g_strdup_printf ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, "
+                            "trained by Hugging Face<|im_end|>\n<|im_start|>user\n%s<|im_end|>\n"
+                            "<|im_start|>assistant\n", user_text);
+  return g_strdup_printf ("<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n", user_text);
+}
+
+void
+saccade_head_stats_table_init (SaccadeHeadStatsTable *t, int n_layers, int n_heads)
+{
+  t->n_layers = n_layers;
+  t->n_heads = n_heads;
+  t->stats = g_new0 (ScHeadStats, (gsize) n_layers * n_heads);
+}
+
+void
+saccade_head_stats_table_clear (SaccadeHeadStatsTable *t)
+{
+  g_clear_pointer (&t->stats, g_free);
+  t->n_layers = t->n_heads = 0;
+}
+
+bool
+saccade_head_stats_table_observe (void *user, int layer, int head, const float *probs,
+                                  int n_query, int n_key)
+{
+  SaccadeHeadStatsTable *t = user;
+
+  if (layer < 0 || layer >= t->n_layers || head < 0 || head >= t->n_heads)
+    return false;
+  return sc_head_stats_compute (probs, n_query, n_key, NULL,
+                                &t->stats[(gsize) layer * t->n_heads + head], NULL) == SC_OK;
+}
+
+const ScHeadStats *
+saccade_head_stats_table_get (const SaccadeHeadStatsTable *t, int layer, int head)
+{
+  return &t->stats[(gsize) layer * t->n_heads + head];
+}

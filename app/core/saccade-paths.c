@@ -1,0 +1,60 @@
+/* saccade-paths.c — model and database locations, opening the store (saccade-paths.h). */
+#define G_LOG_DOMAIN "saccade"
+
+#include "app/core/saccade-paths.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+
+#define DEFAULT_MODEL_NAME "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+const char *
+saccade_model_path (const char *opt)
+{
+  static char *installed = NULL;
+  const char *env;
+
+  if (opt != NULL)
+    return opt;
+  env = g_getenv ("SACCADE_MODEL");
+  if (env != NULL && *env != '\0')
+    return env;
+  /* A source-tree build finds the model fetched next to its sources; an installed one
+   * looks in the user's data folder, where data/fetch-model.sh --user puts it. */
+  if (g_file_test (SACCADE_SOURCE_MODEL, G_FILE_TEST_EXISTS))
+    return SACCADE_SOURCE_MODEL;
+  if (g_once_init_enter (&installed))
+    g_once_init_leave (&installed, g_build_filename (g_get_user_data_dir (), "saccade", "models",
+                                                     DEFAULT_MODEL_NAME, NULL));
+  return installed;
+}
+
+char *
+saccade_db_path (const char *opt)
+{
+  if (opt != NULL)
+    return g_strdup (opt);
+  return g_build_filename (g_get_user_data_dir (), "saccade", "captures.sqlite", NULL);
+}
+
+ScStore *
+saccade_store_open (const char *path, gboolean writable, ScError *err)
+{
+  ScStoreOptions opt = { .writable = writable };
+  ScStore *store = NULL;
+
+  if (writable)
+    {
+      /* Create the folder of a new database (the default one's, typically). */
+      g_autofree char *dir = g_path_get_dirname (path);
+      if (g_mkdir_with_parents (dir, 0700) != 0)
+        {
+          sc_error_set (err, SC_ERR_IO, "cannot create the folder %s: %s", dir,
+                        g_strerror (errno));
+          return NULL;
+        }
+    }
+  if (sc_store_open (path, &opt, &store, err) != SC_OK)
+    return NULL;
+  return store;
+}

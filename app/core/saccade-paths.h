@@ -1,0 +1,25 @@
+/* saccade-paths.h — where Saccade finds its model and its capture database, and opening
+ * that database; the same answers for the command line and the window. */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/store/sc-store.h"
+
+G_BEGIN_DECLS
+
+/* The model file: @opt (-m, a chosen file) when not NULL, else $SACCADE_MODEL, else the
+ * default model fetched next to the sources (a build tree), else
+ * $XDG_DATA_HOME/saccade/models/ (where data/fetch-model.sh --user puts it). Never NULL;
+ * the string is @opt, the environment's or a static one: do not free it. */
+const char *saccade_model_path (const char *opt);
+
+/* The capture database: @opt (--db) when not NULL, else
+ * $XDG_DATA_HOME/saccade/captures.sqlite. Caller frees. */
+char *saccade_db_path (const char *opt);
+
+/* Opens the store at @path; a writable open first creates its folder. NULL with @err set
+ * (the store's message names the file). */
+ScStore *saccade_store_open (const char *path, gboolean writable, ScError *err);
+
+G_END_DECLS

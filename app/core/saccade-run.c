@@ -1,0 +1,504 @@
+/* saccade-run.c — stored runs for the window: the sidebar's items, a run loaded in full,
+ * and the worker-thread jobs that list, load and delete runs (see saccade-run.h).
+ *
+ * Each job opens its own connection to the store in the worker (read-only to list and load,
+ * writable to delete) and closes it before returning, so no ScStore ever crosses threads.
+ */
+#define G_LOG_DOMAIN "saccade-run"
+
+#include "app/core/saccade-run.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "engine/store/sc-store.h"
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-model.h"
+#include "app/core/saccade-paths.h"
+#include "ui/figures/saccade-token-label.h"
+
+/* A run is loaded whole (the model grid shows every head at once). This bounds the float
+ * matrices one run may take: 1 GiB is 270 heads (SmolLM2) of ~990 tokens — far beyond a
+ * sentence, well below what the machines we target can hold twice (screen + export). */
+#define MAX_RUN_BYTES ((guint64) 1 << 30)
+
+/* ------------------------------------------------------------------------------------ */
+/* SaccadeRunItem                                                                        */
+
+struct _SaccadeRunItem
+{
+  GObject parent_instance;
+
+  gint64 id;
+  guint n_tokens;
+  char *title;
+  char *subtitle;
+  char *model_name;
+  char *haystack; /* casefolded title + model name */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeRunItem, saccade_run_item, G_TYPE_OBJECT)
+
+static void
+saccade_run_item_finalize (GObject *object)
+{
+  SaccadeRunItem *self = SACCADE_RUN_ITEM (object);
+
+  g_free (self->title);
+  g_free (self->subtitle);
+  g_free (self->model_name);
+  g_free (self->haystack);
+  G_OBJECT_CLASS (saccade_run_item_parent_class)->finalize (object);
+}
+
+static void
+saccade_run_item_class_init (SaccadeRunItemClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = saccade_run_item_finalize;
+}
+
+static void
+saccade_run_item_init (SaccadeRunItem *self)
+{
+}
+
+/* The run's text on one line: newlines and tabs as the token labels show them. */
+static char *
+one_line (const char *text, gsize len)
+{
+  g_autofree char *shown = saccade_token_label (text, len);
+  return g_strstrip (g_strdelimit (g_steal_pointer (&shown), "\r\n\t", ' '));
+}
+
+static SaccadeRunItem *
+run_item_new (const ScStoreRunInfo *r)
+{
+  SaccadeRunItem *self = g_object_new (SACCADE_TYPE_RUN_ITEM, NULL);
+  g_autofree char *folded = NULL;
+
+  self->id = r->id;
+  self->n_tokens = r->n_tokens;
+  self->title = one_line (r->text, r->text_len);
+  self->model_name = g_strdup (r->model_name != NULL ? r->model_name : "");
+  if (r->forward_s >= 0)
+    /* Translators: a run's size and time in the runs list, e.g. "12 tok · 0.4 s". */
+    self->subtitle = g_strdup_printf (_("%u tok · %.1f s"), r->n_tokens, r->forward_s);
+  else
+    /* Translators: a run's size in the runs list, e.g. "12 tok". */
+    self->subtitle = g_strdup_printf (_("%u tok"), r->n_tokens);
+  folded = g_strconcat (self->title, "\n", self->model_name, NULL);
+  self->haystack = g_utf8_casefold (folded, -1);
+  return self;
+}
+
+gint64
+saccade_run_item_get_id (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), 0);
+  return self->id;
+}
+
+const char *
+saccade_run_item_get_title (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->title;
+}
+
+const char *
+saccade_run_item_get_subtitle (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->subtitle;
+}
+
+const char *
+saccade_run_item_get_model_name (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->model_name;
+}
+
+guint
+saccade_run_item_get_n_tokens (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), 0);
+  return self->n_tokens;
+}
+
+gboolean
+saccade_run_item_matches (SaccadeRunItem *self, const char *casefolded_needle)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), FALSE);
+  return casefolded_needle == NULL || strstr (self->haystack, casefolded_needle) != NULL;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* SaccadeRun                                                                            */
+
+static void
+run_clear (SaccadeRun *run)
+{
+  g_free (run->text);
+  g_free (run->model_name);
+  g_free (run->backend);
+  g_strfreev (run->labels);
+  g_free (run->heads);
+  g_free (run->stats);
+  for (int m = 0; m < SACCADE_N_METRICS; m++)
+    g_free (run->metric_values[m]);
+}
+
+SaccadeRun *
+saccade_run_ref (SaccadeRun *run)
+{
+  return g_atomic_rc_box_acquire (run);
+}
+
+void
+saccade_run_unref (SaccadeRun *run)
+{
+  if (run != NULL)
+    g_atomic_rc_box_release_full (run, (GDestroyNotify) run_clear);
+}
+
+const float *
+saccade_run_head (const SaccadeRun *run, int layer, int head)
+{
+  g_return_val_if_fail (layer >= 0 && layer < run->n_layers, NULL);
+  g_return_val_if_fail (head >= 0 && head < run->n_heads, NULL);
+  return run->heads + ((gsize) layer * run->n_heads + head) * run->n * run->n;
+}
+
+const float *
+saccade_run_layer (const SaccadeRun *run, int layer)
+{
+  return saccade_run_head (run, layer, 0);
+}
+
+int
+saccade_run_group_size (const SaccadeRun *run)
+{
+  if (run->n_kv_heads <= 0 || run->n_heads % run->n_kv_heads != 0)
+    return 1;
+  return run->n_heads / run->n_kv_heads;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Metrics                                                                               */
+
+/* The window's metrics are engine head statistics (engine/analysis/sc-head-stats.h); the
+ * ids are the engine's, which the GSettings "metric" key stores. */
+static const struct {
+  ScHeadMetric head_metric;
+  const char *name; /* N_() marked */
+} metrics[SACCADE_N_METRICS] = {
+  [SACCADE_METRIC_ENTROPY] = { SC_HEAD_METRIC_ENTROPY, N_("Entropy (nats)") },
+  [SACCADE_METRIC_SINK] = { SC_HEAD_METRIC_SINK, N_("Sink mass") },
+  [SACCADE_METRIC_PREVIOUS_TOKEN] = { SC_HEAD_METRIC_PREVIOUS, N_("Previous-token score") },
+};
+
+const char *
+saccade_metric_id (SaccadeMetric metric)
+{
+  return sc_head_metric_id (metrics[(guint) metric < SACCADE_N_METRICS ? metric : 0].head_metric);
+}
+
+const char *
+saccade_metric_name (SaccadeMetric metric)
+{
+  return _((guint) metric < SACCADE_N_METRICS ? metrics[metric].name : metrics[0].name);
+}
+
+gboolean
+saccade_metric_from_id (const char *id, SaccadeMetric *out)
+{
+  guint i;
+
+  for (i = 0; id != NULL && i < SACCADE_N_METRICS; i++)
+    if (g_str_equal (id, sc_head_metric_id (metrics[i].head_metric)))
+      {
+        *out = (SaccadeMetric) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const double *
+saccade_run_metric (const SaccadeRun *run, SaccadeMetric metric)
+{
+  return run->metric_values[(guint) metric < SACCADE_N_METRICS ? metric : 0];
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Jobs                                                                                  */
+
+typedef struct {
+  char *db_path;
+  gint64 run_id;
+} JobData;
+
+static void
+job_data_free (JobData *d)
+{
+  g_free (d->db_path);
+  g_free (d);
+}
+
+static GTask *
+job_new (gpointer source_object, const char *db_path, gint64 run_id, gpointer tag,
+         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (source_object, cancellable, callback, user_data);
+  JobData *d = g_new0 (JobData, 1);
+
+  d->db_path = g_strdup (db_path);
+  d->run_id = run_id;
+  g_task_set_source_tag (task, tag);
+  g_task_set_task_data (task, d, (GDestroyNotify) job_data_free);
+  return task;
+}
+
+static void
+return_sc_error (GTask *task, const ScError *err)
+{
+  GError *error = NULL;
+
+  saccade_set_error_from_sc (&error, err);
+  g_task_return_error (task, error);
+}
+
+static void
+list_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  JobData *d = task_data;
+  g_autoptr (GListStore) list = g_list_store_new (SACCADE_TYPE_RUN_ITEM);
+  ScStoreRunInfo *runs = NULL;
+  ScStore *store;
+  ScError err = { 0 };
+  size_t n = 0, i;
+
+  if (!g_file_test (d->db_path, G_FILE_TEST_EXISTS))
+    {
+      g_task_return_pointer (task, g_steal_pointer (&list), g_object_unref);
+      return;
+    }
+  if ((store = saccade_store_open (d->db_path, FALSE, &err)) == NULL)
+    {
+      return_sc_error (task, &err);
+      return;
+    }
+  if (sc_store_list_runs (store, &runs, &n, &err) != SC_OK)
+    {
+      sc_store_close (store);
+      return_sc_error (task, &err);
+      return;
+    }
+  for (i = n; i > 0; i--)
+    {
+      g_autoptr (SaccadeRunItem) item = run_item_new (&runs[i - 1]);
+      g_list_store_append (list, item);
+    }
+  sc_store_run_list_free (runs, n);
+  sc_store_close (store);
+  g_task_return_pointer (task, g_steal_pointer (&list), g_object_unref);
+}
+
+void
+saccade_run_list_async (gpointer source_object, const char *db_path, GCancellable *cancellable,
+                        GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = job_new (source_object, db_path, 0, saccade_run_list_async,
+                                    cancellable, callback, user_data);
+  g_task_run_in_thread (task, list_thread);
+}
+
+GListStore *
+saccade_run_list_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* Reads every head of the run into @run and computes the metrics; FALSE with @err set. */
+static gboolean
+load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError *err)
+{
+  SaccadeHeadStatsTable sum = { 0 };
+  gsize n2 = (gsize) run->n * run->n;
+  int l, h;
+
+  saccade_head_stats_table_init (&sum, run->n_layers, run->n_heads);
+  run->causal = TRUE;
+  for (l = 0; l < run->n_layers; l++)
+    for (h = 0; h < run->n_heads; h++)
+      {
+        ScStoreHead head = { 0 };
+        float *dst = run->heads + ((gsize) l * run->n_heads + h) * n2;
+
+        if (g_cancellable_is_cancelled (cancellable))
+          {
+            sc_error_set (err, SC_ERR_CANCELLED, "cancelled");
+            saccade_head_stats_table_clear (&sum);
+            return FALSE;
+          }
+        if (sc_store_read_head (store, run->id, l, h, &head, err) != SC_OK)
+          {
+            saccade_head_stats_table_clear (&sum);
+            return FALSE;
+          }
+        if (head.n_query != (guint32) run->n || head.n_key != (guint32) run->n)
+          {
+            sc_error_set (err, SC_ERR_FORMAT,
+                          "%s: run %" G_GINT64_FORMAT " layer %d head %d is %ux%u, not %dx%d",
+                          sc_store_path (store), run->id, l, h, head.n_query, head.n_key,
+                          run->n, run->n);
+            sc_store_head_clear (&head);
+            saccade_head_stats_table_clear (&sum);
+            return FALSE;
+          }
+        memcpy (dst, head.probs, n2 * sizeof (float));
+        run->causal = run->causal && head.causal;
+        saccade_head_stats_table_observe (&sum, l, h, dst, run->n, run->n);
+        sc_store_head_clear (&head);
+      }
+  run->stats = g_steal_pointer (&sum.stats);
+  for (int m = 0; m < SACCADE_N_METRICS; m++)
+    {
+      gsize k, nh = (gsize) run->n_layers * run->n_heads;
+      run->metric_values[m] = g_new (double, nh);
+      for (k = 0; k < nh; k++)
+        run->metric_values[m][k] = sc_head_stats_get (&run->stats[k], metrics[m].head_metric);
+    }
+  saccade_head_stats_table_clear (&sum);
+  return TRUE;
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  JobData *d = task_data;
+  g_autoptr (SaccadeRun) run = g_atomic_rc_box_new0 (SaccadeRun);
+  ScStoreRunInfo info = { 0 };
+  ScStoreToken *tokens = NULL;
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  size_t n_tokens = 0, i;
+  guint64 bytes;
+
+  if ((store = saccade_store_open (d->db_path, FALSE, &err)) == NULL)
+    goto fail;
+  if (sc_store_get_run (store, d->run_id, &info, &err) != SC_OK
+      || sc_store_read_tokens (store, d->run_id, &tokens, &n_tokens, &err) != SC_OK)
+    goto fail;
+  if (n_tokens != info.n_tokens || n_tokens == 0 || info.n_layers == 0 || info.n_heads == 0)
+    {
+      sc_error_set (&err, SC_ERR_FORMAT, "%s: run %" G_GINT64_FORMAT " has %zu tokens stored "
+                    "for %u announced, %u layers, %u heads", d->db_path, d->run_id, n_tokens,
+                    info.n_tokens, info.n_layers, info.n_heads);
+      goto fail;
+    }
+  bytes = (guint64) info.n_layers * info.n_heads * n_tokens * n_tokens * sizeof (float);
+  if (bytes > MAX_RUN_BYTES)
+    {
+      g_autofree char *sz = g_format_size (bytes);
+      g_task_return_new_error (task, SACCADE_ERROR, SC_ERR_RANGE,
+                               _("Run %lld is too long to show: its %zu tokens "
+                                 "need %s of attention in memory"), (long long) d->run_id, n_tokens, sz);
+      goto out;
+    }
+
+  run->id = info.id;
+  run->text = one_line (info.text, info.text_len);
+  run->model_name = g_strdup (info.model_name);
+  run->backend = g_strdup (info.backend);
+  run->n_layers = (int) info.n_layers;
+  run->n_heads = (int) info.n_heads;
+  run->n_kv_heads = (int) info.n_kv_heads;
+  run->n = (int) n_tokens;
+  run->attention_bytes = info.attention_bytes;
+  run->forward_s = info.forward_s;
+  {
+    /* Labels of the whole sequence, so that a character split across byte tokens is
+     * named on each of its pieces. */
+    g_autofree const char **pieces = g_new (const char *, n_tokens);
+    g_autofree gsize *lens = g_new (gsize, n_tokens);
+    for (i = 0; i < n_tokens; i++)
+      {
+        pieces[i] = (const char *) tokens[i].piece;
+        lens[i] = tokens[i].len;
+      }
+    run->labels = saccade_token_labels_new (pieces, lens, n_tokens);
+  }
+  run->heads = g_try_malloc (bytes);
+  if (run->heads == NULL)
+    {
+      sc_error_set (&err, SC_ERR_NOMEM, "out of memory loading run %" G_GINT64_FORMAT,
+                    d->run_id);
+      goto fail;
+    }
+  if (!load_heads (store, run, cancellable, &err))
+    goto fail;
+  g_task_return_pointer (task, g_steal_pointer (&run), (GDestroyNotify) saccade_run_unref);
+  goto out;
+
+fail:
+  if (err.status == SC_ERR_CANCELLED)
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", _("Cancelled"));
+  else
+    return_sc_error (task, &err);
+out:
+  sc_store_tokens_free (tokens);
+  sc_store_run_info_clear (&info);
+  sc_store_close (store);
+}
+
+void
+saccade_run_load_async (gpointer source_object, const char *db_path, gint64 run_id,
+                        GCancellable *cancellable, GAsyncReadyCallback callback,
+                        gpointer user_data)
+{
+  g_autoptr (GTask) task = job_new (source_object, db_path, run_id, saccade_run_load_async,
+                                    cancellable, callback, user_data);
+  g_task_run_in_thread (task, load_thread);
+}
+
+SaccadeRun *
+saccade_run_load_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+delete_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  JobData *d = task_data;
+  ScError err = { 0 };
+  ScStore *store;
+
+  if ((store = saccade_store_open (d->db_path, TRUE, &err)) == NULL)
+    {
+      return_sc_error (task, &err);
+      return;
+    }
+  if (sc_store_delete_run (store, d->run_id, &err) != SC_OK)
+    return_sc_error (task, &err);
+  else
+    g_task_return_boolean (task, TRUE);
+  sc_store_close (store);
+}
+
+void
+saccade_run_delete_async (gpointer source_object, const char *db_path, gint64 run_id,
+                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+  g_autoptr (GTask) task = job_new (source_object, db_path, run_id, saccade_run_delete_async,
+                                    cancellable, callback, user_data);
+  g_task_run_in_thread (task, delete_thread);
+}
+
+gboolean
+saccade_run_delete_finish (GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
+}

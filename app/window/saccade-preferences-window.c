@@ -1,0 +1,158 @@
+/* saccade-preferences-window.c — the preferences window (see saccade-preferences-window.h).
+ * Each combo row shows a fixed list of choices and is bound to a string key of the app's
+ * settings through its choice ids, so the window needs no code to save anything.
+ */
+#define G_LOG_DOMAIN "saccade-prefs"
+
+#include "app/window/saccade-preferences-window.h"
+
+#include <glib/gi18n.h>
+
+#include "app/core/saccade-run.h"
+#include "ui/figures/saccade-colormap.h"
+
+struct _SaccadePreferencesWindow
+{
+  AdwPreferencesWindow parent_instance;
+
+  /* Template widgets */
+  AdwComboRow *colormap_row;
+  AdwComboRow *scale_row;
+  AdwComboRow *metric_row;
+
+  /* Owned */
+  GSettings *settings;
+  GStrv colormap_ids;
+  GStrv scale_ids;
+  GStrv metric_ids;
+};
+
+G_DEFINE_FINAL_TYPE (SaccadePreferencesWindow, saccade_preferences_window,
+                     ADW_TYPE_PREFERENCES_WINDOW)
+
+/* GSettings string → the row's "selected" index; @user_data is the row's id list. */
+static gboolean
+id_to_index (GValue *value, GVariant *variant, gpointer user_data)
+{
+  const char *const *ids = user_data;
+  const char *id = g_variant_get_string (variant, NULL);
+  guint i;
+
+  for (i = 0; ids[i] != NULL; i++)
+    if (g_str_equal (ids[i], id))
+      {
+        g_value_set_uint (value, i);
+        return TRUE;
+      }
+  g_value_set_uint (value, 0);
+  return TRUE;
+}
+
+static GVariant *
+index_to_id (const GValue *value, const GVariantType *type, gpointer user_data)
+{
+  const char *const *ids = user_data;
+  guint i = g_value_get_uint (value);
+
+  if (i >= g_strv_length ((GStrv) ids))
+    return NULL;
+  return g_variant_new_string (ids[i]);
+}
+
+static void
+bind_row (SaccadePreferencesWindow *self, AdwComboRow *row, const char *key, GStrv ids,
+          const char *const *names)
+{
+  g_autoptr (GtkStringList) model = gtk_string_list_new (names);
+
+  adw_combo_row_set_model (row, G_LIST_MODEL (model));
+  g_settings_bind_with_mapping (self->settings, key, row, "selected", G_SETTINGS_BIND_DEFAULT,
+                                id_to_index, index_to_id, ids, NULL);
+}
+
+static void
+saccade_preferences_window_finalize (GObject *object)
+{
+  SaccadePreferencesWindow *self = SACCADE_PREFERENCES_WINDOW (object);
+
+  g_clear_object (&self->settings);
+  g_strfreev (self->colormap_ids);
+  g_strfreev (self->scale_ids);
+  g_strfreev (self->metric_ids);
+  G_OBJECT_CLASS (saccade_preferences_window_parent_class)->finalize (object);
+}
+
+static void
+saccade_preferences_window_dispose (GObject *object)
+{
+  SaccadePreferencesWindow *self = SACCADE_PREFERENCES_WINDOW (object);
+
+  if (self->settings != NULL)
+    {
+      g_settings_unbind (self->colormap_row, "selected");
+      g_settings_unbind (self->scale_row, "selected");
+      g_settings_unbind (self->metric_row, "selected");
+    }
+  gtk_widget_dispose_template (GTK_WIDGET (self), SACCADE_TYPE_PREFERENCES_WINDOW);
+  G_OBJECT_CLASS (saccade_preferences_window_parent_class)->dispose (object);
+}
+
+static void
+saccade_preferences_window_class_init (SaccadePreferencesWindowClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = saccade_preferences_window_dispose;
+  G_OBJECT_CLASS (klass)->finalize = saccade_preferences_window_finalize;
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/saccade/Saccade/saccade-preferences-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, colormap_row);
+  gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, scale_row);
+  gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, metric_row);
+}
+
+static void
+saccade_preferences_window_init (SaccadePreferencesWindow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+SaccadePreferencesWindow *
+saccade_preferences_window_new (GSettings *settings)
+{
+  SaccadePreferencesWindow *self = g_object_new (SACCADE_TYPE_PREFERENCES_WINDOW, NULL);
+  g_autoptr (GStrvBuilder) ids = g_strv_builder_new ();
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  guint i;
+
+  self->settings = g_object_ref (settings);
+
+  for (i = 0; i <= SACCADE_COLORMAP_LAST; i++)
+    {
+      g_strv_builder_add (ids, saccade_colormap_id ((SaccadeColormap) i));
+      g_ptr_array_add (names, (gpointer) saccade_colormap_name ((SaccadeColormap) i));
+    }
+  g_ptr_array_add (names, NULL);
+  self->colormap_ids = g_strv_builder_end (ids);
+  bind_row (self, self->colormap_row, "colormap", self->colormap_ids,
+            (const char *const *) names->pdata);
+
+  {
+    const char *scale_ids[] = { "linear", "log", NULL };
+    const char *scale_names[] = { _("Linear"), _("Logarithmic"), NULL };
+    self->scale_ids = g_strdupv ((GStrv) scale_ids);
+    bind_row (self, self->scale_row, "scale", self->scale_ids, scale_names);
+  }
+
+  g_ptr_array_set_size (names, 0);
+  for (i = 0; i < SACCADE_N_METRICS; i++)
+    {
+      g_strv_builder_add (ids, saccade_metric_id ((SaccadeMetric) i));
+      g_ptr_array_add (names, (gpointer) saccade_metric_name ((SaccadeMetric) i));
+    }
+  g_ptr_array_add (names, NULL);
+  self->metric_ids = g_strv_builder_end (ids);
+  bind_row (self, self->metric_row, "metric", self->metric_ids,
+            (const char *const *) names->pdata);
+  return self;
+}

@@ -1,0 +1,554 @@
+/* saccade-test-driver.c — a scripted user for the end-to-end test (tests/test-app-e2e.sh).
+ *
+ * When $SACCADE_TEST_SCRIPT names a file, the window reads it as one command per line and
+ * plays them in order, each once the window is idle (nothing loading, capturing or
+ * listing) and has drawn a few frames; without the variable nothing here runs. A failed
+ * command prints "test-driver: line N: why", makes the application exit with status 1 and
+ * quits. Commands:
+ *
+ *   expect-runs N            the sidebar lists N runs
+ *   select newest|ID         select a run in the sidebar (and wait for it to load)
+ *   expect-run ID|newest     that run is shown
+ *   page heatmap|model|lines show a page
+ *   head L H                 pick layer L, head H
+ *   action NAME [STRING]     activate a window action (win.next-head, ...)
+ *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
+ *   expect-head L H          the pickers show layer L, head H
+ *   colormap ID / scale ID / metric ID    change a setting
+ *   type TEXT                put TEXT in the sentence entry
+ *   run                      press Run and wait for the run to be stored and shown
+ *   run-then-cancel          press Run, then Cancel once the first layer is done
+ *   expect-status TEXT       the status line contains TEXT
+ *   search TEXT / expect-shown N   type in the runs' search field; the sidebar shows N runs
+ *   delete ID|newest         select a run and ask to delete it (a dialog opens)
+ *   respond ID               answer the open dialog ("delete", "cancel", "close")
+ *   activate-head L H        what a click on a head of the Model page does
+ *   expect-page NAME         that page is shown
+ *   model PATH               use another model file
+ *   database PATH            open another capture database
+ *   expect-error TEXT        the last error shown contains TEXT (expect-no-error: none)
+ *   close-dialogs            close every dialog over the window
+ *   dismiss-toast            hide the last toast (before a screenshot)
+ *   export-figure PATH / export-csv PATH      export the visible page
+ *   screenshot PATH          render the whole window into a PNG
+ *   screenshot-dialog PATH [TYPE]  render the message dialog (or a TYPE window) into a PNG
+ *   save-as PATH             answer the open file chooser with PATH
+ *   preferences PATH         open Preferences, screenshot it, close it
+ *   shortcuts PATH           open the shortcuts window, screenshot it, close it
+ *   sleep MS
+ *   quit
+ */
+#define G_LOG_DOMAIN "saccade-test"
+
+#include "app/window/saccade-window-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/window/saccade-application.h"
+
+/* Polling period and how long a step may wait for the window to become idle. Frames: the
+ * ticks to wait after a command so that the pages have been laid out and drawn. */
+#define TICK_MS 50
+#define STEP_TIMEOUT_MS 180000
+#define SETTLE_TICKS 6
+
+typedef struct {
+  SaccadeWindow *window; /* borrowed: the window owns the driver */
+  char **lines;
+  guint next;            /* index of the next line */
+  guint settle;          /* ticks left before the next command */
+  gint64 waiting_since;
+  guint source_id;
+  gboolean cancel_on_progress; /* press Cancel once the capture reports a layer */
+  GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
+  char *shot_path;
+} SaccadeTestDriver;
+
+static void
+quit_idle (gpointer app)
+{
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  g_object_unref (app);
+}
+
+/* Stops the script and quits from an idle (the window, which owns @d, closes then). */
+static void
+driver_finish (SaccadeTestDriver *d, int status)
+{
+  GApplication *app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (d->window)));
+
+  g_clear_handle_id (&d->source_id, g_source_remove);
+  saccade_application_set_exit_status (SACCADE_APPLICATION (app), status);
+  g_idle_add_once (quit_idle, g_object_ref (app));
+}
+
+static gboolean G_GNUC_PRINTF (2, 3)
+fail (SaccadeTestDriver *d, const char *format, ...)
+{
+  g_autofree char *msg = NULL;
+  va_list args;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_printerr ("test-driver: line %u: %s\n", d->next, msg);
+  driver_finish (d, 1);
+  return FALSE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Screenshots                                                                           */
+
+/* Renders @widget (a whole window) with its own renderer into a PNG at @path. */
+static gboolean
+screenshot (GtkWidget *widget, const char *path, GError **error)
+{
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  g_autoptr (GdkTexture) texture = NULL;
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GskRenderNode *node;
+  GskRenderer *renderer = gtk_native_get_renderer (GTK_NATIVE (widget));
+  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
+
+  if (renderer == NULL || w <= 0 || h <= 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the window is not shown (%dx%d)", w,
+                   h);
+      gtk_snapshot_free_to_node (snapshot);
+      return FALSE;
+    }
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
+  node = gtk_snapshot_free_to_node (snapshot);
+  /* The paintable is empty until GTK has drawn a frame of the window, which a busy
+   * machine can delay past the driver's settle time: let the main loop run (~10 s). */
+  for (int tries = 0; tries < 500 && node == NULL; tries++)
+    {
+      for (int i = 0; i < 50; i++)
+        g_main_context_iteration (NULL, FALSE);
+      g_usleep (20000);
+      snapshot = gtk_snapshot_new ();
+      gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
+      node = gtk_snapshot_free_to_node (snapshot);
+    }
+  if (node == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the window drew nothing");
+      return FALSE;
+    }
+  texture = gsk_renderer_render_texture (renderer, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  gsk_render_node_unref (node);
+  if (!gdk_texture_save_to_png (texture, path))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "could not write %s", path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The first dialog-like window over ours of @type, or NULL. */
+static GtkWindow *
+find_toplevel (SaccadeTestDriver *d, GType type)
+{
+  GListModel *tops = gtk_window_get_toplevels ();
+  guint i, n = g_list_model_get_n_items (tops);
+
+  for (i = 0; i < n; i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
+      if (w != GTK_WINDOW (d->window) && G_TYPE_CHECK_INSTANCE_TYPE (w, type)
+          && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return w;
+    }
+  return NULL;
+}
+
+static void
+close_dialogs (SaccadeTestDriver *d)
+{
+  GtkWindow *w;
+
+  while ((w = find_toplevel (d, GTK_TYPE_WINDOW)) != NULL)
+    gtk_window_destroy (w);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Commands                                                                              */
+
+static guint
+n_runs (SaccadeTestDriver *d)
+{
+  return g_list_model_get_n_items (G_LIST_MODEL (d->window->runs));
+}
+
+static gint64
+run_id_arg (SaccadeTestDriver *d, const char *arg)
+{
+  if (g_strcmp0 (arg, "newest") == 0)
+    {
+      g_autoptr (SaccadeRunItem) item = NULL;
+      if (n_runs (d) == 0)
+        return 0;
+      item = g_list_model_get_item (G_LIST_MODEL (d->window->runs), 0);
+      return saccade_run_item_get_id (item);
+    }
+  return arg != NULL ? g_ascii_strtoll (arg, NULL, 10) : 0;
+}
+
+static gboolean
+send_key (SaccadeTestDriver *d, const char *name)
+{
+  guint keyval = gdk_keyval_from_name (name);
+  const char *page = saccade_window_pages_visible (d->window);
+  GtkWidget *target = g_str_equal (page, "model")   ? GTK_WIDGET (d->window->grid_view)
+                      : g_str_equal (page, "lines") ? GTK_WIDGET (d->window->lines_view)
+                                                    : GTK_WIDGET (d->window->heatmap_view);
+  GtkWidget *w;
+
+  if (keyval == GDK_KEY_VoidSymbol)
+    return fail (d, "no key named '%s'", name);
+  /* The way a key press travels: the focused widget's key controllers, then its ancestors'
+   * (bubble phase). Synthesising a GdkEvent is not public API, so walk the same path and
+   * stop at the first controller that handles it. */
+  gtk_widget_grab_focus (target);
+  for (w = target; w != NULL; w = gtk_widget_get_parent (w))
+    {
+      g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (w);
+      guint i, n = g_list_model_get_n_items (controllers);
+      for (i = 0; i < n; i++)
+        {
+          g_autoptr (GtkEventController) c = g_list_model_get_item (controllers, i);
+          gboolean handled = FALSE;
+          if (!GTK_IS_EVENT_CONTROLLER_KEY (c)
+              || gtk_event_controller_get_propagation_phase (c) != GTK_PHASE_BUBBLE)
+            continue;
+          g_signal_emit_by_name (c, "key-pressed", keyval, 0, (GdkModifierType) 0, &handled);
+          if (handled)
+            return TRUE;
+        }
+    }
+  return fail (d, "no widget handled the key %s", name);
+}
+
+static gboolean
+expect_head (SaccadeTestDriver *d, const char *l, const char *h)
+{
+  int layer = saccade_window_pages_layer (d->window), head = saccade_window_pages_head (d->window);
+
+  if (l == NULL || h == NULL || layer != atoi (l) || head != atoi (h))
+    return fail (d, "shows layer %d head %d, expected %s %s", layer, head, l, h);
+  return TRUE;
+}
+
+/* Screenshots and closes the dialog a previous command opened. */
+static gboolean
+shoot_dialog (SaccadeTestDriver *d)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_steal_pointer (&d->shot_path);
+  GType type = d->shot_type;
+  GtkWindow *w = find_toplevel (d, type);
+
+  d->shot_type = 0;
+  if (w == NULL)
+    return fail (d, "no %s is shown", g_type_name (type));
+  if (!screenshot (GTK_WIDGET (w), path, &error))
+    return fail (d, "screenshot %s: %s", path, error->message);
+  gtk_window_destroy (w);
+  return TRUE;
+}
+
+/* Runs one command; FALSE after a failure (the driver has finished then). */
+static gboolean
+run_command (SaccadeTestDriver *d, char **argv, const char *rest)
+{
+  SaccadeWindow *win = d->window;
+  const char *cmd = argv[0], *a1 = argv[1], *a2 = a1 != NULL ? argv[2] : NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (g_str_equal (cmd, "expect-runs"))
+    {
+      if (a1 == NULL || n_runs (d) != (guint) atoi (a1))
+        return fail (d, "%u runs listed, expected %s", n_runs (d), a1);
+    }
+  else if (g_str_equal (cmd, "select"))
+    {
+      gint64 id = run_id_arg (d, a1);
+      if (id <= 0)
+        return fail (d, "no run '%s' to select", a1);
+      saccade_window_runs_select (win, id);
+      if (saccade_window_runs_selected_id (win) != id)
+        return fail (d, "run %" G_GINT64_FORMAT " is not in the sidebar", id);
+    }
+  else if (g_str_equal (cmd, "expect-run"))
+    {
+      gint64 id = run_id_arg (d, a1);
+      if (win->run == NULL || win->run->id != id)
+        return fail (d, "run %" G_GINT64_FORMAT " is not shown (%" G_GINT64_FORMAT " is)", id,
+                     win->run != NULL ? win->run->id : 0);
+    }
+  else if (g_str_equal (cmd, "page"))
+    {
+      saccade_window_pages_show (win, a1);
+      if (g_strcmp0 (saccade_window_pages_visible (win), a1) != 0)
+        return fail (d, "page %s is not shown", a1);
+    }
+  else if (g_str_equal (cmd, "head"))
+    saccade_window_pages_select_head (win, a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
+  else if (g_str_equal (cmd, "expect-head"))
+    return expect_head (d, a1, a2);
+  else if (g_str_equal (cmd, "action"))
+    {
+      g_autoptr (GVariant) param = a2 != NULL ? g_variant_ref_sink (g_variant_new_string (a2)) : NULL;
+      if (a1 == NULL || !gtk_widget_activate_action_variant (GTK_WIDGET (win), a1, param))
+        return fail (d, "no action %s", a1);
+    }
+  else if (g_str_equal (cmd, "key"))
+    return send_key (d, a1);
+  else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")
+           || g_str_equal (cmd, "metric"))
+    g_settings_set_string (win->settings, cmd, a1 != NULL ? a1 : "");
+  else if (g_str_equal (cmd, "type"))
+    gtk_editable_set_text (GTK_EDITABLE (win->sentence_entry), rest != NULL ? rest : "");
+  else if (g_str_equal (cmd, "run"))
+    {
+      g_clear_pointer (&win->last_error, g_free);
+      saccade_window_run (win);
+    }
+  else if (g_str_equal (cmd, "run-then-cancel"))
+    {
+      /* Press Run, then Cancel as soon as the first layer is reported (see tick()). */
+      g_clear_pointer (&win->last_error, g_free);
+      saccade_window_run (win);
+      d->cancel_on_progress = TRUE;
+    }
+  else if (g_str_equal (cmd, "expect-status"))
+    {
+      const char *status = gtk_label_get_text (win->status_label);
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the status line says '%s', expected '%s'", status, rest);
+    }
+  else if (g_str_equal (cmd, "search"))
+    gtk_editable_set_text (GTK_EDITABLE (win->search_entry), rest != NULL ? rest : "");
+  else if (g_str_equal (cmd, "expect-shown"))
+    {
+      guint shown = g_list_model_get_n_items (G_LIST_MODEL (win->runs_shown));
+      if (a1 == NULL || shown != (guint) atoi (a1))
+        return fail (d, "the sidebar shows %u runs, expected %s", shown, a1);
+    }
+  else if (g_str_equal (cmd, "delete"))
+    {
+      gint64 id = run_id_arg (d, a1);
+      saccade_window_runs_select (win, id);
+      if (saccade_window_runs_selected_id (win) != id)
+        return fail (d, "run %s is not in the sidebar", a1);
+      gtk_widget_activate_action (GTK_WIDGET (win), "win.delete-run", NULL);
+    }
+  else if (g_str_equal (cmd, "respond"))
+    {
+      GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
+      if (dialog == NULL || a1 == NULL)
+        return fail (d, "no dialog to answer");
+      g_object_ref (dialog);
+      adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), a1);
+      gtk_window_destroy (dialog);
+      g_object_unref (dialog);
+    }
+  else if (g_str_equal (cmd, "save-as"))
+    {
+      /* Answer the open file chooser (GtkFileChooserNative falls back to a dialog when
+       * there is no portal) as a user typing PATH and pressing the accept button. */
+      GtkWindow *dialog = find_toplevel (d, GTK_TYPE_FILE_CHOOSER_DIALOG);
+      g_autoptr (GFile) file = a1 != NULL ? g_file_new_for_path (a1) : NULL;
+      g_autoptr (GFile) dir = file != NULL ? g_file_get_parent (file) : NULL;
+      g_autofree char *name = file != NULL ? g_file_get_basename (file) : NULL;
+      if (dialog == NULL || file == NULL)
+        return fail (d, "no file chooser to answer");
+      if (!gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), dir, &error))
+        return fail (d, "save-as %s: %s", a1, error->message);
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+      gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+    }
+  else if (g_str_equal (cmd, "activate-head"))
+    g_signal_emit_by_name (win->grid_view, "head-activated", a1 != NULL ? atoi (a1) : 0,
+                           a2 != NULL ? atoi (a2) : 0);
+  else if (g_str_equal (cmd, "expect-page"))
+    {
+      if (g_strcmp0 (saccade_window_pages_visible (win), a1) != 0)
+        return fail (d, "page %s is shown, expected %s", saccade_window_pages_visible (win), a1);
+    }
+  else if (g_str_equal (cmd, "model"))
+    saccade_window_set_model_path (win, a1);
+  else if (g_str_equal (cmd, "database"))
+    saccade_window_set_database (win, a1);
+  else if (g_str_equal (cmd, "expect-error"))
+    {
+      if (win->last_error == NULL || strstr (win->last_error, rest != NULL ? rest : "") == NULL)
+        return fail (d, "last error is '%s', expected one with '%s'",
+                     win->last_error != NULL ? win->last_error : "(none)", rest);
+      g_print ("test-driver: error shown: %s\n", win->last_error);
+    }
+  else if (g_str_equal (cmd, "expect-no-error"))
+    {
+      if (win->last_error != NULL)
+        return fail (d, "unexpected error: %s", win->last_error);
+    }
+  else if (g_str_equal (cmd, "close-dialogs"))
+    close_dialogs (d);
+  else if (g_str_equal (cmd, "dismiss-toast"))
+    {
+      if (win->last_toast != NULL)
+        adw_toast_dismiss (win->last_toast);
+    }
+  else if (g_str_equal (cmd, "export-figure"))
+    {
+      if (!saccade_window_export_figure_to (win, a1, &error))
+        return fail (d, "export-figure %s: %s", a1, error->message);
+    }
+  else if (g_str_equal (cmd, "export-csv"))
+    {
+      if (!saccade_window_export_csv_to (win, a1, &error))
+        return fail (d, "export-csv %s: %s", a1, error->message);
+    }
+  else if (g_str_equal (cmd, "screenshot"))
+    {
+      if (a1 == NULL || !screenshot (GTK_WIDGET (win), a1, &error))
+        return fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
+    }
+  else if (g_str_equal (cmd, "screenshot-dialog"))
+    {
+      /* The message dialog, or a dialog of the type named second (GtkFileChooserDialog). */
+      GType type = a2 != NULL ? g_type_from_name (a2) : ADW_TYPE_MESSAGE_DIALOG;
+      GtkWindow *dialog = type != 0 ? find_toplevel (d, type) : NULL;
+      if (dialog == NULL)
+        return fail (d, "no %s is shown", a2 != NULL ? a2 : "message dialog");
+      if (a1 == NULL || !screenshot (GTK_WIDGET (dialog), a1, &error))
+        return fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
+    }
+  else if (g_str_equal (cmd, "preferences") || g_str_equal (cmd, "shortcuts"))
+    {
+      /* Open it now; the screenshot waits until it has been drawn (next tick). */
+      if (a1 == NULL)
+        return fail (d, "%s needs a PNG path", cmd);
+      if (g_str_equal (cmd, "preferences"))
+        {
+          g_action_group_activate_action (
+            G_ACTION_GROUP (gtk_window_get_application (GTK_WINDOW (win))), "preferences", NULL);
+          d->shot_type = ADW_TYPE_PREFERENCES_WINDOW;
+        }
+      else
+        {
+          gtk_widget_activate_action (GTK_WIDGET (win), "win.show-help-overlay", NULL);
+          d->shot_type = GTK_TYPE_SHORTCUTS_WINDOW;
+        }
+      g_free (d->shot_path);
+      d->shot_path = g_strdup (a1);
+    }
+  else if (g_str_equal (cmd, "sleep"))
+    d->settle = (guint) (a1 != NULL ? atoi (a1) : 0) / TICK_MS;
+  else if (g_str_equal (cmd, "quit"))
+    {
+      g_print ("test-driver: done\n");
+      driver_finish (d, 0);
+      return FALSE;
+    }
+  else
+    return fail (d, "unknown command '%s'", cmd);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static gboolean
+tick (gpointer data)
+{
+  SaccadeTestDriver *d = data;
+  g_auto (GStrv) argv = NULL;
+  const char *line, *rest;
+
+  if (d->cancel_on_progress && saccade_window_is_capturing (d->window)
+      && gtk_progress_bar_get_fraction (d->window->progress_bar) > 0)
+    {
+      d->cancel_on_progress = FALSE;
+      gtk_widget_activate_action (GTK_WIDGET (d->window), "win.cancel", NULL);
+    }
+  if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))
+    {
+      if (d->waiting_since == 0)
+        d->waiting_since = g_get_monotonic_time ();
+      if (g_get_monotonic_time () - d->waiting_since > (gint64) STEP_TIMEOUT_MS * 1000)
+        return fail (d, "the window stayed busy for %d s", STEP_TIMEOUT_MS / 1000);
+      d->settle = SETTLE_TICKS;
+      return G_SOURCE_CONTINUE;
+    }
+  d->waiting_since = 0;
+  if (d->settle > 0)
+    {
+      d->settle--;
+      return G_SOURCE_CONTINUE;
+    }
+  if (d->lines == NULL)
+    return fail (d, "cannot read the script $SACCADE_TEST_SCRIPT");
+  if (d->shot_type != 0)
+    {
+      if (!shoot_dialog (d))
+        return G_SOURCE_REMOVE;
+      d->settle = SETTLE_TICKS;
+      return G_SOURCE_CONTINUE;
+    }
+  /* Skip blank lines and comments. */
+  while (d->lines[d->next] != NULL)
+    {
+      line = g_strstrip (d->lines[d->next]);
+      if (*line != '\0' && *line != '#')
+        break;
+      d->next++;
+    }
+  if (d->lines[d->next] == NULL)
+    {
+      g_print ("test-driver: script ended without quit\n");
+      driver_finish (d, 0);
+      return G_SOURCE_REMOVE;
+    }
+  line = d->lines[d->next++];
+  g_print ("test-driver: %s\n", line);
+  argv = g_strsplit_set (line, " \t", 3);
+  rest = strchr (line, ' ');
+  rest = rest != NULL ? rest + 1 : NULL;
+  if (!run_command (d, argv, rest))
+    return G_SOURCE_REMOVE;
+  d->settle = MAX (d->settle, SETTLE_TICKS);
+  return G_SOURCE_CONTINUE;
+}
+
+void
+saccade_test_driver_start (SaccadeWindow *self)
+{
+  const char *path = g_getenv ("SACCADE_TEST_SCRIPT");
+  g_autofree char *contents = NULL;
+  g_autoptr (GError) error = NULL;
+  SaccadeTestDriver *d;
+
+  if (path == NULL || *path == '\0')
+    return;
+  d = g_new0 (SaccadeTestDriver, 1);
+  d->window = self;
+  if (g_file_get_contents (path, &contents, NULL, &error))
+    d->lines = g_strsplit (contents, "\n", -1);
+  else
+    g_printerr ("test-driver: %s\n", error->message); /* the first tick fails */
+  d->settle = SETTLE_TICKS;
+  d->source_id = g_timeout_add (TICK_MS, tick, d);
+  self->test_driver = d;
+}
+
+void
+saccade_test_driver_free (gpointer driver)
+{
+  SaccadeTestDriver *d = driver;
+
+  g_clear_handle_id (&d->source_id, g_source_remove);
+  g_strfreev (d->lines);
+  g_free (d->shot_path);
+  g_free (d);
+}

@@ -1,0 +1,270 @@
+/* saccade-window-actions.c — the window's actions (win.*), from one GActionEntry table, the
+ * file choosers they open, and saccade_window_update_actions(): the one function that
+ * decides which actions are enabled. Accelerators are set by the application
+ * (saccade-application.c) and listed in the shortcuts window (saccade-shortcuts-window.ui).
+ */
+#define G_LOG_DOMAIN "saccade-window"
+
+#include "app/window/saccade-window-private.h"
+
+#include <glib/gi18n.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-model.h"
+#include "app/core/saccade-paths.h"
+
+static void
+action_run (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_run (SACCADE_WINDOW (user_data));
+}
+
+static void
+action_cancel (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_cancel (SACCADE_WINDOW (user_data));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* File choosers (GtkFileChooserNative: GTK 4.8 has no GtkFileDialog)                    */
+
+static GtkFileFilter *
+filter_new (const char *name, const char *const *patterns)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, name);
+  for (; *patterns != NULL; patterns++)
+    gtk_file_filter_add_pattern (filter, *patterns);
+  return filter;
+}
+
+typedef void (*ChosenFn) (SaccadeWindow *self, const char *path);
+
+/* What a file chooser calls with its answer (a struct: data pointers cannot hold
+ * function pointers in ISO C). */
+typedef struct {
+  ChosenFn chosen;
+} ChooserData;
+
+static void
+chooser_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
+{
+  ChooserData *data = g_object_get_data (G_OBJECT (native), "saccade-chooser");
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
+      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+      if (path != NULL)
+        data->chosen (self, path);
+    }
+  gtk_native_dialog_destroy (native);
+  g_object_unref (native);
+}
+
+/* Asks for a file to open; calls @chosen with its path. Takes @filter. */
+static void
+choose_file (SaccadeWindow *self, const char *title, const char *accept, GtkFileFilter *filter,
+             const char *current, ChosenFn chosen)
+{
+  GtkFileChooserNative *native = gtk_file_chooser_native_new (
+    title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, accept, _("_Cancel"));
+  const char *all_patterns[] = { "*", NULL };
+  g_autoptr (GtkFileFilter) all = filter_new (_("All Files"), all_patterns);
+  g_autoptr (GtkFileFilter) owned = filter;
+
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), all);
+  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (native), filter);
+  if (current != NULL)
+    {
+      g_autoptr (GFile) file = g_file_new_for_path (current);
+      g_autoptr (GFile) dir = g_file_get_parent (file);
+      if (dir != NULL && g_file_query_exists (dir, NULL))
+        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (native), dir, NULL);
+    }
+  ChooserData *data = g_new0 (ChooserData, 1);
+
+  data->chosen = chosen;
+  g_object_set_data_full (G_OBJECT (native), "saccade-chooser", data, g_free);
+  g_signal_connect (native, "response", G_CALLBACK (chooser_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+}
+
+static void
+database_chosen (SaccadeWindow *self, const char *path)
+{
+  g_settings_set_string (self->settings, "last-database", path);
+  saccade_window_set_database (self, path);
+}
+
+static void
+action_open_database (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaccadeWindow *self = user_data;
+  const char *patterns[] = { "*.sqlite", "*.sqlite3", "*.db", NULL };
+
+  choose_file (self, _("Open Capture Database"), _("_Open"),
+               filter_new (_("Capture Databases"), patterns), self->db_path, database_chosen);
+}
+
+static void
+model_chosen (SaccadeWindow *self, const char *path)
+{
+  g_settings_set_string (self->settings, "last-model", path);
+  saccade_window_set_model_path (self, path);
+}
+
+static void
+action_open_model (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaccadeWindow *self = user_data;
+  const char *patterns[] = { "*.gguf", "*.GGUF", NULL };
+
+  choose_file (self, _("Open Model"), _("_Open"), filter_new (_("GGUF Models"), patterns),
+               self->model_path, model_chosen);
+}
+
+static void
+action_use_default_model (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaccadeWindow *self = user_data;
+  g_settings_set_string (self->settings, "last-model", "");
+  saccade_window_set_model_path (self, saccade_model_path (NULL));
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static void
+action_export_figure (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_export_figure (SACCADE_WINDOW (user_data));
+}
+
+static void
+action_export_csv (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_export_csv (SACCADE_WINDOW (user_data));
+}
+
+static void
+action_delete_run (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_runs_delete_selected (SACCADE_WINDOW (user_data));
+}
+
+static void
+action_search (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_runs_focus_search (SACCADE_WINDOW (user_data));
+}
+
+static void
+action_toggle_sidebar (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaccadeWindow *self = user_data;
+
+  gtk_toggle_button_set_active (self->sidebar_button,
+                                !gtk_toggle_button_get_active (self->sidebar_button));
+}
+
+static void
+action_show_page (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_pages_show (SACCADE_WINDOW (user_data), g_variant_get_string (param, NULL));
+}
+
+static void
+action_previous_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_pages_step (SACCADE_WINDOW (user_data), 0, -1);
+}
+
+static void
+action_next_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_pages_step (SACCADE_WINDOW (user_data), 0, 1);
+}
+
+static void
+action_previous_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_pages_step (SACCADE_WINDOW (user_data), -1, 0);
+}
+
+static void
+action_next_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_pages_step (SACCADE_WINDOW (user_data), 1, 0);
+}
+
+static void
+action_reset_zoom (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  saccade_window_pages_reset_zoom (SACCADE_WINDOW (user_data));
+}
+
+static const GActionEntry win_entries[] = {
+  { .name = "run", .activate = action_run },
+  { .name = "cancel", .activate = action_cancel },
+  { .name = "open-database", .activate = action_open_database },
+  { .name = "open-model", .activate = action_open_model },
+  { .name = "use-default-model", .activate = action_use_default_model },
+  { .name = "export-figure", .activate = action_export_figure },
+  { .name = "export-csv", .activate = action_export_csv },
+  { .name = "delete-run", .activate = action_delete_run },
+  { .name = "search", .activate = action_search },
+  { .name = "toggle-sidebar", .activate = action_toggle_sidebar },
+  { .name = "show-page", .activate = action_show_page, .parameter_type = "s" },
+  { .name = "previous-head", .activate = action_previous_head },
+  { .name = "next-head", .activate = action_next_head },
+  { .name = "previous-layer", .activate = action_previous_layer },
+  { .name = "next-layer", .activate = action_next_layer },
+  { .name = "reset-zoom", .activate = action_reset_zoom },
+};
+
+static void
+set_enabled (SaccadeWindow *self, const char *name, gboolean enabled)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
+
+  if (action != NULL)
+    g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
+}
+
+void
+saccade_window_update_actions (SaccadeWindow *self)
+{
+  gboolean capturing = saccade_window_is_capturing (self);
+  gboolean waiting = capturing || self->queued_text != NULL;
+  gboolean has_run = self->run != NULL;
+  gboolean selected = saccade_window_runs_selected_id (self) > 0;
+
+  set_enabled (self, "run", !waiting);
+  set_enabled (self, "cancel", waiting);
+  set_enabled (self, "open-database", !capturing);
+  set_enabled (self, "open-model", !waiting);
+  set_enabled (self, "use-default-model", !waiting);
+  set_enabled (self, "export-figure", has_run);
+  set_enabled (self, "export-csv", has_run);
+  /* A delete during a capture would wait for the capture's write lock. */
+  set_enabled (self, "delete-run", selected && !capturing && self->deleting == 0);
+  set_enabled (self, "show-page", has_run);
+  set_enabled (self, "previous-head", has_run);
+  set_enabled (self, "next-head", has_run);
+  set_enabled (self, "previous-layer", has_run);
+  set_enabled (self, "next-layer", has_run);
+  set_enabled (self, "reset-zoom", has_run);
+
+  gtk_stack_set_visible_child_name (self->run_stack, waiting ? "cancel" : "run");
+}
+
+void
+saccade_window_actions_init (SaccadeWindow *self)
+{
+  g_action_map_add_action_entries (G_ACTION_MAP (self), win_entries, G_N_ELEMENTS (win_entries),
+                                   self);
+  saccade_window_update_actions (self);
+}

@@ -1,0 +1,143 @@
+/* saccade-window-private.h — the main window's parts, shared by the files that implement it:
+ *
+ *   saccade-window.c          lifetime, settings, the model, capturing, the status line,
+ *                             errors
+ *   saccade-window-runs.c     the sidebar: listing, searching, selecting, deleting runs
+ *   saccade-window-pages.c    the Heatmap, Model and Lines pages and their pickers
+ *   saccade-window-actions.c  the win.* actions and which of them are enabled
+ *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
+ *   saccade-test-driver.c     the end-to-end test's scripted user (SACCADE_TEST_SCRIPT)
+ */
+#pragma once
+
+#include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-run.h"
+#include "app/window/saccade-window.h"
+#include "ui/figures/saccade-colormap.h"
+#include "ui/widgets/saccade-grid-view.h"
+#include "ui/widgets/saccade-heatmap-view.h"
+#include "ui/widgets/saccade-lines-view.h"
+
+G_BEGIN_DECLS
+
+struct _SaccadeWindow
+{
+  AdwApplicationWindow parent_instance;
+
+  /* Template widgets */
+  AdwToastOverlay *toast_overlay;
+  AdwHeaderBar *header_bar;
+  GtkToggleButton *sidebar_button;
+  GtkMenuButton *model_button;
+  GtkLabel *model_label;
+  GtkWidget *model_warning;
+  GtkEntry *sentence_entry;
+  GtkStack *run_stack;
+  GtkLabel *backend_label;
+  AdwFlap *flap;
+  GtkSearchEntry *search_entry;
+  GtkListBox *runs_list;
+  GtkStack *content_stack;
+  AdwViewStack *view_stack;
+  GtkAdjustment *layer_adjustment;
+  GtkAdjustment *head_adjustment;
+  GtkWidget *heatmap_page;
+  GtkLabel *kv_label;
+  GtkDropDown *colormap_dropdown;
+  GtkToggleButton *linear_button;
+  GtkToggleButton *log_button;
+  SaccadeHeatmapView *heatmap_view;
+  GtkDropDown *metric_dropdown;
+  SaccadeGridView *grid_view;
+  SaccadeLinesView *lines_view;
+  GtkLabel *status_label;
+  GtkProgressBar *progress_bar;
+  GtkWidget *status_cancel_button;
+
+  /* Owned */
+  GSettings *settings;
+  GCancellable *cancellable;         /* the window's lifetime: cancelled in dispose */
+  char *db_path;                     /* the open capture database */
+  char *model_path;                  /* the model the next run uses */
+  SaccadeLoadedModel *model;         /* loaded from model_path, or NULL */
+  GCancellable *model_cancellable;   /* non-NULL while a model loads */
+  GError *model_error;               /* why model_path did not load, or NULL */
+  char *queued_text;                 /* Run pressed while the model was loading */
+  GCancellable *capture_cancellable; /* non-NULL while capturing */
+  GListStore *runs;                  /* SaccadeRunItem, newest first */
+  GtkFilter *runs_filter;            /* the search */
+  GtkFilterListModel *runs_shown;    /* runs through runs_filter: what the sidebar lists */
+  guint listing;                     /* list jobs in flight */
+  gint64 select_after_list;          /* run to select when the list arrives (0: keep) */
+  char *search_needle;               /* casefolded search text, or NULL */
+  SaccadeRun *run;                   /* the run shown, or NULL */
+  GCancellable *run_cancellable;     /* non-NULL while a run loads */
+  gint64 loading_run_id;
+  guint deleting;                    /* delete jobs in flight */
+  gboolean updating_pickers;         /* the pages are setting their own widgets */
+  char *export_dir;                  /* where the last export went, or NULL */
+  char *last_error;                  /* the last error shown (for the e2e test) */
+  AdwToast *last_toast;              /* the last toast shown (the e2e test dismisses it) */
+  gpointer test_driver;              /* SaccadeTestDriver, only under the e2e test */
+};
+
+/* saccade-window.c */
+void saccade_window_show_error (SaccadeWindow *self, const char *title, const GError *error);
+void saccade_window_toast (SaccadeWindow *self, const char *message);
+void saccade_window_set_status (SaccadeWindow *self, const char *text);
+/* The status line from the window's state (the run shown, the model loading, ...). */
+void saccade_window_update_status (SaccadeWindow *self);
+void saccade_window_run (SaccadeWindow *self);
+void saccade_window_cancel (SaccadeWindow *self);
+void saccade_window_set_model_path (SaccadeWindow *self, const char *path);
+void saccade_window_set_database (SaccadeWindow *self, const char *path);
+/* TRUE while anything runs in the background (model, capture, list, load, delete). */
+gboolean saccade_window_is_busy (SaccadeWindow *self);
+gboolean saccade_window_is_capturing (SaccadeWindow *self);
+/* On a first start (nothing stored, the default model) runs the sample sentence. */
+void saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs);
+
+/* saccade-window-runs.c */
+void saccade_window_runs_init (SaccadeWindow *self);
+void saccade_window_runs_reload (SaccadeWindow *self, gint64 select_id);
+void saccade_window_runs_select (SaccadeWindow *self, gint64 run_id);
+void saccade_window_runs_delete_selected (SaccadeWindow *self);
+void saccade_window_runs_focus_search (SaccadeWindow *self);
+gint64 saccade_window_runs_selected_id (SaccadeWindow *self);
+
+/* saccade-window-pages.c */
+void saccade_window_pages_init (SaccadeWindow *self);
+/* Shows @run (NULL: the empty page). */
+void saccade_window_pages_set_run (SaccadeWindow *self, SaccadeRun *run);
+int saccade_window_pages_layer (SaccadeWindow *self);
+int saccade_window_pages_head (SaccadeWindow *self);
+void saccade_window_pages_select_head (SaccadeWindow *self, int layer, int head);
+/* Moves the layer or head by @delta, clamped. */
+void saccade_window_pages_step (SaccadeWindow *self, int d_layer, int d_head);
+SaccadeColormap saccade_window_pages_colormap (SaccadeWindow *self);
+SaccadeScale saccade_window_pages_scale (SaccadeWindow *self);
+SaccadeMetric saccade_window_pages_metric (SaccadeWindow *self);
+/* Figure titles for the current page's view. Caller frees. */
+char *saccade_window_pages_title (SaccadeWindow *self, const char *page);
+/* "heatmap", "model" or "lines". */
+const char *saccade_window_pages_visible (SaccadeWindow *self);
+void saccade_window_pages_show (SaccadeWindow *self, const char *page);
+void saccade_window_pages_reset_zoom (SaccadeWindow *self);
+
+/* saccade-window-actions.c */
+void saccade_window_actions_init (SaccadeWindow *self);
+/* Enables or disables every win.* action from the window's state. The one place that does. */
+void saccade_window_update_actions (SaccadeWindow *self);
+
+/* saccade-window-export.c */
+void saccade_window_export_figure (SaccadeWindow *self);
+void saccade_window_export_csv (SaccadeWindow *self);
+/* Without a dialog (the CLI and the test driver share the renderers through these). */
+gboolean saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError **error);
+gboolean saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **error);
+
+/* saccade-test-driver.c: starts the script named by $SACCADE_TEST_SCRIPT, if any. */
+void saccade_test_driver_start (SaccadeWindow *self);
+void saccade_test_driver_free (gpointer driver);
+
+G_END_DECLS

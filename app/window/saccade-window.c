@@ -1,0 +1,548 @@
+/* saccade-window.c — the main window's life: its template, settings (size, model, database),
+ * the model it runs, capturing a sentence, the status line and how errors are shown.
+ *
+ * The window never blocks: the model loads, runs are captured, listed, loaded and deleted
+ * in worker threads (saccade-capture-task.c, saccade-run.c) and the window reacts when
+ * they finish. Engine errors arrive as GErrors carrying the engine's message and are shown
+ * as a toast (short) or a dialog (long); the window stays usable either way. The sidebar,
+ * the pages, the actions and export live in the other saccade-window-*.c files.
+ */
+#define G_LOG_DOMAIN "saccade-window"
+
+#include "app/window/saccade-window-private.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "app/window/saccade-application.h"
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-model.h"
+#include "app/core/saccade-paths.h"
+
+/* Messages up to this many characters fit a toast; longer ones (a model file's path and
+ * what was wrong with it) get a dialog, where they can be read in full. */
+#define TOAST_MAX_CHARS 90
+
+/* The sentence a first-time user sees without typing anything (README, "Two commands"). */
+#define SAMPLE_SENTENCE "The cat chased the ball because it was tired."
+
+G_DEFINE_FINAL_TYPE (SaccadeWindow, saccade_window, ADW_TYPE_APPLICATION_WINDOW)
+
+/* ------------------------------------------------------------------------------------ */
+/* Status, toasts, errors                                                                */
+
+void
+saccade_window_set_status (SaccadeWindow *self, const char *text)
+{
+  gtk_label_set_text (self->status_label, text != NULL ? text : "");
+}
+
+void
+saccade_window_toast (SaccadeWindow *self, const char *message)
+{
+  g_autofree char *escaped = g_markup_escape_text (message, -1);
+  AdwToast *toast = adw_toast_new (escaped);
+
+  adw_toast_set_timeout (toast, 5);
+  g_set_object (&self->last_toast, toast);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+saccade_window_show_error (SaccadeWindow *self, const char *title, const GError *error)
+{
+  AdwMessageDialog *dialog;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  g_debug ("%s: %s", title, error->message);
+  g_free (self->last_error);
+  self->last_error = g_strdup_printf ("%s: %s", title, error->message);
+  if (g_utf8_strlen (error->message, -1) + g_utf8_strlen (title, -1) <= TOAST_MAX_CHARS
+      && strchr (error->message, '\n') == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("%s: %s", title, error->message);
+      saccade_window_toast (self, text);
+      return;
+    }
+  dialog = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (self), title, error->message));
+  adw_message_dialog_add_response (dialog, "close", _("_Close"));
+  adw_message_dialog_set_default_response (dialog, "close");
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* The status line for the run shown (or what to do when there is none). */
+void
+saccade_window_update_status (SaccadeWindow *self)
+{
+  g_autofree char *text = NULL;
+
+  if (saccade_window_is_capturing (self))
+    return; /* the progress callback owns the line */
+  if (self->run != NULL)
+    {
+      g_autofree char *size = g_format_size (self->run->attention_bytes);
+      /* Translators: the status line, e.g. "Run 17 · 12 tokens · 270 heads · 1.2 MB ·
+       * SmolLM2-135M-Instruct". */
+      text = g_strdup_printf (_("Run %lld · %d tokens · %d heads · %s · %s"),
+                              (long long) self->run->id, self->run->n,
+                              self->run->n_layers * self->run->n_heads, size,
+                              self->run->model_name);
+    }
+  else if (self->model_cancellable != NULL)
+    {
+      g_autofree char *base = g_path_get_basename (self->model_path);
+      text = g_strdup_printf (_("Loading %s…"), base);
+    }
+  else if (self->model_error != NULL)
+    text = g_strdup (self->model_error->message);
+  else
+    text = g_strdup_printf (_("Database: %s"), self->db_path);
+  saccade_window_set_status (self, text);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The model                                                                             */
+
+static void
+update_model_widgets (SaccadeWindow *self)
+{
+  g_autofree char *base = g_path_get_basename (self->model_path);
+  g_autofree char *tip = NULL;
+  char *dot;
+
+  /* The file's name says which quantisation it is, which general.name does not. */
+  if ((dot = g_strrstr (base, ".gguf")) != NULL && dot[5] == '\0')
+    *dot = '\0';
+  gtk_label_set_text (self->model_label, base);
+  gtk_widget_set_visible (self->model_warning, self->model_error != NULL);
+  if (self->model != NULL)
+    {
+      g_autofree char *shape = saccade_loaded_model_describe (self->model);
+      tip = g_strdup_printf ("%s\n%s\n%s", saccade_loaded_model_get_name (self->model), shape,
+                             self->model_path);
+      gtk_label_set_text (self->backend_label, saccade_loaded_model_get_backend_name (self->model));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->backend_label),
+                                   saccade_loaded_model_get_backend_description (self->model));
+    }
+  else if (self->model_error != NULL)
+    tip = g_strdup (self->model_error->message);
+  else
+    tip = g_strdup (self->model_path);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->model_button), tip);
+}
+
+static void start_capture (SaccadeWindow *self, const char *text);
+
+static void
+model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (SaccadeWindow) self = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SaccadeLoadedModel) model = saccade_loaded_model_new_finish (result, &error);
+  g_autofree char *queued = NULL;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* another model was chosen meanwhile, or the window closed */
+  g_clear_object (&self->model_cancellable);
+  queued = g_steal_pointer (&self->queued_text);
+  if (model == NULL)
+    {
+      self->model_error = g_error_copy (error);
+      /* Tell the user now if they are waiting for a run; otherwise the model button's
+       * tooltip and the status line say it, and Run shows it. */
+      saccade_window_show_error (self, _("Could not load the model"), error);
+    }
+  else
+    self->model = g_steal_pointer (&model);
+  update_model_widgets (self);
+  saccade_window_update_status (self);
+  saccade_window_update_actions (self);
+  if (queued != NULL && self->model != NULL)
+    start_capture (self, queued);
+}
+
+void
+saccade_window_set_model_path (SaccadeWindow *self, const char *new_path)
+{
+  g_autofree char *path = g_strdup (new_path); /* may be self->model_path itself */
+
+  g_return_if_fail (new_path != NULL);
+
+  if (self->model_cancellable != NULL)
+    g_cancellable_cancel (self->model_cancellable);
+  g_clear_object (&self->model_cancellable);
+  g_clear_object (&self->model);
+  g_clear_error (&self->model_error);
+  g_free (self->model_path);
+  self->model_path = g_strdup (path);
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      /* Not an error until someone presses Run: a user may only want to browse runs. */
+      g_set_error (&self->model_error, SACCADE_ERROR, 0,
+                   _("The model file %s does not exist: run data/fetch-model.sh to download "
+                     "the default model, or choose Open Model…"), path);
+    }
+  else
+    {
+      self->model_cancellable = g_cancellable_new ();
+      saccade_loaded_model_new_async (path, self->model_cancellable, model_loaded,
+                                      g_object_ref (self));
+    }
+  update_model_widgets (self);
+  saccade_window_update_status (self);
+  saccade_window_update_actions (self);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Capturing                                                                             */
+
+gboolean
+saccade_window_is_capturing (SaccadeWindow *self)
+{
+  return self->capture_cancellable != NULL;
+}
+
+gboolean
+saccade_window_is_busy (SaccadeWindow *self)
+{
+  return self->model_cancellable != NULL || self->capture_cancellable != NULL
+         || self->listing > 0 || self->run_cancellable != NULL || self->deleting > 0
+         || self->queued_text != NULL;
+}
+
+static void
+set_capturing (SaccadeWindow *self, gboolean on)
+{
+  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), on);
+  gtk_widget_set_visible (self->status_cancel_button, on);
+  gtk_editable_set_editable (GTK_EDITABLE (self->sentence_entry), !on);
+  if (on)
+    gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
+  saccade_window_update_actions (self);
+}
+
+static void
+capture_progress (gpointer user_data, int layers_done, int n_layers)
+{
+  SaccadeWindow *self = user_data;
+  g_autofree char *text = NULL;
+
+  if (!saccade_window_is_capturing (self))
+    return;
+  gtk_progress_bar_set_fraction (self->progress_bar,
+                                 n_layers > 0 ? (double) layers_done / n_layers : 0.0);
+  text = g_strdup_printf (_("Running layer %d of %d…"), MIN (layers_done + 1, n_layers),
+                          n_layers);
+  saccade_window_set_status (self, text);
+}
+
+static void
+capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SaccadeWindow *self = SACCADE_WINDOW (source);
+  g_autoptr (GError) error = NULL;
+  gint64 run_id = saccade_capture_finish (result, &error);
+
+  if (g_cancellable_is_cancelled (self->cancellable))
+    return; /* the window closed while the model ran */
+  g_clear_object (&self->capture_cancellable);
+  set_capturing (self, FALSE);
+  if (run_id <= 0)
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        saccade_window_set_status (self, _("Cancelled; nothing was stored"));
+      else
+        {
+          saccade_window_show_error (self, _("The run failed"), error);
+          saccade_window_update_status (self);
+        }
+      return;
+    }
+  g_settings_set_boolean (self->settings, "sample-done", TRUE);
+  {
+    g_autofree char *msg = g_strdup_printf (_("Stored run %lld"), (long long) run_id);
+    saccade_window_toast (self, msg);
+  }
+  saccade_window_runs_reload (self, run_id);
+}
+
+static void
+start_capture (SaccadeWindow *self, const char *text)
+{
+  g_autofree char *status = NULL;
+
+  g_return_if_fail (self->model != NULL && self->capture_cancellable == NULL);
+
+  self->capture_cancellable = g_cancellable_new ();
+  set_capturing (self, TRUE);
+  status = g_strdup_printf (_("Running %s…"), saccade_loaded_model_get_name (self->model));
+  saccade_window_set_status (self, status);
+  saccade_capture_async (self, self->model, self->db_path, text, self->capture_cancellable,
+                         capture_progress, self, capture_done, NULL);
+}
+
+void
+saccade_window_run (SaccadeWindow *self)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->sentence_entry));
+  g_autofree char *stripped = g_strstrip (g_strdup (text != NULL ? text : ""));
+
+  if (saccade_window_is_capturing (self) || self->queued_text != NULL)
+    return;
+  if (*stripped == '\0')
+    {
+      saccade_window_toast (self, _("Type a sentence first"));
+      gtk_widget_grab_focus (GTK_WIDGET (self->sentence_entry));
+      return;
+    }
+  if (self->model != NULL)
+    {
+      start_capture (self, text);
+      return;
+    }
+  if (self->model_error != NULL && self->model_cancellable == NULL)
+    {
+      saccade_window_show_error (self, _("Could not load the model"), self->model_error);
+      /* The file may have appeared since (data/fetch-model.sh): try again. */
+      if (!g_file_test (self->model_path, G_FILE_TEST_EXISTS))
+        return;
+      saccade_window_set_model_path (self, self->model_path);
+    }
+  /* The model is loading: run as soon as it is there. */
+  if (self->model_cancellable == NULL)
+    return;
+  self->queued_text = g_strdup (text);
+  saccade_window_update_actions (self);
+}
+
+void
+saccade_window_cancel (SaccadeWindow *self)
+{
+  if (self->capture_cancellable != NULL)
+    g_cancellable_cancel (self->capture_cancellable);
+  g_clear_pointer (&self->queued_text, g_free);
+  saccade_window_update_actions (self);
+}
+
+/* First start (nothing stored yet, the default model): show the sample sentence's
+ * attention without the user typing anything. Called by the runs list when it arrives. */
+void
+saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs)
+{
+
+  if (n_runs > 0 || g_settings_get_boolean (self->settings, "sample-done")
+      || g_strcmp0 (self->model_path, saccade_model_path (NULL)) != 0
+      || !g_file_test (self->model_path, G_FILE_TEST_EXISTS))
+    return;
+  g_settings_set_boolean (self->settings, "sample-done", TRUE);
+  gtk_editable_set_text (GTK_EDITABLE (self->sentence_entry), SAMPLE_SENTENCE);
+  saccade_window_run (self);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The database                                                                          */
+
+void
+saccade_window_set_database (SaccadeWindow *self, const char *path)
+{
+  g_autofree char *title = NULL, *base = NULL;
+
+  g_return_if_fail (path != NULL);
+  g_free (self->db_path);
+  self->db_path = g_strdup (path);
+  base = g_path_get_basename (path);
+  /* Translators: the window title, e.g. "captures.sqlite — Saccade". */
+  title = g_strdup_printf (_("%s — Saccade"), base);
+  gtk_window_set_title (GTK_WINDOW (self), title);
+  saccade_window_pages_set_run (self, NULL);
+  saccade_window_runs_reload (self, 0);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* GObject                                                                               */
+
+static void
+entry_activated (SaccadeWindow *self)
+{
+  saccade_window_run (self);
+}
+
+static void
+entry_icon_pressed (SaccadeWindow *self, GtkEntryIconPosition pos)
+{
+  if (pos == GTK_ENTRY_ICON_SECONDARY && !saccade_window_is_capturing (self))
+    gtk_editable_set_text (GTK_EDITABLE (self->sentence_entry), "");
+}
+
+static gboolean
+saccade_window_close_request (GtkWindow *window)
+{
+  SaccadeWindow *self = SACCADE_WINDOW (window);
+  int width = 0, height = 0;
+
+  gtk_window_get_default_size (window, &width, &height);
+  g_settings_delay (self->settings);
+  g_settings_set_boolean (self->settings, "window-maximized", gtk_window_is_maximized (window));
+  if (!gtk_window_is_maximized (window) && width > 0 && height > 0)
+    {
+      g_settings_set_int (self->settings, "window-width", width);
+      g_settings_set_int (self->settings, "window-height", height);
+    }
+  g_settings_apply (self->settings);
+  return GTK_WINDOW_CLASS (saccade_window_parent_class)->close_request (window);
+}
+
+static void
+saccade_window_dispose (GObject *object)
+{
+  SaccadeWindow *self = SACCADE_WINDOW (object);
+
+  g_cancellable_cancel (self->cancellable);
+  if (self->settings != NULL)
+    g_signal_handlers_disconnect_by_data (self->settings, self);
+  if (self->model_cancellable != NULL)
+    g_cancellable_cancel (self->model_cancellable);
+  if (self->capture_cancellable != NULL)
+    g_cancellable_cancel (self->capture_cancellable);
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+  g_clear_pointer (&self->test_driver, saccade_test_driver_free);
+  g_clear_object (&self->model);
+  g_clear_pointer (&self->run, saccade_run_unref);
+  gtk_widget_dispose_template (GTK_WIDGET (self), SACCADE_TYPE_WINDOW);
+  G_OBJECT_CLASS (saccade_window_parent_class)->dispose (object);
+}
+
+static void
+saccade_window_finalize (GObject *object)
+{
+  SaccadeWindow *self = SACCADE_WINDOW (object);
+
+  g_clear_object (&self->settings);
+  g_clear_object (&self->last_toast);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->model_cancellable);
+  g_clear_object (&self->capture_cancellable);
+  g_clear_object (&self->run_cancellable);
+  g_clear_object (&self->runs_shown);
+  g_clear_object (&self->runs_filter);
+  g_clear_object (&self->runs);
+  g_clear_error (&self->model_error);
+  g_free (self->db_path);
+  g_free (self->model_path);
+  g_free (self->queued_text);
+  g_free (self->search_needle);
+  g_free (self->last_error);
+  g_free (self->export_dir);
+  G_OBJECT_CLASS (saccade_window_parent_class)->finalize (object);
+}
+
+static void
+saccade_window_class_init (SaccadeWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
+
+  object_class->dispose = saccade_window_dispose;
+  object_class->finalize = saccade_window_finalize;
+  window_class->close_request = saccade_window_close_request;
+
+  /* The template names the ui/ widgets by type name. */
+  g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
+  g_type_ensure (SACCADE_TYPE_GRID_VIEW);
+  g_type_ensure (SACCADE_TYPE_LINES_VIEW);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/saccade/Saccade/saccade-window.ui");
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeWindow, name)
+  CHILD (toast_overlay);
+  CHILD (header_bar);
+  CHILD (sidebar_button);
+  CHILD (model_button);
+  CHILD (model_label);
+  CHILD (model_warning);
+  CHILD (sentence_entry);
+  CHILD (run_stack);
+  CHILD (backend_label);
+  CHILD (flap);
+  CHILD (search_entry);
+  CHILD (runs_list);
+  CHILD (content_stack);
+  CHILD (view_stack);
+  CHILD (layer_adjustment);
+  CHILD (head_adjustment);
+  CHILD (heatmap_page);
+  CHILD (kv_label);
+  CHILD (colormap_dropdown);
+  CHILD (linear_button);
+  CHILD (log_button);
+  CHILD (heatmap_view);
+  CHILD (metric_dropdown);
+  CHILD (grid_view);
+  CHILD (lines_view);
+  CHILD (status_label);
+  CHILD (progress_bar);
+  CHILD (status_cancel_button);
+#undef CHILD
+}
+
+static void
+saccade_window_init (SaccadeWindow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->cancellable = g_cancellable_new ();
+  self->runs = g_list_store_new (SACCADE_TYPE_RUN_ITEM);
+  g_signal_connect_swapped (self->sentence_entry, "activate", G_CALLBACK (entry_activated), self);
+  g_signal_connect_swapped (self->sentence_entry, "icon-press", G_CALLBACK (entry_icon_pressed),
+                            self);
+}
+
+SaccadeWindow *
+saccade_window_new (AdwApplication *application, const char *db_path, const char *model_path)
+{
+  SaccadeWindow *self = g_object_new (SACCADE_TYPE_WINDOW, "application", application, NULL);
+  g_autofree char *db = NULL, *last_db = NULL, *last_model = NULL;
+  const char *env;
+
+  self->settings = g_object_ref (saccade_application_get_settings (SACCADE_APPLICATION (application)));
+  gtk_window_set_default_size (GTK_WINDOW (self),
+                               g_settings_get_int (self->settings, "window-width"),
+                               g_settings_get_int (self->settings, "window-height"));
+  if (g_settings_get_boolean (self->settings, "window-maximized"))
+    gtk_window_maximize (GTK_WINDOW (self));
+
+  saccade_window_actions_init (self);
+  saccade_window_pages_init (self);
+  saccade_window_runs_init (self);
+
+  /* The model: --model, else $SACCADE_MODEL, else the last one used (if it is still
+   * there), else the default — saccade_model_path() resolves the first, second and
+   * last exactly as every CLI verb does. */
+  last_model = g_settings_get_string (self->settings, "last-model");
+  env = g_getenv ("SACCADE_MODEL");
+  if (model_path == NULL && (env == NULL || *env == '\0') && *last_model != '\0'
+      && g_file_test (last_model, G_FILE_TEST_EXISTS))
+    model_path = last_model;
+  saccade_window_set_model_path (self, model_path != NULL ? model_path
+                                                          : saccade_model_path (NULL));
+
+  /* The database: --db, else $SACCADE_DB, else the last one opened, else the default. */
+  last_db = g_settings_get_string (self->settings, "last-database");
+  env = g_getenv ("SACCADE_DB");
+  if (db_path != NULL)
+    db = g_strdup (db_path);
+  else if (env != NULL && *env != '\0')
+    db = g_strdup (env);
+  else if (*last_db != '\0' && g_file_test (last_db, G_FILE_TEST_EXISTS))
+    db = g_steal_pointer (&last_db);
+  else
+    db = saccade_db_path (NULL);
+  saccade_window_set_database (self, db);
+
+  saccade_test_driver_start (self);
+  gtk_widget_grab_focus (GTK_WIDGET (self->sentence_entry));
+  return self;
+}

@@ -1,0 +1,45 @@
+/* sc-blas.h — the engine's one door to BLAS (OpenBLAS, loaded at run time).
+ *
+ * Why at run time: OpenBLAS picks its kernels when it is loaded, from the CPU model, and
+ * the 0.3.21 that Debian 12 ships falls back to its generic SSE3 kernels ("Prescott", ~8
+ * GFLOP/s a core) on CPUs it does not recognise, such as recent Xeons behind a hypervisor.
+ * Loading it ourselves lets us choose the kernel family from the CPU's features first
+ * (AVX-512 -> SkylakeX, AVX2+FMA -> Haswell) unless the user set OPENBLAS_CORETYPE, and
+ * prefer the OpenMP build of OpenBLAS, which shares the engine's OpenMP threads instead of
+ * running a second pool whose spinning workers fight ours for the same cores.
+ * See docs/architecture.md, "BLAS".
+ *
+ * Thread safety: sc_blas_init() is idempotent and thread-safe; sc_sgemm() may be called
+ * from any thread, including inside OpenMP regions (it then runs single-threaded).
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "core/sc-error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads OpenBLAS once. SC_ERR_UNSUPPORTED (naming what was tried) when no library loads. */
+ScStatus sc_blas_init (ScError *err);
+
+/* C (m, n) = alpha * A (m, k) . op(B) + beta * C, row-major; op(B) = B^T when @trans_b
+ * (B stored (n, k)), else B (k, n). Leading dimensions as in cblas. sc_blas_init() first. */
+void sc_sgemm (bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+               const float *b, int ldb, float beta, float *c, int ldc);
+
+/* y (m) = alpha * A (m, n) . x (n) + beta * y, A row-major with leading dimension lda. */
+void sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta,
+               float *y);
+
+/* Threads OpenBLAS uses outside parallel regions. */
+void sc_blas_set_threads (int n_threads);
+
+/* "OpenBLAS 0.3.21, openmp, SkylakeX kernels" — valid after a successful init. */
+const char *sc_blas_describe (void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,101 @@
+/* sc-forward.h — the forward pass, written once over the backend interface.
+ *
+ * An ScSession binds a model to a backend and owns the activation buffers, so repeated
+ * runs (an ablation sweep, generation) do not reallocate. sc_forward() takes token ids
+ * and an optional ScIntervention, produces logits (the last position or all), and hands
+ * every attention head's probability matrix to an observer as soon as its layer is done:
+ *
+ *   wants (user, layer, head)                        -> should observe() see this head?
+ *   observe (user, layer, head, probs, n_q, n_k)     -> false cancels the run
+ *
+ * probs is (n_q, n_k) row-major host memory, borrowed for the duration of the call. The
+ * queries are the last n_q positions (n_q == n_k unless n_past is used): row i sits at
+ * position p = n_k - n_q + i, sums to 1 over keys 0..p and is exactly 0 beyond p (causal).
+ *
+ * Prefix reuse: with keep_residuals, the session keeps the residual stream entering every
+ * layer. A later call on the same ids may set start_layer = L to recompute only layers
+ * >= L (an intervention that touches nothing below L gives the same result as a full
+ * run, bit for bit). sc_intervention_first_layer() says which L an intervention allows.
+ *
+ * Incremental decoding: with keep_kv the session keeps each layer's keys and values; a
+ * later call whose first n_past ids are the same may pass n_past to compute only the new
+ * rows (generation). The observer then sees (n - n_past, n) matrices, and all_logits
+ * returns the new rows only. Cached keys carry the intervention of the call that made them.
+ *
+ * Thread safety: a session is used by one thread at a time; sessions over the same
+ * model may run concurrently.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/sc-backend.h"
+#include "core/sc-error.h"
+#include "forward/sc-intervention.h"
+#include "model/sc-model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  bool (*wants) (void *user, int layer, int head); /* NULL = every head */
+  bool (*observe) (void *user, int layer, int head, const float *probs, int n_query, int n_key);
+  void *user;
+  /* Optional, for zero-copy capture on host-memory backends (CPU): returns where layer
+   * @layer's probabilities, (n_heads, n_query, n_key) floats, should be written, or NULL
+   * for the session's own buffer. observe() then receives pointers into that block. */
+  float *(*layer_buffer) (void *user, int layer, int n_query, int n_key);
+} ScObserver;
+
+/* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */
+typedef bool (*ScProgressFn) (void *user, int layers_done, int n_layers);
+
+/* Where a run's time went (sc_forward adds to it; the caller zeroes it). Clocks are read
+ * only when the caller asks, and only around whole ops. */
+typedef struct {
+  double matmul_s;     /* projections and the vocabulary projection */
+  double matmul_flops; /* 2 * n * in * out per projection */
+  double attention_s;  /* scores, softmax, weighted values */
+  double total_s;
+} ScForwardStats;
+
+typedef struct {
+  const ScIntervention *intervention; /* NULL = none */
+  const ScObserver *observer;         /* NULL = none */
+  bool all_logits;                    /* logits for every position, else only the last */
+  bool keep_residuals;                /* keep per-layer residuals for prefix reuse */
+  int start_layer;                    /* > 0: reuse residuals kept by the previous call */
+  bool keep_kv;                       /* keep every layer's keys and values (KV cache) */
+  int n_past;                         /* > 0: ids[0..n_past) were run by a previous call
+                                       * with keep_kv; compute only ids[n_past..n) */
+  ScProgressFn progress;
+  void *progress_user;
+  ScForwardStats *stats;              /* NULL = not measured */
+} ScForwardOptions;
+
+typedef struct ScSession ScSession;
+
+/* Creates a session. @backend is borrowed and must outlive the session. */
+ScStatus sc_session_new (const ScModel *model, ScBackend *backend, ScSession **out, ScError *err);
+void sc_session_free (ScSession *session); /* NULL is a no-op */
+
+/* Runs the model on @ids (n_tokens >= 1, each < n_vocab, n_tokens <= the model's training
+ * context). @logits receives (n_tokens, n_vocab) floats with all_logits, else (n_vocab).
+ * Errors: SC_ERR_INVALID_ARG (empty input, id out of range, start_layer without kept
+ * residuals for the same ids), SC_ERR_RANGE (longer than the context), SC_ERR_UNSUPPORTED
+ * (an intervention feature not implemented yet), SC_ERR_CANCELLED, SC_ERR_NOMEM. */
+ScStatus sc_forward (ScSession *session, const int32_t *ids, int n_tokens,
+                     const ScForwardOptions *options, float *logits, ScError *err);
+
+/* The first layer whose computation @iv changes (0 when it masks tokens; n_layers when it
+ * changes nothing), i.e. the deepest start_layer a prefix-reusing run may use. */
+int sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info);
+
+/* The backend a session runs on. */
+ScBackend *sc_session_backend (const ScSession *session);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,417 @@
+/* sc-model.c — loads a llama-family model from GGUF (see sc-model.h).
+ *
+ * Passes:
+ *   1. hyperparameters from "<arch>.*" keys, each validated (non-zero, divisible, bounded);
+ *   2. tokenizer from "tokenizer.ggml.*" keys (sc-tokenizer);
+ *   3. every expected tensor looked up by name and its shape checked against pass 1;
+ *   4. dequantisation of each tensor into one float32 arena, in parallel over tensors.
+ */
+#include "model/sc-model.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sc-pool.h"
+#include "format/sc-quant.h"
+
+/* Upper bounds on hyperparameters: far beyond any model this tool can run in memory, low
+ * enough that products of two of them cannot overflow 64 bits. */
+#define MAX_LAYERS 4096u
+#define MAX_DIM (1u << 20)
+#define MAX_HEADS 4096u
+#define MAX_VOCAB (1u << 24)
+
+struct ScModel {
+  ScGguf *gguf;
+  ScTokenizer *tokenizer;
+  ScModelInfo info;
+  ScWeights weights;
+  float *arena; /* every dense weight lives here */
+  uint64_t n_params;
+};
+
+typedef struct {
+  const ScGgufTensor *tensor;
+  float *dst;
+} DequantJob;
+
+static ScStatus
+get_dim (const ScGguf *g, const char *arch, const char *suffix, uint32_t max, bool required,
+         uint32_t fallback, uint32_t *out, ScError *err)
+{
+  char key[128];
+  ScStatus st;
+
+  snprintf (key, sizeof key, "%s.%s", arch, suffix);
+  st = sc_gguf_get_u32 (g, key, out, err);
+  if (st == SC_ERR_NOT_FOUND && !required)
+    {
+      *out = fallback;
+      return SC_OK;
+    }
+  if (st != SC_OK)
+    return st;
+  if (*out == 0 || *out > max)
+    return sc_error_set (err, SC_ERR_RANGE, "key '%s' is %u (expected 1 to %u)", key, *out, max);
+  return SC_OK;
+}
+
+static ScStatus
+get_float (const ScGguf *g, const char *arch, const char *suffix, float fallback, float *out,
+           ScError *err)
+{
+  char key[128];
+  ScStatus st;
+
+  snprintf (key, sizeof key, "%s.%s", arch, suffix);
+  st = sc_gguf_get_f32 (g, key, out, err);
+  if (st == SC_ERR_NOT_FOUND)
+    {
+      *out = fallback;
+      return SC_OK;
+    }
+  if (st != SC_OK)
+    return st;
+  if (!isfinite (*out) || *out <= 0.0f)
+    return sc_error_set (err, SC_ERR_RANGE, "key '%s' is %g (expected a positive number)", key,
+                         (double) *out);
+  return SC_OK;
+}
+
+/* Pass 1. */
+static ScStatus
+read_hparams (const ScGguf *g, ScModelInfo *info, ScError *err)
+{
+  ScGgufStr s;
+  uint32_t key_len;
+  const char *a;
+  ScStatus st;
+
+  if ((st = sc_gguf_get_str (g, "general.architecture", &s, err)) != SC_OK)
+    return st;
+  sc_gguf_str_copy (s, info->arch_name, sizeof info->arch_name);
+  if (!sc_gguf_str_eq (s, "llama"))
+    return sc_error_set (err, SC_ERR_UNSUPPORTED,
+                         "architecture '%s' is not supported (supported: llama)", info->arch_name);
+  info->arch = SC_ARCH_LLAMA;
+  a = info->arch_name;
+
+  if (sc_gguf_get_str (g, "general.name", &s, NULL) == SC_OK)
+    sc_gguf_str_copy (s, info->name, sizeof info->name);
+
+  if ((st = get_dim (g, a, "block_count", MAX_LAYERS, true, 0, &info->n_layers, err)) != SC_OK
+      || (st = get_dim (g, a, "embedding_length", MAX_DIM, true, 0, &info->n_embd, err)) != SC_OK
+      || (st = get_dim (g, a, "attention.head_count", MAX_HEADS, true, 0, &info->n_heads, err))
+             != SC_OK
+      || (st = get_dim (g, a, "attention.head_count_kv", MAX_HEADS, false, info->n_heads,
+                        &info->n_kv_heads, err)) != SC_OK
+      || (st = get_dim (g, a, "feed_forward_length", MAX_DIM, true, 0, &info->n_ff, err)) != SC_OK
+      || (st = get_dim (g, a, "context_length", MAX_DIM, false, 2048, &info->n_ctx_train, err))
+             != SC_OK)
+    return st;
+  if (info->n_embd % info->n_heads != 0)
+    return sc_error_set (err, SC_ERR_FORMAT, "embedding_length %u is not divisible by head_count %u",
+                         info->n_embd, info->n_heads);
+  if (info->n_heads % info->n_kv_heads != 0)
+    return sc_error_set (err, SC_ERR_FORMAT, "head_count %u is not a multiple of head_count_kv %u",
+                         info->n_heads, info->n_kv_heads);
+  if ((st = get_dim (g, a, "attention.key_length", MAX_DIM, false, info->n_embd / info->n_heads,
+                     &info->head_dim, err)) != SC_OK
+      || (st = get_dim (g, a, "attention.value_length", MAX_DIM, false, info->head_dim, &key_len,
+                        err)) != SC_OK)
+    return st;
+  if (key_len != info->head_dim)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "key_length %u differs from value_length %u",
+                         info->head_dim, key_len);
+  if ((st = get_dim (g, a, "rope.dimension_count", info->head_dim, false, info->head_dim,
+                     &info->n_rot, err)) != SC_OK)
+    return st;
+  if (info->n_rot % 2 != 0)
+    return sc_error_set (err, SC_ERR_FORMAT, "rope.dimension_count %u is odd", info->n_rot);
+  if ((st = get_float (g, a, "rope.freq_base", 10000.0f, &info->rope_base, err)) != SC_OK
+      || (st = get_float (g, a, "attention.layer_norm_rms_epsilon", 1e-5f, &info->norm_eps, err))
+             != SC_OK
+      || (st = get_float (g, a, "attention.scale", 1.0f / sqrtf ((float) info->head_dim),
+                          &info->attn_scale, err)) != SC_OK)
+    return st;
+  {
+    char key[128];
+    snprintf (key, sizeof key, "%s.rope.scaling.type", a);
+    if (sc_gguf_get_str (g, key, &s, NULL) == SC_OK && !sc_gguf_str_eq (s, "none")
+        && !sc_gguf_str_eq (s, "linear"))
+      {
+        char buf[32];
+        return sc_error_set (err, SC_ERR_UNSUPPORTED, "RoPE scaling '%s' is not supported",
+                             sc_gguf_str_copy (s, buf, sizeof buf));
+      }
+  }
+  if (sc_gguf_get_u32 (g, "general.file_type", &info->file_type, NULL) != SC_OK)
+    info->file_type = 0;
+  return SC_OK;
+}
+
+/* Pass 3 helper: finds @name and checks it has shape (ne0, ne1) in GGUF order (ne0 = input). */
+static ScStatus
+expect_tensor (const ScGguf *g, const char *name, int64_t ne0, int64_t ne1,
+               const ScGgufTensor **out, ScError *err)
+{
+  const ScGgufTensor *t = sc_gguf_find_tensor (g, name);
+  const ScTypeTraits *tr;
+
+  if (t == NULL)
+    return sc_error_set (err, SC_ERR_FORMAT, "tensor '%s' is missing", name);
+  if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
+    return sc_error_set (err, SC_ERR_FORMAT,
+                         "tensor '%s' has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld]",
+                         name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                         (long long) t->ne[3], (long long) ne0, (long long) ne1);
+  tr = sc_type_traits (t->type);
+  if (tr == NULL || !tr->can_dequant)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "tensor '%s' has type %s (%u), which is not "
+                         "supported", name, tr != NULL ? tr->name : "unknown", t->type);
+  *out = t;
+  return SC_OK;
+}
+
+static ScStatus
+dequant_job (const DequantJob *job, ScError *err)
+{
+  const ScGgufTensor *t = job->tensor;
+  const ScTypeTraits *tr = sc_type_traits (t->type);
+  size_t row_bytes = (size_t) (t->ne[0] / tr->block_size) * tr->type_size;
+  int64_t rows = (int64_t) (t->n_elements / (uint64_t) t->ne[0]);
+  int64_t r;
+
+  for (r = 0; r < rows; r++)
+    {
+      ScStatus st = sc_dequant_row (t->type, t->data + (size_t) r * row_bytes,
+                                    job->dst + (size_t) r * (size_t) t->ne[0], t->ne[0], err);
+      if (st != SC_OK)
+        {
+          char name[80];
+          return (sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name)), st);
+        }
+    }
+  return SC_OK;
+}
+
+typedef struct {
+  const DequantJob *jobs;
+  ScError first_error;
+  pthread_mutex_t lock;
+} DequantAll;
+
+static void
+dequant_task (void *ctx, int t)
+{
+  DequantAll *all = ctx;
+  ScError e = { SC_OK, "" };
+
+  if (dequant_job (&all->jobs[t], &e) != SC_OK)
+    {
+      pthread_mutex_lock (&all->lock);
+      if (all->first_error.status == SC_OK)
+        all->first_error = e;
+      pthread_mutex_unlock (&all->lock);
+    }
+}
+
+static ScStatus
+load_weights (ScModel *m, int n_threads, ScError *err)
+{
+  const ScModelInfo *in = &m->info;
+  const ScGguf *g = m->gguf;
+  const int64_t E = in->n_embd, Q = (int64_t) in->n_heads * in->head_dim,
+                KV = (int64_t) in->n_kv_heads * in->head_dim, F = in->n_ff, V = in->n_vocab;
+  const size_t per_layer = (size_t) (2 * E + Q * E + 2 * KV * E + E * Q + 3 * F * E);
+  size_t total, off = 0;
+  const ScGgufTensor *out_t = NULL;
+  DequantJob *jobs;
+  size_t n_jobs = 0;
+  uint32_t l;
+  ScStatus st = SC_OK;
+
+  /* 3. look every tensor up and check its shape */
+  jobs = calloc ((size_t) in->n_layers * 9 + 3, sizeof *jobs);
+  m->weights.layers = calloc (in->n_layers, sizeof *m->weights.layers);
+  if (jobs == NULL || m->weights.layers == NULL)
+    {
+      free (jobs);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+    }
+  out_t = sc_gguf_find_tensor (g, "output.weight");
+  m->info.tied_output = out_t == NULL;
+  total = (size_t) (V * E) * (m->info.tied_output ? 1 : 2) + (size_t) E + per_layer * in->n_layers;
+  m->arena = malloc (total * sizeof (float));
+  if (m->arena == NULL)
+    {
+      free (jobs);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory for %zu MB of weights",
+                           total * sizeof (float) >> 20);
+    }
+
+#define TAKE(field, count) (field = m->arena + off, off += (size_t) (count), field)
+#define JOB(name, ne0, ne1, field)                                                            \
+  do                                                                                          \
+    {                                                                                         \
+      const ScGgufTensor *t_;                                                                 \
+      if ((st = expect_tensor (g, name, ne0, ne1, &t_, err)) != SC_OK)                        \
+        goto out;                                                                             \
+      jobs[n_jobs].tensor = t_;                                                               \
+      jobs[n_jobs].dst = TAKE (field, (ne0) * (ne1));                                         \
+      n_jobs++;                                                                               \
+    }                                                                                         \
+  while (0)
+
+  JOB ("token_embd.weight", E, V, m->weights.token_embd);
+  JOB ("output_norm.weight", E, 1, m->weights.output_norm);
+  if (!m->info.tied_output)
+    JOB ("output.weight", E, V, m->weights.output);
+  else
+    m->weights.output = m->weights.token_embd;
+  for (l = 0; l < in->n_layers; l++)
+    {
+      ScLayerWeights *w = &m->weights.layers[l];
+      char name[96];
+#define LJOB(suffix, ne0, ne1, field)                                                         \
+  do                                                                                          \
+    {                                                                                         \
+      snprintf (name, sizeof name, "blk.%u.%s.weight", l, suffix);                            \
+      JOB (name, ne0, ne1, field);                                                            \
+    }                                                                                         \
+  while (0)
+      /* The order is load-bearing: the arena places wq, wk, wv and w_gate, w_up back to
+       * back, which sc-model.h promises (fused projections). */
+      LJOB ("attn_norm", E, 1, w->attn_norm);
+      LJOB ("attn_q", E, Q, w->wq);
+      LJOB ("attn_k", E, KV, w->wk);
+      LJOB ("attn_v", E, KV, w->wv);
+      LJOB ("attn_output", Q, E, w->wo);
+      LJOB ("ffn_norm", E, 1, w->ffn_norm);
+      LJOB ("ffn_gate", E, F, w->w_gate);
+      LJOB ("ffn_up", E, F, w->w_up);
+      LJOB ("ffn_down", F, E, w->w_down);
+#undef LJOB
+      if (l == 0)
+        m->info.main_type = jobs[n_jobs - 8].tensor->type;
+    }
+#undef JOB
+#undef TAKE
+
+  /* 4. dequantize, in parallel over tensors (the vocabulary matrix, the largest, is
+   *    first in the list, which is what balancing needs). */
+  {
+    DequantAll all = { jobs, { SC_OK, "" }, PTHREAD_MUTEX_INITIALIZER };
+    ScPool *pool = sc_pool_new (n_threads);
+
+    if (pool == NULL)
+      {
+        st = sc_error_set (err, SC_ERR_NOMEM, "cannot start threads to load the weights");
+        goto out;
+      }
+    sc_pool_run (pool, (int) n_jobs, dequant_task, &all);
+    sc_pool_free (pool);
+    pthread_mutex_destroy (&all.lock);
+    if (all.first_error.status != SC_OK)
+      {
+        st = all.first_error.status;
+        if (err != NULL)
+          *err = all.first_error;
+        goto out;
+      }
+  }
+
+  {
+    uint64_t i;
+    m->n_params = 0;
+    for (i = 0; i < sc_gguf_n_tensors (g); i++)
+      m->n_params += sc_gguf_tensor (g, i)->n_elements;
+  }
+out:
+  free (jobs);
+  return st;
+}
+
+ScStatus
+sc_model_open_gguf (ScGguf *gguf, int n_threads, ScModel **out, ScError *err)
+{
+  ScModel *m;
+  ScStatus st;
+
+  *out = NULL;
+  m = calloc (1, sizeof *m);
+  if (m == NULL)
+    {
+      sc_gguf_close (gguf);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+    }
+  m->gguf = gguf;
+
+  if ((st = read_hparams (gguf, &m->info, err)) != SC_OK)
+    goto fail;
+  if ((st = sc_tokenizer_new_from_gguf (gguf, &m->tokenizer, err)) != SC_OK)
+    goto fail;
+  m->info.n_vocab = sc_tokenizer_n_vocab (m->tokenizer);
+  if (m->info.n_vocab == 0 || m->info.n_vocab > MAX_VOCAB)
+    {
+      st = sc_error_set (err, SC_ERR_RANGE, "vocabulary size %u is out of range", m->info.n_vocab);
+      goto fail;
+    }
+  if (m->info.name[0] == '\0')
+    {
+      const char *p = strrchr (sc_gguf_path (gguf), '/');
+      snprintf (m->info.name, sizeof m->info.name, "%s", p != NULL ? p + 1 : sc_gguf_path (gguf));
+    }
+  if ((st = load_weights (m, n_threads, err)) != SC_OK)
+    goto fail;
+  *out = m;
+  return SC_OK;
+
+fail:
+  sc_model_free (m);
+  return st;
+}
+
+ScStatus
+sc_model_open (const char *path, int n_threads, ScModel **out, ScError *err)
+{
+  ScGguf *g;
+  ScStatus st;
+
+  if (out == NULL || path == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "sc_model_open: NULL argument");
+  *out = NULL;
+  if ((st = sc_gguf_open (path, &g, err)) != SC_OK)
+    return st;
+  st = sc_model_open_gguf (g, n_threads, out, err);
+  if (st != SC_OK)
+    sc_error_prefix (err, "%s", path);
+  return st;
+}
+
+void
+sc_model_free (ScModel *m)
+{
+  if (m == NULL)
+    return;
+  sc_tokenizer_free (m->tokenizer);
+  free (m->weights.layers);
+  free (m->arena);
+  sc_gguf_close (m->gguf);
+  free (m);
+}
+
+const ScModelInfo *sc_model_info (const ScModel *m) { return &m->info; }
+const ScWeights *sc_model_weights (const ScModel *m) { return &m->weights; }
+const ScTokenizer *sc_model_tokenizer (const ScModel *m) { return m->tokenizer; }
+const ScGguf *sc_model_gguf (const ScModel *m) { return m->gguf; }
+uint64_t sc_model_n_params (const ScModel *m) { return m->n_params; }
+
+uint64_t
+sc_model_kv_bytes_per_token (const ScModel *m, unsigned bytes_per_elem)
+{
+  return 2ull * m->info.n_layers * m->info.n_kv_heads * m->info.head_dim * bytes_per_elem;
+}

@@ -1,0 +1,107 @@
+/* sc-model.h — a transformer's architecture description and weights, loaded from GGUF.
+ *
+ * An ScModel owns the parsed GGUF file, the tokenizer built from its vocabulary, and the
+ * weights as dense float32 matrices (dequantized once at load, row-major [out][in], the
+ * layout nn.Linear uses). Dense weights let every backend run plain sgemm and let tests
+ * compare paths without re-deriving quantisation; the cost is memory (4 bytes/parameter,
+ * 540 MB for SmolLM2-135M) which a tool for small and medium models can afford.
+ *
+ * Supported now: GGUF arch "llama" (Llama, SmolLM2, TinyLlama, ...): RMSNorm, RoPE on
+ * adjacent pairs (the GGUF convention, see docs/architecture.md), grouped-query attention,
+ * SwiGLU, optional tied output. Other architectures fail with SC_ERR_UNSUPPORTED naming
+ * the architecture.
+ *
+ * What it is not: the forward pass (sc-forward) and the compute backends (sc-backend).
+ *
+ * Thread safety: immutable after sc_model_open(); share it between threads freely.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sc-error.h"
+#include "format/sc-gguf.h"
+#include "text/sc-tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  SC_ARCH_LLAMA = 1,
+} ScArch;
+
+typedef struct {
+  ScArch arch;
+  char arch_name[32];   /* general.architecture as stored */
+  char name[128];       /* general.name, or the file's base name */
+  uint32_t n_layers;
+  uint32_t n_embd;
+  uint32_t n_heads;     /* query heads */
+  uint32_t n_kv_heads;  /* key/value heads; n_heads % n_kv_heads == 0 */
+  uint32_t head_dim;
+  uint32_t n_rot;       /* rotated dims per head (<= head_dim, even) */
+  uint32_t n_ff;
+  uint32_t n_vocab;
+  uint32_t n_ctx_train; /* context length the model was trained for */
+  float rope_base;
+  float norm_eps;
+  float attn_scale;     /* 1/sqrt(head_dim) unless the file says otherwise */
+  bool tied_output;     /* logits use token_embd (no output.weight) */
+  uint32_t file_type;   /* general.file_type (llama ftype), 0 if absent */
+  uint32_t main_type;   /* ggml type of the attention weights, for display */
+} ScModelInfo;
+
+/* One block's weights, dense float32, row-major [out][in]. The loader guarantees that wq,
+ * wk, wv are consecutive in memory, so wq is also the fused projection W_qkv
+ * (n_heads * head_dim + 2 * n_kv_heads * head_dim, n_embd), and likewise w_gate, w_up form
+ * W_gate_up (2 * n_ff, n_embd): one matrix product instead of three, and of two. */
+typedef struct {
+  float *attn_norm; /* (n_embd) */
+  float *wq;        /* (n_heads * head_dim, n_embd) */
+  float *wk;        /* (n_kv_heads * head_dim, n_embd) */
+  float *wv;        /* (n_kv_heads * head_dim, n_embd) */
+  float *wo;        /* (n_embd, n_heads * head_dim) */
+  float *ffn_norm;  /* (n_embd) */
+  float *w_gate;    /* (n_ff, n_embd) */
+  float *w_up;      /* (n_ff, n_embd) */
+  float *w_down;    /* (n_embd, n_ff) */
+} ScLayerWeights;
+
+typedef struct {
+  float *token_embd;  /* (n_vocab, n_embd) */
+  float *output_norm; /* (n_embd) */
+  float *output;      /* (n_vocab, n_embd); == token_embd when tied */
+  ScLayerWeights *layers; /* (n_layers) */
+} ScWeights;
+
+typedef struct ScModel ScModel;
+
+/* Loads @path. Errors name the file and the offending key/tensor: SC_ERR_IO, SC_ERR_FORMAT
+ * (missing key/tensor, wrong shape), SC_ERR_UNSUPPORTED (architecture, tensor type,
+ * tokenizer), SC_ERR_RANGE, SC_ERR_NOMEM. @n_threads bounds the dequantisation threads
+ * (0 = all cores). */
+ScStatus sc_model_open (const char *path, int n_threads, ScModel **out, ScError *err);
+
+/* Same, over an already-open GGUF whose ownership passes to the model (even on failure). */
+ScStatus sc_model_open_gguf (ScGguf *gguf, int n_threads, ScModel **out, ScError *err);
+
+void sc_model_free (ScModel *model); /* NULL is a no-op */
+
+const ScModelInfo *sc_model_info (const ScModel *model);
+const ScWeights *sc_model_weights (const ScModel *model);
+const ScTokenizer *sc_model_tokenizer (const ScModel *model);
+const ScGguf *sc_model_gguf (const ScModel *model);
+
+/* Parameter count as stored in the file (every tensor's elements, tied output counted once). */
+uint64_t sc_model_n_params (const ScModel *model);
+
+/* KV-cache bytes per token at @bytes_per_elem (2 for fp16): 2 (K and V) x n_layers x
+ * n_kv_heads x head_dim x bytes. */
+uint64_t sc_model_kv_bytes_per_token (const ScModel *model, unsigned bytes_per_elem);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,105 @@
+/* sc-store-private.h — what the capture store's files share (sc-store.c: opening and
+ * reading; sc-store-schema.c: the schema and its migrations; sc-store-blob.c: the fp16
+ * BLOB layout; sc-store-writer.c: captures and the writer thread). Not installed, not for
+ * callers outside engine/sc-store*.c and the store's tests.
+ */
+#pragma once
+
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "store/sc-store.h"
+
+typedef struct ScStoreWriter ScStoreWriter;
+
+/* Invariants: db is open for the store's lifetime; writer is NULL until the first capture
+ * and only on writable stores; capture is the open capture (at most one) or NULL. */
+struct ScStore {
+  char *path;
+  sqlite3 *db;              /* reads, deletes, schema work: the caller's thread */
+  bool writable;
+  bool immutable;           /* read-only fallback: opened with immutable=1 (docs/store.md) */
+  int busy_ms;              /* < 0: no waiting */
+  uint64_t max_bytes;
+  size_t queue_bytes;
+  int schema_version;
+  ScStoreWriter *writer;    /* the writer thread and its connection */
+  ScStoreCapture *capture;  /* the open capture, if any */
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store.c                                                                            */
+
+/* Fills @err with SC_ERR_DB (SC_ERR_NOMEM for SQLITE_NOMEM) and a message
+ *   "<path>: <what>: <explanation> (<SQLite's message>)"
+ * where the explanation says in words what @rc means for a user (not a database, corrupt,
+ * disk full, locked by another process ...). @db may be NULL. Returns the status. */
+ScStatus sc_store_sqlite_error (ScError *err, sqlite3 *db, int rc, const char *path,
+                                const char *what_fmt, ...)
+  __attribute__ ((format (printf, 5, 6)));
+
+/* Opens one connection to @path with the store's per-connection settings (foreign keys,
+ * busy timeout, defensive mode, size limit). Writable connections also get WAL and
+ * synchronous=FULL (the schema must already be checked). */
+ScStatus sc_store_connection_open (const ScStore *store, bool writable, sqlite3 **out,
+                                   ScError *err);
+
+/* Runs @sql (no rows expected). Returns SQLite's code. */
+int sc_store_exec (sqlite3 *db, const char *sql);
+
+/* Milliseconds since the Unix epoch. */
+int64_t sc_store_now_ms (void);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-schema.c                                                                     */
+
+/* The page size new stores get (docs/store.md, "Page size"). */
+#define SC_STORE_PAGE_SIZE 65536
+
+/* 'SCDE' as the application_id in the SQLite header: marks the file as a Saccade store. */
+#define SC_STORE_APPLICATION_ID 0x53434445
+
+/* Reads application_id, user_version and whether the schema is empty, without writing.
+ * Fails with SC_ERR_DB (not a database / corrupt / unreadable), SC_ERR_FORMAT (an SQLite
+ * database that is not a Saccade store), SC_ERR_UNSUPPORTED (a newer schema). *@version is
+ * 0 for an empty database; *@sqlite_rc (may be NULL) SQLite's code for the read. */
+ScStatus sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, int *sqlite_rc,
+                                  ScError *err);
+
+/* Makes a writable connection's database current: creates schema v1 in an empty database
+ * (page size, incremental auto-vacuum, WAL first), or migrates an older one, each step in
+ * one transaction. *@version receives the resulting version. */
+ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int *version, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-blob.c                                                                       */
+
+/* Bytes of a head's BLOB: fp16, n*(n+1)/2 values when causal, else n_query*n_key. */
+size_t sc_store_blob_bytes (bool causal, uint32_t n_query, uint32_t n_key);
+
+/* Whether @probs (n, n) is causal: every entry above the diagonal exactly zero. */
+bool sc_store_head_is_causal (const float *probs, uint32_t n_query, uint32_t n_key);
+
+/* @n floats to fp16, little-endian, bit for bit what sc_fp32_to_fp16 gives (F16C when the
+ * build targets it), and back (what sc_fp16_to_fp32 gives). */
+void sc_store_f16_encode (const float *src, size_t n, uint8_t *out);
+void sc_store_f16_decode (const uint8_t *src, size_t n, float *out);
+
+/* Whether the conversions above use F16C. */
+bool sc_store_blob_simd (void);
+
+/* Converts @probs to fp16 (sc_fp32_to_fp16: round to nearest even), little-endian, keeping
+ * only the lower triangle when @causal; @out holds sc_store_blob_bytes() bytes. */
+void sc_store_blob_pack (const float *probs, uint32_t n_query, uint32_t n_key, bool causal,
+                         uint8_t *out);
+
+/* The inverse: (n_query, n_key) floats, zeros above the diagonal when @causal. */
+void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key, bool causal,
+                           float *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-writer.c                                                                     */
+
+/* Stops the writer thread (after its current job and checkpoint) and closes its
+ * connection. NULL is a no-op. */
+void sc_store_writer_free (ScStoreWriter *writer);

@@ -1,0 +1,823 @@
+/* sc-store-writer.c — captures: heads in, one transaction per run out, on a writer thread.
+ *
+ * The thread that runs the forward pass converts each head to its fp16 BLOB (packing the
+ * lower triangle of causal heads) into a slot of a bounded ring, and goes back to
+ * computing; the store's writer thread takes the slots in order and INSERTs them through
+ * its own connection, inside the run's transaction. The ring's budget (queue_bytes) bounds
+ * the memory a capture holds; when the disk is slower than the model, the forward pass
+ * blocks on a full ring rather than buffering without limit.
+ *
+ * One writer thread per store, started with the first capture and stopped by
+ * sc_store_close(). For each capture it:
+ *   1. BEGIN IMMEDIATE; finds or inserts the model (by SHA-256); inserts the run row
+ *      (status 'writing') and the tokens;
+ *   2. inserts each queued head as it arrives;
+ *   3. on commit: checks every head arrived, marks the run 'complete', COMMIT (the WAL is
+ *      synced: synchronous=FULL); on abort or any error: ROLLBACK;
+ *   4. after a commit, copies the WAL into the database file (a passive checkpoint) while
+ *      the caller is already computing the next run; the next run's BEGIN comes after it,
+ *      which lets SQLite restart the WAL from its beginning instead of growing it.
+ * The first error (a lock held past the busy timeout, SQLITE_FULL, an I/O error) marks the
+ * capture failed: later heads are dropped, add_head() and the observer report failure so
+ * the forward pass stops early, and commit() returns the error after rolling back.
+ *
+ * Locking: the writer's mutex guards the ring indices, the finish request and the status.
+ * A slot's bytes belong to the producer until it is published (q_count++), then to the
+ * writer thread until it is released (q_count--), so neither touches the other's slot.
+ */
+#include "store/sc-store-private.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Early write-back (Linux): every WRITEBACK_BYTES of heads, ask the kernel to start writing
+ * the WAL's dirty pages to the disk (sync_file_range SYNC_FILE_RANGE_WRITE: it starts the
+ * I/O and does not wait for it). Without it the disk sits idle while SQLite fills the page
+ * cache, and the whole run is written during the commit's fsync; with it, the disk works
+ * while SQLite does, and the fsync finds little left to do. PostgreSQL's
+ * wal_writer_flush_after does the same. 4 MiB: measured on our machines, smaller chunks
+ * gain nothing more (docs/store.md, "Write-back"). */
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+#define SC_STORE_WRITEBACK 1
+#define WRITEBACK_BYTES (4u << 20)
+#endif
+
+struct ScStoreWriter {
+  ScStore *store;             /* borrowed: the owner */
+  sqlite3 *db;                /* used only by the thread once it runs */
+  int wal_fd;                 /* read-only descriptor of PATH-wal for write-back, or -1 */
+  size_t unflushed;           /* BLOB bytes inserted since the last write-back request */
+  sqlite3_stmt *insert_head;  /* the thread's cached INSERT INTO attention */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t wake;        /* to the thread: a job, a slot filled, a finish, quit */
+  pthread_cond_t done;        /* from the thread: a slot released, a job finished */
+  ScStoreCapture *job;        /* guarded by mu */
+  bool quit;                  /* guarded by mu */
+};
+
+typedef struct {
+  uint8_t *buf;
+  size_t cap;
+  size_t len;
+  int layer, head;
+  uint32_t n;                 /* n_query = n_key */
+  bool causal;
+} Slot;
+
+typedef enum {
+  FINISH_NONE,
+  FINISH_COMMIT,
+  FINISH_ABORT,
+} Finish;
+
+struct ScStoreCapture {
+  ScStore *store;
+  ScStoreWriter *w;
+
+  /* What the run is about: copies, owned. */
+  ScStoreModel model;         /* strings point into the copies below */
+  char *model_path, *model_name, *model_arch, *backend;
+  uint8_t *text;
+  size_t text_len;
+  ScStoreToken *tokens;
+  size_t n_tokens;
+  int n_layers, n_heads;
+  int64_t created_ms;
+  struct timespec t0;
+
+  /* Producer side (the forward pass's thread only). */
+  uint8_t *seen;              /* (n_layers * n_heads): 1 once added */
+  size_t n_seen;
+
+  /* Shared, guarded by w->mu. */
+  Slot *slots;
+  size_t n_slots, q_head, q_count;
+  Finish finish;
+  double forward_s;
+  bool finished;              /* the thread is done with this capture */
+  ScStatus status;            /* the first error, or SC_OK */
+  ScError error;
+
+  /* Written by the thread before it sets finished. */
+  int64_t run_id;
+  uint64_t attention_bytes;
+  size_t n_stored;
+};
+
+static double
+seconds_since (const struct timespec *t0)
+{
+  struct timespec t;
+
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (double) (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Records @e as the capture's error unless it already has one. Caller holds w->mu. */
+static void
+fail_locked (ScStoreCapture *cap, const ScError *e)
+{
+  if (cap->status != SC_OK)
+    return;
+  cap->status = e->status != SC_OK ? e->status : SC_ERR_DB;
+  cap->error = *e;
+  pthread_cond_broadcast (&cap->w->done);
+}
+
+static void
+fail (ScStoreCapture *cap, const ScError *e)
+{
+  pthread_mutex_lock (&cap->w->mu);
+  fail_locked (cap, e);
+  pthread_mutex_unlock (&cap->w->mu);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The writer thread                                                                     */
+
+static int
+bind_text (sqlite3_stmt *st, int i, const char *s)
+{
+  return sqlite3_bind_text (st, i, s, -1, SQLITE_STATIC);
+}
+
+/* Finds the model by fingerprint or adds it; *@id receives its row id. */
+static int
+upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch)
+{
+  sqlite3_stmt *st = NULL;
+  int rc;
+
+  *mismatch = false;
+  rc = sqlite3_prepare_v2 (db, "SELECT id, n_layers, n_heads, n_kv_heads, head_dim, path = ?2 "
+                               "FROM models WHERE sha256 = ?1", -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_bind_blob (st, 1, m->sha256, SC_SHA256_DIGEST_SIZE, SQLITE_STATIC);
+  bind_text (st, 2, m->path);
+  rc = sqlite3_step (st);
+  if (rc == SQLITE_ROW)
+    {
+      bool same_path = sqlite3_column_int (st, 5) != 0;
+      *id = sqlite3_column_int64 (st, 0);
+      /* The same bytes cannot describe two shapes: a row that disagrees was damaged. */
+      *mismatch = sqlite3_column_int64 (st, 1) != m->n_layers
+                  || sqlite3_column_int64 (st, 2) != m->n_heads
+                  || sqlite3_column_int64 (st, 3) != m->n_kv_heads
+                  || sqlite3_column_int64 (st, 4) != m->head_dim;
+      sqlite3_finalize (st);
+      if (*mismatch || same_path)
+        return SQLITE_OK;
+      /* The same file seen at another path: one model; remember where it is now. */
+      if ((rc = sqlite3_prepare_v2 (db, "UPDATE models SET path = ? WHERE id = ?", -1, &st,
+                                    NULL)) != SQLITE_OK)
+        return rc;
+      bind_text (st, 1, m->path);
+      sqlite3_bind_int64 (st, 2, *id);
+      rc = sqlite3_step (st);
+      sqlite3_finalize (st);
+      return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+  sqlite3_finalize (st);
+  if (rc != SQLITE_DONE)
+    return rc;
+
+  rc = sqlite3_prepare_v2 (db, "INSERT INTO models (sha256, file_size, path, name, arch, "
+                               "n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, "
+                               "n_ctx_train, added) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+                           NULL);
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_bind_blob (st, 1, m->sha256, SC_SHA256_DIGEST_SIZE, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 2, (sqlite3_int64) m->file_size);
+  bind_text (st, 3, m->path);
+  bind_text (st, 4, m->name);
+  bind_text (st, 5, m->arch);
+  sqlite3_bind_int64 (st, 6, m->n_layers);
+  sqlite3_bind_int64 (st, 7, m->n_heads);
+  sqlite3_bind_int64 (st, 8, m->n_kv_heads);
+  sqlite3_bind_int64 (st, 9, m->head_dim);
+  sqlite3_bind_int64 (st, 10, m->n_embd);
+  sqlite3_bind_int64 (st, 11, m->n_vocab);
+  sqlite3_bind_int64 (st, 12, m->n_ctx_train);
+  sqlite3_bind_int64 (st, 13, sc_store_now_ms ());
+  rc = sqlite3_step (st);
+  sqlite3_finalize (st);
+  if (rc != SQLITE_DONE)
+    return rc;
+  *id = sqlite3_last_insert_rowid (db);
+  return SQLITE_OK;
+}
+
+/* Step 1: the transaction, the model, the run row and the tokens. */
+static ScStatus
+begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
+{
+  const char *path = w->store->path;
+  sqlite3 *db = w->db;
+  sqlite3_stmt *st = NULL;
+  int64_t model_id = 0;
+  bool mismatch = false;
+  size_t i;
+  int rc;
+
+  if ((rc = sc_store_exec (db, "BEGIN IMMEDIATE")) != SQLITE_OK)
+    return sc_store_sqlite_error (err, db, rc, path, "starting a new run (waited up to %.1f s)",
+                                  w->store->busy_ms > 0 ? w->store->busy_ms / 1000.0 : 0.0);
+  if ((rc = upsert_model (db, &cap->model, &model_id, &mismatch)) != SQLITE_OK)
+    goto db_error;
+  if (mismatch)
+    return sc_error_set (err, SC_ERR_DB, "%s: the stored model with the SHA-256 of %s has "
+                         "other dimensions; the store is damaged", path, cap->model.path);
+
+  rc = sqlite3_prepare_v2 (db, "INSERT INTO runs (model_id, text, created, backend, n_tokens) "
+                               "VALUES (?,?,?,?,?)", -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    goto db_error;
+  sqlite3_bind_int64 (st, 1, model_id);
+  sqlite3_bind_blob64 (st, 2, cap->text, cap->text_len, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 3, cap->created_ms);
+  bind_text (st, 4, cap->backend);
+  sqlite3_bind_int64 (st, 5, (sqlite3_int64) cap->n_tokens);
+  rc = sqlite3_step (st);
+  sqlite3_finalize (st);
+  st = NULL;
+  if (rc != SQLITE_DONE)
+    goto db_error;
+  cap->run_id = sqlite3_last_insert_rowid (db);
+
+  rc = sqlite3_prepare_v2 (db, "INSERT INTO tokens (run_id, pos, token_id, piece) "
+                               "VALUES (?,?,?,?)", -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    goto db_error;
+  for (i = 0; i < cap->n_tokens; i++)
+    {
+      sqlite3_bind_int64 (st, 1, cap->run_id);
+      sqlite3_bind_int64 (st, 2, (sqlite3_int64) i);
+      sqlite3_bind_int64 (st, 3, cap->tokens[i].id);
+      /* zeroblob-safe: a piece may be empty, and must still be a BLOB, not NULL */
+      if (cap->tokens[i].len == 0)
+        sqlite3_bind_zeroblob (st, 4, 0);
+      else
+        sqlite3_bind_blob (st, 4, cap->tokens[i].piece, (int) cap->tokens[i].len,
+                           SQLITE_STATIC);
+      if ((rc = sqlite3_step (st)) != SQLITE_DONE)
+        goto db_error;
+      sqlite3_reset (st);
+    }
+  sqlite3_finalize (st);
+  return SC_OK;
+
+db_error:
+  sqlite3_finalize (st);
+  return sc_store_sqlite_error (err, db, rc, path, "storing a new run");
+}
+
+/* Step 2: one head. */
+static ScStatus
+insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
+{
+  sqlite3_stmt *st = w->insert_head;
+  int rc;
+
+  sqlite3_bind_int64 (st, 1, cap->run_id);
+  sqlite3_bind_int (st, 2, slot->layer);
+  sqlite3_bind_int (st, 3, slot->head);
+  sqlite3_bind_int64 (st, 4, slot->n);
+  sqlite3_bind_int64 (st, 5, slot->n);
+  bind_text (st, 6, slot->causal ? "causal" : "full");
+  /* SQLITE_STATIC: SQLite copies the bytes into its pages during the step; the slot stays
+   * ours until it is released after the step. */
+  sqlite3_bind_blob64 (st, 7, slot->buf, slot->len, SQLITE_STATIC);
+  rc = sqlite3_step (st);
+  sqlite3_reset (st);
+  sqlite3_clear_bindings (st);
+  if (rc != SQLITE_DONE)
+    return sc_store_sqlite_error (err, w->db, rc, w->store->path,
+                                  "storing layer %d head %d of a new run", slot->layer,
+                                  slot->head);
+  cap->attention_bytes += slot->len;
+  cap->n_stored++;
+#ifdef SC_STORE_WRITEBACK
+  w->unflushed += slot->len;
+  if (w->unflushed >= WRITEBACK_BYTES)
+    {
+      /* The WAL file exists once this connection has written to it; a failure here only
+       * loses the overlap, never data, so it is not reported. */
+      if (w->wal_fd < 0)
+        {
+          char wal[4096];
+          if (snprintf (wal, sizeof wal, "%s-wal", w->store->path) < (int) sizeof wal)
+            w->wal_fd = open (wal, O_RDONLY | O_CLOEXEC);
+        }
+      if (w->wal_fd >= 0)
+        sync_file_range (w->wal_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+      w->unflushed = 0;
+    }
+#endif
+  return SC_OK;
+}
+
+/* Step 3 (commit). */
+static ScStatus
+commit_run (ScStoreWriter *w, ScStoreCapture *cap, double forward_s, ScError *err)
+{
+  const size_t n_heads = (size_t) cap->n_layers * (size_t) cap->n_heads;
+  sqlite3_stmt *st = NULL;
+  int rc;
+
+  if (cap->n_stored != n_heads)
+    return sc_error_set (err, SC_ERR_INVALID_ARG,
+                         "%s: the run has %zu of its %zu heads (%d layers x %d heads)",
+                         w->store->path, cap->n_stored, n_heads, cap->n_layers, cap->n_heads);
+  rc = sqlite3_prepare_v2 (w->db, "UPDATE runs SET status = 'complete', forward_ms = ?, "
+                                  "capture_ms = ?, attention_bytes = ? WHERE id = ?", -1, &st,
+                           NULL);
+  if (rc != SQLITE_OK)
+    goto db_error;
+  if (forward_s >= 0)
+    sqlite3_bind_double (st, 1, forward_s * 1000.0);
+  sqlite3_bind_double (st, 2, seconds_since (&cap->t0) * 1000.0);
+  sqlite3_bind_int64 (st, 3, (sqlite3_int64) cap->attention_bytes);
+  sqlite3_bind_int64 (st, 4, cap->run_id);
+  rc = sqlite3_step (st);
+  sqlite3_finalize (st);
+  if (rc != SQLITE_DONE)
+    goto db_error;
+  if ((rc = sc_store_exec (w->db, "COMMIT")) != SQLITE_OK)
+    goto db_error;
+  return SC_OK;
+
+db_error:
+  return sc_store_sqlite_error (err, w->db, rc, w->store->path, "committing the new run");
+}
+
+/* Appends what a failed capture means for the data to the message. */
+static void
+note_rolled_back (ScError *e)
+{
+  size_t len = strlen (e->message);
+  snprintf (e->message + len, sizeof e->message - len,
+            "; the run was not stored, earlier runs are intact");
+}
+
+/* Runs one capture from BEGIN to COMMIT or ROLLBACK. Returns whether it committed. */
+static bool
+write_capture (ScStoreWriter *w, ScStoreCapture *cap)
+{
+  ScError e = { 0 };
+  Finish finish;
+  double forward_s;
+  bool committed = false, ok;
+
+  if (begin_run (w, cap, &e) != SC_OK)
+    fail (cap, &e);
+
+  pthread_mutex_lock (&w->mu);
+  for (;;)
+    {
+      Slot *slot;
+      bool failed;
+
+      while (cap->q_count == 0 && cap->finish == FINISH_NONE)
+        pthread_cond_wait (&w->wake, &w->mu);
+      if (cap->q_count == 0)
+        break;
+      slot = &cap->slots[cap->q_head];
+      /* after a failure or an abort, queued heads are only released */
+      failed = cap->status != SC_OK || cap->finish == FINISH_ABORT;
+      pthread_mutex_unlock (&w->mu);
+
+      if (!failed && insert_head (w, cap, slot, &e) != SC_OK)
+        fail (cap, &e);
+
+      pthread_mutex_lock (&w->mu);
+      cap->q_head = (cap->q_head + 1) % cap->n_slots;
+      cap->q_count--;
+      pthread_cond_broadcast (&w->done);
+    }
+  finish = cap->finish;
+  forward_s = cap->forward_s;
+  ok = cap->status == SC_OK;
+  pthread_mutex_unlock (&w->mu);
+
+  /* From here on the caller only waits for `finished`: nothing else touches cap. */
+  if (finish == FINISH_COMMIT && ok)
+    {
+      if (commit_run (w, cap, forward_s, &e) == SC_OK)
+        committed = true;
+      else
+        fail (cap, &e);
+    }
+  if (!committed && !sqlite3_get_autocommit (w->db))
+    sc_store_exec (w->db, "ROLLBACK");
+  if (!committed && cap->status != SC_OK)
+    note_rolled_back (&cap->error);
+  return committed;
+}
+
+static void *
+writer_main (void *arg)
+{
+  ScStoreWriter *w = arg;
+
+  pthread_mutex_lock (&w->mu);
+  for (;;)
+    {
+      ScStoreCapture *cap;
+      bool committed;
+
+      while (w->job == NULL && !w->quit)
+        pthread_cond_wait (&w->wake, &w->mu);
+      if (w->job == NULL)
+        break;
+      cap = w->job;
+      pthread_mutex_unlock (&w->mu);
+
+      committed = write_capture (w, cap);
+
+      pthread_mutex_lock (&w->mu);
+      w->job = NULL;
+      cap->finished = true; /* the caller may free cap from here on */
+      pthread_cond_broadcast (&w->done);
+      if (committed)
+        {
+          /* Step 4. PASSIVE never waits: readers of older snapshots keep their frames,
+           * and whatever is left is copied after the next run. Its errors (a full disk,
+           * say) leave the data safe in the WAL, so they are not reported. */
+          pthread_mutex_unlock (&w->mu);
+          sqlite3_wal_checkpoint_v2 (w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+          pthread_mutex_lock (&w->mu);
+        }
+    }
+  pthread_mutex_unlock (&w->mu);
+  return NULL;
+}
+
+static ScStatus
+writer_new (ScStore *store, ScStoreWriter **out, ScError *err)
+{
+  ScStoreWriter *w;
+  ScStatus st;
+  int rc;
+
+  *out = NULL;
+  if ((w = calloc (1, sizeof *w)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+  w->store = store;
+  w->wal_fd = -1;
+  if ((st = sc_store_connection_open (store, true, &w->db, err)) != SC_OK)
+    {
+      free (w);
+      return st;
+    }
+  /* This connection checkpoints by itself after each commit (step 4). The WAL file keeps
+   * at most 32 MiB once restarted, so a big run does not leave a big file behind. */
+  rc = sc_store_exec (w->db, "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 33554432");
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v3 (w->db, "INSERT INTO attention (run_id, layer, head, n_query, n_key, "
+                                    "layout, dtype, data) VALUES (?,?,?,?,?,?,'f16',?)", -1,
+                             SQLITE_PREPARE_PERSISTENT, &w->insert_head, NULL);
+  if (rc != SQLITE_OK)
+    {
+      st = sc_store_sqlite_error (err, w->db, rc, store->path, "preparing the writer");
+      sqlite3_close (w->db);
+      free (w);
+      return st;
+    }
+  pthread_mutex_init (&w->mu, NULL);
+  pthread_cond_init (&w->wake, NULL);
+  pthread_cond_init (&w->done, NULL);
+  if (pthread_create (&w->thread, NULL, writer_main, w) != 0)
+    {
+      sqlite3_finalize (w->insert_head);
+      sqlite3_close (w->db);
+      pthread_mutex_destroy (&w->mu);
+      pthread_cond_destroy (&w->wake);
+      pthread_cond_destroy (&w->done);
+      free (w);
+      return sc_error_set (err, SC_ERR_NOMEM, "cannot start the store's writer thread");
+    }
+  *out = w;
+  return SC_OK;
+}
+
+void
+sc_store_writer_free (ScStoreWriter *w)
+{
+  if (w == NULL)
+    return;
+  pthread_mutex_lock (&w->mu);
+  w->quit = true;
+  pthread_cond_broadcast (&w->wake);
+  pthread_mutex_unlock (&w->mu);
+  pthread_join (w->thread, NULL);
+  /* The WAL holds no locks of ours (SQLite locks the -shm file and the database), so
+   * closing this descriptor cannot drop SQLite's POSIX locks. */
+  if (w->wal_fd >= 0)
+    close (w->wal_fd);
+  sqlite3_finalize (w->insert_head);
+  sqlite3_close (w->db);
+  pthread_mutex_destroy (&w->mu);
+  pthread_cond_destroy (&w->wake);
+  pthread_cond_destroy (&w->done);
+  free (w);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The producer side                                                                     */
+
+static char *
+dup_str (const char *s)
+{
+  return strdup (s != NULL ? s : "");
+}
+
+static void
+capture_free (ScStoreCapture *cap)
+{
+  size_t i;
+
+  if (cap->slots != NULL)
+    for (i = 0; i < cap->n_slots; i++)
+      free (cap->slots[i].buf);
+  free (cap->slots);
+  free (cap->seen);
+  free (cap->model_path);
+  free (cap->model_name);
+  free (cap->model_arch);
+  free (cap->backend);
+  free (cap->text);
+  free (cap->tokens);
+  free (cap);
+}
+
+/* Copies @desc's tokens into one block. */
+static ScStoreToken *
+copy_tokens (const ScStoreToken *src, size_t n)
+{
+  size_t i, total = 0;
+  ScStoreToken *t;
+  uint8_t *bytes;
+
+  for (i = 0; i < n; i++)
+    total += src[i].len;
+  if (n > (SIZE_MAX - total - 1) / sizeof *t || (t = malloc (n * sizeof *t + total + 1)) == NULL)
+    return NULL;
+  bytes = (uint8_t *) (t + n);
+  for (i = 0; i < n; i++)
+    {
+      t[i] = src[i];
+      if (src[i].len > 0)
+        memcpy (bytes, src[i].piece, src[i].len);
+      t[i].piece = bytes;
+      bytes += src[i].len;
+    }
+  return t;
+}
+
+ScStatus
+sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCapture **out,
+                        ScError *err)
+{
+  const ScStoreModel *m = desc != NULL ? desc->model : NULL;
+  ScStoreCapture *cap;
+  size_t n_heads, item_bytes, i;
+  ScStatus st;
+
+  *out = NULL;
+  if (!store->writable)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s was opened read-only: cannot store runs",
+                         store->path);
+  if (store->capture != NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: another capture is open on this store",
+                         store->path);
+  if (m == NULL || desc->tokens == NULL || desc->n_tokens == 0
+      || (desc->text == NULL && desc->text_len > 0))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a run needs a model and at least one token");
+  if (m->n_layers == 0 || m->n_heads == 0 || m->n_layers > INT16_MAX || m->n_heads > INT16_MAX)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a model of %u layers x %u heads cannot be "
+                         "captured", m->n_layers, m->n_heads);
+  /* Heads are (n, n) fp16: keep n where n^2 cannot overflow anything. */
+  if (desc->n_tokens > (1u << 19))
+    return sc_error_set (err, SC_ERR_RANGE, "%zu tokens is more than a run can store",
+                         desc->n_tokens);
+  for (i = 0; i < desc->n_tokens; i++)
+    if (desc->tokens[i].len > 0 && desc->tokens[i].piece == NULL)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "token %zu has no piece", i);
+
+  if (store->writer == NULL && (st = writer_new (store, &store->writer, err)) != SC_OK)
+    return st;
+
+  if ((cap = calloc (1, sizeof *cap)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+  cap->store = store;
+  cap->w = store->writer;
+  cap->n_layers = (int) m->n_layers;
+  cap->n_heads = (int) m->n_heads;
+  n_heads = (size_t) m->n_layers * m->n_heads;
+  cap->model = *m;
+  cap->model_path = dup_str (m->path);
+  cap->model_name = dup_str (m->name);
+  cap->model_arch = dup_str (m->arch);
+  cap->backend = dup_str (desc->backend);
+  cap->text = malloc (desc->text_len + 1);
+  cap->tokens = copy_tokens (desc->tokens, desc->n_tokens);
+  cap->n_tokens = desc->n_tokens;
+  cap->seen = calloc (n_heads, 1);
+
+  /* The ring: as many slots as the budget holds of the largest BLOB a head can need (a
+   * full matrix), at least 2 so converting and writing overlap, at most one per head. */
+  item_bytes = sc_store_blob_bytes (false, (uint32_t) desc->n_tokens, (uint32_t) desc->n_tokens);
+  cap->n_slots = store->queue_bytes / item_bytes;
+  if (cap->n_slots < 2)
+    cap->n_slots = 2;
+  if (cap->n_slots > n_heads)
+    cap->n_slots = n_heads < 2 ? 2 : n_heads;
+  cap->slots = calloc (cap->n_slots, sizeof *cap->slots);
+
+  if (cap->model_path == NULL || cap->model_name == NULL || cap->model_arch == NULL
+      || cap->backend == NULL || cap->text == NULL || cap->tokens == NULL || cap->seen == NULL
+      || cap->slots == NULL)
+    {
+      capture_free (cap);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+    }
+  if (desc->text_len > 0)
+    memcpy (cap->text, desc->text, desc->text_len);
+  cap->text_len = desc->text_len;
+  cap->model.path = cap->model_path;
+  cap->model.name = cap->model_name;
+  cap->model.arch = cap->model_arch;
+  cap->created_ms = sc_store_now_ms ();
+  clock_gettime (CLOCK_MONOTONIC, &cap->t0);
+
+  /* Hand the job to the thread now: it takes the write lock while the caller starts the
+   * forward pass. */
+  pthread_mutex_lock (&cap->w->mu);
+  cap->w->job = cap;
+  pthread_cond_broadcast (&cap->w->wake);
+  pthread_mutex_unlock (&cap->w->mu);
+  store->capture = cap;
+  *out = cap;
+  return SC_OK;
+}
+
+ScStatus
+sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float *probs,
+                           int n_query, int n_key, ScError *err)
+{
+  ScStoreWriter *w = cap->w;
+  ScError e = { 0 };
+  size_t at, bytes;
+  bool causal;
+  Slot *slot;
+
+  if (layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
+    sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d is outside the run's %d x %d heads",
+                  layer, head, cap->n_layers, cap->n_heads);
+  else if (probs == NULL || n_query != n_key || n_query < 0 || (size_t) n_query != cap->n_tokens)
+    sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d is %d x %d; the run's heads are "
+                  "%zu x %zu", layer, head, n_query, n_key, cap->n_tokens, cap->n_tokens);
+  else if (cap->seen[(size_t) layer * cap->n_heads + head])
+    sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d was added twice", layer, head);
+  if (e.status != SC_OK)
+    {
+      fail (cap, &e);
+      if (err != NULL)
+        *err = e;
+      return e.status;
+    }
+
+  causal = sc_store_head_is_causal (probs, (uint32_t) n_query, (uint32_t) n_key);
+  bytes = sc_store_blob_bytes (causal, (uint32_t) n_query, (uint32_t) n_key);
+
+  /* Reserve the slot after the queued ones (waiting while the ring is full). */
+  pthread_mutex_lock (&w->mu);
+  while (cap->q_count == cap->n_slots && cap->status == SC_OK)
+    pthread_cond_wait (&w->done, &w->mu);
+  if (cap->status != SC_OK)
+    {
+      ScStatus st = cap->status;
+      if (err != NULL)
+        *err = cap->error;
+      pthread_mutex_unlock (&w->mu);
+      return st;
+    }
+  slot = &cap->slots[(cap->q_head + cap->q_count) % cap->n_slots];
+  pthread_mutex_unlock (&w->mu);
+
+  /* Fill it outside the lock: it is ours until published. */
+  if (slot->cap < bytes)
+    {
+      uint8_t *buf = realloc (slot->buf, bytes);
+      if (buf == NULL)
+        {
+          sc_error_set (&e, SC_ERR_NOMEM, "out of memory queueing layer %d head %d", layer, head);
+          fail (cap, &e);
+          if (err != NULL)
+            *err = e;
+          return e.status;
+        }
+      slot->buf = buf;
+      slot->cap = bytes;
+    }
+  sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
+  slot->len = bytes;
+  slot->layer = layer;
+  slot->head = head;
+  slot->n = (uint32_t) n_query;
+  slot->causal = causal;
+
+  pthread_mutex_lock (&w->mu);
+  cap->q_count++;
+  pthread_cond_broadcast (&w->wake);
+  pthread_mutex_unlock (&w->mu);
+
+  at = (size_t) layer * cap->n_heads + head;
+  cap->seen[at] = 1;
+  cap->n_seen++;
+  return SC_OK;
+}
+
+static bool
+capture_observe (void *user, int layer, int head, const float *probs, int n_query, int n_key)
+{
+  return sc_store_capture_add_head (user, layer, head, probs, n_query, n_key, NULL) == SC_OK;
+}
+
+ScObserver
+sc_store_capture_observer (ScStoreCapture *cap)
+{
+  ScObserver obs = { NULL, capture_observe, cap };
+  return obs;
+}
+
+ScStatus
+sc_store_capture_status (const ScStoreCapture *cap, ScError *err)
+{
+  ScStoreWriter *w = cap->w;
+  ScStatus st;
+
+  pthread_mutex_lock (&w->mu);
+  st = cap->status;
+  if (err != NULL)
+    {
+      if (st != SC_OK)
+        *err = cap->error;
+      else
+        sc_error_clear (err);
+    }
+  pthread_mutex_unlock (&w->mu);
+  return st;
+}
+
+/* Asks the thread to finish @cap and waits until it has. */
+static void
+finish_and_wait (ScStoreCapture *cap, Finish finish, double forward_s)
+{
+  ScStoreWriter *w = cap->w;
+
+  pthread_mutex_lock (&w->mu);
+  cap->finish = finish;
+  cap->forward_s = forward_s;
+  pthread_cond_broadcast (&w->wake);
+  while (!cap->finished)
+    pthread_cond_wait (&w->done, &w->mu);
+  pthread_mutex_unlock (&w->mu);
+}
+
+ScStatus
+sc_store_capture_commit (ScStoreCapture *cap, double forward_s, int64_t *run_id, ScError *err)
+{
+  ScStatus st;
+
+  finish_and_wait (cap, FINISH_COMMIT, forward_s);
+  st = cap->status;
+  if (st != SC_OK)
+    {
+      if (err != NULL)
+        *err = cap->error;
+    }
+  else if (run_id != NULL)
+    *run_id = cap->run_id;
+  cap->store->capture = NULL;
+  capture_free (cap);
+  return st;
+}
+
+void
+sc_store_capture_abort (ScStoreCapture *cap)
+{
+  if (cap == NULL)
+    return;
+  finish_and_wait (cap, FINISH_ABORT, -1.0);
+  cap->store->capture = NULL;
+  capture_free (cap);
+}

@@ -1,0 +1,256 @@
+/* sc-store.h — the capture store: every attention head of every run, in one SQLite file.
+ *
+ * One database holds many runs of many models. A run is one forward pass over one text:
+ * its model (identified by the SHA-256 of the model file), the text, the tokens with their
+ * byte pieces, and one fp16 BLOB per (layer, head) holding the attention probabilities
+ * row-major — causal heads packed as the lower triangle (row i holds i + 1 values).
+ * docs/store.md describes the schema (v1), the file format rules and the measured costs.
+ *
+ * Writing: sc_store_capture_begin() opens a capture, whose observer (an ScObserver for
+ * sc_forward) converts each head to fp16 and hands it to a writer thread through a bounded
+ * queue, so writing overlaps the forward pass; sc_store_capture_commit() waits for the
+ * writer, commits and returns the run id. A run is written in one transaction: readers —
+ * in this process or another — see a run whole or not at all, and a crash (even SIGKILL)
+ * loses only the run being written. After each commit the writer thread copies the WAL
+ * into the database file (a checkpoint) while the caller computes the next run.
+ *
+ * Reading: the list of runs, a run's tokens, one head unpacked to float. Only complete runs
+ * are visible. Deleting a run removes its tokens and heads and gives the space back to the
+ * file system.
+ *
+ * Errors (ScError messages always name the database file):
+ *   SC_ERR_DB           SQLite failed: not a database, corrupt, disk full, locked by another
+ *                       writer past the busy timeout, I/O error (SQLite's text included);
+ *   SC_ERR_IO           a problem we detect before SQLite does: the file or its folder is
+ *                       not writable, the model file changed while it was hashed;
+ *   SC_ERR_UNSUPPORTED  the database was created by a newer Saccade (higher schema version);
+ *   SC_ERR_NOT_FOUND    no such run / head, or (read-only opening) no such database file;
+ *   SC_ERR_INVALID_ARG  out-of-contract calls (writing through a read-only store, a head of
+ *                       the wrong shape, a run id <= 0 ...);
+ *   SC_ERR_FORMAT       a row that breaks the schema's invariants (a BLOB of the wrong size);
+ *   SC_ERR_NOMEM.
+ * Nothing here aborts on a bad file, and a failed open never modifies the file.
+ *
+ * Thread safety: an ScStore is used by one thread at a time (the capture's observer is
+ * called by the thread running sc_forward, which must be that thread). Any number of
+ * stores — in this process or others — may open the same file at once: open one per
+ * thread (say, a worker thread capturing and the GUI thread reading).
+ *
+ * Plain C17 + SQLite + pthreads; no GLib.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sc-error.h"
+#include "forward/sc-forward.h"
+#include "model/sc-model.h"
+#include "core/sc-sha256.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The schema version this build creates and the newest it can read (PRAGMA user_version). */
+#define SC_STORE_SCHEMA_VERSION 1
+
+/* How long a writer waits for another process's write transaction before giving up
+ * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so
+ * this is sized for "another capture is running", not for a momentary lock. */
+#define SC_STORE_DEFAULT_BUSY_MS 60000
+
+/* The writer queue's default budget: enough fp16 heads to absorb a checkpoint or a slow
+ * disk for a few layers without stalling the forward pass. */
+#define SC_STORE_DEFAULT_QUEUE_BYTES (32u << 20)
+
+typedef struct ScStore ScStore;
+typedef struct ScStoreCapture ScStoreCapture;
+
+typedef struct {
+  bool writable;            /* create the file, migrate the schema, store and delete runs */
+  int busy_timeout_ms;      /* 0: SC_STORE_DEFAULT_BUSY_MS; < 0: do not wait at all */
+  uint64_t max_bytes;       /* 0: unlimited; else the database may not grow past about this
+                             * size (a quota; it is also how the tests fill the disk) */
+  size_t queue_bytes;       /* 0: SC_STORE_DEFAULT_QUEUE_BYTES */
+} ScStoreOptions;
+
+/* A model's identity as the store records it. The strings are borrowed for the call that
+ * takes the struct. */
+typedef struct {
+  const char *path;         /* where the file was found (the store keeps the latest path) */
+  uint64_t file_size;
+  uint8_t sha256[SC_SHA256_DIGEST_SIZE]; /* of the whole file: the identity */
+  const char *name;         /* general.name */
+  const char *arch;         /* general.architecture */
+  uint32_t n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, n_ctx_train;
+} ScStoreModel;
+
+/* A token and the bytes it stands for. @piece may hold any bytes (byte-level BPE pieces are
+ * often not valid UTF-8 on their own) and is not NUL-terminated. */
+typedef struct {
+  int32_t id;
+  uint32_t len;
+  const uint8_t *piece;
+} ScStoreToken;
+
+/* What a capture is about. Everything is borrowed for the sc_store_capture_begin() call
+ * only (the capture copies what it needs). */
+typedef struct {
+  const ScStoreModel *model;
+  const char *text;          /* the input, any bytes */
+  size_t text_len;
+  const ScStoreToken *tokens; /* (n_tokens) */
+  size_t n_tokens;
+  const char *backend;       /* e.g. "cpu", "cpu-ref" */
+} ScStoreRunDesc;
+
+/* One run as listed. Strings are owned by the struct (sc_store_run_info_clear()). */
+typedef struct {
+  int64_t id;
+  int64_t model_id;
+  char *model_name;
+  char *model_arch;
+  char *model_path;
+  char model_sha256[SC_SHA256_HEX_SIZE];
+  uint32_t n_layers, n_heads, n_kv_heads, head_dim; /* the model's; the run has every head */
+  int64_t created_ms;        /* Unix time, milliseconds */
+  char *backend;
+  uint32_t n_tokens;
+  double forward_s;          /* the forward pass as the caller timed it; < 0: unknown */
+  double capture_s;          /* begin to commit */
+  uint64_t attention_bytes;  /* the BLOBs' total size */
+  char *text;                /* NUL added after text_len bytes; may contain NULs */
+  size_t text_len;
+} ScStoreRunInfo;
+
+/* One head, unpacked. */
+typedef struct {
+  uint32_t n_query, n_key;
+  bool causal;               /* stored as the lower triangle; entries above the diagonal are 0 */
+  float *probs;              /* (n_query, n_key) row-major; owned (sc_store_head_clear()) */
+} ScStoreHead;
+
+/* ------------------------------------------------------------------------------------ */
+/* Opening                                                                               */
+
+/* Opens (and with @opt->writable creates or migrates) the store at @path. @opt may be
+ * NULL: read-only, default timeouts. A read-only store opens files whose folder we cannot
+ * write to as well (docs/store.md says how). Errors: see the top of this file; a missing
+ * file without @opt->writable is SC_ERR_NOT_FOUND. On error *@out is NULL and the file is
+ * as it was. */
+ScStatus sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out,
+                        ScError *err);
+
+/* Waits for the writer thread (an open capture is aborted), closes the connections. NULL is
+ * a no-op. */
+void sc_store_close (ScStore *store);
+
+const char *sc_store_path (const ScStore *store);
+int sc_store_schema_version (const ScStore *store);
+bool sc_store_is_writable (const ScStore *store);
+
+/* PRAGMA integrity_check over the whole file. SC_OK when SQLite reports "ok"; else SC_ERR_DB
+ * with SQLite's first complaint. Reads the whole file: slow on big stores. */
+ScStatus sc_store_check (ScStore *store, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Model identity                                                                        */
+
+/* Fills @out from @model's description and the SHA-256 of the file at @path, which must be
+ * the file @model was loaded from (its size is checked against the loaded one: SC_ERR_IO if
+ * it changed). Hashes the whole file (about 0.1 s per 100 MB with SHA-NI). The strings in
+ * @out borrow from @model and @path. */
+ScStatus sc_store_model_identify (const ScModel *model, const char *path, ScStoreModel *out,
+                                  ScError *err);
+
+/* The id of the model with this fingerprint, or SC_ERR_NOT_FOUND. */
+ScStatus sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+                              int64_t *model_id, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Capturing                                                                             */
+
+/* Starts a run. The store must be writable and have no other capture open. The run has
+ * @desc->model->n_layers x n_heads heads, each (n_tokens, n_tokens); all of them must be
+ * added before the commit. Starts the writer thread on first use. Errors: SC_ERR_INVALID_ARG
+ * (read-only store, another capture open, no tokens, a model with no heads), SC_ERR_NOMEM.
+ * Errors from the database (a lock held too long, a full disk) surface in
+ * sc_store_capture_add_head() and sc_store_capture_commit(). */
+ScStatus sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc,
+                                 ScStoreCapture **out, ScError *err);
+
+/* Converts one head (@probs: (n_query, n_key) row-major, borrowed for the call) to fp16 and
+ * queues it; blocks while the queue is full. A square head whose entries above the diagonal
+ * are all exactly 0 is stored as its lower triangle, any other as a full matrix. Errors:
+ * SC_ERR_INVALID_ARG (layer/head out of range, a head added twice, n_query or n_key not
+ * n_tokens), or the writer's error once it has failed (then every later call fails too). */
+ScStatus sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head,
+                                    const float *probs, int n_query, int n_key, ScError *err);
+
+/* An observer for sc_forward() that adds every head; observe() returns false (cancelling the
+ * forward pass) once adding fails — sc_store_capture_commit() then reports why. */
+ScObserver sc_store_capture_observer (ScStoreCapture *cap);
+
+/* The first error the capture met so far (SC_OK if none); copies it into @err. */
+ScStatus sc_store_capture_status (const ScStoreCapture *cap, ScError *err);
+
+/* Waits for the writer to store every queued head, then commits the run (durably: the WAL
+ * is synced) and frees @cap. @forward_s is recorded as the run's forward-pass time (< 0:
+ * unknown). On success *@run_id (may be NULL) is the new run's id. On any failure — the
+ * writer's (SC_ERR_DB: disk full, locked, ...) or missing heads (SC_ERR_INVALID_ARG) — the
+ * run is rolled back, every earlier run is intact, and @cap is freed all the same. */
+ScStatus sc_store_capture_commit (ScStoreCapture *cap, double forward_s, int64_t *run_id,
+                                  ScError *err);
+
+/* Rolls the run back and frees @cap. NULL is a no-op. */
+void sc_store_capture_abort (ScStoreCapture *cap);
+
+/* ------------------------------------------------------------------------------------ */
+/* Reading                                                                               */
+
+/* Every complete run, oldest first. *@runs is an array of *@n_runs entries (NULL when there
+ * are none); free it with sc_store_run_list_free(). */
+ScStatus sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs,
+                             ScError *err);
+void sc_store_run_list_free (ScStoreRunInfo *runs, size_t n_runs);
+
+/* One complete run. SC_ERR_NOT_FOUND when there is none with @run_id. */
+ScStatus sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *err);
+void sc_store_run_info_clear (ScStoreRunInfo *info); /* frees the strings; NULL is a no-op */
+
+/* A run's tokens in position order: *@tokens is one allocation holding the array and the
+ * pieces (free it with sc_store_tokens_free()). */
+ScStatus sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens,
+                               size_t *n_tokens, ScError *err);
+void sc_store_tokens_free (ScStoreToken *tokens); /* NULL is a no-op */
+
+/* One head of a complete run, unpacked to float (each value the stored fp16 exactly; zeros
+ * above the diagonal of a causal head). SC_ERR_NOT_FOUND for a missing run or head,
+ * SC_ERR_FORMAT for a BLOB that does not match its row. */
+ScStatus sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head,
+                             ScStoreHead *out, ScError *err);
+void sc_store_head_clear (ScStoreHead *head); /* NULL is a no-op */
+
+/* ------------------------------------------------------------------------------------ */
+/* Deleting                                                                              */
+
+/* Deletes a run with its tokens and heads (and the scores and studies that refer to it),
+ * then returns the freed pages to the file system (incremental vacuum + checkpoint). The
+ * store must be writable. SC_ERR_NOT_FOUND when there is no run @run_id. Waits (up to the
+ * busy timeout) while another connection writes — another process's capture, or this
+ * store's own open capture, which holds the write lock until its commit. */
+ScStatus sc_store_delete_run (ScStore *store, int64_t run_id, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Token helpers                                                                         */
+
+/* The pieces of @ids as @tok decodes them (sc_token_to_bytes with special tokens shown),
+ * in one allocation (free with sc_store_tokens_free()). */
+ScStatus sc_store_tokens_from_ids (const ScTokenizer *tok, const int32_t *ids, size_t n_ids,
+                                   ScStoreToken **tokens, ScError *err);
+
+#ifdef __cplusplus
+}
+#endif

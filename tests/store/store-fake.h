@@ -1,0 +1,85 @@
+/* store-fake.h — deterministic fake runs and small helpers for the capture store's tests.
+ *
+ * A fake run is a function of its seed: the tokens (pieces full of invalid UTF-8, NUL
+ * bytes, empty pieces), the text and every head's probabilities (softmax rows spanning
+ * fp16's normal and subnormal ranges, with exact zeros). Any process can regenerate a run
+ * from the seed written into its text, so a test can check a run that another process
+ * stored — or failed to store — without sharing memory with it.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/store/sc-store.h"
+
+G_BEGIN_DECLS
+
+/* The fake model: 4 layers x 3 heads (2 KV heads, head_dim 8); @variant changes the
+ * fingerprint (and name), so variants are different models. */
+#define STORE_FAKE_LAYERS 4
+#define STORE_FAKE_HEADS 3
+void store_fake_model (ScStoreModel *m, int variant);
+
+/* Head (layer, head) of the run with @seed: (n, n) row-major, freshly allocated. Causal
+ * runs are exactly 0 above the diagonal; others (@causal false) are not. */
+float *store_fake_head (guint64 seed, int layer, int head, int n, gboolean causal);
+
+/* The run's tokens (one allocation; g_free) and text (g_free; *@len bytes). */
+ScStoreToken *store_fake_tokens (guint64 seed, int n);
+char *store_fake_text (guint64 seed, int n, gboolean causal, gsize *len);
+
+/* Captures the run with @seed, @n tokens; @delay_us sleeps before each head (a slower
+ * "forward pass" for the crash and concurrency tests). Returns the run id, or -1 with
+ * @err set. */
+gint64 store_fake_capture (ScStore *store, guint64 seed, int n, gboolean causal,
+                           int model_variant, int delay_us, ScError *err);
+
+/* Checks that run @run_id is exactly what store_fake_capture() stored for the seed in its
+ * text: info, tokens byte for byte, every head equal to the fp16 rounding of the
+ * generated probabilities. On a mismatch returns FALSE and sets *@why (g_free). */
+gboolean store_fake_verify (ScStore *store, gint64 run_id, char **why);
+
+/* Whether @got is @want rounded to fp16 (and within the rounding bound: relative 2^-11 in
+ * fp16's normal range, absolute 2^-25 below it; exact zeros exact). */
+gboolean store_fake_fp16_close (float want, float got);
+
+/* ------------------------------------------------------------------------------------ */
+/* Helpers for test-store.c and test-store-bad.c; each fails the test on an unexpected error */
+
+/* A fresh folder (mode 0755: the read-only tests run as another user) and a database path
+ * inside it; store_tmp_clear() deletes the folder with everything in it. */
+typedef struct {
+  char *dir;
+  char *path;
+} StoreTmp;
+void store_tmp_init (StoreTmp *t);
+void store_tmp_clear (StoreTmp *t);
+
+ScStore *store_test_open (const char *path, gboolean writable);
+/* store_fake_capture() with model 0 and no delay; returns the run id. */
+gint64 store_test_capture (ScStore *s, guint64 seed, int n, gboolean causal);
+/* Asserts store_fake_verify(). */
+void store_test_assert_run (ScStore *s, gint64 id);
+/* Three causal runs of 64 tokens (ids 1-3) in a new store at @path. */
+void store_test_three_runs (const char *path);
+
+/* Straight SQLite on @path, around the store: the first column of the first row. */
+gint64 store_test_raw_int (const char *path, const char *sql);
+char *store_test_raw_text (const char *path, const char *sql);
+void store_test_raw_exec (const char *path, const char *sql);
+
+/* SHA-256 of a file's bytes ("" when it does not exist); a file's size (-1 if none). */
+char *store_test_digest (const char *path);
+gint64 store_test_file_size (const char *path);
+
+/* Asserts that opening @path fails with @status and a message holding @needle and the path,
+ * and that the file's bytes did not change and no WAL was left. */
+void store_test_assert_open_fails (const char *path, gboolean writable, ScStatus status,
+                                   const char *needle);
+void store_test_assert_message (const ScError *err, const char *needle);
+
+/* After a failed capture: @n_runs runs, each exact; integrity_check passes; no row of an
+ * unfinished run; with @then_capture, a new run can be stored. */
+void store_test_assert_nothing_lost (const char *path, size_t n_runs, gboolean then_capture);
+
+G_END_DECLS

@@ -1,0 +1,228 @@
+/* test-figure-views.c — the figure widgets in a real window (suite "ui"; meson runs it
+ * under xvfb-run, and it exits 77 when no display can be opened).
+ *
+ * Each widget is shown with hand-built data, drawn through GTK (GtkWidgetPaintable →
+ * render node → texture on the window's renderer) and checked by pixels: the colours of
+ * the data appear, a colour map change shows, zoom actions and "head-activated" work,
+ * and clearing the data leaves an empty widget. With SC_TEST_SCREENSHOT_DIR set, every
+ * frame checked is also saved there as a PNG, for a person to look at.
+ */
+#include <gtk/gtk.h>
+#include <string.h>
+
+#include "ui/figures/saccade-colormap.h"
+#include "ui/widgets/saccade-grid-view.h"
+#include "ui/widgets/saccade-heatmap-view.h"
+#include "ui/widgets/saccade-lines-view.h"
+
+static const float known3[9] = { 1, 0, 0, 0.25f, 0.75f, 0, 0.1f, 0.2f, 0.7f };
+static const char *const labels3[3] = { "The", "␣cat", "␣sat" };
+
+static void
+iterate (void)
+{
+  /* Enough main-loop turns for a present, a layout and a frame. */
+  for (int i = 0; i < 200; i++)
+    g_main_context_iteration (NULL, FALSE);
+  g_usleep (20000);
+  for (int i = 0; i < 200; i++)
+    g_main_context_iteration (NULL, FALSE);
+}
+
+/* The widget drawn by GTK, as a texture (caller unrefs). */
+static GdkTexture *
+draw_widget (GtkWidget *widget)
+{
+  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
+  GskRenderer *renderer = gtk_native_get_renderer (gtk_widget_get_native (widget));
+  GskRenderNode *node = NULL;
+  GdkTexture *texture;
+  int tries;
+
+  /* The paintable follows the widget's frames: it is empty until GTK has drawn one, which
+   * on a busy machine can take a while after the window is shown. Wait for it (up to
+   * ~10 s) rather than for a fixed time. */
+  for (tries = 0; tries < 500 && node == NULL; tries++)
+    {
+      GtkSnapshot *snapshot = gtk_snapshot_new ();
+      iterate ();
+      gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                              gtk_widget_get_height (widget));
+      node = gtk_snapshot_free_to_node (snapshot);
+    }
+  g_assert_nonnull (node);
+  texture = gsk_renderer_render_texture (renderer, node, NULL);
+  gsk_render_node_unref (node);
+  g_object_unref (paintable);
+  if (g_getenv ("SC_TEST_SCREENSHOT_DIR") != NULL)
+    {
+      static int shot;
+      g_autofree char *name = g_strdup_printf ("%s-%02d.png", G_OBJECT_TYPE_NAME (widget), shot++);
+      g_autofree char *path = g_build_filename (g_getenv ("SC_TEST_SCREENSHOT_DIR"), name, NULL);
+      gdk_texture_save_to_png (texture, path);
+    }
+  return texture;
+}
+
+/* How many pixels of @texture are within 3 of 0xRRGGBB in every channel. */
+static int
+count_color (GdkTexture *texture, guint32 rgb)
+{
+  int w = gdk_texture_get_width (texture), h = gdk_texture_get_height (texture), n = 0;
+  g_autofree guchar *data = g_malloc ((gsize) w * h * 4);
+
+  gdk_texture_download (texture, data, (gsize) w * 4);
+  for (int i = 0; i < w * h; i++)
+    {
+      guint32 px = ((guint32 *) data)[i]; /* premultiplied ARGB, native endian */
+      int r = (px >> 16) & 0xff, g = (px >> 8) & 0xff, b = px & 0xff;
+      if ((px >> 24) == 0xff && abs (r - (int) (rgb >> 16)) <= 3
+          && abs (g - (int) ((rgb >> 8) & 0xff)) <= 3 && abs (b - (int) (rgb & 0xff)) <= 3)
+        n++;
+    }
+  return n;
+}
+
+static GtkWidget *
+show_in_window (GtkWidget *child)
+{
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 640, 480);
+  gtk_window_set_child (GTK_WINDOW (window), child);
+  gtk_window_present (GTK_WINDOW (window));
+  /* wait for the window to be mapped and laid out (slow on a busy machine) */
+  for (int tries = 0; tries < 500 && gtk_widget_get_width (child) <= 100; tries++)
+    iterate ();
+  g_assert_cmpint (gtk_widget_get_width (child), >, 100);
+  return window;
+}
+
+static void
+on_notify (GObject *obj, GParamSpec *pspec, int *count)
+{
+  (*count)++;
+}
+
+static void
+test_heatmap_view (void)
+{
+  GtkWidget *view = saccade_heatmap_view_new ();
+  GtkWidget *window = show_in_window (view);
+  SaccadeHeatmapView *hv = SACCADE_HEATMAP_VIEW (view);
+  GdkTexture *texture;
+  int zoom_notes = 0;
+
+  saccade_heatmap_view_set_data (hv, known3, 3, 3, labels3, labels3, TRUE);
+  saccade_heatmap_view_set_title (hv, "Layer 0, head 0");
+  g_assert_cmpstr (saccade_heatmap_view_get_title (hv), ==, "Layer 0, head 0");
+  texture = draw_widget (view);
+  g_assert_cmpint (count_color (texture, 0xfde725), >, 100); /* the 1.0 cell, viridis */
+  g_object_unref (texture);
+
+  g_object_set (view, "colormap", SACCADE_COLORMAP_MAGMA, NULL);
+  g_assert_cmpint (saccade_heatmap_view_get_colormap (hv), ==, SACCADE_COLORMAP_MAGMA);
+  texture = draw_widget (view);
+  g_assert_cmpint (count_color (texture, 0xfde725), ==, 0);
+  g_assert_cmpint (count_color (texture, 0xfcfdbf), >, 100); /* magma's top */
+  g_object_unref (texture);
+  saccade_heatmap_view_set_scale (hv, SACCADE_SCALE_LOG);
+  g_assert_cmpint (saccade_heatmap_view_get_scale (hv), ==, SACCADE_SCALE_LOG);
+
+  g_signal_connect (view, "notify::zoom", G_CALLBACK (on_notify), &zoom_notes);
+  g_assert_true (gtk_widget_activate_action (view, "heatmap.zoom-in", NULL));
+  g_assert_cmpfloat (saccade_heatmap_view_get_zoom (hv), >, 1.0);
+  texture = draw_widget (view);
+  g_object_unref (texture);
+  saccade_heatmap_view_reset_zoom (hv);
+  g_assert_cmpfloat (saccade_heatmap_view_get_zoom (hv), ==, 1.0);
+  g_assert_cmpint (zoom_notes, ==, 2);
+
+  /* a new shape resets the zoom; clearing draws nothing and does not crash */
+  g_assert_true (gtk_widget_activate_action (view, "heatmap.zoom-in", NULL));
+  saccade_heatmap_view_set_data (hv, known3, 1, 3, NULL, NULL, FALSE);
+  g_assert_cmpfloat (saccade_heatmap_view_get_zoom (hv), ==, 1.0);
+  saccade_heatmap_view_set_data (hv, NULL, 0, 0, NULL, NULL, FALSE);
+  texture = draw_widget (view);
+  g_object_unref (texture);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+on_activated (SaccadeGridView *grid, int layer, int head, int *got)
+{
+  got[0] = layer;
+  got[1] = head;
+}
+
+static void
+test_grid_view (void)
+{
+  GtkWidget *view = saccade_grid_view_new ();
+  GtkWidget *window = show_in_window (view);
+  SaccadeGridView *gv = SACCADE_GRID_VIEW (view);
+  g_autofree float *heads = g_new0 (float, 2 * 4 * 9);
+  double metric[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  GdkTexture *first, *second;
+  int got[2] = { -1, -1 };
+
+  for (int h = 0; h < 8; h++)
+    memcpy (heads + h * 9, known3, sizeof known3);
+  saccade_grid_view_set_data (gv, 2, 4, 2, 3, heads, NULL, NULL);
+  first = draw_widget (view);
+  g_assert_cmpint (count_color (first, 0xfde725), >, 8 * 10);
+  second = draw_widget (view);
+  g_assert_cmpint (count_color (second, 0xfde725), ==, count_color (first, 0xfde725));
+  g_object_unref (first);
+  g_object_unref (second);
+
+  saccade_grid_view_set_metric (gv, metric, "entropy");
+  first = draw_widget (view);
+  g_assert_cmpint (count_color (first, 0x440154), >, 20); /* the lowest metric's frame */
+  g_object_unref (first);
+
+  g_signal_connect (view, "head-activated", G_CALLBACK (on_activated), got);
+  g_assert_true (gtk_widget_activate_action (view, "grid.activate", NULL));
+  g_assert_cmpint (got[0], ==, -1); /* nothing selected yet */
+  saccade_grid_view_set_selected (gv, 1, 2);
+  g_assert_true (gtk_widget_activate_action (view, "grid.activate", NULL));
+  g_assert_cmpint (got[0], ==, 1);
+  g_assert_cmpint (got[1], ==, 2);
+  saccade_grid_view_set_colormap (gv, SACCADE_COLORMAP_CIVIDIS);
+  g_assert_cmpint (saccade_grid_view_get_colormap (gv), ==, SACCADE_COLORMAP_CIVIDIS);
+  saccade_grid_view_set_data (gv, 0, 0, 1, 0, NULL, NULL, NULL);
+  first = draw_widget (view);
+  g_object_unref (first);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+test_lines_view (void)
+{
+  GtkWidget *view = saccade_lines_view_new ();
+  GtkWidget *window = show_in_window (view);
+  float heads[9] = { 1, 0, 0, 1, 0, 0, 1, 0, 0 };
+  GdkTexture *texture;
+
+  saccade_lines_view_set_data (SACCADE_LINES_VIEW (view), 1, 3, heads, labels3);
+  saccade_lines_view_set_title (SACCADE_LINES_VIEW (view), "Layer 0");
+  texture = draw_widget (view);
+  g_assert_cmpint (count_color (texture, 0x1f77b4), >, 100); /* head 0's blue */
+  g_object_unref (texture);
+  saccade_lines_view_set_data (SACCADE_LINES_VIEW (view), 0, 0, NULL, NULL);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (!gtk_init_check ())
+    {
+      g_printerr ("no display: skipping the widget tests\n");
+      return 77;
+    }
+  g_test_add_func ("/ui/views/heatmap", test_heatmap_view);
+  g_test_add_func ("/ui/views/grid", test_grid_view);
+  g_test_add_func ("/ui/views/lines", test_lines_view);
+  return g_test_run ();
+}

@@ -1,0 +1,414 @@
+/* saccade-figure-common.c — the pieces every figure renderer uses: style, text, colour bar,
+ * masked-cell hatching and colour images of matrices (saccade-figure-private.h).
+ *
+ * Text goes through Pango with absolute sizes in user units and unhinted metrics, so a
+ * figure lays out the same on screen, in a PNG, an SVG and a PDF; the font family list
+ * puts a CJK face after the Latin ones so Chinese tokens never show as boxes.
+ */
+#define G_LOG_DOMAIN "saccade-ui"
+
+#include "ui/figures/saccade-figure-private.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+saccade_figure_style_init (SaccadeFigureStyle *style)
+{
+  *style = (SaccadeFigureStyle) {
+    .fg = { 0.0, 0.0, 0.0, 1.0 },
+    .bg = { 1.0, 1.0, 1.0, 1.0 },
+    .font_size = 10.0,
+    .font_family = NULL,
+  };
+}
+
+const SaccadeFigureStyle *
+saccade_figure_style_resolve (const SaccadeFigureStyle *style, SaccadeFigureStyle *tmp)
+{
+  if (style != NULL)
+    return style;
+  saccade_figure_style_init (tmp);
+  return tmp;
+}
+
+double
+saccade_figure_font_size (const SaccadeFigureStyle *style)
+{
+  return style->font_size > 0 ? style->font_size : 10.0;
+}
+
+void
+saccade_figure_paint_background (cairo_t *cr, const SaccadeFigureStyle *style, double w,
+                                 double h)
+{
+  if (style->bg[3] <= 0.0)
+    return;
+  cairo_save (cr);
+  cairo_set_source_rgba (cr, style->bg[0], style->bg[1], style->bg[2], style->bg[3]);
+  cairo_rectangle (cr, 0, 0, w, h);
+  cairo_fill (cr);
+  cairo_restore (cr);
+}
+
+void
+saccade_figure_set_fg (cairo_t *cr, const SaccadeFigureStyle *style, double alpha)
+{
+  cairo_set_source_rgba (cr, style->fg[0], style->fg[1], style->fg[2], style->fg[3] * alpha);
+}
+
+PangoLayout *
+saccade_figure_layout_new (cairo_t *cr, const SaccadeFigureStyle *style, double size,
+                           gboolean bold)
+{
+  PangoLayout *layout = pango_cairo_create_layout (cr);
+  PangoContext *ctx = pango_layout_get_context (layout);
+  cairo_font_options_t *opts = cairo_font_options_create ();
+  PangoFontDescription *desc = pango_font_description_new ();
+
+  /* Unhinted metrics: glyph advances do not depend on the device scale or the surface. */
+  cairo_font_options_set_hint_metrics (opts, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_hint_style (opts, CAIRO_HINT_STYLE_NONE);
+  pango_cairo_context_set_font_options (ctx, opts);
+  cairo_font_options_destroy (opts);
+  pango_layout_context_changed (layout);
+
+  pango_font_description_set_family (desc, style->font_family != NULL
+                                             ? style->font_family
+                                             : SACCADE_FIGURE_FONT_FAMILY);
+  pango_font_description_set_absolute_size (desc, size * PANGO_SCALE);
+  pango_font_description_set_weight (desc, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
+  pango_layout_set_font_description (layout, desc);
+  pango_font_description_free (desc);
+  return layout;
+}
+
+void
+saccade_figure_layout_set (PangoLayout *layout, const char *text, double *w, double *h)
+{
+  int pw, ph;
+
+  pango_layout_set_text (layout, text != NULL ? text : "", -1);
+  pango_layout_get_size (layout, &pw, &ph);
+  if (w != NULL)
+    *w = (double) pw / PANGO_SCALE;
+  if (h != NULL)
+    *h = (double) ph / PANGO_SCALE;
+}
+
+void
+saccade_figure_layout_draw (cairo_t *cr, PangoLayout *layout, double x, double y)
+{
+  cairo_move_to (cr, x, y);
+  pango_cairo_show_layout (cr, layout);
+  cairo_new_path (cr);
+}
+
+double
+saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style, const char *title)
+{
+  g_autoptr (PangoLayout) layout = NULL;
+  double w;
+
+  if (title == NULL || *title == '\0')
+    return 0.0;
+  layout = saccade_figure_layout_new (cr, style, 1.3 * saccade_figure_font_size (style), TRUE);
+  saccade_figure_layout_set (layout, title, &w, NULL);
+  return w + 2 * saccade_figure_font_size (style);
+}
+
+void
+saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style, const char *title,
+                           double width, double y)
+{
+  g_autoptr (PangoLayout) layout = NULL;
+  double fs = saccade_figure_font_size (style), w, h;
+
+  if (title == NULL || *title == '\0')
+    return;
+  layout = saccade_figure_layout_new (cr, style, 1.3 * fs, TRUE);
+  pango_layout_set_width (layout, (int) (MAX (1.0, width - 2 * fs) * PANGO_SCALE));
+  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+  saccade_figure_layout_set (layout, title, &w, &h);
+  cairo_save (cr);
+  saccade_figure_set_fg (cr, style, 1.0);
+  saccade_figure_layout_draw (cr, layout, MAX (0.0, (width - w) / 2), y);
+  cairo_restore (cr);
+}
+
+const char *
+saccade_figure_label (const char *const *labels, int i, char buf[16])
+{
+  if (labels != NULL && labels[i] != NULL)
+    return labels[i];
+  g_snprintf (buf, 16, "%d", i);
+  return buf;
+}
+
+double
+saccade_figure_labels_max_width (PangoLayout *layout, const char *const *labels, int n,
+                                 double *line_h)
+{
+  double max_w = 0.0, w, h = 0.0;
+  char buf[16];
+
+  for (int i = 0; i < n; i++)
+    {
+      saccade_figure_layout_set (layout, saccade_figure_label (labels, i, buf), &w, &h);
+      max_w = MAX (max_w, w);
+    }
+  if (line_h != NULL)
+    {
+      saccade_figure_layout_set (layout, "Ag", NULL, &h);
+      *line_h = h;
+    }
+  return max_w;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Colour bar                                                                            */
+
+#define MAX_TICKS 12
+
+/* Tick values for [vmin, vmax]: multiples of a "nice" step (1, 2, 2.5 or 5 times a power
+ * of ten, about four intervals) on a linear scale, the powers of ten on a log scale (with
+ * the ends when fewer than two decades fit). Returns how many. */
+static int
+colorbar_ticks (SaccadeScale scale, double vmin, double vmax, double ticks[MAX_TICKS])
+{
+  int n = 0;
+
+  if (!(vmax > vmin) || !isfinite (vmin) || !isfinite (vmax))
+    {
+      ticks[0] = vmin;
+      return isfinite (vmin) ? 1 : 0;
+    }
+  if (scale == SACCADE_SCALE_LOG && vmin > 0)
+    {
+      int k0 = (int) ceil (log10 (vmin) - 1e-9), k1 = (int) floor (log10 (vmax) + 1e-9);
+      if (k1 - k0 + 1 >= 2)
+        {
+          for (int k = k0; k <= k1 && n < MAX_TICKS; k++)
+            ticks[n++] = pow (10.0, k);
+          return n;
+        }
+      ticks[n++] = vmin;
+      ticks[n++] = vmax;
+      return n;
+    }
+  {
+    double raw = (vmax - vmin) / 4.0, mag = pow (10.0, floor (log10 (raw))), norm = raw / mag;
+    double step = (norm < 1.5 ? 1.0 : norm < 2.25 ? 2.0 : norm < 3.5 ? 2.5 : norm < 7.5 ? 5.0
+                                                                                   : 10.0)
+                  * mag;
+    double first = ceil (vmin / step - 1e-9) * step;
+    for (double t = first; t <= vmax + step * 1e-6 && n < MAX_TICKS; t += step)
+      ticks[n++] = fabs (t) < step * 1e-9 ? 0.0 : t;
+  }
+  return n;
+}
+
+static void
+format_tick (double v, char buf[32])
+{
+  if (v != 0.0 && (fabs (v) < 1e-3 || fabs (v) >= 1e4))
+    g_snprintf (buf, 32, "%.0e", v);
+  else
+    g_snprintf (buf, 32, "%.3g", v);
+}
+
+double
+saccade_figure_colorbar_width (cairo_t *cr, const SaccadeFigureStyle *style, double size,
+                               double bar_w, SaccadeScale scale, double vmin, double vmax,
+                               const char *caption)
+{
+  g_autoptr (PangoLayout) layout = saccade_figure_layout_new (cr, style, size, FALSE);
+  double ticks[MAX_TICKS], max_w = 0.0, w, h = 0.0;
+  int n = colorbar_ticks (scale, vmin, vmax, ticks);
+  char buf[32];
+
+  for (int i = 0; i < n; i++)
+    {
+      format_tick (ticks[i], buf);
+      saccade_figure_layout_set (layout, buf, &w, &h);
+      max_w = MAX (max_w, w);
+    }
+  saccade_figure_layout_set (layout, "Ag", NULL, &h);
+  return bar_w + 0.4 * size + 0.3 * size + max_w
+         + (caption != NULL && *caption != '\0' ? 0.6 * size + h : 0.0);
+}
+
+void
+saccade_figure_colorbar_draw (cairo_t *cr, const SaccadeFigureStyle *style, double size,
+                              SaccadeColormap map, SaccadeScale scale, double vmin,
+                              double vmax, const char *caption, double x, double y,
+                              double bar_w, double height)
+{
+  g_autoptr (PangoLayout) layout = saccade_figure_layout_new (cr, style, size, FALSE);
+  cairo_pattern_t *ramp = cairo_pattern_create_linear (0, y + height, 0, y);
+  double ticks[MAX_TICKS], max_w = 0.0, w, h;
+  int n = colorbar_ticks (scale, vmin, vmax, ticks);
+  char buf[32];
+
+  cairo_save (cr);
+  /* 33 stops: the maps are smooth, and linear interpolation between 32 intervals is
+   * within one 8-bit step of the tables. */
+  for (int i = 0; i <= 32; i++)
+    {
+      double rgb[3], t = i / 32.0;
+      saccade_colormap_rgb (map, t, rgb);
+      cairo_pattern_add_color_stop_rgb (ramp, t, rgb[0], rgb[1], rgb[2]);
+    }
+  cairo_rectangle (cr, x, y, bar_w, height);
+  cairo_set_source (cr, ramp);
+  cairo_fill (cr);
+  cairo_pattern_destroy (ramp);
+
+  saccade_figure_set_fg (cr, style, 0.6);
+  cairo_set_line_width (cr, MAX (0.5, size * 0.06));
+  cairo_rectangle (cr, x, y, bar_w, height);
+  cairo_stroke (cr);
+
+  saccade_figure_set_fg (cr, style, 1.0);
+  for (int i = 0; i < n; i++)
+    {
+      double t = saccade_scale_apply (scale, ticks[i], vmin, vmax);
+      double ty = y + height * (1.0 - t);
+      if (vmax <= vmin)
+        ty = y + height / 2;
+      cairo_move_to (cr, x + bar_w, ty);
+      cairo_line_to (cr, x + bar_w + 0.4 * size, ty);
+      cairo_stroke (cr);
+      format_tick (ticks[i], buf);
+      saccade_figure_layout_set (layout, buf, &w, &h);
+      max_w = MAX (max_w, w);
+      saccade_figure_layout_draw (cr, layout, x + bar_w + 0.7 * size, ty - h / 2);
+    }
+  if (caption != NULL && *caption != '\0')
+    {
+      saccade_figure_layout_set (layout, caption, &w, &h);
+      cairo_save (cr);
+      cairo_translate (cr, x + bar_w + 0.7 * size + max_w + 0.6 * size, y + height / 2 + w / 2);
+      cairo_rotate (cr, -G_PI / 2);
+      saccade_figure_layout_draw (cr, layout, 0, 0);
+      cairo_restore (cr);
+    }
+  cairo_restore (cr);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Masked cells and colour images                                                        */
+
+void
+saccade_figure_fill_masked (cairo_t *cr, const SaccadeFigureStyle *style, double spacing)
+{
+  double x0, y0, x1, y1;
+
+  cairo_save (cr);
+  /* A tint of the foreground: light grey on white, dark grey on a dark theme — never a
+   * colour of the sequential maps, whose ends are saturated. */
+  saccade_figure_set_fg (cr, style, 0.08);
+  cairo_fill_preserve (cr);
+  cairo_clip (cr);
+  cairo_clip_extents (cr, &x0, &y0, &x1, &y1);
+  spacing = MAX (spacing, 2.0);
+  saccade_figure_set_fg (cr, style, 0.28);
+  cairo_set_line_width (cr, MAX (0.4, spacing * 0.12));
+  /* 45° lines through the clip's extents, anchored at multiples of @spacing so that
+   * adjacent fills line up. */
+  for (double c = floor ((x0 - (y1 - y0)) / spacing) * spacing; c <= x1; c += spacing)
+    {
+      cairo_move_to (cr, c, y1);
+      cairo_line_to (cr, c + (y1 - y0), y0);
+    }
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+/* Colours are looked up in a table of this many steps: finer than 8-bit output. */
+#define LUT_SIZE 1024
+
+cairo_surface_t *
+saccade_figure_cells_image (const float *values, int stride, int r0, int r1, int c0, int c1,
+                            gboolean causal, int k, SaccadeColormap map, SaccadeScale scale,
+                            double vmin, double vmax)
+{
+  int rows = MAX (r1 - r0, 1), cols = MAX (c1 - c0, 1);
+  cairo_surface_t *img;
+  guint32 lut[LUT_SIZE];
+  guchar *data;
+  int px_stride;
+
+  k = MAX (k, 1);
+  img = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, cols * k, rows * k);
+  if (cairo_surface_status (img) != CAIRO_STATUS_SUCCESS)
+    return img;
+  for (int i = 0; i < LUT_SIZE; i++)
+    lut[i] = 0xff000000u | saccade_colormap_rgb24 (map, (double) i / (LUT_SIZE - 1));
+
+  cairo_surface_flush (img);
+  data = cairo_image_surface_get_data (img);
+  px_stride = cairo_image_surface_get_stride (img);
+  for (int r = r0; r < r1; r++)
+    {
+      guint32 *first = (guint32 *) (data + (gsize) (r - r0) * k * px_stride);
+      for (int c = c0; c < c1; c++)
+        {
+          double v = values[(gsize) r * stride + c];
+          guint32 px = 0; /* transparent: masked or not a number */
+          if (!(causal && c > r) && !isnan (v))
+            px = lut[(int) lround (saccade_scale_apply (scale, v, vmin, vmax) * (LUT_SIZE - 1))];
+          for (int dx = 0; dx < k; dx++)
+            first[(c - c0) * k + dx] = px;
+        }
+      for (int dy = 1; dy < k; dy++)
+        memcpy ((guchar *) first + (gsize) dy * px_stride, first, (gsize) cols * k * 4);
+    }
+  cairo_surface_mark_dirty (img);
+  return img;
+}
+
+gboolean
+saccade_figure_target_is_vector (cairo_t *cr)
+{
+  return cairo_surface_get_type (cairo_get_target (cr)) != CAIRO_SURFACE_TYPE_IMAGE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Head colours                                                                          */
+
+/* Tableau 10 (matplotlib's tab10, d3's category10 — the colours BertViz uses): ten hues
+ * that stay apart for readers with the common colour-vision deficiencies better than a
+ * hue wheel does. */
+static const guint32 tab10[10] = {
+  0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+  0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf,
+};
+
+void
+saccade_figure_head_color (int head, int n_heads, double rgb[3])
+{
+  if (n_heads <= (int) G_N_ELEMENTS (tab10) && head >= 0)
+    {
+      guint32 c = tab10[head % G_N_ELEMENTS (tab10)];
+      rgb[0] = ((c >> 16) & 0xff) / 255.0;
+      rgb[1] = ((c >> 8) & 0xff) / 255.0;
+      rgb[2] = (c & 0xff) / 255.0;
+      return;
+    }
+  /* More heads: evenly spaced hues at a fixed, mid lightness (HSV s = 0.75, v = 0.85). */
+  {
+    double hue = fmod ((double) MAX (head, 0) / MAX (n_heads, 1), 1.0) * 6.0;
+    double s = 0.75, v = 0.85, f = hue - floor (hue);
+    double p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
+    switch ((int) floor (hue) % 6)
+      {
+      case 0: rgb[0] = v, rgb[1] = t, rgb[2] = p; break;
+      case 1: rgb[0] = q, rgb[1] = v, rgb[2] = p; break;
+      case 2: rgb[0] = p, rgb[1] = v, rgb[2] = t; break;
+      case 3: rgb[0] = p, rgb[1] = q, rgb[2] = v; break;
+      case 4: rgb[0] = t, rgb[1] = p, rgb[2] = v; break;
+      default: rgb[0] = v, rgb[1] = p, rgb[2] = q; break;
+      }
+  }
+}

@@ -1,0 +1,549 @@
+/* saccade-figure-grid.c — every head of a run as thumbnails: the renderer shared by
+ * SaccadeGridView and export (saccade-figure.h).
+ *
+ * Query heads that share a KV head sit together, with a wider gap between groups. The
+ * grid turns so that thumbnails come out biggest: layers as columns on a wide area (30
+ * layers x 9 heads on a landscape window), as rows on a tall one. With a metric, each
+ * thumbnail is drawn in greys inside a frame of the metric's colour, and the colour bar
+ * names the metric; without one, thumbnails use the figure's colour map.
+ *
+ * Thumbnails (SaccadeGridThumbs) hold each head reduced to at most THUMB_MAX cells a side
+ * and scaled to its own maximum — a grid is for seeing patterns (diagonals, sinks,
+ * stripes), and a shared scale would leave most heads black — with masked cells as NaN.
+ */
+#define G_LOG_DOMAIN "saccade-ui"
+
+#include "ui/figures/saccade-figure-private.h"
+
+#include <math.h>
+
+/* Thumbnails never need more cells than they have pixels on screen. */
+#define THUMB_MAX 64
+/* Between thumbnails, as a share of a thumbnail's side: room for the metric frame
+ * (FRAME of each side) and a visible gap; KV groups are GROUP_GAP further apart. */
+#define GAP 0.3
+#define FRAME 0.1
+#define GROUP_GAP 0.6
+
+struct _SaccadeGridThumbs {
+  int n_layers, n_heads, t;      /* t: cells per thumbnail side */
+  float *values;                 /* (n_layers * n_heads, t, t); 0..1, NaN = masked */
+  cairo_surface_t **images;      /* (n_layers * n_heads) images for `map`, or NULL */
+  SaccadeColormap map;
+};
+
+SaccadeGridThumbs *
+saccade_grid_thumbs_new (const SaccadeGridFigure *f)
+{
+  SaccadeGridThumbs *th = g_new0 (SaccadeGridThumbs, 1);
+  int n = f->n, block, t;
+  gsize n_heads;
+
+  if (f->heads == NULL || n <= 0 || f->n_layers <= 0 || f->n_heads <= 0)
+    return th;
+  block = (n + THUMB_MAX - 1) / THUMB_MAX; /* cells of the head per thumbnail cell */
+  t = (n + block - 1) / block;
+  n_heads = (gsize) f->n_layers * f->n_heads;
+  th->n_layers = f->n_layers;
+  th->n_heads = f->n_heads;
+  th->t = t;
+  th->values = g_new (float, n_heads * t * t);
+
+  for (gsize h = 0; h < n_heads; h++)
+    {
+      const float *a = f->heads + h * n * n;
+      float *out = th->values + h * t * t;
+      gboolean causal = TRUE;
+      float max = 0;
+
+      /* Causal when every entry above the diagonal is exactly 0 (how the store decides). */
+      for (int r = 0; r < n && causal; r++)
+        for (int c = r + 1; c < n; c++)
+          if (a[(gsize) r * n + c] != 0.0f)
+            {
+              causal = FALSE;
+              break;
+            }
+      /* Block means; a block wholly above the diagonal of a causal head is masked. */
+      for (int br = 0; br < t; br++)
+        for (int bc = 0; bc < t; bc++)
+          {
+            int r0 = br * block, r1 = MIN (n, r0 + block);
+            int c0 = bc * block, c1 = MIN (n, c0 + block);
+            double sum = 0;
+            if (causal && c0 > r1 - 1)
+              {
+                out[br * t + bc] = NAN;
+                continue;
+              }
+            for (int r = r0; r < r1; r++)
+              for (int c = c0; c < c1; c++)
+                sum += a[(gsize) r * n + c];
+            out[br * t + bc] = (float) (sum / ((r1 - r0) * (c1 - c0)));
+            if (out[br * t + bc] > max)
+              max = out[br * t + bc];
+          }
+      if (max > 0)
+        for (int i = 0; i < t * t; i++)
+          out[i] /= max;
+    }
+  return th;
+}
+
+static void
+thumbs_drop_images (SaccadeGridThumbs *th)
+{
+  if (th->images == NULL)
+    return;
+  for (int i = 0; i < th->n_layers * th->n_heads; i++)
+    cairo_surface_destroy (th->images[i]);
+  g_clear_pointer (&th->images, g_free);
+}
+
+void
+saccade_grid_thumbs_free (SaccadeGridThumbs *th)
+{
+  if (th == NULL)
+    return;
+  thumbs_drop_images (th);
+  g_free (th->values);
+  g_free (th);
+}
+
+/* The colour images for @map, made on first use and whenever the map changes. */
+static cairo_surface_t **
+thumbs_images (SaccadeGridThumbs *th, SaccadeColormap map)
+{
+  if (th->images != NULL && th->map == map)
+    return th->images;
+  thumbs_drop_images (th);
+  th->images = g_new (cairo_surface_t *, th->n_layers * th->n_heads);
+  th->map = map;
+  for (int i = 0; i < th->n_layers * th->n_heads; i++)
+    th->images[i] = saccade_figure_cells_image (th->values + (gsize) i * th->t * th->t, th->t,
+                                                0, th->t, 0, th->t, FALSE, 1, map,
+                                                SACCADE_SCALE_LINEAR, 0.0, 1.0);
+  return th->images;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Layout                                                                                */
+
+typedef struct {
+  double fs, pad, gap, lh;
+  double top;              /* where the title goes: centred with the grid */
+  double title_h, cb_w, bar_w;
+  double layer_lab;        /* widest layer number */
+  double head_lab;         /* widest head number */
+  double kv_lab;           /* widest "KV n" */
+  double mvmin, mvmax;     /* the metric's colour range */
+  SaccadeGridGeometry g;
+} Layout;
+
+static int
+group_size (const SaccadeGridGeometry *g)
+{
+  return g->n_kv_heads > 0 && g->n_heads % g->n_kv_heads == 0 ? g->n_heads / g->n_kv_heads
+                                                               : g->n_heads;
+}
+
+void
+saccade_grid_geometry_head_rect (const SaccadeGridGeometry *g, int layer, int head,
+                                 double rect[4])
+{
+  double along_heads = head * g->step + (head / group_size (g)) * g->group_gap;
+  double along_layers = layer * g->step;
+
+  rect[0] = g->x + (g->layers_across ? along_layers : along_heads);
+  rect[1] = g->y + (g->layers_across ? along_heads : along_layers);
+  rect[2] = rect[3] = g->thumb;
+}
+
+gboolean
+saccade_grid_geometry_head_at (const SaccadeGridGeometry *g, double x, double y, int *layer,
+                               int *head)
+{
+  double rect[4];
+
+  if (g->thumb <= 0)
+    return FALSE;
+  for (int l = 0; l < g->n_layers; l++)
+    {
+      saccade_grid_geometry_head_rect (g, l, 0, rect);
+      if (g->layers_across ? (x < rect[0] || x >= rect[0] + g->thumb)
+                           : (y < rect[1] || y >= rect[1] + g->thumb))
+        continue;
+      for (int h = 0; h < g->n_heads; h++)
+        {
+          saccade_grid_geometry_head_rect (g, l, h, rect);
+          if (x >= rect[0] && x < rect[0] + rect[2] && y >= rect[1] && y < rect[1] + rect[3])
+            {
+              *layer = l;
+              *head = h;
+              return TRUE;
+            }
+        }
+      return FALSE;
+    }
+  return FALSE;
+}
+
+static void
+metric_range (const SaccadeGridFigure *f, double *vmin, double *vmax)
+{
+  double lo = INFINITY, hi = -INFINITY, min_pos = INFINITY;
+
+  for (int i = 0; f->metric != NULL && i < f->n_layers * f->n_heads; i++)
+    if (isfinite (f->metric[i]))
+      {
+        lo = MIN (lo, f->metric[i]);
+        hi = MAX (hi, f->metric[i]);
+        if (f->metric[i] > 0)
+          min_pos = MIN (min_pos, f->metric[i]);
+      }
+  if (!isfinite (lo))
+    lo = 0, hi = 1;
+  if (f->scale == SACCADE_SCALE_LOG && hi > 0)
+    lo = isfinite (min_pos) ? MAX (min_pos, hi * 1e-4) : hi * 1e-4;
+  if (hi <= lo)
+    hi = lo + (lo != 0 ? fabs (lo) * 1e-3 : 1.0);
+  *vmin = lo;
+  *vmax = hi;
+}
+
+/* The head axis's length in thumbnails (with gaps and group gaps), and the layer axis's. */
+static double
+heads_len (const SaccadeGridFigure *f)
+{
+  int groups = f->n_kv_heads > 0 ? f->n_kv_heads : 1;
+  return f->n_heads * (1 + GAP) + (groups - 1) * GROUP_GAP;
+}
+
+static void
+layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *style,
+                Layout *L)
+{
+  g_autoptr (PangoLayout) text = NULL;
+  double w, h;
+  char buf[32];
+
+  L->fs = saccade_figure_font_size (style);
+  L->pad = L->fs;
+  L->gap = 0.4 * L->fs;
+  text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
+  g_snprintf (buf, sizeof buf, "%d", MAX (f->n_layers - 1, 0));
+  saccade_figure_layout_set (text, buf, &L->layer_lab, &L->lh);
+  g_snprintf (buf, sizeof buf, "%d", MAX (f->n_heads - 1, 0));
+  saccade_figure_layout_set (text, buf, &L->head_lab, NULL);
+  g_snprintf (buf, sizeof buf, _("KV %d"), MAX (f->n_kv_heads - 1, 0));
+  saccade_figure_layout_set (text, buf, &L->kv_lab, NULL);
+  L->title_h = 0;
+  if (f->title != NULL && *f->title != '\0')
+    {
+      g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L->fs, TRUE);
+      saccade_figure_layout_set (title, f->title, &w, &h);
+      L->title_h = h + 0.6 * L->fs;
+    }
+  L->bar_w = 1.2 * L->fs;
+  L->cb_w = 0;
+  metric_range (f, &L->mvmin, &L->mvmax);
+  if (f->metric != NULL)
+    L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
+                                                          f->scale, L->mvmin, L->mvmax,
+                                                          f->metric_name);
+}
+
+/* Margins for one orientation: the top holds the labels of the across axis (layers:
+ * caption + numbers; heads: KV labels + numbers), the left those of the down axis. */
+static void
+margins (const Layout *L, gboolean layers_across, double *top, double *left)
+{
+  if (layers_across)
+    {
+      *top = 2 * L->lh + L->gap;                                 /* "Layer", numbers */
+      *left = L->kv_lab + L->gap + L->head_lab + L->gap;        /* "KV n", head numbers */
+    }
+  else
+    {
+      *top = 2 * L->lh + L->gap;                                 /* "KV n", head numbers */
+      *left = L->lh + L->gap + L->layer_lab + L->gap;           /* "Layer", numbers */
+    }
+}
+
+static void
+layout_fit (const SaccadeGridFigure *f, double W, double H, Layout *L)
+{
+  double best = -1;
+
+  for (int across = 0; across < 2; across++)
+    {
+      double top, left, aw, ah, nx, ny, thumb;
+      margins (L, across, &top, &left);
+      aw = W - 2 * L->pad - left - L->cb_w;
+      ah = H - 2 * L->pad - L->title_h - top;
+      nx = across ? f->n_layers * (1 + GAP) : heads_len (f);
+      ny = across ? heads_len (f) : f->n_layers * (1 + GAP);
+      thumb = MAX (0.5, MIN (aw / nx, ah / ny));
+      if (thumb > best + 1e-9)
+        {
+          double gw = nx * thumb, gh = ny * thumb;
+          best = thumb;
+          L->g = (SaccadeGridGeometry) {
+            .n_layers = f->n_layers, .n_heads = f->n_heads, .n_kv_heads = f->n_kv_heads,
+            .layers_across = across, .thumb = thumb, .step = thumb * (1 + GAP),
+            .group_gap = thumb * GROUP_GAP,
+            /* centred in the space left over; the gap after the last thumbnail is not
+             * drawn, so half of it goes to each side */
+            .x = L->pad + left + MAX (0.0, (aw - gw) / 2) + thumb * GAP / 2,
+            .y = L->pad + L->title_h + top + MAX (0.0, (ah - gh) / 2) + thumb * GAP / 2,
+          };
+          L->top = L->pad + MAX (0.0, (ah - gh) / 2);
+        }
+    }
+}
+
+void
+saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *W, double *H)
+{
+  cairo_surface_t *scratch = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
+  cairo_t *cr = cairo_create (scratch);
+  SaccadeFigureStyle style;
+  /* 28-unit thumbnails: a 30 x 9 grid makes a landscape page, each head still readable. */
+  double thumb = 28, top, left;
+  gboolean across = f->n_layers > f->n_heads;
+  Layout L;
+
+  saccade_figure_style_init (&style);
+  layout_measure (cr, f, &style, &L);
+  margins (&L, across, &top, &left);
+  *W = 2 * L.pad + left + L.cb_w + thumb * (across ? f->n_layers * (1 + GAP) : heads_len (f));
+  *H = 2 * L.pad + L.title_h + top
+       + thumb * (across ? heads_len (f) : f->n_layers * (1 + GAP));
+  *H = MAX (*H, 2 * L.pad + L.title_h + 10 * L.fs); /* room for the colour bar */
+  *W = MAX (*W, saccade_figure_title_width (cr, &style, f->title));
+  *W = ceil (*W + 1);
+  *H = ceil (*H + 1);
+  cairo_destroy (cr);
+  cairo_surface_destroy (scratch);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Drawing                                                                               */
+
+static void
+draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *style,
+             const Layout *L)
+{
+  const SaccadeGridGeometry *g = &L->g;
+  g_autoptr (PangoLayout) text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
+  int gs = group_size (g);
+  double rect[4], w, h;
+  /* Thin the layer numbers when they would touch: every k-th. */
+  double need = g->layers_across ? L->layer_lab + 0.3 * L->fs : L->lh;
+  int k = MAX (1, (int) ceil (need / g->step));
+  char buf[32];
+
+  cairo_save (cr);
+  saccade_figure_set_fg (cr, style, 0.85);
+  for (int l = 0; l < f->n_layers; l += k)
+    {
+      g_snprintf (buf, sizeof buf, "%d", l);
+      saccade_figure_layout_set (text, buf, &w, &h);
+      saccade_grid_geometry_head_rect (g, l, 0, rect);
+      if (g->layers_across)
+        saccade_figure_layout_draw (cr, text, rect[0] + g->thumb / 2 - w / 2,
+                                    rect[1] - g->thumb * GAP / 2 - L->gap - h);
+      else
+        saccade_figure_layout_draw (cr, text, rect[0] - g->thumb * GAP / 2 - L->gap - w,
+                                    rect[1] + g->thumb / 2 - h / 2);
+    }
+  for (int hd = 0; hd < f->n_heads; hd++)
+    {
+      g_snprintf (buf, sizeof buf, "%d", hd);
+      saccade_figure_layout_set (text, buf, &w, &h);
+      saccade_grid_geometry_head_rect (g, 0, hd, rect);
+      if (g->layers_across)
+        saccade_figure_layout_draw (cr, text, rect[0] - g->thumb * GAP / 2 - L->gap - w,
+                                    rect[1] + g->thumb / 2 - h / 2);
+      else
+        saccade_figure_layout_draw (cr, text, rect[0] + g->thumb / 2 - w / 2,
+                                    rect[1] - g->thumb * GAP / 2 - L->gap - h);
+    }
+  /* KV group names, centred on their group, and the axis captions. */
+  saccade_figure_set_fg (cr, style, 0.6);
+  for (int kv = 0; kv * gs < f->n_heads; kv++)
+    {
+      double first[4], last[4];
+      g_snprintf (buf, sizeof buf, _("KV %d"), kv);
+      saccade_figure_layout_set (text, buf, &w, &h);
+      saccade_grid_geometry_head_rect (g, 0, kv * gs, first);
+      saccade_grid_geometry_head_rect (g, 0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
+      /* A bracket between the group's name and its head numbers. */
+      cairo_set_line_width (cr, MAX (0.5, 0.06 * L->fs));
+      if (g->layers_across)
+        {
+          double bx = first[0] - g->thumb * GAP / 2 - 1.5 * L->gap - L->head_lab;
+          saccade_figure_layout_draw (cr, text, bx - 0.5 * L->gap - w,
+                                      (first[1] + last[1] + g->thumb) / 2 - h / 2);
+          cairo_move_to (cr, bx, first[1]);
+          cairo_line_to (cr, bx, last[1] + g->thumb);
+        }
+      else
+        {
+          double by = first[1] - g->thumb * GAP / 2 - 1.5 * L->gap - L->lh;
+          saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,
+                                      by - 0.25 * L->gap - h);
+          cairo_move_to (cr, first[0], by);
+          cairo_line_to (cr, last[0] + g->thumb, by);
+        }
+      cairo_stroke (cr);
+    }
+  {
+    double first[4], last[4];
+    saccade_grid_geometry_head_rect (g, 0, 0, first);
+    saccade_grid_geometry_head_rect (g, f->n_layers - 1, 0, last);
+    saccade_figure_layout_set (text, _("Head"), &w, &h);
+    if (g->layers_across) /* above the head numbers, level with the layer numbers */
+      saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
+                                  first[1] - g->thumb * GAP / 2 - L->gap - h);
+    else /* left of the head numbers, level with them */
+      saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
+                                  first[1] - g->thumb * GAP / 2 - L->gap - h);
+    saccade_figure_layout_set (text, _("Layer"), &w, &h);
+    if (g->layers_across)
+      saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,
+                                  first[1] - g->thumb * GAP / 2 - 2 * L->gap - L->lh - h);
+    else
+      {
+        cairo_translate (cr, first[0] - g->thumb * GAP / 2 - 2 * L->gap - L->layer_lab - h,
+                         (first[1] + last[1] + g->thumb) / 2 + w / 2);
+        cairo_rotate (cr, -G_PI / 2);
+        saccade_figure_layout_draw (cr, text, 0, 0);
+      }
+  }
+  cairo_restore (cr);
+}
+
+void
+saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeGridThumbs *thumbs,
+                               const SaccadeFigureStyle *style, int sel_layer, int sel_head,
+                               double width, double height, SaccadeGridGeometry *geom)
+{
+  g_autoptr (SaccadeGridThumbs) own = NULL;
+  SaccadeFigureStyle tmp;
+  cairo_surface_t **images;
+  gboolean vector;
+  Layout L;
+
+  style = saccade_figure_style_resolve (style, &tmp);
+  if (geom != NULL)
+    *geom = (SaccadeGridGeometry) { 0 };
+  cairo_save (cr);
+  saccade_figure_paint_background (cr, style, width, height);
+  layout_measure (cr, f, style, &L);
+  if (thumbs == NULL)
+    thumbs = own = saccade_grid_thumbs_new (f);
+  if (thumbs->t <= 0 || f->n_layers != thumbs->n_layers || f->n_heads != thumbs->n_heads)
+    {
+      saccade_figure_draw_title (cr, style, f->title, width, L.pad);
+      cairo_restore (cr);
+      return;
+    }
+  layout_fit (f, width, height, &L);
+  saccade_figure_draw_title (cr, style, f->title, width, L.top);
+  vector = saccade_figure_target_is_vector (cr);
+  images = vector ? NULL
+                  : thumbs_images (thumbs, f->metric != NULL ? SACCADE_COLORMAP_GRAYS
+                                                             : f->colormap);
+
+  for (int l = 0; l < f->n_layers; l++)
+    for (int h = 0; h < f->n_heads; h++)
+      {
+        int i = l * f->n_heads + h, t = thumbs->t;
+        double rect[4], b = L.g.thumb * FRAME;
+        cairo_surface_t *img;
+        cairo_pattern_t *pat;
+        cairo_matrix_t m;
+        int k = 1;
+
+        saccade_grid_geometry_head_rect (&L.g, l, h, rect);
+        if (f->metric != NULL)
+          {
+            double rgb[3];
+            saccade_colormap_rgb (f->colormap, saccade_scale_apply (f->scale, f->metric[i],
+                                                                    L.mvmin, L.mvmax),
+                                  rgb);
+            cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
+            cairo_rectangle (cr, rect[0] - b, rect[1] - b, rect[2] + 2 * b, rect[3] + 2 * b);
+            cairo_fill (cr);
+          }
+        /* Masked cells show the background tint through the image's transparent pixels;
+         * on a metric frame the tint sits on the background colour, not the frame. */
+        if (style->bg[3] > 0 || f->metric != NULL)
+          {
+            cairo_set_source_rgba (cr, style->bg[0], style->bg[1], style->bg[2],
+                                   style->bg[3] > 0 ? style->bg[3] : 1.0);
+            cairo_rectangle (cr, rect[0], rect[1], rect[2], rect[3]);
+            cairo_fill (cr);
+          }
+        saccade_figure_set_fg (cr, style, 0.1);
+        cairo_rectangle (cr, rect[0], rect[1], rect[2], rect[3]);
+        cairo_fill (cr);
+
+        if (vector)
+          {
+            /* Enough pixels per cell that a viewer's smoothing stays at cell edges. */
+            k = CLAMP ((int) ceil (2 * L.g.thumb / t), 1, 16);
+            img = saccade_figure_cells_image (thumbs->values + (gsize) i * t * t, t, 0, t, 0, t,
+                                              FALSE, k,
+                                              f->metric != NULL ? SACCADE_COLORMAP_GRAYS
+                                                                : f->colormap,
+                                              SACCADE_SCALE_LINEAR, 0.0, 1.0);
+          }
+        else
+          img = cairo_surface_reference (images[i]);
+        pat = cairo_pattern_create_for_surface (img);
+        cairo_matrix_init_scale (&m, t * k / L.g.thumb, t * k / L.g.thumb);
+        cairo_matrix_translate (&m, -rect[0], -rect[1]);
+        cairo_pattern_set_matrix (pat, &m);
+        /* Enlarged cells stay sharp; reduced ones are averaged. */
+        cairo_pattern_set_filter (pat, L.g.thumb >= t ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_GOOD);
+        cairo_set_source (cr, pat);
+        cairo_rectangle (cr, rect[0], rect[1], rect[2], rect[3]);
+        cairo_fill (cr);
+        cairo_pattern_destroy (pat);
+        cairo_surface_destroy (img);
+
+        if (l == sel_layer && h == sel_head)
+          {
+            double o = b + MAX (1.0, L.g.thumb * 0.04);
+            saccade_figure_set_fg (cr, style, 1.0);
+            cairo_set_line_width (cr, MAX (1.5, L.g.thumb * 0.06));
+            cairo_rectangle (cr, rect[0] - o, rect[1] - o, rect[2] + 2 * o, rect[3] + 2 * o);
+            cairo_stroke (cr);
+          }
+      }
+  draw_labels (cr, f, style, &L);
+
+  if (f->metric != NULL)
+    {
+      double first[4], last[4], top, bottom;
+      saccade_grid_geometry_head_rect (&L.g, 0, 0, first);
+      saccade_grid_geometry_head_rect (&L.g, f->n_layers - 1, f->n_heads - 1, last);
+      top = first[1];
+      bottom = MAX (last[1] + L.g.thumb, top + 8 * L.fs);
+      saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, f->scale, L.mvmin,
+                                    L.mvmax, f->metric_name,
+                                    last[0] + L.g.thumb + L.g.thumb * FRAME + 2 * L.gap, top,
+                                    L.bar_w, MIN (bottom, height - L.pad) - top);
+    }
+  if (geom != NULL)
+    *geom = L.g;
+  cairo_restore (cr);
+}
+
+void
+saccade_figure_grid_draw (cairo_t *cr, const SaccadeGridFigure *f, double width, double height)
+{
+  saccade_figure_grid_draw_full (cr, f, NULL, NULL, -1, -1, width, height, NULL);
+}

@@ -1,0 +1,97 @@
+/* saccade-figure-private.h — what the figure renderers share (saccade-figure-common.c):
+ * text in the figures' fonts, the colour bar, the hatching of masked cells, colour images
+ * of matrices, and the natural sizes export uses. Internal to ui/.
+ */
+#pragma once
+
+#include <pango/pangocairo.h>
+
+#include "ui/figures/saccade-figure.h"
+
+/* The interface's gettext domain (DESIGN.md, "Names"), unless the build names it. */
+#ifndef GETTEXT_PACKAGE
+#define GETTEXT_PACKAGE "saccade"
+#endif
+#include <glib/gi18n-lib.h>
+
+G_BEGIN_DECLS
+
+/* @style, or the export style copied into @tmp when @style is NULL. */
+const SaccadeFigureStyle *saccade_figure_style_resolve (const SaccadeFigureStyle *style,
+                                                        SaccadeFigureStyle *tmp);
+
+/* The base font size in user units (style->font_size, or 10). */
+double saccade_figure_font_size (const SaccadeFigureStyle *style);
+
+/* Paints style->bg over (0, 0, w, h) unless it is transparent. */
+void saccade_figure_paint_background (cairo_t *cr, const SaccadeFigureStyle *style, double w,
+                                      double h);
+
+/* Sets @cr's source to style->fg with its alpha multiplied by @alpha. */
+void saccade_figure_set_fg (cairo_t *cr, const SaccadeFigureStyle *style, double alpha);
+
+/* A layout for @cr in the style's font family at @size user units (absolute: the same on
+ * every surface and device scale; metrics unhinted so PNG, SVG and PDF agree). Caller
+ * unrefs. */
+PangoLayout *saccade_figure_layout_new (cairo_t *cr, const SaccadeFigureStyle *style,
+                                        double size, gboolean bold);
+
+/* Sets @text (NULL = "") and returns its logical size in user units. */
+void saccade_figure_layout_set (PangoLayout *layout, const char *text, double *w, double *h);
+
+/* Draws @layout with its logical box's top-left at (x, y) in the current source. */
+void saccade_figure_layout_draw (cairo_t *cr, PangoLayout *layout, double x, double y);
+
+/* The widest of @n labels (NULL labels: the positions 0 .. n - 1), measured with @layout,
+ * and the line height. */
+double saccade_figure_labels_max_width (PangoLayout *layout, const char *const *labels, int n,
+                                        double *line_h);
+
+/* Label @i of @labels, or its position as text in @buf (NULL labels). */
+const char *saccade_figure_label (const char *const *labels, int i, char buf[16]);
+
+/* A vertical colour bar: the ramp of @map over [vmin, vmax] with @scale, ticks and their
+ * values on its right, @caption (may be NULL) rotated beside them.
+ * _width: the total width it needs for a bar of @bar_w at font @size. */
+double saccade_figure_colorbar_width (cairo_t *cr, const SaccadeFigureStyle *style, double size,
+                                      double bar_w, SaccadeScale scale, double vmin, double vmax,
+                                      const char *caption);
+void saccade_figure_colorbar_draw (cairo_t *cr, const SaccadeFigureStyle *style, double size,
+                                   SaccadeColormap map, SaccadeScale scale, double vmin,
+                                   double vmax, const char *caption, double x, double y,
+                                   double bar_w, double height);
+
+/* Fills the current path with the masked-cell look: a neutral tint of the foreground with
+ * diagonal hatching @spacing apart, so a masked cell never reads as a weight of 0. Clears
+ * the path. */
+void saccade_figure_fill_masked (cairo_t *cr, const SaccadeFigureStyle *style, double spacing);
+
+/* An ARGB32 image of @values' cells [r0, r1) x [c0, c1) (row stride @stride floats), one
+ * block of @k x @k pixels per cell, coloured through @map after @scale over [vmin, vmax].
+ * Causal cells above the diagonal are transparent (drawn by fill_masked underneath); NaN
+ * cells too. Caller destroys. */
+cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, int r0, int r1,
+                                             int c0, int c1, gboolean causal, int k,
+                                             SaccadeColormap map, SaccadeScale scale,
+                                             double vmin, double vmax);
+
+/* TRUE when @cr draws into a vector surface (PDF, SVG, recording), where images are
+ * resampled by the viewer: matrices are then embedded with each cell k pixels wide. */
+gboolean saccade_figure_target_is_vector (cairo_t *cr);
+
+/* The width of @title (may be NULL: 0) in the title font, with the figure's side padding:
+ * natural sizes are at least this wide so that titles are not cut. */
+double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
+                                   const char *title);
+
+/* Draws @title (may be NULL) in the title font, centred across @width with its top at @y,
+ * ellipsized to the width. */
+void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
+                                const char *title, double width, double y);
+
+/* Sizes that fit the figure's labels (user units: points), used by export. */
+void saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *w, double *h);
+void saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *w, double *h);
+void saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *w, double *h);
+
+G_END_DECLS

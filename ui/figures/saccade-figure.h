@@ -1,0 +1,208 @@
+/* saccade-figure.h — the Cairo renderers of Saccade's figures: one per figure, used by the
+ * widgets (saccade-*-view.c) and by export (PNG, SVG, PDF), so the screen and the file show
+ * the same picture.
+ *
+ *   heatmap  one head: queries as rows, keys as columns, token labels on both axes, a
+ *            colour bar; causal (masked) cells hatched, never coloured as a weight of 0
+ *   grid     every head of a run as thumbnails: layers one way, query heads the other
+ *            (turned to whichever gives bigger thumbnails), heads grouped by the KV head
+ *            they share, optionally framed in a metric's colour
+ *   lines    one layer as BertViz's "head view": the tokens twice, queries on the left and
+ *            keys on the right, a line per (query, key, head) whose opacity is the weight
+ *
+ * The figures take plain data (float matrices, display strings made by
+ * saccade_token_label()), borrowed for the call; nothing here knows about the engine.
+ * Renderers are pure functions of their arguments and draw only through the cairo_t they
+ * are given: they may run on any thread (one cairo_t per thread).
+ *
+ * The short draw functions use the export style (black text on a white background, which
+ * they paint); the _full variants take a style (the widgets use the theme's colours on a
+ * transparent background), a visible range, and return the geometry the widgets need to
+ * turn a pointer position into a cell, a head or a token.
+ */
+#pragma once
+
+#include <cairo.h>
+#include <gio/gio.h>
+
+#include "ui/figures/saccade-colormap.h"
+
+G_BEGIN_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Figures                                                                               */
+
+typedef struct {
+  const float *values;                /* (n_rows, n_cols) row-major */
+  int n_rows, n_cols;
+  const char *const *row_labels;      /* (n_rows) display strings, or NULL: positions */
+  const char *const *col_labels;      /* (n_cols) display strings, or NULL: positions */
+  const char *title;                  /* may be NULL */
+  SaccadeColormap colormap;
+  SaccadeScale scale;
+  gboolean causal;                    /* cells above the diagonal are masked: drawn hatched,
+                                       * not as 0, and left out of the automatic range */
+  double vmin, vmax;                  /* colour range; vmin == vmax: automatic */
+} SaccadeHeatmapFigure;
+
+typedef struct {
+  int n_layers, n_heads, n_kv_heads, n; /* heads of one run; n_heads % n_kv_heads == 0 */
+  const float *heads;                 /* (n_layers, n_heads, n, n) */
+  const double *metric;               /* (n_layers, n_heads) or NULL: frame each head in its
+                                       * metric's colour (then thumbnails are drawn in greys) */
+  const char *metric_name;            /* the colour bar's caption; may be NULL */
+  const char *title;                  /* may be NULL */
+  SaccadeColormap colormap;
+  SaccadeScale scale;                 /* of the metric's colour range */
+} SaccadeGridFigure;
+
+typedef struct {
+  int n_heads, n;
+  const float *heads;                 /* one layer: (n_heads, n, n) */
+  const char *const *labels;          /* (n) display strings, or NULL: positions */
+  int highlight_token;                /* -1 = none; else only this query token's lines are
+                                       * drawn strongly (see the _full variant for keys) */
+  const char *title;                  /* may be NULL */
+} SaccadeLinesFigure;
+
+/* Draw the figure into the rectangle (0, 0, @width, @height) of @cr's user space, in the
+ * export style. @cr's state is saved and restored. A figure without data (n == 0) draws
+ * its background and title only. */
+void saccade_figure_heatmap_draw (cairo_t *cr, const SaccadeHeatmapFigure *f, double width,
+                                  double height);
+void saccade_figure_grid_draw (cairo_t *cr, const SaccadeGridFigure *f, double width,
+                               double height);
+void saccade_figure_lines_draw (cairo_t *cr, const SaccadeLinesFigure *f, double width,
+                                double height);
+
+/* ------------------------------------------------------------------------------------ */
+/* Export                                                                                */
+
+typedef enum {
+  SACCADE_FIGURE_FORMAT_PNG,
+  SACCADE_FIGURE_FORMAT_SVG,
+  SACCADE_FIGURE_FORMAT_PDF,
+} SaccadeFigureFormat;
+
+/* The format named by @path's extension (.png, .svg, .pdf; case-insensitive). FALSE and
+ * G_IO_ERROR_INVALID_ARGUMENT otherwise. */
+gboolean saccade_figure_format_from_path (const char *path, SaccadeFigureFormat *out,
+                                          GError **error);
+
+/* Writes the figure to @path in the format its extension names, at a size that fits its
+ * labels (PNG at twice the resolution of the vector formats, for print), with title, token
+ * labels on both axes and a colour bar (the lines figure: a legend of head colours). The
+ * file is written beside @path and renamed over it: a failed export leaves no half file.
+ * Errors: G_IO_ERROR_INVALID_ARGUMENT (extension, empty figure), G_FILE_ERROR_* (writing),
+ * G_IO_ERROR_FAILED (Cairo's status text). */
+gboolean saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const char *path,
+                                        GError **error);
+gboolean saccade_figure_export_grid (const SaccadeGridFigure *f, const char *path,
+                                     GError **error);
+gboolean saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path,
+                                      GError **error);
+
+/* ------------------------------------------------------------------------------------ */
+/* For widgets: style, visible range, geometry                                           */
+
+typedef struct {
+  double fg[4];        /* text, ticks, outlines: RGBA */
+  double bg[4];        /* painted first; alpha 0 leaves the target as it is */
+  double font_size;    /* base size in points (user units); 0 = 10 */
+  const char *font_family; /* a Pango family list; NULL = SACCADE_FIGURE_FONT_FAMILY */
+} SaccadeFigureStyle;
+
+/* Families tried in order: Cantarell (GNOME's UI font) for Latin text, Noto Sans CJK SC for
+ * Chinese/Japanese/Korean, then whatever fontconfig finds. */
+#define SACCADE_FIGURE_FONT_FAMILY "Cantarell, Noto Sans, Noto Sans CJK SC, sans-serif"
+
+/* Black on white: the export style. */
+void saccade_figure_style_init (SaccadeFigureStyle *style);
+
+/* The cells a heatmap shows: rows row0 .. row0 + rows, columns col0 .. col0 + cols
+ * (fractional values show parts of cells). rows or cols <= 0 means all of them. */
+typedef struct {
+  double row0, col0, rows, cols;
+} SaccadeCellRange;
+
+/* Where the last draw put the matrix: (x, y, width, height) in user units, showing
+ * @range. cell_w/cell_h are one cell's size. */
+typedef struct {
+  double x, y, width, height, cell_w, cell_h;
+  SaccadeCellRange range;
+  int n_rows, n_cols;
+} SaccadeHeatmapGeometry;
+
+/* The heatmap with a style (NULL: export style) and a visible range (NULL: everything);
+ * fills @geom (may be NULL). Label margins are sized for all labels, so panning does not
+ * move the matrix. */
+void saccade_figure_heatmap_draw_full (cairo_t *cr, const SaccadeHeatmapFigure *f,
+                                       const SaccadeCellRange *range,
+                                       const SaccadeFigureStyle *style, double width,
+                                       double height, SaccadeHeatmapGeometry *geom);
+
+/* The cell under (@x, @y), or FALSE outside the matrix. */
+gboolean saccade_heatmap_geometry_cell_at (const SaccadeHeatmapGeometry *geom, double x,
+                                           double y, int *row, int *col);
+
+/* The automatic colour range of the data: [0, max] for a linear sequential map, [min
+ * positive (but at least max / 10^4), max] for a log scale, [-m, m] with m = max |v| for a
+ * diverging map; a non-automatic figure's own range. Masked cells are left out. */
+void saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, double *vmax);
+
+/* Every head's thumbnail at most 64 x 64 cells (block means of bigger heads, each head
+ * scaled to its own maximum), kept with colour images of them: built once per data set, so
+ * that redrawing the grid costs one small paint per head. Nothing of @f is borrowed after
+ * the call. */
+typedef struct _SaccadeGridThumbs SaccadeGridThumbs;
+SaccadeGridThumbs *saccade_grid_thumbs_new (const SaccadeGridFigure *f);
+void saccade_grid_thumbs_free (SaccadeGridThumbs *thumbs); /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeGridThumbs, saccade_grid_thumbs_free)
+
+typedef struct {
+  int n_layers, n_heads, n_kv_heads;
+  gboolean layers_across; /* layers are columns and heads rows (chosen when it gives bigger
+                           * thumbnails), else layers are rows */
+  double x, y;         /* top-left corner of layer 0, head 0's thumbnail */
+  double thumb;        /* a thumbnail's side */
+  double step;         /* from one head or layer to the next (thumbnail + gap) */
+  double group_gap;    /* extra space between KV groups */
+} SaccadeGridGeometry;
+
+/* The grid with a style (NULL: export style) and prebuilt thumbnails (NULL: built for the
+ * call from @f->heads; else @f->heads may be NULL). A head at (@sel_layer, @sel_head) is
+ * outlined as selected (-1: none). Fills @geom (may be NULL). */
+void saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f,
+                                    SaccadeGridThumbs *thumbs, const SaccadeFigureStyle *style,
+                                    int sel_layer, int sel_head, double width, double height,
+                                    SaccadeGridGeometry *geom);
+
+gboolean saccade_grid_geometry_head_at (const SaccadeGridGeometry *geom, double x, double y,
+                                        int *layer, int *head);
+/* The thumbnail's rectangle (x, y, width, height). */
+void saccade_grid_geometry_head_rect (const SaccadeGridGeometry *geom, int layer, int head,
+                                      double rect[4]);
+
+typedef struct {
+  int n;
+  double left_x, right_x;   /* the inner edges of the two label columns (lines run between) */
+  double label_w;           /* a label column's width */
+  double y0, row_h;         /* token i's row spans y0 + i * row_h .. + row_h */
+} SaccadeLinesGeometry;
+
+/* The lines figure with a style (NULL: export style). @highlight_is_key: the figure's
+ * highlight_token is a key (right column: the lines into it) rather than a query. Fills
+ * @geom (may be NULL). */
+void saccade_figure_lines_draw_full (cairo_t *cr, const SaccadeLinesFigure *f,
+                                     const SaccadeFigureStyle *style, gboolean highlight_is_key,
+                                     double width, double height, SaccadeLinesGeometry *geom);
+
+/* The token label under (@x, @y): FALSE between and outside the columns; *@is_key says
+ * which column. */
+gboolean saccade_lines_geometry_token_at (const SaccadeLinesGeometry *geom, double x, double y,
+                                          int *token, gboolean *is_key);
+
+/* The colour of head @head of @n_heads in the lines figure (and its legend): RGB 0..1. */
+void saccade_figure_head_color (int head, int n_heads, double rgb[3]);
+
+G_END_DECLS
