@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gen_colormaps.py — writes ui/saccade-colormap-tables.c from matplotlib's colour maps.
+"""gen_colormaps.py — writes ui/figures/saccade-colormap-tables.c from matplotlib's colour maps.
 
 viridis, magma and cividis are matplotlib's ListedColormaps: 256 sRGB samples each, the
 published data of van der Walt & Smith (viridis, magma) and Nuñez et al. 2018 (cividis),
@@ -9,7 +9,7 @@ positive ones red, sampled at 256 points.
 
 Usage (needs matplotlib; any recent version has the same data):
     python3 -m venv /tmp/mpl && /tmp/mpl/bin/pip install matplotlib
-    /tmp/mpl/bin/python tools/gen_colormaps.py > ui/saccade-colormap-tables.c
+    /tmp/mpl/bin/python tools/gen_colormaps.py > ui/figures/saccade-colormap-tables.c
 """
 import sys
 
@@ -42,7 +42,7 @@ def main():
         f" * from matplotlib {matplotlib.__version__}; do not edit by hand.\n"
         " * Each table: 256 sRGB colours, components in 0..1, for t = i / 255.\n"
         " */\n"
-        "#include \"saccade-colormap-private.h\"\n\n"
+        "#include \"ui/figures/saccade-colormap-private.h\"\n\n"
     )
     emit(out, "saccade_colormap_viridis_table", table("viridis"),
          "viridis (van der Walt & Smith 2015)")

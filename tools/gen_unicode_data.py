@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generate engine/sc-unicode-data.c: the code point category table used by the tokenizer.
+"""Generate engine/text/sc-unicode-data.c: the code point category table used by the tokenizer.
 
 What it is for
-    The byte-level BPE pre-tokenizers (engine/sc-unicode.c) classify every code point as
+    The byte-level BPE pre-tokenizers (engine/text/sc-unicode.c) classify every code point as
     letter, number, whitespace, ... exactly the way llama.cpp does (src/unicode-data.cpp,
     produced by llama.cpp's scripts/gen-unicode-data.py). This script writes the same facts
     as a sorted range table for a binary search, plus a direct table for U+0000..U+00FF.
@@ -24,7 +24,7 @@ Unicode version
     matches (override with --unicode-version if llama.cpp moves on).
 
 How to rerun
-    python3.13 tools/gen_unicode_data.py            # writes engine/sc-unicode-data.c
+    python3.13 tools/gen_unicode_data.py            # writes engine/text/sc-unicode-data.c
     python3.13 tools/gen_unicode_data.py --stdout   # print instead
 """
 
@@ -100,7 +100,7 @@ def emit(flags, ranges, out):
     w(" * one General Category bit (Cn = UNDEFINED) plus WHITESPACE for White_Space.\n")
     w(" * Read through sc_unicode_flags(); the tables are not an API.\n")
     w(" */\n")
-    w("#include \"sc-unicode.h\"\n\n")
+    w("#include \"text/sc-unicode.h\"\n\n")
     w("/* U+0000..U+00FF, looked up directly (most text is ASCII). */\n")
     w("const uint16_t sc_unicode_latin1_flags[256] = {\n")
     for row in range(0, 256, 8):
@@ -128,7 +128,7 @@ def main():
         emit(flags, ranges, sys.stdout)
         return
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(root, "engine", "sc-unicode-data.c")
+    path = os.path.join(root, "engine", "text", "sc-unicode-data.c")
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         emit(flags, ranges, f)
     print("wrote %s: %d ranges, Unicode %s" % (path, len(ranges), unicodedata.unidata_version))

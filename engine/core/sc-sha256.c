@@ -4,7 +4,7 @@
  * capture, plus tiny buffers in tests. The portable block function follows the standard
  * line by line (§6.2.2 steps 1-4); the SHA-NI one does the same 64 rounds two at a time
  * with the x86 SHA extensions (sha256rnds2 for the rounds, sha256msg1/msg2 for the message
- * schedule). Both are exercised by tests/test-sha256.c on every machine that has SHA-NI;
+ * schedule). Both are exercised by tests/engine/test-sha256.c on every machine that has SHA-NI;
  * elsewhere only the scalar path can run and only it is tested.
  */
 #include "core/sc-sha256.h"

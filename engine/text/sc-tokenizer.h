@@ -12,7 +12,7 @@
  *   4. BPE: repeatedly merge the adjacent pair with the lowest merge rank (ties: leftmost),
  *      then look each symbol up in the vocabulary.
  * Decoding a token inverts step 3. Reference: shared/notes/model-formats.md §5; the oracle
- * test (tests/test-tokenizer.c) compares ids with llama.cpp on the real SmolLM2 vocabulary.
+ * test (tests/engine/test-tokenizer.c) compares ids with llama.cpp on the real SmolLM2 vocabulary.
  *
  * What it is not: no SentencePiece/WordPiece/Unigram models (SC_ERR_UNSUPPORTED), no chat
  * templates, no normalisation. Invalid UTF-8 input is fine (llama.cpp's rule: each bad byte

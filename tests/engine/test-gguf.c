@@ -1,6 +1,6 @@
 /* test-gguf.c — the GGUF reader and model loader on good and hostile input.
  *
- * Every input here is built by tests/sc-test-gguf.c; each bad input must produce a clear
+ * Every input here is built by tests/engine/sc-test-gguf.c; each bad input must produce a clear
  * error naming what was wrong, never a crash (the suite also runs under ASan/UBSan in CI).
  */
 #include <glib.h>

@@ -15,8 +15,8 @@
  *
  * Build and run (from the repository root):
  *   clang -std=c17 -g -O1 -fsanitize=fuzzer,address,undefined -Iengine \
- *     engine/sc-error.c engine/sc-unicode.c engine/sc-unicode-data.c engine/sc-tokenizer.c \
- *     engine/sc-tokenizer-bpe.c tests/fuzz/fuzz-tokenizer.c -o fuzz-tokenizer
+ *     engine/core/sc-error.c engine/text/sc-unicode.c engine/text/sc-unicode-data.c engine/text/sc-tokenizer.c \
+ *     engine/text/sc-tokenizer-bpe.c tests/fuzz/fuzz-tokenizer.c -o fuzz-tokenizer
  *   mkdir -p fuzz-corpus/tokenizer && ./fuzz-tokenizer -max_total_time=120 fuzz-corpus/tokenizer
  * (sc-tokenizer-gguf.c is not needed: the GGUF reader has its own target.)
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate tests/reference/quant-fixture.json, the external oracle for tests/test-quant.c.
+"""Generate tests/reference/quant-fixture.json, the external oracle for tests/engine/test-quant.c.
 
 The oracle is the `gguf` Python package (llama.cpp's gguf-py), whose numpy dequantisers
 are an implementation of ggml's block formats independent of ours. For every type that
