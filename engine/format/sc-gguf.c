@@ -94,12 +94,24 @@ sc_gguf_type_name (ScGgufType type)
 char *
 sc_gguf_str_copy (ScGgufStr s, char *buf, size_t size)
 {
-  size_t n;
+  size_t n, i;
 
   if (size == 0)
     return buf;
-  n = s.len < size - 1 ? (size_t) s.len : size - 1;
-  memcpy (buf, s.ptr, n);
+  /* An embedded NUL would silently end the C string ("llama\0x" would read as "llama"):
+   * it is written as the two characters \0 instead, so the copy says what the file holds. */
+  for (n = 0, i = 0; i < s.len && n + 1 < size; i++)
+    {
+      if (s.ptr[i] != '\0')
+        buf[n++] = s.ptr[i];
+      else if (n + 2 < size)
+        {
+          buf[n++] = '\\';
+          buf[n++] = '0';
+        }
+      else
+        break;
+    }
   buf[n] = '\0';
   return buf;
 }
@@ -190,8 +202,8 @@ decode_scalar (ScGgufType t, const uint8_t *p, ScGgufKv *kv)
 static ScStatus
 read_array (ScGguf *g, Cursor *c, ScGgufArray *arr, const char *key, int depth, ScError *err)
 {
-  uint32_t et;
-  uint64_t count, i;
+  uint32_t et = 0;
+  uint64_t count = 0, i;
   ScStatus st;
 
   if ((st = read_u32 (c, &et, "array element type", err)) != SC_OK)
@@ -288,6 +300,10 @@ parse_kv (ScGguf *g, Cursor *c, ScError *err)
       if ((st = read_string (c, &kv->key, SC_GGUF_MAX_KEY_LEN, "metadata key", err)) != SC_OK)
         return (sc_error_prefix (err, "metadata entry %llu", (unsigned long long) i), st);
       printable (kv->key, key, sizeof key);
+      /* Keys and tensor names are identifiers looked up as C strings: one with a NUL byte
+       * inside could never be found by its full name, or would shadow a shorter one. */
+      if (memchr (kv->key.ptr, '\0', (size_t) kv->key.len) != NULL)
+        return sc_error_set (err, SC_ERR_FORMAT, "metadata key '%s' contains a NUL byte", key);
       if ((st = read_u32 (c, &t, "value type", err)) != SC_OK)
         return (sc_error_prefix (err, "key '%s'", key), st);
       if (t >= SC_GGUF_TYPE_COUNT)
@@ -352,6 +368,8 @@ parse_tensors (ScGguf *g, Cursor *c, ScError *err)
       if ((st = read_string (c, &t->name, SC_GGUF_MAX_NAME_LEN, "tensor name", err)) != SC_OK)
         return (sc_error_prefix (err, "tensor %llu", (unsigned long long) i), st);
       printable (t->name, name, sizeof name);
+      if (memchr (t->name.ptr, '\0', (size_t) t->name.len) != NULL)
+        return sc_error_set (err, SC_ERR_FORMAT, "tensor name '%s' contains a NUL byte", name);
       if ((st = read_u32 (c, &t->n_dims, "n_dims", err)) != SC_OK)
         return (sc_error_prefix (err, "tensor '%s'", name), st);
       if (t->n_dims == 0 || t->n_dims > SC_GGUF_MAX_DIMS)

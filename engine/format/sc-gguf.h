@@ -135,7 +135,8 @@ ScStatus sc_gguf_get_arr (const ScGguf *gguf, const char *key, ScGgufType elem_t
 /* Name of a metadata type ("uint32", "string", ...) for messages. */
 const char *sc_gguf_type_name (ScGgufType type);
 
-/* Copies a string into a NUL-terminated buffer, truncating; returns @buf. */
+/* Copies a string into a NUL-terminated buffer, truncating; an embedded NUL byte is written
+ * as the two characters \0 (so "llama\0x" never reads as "llama"). Returns @buf. */
 char *sc_gguf_str_copy (ScGgufStr s, char *buf, size_t size);
 bool sc_gguf_str_eq (ScGgufStr s, const char *cstr);
 

@@ -337,6 +337,55 @@ test_model_errors (void)
   g_assert_null (m);
 }
 
+/* A copy of @b with the first occurrence of @find (a C string) replaced by @repl, which has
+ * the same length and may contain NUL bytes; @repl_len says how long. */
+static GBytes *
+patched (GBytes *b, const char *find, const char *repl, gsize repl_len)
+{
+  gsize n, flen = strlen (find), i;
+  const guint8 *d = g_bytes_get_data (b, &n);
+  guint8 *copy = g_memdup2 (d, n);
+
+  g_assert_cmpuint (flen, ==, repl_len);
+  for (i = 0; i + flen <= n; i++)
+    if (memcmp (copy + i, find, flen) == 0)
+      {
+        memcpy (copy + i, repl, repl_len);
+        return g_bytes_new_take (copy, n);
+      }
+  g_error ("'%s' not found", find);
+}
+
+/* Strings with an embedded NUL byte: a key or tensor name is refused (it could never be
+ * looked up by its full name); an architecture "llama\0x" is named as such, never as the
+ * "llama" a C string would make of it. */
+static void
+test_embedded_nul (void)
+{
+  g_autoptr (GBytes) arch = sc_test_gguf_tiny_llama (7, "llamaQx", NULL);
+  g_autoptr (GBytes) arch_nul = patched (arch, "llamaQx", "llama\0x", 7);
+  g_autoptr (GBytes) tensor = sc_test_gguf_tiny_llama (7, "llama", NULL);
+  g_autoptr (GBytes) tensor_nul = patched (tensor, "token_embd", "token\0embd", 10);
+  g_autoptr (GBytes) key = NULL, key_nul = NULL;
+  ScTestGguf *w = sc_test_gguf_new (3);
+  ScModel *m = NULL;
+  ScGguf *g = NULL;
+  ScError err = { 0 };
+
+  assert_error_contains (open_model_bytes (arch_nul, &m, &err), SC_ERR_UNSUPPORTED, &err,
+                         "architecture 'llama\\0x' is not supported");
+  g_assert_null (m);
+  assert_error_contains (parse_bytes (tensor_nul, &g, &err), SC_ERR_FORMAT, &err,
+                         "tensor name 'token\\0embd.weight' contains a NUL byte");
+  sc_test_gguf_add_u32 (w, "general.Xkey", 1);
+  key = sc_test_gguf_build (w, NULL);
+  sc_test_gguf_free (w);
+  key_nul = patched (key, "general.Xkey", "general.\0key", 12);
+  assert_error_contains (parse_bytes (key_nul, &g, &err), SC_ERR_FORMAT, &err,
+                         "metadata key 'general.\\0key' contains a NUL byte");
+  g_assert_null (g);
+}
+
 /* A tensor of a known but unsupported quantisation is refused at load, by name. */
 static void
 test_model_unsupported_type (void)
@@ -382,5 +431,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gguf/bad-tensor-info", test_bad_tensor_info);
   g_test_add_func ("/model/errors", test_model_errors);
   g_test_add_func ("/model/unsupported-type", test_model_unsupported_type);
+  g_test_add_func ("/gguf/embedded-nul", test_embedded_nul);
   return g_test_run ();
 }
