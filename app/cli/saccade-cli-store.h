@@ -1,6 +1,7 @@
 /* saccade-cli-store.h — helpers the capture store's verbs share (saccade-cli-store.c:
  * capture, runs, rm; saccade-cli-show.c: show, export). Command line only: what the
- * window shares with these verbs lives in app/core/.
+ * window shares with these verbs lives in app/core/ (the JSON writer in saccade-json.h,
+ * the exporter in saccade-export.h, text formatting in saccade-format.h).
  */
 #pragma once
 
@@ -24,15 +25,5 @@ void saccade_store_cli_print_padded (const char *s, int width);
 
 /* "1.2 MB" (SI units). Caller frees. */
 char *saccade_store_cli_bytes (guint64 bytes);
-
-/* @ms (Unix milliseconds) as local "YYYY-MM-DD HH:MM:SS", or ISO 8601 UTC when @iso. */
-char *saccade_store_cli_time (gint64 ms, gboolean iso);
-
-/* JSON members, added to the open object of @b: "piece" (when the bytes are UTF-8 without
- * NULs) and "bytes_hex" (always); "tokens": [{pos, id, piece?, bytes_hex}]; a run's
- * description. */
-void saccade_store_cli_json_piece (JsonBuilder *b, const guint8 *bytes, gsize len);
-void saccade_store_cli_json_tokens (JsonBuilder *b, const ScStoreToken *t, size_t n);
-void saccade_store_cli_json_run (JsonBuilder *b, const ScStoreRunInfo *r);
 
 G_END_DECLS
