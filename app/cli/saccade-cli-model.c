@@ -277,16 +277,13 @@ generate_run (const SaccadeCliCommon *common, ScModel *model, int n_new, Generat
               TokenFn on_token, gpointer user, GError **error)
 {
   g_autofree float *logits = g_new (float, sc_model_info (model)->n_vocab);
-  ScBackend *backend;
-  ScSession *session = NULL;
+  SaccadeCliSession s;
   ScError err = { 0 };
   gboolean ok = TRUE;
 
   r->n_prompt = r->ids->len;
-  if ((backend = saccade_cli_backend (common, error)) == NULL)
+  if (!saccade_cli_session_open (&s, common, model, error))
     return FALSE;
-  if (sc_session_new (model, backend, &session, &err) != SC_OK)
-    ok = FALSE;
   for (int i = 0; ok && i < n_new; i++)
     {
       /* The first step runs the prompt; each later one only the newest token, against
@@ -296,8 +293,8 @@ generate_run (const SaccadeCliCommon *common, ScModel *model, int n_new, Generat
       int32_t next;
       size_t n;
 
-      if (sc_forward (session, (const int32_t *) r->ids->data, (int) r->ids->len, &opt, logits,
-                      &err) != SC_OK)
+      if (sc_forward (s.session, (const int32_t *) r->ids->data, (int) r->ids->len, &opt,
+                      logits, &err) != SC_OK)
         {
           ok = FALSE;
           break;
@@ -314,8 +311,7 @@ generate_run (const SaccadeCliCommon *common, ScModel *model, int n_new, Generat
     }
   if (!ok)
     saccade_set_error_from_sc (error, &err);
-  sc_session_free (session);
-  sc_backend_free (backend);
+  saccade_cli_session_close (&s);
   return ok;
 }
 

@@ -186,12 +186,11 @@ saccade_cmd_show (int argc, char **argv)
   char *db_opt = NULL;
   int layer = -1, head = -1, k = 3;
   GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Show this layer's head (with --head)", "L" },
     { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Show this head (with --layer)", "H" },
     { "top", 'k', 0, G_OPTION_ARG_INT, &k, "Keys per query token (default 3)", "K" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    SACCADE_STORE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -518,8 +517,7 @@ saccade_cmd_export (int argc, char **argv)
   char *colormap_opt = NULL, *scale_opt = NULL, *metric_opt = NULL;
   int layer = -1, head = -1;
   GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Layer", "L" },
     { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Head", "H" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,

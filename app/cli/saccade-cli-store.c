@@ -223,7 +223,7 @@ capture_result_clear (CaptureResult *r)
 /* What every text of one `saccade capture` shares. */
 typedef struct {
   ScModel *model;
-  ScSession *session;
+  SaccadeCliSession s;
   ScStore *store;           /* NULL with --no-store */
   const ScStoreModel *ident;
   const char *backend_name;
@@ -288,7 +288,7 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
     }
 
   t0 = g_get_monotonic_time ();
-  if (sc_forward (c->session, (const int32_t *) ids->data, (int) ids->len, &fo, c->logits, &err)
+  if (sc_forward (c->s.session, (const int32_t *) ids->data, (int) ids->len, &fo, c->logits, &err)
       != SC_OK)
     {
       /* A store that failed stops the forward pass; its own error says why. */
@@ -396,7 +396,7 @@ capture_add_json (JsonBuilder *b, const CaptureResult *r, const CaptureCtx *c)
  * caller's capture_ctx_clear() frees what was made. */
 static gboolean
 capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_opt,
-                  gboolean store, ScStoreModel *ident, ScBackend **backend, GError **error)
+                  gboolean store, ScStoreModel *ident, GError **error)
 {
   g_autofree char *path = NULL, *model_path = NULL;
   ScError err = { 0 };
@@ -414,11 +414,9 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
       if ((c->store = saccade_store_open (path, TRUE, &err)) == NULL)
         goto sc_fail;
     }
-  if ((*backend = saccade_cli_backend (common, error)) == NULL)
+  if (!saccade_cli_session_open (&c->s, common, c->model, error))
     return FALSE;
-  c->backend_name = (*backend)->ops->name;
-  if (sc_session_new (c->model, *backend, &c->session, &err) != SC_OK)
-    goto sc_fail;
+  c->backend_name = c->s.backend->ops->name;
   c->logits = g_new (float, sc_model_info (c->model)->n_vocab);
   return TRUE;
 
@@ -428,11 +426,10 @@ sc_fail:
 }
 
 static void
-capture_ctx_clear (CaptureCtx *c, ScBackend *backend)
+capture_ctx_clear (CaptureCtx *c)
 {
   g_free (c->logits);
-  sc_session_free (c->session);
-  sc_backend_free (backend);
+  saccade_cli_session_close (&c->s);
   sc_store_close (c->store);
   sc_model_free (c->model);
 }
@@ -499,8 +496,7 @@ saccade_cmd_capture (int argc, char **argv)
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file,
       "One run per non-empty line of FILE (- = stdin)", "FILE" },
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "summary", 's', 0, G_OPTION_ARG_NONE, &summary,
       "Also print a per-head summary (entropy, sink, previous token, top key)", NULL },
     { "no-store", 0, 0, G_OPTION_ARG_NONE, &no_store,
@@ -515,7 +511,6 @@ saccade_cmd_capture (int argc, char **argv)
   g_autoptr (GPtrArray) texts = NULL;
   g_autoptr (JsonBuilder) json = NULL;
   ScStoreModel ident = { 0 };
-  ScBackend *backend = NULL;
   CaptureCtx c = { 0 };
   int rc;
 
@@ -532,7 +527,7 @@ saccade_cmd_capture (int argc, char **argv)
     return saccade_cli_fail (g_steal_pointer (&error));
   c.parse_special = !no_special;
   c.summary = summary || no_store;
-  if (!capture_ctx_init (&c, &common, db_opt, !no_store, &ident, &backend, &error))
+  if (!capture_ctx_init (&c, &common, db_opt, !no_store, &ident, &error))
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else
     {
@@ -540,7 +535,7 @@ saccade_cmd_capture (int argc, char **argv)
         json = json_builder_new ();
       rc = capture_all (&c, texts, file, json);
     }
-  capture_ctx_clear (&c, backend);
+  capture_ctx_clear (&c);
   return rc;
 }
 
@@ -640,9 +635,8 @@ saccade_cmd_runs (int argc, char **argv)
   gboolean json = FALSE;
   char *db_opt = NULL;
   GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
+    SACCADE_STORE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- list the stored runs");
@@ -727,9 +721,8 @@ saccade_cmd_rm (int argc, char **argv)
   gboolean json = FALSE;
   char *db_opt = NULL;
   GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
+    SACCADE_STORE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

@@ -41,6 +41,31 @@ saccade_cli_backend (const SaccadeCliCommon *common, GError **error)
   return saccade_backend_new (common->threads, common->reference, error);
 }
 
+gboolean
+saccade_cli_session_open (SaccadeCliSession *s, const SaccadeCliCommon *common, ScModel *model,
+                          GError **error)
+{
+  ScError err = { 0 };
+
+  s->session = NULL;
+  if ((s->backend = saccade_cli_backend (common, error)) == NULL)
+    return FALSE;
+  if (sc_session_new (model, s->backend, &s->session, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      saccade_cli_session_close (s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+saccade_cli_session_close (SaccadeCliSession *s)
+{
+  g_clear_pointer (&s->session, sc_session_free);
+  g_clear_pointer (&s->backend, sc_backend_free);
+}
+
 char *
 saccade_cli_read_file (const char *file, gsize *len, GError **error)
 {

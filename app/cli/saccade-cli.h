@@ -40,6 +40,18 @@ ScModel *saccade_cli_load_model (const SaccadeCliCommon *common, GError **error)
 /* Makes the backend @common asks for. */
 ScBackend *saccade_cli_backend (const SaccadeCliCommon *common, GError **error);
 
+/* A backend as @common asks and a session of @model over it. */
+typedef struct {
+  ScBackend *backend;
+  ScSession *session;
+} SaccadeCliSession;
+
+/* Opens @s; on failure @s holds nothing and @error says why. */
+gboolean saccade_cli_session_open (SaccadeCliSession *s, const SaccadeCliCommon *common,
+                                   ScModel *model, GError **error);
+/* Frees what @s holds; a cleared or failed @s is a no-op. */
+void saccade_cli_session_close (SaccadeCliSession *s);
+
 /* The contents of @file, or of stdin when @file is "-"; @len receives the length. Caller
  * frees; NULL with @error set when the file cannot be read. */
 char *saccade_cli_read_file (const char *file, gsize *len, GError **error);
