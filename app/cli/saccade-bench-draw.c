@@ -240,7 +240,7 @@ saccade_cmd_bench_draw (int argc, char **argv)
       json_builder_set_member_name (b, "grid_render_over_paint");
       json_builder_add_double_value (b, grid_render / paint);
       json_builder_end_object (b);
-      saccade_cli_print_json (b);
+      saccade_json_print (b);
     }
   else
     {

@@ -427,42 +427,38 @@ saccade_cmd_bench_store (int argc, char **argv)
       {
         g_autoptr (JsonBuilder) b = json_builder_new ();
         json_builder_begin_object (b);
-#define JD(k, v) (json_builder_set_member_name (b, k), json_builder_add_double_value (b, v))
-#define JI(k, v) (json_builder_set_member_name (b, k), json_builder_add_int_value (b, v))
         json_builder_set_member_name (b, "backend");
         json_builder_add_string_value (b, backend->description);
         json_builder_set_member_name (b, "folder");
         json_builder_add_string_value (b, base);
-        JI ("threads", common.threads);
-        JI ("reps", reps);
-        JI ("n", n);
-        JI ("heads", (gint64) in->n_layers * in->n_heads);
-        JD ("capture_memory_s", mem);
-        JD ("capture_sqlite_s", sql);
-        JD ("capture_sqlite_with_checkpoint_s", sql_ck);
-        JD ("persisted_over_memory", sql / mem);
-        JD ("persisted_with_checkpoint_over_memory", sql_ck / mem);
-        JI ("ingest_bytes_per_run", (gint64) ingest_bytes);
-        JD ("ingest_mb_per_s", ing);
-        JD ("ingest_with_checkpoint_mb_per_s", ing_ck);
-        JD ("dd_fdatasync_mb_per_s", dd);
-        JD ("ingest_over_dd", ing / dd);
-        JD ("ingest_with_checkpoint_over_dd", ing_ck / dd);
+        saccade_json_int (b, "threads", common.threads);
+        saccade_json_int (b, "reps", reps);
+        saccade_json_int (b, "n", n);
+        saccade_json_int (b, "heads", (gint64) in->n_layers * in->n_heads);
+        saccade_json_double (b, "capture_memory_s", mem);
+        saccade_json_double (b, "capture_sqlite_s", sql);
+        saccade_json_double (b, "capture_sqlite_with_checkpoint_s", sql_ck);
+        saccade_json_double (b, "persisted_over_memory", sql / mem);
+        saccade_json_double (b, "persisted_with_checkpoint_over_memory", sql_ck / mem);
+        saccade_json_int (b, "ingest_bytes_per_run", (gint64) ingest_bytes);
+        saccade_json_double (b, "ingest_mb_per_s", ing);
+        saccade_json_double (b, "ingest_with_checkpoint_mb_per_s", ing_ck);
+        saccade_json_double (b, "dd_fdatasync_mb_per_s", dd);
+        saccade_json_double (b, "ingest_over_dd", ing / dd);
+        saccade_json_double (b, "ingest_with_checkpoint_over_dd", ing_ck / dd);
         json_builder_set_member_name (b, "bytes_per_run");
         json_builder_begin_array (b);
         for (i = 0; i < (int) G_N_ELEMENTS (sizes); i++)
           {
             json_builder_begin_object (b);
-            JI ("n", sizes[i].n);
-            JI ("database_bytes", sizes[i].db_bytes);
-            JI ("attention_bytes", (gint64) sizes[i].attention_bytes);
+            saccade_json_int (b, "n", sizes[i].n);
+            saccade_json_int (b, "database_bytes", sizes[i].db_bytes);
+            saccade_json_int (b, "attention_bytes", (gint64) sizes[i].attention_bytes);
             json_builder_end_object (b);
           }
         json_builder_end_array (b);
-#undef JD
-#undef JI
         json_builder_end_object (b);
-        saccade_cli_print_json (b);
+        saccade_json_print (b);
       }
     else
       {

@@ -279,11 +279,9 @@ saccade_cmd_bench (int argc, char **argv)
     {
       g_autoptr (JsonBuilder) b = json_builder_new ();
       json_builder_begin_object (b);
-#define JD(k, v) (json_builder_set_member_name (b, k), json_builder_add_double_value (b, v))
-#define JI(k, v) (json_builder_set_member_name (b, k), json_builder_add_int_value (b, v))
-      JI ("threads", common.threads);
-      JI ("reps", reps);
-      JD ("sgemm_peak_gflops", peak);
+      saccade_json_int (b, "threads", common.threads);
+      saccade_json_int (b, "reps", reps);
+      saccade_json_double (b, "sgemm_peak_gflops", peak);
       json_builder_set_member_name (b, "backend");
       json_builder_add_string_value (b, inner->description);
       json_builder_set_member_name (b, "sizes");
@@ -291,26 +289,24 @@ saccade_cmd_bench (int argc, char **argv)
       for (r = 0; r < n_rows; r++)
         {
           json_builder_begin_object (b);
-          JI ("n", rows[r].n);
-          JD ("tok_per_s_capture_off", rows[r].off_tok_s);
-          JD ("tok_per_s_capture_memory", rows[r].mem_tok_s);
-          JD ("capture_overhead", rows[r].capture_overhead);
-          JD ("projection_gflops", rows[r].proj_gflops);
-          JD ("projection_time_share", rows[r].matmul_share);
-          JD ("attention_time_share", rows[r].attention_share);
-          JI ("peak_rss_kb", rows[r].peak_rss_kb);
+          saccade_json_int (b, "n", rows[r].n);
+          saccade_json_double (b, "tok_per_s_capture_off", rows[r].off_tok_s);
+          saccade_json_double (b, "tok_per_s_capture_memory", rows[r].mem_tok_s);
+          saccade_json_double (b, "capture_overhead", rows[r].capture_overhead);
+          saccade_json_double (b, "projection_gflops", rows[r].proj_gflops);
+          saccade_json_double (b, "projection_time_share", rows[r].matmul_share);
+          saccade_json_double (b, "attention_time_share", rows[r].attention_share);
+          saccade_json_int (b, "peak_rss_kb", rows[r].peak_rss_kb);
           if (rows[r].peer_tok_s > 0)
             {
-              JD ("llamacpp_tok_per_s", rows[r].peer_tok_s);
-              JD ("ratio_vs_llamacpp", rows[r].off_tok_s / rows[r].peer_tok_s);
+              saccade_json_double (b, "llamacpp_tok_per_s", rows[r].peer_tok_s);
+              saccade_json_double (b, "ratio_vs_llamacpp", rows[r].off_tok_s / rows[r].peer_tok_s);
             }
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
-#undef JD
-#undef JI
       json_builder_end_object (b);
-      saccade_cli_print_json (b);
+      saccade_json_print (b);
     }
   else
     {

@@ -1,9 +1,10 @@
 /* saccade-cli-model.c — the model verbs: info, tokenize, generate, demo (capture and the
  * store's verbs are in saccade-cli-store.c).
  *
- * Each verb parses its options, loads the model, calls the engine and prints either
- * human-readable text or JSON. Summaries of attention use the definitions of
- * docs/metrics.md (entropy in nats, sink mass = weight on position 0).
+ * Each verb parses its options, loads the model, computes a result struct (InfoResult,
+ * TokenizeResult, GenerateResult, DemoResult) and prints it as human-readable text or, with
+ * --json, through the one JSON writer (app/core/saccade-json.h). Summaries of attention use
+ * the definitions of docs/metrics.md (entropy in nats, sink mass = weight on position 0).
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
@@ -21,24 +22,10 @@
 static char *
 text_from_args (int argc, char **argv, const char *file, gsize *len, GError **error)
 {
-  char *text = NULL;
+  char *text;
 
   if (file != NULL)
-    {
-      if (strcmp (file, "-") == 0)
-        {
-          GString *s = g_string_new (NULL);
-          char buf[4096];
-          size_t n;
-          while ((n = fread (buf, 1, sizeof buf, stdin)) > 0)
-            g_string_append_len (s, buf, (gssize) n);
-          *len = s->len;
-          return g_string_free (s, FALSE);
-        }
-      if (!g_file_get_contents (file, &text, len, error))
-        return NULL;
-      return text;
-    }
+    return saccade_cli_read_file (file, len, error);
   if (argc < 2)
     {
       g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
@@ -50,36 +37,98 @@ text_from_args (int argc, char **argv, const char *file, gsize *len, GError **er
   return text;
 }
 
+/* Token @id's bytes (at most 256: longer pieces are cut) into @buf; returns the length. */
+static gsize
+token_bytes (ScModel *model, int32_t id, char buf[256])
+{
+  size_t n = sc_token_to_bytes (sc_model_tokenizer (model), id, TRUE, buf, 256);
+  return MIN (n, 256);
+}
+
 static char *
 piece (ScModel *model, int32_t id)
 {
   char buf[256];
-  size_t n = sc_token_to_bytes (sc_model_tokenizer (model), id, TRUE, buf, sizeof buf);
-  return saccade_token_display (buf, MIN (n, sizeof buf));
-}
-
-static void
-json_add_piece_bytes (JsonBuilder *b, ScModel *model, int32_t id)
-{
-  char buf[256];
-  size_t n = sc_token_to_bytes (sc_model_tokenizer (model), id, TRUE, buf, sizeof buf);
-  g_autofree char *hex = g_malloc (2 * MIN (n, sizeof buf) + 1);
-  size_t i;
-
-  for (i = 0; i < MIN (n, sizeof buf); i++)
-    sprintf (hex + 2 * i, "%02x", (unsigned char) buf[i]);
-  hex[2 * i] = '\0';
-  json_builder_set_member_name (b, "bytes_hex");
-  json_builder_add_string_value (b, hex);
-  if (g_utf8_validate (buf, (gssize) MIN (n, sizeof buf), NULL))
-    {
-      g_autofree char *s = g_strndup (buf, MIN (n, sizeof buf));
-      json_builder_set_member_name (b, "piece");
-      json_builder_add_string_value (b, s);
-    }
+  gsize n = token_bytes (model, id, buf);
+  return saccade_token_display (buf, n);
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* info                                                                                  */
+
+typedef struct {
+  const char *path;
+  const ScModelInfo *in;     /* borrowed from the model */
+  guint64 n_params;
+  const char *weight_type;
+  guint64 kv_bytes;          /* per token, fp16 keys and values */
+  guint64 file_bytes;
+} InfoResult;
+
+static void
+info_compute (ScModel *model, const char *path, InfoResult *r)
+{
+  const ScTypeTraits *tr;
+
+  r->path = path;
+  r->in = sc_model_info (model);
+  tr = sc_type_traits (r->in->main_type);
+  r->n_params = sc_model_n_params (model);
+  r->weight_type = tr != NULL ? tr->name : "unknown";
+  r->kv_bytes = sc_model_kv_bytes_per_token (model, 2);
+  r->file_bytes = sc_gguf_file_size (sc_model_gguf (model));
+}
+
+static void
+info_print_json (const InfoResult *r)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  const ScModelInfo *in = r->in;
+
+  json_builder_begin_object (b);
+  saccade_json_string (b, "path", r->path);
+  saccade_json_string (b, "name", in->name);
+  saccade_json_string (b, "architecture", in->arch_name);
+  saccade_json_int (b, "parameters", (gint64) r->n_params);
+  saccade_json_int (b, "layers", in->n_layers);
+  saccade_json_int (b, "embedding_length", in->n_embd);
+  saccade_json_int (b, "heads", in->n_heads);
+  saccade_json_int (b, "kv_heads", in->n_kv_heads);
+  saccade_json_int (b, "head_dim", in->head_dim);
+  saccade_json_int (b, "feed_forward_length", in->n_ff);
+  saccade_json_int (b, "vocab_size", in->n_vocab);
+  saccade_json_int (b, "context_length", in->n_ctx_train);
+  saccade_json_double (b, "rope_freq_base", in->rope_base);
+  saccade_json_double (b, "rms_norm_eps", in->norm_eps);
+  saccade_json_bool (b, "tied_output", in->tied_output);
+  saccade_json_string (b, "weight_type", r->weight_type);
+  saccade_json_int (b, "kv_cache_bytes_per_token_f16", (gint64) r->kv_bytes);
+  saccade_json_int (b, "file_bytes", (gint64) r->file_bytes);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static void
+info_print_text (const InfoResult *r)
+{
+  const ScModelInfo *in = r->in;
+
+  printf ("Model        %s\n", in->name);
+  printf ("File         %s (%.1f MB)\n", r->path, r->file_bytes / 1e6);
+  printf ("Architecture %s, %u layers, embedding %u, feed-forward %u\n", in->arch_name,
+          in->n_layers, in->n_embd, in->n_ff);
+  printf ("Attention    %u query heads over %u KV heads (groups of %u), head dim %u, "
+          "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_heads / in->n_kv_heads,
+          in->head_dim, (double) in->rope_base);
+  printf ("Vocabulary   %u tokens; context %u; output %s\n", in->n_vocab, in->n_ctx_train,
+          in->tied_output ? "tied to the embeddings" : "separate");
+  printf ("Parameters   %" G_GUINT64_FORMAT " (%.1f M); weights %s\n", r->n_params,
+          r->n_params / 1e6, r->weight_type);
+  printf ("KV cache     %" G_GUINT64_FORMAT " bytes per token in fp16 "
+          "(2 x %u layers x %u KV heads x %u dims x 2 bytes); %.1f MB at %u tokens\n",
+          r->kv_bytes, in->n_layers, in->n_kv_heads, in->head_dim,
+          r->kv_bytes * (double) in->n_ctx_train / 1e6, in->n_ctx_train);
+}
 
 int
 saccade_cmd_info (int argc, char **argv)
@@ -87,74 +136,71 @@ saccade_cmd_info (int argc, char **argv)
   SaccadeCliCommon common = { 0 };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- describe a model");
   g_autoptr (GError) error = NULL;
-  const ScModelInfo *in;
-  const ScTypeTraits *tr;
+  InfoResult r = { 0 };
   ScModel *model;
-  uint64_t kv;
 
   saccade_cli_common_add (ctx, &common);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
-  in = sc_model_info (model);
-  tr = sc_type_traits (in->main_type);
-  kv = sc_model_kv_bytes_per_token (model, 2);
-
+  info_compute (model, saccade_cli_model_path (&common), &r);
   if (common.json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-#define S(k, v) (json_builder_set_member_name (b, k), json_builder_add_string_value (b, v))
-#define JI(k, v) (json_builder_set_member_name (b, k), json_builder_add_int_value (b, (gint64) (v)))
-#define JD(k, v) (json_builder_set_member_name (b, k), json_builder_add_double_value (b, v))
-      S ("path", saccade_cli_model_path (&common));
-      S ("name", in->name);
-      S ("architecture", in->arch_name);
-      JI ("parameters", sc_model_n_params (model));
-      JI ("layers", in->n_layers);
-      JI ("embedding_length", in->n_embd);
-      JI ("heads", in->n_heads);
-      JI ("kv_heads", in->n_kv_heads);
-      JI ("head_dim", in->head_dim);
-      JI ("feed_forward_length", in->n_ff);
-      JI ("vocab_size", in->n_vocab);
-      JI ("context_length", in->n_ctx_train);
-      JD ("rope_freq_base", in->rope_base);
-      JD ("rms_norm_eps", in->norm_eps);
-      json_builder_set_member_name (b, "tied_output");
-      json_builder_add_boolean_value (b, in->tied_output);
-      S ("weight_type", tr != NULL ? tr->name : "unknown");
-      JI ("kv_cache_bytes_per_token_f16", kv);
-      JI ("file_bytes", sc_gguf_file_size (sc_model_gguf (model)));
-#undef S
-#undef JI
-#undef JD
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
+    info_print_json (&r);
   else
-    {
-      printf ("Model        %s\n", in->name);
-      printf ("File         %s (%.1f MB)\n", saccade_cli_model_path (&common),
-              sc_gguf_file_size (sc_model_gguf (model)) / 1e6);
-      printf ("Architecture %s, %u layers, embedding %u, feed-forward %u\n", in->arch_name,
-              in->n_layers, in->n_embd, in->n_ff);
-      printf ("Attention    %u query heads over %u KV heads (groups of %u), head dim %u, "
-              "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_heads / in->n_kv_heads,
-              in->head_dim, (double) in->rope_base);
-      printf ("Vocabulary   %u tokens; context %u; output %s\n", in->n_vocab, in->n_ctx_train,
-              in->tied_output ? "tied to the embeddings" : "separate");
-      printf ("Parameters   %" G_GUINT64_FORMAT " (%.1f M); weights %s\n",
-              sc_model_n_params (model), sc_model_n_params (model) / 1e6,
-              tr != NULL ? tr->name : "unknown");
-      printf ("KV cache     %" G_GUINT64_FORMAT " bytes per token in fp16 "
-              "(2 x %u layers x %u KV heads x %u dims x 2 bytes); %.1f MB at %u tokens\n", kv,
-              in->n_layers, in->n_kv_heads, in->head_dim, kv * (double) in->n_ctx_train / 1e6,
-              in->n_ctx_train);
-    }
+    info_print_text (&r);
   sc_model_free (model);
   return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* tokenize                                                                              */
+
+typedef struct {
+  GArray *ids;               /* int32_t */
+} TokenizeResult;
+
+static void
+tokenize_print_json (ScModel *model, const TokenizeResult *r)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_int (b, "n_tokens", r->ids->len);
+  saccade_json_begin_array (b, "tokens");
+  for (guint i = 0; i < r->ids->len; i++)
+    {
+      int32_t id = g_array_index (r->ids, int32_t, i);
+      char buf[256];
+      gsize n = token_bytes (model, id, buf);
+      json_builder_begin_object (b);
+      saccade_json_int (b, "id", id);
+      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static void
+tokenize_print_text (ScModel *model, const TokenizeResult *r, gboolean ids_only)
+{
+  guint i;
+
+  if (ids_only)
+    {
+      for (i = 0; i < r->ids->len; i++)
+        printf ("%s%d", i ? " " : "", g_array_index (r->ids, int32_t, i));
+      printf ("\n");
+      return;
+    }
+  for (i = 0; i < r->ids->len; i++)
+    {
+      g_autofree char *p = piece (model, g_array_index (r->ids, int32_t, i));
+      printf ("%5u %7d  '%s'\n", i, g_array_index (r->ids, int32_t, i), p);
+    }
+  printf ("%u tokens\n", r->ids->len);
 }
 
 int
@@ -173,10 +219,9 @@ saccade_cmd_tokenize (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("TEXT... - split text into tokens");
   g_autoptr (GError) error = NULL;
   g_autofree char *text = NULL;
-  g_autoptr (GArray) ids = NULL;
+  TokenizeResult r = { 0 };
   ScModel *model;
   gsize len = 0;
-  guint i;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
@@ -186,50 +231,22 @@ saccade_cmd_tokenize (int argc, char **argv)
     return saccade_cli_fail (g_steal_pointer (&error));
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
-  if ((ids = saccade_tokenize (model, text, (gssize) len, !no_special, &error)) == NULL)
+  if ((r.ids = saccade_tokenize (model, text, (gssize) len, !no_special, &error)) == NULL)
     {
       sc_model_free (model);
       return saccade_cli_fail (g_steal_pointer (&error));
     }
   if (common.json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "n_tokens");
-      json_builder_add_int_value (b, ids->len);
-      json_builder_set_member_name (b, "tokens");
-      json_builder_begin_array (b);
-      for (i = 0; i < ids->len; i++)
-        {
-          int32_t id = g_array_index (ids, int32_t, i);
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "id");
-          json_builder_add_int_value (b, id);
-          json_add_piece_bytes (b, model, id);
-          json_builder_end_object (b);
-        }
-      json_builder_end_array (b);
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
-  else if (ids_only)
-    {
-      for (i = 0; i < ids->len; i++)
-        printf ("%s%d", i ? " " : "", g_array_index (ids, int32_t, i));
-      printf ("\n");
-    }
+    tokenize_print_json (model, &r);
   else
-    {
-      for (i = 0; i < ids->len; i++)
-        {
-          g_autofree char *p = piece (model, g_array_index (ids, int32_t, i));
-          printf ("%5u %7d  '%s'\n", i, g_array_index (ids, int32_t, i), p);
-        }
-      printf ("%u tokens\n", ids->len);
-    }
+    tokenize_print_text (model, &r, ids_only);
+  g_array_unref (r.ids);
   sc_model_free (model);
   return 0;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* generate                                                                              */
 
 /* Index of the largest logit. */
 static int32_t
@@ -242,6 +259,85 @@ argmax (const float *x, int n)
     if (x[i] > x[best])
       best = i;
   return best;
+}
+
+typedef struct {
+  guint n_prompt;
+  GArray *ids;               /* int32_t: the prompt's, then the generated ones */
+  GString *text;             /* the generated tokens' bytes */
+} GenerateResult;
+
+/* Called with each new token's bytes as it is generated. */
+typedef void (*TokenFn) (const char *bytes, gsize len, gpointer user);
+
+/* Greedy decoding of up to @n_new tokens after the prompt in @r->ids (which sets
+ * @r->n_prompt), stopping at an end-of-generation token; appends to @r. */
+static gboolean
+generate_run (const SaccadeCliCommon *common, ScModel *model, int n_new, GenerateResult *r,
+              TokenFn on_token, gpointer user, GError **error)
+{
+  g_autofree float *logits = g_new (float, sc_model_info (model)->n_vocab);
+  SaccadeCliSession s;
+  ScError err = { 0 };
+  gboolean ok = TRUE;
+
+  r->n_prompt = r->ids->len;
+  if (!saccade_cli_session_open (&s, common, model, error))
+    return FALSE;
+  for (int i = 0; ok && i < n_new; i++)
+    {
+      /* The first step runs the prompt; each later one only the newest token, against
+       * the keys and values the session kept (KV cache). */
+      ScForwardOptions opt = { .keep_kv = TRUE, .n_past = i == 0 ? 0 : (int) r->ids->len - 1 };
+      char buf[256];
+      int32_t next;
+      size_t n;
+
+      if (sc_forward (s.session, (const int32_t *) r->ids->data, (int) r->ids->len, &opt,
+                      logits, &err) != SC_OK)
+        {
+          ok = FALSE;
+          break;
+        }
+      next = argmax (logits, (int) sc_model_info (model)->n_vocab);
+      if (sc_tokenizer_is_eog (sc_model_tokenizer (model), next))
+        break;
+      g_array_append_val (r->ids, next);
+      n = MIN (sc_token_to_bytes (sc_model_tokenizer (model), next, FALSE, buf, sizeof buf),
+               sizeof buf);
+      g_string_append_len (r->text, buf, (gssize) n);
+      if (on_token != NULL)
+        on_token (buf, n, user);
+    }
+  if (!ok)
+    saccade_set_error_from_sc (error, &err);
+  saccade_cli_session_close (&s);
+  return ok;
+}
+
+/* Text mode streams each token as it comes. */
+static void
+print_token (const char *bytes, gsize len, gpointer user)
+{
+  fwrite (bytes, 1, len, stdout);
+  fflush (stdout);
+}
+
+static void
+generate_print_json (const GenerateResult *r)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree char *valid = g_utf8_make_valid (r->text->str, (gssize) r->text->len);
+
+  json_builder_begin_object (b);
+  saccade_json_int (b, "prompt_tokens", r->n_prompt);
+  saccade_json_begin_array (b, "generated_ids");
+  for (guint j = r->n_prompt; j < r->ids->len; j++)
+    json_builder_add_int_value (b, g_array_index (r->ids, int32_t, j));
+  json_builder_end_array (b);
+  saccade_json_string (b, "text", valid);
+  json_builder_end_object (b);
+  saccade_json_print (b);
 }
 
 int
@@ -262,16 +358,10 @@ saccade_cmd_generate (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("PROMPT... - greedy continuation");
   g_autoptr (GError) error = NULL;
   g_autofree char *text = NULL, *prompt = NULL;
-  g_autoptr (GArray) ids = NULL;
-  g_autoptr (GString) out = g_string_new (NULL);
-  g_autofree float *logits = NULL;
-  ScBackend *backend = NULL;
-  ScSession *session = NULL;
+  GenerateResult r = { 0 };
   ScModel *model;
-  ScError err = { 0 };
   gsize len = 0;
-  guint n_prompt;
-  int i, rc = 0;
+  int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
@@ -286,118 +376,140 @@ saccade_cmd_generate (int argc, char **argv)
     }
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
+  r.text = g_string_new (NULL);
   if (chat && (prompt = saccade_chat_prompt (model, text, &error)) == NULL)
-    goto error;
-  if ((ids = saccade_tokenize (model, chat ? prompt : text, chat ? -1 : (gssize) len, TRUE,
-                                   &error)) == NULL)
-    goto error;
-  n_prompt = ids->len;
-  if ((backend = saccade_cli_backend (&common, &error)) == NULL)
-    goto error;
-  if (sc_session_new (model, backend, &session, &err) != SC_OK)
-    goto sc_error;
-  logits = g_new (float, sc_model_info (model)->n_vocab);
-
-  for (i = 0; i < n_new; i++)
-    {
-      int32_t next;
-      char buf[256];
-      size_t n;
-
-      /* The first step runs the prompt; each later one only the newest token, against
-       * the keys and values the session kept (KV cache). */
-      ScForwardOptions opt = { .keep_kv = TRUE, .n_past = i == 0 ? 0 : (int) ids->len - 1 };
-
-      if (sc_forward (session, (const int32_t *) ids->data, (int) ids->len, &opt, logits, &err)
-          != SC_OK)
-        goto sc_error;
-      next = argmax (logits, (int) sc_model_info (model)->n_vocab);
-      if (sc_tokenizer_is_eog (sc_model_tokenizer (model), next))
-        break;
-      g_array_append_val (ids, next);
-      n = sc_token_to_bytes (sc_model_tokenizer (model), next, FALSE, buf, sizeof buf);
-      g_string_append_len (out, buf, (gssize) MIN (n, sizeof buf));
-      if (!common.json)
-        {
-          fwrite (buf, 1, MIN (n, sizeof buf), stdout);
-          fflush (stdout);
-        }
-    }
-  if (common.json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      guint j;
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "prompt_tokens");
-      json_builder_add_int_value (b, n_prompt);
-      json_builder_set_member_name (b, "generated_ids");
-      json_builder_begin_array (b);
-      for (j = n_prompt; j < ids->len; j++)
-        json_builder_add_int_value (b, g_array_index (ids, int32_t, j));
-      json_builder_end_array (b);
-      json_builder_set_member_name (b, "text");
-      {
-        g_autofree char *valid = g_utf8_make_valid (out->str, (gssize) out->len);
-        json_builder_add_string_value (b, valid);
-      }
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if ((r.ids = saccade_tokenize (model, chat ? prompt : text, chat ? -1 : (gssize) len,
+                                      TRUE, &error)) == NULL)
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if (!generate_run (&common, model, n_new, &r, common.json ? NULL : print_token, NULL,
+                          &error))
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if (common.json)
+    generate_print_json (&r);
   else
     printf ("\n");
-  goto done;
-
-sc_error:
-  saccade_set_error_from_sc (&error, &err);
-error:
-  fprintf (stderr, "saccade: %s\n", error->message);
-  rc = 1;
-done:
-  sc_session_free (session);
-  sc_backend_free (backend);
+  g_clear_pointer (&r.ids, g_array_unref);
+  g_string_free (r.text, TRUE);
   sc_model_free (model);
   return rc;
 }
 
-/* Runs the model once on @text and fills @s and the last position's @logits. */
+/* ------------------------------------------------------------------------------------ */
+/* demo                                                                                  */
+
+#define DEMO_TOP 5
+
+typedef struct {
+  GArray *ids;                   /* int32_t */
+  SaccadeHeadStatsTable stats;   /* every head */
+  double seconds;                /* the forward pass */
+  int32_t top[DEMO_TOP];         /* the most likely next tokens, best first */
+  double top_pct[DEMO_TOP];      /* their softmax probabilities, in per cent */
+} DemoResult;
+
+/* Runs the model once on @text and fills @r's ids, stats and time, and @logits (the last
+ * position's). */
 static gboolean
-run_with_summary (const SaccadeCliCommon *common, ScModel *model, const char *text, gssize len,
-                  gboolean parse_special, GArray **ids_out, SaccadeHeadStatsTable *s, float *logits,
-                  double *seconds, GError **error)
+demo_forward (const SaccadeCliCommon *common, ScModel *model, const char *text, DemoResult *r,
+              float *logits, GError **error)
 {
   const ScModelInfo *in = sc_model_info (model);
-  ScObserver obs = { NULL, saccade_head_stats_table_observe, s };
+  ScObserver obs = { NULL, saccade_head_stats_table_observe, &r->stats };
   ScForwardOptions opt = { .observer = &obs };
   ScBackend *backend;
   ScSession *session = NULL;
   ScError err = { 0 };
-  GArray *ids;
+  gboolean ok;
   gint64 t0;
 
-  if ((ids = saccade_tokenize (model, text, len, parse_special, error)) == NULL)
+  if ((r->ids = saccade_tokenize (model, text, -1, TRUE, error)) == NULL)
     return FALSE;
-  saccade_head_stats_table_init (s, (int) in->n_layers, (int) in->n_heads);
+  saccade_head_stats_table_init (&r->stats, (int) in->n_layers, (int) in->n_heads);
   if ((backend = saccade_cli_backend (common, error)) == NULL)
-    {
-      g_array_unref (ids);
-      return FALSE;
-    }
+    return FALSE;
   t0 = g_get_monotonic_time ();
-  if (sc_session_new (model, backend, &session, &err) != SC_OK
-      || sc_forward (session, (const int32_t *) ids->data, (int) ids->len, &opt, logits, &err)
-             != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      sc_session_free (session);
-      sc_backend_free (backend);
-      g_array_unref (ids);
-      return FALSE;
-    }
-  *seconds = (g_get_monotonic_time () - t0) / 1e6;
+  ok = sc_session_new (model, backend, &session, &err) == SC_OK
+       && sc_forward (session, (const int32_t *) r->ids->data, (int) r->ids->len, &opt, logits,
+                      &err) == SC_OK;
+  r->seconds = (g_get_monotonic_time () - t0) / 1e6;
+  if (!ok)
+    saccade_set_error_from_sc (error, &err);
   sc_session_free (session);
   sc_backend_free (backend);
-  *ids_out = ids;
-  return TRUE;
+  return ok;
+}
+
+/* The DEMO_TOP most likely tokens of @logits (@n_vocab) by softmax probability. */
+static void
+demo_top (const float *logits, int n_vocab, DemoResult *r)
+{
+  double max = -INFINITY, z = 0.0;
+  int j, k, m;
+
+  for (k = 0; k < n_vocab; k++)
+    max = fmax (max, logits[k]);
+  for (k = 0; k < n_vocab; k++)
+    z += exp (logits[k] - max);
+  for (k = 0; k < DEMO_TOP; k++)
+    {
+      int best = -1;
+      for (j = 0; j < n_vocab; j++)
+        {
+          gboolean taken = FALSE;
+          for (m = 0; m < k; m++)
+            taken |= r->top[m] == j;
+          if (!taken && (best < 0 || logits[j] > logits[best]))
+            best = j;
+        }
+      r->top[k] = best;
+      r->top_pct[k] = 100.0 * exp (logits[best] - max) / z;
+    }
+}
+
+static void
+demo_print (ScModel *model, const char *text, const DemoResult *r)
+{
+  const SaccadeHeadStatsTable *s = &r->stats;
+  int l, h, k;
+
+  printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, sc_model_info (model)->name, "CPU");
+  printf ("Text: %s\n%u tokens:", text, r->ids->len);
+  for (guint i = 0; i < r->ids->len; i++)
+    {
+      g_autofree char *p = piece (model, g_array_index (r->ids, int32_t, i));
+      printf (" [%s]", p);
+    }
+  printf ("\nForward pass with all %d heads captured: %.3f s\n\n", s->n_layers * s->n_heads,
+          r->seconds);
+  printf ("Next token, top 5:\n");
+  for (k = 0; k < DEMO_TOP; k++)
+    {
+      g_autofree char *p = piece (model, r->top[k]);
+      printf ("  %5.1f%%  '%s'\n", r->top_pct[k], p);
+    }
+
+  printf ("\nAttention of the last token, per layer (mean entropy over heads in nats; the most "
+          "focused head and where it looks):\n");
+  for (l = 0; l < s->n_layers; l++)
+    {
+      double ent = 0.0, sink = 0.0;
+      int best = 0;
+      for (h = 0; h < s->n_heads; h++)
+        {
+          const ScHeadStats *st = saccade_head_stats_table_get (s, l, h);
+          ent += st->last_entropy;
+          sink += st->sink;
+          if (st->last_top_weight > saccade_head_stats_table_get (s, l, best)->last_top_weight)
+            best = h;
+        }
+      {
+        const ScHeadStats *st = saccade_head_stats_table_get (s, l, best);
+        g_autofree char *p = piece (model, g_array_index (r->ids, int32_t, st->last_top));
+        printf ("  layer %2d  entropy %.2f  sink %.2f  head %d -> '%s' (%.2f)\n", l,
+                ent / s->n_heads, sink / s->n_heads, best, p, st->last_top_weight);
+      }
+    }
 }
 
 int
@@ -408,13 +520,9 @@ saccade_cmd_demo (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autofree char *text = NULL;
   g_autofree float *logits = NULL;
-  g_autoptr (GArray) ids = NULL;
-  SaccadeHeadStatsTable s = { 0 };
-  const ScModelInfo *in;
+  DemoResult r = { 0 };
   ScModel *model;
-  double secs, max = -INFINITY, z = 0.0;
-  int l, h, k, top[5] = { 0 };
-  guint i;
+  int rc = 0;
 
   saccade_cli_common_add (ctx, &common);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
@@ -422,71 +530,16 @@ saccade_cmd_demo (int argc, char **argv)
   text = argc > 1 ? g_strjoinv (" ", argv + 1) : g_strdup (DEMO_SENTENCE);
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
-  in = sc_model_info (model);
-  logits = g_new (float, in->n_vocab);
-  if (!run_with_summary (&common, model, text, -1, TRUE, &ids, &s, logits, &secs, &error))
+  logits = g_new (float, sc_model_info (model)->n_vocab);
+  if (!demo_forward (&common, model, text, &r, logits, &error))
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else
     {
-      sc_model_free (model);
-      return saccade_cli_fail (g_steal_pointer (&error));
+      demo_top (logits, (int) sc_model_info (model)->n_vocab, &r);
+      demo_print (model, text, &r);
     }
-
-  printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, in->name, "CPU");
-  printf ("Text: %s\n%u tokens:", text, ids->len);
-  for (i = 0; i < ids->len; i++)
-    {
-      g_autofree char *p = piece (model, g_array_index (ids, int32_t, i));
-      printf (" [%s]", p);
-    }
-  printf ("\nForward pass with all %d heads captured: %.3f s\n\n", s.n_layers * s.n_heads, secs);
-
-  /* next-token top-5 by softmax probability */
-  for (k = 0; k < (int) in->n_vocab; k++)
-    max = fmax (max, logits[k]);
-  for (k = 0; k < (int) in->n_vocab; k++)
-    z += exp (logits[k] - max);
-  for (k = 0; k < 5; k++)
-    {
-      int j, best = -1;
-      for (j = 0; j < (int) in->n_vocab; j++)
-        {
-          int m;
-          gboolean taken = FALSE;
-          for (m = 0; m < k; m++)
-            taken |= top[m] == j;
-          if (!taken && (best < 0 || logits[j] > logits[best]))
-            best = j;
-        }
-      top[k] = best;
-    }
-  printf ("Next token, top 5:\n");
-  for (k = 0; k < 5; k++)
-    {
-      g_autofree char *p = piece (model, top[k]);
-      printf ("  %5.1f%%  '%s'\n", 100.0 * exp (logits[top[k]] - max) / z, p);
-    }
-
-  printf ("\nAttention of the last token, per layer (mean entropy over heads in nats; the most "
-          "focused head and where it looks):\n");
-  for (l = 0; l < s.n_layers; l++)
-    {
-      double ent = 0.0, sink = 0.0;
-      int best = 0;
-      for (h = 0; h < s.n_heads; h++)
-        {
-          const ScHeadStats *st = saccade_head_stats_table_get (&s, l, h);
-          ent += st->last_entropy;
-          sink += st->sink;
-          if (st->last_top_weight > saccade_head_stats_table_get (&s, l, best)->last_top_weight)
-            best = h;
-        }
-      {
-        const ScHeadStats *st = saccade_head_stats_table_get (&s, l, best);
-        g_autofree char *p = piece (model, g_array_index (ids, int32_t, st->last_top));
-        printf ("  layer %2d  entropy %.2f  sink %.2f  head %d -> '%s' (%.2f)\n", l,
-                ent / s.n_heads, sink / s.n_heads, best, p, st->last_top_weight);
-      }
-    }
-  saccade_head_stats_table_clear (&s);
+  g_clear_pointer (&r.ids, g_array_unref);
+  saccade_head_stats_table_clear (&r.stats);
   sc_model_free (model);
-  return 0;
+  return rc;
 }

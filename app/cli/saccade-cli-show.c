@@ -1,15 +1,17 @@
 /* saccade-cli-show.c — the capture store's reading verbs: show (a run's tokens and, for one
  * head, each token's most attended keys) and export (one head as CSV, .npy or JSON, or a
- * figure — heatmap, grid or lines — as PNG, SVG or PDF through the renderers the window
- * uses). Both read through a read-only store, so they work beside a running capture and on
- * databases in read-only folders.
+ * figure — heatmap, grid or lines — as PNG, SVG or PDF). Both read through a read-only
+ * store, so they work beside a running capture and on databases in read-only folders.
+ *
+ * Each verb parses its options, computes a result (ShowResult, ExportResult) and prints it
+ * as text or JSON. `export` writes through the exporter the window uses
+ * (app/core/saccade-export.h), reading from the store only the heads it needs.
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "app/cli/saccade-cli-store.h"
 
-#include "ui/figures/saccade-figure.h"
-#include "ui/figures/saccade-token-label.h"
+#include "app/core/saccade-export.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -48,6 +50,135 @@ top_k (const float *row, guint n, guint k, Ranked *out)
   return k;
 }
 
+/* A run, and with a head, each query's most attended keys. */
+typedef struct {
+  ScStoreRunInfo info;
+  ScStoreToken *tokens;   /* (n_tokens) */
+  size_t n_tokens;
+  gboolean with_head;
+  int layer, head, k;
+  guint n_query;
+  Ranked *top;            /* (n_query, k): query i's keys, heaviest first */
+  guint *n_top;           /* (n_query): how many of its k there are (a causal row is short) */
+} ShowResult;
+
+static void
+show_result_clear (ShowResult *r)
+{
+  sc_store_run_info_clear (&r->info);
+  sc_store_tokens_free (r->tokens);
+  g_free (r->top);
+  g_free (r->n_top);
+}
+
+static gboolean
+show_read (ScStore *store, gint64 run, ShowResult *r, ScError *err)
+{
+  ScStoreHead h = { 0 };
+
+  if (sc_store_get_run (store, run, &r->info, err) != SC_OK
+      || sc_store_read_tokens (store, run, &r->tokens, &r->n_tokens, err) != SC_OK
+      || (r->with_head && sc_store_read_head (store, run, r->layer, r->head, &h, err) != SC_OK))
+    return FALSE;
+  if (!r->with_head)
+    return TRUE;
+  r->n_query = h.n_query;
+  r->top = g_new (Ranked, (gsize) h.n_query * r->k);
+  r->n_top = g_new (guint, h.n_query);
+  for (guint i = 0; i < h.n_query; i++)
+    r->n_top[i] = top_k (h.probs + (gsize) i * h.n_key, h.causal ? i + 1 : h.n_key,
+                         (guint) r->k, r->top + (gsize) i * r->k);
+  sc_store_head_clear (&h);
+  return TRUE;
+}
+
+static void
+show_print_json (const ShowResult *r)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_begin_object (b, "run");
+  saccade_json_run (b, &r->info);
+  json_builder_end_object (b);
+  saccade_json_tokens (b, r->tokens, r->n_tokens);
+  if (r->with_head)
+    {
+      saccade_json_begin_object (b, "attention");
+      saccade_json_int (b, "layer", r->layer);
+      saccade_json_int (b, "head", r->head);
+      saccade_json_int (b, "kv_head", r->head / (int) (r->info.n_heads / r->info.n_kv_heads));
+      saccade_json_begin_array (b, "queries");
+      for (guint i = 0; i < r->n_query; i++)
+        {
+          json_builder_begin_object (b);
+          saccade_json_int (b, "query", i);
+          saccade_json_begin_array (b, "top");
+          for (guint j = 0; j < r->n_top[i]; j++)
+            {
+              const Ranked *best = &r->top[(gsize) i * r->k + j];
+              json_builder_begin_object (b);
+              saccade_json_int (b, "key", best->key);
+              saccade_json_double (b, "weight", best->w);
+              json_builder_end_object (b);
+            }
+          json_builder_end_array (b);
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static void
+show_print_text (const ShowResult *r)
+{
+  const ScStoreRunInfo *info = &r->info;
+  g_autofree char *when = saccade_format_time (info->created_ms, FALSE);
+  g_autofree char *text = saccade_token_display (info->text, info->text_len);
+  g_autofree char *size = saccade_store_cli_bytes (info->attention_bytes);
+
+  printf ("Run %" G_GINT64_FORMAT ", %s: %s (%s, %u layers x %u heads), %s backend\n",
+          info->id, when, info->model_name, info->model_arch, info->n_layers, info->n_heads,
+          info->backend);
+  if (info->forward_s >= 0)
+    printf ("%u tokens, forward pass %.3f s, %s of attention\n", info->n_tokens,
+            info->forward_s, size);
+  else
+    printf ("%u tokens, %s of attention\n", info->n_tokens, size);
+  printf ("Text: %s\n\n", text);
+  if (!r->with_head)
+    {
+      printf ("  pos      id  piece\n");
+      for (size_t i = 0; i < r->n_tokens; i++)
+        {
+          g_autofree char *p = saccade_store_cli_piece (&r->tokens[i]);
+          printf ("%5zu %7d  '%s'\n", i, r->tokens[i].id, p);
+        }
+      printf ("\n`saccade show %" G_GINT64_FORMAT " --layer L --head H` shows where each "
+              "token attends.\n", info->id);
+      return;
+    }
+  printf ("Layer %d head %d (KV head %u): for each query token, the %d most attended "
+          "keys\n", r->layer, r->head, r->head / (info->n_heads / info->n_kv_heads), r->k);
+  for (guint i = 0; i < r->n_query; i++)
+    {
+      g_autofree char *q = saccade_store_cli_piece (&r->tokens[i]);
+      printf ("%4u ", i);
+      saccade_store_cli_print_padded (q, 14);
+      printf (" ->");
+      for (guint j = 0; j < r->n_top[i]; j++)
+        {
+          const Ranked *best = &r->top[(gsize) i * r->k + j];
+          g_autofree char *key = saccade_store_cli_piece (&r->tokens[best->key]);
+          printf ("%s %d '%s' %.3f", j ? "," : "", best->key, key, best->w);
+        }
+      printf ("\n");
+    }
+}
+
 int
 saccade_cmd_show (int argc, char **argv)
 {
@@ -55,25 +186,20 @@ saccade_cmd_show (int argc, char **argv)
   char *db_opt = NULL;
   int layer = -1, head = -1, k = 3;
   GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Show this layer's head (with --head)", "L" },
     { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Show this head (with --layer)", "H" },
     { "top", 'k', 0, G_OPTION_ARG_INT, &k, "Keys per query token (default 3)", "K" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    SACCADE_STORE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "RUN - a run's tokens and, with --layer and --head, where each token attends");
   g_autofree char *path = NULL;
-  ScStoreRunInfo info = { 0 };
-  ScStoreToken *tokens = NULL;
-  ScStoreHead h = { 0 };
+  ShowResult r = { 0 };
   ScStore *store = NULL;
   ScError err = { 0 };
-  size_t n = 0, i;
   gint64 run;
-  gboolean with_head;
   int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -86,8 +212,8 @@ saccade_cmd_show (int argc, char **argv)
     }
   if (!saccade_store_cli_run_id (argv[1], &run))
     return 2;
-  with_head = layer >= 0 || head >= 0;
-  if (with_head && (layer < 0 || head < 0))
+  r.with_head = layer >= 0 || head >= 0;
+  if (r.with_head && (layer < 0 || head < 0))
     {
       fprintf (stderr, "saccade: --layer and --head go together (both >= 0)\n");
       return 2;
@@ -97,117 +223,19 @@ saccade_cmd_show (int argc, char **argv)
       fprintf (stderr, "saccade: --top must be at least 1\n");
       return 2;
     }
+  r.layer = layer;
+  r.head = head;
+  r.k = k;
   path = saccade_db_path (db_opt);
   if ((store = saccade_store_open (path, FALSE, &err)) == NULL)
     return saccade_store_cli_fail (&err);
-  if (sc_store_get_run (store, run, &info, &err) != SC_OK
-      || sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK
-      || (with_head && sc_store_read_head (store, run, layer, head, &h, &err) != SC_OK))
-    {
-      rc = saccade_store_cli_fail (&err);
-      goto out;
-    }
-
-  if (json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      g_autofree Ranked *best = g_new (Ranked, k);
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "run");
-      json_builder_begin_object (b);
-      saccade_store_cli_json_run (b, &info);
-      json_builder_end_object (b);
-      saccade_store_cli_json_tokens (b, tokens, n);
-      if (with_head)
-        {
-          json_builder_set_member_name (b, "attention");
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "layer");
-          json_builder_add_int_value (b, layer);
-          json_builder_set_member_name (b, "head");
-          json_builder_add_int_value (b, head);
-          json_builder_set_member_name (b, "kv_head");
-          json_builder_add_int_value (b, head / (int) (info.n_heads / info.n_kv_heads));
-          json_builder_set_member_name (b, "queries");
-          json_builder_begin_array (b);
-          for (i = 0; i < h.n_query; i++)
-            {
-              guint m = top_k (h.probs + i * h.n_key, h.causal ? (guint) i + 1 : h.n_key,
-                               (guint) k, best);
-              json_builder_begin_object (b);
-              json_builder_set_member_name (b, "query");
-              json_builder_add_int_value (b, (gint64) i);
-              json_builder_set_member_name (b, "top");
-              json_builder_begin_array (b);
-              for (guint j = 0; j < m; j++)
-                {
-                  json_builder_begin_object (b);
-                  json_builder_set_member_name (b, "key");
-                  json_builder_add_int_value (b, best[j].key);
-                  json_builder_set_member_name (b, "weight");
-                  json_builder_add_double_value (b, best[j].w);
-                  json_builder_end_object (b);
-                }
-              json_builder_end_array (b);
-              json_builder_end_object (b);
-            }
-          json_builder_end_array (b);
-          json_builder_end_object (b);
-        }
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
+  if (!show_read (store, run, &r, &err))
+    rc = saccade_store_cli_fail (&err);
+  else if (json)
+    show_print_json (&r);
   else
-    {
-      g_autofree char *when = saccade_store_cli_time (info.created_ms, FALSE);
-      g_autofree char *text = saccade_token_display (info.text, info.text_len);
-      g_autofree char *size = saccade_store_cli_bytes (info.attention_bytes);
-      printf ("Run %" G_GINT64_FORMAT ", %s: %s (%s, %u layers x %u heads), %s backend\n",
-              info.id, when, info.model_name, info.model_arch, info.n_layers, info.n_heads,
-              info.backend);
-      if (info.forward_s >= 0)
-        printf ("%u tokens, forward pass %.3f s, %s of attention\n", info.n_tokens,
-                info.forward_s, size);
-      else
-        printf ("%u tokens, %s of attention\n", info.n_tokens, size);
-      printf ("Text: %s\n\n", text);
-      if (!with_head)
-        {
-          printf ("  pos      id  piece\n");
-          for (i = 0; i < n; i++)
-            {
-              g_autofree char *p = saccade_store_cli_piece (&tokens[i]);
-              printf ("%5zu %7d  '%s'\n", i, tokens[i].id, p);
-            }
-          printf ("\n`saccade show %" G_GINT64_FORMAT " --layer L --head H` shows where each "
-                  "token attends.\n", run);
-        }
-      else
-        {
-          g_autofree Ranked *best = g_new (Ranked, k);
-          printf ("Layer %d head %d (KV head %u): for each query token, the %d most attended "
-                  "keys\n", layer, head, head / (info.n_heads / info.n_kv_heads), k);
-          for (i = 0; i < h.n_query; i++)
-            {
-              g_autofree char *q = saccade_store_cli_piece (&tokens[i]);
-              guint m = top_k (h.probs + i * h.n_key, h.causal ? (guint) i + 1 : h.n_key,
-                               (guint) k, best);
-              printf ("%4zu ", i);
-              saccade_store_cli_print_padded (q, 14);
-              printf (" ->");
-              for (guint j = 0; j < m; j++)
-                {
-                  g_autofree char *key = saccade_store_cli_piece (&tokens[best[j].key]);
-                  printf ("%s %d '%s' %.3f", j ? "," : "", best[j].key, key, best[j].w);
-                }
-              printf ("\n");
-            }
-        }
-    }
-out:
-  sc_store_head_clear (&h);
-  sc_store_tokens_free (tokens);
-  sc_store_run_info_clear (&info);
+    show_print_text (&r);
+  show_result_clear (&r);
   sc_store_close (store);
   return rc;
 }
@@ -215,163 +243,29 @@ out:
 /* ------------------------------------------------------------------------------------ */
 /* export                                                                                */
 
-typedef enum {
-  FORMAT_CSV,
-  FORMAT_NPY,
-  FORMAT_JSON,
-} ExportFormat;
-
-/* RFC 4180: quote a field that holds a comma, quote, CR/LF or leading/trailing space. */
-static void
-csv_field (GString *out, const char *s)
-{
-  gboolean quote = strpbrk (s, ",\"\r\n") != NULL || *s == ' '
-                   || (*s != '\0' && s[strlen (s) - 1] == ' ');
-  if (!quote)
-    {
-      g_string_append (out, s);
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (; *s != '\0'; s++)
-    {
-      if (*s == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *s);
-    }
-  g_string_append_c (out, '"');
-}
-
-/* A labelled matrix: the first row names the keys, the first column the queries, as
- * "pos:piece"; values to 9 significant digits (exact for every stored fp16). Loads with
- * pandas.read_csv (f, index_col=0) or numpy.loadtxt (f, delimiter=',', skiprows=1,
- * usecols=range (1, n + 1)). */
-static GBytes *
-export_csv (const ScStoreHead *h, const ScStoreToken *tokens)
-{
-  GString *out = g_string_new ("query\\key");
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-  guint i, j;
-
-  for (j = 0; j < h->n_key; j++)
-    {
-      g_autofree char *p = saccade_store_cli_piece (&tokens[j]);
-      g_autofree char *label = g_strdup_printf ("%u:%s", j, p);
-      g_string_append_c (out, ',');
-      csv_field (out, label);
-    }
-  g_string_append (out, "\r\n");
-  for (i = 0; i < h->n_query; i++)
-    {
-      g_autofree char *p = saccade_store_cli_piece (&tokens[i]);
-      g_autofree char *label = g_strdup_printf ("%u:%s", i, p);
-      csv_field (out, label);
-      for (j = 0; j < h->n_key; j++)
-        {
-          g_string_append_c (out, ',');
-          g_string_append (out, g_ascii_formatd (num, sizeof num, "%.9g",
-                                                 h->probs[(gsize) i * h->n_key + j]));
-        }
-      g_string_append (out, "\r\n");
-    }
-  return g_string_free_to_bytes (out);
-}
-
-/* NumPy's .npy format, version 1.0: the magic "\x93NUMPY", the version (1, 0), a
- * little-endian uint16 header length, a Python dict literal padded with spaces and a final
- * newline so that the data starts at a multiple of 64 bytes, then the float32 data
- * little-endian, row-major. numpy.load reads it directly. */
-static GBytes *
-export_npy (const ScStoreHead *h)
-{
-  static const char magic[] = "\x93NUMPY\x01\x00";
-  g_autofree char *dict = g_strdup_printf ("{'descr': '<f4', 'fortran_order': False, "
-                                           "'shape': (%u, %u), }", h->n_query, h->n_key);
-  const gsize prefix = sizeof magic - 1 + 2;
-  gsize header = strlen (dict) + 1; /* with the newline */
-  gsize pad = (64 - (prefix + header) % 64) % 64, i, n = (gsize) h->n_query * h->n_key;
-  GByteArray *out = g_byte_array_sized_new ((guint) (prefix + header + pad + 4 * n));
-  guint8 len_le[2];
-
-  header += pad;
-  len_le[0] = (guint8) (header & 0xff);
-  len_le[1] = (guint8) (header >> 8);
-  g_byte_array_append (out, (const guint8 *) magic, sizeof magic - 1);
-  g_byte_array_append (out, len_le, 2);
-  g_byte_array_append (out, (const guint8 *) dict, (guint) strlen (dict));
-  for (i = 0; i < pad; i++)
-    g_byte_array_append (out, (const guint8 *) " ", 1);
-  g_byte_array_append (out, (const guint8 *) "\n", 1);
-  for (i = 0; i < n; i++)
-    {
-      guint32 bits;
-      memcpy (&bits, &h->probs[i], sizeof bits);
-      bits = GUINT32_TO_LE (bits);
-      g_byte_array_append (out, (const guint8 *) &bits, 4);
-    }
-  return g_byte_array_free_to_bytes (out);
-}
-
-static GBytes *
-export_json (const ScStoreHead *h, const ScStoreToken *tokens, size_t n_tokens, gint64 run,
-             int layer, int head)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  gsize len = 0;
-  char *text;
-  guint i, j;
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "run");
-  json_builder_add_int_value (b, run);
-  json_builder_set_member_name (b, "layer");
-  json_builder_add_int_value (b, layer);
-  json_builder_set_member_name (b, "head");
-  json_builder_add_int_value (b, head);
-  json_builder_set_member_name (b, "n_query");
-  json_builder_add_int_value (b, h->n_query);
-  json_builder_set_member_name (b, "n_key");
-  json_builder_add_int_value (b, h->n_key);
-  json_builder_set_member_name (b, "causal");
-  json_builder_add_boolean_value (b, h->causal);
-  saccade_store_cli_json_tokens (b, tokens, n_tokens);
-  json_builder_set_member_name (b, "weights");
-  json_builder_begin_array (b);
-  for (i = 0; i < h->n_query; i++)
-    {
-      json_builder_begin_array (b);
-      for (j = 0; j < h->n_key; j++)
-        json_builder_add_double_value (b, h->probs[(gsize) i * h->n_key + j]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  text = json_generator_to_data (gen, &len);
-  return g_bytes_new_take (text, len);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* export --figure                                                                       */
-
-typedef enum {
-  FIGURE_HEATMAP,
-  FIGURE_GRID,
-  FIGURE_LINES,
-} FigureKind;
-
+/* What `saccade export` was asked for, checked. */
 typedef struct {
-  FigureKind kind;
-  int layer, head;             /* -1: not given */
+  gint64 run;
+  int layer, head;               /* -1: not given */
+  const char *out_path;          /* "-": stdout (data only) */
+  gboolean figure;               /* a figure, else one head's data */
+  SaccadeExportFormat format;    /* data */
+  SaccadeExportFigureKind kind;  /* figure */
   SaccadeColormap colormap;
   SaccadeScale scale;
-  const char *metric;          /* grid: "entropy", "sink" or NULL */
-  const char *out_path;
-  gboolean json;
-} FigureArgs;
+  const char *metric;            /* grid: "entropy", "sink" or NULL */
+} ExportRequest;
+
+/* What it wrote. */
+typedef struct {
+  char *title;                   /* figures */
+  gsize bytes;                   /* data */
+  guint n_query, n_key;          /* data */
+  size_t n_tokens;
+} ExportResult;
+
+static const char *const figure_ids[] = { "heatmap", "grid", "lines" };
+static const char *const format_ids[] = { "csv", "npy", "json" };
 
 /* The run's text for a title: one line, at most 60 characters. Caller frees. */
 static char *
@@ -383,239 +277,193 @@ title_text (const ScStoreRunInfo *info)
   return g_strdup_printf ("“%s%s”", cut, len > 60 ? "…" : "");
 }
 
-/* Reads @layers x @heads heads (first layer @l0, first head @h0) into one
- * (n_layers, n_heads, n, n) array; NULL with @err set on failure. */
-static float *
-read_heads (ScStore *store, gint64 run, int l0, int n_layers, int h0, int n_heads, guint n,
-            ScError *err)
+static char *
+figure_title (const ExportRequest *q, const ScStoreRunInfo *info)
 {
-  g_autofree float *all = g_new (float, (gsize) n_layers * n_heads * n * n);
+  g_autofree char *text = title_text (info);
+  int group = info->n_kv_heads > 0 ? (int) (info->n_heads / info->n_kv_heads) : 1;
 
-  for (int l = 0; l < n_layers; l++)
-    for (int h = 0; h < n_heads; h++)
-      {
-        ScStoreHead head = { 0 };
-        if (sc_store_read_head (store, run, l0 + l, h0 + h, &head, err) != SC_OK)
-          return NULL;
-        if (head.n_query != n || head.n_key != n)
-          {
-            sc_store_head_clear (&head);
-            sc_error_set (err, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT " layer %d head %d: "
-                          "%u x %u, not %u x %u", run, l0 + l, h0 + h, head.n_query,
-                          head.n_key, n, n);
-            return NULL;
-          }
-        memcpy (all + ((gsize) l * n_heads + h) * n * n, head.probs,
-                (gsize) n * n * sizeof (float));
-        sc_store_head_clear (&head);
-      }
-  return g_steal_pointer (&all);
+  switch (q->kind)
+    {
+    case SACCADE_EXPORT_HEATMAP:
+      return g_strdup_printf ("%s — layer %d, head %d (KV head %d)", text, q->layer, q->head,
+                              q->head / group);
+    case SACCADE_EXPORT_GRID:
+      return g_strdup_printf ("%s — %d layers × %d heads", text, (int) info->n_layers,
+                              (int) info->n_heads);
+    case SACCADE_EXPORT_LINES:
+    default:
+      if (q->head >= 0)
+        return g_strdup_printf ("%s — layer %d, head %d", text, q->layer, q->head);
+      return g_strdup_printf ("%s — layer %d, all heads", text, q->layer);
+    }
 }
 
-static int
-export_figure (const FigureArgs *a, const char *db_path, gint64 run)
+/* Writes @data to the file or stdout @q names. */
+static gboolean
+export_write (const ExportRequest *q, GBytes *data, GError **error)
 {
-  static const char *const kinds[] = { "heatmap", "grid", "lines" };
+  gsize len = 0;
+  const void *bytes = g_bytes_get_data (data, &len);
+
+  if (strcmp (q->out_path, "-") != 0)
+    return saccade_export_write (data, q->out_path, error);
+  if (fwrite (bytes, 1, len, stdout) != len || fflush (stdout) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno),
+                   "writing to stdout failed: %s", g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Runs the export @q asks for; returns the exit status (2: a layer or head the run does
+ * not have, 1: other failures), having printed why. */
+static int
+export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
+{
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) labels = NULL;
-  g_autofree float *heads = NULL;
-  g_autofree double *metric = NULL;
-  g_autofree char *title = NULL, *text = NULL;
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autoptr (GBytes) data = NULL;
   ScStoreRunInfo info = { 0 };
-  ScStoreToken *tokens = NULL;
-  ScStore *store = NULL;
+  ScStore *store;
   ScError err = { 0 };
-  size_t n = 0;
-  gboolean ok = FALSE;
-  int rc = 0, n_layers, n_heads, group;
+  int rc = 0;
 
   if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
     return saccade_store_cli_fail (&err);
-  if (sc_store_get_run (store, run, &info, &err) != SC_OK
-      || sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK)
+  if (sc_store_get_run (store, q->run, &info, &err) != SC_OK)
     {
       rc = saccade_store_cli_fail (&err);
       goto out;
     }
-  n_layers = (int) info.n_layers;
-  n_heads = (int) info.n_heads;
-  group = info.n_kv_heads > 0 ? n_heads / (int) info.n_kv_heads : 1;
-  if (a->layer >= n_layers || a->head >= n_heads)
+  if ((src = saccade_export_source_new_for_store (store, &info, &error)) == NULL)
+    goto fail;
+  r->n_tokens = info.n_tokens;
+  if (!q->figure)
+    {
+      data = saccade_export_head (src, q->layer, q->head, q->format,
+                                  SACCADE_EXPORT_LABELS_ESCAPED, &r->n_query, &r->n_key, &error);
+      if (data == NULL || !export_write (q, data, &error))
+        goto fail;
+      r->bytes = g_bytes_get_size (data);
+      goto out;
+    }
+  if (q->layer >= (int) info.n_layers || q->head >= (int) info.n_heads)
     {
       fprintf (stderr, "saccade: run %" G_GINT64_FORMAT " has layers 0-%d and heads 0-%d\n",
-               run, n_layers - 1, n_heads - 1);
+               q->run, (int) info.n_layers - 1, (int) info.n_heads - 1);
       rc = 2;
       goto out;
     }
+  r->title = figure_title (q, &info);
   {
-    g_autofree const char **pieces = g_new (const char *, n + 1);
-    g_autofree gsize *lens = g_new (gsize, n + 1);
-    for (size_t i = 0; i < n; i++)
-      {
-        pieces[i] = (const char *) tokens[i].piece;
-        lens[i] = tokens[i].len;
-      }
-    labels = saccade_token_labels_new (pieces, lens, n);
+    SaccadeExportFigure fig = {
+      .kind = q->kind, .layer = q->layer, .head = q->head, .title = r->title,
+      .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
+      .metric_name = q->metric == NULL ? NULL
+                     : strcmp (q->metric, "sink") == 0 ? "sink mass (attention to token 0)"
+                                                       : "mean entropy (nats)",
+    };
+    if (!saccade_export_figure (src, &fig, q->out_path, &error))
+      goto fail;
   }
-  text = title_text (&info);
+  goto out;
 
-  switch (a->kind)
-    {
-    case FIGURE_HEATMAP:
-      {
-        ScStoreHead h = { 0 };
-        SaccadeHeatmapFigure f;
-        if (sc_store_read_head (store, run, a->layer, a->head, &h, &err) != SC_OK)
-          {
-            rc = saccade_store_cli_fail (&err);
-            goto out;
-          }
-        title = g_strdup_printf ("%s — layer %d, head %d (KV head %d)", text, a->layer,
-                                 a->head, a->head / group);
-        f = (SaccadeHeatmapFigure) {
-          .values = h.probs, .n_rows = (int) h.n_query, .n_cols = (int) h.n_key,
-          .row_labels = (const char *const *) labels,
-          .col_labels = (const char *const *) labels,
-          .title = title, .colormap = a->colormap, .scale = a->scale, .causal = h.causal,
-        };
-        ok = saccade_figure_export_heatmap (&f, a->out_path, &error);
-        sc_store_head_clear (&h);
-        break;
-      }
-    case FIGURE_GRID:
-      {
-        SaccadeGridFigure f;
-        if ((heads = read_heads (store, run, 0, n_layers, 0, n_heads, (guint) n, &err)) == NULL)
-          {
-            rc = saccade_store_cli_fail (&err);
-            goto out;
-          }
-        if (a->metric != NULL)
-          {
-            /* The metrics `saccade capture --summary` prints, computed once (docs/metrics.md). */
-            ScHeadMetric m = strcmp (a->metric, "sink") == 0 ? SC_HEAD_METRIC_SINK
-                                                              : SC_HEAD_METRIC_ENTROPY;
-            metric = g_new (double, (gsize) n_layers * n_heads);
-            for (int l = 0; l < n_layers; l++)
-              for (int hd = 0; hd < n_heads; hd++)
-                {
-                  ScHeadStats st;
-                  sc_head_stats_compute (heads + ((gsize) l * n_heads + hd) * n * n, (int) n,
-                                         (int) n, NULL, &st, NULL);
-                  metric[l * n_heads + hd] = sc_head_stats_get (&st, m);
-                }
-          }
-        title = g_strdup_printf ("%s — %d layers × %d heads", text, n_layers, n_heads);
-        f = (SaccadeGridFigure) {
-          .n_layers = n_layers, .n_heads = n_heads, .n_kv_heads = (int) info.n_kv_heads,
-          .n = (int) n, .heads = heads, .metric = metric,
-          .metric_name = a->metric == NULL ? NULL
-                         : strcmp (a->metric, "sink") == 0 ? "sink mass (attention to token 0)"
-                                                           : "mean entropy (nats)",
-          .title = title, .colormap = a->colormap, .scale = a->scale,
-        };
-        ok = saccade_figure_export_grid (&f, a->out_path, &error);
-        break;
-      }
-    case FIGURE_LINES:
-    default:
-      {
-        int h0 = a->head >= 0 ? a->head : 0, nh = a->head >= 0 ? 1 : n_heads;
-        SaccadeLinesFigure f;
-        if ((heads = read_heads (store, run, a->layer, 1, h0, nh, (guint) n, &err)) == NULL)
-          {
-            rc = saccade_store_cli_fail (&err);
-            goto out;
-          }
-        if (a->head >= 0)
-          title = g_strdup_printf ("%s — layer %d, head %d", text, a->layer, a->head);
-        else
-          title = g_strdup_printf ("%s — layer %d, all heads", text, a->layer);
-        f = (SaccadeLinesFigure) {
-          .n_heads = nh, .n = (int) n, .heads = heads,
-          .labels = (const char *const *) labels, .highlight_token = -1, .title = title,
-        };
-        ok = saccade_figure_export_lines (&f, a->out_path, &error);
-        break;
-      }
-    }
-  if (!ok)
-    {
-      rc = saccade_cli_fail (g_steal_pointer (&error));
-      goto out;
-    }
-  if (a->json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "output");
-      json_builder_add_string_value (b, a->out_path);
-      json_builder_set_member_name (b, "figure");
-      json_builder_add_string_value (b, kinds[a->kind]);
-      json_builder_set_member_name (b, "run");
-      json_builder_add_int_value (b, run);
-      json_builder_set_member_name (b, "layer");
-      json_builder_add_int_value (b, a->layer);
-      json_builder_set_member_name (b, "head");
-      json_builder_add_int_value (b, a->head);
-      json_builder_set_member_name (b, "n_tokens");
-      json_builder_add_int_value (b, (gint64) n);
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
-  else
-    printf ("Wrote %s: %s of run %" G_GINT64_FORMAT "\n", a->out_path, title, run);
+fail:
+  rc = saccade_cli_fail (g_steal_pointer (&error));
 out:
-  sc_store_tokens_free (tokens);
+  g_clear_pointer (&src, saccade_export_source_free);
   sc_store_run_info_clear (&info);
   sc_store_close (store);
   return rc;
 }
 
+static void
+export_print (const ExportRequest *q, const ExportResult *r, gboolean json)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  if (!json && q->figure)
+    printf ("Wrote %s: %s of run %" G_GINT64_FORMAT "\n", q->out_path, r->title, q->run);
+  else if (!json)
+    printf ("Wrote %s: run %" G_GINT64_FORMAT " layer %d head %d, %u x %u\n", q->out_path,
+            q->run, q->layer, q->head, r->n_query, r->n_key);
+  if (!json)
+    return;
+  json_builder_begin_object (b);
+  saccade_json_string (b, "output", q->out_path);
+  if (q->figure)
+    {
+      saccade_json_string (b, "figure", figure_ids[q->kind]);
+      saccade_json_int (b, "run", q->run);
+      saccade_json_int (b, "layer", q->layer);
+      saccade_json_int (b, "head", q->head);
+      saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
+    }
+  else
+    {
+      saccade_json_string (b, "format", format_ids[q->format]);
+      saccade_json_int (b, "bytes", (gint64) r->bytes);
+      saccade_json_int (b, "n_query", r->n_query);
+      saccade_json_int (b, "n_key", r->n_key);
+    }
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+/* The index of @s in @ids (@n of them), compared as @casefold says; -1 when none. */
+static int
+id_index (const char *s, const char *const *ids, int n, gboolean casefold)
+{
+  for (int i = 0; i < n; i++)
+    if (casefold ? g_ascii_strcasecmp (s, ids[i]) == 0 : strcmp (s, ids[i]) == 0)
+      return i;
+  return -1;
+}
+
 /* Checks and completes the figure options; prints why not and returns FALSE. */
 static gboolean
-figure_args (const char *figure, const char *colormap, const char *scale, const char *metric,
-             FigureArgs *a)
+figure_request (const char *figure, const char *colormap, const char *scale,
+                const char *metric, ExportRequest *q)
 {
+  int kind = id_index (figure, figure_ids, G_N_ELEMENTS (figure_ids), FALSE);
   SaccadeFigureFormat fmt;
   g_autoptr (GError) error = NULL;
 
-  if (strcmp (figure, "heatmap") == 0)
-    a->kind = FIGURE_HEATMAP;
-  else if (strcmp (figure, "grid") == 0)
-    a->kind = FIGURE_GRID;
-  else if (strcmp (figure, "lines") == 0)
-    a->kind = FIGURE_LINES;
-  else
+  if (kind < 0)
     {
       fprintf (stderr, "saccade: --figure is heatmap, grid or lines, not '%s'\n", figure);
       return FALSE;
     }
-  if (a->out_path == NULL)
+  q->figure = TRUE;
+  q->kind = (SaccadeExportFigureKind) kind;
+  if (q->out_path == NULL)
     {
       fprintf (stderr, "saccade: export --figure needs -o FILE (.png, .svg or .pdf)\n");
       return FALSE;
     }
-  if (strcmp (a->out_path, "-") == 0 || !saccade_figure_format_from_path (a->out_path, &fmt, &error))
+  if (strcmp (q->out_path, "-") == 0 || !saccade_figure_format_from_path (q->out_path, &fmt, &error))
     {
       fprintf (stderr, "saccade: %s\n", error != NULL ? error->message
                                                       : "figures are written to files, not stdout");
       return FALSE;
     }
-  if ((a->kind == FIGURE_HEATMAP && (a->layer < 0 || a->head < 0))
-      || (a->kind == FIGURE_LINES && a->layer < 0))
+  if ((q->kind == SACCADE_EXPORT_HEATMAP && (q->layer < 0 || q->head < 0))
+      || (q->kind == SACCADE_EXPORT_LINES && q->layer < 0))
     {
       fprintf (stderr, "saccade: --figure %s needs --layer L%s\n", figure,
-               a->kind == FIGURE_HEATMAP ? " and --head H" : " (and --head H for one head)");
+               q->kind == SACCADE_EXPORT_HEATMAP ? " and --head H"
+                                                 : " (and --head H for one head)");
       return FALSE;
     }
-  if (colormap != NULL && !saccade_colormap_from_id (colormap, &a->colormap))
+  if (colormap != NULL && !saccade_colormap_from_id (colormap, &q->colormap))
     {
       fprintf (stderr, "saccade: --colormap is viridis, magma, cividis, grays or rdbu, "
                        "not '%s'\n", colormap);
       return FALSE;
     }
-  if (scale != NULL && !saccade_scale_from_id (scale, &a->scale))
+  if (scale != NULL && !saccade_scale_from_id (scale, &q->scale))
     {
       fprintf (stderr, "saccade: --scale is linear or log, not '%s'\n", scale);
       return FALSE;
@@ -625,12 +473,39 @@ figure_args (const char *figure, const char *colormap, const char *scale, const 
       fprintf (stderr, "saccade: --metric is entropy or sink, not '%s'\n", metric);
       return FALSE;
     }
-  if (metric != NULL && a->kind != FIGURE_GRID)
+  if (metric != NULL && q->kind != SACCADE_EXPORT_GRID)
     {
       fprintf (stderr, "saccade: --metric colours the grid figure only\n");
       return FALSE;
     }
-  a->metric = metric;
+  q->metric = metric;
+  return TRUE;
+}
+
+/* Checks the data options (one head, a format from --format or the extension). */
+static gboolean
+data_request (const char *format, ExportRequest *q)
+{
+  const char *name = format;
+  int f;
+
+  if (q->layer < 0 || q->head < 0 || q->out_path == NULL)
+    {
+      fprintf (stderr, "saccade: export needs --layer L, --head H and -o FILE\n");
+      return FALSE;
+    }
+  if (name == NULL)
+    {
+      const char *dot = strrchr (q->out_path, '.');
+      name = dot != NULL ? dot + 1 : "";
+    }
+  if ((f = id_index (name, format_ids, G_N_ELEMENTS (format_ids), TRUE)) < 0)
+    {
+      fprintf (stderr, "saccade: cannot tell the format of '%s': name it .csv, .npy or .json, "
+                       "or pass --format\n", q->out_path);
+      return FALSE;
+    }
+  q->format = (SaccadeExportFormat) f;
   return TRUE;
 }
 
@@ -642,8 +517,7 @@ saccade_cmd_export (int argc, char **argv)
   char *colormap_opt = NULL, *scale_opt = NULL, *metric_opt = NULL;
   int layer = -1, head = -1;
   GOptionEntry entries[] = {
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_opt,
-      "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" },
+    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Layer", "L" },
     { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Head", "H" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
@@ -665,131 +539,41 @@ saccade_cmd_export (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "RUN --layer L --head H -o FILE - write one head's attention matrix, or with --figure "
     "a heatmap, grid or lines figure");
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) data = NULL;
   g_autofree char *path = NULL;
-  const char *fmt_name;
-  ExportFormat format;
-  ScStoreToken *tokens = NULL;
-  ScStoreHead h = { 0 };
-  ScStore *store = NULL;
-  ScError err = { 0 };
-  size_t n = 0;
-  gint64 run;
-  int rc = 0;
+  ExportRequest q = { .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR };
+  ExportResult r = { 0 };
+  int rc;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
-  if (argc != 2 || !saccade_store_cli_run_id (argv[1], &run))
+  if (argc != 2 || !saccade_store_cli_run_id (argv[1], &q.run))
     {
       if (argc != 2)
         fprintf (stderr, "saccade: export takes one run id (see `saccade runs`)\n");
       return 2;
     }
-  if (figure_opt != NULL)
+  q.layer = layer;
+  q.head = head;
+  q.out_path = out_path;
+  if (figure_opt != NULL && format_opt != NULL)
     {
-      FigureArgs fa = { .layer = layer, .head = head, .out_path = out_path, .json = json,
-                        .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR };
-      if (format_opt != NULL)
-        {
-          fprintf (stderr, "saccade: --format is for data; a figure's format is its "
-                           "file's extension\n");
-          return 2;
-        }
-      if (!figure_args (figure_opt, colormap_opt, scale_opt, metric_opt, &fa))
-        return 2;
-      path = saccade_db_path (db_opt);
-      return export_figure (&fa, path, run);
+      fprintf (stderr, "saccade: --format is for data; a figure's format is its "
+                       "file's extension\n");
+      return 2;
     }
-  if (colormap_opt != NULL || scale_opt != NULL || metric_opt != NULL)
+  if (figure_opt == NULL && (colormap_opt != NULL || scale_opt != NULL || metric_opt != NULL))
     {
       fprintf (stderr, "saccade: --colormap, --scale and --metric go with --figure\n");
       return 2;
     }
-  if (layer < 0 || head < 0 || out_path == NULL)
-    {
-      fprintf (stderr, "saccade: export needs --layer L, --head H and -o FILE\n");
-      return 2;
-    }
-  fmt_name = format_opt;
-  if (fmt_name == NULL)
-    {
-      const char *dot = strrchr (out_path, '.');
-      fmt_name = dot != NULL ? dot + 1 : "";
-    }
-  if (g_ascii_strcasecmp (fmt_name, "csv") == 0)
-    format = FORMAT_CSV;
-  else if (g_ascii_strcasecmp (fmt_name, "npy") == 0)
-    format = FORMAT_NPY;
-  else if (g_ascii_strcasecmp (fmt_name, "json") == 0)
-    format = FORMAT_JSON;
-  else
-    {
-      fprintf (stderr, "saccade: cannot tell the format of '%s': name it .csv, .npy or .json, "
-                       "or pass --format\n", out_path);
-      return 2;
-    }
-
+  if (figure_opt != NULL ? !figure_request (figure_opt, colormap_opt, scale_opt, metric_opt, &q)
+                         : !data_request (format_opt, &q))
+    return 2;
   path = saccade_db_path (db_opt);
-  if ((store = saccade_store_open (path, FALSE, &err)) == NULL)
-    return saccade_store_cli_fail (&err);
-  if (sc_store_read_tokens (store, run, &tokens, &n, &err) != SC_OK
-      || sc_store_read_head (store, run, layer, head, &h, &err) != SC_OK)
-    {
-      rc = saccade_store_cli_fail (&err);
-      goto out;
-    }
-  if (format == FORMAT_CSV)
-    data = export_csv (&h, tokens);
-  else if (format == FORMAT_NPY)
-    data = export_npy (&h);
-  else
-    data = export_json (&h, tokens, n, run, layer, head);
-
-  if (strcmp (out_path, "-") == 0)
-    {
-      gsize len = 0;
-      const void *bytes = g_bytes_get_data (data, &len);
-      if (fwrite (bytes, 1, len, stdout) != len || fflush (stdout) != 0)
-        {
-          fprintf (stderr, "saccade: writing to stdout failed: %s\n", g_strerror (errno));
-          rc = 1;
-        }
-      goto out;
-    }
-  /* Written beside the target and renamed over it: a failed export leaves no half file. */
-  if (!g_file_set_contents (out_path, g_bytes_get_data (data, NULL),
-                            (gssize) g_bytes_get_size (data), &error))
-    {
-      rc = saccade_cli_fail (g_steal_pointer (&error));
-      goto out;
-    }
-  if (json)
-    {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "output");
-      json_builder_add_string_value (b, out_path);
-      json_builder_set_member_name (b, "format");
-      json_builder_add_string_value (b, format == FORMAT_CSV ? "csv"
-                                        : format == FORMAT_NPY ? "npy" : "json");
-      json_builder_set_member_name (b, "bytes");
-      json_builder_add_int_value (b, (gint64) g_bytes_get_size (data));
-      json_builder_set_member_name (b, "n_query");
-      json_builder_add_int_value (b, h.n_query);
-      json_builder_set_member_name (b, "n_key");
-      json_builder_add_int_value (b, h.n_key);
-      json_builder_end_object (b);
-      saccade_cli_print_json (b);
-    }
-  else
-    printf ("Wrote %s: run %" G_GINT64_FORMAT " layer %d head %d, %u x %u\n", out_path, run, layer,
-            head, h.n_query, h.n_key);
-out:
-  sc_store_head_clear (&h);
-  sc_store_tokens_free (tokens);
-  sc_store_close (store);
+  /* Data written to stdout is the output: nothing is said about it there. */
+  if ((rc = export_run (&q, path, &r)) == 0 && strcmp (q.out_path, "-") != 0)
+    export_print (&q, &r, json);
+  g_free (r.title);
   return rc;
 }
-

@@ -1,6 +1,7 @@
 /* saccade-cli-store.h — helpers the capture store's verbs share (saccade-cli-store.c:
  * capture, runs, rm; saccade-cli-show.c: show, export). Command line only: what the
- * window shares with these verbs lives in app/core/.
+ * window shares with these verbs lives in app/core/ (the JSON writer in saccade-json.h,
+ * the exporter in saccade-export.h, text formatting in saccade-format.h).
  */
 #pragma once
 
@@ -9,6 +10,14 @@
 #include "engine/store/sc-store.h"
 
 G_BEGIN_DECLS
+
+/* The options every store verb takes: --db FILE into @db (a char *), --json into @json (a
+ * gboolean). GOptionEntry initialisers. */
+#define SACCADE_STORE_CLI_DB_OPTION(db)                                                      \
+  { "db", 0, 0, G_OPTION_ARG_FILENAME, (db),                                                 \
+    "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" }
+#define SACCADE_STORE_CLI_JSON_OPTION(json)                                                  \
+  { "json", 0, 0, G_OPTION_ARG_NONE, (json), "Print JSON", NULL }
 
 /* Prints "saccade: MESSAGE" for @err and returns 1 (the exit status). */
 int saccade_store_cli_fail (const ScError *err);
@@ -24,15 +33,5 @@ void saccade_store_cli_print_padded (const char *s, int width);
 
 /* "1.2 MB" (SI units). Caller frees. */
 char *saccade_store_cli_bytes (guint64 bytes);
-
-/* @ms (Unix milliseconds) as local "YYYY-MM-DD HH:MM:SS", or ISO 8601 UTC when @iso. */
-char *saccade_store_cli_time (gint64 ms, gboolean iso);
-
-/* JSON members, added to the open object of @b: "piece" (when the bytes are UTF-8 without
- * NULs) and "bytes_hex" (always); "tokens": [{pos, id, piece?, bytes_hex}]; a run's
- * description. */
-void saccade_store_cli_json_piece (JsonBuilder *b, const guint8 *bytes, gsize len);
-void saccade_store_cli_json_tokens (JsonBuilder *b, const ScStoreToken *t, size_t n);
-void saccade_store_cli_json_run (JsonBuilder *b, const ScStoreRunInfo *r);
 
 G_END_DECLS

@@ -41,49 +41,49 @@ saccade_cli_backend (const SaccadeCliCommon *common, GError **error)
   return saccade_backend_new (common->threads, common->reference, error);
 }
 
-void
-saccade_cli_print_json (JsonBuilder *builder)
+gboolean
+saccade_cli_session_open (SaccadeCliSession *s, const SaccadeCliCommon *common, ScModel *model,
+                          GError **error)
 {
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (builder);
-  g_autofree char *text = NULL;
+  ScError err = { 0 };
 
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
-  printf ("%s\n", text);
+  s->session = NULL;
+  if ((s->backend = saccade_cli_backend (common, error)) == NULL)
+    return FALSE;
+  if (sc_session_new (model, s->backend, &s->session, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      saccade_cli_session_close (s);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+saccade_cli_session_close (SaccadeCliSession *s)
+{
+  g_clear_pointer (&s->session, sc_session_free);
+  g_clear_pointer (&s->backend, sc_backend_free);
 }
 
 char *
-saccade_token_display (const char *bytes, gsize len)
+saccade_cli_read_file (const char *file, gsize *len, GError **error)
 {
-  GString *s = g_string_new (NULL);
-  const char *p = bytes, *end = bytes + len;
+  char *contents = NULL;
 
-  while (p < end)
+  if (strcmp (file, "-") == 0)
     {
-      gunichar c = g_utf8_get_char_validated (p, end - p);
-      if (c == (gunichar) -1 || c == (gunichar) -2)
-        {
-          g_string_append_printf (s, "\\x%02X", (unsigned char) *p);
-          p++;
-          continue;
-        }
-      if (c == '\n')
-        g_string_append (s, "\\n");
-      else if (c == '\t')
-        g_string_append (s, "\\t");
-      else if (c == '\r')
-        g_string_append (s, "\\r");
-      else if (c == '\\')
-        g_string_append (s, "\\\\");
-      else if (c < 0x20 || c == 0x7f)
-        g_string_append_printf (s, "\\x%02X", c);
-      else
-        g_string_append_len (s, p, g_utf8_next_char (p) - p);
-      p = g_utf8_next_char (p);
+      GString *s = g_string_new (NULL);
+      char buf[4096];
+      size_t n;
+      while ((n = fread (buf, 1, sizeof buf, stdin)) > 0)
+        g_string_append_len (s, buf, (gssize) n);
+      *len = s->len;
+      return g_string_free (s, FALSE);
     }
-  return g_string_free (s, FALSE);
+  if (!g_file_get_contents (file, &contents, len, error))
+    return NULL;
+  return contents;
 }
 
 gboolean

@@ -1,6 +1,7 @@
 /* saccade-cli.h — the `saccade <verb>` command line: shared option handling and output.
  *
- * Every verb prints human text by default and JSON (through json-glib) with --json. Verbs
+ * Every verb parses its options, computes a result struct and prints it as human text, or
+ * as JSON through the one writer of app/core/saccade-json.h with --json. Verbs
  * load the model named by -m/--model, else $SACCADE_MODEL, else the default model fetched
  * by data/fetch-model.sh. This is the GObject side: engine errors become GErrors here.
  */
@@ -10,6 +11,8 @@
 #include <json-glib/json-glib.h>
 
 #include "app/core/saccade-error.h"
+#include "app/core/saccade-format.h"
+#include "app/core/saccade-json.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 #include "engine/forward/sc-forward.h"
@@ -37,12 +40,21 @@ ScModel *saccade_cli_load_model (const SaccadeCliCommon *common, GError **error)
 /* Makes the backend @common asks for. */
 ScBackend *saccade_cli_backend (const SaccadeCliCommon *common, GError **error);
 
-/* Prints @builder's root as pretty JSON on stdout. */
-void saccade_cli_print_json (JsonBuilder *builder);
+/* A backend as @common asks and a session of @model over it. */
+typedef struct {
+  ScBackend *backend;
+  ScSession *session;
+} SaccadeCliSession;
 
-/* Escapes token bytes for a terminal: printable UTF-8 kept, \n \t \r shown as escapes,
- * other control bytes and invalid UTF-8 as \xNN. Caller frees. */
-char *saccade_token_display (const char *bytes, gsize len);
+/* Opens @s; on failure @s holds nothing and @error says why. */
+gboolean saccade_cli_session_open (SaccadeCliSession *s, const SaccadeCliCommon *common,
+                                   ScModel *model, GError **error);
+/* Frees what @s holds; a cleared or failed @s is a no-op. */
+void saccade_cli_session_close (SaccadeCliSession *s);
+
+/* The contents of @file, or of stdin when @file is "-"; @len receives the length. Caller
+ * frees; NULL with @error set when the file cannot be read. */
+char *saccade_cli_read_file (const char *file, gsize *len, GError **error);
 
 /* Parses @ctx; on failure prints "saccade: MESSAGE" to stderr and returns FALSE. */
 gboolean saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv);

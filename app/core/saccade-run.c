@@ -143,6 +143,7 @@ run_clear (SaccadeRun *run)
   g_free (run->model_name);
   g_free (run->backend);
   g_strfreev (run->labels);
+  sc_store_tokens_free (run->tokens);
   g_free (run->heads);
   g_free (run->stats);
   for (int m = 0; m < SACCADE_N_METRICS; m++)
@@ -373,10 +374,9 @@ load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError 
   return TRUE;
 }
 
-static void
-load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+SaccadeRun *
+saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable, GError **error)
 {
-  JobData *d = task_data;
   g_autoptr (SaccadeRun) run = g_atomic_rc_box_new0 (SaccadeRun);
   ScStoreRunInfo info = { 0 };
   ScStoreToken *tokens = NULL;
@@ -385,15 +385,15 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   size_t n_tokens = 0, i;
   guint64 bytes;
 
-  if ((store = saccade_store_open (d->db_path, FALSE, &err)) == NULL)
+  if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
     goto fail;
-  if (sc_store_get_run (store, d->run_id, &info, &err) != SC_OK
-      || sc_store_read_tokens (store, d->run_id, &tokens, &n_tokens, &err) != SC_OK)
+  if (sc_store_get_run (store, run_id, &info, &err) != SC_OK
+      || sc_store_read_tokens (store, run_id, &tokens, &n_tokens, &err) != SC_OK)
     goto fail;
   if (n_tokens != info.n_tokens || n_tokens == 0 || info.n_layers == 0 || info.n_heads == 0)
     {
       sc_error_set (&err, SC_ERR_FORMAT, "%s: run %" G_GINT64_FORMAT " has %zu tokens stored "
-                    "for %u announced, %u layers, %u heads", d->db_path, d->run_id, n_tokens,
+                    "for %u announced, %u layers, %u heads", db_path, run_id, n_tokens,
                     info.n_tokens, info.n_layers, info.n_heads);
       goto fail;
     }
@@ -401,9 +401,9 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   if (bytes > MAX_RUN_BYTES)
     {
       g_autofree char *sz = g_format_size (bytes);
-      g_task_return_new_error (task, SACCADE_ERROR, SC_ERR_RANGE,
-                               _("Run %lld is too long to show: its %zu tokens "
-                                 "need %s of attention in memory"), (long long) d->run_id, n_tokens, sz);
+      g_set_error (error, SACCADE_ERROR, SC_ERR_RANGE,
+                   _("Run %lld is too long to show: its %zu tokens "
+                     "need %s of attention in memory"), (long long) run_id, n_tokens, sz);
       goto out;
     }
 
@@ -429,27 +429,42 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       }
     run->labels = saccade_token_labels_new (pieces, lens, n_tokens);
   }
+  run->tokens = g_steal_pointer (&tokens);
   run->heads = g_try_malloc (bytes);
   if (run->heads == NULL)
     {
-      sc_error_set (&err, SC_ERR_NOMEM, "out of memory loading run %" G_GINT64_FORMAT,
-                    d->run_id);
+      sc_error_set (&err, SC_ERR_NOMEM, "out of memory loading run %" G_GINT64_FORMAT, run_id);
       goto fail;
     }
   if (!load_heads (store, run, cancellable, &err))
     goto fail;
-  g_task_return_pointer (task, g_steal_pointer (&run), (GDestroyNotify) saccade_run_unref);
-  goto out;
+  sc_store_run_info_clear (&info);
+  sc_store_close (store);
+  return g_steal_pointer (&run);
 
 fail:
   if (err.status == SC_ERR_CANCELLED)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", _("Cancelled"));
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
   else
-    return_sc_error (task, &err);
+    saccade_set_error_from_sc (error, &err);
 out:
   sc_store_tokens_free (tokens);
   sc_store_run_info_clear (&info);
   sc_store_close (store);
+  return NULL;
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  JobData *d = task_data;
+  GError *error = NULL;
+  SaccadeRun *run = saccade_run_load (d->db_path, d->run_id, cancellable, &error);
+
+  if (run != NULL)
+    g_task_return_pointer (task, run, (GDestroyNotify) saccade_run_unref);
+  else
+    g_task_return_error (task, error);
 }
 
 void

@@ -15,6 +15,7 @@
 #include <gio/gio.h>
 
 #include "engine/analysis/sc-head-stats.h"
+#include "engine/store/sc-store.h"
 
 G_BEGIN_DECLS
 
@@ -54,6 +55,7 @@ typedef struct {
   int n_layers, n_heads, n_kv_heads;
   int n;                /* tokens */
   char **labels;        /* (n) display labels (saccade_token_label), NULL-terminated */
+  ScStoreToken *tokens; /* (n) the stored pieces, raw bytes (data exports need them) */
   float *heads;         /* (n_layers, n_heads, n, n) row-major; causal: 0 above the diagonal */
   gboolean causal;      /* every head stored as a lower triangle */
   ScHeadStats *stats;   /* (n_layers, n_heads): every head's statistics (docs/metrics.md) */
@@ -94,7 +96,16 @@ void saccade_run_list_async (gpointer source_object, const char *db_path,
                              gpointer user_data);
 GListStore *saccade_run_list_finish (GAsyncResult *result, GError **error);
 
-/* Loads run @run_id with every head and computes the metrics. */
+/* Loads run @run_id of the store at @db_path with every head and computes the metrics, on
+ * the calling thread (a worker's, or the command line's): the work saccade_run_load_async
+ * does in its thread. Opens and closes its own read-only connection. Errors: SACCADE_ERROR
+ * with the store's message (no such run, a damaged head), SC_ERR_RANGE for a run too long
+ * to hold in memory, G_IO_ERROR_CANCELLED when @cancellable (optional) fires. */
+SaccadeRun *saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
+                              GError **error);
+
+/* Loads run @run_id with every head and computes the metrics (saccade_run_load in a worker
+ * thread). */
 void saccade_run_load_async (gpointer source_object, const char *db_path, gint64 run_id,
                              GCancellable *cancellable, GAsyncReadyCallback callback,
                              gpointer user_data);

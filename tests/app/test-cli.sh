@@ -57,6 +57,15 @@ check capture-row "$tmp/cap" "^   29    8 "
 check capture-stored "$tmp/cap" "^stored as run 2 "
 "$saccade" capture --no-store -t "Hello" > "$tmp/cap" 2>&1
 check capture-no-store "$tmp/cap" "^   29    8 "
+# one token: the previous-token score is undefined (0/0), and the JSON must still parse
+"$saccade" capture --no-store --summary --json -t "Hi" > "$tmp/cap1.json" 2>"$tmp/cap1.err"
+check capture-one-token "$tmp/cap1.json" '"n_tokens" : 1,'
+check capture-one-token-null "$tmp/cap1.json" '"prev_token" : null,'
+if python3 -c 'import json,sys; json.load(sys.stdin)' < "$tmp/cap1.json" > "$tmp/cap1.check" 2>&1; then
+  passes=$((passes + 1))
+else
+  echo "FAIL: capture --summary --json of one token is not JSON:"; sed 's/^/  | /' "$tmp/cap1.check"; fails=$((fails + 1))
+fi
 printf 'The cat sat.\n\n猫追球，它累了。\r\nBad \377 byte.\n' > "$tmp/sentences.txt"
 "$saccade" capture --file "$tmp/sentences.txt" > "$tmp/cap" 2>&1
 check capture-file "$tmp/cap" "^5$"

@@ -1,0 +1,578 @@
+/* saccade-export.c — the one exporter (see saccade-export.h): a source that hands out a
+ * run's heads, labels and statistics, and the figure and data writers over it.
+ *
+ * A source over a SaccadeRun lends the run's memory; one over a store reads what an export
+ * asks for into memory it frees when the export returns. Every writer asks through the
+ * same three functions (source_head, source_block, source_stats), so the two kinds of
+ * source cannot drift apart.
+ */
+#define G_LOG_DOMAIN "saccade-export"
+
+#include "app/core/saccade-export.h"
+
+#include <string.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-format.h"
+#include "app/core/saccade-json.h"
+#include "app/core/saccade-model.h"
+#include "ui/figures/saccade-token-label.h"
+
+struct _SaccadeExportSource
+{
+  SaccadeRun *run;          /* owned reference, or NULL: read from @store */
+  ScStore *store;           /* borrowed */
+  gint64 run_id;
+  int n_layers, n_heads, n_kv_heads;
+  int n;                    /* tokens */
+  const ScStoreToken *tokens; /* (n), borrowed from @run or @own_tokens */
+  ScStoreToken *own_tokens;
+  char **labels;            /* (n) readable labels, borrowed from @run or @own_labels */
+  char **own_labels;
+  char **escaped;           /* (n) saccade_token_display() of each piece; built on demand */
+};
+
+SaccadeExportSource *
+saccade_export_source_new_for_run (SaccadeRun *run)
+{
+  SaccadeExportSource *src = g_new0 (SaccadeExportSource, 1);
+
+  src->run = saccade_run_ref (run);
+  src->run_id = run->id;
+  src->n_layers = run->n_layers;
+  src->n_heads = run->n_heads;
+  src->n_kv_heads = run->n_kv_heads;
+  src->n = run->n;
+  src->tokens = run->tokens;
+  src->labels = run->labels;
+  return src;
+}
+
+SaccadeExportSource *
+saccade_export_source_new_for_store (ScStore *store, const ScStoreRunInfo *info,
+                                     GError **error)
+{
+  g_autoptr (SaccadeExportSource) src = g_new0 (SaccadeExportSource, 1);
+  ScError err = { 0 };
+  size_t n = 0, i;
+
+  if (sc_store_read_tokens (store, info->id, &src->own_tokens, &n, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  src->store = store;
+  src->run_id = info->id;
+  src->n_layers = (int) info->n_layers;
+  src->n_heads = (int) info->n_heads;
+  src->n_kv_heads = (int) info->n_kv_heads;
+  src->n = (int) n;
+  src->tokens = src->own_tokens;
+  {
+    /* Labels of the whole sequence, as saccade_run_load() makes them. */
+    g_autofree const char **pieces = g_new (const char *, n + 1);
+    g_autofree gsize *lens = g_new (gsize, n + 1);
+    for (i = 0; i < n; i++)
+      {
+        pieces[i] = (const char *) src->tokens[i].piece;
+        lens[i] = src->tokens[i].len;
+      }
+    src->labels = src->own_labels = saccade_token_labels_new (pieces, lens, n);
+  }
+  return g_steal_pointer (&src);
+}
+
+void
+saccade_export_source_free (SaccadeExportSource *src)
+{
+  if (src == NULL)
+    return;
+  g_clear_pointer (&src->run, saccade_run_unref);
+  sc_store_tokens_free (src->own_tokens);
+  g_strfreev (src->own_labels);
+  g_strfreev (src->escaped);
+  g_free (src);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* What a source hands out                                                               */
+
+static gboolean
+check_head (SaccadeExportSource *src, int layer, int head, GError **error)
+{
+  if (layer >= 0 && layer < src->n_layers && head >= 0 && head < src->n_heads)
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+               "run %" G_GINT64_FORMAT " has layers 0-%d and heads 0-%d, not layer %d head %d",
+               src->run_id, src->n_layers - 1, src->n_heads - 1, layer, head);
+  return FALSE;
+}
+
+/* One head: borrowed from the run, or read into @stored. */
+typedef struct {
+  const float *probs;       /* (n_query, n_key) row-major */
+  guint n_query, n_key;
+  gboolean causal;
+  ScStoreHead stored;
+} HeadView;
+
+static gboolean
+source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError **error)
+{
+  ScError err = { 0 };
+
+  memset (v, 0, sizeof *v);
+  if (src->run != NULL)
+    {
+      if (!check_head (src, layer, head, error))
+        return FALSE;
+      v->probs = saccade_run_head (src->run, layer, head);
+      v->n_query = v->n_key = (guint) src->n;
+      v->causal = src->run->causal;
+      return TRUE;
+    }
+  if (sc_store_read_head (src->store, src->run_id, layer, head, &v->stored, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (v->stored.n_key > (guint32) src->n || v->stored.n_query > (guint32) src->n)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT " layer %d "
+                   "head %d is %u x %u for %d tokens", src->run_id, layer, head,
+                   v->stored.n_query, v->stored.n_key, src->n);
+      sc_store_head_clear (&v->stored);
+      return FALSE;
+    }
+  v->probs = v->stored.probs;
+  v->n_query = v->stored.n_query;
+  v->n_key = v->stored.n_key;
+  v->causal = v->stored.causal;
+  return TRUE;
+}
+
+static void
+head_view_clear (HeadView *v)
+{
+  sc_store_head_clear (&v->stored);
+}
+
+/* Heads @h0 .. @h0 + @nh - 1 of layers @l0 .. @l0 + @nl - 1 (whole layers when @nl > 1),
+ * (nl, nh, n, n): borrowed from the run, or read into *@owned (caller frees). @causal
+ * (optional): every head stored as a lower triangle. */
+static const float *
+source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh, float **owned,
+              gboolean *causal, GError **error)
+{
+  gsize n2 = (gsize) src->n * src->n;
+  gboolean all_causal = TRUE;
+  g_autofree float *all = NULL;
+  ScError err = { 0 };
+
+  g_return_val_if_fail (nl == 1 || (h0 == 0 && nh == src->n_heads), NULL);
+  *owned = NULL;
+  if (!check_head (src, l0, h0, error) || !check_head (src, l0 + nl - 1, h0 + nh - 1, error))
+    return NULL;
+  if (src->run != NULL)
+    {
+      if (causal != NULL)
+        *causal = src->run->causal;
+      return saccade_run_head (src->run, l0, h0);
+    }
+  all = g_new (float, (gsize) nl * nh * n2);
+  for (int l = 0; l < nl; l++)
+    for (int h = 0; h < nh; h++)
+      {
+        ScStoreHead head = { 0 };
+        if (sc_store_read_head (src->store, src->run_id, l0 + l, h0 + h, &head, &err) != SC_OK)
+          {
+            saccade_set_error_from_sc (error, &err);
+            return NULL;
+          }
+        if (head.n_query != (guint32) src->n || head.n_key != (guint32) src->n)
+          {
+            g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT
+                         " layer %d head %d: %u x %u, not %d x %d", src->run_id, l0 + l,
+                         h0 + h, head.n_query, head.n_key, src->n, src->n);
+            sc_store_head_clear (&head);
+            return NULL;
+          }
+        memcpy (all + ((gsize) l * nh + h) * n2, head.probs, n2 * sizeof (float));
+        all_causal = all_causal && head.causal;
+        sc_store_head_clear (&head);
+      }
+  if (causal != NULL)
+    *causal = all_causal;
+  return *owned = g_steal_pointer (&all);
+}
+
+/* Every head of the run, and every head's statistics (n_layers, n_heads): borrowed from
+ * the run, or read and computed into *@owned_heads and *@owned_stats (caller frees). */
+static const ScHeadStats *
+source_stats (SaccadeExportSource *src, const float **heads, float **owned_heads,
+              ScHeadStats **owned_stats, GError **error)
+{
+  SaccadeHeadStatsTable table = { 0 };
+  gsize n2 = (gsize) src->n * src->n;
+
+  *owned_stats = NULL;
+  if ((*heads = source_block (src, 0, src->n_layers, 0, src->n_heads, owned_heads, NULL,
+                              error)) == NULL)
+    return NULL;
+  if (src->run != NULL)
+    return src->run->stats;
+  /* The code saccade_run_load() and `saccade capture --summary` compute them with. */
+  saccade_head_stats_table_init (&table, src->n_layers, src->n_heads);
+  for (int l = 0; l < src->n_layers; l++)
+    for (int h = 0; h < src->n_heads; h++)
+      saccade_head_stats_table_observe (&table, l, h,
+                                        *heads + ((gsize) l * src->n_heads + h) * n2, src->n,
+                                        src->n);
+  return *owned_stats = g_steal_pointer (&table.stats);
+}
+
+/* Query heads per KV head, as saccade_run_group_size() counts them. */
+static int
+source_group_size (const SaccadeExportSource *src)
+{
+  if (src->n_kv_heads <= 0 || src->n_heads % src->n_kv_heads != 0)
+    return 1;
+  return src->n_heads / src->n_kv_heads;
+}
+
+static const char *const *
+source_labels (SaccadeExportSource *src, SaccadeExportLabels style)
+{
+  if (style == SACCADE_EXPORT_LABELS_READABLE)
+    return (const char *const *) src->labels;
+  if (src->escaped == NULL)
+    {
+      src->escaped = g_new0 (char *, (gsize) src->n + 1);
+      for (int i = 0; i < src->n; i++)
+        src->escaped[i] = saccade_token_display ((const char *) src->tokens[i].piece,
+                                                 src->tokens[i].len);
+    }
+  return (const char *const *) src->escaped;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Figures                                                                               */
+
+static gboolean
+export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
+             GError **error)
+{
+  g_autofree float *owned = NULL;
+  g_autofree ScHeadStats *owned_stats = NULL;
+  g_autofree double *metric = NULL;
+  const ScHeadStats *stats;
+  const float *heads;
+  ScHeadMetric m = SC_HEAD_METRIC_ENTROPY;
+  gsize k, nh = (gsize) src->n_layers * src->n_heads;
+
+  if (fig->metric != NULL && !sc_head_metric_from_id (fig->metric, &m))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no head metric '%s'",
+                   fig->metric);
+      return FALSE;
+    }
+  if (fig->metric == NULL)
+    heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &owned, NULL, error);
+  else if ((stats = source_stats (src, &heads, &owned, &owned_stats, error)) != NULL)
+    {
+      metric = g_new (double, nh);
+      for (k = 0; k < nh; k++)
+        metric[k] = sc_head_stats_get (&stats[k], m);
+    }
+  else
+    heads = NULL;
+  if (heads == NULL)
+    return FALSE;
+  return saccade_figure_export_grid (&(SaccadeGridFigure) {
+    .n_layers = src->n_layers, .n_heads = src->n_heads, .n_kv_heads = src->n_kv_heads,
+    .n = src->n, .heads = heads, .metric = metric, .metric_name = fig->metric_name,
+    .title = fig->title, .colormap = fig->colormap, .scale = fig->scale,
+  }, path, error);
+}
+
+static gboolean
+export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
+              GError **error)
+{
+  int h0 = fig->head >= 0 ? fig->head : 0, nh = fig->head >= 0 ? 1 : src->n_heads;
+  g_autofree float *owned = NULL;
+  const float *heads = source_block (src, fig->layer, 1, h0, nh, &owned, NULL, error);
+
+  if (heads == NULL)
+    return FALSE;
+  return saccade_figure_export_lines (&(SaccadeLinesFigure) {
+    .n_heads = nh, .n = src->n, .heads = heads,
+    .labels = (const char *const *) src->labels, .highlight_token = -1, .title = fig->title,
+  }, path, error);
+}
+
+static gboolean
+export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
+                GError **error)
+{
+  HeadView v;
+  gboolean ok;
+
+  if (!source_head (src, fig->layer, fig->head, &v, error))
+    return FALSE;
+  ok = saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
+    .values = v.probs, .n_rows = (int) v.n_query, .n_cols = (int) v.n_key,
+    .row_labels = (const char *const *) src->labels,
+    .col_labels = (const char *const *) src->labels,
+    .title = fig->title, .colormap = fig->colormap, .scale = fig->scale, .causal = v.causal,
+  }, path, error);
+  head_view_clear (&v);
+  return ok;
+}
+
+gboolean
+saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
+                       const char *path, GError **error)
+{
+  switch (fig->kind)
+    {
+    case SACCADE_EXPORT_HEATMAP:
+      return export_heatmap (src, fig, path, error);
+    case SACCADE_EXPORT_GRID:
+      return export_grid (src, fig, path, error);
+    case SACCADE_EXPORT_LINES:
+      return export_lines (src, fig, path, error);
+    default:
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no figure kind %d",
+                   (int) fig->kind);
+      return FALSE;
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* CSV                                                                                   */
+
+/* RFC 4180: quote a field holding a comma, quote, CR/LF, or leading/trailing space. */
+static void
+csv_field (GString *out, const char *s)
+{
+  gsize len = strlen (s);
+
+  if (strpbrk (s, ",\"\r\n") == NULL && (len == 0 || (s[0] != ' ' && s[len - 1] != ' ')))
+    {
+      g_string_append (out, s);
+      return;
+    }
+  g_string_append_c (out, '"');
+  for (; *s != '\0'; s++)
+    {
+      if (*s == '"')
+        g_string_append_c (out, '"');
+      g_string_append_c (out, *s);
+    }
+  g_string_append_c (out, '"');
+}
+
+/* "pos:token" as one field. */
+static void
+csv_label (GString *out, const char *const *labels, guint pos)
+{
+  g_autofree char *label = g_strdup_printf ("%u:%s", pos, labels[pos]);
+  csv_field (out, label);
+}
+
+/* 9 significant digits: every float (and so every stored fp16) reads back exactly. */
+static void
+csv_number (GString *out, double v)
+{
+  char num[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append (out, g_ascii_formatd (num, sizeof num, "%.9g", v));
+}
+
+static GBytes *
+head_csv (const HeadView *v, const char *const *labels)
+{
+  GString *out = g_string_new ("query\\key");
+  guint i, j;
+
+  for (j = 0; j < v->n_key; j++)
+    {
+      g_string_append_c (out, ',');
+      csv_label (out, labels, j);
+    }
+  g_string_append (out, "\r\n");
+  for (i = 0; i < v->n_query; i++)
+    {
+      csv_label (out, labels, i);
+      for (j = 0; j < v->n_key; j++)
+        {
+          g_string_append_c (out, ',');
+          csv_number (out, v->probs[(gsize) i * v->n_key + j]);
+        }
+      g_string_append (out, "\r\n");
+    }
+  return g_string_free_to_bytes (out);
+}
+
+GBytes *
+saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
+{
+  g_autofree float *owned = NULL;
+  g_autofree ScHeadStats *owned_stats = NULL;
+  const float *heads;
+  const ScHeadStats *stats = source_stats (src, &heads, &owned, &owned_stats, error);
+  GString *out;
+  int l, h, g = source_group_size (src);
+
+  if (stats == NULL)
+    return NULL;
+  out = g_string_new ("layer,head,kv_head,entropy,sink_mass,previous_token\r\n");
+  for (l = 0; l < src->n_layers; l++)
+    for (h = 0; h < src->n_heads; h++)
+      {
+        const ScHeadStats *st = &stats[(gsize) l * src->n_heads + h];
+        g_string_append_printf (out, "%d,%d,%d,", l, h, h / g);
+        csv_number (out, st->entropy);
+        g_string_append_c (out, ',');
+        csv_number (out, st->sink);
+        g_string_append_c (out, ',');
+        csv_number (out, st->previous);
+        g_string_append (out, "\r\n");
+      }
+  return g_string_free_to_bytes (out);
+}
+
+GBytes *
+saccade_export_layer_csv (SaccadeExportSource *src, int layer, SaccadeExportLabels style,
+                          GError **error)
+{
+  const char *const *labels = source_labels (src, style);
+  g_autofree float *owned = NULL;
+  gboolean causal = FALSE;
+  const float *heads = source_block (src, layer, 1, 0, src->n_heads, &owned, &causal, error);
+  gsize n2 = (gsize) src->n * src->n;
+  GString *out;
+  int h, i, j;
+
+  if (heads == NULL)
+    return NULL;
+  out = g_string_new ("layer,head,query,key,query_token,key_token,weight\r\n");
+  for (h = 0; h < src->n_heads; h++)
+    {
+      const float *a = heads + h * n2;
+      for (i = 0; i < src->n; i++)
+        for (j = 0; j < src->n; j++)
+          {
+            if (causal && j > i)
+              continue;
+            g_string_append_printf (out, "%d,%d,%d,%d,", layer, h, i, j);
+            csv_field (out, labels[i]);
+            g_string_append_c (out, ',');
+            csv_field (out, labels[j]);
+            g_string_append_c (out, ',');
+            csv_number (out, a[(gsize) i * src->n + j]);
+            g_string_append (out, "\r\n");
+          }
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* NPY and JSON                                                                          */
+
+/* NumPy's .npy format, version 1.0: the magic "\x93NUMPY", the version (1, 0), a
+ * little-endian uint16 header length, a Python dict literal padded with spaces and a final
+ * newline so that the data starts at a multiple of 64 bytes, then the float32 data
+ * little-endian, row-major. numpy.load reads it directly. */
+static GBytes *
+head_npy (const HeadView *v)
+{
+  static const char magic[] = "\x93NUMPY\x01\x00";
+  g_autofree char *dict = g_strdup_printf ("{'descr': '<f4', 'fortran_order': False, "
+                                           "'shape': (%u, %u), }", v->n_query, v->n_key);
+  const gsize prefix = sizeof magic - 1 + 2;
+  gsize header = strlen (dict) + 1; /* with the newline */
+  gsize pad = (64 - (prefix + header) % 64) % 64, i, n = (gsize) v->n_query * v->n_key;
+  GByteArray *out = g_byte_array_sized_new ((guint) (prefix + header + pad + 4 * n));
+  guint8 len_le[2];
+
+  header += pad;
+  len_le[0] = (guint8) (header & 0xff);
+  len_le[1] = (guint8) (header >> 8);
+  g_byte_array_append (out, (const guint8 *) magic, sizeof magic - 1);
+  g_byte_array_append (out, len_le, 2);
+  g_byte_array_append (out, (const guint8 *) dict, (guint) strlen (dict));
+  for (i = 0; i < pad; i++)
+    g_byte_array_append (out, (const guint8 *) " ", 1);
+  g_byte_array_append (out, (const guint8 *) "\n", 1);
+  for (i = 0; i < n; i++)
+    {
+      guint32 bits;
+      memcpy (&bits, &v->probs[i], sizeof bits);
+      bits = GUINT32_TO_LE (bits);
+      g_byte_array_append (out, (const guint8 *) &bits, 4);
+    }
+  return g_byte_array_free_to_bytes (out);
+}
+
+static GBytes *
+head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int head)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  gsize len = 0;
+  char *text;
+  guint i, j;
+
+  json_builder_begin_object (b);
+  saccade_json_int (b, "run", src->run_id);
+  saccade_json_int (b, "layer", layer);
+  saccade_json_int (b, "head", head);
+  saccade_json_int (b, "n_query", v->n_query);
+  saccade_json_int (b, "n_key", v->n_key);
+  saccade_json_bool (b, "causal", v->causal);
+  saccade_json_tokens (b, src->tokens, (size_t) src->n);
+  saccade_json_begin_array (b, "weights");
+  for (i = 0; i < v->n_query; i++)
+    {
+      json_builder_begin_array (b);
+      for (j = 0; j < v->n_key; j++)
+        saccade_json_add_double (b, v->probs[(gsize) i * v->n_key + j]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  text = saccade_json_to_data (b, FALSE, &len);
+  return g_bytes_new_take (text, len);
+}
+
+GBytes *
+saccade_export_head (SaccadeExportSource *src, int layer, int head, SaccadeExportFormat format,
+                     SaccadeExportLabels labels, guint *n_query, guint *n_key, GError **error)
+{
+  GBytes *data;
+  HeadView v;
+
+  if (!source_head (src, layer, head, &v, error))
+    return NULL;
+  if (format == SACCADE_EXPORT_NPY)
+    data = head_npy (&v);
+  else if (format == SACCADE_EXPORT_JSON)
+    data = head_json (src, &v, layer, head);
+  else
+    data = head_csv (&v, source_labels (src, labels));
+  if (n_query != NULL)
+    *n_query = v.n_query;
+  if (n_key != NULL)
+    *n_key = v.n_key;
+  head_view_clear (&v);
+  return data;
+}
+
+gboolean
+saccade_export_write (GBytes *data, const char *path, GError **error)
+{
+  gsize len = 0;
+  const char *bytes = g_bytes_get_data (data, &len);
+
+  return g_file_set_contents (path, bytes != NULL ? bytes : "", (gssize) len, error);
+}

@@ -1,0 +1,114 @@
+/* saccade-export.h — the one exporter of both faces: a stored run to a figure file (PNG,
+ * SVG, PDF through the renderers the window draws with, ui/figures/saccade-figure.h) or to
+ * data (CSV, NumPy .npy, JSON).
+ *
+ * An export reads from a SaccadeExportSource: either a run loaded in full (the window's
+ * SaccadeRun, whose heads and metrics are already in memory) or a run in a store, whose
+ * heads are read only when an export needs them (the command line, which exports one head
+ * of a run too long to load whole). Both give the same bytes for the same request: the
+ * metrics are engine head statistics (engine/analysis/sc-head-stats.h) computed by
+ * saccade_head_stats_table_observe() in both cases, never by hand.
+ *
+ * Data layouts (CSV is RFC 4180 with CRLF line ends, values to 9 significant digits —
+ * exact for every stored fp16):
+ *   head     one head as a labelled matrix: a header row "query\key,0:The,1:␣cat,..." and a
+ *            first column of query labels "pos:token" (pandas.read_csv (f, index_col=0));
+ *            .npy: float32 (n_query, n_key) row-major; JSON: {run, layer, head, n_query,
+ *            n_key, causal, tokens, weights: [[...]]}, compact;
+ *   metrics  one row per head: layer,head,kv_head,entropy,sink_mass,previous_token;
+ *   layer    one row per (head, query, key) the causal mask allows, in long form:
+ *            layer,head,query,key,query_token,key_token,weight.
+ *
+ * Not here: choosing a file name or asking for one (each face does), the title (each face
+ * writes its own), printing what was written.
+ * Thread safety: a source belongs to one thread at a time, like the ScStore it reads.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "app/core/saccade-run.h"
+#include "engine/store/sc-store.h"
+#include "ui/figures/saccade-figure.h"
+
+G_BEGIN_DECLS
+
+typedef struct _SaccadeExportSource SaccadeExportSource;
+
+/* Exports from @run, loaded in full (takes a reference). Never fails. */
+SaccadeExportSource *saccade_export_source_new_for_run (SaccadeRun *run);
+
+/* Exports from the run @info describes (sc_store_get_run()) in @store; reads its tokens
+ * now and its heads when an export needs them. @store is borrowed and must outlive the
+ * source; nothing of @info is kept. NULL with @error set (SACCADE_ERROR, the store's
+ * message) when the tokens cannot be read. */
+SaccadeExportSource *saccade_export_source_new_for_store (ScStore *store,
+                                                          const ScStoreRunInfo *info,
+                                                          GError **error);
+
+void saccade_export_source_free (SaccadeExportSource *src); /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeExportSource, saccade_export_source_free)
+
+/* ------------------------------------------------------------------------------------ */
+/* Figures                                                                               */
+
+typedef enum {
+  SACCADE_EXPORT_HEATMAP, /* one head, (layer, head) */
+  SACCADE_EXPORT_GRID,    /* every head of the run */
+  SACCADE_EXPORT_LINES,   /* one layer: one head, or every head when head < 0 */
+} SaccadeExportFigureKind;
+
+typedef struct {
+  SaccadeExportFigureKind kind;
+  int layer;                 /* heatmap, lines */
+  int head;                  /* heatmap; lines: < 0 for every head of the layer */
+  const char *title;         /* borrowed; may be NULL */
+  SaccadeColormap colormap;  /* heatmap, grid */
+  SaccadeScale scale;        /* heatmap, grid */
+  const char *metric;        /* grid: frame each head in the colour of this engine metric
+                              * ("entropy", "sink", "previous-token": sc_head_metric_id()),
+                              * or NULL for none */
+  const char *metric_name;   /* grid: the colour bar's caption; may be NULL */
+} SaccadeExportFigure;
+
+/* Draws @fig into @path; the extension (.png, .svg, .pdf) chooses the format. Errors:
+ * G_IO_ERROR_INVALID_ARGUMENT (unknown extension or metric, a layer or head the run does not
+ * have), SACCADE_ERROR (the store), and the renderer's and file system's errors. */
+gboolean saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
+                                const char *path, GError **error);
+
+/* ------------------------------------------------------------------------------------ */
+/* Data                                                                                  */
+
+typedef enum {
+  SACCADE_EXPORT_CSV,
+  SACCADE_EXPORT_NPY,
+  SACCADE_EXPORT_JSON,
+} SaccadeExportFormat;
+
+/* How CSV cells name tokens. The two faces have always written different ones; each keeps
+ * its own so that its files do not change. */
+typedef enum {
+  SACCADE_EXPORT_LABELS_READABLE, /* as the window and figures show them: "␣cat" (window) */
+  SACCADE_EXPORT_LABELS_ESCAPED,  /* the stored bytes, control bytes and bad UTF-8 as \xNN:
+                                   * " cat" (saccade_token_display(); the command line) */
+} SaccadeExportLabels;
+
+/* Head (@layer, @head) as @format (labels: CSV only). @n_query and @n_key (optional)
+ * receive its shape. Caller unrefs; NULL with @error set as for saccade_export_figure(). */
+GBytes *saccade_export_head (SaccadeExportSource *src, int layer, int head,
+                             SaccadeExportFormat format, SaccadeExportLabels labels,
+                             guint *n_query, guint *n_key, GError **error);
+
+/* Every head's metrics as CSV (reads every head from a store source). */
+GBytes *saccade_export_metrics_csv (SaccadeExportSource *src, GError **error);
+
+/* Layer @layer's heads in long form as CSV. */
+GBytes *saccade_export_layer_csv (SaccadeExportSource *src, int layer,
+                                  SaccadeExportLabels labels, GError **error);
+
+/* Writes @data to @path atomically (beside it, then renamed over it: a failed export
+ * leaves no half file). */
+gboolean saccade_export_write (GBytes *data, const char *path, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,50 @@
+/* saccade-format.c — text for people (see saccade-format.h). */
+#define G_LOG_DOMAIN "saccade"
+
+#include "app/core/saccade-format.h"
+
+char *
+saccade_token_display (const char *bytes, gsize len)
+{
+  GString *s = g_string_new (NULL);
+  const char *p = bytes, *end = bytes + len;
+
+  while (p < end)
+    {
+      gunichar c = g_utf8_get_char_validated (p, end - p);
+      if (c == (gunichar) -1 || c == (gunichar) -2)
+        {
+          g_string_append_printf (s, "\\x%02X", (unsigned char) *p);
+          p++;
+          continue;
+        }
+      if (c == '\n')
+        g_string_append (s, "\\n");
+      else if (c == '\t')
+        g_string_append (s, "\\t");
+      else if (c == '\r')
+        g_string_append (s, "\\r");
+      else if (c == '\\')
+        g_string_append (s, "\\\\");
+      else if (c < 0x20 || c == 0x7f)
+        g_string_append_printf (s, "\\x%02X", c);
+      else
+        g_string_append_len (s, p, g_utf8_next_char (p) - p);
+      p = g_utf8_next_char (p);
+    }
+  return g_string_free (s, FALSE);
+}
+
+char *
+saccade_format_time (gint64 ms, gboolean iso)
+{
+  g_autoptr (GDateTime) utc = g_date_time_new_from_unix_utc (ms / 1000);
+  g_autoptr (GDateTime) local = NULL;
+
+  if (utc == NULL)
+    return g_strdup ("?");
+  if (iso)
+    return g_date_time_format_iso8601 (utc);
+  local = g_date_time_to_local (utc);
+  return g_date_time_format (local, "%Y-%m-%d %H:%M:%S");
+}
