@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/format/sc-quant.h"
+#include "ui/figures/saccade-token-label.h"
 
 #define DEMO_SENTENCE "The cat chased the ball because it was tired."
 
@@ -45,12 +46,30 @@ token_bytes (ScModel *model, int32_t id, char buf[256])
   return MIN (n, 256);
 }
 
+/* One token as the figures label it ("␣cat", "<0xE7>"); safe on a terminal. */
 static char *
 piece (ScModel *model, int32_t id)
 {
   char buf[256];
   gsize n = token_bytes (model, id, buf);
-  return saccade_token_display (buf, n);
+  return saccade_token_label (buf, n);
+}
+
+/* The labels of a whole sequence of @ids, so that a character split across byte tokens is
+ * named on each of its pieces ("<0xE7> (猫)"), as the window shows them. g_strfreev(). */
+static char **
+labels_of_ids (ScModel *model, const GArray *ids)
+{
+  g_autofree char *bytes = g_new (char, (gsize) ids->len * 256 + 1);
+  g_autofree const char **pieces = g_new (const char *, ids->len + 1);
+  g_autofree gsize *lens = g_new (gsize, ids->len + 1);
+
+  for (guint i = 0; i < ids->len; i++)
+    {
+      pieces[i] = bytes + (gsize) i * 256;
+      lens[i] = token_bytes (model, g_array_index (ids, int32_t, i), bytes + (gsize) i * 256);
+    }
+  return saccade_token_labels_new (pieces, lens, ids->len);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -112,10 +131,13 @@ static void
 info_print_text (const InfoResult *r)
 {
   const ScModelInfo *in = r->in;
+  g_autofree char *name = saccade_terminal_text (in->name, -1);
+  g_autofree char *path = saccade_terminal_text (r->path, -1);
+  g_autofree char *arch = saccade_terminal_text (in->arch_name, -1);
 
-  printf ("Model        %s\n", in->name);
-  printf ("File         %s (%.1f MB)\n", r->path, r->file_bytes / 1e6);
-  printf ("Architecture %s, %u layers, embedding %u, feed-forward %u\n", in->arch_name,
+  printf ("Model        %s\n", name);
+  printf ("File         %s (%.1f MB)\n", path, r->file_bytes / 1e6);
+  printf ("Architecture %s, %u layers, embedding %u, feed-forward %u\n", arch,
           in->n_layers, in->n_embd, in->n_ff);
   printf ("Attention    %u query heads over %u KV heads (groups of %u), head dim %u, "
           "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_heads / in->n_kv_heads,
@@ -186,6 +208,7 @@ tokenize_print_json (ScModel *model, const TokenizeResult *r)
 static void
 tokenize_print_text (ScModel *model, const TokenizeResult *r, gboolean ids_only)
 {
+  g_auto (GStrv) labels = NULL;
   guint i;
 
   if (ids_only)
@@ -195,11 +218,9 @@ tokenize_print_text (ScModel *model, const TokenizeResult *r, gboolean ids_only)
       printf ("\n");
       return;
     }
+  labels = labels_of_ids (model, r->ids);
   for (i = 0; i < r->ids->len; i++)
-    {
-      g_autofree char *p = piece (model, g_array_index (r->ids, int32_t, i));
-      printf ("%5u %7d  '%s'\n", i, g_array_index (r->ids, int32_t, i), p);
-    }
+    printf ("%5u %7d  '%s'\n", i, g_array_index (r->ids, int32_t, i), labels[i]);
   printf ("%u tokens\n", r->ids->len);
 }
 
@@ -360,7 +381,7 @@ saccade_cmd_generate (int argc, char **argv)
   g_autofree char *text = NULL, *prompt = NULL;
   GenerateResult r = { 0 };
   ScModel *model;
-  gsize len = 0;
+  gsize len = 0, prompt_len = 0;
   int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -377,10 +398,11 @@ saccade_cmd_generate (int argc, char **argv)
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   r.text = g_string_new (NULL);
-  if (chat && (prompt = saccade_chat_prompt (model, text, &error)) == NULL)
+  if (chat && (prompt = saccade_chat_prompt (model, text, (gssize) len, &prompt_len, &error))
+                  == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
-  else if ((r.ids = saccade_tokenize (model, chat ? prompt : text, chat ? -1 : (gssize) len,
-                                      TRUE, &error)) == NULL)
+  else if ((r.ids = saccade_tokenize (model, chat ? prompt : text,
+                                      (gssize) (chat ? prompt_len : len), TRUE, &error)) == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else if (!generate_run (&common, model, n_new, &r, common.json ? NULL : print_token, NULL,
                           &error))
@@ -404,6 +426,7 @@ typedef struct {
   GArray *ids;                   /* int32_t */
   SaccadeHeadStatsTable stats;   /* every head */
   double seconds;                /* the forward pass */
+  int n_top;                     /* DEMO_TOP, or fewer for a smaller vocabulary */
   int32_t top[DEMO_TOP];         /* the most likely next tokens, best first */
   double top_pct[DEMO_TOP];      /* their softmax probabilities, in per cent */
 } DemoResult;
@@ -451,7 +474,8 @@ demo_top (const float *logits, int n_vocab, DemoResult *r)
     max = fmax (max, logits[k]);
   for (k = 0; k < n_vocab; k++)
     z += exp (logits[k] - max);
-  for (k = 0; k < DEMO_TOP; k++)
+  r->n_top = MIN (DEMO_TOP, n_vocab);
+  for (k = 0; k < r->n_top; k++)
     {
       int best = -1;
       for (j = 0; j < n_vocab; j++)
@@ -471,19 +495,19 @@ static void
 demo_print (ScModel *model, const char *text, const DemoResult *r)
 {
   const SaccadeHeadStatsTable *s = &r->stats;
+  g_autofree char *name = saccade_terminal_text (sc_model_info (model)->name, -1);
+  g_autofree char *shown = saccade_terminal_text (text, -1);
+  g_auto (GStrv) labels = labels_of_ids (model, r->ids);
   int l, h, k;
 
-  printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, sc_model_info (model)->name, "CPU");
-  printf ("Text: %s\n%u tokens:", text, r->ids->len);
+  printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, name, "CPU");
+  printf ("Text: %s\n%u tokens:", shown, r->ids->len);
   for (guint i = 0; i < r->ids->len; i++)
-    {
-      g_autofree char *p = piece (model, g_array_index (r->ids, int32_t, i));
-      printf (" [%s]", p);
-    }
+    printf (" [%s]", labels[i]);
   printf ("\nForward pass with all %d heads captured: %.3f s\n\n", s->n_layers * s->n_heads,
           r->seconds);
-  printf ("Next token, top 5:\n");
-  for (k = 0; k < DEMO_TOP; k++)
+  printf ("Next token, top %d:\n", r->n_top);
+  for (k = 0; k < r->n_top; k++)
     {
       g_autofree char *p = piece (model, r->top[k]);
       printf ("  %5.1f%%  '%s'\n", r->top_pct[k], p);
@@ -505,9 +529,9 @@ demo_print (ScModel *model, const char *text, const DemoResult *r)
         }
       {
         const ScHeadStats *st = saccade_head_stats_table_get (s, l, best);
-        g_autofree char *p = piece (model, g_array_index (r->ids, int32_t, st->last_top));
         printf ("  layer %2d  entropy %.2f  sink %.2f  head %d -> '%s' (%.2f)\n", l,
-                ent / s->n_heads, sink / s->n_heads, best, p, st->last_top_weight);
+                ent / s->n_heads, sink / s->n_heads, best, labels[st->last_top],
+                st->last_top_weight);
       }
     }
 }

@@ -137,12 +137,15 @@ show_print_text (const ShowResult *r)
 {
   const ScStoreRunInfo *info = &r->info;
   g_autofree char *when = saccade_format_time (info->created_ms, FALSE);
-  g_autofree char *text = saccade_token_display (info->text, info->text_len);
+  g_autofree char *text = saccade_terminal_text (info->text, info->text_len);
   g_autofree char *size = saccade_store_cli_bytes (info->attention_bytes);
+  g_autofree char *model = saccade_terminal_text (info->model_name, -1);
+  g_autofree char *arch = saccade_terminal_text (info->model_arch, -1);
+  g_autofree char *backend = saccade_terminal_text (info->backend, -1);
+  g_auto (GStrv) labels = saccade_token_labels_for_store (r->tokens, r->n_tokens);
 
   printf ("Run %" G_GINT64_FORMAT ", %s: %s (%s, %u layers x %u heads), %s backend\n",
-          info->id, when, info->model_name, info->model_arch, info->n_layers, info->n_heads,
-          info->backend);
+          info->id, when, model, arch, info->n_layers, info->n_heads, backend);
   if (info->forward_s >= 0)
     printf ("%u tokens, forward pass %.3f s, %s of attention\n", info->n_tokens,
             info->forward_s, size);
@@ -153,10 +156,7 @@ show_print_text (const ShowResult *r)
     {
       printf ("  pos      id  piece\n");
       for (size_t i = 0; i < r->n_tokens; i++)
-        {
-          g_autofree char *p = saccade_store_cli_piece (&r->tokens[i]);
-          printf ("%5zu %7d  '%s'\n", i, r->tokens[i].id, p);
-        }
+        printf ("%5zu %7d  '%s'\n", i, r->tokens[i].id, labels[i]);
       printf ("\n`saccade show %" G_GINT64_FORMAT " --layer L --head H` shows where each "
               "token attends.\n", info->id);
       return;
@@ -165,15 +165,13 @@ show_print_text (const ShowResult *r)
           "keys\n", r->layer, r->head, r->head / (info->n_heads / info->n_kv_heads), r->k);
   for (guint i = 0; i < r->n_query; i++)
     {
-      g_autofree char *q = saccade_store_cli_piece (&r->tokens[i]);
       printf ("%4u ", i);
-      saccade_store_cli_print_padded (q, 14);
+      saccade_store_cli_print_padded (labels[i], 14);
       printf (" ->");
       for (guint j = 0; j < r->n_top[i]; j++)
         {
           const Ranked *best = &r->top[(gsize) i * r->k + j];
-          g_autofree char *key = saccade_store_cli_piece (&r->tokens[best->key]);
-          printf ("%s %d '%s' %.3f", j ? "," : "", best->key, key, best->w);
+          printf ("%s %d '%s' %.3f", j ? "," : "", best->key, labels[best->key], best->w);
         }
       printf ("\n");
     }
@@ -271,7 +269,7 @@ static const char *const format_ids[] = { "csv", "npy", "json" };
 static char *
 title_text (const ScStoreRunInfo *info)
 {
-  g_autofree char *shown = saccade_token_display (info->text, info->text_len);
+  g_autofree char *shown = saccade_terminal_text (info->text, info->text_len);
   glong len = g_utf8_strlen (shown, -1);
   g_autofree char *cut = g_utf8_substring (shown, 0, MIN (len, 60));
   return g_strdup_printf ("“%s%s”", cut, len > 60 ? "…" : "");
@@ -342,8 +340,8 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
   r->n_tokens = info.n_tokens;
   if (!q->figure)
     {
-      data = saccade_export_head (src, q->layer, q->head, q->format,
-                                  SACCADE_EXPORT_LABELS_ESCAPED, &r->n_query, &r->n_key, &error);
+      data = saccade_export_head (src, q->layer, q->head, q->format, &r->n_query, &r->n_key,
+                                  &error);
       if (data == NULL || !export_write (q, data, &error))
         goto fail;
       r->bytes = g_bytes_get_size (data);

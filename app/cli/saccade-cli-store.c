@@ -44,13 +44,6 @@ saccade_store_cli_run_id (const char *s, gint64 *id)
   return TRUE;
 }
 
-/* A token's bytes for a terminal (escapes for control bytes and invalid UTF-8). */
-char *
-saccade_store_cli_piece (const ScStoreToken *t)
-{
-  return saccade_token_display ((const char *) t->piece, t->len);
-}
-
 /* Columns @s takes on a terminal: wide (CJK) characters count two, combining marks none. */
 static int
 display_width (const char *s)
@@ -83,7 +76,7 @@ saccade_store_cli_bytes (guint64 bytes)
 static char *
 text_cell (const char *text, size_t len, guint width)
 {
-  g_autofree char *shown = saccade_token_display (text, len);
+  g_autofree char *shown = saccade_terminal_text (text, len);
   glong n = g_utf8_strlen (shown, -1);
   GString *s;
 
@@ -319,6 +312,7 @@ static void
 capture_print_summary (const CaptureResult *r)
 {
   const SaccadeHeadStatsTable *s = &r->stats;
+  g_auto (GStrv) labels = saccade_token_labels_for_store (r->pieces, r->n_tokens);
   int l, h;
 
   printf ("%u tokens, %d layers x %d heads, %.3f s\n", r->n_tokens, s->n_layers, s->n_heads,
@@ -328,10 +322,9 @@ capture_print_summary (const CaptureResult *r)
     for (h = 0; h < s->n_heads; h++)
       {
         const ScHeadStats *st = saccade_head_stats_table_get (s, l, h);
-        g_autofree char *p = saccade_store_cli_piece (&r->pieces[st->last_top]);
         printf ("%5d %4d   %6.3f %6.3f     %5.3f  %5.3f  -> %3d '%s' (%.3f)\n", l, h,
-                st->entropy, st->last_entropy, st->sink, st->previous, st->last_top, p,
-                st->last_top_weight);
+                st->entropy, st->last_entropy, st->sink, st->previous, st->last_top,
+                labels[st->last_top], st->last_top_weight);
       }
 }
 

@@ -25,9 +25,6 @@ int saccade_store_cli_fail (const ScError *err);
 /* Parses a run id (a positive integer); prints why not and returns FALSE otherwise. */
 gboolean saccade_store_cli_run_id (const char *s, gint64 *id);
 
-/* A token's bytes for a terminal: control bytes and invalid UTF-8 escaped. Caller frees. */
-char *saccade_store_cli_piece (const ScStoreToken *t);
-
 /* Prints @s left-aligned in @width terminal columns (wide characters count two). */
 void saccade_store_cli_print_padded (const char *s, int width);
 

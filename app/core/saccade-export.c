@@ -29,7 +29,6 @@ struct _SaccadeExportSource
   ScStoreToken *own_tokens;
   char **labels;            /* (n) readable labels, borrowed from @run or @own_labels */
   char **own_labels;
-  char **escaped;           /* (n) saccade_token_display() of each piece; built on demand */
 };
 
 SaccadeExportSource *
@@ -54,7 +53,7 @@ saccade_export_source_new_for_store (ScStore *store, const ScStoreRunInfo *info,
 {
   g_autoptr (SaccadeExportSource) src = g_new0 (SaccadeExportSource, 1);
   ScError err = { 0 };
-  size_t n = 0, i;
+  size_t n = 0;
 
   if (sc_store_read_tokens (store, info->id, &src->own_tokens, &n, &err) != SC_OK)
     {
@@ -68,17 +67,7 @@ saccade_export_source_new_for_store (ScStore *store, const ScStoreRunInfo *info,
   src->n_kv_heads = (int) info->n_kv_heads;
   src->n = (int) n;
   src->tokens = src->own_tokens;
-  {
-    /* Labels of the whole sequence, as saccade_run_load() makes them. */
-    g_autofree const char **pieces = g_new (const char *, n + 1);
-    g_autofree gsize *lens = g_new (gsize, n + 1);
-    for (i = 0; i < n; i++)
-      {
-        pieces[i] = (const char *) src->tokens[i].piece;
-        lens[i] = src->tokens[i].len;
-      }
-    src->labels = src->own_labels = saccade_token_labels_new (pieces, lens, n);
-  }
+  src->labels = src->own_labels = saccade_token_labels_for_store (src->tokens, n);
   return g_steal_pointer (&src);
 }
 
@@ -90,7 +79,6 @@ saccade_export_source_free (SaccadeExportSource *src)
   g_clear_pointer (&src->run, saccade_run_unref);
   sc_store_tokens_free (src->own_tokens);
   g_strfreev (src->own_labels);
-  g_strfreev (src->escaped);
   g_free (src);
 }
 
@@ -179,7 +167,21 @@ source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh, float **
         *causal = src->run->causal;
       return saccade_run_head (src->run, l0, h0);
     }
-  all = g_new (float, (gsize) nl * nh * n2);
+  /* nl, nh and n come from a store that checked them against its ceilings; the product is
+   * still computed with overflow checks, and a block too big for memory is an error, not
+   * an abort. */
+  {
+    gsize count = 0;
+    if (!g_size_checked_mul (&count, (gsize) nl * (gsize) nh, n2)
+        || (all = g_try_new (float, count)) == NULL)
+      {
+        g_autofree char *need = g_format_size ((guint64) nl * nh * n2 * sizeof (float));
+        g_set_error (error, SACCADE_ERROR, SC_ERR_NOMEM,
+                     "run %" G_GINT64_FORMAT ": %d x %d heads of %d tokens need %s of memory",
+                     src->run_id, nl, nh, src->n, need);
+        return NULL;
+      }
+  }
   for (int l = 0; l < nl; l++)
     for (int h = 0; h < nh; h++)
       {
@@ -238,21 +240,6 @@ source_group_size (const SaccadeExportSource *src)
   if (src->n_kv_heads <= 0 || src->n_heads % src->n_kv_heads != 0)
     return 1;
   return src->n_heads / src->n_kv_heads;
-}
-
-static const char *const *
-source_labels (SaccadeExportSource *src, SaccadeExportLabels style)
-{
-  if (style == SACCADE_EXPORT_LABELS_READABLE)
-    return (const char *const *) src->labels;
-  if (src->escaped == NULL)
-    {
-      src->escaped = g_new0 (char *, (gsize) src->n + 1);
-      for (int i = 0; i < src->n; i++)
-        src->escaped[i] = saccade_token_display ((const char *) src->tokens[i].piece,
-                                                 src->tokens[i].len);
-    }
-  return (const char *const *) src->escaped;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -443,10 +430,10 @@ saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
 }
 
 GBytes *
-saccade_export_layer_csv (SaccadeExportSource *src, int layer, SaccadeExportLabels style,
+saccade_export_layer_csv (SaccadeExportSource *src, int layer,
                           GError **error)
 {
-  const char *const *labels = source_labels (src, style);
+  const char *const *labels = (const char *const *) src->labels;
   g_autofree float *owned = NULL;
   gboolean causal = FALSE;
   const float *heads = source_block (src, layer, 1, 0, src->n_heads, &owned, &causal, error);
@@ -547,7 +534,7 @@ head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int hea
 
 GBytes *
 saccade_export_head (SaccadeExportSource *src, int layer, int head, SaccadeExportFormat format,
-                     SaccadeExportLabels labels, guint *n_query, guint *n_key, GError **error)
+                     guint *n_query, guint *n_key, GError **error)
 {
   GBytes *data;
   HeadView v;
@@ -559,7 +546,7 @@ saccade_export_head (SaccadeExportSource *src, int layer, int head, SaccadeExpor
   else if (format == SACCADE_EXPORT_JSON)
     data = head_json (src, &v, layer, head);
   else
-    data = head_csv (&v, source_labels (src, labels));
+    data = head_csv (&v, (const char *const *) src->labels);
   if (n_query != NULL)
     *n_query = v.n_query;
   if (n_key != NULL)

@@ -86,26 +86,19 @@ typedef enum {
   SACCADE_EXPORT_JSON,
 } SaccadeExportFormat;
 
-/* How CSV cells name tokens. The two faces have always written different ones; each keeps
- * its own so that its files do not change. */
-typedef enum {
-  SACCADE_EXPORT_LABELS_READABLE, /* as the window and figures show them: "␣cat" (window) */
-  SACCADE_EXPORT_LABELS_ESCAPED,  /* the stored bytes, control bytes and bad UTF-8 as \xNN:
-                                   * " cat" (saccade_token_display(); the command line) */
-} SaccadeExportLabels;
-
-/* Head (@layer, @head) as @format (labels: CSV only). @n_query and @n_key (optional)
- * receive its shape. Caller unrefs; NULL with @error set as for saccade_export_figure(). */
+/* Head (@layer, @head) as @format. CSV cells name tokens "POS:LABEL" with the labels the
+ * figures show (ui/figures/saccade-token-label.h: "1:␣cat", "3:<0xE7> (猫)"), the same from
+ * both faces. @n_query and @n_key (optional) receive its shape. Caller unrefs; NULL with
+ * @error set as for saccade_export_figure(). */
 GBytes *saccade_export_head (SaccadeExportSource *src, int layer, int head,
-                             SaccadeExportFormat format, SaccadeExportLabels labels,
-                             guint *n_query, guint *n_key, GError **error);
+                             SaccadeExportFormat format, guint *n_query, guint *n_key,
+                             GError **error);
 
 /* Every head's metrics as CSV (reads every head from a store source). */
 GBytes *saccade_export_metrics_csv (SaccadeExportSource *src, GError **error);
 
 /* Layer @layer's heads in long form as CSV. */
-GBytes *saccade_export_layer_csv (SaccadeExportSource *src, int layer,
-                                  SaccadeExportLabels labels, GError **error);
+GBytes *saccade_export_layer_csv (SaccadeExportSource *src, int layer, GError **error);
 
 /* Writes @data to @path atomically (beside it, then renamed over it: a failed export
  * leaves no half file). */

@@ -3,11 +3,30 @@
 
 #include "app/core/saccade-format.h"
 
-char *
-saccade_token_display (const char *bytes, gsize len)
+#include <string.h>
+
+#include "ui/figures/saccade-token-label.h"
+
+/* The characters that change how a terminal shows what follows them. */
+static gboolean
+is_reordering_or_c1 (gunichar c)
 {
-  GString *s = g_string_new (NULL);
-  const char *p = bytes, *end = bytes + len;
+  return (c >= 0x80 && c <= 0x9f) || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+char *
+saccade_terminal_text (const char *bytes, gssize len)
+{
+  GString *s;
+  const char *p, *end;
+
+  if (bytes == NULL)
+    return g_strdup ("");
+  if (len < 0)
+    len = (gssize) strlen (bytes);
+  s = g_string_sized_new ((gsize) len);
+  p = bytes;
+  end = bytes + len;
 
   while (p < end)
     {
@@ -28,6 +47,8 @@ saccade_token_display (const char *bytes, gsize len)
         g_string_append (s, "\\\\");
       else if (c < 0x20 || c == 0x7f)
         g_string_append_printf (s, "\\x%02X", c);
+      else if (is_reordering_or_c1 (c))
+        g_string_append_printf (s, "\\u{%04X}", c);
       else
         g_string_append_len (s, p, g_utf8_next_char (p) - p);
       p = g_utf8_next_char (p);
@@ -47,4 +68,19 @@ saccade_format_time (gint64 ms, gboolean iso)
     return g_date_time_format_iso8601 (utc);
   local = g_date_time_to_local (utc);
   return g_date_time_format (local, "%Y-%m-%d %H:%M:%S");
+}
+
+char **
+saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n)
+{
+  g_autofree const char **pieces = g_new (const char *, n + 1);
+  g_autofree gsize *lens = g_new (gsize, n + 1);
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    {
+      pieces[i] = (const char *) tokens[i].piece;
+      lens[i] = tokens[i].len;
+    }
+  return saccade_token_labels_new (pieces, lens, n);
 }

@@ -7,14 +7,27 @@
 
 #include <glib.h>
 
+#include "engine/store/sc-store.h"
+
 G_BEGIN_DECLS
 
-/* Escapes token bytes for a terminal: printable UTF-8 kept, \n \t \r \\ shown as escapes,
- * other control bytes and invalid UTF-8 as \xNN. Caller frees. */
-char *saccade_token_display (const char *bytes, gsize len);
+/* Bytes from a file or a database (a model's name, a run's text, a backend name — anything
+ * a stranger could have written) made safe to print on a terminal: printable UTF-8 kept;
+ * \n \t \r \\ as those escapes; other C0 controls, DEL and bytes that are not valid UTF-8
+ * as \xNN; C1 controls (U+0080..U+009F, which some terminals obey like ESC [) and the
+ * bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069, which reorder what
+ * is shown) as \u{XXXX}. So no escape sequence reaches the terminal and what is printed
+ * reads in the order it is stored. @len < 0: @bytes is NUL-terminated. Caller frees. */
+char *saccade_terminal_text (const char *bytes, gssize len);
 
 /* @ms (Unix milliseconds) as local "YYYY-MM-DD HH:MM:SS", or ISO 8601 UTC when @iso;
  * "?" for a time GDateTime cannot hold. Caller frees. */
 char *saccade_format_time (gint64 ms, gboolean iso);
+
+/* The labels of a stored token sequence as the figures show them
+ * (saccade_token_labels_new(): "␣cat", "⏎", "<0xE7> (猫)" for a character split across
+ * byte tokens), computed over the whole sequence. Labels are safe on a terminal too: every
+ * control character is shown as bytes. NULL-terminated; g_strfreev() it. */
+char **saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n);
 
 G_END_DECLS

@@ -73,10 +73,12 @@ saccade_tokenize (ScModel *model, const char *text, gssize len, gboolean parse_s
 }
 
 char *
-saccade_chat_prompt (ScModel *model, const char *user_text, GError **error)
+saccade_chat_prompt (ScModel *model, const char *user_text, gssize len, gsize *out_len,
+                     GError **error)
 {
   const ScGguf *g = sc_model_gguf (model);
   ScGgufStr tmpl = { 0 };
+  GString *p;
 
   /* We do not run Jinja: the ChatML template (SmolLM2, Qwen, ...) is recognised by its
    * markers and rendered here, with SmolLM2's default system turn when the template has
@@ -88,12 +90,20 @@ saccade_chat_prompt (ScModel *model, const char *user_text, GError **error)
                    "the model has no ChatML chat template; use a plain prompt without --chat");
       return NULL;
     }
+  /* Built with lengths, never through "%s": the user's text may hold NUL bytes. */
+  if (len < 0)
+    len = (gssize) strlen (user_text);
+  p = g_string_sized_new ((gsize) len + 160);
   if (g_strstr_len (tmpl.ptr, (gssize) tmpl.len, "You are a helpful AI assistant named SmolLM")
       != NULL)
-    return g_strdup_printf ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, "
-                            "trained by Hugging Face<|im_end|>\n<|im_start|>user\n%s<|im_end|>\n"
-                            "<|im_start|>assistant\n", user_text);
-  return g_strdup_printf ("<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n", user_text);
+    g_string_append (p, "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, "
+                        "trained by Hugging Face<|im_end|>\n");
+  g_string_append (p, "<|im_start|>user\n");
+  g_string_append_len (p, user_text, len);
+  g_string_append (p, "<|im_end|>\n<|im_start|>assistant\n");
+  if (out_len != NULL)
+    *out_len = p->len;
+  return g_string_free (p, FALSE);
 }
 
 void

@@ -23,9 +23,12 @@ ScBackend *saccade_backend_new (int threads, gboolean reference, GError **error)
 GArray *saccade_tokenize (ScModel *model, const char *text, gssize len, gboolean parse_special,
                           GError **error);
 
-/* Wraps @user_text in the model's chat template (ChatML as SmolLM2 uses; other templates
- * are refused rather than guessed). Caller frees. */
-char *saccade_chat_prompt (ScModel *model, const char *user_text, GError **error);
+/* Wraps @len bytes of @user_text (any bytes, NULs included; @len < 0: NUL-terminated) in
+ * the model's chat template (ChatML as SmolLM2 uses; other templates are refused rather
+ * than guessed). Returns the prompt (NUL-terminated for convenience; it may hold NULs:
+ * *@out_len is its length). Caller frees. */
+char *saccade_chat_prompt (ScModel *model, const char *user_text, gssize len, gsize *out_len,
+                           GError **error);
 
 /* Every head's statistics of one forward pass (engine/analysis/sc-head-stats.h):
  * @stats is (n_layers * n_heads), indexed layer * n_heads + head. */

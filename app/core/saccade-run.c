@@ -13,6 +13,7 @@
 
 #include "engine/store/sc-store.h"
 #include "app/core/saccade-error.h"
+#include "app/core/saccade-format.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 #include "ui/figures/saccade-token-label.h"
@@ -382,7 +383,7 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
   ScStoreToken *tokens = NULL;
   ScStore *store = NULL;
   ScError err = { 0 };
-  size_t n_tokens = 0, i;
+  size_t n_tokens = 0;
   guint64 bytes;
 
   if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
@@ -417,18 +418,9 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
   run->n = (int) n_tokens;
   run->attention_bytes = info.attention_bytes;
   run->forward_s = info.forward_s;
-  {
-    /* Labels of the whole sequence, so that a character split across byte tokens is
-     * named on each of its pieces. */
-    g_autofree const char **pieces = g_new (const char *, n_tokens);
-    g_autofree gsize *lens = g_new (gsize, n_tokens);
-    for (i = 0; i < n_tokens; i++)
-      {
-        pieces[i] = (const char *) tokens[i].piece;
-        lens[i] = tokens[i].len;
-      }
-    run->labels = saccade_token_labels_new (pieces, lens, n_tokens);
-  }
+  /* Labels of the whole sequence, so that a character split across byte tokens is named
+   * on each of its pieces. */
+  run->labels = saccade_token_labels_for_store (tokens, n_tokens);
   run->tokens = g_steal_pointer (&tokens);
   run->heads = g_try_malloc (bytes);
   if (run->heads == NULL)

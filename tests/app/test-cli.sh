@@ -44,6 +44,10 @@ check tokenize-special "$tmp/tok.json" '"id" : 1,'
 
 "$saccade" generate --chat -n 16 "What is the capital of France?" > "$tmp/gen" 2>&1
 check generate-paris "$tmp/gen" "Paris"
+# --chat keeps the whole prompt, NUL bytes included (it used to stop at the first NUL:
+# 32 prompt tokens, as for "What is" alone).
+printf 'What is\0 the capital of France?' | "$saccade" generate --chat -f - -n 1 --json > "$tmp/gen-nul" 2>&1
+check generate-chat-nul "$tmp/gen-nul" '"prompt_tokens" : 38,'
 
 # The capture store: the default database lives under $XDG_DATA_HOME (here, in $tmp).
 export XDG_DATA_HOME="$tmp/xdg"
@@ -79,17 +83,60 @@ check runs-text "$tmp/runs" "Bad \\\\xFF byte."
 "$saccade" runs --json > "$tmp/runs.json" 2>&1
 check runs-json "$tmp/runs.json" '"sha256" : "[0-9a-f]\{64\}"'
 "$saccade" show 1 > "$tmp/show" 2>&1
-check show-tokens "$tmp/show" "^    1    2644  ' cat'$"
+check show-tokens "$tmp/show" "^    1    2644  '␣cat'$"
 "$saccade" show 1 --layer 29 --head 8 -k 2 > "$tmp/show" 2>&1
 check show-head "$tmp/show" "^   9 \.  *-> [0-9]* '.*' [01]\.[0-9]*, [0-9]* '.*' [01]\.[0-9]*$"
 "$saccade" show 4 --json --layer 0 --head 0 > "$tmp/show.json" 2>&1
 check show-json "$tmp/show.json" '"bytes_hex" : "e7"'
 
+# Byte tokens that are only part of a character read as the window shows them.
+"$saccade" show 4 > "$tmp/show-zh" 2>&1
+check show-split-char "$tmp/show-zh" "'<0xE7> (猫)'"
+
+# Text from a model file or a database never reaches the terminal as escape sequences:
+# ESC [2J (clear the screen) and ESC ]0;... BEL (set the window title) arrive escaped.
+esc=$(printf '\033')
+bel=$(printf '\007')
+no_escapes() { # name, file
+  if grep -q "[$esc$bel]" "$2"; then
+    echo "FAIL: $1: raw escape bytes on the terminal:"; sed 's/^/  | /' "$2" | od -c | head -5; fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+python3 - "$db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE models SET name = 'Evil' || char(27) || '[2J' || char(27) || ']0;pwn' || char(7)")
+c.execute("UPDATE runs SET backend = 'cpu' || char(27) || '[31m' WHERE id = 1")
+c.commit()
+PY
+"$saccade" runs > "$tmp/runs-evil" 2>&1
+no_escapes runs-escapes "$tmp/runs-evil"
+check runs-escaped "$tmp/runs-evil" 'Evil\\x1B\[2J'
+"$saccade" show 1 > "$tmp/show-evil" 2>&1
+no_escapes show-escapes "$tmp/show-evil"
+check show-escaped "$tmp/show-evil" 'Evil\\x1B\[2J\\x1B\]0;pwn\\x07'
+check show-escaped-backend "$tmp/show-evil" 'cpu\\x1B\[31m backend'
+python3 - "$model" "$tmp/evil.gguf" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+name = b"Smollm2 135M"
+at = data.index(name)
+open(sys.argv[2], "wb").write(data[:at] + b"\x1b[2J\x1b]0;pw\x07X" + data[at + len(name):])
+PY
+"$saccade" info -m "$tmp/evil.gguf" > "$tmp/info-evil" 2>&1
+no_escapes info-escapes "$tmp/info-evil"
+check info-escaped "$tmp/info-evil" '^Model        \\x1B\[2J\\x1B\]0;pw\\x07X 8k'
+"$saccade" demo -m "$tmp/evil.gguf" > "$tmp/demo-evil" 2>&1
+no_escapes demo-escapes "$tmp/demo-evil"
+rm -f "$tmp/evil.gguf"
+
 for f in csv npy json; do
   "$saccade" export 1 --layer 29 --head 8 -o "$tmp/head.$f" > "$tmp/export" 2>&1
   check "export-$f" "$tmp/export" "^Wrote .*head.$f: run 1 layer 29 head 8, 10 x 10$"
 done
-check export-csv-header "$tmp/head.csv" '^query\\key,0:The,1: cat,'
+check export-csv-header "$tmp/head.csv" '^query\\key,0:The,1:␣cat,'
 if python3 -c "import numpy" 2>/dev/null; then
   python3 - "$tmp" > "$tmp/npy" 2>&1 <<'PY'
 import json, sys
