@@ -28,7 +28,7 @@
  */
 #pragma once
 
-#include <adwaita.h>
+#include <gtk/gtk.h>
 
 #include "app/core/saccade-run.h"
 
