@@ -199,10 +199,7 @@ static gboolean
 send_key (SaccadeTestDriver *d, const char *name)
 {
   guint keyval = gdk_keyval_from_name (name);
-  const char *page = saccade_window_pages_visible (d->window);
-  GtkWidget *target = g_str_equal (page, "model")   ? GTK_WIDGET (d->window->grid_view)
-                      : g_str_equal (page, "lines") ? GTK_WIDGET (d->window->lines_view)
-                                                    : GTK_WIDGET (d->window->heatmap_view);
+  GtkWidget *target = saccade_page_get_figure (saccade_window_get_visible_page (d->window));
   GtkWidget *w;
 
   if (keyval == GDK_KEY_VoidSymbol)
@@ -233,7 +230,7 @@ send_key (SaccadeTestDriver *d, const char *name)
 static gboolean
 expect_head (SaccadeTestDriver *d, const char *l, const char *h)
 {
-  int layer = saccade_window_pages_layer (d->window), head = saccade_window_pages_head (d->window);
+  int layer = saccade_window_get_layer (d->window), head = saccade_window_get_head (d->window);
 
   if (l == NULL || h == NULL || layer != atoi (l) || head != atoi (h))
     return fail (d, "shows layer %d head %d, expected %s %s", layer, head, l, h);
@@ -289,12 +286,12 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "page"))
     {
-      saccade_window_pages_show (win, a1);
-      if (g_strcmp0 (saccade_window_pages_visible (win), a1) != 0)
+      saccade_window_show_page (win, a1);
+      if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
         return fail (d, "page %s is not shown", a1);
     }
   else if (g_str_equal (cmd, "head"))
-    saccade_window_pages_select_head (win, a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
+    saccade_window_select_head (win, a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
   else if (g_str_equal (cmd, "expect-head"))
     return expect_head (d, a1, a2);
   else if (g_str_equal (cmd, "action"))
@@ -370,12 +367,19 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
     }
   else if (g_str_equal (cmd, "activate-head"))
-    g_signal_emit_by_name (win->grid_view, "head-activated", a1 != NULL ? atoi (a1) : 0,
-                           a2 != NULL ? atoi (a2) : 0);
+    {
+      /* What the Model page's grid emits for a click on a head. */
+      SaccadePage *model = saccade_window_get_page (win, "model");
+      if (model == NULL || saccade_page_get_figure (model) == NULL)
+        return fail (d, "no model page");
+      g_signal_emit_by_name (saccade_page_get_figure (model), "head-activated",
+                             a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
+    }
   else if (g_str_equal (cmd, "expect-page"))
     {
-      if (g_strcmp0 (saccade_window_pages_visible (win), a1) != 0)
-        return fail (d, "page %s is shown, expected %s", saccade_window_pages_visible (win), a1);
+      if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
+        return fail (d, "page %s is shown, expected %s",
+                     saccade_window_get_visible_page_id (win), a1);
     }
   else if (g_str_equal (cmd, "model"))
     saccade_window_set_model_path (win, a1);

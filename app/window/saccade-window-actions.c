@@ -1,7 +1,12 @@
 /* saccade-window-actions.c — the window's actions (win.*), from one GActionEntry table, the
  * file choosers they open, and saccade_window_update_actions(): the one function that
- * decides which actions are enabled. Accelerators are set by the application
+ * decides which win.* actions are enabled. Accelerators are set by the application
  * (saccade-application.c) and listed in the shortcuts window (saccade-shortcuts-window.ui).
+ *
+ * Stepping and zoom belong to the pages (page.previous-head, page.reset-zoom, ...: each
+ * page installs its own and keeps their enabled state, saccade-page.h). Their win.* twins
+ * here only pass the activation on to the visible page, so that the window-wide
+ * accelerators reach whichever page is shown.
  */
 #define G_LOG_DOMAIN "saccade-window"
 
@@ -173,37 +178,34 @@ action_toggle_sidebar (GSimpleAction *action, GVariant *param, gpointer user_dat
 static void
 action_show_page (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  saccade_window_pages_show (SACCADE_WINDOW (user_data), g_variant_get_string (param, NULL));
+  saccade_window_show_page (SACCADE_WINDOW (user_data), g_variant_get_string (param, NULL));
 }
 
+/* What a click on a head of the Model page asks for: that head, in the Heatmap page, with
+ * the keyboard on its figure (so the arrow keys step on from there). */
 static void
-action_previous_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+action_show_head (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  saccade_window_pages_step (SACCADE_WINDOW (user_data), 0, -1);
+  SaccadeWindow *self = user_data;
+  SaccadePage *heatmap = saccade_window_get_page (self, "heatmap");
+  int layer = 0, head = 0;
+
+  g_variant_get (param, "(ii)", &layer, &head);
+  saccade_window_select_head (self, layer, head);
+  saccade_window_show_page (self, "heatmap");
+  if (heatmap != NULL && saccade_page_get_figure (heatmap) != NULL)
+    gtk_widget_grab_focus (saccade_page_get_figure (heatmap));
 }
 
+/* win.NAME -> the visible page's page.NAME (a page without it ignores the accelerator). */
 static void
-action_next_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+action_to_page (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  saccade_window_pages_step (SACCADE_WINDOW (user_data), 0, 1);
-}
+  SaccadeWindow *self = user_data;
+  g_autofree char *name = g_strconcat ("page.", g_action_get_name (G_ACTION (action)), NULL);
 
-static void
-action_previous_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_pages_step (SACCADE_WINDOW (user_data), -1, 0);
-}
-
-static void
-action_next_layer (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_pages_step (SACCADE_WINDOW (user_data), 1, 0);
-}
-
-static void
-action_reset_zoom (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_pages_reset_zoom (SACCADE_WINDOW (user_data));
+  gtk_widget_activate_action_variant (GTK_WIDGET (saccade_window_get_visible_page (self)), name,
+                                      param);
 }
 
 static const GActionEntry win_entries[] = {
@@ -218,11 +220,13 @@ static const GActionEntry win_entries[] = {
   { .name = "search", .activate = action_search },
   { .name = "toggle-sidebar", .activate = action_toggle_sidebar },
   { .name = "show-page", .activate = action_show_page, .parameter_type = "s" },
-  { .name = "previous-head", .activate = action_previous_head },
-  { .name = "next-head", .activate = action_next_head },
-  { .name = "previous-layer", .activate = action_previous_layer },
-  { .name = "next-layer", .activate = action_next_layer },
-  { .name = "reset-zoom", .activate = action_reset_zoom },
+  { .name = "show-head", .activate = action_show_head, .parameter_type = "(ii)" },
+  /* The visible page's page.* actions of the same name. */
+  { .name = "previous-head", .activate = action_to_page },
+  { .name = "next-head", .activate = action_to_page },
+  { .name = "previous-layer", .activate = action_to_page },
+  { .name = "next-layer", .activate = action_to_page },
+  { .name = "reset-zoom", .activate = action_to_page },
 };
 
 static void
@@ -252,6 +256,7 @@ saccade_window_update_actions (SaccadeWindow *self)
   /* A delete during a capture would wait for the capture's write lock. */
   set_enabled (self, "delete-run", selected && !capturing && self->deleting == 0);
   set_enabled (self, "show-page", has_run);
+  set_enabled (self, "show-head", has_run);
   set_enabled (self, "previous-head", has_run);
   set_enabled (self, "next-head", has_run);
   set_enabled (self, "previous-layer", has_run);

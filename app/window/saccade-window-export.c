@@ -25,9 +25,9 @@ gboolean
 saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError **error)
 {
   SaccadeRun *run = self->run;
-  const char *page = saccade_window_pages_visible (self);
+  const char *page = saccade_window_get_visible_page_id (self);
   g_autofree char *title = NULL;
-  int layer = saccade_window_pages_layer (self), head = saccade_window_pages_head (self);
+  int layer = saccade_window_get_layer (self), head = saccade_window_get_head (self);
 
   if (run == NULL)
     {
@@ -35,16 +35,16 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
                            _("No run is shown"));
       return FALSE;
     }
-  title = saccade_window_pages_title (self, page);
+  title = saccade_window_dup_figure_title (self);
   if (g_str_equal (page, "model"))
     {
-      SaccadeMetric metric = saccade_window_pages_metric (self);
+      SaccadeMetric metric = saccade_window_get_metric (self);
       SaccadeGridFigure f = {
         .n_layers = run->n_layers, .n_heads = run->n_heads, .n_kv_heads = run->n_kv_heads,
         .n = run->n, .heads = run->heads,
         .metric = saccade_run_metric (run, metric),
         .metric_name = saccade_metric_name (metric),
-        .title = title, .colormap = saccade_window_pages_colormap (self),
+        .title = title, .colormap = saccade_window_get_colormap (self),
         .scale = SACCADE_SCALE_LINEAR,
       };
       return saccade_figure_export_grid (&f, path, error);
@@ -62,7 +62,7 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
       .values = saccade_run_head (run, layer, head), .n_rows = run->n, .n_cols = run->n,
       .row_labels = (const char *const *) run->labels,
       .col_labels = (const char *const *) run->labels, .title = title,
-      .colormap = saccade_window_pages_colormap (self), .scale = saccade_window_pages_scale (self),
+      .colormap = saccade_window_get_colormap (self), .scale = saccade_window_get_scale (self),
       .causal = run->causal,
     };
     return saccade_figure_export_heatmap (&f, path, error);
@@ -73,8 +73,8 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
 static char *
 suggested_name (SaccadeWindow *self)
 {
-  const char *page = saccade_window_pages_visible (self);
-  int layer = saccade_window_pages_layer (self), head = saccade_window_pages_head (self);
+  const char *page = saccade_window_get_visible_page_id (self);
+  int layer = saccade_window_get_layer (self), head = saccade_window_get_head (self);
 
   if (g_str_equal (page, "model"))
     return g_strdup_printf ("saccade-run%" G_GINT64_FORMAT "-grid", self->run->id);
@@ -286,7 +286,7 @@ csv_layer (GString *out, SaccadeRun *run, int layer)
 gboolean
 saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **error)
 {
-  const char *page = saccade_window_pages_visible (self);
+  const char *page = saccade_window_get_visible_page_id (self);
   g_autoptr (GString) out = g_string_new (NULL);
 
   if (self->run == NULL)
@@ -298,10 +298,10 @@ saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **er
   if (g_str_equal (page, "model"))
     csv_metrics (out, self->run);
   else if (g_str_equal (page, "lines"))
-    csv_layer (out, self->run, saccade_window_pages_layer (self));
+    csv_layer (out, self->run, saccade_window_get_layer (self));
   else
-    csv_head (out, self->run, saccade_window_pages_layer (self),
-              saccade_window_pages_head (self));
+    csv_head (out, self->run, saccade_window_get_layer (self),
+              saccade_window_get_head (self));
   return g_file_set_contents (path, out->str, (gssize) out->len, error);
 }
 

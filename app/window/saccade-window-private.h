@@ -1,9 +1,9 @@
 /* saccade-window-private.h — the main window's parts, shared by the files that implement it:
  *
  *   saccade-window.c          lifetime, settings, the model, capturing, the status line,
- *                             errors
+ *                             errors, and the pages (SaccadePage, app/window/pages/): adding
+ *                             them, handing them the run, asking the visible one
  *   saccade-window-runs.c     the sidebar: listing, searching, selecting, deleting runs
- *   saccade-window-pages.c    the Heatmap, Model and Lines pages and their pickers
  *   saccade-window-actions.c  the win.* actions and which of them are enabled
  *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
  *   saccade-test-driver.c     the end-to-end test's scripted user (SACCADE_TEST_SCRIPT)
@@ -12,11 +12,9 @@
 
 #include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
+#include "app/window/pages/saccade-page.h"
 #include "app/window/saccade-window.h"
 #include "ui/figures/saccade-colormap.h"
-#include "ui/widgets/saccade-grid-view.h"
-#include "ui/widgets/saccade-heatmap-view.h"
-#include "ui/widgets/saccade-lines-view.h"
 
 G_BEGIN_DECLS
 
@@ -39,17 +37,6 @@ struct _SaccadeWindow
   GtkListBox *runs_list;
   GtkStack *content_stack;
   AdwViewStack *view_stack;
-  GtkAdjustment *layer_adjustment;
-  GtkAdjustment *head_adjustment;
-  GtkWidget *heatmap_page;
-  GtkLabel *kv_label;
-  GtkDropDown *colormap_dropdown;
-  GtkToggleButton *linear_button;
-  GtkToggleButton *log_button;
-  SaccadeHeatmapView *heatmap_view;
-  GtkDropDown *metric_dropdown;
-  SaccadeGridView *grid_view;
-  SaccadeLinesView *lines_view;
   GtkLabel *status_label;
   GtkProgressBar *progress_bar;
   GtkWidget *status_cancel_button;
@@ -57,6 +44,7 @@ struct _SaccadeWindow
   /* Owned */
   GSettings *settings;
   GCancellable *cancellable;         /* the window's lifetime: cancelled in dispose */
+  GPtrArray *pages;                  /* SaccadePage, in view_stack's order */
   char *db_path;                     /* the open capture database */
   char *model_path;                  /* the model the next run uses */
   SaccadeLoadedModel *model;         /* loaded from model_path, or NULL */
@@ -74,7 +62,6 @@ struct _SaccadeWindow
   GCancellable *run_cancellable;     /* non-NULL while a run loads */
   gint64 loading_run_id;
   guint deleting;                    /* delete jobs in flight */
-  gboolean updating_pickers;         /* the pages are setting their own widgets */
   char *export_dir;                  /* where the last export went, or NULL */
   char *last_error;                  /* the last error shown (for the e2e test) */
   AdwToast *last_toast;              /* the last toast shown (the e2e test dismisses it) */
@@ -97,6 +84,27 @@ gboolean saccade_window_is_capturing (SaccadeWindow *self);
 /* On a first start (nothing stored, the default model) runs the sample sentence. */
 void saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs);
 
+/* saccade-window.c: the pages. The window knows them through SaccadePage only. */
+/* Shows @run on every page (NULL: the empty page). */
+void saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run);
+/* The page shown in the view stack (borrowed). */
+SaccadePage *saccade_window_get_visible_page (SaccadeWindow *self);
+/* The page called @page_id ("heatmap", "model", "lines"), or NULL (borrowed). */
+SaccadePage *saccade_window_get_page (SaccadeWindow *self, const char *page_id);
+/* The visible page's id. */
+const char *saccade_window_get_visible_page_id (SaccadeWindow *self);
+void saccade_window_show_page (SaccadeWindow *self, const char *page_id);
+/* The cursor every page shares (SaccadePage:layer and :head). */
+int saccade_window_get_layer (SaccadeWindow *self);
+int saccade_window_get_head (SaccadeWindow *self);
+void saccade_window_select_head (SaccadeWindow *self, int layer, int head);
+/* The visible page's figure title, as on screen. Caller frees. */
+char *saccade_window_dup_figure_title (SaccadeWindow *self);
+/* The figures' choices, from the settings (the pages and Preferences write them). */
+SaccadeColormap saccade_window_get_colormap (SaccadeWindow *self);
+SaccadeScale saccade_window_get_scale (SaccadeWindow *self);
+SaccadeMetric saccade_window_get_metric (SaccadeWindow *self);
+
 /* saccade-window-runs.c */
 void saccade_window_runs_init (SaccadeWindow *self);
 void saccade_window_runs_reload (SaccadeWindow *self, gint64 select_id);
@@ -104,25 +112,6 @@ void saccade_window_runs_select (SaccadeWindow *self, gint64 run_id);
 void saccade_window_runs_delete_selected (SaccadeWindow *self);
 void saccade_window_runs_focus_search (SaccadeWindow *self);
 gint64 saccade_window_runs_selected_id (SaccadeWindow *self);
-
-/* saccade-window-pages.c */
-void saccade_window_pages_init (SaccadeWindow *self);
-/* Shows @run (NULL: the empty page). */
-void saccade_window_pages_set_run (SaccadeWindow *self, SaccadeRun *run);
-int saccade_window_pages_layer (SaccadeWindow *self);
-int saccade_window_pages_head (SaccadeWindow *self);
-void saccade_window_pages_select_head (SaccadeWindow *self, int layer, int head);
-/* Moves the layer or head by @delta, clamped. */
-void saccade_window_pages_step (SaccadeWindow *self, int d_layer, int d_head);
-SaccadeColormap saccade_window_pages_colormap (SaccadeWindow *self);
-SaccadeScale saccade_window_pages_scale (SaccadeWindow *self);
-SaccadeMetric saccade_window_pages_metric (SaccadeWindow *self);
-/* Figure titles for the current page's view. Caller frees. */
-char *saccade_window_pages_title (SaccadeWindow *self, const char *page);
-/* "heatmap", "model" or "lines". */
-const char *saccade_window_pages_visible (SaccadeWindow *self);
-void saccade_window_pages_show (SaccadeWindow *self, const char *page);
-void saccade_window_pages_reset_zoom (SaccadeWindow *self);
 
 /* saccade-window-actions.c */
 void saccade_window_actions_init (SaccadeWindow *self);

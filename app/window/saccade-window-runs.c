@@ -124,7 +124,7 @@ run_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
       saccade_window_update_actions (self);
       return;
     }
-  saccade_window_pages_set_run (self, run);
+  saccade_window_set_run (self, run);
 }
 
 static void
@@ -289,7 +289,7 @@ run_deleted (GObject *source, GAsyncResult *result, gpointer user_data)
   msg = g_strdup_printf (_("Run %lld deleted"), (long long) run_id);
   saccade_window_toast (self, msg);
   if (self->run != NULL && self->run->id == run_id)
-    saccade_window_pages_set_run (self, NULL);
+    saccade_window_set_run (self, NULL);
   saccade_window_runs_reload (self, 0);
 }
 

@@ -4,8 +4,12 @@
  * The window never blocks: the model loads, runs are captured, listed, loaded and deleted
  * in worker threads (saccade-capture-task.c, saccade-run.c) and the window reacts when
  * they finish. Engine errors arrive as GErrors carrying the engine's message and are shown
- * as a toast (short) or a dialog (long); the window stays usable either way. The sidebar,
- * the pages, the actions and export live in the other saccade-window-*.c files.
+ * as a toast (short) or a dialog (long); the window stays usable either way.
+ *
+ * The pages (app/window/pages/) are known here only as SaccadePage: the window adds them
+ * to its view stack, binds their cursors (one layer and head for all), hands each the run
+ * shown, and asks the visible one for its id, cursor and figure title. The sidebar, the
+ * actions and export live in the other saccade-window-*.c files.
  */
 #define G_LOG_DOMAIN "saccade-window"
 
@@ -14,10 +18,11 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "app/window/saccade-application.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
+#include "app/window/pages/saccade-pages.h"
+#include "app/window/saccade-application.h"
 
 /* Messages up to this many characters fit a toast; longer ones (a model file's path and
  * what was wrong with it) get a dialog, where they can be read in full. */
@@ -342,6 +347,146 @@ saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs)
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* The pages                                                                             */
+
+/* Adds every page to the view stack under its id, title and icon, and binds their cursors
+ * to the first page's, so that stepping on one page moves them all (the Heatmap and Lines
+ * pickers show the same layer; the Model page outlines the same head). */
+static void
+pages_init (SaccadeWindow *self)
+{
+  SaccadePage *first = NULL;
+  guint i;
+
+  self->pages = saccade_pages_new (self->settings);
+  for (i = 0; i < self->pages->len; i++)
+    {
+      SaccadePage *page = g_ptr_array_index (self->pages, i);
+      AdwViewStackPage *stack_page = adw_view_stack_add_titled (
+        self->view_stack, GTK_WIDGET (page), saccade_page_get_page_id (page),
+        saccade_page_get_title (page));
+
+      g_object_bind_property (page, "title", stack_page, "title", G_BINDING_SYNC_CREATE);
+      g_object_bind_property (page, "icon-name", stack_page, "icon-name", G_BINDING_SYNC_CREATE);
+      if (first == NULL)
+        {
+          first = page;
+          continue;
+        }
+      g_object_bind_property (first, "layer", page, "layer",
+                              G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+      g_object_bind_property (first, "head", page, "head",
+                              G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+    }
+}
+
+void
+saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run)
+{
+  SaccadeRun *old = self->run;
+  guint i;
+
+  self->run = run != NULL ? saccade_run_ref (run) : NULL;
+  g_clear_pointer (&old, saccade_run_unref);
+  if (run == NULL)
+    gtk_list_box_unselect_all (self->runs_list);
+  for (i = 0; i < self->pages->len; i++)
+    saccade_page_set_run (g_ptr_array_index (self->pages, i), run);
+  gtk_stack_set_visible_child_name (self->content_stack, run != NULL ? "pages" : "empty");
+  saccade_window_update_status (self);
+  saccade_window_update_actions (self);
+}
+
+SaccadePage *
+saccade_window_get_visible_page (SaccadeWindow *self)
+{
+  GtkWidget *child = adw_view_stack_get_visible_child (self->view_stack);
+
+  /* Before the stack has chosen one, the first page is what it will show. */
+  if (child == NULL)
+    return g_ptr_array_index (self->pages, 0);
+  return SACCADE_PAGE (child);
+}
+
+SaccadePage *
+saccade_window_get_page (SaccadeWindow *self, const char *page_id)
+{
+  guint i;
+
+  for (i = 0; i < self->pages->len; i++)
+    if (g_strcmp0 (saccade_page_get_page_id (g_ptr_array_index (self->pages, i)), page_id) == 0)
+      return g_ptr_array_index (self->pages, i);
+  return NULL;
+}
+
+const char *
+saccade_window_get_visible_page_id (SaccadeWindow *self)
+{
+  return saccade_page_get_page_id (saccade_window_get_visible_page (self));
+}
+
+void
+saccade_window_show_page (SaccadeWindow *self, const char *page_id)
+{
+  adw_view_stack_set_visible_child_name (self->view_stack, page_id);
+}
+
+int
+saccade_window_get_layer (SaccadeWindow *self)
+{
+  return saccade_page_get_layer (saccade_window_get_visible_page (self));
+}
+
+int
+saccade_window_get_head (SaccadeWindow *self)
+{
+  return saccade_page_get_head (saccade_window_get_visible_page (self));
+}
+
+void
+saccade_window_select_head (SaccadeWindow *self, int layer, int head)
+{
+  /* The bindings carry it to every other page. */
+  saccade_page_select_head (saccade_window_get_visible_page (self), layer, head);
+}
+
+char *
+saccade_window_dup_figure_title (SaccadeWindow *self)
+{
+  return saccade_page_dup_figure_title (saccade_window_get_visible_page (self));
+}
+
+SaccadeColormap
+saccade_window_get_colormap (SaccadeWindow *self)
+{
+  g_autofree char *id = g_settings_get_string (self->settings, "colormap");
+  SaccadeColormap map = SACCADE_COLORMAP_VIRIDIS;
+
+  saccade_colormap_from_id (id, &map);
+  return map;
+}
+
+SaccadeScale
+saccade_window_get_scale (SaccadeWindow *self)
+{
+  g_autofree char *id = g_settings_get_string (self->settings, "scale");
+  SaccadeScale scale = SACCADE_SCALE_LINEAR;
+
+  saccade_scale_from_id (id, &scale);
+  return scale;
+}
+
+SaccadeMetric
+saccade_window_get_metric (SaccadeWindow *self)
+{
+  g_autofree char *id = g_settings_get_string (self->settings, "metric");
+  SaccadeMetric metric = SACCADE_METRIC_ENTROPY;
+
+  saccade_metric_from_id (id, &metric);
+  return metric;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* The database                                                                          */
 
 void
@@ -356,7 +501,7 @@ saccade_window_set_database (SaccadeWindow *self, const char *path)
   /* Translators: the window title, e.g. "captures.sqlite — Saccade". */
   title = g_strdup_printf (_("%s — Saccade"), base);
   gtk_window_set_title (GTK_WINDOW (self), title);
-  saccade_window_pages_set_run (self, NULL);
+  saccade_window_set_run (self, NULL);
   saccade_window_runs_reload (self, 0);
 }
 
@@ -409,6 +554,7 @@ saccade_window_dispose (GObject *object)
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
   g_clear_pointer (&self->test_driver, saccade_test_driver_free);
+  g_clear_pointer (&self->pages, g_ptr_array_unref);
   g_clear_object (&self->model);
   g_clear_pointer (&self->run, saccade_run_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), SACCADE_TYPE_WINDOW);
@@ -450,11 +596,6 @@ saccade_window_class_init (SaccadeWindowClass *klass)
   object_class->finalize = saccade_window_finalize;
   window_class->close_request = saccade_window_close_request;
 
-  /* The template names the ui/ widgets by type name. */
-  g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
-  g_type_ensure (SACCADE_TYPE_GRID_VIEW);
-  g_type_ensure (SACCADE_TYPE_LINES_VIEW);
-
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/saccade/Saccade/saccade-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeWindow, name)
@@ -472,17 +613,6 @@ saccade_window_class_init (SaccadeWindowClass *klass)
   CHILD (runs_list);
   CHILD (content_stack);
   CHILD (view_stack);
-  CHILD (layer_adjustment);
-  CHILD (head_adjustment);
-  CHILD (heatmap_page);
-  CHILD (kv_label);
-  CHILD (colormap_dropdown);
-  CHILD (linear_button);
-  CHILD (log_button);
-  CHILD (heatmap_view);
-  CHILD (metric_dropdown);
-  CHILD (grid_view);
-  CHILD (lines_view);
   CHILD (status_label);
   CHILD (progress_bar);
   CHILD (status_cancel_button);
@@ -514,8 +644,8 @@ saccade_window_new (AdwApplication *application, const char *db_path, const char
   if (g_settings_get_boolean (self->settings, "window-maximized"))
     gtk_window_maximize (GTK_WINDOW (self));
 
+  pages_init (self);
   saccade_window_actions_init (self);
-  saccade_window_pages_init (self);
   saccade_window_runs_init (self);
 
   /* The model: --model, else $SACCADE_MODEL, else the last one used (if it is still

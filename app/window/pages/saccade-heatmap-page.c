@@ -1,0 +1,253 @@
+/* saccade-heatmap-page.c — the Heatmap page (see saccade-heatmap-page.h): hands the head
+ * under the cursor to SaccadeHeatmapView, keeps the layer and head spin buttons on the
+ * cursor (two GtkAdjustments bound to SaccadePage:layer and :head), shows which KV group
+ * the head belongs to, and keeps the colour map and scale controls on GSettings (the
+ * Preferences window writes the same keys, so both always agree).
+ *
+ * Its own action: page.reset-zoom (win.reset-zoom, Ctrl+0, reaches it on this page).
+ * The view copies what it is given; the run stays the one source of the numbers.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-heatmap-page.h"
+
+#include <glib/gi18n.h>
+
+#include "ui/widgets/saccade-heatmap-view.h"
+
+struct _SaccadeHeatmapPage
+{
+  SaccadePage parent_instance;
+
+  /* Template widgets */
+  GtkAdjustment *layer_adjustment;
+  GtkAdjustment *head_adjustment;
+  GtkLabel *kv_label;
+  GtkDropDown *colormap_dropdown;
+  GtkToggleButton *linear_button;
+  GtkToggleButton *log_button;
+  SaccadeHeatmapView *heatmap_view;
+
+  gboolean updating; /* the page is setting its own controls from the settings */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeHeatmapPage, saccade_heatmap_page, SACCADE_TYPE_PAGE)
+
+static void
+update_actions (SaccadeHeatmapPage *self)
+{
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.reset-zoom",
+                                 saccade_page_get_run (SACCADE_PAGE (self)) != NULL);
+}
+
+static char *
+saccade_heatmap_page_dup_figure_title (SaccadePage *page)
+{
+  SaccadeRun *run = saccade_page_get_run (page);
+  g_autofree char *quote = NULL;
+  int head = saccade_page_get_head (page);
+
+  if (run == NULL)
+    return g_strdup ("");
+  quote = saccade_page_dup_quoted_text (run);
+  /* Translators: the heatmap's title, e.g. "Layer 5, head 2 (KV group 0) · “The cat…”". */
+  return g_strdup_printf (_("Layer %d, head %d (KV group %d) · %s"),
+                          saccade_page_get_layer (page), head,
+                          head / saccade_run_group_size (run), quote);
+}
+
+static void
+refresh (SaccadeHeatmapPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  int layer = saccade_page_get_layer (SACCADE_PAGE (self));
+  int head = saccade_page_get_head (SACCADE_PAGE (self));
+  int g = run != NULL ? saccade_run_group_size (run) : 1;
+  g_autofree char *title = NULL, *kv = NULL, *kv_tip = NULL;
+
+  if (run == NULL)
+    {
+      saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
+      gtk_label_set_text (self->kv_label, "");
+      return;
+    }
+  title = saccade_heatmap_page_dup_figure_title (SACCADE_PAGE (self));
+  saccade_heatmap_view_set_data (self->heatmap_view, saccade_run_head (run, layer, head), run->n,
+                                 run->n, (const char *const *) run->labels,
+                                 (const char *const *) run->labels, run->causal);
+  saccade_heatmap_view_set_title (self->heatmap_view, title);
+  /* Translators: which key/value head this query head shares (grouped-query attention). */
+  kv = g_strdup_printf (_("KV group %d"), head / g);
+  kv_tip = g_strdup_printf (_("Query heads %d to %d share one key/value head"), (head / g) * g,
+                            (head / g) * g + g - 1);
+  gtk_label_set_text (self->kv_label, kv);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->kv_label), kv_tip);
+}
+
+static void
+saccade_heatmap_page_set_run (SaccadePage *page, SaccadeRun *run)
+{
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (page);
+
+  /* The base class has moved the cursor into @run's shape: give the pickers that range. */
+  if (run != NULL)
+    {
+      gtk_adjustment_configure (self->layer_adjustment, saccade_page_get_layer (page), 0,
+                                run->n_layers - 1, 1, 5, 0);
+      gtk_adjustment_configure (self->head_adjustment, saccade_page_get_head (page), 0,
+                                run->n_heads - 1, 1, saccade_run_group_size (run), 0);
+    }
+  else
+    {
+      gtk_adjustment_configure (self->layer_adjustment, 0, 0, 0, 1, 5, 0);
+      gtk_adjustment_configure (self->head_adjustment, 0, 0, 0, 1, 1, 0);
+    }
+  refresh (self);
+  update_actions (self);
+}
+
+static void
+reset_zoom_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  saccade_heatmap_view_reset_zoom (SACCADE_HEATMAP_PAGE (widget)->heatmap_view);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Settings: colour map and scale                                                        */
+
+static SaccadeColormap
+selected_colormap (SaccadeHeatmapPage *self)
+{
+  guint sel = gtk_drop_down_get_selected (self->colormap_dropdown);
+  return sel <= SACCADE_COLORMAP_LAST ? (SaccadeColormap) sel : SACCADE_COLORMAP_VIRIDIS;
+}
+
+static SaccadeScale
+selected_scale (SaccadeHeatmapPage *self)
+{
+  return gtk_toggle_button_get_active (self->log_button) ? SACCADE_SCALE_LOG
+                                                         : SACCADE_SCALE_LINEAR;
+}
+
+static void
+settings_changed (SaccadeHeatmapPage *self, const char *key)
+{
+  GSettings *settings = saccade_page_get_settings (SACCADE_PAGE (self));
+  g_autofree char *value = g_settings_get_string (settings, key);
+
+  self->updating = TRUE;
+  if (g_str_equal (key, "colormap"))
+    {
+      SaccadeColormap map = SACCADE_COLORMAP_VIRIDIS;
+      saccade_colormap_from_id (value, &map);
+      gtk_drop_down_set_selected (self->colormap_dropdown, map);
+      saccade_heatmap_view_set_colormap (self->heatmap_view, map);
+    }
+  else if (g_str_equal (key, "scale"))
+    {
+      SaccadeScale scale = SACCADE_SCALE_LINEAR;
+      saccade_scale_from_id (value, &scale);
+      gtk_toggle_button_set_active (scale == SACCADE_SCALE_LOG ? self->log_button
+                                                               : self->linear_button, TRUE);
+      saccade_heatmap_view_set_scale (self->heatmap_view, scale);
+    }
+  self->updating = FALSE;
+}
+
+static void
+colormap_selected (SaccadeHeatmapPage *self)
+{
+  if (!self->updating)
+    g_settings_set_string (saccade_page_get_settings (SACCADE_PAGE (self)), "colormap",
+                           saccade_colormap_id (selected_colormap (self)));
+}
+
+static void
+scale_toggled (SaccadeHeatmapPage *self)
+{
+  if (!self->updating)
+    g_settings_set_string (saccade_page_get_settings (SACCADE_PAGE (self)), "scale",
+                           saccade_scale_id (selected_scale (self)));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* GObject                                                                               */
+
+static void
+saccade_heatmap_page_constructed (GObject *object)
+{
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
+  GSettings *settings;
+  g_autoptr (GtkStringList) maps = gtk_string_list_new (NULL);
+  guint i;
+
+  G_OBJECT_CLASS (saccade_heatmap_page_parent_class)->constructed (object);
+  settings = saccade_page_get_settings (SACCADE_PAGE (self));
+  g_return_if_fail (settings != NULL);
+
+  for (i = 0; i <= SACCADE_COLORMAP_LAST; i++)
+    gtk_string_list_append (maps, saccade_colormap_name ((SaccadeColormap) i));
+  gtk_drop_down_set_model (self->colormap_dropdown, G_LIST_MODEL (maps));
+
+  settings_changed (self, "colormap");
+  settings_changed (self, "scale");
+  g_signal_connect_object (settings, "changed::colormap", G_CALLBACK (settings_changed), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (settings, "changed::scale", G_CALLBACK (settings_changed), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_swapped (self->colormap_dropdown, "notify::selected",
+                            G_CALLBACK (colormap_selected), self);
+  g_signal_connect_swapped (self->log_button, "toggled", G_CALLBACK (scale_toggled), self);
+}
+
+static void
+saccade_heatmap_page_dispose (GObject *object)
+{
+  gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_HEATMAP_PAGE);
+  G_OBJECT_CLASS (saccade_heatmap_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
+
+  object_class->constructed = saccade_heatmap_page_constructed;
+  object_class->dispose = saccade_heatmap_page_dispose;
+  page_class->set_run = saccade_heatmap_page_set_run;
+  page_class->dup_figure_title = saccade_heatmap_page_dup_figure_title;
+
+  gtk_widget_class_install_action (widget_class, "page.reset-zoom", NULL, reset_zoom_action);
+
+  /* The template names the view by type name. */
+  g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/saccade/Saccade/pages/saccade-heatmap-page.ui");
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeHeatmapPage, name)
+  CHILD (layer_adjustment);
+  CHILD (head_adjustment);
+  CHILD (kv_label);
+  CHILD (colormap_dropdown);
+  CHILD (linear_button);
+  CHILD (log_button);
+  CHILD (heatmap_view);
+#undef CHILD
+}
+
+static void
+saccade_heatmap_page_init (SaccadeHeatmapPage *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->heatmap_view));
+
+  /* The spin buttons and the cursor move together; the adjustments clamp what is typed. */
+  g_object_bind_property (self, "layer", self->layer_adjustment, "value",
+                          G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_object_bind_property (self, "head", self->head_adjustment, "value",
+                          G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (refresh), self);
+  g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh), self);
+  update_actions (self);
+}

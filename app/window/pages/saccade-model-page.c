@@ -1,0 +1,192 @@
+/* saccade-model-page.c — the Model page (see saccade-model-page.h): hands every head of the
+ * run to SaccadeGridView with the metric chosen in "Colour by" (kept in GSettings, like the
+ * colour map, so the Preferences window and the page always agree), outlines the head under
+ * the cursor, and asks the window to open a clicked head (win.show-head).
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-model-page.h"
+
+#include <glib/gi18n.h>
+
+#include "ui/widgets/saccade-grid-view.h"
+
+struct _SaccadeModelPage
+{
+  SaccadePage parent_instance;
+
+  /* Template widgets */
+  GtkDropDown *metric_dropdown;
+  SaccadeGridView *grid_view;
+
+  gboolean updating; /* the page is setting its own controls from the settings */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeModelPage, saccade_model_page, SACCADE_TYPE_PAGE)
+
+static SaccadeMetric
+selected_metric (SaccadeModelPage *self)
+{
+  guint sel = gtk_drop_down_get_selected (self->metric_dropdown);
+  return sel < SACCADE_N_METRICS ? (SaccadeMetric) sel : SACCADE_METRIC_ENTROPY;
+}
+
+static char *
+saccade_model_page_dup_figure_title (SaccadePage *page)
+{
+  SaccadeRun *run = saccade_page_get_run (page);
+  g_autofree char *quote = NULL;
+
+  if (run == NULL)
+    return g_strdup ("");
+  quote = saccade_page_dup_quoted_text (run);
+  /* Translators: the model grid's title: the metric, the model, the sentence. */
+  return g_strdup_printf (_("%s of every head · %s · %s"),
+                          saccade_metric_name (selected_metric (SACCADE_MODEL_PAGE (page))),
+                          run->model_name, quote);
+}
+
+static void
+refresh_metric (SaccadeModelPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  SaccadeMetric metric = selected_metric (self);
+  g_autofree char *title = NULL;
+
+  if (run == NULL)
+    return;
+  title = saccade_model_page_dup_figure_title (SACCADE_PAGE (self));
+  saccade_grid_view_set_metric (self->grid_view, saccade_run_metric (run, metric),
+                                saccade_metric_name (metric));
+  saccade_grid_view_set_title (self->grid_view, title);
+}
+
+/* The head under the cursor is outlined. */
+static void
+refresh_selected (SaccadeModelPage *self)
+{
+  if (saccade_page_get_run (SACCADE_PAGE (self)) != NULL)
+    saccade_grid_view_set_selected (self->grid_view, saccade_page_get_layer (SACCADE_PAGE (self)),
+                                    saccade_page_get_head (SACCADE_PAGE (self)));
+}
+
+static void
+saccade_model_page_set_run (SaccadePage *page, SaccadeRun *run)
+{
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
+
+  if (run != NULL)
+    saccade_grid_view_set_data (self->grid_view, run->n_layers, run->n_heads, run->n_kv_heads,
+                                run->n, run->heads, NULL, NULL);
+  else
+    saccade_grid_view_set_data (self->grid_view, 0, 0, 1, 0, NULL, NULL, NULL);
+  refresh_metric (self);
+  refresh_selected (self);
+}
+
+/* A click on a head (or Enter on the outlined one): the window opens it in the Heatmap. */
+static void
+head_activated (SaccadeModelPage *self, int layer, int head)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.show-head", "(ii)", layer, head);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Settings: metric and colour map                                                       */
+
+static void
+settings_changed (SaccadeModelPage *self, const char *key)
+{
+  GSettings *settings = saccade_page_get_settings (SACCADE_PAGE (self));
+  g_autofree char *value = g_settings_get_string (settings, key);
+
+  self->updating = TRUE;
+  if (g_str_equal (key, "colormap"))
+    {
+      SaccadeColormap map = SACCADE_COLORMAP_VIRIDIS;
+      saccade_colormap_from_id (value, &map);
+      saccade_grid_view_set_colormap (self->grid_view, map);
+    }
+  else if (g_str_equal (key, "metric"))
+    {
+      SaccadeMetric metric = SACCADE_METRIC_ENTROPY;
+      saccade_metric_from_id (value, &metric);
+      gtk_drop_down_set_selected (self->metric_dropdown, metric);
+      refresh_metric (self);
+    }
+  self->updating = FALSE;
+}
+
+static void
+metric_selected (SaccadeModelPage *self)
+{
+  if (!self->updating)
+    g_settings_set_string (saccade_page_get_settings (SACCADE_PAGE (self)), "metric",
+                           saccade_metric_id (selected_metric (self)));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* GObject                                                                               */
+
+static void
+saccade_model_page_constructed (GObject *object)
+{
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (object);
+  GSettings *settings;
+  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
+  guint i;
+
+  G_OBJECT_CLASS (saccade_model_page_parent_class)->constructed (object);
+  settings = saccade_page_get_settings (SACCADE_PAGE (self));
+  g_return_if_fail (settings != NULL);
+
+  for (i = 0; i < SACCADE_N_METRICS; i++)
+    gtk_string_list_append (names, saccade_metric_name ((SaccadeMetric) i));
+  gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (names));
+
+  settings_changed (self, "colormap");
+  settings_changed (self, "metric");
+  g_signal_connect_object (settings, "changed::colormap", G_CALLBACK (settings_changed), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (settings, "changed::metric", G_CALLBACK (settings_changed), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_swapped (self->metric_dropdown, "notify::selected",
+                            G_CALLBACK (metric_selected), self);
+}
+
+static void
+saccade_model_page_dispose (GObject *object)
+{
+  gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_MODEL_PAGE);
+  G_OBJECT_CLASS (saccade_model_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_model_page_class_init (SaccadeModelPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
+
+  object_class->constructed = saccade_model_page_constructed;
+  object_class->dispose = saccade_model_page_dispose;
+  page_class->set_run = saccade_model_page_set_run;
+  page_class->dup_figure_title = saccade_model_page_dup_figure_title;
+
+  /* The template names the view by type name. */
+  g_type_ensure (SACCADE_TYPE_GRID_VIEW);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/saccade/Saccade/pages/saccade-model-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, metric_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, grid_view);
+}
+
+static void
+saccade_model_page_init (SaccadeModelPage *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->grid_view));
+  g_signal_connect_swapped (self->grid_view, "head-activated", G_CALLBACK (head_activated), self);
+  g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (refresh_selected), self);
+  g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh_selected), self);
+}

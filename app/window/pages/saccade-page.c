@@ -1,0 +1,489 @@
+/* saccade-page.c — the base widget of the window's pages (see saccade-page.h): the page's
+ * name, title and icon, the run it shows, the shared layer/head cursor, the page.* stepping
+ * actions with the keys that reach them, and the figure that takes the keyboard on a click.
+ *
+ * It draws nothing and lays out its one child (the subclass's template) with a
+ * GtkBinLayout; what a page shows is the subclass's.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-page.h"
+
+typedef struct
+{
+  /* Owned */
+  char *page_id;
+  char *title;
+  char *icon_name;
+  GSettings *settings;
+  SaccadeRun *run;    /* the run shown, or NULL */
+  int layer;          /* the cursor: within the run's shape, 0 without one */
+  int head;
+
+  /* Borrowed */
+  GtkWidget *figure;  /* a descendant, from the subclass's template */
+} SaccadePagePrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SaccadePage, saccade_page, GTK_TYPE_WIDGET)
+
+enum {
+  PROP_0,
+  PROP_PAGE_ID,
+  PROP_TITLE,
+  PROP_ICON_NAME,
+  PROP_SETTINGS,
+  PROP_LAYER,
+  PROP_HEAD,
+  PROP_FIGURE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* Replaces *@field with a copy of @value; TRUE when it changed (GLib 2.74 has no
+ * g_set_str). */
+static gboolean
+set_string (char **field, const char *value)
+{
+  if (g_strcmp0 (*field, value) == 0)
+    return FALSE;
+  g_free (*field);
+  *field = g_strdup (value);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The page's actions                                                                    */
+
+static void
+update_actions (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  gboolean has_run = priv->run != NULL;
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.previous-head", has_run);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.next-head", has_run);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.previous-layer", has_run);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.next-layer", has_run);
+}
+
+static void
+step_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  SaccadePage *self = SACCADE_PAGE (widget);
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  int d_layer = 0, d_head = 0;
+
+  if (priv->run == NULL)
+    return;
+  if (g_str_equal (action_name, "page.previous-head"))
+    d_head = -1;
+  else if (g_str_equal (action_name, "page.next-head"))
+    d_head = 1;
+  else if (g_str_equal (action_name, "page.previous-layer"))
+    d_layer = -1;
+  else
+    d_layer = 1;
+  saccade_page_select_head (self, priv->layer + d_layer, priv->head + d_head);
+}
+
+/* Arrow keys and Page Up/Down that no focused child used (a spin button keeps Up/Down):
+ * Left/Right step the head, Up/Down and Page Up/Page Down the layer (up = the previous
+ * layer, as in the lists). A key controller in the bubble phase rather than class
+ * shortcuts: the e2e test's driver replays keys through key controllers. */
+static gboolean
+key_pressed (GtkEventControllerKey *controller, guint keyval, guint keycode,
+             GdkModifierType state, SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  const char *action;
+
+  if ((state & (GDK_CONTROL_MASK | GDK_ALT_MASK | GDK_SHIFT_MASK)) != 0 || priv->run == NULL)
+    return FALSE;
+  switch (keyval)
+    {
+    case GDK_KEY_Left:
+    case GDK_KEY_KP_Left:
+      action = "page.previous-head";
+      break;
+    case GDK_KEY_Right:
+    case GDK_KEY_KP_Right:
+      action = "page.next-head";
+      break;
+    case GDK_KEY_Up:
+    case GDK_KEY_KP_Up:
+    case GDK_KEY_Page_Up:
+    case GDK_KEY_KP_Page_Up:
+      action = "page.previous-layer";
+      break;
+    case GDK_KEY_Down:
+    case GDK_KEY_KP_Down:
+    case GDK_KEY_Page_Down:
+    case GDK_KEY_KP_Page_Down:
+      action = "page.next-layer";
+      break;
+    default:
+      return FALSE;
+    }
+  gtk_widget_activate_action (GTK_WIDGET (self), action, NULL);
+  return TRUE;
+}
+
+/* A click on the figure gives it the keyboard, so the arrow keys step through heads. */
+static void
+figure_pressed (GtkGestureClick *gesture, int n_press, double x, double y, gpointer data)
+{
+  gtk_widget_grab_focus (gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture)));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Accessors                                                                             */
+
+const char *
+saccade_page_get_page_id (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  return priv->page_id;
+}
+
+void
+saccade_page_set_page_id (SaccadePage *self, const char *page_id)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  if (set_string (&priv->page_id, page_id))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PAGE_ID]);
+}
+
+const char *
+saccade_page_get_title (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  return priv->title;
+}
+
+void
+saccade_page_set_title (SaccadePage *self, const char *title)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  if (set_string (&priv->title, title))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
+}
+
+const char *
+saccade_page_get_icon_name (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  return priv->icon_name;
+}
+
+void
+saccade_page_set_icon_name (SaccadePage *self, const char *icon_name)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  if (set_string (&priv->icon_name, icon_name))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ICON_NAME]);
+}
+
+GSettings *
+saccade_page_get_settings (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  return priv->settings;
+}
+
+SaccadeRun *
+saccade_page_get_run (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  return priv->run;
+}
+
+int
+saccade_page_get_layer (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), 0);
+  return priv->layer;
+}
+
+int
+saccade_page_get_head (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), 0);
+  return priv->head;
+}
+
+void
+saccade_page_set_layer (SaccadePage *self, int layer)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  layer = priv->run != NULL ? CLAMP (layer, 0, priv->run->n_layers - 1) : 0;
+  if (layer == priv->layer)
+    return;
+  priv->layer = layer;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LAYER]);
+}
+
+void
+saccade_page_set_head (SaccadePage *self, int head)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  head = priv->run != NULL ? CLAMP (head, 0, priv->run->n_heads - 1) : 0;
+  if (head == priv->head)
+    return;
+  priv->head = head;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HEAD]);
+}
+
+void
+saccade_page_select_head (SaccadePage *self, int layer, int head)
+{
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  saccade_page_set_layer (self, layer);
+  saccade_page_set_head (self, head);
+}
+
+void
+saccade_page_set_run (SaccadePage *self, SaccadeRun *run)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  SaccadeRun *old = priv->run;
+  gboolean same_shape;
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  same_shape = old != NULL && run != NULL && old->n_layers == run->n_layers
+               && old->n_heads == run->n_heads;
+  priv->run = run != NULL ? saccade_run_ref (run) : NULL;
+  g_clear_pointer (&old, saccade_run_unref);
+
+  /* Keep the layer and head when the next run has the same shape (comparing sentences
+   * head by head); else start at the first. */
+  if (same_shape)
+    saccade_page_select_head (self, priv->layer, priv->head);
+  else
+    saccade_page_select_head (self, 0, 0);
+  if (SACCADE_PAGE_GET_CLASS (self)->set_run != NULL)
+    SACCADE_PAGE_GET_CLASS (self)->set_run (self, run);
+  update_actions (self);
+}
+
+char *
+saccade_page_dup_figure_title (SaccadePage *self)
+{
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  if (SACCADE_PAGE_GET_CLASS (self)->dup_figure_title == NULL)
+    return g_strdup ("");
+  return SACCADE_PAGE_GET_CLASS (self)->dup_figure_title (self);
+}
+
+GtkWidget *
+saccade_page_get_figure (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  return priv->figure;
+}
+
+void
+saccade_page_set_figure (SaccadePage *self, GtkWidget *figure)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  GtkGesture *click;
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  g_return_if_fail (GTK_IS_WIDGET (figure) && gtk_widget_is_ancestor (figure, GTK_WIDGET (self)));
+  g_return_if_fail (priv->figure == NULL); /* once: the click gesture is not taken back */
+
+  priv->figure = figure;
+  click = gtk_gesture_click_new ();
+  gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (click), GTK_PHASE_CAPTURE);
+  g_signal_connect (click, "pressed", G_CALLBACK (figure_pressed), NULL);
+  gtk_widget_add_controller (figure, GTK_EVENT_CONTROLLER (click));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FIGURE]);
+}
+
+/* How much of the run's text a figure title quotes (characters). */
+#define TITLE_TEXT_CHARS 48
+
+char *
+saccade_page_dup_quoted_text (SaccadeRun *run)
+{
+  glong n;
+
+  g_return_val_if_fail (run != NULL, NULL);
+  n = g_utf8_strlen (run->text, -1);
+  if (n <= TITLE_TEXT_CHARS)
+    return g_strdup_printf ("“%s”", run->text);
+  return g_strdup_printf ("“%.*s…”",
+                          (int) (g_utf8_offset_to_pointer (run->text, TITLE_TEXT_CHARS - 1)
+                                 - run->text),
+                          run->text);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* GObject                                                                               */
+
+static void
+saccade_page_dispose (GObject *object)
+{
+  SaccadePage *self = SACCADE_PAGE (object);
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  GtkWidget *child;
+
+  /* Subclasses dispose their templates first; anything left is unparented here. */
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
+    gtk_widget_unparent (child);
+  priv->figure = NULL;
+  g_clear_pointer (&priv->run, saccade_run_unref);
+  g_clear_object (&priv->settings);
+  G_OBJECT_CLASS (saccade_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_page_finalize (GObject *object)
+{
+  SaccadePage *self = SACCADE_PAGE (object);
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_free (priv->page_id);
+  g_free (priv->title);
+  g_free (priv->icon_name);
+  G_OBJECT_CLASS (saccade_page_parent_class)->finalize (object);
+}
+
+static void
+saccade_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  SaccadePage *self = SACCADE_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_PAGE_ID:
+      g_value_set_string (value, saccade_page_get_page_id (self));
+      break;
+    case PROP_TITLE:
+      g_value_set_string (value, saccade_page_get_title (self));
+      break;
+    case PROP_ICON_NAME:
+      g_value_set_string (value, saccade_page_get_icon_name (self));
+      break;
+    case PROP_SETTINGS:
+      g_value_set_object (value, saccade_page_get_settings (self));
+      break;
+    case PROP_LAYER:
+      g_value_set_int (value, saccade_page_get_layer (self));
+      break;
+    case PROP_HEAD:
+      g_value_set_int (value, saccade_page_get_head (self));
+      break;
+    case PROP_FIGURE:
+      g_value_set_object (value, saccade_page_get_figure (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+saccade_page_set_property (GObject *object, guint prop_id, const GValue *value,
+                           GParamSpec *pspec)
+{
+  SaccadePage *self = SACCADE_PAGE (object);
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  switch (prop_id)
+    {
+    case PROP_PAGE_ID:
+      saccade_page_set_page_id (self, g_value_get_string (value));
+      break;
+    case PROP_TITLE:
+      saccade_page_set_title (self, g_value_get_string (value));
+      break;
+    case PROP_ICON_NAME:
+      saccade_page_set_icon_name (self, g_value_get_string (value));
+      break;
+    case PROP_SETTINGS:
+      priv->settings = g_value_dup_object (value);
+      break;
+    case PROP_LAYER:
+      saccade_page_set_layer (self, g_value_get_int (value));
+      break;
+    case PROP_HEAD:
+      saccade_page_set_head (self, g_value_get_int (value));
+      break;
+    case PROP_FIGURE:
+      saccade_page_set_figure (self, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+saccade_page_class_init (SaccadePageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  object_class->dispose = saccade_page_dispose;
+  object_class->finalize = saccade_page_finalize;
+  object_class->get_property = saccade_page_get_property;
+  object_class->set_property = saccade_page_set_property;
+
+  /* The view stack's name for the page: "heatmap", "model", "lines" (win.show-page). */
+  properties[PROP_PAGE_ID] = g_param_spec_string ("page-id", NULL, NULL, NULL, flags);
+  /* The view switcher's label and icon. */
+  properties[PROP_TITLE] = g_param_spec_string ("title", NULL, NULL, NULL, flags);
+  properties[PROP_ICON_NAME] = g_param_spec_string ("icon-name", NULL, NULL, NULL, flags);
+  properties[PROP_SETTINGS] =
+    g_param_spec_object ("settings", NULL, NULL, G_TYPE_SETTINGS,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /* The cursor (clamped to the run's shape; 0 without a run). */
+  properties[PROP_LAYER] = g_param_spec_int ("layer", NULL, NULL, 0, G_MAXINT, 0, flags);
+  properties[PROP_HEAD] = g_param_spec_int ("head", NULL, NULL, 0, G_MAXINT, 0, flags);
+  properties[PROP_FIGURE] = g_param_spec_object ("figure", NULL, NULL, GTK_TYPE_WIDGET, flags);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* Inherited by every page. */
+  gtk_widget_class_install_action (widget_class, "page.previous-head", NULL, step_action);
+  gtk_widget_class_install_action (widget_class, "page.next-head", NULL, step_action);
+  gtk_widget_class_install_action (widget_class, "page.previous-layer", NULL, step_action);
+  gtk_widget_class_install_action (widget_class, "page.next-layer", NULL, step_action);
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+saccade_page_init (SaccadePage *self)
+{
+  GtkEventController *keys = gtk_event_controller_key_new ();
+
+  g_signal_connect (keys, "key-pressed", G_CALLBACK (key_pressed), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), keys);
+  update_actions (self);
+}

@@ -1,0 +1,86 @@
+/* saccade-page.h — SaccadePage, the base widget of every page of the main window (Heatmap,
+ * Model, Lines, and the analysis pages to come). The window knows its pages only through
+ * this class: it adds them to its AdwViewStack under their page id, title and icon, hands
+ * each the run it shows, and asks the visible one for its figure's title and its cursor.
+ *
+ * What every page has, and the base class keeps:
+ *   - page-id, title, icon-name: the view stack's name, label and icon for the page
+ *     (set in the subclass's template);
+ *   - settings: the application's GSettings (construct-only), where pages keep the choices
+ *     the Preferences window also edits (colour map, scale, metric);
+ *   - the run shown (a SaccadeRun, app/core/saccade-run.h, or NULL) and the set_run hook;
+ *   - the cursor: one layer and one head, "the head the user is looking at". A page that
+ *     shows one head or one layer follows it; the window binds every page's cursor
+ *     together, so stepping on one page moves them all. The base class clamps it to the
+ *     run's shape and keeps it when the next run has the same shape;
+ *   - the page actions every page has, installed here and inherited by each subclass:
+ *     page.previous-head, page.next-head, page.previous-layer, page.next-layer (step the
+ *     cursor, clamped; enabled while a run is shown), reached by the arrow keys and
+ *     Page Up/Down that no focused child used, and by the window's win.* twins;
+ *   - the figure: the widget that draws the page's figure. A click on it gives it the
+ *     keyboard (so the arrow keys step through heads), and the window focuses it when it
+ *     opens a head on a page.
+ * A subclass installs its own page.* actions (the Heatmap page: page.reset-zoom) with
+ * gtk_widget_class_install_action() and keeps their enabled state in one update_actions
+ * function of its own.
+ *
+ * Main thread only, as every widget.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "app/core/saccade-run.h"
+
+G_BEGIN_DECLS
+
+#define SACCADE_TYPE_PAGE (saccade_page_get_type ())
+G_DECLARE_DERIVABLE_TYPE (SaccadePage, saccade_page, SACCADE, PAGE, GtkWidget)
+
+struct _SaccadePageClass
+{
+  GtkWidgetClass parent_class;
+
+  /* The run shown changed to @run (NULL: none). Called by saccade_page_set_run() after the
+   * base class has stored @run (saccade_page_get_run() returns it) and moved the cursor
+   * into its shape. A page shows @run's numbers here. (optional) */
+  void (*set_run) (SaccadePage *self, SaccadeRun *run);
+  /* The title of the page's figure for the run shown, as on screen and in exports, e.g.
+   * "Layer 5, head 2 (KV group 0) · “The cat…”"; "" without a run. Caller frees.
+   * (optional: the default is "") */
+  char *(*dup_figure_title) (SaccadePage *self);
+};
+
+const char *saccade_page_get_page_id (SaccadePage *self);
+void saccade_page_set_page_id (SaccadePage *self, const char *page_id);
+const char *saccade_page_get_title (SaccadePage *self);
+void saccade_page_set_title (SaccadePage *self, const char *title);
+const char *saccade_page_get_icon_name (SaccadePage *self);
+void saccade_page_set_icon_name (SaccadePage *self, const char *icon_name);
+/* Borrowed; NULL only before construction ends. */
+GSettings *saccade_page_get_settings (SaccadePage *self);
+
+/* Shows @run (NULL: none); the page takes a reference. */
+void saccade_page_set_run (SaccadePage *self, SaccadeRun *run);
+/* Borrowed, or NULL. */
+SaccadeRun *saccade_page_get_run (SaccadePage *self);
+
+/* The cursor, always within the run's shape (0 without a run). */
+int saccade_page_get_layer (SaccadePage *self);
+int saccade_page_get_head (SaccadePage *self);
+void saccade_page_set_layer (SaccadePage *self, int layer);
+void saccade_page_set_head (SaccadePage *self, int head);
+/* Moves the cursor to @layer, @head (clamped), notifying once for each that changed. */
+void saccade_page_select_head (SaccadePage *self, int layer, int head);
+
+/* Caller frees; "" without a run. */
+char *saccade_page_dup_figure_title (SaccadePage *self);
+
+/* Borrowed, or NULL. Subclasses set it once, from their init. */
+GtkWidget *saccade_page_get_figure (SaccadePage *self);
+void saccade_page_set_figure (SaccadePage *self, GtkWidget *figure);
+
+/* For subclasses' titles: the run's text in quotes, cut to a title's length. Caller frees. */
+char *saccade_page_dup_quoted_text (SaccadeRun *run);
+
+G_END_DECLS
