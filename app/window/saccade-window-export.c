@@ -1,13 +1,10 @@
-/* saccade-window-export.c — File > Export: the visible page's figure to PNG, SVG or PDF
- * through the same Cairo renderer the page draws with (ui/saccade-figure.h), and its
- * numbers to CSV.
- *
- * CSV layouts (RFC 4180, CRLF, values to 9 significant digits — exact for the stored fp16):
- *   Heatmap  the head as a labelled matrix, like `saccade export`: a header row of keys, a
- *            first column of queries, each label "pos:token";
- *   Model    one row per head: layer, head, kv_head, entropy, sink_mass, previous_token;
- *   Lines    one row per (head, query, key) the causal mask allows: the layer's weights in
- *            long form, ready for a data frame.
+/* saccade-window-export.c — File > Export: the visible page's figure to PNG, SVG or PDF,
+ * and its numbers to CSV, through the exporter both faces share (app/core/saccade-export.h:
+ * the same renderers the pages draw with, the same CSV layouts as `saccade export`). This
+ * file only asks for a file name and says what the visible page shows:
+ *   Heatmap  the head as a figure, and as a labelled matrix;
+ *   Model    every head as a grid framed by the chosen metric, and the metrics table;
+ *   Lines    the layer's lines, and its weights in long form.
  */
 #define G_LOG_DOMAIN "saccade-window"
 
@@ -16,7 +13,7 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "ui/figures/saccade-figure.h"
+#include "app/core/saccade-export.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* Figures                                                                               */
@@ -24,49 +21,32 @@
 gboolean
 saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError **error)
 {
-  SaccadeRun *run = self->run;
   const char *page = saccade_window_get_visible_page_id (self);
+  gboolean model = g_str_equal (page, "model"), lines = g_str_equal (page, "lines");
+  SaccadeMetric metric = saccade_window_get_metric (self);
+  g_autoptr (SaccadeExportSource) src = NULL;
   g_autofree char *title = NULL;
-  int layer = saccade_window_get_layer (self), head = saccade_window_get_head (self);
+  SaccadeExportFigure f;
 
-  if (run == NULL)
+  if (self->run == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            _("No run is shown"));
       return FALSE;
     }
   title = saccade_window_dup_figure_title (self);
-  if (g_str_equal (page, "model"))
-    {
-      SaccadeMetric metric = saccade_window_get_metric (self);
-      SaccadeGridFigure f = {
-        .n_layers = run->n_layers, .n_heads = run->n_heads, .n_kv_heads = run->n_kv_heads,
-        .n = run->n, .heads = run->heads,
-        .metric = saccade_run_metric (run, metric),
-        .metric_name = saccade_metric_name (metric),
-        .title = title, .colormap = saccade_window_get_colormap (self),
-        .scale = SACCADE_SCALE_LINEAR,
-      };
-      return saccade_figure_export_grid (&f, path, error);
-    }
-  if (g_str_equal (page, "lines"))
-    {
-      SaccadeLinesFigure f = {
-        .n_heads = run->n_heads, .n = run->n, .heads = saccade_run_layer (run, layer),
-        .labels = (const char *const *) run->labels, .highlight_token = -1, .title = title,
-      };
-      return saccade_figure_export_lines (&f, path, error);
-    }
-  {
-    SaccadeHeatmapFigure f = {
-      .values = saccade_run_head (run, layer, head), .n_rows = run->n, .n_cols = run->n,
-      .row_labels = (const char *const *) run->labels,
-      .col_labels = (const char *const *) run->labels, .title = title,
-      .colormap = saccade_window_get_colormap (self), .scale = saccade_window_get_scale (self),
-      .causal = run->causal,
-    };
-    return saccade_figure_export_heatmap (&f, path, error);
-  }
+  src = saccade_export_source_new_for_run (self->run);
+  f = (SaccadeExportFigure) {
+    .kind = model ? SACCADE_EXPORT_GRID : lines ? SACCADE_EXPORT_LINES : SACCADE_EXPORT_HEATMAP,
+    .layer = saccade_window_get_layer (self),
+    .head = lines ? -1 : saccade_window_get_head (self),
+    .title = title,
+    .colormap = saccade_window_get_colormap (self),
+    .scale = model ? SACCADE_SCALE_LINEAR : saccade_window_get_scale (self),
+    .metric = model ? saccade_metric_id (metric) : NULL,
+    .metric_name = model ? saccade_metric_name (metric) : NULL,
+  };
+  return saccade_export_figure (src, &f, path, error);
 }
 
 /* "saccade-run17-L5-H2-heatmap" and the like, without an extension. */
@@ -178,116 +158,13 @@ saccade_window_export_figure (SaccadeWindow *self)
 /* ------------------------------------------------------------------------------------ */
 /* CSV                                                                                   */
 
-/* RFC 4180: quote a field holding a comma, quote, CR/LF, or leading/trailing space. */
-static void
-csv_field (GString *out, const char *s)
-{
-  gsize len = strlen (s);
-
-  if (strpbrk (s, ",\"\r\n") == NULL && (len == 0 || (s[0] != ' ' && s[len - 1] != ' ')))
-    {
-      g_string_append (out, s);
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (; *s != '\0'; s++)
-    {
-      if (*s == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *s);
-    }
-  g_string_append_c (out, '"');
-}
-
-static void
-csv_label (GString *out, SaccadeRun *run, int pos)
-{
-  g_autofree char *label = g_strdup_printf ("%d:%s", pos, run->labels[pos]);
-  csv_field (out, label);
-}
-
-static void
-csv_number (GString *out, double v)
-{
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append (out, g_ascii_formatd (num, sizeof num, "%.9g", v));
-}
-
-static void
-csv_head (GString *out, SaccadeRun *run, int layer, int head)
-{
-  const float *a = saccade_run_head (run, layer, head);
-  int i, j;
-
-  g_string_append (out, "query\\key");
-  for (j = 0; j < run->n; j++)
-    {
-      g_string_append_c (out, ',');
-      csv_label (out, run, j);
-    }
-  g_string_append (out, "\r\n");
-  for (i = 0; i < run->n; i++)
-    {
-      csv_label (out, run, i);
-      for (j = 0; j < run->n; j++)
-        {
-          g_string_append_c (out, ',');
-          csv_number (out, a[(gsize) i * run->n + j]);
-        }
-      g_string_append (out, "\r\n");
-    }
-}
-
-static void
-csv_metrics (GString *out, SaccadeRun *run)
-{
-  int l, h, g = saccade_run_group_size (run);
-
-  g_string_append (out, "layer,head,kv_head,entropy,sink_mass,previous_token\r\n");
-  for (l = 0; l < run->n_layers; l++)
-    for (h = 0; h < run->n_heads; h++)
-      {
-        gsize at = (gsize) l * run->n_heads + h;
-        g_string_append_printf (out, "%d,%d,%d,", l, h, h / g);
-        csv_number (out, run->stats[at].entropy);
-        g_string_append_c (out, ',');
-        csv_number (out, run->stats[at].sink);
-        g_string_append_c (out, ',');
-        csv_number (out, run->stats[at].previous);
-        g_string_append (out, "\r\n");
-      }
-}
-
-static void
-csv_layer (GString *out, SaccadeRun *run, int layer)
-{
-  int h, i, j;
-
-  g_string_append (out, "layer,head,query,key,query_token,key_token,weight\r\n");
-  for (h = 0; h < run->n_heads; h++)
-    {
-      const float *a = saccade_run_head (run, layer, h);
-      for (i = 0; i < run->n; i++)
-        for (j = 0; j < run->n; j++)
-          {
-            if (run->causal && j > i)
-              continue;
-            g_string_append_printf (out, "%d,%d,%d,%d,", layer, h, i, j);
-            csv_field (out, run->labels[i]);
-            g_string_append_c (out, ',');
-            csv_field (out, run->labels[j]);
-            g_string_append_c (out, ',');
-            csv_number (out, a[(gsize) i * run->n + j]);
-            g_string_append (out, "\r\n");
-          }
-    }
-}
-
 gboolean
 saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **error)
 {
   const char *page = saccade_window_get_visible_page_id (self);
-  g_autoptr (GString) out = g_string_new (NULL);
+  int layer = saccade_window_get_layer (self);
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autoptr (GBytes) data = NULL;
 
   if (self->run == NULL)
     {
@@ -295,14 +172,15 @@ saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **er
                            _("No run is shown"));
       return FALSE;
     }
+  src = saccade_export_source_new_for_run (self->run);
   if (g_str_equal (page, "model"))
-    csv_metrics (out, self->run);
+    data = saccade_export_metrics_csv (src, error);
   else if (g_str_equal (page, "lines"))
-    csv_layer (out, self->run, saccade_window_get_layer (self));
+    data = saccade_export_layer_csv (src, layer, error);
   else
-    csv_head (out, self->run, saccade_window_get_layer (self),
-              saccade_window_get_head (self));
-  return g_file_set_contents (path, out->str, (gssize) out->len, error);
+    data = saccade_export_head (src, layer, saccade_window_get_head (self), SACCADE_EXPORT_CSV,
+                                NULL, NULL, error);
+  return data != NULL && saccade_export_write (data, path, error);
 }
 
 void
