@@ -1,8 +1,8 @@
 /* sc-backend-cpu.c — the fast CPU backend "cpu", and the ops both CPU backends share.
  *
  * "cpu": projections go to OpenBLAS (sgemm, or sgemv for one row); attention, norms and
- * activations are vector loops threaded on the engine's own pool (core/sc-pool.h), never
- * OpenMP. Its ground truth is "cpu-ref" (sc-backend-ref.c): tests/engine/test-backend-ops.c
+ * activations are vector loops threaded on the engine's own pool (core/sc-pool.h); the
+ * engine uses no OpenMP itself (only OpenBLAS's OpenMP build may, inside sgemm). Its ground truth is "cpu-ref" (sc-backend-ref.c): tests/engine/test-backend-ops.c
  * holds every op here to it with explicit tolerances; never the other way round.
  *
  * Ops that are already memory-bound and simple (memory, copies, get_rows, rmsnorm, rope,

@@ -286,7 +286,7 @@ sc_attn_key_range (int p, int n_k, bool causal, int window, int *lo, int *hi)
  * loop over it vectorises (libm's expf does not, without -ffast-math). Range reduction
  * x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact n ln2), a degree-6
  * polynomial for e^r (Cephes expf's coefficients), and 2^n built in the exponent bits.
- * Error <= 2 ulp against expf over [-87.3, 88.7] (tests/test-attention.c checks every
+ * Error <= 2 ulp against expf over [-87.3, 88.7] (tests/engine/test-attention.c checks every
  * 97th float in range); below -87.3 it returns ~0 (a denormal-free flush: e^-87.3 is
  * 1.2e-38, far under any probability we store), above 88.7 it is not meant to be used
  * (softmax inputs are <= 0 after subtracting the row maximum). */
