@@ -417,12 +417,7 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   const size_t nE = (size_t) nq * E;
   ScBackend *b = s->b;
   const double t_start = opt->stats != NULL ? now_s () : 0.0;
-  /* what every layer shares; the loop sets the per-layer fields */
-  ScLayerCtx c = {
-    .b = b, .info = in, .n_past = past, .n_q = nq, .n_k = n,
-    .x = s->x, .h = s->h, .qkv = s->qkv, .q = s->q, .o = s->o, .gu = s->gu, .act = s->act,
-    .key_mask = iv != NULL ? iv->token_mask : NULL, .stats = opt->stats,
-  };
+  ScLayerCtx c;
   ScStatus st;
   int l, first_row, n_out;
 
@@ -432,8 +427,13 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     return st;
   if ((st = ensure_capacity (s, n, opt->keep_residuals || opt->start_layer > 0, err)) != SC_OK)
     return st;
-  /* buffers may have moved */
-  c.x = s->x, c.h = s->h, c.qkv = s->qkv, c.q = s->q, c.o = s->o, c.gu = s->gu, c.act = s->act;
+  /* what every layer shares (the buffers as ensure_capacity left them); the loop sets the
+   * per-layer fields */
+  c = (ScLayerCtx) {
+    .b = b, .info = in, .n_past = past, .n_q = nq, .n_k = n,
+    .x = s->x, .h = s->h, .qkv = s->qkv, .q = s->q, .o = s->o, .gu = s->gu, .act = s->act,
+    .key_mask = iv != NULL ? iv->token_mask : NULL, .stats = opt->stats,
+  };
   /* This call rewrites cache rows past..n; what was cached beyond `past` is gone. */
   if (s->kv_n > past)
     s->kv_n = past;
