@@ -2,7 +2,7 @@
  *
  * 1. The seeds' hand-worked numbers (shared/seeds/000_08e7882fded166fa.txt and
  *    004_fb7afb5c123d0a88.txt) reproduced by the engine's attention op.
- * 2. The fast backend ("cpu": OpenBLAS + OpenMP) against the scalar reference ("cpu-ref")
+ * 2. The fast backend ("cpu": OpenBLAS + own pool) against the scalar reference ("cpu-ref")
  *    on random inputs with GQA shapes, with explicit tolerances.
  * 3. Invariants: rows sum to 1, causal entries exactly 0, masking renormalises, head scale.
  * 4. The whole forward pass on a tiny hand-built model: cpu vs cpu-ref, interventions.
