@@ -1,15 +1,18 @@
-/* sc-backend-cpu.c — the two CPU backends (see sc-backend.h).
+/* sc-backend-cpu.c — the fast CPU backend "cpu", and the ops both CPU backends share.
  *
- * "cpu-ref" is the ground truth: every op is a plain loop that accumulates in double and
- * is written to be checked by eye against the math in sc-backend.h. "cpu" is the fast
- * path: projections and the two attention products go to OpenBLAS sgemm, the rest is
- * threaded with OpenMP. Tests (tests/test-backend.c) hold "cpu" to "cpu-ref" with
- * explicit tolerances; never the other way round.
+ * "cpu": projections go to OpenBLAS (sgemm, or sgemv for one row); attention, norms and
+ * activations are vector loops threaded on the engine's own pool (core/sc-pool.h); the
+ * engine uses no OpenMP itself (only OpenBLAS's OpenMP build may, inside sgemm). Its ground truth is "cpu-ref" (sc-backend-ref.c): tests/engine/test-backend-ops.c
+ * holds every op here to it with explicit tolerances; never the other way round.
  *
- * Ops that are already memory-bound and simple (rope, swiglu, add, get_rows) share one
- * implementation between the two backends.
+ * Ops that are already memory-bound and simple (memory, copies, get_rows, rmsnorm, rope,
+ * swiglu, add, add_bias) have one implementation shared by the two backends, declared in
+ * sc-backend-cpu-private.h; so does the masked softmax of one row, which the fast kernel
+ * falls back to for rows with masked keys.
+ *
+ * What it is not: the contract (sc-backend-impl.h), BLAS loading (sc-blas.c).
  */
-#include "backend/sc-backend.h"
+#include "backend/sc-backend-cpu-private.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,34 +20,26 @@
 #include <string.h>
 #include "backend/sc-blas.h"
 #include "core/sc-math.h"
-#include "core/sc-pool.h"
 
-/* The CPU backends' state: the public part and the pool that runs their loops. */
-typedef struct {
-  ScBackend base;
-  ScPool *pool;
-} CpuBackend;
-
-static ScPool *
-pool_of (ScBackend *b)
+ScPool *
+sc_cpu_pool (ScBackend *b)
 {
-  return ((CpuBackend *) b)->pool;
+  return ((ScCpuBackend *) b)->pool;
 }
 
-/* Rows [first, last) of task @t when @n rows are split into @n_tasks even chunks. */
-static void
-chunk (int n, int n_tasks, int t, int *first, int *last)
+void
+sc_cpu_chunk (int n, int n_tasks, int t, int *first, int *last)
 {
   *first = (int) ((long long) n * t / n_tasks);
   *last = (int) ((long long) n * (t + 1) / n_tasks);
 }
 
-/* How many tasks to split @n rows of @row_cost units into: one per thread when the whole
- * is worth waking them for (~64k units, a few microseconds of work), else one. */
-static int
-n_tasks_for (ScBackend *b, int n, double row_cost)
+/* One task per thread when the whole is worth waking them for (~64k units, a few
+ * microseconds of work), else one. */
+int
+sc_cpu_n_tasks_for (ScBackend *b, int n, double row_cost)
 {
-  int threads = sc_pool_n_threads (pool_of (b));
+  int threads = sc_pool_n_threads (sc_cpu_pool (b));
   if (threads <= 1 || n < 2 || n * row_cost < 65536.0)
     return 1;
   return n < threads ? n : threads;
@@ -53,50 +48,57 @@ n_tasks_for (ScBackend *b, int n, double row_cost)
 /* ------------------------------------------------------------------------------------ */
 /* Shared ops                                                                             */
 
-static float *
-cpu_alloc (ScBackend *b, size_t n)
+float *
+sc_cpu_alloc (ScBackend *b, size_t n, ScError *err)
 {
   /* 64-byte alignment: one cache line, and what AVX-512 loads would want. */
   void *p = NULL;
   size_t bytes = n * sizeof (float);
 
-  if (n == 0 || n > SIZE_MAX / sizeof (float))
-    return NULL;
+  if (n == 0 || n > SIZE_MAX / sizeof (float) - 64)
+    {
+      sc_error_set (err, n == 0 ? SC_ERR_INVALID_ARG : SC_ERR_NOMEM,
+                    "%s: cannot allocate %zu floats", b->ops->name, n);
+      return NULL;
+    }
   bytes = (bytes + 63) & ~(size_t) 63;
   if (posix_memalign (&p, 64, bytes) != 0)
-    return NULL;
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "%s: out of memory for %zu MB", b->ops->name, bytes >> 20);
+      return NULL;
+    }
   return p;
 }
 
-static void
-cpu_free (ScBackend *b, float *buf)
+void
+sc_cpu_free (ScBackend *b, float *buf)
 {
   free (buf);
 }
 
-static ScStatus
-cpu_copy_in (ScBackend *b, float *dst, const float *src, size_t n, ScError *err)
+ScStatus
+sc_cpu_copy_in (ScBackend *b, float *dst, const float *src, size_t n, ScError *err)
 {
   memmove (dst, src, n * sizeof (float));
   return SC_OK;
 }
 
-static const float *
-cpu_weight (ScBackend *b, const float *host, size_t n, ScError *err)
+const float *
+sc_cpu_weight (ScBackend *b, const float *host, size_t n, ScError *err)
 {
   return host;
 }
 
-static ScStatus
-cpu_copy (ScBackend *b, float *dst, const float *src, size_t n)
+ScStatus
+sc_cpu_copy (ScBackend *b, float *dst, const float *src, size_t n, ScError *err)
 {
   memmove (dst, src, n * sizeof (float));
   return SC_OK;
 }
 
-static ScStatus
-cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src, int rows,
-             int cols)
+ScStatus
+sc_cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src, int rows,
+                int cols, ScError *err)
 {
   int i;
 
@@ -105,8 +107,9 @@ cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src,
   return SC_OK;
 }
 
-static ScStatus
-cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids, int n, int dim)
+ScStatus
+sc_cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids, int n, int dim,
+                 ScError *err)
 {
   int i;
 
@@ -130,7 +133,7 @@ rmsnorm_task (void *ctx, int t)
   const RmsJob *j = ctx;
   int i, first, last;
 
-  chunk (j->n, j->n_tasks, t, &first, &last);
+  sc_cpu_chunk (j->n, j->n_tasks, t, &first, &last);
   for (i = first; i < last; i++)
     {
       const float *xr = j->x + (size_t) i * j->dim;
@@ -147,12 +150,13 @@ rmsnorm_task (void *ctx, int t)
     }
 }
 
-static ScStatus
-cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w, int n, int dim, float eps)
+ScStatus
+sc_cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w, int n, int dim, float eps,
+                ScError *err)
 {
-  RmsJob j = { y, x, w, n, dim, n_tasks_for (b, n, dim), eps };
+  RmsJob j = { y, x, w, n, dim, sc_cpu_n_tasks_for (b, n, dim), eps };
 
-  sc_pool_run (pool_of (b), j.n_tasks, rmsnorm_task, &j);
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, rmsnorm_task, &j);
   return SC_OK;
 }
 
@@ -170,7 +174,7 @@ rope_task (void *ctx, int t)
   const RopeJob *j = ctx;
   int i, h, c, first, last;
 
-  chunk (j->n, j->n_tasks, t, &first, &last);
+  sc_cpu_chunk (j->n, j->n_tasks, t, &first, &last);
   for (i = first; i < last; i++)
     for (h = 0; h < j->n_heads; h++)
       {
@@ -183,18 +187,21 @@ rope_task (void *ctx, int t)
       }
 }
 
-static ScStatus
-cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
-          float base)
+ScStatus
+sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+             float base, ScError *err)
 {
   RopeJob j = { x, NULL, n, n_heads, head_dim, n_rot / 2,
-                n_tasks_for (b, n, (double) n_heads * head_dim) };
+                sc_cpu_n_tasks_for (b, n, (double) n_heads * head_dim) };
   float *cs;
   int i, c;
 
+  if (j.half == 0 || n <= 0) /* nothing to rotate (and malloc (0) may return NULL) */
+    return SC_OK;
   cs = malloc ((size_t) n * j.half * 2 * sizeof *cs);
   if (cs == NULL)
-    return SC_ERR_NOMEM;
+    return sc_error_set (err, SC_ERR_NOMEM, "%s: rope: out of memory for %d positions",
+                         b->ops->name, n);
   for (i = 0; i < n; i++)
     for (c = 0; c < j.half; c++)
       {
@@ -203,7 +210,7 @@ cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, i
         cs[((size_t) i * j.half + c) * 2 + 1] = (float) sin (theta);
       }
   j.cs = cs;
-  sc_pool_run (pool_of (b), j.n_tasks, rope_task, &j);
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, rope_task, &j);
   free (cs);
   return SC_OK;
 }
@@ -220,29 +227,29 @@ swiglu_task (void *ctx, int t)
   const SwigluJob *j = ctx;
   int i, c, first, last;
 
-  chunk (j->n, j->n_tasks, t, &first, &last);
+  sc_cpu_chunk (j->n, j->n_tasks, t, &first, &last);
   for (i = first; i < last; i++)
     {
       const float *restrict gate = j->gu + (size_t) i * 2 * j->f;
       const float *restrict up = gate + j->f;
       float *restrict y = j->y + (size_t) i * j->f;
       for (c = 0; c < j->f; c++)
-        y[c] = gate[c] / (1.0f + expf (-gate[c])) * up[c];
+        y[c] = sc_siluf (gate[c]) * up[c];
     }
 }
 
-static ScStatus
-cpu_swiglu (ScBackend *b, float *y, const float *gu, int n, int f)
+ScStatus
+sc_cpu_swiglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err)
 {
   /* an expf costs ~8 of rmsnorm's multiply-adds */
-  SwigluJob j = { y, gu, n, f, n_tasks_for (b, n, 8.0 * f) };
+  SwigluJob j = { y, gu, n, f, sc_cpu_n_tasks_for (b, n, 8.0 * f) };
 
-  sc_pool_run (pool_of (b), j.n_tasks, swiglu_task, &j);
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, swiglu_task, &j);
   return SC_OK;
 }
 
-static ScStatus
-cpu_add (ScBackend *b, float *y, const float *x, size_t n)
+ScStatus
+sc_cpu_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err)
 {
   size_t i;
 
@@ -251,12 +258,25 @@ cpu_add (ScBackend *b, float *y, const float *x, size_t n)
   return SC_OK;
 }
 
-/* The masking rules shared by both attention implementations: may the query at position
- * p see key j? */
-static inline bool
-key_allowed (int p, int j, const uint8_t *key_mask, bool row_all_masked)
+/* One float addition per element is exact-rounded whatever the order, so the reference
+ * and the fast path are the same loop. */
+ScStatus
+sc_cpu_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim, ScError *err)
 {
-  if (j > p)
+  int i, c;
+
+  for (i = 0; i < n; i++)
+    for (c = 0; c < dim; c++)
+      y[(size_t) i * dim + c] += bias[c];
+  return SC_OK;
+}
+
+/* The masking rules shared by both attention implementations: may the query at position
+ * p, whose visible range is [lo, hi], see key j? */
+static inline bool
+key_allowed (int p, int j, int lo, int hi, const uint8_t *key_mask, bool row_all_masked)
+{
+  if (j < lo || j > hi)
     return false;
   if (row_all_masked)
     return j == p;
@@ -264,35 +284,34 @@ key_allowed (int p, int j, const uint8_t *key_mask, bool row_all_masked)
 }
 
 static bool
-row_all_masked (int p, const uint8_t *key_mask)
+row_all_masked (int lo, int hi, const uint8_t *key_mask)
 {
   int j;
 
   if (key_mask == NULL)
     return false;
-  for (j = 0; j <= p; j++)
+  for (j = lo; j <= hi; j++)
     if (key_mask[j] == 0)
       return false;
   return true;
 }
 
-/* Softmax over the allowed entries of one score row (query at position p, n_k keys), in
- * place; every other entry becomes exactly 0. */
-static void
-softmax_row_exp (float *row, int p, int n_k, const uint8_t *key_mask, bool fast_exp)
+void
+sc_cpu_softmax_row (float *row, int p, int n_k, int lo, int hi, const uint8_t *key_mask,
+                    bool fast_exp)
 {
-  bool all_masked = row_all_masked (p, key_mask);
+  bool all_masked = row_all_masked (lo, hi, key_mask);
   float max = -INFINITY;
   double sum = 0.0;
   float inv;
   int j;
 
-  for (j = 0; j <= p; j++)
-    if (key_allowed (p, j, key_mask, all_masked) && row[j] > max)
+  for (j = lo; j <= hi; j++)
+    if (key_allowed (p, j, lo, hi, key_mask, all_masked) && row[j] > max)
       max = row[j];
   for (j = 0; j < n_k; j++)
     {
-      if (key_allowed (p, j, key_mask, all_masked))
+      if (key_allowed (p, j, lo, hi, key_mask, all_masked))
         {
           row[j] = fast_exp ? sc_expf (row[j] - max) : expf (row[j] - max);
           sum += row[j];
@@ -301,36 +320,32 @@ softmax_row_exp (float *row, int p, int n_k, const uint8_t *key_mask, bool fast_
         row[j] = 0.0f;
     }
   inv = (float) (1.0 / sum);
-  for (j = 0; j <= p; j++)
+  for (j = lo; j <= hi; j++)
     row[j] *= inv;
 }
 
+/* The fast path's softmax of one row: the same result as sc_cpu_softmax_row() to a few
+ * ulp, in loops that vectorise: 16 running maxima and 16 partial sums (added in double at
+ * the end, in a fixed order, so the result does not depend on the thread or the machine's
+ * vector width) and sc_expf, over the visible range [lo, hi]. Rows with masked keys take
+ * the shared scalar path. */
 static void
-softmax_row (float *row, int p, int n_k, const uint8_t *key_mask)
-{
-  softmax_row_exp (row, p, n_k, key_mask, false);
-}
-
-/* The fast path's softmax of one row: the same result as softmax_row() to a few ulp, in
- * loops that vectorise: 16 running maxima and 16 partial sums (added in double at the
- * end, in a fixed order, so the result does not depend on the thread or the machine's
- * vector width) and sc_expf. Rows with masked keys take the shared scalar path. */
-static void
-softmax_row_fast (float *restrict row, int p, int n_k, const uint8_t *key_mask)
+softmax_row_fast (float *restrict row, int p, int n_k, int lo, int hi, const uint8_t *key_mask)
 {
   enum { LANES = 16 };
   float lane_max[LANES], lane_sum[LANES], max, inv;
-  const int len = p + 1, whole = len / LANES * LANES;
+  float *restrict r = row + lo;
+  const int len = hi - lo + 1, whole = len / LANES * LANES;
   double sum = 0.0;
   int j, l;
 
   /* A row with masked keys takes the scalar path (with the same exp); a mask that masks
    * nothing this row can see changes nothing, bit for bit. */
   if (key_mask != NULL)
-    for (j = 0; j <= p; j++)
+    for (j = lo; j <= hi; j++)
       if (key_mask[j])
         {
-          softmax_row_exp (row, p, n_k, key_mask, true);
+          sc_cpu_softmax_row (row, p, n_k, lo, hi, key_mask, true);
           return;
         }
   for (l = 0; l < LANES; l++)
@@ -340,109 +355,42 @@ softmax_row_fast (float *restrict row, int p, int n_k, const uint8_t *key_mask)
     }
   for (j = 0; j < whole; j += LANES)
     for (l = 0; l < LANES; l++)
-      lane_max[l] = row[j + l] > lane_max[l] ? row[j + l] : lane_max[l];
+      lane_max[l] = r[j + l] > lane_max[l] ? r[j + l] : lane_max[l];
   max = -INFINITY;
   for (l = 0; l < LANES; l++)
     max = lane_max[l] > max ? lane_max[l] : max;
   for (j = whole; j < len; j++)
-    max = row[j] > max ? row[j] : max;
+    max = r[j] > max ? r[j] : max;
 
   for (j = 0; j < whole; j += LANES)
     for (l = 0; l < LANES; l++)
       {
-        const float e = sc_expf (row[j + l] - max);
-        row[j + l] = e;
+        const float e = sc_expf (r[j + l] - max);
+        r[j + l] = e;
         lane_sum[l] += e;
       }
   for (l = 0; l < LANES; l++)
     sum += lane_sum[l];
   for (j = whole; j < len; j++)
     {
-      row[j] = sc_expf (row[j] - max);
-      sum += row[j];
+      r[j] = sc_expf (r[j] - max);
+      sum += r[j];
     }
   inv = (float) (1.0 / sum);
   for (j = 0; j < len; j++)
-    row[j] *= inv;
-  for (j = len; j < n_k; j++)
+    r[j] *= inv;
+  for (j = 0; j < lo; j++)
+    row[j] = 0.0f;
+  for (j = hi + 1; j < n_k; j++)
     row[j] = 0.0f;
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* cpu-ref: scalar loops, double accumulation                                            */
-
-static ScStatus
-ref_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int in, int out,
-            bool accumulate)
-{
-  int i, o, k;
-
-  for (i = 0; i < n; i++)
-    for (o = 0; o < out; o++)
-      {
-        double acc = 0.0;
-        for (k = 0; k < in; k++)
-          acc += (double) x[(size_t) i * in + k] * w[(size_t) o * in + k];
-        y[(size_t) i * out + o] = (float) (accumulate ? y[(size_t) i * out + o] + acc : acc);
-      }
-  return SC_OK;
-}
-
-static ScStatus
-ref_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-               const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
-               const uint8_t *key_mask, const float *head_scale)
-{
-  const int group = n_heads / n_kv, first = n_k - n_q;
-  const size_t qs = (size_t) n_heads * d, kvs = (size_t) n_kv * d;
-  int h, i, j, c;
-
-  for (h = 0; h < n_heads; h++)
-    {
-      const int g = h / group;
-      const float hs = head_scale != NULL ? head_scale[h] : 1.0f;
-
-      for (i = 0; i < n_q; i++)
-        {
-          const int p = first + i;
-          float *row = probs + ((size_t) h * n_q + i) * n_k;
-          const float *qi = q + i * qs + (size_t) h * d;
-
-          /* 1. scores s_ij = scale * q_i . k_j for the keys the query may see */
-          for (j = 0; j < n_k; j++)
-            {
-              const float *kj = k + j * kvs + (size_t) g * d;
-              double dot = 0.0;
-              if (j > p)
-                {
-                  row[j] = 0.0f;
-                  continue;
-                }
-              for (c = 0; c < d; c++)
-                dot += (double) qi[c] * kj[c];
-              row[j] = (float) (dot * scale);
-            }
-          /* 2. masked softmax */
-          softmax_row (row, p, n_k, key_mask);
-          /* 3. o_i = head_scale * sum_j p_ij v_j */
-          for (c = 0; c < d; c++)
-            {
-              double acc = 0.0;
-              for (j = 0; j <= p; j++)
-                acc += (double) row[j] * v[j * kvs + (size_t) g * d + c];
-              out[i * qs + (size_t) h * d + c] = (float) acc * hs;
-            }
-        }
-    }
-  return SC_OK;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* cpu: OpenBLAS + OpenMP                                                                */
+/* cpu: OpenBLAS products, pool-threaded vector loops                                    */
 
 static ScStatus
 blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int in, int out,
-             bool accumulate)
+             bool accumulate, ScError *err)
 {
   /* Below this many multiply-adds a product is faster on one core than split across
    * threads that must be woken and joined: a decode step's products (1 x 576 x 1536 =
@@ -470,48 +418,54 @@ typedef struct {
   float *out, *probs;
   const float *q, *k, *v;
   int n_q, n_k, n_heads, n_kv, d;
-  float scale;
-  const uint8_t *key_mask;
-  const float *head_scale;
+  const ScAttnParams *p;
   const float *kt; /* (n_kv, d, n_k): each KV head's keys, transposed */
 } AttnJob;
 
 /* One head, written as vector loops the compiler turns into SIMD without reassociating a
  * float reduction (so results do not depend on -ffast-math), four query rows at a time:
  *   1. with K_g^T (d, n_k) transposed by the caller, a query row's scores are d AXPYs over
- *      the contiguous keys it may see: s[0..p] += q[c] * Kt[c][0..p];
- *   2. masked softmax of the row;
- *   3. o[0..d] = head_scale * sum_{j<=p} P[j] * V_g[j][0..d], AXPYs over contiguous rows.
- * Only the causal triangle is computed (half of a full product). The kernel uses no BLAS:
- * OpenBLAS's OpenMP build must not be entered from several of our threads at once. */
+ *      the contiguous keys the block may see, [klo, khi] (the union of its rows' visible
+ *      ranges): s[klo..khi] += q[c] * Kt[c][klo..khi];
+ *   2. masked softmax of each row over its own visible range;
+ *   3. o[0..d] = head_scale * sum_{key in [klo, khi]} P[key] * V_g[key][0..d], AXPYs over
+ *      contiguous rows (keys a row does not see have P = 0 and are skipped).
+ * A causal head computes only the triangle (half of a full product). The kernel uses no
+ * BLAS: OpenBLAS's OpenMP build must not be entered from several of our threads at once. */
 static void
 attention_head_task (void *ctx, int h)
 {
   enum { R = 4 }; /* query rows per block: each key/value load serves R rows */
   const AttnJob *j = ctx;
+  const ScAttnParams *p = j->p;
   const int g = h / (j->n_heads / j->n_kv), first = j->n_k - j->n_q, d = j->d;
   const size_t qs = (size_t) j->n_heads * d, kvs = (size_t) j->n_kv * d;
-  const float hs = j->head_scale != NULL ? j->head_scale[h] : 1.0f;
+  const float hs = p->head_scale != NULL ? p->head_scale[h] : 1.0f;
+  const float scale = p->scale;
   const float *kt = j->kt + (size_t) g * d * j->n_k;
   int i0, r, c, key;
 
   for (i0 = 0; i0 < j->n_q; i0 += R)
     {
       const int nr = j->n_q - i0 < R ? j->n_q - i0 : R;
-      const int pmax = first + i0 + nr - 1; /* the block's last row sees keys 0..pmax */
+      int klo, khi, lo[R], hi[R];
       float *rows[R];
       const float *qrow[R];
       float *orow[R];
 
       for (r = 0; r < nr; r++)
+        sc_attn_key_range (first + i0 + r, j->n_k, p->causal, p->window, &lo[r], &hi[r]);
+      klo = lo[0];      /* lo grows with the position */
+      khi = hi[nr - 1]; /* so does hi */
+      for (r = 0; r < nr; r++)
         {
           rows[r] = j->probs + ((size_t) h * j->n_q + i0 + r) * j->n_k;
           qrow[r] = j->q + (i0 + r) * qs + (size_t) h * d;
           orow[r] = j->out + (i0 + r) * qs + (size_t) h * d;
-          for (key = 0; key <= pmax; key++)
+          for (key = klo; key <= khi; key++)
             rows[r][key] = 0.0f;
         }
-      /* 1. scores for keys 0..pmax (entries past a row's own position are discarded by
+      /* 1. scores for keys klo..khi (entries outside a row's own range are discarded by
        *    the softmax, which writes exact zeros there) */
       for (c = 0; c < d; c++)
         {
@@ -520,9 +474,9 @@ attention_head_task (void *ctx, int h)
             {
               float *restrict s0 = rows[0], *restrict s1 = rows[1], *restrict s2 = rows[2],
                               *restrict s3 = rows[3];
-              const float q0 = qrow[0][c] * j->scale, q1 = qrow[1][c] * j->scale,
-                          q2 = qrow[2][c] * j->scale, q3 = qrow[3][c] * j->scale;
-              for (key = 0; key <= pmax; key++)
+              const float q0 = qrow[0][c] * scale, q1 = qrow[1][c] * scale,
+                          q2 = qrow[2][c] * scale, q3 = qrow[3][c] * scale;
+              for (key = klo; key <= khi; key++)
                 {
                   const float kv = ktc[key];
                   s0[key] += q0 * kv;
@@ -535,19 +489,19 @@ attention_head_task (void *ctx, int h)
             for (r = 0; r < nr; r++)
               {
                 float *restrict sr = rows[r];
-                const float qc = qrow[r][c] * j->scale;
-                for (key = 0; key <= pmax; key++)
+                const float qc = qrow[r][c] * scale;
+                for (key = klo; key <= khi; key++)
                   sr[key] += qc * ktc[key];
               }
         }
       /* 2. masked softmax per row */
       for (r = 0; r < nr; r++)
-        softmax_row_fast (rows[r], first + i0 + r, j->n_k, j->key_mask);
+        softmax_row_fast (rows[r], first + i0 + r, j->n_k, lo[r], hi[r], p->key_mask);
       /* 3. o_r = head_scale * sum_key P[r][key] * V_g[key] */
       for (r = 0; r < nr; r++)
         for (c = 0; c < d; c++)
           orow[r][c] = 0.0f;
-      for (key = 0; key <= pmax; key++)
+      for (key = klo; key <= khi; key++)
         {
           const float *restrict vj = j->v + key * kvs + (size_t) g * d;
           for (r = 0; r < nr; r++)
@@ -564,12 +518,11 @@ attention_head_task (void *ctx, int h)
 }
 
 static ScStatus
-blas_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                const float *v, int n_q, int n_k, int n_heads, int n_kv, int d, float scale,
-                const uint8_t *key_mask, const float *head_scale)
+fast_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
+                const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                const ScAttnParams *p, ScError *err)
 {
-  AttnJob j = { out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, scale, key_mask, head_scale,
-                NULL };
+  AttnJob j = { out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, NULL };
   /* Heads are independent: one pool task per head; a decode step's few multiply-adds
    * stay on the calling thread. */
   const bool parallel = (double) n_q * n_k * d * n_heads >= 4e6;
@@ -578,7 +531,8 @@ blas_attention (ScBackend *b, float *out, float *probs, const float *q, const fl
   int g, c, key;
 
   if (kt == NULL)
-    return SC_ERR_NOMEM;
+    return sc_error_set (err, SC_ERR_NOMEM, "cpu: attention: out of memory for the transposed "
+                         "keys of %d positions", n_k);
   /* Kt[g] (d, n_k) = K_g^T, once per KV head (each serves n_heads / n_kv query heads) */
   for (g = 0; g < n_kv; g++)
     for (key = 0; key < n_k; key++)
@@ -586,7 +540,7 @@ blas_attention (ScBackend *b, float *out, float *probs, const float *q, const fl
         kt[((size_t) g * d + c) * n_k + key] = k[key * kvs + (size_t) g * d + c];
   j.kt = kt;
   if (parallel)
-    sc_pool_run (pool_of (b), n_heads, attention_head_task, &j);
+    sc_pool_run (sc_cpu_pool (b), n_heads, attention_head_task, &j);
   else
     for (int h = 0; h < n_heads; h++)
       attention_head_task (&j, h);
@@ -594,57 +548,145 @@ blas_attention (ScBackend *b, float *out, float *probs, const float *q, const fl
   return SC_OK;
 }
 
-/* ------------------------------------------------------------------------------------ */
+/* LayerNorm: mean and biased variance in double, two passes (the one-pass E[x^2] - E[x]^2
+ * loses digits when |mean| >> std), the normalised value in double too (a float mean would
+ * cost ~ulp(mean)/std of relative error, 1e-5 for a row of mean 100 and spread 1), then the
+ * weight and bias in float. */
+typedef struct {
+  float *y;
+  const float *x, *w, *bias;
+  int n, dim, n_tasks;
+  float eps;
+} LayerNormJob;
 
 static void
-cpu_destroy (ScBackend *b)
+layer_norm_task (void *ctx, int t)
 {
-  sc_pool_free (pool_of (b));
-  free (b);
+  const LayerNormJob *j = ctx;
+  int i, first, last;
+
+  sc_cpu_chunk (j->n, j->n_tasks, t, &first, &last);
+  for (i = first; i < last; i++)
+    {
+      const float *xr = j->x + (size_t) i * j->dim;
+      float *yr = j->y + (size_t) i * j->dim;
+      double mean = 0.0, ss = 0.0, inv;
+      int c;
+
+      for (c = 0; c < j->dim; c++)
+        mean += xr[c];
+      mean /= j->dim;
+      for (c = 0; c < j->dim; c++)
+        ss += ((double) xr[c] - mean) * ((double) xr[c] - mean);
+      inv = 1.0 / sqrt (ss / j->dim + (double) j->eps);
+      for (c = 0; c < j->dim; c++)
+        {
+          const float xn = (float) (((double) xr[c] - mean) * inv);
+          yr[c] = xn * j->w[c] + (j->bias != NULL ? j->bias[c] : 0.0f);
+        }
+    }
 }
+
+static ScStatus
+fast_layer_norm (ScBackend *b, float *y, const float *x, const float *w, const float *bias, int n,
+                 int dim, float eps, ScError *err)
+{
+  LayerNormJob j = { y, x, w, bias, n, dim, sc_cpu_n_tasks_for (b, n, 2.0 * dim), eps };
+
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, layer_norm_task, &j);
+  return SC_OK;
+}
+
+/* gelu over blocks of GELU_BLOCK elements, so a flat array splits into pool tasks. */
+enum { GELU_BLOCK = 4096 };
+
+typedef struct {
+  float *y;
+  const float *x, *gu;
+  size_t n;     /* gelu: elements */
+  int rows, f;  /* geglu: (rows, f) output */
+  int n_tasks;
+} GeluJob;
+
+static void
+gelu_task (void *ctx, int t)
+{
+  const GeluJob *j = ctx;
+  const int n_blocks = (int) ((j->n + GELU_BLOCK - 1) / GELU_BLOCK);
+  int first, last;
+  size_t i, end;
+
+  sc_cpu_chunk (n_blocks, j->n_tasks, t, &first, &last);
+  end = (size_t) last * GELU_BLOCK < j->n ? (size_t) last * GELU_BLOCK : j->n;
+  for (i = (size_t) first * GELU_BLOCK; i < end; i++)
+    j->y[i] = sc_gelu_tanhf (j->x[i]);
+}
+
+static ScStatus
+fast_gelu (ScBackend *b, float *y, const float *x, size_t n, ScError *err)
+{
+  GeluJob j = { y, x, NULL, n, 0, 0, 1 };
+  const size_t n_blocks = (n + GELU_BLOCK - 1) / GELU_BLOCK;
+
+  if (n == 0)
+    return SC_OK;
+  if (n_blocks > (size_t) INT32_MAX)
+    return sc_error_set (err, SC_ERR_RANGE, "cpu: gelu: %zu elements is too many", n);
+  /* a tanhf costs ~20 of rmsnorm's multiply-adds */
+  j.n_tasks = sc_cpu_n_tasks_for (b, (int) n_blocks, 20.0 * GELU_BLOCK);
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, gelu_task, &j);
+  return SC_OK;
+}
+
+static void
+geglu_task (void *ctx, int t)
+{
+  const GeluJob *j = ctx;
+  int i, c, first, last;
+
+  sc_cpu_chunk (j->rows, j->n_tasks, t, &first, &last);
+  for (i = first; i < last; i++)
+    {
+      const float *restrict gate = j->gu + (size_t) i * 2 * j->f;
+      const float *restrict up = gate + j->f;
+      float *restrict y = j->y + (size_t) i * j->f;
+      for (c = 0; c < j->f; c++)
+        y[c] = sc_gelu_tanhf (gate[c]) * up[c];
+    }
+}
+
+static ScStatus
+fast_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err)
+{
+  GeluJob j = { y, NULL, gu, 0, n, f, sc_cpu_n_tasks_for (b, n, 20.0 * f) };
+
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, geglu_task, &j);
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
 
 static const ScBackendOps cpu_ops = {
   .name = "cpu",
-  .destroy = cpu_destroy,
-  .alloc = cpu_alloc,
-  .free = cpu_free,
-  .upload = cpu_copy_in,
-  .download = cpu_copy_in,
-  .weight = cpu_weight,
-  .get_rows = cpu_get_rows,
-  .rmsnorm = cpu_rmsnorm,
+  SC_CPU_SHARED_OPS,
   .matmul = blas_matmul,
-  .rope = cpu_rope,
-  .attention = blas_attention,
-  .swiglu = cpu_swiglu,
-  .add = cpu_add,
-  .copy = cpu_copy,
-  .copy_2d = cpu_copy_2d,
+  .attention = fast_attention,
+  .layer_norm = fast_layer_norm,
+  .gelu = fast_gelu,
+  .geglu = fast_geglu,
 };
 
-static const ScBackendOps cpu_ref_ops = {
-  .name = "cpu-ref",
-  .destroy = cpu_destroy,
-  .alloc = cpu_alloc,
-  .free = cpu_free,
-  .upload = cpu_copy_in,
-  .download = cpu_copy_in,
-  .weight = cpu_weight,
-  .get_rows = cpu_get_rows,
-  .rmsnorm = cpu_rmsnorm,
-  .matmul = ref_matmul,
-  .rope = cpu_rope,
-  .attention = ref_attention,
-  .swiglu = cpu_swiglu,
-  .add = cpu_add,
-  .copy = cpu_copy,
-  .copy_2d = cpu_copy_2d,
-};
-
-static CpuBackend *
-cpu_backend_alloc (const ScBackendOps *ops, int n_threads, ScError *err)
+void
+sc_cpu_destroy (ScBackend *b)
 {
-  CpuBackend *cb = calloc (1, sizeof *cb);
+  sc_pool_free (sc_cpu_pool (b));
+  free (b);
+}
+
+ScCpuBackend *
+sc_cpu_backend_new (const ScBackendOps *ops, unsigned caps, int n_threads, ScError *err)
+{
+  ScCpuBackend *cb = calloc (1, sizeof *cb);
 
   if (cb != NULL && (cb->pool = sc_pool_new (n_threads)) == NULL)
     {
@@ -657,6 +699,7 @@ cpu_backend_alloc (const ScBackendOps *ops, int n_threads, ScError *err)
       return NULL;
     }
   cb->base.ops = ops;
+  cb->base.caps = caps;
   cb->base.n_threads = sc_pool_n_threads (cb->pool);
   return cb;
 }
@@ -664,33 +707,14 @@ cpu_backend_alloc (const ScBackendOps *ops, int n_threads, ScError *err)
 ScBackend *
 sc_backend_cpu_new (int n_threads, ScError *err)
 {
-  CpuBackend *cb;
+  ScCpuBackend *cb;
 
   if (sc_blas_init (err) != SC_OK)
     return NULL;
-  if ((cb = cpu_backend_alloc (&cpu_ops, n_threads, err)) == NULL)
+  if ((cb = sc_cpu_backend_new (&cpu_ops, SC_CPU_CAPS, n_threads, err)) == NULL)
     return NULL;
   sc_blas_set_threads (cb->base.n_threads);
   snprintf (cb->base.description, sizeof cb->base.description, "CPU, %d thread%s, %s",
             cb->base.n_threads, cb->base.n_threads == 1 ? "" : "s", sc_blas_describe ());
   return &cb->base;
-}
-
-ScBackend *
-sc_backend_cpu_ref_new (void)
-{
-  CpuBackend *cb = cpu_backend_alloc (&cpu_ref_ops, 1, NULL);
-
-  if (cb == NULL)
-    return NULL;
-  snprintf (cb->base.description, sizeof cb->base.description,
-            "CPU reference (scalar, double accumulation)");
-  return &cb->base;
-}
-
-void
-sc_backend_free (ScBackend *b)
-{
-  if (b != NULL)
-    b->ops->destroy (b);
 }

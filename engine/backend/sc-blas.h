@@ -5,12 +5,15 @@
  * GFLOP/s a core) on CPUs it does not recognise, such as recent Xeons behind a hypervisor.
  * Loading it ourselves lets us choose the kernel family from the CPU's features first
  * (AVX-512 -> SkylakeX, AVX2+FMA -> Haswell) unless the user set OPENBLAS_CORETYPE, and
- * prefer the OpenMP build of OpenBLAS, which shares the engine's OpenMP threads instead of
- * running a second pool whose spinning workers fight ours for the same cores.
- * See docs/architecture.md, "BLAS".
+ * prefer the OpenMP build of OpenBLAS, whose libgomp workers we can tell to spin briefly,
+ * over the pthreads build, whose workers spin after every call and fight the engine's own
+ * pool (core/sc-pool.c; the engine itself uses no OpenMP) for the same cores.
+ * See docs/architecture.md, "OpenBLAS is loaded at run time".
  *
- * Thread safety: sc_blas_init() is idempotent and thread-safe; sc_sgemm() may be called
- * from any thread, including inside OpenMP regions (it then runs single-threaded).
+ * Thread safety: sc_blas_init() is idempotent and thread-safe. sc_sgemm() and sc_sgemv()
+ * may be called from any thread but from one at a time: the OpenMP build must not be
+ * entered from several non-OpenMP threads at once (it deadlocked when the attention
+ * kernel's pool tasks did), which is why only the calling thread of an op uses BLAS.
  */
 #pragma once
 

@@ -3,7 +3,7 @@
  * Every fallible engine function returns an ScStatus and, when the caller passes a
  * non-NULL ScError, fills it with the same status and a message that names what was
  * wrong (the file, the tensor, the key, the value). The engine never aborts or exits on
- * bad input. The GObject side maps ScError to GError (app/saccade-error.c).
+ * bad input. The GObject side maps ScError to GError (app/core/saccade-error.c).
  *
  * This header is plain C17: no GLib.
  */

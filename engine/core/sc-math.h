@@ -2,8 +2,9 @@
  *
  * Everything here is a small `SC_HD` (static inline, and __host__ __device__ under nvcc)
  * function over scalars or one quant block: IEEE fp16 and bf16 conversion done on the bit
- * patterns, the RoPE pair rotation, the online-softmax (max, sum) state and its merge, and
- * the decoding of one ggml quant block into floats. Keeping them in one header means the
+ * patterns, the RoPE pair rotation, the activations (SiLU, tanh-approximated GELU), the
+ * attention mask rule (causal, sliding window), the online-softmax (max, sum) state and its
+ * merge, and the decoding of one ggml quant block into floats. Keeping them in one header means the
  * CPU unit tests exercise exactly the arithmetic the GPU kernels run. It is not the place
  * for loops over tensors, threading or error reporting: sc-quant.c walks rows of blocks and
  * validates sizes; the backends own their kernels.
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -224,6 +226,59 @@ sc_rope_rotate_pair (float *x0, float *x1, float cos_t, float sin_t)
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* Activations                                                                           */
+/* ------------------------------------------------------------------------------------ */
+
+/* SiLU (swish): silu(x) = x sigmoid(x) = x / (1 + e^-x), in float with libm's expf. The
+ * gate of a SwiGLU block (llama). */
+SC_HD float
+sc_siluf (float x)
+{
+  return x / (1.0f + expf (-x));
+}
+
+/* GELU, tanh approximation (Hendrycks & Gimpel 2016, eq. 2; GPT-2's "gelu_new", Gemma's
+ * "gelu_pytorch_tanh", ggml's ggml_gelu):
+ *   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+ * Not the exact erf form 0.5 x (1 + erf(x / sqrt 2)) that BERT uses; the two differ by up
+ * to ~1e-3 near |x| = 2. The float version is the fast paths'; the double one is the
+ * reference backend's, from the same constants. */
+#define SC_GELU_COEF_A 0.044715
+#define SC_SQRT_2_OVER_PI 0.79788456080286535588 /* sqrt(2 / pi) */
+
+SC_HD float
+sc_gelu_tanhf (float x)
+{
+  const float a = (float) SC_GELU_COEF_A, c = (float) SC_SQRT_2_OVER_PI;
+
+  return 0.5f * x * (1.0f + tanhf (c * x * (1.0f + a * x * x)));
+}
+
+SC_HD double
+sc_gelu_tanh (double x)
+{
+  return 0.5 * x * (1.0 + tanh (SC_SQRT_2_OVER_PI * (x + SC_GELU_COEF_A * x * x * x)));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Attention mask                                                                        */
+/* ------------------------------------------------------------------------------------ */
+
+/* Which keys the query at position @p may see, before any per-key mask: causal, key j
+ * needs j <= p (decoders) or else every key (encoders such as BERT); a sliding window
+ * @window > 0 also masks every key with p - j >= window (Gemma 3's local layers: the
+ * query and the window - 1 keys before it; the rule llama.cpp applies for its standard
+ * SWA type), so a non-causal windowed query still sees every key after it. window = 0
+ * means no window. The visible keys form one contiguous range [*lo, *hi] of 0..n_k - 1,
+ * never empty when 0 <= p < n_k (the query's own key is always visible). */
+SC_HD void
+sc_attn_key_range (int p, int n_k, bool causal, int window, int *lo, int *hi)
+{
+  *lo = window > 0 && p - window + 1 > 0 ? p - window + 1 : 0;
+  *hi = causal ? p : n_k - 1;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Online softmax                                                                        */
 /* ------------------------------------------------------------------------------------ */
 
@@ -231,7 +286,7 @@ sc_rope_rotate_pair (float *x0, float *x1, float cos_t, float sin_t)
  * loop over it vectorises (libm's expf does not, without -ffast-math). Range reduction
  * x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact n ln2), a degree-6
  * polynomial for e^r (Cephes expf's coefficients), and 2^n built in the exponent bits.
- * Error <= 2 ulp against expf over [-87.3, 88.7] (tests/test-attention.c checks every
+ * Error <= 2 ulp against expf over [-87.3, 88.7] (tests/engine/test-attention.c checks every
  * 97th float in range); below -87.3 it returns ~0 (a denormal-free flush: e^-87.3 is
  * 1.2e-38, far under any probability we store), above 88.7 it is not meant to be used
  * (softmax inputs are <= 0 after subtracting the row maximum). */

@@ -1,34 +1,37 @@
-/* sc-forward.c — the llama-family forward pass over ScBackend (see sc-forward.h).
+/* sc-forward.c — the forward pass over ScBackend, for any architecture (see sc-forward.h).
  *
- * Per layer l, for n tokens (shapes as (rows, cols)):
- *   h     (n, E)  = rmsnorm(x) * attn_norm
- *   q|k|v (n, Q+2KV) = h [Wq;Wk;Wv]^T  (one fused product)    Q = H*d, KV = H_kv*d
- *   q, k          = rope(q), rope(k)                           adjacent pairs (GGUF)
- *   P     (H, n, n) = softmax(q k^T * scale) causal, masked      -> observer
- *   o     (n, Q)  = head_scale * P v                            per head
- *   x    += o Wo^T
- *   h     (n, E)  = rmsnorm(x) * ffn_norm
- *   g|u   (n, 2F) = h [Wg;Wu]^T  (one fused product)
- *   x    += (silu(g) * u) Wd^T                                  (n, F) intermediate
- * then logits = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows.
+ * For n tokens of which the first n_past are in the KV cache (nq = n - n_past new rows):
+ *   x     (nq, E) = token_embd[ids]                 (or the residual kept before start_layer)
+ *   for each layer l >= start_layer:
+ *     x          = arch->layer(x)                   the architecture's block (model/sc-arch-*.c:
+ *                                                   llama's math, with shapes, is in
+ *                                                   sc-arch-llama.c); it writes the layer's
+ *                                                   keys/values to cache rows n_past..n and
+ *                                                   P (H, nq, n) where this file says
+ *     observer   <- P                               per head, after the layer returns
+ *   logits (rows, V) = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows.
  *
- * What it is not: weights loading (sc-model), the ops themselves (backends).
+ * This file owns what every architecture shares: the session and its buffers, the KV
+ * cache, prefix reuse (residuals kept per layer), interventions (head scales and masked
+ * tokens handed to the layer), the observer and zero-copy capture, progress and timing.
+ *
+ * What it is not: weights loading (sc-model), a layer's math (the architectures), the ops
+ * themselves (backends).
  */
 #include "forward/sc-forward.h"
+
+#include "backend/sc-backend-impl.h"
+#include "model/sc-arch.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* A layer's weights as the backend sees them: Q, K, V and gate, up fused (sc-model.h). */
-typedef struct {
-  const float *attn_norm, *w_qkv, *wo, *ffn_norm, *w_gate_up, *w_down;
-} LayerW;
-
 struct ScSession {
   const ScModel *model;
   ScBackend *b;
-  LayerW *lw;
+  const ScArchDesc *arch;
+  void *layers; /* (L) views of arch->layer_size bytes: each layer's weights on b */
   const float *token_embd, *output_norm, *output;
 
   int cap;       /* token capacity of the buffers below */
@@ -42,7 +45,7 @@ struct ScSession {
   float *gu;     /* (cap, 2F) fused gate|up projection output */
   float *act;    /* (cap, F) silu(gate) * up */
   float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
-  float *probs_host; /* host copy for device backends; == probs on CPU */
+  float *probs_host; /* host copy for device backends; == probs on host-memory ones */
   float *logits_dev; /* (cap, V) */
 
   /* Prefix reuse: residual entering each layer 0..L (L = final), for kept_ids. */
@@ -112,18 +115,18 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
       s->kc = s->vc = NULL;
       s->kv_ids = NULL;
       free_buffers (s);
-      s->x = b->ops->alloc (b, cap * E);
-      s->h = b->ops->alloc (b, cap * E);
-      s->qkv = b->ops->alloc (b, cap * (Q + 2 * KV));
-      s->q = b->ops->alloc (b, cap * Q);
-      s->kc = b->ops->alloc (b, L * cap * KV);
-      s->vc = b->ops->alloc (b, L * cap * KV);
-      s->o = b->ops->alloc (b, cap * Q);
-      s->gu = b->ops->alloc (b, cap * 2 * F);
-      s->act = b->ops->alloc (b, cap * F);
-      s->probs = b->ops->alloc (b, in->n_heads * cap * cap);
-      s->logits_dev = b->ops->alloc (b, cap * V);
-      if (strncmp (b->ops->name, "cpu", 3) == 0)
+      s->x = b->ops->alloc (b, cap * E, err);
+      s->h = b->ops->alloc (b, cap * E, err);
+      s->qkv = b->ops->alloc (b, cap * (Q + 2 * KV), err);
+      s->q = b->ops->alloc (b, cap * Q, err);
+      s->kc = b->ops->alloc (b, L * cap * KV, err);
+      s->vc = b->ops->alloc (b, L * cap * KV, err);
+      s->o = b->ops->alloc (b, cap * Q, err);
+      s->gu = b->ops->alloc (b, cap * 2 * F, err);
+      s->act = b->ops->alloc (b, cap * F, err);
+      s->probs = b->ops->alloc (b, in->n_heads * cap * cap, err);
+      s->logits_dev = b->ops->alloc (b, cap * V, err);
+      if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
         s->probs_host = s->probs;
       else
         s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
@@ -138,8 +141,10 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
           size_t l;
           for (l = 0; l < L; l++)
             {
-              b->ops->copy (b, s->kc + l * cap * KV, old_kc + l * old_cap * KV, (size_t) kv_n * KV);
-              b->ops->copy (b, s->vc + l * cap * KV, old_vc + l * old_cap * KV, (size_t) kv_n * KV);
+              b->ops->copy (b, s->kc + l * cap * KV, old_kc + l * old_cap * KV, (size_t) kv_n * KV,
+                            NULL);
+              b->ops->copy (b, s->vc + l * cap * KV, old_vc + l * old_cap * KV, (size_t) kv_n * KV,
+                            NULL);
             }
           s->kv_ids = kv_ids;
           s->kv_n = kv_n;
@@ -151,14 +156,22 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
         b->ops->free (b, old_vc);
       free (kv_ids);
       if (s->x == NULL)
-        return sc_error_set (err, SC_ERR_NOMEM, "out of memory for activations of %d tokens", n);
+        {
+          if (err != NULL && err->status != SC_OK) /* the backend said what ran out */
+            return sc_error_prefix (err, "activations of %d tokens", n);
+          return sc_error_set (err, SC_ERR_NOMEM, "out of memory for activations of %d tokens", n);
+        }
       s->cap = (int) cap;
     }
   if (need_resid && s->resid == NULL)
     {
-      s->resid = b->ops->alloc (b, (in->n_layers + 1) * (size_t) s->cap * E);
+      s->resid = b->ops->alloc (b, (in->n_layers + 1) * (size_t) s->cap * E, err);
       if (s->resid == NULL)
-        return sc_error_set (err, SC_ERR_NOMEM, "out of memory for per-layer residuals");
+        {
+          if (err != NULL && err->status != SC_OK)
+            return sc_error_prefix (err, "per-layer residuals");
+          return sc_error_set (err, SC_ERR_NOMEM, "out of memory for per-layer residuals");
+        }
     }
   return SC_OK;
 }
@@ -168,20 +181,25 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
 {
   const ScModelInfo *in = sc_model_info (model);
   const ScWeights *w = sc_model_weights (model);
-  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff, V = in->n_vocab;
+  const ScArchDesc *arch = sc_arch_for (in->arch);
+  const size_t E = in->n_embd, V = in->n_vocab;
   ScSession *s;
+  ScStatus st;
   uint32_t l;
 
   *out = NULL;
+  if (arch == NULL)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "architecture '%s' has no layer function",
+                         in->arch_name);
   s = calloc (1, sizeof *s);
-  if (s == NULL || (s->lw = calloc (in->n_layers, sizeof *s->lw)) == NULL)
+  if (s == NULL || (s->layers = calloc (in->n_layers, arch->layer_size)) == NULL)
     {
       free (s);
       return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
     }
   s->model = model;
   s->b = b;
+  s->arch = arch;
 
 #define W(dst, src, n)                                                                        \
   do                                                                                          \
@@ -196,24 +214,21 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
     s->output = s->token_embd;
   else
     W (s->output, w->output, V * E);
-  for (l = 0; l < in->n_layers; l++)
-    {
-      const ScLayerWeights *lw = &w->layers[l];
-      W (s->lw[l].attn_norm, lw->attn_norm, E);
-      W (s->lw[l].w_qkv, lw->wq, (Q + 2 * KV) * E); /* wq, wk, wv back to back */
-      W (s->lw[l].wo, lw->wo, E * Q);
-      W (s->lw[l].ffn_norm, lw->ffn_norm, E);
-      W (s->lw[l].w_gate_up, lw->w_gate, 2 * F * E); /* w_gate, w_up back to back */
-      W (s->lw[l].w_down, lw->w_down, E * F);
-    }
 #undef W
+  for (l = 0; l < in->n_layers; l++)
+    if ((st = arch->bind_layer (b, in, &w->layers[l], (char *) s->layers + l * arch->layer_size,
+                                err)) != SC_OK)
+      {
+        sc_error_prefix (err, "layer %u", l);
+        goto fail;
+      }
   *out = s;
   return SC_OK;
 
 fail:
-  free (s->lw);
+  free (s->layers);
   free (s);
-  return err != NULL ? err->status : SC_ERR_BACKEND;
+  return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;
 }
 
 void
@@ -222,7 +237,7 @@ sc_session_free (ScSession *s)
   if (s == NULL)
     return;
   free_buffers (s);
-  free (s->lw);
+  free (s->layers);
   free (s);
 }
 
@@ -369,19 +384,12 @@ now_s (void)
   return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A projection, clocked when @stats is given. */
+/* The status of a failed op, with a message even when the backend gave none. */
 static ScStatus
-matmul (ScBackend *b, ScForwardStats *stats, float *y, const float *x, const float *w, int n,
-        int in, int out, bool accumulate)
+op_failed (ScBackend *b, ScStatus st, ScError *err)
 {
-  double t0 = stats != NULL ? now_s () : 0.0;
-  ScStatus st = b->ops->matmul (b, y, x, w, n, in, out, accumulate);
-
-  if (stats != NULL)
-    {
-      stats->matmul_s += now_s () - t0;
-      stats->matmul_flops += 2.0 * n * in * out;
-    }
+  if (err != NULL && err->status != st)
+    sc_error_set (err, st, "backend %s failed (%s)", b->ops->name, sc_status_name (st));
   return st;
 }
 
@@ -390,12 +398,7 @@ matmul (ScBackend *b, ScForwardStats *stats, float *y, const float *x, const flo
     {                                                                                         \
       ScStatus st_ = (expr);                                                                  \
       if (st_ != SC_OK)                                                                       \
-        {                                                                                     \
-          if (err != NULL && err->status != st_)                                              \
-            sc_error_set (err, st_, "backend %s failed (%s)", b->ops->name,                   \
-                          sc_status_name (st_));                                              \
-          return st_;                                                                         \
-        }                                                                                     \
+        return op_failed (b, st_, err);                                                       \
     }                                                                                         \
   while (0)
 
@@ -407,15 +410,14 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   const ScForwardOptions *opt = options != NULL ? options : &defaults;
   const ScModelInfo *in = sc_model_info (s->model);
   const ScIntervention *iv = opt->intervention;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff,
-            V = (int) in->n_vocab, L = (int) in->n_layers;
+  const int E = (int) in->n_embd, H = (int) in->n_heads,
+            KV = (int) in->n_kv_heads * (int) in->head_dim, V = (int) in->n_vocab,
+            L = (int) in->n_layers;
   const int past = opt->n_past, nq = n - past; /* rows computed by this call */
   const size_t nE = (size_t) nq * E;
   ScBackend *b = s->b;
   const double t_start = opt->stats != NULL ? now_s () : 0.0;
-  double t_attn;
-  float *probs;
+  ScLayerCtx c;
   ScStatus st;
   int l, first_row, n_out;
 
@@ -425,60 +427,53 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     return st;
   if ((st = ensure_capacity (s, n, opt->keep_residuals || opt->start_layer > 0, err)) != SC_OK)
     return st;
+  /* what every layer shares (the buffers as ensure_capacity left them); the loop sets the
+   * per-layer fields */
+  c = (ScLayerCtx) {
+    .b = b, .info = in, .n_past = past, .n_q = nq, .n_k = n,
+    .x = s->x, .h = s->h, .qkv = s->qkv, .q = s->q, .o = s->o, .gu = s->gu, .act = s->act,
+    .key_mask = iv != NULL ? iv->token_mask : NULL, .stats = opt->stats,
+  };
   /* This call rewrites cache rows past..n; what was cached beyond `past` is gone. */
   if (s->kv_n > past)
     s->kv_n = past;
 
   /* The residual stream entering layer start_layer, for the nq new rows. */
   if (opt->start_layer > 0)
-    TRY (b->ops->copy (b, s->x, s->resid + (size_t) opt->start_layer * s->cap * E, nE));
+    TRY (b->ops->copy (b, s->x, s->resid + (size_t) opt->start_layer * s->cap * E, nE, err));
   else
-    TRY (b->ops->get_rows (b, s->x, s->token_embd, ids + past, nq, E));
+    TRY (b->ops->get_rows (b, s->x, s->token_embd, ids + past, nq, E, err));
 
   for (l = opt->start_layer; l < L; l++)
     {
-      const LayerW *w = &s->lw[l];
-      const float *hs = iv != NULL && iv->head_scale != NULL ? iv->head_scale + (size_t) l * H
-                                                             : NULL;
-      float *kl = s->kc + (size_t) l * s->cap * KV, *vl = s->vc + (size_t) l * s->cap * KV;
+      c.layer = l;
+      c.head_scale = iv != NULL && iv->head_scale != NULL ? iv->head_scale + (size_t) l * H : NULL;
+      c.k_cache = s->kc + (size_t) l * s->cap * KV;
+      c.v_cache = s->vc + (size_t) l * s->cap * KV;
 
       if (opt->keep_residuals)
-        TRY (b->ops->copy (b, s->resid + (size_t) l * s->cap * E, s->x, nE));
+        TRY (b->ops->copy (b, s->resid + (size_t) l * s->cap * E, s->x, nE, err));
 
-      /* attention block; new keys and values go to cache rows past..n */
-      TRY (b->ops->rmsnorm (b, s->h, s->x, w->attn_norm, nq, E, in->norm_eps));
-      /* qkv (nq, Q + 2KV) = h W_qkv^T, then split: q, and K, V into the cache */
-      TRY (matmul (b, opt->stats, s->qkv, s->h, w->w_qkv, nq, E, Q + 2 * KV, false));
-      TRY (b->ops->copy_2d (b, s->q, Q, s->qkv, Q + 2 * KV, nq, Q));
-      TRY (b->ops->copy_2d (b, kl + (size_t) past * KV, KV, s->qkv + Q, Q + 2 * KV, nq, KV));
-      TRY (b->ops->copy_2d (b, vl + (size_t) past * KV, KV, s->qkv + Q + KV, Q + 2 * KV, nq, KV));
-      TRY (b->ops->rope (b, s->q, nq, H, d, (int) in->n_rot, past, in->rope_base));
-      TRY (b->ops->rope (b, kl + (size_t) past * KV, nq, Hkv, d, (int) in->n_rot, past,
-                         in->rope_base));
-      /* the observer may take the probabilities straight into its own memory (CPU only) */
-      probs = s->probs;
+      /* the observer may take the probabilities straight into its own memory (host
+       * memory backends only) */
+      c.probs = s->probs;
       if (opt->observer != NULL && opt->observer->layer_buffer != NULL
           && s->probs_host == s->probs)
         {
           float *mine = opt->observer->layer_buffer (opt->observer->user, l, nq, n);
           if (mine != NULL)
-            probs = mine;
+            c.probs = mine;
         }
-      t_attn = opt->stats != NULL ? now_s () : 0.0;
-      TRY (b->ops->attention (b, s->o, probs, s->q, kl, vl, nq, n, H, Hkv, d, in->attn_scale,
-                              iv != NULL ? iv->token_mask : NULL, hs));
-      if (opt->stats != NULL)
-        opt->stats->attention_s += now_s () - t_attn;
+      if ((st = s->arch->layer (&c, (const char *) s->layers + (size_t) l * s->arch->layer_size,
+                                err)) != SC_OK)
+        {
+          op_failed (b, st, err);
+          sc_error_prefix (err, "layer %d", l);
+          return st;
+        }
       if (opt->observer != NULL
-          && (st = observe_layer (s, opt->observer, l, probs, nq, n, err)) != SC_OK)
+          && (st = observe_layer (s, opt->observer, l, c.probs, nq, n, err)) != SC_OK)
         return st;
-      TRY (matmul (b, opt->stats, s->x, s->o, w->wo, nq, Q, E, true));
-
-      /* feed-forward block */
-      TRY (b->ops->rmsnorm (b, s->h, s->x, w->ffn_norm, nq, E, in->norm_eps));
-      TRY (matmul (b, opt->stats, s->gu, s->h, w->w_gate_up, nq, E, 2 * F, false));
-      TRY (b->ops->swiglu (b, s->act, s->gu, nq, F));
-      TRY (matmul (b, opt->stats, s->x, s->act, w->w_down, nq, F, E, true));
 
       if (opt->progress != NULL && !opt->progress (opt->progress_user, l + 1, L))
         return sc_error_set (err, SC_ERR_CANCELLED, "cancelled after layer %d", l);
@@ -486,7 +481,7 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
 
   if (opt->keep_residuals)
     {
-      TRY (b->ops->copy (b, s->resid + (size_t) L * s->cap * E, s->x, nE));
+      TRY (b->ops->copy (b, s->resid + (size_t) L * s->cap * E, s->x, nE, err));
       if (!remember_ids (&s->kept_ids, ids, n, err))
         return SC_ERR_NOMEM;
       s->kept_n = n;
@@ -506,8 +501,8 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   first_row = opt->all_logits ? 0 : nq - 1;
   n_out = nq - first_row;
   TRY (b->ops->rmsnorm (b, s->h, s->x + (size_t) first_row * E, s->output_norm, n_out, E,
-                        in->norm_eps));
-  TRY (matmul (b, opt->stats, s->logits_dev, s->h, s->output, n_out, E, V, false));
+                        in->norm_eps, err));
+  TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_out, E, V, false, err));
   if (logits != NULL)
     TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_out * V, err));
   if (opt->stats != NULL)

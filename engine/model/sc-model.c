@@ -1,9 +1,13 @@
-/* sc-model.c — loads a llama-family model from GGUF (see sc-model.h).
+/* sc-model.c — loads a model from GGUF (see sc-model.h), for any architecture in the
+ * table of sc-arch.c; what differs between architectures (their per-layer tensors) comes
+ * from their ScArchDesc, so this file names no tensor of a layer.
  *
  * Passes:
  *   1. hyperparameters from "<arch>.*" keys, each validated (non-zero, divisible, bounded);
  *   2. tokenizer from "tokenizer.ggml.*" keys (sc-tokenizer);
- *   3. every expected tensor looked up by name and its shape checked against pass 1;
+ *   3. every expected tensor looked up by name and its shape checked against pass 1: the
+ *      shared ones (token_embd, output_norm, output unless tied), then the architecture's
+ *      per-layer table, in its order;
  *   4. dequantisation of each tensor into one float32 arena, in parallel over tensors.
  */
 #include "model/sc-model.h"
@@ -16,6 +20,7 @@
 
 #include "core/sc-pool.h"
 #include "format/sc-quant.h"
+#include "model/sc-arch.h"
 
 /* Upper bounds on hyperparameters: far beyond any model this tool can run in memory, low
  * enough that products of two of them cannot overflow 64 bits. */
@@ -87,16 +92,20 @@ read_hparams (const ScGguf *g, ScModelInfo *info, ScError *err)
 {
   ScGgufStr s;
   uint32_t key_len;
+  const ScArchDesc *arch;
   const char *a;
   ScStatus st;
 
   if ((st = sc_gguf_get_str (g, "general.architecture", &s, err)) != SC_OK)
     return st;
   sc_gguf_str_copy (s, info->arch_name, sizeof info->arch_name);
-  if (!sc_gguf_str_eq (s, "llama"))
-    return sc_error_set (err, SC_ERR_UNSUPPORTED,
-                         "architecture '%s' is not supported (supported: llama)", info->arch_name);
-  info->arch = SC_ARCH_LLAMA;
+  if ((arch = sc_arch_find (s)) == NULL)
+    {
+      char list[128];
+      return sc_error_set (err, SC_ERR_UNSUPPORTED, "architecture '%s' is not supported "
+                           "(supported: %s)", info->arch_name, sc_arch_list (list, sizeof list));
+    }
+  info->arch = arch->id;
   a = info->arch_name;
 
   if (sc_gguf_get_str (g, "general.name", &s, NULL) == SC_OK)
@@ -223,19 +232,26 @@ static ScStatus
 load_weights (ScModel *m, int n_threads, ScError *err)
 {
   const ScModelInfo *in = &m->info;
+  const ScArchDesc *arch = sc_arch_for (in->arch);
   const ScGguf *g = m->gguf;
-  const int64_t E = in->n_embd, Q = (int64_t) in->n_heads * in->head_dim,
-                KV = (int64_t) in->n_kv_heads * in->head_dim, F = in->n_ff, V = in->n_vocab;
-  const size_t per_layer = (size_t) (2 * E + Q * E + 2 * KV * E + E * Q + 3 * F * E);
-  size_t total, off = 0;
+  const int64_t E = in->n_embd, V = in->n_vocab;
+  size_t per_layer = 0, total, off = 0;
   const ScGgufTensor *out_t = NULL;
   DequantJob *jobs;
   size_t n_jobs = 0;
   uint32_t l;
+  int t;
   ScStatus st = SC_OK;
 
+  if (arch == NULL)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "architecture '%s' has no loader",
+                         in->arch_name);
+  for (t = 0; t < arch->n_tensors; t++)
+    per_layer += (size_t) (sc_arch_dim (arch->tensors[t].ne0, in)
+                           * sc_arch_dim (arch->tensors[t].ne1, in));
+
   /* 3. look every tensor up and check its shape */
-  jobs = calloc ((size_t) in->n_layers * 9 + 3, sizeof *jobs);
+  jobs = calloc ((size_t) in->n_layers * arch->n_tensors + 3, sizeof *jobs);
   m->weights.layers = calloc (in->n_layers, sizeof *m->weights.layers);
   if (jobs == NULL || m->weights.layers == NULL)
     {
@@ -273,31 +289,19 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   else
     m->weights.output = m->weights.token_embd;
   for (l = 0; l < in->n_layers; l++)
-    {
-      ScLayerWeights *w = &m->weights.layers[l];
-      char name[96];
-#define LJOB(suffix, ne0, ne1, field)                                                         \
-  do                                                                                          \
-    {                                                                                         \
-      snprintf (name, sizeof name, "blk.%u.%s.weight", l, suffix);                            \
-      JOB (name, ne0, ne1, field);                                                            \
-    }                                                                                         \
-  while (0)
-      /* The order is load-bearing: the arena places wq, wk, wv and w_gate, w_up back to
-       * back, which sc-model.h promises (fused projections). */
-      LJOB ("attn_norm", E, 1, w->attn_norm);
-      LJOB ("attn_q", E, Q, w->wq);
-      LJOB ("attn_k", E, KV, w->wk);
-      LJOB ("attn_v", E, KV, w->wv);
-      LJOB ("attn_output", Q, E, w->wo);
-      LJOB ("ffn_norm", E, 1, w->ffn_norm);
-      LJOB ("ffn_gate", E, F, w->w_gate);
-      LJOB ("ffn_up", E, F, w->w_up);
-      LJOB ("ffn_down", F, E, w->w_down);
-#undef LJOB
-      if (l == 0)
-        m->info.main_type = jobs[n_jobs - 8].tensor->type;
-    }
+    /* In the table's order, which places the tensors back to back in the arena where the
+     * architecture's fused projections need it (sc-arch.h). */
+    for (t = 0; t < arch->n_tensors; t++)
+      {
+        const ScArchTensor *at = &arch->tensors[t];
+        float **field = (float **) ((char *) &m->weights.layers[l] + at->field);
+        char name[96];
+
+        snprintf (name, sizeof name, "blk.%u.%s", l, at->name);
+        JOB (name, sc_arch_dim (at->ne0, in), sc_arch_dim (at->ne1, in), *field);
+        if (l == 0 && strcmp (at->name, arch->main_tensor) == 0)
+          m->info.main_type = jobs[n_jobs - 1].tensor->type;
+      }
 #undef JOB
 #undef TAKE
 

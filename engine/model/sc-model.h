@@ -9,7 +9,8 @@
  * Supported now: GGUF arch "llama" (Llama, SmolLM2, TinyLlama, ...): RMSNorm, RoPE on
  * adjacent pairs (the GGUF convention, see docs/architecture.md), grouped-query attention,
  * SwiGLU, optional tied output. Other architectures fail with SC_ERR_UNSUPPORTED naming
- * the architecture.
+ * the architecture. Each architecture is one file, model/sc-arch-<name>.c, holding its
+ * tensor names and its layer function; sc-arch.h says what one provides.
  *
  * What it is not: the forward pass (sc-forward) and the compute backends (sc-backend).
  *
@@ -54,10 +55,12 @@ typedef struct {
   uint32_t main_type;   /* ggml type of the attention weights, for display */
 } ScModelInfo;
 
-/* One block's weights, dense float32, row-major [out][in]. The loader guarantees that wq,
- * wk, wv are consecutive in memory, so wq is also the fused projection W_qkv
- * (n_heads * head_dim + 2 * n_kv_heads * head_dim, n_embd), and likewise w_gate, w_up form
- * W_gate_up (2 * n_ff, n_embd): one matrix product instead of three, and of two. */
+/* One block's weights, dense float32, row-major [out][in]. The loader fills the fields
+ * its architecture's tensor table names (sc-arch.h), in the table's order; for llama it
+ * guarantees that wq, wk, wv are consecutive in memory, so wq is also the fused projection
+ * W_qkv (n_heads * head_dim + 2 * n_kv_heads * head_dim, n_embd), and likewise w_gate,
+ * w_up form W_gate_up (2 * n_ff, n_embd): one matrix product instead of three, and of two.
+ * A field an architecture has no tensor for stays NULL. */
 typedef struct {
   float *attn_norm; /* (n_embd) */
   float *wq;        /* (n_heads * head_dim, n_embd) */

@@ -2,7 +2,7 @@
  *
  * 1. The seeds' hand-worked numbers (shared/seeds/000_08e7882fded166fa.txt and
  *    004_fb7afb5c123d0a88.txt) reproduced by the engine's attention op.
- * 2. The fast backend ("cpu": OpenBLAS + OpenMP) against the scalar reference ("cpu-ref")
+ * 2. The fast backend ("cpu": OpenBLAS + own pool) against the scalar reference ("cpu-ref")
  *    on random inputs with GQA shapes, with explicit tolerances.
  * 3. Invariants: rows sum to 1, causal entries exactly 0, masking renormalises, head scale.
  * 4. The whole forward pass on a tiny hand-built model: cpu vs cpu-ref, interventions.
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/backend/sc-backend.h"
+#include "engine/backend/sc-backend-impl.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/core/sc-math.h"
 #include "engine/model/sc-model.h"
@@ -22,6 +22,18 @@ assert_close (double got, double want, double tol, const char *what)
 {
   if (fabs (got - want) > tol)
     g_error ("%s: got %.6f, want %.6f (tolerance %g)", what, got, want, tol);
+}
+
+/* The causal attention op with the given scale, key mask and head scales (no window). */
+static ScStatus
+attend (ScBackend *b, float *out, float *probs, const float *q, const float *k, const float *v,
+        int n_q, int n_k, int n_heads, int n_kv, int d, float scale, const uint8_t *key_mask,
+        const float *head_scale)
+{
+  const ScAttnParams p = { .scale = scale, .causal = true, .key_mask = key_mask,
+                           .head_scale = head_scale };
+
+  return b->ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, &p, NULL);
 }
 
 /* Seed 000: one query "它" = [1,1,0,0] over keys 猫 [2,2,0,0], 球 [1,0,1,0], 它 [0,0,0,2];
@@ -36,7 +48,7 @@ check_seed_000 (ScBackend *b)
   float out[3 * 4], probs[3 * 3];
 
   /* scaled by 1/sqrt(d_k) = 0.5: scores 2, 0.5, 0 */
-  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 3, 1, 1, 4, 0.5f, NULL, NULL), ==,
+  g_assert_cmpint (attend (b, out, probs, q, k, v, 3, 3, 1, 1, 4, 0.5f, NULL, NULL), ==,
                    SC_OK);
   assert_close (probs[6], 0.7361, 5e-5, "seed 000 scaled weight 猫");
   assert_close (probs[7], 0.1643, 5e-5, "seed 000 scaled weight 球");
@@ -45,7 +57,7 @@ check_seed_000 (ScBackend *b)
   assert_close (out[9], 0.164, 5e-4, "seed 000 output[1]");
   assert_close (out[10], 0.100, 5e-4, "seed 000 output[2]");
   /* unscaled: scores 4, 1, 0 */
-  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 3, 1, 1, 4, 1.0f, NULL, NULL), ==,
+  g_assert_cmpint (attend (b, out, probs, q, k, v, 3, 3, 1, 1, 4, 1.0f, NULL, NULL), ==,
                    SC_OK);
   assert_close (probs[6], 0.936, 5e-4, "seed 000 unscaled weight 猫");
   assert_close (probs[7], 0.047, 5e-4, "seed 000 unscaled weight 球");
@@ -64,8 +76,8 @@ check_seed_004 (ScBackend *b)
   const float v[3 * 2] = { 1, 0, 0, 2, 2, 2 };
   float out[3 * 2], probs[3 * 3];
 
-  g_assert_cmpint (b->ops->attention (b, out, probs, q, k, v, 3, 3, 1, 1, 2, 1.0f / sqrtf (2.0f),
-                                      NULL, NULL), ==, SC_OK);
+  g_assert_cmpint (attend (b, out, probs, q, k, v, 3, 3, 1, 1, 2, 1.0f / sqrtf (2.0f),
+                           NULL, NULL), ==, SC_OK);
   assert_close (probs[6], 0.2483, 5e-5, "seed 004 row 3 weight 1");
   assert_close (probs[7], 0.2483, 5e-5, "seed 004 row 3 weight 2");
   assert_close (probs[8], 0.5035, 5e-5, "seed 004 row 3 weight 3");
@@ -153,9 +165,9 @@ test_fast_vs_reference (void)
     {
       const uint8_t *m = pass ? mask : NULL;
       const float *s = pass ? scale : NULL;
-      g_assert_cmpint (fast->ops->attention (fast, o1, p1, q, k, v, n, n, H, HKV, d, 0.125f, m, s),
+      g_assert_cmpint (attend (fast, o1, p1, q, k, v, n, n, H, HKV, d, 0.125f, m, s),
                        ==, SC_OK);
-      g_assert_cmpint (ref->ops->attention (ref, o2, p2, q, k, v, n, n, H, HKV, d, 0.125f, m, s), ==,
+      g_assert_cmpint (attend (ref, o2, p2, q, k, v, n, n, H, HKV, d, 0.125f, m, s), ==,
                        SC_OK);
       check_invariants (p1, H, n, m);
       check_invariants (p2, H, n, m);
@@ -189,17 +201,17 @@ test_matmul_rope_norm (void)
 
   fill_random (r, x, (gsize) n * in, 1.0);
   fill_random (r, w, (gsize) out * in, 1.0);
-  fast->ops->matmul (fast, y1, x, w, n, in, out, false);
-  ref->ops->matmul (ref, y2, x, w, n, in, out, false);
+  fast->ops->matmul (fast, y1, x, w, n, in, out, false, NULL);
+  ref->ops->matmul (ref, y2, x, w, n, in, out, false, NULL);
   for (i = 0; i < n * out; i++)
     g_assert_cmpfloat (fabs (y1[i] - y2[i]), <=, 1e-5 + 1e-5 * fabs (y2[i]));
   /* accumulate */
-  fast->ops->matmul (fast, y1, x, w, n, in, out, true);
+  fast->ops->matmul (fast, y1, x, w, n, in, out, true, NULL);
   for (i = 0; i < n * out; i++)
     g_assert_cmpfloat (fabs (y1[i] - 2 * y2[i]), <=, 1e-5 + 1e-5 * fabs (y2[i]));
 
   /* rope: one head of 8 dims at position 1, base 100: pair j turns by 100^(-2j/8) rad */
-  fast->ops->rope (fast, rx, 1, 1, 8, 8, 1, 100.0f);
+  fast->ops->rope (fast, rx, 1, 1, 8, 8, 1, 100.0f, NULL);
   for (i = 0; i < 4; i++)
     {
       double theta = pow (100.0, -2.0 * i / 8);
@@ -209,7 +221,7 @@ test_matmul_rope_norm (void)
   /* rmsnorm: [3, 4] -> rms = sqrt(12.5) */
   {
     float v[2] = { 3, 4 }, wt[2] = { 1, 2 }, y[2];
-    fast->ops->rmsnorm (fast, y, v, wt, 1, 2, 0.0f);
+    fast->ops->rmsnorm (fast, y, v, wt, 1, 2, 0.0f, NULL);
     assert_close (y[0], 3 / sqrt (12.5), 1e-6, "rmsnorm[0]");
     assert_close (y[1], 2 * 4 / sqrt (12.5), 1e-6, "rmsnorm[1]");
   }

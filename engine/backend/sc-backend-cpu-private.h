@@ -1,0 +1,74 @@
+/* sc-backend-cpu-private.h — what the two CPU backends share (sc-backend-cpu.c defines it,
+ * sc-backend-ref.c uses it): the state behind their handles, the ops that are the same for
+ * both, and the masked softmax of one attention row.
+ *
+ * Shared ops are the memory-bound, simple ones (memory, get_rows, copies, rmsnorm, rope,
+ * swiglu, add, add_bias): their only freedom is a reduction order that double accumulation
+ * makes irrelevant at float precision, so one implementation serves as both the reference
+ * and the fast path. Private to engine/backend/.
+ */
+#pragma once
+
+#include "backend/sc-backend-impl.h"
+#include "core/sc-pool.h"
+
+/* The CPU backends' state: the public part, and the pool that runs their loops (one
+ * thread for the reference backend). */
+typedef struct {
+  ScBackend base;
+  ScPool *pool;
+} ScCpuBackend;
+
+/* Allocates a CPU backend over @ops with @caps; NULL and @err filled when memory or
+ * threads run out. The caller writes the description. */
+ScCpuBackend *sc_cpu_backend_new (const ScBackendOps *ops, unsigned caps, int n_threads,
+                                  ScError *err);
+
+/* Rows [first, last) of task @t when @n rows are split into @n_tasks even chunks. */
+void sc_cpu_chunk (int n, int n_tasks, int t, int *first, int *last);
+
+/* How many pool tasks to split @n rows of @row_cost units into (1 = run inline). */
+int sc_cpu_n_tasks_for (ScBackend *b, int n, double row_cost);
+
+ScPool *sc_cpu_pool (ScBackend *b);
+
+/* The shared ops (contracts in sc-backend-impl.h). */
+void sc_cpu_destroy (ScBackend *b);
+float *sc_cpu_alloc (ScBackend *b, size_t n, ScError *err);
+void sc_cpu_free (ScBackend *b, float *buf);
+ScStatus sc_cpu_copy_in (ScBackend *b, float *dst, const float *src, size_t n, ScError *err);
+const float *sc_cpu_weight (ScBackend *b, const float *host, size_t n, ScError *err);
+ScStatus sc_cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids,
+                          int n, int dim, ScError *err);
+ScStatus sc_cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w, int n, int dim,
+                         float eps, ScError *err);
+ScStatus sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                      int pos0, float base, ScError *err);
+ScStatus sc_cpu_swiglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
+ScStatus sc_cpu_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+ScStatus sc_cpu_copy (ScBackend *b, float *dst, const float *src, size_t n, ScError *err);
+ScStatus sc_cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src,
+                         int rows, int cols, ScError *err);
+ScStatus sc_cpu_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim,
+                          ScError *err);
+
+/* Designated initialisers for the shared slots of a CPU ops table. */
+#define SC_CPU_SHARED_OPS                                                                     \
+  .destroy = sc_cpu_destroy, .alloc = sc_cpu_alloc, .free = sc_cpu_free,                      \
+  .upload = sc_cpu_copy_in, .download = sc_cpu_copy_in, .weight = sc_cpu_weight,              \
+  .get_rows = sc_cpu_get_rows, .rmsnorm = sc_cpu_rmsnorm, .rope = sc_cpu_rope,                \
+  .swiglu = sc_cpu_swiglu, .add = sc_cpu_add, .copy = sc_cpu_copy, .copy_2d = sc_cpu_copy_2d, \
+  .add_bias = sc_cpu_add_bias
+
+/* Every capability: both CPU backends implement every optional op and option. */
+#define SC_CPU_CAPS                                                                           \
+  (SC_BACKEND_CAP_HOST_MEMORY | SC_BACKEND_CAP_LAYER_NORM | SC_BACKEND_CAP_GELU               \
+   | SC_BACKEND_CAP_ADD_BIAS | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW)
+
+/* Softmax over the visible entries of one score row of n_k keys, in place, for the query
+ * at position @p whose visible range is [lo, hi] (sc_attn_key_range) less @key_mask;
+ * every other entry becomes exactly 0. A row whose visible keys are all masked attends to
+ * itself alone. The max and the exponentials in float, the sum in double; @fast_exp picks
+ * sc_expf (the fast path's) over libm's expf (the reference's). */
+void sc_cpu_softmax_row (float *row, int p, int n_k, int lo, int hi, const uint8_t *key_mask,
+                         bool fast_exp);

@@ -1,0 +1,165 @@
+/* sc-backend-impl.h — the backend contract for implementers: the ops vtable, the struct
+ * behind an ScBackend, and the checked entry points of the optional ops.
+ *
+ * Who includes it: the backends (sc-backend-cpu.c, sc-backend-ref.c, cuda/), the forward
+ * pass (forward/sc-forward.c) and the architectures' layer functions (model/sc-arch-*.c).
+ * Users of a backend need only sc-backend.h.
+ *
+ * Buffers: `float *` handles returned by alloc(). With SC_BACKEND_CAP_HOST_MEMORY they are
+ * host memory; otherwise they are device pointers, which is why results reach the host only
+ * through download(). All shapes are row-major and written next to each op as (rows, cols).
+ * Arguments marked "host" are host memory on every backend.
+ *
+ * Errors: every op that can fail returns an ScStatus and fills @err (which may be NULL) with
+ * the same status and a message naming the op, the backend and the cause ("cuda: attention:
+ * launch failed: ..."); the caller adds where in the model it happened. The CPU ops fail
+ * only when scratch memory runs out (SC_ERR_NOMEM). Arguments are the caller's contract and
+ * are not re-checked by the ops, except where sc_backend_attention() says so.
+ *
+ * Required ops are called through b->ops directly. Optional ops, marked "(optional)", may be
+ * NULL; a backend that fills one sets its ScBackendCap flag in b->caps. Call them through
+ * the sc_backend_*() functions at the end, which report SC_ERR_UNSUPPORTED (naming the op
+ * and the backend) when the backend lacks them, so an architecture that needs an op fails
+ * cleanly on a backend that has not implemented it yet.
+ *
+ * A new backend fills this table, sets its caps, and joins the backend table of
+ * tests/engine/test-backend-ops.c, which runs every op against "cpu-ref".
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/sc-backend.h"
+#include "core/sc-error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How the attention op masks and scales (see the attention op below). The zero value
+ * {0} is NOT the llama default: set causal = true for a decoder. */
+typedef struct {
+  float scale;              /* multiplies q . k: 1/sqrt(head_dim) unless the model says */
+  bool causal;              /* query at position p sees keys j <= p only; false needs
+                             * SC_BACKEND_CAP_ATTN_NONCAUSAL */
+  int window;               /* > 0: keys with p - j >= window are masked too (sliding
+                             * window; needs SC_BACKEND_CAP_ATTN_WINDOW); 0 = none */
+  const uint8_t *key_mask;  /* host (n_k): nonzero = masked for every query; NULL = none */
+  const float *head_scale;  /* host (n_heads): output scale per query head; NULL = all 1 */
+} ScAttnParams;
+
+typedef struct {
+  const char *name;
+
+  void (*destroy) (ScBackend *b);
+
+  /* Memory. alloc returns NULL (and fills @err) on failure; upload/download copy
+   * @n_floats floats between host memory and a backend buffer. */
+  float *(*alloc) (ScBackend *b, size_t n_floats, ScError *err);
+  void (*free) (ScBackend *b, float *buf);
+  ScStatus (*upload) (ScBackend *b, float *dst, const float *src, size_t n_floats, ScError *err);
+  ScStatus (*download) (ScBackend *b, float *dst, const float *src, size_t n_floats, ScError *err);
+
+  /* Makes a weight matrix available to the backend. Host-memory backends return @host
+   * itself (no copy); device backends upload once and keep the copy until destroy. NULL
+   * (and @err filled) on failure. */
+  const float *(*weight) (ScBackend *b, const float *host, size_t n_floats, ScError *err);
+
+  /* dst (n, dim) = table[ids[i]] rows; ids are host memory and already range-checked. */
+  ScStatus (*get_rows) (ScBackend *b, float *dst, const float *table, const int32_t *ids, int n,
+                        int dim, ScError *err);
+
+  /* y (n, dim) = x / sqrt(mean(x^2) + eps) * w, per row; y may alias x. */
+  ScStatus (*rmsnorm) (ScBackend *b, float *y, const float *x, const float *w, int n, int dim,
+                       float eps, ScError *err);
+
+  /* y (n, out) = x (n, in) . W^T with W (out, in); accumulate adds into y instead. */
+  ScStatus (*matmul) (ScBackend *b, float *y, const float *x, const float *w, int n, int in,
+                      int out, bool accumulate, ScError *err);
+
+  /* In place: x (n, n_heads * head_dim), row i at position pos0 + i; rotates adjacent
+   * pairs (2j, 2j+1) of the first n_rot dims of every head by pos * base^(-2j/n_rot). */
+  ScStatus (*rope) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+                    float base, ScError *err);
+
+  /* Grouped-query attention of n_q queries over n_k keys (1 <= n_q <= n_k): the queries
+   * are the last n_q positions, so query row i sits at position p = n_k - n_q + i (n_q ==
+   * n_k for a whole prompt; n_q < n_k when keys come from a cache).
+   *   q (n_q, n_heads * d), k and v (n_k, n_kv * d); query head h uses kv head
+   *     h / (n_heads / n_kv);
+   *   visible keys of row i: j in [lo, hi] (sc_attn_key_range in core/sc-math.h): hi = p
+   *     when p->causal, else n_k - 1; lo = max(0, p - window + 1) with a window, else 0;
+   *     then minus the keys p->key_mask masks; a row whose visible keys are all masked
+   *     attends to itself alone;
+   *   probs (n_heads, n_q, n_k): softmax_j(scale * q_i . k_j) over row i's visible keys,
+   *     exactly 0 for every other key;
+   *   out (n_q, n_heads * d) = head_scale[h] * probs_h . v.
+   * Backends without the optional options may assume causal and window = 0 (callers go
+   * through sc_backend_attention(), which checks). */
+  ScStatus (*attention) (ScBackend *b, float *out, float *probs, const float *q, const float *k,
+                         const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                         const ScAttnParams *params, ScError *err);
+
+  /* y (n, f) = silu(gu[:, 0:f]) * gu[:, f:2f]: the fused gate|up projection (n, 2f) of a
+   * SwiGLU block; y must not overlap gu. */
+  ScStatus (*swiglu) (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
+
+  /* y (n) += x (n). */
+  ScStatus (*add) (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+
+  /* Copies n floats between backend buffers. */
+  ScStatus (*copy) (ScBackend *b, float *dst, const float *src, size_t n, ScError *err);
+
+  /* Copies a (rows, cols) block: dst row i = src row i, with leading dimensions (floats
+   * between row starts) ld_dst and ld_src. Splits a fused projection's output. */
+  ScStatus (*copy_2d) (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src,
+                       int rows, int cols, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_LAYER_NORM) y (n, dim) = (x - mean) / sqrt(var + eps) * w
+   * + bias per row, with mean and the biased variance var = mean((x - mean)^2) of the row;
+   * bias (dim) may be NULL (none); y may alias x. */
+  ScStatus (*layer_norm) (ScBackend *b, float *y, const float *x, const float *w,
+                          const float *bias, int n, int dim, float eps, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_GELU) y (n) = gelu(x (n)), the tanh approximation
+   * (sc_gelu_tanhf in core/sc-math.h, not BERT's erf form); y may alias x. */
+  ScStatus (*gelu) (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_GELU) y (n, f) = gelu(gu[:, 0:f]) * gu[:, f:2f]: a GeGLU
+   * block's fused gate|up projection (n, 2f) (Gemma), gelu as above; y must not overlap
+   * gu. */
+  ScStatus (*geglu) (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_ADD_BIAS) y (n, dim) += bias (dim) on every row. */
+  ScStatus (*add_bias) (ScBackend *b, float *y, const float *bias, int n, int dim, ScError *err);
+} ScBackendOps;
+
+/* The handle. Fields are set once by the backend's constructor. */
+struct ScBackend {
+  const ScBackendOps *ops;
+  unsigned caps;         /* ScBackendCap flags; an optional op's flag => its op is set */
+  int n_threads;
+  char description[128]; /* for display: "CPU, 2 threads, ...", a GPU's name */
+};
+
+/* The checked entry points: each returns SC_ERR_UNSUPPORTED with "backend 'NAME' has no
+ * OP (an optional op)" when the backend lacks the op or its flag, else the op's result. */
+ScStatus sc_backend_layer_norm (ScBackend *b, float *y, const float *x, const float *w,
+                                const float *bias, int n, int dim, float eps, ScError *err);
+ScStatus sc_backend_gelu (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+ScStatus sc_backend_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
+ScStatus sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim,
+                              ScError *err);
+
+/* The attention op, after checking what the op may assume: SC_ERR_INVALID_ARG unless
+ * 1 <= n_q <= n_k, n_kv >= 1 divides n_heads, d >= 1 and window >= 0; SC_ERR_UNSUPPORTED
+ * when params ask for an option (non-causal, window) the backend lacks. */
+ScStatus sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q,
+                               const float *k, const float *v, int n_q, int n_k, int n_heads,
+                               int n_kv, int d, const ScAttnParams *params, ScError *err);
+
+#ifdef __cplusplus
+}
+#endif

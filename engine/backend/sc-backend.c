@@ -1,0 +1,112 @@
+/* sc-backend.c — what every backend shares: the queries of sc-backend.h and the checked
+ * entry points of sc-backend-impl.h (optional ops, attention options). No arithmetic
+ * lives here; the backends' own files hold their ops.
+ */
+#include "backend/sc-backend-impl.h"
+
+#include <stddef.h>
+
+void
+sc_backend_free (ScBackend *b)
+{
+  if (b != NULL)
+    b->ops->destroy (b);
+}
+
+const char *
+sc_backend_name (const ScBackend *b)
+{
+  return b->ops->name;
+}
+
+const char *
+sc_backend_description (const ScBackend *b)
+{
+  return b->description;
+}
+
+int
+sc_backend_n_threads (const ScBackend *b)
+{
+  return b->n_threads;
+}
+
+unsigned
+sc_backend_caps (const ScBackend *b)
+{
+  return b->caps;
+}
+
+bool
+sc_backend_supports (const ScBackend *b, unsigned caps)
+{
+  return (b->caps & caps) == caps;
+}
+
+/* An optional op is callable when the backend both sets its flag and fills its slot. */
+static ScStatus
+need (const ScBackend *b, unsigned cap, bool present, const char *op, ScError *err)
+{
+  if ((b->caps & cap) == cap && present)
+    return SC_OK;
+  return sc_error_set (err, SC_ERR_UNSUPPORTED, "backend '%s' has no %s (an optional op)",
+                       b->ops->name, op);
+}
+
+ScStatus
+sc_backend_layer_norm (ScBackend *b, float *y, const float *x, const float *w, const float *bias,
+                       int n, int dim, float eps, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_LAYER_NORM, b->ops->layer_norm != NULL, "layer_norm",
+                      err);
+
+  return st != SC_OK ? st : b->ops->layer_norm (b, y, x, w, bias, n, dim, eps, err);
+}
+
+ScStatus
+sc_backend_gelu (ScBackend *b, float *y, const float *x, size_t n, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_GELU, b->ops->gelu != NULL, "gelu", err);
+
+  return st != SC_OK ? st : b->ops->gelu (b, y, x, n, err);
+}
+
+ScStatus
+sc_backend_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_GELU, b->ops->geglu != NULL, "geglu", err);
+
+  return st != SC_OK ? st : b->ops->geglu (b, y, gu, n, f, err);
+}
+
+ScStatus
+sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_ADD_BIAS, b->ops->add_bias != NULL, "add_bias", err);
+
+  return st != SC_OK ? st : b->ops->add_bias (b, y, bias, n, dim, err);
+}
+
+ScStatus
+sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
+                      const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                      const ScAttnParams *p, ScError *err)
+{
+  ScStatus st;
+
+  if (p == NULL || n_q < 1 || n_q > n_k || n_kv < 1 || n_heads < n_kv || n_heads % n_kv != 0
+      || d < 1 || p->window < 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG,
+                         "attention: n_q %d, n_k %d, heads %d/%d, d %d, window %d are out of "
+                         "contract (1 <= n_q <= n_k, kv heads divide heads, window >= 0)",
+                         n_q, n_k, n_heads, n_kv, d, p != NULL ? p->window : 0);
+  if (!p->causal
+      && (st = need (b, SC_BACKEND_CAP_ATTN_NONCAUSAL, true, "non-causal attention", err))
+             != SC_OK)
+    return st;
+  if (p->window > 0
+      && (st = need (b, SC_BACKEND_CAP_ATTN_WINDOW, true, "sliding-window attention", err))
+             != SC_OK)
+    return st;
+  return b->ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, err);
+}

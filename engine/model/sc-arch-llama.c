@@ -1,0 +1,125 @@
+/* sc-arch-llama.c — the llama architecture (Llama, SmolLM2, TinyLlama, ...): its GGUF
+ * tensor names and its layer function over the backend ops.
+ *
+ * Per layer l, for the n_q new rows of a run of n_k tokens (shapes as (rows, cols)):
+ *   h     (n_q, E)  = rmsnorm(x) * attn_norm
+ *   q|k|v (n_q, Q+2KV) = h [Wq;Wk;Wv]^T  (one fused product)   Q = H*d, KV = H_kv*d
+ *   q, k            = rope(q), rope(k)                        adjacent pairs (GGUF)
+ *   K, V  (n_k, KV) = the cache rows 0..n_past, then k, v      (the new rows)
+ *   P     (H, n_q, n_k) = softmax(q K^T * scale) causal, masked  -> observer
+ *   o     (n_q, Q)  = head_scale * P V                          per head, GQA
+ *   x    += o Wo^T
+ *   h     (n_q, E)  = rmsnorm(x) * ffn_norm
+ *   g|u   (n_q, 2F) = h [Wg;Wu]^T  (one fused product)
+ *   x    += (silu(g) * u) Wd^T                                  (n_q, F) intermediate
+ * RoPE on adjacent pairs is the GGUF convention for llama weights (the converter permutes
+ * Q and K rows; docs/architecture.md). The embedding lookup and the output head are the
+ * forward pass's (sc-forward.c), shared with every architecture.
+ */
+#include "model/sc-arch.h"
+
+#include <stddef.h>
+
+/* One layer's weights as the backend sees them: Q, K, V and gate, up fused. */
+typedef struct {
+  const float *attn_norm; /* (E) */
+  const float *w_qkv;     /* (Q + 2 KV, E): wq, wk, wv back to back */
+  const float *wo;        /* (E, Q) */
+  const float *ffn_norm;  /* (E) */
+  const float *w_gate_up; /* (2 F, E): w_gate, w_up back to back */
+  const float *w_down;    /* (E, F) */
+} LlamaLayer;
+
+/* The order is load-bearing: the loader lays the tensors out in this order, so wq, wk, wv
+ * and w_gate, w_up are back to back, which the fused projections need (bind_layer checks). */
+static const ScArchTensor llama_tensors[] = {
+  { "attn_norm.weight", offsetof (ScLayerWeights, attn_norm), SC_DIM_EMBD, SC_DIM_ONE },
+  { "attn_q.weight", offsetof (ScLayerWeights, wq), SC_DIM_EMBD, SC_DIM_Q },
+  { "attn_k.weight", offsetof (ScLayerWeights, wk), SC_DIM_EMBD, SC_DIM_KV },
+  { "attn_v.weight", offsetof (ScLayerWeights, wv), SC_DIM_EMBD, SC_DIM_KV },
+  { "attn_output.weight", offsetof (ScLayerWeights, wo), SC_DIM_Q, SC_DIM_EMBD },
+  { "ffn_norm.weight", offsetof (ScLayerWeights, ffn_norm), SC_DIM_EMBD, SC_DIM_ONE },
+  { "ffn_gate.weight", offsetof (ScLayerWeights, w_gate), SC_DIM_EMBD, SC_DIM_FF },
+  { "ffn_up.weight", offsetof (ScLayerWeights, w_up), SC_DIM_EMBD, SC_DIM_FF },
+  { "ffn_down.weight", offsetof (ScLayerWeights, w_down), SC_DIM_FF, SC_DIM_EMBD },
+};
+
+static ScStatus
+llama_bind_layer (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, void *view,
+                  ScError *err)
+{
+  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
+               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff;
+  LlamaLayer *v = view;
+
+  if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "llama: the layer's Q, K, V or gate, up "
+                         "weights are not back to back, as the fused projections need");
+#define W(dst, src, n)                                                                        \
+  do                                                                                          \
+    {                                                                                         \
+      if ((dst = b->ops->weight (b, src, n, err)) == NULL)                                    \
+        return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;            \
+    }                                                                                         \
+  while (0)
+  W (v->attn_norm, w->attn_norm, E);
+  W (v->w_qkv, w->wq, (Q + 2 * KV) * E);
+  W (v->wo, w->wo, E * Q);
+  W (v->ffn_norm, w->ffn_norm, E);
+  W (v->w_gate_up, w->w_gate, 2 * F * E);
+  W (v->w_down, w->w_down, E * F);
+#undef W
+  return SC_OK;
+}
+
+static ScStatus
+llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
+{
+  const LlamaLayer *w = view;
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
+            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
+  const int nq = c->n_q, past = c->n_past;
+  float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
+  ScStatus st;
+
+#define TRY(expr)                                                                             \
+  do                                                                                          \
+    {                                                                                         \
+      if ((st = (expr)) != SC_OK)                                                             \
+        return st;                                                                            \
+    }                                                                                         \
+  while (0)
+  /* attention block; new keys and values go to cache rows past..n_k */
+  TRY (b->ops->rmsnorm (b, c->h, c->x, w->attn_norm, nq, E, in->norm_eps, err));
+  /* qkv (nq, Q + 2KV) = h W_qkv^T, then split: q, and K, V into the cache */
+  TRY (sc_layer_matmul (c, c->qkv, c->h, w->w_qkv, nq, E, Q + 2 * KV, false, err));
+  TRY (b->ops->copy_2d (b, c->q, Q, c->qkv, Q + 2 * KV, nq, Q, err));
+  TRY (b->ops->copy_2d (b, k_new, KV, c->qkv + Q, Q + 2 * KV, nq, KV, err));
+  TRY (b->ops->copy_2d (b, v_new, KV, c->qkv + Q + KV, Q + 2 * KV, nq, KV, err));
+  TRY (b->ops->rope (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err));
+  TRY (b->ops->rope (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window */
+  TRY (sc_layer_attention (c, c->q, true, 0, err));
+  TRY (sc_layer_matmul (c, c->x, c->o, w->wo, nq, Q, E, true, err));
+
+  /* feed-forward block */
+  TRY (b->ops->rmsnorm (b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err));
+  TRY (sc_layer_matmul (c, c->gu, c->h, w->w_gate_up, nq, E, 2 * F, false, err));
+  TRY (b->ops->swiglu (b, c->act, c->gu, nq, F, err));
+  TRY (sc_layer_matmul (c, c->x, c->act, w->w_down, nq, F, E, true, err));
+#undef TRY
+  return SC_OK;
+}
+
+const ScArchDesc sc_arch_llama = {
+  .name = "llama",
+  .id = SC_ARCH_LLAMA,
+  .tensors = llama_tensors,
+  .n_tensors = (int) (sizeof llama_tensors / sizeof llama_tensors[0]),
+  .main_tensor = "attn_q.weight",
+  .layer_size = sizeof (LlamaLayer),
+  .bind_layer = llama_bind_layer,
+  .layer = llama_layer,
+};

@@ -1,0 +1,127 @@
+/* sc-arch.h — what an architecture provides, and the table that maps a GGUF file's
+ * general.architecture to it.
+ *
+ * An architecture is one file, model/sc-arch-<name>.c, exporting one ScArchDesc:
+ *   - its per-layer tensors: GGUF name, shape in symbolic dimensions, and the
+ *     ScLayerWeights field the loader (sc-model.c) dequantizes it into, in arena order;
+ *   - bind_layer: makes one layer's weights available to a backend, as the architecture's
+ *     own view struct (layer_size bytes) that its layer function reads;
+ *   - layer: one transformer block over the backend ops (sc-backend-impl.h), run by the
+ *     forward pass (sc-forward.c) for each layer.
+ * Adding one is that file plus its entry in the table of sc-arch.c (llama.cpp does the
+ * same with src/models/<arch>.cpp).
+ *
+ * The forward pass keeps what is the same for every architecture: the session and its
+ * buffers, the KV cache, prefix reuse, interventions, the observer (which reads the
+ * probabilities a layer's attention wrote, after the layer returns), the embedding lookup
+ * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have; an
+ * architecture that differs there gets a hook here when it arrives).
+ *
+ * Internal to the engine: app/ never includes it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/sc-backend-impl.h"
+#include "core/sc-error.h"
+#include "format/sc-gguf.h"
+#include "forward/sc-forward.h"
+#include "model/sc-model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A tensor dimension, named by what it is; resolved against ScModelInfo by sc_arch_dim(). */
+typedef enum {
+  SC_DIM_ONE,  /* 1: the second dimension of a vector */
+  SC_DIM_EMBD, /* n_embd */
+  SC_DIM_Q,    /* n_heads * head_dim */
+  SC_DIM_KV,   /* n_kv_heads * head_dim */
+  SC_DIM_FF,   /* n_ff */
+} ScDim;
+
+/* One per-layer tensor of an architecture. */
+typedef struct {
+  const char *name; /* "attn_q.weight": the file holds "blk.<layer>.attn_q.weight" */
+  size_t field;     /* offsetof (ScLayerWeights, wq): where its dense floats go */
+  ScDim ne0, ne1;   /* its shape in GGUF order: ne0 = input (columns), ne1 = output (rows) */
+} ScArchTensor;
+
+/* What the forward pass hands a layer function: layer @layer over the n_q new rows of a
+ * run of n_k tokens (positions n_past .. n_k - 1). Buffers are backend memory sized for the
+ * session; shapes below are what the layer may use. E = n_embd, Q = n_heads * head_dim,
+ * KV = n_kv_heads * head_dim, F = n_ff, H = n_heads. */
+typedef struct {
+  ScBackend *b;
+  const ScModelInfo *info;
+  int layer;
+  int n_past, n_q, n_k;     /* n_k = n_past + n_q */
+  float *x;                 /* (n_q, E) the residual stream: read, and updated in place */
+  float *h;                 /* (n_q, E) scratch: a sublayer's normalised input */
+  float *qkv;               /* (n_q, Q + 2 KV) scratch: a fused projection's output */
+  float *q;                 /* (n_q, Q) scratch: queries */
+  float *o;                 /* (n_q, Q) scratch: attention output */
+  float *gu;                /* (n_q, 2 F) scratch: a fused gate|up projection's output */
+  float *act;               /* (n_q, F) scratch: the feed-forward activation */
+  float *k_cache, *v_cache; /* (n_k, KV) this layer's keys and values: rows < n_past come
+                             * from the cache, the layer writes rows n_past .. n_k - 1 */
+  float *probs;             /* (H, n_q, n_k): where attention must write probabilities */
+  const float *head_scale;  /* host (H): the intervention's scale per head, or NULL */
+  const uint8_t *key_mask;  /* host (n_k): the intervention's masked tokens, or NULL */
+  ScForwardStats *stats;    /* NULL = not measured */
+} ScLayerCtx;
+
+typedef struct {
+  const char *name;            /* general.architecture, e.g. "llama" */
+  ScArch id;
+  const ScArchTensor *tensors; /* (n_tensors) per-layer tensors, in arena order */
+  int n_tensors;
+  const char *main_tensor;     /* whose type is shown as the model's ("attn_q.weight") */
+  size_t layer_size;           /* bytes of one layer's backend view */
+
+  /* Fills @view (layer_size bytes) with @host's weights made available to @b (through
+   * b->ops->weight). Returns the backend's error (SC_ERR_NOMEM, SC_ERR_BACKEND). */
+  ScStatus (*bind_layer) (ScBackend *b, const ScModelInfo *info, const ScLayerWeights *host,
+                          void *view, ScError *err);
+
+  /* Runs one layer: ctx->x (n_q, E) += the block's contributions; writes this layer's
+   * new keys and values and the attention probabilities. Returns the first failing op's
+   * status with @err filled (SC_ERR_NOMEM, SC_ERR_BACKEND, SC_ERR_UNSUPPORTED). */
+  ScStatus (*layer) (const ScLayerCtx *ctx, const void *view, ScError *err);
+} ScArchDesc;
+
+/* The architectures (one file each). */
+extern const ScArchDesc sc_arch_llama;
+
+/* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
+const ScArchDesc *sc_arch_find (ScGgufStr name);
+
+/* The architecture with id @id, or NULL. */
+const ScArchDesc *sc_arch_for (ScArch id);
+
+/* Writes the supported names, comma-separated ("llama"), into @buf; returns @buf. */
+char *sc_arch_list (char *buf, size_t size);
+
+/* The value of @dim for @info. */
+int64_t sc_arch_dim (ScDim dim, const ScModelInfo *info);
+
+/* Helpers for layer functions (llama.cpp's build_* in the small). */
+
+/* A projection y (n, out) = x (n, in) . W^T (+ y with @accumulate) on ctx->b, clocked
+ * into ctx->stats when given. */
+ScStatus sc_layer_matmul (const ScLayerCtx *ctx, float *y, const float *x, const float *w, int n,
+                          int in, int out, bool accumulate, ScError *err);
+
+/* The attention of queries @q (n_q, Q) over the layer's cache rows 0 .. n_k - 1 into
+ * ctx->o and ctx->probs, with the intervention's key mask and head scales, @causal and
+ * sliding @window (0 = none), scaled by info->attn_scale; clocked when stats are kept. */
+ScStatus sc_layer_attention (const ScLayerCtx *ctx, const float *q, bool causal, int window,
+                             ScError *err);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,730 @@
+/* test-backend-ops.c — every backend op, required and optional, against the scalar
+ * reference backend "cpu-ref", in the manner of ggml's tests/test-backend-ops.cpp.
+ *
+ * Two tables drive it:
+ *   - backends: each backend under test ("cpu" now; the CUDA backend joins this table, its
+ *     cases then skipping with 77 when no device is present, as the suite 'gpu' does);
+ *   - cases: an op with a shape (odd sizes, threaded sizes, a KV cache with n_q < n_k,
+ *     masked keys, head scales, causal / non-causal / windowed attention), and the
+ *     tolerance its output is held to, with the reason for it.
+ * Each (backend, case) pair is one GTest case, /backend-ops/<backend>/<case>. Inputs are
+ * random from a fixed seed per case, built on the host and uploaded, so a device backend
+ * runs the same harness. An element passes when |got - ref| <= abs + rel * |ref|; where a
+ * case sets nmse, the whole output must also have sum (got - ref)^2 / sum ref^2 <= nmse.
+ * Attention is also held to its exact zeros: every probability the reference leaves at 0
+ * (causal, window, masked keys) must be exactly 0.
+ *
+ * The contract itself is checked too: a backend's caps agree with its ops table, and a
+ * backend without an optional op or attention option reports SC_ERR_UNSUPPORTED naming it,
+ * as sc_backend_attention() reports arguments out of contract.
+ */
+#include <glib.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/backend/sc-backend-impl.h"
+#include "engine/core/sc-math.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* The backends under test                                                               */
+
+typedef struct {
+  const char *name;
+  ScBackend *(*make) (void);
+} BackendEntry;
+
+static ScBackend *
+make_cpu (void)
+{
+  ScError err = { SC_OK, "" };
+  ScBackend *b = sc_backend_cpu_new (2, &err);
+
+  if (b == NULL)
+    g_error ("cpu backend: %s", err.message);
+  return b;
+}
+
+static const BackendEntry backends[] = {
+  { "cpu", make_cpu },
+  /* { "cuda", make_cuda }: the CUDA backend joins here (returning NULL = skip, no device) */
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* The cases                                                                             */
+
+typedef enum {
+  OP_GET_ROWS,
+  OP_RMSNORM,
+  OP_MATMUL,
+  OP_ROPE,
+  OP_ATTENTION,
+  OP_SWIGLU,
+  OP_ADD,
+  OP_COPY,
+  OP_COPY_2D,
+  OP_LAYER_NORM, /* optional */
+  OP_GELU,       /* optional */
+  OP_GEGLU,      /* optional */
+  OP_ADD_BIAS,   /* optional */
+} Op;
+
+typedef struct {
+  double abs, rel; /* per element: |got - ref| <= abs + rel * |ref| */
+  double nmse;     /* > 0: also sum (got - ref)^2 / sum ref^2 <= nmse over the output */
+} Tol;
+
+/* Copies, gathers, one float addition per element: correctly rounded on any backend. */
+#define TOL_EXACT { 0.0, 0.0, 0.0 }
+/* Row reductions in double, then a float scale (rmsnorm, layer_norm), RoPE from angles
+ * computed in double, silu/gelu with libm: a few float roundings apart from the double
+ * reference, ~4 ulp; 1e-6 absolute covers values near 0, where rel means nothing. */
+#define TOL_ELEMENTWISE { 1e-6, 1e-6, 0.0 }
+/* A float dot product of `in` terms with |x|, |w| <= 1 (sgemm accumulates in float, in
+ * blocks) against double: the error grows like sqrt(in) * 6e-8 * |term| on average, up to
+ * ~1e-5 at in = 1536; the NMSE bound catches a systematic error the per-element bound
+ * would let through. */
+#define TOL_MATMUL { 2e-5, 1e-5, 1e-10 }
+/* Attention: float scores (d <= 64 terms), sc_expf (<= 2 ulp of expf) and float output
+ * sums over n_k <= 128 keys, against double with libm's expf: the fast CPU path stays
+ * within ~3e-7 of the reference for probabilities in [0, 1] and outputs of |v| <= 1, NMSE
+ * ~1e-14; these bounds leave it a margin of ~5 (and a GPU's different summation order). */
+#define TOL_ATTN { 2e-6, 4e-6, 1e-11 }
+
+typedef struct {
+  const char *name;
+  Op op;
+  /* shapes (row-major, as in sc-backend-impl.h); unused fields stay 0 */
+  int n;           /* rows (queries for attention) */
+  int dim;         /* columns: rmsnorm, layer_norm, get_rows, add_bias; f for swiglu/geglu */
+  int in, out;     /* matmul */
+  bool accumulate; /* matmul adds into y */
+  int heads, kv, hd, n_rot, pos0; /* rope (heads, hd, n_rot, pos0), attention (heads, kv, hd) */
+  int n_k;         /* attention: keys (n <= n_k) */
+  bool noncausal;  /* attention: every key (the zero value is causal, the llama default) */
+  int window;      /* attention: sliding window, 0 = none */
+  bool masked;     /* attention: mask some keys (including key 0 and, for the last query
+                    * rows of a windowed case, every key in the window) */
+  bool head_scaled; /* attention: per-head output scales, one of them 0 */
+  bool no_bias;    /* layer_norm without bias */
+  int ld_src, ld_dst; /* copy_2d */
+  double range;    /* inputs uniform in [-range, range] (default 1) */
+  double offset;   /* added to every input (a row mean far from 0, for layer_norm) */
+  Tol tol;         /* the main output */
+  Tol tol_probs;   /* attention's probabilities */
+} OpCase;
+
+static const OpCase cases[] = {
+  { "get_rows", OP_GET_ROWS, .n = 9, .dim = 24, .n_k = 50, .tol = TOL_EXACT },
+  { "rmsnorm/5x7", OP_RMSNORM, .n = 5, .dim = 7, .tol = TOL_ELEMENTWISE },
+  { "rmsnorm/200x576-threaded", OP_RMSNORM, .n = 200, .dim = 576, .range = 3,
+    .tol = TOL_ELEMENTWISE },
+  { "matmul/1x576x1536-gemv", OP_MATMUL, .n = 1, .in = 576, .out = 1536, .tol = TOL_MATMUL },
+  { "matmul/7x33x65-odd", OP_MATMUL, .n = 7, .in = 33, .out = 65, .tol = TOL_MATMUL },
+  { "matmul/7x33x65-accumulate", OP_MATMUL, .n = 7, .in = 33, .out = 65, .accumulate = true,
+    .tol = TOL_MATMUL },
+  { "matmul/130x300x900-threaded", OP_MATMUL, .n = 130, .in = 300, .out = 900,
+    .tol = TOL_MATMUL },
+  { "matmul/3x1536x577-accumulate", OP_MATMUL, .n = 3, .in = 1536, .out = 577,
+    .accumulate = true, .tol = TOL_MATMUL },
+  { "rope/9x3x8-full", OP_ROPE, .n = 9, .heads = 3, .hd = 8, .n_rot = 8, .tol = TOL_ELEMENTWISE },
+  /* partial rotation far along the sequence: angles up to 1003 rad */
+  { "rope/4x2x64-partial-pos1000", OP_ROPE, .n = 4, .heads = 2, .hd = 64, .n_rot = 32,
+    .pos0 = 1000, .tol = TOL_ELEMENTWISE },
+  { "attention/causal-13-gqa", OP_ATTENTION, .n = 13, .n_k = 13, .heads = 6, .kv = 2, .hd = 16,
+    .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/causal-cache-5of37", OP_ATTENTION, .n = 5, .n_k = 37, .heads = 4, .kv = 4,
+    .hd = 8, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/causal-decode-1of50", OP_ATTENTION, .n = 1, .n_k = 50, .heads = 9, .kv = 3,
+    .hd = 64, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/causal-masked-scaled", OP_ATTENTION, .n = 11, .n_k = 11, .heads = 4, .kv = 2,
+    .hd = 8, .masked = true, .head_scaled = true, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/causal-cache-masked-6of30", OP_ATTENTION, .n = 6, .n_k = 30, .heads = 3,
+    .kv = 1, .hd = 16, .masked = true, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  /* 128 x 128 x 64 x 8 multiply-adds: the fast kernel runs one pool task per head */
+  { "attention/causal-128-threaded", OP_ATTENTION, .n = 128, .n_k = 128, .heads = 8, .kv = 2,
+    .hd = 64, .range = 2, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/noncausal-11-mqa", OP_ATTENTION, .n = 11, .n_k = 11, .heads = 4, .kv = 1,
+    .hd = 32, .noncausal = true, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/noncausal-masked-scaled", OP_ATTENTION, .n = 9, .n_k = 9, .heads = 2, .kv = 2,
+    .hd = 8, .noncausal = true, .masked = true, .head_scaled = true, .tol = TOL_ATTN,
+    .tol_probs = TOL_ATTN },
+  { "attention/window4-23", OP_ATTENTION, .n = 23, .n_k = 23, .heads = 4, .kv = 2, .hd = 8,
+    .window = 4, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/window9-cache-7of40-masked", OP_ATTENTION, .n = 7, .n_k = 40, .heads = 2,
+    .kv = 1, .hd = 16, .window = 9, .masked = true, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/window1-self-only", OP_ATTENTION, .n = 6, .n_k = 6, .heads = 2, .kv = 2, .hd = 4,
+    .window = 1, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/noncausal-window5", OP_ATTENTION, .n = 10, .n_k = 10, .heads = 2, .kv = 1,
+    .hd = 8, .noncausal = true, .window = 5, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "attention/window16-128-threaded", OP_ATTENTION, .n = 128, .n_k = 128, .heads = 8, .kv = 2,
+    .hd = 64, .window = 16, .masked = true, .tol = TOL_ATTN, .tol_probs = TOL_ATTN },
+  { "swiglu/3x17", OP_SWIGLU, .n = 3, .dim = 17, .range = 4, .tol = TOL_ELEMENTWISE },
+  { "swiglu/70x1536-threaded", OP_SWIGLU, .n = 70, .dim = 1536, .range = 4,
+    .tol = TOL_ELEMENTWISE },
+  { "add/37", OP_ADD, .n = 37, .tol = TOL_EXACT },
+  { "add/100000", OP_ADD, .n = 100000, .tol = TOL_EXACT },
+  { "copy/129", OP_COPY, .n = 129, .tol = TOL_EXACT },
+  { "copy_2d/5x7", OP_COPY_2D, .n = 5, .dim = 7, .ld_src = 19, .ld_dst = 11, .tol = TOL_EXACT },
+  { "layer_norm/5x7", OP_LAYER_NORM, .n = 5, .dim = 7, .tol = TOL_ELEMENTWISE },
+  { "layer_norm/100x768-threaded", OP_LAYER_NORM, .n = 100, .dim = 768, .range = 3,
+    .tol = TOL_ELEMENTWISE },
+  { "layer_norm/no-bias", OP_LAYER_NORM, .n = 4, .dim = 33, .no_bias = true,
+    .tol = TOL_ELEMENTWISE },
+  /* mean 100 and spread 1: a one-pass E[x^2] - E[x]^2 would lose ~8 digits here */
+  { "layer_norm/offset-mean", OP_LAYER_NORM, .n = 6, .dim = 64, .offset = 100,
+    .tol = TOL_ELEMENTWISE },
+  { "gelu/1", OP_GELU, .n = 1, .range = 3, .tol = TOL_ELEMENTWISE },
+  /* three blocks of 4096: threaded; +-6 covers both saturated tails of tanh */
+  { "gelu/10001-threaded", OP_GELU, .n = 10001, .range = 6, .tol = TOL_ELEMENTWISE },
+  { "geglu/3x17", OP_GEGLU, .n = 3, .dim = 17, .range = 4, .tol = TOL_ELEMENTWISE },
+  { "geglu/64x512-threaded", OP_GEGLU, .n = 64, .dim = 512, .range = 4, .tol = TOL_ELEMENTWISE },
+  { "add_bias/6x13", OP_ADD_BIAS, .n = 6, .dim = 13, .tol = TOL_EXACT },
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Running a case                                                                        */
+
+/* A case's host inputs, the same for every backend. */
+typedef struct {
+  float *a, *b, *c, *d; /* op operands, in the order the op takes them */
+  size_t na, nb, nc, nd;
+  int32_t *ids;
+  uint8_t *mask;
+  float *head_scale;
+} Inputs;
+
+/* What an op produced, downloaded to the host. */
+typedef struct {
+  float *out, *probs;
+  size_t n_out, n_probs;
+} Outputs;
+
+static float *
+random_floats (GRand *r, size_t n, double range, double offset)
+{
+  float *x = g_new (float, n);
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    x[i] = (float) (g_rand_double_range (r, -range, range) + offset);
+  return x;
+}
+
+/* A case's seed: FNV-1a of its name (fixed here, not g_str_hash, whose algorithm GLib does
+ * not promise), so adding a case does not change the others' inputs. */
+static guint32
+case_seed (const char *name)
+{
+  guint32 h = 2166136261u;
+
+  for (; *name != '\0'; name++)
+    h = (h ^ (guint8) *name) * 16777619u;
+  return h;
+}
+
+static void
+make_inputs (const OpCase *c, Inputs *in)
+{
+  GRand *r = g_rand_new_with_seed (case_seed (c->name));
+  const double range = c->range > 0 ? c->range : 1.0;
+  int i;
+
+  memset (in, 0, sizeof *in);
+  switch (c->op)
+    {
+    case OP_GET_ROWS:
+      in->na = (size_t) c->n_k * c->dim; /* the table: n_k rows */
+      in->ids = g_new (int32_t, c->n);
+      for (i = 0; i < c->n; i++)
+        in->ids[i] = g_rand_int_range (r, 0, c->n_k);
+      break;
+    case OP_RMSNORM:
+    case OP_LAYER_NORM:
+      in->na = (size_t) c->n * c->dim; /* x */
+      in->nb = c->dim;                 /* w */
+      in->nc = c->dim;                 /* bias */
+      break;
+    case OP_MATMUL:
+      in->na = (size_t) c->n * c->in;   /* x */
+      in->nb = (size_t) c->out * c->in; /* W */
+      in->nc = (size_t) c->n * c->out;  /* y before accumulating */
+      break;
+    case OP_ROPE:
+      in->na = (size_t) c->n * c->heads * c->hd;
+      break;
+    case OP_ATTENTION:
+      in->na = (size_t) c->n * c->heads * c->hd;  /* q */
+      in->nb = (size_t) c->n_k * c->kv * c->hd;   /* k */
+      in->nc = in->nb;                            /* v */
+      if (c->masked)
+        {
+          in->mask = g_new0 (uint8_t, c->n_k);
+          in->mask[0] = 1; /* the first key: a sink that is gone */
+          for (i = 1; i < c->n_k; i++)
+            in->mask[i] = g_rand_int_range (r, 0, 4) == 0;
+          /* the last query row sees only masked keys (when a window is this small, or the
+           * keys before it are masked): a row that attends to itself alone */
+          if (c->window > 0)
+            for (i = c->n_k - c->window; i < c->n_k; i++)
+              if (i >= 0)
+                in->mask[i] = 1;
+        }
+      if (c->head_scaled)
+        {
+          in->head_scale = g_new (float, c->heads);
+          for (i = 0; i < c->heads; i++)
+            in->head_scale[i] = i == 0 ? 0.0f : (float) g_rand_double_range (r, 0.25, 2.0);
+        }
+      break;
+    case OP_SWIGLU:
+    case OP_GEGLU:
+      in->na = (size_t) c->n * 2 * c->dim; /* gu */
+      break;
+    case OP_ADD:
+      in->na = c->n; /* y */
+      in->nb = c->n; /* x */
+      break;
+    case OP_COPY:
+      in->na = c->n;
+      break;
+    case OP_COPY_2D:
+      in->na = (size_t) c->n * c->ld_src; /* src */
+      in->nb = (size_t) c->n * c->ld_dst; /* dst before the copy */
+      break;
+    case OP_GELU:
+      in->na = c->n;
+      break;
+    case OP_ADD_BIAS:
+      in->na = (size_t) c->n * c->dim; /* y */
+      in->nb = c->dim;                 /* bias */
+      break;
+    }
+  if (in->na)
+    in->a = random_floats (r, in->na, range, c->offset);
+  if (in->nb)
+    in->b = random_floats (r, in->nb, 1.0, 0.0);
+  if (in->nc)
+    in->c = random_floats (r, in->nc, 1.0, 0.0);
+  g_rand_free (r);
+}
+
+static void
+free_inputs (Inputs *in)
+{
+  g_free (in->a);
+  g_free (in->b);
+  g_free (in->c);
+  g_free (in->d);
+  g_free (in->ids);
+  g_free (in->mask);
+  g_free (in->head_scale);
+}
+
+static void
+free_outputs (Outputs *o)
+{
+  g_free (o->out);
+  g_free (o->probs);
+}
+
+/* A backend buffer holding @n host floats (NULL for n = 0). */
+static float *
+upload (ScBackend *b, const float *host, size_t n)
+{
+  ScError err = { SC_OK, "" };
+  float *buf;
+
+  if (n == 0)
+    return NULL;
+  buf = b->ops->alloc (b, n, &err);
+  if (buf == NULL)
+    g_error ("%s: alloc: %s", b->ops->name, err.message);
+  if (host != NULL && b->ops->upload (b, buf, host, n, &err) != SC_OK)
+    g_error ("%s: upload: %s", b->ops->name, err.message);
+  return buf;
+}
+
+static float *
+download (ScBackend *b, const float *buf, size_t n)
+{
+  ScError err = { SC_OK, "" };
+  float *host = g_new (float, n);
+
+  if (b->ops->download (b, host, buf, n, &err) != SC_OK)
+    g_error ("%s: download: %s", b->ops->name, err.message);
+  return host;
+}
+
+/* Runs case @c on @b; returns the op's status (with @err) and fills @o on success. */
+static ScStatus
+run_case (ScBackend *b, const OpCase *c, const Inputs *in, Outputs *o, ScError *err)
+{
+  float *a = upload (b, in->a, in->na), *bb = NULL, *cc = upload (b, in->c, in->nc);
+  float *y = NULL, *probs = NULL;
+  size_t n_y = 0, n_probs = 0;
+  ScStatus st = SC_OK;
+
+  /* a matmul's weight goes through weight(), the way the forward pass binds weights */
+  if (c->op == OP_MATMUL)
+    {
+      const float *w = b->ops->weight (b, in->b, in->nb, err);
+      if (w == NULL)
+        g_error ("%s: weight: %s", b->ops->name, err->message);
+      bb = (float *) w; /* read only below */
+    }
+  else
+    bb = upload (b, in->b, in->nb);
+
+  switch (c->op)
+    {
+    case OP_GET_ROWS:
+      n_y = (size_t) c->n * c->dim;
+      y = upload (b, NULL, n_y);
+      st = b->ops->get_rows (b, y, a, in->ids, c->n, c->dim, err);
+      break;
+    case OP_RMSNORM:
+      n_y = in->na;
+      y = upload (b, NULL, n_y);
+      st = b->ops->rmsnorm (b, y, a, bb, c->n, c->dim, 1e-5f, err);
+      break;
+    case OP_LAYER_NORM:
+      n_y = in->na;
+      y = upload (b, NULL, n_y);
+      st = sc_backend_layer_norm (b, y, a, bb, c->no_bias ? NULL : cc, c->n, c->dim, 1e-5f, err);
+      break;
+    case OP_MATMUL:
+      n_y = in->nc;
+      y = cc, cc = NULL; /* y starts as the random c, which accumulate adds to */
+      st = b->ops->matmul (b, y, a, bb, c->n, c->in, c->out, c->accumulate, err);
+      break;
+    case OP_ROPE:
+      n_y = in->na;
+      y = a, a = NULL; /* in place */
+      st = b->ops->rope (b, y, c->n, c->heads, c->hd, c->n_rot, c->pos0, 10000.0f, err);
+      break;
+    case OP_ATTENTION:
+      {
+        const ScAttnParams p = { .scale = 1.0f / sqrtf ((float) c->hd), .causal = !c->noncausal,
+                                 .window = c->window, .key_mask = in->mask,
+                                 .head_scale = in->head_scale };
+        n_y = in->na;
+        n_probs = (size_t) c->heads * c->n * c->n_k;
+        y = upload (b, NULL, n_y);
+        probs = upload (b, NULL, n_probs);
+        st = sc_backend_attention (b, y, probs, a, bb, cc, c->n, c->n_k, c->heads, c->kv, c->hd,
+                                   &p, err);
+      }
+      break;
+    case OP_SWIGLU:
+    case OP_GEGLU:
+      n_y = (size_t) c->n * c->dim;
+      y = upload (b, NULL, n_y);
+      st = c->op == OP_SWIGLU ? b->ops->swiglu (b, y, a, c->n, c->dim, err)
+                              : sc_backend_geglu (b, y, a, c->n, c->dim, err);
+      break;
+    case OP_ADD:
+      n_y = in->na;
+      y = a, a = NULL;
+      st = b->ops->add (b, y, bb, c->n, err);
+      break;
+    case OP_COPY:
+      n_y = in->na;
+      y = upload (b, NULL, n_y);
+      st = b->ops->copy (b, y, a, c->n, err);
+      break;
+    case OP_COPY_2D:
+      n_y = in->nb;
+      y = bb, bb = NULL; /* untouched parts of dst must survive */
+      st = b->ops->copy_2d (b, y, c->ld_dst, a, c->ld_src, c->n, c->dim, err);
+      break;
+    case OP_GELU:
+      n_y = in->na;
+      y = upload (b, NULL, n_y);
+      st = sc_backend_gelu (b, y, a, c->n, err);
+      break;
+    case OP_ADD_BIAS:
+      n_y = in->na;
+      y = a, a = NULL;
+      st = sc_backend_add_bias (b, y, bb, c->n, c->dim, err);
+      break;
+    }
+  if (st == SC_OK)
+    {
+      o->out = download (b, y, n_y);
+      o->n_out = n_y;
+      if (probs != NULL)
+        {
+          o->probs = download (b, probs, n_probs);
+          o->n_probs = n_probs;
+        }
+    }
+  if (a != NULL)
+    b->ops->free (b, a);
+  if (bb != NULL && c->op != OP_MATMUL)
+    b->ops->free (b, bb);
+  if (cc != NULL)
+    b->ops->free (b, cc);
+  if (y != NULL)
+    b->ops->free (b, y);
+  if (probs != NULL)
+    b->ops->free (b, probs);
+  return st;
+}
+
+/* Holds @got to @ref within @tol; @exact_zeros also demands got == 0 wherever ref == 0. */
+static void
+compare (const char *what, const float *got, const float *ref, size_t n, Tol tol,
+         bool exact_zeros)
+{
+  double err2 = 0.0, ref2 = 0.0, worst = 0.0;
+  size_t i, worst_i = 0;
+
+  for (i = 0; i < n; i++)
+    {
+      const double d = fabs ((double) got[i] - ref[i]);
+      const double allowed = tol.abs + tol.rel * fabs (ref[i]);
+
+      if (!(d <= allowed)) /* NaN fails too */
+        g_error ("%s[%zu]: got %.9g, reference %.9g (|diff| %.3g > %.3g)", what, i,
+                 (double) got[i], (double) ref[i], d, allowed);
+      if (exact_zeros && ref[i] == 0.0f && got[i] != 0.0f)
+        g_error ("%s[%zu]: got %.9g where the reference has an exact 0 (a masked key)", what,
+                 i, (double) got[i]);
+      err2 += d * d;
+      ref2 += (double) ref[i] * ref[i];
+      if (allowed > 0 && d / allowed > worst)
+        worst = d / allowed, worst_i = i;
+    }
+  if (tol.nmse > 0 && ref2 > 0 && err2 / ref2 > tol.nmse)
+    g_error ("%s: normalised MSE %.3g > %.3g", what, err2 / ref2, tol.nmse);
+  g_test_message ("%s: %zu values, worst at [%zu] %.2f of the tolerance, nmse %.3g", what, n,
+                  worst_i, worst, ref2 > 0 ? err2 / ref2 : 0.0);
+}
+
+typedef struct {
+  const BackendEntry *backend;
+  const OpCase *c;
+} Pair;
+
+static ScBackend *reference; /* "cpu-ref", shared by every case */
+
+static void
+test_case (gconstpointer data)
+{
+  const Pair *pair = data;
+  const OpCase *c = pair->c;
+  ScBackend *b = pair->backend->make ();
+  ScError err = { SC_OK, "" };
+  Inputs in;
+  Outputs want = { 0 }, got = { 0 };
+
+  if (b == NULL)
+    {
+      g_test_skip ("backend not available on this machine");
+      return;
+    }
+  make_inputs (c, &in);
+  if (run_case (reference, c, &in, &want, &err) != SC_OK)
+    g_error ("cpu-ref: %s: %s", c->name, err.message);
+  if (run_case (b, c, &in, &got, &err) != SC_OK)
+    g_error ("%s: %s: %s", b->ops->name, c->name, err.message);
+  g_assert_cmpuint (got.n_out, ==, want.n_out);
+  compare ("out", got.out, want.out, want.n_out, c->tol, false);
+  if (c->op == OP_ATTENTION)
+    {
+      compare ("probs", got.probs, want.probs, want.n_probs, c->tol_probs, true);
+      /* the reference itself: every row sums to 1 */
+      for (size_t row = 0; row < (size_t) c->heads * c->n; row++)
+        {
+          double sum = 0.0;
+          for (int j = 0; j < c->n_k; j++)
+            sum += want.probs[row * c->n_k + j];
+          g_assert_cmpfloat (fabs (sum - 1.0), <, 1e-6);
+        }
+    }
+  free_outputs (&want);
+  free_outputs (&got);
+  free_inputs (&in);
+  sc_backend_free (b);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The contract                                                                          */
+
+/* Every backend (the reference too): named, required ops present, caps agreeing with the
+ * optional ops it fills. */
+static void
+check_contract (ScBackend *b)
+{
+  const ScBackendOps *o = b->ops;
+  const struct {
+    unsigned cap;
+    const void *op;
+    const char *name;
+  } optional[] = {
+    { SC_BACKEND_CAP_LAYER_NORM, (const void *) o->layer_norm, "layer_norm" },
+    { SC_BACKEND_CAP_GELU, (const void *) o->gelu, "gelu" },
+    { SC_BACKEND_CAP_GELU, (const void *) o->geglu, "geglu" },
+    { SC_BACKEND_CAP_ADD_BIAS, (const void *) o->add_bias, "add_bias" },
+  };
+  size_t i;
+
+  g_assert_nonnull (sc_backend_name (b));
+  g_assert_cmpstr (sc_backend_name (b), ==, o->name);
+  g_assert_cmpuint (strlen (sc_backend_description (b)), >, 0);
+  g_assert_cmpint (sc_backend_n_threads (b), >=, 1);
+  g_assert_true (o->destroy && o->alloc && o->free && o->upload && o->download && o->weight
+                 && o->get_rows && o->rmsnorm && o->matmul && o->rope && o->attention
+                 && o->swiglu && o->add && o->copy && o->copy_2d);
+  for (i = 0; i < G_N_ELEMENTS (optional); i++)
+    if (sc_backend_supports (b, optional[i].cap) && optional[i].op == NULL)
+      g_error ("%s sets the flag of %s but has no such op", o->name, optional[i].name);
+  g_test_message ("%s: caps 0x%x", o->name, sc_backend_caps (b));
+}
+
+static void
+test_contract (void)
+{
+  size_t i;
+
+  check_contract (reference);
+  g_assert_true (sc_backend_supports (reference, SC_BACKEND_CAP_HOST_MEMORY));
+  for (i = 0; i < G_N_ELEMENTS (backends); i++)
+    {
+      ScBackend *b = backends[i].make ();
+      if (b == NULL)
+        continue;
+      check_contract (b);
+      sc_backend_free (b);
+    }
+}
+
+static void
+expect_error (ScStatus st, const ScError *err, ScStatus want, const char *needle)
+{
+  g_assert_cmpint (st, ==, want);
+  g_assert_cmpint (err->status, ==, want);
+  if (strstr (err->message, needle) == NULL)
+    g_error ("error message \"%s\" does not name \"%s\"", err->message, needle);
+}
+
+/* A backend that has only the required ops, as a new backend starts: every optional op and
+ * option reports SC_ERR_UNSUPPORTED, naming the op and the backend, and does not run. */
+static void
+test_unsupported (void)
+{
+  ScBackendOps bare = *reference->ops;
+  ScBackend stub;
+  ScError err;
+  float x[8] = { 0 }, y[8] = { 0 }, probs[4] = { 0 };
+  ScAttnParams p = { .scale = 1.0f, .causal = true };
+
+  bare.name = "bare";
+  bare.layer_norm = NULL;
+  bare.gelu = NULL;
+  bare.geglu = NULL;
+  bare.add_bias = NULL;
+  memset (&stub, 0, sizeof stub);
+  stub.ops = &bare;
+  stub.caps = SC_BACKEND_CAP_HOST_MEMORY;
+  stub.n_threads = 1;
+  g_assert_false (sc_backend_supports (&stub, SC_BACKEND_CAP_LAYER_NORM));
+
+  expect_error (sc_backend_layer_norm (&stub, y, x, x, x, 1, 8, 1e-5f, &err), &err,
+                SC_ERR_UNSUPPORTED, "layer_norm");
+  g_assert_nonnull (strstr (err.message, "'bare'"));
+  expect_error (sc_backend_gelu (&stub, y, x, 8, &err), &err, SC_ERR_UNSUPPORTED, "gelu");
+  expect_error (sc_backend_geglu (&stub, y, x, 1, 4, &err), &err, SC_ERR_UNSUPPORTED, "geglu");
+  expect_error (sc_backend_add_bias (&stub, y, x, 1, 8, &err), &err, SC_ERR_UNSUPPORTED,
+                "add_bias");
+  p.causal = false;
+  expect_error (sc_backend_attention (&stub, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
+                SC_ERR_UNSUPPORTED, "non-causal");
+  p.causal = true;
+  p.window = 3;
+  expect_error (sc_backend_attention (&stub, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
+                SC_ERR_UNSUPPORTED, "sliding-window");
+  /* a flag without the op is still refused: the op slot decides as well */
+  stub.caps |= SC_BACKEND_CAP_GELU;
+  expect_error (sc_backend_gelu (&stub, y, x, 8, &err), &err, SC_ERR_UNSUPPORTED, "gelu");
+  /* the required path still works on it */
+  p.window = 0;
+  g_assert_cmpint (sc_backend_attention (&stub, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), ==,
+                   SC_OK);
+}
+
+/* Arguments out of the attention contract are refused before any op runs. */
+static void
+test_attention_arguments (void)
+{
+  ScError err;
+  float x[16] = { 0 }, y[16], probs[16];
+  const ScAttnParams causal = { .scale = 1.0f, .causal = true };
+  const ScAttnParams bad_window = { .scale = 1.0f, .causal = true, .window = -1 };
+
+  expect_error (sc_backend_attention (reference, y, probs, x, x, x, 3, 2, 1, 1, 2, &causal, &err),
+                &err, SC_ERR_INVALID_ARG, "n_q 3, n_k 2");
+  expect_error (sc_backend_attention (reference, y, probs, x, x, x, 2, 2, 3, 2, 2, &causal, &err),
+                &err, SC_ERR_INVALID_ARG, "heads 3/2");
+  expect_error (sc_backend_attention (reference, y, probs, x, x, x, 2, 2, 1, 1, 2, &bad_window,
+                                      &err),
+                &err, SC_ERR_INVALID_ARG, "window -1");
+  expect_error (sc_backend_attention (reference, y, probs, x, x, x, 0, 2, 1, 1, 2, &causal, &err),
+                &err, SC_ERR_INVALID_ARG, "n_q 0");
+}
+
+/* Memory that cannot exist is refused with a message, not a crash. */
+static void
+test_alloc_failure (void)
+{
+  size_t i;
+
+  for (i = 0; i <= G_N_ELEMENTS (backends); i++)
+    {
+      ScBackend *b = i < G_N_ELEMENTS (backends) ? backends[i].make () : reference;
+      ScError err = { SC_OK, "" };
+
+      if (b == NULL)
+        continue;
+      g_assert_null (b->ops->alloc (b, SIZE_MAX / 2, &err));
+      g_assert_cmpint (err.status, !=, SC_OK);
+      g_assert_cmpuint (strlen (err.message), >, 0);
+      g_test_message ("%s: %s", b->ops->name, err.message);
+      if (b != reference)
+        sc_backend_free (b);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  GPtrArray *pairs = g_ptr_array_new_with_free_func (g_free);
+  size_t i, j;
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  reference = sc_backend_cpu_ref_new ();
+  g_assert_nonnull (reference);
+
+  g_test_add_func ("/backend-ops/contract", test_contract);
+  g_test_add_func ("/backend-ops/unsupported", test_unsupported);
+  g_test_add_func ("/backend-ops/attention-arguments", test_attention_arguments);
+  g_test_add_func ("/backend-ops/alloc-failure", test_alloc_failure);
+  for (i = 0; i < G_N_ELEMENTS (backends); i++)
+    for (j = 0; j < G_N_ELEMENTS (cases); j++)
+      {
+        Pair *p = g_new (Pair, 1);
+        char *path = g_strdup_printf ("/backend-ops/%s/%s", backends[i].name, cases[j].name);
+
+        p->backend = &backends[i];
+        p->c = &cases[j];
+        g_ptr_array_add (pairs, p);
+        g_test_add_data_func (path, p, test_case);
+        g_free (path);
+      }
+  rc = g_test_run ();
+  sc_backend_free (reference);
+  g_ptr_array_free (pairs, TRUE);
+  return rc;
+}
