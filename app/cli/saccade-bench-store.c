@@ -428,7 +428,7 @@ saccade_cmd_bench_store (int argc, char **argv)
         g_autoptr (JsonBuilder) b = json_builder_new ();
         json_builder_begin_object (b);
         json_builder_set_member_name (b, "backend");
-        json_builder_add_string_value (b, backend->description);
+        json_builder_add_string_value (b, sc_backend_description (backend));
         json_builder_set_member_name (b, "folder");
         json_builder_add_string_value (b, base);
         saccade_json_int (b, "threads", common.threads);
@@ -463,7 +463,7 @@ saccade_cmd_bench_store (int argc, char **argv)
     else
       {
         printf ("Capture store, %s; %d tokens, %u heads; median of %d rounds; disk of %s\n",
-                backend->description, n, in->n_layers * in->n_heads, reps, base);
+                sc_backend_description (backend), n, in->n_layers * in->n_heads, reps, base);
         printf ("  forward + capture to memory      %8.3f s\n", mem);
         printf ("  forward + capture to SQLite      %8.3f s   persisted / memory %.3f (goal <= "
                 "1.3)\n", sql, sql / mem);

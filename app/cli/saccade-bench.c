@@ -283,7 +283,7 @@ saccade_cmd_bench (int argc, char **argv)
       saccade_json_int (b, "reps", reps);
       saccade_json_double (b, "sgemm_peak_gflops", peak);
       json_builder_set_member_name (b, "backend");
-      json_builder_add_string_value (b, inner->description);
+      json_builder_add_string_value (b, sc_backend_description (inner));
       json_builder_set_member_name (b, "sizes");
       json_builder_begin_array (b);
       for (r = 0; r < n_rows; r++)
@@ -311,7 +311,7 @@ saccade_cmd_bench (int argc, char **argv)
   else
     {
       printf ("%s, %d thread%s, median of %d runs; sgemm peak %.1f GFLOP/s\n",
-              inner->description, common.threads, common.threads == 1 ? "" : "s", reps, peak);
+              sc_backend_description (inner), common.threads, common.threads == 1 ? "" : "s", reps, peak);
       if (peer_version != NULL)
         printf ("peer: llama.cpp via llama-cpp-python %s\n", peer_version);
       printf ("    n  tok/s(no capture)  tok/s(capture)  overhead  proj GFLOP/s  time in proj/attn"

@@ -4,7 +4,7 @@
  * Every verb takes --db FILE (default $XDG_DATA_HOME/saccade/captures.sqlite) and prints
  * human text, or JSON with --json. `capture` prints the new run's id (one per line with
  * --file, and a progress bar on stderr when it is a terminal), so scripts can write
- * `saccade show $(saccade capture -t "...")`. The engine's store (engine/sc-store.h) does
+ * `saccade show $(saccade capture -t "...")`. The engine's store (engine/store/sc-store.h) does
  * the work. Each verb parses its options, computes a result struct (CaptureResult,
  * RunsResult, RmResult) and prints it as text or, through app/core/saccade-json.h, JSON.
  */
@@ -409,7 +409,7 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
     }
   if (!saccade_cli_session_open (&c->s, common, c->model, error))
     return FALSE;
-  c->backend_name = c->s.backend->ops->name;
+  c->backend_name = sc_backend_name (c->s.backend);
   c->logits = g_new (float, sc_model_info (c->model)->n_vocab);
   return TRUE;
 

@@ -82,16 +82,18 @@ const char *
 saccade_loaded_model_get_backend_name (SaccadeLoadedModel *self)
 {
   g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
-  /* Both CPU backends ("cpu", "cpu-ref") are the CPU to a user; a GPU backend will name
-   * its device here. */
-  return g_str_has_prefix (self->backend->ops->name, "cpu") ? "CPU" : self->backend->ops->name;
+  /* A backend computing in host memory (both CPU backends, "cpu" and "cpu-ref") is the CPU
+   * to a user; a device backend names its device in its description. */
+  if (sc_backend_caps (self->backend) & SC_BACKEND_CAP_HOST_MEMORY)
+    return "CPU";
+  return sc_backend_description (self->backend);
 }
 
 const char *
 saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self)
 {
   g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
-  return self->backend->description;
+  return sc_backend_description (self->backend);
 }
 
 char *
@@ -306,7 +308,7 @@ capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   desc.text_len = strlen (job->text);
   desc.tokens = pieces;
   desc.n_tokens = ids->len;
-  desc.backend = m->backend->ops->name;
+  desc.backend = sc_backend_name (m->backend);
   run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len, &error);
   if (run_id <= 0)
     goto fail;

@@ -3,7 +3,7 @@
  *
  * The window never touches the capture store on its own thread: listing, loading and
  * deleting runs are GTasks that open their own ScStore connection in a worker thread
- * (engine/sc-store.h allows one store per thread on the same file) and hand back plain
+ * (engine/store/sc-store.h allows one store per thread on the same file) and hand back plain
  * data. SaccadeRunItem is one row of the sidebar; SaccadeRun is one run loaded in full —
  * token labels, every head's matrix and the per-head metrics of docs/metrics.md, which are
  * computed in the worker with the same code as `saccade capture --summary`.

@@ -1,4 +1,4 @@
-/* saccade-test-driver.c — a scripted user for the end-to-end test (tests/test-app-e2e.sh).
+/* saccade-test-driver.c — a scripted user for the end-to-end test (tests/app/test-app-e2e.sh).
  *
  * When $SACCADE_TEST_SCRIPT names a file, the window reads it as one command per line and
  * plays them in order, each once the window is idle (nothing loading, capturing or

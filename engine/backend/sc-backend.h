@@ -83,9 +83,3 @@ bool sc_backend_supports (const ScBackend *backend, unsigned caps);
 #ifdef __cplusplus
 }
 #endif
-
-/* Transitional: app/ and some tests still read backend->ops->name and
- * backend->description directly. Until they call sc_backend_name() and
- * sc_backend_description(), the struct stays visible through this header; then this
- * include goes and ScBackend becomes opaque to users. */
-#include "backend/sc-backend-impl.h"

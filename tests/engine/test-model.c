@@ -259,10 +259,10 @@ check_attention_fixture (ScSession *s, int max_prompts)
         g_error ("%s", err.message);
       g_assert_cmpint (c.calls, ==, (int) (in->n_layers * in->n_heads)); /* 270 */
       g_test_message ("%s %-10s n=%2d: max |dP| %.3g (layer %d head %d), max |row sum - 1| %.3g",
-                      sc_session_backend (s)->ops->name, json_object_get_string_member (pr, "name"),
+                      sc_backend_name (sc_session_backend (s)), json_object_get_string_member (pr, "name"),
                       n, c.max_err, c.worst_layer, c.worst_head, c.max_row_err);
       printf ("# attention vs numpy (%s, %s, %d tokens): max |dP| = %.3g\n",
-              sc_session_backend (s)->ops->name, json_object_get_string_member (pr, "name"), n,
+              sc_backend_name (sc_session_backend (s)), json_object_get_string_member (pr, "name"), n,
               c.max_err);
       g_assert_true (c.causal_ok);
       g_assert_cmpfloat (c.max_row_err, <=, 1e-5);
@@ -283,7 +283,7 @@ check_attention_fixture (ScSession *s, int max_prompts)
           }
         maxd /= sqrt (var / in->n_vocab);
         printf ("# logits vs numpy (%s, %s): max |dlogit|/std = %.3g\n",
-                sc_session_backend (s)->ops->name, json_object_get_string_member (pr, "name"), maxd);
+                sc_backend_name (sc_session_backend (s)), json_object_get_string_member (pr, "name"), maxd);
         g_assert_cmpfloat (maxd, <=, NUMPY_LOGIT_BOUND);
       }
     }

@@ -355,7 +355,7 @@ test_roundtrip_forward (void)
   desc.text_len = strlen (text);
   desc.tokens = pieces;
   desc.n_tokens = n_ids;
-  desc.backend = backend->ops->name;
+  desc.backend = sc_backend_name (backend);
   g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_OK);
   tee.store = sc_store_capture_observer (cap);
   tee.n_heads = (int) ident.n_heads;
