@@ -230,15 +230,11 @@ saccade_cmd_bench_draw (int argc, char **argv)
       json_builder_begin_object (b);
       for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
         {
-          json_builder_set_member_name (b, rows[i].name);
-          json_builder_add_double_value (b, rows[i].s);
+          saccade_json_double (b, rows[i].name, rows[i].s);
         }
-      json_builder_set_member_name (b, "head_cached_over_paint");
-      json_builder_add_double_value (b, head_cached / paint);
-      json_builder_set_member_name (b, "grid_cached_over_paint");
-      json_builder_add_double_value (b, grid_cached / paint);
-      json_builder_set_member_name (b, "grid_render_over_paint");
-      json_builder_add_double_value (b, grid_render / paint);
+      saccade_json_double (b, "head_cached_over_paint", head_cached / paint);
+      saccade_json_double (b, "grid_cached_over_paint", grid_cached / paint);
+      saccade_json_double (b, "grid_render_over_paint", grid_render / paint);
       json_builder_end_object (b);
       saccade_json_print (b);
     }

@@ -427,10 +427,8 @@ saccade_cmd_bench_store (int argc, char **argv)
       {
         g_autoptr (JsonBuilder) b = json_builder_new ();
         json_builder_begin_object (b);
-        json_builder_set_member_name (b, "backend");
-        json_builder_add_string_value (b, sc_backend_description (backend));
-        json_builder_set_member_name (b, "folder");
-        json_builder_add_string_value (b, base);
+        saccade_json_string (b, "backend", sc_backend_description (backend));
+        saccade_json_string (b, "folder", base);
         saccade_json_int (b, "threads", common.threads);
         saccade_json_int (b, "reps", reps);
         saccade_json_int (b, "n", n);
@@ -446,8 +444,7 @@ saccade_cmd_bench_store (int argc, char **argv)
         saccade_json_double (b, "dd_fdatasync_mb_per_s", dd);
         saccade_json_double (b, "ingest_over_dd", ing / dd);
         saccade_json_double (b, "ingest_with_checkpoint_over_dd", ing_ck / dd);
-        json_builder_set_member_name (b, "bytes_per_run");
-        json_builder_begin_array (b);
+        saccade_json_begin_array (b, "bytes_per_run");
         for (i = 0; i < (int) G_N_ELEMENTS (sizes); i++)
           {
             json_builder_begin_object (b);

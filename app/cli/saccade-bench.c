@@ -282,10 +282,8 @@ saccade_cmd_bench (int argc, char **argv)
       saccade_json_int (b, "threads", common.threads);
       saccade_json_int (b, "reps", reps);
       saccade_json_double (b, "sgemm_peak_gflops", peak);
-      json_builder_set_member_name (b, "backend");
-      json_builder_add_string_value (b, sc_backend_description (inner));
-      json_builder_set_member_name (b, "sizes");
-      json_builder_begin_array (b);
+      saccade_json_string (b, "backend", sc_backend_description (inner));
+      saccade_json_begin_array (b, "sizes");
       for (r = 0; r < n_rows; r++)
         {
           json_builder_begin_object (b);
