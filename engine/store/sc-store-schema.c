@@ -407,16 +407,33 @@ out:
   return status;
 }
 
+/* Whether @s is a plain SQL identifier, safe to print bare in a command to copy. */
+static bool
+plain_identifier (const char *s, size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < len; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_'
+          || (i > 0 && s[i] >= '0' && s[i] <= '9')))
+      return false;
+  return len > 0 && len < 64;
+}
+
 /* The message for an object the reference does not have. */
 static ScStatus
 unknown_object (const char *path, const char *type, const char *name, size_t name_len,
                 const char *tbl, size_t tbl_len, ScError *err)
 {
-  char qn[72], qt[72];
-  const char *why;
+  char qn[72], qt[80] = "", fix[160];
+  const char *why, *drop;
 
   sc_store_quote (name, name_len, qn, sizeof qn);
-  sc_store_quote (tbl, tbl_len, qt, sizeof qt);
+  if (tbl_len != name_len || memcmp (tbl, name, name_len) != 0)
+    {
+      memcpy (qt, " on ", 4);
+      sc_store_quote (tbl, tbl_len, qt + 4, sizeof qt - 4);
+    }
   if (strcmp (type, "trigger") == 0)
     why = "a trigger runs its own SQL whenever rows change, so the store is not opened";
   else if (strcmp (type, "view") == 0)
@@ -426,12 +443,16 @@ unknown_object (const char *path, const char *type, const char *name, size_t nam
           "is not opened";
   else
     why = "the store is not opened";
+  drop = strcmp (type, "index") == 0 ? "INDEX" : strcmp (type, "view") == 0 ? "VIEW"
+         : strcmp (type, "trigger") == 0 ? "TRIGGER" : "TABLE";
+  if (plain_identifier (name, name_len))
+    snprintf (fix, sizeof fix, "sqlite3 FILE 'DROP %s %.*s'", drop, (int) name_len, name);
+  else
+    snprintf (fix, sizeof fix, "DROP %s in the sqlite3 tool", drop);
   return sc_error_set (err, SC_ERR_FORMAT,
-                       "%s holds %s %s (on %s), which Saccade does not write: %s. If you "
-                       "trust the file, remove it (sqlite3 FILE 'DROP %s %s'), or ask whoever "
-                       "sent it for a clean copy", path, type, qn, qt, why,
-                       strcmp (type, "index") == 0 ? "INDEX" : strcmp (type, "view") == 0 ? "VIEW"
-                       : strcmp (type, "trigger") == 0 ? "TRIGGER" : "TABLE", qn);
+                       "%s holds %s %s%s, which Saccade does not write: %s. If you trust the "
+                       "file, remove it (%s), or ask whoever sent it for a clean copy", path,
+                       type, qn, qt, why, fix);
 }
 
 ScStatus
@@ -487,6 +508,9 @@ sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScError *err
           status = sc_error_set (err, SC_ERR_FORMAT, "%s: %s is a %s on %s, where Saccade "
                                  "writes a %s on %s; " SCHEMA_REMEDY, path, qn, type, tbl,
                                  col_text (find, 0), col_text (find, 1));
+          if (strcmp (tbl, name) == 0 && same_text (tbl, col_text (find, 1)))
+            status = sc_error_set (err, SC_ERR_FORMAT, "%s: %s is a %s, where Saccade writes a "
+                                   "%s; " SCHEMA_REMEDY, path, qn, type, col_text (find, 0));
           break;
         }
       if (strcmp (type, "table") == 0
