@@ -5,9 +5,12 @@
  * tokens and every head its model claims (bounded below) — touching every byte returned, so
  * that a wrong bound shows up under ASan. A read-only open must not write: the file's bytes
  * are compared afterwards, and a change aborts (a finding).
- * Build: CC=clang meson setup build-fuzz -Dfuzzing=true; seed: a few small stores Saccade
- * wrote (build/tests/store/hostile-stores DIR writes some); run:
- * build-fuzz/tests/fuzz/fuzz-store -max_total_time=600 corpus-store/
+ * Build: CC=clang meson setup build-fuzz -Dfuzzing=true. Seeds: stores Saccade wrote, made
+ * small — build/tests/store/hostile-stores DIR writes a real store and its hostile variants;
+ * each seed is one of them re-paged to 512-byte pages (sqlite3 F 'PRAGMA journal_mode =
+ * DELETE; PRAGMA page_size = 512; VACUUM': same schema, header and rows, 16 KB instead of
+ * 1.2 MB, so that mutations land on pages that matter). Run:
+ * build-fuzz/tests/fuzz/fuzz-store -max_total_time=600 -max_len=65536 -timeout=10 corpus-store/
  */
 #include <stdint.h>
 #include <stdio.h>
