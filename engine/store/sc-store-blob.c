@@ -83,6 +83,33 @@ get_le16 (const uint8_t *p)
 #endif
 }
 
+size_t
+sc_store_blob_first_bad (const uint8_t *blob, size_t n)
+{
+  size_t i, k;
+
+  /* fp16 bits of a probability: 0x0000..0x3C00 (+0 to 1), or 0x8000 (-0). Blocks of 256
+   * without an early exit vectorise; the failing index is looked for only after. */
+  for (i = 0; i < n; i += 256)
+    {
+      const size_t end = n - i < 256 ? n : i + 256;
+      unsigned any = 0;
+      for (k = i; k < end; k++)
+        {
+          const uint16_t h = get_le16 (blob + 2 * k);
+          any |= (h > 0x3C00u) & (h != 0x8000u);
+        }
+      if (any)
+        for (k = i; k < end; k++)
+          {
+            const uint16_t h = get_le16 (blob + 2 * k);
+            if (h > 0x3C00u && h != 0x8000u)
+              return k;
+          }
+    }
+  return n;
+}
+
 bool
 sc_store_blob_simd (void)
 {

@@ -1,6 +1,8 @@
-/* sc-store-private.h — what the capture store's files share (sc-store.c: opening and
- * reading; sc-store-schema.c: the schema and its migrations; sc-store-blob.c: the fp16
- * BLOB layout; sc-store-writer.c: captures and the writer thread). Not installed, not for
+/* sc-store-private.h — what the capture store's files share (sc-store.c: opening,
+ * errors, models, deleting; sc-store-read.c: reading runs, tokens and heads, checking
+ * every number; sc-store-schema.c: the schema, its migrations and the check that a file's
+ * schema is ours; sc-store-blob.c: the fp16 BLOB layout; sc-store-writer.c: captures and
+ * the writer thread). Not installed, not for
  * callers outside engine/sc-store*.c and the store's tests.
  */
 #pragma once
@@ -44,6 +46,11 @@ ScStatus sc_store_sqlite_error (ScError *err, sqlite3 *db, int rc, const char *p
 ScStatus sc_store_connection_open (const ScStore *store, bool writable, sqlite3 **out,
                                    ScError *err);
 
+/* Writes @len bytes of @s (a name from the file: any bytes) into @buf as a quoted,
+ * printable string for a message: 'name', with quotes, backslashes, control bytes and
+ * bytes >= 0x80 as \xNN, cut with "..." to fit @size (>= 8). */
+void sc_store_quote (const char *s, size_t len, char *buf, size_t size);
+
 /* Runs @sql (no rows expected). Returns SQLite's code. */
 int sc_store_exec (sqlite3 *db, const char *sql);
 
@@ -59,12 +66,21 @@ int64_t sc_store_now_ms (void);
 /* 'SCDE' as the application_id in the SQLite header: marks the file as a Saccade store. */
 #define SC_STORE_APPLICATION_ID 0x53434445
 
-/* Reads application_id, user_version and whether the schema is empty, without writing.
- * Fails with SC_ERR_DB (not a database / corrupt / unreadable), SC_ERR_FORMAT (an SQLite
- * database that is not a Saccade store), SC_ERR_UNSUPPORTED (a newer schema). *@version is
- * 0 for an empty database; *@sqlite_rc (may be NULL) SQLite's code for the read. */
+/* Reads application_id, user_version and whether the schema is empty, and compares the
+ * schema with the one this build writes for that version (sc_store_schema_verify), in one
+ * read transaction, without writing. Fails with SC_ERR_DB (not a database / corrupt /
+ * unreadable), SC_ERR_FORMAT (an SQLite database that is not a Saccade store, or a schema
+ * that is not ours), SC_ERR_UNSUPPORTED (a newer schema). *@version is 0 for an empty
+ * database; *@sqlite_rc (may be NULL) SQLite's code for the read. */
 ScStatus sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, int *sqlite_rc,
                                   ScError *err);
+
+/* Compares every row of the file's sqlite_schema with what this build creates for schema
+ * @version (which it builds in an in-memory database): the same tables with the same
+ * columns (PRAGMA table_xinfo) and the same SQL, the same indexes, nothing else — no
+ * trigger, view, virtual table or extra index or table. SC_ERR_FORMAT names the first
+ * object that differs and says what the user can do. Reads only. */
+ScStatus sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScError *err);
 
 /* Makes a writable connection's database current: creates schema v1 in an empty database
  * (page size, incremental auto-vacuum, WAL first), or migrates an older one, each step in
@@ -76,6 +92,10 @@ ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int *version, S
 
 /* Bytes of a head's BLOB: fp16, n*(n+1)/2 values when causal, else n_query*n_key. */
 size_t sc_store_blob_bytes (bool causal, uint32_t n_query, uint32_t n_key);
+
+/* The index of the first of @n fp16 values in @blob that is not a probability (NaN,
+ * infinite, negative other than -0, or above 1), or @n when all are. */
+size_t sc_store_blob_first_bad (const uint8_t *blob, size_t n);
 
 /* Whether @probs (n, n) is causal: every entry above the diagonal exactly zero. */
 bool sc_store_head_is_causal (const float *probs, uint32_t n_query, uint32_t n_key);

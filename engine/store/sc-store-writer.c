@@ -215,6 +215,25 @@ upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch)
   return SQLITE_OK;
 }
 
+/* Whether the INSERT of a run failed with SQLITE_FULL because AUTOINCREMENT has no id
+ * left (sqlite_sequence, or the largest id, at 2^63 - 1) rather than for want of space:
+ * SQLite says "database or disk is full" for both. */
+static bool
+run_ids_exhausted (sqlite3 *db)
+{
+  sqlite3_stmt *st = NULL;
+  bool exhausted = false;
+
+  if (sqlite3_prepare_v2 (db, "SELECT max (coalesce ((SELECT max (seq) FROM sqlite_sequence "
+                              "WHERE name = 'runs'), 0), coalesce ((SELECT max (id) FROM runs), 0))",
+                          -1, &st, NULL) == SQLITE_OK
+      && sqlite3_step (st) == SQLITE_ROW)
+    exhausted = sqlite3_column_type (st, 0) == SQLITE_INTEGER
+                && sqlite3_column_int64 (st, 0) == INT64_MAX;
+  sqlite3_finalize (st);
+  return exhausted;
+}
+
 /* Step 1: the transaction, the model, the run row and the tokens. */
 static ScStatus
 begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
@@ -248,6 +267,12 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
   rc = sqlite3_step (st);
   sqlite3_finalize (st);
   st = NULL;
+  if ((rc & 0xff) == SQLITE_FULL && run_ids_exhausted (db))
+    return sc_error_set (err, SC_ERR_RANGE,
+                         "%s: storing a new run: the store has given out every run id (the "
+                         "last, %lld, is the largest SQLite allows, and ids are never reused); "
+                         "it cannot take more runs, but reading it still works: capture into "
+                         "a new store with --db", path, (long long) INT64_MAX);
   if (rc != SQLITE_DONE)
     goto db_error;
   cap->run_id = sqlite3_last_insert_rowid (db);
@@ -533,10 +558,28 @@ sc_store_writer_free (ScStoreWriter *w)
 /* ------------------------------------------------------------------------------------ */
 /* The producer side                                                                     */
 
+/* A copy of a name (model name, architecture, path, backend) of at most
+ * SC_STORE_MAX_NAME_BYTES bytes — the reader's ceiling —, cut before a UTF-8 sequence the
+ * cut would split. */
 static char *
 dup_str (const char *s)
 {
-  return strdup (s != NULL ? s : "");
+  size_t n = s != NULL ? strlen (s) : 0;
+  char *d;
+
+  if (n > SC_STORE_MAX_NAME_BYTES)
+    {
+      n = SC_STORE_MAX_NAME_BYTES;
+      for (size_t k = 0; k < 3 && n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80; k++)
+        n--;
+    }
+  if ((d = malloc (n + 1)) != NULL)
+    {
+      if (n > 0)
+        memcpy (d, s, n);
+      d[n] = '\0';
+    }
+  return d;
 }
 
 static void
@@ -601,16 +644,36 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   if (m == NULL || desc->tokens == NULL || desc->n_tokens == 0
       || (desc->text == NULL && desc->text_len > 0))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a run needs a model and at least one token");
-  if (m->n_layers == 0 || m->n_heads == 0 || m->n_layers > INT16_MAX || m->n_heads > INT16_MAX)
+  /* What the reader will check (the contract in sc-store.h), checked before anything is
+   * stored: a run this writer stores can always be read back. */
+  if (m->n_layers == 0 || m->n_heads == 0 || m->n_layers > SC_STORE_MAX_LAYERS
+      || m->n_heads > SC_STORE_MAX_HEADS
+      || (uint64_t) m->n_layers * m->n_heads > SC_STORE_MAX_RUN_HEADS)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a model of %u layers x %u heads cannot be "
-                         "captured", m->n_layers, m->n_heads);
+                         "captured (at most %u x %u, %u heads in all)", m->n_layers, m->n_heads,
+                         SC_STORE_MAX_LAYERS, SC_STORE_MAX_HEADS, SC_STORE_MAX_RUN_HEADS);
+  if (m->n_kv_heads == 0 || m->n_kv_heads > m->n_heads || m->n_heads % m->n_kv_heads != 0
+      || m->head_dim == 0 || m->head_dim > SC_STORE_MAX_HEAD_DIM || m->n_vocab == 0
+      || m->n_vocab > INT32_MAX || m->n_embd == 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a model of %u heads, %u KV heads, head_dim "
+                         "%u, vocabulary %u cannot be captured", m->n_heads, m->n_kv_heads,
+                         m->head_dim, m->n_vocab);
   /* Heads are (n, n) fp16: keep n where n^2 cannot overflow anything. */
-  if (desc->n_tokens > (1u << 19))
-    return sc_error_set (err, SC_ERR_RANGE, "%zu tokens is more than a run can store",
-                         desc->n_tokens);
+  if (desc->n_tokens > SC_STORE_MAX_TOKENS)
+    return sc_error_set (err, SC_ERR_RANGE, "%zu tokens is more than a run can store (%u)",
+                         desc->n_tokens, SC_STORE_MAX_TOKENS);
   for (i = 0; i < desc->n_tokens; i++)
-    if (desc->tokens[i].len > 0 && desc->tokens[i].piece == NULL)
-      return sc_error_set (err, SC_ERR_INVALID_ARG, "token %zu has no piece", i);
+    {
+      const ScStoreToken *t = &desc->tokens[i];
+      if (t->len > 0 && t->piece == NULL)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "token %zu has no piece", i);
+      if (t->len > SC_STORE_MAX_PIECE_BYTES)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "token %zu's piece is %u bytes, more than "
+                             "%u", i, t->len, SC_STORE_MAX_PIECE_BYTES);
+      if (t->id < 0 || (uint32_t) t->id >= m->n_vocab)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "token %zu has id %d, outside the model's "
+                             "vocabulary of %u", i, (int) t->id, m->n_vocab);
+    }
 
   if (store->writer == NULL && (st = writer_new (store, &store->writer, err)) != SC_OK)
     return st;
@@ -729,6 +792,22 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
       slot->cap = bytes;
     }
   sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
+  /* The reader refuses a head holding anything but probabilities (sc-store-read.c); so
+   * does the writer, rather than store a run nobody can read (a NaN from a broken model). */
+  {
+    const size_t bad = sc_store_blob_first_bad (slot->buf, bytes / 2);
+    if (bad < bytes / 2)
+      {
+        float v;
+        sc_store_f16_decode (slot->buf + 2 * bad, 1, &v);
+        sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d: value %zu (as fp16) is %g, not "
+                      "a probability in [0, 1]", layer, head, bad, (double) v);
+        fail (cap, &e);
+        if (err != NULL)
+          *err = e;
+        return e.status;
+      }
+  }
   slot->len = bytes;
   slot->layer = layer;
   slot->head = head;

@@ -1,4 +1,5 @@
-/* sc-store.c — opening a capture store, reading runs and heads, deleting runs.
+/* sc-store.c — opening a capture store, its errors, models, deleting runs (reading is
+ * sc-store-read.c).
  *
  * A store keeps one SQLite connection for the caller's thread (this file) and, once the
  * first capture starts, a second one owned by the writer thread (sc-store-writer.c). Both
@@ -7,9 +8,10 @@
  * read whole; deletions rare.
  *
  * Untrusted input: the database may come from anywhere. Every connection runs in SQLite's
- * defensive mode with an untrusted schema and cell size checks, every BLOB's size is
- * checked against its row before it is unpacked, and opening checks the header
- * (application_id, user_version) before anything is written.
+ * defensive mode with triggers and views off, an untrusted schema and cell size checks;
+ * opening checks the header (application_id, user_version) and compares the schema with
+ * ours before anything is written (sc-store-schema.c); the readers check every number
+ * (sc-store-read.c).
  */
 #include "store/sc-store-private.h"
 
@@ -82,6 +84,38 @@ sc_store_sqlite_error (ScError *err, sqlite3 *db, int rc, const char *path, cons
   return sc_error_set (err, status, "%s: %s: %s (%s%s)", path, what, meaning, msg, sys);
 }
 
+void
+sc_store_quote (const char *s, size_t len, char *buf, size_t size)
+{
+  static const char hex[] = "0123456789abcdef";
+  size_t i, o = 0;
+
+  buf[o++] = '\'';
+  for (i = 0; i < len && s != NULL; i++)
+    {
+      const unsigned char c = (unsigned char) s[i];
+      const bool plain = c >= 0x20 && c < 0x7f && c != '\'' && c != '\\';
+      /* room for this byte (1 or 4), then "...'" and the NUL */
+      if (o + (plain ? 1 : 4) + 5 > size)
+        {
+          memcpy (buf + o, "...", 3);
+          o += 3;
+          break;
+        }
+      if (plain)
+        buf[o++] = (char) c;
+      else
+        {
+          buf[o++] = '\\';
+          buf[o++] = 'x';
+          buf[o++] = hex[c >> 4];
+          buf[o++] = hex[c & 15];
+        }
+    }
+  buf[o++] = '\'';
+  buf[o] = '\0';
+}
+
 int
 sc_store_exec (sqlite3 *db, const char *sql)
 {
@@ -149,14 +183,40 @@ sc_store_connection_open (const ScStore *store, bool writable, sqlite3 **out, Sc
       return st;
     }
   sqlite3_extended_result_codes (db, 1);
-  /* A database file is untrusted input: no schema-defined functions with side effects,
-   * no writes to the schema table, extra checks on every b-tree cell. */
-  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 1, NULL);
+  /* A database file is untrusted input (docs/store.md, "Trust"): no writes to the schema
+   * table or other ways to corrupt the file on purpose (DEFENSIVE), no triggers and no
+   * views from the file (the schema check refuses them anyway; this is the second
+   * wall, for a schema changed by another process after we checked it), no functions
+   * with side effects in the schema (TRUSTED_SCHEMA off), extra checks on every b-tree
+   * cell. Foreign-key actions (ON DELETE CASCADE) are not triggers and still work. Each
+   * setting is read back: a build of SQLite without one fails here, not silently. */
+  {
+    static const struct {
+      int op, value;
+      const char *name;
+    } config[] = {
+      { SQLITE_DBCONFIG_DEFENSIVE, 1, "defensive mode" },
+      { SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, "untrusted schema" },
+      { SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, "triggers off" },
+      { SQLITE_DBCONFIG_ENABLE_VIEW, 0, "views off" },
+    };
+    for (size_t i = 0; i < sizeof config / sizeof config[0]; i++)
+      {
+        int now = -1;
+        if (sqlite3_db_config (db, config[i].op, config[i].value, &now) != SQLITE_OK
+            || now != config[i].value)
+          {
+            sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: this build of SQLite (%s) cannot "
+                          "open a store safely: setting '%s' failed", store->path,
+                          sqlite3_libversion (), config[i].name);
+            sqlite3_close (db);
+            return SC_ERR_UNSUPPORTED;
+          }
+      }
+  }
   sqlite3_busy_timeout (db, store->busy_ms > 0 ? store->busy_ms : 0);
-  if ((rc = sc_store_exec (db, "PRAGMA foreign_keys = ON; PRAGMA cell_size_check = ON"))
-      != SQLITE_OK)
+  if ((rc = sc_store_exec (db, "PRAGMA foreign_keys = ON; PRAGMA cell_size_check = ON; "
+                               "PRAGMA trusted_schema = OFF")) != SQLITE_OK)
     goto fail;
   if (writable)
     {
@@ -245,6 +305,28 @@ is_wal_readonly_failure (int rc)
   return rc == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY || rc == SQLITE_BUSY_RECOVERY;
 }
 
+/* The message for a WAL store whose -wal holds committed runs that SQLite cannot read
+ * here (it needs PATH-shm, which it cannot create), saying why and what to do. */
+static ScStatus
+wal_unreadable (const char *path, int rc, ScError *err)
+{
+  char *dir = folder_of (path);
+  char why[160];
+
+  if (dir != NULL && access (dir, W_OK | X_OK) != 0)
+    snprintf (why, sizeof why, "the folder %s is not writable (%s)", dir, strerror (errno));
+  else
+    snprintf (why, sizeof why, "%s-shm cannot be created or opened (%s)", path,
+              sqlite3_errstr (rc));
+  free (dir);
+  return sc_error_set (err, SC_ERR_IO,
+                       "%s: its latest runs are still in %s-wal, which SQLite can read only "
+                       "through a -shm file beside it, and %s; copy the file together with its "
+                       "-wal into a writable folder and open the copy, or open it once where "
+                       "the folder is writable (closing folds the -wal into the file)",
+                       path, path, why);
+}
+
 /* Whether PATH-wal is absent or empty: then the database file alone is the whole store and
  * may be read with immutable=1. */
 static bool
@@ -314,6 +396,8 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
             goto fail;
           st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, NULL, err);
         }
+      else if (st == SC_ERR_DB && is_wal_readonly_failure (rc))
+        st = wal_unreadable (s->path, rc, err);
       else if (st != SC_OK && err != NULL)
         *err = first;
     }
@@ -449,435 +533,6 @@ sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIGEST_SIZE]
     }
   else
     status = sc_store_sqlite_error (err, store->db, rc, store->path, "looking up a model");
-  sqlite3_finalize (st);
-  return status;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Runs                                                                                  */
-
-#define RUN_COLUMNS                                                                       \
-  "r.id, r.model_id, m.name, m.arch, m.path, m.sha256, m.n_layers, m.n_heads, "          \
-  "m.n_kv_heads, m.head_dim, r.created, r.backend, r.n_tokens, r.forward_ms, "            \
-  "r.capture_ms, r.attention_bytes, r.text "                                              \
-  "FROM runs r JOIN models m ON m.id = r.model_id WHERE r.status = 'complete' "
-
-/* A copy of a text column; "" for NULL. */
-static char *
-dup_column (sqlite3_stmt *st, int col)
-{
-  const unsigned char *t = sqlite3_column_text (st, col);
-  return strdup (t != NULL ? (const char *) t : "");
-}
-
-/* A dimension column, which the schema keeps positive; anything else is a damaged row. */
-static uint32_t
-dim_column (sqlite3_stmt *st, int col)
-{
-  int64_t v = sqlite3_column_int64 (st, col);
-  return v > 0 && v <= INT32_MAX ? (uint32_t) v : 0;
-}
-
-static ScStatus
-run_from_row (const ScStore *store, sqlite3_stmt *st, ScStoreRunInfo *r, ScError *err)
-{
-  const void *sha = sqlite3_column_blob (st, 5);
-  const void *text = sqlite3_column_blob (st, 16);
-  size_t text_len = (size_t) sqlite3_column_bytes (st, 16);
-
-  memset (r, 0, sizeof *r);
-  r->id = sqlite3_column_int64 (st, 0);
-  r->model_id = sqlite3_column_int64 (st, 1);
-  r->model_name = dup_column (st, 2);
-  r->model_arch = dup_column (st, 3);
-  r->model_path = dup_column (st, 4);
-  if (sha != NULL && sqlite3_column_bytes (st, 5) == SC_SHA256_DIGEST_SIZE)
-    sc_sha256_hex (sha, r->model_sha256);
-  r->n_layers = dim_column (st, 6);
-  r->n_heads = dim_column (st, 7);
-  r->n_kv_heads = dim_column (st, 8);
-  r->head_dim = dim_column (st, 9);
-  r->created_ms = sqlite3_column_int64 (st, 10);
-  r->backend = dup_column (st, 11);
-  r->n_tokens = dim_column (st, 12);
-  r->forward_s = sqlite3_column_type (st, 13) == SQLITE_NULL
-                   ? -1.0 : sqlite3_column_double (st, 13) / 1000.0;
-  r->capture_s = sqlite3_column_type (st, 14) == SQLITE_NULL
-                   ? -1.0 : sqlite3_column_double (st, 14) / 1000.0;
-  r->attention_bytes = (uint64_t) sqlite3_column_int64 (st, 15);
-  r->text = malloc (text_len + 1);
-  if (r->text != NULL)
-    {
-      if (text_len > 0)
-        memcpy (r->text, text, text_len);
-      r->text[text_len] = '\0';
-      r->text_len = text_len;
-    }
-  if (r->model_name == NULL || r->model_arch == NULL || r->model_path == NULL
-      || r->backend == NULL || r->text == NULL)
-    {
-      sc_store_run_info_clear (r);
-      return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-    }
-  if (r->n_layers == 0 || r->n_heads == 0 || r->n_tokens == 0 || r->model_sha256[0] == '\0')
-    {
-      int64_t id = r->id;
-      sc_store_run_info_clear (r);
-      return sc_error_set (err, SC_ERR_FORMAT, "%s: run %lld has a damaged row", store->path,
-                           (long long) id);
-    }
-  return SC_OK;
-}
-
-void
-sc_store_run_info_clear (ScStoreRunInfo *info)
-{
-  if (info == NULL)
-    return;
-  free (info->model_name);
-  free (info->model_arch);
-  free (info->model_path);
-  free (info->backend);
-  free (info->text);
-  memset (info, 0, sizeof *info);
-}
-
-void
-sc_store_run_list_free (ScStoreRunInfo *runs, size_t n_runs)
-{
-  size_t i;
-
-  if (runs == NULL)
-    return;
-  for (i = 0; i < n_runs; i++)
-    sc_store_run_info_clear (&runs[i]);
-  free (runs);
-}
-
-ScStatus
-sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs, ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStoreRunInfo *list = NULL;
-  size_t n = 0, cap = 0;
-  ScStatus status = SC_OK;
-  int rc;
-
-  *runs = NULL;
-  *n_runs = 0;
-  if (store->schema_version == 0)
-    return SC_OK; /* an empty file opened read-only: no tables, no runs */
-  if ((rc = sqlite3_prepare_v2 (store->db, "SELECT " RUN_COLUMNS "ORDER BY r.id", -1, &st,
-                                NULL)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
-  /* One statement = one read transaction: the list is a consistent snapshot even while a
-   * capture commits. */
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      if (n == cap)
-        {
-          size_t new_cap = cap ? 2 * cap : 16;
-          ScStoreRunInfo *grown = realloc (list, new_cap * sizeof *list);
-          if (grown == NULL)
-            {
-              status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-              break;
-            }
-          list = grown;
-          cap = new_cap;
-        }
-      if ((status = run_from_row (store, st, &list[n], err)) != SC_OK)
-        break;
-      n++;
-    }
-  if (status == SC_OK && rc != SQLITE_DONE)
-    status = sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
-  sqlite3_finalize (st);
-  if (status != SC_OK)
-    {
-      sc_store_run_list_free (list, n);
-      return status;
-    }
-  *runs = list;
-  *n_runs = n;
-  return SC_OK;
-}
-
-ScStatus
-sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStatus status;
-  int rc;
-
-  memset (out, 0, sizeof *out);
-  if (store->schema_version == 0)
-    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
-                         (long long) run_id);
-  if ((rc = sqlite3_prepare_v2 (store->db, "SELECT " RUN_COLUMNS "AND r.id = ?", -1, &st,
-                                NULL)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                  (long long) run_id);
-  sqlite3_bind_int64 (st, 1, run_id);
-  rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    status = run_from_row (store, st, out, err);
-  else if (rc == SQLITE_DONE)
-    status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
-                           (long long) run_id);
-  else
-    status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                    (long long) run_id);
-  sqlite3_finalize (st);
-  return status;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Tokens                                                                                */
-
-/* One block: the array, then the pieces' bytes. */
-static ScStoreToken *
-tokens_alloc (size_t n, size_t piece_bytes)
-{
-  if (n > (SIZE_MAX - piece_bytes) / sizeof (ScStoreToken))
-    return NULL;
-  return malloc (n * sizeof (ScStoreToken) + piece_bytes + 1);
-}
-
-void
-sc_store_tokens_free (ScStoreToken *tokens)
-{
-  free (tokens);
-}
-
-ScStatus
-sc_store_tokens_from_ids (const ScTokenizer *tok, const int32_t *ids, size_t n_ids,
-                          ScStoreToken **tokens, ScError *err)
-{
-  ScStoreToken *t;
-  uint8_t *bytes;
-  size_t i, total = 0;
-
-  *tokens = NULL;
-  for (i = 0; i < n_ids; i++)
-    total += sc_token_to_bytes (tok, ids[i], true, NULL, 0);
-  if ((t = tokens_alloc (n_ids, total)) == NULL)
-    return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-  bytes = (uint8_t *) (t + n_ids);
-  for (i = 0; i < n_ids; i++)
-    {
-      size_t len = sc_token_to_bytes (tok, ids[i], true, (char *) bytes, total);
-      t[i].id = ids[i];
-      t[i].len = (uint32_t) len;
-      t[i].piece = bytes;
-      bytes += len;
-      total -= len;
-    }
-  *tokens = t;
-  return SC_OK;
-}
-
-/* Fails with NOT_FOUND unless @run_id names a complete run. */
-static ScStatus
-require_run (ScStore *store, int64_t run_id, uint32_t *n_tokens, ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStatus status;
-  int rc;
-
-  if (store->schema_version == 0)
-    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
-                         (long long) run_id);
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT n_tokens FROM runs WHERE id = ? AND status = 'complete'",
-                                -1, &st, NULL)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                  (long long) run_id);
-  sqlite3_bind_int64 (st, 1, run_id);
-  rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    {
-      if (n_tokens != NULL)
-        *n_tokens = dim_column (st, 0);
-      status = SC_OK;
-    }
-  else if (rc == SQLITE_DONE)
-    status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
-                           (long long) run_id);
-  else
-    status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                    (long long) run_id);
-  sqlite3_finalize (st);
-  return status;
-}
-
-ScStatus
-sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens, size_t *n_tokens,
-                      ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStoreToken *t = NULL;
-  uint32_t n_expected = 0;
-  size_t n = 0, total = 0;
-  uint8_t *bytes;
-  ScStatus status;
-  int rc;
-
-  *tokens = NULL;
-  *n_tokens = 0;
-  /* The run check, the size pass and the copy pass are one read transaction, so a
-   * concurrent delete cannot change the rows between the passes. */
-  if ((rc = sc_store_exec (store->db, "BEGIN")) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                  (long long) run_id);
-  if ((status = require_run (store, run_id, &n_expected, err)) != SC_OK)
-    goto done;
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT count (*), coalesce (sum (length (piece)), 0) FROM tokens "
-                                "WHERE run_id = ?", -1, &st, NULL)) != SQLITE_OK
-      || (sqlite3_bind_int64 (st, 1, run_id), rc = sqlite3_step (st)) != SQLITE_ROW)
-    goto db_error;
-  n = (size_t) sqlite3_column_int64 (st, 0);
-  total = (size_t) sqlite3_column_int64 (st, 1);
-  sqlite3_finalize (st);
-  st = NULL;
-  if (n != n_expected)
-    {
-      status = sc_error_set (err, SC_ERR_FORMAT, "%s: run %lld has %zu token rows for %u tokens",
-                             store->path, (long long) run_id, n, n_expected);
-      goto done;
-    }
-  if ((t = tokens_alloc (n, total)) == NULL)
-    {
-      status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-      goto done;
-    }
-  bytes = (uint8_t *) (t + n);
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT pos, token_id, piece FROM tokens WHERE run_id = ? "
-                                "ORDER BY pos", -1, &st, NULL)) != SQLITE_OK)
-    goto db_error;
-  sqlite3_bind_int64 (st, 1, run_id);
-  for (size_t i = 0; (rc = sqlite3_step (st)) == SQLITE_ROW; i++)
-    {
-      const void *piece = sqlite3_column_blob (st, 2);
-      size_t len = (size_t) sqlite3_column_bytes (st, 2);
-      if (i >= n || sqlite3_column_int64 (st, 0) != (int64_t) i || len > total)
-        {
-          status = sc_error_set (err, SC_ERR_FORMAT, "%s: run %lld has a damaged token list "
-                                 "at position %zu", store->path, (long long) run_id, i);
-          goto done;
-        }
-      t[i].id = (int32_t) sqlite3_column_int64 (st, 1);
-      t[i].len = (uint32_t) len;
-      t[i].piece = bytes;
-      if (len > 0)
-        memcpy (bytes, piece, len);
-      bytes += len;
-      total -= len;
-    }
-  if (rc != SQLITE_DONE)
-    goto db_error;
-  *tokens = t;
-  *n_tokens = n;
-  t = NULL;
-  status = SC_OK;
-  goto done;
-
-db_error:
-  status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading the tokens of run %lld",
-                                  (long long) run_id);
-done:
-  sqlite3_finalize (st);
-  sc_store_exec (store->db, "COMMIT");
-  free (t);
-  return status;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Heads                                                                                 */
-
-/* The largest n a head may claim: a (n, n) float matrix of 2^40 bytes is far beyond any
- * run we can compute, and small enough that no size computation below overflows. */
-#define MAX_HEAD_DIM (1u << 19)
-
-void
-sc_store_head_clear (ScStoreHead *head)
-{
-  if (head == NULL)
-    return;
-  free (head->probs);
-  memset (head, 0, sizeof *head);
-}
-
-ScStatus
-sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStoreHead *out,
-                    ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStatus status;
-  int rc;
-
-  memset (out, 0, sizeof *out);
-  if (store->schema_version == 0)
-    return require_run (store, run_id, NULL, err);
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT a.n_query, a.n_key, a.layout, a.dtype, a.data "
-                                "FROM attention a JOIN runs r ON r.id = a.run_id "
-                                "WHERE a.run_id = ?1 AND a.layer = ?2 AND a.head = ?3 "
-                                "AND r.status = 'complete'", -1, &st, NULL)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                  (long long) run_id);
-  sqlite3_bind_int64 (st, 1, run_id);
-  sqlite3_bind_int (st, 2, layer);
-  sqlite3_bind_int (st, 3, head);
-  rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    {
-      int64_t nq = sqlite3_column_int64 (st, 0), nk = sqlite3_column_int64 (st, 1);
-      const char *layout = (const char *) sqlite3_column_text (st, 2);
-      const char *dtype = (const char *) sqlite3_column_text (st, 3);
-      const void *blob = sqlite3_column_blob (st, 4);
-      size_t bytes = (size_t) sqlite3_column_bytes (st, 4);
-      bool causal = layout != NULL && strcmp (layout, "causal") == 0;
-
-      /* Trust nothing in the row: the sizes decide an allocation and a walk over the BLOB. */
-      if (nq <= 0 || nk <= 0 || nq > MAX_HEAD_DIM || nk > MAX_HEAD_DIM
-          || layout == NULL || (!causal && strcmp (layout, "full") != 0) || (causal && nq != nk)
-          || dtype == NULL || strcmp (dtype, "f16") != 0
-          || bytes != sc_store_blob_bytes (causal, (uint32_t) nq, (uint32_t) nk)
-          || (blob == NULL && bytes > 0))
-        status = sc_error_set (err, SC_ERR_FORMAT,
-                               "%s: run %lld layer %d head %d: the stored head does not match "
-                               "its description (%lld x %lld %s %s, %zu bytes)", store->path,
-                               (long long) run_id, layer, head, (long long) nq, (long long) nk,
-                               layout != NULL ? layout : "?", dtype != NULL ? dtype : "?", bytes);
-      else if ((out->probs = malloc ((size_t) nq * (size_t) nk * sizeof (float))) == NULL)
-        status = sc_error_set (err, SC_ERR_NOMEM, "out of memory reading a %lld x %lld head",
-                               (long long) nq, (long long) nk);
-      else
-        {
-          out->n_query = (uint32_t) nq;
-          out->n_key = (uint32_t) nk;
-          out->causal = causal;
-          sc_store_blob_unpack (blob, out->n_query, out->n_key, causal, out->probs);
-          status = SC_OK;
-        }
-    }
-  else if (rc == SQLITE_DONE)
-    {
-      /* Say which is missing: the run or the head. */
-      sqlite3_finalize (st);
-      st = NULL;
-      status = require_run (store, run_id, NULL, err);
-      if (status == SC_OK)
-        status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s: run %lld has no layer %d head %d",
-                               store->path, (long long) run_id, layer, head);
-    }
-  else
-    status = sc_store_sqlite_error (err, store->db, rc, store->path,
-                                    "reading run %lld layer %d head %d", (long long) run_id,
-                                    layer, head);
   sqlite3_finalize (st);
   return status;
 }

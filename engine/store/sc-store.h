@@ -27,9 +27,42 @@
  *   SC_ERR_NOT_FOUND    no such run / head, or (read-only opening) no such database file;
  *   SC_ERR_INVALID_ARG  out-of-contract calls (writing through a read-only store, a head of
  *                       the wrong shape, a run id <= 0 ...);
- *   SC_ERR_FORMAT       a row that breaks the schema's invariants (a BLOB of the wrong size);
+ *   SC_ERR_FORMAT       the file's schema is not the one this version writes (an unknown
+ *                       table, index, view or trigger; a changed column), or a row breaks
+ *                       the store's invariants (the contract below); the message names the
+ *                       table, the row and the value, and says what the user can do;
+ *   SC_ERR_RANGE        the store has used up its run ids (AUTOINCREMENT at 2^63 - 1);
  *   SC_ERR_NOMEM.
- * Nothing here aborts on a bad file, and a failed open never modifies the file.
+ * Nothing here aborts on a bad file, and a failed open never modifies the file; a
+ * read-only store never writes to it at all.
+ *
+ * Trust (docs/store.md, "Trust"): a database is untrusted input, like a model file. Every
+ * connection runs SQLite's defensive mode with triggers and views off and an untrusted
+ * schema; opening compares the file's schema, object by object, with what this version
+ * writes and refuses anything else; the reading functions check every number against the
+ * others before using it. What they return therefore holds these invariants, which
+ * callers may rely on without checking again:
+ *
+ *   ScStoreRunInfo (sc_store_list_runs, sc_store_get_run):
+ *     1 <= n_layers <= SC_STORE_MAX_LAYERS, 1 <= n_heads <= SC_STORE_MAX_HEADS,
+ *     n_layers * n_heads <= SC_STORE_MAX_RUN_HEADS, 1 <= n_kv_heads <= n_heads and
+ *     n_heads % n_kv_heads == 0, 1 <= head_dim <= SC_STORE_MAX_HEAD_DIM,
+ *     1 <= n_tokens <= SC_STORE_MAX_TOKENS; id >= 1, model_id >= 1;
+ *     0 <= created_ms <= SC_STORE_MAX_TIME_MS; forward_s and capture_s finite (< 0 only as
+ *     "unknown", exactly -1); attention_bytes at most what n_layers x n_heads full heads
+ *     take; model_sha256 64 hex digits; the strings non-NULL, NUL-terminated, at most
+ *     SC_STORE_MAX_NAME_BYTES bytes (not necessarily UTF-8: a path need not be); the run
+ *     has exactly one token row per position 0..n_tokens-1 and exactly one head per
+ *     (layer < n_layers, head < n_heads).
+ *   ScStoreToken array (sc_store_read_tokens): exactly n_tokens entries, in position
+ *     order, 0 <= id < the model's vocabulary size (<= INT32_MAX), len <=
+ *     SC_STORE_MAX_PIECE_BYTES, piece non-NULL.
+ *   ScStoreHead (sc_store_read_head): n_query == n_key == the run's n_tokens, probs holds
+ *     n_query * n_key floats, every one in [0, 1] (no NaN, no infinity), zeros above the
+ *     diagonal when causal.
+ * Anything else is SC_ERR_FORMAT, with the table, row and value in the message. Nothing
+ * reads past a buffer or divides by a stored number, and no allocation is larger than the
+ * rows the store actually holds could need.
  *
  * Thread safety: an ScStore is used by one thread at a time (the capture's observer is
  * called by the thread running sc_forward, which must be that thread). Any number of
@@ -60,6 +93,31 @@ extern "C" {
  * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so
  * this is sized for "another capture is running", not for a momentary lock. */
 #define SC_STORE_DEFAULT_BUSY_MS 60000
+
+/* Ceilings. A store that claims more is refused (SC_ERR_FORMAT) before any number from
+ * it sizes a buffer, and a capture that would need more is refused before it starts; with
+ * these, every product below (tokens^2 x heads x 4 bytes) fits in 64 bits with room to
+ * spare. The reasons (docs/store.md, "Trust"):
+ *   tokens: a (n, n) head of 2^19 tokens is 2^38 fp16 values, far past SQLite's 1 GB
+ *           BLOB limit and any run we can compute;
+ *   layers, heads: the largest published models have 126 layers and 128 query heads
+ *           (16 128 heads); these leave a factor 4 to 32;
+ *   head_dim: 2^16, 256x the common 64-256;
+ *   names (model name, architecture, path, backend): 4 KiB, PATH_MAX on Linux;
+ *   a token's piece: 64 KiB (a BPE piece is tens of bytes);
+ *   created: the end of the year 9999, in Unix milliseconds. */
+#define SC_STORE_MAX_TOKENS (1u << 19)
+#define SC_STORE_MAX_LAYERS 4096u
+#define SC_STORE_MAX_HEADS 4096u
+#define SC_STORE_MAX_RUN_HEADS 65536u
+#define SC_STORE_MAX_HEAD_DIM 65536u
+#define SC_STORE_MAX_NAME_BYTES 4096u
+#define SC_STORE_MAX_PIECE_BYTES 65536u
+#define SC_STORE_MAX_TIME_MS 253402300799999LL
+
+/* sc_store_list_runs() returns at most this many bytes of each run's text (text_truncated
+ * says it was cut): listing reads the first page of a huge text cell, not all of it. */
+#define SC_STORE_LIST_TEXT_BYTES 4096u
 
 /* The writer queue's default budget: enough fp16 heads to absorb a checkpoint or a slow
  * disk for a few layers without stalling the forward pass. */
@@ -123,6 +181,9 @@ typedef struct {
   uint64_t attention_bytes;  /* the BLOBs' total size */
   char *text;                /* NUL added after text_len bytes; may contain NULs */
   size_t text_len;
+  bool text_truncated;       /* sc_store_list_runs() only: text holds the first
+                              * SC_STORE_LIST_TEXT_BYTES bytes or less (cut before a UTF-8
+                              * sequence it would split), sc_store_get_run() has it all */
 } ScStoreRunInfo;
 
 /* One head, unpacked. */
@@ -211,24 +272,31 @@ void sc_store_capture_abort (ScStoreCapture *cap);
 /* Reading                                                                               */
 
 /* Every complete run, oldest first. *@runs is an array of *@n_runs entries (NULL when there
- * are none); free it with sc_store_run_list_free(). */
+ * are none); free it with sc_store_run_list_free(). Each text is cut to
+ * SC_STORE_LIST_TEXT_BYTES (text_truncated set). Every run is checked (the contract at the
+ * top): one damaged run fails the whole list with SC_ERR_FORMAT naming it. */
 ScStatus sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs,
                              ScError *err);
 void sc_store_run_list_free (ScStoreRunInfo *runs, size_t n_runs);
 
-/* One complete run. SC_ERR_NOT_FOUND when there is none with @run_id. */
+/* One complete run, with its whole text. SC_ERR_NOT_FOUND when there is none with @run_id,
+ * SC_ERR_FORMAT when it breaks the contract at the top. */
 ScStatus sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *err);
 void sc_store_run_info_clear (ScStoreRunInfo *info); /* frees the strings; NULL is a no-op */
 
 /* A run's tokens in position order: *@tokens is one allocation holding the array and the
- * pieces (free it with sc_store_tokens_free()). */
+ * pieces (free it with sc_store_tokens_free()); *@n_tokens is the run's n_tokens. The run
+ * and every token row are checked first (SC_ERR_FORMAT: a missing, extra or misplaced
+ * position, a piece that is not a BLOB or is too long, an id outside the vocabulary). */
 ScStatus sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens,
                                size_t *n_tokens, ScError *err);
 void sc_store_tokens_free (ScStoreToken *tokens); /* NULL is a no-op */
 
 /* One head of a complete run, unpacked to float (each value the stored fp16 exactly; zeros
- * above the diagonal of a causal head). SC_ERR_NOT_FOUND for a missing run or head,
- * SC_ERR_FORMAT for a BLOB that does not match its row. */
+ * above the diagonal of a causal head). SC_ERR_NOT_FOUND for a missing run or a layer/head
+ * outside the run's model; SC_ERR_FORMAT for a run that breaks the contract, a head whose
+ * row does not match its run (shape, layout, dtype, BLOB length) or that holds a value
+ * outside [0, 1], or a head of the run that is not there. */
 ScStatus sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head,
                              ScStoreHead *out, ScError *err);
 void sc_store_head_clear (ScStoreHead *head); /* NULL is a no-op */

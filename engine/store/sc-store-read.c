@@ -1,0 +1,1051 @@
+/* sc-store-read.c — reading runs, tokens and heads out of a store, trusting none of it.
+ *
+ * The database may come from anyone (a colleague's capture, a file from the web), so it is
+ * input like a GGUF file: every number read here is checked — its type first (an INTEGER
+ * column can hold text or a real), then its range, then against the other tables' numbers
+ * (a head against its run, a run against its model) — before it sizes a buffer, indexes an
+ * array or divides. The invariants the callers get are the contract at the top of
+ * sc-store.h; docs/store.md ("Trust") gives the ceilings and their reasons.
+ *
+ * Workload: a listing of tens to thousands of runs (each checked with two index-only
+ * aggregates), one run's tokens, heads of 10 kB to a few MB read one at a time. Text cells
+ * (a run's text, the model's name and path, the backend) are read through SQLite's
+ * incremental BLOB I/O, which knows a cell's size without reading it: a 300 MB text costs
+ * a listing its first page, not 300 MB.
+ *
+ * What it is not: opening and the schema check (sc-store.c, sc-store-schema.c), writing
+ * (sc-store-writer.c).
+ */
+#include "store/sc-store-private.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* Saying what is wrong                                                                  */
+
+/* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
+static void
+describe_value (sqlite3_stmt *st, int col, char *buf, size_t size)
+{
+  switch (sqlite3_column_type (st, col))
+    {
+    case SQLITE_INTEGER:
+      snprintf (buf, size, "%lld", (long long) sqlite3_column_int64 (st, col));
+      break;
+    case SQLITE_FLOAT:
+      snprintf (buf, size, "%.17g (a real)", sqlite3_column_double (st, col));
+      break;
+    case SQLITE_TEXT:
+      {
+        char q[64];
+        sc_store_quote ((const char *) sqlite3_column_text (st, col),
+                        (size_t) sqlite3_column_bytes (st, col), q, sizeof q);
+        snprintf (buf, size, "%s (text)", q);
+      }
+      break;
+    case SQLITE_BLOB:
+      snprintf (buf, size, "a %d-byte blob", sqlite3_column_bytes (st, col));
+      break;
+    default:
+      snprintf (buf, size, "NULL");
+    }
+}
+
+/* Fills @err with SC_ERR_FORMAT: "PATH: run R: <what>; the store was edited or is damaged
+ * ...". The advice names the run, so that the user can delete it and keep the rest. */
+static ScStatus
+bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ...)
+  __attribute__ ((format (printf, 4, 5)));
+
+static ScStatus
+bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ...)
+{
+  char what[320];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (what, sizeof what, fmt, ap);
+  va_end (ap);
+  return sc_error_set (err, SC_ERR_FORMAT,
+                       "%s: run %lld: %s; the store was edited or is damaged: delete the run "
+                       "(saccade rm %lld) or use a clean copy of the store", store->path,
+                       (long long) run_id, what, (long long) run_id);
+}
+
+/* Column @col as an integer in [@lo, @hi]; false for another type or value. */
+static bool
+int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v)
+{
+  if (sqlite3_column_type (st, col) != SQLITE_INTEGER)
+    return false;
+  *v = sqlite3_column_int64 (st, col);
+  return *v >= lo && *v <= hi;
+}
+
+/* A read transaction around several statements (one snapshot), unless one is open. */
+static int
+read_begin (ScStore *store, bool *own)
+{
+  *own = sqlite3_get_autocommit (store->db) != 0;
+  return *own ? sc_store_exec (store->db, "BEGIN") : SQLITE_OK;
+}
+
+static void
+read_end (ScStore *store, bool own)
+{
+  if (own && !sqlite3_get_autocommit (store->db))
+    sc_store_exec (store->db, "COMMIT");
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Text cells through incremental I/O                                                    */
+
+/* One column of a rowid table, read through a BLOB handle that moves from row to row
+ * (sqlite3_blob_reopen is much cheaper than a new handle). */
+typedef struct {
+  const char *table, *column;
+  sqlite3_blob *blob;
+} Cell;
+
+static void
+cell_close (Cell *c)
+{
+  sqlite3_blob_close (c->blob);
+  c->blob = NULL;
+}
+
+/* Points @c at row @rowid; *@size receives the cell's size in bytes (read from the
+ * record's header: nothing of the value is read). The cell must hold text or a BLOB. */
+static int
+cell_seek (sqlite3 *db, Cell *c, int64_t rowid, size_t *size)
+{
+  int rc;
+
+  if (c->blob != NULL)
+    {
+      rc = sqlite3_blob_reopen (c->blob, rowid);
+      if (rc != SQLITE_OK)
+        cell_close (c); /* a failed reopen leaves the handle unusable */
+    }
+  else
+    rc = sqlite3_blob_open (db, "main", c->table, c->column, rowid, 0, &c->blob);
+  if (rc != SQLITE_OK)
+    return rc;
+  *size = (size_t) sqlite3_blob_bytes (c->blob);
+  return SQLITE_OK;
+}
+
+/* Where to cut @s, of which @n bytes are kept out of @full (s[n] is the first byte left
+ * out): before a UTF-8 sequence the cut would split, backing off over up to 3 continuation
+ * bytes to its lead byte; anywhere in bytes that are not UTF-8. */
+static size_t
+utf8_cut (const char *s, size_t n, size_t full)
+{
+  const unsigned char *u = (const unsigned char *) s;
+  size_t k = n;
+
+  if (n >= full)
+    return n;
+  while (k > 0 && n - k < 3 && (u[k] & 0xC0) == 0x80)
+    k--;
+  return (u[k] & 0xC0) == 0xC0 ? k : n;
+}
+
+/* Reads at most @max bytes of the cell (after cell_seek) into a new NUL-terminated string
+ * (the cut backs off to a UTF-8 boundary). */
+static int
+cell_read (Cell *c, size_t size, size_t max, char **out, size_t *len)
+{
+  size_t n = size < max ? size : max;
+  char *s;
+  int rc;
+
+  *out = NULL;
+  *len = 0;
+  /* one byte more than kept, to see whether the cut lands inside a UTF-8 sequence */
+  if ((s = malloc (n + 2)) == NULL)
+    return SQLITE_NOMEM;
+  const size_t want = n + (n < size ? 1 : 0);
+  rc = want > 0 ? sqlite3_blob_read (c->blob, s, (int) want, 0) : SQLITE_OK;
+  if (rc != SQLITE_OK)
+    {
+      free (s);
+      return rc;
+    }
+  n = utf8_cut (s, n, size);
+  s[n] = '\0';
+  *out = s;
+  *len = n;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Runs                                                                                  */
+
+/* The run row and its model, every value with what is needed to check it before it is
+ * read: the types of the text cells (read through Cell), and the SHA-256 only when it is
+ * the 32-byte BLOB it should be (so a huge one is never loaded). */
+#define RUN_SELECT                                                                         \
+  "SELECT r.id, r.model_id, r.created, r.n_tokens, r.forward_ms, r.capture_ms, "           \
+  "r.attention_bytes, typeof (r.text), typeof (r.backend), m.id, "                        \
+  "CASE WHEN typeof (m.sha256) = 'blob' AND length (m.sha256) = 32 THEN m.sha256 END, "   \
+  "m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim, m.n_vocab, typeof (m.name), "          \
+  "typeof (m.arch), typeof (m.path) "                                                      \
+  "FROM runs r LEFT JOIN models m ON m.id = r.model_id WHERE r.status = 'complete' "
+
+enum {
+  COL_ID, COL_MODEL_ID, COL_CREATED, COL_N_TOKENS, COL_FORWARD, COL_CAPTURE, COL_ATT_BYTES,
+  COL_TEXT_TYPE, COL_BACKEND_TYPE, COL_M_ID, COL_SHA, COL_LAYERS, COL_HEADS, COL_KV_HEADS,
+  COL_HEAD_DIM, COL_VOCAB, COL_NAME_TYPE, COL_ARCH_TYPE, COL_PATH_TYPE,
+};
+
+/* What a head or token read needs to know about its run, checked. */
+typedef struct {
+  int64_t id;
+  uint32_t n_layers, n_heads, n_tokens;
+  int64_t n_vocab;
+} RunShape;
+
+/* The text cells a run description reads, with one handle each. */
+typedef struct {
+  Cell text, backend, name, arch, path;
+} RunCells;
+
+static void
+run_cells_init (RunCells *c)
+{
+  *c = (RunCells) {
+    .text = { "runs", "text", NULL }, .backend = { "runs", "backend", NULL },
+    .name = { "models", "name", NULL }, .arch = { "models", "arch", NULL },
+    .path = { "models", "path", NULL },
+  };
+}
+
+static void
+run_cells_close (RunCells *c)
+{
+  cell_close (&c->text);
+  cell_close (&c->backend);
+  cell_close (&c->name);
+  cell_close (&c->arch);
+  cell_close (&c->path);
+}
+
+static bool
+is_bytes_type (sqlite3_stmt *st, int col)
+{
+  const char *t = (const char *) sqlite3_column_text (st, col);
+  return t != NULL && (strcmp (t, "text") == 0 || strcmp (t, "blob") == 0);
+}
+
+/* A milliseconds column as seconds: NULL is unknown (-1); else a finite number >= 0. */
+static bool
+ms_column (sqlite3_stmt *st, int col, double *s)
+{
+  int t = sqlite3_column_type (st, col);
+  double v;
+
+  if (t == SQLITE_NULL)
+    {
+      *s = -1.0;
+      return true;
+    }
+  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
+    return false;
+  v = sqlite3_column_double (st, col);
+  if (!isfinite (v) || v < 0 || v > 1e15) /* 1e15 ms: 31 700 years */
+    return false;
+  *s = v / 1000.0;
+  return true;
+}
+
+/* Checks the row's numbers (types, ranges, the model against itself) and fills @shape and,
+ * when not NULL, the numbers of @info. */
+static ScStatus
+check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreRunInfo *info,
+               ScError *err)
+{
+  static const struct {
+    int col;
+    const char *name;
+    int64_t lo, hi;
+  } model_dims[] = {
+    { COL_LAYERS, "n_layers", 1, SC_STORE_MAX_LAYERS },
+    { COL_HEADS, "n_heads", 1, SC_STORE_MAX_HEADS },
+    { COL_KV_HEADS, "n_kv_heads", 1, SC_STORE_MAX_HEADS },
+    { COL_HEAD_DIM, "head_dim", 1, SC_STORE_MAX_HEAD_DIM },
+    { COL_VOCAB, "n_vocab", 1, INT32_MAX },
+  };
+  int64_t id = 0, model_id = 0, v = 0, dims[5];
+  char val[96];
+  size_t i;
+
+  memset (shape, 0, sizeof *shape);
+  if (!int_in (st, COL_ID, 1, INT64_MAX, &id))
+    {
+      /* no run id to name: say which value it is */
+      describe_value (st, COL_ID, val, sizeof val);
+      return sc_error_set (err, SC_ERR_FORMAT, "%s: the runs table has a row whose id is %s, "
+                           "not a positive integer; the store was edited or is damaged: use a "
+                           "clean copy of the store", store->path, val);
+    }
+  if (!int_in (st, COL_MODEL_ID, 1, INT64_MAX, &model_id))
+    {
+      describe_value (st, COL_MODEL_ID, val, sizeof val);
+      return bad_run (store, id, err, "runs.model_id is %s, not a positive integer", val);
+    }
+  if (sqlite3_column_type (st, COL_M_ID) == SQLITE_NULL)
+    return bad_run (store, id, err, "runs.model_id is %lld, a model the store does not hold",
+                    (long long) model_id);
+  if (!int_in (st, COL_CREATED, 0, SC_STORE_MAX_TIME_MS, &v))
+    {
+      describe_value (st, COL_CREATED, val, sizeof val);
+      return bad_run (store, id, err, "runs.created is %s, not a time in milliseconds between "
+                      "1970 and 9999", val);
+    }
+  if (!int_in (st, COL_N_TOKENS, 1, SC_STORE_MAX_TOKENS, &v))
+    {
+      describe_value (st, COL_N_TOKENS, val, sizeof val);
+      return bad_run (store, id, err, "runs.n_tokens is %s, outside 1..%u", val,
+                      SC_STORE_MAX_TOKENS);
+    }
+  shape->n_tokens = (uint32_t) v;
+  {
+    double fwd, cap;
+    if (!ms_column (st, COL_FORWARD, &fwd) || !ms_column (st, COL_CAPTURE, &cap))
+      {
+        int col = ms_column (st, COL_FORWARD, &fwd) ? COL_CAPTURE : COL_FORWARD;
+        describe_value (st, col, val, sizeof val);
+        return bad_run (store, id, err, "runs.%s is %s, not a duration in milliseconds",
+                        col == COL_FORWARD ? "forward_ms" : "capture_ms", val);
+      }
+    if (info != NULL)
+      {
+        info->forward_s = fwd;
+        info->capture_s = cap;
+      }
+  }
+  if (!is_bytes_type (st, COL_TEXT_TYPE) || !is_bytes_type (st, COL_BACKEND_TYPE))
+    {
+      bool text = !is_bytes_type (st, COL_TEXT_TYPE);
+      return bad_run (store, id, err, "runs.%s holds %s, not text", text ? "text" : "backend",
+                      (const char *) sqlite3_column_text (st, text ? COL_TEXT_TYPE
+                                                                   : COL_BACKEND_TYPE));
+    }
+  if (sqlite3_column_type (st, COL_SHA) != SQLITE_BLOB)
+    return bad_run (store, id, err, "models row %lld: sha256 is not a 32-byte BLOB",
+                    (long long) model_id);
+  for (i = 0; i < sizeof model_dims / sizeof model_dims[0]; i++)
+    if (!int_in (st, model_dims[i].col, model_dims[i].lo, model_dims[i].hi, &dims[i]))
+      {
+        describe_value (st, model_dims[i].col, val, sizeof val);
+        return bad_run (store, id, err, "models row %lld: %s is %s, outside %lld..%lld",
+                        (long long) model_id, model_dims[i].name, val,
+                        (long long) model_dims[i].lo, (long long) model_dims[i].hi);
+      }
+  /* dims: layers, heads, kv_heads, head_dim, vocab; each >= 1 from here on */
+  if (dims[0] * dims[1] > (int64_t) SC_STORE_MAX_RUN_HEADS)
+    return bad_run (store, id, err, "models row %lld: %lld layers x %lld heads is more than "
+                    "%u heads", (long long) model_id, (long long) dims[0], (long long) dims[1],
+                    SC_STORE_MAX_RUN_HEADS);
+  if (dims[2] > dims[1] || dims[1] % dims[2] != 0)
+    return bad_run (store, id, err, "models row %lld: n_kv_heads = %lld does not divide "
+                    "n_heads = %lld", (long long) model_id, (long long) dims[2],
+                    (long long) dims[1]);
+  {
+    /* at most every head full: 2 n^2 bytes each; n <= 2^19 and heads <= 2^16 keep this
+     * under 2^55 */
+    const uint64_t n = shape->n_tokens;
+    const uint64_t most = (uint64_t) dims[0] * (uint64_t) dims[1] * 2u * n * n;
+    if (!int_in (st, COL_ATT_BYTES, 0, (int64_t) most, &v))
+      {
+        describe_value (st, COL_ATT_BYTES, val, sizeof val);
+        return bad_run (store, id, err, "runs.attention_bytes is %s, outside 0..%llu (%lld "
+                        "heads of %llu tokens)", val, (unsigned long long) most,
+                        (long long) (dims[0] * dims[1]), (unsigned long long) n);
+      }
+  }
+  if (!is_bytes_type (st, COL_NAME_TYPE) || !is_bytes_type (st, COL_ARCH_TYPE)
+      || !is_bytes_type (st, COL_PATH_TYPE))
+    return bad_run (store, id, err, "models row %lld: name, arch and path must be text",
+                    (long long) model_id);
+  shape->id = id;
+  shape->n_layers = (uint32_t) dims[0];
+  shape->n_heads = (uint32_t) dims[1];
+  shape->n_vocab = dims[4];
+  if (info != NULL)
+    {
+      info->id = id;
+      info->model_id = model_id;
+      info->created_ms = sqlite3_column_int64 (st, COL_CREATED);
+      info->n_tokens = shape->n_tokens;
+      info->attention_bytes = (uint64_t) sqlite3_column_int64 (st, COL_ATT_BYTES);
+      info->n_layers = (uint32_t) dims[0];
+      info->n_heads = (uint32_t) dims[1];
+      info->n_kv_heads = (uint32_t) dims[2];
+      info->head_dim = (uint32_t) dims[3];
+      sc_sha256_hex (sqlite3_column_blob (st, COL_SHA), info->model_sha256);
+    }
+  return SC_OK;
+}
+
+/* Reads one name-like cell (at most SC_STORE_MAX_NAME_BYTES) into *@out. */
+static ScStatus
+read_name (ScStore *store, int64_t run_id, Cell *c, int64_t rowid, char **out, ScError *err)
+{
+  size_t size = 0, len = 0;
+  int rc;
+
+  if ((rc = cell_seek (store->db, c, rowid, &size)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading %s.%s of run %lld",
+                                  c->table, c->column, (long long) run_id);
+  if (size > SC_STORE_MAX_NAME_BYTES)
+    return bad_run (store, run_id, err, "%s row %lld: %s is %zu bytes long, more than %u",
+                    c->table, (long long) rowid, c->column, size, SC_STORE_MAX_NAME_BYTES);
+  if ((rc = cell_read (c, size, size, out, &len)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading %s.%s of run %lld",
+                                  c->table, c->column, (long long) run_id);
+  return SC_OK;
+}
+
+/* The run's text: the first @max bytes, or all of it (@max SIZE_MAX). */
+static ScStatus
+read_text (ScStore *store, RunCells *cells, ScStoreRunInfo *r, size_t max, ScError *err)
+{
+  size_t size = 0;
+  int rc;
+
+  if ((rc = cell_seek (store->db, &cells->text, r->id, &size)) == SQLITE_OK)
+    rc = cell_read (&cells->text, size, max, &r->text, &r->text_len);
+  if (rc != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading the text of run %lld",
+                                  (long long) r->id);
+  r->text_truncated = r->text_len < size;
+  return SC_OK;
+}
+
+/* Statements that check a run's rows, prepared once per listing. */
+typedef struct {
+  sqlite3_stmt *heads, *tokens;
+} RowChecks;
+
+static void
+row_checks_clear (RowChecks *q)
+{
+  sqlite3_finalize (q->heads);
+  sqlite3_finalize (q->tokens);
+  q->heads = q->tokens = NULL;
+}
+
+/* The run has exactly one head per (layer < n_layers, head < n_heads) and one token row
+ * per position 0..n_tokens-1: with the UNIQUE (run_id, layer, head) and PRIMARY KEY
+ * (run_id, pos) keys, integer types, the count and the extremes say so. Both aggregates
+ * read only the keys' b-trees, never a BLOB. */
+static ScStatus
+check_run_rows (ScStore *store, RowChecks *q, const RunShape *r, ScError *err)
+{
+  int64_t n, lo, hi, lo2, hi2, odd;
+  int rc;
+
+  if (q->heads == NULL
+      && ((rc = sqlite3_prepare_v2 (store->db,
+                                    "SELECT count (*), min (layer), max (layer), min (head), "
+                                    "max (head), sum (typeof (layer) <> 'integer' OR typeof "
+                                    "(head) <> 'integer') FROM attention WHERE run_id = ?",
+                                    -1, &q->heads, NULL)) != SQLITE_OK
+          || (rc = sqlite3_prepare_v2 (store->db,
+                                       "SELECT count (*), min (pos), max (pos), sum (typeof "
+                                       "(pos) <> 'integer') FROM tokens WHERE run_id = ?",
+                                       -1, &q->tokens, NULL)) != SQLITE_OK))
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "checking run %lld",
+                                  (long long) r->id);
+
+  sqlite3_reset (q->heads);
+  sqlite3_bind_int64 (q->heads, 1, r->id);
+  if ((rc = sqlite3_step (q->heads)) != SQLITE_ROW)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "checking the heads of run %lld",
+                                  (long long) r->id);
+  n = sqlite3_column_int64 (q->heads, 0);
+  lo = sqlite3_column_int64 (q->heads, 1);
+  hi = sqlite3_column_int64 (q->heads, 2);
+  lo2 = sqlite3_column_int64 (q->heads, 3);
+  hi2 = sqlite3_column_int64 (q->heads, 4);
+  odd = sqlite3_column_int64 (q->heads, 5);
+  if (odd != 0)
+    return bad_run (store, r->id, err, "%lld attention rows have a layer or head that is not "
+                    "an integer", (long long) odd);
+  if (n != (int64_t) r->n_layers * r->n_heads || lo < 0 || hi >= r->n_layers || lo2 < 0
+      || hi2 >= r->n_heads)
+    return bad_run (store, r->id, err, "the attention table has %lld heads of layers %lld..%lld "
+                    "and heads %lld..%lld for a model of %u layers x %u heads", (long long) n,
+                    (long long) lo, (long long) hi, (long long) lo2, (long long) hi2,
+                    r->n_layers, r->n_heads);
+
+  sqlite3_reset (q->tokens);
+  sqlite3_bind_int64 (q->tokens, 1, r->id);
+  if ((rc = sqlite3_step (q->tokens)) != SQLITE_ROW)
+    return sc_store_sqlite_error (err, store->db, rc, store->path,
+                                  "checking the tokens of run %lld", (long long) r->id);
+  n = sqlite3_column_int64 (q->tokens, 0);
+  lo = sqlite3_column_int64 (q->tokens, 1);
+  hi = sqlite3_column_int64 (q->tokens, 2);
+  odd = sqlite3_column_int64 (q->tokens, 3);
+  if (odd != 0)
+    return bad_run (store, r->id, err, "%lld token rows have a position that is not an integer",
+                    (long long) odd);
+  if (n != r->n_tokens || lo != 0 || hi != (int64_t) r->n_tokens - 1)
+    return bad_run (store, r->id, err, "the tokens table has %lld rows at positions %lld..%lld "
+                    "for %u tokens (positions 0..%u, each once)", (long long) n, (long long) lo,
+                    (long long) hi, r->n_tokens, r->n_tokens - 1);
+  return SC_OK;
+}
+
+/* One listed or read run from the current row of a RUN_SELECT statement: checked, then its
+ * strings read (the text cut to @text_max bytes), then its rows checked. */
+static ScStatus
+run_from_row (ScStore *store, sqlite3_stmt *st, RunCells *cells, RowChecks *q, size_t text_max,
+              ScStoreRunInfo *r, ScError *err)
+{
+  RunShape shape;
+  ScStatus status;
+  int64_t model_id;
+
+  memset (r, 0, sizeof *r);
+  if ((status = check_run_row (store, st, &shape, r, err)) != SC_OK)
+    return status;
+  model_id = r->model_id;
+  if ((status = read_name (store, r->id, &cells->name, model_id, &r->model_name, err)) != SC_OK
+      || (status = read_name (store, r->id, &cells->arch, model_id, &r->model_arch, err)) != SC_OK
+      || (status = read_name (store, r->id, &cells->path, model_id, &r->model_path, err)) != SC_OK
+      || (status = read_name (store, r->id, &cells->backend, r->id, &r->backend, err)) != SC_OK
+      || (status = read_text (store, cells, r, text_max, err)) != SC_OK
+      || (status = check_run_rows (store, q, &shape, err)) != SC_OK)
+    {
+      sc_store_run_info_clear (r);
+      return status;
+    }
+  return SC_OK;
+}
+
+void
+sc_store_run_info_clear (ScStoreRunInfo *info)
+{
+  if (info == NULL)
+    return;
+  free (info->model_name);
+  free (info->model_arch);
+  free (info->model_path);
+  free (info->backend);
+  free (info->text);
+  memset (info, 0, sizeof *info);
+}
+
+void
+sc_store_run_list_free (ScStoreRunInfo *runs, size_t n_runs)
+{
+  size_t i;
+
+  if (runs == NULL)
+    return;
+  for (i = 0; i < n_runs; i++)
+    sc_store_run_info_clear (&runs[i]);
+  free (runs);
+}
+
+ScStatus
+sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStoreRunInfo *list = NULL;
+  RunCells cells;
+  RowChecks q = { 0 };
+  size_t n = 0, cap = 0;
+  ScStatus status = SC_OK;
+  bool own = false;
+  int rc;
+
+  *runs = NULL;
+  *n_runs = 0;
+  if (store->schema_version == 0)
+    return SC_OK; /* an empty file opened read-only: no tables, no runs */
+  run_cells_init (&cells);
+  /* One read transaction: the list and its checks are one consistent snapshot even while
+   * a capture commits. */
+  if ((rc = read_begin (store, &own)) != SQLITE_OK
+      || (rc = sqlite3_prepare_v2 (store->db, RUN_SELECT "ORDER BY r.id", -1, &st, NULL))
+           != SQLITE_OK)
+    {
+      status = sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
+      goto out;
+    }
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      if (n == cap)
+        {
+          size_t new_cap = cap ? 2 * cap : 16;
+          ScStoreRunInfo *grown = realloc (list, new_cap * sizeof *list);
+          if (grown == NULL)
+            {
+              status = sc_error_set (err, SC_ERR_NOMEM, "out of memory listing runs");
+              break;
+            }
+          list = grown;
+          cap = new_cap;
+        }
+      if ((status = run_from_row (store, st, &cells, &q, SC_STORE_LIST_TEXT_BYTES, &list[n],
+                                  err)) != SC_OK)
+        break;
+      n++;
+    }
+  if (status == SC_OK && rc != SQLITE_DONE)
+    status = sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
+out:
+  sqlite3_finalize (st);
+  row_checks_clear (&q);
+  run_cells_close (&cells);
+  read_end (store, own);
+  if (status != SC_OK)
+    {
+      sc_store_run_list_free (list, n);
+      return status;
+    }
+  *runs = list;
+  *n_runs = n;
+  return SC_OK;
+}
+
+/* Prepares RUN_SELECT for run @run_id and steps it: SQLITE_ROW, or SQLITE_DONE (no such
+ * complete run), or an error. */
+static int
+select_run (ScStore *store, int64_t run_id, sqlite3_stmt **st)
+{
+  int rc = sqlite3_prepare_v2 (store->db, RUN_SELECT "AND r.id = ?", -1, st, NULL);
+
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_bind_int64 (*st, 1, run_id);
+  return sqlite3_step (*st);
+}
+
+static ScStatus
+no_run (const ScStore *store, int64_t run_id, ScError *err)
+{
+  return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no run %lld", store->path,
+                       (long long) run_id);
+}
+
+ScStatus
+sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  RunCells cells;
+  RowChecks q = { 0 };
+  ScStatus status;
+  bool own = false;
+  int rc;
+
+  memset (out, 0, sizeof *out);
+  if (store->schema_version == 0)
+    return no_run (store, run_id, err);
+  run_cells_init (&cells);
+  if ((rc = read_begin (store, &own)) == SQLITE_OK)
+    rc = select_run (store, run_id, &st);
+  if (rc == SQLITE_ROW)
+    status = run_from_row (store, st, &cells, &q, SIZE_MAX, out, err);
+  else if (rc == SQLITE_DONE)
+    status = no_run (store, run_id, err);
+  else
+    status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
+                                    (long long) run_id);
+  sqlite3_finalize (st);
+  row_checks_clear (&q);
+  run_cells_close (&cells);
+  read_end (store, own);
+  return status;
+}
+
+/* The run @run_id checked as a run (not its rows): NOT_FOUND unless it is complete. */
+static ScStatus
+load_shape (ScStore *store, int64_t run_id, RunShape *shape, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStatus status;
+  int rc;
+
+  if (store->schema_version == 0)
+    return no_run (store, run_id, err);
+  rc = select_run (store, run_id, &st);
+  if (rc == SQLITE_ROW)
+    status = check_run_row (store, st, shape, NULL, err);
+  else if (rc == SQLITE_DONE)
+    status = no_run (store, run_id, err);
+  else
+    status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
+                                    (long long) run_id);
+  sqlite3_finalize (st);
+  return status;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Tokens                                                                                */
+
+/* One block: the array, then the pieces' bytes. */
+static ScStoreToken *
+tokens_alloc (size_t n, size_t piece_bytes)
+{
+  if (n > (SIZE_MAX - piece_bytes - 1) / sizeof (ScStoreToken))
+    return NULL;
+  return malloc (n * sizeof (ScStoreToken) + piece_bytes + 1);
+}
+
+void
+sc_store_tokens_free (ScStoreToken *tokens)
+{
+  free (tokens);
+}
+
+ScStatus
+sc_store_tokens_from_ids (const ScTokenizer *tok, const int32_t *ids, size_t n_ids,
+                          ScStoreToken **tokens, ScError *err)
+{
+  ScStoreToken *t;
+  uint8_t *bytes;
+  size_t i, total = 0;
+
+  *tokens = NULL;
+  for (i = 0; i < n_ids; i++)
+    total += sc_token_to_bytes (tok, ids[i], true, NULL, 0);
+  if ((t = tokens_alloc (n_ids, total)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+  bytes = (uint8_t *) (t + n_ids);
+  for (i = 0; i < n_ids; i++)
+    {
+      size_t len = sc_token_to_bytes (tok, ids[i], true, (char *) bytes, total);
+      t[i].id = ids[i];
+      t[i].len = (uint32_t) len;
+      t[i].piece = bytes;
+      bytes += len;
+      total -= len;
+    }
+  *tokens = t;
+  return SC_OK;
+}
+
+/* Pass 1 of reading tokens: how many rows and piece bytes, before anything is allocated.
+ * Lengths are read only for BLOB pieces (a BLOB's length is in its record header; a text
+ * piece's would need the whole value). */
+static ScStatus
+token_totals (ScStore *store, const RunShape *r, size_t *bytes, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  int64_t n, not_blob, longest;
+  double total;
+  ScStatus status = SC_OK;
+  int rc;
+
+  if ((rc = sqlite3_prepare_v2 (store->db,
+                                "SELECT count (*), sum (typeof (piece) <> 'blob'), "
+                                "max (CASE WHEN typeof (piece) = 'blob' THEN length (piece) END), "
+                                "total (CASE WHEN typeof (piece) = 'blob' THEN length (piece) END) "
+                                "FROM tokens WHERE run_id = ?", -1, &st, NULL)) != SQLITE_OK
+      || (sqlite3_bind_int64 (st, 1, r->id), rc = sqlite3_step (st)) != SQLITE_ROW)
+    {
+      status = sc_store_sqlite_error (err, store->db, rc, store->path,
+                                      "reading the tokens of run %lld", (long long) r->id);
+      goto out;
+    }
+  n = sqlite3_column_int64 (st, 0);
+  not_blob = sqlite3_column_int64 (st, 1);
+  longest = sqlite3_column_int64 (st, 2);
+  total = sqlite3_column_double (st, 3);
+  if (n != r->n_tokens)
+    status = bad_run (store, r->id, err, "the tokens table has %lld rows for %u tokens",
+                      (long long) n, r->n_tokens);
+  else if (not_blob != 0)
+    status = bad_run (store, r->id, err, "%lld token pieces are not BLOBs", (long long) not_blob);
+  else if (longest > (int64_t) SC_STORE_MAX_PIECE_BYTES)
+    status = bad_run (store, r->id, err, "a token piece is %lld bytes long, more than %u",
+                      (long long) longest, SC_STORE_MAX_PIECE_BYTES);
+  else
+    *bytes = (size_t) total; /* <= 2^19 pieces x 2^16 bytes: exact in a double */
+out:
+  sqlite3_finalize (st);
+  return status;
+}
+
+ScStatus
+sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens, size_t *n_tokens,
+                      ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStoreToken *t = NULL;
+  RunShape r;
+  size_t n = 0, total = 0, i;
+  uint8_t *bytes;
+  ScStatus status;
+  bool own = false;
+  char val[96];
+  int rc;
+
+  *tokens = NULL;
+  *n_tokens = 0;
+  /* The run check, the size pass and the copy pass are one read transaction, so a
+   * concurrent delete cannot change the rows between the passes. */
+  if ((rc = read_begin (store, &own)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
+                                  (long long) run_id);
+  if ((status = load_shape (store, run_id, &r, err)) != SC_OK
+      || (status = token_totals (store, &r, &total, err)) != SC_OK)
+    goto done;
+  n = r.n_tokens;
+  if ((t = tokens_alloc (n, total)) == NULL)
+    {
+      status = sc_error_set (err, SC_ERR_NOMEM, "out of memory reading %zu tokens", n);
+      goto done;
+    }
+  bytes = (uint8_t *) (t + n);
+  /* Pass 2: every row in key order must be position i, with an integer id inside the
+   * vocabulary and a BLOB piece that fits what pass 1 counted. */
+  if ((rc = sqlite3_prepare_v2 (store->db,
+                                "SELECT pos, token_id, CASE WHEN typeof (piece) = 'blob' AND "
+                                "length (piece) <= ?2 THEN piece END FROM tokens "
+                                "WHERE run_id = ?1 ORDER BY pos", -1, &st, NULL)) != SQLITE_OK)
+    goto db_error;
+  sqlite3_bind_int64 (st, 1, run_id);
+  sqlite3_bind_int64 (st, 2, SC_STORE_MAX_PIECE_BYTES);
+  for (i = 0; (rc = sqlite3_step (st)) == SQLITE_ROW; i++)
+    {
+      int64_t pos = -1, id = -1;
+      size_t len;
+
+      if (i >= n || !int_in (st, 0, 0, INT64_MAX, &pos) || pos != (int64_t) i)
+        {
+          describe_value (st, 0, val, sizeof val);
+          status = bad_run (store, run_id, err, "token row %zu in position order has pos %s; "
+                            "position %zu is missing or out of place", i, val, i);
+          goto done;
+        }
+      if (!int_in (st, 1, 0, r.n_vocab - 1, &id))
+        {
+          describe_value (st, 1, val, sizeof val);
+          status = bad_run (store, run_id, err, "tokens row (pos %zu): token_id is %s, outside "
+                            "the model's vocabulary 0..%lld", i, val, (long long) (r.n_vocab - 1));
+          goto done;
+        }
+      len = (size_t) sqlite3_column_bytes (st, 2);
+      if (sqlite3_column_type (st, 2) != SQLITE_BLOB || len > total)
+        {
+          status = bad_run (store, run_id, err, "tokens row (pos %zu): the piece changed size "
+                            "between two reads", i);
+          goto done;
+        }
+      t[i].id = (int32_t) id;
+      t[i].len = (uint32_t) len;
+      t[i].piece = bytes;
+      if (len > 0)
+        memcpy (bytes, sqlite3_column_blob (st, 2), len);
+      bytes += len;
+      total -= len;
+    }
+  if (rc != SQLITE_DONE)
+    goto db_error;
+  if (i != n)
+    {
+      status = bad_run (store, run_id, err, "the tokens table has %zu rows for %zu tokens", i, n);
+      goto done;
+    }
+  *tokens = t;
+  *n_tokens = n;
+  t = NULL;
+  status = SC_OK;
+  goto done;
+
+db_error:
+  status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading the tokens of run %lld",
+                                  (long long) run_id);
+done:
+  sqlite3_finalize (st);
+  read_end (store, own);
+  free (t);
+  return status;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Heads                                                                                 */
+
+void
+sc_store_head_clear (ScStoreHead *head)
+{
+  if (head == NULL)
+    return;
+  free (head->probs);
+  memset (head, 0, sizeof *head);
+}
+
+/* Checks the head row in @st (SELECT id, n_query, n_key, layout, dtype, typeof (data),
+ * length (data)) against its run; *@causal, *@bytes and *@rowid describe the BLOB. */
+static ScStatus
+check_head_row (const ScStore *store, sqlite3_stmt *st, const RunShape *r, int layer, int head,
+                bool *causal, size_t *bytes, int64_t *rowid, ScError *err)
+{
+  const char *layout = (const char *) sqlite3_column_text (st, 3);
+  const char *dtype = (const char *) sqlite3_column_text (st, 4);
+  const char *data_type = (const char *) sqlite3_column_text (st, 5);
+  int64_t nq = 0, nk = 0, len = sqlite3_column_int64 (st, 6), want;
+  char val[96];
+
+  if (!int_in (st, 0, INT64_MIN, INT64_MAX, rowid))
+    return bad_run (store, r->id, err, "the attention row of layer %d head %d has no integer id",
+                    layer, head);
+  if (!int_in (st, 1, r->n_tokens, r->n_tokens, &nq) || !int_in (st, 2, r->n_tokens, r->n_tokens, &nk))
+    {
+      int col = int_in (st, 1, r->n_tokens, r->n_tokens, &nq) ? 2 : 1;
+      describe_value (st, col, val, sizeof val);
+      return bad_run (store, r->id, err, "attention row %lld (layer %d head %d): %s is %s, but "
+                      "the run has %u tokens", (long long) *rowid, layer, head,
+                      col == 1 ? "n_query" : "n_key", val, r->n_tokens);
+    }
+  if (sqlite3_column_type (st, 3) != SQLITE_TEXT || layout == NULL
+      || (strcmp (layout, "causal") != 0 && strcmp (layout, "full") != 0))
+    {
+      describe_value (st, 3, val, sizeof val);
+      return bad_run (store, r->id, err, "attention row %lld (layer %d head %d): layout is %s, "
+                      "not 'causal' or 'full'", (long long) *rowid, layer, head, val);
+    }
+  if (sqlite3_column_type (st, 4) != SQLITE_TEXT || dtype == NULL || strcmp (dtype, "f16") != 0)
+    {
+      describe_value (st, 4, val, sizeof val);
+      return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: run %lld: attention row %lld (layer %d "
+                           "head %d) has dtype %s; this version reads 'f16' only", store->path,
+                           (long long) r->id, (long long) *rowid, layer, head, val);
+    }
+  *causal = strcmp (layout, "causal") == 0;
+  /* n <= 2^19: n * n * 2 < 2^39 */
+  want = (int64_t) sc_store_blob_bytes (*causal, (uint32_t) nq, (uint32_t) nk);
+  if (data_type == NULL || strcmp (data_type, "blob") != 0 || len != want)
+    return bad_run (store, r->id, err, "attention row %lld (layer %d head %d): data is %s of "
+                    "%lld bytes; a %s %lld x %lld fp16 head has %lld", (long long) *rowid, layer,
+                    head, data_type != NULL ? data_type : "?", (long long) len, layout,
+                    (long long) nq, (long long) nk, (long long) want);
+  *bytes = (size_t) want;
+  return SC_OK;
+}
+
+/* Reads the checked BLOB of row @rowid, checks its values and unpacks it into @out. */
+static ScStatus
+read_head_blob (ScStore *store, const RunShape *r, int layer, int head, int64_t rowid,
+                bool causal, size_t bytes, ScStoreHead *out, ScError *err)
+{
+  const size_t n = r->n_tokens, n_values = bytes / 2;
+  sqlite3_blob *blob = NULL;
+  uint8_t *buf = NULL;
+  ScStatus status = SC_OK;
+  size_t bad;
+  int rc;
+
+  if ((rc = sqlite3_blob_open (store->db, "main", "attention", "data", rowid, 0, &blob))
+        != SQLITE_OK
+      || (size_t) sqlite3_blob_bytes (blob) != bytes)
+    {
+      status = rc != SQLITE_OK
+                 ? sc_store_sqlite_error (err, store->db, rc, store->path,
+                                          "reading run %lld layer %d head %d",
+                                          (long long) r->id, layer, head)
+                 : bad_run (store, r->id, err, "attention row %lld changed size while read",
+                            (long long) rowid);
+      goto out;
+    }
+  if ((buf = malloc (bytes)) == NULL || (out->probs = malloc (n * n * sizeof (float))) == NULL)
+    {
+      status = sc_error_set (err, SC_ERR_NOMEM, "out of memory reading a %zu x %zu head", n, n);
+      goto out;
+    }
+  if ((rc = sqlite3_blob_read (blob, buf, (int) bytes, 0)) != SQLITE_OK)
+    {
+      status = sc_store_sqlite_error (err, store->db, rc, store->path,
+                                      "reading run %lld layer %d head %d", (long long) r->id,
+                                      layer, head);
+      goto out;
+    }
+  if ((bad = sc_store_blob_first_bad (buf, n_values)) < n_values)
+    {
+      float v;
+      sc_store_f16_decode (buf + 2 * bad, 1, &v);
+      status = bad_run (store, r->id, err, "attention row %lld (layer %d head %d): value %zu "
+                        "is %g, not a probability in [0, 1]", (long long) rowid, layer, head,
+                        bad, (double) v);
+      goto out;
+    }
+  out->n_query = (uint32_t) n;
+  out->n_key = (uint32_t) n;
+  out->causal = causal;
+  sc_store_blob_unpack (buf, out->n_query, out->n_key, causal, out->probs);
+out:
+  sqlite3_blob_close (blob);
+  free (buf);
+  if (status != SC_OK)
+    sc_store_head_clear (out);
+  return status;
+}
+
+ScStatus
+sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStoreHead *out,
+                    ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  RunShape r;
+  ScStatus status;
+  bool own = false, causal = false;
+  size_t bytes = 0;
+  int64_t rowid = 0;
+  int rc;
+
+  memset (out, 0, sizeof *out);
+  if ((rc = read_begin (store, &own)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
+                                  (long long) run_id);
+  if ((status = load_shape (store, run_id, &r, err)) != SC_OK)
+    goto out;
+  if (layer < 0 || (uint32_t) layer >= r.n_layers || head < 0 || (uint32_t) head >= r.n_heads)
+    {
+      status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s: run %lld has no layer %d head %d (its "
+                             "model has %u layers x %u heads)", store->path, (long long) run_id,
+                             layer, head, r.n_layers, r.n_heads);
+      goto out;
+    }
+  /* typeof and length of the BLOB come from its record header: the data is read below,
+   * once its size is known to be right. */
+  if ((rc = sqlite3_prepare_v2 (store->db,
+                                "SELECT id, n_query, n_key, layout, dtype, typeof (data), "
+                                "length (data) FROM attention "
+                                "WHERE run_id = ?1 AND layer = ?2 AND head = ?3", -1, &st, NULL))
+      != SQLITE_OK)
+    goto db_error;
+  sqlite3_bind_int64 (st, 1, run_id);
+  sqlite3_bind_int (st, 2, layer);
+  sqlite3_bind_int (st, 3, head);
+  rc = sqlite3_step (st);
+  if (rc == SQLITE_DONE)
+    status = bad_run (store, run_id, err, "the attention table has no row for layer %d head %d",
+                      layer, head);
+  else if (rc != SQLITE_ROW)
+    goto db_error;
+  else if ((status = check_head_row (store, st, &r, layer, head, &causal, &bytes, &rowid, err))
+           == SC_OK)
+    status = read_head_blob (store, &r, layer, head, rowid, causal, bytes, out, err);
+  goto out;
+
+db_error:
+  status = sc_store_sqlite_error (err, store->db, rc, store->path,
+                                  "reading run %lld layer %d head %d", (long long) run_id,
+                                  layer, head);
+out:
+  sqlite3_finalize (st);
+  read_end (store, own);
+  return status;
+}

@@ -1,0 +1,126 @@
+/* fuzz-store.c — libFuzzer target for the capture store's reader.
+ *
+ * The input is a database file: it is written to a temporary file, opened read-only through
+ * sc_store_open, then every reading path runs over it — list the runs, get each, read its
+ * tokens and every head its model claims (bounded below) — touching every byte returned, so
+ * that a wrong bound shows up under ASan. A read-only open must not write: the file's bytes
+ * are compared afterwards, and a change aborts (a finding).
+ * Build: CC=clang meson setup build-fuzz -Dfuzzing=true. Seeds: stores Saccade wrote, made
+ * small — build/tests/store/hostile-stores DIR writes a real store and its hostile variants;
+ * each seed is one of them re-paged to 512-byte pages (sqlite3 F 'PRAGMA journal_mode =
+ * DELETE; PRAGMA page_size = 512; VACUUM': same schema, header and rows, 16 KB instead of
+ * 1.2 MB, so that mutations land on pages that matter). Run:
+ * build-fuzz/tests/fuzz/fuzz-store -max_total_time=600 -max_len=65536 -timeout=10 corpus-store/
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/store/sc-store.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static volatile uint8_t sink;
+
+/* One file per process, rewritten for each input (with -wal and -shm removed). */
+static char path[64];
+
+static void
+touch (const void *p, size_t n)
+{
+  if (n > 0)
+    sink ^= ((const uint8_t *) p)[0] ^ ((const uint8_t *) p)[n - 1];
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  ScStoreOptions ro = { .busy_timeout_ms = -1 };
+  ScStore *s = NULL;
+  ScStoreRunInfo *runs = NULL;
+  ScError err;
+  size_t n = 0, i;
+  char side[80];
+  FILE *f;
+
+  if (path[0] == '\0')
+    snprintf (path, sizeof path, "/tmp/fuzz-store-%ld.sqlite", (long) getpid ());
+  snprintf (side, sizeof side, "%s-wal", path);
+  unlink (side);
+  snprintf (side, sizeof side, "%s-shm", path);
+  unlink (side);
+  if ((f = fopen (path, "wb")) == NULL)
+    return 0;
+  if (size > 0 && fwrite (data, 1, size, f) != size)
+    {
+      fclose (f);
+      return 0;
+    }
+  fclose (f);
+
+  if (sc_store_open (path, &ro, &s, &err) != SC_OK)
+    goto check;
+  if (sc_store_list_runs (s, &runs, &n, &err) == SC_OK)
+    for (i = 0; i < n; i++)
+      {
+        const ScStoreRunInfo *r = &runs[i];
+        ScStoreRunInfo info;
+        ScStoreToken *tokens = NULL;
+        size_t n_tokens = 0, t;
+        uint32_t l, h;
+
+        touch (r->text, r->text_len + 1);
+        touch (r->model_name, strlen (r->model_name) + 1);
+        touch (r->model_path, strlen (r->model_path) + 1);
+        touch (r->model_arch, strlen (r->model_arch) + 1);
+        touch (r->backend, strlen (r->backend) + 1);
+        /* the contract: KV groups divide the heads */
+        if (r->n_kv_heads == 0 || r->n_heads % r->n_kv_heads != 0)
+          abort ();
+        sink ^= (uint8_t) (r->n_heads / r->n_kv_heads);
+        if (sc_store_get_run (s, r->id, &info, &err) == SC_OK)
+          {
+            touch (info.text, info.text_len + 1);
+            sc_store_run_info_clear (&info);
+          }
+        if (sc_store_read_tokens (s, r->id, &tokens, &n_tokens, &err) == SC_OK)
+          {
+            if (n_tokens != r->n_tokens)
+              abort ();
+            for (t = 0; t < n_tokens; t++)
+              touch (tokens[t].piece, tokens[t].len);
+            sc_store_tokens_free (tokens);
+          }
+        /* at most 64 heads a run: the checked dimensions are still up to 65536 heads */
+        for (l = 0; l < r->n_layers && l < 8; l++)
+          for (h = 0; h < r->n_heads && h < 8; h++)
+            {
+              ScStoreHead head;
+              if (sc_store_read_head (s, r->id, (int) l, (int) h, &head, &err) != SC_OK)
+                continue;
+              if (head.n_query != r->n_tokens || head.n_key != r->n_tokens)
+                abort ();
+              for (size_t v = 0; v < (size_t) head.n_query * head.n_key; v++)
+                if (!(head.probs[v] >= 0.0f && head.probs[v] <= 1.0f))
+                  abort ();
+              sc_store_head_clear (&head);
+            }
+      }
+  sc_store_run_list_free (runs, n);
+  sc_store_close (s);
+
+check:
+  /* read-only means read-only: the file is what it was */
+  if ((f = fopen (path, "rb")) != NULL)
+    {
+      uint8_t *back = malloc (size + 1);
+      size_t got = back != NULL ? fread (back, 1, size + 1, f) : 0;
+      fclose (f);
+      if (back != NULL && (got != size || (size > 0 && memcmp (back, data, size) != 0)))
+        abort ();
+      free (back);
+    }
+  return 0;
+}

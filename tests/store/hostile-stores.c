@@ -1,0 +1,284 @@
+/* hostile-stores.c — a real store edited into hostile shapes (see hostile-stores.h). */
+#include "tests/store/hostile-stores.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/store/store-fake.h"
+
+#define R1 (1u << 1)
+#define R2 (1u << 2)
+#define M1 (R1 | R2) /* runs 1 and 2 share model 1 */
+
+/* Run 2 is causal with 6 tokens: each head's BLOB is 6 * 7 / 2 fp16 values, 42 bytes. */
+#define HEAD_2_0_0 "run_id = 2 AND layer = 0 AND head = 0"
+
+static const HostileKind kinds[] = {
+  /* --- the schema: refused at open ---------------------------------------------------- */
+  { "trigger", "a trigger that deletes every earlier run's heads when a head is inserted",
+    "CREATE TRIGGER wipe AFTER INSERT ON attention BEGIN "
+    "DELETE FROM attention WHERE run_id < NEW.run_id; END",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds trigger 'wipe'", 0, 0, 0 },
+  { "view-runs", "runs replaced by a view over an endless recursive query",
+    "DROP TABLE runs; CREATE VIEW runs AS WITH RECURSIVE c (x) AS (SELECT 1 UNION ALL "
+    "SELECT x + 1 FROM c) SELECT x AS id, 1 AS model_id, x'00' AS text, 0 AS created, "
+    "'cpu' AS backend, 1 AS n_tokens, NULL AS forward_ms, NULL AS capture_ms, "
+    "0 AS attention_bytes, 'complete' AS status FROM c",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "'runs' is a view", 0, 0, 0 },
+  { "view-extra", "an extra view", "CREATE VIEW recent AS SELECT * FROM runs",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds view 'recent'", 0, 0, 0 },
+  { "index-extra", "an extra index", "CREATE INDEX attention_layer ON attention (layer)",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds index 'attention_layer'", 0, 0, 0 },
+  { "index-missing", "one of our indexes dropped", "DROP INDEX runs_model",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "lacks the index runs_model", 0, 0, 0 },
+  { "table-extra", "an extra table", "CREATE TABLE notes (x); INSERT INTO notes VALUES (1)",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds table 'notes'", 0, 0, 0 },
+  { "analyze", "statistics from ANALYZE (sqlite_stat1)", "ANALYZE",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds table 'sqlite_stat1'", 0, 0, 0 },
+  { "column-extra", "an extra column in runs", "ALTER TABLE runs ADD COLUMN note TEXT",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "its column 10 is 'note'", 0, 0, 0 },
+  { "column-generated", "a generated column in attention that makes a 1 MB value per row",
+    "ALTER TABLE attention ADD COLUMN big BLOB GENERATED ALWAYS AS (zeroblob (1000000)) VIRTUAL",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "its column 9 is 'big'", 0, 0, 0 },
+  { "check-changed", "a CHECK constraint loosened through writable_schema",
+    "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace (sql, "
+    "'CHECK (n_tokens > 0)', 'CHECK (n_tokens > -9)') WHERE name = 'runs'",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "the definition of table 'runs' differs", 0, 0, 0 },
+  { "virtual-table", "an FTS5 virtual table", "CREATE VIRTUAL TABLE search USING fts5 (body)",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds table 'search", 0, 0, HOSTILE_OPTIONAL },
+
+  /* --- a run against its model: refused by listing and getting the run ---------------- */
+  { "kv-heads-not-dividing", "n_kv_heads = 2 for 3 heads (passes the CHECK)",
+    "UPDATE models SET n_kv_heads = 2 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "n_kv_heads = 2 does not divide n_heads = 3", 0, 0, 0 },
+  { "kv-heads-more", "n_kv_heads = 4 for 3 heads (the 10-for-9 of the issue)",
+    "UPDATE models SET n_kv_heads = 4 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "n_kv_heads = 4 does not divide n_heads = 3", 0, 0, 0 },
+  { "kv-heads-zero", "n_kv_heads = 0 (CHECK bypassed)",
+    "UPDATE models SET n_kv_heads = 0 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "n_kv_heads is 0, outside 1..", 0, 0, 0 },
+  { "layers-heads-wrap", "n_layers = n_heads = 2^32: their product with n^2 wraps 64 bits",
+    "UPDATE models SET n_layers = 4294967296, n_heads = 4294967296 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "n_layers is 4294967296, outside", 0, 0, 0 },
+  { "layers-heads-product", "4096 layers x 4096 heads: each in range, the product not",
+    "UPDATE models SET n_layers = 4096, n_heads = 4096 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "is more than 65536 heads", 0, 0, 0 },
+  { "layers-fewer", "n_layers = 2 for runs that hold 4 layers of heads",
+    "UPDATE models SET n_layers = 2 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "runs.attention_bytes is", 0, 0, 0 },
+  { "heads-more", "n_heads = 6 for runs that hold 3 heads per layer",
+    "UPDATE models SET n_heads = 6 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "the attention table has 12 heads", 0, 0, 0 },
+  { "vocab-zero", "n_vocab = 0 (CHECK bypassed)", "UPDATE models SET n_vocab = 0 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "n_vocab is 0", 0, 0, 0 },
+  { "head-dim-huge", "head_dim = 2^40", "UPDATE models SET head_dim = 1099511627776 WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "head_dim is 1099511627776", 0, 0, 0 },
+  { "sha-short", "a 1-byte model fingerprint (CHECK bypassed)",
+    "UPDATE models SET sha256 = x'00' WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "sha256 is not a 32-byte BLOB", 0, 0, 0 },
+  { "orphan-run", "the model of runs 1 and 2 deleted with foreign keys off",
+    "DELETE FROM models WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "a model the store does not hold", 0, 0, 0 },
+  { "model-id-text", "runs.model_id holds text", "UPDATE runs SET model_id = 'one' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.model_id is 'one' (text)", 0, 0, 0 },
+  { "name-huge", "a 5 MB model name", "UPDATE models SET name = hex (zeroblob (2500000)) WHERE id = 1",
+    HOSTILE_AT_RUN, M1, SC_ERR_FORMAT, "name is 5000000 bytes long", 0, 0, 0 },
+  { "backend-huge", "a 5 MB backend name",
+    "UPDATE runs SET backend = hex (zeroblob (2500000)) WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "backend is 5000000 bytes long", 0, 0, 0 },
+  { "tokens-huge", "n_tokens = 2^63 - 1", "UPDATE runs SET n_tokens = 9223372036854775807 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.n_tokens is 9223372036854775807, outside", 0, 0, 0 },
+  { "tokens-negative", "n_tokens = -6 (CHECK bypassed)", "UPDATE runs SET n_tokens = -6 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.n_tokens is -6", 0, 0, 0 },
+  { "tokens-text", "n_tokens holds text", "UPDATE runs SET n_tokens = 'six' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.n_tokens is 'six' (text)", 0, 0, 0 },
+  { "tokens-real", "n_tokens holds a real", "UPDATE runs SET n_tokens = 6.5 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.n_tokens is 6.5 (a real)", 0, 0, 0 },
+  { "created-text", "created holds text", "UPDATE runs SET created = 'yesterday' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.created is 'yesterday' (text)", 0, 0, 0 },
+  { "created-negative", "created = -1", "UPDATE runs SET created = -1 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.created is -1", 0, 0, 0 },
+  { "forward-text", "forward_ms holds text", "UPDATE runs SET forward_ms = 'fast' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.forward_ms is 'fast' (text)", 0, 0, 0 },
+  { "forward-infinite", "forward_ms = infinity", "UPDATE runs SET forward_ms = 9e999 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.forward_ms is inf", 0, 0, 0 },
+  { "attention-bytes-negative", "attention_bytes = -5",
+    "UPDATE runs SET attention_bytes = -5 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.attention_bytes is -5", 0, 0, 0 },
+  { "text-integer", "the text is an integer", "UPDATE runs SET text = 7 WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.text holds integer", 0, 0, 0 },
+  { "token-missing", "token row at position 3 deleted",
+    "DELETE FROM tokens WHERE run_id = 2 AND pos = 3",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "the tokens table has 5 rows", 0, 0, 0 },
+  { "token-extra", "a token row at position 6 of a 6-token run",
+    "INSERT INTO tokens VALUES (2, 6, 7, x'41')",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "the tokens table has 7 rows", 0, 0, 0 },
+  { "token-gap", "position 3 moved to 9", "UPDATE tokens SET pos = 9 WHERE run_id = 2 AND pos = 3",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "at positions 0..9", 0, 0, 0 },
+  { "token-pos-negative", "position 0 moved to -1 (CHECK bypassed)",
+    "UPDATE tokens SET pos = -1 WHERE run_id = 2 AND pos = 0",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "at positions -1..5", 0, 0, 0 },
+  { "token-pos-text", "a position that is text",
+    "UPDATE tokens SET pos = 'five' WHERE run_id = 2 AND pos = 5",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "have a position that is not an integer", 0, 0, 0 },
+  { "head-missing", "one head deleted", "DELETE FROM attention WHERE run_id = 2 AND layer = 3 AND head = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "the attention table has 11 heads", 0, 0, 0 },
+  { "head-extra-layer", "a head of layer 4 in a 4-layer model",
+    "INSERT INTO attention (run_id, layer, head, n_query, n_key, layout, dtype, data) "
+    "SELECT run_id, 4, head, n_query, n_key, layout, dtype, data FROM attention WHERE " HEAD_2_0_0,
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "the attention table has 13 heads", 0, 0, 0 },
+  { "head-layer-text", "a head whose layer is text",
+    "UPDATE attention SET layer = 'zero' WHERE run_id = 2 AND layer = 0 AND head = 1",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "have a layer or head that is not an integer", 0, 0, 0 },
+
+  /* --- tokens against their run ------------------------------------------------------- */
+  { "token-id-real", "a token id that is a real",
+    "UPDATE tokens SET token_id = 1.5 WHERE run_id = 2 AND pos = 1",
+    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "token_id is 1.5 (a real)", 0, 0, 0 },
+  { "token-id-vocab", "a token id equal to the vocabulary size",
+    "UPDATE tokens SET token_id = 49152 WHERE run_id = 2 AND pos = 1",
+    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "token_id is 49152, outside the model's vocabulary", 0, 0, 0 },
+  { "token-id-negative", "a negative token id",
+    "UPDATE tokens SET token_id = -1 WHERE run_id = 2 AND pos = 4",
+    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "token_id is -1", 0, 0, 0 },
+  { "piece-text", "a piece stored as text", "UPDATE tokens SET piece = 'abc' WHERE run_id = 2 AND pos = 2",
+    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "1 token pieces are not BLOBs", 0, 0, 0 },
+  { "piece-huge", "a 1 MB piece", "UPDATE tokens SET piece = zeroblob (1000000) WHERE run_id = 2 AND pos = 2",
+    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "a token piece is 1000000 bytes long", 0, 0, 0 },
+
+  /* --- heads against their run -------------------------------------------------------- */
+  { "head-10x10-in-4", "a 10 x 10 head (a valid 110-byte causal BLOB) in a run of 4 tokens",
+    "UPDATE attention SET n_query = 10, n_key = 10, data = zeroblob (110) "
+    "WHERE run_id = 1 AND layer = 1 AND head = 2",
+    HOSTILE_AT_HEAD, R1, SC_ERR_FORMAT, "n_query is 10, but the run has 4 tokens", 1, 2, 0 },
+  { "head-n-key", "n_key = 5 in a full layout, with a matching BLOB",
+    "UPDATE attention SET layout = 'full', n_key = 5, data = zeroblob (60) WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "n_key is 5, but the run has 6 tokens", 0, 0, 0 },
+  { "blob-short", "a 3-byte BLOB (CHECK bypassed)", "UPDATE attention SET data = zeroblob (3) WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "data is blob of 3 bytes", 0, 0, 0 },
+  { "blob-text", "the head's data is text (CHECK bypassed)",
+    "UPDATE attention SET data = hex (zeroblob (21)) WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "data is text of 42 bytes", 0, 0, 0 },
+  { "layout-bogus", "layout 'diagonal' (CHECK bypassed)",
+    "UPDATE attention SET layout = 'diagonal' WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "layout is 'diagonal' (text)", 0, 0, 0 },
+  { "layout-full-causal-blob", "layout 'full' over a causal BLOB (CHECK bypassed)",
+    "UPDATE attention SET layout = 'full' WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "a full 6 x 6 fp16 head has 72", 0, 0, 0 },
+  { "dtype-f32", "dtype 'f32' (CHECK bypassed)", "UPDATE attention SET dtype = 'f32' WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_UNSUPPORTED, "has dtype 'f32' (text)", 0, 0, 0 },
+  { "value-nan", "a NaN in a head",
+    "UPDATE attention SET data = CAST (x'007e' || substr (data, 3) AS BLOB) WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "value 0 is nan, not a probability", 0, 0, 0 },
+  { "value-negative", "-1 in a head",
+    "UPDATE attention SET data = CAST (substr (data, 1, 6) || x'00bc' || substr (data, 9) AS BLOB) "
+    "WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "value 3 is -1, not a probability", 0, 0, 0 },
+  { "value-above-one", "2 in a head",
+    "UPDATE attention SET data = CAST (substr (data, 1, 40) || x'0040' AS BLOB) WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "value 20 is 2, not a probability", 0, 0, 0 },
+  { "value-infinite", "+infinity in a head",
+    "UPDATE attention SET data = CAST (x'007c' || substr (data, 3) AS BLOB) WHERE " HEAD_2_0_0,
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "value 0 is inf, not a probability", 0, 0, 0 },
+  { "heads-smaller-than-run", "n_tokens = 7 with a 7th token row: every 6 x 6 head is too small",
+    "UPDATE runs SET n_tokens = 7 WHERE id = 2; INSERT INTO tokens VALUES (2, 6, 5, x'41')",
+    HOSTILE_AT_HEADS, R2, SC_ERR_FORMAT, "n_query is 6, but the run has 7 tokens", 0, 0, 0 },
+
+  /* --- harmless: every path works and returns the right values ------------------------ */
+  { "status-bogus", "run 2's status is 'bogus' (CHECK bypassed): it is not a complete run",
+    "UPDATE runs SET status = 'bogus' WHERE id = 2",
+    HOSTILE_HIDDEN, R2, SC_ERR_NOT_FOUND, "has no run 2", 0, 0, 0 },
+  { "orphan-rows", "tokens and heads of a run that does not exist (foreign keys off)",
+    "INSERT INTO tokens VALUES (99, 0, 1, x'00'); "
+    "INSERT INTO attention (run_id, layer, head, n_query, n_key, layout, dtype, data) "
+    "VALUES (99, 0, 0, 1, 1, 'causal', 'f16', zeroblob (2))",
+    HOSTILE_OK, 0, SC_OK, NULL, 0, 0, 0 },
+  { "text-as-text", "run texts stored as TEXT instead of BLOB (same bytes)",
+    "UPDATE runs SET text = CAST (text AS TEXT)", HOSTILE_OK, 0, SC_OK, NULL, 0, 0, 0 },
+  { "journal-delete", "the store switched to a rollback journal (one file to share)",
+    "PRAGMA journal_mode = DELETE", HOSTILE_OK, 0, SC_OK, NULL, 0, 0, 0 },
+  { "sequence-max", "sqlite_sequence at 2^63 - 1: the next run has no id",
+    "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'runs'",
+    HOSTILE_OK, 0, SC_OK, NULL, 0, 0, HOSTILE_SEQUENCE_MAX },
+  /* the SQL is a format for the size (hostile_huge_bytes) */
+  { "text-huge", "a 300 MB text cell in run 2",
+    "UPDATE runs SET text = zeroblob (%" G_GSIZE_FORMAT ") WHERE id = 2",
+    HOSTILE_OK, 0, SC_OK, NULL, 0, 0, HOSTILE_HUGE_TEXT },
+};
+
+const HostileKind *
+hostile_kinds (gsize *n)
+{
+  *n = G_N_ELEMENTS (kinds);
+  return kinds;
+}
+
+gsize
+hostile_huge_bytes (void)
+{
+  const char *s = g_getenv ("SC_HOSTILE_HUGE_BYTES");
+  return s != NULL && *s != '\0' ? (gsize) g_ascii_strtoull (s, NULL, 10) : 300000000u;
+}
+
+void
+hostile_base (const char *path)
+{
+  ScStoreOptions opt = { .writable = TRUE };
+  ScStore *s = NULL;
+  ScError err = { 0 };
+
+  if (sc_store_open (path, &opt, &s, &err) != SC_OK
+      || store_fake_capture (s, 1, 4, TRUE, 0, 0, &err) != 1
+      || store_fake_capture (s, 2, 6, TRUE, 0, 0, &err) != 2
+      || store_fake_capture (s, 3, 5, FALSE, 1, 0, &err) != 3)
+    g_error ("building the base store %s: %s", path, err.message);
+  sc_store_close (s);
+}
+
+gboolean
+hostile_exec (const char *path, const char *sql, char **why)
+{
+  sqlite3 *db = NULL;
+  char *msg = NULL;
+  int rc;
+
+  *why = NULL;
+  rc = sqlite3_open (path, &db);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec (db, "PRAGMA foreign_keys = OFF; PRAGMA ignore_check_constraints = ON",
+                       NULL, NULL, &msg);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec (db, sql, NULL, NULL, &msg);
+  if (rc != SQLITE_OK)
+    *why = g_strdup_printf ("%s: %s", sql, msg != NULL ? msg : sqlite3_errmsg (db));
+  sqlite3_free (msg);
+  sqlite3_close (db);
+  return rc == SQLITE_OK;
+}
+
+gboolean
+hostile_build (const HostileKind *kind, const char *base, const char *path, char **why)
+{
+  g_autofree char *bytes = NULL, *sql = NULL;
+  gsize len = 0;
+
+  *why = NULL;
+  if (!g_file_get_contents (base, &bytes, &len, NULL) || !g_file_set_contents (path, bytes, (gssize) len, NULL))
+    g_error ("copying %s to %s", base, path);
+  if (kind->flags & HOSTILE_HUGE_TEXT)
+    {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+      sql = g_strdup_printf (kind->sql, hostile_huge_bytes ());
+#pragma GCC diagnostic pop
+    }
+  else
+    sql = g_strdup (kind->sql);
+  if (hostile_exec (path, sql, why))
+    return TRUE;
+  if (!(kind->flags & HOSTILE_OPTIONAL))
+    g_error ("building the hostile store '%s': %s", kind->name, *why);
+  return FALSE;
+}
