@@ -130,6 +130,9 @@ saccade_json_run (JsonBuilder *b, const ScStoreRunInfo *r)
   saccade_json_int (b, "attention_bytes", (gint64) r->attention_bytes);
   saccade_json_begin_object (b, "text");
   saccade_json_piece (b, (const guint8 *) r->text, r->text_len, SACCADE_JSON_PIECE_FIRST);
+  /* A listing carries only the first SC_STORE_LIST_TEXT_BYTES of each text (a shared store
+   * may hold a text of any size); `saccade show RUN --json` has it whole. */
+  saccade_json_bool (b, "truncated", r->text_truncated);
   json_builder_end_object (b);
 }
 

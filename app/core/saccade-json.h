@@ -51,7 +51,8 @@ void saccade_json_tokens (JsonBuilder *b, const ScStoreToken *t, size_t n);
 /* A stored run's description as members of the open object: id, created (ISO 8601 UTC),
  * created_ms, model {id, name, architecture, sha256, path, layers, heads, kv_heads,
  * head_dim}, backend, n_tokens, forward_seconds and capture_seconds (when known),
- * attention_bytes, text {piece?, bytes_hex}. */
+ * attention_bytes, text {piece?, bytes_hex, truncated: the listing holds only its first
+ * SC_STORE_LIST_TEXT_BYTES}. */
 void saccade_json_run (JsonBuilder *b, const ScStoreRunInfo *r);
 
 /* @b's root as text, pretty-printed (json-glib's two-space indent) when @pretty; @length
