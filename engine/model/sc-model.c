@@ -7,7 +7,9 @@
  *   2. tokenizer from "tokenizer.ggml.*" keys (sc-tokenizer);
  *   3. every expected tensor looked up by name and its shape checked against pass 1: the
  *      shared ones (token_embd, output_norm, output unless tied), then the architecture's
- *      per-layer table, in its order;
+ *      per-layer table, in its order — before anything is allocated for the weights, so a
+ *      file whose dimensions promise more than its tensors hold is refused by name and
+ *      the arena is never larger than what the file's tensors dequantise to;
  *   4. dequantisation of each tensor into one float32 arena, in parallel over tensors.
  */
 #include "model/sc-model.h"
@@ -40,6 +42,8 @@ struct ScModel {
 
 typedef struct {
   const ScGgufTensor *tensor;
+  float **field;  /* where the weight's pointer goes (set once the arena exists) */
+  size_t offset;  /* its place in the arena, in floats */
   float *dst;
 } DequantJob;
 
@@ -235,7 +239,7 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   const ScArchDesc *arch = sc_arch_for (in->arch);
   const ScGguf *g = m->gguf;
   const int64_t E = in->n_embd, V = in->n_vocab;
-  size_t per_layer = 0, total, off = 0;
+  size_t off = 0, i;
   const ScGgufTensor *out_t = NULL;
   DequantJob *jobs;
   size_t n_jobs = 0;
@@ -246,10 +250,6 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   if (arch == NULL)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "architecture '%s' has no loader",
                          in->arch_name);
-  for (t = 0; t < arch->n_tensors; t++)
-    per_layer += (size_t) (sc_arch_dim (arch->tensors[t].ne0, in)
-                           * sc_arch_dim (arch->tensors[t].ne1, in));
-
   /* 3. look every tensor up and check its shape */
   jobs = calloc ((size_t) in->n_layers * arch->n_tensors + 3, sizeof *jobs);
   m->weights.layers = calloc (in->n_layers, sizeof *m->weights.layers);
@@ -260,24 +260,24 @@ load_weights (ScModel *m, int n_threads, ScError *err)
     }
   out_t = sc_gguf_find_tensor (g, "output.weight");
   m->info.tied_output = out_t == NULL;
-  total = (size_t) (V * E) * (m->info.tied_output ? 1 : 2) + (size_t) E + per_layer * in->n_layers;
-  m->arena = malloc (total * sizeof (float));
-  if (m->arena == NULL)
-    {
-      free (jobs);
-      return sc_error_set (err, SC_ERR_NOMEM, "out of memory for %zu MB of weights",
-                           total * sizeof (float) >> 20);
-    }
 
-#define TAKE(field, count) (field = m->arena + off, off += (size_t) (count), field)
-#define JOB(name, ne0, ne1, field)                                                            \
+  /* Each tensor's place in the arena; its element count is the one the file's tensor
+   * holds (expect_tensor checked the shape), so the sum is bounded by the file. */
+#define JOB(name, ne0, ne1, field_)                                                           \
   do                                                                                          \
     {                                                                                         \
       const ScGgufTensor *t_;                                                                 \
       if ((st = expect_tensor (g, name, ne0, ne1, &t_, err)) != SC_OK)                        \
         goto out;                                                                             \
       jobs[n_jobs].tensor = t_;                                                               \
-      jobs[n_jobs].dst = TAKE (field, (ne0) * (ne1));                                         \
+      jobs[n_jobs].field = &(field_);                                                         \
+      jobs[n_jobs].offset = off;                                                              \
+      if ((uint64_t) t_->n_elements > SIZE_MAX / sizeof (float) - off)                        \
+        {                                                                                     \
+          st = sc_error_set (err, SC_ERR_RANGE, "the weights do not fit in memory");          \
+          goto out;                                                                           \
+        }                                                                                     \
+      off += (size_t) t_->n_elements;                                                         \
       n_jobs++;                                                                               \
     }                                                                                         \
   while (0)
@@ -286,8 +286,6 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   JOB ("output_norm.weight", E, 1, m->weights.output_norm);
   if (!m->info.tied_output)
     JOB ("output.weight", E, V, m->weights.output);
-  else
-    m->weights.output = m->weights.token_embd;
   for (l = 0; l < in->n_layers; l++)
     /* In the table's order, which places the tensors back to back in the arena where the
      * architecture's fused projections need it (sc-arch.h). */
@@ -303,7 +301,19 @@ load_weights (ScModel *m, int n_threads, ScError *err)
           m->info.main_type = jobs[n_jobs - 1].tensor->type;
       }
 #undef JOB
-#undef TAKE
+
+  /* Every tensor is there with its shape: now the arena. */
+  m->arena = malloc (off * sizeof (float));
+  if (m->arena == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "out of memory for %zu MB of weights",
+                         off * sizeof (float) >> 20);
+      goto out;
+    }
+  for (i = 0; i < n_jobs; i++)
+    *jobs[i].field = jobs[i].dst = m->arena + jobs[i].offset;
+  if (m->info.tied_output)
+    m->weights.output = m->weights.token_embd;
 
   /* 4. dequantize, in parallel over tensors (the vocabulary matrix, the largest, is
    *    first in the list, which is what balancing needs). */
@@ -328,12 +338,9 @@ load_weights (ScModel *m, int n_threads, ScError *err)
       }
   }
 
-  {
-    uint64_t i;
-    m->n_params = 0;
-    for (i = 0; i < sc_gguf_n_tensors (g); i++)
-      m->n_params += sc_gguf_tensor (g, i)->n_elements;
-  }
+  m->n_params = 0;
+  for (uint64_t k = 0; k < sc_gguf_n_tensors (g); k++)
+    m->n_params += sc_gguf_tensor (g, k)->n_elements;
 out:
   free (jobs);
   return st;

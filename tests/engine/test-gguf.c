@@ -337,6 +337,44 @@ test_model_errors (void)
   g_assert_null (m);
 }
 
+/* A copy of @b whose uint32 metadata value @key is @value (the key's bytes are followed by
+ * its type, 4 bytes, then the value). */
+static GBytes *
+with_u32 (GBytes *b, const char *key, guint32 value)
+{
+  gsize n, klen = strlen (key), i;
+  const guint8 *d = g_bytes_get_data (b, &n);
+  guint8 *copy = g_memdup2 (d, n);
+
+  for (i = 0; i + klen + 8 <= n; i++)
+    if (memcmp (copy + i, key, klen) == 0)
+      {
+        guint32 le = GUINT32_TO_LE (value);
+        memcpy (copy + i + klen + 4, &le, 4);
+        return g_bytes_new_take (copy, n);
+      }
+  g_error ("key '%s' not found", key);
+}
+
+/* Dimensions that promise far more weights than the file holds (4096 layers with a
+ * feed-forward width of 2^20: 800 GB of float32) are refused by the first tensor whose
+ * shape disagrees, before any memory is taken for the weights — never an attempt to
+ * allocate what the data could not fill. */
+static void
+test_model_absurd_dims (void)
+{
+  g_autoptr (GBytes) good = sc_test_gguf_tiny_llama (7, "llama", NULL);
+  g_autoptr (GBytes) wide = with_u32 (good, "llama.feed_forward_length", 1u << 20);
+  g_autoptr (GBytes) absurd = with_u32 (wide, "llama.block_count", 4096);
+  ScModel *m = NULL;
+  ScError err = { 0 };
+
+  assert_error_contains (open_model_bytes (absurd, &m, &err), SC_ERR_FORMAT, &err,
+                         "tensor 'blk.0.");
+  g_assert_null (strstr (err.message, "out of memory"));
+  g_assert_null (m);
+}
+
 /* A copy of @b with the first occurrence of @find (a C string) replaced by @repl, which has
  * the same length and may contain NUL bytes; @repl_len says how long. */
 static GBytes *
@@ -432,5 +470,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model/errors", test_model_errors);
   g_test_add_func ("/model/unsupported-type", test_model_unsupported_type);
   g_test_add_func ("/gguf/embedded-nul", test_embedded_nul);
+  g_test_add_func ("/model/absurd-dims", test_model_absurd_dims);
   return g_test_run ();
 }
