@@ -241,9 +241,9 @@ typedef struct {
 int
 saccade_cmd_bench_store (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
+  g_auto (SaccadeCliCommon) common = { 0 };
   int n = 512, reps = 3;
-  char *dir_opt = NULL;
+  g_autofree char *dir_opt = NULL;
   GOptionEntry entries[] = {
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &n, "Prompt length (default 512)", "N" },
     { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Rounds (default 3)", "R" },

@@ -136,8 +136,8 @@ run_peer (const char *model_path, int threads, int reps, BenchRow *rows, int n_r
 int
 saccade_cmd_bench (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
-  char *sizes = NULL;
+  g_auto (SaccadeCliCommon) common = { 0 };
+  g_autofree char *sizes = NULL;
   int reps = 5;
   gboolean peer = FALSE;
   GOptionEntry entries[] = {

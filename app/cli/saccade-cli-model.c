@@ -155,7 +155,7 @@ info_print_text (const InfoResult *r)
 int
 saccade_cmd_info (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
+  g_auto (SaccadeCliCommon) common = { 0 };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- describe a model");
   g_autoptr (GError) error = NULL;
   InfoResult r = { 0 };
@@ -227,9 +227,9 @@ tokenize_print_text (ScModel *model, const TokenizeResult *r, gboolean ids_only)
 int
 saccade_cmd_tokenize (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
+  g_auto (SaccadeCliCommon) common = { 0 };
   gboolean no_special = FALSE, ids_only = FALSE;
-  char *file = NULL;
+  g_autofree char *file = NULL;
   GOptionEntry entries[] = {
     { "no-parse-special", 0, 0, G_OPTION_ARG_NONE, &no_special,
       "Treat special-token text such as <|im_start|> as plain text", NULL },
@@ -364,10 +364,10 @@ generate_print_json (const GenerateResult *r)
 int
 saccade_cmd_generate (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
+  g_auto (SaccadeCliCommon) common = { 0 };
   gboolean chat = FALSE;
   int n_new = 32;
-  char *file = NULL;
+  g_autofree char *file = NULL;
   GOptionEntry entries[] = {
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &n_new, "New tokens to generate (default 32)", "N" },
     { "chat", 'c', 0, G_OPTION_ARG_NONE, &chat, "Wrap the text in the model's chat template",
@@ -539,7 +539,7 @@ demo_print (ScModel *model, const char *text, const DemoResult *r)
 int
 saccade_cmd_demo (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
+  g_auto (SaccadeCliCommon) common = { 0 };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[TEXT...] - a first look at a model");
   g_autoptr (GError) error = NULL;
   g_autofree char *text = NULL;

@@ -181,7 +181,7 @@ int
 saccade_cmd_show (int argc, char **argv)
 {
   gboolean json = FALSE;
-  char *db_opt = NULL;
+  g_autofree char *db_opt = NULL;
   int layer = -1, head = -1, k = 3;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
@@ -511,8 +511,9 @@ int
 saccade_cmd_export (int argc, char **argv)
 {
   gboolean json = FALSE;
-  char *db_opt = NULL, *out_path = NULL, *format_opt = NULL, *figure_opt = NULL;
-  char *colormap_opt = NULL, *scale_opt = NULL, *metric_opt = NULL;
+  g_autofree char *db_opt = NULL, *out_path = NULL, *format_opt = NULL;
+  g_autofree char *figure_opt = NULL, *colormap_opt = NULL, *scale_opt = NULL;
+  g_autofree char *metric_opt = NULL;
   int layer = -1, head = -1;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),

@@ -482,9 +482,9 @@ capture_all (CaptureCtx *c, GPtrArray *texts, const char *file, JsonBuilder *jso
 int
 saccade_cmd_capture (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
+  g_auto (SaccadeCliCommon) common = { 0 };
   gboolean no_special = FALSE, summary = FALSE, no_store = FALSE;
-  char *file = NULL, *text_opt = NULL, *db_opt = NULL;
+  g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL;
   GOptionEntry entries[] = {
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file,
@@ -626,7 +626,7 @@ int
 saccade_cmd_runs (int argc, char **argv)
 {
   gboolean json = FALSE;
-  char *db_opt = NULL;
+  g_autofree char *db_opt = NULL;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     SACCADE_STORE_CLI_JSON_OPTION (&json),
@@ -712,7 +712,7 @@ int
 saccade_cmd_rm (int argc, char **argv)
 {
   gboolean json = FALSE;
-  char *db_opt = NULL;
+  g_autofree char *db_opt = NULL;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     SACCADE_STORE_CLI_JSON_OPTION (&json),

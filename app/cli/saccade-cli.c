@@ -23,6 +23,12 @@ saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common)
   g_option_context_add_main_entries (ctx, entries, NULL);
 }
 
+void
+saccade_cli_common_clear (SaccadeCliCommon *common)
+{
+  g_clear_pointer (&common->model_path, g_free);
+}
+
 const char *
 saccade_cli_model_path (const SaccadeCliCommon *common)
 {

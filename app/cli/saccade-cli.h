@@ -31,6 +31,10 @@ typedef struct {
 /* Adds -m/--model, --json, --threads, --reference to @group. */
 void saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common);
 
+/* Frees what option parsing stored in @common. */
+void saccade_cli_common_clear (SaccadeCliCommon *common);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCliCommon, saccade_cli_common_clear)
+
 /* The model path (saccade_model_path() of -m). Never NULL. */
 const char *saccade_cli_model_path (const SaccadeCliCommon *common);
 
