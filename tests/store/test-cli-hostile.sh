@@ -57,7 +57,10 @@ for db in "$tmp"/stores/*.sqlite; do
     done
     run "$kind/heatmap-$id" "$db" export "$id" --figure heatmap --layer 2 --head 0 -o "$tmp/h.png"
     run "$kind/grid-$id" "$db" export "$id" --figure grid --metric sink -o "$tmp/g.svg"
-    run "$kind/lines-$id" "$db" export "$id" --figure lines --layer 3 -o "$tmp/l.pdf"
+    # PNG here: cairo 1.16's PDF surface leaks 768 bytes of its own on finishing, which
+    # LeakSanitizer would report for every store; the formats themselves are tested by
+    # test-cli and test-figures, this test is about what the data can do.
+    run "$kind/lines-$id" "$db" export "$id" --figure lines --layer 3 -o "$tmp/l.png"
   done
   after=$(sha256sum "$db" | cut -d' ' -f1)
   if [ "$before" != "$after" ]; then
