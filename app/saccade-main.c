@@ -29,6 +29,7 @@ static const Verb verbs[] = {
   { "show", saccade_cmd_show, "a stored run's tokens and where each token attends" },
   { "export", saccade_cmd_export, "write one stored head as CSV, .npy or JSON" },
   { "rm", saccade_cmd_rm, "delete stored runs" },
+  { "induction", saccade_cmd_induction, "find induction heads (scores, losses, copying)" },
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },

@@ -147,9 +147,8 @@ bind_text (sqlite3_stmt *st, int i, const char *s)
   return sqlite3_bind_text (st, i, s, -1, SQLITE_STATIC);
 }
 
-/* Finds the model by fingerprint or adds it; *@id receives its row id. */
-static int
-upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch)
+int
+sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch)
 {
   sqlite3_stmt *st = NULL;
   int rc;
@@ -249,7 +248,7 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
   if ((rc = sc_store_exec (db, "BEGIN IMMEDIATE")) != SQLITE_OK)
     return sc_store_sqlite_error (err, db, rc, path, "starting a new run (waited up to %.1f s)",
                                   w->store->busy_ms > 0 ? w->store->busy_ms / 1000.0 : 0.0);
-  if ((rc = upsert_model (db, &cap->model, &model_id, &mismatch)) != SQLITE_OK)
+  if ((rc = sc_store_upsert_model (db, &cap->model, &model_id, &mismatch)) != SQLITE_OK)
     goto db_error;
   if (mismatch)
     return sc_error_set (err, SC_ERR_DB, "%s: the stored model with the SHA-256 of %s has "
