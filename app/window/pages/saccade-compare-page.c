@@ -127,8 +127,8 @@ refresh_pair (SaccadeComparePage *self)
                                      (const char *const *) d->run->labels,
                                      (const char *const *) d->run->labels, d->run->causal);
       /* Translators: a side of the Compare page: "A: run 3, L5.H2". */
-      title = g_strdup_printf (_("%s: run %" G_GINT64_FORMAT ", L%d.H%d"), s == 0 ? "A" : "B",
-                               d->run->id, l, hd);
+      title = g_strdup_printf (_("%s: run %lld, L%d.H%d"), s == 0 ? "A" : "B",
+                               (long long) d->run->id, l, hd);
       saccade_heatmap_view_set_title (d->view, title);
     }
   if (h[0] != NULL && h[1] != NULL && same_tokens (self->side[0].run, self->side[1].run))
