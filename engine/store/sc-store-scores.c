@@ -261,7 +261,12 @@ store_missing (ScStore *store, const ScStoreHeadScores *s, const bool *present)
   bool ok;
   int rc;
 
-  if (sc_store_exec (store->db, "BEGIN IMMEDIATE") != SQLITE_OK)
+  /* A cache write: never wait for another writer (a capture holds the lock for its whole
+   * forward pass); the store's busy timeout is restored after the attempt. */
+  sqlite3_busy_timeout (store->db, 0);
+  rc = sc_store_exec (store->db, "BEGIN IMMEDIATE");
+  sqlite3_busy_timeout (store->db, store->busy_ms > 0 ? store->busy_ms : 0);
+  if (rc != SQLITE_OK)
     return false;
   rc = sqlite3_prepare_v2 (store->db, SC_STORE_SCORES_INSERT_SQL, -1, &st, NULL);
   for (uint32_t l = 0; rc == SQLITE_OK && l < s->n_layers; l++)

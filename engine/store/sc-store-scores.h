@@ -55,8 +55,8 @@ typedef struct {
 /* Fills @out with run @run_id's statistics, reading head_scores and, for every head whose
  * scores are missing, reading the head and computing them (sc_head_stats_compute with the
  * default options); on a writable store with no open capture the computed ones are then
- * stored (in one transaction; failing to store — a lock held past the busy timeout, a
- * full disk — is not an error: the scores are returned with stored = false). Errors: those
+ * stored (in one transaction, without waiting for another writer; failing to store — a
+ * capture in another process holding the lock, a full disk — is not an error: the scores are returned with stored = false). Errors: those
  * of sc_store_get_run() and sc_store_read_head(); SC_ERR_FORMAT for a head_scores row that
  * breaks the rules above; SC_ERR_NOMEM. On error @out holds nothing. */
 ScStatus sc_store_read_head_scores (ScStore *store, int64_t run_id, ScStoreHeadScores *out,
