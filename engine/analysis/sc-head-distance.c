@@ -82,19 +82,17 @@ static inline float
 fast_logf (float x)
 {
   uint32_t u;
+  int32_t e, small;
   float f, z, y;
-  int e;
 
   memcpy (&u, &x, sizeof u);
-  e = (int) ((u >> 23) & 0xffu) - 126;            /* x = f 2^e, f in [0.5, 1) */
+  e = (int32_t) (u >> 23) - 126;                  /* x = f 2^e, f in [0.5, 1) */
   u = (u & 0x007fffffu) | 0x3f000000u;
   memcpy (&f, &u, sizeof f);
-  /* move f to [√½, √2): f < √½ → 2f - 1 with e - 1, else f - 1 */
-  {
-    const float lo = f < 0.707106781186547524f ? 1.0f : 0.0f;
-    e -= (int) lo;
-    f = f + f * lo - 1.0f;
-  }
+  /* move f to [√½, √2): f < √½ → 2f - 1 with e - 1, else f - 1 (arithmetic, no branch) */
+  small = f < 0.707106781186547524f;
+  e -= small;
+  f = f + f * (float) small - 1.0f;
   z = f * f;
   y = 7.0376836292e-2f;
   y = y * f - 1.1514610310e-1f;
@@ -131,7 +129,7 @@ sum_m_ln_m (const float *p, const float *q, int len)
       for (k = 0; k < c; k++)
         {
           const float m = 0.5f * (p[j0 + k] + q[j0 + k]);
-          const float lm = fast_logf (m > 0.0f ? m : 1.0f);
+          const float lm = fast_logf (m + (float) (m == 0.0f)); /* ln 1 = 0 at m = 0 */
           t[k] = m * lm;                              /* 0 when m = 0 (lm = ln 1 = 0) */
         }
       for (k = 0; k + 4 <= c; k += 4)

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 
+#include "analysis/sc-head-stats.h"
 #include "store/sc-store.h"
 
 typedef struct ScStoreWriter ScStoreWriter;
@@ -116,6 +117,19 @@ void sc_store_blob_pack (const float *probs, uint32_t n_query, uint32_t n_key, b
 /* The inverse: (n_query, n_key) floats, zeros above the diagonal when @causal. */
 void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key, bool causal,
                            float *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-scores.c                                                                     */
+
+/* The statement sc_store_scores_insert() binds. */
+#define SC_STORE_SCORES_INSERT_SQL                                                         \
+  "INSERT OR IGNORE INTO head_scores (run_id, layer, head, metric, value) VALUES (?,?,?,?,?)"
+
+/* Inserts head (@layer, @head)'s scores from @stats through @st (a prepared
+ * SC_STORE_SCORES_INSERT_SQL), all of them or, with @only non-NULL, score k where only[k].
+ * Returns SQLite's code (SQLITE_DONE when every row went in). */
+int sc_store_scores_insert (sqlite3_stmt *st, int64_t run_id, int layer, int head,
+                            const ScHeadStats *stats, const bool *only);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-writer.c                                                                     */
