@@ -29,10 +29,15 @@ static const Verb verbs[] = {
   { "show", saccade_cmd_show, "a stored run's tokens and where each token attends" },
   { "export", saccade_cmd_export, "write one stored head as CSV, .npy or JSON" },
   { "rm", saccade_cmd_rm, "delete stored runs" },
+  { "heads", saccade_cmd_heads, "every head's statistics of a stored run, sortable" },
+  { "compare", saccade_cmd_compare, "two heads' distance and differences, or all heads' distances" },
+  { "rollout", saccade_cmd_rollout, "attention rollout and flow of a stored run" },
+  { "induction", saccade_cmd_induction, "find induction heads (scores, losses, copying)" },
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },
   { "bench-draw", saccade_cmd_bench_draw, "what drawing figures costs against a plain paint" },
+  { "bench-analysis", saccade_cmd_bench_analysis, "the head-distance matrix against a naive loop" },
 };
 
 static void

@@ -262,7 +262,7 @@ typedef struct {
   size_t n_tokens;
 } ExportResult;
 
-static const char *const figure_ids[] = { "heatmap", "grid", "lines" };
+static const char *const figure_ids[] = { "heatmap", "grid", "lines", "profile", "rollout" };
 static const char *const format_ids[] = { "csv", "npy", "json" };
 
 /* The run's text for a title: one line, at most 60 characters. Caller frees. */
@@ -289,6 +289,10 @@ figure_title (const ExportRequest *q, const ScStoreRunInfo *info)
     case SACCADE_EXPORT_GRID:
       return g_strdup_printf ("%s — %d layers × %d heads", text, (int) info->n_layers,
                               (int) info->n_heads);
+    case SACCADE_EXPORT_PROFILE:
+      return g_strdup_printf ("%s — %s by layer", text, q->metric);
+    case SACCADE_EXPORT_ROLLOUT:
+      return g_strdup_printf ("%s — attention rollout", text);
     case SACCADE_EXPORT_LINES:
     default:
       if (q->head >= 0)
@@ -361,7 +365,7 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
       .metric_name = q->metric == NULL ? NULL
                      : strcmp (q->metric, "sink") == 0 ? "sink mass (attention to token 0)"
-                                                       : "mean entropy (nats)",
+                     : strcmp (q->metric, "entropy") == 0 ? "mean entropy (nats)" : q->metric,
     };
     if (!saccade_export_figure (src, &fig, q->out_path, &error))
       goto fail;
@@ -431,7 +435,8 @@ figure_request (const char *figure, const char *colormap, const char *scale,
 
   if (kind < 0)
     {
-      fprintf (stderr, "saccade: --figure is heatmap, grid or lines, not '%s'\n", figure);
+      fprintf (stderr, "saccade: --figure is heatmap, grid or lines (or profile, rollout), "
+                       "not '%s'\n", figure);
       return FALSE;
     }
   q->figure = TRUE;
@@ -466,16 +471,23 @@ figure_request (const char *figure, const char *colormap, const char *scale,
       fprintf (stderr, "saccade: --scale is linear or log, not '%s'\n", scale);
       return FALSE;
     }
-  if (metric != NULL && strcmp (metric, "entropy") != 0 && strcmp (metric, "sink") != 0)
+  {
+    ScHeadMetric m;
+    if (metric != NULL && !sc_head_metric_from_id (metric, &m))
+      {
+        fprintf (stderr, "saccade: --metric is a head metric (entropy, entropy-norm, distance, "
+                         "confidence, sink, sink-k, previous-token, self, last-entropy), "
+                         "not '%s'\n", metric);
+        return FALSE;
+      }
+  }
+  if (metric != NULL && q->kind != SACCADE_EXPORT_GRID && q->kind != SACCADE_EXPORT_PROFILE)
     {
-      fprintf (stderr, "saccade: --metric is entropy or sink, not '%s'\n", metric);
+      fprintf (stderr, "saccade: --metric goes with the grid and profile figures\n");
       return FALSE;
     }
-  if (metric != NULL && q->kind != SACCADE_EXPORT_GRID)
-    {
-      fprintf (stderr, "saccade: --metric colours the grid figure only\n");
-      return FALSE;
-    }
+  if (q->kind == SACCADE_EXPORT_PROFILE && metric == NULL)
+    metric = "entropy";
   q->metric = metric;
   return TRUE;
 }
@@ -524,14 +536,16 @@ saccade_cmd_export (int argc, char **argv)
       "FILE" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format_opt, "csv, npy or json", "FORMAT" },
     { "figure", 0, 0, G_OPTION_ARG_STRING, &figure_opt,
-      "Draw a figure instead: heatmap (one head), grid (every head), lines (one layer); "
+      "Draw a figure instead: heatmap (one head), grid (every head), lines (one layer), "
+      "profile (a metric by layer), rollout; "
       "-o names a .png, .svg or .pdf", "KIND" },
     { "colormap", 0, 0, G_OPTION_ARG_STRING, &colormap_opt,
       "Figure colours: viridis (default), magma, cividis, grays, rdbu", "MAP" },
     { "scale", 0, 0, G_OPTION_ARG_STRING, &scale_opt, "Figure colour scale: linear or log",
       "SCALE" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_opt,
-      "Grid figure: frame each head in the colour of entropy or sink", "METRIC" },
+      "Grid and profile figures: a head metric (entropy, sink, previous-token, ...)",
+      "METRIC" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
     G_OPTION_ENTRY_NULL
   };

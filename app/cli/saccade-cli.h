@@ -75,6 +75,8 @@ int saccade_cmd_tokenize (int argc, char **argv);
 int saccade_cmd_generate (int argc, char **argv);
 int saccade_cmd_demo (int argc, char **argv);
 int saccade_cmd_bench (int argc, char **argv);
+/* The induction-head detector (saccade-cli-induction.c). */
+int saccade_cmd_induction (int argc, char **argv);
 /* The capture store's verbs (saccade-cli-store.c, saccade-bench-store.c). */
 int saccade_cmd_capture (int argc, char **argv);
 int saccade_cmd_runs (int argc, char **argv);
@@ -82,5 +84,10 @@ int saccade_cmd_show (int argc, char **argv);
 int saccade_cmd_export (int argc, char **argv);
 int saccade_cmd_rm (int argc, char **argv);
 int saccade_cmd_bench_store (int argc, char **argv);
+/* Head analysis over stored runs (saccade-cli-heads.c, saccade-bench-analysis.c). */
+int saccade_cmd_heads (int argc, char **argv);
+int saccade_cmd_compare (int argc, char **argv);
+int saccade_cmd_rollout (int argc, char **argv);
+int saccade_cmd_bench_analysis (int argc, char **argv);
 
 G_END_DECLS

@@ -16,6 +16,7 @@
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-json.h"
 #include "app/core/saccade-model.h"
+#include "engine/analysis/sc-rollout.h"
 #include "ui/figures/saccade-token-label.h"
 
 struct _SaccadeExportSource
@@ -317,6 +318,87 @@ export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
   return ok;
 }
 
+static gboolean
+export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
+                GError **error)
+{
+  g_autofree float *owned = NULL;
+  g_autofree ScHeadStats *owned_stats = NULL;
+  g_autofree double *values = NULL;
+  const ScHeadStats *stats;
+  const float *heads;
+  ScHeadMetric m;
+  gsize k, nh = (gsize) src->n_layers * src->n_heads;
+
+  if (fig->metric == NULL || !sc_head_metric_from_id (fig->metric, &m))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no head metric '%s'",
+                   fig->metric != NULL ? fig->metric : "(none)");
+      return FALSE;
+    }
+  if ((stats = source_stats (src, &heads, &owned, &owned_stats, error)) == NULL)
+    return FALSE;
+  values = g_new (double, nh);
+  for (k = 0; k < nh; k++)
+    values[k] = sc_head_stats_get (&stats[k], m);
+  return saccade_figure_export_profile (&(SaccadeProfileFigure) {
+    .n_layers = src->n_layers, .n_heads = src->n_heads, .values = values,
+    .metric_name = fig->metric_name != NULL ? fig->metric_name : fig->metric,
+    .title = fig->title,
+  }, path, error);
+}
+
+double *
+saccade_export_rollout (SaccadeExportSource *src, GError **error)
+{
+  g_autofree float *owned = NULL;
+  g_autofree const float **layers = NULL;
+  g_autofree double *out = NULL;
+  const float *heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &owned, NULL,
+                                     error);
+  gsize per_layer = (gsize) src->n_heads * src->n * src->n;
+  ScError err = { 0 };
+
+  if (heads == NULL)
+    return NULL;
+  layers = g_new (const float *, src->n_layers);
+  for (int l = 0; l < src->n_layers; l++)
+    layers[l] = heads + l * per_layer;
+  out = g_try_new (double, (gsize) src->n * src->n);
+  if (out == NULL)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_NOMEM, "out of memory for the rollout");
+      return NULL;
+    }
+  if (sc_attention_rollout (layers, src->n_layers, src->n_heads, src->n, out, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  return g_steal_pointer (&out);
+}
+
+static gboolean
+export_rollout (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
+                GError **error)
+{
+  g_autofree double *r = saccade_export_rollout (src, error);
+  g_autofree float *cells = NULL;
+  gsize k, nn = (gsize) src->n * src->n;
+
+  if (r == NULL)
+    return FALSE;
+  cells = g_new (float, nn);
+  for (k = 0; k < nn; k++)
+    cells[k] = (float) r[k];
+  return saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
+    .values = cells, .n_rows = src->n, .n_cols = src->n,
+    .row_labels = (const char *const *) src->labels,
+    .col_labels = (const char *const *) src->labels, .title = fig->title,
+    .colormap = fig->colormap, .scale = fig->scale, .causal = FALSE,
+  }, path, error);
+}
+
 gboolean
 saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                        const char *path, GError **error)
@@ -329,6 +411,10 @@ saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
       return export_grid (src, fig, path, error);
     case SACCADE_EXPORT_LINES:
       return export_lines (src, fig, path, error);
+    case SACCADE_EXPORT_PROFILE:
+      return export_profile (src, fig, path, error);
+    case SACCADE_EXPORT_ROLLOUT:
+      return export_rollout (src, fig, path, error);
     default:
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no figure kind %d",
                    (int) fig->kind);
@@ -413,7 +499,9 @@ saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
 
   if (stats == NULL)
     return NULL;
-  out = g_string_new ("layer,head,kv_head,entropy,sink_mass,previous_token\r\n");
+  out = g_string_new ("layer,head,kv_head,entropy,sink_mass,previous_token,entropy_norm,"
+                      "distance,confidence,sink_k,self,last_entropy,last_top,last_top_token,"
+                      "last_top_weight\r\n");
   for (l = 0; l < src->n_layers; l++)
     for (h = 0; h < src->n_heads; h++)
       {
@@ -424,6 +512,20 @@ saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
         csv_number (out, st->sink);
         g_string_append_c (out, ',');
         csv_number (out, st->previous);
+        {
+          const double more[] = { st->entropy_norm, st->distance, st->confidence, st->sink_k,
+                                  st->self, st->last_entropy };
+          for (gsize i = 0; i < G_N_ELEMENTS (more); i++)
+            {
+              g_string_append_c (out, ',');
+              csv_number (out, more[i]);
+            }
+        }
+        g_string_append_printf (out, ",%d,", st->last_top);
+        if (st->last_top >= 0 && st->last_top < src->n)
+          csv_field (out, src->labels[st->last_top]);
+        g_string_append_c (out, ',');
+        csv_number (out, st->last_top_weight);
         g_string_append (out, "\r\n");
       }
   return g_string_free_to_bytes (out);
@@ -460,6 +562,51 @@ saccade_export_layer_csv (SaccadeExportSource *src, int layer,
             csv_number (out, a[(gsize) i * src->n + j]);
             g_string_append (out, "\r\n");
           }
+    }
+  return g_string_free_to_bytes (out);
+}
+
+GBytes *
+saccade_export_distance_csv (int n, const double *values, const int *order,
+                             const char *const *labels)
+{
+  GString *out = g_string_new ("item");
+  int r, c;
+
+  for (c = 0; c < n; c++)
+    {
+      g_string_append_c (out, ',');
+      csv_field (out, labels[order != NULL ? order[c] : c]);
+    }
+  g_string_append (out, "\r\n");
+  for (r = 0; r < n; r++)
+    {
+      int a = order != NULL ? order[r] : r;
+      csv_field (out, labels[a]);
+      for (c = 0; c < n; c++)
+        {
+          g_string_append_c (out, ',');
+          csv_number (out, values[(gsize) a * n + (order != NULL ? order[c] : c)]);
+        }
+      g_string_append (out, "\r\n");
+    }
+  return g_string_free_to_bytes (out);
+}
+
+GBytes *
+saccade_export_values_csv (SaccadeExportSource *src, const double *values, const char *name)
+{
+  GString *out = g_string_new ("pos,token,");
+
+  csv_field (out, name);
+  g_string_append (out, "\r\n");
+  for (int i = 0; i < src->n; i++)
+    {
+      g_string_append_printf (out, "%d,", i);
+      csv_field (out, src->labels[i]);
+      g_string_append_c (out, ',');
+      csv_number (out, values[i]);
+      g_string_append (out, "\r\n");
     }
   return g_string_free_to_bytes (out);
 }

@@ -15,7 +15,12 @@
  *            first column of query labels "pos:token" (pandas.read_csv (f, index_col=0));
  *            .npy: float32 (n_query, n_key) row-major; JSON: {run, layer, head, n_query,
  *            n_key, causal, tokens, weights: [[...]]}, compact;
- *   metrics  one row per head: layer,head,kv_head,entropy,sink_mass,previous_token;
+ *   metrics  one row per head: layer,head,kv_head,entropy,sink_mass,previous_token, then
+ *            the other engine statistics: entropy_norm,distance,confidence,sink_k,self,
+ *            last_entropy,last_top,last_top_token,last_top_weight;
+ *   distance an items x items matrix with a header row and a first column of item names,
+ *            rows and columns in the order given (the clustering's);
+ *   values   one value per token: pos,token,NAME;
  *   layer    one row per (head, query, key) the causal mask allows, in long form:
  *            layer,head,query,key,query_token,key_token,weight.
  *
@@ -56,6 +61,9 @@ typedef enum {
   SACCADE_EXPORT_HEATMAP, /* one head, (layer, head) */
   SACCADE_EXPORT_GRID,    /* every head of the run */
   SACCADE_EXPORT_LINES,   /* one layer: one head, or every head when head < 0 */
+  SACCADE_EXPORT_PROFILE, /* one metric by layer, a dot per head (metric required) */
+  SACCADE_EXPORT_ROLLOUT, /* the attention rollout (engine/analysis/sc-rollout.h) as a
+                           * token x token heatmap */
 } SaccadeExportFigureKind;
 
 typedef struct {
@@ -67,8 +75,9 @@ typedef struct {
   SaccadeScale scale;        /* heatmap, grid */
   const char *metric;        /* grid: frame each head in the colour of this engine metric
                               * ("entropy", "sink", "previous-token": sc_head_metric_id()),
-                              * or NULL for none */
-  const char *metric_name;   /* grid: the colour bar's caption; may be NULL */
+                              * or NULL for none; profile: the metric shown */
+  const char *metric_name;   /* grid: the colour bar's caption; profile: the value axis';
+                              * may be NULL */
 } SaccadeExportFigure;
 
 /* Draws @fig into @path; the extension (.png, .svg, .pdf) chooses the format. Errors:
@@ -99,6 +108,19 @@ GBytes *saccade_export_metrics_csv (SaccadeExportSource *src, GError **error);
 
 /* Layer @layer's heads in long form as CSV. */
 GBytes *saccade_export_layer_csv (SaccadeExportSource *src, int layer, GError **error);
+
+/* The rollout of the run ((n, n), caller frees), computed from every head
+ * (sc_attention_rollout). NULL with @error set (SACCADE_ERROR: the engine's message). */
+double *saccade_export_rollout (SaccadeExportSource *src, GError **error);
+
+/* The (n, n) matrix @values (items in their own order) as CSV in @order (NULL: as given),
+ * each row and column named by @labels. */
+GBytes *saccade_export_distance_csv (int n, const double *values, const int *order,
+                                     const char *const *labels);
+
+/* @values (n, one per token of @src) as CSV, the value column named @name. */
+GBytes *saccade_export_values_csv (SaccadeExportSource *src, const double *values,
+                                   const char *name);
 
 /* Writes @data to @path atomically (beside it, then renamed over it: a failed export
  * leaves no half file). */

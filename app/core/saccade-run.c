@@ -191,13 +191,31 @@ saccade_run_group_size (const SaccadeRun *run)
 
 /* The window's metrics are engine head statistics (engine/analysis/sc-head-stats.h); the
  * ids are the engine's, which the GSettings "metric" key stores. */
+G_STATIC_ASSERT (SACCADE_N_METRICS == SC_HEAD_N_METRICS);
+G_STATIC_ASSERT ((int) SACCADE_METRIC_SINK == (int) SC_HEAD_METRIC_SINK);
+G_STATIC_ASSERT ((int) SACCADE_METRIC_PREVIOUS_TOKEN == (int) SC_HEAD_METRIC_PREVIOUS);
+G_STATIC_ASSERT ((int) SACCADE_METRIC_LAST_ENTROPY == (int) SC_HEAD_METRIC_LAST_ENTROPY);
+
 static const struct {
   ScHeadMetric head_metric;
-  const char *name; /* N_() marked */
+  const char *name;  /* N_() marked */
+  const char *short_name; /* N_() marked: a table's column */
 } metrics[SACCADE_N_METRICS] = {
-  [SACCADE_METRIC_ENTROPY] = { SC_HEAD_METRIC_ENTROPY, N_("Entropy (nats)") },
-  [SACCADE_METRIC_SINK] = { SC_HEAD_METRIC_SINK, N_("Sink mass") },
-  [SACCADE_METRIC_PREVIOUS_TOKEN] = { SC_HEAD_METRIC_PREVIOUS, N_("Previous-token score") },
+  [SACCADE_METRIC_ENTROPY] = { SC_HEAD_METRIC_ENTROPY, N_("Entropy (nats)"), N_("Entropy") },
+  [SACCADE_METRIC_ENTROPY_NORM] = { SC_HEAD_METRIC_ENTROPY_NORM, N_("Normalised entropy"),
+                                    N_("Norm. entropy") },
+  [SACCADE_METRIC_DISTANCE] = { SC_HEAD_METRIC_DISTANCE, N_("Mean attention distance (tokens)"),
+                                N_("Distance") },
+  [SACCADE_METRIC_CONFIDENCE] = { SC_HEAD_METRIC_CONFIDENCE, N_("Confidence (max weight)"),
+                                  N_("Confidence") },
+  [SACCADE_METRIC_SINK] = { SC_HEAD_METRIC_SINK, N_("Sink mass"), N_("Sink") },
+  [SACCADE_METRIC_SINK_K] = { SC_HEAD_METRIC_SINK_K, N_("Sink mass, first 4 tokens"),
+                              N_("Sink (4)") },
+  [SACCADE_METRIC_PREVIOUS_TOKEN] = { SC_HEAD_METRIC_PREVIOUS, N_("Previous-token score"),
+                                      N_("Previous") },
+  [SACCADE_METRIC_SELF] = { SC_HEAD_METRIC_SELF, N_("Self mass"), N_("Self") },
+  [SACCADE_METRIC_LAST_ENTROPY] = { SC_HEAD_METRIC_LAST_ENTROPY,
+                                    N_("Entropy of the last row (nats)"), N_("Last entropy") },
 };
 
 const char *
@@ -210,6 +228,13 @@ const char *
 saccade_metric_name (SaccadeMetric metric)
 {
   return _((guint) metric < SACCADE_N_METRICS ? metrics[metric].name : metrics[0].name);
+}
+
+const char *
+saccade_metric_short_name (SaccadeMetric metric)
+{
+  return _((guint) metric < SACCADE_N_METRICS ? metrics[metric].short_name
+                                              : metrics[0].short_name);
 }
 
 gboolean

@@ -38,14 +38,22 @@ gboolean saccade_run_item_matches (SaccadeRunItem *self, const char *casefolded_
 /* ------------------------------------------------------------------------------------ */
 /* One run in full                                                                       */
 
-/* The per-head metrics a run carries (definitions in docs/metrics.md). */
+/* The per-head metrics a run carries (definitions in docs/metrics.md): every engine head
+ * metric, in the engine's order (SaccadeMetric m is ScHeadMetric m; checked by a static
+ * assertion in saccade-run.c). The GSettings "metric" key stores the ids, not the values. */
 typedef enum {
   SACCADE_METRIC_ENTROPY,
+  SACCADE_METRIC_ENTROPY_NORM,
+  SACCADE_METRIC_DISTANCE,
+  SACCADE_METRIC_CONFIDENCE,
   SACCADE_METRIC_SINK,
+  SACCADE_METRIC_SINK_K,
   SACCADE_METRIC_PREVIOUS_TOKEN,
+  SACCADE_METRIC_SELF,
+  SACCADE_METRIC_LAST_ENTROPY,
 } SaccadeMetric;
 
-#define SACCADE_N_METRICS 3
+#define SACCADE_N_METRICS 9
 
 typedef struct {
   gint64 id;
@@ -69,10 +77,13 @@ SaccadeRun *saccade_run_ref (SaccadeRun *run);
 void saccade_run_unref (SaccadeRun *run);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeRun, saccade_run_unref)
 
-/* "entropy", "sink", "previous-token": the GSettings "metric" values. */
+/* sc_head_metric_id(): "entropy", "sink", "previous-token", ... the GSettings "metric"
+ * values. */
 const char *saccade_metric_id (SaccadeMetric metric);
 /* "Entropy (nats)", ... translated. */
 const char *saccade_metric_name (SaccadeMetric metric);
+/* A short column heading: "Entropy", "Sink", ... translated. */
+const char *saccade_metric_short_name (SaccadeMetric metric);
 gboolean saccade_metric_from_id (const char *id, SaccadeMetric *out);
 /* The metric's values (n_layers, n_heads), borrowed from @run. */
 const double *saccade_run_metric (const SaccadeRun *run, SaccadeMetric metric);

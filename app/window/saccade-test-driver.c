@@ -12,6 +12,9 @@
  *   page heatmap|model|lines show a page
  *   head L H                 pick layer L, head H
  *   action NAME [STRING]     activate a window action (win.next-head, ...)
+ *   page-action NAME [STRING]  activate an action of the shown page (page.view table,
+ *                            page.sort-heads -entropy, page.pair "0.1 2.3", ...)
+ *   expect-table-row N L H   row N of the Model page's heads table shows layer L, head H
  *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
  *   expect-head L H          the pickers show layer L, head H
  *   colormap ID / scale ID / metric ID    change a setting
@@ -42,9 +45,11 @@
 
 #include "app/window/saccade-window-private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/window/pages/saccade-heads-table.h"
 #include "app/window/saccade-application.h"
 
 /* Polling period and how long a step may wait for the window to become idle. Frames: the
@@ -237,6 +242,37 @@ expect_head (SaccadeTestDriver *d, const char *l, const char *h)
   return TRUE;
 }
 
+static GtkWidget *
+find_heads_table (GtkWidget *w)
+{
+  if (SACCADE_IS_HEADS_TABLE (w))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *t = find_heads_table (c);
+      if (t != NULL)
+        return t;
+    }
+  return NULL;
+}
+
+/* Row @row of the Model page's heads table shows @lh ("L H"). */
+static gboolean
+expect_table_row (SaccadeTestDriver *d, const char *row, const char *lh)
+{
+  int el = -1, eh = -1;
+  SaccadePage *model = saccade_window_get_page (d->window, "model");
+  GtkWidget *w = model != NULL ? find_heads_table (GTK_WIDGET (model)) : NULL;
+  int layer = -1, head = -1;
+
+  if (w == NULL || row == NULL || lh == NULL || sscanf (lh, "%d %d", &el, &eh) != 2)
+    return fail (d, "no heads table, or expect-table-row needs N L H");
+  if (!saccade_heads_table_get_row (SACCADE_HEADS_TABLE (w), (guint) atoi (row), &layer, &head)
+      || layer != el || head != eh)
+    return fail (d, "heads table row %s shows L%d.H%d, expected L%d.H%d", row, layer, head, el, eh);
+  return TRUE;
+}
+
 /* Screenshots and closes the dialog a previous command opened. */
 static gboolean
 shoot_dialog (SaccadeTestDriver *d)
@@ -300,6 +336,19 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       if (a1 == NULL || !gtk_widget_activate_action_variant (GTK_WIDGET (win), a1, param))
         return fail (d, "no action %s", a1);
     }
+  else if (g_str_equal (cmd, "page-action"))
+    {
+      GtkWidget *page = GTK_WIDGET (saccade_window_get_visible_page (win));
+      const char *arg = a1 != NULL ? strchr (rest, ' ') : NULL;
+      if (a1 == NULL)
+        return fail (d, "page-action needs a name");
+      if (!gtk_widget_activate_action (page, a1, arg != NULL ? "s" : NULL,
+                                       arg != NULL ? arg + 1 : NULL))
+        return fail (d, "the page has no action %s", a1);
+      return TRUE;
+    }
+  else if (g_str_equal (cmd, "expect-table-row"))
+    return expect_table_row (d, a1, a2);
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")

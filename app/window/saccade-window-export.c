@@ -34,6 +34,8 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
                            _("No run is shown"));
       return FALSE;
     }
+  if (saccade_page_has_export (saccade_window_get_visible_page (self)))
+    return saccade_page_export_figure (saccade_window_get_visible_page (self), path, error);
   title = saccade_window_dup_figure_title (self);
   src = saccade_export_source_new_for_run (self->run);
   f = (SaccadeExportFigure) {
@@ -60,6 +62,8 @@ suggested_name (SaccadeWindow *self)
     return g_strdup_printf ("saccade-run%" G_GINT64_FORMAT "-grid", self->run->id);
   if (g_str_equal (page, "lines"))
     return g_strdup_printf ("saccade-run%" G_GINT64_FORMAT "-L%d-lines", self->run->id, layer);
+  if (!g_str_equal (page, "heatmap"))
+    return g_strdup_printf ("saccade-run%" G_GINT64_FORMAT "-%s", self->run->id, page);
   return g_strdup_printf ("saccade-run%" G_GINT64_FORMAT "-L%d-H%d-heatmap", self->run->id,
                           layer, head);
 }
@@ -172,6 +176,8 @@ saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **er
                            _("No run is shown"));
       return FALSE;
     }
+  if (saccade_page_has_export (saccade_window_get_visible_page (self)))
+    return saccade_page_export_csv (saccade_window_get_visible_page (self), path, error);
   src = saccade_export_source_new_for_run (self->run);
   if (g_str_equal (page, "model"))
     data = saccade_export_metrics_csv (src, error);

@@ -209,12 +209,22 @@ saccade_window_is_capturing (SaccadeWindow *self)
   return self->capture_cancellable != NULL;
 }
 
+/* A page computing in the background (the Compare page's distance matrix). */
+static gboolean
+pages_busy (SaccadeWindow *self)
+{
+  for (guint i = 0; self->pages != NULL && i < self->pages->len; i++)
+    if (saccade_page_is_busy (g_ptr_array_index (self->pages, i)))
+      return TRUE;
+  return FALSE;
+}
+
 gboolean
 saccade_window_is_busy (SaccadeWindow *self)
 {
   return self->model_cancellable != NULL || self->capture_cancellable != NULL
          || self->listing > 0 || self->run_cancellable != NULL || self->deleting > 0
-         || self->queued_text != NULL;
+         || self->queued_text != NULL || pages_busy (self);
 }
 
 static void
@@ -391,7 +401,11 @@ saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run)
   if (run == NULL)
     gtk_list_box_unselect_all (self->runs_list);
   for (i = 0; i < self->pages->len; i++)
-    saccade_page_set_run (g_ptr_array_index (self->pages, i), run);
+    {
+      saccade_page_set_database (g_ptr_array_index (self->pages, i), self->db_path,
+                                 G_LIST_MODEL (self->runs));
+      saccade_page_set_run (g_ptr_array_index (self->pages, i), run);
+    }
   gtk_stack_set_visible_child_name (self->content_stack, run != NULL ? "pages" : "empty");
   saccade_window_update_status (self);
   saccade_window_update_actions (self);

@@ -2,8 +2,9 @@
  * putting similar heads next to each other in the head-distance matrix.
  *
  * Agglomerative: start with every item alone, repeatedly merge the two clusters whose mean
- * pairwise distance is smallest (ties: the pair with the smallest lower index, then the
- * smaller upper index), until one cluster is left. The distance between a merged cluster
+ * pairwise distance is smallest (ties: a cluster's index is its smallest leaf; the pair
+ * with the smallest lower index wins, then the smaller upper index), until one cluster is
+ * left. The distance between a merged cluster
  * and another is the size-weighted mean of its parts' distances (Lance–Williams, average
  * linkage). Written here (not taken from a library): Debian 12's C libraries that a plain
  * C engine could link (GSL, igraph) have no average-linkage clustering of a given matrix;

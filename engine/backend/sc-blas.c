@@ -12,12 +12,20 @@ typedef __typeof__ (cblas_sgemm) SgemmFn;
 typedef __typeof__ (cblas_sgemv) SgemvFn;
 typedef void (*SetThreadsFn) (int);
 typedef char *(*StrFn) (void);
+/* LAPACK's Fortran interface; the two trailing lengths are gfortran's hidden CHARACTER
+ * lengths (a C-translated LAPACK ignores them). */
+typedef void (*DgeevFn) (const char *jobvl, const char *jobvr, const int *n, double *a,
+                         const int *lda, double *wr, double *wi, double *vl, const int *ldvl,
+                         double *vr, const int *ldvr, double *work, const int *lwork,
+                         int *info, size_t len_jobvl, size_t len_jobvr);
 
 static struct {
   void *handle;
   SgemmFn *sgemm;
   SgemvFn *sgemv;
   SetThreadsFn set_threads;
+  DgeevFn dgeev;            /* NULL: the library has no LAPACK */
+  char loaded[128];
   char describe[160];
   char error[SC_ERROR_MESSAGE_MAX];
 } blas;
@@ -86,6 +94,8 @@ load (void)
   blas.sgemm = (SgemmFn *) dlsym (blas.handle, "cblas_sgemm");
   blas.sgemv = (SgemvFn *) dlsym (blas.handle, "cblas_sgemv");
   blas.set_threads = (SetThreadsFn) dlsym (blas.handle, "openblas_set_num_threads");
+  blas.dgeev = (DgeevFn) dlsym (blas.handle, "dgeev_");
+  snprintf (blas.loaded, sizeof blas.loaded, "%s", loaded);
   corename = (StrFn) dlsym (blas.handle, "openblas_get_corename");
   config = (StrFn) dlsym (blas.handle, "openblas_get_config");
   if (blas.sgemm == NULL || blas.sgemv == NULL)
@@ -131,6 +141,35 @@ void
 sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta, float *y)
 {
   blas.sgemv (CblasRowMajor, CblasNoTrans, m, n, alpha, a, lda, x, 1, beta, y, 1);
+}
+
+ScStatus
+sc_blas_eigenvalues (int n, double *a, double *wr, double *wi, ScError *err)
+{
+  /* dgeev needs lwork >= 3n without vectors; 8n lets its blocked Hessenberg reduction use
+   * a block size of a few columns (the matrices here are a head's head_dim, 64-256). */
+  const int lwork = 8 * n, one = 1;
+  double *work, dummy = 0.0;
+  int info = 0;
+
+  if (blas.handle == NULL)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "BLAS is not loaded (sc_blas_init first)");
+  if (blas.dgeev == NULL)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s has no LAPACK (no dgeev_): eigenvalues "
+                         "need an OpenBLAS built with LAPACK, as Debian's libopenblas0 is",
+                         blas.loaded);
+  if (n < 1 || n > (1 << 20))
+    return sc_error_set (err, SC_ERR_RANGE, "eigenvalues of a %d x %d matrix", n, n);
+  if ((work = malloc ((size_t) lwork * sizeof *work)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "eigenvalues: out of memory for n = %d", n);
+  blas.dgeev ("N", "N", &n, a, &n, wr, wi, &dummy, &one, &dummy, &one, work, &lwork, &info, 1,
+              1);
+  free (work);
+  if (info != 0)
+    return sc_error_set (err, info < 0 ? SC_ERR_INVALID_ARG : SC_ERR_BACKEND,
+                         "LAPACK dgeev failed on a %d x %d matrix (INFO = %d%s)", n, n, info,
+                         info > 0 ? ": the QR algorithm did not converge" : "");
+  return SC_OK;
 }
 
 void

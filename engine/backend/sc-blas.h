@@ -37,6 +37,15 @@ void sc_sgemm (bool trans_b, int m, int n, int k, float alpha, const float *a, i
 void sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta,
                float *y);
 
+/* The eigenvalues of the general real (n, n) matrix @a (destroyed; row- or column-major
+ * alike: a matrix and its transpose have the same eigenvalues) into @wr, @wi (n each, real
+ * and imaginary parts), through LAPACK's dgeev from the same OpenBLAS (it ships LAPACK; the
+ * engine links no second one). sc_blas_init() first. Errors: SC_ERR_UNSUPPORTED when the
+ * loaded library has no dgeev_ (a BLAS built without LAPACK), SC_ERR_NOMEM, SC_ERR_RANGE
+ * (n < 1 or too large), SC_ERR_BACKEND (dgeev did not converge; its INFO in the message).
+ * Called from one thread at a time, like sc_sgemm(). */
+ScStatus sc_blas_eigenvalues (int n, double *a, double *wr, double *wi, ScError *err);
+
 /* Threads OpenBLAS uses outside parallel regions. */
 void sc_blas_set_threads (int n_threads);
 

@@ -2,7 +2,7 @@
  * errors, models, deleting; sc-store-read.c: reading runs, tokens and heads, checking
  * every number; sc-store-schema.c: the schema, its migrations and the check that a file's
  * schema is ours; sc-store-blob.c: the fp16 BLOB layout; sc-store-writer.c: captures and
- * the writer thread). Not installed, not for
+ * the writer thread; sc-store-study.c: study results). Not installed, not for
  * callers outside engine/sc-store*.c and the store's tests.
  */
 #pragma once
@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 
+#include "analysis/sc-head-stats.h"
 #include "store/sc-store.h"
 
 typedef struct ScStoreWriter ScStoreWriter;
@@ -82,7 +83,7 @@ ScStatus sc_store_schema_inspect (sqlite3 *db, const char *path, int *version, i
  * object that differs and says what the user can do. Reads only. */
 ScStatus sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScError *err);
 
-/* Makes a writable connection's database current: creates schema v1 in an empty database
+/* Makes a writable connection's database current: creates the current schema in an empty database
  * (page size, incremental auto-vacuum, WAL first), or migrates an older one, each step in
  * one transaction. *@version receives the resulting version. */
 ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int *version, ScError *err);
@@ -118,7 +119,25 @@ void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key
                            float *out);
 
 /* ------------------------------------------------------------------------------------ */
+/* sc-store-scores.c                                                                     */
+
+/* The statement sc_store_scores_insert() binds. */
+#define SC_STORE_SCORES_INSERT_SQL                                                         \
+  "INSERT OR IGNORE INTO head_scores (run_id, layer, head, metric, value) VALUES (?,?,?,?,?)"
+
+/* Inserts head (@layer, @head)'s scores from @stats through @st (a prepared
+ * SC_STORE_SCORES_INSERT_SQL), all of them or, with @only non-NULL, score k where only[k].
+ * Returns SQLite's code (SQLITE_DONE when every row went in). */
+int sc_store_scores_insert (sqlite3_stmt *st, int64_t run_id, int layer, int head,
+                            const ScHeadStats *stats, const bool *only);
+
+/* ------------------------------------------------------------------------------------ */
 /* sc-store-writer.c                                                                     */
+
+/* Finds the model by fingerprint or adds it on @db (inside the caller's write
+ * transaction); *@id receives its row id, *@mismatch whether a stored row with that hash
+ * has another shape (a damaged row: the caller refuses). Returns SQLite's code. */
+int sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch);
 
 /* Stops the writer thread (after its current job and checkpoint) and closes its
  * connection. NULL is a no-op. */

@@ -113,9 +113,33 @@ static const char SCHEMA_V1[] =
   "  PRIMARY KEY (study_id, target, metric)\n"
   ") WITHOUT ROWID;\n";
 
+/* Schema v2: the results of a study, in two generic shapes that every study kind can use
+ * (the induction detector now, the ablation studies next): a number per (layer, head,
+ * metric) and a number per (series, position). A study's rows are written in the same
+ * transaction that marks it complete (sc-store-study.c). NULL values are undefined numbers
+ * (NaN). The index finds "the latest complete study of this kind for this model". */
+static const char SCHEMA_V2[] =
+  "CREATE TABLE study_heads (\n"
+  "  study_id INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,\n"
+  "  layer    INTEGER NOT NULL CHECK (layer >= 0),\n"
+  "  head     INTEGER NOT NULL CHECK (head >= 0),\n"
+  "  metric   TEXT    NOT NULL,\n"
+  "  value    REAL,\n"
+  "  PRIMARY KEY (study_id, layer, head, metric)\n"
+  ") WITHOUT ROWID;\n"
+  "CREATE TABLE study_series (\n"
+  "  study_id INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,\n"
+  "  series   TEXT    NOT NULL,\n"
+  "  pos      INTEGER NOT NULL CHECK (pos >= 0),\n"
+  "  value    REAL,\n"
+  "  PRIMARY KEY (study_id, series, pos)\n"
+  ") WITHOUT ROWID;\n"
+  "CREATE INDEX studies_kind ON studies (model_id, kind, status);\n";
+
 /* Migration i takes the schema from version i to i + 1. */
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,
+  SCHEMA_V2,
 };
 
 /* Runs "PRAGMA name" and returns its integer result in *@value. */
@@ -343,7 +367,8 @@ same_text (const char *a, const char *b)
 /* One table's columns (cid, name, type, notnull, dflt_value, pk, hidden) against the
  * reference's. */
 static ScStatus
-compare_columns (sqlite3 *db, sqlite3 *ref, const char *path, const char *table, ScError *err)
+compare_columns (sqlite3 *db, sqlite3 *ref, const char *path, const char *table, int version,
+                 ScError *err)
 {
   static const char sql[] = "SELECT name, type, \"notnull\", dflt_value, pk, hidden "
                             "FROM pragma_table_xinfo (?) ORDER BY cid";
@@ -396,8 +421,7 @@ compare_columns (sqlite3 *db, sqlite3 *ref, const char *path, const char *table,
                     sqlite3_column_int (b, 2) ? " NOT NULL" : "");
         status = sc_error_set (err, SC_ERR_FORMAT, "%s: table %s is not the one Saccade writes: "
                                "its column %d is %s where schema version %d has %s; "
-                               SCHEMA_REMEDY, path, table, cid, got, SC_STORE_SCHEMA_VERSION,
-                               want);
+                               SCHEMA_REMEDY, path, table, cid, got, version, want);
       }
       break;
     }
@@ -514,7 +538,7 @@ sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScError *err
           break;
         }
       if (strcmp (type, "table") == 0
-          && (status = compare_columns (db, ref, path, name, err)) != SC_OK)
+          && (status = compare_columns (db, ref, path, name, version, err)) != SC_OK)
         break;
       if (!same_text (sql, col_text (find, 2)))
         {

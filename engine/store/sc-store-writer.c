@@ -11,7 +11,9 @@
  * sc_store_close(). For each capture it:
  *   1. BEGIN IMMEDIATE; finds or inserts the model (by SHA-256); inserts the run row
  *      (status 'writing') and the tokens;
- *   2. inserts each queued head as it arrives;
+ *   2. inserts each queued head as it arrives, and its statistics (sc-head-stats.h)
+ *      computed from the fp16 values just stored into head_scores (sc-store-scores.h): the
+ *      scores are what reading the head back gives, and come with the run or not at all;
  *   3. on commit: checks every head arrived, marks the run 'complete', COMMIT (the WAL is
  *      synced: synchronous=FULL); on abort or any error: ROLLBACK;
  *   4. after a commit, copies the WAL into the database file (a passive checkpoint) while
@@ -53,6 +55,9 @@ struct ScStoreWriter {
   int wal_fd;                 /* read-only descriptor of PATH-wal for write-back, or -1 */
   size_t unflushed;           /* BLOB bytes inserted since the last write-back request */
   sqlite3_stmt *insert_head;  /* the thread's cached INSERT INTO attention */
+  sqlite3_stmt *insert_score; /* ... and INSERT INTO head_scores */
+  float *unpacked;            /* the thread's (n, n) buffer for a head's statistics */
+  size_t unpacked_cap;        /* floats */
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t wake;        /* to the thread: a job, a slot filled, a finish, quit */
@@ -147,9 +152,8 @@ bind_text (sqlite3_stmt *st, int i, const char *s)
   return sqlite3_bind_text (st, i, s, -1, SQLITE_STATIC);
 }
 
-/* Finds the model by fingerprint or adds it; *@id receives its row id. */
-static int
-upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch)
+int
+sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch)
 {
   sqlite3_stmt *st = NULL;
   int rc;
@@ -249,7 +253,7 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
   if ((rc = sc_store_exec (db, "BEGIN IMMEDIATE")) != SQLITE_OK)
     return sc_store_sqlite_error (err, db, rc, path, "starting a new run (waited up to %.1f s)",
                                   w->store->busy_ms > 0 ? w->store->busy_ms / 1000.0 : 0.0);
-  if ((rc = upsert_model (db, &cap->model, &model_id, &mismatch)) != SQLITE_OK)
+  if ((rc = sc_store_upsert_model (db, &cap->model, &model_id, &mismatch)) != SQLITE_OK)
     goto db_error;
   if (mismatch)
     return sc_error_set (err, SC_ERR_DB, "%s: the stored model with the SHA-256 of %s has "
@@ -304,6 +308,31 @@ db_error:
   return sc_store_sqlite_error (err, db, rc, path, "storing a new run");
 }
 
+/* Step 2's statistics: the head as the store holds it (fp16 values back in float), its
+ * sc_head_stats_compute, one head_scores row per score. Returns SQLite's code (SQLITE_DONE
+ * when stored; SQLITE_NOMEM when the buffer cannot grow). */
+static int
+insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
+{
+  const size_t nn = (size_t) slot->n * slot->n;
+  ScHeadStats stats;
+
+  if (w->unpacked_cap < nn)
+    {
+      float *buf = realloc (w->unpacked, nn * sizeof *buf);
+      if (buf == NULL)
+        return SQLITE_NOMEM;
+      w->unpacked = buf;
+      w->unpacked_cap = nn;
+    }
+  sc_store_blob_unpack (slot->buf, slot->n, slot->n, slot->causal, w->unpacked);
+  if (sc_head_stats_compute (w->unpacked, (int) slot->n, (int) slot->n, NULL, &stats, err)
+      != SC_OK)
+    return SQLITE_MISUSE; /* n >= 1 always: cannot happen */
+  return sc_store_scores_insert (w->insert_score, cap->run_id, slot->layer, slot->head, &stats,
+                                 NULL);
+}
+
 /* Step 2: one head. */
 static ScStatus
 insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
@@ -329,6 +358,14 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
                                   slot->head);
   cap->attention_bytes += slot->len;
   cap->n_stored++;
+  if ((rc = insert_scores (w, cap, slot, err)) != SQLITE_DONE)
+    return rc == SQLITE_NOMEM ? sc_error_set (err, SC_ERR_NOMEM, "out of memory computing "
+                                              "layer %d head %d's statistics", slot->layer,
+                                              slot->head)
+                              : sc_store_sqlite_error (err, w->db, rc, w->store->path,
+                                                       "storing the statistics of layer %d "
+                                                       "head %d of a new run", slot->layer,
+                                                       slot->head);
 #ifdef SC_STORE_WRITEBACK
   w->unflushed += slot->len;
   if (w->unflushed >= WRITEBACK_BYTES)
@@ -509,9 +546,14 @@ writer_new (ScStore *store, ScStoreWriter **out, ScError *err)
     rc = sqlite3_prepare_v3 (w->db, "INSERT INTO attention (run_id, layer, head, n_query, n_key, "
                                     "layout, dtype, data) VALUES (?,?,?,?,?,?,'f16',?)", -1,
                              SQLITE_PREPARE_PERSISTENT, &w->insert_head, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v3 (w->db, SC_STORE_SCORES_INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+                             &w->insert_score, NULL);
   if (rc != SQLITE_OK)
     {
       st = sc_store_sqlite_error (err, w->db, rc, store->path, "preparing the writer");
+      sqlite3_finalize (w->insert_head);
+      sqlite3_finalize (w->insert_score);
       sqlite3_close (w->db);
       free (w);
       return st;
@@ -522,6 +564,7 @@ writer_new (ScStore *store, ScStoreWriter **out, ScError *err)
   if (pthread_create (&w->thread, NULL, writer_main, w) != 0)
     {
       sqlite3_finalize (w->insert_head);
+      sqlite3_finalize (w->insert_score);
       sqlite3_close (w->db);
       pthread_mutex_destroy (&w->mu);
       pthread_cond_destroy (&w->wake);
@@ -548,6 +591,8 @@ sc_store_writer_free (ScStoreWriter *w)
   if (w->wal_fd >= 0)
     close (w->wal_fd);
   sqlite3_finalize (w->insert_head);
+  sqlite3_finalize (w->insert_score);
+  free (w->unpacked);
   sqlite3_close (w->db);
   pthread_mutex_destroy (&w->mu);
   pthread_cond_destroy (&w->wake);

@@ -87,7 +87,7 @@ extern "C" {
 #endif
 
 /* The schema version this build creates and the newest it can read (PRAGMA user_version). */
-#define SC_STORE_SCHEMA_VERSION 1
+#define SC_STORE_SCHEMA_VERSION 2
 
 /* How long a writer waits for another process's write transaction before giving up
  * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so

@@ -140,6 +140,41 @@ page model
 activate-head 2 3
 expect-page heatmap
 expect-head 2 3
+# The heads table, sorted by the previous-token score (strongest first: the fixture's
+# previous-token head of the sharpest layer); the profile; the grid by another metric.
+select 3
+expect-run 3
+page model
+page-action page.sort-heads -previous-token
+expect-table-row 0 3 1
+screenshot $out/heads-table.png
+export-csv $out/model-all.csv
+page-action page.view profile
+screenshot $out/profile.png
+export-figure $out/profile-export.png
+page-action page.view grid
+metric distance
+screenshot $out/model-distance.png
+metric sink
+# The Compare page: a pair with its difference and distance; the distance matrix.
+page compare
+page-action page.pair 3.0 3.1
+screenshot $out/compare.png
+export-figure $out/compare-diff.svg
+page-action page.view matrix
+screenshot $out/compare-matrix.png
+export-figure $out/matrix-export.png
+export-figure $out/matrix-export.pdf
+export-csv $out/matrix.csv
+page-action page.activate-cell 0 7
+screenshot $out/compare-cell.png
+# Rollout: the map and the last token's bars, then flow.
+page rollout
+screenshot $out/rollout.png
+export-figure $out/rollout-export.png
+page-action page.bars flow
+screenshot $out/rollout-flow.png
+export-csv $out/flow.csv
 # Delete a run, after confirming.
 delete 1
 screenshot-dialog $out/delete-dialog.png
@@ -152,7 +187,8 @@ quit
 EOF
 run_app fixture "$out/fixture.script" --db "$db" --model "$out/no-such-model.gguf"
 
-for p in heatmap heatmap-log-magma model lines heatmap-cjk heatmap-newline; do
+for p in heatmap heatmap-log-magma model lines heatmap-cjk heatmap-newline heads-table profile \
+         model-distance compare compare-matrix compare-cell rollout rollout-flow; do
   check_png "$out/$p.png" 800 600 50
 done
 check_png "$out/delete-dialog.png" 200 100 8
@@ -165,6 +201,16 @@ check_magic "$out/heatmap-export.pdf" "%PDF-"
 check_magic "$out/heatmap-dialog.pdf" "%PDF-"
 check_png "$out/export-dialog.png" 300 200 8
 check_magic "$out/lines-export.svg" "<svg"
+check_png "$out/profile-export.png" 300 200 20
+check_png "$out/matrix-export.png" 300 200 20
+check_png "$out/rollout-export.png" 300 200 20
+check_magic "$out/compare-diff.svg" "<svg"
+check_magic "$out/matrix-export.pdf" "%PDF-"
+head -1 "$out/model-all.csv" 2>/dev/null | grep -q ',last_top_token,last_top_weight' \
+  || fail "model-all.csv header: every statistic"
+head -1 "$out/matrix.csv" 2>/dev/null | grep -q '^item,L[0-9]\.H[0-9]' || fail "matrix.csv header"
+[ "$(wc -l < "$out/matrix.csv" 2>/dev/null)" = 25 ] || fail "matrix.csv should have 1 + 24 lines"
+head -1 "$out/flow.csv" 2>/dev/null | grep -q '^pos,token,flow' || fail "flow.csv header"
 # CSV: a header of 10 keys plus the corner; 11 lines for the 10 queries of "The cat ...".
 if [ -f "$out/heatmap.csv" ]; then
   head -1 "$out/heatmap.csv" | grep -q '^query\\key,0:The,1:␣cat,' \

@@ -219,9 +219,9 @@ expect_fail store-not-a-db "$tmp/bad" "is not an SQLite database" $rc
 cmp -s "$tmp/notes.txt" "$tmp/notes.orig" && passes=$((passes + 1)) || { echo "FAIL: a failed capture changed $tmp/notes.txt"; fails=$((fails + 1)); }
 "$saccade" runs --db "$tmp/notes.txt" > "$tmp/bad" 2>&1; rc=$?
 expect_fail store-not-a-db-runs "$tmp/bad" "is not an SQLite database" $rc
-if python3 -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 2'); c.commit()" 2>/dev/null; then
+if python3 -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 3'); c.commit()" 2>/dev/null; then
   "$saccade" runs --db "$tmp/other.sqlite" > "$tmp/bad" 2>&1; rc=$?
-  expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 2); this version reads up to 1" $rc
+  expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 3); this version reads up to 2" $rc
 fi
 "$saccade" show 1 --db "$tmp/missing.sqlite" > "$tmp/bad" 2>&1; rc=$?
 expect_fail store-missing "$tmp/bad" "no capture store at" $rc
@@ -243,6 +243,69 @@ expect_fail missing-model "$tmp/missing" "does not exist" $rc
 expect_fail empty-text "$tmp/empty" "empty input" $rc
 "$saccade" frobnicate > "$tmp/verb" 2>&1; rc=$?
 expect_fail unknown-verb "$tmp/verb" "unknown verb" $rc
+
+# head analysis: heads, compare, rollout over a store of their own
+hdb="$tmp/heads.sqlite"
+"$saccade" capture --db "$hdb" -t "The cat chased the ball because it was tired." > /dev/null 2>&1
+"$saccade" capture --db "$hdb" -t "The cat chased the ball because it was tired." > /dev/null 2>&1
+"$saccade" capture --db "$hdb" -t "A different sentence." > /dev/null 2>&1
+"$saccade" heads 1 --db "$hdb" > "$tmp/heads" 2>&1
+check heads-title "$tmp/heads" "^Run 1: 30 layers x 9 heads (3 KV heads), 10 tokens"
+check heads-last-row "$tmp/heads" "^   29    8  2 "
+"$saccade" heads 1 --db "$hdb" --sort sink --json > "$tmp/heads.json" 2>&1
+check heads-json-sort "$tmp/heads.json" '"sort" : "sink"'
+check heads-json-metric "$tmp/heads.json" '"previous-token" : '
+check heads-json-stored "$tmp/heads.json" '"computed" : false'
+"$saccade" compare 1:3:2 2:3:2 --db "$hdb" > "$tmp/cmp" 2>&1
+check compare-same-head "$tmp/cmp" "0.000000 nats"
+"$saccade" compare 1:3:2 1:5:0 --db "$hdb" --json > "$tmp/cmp.json" 2>&1
+check compare-json "$tmp/cmp.json" '"largest_differences" : \['
+"$saccade" compare 1:3:2 3:3:2 --db "$hdb" > "$tmp/cmp" 2>&1
+check compare-tokens-differ "$tmp/cmp" "tokens differ (10 and 4 tokens)"
+"$saccade" compare 1 --distance --db "$hdb" -o "$tmp/dist.csv" > "$tmp/dist" 2>&1
+check compare-distance "$tmp/dist" "between the 270 heads of run 1"
+check compare-distance-csv "$tmp/dist.csv" "^head,"
+[ "$(wc -l < "$tmp/dist.csv")" -eq 271 ] && passes=$((passes + 1)) || { echo "FAIL: the distance CSV has not 271 lines"; fails=$((fails + 1)); }
+"$saccade" compare 1 --distance --json --db "$hdb" > "$tmp/dist.json" 2>&1
+check compare-distance-json "$tmp/dist.json" '"merges" : \['
+"$saccade" rollout 1 --flow --db "$hdb" -o "$tmp/roll.csv" > "$tmp/roll" 2>&1
+check rollout-flow "$tmp/roll" "^  pos  rollout     flow  token"
+check rollout-csv "$tmp/roll.csv" '^"0:The",1,0,'
+"$saccade" rollout 1 --target 3 --json --db "$hdb" > "$tmp/roll.json" 2>&1
+check rollout-json "$tmp/roll.json" '"target" : 3'
+# bad input
+"$saccade" heads 99 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail heads-no-run "$tmp/bad" "has no run 99" $rc
+"$saccade" heads 1 --sort loudness --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail heads-bad-sort "$tmp/bad" "not 'loudness'" $rc
+"$saccade" compare 1:30:0 1:0:0 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail compare-layer-range "$tmp/bad" "has layers 0-29 and heads 0-8; there is no layer 30 head 0" $rc
+"$saccade" compare 1:0:9 1:0:0 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail compare-head-range "$tmp/bad" "there is no layer 0 head 9" $rc
+"$saccade" compare 1:x:0 1:0:0 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail compare-malformed "$tmp/bad" "'1:x:0' is not RUN:LAYER:HEAD" $rc
+"$saccade" compare 1:0 1:0:0 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail compare-malformed-short "$tmp/bad" "'1:0' is not RUN:LAYER:HEAD" $rc
+"$saccade" compare 7:0:0 1:0:0 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail compare-no-run "$tmp/bad" "has no run 7" $rc
+"$saccade" rollout 1 --target 10 --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail rollout-target-range "$tmp/bad" "has positions 0-9; there is no --target 10" $rc
+"$saccade" capture --db "$hdb" -t "$(printf 'word %.0s' $(seq 80))" > /dev/null 2>&1
+"$saccade" rollout 4 --flow --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
+expect_fail rollout-flow-too-large "$tmp/bad" "flows are computed up to 64 tokens for 30 layers" $rc
+if python3 -c "import sqlite3" 2>/dev/null; then
+  # run 3 moved to another model (same shape, another fingerprint)
+  cp "$hdb" "$tmp/two-models.sqlite"
+  python3 - "$tmp/two-models.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("INSERT INTO models (sha256, file_size, path, name, arch, n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, n_ctx_train, added) SELECT zeroblob (32), file_size, path, 'Other', arch, n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, n_ctx_train, added FROM models WHERE id = 1")
+c.execute("UPDATE runs SET model_id = last_insert_rowid () WHERE id = 3")
+c.commit()
+PY
+  "$saccade" compare 1:0:0 3:0:0 --db "$tmp/two-models.sqlite" > "$tmp/bad" 2>&1; rc=$?
+  expect_fail compare-other-model "$tmp/bad" "are of different models; heads can be compared only within one model" $rc
+fi
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -230,23 +230,21 @@ add_weight (ScTestGguf *g, GRand *r, const char *name, int64_t ne0, int64_t ne1,
   sc_test_gguf_add_tensor (g, name, ne1 == 1 ? 1 : 2, ne, 0, w, n * sizeof (float));
 }
 
-GBytes *
-sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor)
+/* The byte-level vocabulary of sc_test_gguf_tiny_llama (header): 256 byte tokens, 8
+ * merges, <s> and </s>; writes the tokenizer.* keys. */
+void
+sc_test_gguf_add_byte_vocab (ScTestGguf *g)
 {
-  enum { E = 16, H = 4, HKV = 2, D = 4, F = 32, L = 2, NMERGE = 8 };
+  enum { NMERGE = SC_TEST_GGUF_N_MERGES };
   static const char *merge_pairs[NMERGE][2] = {
     { "t", "h" }, { "th", "e" }, { "Ġ", "t" }, { "Ġt", "he" },
     { "a", "t" }, { "c", "at" }, { "Ġ", "c" }, { "Ġc", "at" },
   };
-  ScTestGguf *g = sc_test_gguf_new (3);
-  GRand *r = g_rand_new_with_seed (seed);
-  const guint V = 256 + NMERGE + 2;
+  const guint V = SC_TEST_GGUF_BYTE_VOCAB;
   g_autoptr (GPtrArray) toks = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) merges = g_ptr_array_new_with_free_func (g_free);
   g_autofree int32_t *types = g_new (int32_t, V);
-  GBytes *out;
-  guint i, l;
-  char key[64];
+  guint i;
 
   for (i = 0; i < 256; i++)
     {
@@ -265,6 +263,28 @@ sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor
   g_ptr_array_add (toks, g_strdup ("</s>"));
   types[256 + NMERGE] = types[256 + NMERGE + 1] = 3;
 
+  sc_test_gguf_add_str (g, "tokenizer.ggml.model", "gpt2");
+  sc_test_gguf_add_str (g, "tokenizer.ggml.pre", "smollm");
+  sc_test_gguf_add_str_array (g, "tokenizer.ggml.tokens", (const char *const *) toks->pdata, NULL,
+                              toks->len);
+  sc_test_gguf_add_i32_array (g, "tokenizer.ggml.token_type", types, V);
+  sc_test_gguf_add_str_array (g, "tokenizer.ggml.merges", (const char *const *) merges->pdata,
+                              NULL, merges->len);
+  sc_test_gguf_add_u32 (g, "tokenizer.ggml.bos_token_id", 256 + NMERGE);
+  sc_test_gguf_add_u32 (g, "tokenizer.ggml.eos_token_id", 256 + NMERGE + 1);
+}
+
+GBytes *
+sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor)
+{
+  enum { E = 16, H = 4, HKV = 2, D = 4, F = 32, L = 2, NMERGE = 8 };
+  ScTestGguf *g = sc_test_gguf_new (3);
+  GRand *r = g_rand_new_with_seed (seed);
+  const guint V = SC_TEST_GGUF_BYTE_VOCAB;
+  GBytes *out;
+  guint l;
+  char key[64];
+
   sc_test_gguf_add_str (g, "general.architecture", arch);
   sc_test_gguf_add_str (g, "general.name", "tiny-llama-test");
 #define K(s) (g_snprintf (key, sizeof key, "%s.%s", arch, s), key)
@@ -277,16 +297,7 @@ sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor
   sc_test_gguf_add_f32 (g, K ("rope.freq_base"), 10000.0f);
   sc_test_gguf_add_f32 (g, K ("attention.layer_norm_rms_epsilon"), 1e-5f);
 #undef K
-  sc_test_gguf_add_str (g, "tokenizer.ggml.model", "gpt2");
-  sc_test_gguf_add_str (g, "tokenizer.ggml.pre", "smollm");
-  sc_test_gguf_add_str_array (g, "tokenizer.ggml.tokens", (const char *const *) toks->pdata, NULL,
-                              toks->len);
-  sc_test_gguf_add_i32_array (g, "tokenizer.ggml.token_type", types, V);
-  sc_test_gguf_add_str_array (g, "tokenizer.ggml.merges", (const char *const *) merges->pdata,
-                              NULL, merges->len);
-  sc_test_gguf_add_u32 (g, "tokenizer.ggml.bos_token_id", 256 + NMERGE);
-  sc_test_gguf_add_u32 (g, "tokenizer.ggml.eos_token_id", 256 + NMERGE + 1);
-
+  sc_test_gguf_add_byte_vocab (g);
 #define T(name, ne0, ne1, scale, off)                                                         \
   do                                                                                          \
     {                                                                                         \

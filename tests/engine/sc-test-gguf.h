@@ -34,8 +34,21 @@ void sc_test_gguf_add_tensor (ScTestGguf *g, const char *name, uint32_t n_dims,
  * header, each kv, each tensor info, the padding and each tensor's data end. */
 GBytes *sc_test_gguf_build (ScTestGguf *g, GArray *boundaries);
 
+/* The byte-level vocabulary below: 256 byte tokens (type NORMAL), 8 merges (NORMAL),
+ * <s> = 264 and </s> = 265 (CONTROL); writes every tokenizer.* key (gpt2 / smollm). */
+#define SC_TEST_GGUF_N_MERGES 8
+#define SC_TEST_GGUF_BYTE_VOCAB (256 + SC_TEST_GGUF_N_MERGES + 2)
+void sc_test_gguf_add_byte_vocab (ScTestGguf *g);
+
 /* A complete, tiny llama model with F32 weights drawn from @seed: 2 layers, n_embd 16,
  * 4 query heads over 2 KV heads (head_dim 4), n_ff 32, a byte-level vocabulary of the
  * 256 byte tokens plus 8 merges and 2 control tokens (<s> = 256 + 8, </s> = 256 + 9),
  * context 64. @omit_tensor / @arch let tests break it. */
 GBytes *sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor);
+
+/* A two-layer attention-only llama whose head 0 of layer 0 is a previous-token head and
+ * head 0 of layer 1 an induction head by construction (docs/metrics.md, "A model with an
+ * induction head by construction"); the other head of each layer has zero weights and
+ * attends uniformly. The byte vocabulary above, BOS added, tied embeddings, context @n_ctx
+ * (its previous-token head is sharp up to 127 positions). */
+GBytes *sc_test_gguf_induction_llama (guint32 n_ctx);

@@ -458,7 +458,7 @@ static void
 test_schema (void)
 {
   static const char *tables[] = { "ablations", "attention", "head_scores", "models", "runs",
-                                  "studies", "tokens" };
+                                  "studies", "study_heads", "study_series", "tokens" };
   StoreTmp t;
   ScStore *s;
   gsize i;
@@ -469,7 +469,7 @@ test_schema (void)
   store_test_capture (s, 5, 4, TRUE);
   sc_store_close (s);
 
-  g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, 1);
+  g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, SC_STORE_SCHEMA_VERSION);
   g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA application_id"), ==, SC_STORE_APPLICATION_ID);
   g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA auto_vacuum"), ==, 2); /* incremental */
   g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA page_size"), ==, SC_STORE_PAGE_SIZE);
@@ -509,7 +509,7 @@ test_schema_newer (void)
   sc_store_close (s);
   store_test_raw_exec (t.path, "PRAGMA user_version = 7");
   store_test_assert_open_fails (t.path, TRUE, SC_ERR_UNSUPPORTED,
-                     "was created by a newer Saccade (schema 7); this version reads up to 1");
+                     "was created by a newer Saccade (schema 7); this version reads up to 2");
   store_test_assert_open_fails (t.path, FALSE, SC_ERR_UNSUPPORTED, "newer Saccade (schema 7)");
   store_tmp_clear (&t);
 }
@@ -537,7 +537,7 @@ test_schema_empty_file (void)
   sc_store_close (s);
   g_assert_cmpint (store_test_file_size (t.path), ==, 0);
   s = store_test_open (t.path, TRUE);
-  g_assert_cmpint (sc_store_schema_version (s), ==, 1);
+  g_assert_cmpint (sc_store_schema_version (s), ==, SC_STORE_SCHEMA_VERSION);
   g_assert_cmpint (store_test_capture (s, 1, 3, TRUE), ==, 1);
   sc_store_close (s);
   store_tmp_clear (&t);
@@ -564,9 +564,9 @@ test_schema_concurrent_create (void)
     th[i] = g_thread_new ("open", open_close_thread, t.path);
   for (i = 0; i < 4; i++)
     g_thread_join (th[i]);
-  g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, 1);
+  g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, SC_STORE_SCHEMA_VERSION);
   g_assert_cmpint (store_test_raw_int (t.path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"),
-                   ==, 8); /* ours + sqlite_sequence */
+                   ==, 10); /* ours + sqlite_sequence */
   store_tmp_clear (&t);
 }
 

@@ -168,13 +168,12 @@ saccade_figure_labels_max_width (PangoLayout *layout, const char *const *labels,
 /* ------------------------------------------------------------------------------------ */
 /* Colour bar                                                                            */
 
-#define MAX_TICKS 12
 
 /* Tick values for [vmin, vmax]: multiples of a "nice" step (1, 2, 2.5 or 5 times a power
  * of ten, about four intervals) on a linear scale, the powers of ten on a log scale (with
  * the ends when fewer than two decades fit). Returns how many. */
-static int
-colorbar_ticks (SaccadeScale scale, double vmin, double vmax, double ticks[MAX_TICKS])
+int
+saccade_figure_ticks (SaccadeScale scale, double vmin, double vmax, double ticks[SACCADE_FIGURE_MAX_TICKS])
 {
   int n = 0;
 
@@ -188,7 +187,7 @@ colorbar_ticks (SaccadeScale scale, double vmin, double vmax, double ticks[MAX_T
       int k0 = (int) ceil (log10 (vmin) - 1e-9), k1 = (int) floor (log10 (vmax) + 1e-9);
       if (k1 - k0 + 1 >= 2)
         {
-          for (int k = k0; k <= k1 && n < MAX_TICKS; k++)
+          for (int k = k0; k <= k1 && n < SACCADE_FIGURE_MAX_TICKS; k++)
             ticks[n++] = pow (10.0, k);
           return n;
         }
@@ -202,14 +201,14 @@ colorbar_ticks (SaccadeScale scale, double vmin, double vmax, double ticks[MAX_T
                                                                                    : 10.0)
                   * mag;
     double first = ceil (vmin / step - 1e-9) * step;
-    for (double t = first; t <= vmax + step * 1e-6 && n < MAX_TICKS; t += step)
+    for (double t = first; t <= vmax + step * 1e-6 && n < SACCADE_FIGURE_MAX_TICKS; t += step)
       ticks[n++] = fabs (t) < step * 1e-9 ? 0.0 : t;
   }
   return n;
 }
 
-static void
-format_tick (double v, char buf[32])
+void
+saccade_figure_format_tick (double v, char buf[32])
 {
   if (v != 0.0 && (fabs (v) < 1e-3 || fabs (v) >= 1e4))
     g_snprintf (buf, 32, "%.0e", v);
@@ -223,13 +222,13 @@ saccade_figure_colorbar_width (cairo_t *cr, const SaccadeFigureStyle *style, dou
                                const char *caption)
 {
   g_autoptr (PangoLayout) layout = saccade_figure_layout_new (cr, style, size, FALSE);
-  double ticks[MAX_TICKS], max_w = 0.0, w, h = 0.0;
-  int n = colorbar_ticks (scale, vmin, vmax, ticks);
+  double ticks[SACCADE_FIGURE_MAX_TICKS], max_w = 0.0, w, h = 0.0;
+  int n = saccade_figure_ticks (scale, vmin, vmax, ticks);
   char buf[32];
 
   for (int i = 0; i < n; i++)
     {
-      format_tick (ticks[i], buf);
+      saccade_figure_format_tick (ticks[i], buf);
       saccade_figure_layout_set (layout, buf, &w, &h);
       max_w = MAX (max_w, w);
     }
@@ -246,8 +245,8 @@ saccade_figure_colorbar_draw (cairo_t *cr, const SaccadeFigureStyle *style, doub
 {
   g_autoptr (PangoLayout) layout = saccade_figure_layout_new (cr, style, size, FALSE);
   cairo_pattern_t *ramp = cairo_pattern_create_linear (0, y + height, 0, y);
-  double ticks[MAX_TICKS], max_w = 0.0, w, h;
-  int n = colorbar_ticks (scale, vmin, vmax, ticks);
+  double ticks[SACCADE_FIGURE_MAX_TICKS], max_w = 0.0, w, h;
+  int n = saccade_figure_ticks (scale, vmin, vmax, ticks);
   char buf[32];
 
   cairo_save (cr);
@@ -279,7 +278,7 @@ saccade_figure_colorbar_draw (cairo_t *cr, const SaccadeFigureStyle *style, doub
       cairo_move_to (cr, x + bar_w, ty);
       cairo_line_to (cr, x + bar_w + 0.4 * size, ty);
       cairo_stroke (cr);
-      format_tick (ticks[i], buf);
+      saccade_figure_format_tick (ticks[i], buf);
       saccade_figure_layout_set (layout, buf, &w, &h);
       max_w = MAX (max_w, w);
       saccade_figure_layout_draw (cr, layout, x + bar_w + 0.7 * size, ty - h / 2);

@@ -183,3 +183,64 @@ saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path, GErr
     return FALSE;
   return export_figure (f, f->title, draw_lines, size_lines, path, error);
 }
+
+static void
+draw_profile (cairo_t *cr, const void *f, double w, double h)
+{
+  saccade_figure_profile_draw (cr, f, w, h);
+}
+
+static void
+size_profile (const void *f, double *w, double *h)
+{
+  saccade_figure_profile_natural_size (f, w, h);
+}
+
+gboolean
+saccade_figure_export_profile (const SaccadeProfileFigure *f, const char *path, GError **error)
+{
+  if (refuse_empty (f->values == NULL || f->n_layers <= 0 || f->n_heads <= 0, error))
+    return FALSE;
+  return export_figure (f, f->title, draw_profile, size_profile, path, error);
+}
+
+static void
+draw_bars (cairo_t *cr, const void *f, double w, double h)
+{
+  saccade_figure_bars_draw (cr, f, w, h);
+}
+
+static void
+size_bars (const void *f, double *w, double *h)
+{
+  saccade_figure_bars_natural_size (f, w, h);
+}
+
+gboolean
+saccade_figure_export_bars (const SaccadeBarsFigure *f, const char *path, GError **error)
+{
+  if (refuse_empty (f->values == NULL || f->n <= 0, error))
+    return FALSE;
+  return export_figure (f, f->title, draw_bars, size_bars, path, error);
+}
+
+static void
+draw_distance (cairo_t *cr, const void *f, double w, double h)
+{
+  saccade_figure_distance_draw (cr, f, w, h);
+}
+
+static void
+size_distance (const void *f, double *w, double *h)
+{
+  saccade_figure_distance_natural_size (f, w, h);
+}
+
+gboolean
+saccade_figure_export_distance (const SaccadeDistanceFigure *f, const char *path,
+                                GError **error)
+{
+  if (refuse_empty (f->values == NULL || f->n <= 0, error))
+    return FALSE;
+  return export_figure (f, f->title, draw_distance, size_distance, path, error);
+}

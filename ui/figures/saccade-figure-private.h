@@ -50,6 +50,15 @@ double saccade_figure_labels_max_width (PangoLayout *layout, const char *const *
 /* Label @i of @labels, or its position as text in @buf (NULL labels). */
 const char *saccade_figure_label (const char *const *labels, int i, char buf[16]);
 
+/* Axis and colour bar ticks over [vmin, vmax]: multiples of a "nice" step (about four
+ * intervals) on a linear scale, powers of ten on a log scale. Returns how many (at most
+ * SACCADE_FIGURE_MAX_TICKS). */
+#define SACCADE_FIGURE_MAX_TICKS 12
+int saccade_figure_ticks (SaccadeScale scale, double vmin, double vmax,
+                          double ticks[SACCADE_FIGURE_MAX_TICKS]);
+/* A tick's value as text: 3 significant digits, exponent form for very small or big. */
+void saccade_figure_format_tick (double v, char buf[32]);
+
 /* A vertical colour bar: the ramp of @map over [vmin, vmax] with @scale, ticks and their
  * values on its right, @caption (may be NULL) rotated beside them.
  * _width: the total width it needs for a bar of @bar_w at font @size. */
@@ -93,5 +102,9 @@ void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
 void saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *w, double *h);
 void saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *w, double *h);
 void saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *w, double *h);
+void saccade_figure_profile_natural_size (const SaccadeProfileFigure *f, double *w, double *h);
+void saccade_figure_bars_natural_size (const SaccadeBarsFigure *f, double *w, double *h);
+void saccade_figure_distance_natural_size (const SaccadeDistanceFigure *f, double *w,
+                                           double *h);
 
 G_END_DECLS

@@ -9,6 +9,10 @@
  *            they share, optionally framed in a metric's colour
  *   lines    one layer as BertViz's "head view": the tokens twice, queries on the left and
  *            keys on the right, a line per (query, key, head) whose opacity is the weight
+ *   profile  one head metric by layer: a dot per head, the layer mean as a line
+ *   bars     one value per token (e.g. the rollout or flow into the last position)
+ *   distance a symmetric items x items matrix (head distances) in a clustering order, with
+ *            the dendrogram of the clustering above it
  *
  * The figures take plain data (float matrices, display strings made by
  * saccade_token_label()), borrowed for the call; nothing here knows about the engine.
@@ -65,6 +69,43 @@ typedef struct {
   const char *title;                  /* may be NULL */
 } SaccadeLinesFigure;
 
+typedef struct {
+  int n_layers, n_heads;
+  const double *values;               /* (n_layers, n_heads); NaN values are left out */
+  const char *metric_name;            /* the value axis' caption; may be NULL */
+  const char *title;                  /* may be NULL */
+} SaccadeProfileFigure;
+
+typedef struct {
+  int n;
+  const double *values;               /* (n), >= 0 expected (the axis starts at 0) */
+  const char *const *labels;          /* (n) display strings, or NULL: positions */
+  const char *value_name;             /* the value axis' caption; may be NULL */
+  const char *title;                  /* may be NULL */
+  SaccadeColormap colormap;           /* bars are coloured by value through it */
+} SaccadeBarsFigure;
+
+/* One merge of an agglomerative clustering: the clusters @a and @b (an id < n is leaf id,
+ * an id >= n the cluster merge id - n made) joined at @height. The engine's ScClusterMerge
+ * copied into plain data (ui/ does not see the engine). */
+typedef struct {
+  int a, b;
+  double height;
+} SaccadeDendroMerge;
+
+typedef struct {
+  int n;
+  const double *values;               /* (n, n) row-major, items in their own order */
+  const int *order;                   /* (n) the items left to right (and top to bottom), or
+                                       * NULL: 0 .. n - 1 */
+  const SaccadeDendroMerge *merges;   /* (n - 1) merges over the items, or NULL: none */
+  const char *const *labels;          /* (n) item names ("L5.H2"), or NULL: positions */
+  const char *value_name;             /* the colour bar's caption; may be NULL */
+  const char *title;                  /* may be NULL */
+  SaccadeColormap colormap;
+  double vmin, vmax;                  /* colour range; vmin == vmax: [0, max] */
+} SaccadeDistanceFigure;
+
 /* Draw the figure into the rectangle (0, 0, @width, @height) of @cr's user space, in the
  * export style. @cr's state is saved and restored. A figure without data (n == 0) draws
  * its background and title only. */
@@ -74,6 +115,12 @@ void saccade_figure_grid_draw (cairo_t *cr, const SaccadeGridFigure *f, double w
                                double height);
 void saccade_figure_lines_draw (cairo_t *cr, const SaccadeLinesFigure *f, double width,
                                 double height);
+void saccade_figure_profile_draw (cairo_t *cr, const SaccadeProfileFigure *f, double width,
+                                  double height);
+void saccade_figure_bars_draw (cairo_t *cr, const SaccadeBarsFigure *f, double width,
+                               double height);
+void saccade_figure_distance_draw (cairo_t *cr, const SaccadeDistanceFigure *f, double width,
+                                   double height);
 
 /* ------------------------------------------------------------------------------------ */
 /* Export                                                                                */
@@ -101,6 +148,12 @@ gboolean saccade_figure_export_grid (const SaccadeGridFigure *f, const char *pat
                                      GError **error);
 gboolean saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path,
                                       GError **error);
+gboolean saccade_figure_export_profile (const SaccadeProfileFigure *f, const char *path,
+                                        GError **error);
+gboolean saccade_figure_export_bars (const SaccadeBarsFigure *f, const char *path,
+                                     GError **error);
+gboolean saccade_figure_export_distance (const SaccadeDistanceFigure *f, const char *path,
+                                         GError **error);
 
 /* ------------------------------------------------------------------------------------ */
 /* For widgets: style, visible range, geometry                                           */
@@ -201,6 +254,31 @@ void saccade_figure_lines_draw_full (cairo_t *cr, const SaccadeLinesFigure *f,
  * which column. */
 gboolean saccade_lines_geometry_token_at (const SaccadeLinesGeometry *geom, double x, double y,
                                           int *token, gboolean *is_key);
+
+/* The profile with a style (NULL: export style). */
+void saccade_figure_profile_draw_full (cairo_t *cr, const SaccadeProfileFigure *f,
+                                       const SaccadeFigureStyle *style, double width,
+                                       double height);
+
+/* Where the bars went: bar i spans x0 + i * step .. + step, over y0 .. y0 + height. */
+typedef struct {
+  int n;
+  double x0, step, y0, height;
+} SaccadeBarsGeometry;
+
+void saccade_figure_bars_draw_full (cairo_t *cr, const SaccadeBarsFigure *f,
+                                    const SaccadeFigureStyle *style, double width,
+                                    double height, SaccadeBarsGeometry *geom);
+/* The bar under (@x, @y), or FALSE. */
+gboolean saccade_bars_geometry_bar_at (const SaccadeBarsGeometry *geom, double x, double y,
+                                       int *bar);
+
+/* The distance matrix with a style (NULL: export style); fills @geom (may be NULL) with the
+ * matrix's place: its cells are positions in the figure's order (row r is item
+ * order[r]), found with saccade_heatmap_geometry_cell_at(). */
+void saccade_figure_distance_draw_full (cairo_t *cr, const SaccadeDistanceFigure *f,
+                                        const SaccadeFigureStyle *style, double width,
+                                        double height, SaccadeHeatmapGeometry *geom);
 
 /* The colour of head @head of @n_heads in the lines figure (and its legend): RGB 0..1. */
 void saccade_figure_head_color (int head, int n_heads, double rgb[3]);

@@ -1,7 +1,13 @@
-/* saccade-model-page.c — the Model page (see saccade-model-page.h): hands every head of the
- * run to SaccadeGridView with the metric chosen in "Colour by" (kept in GSettings, like the
- * colour map, so the Preferences window and the page always agree), outlines the head under
- * the cursor, and asks the window to open a clicked head (win.show-head).
+/* saccade-model-page.c — the Model page (see saccade-model-page.h), three views of every
+ * head of the run switched at the top: the grid (SaccadeGridView, framed by the metric
+ * chosen in "Colour by", kept in GSettings so that the Preferences window and the page
+ * always agree), the heads table (SaccadeHeadsTable: every statistic, sortable) and the
+ * layer profile of the chosen metric (SaccadeProfileView). It outlines the head under the
+ * cursor and asks the window to open a clicked head or row (win.show-head).
+ *
+ * Its own actions: page.view (s: "grid", "table", "profile") and page.sort-heads (s: a
+ * column id, "-" in front for descending), which the e2e test drives. Export: the grid or
+ * the profile (whichever is shown; the table exports as the grid), the metrics as CSV.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -9,7 +15,10 @@
 
 #include <glib/gi18n.h>
 
+#include "app/core/saccade-export.h"
+#include "app/window/pages/saccade-heads-table.h"
 #include "ui/widgets/saccade-grid-view.h"
+#include "ui/widgets/saccade-profile-view.h"
 
 struct _SaccadeModelPage
 {
@@ -17,7 +26,10 @@ struct _SaccadeModelPage
 
   /* Template widgets */
   GtkDropDown *metric_dropdown;
+  GtkStack *view_stack;
   SaccadeGridView *grid_view;
+  SaccadeHeadsTable *heads_table;
+  SaccadeProfileView *profile_view;
 
   gboolean updating; /* the page is setting its own controls from the settings */
 };
@@ -59,6 +71,15 @@ refresh_metric (SaccadeModelPage *self)
   saccade_grid_view_set_metric (self->grid_view, saccade_run_metric (run, metric),
                                 saccade_metric_name (metric));
   saccade_grid_view_set_title (self->grid_view, title);
+  saccade_profile_view_set_data (self->profile_view, run->n_layers, run->n_heads,
+                                 saccade_run_metric (run, metric), saccade_metric_name (metric));
+  saccade_profile_view_set_title (self->profile_view, title);
+}
+
+static gboolean
+showing (SaccadeModelPage *self, const char *view)
+{
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), view) == 0;
 }
 
 /* The head under the cursor is outlined. */
@@ -79,7 +100,11 @@ saccade_model_page_set_run (SaccadePage *page, SaccadeRun *run)
     saccade_grid_view_set_data (self->grid_view, run->n_layers, run->n_heads, run->n_kv_heads,
                                 run->n, run->heads, NULL, NULL);
   else
-    saccade_grid_view_set_data (self->grid_view, 0, 0, 1, 0, NULL, NULL, NULL);
+    {
+      saccade_grid_view_set_data (self->grid_view, 0, 0, 1, 0, NULL, NULL, NULL);
+      saccade_profile_view_set_data (self->profile_view, 0, 0, NULL, NULL);
+    }
+  saccade_heads_table_set_run (self->heads_table, run);
   refresh_metric (self);
   refresh_selected (self);
 }
@@ -89,6 +114,73 @@ static void
 head_activated (SaccadeModelPage *self, int layer, int head)
 {
   gtk_widget_activate_action (GTK_WIDGET (self), "win.show-head", "(ii)", layer, head);
+}
+
+static void
+view_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (widget);
+  const char *view = g_variant_get_string (param, NULL);
+
+  if (gtk_stack_get_child_by_name (self->view_stack, view) != NULL)
+    gtk_stack_set_visible_child_name (self->view_stack, view);
+}
+
+static void
+sort_heads_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (widget);
+  const char *id = g_variant_get_string (param, NULL);
+  gboolean descending = id[0] == '-';
+
+  gtk_stack_set_visible_child_name (self->view_stack, "table");
+  if (!saccade_heads_table_sort (self->heads_table, id + (descending ? 1 : 0), descending))
+    g_warning ("the heads table has no column '%s'", id);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Export                                                                                */
+
+static gboolean
+saccade_model_page_export_figure (SaccadePage *page, const char *path, GError **error)
+{
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
+  SaccadeRun *run = saccade_page_get_run (page);
+  SaccadeMetric metric = selected_metric (self);
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autofree char *title = saccade_model_page_dup_figure_title (page);
+  g_autofree char *map = g_settings_get_string (saccade_page_get_settings (page), "colormap");
+  SaccadeColormap colormap = SACCADE_COLORMAP_VIRIDIS;
+
+  if (run == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
+      return FALSE;
+    }
+  saccade_colormap_from_id (map, &colormap);
+  src = saccade_export_source_new_for_run (run);
+  return saccade_export_figure (src, &(SaccadeExportFigure) {
+    .kind = showing (self, "profile") ? SACCADE_EXPORT_PROFILE : SACCADE_EXPORT_GRID,
+    .title = title, .colormap = colormap, .scale = SACCADE_SCALE_LINEAR,
+    .metric = saccade_metric_id (metric), .metric_name = saccade_metric_name (metric),
+  }, path, error);
+}
+
+static gboolean
+saccade_model_page_export_csv (SaccadePage *page, const char *path, GError **error)
+{
+  SaccadeRun *run = saccade_page_get_run (page);
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autoptr (GBytes) data = NULL;
+
+  if (run == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
+      return FALSE;
+    }
+  src = saccade_export_source_new_for_run (run);
+  data = saccade_export_metrics_csv (src, error);
+  return data != NULL && saccade_export_write (data, path, error);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -172,13 +264,23 @@ saccade_model_page_class_init (SaccadeModelPageClass *klass)
   object_class->dispose = saccade_model_page_dispose;
   page_class->set_run = saccade_model_page_set_run;
   page_class->dup_figure_title = saccade_model_page_dup_figure_title;
+  page_class->export_figure = saccade_model_page_export_figure;
+  page_class->export_csv = saccade_model_page_export_csv;
+
+  gtk_widget_class_install_action (widget_class, "page.view", "s", view_action);
+  gtk_widget_class_install_action (widget_class, "page.sort-heads", "s", sort_heads_action);
 
   /* The template names the view by type name. */
   g_type_ensure (SACCADE_TYPE_GRID_VIEW);
+  g_type_ensure (SACCADE_TYPE_HEADS_TABLE);
+  g_type_ensure (SACCADE_TYPE_PROFILE_VIEW);
   gtk_widget_class_set_template_from_resource (
     widget_class, "/io/github/saccade/Saccade/pages/saccade-model-page.ui");
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, metric_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, view_stack);
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, grid_view);
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, heads_table);
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, profile_view);
 }
 
 static void
@@ -187,6 +289,8 @@ saccade_model_page_init (SaccadeModelPage *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->grid_view));
   g_signal_connect_swapped (self->grid_view, "head-activated", G_CALLBACK (head_activated), self);
+  g_signal_connect_swapped (self->heads_table, "head-activated", G_CALLBACK (head_activated),
+                            self);
   g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (refresh_selected), self);
   g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh_selected), self);
 }

@@ -17,6 +17,8 @@ typedef struct
   char *icon_name;
   GSettings *settings;
   SaccadeRun *run;    /* the run shown, or NULL */
+  char *db_path;      /* the window's database, or NULL */
+  GListModel *runs;   /* its runs (SaccadeRunItem), or NULL */
   int layer;          /* the cursor: within the run's shape, 0 without one */
   int head;
 
@@ -290,6 +292,69 @@ saccade_page_set_run (SaccadePage *self, SaccadeRun *run)
   update_actions (self);
 }
 
+void
+saccade_page_set_database (SaccadePage *self, const char *db_path, GListModel *runs)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  if (g_strcmp0 (priv->db_path, db_path) != 0)
+    {
+      g_free (priv->db_path);
+      priv->db_path = g_strdup (db_path);
+    }
+  g_set_object (&priv->runs, runs);
+}
+
+const char *
+saccade_page_get_db_path (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  return priv->db_path;
+}
+
+GListModel *
+saccade_page_get_runs (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  return priv->runs;
+}
+
+gboolean
+saccade_page_has_export (SaccadePage *self)
+{
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), FALSE);
+  return SACCADE_PAGE_GET_CLASS (self)->export_figure != NULL;
+}
+
+gboolean
+saccade_page_export_figure (SaccadePage *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (saccade_page_has_export (self), FALSE);
+  return SACCADE_PAGE_GET_CLASS (self)->export_figure (self, path, error);
+}
+
+gboolean
+saccade_page_export_csv (SaccadePage *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), FALSE);
+  if (SACCADE_PAGE_GET_CLASS (self)->export_csv == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           "this page has no data to export");
+      return FALSE;
+    }
+  return SACCADE_PAGE_GET_CLASS (self)->export_csv (self, path, error);
+}
+
+gboolean
+saccade_page_is_busy (SaccadePage *self)
+{
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), FALSE);
+  return SACCADE_PAGE_GET_CLASS (self)->is_busy != NULL
+         && SACCADE_PAGE_GET_CLASS (self)->is_busy (self);
+}
+
 char *
 saccade_page_dup_figure_title (SaccadePage *self)
 {
@@ -359,6 +424,8 @@ saccade_page_dispose (GObject *object)
     gtk_widget_unparent (child);
   priv->figure = NULL;
   g_clear_pointer (&priv->run, saccade_run_unref);
+  g_clear_object (&priv->runs);
+  g_clear_pointer (&priv->db_path, g_free);
   g_clear_object (&priv->settings);
   G_OBJECT_CLASS (saccade_page_parent_class)->dispose (object);
 }

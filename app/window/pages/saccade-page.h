@@ -49,6 +49,14 @@ struct _SaccadePageClass
    * "Layer 5, head 2 (KV group 0) · “The cat…”"; "" without a run. Caller frees.
    * (optional: the default is "") */
   char *(*dup_figure_title) (SaccadePage *self);
+  /* File > Export of what the page shows now: its figure to @path (.png, .svg, .pdf) and
+   * its numbers as CSV. (optional: without them the window exports the page by its id,
+   * saccade-window-export.c) */
+  gboolean (*export_figure) (SaccadePage *self, const char *path, GError **error);
+  gboolean (*export_csv) (SaccadePage *self, const char *path, GError **error);
+  /* TRUE while the page computes something in the background (the e2e test waits for
+   * it). (optional: never busy) */
+  gboolean (*is_busy) (SaccadePage *self);
 };
 
 const char *saccade_page_get_page_id (SaccadePage *self);
@@ -59,6 +67,13 @@ const char *saccade_page_get_icon_name (SaccadePage *self);
 void saccade_page_set_icon_name (SaccadePage *self, const char *icon_name);
 /* Borrowed; NULL only before construction ends. */
 GSettings *saccade_page_get_settings (SaccadePage *self);
+
+/* The capture database the window shows (@db_path, copied) and its runs (@runs, a list of
+ * SaccadeRunItem, referenced): what a page that loads other runs (Compare) reads. The
+ * window sets them before every saccade_page_set_run(). */
+void saccade_page_set_database (SaccadePage *self, const char *db_path, GListModel *runs);
+const char *saccade_page_get_db_path (SaccadePage *self);  /* borrowed, or NULL */
+GListModel *saccade_page_get_runs (SaccadePage *self);     /* borrowed, or NULL */
 
 /* Shows @run (NULL: none); the page takes a reference. */
 void saccade_page_set_run (SaccadePage *self, SaccadeRun *run);
@@ -75,6 +90,12 @@ void saccade_page_select_head (SaccadePage *self, int layer, int head);
 
 /* Caller frees; "" without a run. */
 char *saccade_page_dup_figure_title (SaccadePage *self);
+
+/* Whether the page has its own export hooks; then these call them. */
+gboolean saccade_page_has_export (SaccadePage *self);
+gboolean saccade_page_export_figure (SaccadePage *self, const char *path, GError **error);
+gboolean saccade_page_export_csv (SaccadePage *self, const char *path, GError **error);
+gboolean saccade_page_is_busy (SaccadePage *self);
 
 /* Borrowed, or NULL. Subclasses set it once, from their init. */
 GtkWidget *saccade_page_get_figure (SaccadePage *self);

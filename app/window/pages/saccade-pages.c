@@ -3,9 +3,11 @@
 
 #include "app/window/pages/saccade-pages.h"
 
+#include "app/window/pages/saccade-compare-page.h"
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-lines-page.h"
 #include "app/window/pages/saccade-model-page.h"
+#include "app/window/pages/saccade-rollout-page.h"
 
 GPtrArray *
 saccade_pages_new (GSettings *settings)
@@ -15,6 +17,8 @@ saccade_pages_new (GSettings *settings)
     SACCADE_TYPE_HEATMAP_PAGE,
     SACCADE_TYPE_MODEL_PAGE,
     SACCADE_TYPE_LINES_PAGE,
+    SACCADE_TYPE_ROLLOUT_PAGE,
+    SACCADE_TYPE_COMPARE_PAGE,
   };
   GPtrArray *pages = g_ptr_array_new_with_free_func (g_object_unref);
   gsize i;

@@ -1,0 +1,254 @@
+/* saccade-cli-induction.c — `saccade induction`: the induction-head detector on the
+ * command line. Parse -> a result (app/core/saccade-induction.h computes or reuses it) ->
+ * a ranked table or JSON. With --bench it measures the sweep against the same number of
+ * plain forward passes of the same length (docs/benchmarks.md). */
+#define G_LOG_DOMAIN "saccade-cli"
+
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "app/cli/saccade-cli.h"
+#include "app/core/saccade-induction.h"
+
+typedef struct {
+  SaccadeCliCommon common;
+  char *db;
+  int seq_len, n_seeds, top;
+  gboolean recompute, bench;
+  int bench_repeats;
+} InductionOptions;
+
+static void
+progress_bar (double fraction, gpointer user_data)
+{
+  const int width = 30, fill = (int) (fraction * width);
+  int i;
+  (void) user_data;
+  fprintf (stderr, "\r[");
+  for (i = 0; i < width; i++)
+    fputc (i < fill ? '#' : '.', stderr);
+  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
+  fflush (stderr);
+}
+
+static void
+print_text (const SaccadeInduction *ind, const ScModelInfo *info, const InductionOptions *o,
+            const char *db_path, const char *warning)
+{
+  const ScInductionResult *r = ind->result;
+  g_autofree int *by_pm = saccade_induction_rank (ind, 0);
+  g_autofree int *by_prev = saccade_induction_rank (ind, 1);
+  const int n = r->n_layers * r->n_heads, top = MIN (o->top, n);
+  int k;
+
+  printf ("%s: induction heads on %s%d random tokens repeated twice, %d seeds\n", info->name,
+          r->n_prefix ? "BOS + " : "", r->seq_len, r->n_seeds);
+  if (ind->reused)
+    printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
+            ind->study_id, db_path);
+  else if (ind->study_id > 0)
+    printf ("computed now in %.1f s, stored as study %" G_GINT64_FORMAT " in %s\n",
+            ind->seconds, ind->study_id, db_path);
+  else
+    printf ("computed now in %.1f s (not stored%s%s)\n", ind->seconds, warning ? ": " : "",
+            warning ? warning : "");
+  printf ("\n  rank  head    prefix-match  duplicate  previous  copying\n");
+  for (k = 0; k < top; k++)
+    {
+      const int i = by_pm[k];
+      printf ("  %4d  %2d.%-3d  %12.3f  %9.3f  %8.3f  %7.3f\n", k + 1, i / r->n_heads,
+              i % r->n_heads, r->heads[i].prefix_matching, r->heads[i].duplicate_token,
+              r->heads[i].previous_token, ind->copying[i].copying);
+    }
+  printf ("\n  top previous-token heads:");
+  for (k = 0; k < MIN (5, n); k++)
+    printf (" %d.%d (%.3f)", by_prev[k] / r->n_heads, by_prev[k] % r->n_heads,
+            r->heads[by_prev[k]].previous_token);
+  printf ("\n\n  mean loss  first copy %.3f nats   second copy %.3f nats\n", r->loss_first,
+          r->loss_second);
+}
+
+static void
+print_json (const SaccadeInduction *ind, const ScModelInfo *info)
+{
+  const ScInductionResult *r = ind->result;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree int *order = saccade_induction_rank (ind, 0);
+  int k;
+
+  json_builder_begin_object (b);
+  saccade_json_string (b, "model", info->name);
+  saccade_json_int (b, "seq_len", r->seq_len);
+  saccade_json_int (b, "n_seeds", r->n_seeds);
+  saccade_json_int (b, "n_prefix", r->n_prefix);
+  saccade_json_string (b, "source", ind->reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", ind->study_id);
+  saccade_json_double (b, "loss_first", r->loss_first);
+  saccade_json_double (b, "loss_second", r->loss_second);
+  saccade_json_begin_array (b, "loss");
+  for (k = 0; k < r->n_tokens; k++)
+    saccade_json_add_double (b, r->loss[k]);
+  json_builder_end_array (b);
+  saccade_json_begin_array (b, "heads"); /* ranked by prefix matching */
+  for (k = 0; k < r->n_layers * r->n_heads; k++)
+    {
+      const int i = order[k];
+      json_builder_begin_object (b);
+      saccade_json_int (b, "layer", i / r->n_heads);
+      saccade_json_int (b, "head", i % r->n_heads);
+      saccade_json_double (b, "prefix_matching", r->heads[i].prefix_matching);
+      saccade_json_double (b, "duplicate_token", r->heads[i].duplicate_token);
+      saccade_json_double (b, "previous_token", r->heads[i].previous_token);
+      saccade_json_double (b, "copying", ind->copying[i].copying);
+      saccade_json_double (b, "positive_share", ind->copying[i].positive_share);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+/* The sweep (S scored passes, all logits) against S plain passes of the same ids: with all
+ * logits (what the loss curve needs) and with the last position's only. Medians of
+ * @repeats. */
+static int
+run_bench (ScModel *model, const InductionOptions *o)
+{
+  g_autoptr (GError) error = NULL;
+  SaccadeCliSession cs = { 0 };
+  const ScInductionParams p = { o->seq_len, o->n_seeds };
+  const ScModelInfo *info = sc_model_info (model);
+  const int reps = MAX (1, o->bench_repeats);
+  g_autofree double *sweep = g_new (double, reps), *plain = g_new (double, reps);
+  g_autofree double *last = g_new (double, reps);
+  g_autofree int32_t *ids = NULL;
+  g_autofree float *logits = NULL;
+  ScError err = { 0 };
+  int rep, s, pre = 0, n;
+
+  if (!saccade_cli_session_open (&cs, &o->common, model, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
+  n = 1 + 2 * o->seq_len;
+  ids = g_new (int32_t, n);
+  logits = g_new (float, (gsize) n * info->n_vocab);
+  for (rep = 0; rep < reps; rep++)
+    {
+      ScInductionResult *r = NULL;
+      ScForwardOptions all = { .all_logits = true }, one = { 0 };
+      gint64 t0 = g_get_monotonic_time ();
+      if (sc_induction_study_run (cs.session, model, &p, NULL, NULL, &r, &err) != SC_OK)
+        {
+          saccade_cli_session_close (&cs);
+          saccade_set_error_from_sc (&error, &err);
+          return saccade_cli_fail (g_steal_pointer (&error));
+        }
+      sc_induction_result_free (r);
+      sweep[rep] = (g_get_monotonic_time () - t0) / 1e6;
+      t0 = g_get_monotonic_time ();
+      for (s = 0; s < o->n_seeds; s++)
+        {
+          sc_induction_sequence (model, o->seq_len, s, ids, &pre, NULL);
+          sc_forward (cs.session, ids, pre + 2 * o->seq_len, &all, logits, NULL);
+        }
+      plain[rep] = (g_get_monotonic_time () - t0) / 1e6;
+      t0 = g_get_monotonic_time ();
+      for (s = 0; s < o->n_seeds; s++)
+        {
+          sc_induction_sequence (model, o->seq_len, s, ids, &pre, NULL);
+          sc_forward (cs.session, ids, pre + 2 * o->seq_len, &one, logits, NULL);
+        }
+      last[rep] = (g_get_monotonic_time () - t0) / 1e6;
+    }
+  saccade_cli_session_close (&cs);
+  {
+    const double ms = saccade_median (sweep, reps), mp = saccade_median (plain, reps);
+    const double ml = saccade_median (last, reps);
+    if (o->common.json)
+      {
+        g_autoptr (JsonBuilder) b = json_builder_new ();
+        json_builder_begin_object (b);
+        saccade_json_string (b, "model", info->name);
+        saccade_json_int (b, "seq_len", o->seq_len);
+        saccade_json_int (b, "n_seeds", o->n_seeds);
+        saccade_json_int (b, "repeats", reps);
+        saccade_json_double (b, "sweep_s", ms);
+        saccade_json_double (b, "plain_all_logits_s", mp);
+        saccade_json_double (b, "plain_last_logits_s", ml);
+        saccade_json_double (b, "ratio", ms / mp);
+        saccade_json_double (b, "ratio_last_logits", ms / ml);
+        json_builder_end_object (b);
+        saccade_json_print (b);
+      }
+    else
+      printf ("%s, %d seeds x %d tokens, median of %d:\n  sweep %.3f s, plain forward "
+              "(all logits) %.3f s: ratio %.3f\n  plain forward (last logits only) %.3f s: "
+              "ratio %.3f\n", info->name, o->n_seeds, pre + 2 * o->seq_len, reps, ms, mp,
+              ms / mp, ml, ms / ml);
+  }
+  return 0;
+}
+
+int
+saccade_cmd_induction (int argc, char **argv)
+{
+  InductionOptions o = { .seq_len = SC_INDUCTION_DEFAULT_LEN,
+                         .n_seeds = SC_INDUCTION_DEFAULT_SEEDS, .top = 10,
+                         .bench_repeats = 5 };
+  GOptionEntry entries[] = {
+    { "len", 0, 0, G_OPTION_ARG_INT, &o.seq_len, "tokens T of the repeated sequence (50)", "T" },
+    { "seeds", 0, 0, G_OPTION_ARG_INT, &o.n_seeds, "random sequences S (10)", "S" },
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "the capture store (results are reused)", "FILE" },
+    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },
+    { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench, "time the sweep against plain passes", NULL },
+    { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench repeats (5)", "N" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- find induction heads");
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db_path = NULL, *warning = NULL;
+  g_autoptr (SaccadeInduction) ind = NULL;
+  SaccadeCliSession cs = { 0 };
+  const ScInductionParams p = { 0 };
+  ScInductionParams params = p;
+  ScModel *model;
+  int rc = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, &o.common);
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
+  if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (o.bench)
+    {
+      rc = run_bench (model, &o);
+      sc_model_free (model);
+      return rc;
+    }
+  params.seq_len = o.seq_len;
+  params.n_seeds = o.n_seeds;
+  db_path = saccade_db_path (o.db);
+  if (!saccade_cli_session_open (&cs, &o.common, model, &error))
+    {
+      sc_model_free (model);
+      return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  ind = saccade_induction_get (model, saccade_cli_model_path (&o.common), cs.backend, db_path,
+                               &params, o.recompute,
+                               isatty (STDERR_FILENO) ? progress_bar : NULL, NULL, NULL,
+                               &warning, &error);
+  if (isatty (STDERR_FILENO))
+    fprintf (stderr, "\r\033[K");
+  saccade_cli_session_close (&cs);
+  if (ind == NULL)
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if (o.common.json)
+    print_json (ind, sc_model_info (model));
+  else
+    print_text (ind, sc_model_info (model), &o, db_path, warning);
+  sc_model_free (model);
+  g_free (o.db);
+  return rc;
+}

@@ -1,0 +1,288 @@
+/* saccade-heads-table.c — the heads table (see saccade-heads-table.h).
+ *
+ * The model is a GListStore of SaccadeHeadRow (a small GObject per head pointing at the
+ * run's ScHeadStats, the run kept alive by the table) behind a GtkSortListModel whose
+ * sorter is the column view's: each column has a GtkCustomSorter comparing its own value,
+ * so a click on a header sorts and a second click reverses. NaN values (a metric undefined
+ * for the run) sort last and show as "—". 270 rows: building the store takes well under a
+ * millisecond, and the column view only creates the visible rows' widgets.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-heads-table.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* One row                                                                               */
+
+#define SACCADE_TYPE_HEAD_ROW (saccade_head_row_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeHeadRow, saccade_head_row, SACCADE, HEAD_ROW, GObject)
+
+struct _SaccadeHeadRow
+{
+  GObject parent_instance;
+  int layer, head, kv;
+  const ScHeadStats *stats; /* borrowed from the run the table holds */
+  const char *top_label;    /* borrowed from the run: the last row's top key's token */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeHeadRow, saccade_head_row, G_TYPE_OBJECT)
+
+static void saccade_head_row_class_init (SaccadeHeadRowClass *klass) {}
+static void saccade_head_row_init (SaccadeHeadRow *self) {}
+
+/* Columns: the three integers, the nine metrics (SaccadeMetric order), the top key. */
+enum { COL_LAYER, COL_HEAD, COL_KV, COL_METRIC0, COL_TOP = COL_METRIC0 + SACCADE_N_METRICS,
+       N_COLS };
+
+static double
+row_value (const SaccadeHeadRow *r, int col)
+{
+  switch (col)
+    {
+    case COL_LAYER: return r->layer;
+    case COL_HEAD: return r->head;
+    case COL_KV: return r->kv;
+    case COL_TOP: return r->stats->last_top_weight;
+    default: return sc_head_stats_get (r->stats, (ScHeadMetric) (col - COL_METRIC0));
+    }
+}
+
+static char *
+column_id (int col)
+{
+  switch (col)
+    {
+    case COL_LAYER: return g_strdup ("layer");
+    case COL_HEAD: return g_strdup ("head");
+    case COL_KV: return g_strdup ("kv");
+    case COL_TOP: return g_strdup ("top-key");
+    default: return g_strdup (saccade_metric_id ((SaccadeMetric) (col - COL_METRIC0)));
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The table                                                                             */
+
+struct _SaccadeHeadsTable
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *scrolled;          /* owned child */
+  GtkColumnView *view;
+  GListStore *rows;             /* SaccadeHeadRow */
+  GtkSortListModel *sorted;
+  GtkColumnViewColumn *columns[N_COLS];
+  SaccadeRun *run;              /* owned reference: the rows borrow its stats */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeHeadsTable, saccade_heads_table, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static int
+compare_rows (gconstpointer a, gconstpointer b, gpointer col_p)
+{
+  int col = GPOINTER_TO_INT (col_p);
+  double x = row_value (a, col), y = row_value (b, col);
+
+  /* NaN last in either direction would need the sort order here; last ascending is what
+   * GtkColumnView's reversal turns into first descending — acceptable and stable. */
+  if (isnan (x) || isnan (y))
+    return isnan (x) - isnan (y);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void
+setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), GPOINTER_TO_INT (col_p) == COL_TOP ? 0.0f : 1.0f);
+  gtk_widget_add_css_class (label, "numeric");
+  if (GPOINTER_TO_INT (col_p) == COL_TOP)
+    gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
+{
+  SaccadeHeadRow *r = gtk_list_item_get_item (item);
+  GtkLabel *label = GTK_LABEL (gtk_list_item_get_child (item));
+  int col = GPOINTER_TO_INT (col_p);
+  g_autofree char *text = NULL;
+  double v;
+
+  if (col < COL_METRIC0)
+    text = g_strdup_printf ("%d", (int) row_value (r, col));
+  else if (col == COL_TOP)
+    /* Translators: the heads table's top-key cell: position, token, weight. */
+    text = g_strdup_printf (_("%d “%s” %.2f"), r->stats->last_top, r->top_label,
+                            r->stats->last_top_weight);
+  else if (isnan (v = row_value (r, col)))
+    text = g_strdup ("—");
+  else
+    text = g_strdup_printf ("%.3f", v);
+  gtk_label_set_text (label, text);
+}
+
+static void
+add_column (SaccadeHeadsTable *self, int col, const char *title)
+{
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+  GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_rows, GINT_TO_POINTER (col), NULL);
+  GtkColumnViewColumn *c;
+  g_autofree char *id = column_id (col);
+
+  g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), GINT_TO_POINTER (col));
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), GINT_TO_POINTER (col));
+  c = gtk_column_view_column_new (title, factory);
+  gtk_column_view_column_set_sorter (c, GTK_SORTER (sorter));
+  gtk_column_view_column_set_resizable (c, TRUE);
+  gtk_column_view_column_set_expand (c, col == COL_TOP);
+  g_object_set_data_full (G_OBJECT (c), "saccade-column-id", g_steal_pointer (&id), g_free);
+  gtk_column_view_append_column (self->view, c);
+  self->columns[col] = c;
+  g_object_unref (sorter);
+  g_object_unref (c);
+}
+
+static void
+on_activate (GtkColumnView *view, guint position, SaccadeHeadsTable *self)
+{
+  saccade_heads_table_activate_row (self, position);
+}
+
+static void
+saccade_heads_table_dispose (GObject *object)
+{
+  SaccadeHeadsTable *self = SACCADE_HEADS_TABLE (object);
+
+  g_clear_pointer (&self->scrolled, gtk_widget_unparent);
+  g_clear_object (&self->rows);
+  g_clear_pointer (&self->run, saccade_run_unref);
+  G_OBJECT_CLASS (saccade_heads_table_parent_class)->dispose (object);
+}
+
+static void
+saccade_heads_table_class_init (SaccadeHeadsTableClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = saccade_heads_table_dispose;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "headstable");
+  signals[SIGNAL_HEAD_ACTIVATED] =
+    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void
+saccade_heads_table_init (SaccadeHeadsTable *self)
+{
+  GtkSingleSelection *selection;
+
+  self->rows = g_list_store_new (SACCADE_TYPE_HEAD_ROW);
+  self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->rows)),
+                                          g_object_ref (gtk_column_view_get_sorter (self->view)));
+  selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
+  gtk_single_selection_set_autoselect (selection, FALSE);
+  gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (selection));
+  g_object_unref (selection);
+  gtk_column_view_set_single_click_activate (self->view, TRUE);
+  gtk_column_view_set_show_column_separators (self->view, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
+
+  /* Translators: heads table columns. */
+  add_column (self, COL_LAYER, _("Layer"));
+  add_column (self, COL_HEAD, _("Head"));
+  add_column (self, COL_KV, _("KV"));
+  for (int m = 0; m < SACCADE_N_METRICS; m++)
+    add_column (self, COL_METRIC0 + m, saccade_metric_short_name ((SaccadeMetric) m));
+  add_column (self, COL_TOP, _("Last top key"));
+  g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
+
+  self->scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), GTK_WIDGET (self->view));
+  gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
+  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
+}
+
+GtkWidget *
+saccade_heads_table_new (void)
+{
+  return g_object_new (SACCADE_TYPE_HEADS_TABLE, NULL);
+}
+
+void
+saccade_heads_table_set_run (SaccadeHeadsTable *self, SaccadeRun *run)
+{
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
+  int g;
+
+  g_return_if_fail (SACCADE_IS_HEADS_TABLE (self));
+  if (run != NULL)
+    {
+      g = saccade_run_group_size (run);
+      for (int l = 0; l < run->n_layers; l++)
+        for (int h = 0; h < run->n_heads; h++)
+          {
+            SaccadeHeadRow *r = g_object_new (SACCADE_TYPE_HEAD_ROW, NULL);
+            r->layer = l;
+            r->head = h;
+            r->kv = h / g;
+            r->stats = &run->stats[(gsize) l * run->n_heads + h];
+            r->top_label = r->stats->last_top >= 0 && r->stats->last_top < run->n
+                             ? run->labels[r->stats->last_top] : "";
+            g_ptr_array_add (rows, r);
+          }
+      saccade_run_ref (run);
+    }
+  /* Replace the rows before dropping the old run: they borrow its statistics. */
+  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
+                       rows->pdata, rows->len);
+  g_clear_pointer (&self->run, saccade_run_unref);
+  self->run = run;
+}
+
+gboolean
+saccade_heads_table_sort (SaccadeHeadsTable *self, const char *id, gboolean descending)
+{
+  g_return_val_if_fail (SACCADE_IS_HEADS_TABLE (self), FALSE);
+  for (int c = 0; c < N_COLS; c++)
+    if (g_strcmp0 (g_object_get_data (G_OBJECT (self->columns[c]), "saccade-column-id"), id)
+        == 0)
+      {
+        gtk_column_view_sort_by_column (self->view, self->columns[c],
+                                        descending ? GTK_SORT_DESCENDING : GTK_SORT_ASCENDING);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+gboolean
+saccade_heads_table_get_row (SaccadeHeadsTable *self, guint row, int *layer, int *head)
+{
+  g_autoptr (SaccadeHeadRow) r = g_list_model_get_item (G_LIST_MODEL (self->sorted), row);
+
+  if (r == NULL)
+    return FALSE;
+  *layer = r->layer;
+  *head = r->head;
+  return TRUE;
+}
+
+void
+saccade_heads_table_activate_row (SaccadeHeadsTable *self, guint row)
+{
+  int layer, head;
+
+  if (saccade_heads_table_get_row (self, row, &layer, &head))
+    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
+}

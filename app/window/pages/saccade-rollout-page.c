@@ -1,0 +1,319 @@
+/* saccade-rollout-page.c — the Rollout page (see saccade-rollout-page.h).
+ *
+ * One GTask per request computes the rollout (engine/analysis/sc-rollout.h: L products of
+ * (n, n) matrices, about 4·10^9 multiply-adds at n = 512 for SmolLM2, seconds) and, when
+ * the bars show flow, the flow into the last position (a max-flow per input token). Flow
+ * above SC_FLOW_MAX_NODES nodes is refused by the engine; its message is shown in the page
+ * and the rollout stays. A job that finishes after another run was shown is dropped (its
+ * cancellable no longer matches). Export: the map through the shared exporter
+ * (SACCADE_EXPORT_ROLLOUT, the same as `saccade export --figure rollout`), the bars' values
+ * as CSV.
+ *
+ * Its own action: page.bars (s: "rollout", "flow").
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-rollout-page.h"
+
+#include <glib/gi18n.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-export.h"
+#include "engine/analysis/sc-rollout.h"
+#include "ui/widgets/saccade-bars-view.h"
+#include "ui/widgets/saccade-heatmap-view.h"
+
+typedef struct {
+  int n;
+  double *rollout;            /* (n, n) */
+  double *flow;               /* (n), or NULL */
+  char *flow_error;           /* why there is no flow, or NULL */
+} RolloutResult;
+
+static void
+rollout_result_free (RolloutResult *r)
+{
+  if (r == NULL)
+    return;
+  g_free (r->rollout);
+  g_free (r->flow);
+  g_free (r->flow_error);
+  g_free (r);
+}
+
+struct _SaccadeRolloutPage
+{
+  SaccadePage parent_instance;
+
+  /* Template widgets */
+  GtkDropDown *bars_dropdown;
+  GtkLabel *status_label;
+  GtkSpinner *spinner;
+  SaccadeHeatmapView *map_view;
+  SaccadeBarsView *bars_view;
+
+  GCancellable *job;          /* non-NULL while computing */
+  RolloutResult *result;
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeRolloutPage, saccade_rollout_page, SACCADE_TYPE_PAGE)
+
+static gboolean
+want_flow (SaccadeRolloutPage *self)
+{
+  return gtk_drop_down_get_selected (self->bars_dropdown) == 1;
+}
+
+static void
+worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  SaccadeRun *run = task_data;
+  gboolean flow = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (task), "saccade-flow"));
+  RolloutResult *r = g_new0 (RolloutResult, 1);
+  g_autofree const float **layers = g_new (const float *, run->n_layers);
+  ScError err = { 0 };
+  GError *error = NULL;
+
+  for (int l = 0; l < run->n_layers; l++)
+    layers[l] = saccade_run_layer (run, l);
+  r->n = run->n;
+  r->rollout = g_new (double, (gsize) run->n * run->n);
+  if (sc_attention_rollout (layers, run->n_layers, run->n_heads, run->n, r->rollout, &err)
+      != SC_OK)
+    {
+      saccade_set_error_from_sc (&error, &err);
+      rollout_result_free (r);
+      g_task_return_error (task, error);
+      return;
+    }
+  if (flow && !g_cancellable_is_cancelled (cancellable))
+    {
+      r->flow = g_new (double, run->n);
+      if (sc_attention_flow (layers, run->n_layers, run->n_heads, run->n, run->n - 1, r->flow,
+                             &err) != SC_OK)
+        {
+          g_clear_pointer (&r->flow, g_free);
+          r->flow_error = g_strdup (err.message);
+        }
+    }
+  g_task_return_pointer (task, r, (GDestroyNotify) rollout_result_free);
+}
+
+static void
+show_result (SaccadeRolloutPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  RolloutResult *r = self->result;
+  g_autofree float *cells = NULL;
+  g_autofree char *title = NULL;
+  gsize k, nn;
+
+  if (run == NULL || r == NULL)
+    {
+      saccade_heatmap_view_set_data (self->map_view, NULL, 0, 0, NULL, NULL, FALSE);
+      saccade_bars_view_set_data (self->bars_view, 0, NULL, NULL, NULL);
+      return;
+    }
+  nn = (gsize) r->n * r->n;
+  cells = g_new (float, nn);
+  for (k = 0; k < nn; k++)
+    cells[k] = (float) r->rollout[k];
+  title = saccade_page_dup_figure_title (SACCADE_PAGE (self));
+  saccade_heatmap_view_set_data (self->map_view, cells, r->n, r->n,
+                                 (const char *const *) run->labels,
+                                 (const char *const *) run->labels, run->causal);
+  saccade_heatmap_view_set_title (self->map_view, title);
+  if (want_flow (self) && r->flow != NULL)
+    saccade_bars_view_set_data (self->bars_view, r->n, r->flow,
+                                (const char *const *) run->labels, _("Flow"));
+  else
+    saccade_bars_view_set_data (self->bars_view, r->n, r->rollout + (gsize) (r->n - 1) * r->n,
+                                (const char *const *) run->labels, _("Rollout"));
+  gtk_label_set_text (self->status_label,
+                      want_flow (self) && r->flow_error != NULL ? r->flow_error : "");
+}
+
+static void
+job_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+  RolloutResult *r = g_task_propagate_pointer (G_TASK (result), &error);
+  SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (source);
+
+  if (g_task_get_cancellable (G_TASK (result)) != self->job)
+    {
+      rollout_result_free (r);
+      return; /* another run or request took its place */
+    }
+  g_clear_object (&self->job);
+  gtk_spinner_stop (self->spinner);
+  if (r == NULL)
+    {
+      gtk_label_set_text (self->status_label, error->message);
+      return;
+    }
+  g_clear_pointer (&self->result, rollout_result_free);
+  self->result = r;
+  show_result (self);
+}
+
+static void
+start_job (SaccadeRolloutPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  g_autoptr (GTask) task = NULL;
+
+  if (self->job != NULL)
+    g_cancellable_cancel (self->job);
+  g_clear_object (&self->job);
+  if (run == NULL)
+    return;
+  self->job = g_cancellable_new ();
+  task = g_task_new (self, self->job, job_done, NULL);
+  g_task_set_task_data (task, saccade_run_ref (run), (GDestroyNotify) saccade_run_unref);
+  g_object_set_data (G_OBJECT (task), "saccade-flow", GINT_TO_POINTER (want_flow (self)));
+  gtk_spinner_start (self->spinner);
+  gtk_label_set_text (self->status_label, want_flow (self) ? _("Computing rollout and flow…")
+                                                           : _("Computing the rollout…"));
+  g_task_run_in_thread (task, worker);
+}
+
+static void
+saccade_rollout_page_set_run (SaccadePage *page, SaccadeRun *run)
+{
+  SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (page);
+
+  g_clear_pointer (&self->result, rollout_result_free);
+  show_result (self);
+  start_job (self);
+}
+
+static void
+bars_selected (SaccadeRolloutPage *self)
+{
+  if (want_flow (self) && (self->result == NULL || (self->result->flow == NULL
+                                                    && self->result->flow_error == NULL)))
+    start_job (self);
+  else
+    show_result (self);
+}
+
+static char *
+saccade_rollout_page_dup_figure_title (SaccadePage *page)
+{
+  SaccadeRun *run = saccade_page_get_run (page);
+  g_autofree char *quote = NULL;
+
+  if (run == NULL)
+    return g_strdup ("");
+  quote = saccade_page_dup_quoted_text (run);
+  /* Translators: the rollout map's title. */
+  return g_strdup_printf (_("Attention rollout · %s · %s"), run->model_name, quote);
+}
+
+static gboolean
+saccade_rollout_page_export_figure (SaccadePage *page, const char *path, GError **error)
+{
+  SaccadeRun *run = saccade_page_get_run (page);
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autofree char *title = saccade_rollout_page_dup_figure_title (page);
+
+  if (run == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
+      return FALSE;
+    }
+  src = saccade_export_source_new_for_run (run);
+  return saccade_export_figure (src, &(SaccadeExportFigure) {
+    .kind = SACCADE_EXPORT_ROLLOUT, .title = title, .colormap = SACCADE_COLORMAP_MAGMA,
+    .scale = SACCADE_SCALE_LINEAR,
+  }, path, error);
+}
+
+static gboolean
+saccade_rollout_page_export_csv (SaccadePage *page, const char *path, GError **error)
+{
+  SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (page);
+  SaccadeRun *run = saccade_page_get_run (page);
+  RolloutResult *r = self->result;
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autoptr (GBytes) data = NULL;
+  gboolean flow = want_flow (self) && r != NULL && r->flow != NULL;
+
+  if (run == NULL || r == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("There is nothing to export: the figure has no data"));
+      return FALSE;
+    }
+  src = saccade_export_source_new_for_run (run);
+  data = saccade_export_values_csv (src, flow ? r->flow : r->rollout + (gsize) (r->n - 1) * r->n,
+                                    flow ? "flow" : "rollout");
+  return saccade_export_write (data, path, error);
+}
+
+static gboolean
+saccade_rollout_page_is_busy (SaccadePage *page)
+{
+  return SACCADE_ROLLOUT_PAGE (page)->job != NULL;
+}
+
+static void
+bars_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (widget);
+
+  gtk_drop_down_set_selected (self->bars_dropdown,
+                              g_str_equal (g_variant_get_string (param, NULL), "flow") ? 1 : 0);
+}
+
+static void
+saccade_rollout_page_dispose (GObject *object)
+{
+  SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (object);
+
+  if (self->job != NULL)
+    g_cancellable_cancel (self->job);
+  g_clear_object (&self->job);
+  g_clear_pointer (&self->result, rollout_result_free);
+  gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ROLLOUT_PAGE);
+  G_OBJECT_CLASS (saccade_rollout_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_rollout_page_class_init (SaccadeRolloutPageClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = saccade_rollout_page_dispose;
+  page_class->set_run = saccade_rollout_page_set_run;
+  page_class->dup_figure_title = saccade_rollout_page_dup_figure_title;
+  page_class->export_figure = saccade_rollout_page_export_figure;
+  page_class->export_csv = saccade_rollout_page_export_csv;
+  page_class->is_busy = saccade_rollout_page_is_busy;
+  gtk_widget_class_install_action (widget_class, "page.bars", "s", bars_action);
+
+  g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
+  g_type_ensure (SACCADE_TYPE_BARS_VIEW);
+  gtk_widget_class_set_template_from_resource (
+    widget_class, "/io/github/saccade/Saccade/pages/saccade-rollout-page.ui");
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeRolloutPage, name)
+  CHILD (bars_dropdown);
+  CHILD (status_label);
+  CHILD (spinner);
+  CHILD (map_view);
+  CHILD (bars_view);
+#undef CHILD
+}
+
+static void
+saccade_rollout_page_init (SaccadeRolloutPage *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->map_view));
+  saccade_heatmap_view_set_colormap (self->map_view, SACCADE_COLORMAP_MAGMA);
+  saccade_bars_view_set_colormap (self->bars_view, SACCADE_COLORMAP_MAGMA);
+  g_signal_connect_swapped (self->bars_dropdown, "notify::selected", G_CALLBACK (bars_selected),
+                            self);
+}
