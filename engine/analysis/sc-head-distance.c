@@ -8,7 +8,7 @@
  *     1. per head and row: H (p) in double (one log per element, once per head, not once
  *        per pair) and the row's support (last non-zero key + 1: a causal row i stops at i);
  *     2. per pair and row: Σ m ln m over the union of the two supports, m = (p + q) / 2,
- *        with a branch-free float log the compiler vectorises (fast_logf below), summed in
+ *        with a branch-free float log the compiler vectorises (sc_logf, core/sc-math.h), summed in
  *        double; JSD_row = H (m) - (H (p) + H (q)) / 2, clamped to [0, ln 2];
  *     3. the row means go to both (a, b) and (b, a).
  *   So each pair costs one float log per element of the union of its rows' supports
@@ -19,6 +19,8 @@
  * Entries where p and q are both 0 contribute nothing (0 ln 0 = 0) and are skipped.
  */
 #include "analysis/sc-head-distance.h"
+
+#include "core/sc-math.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -71,43 +73,6 @@ sc_head_distance (const float *a, const float *b, int n_query, int n_key, double
 /* ------------------------------------------------------------------------------------ */
 /* The fast matrix                                                                       */
 
-/* ln x for a positive normal float, branch-free so that loops over it vectorise (libm's
- * logf does not without -ffast-math, which the engine never uses). Cephes' logf: x =
- * f 2^e with f in [√½, √2), ln x = ln f + e ln 2, ln f from a degree-9 polynomial in f - 1;
- * ln 2 split in two so that e ln 2 keeps its digits. Error about 1e-7 relative, against a
- * JSD summed in double and reported to 1e-6. A subnormal x (below 1.2e-38: a probability
- * that small contributes m ln m < 1e-36) gets a wrong but finite log; 0 is masked by the
- * caller. */
-static inline float
-fast_logf (float x)
-{
-  uint32_t u;
-  int32_t e, small;
-  float f, z, y;
-
-  memcpy (&u, &x, sizeof u);
-  e = (int32_t) (u >> 23) - 126;                  /* x = f 2^e, f in [0.5, 1) */
-  u = (u & 0x007fffffu) | 0x3f000000u;
-  memcpy (&f, &u, sizeof f);
-  /* move f to [√½, √2): f < √½ → 2f - 1 with e - 1, else f - 1 (arithmetic, no branch) */
-  small = f < 0.707106781186547524f;
-  e -= small;
-  f = f + f * (float) small - 1.0f;
-  z = f * f;
-  y = 7.0376836292e-2f;
-  y = y * f - 1.1514610310e-1f;
-  y = y * f + 1.1676998740e-1f;
-  y = y * f - 1.2420140846e-1f;
-  y = y * f + 1.4249322787e-1f;
-  y = y * f - 1.6668057665e-1f;
-  y = y * f + 2.0000714765e-1f;
-  y = y * f - 2.4999993993e-1f;
-  y = y * f + 3.3333331174e-1f;
-  y = y * f * z;
-  y += -2.12194440e-4f * (float) e;
-  y += -0.5f * z;
-  return f + y + 0.693359375f * (float) e;
-}
 
 /* Σ_j m_j ln m_j over j < len, m = (p + q) / 2, in double. The element loop writes into a
  * small buffer (no reduction in it, so it vectorises without reassociation); the buffer is
@@ -129,7 +94,7 @@ sum_m_ln_m (const float *p, const float *q, int len)
       for (k = 0; k < c; k++)
         {
           const float m = 0.5f * (p[j0 + k] + q[j0 + k]);
-          const float lm = fast_logf (m + (float) (m == 0.0f)); /* ln 1 = 0 at m = 0 */
+          const float lm = sc_logf (m + (float) (m == 0.0f)); /* ln 1 = 0 at m = 0 */
           t[k] = m * lm;                              /* 0 when m = 0 (lm = ln 1 = 0) */
         }
       for (k = 0; k + 4 <= c; k += 4)

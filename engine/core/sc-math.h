@@ -645,3 +645,41 @@ sc_dequant_block_q6_k (const ScBlockQ6_K *SC_RESTRICT b, float *SC_RESTRICT y)
         }
     }
 }
+
+/* ln x for a positive normal float, branch-free so that loops over it vectorise (libm's
+ * logf does not without -ffast-math, which the engine never uses). Cephes' logf: x =
+ * f 2^e with f in [√½, √2), ln x = ln f + e ln 2, ln f from a degree-9 polynomial in f - 1;
+ * ln 2 split in two so that e ln 2 keeps its digits. Error about 1e-7 relative; used where
+ * the result is summed in double and reported to about 1e-6 (entropies, JSD). A subnormal
+ * x (below 1.2e-38: a probability that small contributes x ln x < 1e-36) gets a wrong but
+ * finite log; 0 must be masked by the caller. */
+SC_HD float
+sc_logf (float x)
+{
+  uint32_t u;
+  int32_t e, small;
+  float f, z, y;
+
+  memcpy (&u, &x, sizeof u);
+  e = (int32_t) (u >> 23) - 126;                  /* x = f 2^e, f in [0.5, 1) */
+  u = (u & 0x007fffffu) | 0x3f000000u;
+  memcpy (&f, &u, sizeof f);
+  /* move f to [√½, √2): f < √½ → 2f - 1 with e - 1, else f - 1 (arithmetic, no branch) */
+  small = f < 0.707106781186547524f;
+  e -= small;
+  f = f + f * (float) small - 1.0f;
+  z = f * f;
+  y = 7.0376836292e-2f;
+  y = y * f - 1.1514610310e-1f;
+  y = y * f + 1.1676998740e-1f;
+  y = y * f - 1.2420140846e-1f;
+  y = y * f + 1.4249322787e-1f;
+  y = y * f - 1.6668057665e-1f;
+  y = y * f + 2.0000714765e-1f;
+  y = y * f - 2.4999993993e-1f;
+  y = y * f + 3.3333331174e-1f;
+  y = y * f * z;
+  y += -2.12194440e-4f * (float) e;
+  y += -0.5f * z;
+  return f + y + 0.693359375f * (float) e;
+}
