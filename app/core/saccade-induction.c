@@ -3,6 +3,7 @@
 
 #include "app/core/saccade-induction.h"
 
+#include <glib/gi18n.h>
 #include <math.h>
 #include <string.h>
 
@@ -246,4 +247,29 @@ saccade_induction_rank (const SaccadeInduction *ind, int key)
     order[i] = i;
   g_qsort_with_data (order, n, sizeof *order, rank_cmp, &r);
   return order;
+}
+
+void
+saccade_induction_loss_figure (const SaccadeInduction *ind, const char *title,
+                               SaccadeLossFigure *f)
+{
+  const ScInductionResult *r = ind->result;
+
+  *f = (SaccadeLossFigure) {
+    .n = r->n_tokens, .values = r->loss, .first_start = MAX (1, r->n_prefix),
+    .boundary = r->n_prefix + r->seq_len, .mean_first = r->loss_first,
+    .mean_second = r->loss_second,
+    /* Translators: the loss curve's value axis. */
+    .value_name = _("Loss (nats)"), .title = title,
+  };
+}
+
+char *
+saccade_induction_dup_loss_title (const SaccadeInduction *ind, const char *model_name)
+{
+  const ScInductionResult *r = ind->result;
+
+  /* Translators: the loss curve's title: model, T and the number of seeds. */
+  return g_strdup_printf (_("In-context learning · %s · %d random tokens repeated, %d seeds"),
+                          model_name, r->seq_len, r->n_seeds);
 }

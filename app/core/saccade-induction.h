@@ -17,6 +17,7 @@
 #include "engine/analysis/sc-induction.h"
 #include "engine/model/sc-model.h"
 #include "engine/study/sc-induction-study.h"
+#include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
 
@@ -53,5 +54,14 @@ SaccadeInduction *saccade_induction_get (ScModel *model, const char *model_path,
 /* The indices of the heads ordered by @key (0 prefix matching, 1 previous token),
  * highest first, NaN last. Caller frees. */
 int *saccade_induction_rank (const SaccadeInduction *ind, int key);
+
+/* The in-context-learning curve of @ind as the loss figure draws it (both faces: the
+ * Induction page and `saccade induction -o`): @f borrows @ind's numbers and @title. */
+void saccade_induction_loss_figure (const SaccadeInduction *ind, const char *title,
+                                    SaccadeLossFigure *f);
+
+/* "In-context learning · NAME · 50 random tokens repeated, 10 seeds", translated: the
+ * curve's title on screen and in files. Caller frees. */
+char *saccade_induction_dup_loss_title (const SaccadeInduction *ind, const char *model_name);
 
 G_END_DECLS
