@@ -266,7 +266,7 @@ saccade_cmd_induction (int argc, char **argv)
       sc_model_free (model);
       return saccade_cli_fail (g_steal_pointer (&error));
     }
-  ind = saccade_induction_get (model, saccade_cli_model_path (&o.common), cs.backend, db_path,
+  ind = saccade_induction_get (model, saccade_cli_model_path (&o.common), cs.session, db_path,
                                &params, o.recompute,
                                isatty (STDERR_FILENO) ? progress_bar : NULL, NULL, NULL,
                                &warning, &error);

@@ -145,7 +145,7 @@ on_progress (void *user, double fraction)
 }
 
 SaccadeInduction *
-saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backend,
+saccade_induction_get (ScModel *model, const char *model_path, ScSession *session,
                        const char *db_path, const ScInductionParams *params,
                        gboolean recompute, SaccadeInductionProgress progress,
                        gpointer user_data, GCancellable *cancellable, char **store_warning,
@@ -156,7 +156,6 @@ saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backen
   g_autoptr (SaccadeInduction) ind = NULL;
   ScStoreModel m;
   ScStore *store = NULL;
-  ScSession *session = NULL;
   ScError err = { 0 };
   Progress prog = { progress, user_data, cancellable };
   gint64 t0;
@@ -186,11 +185,9 @@ saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backen
 
   ind = g_new0 (SaccadeInduction, 1);
   t0 = g_get_monotonic_time ();
-  if (sc_session_new (model, backend, &session, &err) != SC_OK
-      || sc_induction_study_run (session, model, params, on_progress, &prog, &ind->result, &err)
-             != SC_OK)
+  if (sc_induction_study_run (session, model, params, on_progress, &prog, &ind->result, &err)
+      != SC_OK)
     {
-      sc_session_free (session);
       sc_store_close (store);
       if (err.status == SC_ERR_CANCELLED)
         g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -198,7 +195,6 @@ saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backen
         saccade_set_error_from_sc (error, &err);
       return NULL;
     }
-  sc_session_free (session);
   ind->copying = g_new (ScOvCopying, (gsize) info->n_layers * info->n_heads);
   if (sc_ov_copying_model (model, ind->copying, &err) != SC_OK)
     {

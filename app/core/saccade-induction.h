@@ -39,13 +39,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeInduction, saccade_induction_free)
 typedef void (*SaccadeInductionProgress) (double fraction, gpointer user_data);
 
 /* The detector's result for @model (loaded from @model_path) with @params: from the store
- * at @db_path (NULL: no store, always computed) unless @recompute, else computed on a
- * session of @backend and stored. Runs on the calling thread (a worker, for the window).
+ * at @db_path (NULL: no store, always computed) unless @recompute, else computed on
+ * @session (bound to @model; borrowed, and used by no one else during the call: the window
+ * holds its loaded model's session lock) and stored. Runs on the calling thread (a worker,
+ * for the window).
  * Cancelling @cancellable stops the study (G_IO_ERROR_CANCELLED). A store that cannot be
  * opened for writing is only read; a failure to store is reported in *@store_warning (may
  * be NULL; caller frees) and the computed result still returned. */
 SaccadeInduction *saccade_induction_get (ScModel *model, const char *model_path,
-                                         ScBackend *backend, const char *db_path,
+                                         ScSession *session, const char *db_path,
                                          const ScInductionParams *params, gboolean recompute,
                                          SaccadeInductionProgress progress, gpointer user_data,
                                          GCancellable *cancellable, char **store_warning,
