@@ -475,7 +475,7 @@ saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
 SaccadeInduction *
 saccade_induction_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 

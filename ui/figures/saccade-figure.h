@@ -49,6 +49,9 @@ typedef struct {
   gboolean causal;                    /* cells above the diagonal are masked: drawn hatched,
                                        * not as 0, and left out of the automatic range */
   double vmin, vmax;                  /* colour range; vmin == vmax: automatic */
+  const char *row_name, *col_name;    /* the axes' captions; NULL: "Query", "Key" (a matrix
+                                       * that is not a head: "Layer", "Head") */
+  const char *value_name;             /* the colour bar's caption; NULL: "weight" */
 } SaccadeHeatmapFigure;
 
 typedef struct {

@@ -30,8 +30,8 @@ struct _SaccadeHeatmapView {
   char **row_labels, **col_labels;
   gboolean causal;
   char *title;
-  char *row_name, *col_name;   /* for a matrix that is not a head: what rows and columns
-                                * are ("Layer", "head"), or NULL */
+  char *row_name, *col_name;   /* for a matrix that is not a head: what rows, columns and */
+  char *value_name;            /* values are ("Layer", "Head", "prefix matching"), or NULL */
   SaccadeColormap colormap;
   SaccadeScale scale;
 
@@ -82,7 +82,8 @@ figure (SaccadeHeatmapView *self)
     .row_labels = (const char *const *) self->row_labels,
     .col_labels = (const char *const *) self->col_labels,
     .title = self->title, .colormap = self->colormap, .scale = self->scale,
-    .causal = self->causal,
+    .causal = self->causal, .row_name = self->row_name, .col_name = self->col_name,
+    .value_name = self->value_name,
   };
 }
 
@@ -345,6 +346,7 @@ saccade_heatmap_view_finalize (GObject *object)
   g_free (self->values);
   g_free (self->row_name);
   g_free (self->col_name);
+  g_free (self->value_name);
   g_strfreev (self->row_labels);
   g_strfreev (self->col_labels);
   g_free (self->title);
@@ -622,9 +624,17 @@ saccade_heatmap_view_get_zoom (SaccadeHeatmapView *self)
 
 void
 saccade_heatmap_view_set_axis_names (SaccadeHeatmapView *self, const char *row_name,
-                                     const char *col_name)
+                                     const char *col_name, const char *value_name)
 {
+  gboolean changed;
+
   g_return_if_fail (SACCADE_IS_HEATMAP_VIEW (self));
-  saccade_view_set_str (&self->row_name, row_name);
-  saccade_view_set_str (&self->col_name, col_name);
+  changed = saccade_view_set_str (&self->row_name, row_name);
+  changed |= saccade_view_set_str (&self->col_name, col_name);
+  changed |= saccade_view_set_str (&self->value_name, value_name);
+  if (changed)
+    {
+      saccade_figure_cache_invalidate (self->cache);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
 }

@@ -41,10 +41,11 @@ SaccadeColormap saccade_heatmap_view_get_colormap (SaccadeHeatmapView *self);
 void saccade_heatmap_view_set_scale (SaccadeHeatmapView *self, SaccadeScale scale);
 SaccadeScale saccade_heatmap_view_get_scale (SaccadeHeatmapView *self);
 
-/* What rows and columns are ("Layer", "head"; copied): the tooltip then reads "Layer 17 ·
- * head 3: 0.8170" instead of "query → key". NULL, NULL: a head. */
+/* What rows, columns and values are ("Layer", "Head", "prefix matching"; copied): the
+ * axes and the colour bar are captioned so, and the tooltip reads "Layer 17 · Head 3:
+ * 0.8170" instead of "query → key". NULL, NULL, NULL: a head. */
 void saccade_heatmap_view_set_axis_names (SaccadeHeatmapView *self, const char *row_name,
-                                          const char *col_name);
+                                          const char *col_name, const char *value_name);
 
 /* Shows every cell again. */
 void saccade_heatmap_view_reset_zoom (SaccadeHeatmapView *self);
