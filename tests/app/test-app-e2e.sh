@@ -299,6 +299,7 @@ screenshot $out/first-run-cjk.png
 page induction
 induction 8 2
 expect-induction Computed now
+dismiss-toast
 screenshot $out/induction.png
 export-csv $out/induction.csv
 export-figure $out/induction-loss.svg
