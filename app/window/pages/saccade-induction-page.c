@@ -84,7 +84,7 @@ show_idle_status (SaccadeInductionPage *self)
         /* Translators: the detector's result was read back from the database. */
         text = g_strdup_printf (_("From study %lld"), (long long) ind->study_id);
       else if (ind->study_id > 0)
-        text = g_strdup_printf (_("Computed now in %.1f s, stored as study %lld"),
+        text = g_strdup_printf (_("Computed now in %.1f s · study %lld"),
                                 ind->seconds, (long long) ind->study_id);
       else
         text = g_strdup_printf (_("Computed now in %.1f s (not stored)"), ind->seconds);
