@@ -1,6 +1,7 @@
 /* saccade-cli-induction.c — `saccade induction`: the induction-head detector on the
  * command line. Parse -> a result (app/core/saccade-induction.h computes or reuses it) ->
- * a ranked table or JSON. With --bench it measures the sweep against the same number of
+ * a ranked table or JSON; with -o FILE.png|svg|pdf also the in-context-learning curve, drawn
+ * by the renderer the Induction page shows (ui/figures, "loss"). With --bench it measures the sweep against the same number of
  * plain forward passes of the same length (docs/benchmarks.md). */
 #define G_LOG_DOMAIN "saccade-cli"
 
@@ -10,10 +11,12 @@
 
 #include "app/cli/saccade-cli.h"
 #include "app/core/saccade-induction.h"
+#include "ui/figures/saccade-figure.h"
 
 typedef struct {
   SaccadeCliCommon common;
   char *db;
+  char *out_path;               /* -o: the loss curve's figure, or NULL */
   int seq_len, n_seeds, top;
   gboolean recompute, bench;
   int bench_repeats;
@@ -109,6 +112,22 @@ print_json (const SaccadeInduction *ind, const ScModelInfo *info)
   saccade_json_print (b);
 }
 
+/* The loss curve of @ind to @path (the format from its extension). */
+static gboolean
+write_figure (const SaccadeInduction *ind, const ScModelInfo *info, const char *path,
+              gboolean say, GError **error)
+{
+  g_autofree char *title = saccade_induction_dup_loss_title (ind, info->name);
+  SaccadeLossFigure f;
+
+  saccade_induction_loss_figure (ind, title, &f);
+  if (!saccade_figure_export_loss (&f, path, error))
+    return FALSE;
+  if (say)
+    printf ("\n  wrote the in-context-learning curve to %s\n", path);
+  return TRUE;
+}
+
 /* The sweep (S scored passes, all logits) against S plain passes of the same ids: with all
  * logits (what the loss curve needs) and with the last position's only. Medians of
  * @repeats. */
@@ -200,6 +219,8 @@ saccade_cmd_induction (int argc, char **argv)
     { "seeds", 0, 0, G_OPTION_ARG_INT, &o.n_seeds, "random sequences S (10)", "S" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "the capture store (results are reused)", "FILE" },
     { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
+      "write the in-context-learning curve (.png, .svg, .pdf)", "FILE" },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench, "time the sweep against plain passes", NULL },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench repeats (5)", "N" },
@@ -229,13 +250,23 @@ saccade_cmd_induction (int argc, char **argv)
     }
   params.seq_len = o.seq_len;
   params.n_seeds = o.n_seeds;
+  if (o.out_path != NULL)
+    {
+      SaccadeFigureFormat fmt;
+      /* Refused before the study runs, not after seconds of computing. */
+      if (!saccade_figure_format_from_path (o.out_path, &fmt, &error))
+        {
+          sc_model_free (model);
+          return saccade_cli_fail (g_steal_pointer (&error));
+        }
+    }
   db_path = saccade_db_path (o.db);
   if (!saccade_cli_session_open (&cs, &o.common, model, &error))
     {
       sc_model_free (model);
       return saccade_cli_fail (g_steal_pointer (&error));
     }
-  ind = saccade_induction_get (model, saccade_cli_model_path (&o.common), cs.backend, db_path,
+  ind = saccade_induction_get (model, saccade_cli_model_path (&o.common), cs.session, db_path,
                                &params, o.recompute,
                                isatty (STDERR_FILENO) ? progress_bar : NULL, NULL, NULL,
                                &warning, &error);
@@ -248,7 +279,11 @@ saccade_cmd_induction (int argc, char **argv)
     print_json (ind, sc_model_info (model));
   else
     print_text (ind, sc_model_info (model), &o, db_path, warning);
+  if (ind != NULL && o.out_path != NULL
+      && !write_figure (ind, sc_model_info (model), o.out_path, !o.common.json, &error))
+    rc = saccade_cli_fail (g_steal_pointer (&error));
   sc_model_free (model);
   g_free (o.db);
+  g_free (o.out_path);
   return rc;
 }

@@ -1,7 +1,8 @@
-/* saccade-capture-task.c — loading a model and capturing a sentence, in worker threads
- * (see saccade-capture-task.h). The capture follows `saccade capture` (saccade-cli-store.c):
- * tokenize, identify the model, begin a store capture, run the forward pass with the
- * capture's observer, commit.
+/* saccade-capture-task.c — loading a model, capturing a sentence (or given token ids) and
+ * running the induction-head detector, in worker threads (see saccade-capture-task.h). The
+ * capture follows `saccade capture` (saccade-cli-store.c): tokenize, identify the model,
+ * begin a store capture, run the forward pass with the capture's observer, commit. The
+ * detector is saccade_induction_get() on the loaded model's session, under its lock.
  */
 #define G_LOG_DOMAIN "saccade-capture"
 
@@ -158,18 +159,25 @@ saccade_loaded_model_new_finish (GAsyncResult *result, GError **error)
 /* ------------------------------------------------------------------------------------ */
 /* Capture                                                                               */
 
+/* A job of the model: a capture (of text, or of given ids) or an induction study. */
 typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
-  char *text;
-  SaccadeCaptureProgress progress;
+  char *text;               /* a capture of text, or NULL */
+  GArray *ids;              /* a capture of these int32_t ids, or NULL */
+  ScInductionParams params; /* an induction study */
+  SaccadeCaptureProgress progress;           /* a capture's, or NULL */
+  SaccadeInductionTaskProgress ind_progress; /* a study's, or NULL */
   gpointer progress_data;
   GMainContext *context;
   GTask *task;              /* borrowed: the job lives as the task's data */
-  int n_layers;
-  int layers_done;          /* atomic: written by the worker, read by the main loop */
+  int total;                /* layers of a capture; a study's steps (SCALE) */
+  int done;                 /* atomic: written by the worker, read by the main loop */
   int idle_pending;         /* atomic: a progress callback is queued */
 } CaptureJob;
+
+/* A study's progress is a fraction; it travels as an int of this many steps. */
+#define STUDY_PROGRESS_SCALE 1000
 
 static void
 capture_job_free (CaptureJob *job)
@@ -178,6 +186,7 @@ capture_job_free (CaptureJob *job)
   g_main_context_unref (job->context);
   g_free (job->db_path);
   g_free (job->text);
+  g_clear_pointer (&job->ids, g_array_unref);
   g_free (job);
 }
 
@@ -186,28 +195,41 @@ progress_idle (gpointer data)
 {
   GTask *task = data;
   CaptureJob *job = g_task_get_task_data (task);
+  int done;
 
   g_atomic_int_set (&job->idle_pending, 0);
-  if (!g_task_get_completed (task) && job->progress != NULL)
-    job->progress (job->progress_data, g_atomic_int_get (&job->layers_done), job->n_layers);
+  done = g_atomic_int_get (&job->done);
+  if (g_task_get_completed (task))
+    return G_SOURCE_REMOVE;
+  if (job->progress != NULL)
+    job->progress (job->progress_data, done, job->total);
+  if (job->ind_progress != NULL)
+    job->ind_progress (job->progress_data, (double) done / job->total);
   return G_SOURCE_REMOVE;
 }
 
-/* ScProgressFn: runs in the worker after each layer. Queues one idle at most; a layer that
- * finishes while one is queued only updates the count the idle will read. */
+/* From the worker: records @done and queues one idle at most; progress that arrives while
+ * one is queued only updates the count the idle will read. */
+static void
+job_report (CaptureJob *job, int done)
+{
+  g_atomic_int_set (&job->done, done);
+  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
+    {
+      g_autoptr (GSource) source = g_idle_source_new ();
+      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
+      g_source_set_static_name (source, "[saccade] model job progress");
+      g_source_attach (source, job->context);
+    }
+}
+
+/* ScProgressFn: runs in the worker after each layer. */
 static bool
 capture_progress (void *user, int layers_done, int n_layers)
 {
   CaptureJob *job = user;
 
-  g_atomic_int_set (&job->layers_done, layers_done);
-  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
-    {
-      g_autoptr (GSource) source = g_idle_source_new ();
-      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
-      g_source_set_static_name (source, "[saccade] capture progress");
-      g_source_attach (source, job->context);
-    }
+  job_report (job, layers_done);
   return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
 }
 
@@ -280,7 +302,10 @@ capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   GError *error = NULL;
   gint64 run_id;
 
-  ids = saccade_tokenize (m->model, job->text, -1, TRUE, &error);
+  g_autofree char *ids_text = NULL;
+
+  ids = job->ids != NULL ? g_array_ref (job->ids)
+                         : saccade_tokenize (m->model, job->text, -1, TRUE, &error);
   if (ids == NULL)
     goto fail;
   if (ids->len == 0)
@@ -303,9 +328,19 @@ capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       saccade_set_error_from_sc (&error, &err);
       goto fail;
     }
+  if (job->text == NULL)
+    {
+      /* Given ids: the run's text is what they decode to, piece after piece. */
+      GString *t = g_string_new (NULL);
+      for (guint i = 0; i < ids->len; i++)
+        g_string_append_len (t, (const char *) pieces[i].piece, pieces[i].len);
+      desc.text_len = t->len;
+      ids_text = g_string_free (t, FALSE);
+    }
   desc.model = &m->ident;
-  desc.text = job->text;
-  desc.text_len = strlen (job->text);
+  desc.text = job->text != NULL ? job->text : ids_text;
+  if (job->text != NULL)
+    desc.text_len = strlen (job->text);
   desc.tokens = pieces;
   desc.n_tokens = ids->len;
   desc.backend = sc_backend_name (m->backend);
@@ -322,6 +357,22 @@ out:
   sc_store_tokens_free (pieces);
 }
 
+/* A job on @model for @task (the task's data from now on). */
+static CaptureJob *
+job_new (GTask *task, SaccadeLoadedModel *model, const char *db_path, gpointer progress_data)
+{
+  CaptureJob *job = g_new0 (CaptureJob, 1);
+
+  job->model = g_object_ref (model);
+  job->db_path = g_strdup (db_path);
+  job->progress_data = progress_data;
+  job->context = g_main_context_ref_thread_default ();
+  job->task = task;
+  job->total = (int) sc_model_info (model->model)->n_layers;
+  g_task_set_task_data (task, job, (GDestroyNotify) capture_job_free);
+  return job;
+}
+
 void
 saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
                        const char *text, GCancellable *cancellable,
@@ -336,17 +387,96 @@ saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model, const 
 
   task = g_task_new (source_object, cancellable, callback, user_data);
   g_task_set_source_tag (task, saccade_capture_async);
-  job = g_new0 (CaptureJob, 1);
-  job->model = g_object_ref (model);
-  job->db_path = g_strdup (db_path);
+  job = job_new (task, model, db_path, progress_data);
   job->text = g_strdup (text);
   job->progress = progress;
-  job->progress_data = progress_data;
-  job->context = g_main_context_ref_thread_default ();
-  job->task = task;
-  job->n_layers = (int) sc_model_info (model->model)->n_layers;
-  g_task_set_task_data (task, job, (GDestroyNotify) capture_job_free);
   g_task_run_in_thread (task, capture_thread);
+}
+
+void
+saccade_capture_ids_async (gpointer source_object, SaccadeLoadedModel *model,
+                           const char *db_path, const int32_t *ids, int n_ids,
+                           GCancellable *cancellable, SaccadeCaptureProgress progress,
+                           gpointer progress_data, GAsyncReadyCallback callback,
+                           gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  CaptureJob *job;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+  g_return_if_fail (db_path != NULL && (ids != NULL || n_ids == 0) && n_ids >= 0);
+
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  /* One finish for both captures: saccade_capture_finish() checks no tag. */
+  g_task_set_source_tag (task, saccade_capture_async);
+  job = job_new (task, model, db_path, progress_data);
+  job->ids = g_array_sized_new (FALSE, FALSE, sizeof (int32_t), (guint) n_ids);
+  g_array_append_vals (job->ids, ids, (guint) n_ids);
+  job->progress = progress;
+  g_task_run_in_thread (task, capture_thread);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The induction-head detector                                                           */
+
+/* SaccadeInductionProgress: in the worker, with the fraction done. */
+static void
+study_progress (double fraction, gpointer user_data)
+{
+  job_report (user_data, (int) (CLAMP (fraction, 0.0, 1.0) * STUDY_PROGRESS_SCALE));
+}
+
+static void
+induction_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  CaptureJob *job = task_data;
+  SaccadeLoadedModel *m = job->model;
+  g_autofree char *warning = NULL;
+  SaccadeInduction *ind;
+  GError *error = NULL;
+
+  /* The whole study holds the session: a capture started meanwhile waits for it. */
+  g_mutex_lock (&m->lock);
+  ind = saccade_induction_get (m->model, m->path, m->session, job->db_path, &job->params,
+                               FALSE, study_progress, job, cancellable, &warning, &error);
+  g_mutex_unlock (&m->lock);
+  if (ind == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (warning != NULL)
+    g_message ("The induction study was not stored: %s", warning);
+  g_task_return_pointer (task, ind, (GDestroyNotify) saccade_induction_free);
+}
+
+void
+saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
+                         const char *db_path, const ScInductionParams *params,
+                         GCancellable *cancellable, SaccadeInductionTaskProgress progress,
+                         gpointer progress_data, GAsyncReadyCallback callback,
+                         gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  CaptureJob *job;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+  g_return_if_fail (params != NULL);
+
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  g_task_set_source_tag (task, saccade_induction_async);
+  job = job_new (task, model, db_path, progress_data);
+  job->params = *params;
+  job->ind_progress = progress;
+  job->total = STUDY_PROGRESS_SCALE;
+  g_task_run_in_thread (task, induction_thread);
+}
+
+SaccadeInduction *
+saccade_induction_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 gint64

@@ -1,5 +1,5 @@
-/* saccade-capture-task.h — the window's background work on a model: loading it, and
- * capturing a sentence into the store.
+/* saccade-capture-task.h — the window's background work on a model: loading it, capturing
+ * a sentence (or given token ids) into the store, and running the induction-head detector.
  *
  * SaccadeLoadedModel is a model ready to run: the weights, a CPU backend, a forward session
  * and the model's identity for the store (its file hashed once). Loading takes about half
@@ -11,12 +11,18 @@
  * count. Cancelling the GCancellable stops the forward pass at the next layer; the store
  * then rolls the run back and keeps every earlier run.
  *
+ * The detector (app/core/saccade-induction.h) runs on the same session: it holds the
+ * session's lock for the whole study (seconds), so a capture started meanwhile waits for it
+ * in its worker (the window never waits).
+ *
  * Thread safety: a SaccadeLoadedModel may be shared between threads; its session is used by
- * one capture at a time (captures on the same model wait for each other).
+ * one job at a time (captures and studies on the same model wait for each other).
  */
 #pragma once
 
 #include <gio/gio.h>
+
+#include "app/core/saccade-induction.h"
 
 G_BEGIN_DECLS
 
@@ -53,7 +59,31 @@ void saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model,
                             const char *db_path, const char *text, GCancellable *cancellable,
                             SaccadeCaptureProgress progress, gpointer progress_data,
                             GAsyncReadyCallback callback, gpointer user_data);
+/* As saccade_capture_async(), for the @n_ids token ids @ids (copied) instead of a text: the
+ * run's text is what the ids decode to. For sequences no text tokenizes to (the detector's
+ * random tokens). Finish with saccade_capture_finish(). */
+void saccade_capture_ids_async (gpointer source_object, SaccadeLoadedModel *model,
+                                const char *db_path, const int32_t *ids, int n_ids,
+                                GCancellable *cancellable, SaccadeCaptureProgress progress,
+                                gpointer progress_data, GAsyncReadyCallback callback,
+                                gpointer user_data);
 /* The new run's id, or 0 with @error set. */
 gint64 saccade_capture_finish (GAsyncResult *result, GError **error);
+
+/* Called on the main loop with the fraction of the study done (0..1]. */
+typedef void (*SaccadeInductionTaskProgress) (gpointer user_data, double fraction);
+
+/* The detector's result for @model with @params (saccade_induction_get(): reused from the
+ * store at @db_path when it holds the same study, else computed on the model's session and
+ * stored there; @db_path NULL: computed, not stored), in a worker. @progress as for
+ * saccade_capture_async(). A failure to store is logged and the result still returned.
+ * Errors: SACCADE_ERROR (the engine's), G_IO_ERROR_CANCELLED. */
+void saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
+                              const char *db_path, const ScInductionParams *params,
+                              GCancellable *cancellable, SaccadeInductionTaskProgress progress,
+                              gpointer progress_data, GAsyncReadyCallback callback,
+                              gpointer user_data);
+/* The result (caller frees with saccade_induction_free()), or NULL with @error set. */
+SaccadeInduction *saccade_induction_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

@@ -611,6 +611,31 @@ saccade_export_values_csv (SaccadeExportSource *src, const double *values, const
   return g_string_free_to_bytes (out);
 }
 
+GBytes *
+saccade_export_induction_csv (const SaccadeInduction *ind)
+{
+  const ScInductionResult *r = ind->result;
+  g_autofree int *order = saccade_induction_rank (ind, 0);
+  GString *out = g_string_new ("rank,layer,head,prefix_matching,duplicate_token,"
+                               "previous_token,copying,positive_share\r\n");
+
+  for (int k = 0; k < r->n_layers * r->n_heads; k++)
+    {
+      const int i = order[k];
+      const double v[] = { r->heads[i].prefix_matching, r->heads[i].duplicate_token,
+                           r->heads[i].previous_token, ind->copying[i].copying,
+                           ind->copying[i].positive_share };
+      g_string_append_printf (out, "%d,%d,%d", k + 1, i / r->n_heads, i % r->n_heads);
+      for (gsize c = 0; c < G_N_ELEMENTS (v); c++)
+        {
+          g_string_append_c (out, ',');
+          csv_number (out, v[c]);
+        }
+      g_string_append (out, "\r\n");
+    }
+  return g_string_free_to_bytes (out);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* NPY and JSON                                                                          */
 

@@ -22,7 +22,10 @@
  *            rows and columns in the order given (the clustering's);
  *   values   one value per token: pos,token,NAME;
  *   layer    one row per (head, query, key) the causal mask allows, in long form:
- *            layer,head,query,key,query_token,key_token,weight.
+ *            layer,head,query,key,query_token,key_token,weight;
+ *   induction one row per head of an induction study, ranked by prefix matching:
+ *            rank,layer,head,prefix_matching,duplicate_token,previous_token,copying,
+ *            positive_share (NaN as "nan").
  *
  * Not here: choosing a file name or asking for one (each face does), the title (each face
  * writes its own), printing what was written.
@@ -32,6 +35,7 @@
 
 #include <glib.h>
 
+#include "app/core/saccade-induction.h"
 #include "app/core/saccade-run.h"
 #include "engine/store/sc-store.h"
 #include "ui/figures/saccade-figure.h"
@@ -121,6 +125,9 @@ GBytes *saccade_export_distance_csv (int n, const double *values, const int *ord
 /* @values (n, one per token of @src) as CSV, the value column named @name. */
 GBytes *saccade_export_values_csv (SaccadeExportSource *src, const double *values,
                                    const char *name);
+
+/* The induction study's heads as CSV (the layout above). */
+GBytes *saccade_export_induction_csv (const SaccadeInduction *ind);
 
 /* Writes @data to @path atomically (beside it, then renamed over it: a failed export
  * leaves no half file). */

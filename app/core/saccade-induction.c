@@ -3,6 +3,7 @@
 
 #include "app/core/saccade-induction.h"
 
+#include <glib/gi18n.h>
 #include <math.h>
 #include <string.h>
 
@@ -144,7 +145,7 @@ on_progress (void *user, double fraction)
 }
 
 SaccadeInduction *
-saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backend,
+saccade_induction_get (ScModel *model, const char *model_path, ScSession *session,
                        const char *db_path, const ScInductionParams *params,
                        gboolean recompute, SaccadeInductionProgress progress,
                        gpointer user_data, GCancellable *cancellable, char **store_warning,
@@ -155,7 +156,6 @@ saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backen
   g_autoptr (SaccadeInduction) ind = NULL;
   ScStoreModel m;
   ScStore *store = NULL;
-  ScSession *session = NULL;
   ScError err = { 0 };
   Progress prog = { progress, user_data, cancellable };
   gint64 t0;
@@ -185,11 +185,9 @@ saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backen
 
   ind = g_new0 (SaccadeInduction, 1);
   t0 = g_get_monotonic_time ();
-  if (sc_session_new (model, backend, &session, &err) != SC_OK
-      || sc_induction_study_run (session, model, params, on_progress, &prog, &ind->result, &err)
-             != SC_OK)
+  if (sc_induction_study_run (session, model, params, on_progress, &prog, &ind->result, &err)
+      != SC_OK)
     {
-      sc_session_free (session);
       sc_store_close (store);
       if (err.status == SC_ERR_CANCELLED)
         g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -197,7 +195,6 @@ saccade_induction_get (ScModel *model, const char *model_path, ScBackend *backen
         saccade_set_error_from_sc (error, &err);
       return NULL;
     }
-  sc_session_free (session);
   ind->copying = g_new (ScOvCopying, (gsize) info->n_layers * info->n_heads);
   if (sc_ov_copying_model (model, ind->copying, &err) != SC_OK)
     {
@@ -246,4 +243,29 @@ saccade_induction_rank (const SaccadeInduction *ind, int key)
     order[i] = i;
   g_qsort_with_data (order, n, sizeof *order, rank_cmp, &r);
   return order;
+}
+
+void
+saccade_induction_loss_figure (const SaccadeInduction *ind, const char *title,
+                               SaccadeLossFigure *f)
+{
+  const ScInductionResult *r = ind->result;
+
+  *f = (SaccadeLossFigure) {
+    .n = r->n_tokens, .values = r->loss, .first_start = MAX (1, r->n_prefix),
+    .boundary = r->n_prefix + r->seq_len, .mean_first = r->loss_first,
+    .mean_second = r->loss_second,
+    /* Translators: the loss curve's value axis. */
+    .value_name = _("Loss (nats)"), .title = title,
+  };
+}
+
+char *
+saccade_induction_dup_loss_title (const SaccadeInduction *ind, const char *model_name)
+{
+  const ScInductionResult *r = ind->result;
+
+  /* Translators: the loss curve's title: model, T and the number of seeds. */
+  return g_strdup_printf (_("In-context learning · %s · %d random tokens repeated, %d seeds"),
+                          model_name, r->seq_len, r->n_seeds);
 }

@@ -17,6 +17,7 @@
 #include "engine/analysis/sc-induction.h"
 #include "engine/model/sc-model.h"
 #include "engine/study/sc-induction-study.h"
+#include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
 
@@ -38,13 +39,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeInduction, saccade_induction_free)
 typedef void (*SaccadeInductionProgress) (double fraction, gpointer user_data);
 
 /* The detector's result for @model (loaded from @model_path) with @params: from the store
- * at @db_path (NULL: no store, always computed) unless @recompute, else computed on a
- * session of @backend and stored. Runs on the calling thread (a worker, for the window).
+ * at @db_path (NULL: no store, always computed) unless @recompute, else computed on
+ * @session (bound to @model; borrowed, and used by no one else during the call: the window
+ * holds its loaded model's session lock) and stored. Runs on the calling thread (a worker,
+ * for the window).
  * Cancelling @cancellable stops the study (G_IO_ERROR_CANCELLED). A store that cannot be
  * opened for writing is only read; a failure to store is reported in *@store_warning (may
  * be NULL; caller frees) and the computed result still returned. */
 SaccadeInduction *saccade_induction_get (ScModel *model, const char *model_path,
-                                         ScBackend *backend, const char *db_path,
+                                         ScSession *session, const char *db_path,
                                          const ScInductionParams *params, gboolean recompute,
                                          SaccadeInductionProgress progress, gpointer user_data,
                                          GCancellable *cancellable, char **store_warning,
@@ -53,5 +56,14 @@ SaccadeInduction *saccade_induction_get (ScModel *model, const char *model_path,
 /* The indices of the heads ordered by @key (0 prefix matching, 1 previous token),
  * highest first, NaN last. Caller frees. */
 int *saccade_induction_rank (const SaccadeInduction *ind, int key);
+
+/* The in-context-learning curve of @ind as the loss figure draws it (both faces: the
+ * Induction page and `saccade induction -o`): @f borrows @ind's numbers and @title. */
+void saccade_induction_loss_figure (const SaccadeInduction *ind, const char *title,
+                                    SaccadeLossFigure *f);
+
+/* "In-context learning · NAME · 50 random tokens repeated, 10 seeds", translated: the
+ * curve's title on screen and in files. Caller frees. */
+char *saccade_induction_dup_loss_title (const SaccadeInduction *ind, const char *model_name);
 
 G_END_DECLS

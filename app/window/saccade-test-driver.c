@@ -26,6 +26,11 @@
  *   delete ID|newest         select a run and ask to delete it (a dialog opens)
  *   respond ID               answer the open dialog ("delete", "cancel", "close")
  *   activate-head L H        what a click on a head of the Model page does
+ *   induction T S            on the Induction page: run the detector (T tokens, S seeds) and
+ *                            wait for it
+ *   induction-open L H       on the Induction page: what a click on head (L, H) does (the
+ *                            sequence captured as a run, the head opened in Heatmap)
+ *   expect-induction TEXT    the Induction page's status line contains TEXT
  *   expect-page NAME         that page is shown
  *   model PATH               use another model file
  *   database PATH            open another capture database
@@ -50,6 +55,7 @@
 #include <string.h>
 
 #include "app/window/pages/saccade-heads-table.h"
+#include "app/window/pages/saccade-induction-page.h"
 #include "app/window/saccade-application.h"
 
 /* Polling period and how long a step may wait for the window to become idle. Frames: the
@@ -291,6 +297,40 @@ shoot_dialog (SaccadeTestDriver *d)
   return TRUE;
 }
 
+/* The Induction page's commands (see the list at the top). */
+static gboolean
+induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
+                   const char *rest)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "induction");
+
+  if (page == NULL)
+    return fail (d, "no induction page");
+  if (g_str_equal (cmd, "induction"))
+    {
+      if (saccade_page_get_model (page) == NULL)
+        return fail (d, "induction: no model is loaded");
+      saccade_induction_page_find (SACCADE_INDUCTION_PAGE (page), a1 != NULL ? atoi (a1) : 0,
+                                   a2 != NULL ? atoi (a2) : 0);
+      if (!saccade_page_is_busy (page))
+        return fail (d, "induction: the detector did not start");
+    }
+  else if (g_str_equal (cmd, "induction-open"))
+    {
+      if (!saccade_induction_page_open_head (SACCADE_INDUCTION_PAGE (page),
+                                             a1 != NULL ? atoi (a1) : 0,
+                                             a2 != NULL ? atoi (a2) : 0))
+        return fail (d, "induction-open: no result to open a head of");
+    }
+  else
+    {
+      const char *status = saccade_induction_page_get_status (SACCADE_INDUCTION_PAGE (page));
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the induction page says '%s', expected '%s'", status, rest);
+    }
+  return TRUE;
+}
+
 /* Runs one command; FALSE after a failure (the driver has finished then). */
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
@@ -424,6 +464,9 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       g_signal_emit_by_name (saccade_page_get_figure (model), "head-activated",
                              a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
     }
+  else if (g_str_equal (cmd, "induction") || g_str_equal (cmd, "induction-open")
+           || g_str_equal (cmd, "expect-induction"))
+    return induction_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "expect-page"))
     {
       if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)

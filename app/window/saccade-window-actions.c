@@ -183,18 +183,46 @@ action_show_page (GSimpleAction *action, GVariant *param, gpointer user_data)
 
 /* What a click on a head of the Model page asks for: that head, in the Heatmap page, with
  * the keyboard on its figure (so the arrow keys step on from there). */
-static void
-action_show_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+void
+saccade_window_open_head (SaccadeWindow *self, int layer, int head)
 {
-  SaccadeWindow *self = user_data;
   SaccadePage *heatmap = saccade_window_get_page (self, "heatmap");
-  int layer = 0, head = 0;
 
-  g_variant_get (param, "(ii)", &layer, &head);
   saccade_window_select_head (self, layer, head);
   saccade_window_show_page (self, "heatmap");
   if (heatmap != NULL && saccade_page_get_figure (heatmap) != NULL)
     gtk_widget_grab_focus (saccade_page_get_figure (heatmap));
+}
+
+static void
+action_show_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  int layer = 0, head = 0;
+
+  g_variant_get (param, "(ii)", &layer, &head);
+  saccade_window_open_head (SACCADE_WINDOW (user_data), layer, head);
+}
+
+/* What the Induction page asks for after capturing its sequence as run @id: that run,
+ * selected in the sidebar (the list is read again: the run is new), and the head in the
+ * Heatmap page once the run has loaded (saccade-window-runs.c, run_loaded). */
+static void
+action_show_run_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaccadeWindow *self = user_data;
+  gint64 run_id = 0;
+  int layer = 0, head = 0;
+
+  g_variant_get (param, "(xii)", &run_id, &layer, &head);
+  if (self->run != NULL && self->run->id == run_id)
+    {
+      saccade_window_open_head (self, layer, head);
+      return;
+    }
+  self->open_after_load = run_id;
+  self->open_layer = layer;
+  self->open_head = head;
+  saccade_window_runs_reload (self, run_id);
 }
 
 /* win.NAME -> the visible page's page.NAME (a page without it ignores the accelerator). */
@@ -221,6 +249,7 @@ static const GActionEntry win_entries[] = {
   { .name = "toggle-sidebar", .activate = action_toggle_sidebar },
   { .name = "show-page", .activate = action_show_page, .parameter_type = "s" },
   { .name = "show-head", .activate = action_show_head, .parameter_type = "(ii)" },
+  { .name = "show-run-head", .activate = action_show_run_head, .parameter_type = "(xii)" },
   /* The visible page's page.* actions of the same name. */
   { .name = "previous-head", .activate = action_to_page },
   { .name = "next-head", .activate = action_to_page },

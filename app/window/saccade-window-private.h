@@ -61,6 +61,8 @@ struct _SaccadeWindow
   SaccadeRun *run;                   /* the run shown, or NULL */
   GCancellable *run_cancellable;     /* non-NULL while a run loads */
   gint64 loading_run_id;
+  gint64 open_after_load;            /* win.show-run-head: open a head once this run loads */
+  int open_layer, open_head;
   guint deleting;                    /* delete jobs in flight */
   char *export_dir;                  /* where the last export went, or NULL */
   char *last_error;                  /* the last error shown (for the e2e test) */
@@ -115,6 +117,8 @@ gint64 saccade_window_runs_selected_id (SaccadeWindow *self);
 
 /* saccade-window-actions.c */
 void saccade_window_actions_init (SaccadeWindow *self);
+/* Head (@layer, @head) of the run shown, in the Heatmap page, with the keyboard there. */
+void saccade_window_open_head (SaccadeWindow *self, int layer, int head);
 /* Enables or disables every win.* action from the window's state. The one place that does. */
 void saccade_window_update_actions (SaccadeWindow *self);
 

@@ -125,6 +125,11 @@ run_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   saccade_window_set_run (self, run);
+  if (self->open_after_load != 0 && self->open_after_load == run->id)
+    {
+      self->open_after_load = 0;
+      saccade_window_open_head (self, self->open_layer, self->open_head);
+    }
 }
 
 static void

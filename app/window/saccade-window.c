@@ -139,6 +139,14 @@ update_model_widgets (SaccadeWindow *self)
 
 static void start_capture (SaccadeWindow *self, const char *text);
 
+/* Hands every page the loaded model (NULL while none is). */
+static void
+pages_set_model (SaccadeWindow *self)
+{
+  for (guint i = 0; self->pages != NULL && i < self->pages->len; i++)
+    saccade_page_set_model (g_ptr_array_index (self->pages, i), self->model);
+}
+
 static void
 model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -160,6 +168,7 @@ model_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else
     self->model = g_steal_pointer (&model);
+  pages_set_model (self);
   update_model_widgets (self);
   saccade_window_update_status (self);
   saccade_window_update_actions (self);
@@ -178,6 +187,7 @@ saccade_window_set_model_path (SaccadeWindow *self, const char *new_path)
     g_cancellable_cancel (self->model_cancellable);
   g_clear_object (&self->model_cancellable);
   g_clear_object (&self->model);
+  pages_set_model (self);
   g_clear_error (&self->model_error);
   g_free (self->model_path);
   self->model_path = g_strdup (path);

@@ -10,7 +10,8 @@
 #    window stays usable.
 # 3. The same fixture with the interface in Simplified Chinese (LANGUAGE=zh_CN).
 # 4. First start (only when the default model is fetched): an empty database and fresh
-#    settings make the window run the sample sentence by itself; then a CJK sentence.
+#    settings make the window run the sample sentence by itself; then a CJK sentence; then
+#    the Induction page's detector (small), its CSV and figure, and a head opened from it.
 #
 # Every screenshot lands in OUTDIR (build/tests/app-e2e/) and is checked not to be blank;
 # the exports are checked by format. Skips (77) without xvfb-run.
@@ -293,18 +294,43 @@ expect-no-error
 expect-runs 2
 page heatmap
 screenshot $out/first-run-cjk.png
+# Induction heads on the real model, small (8 tokens repeated, 2 seeds: 2 passes of 16
+# tokens plus the OV scores), then the same study again from the database.
+page induction
+induction 8 2
+expect-induction Computed now
+dismiss-toast
+screenshot $out/induction.png
+export-csv $out/induction.csv
+export-figure $out/induction-loss.svg
+induction 8 2
+expect-induction From study 1
+# A click on a head: seed 0's sequence becomes run 3, shown in Heatmap at that head.
+induction-open 17 4
+expect-page heatmap
+expect-runs 3
+expect-run newest
+expect-head 17 4
+screenshot $out/induction-head.png
+page induction
 # Cancel: a long text, cancelled after its first layer, stores nothing.
 type $long
 run-then-cancel
 expect-status Cancelled
-expect-runs 2
+expect-runs 3
 quit
 EOF
   rm -rf "$out/home/data"
   SACCADE_MODEL="$model" run_app first "$out/first.script"
-  for p in first-run first-run-model first-run-lines first-run-cjk; do
+  for p in first-run first-run-model first-run-lines first-run-cjk induction induction-head; do
     check_png "$out/$p.png" 800 600 50
   done
+  head -1 "$out/induction.csv" 2>/dev/null \
+    | grep -q '^rank,layer,head,prefix_matching,duplicate_token,previous_token,copying,positive_share' \
+    || fail "induction.csv header: $(head -1 "$out/induction.csv" 2>/dev/null)"
+  [ "$(wc -l < "$out/induction.csv" 2>/dev/null)" = 271 ] \
+    || fail "induction.csv should have 1 + 30x9 lines"
+  grep -q '<svg' "$out/induction-loss.svg" 2>/dev/null || fail "induction-loss.svg is not an SVG"
   [ -f "$out/home/data/saccade/captures.sqlite" ] || fail "the default database was not created"
 else
   echo "default model not fetched: skipping the first-start part"

@@ -244,3 +244,23 @@ saccade_figure_export_distance (const SaccadeDistanceFigure *f, const char *path
     return FALSE;
   return export_figure (f, f->title, draw_distance, size_distance, path, error);
 }
+
+static void
+draw_loss (cairo_t *cr, const void *f, double w, double h)
+{
+  saccade_figure_loss_draw (cr, f, w, h);
+}
+
+static void
+size_loss (const void *f, double *w, double *h)
+{
+  saccade_figure_loss_natural_size (f, w, h);
+}
+
+gboolean
+saccade_figure_export_loss (const SaccadeLossFigure *f, const char *path, GError **error)
+{
+  if (refuse_empty (f->values == NULL || f->n < 2, error))
+    return FALSE;
+  return export_figure (f, f->title, draw_loss, size_loss, path, error);
+}

@@ -96,6 +96,8 @@ saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, doubl
 static const char *
 colorbar_caption (const SaccadeHeatmapFigure *f)
 {
+  if (f->value_name != NULL)
+    return f->value_name;
   return f->scale == SACCADE_SCALE_LOG ? _("weight (log scale)") : _("weight");
 }
 
@@ -127,7 +129,7 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeCellRan
   pango_layout_set_ellipsize (text, PANGO_ELLIPSIZE_END);
   row_w0 = saccade_figure_labels_max_width (text, f->row_labels, f->n_rows, &lh0);
   col_w0 = saccade_figure_labels_max_width (text, f->col_labels, f->n_cols, NULL);
-  saccade_figure_layout_set (text, _("Query"), &w, &h);
+  saccade_figure_layout_set (text, f->row_name != NULL ? f->row_name : _("Query"), &w, &h);
   L->axis_h = h + 0.2 * L->fs;
   L->bar_w = 1.2 * L->fs;
   L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
@@ -321,10 +323,10 @@ draw_labels (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyl
   {
     g_autoptr (PangoLayout) cap = saccade_figure_layout_new (cr, style, L->fs, FALSE);
     saccade_figure_set_fg (cr, style, 0.6);
-    saccade_figure_layout_set (cap, _("Key"), &w, &h);
+    saccade_figure_layout_set (cap, f->col_name != NULL ? f->col_name : _("Key"), &w, &h);
     saccade_figure_layout_draw (cr, cap, L->mx + mw / 2 - w / 2,
                                 L->my - L->gap - L->col_h - L->axis_h);
-    saccade_figure_layout_set (cap, _("Query"), &w, &h);
+    saccade_figure_layout_set (cap, f->row_name != NULL ? f->row_name : _("Query"), &w, &h);
     cairo_translate (cr, L->mx - L->gap - L->row_w - L->axis_h, L->my + mh / 2 + w / 2);
     cairo_rotate (cr, -G_PI / 2);
     saccade_figure_layout_draw (cr, cap, 0, 0);

@@ -106,5 +106,6 @@ void saccade_figure_profile_natural_size (const SaccadeProfileFigure *f, double 
 void saccade_figure_bars_natural_size (const SaccadeBarsFigure *f, double *w, double *h);
 void saccade_figure_distance_natural_size (const SaccadeDistanceFigure *f, double *w,
                                            double *h);
+void saccade_figure_loss_natural_size (const SaccadeLossFigure *f, double *w, double *h);
 
 G_END_DECLS

@@ -13,6 +13,8 @@
  *   bars     one value per token (e.g. the rollout or flow into the last position)
  *   distance a symmetric items x items matrix (head distances) in a clustering order, with
  *            the dendrogram of the clustering above it
+ *   loss     the in-context-learning curve: the loss at every target position of a
+ *            sequence repeated twice, the boundary between the copies, each copy's mean
  *
  * The figures take plain data (float matrices, display strings made by
  * saccade_token_label()), borrowed for the call; nothing here knows about the engine.
@@ -47,6 +49,9 @@ typedef struct {
   gboolean causal;                    /* cells above the diagonal are masked: drawn hatched,
                                        * not as 0, and left out of the automatic range */
   double vmin, vmax;                  /* colour range; vmin == vmax: automatic */
+  const char *row_name, *col_name;    /* the axes' captions; NULL: "Query", "Key" (a matrix
+                                       * that is not a head: "Layer", "Head") */
+  const char *value_name;             /* the colour bar's caption; NULL: "weight" */
 } SaccadeHeatmapFigure;
 
 typedef struct {
@@ -106,6 +111,18 @@ typedef struct {
   double vmin, vmax;                  /* colour range; vmin == vmax: [0, max] */
 } SaccadeDistanceFigure;
 
+typedef struct {
+  int n;                              /* positions of the sequence */
+  const double *values;               /* (n) the loss predicting position q from q' < q (a
+                                       * mean over seeds); NaN: none (q = 0) */
+  int first_start;                    /* the first copy's first target (max(1, n_prefix)) */
+  int boundary;                       /* the second copy's first position; <= 0: one copy */
+  double mean_first, mean_second;     /* each copy's mean, drawn as a line; NaN: none */
+  const char *value_name;             /* the value axis' caption; may be NULL */
+  const char *position_name;          /* the position axis' caption; NULL: "Target position" */
+  const char *title;                  /* may be NULL */
+} SaccadeLossFigure;
+
 /* Draw the figure into the rectangle (0, 0, @width, @height) of @cr's user space, in the
  * export style. @cr's state is saved and restored. A figure without data (n == 0) draws
  * its background and title only. */
@@ -121,6 +138,8 @@ void saccade_figure_bars_draw (cairo_t *cr, const SaccadeBarsFigure *f, double w
                                double height);
 void saccade_figure_distance_draw (cairo_t *cr, const SaccadeDistanceFigure *f, double width,
                                    double height);
+void saccade_figure_loss_draw (cairo_t *cr, const SaccadeLossFigure *f, double width,
+                               double height);
 
 /* ------------------------------------------------------------------------------------ */
 /* Export                                                                                */
@@ -154,6 +173,8 @@ gboolean saccade_figure_export_bars (const SaccadeBarsFigure *f, const char *pat
                                      GError **error);
 gboolean saccade_figure_export_distance (const SaccadeDistanceFigure *f, const char *path,
                                          GError **error);
+gboolean saccade_figure_export_loss (const SaccadeLossFigure *f, const char *path,
+                                     GError **error);
 
 /* ------------------------------------------------------------------------------------ */
 /* For widgets: style, visible range, geometry                                           */
@@ -279,6 +300,20 @@ gboolean saccade_bars_geometry_bar_at (const SaccadeBarsGeometry *geom, double x
 void saccade_figure_distance_draw_full (cairo_t *cr, const SaccadeDistanceFigure *f,
                                         const SaccadeFigureStyle *style, double width,
                                         double height, SaccadeHeatmapGeometry *geom);
+
+/* Where the loss curve went: position q's slot spans x0 + q * step .. + step, the plot
+ * (x0, y0, width, height). */
+typedef struct {
+  int n;
+  double x0, step, y0, width, height;
+} SaccadeLossGeometry;
+
+void saccade_figure_loss_draw_full (cairo_t *cr, const SaccadeLossFigure *f,
+                                    const SaccadeFigureStyle *style, double width,
+                                    double height, SaccadeLossGeometry *geom);
+/* The position under (@x, @y), or FALSE outside the plot. */
+gboolean saccade_loss_geometry_position_at (const SaccadeLossGeometry *geom, double x, double y,
+                                            int *position);
 
 /* The colour of head @head of @n_heads in the lines figure (and its legend): RGB 0..1. */
 void saccade_figure_head_color (int head, int n_heads, double rgb[3]);

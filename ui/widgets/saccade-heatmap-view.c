@@ -30,6 +30,8 @@ struct _SaccadeHeatmapView {
   char **row_labels, **col_labels;
   gboolean causal;
   char *title;
+  char *row_name, *col_name;   /* for a matrix that is not a head: what rows, columns and */
+  char *value_name;            /* values are ("Layer", "Head", "prefix matching"), or NULL */
   SaccadeColormap colormap;
   SaccadeScale scale;
 
@@ -46,6 +48,13 @@ struct _SaccadeHeatmapView {
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeHeatmapView, saccade_heatmap_view, GTK_TYPE_WIDGET)
+
+enum {
+  CELL_ACTIVATED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
 
 enum {
   PROP_0,
@@ -73,7 +82,8 @@ figure (SaccadeHeatmapView *self)
     .row_labels = (const char *const *) self->row_labels,
     .col_labels = (const char *const *) self->col_labels,
     .title = self->title, .colormap = self->colormap, .scale = self->scale,
-    .causal = self->causal,
+    .causal = self->causal, .row_name = self->row_name, .col_name = self->col_name,
+    .value_name = self->value_name,
   };
 }
 
@@ -163,7 +173,13 @@ saccade_heatmap_view_query_tooltip (GtkWidget *widget, int x, int y, gboolean ke
 
   if (keyboard || !saccade_heatmap_geometry_cell_at (&self->geom, x, y, &r, &c))
     return FALSE;
-  if (self->causal && c > r)
+  if (self->row_name != NULL && self->col_name != NULL)
+    /* Translators: a cell of a matrix that is not a head, e.g. "Layer 17 · head 3: 0.8170". */
+    text = g_strdup_printf (_("%s %s · %s %s: %.4f"), self->row_name,
+                            label_of (self->row_labels, r, qb), self->col_name,
+                            label_of (self->col_labels, c, kb),
+                            self->values[(gsize) r * self->n_cols + c]);
+  else if (self->causal && c > r)
     /* Translators: a masked cell of a causal head: the query cannot see a later key. */
     text = g_strdup_printf (_("“%s” (%d) → “%s” (%d): masked, a later token"),
                             label_of (self->row_labels, r, qb), r,
@@ -300,8 +316,13 @@ on_pinch (GtkGestureZoom *gesture, double scale, SaccadeHeatmapView *self)
 static void
 on_click (GtkGestureClick *gesture, int n_press, double x, double y, SaccadeHeatmapView *self)
 {
+  int r, c;
+
   if (n_press == 2)
     saccade_heatmap_view_reset_zoom (self);
+  else if (n_press == 1 && saccade_heatmap_geometry_cell_at (&self->geom, x, y, &r, &c)
+           && !(self->causal && c > r))
+    g_signal_emit (self, signals[CELL_ACTIVATED], 0, r, c);
 }
 
 static void
@@ -323,6 +344,9 @@ saccade_heatmap_view_finalize (GObject *object)
   SaccadeHeatmapView *self = SACCADE_HEATMAP_VIEW (object);
 
   g_free (self->values);
+  g_free (self->row_name);
+  g_free (self->col_name);
+  g_free (self->value_name);
   g_strfreev (self->row_labels);
   g_strfreev (self->col_labels);
   g_free (self->title);
@@ -405,6 +429,17 @@ saccade_heatmap_view_class_init (SaccadeHeatmapViewClass *klass)
     g_param_spec_double ("zoom", NULL, NULL, 1.0, ZOOM_MAX, 1.0,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * SaccadeHeatmapView::cell-activated:
+   * @row: the cell's row
+   * @col: the cell's column
+   *
+   * A cell that is not masked was clicked (once).
+   */
+  signals[CELL_ACTIVATED] =
+    g_signal_new ("cell-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 
   gtk_widget_class_install_action (widget_class, "heatmap.zoom-in", NULL, action_zoom);
   gtk_widget_class_install_action (widget_class, "heatmap.zoom-out", NULL, action_zoom);
@@ -585,4 +620,21 @@ saccade_heatmap_view_get_zoom (SaccadeHeatmapView *self)
 {
   g_return_val_if_fail (SACCADE_IS_HEATMAP_VIEW (self), 1.0);
   return self->zoom;
+}
+
+void
+saccade_heatmap_view_set_axis_names (SaccadeHeatmapView *self, const char *row_name,
+                                     const char *col_name, const char *value_name)
+{
+  gboolean changed;
+
+  g_return_if_fail (SACCADE_IS_HEATMAP_VIEW (self));
+  changed = saccade_view_set_str (&self->row_name, row_name);
+  changed |= saccade_view_set_str (&self->col_name, col_name);
+  changed |= saccade_view_set_str (&self->value_name, value_name);
+  if (changed)
+    {
+      saccade_figure_cache_invalidate (self->cache);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
 }

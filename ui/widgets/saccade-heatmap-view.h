@@ -7,6 +7,9 @@
  * saccade_heatmap_view_reset_zoom() shows everything again.
  *
  * Properties: "colormap" (SaccadeColormap), "scale" (SaccadeScale), "title" (string).
+ * Signals: "cell-activated" (int row, int col): a click on a cell that is not masked.
+ * The view also shows matrices that are not heads (the Induction page's layer × head
+ * scores): saccade_heatmap_view_set_axis_names() then names rows and columns in the tooltip.
  */
 #pragma once
 
@@ -37,6 +40,12 @@ SaccadeColormap saccade_heatmap_view_get_colormap (SaccadeHeatmapView *self);
 
 void saccade_heatmap_view_set_scale (SaccadeHeatmapView *self, SaccadeScale scale);
 SaccadeScale saccade_heatmap_view_get_scale (SaccadeHeatmapView *self);
+
+/* What rows, columns and values are ("Layer", "Head", "prefix matching"; copied): the
+ * axes and the colour bar are captioned so, and the tooltip reads "Layer 17 · Head 3:
+ * 0.8170" instead of "query → key". NULL, NULL, NULL: a head. */
+void saccade_heatmap_view_set_axis_names (SaccadeHeatmapView *self, const char *row_name,
+                                          const char *col_name, const char *value_name);
 
 /* Shows every cell again. */
 void saccade_heatmap_view_reset_zoom (SaccadeHeatmapView *self);

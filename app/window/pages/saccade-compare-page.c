@@ -227,6 +227,23 @@ side_moved (SaccadeComparePage *self)
 }
 
 /* The drop-downs list the database's runs of the same model as the run shown. */
+/* A run's name in the run pickers: "17 · The cat…", cut to DROPDOWN_CHARS characters, so a
+ * long text (a whole page, or the Induction page's random tokens) cannot make the picker —
+ * and with it the window — wider than the screen. */
+#define DROPDOWN_CHARS 24
+static char *
+dropdown_name (gint64 id, const char *title)
+{
+  g_autofree char *cut = NULL;
+
+  if (title != NULL && g_utf8_strlen (title, -1) > DROPDOWN_CHARS)
+    {
+      g_autofree char *head = g_utf8_substring (title, 0, DROPDOWN_CHARS - 1);
+      cut = g_strconcat (head, "…", NULL);
+    }
+  return g_strdup_printf ("%" G_GINT64_FORMAT " · %s", id, cut != NULL ? cut : title);
+}
+
 static void
 fill_runs (SaccadeComparePage *self, SaccadeRun *run)
 {
@@ -245,13 +262,13 @@ fill_runs (SaccadeComparePage *self, SaccadeRun *run)
         continue;
       if (id == run->id)
         shown = self->run_ids->len;
-      name = g_strdup_printf ("%" G_GINT64_FORMAT " · %s", id, saccade_run_item_get_title (item));
+      name = dropdown_name (id, saccade_run_item_get_title (item));
       gtk_string_list_append (names, name);
       g_array_append_val (self->run_ids, id);
     }
   if (run != NULL && self->run_ids->len == 0)
     {
-      g_autofree char *name = g_strdup_printf ("%" G_GINT64_FORMAT " · %s", run->id, run->text);
+      g_autofree char *name = dropdown_name (run->id, run->text);
       gtk_string_list_append (names, name);
       g_array_append_val (self->run_ids, run->id);
     }

@@ -19,6 +19,7 @@ typedef struct
   SaccadeRun *run;    /* the run shown, or NULL */
   char *db_path;      /* the window's database, or NULL */
   GListModel *runs;   /* its runs (SaccadeRunItem), or NULL */
+  SaccadeLoadedModel *model; /* the window's loaded model, or NULL */
   int layer;          /* the cursor: within the run's shape, 0 without one */
   int head;
 
@@ -306,6 +307,25 @@ saccade_page_set_database (SaccadePage *self, const char *db_path, GListModel *r
   g_set_object (&priv->runs, runs);
 }
 
+void
+saccade_page_set_model (SaccadePage *self, SaccadeLoadedModel *model)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  if (!g_set_object (&priv->model, model))
+    return;
+  if (SACCADE_PAGE_GET_CLASS (self)->set_model != NULL)
+    SACCADE_PAGE_GET_CLASS (self)->set_model (self, model);
+}
+
+SaccadeLoadedModel *
+saccade_page_get_model (SaccadePage *self)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  return priv->model;
+}
+
 const char *
 saccade_page_get_db_path (SaccadePage *self)
 {
@@ -425,6 +445,7 @@ saccade_page_dispose (GObject *object)
   priv->figure = NULL;
   g_clear_pointer (&priv->run, saccade_run_unref);
   g_clear_object (&priv->runs);
+  g_clear_object (&priv->model);
   g_clear_pointer (&priv->db_path, g_free);
   g_clear_object (&priv->settings);
   G_OBJECT_CLASS (saccade_page_parent_class)->dispose (object);

@@ -30,6 +30,7 @@
 
 #include <gtk/gtk.h>
 
+#include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
 
 G_BEGIN_DECLS
@@ -57,6 +58,9 @@ struct _SaccadePageClass
   /* TRUE while the page computes something in the background (the e2e test waits for
    * it). (optional: never busy) */
   gboolean (*is_busy) (SaccadePage *self);
+  /* The window's loaded model changed to @model (NULL: none, or still loading). A page
+   * that runs the model (Induction) keeps it from here. (optional) */
+  void (*set_model) (SaccadePage *self, SaccadeLoadedModel *model);
 };
 
 const char *saccade_page_get_page_id (SaccadePage *self);
@@ -74,6 +78,11 @@ GSettings *saccade_page_get_settings (SaccadePage *self);
 void saccade_page_set_database (SaccadePage *self, const char *db_path, GListModel *runs);
 const char *saccade_page_get_db_path (SaccadePage *self);  /* borrowed, or NULL */
 GListModel *saccade_page_get_runs (SaccadePage *self);     /* borrowed, or NULL */
+
+/* The model the window has loaded (NULL: none yet); the page takes a reference. The
+ * window calls it whenever its model changes. */
+void saccade_page_set_model (SaccadePage *self, SaccadeLoadedModel *model);
+SaccadeLoadedModel *saccade_page_get_model (SaccadePage *self); /* borrowed, or NULL */
 
 /* Shows @run (NULL: none); the page takes a reference. */
 void saccade_page_set_run (SaccadePage *self, SaccadeRun *run);

@@ -5,6 +5,7 @@
 
 #include "app/window/pages/saccade-compare-page.h"
 #include "app/window/pages/saccade-heatmap-page.h"
+#include "app/window/pages/saccade-induction-page.h"
 #include "app/window/pages/saccade-lines-page.h"
 #include "app/window/pages/saccade-model-page.h"
 #include "app/window/pages/saccade-rollout-page.h"
@@ -19,6 +20,7 @@ saccade_pages_new (GSettings *settings)
     SACCADE_TYPE_LINES_PAGE,
     SACCADE_TYPE_ROLLOUT_PAGE,
     SACCADE_TYPE_COMPARE_PAGE,
+    SACCADE_TYPE_INDUCTION_PAGE,
   };
   GPtrArray *pages = g_ptr_array_new_with_free_func (g_object_unref);
   gsize i;

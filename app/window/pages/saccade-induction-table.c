@@ -1,0 +1,204 @@
+/* saccade-induction-table.c — the induction heads table (see saccade-induction-table.h).
+ *
+ * A GListStore of SaccadeInductionRow (one small GObject per head holding its numbers)
+ * behind a GtkSortListModel whose sorter is the column view's, each column a
+ * GtkCustomSorter over its own value, as in saccade-heads-table.c. Rows start in rank
+ * order (prefix matching, highest first, NaN last: saccade_induction_rank()). NaN scores
+ * (a copying score of a head with no eigenvalue mass) show as "—" and sort last.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-induction-table.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+enum { COL_RANK, COL_LAYER, COL_HEAD, COL_PREFIX, COL_DUPLICATE, COL_PREVIOUS, COL_COPYING,
+       N_COLS };
+
+#define SACCADE_TYPE_INDUCTION_ROW (saccade_induction_row_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeInductionRow, saccade_induction_row, SACCADE, INDUCTION_ROW,
+                      GObject)
+
+struct _SaccadeInductionRow
+{
+  GObject parent_instance;
+  double v[N_COLS];         /* the columns' values; rank, layer and head as integers */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeInductionRow, saccade_induction_row, G_TYPE_OBJECT)
+
+static void saccade_induction_row_class_init (SaccadeInductionRowClass *klass) {}
+static void saccade_induction_row_init (SaccadeInductionRow *self) {}
+
+struct _SaccadeInductionTable
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *scrolled;          /* owned child */
+  GtkColumnView *view;
+  GListStore *rows;             /* SaccadeInductionRow */
+  GtkSortListModel *sorted;
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeInductionTable, saccade_induction_table, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static int
+compare_rows (gconstpointer a, gconstpointer b, gpointer col_p)
+{
+  int col = GPOINTER_TO_INT (col_p);
+  double x = ((const SaccadeInductionRow *) a)->v[col];
+  double y = ((const SaccadeInductionRow *) b)->v[col];
+
+  if (isnan (x) || isnan (y))
+    return isnan (x) - isnan (y);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void
+setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 1.0f);
+  gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
+{
+  SaccadeInductionRow *r = gtk_list_item_get_item (item);
+  int col = GPOINTER_TO_INT (col_p);
+  g_autofree char *text = NULL;
+
+  if (col <= COL_HEAD)
+    text = g_strdup_printf ("%d", (int) r->v[col]);
+  else if (isnan (r->v[col]))
+    text = g_strdup ("—");
+  else
+    text = g_strdup_printf ("%.3f", r->v[col]);
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static void
+add_column (SaccadeInductionTable *self, int col, const char *title)
+{
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+  GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_rows, GINT_TO_POINTER (col), NULL);
+  GtkColumnViewColumn *c;
+
+  g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), GINT_TO_POINTER (col));
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), GINT_TO_POINTER (col));
+  c = gtk_column_view_column_new (title, factory);
+  gtk_column_view_column_set_sorter (c, GTK_SORTER (sorter));
+  gtk_column_view_column_set_resizable (c, TRUE);
+  gtk_column_view_column_set_expand (c, col == COL_COPYING);
+  gtk_column_view_append_column (self->view, c);
+  g_object_unref (sorter);
+  g_object_unref (c);
+}
+
+static void
+on_activate (GtkColumnView *view, guint position, SaccadeInductionTable *self)
+{
+  g_autoptr (SaccadeInductionRow) r = g_list_model_get_item (G_LIST_MODEL (self->sorted),
+                                                             position);
+  if (r != NULL)
+    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, (int) r->v[COL_LAYER],
+                   (int) r->v[COL_HEAD]);
+}
+
+static void
+saccade_induction_table_dispose (GObject *object)
+{
+  SaccadeInductionTable *self = SACCADE_INDUCTION_TABLE (object);
+
+  g_clear_pointer (&self->scrolled, gtk_widget_unparent);
+  g_clear_object (&self->rows);
+  G_OBJECT_CLASS (saccade_induction_table_parent_class)->dispose (object);
+}
+
+static void
+saccade_induction_table_class_init (SaccadeInductionTableClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = saccade_induction_table_dispose;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "inductiontable");
+  signals[SIGNAL_HEAD_ACTIVATED] =
+    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void
+saccade_induction_table_init (SaccadeInductionTable *self)
+{
+  GtkSingleSelection *selection;
+
+  self->rows = g_list_store_new (SACCADE_TYPE_INDUCTION_ROW);
+  self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->rows)),
+                                          g_object_ref (gtk_column_view_get_sorter (self->view)));
+  selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
+  gtk_single_selection_set_autoselect (selection, FALSE);
+  gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (selection));
+  g_object_unref (selection);
+  gtk_column_view_set_single_click_activate (self->view, TRUE);
+  gtk_column_view_set_show_column_separators (self->view, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
+
+  /* Translators: induction table columns (docs/metrics.md defines the scores). */
+  add_column (self, COL_RANK, _("Rank"));
+  add_column (self, COL_LAYER, _("Layer"));
+  add_column (self, COL_HEAD, _("Head"));
+  add_column (self, COL_PREFIX, _("Prefix match"));
+  add_column (self, COL_DUPLICATE, _("Duplicate"));
+  add_column (self, COL_PREVIOUS, _("Previous"));
+  add_column (self, COL_COPYING, _("Copying"));
+  g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
+
+  self->scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), GTK_WIDGET (self->view));
+  gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
+  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
+}
+
+GtkWidget *
+saccade_induction_table_new (void)
+{
+  return g_object_new (SACCADE_TYPE_INDUCTION_TABLE, NULL);
+}
+
+void
+saccade_induction_table_set_result (SaccadeInductionTable *self, const SaccadeInduction *ind)
+{
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
+
+  g_return_if_fail (SACCADE_IS_INDUCTION_TABLE (self));
+  if (ind != NULL)
+    {
+      const ScInductionResult *r = ind->result;
+      g_autofree int *order = saccade_induction_rank (ind, 0);
+      for (int k = 0; k < r->n_layers * r->n_heads; k++)
+        {
+          SaccadeInductionRow *row = g_object_new (SACCADE_TYPE_INDUCTION_ROW, NULL);
+          const int i = order[k];
+          row->v[COL_RANK] = k + 1;
+          row->v[COL_LAYER] = i / r->n_heads;
+          row->v[COL_HEAD] = i % r->n_heads;
+          row->v[COL_PREFIX] = r->heads[i].prefix_matching;
+          row->v[COL_DUPLICATE] = r->heads[i].duplicate_token;
+          row->v[COL_PREVIOUS] = r->heads[i].previous_token;
+          row->v[COL_COPYING] = ind->copying[i].copying;
+          g_ptr_array_add (rows, row);
+        }
+    }
+  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
+                       rows->pdata, rows->len);
+}
