@@ -14,7 +14,9 @@
  * the same sequence.
  *
  * The loss. With all logits of a run, loss[q] = -ln p(ids[q] | ids[0..q-1]) for every
- * target position q = 1 .. n-1 (log-softmax in double), averaged over seeds. loss_first is
+ * target position q = 1 .. n-1, averaged over seeds: loss[q] = logsumexp(z) - z[ids[q]] for
+ * the logits z of position q-1 (the maximum and the exponentials in float, sc_expf of
+ * core/sc-math.h; the sum, the logarithm and the loss in double). loss_first is
  * its mean over the targets of the first copy (q = max(1, n_prefix) .. n_prefix+T-1),
  * loss_second over the second copy (q = n_prefix+T .. n-1): a model that learns in
  * context predicts the second copy far better.
