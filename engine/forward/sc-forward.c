@@ -13,7 +13,20 @@
  *
  * This file owns what every architecture shares: the session and its buffers, the KV
  * cache, prefix reuse (residuals kept per layer), interventions (head scales and masked
- * tokens handed to the layer), the observer and zero-copy capture, progress and timing.
+ * tokens handed to the layer's attention op; attention edits and mean-ablation applied by
+ * edit_heads() below, which the layer calls between its attention and W_O), the observer
+ * and zero-copy capture, progress and timing.
+ *
+ * Why edits are not a backend op: the attention op computes P and o = P V in one call (its
+ * SIMD path never holds a whole row of P before the product), so an edit between the two
+ * would mean a host callback inside every backend's kernel, or an edit kind per backend. The
+ * edited heads are instead a separate, rare path: the op runs unchanged (the un-edited heads,
+ * and every run without edits, stay bit for bit what they were), then edit_heads() rewrites
+ * the chosen heads' rows of P in place and recomputes their rows of o = head_scale * P' V
+ * (or head_scale * mean) in scalar code with double sums — on host memory directly, on a
+ * device backend through download/upload of P, V and o (slow, and only for layers with
+ * edits). A row an edit leaves bit-identical keeps the op's o (so a permutation that happens
+ * to be the identity, or of a row with one key, changes nothing).
  *
  * What it is not: weights loading (sc-model), a layer's math (the architectures), the ops
  * themselves (backends).
@@ -21,8 +34,10 @@
 #include "forward/sc-forward.h"
 
 #include "backend/sc-backend-impl.h"
+#include "core/sc-math.h"
 #include "model/sc-arch.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -268,10 +283,68 @@ sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info)
             break;
           }
       }
-  for (e = 0; e < iv->n_edits; e++)
-    if (iv->edits[e].layer < first)
+  for (e = 0; iv->edits != NULL && e < iv->n_edits; e++)
+    if (iv->edits[e].kind != SC_ATTN_EDIT_NONE && iv->edits[e].layer >= 0
+        && iv->edits[e].layer < first)
       first = iv->edits[e].layer;
   return first;
+}
+
+/* Checks every field of @iv against the model; the message names the field and the value. */
+static ScStatus
+check_intervention (const ScIntervention *iv, const ScModelInfo *in, ScError *err)
+{
+  const int L = (int) in->n_layers, H = (int) in->n_heads, d = (int) in->head_dim;
+  int i, t, e, f;
+
+  if (iv == NULL)
+    return SC_OK;
+  if (iv->head_scale != NULL)
+    for (i = 0; i < L * H; i++)
+      if (!isfinite (iv->head_scale[i]))
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_scale[%d] (layer %d "
+                             "head %d) is not finite", i, i / H, i % H);
+  if (iv->head_mean != NULL && iv->head_mean_on == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_mean is set but "
+                         "head_mean_on is NULL (which heads are mean-ablated?)");
+  if (iv->head_mean_on != NULL)
+    for (i = 0; i < L * H; i++)
+      if (iv->head_mean_on[i])
+        {
+          if (iv->head_mean == NULL)
+            return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_mean is NULL but "
+                                 "head_mean_on[%d] asks for layer %d head %d", i, i / H, i % H);
+          for (t = 0; t < d; t++)
+            if (!isfinite (iv->head_mean[(size_t) i * d + t]))
+              return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_mean of layer "
+                                   "%d head %d is not finite at dimension %d", i / H, i % H, t);
+        }
+  if (iv->n_edits < 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: n_edits %d is negative",
+                         iv->n_edits);
+  if (iv->n_edits > 0 && iv->edits == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits is NULL with n_edits %d",
+                         iv->n_edits);
+  for (e = 0; e < iv->n_edits; e++)
+    {
+      const ScAttnEdit *x = &iv->edits[e];
+      if (x->layer < 0 || x->layer >= L)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d].layer %d is "
+                             "outside 0..%d", e, x->layer, L - 1);
+      if (x->head < 0 || x->head >= H)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d].head %d is "
+                             "outside 0..%d", e, x->head, H - 1);
+      if (x->kind < SC_ATTN_EDIT_NONE || x->kind > SC_ATTN_EDIT_ZERO_TOP)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d].kind %d is not "
+                             "an ScAttnEditKind", e, (int) x->kind);
+      for (f = 0; f < e && x->kind != SC_ATTN_EDIT_NONE; f++)
+        if (iv->edits[f].kind != SC_ATTN_EDIT_NONE && iv->edits[f].layer == x->layer
+            && iv->edits[f].head == x->head)
+          return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d] edits layer %d "
+                               "head %d again (edits[%d] already does; one edit per head)", e,
+                               x->layer, x->head, f);
+    }
+  return SC_OK;
 }
 
 /* Copies @n ids into *@dst (reallocated). */
@@ -296,6 +369,7 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const ScIntervention *iv = opt->intervention;
+  ScStatus st;
   int i;
 
   if (ids == NULL || n <= 0)
@@ -307,10 +381,8 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     if (ids[i] < 0 || (uint32_t) ids[i] >= in->n_vocab)
       return sc_error_set (err, SC_ERR_INVALID_ARG, "token %d at position %d is outside the "
                            "vocabulary of %u", ids[i], i, in->n_vocab);
-  if (iv != NULL && (iv->head_mean != NULL || iv->head_mean_on != NULL || iv->n_edits > 0))
-    return sc_error_set (err, SC_ERR_UNSUPPORTED,
-                         "mean-ablation and attention edits are not implemented yet; head "
-                         "scaling and token masking are");
+  if ((st = check_intervention (iv, in, err)) != SC_OK)
+    return st;
   if (opt->start_layer < 0 || opt->start_layer > (int) in->n_layers)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "start_layer %d is outside 0..%u",
                          opt->start_layer, in->n_layers);
@@ -402,6 +474,239 @@ op_failed (ScBackend *b, ScStatus st, ScError *err)
     }                                                                                         \
   while (0)
 
+/* ---- attention edits and mean-ablation (the layer's edit_heads hook) -------------- */
+
+/* What edit_heads() reads besides the layer context. */
+typedef struct {
+  const ScIntervention *iv;
+} EditCtx;
+
+/* The edit of (@layer, @head), or NULL (SC_ATTN_EDIT_NONE entries are no edit). */
+static const ScAttnEdit *
+find_edit (const ScIntervention *iv, int layer, int head)
+{
+  int e;
+
+  for (e = 0; iv->edits != NULL && e < iv->n_edits; e++)
+    if (iv->edits[e].kind != SC_ATTN_EDIT_NONE && iv->edits[e].layer == layer
+        && iv->edits[e].head == head)
+      return &iv->edits[e];
+  return NULL;
+}
+
+static bool
+mean_on (const ScIntervention *iv, int layer, int head, int H)
+{
+  return iv->head_mean_on != NULL && iv->head_mean_on[(size_t) layer * H + head];
+}
+
+/* Does layer @l need edit_heads()? */
+static bool
+layer_edited (const ScIntervention *iv, int l, int H)
+{
+  int h;
+
+  if (iv == NULL)
+    return false;
+  for (h = 0; h < H; h++)
+    if (mean_on (iv, l, h, H) || find_edit (iv, l, h) != NULL)
+      return true;
+  return false;
+}
+
+/* SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
+ * OOPSLA 2014; the generator that seeds xoshiro): a 64-bit Weyl sequence finalised by two
+ * multiply-xorshifts. Plain integer arithmetic, so a stream is the same on every machine. */
+static uint64_t
+splitmix64 (uint64_t *state)
+{
+  uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+  return z ^ (z >> 31);
+}
+
+/* The PERMUTE stream of one row: the state is (seed, layer, head, pos) folded in through
+ * one SplitMix64 step each, so every row has its own stream whatever the thread, the
+ * order of the rows or n_past (pos is the query's position, not its row in this call). */
+static uint64_t
+permute_stream (uint64_t seed, int layer, int head, int pos)
+{
+  uint64_t st = seed, z;
+
+  z = splitmix64 (&st);
+  st = z ^ (uint64_t) (uint32_t) layer;
+  z = splitmix64 (&st);
+  st = z ^ (uint64_t) (uint32_t) head;
+  z = splitmix64 (&st);
+  st = z ^ (uint64_t) (uint32_t) pos;
+  return st;
+}
+
+/* Edits @w, the weights of one row's m allowed keys in key order, in place. */
+static void
+edit_weights (const ScAttnEdit *e, int layer, int head, int pos, float *w, int m)
+{
+  int t;
+
+  switch (e->kind)
+    {
+    case SC_ATTN_EDIT_PERMUTE:
+      {
+        /* Fisher-Yates from the end; j = next % (t + 1) has a modulo bias below
+         * (t + 1) / 2^64, far under float resolution for any context length */
+        uint64_t st = permute_stream (e->seed, layer, head, pos);
+        for (t = m - 1; t > 0; t--)
+          {
+            int j = (int) (splitmix64 (&st) % (uint64_t) (t + 1));
+            float tmp = w[t];
+            w[t] = w[j];
+            w[j] = tmp;
+          }
+        break;
+      }
+    case SC_ATTN_EDIT_UNIFORM:
+      for (t = 0; t < m; t++)
+        w[t] = 1.0f / (float) m;
+      break;
+    case SC_ATTN_EDIT_ZERO_TOP:
+      {
+        int top = 0;
+        double rest = 0.0;
+        if (m == 1) /* nothing to move the weight to: the row keeps its one key */
+          break;
+        for (t = 1; t < m; t++)
+          if (w[t] > w[top]) /* strict: ties go to the lowest key */
+            top = t;
+        for (t = 0; t < m; t++)
+          if (t != top)
+            rest += w[t];
+        w[top] = 0.0f;
+        for (t = 0; t < m; t++)
+          if (t != top)
+            /* rest == 0: every other weight underflowed; they share the row equally */
+            w[t] = rest > 0.0 ? (float) (w[t] / rest) : 1.0f / (float) (m - 1);
+        break;
+      }
+    case SC_ATTN_EDIT_NONE:
+    default:
+      break;
+    }
+}
+
+/* The ScLayerCtx hook (sc-arch.h): for each head of this layer with an edit or a mean,
+ *   1. its rows of P: the allowed keys of row i (position p = n_k - n_q + i) are those the
+ *      attention op let it see (sc_attn_key_range, minus masked keys; an all-masked row
+ *      has p alone); their weights are edited, every other key stays exactly 0;
+ *   2. its rows of o: head_scale * mean for a mean-ablated head (every row), else
+ *      head_scale * sum_j P'[i][j] V_g[j] (double sums, key order) for each row the edit
+ *      changed; unchanged rows keep the op's bytes.
+ * Device backends get the same through host copies of P, V and o (downloaded, uploaded). */
+static ScStatus
+edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
+{
+  const ScIntervention *iv = ((const EditCtx *) c->edit_user)->iv;
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int H = (int) in->n_heads, d = (int) in->head_dim, Q = H * d,
+            KV = (int) in->n_kv_heads * d, group = H / (int) in->n_kv_heads;
+  const int nq = c->n_q, nk = c->n_k, l = c->layer;
+  const size_t per_head = (size_t) nq * nk;
+  const bool host = sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY);
+  float *P = c->probs, *o = c->o, *stage = NULL, *orig, *w;
+  const float *v = c->v_cache;
+  int *idx;
+  ScStatus st = SC_OK;
+  int h, i, j, t;
+
+  orig = malloc ((size_t) nk * (2 * sizeof (float) + sizeof (int)));
+  if (orig == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "attention edits: out of memory");
+  w = orig + nk;
+  idx = (int *) (w + nk);
+  if (!host)
+    {
+      stage = malloc ((H * per_head + (size_t) nk * KV + (size_t) nq * Q) * sizeof (float));
+      if (stage == NULL)
+        {
+          free (orig);
+          return sc_error_set (err, SC_ERR_NOMEM, "attention edits: out of memory for host "
+                               "copies");
+        }
+      if ((st = b->ops->download (b, stage, c->probs, H * per_head, err)) != SC_OK
+          || (st = b->ops->download (b, stage + H * per_head, c->v_cache, (size_t) nk * KV, err))
+                 != SC_OK
+          || (st = b->ops->download (b, stage + H * per_head + (size_t) nk * KV, c->o,
+                                     (size_t) nq * Q, err)) != SC_OK)
+        goto out;
+      P = stage;
+      v = stage + H * per_head;
+      o = stage + H * per_head + (size_t) nk * KV;
+    }
+
+  for (h = 0; h < H; h++)
+    {
+      const ScAttnEdit *e = find_edit (iv, l, h);
+      const bool mean = mean_on (iv, l, h, H);
+      const float hs = c->head_scale != NULL ? c->head_scale[h] : 1.0f;
+      const int g = h / group;
+
+      if (e == NULL && !mean)
+        continue;
+      for (i = 0; i < nq; i++)
+        {
+          const int p = nk - nq + i;
+          float *row = P + h * per_head + (size_t) i * nk, *orow = o + (size_t) i * Q + h * d;
+          int lo, hi, m = 0;
+          bool changed;
+
+          /* 1. the row's allowed keys, their weights edited */
+          sc_attn_key_range (p, nk, causal, window, &lo, &hi);
+          for (j = lo; j <= hi; j++)
+            if (c->key_mask == NULL || c->key_mask[j] == 0)
+              idx[m++] = j;
+          if (m == 0)
+            idx[m++] = p;
+          for (t = 0; t < m; t++)
+            orig[t] = w[t] = row[idx[t]];
+          if (e != NULL)
+            edit_weights (e, l, h, p, w, m);
+          changed = memcmp (orig, w, (size_t) m * sizeof (float)) != 0;
+          for (t = 0; t < m; t++)
+            row[idx[t]] = w[t];
+
+          /* 2. the row's output */
+          if (mean)
+            {
+              const float *mu = iv->head_mean + ((size_t) l * H + h) * d;
+              for (t = 0; t < d; t++)
+                orow[t] = hs * mu[t];
+            }
+          else if (changed)
+            for (t = 0; t < d; t++)
+              {
+                double acc = 0.0;
+                int k;
+                for (k = 0; k < m; k++)
+                  acc += (double) w[k] * v[(size_t) idx[k] * KV + g * d + t];
+                orow[t] = hs * (float) acc;
+              }
+        }
+    }
+
+  if (!host)
+    {
+      if ((st = b->ops->upload (b, c->probs, P, H * per_head, err)) != SC_OK)
+        goto out;
+      st = b->ops->upload (b, c->o, o, (size_t) nq * Q, err);
+    }
+out:
+  free (stage);
+  free (orig);
+  return st;
+}
+
 ScStatus
 sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *options,
             float *logits, ScError *err)
@@ -417,6 +722,7 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   const size_t nE = (size_t) nq * E;
   ScBackend *b = s->b;
   const double t_start = opt->stats != NULL ? now_s () : 0.0;
+  const EditCtx edit_ctx = { iv };
   ScLayerCtx c;
   ScStatus st;
   int l, first_row, n_out;
@@ -433,6 +739,7 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     .b = b, .info = in, .n_past = past, .n_q = nq, .n_k = n,
     .x = s->x, .h = s->h, .qkv = s->qkv, .q = s->q, .o = s->o, .gu = s->gu, .act = s->act,
     .key_mask = iv != NULL ? iv->token_mask : NULL, .stats = opt->stats,
+    .edit_user = &edit_ctx,
   };
   /* This call rewrites cache rows past..n; what was cached beyond `past` is gone. */
   if (s->kv_n > past)
@@ -448,6 +755,7 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     {
       c.layer = l;
       c.head_scale = iv != NULL && iv->head_scale != NULL ? iv->head_scale + (size_t) l * H : NULL;
+      c.edit_heads = layer_edited (iv, l, H) ? edit_heads : NULL;
       c.k_cache = s->kc + (size_t) l * s->cap * KV;
       c.v_cache = s->vc + (size_t) l * s->cap * KV;
 

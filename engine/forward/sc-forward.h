@@ -11,6 +11,8 @@
  * probs is (n_q, n_k) row-major host memory, borrowed for the duration of the call. The
  * queries are the last n_q positions (n_q == n_k unless n_past is used): row i sits at
  * position p = n_k - n_q + i, sums to 1 over keys 0..p and is exactly 0 beyond p (causal).
+ * A head with an attention edit (ScAttnEdit) is observed as edited: the matrix the
+ * observer sees is the one that multiplied V.
  *
  * Prefix reuse: with keep_residuals, the session keeps the residual stream entering every
  * layer. A later call on the same ids may set start_layer = L to recompute only layers
@@ -84,12 +86,15 @@ void sc_session_free (ScSession *session); /* NULL is a no-op */
 /* Runs the model on @ids (n_tokens >= 1, each < n_vocab, n_tokens <= the model's training
  * context). @logits receives (n_tokens, n_vocab) floats with all_logits, else (n_vocab).
  * Errors: SC_ERR_INVALID_ARG (empty input, id out of range, start_layer without kept
- * residuals for the same ids), SC_ERR_RANGE (longer than the context), SC_ERR_UNSUPPORTED
- * (an intervention feature not implemented yet), SC_ERR_CANCELLED, SC_ERR_NOMEM. */
+ * residuals for the same ids or below sc_intervention_first_layer(), an intervention field
+ * out of range for the model: the message names the field), SC_ERR_RANGE (longer than the
+ * context), SC_ERR_UNSUPPORTED (the backend lacks an op the model needs),
+ * SC_ERR_CANCELLED, SC_ERR_NOMEM. */
 ScStatus sc_forward (ScSession *session, const int32_t *ids, int n_tokens,
                      const ScForwardOptions *options, float *logits, ScError *err);
 
-/* The first layer whose computation @iv changes (0 when it masks tokens; n_layers when it
+/* The first layer whose computation @iv changes (0 when it masks tokens; else the lowest
+ * layer with a head scale other than 1, a mean-ablated head or an edit; n_layers when it
  * changes nothing), i.e. the deepest start_layer a prefix-reusing run may use. */
 int sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info);
 

@@ -8,6 +8,7 @@
  *   K, V  (n_k, KV) = the cache rows 0..n_past, then k, v      (the new rows)
  *   P     (H, n_q, n_k) = softmax(q K^T * scale) causal, masked  -> observer
  *   o     (n_q, Q)  = head_scale * P V                          per head, GQA
+ *   P, o            = the intervention's edits of chosen heads   (edit_heads, if set)
  *   x    += o Wo^T
  *   h     (n_q, E)  = rmsnorm(x) * ffn_norm
  *   g|u   (n_q, 2F) = h [Wg;Wu]^T  (one fused product)
@@ -102,6 +103,9 @@ llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
   TRY (b->ops->rope (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
   /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window */
   TRY (sc_layer_attention (c, c->q, true, 0, err));
+  /* the intervention's edits of chosen heads' P and o (sc-arch.h), before o is used */
+  if (c->edit_heads != NULL)
+    TRY (c->edit_heads (c, true, 0, err));
   TRY (sc_layer_matmul (c, c->x, c->o, w->wo, nq, Q, E, true, err));
 
   /* feed-forward block */

@@ -55,7 +55,7 @@ typedef struct {
  * run of n_k tokens (positions n_past .. n_k - 1). Buffers are backend memory sized for the
  * session; shapes below are what the layer may use. E = n_embd, Q = n_heads * head_dim,
  * KV = n_kv_heads * head_dim, F = n_ff, H = n_heads. */
-typedef struct {
+typedef struct ScLayerCtx {
   ScBackend *b;
   const ScModelInfo *info;
   int layer;
@@ -73,6 +73,14 @@ typedef struct {
   const float *head_scale;  /* host (H): the intervention's scale per head, or NULL */
   const uint8_t *key_mask;  /* host (n_k): the intervention's masked tokens, or NULL */
   ScForwardStats *stats;    /* NULL = not measured */
+  /* The intervention's edits between the softmax and the output projection (attention
+   * edits, mean-ablation; sc-forward.c), or NULL when this layer has none. A layer
+   * function calls it right after its attention, before it reads ctx->o:
+   *   if (ctx->edit_heads != NULL) TRY (ctx->edit_heads (ctx, causal, window, err));
+   * with the same causal and window. It rewrites the chosen heads' rows of ctx->probs
+   * and of ctx->o; every other head's bytes are left as the attention op wrote them. */
+  ScStatus (*edit_heads) (const struct ScLayerCtx *ctx, bool causal, int window, ScError *err);
+  const void *edit_user;    /* the forward pass's, for edit_heads */
 } ScLayerCtx;
 
 typedef struct {

@@ -370,12 +370,14 @@ test_tiny_interventions (void)
   for (i = 4; i < n; i++)
     g_assert_cmpint (memcmp (plain + (size_t) i * V, got + (size_t) i * V, sizeof (float) * V),
                      !=, 0);
-  /* 5. not-yet-implemented interventions are refused, not ignored */
+  /* 5. an invalid intervention is refused, not ignored (tests/engine/test-interventions.c
+   * has the edits and mean-ablation themselves) */
   {
-    ScAttnEdit edit = { 0, 0, SC_ATTN_EDIT_UNIFORM, 0 };
+    ScAttnEdit edit = { 0, 99, SC_ATTN_EDIT_UNIFORM, 0 };
     ScIntervention e = { .edits = &edit, .n_edits = 1 };
     with.intervention = &e;
-    g_assert_cmpint (sc_forward (s, ids, n, &with, got, &err), ==, SC_ERR_UNSUPPORTED);
+    g_assert_cmpint (sc_forward (s, ids, n, &with, got, &err), ==, SC_ERR_INVALID_ARG);
+    g_assert_nonnull (strstr (err.message, "edits[0].head"));
   }
   /* 6. bad input */
   with.intervention = NULL;
