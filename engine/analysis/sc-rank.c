@@ -212,7 +212,7 @@ sc_kendall_tau_b (const double *x, const double *y, int n, ScKendall *out, ScErr
   if ((st = tie_sums (x, n, &sx, err)) != SC_OK || (st = tie_sums (y, n, &sy, err)) != SC_OK)
     return st;
 
-  /* 3. τ-b, and z with Kendall's tie-corrected variance of S (Kendall 1970, eq. 4.4):
+  /* 3. τ-b, and z with Kendall's tie-corrected variance of S (Kendall 1970; scipy's formula):
    *   Var S = (n (n−1)(2n+5) − Σ t(t−1)(2t+5) − Σ u(u−1)(2u+5)) / 18
    *         + Σ t(t−1) · Σ u(u−1) / (2 n (n−1))
    *         + Σ t(t−1)(t−2) · Σ u(u−1)(u−2) / (9 n (n−1)(n−2)). */

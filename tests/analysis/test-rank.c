@@ -69,8 +69,9 @@ test_kendall_hand (void)
   g_assert_cmpfloat_with_epsilon (k.p, 0.1184329289166719, SCIPY_TOL);
 }
 
-/* Kendall's table of the null distribution of S (M. G. Kendall, Rank Correlation Methods,
- * 4th ed., 1970, Appendix Table 1; the same table is Siegel & Castellan 1988, Table T):
+/* The classic table of the null distribution of S (M. G. Kendall, Rank Correlation
+ * Methods, 4th ed., 1970, Appendix Table 1; S. Siegel, Nonparametric Statistics, 1956,
+ * Table Q; quoted from memory, and re-derived by hand just below):
  * for n = 5 the one-sided P (S ≥ s) is .008, .042, .117, .242, .408 for s = 10, 8, 6, 4, 2.
  * By hand: S = n_0 − 2 I with I the inversions; the number of permutations of 5 with
  * I = 0, 1, 2, ... is 1, 4, 9, 15, 20, 22, 20, ... (Mahonian numbers, OEIS A008302), so
