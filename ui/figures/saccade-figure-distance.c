@@ -49,7 +49,11 @@ range_of (const SaccadeDistanceFigure *f, double *vmin, double *vmax)
 static int
 item_at (const SaccadeDistanceFigure *f, int pos)
 {
-  return f->order != NULL ? f->order[pos] : pos;
+  /* The order should be a permutation of 0..n-1 (sc_cluster_average()'s); anything else
+   * falls back to the natural place instead of indexing outside the figure. */
+  if (f->order == NULL || f->order[pos] < 0 || f->order[pos] >= f->n)
+    return pos;
+  return f->order[pos];
 }
 
 static void
@@ -93,16 +97,20 @@ draw_dendrogram (cairo_t *cr, const SaccadeDistanceFigure *f, const SaccadeFigur
   g_autofree double *x = g_new (double, 2 * n);
   g_autofree double *y = g_new (double, 2 * n);
   g_autofree int *pos = g_new (int, n);
+  g_autofree gboolean *made = g_new0 (gboolean, 2 * n); /* clusters with a position */
   double top = f->merges[n - 2].height, base = L->my - 0.3 * L->fs;
 
   if (!(top > 0))
     top = 1;
+  for (k = 0; k < n; k++)
+    pos[k] = k;
   for (k = 0; k < n; k++)
     pos[item_at (f, k)] = k;
   for (k = 0; k < n; k++)
     {
       x[k] = L->mx + (pos[k] + 0.5) * L->cell;
       y[k] = base;
+      made[k] = TRUE;
     }
   saccade_figure_set_fg (cr, style, 0.75);
   cairo_set_line_width (cr, MAX (0.4, L->fs * 0.05));
@@ -110,14 +118,19 @@ draw_dendrogram (cairo_t *cr, const SaccadeDistanceFigure *f, const SaccadeFigur
     {
       const SaccadeDendroMerge *m = &f->merges[k];
       double my = base - MAX (0.0, m->height) / top * L->dendro_h;
-      if (m->a < 0 || m->b < 0 || m->a >= n + k || m->b >= n + k)
-        continue; /* a merge naming a cluster not made yet: not ours to draw */
+      /* A merge naming a cluster not made yet, or one skipped before it (so later merges
+       * that name a skipped one are skipped too), or a height that is not a number: not
+       * ours to draw. The data may come from a store someone else wrote. */
+      if (m->a < 0 || m->b < 0 || m->a >= n + k || m->b >= n + k || !made[m->a] || !made[m->b]
+          || !isfinite (my))
+        continue;
       cairo_move_to (cr, x[m->a], y[m->a]);
       cairo_line_to (cr, x[m->a], my);
       cairo_line_to (cr, x[m->b], my);
       cairo_line_to (cr, x[m->b], y[m->b]);
       x[n + k] = (x[m->a] + x[m->b]) / 2;
       y[n + k] = my;
+      made[n + k] = TRUE;
     }
   cairo_stroke (cr);
 }
