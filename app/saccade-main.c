@@ -48,7 +48,7 @@ usage (FILE *out)
   fprintf (out, "Usage: saccade [--db FILE] [--model FILE]   open the window\n"
                 "       saccade VERB [OPTIONS...]            run a command-line verb\n\nVerbs:\n");
   for (i = 0; i < G_N_ELEMENTS (verbs); i++)
-    fprintf (out, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf (out, "  %-14s %s\n", verbs[i].name, verbs[i].summary);
   fprintf (out, "\n`saccade VERB --help` describes a verb's options. The model is -m FILE, "
                 "else $SACCADE_MODEL,\nelse the default model fetched by data/fetch-model.sh.\n");
 }
