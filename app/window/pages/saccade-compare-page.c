@@ -148,6 +148,8 @@ refresh_pair (SaccadeComparePage *self)
                                      (const char *const *) self->side[0].run->labels,
                                      self->side[0].run->causal && self->side[1].run->causal);
       saccade_heatmap_view_set_title (self->view_diff, _("A − B"));
+      /* The colour bar says what the colours are: a difference of weights, not a weight. */
+      saccade_heatmap_view_set_axis_names (self->view_diff, NULL, NULL, _("A − B"));
     }
   else
     saccade_heatmap_view_set_data (self->view_diff, NULL, 0, 0, NULL, NULL, FALSE);
@@ -459,7 +461,7 @@ saccade_compare_page_export_figure (SaccadePage *page, const char *path, GError 
     .values = self->diff, .n_rows = self->diff_n, .n_cols = self->diff_n,
     .row_labels = (const char *const *) a->run->labels,
     .col_labels = (const char *const *) a->run->labels, .title = title,
-    .colormap = SACCADE_COLORMAP_RDBU, .causal = a->run->causal,
+    .colormap = SACCADE_COLORMAP_RDBU, .causal = a->run->causal, .value_name = _("A − B"),
   }, path, error);
 }
 
