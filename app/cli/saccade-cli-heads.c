@@ -293,14 +293,7 @@ saccade_cmd_heads (int argc, char **argv)
   int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if (argc != 2)
-    {
-      fprintf (stderr, "saccade: heads takes one run id (see `saccade runs`)\n");
-      return 2;
-    }
-  if (!saccade_store_cli_run_id (argv[1], &run))
+  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "heads", &run))
     return 2;
   if (sort_opt != NULL)
     {
@@ -1000,14 +993,7 @@ saccade_cmd_rollout (int argc, char **argv)
   int rc;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if (argc != 2)
-    {
-      fprintf (stderr, "saccade: rollout takes one run id (see `saccade runs`)\n");
-      return 2;
-    }
-  if (!saccade_store_cli_run_id (argv[1], &run))
+  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "rollout", &run))
     return 2;
   if (target < -1)
     {

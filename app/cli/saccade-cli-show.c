@@ -201,14 +201,7 @@ saccade_cmd_show (int argc, char **argv)
   int rc = 0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if (argc != 2)
-    {
-      fprintf (stderr, "saccade: show takes one run id (see `saccade runs`)\n");
-      return 2;
-    }
-  if (!saccade_store_cli_run_id (argv[1], &run))
+  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "show", &run))
     return 2;
   r.with_head = layer >= 0 || head >= 0;
   if (r.with_head && (layer < 0 || head < 0))

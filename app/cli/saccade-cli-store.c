@@ -44,6 +44,20 @@ saccade_store_cli_run_id (const char *s, gint64 *id)
   return TRUE;
 }
 
+gboolean
+saccade_store_cli_parse_run (GOptionContext *ctx, int *argc, char ***argv, const char *verb,
+                             gint64 *run)
+{
+  if (!saccade_cli_parse_options (ctx, argc, argv))
+    return FALSE;
+  if (*argc != 2)
+    {
+      fprintf (stderr, "saccade: %s takes one run id (see `saccade runs`)\n", verb);
+      return FALSE;
+    }
+  return saccade_store_cli_run_id ((*argv)[1], run);
+}
+
 /* Columns @s takes on a terminal: wide (CJK) characters count two, combining marks none. */
 static int
 display_width (const char *s)

@@ -25,6 +25,11 @@ int saccade_store_cli_fail (const ScError *err);
 /* Parses a run id (a positive integer); prints why not and returns FALSE otherwise. */
 gboolean saccade_store_cli_run_id (const char *s, gint64 *id);
 
+/* Parses @ctx, then the one run id that @verb takes as its only argument; prints why not
+ * ("saccade: VERB takes one run id …") and returns FALSE otherwise (exit status 2). */
+gboolean saccade_store_cli_parse_run (GOptionContext *ctx, int *argc, char ***argv,
+                                      const char *verb, gint64 *run);
+
 /* Prints @s left-aligned in @width terminal columns (wide characters count two). */
 void saccade_store_cli_print_padded (const char *s, int width);
 
