@@ -10,6 +10,7 @@
 #define G_LOG_DOMAIN "saccade-page"
 
 #include "app/window/pages/saccade-heads-table.h"
+#include "app/window/pages/saccade-page.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -184,19 +185,8 @@ saccade_heads_table_class_init (SaccadeHeadsTableClass *klass)
 static void
 saccade_heads_table_init (SaccadeHeadsTable *self)
 {
-  GtkSingleSelection *selection;
-
   self->rows = g_list_store_new (SACCADE_TYPE_HEAD_ROW);
-  self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
-  self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->rows)),
-                                          g_object_ref (gtk_column_view_get_sorter (self->view)));
-  selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
-  gtk_single_selection_set_autoselect (selection, FALSE);
-  gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (selection));
-  g_object_unref (selection);
-  gtk_column_view_set_single_click_activate (self->view, TRUE);
-  gtk_column_view_set_show_column_separators (self->view, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
+  self->view = saccade_page_table_new (G_LIST_MODEL (self->rows), &self->sorted);
 
   /* Translators: heads table columns. */
   add_column (self, COL_LAYER, _("Layer"));

@@ -9,6 +9,7 @@
 #define G_LOG_DOMAIN "saccade-page"
 
 #include "app/window/pages/saccade-induction-table.h"
+#include "app/window/pages/saccade-page.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -138,19 +139,8 @@ saccade_induction_table_class_init (SaccadeInductionTableClass *klass)
 static void
 saccade_induction_table_init (SaccadeInductionTable *self)
 {
-  GtkSingleSelection *selection;
-
   self->rows = g_list_store_new (SACCADE_TYPE_INDUCTION_ROW);
-  self->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
-  self->sorted = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->rows)),
-                                          g_object_ref (gtk_column_view_get_sorter (self->view)));
-  selection = gtk_single_selection_new (G_LIST_MODEL (self->sorted));
-  gtk_single_selection_set_autoselect (selection, FALSE);
-  gtk_column_view_set_model (self->view, GTK_SELECTION_MODEL (selection));
-  g_object_unref (selection);
-  gtk_column_view_set_single_click_activate (self->view, TRUE);
-  gtk_column_view_set_show_column_separators (self->view, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (self->view), "data-table");
+  self->view = saccade_page_table_new (G_LIST_MODEL (self->rows), &self->sorted);
 
   /* Translators: induction table columns (docs/metrics.md defines the scores). */
   add_column (self, COL_RANK, _("Rank"));

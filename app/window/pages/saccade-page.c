@@ -575,3 +575,21 @@ saccade_page_init (SaccadePage *self)
   gtk_widget_add_controller (GTK_WIDGET (self), keys);
   update_actions (self);
 }
+
+GtkColumnView *
+saccade_page_table_new (GListModel *rows, GtkSortListModel **sorted)
+{
+  GtkColumnView *view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  GtkSingleSelection *selection;
+
+  *sorted = gtk_sort_list_model_new (g_object_ref (rows),
+                                     g_object_ref (gtk_column_view_get_sorter (view)));
+  selection = gtk_single_selection_new (G_LIST_MODEL (*sorted));
+  gtk_single_selection_set_autoselect (selection, FALSE);
+  gtk_column_view_set_model (view, GTK_SELECTION_MODEL (selection));
+  g_object_unref (selection);
+  gtk_column_view_set_single_click_activate (view, TRUE);
+  gtk_column_view_set_show_column_separators (view, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (view), "data-table");
+  return view;
+}

@@ -113,4 +113,10 @@ void saccade_page_set_figure (SaccadePage *self, GtkWidget *figure);
 /* For subclasses' titles: the run's text in quotes, cut to a title's length. Caller frees. */
 char *saccade_page_dup_quoted_text (SaccadeRun *run);
 
+/* A sortable table over @rows (a GListModel of row objects; borrowed, referenced): a
+ * GtkColumnView whose header clicks sort through a GtkSortListModel (returned in *@sorted,
+ * owned by the view's model), one click activates a row, column separators and the
+ * "data-table" style. The pages' tables (heads, induction) add their columns to it. */
+GtkColumnView *saccade_page_table_new (GListModel *rows, GtkSortListModel **sorted);
+
 G_END_DECLS
