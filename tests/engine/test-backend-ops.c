@@ -615,7 +615,7 @@ static void
 test_unsupported (void)
 {
   ScBackendOps bare = *reference->ops;
-  ScBackend stub;
+  ScBackend bare_backend;
   ScError err;
   float x[8] = { 0 }, y[8] = { 0 }, probs[4] = { 0 };
   ScAttnParams p = { .scale = 1.0f, .causal = true };
@@ -625,32 +625,32 @@ test_unsupported (void)
   bare.gelu = NULL;
   bare.geglu = NULL;
   bare.add_bias = NULL;
-  memset (&stub, 0, sizeof stub);
-  stub.ops = &bare;
-  stub.caps = SC_BACKEND_CAP_HOST_MEMORY;
-  stub.n_threads = 1;
-  g_assert_false (sc_backend_supports (&stub, SC_BACKEND_CAP_LAYER_NORM));
+  memset (&bare_backend, 0, sizeof bare_backend);
+  bare_backend.ops = &bare;
+  bare_backend.caps = SC_BACKEND_CAP_HOST_MEMORY;
+  bare_backend.n_threads = 1;
+  g_assert_false (sc_backend_supports (&bare_backend, SC_BACKEND_CAP_LAYER_NORM));
 
-  expect_error (sc_backend_layer_norm (&stub, y, x, x, x, 1, 8, 1e-5f, &err), &err,
+  expect_error (sc_backend_layer_norm (&bare_backend, y, x, x, x, 1, 8, 1e-5f, &err), &err,
                 SC_ERR_UNSUPPORTED, "layer_norm");
   g_assert_nonnull (strstr (err.message, "'bare'"));
-  expect_error (sc_backend_gelu (&stub, y, x, 8, &err), &err, SC_ERR_UNSUPPORTED, "gelu");
-  expect_error (sc_backend_geglu (&stub, y, x, 1, 4, &err), &err, SC_ERR_UNSUPPORTED, "geglu");
-  expect_error (sc_backend_add_bias (&stub, y, x, 1, 8, &err), &err, SC_ERR_UNSUPPORTED,
+  expect_error (sc_backend_gelu (&bare_backend, y, x, 8, &err), &err, SC_ERR_UNSUPPORTED, "gelu");
+  expect_error (sc_backend_geglu (&bare_backend, y, x, 1, 4, &err), &err, SC_ERR_UNSUPPORTED, "geglu");
+  expect_error (sc_backend_add_bias (&bare_backend, y, x, 1, 8, &err), &err, SC_ERR_UNSUPPORTED,
                 "add_bias");
   p.causal = false;
-  expect_error (sc_backend_attention (&stub, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
+  expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
                 SC_ERR_UNSUPPORTED, "non-causal");
   p.causal = true;
   p.window = 3;
-  expect_error (sc_backend_attention (&stub, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
+  expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
                 SC_ERR_UNSUPPORTED, "sliding-window");
   /* a flag without the op is still refused: the op slot decides as well */
-  stub.caps |= SC_BACKEND_CAP_GELU;
-  expect_error (sc_backend_gelu (&stub, y, x, 8, &err), &err, SC_ERR_UNSUPPORTED, "gelu");
+  bare_backend.caps |= SC_BACKEND_CAP_GELU;
+  expect_error (sc_backend_gelu (&bare_backend, y, x, 8, &err), &err, SC_ERR_UNSUPPORTED, "gelu");
   /* the required path still works on it */
   p.window = 0;
-  g_assert_cmpint (sc_backend_attention (&stub, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), ==,
+  g_assert_cmpint (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), ==,
                    SC_OK);
 }
 
