@@ -75,6 +75,8 @@ int saccade_cmd_tokenize (int argc, char **argv);
 int saccade_cmd_generate (int argc, char **argv);
 int saccade_cmd_demo (int argc, char **argv);
 int saccade_cmd_bench (int argc, char **argv);
+/* Ablation studies of a stored run (saccade-cli-ablate.c). */
+int saccade_cmd_ablate (int argc, char **argv);
 /* The induction-head detector (saccade-cli-induction.c). */
 int saccade_cmd_induction (int argc, char **argv);
 /* The capture store's verbs (saccade-cli-store.c, saccade-bench-store.c). */

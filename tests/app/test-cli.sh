@@ -307,5 +307,23 @@ PY
   expect_fail compare-other-model "$tmp/bad" "are of different models; heads can be compared only within one model" $rc
 fi
 
+# ablate: run 1 of the default store (captured above); 270 heads as JSON, then reused.
+"$saccade" ablate 1 --heads --json > "$tmp/ablate.json" 2>"$tmp/ablate.err"
+if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["heads"]) == 270, len(d["heads"])' < "$tmp/ablate.json" > "$tmp/ablate.check" 2>&1; then
+  passes=$((passes + 1))
+else
+  echo "FAIL: ablate --heads --json:"; sed 's/^/  | /' "$tmp/ablate.check" "$tmp/ablate.err"; fails=$((fails + 1))
+fi
+"$saccade" ablate 1 --heads > "$tmp/ablate.txt" 2>&1
+check ablate-reused "$tmp/ablate.txt" "^reused study "
+"$saccade" ablate 99 --heads > "$tmp/bad" 2>&1; rc=$?
+expect_fail ablate-missing-run "$tmp/bad" "there is no run 99 in" $rc
+"$saccade" ablate 1 --heads --mode mean > "$tmp/bad" 2>&1; rc=$?
+expect_fail ablate-mean-refused "$tmp/bad" "does not compute yet" $rc
+if [ -f "$tmp/two-models.sqlite" ]; then
+  "$saccade" ablate 3 --heads --db "$tmp/two-models.sqlite" > "$tmp/bad" 2>&1; rc=$?
+  expect_fail ablate-other-model "$tmp/bad" "not with the loaded model" $rc
+fi
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

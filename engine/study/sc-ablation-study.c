@@ -1,0 +1,682 @@
+/* sc-ablation-study.c — the head sweep and token leave-one-out (sc-ablation-study.h has
+ * the definitions): drives sc_forward with one ScIntervention per ablated head or token,
+ * turns each pair of logit blocks into effects with engine/analysis/sc-effect.c, and
+ * stores or reads the results as studies (sc-store-study.h). Nothing here defines a
+ * measure; it only decides which runs to compare. */
+#include "study/sc-ablation-study.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ScAblationEffect
+nan_effect (void)
+{
+  ScAblationEffect e;
+
+  e.next = (ScEffect) { NAN, NAN, NAN, NAN, NAN, -1, -1 };
+  e.delta_loss = NAN;
+  e.flipped = false;
+  return e;
+}
+
+ScHeadSweepResult *
+sc_head_sweep_result_new (int n_layers, int n_heads, int n_tokens)
+{
+  ScHeadSweepResult *r;
+  int i;
+
+  if (n_layers < 1 || n_heads < 1 || n_tokens < 1 || (r = calloc (1, sizeof *r)) == NULL)
+    return NULL;
+  r->n_layers = n_layers;
+  r->n_heads = n_heads;
+  r->n_tokens = n_tokens;
+  r->target = r->top1_clean = -1;
+  r->logp_clean = r->loss_clean = NAN;
+  if ((r->heads = malloc ((size_t) n_layers * n_heads * sizeof *r->heads)) == NULL)
+    {
+      free (r);
+      return NULL;
+    }
+  for (i = 0; i < n_layers * n_heads; i++)
+    r->heads[i] = nan_effect ();
+  return r;
+}
+
+ScTokenLooResult *
+sc_token_loo_result_new (int n_tokens)
+{
+  ScTokenLooResult *r;
+  int i;
+
+  if (n_tokens < 1 || (r = calloc (1, sizeof *r)) == NULL)
+    return NULL;
+  r->n_tokens = n_tokens;
+  r->target = r->top1_clean = -1;
+  r->logp_clean = r->loss_clean = NAN;
+  r->mask = malloc ((size_t) n_tokens * sizeof *r->mask);
+  r->drop = malloc ((size_t) n_tokens * sizeof *r->drop);
+  if (r->mask == NULL || r->drop == NULL)
+    {
+      sc_token_loo_result_free (r);
+      return NULL;
+    }
+  for (i = 0; i < n_tokens; i++)
+    r->mask[i] = r->drop[i] = nan_effect ();
+  return r;
+}
+
+void
+sc_head_sweep_result_free (ScHeadSweepResult *r)
+{
+  if (r == NULL)
+    return;
+  free (r->heads);
+  free (r);
+}
+
+void
+sc_token_loo_result_free (ScTokenLooResult *r)
+{
+  if (r == NULL)
+    return;
+  free (r->mask);
+  free (r->drop);
+  free (r);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Running                                                                               */
+
+/* Checks what every study needs before the first run. */
+static ScStatus
+check_args (ScSession *session, const ScModel *model, const int32_t *ids, int n, int min_n,
+            const ScAblationParams *p, void *out, ScError *err)
+{
+  const ScModelInfo *info;
+  int i;
+
+  if (session == NULL || model == NULL || ids == NULL || p == NULL || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: NULL argument");
+  info = sc_model_info (model);
+  if (n < min_n)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: %d token%s given, at least %d "
+                         "needed%s", n, n == 1 ? "" : "s", min_n,
+                         min_n > 1 ? " (the last token is the query and is never erased)" : "");
+  for (i = 0; i < n; i++)
+    if (ids[i] < 0 || (uint32_t) ids[i] >= info->n_vocab)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: token %d has id %d, outside "
+                           "the vocabulary of %u", i, ids[i], info->n_vocab);
+  if (p->target < -1 || (p->target >= 0 && (uint32_t) p->target >= info->n_vocab))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: target %d is outside the "
+                         "vocabulary 0..%u", p->target, info->n_vocab - 1);
+  return SC_OK;
+}
+
+/* The clean run's measures: target, top-1, ln p, mean loss. */
+static ScStatus
+clean_measures (const float *logits, const int32_t *ids, int n, int V, int want_target,
+                int *target, int *top1, double *logp, double *loss, ScError *err)
+{
+  const float *last = logits + (size_t) (n - 1) * V;
+  ScEffect self;
+  ScStatus st;
+
+  *top1 = sc_logits_top1 (last, V);
+  *target = want_target >= 0 ? want_target : *top1;
+  if (*top1 < 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: the clean logits hold a NaN");
+  if ((st = sc_effect_next_token (last, last, V, *target, &self, err)) != SC_OK)
+    return st;
+  *logp = self.logp_clean;
+  *loss = NAN;
+  if (n >= 2)
+    {
+      double *l = malloc ((size_t) (n - 1) * sizeof *l), sum = 0.0;
+      int q;
+      if (l == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory");
+      if ((st = sc_token_losses (logits, ids, n, V, l, err)) != SC_OK)
+        {
+          free (l);
+          return st;
+        }
+      for (q = 0; q < n - 1; q++)
+        sum += l[q];
+      *loss = sum / (n - 1);
+      free (l);
+    }
+  return SC_OK;
+}
+
+/* The effect of going from @clean to @ablated, two (n, V) blocks of the same ids. */
+static ScStatus
+same_ids_effect (const float *clean, const float *ablated, const int32_t *ids, int n, int V,
+                 int target, ScAblationEffect *e, ScError *err)
+{
+  const size_t last = (size_t) (n - 1) * V;
+  ScStatus st;
+
+  if ((st = sc_effect_next_token (clean + last, ablated + last, V, target, &e->next, err))
+      != SC_OK)
+    return st;
+  e->delta_loss = NAN;
+  if (n >= 2 && (st = sc_delta_loss_logits (clean, ablated, ids, n, V, &e->delta_loss, err))
+      != SC_OK)
+    return st;
+  e->flipped = e->next.top1_ablated != e->next.top1_clean;
+  return SC_OK;
+}
+
+static bool
+report (ScAblationProgressFn progress, void *user, int done, int total)
+{
+  return progress == NULL || progress (user, (double) done / total);
+}
+
+ScStatus
+sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                   const ScAblationParams *p, ScAblationProgressFn progress,
+                   void *progress_user, ScHeadSweepResult **out, ScError *err)
+{
+  const ScModelInfo *info;
+  ScHeadSweepResult *r = NULL;
+  float *clean = NULL, *abl = NULL, *scale = NULL;
+  uint8_t *mean_on = NULL;
+  ScIntervention iv = { 0 };
+  ScForwardOptions opt = { 0 };
+  int L, H, V, l, h;
+  ScStatus st;
+
+  if ((st = check_args (session, model, ids, n, 1, p, out, err)) != SC_OK)
+    return st;
+  if (p->mode != SC_ABLATE_ZERO && p->mode != SC_ABLATE_MEAN)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: unknown mode %d", (int) p->mode);
+  if (p->mode == SC_ABLATE_MEAN && p->head_mean == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: mean-ablation needs each head's "
+                         "mean output, and computing reference means is not implemented yet; "
+                         "use zero-ablation");
+  info = sc_model_info (model);
+  L = (int) info->n_layers;
+  H = (int) info->n_heads;
+  V = (int) info->n_vocab;
+  r = sc_head_sweep_result_new (L, H, n);
+  clean = malloc ((size_t) n * V * sizeof *clean);
+  abl = malloc ((size_t) n * V * sizeof *abl);
+  scale = malloc ((size_t) L * H * sizeof *scale);
+  mean_on = calloc ((size_t) L * H, 1);
+  if (r == NULL || clean == NULL || abl == NULL || scale == NULL || mean_on == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory for %d tokens", n);
+      goto fail;
+    }
+
+  /* 1. The clean run, keeping the residual entering every layer. */
+  opt.all_logits = true;
+  opt.keep_residuals = !p->full_recompute;
+  if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
+      || (st = clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
+                               &r->logp_clean, &r->loss_clean, err)) != SC_OK)
+    goto fail;
+
+  /* 2. One head at a time: layers below its own are the clean run's. */
+  for (l = 0; l < L * H; l++)
+    scale[l] = 1.0f;
+  if (p->mode == SC_ABLATE_ZERO)
+    iv.head_scale = scale;
+  else
+    {
+      iv.head_mean = p->head_mean;
+      iv.head_mean_on = mean_on;
+    }
+  opt.keep_residuals = false;
+  for (l = 0; l < L; l++)
+    for (h = 0; h < H; h++)
+      {
+        const int i = l * H + h;
+        if (p->mode == SC_ABLATE_ZERO)
+          scale[i] = 0.0f;
+        else
+          mean_on[i] = 1;
+        opt.intervention = &iv;
+        opt.start_layer = p->full_recompute ? 0 : l;
+        st = sc_forward (session, ids, n, &opt, abl, err);
+        scale[i] = 1.0f;
+        mean_on[i] = 0;
+        if (st != SC_OK
+            || (st = same_ids_effect (clean, abl, ids, n, V, r->target, &r->heads[i], err))
+                   != SC_OK)
+          goto fail;
+        if (!report (progress, progress_user, i + 1, L * H))
+          {
+            st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head %d.%d",
+                               l, h);
+            goto fail;
+          }
+      }
+  free (clean);
+  free (abl);
+  free (scale);
+  free (mean_on);
+  *out = r;
+  return SC_OK;
+
+fail:
+  free (clean);
+  free (abl);
+  free (scale);
+  free (mean_on);
+  sc_head_sweep_result_free (r);
+  return st;
+}
+
+/* Δ mean loss of dropping token @j (header): @clean (n, V) on @ids, @drop (n − 1, V) on
+ * @ids without j. */
+static ScStatus
+drop_delta_loss (const float *clean, const float *drop, const int32_t *ids, const int32_t *dids,
+                 int n, int j, int V, double *out, ScError *err)
+{
+  double sum = 0.0;
+  int q, m = 0;
+  ScStatus st;
+
+  for (q = 1; q < n; q++)
+    {
+      const int nq = q - (q > j);
+      double lc, ld;
+      if (q == j || nq < 1)
+        continue;
+      if ((st = sc_log_softmax_at (clean + (size_t) (q - 1) * V, V, ids[q], &lc, err)) != SC_OK
+          || (st = sc_log_softmax_at (drop + (size_t) (nq - 1) * V, V, dids[nq], &ld, err))
+                 != SC_OK)
+        return st;
+      sum += (-ld) - (-lc);
+      m++;
+    }
+  *out = m > 0 ? sum / m : NAN;
+  return SC_OK;
+}
+
+ScStatus
+sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                  const ScAblationParams *p, ScAblationProgressFn progress, void *progress_user,
+                  ScTokenLooResult **out, ScError *err)
+{
+  const ScModelInfo *info;
+  ScTokenLooResult *r = NULL;
+  float *clean = NULL, *abl = NULL;
+  uint8_t *mask = NULL;
+  int32_t *dids = NULL;
+  ScIntervention iv = { 0 };
+  ScForwardOptions opt = { .all_logits = true };
+  int V, j, k, total;
+  ScStatus st;
+
+  if ((st = check_args (session, model, ids, n, 2, p, out, err)) != SC_OK)
+    return st;
+  info = sc_model_info (model);
+  V = (int) info->n_vocab;
+  r = sc_token_loo_result_new (n);
+  clean = malloc ((size_t) n * V * sizeof *clean);
+  abl = malloc ((size_t) n * V * sizeof *abl);
+  mask = calloc ((size_t) n, 1);
+  dids = malloc ((size_t) n * sizeof *dids);
+  if (r == NULL || clean == NULL || abl == NULL || mask == NULL || dids == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory for %d tokens", n);
+      goto fail;
+    }
+
+  /* 1. The clean run. */
+  if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
+      || (st = clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
+                               &r->logp_clean, &r->loss_clean, err)) != SC_OK)
+    goto fail;
+
+  /* 2. For each j but the query: mask it, then drop it. */
+  iv.token_mask = mask;
+  total = 2 * (n - 1);
+  for (j = 0; j < n - 1; j++)
+    {
+      ScAblationEffect *e = &r->drop[j];
+      mask[j] = 1;
+      opt.intervention = &iv;
+      st = sc_forward (session, ids, n, &opt, abl, err);
+      mask[j] = 0;
+      if (st != SC_OK
+          || (st = same_ids_effect (clean, abl, ids, n, V, r->target, &r->mask[j], err))
+                 != SC_OK)
+        goto fail;
+      if (!report (progress, progress_user, 2 * j + 1, total))
+        goto cancelled;
+
+      for (k = 0; k < n - 1; k++)
+        dids[k] = ids[k + (k >= j)];
+      opt.intervention = NULL;
+      if ((st = sc_forward (session, dids, n - 1, &opt, abl, err)) != SC_OK
+          || (st = sc_effect_next_token (clean + (size_t) (n - 1) * V,
+                                         abl + (size_t) (n - 2) * V, V, r->target, &e->next,
+                                         err)) != SC_OK
+          || (st = drop_delta_loss (clean, abl, ids, dids, n, j, V, &e->delta_loss, err))
+                 != SC_OK)
+        goto fail;
+      e->flipped = e->next.top1_ablated != e->next.top1_clean;
+      if (!report (progress, progress_user, 2 * j + 2, total))
+        goto cancelled;
+    }
+  free (clean);
+  free (abl);
+  free (mask);
+  free (dids);
+  *out = r;
+  return SC_OK;
+
+cancelled:
+  st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled at token %d", j);
+fail:
+  free (clean);
+  free (abl);
+  free (mask);
+  free (dids);
+  sc_token_loo_result_free (r);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Storage                                                                               */
+
+int
+sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParams *p,
+                         char *buf, size_t size)
+{
+  const bool heads = kind != NULL && strcmp (kind, SC_ABLATION_KIND_HEADS) == 0;
+  char target[16];
+  int len;
+
+  if (p == NULL || buf == NULL)
+    return -1;
+  if (p->target >= 0)
+    snprintf (target, sizeof target, "%d", p->target);
+  else
+    strcpy (target, "null");
+  len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"%s\"}",
+                  SC_ABLATION_STUDY_VERSION, (long long) run_id, target,
+                  heads && p->mode == SC_ABLATE_MEAN ? "mean" : "zero");
+  return len < 0 || (size_t) len >= size ? -1 : len;
+}
+
+/* The metrics of one effect, in a fixed order: names and values. */
+#define N_METRICS 6
+static const char *const METRIC[N_METRICS] = { "delta-logp", "tv", "jsd", "delta-loss",
+                                               "flip", "top1" };
+
+static void
+effect_values (const ScAblationEffect *e, double v[N_METRICS])
+{
+  v[0] = e->next.delta_logp;
+  v[1] = e->next.tv;
+  v[2] = e->next.jsd;
+  v[3] = e->delta_loss;
+  v[4] = e->next.top1_ablated < 0 ? NAN : e->flipped ? 1.0 : 0.0;
+  v[5] = e->next.top1_ablated < 0 ? NAN : (double) e->next.top1_ablated;
+}
+
+static int
+metric_index (const char *name)
+{
+  int k;
+
+  for (k = 0; k < N_METRICS; k++)
+    if (strcmp (name, METRIC[k]) == 0)
+      return k;
+  return -1;
+}
+
+/* Sets metric @k of @e from a stored value; false when it is out of range. */
+static bool
+effect_set (ScAblationEffect *e, int k, double v, int top1_clean, double logp_clean,
+            uint32_t n_vocab)
+{
+  switch (k)
+    {
+    case 0:
+      e->next.delta_logp = v;
+      e->next.logp_clean = logp_clean;
+      e->next.logp_ablated = logp_clean + v;
+      e->next.top1_clean = top1_clean;
+      return true;
+    case 1: e->next.tv = v; return true;
+    case 2: e->next.jsd = v; return true;
+    case 3: e->delta_loss = v; return true;
+    case 4: e->flipped = v == 1.0; return isnan (v) || v == 0.0 || v == 1.0;
+    case 5:
+      if (isnan (v))
+        return true;
+      if (!(v >= 0 && v < n_vocab && v == floor (v)))
+        return false;
+      e->next.top1_ablated = (int) v;
+      e->next.top1_clean = top1_clean;
+      return true;
+    default: return false;
+    }
+}
+
+/* Adds the "clean" series. */
+static ScStatus
+add_clean (ScStoreStudy *s, int target, double logp, int top1, double loss, int n,
+           ScError *err)
+{
+  const double v[5] = { target, logp, top1, loss, n };
+  ScStatus st;
+  int k;
+
+  for (k = 0; k < 5; k++)
+    if ((st = sc_store_study_add_series (s, "clean", k, v[k], err)) != SC_OK)
+      return st;
+  return SC_OK;
+}
+
+ScStatus
+sc_head_sweep_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+                     const ScHeadSweepResult *r, int64_t *study_id, ScError *err)
+{
+  ScStoreStudy *s = NULL;
+  ScStatus st;
+  int i, k;
+
+  if (r == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: no result to store");
+  if ((st = sc_store_study_begin (store, SC_ABLATION_KIND_HEADS, model, params_json, &s, err))
+      != SC_OK)
+    return st;
+  for (i = 0; i < r->n_layers * r->n_heads; i++)
+    {
+      double v[N_METRICS];
+      effect_values (&r->heads[i], v);
+      for (k = 0; k < N_METRICS; k++)
+        if ((st = sc_store_study_add_head (s, i / r->n_heads, i % r->n_heads, METRIC[k], v[k],
+                                           err)) != SC_OK)
+          goto fail;
+    }
+  if ((st = add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean, r->n_tokens,
+                       err)) != SC_OK)
+    goto fail;
+  return sc_store_study_commit (s, study_id, err);
+fail:
+  sc_store_study_abort (s);
+  return st;
+}
+
+ScStatus
+sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+                    const ScTokenLooResult *r, int64_t *study_id, ScError *err)
+{
+  static const char *const KIND[2] = { "mask", "drop" };
+  ScStoreStudy *s = NULL;
+  ScStatus st;
+  int i, k, c;
+
+  if (r == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: no result to store");
+  if ((st = sc_store_study_begin (store, SC_ABLATION_KIND_TOKENS, model, params_json, &s, err))
+      != SC_OK)
+    return st;
+  for (c = 0; c < 2; c++)
+    for (i = 0; i < r->n_tokens; i++)
+      {
+        double v[N_METRICS];
+        effect_values (c == 0 ? &r->mask[i] : &r->drop[i], v);
+        for (k = 0; k < N_METRICS; k++)
+          {
+            char name[SC_STORE_STUDY_NAME_MAX];
+            snprintf (name, sizeof name, "%s.%s", KIND[c], METRIC[k]);
+            if ((st = sc_store_study_add_series (s, name, i, v[k], err)) != SC_OK)
+              goto fail;
+          }
+      }
+  if ((st = add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean, r->n_tokens,
+                       err)) != SC_OK)
+    goto fail;
+  return sc_store_study_commit (s, study_id, err);
+fail:
+  sc_store_study_abort (s);
+  return st;
+}
+
+/* The "clean" series of @d: false when it is missing or out of range. */
+static bool
+read_clean (const ScStoreStudyData *d, uint32_t n_vocab, int *target, double *logp, int *top1,
+            double *loss, int *n)
+{
+  double v[5] = { NAN, NAN, NAN, NAN, NAN };
+  size_t i;
+
+  for (i = 0; i < d->n_series_values; i++)
+    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 5)
+      v[d->series[i].pos] = d->series[i].value;
+  if (!(v[0] >= 0 && v[0] < n_vocab && v[2] >= 0 && v[2] < n_vocab && v[4] >= 1
+        && v[4] <= SC_STORE_MAX_TOKENS))
+    return false;
+  *target = (int) v[0];
+  *logp = v[1];
+  *top1 = (int) v[2];
+  *loss = v[3];
+  *n = (int) v[4];
+  return true;
+}
+
+static ScStatus
+find_and_read (ScStore *store, const char *kind, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+               const char *params_json, ScStoreStudyData **d, int64_t *study_id, ScError *err)
+{
+  int64_t id = 0;
+  ScStatus st;
+
+  if ((st = sc_store_find_study (store, kind, sha256, params_json, &id, err)) != SC_OK
+      || (st = sc_store_read_study (store, id, d, err)) != SC_OK)
+    return st;
+  if (study_id != NULL)
+    *study_id = id;
+  return SC_OK;
+}
+
+ScStatus
+sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
+                    const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                    ScHeadSweepResult **out, int64_t *study_id, ScError *err)
+{
+  ScStoreStudyData *d = NULL;
+  ScHeadSweepResult *r = NULL;
+  int target, top1, n;
+  double logp, loss;
+  size_t i;
+  ScStatus st;
+
+  if ((st = find_and_read (store, SC_ABLATION_KIND_HEADS, sha256, params_json, &d, study_id,
+                           err)) != SC_OK)
+    return st;
+  if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads
+      || !read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+    goto bad;
+  if ((r = sc_head_sweep_result_new (d->n_layers, d->n_heads, n)) == NULL)
+    {
+      sc_store_study_data_free (d);
+      return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory");
+    }
+  r->target = target;
+  r->top1_clean = top1;
+  r->logp_clean = logp;
+  r->loss_clean = loss;
+  for (i = 0; i < d->n_head_values; i++)
+    {
+      const ScStoreHeadValue *v = &d->heads[i];
+      const int k = metric_index (v->metric);
+      if (k >= 0 && !effect_set (&r->heads[v->layer * d->n_heads + v->head], k, v->value, top1,
+                                 logp, info->n_vocab))
+        goto bad;
+    }
+  sc_store_study_data_free (d);
+  *out = r;
+  return SC_OK;
+bad:
+  st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its values do not fit %s",
+                     (long long) d->id, SC_ABLATION_KIND_HEADS, info->name);
+  sc_store_study_data_free (d);
+  sc_head_sweep_result_free (r);
+  return st;
+}
+
+ScStatus
+sc_token_loo_load (ScStore *store, const ScModelInfo *info,
+                   const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                   ScTokenLooResult **out, int64_t *study_id, ScError *err)
+{
+  ScStoreStudyData *d = NULL;
+  ScTokenLooResult *r = NULL;
+  int target, top1, n;
+  double logp, loss;
+  size_t i;
+  ScStatus st;
+
+  if ((st = find_and_read (store, SC_ABLATION_KIND_TOKENS, sha256, params_json, &d, study_id,
+                           err)) != SC_OK)
+    return st;
+  if (!read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+    goto bad;
+  if ((r = sc_token_loo_result_new (n)) == NULL)
+    {
+      sc_store_study_data_free (d);
+      return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory");
+    }
+  r->target = target;
+  r->top1_clean = top1;
+  r->logp_clean = logp;
+  r->loss_clean = loss;
+  for (i = 0; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      const char *dot = strchr (v->series, '.');
+      ScAblationEffect *e;
+      int k;
+      if (strncmp (v->series, "mask.", 5) == 0)
+        e = r->mask;
+      else if (strncmp (v->series, "drop.", 5) == 0)
+        e = r->drop;
+      else
+        continue;
+      if ((k = metric_index (dot + 1)) < 0)
+        continue;
+      if (v->pos >= n || !effect_set (&e[v->pos], k, v->value, top1, logp, info->n_vocab))
+        goto bad;
+    }
+  sc_store_study_data_free (d);
+  *out = r;
+  return SC_OK;
+bad:
+  st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its values do not fit %s",
+                     (long long) d->id, SC_ABLATION_KIND_TOKENS, info->name);
+  sc_store_study_data_free (d);
+  sc_token_loo_result_free (r);
+  return st;
+}

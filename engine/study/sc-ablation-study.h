@@ -1,0 +1,166 @@
+/* sc-ablation-study.h — ablation importance of heads and tokens (DESIGN.md, "Analyses";
+ * docs/metrics.md, "Ablation studies"): how much the model's output changes when one head
+ * or one token is taken away, every head or token in turn.
+ *
+ * Common ground. A study runs on one sentence ids (n >= 1 tokens) and measures, against the
+ * clean run of the same ids, with the definitions of engine/analysis/sc-effect.h:
+ *   - the next-token effect at the last position n − 1: Δ log p(target), TV, JSD, both
+ *     top-1s (target = the clean run's top-1 unless the caller names one);
+ *   - Δ mean loss: the mean next-token loss of the ablated run minus the clean run's
+ *     (sc-effect.h's loss_q, defined for n >= 2; NaN when n == 1 or no position qualifies);
+ *   - flipped: the ablated top-1 differs from the clean top-1.
+ *
+ * Head sweep (Michel et al. 2019). Each of the n_layers × n_heads query heads is ablated
+ * alone — zero-ablation (head_scale 0), or mean-ablation (the head outputs a caller-given
+ * mean vector; computing reference means from a corpus is not here: without means the
+ * mode is refused). Prefix reuse: the clean run keeps its residuals, and ablating a head
+ * of layer L recomputes only layers >= L (start_layer = L), which gives the full run's
+ * logits bit for bit (sc-forward.h). Δ mean loss is over the n − 1 predicted positions
+ * q = 1 .. n − 1.
+ *
+ * Token leave-one-out (Jain & Wallace 2019), two kinds, for each position j = 0 .. n − 2:
+ *   - mask: token j is removed from every attention row of every layer and the rows
+ *     renormalised (ScIntervention.token_mask); positions and ids stay. The effect is read
+ *     at position n − 1; Δ mean loss is over q = 1 .. n − 1, as for heads.
+ *   - drop: token j is deleted from the ids and the n − 1 remaining tokens are run again
+ *     (positions after j shift down by one). The effect is read at the new last position
+ *     n − 2, for the same target. Δ mean loss is over the tokens both runs predict: the
+ *     original positions q with 1 <= q <= n − 1, q != j, and q's new position q − [q > j]
+ *     >= 1 (so with j = 0 the token at q = 1, first in the dropped run, is not counted);
+ *     it is mean over those q of (drop loss − clean loss), NaN when there are none.
+ * The last token (j = n − 1) is never erased: it is the query whose next token is
+ * measured. Its entries are NaN (top-1s −1, flipped false), so n ≥ 2 is required.
+ *
+ * Progress and cancel: @progress (may be NULL) is called after each ablated run with the
+ * fraction done (0..1]; returning false stops the study with SC_ERR_CANCELLED and nothing
+ * is returned. Deterministic: the same model, ids and params give the same numbers.
+ *
+ * Storage (schema v2 studies, sc-store-study.h): kinds SC_ABLATION_KIND_HEADS and
+ * SC_ABLATION_KIND_TOKENS, params from sc_ablation_params_json(). Per head metrics
+ * "delta-logp", "tv", "jsd", "delta-loss", "flip" (0/1), "top1" (the ablated top-1 id);
+ * per token series "<kind>.<metric>" (kind "mask" or "drop", same metrics, pos = j);
+ * series "clean" holds pos 0 the target, 1 ln p_clean(target), 2 the clean top-1, 3 the
+ * clean mean loss, 4 n.
+ *
+ * Thread safety: one study per session at a time (the session's rule). The progress
+ * callback runs on the calling thread. Plain C, no GLib.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/sc-effect.h"
+#include "core/sc-error.h"
+#include "forward/sc-forward.h"
+#include "model/sc-model.h"
+#include "store/sc-store-study.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SC_ABLATION_KIND_HEADS "ablate-heads"
+#define SC_ABLATION_KIND_TOKENS "ablate-tokens"
+/* Bumped whenever a definition above changes, so old stored studies are not reused. */
+#define SC_ABLATION_STUDY_VERSION 1
+
+typedef enum {
+  SC_ABLATE_ZERO = 0, /* head_scale 0 */
+  SC_ABLATE_MEAN,     /* the head outputs head_mean (needs it) */
+} ScAblateMode;
+
+typedef struct {
+  int target;              /* token id to measure, or -1: the clean run's top-1 */
+  ScAblateMode mode;       /* head sweep only */
+  /* (n_layers, n_heads, head_dim) finite means, borrowed; SC_ABLATE_MEAN only. */
+  const float *head_mean;
+  /* Head sweep: recompute every layer for each head instead of reusing the clean prefix
+   * (same numbers bit for bit; for tests and the benchmark). */
+  bool full_recompute;
+} ScAblationParams;
+
+/* One ablation's effect (top-level comment). */
+typedef struct {
+  ScEffect next;      /* at the last position, on the target */
+  double delta_loss;  /* Δ mean loss (nats) */
+  bool flipped;       /* next.top1_ablated != next.top1_clean */
+} ScAblationEffect;
+
+typedef struct {
+  int n_layers, n_heads, n_tokens;
+  int target;              /* the id measured */
+  int top1_clean;
+  double logp_clean;       /* ln p_clean(target) at n − 1 */
+  double loss_clean;       /* mean clean loss over q = 1 .. n − 1 (NaN when n == 1) */
+  ScAblationEffect *heads; /* (n_layers * n_heads), layer-major */
+} ScHeadSweepResult;
+
+typedef struct {
+  int n_tokens;
+  int target, top1_clean;
+  double logp_clean, loss_clean;
+  ScAblationEffect *mask;  /* (n_tokens); entry n − 1 is NaN (never erased) */
+  ScAblationEffect *drop;  /* (n_tokens); likewise */
+} ScTokenLooResult;
+
+/* Called after each ablated run with the fraction done; false cancels. */
+typedef bool (*ScAblationProgressFn) (void *user, double fraction);
+
+/* The head sweep of @ids (n_tokens >= 1) on @session (bound to @model). On success *@out is
+ * the caller's (sc_head_sweep_result_free). Errors: SC_ERR_INVALID_ARG (NULL arguments,
+ * n_tokens < 1, an id out of the vocabulary, a target outside [0, n_vocab), a mode not in
+ * the enum, SC_ABLATE_MEAN without head_mean), those of sc_forward() and sc-effect.h,
+ * SC_ERR_CANCELLED, SC_ERR_NOMEM. All checked before the first run where they can be. */
+ScStatus sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
+                            int n_tokens, const ScAblationParams *params,
+                            ScAblationProgressFn progress, void *progress_user,
+                            ScHeadSweepResult **out, ScError *err);
+
+/* Token leave-one-out (both kinds) of @ids (n_tokens >= 2). @params->mode, head_mean and
+ * full_recompute are ignored. Errors as sc_head_sweep_run (n_tokens < 2 is
+ * SC_ERR_INVALID_ARG: there is no token to erase but the query). */
+ScStatus sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids,
+                           int n_tokens, const ScAblationParams *params,
+                           ScAblationProgressFn progress, void *progress_user,
+                           ScTokenLooResult **out, ScError *err);
+
+/* Empty results (every number NaN, top-1s −1), for a reader that fills them from the store.
+ * NULL when out of memory or a dimension is < 1. */
+ScHeadSweepResult *sc_head_sweep_result_new (int n_layers, int n_heads, int n_tokens);
+ScTokenLooResult *sc_token_loo_result_new (int n_tokens);
+void sc_head_sweep_result_free (ScHeadSweepResult *r); /* NULL is a no-op */
+void sc_token_loo_result_free (ScTokenLooResult *r);   /* NULL is a no-op */
+
+/* ------------------------------------------------------------------------------------ */
+/* Storage                                                                               */
+
+/* The canonical params text (fixed key order, no spaces) of a study of @run_id:
+ * {"study":V,"run":R,"target":T|null,"mode":"zero"|"mean"} into @buf (@size bytes).
+ * The tokens study always writes mode "zero" (it ablates no head). Returns the length, or
+ * −1 when @buf is too small (64 bytes always suffice). */
+int sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParams *params,
+                             char *buf, size_t size);
+
+/* Stores a result as a complete study of @model with @params_json, in one transaction
+ * (nothing stays on failure). *@study_id (may be NULL) receives its id. Errors: those of
+ * sc-store-study.h. */
+ScStatus sc_head_sweep_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+                              const ScHeadSweepResult *r, int64_t *study_id, ScError *err);
+ScStatus sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+                             const ScTokenLooResult *r, int64_t *study_id, ScError *err);
+
+/* Reads back the latest complete study of the model with @sha256 and @params_json.
+ * SC_ERR_NOT_FOUND when there is none; SC_ERR_FORMAT when the stored study does not fit
+ * @info (its shape, or a value out of range such as a top-1 outside the vocabulary).
+ * *@study_id (may be NULL) receives its id. */
+ScStatus sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
+                             const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                             ScHeadSweepResult **out, int64_t *study_id, ScError *err);
+ScStatus sc_token_loo_load (ScStore *store, const ScModelInfo *info,
+                            const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                            ScTokenLooResult **out, int64_t *study_id, ScError *err);
+
+#ifdef __cplusplus
+}
+#endif
