@@ -150,10 +150,33 @@ clean_measures (const float *logits, const int32_t *ids, int n, int V, int want_
   return SC_OK;
 }
 
-/* The effect of going from @clean to @ablated, two (n, V) blocks of the same ids. */
+/* The clean run's per-position losses (n - 1), computed once per study: every ablation of
+ * the same ids is set against them, so a sweep pays one log-sum-exp over the vocabulary per
+ * position and variant instead of two. NULL when n < 2 (no loss); *@out NULL on NOMEM. */
+static ScStatus
+clean_losses (const float *clean, const int32_t *ids, int n, int V, double **out, ScError *err)
+{
+  ScStatus st;
+
+  *out = NULL;
+  if (n < 2)
+    return SC_OK;
+  if ((*out = malloc (2 * (size_t) (n - 1) * sizeof **out)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory for %d losses", n);
+  if ((st = sc_token_losses (clean, ids, n, V, *out, err)) != SC_OK)
+    {
+      free (*out);
+      *out = NULL;
+    }
+  return st;
+}
+
+/* The effect of going from @clean to @ablated, two (n, V) blocks of the same ids. @losses is
+ * clean_losses()'s block: the clean losses, then room for the ablated ones. The same
+ * numbers as sc_delta_loss_logits (clean, ablated, ...), which computes both each time. */
 static ScStatus
 same_ids_effect (const float *clean, const float *ablated, const int32_t *ids, int n, int V,
-                 int target, ScAblationEffect *e, ScError *err)
+                 int target, double *losses, ScAblationEffect *e, ScError *err)
 {
   const size_t last = (size_t) (n - 1) * V;
   ScStatus st;
@@ -162,9 +185,14 @@ same_ids_effect (const float *clean, const float *ablated, const int32_t *ids, i
       != SC_OK)
     return st;
   e->delta_loss = NAN;
-  if (n >= 2 && (st = sc_delta_loss_logits (clean, ablated, ids, n, V, &e->delta_loss, err))
-      != SC_OK)
-    return st;
+  if (n >= 2)
+    {
+      double *la = losses + (n - 1);
+      if ((st = sc_token_losses (ablated, ids, n, V, la, err)) != SC_OK)
+        return (sc_error_prefix (err, "ablated"), st);
+      if ((st = sc_delta_mean_loss (losses, la, n - 1, &e->delta_loss, err)) != SC_OK)
+        return st;
+    }
   e->flipped = e->next.top1_ablated != e->next.top1_clean;
   return SC_OK;
 }
@@ -183,6 +211,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   const ScModelInfo *info;
   ScHeadSweepResult *r = NULL;
   float *clean = NULL, *abl = NULL, *scale = NULL;
+  double *losses = NULL;
   uint8_t *mean_on = NULL;
   ScIntervention iv = { 0 };
   ScForwardOptions opt = { 0 };
@@ -217,7 +246,8 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   opt.keep_residuals = !p->full_recompute;
   if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
       || (st = clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
-                               &r->logp_clean, &r->loss_clean, err)) != SC_OK)
+                               &r->logp_clean, &r->loss_clean, err)) != SC_OK
+      || (st = clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
 
   /* 2. One head at a time: layers below its own are the clean run's. */
@@ -245,7 +275,8 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
         scale[i] = 1.0f;
         mean_on[i] = 0;
         if (st != SC_OK
-            || (st = same_ids_effect (clean, abl, ids, n, V, r->target, &r->heads[i], err))
+            || (st = same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->heads[i],
+                                      err))
                    != SC_OK)
           goto fail;
         if (!report (progress, progress_user, i + 1, L * H))
@@ -257,6 +288,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
       }
   free (clean);
   free (abl);
+  free (losses);
   free (scale);
   free (mean_on);
   *out = r;
@@ -265,6 +297,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
 fail:
   free (clean);
   free (abl);
+  free (losses);
   free (scale);
   free (mean_on);
   sc_head_sweep_result_free (r);
@@ -306,6 +339,7 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
   const ScModelInfo *info;
   ScTokenLooResult *r = NULL;
   float *clean = NULL, *abl = NULL;
+  double *losses = NULL;
   uint8_t *mask = NULL;
   int32_t *dids = NULL;
   ScIntervention iv = { 0 };
@@ -331,7 +365,8 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
   /* 1. The clean run. */
   if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
       || (st = clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
-                               &r->logp_clean, &r->loss_clean, err)) != SC_OK)
+                               &r->logp_clean, &r->loss_clean, err)) != SC_OK
+      || (st = clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
 
   /* 2. For each j but the query: mask it, then drop it. */
@@ -345,7 +380,8 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
       st = sc_forward (session, ids, n, &opt, abl, err);
       mask[j] = 0;
       if (st != SC_OK
-          || (st = same_ids_effect (clean, abl, ids, n, V, r->target, &r->mask[j], err))
+          || (st = same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->mask[j],
+                                    err))
                  != SC_OK)
         goto fail;
       if (!report (progress, progress_user, 2 * j + 1, total))
@@ -367,6 +403,7 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
     }
   free (clean);
   free (abl);
+  free (losses);
   free (mask);
   free (dids);
   *out = r;
@@ -377,6 +414,7 @@ cancelled:
 fail:
   free (clean);
   free (abl);
+  free (losses);
   free (mask);
   free (dids);
   sc_token_loo_result_free (r);
