@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+#include "engine/format/sc-gguf.h"
+#include "engine/model/sc-model.h"
+
 #define ALIGN 32u
 
 typedef struct {
@@ -333,4 +336,36 @@ sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor
   sc_test_gguf_free (g);
   g_rand_free (r);
   return out;
+}
+
+ScModel *
+sc_test_model_open_bytes (GBytes *bytes)
+{
+  ScGguf *g = NULL;
+  ScModel *m = NULL;
+  ScError err = { 0 };
+  gsize n;
+  const void *d = g_bytes_get_data (bytes, &n);
+
+  if (sc_gguf_open_memory (d, n, &g, &err) != SC_OK)
+    g_error ("test model: %s", err.message);
+  if (sc_model_open_gguf (g, 1, &m, &err) != SC_OK)
+    g_error ("test model: %s", err.message);
+  return m;
+}
+
+GBytes *
+sc_test_tiny_bytes (void)
+{
+  static GBytes *bytes = NULL; /* kept for the process: the models borrow it */
+
+  if (bytes == NULL)
+    bytes = sc_test_gguf_tiny_llama (11, "llama", NULL);
+  return bytes;
+}
+
+ScModel *
+sc_test_tiny_model (void)
+{
+  return sc_test_model_open_bytes (sc_test_tiny_bytes ());
 }

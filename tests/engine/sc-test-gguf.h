@@ -46,6 +46,15 @@ void sc_test_gguf_add_byte_vocab (ScTestGguf *g);
  * context 64. @omit_tensor / @arch let tests break it. */
 GBytes *sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor);
 
+/* Opens a model (one dequantising thread) from GGUF bytes held in memory, which the model
+ * borrows: @bytes must outlive it. Fails the test with the engine's message. */
+struct ScModel *sc_test_model_open_bytes (GBytes *bytes);
+
+/* The tiny llama of seed 11: its GGUF bytes, made once and kept for the process (borrowed),
+ * and an open model over them (caller frees the model). */
+GBytes *sc_test_tiny_bytes (void);
+struct ScModel *sc_test_tiny_model (void);
+
 /* A two-layer attention-only llama whose head 0 of layer 0 is a previous-token head and
  * head 0 of layer 1 an induction head by construction (docs/metrics.md, "A model with an
  * induction head by construction"); the other head of each layer has zero weights and

@@ -27,25 +27,6 @@
 #include "engine/study/sc-ablation-study.h"
 #include "tests/engine/sc-test-gguf.h"
 
-static GBytes *tiny_bytes; /* kept for the process: the models borrow it */
-
-static ScModel *
-tiny_model (void)
-{
-  ScGguf *g = NULL;
-  ScModel *m = NULL;
-  ScError err = { 0 };
-  gsize n;
-  const void *d;
-
-  if (tiny_bytes == NULL)
-    tiny_bytes = sc_test_gguf_tiny_llama (11, "llama", NULL);
-  d = g_bytes_get_data (tiny_bytes, &n);
-  g_assert_cmpint (sc_gguf_open_memory (d, n, &g, &err), ==, SC_OK);
-  if (sc_model_open_gguf (g, 1, &m, &err) != SC_OK)
-    g_error ("tiny model: %s", err.message);
-  return m;
-}
 
 static const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10, 200, 201 };
 #define N ((int) G_N_ELEMENTS (ids))
@@ -133,8 +114,8 @@ test_heads_prefix_equals_full (void)
   ScIntervention iv = { 0 };
   int i;
 
-  fixture_init (&f, tiny_model ());
-  fixture_init (&g, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
+  fixture_init (&g, sc_test_tiny_model ());
   g_assert_cmpint (sc_head_sweep_run (f.s, f.m, ids, N, &p, NULL, NULL, &r, &err), ==, SC_OK);
   p.full_recompute = true;
   g_assert_cmpint (sc_head_sweep_run (f.s, f.m, ids, N, &p, NULL, NULL, &rf, &err), ==, SC_OK);
@@ -182,7 +163,7 @@ test_nothing_ablated (void)
   ScAblationEffect e;
   int l, i;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   clean = g_new (float, (gsize) N * f.V);
   again = g_new (float, (gsize) N * f.V);
   ones = g_new (float, f.L * f.H);
@@ -220,7 +201,7 @@ test_tokens (void)
   ScIntervention iv = { .token_mask = mask };
   int j, k;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   g_assert_cmpint (sc_token_loo_run (f.s, f.m, ids, N, &p, NULL, NULL, &r, &err), ==, SC_OK);
   g_assert_cmpint (r->n_tokens, ==, N);
   g_assert_cmpint (r->target, ==, 101);
@@ -297,7 +278,7 @@ test_cancel (void)
   ScError err = { 0 };
   Cancel c = { 0, 3, 0.0 };
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   g_assert_cmpint (sc_head_sweep_run (f.s, f.m, ids, N, &p, cancel_after, &c, &r, &err), ==,
                    SC_ERR_CANCELLED);
   g_assert_null (r);
@@ -327,7 +308,7 @@ test_invalid (void)
   ScError err = { 0 };
   const int32_t bad[] = { 1, 99999 };
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   p.target = f.V;
   g_assert_cmpint (sc_head_sweep_run (f.s, f.m, ids, N, &p, NULL, NULL, &r, &err), ==,
                    SC_ERR_INVALID_ARG);
@@ -379,9 +360,7 @@ test_store_roundtrip (void)
   const void *d;
   int i;
 
-  if (tiny_bytes == NULL)
-    tiny_bytes = sc_test_gguf_tiny_llama (11, "llama", NULL);
-  d = g_bytes_get_data (tiny_bytes, &len);
+  d = g_bytes_get_data (sc_test_tiny_bytes (), &len);
   g_assert_true (g_file_set_contents (model_path, d, (gssize) len, NULL));
   g_assert_cmpint (sc_model_open (model_path, 1, &m, &err), ==, SC_OK);
   fixture_init (&f, m);

@@ -232,24 +232,6 @@ test_matmul_rope_norm (void)
 
 /* ---- whole forward pass on the tiny model ---------------------------------------- */
 
-static ScModel *
-tiny_model (void)
-{
-  static GBytes *bytes = NULL; /* kept for the process: the model borrows it */
-  ScGguf *g = NULL;
-  ScModel *m = NULL;
-  ScError err = { 0 };
-  gsize n;
-  const void *d;
-
-  if (bytes == NULL)
-    bytes = sc_test_gguf_tiny_llama (11, "llama", NULL);
-  d = g_bytes_get_data (bytes, &n);
-  g_assert_cmpint (sc_gguf_open_memory (d, n, &g, &err), ==, SC_OK);
-  if (sc_model_open_gguf (g, 1, &m, &err) != SC_OK)
-    g_error ("tiny model: %s", err.message);
-  return m;
-}
 
 typedef struct {
   int calls;
@@ -272,7 +254,7 @@ collect_observe (void *user, int layer, int head, const float *probs, int n_q, i
 static void
 test_tiny_forward (void)
 {
-  ScModel *m = tiny_model ();
+  ScModel *m = sc_test_tiny_model ();
   const ScModelInfo *in = sc_model_info (m);
   const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10 };
   const int n = G_N_ELEMENTS (ids), V = (int) in->n_vocab;
@@ -321,7 +303,7 @@ test_tiny_forward (void)
 static void
 test_tiny_interventions (void)
 {
-  ScModel *m = tiny_model ();
+  ScModel *m = sc_test_tiny_model ();
   const ScModelInfo *in = sc_model_info (m);
   const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10, 200, 201 };
   const int n = G_N_ELEMENTS (ids), V = (int) in->n_vocab;
@@ -424,7 +406,7 @@ zc_observe (void *user, int layer, int head, const float *probs, int n_q, int n_
 static void
 test_tiny_zero_copy (void)
 {
-  ScModel *m = tiny_model ();
+  ScModel *m = sc_test_tiny_model ();
   const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44 };
   const int n = G_N_ELEMENTS (ids);
   ScBackend *b = sc_backend_cpu_new (2, NULL);
@@ -474,7 +456,7 @@ rect_observe (void *user, int layer, int head, const float *probs, int n_q, int 
 static void
 test_tiny_kv_cache (void)
 {
-  ScModel *m = tiny_model ();
+  ScModel *m = sc_test_tiny_model ();
   const int V = (int) sc_model_info (m)->n_vocab;
   ScBackend *b = sc_backend_cpu_new (2, NULL);
   ScSession *inc = NULL, *full = NULL;

@@ -25,24 +25,6 @@
 
 /* A fresh copy of the tiny model (each has its own weight arena, so a test may change one
  * copy's weights). */
-static ScModel *
-tiny_model (void)
-{
-  static GBytes *bytes = NULL; /* kept for the process: the models borrow it */
-  ScGguf *g = NULL;
-  ScModel *m = NULL;
-  ScError err = { 0 };
-  gsize n;
-  const void *d;
-
-  if (bytes == NULL)
-    bytes = sc_test_gguf_tiny_llama (11, "llama", NULL);
-  d = g_bytes_get_data (bytes, &n);
-  g_assert_cmpint (sc_gguf_open_memory (d, n, &g, &err), ==, SC_OK);
-  if (sc_model_open_gguf (g, 1, &m, &err) != SC_OK)
-    g_error ("tiny model: %s", err.message);
-  return m;
-}
 
 static const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10, 200, 201 };
 #define N ((int) G_N_ELEMENTS (ids))
@@ -149,8 +131,8 @@ test_zero_layer (void)
       size_t nl;
       int h;
 
-      fixture_init (&f, tiny_model ());
-      fixture_init (&z, tiny_model ());
+      fixture_init (&f, sc_test_tiny_model ());
+      fixture_init (&z, sc_test_tiny_model ());
       nl = (size_t) N * f.V;
       want = g_new (float, nl);
       got = g_new (float, nl);
@@ -200,7 +182,7 @@ test_permute (void)
   size_t nl, np;
   int i, j, h, changed_rows = 0;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   nl = (size_t) N * f.V;
   np = (size_t) f.L * f.H * N * N;
   plain = g_new (float, nl);
@@ -284,7 +266,7 @@ test_uniform (void)
   const float *row;
   int i, j;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   lg = g_new (float, (size_t) N * f.V);
   p = g_new (float, (size_t) f.L * f.H * N * N);
   run (&f, ids, N, &iv, lg, p);
@@ -315,7 +297,7 @@ test_zero_top (void)
   g_autofree float *lg = NULL, *pp = NULL, *pe = NULL;
   int i, j;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   lg = g_new (float, (size_t) N * f.V);
   pp = g_new (float, (size_t) f.L * f.H * N * N);
   pe = g_new (float, (size_t) f.L * f.H * N * N);
@@ -369,7 +351,7 @@ test_mean_self (void)
   double far = 0.0;
   int i, t;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   g_assert_cmpint ((int) f.in->n_embd, ==, E);
   w = sc_model_weights (f.m);
   for (i = 0; i < E; i++)
@@ -421,7 +403,7 @@ test_prefix_reuse (void)
   size_t nl;
   int k;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   nl = (size_t) N * f.V;
   kept = g_new (float, nl);
   full = g_new (float, nl);
@@ -494,7 +476,7 @@ test_invalid (void)
   g_autofree float *lg = NULL;
   gsize k;
 
-  fixture_init (&f, tiny_model ());
+  fixture_init (&f, sc_test_tiny_model ());
   lg = g_new (float, (size_t) N * f.V);
   mean[3 * 4 + 2] = NAN; /* only the mean-ablated head's mean is read */
   scale[5] = INFINITY;
