@@ -9,6 +9,8 @@
  *                                                   keys/values to cache rows n_past..n and
  *                                                   P (H, nq, n) where this file says
  *     observer   <- P                               per head, after the layer returns
+ *     observer   <- o (nq, H*d)                     the attention output that multiplied
+ *                                                   W_O (attn_output, when asked for)
  *   logits (rows, V) = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows.
  *
  * This file owns what every architecture shares: the session and its buffers, the KV
@@ -62,6 +64,8 @@ struct ScSession {
   float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
   float *probs_host; /* host copy for device backends; == probs on host-memory ones */
   float *logits_dev; /* (cap, V) */
+  float *o_host;     /* (cap, Q) host copy of o for the observer's attn_output on device
+                      * backends; NULL until wanted */
 
   /* Prefix reuse: residual entering each layer 0..L (L = final), for kept_ids. */
   float *resid;      /* (L + 1, cap, E), NULL until first kept run */
@@ -84,6 +88,8 @@ free_buffers (ScSession *s)
   if (s->probs_host != s->probs)
     free (s->probs_host);
   s->probs_host = NULL;
+  free (s->o_host);
+  s->o_host = NULL;
   for (i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (*bufs[i] != NULL)
       {
@@ -254,6 +260,53 @@ sc_session_free (ScSession *s)
   free_buffers (s);
   free (s->layers);
   free (s);
+}
+
+ScStatus
+sc_session_residual (const ScSession *s, int layer, int row, float *out, ScError *err)
+{
+  const ScModelInfo *in;
+  const size_t E = s != NULL ? sc_model_info (s->model)->n_embd : 0;
+
+  if (s == NULL || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: NULL argument");
+  in = sc_model_info (s->model);
+  if (s->resid == NULL || s->kept_n == 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: the session keeps no residuals "
+                         "(run sc_forward with keep_residuals first)");
+  if (layer < 0 || layer > (int) in->n_layers)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: layer %d is outside 0..%u", layer,
+                         in->n_layers);
+  if (row < 0 || row >= s->kept_n)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: row %d is outside the kept run's "
+                         "0..%d", row, s->kept_n - 1);
+  return s->b->ops->download (s->b, out, s->resid + ((size_t) layer * s->cap + row) * E, E,
+                              err);
+}
+
+/* Hands layer @l's attention output, (n_q, Q) in ctx->o after the layer returned (the
+ * architecture contract in sc-arch.h), to the observer's attn_output; downloaded into a
+ * host copy on device backends. */
+static ScStatus
+observe_attn_output (ScSession *s, const ScObserver *obs, int l, int n_q, ScError *err)
+{
+  const ScModelInfo *in = sc_model_info (s->model);
+  const int Q = (int) (in->n_heads * in->head_dim);
+  const float *host = s->o;
+  ScStatus st;
+
+  if (!sc_backend_supports (s->b, SC_BACKEND_CAP_HOST_MEMORY))
+    {
+      if (s->o_host == NULL
+          && (s->o_host = malloc ((size_t) s->cap * Q * sizeof (float))) == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory for the attention output");
+      if ((st = s->b->ops->download (s->b, s->o_host, s->o, (size_t) n_q * Q, err)) != SC_OK)
+        return st;
+      host = s->o_host;
+    }
+  if (!obs->attn_output (obs->user, l, host, n_q, Q))
+    return sc_error_set (err, SC_ERR_CANCELLED, "cancelled at layer %d's attention output", l);
+  return SC_OK;
 }
 
 ScBackend *
@@ -430,6 +483,8 @@ observe_layer (ScSession *s, const ScObserver *obs, int l, const float *probs, i
   bool downloaded = false;
   int h;
 
+  if (obs->observe == NULL)
+    return SC_OK;
   for (h = 0; h < (int) in->n_heads; h++)
     if (obs->wants == NULL || obs->wants (obs->user, l, h))
       {
@@ -741,6 +796,10 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     .key_mask = iv != NULL ? iv->token_mask : NULL, .stats = opt->stats,
     .edit_user = &edit_ctx,
   };
+  /* A run that keeps residuals overwrites the kept ones: they are valid again only when
+   * it completes. */
+  if (opt->keep_residuals)
+    s->kept_n = 0;
   /* This call rewrites cache rows past..n; what was cached beyond `past` is gone. */
   if (s->kv_n > past)
     s->kv_n = past;
@@ -781,6 +840,9 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
         }
       if (opt->observer != NULL
           && (st = observe_layer (s, opt->observer, l, c.probs, nq, n, err)) != SC_OK)
+        return st;
+      if (opt->observer != NULL && opt->observer->attn_output != NULL
+          && (st = observe_attn_output (s, opt->observer, l, nq, err)) != SC_OK)
         return st;
 
       if (opt->progress != NULL && !opt->progress (opt->progress_user, l + 1, L))

@@ -49,6 +49,14 @@ typedef struct {
    * @layer's probabilities, (n_heads, n_query, n_key) floats, should be written, or NULL
    * for the session's own buffer. observe() then receives pointers into that block. */
   float *(*layer_buffer) (void *user, int layer, int n_query, int n_key);
+  /* Optional (NULL = not wanted): layer @layer's attention output before W_O, (n_query,
+   * width) row-major host floats with width = n_heads * head_dim, head h in columns
+   * h*head_dim .. (h+1)*head_dim - 1 — exactly what multiplies W_O: after the head scales,
+   * mean-ablation and attention edits of the intervention. Called once per layer, after
+   * the layer returns and after the layer's observe() calls; borrowed for the call (on a
+   * device backend it is a host copy, downloaded only when this is set). Returning false
+   * cancels (SC_ERR_CANCELLED). observe may be NULL when only this is wanted. */
+  bool (*attn_output) (void *user, int layer, const float *o, int n_query, int width);
 } ScObserver;
 
 /* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */
@@ -97,6 +105,16 @@ ScStatus sc_forward (ScSession *session, const int32_t *ids, int n_tokens,
  * layer with a head scale other than 1, a mean-ablated head or an edit; n_layers when it
  * changes nothing), i.e. the deepest start_layer a prefix-reusing run may use. */
 int sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info);
+
+/* Row @row of the residual stream entering layer @layer (0 .. n_layers; n_layers = the
+ * final residual, before the output norm), as kept by the session's last run with
+ * keep_residuals, into @out (n_embd floats, host memory). Rows are that run's positions
+ * 0 .. n - 1. Runs without keep_residuals leave the kept residuals as they are, unless a
+ * longer run grows the session's buffers (which drops them); a failed keep_residuals run
+ * drops them too. Errors: SC_ERR_INVALID_ARG (NULL arguments, no residuals kept, layer or
+ * row out of range; the message names it), the backend's download error. */
+ScStatus sc_session_residual (const ScSession *session, int layer, int row, float *out,
+                              ScError *err);
 
 /* The backend a session runs on. */
 ScBackend *sc_session_backend (const ScSession *session);

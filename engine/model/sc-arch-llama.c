@@ -107,6 +107,7 @@ llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
   if (c->edit_heads != NULL)
     TRY (c->edit_heads (c, true, 0, err));
   TRY (sc_layer_matmul (c, c->x, c->o, w->wo, nq, Q, E, true, err));
+  /* c->o is not touched again: the observer reads it after we return (sc-arch.h) */
 
   /* feed-forward block */
   TRY (b->ops->rmsnorm (b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err));

@@ -64,7 +64,11 @@ typedef struct ScLayerCtx {
   float *h;                 /* (n_q, E) scratch: a sublayer's normalised input */
   float *qkv;               /* (n_q, Q + 2 KV) scratch: a fused projection's output */
   float *q;                 /* (n_q, Q) scratch: queries */
-  float *o;                 /* (n_q, Q) scratch: attention output */
+  float *o;                 /* (n_q, Q) the attention output. Contract: when the layer
+                             * function returns, o still holds exactly what it multiplied
+                             * by W_O (after head scales, edit_heads), because the forward
+                             * pass hands it to the observer's attn_output then; a layer
+                             * must not reuse o as scratch after its output projection */
   float *gu;                /* (n_q, 2 F) scratch: a fused gate|up projection's output */
   float *act;               /* (n_q, F) scratch: the feed-forward activation */
   float *k_cache, *v_cache; /* (n_k, KV) this layer's keys and values: rows < n_past come
