@@ -1,0 +1,568 @@
+/* saccade-cli-dla.c — `saccade dla RUN`: direct logit attribution of a stored run (each
+ * head's output written through W_O and the frozen final norm onto the target's
+ * unembedding; engine/study/sc-dla.h), and `saccade means`: the reference means that
+ * mean-ablation uses (app/core/saccade-head-means.h). Parse -> a result (computed, or read
+ * back from the store when the same model file and parameters were studied before) -> text
+ * or JSON. When the store holds a zero-ablation head sweep of the same run and target
+ * (`saccade ablate RUN --heads`), `dla` sets each head's Δ log p beside its DLA, with the
+ * Spearman ρ between them. Definitions: docs/metrics.md, "Reference means and direct logit
+ * attribution". */
+#define G_LOG_DOMAIN "saccade-cli"
+
+#include "app/cli/saccade-cli-store.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/core/saccade-head-means.h"
+#include "engine/analysis/sc-rank.h"
+#include "engine/study/sc-ablation-study.h"
+#include "engine/study/sc-dla.h"
+
+typedef struct {
+  SaccadeCliCommon common;
+  char *db;
+  char *target;
+  int top;
+  gboolean recompute;
+} DlaOptions;
+
+/* What `dla` prints. */
+typedef struct {
+  ScStoreRunInfo run;
+  ScStoreToken *tokens;
+  size_t n_tokens;
+  ScDlaResult *dla;
+  ScHeadSweepResult *sweep;   /* a stored zero-ablation sweep of the same target, or NULL */
+  gint64 sweep_id;
+  ScSpearman rho;             /* DLA against Δ log p over the heads, when sweep != NULL */
+  char *target_label;         /* the target's bytes, safe on a terminal */
+  char *target_bytes;         /* raw */
+  gsize target_len;
+  gint64 study_id;
+  gboolean reused;
+  double seconds;
+  char *warning;
+} DlaResult;
+
+static void
+dla_result_clear (DlaResult *r)
+{
+  sc_store_run_info_clear (&r->run);
+  sc_store_tokens_free (r->tokens);
+  sc_dla_result_free (r->dla);
+  sc_head_sweep_result_free (r->sweep);
+  g_free (r->target_label);
+  g_free (r->target_bytes);
+  g_free (r->warning);
+  memset (r, 0, sizeof *r);
+}
+
+/* Reads run @id and its tokens; FALSE with @error when there is no such store or run. */
+static gboolean
+read_run (const char *path, gint64 id, DlaResult *r, GError **error)
+{
+  ScStore *store;
+  ScError err = { 0 };
+  ScStatus st;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no capture store at %s", path);
+      return FALSE;
+    }
+  if ((store = saccade_store_open (path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  st = sc_store_get_run (store, id, &r->run, &err);
+  if (st == SC_OK)
+    st = sc_store_read_tokens (store, id, &r->tokens, &r->n_tokens, &err);
+  sc_store_close (store);
+  if (st == SC_ERR_NOT_FOUND)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "there is no run %" G_GINT64_FORMAT " in %s (see `saccade runs`)", id, path);
+      return FALSE;
+    }
+  if (st != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* --target: a token id (digits only), or a token's text, which must tokenize to exactly
+ * one token. -1 when @s is NULL (the clean top-1). */
+static gboolean
+parse_target (ScModel *model, const char *s, int *target, GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  g_autoptr (GArray) ids = NULL;
+  guint64 v;
+
+  *target = -1;
+  if (s == NULL)
+    return TRUE;
+  if (s[0] != '\0' && strspn (s, "0123456789") == strlen (s))
+    {
+      if (!g_ascii_string_to_unsigned (s, 10, 0, info->n_vocab - 1, &v, NULL))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--target %s is outside the vocabulary 0..%u", s, info->n_vocab - 1);
+          return FALSE;
+        }
+      *target = (int) v;
+      return TRUE;
+    }
+  if ((ids = saccade_tokenize (model, s, -1, TRUE, error)) == NULL)
+    return FALSE;
+  {
+    /* the tokenizer may add BOS; the target is what follows it */
+    const int32_t bos = sc_tokenizer_bos (sc_model_tokenizer (model));
+    guint first = ids->len > 0 && sc_tokenizer_adds_bos (sc_model_tokenizer (model))
+                          && g_array_index (ids, int32_t, 0) == bos
+                      ? 1 : 0;
+    if (ids->len - first != 1)
+      {
+        g_autofree char *shown = saccade_terminal_text (s, -1);
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "--target \"%s\" is %u tokens, not one (give a token id, or the text of "
+                     "a single token such as \" tired\" with its leading space)", shown,
+                     ids->len - first);
+        return FALSE;
+      }
+    *target = g_array_index (ids, int32_t, first);
+  }
+  return TRUE;
+}
+
+/* The stored zero-ablation head sweep of the same run whose target is @target, tried with
+ * the target named and, when @target is the clean top-1, as the default target. */
+static void
+find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *sm, gint64 run,
+            int target, int top1, DlaResult *r)
+{
+  const int tries[2] = { target, target == top1 ? -1 : target };
+  int k;
+
+  for (k = 0; k < 2 && r->sweep == NULL; k++)
+    {
+      ScAblationParams p = { .target = tries[k], .mode = SC_ABLATE_ZERO };
+      ScHeadSweepResult *sw = NULL;
+      char params[128];
+      int64_t id = 0;
+      if (k == 1 && tries[1] == tries[0])
+        break;
+      if (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, run, &p, params, sizeof params) < 0)
+        continue;
+      if (sc_head_sweep_load (store, info, sm->sha256, params, &sw, &id, NULL) != SC_OK)
+        continue;
+      if (sw->target != target || sw->n_tokens != r->dla->n_tokens)
+        {
+          sc_head_sweep_result_free (sw);
+          continue;
+        }
+      r->sweep = sw;
+      r->sweep_id = id;
+    }
+  if (r->sweep != NULL)
+    {
+      const int n = r->dla->n_layers * r->dla->n_heads;
+      g_autofree double *dlp = g_new (double, n);
+      int i;
+      for (i = 0; i < n; i++)
+        dlp[i] = r->sweep->heads[i].next.delta_logp;
+      if (sc_spearman_rho (r->dla->heads, dlp, n, &r->rho, NULL) != SC_OK)
+        r->rho.rho = r->rho.p = NAN;
+    }
+}
+
+static gboolean
+get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult *r,
+            GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  const int n = (int) r->n_tokens;
+  g_autofree int32_t *ids = g_new (int32_t, MAX (n, 1));
+  SaccadeCliSession cs = { 0 };
+  ScStoreModel sm;
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  char params[64], hex[SC_SHA256_HEX_SIZE];
+  int target, i;
+  int64_t id = 0;
+  gint64 t0;
+
+  if (!parse_target (model, o->target, &target, error))
+    return FALSE;
+  for (i = 0; i < n; i++)
+    ids[i] = r->tokens[i].id;
+  /* The run must be of the loaded model file, by fingerprint. */
+  if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &sm, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  sc_sha256_hex (sm.sha256, hex);
+  if (strcmp (hex, r->run.model_sha256) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "run %" G_GINT64_FORMAT " was captured with %s (%s, SHA-256 %.12s…), not "
+                   "with the loaded model %s (SHA-256 %.12s…); load that file with -m",
+                   r->run.id, r->run.model_name, r->run.model_path, r->run.model_sha256,
+                   saccade_cli_model_path (&o->common), hex);
+      return FALSE;
+    }
+  sc_dla_params_json (r->run.id, target, params, sizeof params);
+  store = saccade_store_open (db_path, TRUE, NULL);
+  if (store == NULL)
+    store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
+  if (store != NULL && !o->recompute
+      && sc_dla_load (store, info, sm.sha256, params, &r->dla, &id, NULL) == SC_OK)
+    {
+      r->reused = TRUE;
+      r->study_id = id;
+    }
+  if (r->dla == NULL)
+    {
+      ScStatus st;
+      if (!saccade_cli_session_open (&cs, &o->common, model, error))
+        {
+          sc_store_close (store);
+          return FALSE;
+        }
+      t0 = g_get_monotonic_time ();
+      st = sc_dla_run (cs.session, model, ids, n, target, &r->dla, &err);
+      r->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+      saccade_cli_session_close (&cs);
+      if (st != SC_OK)
+        {
+          sc_store_close (store);
+          saccade_set_error_from_sc (error, &err);
+          return FALSE;
+        }
+      if (store == NULL || !sc_store_is_writable (store))
+        r->warning = g_strdup ("the store is read-only");
+      else if (sc_dla_store (store, &sm, params, r->dla, &id, &err) == SC_OK)
+        r->study_id = id;
+      else
+        r->warning = g_strdup (err.message);
+    }
+  if (store != NULL)
+    find_sweep (store, info, &sm, r->run.id, r->dla->target, r->dla->top1_clean, r);
+  sc_store_close (store);
+  {
+    char buf[256];
+    const size_t len = sc_token_to_bytes (sc_model_tokenizer (model), r->dla->target, true, buf,
+                                          sizeof buf);
+    r->target_len = MIN (len, sizeof buf);
+    r->target_bytes = g_memdup2 (buf, r->target_len);
+    r->target_label = saccade_terminal_text (buf, (gssize) r->target_len);
+  }
+  return TRUE;
+}
+
+/* Head indices by |dla|, largest first, ties by index. */
+static int
+by_abs_dla (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const double *v = user_data;
+  const int ia = *(const int *) a, ib = *(const int *) b;
+  const double va = fabs (v[ia]), vb = fabs (v[ib]);
+
+  return va > vb ? -1 : va < vb ? 1 : ia - ib;
+}
+
+static int *
+rank_heads (const ScDlaResult *d)
+{
+  const int n = d->n_layers * d->n_heads;
+  int *order = g_new (int, n);
+  int i;
+
+  for (i = 0; i < n; i++)
+    order[i] = i;
+  g_qsort_with_data (order, n, sizeof *order, by_abs_dla, d->heads);
+  return order;
+}
+
+static double
+sum_of (const double *v, int n)
+{
+  double s = 0.0;
+  int i;
+
+  for (i = 0; i < n; i++)
+    s += v[i];
+  return s;
+}
+
+static void
+print_text (const DlaResult *r, const DlaOptions *o, const char *db_path)
+{
+  const ScDlaResult *d = r->dla;
+  const int n_heads = d->n_layers * d->n_heads, top = MIN (MAX (o->top, 0), n_heads);
+  g_autofree int *order = rank_heads (d);
+  int k;
+
+  printf ("run %" G_GINT64_FORMAT " (%zu tokens), %s: target %d \"%s\" at the last position%s\n",
+          r->run.id, r->n_tokens, r->run.model_name, d->target, r->target_label,
+          d->target == d->top1_clean ? " (the clean top-1)" : "");
+  if (r->reused)
+    printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
+            r->study_id, db_path);
+  else if (r->study_id > 0)
+    printf ("computed now in %.3f s, stored as study %" G_GINT64_FORMAT " in %s\n", r->seconds,
+            r->study_id, db_path);
+  else
+    printf ("computed now in %.3f s (not stored: %s)\n", r->seconds,
+            r->warning != NULL ? r->warning : "no store");
+  printf ("\nclean logit %.4f; the final norm's scale frozen at 1/rms = 1/%.4f\n",
+          d->logit_clean, d->rms);
+  printf ("  embedding        %+10.4f\n", d->embed);
+  printf ("  all heads        %+10.4f\n", sum_of (d->heads, n_heads));
+  printf ("  all MLPs         %+10.4f\n", sum_of (d->mlp, d->n_layers));
+  printf ("  sum              %+10.4f   (logit %.4f)\n",
+          d->embed + sum_of (d->heads, n_heads) + sum_of (d->mlp, d->n_layers), d->logit_clean);
+  printf ("\nthe top %d heads by |DLA|%s:\n", top,
+          r->sweep != NULL ? ", beside their zero-ablation Δ log p" : "");
+  printf (r->sweep != NULL ? "  rank  head        DLA      Δ log p\n" : "  rank  head        DLA\n");
+  for (k = 0; k < top; k++)
+    {
+      const int i = order[k];
+      printf ("  %4d  %2d.%-3d  %+10.4f", k + 1, i / d->n_heads, i % d->n_heads, d->heads[i]);
+      if (r->sweep != NULL)
+        printf ("   %+10.4f", r->sweep->heads[i].next.delta_logp);
+      printf ("\n");
+    }
+  if (r->sweep != NULL)
+    printf ("\nSpearman ρ (DLA, Δ log p) over the %d heads: %+.4f (p = %.3g), sweep study %"
+            G_GINT64_FORMAT "\n(a head that pushes the target up has DLA > 0 and, if it "
+            "matters, Δ log p < 0: a faithful linear picture gives ρ < 0)\n", n_heads,
+            r->rho.rho, r->rho.p, r->sweep_id);
+  else
+    printf ("\n(no stored zero-ablation sweep of this run and target: `saccade ablate %"
+            G_GINT64_FORMAT " --heads%s` sets Δ log p beside the DLA)\n", r->run.id,
+            d->target == d->top1_clean ? "" : " --target N");
+}
+
+static void
+print_json (const DlaResult *r)
+{
+  const ScDlaResult *d = r->dla;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  int i;
+
+  json_builder_begin_object (b);
+  saccade_json_int (b, "run", r->run.id);
+  saccade_json_string (b, "model", r->run.model_name);
+  saccade_json_string (b, "study", SC_DLA_KIND);
+  saccade_json_string (b, "source", r->reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", r->study_id);
+  saccade_json_double (b, "seconds", r->seconds);
+  saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
+  saccade_json_begin_object (b, "target");
+  saccade_json_int (b, "id", d->target);
+  saccade_json_piece (b, (const guint8 *) r->target_bytes, r->target_len,
+                      SACCADE_JSON_PIECE_FIRST);
+  json_builder_end_object (b);
+  saccade_json_int (b, "top1_clean", d->top1_clean);
+  saccade_json_double (b, "logit_clean", d->logit_clean);
+  saccade_json_double (b, "rms", d->rms);
+  saccade_json_double (b, "embed", d->embed);
+  saccade_json_double (b, "heads_total", sum_of (d->heads, d->n_layers * d->n_heads));
+  saccade_json_double (b, "mlp_total", sum_of (d->mlp, d->n_layers));
+  saccade_json_begin_array (b, "mlp");
+  for (i = 0; i < d->n_layers; i++)
+    saccade_json_add_double (b, d->mlp[i]);
+  json_builder_end_array (b);
+  saccade_json_begin_array (b, "heads"); /* layer-major */
+  for (i = 0; i < d->n_layers * d->n_heads; i++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_int (b, "layer", i / d->n_heads);
+      saccade_json_int (b, "head", i % d->n_heads);
+      saccade_json_double (b, "dla", d->heads[i]);
+      if (r->sweep != NULL)
+        saccade_json_double (b, "delta_logp", r->sweep->heads[i].next.delta_logp);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  if (r->sweep != NULL)
+    {
+      saccade_json_begin_object (b, "ablation");
+      saccade_json_int (b, "study_id", r->sweep_id);
+      saccade_json_double (b, "spearman_rho", r->rho.rho);
+      saccade_json_double (b, "spearman_p", r->rho.p);
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+int
+saccade_cmd_dla (int argc, char **argv)
+{
+  DlaOptions o = { .top = 10 };
+  GOptionEntry entries[] = {
+    { "target", 0, 0, G_OPTION_ARG_STRING, &o.target,
+      "token id (digits) or the text of one token (default: the clean top-1)", "ID|TOKEN" },
+    { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },
+    SACCADE_STORE_CLI_DB_OPTION (&o.db),
+    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("RUN - direct logit attribution of "
+                                                         "a stored run's heads");
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db_path = NULL;
+  DlaResult r = { 0 };
+  ScModel *model = NULL;
+  gint64 run = 0;
+  int rc = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, &o.common);
+  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "dla", &run))
+    return 2;
+  db_path = saccade_db_path (o.db);
+  if (!read_run (db_path, run, &r, &error))
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if (!get_result (model, &o, db_path, &r, &error))
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if (o.common.json)
+    print_json (&r);
+  else
+    print_text (&r, &o, db_path);
+  dla_result_clear (&r);
+  sc_model_free (model);
+  g_free (o.db);
+  g_free (o.target);
+  saccade_cli_common_clear (&o.common);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* saccade means                                                                         */
+
+static void
+means_progress (double fraction, gpointer user_data)
+{
+  const int width = 30, fill = (int) (fraction * width);
+  int i;
+
+  (void) user_data;
+  fprintf (stderr, "\r[");
+  for (i = 0; i < width; i++)
+    fputc (i < fill ? '#' : '.', stderr);
+  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
+  fflush (stderr);
+}
+
+int
+saccade_cmd_means (int argc, char **argv)
+{
+  SaccadeCliCommon common = { 0 };
+  char *db = NULL, *set = NULL;
+  gboolean recompute = FALSE;
+  GOptionEntry entries[] = {
+    { "set", 0, 0, G_OPTION_ARG_STRING, &set, "reference set (default " SACCADE_REFERENCE_SET ")",
+      "NAME" },
+    SACCADE_STORE_CLI_DB_OPTION (&db),
+    { "recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "compute even if stored", NULL },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- every head's mean output over the "
+                                                         "shipped reference set (mean-ablation)");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SaccadeHeadMeans) hm = NULL;
+  g_autofree char *db_path = NULL, *warning = NULL;
+  SaccadeCliSession cs = { 0 };
+  ScModel *model = NULL;
+  int rc = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, &common);
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
+  if (argc != 1)
+    {
+      fprintf (stderr, "saccade: means takes no arguments\n");
+      return 2;
+    }
+  db_path = saccade_db_path (db);
+  if ((model = saccade_cli_load_model (&common, &error)) == NULL
+      || !saccade_cli_session_open (&cs, &common, model, &error))
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else
+    {
+      const gboolean bar = isatty (STDERR_FILENO);
+      hm = saccade_head_means_get (model, saccade_cli_model_path (&common), cs.session, db_path,
+                                   set, recompute, bar ? means_progress : NULL, NULL, NULL,
+                                   &warning, &error);
+      if (bar)
+        fprintf (stderr, "\r\033[K");
+      if (hm == NULL)
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+    }
+  if (hm != NULL)
+    {
+      const ScHeadMeans *m = hm->means;
+      const size_t n = (size_t) m->n_layers * m->n_heads * m->head_dim;
+      double norm = 0.0;
+      size_t i;
+      for (i = 0; i < n; i++)
+        norm += (double) m->mean[i] * m->mean[i];
+      if (common.json)
+        {
+          g_autoptr (JsonBuilder) b = json_builder_new ();
+          json_builder_begin_object (b);
+          saccade_json_string (b, "model", sc_model_info (model)->name);
+          saccade_json_string (b, "set", hm->set);
+          saccade_json_int (b, "sentences", m->n_sentences);
+          saccade_json_int (b, "tokens", m->n_tokens);
+          saccade_json_int (b, "values", (gint64) n);
+          saccade_json_double (b, "rms", sqrt (norm / (double) n));
+          saccade_json_string (b, "source", hm->reused ? "reused" : "computed");
+          saccade_json_int (b, "study_id", hm->study_id);
+          saccade_json_double (b, "seconds", hm->seconds);
+          if (warning != NULL)
+            saccade_json_string (b, "warning", warning);
+          json_builder_end_object (b);
+          saccade_json_print (b);
+        }
+      else
+        {
+          printf ("%s: the mean output of each of %d x %d heads (%d dimensions) over reference "
+                  "set %s, %d sentences, %" G_GINT64_FORMAT " positions\n",
+                  sc_model_info (model)->name, m->n_layers, m->n_heads, m->head_dim, hm->set,
+                  m->n_sentences, (gint64) m->n_tokens);
+          if (hm->reused)
+            printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
+                    hm->study_id, db_path);
+          else if (hm->study_id > 0)
+            printf ("computed now in %.2f s, stored as study %" G_GINT64_FORMAT " in %s\n",
+                    hm->seconds, hm->study_id, db_path);
+          else
+            printf ("computed now in %.2f s (not stored%s%s)\n", hm->seconds,
+                    warning != NULL ? ": " : "", warning != NULL ? warning : "");
+          printf ("root mean square of the means: %.4f\n", sqrt (norm / (double) n));
+          if (warning != NULL && hm->study_id > 0)
+            printf ("note: %s\n", warning);
+        }
+    }
+  saccade_cli_session_close (&cs);
+  sc_model_free (model);
+  g_free (db);
+  g_free (set);
+  saccade_cli_common_clear (&common);
+  return rc;
+}
