@@ -5,10 +5,19 @@
  * measure; it only decides which runs to compare. */
 #include "study/sc-ablation-study.h"
 
+#include "study/sc-head-means.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* [A-Za-z0-9] in the C locale. */
+static bool
+set_char_ok_alnum (char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
 
 static ScAblationEffect
 nan_effect (void)
@@ -224,8 +233,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: unknown mode %d", (int) p->mode);
   if (p->mode == SC_ABLATE_MEAN && p->head_mean == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: mean-ablation needs each head's "
-                         "mean output, and computing reference means is not implemented yet; "
-                         "use zero-ablation");
+                         "mean output (head_mean: the reference means of sc-head-means.h)");
   info = sc_model_info (model);
   L = (int) info->n_layers;
   H = (int) info->n_heads;
@@ -438,9 +446,23 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
     snprintf (target, sizeof target, "%d", p->target);
   else
     strcpy (target, "null");
-  len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"%s\"}",
-                  SC_ABLATION_STUDY_VERSION, (long long) run_id, target,
-                  heads && p->mode == SC_ABLATE_MEAN ? "mean" : "zero");
+  if (heads && p->mode == SC_ABLATE_MEAN)
+    {
+      /* the set's name goes in as is: it must need no JSON escaping */
+      size_t i, n = p->mean_set != NULL ? strlen (p->mean_set) : 0;
+      if (n < 1 || n >= SC_HEAD_MEANS_SET_MAX)
+        return -1;
+      for (i = 0; i < n; i++)
+        if (!set_char_ok_alnum (p->mean_set[i]) && p->mean_set[i] != '.'
+            && p->mean_set[i] != '_' && p->mean_set[i] != '-')
+          return -1;
+      len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"mean\","
+                      "\"means\":\"%s\"}", SC_ABLATION_STUDY_VERSION, (long long) run_id, target,
+                      p->mean_set);
+    }
+  else
+    len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"zero\"}",
+                    SC_ABLATION_STUDY_VERSION, (long long) run_id, target);
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 

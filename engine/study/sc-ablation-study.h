@@ -12,8 +12,8 @@
  *
  * Head sweep (Michel et al. 2019). Each of the n_layers × n_heads query heads is ablated
  * alone — zero-ablation (head_scale 0), or mean-ablation (the head outputs a caller-given
- * mean vector; computing reference means from a corpus is not here: without means the
- * mode is refused). Prefix reuse: the clean run keeps its residuals, and ablating a head
+ * mean vector at every position: the reference means of study/sc-head-means.h, whose set
+ * the params name; without means the mode is refused). Prefix reuse: the clean run keeps its residuals, and ablating a head
  * of layer L recomputes only layers >= L (start_layer = L), which gives the full run's
  * logits bit for bit (sc-forward.h). Δ mean loss is over the n − 1 predicted positions
  * q = 1 .. n − 1.
@@ -73,8 +73,13 @@ typedef enum {
 typedef struct {
   int target;              /* token id to measure, or -1: the clean run's top-1 */
   ScAblateMode mode;       /* head sweep only */
-  /* (n_layers, n_heads, head_dim) finite means, borrowed; SC_ABLATE_MEAN only. */
+  /* (n_layers, n_heads, head_dim) finite means, borrowed; SC_ABLATE_MEAN only
+   * (ScHeadMeans.mean, sc-head-means.h). */
   const float *head_mean;
+  /* SC_ABLATE_MEAN: the name of the reference set the means come from
+   * (SC_HEAD_MEANS_SET_MAX rules), written into the params so that a sweep is reused only
+   * with means of the same set; not read by the sweep itself. */
+  const char *mean_set;
   /* Head sweep: recompute every layer for each head instead of reusing the clean prefix
    * (same numbers bit for bit; for tests and the benchmark). */
   bool full_recompute;
@@ -136,9 +141,11 @@ void sc_token_loo_result_free (ScTokenLooResult *r);   /* NULL is a no-op */
 /* Storage                                                                               */
 
 /* The canonical params text (fixed key order, no spaces) of a study of @run_id:
- * {"study":V,"run":R,"target":T|null,"mode":"zero"|"mean"} into @buf (@size bytes).
+ * {"study":V,"run":R,"target":T|null,"mode":"zero"} or, for a mean-ablation head sweep,
+ * {"study":V,"run":R,"target":T|null,"mode":"mean","means":"SET"} into @buf (@size bytes).
  * The tokens study always writes mode "zero" (it ablates no head). Returns the length, or
- * −1 when @buf is too small (64 bytes always suffice). */
+ * −1 when @buf is too small (64 bytes always suffice for "zero", 160 for "mean") or a mean
+ * sweep's mean_set is not a valid set name. */
 int sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParams *params,
                              char *buf, size_t size);
 

@@ -11,6 +11,9 @@
  * 3. Mean-ablating heads with their own mean over a one-token sentence reproduces the
  *    clean run of that sentence bit for bit (the mean of one row is that row, exactly).
  * 4. Bad input: no sentences, an empty sentence, an id out of range; cancel.
+ * 4b. The head sweep in mean mode with these means: each head's logits equal a full run
+ *    with that head mean-ablated (bit for bit, through the effects), and the sweep's
+ *    params name the set.
  * 5. Store round trip (bit for bit); stored means with a NaN, a missing value, a wrong
  *    shape or counts that disagree with the params are refused with SC_ERR_FORMAT naming
  *    it; the params text and set-name rules.
@@ -24,6 +27,7 @@
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 #include "engine/store/sc-store-study.h"
+#include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-head-means.h"
 #include "tests/engine/sc-test-gguf.h"
 
@@ -369,6 +373,76 @@ test_invalid (void)
   fixture_clear (&f);
 }
 
+/* 4b. --------------------------------------------------------------------------------- */
+
+static void
+test_mean_sweep (void)
+{
+  const int32_t *const sents[] = { s0, s2 };
+  const int lens[] = { G_N_ELEMENTS (s0), G_N_ELEMENTS (s2) };
+  const int n = G_N_ELEMENTS (s1);
+  ScHeadMeans *m = NULL;
+  ScHeadSweepResult *r = NULL;
+  ScAblationParams p = { .target = -1, .mode = SC_ABLATE_MEAN };
+  ScError err = { 0 };
+  ScSession *fresh = NULL;
+  Fixture f;
+  float *clean, *abl;
+  uint8_t *on;
+  ScIntervention iv = { 0 };
+  ScForwardOptions opt = { .intervention = &iv, .all_logits = true };
+  char pj[160];
+  int i, changed = 0;
+
+  fixture_init (&f);
+  g_assert_cmpint (sc_head_means_run (f.s, f.m, sents, lens, 2, NULL, NULL, &m, &err), ==,
+                   SC_OK);
+  p.head_mean = m->mean;
+  g_assert_cmpint (sc_head_sweep_run (f.s, f.m, s1, n, &p, NULL, NULL, &r, &err), ==, SC_OK);
+  /* the same ablations, each a full run in a fresh session */
+  g_assert_cmpint (sc_session_new (f.m, f.b, &fresh, &err), ==, SC_OK);
+  clean = g_new (float, (gsize) n * f.V);
+  abl = g_new (float, (gsize) n * f.V);
+  on = g_new0 (uint8_t, (gsize) f.L * f.H);
+  g_assert_cmpint (sc_forward (fresh, s1, n, &(ScForwardOptions) { .all_logits = true }, clean,
+                               &err), ==, SC_OK);
+  iv.head_mean = m->mean;
+  iv.head_mean_on = on;
+  for (i = 0; i < f.L * f.H; i++)
+    {
+      ScEffect e;
+      on[i] = 1;
+      g_assert_cmpint (sc_forward (fresh, s1, n, &opt, abl, &err), ==, SC_OK);
+      on[i] = 0;
+      g_assert_cmpint (sc_effect_next_token (clean + (size_t) (n - 1) * f.V,
+                                             abl + (size_t) (n - 1) * f.V, f.V, r->target, &e,
+                                             &err), ==, SC_OK);
+      g_assert_cmpmem (&e.delta_logp, sizeof (double), &r->heads[i].next.delta_logp,
+                       sizeof (double));
+      g_assert_cmpmem (&e.tv, sizeof (double), &r->heads[i].next.tv, sizeof (double));
+      changed += e.tv > 0.0;
+    }
+  g_assert_cmpint (changed, >, 0);
+  /* params: the set is named; a mean sweep without a valid set name has none */
+  p.mean_set = "saccade-ref-1";
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, 7, &p, pj, sizeof pj), >, 0);
+  g_assert_cmpstr (pj, ==, "{\"study\":1,\"run\":7,\"target\":null,\"mode\":\"mean\","
+                           "\"means\":\"saccade-ref-1\"}");
+  p.mean_set = NULL;
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, 7, &p, pj, sizeof pj), ==,
+                   -1);
+  p.mean_set = "bad\"name";
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, 7, &p, pj, sizeof pj), ==,
+                   -1);
+  sc_session_free (fresh);
+  sc_head_sweep_result_free (r);
+  sc_head_means_free (m);
+  g_free (clean);
+  g_free (abl);
+  g_free (on);
+  fixture_clear (&f);
+}
+
 /* 5. ---------------------------------------------------------------------------------- */
 
 typedef enum { GOOD, NAN_VALUE, MISSING, BAD_SHAPE, BAD_COUNT } Corruption;
@@ -498,6 +572,7 @@ main (int argc, char **argv)
                    test_hook_cancel_and_residual_errors);
   g_test_add_func ("/head-means/own-mean-one-position", test_own_mean_one_position);
   g_test_add_func ("/head-means/invalid", test_invalid);
+  g_test_add_func ("/head-means/mean-sweep", test_mean_sweep);
   g_test_add_func ("/head-means/store", test_store);
   return g_test_run ();
 }
