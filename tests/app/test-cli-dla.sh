@@ -1,0 +1,132 @@
+#!/bin/sh
+# test-cli-dla.sh — `saccade dla` and `saccade means` read the way a user reads them, their
+# --json checked by python3: the direct logit attribution adds up to the target's logit,
+# ranks by |DLA|, sets a stored zero-ablation sweep's Δ log p beside it with a Spearman ρ
+# that python recomputes; the reference means are computed once and then reused.
+# Usage: test-cli-dla.sh PATH/TO/saccade   (skips with 77 when the default model or python3
+# is absent)
+set -u
+saccade=$1
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+if [ ! -f "$model" ]; then
+  echo "default model not fetched (data/fetch-model.sh); skipping"
+  exit 77
+fi
+if ! command -v python3 > /dev/null; then
+  echo "python3 is not installed; skipping"
+  exit 77
+fi
+export SACCADE_MODEL="$model"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+db="$tmp/c.sqlite"
+
+check() { # name, output file, grep pattern
+  if grep -q -- "$3" "$2"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
+  fi
+}
+expect_fail() { # name, file, pattern, rc
+  if [ "$4" -eq 0 ]; then
+    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
+  fi
+  check "$1" "$2" "$3"
+}
+py_check() { # name, json file, python code reading `d` (asserts)
+  if python3 -c "import json, math, sys; d = json.load(open(sys.argv[1])); $3" "$2" > "$tmp/py" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py"; fails=$((fails + 1))
+  fi
+}
+
+"$saccade" capture --db "$db" "The cat chased the ball because it was tired." > "$tmp/cap" 2>&1
+check capture "$tmp/cap" "^1$"
+"$saccade" capture --db "$db" "The capital of France is" > "$tmp/cap" 2>&1
+check capture-2 "$tmp/cap" "^2$"
+
+# 1. Text: the split and the table.
+"$saccade" dla 1 --db "$db" > "$tmp/dla" 2>&1
+check dla-target "$tmp/dla" 'target 198 "\\n" at the last position (the clean top-1)'
+check dla-stored "$tmp/dla" "stored as study"
+check dla-embedding "$tmp/dla" "^  embedding "
+check dla-mlps "$tmp/dla" "^  all MLPs "
+check dla-frozen "$tmp/dla" "final norm's scale frozen"
+check dla-no-sweep "$tmp/dla" "saccade ablate 1 --heads"
+"$saccade" dla 1 --db "$db" > "$tmp/dla" 2>&1
+check dla-reused "$tmp/dla" "reused study"
+
+# 2. JSON: embedding + Σ heads + Σ MLPs = the logit; 270 heads; the table's order.
+"$saccade" dla 1 --db "$db" --json > "$tmp/dla.json" 2>&1
+py_check dla-json-identity "$tmp/dla.json" '
+h = [x["dla"] for x in d["heads"]]
+assert len(h) == 270 and len(d["mlp"]) == 30, (len(h), len(d["mlp"]))
+assert abs(sum(h) - d["heads_total"]) < 1e-9
+assert abs(sum(d["mlp"]) - d["mlp_total"]) < 1e-9
+s = d["embed"] + d["heads_total"] + d["mlp_total"]
+assert abs(s - d["logit_clean"]) <= 1e-4 * (1 + sum(map(abs, h)) + sum(map(abs, d["mlp"]))), (s, d["logit_clean"])
+assert d["target"]["id"] == 198 and d["target"]["piece"] == "\n" and d["top1_clean"] == 198
+assert d["source"] == "reused" and "ablation" not in d'
+
+# 3. A named target, as a token text and as an id: the same study.
+"$saccade" dla 1 --db "$db" --target " tired" --json > "$tmp/t1.json" 2>&1
+"$saccade" dla 1 --db "$db" --target 12364 --json > "$tmp/t2.json" 2>&1
+py_check dla-target-text "$tmp/t1.json" '
+assert d["target"]["id"] == 12364 and d["target"]["piece"] == " tired", d["target"]
+assert d["source"] == "computed"'
+py_check dla-target-id "$tmp/t2.json" 'assert d["target"]["id"] == 12364 and d["source"] == "reused"'
+"$saccade" dla 1 --db "$db" --target "very tired" > "$tmp/bad" 2>&1
+expect_fail dla-target-two-tokens "$tmp/bad" 'is 2 tokens, not one' $?
+"$saccade" dla 1 --db "$db" --target 99999999 > "$tmp/bad" 2>&1
+expect_fail dla-target-range "$tmp/bad" 'outside the vocabulary' $?
+"$saccade" dla 7 --db "$db" > "$tmp/bad" 2>&1
+expect_fail dla-no-run "$tmp/bad" 'there is no run 7' $?
+"$saccade" dla --db "$db" > "$tmp/bad" 2>&1
+expect_fail dla-no-arg "$tmp/bad" 'dla takes one run id' $?
+
+# 4. Beside a stored zero-ablation sweep: Δ log p per head and ρ, recomputed here.
+"$saccade" ablate 2 --heads --db "$db" > "$tmp/abl" 2>&1
+check ablate "$tmp/abl" "stored as study"
+"$saccade" dla 2 --db "$db" > "$tmp/dla2" 2>&1
+check dla-beside "$tmp/dla2" "beside their zero-ablation Δ log p"
+check dla-rho "$tmp/dla2" "Spearman ρ (DLA, Δ log p) over the 270 heads"
+"$saccade" dla 2 --db "$db" --json > "$tmp/dla2.json" 2>&1
+"$saccade" ablate 2 --heads --db "$db" --json > "$tmp/abl2.json" 2>&1
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); a = json.load(open(sys.argv[2]))
+assert a["target"] == d["target"]["id"]
+x = [h["dla"] for h in d["heads"]]; y = [h["delta_logp"] for h in d["heads"]]
+assert y == [h["delta_logp"] for h in a["heads"]], "Δ log p differs from the sweep"
+def ranks(v):
+    order = sorted(range(len(v)), key=lambda i: v[i]); r = [0.0] * len(v); i = 0
+    while i < len(v):
+        j = i
+        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]: j += 1
+        for k in range(i, j + 1): r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+rx, ry = ranks(x), ranks(y); n = len(x); mx = sum(rx) / n; my = sum(ry) / n
+cov = sum((p - mx) * (q - my) for p, q in zip(rx, ry))
+rho = cov / (sum((p - mx) ** 2 for p in rx) * sum((q - my) ** 2 for q in ry)) ** 0.5
+assert abs(rho - d["ablation"]["spearman_rho"]) < 1e-9, (rho, d["ablation"]["spearman_rho"])
+' "$tmp/dla2.json" "$tmp/abl2.json" > "$tmp/py" 2>&1 && passes=$((passes + 1)) || { echo "FAIL: dla-rho-recomputed:"; sed 's/^/  | /' "$tmp/py"; fails=$((fails + 1)); }
+
+# 5. The reference means: computed once, then reused.
+"$saccade" means --db "$db" --json > "$tmp/m1.json" 2>&1
+"$saccade" means --db "$db" --json > "$tmp/m2.json" 2>&1
+py_check means-computed "$tmp/m1.json" '
+assert d["set"] == "saccade-ref-1" and d["sentences"] >= 64 and d["values"] == 17280, d
+assert d["source"] == "computed" and d["study_id"] > 0 and math.isfinite(d["rms"]) and d["rms"] > 0'
+py_check means-reused "$tmp/m2.json" '
+m1 = json.load(open(sys.argv[1].replace("m2", "m1")))
+assert d["source"] == "reused" and d["study_id"] == m1["study_id"] and d["rms"] == m1["rms"], d'
+"$saccade" means --db "$db" --set no-such-set > "$tmp/bad" 2>&1
+expect_fail means-unknown-set "$tmp/bad" "no reference set named 'no-such-set'" $?
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
