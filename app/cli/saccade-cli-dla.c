@@ -45,7 +45,8 @@ typedef struct {
   gint64 study_id;
   gboolean reused;
   double seconds;
-  char *warning;
+  char *warning;              /* why it was not stored, or NULL */
+  char *refused;              /* why a stored study was not reused, or NULL */
 } DlaResult;
 
 static void
@@ -58,6 +59,7 @@ dla_result_clear (DlaResult *r)
   g_free (r->target_label);
   g_free (r->target_bytes);
   g_free (r->warning);
+  g_free (r->refused);
   memset (r, 0, sizeof *r);
 }
 
@@ -223,11 +225,18 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
   store = saccade_store_open (db_path, TRUE, NULL);
   if (store == NULL)
     store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
-  if (store != NULL && !o->recompute
-      && sc_dla_load (store, info, sm.sha256, params, &r->dla, &id, NULL) == SC_OK)
+  if (store != NULL && !o->recompute)
     {
-      r->reused = TRUE;
-      r->study_id = id;
+      ScError lerr = { 0 };
+      const ScStatus st = sc_dla_load (store, info, sm.sha256, params, &r->dla, &id, &lerr);
+      if (st == SC_OK)
+        {
+          r->reused = TRUE;
+          r->study_id = id;
+        }
+      else if (st == SC_ERR_FORMAT)
+        r->refused = g_strdup_printf ("the stored study was refused and computed again: %s",
+                                      lerr.message);
     }
   if (r->dla == NULL)
     {
@@ -323,6 +332,8 @@ print_text (const DlaResult *r, const DlaOptions *o, const char *db_path)
   else
     printf ("computed now in %.3f s (not stored: %s)\n", r->seconds,
             r->warning != NULL ? r->warning : "no store");
+  if (r->refused != NULL)
+    printf ("note: %s\n", r->refused);
   printf ("\nclean logit %.4f; the final norm's scale frozen at 1/rms = 1/%.4f\n",
           d->logit_clean, d->rms);
   printf ("  embedding        %+10.4f\n", d->embed);
@@ -366,6 +377,8 @@ print_json (const DlaResult *r)
   saccade_json_string (b, "source", r->reused ? "reused" : "computed");
   saccade_json_int (b, "study_id", r->study_id);
   saccade_json_double (b, "seconds", r->seconds);
+  if (r->refused != NULL)
+    saccade_json_string (b, "warning", r->refused);
   saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
   saccade_json_begin_object (b, "target");
   saccade_json_int (b, "id", d->target);

@@ -128,5 +128,22 @@ assert d["source"] == "reused" and d["study_id"] == m1["study_id"] and d["rms"] 
 "$saccade" means --db "$db" --set no-such-set > "$tmp/bad" 2>&1
 expect_fail means-unknown-set "$tmp/bad" "no reference set named 'no-such-set'" $?
 
+# 6. Corrupt stored studies are refused, said so, and computed again.
+if command -v sqlite3 > /dev/null; then
+  mid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/m1.json")
+  sqlite3 "$db" "UPDATE study_series SET value = NULL WHERE study_id = $mid AND series = 'mean' AND pos = 100"
+  "$saccade" means --db "$db" --json > "$tmp/m3.json" 2>&1
+  py_check means-corrupt "$tmp/m3.json" '
+assert d["source"] == "computed", d
+assert "refused" in d["warning"] and "layer 0 head 1 dimension 36" in d["warning"], d["warning"]'
+  did=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/dla.json")
+  sqlite3 "$db" "DELETE FROM study_heads WHERE study_id = $did AND layer = 3 AND head = 4"
+  "$saccade" dla 1 --db "$db" > "$tmp/dla3" 2>&1
+  check dla-corrupt "$tmp/dla3" "refused and computed again: .*head 3.4's \"dla\" is missing"
+  check dla-corrupt-stored "$tmp/dla3" "computed now in"
+else
+  echo "sqlite3 is not installed: the corrupt-study checks are left out"
+fi
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
