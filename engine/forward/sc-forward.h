@@ -52,7 +52,8 @@ typedef struct {
   /* Optional (NULL = not wanted): layer @layer's attention output before W_O, (n_query,
    * width) row-major host floats with width = n_heads * head_dim, head h in columns
    * h*head_dim .. (h+1)*head_dim - 1 — exactly what multiplies W_O: after the head scales,
-   * mean-ablation and attention edits of the intervention. Called once per layer, after
+   * mean-ablation and attention edits of the intervention. Called once for each layer the
+   * call computes (start_layer .. n_layers - 1), with the call's n_query new rows, after
    * the layer returns and after the layer's observe() calls; borrowed for the call (on a
    * device backend it is a host copy, downloaded only when this is set). Returning false
    * cancels (SC_ERR_CANCELLED). observe may be NULL when only this is wanted. */
