@@ -266,11 +266,12 @@ ScStatus
 sc_session_residual (const ScSession *s, int layer, int row, float *out, ScError *err)
 {
   const ScModelInfo *in;
-  const size_t E = s != NULL ? sc_model_info (s->model)->n_embd : 0;
+  size_t E;
 
   if (s == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: NULL argument");
   in = sc_model_info (s->model);
+  E = in->n_embd;
   if (s->resid == NULL || s->kept_n == 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: the session keeps no residuals "
                          "(run sc_forward with keep_residuals first)");
