@@ -104,6 +104,38 @@ sc_erasure_curve_find_flip (ScErasureCurve *cv, int n, int top1_clean)
   cv->fraction = cv->never_flips ? NAN : (double) cv->flip_k / (n - 1);
 }
 
+static int
+cmp_double (const void *a, const void *b)
+{
+  const double x = *(const double *) a, y = *(const double *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+double
+sc_erasure_random_median (const ScErasureResult *r, bool *never)
+{
+  double *v, h, med;
+  int R, i, c;
+
+  *never = false;
+  if (r == NULL || (R = r->n_random) < 1 || (v = malloc ((size_t) R * sizeof *v)) == NULL)
+    return NAN;
+  for (c = 0; c < R; c++)
+    v[c] = r->curves[2 + c].never_flips ? INFINITY : r->curves[2 + c].fraction;
+  qsort (v, (size_t) R, sizeof *v, cmp_double);
+  h = (R - 1) * 0.5;
+  i = (int) h;
+  med = h == i ? v[i] : isinf (v[i + 1]) ? INFINITY : sc_quantile_sorted (v, R, 0.5);
+  free (v);
+  if (isinf (med))
+    {
+      *never = true;
+      return NAN;
+    }
+  return med;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Orderings                                                                             */
 

@@ -120,6 +120,11 @@ ScStatus sc_erasure_run (ScSession *session, const ScModel *model, const int32_t
  * never_flips as defined above. */
 void sc_erasure_curve_find_flip (ScErasureCurve *curve, int n_tokens, int top1_clean);
 
+/* The median (type 7, sc-permutation-study.h) of the random orderings' fractions removed,
+ * with "never" larger than any fraction: when the median falls on a never or between one
+ * and a fraction, it is never (NaN, *@never true). NaN and *@never false when R = 0. */
+double sc_erasure_random_median (const ScErasureResult *r, bool *never);
+
 /* The name of an ordering ("attention", "leave-one-out", "random", "gradient"). */
 const char *sc_erase_ordering_name (ScEraseOrdering ordering);
 

@@ -289,6 +289,33 @@ test_random_reproducible (void)
   fixture_clear (&f);
 }
 
+/* The seeds' median, with never larger than any fraction (hand-made results). */
+static void
+test_random_median (void)
+{
+  ScErasureResult *r = sc_erasure_result_new (4, 3);
+  bool never = true;
+
+  g_assert_nonnull (r);
+  r->curves[2].fraction = 0.4;
+  r->curves[3].fraction = 0.2;
+  r->curves[4].fraction = NAN;
+  r->curves[4].never_flips = true;
+  g_assert_cmpfloat (sc_erasure_random_median (r, &never), ==, 0.4);
+  g_assert_false (never);
+  r->n_random = 2; /* 0.4 and 0.2: the mean of the middle pair */
+  g_assert_cmpfloat (fabs (sc_erasure_random_median (r, &never) - 0.3), <, 1e-15);
+  r->curves[3].fraction = NAN; /* 0.4 and never */
+  r->curves[3].never_flips = true;
+  g_assert_true (isnan (sc_erasure_random_median (r, &never)));
+  g_assert_true (never);
+  r->n_random = 0;
+  g_assert_true (isnan (sc_erasure_random_median (r, &never)));
+  g_assert_false (never);
+  r->n_random = 3;
+  sc_erasure_result_free (r);
+}
+
 /* 3. */
 static void
 test_never_flips (void)
@@ -518,6 +545,7 @@ main (int argc, char **argv)
   g_test_add_func ("/erasure/brute-force-mask", test_brute_force_mask);
   g_test_add_func ("/erasure/brute-force-drop", test_brute_force_drop);
   g_test_add_func ("/erasure/random-reproducible", test_random_reproducible);
+  g_test_add_func ("/erasure/random-median", test_random_median);
   g_test_add_func ("/erasure/never-flips", test_never_flips);
   g_test_add_func ("/erasure/refused", test_refused);
   g_test_add_func ("/erasure/cancel", test_cancel);

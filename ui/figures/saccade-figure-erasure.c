@@ -12,8 +12,8 @@
  *          height in seed order so equal values stay visible, and the seeds' median as a
  *          black bar); an ordering that never flips is drawn hollow in a "never" column
  *          right of 1.
- * The median of the seeds' fractions is type 7 (docs/metrics.md) with "never" as larger
- * than any fraction: when it falls on or between a never, the median is "never".
+ * The seeds' median fraction comes with the data (the engine defines it); the pointwise
+ * median curve of the left panel is type 7 over the seeds' finite values at each step.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -34,7 +34,7 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Type 7 median of @n values (sorted here; +inf stands for "never"). */
+/* Type 7 median of @n finite values (sorted here). */
 static double
 median_of (double *v, int n)
 {
@@ -48,8 +48,6 @@ median_of (double *v, int n)
   i = (int) h;
   if (h == i)
     return v[i];
-  if (isinf (v[i]) || isinf (v[i + 1]))
-    return INFINITY;
   return v[i] + (h - i) * (v[i + 1] - v[i]);
 }
 
@@ -103,9 +101,9 @@ draw_legend (cairo_t *cr, PangoLayout *layout, const SaccadeFigureStyle *style,
   double total = 0, w, h = fs, x;
   int pass, colour;
 
-  /* Translators: the erasure figure's legend for the random orderings, e.g. "random (8 seeds)". */
-  rand_text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "random (%d seed)",
-                                            "random (%d seeds)", R), R);
+  /* Translators: the erasure figure's legend for the random orderings and how many there
+   * are, e.g. "random orderings (8)". */
+  rand_text = g_strdup_printf (_("random orderings (%d)"), R);
   /* Pass 0 measures, pass 1 draws centred. */
   for (pass = 0; pass < 2; pass++)
     {
@@ -397,7 +395,6 @@ draw_flips (cairo_t *cr, PangoLayout *layout, const SaccadeFigureStyle *style,
         }
       else
         {
-          g_autofree double *v = g_new (double, R);
           int c = 0;
           for (int t = 0; t < f->n_series; t++)
             if (f->series[t].random)
@@ -408,11 +405,11 @@ draw_flips (cairo_t *cr, PangoLayout *layout, const SaccadeFigureStyle *style,
                 cairo_set_source_rgba (cr, RANDOM_GREY, RANDOM_GREY, RANDOM_GREY, 0.8);
                 cairo_arc (cr, FX (fr), cy + dy, 0.25 * fs, 0, 2 * G_PI);
                 cairo_fill (cr);
-                v[c++] = isfinite (fr) ? fr : INFINITY;
+                c++;
               }
           {
-            const double med = median_of (v, R);
-            const double mx = isinf (med) ? nx : x0 + med * (x1 - x0);
+            const double med = f->random_median;
+            const double mx = FX (med);
             saccade_figure_set_fg (cr, style, 1.0);
             cairo_set_line_width (cr, MAX (1.5, fs * 0.25));
             cairo_move_to (cr, mx, cy - 0.4 * row_h);

@@ -341,6 +341,9 @@ typedef struct {
   int n_series;
   const SaccadeErasureSeries *series; /* (n_series): named orderings in their colours (the
                                        * lines figure's 0, 1, ...), random seeds in grey */
+  double random_median;               /* the random seeds' median fraction removed at the
+                                       * flip, computed by the caller (the engine's
+                                       * definition); NaN: never; unused without seeds */
   const char *value_name;             /* the left panel's value caption; NULL: "p(target)" */
   const char *title;                  /* may be NULL */
 } SaccadeErasureFigure;
