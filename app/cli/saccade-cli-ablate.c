@@ -882,9 +882,18 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
       se[c] = (SaccadeErasureSeries) { sc_erase_ordering_name (cv->ordering), cv->p_target,
                                        cv->fraction, cv->ordering == SC_ERASE_ORDER_RANDOM };
     }
+  /* The sentence on one line, cut at 60 characters: the title sets the figure's width. */
+  g_autofree char *text = g_utf8_make_valid (r->run.text != NULL ? r->run.text : "",
+                                             (gssize) r->run.text_len);
+  g_strdelimit (text, "\n\r\t", ' ');
+  if (g_utf8_strlen (text, -1) > 60)
+    {
+      g_autofree char *cut = g_utf8_substring (text, 0, 59);
+      g_free (text);
+      text = g_strconcat (cut, "…", NULL);
+    }
   title = g_strdup_printf ("Erasure curves (%s, %s): “%s”", r->run.model_name,
-                           e->kind == SC_ERASE_DROP ? "tokens dropped" : "tokens masked",
-                           r->run.text != NULL ? r->run.text : "");
+                           e->kind == SC_ERASE_DROP ? "tokens dropped" : "tokens masked", text);
   f.n_points = e->n_tokens;
   f.n_series = e->n_curves;
   f.series = se;
