@@ -318,7 +318,7 @@ fi
 check ablate-reused "$tmp/ablate.txt" "^reused study "
 "$saccade" ablate 99 --heads > "$tmp/bad" 2>&1; rc=$?
 expect_fail ablate-missing-run "$tmp/bad" "there is no run 99 in" $rc
-"$saccade" ablate 1 --heads --mode mean > "$tmp/bad" 2>&1; rc=$?
+"$saccade" ablate 1 --heads --mean > "$tmp/bad" 2>&1; rc=$?
 expect_fail ablate-mean-refused "$tmp/bad" "does not compute yet" $rc
 if [ -f "$tmp/two-models.sqlite" ]; then
   "$saccade" ablate 3 --heads --db "$tmp/two-models.sqlite" > "$tmp/bad" 2>&1; rc=$?

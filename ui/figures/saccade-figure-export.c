@@ -264,3 +264,23 @@ saccade_figure_export_loss (const SaccadeLossFigure *f, const char *path, GError
     return FALSE;
   return export_figure (f, f->title, draw_loss, size_loss, path, error);
 }
+
+static void
+draw_erasure (cairo_t *cr, const void *f, double w, double h)
+{
+  saccade_figure_erasure_draw (cr, f, w, h);
+}
+
+static void
+size_erasure (const void *f, double *w, double *h)
+{
+  saccade_figure_erasure_natural_size (f, w, h);
+}
+
+gboolean
+saccade_figure_export_erasure (const SaccadeErasureFigure *f, const char *path, GError **error)
+{
+  if (refuse_empty (f->series == NULL || f->n_series < 1 || f->n_points < 2, error))
+    return FALSE;
+  return export_figure (f, f->title, draw_erasure, size_erasure, path, error);
+}

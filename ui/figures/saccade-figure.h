@@ -319,3 +319,47 @@ gboolean saccade_loss_geometry_position_at (const SaccadeLossGeometry *geom, dou
 void saccade_figure_head_color (int head, int n_heads, double rgb[3]);
 
 G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Erasure curves (saccade-figure-erasure.c)                                             */
+
+G_BEGIN_DECLS
+
+/* One ordering's erasure curve: p(target) after the first k tokens are erased, k = 0 ..
+ * n_points − 1 (the fraction removed is k / (n_points − 1)), and the fraction removed when
+ * the top-1 first flips. */
+typedef struct {
+  const char *name;         /* the legend's and the row's text ("attention"); random: unused */
+  const double *p_target;   /* (n_points); non-finite values break the line */
+  double fraction;          /* in [0, 1], or NaN: never flips */
+  gboolean random;          /* one seed of the random ordering: a thin grey line and dot,
+                             * summarised by the seeds' median (type 7) */
+} SaccadeErasureSeries;
+
+typedef struct {
+  int n_points;                       /* tokens of the sentence (the query included), >= 2 */
+  int n_series;
+  const SaccadeErasureSeries *series; /* (n_series): named orderings in their colours (the
+                                       * lines figure's 0, 1, ...), random seeds in grey */
+  double random_median;               /* the random seeds' median fraction removed at the
+                                       * flip, computed by the caller (the engine's
+                                       * definition); NaN: never; unused without seeds */
+  const char *value_name;             /* the left panel's value caption; NULL: "p(target)" */
+  const char *title;                  /* may be NULL */
+} SaccadeErasureFigure;
+
+/* Two panels: p(target) against the fraction removed, and the fraction removed at the flip
+ * per ordering ("never" in its own column). The short form uses the export style. */
+void saccade_figure_erasure_draw (cairo_t *cr, const SaccadeErasureFigure *f, double width,
+                                  double height);
+void saccade_figure_erasure_draw_full (cairo_t *cr, const SaccadeErasureFigure *f,
+                                       const SaccadeFigureStyle *style, double width,
+                                       double height);
+/* The size export uses (user units), fitting the title and the orderings' rows. */
+void saccade_figure_erasure_natural_size (const SaccadeErasureFigure *f, double *w, double *h);
+/* As saccade_figure_export_heatmap(); an empty figure (n_points < 2, no series) is
+ * G_IO_ERROR_INVALID_ARGUMENT. */
+gboolean saccade_figure_export_erasure (const SaccadeErasureFigure *f, const char *path,
+                                        GError **error);
+
+G_END_DECLS

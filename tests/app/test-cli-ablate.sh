@@ -1,0 +1,149 @@
+#!/bin/sh
+# test-cli-ablate.sh — `saccade ablate` for the attention-permutation and erasure studies,
+# read the way a script reads it: the JSON parsed and checked against the definitions of
+# docs/metrics.md ("Attention permutation and erasure curves"), stored studies reused,
+# bad arguments refused with a message that names them.
+# Usage: test-cli-ablate.sh PATH/TO/saccade   (skips with 77 when the default model is absent)
+set -u
+saccade=$1
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+if [ ! -f "$model" ]; then
+  echo "default model not fetched (data/fetch-model.sh); skipping"
+  exit 77
+fi
+export SACCADE_MODEL="$model"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+db="$tmp/a.sqlite"
+fails=0
+passes=0
+
+check() { # name, output file, grep pattern
+  if grep -q -- "$3" "$2"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
+  fi
+}
+expect_fail() { # name, file, pattern, rc
+  if [ "$4" -eq 0 ]; then
+    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
+  fi
+  check "$1" "$2" "$3"
+}
+pycheck() { # name, json file, python statements reading d
+  if python3 -c "import json, math, sys
+d = json.load(open(sys.argv[1]))
+$3" "$2" > "$tmp/py.out" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.out"; fails=$((fails + 1))
+  fi
+}
+
+# A tiny sentence: 4 tokens (The, cat, sat, .).
+"$saccade" capture --db "$db" "The cat sat." > "$tmp/cap" 2>&1
+check capture "$tmp/cap" "^1$"
+
+# --permute on two layers' heads: 18 heads x 3 permutations.
+"$saccade" ablate 1 --db "$db" --permute 3 --layer 0,29 --seed 7 --json > "$tmp/p.json" 2>"$tmp/p.err"
+pycheck permute-json "$tmp/p.json" '
+assert d["study"] == "ablate-permute" and d["source"] == "computed", d["source"]
+assert d["permutations"] == 3 and d["seed"] == "7"
+hs = d["heads"]
+assert len(hs) == 18, len(hs)
+assert [h["layer"] for h in hs] == [0] * 9 + [29] * 9
+assert [h["head"] for h in hs] == list(range(9)) * 2
+for h in hs:
+    each = h["each"]
+    assert len(each) == 3
+    for m in ("tv", "jsd", "delta_logp", "delta_loss"):
+        v = sorted(e[m] for e in each)
+        s = h[m]
+        # type 7 with N = 3: h = 2p: q25 halfway between x0 and x1, the median x1.
+        assert s["min"] == v[0] and s["max"] == v[2] and s["median"] == v[1], (m, s, v)
+        assert abs(s["q25"] - (v[0] + 0.5 * (v[1] - v[0]))) < 1e-12, (m, s, v)
+        assert abs(s["q75"] - (v[1] + 0.5 * (v[2] - v[1]))) < 1e-12, (m, s, v)
+    for e in each:
+        assert 0 <= e["tv"] <= 1 and 0 <= e["jsd"] <= math.log(2) + 1e-12
+        assert e["flip"] == (e["top1"] != d["top1_clean"])
+    assert h["flip_share"] == sum(e["flip"] for e in each) / 3
+    assert len(set(e["seed"] for e in each)) == 3
+assert any(h["tv"]["median"] > 0 for h in hs), "no permutation changed anything"
+'
+"$saccade" ablate 1 --db "$db" --permute 3 --layer 0,29 --seed 7 > "$tmp/p.txt" 2>&1
+check permute-reused "$tmp/p.txt" "^reused study "
+check permute-table "$tmp/p.txt" "the top 10 of 18 heads by median TV"
+"$saccade" ablate 1 --db "$db" --permute 3 --layer 0,29 --seed 7 --recompute --json > "$tmp/p2.json" 2>&1
+pycheck permute-deterministic "$tmp/p2.json" '
+a = json.load(open(sys.argv[1].replace("p2.json", "p.json")))
+assert d["source"] == "computed"
+assert a["heads"] == d["heads"]
+'
+
+# --erasure: 3 tokens to erase, 3 random orderings, masked; and a figure.
+"$saccade" ablate 1 --db "$db" --erasure --seeds 3 --json -o "$tmp/e.png" > "$tmp/e.json" 2>"$tmp/e.err"
+pycheck erasure-json "$tmp/e.json" '
+n = d["n_tokens"]
+assert d["study"] == "ablate-erasure" and d["kind"] == "mask" and n == 4
+os = d["orderings"]
+assert [o["ordering"] for o in os] == ["attention", "leave-one-out"] + ["random"] * 3
+for o in os:
+    assert sorted(o["order"]) == list(range(n - 1)), o["order"]
+    c = o["curve"]
+    assert len(c) == n and c[0]["top1"] == d["top1_clean"] and c[0]["tv"] == 0
+    assert all(0 <= p["p_target"] <= 1 and 0 <= p["tv"] <= 1 for p in c)
+    flips = [p["k"] for p in c if p["top1"] != d["top1_clean"]]
+    if flips:
+        assert o["flip_k"] == flips[0] and not o["never_flips"]
+        assert abs(o["fraction"] - flips[0] / (n - 1)) < 1e-15
+    else:
+        assert o["flip_k"] is None and o["fraction"] is None and o["never_flips"]
+# Erasing every token leaves the same input whatever the order.
+assert len(set(o["curve"][-1]["p_target"] for o in os)) == 1
+'
+if head -c 8 "$tmp/e.png" | od -An -c | grep -q 'P   N   G'; then passes=$((passes + 1)); else
+  echo "FAIL: ablate --erasure -o did not write a PNG"; fails=$((fails + 1)); fi
+"$saccade" ablate 1 --db "$db" --erasure --seeds 3 --kind drop > "$tmp/e.txt" 2>&1
+check erasure-drop "$tmp/e.txt" "(dropped) until the top-1 flips"
+check erasure-rows "$tmp/e.txt" "^  leave-one-out "
+"$saccade" ablate 1 --db "$db" --erasure --seeds 3 > "$tmp/e2.txt" 2>&1
+check erasure-reused "$tmp/e2.txt" "^reused study "
+
+# --target: an id, or a text of exactly one token.
+"$saccade" ablate 1 --db "$db" --erasure --seeds 0 --target " dog" --json > "$tmp/t.json" 2>&1
+"$saccade" tokenize --ids " dog" > "$tmp/dog" 2>&1
+pycheck target-text "$tmp/t.json" "assert d['target'] == int(open('$tmp/dog').read()), d['target']"
+"$saccade" ablate 1 --db "$db" --erasure --target "the big dog" > "$tmp/bad" 2>&1; rc=$?
+expect_fail target-multi "$tmp/bad" "is 3 tokens" $rc
+"$saccade" ablate 1 --db "$db" --erasure --target 999999 > "$tmp/bad" 2>&1; rc=$?
+expect_fail target-range "$tmp/bad" "outside the vocabulary" $rc
+
+# Bad arguments, each refused naming what was wrong.
+"$saccade" ablate 1 --db "$db" --permute 0 > "$tmp/bad" 2>&1; rc=$?
+expect_fail permute-zero "$tmp/bad" "--permute takes the number of permutations" $rc
+"$saccade" ablate 1 --db "$db" --heads --erasure > "$tmp/bad" 2>&1; rc=$?
+expect_fail two-studies "$tmp/bad" "one of --heads, --tokens, --permute N and --erasure" $rc
+"$saccade" ablate 1 --db "$db" --erasure --kind cut > "$tmp/bad" 2>&1; rc=$?
+expect_fail kind "$tmp/bad" "--kind is mask or drop, not 'cut'" $rc
+"$saccade" ablate 1 --db "$db" --heads --mean > "$tmp/bad" 2>&1; rc=$?
+expect_fail mean-refused "$tmp/bad" "does not compute yet" $rc
+"$saccade" ablate 1 --db "$db" --permute 2 --seeds 3 > "$tmp/bad" 2>&1; rc=$?
+expect_fail seeds-misplaced "$tmp/bad" "--seeds applies to --erasure" $rc
+"$saccade" ablate 1 --db "$db" --permute 2 --seed -4 > "$tmp/bad" 2>&1; rc=$?
+expect_fail seed-negative "$tmp/bad" "--seed takes an unsigned 64-bit integer" $rc
+"$saccade" ablate 1 --db "$db" --permute 2 --layer 30 > "$tmp/bad" 2>&1; rc=$?
+expect_fail layer-range "$tmp/bad" "--layer 30: .* has layers 0 to 29" $rc
+"$saccade" ablate 1 --db "$db" --heads -o "$tmp/x.png" > "$tmp/bad" 2>&1; rc=$?
+expect_fail output-misplaced "$tmp/bad" "-o writes the erasure figure" $rc
+"$saccade" ablate 1 --db "$db" --erasure -o "$tmp/x.bmp" > "$tmp/bad" 2>&1; rc=$?
+expect_fail output-format "$tmp/bad" "name it .png, .svg or .pdf" $rc
+"$saccade" ablate 1 --db "$db" --erasure --gradient > "$tmp/bad" 2>&1; rc=$?
+expect_fail gradient "$tmp/bad" "gradient importance needs the backward pass of issue 12" $rc
+"$saccade" ablate 99 --db "$db" --permute 2 > "$tmp/bad" 2>&1; rc=$?
+expect_fail missing-run "$tmp/bad" "there is no run 99 in" $rc
+"$saccade" ablate 1 --db "$tmp/none.sqlite" --erasure > "$tmp/bad" 2>&1; rc=$?
+expect_fail missing-db "$tmp/bad" "no capture store at" $rc
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
