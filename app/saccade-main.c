@@ -34,6 +34,7 @@ static const Verb verbs[] = {
   { "rollout", saccade_cmd_rollout, "attention rollout and flow of a stored run" },
   { "induction", saccade_cmd_induction, "find induction heads (scores, losses, copying)" },
   { "ablate", saccade_cmd_ablate, "each head or token of a stored run ablated in turn" },
+  { "faithfulness", saccade_cmd_faithfulness, "attention against leave-one-out importance (a run or a file)" },
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },
