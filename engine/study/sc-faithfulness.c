@@ -1003,6 +1003,22 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
                && !stat_set (&r->head_stats[h], m, v->value))
         goto bad;
     }
+  /* Every agreement must have been stored (its status at least). */
+  for (int k = 0; k < SC_FAITH_N_SOURCES + r->n_layers * r->n_heads; k++)
+    {
+      const ScFaithAgreement *a = k < SC_FAITH_N_SOURCES ? &r->agree[k]
+                                                         : &r->heads[k - SC_FAITH_N_SOURCES];
+      if (a->status == SC_ERR_NOT_FOUND)
+        {
+          if (k < SC_FAITH_N_SOURCES)
+            snprintf (bad, sizeof bad, "series 'agree.%s' is missing", SOURCE_ID[k]);
+          else
+            snprintf (bad, sizeof bad, "head %d.%d has no agreement",
+                      (k - SC_FAITH_N_SOURCES) / r->n_heads, (k - SC_FAITH_N_SOURCES) % r->n_heads);
+          what = bad;
+          goto bad;
+        }
+    }
   sc_store_study_data_free (d);
   if (study_id != NULL)
     *study_id = id;

@@ -509,6 +509,7 @@ test_store_cancel_and_hostile (void)
       { "loo", 40, 0.1, "loo" },                      /* a position past the items */
       { "attn.flow", 2, 7.0, "attn.flow" },           /* an attention weight above 1 */
       { "clean", 2, 2.0, "clean" },                   /* n below the minimum */
+      { "nothing", 0, 0.0, "agree.last-mean" },       /* no agreement stored at all */
     };
     for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
       {
