@@ -106,6 +106,9 @@ check file-text-timing "$tmp/file.txt" "outside forward passes"
 printf 'The capital of France is\n\377\376 broken\n' > "$tmp/bad.txt"
 "$saccade" faithfulness --file "$tmp/bad.txt" > "$tmp/e1" 2>&1
 expect_fail bad-utf8 "$tmp/e1" "bad.txt:2: the line is not valid UTF-8" $?
+python3 -c 'print("The capital of France is"); print("word " * 500)' > "$tmp/long.txt"
+"$saccade" faithfulness --file "$tmp/long.txt" > "$tmp/e9" 2>&1
+expect_fail long-line "$tmp/e9" "long.txt:2: the line is 2500 bytes long, more than the 2048" $?
 printf '# only a comment\n\n' > "$tmp/empty.txt"
 "$saccade" faithfulness --file "$tmp/empty.txt" > "$tmp/e2" 2>&1
 expect_fail empty-file "$tmp/e2" "holds no sentence" $?

@@ -18,6 +18,9 @@
  *    SC_ERR_FORMAT naming the value.
  * 6. Cancel returns SC_ERR_CANCELLED with no result, and nothing reaches the store; too few
  *    tokens and bad params are refused.
+ * 7. SmolLM2 (skipped when not fetched), 70 tokens with a leave-one-out result handed in:
+ *    flow is past its work ceiling (30 layers x 70 tokens) and reported unavailable with
+ *    the reason, while the other sources are defined.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -571,6 +574,56 @@ test_store_cancel_and_hostile (void)
   g_rmdir (dir);
 }
 
+/* 7. */
+static void
+test_flow_ceiling (void)
+{
+  const char *env = g_getenv ("SACCADE_MODEL");
+  g_autofree char *path = env != NULL ? g_strdup (env)
+                                      : g_build_filename (g_getenv ("SC_TEST_SOURCE_DIR"),
+                                                          "data", "models",
+                                                          "SmolLM2-135M-Instruct.Q4_1.gguf",
+                                                          NULL);
+  enum { LONG = 70 };
+  int32_t tok[LONG];
+  ScFaithParams p = { .target = -1 };
+  ScTokenLooResult *loo;
+  ScFaithResult *r = NULL;
+  ScModel *m = NULL;
+  ScError err = { 0 };
+  Fixture f;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("the default model is not fetched (data/fetch-model.sh)");
+      return;
+    }
+  if (sc_model_open (path, 2, &m, &err) != SC_OK)
+    g_error ("%s", err.message);
+  fixture_init (&f, m);
+  g_assert_false (sc_attention_flow_fits (f.L, LONG));
+  for (int i = 0; i < LONG; i++)
+    tok[i] = 504 + 7 * i;
+  /* A leave-one-out result of distinct importances, so that no erasure pass is needed. */
+  loo = sc_token_loo_result_new (LONG);
+  loo->target = 30;
+  loo->top1_clean = 30;
+  for (int j = 0; j < LONG - 1; j++)
+    loo->mask[j].next.tv = 0.001 * ((j * 37) % (LONG - 1));
+  g_assert_cmpint (sc_faith_run (f.s, m, tok, LONG, &p, loo, NULL, NULL, &r, NULL, &err), ==,
+                   SC_OK);
+  g_assert_cmpint (r->agree[SC_FAITH_SOURCE_FLOW].status, ==, SC_ERR_RANGE);
+  g_assert_nonnull (strstr (r->agree[SC_FAITH_SOURCE_FLOW].reason, "ceiling"));
+  g_assert_true (isnan (r->attn[SC_FAITH_SOURCE_FLOW][0]));
+  g_assert_cmpint (r->agree[SC_FAITH_SOURCE_LAST_MEAN].status, ==, SC_OK);
+  g_assert_cmpint (r->agree[SC_FAITH_SOURCE_ROLLOUT].status, ==, SC_OK);
+  /* Exact p-values stop at 50 items: 69 items take the normal approximation. */
+  g_assert_cmpfloat (r->agree[SC_FAITH_SOURCE_LAST_MEAN].tau_p, >=, 0);
+  sc_faith_result_free (r);
+  sc_token_loo_result_free (loo);
+  fixture_clear (&f);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -582,5 +635,6 @@ main (int argc, char **argv)
   g_test_add_func ("/faithfulness/summarize", test_summarize);
   g_test_add_func ("/faithfulness/head-level", test_head_level);
   g_test_add_func ("/faithfulness/store-cancel-hostile", test_store_cancel_and_hostile);
+  g_test_add_func ("/faithfulness/flow-ceiling", test_flow_ceiling);
   return g_test_run ();
 }
