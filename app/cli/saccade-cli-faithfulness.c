@@ -240,7 +240,9 @@ print_run_text (const RunResult *rr, const char *db_path)
     printf ("\n(no head level: no head sweep of this run is stored; run `saccade ablate %"
             G_GINT64_FORMAT " --heads` or pass --head-sweep)\n", rr->run.id);
   if (rr->f->reused)
-    printf ("\ntiming: %.2f s (read back from the store)\n", rr->f->seconds);
+    printf ("\ntiming: %.2f s (the study read back from the store%s)\n", rr->f->seconds,
+            rr->f->have_head_level && !rr->f->sweep_reused ? ", the head sweep computed now"
+                                                           : "");
   else
     print_timing (rr->f->seconds, r->timing.forward_s);
 }
