@@ -64,7 +64,7 @@ saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *mode
   if (st == SC_ERR_NOT_FOUND)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   _("There is no run %" G_GINT64_FORMAT " in %s (see `saccade runs`)"), run_id,
+                   _("There is no run %lld in %s (see `saccade runs`)"), (long long) run_id,
                    db_path);
       return FALSE;
     }
@@ -82,9 +82,9 @@ saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *mode
   if (strcmp (hex, run->model_sha256) != 0)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Run %" G_GINT64_FORMAT " was captured with %s (SHA-256 %.12s…), not with "
-                     "the loaded model %s (SHA-256 %.12s…); load that file with -m"),
-                   run->id, run->model_path, run->model_sha256, model_path, hex);
+                   _("Run %lld was captured with %s (SHA-256 %.12s…), not with the loaded "
+                     "model %s (SHA-256 %.12s…); load that file with -m"),
+                   (long long) run->id, run->model_path, run->model_sha256, model_path, hex);
       return FALSE;
     }
   return TRUE;
@@ -292,8 +292,8 @@ saccade_faithfulness_read_sentences (const char *path, GError **error)
         if (l > SACCADE_FAITH_MAX_LINE_BYTES)
           {
             g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                         _("%s:%d: the line is %" G_GSIZE_FORMAT " bytes long, more than the %d "
-                           "a sentence may have"), path, line, l, SACCADE_FAITH_MAX_LINE_BYTES);
+                         _("%s:%d: the line is %lu bytes long, more than the %d a sentence may "
+                           "have"), path, line, (unsigned long) l, SACCADE_FAITH_MAX_LINE_BYTES);
             return NULL;
           }
         SaccadeFaithSentence *sent = g_new (SaccadeFaithSentence, 1);
