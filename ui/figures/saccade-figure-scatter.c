@@ -6,11 +6,12 @@
  * Layout: title; the plot on the left with nice ticks on both axes from 0 (importances are
  * never negative) — or from the smallest value when one is negative — to the largest value
  * padded by 5 %, the captions below and rotated on the left; Kendall τ and Spearman ρ with
- * their p-values in a box in the plot's top-left corner, over a veil of the background so
- * that points under it stay readable as points but not as text; points as dots in the first
- * head colour, each with its label beside it. With bars: a panel on the right with one row
- * per item, its label and two horizontal bars — the x value (blue) and the y value
- * (orange), each scaled to its own maximum, since the two importances have different units —
+ * their p-values in a box in the plot's top-left corner, on an 85 % veil of the background
+ * (a point under it stays visible, faintly, and the text stays legible); points as dots in
+ * the first head colour, each labelled on its right (on its left near the plot's edge).
+ * With bars: a panel on the right with one row per item, its label and two horizontal
+ * bars — the x value (blue) and the y value (orange), each scaled to its own maximum, since
+ * the two importances have different units —
  * so a reader can see which tokens the two rankings disagree on.
  */
 #define G_LOG_DOMAIN "saccade-ui"
@@ -298,7 +299,10 @@ saccade_figure_scatter_draw_full (cairo_t *cr, const SaccadeScatterFigure *f,
           {
             saccade_figure_set_fg (cr, style, 0.8);
             saccade_figure_layout_set (small, saccade_figure_label (f->labels, i, buf), &w, &h);
-            saccade_figure_layout_draw (cr, small, px + 1.5 * r, py - h / 2);
+            /* Right of the point, or left of it where the plot's edge would cut it. */
+            saccade_figure_layout_draw (cr, small, px + 1.5 * r + w > x1 ? px - 1.5 * r - w
+                                                                         : px + 1.5 * r,
+                                        py - h / 2);
           }
       }
   }
