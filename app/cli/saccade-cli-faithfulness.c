@@ -3,7 +3,8 @@
  * rollout, flow) against leave-one-out importance (engine/study/sc-faithfulness.h). Parse ->
  * a result (app/core/saccade-faithfulness.h computes, reuses or runs the file) -> text or
  * JSON, with --csv the data (layouts in the core header) and with -o the figure: the
- * scatter with per-token bars for a run, the Table-2 figure for a file. Every output ends
+ * scatter with per-token bars for a run, the Table-2 figure for a file (and with
+ * --heads-figure the per-head mean τ map, drawn by the heatmap renderer). Every output ends
  * with where the time went: total, and the share spent outside forward passes.
  * Definitions: docs/metrics.md, "Faithfulness". */
 #define G_LOG_DOMAIN "saccade-cli"
@@ -20,7 +21,7 @@
 
 typedef struct {
   SaccadeCliCommon common;
-  char *db, *file, *csv, *out_path, *metric, *kind;
+  char *db, *file, *csv, *out_path, *heads_path, *metric, *kind;
   int top_k, target;
   gboolean recompute, head_sweep;
 } FaithOptions;
@@ -530,6 +531,27 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
       else if (!o->common.json)
         printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
     }
+  if (rc == 0 && o->heads_path != NULL)
+    {
+      /* The per-head mean τ map: layers as rows, heads as columns, on a diverging map
+       * over [−1, 1] so that 0 (no agreement) is white. */
+      const ScFaithFileSummary *s = f->summary;
+      g_autofree float *v = g_new (float, (gsize) s->n_layers * s->n_heads);
+      g_autofree char *title = g_strdup_printf ("Mean Kendall τ with leave-one-out per head · "
+                                                "%d sentences · %s", s->n_sentences,
+                                                sc_model_info (model)->name);
+      SaccadeHeatmapFigure hm = { .values = v, .n_rows = s->n_layers, .n_cols = s->n_heads,
+                                  .title = title, .colormap = SACCADE_COLORMAP_RDBU,
+                                  .scale = SACCADE_SCALE_LINEAR, .vmin = -1, .vmax = 1,
+                                  .row_name = "Layer", .col_name = "Head",
+                                  .value_name = "mean τ" };
+      for (int h = 0; h < s->n_layers * s->n_heads; h++)
+        v[h] = (float) s->heads[h].tau_mean;
+      if (!saccade_figure_export_heatmap (&hm, o->heads_path, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+      else if (!o->common.json)
+        printf ("wrote the per-head mean τ map to %s\n", o->heads_path);
+    }
   if (rc == 0 && o->out_path != NULL)
     {
       g_autofree char *title = g_strdup_printf ("Is attention faithful? · %s",
@@ -570,6 +592,8 @@ saccade_cmd_faithfulness (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
       "write the figure (.png, .svg, .pdf): RUN the scatter, --file the Table-2 figure",
       "FIGURE" },
+    { "heads-figure", 0, 0, G_OPTION_ARG_FILENAME, &o.heads_path,
+      "--file: write the per-head mean τ map (.png, .svg, .pdf)", "FIGURE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -594,12 +618,18 @@ saccade_cmd_faithfulness (int argc, char **argv)
     return 2;
   if (!parse_params (&o, &p, &error))
     return saccade_cli_fail (g_steal_pointer (&error)) + 1;
-  if (o.out_path != NULL)
+  for (int k = 0; k < 2; k++)
     {
+      const char *path = k == 0 ? o.out_path : o.heads_path;
       SaccadeFigureFormat fmt;
       /* Refused before the study runs, not after minutes of computing. */
-      if (!saccade_figure_format_from_path (o.out_path, &fmt, &error))
+      if (path != NULL && !saccade_figure_format_from_path (path, &fmt, &error))
         return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  if (o.heads_path != NULL && o.file == NULL)
+    {
+      fprintf (stderr, "saccade: --heads-figure is for --file (a run's heads are in --json)\n");
+      return 2;
     }
   if (o.file != NULL && !g_file_test (o.file, G_FILE_TEST_EXISTS))
     {
@@ -614,6 +644,7 @@ saccade_cmd_faithfulness (int argc, char **argv)
   g_free (o.file);
   g_free (o.csv);
   g_free (o.out_path);
+  g_free (o.heads_path);
   g_free (o.metric);
   g_free (o.kind);
   return rc;

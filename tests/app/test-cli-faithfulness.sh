@@ -78,7 +78,8 @@ check ablate-reuses "$tmp/abl" "reused study"
 # A file of sentences.
 printf '# a comment\n\nThe capital of France is\n\n2 + 2 =\n' > "$tmp/s.txt"
 "$saccade" faithfulness --file "$tmp/s.txt" --json --csv "$tmp/file.csv" -o "$tmp/file.svg" \
-  > "$tmp/file.json" 2> "$tmp/file.err"
+  --heads-figure "$tmp/heads.pdf" > "$tmp/file.json" 2> "$tmp/file.err"
+check heads-figure "$tmp/heads.pdf" "^%PDF"
 pycheck file-json "$tmp/file.json" '
 assert d["n_sentences"] == 2 and d["std_ddof"] == 1 and d["alpha"] == 0.05
 assert [s["line"] for s in d["sentences"]] == [3, 5], "blank and # lines skipped"
