@@ -229,7 +229,8 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
         }
       sc_token_loo_result_free (loo_new);
     }
-  prog.base = prog.span;
+  /* The head sweep, if it runs, takes the rest of the bar (all of it after a reused study). */
+  prog.base = f->reused ? 0 : prog.span;
   prog.span = 1 - prog.base;
   head_level (f, store, &sm, model, session, run_id, ids, n, params, head_sweep, &prog,
               store_warning);
