@@ -57,7 +57,8 @@
  * (a loaded result has head_rows NULL). sc_faith_load() checks every value.
  *
  * Progress and cancel as sc-ablation-study.h: @progress (may be NULL) gets the fraction done
- * after each erased run and 1 at the end; false stops with SC_ERR_CANCELLED and no result.
+ * after each erased run (the erasures span 0 .. 0.95) and 1 at the end; false stops with
+ * SC_ERR_CANCELLED and no result.
  * Deterministic. Thread safety: one study per session at a time. Plain C, no GLib.
  */
 #pragma once
@@ -135,8 +136,9 @@ typedef struct {
 } ScFaithAgreement;
 
 /* Where a study's time went (seconds). forward_s counts the clean pass (less the observer's
- * own time) and the whole of sc_token_loo_run (its effect arithmetic included: ~1 % of it);
- * everything else — the observer, rollout, flow, the rank statistics — is total − forward. */
+ * own time) and the whole of sc_token_loo_run, whose effect arithmetic (a log-softmax over
+ * the vocabulary per position and variant) is inside its clock; everything else — the
+ * observer, rollout, flow, the rank statistics — is total − forward. */
 typedef struct {
   double total_s, forward_s, observer_s, flow_s;
 } ScFaithTiming;
