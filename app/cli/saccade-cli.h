@@ -97,3 +97,8 @@ int saccade_cmd_dla (int argc, char **argv);
 int saccade_cmd_means (int argc, char **argv);
 
 G_END_DECLS
+
+G_BEGIN_DECLS
+/* Attention against leave-one-out importance (saccade-cli-faithfulness.c). */
+int saccade_cmd_faithfulness (int argc, char **argv);
+G_END_DECLS

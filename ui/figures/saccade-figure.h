@@ -363,3 +363,78 @@ gboolean saccade_figure_export_erasure (const SaccadeErasureFigure *f, const cha
                                         GError **error);
 
 G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Faithfulness: attention against ablation (saccade-figure-scatter.c,                   */
+/* saccade-figure-faithfulness.c)                                                        */
+
+G_BEGIN_DECLS
+
+/*   scatter       one point per item (x: an attention importance, y: its leave-one-out
+ *                 importance), labelled axes, Kendall τ and Spearman ρ with their p printed
+ *                 in the plot's corner, optional point labels; with @bars, per-item bars of
+ *                 both values side by side (each scaled to its own maximum) beside it
+ *   faithfulness  Jain & Wallace's Table 2 as a figure: one row per attention source, its
+ *                 mean τ as a dot with ± std whiskers on a [−1, 1] axis, and the share of
+ *                 sentences with p < 0.05 as a bar on [0, 1] */
+typedef struct {
+  int n;
+  const double *x, *y;                /* (n); a point with a NaN is left out */
+  const char *const *labels;          /* (n) point labels, or NULL: none */
+  const char *x_name, *y_name;        /* the axes' captions; may be NULL */
+  const char *title;                  /* may be NULL */
+  double tau, tau_p, rho, rho_p;      /* printed on the plot; NaN: "undefined" */
+  gboolean bars;                      /* per-item bars beside the scatter */
+} SaccadeScatterFigure;
+
+typedef struct {
+  const char *name;                   /* the source's name, shown left of its row */
+  int n_defined, n_undefined;         /* sentences with and without a defined τ */
+  double tau_mean, tau_std;           /* NaN std: no whiskers; NaN mean: row left empty */
+  double share_significant;           /* in [0, 1], or NaN */
+} SaccadeFaithRow;
+
+typedef struct {
+  int n_rows;
+  const SaccadeFaithRow *rows;        /* (n_rows) */
+  int n_sentences;                    /* named in the caption */
+  const char *title;                  /* may be NULL */
+} SaccadeFaithfulnessFigure;
+
+void saccade_figure_scatter_draw (cairo_t *cr, const SaccadeScatterFigure *f, double width,
+                                  double height);
+void saccade_figure_faithfulness_draw (cairo_t *cr, const SaccadeFaithfulnessFigure *f,
+                                       double width, double height);
+gboolean saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path,
+                                        GError **error);
+gboolean saccade_figure_export_faithfulness (const SaccadeFaithfulnessFigure *f,
+                                             const char *path, GError **error);
+
+/* Where the scatter went: the plot (x0, y0, width, height) in user units, showing
+ * [xmin, xmax] left to right and [ymin, ymax] bottom to top; the bars' panel (bars_x0 ..
+ * + bars_w; 0 wide without bars), item i's row at bars_y0 + i * bar_row_h. */
+typedef struct {
+  double x0, y0, width, height, xmin, xmax, ymin, ymax;
+  double bars_x0, bars_w, bars_y0, bar_row_h;
+} SaccadeScatterGeometry;
+
+void saccade_figure_scatter_draw_full (cairo_t *cr, const SaccadeScatterFigure *f,
+                                       const SaccadeFigureStyle *style, double width,
+                                       double height, SaccadeScatterGeometry *geom);
+/* The sizes export uses (user units). */
+void saccade_figure_scatter_natural_size (const SaccadeScatterFigure *f, double *w, double *h);
+
+/* Where the faithfulness figure went: row r's centre at y0 + (r + 0.5) * row_h; τ = t at
+ * tau_x0 + (t + 1) / 2 * tau_w; a share s at share_x0 + s * share_w. */
+typedef struct {
+  int n_rows;
+  double y0, row_h, tau_x0, tau_w, share_x0, share_w;
+} SaccadeFaithfulnessGeometry;
+
+void saccade_figure_faithfulness_draw_full (cairo_t *cr, const SaccadeFaithfulnessFigure *f,
+                                            const SaccadeFigureStyle *style, double width,
+                                            double height, SaccadeFaithfulnessGeometry *geom);
+void saccade_figure_faithfulness_natural_size (const SaccadeFaithfulnessFigure *f, double *w,
+                                               double *h);
+
+G_END_DECLS

@@ -1,0 +1,651 @@
+/* saccade-cli-faithfulness.c — `saccade faithfulness RUN` and `saccade faithfulness --file
+ * SENTENCES`: is attention faithful? Attention importance (last-layer head mean, each head,
+ * rollout, flow) against leave-one-out importance (engine/study/sc-faithfulness.h). Parse ->
+ * a result (app/core/saccade-faithfulness.h computes, reuses or runs the file) -> text or
+ * JSON, with --csv the data (layouts in the core header) and with -o the figure: the
+ * scatter with per-token bars for a run, the Table-2 figure for a file (and with
+ * --heads-figure the per-head mean τ map, drawn by the heatmap renderer). Every output ends
+ * with where the time went: total, and the share spent outside forward passes.
+ * Definitions: docs/metrics.md, "Faithfulness". */
+#define G_LOG_DOMAIN "saccade-cli"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-export.h"
+#include "app/core/saccade-faithfulness.h"
+#include "ui/figures/saccade-figure.h"
+
+typedef struct {
+  SaccadeCliCommon common;
+  char *db, *file, *csv, *out_path, *heads_path, *metric, *kind;
+  int top_k, target;
+  gboolean recompute, head_sweep;
+} FaithOptions;
+
+static void
+progress_bar (double fraction, gpointer user_data)
+{
+  const int width = 30, fill = (int) (fraction * width);
+
+  (void) user_data;
+  fprintf (stderr, "\r[");
+  for (int i = 0; i < width; i++)
+    fputc (i < fill ? '#' : '.', stderr);
+  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
+  fflush (stderr);
+}
+
+static gboolean
+parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
+{
+  *p = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, o->top_k, o->target };
+  if (o->metric != NULL && !sc_faith_metric_from_id (o->metric, &p->metric))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--metric is tv, jsd or abs-delta-logp, not '%s'", o->metric);
+      return FALSE;
+    }
+  if (o->kind != NULL && !sc_faith_erase_from_id (o->kind, &p->kind))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--kind is mask or drop, not '%s'", o->kind);
+      return FALSE;
+    }
+  if (o->top_k < 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--top-k is a positive number of tokens, not %d", o->top_k);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static double
+outside_share (double total, double forward)
+{
+  return total > 0 ? MAX (0.0, total - forward) / total : NAN;
+}
+
+static void
+print_timing (double total, double forward)
+{
+  printf ("\ntiming: %.2f s in all, %.2f s in forward passes; %.1f %% outside forward passes\n",
+          total, forward, 100 * outside_share (total, forward));
+}
+
+static void
+json_timing (JsonBuilder *b, double total, double forward)
+{
+  saccade_json_begin_object (b, "timing");
+  saccade_json_double (b, "total_s", total);
+  saccade_json_double (b, "forward_s", forward);
+  saccade_json_double (b, "outside_forward_share", outside_share (total, forward));
+  json_builder_end_object (b);
+}
+
+static void
+json_agreement (JsonBuilder *b, const ScFaithAgreement *a)
+{
+  saccade_json_double (b, "tau", a->tau);
+  saccade_json_double (b, "tau_p", a->tau_p);
+  saccade_json_double (b, "rho", a->rho);
+  saccade_json_double (b, "rho_p", a->rho_p);
+  saccade_json_double (b, "topk", a->topk);
+  saccade_json_bool (b, "defined", a->status == SC_OK);
+  if (a->status != SC_OK)
+    saccade_json_string (b, "reason", a->reason);
+}
+
+static void
+json_summary (JsonBuilder *b, const ScFaithSummary *m)
+{
+  saccade_json_int (b, "n_defined", m->n_defined);
+  saccade_json_int (b, "n_undefined", m->n_undefined);
+  saccade_json_double (b, "tau_mean", m->tau_mean);
+  saccade_json_double (b, "tau_std", m->tau_std);
+  saccade_json_double (b, "share_significant", m->share_significant);
+  saccade_json_double (b, "rho_mean", m->rho_mean);
+  saccade_json_double (b, "topk_mean", m->topk_mean);
+}
+
+static void
+print_agreement_row (const char *name, const ScFaithAgreement *a)
+{
+  printf ("  ");
+  saccade_store_cli_print_padded (name, 17);
+  if (a->status != SC_OK)
+    printf ("  undefined: %s\n", a->reason);
+  else
+    printf ("  %+7.3f  %8.2g  %+7.3f  %8.2g  %5.2f\n", a->tau, a->tau_p, a->rho, a->rho_p,
+            a->topk);
+}
+
+/* The best and median head of one sentence, by τ (NaN last). */
+static void
+head_extremes (const ScFaithResult *r, int *best, int *median)
+{
+  const int nh = r->n_layers * r->n_heads;
+  g_autofree int *idx = g_new (int, nh);
+  int m = 0;
+
+  for (int h = 0; h < nh; h++)
+    if (!isnan (r->heads[h].tau))
+      idx[m++] = h;
+  *best = *median = -1;
+  /* Insertion sort by τ then index: a few hundred heads. */
+  for (int i = 1; i < m; i++)
+    {
+      int v = idx[i], j = i - 1;
+      while (j >= 0 && (r->heads[idx[j]].tau > r->heads[v].tau
+                        || (r->heads[idx[j]].tau == r->heads[v].tau && idx[j] > v)))
+        {
+          idx[j + 1] = idx[j];
+          j--;
+        }
+      idx[j + 1] = v;
+    }
+  if (m > 0)
+    {
+      int b = m - 1;
+      while (b > 0 && r->heads[idx[b - 1]].tau == r->heads[idx[m - 1]].tau)
+        b--;
+      *best = idx[b];
+      *median = idx[(m - 1) / 2];
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* RUN                                                                                   */
+
+typedef struct {
+  ScStoreRunInfo run;
+  ScStoreToken *tokens;
+  size_t n_tokens;
+  char **labels;
+  SaccadeFaithfulness *f;
+  char *warning;
+} RunResult;
+
+static void
+run_result_clear (RunResult *r)
+{
+  sc_store_run_info_clear (&r->run);
+  sc_store_tokens_free (r->tokens);
+  g_strfreev (r->labels);
+  saccade_faithfulness_free (r->f);
+  g_free (r->warning);
+}
+
+static void
+print_run_text (const RunResult *rr, const char *db_path)
+{
+  const ScFaithResult *r = rr->f->result;
+  const int k = r->top_k;
+  int best, median;
+
+  printf ("run %" G_GINT64_FORMAT " (%zu tokens), %s: leave-one-out by %s, %s of the next "
+          "token at the last position (target id %d); %d tokens compared, the last (%s) is "
+          "the query\n", rr->run.id, rr->n_tokens, rr->run.model_name,
+          r->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
+          sc_faith_metric_id (r->metric), r->target, r->n_items,
+          rr->labels[rr->n_tokens - 1]);
+  if (rr->f->reused)
+    printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
+            rr->f->study_id, db_path);
+  else if (rr->f->study_id > 0)
+    printf ("computed now%s, stored as study %" G_GINT64_FORMAT " in %s\n",
+            rr->f->loo_reused ? " (leave-one-out reused from `saccade ablate --tokens`)" : "",
+            rr->f->study_id, db_path);
+  else
+    printf ("computed now (not stored: %s)\n", rr->warning != NULL ? rr->warning : "no store");
+
+  printf ("\n  source               τ-b      p(τ)       ρ      p(ρ)  top-%d\n", k);
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    print_agreement_row (saccade_faith_source_name (s), &r->agree[s]);
+  head_extremes (r, &best, &median);
+  if (best >= 0)
+    {
+      char name[32];
+      g_snprintf (name, sizeof name, "best head %d.%d", best / r->n_heads, best % r->n_heads);
+      print_agreement_row (name, &r->heads[best]);
+      g_snprintf (name, sizeof name, "median head %d.%d", median / r->n_heads,
+                  median % r->n_heads);
+      print_agreement_row (name, &r->heads[median]);
+    }
+
+  printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow\n");
+  for (int j = 0; j < r->n_items; j++)
+    {
+      printf ("  %3d  ", j);
+      saccade_store_cli_print_padded (rr->labels[j], 16);
+      printf ("  %13.5f  %9.4f  %8.4f  %8.4f\n", r->loo[j], r->attn[0][j], r->attn[1][j],
+              r->attn[2][j]);
+    }
+  if (rr->f->have_head_level)
+    {
+      printf ("\nhead level: Spearman ρ over the heads between a head statistic and its "
+              "zero-ablation effect (%s head sweep)\n", rr->f->sweep_reused ? "stored" : "new");
+      printf ("  statistic         ρ(Δ log p)    p       ρ(TV)      p     heads\n");
+      for (int c = 0; c < SC_FAITH_N_HEAD_STATS; c++)
+        {
+          const ScFaithHeadCorr *h = &rr->f->head_corr[c];
+          printf ("  %-16s  %+9.3f  %8.2g  %+8.3f  %8.2g  %5d\n", h->name, h->vs_delta_logp.rho,
+                  h->vs_delta_logp.p, h->vs_tv.rho, h->vs_tv.p, h->n_heads_used);
+        }
+    }
+  else
+    printf ("\n(no head level: no head sweep of this run is stored; run `saccade ablate %"
+            G_GINT64_FORMAT " --heads` or pass --head-sweep)\n", rr->run.id);
+  if (rr->f->reused)
+    printf ("\ntiming: %.2f s (the study read back from the store%s)\n", rr->f->seconds,
+            rr->f->have_head_level && !rr->f->sweep_reused ? ", the head sweep computed now"
+                                                           : "");
+  else
+    print_timing (rr->f->seconds, r->timing.forward_s);
+}
+
+static void
+print_run_json (const RunResult *rr)
+{
+  const ScFaithResult *r = rr->f->result;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_int (b, "run", rr->run.id);
+  saccade_json_string (b, "model", rr->run.model_name);
+  saccade_json_string (b, "study", SC_FAITH_KIND);
+  saccade_json_string (b, "source", rr->f->reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", rr->f->study_id);
+  saccade_json_bool (b, "loo_reused", rr->f->loo_reused);
+  saccade_json_string (b, "metric", sc_faith_metric_id (r->metric));
+  saccade_json_string (b, "kind", sc_faith_erase_id (r->kind));
+  saccade_json_int (b, "top_k", r->top_k);
+  saccade_json_int (b, "n_tokens", r->n_tokens);
+  saccade_json_int (b, "target", r->target);
+  saccade_json_begin_object (b, "sources");
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    {
+      saccade_json_begin_object (b, sc_faith_source_id (s));
+      json_agreement (b, &r->agree[s]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+  saccade_json_begin_array (b, "tokens");
+  for (int j = 0; j < r->n_items; j++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_int (b, "pos", j);
+      saccade_json_int (b, "id", rr->tokens[j].id);
+      saccade_json_string (b, "label", rr->labels[j]);
+      saccade_json_double (b, "loo", r->loo[j]);
+      for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+        saccade_json_double (b, sc_faith_source_id (s), r->attn[s][j]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  saccade_json_begin_array (b, "heads"); /* layer-major */
+  for (int h = 0; h < r->n_layers * r->n_heads; h++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_int (b, "layer", h / r->n_heads);
+      saccade_json_int (b, "head", h % r->n_heads);
+      json_agreement (b, &r->heads[h]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  if (rr->f->have_head_level)
+    {
+      saccade_json_begin_array (b, "head_level");
+      for (int c = 0; c < SC_FAITH_N_HEAD_STATS; c++)
+        {
+          const ScFaithHeadCorr *h = &rr->f->head_corr[c];
+          json_builder_begin_object (b);
+          saccade_json_string (b, "statistic", h->name);
+          saccade_json_int (b, "n_heads", h->n_heads_used);
+          saccade_json_double (b, "rho_delta_logp", h->vs_delta_logp.rho);
+          saccade_json_double (b, "p_delta_logp", h->vs_delta_logp.p);
+          saccade_json_double (b, "rho_tv", h->vs_tv.rho);
+          saccade_json_double (b, "p_tv", h->vs_tv.p);
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+    }
+  json_timing (b, rr->f->seconds, rr->f->reused ? 0.0 : r->timing.forward_s);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static int
+run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 run_id)
+{
+  g_autofree char *db_path = saccade_db_path (o->db);
+  g_autofree int32_t *ids = NULL;
+  g_autoptr (GError) error = NULL;
+  SaccadeCliSession cs = { 0 };
+  RunResult rr = { 0 };
+  const gboolean tty = isatty (STDERR_FILENO);
+  int rc = 0;
+
+  if (!saccade_faithfulness_read_run (db_path, run_id, model, saccade_cli_model_path (&o->common),
+                                      &rr.run, &rr.tokens, &rr.n_tokens, &error))
+    {
+      run_result_clear (&rr);
+      return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  rr.labels = saccade_token_labels_for_store (rr.tokens, rr.n_tokens);
+  ids = g_new (int32_t, rr.n_tokens);
+  for (size_t i = 0; i < rr.n_tokens; i++)
+    ids[i] = rr.tokens[i].id;
+  if (!saccade_cli_session_open (&cs, &o->common, model, &error))
+    {
+      run_result_clear (&rr);
+      return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  rr.f = saccade_faithfulness_get (model, saccade_cli_model_path (&o->common), cs.session,
+                                   db_path, run_id, ids, (int) rr.n_tokens, p, o->head_sweep,
+                                   o->recompute, tty ? progress_bar : NULL, NULL, NULL,
+                                   &rr.warning, &error);
+  if (tty)
+    fprintf (stderr, "\r\033[K");
+  saccade_cli_session_close (&cs);
+  if (rr.f == NULL)
+    rc = saccade_cli_fail (g_steal_pointer (&error));
+  else
+    {
+      if (o->common.json)
+        print_run_json (&rr);
+      else
+        print_run_text (&rr, db_path);
+      if (o->csv != NULL)
+        {
+          g_autoptr (GBytes) csv = saccade_faithfulness_run_csv (rr.f,
+                                                                 (const char *const *) rr.labels);
+          if (!saccade_export_write (csv, o->csv, &error))
+            rc = saccade_cli_fail (g_steal_pointer (&error));
+          else if (!o->common.json)
+            printf ("wrote the per-token importances to %s\n", o->csv);
+        }
+      if (rc == 0 && o->out_path != NULL)
+        {
+          g_autofree char *title = g_strdup_printf ("Attention vs leave-one-out · run %"
+                                                    G_GINT64_FORMAT " · %s", run_id,
+                                                    rr.run.model_name);
+          SaccadeScatterFigure fig;
+          saccade_faithfulness_scatter_figure (rr.f, (const char *const *) rr.labels, title,
+                                               &fig);
+          if (!saccade_figure_export_scatter (&fig, o->out_path, &error))
+            rc = saccade_cli_fail (g_steal_pointer (&error));
+          else if (!o->common.json)
+            printf ("wrote the scatter to %s\n", o->out_path);
+        }
+    }
+  run_result_clear (&rr);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* --file                                                                                */
+
+static void
+print_file_text (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFaithParams *p)
+{
+  const ScFaithFileSummary *s = f->summary;
+
+  printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
+          "attention source with it (J&W 2019, Table 2; std with ddof 1)\n", info->name,
+          s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
+          sc_faith_metric_id (p->metric));
+  printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
+          "undefined\n");
+  for (int k = 0; k < SC_FAITH_N_SOURCES + 2; k++)
+    {
+      const ScFaithSummary *m;
+      char name[48];
+      if (k < SC_FAITH_N_SOURCES)
+        {
+          m = &s->source[k];
+          g_snprintf (name, sizeof name, "%s", saccade_faith_source_name (k));
+        }
+      else
+        {
+          const int h = k == SC_FAITH_N_SOURCES ? s->best_head : s->median_head;
+          if (h < 0)
+            continue;
+          m = &s->heads[h];
+          g_snprintf (name, sizeof name, "%s head %d.%d",
+                      k == SC_FAITH_N_SOURCES ? "best" : "median", h / s->n_heads,
+                      h % s->n_heads);
+        }
+      printf ("  ");
+      saccade_store_cli_print_padded (name, 20);
+      printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
+              100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
+    }
+  print_timing (f->total_s, f->forward_s);
+}
+
+static void
+print_file_json (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFaithParams *p)
+{
+  const ScFaithFileSummary *s = f->summary;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_string (b, "model", info->name);
+  saccade_json_int (b, "n_sentences", s->n_sentences);
+  saccade_json_string (b, "metric", sc_faith_metric_id (p->metric));
+  saccade_json_string (b, "kind", sc_faith_erase_id (p->kind));
+  saccade_json_int (b, "top_k", p->top_k > 0 ? p->top_k : SC_FAITH_DEFAULT_TOP_K);
+  saccade_json_double (b, "alpha", SC_FAITH_ALPHA);
+  saccade_json_int (b, "std_ddof", 1);
+  saccade_json_begin_object (b, "table2");
+  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+    {
+      saccade_json_begin_object (b, sc_faith_source_id (k));
+      json_summary (b, &s->source[k]);
+      json_builder_end_object (b);
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      const int h = k == 0 ? s->best_head : s->median_head;
+      if (h < 0)
+        continue;
+      saccade_json_begin_object (b, k == 0 ? "best-head" : "median-head");
+      saccade_json_int (b, "layer", h / s->n_heads);
+      saccade_json_int (b, "head", h % s->n_heads);
+      json_summary (b, &s->heads[h]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_object (b);
+  saccade_json_begin_array (b, "head_tau_mean"); /* (n_layers, n_heads) */
+  for (int l = 0; l < s->n_layers; l++)
+    {
+      json_builder_begin_array (b);
+      for (int h = 0; h < s->n_heads; h++)
+        saccade_json_add_double (b, s->heads[l * s->n_heads + h].tau_mean);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+  saccade_json_begin_array (b, "sentences");
+  for (guint i = 0; i < f->sentences->len; i++)
+    {
+      const SaccadeFaithSentence *sent = g_ptr_array_index (f->sentences, i);
+      const ScFaithResult *r = f->results[i];
+      json_builder_begin_object (b);
+      saccade_json_int (b, "line", sent->line);
+      saccade_json_string (b, "text", sent->text);
+      saccade_json_int (b, "n_tokens", f->n_tokens[i]);
+      saccade_json_int (b, "target", r->target);
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        {
+          saccade_json_begin_object (b, sc_faith_source_id (k));
+          json_agreement (b, &r->agree[k]);
+          json_builder_end_object (b);
+        }
+      saccade_json_double (b, "seconds", r->timing.total_s);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_timing (b, f->total_s, f->forward_s);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static int
+file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SaccadeFaithFile) f = NULL;
+  SaccadeCliSession cs = { 0 };
+  GPtrArray *sentences;
+  const gboolean tty = isatty (STDERR_FILENO);
+  int rc = 0;
+
+  if ((sentences = saccade_faithfulness_read_sentences (o->file, &error)) == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (!saccade_cli_session_open (&cs, &o->common, model, &error))
+    {
+      g_ptr_array_unref (sentences);
+      return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  f = saccade_faithfulness_run_file (model, cs.session, sentences, p,
+                                     tty ? progress_bar : NULL, NULL, NULL, &error);
+  if (tty)
+    fprintf (stderr, "\r\033[K");
+  saccade_cli_session_close (&cs);
+  if (f == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (o->common.json)
+    print_file_json (f, sc_model_info (model), p);
+  else
+    print_file_text (f, sc_model_info (model), p);
+  if (o->csv != NULL)
+    {
+      g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
+      if (!saccade_export_write (csv, o->csv, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+      else if (!o->common.json)
+        printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
+    }
+  if (rc == 0 && o->heads_path != NULL)
+    {
+      /* The per-head mean τ map: layers as rows, heads as columns, on a diverging map
+       * over [−1, 1] so that 0 (no agreement) is white. */
+      const ScFaithFileSummary *s = f->summary;
+      g_autofree float *v = g_new (float, (gsize) s->n_layers * s->n_heads);
+      g_autofree char *title = g_strdup_printf ("Mean Kendall τ with leave-one-out per head · "
+                                                "%d sentences · %s", s->n_sentences,
+                                                sc_model_info (model)->name);
+      SaccadeHeatmapFigure hm = { .values = v, .n_rows = s->n_layers, .n_cols = s->n_heads,
+                                  .title = title, .colormap = SACCADE_COLORMAP_RDBU,
+                                  .scale = SACCADE_SCALE_LINEAR, .vmin = -1, .vmax = 1,
+                                  .row_name = "Layer", .col_name = "Head",
+                                  .value_name = "mean τ" };
+      for (int h = 0; h < s->n_layers * s->n_heads; h++)
+        v[h] = (float) s->heads[h].tau_mean;
+      if (!saccade_figure_export_heatmap (&hm, o->heads_path, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+      else if (!o->common.json)
+        printf ("wrote the per-head mean τ map to %s\n", o->heads_path);
+    }
+  if (rc == 0 && o->out_path != NULL)
+    {
+      g_autofree char *title = g_strdup_printf ("Is attention faithful? · %s",
+                                                sc_model_info (model)->name);
+      SaccadeFaithRow rows[SC_FAITH_N_SOURCES + 2];
+      g_auto (GStrv) names = NULL;
+      SaccadeFaithfulnessFigure fig;
+      saccade_faithfulness_file_figure (f, title, rows, &names, &fig);
+      if (!saccade_figure_export_faithfulness (&fig, o->out_path, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+      else if (!o->common.json)
+        printf ("wrote the Table-2 figure to %s\n", o->out_path);
+    }
+  return rc;
+}
+
+int
+saccade_cmd_faithfulness (int argc, char **argv)
+{
+  FaithOptions o = { .target = -1 };
+  GOptionEntry entries[] = {
+    { "file", 0, 0, G_OPTION_ARG_FILENAME, &o.file,
+      "sentences, one per line (# comments and blank lines skipped), instead of RUN", "FILE" },
+    { "metric", 0, 0, G_OPTION_ARG_STRING, &o.metric,
+      "leave-one-out importance: tv (default), jsd or abs-delta-logp", "METRIC" },
+    { "kind", 0, 0, G_OPTION_ARG_STRING, &o.kind,
+      "erasure: mask (default: out of every attention row) or drop (from the input)", "KIND" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &o.top_k, "k of the top-k overlap (3)", "K" },
+    { "target", 0, 0, G_OPTION_ARG_INT, &o.target,
+      "abs-delta-logp: the token id measured (default: the clean top-1)", "TOKEN_ID" },
+    SACCADE_STORE_CLI_DB_OPTION (&o.db),
+    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    { "head-sweep", 0, 0, G_OPTION_ARG_NONE, &o.head_sweep,
+      "RUN: ablate every head if no sweep is stored, for the head level", NULL },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv,
+      "write the data as CSV (RUN: per token; --file: Table-2 rows, then per sentence)",
+      "PATH" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
+      "write the figure (.png, .svg, .pdf): RUN the scatter, --file the Table-2 figure",
+      "FIGURE" },
+    { "heads-figure", 0, 0, G_OPTION_ARG_FILENAME, &o.heads_path,
+      "--file: write the per-head mean τ map (.png, .svg, .pdf)", "FIGURE" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "RUN | --file SENTENCES - attention importance against leave-one-out importance");
+  g_autoptr (GError) error = NULL;
+  ScFaithParams p;
+  ScModel *model = NULL;
+  gint64 run = 0;
+  int rc;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, &o.common);
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
+  if ((o.file == NULL) == (argc != 2) || argc > 2)
+    {
+      fprintf (stderr, "saccade: faithfulness takes one run id (see `saccade runs`) or "
+                       "--file SENTENCES, not both\n");
+      return 2;
+    }
+  if (o.file == NULL && !saccade_store_cli_run_id (argv[1], &run))
+    return 2;
+  if (!parse_params (&o, &p, &error))
+    return saccade_cli_fail (g_steal_pointer (&error)) + 1;
+  for (int k = 0; k < 2; k++)
+    {
+      const char *path = k == 0 ? o.out_path : o.heads_path;
+      SaccadeFigureFormat fmt;
+      /* Refused before the study runs, not after minutes of computing. */
+      if (path != NULL && !saccade_figure_format_from_path (path, &fmt, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  if (o.heads_path != NULL && o.file == NULL)
+    {
+      fprintf (stderr, "saccade: --heads-figure is for --file (a run's heads are in --json)\n");
+      return 2;
+    }
+  if (o.file != NULL && !g_file_test (o.file, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (&error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "no sentence file at %s", o.file);
+      return saccade_cli_fail (g_steal_pointer (&error));
+    }
+  if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  rc = o.file != NULL ? file_mode (model, &o, &p) : run_mode (model, &o, &p, run);
+  sc_model_free (model);
+  g_free (o.db);
+  g_free (o.file);
+  g_free (o.csv);
+  g_free (o.out_path);
+  g_free (o.heads_path);
+  g_free (o.metric);
+  g_free (o.kind);
+  return rc;
+}

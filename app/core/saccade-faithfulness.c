@@ -1,0 +1,569 @@
+/* saccade-faithfulness.c — compute or reuse the faithfulness study of a run, run a file of
+ * sentences, and turn both into CSV and figures (header). */
+#define G_LOG_DOMAIN "saccade-faithfulness"
+
+#include "app/core/saccade-faithfulness.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-model.h"
+#include "app/core/saccade-paths.h"
+#include "engine/store/sc-store-study.h"
+
+void
+saccade_faithfulness_free (SaccadeFaithfulness *f)
+{
+  if (f == NULL)
+    return;
+  sc_faith_result_free (f->result);
+  g_free (f);
+}
+
+const char *
+saccade_faith_source_name (ScFaithSource s)
+{
+  switch (s)
+    {
+    /* Translators: an attention source: the last layer's heads averaged. */
+    case SC_FAITH_SOURCE_LAST_MEAN: return _("last-layer mean");
+    case SC_FAITH_SOURCE_ROLLOUT: return _("rollout");
+    case SC_FAITH_SOURCE_FLOW: return _("flow");
+    default: return "?";
+    }
+}
+
+gboolean
+saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *model,
+                               const char *model_path, ScStoreRunInfo *run,
+                               ScStoreToken **tokens, size_t *n_tokens, GError **error)
+{
+  ScStore *store;
+  ScStoreModel sm;
+  ScError err = { 0 };
+  char hex[SC_SHA256_HEX_SIZE];
+  ScStatus st;
+
+  if (!g_file_test (db_path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no capture store at %s"),
+                   db_path);
+      return FALSE;
+    }
+  if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  st = sc_store_get_run (store, run_id, run, &err);
+  if (st == SC_OK)
+    st = sc_store_read_tokens (store, run_id, tokens, n_tokens, &err);
+  sc_store_close (store);
+  if (st == SC_ERR_NOT_FOUND)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   _("There is no run %lld in %s (see `saccade runs`)"), (long long) run_id,
+                   db_path);
+      return FALSE;
+    }
+  if (st != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (sc_store_model_identify (model, model_path, &sm, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  sc_sha256_hex (sm.sha256, hex);
+  if (strcmp (hex, run->model_sha256) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Run %lld was captured with %s (SHA-256 %.12s…), not with the loaded "
+                     "model %s (SHA-256 %.12s…); load that file with -m"),
+                   (long long) run->id, run->model_path, run->model_sha256, model_path, hex);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+typedef struct {
+  SaccadeFaithProgress progress;
+  gpointer user_data;
+  GCancellable *cancellable;
+  double base, span;            /* this study's part of the whole */
+} Progress;
+
+static bool
+on_progress (void *user, double fraction)
+{
+  Progress *p = user;
+
+  if (p->progress != NULL)
+    p->progress (p->base + p->span * fraction, p->user_data);
+  return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+static void
+set_error (GError **error, const ScError *err)
+{
+  if (err->status == SC_ERR_CANCELLED)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+  else
+    saccade_set_error_from_sc (error, err);
+}
+
+/* The head level from a stored head sweep of the run, or one computed now (@compute). */
+static void
+head_level (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScModel *model,
+            ScSession *session, gint64 run_id, const int32_t *ids, int n,
+            const ScFaithParams *params, gboolean compute, Progress *prog, char **warning)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  const ScAblationParams ap = { .target = params->target };
+  ScHeadSweepResult *sweep = NULL;
+  ScError err = { 0 };
+  char pj[128];
+
+  if (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, run_id, &ap, pj, sizeof pj) < 0)
+    return;
+  if (store != NULL && sc_head_sweep_load (store, info, sm->sha256, pj, &sweep, NULL, NULL)
+                           == SC_OK)
+    f->sweep_reused = TRUE;
+  else if (compute)
+    {
+      if (sc_head_sweep_run (session, model, ids, n, &ap, on_progress, prog, &sweep, &err)
+          != SC_OK)
+        {
+          if (warning != NULL && *warning == NULL)
+            *warning = g_strdup_printf (_("no head level: %s"), err.message);
+          return;
+        }
+      if (store != NULL && sc_store_is_writable (store)
+          && sc_head_sweep_store (store, sm, pj, sweep, NULL, &err) != SC_OK && warning != NULL
+          && *warning == NULL)
+        *warning = g_strdup (err.message);
+    }
+  if (sweep != NULL && sc_faith_head_level (sweep, f->result, f->head_corr, &err) == SC_OK)
+    f->have_head_level = TRUE;
+  sc_head_sweep_result_free (sweep);
+}
+
+SaccadeFaithfulness *
+saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *session,
+                          const char *db_path, gint64 run_id, const int32_t *ids, int n,
+                          const ScFaithParams *params, gboolean head_sweep, gboolean recompute,
+                          SaccadeFaithProgress progress, gpointer user_data,
+                          GCancellable *cancellable, char **store_warning, GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  g_autoptr (SaccadeFaithfulness) f = g_new0 (SaccadeFaithfulness, 1);
+  const ScAblationParams ap = { .target = params->target };
+  ScTokenLooResult *loo = NULL, *loo_new = NULL;
+  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  ScStoreModel sm = { 0 };
+  ScStore *store = NULL;
+  ScError err = { 0 };
+  char pj[256], pl[128];
+  gint64 t0 = g_get_monotonic_time ();
+  int64_t id = 0;
+
+  if (sc_faith_params_json (run_id, ids, n, params, pj, sizeof pj) < 0
+      || sc_ablation_params_json (SC_ABLATION_KIND_TOKENS, run_id, &ap, pl, sizeof pl) < 0)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "faithfulness: bad parameters");
+      return NULL;
+    }
+  if (db_path != NULL && sc_store_model_identify (model, model_path, &sm, &err) == SC_OK)
+    {
+      store = saccade_store_open (db_path, TRUE, NULL);
+      if (store == NULL)
+        store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
+    }
+  if (store != NULL && !recompute
+      && sc_faith_load (store, info, sm.sha256, pj, params, &f->result, &id, NULL) == SC_OK)
+    {
+      f->reused = TRUE;
+      f->study_id = id;
+    }
+  else
+    {
+      /* A stored leave-one-out study of the same run and target saves all the erasures. */
+      if (store != NULL && !recompute
+          && sc_token_loo_load (store, info, sm.sha256, pl, &loo, NULL, NULL) == SC_OK)
+        {
+          if (loo->n_tokens == n)
+            f->loo_reused = TRUE;
+          else
+            g_clear_pointer (&loo, sc_token_loo_result_free);
+        }
+      if (head_sweep)
+        prog.span = 0.5; /* the sweep takes about as long again */
+      if (sc_faith_run (session, model, ids, n, params, loo, on_progress, &prog, &f->result,
+                        &loo_new, &err) != SC_OK)
+        {
+          sc_token_loo_result_free (loo);
+          sc_store_close (store);
+          set_error (error, &err);
+          return NULL;
+        }
+      sc_token_loo_result_free (loo);
+      if (store == NULL || !sc_store_is_writable (store))
+        {
+          if (store_warning != NULL)
+            *store_warning = g_strdup (store == NULL ? _("no store") : _("the store is read-only"));
+        }
+      else
+        {
+          if (sc_faith_store (store, &sm, pj, f->result, &id, &err) == SC_OK)
+            f->study_id = id;
+          else if (store_warning != NULL)
+            *store_warning = g_strdup (err.message);
+          if (loo_new != NULL && sc_token_loo_store (store, &sm, pl, loo_new, NULL, &err) != SC_OK
+              && store_warning != NULL && *store_warning == NULL)
+            *store_warning = g_strdup (err.message);
+        }
+      sc_token_loo_result_free (loo_new);
+    }
+  /* The head sweep, if it runs, takes the rest of the bar (all of it after a reused study). */
+  prog.base = f->reused ? 0 : prog.span;
+  prog.span = 1 - prog.base;
+  head_level (f, store, &sm, model, session, run_id, ids, n, params, head_sweep, &prog,
+              store_warning);
+  sc_store_close (store);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  f->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  return g_steal_pointer (&f);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Files of sentences                                                                    */
+
+static void
+sentence_free (gpointer p)
+{
+  SaccadeFaithSentence *s = p;
+
+  g_free (s->text);
+  g_free (s);
+}
+
+GPtrArray *
+saccade_faithfulness_read_sentences (const char *path, GError **error)
+{
+  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (sentence_free);
+  g_autofree char *data = NULL;
+  gsize len = 0, start = 0;
+  int line = 0;
+
+  if (!g_file_get_contents (path, &data, &len, error))
+    return NULL;
+  while (start < len)
+    {
+      const char *nl = memchr (data + start, '\n', len - start);
+      gsize end = nl != NULL ? (gsize) (nl - data) : len, l;
+      const char *s = data + start;
+      line++;
+      l = end - start;
+      if (l > 0 && s[l - 1] == '\r')
+        l--;
+      start = end + 1;
+      if (memchr (s, '\0', l) != NULL)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       _("%s:%d: the line holds a NUL byte"), path, line);
+          return NULL;
+        }
+      if (!g_utf8_validate_len (s, l, NULL))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       _("%s:%d: the line is not valid UTF-8"), path, line);
+          return NULL;
+        }
+      {
+        g_autofree char *text = g_strndup (s, l);
+        g_strstrip (text);
+        if (*text == '\0' || *text == '#')
+          continue;
+        if (l > SACCADE_FAITH_MAX_LINE_BYTES)
+          {
+            g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                         _("%s:%d: the line is %lu bytes long, more than the %d a sentence may "
+                           "have"), path, line, (unsigned long) l, SACCADE_FAITH_MAX_LINE_BYTES);
+            return NULL;
+          }
+        SaccadeFaithSentence *sent = g_new (SaccadeFaithSentence, 1);
+        sent->text = g_steal_pointer (&text);
+        sent->line = line;
+        g_ptr_array_add (out, sent);
+      }
+    }
+  if (out->len == 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("%s holds no sentence (one per line; blank lines and lines starting with "
+                     "# are skipped)"), path);
+      return NULL;
+    }
+  return g_steal_pointer (&out);
+}
+
+void
+saccade_faith_file_free (SaccadeFaithFile *f)
+{
+  if (f == NULL)
+    return;
+  for (guint i = 0; f->results != NULL && f->sentences != NULL && i < f->sentences->len; i++)
+    sc_faith_result_free (f->results[i]);
+  g_free (f->results);
+  g_free (f->n_tokens);
+  sc_faith_file_summary_free (f->summary);
+  if (f->sentences != NULL)
+    g_ptr_array_unref (f->sentences);
+  g_free (f);
+}
+
+SaccadeFaithFile *
+saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *sentences,
+                               const ScFaithParams *params, SaccadeFaithProgress progress,
+                               gpointer user_data, GCancellable *cancellable, GError **error)
+{
+  g_autoptr (SaccadeFaithFile) f = g_new0 (SaccadeFaithFile, 1);
+  const gint64 t0 = g_get_monotonic_time ();
+  const guint n = sentences->len;
+  ScError err = { 0 };
+
+  f->sentences = sentences;
+  f->results = g_new0 (ScFaithResult *, n);
+  f->n_tokens = g_new0 (int, n);
+  for (guint i = 0; i < n; i++)
+    {
+      const SaccadeFaithSentence *s = g_ptr_array_index (sentences, i);
+      g_autoptr (GArray) ids = saccade_tokenize (model, s->text, -1, FALSE, error);
+      Progress prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
+      if (ids == NULL)
+        {
+          g_prefix_error (error, _("line %d: "), s->line);
+          return NULL;
+        }
+      f->n_tokens[i] = (int) ids->len;
+      if (ids->len < SC_FAITH_MIN_TOKENS || ids->len > SACCADE_FAITH_MAX_TOKENS)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       _("line %d: the sentence has %u tokens; faithfulness needs %d to %d "
+                         "(the last token is the query, and a ranking needs two tokens "
+                         "before it)"), s->line, ids->len, SC_FAITH_MIN_TOKENS,
+                       SACCADE_FAITH_MAX_TOKENS);
+          return NULL;
+        }
+      if (sc_faith_run (session, model, (const int32_t *) ids->data, (int) ids->len, params,
+                        NULL, on_progress, &prog, &f->results[i], NULL, &err) != SC_OK)
+        {
+          set_error (error, &err);
+          g_prefix_error (error, _("line %d: "), s->line);
+          return NULL;
+        }
+      f->forward_s += f->results[i]->timing.forward_s;
+    }
+  if (sc_faith_summarize ((const ScFaithResult *const *) f->results, (int) n, &f->summary, &err)
+      != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  f->total_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  return g_steal_pointer (&f);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* CSV                                                                                   */
+
+static void
+csv_text (GString *s, const char *text)
+{
+  if (strpbrk (text, ",\"\r\n") == NULL)
+    {
+      g_string_append (s, text);
+      return;
+    }
+  g_string_append_c (s, '"');
+  for (const char *c = text; *c != '\0'; c++)
+    {
+      if (*c == '"')
+        g_string_append_c (s, '"');
+      g_string_append_c (s, *c);
+    }
+  g_string_append_c (s, '"');
+}
+
+static void
+csv_num (GString *s, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_string_append_c (s, ',');
+  if (isnan (v))
+    g_string_append (s, "nan");
+  else
+    g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.9g", v));
+}
+
+GBytes *
+saccade_faithfulness_run_csv (const SaccadeFaithfulness *f, const char *const *labels)
+{
+  const ScFaithResult *r = f->result;
+  GString *s = g_string_new ("pos,token,loo,last_mean,rollout,flow");
+
+  if (r->head_rows != NULL)
+    for (int h = 0; h < r->n_layers * r->n_heads; h++)
+      g_string_append_printf (s, ",%d.%d", h / r->n_heads, h % r->n_heads);
+  g_string_append (s, "\r\n");
+  for (int j = 0; j < r->n_items; j++)
+    {
+      g_string_append_printf (s, "%d,", j);
+      csv_text (s, labels != NULL ? labels[j] : "");
+      csv_num (s, r->loo[j]);
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        csv_num (s, r->attn[k][j]);
+      if (r->head_rows != NULL)
+        for (int h = 0; h < r->n_layers * r->n_heads; h++)
+          csv_num (s, r->head_rows[(size_t) h * r->n_items + j]);
+      g_string_append (s, "\r\n");
+    }
+  return g_string_free_to_bytes (s);
+}
+
+static void
+csv_summary_row (GString *s, const char *source, const ScFaithSummary *m)
+{
+  g_string_append (s, "summary,,,,");
+  csv_text (s, source);
+  g_string_append_printf (s, ",%d", m->n_defined);
+  csv_num (s, m->tau_mean);
+  csv_num (s, m->tau_std);
+  g_string_append (s, ",");
+  csv_num (s, m->share_significant);
+  csv_num (s, m->rho_mean);
+  g_string_append (s, ",");
+  csv_num (s, m->topk_mean);
+  g_string_append (s, "\r\n");
+}
+
+static void
+csv_sentence_row (GString *s, guint i, int line, int n, const char *source,
+                  const ScFaithAgreement *a)
+{
+  g_string_append_printf (s, "sentence,%u,%d,%d,", i, line, n);
+  csv_text (s, source);
+  g_string_append (s, ",");
+  csv_num (s, a->tau);
+  g_string_append (s, ",");
+  csv_num (s, a->tau_p);
+  g_string_append (s, ",");
+  csv_num (s, a->rho);
+  csv_num (s, a->rho_p);
+  csv_num (s, a->topk);
+  g_string_append (s, "\r\n");
+}
+
+GBytes *
+saccade_faithfulness_file_csv (const SaccadeFaithFile *f)
+{
+  const ScFaithFileSummary *sm = f->summary;
+  GString *s = g_string_new ("scope,sentence,line,n_tokens,source,n_defined,tau,tau_std,"
+                             "tau_p,share_significant,rho,rho_p,topk\r\n");
+  char best[48] = "", median[48] = "";
+
+  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+    csv_summary_row (s, sc_faith_source_id (k), &sm->source[k]);
+  if (sm->best_head >= 0)
+    {
+      g_snprintf (best, sizeof best, "best-head %d.%d", sm->best_head / sm->n_heads,
+                  sm->best_head % sm->n_heads);
+      g_snprintf (median, sizeof median, "median-head %d.%d", sm->median_head / sm->n_heads,
+                  sm->median_head % sm->n_heads);
+      csv_summary_row (s, best, &sm->heads[sm->best_head]);
+      csv_summary_row (s, median, &sm->heads[sm->median_head]);
+    }
+  for (guint i = 0; i < f->sentences->len; i++)
+    {
+      const SaccadeFaithSentence *sent = g_ptr_array_index (f->sentences, i);
+      const ScFaithResult *r = f->results[i];
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        csv_sentence_row (s, i, sent->line, f->n_tokens[i], sc_faith_source_id (k),
+                          &r->agree[k]);
+      if (sm->best_head >= 0)
+        {
+          csv_sentence_row (s, i, sent->line, f->n_tokens[i], best, &r->heads[sm->best_head]);
+          csv_sentence_row (s, i, sent->line, f->n_tokens[i], median,
+                            &r->heads[sm->median_head]);
+        }
+    }
+  return g_string_free_to_bytes (s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Figures                                                                               */
+
+void
+saccade_faithfulness_scatter_figure (const SaccadeFaithfulness *f, const char *const *labels,
+                                     const char *title, SaccadeScatterFigure *fig)
+{
+  const ScFaithResult *r = f->result;
+  const ScFaithAgreement *a = &r->agree[SC_FAITH_SOURCE_LAST_MEAN];
+
+  *fig = (SaccadeScatterFigure) {
+    .n = r->n_items, .x = r->attn[SC_FAITH_SOURCE_LAST_MEAN], .y = r->loo, .labels = labels,
+    /* Translators: the scatter's axes. */
+    .x_name = _("attention: last-layer head mean"),
+    .y_name = r->metric == SC_FAITH_METRIC_TV    ? _("leave-one-out: TV distance")
+              : r->metric == SC_FAITH_METRIC_JSD ? _("leave-one-out: JSD (nats)")
+                                                 : _("leave-one-out: |Δ log p|"),
+    .title = title, .tau = a->tau, .tau_p = a->tau_p, .rho = a->rho, .rho_p = a->rho_p,
+    .bars = TRUE,
+  };
+}
+
+static SaccadeFaithRow
+row_of (const char *name, const ScFaithSummary *m)
+{
+  return (SaccadeFaithRow) { name, m->n_defined, m->n_undefined, m->tau_mean, m->tau_std,
+                             m->share_significant };
+}
+
+void
+saccade_faithfulness_file_figure (const SaccadeFaithFile *f, const char *title,
+                                  SaccadeFaithRow rows[SC_FAITH_N_SOURCES + 2], char ***names,
+                                  SaccadeFaithfulnessFigure *fig)
+{
+  const ScFaithFileSummary *sm = f->summary;
+  GPtrArray *n = g_ptr_array_new ();
+  int k, count = 0;
+
+  for (k = 0; k < SC_FAITH_N_SOURCES; k++)
+    g_ptr_array_add (n, g_strdup (saccade_faith_source_name (k)));
+  if (sm->best_head >= 0)
+    {
+      /* Translators: a row of the faithfulness figure: the head with the highest mean τ. */
+      g_ptr_array_add (n, g_strdup_printf (_("best head %d.%d"), sm->best_head / sm->n_heads,
+                                           sm->best_head % sm->n_heads));
+      g_ptr_array_add (n, g_strdup_printf (_("median head %d.%d"),
+                                           sm->median_head / sm->n_heads,
+                                           sm->median_head % sm->n_heads));
+    }
+  g_ptr_array_add (n, NULL);
+  *names = (char **) g_ptr_array_free (n, FALSE);
+  for (k = 0; k < SC_FAITH_N_SOURCES; k++)
+    rows[count++] = row_of ((*names)[k], &sm->source[k]);
+  if (sm->best_head >= 0)
+    {
+      rows[count++] = row_of ((*names)[k], &sm->heads[sm->best_head]);
+      rows[count++] = row_of ((*names)[k + 1], &sm->heads[sm->median_head]);
+    }
+  *fig = (SaccadeFaithfulnessFigure) { count, rows, sm->n_sentences, title };
+}

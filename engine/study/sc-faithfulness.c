@@ -1,0 +1,1033 @@
+/* sc-faithfulness.c — attention importance against leave-one-out importance (the header has
+ * every definition). One clean pass with a frugal observer, token leave-one-out through
+ * sc_token_loo_run(), then rollout and flow (engine/analysis/sc-rollout) and rank agreement
+ * (engine/analysis/sc-rank) per source; aggregation over sentences; the head-level
+ * correlations; storage as a study. Nothing here defines a statistic: it only decides
+ * which vectors are compared. */
+#include "study/sc-faithfulness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/sc-rollout.h"
+#include "core/sc-sha256.h"
+
+static const char *const METRIC_ID[SC_FAITH_N_METRICS] = { "tv", "jsd", "abs-delta-logp" };
+static const char *const ERASE_ID[SC_FAITH_N_ERASE] = { "mask", "drop" };
+static const char *const SOURCE_ID[SC_FAITH_N_SOURCES] = { "last-mean", "rollout", "flow" };
+
+const ScHeadMetric SC_FAITH_HEAD_STATS[SC_FAITH_N_HEAD_STATS] = {
+  SC_HEAD_METRIC_ENTROPY, SC_HEAD_METRIC_CONFIDENCE, SC_HEAD_METRIC_SINK,
+  SC_HEAD_METRIC_PREVIOUS,
+};
+
+const char *
+sc_faith_metric_id (ScFaithMetric m)
+{
+  return (unsigned) m < SC_FAITH_N_METRICS ? METRIC_ID[m] : NULL;
+}
+
+const char *
+sc_faith_erase_id (ScFaithErase k)
+{
+  return (unsigned) k < SC_FAITH_N_ERASE ? ERASE_ID[k] : NULL;
+}
+
+const char *
+sc_faith_source_id (ScFaithSource s)
+{
+  return (unsigned) s < SC_FAITH_N_SOURCES ? SOURCE_ID[s] : NULL;
+}
+
+bool
+sc_faith_metric_from_id (const char *id, ScFaithMetric *out)
+{
+  for (int i = 0; id != NULL && i < SC_FAITH_N_METRICS; i++)
+    if (strcmp (id, METRIC_ID[i]) == 0)
+      return (*out = (ScFaithMetric) i), true;
+  return false;
+}
+
+bool
+sc_faith_erase_from_id (const char *id, ScFaithErase *out)
+{
+  for (int i = 0; id != NULL && i < SC_FAITH_N_ERASE; i++)
+    if (strcmp (id, ERASE_ID[i]) == 0)
+      return (*out = (ScFaithErase) i), true;
+  return false;
+}
+
+static double
+now_s (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static void
+agreement_undefined (ScFaithAgreement *a, ScStatus status, const char *reason)
+{
+  a->status = status;
+  a->tau = a->tau_p = a->rho = a->rho_p = a->topk = NAN;
+  snprintf (a->reason, sizeof a->reason, "%.*s", (int) sizeof a->reason - 1,
+            reason != NULL ? reason : "");
+}
+
+ScFaithResult *
+sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
+{
+  ScFaithResult *r;
+  size_t nh;
+  int i, s;
+
+  if (n_layers < 1 || n_heads < 1 || n_tokens < SC_FAITH_MIN_TOKENS
+      || (unsigned) n_tokens > SC_STORE_MAX_TOKENS || (unsigned) n_layers > SC_STORE_MAX_LAYERS
+      || (unsigned) n_heads > SC_STORE_MAX_HEADS || (r = calloc (1, sizeof *r)) == NULL)
+    return NULL;
+  nh = (size_t) n_layers * n_heads;
+  r->n_tokens = n_tokens;
+  r->n_items = n_tokens - 1;
+  r->n_layers = n_layers;
+  r->n_heads = n_heads;
+  r->target = r->top1_clean = -1;
+  r->loo = malloc ((size_t) r->n_items * sizeof *r->loo);
+  r->heads = malloc (nh * sizeof *r->heads);
+  r->head_stats = malloc (nh * sizeof *r->head_stats);
+  for (s = 0; s < SC_FAITH_N_SOURCES; s++)
+    r->attn[s] = malloc ((size_t) r->n_items * sizeof *r->attn[s]);
+  if (r->loo == NULL || r->heads == NULL || r->head_stats == NULL || r->attn[0] == NULL
+      || r->attn[1] == NULL || r->attn[2] == NULL)
+    {
+      sc_faith_result_free (r);
+      return NULL;
+    }
+  for (i = 0; i < r->n_items; i++)
+    {
+      r->loo[i] = NAN;
+      for (s = 0; s < SC_FAITH_N_SOURCES; s++)
+        r->attn[s][i] = NAN;
+    }
+  for (s = 0; s < SC_FAITH_N_SOURCES; s++)
+    agreement_undefined (&r->agree[s], SC_ERR_NOT_FOUND, "not computed");
+  for (size_t h = 0; h < nh; h++)
+    {
+      agreement_undefined (&r->heads[h], SC_ERR_NOT_FOUND, "not computed");
+      r->head_stats[h] = (ScHeadStats) { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, -1, NAN };
+    }
+  return r;
+}
+
+void
+sc_faith_result_free (ScFaithResult *r)
+{
+  if (r == NULL)
+    return;
+  free (r->loo);
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    free (r->attn[s]);
+  free (r->head_rows);
+  free (r->heads);
+  free (r->head_stats);
+  free (r);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Importances and agreement                                                             */
+
+ScStatus
+sc_faith_loo_importance (const ScTokenLooResult *loo, ScFaithMetric metric, ScFaithErase kind,
+                         double *out, ScError *err)
+{
+  const ScAblationEffect *e;
+
+  if (loo == NULL || out == NULL || loo->n_tokens < 2 || (unsigned) metric >= SC_FAITH_N_METRICS
+      || (unsigned) kind >= SC_FAITH_N_ERASE)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: bad leave-one-out arguments");
+  e = kind == SC_FAITH_ERASE_MASK ? loo->mask : loo->drop;
+  for (int j = 0; j < loo->n_tokens - 1; j++)
+    {
+      const double v = metric == SC_FAITH_METRIC_TV    ? e[j].next.tv
+                       : metric == SC_FAITH_METRIC_JSD ? e[j].next.jsd
+                                                       : fabs (e[j].next.delta_logp);
+      if (isnan (v))
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: leave-one-out %s %s of "
+                             "token %d is NaN", ERASE_ID[kind], METRIC_ID[metric], j);
+      out[j] = v;
+    }
+  return SC_OK;
+}
+
+ScStatus
+sc_faith_agreement (const double *attn, const double *loo, int n, int k, ScFaithAgreement *out,
+                    ScError *err)
+{
+  ScKendall kt;
+  ScSpearman sp;
+  ScError e2 = { 0 };
+  ScStatus st;
+
+  if (attn == NULL || loo == NULL || out == NULL || n < 2 || k < 1 || k > n)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: agreement of %d items with "
+                         "top-%d", n, k);
+  agreement_undefined (out, SC_OK, NULL);
+  for (int j = 0; j < n; j++)
+    if (isnan (attn[j]))
+      {
+        agreement_undefined (out, SC_ERR_RANGE, "the attention importance is undefined");
+        return SC_OK;
+      }
+  st = sc_kendall_tau_b (attn, loo, n, &kt, &e2);
+  if (st == SC_ERR_RANGE)
+    {
+      /* The only undefined case left: one vector is constant (0/0). */
+      agreement_undefined (out, SC_ERR_RANGE, e2.message);
+      return SC_OK;
+    }
+  if (st != SC_OK)
+    return sc_error_set (err, st, "%s", e2.message);
+  out->tau = kt.tau;
+  out->tau_p = kt.p;
+  st = sc_spearman_rho (attn, loo, n, &sp, &e2);
+  if (st != SC_OK && st != SC_ERR_RANGE)
+    return sc_error_set (err, st, "%s", e2.message);
+  out->rho = st == SC_OK ? sp.rho : NAN;
+  out->rho_p = st == SC_OK ? sp.p : NAN;
+  if ((st = sc_topk_overlap (attn, loo, n, k, &out->topk, err)) != SC_OK)
+    return st;
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The clean pass's observer                                                             */
+
+typedef struct {
+  int L, H, n;
+  double *row;           /* (L * H, n − 1) the last query's row over the items */
+  ScHeadStats *stats;    /* (L * H) */
+  float *layer_mean;     /* (L, n, n): mean_h A_l,h */
+  double *acc;           /* (n, n) the running sum of the current layer's heads */
+  int acc_layer, acc_count;
+  double seconds;        /* time spent in observe() */
+  ScStatus status;
+} Keep;
+
+static void
+keep_flush (Keep *k)
+{
+  const size_t nn = (size_t) k->n * k->n;
+  float *dst;
+
+  if (k->acc_layer < 0)
+    return;
+  dst = k->layer_mean + (size_t) k->acc_layer * nn;
+  for (size_t i = 0; i < nn; i++)
+    dst[i] = (float) (k->acc[i] / k->acc_count);
+  memset (k->acc, 0, nn * sizeof *k->acc);
+  k->acc_layer = -1;
+  k->acc_count = 0;
+}
+
+static bool
+keep_observe (void *user, int layer, int head, const float *probs, int n_query, int n_key)
+{
+  Keep *k = user;
+  const double t0 = now_s ();
+  const size_t nn = (size_t) k->n * k->n;
+  const int i = layer * k->H + head;
+
+  if (n_query != k->n || n_key != k->n || layer < 0 || layer >= k->L || head < 0
+      || head >= k->H)
+    {
+      k->status = SC_ERR_INVALID_ARG;
+      return false;
+    }
+  if (k->acc_layer != layer)
+    keep_flush (k);
+  k->acc_layer = layer;
+  k->acc_count++;
+  for (size_t c = 0; c < nn; c++)
+    k->acc[c] += probs[c];
+  for (int j = 0; j < k->n - 1; j++)
+    k->row[(size_t) i * (k->n - 1) + j] = probs[(size_t) (k->n - 1) * k->n + j];
+  if (sc_head_stats_compute (probs, n_query, n_key, NULL, &k->stats[i], NULL) != SC_OK)
+    {
+      k->status = SC_ERR_INVALID_ARG;
+      return false;
+    }
+  /* Heads of a layer arrive together (sc-forward.h); the last one closes the layer. */
+  if (k->acc_count == k->H)
+    keep_flush (k);
+  k->seconds += now_s () - t0;
+  return true;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Running                                                                               */
+
+typedef struct {
+  ScFaithProgressFn fn;
+  void *user;
+} Prog;
+
+/* Leave-one-out is nearly all of the work: its fraction is reported as 95 % of the study. */
+static bool
+loo_progress (void *user, double fraction)
+{
+  const Prog *p = user;
+  return p->fn == NULL || p->fn (p->user, 0.95 * fraction);
+}
+
+static ScStatus
+check_params (const ScModelInfo *info, const int32_t *ids, int n, const ScFaithParams *p,
+              ScError *err)
+{
+  if (n < SC_FAITH_MIN_TOKENS)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: %d token%s given, at least %d "
+                         "needed (the last token is the query and is never erased, and a "
+                         "rank agreement needs two tokens before it)", n, n == 1 ? "" : "s",
+                         SC_FAITH_MIN_TOKENS);
+  if ((unsigned) n > SC_STORE_MAX_TOKENS)
+    return sc_error_set (err, SC_ERR_RANGE, "faithfulness: %d tokens, at most %u", n,
+                         SC_STORE_MAX_TOKENS);
+  if ((unsigned) p->metric >= SC_FAITH_N_METRICS)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: unknown metric %d",
+                         (int) p->metric);
+  if ((unsigned) p->kind >= SC_FAITH_N_ERASE)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: unknown erasure kind %d",
+                         (int) p->kind);
+  if (p->target < -1 || (p->target >= 0 && (uint32_t) p->target >= info->n_vocab))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: target %d is outside the "
+                         "vocabulary 0..%u", p->target, info->n_vocab - 1);
+  for (int i = 0; i < n; i++)
+    if (ids[i] < 0 || (uint32_t) ids[i] >= info->n_vocab)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: token %d has id %d, outside "
+                           "the vocabulary of %u", i, ids[i], info->n_vocab);
+  return SC_OK;
+}
+
+/* Rollout and flow rows of position n − 1 from the kept layer means. */
+static ScStatus
+rollout_and_flow (Keep *k, ScFaithResult *r, ScError *err)
+{
+  const size_t nn = (size_t) k->n * k->n;
+  const float **layers = malloc ((size_t) k->L * sizeof *layers);
+  double *roll = malloc (nn * sizeof *roll), *flow = malloc ((size_t) k->n * sizeof *flow);
+  ScError e2 = { 0 };
+  ScStatus st = SC_OK;
+  double t0;
+
+  if (layers == NULL || roll == NULL || flow == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory for rollout");
+      goto done;
+    }
+  for (int l = 0; l < k->L; l++)
+    layers[l] = k->layer_mean + (size_t) l * nn;
+  if ((st = sc_attention_rollout (layers, k->L, 1, k->n, roll, err)) != SC_OK)
+    goto done;
+  for (int j = 0; j < k->n - 1; j++)
+    r->attn[SC_FAITH_SOURCE_ROLLOUT][j] = roll[(size_t) (k->n - 1) * k->n + j];
+
+  t0 = now_s ();
+  if (!sc_attention_flow_fits (k->L, k->n))
+    {
+      char why[160];
+      snprintf (why, sizeof why, "flow of %d layers x %d tokens is over its work ceiling "
+                "(SC_FLOW_MAX_WORK %.0f, SC_FLOW_MAX_NODES %d)", k->L, k->n, SC_FLOW_MAX_WORK,
+                SC_FLOW_MAX_NODES);
+      agreement_undefined (&r->agree[SC_FAITH_SOURCE_FLOW], SC_ERR_RANGE, why);
+    }
+  else if ((st = sc_attention_flow (layers, k->L, 1, k->n, k->n - 1, flow, &e2)) == SC_OK)
+    for (int j = 0; j < k->n - 1; j++)
+      r->attn[SC_FAITH_SOURCE_FLOW][j] = flow[j];
+  else if (st == SC_ERR_UNSUPPORTED || st == SC_ERR_RANGE)
+    {
+      agreement_undefined (&r->agree[SC_FAITH_SOURCE_FLOW], st, e2.message);
+      st = SC_OK;
+    }
+  else
+    sc_error_set (err, st, "%s", e2.message);
+  r->timing.flow_s = now_s () - t0;
+done:
+  free (layers);
+  free (roll);
+  free (flow);
+  return st;
+}
+
+ScStatus
+sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+              const ScFaithParams *p, const ScTokenLooResult *loo_in,
+              ScFaithProgressFn progress, void *progress_user, ScFaithResult **out,
+              ScTokenLooResult **loo_out, ScError *err)
+{
+  const double t_start = now_s ();
+  const ScModelInfo *info;
+  ScFaithResult *r = NULL;
+  ScTokenLooResult *loo = NULL;
+  Keep k = { 0 };
+  ScObserver obs = { NULL, keep_observe, &k, NULL };
+  ScForwardOptions opt = { .observer = &obs };
+  ScAblationParams ap = { 0 };
+  Prog prog = { progress, progress_user };
+  float *logits = NULL;
+  size_t nh;
+  double t0;
+  ScStatus st;
+
+  if (loo_out != NULL)
+    *loo_out = NULL;
+  if (session == NULL || model == NULL || ids == NULL || p == NULL || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: NULL argument");
+  info = sc_model_info (model);
+  if ((st = check_params (info, ids, n, p, err)) != SC_OK)
+    return st;
+  if (loo_in != NULL && (loo_in->n_tokens != n || (p->target >= 0 && loo_in->target != p->target)))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the leave-one-out result given "
+                         "is of %d tokens and target %d, not %d tokens and target %d",
+                         loo_in->n_tokens, loo_in->target, n, p->target);
+  k.L = (int) info->n_layers;
+  k.H = (int) info->n_heads;
+  k.n = n;
+  k.acc_layer = -1;
+  nh = (size_t) k.L * k.H;
+  r = sc_faith_result_new (k.L, k.H, n);
+  k.row = malloc (nh * (size_t) (n - 1) * sizeof *k.row);
+  k.layer_mean = malloc ((size_t) k.L * n * n * sizeof *k.layer_mean);
+  k.acc = calloc ((size_t) n * n, sizeof *k.acc);
+  logits = malloc ((size_t) info->n_vocab * sizeof *logits);
+  if (r == NULL || k.row == NULL || k.layer_mean == NULL || k.acc == NULL || logits == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory for %d tokens", n);
+      goto fail;
+    }
+  r->metric = p->metric;
+  r->kind = p->kind;
+  r->top_k = p->top_k > 0 ? p->top_k : SC_FAITH_DEFAULT_TOP_K;
+  if (r->top_k > n - 1)
+    r->top_k = n - 1;
+  k.stats = r->head_stats;
+
+  /* 1. The clean pass, keeping the last rows, head statistics and layer means. */
+  t0 = now_s ();
+  st = sc_forward (session, ids, n, &opt, logits, err);
+  r->timing.forward_s += now_s () - t0 - k.seconds;
+  r->timing.observer_s = k.seconds;
+  if (st != SC_OK)
+    {
+      if (k.status != SC_OK)
+        st = sc_error_set (err, k.status, "faithfulness: the observer saw an unexpected head");
+      goto fail;
+    }
+
+  /* 2. Leave-one-out (the reference ranking). */
+  if (loo_in == NULL)
+    {
+      ap.target = p->target;
+      t0 = now_s ();
+      st = sc_token_loo_run (session, model, ids, n, &ap, loo_progress, &prog, &loo, err);
+      r->timing.forward_s += now_s () - t0;
+      if (st != SC_OK)
+        goto fail;
+      loo_in = loo;
+    }
+  r->target = loo_in->target;
+  r->top1_clean = loo_in->top1_clean;
+  if ((st = sc_faith_loo_importance (loo_in, p->metric, p->kind, r->loo, err)) != SC_OK)
+    goto fail;
+
+  /* 3. The sources and their agreement. */
+  for (int j = 0; j < n - 1; j++)
+    {
+      double s = 0.0;
+      for (int h = 0; h < k.H; h++)
+        s += k.row[((size_t) (k.L - 1) * k.H + h) * (n - 1) + j];
+      r->attn[SC_FAITH_SOURCE_LAST_MEAN][j] = s / k.H;
+    }
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    agreement_undefined (&r->agree[s], SC_OK, NULL);
+  if ((st = rollout_and_flow (&k, r, err)) != SC_OK)
+    goto fail;
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    if (r->agree[s].status == SC_OK
+        && (st = sc_faith_agreement (r->attn[s], r->loo, n - 1, r->top_k, &r->agree[s], err))
+               != SC_OK)
+      goto fail;
+  for (size_t h = 0; h < nh; h++)
+    if ((st = sc_faith_agreement (k.row + h * (n - 1), r->loo, n - 1, r->top_k, &r->heads[h],
+                                  err)) != SC_OK)
+      goto fail;
+  r->head_rows = k.row;
+  k.row = NULL;
+  if (progress != NULL && !progress (progress_user, 1.0))
+    {
+      st = sc_error_set (err, SC_ERR_CANCELLED, "faithfulness: cancelled");
+      goto fail;
+    }
+  r->timing.total_s = now_s () - t_start;
+  free (k.layer_mean);
+  free (k.acc);
+  free (logits);
+  if (loo_out != NULL)
+    *loo_out = loo;
+  else
+    sc_token_loo_result_free (loo);
+  *out = r;
+  return SC_OK;
+
+fail:
+  free (k.row);
+  free (k.layer_mean);
+  free (k.acc);
+  free (logits);
+  sc_token_loo_result_free (loo);
+  sc_faith_result_free (r);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Over sentences                                                                        */
+
+/* The running sums of one source or head. */
+typedef struct {
+  double tau_sum, tau_sq, rho_sum, topk_sum;
+  int n_tau, n_rho, n_sig, n_undef;
+} Acc;
+
+static void
+acc_add (Acc *a, const ScFaithAgreement *g)
+{
+  if (g->status != SC_OK || isnan (g->tau))
+    {
+      a->n_undef++;
+      return;
+    }
+  a->n_tau++;
+  a->tau_sum += g->tau;
+  a->tau_sq += g->tau * g->tau;
+  a->topk_sum += g->topk;
+  a->n_sig += g->tau_p < SC_FAITH_ALPHA;
+  if (!isnan (g->rho))
+    {
+      a->n_rho++;
+      a->rho_sum += g->rho;
+    }
+}
+
+/* The sum of squares is safe for the variance here (|τ| <= 1, tens to thousands of
+ * sentences); a negative rounding residue is clamped to 0. */
+static ScFaithSummary
+acc_summary (const Acc *a)
+{
+  ScFaithSummary s = { a->n_tau, a->n_undef, NAN, NAN, NAN, NAN, NAN };
+
+  if (a->n_tau >= 1)
+    {
+      s.tau_mean = a->tau_sum / a->n_tau;
+      s.share_significant = (double) a->n_sig / a->n_tau;
+      s.topk_mean = a->topk_sum / a->n_tau;
+    }
+  if (a->n_tau >= 2)
+    {
+      const double var = (a->tau_sq - a->n_tau * s.tau_mean * s.tau_mean) / (a->n_tau - 1);
+      s.tau_std = sqrt (var > 0 ? var : 0);
+    }
+  if (a->n_rho >= 1)
+    s.rho_mean = a->rho_sum / a->n_rho;
+  return s;
+}
+
+static int
+cmp_mean (const void *pa, const void *pb, const ScFaithSummary *heads)
+{
+  const int a = *(const int *) pa, b = *(const int *) pb;
+  const double va = heads[a].tau_mean, vb = heads[b].tau_mean;
+  return va < vb ? -1 : va > vb ? 1 : a - b;
+}
+
+/* qsort has no user pointer: a small insertion sort keeps this reentrant (L x H <= 4096²
+ * is bounded by the store's ceilings, and real models have hundreds of heads). */
+static void
+sort_heads (int *idx, int m, const ScFaithSummary *heads)
+{
+  for (int i = 1; i < m; i++)
+    {
+      int v = idx[i], j = i - 1;
+      while (j >= 0 && cmp_mean (&idx[j], &v, heads) > 0)
+        {
+          idx[j + 1] = idx[j];
+          j--;
+        }
+      idx[j + 1] = v;
+    }
+}
+
+ScStatus
+sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSummary **out,
+                    ScError *err)
+{
+  ScFaithFileSummary *s;
+  Acc src[SC_FAITH_N_SOURCES] = { { 0 } };
+  Acc *heads = NULL;
+  int *idx = NULL, m = 0, L, H;
+  size_t nh;
+
+  if (results == NULL || out == NULL || n < 1 || results[0] == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: nothing to summarise");
+  L = results[0]->n_layers;
+  H = results[0]->n_heads;
+  for (int i = 1; i < n; i++)
+    if (results[i] == NULL || results[i]->n_layers != L || results[i]->n_heads != H)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: sentence %d is missing or of "
+                           "another model shape", i);
+  nh = (size_t) L * H;
+  s = calloc (1, sizeof *s);
+  heads = calloc (nh, sizeof *heads);
+  idx = malloc (nh * sizeof *idx);
+  if (s == NULL || heads == NULL || idx == NULL || (s->heads = malloc (nh * sizeof *s->heads)) == NULL)
+    {
+      free (s);
+      free (heads);
+      free (idx);
+      return sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+    }
+  s->n_sentences = n;
+  s->n_layers = L;
+  s->n_heads = H;
+  for (int i = 0; i < n; i++)
+    {
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        acc_add (&src[k], &results[i]->agree[k]);
+      for (size_t h = 0; h < nh; h++)
+        acc_add (&heads[h], &results[i]->heads[h]);
+    }
+  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+    s->source[k] = acc_summary (&src[k]);
+  for (size_t h = 0; h < nh; h++)
+    {
+      s->heads[h] = acc_summary (&heads[h]);
+      if (!isnan (s->heads[h].tau_mean))
+        idx[m++] = (int) h;
+    }
+  s->best_head = s->median_head = -1;
+  if (m > 0)
+    {
+      sort_heads (idx, m, s->heads);
+      /* Best: the highest mean, the lowest index among equals (the sort is by mean, then
+       * index, so walk back over the run of equal maxima). */
+      int b = m - 1;
+      while (b > 0 && s->heads[idx[b - 1]].tau_mean == s->heads[idx[m - 1]].tau_mean)
+        b--;
+      s->best_head = idx[b];
+      s->median_head = idx[(m - 1) / 2];
+    }
+  free (heads);
+  free (idx);
+  *out = s;
+  return SC_OK;
+}
+
+void
+sc_faith_file_summary_free (ScFaithFileSummary *s)
+{
+  if (s == NULL)
+    return;
+  free (s->heads);
+  free (s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Head level                                                                            */
+
+ScStatus
+sc_faith_head_corr (const ScHeadSweepResult *sweep, const char *name, const double *per_head,
+                    ScFaithHeadCorr *out, ScError *err)
+{
+  double *x, *a, *b;
+  int nh, m = 0;
+  ScStatus st = SC_OK;
+
+  if (sweep == NULL || name == NULL || per_head == NULL || out == NULL || *name == '\0'
+      || strlen (name) >= SC_STORE_STUDY_NAME_MAX)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: bad head-level arguments");
+  nh = sweep->n_layers * sweep->n_heads;
+  memset (out, 0, sizeof *out);
+  snprintf (out->name, sizeof out->name, "%s", name);
+  x = malloc ((size_t) nh * sizeof *x);
+  a = malloc ((size_t) nh * sizeof *a);
+  b = malloc ((size_t) nh * sizeof *b);
+  if (x == NULL || a == NULL || b == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+      goto done;
+    }
+  for (int h = 0; h < nh; h++)
+    {
+      const ScEffect *e = &sweep->heads[h].next;
+      if (isnan (per_head[h]) || isnan (e->delta_logp) || isnan (e->tv))
+        continue;
+      x[m] = per_head[h];
+      a[m] = e->delta_logp;
+      b[m] = e->tv;
+      m++;
+    }
+  out->n_heads_used = m;
+  out->vs_delta_logp = out->vs_tv = (ScSpearman) { NAN, NAN, NAN, m - 2, SC_PVALUE_NONE };
+  out->status = SC_OK;
+  if (m < 2)
+    out->status = SC_ERR_RANGE;
+  else
+    {
+      ScStatus s1 = sc_spearman_rho (x, a, m, &out->vs_delta_logp, NULL);
+      ScStatus s2 = sc_spearman_rho (x, b, m, &out->vs_tv, NULL);
+      if (s1 == SC_ERR_NOMEM || s2 == SC_ERR_NOMEM)
+        st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+      if (s1 != SC_OK || s2 != SC_OK)
+        out->status = SC_ERR_RANGE; /* a constant vector: undefined, said by the NaNs */
+    }
+done:
+  free (x);
+  free (a);
+  free (b);
+  return st;
+}
+
+ScStatus
+sc_faith_head_level (const ScHeadSweepResult *sweep, const ScFaithResult *r,
+                     ScFaithHeadCorr out[SC_FAITH_N_HEAD_STATS], ScError *err)
+{
+  double *v;
+  int nh;
+  ScStatus st = SC_OK;
+
+  if (sweep == NULL || r == NULL || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: NULL argument");
+  if (sweep->n_layers != r->n_layers || sweep->n_heads != r->n_heads)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the head sweep has %d x %d "
+                         "heads, the study %d x %d", sweep->n_layers, sweep->n_heads,
+                         r->n_layers, r->n_heads);
+  nh = r->n_layers * r->n_heads;
+  if ((v = malloc ((size_t) nh * sizeof *v)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+  for (int k = 0; k < SC_FAITH_N_HEAD_STATS && st == SC_OK; k++)
+    {
+      for (int h = 0; h < nh; h++)
+        v[h] = sc_head_stats_get (&r->head_stats[h], SC_FAITH_HEAD_STATS[k]);
+      st = sc_faith_head_corr (sweep, sc_head_metric_id (SC_FAITH_HEAD_STATS[k]), v, &out[k],
+                               err);
+    }
+  free (v);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Storage                                                                               */
+
+int
+sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithParams *p,
+                      char *buf, size_t size)
+{
+  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[16];
+  int len;
+
+  if (p == NULL || buf == NULL || run_id < 0 || (run_id == 0 && (ids == NULL || n < 1))
+      || sc_faith_metric_id (p->metric) == NULL || sc_faith_erase_id (p->kind) == NULL)
+    return -1;
+  if (run_id > 0)
+    {
+      snprintf (run, sizeof run, "%lld", (long long) run_id);
+      strcpy (hex, "null");
+    }
+  else
+    {
+      uint8_t digest[SC_SHA256_DIGEST_SIZE], le[4];
+      ScSha256 ctx;
+      char h[SC_SHA256_HEX_SIZE];
+      sc_sha256_init (&ctx);
+      for (int i = 0; i < n; i++)
+        {
+          const uint32_t u = (uint32_t) ids[i];
+          le[0] = u & 0xff, le[1] = (u >> 8) & 0xff, le[2] = (u >> 16) & 0xff, le[3] = u >> 24;
+          sc_sha256_update (&ctx, le, 4);
+        }
+      sc_sha256_final (&ctx, digest);
+      sc_sha256_hex (digest, h);
+      strcpy (run, "null");
+      snprintf (hex, sizeof hex, "\"%s\"", h);
+    }
+  if (p->target >= 0)
+    snprintf (target, sizeof target, "%d", p->target);
+  else
+    strcpy (target, "null");
+  len = snprintf (buf, size, "{\"study\":%d,\"run\":%s,\"ids\":%s,\"metric\":\"%s\","
+                  "\"kind\":\"%s\",\"top_k\":%d,\"target\":%s}", SC_FAITH_STUDY_VERSION, run,
+                  hex, METRIC_ID[p->metric], ERASE_ID[p->kind], p->top_k > 0 ? p->top_k : 0,
+                  target);
+  return len < 0 || (size_t) len >= size ? -1 : len;
+}
+
+#define N_AGREE 6
+static const char *const HEAD_METRIC[] = { "tau", "tau-p", "rho", "rho-p", "topk", "status" };
+
+static void
+agree_values (const ScFaithAgreement *a, double v[N_AGREE])
+{
+  v[0] = a->tau;
+  v[1] = a->tau_p;
+  v[2] = a->rho;
+  v[3] = a->rho_p;
+  v[4] = a->topk;
+  v[5] = (double) a->status;
+}
+
+ScStatus
+sc_faith_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+                const ScFaithResult *r, int64_t *study_id, ScError *err)
+{
+  ScStoreStudy *s = NULL;
+  char name[SC_STORE_STUDY_NAME_MAX];
+  double v[N_AGREE];
+  ScStatus st;
+
+  if (r == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: no result to store");
+  if ((st = sc_store_study_begin (store, SC_FAITH_KIND, model, params_json, &s, err)) != SC_OK)
+    return st;
+  for (int j = 0; j < r->n_items; j++)
+    {
+      if ((st = sc_store_study_add_series (s, "loo", j, r->loo[j], err)) != SC_OK)
+        goto fail;
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        {
+          snprintf (name, sizeof name, "attn.%s", SOURCE_ID[k]);
+          if ((st = sc_store_study_add_series (s, name, j, r->attn[k][j], err)) != SC_OK)
+            goto fail;
+        }
+    }
+  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+    {
+      agree_values (&r->agree[k], v);
+      snprintf (name, sizeof name, "agree.%s", SOURCE_ID[k]);
+      for (int c = 0; c < N_AGREE; c++)
+        if ((st = sc_store_study_add_series (s, name, c, v[c], err)) != SC_OK)
+          goto fail;
+    }
+  {
+    const double clean[4] = { r->target, r->top1_clean, r->n_tokens, r->top_k };
+    for (int c = 0; c < 4; c++)
+      if ((st = sc_store_study_add_series (s, "clean", c, clean[c], err)) != SC_OK)
+        goto fail;
+  }
+  for (int h = 0; h < r->n_layers * r->n_heads; h++)
+    {
+      const int l = h / r->n_heads, hh = h % r->n_heads;
+      agree_values (&r->heads[h], v);
+      for (int c = 0; c < N_AGREE; c++)
+        if ((st = sc_store_study_add_head (s, l, hh, HEAD_METRIC[c], v[c], err)) != SC_OK)
+          goto fail;
+      for (int c = 0; c < SC_FAITH_N_HEAD_STATS; c++)
+        if ((st = sc_store_study_add_head (s, l, hh, sc_head_metric_id (SC_FAITH_HEAD_STATS[c]),
+                                           sc_head_stats_get (&r->head_stats[h],
+                                                              SC_FAITH_HEAD_STATS[c]),
+                                           err)) != SC_OK)
+          goto fail;
+    }
+  return sc_store_study_commit (s, study_id, err);
+fail:
+  sc_store_study_abort (s);
+  return st;
+}
+
+/* The status values an agreement may hold. */
+static bool
+status_ok (double v)
+{
+  return v == SC_OK || v == SC_ERR_RANGE || v == SC_ERR_UNSUPPORTED;
+}
+
+/* Sets component @c of @a from a stored value; false when out of range. */
+static bool
+agree_set (ScFaithAgreement *a, int c, double v)
+{
+  const bool nan = isnan (v);
+  switch (c)
+    {
+    case 0: a->tau = v; return nan || (v >= -1 && v <= 1);
+    case 1: a->tau_p = v; return nan || (v >= 0 && v <= 1);
+    case 2: a->rho = v; return nan || (v >= -1 && v <= 1);
+    case 3: a->rho_p = v; return nan || (v >= 0 && v <= 1);
+    case 4: a->topk = v; return nan || (v >= 0 && v <= 1);
+    case 5:
+      if (!status_ok (v))
+        return false;
+      a->status = (ScStatus) (int) v;
+      a->reason[0] = '\0';
+      if (a->status != SC_OK)
+        snprintf (a->reason, sizeof a->reason, "undefined when computed (%s)",
+                  sc_status_name (a->status));
+      return true;
+    default: return false;
+    }
+}
+
+static bool
+stat_set (ScHeadStats *hs, ScHeadMetric m, double v)
+{
+  const bool nan = isnan (v);
+  switch (m)
+    {
+    case SC_HEAD_METRIC_ENTROPY: hs->entropy = v; return nan || (v >= 0 && isfinite (v));
+    case SC_HEAD_METRIC_CONFIDENCE: hs->confidence = v; return nan || (v >= 0 && v <= 1);
+    case SC_HEAD_METRIC_SINK: hs->sink = v; return nan || (v >= 0 && v <= 1);
+    case SC_HEAD_METRIC_PREVIOUS: hs->previous = v; return nan || (v >= 0 && v <= 1);
+    default: return false;
+    }
+}
+
+/* A stored importance: attention and rollout in [0, 1] (with rounding slack), flow in
+ * [0, 1] likewise, leave-one-out finite and >= 0. NaN allowed for an unavailable source. */
+static bool
+importance_ok (double v, bool allow_nan, bool unit)
+{
+  if (isnan (v))
+    return allow_nan;
+  return v >= 0 && isfinite (v) && (!unit || v <= 1 + 1e-6);
+}
+
+ScStatus
+sc_faith_load (ScStore *store, const ScModelInfo *info,
+               const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+               const ScFaithParams *params, ScFaithResult **out, int64_t *study_id,
+               ScError *err)
+{
+  ScStoreStudyData *d = NULL;
+  ScFaithResult *r = NULL;
+  double clean[4] = { NAN, NAN, NAN, NAN };
+  const char *what = "the clean series";
+  char bad[192];
+  int64_t id = 0;
+  ScStatus st;
+  size_t i;
+
+  if (store == NULL || info == NULL || sha256 == NULL || params_json == NULL || params == NULL
+      || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: NULL argument");
+  if ((st = sc_store_find_study (store, SC_FAITH_KIND, sha256, params_json, &id, err)) != SC_OK
+      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+    return st;
+  for (i = 0; i < d->n_series_values; i++)
+    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 4)
+      clean[d->series[i].pos] = d->series[i].value;
+  if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads)
+    {
+      what = "the model's shape";
+      goto bad;
+    }
+  if (!(clean[2] >= SC_FAITH_MIN_TOKENS && clean[2] <= SC_STORE_MAX_TOKENS
+        && clean[2] == floor (clean[2]) && clean[0] >= 0 && clean[0] < info->n_vocab
+        && clean[0] == floor (clean[0]) && clean[1] >= 0 && clean[1] < info->n_vocab
+        && clean[1] == floor (clean[1]) && clean[3] >= 1 && clean[3] <= clean[2] - 1
+        && clean[3] == floor (clean[3])))
+    goto bad;
+  if ((r = sc_faith_result_new (d->n_layers, d->n_heads, (int) clean[2])) == NULL)
+    {
+      sc_store_study_data_free (d);
+      return sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+    }
+  r->target = (int) clean[0];
+  r->top1_clean = (int) clean[1];
+  r->top_k = (int) clean[3];
+  r->metric = params->metric;
+  r->kind = params->kind;
+  for (i = 0; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      int k;
+      if (strcmp (v->series, "clean") == 0)
+        continue;
+      snprintf (bad, sizeof bad, "series '%s' at %d (value %g)", v->series, v->pos, v->value);
+      what = bad;
+      if (strcmp (v->series, "loo") == 0)
+        {
+          if (v->pos >= r->n_items || !importance_ok (v->value, false, false))
+            goto bad;
+          r->loo[v->pos] = v->value;
+          continue;
+        }
+      for (k = 0; k < SC_FAITH_N_SOURCES; k++)
+        if (strncmp (v->series, "attn.", 5) == 0 && strcmp (v->series + 5, SOURCE_ID[k]) == 0)
+          {
+            if (v->pos >= r->n_items || !importance_ok (v->value, true, true))
+              goto bad;
+            r->attn[k][v->pos] = v->value;
+            break;
+          }
+        else if (strncmp (v->series, "agree.", 6) == 0
+                 && strcmp (v->series + 6, SOURCE_ID[k]) == 0)
+          {
+            if (!agree_set (&r->agree[k], v->pos, v->value))
+              goto bad;
+            break;
+          }
+    }
+  for (int j = 0; j < r->n_items; j++)
+    if (isnan (r->loo[j]))
+      {
+        snprintf (bad, sizeof bad, "series 'loo' lacks position %d", j);
+        what = bad;
+        goto bad;
+      }
+  for (i = 0; i < d->n_head_values; i++)
+    {
+      const ScStoreHeadValue *v = &d->heads[i];
+      const int h = v->layer * d->n_heads + v->head;
+      ScHeadMetric m;
+      int c;
+      snprintf (bad, sizeof bad, "head %d.%d metric '%s' (value %g)", v->layer, v->head,
+                v->metric, v->value);
+      what = bad;
+      for (c = 0; c < N_AGREE; c++)
+        if (strcmp (v->metric, HEAD_METRIC[c]) == 0)
+          break;
+      if (c < N_AGREE)
+        {
+          if (!agree_set (&r->heads[h], c, v->value))
+            goto bad;
+        }
+      else if (sc_head_metric_from_id (v->metric, &m)
+               && !stat_set (&r->head_stats[h], m, v->value))
+        goto bad;
+    }
+  /* Every agreement must have been stored (its status at least). */
+  for (int k = 0; k < SC_FAITH_N_SOURCES + r->n_layers * r->n_heads; k++)
+    {
+      const ScFaithAgreement *a = k < SC_FAITH_N_SOURCES ? &r->agree[k]
+                                                         : &r->heads[k - SC_FAITH_N_SOURCES];
+      if (a->status == SC_ERR_NOT_FOUND)
+        {
+          if (k < SC_FAITH_N_SOURCES)
+            snprintf (bad, sizeof bad, "series 'agree.%s' is missing", SOURCE_ID[k]);
+          else
+            snprintf (bad, sizeof bad, "head %d.%d has no agreement",
+                      (k - SC_FAITH_N_SOURCES) / r->n_heads, (k - SC_FAITH_N_SOURCES) % r->n_heads);
+          what = bad;
+          goto bad;
+        }
+    }
+  sc_store_study_data_free (d);
+  if (study_id != NULL)
+    *study_id = id;
+  *out = r;
+  return SC_OK;
+bad:
+  st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): %s does not fit %s", (long long) d->id,
+                     SC_FAITH_KIND, what, info->name);
+  sc_store_study_data_free (d);
+  sc_faith_result_free (r);
+  return st;
+}

@@ -1,0 +1,131 @@
+#!/bin/sh
+# test-cli-faithfulness.sh — `saccade faithfulness` read the way a script reads it: --json
+# checked field by field (python3's json module), the CSV's layout, the figures written, the
+# study reused on a second call, and bad sentence files refused with their message.
+# Usage: test-cli-faithfulness.sh PATH/TO/saccade   (skips with 77 without the default model
+# or python3)
+set -u
+saccade=$1
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+if [ ! -f "$model" ]; then
+  echo "default model not fetched (data/fetch-model.sh); skipping"
+  exit 77
+fi
+if ! command -v python3 > /dev/null; then
+  echo "python3 not found; skipping"
+  exit 77
+fi
+export SACCADE_MODEL="$model"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+db="$tmp/f.sqlite"
+
+check() { # name, file, grep pattern
+  if grep -q -- "$3" "$2"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
+  fi
+}
+expect_fail() { # name, file, pattern, rc
+  if [ "$4" -eq 0 ]; then
+    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
+  fi
+  check "$1" "$2" "$3"
+}
+pycheck() { # name, json file, python assertions over `d`
+  if python3 -c "import json, math, sys
+d = json.load(open(sys.argv[1]))
+$3" "$2" > "$tmp/py.err" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
+  fi
+}
+
+# A run: computed, then reused; the figure and the CSV.
+"$saccade" capture --db "$db" "The cat chased the ball because it" > "$tmp/cap" 2>&1
+check capture "$tmp/cap" "^1$"
+"$saccade" faithfulness --db "$db" 1 --json --csv "$tmp/run.csv" -o "$tmp/run.png" \
+  > "$tmp/run.json" 2> "$tmp/run.err"
+pycheck run-json "$tmp/run.json" '
+assert d["study"] == "faithfulness" and d["source"] == "computed" and d["study_id"] >= 1
+assert d["metric"] == "tv" and d["kind"] == "mask" and d["top_k"] == 3
+n = d["n_tokens"]
+assert len(d["tokens"]) == n - 1, "one row per compared token"
+for s in ("last-mean", "rollout", "flow"):
+    a = d["sources"][s]
+    assert (a["defined"] and -1 <= a["tau"] <= 1 and 0 <= a["tau_p"] <= 1
+            and 0 <= a["topk"] <= 1) or not a["defined"], (s, a)
+assert all(t["loo"] >= 0 for t in d["tokens"])
+assert abs(sum(t["last-mean"] for t in d["tokens"])) <= 1 + 1e-6
+assert len(d["heads"]) == 270
+t = d["timing"]
+assert t["total_s"] >= t["forward_s"] > 0 and 0 <= t["outside_forward_share"] < 1, t'
+check run-csv "$tmp/run.csv" "^pos,token,loo,last_mean,rollout,flow,0.0,"
+[ -s "$tmp/run.png" ] && passes=$((passes + 1)) || { echo "FAIL: no scatter written"; fails=$((fails + 1)); }
+"$saccade" faithfulness --db "$db" 1 --json > "$tmp/run2.json" 2>&1
+pycheck run-reused "$tmp/run2.json" 'assert d["source"] == "reused", d["source"]'
+"$saccade" faithfulness --db "$db" 1 --kind drop --metric jsd > "$tmp/run3" 2>&1
+check run-drop-text "$tmp/run3" "leave-one-out by dropping, jsd"
+check run-drop-timing "$tmp/run3" "outside forward passes"
+# The ablate verb reuses the leave-one-out the first call stored.
+"$saccade" ablate --db "$db" 1 --tokens > "$tmp/abl" 2>&1
+check ablate-reuses "$tmp/abl" "reused study"
+
+# A file of sentences.
+printf '# a comment\n\nThe capital of France is\n\n2 + 2 =\n' > "$tmp/s.txt"
+"$saccade" faithfulness --file "$tmp/s.txt" --json --csv "$tmp/file.csv" -o "$tmp/file.svg" \
+  --heads-figure "$tmp/heads.pdf" > "$tmp/file.json" 2> "$tmp/file.err"
+check heads-figure "$tmp/heads.pdf" "^%PDF"
+pycheck file-json "$tmp/file.json" '
+assert d["n_sentences"] == 2 and d["std_ddof"] == 1 and d["alpha"] == 0.05
+assert [s["line"] for s in d["sentences"]] == [3, 5], "blank and # lines skipped"
+for s in ("last-mean", "rollout", "flow"):
+    m = d["table2"][s]
+    assert m["n_defined"] + m["n_undefined"] == 2
+    if m["n_defined"]:
+        assert -1 <= m["tau_mean"] <= 1 and 0 <= m["share_significant"] <= 1
+    taus = [x[s]["tau"] for x in d["sentences"] if x[s]["defined"]]
+    if taus:
+        assert abs(m["tau_mean"] - sum(taus) / len(taus)) < 1e-9, "the mean of the rows"
+assert len(d["head_tau_mean"]) == 30 and len(d["head_tau_mean"][0]) == 9
+assert "best-head" in d["table2"] and "median-head" in d["table2"]
+t = d["timing"]
+assert t["total_s"] >= t["forward_s"] > 0 and 0 <= t["outside_forward_share"] < 1'
+check file-csv-header "$tmp/file.csv" "^scope,sentence,line,n_tokens,source,n_defined,tau,tau_std,tau_p,share_significant,rho,rho_p,topk"
+check file-csv-summary "$tmp/file.csv" "^summary,,,,last-mean,"
+check file-csv-sentence "$tmp/file.csv" "^sentence,1,5,"
+check file-figure "$tmp/file.svg" "<svg"
+"$saccade" faithfulness --file "$tmp/s.txt" > "$tmp/file.txt" 2>&1
+check file-text "$tmp/file.txt" "τ mean ± std"
+check file-text-timing "$tmp/file.txt" "outside forward passes"
+
+# Bad input.
+printf 'The capital of France is\n\377\376 broken\n' > "$tmp/bad.txt"
+"$saccade" faithfulness --file "$tmp/bad.txt" > "$tmp/e1" 2>&1
+expect_fail bad-utf8 "$tmp/e1" "bad.txt:2: the line is not valid UTF-8" $?
+python3 -c 'print("The capital of France is"); print("word " * 500)' > "$tmp/long.txt"
+"$saccade" faithfulness --file "$tmp/long.txt" > "$tmp/e9" 2>&1
+expect_fail long-line "$tmp/e9" "long.txt:2: the line is 2500 bytes long, more than the 2048" $?
+printf '# only a comment\n\n' > "$tmp/empty.txt"
+"$saccade" faithfulness --file "$tmp/empty.txt" > "$tmp/e2" 2>&1
+expect_fail empty-file "$tmp/e2" "holds no sentence" $?
+"$saccade" faithfulness --file "$tmp/missing.txt" > "$tmp/e3" 2>&1
+expect_fail missing-file "$tmp/e3" "no sentence file at" $?
+printf 'Hi\n' > "$tmp/short.txt"
+"$saccade" faithfulness --file "$tmp/short.txt" > "$tmp/e4" 2>&1
+expect_fail short-sentence "$tmp/e4" "line 1: the sentence has" $?
+"$saccade" faithfulness --file "$tmp/s.txt" --metric kl > "$tmp/e5" 2>&1
+expect_fail bad-metric "$tmp/e5" "--metric is tv, jsd or abs-delta-logp, not 'kl'" $?
+"$saccade" faithfulness --db "$db" 1 --file "$tmp/s.txt" > "$tmp/e6" 2>&1
+expect_fail run-and-file "$tmp/e6" "one run id" $?
+"$saccade" faithfulness --db "$db" 99 > "$tmp/e7" 2>&1
+expect_fail no-run "$tmp/e7" "no run 99" $?
+"$saccade" faithfulness --db "$db" 1 -o "$tmp/x.bmp" > "$tmp/e8" 2>&1
+expect_fail bad-figure "$tmp/e8" "name it .png, .svg or .pdf" $?
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
