@@ -11,6 +11,7 @@
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-head-means.h"
 
 #include <limits.h>
 #include <math.h>
@@ -63,6 +64,7 @@ typedef struct {
   gboolean reused;
   double seconds;
   char *warning;              /* why it was not stored, or NULL */
+  gboolean mean;              /* --heads: mean-ablation (the reference set's means) */
 } AblateResult;
 
 static const char *const KIND_NAME[] = { SC_ABLATION_KIND_HEADS, SC_ABLATION_KIND_TOKENS,
@@ -97,6 +99,13 @@ progress_bar (void *user, double fraction)
   return true;
 }
 
+/* The reference means' progress (a worker's callback type) on the same bar. */
+static void
+means_progress (double fraction, gpointer user_data)
+{
+  progress_bar (user_data, fraction);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Parsing                                                                               */
 
@@ -117,10 +126,6 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_PERMUTATION_MAX_N, o->permute);
   if (o->mean && q->study != STUDY_HEADS)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
-  if (o->mean)
-    /* Refused before any work: the engine takes means, nothing computes them yet. */
-    return BAD ("--mean needs each head's mean output over a reference corpus, which saccade "
-                "does not compute yet; leave out --mean for zero-ablation");
   if (o->kind != NULL && q->study != STUDY_ERASURE)
     return BAD ("--kind applies to --erasure (--tokens runs both kinds)");
   q->kind = SC_ERASE_MASK;
@@ -301,6 +306,13 @@ study_params (const AblateOptions *o, const AblateRequest *q, gint64 run, StudyP
   int len = -1;
 
   p->ablation = (ScAblationParams) { .target = q->target, .mode = SC_ABLATE_ZERO };
+  if (o->mean)
+    {
+      /* mean-ablation with the shipped reference set's means (saccade-head-means.h); the
+       * means themselves are filled in by get_result() */
+      p->ablation.mode = SC_ABLATE_MEAN;
+      p->ablation.mean_set = SACCADE_REFERENCE_SET;
+    }
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -403,6 +415,7 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
   const ScModelInfo *info = sc_model_info (model);
   const int n = (int) r->n_tokens;
   SaccadeCliSession cs = { 0 };
+  g_autoptr (SaccadeHeadMeans) hm = NULL;
   StudyParams p;
   ScStoreModel sm;
   ScStore *store = NULL;
@@ -430,6 +443,7 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
     }
   if (!study_params (o, q, r->run.id, &p, error))
     return FALSE;
+  r->mean = p.ablation.mode == SC_ABLATE_MEAN;
   store = saccade_store_open (db_path, TRUE, NULL);
   if (store == NULL)
     store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
@@ -449,6 +463,27 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
       return FALSE;
     }
   t0 = g_get_monotonic_time ();
+  if (p.ablation.mode == SC_ABLATE_MEAN)
+    {
+      /* computed once per model file and set, then reused from the same store */
+      g_autofree char *means_warning = NULL;
+      const gboolean tty = isatty (STDERR_FILENO);
+
+      hm = saccade_head_means_get (model, saccade_cli_model_path (&o->common), cs.session,
+                                   db_path, NULL, FALSE, tty ? means_progress : NULL, NULL,
+                                   NULL, &means_warning, error);
+      if (tty)
+        fprintf (stderr, "\r\033[K");
+      if (hm == NULL)
+        {
+          saccade_cli_session_close (&cs);
+          sc_store_close (store);
+          return FALSE;
+        }
+      if (means_warning != NULL)
+        fprintf (stderr, "saccade: reference means: %s\n", means_warning);
+      p.ablation.head_mean = hm->means->mean;
+    }
   st = run_study (cs.session, model, ids, n, q->study, &p, r, &err);
   r->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   saccade_cli_session_close (&cs);
@@ -516,7 +551,7 @@ print_effect_row (const ScAblationEffect *e)
 }
 
 static void
-print_heads (const ScHeadSweepResult *h, int top_n)
+print_heads (const ScHeadSweepResult *h, gboolean mean, int top_n)
 {
   const int n = h->n_layers * h->n_heads, top = MIN (top_n, n);
   g_autofree double *key = g_new (double, n);
@@ -525,7 +560,11 @@ print_heads (const ScHeadSweepResult *h, int top_n)
   for (int i = 0; i < n; i++)
     key[i] = fabs (h->heads[i].next.delta_logp);
   order = rank_by (key, n);
-  printf ("\nzero-ablating one head at a time, the top %d by |Δ log p|:\n", top);
+  if (mean)
+    printf ("\nmean-ablating one head at a time (means of %s), the top %d by |Δ log p|:\n",
+            SACCADE_REFERENCE_SET, top);
+  else
+    printf ("\nzero-ablating one head at a time, the top %d by |Δ log p|:\n", top);
   printf ("  rank  head     Δ log p      TV       JSD      Δ loss     flip\n");
   for (int k = 0; k < top; k++)
     {
@@ -653,7 +692,7 @@ print_text (const AblateResult *r, const AblateOptions *o, const char *db_path)
   printf ("\n");
   print_source (r, db_path);
   if (r->heads != NULL)
-    print_heads (r->heads, o->top);
+    print_heads (r->heads, r->mean, o->top);
   else if (r->loo != NULL)
     print_tokens (r);
   else if (r->perm != NULL)
@@ -828,7 +867,9 @@ print_json (const AblateResult *r, const AblateRequest *q)
   if (r->heads != NULL)
     {
       const ScHeadSweepResult *h = r->heads;
-      saccade_json_string (b, "mode", "zero");
+      saccade_json_string (b, "mode", r->mean ? "mean" : "zero");
+      if (r->mean)
+        saccade_json_string (b, "means", SACCADE_REFERENCE_SET);
       saccade_json_begin_array (b, "heads"); /* layer-major */
       for (int i = 0; i < h->n_layers * h->n_heads; i++)
         {

@@ -119,6 +119,31 @@ expect_fail target-multi "$tmp/bad" "is 3 tokens" $rc
 "$saccade" ablate 1 --db "$db" --erasure --target 999999 > "$tmp/bad" 2>&1; rc=$?
 expect_fail target-range "$tmp/bad" "outside the vocabulary" $rc
 
+# --heads --mean: each head replaced by its mean output over the shipped reference set
+# (computed on first use, stored, then reused), against the zero-ablation sweep.
+"$saccade" ablate 1 --db "$db" --heads --json > "$tmp/zero.json" 2>"$tmp/zero.err"
+"$saccade" ablate 1 --db "$db" --heads --mean --json > "$tmp/mean.json" 2>"$tmp/mean.err"
+pycheck mean-sweep "$tmp/mean.json" '
+z = json.load(open(sys.argv[1].replace("mean.json", "zero.json")))
+assert d["mode"] == "mean" and d["means"] == "saccade-ref-1", (d.get("mode"), d.get("means"))
+assert z["mode"] == "zero" and "means" not in z
+assert d["study_id"] != z["study_id"], "a mean sweep must be its own study"
+assert len(d["heads"]) == 270
+for h in d["heads"]:
+    for m in ("tv", "jsd", "delta_logp"):
+        assert h[m] is not None and math.isfinite(h[m]), (h, m)
+    assert 0.0 <= h["tv"] <= 1.0
+differ = sum(1 for a, b in zip(d["heads"], z["heads"]) if a["delta_logp"] != b["delta_logp"])
+assert differ > 200, "mean- and zero-ablation agree on %d of 270 heads" % (270 - differ)
+'
+"$saccade" means --db "$db" --json > "$tmp/means.json" 2>"$tmp/means.err"
+pycheck means-reused "$tmp/means.json" '
+assert d["source"] == "reused", d["source"]
+'
+"$saccade" ablate 1 --db "$db" --heads --mean > "$tmp/mean.txt" 2>&1
+check mean-reused "$tmp/mean.txt" "^reused study "
+check mean-caption "$tmp/mean.txt" "mean-ablating one head at a time (means of saccade-ref-1)"
+
 # Bad arguments, each refused naming what was wrong.
 "$saccade" ablate 1 --db "$db" --permute 0 > "$tmp/bad" 2>&1; rc=$?
 expect_fail permute-zero "$tmp/bad" "--permute takes the number of permutations" $rc
@@ -126,8 +151,8 @@ expect_fail permute-zero "$tmp/bad" "--permute takes the number of permutations"
 expect_fail two-studies "$tmp/bad" "one of --heads, --tokens, --permute N and --erasure" $rc
 "$saccade" ablate 1 --db "$db" --erasure --kind cut > "$tmp/bad" 2>&1; rc=$?
 expect_fail kind "$tmp/bad" "--kind is mask or drop, not 'cut'" $rc
-"$saccade" ablate 1 --db "$db" --heads --mean > "$tmp/bad" 2>&1; rc=$?
-expect_fail mean-refused "$tmp/bad" "does not compute yet" $rc
+"$saccade" ablate 1 --db "$db" --tokens --mean > "$tmp/bad" 2>&1; rc=$?
+expect_fail mean-tokens "$tmp/bad" "--mean applies to --heads" $rc
 "$saccade" ablate 1 --db "$db" --permute 2 --seeds 3 > "$tmp/bad" 2>&1; rc=$?
 expect_fail seeds-misplaced "$tmp/bad" "--seeds applies to --erasure" $rc
 "$saccade" ablate 1 --db "$db" --permute 2 --seed -4 > "$tmp/bad" 2>&1; rc=$?

@@ -318,8 +318,8 @@ fi
 check ablate-reused "$tmp/ablate.txt" "^reused study "
 "$saccade" ablate 99 --heads > "$tmp/bad" 2>&1; rc=$?
 expect_fail ablate-missing-run "$tmp/bad" "there is no run 99 in" $rc
-"$saccade" ablate 1 --heads --mean > "$tmp/bad" 2>&1; rc=$?
-expect_fail ablate-mean-refused "$tmp/bad" "does not compute yet" $rc
+"$saccade" ablate 1 --tokens --mean > "$tmp/bad" 2>&1; rc=$?
+expect_fail ablate-mean-tokens "$tmp/bad" "--mean applies to --heads" $rc
 if [ -f "$tmp/two-models.sqlite" ]; then
   "$saccade" ablate 3 --heads --db "$tmp/two-models.sqlite" > "$tmp/bad" 2>&1; rc=$?
   expect_fail ablate-other-model "$tmp/bad" "not with the loaded model" $rc
