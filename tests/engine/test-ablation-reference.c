@@ -91,7 +91,12 @@ typedef struct {
   double abs, ratio; /* largest |engine - ref|, largest |engine - ref| / tolerance */
   char where[96];
 } Worst;
-static Worst worst[N_MEASURES];
+/* per group of comparisons: the named cases, the head sweeps, token leave-one-out */
+typedef enum { G_CASES, G_SWEEPS, G_LOO, N_GROUPS } Group;
+static const char *const group_names[N_GROUPS] = { "named cases", "head sweeps",
+                                                   "token leave-one-out" };
+static Worst worst[N_GROUPS][N_MEASURES];
+static Group group;
 static int n_compared;
 
 static double
@@ -124,12 +129,12 @@ check (Measure m, double got, double want, const char *what)
   if (!(dev <= tol))
     g_error ("%s %s: engine %.9g, reference %.9g, |diff| %.3g > tolerance %.3g", what,
              measure_names[m], got, want, dev, tol);
-  if (dev > worst[m].abs)
-    worst[m].abs = dev;
-  if (dev / tol > worst[m].ratio)
+  if (dev > worst[group][m].abs)
+    worst[group][m].abs = dev;
+  if (dev / tol > worst[group][m].ratio)
     {
-      worst[m].ratio = dev / tol;
-      g_strlcpy (worst[m].where, what, sizeof worst[m].where);
+      worst[group][m].ratio = dev / tol;
+      g_strlcpy (worst[group][m].where, what, sizeof worst[group][m].where);
     }
   n_compared++;
 }
@@ -435,6 +440,7 @@ test_cases (void)
       g_test_skip (skip_reason);
       return;
     }
+  group = G_CASES;
   ss = sentences ();
   g_assert_cmpuint (json_array_get_length (ss), ==, 2);
   for (si = 0; si < json_array_get_length (ss); si++)
@@ -543,6 +549,7 @@ test_head_sweeps (void)
       g_test_skip (skip_reason);
       return;
     }
+  group = G_SWEEPS;
   ss = sentences ();
   for (si = 0; si < json_array_get_length (ss); si++)
     {
@@ -564,6 +571,7 @@ test_token_loo (void)
       g_test_skip (skip_reason);
       return;
     }
+  group = G_LOO;
   ss = sentences ();
   for (si = 0; si < json_array_get_length (ss); si++)
     {
@@ -691,11 +699,16 @@ test_discriminates (void)
 static void
 report (void)
 {
-  int m;
+  int g, m;
 
-  for (m = 0; m < N_MEASURES; m++)
-    printf ("# %-12s max |engine - reference| %.3g, max / tolerance %.3f (%s)\n",
-            measure_names[m], worst[m].abs, worst[m].ratio, worst[m].where);
+  for (g = 0; g < N_GROUPS; g++)
+    {
+      printf ("# %s:\n", group_names[g]);
+      for (m = 0; m < N_MEASURES; m++)
+        if (worst[g][m].ratio > 0.0)
+          printf ("#   %-12s max |engine - reference| %.3g, max / tolerance %.3f (%s)\n",
+                  measure_names[m], worst[g][m].abs, worst[g][m].ratio, worst[g][m].where);
+    }
   printf ("# %d comparisons\n", n_compared);
 }
 

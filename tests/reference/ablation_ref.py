@@ -398,7 +398,6 @@ def main():
                 case["min_top_gap"] = min(gaps)
             add(case, same_ids_effect(clean, a, ids, target, cl))
         rec["cases"] = cases
-        rec["compute_s"] = round(time.time() - t1, 1)
         recs.append(rec)
         print("%s: n=%d target %d (margin %.4f), %d zero near-ties, %d cases, %.1fs" % (
             name, n, target, cl1 - cl2, len(rec["head_sweep_zero"]["near_ties"]), len(cases),
