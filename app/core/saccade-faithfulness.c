@@ -12,6 +12,7 @@
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 #include "engine/store/sc-store-study.h"
+#include "engine/study/sc-dla.h"
 
 void
 saccade_faithfulness_free (SaccadeFaithfulness *f)
@@ -116,6 +117,47 @@ set_error (GError **error, const ScError *err)
     saccade_set_error_from_sc (error, err);
 }
 
+/* Each head's direct logit attribution to the sweep's target (stored, else computed: one
+ * clean pass) against its ablation effect, as the head level's last entry. */
+static void
+head_level_dla (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScModel *model,
+                ScSession *session, gint64 run_id, const int32_t *ids, int n,
+                int target, const ScHeadSweepResult *sweep, char **warning)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  ScDlaResult *dla = NULL;
+  ScError err = { 0 };
+  char pj[64];
+
+  /* @target as the sweep was asked for (−1: the clean top-1), so that `saccade dla RUN`
+   * and this share their stored study */
+  if (sc_dla_params_json (run_id, target, pj, sizeof pj) < 0)
+    return;
+  if (store == NULL || sc_dla_load (store, info, sm->sha256, pj, &dla, NULL, NULL) != SC_OK)
+    {
+      if (sc_dla_run (session, model, ids, n, target, &dla, &err) != SC_OK)
+        {
+          if (warning != NULL && *warning == NULL)
+            *warning = g_strdup_printf (_("no direct logit attribution: %s"), err.message);
+          return;
+        }
+      if (store != NULL && sc_store_is_writable (store)
+          && sc_dla_store (store, sm, pj, dla, NULL, &err) != SC_OK && warning != NULL
+          && *warning == NULL)
+        *warning = g_strdup (err.message);
+    }
+  if (dla->target != sweep->target)
+    {
+      if (warning != NULL && *warning == NULL)
+        *warning = g_strdup_printf (_("no direct logit attribution: its target %d is not the "
+                                      "head sweep's %d"), dla->target, sweep->target);
+    }
+  else if (sc_faith_head_corr (sweep, "dla", dla->heads, &f->head_corr[f->n_head_corr], &err)
+      == SC_OK)
+    f->n_head_corr++;
+  sc_dla_result_free (dla);
+}
+
 /* The head level from a stored head sweep of the run, or one computed now (@compute). */
 static void
 head_level (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScModel *model,
@@ -148,7 +190,12 @@ head_level (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScMo
         *warning = g_strdup (err.message);
     }
   if (sweep != NULL && sc_faith_head_level (sweep, f->result, f->head_corr, &err) == SC_OK)
-    f->have_head_level = TRUE;
+    {
+      f->have_head_level = TRUE;
+      f->n_head_corr = SC_FAITH_N_HEAD_STATS;
+      head_level_dla (f, store, sm, model, session, run_id, ids, n, params->target, sweep,
+                      warning);
+    }
   sc_head_sweep_result_free (sweep);
 }
 
@@ -168,7 +215,7 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
   ScStore *store = NULL;
   ScError err = { 0 };
   char pj[256], pl[128];
-  gint64 t0 = g_get_monotonic_time ();
+  gint64 t0 = g_get_monotonic_time (), t_head;
   int64_t id = 0;
 
   if (sc_faith_params_json (run_id, ids, n, params, pj, sizeof pj) < 0
@@ -232,8 +279,10 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
   /* The head sweep, if it runs, takes the rest of the bar (all of it after a reused study). */
   prog.base = f->reused ? 0 : prog.span;
   prog.span = 1 - prog.base;
+  t_head = g_get_monotonic_time ();
   head_level (f, store, &sm, model, session, run_id, ids, n, params, head_sweep, &prog,
               store_warning);
+  f->head_level_seconds = (double) (g_get_monotonic_time () - t_head) / G_USEC_PER_SEC;
   sc_store_close (store);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;

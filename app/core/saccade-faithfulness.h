@@ -46,16 +46,22 @@ G_BEGIN_DECLS
 /* Leave-one-out runs 2 (n − 1) passes of n tokens, so a sentence costs ~n²: 256 tokens is
  * about 500 passes, a minute of SmolLM2 on two cores. */
 #define SACCADE_FAITH_MAX_TOKENS 256
+/* The head level's per-head vectors: the head statistics and the direct logit attribution. */
+#define SACCADE_FAITH_N_HEAD_CORR (SC_FAITH_N_HEAD_STATS + 1)
 
 typedef struct {
   ScFaithResult *result;            /* owned */
-  ScFaithHeadCorr head_corr[SC_FAITH_N_HEAD_STATS];
+  /* The head statistics (SC_FAITH_HEAD_STATS), then "dla": each head's direct logit
+   * attribution to the target (engine/study/sc-dla.h) against its ablation effect. */
+  ScFaithHeadCorr head_corr[SACCADE_FAITH_N_HEAD_CORR];
+  int n_head_corr;                  /* entries of head_corr filled */
   gboolean have_head_level;         /* a head sweep was found or computed */
   gint64 study_id;                  /* 0 when not stored */
   gboolean reused;                  /* read back rather than computed */
   gboolean loo_reused;              /* leave-one-out read from an ablate-tokens study */
   gboolean sweep_reused;            /* the head sweep read back */
   double seconds;                   /* wall time of this call */
+  double head_level_seconds;        /* of which the head level (sweep, DLA: found or run) */
 } SaccadeFaithfulness;
 
 void saccade_faithfulness_free (SaccadeFaithfulness *f); /* NULL is a no-op */
