@@ -32,6 +32,7 @@
  *                            sequence captured as a run, the head opened in Heatmap)
  *   expect-induction TEXT    the Induction page's status line contains TEXT
  *   ablation-study ID        on the Ablation page: choose a study (heads, tokens)
+ *   ablation-target [TEXT]   on the Ablation page: type TEXT as the target (none: top-1)
  *   ablation-run             on the Ablation page: run the chosen study and wait for it
  *   ablation-run-then-cancel run it, then Cancel once it reports progress
  *   expect-ablation TEXT     the Ablation page's status line contains TEXT
@@ -351,6 +352,8 @@ ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const c
       if (!saccade_ablation_page_choose (ab, a1))
         return fail (d, "ablation-study: no study '%s'", a1 != NULL ? a1 : "");
     }
+  else if (g_str_equal (cmd, "ablation-target"))
+    saccade_ablation_page_set_target (ab, rest);
   else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
     {
       if (!saccade_ablation_page_run (ab))

@@ -6,7 +6,8 @@
 #    because it was tired.", opens the Ablation page, starts token leave-one-out and the
 #    head sweep and cancels each at its first progress: the database must then hold no
 #    study at all, not even a 'writing' row. Then leave-one-out runs whole, is drawn,
-#    exported (PNG, SVG, PDF, CSV with every number) and screenshotted.
+#    exported (PNG, SVG, PDF, CSV with every number) and screenshotted, shown as TV, and
+#    run again for a typed target (another study).
 # 2. The window again on the same database: the stored study is shown at once when the run
 #    is selected (its status names the stored study; nothing is computed: the database
 #    still holds one study).
@@ -69,6 +70,12 @@ export-figure $out/tokens.png.png
 export-figure $out/tokens.svg
 export-figure $out/tokens.pdf
 export-csv $out/tokens.csv
+page-action page.metric tv
+screenshot $out/tokens-tv.png
+# Another target is another study: " tired" (with its space) is one token.
+ablation-target  tired
+ablation-run
+expect-ablation Target “␣tired”
 quit
 SCRIPT
 run_app first "$out/first.script"
@@ -76,10 +83,11 @@ grep -q "cancelling the study" "$out/first.log" || fail "no study was cancelled 
 [ "$(grep -c "cancelling the study" "$out/first.log")" = 2 ] || fail "both studies should be cancelled"
 [ "$(studies "kind = 'ablate-heads'")" = 0 ] || fail "a cancelled head sweep left a study"
 [ "$(studies "status = 'writing'")" = 0 ] || fail "a cancelled study left a 'writing' row"
-[ "$(studies "kind = 'ablate-tokens' AND status = 'complete'")" = 1 ] \
-  || fail "leave-one-out should be stored once"
+[ "$(studies "kind = 'ablate-tokens' AND status = 'complete'")" = 2 ] \
+  || fail "leave-one-out should be stored twice (two targets)"
 check_png "$out/cancelled.png"
 check_png "$out/tokens.png"
+check_png "$out/tokens-tv.png"
 head -c 8 "$out/tokens.png.png" | grep -q PNG || fail "tokens.png.png is not a PNG"
 grep -q '<svg' "$out/tokens.svg" 2>/dev/null || fail "tokens.svg is not an SVG"
 head -c 5 "$out/tokens.pdf" 2>/dev/null | grep -q '%PDF' || fail "tokens.pdf is not a PDF"
@@ -99,7 +107,7 @@ quit
 SCRIPT
 run_app again "$out/again.script"
 check_png "$out/tokens-stored.png"
-[ "$(studies "1")" = 1 ] || fail "showing a stored study computed another one"
+[ "$(studies "1")" = 2 ] || fail "showing a stored study computed another one"
 
 # --- 3. Simplified Chinese --------------------------------------------------------------
 sed "s|$out/tokens-stored.png|$out/tokens-zh.png|; s|expect-ablation study 1 of|expect-ablation 研究 1|" \

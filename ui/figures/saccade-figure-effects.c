@@ -250,8 +250,10 @@ effects_map_natural_size (const SaccadeEffectsMapFigure *f, double *W, double *H
        + saccade_figure_colorbar_width (cr, &style, fs, 0.9 * fs, SACCADE_SCALE_LINEAR, -m, m,
                                         f->value_name);
   *W = MAX (*W, saccade_figure_title_width (cr, &style, f->title));
-  *H = 2.5 * fs + (f->title != NULL ? 1.8 * fs : 0) + f->n_heads * cell + 5 * fs
-       + (f->flip_name != NULL && any_flipped (f) ? 2 * fs : 0);
+  /* Above the map: padding and title (3 em); below: numbers, caption, padding (4.4 em),
+   * the legend's line (1.8 em). */
+  *H = 3.0 * fs + f->n_heads * cell + 4.4 * fs
+       + (f->flip_name != NULL && any_flipped (f) ? 1.8 * fs : 0);
   *H = MAX (*H, 12 * fs);
   cairo_destroy (cr);
   cairo_surface_destroy (scratch);

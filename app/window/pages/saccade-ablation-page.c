@@ -48,6 +48,8 @@ static const char *const METRIC_NAMES[N_METRICS] = {
 static const char *const METRIC_SHORT[N_METRICS] = {
   N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
 };
+/* page.metric's parameter (not translated). */
+static const char *const METRIC_IDS[N_METRICS] = { "delta-logp", "tv", "jsd", "delta-loss" };
 /* CSV columns (not translated). */
 static const char *const METRIC_CSV[N_METRICS] = { "delta_logp", "tv", "jsd", "delta_loss" };
 
@@ -572,6 +574,13 @@ saccade_ablation_page_get_status (SaccadeAblationPage *self)
   return gtk_label_get_text (self->status_label);
 }
 
+void
+saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text)
+{
+  g_return_if_fail (SACCADE_IS_ABLATION_PAGE (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->target_entry), text != NULL ? text : "");
+}
+
 gboolean
 saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id)
 {
@@ -595,6 +604,21 @@ static void
 cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   saccade_ablation_page_cancel (SACCADE_ABLATION_PAGE (widget));
+}
+
+static void
+metric_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  const char *id = g_variant_get_string (param, NULL);
+
+  for (int m = 0; m < N_METRICS; m++)
+    if (g_str_equal (id, METRIC_IDS[m]))
+      {
+        gtk_drop_down_set_selected (self->metric_dropdown, (guint) m);
+        return;
+      }
+  g_warning ("the Ablation page has no metric '%s'", id);
 }
 
 static void
@@ -1183,6 +1207,7 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.run-study", NULL, run_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
   gtk_widget_class_install_action (widget_class, "page.study", "s", study_action);
+  gtk_widget_class_install_action (widget_class, "page.metric", "s", metric_action);
 
   g_type_ensure (ADW_TYPE_STATUS_PAGE);
   gtk_widget_class_set_template_from_resource (

@@ -16,7 +16,8 @@
  * Each study is one entry of the page's study table (its name, how it is computed, drawn
  * and exported), so a further study is a further entry.
  *
- * Page actions: page.run-study, page.cancel, page.study (s: "heads", "tokens").
+ * Page actions: page.run-study, page.cancel, page.study (s: "heads", "tokens"), page.metric
+ * (s: "delta-logp", "tv", "jsd", "delta-loss").
  */
 #pragma once
 
@@ -30,6 +31,8 @@ G_DECLARE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE, ABLAT
 
 /* For the e2e test driver. Chooses study @id ("heads", "tokens"): FALSE for another id. */
 gboolean saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id);
+/* Puts @text in the target entry (NULL or "": the clean top-1), as typing does. */
+void saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text);
 /* Runs the chosen study as Run does; FALSE when it could not start (no run or model). */
 gboolean saccade_ablation_page_run (SaccadeAblationPage *self);
 /* Cancels the running study as Cancel does. */
