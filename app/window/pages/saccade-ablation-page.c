@@ -277,6 +277,8 @@ show_idle_status (SaccadeAblationPage *self)
   else
     text = g_strdup (_("Not studied yet"));
   gtk_label_set_text (self->status_label, text);
+  /* The line is ellipsized in narrow windows: the whole of it on hover. */
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), text);
 }
 
 /* The empty state's words for the chosen study. */
