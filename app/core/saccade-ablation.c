@@ -18,6 +18,7 @@
 
 #include <glib/gi18n.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "app/core/saccade-error.h"
@@ -76,6 +77,153 @@ double
 saccade_ablation_logp_clean (const SaccadeAblation *a)
 {
   return a->heads != NULL ? a->heads->logp_clean : a->tokens->logp_clean;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Metrics, ranking, CSV                                                                 */
+
+static const char *const METRIC_IDS[SACCADE_ABLATION_N_METRICS] = {
+  "delta_logp", "tv", "jsd", "delta_loss",
+};
+
+const char *
+saccade_ablation_metric_id (SaccadeAblationMetric m)
+{
+  return (unsigned) m < SACCADE_ABLATION_N_METRICS ? METRIC_IDS[m] : NULL;
+}
+
+double
+saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric m)
+{
+  switch (m)
+    {
+    case SACCADE_ABLATION_METRIC_DELTA_LOGP:
+      return e->next.delta_logp;
+    case SACCADE_ABLATION_METRIC_TV:
+      return e->next.tv;
+    case SACCADE_ABLATION_METRIC_JSD:
+      return e->next.jsd;
+    case SACCADE_ABLATION_METRIC_DELTA_LOSS:
+      return e->delta_loss;
+    default:
+      return NAN;
+    }
+}
+
+typedef struct {
+  const ScAblationEffect *e;
+  SaccadeAblationMetric m;
+} RankBy;
+
+static int
+rank_cmp (gconstpointer pa, gconstpointer pb, gpointer user_data)
+{
+  const RankBy *r = user_data;
+  const int ia = *(const int *) pa, ib = *(const int *) pb;
+  const double a = saccade_ablation_effect_value (&r->e[ia], r->m);
+  const double b = saccade_ablation_effect_value (&r->e[ib], r->m);
+  const double va = isnan (a) ? -1 : fabs (a), vb = isnan (b) ? -1 : fabs (b);
+
+  return va > vb ? -1 : va < vb ? 1 : ia - ib;
+}
+
+int *
+saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m)
+{
+  const int n = r->n_layers * r->n_heads;
+  int *order = g_new (int, n);
+  RankBy by = { r->heads, m };
+
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  g_qsort_with_data (order, n, sizeof *order, rank_cmp, &by);
+  return order;
+}
+
+static void
+csv_number (GString *out, double v)
+{
+  char num[G_ASCII_DTOSTR_BUF_SIZE];
+
+  /* NaN (not measured) is an empty field; else 17 significant digits: the stored double. */
+  g_string_append_c (out, ',');
+  if (!isnan (v))
+    g_string_append (out, g_ascii_formatd (num, sizeof num, "%.17g", v));
+}
+
+static void
+csv_metrics (GString *out, const ScAblationEffect *e)
+{
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    csv_number (out, saccade_ablation_effect_value (e, (SaccadeAblationMetric) m));
+}
+
+/* The clean run's numbers and the ids every row repeats (each row complete on its own). */
+static void
+csv_clean (GString *out, const SaccadeAblation *a, double loss_clean)
+{
+  g_string_append_printf (out, ",%d,%d", saccade_ablation_target (a),
+                          saccade_ablation_top1_clean (a));
+  csv_number (out, saccade_ablation_logp_clean (a));
+  csv_number (out, loss_clean);
+  g_string_append_printf (out, ",%lld,%lld\n", (long long) a->run_id, (long long) a->study_id);
+}
+
+static const char CSV_CLEAN_COLUMNS[] = "target,top1_clean,logp_clean,loss_clean,run,study\n";
+
+GBytes *
+saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
+                      const char *const *labels, int n)
+{
+  GString *out;
+
+  g_return_val_if_fail (a != NULL && (a->heads != NULL || a->tokens != NULL), NULL);
+  if (a->heads != NULL)
+    {
+      const ScHeadSweepResult *r = a->heads;
+      out = g_string_new ("layer,head");
+      for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+        g_string_append_printf (out, ",%s", METRIC_IDS[m]);
+      g_string_append_printf (out, ",flipped,top1_ablated,%s", CSV_CLEAN_COLUMNS);
+      for (int i = 0; i < r->n_layers * r->n_heads; i++)
+        {
+          g_string_append_printf (out, "%d,%d", i / r->n_heads, i % r->n_heads);
+          csv_metrics (out, &r->heads[i]);
+          g_string_append_printf (out, ",%d,%d", r->heads[i].flipped ? 1 : 0,
+                                  r->heads[i].next.top1_ablated);
+          csv_clean (out, a, r->loss_clean);
+        }
+      return g_string_free_to_bytes (out);
+    }
+
+  const ScTokenLooResult *r = a->tokens;
+  const gboolean named = n == r->n_tokens;
+  out = g_string_new ("pos,token_id,label");
+  for (int s = 0; s < 2; s++)
+    for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+      g_string_append_printf (out, ",%s_%s", s == 0 ? "mask" : "drop", METRIC_IDS[m]);
+  g_string_append_printf (out, ",mask_flipped,mask_top1,drop_flipped,drop_top1,%s",
+                          CSV_CLEAN_COLUMNS);
+  for (int j = 0; j < r->n_tokens; j++)
+    {
+      const char *label = named && labels != NULL ? labels[j] : "";
+      /* The label as the figures show it, quoted ("" for a quote inside). */
+      g_string_append_printf (out, "%d,%d,\"", j, named && tokens != NULL ? tokens[j].id : -1);
+      for (const char *p = label; *p != '\0'; p++)
+        {
+          if (*p == '"')
+            g_string_append_c (out, '"');
+          g_string_append_c (out, *p);
+        }
+      g_string_append_c (out, '"');
+      csv_metrics (out, &r->mask[j]);
+      csv_metrics (out, &r->drop[j]);
+      g_string_append_printf (out, ",%d,%d,%d,%d", r->mask[j].flipped ? 1 : 0,
+                              r->mask[j].next.top1_ablated, r->drop[j].flipped ? 1 : 0,
+                              r->drop[j].next.top1_ablated);
+      csv_clean (out, a, r->loss_clean);
+    }
+  return g_string_free_to_bytes (out);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -66,6 +66,32 @@ int saccade_ablation_target (const SaccadeAblation *a);
 int saccade_ablation_top1_clean (const SaccadeAblation *a);
 double saccade_ablation_logp_clean (const SaccadeAblation *a);
 
+/* The effects a study reports for each ablation (sc-effect.h, docs/metrics.md): what the
+ * figures, the ranked heads and the CSV columns show. */
+typedef enum {
+  SACCADE_ABLATION_METRIC_DELTA_LOGP, /* Δ log p(target) (nats) */
+  SACCADE_ABLATION_METRIC_TV,         /* total variation of the next-token distribution */
+  SACCADE_ABLATION_METRIC_JSD,        /* Jensen–Shannon divergence (nats) */
+  SACCADE_ABLATION_METRIC_DELTA_LOSS, /* Δ mean loss over the sentence (nats) */
+  SACCADE_ABLATION_N_METRICS
+} SaccadeAblationMetric;
+
+/* "delta_logp", "tv", "jsd", "delta_loss" (CSV columns, page.metric); NULL outside. */
+const char *saccade_ablation_metric_id (SaccadeAblationMetric m);
+double saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric m);
+
+/* The heads of @r (layer-major indices) ordered by |value| of @m, largest first, NaN last,
+ * ties by index: the ranked table's order and `saccade ablate`'s. Caller frees. */
+int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m);
+
+/* Every number of @a as CSV (columns in docs/metrics.md, "The Ablation page and its
+ * exports"): one row per head or per token, the clean run's numbers and the ids repeated on
+ * each; NaN as an empty field. Leave-one-out rows name their token by @tokens[j].id and
+ * @labels[j] (display labels), both of @n entries; either may be NULL, or @n may differ
+ * from the study's length: then id −1 and an empty label. */
+GBytes *saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
+                              const char *const *labels, int n);
+
 /* Called with the fraction done (0..1], on the thread that runs the study. */
 typedef void (*SaccadeAblationProgress) (double fraction, gpointer user_data);
 

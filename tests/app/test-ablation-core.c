@@ -7,12 +7,15 @@
  *   2. Cancel after the first progress call: G_IO_ERROR_CANCELLED, and the store has no
  *      study of that kind (sc_store_find_study is SC_ERR_NOT_FOUND, no 'writing' row);
  *   3. a deleted run is refused by name; a run of another model file is refused;
- *   4. the async twin on a SaccadeLoadedModel: progress reaches the main loop, the result
+ *   4. the ranking (|value|, largest first, NaN last) and the CSV (every number read back
+ *      bit for bit from its 17 digits, NaN an empty field, labels quoted);
+ *   5. the async twin on a SaccadeLoadedModel: progress reaches the main loop, the result
  *      equals the synchronous one, and a cancelled task stores nothing.
  */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/core/saccade-ablation.h"
@@ -358,6 +361,101 @@ test_refused (void)
 }
 
 /* 4. */
+static void
+test_rank_csv (void)
+{
+  Fixture f = { 0 };
+  const ScAblationParams p = { .target = -1 };
+  g_autoptr (GError) error = NULL;
+  const char *labels[N];
+  ScStoreToken tokens[N];
+
+  fixture_init (&f);
+  g_autoptr (SaccadeAblation) h =
+    saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_HEADS, &p, 0,
+                          NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  const ScHeadSweepResult *r = h->heads;
+  const int nh = r->n_layers * r->n_heads;
+
+  /* A NaN planted in the copy ranks last. */
+  r->heads[1].next.tv = NAN;
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    {
+      g_autofree int *order = saccade_ablation_rank_heads (r, (SaccadeAblationMetric) m);
+      g_autofree gboolean *seen = g_new0 (gboolean, nh);
+      for (int k = 0; k < nh; k++)
+        {
+          double v = saccade_ablation_effect_value (&r->heads[order[k]], m);
+          g_assert_false (seen[order[k]]);
+          seen[order[k]] = TRUE;
+          if (k > 0)
+            {
+              double u = saccade_ablation_effect_value (&r->heads[order[k - 1]], m);
+              g_assert_true (isnan (v) || (!isnan (u) && fabs (u) >= fabs (v)));
+              if (!isnan (v) && fabs (u) == fabs (v))
+                g_assert_cmpint (order[k - 1], <, order[k]);
+            }
+        }
+      if (m == SACCADE_ABLATION_METRIC_TV)
+        g_assert_cmpint (order[nh - 1], ==, 1);
+    }
+  g_assert_null (saccade_ablation_metric_id (SACCADE_ABLATION_N_METRICS));
+
+  /* Heads CSV: a header and a row per head; row 1 (head 1) has an empty tv. */
+  {
+    g_autoptr (GBytes) csv = saccade_ablation_csv (h, NULL, NULL, 0);
+    g_autofree char *text = g_strndup (g_bytes_get_data (csv, NULL), g_bytes_get_size (csv));
+    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    g_assert_cmpuint (g_strv_length (lines), ==, (guint) nh + 2); /* + the final "" */
+    g_assert_true (g_str_has_prefix (lines[0], "layer,head,delta_logp,tv,jsd,delta_loss,"));
+    for (int i = 0; i < nh; i++)
+      {
+        g_auto (GStrv) cells = g_strsplit (lines[1 + i], ",", -1);
+        g_assert_cmpuint (g_strv_length (cells), ==, 14);
+        g_assert_cmpint (atoi (cells[0]), ==, i / r->n_heads);
+        g_assert_cmpint (atoi (cells[1]), ==, i % r->n_heads);
+        for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+          {
+            double v = saccade_ablation_effect_value (&r->heads[i], m);
+            if (isnan (v))
+              g_assert_cmpstr (cells[2 + m], ==, "");
+            else
+              assert_same (g_ascii_strtod (cells[2 + m], NULL), v);
+          }
+        g_assert_cmpint (atoi (cells[6]), ==, r->heads[i].flipped);
+        g_assert_cmpint (atoi (cells[8]), ==, r->target);
+        g_assert_cmpint (g_ascii_strtoll (cells[13], NULL, 10), ==, h->study_id);
+      }
+  }
+
+  /* Tokens CSV: labels quoted, the query's row empty. */
+  g_autoptr (SaccadeAblation) t =
+    saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_TOKENS, &p, 0,
+                          NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  for (int j = 0; j < N; j++)
+    {
+      labels[j] = j == 2 ? "say \"hi\"" : "x";
+      tokens[j] = (ScStoreToken) { .id = IDS[j] };
+    }
+  {
+    g_autoptr (GBytes) csv = saccade_ablation_csv (t, tokens, labels, N);
+    g_autofree char *text = g_strndup (g_bytes_get_data (csv, NULL), g_bytes_get_size (csv));
+    g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+    g_assert_cmpuint (g_strv_length (lines), ==, (guint) N + 2);
+    g_assert_true (g_str_has_prefix (lines[0], "pos,token_id,label,mask_delta_logp,"));
+    g_assert_true (g_str_has_prefix (lines[3], "2,101,\"say \"\"hi\"\"\","));
+    g_autofree char *q = g_strdup_printf ("%d,%d,\"x\",,,,,,,,,0,-1,0,-1,", N - 1, IDS[N - 1]);
+    g_assert_true (g_str_has_prefix (lines[N], q));
+    g_auto (GStrv) cells = g_strsplit (lines[1], ",", -1);
+    assert_same (g_ascii_strtod (cells[3], NULL), t->tokens->mask[0].next.delta_logp);
+    assert_same (g_ascii_strtod (cells[7], NULL), t->tokens->drop[0].next.delta_logp);
+  }
+  fixture_clear (&f);
+}
+
+/* 5. */
 typedef struct {
   GMainLoop *loop;
   SaccadeLoadedModel *model;
@@ -462,6 +560,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ablation-core/compute-reuse", test_compute_reuse);
   g_test_add_func ("/ablation-core/cancel", test_cancel);
   g_test_add_func ("/ablation-core/refused", test_refused);
+  g_test_add_func ("/ablation-core/rank-csv", test_rank_csv);
   g_test_add_func ("/ablation-core/async", test_async);
   return g_test_run ();
 }

@@ -2,7 +2,7 @@
  *
  * The studies the page knows are the rows of STUDIES below: each names its study kind
  * (app/core/saccade-ablation.h), the figure stack's child that shows it, and how its result
- * is drawn, exported as a figure and as CSV. The rest of the page is the same for every
+ * is drawn and exported as a figure (its CSV is saccade_ablation_csv(), for every kind). The rest of the page is the same for every
  * study:
  *
  *   1. a run shown (with the model loaded and a database open) starts one lookup per study
@@ -31,11 +31,12 @@
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-model.h"
+#include "app/window/pages/saccade-ablation-table.h"
 #include "ui/figures/saccade-figure.h"
 #include "ui/figures/saccade-token-label.h"
 
-/* The effects the figures can show (sc-effect.h; docs/metrics.md). */
-enum { METRIC_DLOGP, METRIC_TV, METRIC_JSD, METRIC_DLOSS, N_METRICS };
+/* The effects the figures can show (app/core/saccade-ablation.h; docs/metrics.md). */
+#define N_METRICS SACCADE_ABLATION_N_METRICS
 
 static const char *const METRIC_NAMES[N_METRICS] = {
   /* Translators: the metric chooser and the colour bar / value axis captions. */
@@ -44,55 +45,15 @@ static const char *const METRIC_NAMES[N_METRICS] = {
   N_("Jensen–Shannon divergence (nats)"),
   N_("Δ mean loss (nats)"),
 };
-/* Column headings and hover text: short forms. */
+/* Titles and hover text: short forms. */
 static const char *const METRIC_SHORT[N_METRICS] = {
   N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
 };
-/* page.metric's parameter (not translated). */
-static const char *const METRIC_IDS[N_METRICS] = { "delta-logp", "tv", "jsd", "delta-loss" };
-/* CSV columns (not translated). */
-static const char *const METRIC_CSV[N_METRICS] = { "delta_logp", "tv", "jsd", "delta_loss" };
 
 static double
 effect_value (const ScAblationEffect *e, int metric)
 {
-  switch (metric)
-    {
-    case METRIC_DLOGP:
-      return e->next.delta_logp;
-    case METRIC_TV:
-      return e->next.tv;
-    case METRIC_JSD:
-      return e->next.jsd;
-    default:
-      return e->delta_loss;
-    }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* A ranked head: one row of the table                                                   */
-
-#define SACCADE_TYPE_ABLATION_ROW (saccade_ablation_row_get_type ())
-G_DECLARE_FINAL_TYPE (SaccadeAblationRow, saccade_ablation_row, SACCADE, ABLATION_ROW, GObject)
-
-struct _SaccadeAblationRow
-{
-  GObject parent_instance;
-  int rank, layer, head;
-  double values[N_METRICS];
-  gboolean flipped;
-};
-
-G_DEFINE_FINAL_TYPE (SaccadeAblationRow, saccade_ablation_row, G_TYPE_OBJECT)
-
-static void
-saccade_ablation_row_class_init (SaccadeAblationRowClass *klass)
-{
-}
-
-static void
-saccade_ablation_row_init (SaccadeAblationRow *self)
-{
+  return saccade_ablation_effect_value (e, (SaccadeAblationMetric) metric);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -114,7 +75,7 @@ struct _SaccadeAblationPage
   GtkStack *figure_stack;
   AdwStatusPage *empty_page;
   GtkDrawingArea *map_area;
-  GtkScrolledWindow *table_scroller;
+  SaccadeAblationTable *table;
   GtkDrawingArea *bars_area;
 
   /* Owned */
@@ -126,8 +87,6 @@ struct _SaccadeAblationPage
   SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
   GtkStringList *stored_names;  /* the Stored drop-down's items */
   int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
-  GListStore *rows;             /* SaccadeAblationRow, ranked */
-  GtkColumnView *table;
   double *cells;                /* the map's values (n_layers * n_heads), or NULL */
   gboolean *flipped;            /* the map's marks */
   double *bars[2];              /* mask, drop (n_tokens) */
@@ -148,7 +107,6 @@ typedef struct {
   void (*show) (SaccadeAblationPage *self, const SaccadeAblation *a);
   gboolean (*export_figure) (SaccadeAblationPage *self, const SaccadeAblation *a,
                              const char *path, GError **error);
-  GBytes *(*export_csv) (SaccadeAblationPage *self, const SaccadeAblation *a);
 } StudyKind;
 
 static void show_heads (SaccadeAblationPage *self, const SaccadeAblation *a);
@@ -157,14 +115,12 @@ static gboolean export_heads_figure (SaccadeAblationPage *self, const SaccadeAbl
                                      const char *path, GError **error);
 static gboolean export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a,
                                       const char *path, GError **error);
-static GBytes *heads_csv (SaccadeAblationPage *self, const SaccadeAblation *a);
-static GBytes *tokens_csv (SaccadeAblationPage *self, const SaccadeAblation *a);
 
 static const StudyKind STUDIES[] = {
   { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads", show_heads,
-    export_heads_figure, heads_csv },
+    export_heads_figure },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    show_tokens, export_tokens_figure, tokens_csv },
+    show_tokens, export_tokens_figure },
 };
 
 static const StudyKind *
@@ -178,7 +134,7 @@ static int
 chosen_metric (SaccadeAblationPage *self)
 {
   guint i = gtk_drop_down_get_selected (self->metric_dropdown);
-  return i < N_METRICS ? (int) i : METRIC_DLOGP;
+  return i < N_METRICS ? (int) i : SACCADE_ABLATION_METRIC_DELTA_LOGP;
 }
 
 static SaccadeAblation *
@@ -615,7 +571,7 @@ metric_action (GtkWidget *widget, const char *name, GVariant *param)
   const char *id = g_variant_get_string (param, NULL);
 
   for (int m = 0; m < N_METRICS; m++)
-    if (g_str_equal (id, METRIC_IDS[m]))
+    if (g_strcmp0 (id, saccade_ablation_metric_id ((SaccadeAblationMetric) m)) == 0)
       {
         gtk_drop_down_set_selected (self->metric_dropdown, (guint) m);
         return;
@@ -660,31 +616,11 @@ map_figure (SaccadeAblationPage *self, const char *title, SaccadeEffectsMapFigur
   };
 }
 
-typedef struct {
-  const ScAblationEffect *e;
-  int metric;
-} RankBy;
-
-/* By |value|, largest first, NaN last, ties by index. */
-static int
-rank_cmp (gconstpointer pa, gconstpointer pb, gpointer user_data)
-{
-  const RankBy *r = user_data;
-  const int ia = *(const int *) pa, ib = *(const int *) pb;
-  const double a = effect_value (&r->e[ia], r->metric), b = effect_value (&r->e[ib], r->metric);
-  const double va = isnan (a) ? -1 : fabs (a), vb = isnan (b) ? -1 : fabs (b);
-
-  return va > vb ? -1 : va < vb ? 1 : ia - ib;
-}
-
 static void
 show_heads (SaccadeAblationPage *self, const SaccadeAblation *a)
 {
   const ScHeadSweepResult *r = a->heads;
   const int n = r->n_layers * r->n_heads, metric = chosen_metric (self);
-  g_autofree int *order = g_new (int, n);
-  RankBy by = { r->heads, metric };
-  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
 
   g_free (self->cells);
   g_free (self->flipped);
@@ -694,22 +630,8 @@ show_heads (SaccadeAblationPage *self, const SaccadeAblation *a)
     {
       self->cells[i] = effect_value (&r->heads[i], metric);
       self->flipped[i] = r->heads[i].flipped;
-      order[i] = i;
     }
-  g_qsort_with_data (order, n, sizeof *order, rank_cmp, &by);
-  for (int k = 0; k < n; k++)
-    {
-      SaccadeAblationRow *row = g_object_new (SACCADE_TYPE_ABLATION_ROW, NULL);
-      row->rank = k + 1;
-      row->layer = order[k] / r->n_heads;
-      row->head = order[k] % r->n_heads;
-      for (int m = 0; m < N_METRICS; m++)
-        row->values[m] = effect_value (&r->heads[order[k]], m);
-      row->flipped = r->heads[order[k]].flipped;
-      g_ptr_array_add (rows, row);
-    }
-  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
-                       rows->pdata, rows->len);
+  saccade_ablation_table_set_result (self->table, r, (SaccadeAblationMetric) metric);
   self->hover_layer = self->hover_head = -1;
   gtk_widget_queue_draw (GTK_WIDGET (self->map_area));
 }
@@ -805,75 +727,6 @@ map_released (GtkGestureClick *g, int n_press, double x, double y, SaccadeAblati
     open_head (self, l, h);
 }
 
-static void
-row_activated (GtkColumnView *view, guint position, SaccadeAblationPage *self)
-{
-  g_autoptr (SaccadeAblationRow) row =
-    g_list_model_get_item (G_LIST_MODEL (gtk_column_view_get_model (view)), position);
-
-  if (row != NULL)
-    open_head (self, row->layer, row->head);
-}
-
-/* Column @col of the table: 0 rank, 1 head, 2.. the metrics, then the flip. */
-static void
-cell_setup (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
-{
-  GtkWidget *label = gtk_label_new (NULL);
-
-  gtk_label_set_xalign (GTK_LABEL (label), GPOINTER_TO_INT (col) == 1 ? 0.0 : 1.0);
-  gtk_widget_add_css_class (label, "numeric");
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-cell_bind (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
-{
-  SaccadeAblationRow *row = gtk_list_item_get_item (item);
-  const int c = GPOINTER_TO_INT (col);
-  g_autofree char *text = NULL;
-
-  if (c == 0)
-    text = g_strdup_printf ("%d", row->rank);
-  else if (c == 1)
-    text = g_strdup_printf ("L%d.H%d", row->layer, row->head);
-  else if (c < 2 + N_METRICS)
-    text = isnan (row->values[c - 2]) ? g_strdup ("—")
-                                      : g_strdup_printf ("%.4f", row->values[c - 2]);
-  else
-    text = g_strdup (row->flipped ? "●" : "");
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
-}
-
-static void
-build_table (SaccadeAblationPage *self)
-{
-  GtkSortListModel *sorted = NULL;
-  const char *titles[2 + N_METRICS + 1];
-
-  titles[0] = "#";
-  /* Translators: the ranked heads' column headings. */
-  titles[1] = _("Head");
-  for (int m = 0; m < N_METRICS; m++)
-    titles[2 + m] = _(METRIC_SHORT[m]);
-  titles[2 + N_METRICS] = _("Flip");
-  self->rows = g_list_store_new (SACCADE_TYPE_ABLATION_ROW);
-  self->table = saccade_page_table_new (G_LIST_MODEL (self->rows), &sorted);
-  for (gsize c = 0; c < G_N_ELEMENTS (titles); c++)
-    {
-      GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
-      GtkColumnViewColumn *column;
-      g_signal_connect (factory, "setup", G_CALLBACK (cell_setup), GINT_TO_POINTER ((int) c));
-      g_signal_connect (factory, "bind", G_CALLBACK (cell_bind), GINT_TO_POINTER ((int) c));
-      column = gtk_column_view_column_new (titles[c], factory);
-      gtk_column_view_column_set_expand (column, c >= 2);
-      gtk_column_view_append_column (self->table, column);
-      g_object_unref (column);
-    }
-  g_signal_connect (self->table, "activate", G_CALLBACK (row_activated), self);
-  gtk_scrolled_window_set_child (self->table_scroller, GTK_WIDGET (self->table));
-}
-
 static gboolean
 export_heads_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
                      GError **error)
@@ -883,50 +736,6 @@ export_heads_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const 
 
   map_figure (self, title, &f);
   return saccade_figure_export_effects_map (&f, path, error);
-}
-
-static void
-csv_number (GString *out, double v)
-{
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-
-  /* NaN (not measured) is an empty field; else 17 significant digits: the stored double. */
-  g_string_append_c (out, ',');
-  if (!isnan (v))
-    g_string_append (out, g_ascii_formatd (num, sizeof num, "%.17g", v));
-}
-
-/* The clean run's numbers every row repeats (so each row is complete on its own). */
-static void
-csv_clean (GString *out, const SaccadeAblation *a, double loss_clean)
-{
-  g_string_append_printf (out, ",%d,%d", saccade_ablation_target (a),
-                          saccade_ablation_top1_clean (a));
-  csv_number (out, saccade_ablation_logp_clean (a));
-  csv_number (out, loss_clean);
-  g_string_append_printf (out, ",%lld,%lld\n", (long long) a->run_id, (long long) a->study_id);
-}
-
-static GBytes *
-heads_csv (SaccadeAblationPage *self, const SaccadeAblation *a)
-{
-  const ScHeadSweepResult *r = a->heads;
-  GString *out = g_string_new ("layer,head");
-
-  for (int m = 0; m < N_METRICS; m++)
-    g_string_append_printf (out, ",%s", METRIC_CSV[m]);
-  g_string_append (out, ",flipped,top1_ablated,target,top1_clean,logp_clean,loss_clean,run,"
-                        "study\n");
-  for (int i = 0; i < r->n_layers * r->n_heads; i++)
-    {
-      g_string_append_printf (out, "%d,%d", i / r->n_heads, i % r->n_heads);
-      for (int m = 0; m < N_METRICS; m++)
-        csv_number (out, effect_value (&r->heads[i], m));
-      g_string_append_printf (out, ",%d,%d", r->heads[i].flipped ? 1 : 0,
-                              r->heads[i].next.top1_ablated);
-      csv_clean (out, a, r->loss_clean);
-    }
-  return g_string_free_to_bytes (out);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1038,42 +847,6 @@ export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const
   return saccade_figure_export_paired_bars (&f, path, error);
 }
 
-static GBytes *
-tokens_csv (SaccadeAblationPage *self, const SaccadeAblation *a)
-{
-  const ScTokenLooResult *r = a->tokens;
-  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  GString *out = g_string_new ("pos,token_id,label");
-
-  for (int s = 0; s < 2; s++)
-    for (int m = 0; m < N_METRICS; m++)
-      g_string_append_printf (out, ",%s_%s", s == 0 ? "mask" : "drop", METRIC_CSV[m]);
-  g_string_append (out, ",mask_flipped,mask_top1,drop_flipped,drop_top1,target,top1_clean,"
-                        "logp_clean,loss_clean,run,study\n");
-  for (int j = 0; j < r->n_tokens; j++)
-    {
-      const gboolean have = run != NULL && run->n == r->n_tokens;
-      const char *label = have ? run->labels[j] : "";
-      /* The label as the figure shows it, quoted ("" for a quote inside). */
-      g_string_append_printf (out, "%d,%d,\"", j, have ? run->tokens[j].id : -1);
-      for (const char *p = label; *p != '\0'; p++)
-        {
-          if (*p == '"')
-            g_string_append_c (out, '"');
-          g_string_append_c (out, *p);
-        }
-      g_string_append_c (out, '"');
-      for (int s = 0; s < 2; s++)
-        for (int m = 0; m < N_METRICS; m++)
-          csv_number (out, effect_value (s == 0 ? &r->mask[j] : &r->drop[j], m));
-      g_string_append_printf (out, ",%d,%d,%d,%d", r->mask[j].flipped ? 1 : 0,
-                              r->mask[j].next.top1_ablated, r->drop[j].flipped ? 1 : 0,
-                              r->drop[j].next.top1_ablated);
-      csv_clean (out, a, r->loss_clean);
-    }
-  return g_string_free_to_bytes (out);
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* Choosers                                                                              */
 
@@ -1158,7 +931,12 @@ saccade_ablation_page_export_csv (SaccadePage *page, const char *path, GError **
 
   if (no_result (self, error))
     return FALSE;
-  data = chosen_study (self)->export_csv (self, shown_result (self));
+  {
+    SaccadeRun *run = saccade_page_get_run (page);
+    data = saccade_ablation_csv (shown_result (self), run != NULL ? run->tokens : NULL,
+                                 run != NULL ? (const char *const *) run->labels : NULL,
+                                 run != NULL ? run->n : 0);
+  }
   return saccade_export_write (data, path, error);
 }
 
@@ -1183,7 +961,6 @@ saccade_ablation_page_dispose (GObject *object)
   g_clear_object (&self->lookup);
   for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
     g_clear_pointer (&self->results[k], saccade_ablation_free);
-  g_clear_object (&self->rows);
   g_clear_object (&self->stored_names);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->flipped, g_free);
@@ -1212,6 +989,7 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.metric", "s", metric_action);
 
   g_type_ensure (ADW_TYPE_STATUS_PAGE);
+  g_type_ensure (SACCADE_TYPE_ABLATION_TABLE);
   gtk_widget_class_set_template_from_resource (
     widget_class, "/io/github/saccade/Saccade/pages/saccade-ablation-page.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeAblationPage, name)
@@ -1226,7 +1004,7 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (figure_stack);
   CHILD (empty_page);
   CHILD (map_area);
-  CHILD (table_scroller);
+  CHILD (table);
   CHILD (bars_area);
 #undef CHILD
 }
@@ -1258,7 +1036,7 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
   self->stored_names = gtk_string_list_new (NULL);
   gtk_drop_down_set_model (self->stored_dropdown, G_LIST_MODEL (self->stored_names));
   self->hover_layer = self->hover_head = self->hover_token = -1;
-  build_table (self);
+  g_signal_connect_swapped (self->table, "head-activated", G_CALLBACK (open_head), self);
 
   gtk_drawing_area_set_draw_func (self->map_area, draw_map, self, NULL);
   gtk_drawing_area_set_draw_func (self->bars_area, draw_bars, self, NULL);
