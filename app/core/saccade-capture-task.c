@@ -485,3 +485,35 @@ saccade_capture_finish (GAsyncResult *result, GError **error)
   gssize id = g_task_propagate_int (G_TASK (result), error);
   return id > 0 ? (gint64) id : 0;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* For the studies of other files (header)                                               */
+
+ScModel *
+saccade_loaded_model_get_model (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return self->model;
+}
+
+const ScStoreModel *
+saccade_loaded_model_get_ident (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return &self->ident;
+}
+
+ScSession *
+saccade_loaded_model_lock_session (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  g_mutex_lock (&self->lock);
+  return self->session;
+}
+
+void
+saccade_loaded_model_unlock_session (SaccadeLoadedModel *self)
+{
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (self));
+  g_mutex_unlock (&self->lock);
+}

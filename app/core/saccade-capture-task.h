@@ -87,3 +87,21 @@ void saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
 SaccadeInduction *saccade_induction_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* For the studies of other files (app/core/saccade-ablation.c), which run on the loaded
+ * model like the detector: the model and its store identity (borrowed, immutable after
+ * loading, any thread), and its session under the session's lock. Lock in a worker only,
+ * never on the main thread; every lock is followed by one unlock on the same thread. */
+
+#include "engine/store/sc-store.h"
+
+G_BEGIN_DECLS
+
+ScModel *saccade_loaded_model_get_model (SaccadeLoadedModel *self);
+const ScStoreModel *saccade_loaded_model_get_ident (SaccadeLoadedModel *self);
+/* Waits while another job holds the session; returns it (borrowed). */
+ScSession *saccade_loaded_model_lock_session (SaccadeLoadedModel *self);
+void saccade_loaded_model_unlock_session (SaccadeLoadedModel *self);
+
+G_END_DECLS

@@ -31,6 +31,11 @@
  *   induction-open L H       on the Induction page: what a click on head (L, H) does (the
  *                            sequence captured as a run, the head opened in Heatmap)
  *   expect-induction TEXT    the Induction page's status line contains TEXT
+ *   ablation-study ID        on the Ablation page: choose a study (heads, tokens)
+ *   ablation-target [TEXT]   on the Ablation page: type TEXT as the target (none: top-1)
+ *   ablation-run             on the Ablation page: run the chosen study and wait for it
+ *   ablation-run-then-cancel run it, then Cancel once it reports progress
+ *   expect-ablation TEXT     the Ablation page's status line contains TEXT
  *   expect-page NAME         that page is shown
  *   model PATH               use another model file
  *   database PATH            open another capture database
@@ -54,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-heads-table.h"
 #include "app/window/pages/saccade-induction-page.h"
 #include "app/window/saccade-application.h"
@@ -72,6 +78,7 @@ typedef struct {
   gint64 waiting_since;
   guint source_id;
   gboolean cancel_on_progress; /* press Cancel once the capture reports a layer */
+  gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
 } SaccadeTestDriver;
@@ -331,6 +338,38 @@ induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const 
   return TRUE;
 }
 
+/* The Ablation page's commands (see the list at the top). */
+static gboolean
+ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "ablation");
+  SaccadeAblationPage *ab = page != NULL ? SACCADE_ABLATION_PAGE (page) : NULL;
+
+  if (ab == NULL)
+    return fail (d, "no ablation page");
+  if (g_str_equal (cmd, "ablation-study"))
+    {
+      if (!saccade_ablation_page_choose (ab, a1))
+        return fail (d, "ablation-study: no study '%s'", a1 != NULL ? a1 : "");
+    }
+  else if (g_str_equal (cmd, "ablation-target"))
+    saccade_ablation_page_set_target (ab, rest);
+  else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
+    {
+      if (!saccade_ablation_page_run (ab))
+        return fail (d, "%s: the study did not start (%s)", cmd,
+                     saccade_ablation_page_get_status (ab));
+      d->cancel_ablation = g_str_equal (cmd, "ablation-run-then-cancel");
+    }
+  else
+    {
+      const char *status = saccade_ablation_page_get_status (ab);
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the ablation page says '%s', expected '%s'", status, rest);
+    }
+  return TRUE;
+}
+
 /* Runs one command; FALSE after a failure (the driver has finished then). */
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
@@ -467,6 +506,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "induction") || g_str_equal (cmd, "induction-open")
            || g_str_equal (cmd, "expect-induction"))
     return induction_command (d, cmd, a1, a2, rest);
+  else if (g_str_has_prefix (cmd, "ablation-") || g_str_equal (cmd, "expect-ablation"))
+    return ablation_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "expect-page"))
     {
       if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
@@ -567,6 +608,17 @@ tick (gpointer data)
     {
       d->cancel_on_progress = FALSE;
       gtk_widget_activate_action (GTK_WIDGET (d->window), "win.cancel", NULL);
+    }
+  if (d->cancel_ablation)
+    {
+      SaccadePage *page = saccade_window_get_page (d->window, "ablation");
+      if (page != NULL && saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)) > 0)
+        {
+          d->cancel_ablation = FALSE;
+          g_print ("test-driver: cancelling the study at %.0f %%\n",
+                   100 * saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)));
+          saccade_ablation_page_cancel (SACCADE_ABLATION_PAGE (page));
+        }
     }
   if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))
     {

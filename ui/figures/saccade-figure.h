@@ -438,3 +438,80 @@ void saccade_figure_faithfulness_natural_size (const SaccadeFaithfulnessFigure *
                                                double *h);
 
 G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Ablation effects (saccade-figure-effects.c)                                           */
+
+G_BEGIN_DECLS
+
+/* effects map  one effect per head of a model (the head sweep: the change of the output
+ *              when that head alone is ablated), layers across and heads down, on the
+ *              diverging red-blue map centred at 0 with a symmetric range [-m, m], NaN
+ *              cells hatched, heads whose ablation changed the top-1 marked with a ring */
+typedef struct {
+  int n_layers, n_heads;
+  const double *values;             /* (n_layers, n_heads) layer-major; NaN: not measured */
+  const gboolean *flipped;          /* (n_layers, n_heads) or NULL: nothing marked */
+  const char *value_name;           /* the colour bar's caption with its units; may be NULL */
+  const char *flip_name;            /* the mark's legend ("top-1 flipped"); NULL: no legend */
+  const char *layer_name, *head_name; /* the axes' captions; NULL: "Layer", "Head" */
+  const char *title;                /* may be NULL */
+  double range;                     /* colours span [-range, range]; <= 0: m = max |v| */
+} SaccadeEffectsMapFigure;
+
+typedef struct {
+  int n_layers, n_heads;
+  double x, y;                      /* top-left corner of layer 0, head 0's cell */
+  double cell_w, cell_h;            /* layer l, head h spans x + l cell_w, y + h cell_h */
+} SaccadeEffectsMapGeometry;
+
+/* The colour range's half-width m the figure uses (f->range, or max |v| over the finite
+ * values; 1 when there are none or all are 0). */
+double saccade_figure_effects_map_range (const SaccadeEffectsMapFigure *f);
+void saccade_figure_effects_map_draw (cairo_t *cr, const SaccadeEffectsMapFigure *f,
+                                      double width, double height);
+/* With a style (NULL: export style); the head (@sel_layer, @sel_head) outlined (-1: none);
+ * fills @geom (may be NULL). */
+void saccade_figure_effects_map_draw_full (cairo_t *cr, const SaccadeEffectsMapFigure *f,
+                                           const SaccadeFigureStyle *style, int sel_layer,
+                                           int sel_head, double width, double height,
+                                           SaccadeEffectsMapGeometry *geom);
+/* The head under (@x, @y), or FALSE outside the map. */
+gboolean saccade_effects_map_geometry_head_at (const SaccadeEffectsMapGeometry *geom, double x,
+                                               double y, int *layer, int *head);
+gboolean saccade_figure_export_effects_map (const SaccadeEffectsMapFigure *f, const char *path,
+                                            GError **error);
+
+/* paired bars  two signed values per token side by side (token leave-one-out: the effect
+ *              of masking the token and of dropping it), around a zero line, with a legend;
+ *              NaN draws no bar (the query token, never erased) */
+typedef struct {
+  int n;
+  const double *a, *b;              /* (n) each */
+  const char *a_name, *b_name;      /* the legend's names of the two series */
+  const char *const *labels;        /* (n) display strings, or NULL: positions */
+  const char *value_name;           /* the value axis' caption with its units; may be NULL */
+  const char *title;                /* may be NULL */
+} SaccadePairedBarsFigure;
+
+/* Token i's pair spans x0 + i * step .. + step; the plot spans y0 .. y0 + height. */
+typedef struct {
+  int n;
+  double x0, step, y0, height;
+} SaccadePairedBarsGeometry;
+
+void saccade_figure_paired_bars_draw (cairo_t *cr, const SaccadePairedBarsFigure *f,
+                                      double width, double height);
+void saccade_figure_paired_bars_draw_full (cairo_t *cr, const SaccadePairedBarsFigure *f,
+                                           const SaccadeFigureStyle *style, int highlight,
+                                           double width, double height,
+                                           SaccadePairedBarsGeometry *geom);
+/* The token under (@x, @y), or FALSE. */
+gboolean saccade_paired_bars_geometry_token_at (const SaccadePairedBarsGeometry *geom, double x,
+                                                double y, int *token);
+gboolean saccade_figure_export_paired_bars (const SaccadePairedBarsFigure *f, const char *path,
+                                            GError **error);
+/* The colours of the two series (RGB 0..1), for a legend drawn elsewhere. */
+void saccade_figure_paired_bars_color (int series, double rgb[3]);
+
+G_END_DECLS

@@ -1,0 +1,45 @@
+/* saccade-ablation-page.h — the Ablation page: how much the model's output for the shown run
+ * changes when one head or one token is taken away (app/core/saccade-ablation.h; docs/
+ * metrics.md, "Ablation studies"). The user chooses a study (the head sweep, zero-
+ * ablation; token leave-one-out, mask and drop), a target (the clean top-1 unless a token
+ * is typed) and a metric (Δ log p(target), TV, JSD, Δ mean loss); Run computes it in a
+ * worker with a progress bar and Cancel, and stores it. Studies already stored for the
+ * run are found when the run is shown and listed with their date; they show at once,
+ * without recomputing.
+ *
+ * The head sweep draws as a layer × head map on the diverging red-blue map centred at 0
+ * (flipped heads marked; hover names the head and its effect; a click opens the head on
+ * the Heatmap page) beside the heads ranked by the size of the effect. Token leave-one-out
+ * draws as per-token bars, mask and drop side by side. Export: the figure shown (PNG, SVG,
+ * PDF) and every number of the shown study as CSV.
+ *
+ * Each study is one entry of the page's study table (its name, how it is computed, drawn
+ * and exported), so a further study is a further entry.
+ *
+ * Page actions: page.run-study, page.cancel, page.study (s: "heads", "tokens"), page.metric
+ * (s: "delta-logp", "tv", "jsd", "delta-loss").
+ */
+#pragma once
+
+#include "app/window/pages/saccade-page.h"
+
+G_BEGIN_DECLS
+
+#define SACCADE_TYPE_ABLATION_PAGE (saccade_ablation_page_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE, ABLATION_PAGE,
+                      SaccadePage)
+
+/* For the e2e test driver. Chooses study @id ("heads", "tokens"): FALSE for another id. */
+gboolean saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id);
+/* Puts @text in the target entry (NULL or "": the clean top-1), as typing does. */
+void saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text);
+/* Runs the chosen study as Run does; FALSE when it could not start (no run or model). */
+gboolean saccade_ablation_page_run (SaccadeAblationPage *self);
+/* Cancels the running study as Cancel does. */
+void saccade_ablation_page_cancel (SaccadeAblationPage *self);
+/* The running study's fraction done (0 when none runs). */
+double saccade_ablation_page_get_fraction (SaccadeAblationPage *self);
+/* The status line's text, borrowed. */
+const char *saccade_ablation_page_get_status (SaccadeAblationPage *self);
+
+G_END_DECLS

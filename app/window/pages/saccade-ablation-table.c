@@ -1,0 +1,199 @@
+/* saccade-ablation-table.c — the head sweep's ranked heads (see saccade-ablation-table.h).
+ * One row object per head holding copies of its numbers; the columns are label cells bound
+ * by their index (0 rank, 1 head, 2.. the metrics, then the flip mark).
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-ablation-table.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "app/window/pages/saccade-page.h"
+
+#define N_METRICS SACCADE_ABLATION_N_METRICS
+
+/* ------------------------------------------------------------------------------------ */
+/* A ranked head                                                                         */
+
+#define SACCADE_TYPE_ABLATION_ROW (saccade_ablation_row_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeAblationRow, saccade_ablation_row, SACCADE, ABLATION_ROW, GObject)
+
+struct _SaccadeAblationRow
+{
+  GObject parent_instance;
+  int rank, layer, head;
+  double values[N_METRICS];
+  gboolean flipped;
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeAblationRow, saccade_ablation_row, G_TYPE_OBJECT)
+
+static void
+saccade_ablation_row_class_init (SaccadeAblationRowClass *klass)
+{
+}
+
+static void
+saccade_ablation_row_init (SaccadeAblationRow *self)
+{
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The table                                                                             */
+
+struct _SaccadeAblationTable
+{
+  GtkWidget parent_instance;
+
+  GtkScrolledWindow *scroller; /* owned: the only child */
+  GtkColumnView *view;         /* borrowed: the scroller's child */
+  GListStore *rows;            /* owned: SaccadeAblationRow, ranked */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* Short headings (the page's metric chooser has the long names). */
+static const char *const METRIC_HEADINGS[N_METRICS] = {
+  /* Translators: the ranked heads' column headings. */
+  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
+};
+
+void
+saccade_ablation_table_set_result (SaccadeAblationTable *self, const ScHeadSweepResult *r,
+                                   SaccadeAblationMetric metric)
+{
+  g_autoptr (GPtrArray) rows = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autofree int *order = NULL;
+  int n;
+
+  g_return_if_fail (SACCADE_IS_ABLATION_TABLE (self));
+  if (r != NULL)
+    {
+      n = r->n_layers * r->n_heads;
+      order = saccade_ablation_rank_heads (r, metric);
+      for (int k = 0; k < n; k++)
+        {
+          SaccadeAblationRow *row = g_object_new (SACCADE_TYPE_ABLATION_ROW, NULL);
+          const ScAblationEffect *e = &r->heads[order[k]];
+          row->rank = k + 1;
+          row->layer = order[k] / r->n_heads;
+          row->head = order[k] % r->n_heads;
+          for (int m = 0; m < N_METRICS; m++)
+            row->values[m] = saccade_ablation_effect_value (e, (SaccadeAblationMetric) m);
+          row->flipped = e->flipped;
+          g_ptr_array_add (rows, row);
+        }
+    }
+  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
+                       rows->pdata, rows->len);
+}
+
+gboolean
+saccade_ablation_table_get_row (SaccadeAblationTable *self, guint row, int *layer, int *head)
+{
+  g_autoptr (SaccadeAblationRow) r = NULL;
+
+  g_return_val_if_fail (SACCADE_IS_ABLATION_TABLE (self), FALSE);
+  r = g_list_model_get_item (G_LIST_MODEL (self->rows), row);
+  if (r == NULL)
+    return FALSE;
+  *layer = r->layer;
+  *head = r->head;
+  return TRUE;
+}
+
+static void
+row_activated (GtkColumnView *view, guint position, SaccadeAblationTable *self)
+{
+  g_autoptr (SaccadeAblationRow) row =
+    g_list_model_get_item (G_LIST_MODEL (gtk_column_view_get_model (view)), position);
+
+  if (row != NULL)
+    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, row->layer, row->head);
+}
+
+static void
+cell_setup (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), GPOINTER_TO_INT (col) == 1 ? 0.0 : 1.0);
+  gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+cell_bind (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
+{
+  SaccadeAblationRow *row = gtk_list_item_get_item (item);
+  const int c = GPOINTER_TO_INT (col);
+  g_autofree char *text = NULL;
+
+  if (c == 0)
+    text = g_strdup_printf ("%d", row->rank);
+  else if (c == 1)
+    text = g_strdup_printf ("L%d.H%d", row->layer, row->head);
+  else if (c < 2 + N_METRICS)
+    text = isnan (row->values[c - 2]) ? g_strdup ("—")
+                                      : g_strdup_printf ("%.4f", row->values[c - 2]);
+  else
+    text = g_strdup (row->flipped ? "●" : "");
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+}
+
+static void
+saccade_ablation_table_dispose (GObject *object)
+{
+  SaccadeAblationTable *self = SACCADE_ABLATION_TABLE (object);
+
+  g_clear_pointer ((GtkWidget **) &self->scroller, gtk_widget_unparent);
+  self->view = NULL;
+  g_clear_object (&self->rows);
+  G_OBJECT_CLASS (saccade_ablation_table_parent_class)->dispose (object);
+}
+
+static void
+saccade_ablation_table_class_init (SaccadeAblationTableClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = saccade_ablation_table_dispose;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  signals[SIGNAL_HEAD_ACTIVATED] =
+    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void
+saccade_ablation_table_init (SaccadeAblationTable *self)
+{
+  GtkSortListModel *sorted = NULL;
+  const char *titles[2 + N_METRICS + 1];
+
+  titles[0] = "#";
+  titles[1] = _("Head");
+  for (int m = 0; m < N_METRICS; m++)
+    titles[2 + m] = _(METRIC_HEADINGS[m]);
+  /* Translators: the column marking heads whose ablation changed the top-1. */
+  titles[2 + N_METRICS] = _("Flip");
+  self->rows = g_list_store_new (SACCADE_TYPE_ABLATION_ROW);
+  self->view = saccade_page_table_new (G_LIST_MODEL (self->rows), &sorted);
+  for (gsize c = 0; c < G_N_ELEMENTS (titles); c++)
+    {
+      GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+      GtkColumnViewColumn *column;
+      g_signal_connect (factory, "setup", G_CALLBACK (cell_setup), GINT_TO_POINTER ((int) c));
+      g_signal_connect (factory, "bind", G_CALLBACK (cell_bind), GINT_TO_POINTER ((int) c));
+      column = gtk_column_view_column_new (titles[c], factory);
+      gtk_column_view_column_set_expand (column, c >= 2);
+      gtk_column_view_append_column (self->view, column);
+      g_object_unref (column);
+    }
+  g_signal_connect (self->view, "activate", G_CALLBACK (row_activated), self);
+  self->scroller = GTK_SCROLLED_WINDOW (gtk_scrolled_window_new ());
+  gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_child (self->scroller, GTK_WIDGET (self->view));
+  gtk_widget_set_parent (GTK_WIDGET (self->scroller), GTK_WIDGET (self));
+}
