@@ -17,8 +17,6 @@
 /* PNG pixels per user unit (point). */
 #define PNG_SCALE 2
 
-typedef void (*DrawFunc) (cairo_t *cr, const void *f, double w, double h);
-typedef void (*SizeFunc) (const void *f, double *w, double *h);
 
 gboolean
 saccade_figure_format_from_path (const char *path, SaccadeFigureFormat *out, GError **error)
@@ -61,9 +59,9 @@ cairo_ok (cairo_status_t status, const char *path, GError **error)
   return FALSE;
 }
 
-static gboolean
-export_figure (const void *f, const char *title, DrawFunc draw, SizeFunc size, const char *path,
-               GError **error)
+gboolean
+saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDrawFunc draw,
+                             SaccadeFigureSizeFunc size, const char *path, GError **error)
 {
   g_autoptr (GByteArray) bytes = g_byte_array_new ();
   SaccadeFigureFormat format;
@@ -113,8 +111,8 @@ export_figure (const void *f, const char *title, DrawFunc draw, SizeFunc size, c
   return g_file_set_contents (path, (const char *) bytes->data, (gssize) bytes->len, error);
 }
 
-static gboolean
-refuse_empty (gboolean empty, GError **error)
+gboolean
+saccade_figure_refuse_empty (gboolean empty, GError **error)
 {
   if (empty)
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
@@ -137,9 +135,9 @@ size_heatmap (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->values == NULL || f->n_rows <= 0 || f->n_cols <= 0, error))
+  if (saccade_figure_refuse_empty (f->values == NULL || f->n_rows <= 0 || f->n_cols <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_heatmap, size_heatmap, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_heatmap, size_heatmap, path, error);
 }
 
 static void
@@ -157,11 +155,11 @@ size_grid (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_grid (const SaccadeGridFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->heads == NULL || f->n_layers <= 0 || f->n_heads <= 0 || f->n <= 0
+  if (saccade_figure_refuse_empty (f->heads == NULL || f->n_layers <= 0 || f->n_heads <= 0 || f->n <= 0
                       || f->n_kv_heads <= 0 || f->n_heads % f->n_kv_heads != 0,
                     error))
     return FALSE;
-  return export_figure (f, f->title, draw_grid, size_grid, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_grid, size_grid, path, error);
 }
 
 static void
@@ -179,9 +177,9 @@ size_lines (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->heads == NULL || f->n_heads <= 0 || f->n <= 0, error))
+  if (saccade_figure_refuse_empty (f->heads == NULL || f->n_heads <= 0 || f->n <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_lines, size_lines, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_lines, size_lines, path, error);
 }
 
 static void
@@ -199,9 +197,9 @@ size_profile (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_profile (const SaccadeProfileFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->values == NULL || f->n_layers <= 0 || f->n_heads <= 0, error))
+  if (saccade_figure_refuse_empty (f->values == NULL || f->n_layers <= 0 || f->n_heads <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_profile, size_profile, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_profile, size_profile, path, error);
 }
 
 static void
@@ -219,9 +217,9 @@ size_bars (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_bars (const SaccadeBarsFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->values == NULL || f->n <= 0, error))
+  if (saccade_figure_refuse_empty (f->values == NULL || f->n <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_bars, size_bars, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_bars, size_bars, path, error);
 }
 
 static void
@@ -240,9 +238,9 @@ gboolean
 saccade_figure_export_distance (const SaccadeDistanceFigure *f, const char *path,
                                 GError **error)
 {
-  if (refuse_empty (f->values == NULL || f->n <= 0, error))
+  if (saccade_figure_refuse_empty (f->values == NULL || f->n <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_distance, size_distance, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_distance, size_distance, path, error);
 }
 
 static void
@@ -260,9 +258,9 @@ size_loss (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_loss (const SaccadeLossFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->values == NULL || f->n < 2, error))
+  if (saccade_figure_refuse_empty (f->values == NULL || f->n < 2, error))
     return FALSE;
-  return export_figure (f, f->title, draw_loss, size_loss, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_loss, size_loss, path, error);
 }
 
 static void
@@ -280,7 +278,7 @@ size_erasure (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_erasure (const SaccadeErasureFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->series == NULL || f->n_series < 1 || f->n_points < 2, error))
+  if (saccade_figure_refuse_empty (f->series == NULL || f->n_series < 1 || f->n_points < 2, error))
     return FALSE;
-  return export_figure (f, f->title, draw_erasure, size_erasure, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_erasure, size_erasure, path, error);
 }

@@ -14,15 +14,11 @@
 
 #include "ui/figures/saccade-figure-private.h"
 
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
 #include <math.h>
 
 #define DOT_COLOUR 0
 #define BAR_COLOUR 1
 #define N_COLOURS 10
-/* PNG pixels per user unit, as saccade-figure-export.c. */
-#define PNG_SCALE 2
 
 static void
 set_colour (cairo_t *cr, int colour, double alpha)
@@ -217,91 +213,7 @@ saccade_figure_faithfulness_natural_size (const SaccadeFaithfulnessFigure *f, do
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Export. saccade-figure-export.c's writer is static to that file; this is the same
- * sequence (draw into a surface sized by the natural size, collect the bytes, write them
- * with g_file_set_contents so that a failed export leaves no half file). Folding both into
- * one shared helper is left to whoever owns that file. */
-
-typedef void (*DrawFunc) (cairo_t *cr, const void *f, double w, double h);
-typedef void (*SizeFunc) (const void *f, double *w, double *h);
-
-static cairo_status_t
-append_bytes (void *closure, const unsigned char *data, unsigned int length)
-{
-  g_byte_array_append (closure, data, length);
-  return CAIRO_STATUS_SUCCESS;
-}
-
-static gboolean
-cairo_ok (cairo_status_t status, const char *path, GError **error)
-{
-  if (status == CAIRO_STATUS_SUCCESS)
-    return TRUE;
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Could not draw “%s”: %s"), path,
-               cairo_status_to_string (status));
-  return FALSE;
-}
-
-static gboolean
-export_figure (const void *f, const char *title, DrawFunc draw, SizeFunc size, const char *path,
-               GError **error)
-{
-  g_autoptr (GByteArray) bytes = g_byte_array_new ();
-  SaccadeFigureFormat format;
-  cairo_surface_t *surface;
-  cairo_status_t status;
-  double w, h;
-  cairo_t *cr;
-
-  if (!saccade_figure_format_from_path (path, &format, error))
-    return FALSE;
-  size (f, &w, &h);
-  switch (format)
-    {
-    case SACCADE_FIGURE_FORMAT_PNG:
-      surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) (w * PNG_SCALE),
-                                            (int) (h * PNG_SCALE));
-      cairo_surface_set_device_scale (surface, PNG_SCALE, PNG_SCALE);
-      break;
-    case SACCADE_FIGURE_FORMAT_SVG:
-      surface = cairo_svg_surface_create_for_stream (append_bytes, bytes, w, h);
-      break;
-    case SACCADE_FIGURE_FORMAT_PDF:
-    default:
-      surface = cairo_pdf_surface_create_for_stream (append_bytes, bytes, w, h);
-      cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_CREATOR, "Saccade");
-      if (title != NULL)
-        cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_TITLE, title);
-      break;
-    }
-  if (!cairo_ok (cairo_surface_status (surface), path, error))
-    {
-      cairo_surface_destroy (surface);
-      return FALSE;
-    }
-  cr = cairo_create (surface);
-  draw (cr, f, w, h);
-  status = cairo_status (cr);
-  cairo_destroy (cr);
-  if (status == CAIRO_STATUS_SUCCESS && format == SACCADE_FIGURE_FORMAT_PNG)
-    status = cairo_surface_write_to_png_stream (surface, append_bytes, bytes);
-  cairo_surface_finish (surface);
-  if (status == CAIRO_STATUS_SUCCESS)
-    status = cairo_surface_status (surface);
-  cairo_surface_destroy (surface);
-  if (!cairo_ok (status, path, error))
-    return FALSE;
-  return g_file_set_contents (path, (const char *) bytes->data, (gssize) bytes->len, error);
-}
-
-static gboolean
-refuse_empty (gboolean empty, GError **error)
-{
-  if (empty)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                         _("There is nothing to export: the figure has no data"));
-  return empty;
-}
+/* Export, through the one writer (saccade-figure-private.h). */
 
 static void
 draw_scatter (cairo_t *cr, const void *f, double w, double h)
@@ -318,9 +230,9 @@ size_scatter (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path, GError **error)
 {
-  if (refuse_empty (f->x == NULL || f->y == NULL || f->n <= 0, error))
+  if (saccade_figure_refuse_empty (f->x == NULL || f->y == NULL || f->n <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_scatter, size_scatter, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_scatter, size_scatter, path, error);
 }
 
 static void
@@ -339,7 +251,7 @@ gboolean
 saccade_figure_export_faithfulness (const SaccadeFaithfulnessFigure *f, const char *path,
                                     GError **error)
 {
-  if (refuse_empty (f->rows == NULL || f->n_rows <= 0, error))
+  if (saccade_figure_refuse_empty (f->rows == NULL || f->n_rows <= 0, error))
     return FALSE;
-  return export_figure (f, f->title, draw_faith, size_faith, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_faith, size_faith, path, error);
 }

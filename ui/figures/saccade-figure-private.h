@@ -108,4 +108,16 @@ void saccade_figure_distance_natural_size (const SaccadeDistanceFigure *f, doubl
                                            double *h);
 void saccade_figure_loss_natural_size (const SaccadeLossFigure *f, double *w, double *h);
 
+/* The one file writer of every figure (saccade-figure-export.c): draws @f with @draw into a
+ * PNG (at twice the natural size), SVG or PDF surface of the size @size gives, by @path's
+ * extension, collects the bytes and writes them with g_file_set_contents, so a failed export
+ * leaves no half file. @title goes into the PDF's metadata (may be NULL). */
+typedef void (*SaccadeFigureDrawFunc) (cairo_t *cr, const void *f, double w, double h);
+typedef void (*SaccadeFigureSizeFunc) (const void *f, double *w, double *h);
+gboolean saccade_figure_export_drawn (const void *f, const char *title,
+                                      SaccadeFigureDrawFunc draw, SaccadeFigureSizeFunc size,
+                                      const char *path, GError **error);
+/* Sets "There is nothing to export" when @empty; returns @empty. */
+gboolean saccade_figure_refuse_empty (gboolean empty, GError **error);
+
 G_END_DECLS
