@@ -41,39 +41,12 @@ saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *mode
                                const char *model_path, ScStoreRunInfo *run,
                                ScStoreToken **tokens, size_t *n_tokens, GError **error)
 {
-  ScStore *store;
   ScStoreModel sm;
   ScError err = { 0 };
   char hex[SC_SHA256_HEX_SIZE];
-  ScStatus st;
 
-  if (!g_file_test (db_path, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("There is no capture store at %s"),
-                   db_path);
-      return FALSE;
-    }
-  if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  st = sc_store_get_run (store, run_id, run, &err);
-  if (st == SC_OK)
-    st = sc_store_read_tokens (store, run_id, tokens, n_tokens, &err);
-  sc_store_close (store);
-  if (st == SC_ERR_NOT_FOUND)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   _("There is no run %lld in %s (see `saccade runs`)"), (long long) run_id,
-                   db_path);
-      return FALSE;
-    }
-  if (st != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
+  if (!saccade_store_read_run (db_path, run_id, run, tokens, n_tokens, error))
+    return FALSE;
   if (sc_store_model_identify (model, model_path, &sm, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);

@@ -4,7 +4,11 @@
 #include "app/core/saccade-paths.h"
 
 #include <errno.h>
+#include <gio/gio.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
+
+#include "app/core/saccade-error.h"
 
 #define DEFAULT_MODEL_NAME "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -57,4 +61,40 @@ saccade_store_open (const char *path, gboolean writable, ScError *err)
   if (sc_store_open (path, &opt, &store, err) != SC_OK)
     return NULL;
   return store;
+}
+
+gboolean
+saccade_store_read_run (const char *path, gint64 run_id, ScStoreRunInfo *run,
+                        ScStoreToken **tokens, size_t *n_tokens, GError **error)
+{
+  ScStore *store;
+  ScError err = { 0 };
+  ScStatus st;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("no capture store at %s"), path);
+      return FALSE;
+    }
+  if ((store = saccade_store_open (path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  st = sc_store_get_run (store, run_id, run, &err);
+  if (st == SC_OK)
+    st = sc_store_read_tokens (store, run_id, tokens, n_tokens, &err);
+  sc_store_close (store);
+  if (st == SC_ERR_NOT_FOUND)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   _("there is no run %lld in %s (see `saccade runs`)"), (long long) run_id, path);
+      return FALSE;
+    }
+  if (st != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  return TRUE;
 }

@@ -22,4 +22,12 @@ char *saccade_db_path (const char *opt);
  * (the store's message names the file). */
 ScStore *saccade_store_open (const char *path, gboolean writable, ScError *err);
 
+/* Reads run @run_id's row and tokens from the store at @path (opened read-only, closed
+ * again): what every study of a stored run starts from. G_IO_ERROR_NOT_FOUND when there is
+ * no file at @path ("no capture store at …") or no such run ("there is no run 7 in …");
+ * the store's own error otherwise. The caller clears *@run (sc_store_run_info_clear) and
+ * frees *@tokens (sc_store_tokens_free), also after a failure. */
+gboolean saccade_store_read_run (const char *path, gint64 run_id, ScStoreRunInfo *run,
+                                 ScStoreToken **tokens, size_t *n_tokens, GError **error);
+
 G_END_DECLS
