@@ -341,5 +341,52 @@ print("example = saccade heads")
 PY
 ok example-vs-heads $? "$tmp/ex-check"
 
+# ------------------------------------------------------------------------------------ #
+# The new user's first verbs                                                           #
+
+# `demo --json` is JSON (it printed the text form), with the numbers of the text form.
+"$saccade" demo --json > "$tmp/demo.json" 2> "$tmp/demo.err"
+"$saccade" demo > "$tmp/demo.txt" 2>&1
+python3 - "$tmp/demo.json" "$tmp/demo.txt" > "$tmp/demo-check" 2>&1 <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+assert d["model"]["name"] == "SmolLM2 135M Instruct · Q4_1", d["model"]
+assert d["backend"] == "cpu" and d["heads_captured"] == 270
+assert d["text"]["piece"] == "The cat chased the ball because it was tired."
+assert [t["id"] for t in d["tokens"]] == [504, 2644, 45360, 260, 4405, 975, 357, 436, 12364, 30]
+assert len(d["next_tokens"]) == 5 and len(d["layers"]) == 30
+probs = [t["probability"] for t in d["next_tokens"]]
+assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1
+shown = [float(p) for p in re.findall(r"^ +([0-9.]+)%", text, re.M)]
+assert shown == [round(100 * p, 1) for p in probs], (shown, probs)
+for row, l in zip(re.findall(r"layer +(\d+) +entropy ([0-9.]+) +sink ([0-9.]+) +head (\d+)", text), d["layers"]):
+    assert int(row[0]) == l["layer"] and int(row[3]) == l["focused_head"]
+    assert abs(float(row[1]) - l["last_entropy_mean"]) <= 0.005 and abs(float(row[2]) - l["sink_mean"]) <= 0.005
+print("demo json = demo text")
+PY
+ok demo-json $? "$tmp/demo-check"
+
+# The model's readable name, from the GGUF's base name, size label and file type and the
+# file's name (which says Instruct: the GGUF's fine-tune field holds the recipe).
+"$saccade" info > "$tmp/name" 2>&1
+check name-info "$tmp/name" "^Model        SmolLM2 135M Instruct · Q4_1$"
+"$saccade" info --json > "$tmp/name" 2>&1
+check name-info-json "$tmp/name" '"name" : "SmolLM2 135M Instruct · Q4_1"'
+check name-demo "$tmp/demo.txt" "^Saccade .* — SmolLM2 135M Instruct · Q4_1 on CPU$"
+real=$(readlink -f "$model")
+for pair in "smollm2-135m-instruct-q4_1.gguf|smollm2 135M instruct · Q4_1" \
+            "SmolLM2-135M.gguf|SmolLM2 135M · Q4_1" \
+            "SmolLM2-135M-Instruct-v0.2.Q4_1.gguf|SmolLM2 135M Instruct v0.2 · Q4_1" \
+            "model.gguf|smollm2 135M 8k-lc100k-mix1-ep2 · Q4_1"; do
+  file=${pair%%|*}; want=${pair#*|}
+  ln -sf "$real" "$tmp/$file"
+  "$saccade" info -m "$tmp/$file" > "$tmp/name" 2>&1
+  check "name-$file" "$tmp/name" "^Model        $want\$"
+done
+"$saccade" capture --db "$tmp/names.sqlite" -t "Hi" > /dev/null 2>&1
+"$saccade" runs --db "$tmp/names.sqlite" > "$tmp/name" 2>&1
+check name-runs "$tmp/name" "SmolLM2 135M Instruct"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
