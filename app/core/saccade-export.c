@@ -1031,6 +1031,14 @@ saccade_export_run_arrays (SaccadeExportSource *src, const SaccadeExportRange *r
                            gboolean npz, const char *path, SaccadeExportArrays *out,
                            GError **error)
 {
+  return saccade_export_run_arrays_full (src, range, npz, 0, path, out, error);
+}
+
+gboolean
+saccade_export_run_arrays_full (SaccadeExportSource *src, const SaccadeExportRange *range,
+                                gboolean npz, int level, const char *path,
+                                SaccadeExportArrays *out, GError **error)
+{
   g_autoptr (SaccadeNpzWriter) w = NULL;
   g_autofree guint8 *stored_mask = NULL;
   g_autofree float *block = NULL;
@@ -1060,7 +1068,7 @@ saccade_export_run_arrays (SaccadeExportSource *src, const SaccadeExportRange *r
       return FALSE;
     }
   stored_mask = g_new0 (guint8, (gsize) src->n_layers * src->n_heads);
-  if ((w = saccade_npz_writer_new (path, npz, error)) == NULL
+  if ((w = saccade_npz_writer_new_full (path, npz, level, error)) == NULL
       || !saccade_npz_writer_begin (w, "attention", "<f4", 4, shape, 4, error))
     return FALSE;
   /* Pass 1: the attention, one head at a time (read whole, cut, written). */

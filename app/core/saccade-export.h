@@ -198,6 +198,11 @@ typedef struct {
 gboolean saccade_export_run_arrays (SaccadeExportSource *src, const SaccadeExportRange *range,
                                     gboolean npz, const char *path, SaccadeExportArrays *out,
                                     GError **error);
+/* The same, an .npz's members deflated at zlib @level (1-9; 0: stored, the default). */
+gboolean saccade_export_run_arrays_full (SaccadeExportSource *src,
+                                         const SaccadeExportRange *range, gboolean npz,
+                                         int level, const char *path,
+                                         SaccadeExportArrays *out, GError **error);
 
 /* Writes @data to @path atomically (beside it, then renamed over it: a failed export
  * leaves no half file). */

@@ -30,11 +30,14 @@
 #define ZIP_MAX16 0xFFFFu
 #define ZIP_VERSION 45       /* 4.5: ZIP64 */
 #define ZIP_DOS_DATE 0x0021  /* 1980-01-01: (year - 1980) << 9 | month << 5 | day */
+#define ZBUF (1u << 20)      /* deflate output buffer: one write call per MiB */
 
 typedef struct {
   char *name;
   guint64 offset;            /* of its local header */
-  guint64 size;              /* of its data (stored: compressed = uncompressed) */
+  guint64 size;              /* of its .npy bytes */
+  guint64 csize;             /* as written: = size when stored, else deflate's output */
+  gboolean z64;              /* its local header has the ZIP64 extra field */
   guint32 crc;
 } Member;
 
@@ -43,6 +46,12 @@ struct _SaccadeNpzWriter
   char *path, *tmp_path;
   FILE *f;
   gboolean zip, closed, open_member;
+  int level;                 /* deflate level, 0: stored */
+  z_stream z;
+  gboolean z_live;           /* @z is initialised */
+  guint8 *zbuf;              /* deflate's output, ZBUF bytes */
+  guint64 max32;             /* sizes and offsets from this one on take ZIP64 fields:
+                              * 0xFFFFFFFF, or less in tests */
   GArray *members;           /* Member */
   guint64 at;                /* bytes written so far */
   guint64 left;              /* bytes the open member still expects */
@@ -135,12 +144,28 @@ put_bytes (SaccadeNpzWriter *w, GByteArray *b, GError **error)
 SaccadeNpzWriter *
 saccade_npz_writer_new (const char *path, gboolean zip, GError **error)
 {
+  return saccade_npz_writer_new_full (path, zip, 0, error);
+}
+
+SaccadeNpzWriter *
+saccade_npz_writer_new_full (const char *path, gboolean zip, int level, GError **error)
+{
   g_autoptr (SaccadeNpzWriter) w = g_new0 (SaccadeNpzWriter, 1);
   int fd;
 
   w->path = g_strdup (path);
   w->tmp_path = g_strdup_printf ("%s.XXXXXX", path);
   w->zip = zip;
+  w->level = zip ? CLAMP (level, 0, 9) : 0;
+  w->max32 = ZIP_MAX32;
+  /* Tests set it low to write the ZIP64 records of a 4 GiB member without 4 GiB of disk
+   * (tests/app/test-cli-export.sh): the records are valid for any value. */
+  {
+    const char *at = g_getenv ("SACCADE_TEST_ZIP64_FROM");
+    guint64 v;
+    if (at != NULL && g_ascii_string_to_unsigned (at, 10, 1, ZIP_MAX32, &v, NULL))
+      w->max32 = v;
+  }
   w->members = g_array_new (FALSE, TRUE, sizeof (Member));
   /* 0666 as open() gives a new file (the umask applies), not mkstemp's 0600. */
   if ((fd = g_mkstemp_full (w->tmp_path, O_RDWR | O_CLOEXEC, 0666)) < 0)
@@ -164,35 +189,37 @@ saccade_npz_writer_new (const char *path, gboolean zip, GError **error)
 
 /* The local header of @m (@size known, CRC as @m says). */
 static GByteArray *
-local_header (const Member *m)
+local_header (const Member *m, guint method)
 {
   GByteArray *b = g_byte_array_new ();
-  gboolean z64 = m->size >= ZIP_MAX32 || m->offset >= ZIP_MAX32;
   gsize name_len = strlen (m->name);
 
   le32 (b, 0x04034b50);
   le16 (b, ZIP_VERSION);
   le16 (b, 0);                         /* flags */
-  le16 (b, 0);                         /* stored */
+  le16 (b, method);                    /* 0 stored, 8 deflated */
   le16 (b, 0);                         /* time 00:00 */
   le16 (b, ZIP_DOS_DATE);
-  le32 (b, m->crc);
-  le32 (b, z64 ? ZIP_MAX32 : (guint32) m->size);
-  le32 (b, z64 ? ZIP_MAX32 : (guint32) m->size);
+  le32 (b, m->crc);                    /* offset 14: patched by end_member */
+  le32 (b, m->z64 ? ZIP_MAX32 : (guint32) m->csize);
+  le32 (b, m->z64 ? ZIP_MAX32 : (guint32) m->size);
   le16 (b, (guint) name_len);
-  le16 (b, z64 ? 20 : 0);
+  le16 (b, m->z64 ? 20 : 0);
   g_byte_array_append (b, (const guint8 *) m->name, (guint) name_len);
-  if (z64)
+  if (m->z64)
     {
       le16 (b, 0x0001);
       le16 (b, 16);
-      le64 (b, m->size);
-      le64 (b, m->size);
+      le64 (b, m->size);               /* uncompressed first (APPNOTE 4.5.3) */
+      le64 (b, m->csize);
     }
   return b;
 }
 
-/* Ends the open member: checks its length, patches its CRC into its local header. */
+static gboolean deflate_run (SaccadeNpzWriter *w, int flush, GError **error);
+
+/* Ends the open member: checks its length, rewrites its local header with the CRC (and
+ * the compressed size) now known. */
 static gboolean
 end_member (SaccadeNpzWriter *w, GError **error)
 {
@@ -205,12 +232,17 @@ end_member (SaccadeNpzWriter *w, GError **error)
                    G_GUINT64_FORMAT " bytes short", w->path, w->cur.name, w->left);
       return FALSE;
     }
+  if (w->level > 0 && !deflate_run (w, Z_FINISH, error))
+    return FALSE;
   if (w->zip)
     {
-      guint8 crc[4] = { (guint8) w->cur.crc, (guint8) (w->cur.crc >> 8),
-                        (guint8) (w->cur.crc >> 16), (guint8) (w->cur.crc >> 24) };
-      if (fseeko (w->f, (off_t) w->cur.offset + 14, SEEK_SET) != 0
-          || fwrite (crc, 1, 4, w->f) != 4 || fseeko (w->f, (off_t) w->at, SEEK_SET) != 0)
+      /* The header again, now with the CRC and the compressed size, over the first. */
+      GByteArray *b = local_header (&w->cur, w->level > 0 ? 8 : 0);
+      gboolean ok = fseeko (w->f, (off_t) w->cur.offset, SEEK_SET) == 0
+                    && fwrite (b->data, 1, b->len, w->f) == b->len
+                    && fseeko (w->f, (off_t) w->at, SEEK_SET) == 0;
+      g_byte_array_unref (b);
+      if (!ok)
         return fail_errno (w, "writing", error);
     }
   g_array_append_val (w->members, w->cur);
@@ -251,11 +283,62 @@ saccade_npz_writer_begin (SaccadeNpzWriter *w, const char *name, const char *des
   w->cur.offset = w->at;
   w->cur.size = header_len + count;
   w->cur.crc = (guint32) crc32 (0L, Z_NULL, 0);
+  w->cur.csize = w->cur.size;
   w->open_member = TRUE;
   w->left = w->cur.size;
-  if (w->zip && !put_bytes (w, local_header (&w->cur), error))
+  if (w->level > 0)
+    {
+      if (!w->z_live)
+        {
+          if (deflateInit2 (&w->z, w->level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY)
+              != Z_OK)
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: deflate: %s", w->path,
+                           w->z.msg != NULL ? w->z.msg : "cannot start");
+              return FALSE;
+            }
+          w->z_live = TRUE;
+          w->zbuf = g_malloc (ZBUF);
+        }
+      else
+        deflateReset (&w->z);
+      w->cur.csize = 0;
+    }
+  /* Raw deflate can exceed its input a little (deflateBound): the ZIP64 fields are chosen
+   * by that bound, since the header is written before the data. */
+  w->cur.z64 = w->cur.offset >= w->max32
+               || (w->level > 0 ? deflateBound (&w->z, w->cur.size) + 64 : w->cur.size)
+                  >= w->max32;
+  if (w->zip && !put_bytes (w, local_header (&w->cur, w->level > 0 ? 8 : 0), error))
     return FALSE;
   return saccade_npz_writer_data (w, header, header_len, error);
+}
+
+/* Runs deflate over its pending input (@flush Z_NO_FLUSH) or to the member's end
+ * (Z_FINISH), writing what it makes. */
+static gboolean
+deflate_run (SaccadeNpzWriter *w, int flush, GError **error)
+{
+  int rc;
+
+  do
+    {
+      gsize made;
+      w->z.next_out = w->zbuf;
+      w->z.avail_out = ZBUF;
+      rc = deflate (&w->z, flush);
+      if (rc == Z_STREAM_ERROR)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: deflate failed", w->path);
+          return FALSE;
+        }
+      made = ZBUF - w->z.avail_out;
+      w->cur.csize += made;
+      if (!put (w, w->zbuf, made, error))
+        return FALSE;
+    }
+  while (flush == Z_FINISH ? rc != Z_STREAM_END : w->z.avail_in > 0 || w->z.avail_out == 0);
+  return TRUE;
 }
 
 gboolean
@@ -271,14 +354,21 @@ saccade_npz_writer_data (SaccadeNpzWriter *w, const void *data, gsize len, GErro
       return FALSE;
     }
   w->left -= len;
-  /* crc32 takes a uInt length: feed it in pieces under 2^30. */
+  /* zlib takes uInt lengths: feed it in pieces under 2^30. */
   for (gsize done = 0; done < len;)
     {
       uInt piece = (uInt) MIN (len - done, (gsize) 1 << 30);
       w->cur.crc = (guint32) crc32 (w->cur.crc, p + done, piece);
+      if (w->level > 0)
+        {
+          w->z.next_in = (Bytef *) (p + done);
+          w->z.avail_in = piece;
+          if (!deflate_run (w, Z_NO_FLUSH, error))
+            return FALSE;
+        }
       done += piece;
     }
-  return put (w, data, len, error);
+  return w->level > 0 || put (w, data, len, error);
 }
 
 gboolean
@@ -305,18 +395,19 @@ write_directory (SaccadeNpzWriter *w, GError **error)
   for (guint i = 0; i < w->members->len; i++)
     {
       const Member *m = &g_array_index (w->members, Member, i);
-      gboolean big = m->size >= ZIP_MAX32, far = m->offset >= ZIP_MAX32;
+      gboolean big = m->size >= w->max32 || m->csize >= w->max32;
+      gboolean far = m->offset >= w->max32;
       gsize name_len = strlen (m->name);
 
       le32 (b, 0x02014b50);
       le16 (b, ZIP_VERSION | (3 << 8)); /* made by: Unix */
       le16 (b, ZIP_VERSION);
       le16 (b, 0);
-      le16 (b, 0);
+      le16 (b, w->level > 0 ? 8 : 0);
       le16 (b, 0);
       le16 (b, ZIP_DOS_DATE);
       le32 (b, m->crc);
-      le32 (b, big ? ZIP_MAX32 : (guint32) m->size);
+      le32 (b, big ? ZIP_MAX32 : (guint32) m->csize);
       le32 (b, big ? ZIP_MAX32 : (guint32) m->size);
       le16 (b, (guint) name_len);
       le16 (b, (big ? 16 : 0) + (far ? 8 : 0) + (big || far ? 4 : 0));
@@ -333,14 +424,14 @@ write_directory (SaccadeNpzWriter *w, GError **error)
           if (big)
             {
               le64 (b, m->size);
-              le64 (b, m->size);
+              le64 (b, m->csize);
             }
           if (far)
             le64 (b, m->offset);
         }
     }
   cd_size = b->len;
-  z64_end = n >= ZIP_MAX16 || cd_offset >= ZIP_MAX32 || cd_size >= ZIP_MAX32;
+  z64_end = n >= ZIP_MAX16 || cd_offset >= w->max32 || cd_size >= w->max32;
   if (z64_end)
     {
       guint64 rec = cd_offset + cd_size;
@@ -408,6 +499,9 @@ saccade_npz_writer_free (SaccadeNpzWriter *w)
     return;
   if (w->f != NULL)
     fclose (w->f);
+  if (w->z_live)
+    deflateEnd (&w->z);
+  g_free (w->zbuf);
   if (w->tmp_path != NULL)
     g_unlink (w->tmp_path);
   for (guint i = 0; i < w->members->len; i++)

@@ -6,12 +6,14 @@
  * 'shape'} padded with spaces and a newline so the data starts at a multiple of 64 bytes,
  * then the data in C order. Version 1.0 limits the header to 65 535 bytes: every shape
  * written here fits.
- * .npz (numpy.savez): a ZIP archive of NAME.npy members, stored (method 0, no compression,
- * like numpy.savez, not savez_compressed: deflate is slower than the disk by far and the
- * widened fp16 values do not shrink much; docs/store.md has the measurement), with
+ * .npz (numpy.savez): a ZIP archive of NAME.npy members, stored (method 0, as numpy.savez)
+ * or deflated (method 8, raw deflate through zlib, as numpy.savez_compressed), with
  * ZIP64 records wherever a size or an offset passes 4 GiB (PKWARE APPNOTE 6.3, 4.5.3), so
  * a member may be any size. Members are CRC-32 checked (zlib's crc32); times are the DOS
- * epoch 1980-01-01 00:00, so the same export gives the same bytes.
+ * epoch 1980-01-01 00:00, so the same export gives the same bytes. Stored is the default of
+ * the exports: a 512-token run's attention deflates to ~30 % (the causal zeros and the
+ * widened fp16's zero mantissa bits), but at 10-50 MB/s against the disk's hundreds
+ * (docs/store.md, "Whole-run export").
  *
  * No Debian 12 library writes either format from C (libzip could hold the container, but it
  * builds the archive at zip_close and needs a callback source to stream a member; the
@@ -38,6 +40,10 @@ guint8 *saccade_npy_header (const char *descr, const guint64 *shape, int ndim, g
  * member is written and its name is ignored). NULL with @error set (G_IO_ERROR) when the
  * file beside @path cannot be created. */
 SaccadeNpzWriter *saccade_npz_writer_new (const char *path, gboolean zip, GError **error);
+/* The same, an archive's members deflated at zlib @level (1-9; 0: stored), as
+ * numpy.savez_compressed writes them. */
+SaccadeNpzWriter *saccade_npz_writer_new_full (const char *path, gboolean zip, int level,
+                                               GError **error);
 
 /* Begins the member @name (".npy" is appended in an archive) of type @descr and @shape;
  * exactly the array's bytes (product of @shape x the type's size, @item_size) must follow

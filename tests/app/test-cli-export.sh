@@ -137,6 +137,38 @@ cmp -s "$tmp/run1.npz" "$tmp/again.npz" && passes=$((passes + 1)) \
 python3 -m zipfile -t "$tmp/run1.npz" > "$tmp/ziptest" 2>&1
 ok export-all-zip-valid $? "$tmp/ziptest"
 
+# Deflated (--compress), and with ZIP64 records (forced from byte 1 or 100 on: the records
+# a member past 4 GiB needs, without writing 4 GiB): the same arrays, valid for NumPy,
+# Python's zipfile and Info-ZIP's unzip.
+for from in "" 1 100; do
+  for c in "" --compress; do
+    name="zip64-${from:-none}${c}"
+    SACCADE_TEST_ZIP64_FROM=$from "$saccade" export 1 --db "$db" --all $c -o "$tmp/$name.npz" > "$tmp/z" 2>&1
+    ok "export-$name" $? "$tmp/z"
+    python3 - "$tmp/$name.npz" "$tmp/run1.npz" "$from" "$c" > "$tmp/z" 2>&1 <<'PY'
+import sys, zipfile
+import numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in b.files)
+with zipfile.ZipFile(sys.argv[1]) as z:
+    assert z.testzip() is None
+    info = z.infolist()
+    assert all(i.compress_type == (zipfile.ZIP_DEFLATED if sys.argv[4] else zipfile.ZIP_STORED) for i in info)
+    # ZIP64 extra field (id 0x0001) on the members past the threshold.
+    assert any(i.extra[:2] == b"\x01\x00" for i in info) == bool(sys.argv[3])
+PY
+    ok "export-$name-reads" $? "$tmp/z"
+    if command -v unzip > /dev/null; then
+      unzip -tq "$tmp/$name.npz" > "$tmp/z" 2>&1
+      ok "export-$name-unzip" $? "$tmp/z"
+    fi
+  done
+done
+"$saccade" export 1 --db "$db" --compress --layer 0 --head 0 -o "$tmp/x.csv" > "$tmp/e" 2>&1
+expect_fail compress-not-all "$tmp/e" "--compress goes with --all" $?
+"$saccade" export 1 --db "$db" --all --compress -o "$tmp/x.npy" > "$tmp/e" 2>&1
+expect_fail compress-npy "$tmp/e" "a .npy is never compressed" $?
+
 "$saccade" export 1 --db "$db" --all -o "$tmp/x.csv" > "$tmp/e" 2>&1
 expect_fail export-all-csv "$tmp/e" "writes .npz (attention, tokens and metadata) or .npy" $?
 "$saccade" export 1 --db "$db" --all -o - > "$tmp/e" 2>&1
