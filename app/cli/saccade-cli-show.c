@@ -1,7 +1,10 @@
 /* saccade-cli-show.c — the capture store's reading verbs: show (a run's tokens and, for one
- * head, each token's most attended keys) and export (one head as CSV, .npy or JSON, or a
- * figure — heatmap, grid or lines — as PNG, SVG or PDF). Both read through a read-only
- * store, so they work beside a running capture and on databases in read-only folders.
+ * head, each token's most attended keys) and export (one head as CSV, .npy or JSON, every
+ * head as one .npz or .npy array with --all, or a figure — heatmap, grid or lines — as
+ * PNG, SVG or PDF; each cut to --range Q0:Q1[,K0:K1] when given: token positions,
+ * half-open like NumPy slices, the keys defaulting to the queries' range). Both read
+ * through a read-only store, so they work beside a running capture and on databases in
+ * read-only folders.
  *
  * Each verb parses its options, computes a result (ShowResult, ExportResult) and prints it
  * as text or JSON. `export` writes through the exporter the window uses

@@ -1,6 +1,7 @@
 /* saccade-export.h — the one exporter of both faces: a stored run to a figure file (PNG,
  * SVG, PDF through the renderers the window draws with, ui/figures/saccade-figure.h) or to
- * data (CSV, NumPy .npy, JSON).
+ * data (CSV, NumPy .npy, JSON; the whole run as one .npz or .npy array, streamed head by
+ * head), each optionally cut to a token range (SaccadeExportRange).
  *
  * An export reads from a SaccadeExportSource: either a run loaded in full (the window's
  * SaccadeRun, whose heads and metrics are already in memory) or a run in a store, whose
