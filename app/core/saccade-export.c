@@ -802,6 +802,8 @@ head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int hea
       saccade_json_int (b, "key_start", v->k0);
     }
   saccade_json_bool (b, "causal", v->causal);
+  /* The weights are the store's fp16 values (rows sum to 1 only within fp16 rounding). */
+  saccade_json_string (b, "dtype_stored", "f16");
   saccade_json_tokens (b, src->tokens, (size_t) src->n);
   saccade_json_begin_array (b, "weights");
   for (i = 0; i < v->n_query; i++)

@@ -15,7 +15,7 @@
  *   head     one head as a labelled matrix: a header row "query\key,0:The,1:␣cat,..." and a
  *            first column of query labels "pos:token" (pandas.read_csv (f, index_col=0));
  *            .npy: float32 (n_query, n_key) row-major; JSON: {run, layer, head, n_query,
- *            n_key, causal, tokens, weights: [[...]]}, compact;
+ *            n_key, causal, dtype_stored: "f16", tokens, weights: [[...]]}, compact;
  *   metrics  one row per head: layer,head,kv_head,entropy,sink_mass,previous_token, then
  *            the other engine statistics: entropy_norm,distance,confidence,sink_k,self,
  *            last_entropy,last_top,last_top_token,last_top_weight;

@@ -122,6 +122,7 @@ with ss.Store(db) as st:
                        usecols=range(1, z.attention.shape[3] + 1), dtype=np.float64)
         assert np.array_equal(c.astype(np.float32), z.attention[l, h]), (l, h)
         j = json.load(open(f"{tmp}/h{l}-{h}.json"))
+        assert j["dtype_stored"] == "f16"
         assert np.array_equal(np.array(j["weights"], dtype=np.float32), z.attention[l, h])
         assert np.array_equal(st.head(1, l, h), z.attention[l, h])
 print("npz = store = csv = json")
