@@ -429,6 +429,7 @@ typedef struct {
   int n_top;                     /* DEMO_TOP, or fewer for a smaller vocabulary */
   int32_t top[DEMO_TOP];         /* the most likely next tokens, best first */
   double top_pct[DEMO_TOP];      /* their softmax probabilities, in per cent */
+  char *backend;                 /* the backend's name ("cpu", "cuda") */
 } DemoResult;
 
 /* Runs the model once on @text and fills @r's ids, stats and time, and @logits (the last
@@ -451,6 +452,7 @@ demo_forward (const SaccadeCliCommon *common, ScModel *model, const char *text, 
   saccade_head_stats_table_init (&r->stats, (int) in->n_layers, (int) in->n_heads);
   if ((backend = saccade_cli_backend (common, error)) == NULL)
     return FALSE;
+  r->backend = g_strdup (sc_backend_name (backend));
   t0 = g_get_monotonic_time ();
   ok = sc_session_new (model, backend, &session, &err) == SC_OK
        && sc_forward (session, (const int32_t *) r->ids->data, (int) r->ids->len, &opt, logits,
@@ -491,6 +493,96 @@ demo_top (const float *logits, int n_vocab, DemoResult *r)
     }
 }
 
+/* Layer @l's summary of the last token's attention: mean entropy and sink over its heads,
+ * and the head whose top weight is the largest. */
+static void
+demo_layer (const SaccadeHeadStatsTable *s, int l, double *entropy, double *sink, int *best)
+{
+  *entropy = *sink = 0.0;
+  *best = 0;
+  for (int h = 0; h < s->n_heads; h++)
+    {
+      const ScHeadStats *st = saccade_head_stats_table_get (s, l, h);
+      *entropy += st->last_entropy;
+      *sink += st->sink;
+      if (st->last_top_weight > saccade_head_stats_table_get (s, l, *best)->last_top_weight)
+        *best = h;
+    }
+  *entropy /= s->n_heads;
+  *sink /= s->n_heads;
+}
+
+static void
+demo_print_json (ScModel *model, const SaccadeCliCommon *common, const char *text,
+                 const DemoResult *r)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  const SaccadeHeadStatsTable *s = &r->stats;
+  const ScModelInfo *in = sc_model_info (model);
+
+  json_builder_begin_object (b);
+  saccade_json_string (b, "version", SACCADE_VERSION);
+  saccade_json_begin_object (b, "model");
+  saccade_json_string (b, "name", in->name);
+  saccade_json_string (b, "path", saccade_cli_model_path (common));
+  saccade_json_string (b, "architecture", in->arch_name);
+  saccade_json_int (b, "layers", in->n_layers);
+  saccade_json_int (b, "heads", in->n_heads);
+  json_builder_end_object (b);
+  saccade_json_string (b, "backend", r->backend);
+  saccade_json_begin_object (b, "text");
+  saccade_json_piece (b, (const guint8 *) text, strlen (text), SACCADE_JSON_PIECE_FIRST);
+  json_builder_end_object (b);
+  saccade_json_begin_array (b, "tokens");
+  for (guint i = 0; i < r->ids->len; i++)
+    {
+      int32_t id = g_array_index (r->ids, int32_t, i);
+      char buf[256];
+      gsize n = token_bytes (model, id, buf);
+      json_builder_begin_object (b);
+      saccade_json_int (b, "pos", i);
+      saccade_json_int (b, "id", id);
+      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  saccade_json_int (b, "heads_captured", (gint64) s->n_layers * s->n_heads);
+  saccade_json_double (b, "forward_seconds", r->seconds);
+  saccade_json_begin_array (b, "next_tokens");
+  for (int k = 0; k < r->n_top; k++)
+    {
+      char buf[256];
+      gsize n = token_bytes (model, r->top[k], buf);
+      json_builder_begin_object (b);
+      saccade_json_int (b, "id", r->top[k]);
+      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
+      saccade_json_double (b, "probability", r->top_pct[k] / 100.0);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  /* The text form's table: the last token's attention per layer (docs/metrics.md). */
+  saccade_json_begin_array (b, "layers");
+  for (int l = 0; l < s->n_layers; l++)
+    {
+      double entropy, sink;
+      int best;
+      const ScHeadStats *st;
+      demo_layer (s, l, &entropy, &sink, &best);
+      st = saccade_head_stats_table_get (s, l, best);
+      json_builder_begin_object (b);
+      saccade_json_int (b, "layer", l);
+      saccade_json_double (b, "last_entropy_mean", entropy);
+      saccade_json_double (b, "sink_mean", sink);
+      saccade_json_int (b, "focused_head", best);
+      saccade_json_int (b, "focused_key", st->last_top);
+      saccade_json_double (b, "focused_weight", st->last_top_weight);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
 static void
 demo_print (ScModel *model, const char *text, const DemoResult *r)
 {
@@ -498,9 +590,10 @@ demo_print (ScModel *model, const char *text, const DemoResult *r)
   g_autofree char *name = saccade_terminal_text (sc_model_info (model)->name, -1);
   g_autofree char *shown = saccade_terminal_text (text, -1);
   g_auto (GStrv) labels = labels_of_ids (model, r->ids);
-  int l, h, k;
+  g_autofree char *backend = g_ascii_strup (r->backend, -1);
+  int l, k;
 
-  printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, name, "CPU");
+  printf ("Saccade %s — %s on %s\n\n", SACCADE_VERSION, name, backend);
   printf ("Text: %s\n%u tokens:", shown, r->ids->len);
   for (guint i = 0; i < r->ids->len; i++)
     printf (" [%s]", labels[i]);
@@ -517,22 +610,13 @@ demo_print (ScModel *model, const char *text, const DemoResult *r)
           "focused head and where it looks):\n");
   for (l = 0; l < s->n_layers; l++)
     {
-      double ent = 0.0, sink = 0.0;
-      int best = 0;
-      for (h = 0; h < s->n_heads; h++)
-        {
-          const ScHeadStats *st = saccade_head_stats_table_get (s, l, h);
-          ent += st->last_entropy;
-          sink += st->sink;
-          if (st->last_top_weight > saccade_head_stats_table_get (s, l, best)->last_top_weight)
-            best = h;
-        }
-      {
-        const ScHeadStats *st = saccade_head_stats_table_get (s, l, best);
-        printf ("  layer %2d  entropy %.2f  sink %.2f  head %d -> '%s' (%.2f)\n", l,
-                ent / s->n_heads, sink / s->n_heads, best, labels[st->last_top],
-                st->last_top_weight);
-      }
+      double ent, sink;
+      int best;
+      const ScHeadStats *st;
+      demo_layer (s, l, &ent, &sink, &best);
+      st = saccade_head_stats_table_get (s, l, best);
+      printf ("  layer %2d  entropy %.2f  sink %.2f  head %d -> '%s' (%.2f)\n", l, ent, sink,
+              best, labels[st->last_top], st->last_top_weight);
     }
 }
 
@@ -560,8 +644,12 @@ saccade_cmd_demo (int argc, char **argv)
   else
     {
       demo_top (logits, (int) sc_model_info (model)->n_vocab, &r);
-      demo_print (model, text, &r);
+      if (common.json)
+        demo_print_json (model, &common, text, &r);
+      else
+        demo_print (model, text, &r);
     }
+  g_free (r.backend);
   g_clear_pointer (&r.ids, g_array_unref);
   saccade_head_stats_table_clear (&r.stats);
   sc_model_free (model);

@@ -1,7 +1,10 @@
 /* saccade-cli-show.c — the capture store's reading verbs: show (a run's tokens and, for one
- * head, each token's most attended keys) and export (one head as CSV, .npy or JSON, or a
- * figure — heatmap, grid or lines — as PNG, SVG or PDF). Both read through a read-only
- * store, so they work beside a running capture and on databases in read-only folders.
+ * head, each token's most attended keys) and export (one head as CSV, .npy or JSON, every
+ * head as one .npz or .npy array with --all, or a figure — heatmap, grid or lines — as
+ * PNG, SVG or PDF; each cut to --range Q0:Q1[,K0:K1] when given: token positions,
+ * half-open like NumPy slices, the keys defaulting to the queries' range). Both read
+ * through a read-only store, so they work beside a running capture and on databases in
+ * read-only folders.
  *
  * Each verb parses its options, computes a result (ShowResult, ExportResult) and prints it
  * as text or JSON. `export` writes through the exporter the window uses
@@ -239,6 +242,11 @@ typedef struct {
   gint64 run;
   int layer, head;               /* -1: not given */
   const char *out_path;          /* "-": stdout (data only) */
+  gboolean all;                  /* every head as one array (.npz or .npy) */
+  gboolean npz;                  /* all: an .npz archive, else a .npy */
+  gboolean compress;             /* all, npz: deflate the members */
+  gboolean has_range;
+  SaccadeExportRange range;      /* has_range: as given (ends < 0: to the last token) */
   gboolean figure;               /* a figure, else one head's data */
   SaccadeExportFormat format;    /* data */
   SaccadeExportFigureKind kind;  /* figure */
@@ -250,9 +258,13 @@ typedef struct {
 /* What it wrote. */
 typedef struct {
   char *title;                   /* figures */
-  gsize bytes;                   /* data */
+  guint64 bytes;                 /* data */
   guint n_query, n_key;          /* data */
   size_t n_tokens;
+  int n_layers, n_heads;
+  SaccadeExportRange range;      /* resolved */
+  SaccadeExportArrays arrays;    /* all */
+  double seconds;
 } ExportResult;
 
 static const char *const figure_ids[] = { "heatmap", "grid", "lines", "profile", "rollout" };
@@ -335,10 +347,31 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
   if ((src = saccade_export_source_new_for_store (store, &info, &error)) == NULL)
     goto fail;
   r->n_tokens = info.n_tokens;
+  r->n_layers = (int) info.n_layers;
+  r->n_heads = (int) info.n_heads;
+  if (!saccade_export_range_resolve (src, q->has_range ? &q->range : NULL, &r->range, &error))
+    {
+      rc = 2;
+      fprintf (stderr, "saccade: %s\n", error->message);
+      goto out;
+    }
+  if (q->all)
+    {
+      gint64 t0 = g_get_monotonic_time ();
+      /* Level 1: level 6 is 7 % smaller and 5x slower (docs/store.md). */
+      if (!saccade_export_run_arrays_full (src, &r->range, q->npz, q->compress ? 1 : 0,
+                                           q->out_path, &r->arrays, &error))
+        goto fail;
+      r->seconds = (g_get_monotonic_time () - t0) / 1e6;
+      r->bytes = r->arrays.bytes;
+      r->n_query = r->arrays.n_query;
+      r->n_key = r->arrays.n_key;
+      goto out;
+    }
   if (!q->figure)
     {
-      data = saccade_export_head (src, q->layer, q->head, q->format, &r->n_query, &r->n_key,
-                                  &error);
+      data = saccade_export_head_range (src, q->layer, q->head, &r->range, q->format,
+                                        &r->n_query, &r->n_key, &error);
       if (data == NULL || !export_write (q, data, &error))
         goto fail;
       r->bytes = g_bytes_get_size (data);
@@ -351,11 +384,17 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       rc = 2;
       goto out;
     }
-  r->title = figure_title (q, &info);
+  {
+    g_autofree char *title = figure_title (q, &info);
+    r->title = q->has_range ? g_strdup_printf ("%s, tokens %d:%d × %d:%d", title, r->range.q0,
+                                               r->range.q1, r->range.k0, r->range.k1)
+                            : g_steal_pointer (&title);
+  }
   {
     SaccadeExportFigure fig = {
       .kind = q->kind, .layer = q->layer, .head = q->head, .title = r->title,
       .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
+      .range = q->has_range ? &r->range : NULL,
       .metric_name = q->metric == NULL ? NULL
                      : strcmp (q->metric, "sink") == 0 ? "sink mass (attention to token 0)"
                      : strcmp (q->metric, "entropy") == 0 ? "mean entropy (nats)" : q->metric,
@@ -374,16 +413,82 @@ out:
   return rc;
 }
 
+/* "" for the whole run, else " tokens Q0:Q1 x K0:K1". Caller frees. */
+static char *
+range_text (const ExportRequest *q, const ExportResult *r)
+{
+  if (!q->has_range)
+    return g_strdup ("");
+  return g_strdup_printf (", queries %d:%d x keys %d:%d", r->range.q0, r->range.q1,
+                          r->range.k0, r->range.k1);
+}
+
+static void
+export_print_all (const ExportRequest *q, const ExportResult *r, gboolean json)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree char *size = g_format_size (r->bytes);
+  g_autofree char *range = range_text (q, r);
+
+  if (!json)
+    {
+      printf ("Wrote %s: run %" G_GINT64_FORMAT ", %d heads as float32 [layer, head, query, "
+              "key] (%u x %u%s), %s in %.2f s\n", q->out_path, q->run,
+              r->arrays.heads_stored + r->arrays.heads_missing, r->n_query, r->n_key, range,
+              size, r->seconds);
+      if (r->arrays.heads_missing > 0)
+        printf ("%d heads are not in the store: NaN in the array%s\n", r->arrays.heads_missing,
+                q->npz ? ", false in 'stored'" : "");
+      if (!q->npz)
+        printf ("A .npy holds the attention alone: the tokens, the text and the metadata are "
+                "in the .npz form (-o FILE.npz)\n");
+      printf ("The values are the stored fp16 probabilities: rows sum to 1 within fp16 "
+              "rounding\n");
+      return;
+    }
+  json_builder_begin_object (b);
+  saccade_json_string (b, "output", q->out_path);
+  saccade_json_string (b, "format", q->npz ? "npz" : "npy");
+  saccade_json_int (b, "run", q->run);
+  saccade_json_int (b, "bytes", (gint64) r->bytes);
+  saccade_json_double (b, "seconds", r->seconds);
+  saccade_json_begin_array (b, "shape");
+  json_builder_add_int_value (b, r->n_layers);
+  json_builder_add_int_value (b, r->n_heads);
+  json_builder_add_int_value (b, r->n_query);
+  json_builder_add_int_value (b, r->n_key);
+  json_builder_end_array (b);
+  saccade_json_begin_object (b, "range");
+  saccade_json_int (b, "q0", r->range.q0);
+  saccade_json_int (b, "q1", r->range.q1);
+  saccade_json_int (b, "k0", r->range.k0);
+  saccade_json_int (b, "k1", r->range.k1);
+  json_builder_end_object (b);
+  saccade_json_int (b, "heads_stored", r->arrays.heads_stored);
+  saccade_json_int (b, "heads_missing", r->arrays.heads_missing);
+  saccade_json_string (b, "values", "stored fp16 probabilities widened to float32");
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
 static void
 export_print (const ExportRequest *q, const ExportResult *r, gboolean json)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
+  if (q->all)
+    {
+      export_print_all (q, r, json);
+      return;
+    }
   if (!json && q->figure)
     printf ("Wrote %s: %s of run %" G_GINT64_FORMAT "\n", q->out_path, r->title, q->run);
   else if (!json)
-    printf ("Wrote %s: run %" G_GINT64_FORMAT " layer %d head %d, %u x %u\n", q->out_path,
-            q->run, q->layer, q->head, r->n_query, r->n_key);
+    {
+      g_autofree char *range = range_text (q, r);
+      printf ("Wrote %s: run %" G_GINT64_FORMAT " layer %d head %d, %u x %u%s\n", q->out_path,
+              q->run, q->layer, q->head, r->n_query, r->n_key, range);
+    }
   if (!json)
     return;
   json_builder_begin_object (b);
@@ -402,6 +507,8 @@ export_print (const ExportRequest *q, const ExportResult *r, gboolean json)
       saccade_json_int (b, "bytes", (gint64) r->bytes);
       saccade_json_int (b, "n_query", r->n_query);
       saccade_json_int (b, "n_key", r->n_key);
+      saccade_json_int (b, "query_start", r->range.q0);
+      saccade_json_int (b, "key_start", r->range.k0);
     }
   json_builder_end_object (b);
   saccade_json_print (b);
@@ -485,6 +592,94 @@ figure_request (const char *figure, const char *colormap, const char *scale,
   return TRUE;
 }
 
+/* One side of --range, "A:B" with either end left out ("A:" to the last token, ":B" from
+ * 0); *@b is -1 for "to the last token". */
+static gboolean
+parse_side (const char *s, int *a, int *b)
+{
+  const char *colon = strchr (s, ':');
+  g_autofree char *left = NULL;
+  guint64 v;
+
+  if (colon == NULL || strchr (colon + 1, ':') != NULL)
+    return FALSE;
+  left = g_strndup (s, (gsize) (colon - s));
+  *a = 0;
+  *b = -1;
+  if (*left != '\0')
+    {
+      if (!g_ascii_string_to_unsigned (left, 10, 0, G_MAXINT, &v, NULL))
+        return FALSE;
+      *a = (int) v;
+    }
+  if (colon[1] != '\0')
+    {
+      if (!g_ascii_string_to_unsigned (colon + 1, 10, 0, G_MAXINT, &v, NULL))
+        return FALSE;
+      *b = (int) v;
+    }
+  return TRUE;
+}
+
+/* --range Q0:Q1[,K0:K1]: half-open, as NumPy slices; the keys default to the queries'
+ * range. Prints why not and returns FALSE. */
+static gboolean
+parse_range (const char *s, SaccadeExportRange *r)
+{
+  g_auto (GStrv) sides = g_strsplit (s, ",", -1);
+  guint n = g_strv_length (sides);
+
+  if ((n == 1 || n == 2) && parse_side (sides[0], &r->q0, &r->q1)
+      && (n == 1 || parse_side (sides[1], &r->k0, &r->k1)))
+    {
+      if (n == 1)
+        {
+          r->k0 = r->q0;
+          r->k1 = r->q1;
+        }
+      return TRUE;
+    }
+  fprintf (stderr, "saccade: --range is Q0:Q1 or Q0:Q1,K0:K1 (token positions, half-open "
+                   "like NumPy slices: 0:10 is tokens 0 to 9; an end may be left out), "
+                   "not '%s'\n", s);
+  return FALSE;
+}
+
+/* Checks the options of --all (every head as one .npz or .npy). */
+static gboolean
+all_request (const char *format, ExportRequest *q)
+{
+  const char *dot = q->out_path != NULL ? strrchr (q->out_path, '.') : NULL;
+  const char *name = format != NULL ? format : dot != NULL ? dot + 1 : "";
+
+  if (q->layer >= 0 || q->head >= 0)
+    {
+      fprintf (stderr, "saccade: --all exports every head: leave out --layer and --head\n");
+      return FALSE;
+    }
+  if (q->out_path == NULL || strcmp (q->out_path, "-") == 0)
+    {
+      fprintf (stderr, "saccade: export --all needs -o FILE.npz (or FILE.npy); it writes a "
+                       "file, not stdout\n");
+      return FALSE;
+    }
+  if (g_ascii_strcasecmp (name, "npz") != 0 && g_ascii_strcasecmp (name, "npy") != 0)
+    {
+      fprintf (stderr, "saccade: export --all writes .npz (attention, tokens and metadata) or "
+                       ".npy (the attention alone), not '%s'\n", q->out_path);
+      return FALSE;
+    }
+  q->all = TRUE;
+  q->npz = g_ascii_strcasecmp (name, "npz") == 0;
+  if (q->compress && !q->npz)
+    {
+      fprintf (stderr, "saccade: --compress is for .npz archives; a .npy is never "
+                       "compressed\n");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Checks the data options (one head, a format from --format or the extension). */
 static gboolean
 data_request (const char *format, ExportRequest *q)
@@ -518,7 +713,8 @@ saccade_cmd_export (int argc, char **argv)
   gboolean json = FALSE;
   g_autofree char *db_opt = NULL, *out_path = NULL, *format_opt = NULL;
   g_autofree char *figure_opt = NULL, *colormap_opt = NULL, *scale_opt = NULL;
-  g_autofree char *metric_opt = NULL;
+  g_autofree char *metric_opt = NULL, *range_opt = NULL;
+  gboolean all = FALSE, compress = FALSE;
   int layer = -1, head = -1;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
@@ -527,7 +723,19 @@ saccade_cmd_export (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
       "Output file; .csv, .npy or .json chooses the format (- = stdout, with --format)",
       "FILE" },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format_opt, "csv, npy or json", "FORMAT" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format_opt, "csv, npy or json (with --all: npz "
+      "or npy)", "FORMAT" },
+    { "all", 'a', 0, G_OPTION_ARG_NONE, &all,
+      "Every head as one float32 array [layer, head, query, key]: -o FILE.npz (with the "
+      "tokens, text and metadata) or FILE.npy (the attention alone); read one head at a time",
+      NULL },
+    { "compress", 0, 0, G_OPTION_ARG_NONE, &compress,
+      "With --all -o FILE.npz: deflate the arrays, as numpy.savez_compressed (about a third "
+      "of the size, ten times slower)", NULL },
+    { "range", 'r', 0, G_OPTION_ARG_STRING, &range_opt,
+      "Only tokens Q0:Q1 (queries) and K0:K1 (keys; default: the same as the queries), "
+      "half-open as in NumPy (0:10 is tokens 0-9; 100: runs to the end); every export and "
+      "figure honours it (the profile takes none)", "Q0:Q1[,K0:K1]" },
     { "figure", 0, 0, G_OPTION_ARG_STRING, &figure_opt,
       "Draw a figure instead: heatmap (one head), grid (every head), lines (one layer), "
       "profile (a metric by layer), rollout; "
@@ -543,8 +751,8 @@ saccade_cmd_export (int argc, char **argv)
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN --layer L --head H -o FILE - write one head's attention matrix, or with --figure "
-    "a heatmap, grid or lines figure");
+    "RUN --layer L --head H -o FILE - write one head's attention matrix, with --all every "
+    "head, or with --figure a heatmap, grid or lines figure");
   g_autofree char *path = NULL;
   ExportRequest q = { .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR };
   ExportResult r = { 0 };
@@ -573,9 +781,33 @@ saccade_cmd_export (int argc, char **argv)
       fprintf (stderr, "saccade: --colormap, --scale and --metric go with --figure\n");
       return 2;
     }
-  if (figure_opt != NULL ? !figure_request (figure_opt, colormap_opt, scale_opt, metric_opt, &q)
-                         : !data_request (format_opt, &q))
+  if (all && figure_opt != NULL)
+    {
+      fprintf (stderr, "saccade: --all writes data; draw every head with --figure grid\n");
+      return 2;
+    }
+  if (compress && !all)
+    {
+      fprintf (stderr, "saccade: --compress goes with --all -o FILE.npz\n");
+      return 2;
+    }
+  if (range_opt != NULL)
+    {
+      if (!parse_range (range_opt, &q.range))
+        return 2;
+      q.has_range = TRUE;
+    }
+  q.compress = compress;
+  if (all ? !all_request (format_opt, &q)
+      : figure_opt != NULL ? !figure_request (figure_opt, colormap_opt, scale_opt, metric_opt, &q)
+                           : !data_request (format_opt, &q))
     return 2;
+  if (q.has_range && q.figure && q.kind == SACCADE_EXPORT_PROFILE)
+    {
+      fprintf (stderr, "saccade: the profile figure summarises whole heads: it takes no "
+                       "--range\n");
+      return 2;
+    }
   path = saccade_db_path (db_opt);
   /* Data written to stdout is the output: nothing is said about it there. */
   if ((rc = export_run (&q, path, &r)) == 0 && strcmp (q.out_path, "-") != 0)

@@ -4,11 +4,13 @@
  * A source over a SaccadeRun lends the run's memory; one over a store reads what an export
  * asks for into memory it frees when the export returns. Every writer asks through the
  * same three functions (source_head, source_block, source_stats), so the two kinds of
- * source cannot drift apart.
+ * source cannot drift apart. Each cuts to a token range (SaccadeExportRange) after reading
+ * a whole head, so the metrics stay those of whole heads. Whole-run arrays are in
+ * saccade-export-arrays.c.
  */
 #define G_LOG_DOMAIN "saccade-export"
 
-#include "app/core/saccade-export.h"
+#include "app/core/saccade-export-private.h"
 
 #include <string.h>
 
@@ -16,21 +18,9 @@
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-json.h"
 #include "app/core/saccade-model.h"
+#include "app/core/saccade-npz.h"
 #include "engine/analysis/sc-rollout.h"
 #include "ui/figures/saccade-token-label.h"
-
-struct _SaccadeExportSource
-{
-  SaccadeRun *run;          /* owned reference, or NULL: read from @store */
-  ScStore *store;           /* borrowed */
-  gint64 run_id;
-  int n_layers, n_heads, n_kv_heads;
-  int n;                    /* tokens */
-  const ScStoreToken *tokens; /* (n), borrowed from @run or @own_tokens */
-  ScStoreToken *own_tokens;
-  char **labels;            /* (n) readable labels, borrowed from @run or @own_labels */
-  char **own_labels;
-};
 
 SaccadeExportSource *
 saccade_export_source_new_for_run (SaccadeRun *run)
@@ -56,7 +46,8 @@ saccade_export_source_new_for_store (ScStore *store, const ScStoreRunInfo *info,
   ScError err = { 0 };
   size_t n = 0;
 
-  if (sc_store_read_tokens (store, info->id, &src->own_tokens, &n, &err) != SC_OK)
+  if (sc_store_read_tokens (store, info->id, &src->own_tokens, &n, &err) != SC_OK
+      || sc_store_get_run (store, info->id, &src->info, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
       return NULL;
@@ -80,6 +71,7 @@ saccade_export_source_free (SaccadeExportSource *src)
   g_clear_pointer (&src->run, saccade_run_unref);
   sc_store_tokens_free (src->own_tokens);
   g_strfreev (src->own_labels);
+  sc_store_run_info_clear (&src->info);
   g_free (src);
 }
 
@@ -97,12 +89,57 @@ check_head (SaccadeExportSource *src, int layer, int head, GError **error)
   return FALSE;
 }
 
-/* One head: borrowed from the run, or read into @stored. */
+gboolean
+saccade_export_range_resolve (const SaccadeExportSource *src, const SaccadeExportRange *range,
+                              SaccadeExportRange *out, GError **error)
+{
+  SaccadeExportRange r = range != NULL ? *range : (SaccadeExportRange) { 0, -1, 0, -1 };
+  int *sides[2][2] = { { &r.q0, &r.q1 }, { &r.k0, &r.k1 } };
+
+  for (int s = 0; s < 2; s++)
+    {
+      int a = *sides[s][0], b = *sides[s][1] < 0 ? src->n : *sides[s][1];
+      const char *why = a < 0 ? "starts before position 0"
+                        : a >= src->n ? "starts past the last token"
+                        : b > src->n ? "ends past the last token"
+                        : a >= b ? "is empty (its end must be past its start)" : NULL;
+      if (why != NULL)
+        {
+          g_autofree char *end = *sides[s][1] < 0 ? g_strdup ("") : g_strdup_printf ("%d", b);
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "run %" G_GINT64_FORMAT " has %d tokens (0:%d); the %s range %d:%s %s",
+                       src->run_id, src->n, src->n, s == 0 ? "query" : "key", a, end, why);
+          return FALSE;
+        }
+      *sides[s][1] = b;
+    }
+  *out = r;
+  return TRUE;
+}
+
+gboolean
+saccade_export_range_is_whole (const SaccadeExportSource *src, const SaccadeExportRange *r)
+{
+  return r->q0 == 0 && r->k0 == 0 && r->q1 == src->n && r->k1 == src->n;
+}
+
+void
+saccade_export_cut_block (const float *a, int n, const SaccadeExportRange *r, float *out)
+{
+  const gsize nk = (gsize) (r->k1 - r->k0);
+
+  for (int i = r->q0; i < r->q1; i++)
+    memcpy (out + (gsize) (i - r->q0) * nk, a + (gsize) i * n + r->k0, nk * sizeof (float));
+}
+
+/* One head: borrowed from the run, or read into @stored; cut to a range into @cut. */
 typedef struct {
   const float *probs;       /* (n_query, n_key) row-major */
   guint n_query, n_key;
-  gboolean causal;
+  guint q0, k0;             /* the run positions of row and column 0 */
+  gboolean causal;          /* the head is stored causal */
   ScStoreHead stored;
+  float *cut;
 } HeadView;
 
 static gboolean
@@ -125,7 +162,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
       saccade_set_error_from_sc (error, &err);
       return FALSE;
     }
-  if (v->stored.n_key > (guint32) src->n || v->stored.n_query > (guint32) src->n)
+  if (v->stored.n_key != (guint32) src->n || v->stored.n_query != (guint32) src->n)
     {
       g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT " layer %d "
                    "head %d is %u x %u for %d tokens", src->run_id, layer, head,
@@ -144,25 +181,66 @@ static void
 head_view_clear (HeadView *v)
 {
   sc_store_head_clear (&v->stored);
+  g_clear_pointer (&v->cut, g_free);
+}
+
+/* Cuts @v (a whole (n, n) head) to @r, resolved. */
+static void
+head_view_cut (SaccadeExportSource *src, HeadView *v, const SaccadeExportRange *r)
+{
+  if (saccade_export_range_is_whole (src, r))
+    return;
+  v->cut = g_new (float, (gsize) (r->q1 - r->q0) * (r->k1 - r->k0));
+  saccade_export_cut_block (v->probs, src->n, r, v->cut);
+  v->probs = v->cut;
+  v->n_query = (guint) (r->q1 - r->q0);
+  v->n_key = (guint) (r->k1 - r->k0);
+  v->q0 = (guint) r->q0;
+  v->k0 = (guint) r->k0;
+}
+
+/* Reads head (@l, @h) of a store source, whole ((n, n), checked against the run). */
+static gboolean
+read_whole (SaccadeExportSource *src, int l, int h, ScStoreHead *head, GError **error)
+{
+  ScError err = { 0 };
+
+  if (sc_store_read_head (src->store, src->run_id, l, h, head, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (head->n_query != (guint32) src->n || head->n_key != (guint32) src->n)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT
+                   " layer %d head %d: %u x %u, not %d x %d", src->run_id, l, h,
+                   head->n_query, head->n_key, src->n, src->n);
+      sc_store_head_clear (head);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Heads @h0 .. @h0 + @nh - 1 of layers @l0 .. @l0 + @nl - 1 (whole layers when @nl > 1),
- * (nl, nh, n, n): borrowed from the run, or read into *@owned (caller frees). @causal
- * (optional): every head stored as a lower triangle. */
+ * each cut to @r (resolved), (nl, nh, q1 - q0, k1 - k0): borrowed from a run source when
+ * @r is the whole run, else read (one whole head at a time) into *@owned (caller frees).
+ * @causal (optional): every head stored as a lower triangle. @table (optional, store
+ * sources): each whole head's statistics are observed into it as it is read, so the
+ * metrics of a range's heads are still those of the whole heads. */
 static const float *
-source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh, float **owned,
-              gboolean *causal, GError **error)
+source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
+              const SaccadeExportRange *r, float **owned, gboolean *causal,
+              SaccadeHeadStatsTable *table, GError **error)
 {
-  gsize n2 = (gsize) src->n * src->n;
+  const gsize block = (gsize) (r->q1 - r->q0) * (r->k1 - r->k0);
   gboolean all_causal = TRUE;
   g_autofree float *all = NULL;
-  ScError err = { 0 };
 
   g_return_val_if_fail (nl == 1 || (h0 == 0 && nh == src->n_heads), NULL);
   *owned = NULL;
   if (!check_head (src, l0, h0, error) || !check_head (src, l0 + nl - 1, h0 + nh - 1, error))
     return NULL;
-  if (src->run != NULL)
+  if (src->run != NULL && saccade_export_range_is_whole (src, r))
     {
       if (causal != NULL)
         *causal = src->run->causal;
@@ -173,64 +251,64 @@ source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh, float **
    * an abort. */
   {
     gsize count = 0;
-    if (!g_size_checked_mul (&count, (gsize) nl * (gsize) nh, n2)
+    if (!g_size_checked_mul (&count, (gsize) nl * (gsize) nh, block)
         || (all = g_try_new (float, count)) == NULL)
       {
-        g_autofree char *need = g_format_size ((guint64) nl * nh * n2 * sizeof (float));
+        g_autofree char *need = g_format_size ((guint64) nl * nh * block * sizeof (float));
         g_set_error (error, SACCADE_ERROR, SC_ERR_NOMEM,
-                     "run %" G_GINT64_FORMAT ": %d x %d heads of %d tokens need %s of memory",
-                     src->run_id, nl, nh, src->n, need);
+                     "run %" G_GINT64_FORMAT ": %d x %d heads of %d x %d tokens need %s of "
+                     "memory (a smaller --range needs less)", src->run_id, nl, nh,
+                     r->q1 - r->q0, r->k1 - r->k0, need);
         return NULL;
       }
   }
   for (int l = 0; l < nl; l++)
     for (int h = 0; h < nh; h++)
       {
+        float *dst = all + ((gsize) l * nh + h) * block;
         ScStoreHead head = { 0 };
-        if (sc_store_read_head (src->store, src->run_id, l0 + l, h0 + h, &head, &err) != SC_OK)
+        if (src->run != NULL)
           {
-            saccade_set_error_from_sc (error, &err);
-            return NULL;
+            saccade_export_cut_block (saccade_run_head (src->run, l0 + l, h0 + h), src->n, r, dst);
+            continue;
           }
-        if (head.n_query != (guint32) src->n || head.n_key != (guint32) src->n)
-          {
-            g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT
-                         " layer %d head %d: %u x %u, not %d x %d", src->run_id, l0 + l,
-                         h0 + h, head.n_query, head.n_key, src->n, src->n);
-            sc_store_head_clear (&head);
-            return NULL;
-          }
-        memcpy (all + ((gsize) l * nh + h) * n2, head.probs, n2 * sizeof (float));
+        if (!read_whole (src, l0 + l, h0 + h, &head, error))
+          return NULL;
+        if (table != NULL)
+          saccade_head_stats_table_observe (table, l0 + l, h0 + h, head.probs, src->n, src->n);
+        saccade_export_cut_block (head.probs, src->n, r, dst);
         all_causal = all_causal && head.causal;
         sc_store_head_clear (&head);
       }
   if (causal != NULL)
-    *causal = all_causal;
+    *causal = src->run != NULL ? src->run->causal : all_causal;
   return *owned = g_steal_pointer (&all);
 }
 
-/* Every head of the run, and every head's statistics (n_layers, n_heads): borrowed from
- * the run, or read and computed into *@owned_heads and *@owned_stats (caller frees). */
+/* Every head's statistics (n_layers, n_heads): borrowed from the run, or computed from the
+ * store one head at a time into *@owned_stats (caller frees). */
 static const ScHeadStats *
-source_stats (SaccadeExportSource *src, const float **heads, float **owned_heads,
-              ScHeadStats **owned_stats, GError **error)
+source_stats (SaccadeExportSource *src, ScHeadStats **owned_stats, GError **error)
 {
   SaccadeHeadStatsTable table = { 0 };
-  gsize n2 = (gsize) src->n * src->n;
 
   *owned_stats = NULL;
-  if ((*heads = source_block (src, 0, src->n_layers, 0, src->n_heads, owned_heads, NULL,
-                              error)) == NULL)
-    return NULL;
   if (src->run != NULL)
     return src->run->stats;
   /* The code saccade_run_load() and `saccade capture --summary` compute them with. */
   saccade_head_stats_table_init (&table, src->n_layers, src->n_heads);
   for (int l = 0; l < src->n_layers; l++)
     for (int h = 0; h < src->n_heads; h++)
-      saccade_head_stats_table_observe (&table, l, h,
-                                        *heads + ((gsize) l * src->n_heads + h) * n2, src->n,
-                                        src->n);
+      {
+        ScStoreHead head = { 0 };
+        if (!read_whole (src, l, h, &head, error))
+          {
+            saccade_head_stats_table_clear (&table);
+            return NULL;
+          }
+        saccade_head_stats_table_observe (&table, l, h, head.probs, src->n, src->n);
+        sc_store_head_clear (&head);
+      }
   return *owned_stats = g_steal_pointer (&table.stats);
 }
 
@@ -247,16 +325,18 @@ source_group_size (const SaccadeExportSource *src)
 /* Figures                                                                               */
 
 static gboolean
-export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
-             GError **error)
+export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
+             const SaccadeExportRange *r, const char *path, GError **error)
 {
   g_autofree float *owned = NULL;
   g_autofree ScHeadStats *owned_stats = NULL;
   g_autofree double *metric = NULL;
-  const ScHeadStats *stats;
+  SaccadeHeadStatsTable table = { 0 };
+  const ScHeadStats *stats = NULL;
   const float *heads;
   ScHeadMetric m = SC_HEAD_METRIC_ENTROPY;
   gsize k, nh = (gsize) src->n_layers * src->n_heads;
+  gboolean store_stats = fig->metric != NULL && src->run == NULL;
 
   if (fig->metric != NULL && !sc_head_metric_from_id (fig->metric, &m))
     {
@@ -264,55 +344,74 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig, const cha
                    fig->metric);
       return FALSE;
     }
-  if (fig->metric == NULL)
-    heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &owned, NULL, error);
-  else if ((stats = source_stats (src, &heads, &owned, &owned_stats, error)) != NULL)
+  if (r->q1 - r->q0 != r->k1 - r->k0)
     {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "the grid draws square heads: the range %d:%d,%d:%d has %d queries and %d "
+                   "keys", r->q0, r->q1, r->k0, r->k1, r->q1 - r->q0, r->k1 - r->k0);
+      return FALSE;
+    }
+  if (store_stats)
+    saccade_head_stats_table_init (&table, src->n_layers, src->n_heads);
+  heads = source_block (src, 0, src->n_layers, 0, src->n_heads, r, &owned, NULL,
+                        store_stats ? &table : NULL, error);
+  owned_stats = g_steal_pointer (&table.stats);
+  if (heads == NULL)
+    return FALSE;
+  if (fig->metric != NULL)
+    {
+      stats = src->run != NULL ? src->run->stats : owned_stats;
       metric = g_new (double, nh);
       for (k = 0; k < nh; k++)
         metric[k] = sc_head_stats_get (&stats[k], m);
     }
-  else
-    heads = NULL;
-  if (heads == NULL)
-    return FALSE;
   return saccade_figure_export_grid (&(SaccadeGridFigure) {
     .n_layers = src->n_layers, .n_heads = src->n_heads, .n_kv_heads = src->n_kv_heads,
-    .n = src->n, .heads = heads, .metric = metric, .metric_name = fig->metric_name,
+    .n = r->q1 - r->q0, .heads = heads, .metric = metric, .metric_name = fig->metric_name,
     .title = fig->title, .colormap = fig->colormap, .scale = fig->scale,
   }, path, error);
 }
 
 static gboolean
-export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
-              GError **error)
+export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
+              const SaccadeExportRange *r, const char *path, GError **error)
 {
   int h0 = fig->head >= 0 ? fig->head : 0, nh = fig->head >= 0 ? 1 : src->n_heads;
   g_autofree float *owned = NULL;
-  const float *heads = source_block (src, fig->layer, 1, h0, nh, &owned, NULL, error);
+  const float *heads;
 
-  if (heads == NULL)
+  if (r->q0 != r->k0 || r->q1 != r->k1)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "the lines figure shows the same tokens on both sides: give one range "
+                   "(--range %d:%d), not %d:%d,%d:%d", r->q0, r->q1, r->q0, r->q1, r->k0, r->k1);
+      return FALSE;
+    }
+  if ((heads = source_block (src, fig->layer, 1, h0, nh, r, &owned, NULL, NULL, error)) == NULL)
     return FALSE;
   return saccade_figure_export_lines (&(SaccadeLinesFigure) {
-    .n_heads = nh, .n = src->n, .heads = heads,
-    .labels = (const char *const *) src->labels, .highlight_token = -1, .title = fig->title,
+    .n_heads = nh, .n = r->q1 - r->q0, .heads = heads,
+    .labels = (const char *const *) src->labels + r->q0, .highlight_token = -1,
+    .title = fig->title,
   }, path, error);
 }
 
 static gboolean
-export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
-                GError **error)
+export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig,
+                const SaccadeExportRange *r, const char *path, GError **error)
 {
   HeadView v;
   gboolean ok;
 
   if (!source_head (src, fig->layer, fig->head, &v, error))
     return FALSE;
+  head_view_cut (src, &v, r);
   ok = saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
     .values = v.probs, .n_rows = (int) v.n_query, .n_cols = (int) v.n_key,
-    .row_labels = (const char *const *) src->labels,
-    .col_labels = (const char *const *) src->labels,
-    .title = fig->title, .colormap = fig->colormap, .scale = fig->scale, .causal = v.causal,
+    .row_labels = (const char *const *) src->labels + v.q0,
+    .col_labels = (const char *const *) src->labels + v.k0,
+    .title = fig->title, .colormap = fig->colormap, .scale = fig->scale,
+    .causal = v.causal && v.q0 == v.k0,
   }, path, error);
   head_view_clear (&v);
   return ok;
@@ -322,11 +421,9 @@ static gboolean
 export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
                 GError **error)
 {
-  g_autofree float *owned = NULL;
   g_autofree ScHeadStats *owned_stats = NULL;
   g_autofree double *values = NULL;
   const ScHeadStats *stats;
-  const float *heads;
   ScHeadMetric m;
   gsize k, nh = (gsize) src->n_layers * src->n_heads;
 
@@ -336,7 +433,13 @@ export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
                    fig->metric != NULL ? fig->metric : "(none)");
       return FALSE;
     }
-  if ((stats = source_stats (src, &heads, &owned, &owned_stats, error)) == NULL)
+  if (fig->range != NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "the profile figure summarises whole heads: it takes no range");
+      return FALSE;
+    }
+  if ((stats = source_stats (src, &owned_stats, error)) == NULL)
     return FALSE;
   values = g_new (double, nh);
   for (k = 0; k < nh; k++)
@@ -354,8 +457,9 @@ saccade_export_rollout (SaccadeExportSource *src, GError **error)
   g_autofree float *owned = NULL;
   g_autofree const float **layers = NULL;
   g_autofree double *out = NULL;
-  const float *heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &owned, NULL,
-                                     error);
+  const SaccadeExportRange whole = { 0, src->n, 0, src->n };
+  const float *heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &whole, &owned,
+                                     NULL, NULL, error);
   gsize per_layer = (gsize) src->n_heads * src->n * src->n;
   ScError err = { 0 };
 
@@ -379,22 +483,23 @@ saccade_export_rollout (SaccadeExportSource *src, GError **error)
 }
 
 static gboolean
-export_rollout (SaccadeExportSource *src, const SaccadeExportFigure *fig, const char *path,
-                GError **error)
+export_rollout (SaccadeExportSource *src, const SaccadeExportFigure *fig,
+                const SaccadeExportRange *r, const char *path, GError **error)
 {
-  g_autofree double *r = saccade_export_rollout (src, error);
+  g_autofree double *all = saccade_export_rollout (src, error);
   g_autofree float *cells = NULL;
-  gsize k, nn = (gsize) src->n * src->n;
+  const int nq = r->q1 - r->q0, nk = r->k1 - r->k0;
 
-  if (r == NULL)
+  if (all == NULL)
     return FALSE;
-  cells = g_new (float, nn);
-  for (k = 0; k < nn; k++)
-    cells[k] = (float) r[k];
+  cells = g_new (float, (gsize) nq * nk);
+  for (int i = 0; i < nq; i++)
+    for (int j = 0; j < nk; j++)
+      cells[(gsize) i * nk + j] = (float) all[(gsize) (r->q0 + i) * src->n + r->k0 + j];
   return saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
-    .values = cells, .n_rows = src->n, .n_cols = src->n,
-    .row_labels = (const char *const *) src->labels,
-    .col_labels = (const char *const *) src->labels, .title = fig->title,
+    .values = cells, .n_rows = nq, .n_cols = nk,
+    .row_labels = (const char *const *) src->labels + r->q0,
+    .col_labels = (const char *const *) src->labels + r->k0, .title = fig->title,
     .colormap = fig->colormap, .scale = fig->scale, .causal = FALSE,
   }, path, error);
 }
@@ -403,18 +508,22 @@ gboolean
 saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                        const char *path, GError **error)
 {
+  SaccadeExportRange r;
+
+  if (!saccade_export_range_resolve (src, fig->range, &r, error))
+    return FALSE;
   switch (fig->kind)
     {
     case SACCADE_EXPORT_HEATMAP:
-      return export_heatmap (src, fig, path, error);
+      return export_heatmap (src, fig, &r, path, error);
     case SACCADE_EXPORT_GRID:
-      return export_grid (src, fig, path, error);
+      return export_grid (src, fig, &r, path, error);
     case SACCADE_EXPORT_LINES:
-      return export_lines (src, fig, path, error);
+      return export_lines (src, fig, &r, path, error);
     case SACCADE_EXPORT_PROFILE:
       return export_profile (src, fig, path, error);
     case SACCADE_EXPORT_ROLLOUT:
-      return export_rollout (src, fig, path, error);
+      return export_rollout (src, fig, &r, path, error);
     default:
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no figure kind %d",
                    (int) fig->kind);
@@ -471,12 +580,12 @@ head_csv (const HeadView *v, const char *const *labels)
   for (j = 0; j < v->n_key; j++)
     {
       g_string_append_c (out, ',');
-      csv_label (out, labels, j);
+      csv_label (out, labels, v->k0 + j);
     }
   g_string_append (out, "\r\n");
   for (i = 0; i < v->n_query; i++)
     {
-      csv_label (out, labels, i);
+      csv_label (out, labels, v->q0 + i);
       for (j = 0; j < v->n_key; j++)
         {
           g_string_append_c (out, ',');
@@ -490,10 +599,8 @@ head_csv (const HeadView *v, const char *const *labels)
 GBytes *
 saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
 {
-  g_autofree float *owned = NULL;
   g_autofree ScHeadStats *owned_stats = NULL;
-  const float *heads;
-  const ScHeadStats *stats = source_stats (src, &heads, &owned, &owned_stats, error);
+  const ScHeadStats *stats = source_stats (src, &owned_stats, error);
   GString *out;
   int l, h, g = source_group_size (src);
 
@@ -538,7 +645,9 @@ saccade_export_layer_csv (SaccadeExportSource *src, int layer,
   const char *const *labels = (const char *const *) src->labels;
   g_autofree float *owned = NULL;
   gboolean causal = FALSE;
-  const float *heads = source_block (src, layer, 1, 0, src->n_heads, &owned, &causal, error);
+  const SaccadeExportRange whole = { 0, src->n, 0, src->n };
+  const float *heads = source_block (src, layer, 1, 0, src->n_heads, &whole, &owned, &causal,
+                                     NULL, error);
   gsize n2 = (gsize) src->n * src->n;
   GString *out;
   int h, i, j;
@@ -639,39 +748,24 @@ saccade_export_induction_csv (const SaccadeInduction *ind)
 /* ------------------------------------------------------------------------------------ */
 /* NPY and JSON                                                                          */
 
-/* NumPy's .npy format, version 1.0: the magic "\x93NUMPY", the version (1, 0), a
- * little-endian uint16 header length, a Python dict literal padded with spaces and a final
- * newline so that the data starts at a multiple of 64 bytes, then the float32 data
- * little-endian, row-major. numpy.load reads it directly. */
+/* One head as a .npy file (saccade-npz.h has the format), float32 little-endian. */
 static GBytes *
 head_npy (const HeadView *v)
 {
-  static const char magic[] = "\x93NUMPY\x01\x00";
-  g_autofree char *dict = g_strdup_printf ("{'descr': '<f4', 'fortran_order': False, "
-                                           "'shape': (%u, %u), }", v->n_query, v->n_key);
-  const gsize prefix = sizeof magic - 1 + 2;
-  gsize header = strlen (dict) + 1; /* with the newline */
-  gsize pad = (64 - (prefix + header) % 64) % 64, i, n = (gsize) v->n_query * v->n_key;
-  GByteArray *out = g_byte_array_sized_new ((guint) (prefix + header + pad + 4 * n));
-  guint8 len_le[2];
+  const guint64 shape[2] = { v->n_query, v->n_key };
+  gsize header = 0, i, n = (gsize) v->n_query * v->n_key;
+  g_autofree guint8 *head = saccade_npy_header ("<f4", shape, 2, &header);
+  guint8 *out = g_malloc (header + 4 * n);
 
-  header += pad;
-  len_le[0] = (guint8) (header & 0xff);
-  len_le[1] = (guint8) (header >> 8);
-  g_byte_array_append (out, (const guint8 *) magic, sizeof magic - 1);
-  g_byte_array_append (out, len_le, 2);
-  g_byte_array_append (out, (const guint8 *) dict, (guint) strlen (dict));
-  for (i = 0; i < pad; i++)
-    g_byte_array_append (out, (const guint8 *) " ", 1);
-  g_byte_array_append (out, (const guint8 *) "\n", 1);
+  memcpy (out, head, header);
   for (i = 0; i < n; i++)
     {
       guint32 bits;
       memcpy (&bits, &v->probs[i], sizeof bits);
       bits = GUINT32_TO_LE (bits);
-      g_byte_array_append (out, (const guint8 *) &bits, 4);
+      memcpy (out + header + 4 * i, &bits, 4);
     }
-  return g_byte_array_free_to_bytes (out);
+  return g_bytes_new_take (out, header + 4 * n);
 }
 
 static GBytes *
@@ -688,7 +782,14 @@ head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int hea
   saccade_json_int (b, "head", head);
   saccade_json_int (b, "n_query", v->n_query);
   saccade_json_int (b, "n_key", v->n_key);
+  if (v->q0 != 0 || v->k0 != 0 || v->n_query != (guint) src->n || v->n_key != (guint) src->n)
+    {
+      saccade_json_int (b, "query_start", v->q0);
+      saccade_json_int (b, "key_start", v->k0);
+    }
   saccade_json_bool (b, "causal", v->causal);
+  /* The weights are the store's fp16 values (rows sum to 1 only within fp16 rounding). */
+  saccade_json_string (b, "dtype_stored", "f16");
   saccade_json_tokens (b, src->tokens, (size_t) src->n);
   saccade_json_begin_array (b, "weights");
   for (i = 0; i < v->n_query; i++)
@@ -708,11 +809,22 @@ GBytes *
 saccade_export_head (SaccadeExportSource *src, int layer, int head, SaccadeExportFormat format,
                      guint *n_query, guint *n_key, GError **error)
 {
+  return saccade_export_head_range (src, layer, head, NULL, format, n_query, n_key, error);
+}
+
+GBytes *
+saccade_export_head_range (SaccadeExportSource *src, int layer, int head,
+                           const SaccadeExportRange *range, SaccadeExportFormat format,
+                           guint *n_query, guint *n_key, GError **error)
+{
+  SaccadeExportRange r;
   GBytes *data;
   HeadView v;
 
-  if (!source_head (src, layer, head, &v, error))
+  if (!saccade_export_range_resolve (src, range, &r, error)
+      || !source_head (src, layer, head, &v, error))
     return NULL;
+  head_view_cut (src, &v, &r);
   if (format == SACCADE_EXPORT_NPY)
     data = head_npy (&v);
   else if (format == SACCADE_EXPORT_JSON)

@@ -1,6 +1,7 @@
 /* saccade-export.h — the one exporter of both faces: a stored run to a figure file (PNG,
  * SVG, PDF through the renderers the window draws with, ui/figures/saccade-figure.h) or to
- * data (CSV, NumPy .npy, JSON).
+ * data (CSV, NumPy .npy, JSON; the whole run as one .npz or .npy array, streamed head by
+ * head), each optionally cut to a token range (SaccadeExportRange).
  *
  * An export reads from a SaccadeExportSource: either a run loaded in full (the window's
  * SaccadeRun, whose heads and metrics are already in memory) or a run in a store, whose
@@ -14,7 +15,7 @@
  *   head     one head as a labelled matrix: a header row "query\key,0:The,1:␣cat,..." and a
  *            first column of query labels "pos:token" (pandas.read_csv (f, index_col=0));
  *            .npy: float32 (n_query, n_key) row-major; JSON: {run, layer, head, n_query,
- *            n_key, causal, tokens, weights: [[...]]}, compact;
+ *            n_key, causal, dtype_stored: "f16", tokens, weights: [[...]]}, compact;
  *   metrics  one row per head: layer,head,kv_head,entropy,sink_mass,previous_token, then
  *            the other engine statistics: entropy_norm,distance,confidence,sink_k,self,
  *            last_entropy,last_top,last_top_token,last_top_weight;
@@ -70,6 +71,21 @@ typedef enum {
                            * token x token heatmap */
 } SaccadeExportFigureKind;
 
+/* A token range: queries @q0 .. @q1 - 1 and keys @k0 .. @k1 - 1 of a run, half-open like
+ * NumPy's a[q0:q1, k0:k1]; @q1 or @k1 < 0 means "to the last token". Positions stay those of
+ * the run (the labels, the CSV's "pos:token" cells and the .npz's positions say them).
+ * Exports take a range pointer; NULL is the whole run. */
+typedef struct {
+  int q0, q1, k0, k1;
+} SaccadeExportRange;
+
+/* Checks @range (NULL: the whole run) against the run of @src and returns it with both
+ * ends set in *@out. Errors (G_IO_ERROR_INVALID_ARGUMENT) name the run's token count and
+ * the bad side: an empty range (q0 >= q1), a start < 0, an end past the last token. */
+gboolean saccade_export_range_resolve (const SaccadeExportSource *src,
+                                       const SaccadeExportRange *range,
+                                       SaccadeExportRange *out, GError **error);
+
 typedef struct {
   SaccadeExportFigureKind kind;
   int layer;                 /* heatmap, lines */
@@ -82,6 +98,14 @@ typedef struct {
                               * or NULL for none; profile: the metric shown */
   const char *metric_name;   /* grid: the colour bar's caption; profile: the value axis';
                               * may be NULL */
+  const SaccadeExportRange *range; /* NULL: the whole run. Heatmap and rollout: any
+                              * rectangle; grid: a square (the same number of queries and
+                              * keys); lines: the same tokens on both sides (q0 == k0, q1 ==
+                              * k1); profile: none (it summarises whole heads). A grid's
+                              * metric is always of the whole head. The rollout is computed
+                              * over the whole run and then cut. Cells above the diagonal
+                              * are drawn masked only when q0 == k0 (else as their stored
+                              * zeros). */
 } SaccadeExportFigure;
 
 /* Draws @fig into @path; the extension (.png, .svg, .pdf) chooses the format. Errors:
@@ -107,6 +131,14 @@ GBytes *saccade_export_head (SaccadeExportSource *src, int layer, int head,
                              SaccadeExportFormat format, guint *n_query, guint *n_key,
                              GError **error);
 
+/* The same, cut to @range (NULL: whole): the CSV's cells keep the run's positions, the
+ * JSON gains "query_start" and "key_start" (its "tokens" stay the whole run's), the .npy
+ * is the block alone. */
+GBytes *saccade_export_head_range (SaccadeExportSource *src, int layer, int head,
+                                   const SaccadeExportRange *range,
+                                   SaccadeExportFormat format, guint *n_query, guint *n_key,
+                                   GError **error);
+
 /* Every head's metrics as CSV (reads every head from a store source). */
 GBytes *saccade_export_metrics_csv (SaccadeExportSource *src, GError **error);
 
@@ -128,6 +160,50 @@ GBytes *saccade_export_values_csv (SaccadeExportSource *src, const double *value
 
 /* The induction study's heads as CSV (the layout above). */
 GBytes *saccade_export_induction_csv (const SaccadeInduction *ind);
+
+/* Whole-run arrays (`saccade export RUN --all`). The attention of every head is one
+ * float32 array (n_layers, n_heads, n_query, n_key), C order, values the stored fp16
+ * probabilities exactly (so a row of n keys sums to 1 only within fp16 rounding, at most
+ * n·2⁻¹² off; docs/store.md has measured ranges). A head the store does not hold (a capture of chosen
+ * layers or heads) is NaN throughout, and the .npz's "stored" mask says so.
+ *   .npy  the attention array alone: the tokens, the text and the metadata are lost (the
+ *         caller says so);
+ *   .npz  members (numpy.load (path) gives a dict-like of them; no pickles):
+ *         attention   <f4 (n_layers, n_heads, n_query, n_key)
+ *         stored      |b1 (n_layers, n_heads): the head is in the store
+ *         query_positions, key_positions  <i4 (n_query), (n_key): run positions of the
+ *                     array's rows and columns (the range's)
+ *         token_ids   <i4 (n_tokens), positions <i4 (n_tokens) 0 .. n_tokens - 1: every
+ *                     token of the run, whatever the range
+ *         tokens      <U (n_tokens): each piece decoded as UTF-8 (bytes that are not
+ *                     valid UTF-8 become U+FFFD: a character split over byte tokens)
+ *         token_labels <U (n_tokens): the labels the figures and CSV show ("␣cat")
+ *         token_bytes <u1 (total), token_offsets <i8 (n_tokens + 1): the exact bytes,
+ *                     token i is token_bytes[token_offsets[i]:token_offsets[i+1]]
+ *         text        <U 0-d: the run's text (made valid UTF-8)
+ *         metadata    <U 0-d: JSON {"format": "saccade-run-npz", "version": 1, run, model
+ *                     {name, arch, sha256, n_layers, n_heads, n_kv_heads, head_dim},
+ *                     backend, created_ms, n_tokens, range {q0, q1, k0, k1}, dtype_stored
+ *                     "f16", values (what they are and their precision), text_is_utf8,
+ *                     heads_stored, heads_missing}.
+ * Memory: one head at a time (an n_tokens² float32 head read from the store, its range
+ * copied out, then written): the peak is about 2 heads, never the whole array. Only a
+ * store source (saccade_export_source_new_for_store) has the metadata: a loaded run's
+ * source is refused (G_IO_ERROR_NOT_SUPPORTED). */
+typedef struct {
+  guint64 bytes;                 /* the file's size */
+  guint n_query, n_key;
+  int heads_stored, heads_missing;
+} SaccadeExportArrays;
+
+gboolean saccade_export_run_arrays (SaccadeExportSource *src, const SaccadeExportRange *range,
+                                    gboolean npz, const char *path, SaccadeExportArrays *out,
+                                    GError **error);
+/* The same, an .npz's members deflated at zlib @level (1-9; 0: stored, the default). */
+gboolean saccade_export_run_arrays_full (SaccadeExportSource *src,
+                                         const SaccadeExportRange *range, gboolean npz,
+                                         int level, const char *path,
+                                         SaccadeExportArrays *out, GError **error);
 
 /* Writes @data to @path atomically (beside it, then renamed over it: a failed export
  * leaves no half file). */

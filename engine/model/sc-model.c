@@ -90,6 +90,162 @@ get_float (const ScGguf *g, const char *arch, const char *suffix, float fallback
   return SC_OK;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* The readable name                                                                     */
+
+/* llama.cpp's llama_ftype (general.file_type) as its quantisation is called; NULL where
+ * the id is unused or unknown. The ids are fixed by llama.cpp (include/llama.h). */
+static const char *
+ftype_name (uint32_t ftype)
+{
+  static const char *const names[] = {
+    [0] = "F32", [1] = "F16", [2] = "Q4_0", [3] = "Q4_1", [7] = "Q8_0", [8] = "Q5_0",
+    [9] = "Q5_1", [10] = "Q2_K", [11] = "Q3_K_S", [12] = "Q3_K_M", [13] = "Q3_K_L",
+    [14] = "Q4_K_S", [15] = "Q4_K_M", [16] = "Q5_K_S", [17] = "Q5_K_M", [18] = "Q6_K",
+    [19] = "IQ2_XXS", [20] = "IQ2_XS", [21] = "Q2_K_S", [22] = "IQ3_XS", [23] = "IQ3_XXS",
+    [24] = "IQ1_S", [25] = "IQ4_NL", [26] = "IQ3_S", [27] = "IQ3_M", [28] = "IQ2_S",
+    [29] = "IQ2_M", [30] = "IQ4_XS", [31] = "IQ1_M", [32] = "BF16", [36] = "TQ1_0",
+    [37] = "TQ2_0",
+  };
+  return ftype < sizeof names / sizeof names[0] ? names[ftype] : NULL;
+}
+
+static bool
+ieq_n (const char *a, const char *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      char x = a[i], y = b[i];
+      if (x >= 'A' && x <= 'Z')
+        x = (char) (x - 'A' + 'a');
+      if (y >= 'A' && y <= 'Z')
+        y = (char) (y - 'A' + 'a');
+      if (x != y || x == '\0')
+        return false;
+    }
+  return true;
+}
+
+static bool
+is_sep (char c)
+{
+  return c == '-' || c == '.' || c == '_' || c == ' ' || c == '\0';
+}
+
+/* Appends @n bytes of @s to @out (@size bytes, NUL-terminated), cutting before a UTF-8
+ * sequence that would not fit. */
+static void
+append (char *out, size_t size, const char *s, size_t n)
+{
+  size_t at = strlen (out);
+
+  if (at + 1 >= size)
+    return;
+  if (n > size - 1 - at)
+    {
+      n = size - 1 - at;
+      while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
+        n--;
+    }
+  memcpy (out + at, s, n);
+  out[at + n] = '\0';
+}
+
+/* The model's name as a reader knows it: "SmolLM2 135M Instruct · Q4_1".
+ *
+ * GGUF files written by llama.cpp's converter carry general.basename ("smollm2", lower
+ * case), general.size_label ("135M") and general.finetune — which for SmolLM2's Instruct
+ * file holds the training recipe ("8k-lc100k-mix1-ep2"), while general.name joins them
+ * title-cased ("Smollm2 135M 8k Lc100K Mix1 Ep2"): neither says Instruct, nor the
+ * quantisation. The file name does, in llama.cpp's naming convention
+ * (<BaseName>-<SizeLabel>-<FineTune>-<Version>-<Encoding>.gguf, or ".Q4_1" before the
+ * extension as most publishers write it). So:
+ *   1. base = general.basename, spelt as the file name spells it when the file name starts
+ *      with it ("SmolLM2"); size = general.size_label when the file name has it next;
+ *   2. fine-tune = what the file name has between those and its quantisation
+ *      ("Instruct", separators as spaces) when it starts with the base name, else
+ *      general.finetune;
+ *   3. the quantisation from general.file_type (llama_ftype: 3 = "Q4_1");
+ *   4. "base size fine-tune · quantisation"; without general.basename, general.name (or the
+ *      file's name without ".gguf") takes the place of the first three.
+ * Everything from the file is copied as bytes and shown through each face's escaping
+ * (a name may hold any bytes). */
+static void
+readable_name (const ScGguf *g, ScModelInfo *info)
+{
+  const char *path = sc_gguf_path (g), *slash = strrchr (path, '/');
+  const char *file = slash != NULL ? slash + 1 : path;
+  uint32_t ftype = 0;
+  /* An absent general.file_type is not 0 (F32): no quantisation is named then. */
+  const char *quant = sc_gguf_get_u32 (g, "general.file_type", &ftype, NULL) == SC_OK
+                      ? ftype_name (ftype) : NULL;
+  char base[128] = "", size_label[64] = "", finetune[128] = "", stem[256] = "";
+  char *out = info->name;
+  const size_t cap = sizeof info->name;
+  size_t stem_len, at = 0;
+  ScGgufStr s;
+
+  snprintf (stem, sizeof stem, "%s", file);
+  stem_len = strlen (stem);
+  if (stem_len > 5 && ieq_n (stem + stem_len - 5, ".gguf", 5))
+    stem[stem_len -= 5] = '\0';
+  /* The quantisation at the stem's end (".Q4_1", "-q4_1") is not part of the fine-tune. */
+  if (quant != NULL && stem_len > strlen (quant)
+      && ieq_n (stem + stem_len - strlen (quant), quant, strlen (quant))
+      && is_sep (stem[stem_len - strlen (quant) - 1]) && stem[stem_len - strlen (quant) - 1])
+    stem[stem_len -= strlen (quant) + 1] = '\0';
+
+  out[0] = '\0';
+  if (sc_gguf_get_str (g, "general.basename", &s, NULL) == SC_OK && s.len > 0)
+    {
+      sc_gguf_str_copy (s, base, sizeof base);
+      /* Pass 1: the base and size as the file name spells them. */
+      if (strlen (base) <= stem_len && ieq_n (stem, base, strlen (base))
+          && is_sep (stem[strlen (base)]))
+        {
+          memcpy (base, stem, strlen (base));
+          at = strlen (base);
+        }
+      if (sc_gguf_get_str (g, "general.size_label", &s, NULL) == SC_OK)
+        sc_gguf_str_copy (s, size_label, sizeof size_label);
+      if (at > 0 && size_label[0] != '\0' && stem[at] != '\0'
+          && ieq_n (stem + at + 1, size_label, strlen (size_label))
+          && is_sep (stem[at + 1 + strlen (size_label)]))
+        at += 1 + strlen (size_label);
+      /* Pass 2: the fine-tune. */
+      if (at > 0 && stem[at] != '\0')
+        {
+          snprintf (finetune, sizeof finetune, "%s", stem + at + 1);
+          for (char *c = finetune; *c != '\0'; c++)
+            if (*c == '-' || *c == '_')
+              *c = ' ';
+        }
+      else if (at == 0 && sc_gguf_get_str (g, "general.finetune", &s, NULL) == SC_OK)
+        sc_gguf_str_copy (s, finetune, sizeof finetune);
+      append (out, cap, base, strlen (base));
+      if (size_label[0] != '\0')
+        {
+          append (out, cap, " ", 1);
+          append (out, cap, size_label, strlen (size_label));
+        }
+      if (finetune[0] != '\0')
+        {
+          append (out, cap, " ", 1);
+          append (out, cap, finetune, strlen (finetune));
+        }
+    }
+  else if (sc_gguf_get_str (g, "general.name", &s, NULL) == SC_OK && s.len > 0)
+    append (out, cap, s.ptr, (size_t) s.len);
+  else
+    append (out, cap, stem[0] != '\0' ? stem : file, strlen (stem[0] != '\0' ? stem : file));
+  /* Pass 3 and 4. */
+  if (quant != NULL)
+    {
+      append (out, cap, " \xc2\xb7 ", 4);
+      append (out, cap, quant, strlen (quant));
+    }
+}
+
 /* Pass 1. */
 static ScStatus
 read_hparams (const ScGguf *g, ScModelInfo *info, ScError *err)
@@ -112,8 +268,6 @@ read_hparams (const ScGguf *g, ScModelInfo *info, ScError *err)
   info->arch = arch->id;
   a = info->arch_name;
 
-  if (sc_gguf_get_str (g, "general.name", &s, NULL) == SC_OK)
-    sc_gguf_str_copy (s, info->name, sizeof info->name);
 
   if ((st = get_dim (g, a, "block_count", MAX_LAYERS, true, 0, &info->n_layers, err)) != SC_OK
       || (st = get_dim (g, a, "embedding_length", MAX_DIM, true, 0, &info->n_embd, err)) != SC_OK
@@ -371,11 +525,7 @@ sc_model_open_gguf (ScGguf *gguf, int n_threads, ScModel **out, ScError *err)
       st = sc_error_set (err, SC_ERR_RANGE, "vocabulary size %u is out of range", m->info.n_vocab);
       goto fail;
     }
-  if (m->info.name[0] == '\0')
-    {
-      const char *p = strrchr (sc_gguf_path (gguf), '/');
-      snprintf (m->info.name, sizeof m->info.name, "%s", p != NULL ? p + 1 : sc_gguf_path (gguf));
-    }
+  readable_name (gguf, &m->info);
   if ((st = load_weights (m, n_threads, err)) != SC_OK)
     goto fail;
   *out = m;

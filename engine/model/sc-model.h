@@ -37,7 +37,7 @@ typedef enum {
 typedef struct {
   ScArch arch;
   char arch_name[32];   /* general.architecture as stored */
-  char name[128];       /* general.name, or the file's base name */
+  char name[128];       /* readable: "SmolLM2 135M Instruct · Q4_1" (sc-model.c, readable_name) */
   uint32_t n_layers;
   uint32_t n_embd;
   uint32_t n_heads;     /* query heads */

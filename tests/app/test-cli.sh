@@ -121,13 +121,13 @@ check show-escaped-backend "$tmp/show-evil" 'cpu\\x1B\[31m backend'
 python3 - "$model" "$tmp/evil.gguf" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
-name = b"Smollm2 135M"
+name = b"smollm2"  # general.basename: the readable name starts with it
 at = data.index(name)
-open(sys.argv[2], "wb").write(data[:at] + b"\x1b[2J\x1b]0;pw\x07X" + data[at + len(name):])
+open(sys.argv[2], "wb").write(data[:at] + b"\x1b[2J\x07XY" + data[at + len(name):])
 PY
 "$saccade" info -m "$tmp/evil.gguf" > "$tmp/info-evil" 2>&1
 no_escapes info-escapes "$tmp/info-evil"
-check info-escaped "$tmp/info-evil" '^Model        \\x1B\[2J\\x1B\]0;pw\\x07X 8k'
+check info-escaped "$tmp/info-evil" '^Model        \\x1B\[2J\\x07XY 135M'
 "$saccade" demo -m "$tmp/evil.gguf" > "$tmp/demo-evil" 2>&1
 no_escapes demo-escapes "$tmp/demo-evil"
 rm -f "$tmp/evil.gguf"
