@@ -30,6 +30,7 @@
 
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-head-means.h"
 #include "app/core/saccade-model.h"
 #include "app/window/pages/saccade-ablation-table.h"
 #include "ui/figures/saccade-figure.h"
@@ -71,12 +72,31 @@ struct _SaccadeAblationPage
   GtkLabel *status_label;
   GtkDropDown *stored_dropdown;
   GtkDropDown *metric_dropdown;
+  GtkWidget *metric_box;
+  GtkWidget *permute_box;
+  GtkSpinButton *permutations_spin;
+  GtkLabel *runs_label;
+  GtkWidget *erasure_box;
+  GtkDropDown *erase_kind_dropdown;
+  GtkSpinButton *seeds_spin;
+  GtkWidget *source_box;
+  GtkDropDown *source_dropdown;
   GtkLabel *hover_label;
   GtkStack *figure_stack;
   AdwStatusPage *empty_page;
   GtkDrawingArea *map_area;
   SaccadeAblationTable *table;
   GtkDrawingArea *bars_area;
+  GtkDrawingArea *perm_area;
+  GtkDrawingArea *erasure_area;
+  GtkDrawingArea *dla_area;
+  GtkWidget *dla_beside;
+  GtkDrawingArea *dla_sweep_area;
+  GtkDrawingArea *dla_scatter_area;
+  GtkLabel *dla_note;
+  GtkDrawingArea *faith_area;
+  GtkLabel *faith_head_title;
+  GtkGrid *faith_grid;
 
   /* Owned */
   GCancellable *job;            /* the study being computed, or NULL */
@@ -84,21 +104,36 @@ struct _SaccadeAblationPage
   double job_fraction;
   GCancellable *lookup;         /* the stored studies' lookups, while any runs */
   int lookups_pending;
+  guint lookup_gen[SACCADE_ABLATION_N_KINDS]; /* a kind's latest lookup: older are dropped */
   SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
   GtkStringList *stored_names;  /* the Stored drop-down's items */
   int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
   double *cells;                /* the map's values (n_layers * n_heads), or NULL */
   gboolean *flipped;            /* the map's marks */
   double *bars[2];              /* mask, drop (n_tokens) */
-  SaccadeEffectsMapGeometry map_geom;
+  double *perm_cells;           /* the permutation map's medians (n_layers * n_heads) */
+  gboolean *perm_flipped;       /* its marks: top-1 changed in at least half */
+  double *sweep_cells;          /* DLA: the zero-ablation Δ log p beside it, or NULL */
+  ScKendall dla_tau;            /* DLA against that Δ log p (ρ is the study's) */
+  SaccadeErasureSeries *series; /* the erasure figure's (n_curves) */
+  char **series_names;          /* their names (NULL-terminated) */
+  SaccadeEffectsMapGeometry map_geom, perm_geom, dla_geom, dla_sweep_geom;
   SaccadePairedBarsGeometry bars_geom;
   int hover_layer, hover_head, hover_token;
+  int perm_hover, dla_hover;    /* the head under the pointer (layer-major), or -1 */
   gboolean updating;            /* the page sets its own choosers */
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
 
 /* One study the page shows (the header: "a study kind is one table entry"). */
+typedef enum {
+  OPTIONS_NONE,
+  OPTIONS_PERMUTE,              /* the permutations spin button */
+  OPTIONS_ERASURE,              /* erasure kind, random orders */
+  OPTIONS_SOURCE,               /* faithfulness: the attention source */
+} StudyOptions;
+
 typedef struct {
   const char *id;               /* page.study's parameter, the test driver's name */
   const char *name;             /* the chooser's, translated at use */
@@ -107,21 +142,66 @@ typedef struct {
   void (*show) (SaccadeAblationPage *self, const SaccadeAblation *a);
   gboolean (*export_figure) (SaccadeAblationPage *self, const SaccadeAblation *a,
                              const char *path, GError **error);
+  char *(*title) (SaccadeAblationPage *self);
+  gboolean metric;              /* the metric chooser applies */
+  int default_metric;           /* set when the study is chosen; -1: kept */
+  StudyOptions options;
 } StudyKind;
 
-static void show_heads (SaccadeAblationPage *self, const SaccadeAblation *a);
-static void show_tokens (SaccadeAblationPage *self, const SaccadeAblation *a);
-static gboolean export_heads_figure (SaccadeAblationPage *self, const SaccadeAblation *a,
-                                     const char *path, GError **error);
-static gboolean export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a,
-                                      const char *path, GError **error);
+#define DECLARE_STUDY(name)                                                                \
+  static void show_##name (SaccadeAblationPage *self, const SaccadeAblation *a);           \
+  static gboolean export_##name##_figure (SaccadeAblationPage *self, const SaccadeAblation *a, \
+                                          const char *path, GError **error);               \
+  static char *name##_title (SaccadeAblationPage *self);
+DECLARE_STUDY (heads)
+DECLARE_STUDY (tokens)
+DECLARE_STUDY (perm)
+DECLARE_STUDY (erasure)
+DECLARE_STUDY (dla)
+DECLARE_STUDY (faith)
+#undef DECLARE_STUDY
 
+#define STUDY(name) show_##name, export_##name##_figure, name##_title
 static const StudyKind STUDIES[] = {
-  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads", show_heads,
-    export_heads_figure },
+  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads", STUDY (heads),
+    TRUE, -1, OPTIONS_NONE },
+  { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
+    STUDY (heads), TRUE, -1, OPTIONS_NONE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    show_tokens, export_tokens_figure },
+    STUDY (tokens), TRUE, -1, OPTIONS_NONE },
+  { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute", STUDY (perm),
+    TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
+  { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure", STUDY (erasure),
+    FALSE, -1, OPTIONS_ERASURE },
+  { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla", STUDY (dla), FALSE, -1,
+    OPTIONS_NONE },
+  { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
+    "faith", STUDY (faith), FALSE, -1, OPTIONS_SOURCE },
 };
+#undef STUDY
+
+/* The faithfulness page's attention sources, in the chooser's order. */
+typedef enum {
+  SOURCE_LAST_MEAN,
+  SOURCE_ROLLOUT,
+  SOURCE_FLOW,
+  SOURCE_BEST_HEAD,
+  N_SOURCES
+} FaithSource;
+
+static const char *const SOURCE_NAMES[N_SOURCES] = {
+  /* Translators: the faithfulness page's attention sources. */
+  N_("Last-layer head mean"), N_("Rollout"), N_("Flow"), N_("Best head"),
+};
+
+static const StudyKind *
+study_of_kind (SaccadeAblationKind kind)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
+    if (STUDIES[i].kind == kind)
+      return &STUDIES[i];
+  return &STUDIES[0];
+}
 
 static const StudyKind *
 chosen_study (SaccadeAblationPage *self)
@@ -143,6 +223,14 @@ shown_result (SaccadeAblationPage *self)
   return self->results[chosen_study (self)->kind];
 }
 
+/* The head sweep shown (zero- or mean-ablation), or NULL. */
+static const ScHeadSweepResult *
+shown_sweep (SaccadeAblationPage *self)
+{
+  const SaccadeAblation *a = shown_result (self);
+  return a != NULL ? a->heads : NULL;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Status and actions                                                                    */
 
@@ -160,6 +248,8 @@ update_actions (SaccadeAblationPage *self)
   gtk_widget_set_visible (self->cancel_button, busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->study_dropdown), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->target_entry), !busy);
+  gtk_widget_set_sensitive (self->permute_box, !busy);
+  gtk_widget_set_sensitive (self->erasure_box, !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->stored_dropdown),
                             !busy && g_list_model_get_n_items (G_LIST_MODEL (self->stored_names))
                                        > 0);
@@ -206,20 +296,36 @@ show_idle_status (SaccadeAblationPage *self)
   if (a != NULL)
     {
       const int t = saccade_ablation_target (a);
+      const double logp = saccade_ablation_logp_clean (a);
+      g_autofree char *measure = NULL;
       target = token_text (self, t);
       if (a->study_id > 0)
         when = format_date (a->created_ms);
+      if (isfinite (logp))
+        measure = g_strdup_printf (" · ln p = %.3f", logp);
+      else if (a->dla != NULL)
+        /* Translators: the target's logit in the clean run (direct logit attribution). */
+        measure = g_strdup_printf (_(" · logit %.3f"), a->dla->logit_clean);
+      else
+        measure = g_strdup ("");
+      if (a->means_computed)
+        {
+          /* Translators: appended when the reference means were computed for this study. */
+          g_autofree char *m = g_strdup_printf (_(" · reference means computed in %.1f s"),
+                                                a->means_seconds);
+          char *both = g_strconcat (measure, m, NULL);
+          g_free (measure);
+          measure = both;
+        }
       if (a->reused)
         /* Translators: target token, whether it is the clean top-1, ln p, study, date. */
-        text = g_strdup_printf (_("Target %s%s · ln p = %.3f · study %lld of %s"), target,
+        text = g_strdup_printf (_("Target %s%s%s · study %lld of %s"), target,
                                 t == saccade_ablation_top1_clean (a) ? _(" (the clean top-1)") : "",
-                                saccade_ablation_logp_clean (a), (long long) a->study_id, when);
+                                measure, (long long) a->study_id, when);
       else if (a->study_id > 0)
-        text = g_strdup_printf (_("Target %s%s · ln p = %.3f · computed in %.1f s · study %lld"),
-                                target,
+        text = g_strdup_printf (_("Target %s%s%s · computed in %.1f s · study %lld"), target,
                                 t == saccade_ablation_top1_clean (a) ? _(" (the clean top-1)") : "",
-                                saccade_ablation_logp_clean (a), a->seconds,
-                                (long long) a->study_id);
+                                measure, a->seconds, (long long) a->study_id);
       else
         text = g_strdup_printf (_("Target %s · computed in %.1f s (not stored)"), target,
                                 a->seconds);
@@ -337,12 +443,16 @@ reset (SaccadeAblationPage *self)
 /* ------------------------------------------------------------------------------------ */
 /* Finding the stored studies                                                            */
 
+/* A lookup's user data: its kind and generation. */
+#define LOOKUP_TAG(kind, gen) GUINT_TO_POINTER (((gen) << 4) | (guint) (kind))
+
 static void
 lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (source);
   g_autoptr (GError) error = NULL;
   SaccadeAblation *a = saccade_ablation_finish (result, &error);
+  const guint tag = GPOINTER_TO_UINT (user_data), kind = tag & 0xf;
 
   if (g_task_get_cancellable (G_TASK (result)) != self->lookup)
     {
@@ -350,6 +460,8 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   self->lookups_pending--;
+  if (kind < SACCADE_ABLATION_N_KINDS && (tag >> 4) != self->lookup_gen[kind])
+    g_clear_pointer (&a, saccade_ablation_free); /* its options changed meanwhile */
   if (a != NULL && self->results[a->kind] == NULL)
     set_result (self, a);
   else
@@ -377,25 +489,60 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   update_actions (self);
 }
 
+/* The chosen options as a study's parameters (a kind ignores those it does not use). */
 static void
-start_lookups (SaccadeAblationPage *self)
+current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
+{
+  *p = (SaccadeAblationParams) {
+    .target = target,
+    .n_permutations = gtk_spin_button_get_value_as_int (self->permutations_spin),
+    .seed = 0,
+    .erase_kind = gtk_drop_down_get_selected (self->erase_kind_dropdown) == 1 ? SC_ERASE_DROP
+                                                                              : SC_ERASE_MASK,
+    .n_random = gtk_spin_button_get_value_as_int (self->seeds_spin),
+  };
+}
+
+/* Looks for a stored study of @kind with the default target and the chosen options. */
+static void
+lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
 {
   SaccadePage *page = SACCADE_PAGE (self);
   SaccadeRun *run = saccade_page_get_run (page);
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
-  const ScAblationParams params = { .target = -1 };
+  SaccadeAblationParams params;
 
   if (run == NULL || model == NULL || db == NULL)
     return;
-  self->lookup = g_cancellable_new ();
+  if (self->lookup == NULL)
+    self->lookup = g_cancellable_new ();
+  current_params (self, -1, &params);
+  self->lookups_pending++;
+  self->lookup_gen[kind]++;
+  saccade_ablation_async (self, model, db, run->id, kind, &params,
+                          SACCADE_ABLATION_STORED_ONLY, self->lookup, NULL, NULL, lookup_done,
+                          LOOKUP_TAG (kind, self->lookup_gen[kind]));
+}
+
+static void
+start_lookups (SaccadeAblationPage *self)
+{
   for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    {
-      self->lookups_pending++;
-      saccade_ablation_async (self, model, db, run->id, STUDIES[i].kind, &params,
-                              SACCADE_ABLATION_STORED_ONLY, self->lookup, NULL, NULL,
-                              lookup_done, NULL);
-    }
+    lookup_kind (self, STUDIES[i].kind);
+}
+
+/* An option of @kind changed: what is shown was for the old value; find the new one. */
+static void
+options_changed (SaccadeAblationPage *self, SaccadeAblationKind kind)
+{
+  if (self->updating || self->job != NULL)
+    return;
+  g_clear_pointer (&self->results[kind], saccade_ablation_free);
+  lookup_kind (self, kind);
+  refresh_stored (self);
+  show_result (self);
+  update_actions (self);
 }
 
 static void
@@ -421,7 +568,8 @@ study_progress (gpointer user_data, double fraction)
   self->job_fraction = fraction;
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
   /* Translators: a study's progress: its name, percent. */
-  text = g_strdup_printf (_("%s… %.0f %%"), _(STUDIES[self->job_kind].name), 100.0 * fraction);
+  text = g_strdup_printf (_("%s… %.0f %%"), _(study_of_kind (self->job_kind)->name),
+                          100.0 * fraction);
   gtk_label_set_text (self->status_label, text);
 }
 
@@ -447,7 +595,19 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
                             ? _("Cancelled: nothing was stored") : error->message);
       return;
     }
-  set_result (self, a);
+  {
+    const SaccadeAblationKind kind = a->kind;
+    set_result (self, a);
+    /* A zero-ablation sweep is what DLA is set beside and faithfulness's head level: read
+     * them again to include it. */
+    if (kind == SACCADE_ABLATION_HEADS && a->heads != NULL)
+      {
+        if (self->results[SACCADE_ABLATION_DLA] != NULL)
+          options_changed (self, SACCADE_ABLATION_DLA);
+        if (self->results[SACCADE_ABLATION_FAITH] != NULL)
+          options_changed (self, SACCADE_ABLATION_FAITH);
+      }
+  }
   refresh_stored (self);
   show_result (self);
 }
@@ -491,13 +651,15 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
   const StudyKind *s;
-  ScAblationParams params = { .target = -1, .mode = SC_ABLATE_ZERO };
+  SaccadeAblationParams params;
+  int target;
 
   g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
   if (run == NULL || model == NULL || db == NULL || self->job != NULL)
     return FALSE;
-  if (!parse_target (self, model, &params.target))
+  if (!parse_target (self, model, &target))
     return FALSE;
+  current_params (self, target, &params);
   s = chosen_study (self);
   self->job = g_cancellable_new ();
   self->job_kind = s->kind;
@@ -530,6 +692,43 @@ saccade_ablation_page_get_status (SaccadeAblationPage *self)
 {
   g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), "");
   return gtk_label_get_text (self->status_label);
+}
+
+gboolean
+saccade_ablation_page_set_option (SaccadeAblationPage *self, const char *name,
+                                  const char *value)
+{
+  static const char *const SOURCE_IDS[N_SOURCES] = { "last-mean", "rollout", "flow",
+                                                     "best-head" };
+  gint64 v;
+
+  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
+  if (g_strcmp0 (name, "erase-kind") == 0)
+    {
+      if (g_strcmp0 (value, "mask") != 0 && g_strcmp0 (value, "drop") != 0)
+        return FALSE;
+      gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
+      return TRUE;
+    }
+  if (g_strcmp0 (name, "source") == 0)
+    {
+      for (int i = 0; i < N_SOURCES; i++)
+        if (g_strcmp0 (value, SOURCE_IDS[i]) == 0)
+          {
+            gtk_drop_down_set_selected (self->source_dropdown, (guint) i);
+            return TRUE;
+          }
+      return FALSE;
+    }
+  if (value == NULL || !g_ascii_string_to_signed (value, 10, 0, SC_PERMUTATION_MAX_N, &v, NULL))
+    return FALSE;
+  if (g_strcmp0 (name, "permutations") == 0 && v >= 1)
+    gtk_spin_button_set_value (self->permutations_spin, (double) v);
+  else if (g_strcmp0 (name, "seeds") == 0 && v <= SC_ERASURE_MAX_SEEDS)
+    gtk_spin_button_set_value (self->seeds_spin, (double) v);
+  else
+    return FALSE;
+  return TRUE;
 }
 
 void
@@ -596,6 +795,12 @@ heads_title (SaccadeAblationPage *self)
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
   g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
 
+  if (chosen_study (self)->kind == SACCADE_ABLATION_HEADS_MEAN)
+    /* Translators: the mean-ablation sweep's title: the reference set, the metric, the
+     * model, the sentence. */
+    return g_strdup_printf (_("Mean-ablating each head (means of %s): %s · %s · %s"),
+                            SACCADE_REFERENCE_SET, _(METRIC_SHORT[chosen_metric (self)]),
+                            run != NULL ? run->model_name : "", quote);
   /* Translators: the head sweep's title: the metric, the model, the sentence. */
   return g_strdup_printf (_("Zero-ablating each head: %s · %s · %s"),
                           _(METRIC_SHORT[chosen_metric (self)]),
@@ -605,7 +810,7 @@ heads_title (SaccadeAblationPage *self)
 static void
 map_figure (SaccadeAblationPage *self, const char *title, SaccadeEffectsMapFigure *f)
 {
-  const ScHeadSweepResult *r = self->results[SACCADE_ABLATION_HEADS]->heads;
+  const ScHeadSweepResult *r = shown_sweep (self);
 
   *f = (SaccadeEffectsMapFigure) {
     .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->cells,
@@ -669,7 +874,7 @@ draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer dat
   SaccadeEffectsMapFigure f;
   SaccadeFigureStyle style;
 
-  if (self->results[SACCADE_ABLATION_HEADS] == NULL || self->cells == NULL)
+  if (shown_sweep (self) == NULL || self->cells == NULL)
     return;
   title = heads_title (self);
   map_figure (self, title, &f);
@@ -681,11 +886,11 @@ draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer dat
 static void
 map_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage *self)
 {
-  const SaccadeAblation *a = self->results[SACCADE_ABLATION_HEADS];
+  const ScHeadSweepResult *r = shown_sweep (self);
   int l = -1, h = -1, metric = chosen_metric (self);
   g_autofree char *text = NULL;
 
-  if (a == NULL || !saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
+  if (r == NULL || !saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
     l = h = -1;
   if (l == self->hover_layer && h == self->hover_head)
     return;
@@ -693,7 +898,7 @@ map_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage
   self->hover_head = h;
   if (l >= 0)
     {
-      const ScAblationEffect *e = &a->heads->heads[l * a->heads->n_heads + h];
+      const ScAblationEffect *e = &r->heads[l * r->n_heads + h];
       /* Translators: hover over a head of the sweep: layer, head, metric, value. */
       text = g_strdup_printf (_("layer %d head %d: %s = %.4g%s"), l, h, _(METRIC_SHORT[metric]),
                               effect_value (e, metric),
@@ -722,7 +927,7 @@ map_released (GtkGestureClick *g, int n_press, double x, double y, SaccadeAblati
 {
   int l, h;
 
-  if (self->results[SACCADE_ABLATION_HEADS] != NULL
+  if (shown_sweep (self) != NULL
       && saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
     open_head (self, l, h);
 }
@@ -848,14 +1053,705 @@ export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* Attention permutation: the map of each head's median                                  */
+
+/* The metric's spread of @h (the chooser's metrics; the loss is over the sentence). */
+static const ScSpread *
+perm_spread (const ScPermutationHead *h, int metric)
+{
+  switch (metric)
+    {
+    case SACCADE_ABLATION_METRIC_DELTA_LOGP:
+      return &h->delta_logp;
+    case SACCADE_ABLATION_METRIC_JSD:
+      return &h->jsd;
+    case SACCADE_ABLATION_METRIC_DELTA_LOSS:
+      return &h->delta_loss;
+    case SACCADE_ABLATION_METRIC_TV:
+    default:
+      return &h->tv;
+    }
+}
+
+/* The studied head at layer-major index @i, or NULL. */
+static const ScPermutationHead *
+perm_head (const ScPermutationResult *r, int i)
+{
+  for (int k = 0; k < r->n_studied; k++)
+    if (r->heads[k].layer * r->n_heads + r->heads[k].head == i)
+      return &r->heads[k];
+  return NULL;
+}
+
+static char *
+perm_title (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  const SaccadeAblation *a = self->results[SACCADE_ABLATION_PERMUTE];
+  g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
+
+  /* Translators: the permutation map's title: permutations per head, the metric, the
+   * model, the sentence. */
+  return g_strdup_printf (_("Permuting each head's attention (%d per head), median %s: %s · %s"),
+                          a != NULL ? a->perm->n_permutations : 0,
+                          _(METRIC_SHORT[chosen_metric (self)]),
+                          run != NULL ? run->model_name : "", quote);
+}
+
+static void
+perm_figure (SaccadeAblationPage *self, const char *title, SaccadeEffectsMapFigure *f)
+{
+  const ScPermutationResult *r = self->results[SACCADE_ABLATION_PERMUTE]->perm;
+
+  *f = (SaccadeEffectsMapFigure) {
+    .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->perm_cells,
+    .flipped = self->perm_flipped, .value_name = _(METRIC_NAMES[chosen_metric (self)]),
+    /* Translators: the mark on heads whose permutations changed the predicted token. */
+    .flip_name = _("top-1 changed in at least half the permutations"),
+    .layer_name = _("Layer"), .head_name = _("Head"), .title = title,
+  };
+}
+
+static void
+show_perm (SaccadeAblationPage *self, const SaccadeAblation *a)
+{
+  const ScPermutationResult *r = a->perm;
+  const int n = r->n_layers * r->n_heads, metric = chosen_metric (self);
+
+  g_free (self->perm_cells);
+  g_free (self->perm_flipped);
+  self->perm_cells = g_new (double, n);
+  self->perm_flipped = g_new0 (gboolean, n);
+  for (int i = 0; i < n; i++)
+    self->perm_cells[i] = NAN; /* a head not studied */
+  for (int k = 0; k < r->n_studied; k++)
+    {
+      const ScPermutationHead *h = &r->heads[k];
+      const int i = h->layer * r->n_heads + h->head;
+      if (i < 0 || i >= n)
+        continue;
+      self->perm_cells[i] = perm_spread (h, metric)->median;
+      self->perm_flipped[i] = h->flip_share >= 0.5;
+    }
+  self->perm_hover = -1;
+  gtk_widget_queue_draw (GTK_WIDGET (self->perm_area));
+}
+
+static void
+draw_perm (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  SaccadeAblationPage *self = data;
+  g_autofree char *title = NULL;
+  SaccadeEffectsMapFigure f;
+  SaccadeFigureStyle style;
+
+  if (self->results[SACCADE_ABLATION_PERMUTE] == NULL || self->perm_cells == NULL)
+    return;
+  title = perm_title (self);
+  perm_figure (self, title, &f);
+  style_from_widget (GTK_WIDGET (area), &style);
+  saccade_figure_effects_map_draw_full (cr, &f, &style,
+                                        self->perm_hover >= 0 ? self->perm_hover / f.n_heads : -1,
+                                        self->perm_hover >= 0 ? self->perm_hover % f.n_heads : -1,
+                                        width, height, &self->perm_geom);
+}
+
+/* The hover text of head @i: its median, the q25–q75 spread, min–max, the flip share. */
+static char *
+perm_hover_text (SaccadeAblationPage *self, int i)
+{
+  const ScPermutationResult *r = self->results[SACCADE_ABLATION_PERMUTE]->perm;
+  const ScPermutationHead *h = perm_head (r, i);
+  const int metric = chosen_metric (self);
+  const ScSpread *sp;
+
+  if (h == NULL)
+    /* Translators: hover over a head the permutation study did not study. */
+    return g_strdup_printf (_("layer %d head %d: not studied"), i / r->n_heads, i % r->n_heads);
+  sp = perm_spread (h, metric);
+  /* Translators: hover over a head of the permutation map: layer, head, metric, median,
+   * quartiles, minimum and maximum, how many permutations changed the top-1 out of N. */
+  return g_strdup_printf (_("layer %d head %d: median %s = %.4g · q25–q75 %.4g – %.4g · "
+                            "min–max %.4g – %.4g · top-1 changed in %d of %d"),
+                          h->layer, h->head, _(METRIC_SHORT[metric]), sp->median, sp->q25,
+                          sp->q75, sp->min, sp->max,
+                          (int) lround (h->flip_share * r->n_permutations), r->n_permutations);
+}
+
+static void
+perm_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage *self)
+{
+  g_autofree char *text = NULL;
+  int l, h, i = -1;
+
+  if (self->results[SACCADE_ABLATION_PERMUTE] != NULL
+      && saccade_effects_map_geometry_head_at (&self->perm_geom, x, y, &l, &h))
+    i = l * self->perm_geom.n_heads + h;
+  if (i == self->perm_hover)
+    return;
+  self->perm_hover = i;
+  if (i >= 0)
+    text = perm_hover_text (self, i);
+  gtk_label_set_text (self->hover_label, text != NULL ? text : "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->perm_area), text);
+  gtk_widget_queue_draw (GTK_WIDGET (self->perm_area));
+}
+
+static void
+perm_leave (GtkEventControllerMotion *c, SaccadeAblationPage *self)
+{
+  self->perm_hover = -1;
+  gtk_label_set_text (self->hover_label, "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->perm_area), NULL);
+  gtk_widget_queue_draw (GTK_WIDGET (self->perm_area));
+}
+
+static void
+perm_released (GtkGestureClick *g, int n_press, double x, double y, SaccadeAblationPage *self)
+{
+  int l, h;
+
+  if (self->results[SACCADE_ABLATION_PERMUTE] != NULL
+      && saccade_effects_map_geometry_head_at (&self->perm_geom, x, y, &l, &h))
+    open_head (self, l, h);
+}
+
+static gboolean
+export_perm_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
+                    GError **error)
+{
+  g_autofree char *title = perm_title (self);
+  SaccadeEffectsMapFigure f;
+
+  perm_figure (self, title, &f);
+  return saccade_figure_export_effects_map (&f, path, error);
+}
+
+/* "≈ 2,160 runs" beside the spin button: N × the model's heads. */
+static void
+update_runs_label (SaccadeAblationPage *self)
+{
+  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
+  const int n = gtk_spin_button_get_value_as_int (self->permutations_spin);
+  g_autofree char *text = NULL;
+
+  if (model != NULL)
+    {
+      const ScModelInfo *info = sc_model_info (saccade_loaded_model_get_model (model));
+      const int heads = (int) (info->n_layers * info->n_heads);
+      /* Translators: the permutation study's size: N × heads = runs of the sentence. */
+      text = g_strdup_printf (_("%d × %d heads = %d runs"), n, heads, n * heads);
+    }
+  gtk_label_set_text (self->runs_label, text != NULL ? text : "");
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Erasure curves                                                                        */
+
+static char *
+erasure_title (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  const SaccadeAblation *a = self->results[SACCADE_ABLATION_ERASURE];
+  g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
+  const gboolean drop = a != NULL && a->erasure->kind == SC_ERASE_DROP;
+
+  /* Translators: the erasure figure's title: mask or drop, the model, the sentence. */
+  return g_strdup_printf (_("Erasing tokens until the top-1 flips (%s): %s · %s"),
+                          drop ? _("drop") : _("mask"), run != NULL ? run->model_name : "",
+                          quote);
+}
+
+static const char *
+ordering_name (ScEraseOrdering o)
+{
+  switch (o)
+    {
+    case SC_ERASE_ORDER_ATTENTION:
+      /* Translators: an erasure ordering: by the last layer's mean attention. */
+      return _("attention (last-layer mean)");
+    case SC_ERASE_ORDER_LOO:
+      return _("leave-one-out (TV)");
+    case SC_ERASE_ORDER_RANDOM:
+      return _("random");
+    default:
+      return _("gradient");
+    }
+}
+
+static void
+show_erasure (SaccadeAblationPage *self, const SaccadeAblation *a)
+{
+  const ScErasureResult *r = a->erasure;
+
+  g_free (self->series);
+  g_strfreev (self->series_names);
+  self->series = g_new0 (SaccadeErasureSeries, r->n_curves);
+  self->series_names = g_new0 (char *, r->n_curves + 1);
+  for (int c = 0; c < r->n_curves; c++)
+    {
+      const ScErasureCurve *cv = &r->curves[c];
+      self->series_names[c] =
+        cv->ordering == SC_ERASE_ORDER_RANDOM
+          /* Translators: one random erasure order, by its seed's index. */
+          ? g_strdup_printf (_("random #%d"), cv->seed_index)
+          : g_strdup (ordering_name (cv->ordering));
+      self->series[c] = (SaccadeErasureSeries) {
+        .name = self->series_names[c], .p_target = cv->p_target, .fraction = cv->fraction,
+        .random = cv->ordering == SC_ERASE_ORDER_RANDOM,
+      };
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self->erasure_area));
+}
+
+static void
+erasure_figure (SaccadeAblationPage *self, const char *title, SaccadeErasureFigure *f)
+{
+  const ScErasureResult *r = self->results[SACCADE_ABLATION_ERASURE]->erasure;
+  bool never = false;
+
+  *f = (SaccadeErasureFigure) {
+    .n_points = r->n_tokens, .n_series = r->n_curves, .series = self->series,
+    .random_median = sc_erasure_random_median (r, &never), .title = title,
+  };
+}
+
+static void
+draw_erasure (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  SaccadeAblationPage *self = data;
+  g_autofree char *title = NULL;
+  SaccadeErasureFigure f;
+  SaccadeFigureStyle style;
+
+  if (self->results[SACCADE_ABLATION_ERASURE] == NULL || self->series == NULL)
+    return;
+  title = erasure_title (self);
+  erasure_figure (self, title, &f);
+  style_from_widget (GTK_WIDGET (area), &style);
+  saccade_figure_erasure_draw_full (cr, &f, &style, width, height);
+}
+
+static gboolean
+export_erasure_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
+                       GError **error)
+{
+  g_autofree char *title = erasure_title (self);
+  SaccadeErasureFigure f;
+
+  erasure_figure (self, title, &f);
+  return saccade_figure_export_erasure (&f, path, error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Direct logit attribution, beside the zero-ablation effect                             */
+
+static char *
+dla_title (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
+
+  /* Translators: the DLA map's title: the model, the sentence. */
+  return g_strdup_printf (_("Direct logit attribution of each head: %s · %s"),
+                          run != NULL ? run->model_name : "", quote);
+}
+
+static void
+dla_figure (SaccadeAblationPage *self, const char *title, SaccadeEffectsMapFigure *f)
+{
+  const ScDlaResult *d = self->results[SACCADE_ABLATION_DLA]->dla;
+
+  *f = (SaccadeEffectsMapFigure) {
+    .n_layers = d->n_layers, .n_heads = d->n_heads, .values = d->heads,
+    /* Translators: the DLA map's colour bar: logit units of the target token. */
+    .value_name = _("direct logit attribution (logit)"), .layer_name = _("Layer"),
+    .head_name = _("Head"), .title = title,
+  };
+}
+
+static void
+dla_sweep_figure (SaccadeAblationPage *self, SaccadeEffectsMapFigure *f)
+{
+  const ScDlaResult *d = self->results[SACCADE_ABLATION_DLA]->dla;
+
+  *f = (SaccadeEffectsMapFigure) {
+    .n_layers = d->n_layers, .n_heads = d->n_heads, .values = self->sweep_cells,
+    .value_name = _(METRIC_NAMES[SACCADE_ABLATION_METRIC_DELTA_LOGP]),
+    .layer_name = _("Layer"), .head_name = _("Head"),
+    /* Translators: the map beside DLA: each head's zero-ablation effect. */
+    .title = _("Zero-ablation effect of each head (stored head sweep)"),
+  };
+}
+
+static void
+dla_scatter_figure (SaccadeAblationPage *self, SaccadeScatterFigure *f)
+{
+  const SaccadeAblation *a = self->results[SACCADE_ABLATION_DLA];
+
+  *f = (SaccadeScatterFigure) {
+    .n = a->dla->n_layers * a->dla->n_heads, .x = a->dla->heads, .y = self->sweep_cells,
+    /* Translators: the DLA scatter's axes and title. */
+    .x_name = _("direct logit attribution (logit)"),
+    .y_name = _("zero-ablation Δ log p (nats)"), .title = _("Heads: DLA against ablation"),
+    .tau = self->dla_tau.tau, .tau_p = self->dla_tau.p, .rho = a->dla_rho.rho,
+    .rho_p = a->dla_rho.p,
+  };
+}
+
+static void
+show_dla (SaccadeAblationPage *self, const SaccadeAblation *a)
+{
+  const ScDlaResult *d = a->dla;
+  const int n = d->n_layers * d->n_heads;
+  g_autofree char *note = NULL;
+
+  g_clear_pointer (&self->sweep_cells, g_free);
+  self->dla_tau.tau = self->dla_tau.p = NAN;
+  if (a->dla_sweep != NULL)
+    {
+      self->sweep_cells = g_new (double, n);
+      for (int i = 0; i < n; i++)
+        self->sweep_cells[i] = a->dla_sweep->heads[i].next.delta_logp;
+      if (sc_kendall_tau_b (d->heads, self->sweep_cells, n, &self->dla_tau, NULL) != SC_OK)
+        self->dla_tau.tau = self->dla_tau.p = NAN;
+      /* Translators: under the DLA figures: Spearman ρ over the heads and its p. */
+      note = g_strdup_printf (_("Over the %d heads, DLA against the zero-ablation Δ log p: "
+                                "Spearman ρ = %.3f (p = %.2g). DLA is the linear part of a "
+                                "head's effect, with the final norm's scale frozen at the "
+                                "clean run; ablation also changes every later layer."),
+                              n, a->dla_rho.rho, a->dla_rho.p);
+    }
+  else
+    note = g_strdup (_("Run the zero-ablation head sweep of this run to set each head's DLA "
+                       "beside its ablation effect. DLA is the linear part of a head's "
+                       "effect, with the final norm's scale frozen at the clean run."));
+  gtk_label_set_text (self->dla_note, note);
+  gtk_widget_set_visible (self->dla_beside, a->dla_sweep != NULL);
+  self->dla_hover = -1;
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_area));
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_sweep_area));
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_scatter_area));
+}
+
+static void
+draw_dla (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  SaccadeAblationPage *self = data;
+  g_autofree char *title = NULL;
+  SaccadeEffectsMapFigure f;
+  SaccadeFigureStyle style;
+  const int sel = self->dla_hover;
+
+  if (self->results[SACCADE_ABLATION_DLA] == NULL)
+    return;
+  style_from_widget (GTK_WIDGET (area), &style);
+  if (area == self->dla_area)
+    {
+      title = dla_title (self);
+      dla_figure (self, title, &f);
+    }
+  else if (self->sweep_cells != NULL)
+    dla_sweep_figure (self, &f);
+  else
+    return;
+  saccade_figure_effects_map_draw_full (cr, &f, &style, sel >= 0 ? sel / f.n_heads : -1,
+                                        sel >= 0 ? sel % f.n_heads : -1, width, height,
+                                        area == self->dla_area ? &self->dla_geom
+                                                               : &self->dla_sweep_geom);
+}
+
+static void
+draw_dla_scatter (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  SaccadeAblationPage *self = data;
+  SaccadeScatterFigure f;
+  SaccadeFigureStyle style;
+
+  if (self->results[SACCADE_ABLATION_DLA] == NULL || self->sweep_cells == NULL)
+    return;
+  dla_scatter_figure (self, &f);
+  style_from_widget (GTK_WIDGET (area), &style);
+  saccade_figure_scatter_draw_full (cr, &f, &style, width, height, NULL);
+}
+
+static void
+dla_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage *self)
+{
+  GtkWidget *w = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (c));
+  const SaccadeAblation *a = self->results[SACCADE_ABLATION_DLA];
+  const SaccadeEffectsMapGeometry *g =
+    w == GTK_WIDGET (self->dla_area) ? &self->dla_geom : &self->dla_sweep_geom;
+  g_autofree char *text = NULL;
+  int l, h, i = -1;
+
+  if (a != NULL && saccade_effects_map_geometry_head_at (g, x, y, &l, &h))
+    i = l * a->dla->n_heads + h;
+  if (i == self->dla_hover)
+    return;
+  self->dla_hover = i;
+  if (i >= 0 && a->dla_sweep != NULL)
+    /* Translators: hover over a head: layer, head, its DLA and zero-ablation Δ log p. */
+    text = g_strdup_printf (_("layer %d head %d: DLA = %.4g · zero-ablation Δ log p = %.4g"),
+                            l, h, a->dla->heads[i], a->dla_sweep->heads[i].next.delta_logp);
+  else if (i >= 0)
+    /* Translators: hover over a head: layer, head, its DLA. */
+    text = g_strdup_printf (_("layer %d head %d: DLA = %.4g"), l, h, a->dla->heads[i]);
+  gtk_label_set_text (self->hover_label, text != NULL ? text : "");
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_area));
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_sweep_area));
+}
+
+static void
+dla_leave (GtkEventControllerMotion *c, SaccadeAblationPage *self)
+{
+  self->dla_hover = -1;
+  gtk_label_set_text (self->hover_label, "");
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_area));
+  gtk_widget_queue_draw (GTK_WIDGET (self->dla_sweep_area));
+}
+
+static void
+dla_released (GtkGestureClick *g, int n_press, double x, double y, SaccadeAblationPage *self)
+{
+  GtkWidget *w = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (g));
+  int l, h;
+
+  if (self->results[SACCADE_ABLATION_DLA] != NULL
+      && saccade_effects_map_geometry_head_at (
+        w == GTK_WIDGET (self->dla_area) ? &self->dla_geom : &self->dla_sweep_geom, x, y, &l,
+        &h))
+    open_head (self, l, h);
+}
+
+static gboolean
+export_dla_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
+                   GError **error)
+{
+  g_autofree char *title = dla_title (self);
+  SaccadeEffectsMapFigure f;
+
+  dla_figure (self, title, &f);
+  return saccade_figure_export_effects_map (&f, path, error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Faithfulness: the scatter with its bars, and the head level                           */
+
+static FaithSource
+chosen_source (SaccadeAblationPage *self)
+{
+  guint i = gtk_drop_down_get_selected (self->source_dropdown);
+  return i < N_SOURCES ? (FaithSource) i : SOURCE_LAST_MEAN;
+}
+
+static char *
+faith_title (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
+
+  /* Translators: the faithfulness scatter's title: the source, the model, the sentence. */
+  return g_strdup_printf (_("Attention (%s) against leave-one-out: %s · %s"),
+                          _(SOURCE_NAMES[chosen_source (self)]),
+                          run != NULL ? run->model_name : "", quote);
+}
+
+/* Fills @f for the chosen source; FALSE when that source has no values here (flow over its
+ * ceiling, no head with a defined τ, a best head whose row could not be read). */
+static gboolean
+faith_figure (SaccadeAblationPage *self, const char *title, char **x_name,
+              SaccadeScatterFigure *f)
+{
+  const SaccadeAblation *a = self->results[SACCADE_ABLATION_FAITH];
+  const ScFaithResult *r = a->faith->result;
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  const FaithSource src = chosen_source (self);
+  const ScFaithAgreement *agree;
+  const double *x;
+
+  saccade_faithfulness_scatter_figure (a->faith,
+                                       run != NULL && run->n == r->n_tokens
+                                         ? (const char *const *) run->labels : NULL,
+                                       title, f);
+  if (src == SOURCE_BEST_HEAD)
+    {
+      if (a->faith_best_head < 0 || a->faith_best_row == NULL)
+        return FALSE;
+      agree = &r->heads[a->faith_best_head];
+      x = a->faith_best_row;
+      /* Translators: the scatter's x axis for the best head: its layer and head. */
+      *x_name = g_strdup_printf (_("attention: best head %d.%d (last query)"),
+                                 a->faith_best_head / r->n_heads,
+                                 a->faith_best_head % r->n_heads);
+    }
+  else
+    {
+      const ScFaithSource s = src == SOURCE_ROLLOUT ? SC_FAITH_SOURCE_ROLLOUT
+                              : src == SOURCE_FLOW  ? SC_FAITH_SOURCE_FLOW
+                                                    : SC_FAITH_SOURCE_LAST_MEAN;
+      agree = &r->agree[s];
+      x = r->attn[s];
+      if (agree->status == SC_ERR_UNSUPPORTED || (s == SC_FAITH_SOURCE_FLOW && isnan (x[0])))
+        return FALSE;
+      /* Translators: the scatter's x axis: the attention source. */
+      *x_name = g_strdup_printf (_("attention: %s"), saccade_faith_source_name (s));
+    }
+  f->x = x;
+  f->x_name = *x_name;
+  f->tau = agree->tau;
+  f->tau_p = agree->tau_p;
+  f->rho = agree->rho;
+  f->rho_p = agree->rho_p;
+  return TRUE;
+}
+
+static void
+grid_label (GtkGrid *grid, int col, int row, const char *text, gboolean heading)
+{
+  GtkWidget *l = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (l), col == 0 ? 0.0f : 1.0f);
+  gtk_widget_add_css_class (l, heading ? "dim-label" : "numeric");
+  gtk_grid_attach (grid, l, col, row, 1, 1);
+}
+
+static void
+show_faith (SaccadeAblationPage *self, const SaccadeAblation *a)
+{
+  const SaccadeFaithfulness *f = a->faith;
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->faith_grid))) != NULL)
+    gtk_grid_remove (self->faith_grid, child);
+  if (!f->have_head_level)
+    gtk_label_set_text (self->faith_head_title,
+                        _("Head level: run the zero-ablation head sweep of this run to set each "
+                          "head's ablation effect against its statistics and its DLA"));
+  else
+    {
+      /* Translators: the head-level table's title. */
+      gtk_label_set_text (self->faith_head_title,
+                          _("Head level: Spearman ρ over the heads between each head statistic "
+                            "and the head's zero-ablation effect"));
+      grid_label (self->faith_grid, 0, 0, _("Per-head value"), TRUE);
+      grid_label (self->faith_grid, 1, 0, _("ρ with Δ log p"), TRUE);
+      grid_label (self->faith_grid, 2, 0, _("p"), TRUE);
+      grid_label (self->faith_grid, 3, 0, _("ρ with TV"), TRUE);
+      grid_label (self->faith_grid, 4, 0, _("p"), TRUE);
+      grid_label (self->faith_grid, 5, 0, _("heads"), TRUE);
+      for (int i = 0; i < f->n_head_corr; i++)
+        {
+          const ScFaithHeadCorr *c = &f->head_corr[i];
+          char buf[5][32];
+          g_snprintf (buf[0], sizeof buf[0], "%.3f", c->vs_delta_logp.rho);
+          g_snprintf (buf[1], sizeof buf[1], "%.2g", c->vs_delta_logp.p);
+          g_snprintf (buf[2], sizeof buf[2], "%.3f", c->vs_tv.rho);
+          g_snprintf (buf[3], sizeof buf[3], "%.2g", c->vs_tv.p);
+          g_snprintf (buf[4], sizeof buf[4], "%d", c->n_heads_used);
+          grid_label (self->faith_grid, 0, i + 1,
+                      g_str_equal (c->name, "dla") ? _("direct logit attribution") : c->name,
+                      FALSE);
+          for (int k = 0; k < 5; k++)
+            grid_label (self->faith_grid, k + 1, i + 1, c->status == SC_OK ? buf[k] : "—",
+                        FALSE);
+        }
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self->faith_area));
+}
+
+static void
+draw_faith (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  SaccadeAblationPage *self = data;
+  g_autofree char *title = NULL, *x_name = NULL;
+  SaccadeScatterFigure f;
+  SaccadeFigureStyle style;
+
+  if (self->results[SACCADE_ABLATION_FAITH] == NULL)
+    return;
+  title = faith_title (self);
+  style_from_widget (GTK_WIDGET (area), &style);
+  if (!faith_figure (self, title, &x_name, &f))
+    {
+      PangoLayout *layout = gtk_widget_create_pango_layout (
+        GTK_WIDGET (area), _("This source has no values for this run (flow over its size "
+                             "limit, or no head with a defined τ)"));
+      cairo_set_source_rgba (cr, style.fg[0], style.fg[1], style.fg[2], 0.7);
+      cairo_move_to (cr, 24, 24);
+      pango_cairo_show_layout (cr, layout);
+      g_object_unref (layout);
+      return;
+    }
+  saccade_figure_scatter_draw_full (cr, &f, &style, width, height, NULL);
+}
+
+static gboolean
+export_faith_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
+                     GError **error)
+{
+  g_autofree char *title = faith_title (self), *x_name = NULL;
+  SaccadeScatterFigure f;
+
+  if (!faith_figure (self, title, &x_name, &f))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("This source has no values for this run: choose another"));
+      return FALSE;
+    }
+  return saccade_figure_export_scatter (&f, path, error);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Choosers                                                                              */
+
+/* The chosen study's own choosers shown, the others hidden. */
+static void
+show_options (SaccadeAblationPage *self)
+{
+  const StudyKind *s = chosen_study (self);
+
+  gtk_widget_set_visible (self->metric_box, s->metric);
+  gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
+  gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
+  gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
+  update_runs_label (self);
+}
 
 static void
 study_chosen (SaccadeAblationPage *self)
 {
+  const StudyKind *s = chosen_study (self);
+
+  if (s->default_metric >= 0 && !self->updating)
+    {
+      self->updating = TRUE;
+      gtk_drop_down_set_selected (self->metric_dropdown, (guint) s->default_metric);
+      self->updating = FALSE;
+    }
+  show_options (self);
   if (!self->updating)
     refresh_stored (self);
   show_result (self);
+}
+
+static void
+permutations_changed (SaccadeAblationPage *self)
+{
+  update_runs_label (self);
+  options_changed (self, SACCADE_ABLATION_PERMUTE);
+}
+
+static void
+erasure_options_changed (SaccadeAblationPage *self)
+{
+  options_changed (self, SACCADE_ABLATION_ERASURE);
+}
+
+static void
+source_chosen (SaccadeAblationPage *self)
+{
+  gtk_widget_queue_draw (GTK_WIDGET (self->faith_area));
 }
 
 static void
@@ -890,6 +1786,7 @@ static void
 saccade_ablation_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   restart (SACCADE_ABLATION_PAGE (page));
+  update_runs_label (SACCADE_ABLATION_PAGE (page));
 }
 
 static char *
@@ -899,8 +1796,7 @@ saccade_ablation_page_dup_figure_title (SaccadePage *page)
 
   if (shown_result (self) == NULL)
     return g_strdup ("");
-  return chosen_study (self)->kind == SACCADE_ABLATION_HEADS ? heads_title (self)
-                                                             : tokens_title (self);
+  return chosen_study (self)->title (self);
 }
 
 static gboolean
@@ -966,6 +1862,11 @@ saccade_ablation_page_dispose (GObject *object)
   g_clear_pointer (&self->flipped, g_free);
   g_clear_pointer (&self->bars[0], g_free);
   g_clear_pointer (&self->bars[1], g_free);
+  g_clear_pointer (&self->perm_cells, g_free);
+  g_clear_pointer (&self->perm_flipped, g_free);
+  g_clear_pointer (&self->sweep_cells, g_free);
+  g_clear_pointer (&self->series, g_free);
+  g_clear_pointer (&self->series_names, g_strfreev);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ABLATION_PAGE);
   G_OBJECT_CLASS (saccade_ablation_page_parent_class)->dispose (object);
 }
@@ -1006,6 +1907,25 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (map_area);
   CHILD (table);
   CHILD (bars_area);
+  CHILD (metric_box);
+  CHILD (permute_box);
+  CHILD (permutations_spin);
+  CHILD (runs_label);
+  CHILD (erasure_box);
+  CHILD (erase_kind_dropdown);
+  CHILD (seeds_spin);
+  CHILD (source_box);
+  CHILD (source_dropdown);
+  CHILD (perm_area);
+  CHILD (erasure_area);
+  CHILD (dla_area);
+  CHILD (dla_beside);
+  CHILD (dla_sweep_area);
+  CHILD (dla_scatter_area);
+  CHILD (dla_note);
+  CHILD (faith_area);
+  CHILD (faith_head_title);
+  CHILD (faith_grid);
 #undef CHILD
 }
 
@@ -1020,10 +1940,21 @@ add_pointer (SaccadeAblationPage *self, GtkDrawingArea *area, GCallback motion, 
 }
 
 static void
+add_click (SaccadeAblationPage *self, GtkDrawingArea *area, GCallback released)
+{
+  GtkGesture *click = gtk_gesture_click_new ();
+
+  g_signal_connect (click, "released", released, self);
+  gtk_widget_add_controller (GTK_WIDGET (area), GTK_EVENT_CONTROLLER (click));
+}
+
+static void
 saccade_ablation_page_init (SaccadeAblationPage *self)
 {
   g_autoptr (GtkStringList) studies = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) metrics = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) kinds = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
   GtkGesture *click;
 
   gtk_widget_init_template (GTK_WIDGET (self));
@@ -1033,13 +1964,33 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
   for (int m = 0; m < N_METRICS; m++)
     gtk_string_list_append (metrics, _(METRIC_NAMES[m]));
   gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (metrics));
+  /* Translators: the erasure kinds: taken out of every attention row, or from the input. */
+  gtk_string_list_append (kinds, _("mask"));
+  gtk_string_list_append (kinds, _("drop"));
+  gtk_drop_down_set_model (self->erase_kind_dropdown, G_LIST_MODEL (kinds));
+  for (int i = 0; i < N_SOURCES; i++)
+    gtk_string_list_append (sources, _(SOURCE_NAMES[i]));
+  gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
   self->stored_names = gtk_string_list_new (NULL);
   gtk_drop_down_set_model (self->stored_dropdown, G_LIST_MODEL (self->stored_names));
   self->hover_layer = self->hover_head = self->hover_token = -1;
+  self->perm_hover = self->dla_hover = -1;
   g_signal_connect_swapped (self->table, "head-activated", G_CALLBACK (open_head), self);
 
   gtk_drawing_area_set_draw_func (self->map_area, draw_map, self, NULL);
   gtk_drawing_area_set_draw_func (self->bars_area, draw_bars, self, NULL);
+  gtk_drawing_area_set_draw_func (self->perm_area, draw_perm, self, NULL);
+  gtk_drawing_area_set_draw_func (self->erasure_area, draw_erasure, self, NULL);
+  gtk_drawing_area_set_draw_func (self->dla_area, draw_dla, self, NULL);
+  gtk_drawing_area_set_draw_func (self->dla_sweep_area, draw_dla, self, NULL);
+  gtk_drawing_area_set_draw_func (self->dla_scatter_area, draw_dla_scatter, self, NULL);
+  gtk_drawing_area_set_draw_func (self->faith_area, draw_faith, self, NULL);
+  add_pointer (self, self->perm_area, G_CALLBACK (perm_motion), G_CALLBACK (perm_leave));
+  add_pointer (self, self->dla_area, G_CALLBACK (dla_motion), G_CALLBACK (dla_leave));
+  add_pointer (self, self->dla_sweep_area, G_CALLBACK (dla_motion), G_CALLBACK (dla_leave));
+  add_click (self, self->perm_area, G_CALLBACK (perm_released));
+  add_click (self, self->dla_area, G_CALLBACK (dla_released));
+  add_click (self, self->dla_sweep_area, G_CALLBACK (dla_released));
   add_pointer (self, self->map_area, G_CALLBACK (map_motion), G_CALLBACK (map_leave));
   add_pointer (self, self->bars_area, G_CALLBACK (bars_motion), G_CALLBACK (bars_leave));
   click = gtk_gesture_click_new ();
@@ -1056,6 +2007,15 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
                             self);
   g_signal_connect_swapped (self->stored_dropdown, "notify::selected",
                             G_CALLBACK (stored_chosen), self);
+  g_signal_connect_swapped (self->permutations_spin, "value-changed",
+                            G_CALLBACK (permutations_changed), self);
+  g_signal_connect_swapped (self->seeds_spin, "value-changed",
+                            G_CALLBACK (erasure_options_changed), self);
+  g_signal_connect_swapped (self->erase_kind_dropdown, "notify::selected",
+                            G_CALLBACK (erasure_options_changed), self);
+  g_signal_connect_swapped (self->source_dropdown, "notify::selected",
+                            G_CALLBACK (source_chosen), self);
+  show_options (self);
   g_signal_connect_swapped (self->target_entry, "activate", G_CALLBACK (saccade_ablation_page_run),
                             self);
   refresh_stored (self);
