@@ -1624,6 +1624,17 @@ show_faith (SaccadeAblationPage *self, const SaccadeAblation *a)
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->faith_grid))) != NULL)
     gtk_grid_remove (self->faith_grid, child);
+  /* A heading over the table; a quiet hint when there is none. */
+  if (f->have_head_level)
+    {
+      gtk_widget_add_css_class (GTK_WIDGET (self->faith_head_title), "heading");
+      gtk_widget_remove_css_class (GTK_WIDGET (self->faith_head_title), "dim-label");
+    }
+  else
+    {
+      gtk_widget_remove_css_class (GTK_WIDGET (self->faith_head_title), "heading");
+      gtk_widget_add_css_class (GTK_WIDGET (self->faith_head_title), "dim-label");
+    }
   if (!f->have_head_level)
     gtk_label_set_text (self->faith_head_title,
                         _("Head level: run the zero-ablation head sweep of this run to set each "
