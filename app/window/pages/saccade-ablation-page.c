@@ -105,6 +105,7 @@ struct _SaccadeAblationPage
   GCancellable *lookup;         /* the stored studies' lookups, while any runs */
   int lookups_pending;
   guint lookup_gen[SACCADE_ABLATION_N_KINDS]; /* a kind's latest lookup: older are dropped */
+  gboolean choose_found;        /* the run's first lookups: show a study that was found */
   SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
   GtkStringList *stored_names;  /* the Stored drop-down's items */
   int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
@@ -475,14 +476,16 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (self->lookups_pending == 0)
     {
       g_clear_object (&self->lookup);
-      /* Show what was found: the chosen study, or else the first study that has one. */
-      if (shown_result (self) == NULL)
+      /* Show what was found: the chosen study, or else (when the run was just shown) the
+       * first study that has one. */
+      if (shown_result (self) == NULL && self->choose_found)
         for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
           if (self->results[STUDIES[i].kind] != NULL)
             {
               gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
               break;
             }
+      self->choose_found = FALSE;
       refresh_stored (self);
       show_result (self);
     }
@@ -528,6 +531,7 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
 static void
 start_lookups (SaccadeAblationPage *self)
 {
+  self->choose_found = TRUE;
   for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
     lookup_kind (self, STUDIES[i].kind);
 }
