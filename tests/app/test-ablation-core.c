@@ -447,31 +447,19 @@ test_other_kinds (void)
     sc_faith_result_free (direct);
   }
 
-  /* Mean-ablation: the shipped set's means computed once, then the sweep with them. */
+  /* Mean-ablation needs the shipped reference set, whose sentences are longer than the
+   * tiny model's context of 64: refused with the reason, before any study is stored (the
+   * window's end-to-end test runs it on SmolLM2). */
   {
-    g_autoptr (SaccadeHeadMeans) hm =
-      saccade_head_means_get (f.m, f.model_path, f.s, NULL, NULL, FALSE, NULL, NULL, NULL, NULL,
-                              &error);
-    g_assert_no_error (error);
-    ScAblationParams ap = { .target = -1, .mode = SC_ABLATE_MEAN,
-                            .mean_set = SACCADE_REFERENCE_SET, .head_mean = hm->means->mean };
-    ScHeadSweepResult *direct = NULL;
-    g_assert_cmpint (sc_head_sweep_run (f.s, f.m, IDS, N, &ap, NULL, NULL, &direct, &err), ==,
-                     SC_OK);
+    const int before = count_studies (f.db_path, NULL, NULL);
     g_autoptr (SaccadeAblation) a =
-      get_twice (&f, SACCADE_ABLATION_HEADS_MEAN, SC_ABLATION_KIND_HEADS, 1);
-    g_assert_true (a->means_computed);
-    g_assert_cmpint (count_studies (f.db_path, "head-means", "complete"), ==, 1);
-    for (int i = 0; i < nh; i++)
-      assert_same_effect (&a->heads->heads[i], &direct->heads[i]);
-    /* Again, recomputed: the means are reused. */
-    g_autoptr (SaccadeAblation) b =
       saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_HEADS_MEAN,
-                            &sp, SACCADE_ABLATION_RECOMPUTE, NULL, NULL, NULL, NULL, &error);
-    g_assert_no_error (error);
-    g_assert_false (b->means_computed);
-    g_assert_cmpint (count_studies (f.db_path, "head-means", "complete"), ==, 1);
-    sc_head_sweep_result_free (direct);
+                            &sp, 0, NULL, NULL, NULL, NULL, &error);
+    g_assert_null (a);
+    g_assert_nonnull (error);
+    g_assert_nonnull (strstr (error->message, "context"));
+    g_clear_error (&error);
+    g_assert_cmpint (count_studies (f.db_path, NULL, NULL), ==, before);
   }
   fixture_clear (&f);
 }
@@ -504,9 +492,11 @@ test_cancel (void)
       g_autoptr (GCancellable) cancellable = g_cancellable_new ();
       g_autoptr (GError) error = NULL;
       CancelAfterFirst c = { cancellable, 0 };
-      g_autoptr (SaccadeAblation) a =
-        saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, (SaccadeAblationKind) k, &sp,
-                              0, cancel_after_first, &c, cancellable, NULL, &error);
+      g_autoptr (SaccadeAblation) a = NULL;
+      if (k == SACCADE_ABLATION_HEADS_MEAN)
+        continue; /* the reference set does not fit the tiny model (test_other_kinds) */
+      a = saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, (SaccadeAblationKind) k,
+                                &sp, 0, cancel_after_first, &c, cancellable, NULL, &error);
       g_assert_null (a);
       g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
       /* The study stopped at the first progress call that saw the cancel. */
