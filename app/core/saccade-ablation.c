@@ -1,16 +1,22 @@
-/* saccade-ablation.c — compute or reuse the ablation studies of a stored run (header).
+/* saccade-ablation.c — compute or reuse the studies of a stored run (header).
  *
  * saccade_ablation_get() in four passes, on the calling thread's own store connection:
  *   1. open the store (writable, else read-only to reuse what is there) and check the run:
- *      still there, captured with this model file, its tokens within the vocabulary;
- *   2. reuse: the latest complete study of the kind with the canonical params, read back
- *      checked by sc_head_sweep_load / sc_token_loo_load;
- *   3. compute on the run's ids, the progress callback turning a fired GCancellable into
- *      the study's "stop" (it returns false, the study ends with SC_ERR_CANCELLED);
+ *      still there, captured with this model file, its tokens within the vocabulary; the
+ *      kind's canonical params (its engine file's *_params_json, filled as its verb does);
+ *   2. reuse: the latest complete study of the kind with those params, read back checked
+ *      by the kind's *_load;
+ *   3. compute on the run's ids (mean-ablation: the reference means first, read or
+ *      computed by saccade_head_means_get), the progress callback turning a fired
+ *      GCancellable into the study's "stop" (it returns false, the study ends with
+ *      SC_ERR_CANCELLED);
  *   4. store in one transaction — after checking the run once more, so a run deleted
- *      while its study ran gets no orphan study.
- * saccade_ablation_async() runs it in a GTask worker under the loaded model's session lock
- * and coalesces progress onto the caller's main context.
+ *      while its study ran gets no orphan study. DLA then looks for the zero-ablation sweep
+ *      to set beside it.
+ * Faithfulness goes through saccade_faithfulness_get() after pass 1 (it reuses, computes and
+ * stores on its own, the leave-one-out it runs included). saccade_ablation_async() runs it
+ * in a GTask worker under the loaded model's session lock and coalesces progress onto the
+ * caller's main context.
  */
 #define G_LOG_DOMAIN "saccade-ablation"
 

@@ -1,24 +1,27 @@
 /* saccade-ablation-page.c — the Ablation page (see saccade-ablation-page.h).
  *
  * The studies the page knows are the rows of STUDIES below: each names its study kind
- * (app/core/saccade-ablation.h), the figure stack's child that shows it, and how its result
- * is drawn and exported as a figure (its CSV is saccade_ablation_csv(), for every kind). The rest of the page is the same for every
- * study:
+ * (app/core/saccade-ablation.h), the figure stack's child that shows it, how its result is
+ * shown, titled and exported as a figure (its CSV is saccade_ablation_csv(), for every
+ * kind), whether the metric chooser applies and which options of its own it has. The head
+ * sweeps and leave-one-out are drawn here; the further studies' views live in
+ * saccade-ablation-views.c. The rest of the page is the same for every study:
  *
  *   1. a run shown (with the model loaded and a database open) starts one lookup per study
- *      kind: saccade_ablation_async() with STORED_ONLY and the default target, in a worker
- *      (the store is never touched on the main thread). What is found fills the "Stored"
- *      drop-down (kind, date, study id) and the chosen study shows at once;
- *   2. Run Study computes the chosen study with the chosen target on the model's session
- *      (saccade_ablation_async(), which reuses a stored study with the same parameters
- *      first); progress reaches the bar coalesced; Cancel fires the job's GCancellable,
- *      which the study sees at its next ablated run, and nothing is stored;
+ *      kind: saccade_ablation_async() with STORED_ONLY, the default target and the options
+ *      as they are, in a worker (the store is never touched on the main thread). What is
+ *      found fills the "Stored" drop-down (kind, date, study id) and the chosen study shows
+ *      at once; changing a study's option looks for that kind again (lookup_gen drops an
+ *      older answer);
+ *   2. Run Study computes the chosen study with the chosen target and options on the
+ *      model's session (saccade_ablation_async(), which reuses a stored study with the same
+ *      parameters first); progress reaches the bar coalesced; Cancel fires the job's
+ *      GCancellable, which the study sees at its next run, and nothing is stored;
  *   3. a job that finishes after the run, the model or the database changed, or after
  *      another request, is dropped (its cancellable is no longer the page's).
  *
- * The figures are drawn by ui/figures/saccade-figure-effects.c into two GtkDrawingAreas,
- * with the theme's colours; hover and click find the head or token through the geometry
- * the last draw returned.
+ * The figures are drawn by ui/figures/ into GtkDrawingAreas with the theme's colours; hover
+ * and click find the head or token through the geometry the last draw returned.
  */
 #define G_LOG_DOMAIN "saccade-page"
 

@@ -1,17 +1,23 @@
 /* saccade-ablation-page.h — the Ablation page: how much the model's output for the shown run
- * changes when one head or one token is taken away (app/core/saccade-ablation.h; docs/
- * metrics.md, "Ablation studies"). The user chooses a study (the head sweep, zero-
- * ablation; token leave-one-out, mask and drop), a target (the clean top-1 unless a token
- * is typed) and a metric (Δ log p(target), TV, JSD, Δ mean loss); Run computes it in a
- * worker with a progress bar and Cancel, and stores it. Studies already stored for the
- * run are found when the run is shown and listed with their date; they show at once,
- * without recomputing.
+ * changes when one head or one token is taken away, and whether attention says so (app/
+ * core/saccade-ablation.h; docs/metrics.md, "Ablation studies" and "The Ablation page's
+ * further studies"; docs/window.md, "The Ablation page"). The user chooses a study (the
+ * head sweep, zero- or mean-ablation; token leave-one-out, mask and drop; attention
+ * permutation, N per head; erasure curves, mask or drop, with random orders; direct logit
+ * attribution; faithfulness, attention against leave-one-out), a target (the clean top-1
+ * unless a token is typed) and, where it applies, a metric (Δ log p(target), TV, JSD,
+ * Δ mean loss); Run computes it in a worker with a progress bar and Cancel, and stores it.
+ * Studies already stored for the run are found when the run is shown and listed with their
+ * date; they show at once, without recomputing.
  *
- * The head sweep draws as a layer × head map on the diverging red-blue map centred at 0
+ * The head sweeps draw as a layer × head map on the diverging red-blue map centred at 0
  * (flipped heads marked; hover names the head and its effect; a click opens the head on
  * the Heatmap page) beside the heads ranked by the size of the effect. Token leave-one-out
- * draws as per-token bars, mask and drop side by side. Export: the figure shown (PNG, SVG,
- * PDF) and every number of the shown study as CSV.
+ * draws as per-token bars, mask and drop side by side. Permutation draws the map of each
+ * head's median (its spread on hover), erasure the p(target) curves and flip points, DLA
+ * its map beside a stored zero-ablation sweep, faithfulness the scatter with τ and ρ and
+ * the head-level table. Export: the figure shown (PNG, SVG, PDF) and every number of the
+ * shown study as CSV.
  *
  * Each study is one entry of the page's study table (its name, how it is computed, drawn
  * and exported), so a further study is a further entry.
