@@ -1137,6 +1137,10 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
 
   task = g_task_new (source_object, cancellable, callback, user_data);
   g_task_set_source_tag (task, saccade_ablation_async);
+  /* The worker says what happened: a study that saw the cancel returns CANCELLED (and
+   * stored nothing); one that finished first was stored and is returned as such — GTask
+   * must not turn it into "cancelled" after the fact. */
+  g_task_set_check_cancellable (task, FALSE);
   job = g_new0 (Job, 1);
   job->model = g_object_ref (model);
   job->db_path = g_strdup (db_path);

@@ -200,7 +200,9 @@ void saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model,
                              GCancellable *cancellable, SaccadeAblationTaskProgress progress,
                              gpointer progress_data, GAsyncReadyCallback callback,
                              gpointer user_data);
-/* The result (caller frees), or NULL with @error set. */
+/* The result (caller frees), or NULL with @error set: G_IO_ERROR_CANCELLED only when the
+ * study saw the cancel (and stored nothing); a study that finished before it did was
+ * stored and is returned. */
 SaccadeAblation *saccade_ablation_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

@@ -1,9 +1,13 @@
-/* test-ablation-core.c — app/core/saccade-ablation: a stored run's head sweep and token
- * leave-one-out computed, stored, reused and refused, on the tiny test llama.
+/* test-ablation-core.c — app/core/saccade-ablation: a stored run's studies computed, stored,
+ * reused and refused, on the tiny test llama.
  *
  *   1. computed = the engine's study on the run's ids, bit for bit; stored once; asked
  *      again, read back (same study, same numbers); RECOMPUTE stores a newer one;
- *      STORED_ONLY finds only what is there;
+ *      STORED_ONLY finds only what is there; the same for permutation, erasure, DLA
+ *      (beside a stored zero sweep, ρ = sc_spearman_rho's) and faithfulness (its best
+ *      head the highest τ, its row read back from the store within fp16), and their CSVs'
+ *      shapes; mean-ablation refused with its reason on a model whose context the
+ *      reference set does not fit;
  *   2. Cancel after the first progress call: G_IO_ERROR_CANCELLED, and the store has no
  *      study of that kind (sc_store_find_study is SC_ERR_NOT_FOUND, no 'writing' row);
  *   3. a deleted run is refused by name; a run of another model file is refused;

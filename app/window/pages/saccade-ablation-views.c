@@ -215,6 +215,11 @@ saccade_ablation_update_runs_label (SaccadeAblationPage *self)
       const int heads = (int) (info->n_layers * info->n_heads);
       /* Translators: the permutation study's size: N × heads = runs of the sentence. */
       text = g_strdup_printf (_("%d × %d heads = %d runs"), n, heads, n * heads);
+      /* Past a thousand runs a study takes minutes on a laptop's CPU: say so in colour. */
+      if (n * heads > 1000)
+        gtk_widget_add_css_class (GTK_WIDGET (self->runs_label), "warning");
+      else
+        gtk_widget_remove_css_class (GTK_WIDGET (self->runs_label), "warning");
     }
   gtk_label_set_text (self->runs_label, text != NULL ? text : "");
 }
@@ -523,11 +528,34 @@ char *
 saccade_ablation_faith_title (SaccadeAblationPage *self)
 {
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  const SaccadeAblation *a = self->results[SACCADE_ABLATION_FAITH];
   g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
+  g_autofree char *source = NULL;
 
+  /* The source as the middle of a sentence names it (the chooser's are capitalised). */
+  switch (chosen_source (self))
+    {
+    case SOURCE_BEST_HEAD:
+      if (a != NULL && a->faith_best_head >= 0)
+        /* Translators: the best head in the faithfulness title: its layer and head. */
+        source = g_strdup_printf (_("best head %d.%d"),
+                                  a->faith_best_head / a->faith->result->n_heads,
+                                  a->faith_best_head % a->faith->result->n_heads);
+      else
+        source = g_strdup (_("best head"));
+      break;
+    case SOURCE_ROLLOUT:
+      source = g_strdup (saccade_faith_source_name (SC_FAITH_SOURCE_ROLLOUT));
+      break;
+    case SOURCE_FLOW:
+      source = g_strdup (saccade_faith_source_name (SC_FAITH_SOURCE_FLOW));
+      break;
+    default:
+      source = g_strdup (saccade_faith_source_name (SC_FAITH_SOURCE_LAST_MEAN));
+      break;
+    }
   /* Translators: the faithfulness scatter's title: the source, the model, the sentence. */
-  return g_strdup_printf (_("Attention (%s) against leave-one-out: %s · %s"),
-                          saccade_ablation_source_name (chosen_source (self)),
+  return g_strdup_printf (_("Attention (%s) against leave-one-out: %s · %s"), source,
                           run != NULL ? run->model_name : "", quote);
 }
 
