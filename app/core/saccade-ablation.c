@@ -1,16 +1,22 @@
-/* saccade-ablation.c — compute or reuse the ablation studies of a stored run (header).
+/* saccade-ablation.c — compute or reuse the studies of a stored run (header).
  *
  * saccade_ablation_get() in four passes, on the calling thread's own store connection:
  *   1. open the store (writable, else read-only to reuse what is there) and check the run:
- *      still there, captured with this model file, its tokens within the vocabulary;
- *   2. reuse: the latest complete study of the kind with the canonical params, read back
- *      checked by sc_head_sweep_load / sc_token_loo_load;
- *   3. compute on the run's ids, the progress callback turning a fired GCancellable into
- *      the study's "stop" (it returns false, the study ends with SC_ERR_CANCELLED);
+ *      still there, captured with this model file, its tokens within the vocabulary; the
+ *      kind's canonical params (its engine file's *_params_json, filled as its verb does);
+ *   2. reuse: the latest complete study of the kind with those params, read back checked
+ *      by the kind's *_load;
+ *   3. compute on the run's ids (mean-ablation: the reference means first, read or
+ *      computed by saccade_head_means_get), the progress callback turning a fired
+ *      GCancellable into the study's "stop" (it returns false, the study ends with
+ *      SC_ERR_CANCELLED);
  *   4. store in one transaction — after checking the run once more, so a run deleted
- *      while its study ran gets no orphan study.
- * saccade_ablation_async() runs it in a GTask worker under the loaded model's session lock
- * and coalesces progress onto the caller's main context.
+ *      while its study ran gets no orphan study. DLA then looks for the zero-ablation sweep
+ *      to set beside it.
+ * Faithfulness goes through saccade_faithfulness_get() after pass 1 (it reuses, computes and
+ * stores on its own, the leave-one-out it runs included). saccade_ablation_async() runs it
+ * in a GTask worker under the loaded model's session lock and coalesces progress onto the
+ * caller's main context.
  */
 #define G_LOG_DOMAIN "saccade-ablation"
 
@@ -22,15 +28,26 @@
 #include <string.h>
 
 #include "app/core/saccade-error.h"
+#include "app/core/saccade-head-means.h"
 #include "app/core/saccade-paths.h"
 
 static const char *const KIND_IDS[SACCADE_ABLATION_N_KINDS] = {
   [SACCADE_ABLATION_HEADS] = SC_ABLATION_KIND_HEADS,
   [SACCADE_ABLATION_TOKENS] = SC_ABLATION_KIND_TOKENS,
+  [SACCADE_ABLATION_HEADS_MEAN] = SC_ABLATION_KIND_HEADS,
+  [SACCADE_ABLATION_PERMUTE] = SC_PERMUTATION_KIND,
+  [SACCADE_ABLATION_ERASURE] = SC_ERASURE_KIND,
+  [SACCADE_ABLATION_DLA] = SC_DLA_KIND,
+  [SACCADE_ABLATION_FAITH] = SC_FAITH_KIND,
 };
 static const char *const KIND_SHORT[SACCADE_ABLATION_N_KINDS] = {
   [SACCADE_ABLATION_HEADS] = "heads",
   [SACCADE_ABLATION_TOKENS] = "tokens",
+  [SACCADE_ABLATION_HEADS_MEAN] = "heads-mean",
+  [SACCADE_ABLATION_PERMUTE] = "permute",
+  [SACCADE_ABLATION_ERASURE] = "erasure",
+  [SACCADE_ABLATION_DLA] = "dla",
+  [SACCADE_ABLATION_FAITH] = "faithfulness",
 };
 
 const char *
@@ -39,9 +56,16 @@ saccade_ablation_kind_id (SaccadeAblationKind kind)
   return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KIND_IDS[kind] : NULL;
 }
 
+const char *
+saccade_ablation_kind_name (SaccadeAblationKind kind)
+{
+  return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KIND_SHORT[kind] : NULL;
+}
+
 gboolean
 saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out)
 {
+  /* In enum order, so "ablate-heads" is the zero-ablation sweep (HEADS comes first). */
   for (int k = 0; id != NULL && k < SACCADE_ABLATION_N_KINDS; k++)
     if (g_str_equal (id, KIND_IDS[k]) || g_str_equal (id, KIND_SHORT[k]))
       {
@@ -58,25 +82,59 @@ saccade_ablation_free (SaccadeAblation *a)
     return;
   sc_head_sweep_result_free (a->heads);
   sc_token_loo_result_free (a->tokens);
+  sc_permutation_result_free (a->perm);
+  sc_erasure_result_free (a->erasure);
+  sc_dla_result_free (a->dla);
+  saccade_faithfulness_free (a->faith);
+  sc_head_sweep_result_free (a->dla_sweep);
+  g_free (a->faith_best_row);
   g_free (a);
 }
 
 int
 saccade_ablation_target (const SaccadeAblation *a)
 {
-  return a->heads != NULL ? a->heads->target : a->tokens->target;
+  if (a->heads != NULL)
+    return a->heads->target;
+  if (a->tokens != NULL)
+    return a->tokens->target;
+  if (a->perm != NULL)
+    return a->perm->target;
+  if (a->erasure != NULL)
+    return a->erasure->target;
+  if (a->dla != NULL)
+    return a->dla->target;
+  return a->faith->result->target;
 }
 
 int
 saccade_ablation_top1_clean (const SaccadeAblation *a)
 {
-  return a->heads != NULL ? a->heads->top1_clean : a->tokens->top1_clean;
+  if (a->heads != NULL)
+    return a->heads->top1_clean;
+  if (a->tokens != NULL)
+    return a->tokens->top1_clean;
+  if (a->perm != NULL)
+    return a->perm->top1_clean;
+  if (a->erasure != NULL)
+    return a->erasure->top1_clean;
+  if (a->dla != NULL)
+    return a->dla->top1_clean;
+  return a->faith->result->top1_clean;
 }
 
 double
 saccade_ablation_logp_clean (const SaccadeAblation *a)
 {
-  return a->heads != NULL ? a->heads->logp_clean : a->tokens->logp_clean;
+  if (a->heads != NULL)
+    return a->heads->logp_clean;
+  if (a->tokens != NULL)
+    return a->tokens->logp_clean;
+  if (a->perm != NULL)
+    return a->perm->logp_clean;
+  if (a->erasure != NULL)
+    return a->erasure->logp_clean;
+  return NAN; /* DLA measures a logit; faithfulness stores no log-probability */
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -171,13 +229,190 @@ csv_clean (GString *out, const SaccadeAblation *a, double loss_clean)
 
 static const char CSV_CLEAN_COLUMNS[] = "target,top1_clean,logp_clean,loss_clean,run,study\n";
 
+static void
+csv_label (GString *out, const char *label)
+{
+  /* The label as the figures show it, quoted ("" for a quote inside). */
+  g_string_append_c (out, '"');
+  for (const char *p = label; *p != '\0'; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (out, '"');
+      g_string_append_c (out, *p);
+    }
+  g_string_append_c (out, '"');
+}
+
+/* pos's token id and label, or −1 and "" when the run's tokens do not match. */
+static void
+csv_token (GString *out, int pos, const ScStoreToken *tokens, const char *const *labels,
+           gboolean named)
+{
+  g_string_append_printf (out, ",%d,", named && tokens != NULL && pos >= 0 ? tokens[pos].id : -1);
+  csv_label (out, named && labels != NULL && pos >= 0 ? labels[pos] : "");
+}
+
+static const char *const SPREAD_IDS[5] = { "min", "q25", "median", "q75", "max" };
+
+static void
+csv_spread (GString *out, const ScSpread *s)
+{
+  csv_number (out, s->min);
+  csv_number (out, s->q25);
+  csv_number (out, s->median);
+  csv_number (out, s->q75);
+  csv_number (out, s->max);
+}
+
+/* Permutation: one row per studied head, every quantile of every metric. */
+static GBytes *
+csv_permutation (const SaccadeAblation *a)
+{
+  const ScPermutationResult *r = a->perm;
+  GString *out = g_string_new ("layer,head");
+
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    for (int q = 0; q < 5; q++)
+      g_string_append_printf (out, ",%s_%s", METRIC_IDS[m], SPREAD_IDS[q]);
+  g_string_append_printf (out, ",flip_share,permutations,seed,%s", CSV_CLEAN_COLUMNS);
+  for (int i = 0; i < r->n_studied; i++)
+    {
+      const ScPermutationHead *h = &r->heads[i];
+      g_string_append_printf (out, "%d,%d", h->layer, h->head);
+      csv_spread (out, &h->delta_logp);
+      csv_spread (out, &h->tv);
+      csv_spread (out, &h->jsd);
+      csv_spread (out, &h->delta_loss);
+      csv_number (out, h->flip_share);
+      g_string_append_printf (out, ",%d,%" G_GUINT64_FORMAT, r->n_permutations,
+                              (guint64) r->seed);
+      csv_clean (out, a, r->loss_clean);
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/* Erasure: one row per ordering and step k (k = 0: the clean run, nothing erased). */
+static GBytes *
+csv_erasure (const SaccadeAblation *a, const ScStoreToken *tokens, const char *const *labels,
+             int n)
+{
+  const ScErasureResult *r = a->erasure;
+  const gboolean named = n == r->n_tokens;
+  GString *out = g_string_new ("ordering,seed_index,k,fraction_removed,erased_pos,"
+                               "erased_token_id,erased_label,p_target,tv,top1,flip_k,kind,");
+
+  g_string_append (out, CSV_CLEAN_COLUMNS);
+  for (int c = 0; c < r->n_curves; c++)
+    {
+      const ScErasureCurve *cv = &r->curves[c];
+      for (int k = 0; k < r->n_tokens; k++)
+        {
+          const int pos = k > 0 ? cv->order[k - 1] : -1;
+          g_string_append_printf (out, "%s,%d,%d", sc_erase_ordering_name (cv->ordering),
+                                  cv->seed_index, k);
+          csv_number (out, (double) k / (r->n_tokens - 1));
+          g_string_append_printf (out, ",%d", pos);
+          csv_token (out, pos, tokens, labels, named);
+          csv_number (out, cv->p_target[k]);
+          csv_number (out, cv->tv[k]);
+          g_string_append_printf (out, ",%d,%d,%s", cv->top1[k], cv->flip_k,
+                                  r->kind == SC_ERASE_DROP ? "drop" : "mask");
+          csv_clean (out, a, NAN);
+        }
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/* DLA: one row per head (its zero-ablation Δ log p and TV beside it when a sweep is
+ * stored), then the embedding and each layer's MLP (head −1). */
+static GBytes *
+csv_dla (const SaccadeAblation *a)
+{
+  const ScDlaResult *d = a->dla;
+  const ScHeadSweepResult *sw = a->dla_sweep;
+  GString *out = g_string_new ("component,layer,head,dla,zero_delta_logp,zero_tv,"
+                               "target,top1_clean,logit_clean,rms,run,study\n");
+
+#define DLA_TAIL()                                                                         \
+  do                                                                                       \
+    {                                                                                      \
+      g_string_append_printf (out, ",%d,%d", d->target, d->top1_clean);                   \
+      csv_number (out, d->logit_clean);                                                    \
+      csv_number (out, d->rms);                                                            \
+      g_string_append_printf (out, ",%lld,%lld\n", (long long) a->run_id,                 \
+                              (long long) a->study_id);                                    \
+    }                                                                                      \
+  while (0)
+  for (int i = 0; i < d->n_layers * d->n_heads; i++)
+    {
+      g_string_append_printf (out, "head,%d,%d", i / d->n_heads, i % d->n_heads);
+      csv_number (out, d->heads[i]);
+      csv_number (out, sw != NULL ? sw->heads[i].next.delta_logp : NAN);
+      csv_number (out, sw != NULL ? sw->heads[i].next.tv : NAN);
+      DLA_TAIL ();
+    }
+  g_string_append (out, "embed,-1,-1");
+  csv_number (out, d->embed);
+  g_string_append (out, ",,");
+  DLA_TAIL ();
+  for (int l = 0; l < d->n_layers; l++)
+    {
+      g_string_append_printf (out, "mlp,%d,-1", l);
+      csv_number (out, d->mlp[l]);
+      g_string_append (out, ",,");
+      DLA_TAIL ();
+    }
+#undef DLA_TAIL
+  return g_string_free_to_bytes (out);
+}
+
+/* Faithfulness: one row per compared token: its leave-one-out importance and every
+ * attention source's (the best head's last). */
+static GBytes *
+csv_faith (const SaccadeAblation *a, const ScStoreToken *tokens, const char *const *labels,
+           int n)
+{
+  const ScFaithResult *r = a->faith->result;
+  const gboolean named = n == r->n_tokens;
+  GString *out = g_string_new ("pos,token_id,label,loo,last_mean,rollout,flow,best_head,"
+                               "best_head_attention,metric,kind,target,top1_clean,run,study\n");
+
+  for (int j = 0; j < r->n_items; j++)
+    {
+      g_string_append_printf (out, "%d", j);
+      csv_token (out, j, tokens, labels, named);
+      csv_number (out, r->loo[j]);
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        csv_number (out, r->attn[k][j]);
+      if (a->faith_best_head >= 0)
+        g_string_append_printf (out, ",%d.%d", a->faith_best_head / r->n_heads,
+                                a->faith_best_head % r->n_heads);
+      else
+        g_string_append_c (out, ',');
+      csv_number (out, a->faith_best_row != NULL ? a->faith_best_row[j] : NAN);
+      g_string_append_printf (out, ",%s,%s,%d,%d,%lld,%lld\n", sc_faith_metric_id (r->metric),
+                              sc_faith_erase_id (r->kind), r->target, r->top1_clean,
+                              (long long) a->run_id, (long long) a->study_id);
+    }
+  return g_string_free_to_bytes (out);
+}
+
 GBytes *
 saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
                       const char *const *labels, int n)
 {
   GString *out;
 
-  g_return_val_if_fail (a != NULL && (a->heads != NULL || a->tokens != NULL), NULL);
+  g_return_val_if_fail (a != NULL, NULL);
+  if (a->perm != NULL)
+    return csv_permutation (a);
+  if (a->erasure != NULL)
+    return csv_erasure (a, tokens, labels, n);
+  if (a->dla != NULL)
+    return csv_dla (a);
+  if (a->faith != NULL)
+    return csv_faith (a, tokens, labels, n);
+  g_return_val_if_fail (a->heads != NULL || a->tokens != NULL, NULL);
   if (a->heads != NULL)
     {
       const ScHeadSweepResult *r = a->heads;
@@ -325,6 +560,7 @@ typedef struct {
   SaccadeAblationProgress progress;
   gpointer user_data;
   GCancellable *cancellable;
+  double base, span;  /* this part's share of the whole bar */
 } Progress;
 
 static bool
@@ -332,32 +568,331 @@ on_progress (void *user, double fraction)
 {
   Progress *p = user;
   if (p->progress != NULL)
-    p->progress (fraction, p->user_data);
+    p->progress (p->base + p->span * fraction, p->user_data);
   return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+static void
+on_means_progress (double fraction, gpointer user)
+{
+  on_progress (user, fraction);
+}
+
+/* The engine parameters of each kind, from @p, as its verb sets them. */
+typedef struct {
+  ScAblationParams ablation;
+  ScPermutationParams permutation;
+  ScErasureParams erasure;
+  ScFaithParams faith;
+} KindParams;
+
+static void
+kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
+{
+  k->ablation = (ScAblationParams) { .target = p->target, .mode = SC_ABLATE_ZERO };
+  if (kind == SACCADE_ABLATION_HEADS_MEAN)
+    {
+      k->ablation.mode = SC_ABLATE_MEAN;
+      k->ablation.mean_set = SACCADE_REFERENCE_SET;
+    }
+  k->permutation = (ScPermutationParams) {
+    .target = p->target,
+    .n_permutations = p->n_permutations > 0 ? p->n_permutations
+                                            : SACCADE_ABLATION_DEFAULT_PERMUTATIONS,
+    .seed = p->seed,
+  };
+  k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
+                                   .n_random = p->n_random, .seed = p->seed };
+  /* `saccade faithfulness RUN`'s defaults: TV of masking, top-k 0 (= 3) */
+  k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
+}
+
+static int
+kind_params_json (SaccadeAblationKind kind, gint64 run_id, const KindParams *k,
+                  const int32_t *ids, int n, char *buf, size_t size)
+{
+  switch (kind)
+    {
+    case SACCADE_ABLATION_HEADS:
+    case SACCADE_ABLATION_HEADS_MEAN:
+    case SACCADE_ABLATION_TOKENS:
+      return sc_ablation_params_json (KIND_IDS[kind], run_id, &k->ablation, buf, size);
+    case SACCADE_ABLATION_PERMUTE:
+      return sc_permutation_params_json (run_id, &k->permutation, buf, size);
+    case SACCADE_ABLATION_ERASURE:
+      return sc_erasure_params_json (run_id, &k->erasure, buf, size);
+    case SACCADE_ABLATION_DLA:
+      return sc_dla_params_json (run_id, k->ablation.target, buf, size);
+    case SACCADE_ABLATION_FAITH:
+      return sc_faith_params_json (run_id, ids, n, &k->faith, buf, size);
+    default:
+      return -1;
+    }
+}
+
+/* The stored study's length in tokens (to refuse one that does not describe the run). */
+static int
+result_n_tokens (const SaccadeAblation *a)
+{
+  if (a->heads != NULL)
+    return a->heads->n_tokens;
+  if (a->tokens != NULL)
+    return a->tokens->n_tokens;
+  if (a->perm != NULL)
+    return a->perm->n_tokens;
+  if (a->erasure != NULL)
+    return a->erasure->n_tokens;
+  if (a->dla != NULL)
+    return a->dla->n_tokens;
+  return -1;
+}
+
+static void
+clear_results (SaccadeAblation *a)
+{
+  g_clear_pointer (&a->heads, sc_head_sweep_result_free);
+  g_clear_pointer (&a->tokens, sc_token_loo_result_free);
+  g_clear_pointer (&a->perm, sc_permutation_result_free);
+  g_clear_pointer (&a->erasure, sc_erasure_result_free);
+  g_clear_pointer (&a->dla, sc_dla_result_free);
+}
+
+static ScStatus
+load_kind (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
+           const KindParams *k, const char *pj, SaccadeAblation *a, int64_t *id, ScError *err)
+{
+  switch (a->kind)
+    {
+    case SACCADE_ABLATION_HEADS:
+    case SACCADE_ABLATION_HEADS_MEAN:
+      return sc_head_sweep_load (store, info, ident->sha256, pj, &a->heads, id, err);
+    case SACCADE_ABLATION_TOKENS:
+      return sc_token_loo_load (store, info, ident->sha256, pj, &a->tokens, id, err);
+    case SACCADE_ABLATION_PERMUTE:
+      return sc_permutation_load (store, info, ident->sha256, pj, &a->perm, id, err);
+    case SACCADE_ABLATION_ERASURE:
+      return sc_erasure_load (store, info, ident->sha256, pj, &a->erasure, id, err);
+    case SACCADE_ABLATION_DLA:
+      return sc_dla_load (store, info, ident->sha256, pj, &a->dla, id, err);
+    default:
+      return SC_ERR_INVALID_ARG;
+    }
+}
+
+static ScStatus
+run_kind (ScSession *session, ScModel *model, const int32_t *ids, int n, const KindParams *k,
+          Progress *prog, SaccadeAblation *a, ScError *err)
+{
+  switch (a->kind)
+    {
+    case SACCADE_ABLATION_HEADS:
+    case SACCADE_ABLATION_HEADS_MEAN:
+      return sc_head_sweep_run (session, model, ids, n, &k->ablation, on_progress, prog,
+                                &a->heads, err);
+    case SACCADE_ABLATION_TOKENS:
+      return sc_token_loo_run (session, model, ids, n, &k->ablation, on_progress, prog,
+                               &a->tokens, err);
+    case SACCADE_ABLATION_PERMUTE:
+      return sc_permutation_run (session, model, ids, n, &k->permutation, on_progress, prog,
+                                 &a->perm, err);
+    case SACCADE_ABLATION_ERASURE:
+      return sc_erasure_run (session, model, ids, n, &k->erasure, on_progress, prog,
+                             &a->erasure, err);
+    case SACCADE_ABLATION_DLA:
+      {
+        /* one clean pass: no progress between, so say it is done when it is */
+        ScStatus st = sc_dla_run (session, model, ids, n, k->ablation.target, &a->dla, err);
+        if (st == SC_OK && !on_progress (prog, 1.0))
+          {
+            g_clear_pointer (&a->dla, sc_dla_result_free);
+            st = SC_ERR_CANCELLED;
+          }
+        return st;
+      }
+    default:
+      return SC_ERR_INVALID_ARG;
+    }
+}
+
+static ScStatus
+store_kind (ScStore *store, const ScStoreModel *ident, const char *pj, const SaccadeAblation *a,
+            int64_t *id, ScError *err)
+{
+  switch (a->kind)
+    {
+    case SACCADE_ABLATION_HEADS:
+    case SACCADE_ABLATION_HEADS_MEAN:
+      return sc_head_sweep_store (store, ident, pj, a->heads, id, err);
+    case SACCADE_ABLATION_TOKENS:
+      return sc_token_loo_store (store, ident, pj, a->tokens, id, err);
+    case SACCADE_ABLATION_PERMUTE:
+      return sc_permutation_store (store, ident, pj, a->perm, id, err);
+    case SACCADE_ABLATION_ERASURE:
+      return sc_erasure_store (store, ident, pj, a->erasure, id, err);
+    case SACCADE_ABLATION_DLA:
+      return sc_dla_store (store, ident, pj, a->dla, id, err);
+    default:
+      return SC_ERR_INVALID_ARG;
+    }
+}
+
+/* DLA: the stored zero-ablation sweep of the same run whose target is the DLA's, tried with
+ * the target named and, when it is the clean top-1, as the default target (as `saccade dla`
+ * does), and ρ of DLA against its Δ log p. */
+static void
+dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
+                SaccadeAblation *a)
+{
+  const ScDlaResult *d = a->dla;
+  const int tries[2] = { d->target, -1 };
+  const int n = d->n_layers * d->n_heads;
+
+  a->dla_rho.rho = a->dla_rho.p = NAN;
+  for (int k = 0; k < 2 && a->dla_sweep == NULL; k++)
+    {
+      const ScAblationParams p = { .target = tries[k], .mode = SC_ABLATE_ZERO };
+      ScHeadSweepResult *sw = NULL;
+      char pj[128];
+      if (k == 1 && d->target != d->top1_clean)
+        break;
+      if (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, a->run_id, &p, pj, sizeof pj) < 0
+          || sc_head_sweep_load (store, info, ident->sha256, pj, &sw, NULL, NULL) != SC_OK)
+        continue;
+      if (sw->target != d->target || sw->n_tokens != d->n_tokens
+          || sw->n_layers * sw->n_heads != n)
+        sc_head_sweep_result_free (sw);
+      else
+        a->dla_sweep = sw;
+    }
+  if (a->dla_sweep != NULL)
+    {
+      g_autofree double *dlp = g_new (double, n);
+      for (int i = 0; i < n; i++)
+        dlp[i] = a->dla_sweep->heads[i].next.delta_logp;
+      if (sc_spearman_rho (d->heads, dlp, n, &a->dla_rho, NULL) != SC_OK)
+        a->dla_rho.rho = a->dla_rho.p = NAN;
+    }
+}
+
+/* FAITH: the best head and its last query's row (from the computed rows, else the run's
+ * stored head). */
+static void
+faith_best_head (ScStore *store, SaccadeAblation *a)
+{
+  const ScFaithResult *r = a->faith->result;
+  const int n_h = r->n_layers * r->n_heads;
+  int best = -1;
+
+  for (int h = 0; h < n_h; h++)
+    if (r->heads[h].status == SC_OK && !isnan (r->heads[h].tau)
+        && (best < 0 || r->heads[h].tau > r->heads[best].tau))
+      best = h;
+  a->faith_best_head = best;
+  if (best < 0)
+    return;
+  if (r->head_rows != NULL)
+    {
+      a->faith_best_row = g_new (double, r->n_items);
+      for (int j = 0; j < r->n_items; j++)
+        a->faith_best_row[j] = r->head_rows[(size_t) best * r->n_items + j];
+      return;
+    }
+  {
+    ScStoreHead head = { 0 };
+    if (sc_store_read_head (store, a->run_id, best / r->n_heads, best % r->n_heads, &head, NULL)
+          == SC_OK
+        && head.n_query == (uint32_t) r->n_tokens && head.n_key == (uint32_t) r->n_tokens)
+      {
+        const float *last = head.probs + (size_t) (r->n_tokens - 1) * head.n_key;
+        a->faith_best_row = g_new (double, r->n_items);
+        for (int j = 0; j < r->n_items; j++)
+          a->faith_best_row[j] = last[j];
+      }
+    sc_store_head_clear (&head);
+  }
+}
+
+/* FAITH, after pass 1: saccade_faithfulness_get() reuses or computes (and stores, with the
+ * leave-one-out it runs) on its own connections; STORED_ONLY first checks that a study is
+ * there. */
+static gboolean
+get_faith (ScModel *model, const ScStoreModel *ident, ScSession *session, ScStore *store,
+           const char *db_path, const int32_t *ids, int n, const KindParams *k,
+           const char *pj, SaccadeAblationFlags flags, Progress *prog, char **store_warning,
+           SaccadeAblation *a, GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  ScFaithResult *probe = NULL;
+  ScError err = { 0 };
+  ScStatus st;
+
+  if (flags & SACCADE_ABLATION_STORED_ONLY)
+    {
+      st = sc_faith_load (store, info, ident->sha256, pj, &k->faith, &probe, NULL, &err);
+      sc_faith_result_free (probe);
+      if (st != SC_OK)
+        {
+          if (st == SC_ERR_NOT_FOUND)
+            g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                         "run %lld has no stored %s study with these parameters",
+                         (long long) a->run_id, SC_FAITH_KIND);
+          else
+            saccade_set_error_from_sc (error, &err);
+          return FALSE;
+        }
+    }
+  if (n < SC_FAITH_MIN_TOKENS)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* Translators: faithfulness needs this many tokens; the run has fewer. */
+                   _("Faithfulness compares at least two tokens and the query: run %lld has "
+                     "%d tokens, it needs %d"), (long long) a->run_id, n, SC_FAITH_MIN_TOKENS);
+      return FALSE;
+    }
+  a->faith = saccade_faithfulness_get (model, ident->path, session, db_path, a->run_id, ids, n,
+                                       &k->faith, FALSE,
+                                       (flags & SACCADE_ABLATION_RECOMPUTE) != 0,
+                                       prog->progress, prog->user_data, prog->cancellable,
+                                       store_warning, error);
+  if (a->faith == NULL)
+    return FALSE;
+  a->study_id = a->faith->study_id;
+  a->reused = a->faith->reused;
+  a->seconds = a->faith->reused ? 0 : a->faith->seconds;
+  if (a->study_id > 0)
+    a->created_ms = study_created (store, a->study_id);
+  faith_best_head (store, a);
+  return TRUE;
 }
 
 SaccadeAblation *
 saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                       const char *db_path, gint64 run_id, SaccadeAblationKind kind,
-                      const ScAblationParams *params, SaccadeAblationFlags flags,
+                      const SaccadeAblationParams *params, SaccadeAblationFlags flags,
                       SaccadeAblationProgress progress, gpointer user_data,
                       GCancellable *cancellable, char **store_warning, GError **error)
 {
+  static const SaccadeAblationParams defaults = { .target = -1,
+                                                  .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
   const ScModelInfo *info;
   const char *kind_id = saccade_ablation_kind_id (kind);
   g_autoptr (SaccadeAblation) a = NULL;
+  g_autoptr (SaccadeHeadMeans) hm = NULL;
   g_autofree int32_t *ids = NULL;
-  Progress prog = { progress, user_data, cancellable };
+  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  KindParams kp;
   ScError err = { 0 };
   ScStore *store = NULL;
-  char pj[128];
+  char pj[256];
   int64_t id = 0;
   int n = 0;
   gint64 t0;
   ScStatus st;
 
-  g_return_val_if_fail (model != NULL && ident != NULL && params != NULL, NULL);
+  g_return_val_if_fail (model != NULL && ident != NULL, NULL);
   info = sc_model_info (model);
+  if (params == NULL)
+    params = &defaults;
   if (kind_id == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
@@ -376,11 +911,7 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
                            "ablation: computing a study needs a session");
       return NULL;
     }
-  if (sc_ablation_params_json (kind_id, run_id, params, pj, sizeof pj) < 0)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "ablation: params too long");
-      return NULL;
-    }
+  kind_params (kind, params, &kp);
 
   /* 1. the store and the run. */
   if (!(flags & SACCADE_ABLATION_STORED_ONLY))
@@ -392,28 +923,43 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
     }
   if ((ids = read_run_ids (store, ident, info, run_id, &n, error)) == NULL)
     goto fail;
+  if (kind_params_json (kind, run_id, &kp, ids, n, pj, sizeof pj) < 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "ablation: the parameters of a %s study are out of range", kind_id);
+      goto fail;
+    }
 
   a = g_new0 (SaccadeAblation, 1);
   a->kind = kind;
   a->run_id = run_id;
+  a->faith_best_head = -1;
+  a->dla_rho.rho = a->dla_rho.p = NAN;
+  if (kind == SACCADE_ABLATION_FAITH)
+    {
+      if (!get_faith (model, ident, session, store, db_path, ids, n, &kp, pj, flags, &prog,
+                      store_warning, a, error))
+        goto fail;
+      sc_store_close (store);
+      return g_steal_pointer (&a);
+    }
 
   /* 2. reuse. */
   if (!(flags & SACCADE_ABLATION_RECOMPUTE))
     {
-      st = kind == SACCADE_ABLATION_HEADS
-             ? sc_head_sweep_load (store, info, ident->sha256, pj, &a->heads, &id, &err)
-             : sc_token_loo_load (store, info, ident->sha256, pj, &a->tokens, &id, &err);
-      if (st == SC_OK && (a->heads != NULL ? a->heads->n_tokens : a->tokens->n_tokens) == n)
+      st = load_kind (store, info, ident, &kp, pj, a, &id, &err);
+      if (st == SC_OK && result_n_tokens (a) == n)
         {
           a->study_id = id;
           a->created_ms = study_created (store, id);
           a->reused = TRUE;
+          if (kind == SACCADE_ABLATION_DLA)
+            dla_find_sweep (store, info, ident, a);
           sc_store_close (store);
           return g_steal_pointer (&a);
         }
       /* A stored study of another length does not describe this run: compute anew. */
-      g_clear_pointer (&a->heads, sc_head_sweep_result_free);
-      g_clear_pointer (&a->tokens, sc_token_loo_result_free);
+      clear_results (a);
       if (st != SC_OK && st != SC_ERR_NOT_FOUND)
         g_message ("study of run %lld not reused: %s", (long long) run_id, err.message);
     }
@@ -425,13 +971,27 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
       goto fail;
     }
 
-  /* 3. compute. */
+  /* 3. compute (the reference means first, for mean-ablation). */
   t0 = g_get_monotonic_time ();
-  st = kind == SACCADE_ABLATION_HEADS
-         ? sc_head_sweep_run (session, model, ids, n, params, on_progress, &prog, &a->heads,
-                              &err)
-         : sc_token_loo_run (session, model, ids, n, params, on_progress, &prog, &a->tokens,
-                             &err);
+  if (kind == SACCADE_ABLATION_HEADS_MEAN)
+    {
+      g_autofree char *means_warning = NULL;
+      /* When the means are computed, they take the first 30 % of the bar: the set's passes
+       * are about a third of a 270-head sweep of a short sentence (docs/window.md). */
+      Progress mp = { progress, user_data, cancellable, 0, 0.3 };
+      hm = saccade_head_means_get (model, ident->path, session, db_path, NULL, FALSE,
+                                   on_means_progress, &mp, cancellable, &means_warning, error);
+      if (hm == NULL)
+        goto fail;
+      if (means_warning != NULL)
+        g_message ("reference means: %s", means_warning);
+      kp.ablation.head_mean = hm->means->mean;
+      a->means_computed = !hm->reused;
+      a->means_seconds = hm->seconds;
+      if (a->means_computed)
+        prog.base = 0.3, prog.span = 0.7;
+    }
+  st = run_kind (session, model, ids, n, &kp, &prog, a, &err);
   if (st != SC_OK)
     {
       if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (cancellable))
@@ -455,9 +1015,7 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
     }
   else
     {
-      st = kind == SACCADE_ABLATION_HEADS
-             ? sc_head_sweep_store (store, ident, pj, a->heads, &id, &err)
-             : sc_token_loo_store (store, ident, pj, a->tokens, &id, &err);
+      st = store_kind (store, ident, pj, a, &id, &err);
       if (st == SC_OK)
         {
           a->study_id = id;
@@ -466,6 +1024,8 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
       else if (store_warning != NULL)
         *store_warning = g_strdup (err.message);
     }
+  if (kind == SACCADE_ABLATION_DLA)
+    dla_find_sweep (store, info, ident, a);
   sc_store_close (store);
   return g_steal_pointer (&a);
 
@@ -485,7 +1045,7 @@ typedef struct {
   char *db_path;
   gint64 run_id;
   SaccadeAblationKind kind;
-  ScAblationParams params;
+  SaccadeAblationParams params;
   SaccadeAblationFlags flags;
   SaccadeAblationTaskProgress progress;
   gpointer progress_data;
@@ -544,7 +1104,7 @@ ablation_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
 
   /* The whole study holds the session: a capture started meanwhile waits for it. A lookup
    * of stored studies runs nothing and takes no lock. */
-  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY))
+  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY) || job->kind == SACCADE_ABLATION_FAITH)
     session = saccade_loaded_model_lock_session (job->model);
   a = saccade_ablation_get (saccade_loaded_model_get_model (job->model),
                             saccade_loaded_model_get_ident (job->model), session, job->db_path,
@@ -564,8 +1124,9 @@ ablation_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
 
 void
 saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
-                        gint64 run_id, SaccadeAblationKind kind, const ScAblationParams *params,
-                        SaccadeAblationFlags flags, GCancellable *cancellable,
+                        gint64 run_id, SaccadeAblationKind kind,
+                        const SaccadeAblationParams *params, SaccadeAblationFlags flags,
+                        GCancellable *cancellable,
                         SaccadeAblationTaskProgress progress, gpointer progress_data,
                         GAsyncReadyCallback callback, gpointer user_data)
 {
@@ -573,16 +1134,23 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
   Job *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
-  g_return_if_fail (params != NULL);
 
   task = g_task_new (source_object, cancellable, callback, user_data);
   g_task_set_source_tag (task, saccade_ablation_async);
+  /* The worker says what happened: a study that saw the cancel returns CANCELLED (and
+   * stored nothing); one that finished first was stored and is returned as such — GTask
+   * must not turn it into "cancelled" after the fact. */
+  g_task_set_check_cancellable (task, FALSE);
   job = g_new0 (Job, 1);
   job->model = g_object_ref (model);
   job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   job->kind = kind;
-  job->params = *params;
+  if (params != NULL)
+    job->params = *params;
+  else
+    job->params = (SaccadeAblationParams) { .target = -1,
+                                            .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
   job->flags = flags;
   job->progress = progress;
   job->progress_data = progress_data;

@@ -1,7 +1,9 @@
-/* saccade-ablation.h — the ablation studies of a stored run as both faces use them: the
- * head sweep and token leave-one-out of engine/study/sc-ablation-study.h, computed on the
- * run's tokens and stored in the capture store as a study with its canonical parameters
- * (sc_ablation_params_json: study version, run, target, mode), or read back from there
+/* saccade-ablation.h — the studies of a stored run as both faces use them: the head sweeps
+ * (zero- and mean-ablation) and token leave-one-out of engine/study/sc-ablation-study.h,
+ * attention permutation (sc-permutation-study.h), erasure curves (sc-erasure-study.h),
+ * direct logit attribution (sc-dla.h) and faithfulness (saccade-faithfulness.h), computed
+ * on the run's tokens and stored in the capture store as a study with the canonical
+ * parameters of its engine file (the same as the `saccade` verb's), or read back from there
  * when the same model file (by SHA-256) studied the same run with the same parameters
  * before. The window's Ablation page calls saccade_ablation_async(); a command line can
  * call saccade_ablation_get() on its own thread.
@@ -24,22 +26,62 @@
 #include <gio/gio.h>
 
 #include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-faithfulness.h"
+#include "engine/analysis/sc-rank.h"
 #include "engine/study/sc-ablation-study.h"
+#include "engine/study/sc-dla.h"
+#include "engine/study/sc-erasure-study.h"
+#include "engine/study/sc-permutation-study.h"
 
 G_BEGIN_DECLS
 
-/* The studies of a run the window and the command line know. New study kinds (attention
- * permutation, erasure curves, ...) are added at the end. */
+/* The studies of a run the window and the command line know, each with the store's kind
+ * text and params exactly as the `saccade` verb that makes it writes them, so a study made
+ * by one face is found by the other:
+ *   HEADS       ablate-heads, mode zero            `saccade ablate RUN --heads`
+ *   TOKENS      ablate-tokens                      `saccade ablate RUN --tokens`
+ *   HEADS_MEAN  ablate-heads, mode mean, the means of SACCADE_REFERENCE_SET (computed once
+ *               per model file and reused, saccade-head-means.h)  `--heads --mean`
+ *   PERMUTE     ablate-permute, N and seed         `--permute N [--seed S]`
+ *   ERASURE     ablate-erasure, kind, seeds, seed  `--erasure [--kind K] [--seeds R]`
+ *   DLA         dla                                `saccade dla RUN`
+ *   FAITH       faithfulness (TV, mask, top-3)     `saccade faithfulness RUN`
+ * New kinds are added at the end. */
 typedef enum {
   SACCADE_ABLATION_HEADS,   /* the head sweep: each head zero-ablated alone */
   SACCADE_ABLATION_TOKENS,  /* token leave-one-out: each token masked, then dropped */
+  SACCADE_ABLATION_HEADS_MEAN, /* the head sweep: each head mean-ablated alone */
+  SACCADE_ABLATION_PERMUTE, /* attention permutation: N seeded permutations per head */
+  SACCADE_ABLATION_ERASURE, /* erasure curves: tokens erased until the top-1 flips */
+  SACCADE_ABLATION_DLA,     /* direct logit attribution of each head */
+  SACCADE_ABLATION_FAITH,   /* attention against leave-one-out importance */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
-/* The store's kind text (SC_ABLATION_KIND_HEADS, ...); NULL outside the enum. */
+/* The store's kind text (SC_ABLATION_KIND_HEADS, ...; HEADS_MEAN is "ablate-heads" too, told
+ * apart by its params); NULL outside the enum. */
 const char *saccade_ablation_kind_id (SaccadeAblationKind kind);
-/* Parses a kind text or the short names "heads" and "tokens". */
+/* The short names "heads", "tokens", "heads-mean", "permute", "erasure", "dla",
+ * "faithfulness" (the test driver's and page.study's); NULL outside the enum. */
+const char *saccade_ablation_kind_name (SaccadeAblationKind kind);
+/* Parses a short name, or a store kind text other than "ablate-heads"'s mean form. */
 gboolean saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out);
+
+/* The defaults of the verbs' options, which the window uses as well. */
+#define SACCADE_ABLATION_DEFAULT_PERMUTATIONS 8 /* page; the CLI asks for N */
+#define SACCADE_ABLATION_DEFAULT_SEEDS 8        /* `--erasure` without --seeds */
+
+/* What a study is asked for; a field a kind does not use is ignored (and not part of its
+ * stored params). Zero-initialised it is every verb's default but for n_permutations,
+ * whose 0 means SACCADE_ABLATION_DEFAULT_PERMUTATIONS, and n_random, whose 0 is zero random
+ * orderings (as `--seeds 0`): say SACCADE_ABLATION_DEFAULT_SEEDS for the verb's default. */
+typedef struct {
+  int target;              /* the token measured, or −1: the clean top-1 */
+  int n_permutations;      /* PERMUTE: N, 1 .. SC_PERMUTATION_MAX_N (0: the default) */
+  guint64 seed;            /* PERMUTE, ERASURE: the base seed (`--seed`, default 0) */
+  ScEraseKind erase_kind;  /* ERASURE: mask (default) or drop */
+  int n_random;            /* ERASURE: random orderings, 0 .. SC_ERASURE_MAX_SEEDS */
+} SaccadeAblationParams;
 
 typedef enum {
   SACCADE_ABLATION_DEFAULT = 0,
@@ -50,8 +92,27 @@ typedef enum {
 typedef struct {
   SaccadeAblationKind kind;
   gint64 run_id;
-  ScHeadSweepResult *heads;   /* SACCADE_ABLATION_HEADS: owned; else NULL */
-  ScTokenLooResult *tokens;   /* SACCADE_ABLATION_TOKENS: owned; else NULL */
+  /* The result, owned; exactly one is set (heads for both head sweeps). */
+  ScHeadSweepResult *heads;   /* HEADS, HEADS_MEAN */
+  ScTokenLooResult *tokens;   /* TOKENS */
+  ScPermutationResult *perm;  /* PERMUTE */
+  ScErasureResult *erasure;   /* ERASURE */
+  ScDlaResult *dla;           /* DLA */
+  SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
+  /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
+   * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the
+   * heads; NULL / NaN when none is stored. */
+  ScHeadSweepResult *dla_sweep;
+  ScSpearman dla_rho;
+  /* FAITH: the best head (highest τ-b with leave-one-out; ties: the lowest index; −1 when
+   * no head's τ is defined) and its last query's attention over the items (n_items), from
+   * the computed rows or, for a study read back, from the run's stored head (fp16). */
+  int faith_best_head;
+  double *faith_best_row;
+  /* HEADS_MEAN: the reference means were computed now (not read from the store), in
+   * means_seconds (inside seconds). */
+  gboolean means_computed;
+  double means_seconds;
   gint64 study_id;            /* in the store; 0 when it could not be stored */
   gint64 created_ms;          /* when the study was stored (Unix ms); 0 when it was not */
   gboolean reused;            /* read back rather than computed */
@@ -61,7 +122,8 @@ typedef struct {
 void saccade_ablation_free (SaccadeAblation *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAblation, saccade_ablation_free)
 
-/* The clean run's numbers the study measured against, whichever its kind. */
+/* The clean run's numbers the study measured against, whichever its kind (DLA has no
+ * log-probability: its logp_clean is NaN). */
 int saccade_ablation_target (const SaccadeAblation *a);
 int saccade_ablation_top1_clean (const SaccadeAblation *a);
 double saccade_ablation_logp_clean (const SaccadeAblation *a);
@@ -85,19 +147,26 @@ double saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblation
 int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m);
 
 /* Every number of @a as CSV (columns in docs/metrics.md, "The Ablation page and its
- * exports"): one row per head or per token, the clean run's numbers and the ids repeated on
- * each; NaN as an empty field. Leave-one-out rows name their token by @tokens[j].id and
- * @labels[j] (display labels), both of @n entries; either may be NULL, or @n may differ
- * from the study's length: then id −1 and an empty label. */
+ * exports"): one row per head (the head sweeps; permutation: each quantile of each metric;
+ * DLA: with the stored zero-ablation effect beside it), per token (leave-one-out), per
+ * ordering and step (erasure: ordering,seed_index,k,erased_pos,p_target,tv,top1) or per
+ * compared token (faithfulness: saccade_faithfulness_run_csv's columns), the clean run's
+ * numbers and the ids repeated on each but faithfulness's; NaN as an empty field (but
+ * faithfulness's "nan"). Token rows name their token by @tokens[j].id and @labels[j]
+ * (display labels), both of @n entries; either may be NULL, or @n may differ from the
+ * study's length: then id −1 and an empty label. */
 GBytes *saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
                               const char *const *labels, int n);
 
 /* Called with the fraction done (0..1], on the thread that runs the study. */
 typedef void (*SaccadeAblationProgress) (double fraction, gpointer user_data);
 
-/* Study @kind of run @run_id of the store at @db_path with @params (target, mode; its
- * head_mean and full_recompute as sc-ablation-study.h says), on @model (identified by
- * @ident, whose strings it borrows). Unless @flags has RECOMPUTE, the latest complete
+/* Study @kind of run @run_id of the store at @db_path with @params (NULL: every default), on
+ * @model (identified by @ident, whose strings it borrows; ident->path is the model file).
+ * HEADS_MEAN first gets the reference means (saccade_head_means_get: read from the store,
+ * else computed on @session and stored — the first 30 % of the progress when computed).
+ * FAITH never computes a head sweep: its head level is there when a zero-ablation sweep
+ * of the run is stored. Unless @flags has RECOMPUTE, the latest complete
  * stored study with the same parameters is read back; else (and unless STORED_ONLY) it is
  * computed on @session (bound to @model, used by no one else during the call; may be NULL
  * with STORED_ONLY) and stored. Runs on the calling thread (a worker, for the window).
@@ -109,7 +178,7 @@ typedef void (*SaccadeAblationProgress) (double fraction, gpointer user_data);
  * caller frees) and the computed result still returned. */
 SaccadeAblation *saccade_ablation_get (ScModel *model, const ScStoreModel *ident,
                                        ScSession *session, const char *db_path, gint64 run_id,
-                                       SaccadeAblationKind kind, const ScAblationParams *params,
+                                       SaccadeAblationKind kind, const SaccadeAblationParams *params,
                                        SaccadeAblationFlags flags,
                                        SaccadeAblationProgress progress, gpointer user_data,
                                        GCancellable *cancellable, char **store_warning,
@@ -120,17 +189,20 @@ SaccadeAblation *saccade_ablation_get (ScModel *model, const ScStoreModel *ident
 typedef void (*SaccadeAblationTaskProgress) (gpointer user_data, double fraction);
 
 /* saccade_ablation_get() in a worker on @model's session (its lock held for the whole
- * study: captures and other studies on the same model wait for it). @params is copied
- * (head_mean is borrowed and must outlive the task). @progress (may be NULL) is called on
+ * study: captures and other studies on the same model wait for it; a lookup with
+ * STORED_ONLY takes it only for FAITH, whose head level may run one clean pass for the
+ * direct logit attribution). @params is copied. @progress (may be NULL) is called on
  * the thread-default main context with @progress_data, which must stay valid until
  * @callback runs (pass @source_object's self). A failure to store is logged. */
 void saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model,
                              const char *db_path, gint64 run_id, SaccadeAblationKind kind,
-                             const ScAblationParams *params, SaccadeAblationFlags flags,
+                             const SaccadeAblationParams *params, SaccadeAblationFlags flags,
                              GCancellable *cancellable, SaccadeAblationTaskProgress progress,
                              gpointer progress_data, GAsyncReadyCallback callback,
                              gpointer user_data);
-/* The result (caller frees), or NULL with @error set. */
+/* The result (caller frees), or NULL with @error set: G_IO_ERROR_CANCELLED only when the
+ * study saw the cancel (and stored nothing); a study that finished before it did was
+ * stored and is returned. */
 SaccadeAblation *saccade_ablation_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

@@ -31,7 +31,11 @@
  *   induction-open L H       on the Induction page: what a click on head (L, H) does (the
  *                            sequence captured as a run, the head opened in Heatmap)
  *   expect-induction TEXT    the Induction page's status line contains TEXT
- *   ablation-study ID        on the Ablation page: choose a study (heads, tokens)
+ *   ablation-study ID        on the Ablation page: choose a study (heads, heads-mean, tokens,
+ *                            permute, erasure, dla, faithfulness)
+ *   ablation-option NAME VAL on the Ablation page: set a study's option (permutations N,
+ *                            seeds R, erase-kind mask|drop, source last-mean|rollout|flow|
+ *                            best-head), as its chooser does
  *   ablation-target [TEXT]   on the Ablation page: type TEXT as the target (none: top-1)
  *   ablation-run             on the Ablation page: run the chosen study and wait for it
  *   ablation-run-then-cancel run it, then Cancel once it reports progress
@@ -354,6 +358,13 @@ ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const c
     }
   else if (g_str_equal (cmd, "ablation-target"))
     saccade_ablation_page_set_target (ab, rest);
+  else if (g_str_equal (cmd, "ablation-option"))
+    {
+      g_auto (GStrv) nv = g_strsplit (rest != NULL ? rest : "", " ", 2);
+      if (nv[0] == NULL || nv[1] == NULL
+          || !saccade_ablation_page_set_option (ab, nv[0], nv[1]))
+        return fail (d, "ablation-option: no option '%s'", rest != NULL ? rest : "");
+    }
   else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
     {
       if (!saccade_ablation_page_run (ab))

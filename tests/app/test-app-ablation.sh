@@ -7,11 +7,17 @@
 #    head sweep and cancels each at its first progress: the database must then hold no
 #    study at all, not even a 'writing' row. Then leave-one-out runs whole, is drawn,
 #    exported (PNG, SVG, PDF, CSV with every number) and screenshotted, shown as TV, and
-#    run again for a typed target (another study).
-# 2. The window again on the same database: the stored study is shown at once when the run
+#    run again for a typed target (another study). Then the erasure curves (2 random
+#    orders), faithfulness (its leave-one-out read from the stored study) and direct logit
+#    attribution run whole, are drawn, exported and stored; attention permutation is
+#    cancelled at its first progress and leaves no study.
+# 2. The command line finds what the window stored (`saccade ablate --erasure`, `saccade
+#    faithfulness`, `saccade dla`: "reused study"), and stores an erasure study of its own
+#    (drop) that the window then finds with the same options, computing nothing.
+# 3. The window again on the same database: the stored study is shown at once when the run
 #    is selected (its status names the stored study; nothing is computed: the database
-#    still holds one study).
-# 3. The same in Simplified Chinese (LANGUAGE=zh_CN).
+#    holds as many studies as before).
+# 4. The same in Simplified Chinese (LANGUAGE=zh_CN).
 #
 # Usage: test-app-ablation.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -76,11 +82,36 @@ screenshot $out/tokens-tv.png
 ablation-target  tired
 ablation-run
 expect-ablation Target “␣tired”
+ablation-target
+ablation-study erasure
+ablation-option seeds 2
+ablation-run
+expect-ablation computed in
+screenshot $out/erasure.png
+export-figure $out/erasure.svg
+export-csv $out/erasure.csv
+ablation-study faithfulness
+ablation-run
+expect-ablation computed in
+screenshot $out/faith.png
+export-figure $out/faith.png.png
+export-csv $out/faith.csv
+ablation-option source rollout
+screenshot $out/faith-rollout.png
+ablation-study permute
+ablation-option permutations 2
+ablation-run-then-cancel
+expect-ablation Cancelled
+ablation-study dla
+ablation-run
+expect-ablation logit
+screenshot $out/dla.png
+export-csv $out/dla.csv
 quit
 SCRIPT
 run_app first "$out/first.script"
 grep -q "cancelling the study" "$out/first.log" || fail "no study was cancelled mid-way"
-[ "$(grep -c "cancelling the study" "$out/first.log")" = 2 ] || fail "both studies should be cancelled"
+[ "$(grep -c "cancelling the study" "$out/first.log")" = 3 ] || fail "three studies should be cancelled"
 [ "$(studies "kind = 'ablate-heads'")" = 0 ] || fail "a cancelled head sweep left a study"
 [ "$(studies "status = 'writing'")" = 0 ] || fail "a cancelled study left a 'writing' row"
 [ "$(studies "kind = 'ablate-tokens' AND status = 'complete'")" = 2 ] \
@@ -95,8 +126,56 @@ head -1 "$out/tokens.csv" 2>/dev/null | grep -q '^pos,token_id,label,mask_delta_
   || fail "tokens.csv header: $(head -1 "$out/tokens.csv" 2>/dev/null)"
 # The header and one row per token of the sentence.
 [ "$(wc -l < "$out/tokens.csv")" = 11 ] || fail "tokens.csv should have 1 + 10 lines (SmolLM2 reads the sentence as 10 tokens)"
+# The other studies: stored once each, whole; the cancelled permutation left nothing.
+[ "$(studies "kind = 'ablate-erasure' AND status = 'complete'")" = 1 ] || fail "the erasure curves should be stored once"
+[ "$(studies "kind = 'faithfulness' AND status = 'complete'")" = 1 ] || fail "faithfulness should be stored once"
+[ "$(studies "kind = 'dla' AND status = 'complete'")" = 1 ] || fail "DLA should be stored once"
+[ "$(studies "kind = 'ablate-permute'")" = 0 ] || fail "a cancelled permutation left a study"
+[ "$(studies "kind = 'ablate-tokens'")" = 2 ] || fail "faithfulness should reuse the stored leave-one-out"
+check_png "$out/erasure.png"
+check_png "$out/faith.png"
+check_png "$out/faith-rollout.png"
+check_png "$out/dla.png"
+grep -q '<svg' "$out/erasure.svg" 2>/dev/null || fail "erasure.svg is not an SVG"
+head -c 8 "$out/faith.png.png" | grep -q PNG || fail "faith.png.png is not a PNG"
+# Erasure: the attention, leave-one-out and 2 random orderings, steps k = 0 .. 9 each.
+[ "$(wc -l < "$out/erasure.csv")" = 41 ] || fail "erasure.csv should have 1 + 4 × 10 lines"
+head -1 "$out/erasure.csv" | grep -q '^ordering,seed_index,k,fraction_removed,' || fail "erasure.csv header"
+# Faithfulness: one row per compared token (all but the query).
+[ "$(wc -l < "$out/faith.csv")" = 10 ] || fail "faith.csv should have 1 + 9 lines"
+# DLA: 270 heads, the embedding, 30 MLPs.
+[ "$(wc -l < "$out/dla.csv")" = 302 ] || fail "dla.csv should have 1 + 270 + 1 + 30 lines"
 
-# --- 2. Reopened: the stored study shows at once ----------------------------------------
+# --- 2. The command line and the window share their studies -----------------------------
+n_before=$(studies "1")
+cli() { "$saccade" "$@" --db "$db" -m "$model" 2>&1; }
+run=$(sqlite3 "$db" "SELECT max(id) FROM runs")
+cli ablate "$run" --erasure --seeds 2 > "$out/cli-erasure.txt"
+grep -q "reused study" "$out/cli-erasure.txt" || fail "saccade ablate --erasure did not find the window's study: $(cat "$out/cli-erasure.txt")"
+cli faithfulness "$run" > "$out/cli-faith.txt"
+grep -q "reused study" "$out/cli-faith.txt" || fail "saccade faithfulness did not find the window's study: $(head -3 "$out/cli-faith.txt")"
+cli dla "$run" > "$out/cli-dla.txt"
+grep -q "reused study" "$out/cli-dla.txt" || fail "saccade dla did not find the window's study: $(head -3 "$out/cli-dla.txt")"
+[ "$(studies "1")" = "$n_before" ] || fail "the command line computed a study the window had stored"
+cli ablate "$run" --erasure --kind drop --seeds 2 > "$out/cli-drop.txt"
+grep -q "stored as study" "$out/cli-drop.txt" || fail "saccade ablate --erasure --kind drop: $(cat "$out/cli-drop.txt")"
+n_before=$(studies "1")
+drop_id=$(sqlite3 "$db" "SELECT max(id) FROM studies WHERE kind = 'ablate-erasure' AND params LIKE '%\"drop\"%'")
+cat > "$out/cli.script" <<SCRIPT
+select newest
+page ablation
+dismiss-toast
+ablation-study erasure
+ablation-option seeds 2
+ablation-option erase-kind drop
+expect-ablation study $drop_id of
+screenshot $out/erasure-drop.png
+quit
+SCRIPT
+run_app cli "$out/cli.script"
+[ "$(studies "1")" = "$n_before" ] || fail "the window computed the command line's erasure study again"
+
+# --- 3. Reopened: the stored study shows at once ----------------------------------------
 cat > "$out/again.script" <<SCRIPT
 select newest
 page ablation
@@ -107,9 +186,9 @@ quit
 SCRIPT
 run_app again "$out/again.script"
 check_png "$out/tokens-stored.png"
-[ "$(studies "1")" = 2 ] || fail "showing a stored study computed another one"
+[ "$(studies "1")" = "$n_before" ] || fail "showing a stored study computed another one"
 
-# --- 3. Simplified Chinese --------------------------------------------------------------
+# --- 4. Simplified Chinese --------------------------------------------------------------
 sed "s|$out/tokens-stored.png|$out/tokens-zh.png|; s|expect-ablation study 1 of|expect-ablation 研究 1|" \
   "$out/again.script" > "$out/zh.script"
 LANGUAGE=zh_CN run_app zh "$out/zh.script"

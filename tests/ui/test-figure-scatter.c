@@ -62,6 +62,30 @@ test_scatter_points (void)
   canvas_clear (&c);
 }
 
+/* Points in the top-left corner: the τ/ρ box goes to the corner that hides none (top-right,
+ * the next in order), and the top-left keeps its points uncovered. */
+static void
+test_scatter_box_corner (void)
+{
+  const double x[3] = { 0.0, 0.02, 1.0 }, y[3] = { 1.0, 0.98, 0.0 };
+  SaccadeScatterFigure f = { .n = 3, .x = x, .y = y, .tau = -1, .tau_p = 0.3, .rho = -1,
+                             .rho_p = NAN };
+  SaccadeScatterGeometry g;
+  Canvas c;
+
+  canvas_init (&c, W, H);
+  saccade_figure_scatter_draw_full (c.cr, &f, NULL, W, H, &g);
+  /* The text in the top-right corner, not over the points in the top-left (the same
+   * region's width on each side, the points themselves left out on the left). */
+  {
+    const int right = ink_in (c.surface, g.x0 + g.width - 120, g.y0 + 6, g.x0 + g.width - 8,
+                              g.y0 + 40, WHITE);
+    const int left = ink_in (c.surface, g.x0 + 30, g.y0 + 6, g.x0 + 142, g.y0 + 40, WHITE);
+    g_assert_cmpint (right, >, left + 50);
+  }
+  canvas_clear (&c);
+}
+
 static void
 test_scatter_bars (void)
 {
@@ -201,6 +225,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/figure-scatter/box-corner", test_scatter_box_corner);
   g_test_add_func ("/figure-scatter/points", test_scatter_points);
   g_test_add_func ("/figure-scatter/bars", test_scatter_bars);
   g_test_add_func ("/figure-faithfulness/rows", test_faithfulness_rows);

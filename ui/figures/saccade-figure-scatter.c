@@ -6,9 +6,10 @@
  * Layout: title; the plot on the left with nice ticks on both axes from 0 (importances are
  * never negative) — or from the smallest value when one is negative — to the largest value
  * padded by 5 %, the captions below and rotated on the left; Kendall τ and Spearman ρ with
- * their p-values in a box in the plot's top-left corner, on an 85 % veil of the background
- * (a point under it stays visible, faintly, and the text stays legible); points as dots in
- * the first head colour, each labelled on its right (on its left near the plot's edge).
+ * their p-values in a box in the plot corner that hides the fewest points, on an 85 % veil
+ * of the background (a point under it stays visible, faintly, and the text stays
+ * legible); points as dots in the first head colour, each labelled on its right (on its
+ * left near the plot's edge).
  * With bars: a panel on the right with one row per item, its label and two horizontal
  * bars — the x value (blue) and the y value (orange), each scaled to its own maximum, since
  * the two importances have different units —
@@ -18,6 +19,7 @@
 
 #include "ui/figures/saccade-figure-private.h"
 
+#include <limits.h>
 #include <math.h>
 
 /* The two series' colours: the lines figure's heads 0 and 1 (blue, orange). */
@@ -308,16 +310,41 @@ saccade_figure_scatter_draw_full (cairo_t *cr, const SaccadeScatterFigure *f,
   }
   cairo_restore (cr);
 
-  /* 3. τ and ρ in the top-left corner, on a veil of the background. */
+  /* 3. τ and ρ in a corner of the plot, on a veil of the background. */
   {
     char lines[2][96];
     double tw0, tw1, th;
     format_stat (lines[0], sizeof lines[0], _("Kendall τ"), f->tau, f->tau_p);
     format_stat (lines[1], sizeof lines[1], _("Spearman ρ"), f->rho, f->rho_p);
+    double bw, bh, bx, by;
+    int best = 0, best_n = INT_MAX;
     saccade_figure_layout_set (layout, lines[0], &tw0, &th);
     saccade_figure_layout_set (layout, lines[1], &tw1, &th);
-    cairo_rectangle (cr, x0 + 0.3 * fs, y0 + 0.3 * fs, MAX (tw0, tw1) + 0.8 * fs,
-                     2 * th + 0.6 * fs);
+    bw = MAX (tw0, tw1) + 0.8 * fs;
+    bh = 2 * th + 0.6 * fs;
+    /* The corner whose box hides the fewest points (with a label's width to their right),
+     * top-left first on ties: the box never covers the data it describes when it can help. */
+    for (int c = 0; c < 4; c++)
+      {
+        const double cx = c % 2 == 0 ? x0 + 0.3 * fs : x1 - 0.3 * fs - bw;
+        const double cy = c < 2 ? y0 + 0.3 * fs : y1 - 0.3 * fs - bh;
+        int n_in = 0;
+        for (int i = 0; i < f->n; i++)
+          {
+            double px, py;
+            if (!isfinite (f->x[i]) || !isfinite (f->y[i]))
+              continue;
+            px = x0 + (f->x[i] - xlo) / (xhi - xlo) * (x1 - x0);
+            py = y1 - (f->y[i] - ylo) / (yhi - ylo) * (y1 - y0);
+            n_in += px + (f->labels != NULL ? 6 * fs : fs) > cx && px - fs < cx + bw
+                    && py + fs > cy && py - fs < cy + bh;
+          }
+        if (n_in < best_n)
+          best = c, best_n = n_in;
+      }
+    bx = best % 2 == 0 ? x0 + 0.3 * fs : x1 - 0.3 * fs - bw;
+    by = best < 2 ? y0 + 0.3 * fs : y1 - 0.3 * fs - bh;
+    cairo_rectangle (cr, bx, by, bw, bh);
     cairo_set_source_rgba (cr, style->bg[0], style->bg[1], style->bg[2],
                            style->bg[3] > 0 ? 0.85 : 0.0);
     cairo_fill_preserve (cr);
@@ -325,9 +352,9 @@ saccade_figure_scatter_draw_full (cairo_t *cr, const SaccadeScatterFigure *f,
     cairo_stroke (cr);
     saccade_figure_set_fg (cr, style, 1.0);
     saccade_figure_layout_set (layout, lines[0], &tw0, &th);
-    saccade_figure_layout_draw (cr, layout, x0 + 0.7 * fs, y0 + 0.6 * fs);
+    saccade_figure_layout_draw (cr, layout, bx + 0.4 * fs, by + 0.3 * fs);
     saccade_figure_layout_set (layout, lines[1], &tw1, &th);
-    saccade_figure_layout_draw (cr, layout, x0 + 0.7 * fs, y0 + 0.6 * fs + th);
+    saccade_figure_layout_draw (cr, layout, bx + 0.4 * fs, by + 0.3 * fs + th);
   }
 
   /* 4. The bars. */

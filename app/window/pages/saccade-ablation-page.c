@@ -1,28 +1,31 @@
 /* saccade-ablation-page.c — the Ablation page (see saccade-ablation-page.h).
  *
  * The studies the page knows are the rows of STUDIES below: each names its study kind
- * (app/core/saccade-ablation.h), the figure stack's child that shows it, and how its result
- * is drawn and exported as a figure (its CSV is saccade_ablation_csv(), for every kind). The rest of the page is the same for every
- * study:
+ * (app/core/saccade-ablation.h), the figure stack's child that shows it, how its result is
+ * shown, titled and exported as a figure (its CSV is saccade_ablation_csv(), for every
+ * kind), whether the metric chooser applies and which options of its own it has. The head
+ * sweeps and leave-one-out are drawn here; the further studies' views live in
+ * saccade-ablation-views.c. The rest of the page is the same for every study:
  *
  *   1. a run shown (with the model loaded and a database open) starts one lookup per study
- *      kind: saccade_ablation_async() with STORED_ONLY and the default target, in a worker
- *      (the store is never touched on the main thread). What is found fills the "Stored"
- *      drop-down (kind, date, study id) and the chosen study shows at once;
- *   2. Run Study computes the chosen study with the chosen target on the model's session
- *      (saccade_ablation_async(), which reuses a stored study with the same parameters
- *      first); progress reaches the bar coalesced; Cancel fires the job's GCancellable,
- *      which the study sees at its next ablated run, and nothing is stored;
+ *      kind: saccade_ablation_async() with STORED_ONLY, the default target and the options
+ *      as they are, in a worker (the store is never touched on the main thread). What is
+ *      found fills the "Stored" drop-down (kind, date, study id) and the chosen study shows
+ *      at once; changing a study's option looks for that kind again (lookup_gen drops an
+ *      older answer);
+ *   2. Run Study computes the chosen study with the chosen target and options on the
+ *      model's session (saccade_ablation_async(), which reuses a stored study with the same
+ *      parameters first); progress reaches the bar coalesced; Cancel fires the job's
+ *      GCancellable, which the study sees at its next run, and nothing is stored;
  *   3. a job that finishes after the run, the model or the database changed, or after
  *      another request, is dropped (its cancellable is no longer the page's).
  *
- * The figures are drawn by ui/figures/saccade-figure-effects.c into two GtkDrawingAreas,
- * with the theme's colours; hover and click find the head or token through the geometry
- * the last draw returned.
+ * The figures are drawn by ui/figures/ into GtkDrawingAreas with the theme's colours; hover
+ * and click find the head or token through the geometry the last draw returned.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
-#include "app/window/pages/saccade-ablation-page.h"
+#include "app/window/pages/saccade-ablation-page-private.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -30,6 +33,7 @@
 
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-head-means.h"
 #include "app/core/saccade-model.h"
 #include "app/window/pages/saccade-ablation-table.h"
 #include "ui/figures/saccade-figure.h"
@@ -50,6 +54,18 @@ static const char *const METRIC_SHORT[N_METRICS] = {
   N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
 };
 
+const char *
+saccade_ablation_metric_name (int metric)
+{
+  return _(METRIC_NAMES[CLAMP (metric, 0, N_METRICS - 1)]);
+}
+
+const char *
+saccade_ablation_metric_short (int metric)
+{
+  return _(METRIC_SHORT[CLAMP (metric, 0, N_METRICS - 1)]);
+}
+
 static double
 effect_value (const ScAblationEffect *e, int metric)
 {
@@ -59,46 +75,17 @@ effect_value (const ScAblationEffect *e, int metric)
 /* ------------------------------------------------------------------------------------ */
 /* The page                                                                              */
 
-struct _SaccadeAblationPage
-{
-  SaccadePage parent_instance;
-
-  /* Template widgets */
-  GtkDropDown *study_dropdown;
-  GtkEntry *target_entry;
-  GtkProgressBar *progress_bar;
-  GtkWidget *cancel_button;
-  GtkLabel *status_label;
-  GtkDropDown *stored_dropdown;
-  GtkDropDown *metric_dropdown;
-  GtkLabel *hover_label;
-  GtkStack *figure_stack;
-  AdwStatusPage *empty_page;
-  GtkDrawingArea *map_area;
-  SaccadeAblationTable *table;
-  GtkDrawingArea *bars_area;
-
-  /* Owned */
-  GCancellable *job;            /* the study being computed, or NULL */
-  SaccadeAblationKind job_kind;
-  double job_fraction;
-  GCancellable *lookup;         /* the stored studies' lookups, while any runs */
-  int lookups_pending;
-  SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
-  GtkStringList *stored_names;  /* the Stored drop-down's items */
-  int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
-  double *cells;                /* the map's values (n_layers * n_heads), or NULL */
-  gboolean *flipped;            /* the map's marks */
-  double *bars[2];              /* mask, drop (n_tokens) */
-  SaccadeEffectsMapGeometry map_geom;
-  SaccadePairedBarsGeometry bars_geom;
-  int hover_layer, hover_head, hover_token;
-  gboolean updating;            /* the page sets its own choosers */
-};
 
 G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
 
 /* One study the page shows (the header: "a study kind is one table entry"). */
+typedef enum {
+  OPTIONS_NONE,
+  OPTIONS_PERMUTE,              /* the permutations spin button */
+  OPTIONS_ERASURE,              /* erasure kind, random orders */
+  OPTIONS_SOURCE,               /* faithfulness: the attention source */
+} StudyOptions;
+
 typedef struct {
   const char *id;               /* page.study's parameter, the test driver's name */
   const char *name;             /* the chooser's, translated at use */
@@ -107,21 +94,54 @@ typedef struct {
   void (*show) (SaccadeAblationPage *self, const SaccadeAblation *a);
   gboolean (*export_figure) (SaccadeAblationPage *self, const SaccadeAblation *a,
                              const char *path, GError **error);
+  char *(*title) (SaccadeAblationPage *self);
+  gboolean metric;              /* the metric chooser applies */
+  int default_metric;           /* set when the study is chosen; -1: kept */
+  StudyOptions options;
 } StudyKind;
 
-static void show_heads (SaccadeAblationPage *self, const SaccadeAblation *a);
-static void show_tokens (SaccadeAblationPage *self, const SaccadeAblation *a);
-static gboolean export_heads_figure (SaccadeAblationPage *self, const SaccadeAblation *a,
-                                     const char *path, GError **error);
-static gboolean export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a,
-                                      const char *path, GError **error);
+#define DECLARE_STUDY(name)                                                                \
+  static void show_##name (SaccadeAblationPage *self, const SaccadeAblation *a);           \
+  static gboolean export_##name##_figure (SaccadeAblationPage *self, const SaccadeAblation *a, \
+                                          const char *path, GError **error);               \
+  static char *name##_title (SaccadeAblationPage *self);
+DECLARE_STUDY (heads)
+DECLARE_STUDY (tokens)
+#undef DECLARE_STUDY
 
+/* The page's own studies (here) and those of saccade-ablation-views.c. */
+#define STUDY(name) show_##name, export_##name##_figure, name##_title
+#define VIEW(name)                                                                         \
+  saccade_ablation_show_##name, saccade_ablation_export_##name##_figure,                  \
+    saccade_ablation_##name##_title
 static const StudyKind STUDIES[] = {
-  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads", show_heads,
-    export_heads_figure },
+  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads", STUDY (heads),
+    TRUE, -1, OPTIONS_NONE },
+  { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
+    STUDY (heads), TRUE, -1, OPTIONS_NONE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    show_tokens, export_tokens_figure },
+    STUDY (tokens), TRUE, -1, OPTIONS_NONE },
+  { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute", VIEW (perm),
+    TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
+  { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure", VIEW (erasure),
+    FALSE, -1, OPTIONS_ERASURE },
+  { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla", VIEW (dla), FALSE, -1,
+    OPTIONS_NONE },
+  { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
+    "faith", VIEW (faith), FALSE, -1, OPTIONS_SOURCE },
 };
+#undef STUDY
+#undef VIEW
+
+
+static const StudyKind *
+study_of_kind (SaccadeAblationKind kind)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
+    if (STUDIES[i].kind == kind)
+      return &STUDIES[i];
+  return &STUDIES[0];
+}
 
 static const StudyKind *
 chosen_study (SaccadeAblationPage *self)
@@ -130,8 +150,8 @@ chosen_study (SaccadeAblationPage *self)
   return &STUDIES[i < G_N_ELEMENTS (STUDIES) ? i : 0];
 }
 
-static int
-chosen_metric (SaccadeAblationPage *self)
+int
+saccade_ablation_chosen_metric (SaccadeAblationPage *self)
 {
   guint i = gtk_drop_down_get_selected (self->metric_dropdown);
   return i < N_METRICS ? (int) i : SACCADE_ABLATION_METRIC_DELTA_LOGP;
@@ -141,6 +161,14 @@ static SaccadeAblation *
 shown_result (SaccadeAblationPage *self)
 {
   return self->results[chosen_study (self)->kind];
+}
+
+/* The head sweep shown (zero- or mean-ablation), or NULL. */
+static const ScHeadSweepResult *
+shown_sweep (SaccadeAblationPage *self)
+{
+  const SaccadeAblation *a = shown_result (self);
+  return a != NULL ? a->heads : NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -160,6 +188,8 @@ update_actions (SaccadeAblationPage *self)
   gtk_widget_set_visible (self->cancel_button, busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->study_dropdown), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->target_entry), !busy);
+  gtk_widget_set_sensitive (self->permute_box, !busy);
+  gtk_widget_set_sensitive (self->erasure_box, !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->stored_dropdown),
                             !busy && g_list_model_get_n_items (G_LIST_MODEL (self->stored_names))
                                        > 0);
@@ -206,20 +236,36 @@ show_idle_status (SaccadeAblationPage *self)
   if (a != NULL)
     {
       const int t = saccade_ablation_target (a);
+      const double logp = saccade_ablation_logp_clean (a);
+      g_autofree char *measure = NULL;
       target = token_text (self, t);
       if (a->study_id > 0)
         when = format_date (a->created_ms);
+      if (isfinite (logp))
+        measure = g_strdup_printf (" · ln p = %.3f", logp);
+      else if (a->dla != NULL)
+        /* Translators: the target's logit in the clean run (direct logit attribution). */
+        measure = g_strdup_printf (_(" · logit %.3f"), a->dla->logit_clean);
+      else
+        measure = g_strdup ("");
+      if (a->means_computed)
+        {
+          /* Translators: appended when the reference means were computed for this study. */
+          g_autofree char *m = g_strdup_printf (_(" · reference means computed in %.1f s"),
+                                                a->means_seconds);
+          char *both = g_strconcat (measure, m, NULL);
+          g_free (measure);
+          measure = both;
+        }
       if (a->reused)
         /* Translators: target token, whether it is the clean top-1, ln p, study, date. */
-        text = g_strdup_printf (_("Target %s%s · ln p = %.3f · study %lld of %s"), target,
+        text = g_strdup_printf (_("Target %s%s%s · study %lld of %s"), target,
                                 t == saccade_ablation_top1_clean (a) ? _(" (the clean top-1)") : "",
-                                saccade_ablation_logp_clean (a), (long long) a->study_id, when);
+                                measure, (long long) a->study_id, when);
       else if (a->study_id > 0)
-        text = g_strdup_printf (_("Target %s%s · ln p = %.3f · computed in %.1f s · study %lld"),
-                                target,
+        text = g_strdup_printf (_("Target %s%s%s · computed in %.1f s · study %lld"), target,
                                 t == saccade_ablation_top1_clean (a) ? _(" (the clean top-1)") : "",
-                                saccade_ablation_logp_clean (a), a->seconds,
-                                (long long) a->study_id);
+                                measure, a->seconds, (long long) a->study_id);
       else
         text = g_strdup_printf (_("Target %s · computed in %.1f s (not stored)"), target,
                                 a->seconds);
@@ -337,12 +383,16 @@ reset (SaccadeAblationPage *self)
 /* ------------------------------------------------------------------------------------ */
 /* Finding the stored studies                                                            */
 
+/* A lookup's user data: its kind and generation. */
+#define LOOKUP_TAG(kind, gen) GUINT_TO_POINTER (((gen) << 4) | (guint) (kind))
+
 static void
 lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (source);
   g_autoptr (GError) error = NULL;
   SaccadeAblation *a = saccade_ablation_finish (result, &error);
+  const guint tag = GPOINTER_TO_UINT (user_data), kind = tag & 0xf;
 
   if (g_task_get_cancellable (G_TASK (result)) != self->lookup)
     {
@@ -350,6 +400,8 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   self->lookups_pending--;
+  if (kind < SACCADE_ABLATION_N_KINDS && (tag >> 4) != self->lookup_gen[kind])
+    g_clear_pointer (&a, saccade_ablation_free); /* its options changed meanwhile */
   if (a != NULL && self->results[a->kind] == NULL)
     set_result (self, a);
   else
@@ -363,39 +415,77 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (self->lookups_pending == 0)
     {
       g_clear_object (&self->lookup);
-      /* Show what was found: the chosen study, or else the first study that has one. */
-      if (shown_result (self) == NULL)
+      /* Show what was found: the chosen study, or else (when the run was just shown) the
+       * first study that has one. */
+      if (shown_result (self) == NULL && self->choose_found)
         for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
           if (self->results[STUDIES[i].kind] != NULL)
             {
               gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
               break;
             }
+      self->choose_found = FALSE;
       refresh_stored (self);
       show_result (self);
     }
   update_actions (self);
 }
 
+/* The chosen options as a study's parameters (a kind ignores those it does not use). */
 static void
-start_lookups (SaccadeAblationPage *self)
+current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
+{
+  *p = (SaccadeAblationParams) {
+    .target = target,
+    .n_permutations = gtk_spin_button_get_value_as_int (self->permutations_spin),
+    .seed = 0,
+    .erase_kind = gtk_drop_down_get_selected (self->erase_kind_dropdown) == 1 ? SC_ERASE_DROP
+                                                                              : SC_ERASE_MASK,
+    .n_random = gtk_spin_button_get_value_as_int (self->seeds_spin),
+  };
+}
+
+/* Looks for a stored study of @kind with the default target and the chosen options. */
+static void
+lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
 {
   SaccadePage *page = SACCADE_PAGE (self);
   SaccadeRun *run = saccade_page_get_run (page);
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
-  const ScAblationParams params = { .target = -1 };
+  SaccadeAblationParams params;
 
   if (run == NULL || model == NULL || db == NULL)
     return;
-  self->lookup = g_cancellable_new ();
+  if (self->lookup == NULL)
+    self->lookup = g_cancellable_new ();
+  current_params (self, -1, &params);
+  self->lookups_pending++;
+  self->lookup_gen[kind]++;
+  saccade_ablation_async (self, model, db, run->id, kind, &params,
+                          SACCADE_ABLATION_STORED_ONLY, self->lookup, NULL, NULL, lookup_done,
+                          LOOKUP_TAG (kind, self->lookup_gen[kind]));
+}
+
+static void
+start_lookups (SaccadeAblationPage *self)
+{
+  self->choose_found = TRUE;
   for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    {
-      self->lookups_pending++;
-      saccade_ablation_async (self, model, db, run->id, STUDIES[i].kind, &params,
-                              SACCADE_ABLATION_STORED_ONLY, self->lookup, NULL, NULL,
-                              lookup_done, NULL);
-    }
+    lookup_kind (self, STUDIES[i].kind);
+}
+
+/* An option of @kind changed: what is shown was for the old value; find the new one. */
+static void
+options_changed (SaccadeAblationPage *self, SaccadeAblationKind kind)
+{
+  if (self->updating || self->job != NULL)
+    return;
+  g_clear_pointer (&self->results[kind], saccade_ablation_free);
+  lookup_kind (self, kind);
+  refresh_stored (self);
+  show_result (self);
+  update_actions (self);
 }
 
 static void
@@ -421,7 +511,8 @@ study_progress (gpointer user_data, double fraction)
   self->job_fraction = fraction;
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
   /* Translators: a study's progress: its name, percent. */
-  text = g_strdup_printf (_("%s… %.0f %%"), _(STUDIES[self->job_kind].name), 100.0 * fraction);
+  text = g_strdup_printf (_("%s… %.0f %%"), _(study_of_kind (self->job_kind)->name),
+                          100.0 * fraction);
   gtk_label_set_text (self->status_label, text);
 }
 
@@ -447,7 +538,19 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
                             ? _("Cancelled: nothing was stored") : error->message);
       return;
     }
-  set_result (self, a);
+  {
+    const SaccadeAblationKind kind = a->kind;
+    set_result (self, a);
+    /* A zero-ablation sweep is what DLA is set beside and faithfulness's head level: read
+     * them again to include it. */
+    if (kind == SACCADE_ABLATION_HEADS && a->heads != NULL)
+      {
+        if (self->results[SACCADE_ABLATION_DLA] != NULL)
+          options_changed (self, SACCADE_ABLATION_DLA);
+        if (self->results[SACCADE_ABLATION_FAITH] != NULL)
+          options_changed (self, SACCADE_ABLATION_FAITH);
+      }
+  }
   refresh_stored (self);
   show_result (self);
 }
@@ -491,13 +594,15 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
   const StudyKind *s;
-  ScAblationParams params = { .target = -1, .mode = SC_ABLATE_ZERO };
+  SaccadeAblationParams params;
+  int target;
 
   g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
   if (run == NULL || model == NULL || db == NULL || self->job != NULL)
     return FALSE;
-  if (!parse_target (self, model, &params.target))
+  if (!parse_target (self, model, &target))
     return FALSE;
+  current_params (self, target, &params);
   s = chosen_study (self);
   self->job = g_cancellable_new ();
   self->job_kind = s->kind;
@@ -530,6 +635,43 @@ saccade_ablation_page_get_status (SaccadeAblationPage *self)
 {
   g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), "");
   return gtk_label_get_text (self->status_label);
+}
+
+gboolean
+saccade_ablation_page_set_option (SaccadeAblationPage *self, const char *name,
+                                  const char *value)
+{
+  static const char *const SOURCE_IDS[N_SOURCES] = { "last-mean", "rollout", "flow",
+                                                     "best-head" };
+  gint64 v;
+
+  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
+  if (g_strcmp0 (name, "erase-kind") == 0)
+    {
+      if (g_strcmp0 (value, "mask") != 0 && g_strcmp0 (value, "drop") != 0)
+        return FALSE;
+      gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
+      return TRUE;
+    }
+  if (g_strcmp0 (name, "source") == 0)
+    {
+      for (int i = 0; i < N_SOURCES; i++)
+        if (g_strcmp0 (value, SOURCE_IDS[i]) == 0)
+          {
+            gtk_drop_down_set_selected (self->source_dropdown, (guint) i);
+            return TRUE;
+          }
+      return FALSE;
+    }
+  if (value == NULL || !g_ascii_string_to_signed (value, 10, 0, SC_PERMUTATION_MAX_N, &v, NULL))
+    return FALSE;
+  if (g_strcmp0 (name, "permutations") == 0 && v >= 1)
+    gtk_spin_button_set_value (self->permutations_spin, (double) v);
+  else if (g_strcmp0 (name, "seeds") == 0 && v <= SC_ERASURE_MAX_SEEDS)
+    gtk_spin_button_set_value (self->seeds_spin, (double) v);
+  else
+    return FALSE;
+  return TRUE;
 }
 
 void
@@ -596,20 +738,26 @@ heads_title (SaccadeAblationPage *self)
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
   g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
 
+  if (chosen_study (self)->kind == SACCADE_ABLATION_HEADS_MEAN)
+    /* Translators: the mean-ablation sweep's title: the reference set, the metric, the
+     * model, the sentence. */
+    return g_strdup_printf (_("Mean-ablating each head (means of %s): %s · %s · %s"),
+                            SACCADE_REFERENCE_SET, _(METRIC_SHORT[saccade_ablation_chosen_metric (self)]),
+                            run != NULL ? run->model_name : "", quote);
   /* Translators: the head sweep's title: the metric, the model, the sentence. */
   return g_strdup_printf (_("Zero-ablating each head: %s · %s · %s"),
-                          _(METRIC_SHORT[chosen_metric (self)]),
+                          _(METRIC_SHORT[saccade_ablation_chosen_metric (self)]),
                           run != NULL ? run->model_name : "", quote);
 }
 
 static void
 map_figure (SaccadeAblationPage *self, const char *title, SaccadeEffectsMapFigure *f)
 {
-  const ScHeadSweepResult *r = self->results[SACCADE_ABLATION_HEADS]->heads;
+  const ScHeadSweepResult *r = shown_sweep (self);
 
   *f = (SaccadeEffectsMapFigure) {
     .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->cells,
-    .flipped = self->flipped, .value_name = _(METRIC_NAMES[chosen_metric (self)]),
+    .flipped = self->flipped, .value_name = _(METRIC_NAMES[saccade_ablation_chosen_metric (self)]),
     /* Translators: the mark on heads whose ablation changed the predicted token. */
     .flip_name = _("top-1 changed when ablated"), .layer_name = _("Layer"),
     .head_name = _("Head"), .title = title,
@@ -620,7 +768,7 @@ static void
 show_heads (SaccadeAblationPage *self, const SaccadeAblation *a)
 {
   const ScHeadSweepResult *r = a->heads;
-  const int n = r->n_layers * r->n_heads, metric = chosen_metric (self);
+  const int n = r->n_layers * r->n_heads, metric = saccade_ablation_chosen_metric (self);
 
   g_free (self->cells);
   g_free (self->flipped);
@@ -637,8 +785,8 @@ show_heads (SaccadeAblationPage *self, const SaccadeAblation *a)
 }
 
 /* The theme's colours and font, a transparent background (as the figure widgets do). */
-static void
-style_from_widget (GtkWidget *widget, SaccadeFigureStyle *style)
+void
+saccade_ablation_style_from_widget (GtkWidget *widget, SaccadeFigureStyle *style)
 {
   PangoContext *ctx = gtk_widget_get_pango_context (widget);
   const PangoFontDescription *font = pango_context_get_font_description (ctx);
@@ -669,11 +817,11 @@ draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer dat
   SaccadeEffectsMapFigure f;
   SaccadeFigureStyle style;
 
-  if (self->results[SACCADE_ABLATION_HEADS] == NULL || self->cells == NULL)
+  if (shown_sweep (self) == NULL || self->cells == NULL)
     return;
   title = heads_title (self);
   map_figure (self, title, &f);
-  style_from_widget (GTK_WIDGET (area), &style);
+  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
   saccade_figure_effects_map_draw_full (cr, &f, &style, self->hover_layer, self->hover_head,
                                         width, height, &self->map_geom);
 }
@@ -681,11 +829,11 @@ draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer dat
 static void
 map_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage *self)
 {
-  const SaccadeAblation *a = self->results[SACCADE_ABLATION_HEADS];
-  int l = -1, h = -1, metric = chosen_metric (self);
+  const ScHeadSweepResult *r = shown_sweep (self);
+  int l = -1, h = -1, metric = saccade_ablation_chosen_metric (self);
   g_autofree char *text = NULL;
 
-  if (a == NULL || !saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
+  if (r == NULL || !saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
     l = h = -1;
   if (l == self->hover_layer && h == self->hover_head)
     return;
@@ -693,7 +841,7 @@ map_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage
   self->hover_head = h;
   if (l >= 0)
     {
-      const ScAblationEffect *e = &a->heads->heads[l * a->heads->n_heads + h];
+      const ScAblationEffect *e = &r->heads[l * r->n_heads + h];
       /* Translators: hover over a head of the sweep: layer, head, metric, value. */
       text = g_strdup_printf (_("layer %d head %d: %s = %.4g%s"), l, h, _(METRIC_SHORT[metric]),
                               effect_value (e, metric),
@@ -711,8 +859,8 @@ map_leave (GtkEventControllerMotion *c, SaccadeAblationPage *self)
   gtk_widget_queue_draw (GTK_WIDGET (self->map_area));
 }
 
-static void
-open_head (SaccadeAblationPage *self, int layer, int head)
+void
+saccade_ablation_open_head (SaccadeAblationPage *self, int layer, int head)
 {
   gtk_widget_activate_action (GTK_WIDGET (self), "win.show-head", "(ii)", layer, head);
 }
@@ -722,9 +870,9 @@ map_released (GtkGestureClick *g, int n_press, double x, double y, SaccadeAblati
 {
   int l, h;
 
-  if (self->results[SACCADE_ABLATION_HEADS] != NULL
+  if (shown_sweep (self) != NULL
       && saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
-    open_head (self, l, h);
+    saccade_ablation_open_head (self, l, h);
 }
 
 static gboolean
@@ -749,7 +897,7 @@ tokens_title (SaccadeAblationPage *self)
 
   /* Translators: token leave-one-out's title: the metric, the model, the sentence. */
   return g_strdup_printf (_("Erasing each token: %s · %s · %s"),
-                          _(METRIC_SHORT[chosen_metric (self)]),
+                          _(METRIC_SHORT[saccade_ablation_chosen_metric (self)]),
                           run != NULL ? run->model_name : "", quote);
 }
 
@@ -764,7 +912,7 @@ bars_figure (SaccadeAblationPage *self, const char *title, SaccadePairedBarsFigu
     /* Translators: the two kinds of token erasure, the bars' legend. */
     .a_name = _("mask (out of every attention row)"), .b_name = _("drop (from the input)"),
     .labels = run != NULL && run->n == r->n_tokens ? (const char *const *) run->labels : NULL,
-    .value_name = _(METRIC_NAMES[chosen_metric (self)]), .title = title,
+    .value_name = _(METRIC_NAMES[saccade_ablation_chosen_metric (self)]), .title = title,
   };
 }
 
@@ -772,7 +920,7 @@ static void
 show_tokens (SaccadeAblationPage *self, const SaccadeAblation *a)
 {
   const ScTokenLooResult *r = a->tokens;
-  const int metric = chosen_metric (self);
+  const int metric = saccade_ablation_chosen_metric (self);
 
   for (int s = 0; s < 2; s++)
     {
@@ -797,7 +945,7 @@ draw_bars (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
     return;
   title = tokens_title (self);
   bars_figure (self, title, &f);
-  style_from_widget (GTK_WIDGET (area), &style);
+  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
   saccade_figure_paired_bars_draw_full (cr, &f, &style, self->hover_token, width, height,
                                         &self->bars_geom);
 }
@@ -807,7 +955,7 @@ bars_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPag
 {
   const SaccadeAblation *a = self->results[SACCADE_ABLATION_TOKENS];
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  int t = -1, metric = chosen_metric (self);
+  int t = -1, metric = saccade_ablation_chosen_metric (self);
   g_autofree char *text = NULL;
 
   if (a == NULL || !saccade_paired_bars_geometry_token_at (&self->bars_geom, x, y, &t))
@@ -850,12 +998,53 @@ export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const
 /* ------------------------------------------------------------------------------------ */
 /* Choosers                                                                              */
 
+/* The chosen study's own choosers shown, the others hidden. */
+static void
+show_options (SaccadeAblationPage *self)
+{
+  const StudyKind *s = chosen_study (self);
+
+  gtk_widget_set_visible (self->metric_box, s->metric);
+  gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
+  gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
+  gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
+  saccade_ablation_update_runs_label (self);
+}
+
 static void
 study_chosen (SaccadeAblationPage *self)
 {
+  const StudyKind *s = chosen_study (self);
+
+  if (s->default_metric >= 0 && !self->updating)
+    {
+      self->updating = TRUE;
+      gtk_drop_down_set_selected (self->metric_dropdown, (guint) s->default_metric);
+      self->updating = FALSE;
+    }
+  show_options (self);
   if (!self->updating)
     refresh_stored (self);
   show_result (self);
+}
+
+static void
+permutations_changed (SaccadeAblationPage *self)
+{
+  saccade_ablation_update_runs_label (self);
+  options_changed (self, SACCADE_ABLATION_PERMUTE);
+}
+
+static void
+erasure_options_changed (SaccadeAblationPage *self)
+{
+  options_changed (self, SACCADE_ABLATION_ERASURE);
+}
+
+static void
+source_chosen (SaccadeAblationPage *self)
+{
+  gtk_widget_queue_draw (GTK_WIDGET (self->faith_area));
 }
 
 static void
@@ -890,6 +1079,7 @@ static void
 saccade_ablation_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   restart (SACCADE_ABLATION_PAGE (page));
+  saccade_ablation_update_runs_label (SACCADE_ABLATION_PAGE (page));
 }
 
 static char *
@@ -899,8 +1089,7 @@ saccade_ablation_page_dup_figure_title (SaccadePage *page)
 
   if (shown_result (self) == NULL)
     return g_strdup ("");
-  return chosen_study (self)->kind == SACCADE_ABLATION_HEADS ? heads_title (self)
-                                                             : tokens_title (self);
+  return chosen_study (self)->title (self);
 }
 
 static gboolean
@@ -966,6 +1155,7 @@ saccade_ablation_page_dispose (GObject *object)
   g_clear_pointer (&self->flipped, g_free);
   g_clear_pointer (&self->bars[0], g_free);
   g_clear_pointer (&self->bars[1], g_free);
+  saccade_ablation_views_clear (self);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ABLATION_PAGE);
   G_OBJECT_CLASS (saccade_ablation_page_parent_class)->dispose (object);
 }
@@ -1006,6 +1196,25 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (map_area);
   CHILD (table);
   CHILD (bars_area);
+  CHILD (metric_box);
+  CHILD (permute_box);
+  CHILD (permutations_spin);
+  CHILD (runs_label);
+  CHILD (erasure_box);
+  CHILD (erase_kind_dropdown);
+  CHILD (seeds_spin);
+  CHILD (source_box);
+  CHILD (source_dropdown);
+  CHILD (perm_area);
+  CHILD (erasure_area);
+  CHILD (dla_area);
+  CHILD (dla_beside);
+  CHILD (dla_sweep_area);
+  CHILD (dla_scatter_area);
+  CHILD (dla_note);
+  CHILD (faith_area);
+  CHILD (faith_head_title);
+  CHILD (faith_grid);
 #undef CHILD
 }
 
@@ -1024,6 +1233,8 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
 {
   g_autoptr (GtkStringList) studies = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) metrics = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) kinds = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
   GtkGesture *click;
 
   gtk_widget_init_template (GTK_WIDGET (self));
@@ -1033,13 +1244,22 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
   for (int m = 0; m < N_METRICS; m++)
     gtk_string_list_append (metrics, _(METRIC_NAMES[m]));
   gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (metrics));
+  /* Translators: the erasure kinds: taken out of every attention row, or from the input. */
+  gtk_string_list_append (kinds, _("mask"));
+  gtk_string_list_append (kinds, _("drop"));
+  gtk_drop_down_set_model (self->erase_kind_dropdown, G_LIST_MODEL (kinds));
+  for (int i = 0; i < N_SOURCES; i++)
+    gtk_string_list_append (sources, saccade_ablation_source_name ((FaithSource) i));
+  gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
   self->stored_names = gtk_string_list_new (NULL);
   gtk_drop_down_set_model (self->stored_dropdown, G_LIST_MODEL (self->stored_names));
   self->hover_layer = self->hover_head = self->hover_token = -1;
-  g_signal_connect_swapped (self->table, "head-activated", G_CALLBACK (open_head), self);
+  self->perm_hover = self->dla_hover = -1;
+  g_signal_connect_swapped (self->table, "head-activated", G_CALLBACK (saccade_ablation_open_head), self);
 
   gtk_drawing_area_set_draw_func (self->map_area, draw_map, self, NULL);
   gtk_drawing_area_set_draw_func (self->bars_area, draw_bars, self, NULL);
+  saccade_ablation_views_init (self);
   add_pointer (self, self->map_area, G_CALLBACK (map_motion), G_CALLBACK (map_leave));
   add_pointer (self, self->bars_area, G_CALLBACK (bars_motion), G_CALLBACK (bars_leave));
   click = gtk_gesture_click_new ();
@@ -1056,6 +1276,15 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
                             self);
   g_signal_connect_swapped (self->stored_dropdown, "notify::selected",
                             G_CALLBACK (stored_chosen), self);
+  g_signal_connect_swapped (self->permutations_spin, "value-changed",
+                            G_CALLBACK (permutations_changed), self);
+  g_signal_connect_swapped (self->seeds_spin, "value-changed",
+                            G_CALLBACK (erasure_options_changed), self);
+  g_signal_connect_swapped (self->erase_kind_dropdown, "notify::selected",
+                            G_CALLBACK (erasure_options_changed), self);
+  g_signal_connect_swapped (self->source_dropdown, "notify::selected",
+                            G_CALLBACK (source_chosen), self);
+  show_options (self);
   g_signal_connect_swapped (self->target_entry, "activate", G_CALLBACK (saccade_ablation_page_run),
                             self);
   refresh_stored (self);

@@ -1,22 +1,29 @@
 /* saccade-ablation-page.h — the Ablation page: how much the model's output for the shown run
- * changes when one head or one token is taken away (app/core/saccade-ablation.h; docs/
- * metrics.md, "Ablation studies"). The user chooses a study (the head sweep, zero-
- * ablation; token leave-one-out, mask and drop), a target (the clean top-1 unless a token
- * is typed) and a metric (Δ log p(target), TV, JSD, Δ mean loss); Run computes it in a
- * worker with a progress bar and Cancel, and stores it. Studies already stored for the
- * run are found when the run is shown and listed with their date; they show at once,
- * without recomputing.
+ * changes when one head or one token is taken away, and whether attention says so (app/
+ * core/saccade-ablation.h; docs/metrics.md, "Ablation studies" and "The Ablation page's
+ * further studies"; docs/window.md, "The Ablation page"). The user chooses a study (the
+ * head sweep, zero- or mean-ablation; token leave-one-out, mask and drop; attention
+ * permutation, N per head; erasure curves, mask or drop, with random orders; direct logit
+ * attribution; faithfulness, attention against leave-one-out), a target (the clean top-1
+ * unless a token is typed) and, where it applies, a metric (Δ log p(target), TV, JSD,
+ * Δ mean loss); Run computes it in a worker with a progress bar and Cancel, and stores it.
+ * Studies already stored for the run are found when the run is shown and listed with their
+ * date; they show at once, without recomputing.
  *
- * The head sweep draws as a layer × head map on the diverging red-blue map centred at 0
+ * The head sweeps draw as a layer × head map on the diverging red-blue map centred at 0
  * (flipped heads marked; hover names the head and its effect; a click opens the head on
  * the Heatmap page) beside the heads ranked by the size of the effect. Token leave-one-out
- * draws as per-token bars, mask and drop side by side. Export: the figure shown (PNG, SVG,
- * PDF) and every number of the shown study as CSV.
+ * draws as per-token bars, mask and drop side by side. Permutation draws the map of each
+ * head's median (its spread on hover), erasure the p(target) curves and flip points, DLA
+ * its map beside a stored zero-ablation sweep, faithfulness the scatter with τ and ρ and
+ * the head-level table. Export: the figure shown (PNG, SVG, PDF) and every number of the
+ * shown study as CSV.
  *
  * Each study is one entry of the page's study table (its name, how it is computed, drawn
  * and exported), so a further study is a further entry.
  *
- * Page actions: page.run-study, page.cancel, page.study (s: "heads", "tokens"), page.metric
+ * Page actions: page.run-study, page.cancel, page.study (s: a study id as
+ * saccade_ablation_page_choose takes), page.metric
  * (s: "delta-logp", "tv", "jsd", "delta-loss").
  */
 #pragma once
@@ -29,8 +36,14 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE, ABLATION_PAGE,
                       SaccadePage)
 
-/* For the e2e test driver. Chooses study @id ("heads", "tokens"): FALSE for another id. */
+/* For the e2e test driver. Chooses study @id ("heads", "heads-mean", "tokens", "permute",
+ * "erasure", "dla", "faithfulness"): FALSE for another id. */
 gboolean saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id);
+/* Sets a study's option as its chooser does: "permutations" (1 .. 1024), "seeds"
+ * (0 .. 256), "erase-kind" ("mask", "drop"), "source" ("last-mean", "rollout", "flow",
+ * "best-head"). FALSE for another name or a value out of range. */
+gboolean saccade_ablation_page_set_option (SaccadeAblationPage *self, const char *name,
+                                           const char *value);
 /* Puts @text in the target entry (NULL or "": the clean top-1), as typing does. */
 void saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text);
 /* Runs the chosen study as Run does; FALSE when it could not start (no run or model). */
