@@ -21,13 +21,9 @@
 
 #include "ui/figures/saccade-figure-private.h"
 
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
 #include <math.h>
 
 #define LABEL_MAX_EM 12.0
-/* PNG pixels per user unit, as the other exports (saccade-figure-export.c). */
-#define PNG_SCALE 2
 
 /* ------------------------------------------------------------------------------------ */
 /* Effects map                                                                           */
@@ -490,71 +486,18 @@ paired_bars_natural_size (const SaccadePairedBarsFigure *f, double *W, double *H
 /* ------------------------------------------------------------------------------------ */
 /* Export                                                                                */
 
-static cairo_status_t
-append_bytes (void *closure, const unsigned char *data, unsigned int length)
+/* Through the one writer (saccade-figure-private.h). */
+
+static void
+size_map (const void *f, double *w, double *h)
 {
-  g_byte_array_append (closure, data, length);
-  return CAIRO_STATUS_SUCCESS;
+  effects_map_natural_size (f, w, h);
 }
 
-typedef void (*DrawFunc) (cairo_t *cr, const void *f, double w, double h);
-
-/* As saccade-figure-export.c's exporter (whose helper is private to it): draw onto a
- * surface of the format @path names, collect the bytes, write them beside @path and
- * rename, so a failed export leaves no half file. */
-static gboolean
-export_figure (const void *f, const char *title, DrawFunc draw, double w, double h,
-               const char *path, GError **error)
+static void
+size_pairs (const void *f, double *w, double *h)
 {
-  g_autoptr (GByteArray) bytes = g_byte_array_new ();
-  SaccadeFigureFormat format;
-  cairo_surface_t *surface;
-  cairo_status_t status;
-  cairo_t *cr;
-
-  if (!saccade_figure_format_from_path (path, &format, error))
-    return FALSE;
-  if (format == SACCADE_FIGURE_FORMAT_PNG)
-    {
-      surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, (int) (w * PNG_SCALE),
-                                            (int) (h * PNG_SCALE));
-      cairo_surface_set_device_scale (surface, PNG_SCALE, PNG_SCALE);
-    }
-  else if (format == SACCADE_FIGURE_FORMAT_SVG)
-    surface = cairo_svg_surface_create_for_stream (append_bytes, bytes, w, h);
-  else
-    {
-      surface = cairo_pdf_surface_create_for_stream (append_bytes, bytes, w, h);
-      cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_CREATOR, "Saccade");
-      if (title != NULL)
-        cairo_pdf_surface_set_metadata (surface, CAIRO_PDF_METADATA_TITLE, title);
-    }
-  cr = cairo_create (surface);
-  draw (cr, f, w, h);
-  status = cairo_status (cr);
-  cairo_destroy (cr);
-  if (status == CAIRO_STATUS_SUCCESS && format == SACCADE_FIGURE_FORMAT_PNG)
-    status = cairo_surface_write_to_png_stream (surface, append_bytes, bytes);
-  cairo_surface_finish (surface);
-  if (status == CAIRO_STATUS_SUCCESS)
-    status = cairo_surface_status (surface);
-  cairo_surface_destroy (surface);
-  if (status != CAIRO_STATUS_SUCCESS)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Could not draw “%s”: %s"), path,
-                   cairo_status_to_string (status));
-      return FALSE;
-    }
-  return g_file_set_contents (path, (const char *) bytes->data, (gssize) bytes->len, error);
-}
-
-static gboolean
-refuse_empty (gboolean empty, GError **error)
-{
-  if (empty)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                         _("There is nothing to export: the figure has no data"));
-  return empty;
+  paired_bars_natural_size (f, w, h);
 }
 
 static void
@@ -573,22 +516,17 @@ gboolean
 saccade_figure_export_effects_map (const SaccadeEffectsMapFigure *f, const char *path,
                                    GError **error)
 {
-  double w, h;
-
-  if (refuse_empty (f->n_layers <= 0 || f->n_heads <= 0 || f->values == NULL, error))
+  if (saccade_figure_refuse_empty (f->n_layers <= 0 || f->n_heads <= 0 || f->values == NULL,
+                                   error))
     return FALSE;
-  effects_map_natural_size (f, &w, &h);
-  return export_figure (f, f->title, draw_map, w, h, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_map, size_map, path, error);
 }
 
 gboolean
 saccade_figure_export_paired_bars (const SaccadePairedBarsFigure *f, const char *path,
                                    GError **error)
 {
-  double w, h;
-
-  if (refuse_empty (f->n <= 0 || (f->a == NULL && f->b == NULL), error))
+  if (saccade_figure_refuse_empty (f->n <= 0 || (f->a == NULL && f->b == NULL), error))
     return FALSE;
-  paired_bars_natural_size (f, &w, &h);
-  return export_figure (f, f->title, draw_pairs, w, h, path, error);
+  return saccade_figure_export_drawn (f, f->title, draw_pairs, size_pairs, path, error);
 }
