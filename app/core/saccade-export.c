@@ -296,6 +296,7 @@ export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig, const ch
   return saccade_figure_export_lines (&(SaccadeLinesFigure) {
     .n_heads = nh, .n = src->n, .heads = heads,
     .labels = (const char *const *) src->labels, .highlight_token = -1, .title = fig->title,
+    .head_ids = fig->head >= 0 ? &fig->head : NULL, .n_heads_total = src->n_heads,
   }, path, error);
 }
 

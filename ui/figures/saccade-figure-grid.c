@@ -5,7 +5,10 @@
  * grid turns so that thumbnails come out biggest: layers as columns on a wide area (30
  * layers x 9 heads on a landscape window), as rows on a tall one. With a metric, each
  * thumbnail is drawn in greys inside a frame of the metric's colour, and the colour bar
- * names the metric; without one, thumbnails use the figure's colour map.
+ * names the metric; without one, thumbnails use the figure's colour map and the colour
+ * bar reads their values: 0 to 1 on a linear scale, "weight ÷ head's max" (each thumbnail
+ * is scaled to its own maximum, below). The metric's scale is linear on a diverging map,
+ * as in the heatmap (saccade_figure_heatmap_scale).
  *
  * Thumbnails (SaccadeGridThumbs) hold each head reduced to at most THUMB_MAX cells a side
  * and scaled to its own maximum — a grid is for seeing patterns (diagonals, sinks,
@@ -188,6 +191,13 @@ saccade_grid_geometry_head_at (const SaccadeGridGeometry *g, double x, double y,
   return FALSE;
 }
 
+/* The scale of the metric's colours: linear on a diverging map (see the heatmap). */
+static SaccadeScale
+metric_scale (const SaccadeGridFigure *f)
+{
+  return saccade_colormap_is_diverging (f->colormap) ? SACCADE_SCALE_LINEAR : f->scale;
+}
+
 static void
 metric_range (const SaccadeGridFigure *f, double *vmin, double *vmax)
 {
@@ -203,12 +213,34 @@ metric_range (const SaccadeGridFigure *f, double *vmin, double *vmax)
       }
   if (!isfinite (lo))
     lo = 0, hi = 1;
-  if (f->scale == SACCADE_SCALE_LOG && hi > 0)
+  if (f->metric == NULL)
+    {
+      *vmin = 0.0; /* the thumbnails' own values: weight / head's max */
+      *vmax = 1.0;
+      return;
+    }
+  if (metric_scale (f) == SACCADE_SCALE_LOG && hi > 0)
     lo = isfinite (min_pos) ? MAX (min_pos, hi * 1e-4) : hi * 1e-4;
   if (hi <= lo)
     hi = lo + (lo != 0 ? fabs (lo) * 1e-3 : 1.0);
   *vmin = lo;
   *vmax = hi;
+}
+
+/* The colour bar: the metric's, or the thumbnails' (linear, 0..1 of each head's max). */
+static SaccadeScale
+bar_scale (const SaccadeGridFigure *f)
+{
+  return f->metric != NULL ? metric_scale (f) : SACCADE_SCALE_LINEAR;
+}
+
+static const char *
+bar_caption (const SaccadeGridFigure *f)
+{
+  if (f->metric != NULL)
+    return f->metric_name;
+  /* Translators: the grid's colour bar: each thumbnail is scaled to its own maximum. */
+  return _("weight ÷ head's max");
 }
 
 /* The head axis's length in thumbnails (with gaps and group gaps), and the layer axis's. */
@@ -245,12 +277,10 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
       L->title_h = h + 0.6 * L->fs;
     }
   L->bar_w = 1.2 * L->fs;
-  L->cb_w = 0;
   metric_range (f, &L->mvmin, &L->mvmax);
-  if (f->metric != NULL)
-    L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
-                                                          f->scale, L->mvmin, L->mvmax,
-                                                          f->metric_name);
+  L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
+                                                        bar_scale (f), L->mvmin, L->mvmax,
+                                                        bar_caption (f));
 }
 
 /* Margins for one orientation: the top holds the labels of the across axis (layers:
@@ -470,8 +500,9 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
         if (f->metric != NULL)
           {
             double rgb[3];
-            saccade_colormap_rgb (f->colormap, saccade_scale_apply (f->scale, f->metric[i],
-                                                                    L.mvmin, L.mvmax),
+            saccade_colormap_rgb (f->colormap,
+                                  saccade_scale_apply (metric_scale (f), f->metric[i], L.mvmin,
+                                                       L.mvmax),
                                   rgb);
             cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
             cairo_rectangle (cr, rect[0] - b, rect[1] - b, rect[2] + 2 * b, rect[3] + 2 * b);
@@ -525,18 +556,17 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
       }
   draw_labels (cr, f, style, &L);
 
-  if (f->metric != NULL)
-    {
-      double first[4], last[4], top, bottom;
-      saccade_grid_geometry_head_rect (&L.g, 0, 0, first);
-      saccade_grid_geometry_head_rect (&L.g, f->n_layers - 1, f->n_heads - 1, last);
-      top = first[1];
-      bottom = MAX (last[1] + L.g.thumb, top + 8 * L.fs);
-      saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, f->scale, L.mvmin,
-                                    L.mvmax, f->metric_name,
-                                    last[0] + L.g.thumb + L.g.thumb * FRAME + 2 * L.gap, top,
-                                    L.bar_w, MIN (bottom, height - L.pad) - top);
-    }
+  {
+    double first[4], last[4], top, bottom;
+    saccade_grid_geometry_head_rect (&L.g, 0, 0, first);
+    saccade_grid_geometry_head_rect (&L.g, f->n_layers - 1, f->n_heads - 1, last);
+    top = first[1];
+    bottom = MAX (last[1] + L.g.thumb, top + 8 * L.fs);
+    saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, bar_scale (f), L.mvmin,
+                                  L.mvmax, bar_caption (f),
+                                  last[0] + L.g.thumb + L.g.thumb * FRAME + 2 * L.gap, top,
+                                  L.bar_w, MIN (bottom, height - L.pad) - top);
+  }
   if (geom != NULL)
     *geom = L.g;
   cairo_restore (cr);
