@@ -138,7 +138,7 @@ typedef struct {
   double title_h, cb_w, bar_w;
   double layer_lab;        /* widest layer number */
   double head_lab;         /* widest head number */
-  double kv_lab;           /* widest "KV n" */
+  double kv_lab;           /* widest "KV head n" */
   double mvmin, mvmax;     /* the metric's colour range */
   SaccadeGridGeometry g;
 } Layout;
@@ -267,7 +267,8 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
   saccade_figure_layout_set (text, buf, &L->layer_lab, &L->lh);
   g_snprintf (buf, sizeof buf, "%d", MAX (f->n_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->head_lab, NULL);
-  g_snprintf (buf, sizeof buf, _("KV %d"), MAX (f->n_kv_heads - 1, 0));
+  /* Translators: a group of query heads named by the key/value head they share. */
+  g_snprintf (buf, sizeof buf, _("KV head %d"), MAX (f->n_kv_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->kv_lab, NULL);
   L->title_h = 0;
   if (f->title != NULL && *f->title != '\0')
@@ -291,11 +292,11 @@ margins (const Layout *L, gboolean layers_across, double *top, double *left)
   if (layers_across)
     {
       *top = 2 * L->lh + L->gap;                                 /* "Layer", numbers */
-      *left = L->kv_lab + L->gap + L->head_lab + L->gap;        /* "KV n", head numbers */
+      *left = L->kv_lab + L->gap + L->head_lab + L->gap;        /* "KV head n", head numbers */
     }
   else
     {
-      *top = 2 * L->lh + L->gap;                                 /* "KV n", head numbers */
+      *top = 2 * L->lh + L->gap;                                 /* "KV head n", head numbers */
       *left = L->lh + L->gap + L->layer_lab + L->gap;           /* "Layer", numbers */
     }
 }
@@ -404,7 +405,7 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
   for (int kv = 0; kv * gs < f->n_heads; kv++)
     {
       double first[4], last[4];
-      g_snprintf (buf, sizeof buf, _("KV %d"), kv);
+      g_snprintf (buf, sizeof buf, _("KV head %d"), kv);
       saccade_figure_layout_set (text, buf, &w, &h);
       saccade_grid_geometry_head_rect (g, 0, kv * gs, first);
       saccade_grid_geometry_head_rect (g, 0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
