@@ -3,7 +3,8 @@
 # and checked through the face where it was met:
 #
 # 1. CLI figures: `export --figure lines --head 4` draws head 4 in head 4's colour (its
-#    legend said "Heads ■ 0" in head 0's colour before).
+#    legend said "Heads ■ 0" in head 0's colour before); `--metric` takes every metric the
+#    window offers (previous-token included).
 # 2. The window, under Xvfb with the scripted user (app/window/saccade-test-driver.c), on
 #    app-fixture's database (runs 1-3; 6 query heads over 2 KV heads):
 #    - a run the window refuses to open (run 2, made unreadable: one head's shape edited) leaves
@@ -54,6 +55,19 @@ blue=$("$png_colour" "$out/lines-h4.png" 1f77b4)
 [ "${purple:-0}" -gt 20 ] || fail "lines --head 4: $purple pixels in head 4's colour"
 [ "${blue:-1}" -eq 0 ] || fail "lines --head 4: $blue pixels in head 0's colour"
 echo "lines --head 4: $purple pixels of head 4's colour, $blue of head 0's"
+
+# Every metric the window offers (the schema's choices for its "metric" key) is a metric
+# the command line's figures take (before, --metric knew entropy and sink only).
+schema="$SC_TEST_SOURCE_DIR/data/io.github.saccade.Saccade.gschema.xml"
+metrics=$(sed -n '/<key name="metric"/,/<\/key>/s/.*<choice value="\([^"]*\)".*/\1/p' "$schema")
+[ "$(echo "$metrics" | wc -w)" -ge 9 ] || fail "the schema offers only: $metrics"
+for m in $metrics; do
+  for fig in grid profile; do
+    "$saccade" export 3 --db "$db" --figure $fig --metric "$m" -o "$out/$fig-$m.png" \
+      > "$out/$fig-$m.log" 2>&1 || fail "export --figure $fig --metric $m: $(cat "$out/$fig-$m.log")"
+  done
+done
+echo "the command line's grid and profile figures take every window metric: $(echo $metrics)"
 
 # --- 2. The window ---------------------------------------------------------------------
 # Run 2 is listed but cannot be opened: its last head has the shape of a run one token
