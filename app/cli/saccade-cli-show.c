@@ -391,13 +391,15 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
                             : g_steal_pointer (&title);
   }
   {
+    SaccadeMetric m;
     SaccadeExportFigure fig = {
       .kind = q->kind, .layer = q->layer, .head = q->head, .title = r->title,
       .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
       .range = q->has_range ? &r->range : NULL,
+      /* The window's name of the metric ("Previous-token score"), from the shared table. */
       .metric_name = q->metric == NULL ? NULL
-                     : strcmp (q->metric, "sink") == 0 ? "sink mass (attention to token 0)"
-                     : strcmp (q->metric, "entropy") == 0 ? "mean entropy (nats)" : q->metric,
+                     : saccade_metric_from_id (q->metric, &m) ? saccade_metric_name (m)
+                                                               : q->metric,
     };
     if (!saccade_export_figure (src, &fig, q->out_path, &error))
       goto fail;

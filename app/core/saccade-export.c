@@ -393,6 +393,7 @@ export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .n_heads = nh, .n = r->q1 - r->q0, .heads = heads,
     .labels = (const char *const *) src->labels + r->q0, .highlight_token = -1,
     .title = fig->title,
+    .head_ids = fig->head >= 0 ? &fig->head : NULL, .n_heads_total = src->n_heads,
   }, path, error);
 }
 

@@ -54,6 +54,15 @@
  *   shortcuts PATH           open the shortcuts window, screenshot it, close it
  *   sleep MS
  *   quit
+ * Commands for the fixes of issue 11 (one block, fixes_command()):
+ *   expect-selected ID|newest|none  the sidebar's selected run (none: no row selected)
+ *   expect-title TEXT        the shown page's figure title contains TEXT
+ *   expect-scale-control SCALE yes|no  the Heatmap page's scale buttons show SCALE
+ *                            pressed, and "Log" can (yes) or cannot (no) be chosen
+ *   touch PATH               create the empty file PATH (tells a test script the window got
+ *                            here, e.g. to store a run from the command line now)
+ *   wait-runs N [SECONDS]    wait until the sidebar lists N runs (default 60 s), e.g. runs
+ *                            another process stores in the open database
  */
 #define G_LOG_DOMAIN "saccade-test"
 
@@ -65,6 +74,7 @@
 
 #include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-heads-table.h"
+#include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
 #include "app/window/saccade-application.h"
 
@@ -85,6 +95,8 @@ typedef struct {
   gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
+  int wait_runs;         /* wait-runs: the runs to wait for, or -1 */
+  gint64 wait_deadline;  /* wait-runs: monotonic time to give up at */
 } SaccadeTestDriver;
 
 static void
@@ -381,6 +393,76 @@ ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const c
   return TRUE;
 }
 
+/* The commands of the fixes block (see the list at the top). */
+static gboolean
+fixes_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
+               const char *rest)
+{
+  SaccadeWindow *win = d->window;
+
+  if (g_str_equal (cmd, "expect-selected"))
+    {
+      gint64 want = g_strcmp0 (a1, "none") == 0 ? 0 : run_id_arg (d, a1);
+      gint64 got = saccade_window_runs_selected_id (win);
+      if (got != want)
+        return fail (d, "the sidebar selects run %" G_GINT64_FORMAT ", expected %s", got, a1);
+    }
+  else if (g_str_equal (cmd, "expect-title"))
+    {
+      g_autofree char *title = saccade_window_dup_figure_title (win);
+      if (title == NULL || strstr (title, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the figure's title is '%s', expected '%s' in it", title, rest);
+    }
+  else if (g_str_equal (cmd, "expect-scale-control"))
+    {
+      SaccadePage *page = saccade_window_get_page (win, "heatmap");
+      SaccadeScale shown, want = SACCADE_SCALE_LINEAR;
+      gboolean offered;
+      if (page == NULL || !saccade_scale_from_id (a1, &want) || a2 == NULL)
+        return fail (d, "expect-scale-control needs linear|log yes|no and a heatmap page");
+      saccade_heatmap_page_get_scale_control (SACCADE_HEATMAP_PAGE (page), &shown, &offered);
+      if (shown != want || offered != g_str_equal (a2, "yes"))
+        return fail (d, "the scale control shows %s with log %s, expected %s and %s",
+                     saccade_scale_id (shown), offered ? "offered" : "not offered", a1, a2);
+    }
+  else if (g_str_equal (cmd, "touch"))
+    {
+      g_autoptr (GError) error = NULL;
+      if (a1 == NULL || !g_file_set_contents (a1, "", 0, &error))
+        return fail (d, "touch %s: %s", a1, error != NULL ? error->message : "no path");
+    }
+  else if (g_str_equal (cmd, "wait-runs"))
+    {
+      if (a1 == NULL || atoi (a1) < 0)
+        return fail (d, "wait-runs needs a number of runs");
+      d->wait_runs = atoi (a1);
+      d->wait_deadline = g_get_monotonic_time ()
+                         + (gint64) (a2 != NULL ? atoi (a2) : 60) * G_USEC_PER_SEC;
+    }
+  return TRUE;
+}
+
+/* wait-runs: TRUE while still waiting; fails the script at the deadline. */
+static gboolean
+fixes_waiting (SaccadeTestDriver *d)
+{
+  if (d->wait_runs < 0)
+    return FALSE;
+  if (n_runs (d) == (guint) d->wait_runs)
+    {
+      g_print ("test-driver: %d runs listed\n", d->wait_runs);
+      d->wait_runs = -1;
+      return FALSE;
+    }
+  if (g_get_monotonic_time () > d->wait_deadline)
+    {
+      fail (d, "%u runs listed, waited in vain for %d", n_runs (d), d->wait_runs);
+      d->wait_runs = -1;
+      return TRUE;
+    }
+  return TRUE;
+}
+
 /* Runs one command; FALSE after a failure (the driver has finished then). */
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
@@ -592,6 +674,10 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       g_free (d->shot_path);
       d->shot_path = g_strdup (a1);
     }
+  else if (g_str_equal (cmd, "expect-selected") || g_str_equal (cmd, "expect-title")
+           || g_str_equal (cmd, "expect-scale-control") || g_str_equal (cmd, "touch")
+           || g_str_equal (cmd, "wait-runs"))
+    return fixes_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "sleep"))
     d->settle = (guint) (a1 != NULL ? atoi (a1) : 0) / TICK_MS;
   else if (g_str_equal (cmd, "quit"))
@@ -648,6 +734,8 @@ tick (gpointer data)
     }
   if (d->lines == NULL)
     return fail (d, "cannot read the script $SACCADE_TEST_SCRIPT");
+  if (fixes_waiting (d))
+    return d->source_id != 0 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
   if (d->shot_type != 0)
     {
       if (!shoot_dialog (d))
@@ -692,6 +780,7 @@ saccade_test_driver_start (SaccadeWindow *self)
     return;
   d = g_new0 (SaccadeTestDriver, 1);
   d->window = self;
+  d->wait_runs = -1;
   if (g_file_get_contents (path, &contents, NULL, &error))
     d->lines = g_strsplit (contents, "\n", -1);
   else

@@ -68,6 +68,7 @@ struct _SaccadeWindow
   char *last_error;                  /* the last error shown (for the e2e test) */
   AdwToast *last_toast;              /* the last toast shown (the e2e test dismisses it) */
   gpointer test_driver;              /* SaccadeTestDriver, only under the e2e test */
+  gpointer db_watch;                 /* saccade-window-watch.c's state, or NULL */
 };
 
 /* saccade-window.c */
@@ -132,5 +133,11 @@ gboolean saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GE
 /* saccade-test-driver.c: starts the script named by $SACCADE_TEST_SCRIPT, if any. */
 void saccade_test_driver_start (SaccadeWindow *self);
 void saccade_test_driver_free (gpointer driver);
+
+/* saccade-window-watch.c: runs other processes add to the open database. _sync: (re)starts
+ * watching db_path and records its state now (every list of the runs calls it first);
+ * _stop: stops (dispose). */
+void saccade_window_watch_sync (SaccadeWindow *self);
+void saccade_window_watch_stop (SaccadeWindow *self);
 
 G_END_DECLS

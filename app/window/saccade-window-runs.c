@@ -1,6 +1,7 @@
 /* saccade-window-runs.c — the sidebar of stored runs: listing the open database's runs
- * (newest first), filtering them by the search text, loading the selected run for the
- * pages, and deleting a run after asking.
+ * (newest first, again whenever saccade-window-watch.c sees another process commit),
+ * filtering them by the search text, loading the selected run for the pages (and going
+ * back to the run shown when a load is refused), and deleting a run after asking.
  *
  * The list, the load and the delete are jobs in worker threads (saccade-run.c); a job that
  * finishes after the user moved on (another database, another run) is ignored.
@@ -121,6 +122,8 @@ run_loaded (GObject *source, GAsyncResult *result, gpointer user_data)
   if (run == NULL)
     {
       saccade_window_show_error (self, _("Could not load the run"), error);
+      /* The sidebar must say what the pages show: back to the run shown, or to none. */
+      saccade_window_runs_select (self, self->run != NULL ? self->run->id : 0);
       saccade_window_update_actions (self);
       return;
     }
@@ -174,6 +177,12 @@ saccade_window_runs_select (SaccadeWindow *self, gint64 run_id)
   GListModel *shown = G_LIST_MODEL (self->runs_shown);
   guint i, n = g_list_model_get_n_items (shown);
 
+  if (run_id == 0)
+    {
+      gtk_list_box_unselect_all (self->runs_list);
+      return;
+    }
+
   /* A run the search hides cannot be selected: clear the search first. */
   if (self->search_needle != NULL)
     {
@@ -208,6 +217,23 @@ typedef struct {
   char *db_path;  /* the database asked about: a reply for another one is stale */
 } ListCall;
 
+static gboolean
+same_runs (GListModel *a, GListModel *b)
+{
+  guint n = g_list_model_get_n_items (a);
+
+  if (n != g_list_model_get_n_items (b))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr (SaccadeRunItem) x = g_list_model_get_item (a, i);
+      g_autoptr (SaccadeRunItem) y = g_list_model_get_item (b, i);
+      if (saccade_run_item_get_id (x) != saccade_run_item_get_id (y))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 runs_listed (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -235,13 +261,17 @@ runs_listed (GObject *source, GAsyncResult *result, gpointer user_data)
 
   self->select_after_list = 0;
   n = g_list_model_get_n_items (G_LIST_MODEL (list));
-  {
-    g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
-    for (i = 0; i < n; i++)
-      g_ptr_array_add (items, g_list_model_get_item (G_LIST_MODEL (list), i));
-    g_list_store_splice (self->runs, 0, g_list_model_get_n_items (G_LIST_MODEL (self->runs)),
-                         items->pdata, items->len);
-  }
+  /* Runs are immutable once stored: the same ids are the same list, and keeping the rows
+   * keeps the sidebar's scroll position and selection (the watch lists again for every
+   * commit to the database, studies included). */
+  if (!same_runs (G_LIST_MODEL (self->runs), G_LIST_MODEL (list)))
+    {
+      g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+      for (i = 0; i < n; i++)
+        g_ptr_array_add (items, g_list_model_get_item (G_LIST_MODEL (list), i));
+      g_list_store_splice (self->runs, 0, g_list_model_get_n_items (G_LIST_MODEL (self->runs)),
+                           items->pdata, items->len);
+    }
 
   /* Select the run just captured, else keep the one shown, else show the newest. */
   if (select == 0 && self->run != NULL)
@@ -262,6 +292,8 @@ saccade_window_runs_reload (SaccadeWindow *self, gint64 select_id)
 {
   ListCall *call = g_new0 (ListCall, 1);
 
+  /* What this list will include, so that the watch lists again only for later commits. */
+  saccade_window_watch_sync (self);
   call->self = self;
   call->db_path = g_strdup (self->db_path);
   if (select_id != 0)

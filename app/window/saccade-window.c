@@ -578,6 +578,7 @@ saccade_window_dispose (GObject *object)
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
   g_clear_pointer (&self->test_driver, saccade_test_driver_free);
+  saccade_window_watch_stop (self);
   g_clear_pointer (&self->pages, g_ptr_array_unref);
   g_clear_object (&self->model);
   g_clear_pointer (&self->run, saccade_run_unref);

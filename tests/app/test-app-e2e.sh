@@ -85,12 +85,13 @@ expect-no-error
 page heatmap
 head 1 4
 screenshot $out/heatmap.png
-# Keys: Right = next head, Page Down / Down = next layer, Left = previous head.
+# Keys: Right = next head, Page Up / Up = next layer (as the layer spin button), Down =
+# previous layer, Left = previous head.
 key Right
 expect-head 1 5
-key Page_Down
+key Page_Up
 expect-head 2 5
-key Up
+key Down
 expect-head 1 5
 key Left
 expect-head 1 4

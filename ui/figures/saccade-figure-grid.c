@@ -5,7 +5,10 @@
  * grid turns so that thumbnails come out biggest: layers as columns on a wide area (30
  * layers x 9 heads on a landscape window), as rows on a tall one. With a metric, each
  * thumbnail is drawn in greys inside a frame of the metric's colour, and the colour bar
- * names the metric; without one, thumbnails use the figure's colour map.
+ * names the metric; without one, thumbnails use the figure's colour map and the colour
+ * bar reads their values: 0 to 1 on a linear scale, "weight ÷ head's max" (each thumbnail
+ * is scaled to its own maximum, below). The metric's scale is linear on a diverging map,
+ * as in the heatmap (saccade_figure_heatmap_scale).
  *
  * Thumbnails (SaccadeGridThumbs) hold each head reduced to at most THUMB_MAX cells a side
  * and scaled to its own maximum — a grid is for seeing patterns (diagonals, sinks,
@@ -135,7 +138,7 @@ typedef struct {
   double title_h, cb_w, bar_w;
   double layer_lab;        /* widest layer number */
   double head_lab;         /* widest head number */
-  double kv_lab;           /* widest "KV n" */
+  double kv_lab;           /* widest "KV head n" */
   double mvmin, mvmax;     /* the metric's colour range */
   SaccadeGridGeometry g;
 } Layout;
@@ -188,6 +191,13 @@ saccade_grid_geometry_head_at (const SaccadeGridGeometry *g, double x, double y,
   return FALSE;
 }
 
+/* The scale of the metric's colours: linear on a diverging map (see the heatmap). */
+static SaccadeScale
+metric_scale (const SaccadeGridFigure *f)
+{
+  return saccade_colormap_is_diverging (f->colormap) ? SACCADE_SCALE_LINEAR : f->scale;
+}
+
 static void
 metric_range (const SaccadeGridFigure *f, double *vmin, double *vmax)
 {
@@ -203,12 +213,34 @@ metric_range (const SaccadeGridFigure *f, double *vmin, double *vmax)
       }
   if (!isfinite (lo))
     lo = 0, hi = 1;
-  if (f->scale == SACCADE_SCALE_LOG && hi > 0)
+  if (f->metric == NULL)
+    {
+      *vmin = 0.0; /* the thumbnails' own values: weight / head's max */
+      *vmax = 1.0;
+      return;
+    }
+  if (metric_scale (f) == SACCADE_SCALE_LOG && hi > 0)
     lo = isfinite (min_pos) ? MAX (min_pos, hi * 1e-4) : hi * 1e-4;
   if (hi <= lo)
     hi = lo + (lo != 0 ? fabs (lo) * 1e-3 : 1.0);
   *vmin = lo;
   *vmax = hi;
+}
+
+/* The colour bar: the metric's, or the thumbnails' (linear, 0..1 of each head's max). */
+static SaccadeScale
+bar_scale (const SaccadeGridFigure *f)
+{
+  return f->metric != NULL ? metric_scale (f) : SACCADE_SCALE_LINEAR;
+}
+
+static const char *
+bar_caption (const SaccadeGridFigure *f)
+{
+  if (f->metric != NULL)
+    return f->metric_name;
+  /* Translators: the grid's colour bar: each thumbnail is scaled to its own maximum. */
+  return _("weight ÷ head's max");
 }
 
 /* The head axis's length in thumbnails (with gaps and group gaps), and the layer axis's. */
@@ -235,7 +267,8 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
   saccade_figure_layout_set (text, buf, &L->layer_lab, &L->lh);
   g_snprintf (buf, sizeof buf, "%d", MAX (f->n_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->head_lab, NULL);
-  g_snprintf (buf, sizeof buf, _("KV %d"), MAX (f->n_kv_heads - 1, 0));
+  /* Translators: a group of query heads named by the key/value head they share. */
+  g_snprintf (buf, sizeof buf, _("KV head %d"), MAX (f->n_kv_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->kv_lab, NULL);
   L->title_h = 0;
   if (f->title != NULL && *f->title != '\0')
@@ -245,12 +278,10 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
       L->title_h = h + 0.6 * L->fs;
     }
   L->bar_w = 1.2 * L->fs;
-  L->cb_w = 0;
   metric_range (f, &L->mvmin, &L->mvmax);
-  if (f->metric != NULL)
-    L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
-                                                          f->scale, L->mvmin, L->mvmax,
-                                                          f->metric_name);
+  L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
+                                                        bar_scale (f), L->mvmin, L->mvmax,
+                                                        bar_caption (f));
 }
 
 /* Margins for one orientation: the top holds the labels of the across axis (layers:
@@ -261,11 +292,11 @@ margins (const Layout *L, gboolean layers_across, double *top, double *left)
   if (layers_across)
     {
       *top = 2 * L->lh + L->gap;                                 /* "Layer", numbers */
-      *left = L->kv_lab + L->gap + L->head_lab + L->gap;        /* "KV n", head numbers */
+      *left = L->kv_lab + L->gap + L->head_lab + L->gap;        /* "KV head n", head numbers */
     }
   else
     {
-      *top = 2 * L->lh + L->gap;                                 /* "KV n", head numbers */
+      *top = 2 * L->lh + L->gap;                                 /* "KV head n", head numbers */
       *left = L->lh + L->gap + L->layer_lab + L->gap;           /* "Layer", numbers */
     }
 }
@@ -374,7 +405,7 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
   for (int kv = 0; kv * gs < f->n_heads; kv++)
     {
       double first[4], last[4];
-      g_snprintf (buf, sizeof buf, _("KV %d"), kv);
+      g_snprintf (buf, sizeof buf, _("KV head %d"), kv);
       saccade_figure_layout_set (text, buf, &w, &h);
       saccade_grid_geometry_head_rect (g, 0, kv * gs, first);
       saccade_grid_geometry_head_rect (g, 0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
@@ -470,8 +501,9 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
         if (f->metric != NULL)
           {
             double rgb[3];
-            saccade_colormap_rgb (f->colormap, saccade_scale_apply (f->scale, f->metric[i],
-                                                                    L.mvmin, L.mvmax),
+            saccade_colormap_rgb (f->colormap,
+                                  saccade_scale_apply (metric_scale (f), f->metric[i], L.mvmin,
+                                                       L.mvmax),
                                   rgb);
             cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
             cairo_rectangle (cr, rect[0] - b, rect[1] - b, rect[2] + 2 * b, rect[3] + 2 * b);
@@ -525,18 +557,17 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
       }
   draw_labels (cr, f, style, &L);
 
-  if (f->metric != NULL)
-    {
-      double first[4], last[4], top, bottom;
-      saccade_grid_geometry_head_rect (&L.g, 0, 0, first);
-      saccade_grid_geometry_head_rect (&L.g, f->n_layers - 1, f->n_heads - 1, last);
-      top = first[1];
-      bottom = MAX (last[1] + L.g.thumb, top + 8 * L.fs);
-      saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, f->scale, L.mvmin,
-                                    L.mvmax, f->metric_name,
-                                    last[0] + L.g.thumb + L.g.thumb * FRAME + 2 * L.gap, top,
-                                    L.bar_w, MIN (bottom, height - L.pad) - top);
-    }
+  {
+    double first[4], last[4], top, bottom;
+    saccade_grid_geometry_head_rect (&L.g, 0, 0, first);
+    saccade_grid_geometry_head_rect (&L.g, f->n_layers - 1, f->n_heads - 1, last);
+    top = first[1];
+    bottom = MAX (last[1] + L.g.thumb, top + 8 * L.fs);
+    saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, bar_scale (f), L.mvmin,
+                                  L.mvmax, bar_caption (f),
+                                  last[0] + L.g.thumb + L.g.thumb * FRAME + 2 * L.gap, top,
+                                  L.bar_w, MIN (bottom, height - L.pad) - top);
+  }
   if (geom != NULL)
     *geom = L.g;
   cairo_restore (cr);

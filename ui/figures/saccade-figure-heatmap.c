@@ -11,6 +11,10 @@
  *      without smoothing; k x k pixels per cell on vector surfaces), labels, colour bar.
  * Label margins are sized for all labels, not just the visible ones, so zooming and
  * panning move only the cells.
+ *
+ * A diverging map is always drawn on a linear scale, whatever f->scale says: its range is
+ * [-m, m], and a logarithm of signed values is undefined, so "log" there would be a label
+ * on a linear picture. The colour bar says "weight", the truth (saccade_figure_heatmap_scale).
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -49,6 +53,12 @@ normalise_range (const SaccadeHeatmapFigure *f, const SaccadeCellRange *range, L
   L->col0 = range != NULL ? CLAMP (range->col0, 0.0, f->n_cols - L->cols) : 0.0;
 }
 
+SaccadeScale
+saccade_figure_heatmap_scale (const SaccadeHeatmapFigure *f)
+{
+  return saccade_colormap_is_diverging (f->colormap) ? SACCADE_SCALE_LINEAR : f->scale;
+}
+
 void
 saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, double *vmax)
 {
@@ -77,7 +87,7 @@ saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, doubl
       *vmin = max_abs > 0 ? -max_abs : -1.0;
       *vmax = max_abs > 0 ? max_abs : 1.0;
     }
-  else if (f->scale == SACCADE_SCALE_LOG)
+  else if (saccade_figure_heatmap_scale (f) == SACCADE_SCALE_LOG)
     {
       /* Four decades below the maximum: attention spans many orders of magnitude, and the
        * smallest fp16 weights are noise, not structure. */
@@ -98,7 +108,8 @@ colorbar_caption (const SaccadeHeatmapFigure *f)
 {
   if (f->value_name != NULL)
     return f->value_name;
-  return f->scale == SACCADE_SCALE_LOG ? _("weight (log scale)") : _("weight");
+  return saccade_figure_heatmap_scale (f) == SACCADE_SCALE_LOG ? _("weight (log scale)")
+                                                                : _("weight");
 }
 
 /* Passes 1 and 2 for a figure of @W x @H. */
@@ -133,7 +144,8 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeCellRan
   L->axis_h = h + 0.2 * L->fs;
   L->bar_w = 1.2 * L->fs;
   L->cb_w = 2 * L->gap + saccade_figure_colorbar_width (cr, style, 0.9 * L->fs, L->bar_w,
-                                                        f->scale, L->vmin, L->vmax,
+                                                        saccade_figure_heatmap_scale (f),
+                                                        L->vmin, L->vmax,
                                                         colorbar_caption (f));
 
   /* Pass 2: fit the cells, shrinking then thinning the labels. */
@@ -254,7 +266,8 @@ draw_cells (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyle
       saccade_figure_fill_masked (cr, style, CLAMP (L->cell / 3, 3.0, 6.0));
     }
   img = saccade_figure_cells_image (f->values, f->n_cols, r0, r1, c0, c1, f->causal, k,
-                                    f->colormap, f->scale, L->vmin, L->vmax);
+                                    f->colormap, saccade_figure_heatmap_scale (f), L->vmin,
+                                    L->vmax);
   pat = cairo_pattern_create_for_surface (img);
   /* Pattern space is image pixels: pixel (0, 0) is cell (r0, c0). */
   cairo_matrix_init_scale (&m, k / L->cell, k / L->cell);
@@ -361,7 +374,8 @@ saccade_figure_heatmap_draw_full (cairo_t *cr, const SaccadeHeatmapFigure *f,
   draw_labels (cr, f, style, &L, width);
   {
     double bar_h = MAX (L.rows * L.cell, MIN (8 * L.fs, height - L.my - L.pad));
-    saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, f->scale, L.vmin, L.vmax,
+    saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap,
+                                  saccade_figure_heatmap_scale (f), L.vmin, L.vmax,
                                   colorbar_caption (f), L.mx + L.cols * L.cell + 2 * L.gap,
                                   L.my, L.bar_w, bar_h);
   }

@@ -5,7 +5,8 @@
  * head, query i is joined to key j by a line in the head's colour whose opacity is the
  * weight A[i, j] (Vig 2019). Overlapping heads add up, so where many heads agree the line
  * is dark. A highlighted token keeps its own lines at full strength and fades the rest. A
- * legend of head colours stands where the other figures have their colour bar.
+ * legend of head colours stands where the other figures have their colour bar; it names
+ * each head by its index in the layer (head_ids), so a figure of head 4 alone says "4".
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -104,6 +105,21 @@ saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *W, doubl
   cairo_surface_destroy (scratch);
 }
 
+/* Head @k of the figure: its index in the layer and its colour there. */
+static int
+head_id (const SaccadeLinesFigure *f, int k)
+{
+  return f->head_ids != NULL ? f->head_ids[k] : k;
+}
+
+static void
+head_rgb (const SaccadeLinesFigure *f, int k, double rgb[3])
+{
+  int total = f->n_heads_total > 0 ? f->n_heads_total : f->n_heads;
+
+  saccade_figure_head_color (head_id (f, k), MAX (total, head_id (f, k) + 1), rgb);
+}
+
 static double
 row_y (const Layout *L, int i)
 {
@@ -118,30 +134,30 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const SaccadeFigureStyle 
   double y = L->top + L->title_h, sw = 0.9 * L->fs, total = 0, x, w, h;
   char buf[32];
 
-  /* "Heads ■0 ■1 ...", centred: measure, then draw. */
-  saccade_figure_layout_set (text, _("Heads"), &w, &h);
+  /* "Heads ■0 ■1 ..." ("Head ■4" for one), centred: measure, then draw. */
+  saccade_figure_layout_set (text, f->n_heads == 1 ? _("Head") : _("Heads"), &w, &h);
   total = w + L->gap;
   for (int hd = 0; hd < f->n_heads; hd++)
     {
-      g_snprintf (buf, sizeof buf, "%d", hd);
+      g_snprintf (buf, sizeof buf, "%d", head_id (f, hd));
       saccade_figure_layout_set (text, buf, &w, NULL);
       total += sw + 0.25 * L->fs + w + 0.8 * L->fs;
     }
   x = MAX (L->pad, (W - total) / 2);
   cairo_save (cr);
   saccade_figure_set_fg (cr, style, 0.7);
-  saccade_figure_layout_set (text, _("Heads"), &w, &h);
+  saccade_figure_layout_set (text, f->n_heads == 1 ? _("Head") : _("Heads"), &w, &h);
   saccade_figure_layout_draw (cr, text, x, y);
   x += w + L->gap;
   for (int hd = 0; hd < f->n_heads; hd++)
     {
       double rgb[3];
-      saccade_figure_head_color (hd, f->n_heads, rgb);
+      head_rgb (f, hd, rgb);
       cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
       cairo_rectangle (cr, x, y + (h - sw) / 2, sw, sw);
       cairo_fill (cr);
       x += sw + 0.25 * L->fs;
-      g_snprintf (buf, sizeof buf, "%d", hd);
+      g_snprintf (buf, sizeof buf, "%d", head_id (f, hd));
       saccade_figure_layout_set (text, buf, &w, NULL);
       saccade_figure_set_fg (cr, style, 0.85);
       saccade_figure_layout_draw (cr, text, x, y);
@@ -185,7 +201,7 @@ draw_lines (cairo_t *cr, const SaccadeLinesFigure *f, const Layout *L, gboolean 
   for (int hd = 0; hd < f->n_heads; hd++)
     {
       const float *a = f->heads + (gsize) hd * n * n;
-      saccade_figure_head_color (hd, f->n_heads, rgb[hd]);
+      head_rgb (f, hd, rgb[hd]);
       for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
           {

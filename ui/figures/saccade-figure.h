@@ -72,6 +72,12 @@ typedef struct {
   int highlight_token;                /* -1 = none; else only this query token's lines are
                                        * drawn strongly (see the _full variant for keys) */
   const char *title;                  /* may be NULL */
+  /* Which heads @heads holds, for a figure of some of a layer's heads (one head, or those
+   * toggled on): the legend names head_ids[k] and colours it as head head_ids[k] of
+   * n_heads_total, so head 4 shown alone is "4" in the colour it has among all 9. NULL:
+   * heads 0 .. n_heads - 1 of n_heads. */
+  const int *head_ids;                /* (n_heads), each in 0 .. n_heads_total - 1 */
+  int n_heads_total;                  /* the layer's heads; 0: n_heads */
 } SaccadeLinesFigure;
 
 typedef struct {
@@ -513,5 +519,17 @@ gboolean saccade_figure_export_paired_bars (const SaccadePairedBarsFigure *f, co
                                             GError **error);
 /* The colours of the two series (RGB 0..1), for a legend drawn elsewhere. */
 void saccade_figure_paired_bars_color (int series, double rgb[3]);
+
+G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Scales the figures actually draw (saccade-figure-heatmap.c, saccade-figure-grid.c)     */
+
+G_BEGIN_DECLS
+
+/* The scale @f is drawn on: f->scale, except that a diverging map is always linear (its
+ * range is [-m, m] and a logarithm of signed values is undefined), and its colour bar is
+ * labelled so. A face that offers a scale control greys out "log" for a diverging map. */
+SaccadeScale saccade_figure_heatmap_scale (const SaccadeHeatmapFigure *f);
 
 G_END_DECLS

@@ -191,7 +191,7 @@ saccade_heads_table_init (SaccadeHeadsTable *self)
   /* Translators: heads table columns. */
   add_column (self, COL_LAYER, _("Layer"));
   add_column (self, COL_HEAD, _("Head"));
-  add_column (self, COL_KV, _("KV"));
+  add_column (self, COL_KV, _("KV head"));
   for (int m = 0; m < SACCADE_N_METRICS; m++)
     add_column (self, COL_METRIC0 + m, saccade_metric_short_name ((SaccadeMetric) m));
   add_column (self, COL_TOP, _("Last top key"));

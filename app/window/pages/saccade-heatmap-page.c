@@ -1,6 +1,6 @@
 /* saccade-heatmap-page.c — the Heatmap page (see saccade-heatmap-page.h): hands the head
  * under the cursor to SaccadeHeatmapView, keeps the layer and head spin buttons on the
- * cursor (two GtkAdjustments bound to SaccadePage:layer and :head), shows which KV group
+ * cursor (two GtkAdjustments bound to SaccadePage:layer and :head), shows which KV head
  * the head belongs to, and keeps the colour map and scale controls on GSettings (the
  * Preferences window writes the same keys, so both always agree).
  *
@@ -50,8 +50,9 @@ saccade_heatmap_page_dup_figure_title (SaccadePage *page)
   if (run == NULL)
     return g_strdup ("");
   quote = saccade_page_dup_quoted_text (run);
-  /* Translators: the heatmap's title, e.g. "Layer 5, head 2 (KV group 0) · “The cat…”". */
-  return g_strdup_printf (_("Layer %d, head %d (KV group %d) · %s"),
+  /* Translators: the heatmap's title, e.g. "Layer 5, head 2 (KV head 0) · “The cat…”"; "KV
+   * head" names the key/value head the query head shares, as everywhere in Saccade. */
+  return g_strdup_printf (_("Layer %d, head %d (KV head %d) · %s"),
                           saccade_page_get_layer (page), head,
                           head / saccade_run_group_size (run), quote);
 }
@@ -77,7 +78,7 @@ refresh (SaccadeHeatmapPage *self)
                                  (const char *const *) run->labels, run->causal);
   saccade_heatmap_view_set_title (self->heatmap_view, title);
   /* Translators: which key/value head this query head shares (grouped-query attention). */
-  kv = g_strdup_printf (_("KV group %d"), head / g);
+  kv = g_strdup_printf (_("KV head %d"), head / g);
   kv_tip = g_strdup_printf (_("Query heads %d to %d share one key/value head"), (head / g) * g,
                             (head / g) * g + g - 1);
   gtk_label_set_text (self->kv_label, kv);
@@ -129,6 +130,31 @@ selected_scale (SaccadeHeatmapPage *self)
                                                          : SACCADE_SCALE_LINEAR;
 }
 
+/* The scale buttons show the scale the figure draws: a diverging map is always linear
+ * (saccade_figure_heatmap_scale()), so with one "Log" is greyed out and "Linear" shown
+ * pressed, while the setting keeps the user's choice for the sequential maps. */
+static void
+sync_scale_buttons (SaccadeHeatmapPage *self)
+{
+  GSettings *settings = saccade_page_get_settings (SACCADE_PAGE (self));
+  g_autofree char *value = g_settings_get_string (settings, "scale");
+  SaccadeScale scale = SACCADE_SCALE_LINEAR;
+  gboolean diverging = saccade_colormap_is_diverging (selected_colormap (self));
+  gboolean was = self->updating;
+
+  saccade_scale_from_id (value, &scale);
+  self->updating = TRUE;
+  gtk_widget_set_sensitive (GTK_WIDGET (self->log_button), !diverging);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->log_button),
+                               diverging ? _("A diverging colour map is always linear: a "
+                                             "logarithm of signed values is undefined")
+                                         : _("Colour the weights on a logarithmic scale"));
+  gtk_toggle_button_set_active (scale == SACCADE_SCALE_LOG && !diverging ? self->log_button
+                                                                         : self->linear_button,
+                                TRUE);
+  self->updating = was;
+}
+
 static void
 settings_changed (SaccadeHeatmapPage *self, const char *key)
 {
@@ -142,16 +168,27 @@ settings_changed (SaccadeHeatmapPage *self, const char *key)
       saccade_colormap_from_id (value, &map);
       gtk_drop_down_set_selected (self->colormap_dropdown, map);
       saccade_heatmap_view_set_colormap (self->heatmap_view, map);
+      sync_scale_buttons (self);
     }
   else if (g_str_equal (key, "scale"))
     {
       SaccadeScale scale = SACCADE_SCALE_LINEAR;
       saccade_scale_from_id (value, &scale);
-      gtk_toggle_button_set_active (scale == SACCADE_SCALE_LOG ? self->log_button
-                                                               : self->linear_button, TRUE);
       saccade_heatmap_view_set_scale (self->heatmap_view, scale);
+      sync_scale_buttons (self);
     }
   self->updating = FALSE;
+}
+
+void
+saccade_heatmap_page_get_scale_control (SaccadeHeatmapPage *self, SaccadeScale *shown,
+                                        gboolean *log_offered)
+{
+  g_return_if_fail (SACCADE_IS_HEATMAP_PAGE (self));
+  if (shown != NULL)
+    *shown = selected_scale (self);
+  if (log_offered != NULL)
+    *log_offered = gtk_widget_get_sensitive (GTK_WIDGET (self->log_button));
 }
 
 static void

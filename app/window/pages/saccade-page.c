@@ -91,9 +91,10 @@ step_action (GtkWidget *widget, const char *action_name, GVariant *param)
 }
 
 /* Arrow keys and Page Up/Down that no focused child used (a spin button keeps Up/Down):
- * Left/Right step the head, Up/Down and Page Up/Page Down the layer (up = the previous
- * layer, as in the lists). A key controller in the bubble phase rather than class
- * shortcuts: the e2e test's driver replays keys through key controllers. */
+ * Left/Right step the head, Up/Down and Page Up/Page Down the layer. Up is the next layer,
+ * as in the layer spin button beside the figure (its Up key and its "+" raise the value):
+ * the key and the picker it moves never disagree. A key controller in the bubble phase
+ * rather than class shortcuts: the e2e test's driver replays keys through key controllers. */
 static gboolean
 key_pressed (GtkEventControllerKey *controller, guint keyval, guint keycode,
              GdkModifierType state, SaccadePage *self)
@@ -117,13 +118,13 @@ key_pressed (GtkEventControllerKey *controller, guint keyval, guint keycode,
     case GDK_KEY_KP_Up:
     case GDK_KEY_Page_Up:
     case GDK_KEY_KP_Page_Up:
-      action = "page.previous-layer";
+      action = "page.next-layer";
       break;
     case GDK_KEY_Down:
     case GDK_KEY_KP_Down:
     case GDK_KEY_Page_Down:
     case GDK_KEY_KP_Page_Down:
-      action = "page.next-layer";
+      action = "page.previous-layer";
       break;
     default:
       return FALSE;
