@@ -603,7 +603,7 @@ sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *param
   if ((st = sc_store_study_begin (store, SC_ABLATION_KIND_TOKENS, model, params_json, &s, err))
       != SC_OK)
     return st;
-  for (c = 0; c < 2; c++)
+  for (c = 0; c < 2; c++) /* only the kinds the result holds */
     for (i = 0; i < r->n_tokens && (r->kinds & (c == 0 ? SC_LOO_MASK : SC_LOO_DROP)); i++)
       {
         double v[N_METRICS];
@@ -742,9 +742,15 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
       ScAblationEffect *e;
       int k;
       if (strncmp (v->series, "mask.", 5) == 0)
-        e = r->mask, r->kinds |= SC_LOO_MASK;
+        {
+          e = r->mask;
+          r->kinds |= SC_LOO_MASK;
+        }
       else if (strncmp (v->series, "drop.", 5) == 0)
-        e = r->drop, r->kinds |= SC_LOO_DROP;
+        {
+          e = r->drop;
+          r->kinds |= SC_LOO_DROP;
+        }
       else
         continue;
       if ((k = metric_index (dot + 1)) < 0)
