@@ -198,7 +198,7 @@ print_run_text (const RunResult *rr, const char *db_path)
             rr->f->study_id, db_path);
   else if (rr->f->study_id > 0)
     printf ("computed now%s, stored as study %" G_GINT64_FORMAT " in %s\n",
-            rr->f->loo_reused ? " (leave-one-out reused from `saccade ablate --tokens`)" : "",
+            rr->f->loo_reused ? " (leave-one-out reused from a stored ablate-tokens study)" : "",
             rr->f->study_id, db_path);
   else
     printf ("computed now (not stored: %s)\n", rr->warning != NULL ? rr->warning : "no store");

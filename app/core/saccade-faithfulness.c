@@ -181,18 +181,25 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
 {
   const ScModelInfo *info = sc_model_info (model);
   g_autoptr (SaccadeFaithfulness) f = g_new0 (SaccadeFaithfulness, 1);
+  /* The leave-one-out studies this can reuse: both kinds (what saccade ablate --tokens
+   * stores), else one of the kind it reads (what sc_faith_run computes, stored under
+   * params that name the kind, so that no reader wanting both finds it). */
+  const ScLooKinds kind = params->kind == SC_FAITH_ERASE_DROP ? SC_LOO_DROP : SC_LOO_MASK;
   const ScAblationParams ap = { .target = params->target };
+  const ScAblationParams ap_one = { .target = params->target, .loo_kinds = kind };
   ScTokenLooResult *loo = NULL, *loo_new = NULL;
   Progress prog = { progress, user_data, cancellable, 0, 1 };
   ScStoreModel sm = { 0 };
   ScStore *store = NULL;
   ScError err = { 0 };
-  char pj[256], pl[128];
+  char pj[256], pl[128], pl_one[128];
   gint64 t0 = g_get_monotonic_time (), t_head;
   int64_t id = 0;
 
   if (sc_faith_params_json (run_id, ids, n, params, pj, sizeof pj) < 0
-      || sc_ablation_params_json (SC_ABLATION_KIND_TOKENS, run_id, &ap, pl, sizeof pl) < 0)
+      || sc_ablation_params_json (SC_ABLATION_KIND_TOKENS, run_id, &ap, pl, sizeof pl) < 0
+      || sc_ablation_params_json (SC_ABLATION_KIND_TOKENS, run_id, &ap_one, pl_one,
+                                  sizeof pl_one) < 0)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            "faithfulness: bad parameters");
@@ -214,9 +221,10 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
     {
       /* A stored leave-one-out study of the same run and target saves all the erasures. */
       if (store != NULL && !recompute
-          && sc_token_loo_load (store, info, sm.sha256, pl, &loo, NULL, NULL) == SC_OK)
+          && (sc_token_loo_load (store, info, sm.sha256, pl, &loo, NULL, NULL) == SC_OK
+              || sc_token_loo_load (store, info, sm.sha256, pl_one, &loo, NULL, NULL) == SC_OK))
         {
-          if (loo->n_tokens == n)
+          if (loo->n_tokens == n && (loo->kinds & kind) != 0)
             f->loo_reused = TRUE;
           else
             g_clear_pointer (&loo, sc_token_loo_result_free);
@@ -243,7 +251,10 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
             f->study_id = id;
           else if (store_warning != NULL)
             *store_warning = g_strdup (err.message);
-          if (loo_new != NULL && sc_token_loo_store (store, &sm, pl, loo_new, NULL, &err) != SC_OK
+          /* under the params of the kinds it holds (sc_faith_run computes its own kind) */
+          if (loo_new != NULL
+              && sc_token_loo_store (store, &sm, loo_new->kinds == SC_LOO_BOTH ? pl : pl_one,
+                                     loo_new, NULL, &err) != SC_OK
               && store_warning != NULL && *store_warning == NULL)
             *store_warning = g_strdup (err.message);
         }

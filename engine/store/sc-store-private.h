@@ -86,7 +86,9 @@ ScStatus sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScE
 /* Makes a writable connection's database current: creates the current schema in an empty database
  * (page size, incremental auto-vacuum, WAL first), or migrates an older one, each step in
  * one transaction. *@version receives the resulting version. */
-ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int *version, ScError *err);
+/* @busy_ms: how long a lock may be waited for (< 0: not at all), as the store's. */
+ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int busy_ms, int *version,
+                                  ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-blob.c                                                                       */

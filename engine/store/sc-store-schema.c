@@ -267,7 +267,8 @@ init_empty (sqlite3 *db, const char *path, ScError *err)
 }
 
 ScStatus
-sc_store_schema_prepare (sqlite3 *db, const char *path, int *version, ScError *err)
+sc_store_schema_prepare (sqlite3 *db, const char *path, int busy_ms, int *version,
+                         ScError *err)
 {
   int64_t v = 0;
   char sql[96];
@@ -281,8 +282,23 @@ sc_store_schema_prepare (sqlite3 *db, const char *path, int *version, ScError *e
   if (v == 0 && (st = init_empty (db, path, err)) != SC_OK)
     return st;
 
-  /* journal_mode is persistent; setting it on a store already in WAL changes nothing. */
-  if ((rc = sc_store_exec (db, "PRAGMA journal_mode = WAL")) != SQLITE_OK)
+  /* journal_mode is persistent; setting it on a store already in WAL changes nothing.
+   * Switching needs an exclusive lock, and when another connection is switching or
+   * creating the same new store at that moment SQLite answers SQLITE_BUSY at once, without
+   * calling the busy handler (waiting could deadlock two lock upgrades). So retry here, for
+   * as long as the connection's busy timeout would have waited. */
+  {
+    const int step_ms = 5;
+    int waited_ms = 0;
+
+    while ((rc = sc_store_exec (db, "PRAGMA journal_mode = WAL")) == SQLITE_BUSY
+           && waited_ms < busy_ms)
+      {
+        sqlite3_sleep (step_ms);
+        waited_ms += step_ms;
+      }
+  }
+  if (rc != SQLITE_OK)
     return sc_store_sqlite_error (err, db, rc, path, "switching to WAL mode");
 
   while (v < SC_STORE_SCHEMA_VERSION)

@@ -378,7 +378,7 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
   if ((st = sc_store_connection_open (s, s->writable, &s->db, err)) != SC_OK)
     goto fail;
   if (s->writable)
-    st = sc_store_schema_prepare (s->db, s->path, &s->schema_version, err);
+    st = sc_store_schema_prepare (s->db, s->path, s->busy_ms, &s->schema_version, err);
   else
     {
       ScError first = { 0 };

@@ -62,6 +62,7 @@ sc_token_loo_result_new (int n_tokens)
   if (n_tokens < 1 || (r = calloc (1, sizeof *r)) == NULL)
     return NULL;
   r->n_tokens = n_tokens;
+  r->kinds = SC_LOO_BOTH;
   r->target = r->top1_clean = -1;
   r->logp_clean = r->loss_clean = NAN;
   r->mask = malloc ((size_t) n_tokens * sizeof *r->mask);
@@ -352,11 +353,17 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
   int32_t *dids = NULL;
   ScIntervention iv = { 0 };
   ScForwardOptions opt = { .all_logits = true };
-  int V, j, k, total;
+  unsigned kinds;
+  int V, j, k, total, done = 0;
   ScStatus st;
 
   if ((st = check_args (session, model, ids, n, 2, p, out, err)) != SC_OK)
     return st;
+  if ((p->loo_kinds & ~(unsigned) SC_LOO_BOTH) != 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: leave-one-out kinds 0x%x: only "
+                         "mask (0x%x) and drop (0x%x) exist", p->loo_kinds, SC_LOO_MASK,
+                         SC_LOO_DROP);
+  kinds = p->loo_kinds != 0 ? p->loo_kinds : SC_LOO_BOTH;
   info = sc_model_info (model);
   V = (int) info->n_vocab;
   r = sc_token_loo_result_new (n);
@@ -377,24 +384,30 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
       || (st = clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
 
-  /* 2. For each j but the query: mask it, then drop it. */
+  r->kinds = kinds;
+
+  /* 2. For each j but the query: mask it, then drop it (the kinds asked for). */
   iv.token_mask = mask;
-  total = 2 * (n - 1);
+  total = (kinds == SC_LOO_BOTH ? 2 : 1) * (n - 1);
   for (j = 0; j < n - 1; j++)
     {
       ScAblationEffect *e = &r->drop[j];
-      mask[j] = 1;
-      opt.intervention = &iv;
-      st = sc_forward (session, ids, n, &opt, abl, err);
-      mask[j] = 0;
-      if (st != SC_OK
-          || (st = same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->mask[j],
-                                    err))
-                 != SC_OK)
-        goto fail;
-      if (!report (progress, progress_user, 2 * j + 1, total))
-        goto cancelled;
-
+      if (kinds & SC_LOO_MASK)
+        {
+          mask[j] = 1;
+          opt.intervention = &iv;
+          st = sc_forward (session, ids, n, &opt, abl, err);
+          mask[j] = 0;
+          if (st != SC_OK
+              || (st = same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->mask[j],
+                                        err))
+                     != SC_OK)
+            goto fail;
+          if (!report (progress, progress_user, ++done, total))
+            goto cancelled;
+        }
+      if (!(kinds & SC_LOO_DROP))
+        continue;
       for (k = 0; k < n - 1; k++)
         dids[k] = ids[k + (k >= j)];
       opt.intervention = NULL;
@@ -406,7 +419,7 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
                  != SC_OK)
         goto fail;
       e->flipped = e->next.top1_ablated != e->next.top1_clean;
-      if (!report (progress, progress_user, 2 * j + 2, total))
+      if (!report (progress, progress_user, ++done, total))
         goto cancelled;
     }
   free (clean);
@@ -438,10 +451,15 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
 {
   const bool heads = kind != NULL && strcmp (kind, SC_ABLATION_KIND_HEADS) == 0;
   char target[16];
+  const char *kinds = "";
   int len;
 
-  if (p == NULL || buf == NULL)
+  if (p == NULL || buf == NULL || (p->loo_kinds & ~(unsigned) SC_LOO_BOTH) != 0)
     return -1;
+  if (!heads && p->loo_kinds == SC_LOO_MASK)
+    kinds = ",\"kinds\":\"mask\"";
+  else if (!heads && p->loo_kinds == SC_LOO_DROP)
+    kinds = ",\"kinds\":\"drop\"";
   if (p->target >= 0)
     snprintf (target, sizeof target, "%d", p->target);
   else
@@ -461,8 +479,8 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
                       p->mean_set);
     }
   else
-    len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"zero\"}",
-                    SC_ABLATION_STUDY_VERSION, (long long) run_id, target);
+    len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"zero\"%s}",
+                    SC_ABLATION_STUDY_VERSION, (long long) run_id, target, kinds);
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 
@@ -579,11 +597,14 @@ sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *param
 
   if (r == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: no result to store");
+  if (r->kinds == 0 || (r->kinds & ~(unsigned) SC_LOO_BOTH) != 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: the result's leave-one-out kinds "
+                         "0x%x are not mask and/or drop", r->kinds);
   if ((st = sc_store_study_begin (store, SC_ABLATION_KIND_TOKENS, model, params_json, &s, err))
       != SC_OK)
     return st;
-  for (c = 0; c < 2; c++)
-    for (i = 0; i < r->n_tokens; i++)
+  for (c = 0; c < 2; c++) /* only the kinds the result holds */
+    for (i = 0; i < r->n_tokens && (r->kinds & (c == 0 ? SC_LOO_MASK : SC_LOO_DROP)); i++)
       {
         double v[N_METRICS];
         effect_values (c == 0 ? &r->mask[i] : &r->drop[i], v);
@@ -713,6 +734,7 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
   r->top1_clean = top1;
   r->logp_clean = logp;
   r->loss_clean = loss;
+  r->kinds = 0;
   for (i = 0; i < d->n_series_values; i++)
     {
       const ScStoreSeriesValue *v = &d->series[i];
@@ -720,9 +742,15 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
       ScAblationEffect *e;
       int k;
       if (strncmp (v->series, "mask.", 5) == 0)
-        e = r->mask;
+        {
+          e = r->mask;
+          r->kinds |= SC_LOO_MASK;
+        }
       else if (strncmp (v->series, "drop.", 5) == 0)
-        e = r->drop;
+        {
+          e = r->drop;
+          r->kinds |= SC_LOO_DROP;
+        }
       else
         continue;
       if ((k = metric_index (dot + 1)) < 0)
@@ -730,6 +758,8 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
       if (v->pos >= n || !effect_set (&e[v->pos], k, v->value, top1, logp, info->n_vocab))
         goto bad;
     }
+  if (r->kinds == 0) /* no kind at all: nothing to read back */
+    goto bad;
   sc_store_study_data_free (d);
   *out = r;
   return SC_OK;

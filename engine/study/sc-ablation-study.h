@@ -30,6 +30,11 @@
  *     it is mean over those q of (drop loss − clean loss), NaN when there are none.
  * The last token (j = n − 1) is never erased: it is the query whose next token is
  * measured. Its entries are NaN (top-1s −1, flipped false), so n ≥ 2 is required.
+ * A caller that needs one kind only (faithfulness reads one) asks for it with
+ * ScAblationParams.loo_kinds and pays n − 1 runs instead of 2 (n − 1); the other kind's
+ * entries are then NaN, and ScTokenLooResult.kinds says which kinds hold numbers. Each
+ * kind's numbers are the same bit for bit whether it ran alone or with the other (every run
+ * starts from the same ids; no run reads another's output).
  *
  * Progress and cancel: @progress (may be NULL) is called after each ablated run with the
  * fraction done (0..1]; returning false stops the study with SC_ERR_CANCELLED and nothing
@@ -38,7 +43,9 @@
  * Storage (schema v2 studies, sc-store-study.h): kinds SC_ABLATION_KIND_HEADS and
  * SC_ABLATION_KIND_TOKENS, params from sc_ablation_params_json(). Per head metrics
  * "delta-logp", "tv", "jsd", "delta-loss", "flip" (0/1), "top1" (the ablated top-1 id);
- * per token series "<kind>.<metric>" (kind "mask" or "drop", same metrics, pos = j);
+ * per token series "<kind>.<metric>" (kind "mask" or "drop", same metrics, pos = j; only
+ * the kinds the result holds, and a one-kind study's params say which: see
+ * sc_ablation_params_json);
  * series "clean" holds pos 0 the target, 1 ln p_clean(target), 2 the clean top-1, 3 the
  * clean mean loss, 4 n.
  *
@@ -70,6 +77,13 @@ typedef enum {
   SC_ABLATE_MEAN,     /* the head outputs head_mean (needs it) */
 } ScAblateMode;
 
+/* Token leave-one-out: which erasure kinds to run (bits). */
+typedef enum {
+  SC_LOO_MASK = 1 << 0,
+  SC_LOO_DROP = 1 << 1,
+  SC_LOO_BOTH = SC_LOO_MASK | SC_LOO_DROP,
+} ScLooKinds;
+
 typedef struct {
   int target;              /* token id to measure, or -1: the clean run's top-1 */
   ScAblateMode mode;       /* head sweep only */
@@ -83,6 +97,9 @@ typedef struct {
   /* Head sweep: recompute every layer for each head instead of reusing the clean prefix
    * (same numbers bit for bit; for tests and the benchmark). */
   bool full_recompute;
+  /* Token leave-one-out only: the kinds to run, SC_LOO_* bits; 0 means both (so a
+   * zero-initialised params runs what it always ran). Other bits are refused. */
+  unsigned loo_kinds;
 } ScAblationParams;
 
 /* One ablation's effect (top-level comment). */
@@ -103,6 +120,8 @@ typedef struct {
 
 typedef struct {
   int n_tokens;
+  unsigned kinds;          /* SC_LOO_* bits: the kinds computed (or read back); the others'
+                            * entries are all NaN */
   int target, top1_clean;
   double logp_clean, loss_clean;
   ScAblationEffect *mask;  /* (n_tokens); entry n − 1 is NaN (never erased) */
@@ -122,16 +141,17 @@ ScStatus sc_head_sweep_run (ScSession *session, const ScModel *model, const int3
                             ScAblationProgressFn progress, void *progress_user,
                             ScHeadSweepResult **out, ScError *err);
 
-/* Token leave-one-out (both kinds) of @ids (n_tokens >= 2). @params->mode, head_mean and
- * full_recompute are ignored. Errors as sc_head_sweep_run (n_tokens < 2 is
- * SC_ERR_INVALID_ARG: there is no token to erase but the query). */
+/* Token leave-one-out of @ids (n_tokens >= 2): the kinds @params->loo_kinds names (0: both).
+ * @params->mode, head_mean and full_recompute are ignored. Errors as sc_head_sweep_run
+ * (n_tokens < 2 is SC_ERR_INVALID_ARG: there is no token to erase but the query; so are
+ * loo_kinds bits outside SC_LOO_BOTH). */
 ScStatus sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids,
                            int n_tokens, const ScAblationParams *params,
                            ScAblationProgressFn progress, void *progress_user,
                            ScTokenLooResult **out, ScError *err);
 
-/* Empty results (every number NaN, top-1s −1), for a reader that fills them from the store.
- * NULL when out of memory or a dimension is < 1. */
+/* Empty results (every number NaN, top-1s −1; a tokens result's kinds SC_LOO_BOTH), for a
+ * reader that fills them from the store. NULL when out of memory or a dimension is < 1. */
 ScHeadSweepResult *sc_head_sweep_result_new (int n_layers, int n_heads, int n_tokens);
 ScTokenLooResult *sc_token_loo_result_new (int n_tokens);
 void sc_head_sweep_result_free (ScHeadSweepResult *r); /* NULL is a no-op */
@@ -143,22 +163,28 @@ void sc_token_loo_result_free (ScTokenLooResult *r);   /* NULL is a no-op */
 /* The canonical params text (fixed key order, no spaces) of a study of @run_id:
  * {"study":V,"run":R,"target":T|null,"mode":"zero"} or, for a mean-ablation head sweep,
  * {"study":V,"run":R,"target":T|null,"mode":"mean","means":"SET"} into @buf (@size bytes).
- * The tokens study always writes mode "zero" (it ablates no head). Returns the length, or
- * −1 when @buf is too small (64 bytes always suffice for "zero", 160 for "mean") or a mean
- * sweep's mean_set is not a valid set name. */
+ * The tokens study always writes mode "zero" (it ablates no head); one of one kind only
+ * (loo_kinds SC_LOO_MASK or SC_LOO_DROP) appends ,"kinds":"mask" or ,"kinds":"drop", so a
+ * one-kind study is never found by a reader that wants both (the default's text is the one
+ * it always was). Returns the length, or −1 when @buf is too small (80 bytes always suffice
+ * for "zero", 96 for a one-kind tokens study, 160 for "mean"), a mean sweep's mean_set is
+ * not a valid set name, or loo_kinds has bits outside SC_LOO_BOTH. */
 int sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParams *params,
                              char *buf, size_t size);
 
 /* Stores a result as a complete study of @model with @params_json, in one transaction
- * (nothing stays on failure). *@study_id (may be NULL) receives its id. Errors: those of
- * sc-store-study.h. */
+ * (nothing stays on failure); a tokens result stores the series of its kinds only (the
+ * caller gives params_json from params whose loo_kinds are the result's kinds).
+ * *@study_id (may be NULL) receives its id. Errors: those of sc-store-study.h;
+ * SC_ERR_INVALID_ARG for a tokens result whose kinds are 0 or outside SC_LOO_BOTH. */
 ScStatus sc_head_sweep_store (ScStore *store, const ScStoreModel *model, const char *params_json,
                               const ScHeadSweepResult *r, int64_t *study_id, ScError *err);
 ScStatus sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *params_json,
                              const ScTokenLooResult *r, int64_t *study_id, ScError *err);
 
-/* Reads back the latest complete study of the model with @sha256 and @params_json.
- * SC_ERR_NOT_FOUND when there is none; SC_ERR_FORMAT when the stored study does not fit
+/* Reads back the latest complete study of the model with @sha256 and @params_json (a
+ * tokens result's kinds: those whose series the study holds). SC_ERR_NOT_FOUND when there
+ * is none; SC_ERR_FORMAT when the stored study does not fit
  * @info (its shape, or a value out of range such as a top-1 outside the vocabulary).
  * *@study_id (may be NULL) receives its id. */
 ScStatus sc_head_sweep_load (ScStore *store, const ScModelInfo *info,

@@ -11,8 +11,8 @@
  *      row (L × H × n floats) and its head statistics (sc-head-stats.h, on the whole
  *      matrix), and per layer the head-mean matrix mean_h A_l,h (L × n × n, for rollout and
  *      flow) — never all L × H × n² probabilities;
- *   2. token leave-one-out by sc_token_loo_run() (sc-ablation-study.h: both kinds, 2 (n − 1)
- *      passes), or a result the caller already has for the same ids;
+ *   2. token leave-one-out by sc_token_loo_run() of the chosen kind only (sc-ablation-study.h,
+ *      loo_kinds: n − 1 passes), or a result the caller already has for the same ids;
  *   3. the importances and their agreement (below).
  *
  * Leave-one-out importance of item j (the reference ranking): for the chosen erasure kind

@@ -71,9 +71,18 @@ pycheck run-reused "$tmp/run2.json" 'assert d["source"] == "reused", d["source"]
 "$saccade" faithfulness --db "$db" 1 --kind drop --metric jsd > "$tmp/run3" 2>&1
 check run-drop-text "$tmp/run3" "leave-one-out by dropping, jsd"
 check run-drop-timing "$tmp/run3" "outside forward passes"
-# The ablate verb reuses the leave-one-out the first call stored.
+# Each call stored a leave-one-out study of the one kind it ran, which a call of the same
+# kind reuses (another metric: its own study is not there yet).
+"$saccade" faithfulness --db "$db" 1 --metric jsd > "$tmp/run4" 2>&1
+check run-loo-reused-one-kind "$tmp/run4" "leave-one-out reused"
+# The ablate verb needs both kinds: it does not take a one-kind study for one, computes both
+# and stores them; a later faithfulness call reuses that.
 "$saccade" ablate --db "$db" 1 --tokens > "$tmp/abl" 2>&1
-check ablate-reuses "$tmp/abl" "reused study"
+check ablate-needs-both-kinds "$tmp/abl" "computed now"
+"$saccade" ablate --db "$db" 1 --tokens > "$tmp/abl2" 2>&1
+check ablate-reuses "$tmp/abl2" "reused study"
+"$saccade" faithfulness --db "$db" 1 --kind drop --metric abs-delta-logp > "$tmp/run5" 2>&1
+check run-loo-reused-both "$tmp/run5" "leave-one-out reused"
 
 # A file of sentences.
 printf '# a comment\n\nThe capital of France is\n\n2 + 2 =\n' > "$tmp/s.txt"
