@@ -233,6 +233,7 @@ typedef struct {
   SaccadeCliSession s;
   ScStore *store;           /* NULL with --no-store */
   const ScStoreModel *ident;
+  char *model_path;         /* absolute; ident->path borrows it */
   const char *backend_name;
   gboolean parse_special, summary;
   float *logits;            /* (n_vocab) */
@@ -405,7 +406,7 @@ static gboolean
 capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_opt,
                   gboolean store, ScStoreModel *ident, GError **error)
 {
-  g_autofree char *path = NULL, *model_path = NULL;
+  g_autofree char *path = NULL;
   ScError err = { 0 };
 
   if ((c->model = saccade_cli_load_model (common, error)) == NULL)
@@ -413,8 +414,8 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
   if (store)
     {
       /* The model is identified by its bytes; the path is stored as given, made absolute. */
-      model_path = g_canonicalize_filename (saccade_cli_model_path (common), NULL);
-      if (sc_store_model_identify (c->model, model_path, ident, &err) != SC_OK)
+      c->model_path = g_canonicalize_filename (saccade_cli_model_path (common), NULL);
+      if (sc_store_model_identify (c->model, c->model_path, ident, &err) != SC_OK)
         goto sc_fail;
       c->ident = ident;
       path = saccade_db_path (db_opt);
@@ -436,6 +437,7 @@ static void
 capture_ctx_clear (CaptureCtx *c)
 {
   g_free (c->logits);
+  g_free (c->model_path);
   saccade_cli_session_close (&c->s);
   sc_store_close (c->store);
   sc_model_free (c->model);

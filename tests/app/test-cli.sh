@@ -82,6 +82,8 @@ check runs "$tmp/runs" "^5 runs, "
 check runs-text "$tmp/runs" "Bad \\\\xFF byte."
 "$saccade" runs --json > "$tmp/runs.json" 2>&1
 check runs-json "$tmp/runs.json" '"sha256" : "[0-9a-f]\{64\}"'
+# The stored model path is the file's absolute path (a capture once stored a freed pointer).
+check runs-json-path "$tmp/runs.json" "\"path\" : \"$(realpath -s "$model")\""
 "$saccade" show 1 > "$tmp/show" 2>&1
 check show-tokens "$tmp/show" "^    1    2644  '␣cat'$"
 "$saccade" show 1 --layer 29 --head 8 -k 2 > "$tmp/show" 2>&1
