@@ -199,7 +199,7 @@ saccade_export_run_arrays_full (SaccadeExportSource *src, const SaccadeExportRan
   gsize nq, nk;
   int stored = 0, missing = 0;
 
-  if (src->run != NULL)
+  if (src->store == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                            "whole-run arrays are written from the store, head by head");

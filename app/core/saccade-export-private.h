@@ -10,8 +10,10 @@ G_BEGIN_DECLS
 
 struct _SaccadeExportSource
 {
-  SaccadeRun *run;          /* owned reference, or NULL: read from @store */
-  ScStore *store;           /* borrowed */
+  SaccadeRun *run;          /* owned reference, or NULL: read from @store; a run that is
+                             * not resident has its heads read from @store too */
+  ScStore *store;           /* borrowed, or @own_store */
+  ScStore *own_store;       /* opened for a run that is not resident */
   gint64 run_id;
   int n_layers, n_heads, n_kv_heads;
   int n;                    /* tokens */

@@ -19,13 +19,16 @@
 #include "app/core/saccade-json.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-npz.h"
+#include "app/core/saccade-paths.h"
 #include "engine/analysis/sc-rollout.h"
+#include "engine/store/sc-store-scores.h"
 #include "ui/figures/saccade-token-label.h"
 
 SaccadeExportSource *
-saccade_export_source_new_for_run (SaccadeRun *run)
+saccade_export_source_new_for_run (SaccadeRun *run, GError **error)
 {
-  SaccadeExportSource *src = g_new0 (SaccadeExportSource, 1);
+  g_autoptr (SaccadeExportSource) src = g_new0 (SaccadeExportSource, 1);
+  ScError err = { 0 };
 
   src->run = saccade_run_ref (run);
   src->run_id = run->id;
@@ -35,7 +38,18 @@ saccade_export_source_new_for_run (SaccadeRun *run)
   src->n = run->n;
   src->tokens = run->tokens;
   src->labels = run->labels;
-  return src;
+  if (!run->resident)
+    {
+      /* A long run's heads are in its store only: read them from there, head by head. */
+      if ((src->own_store = saccade_store_open (run->db_path, FALSE, &err)) == NULL
+          || sc_store_get_run (src->own_store, run->id, &src->info, &err) != SC_OK)
+        {
+          saccade_set_error_from_sc (error, &err);
+          return NULL;
+        }
+      src->store = src->own_store;
+    }
+  return g_steal_pointer (&src);
 }
 
 SaccadeExportSource *
@@ -69,6 +83,7 @@ saccade_export_source_free (SaccadeExportSource *src)
   if (src == NULL)
     return;
   g_clear_pointer (&src->run, saccade_run_unref);
+  sc_store_close (src->own_store);
   sc_store_tokens_free (src->own_tokens);
   g_strfreev (src->own_labels);
   sc_store_run_info_clear (&src->info);
@@ -77,6 +92,13 @@ saccade_export_source_free (SaccadeExportSource *src)
 
 /* ------------------------------------------------------------------------------------ */
 /* What a source hands out                                                               */
+
+/* The source lends heads from memory (a resident run), else reads them from its store. */
+static gboolean
+source_resident (const SaccadeExportSource *src)
+{
+  return src->run != NULL && src->run->resident;
+}
 
 static gboolean
 check_head (SaccadeExportSource *src, int layer, int head, GError **error)
@@ -148,7 +170,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
   ScError err = { 0 };
 
   memset (v, 0, sizeof *v);
-  if (src->run != NULL)
+  if (source_resident (src))
     {
       if (!check_head (src, layer, head, error))
         return FALSE;
@@ -224,13 +246,11 @@ read_whole (SaccadeExportSource *src, int l, int h, ScStoreHead *head, GError **
 /* Heads @h0 .. @h0 + @nh - 1 of layers @l0 .. @l0 + @nl - 1 (whole layers when @nl > 1),
  * each cut to @r (resolved), (nl, nh, q1 - q0, k1 - k0): borrowed from a run source when
  * @r is the whole run, else read (one whole head at a time) into *@owned (caller frees).
- * @causal (optional): every head stored as a lower triangle. @table (optional, store
- * sources): each whole head's statistics are observed into it as it is read, so the
- * metrics of a range's heads are still those of the whole heads. */
+ * @causal (optional): every head stored as a lower triangle. */
 static const float *
 source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
               const SaccadeExportRange *r, float **owned, gboolean *causal,
-              SaccadeHeadStatsTable *table, GError **error)
+              GError **error)
 {
   const gsize block = (gsize) (r->q1 - r->q0) * (r->k1 - r->k0);
   gboolean all_causal = TRUE;
@@ -240,7 +260,7 @@ source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
   *owned = NULL;
   if (!check_head (src, l0, h0, error) || !check_head (src, l0 + nl - 1, h0 + nh - 1, error))
     return NULL;
-  if (src->run != NULL && saccade_export_range_is_whole (src, r))
+  if (source_resident (src) && saccade_export_range_is_whole (src, r))
     {
       if (causal != NULL)
         *causal = src->run->causal;
@@ -267,21 +287,19 @@ source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
       {
         float *dst = all + ((gsize) l * nh + h) * block;
         ScStoreHead head = { 0 };
-        if (src->run != NULL)
+        if (source_resident (src))
           {
             saccade_export_cut_block (saccade_run_head (src->run, l0 + l, h0 + h), src->n, r, dst);
             continue;
           }
         if (!read_whole (src, l0 + l, h0 + h, &head, error))
           return NULL;
-        if (table != NULL)
-          saccade_head_stats_table_observe (table, l0 + l, h0 + h, head.probs, src->n, src->n);
         saccade_export_cut_block (head.probs, src->n, r, dst);
         all_causal = all_causal && head.causal;
         sc_store_head_clear (&head);
       }
   if (causal != NULL)
-    *causal = src->run != NULL ? src->run->causal : all_causal;
+    *causal = source_resident (src) ? src->run->causal : all_causal;
   return *owned = g_steal_pointer (&all);
 }
 
@@ -290,26 +308,66 @@ source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
 static const ScHeadStats *
 source_stats (SaccadeExportSource *src, ScHeadStats **owned_stats, GError **error)
 {
-  SaccadeHeadStatsTable table = { 0 };
+  ScStoreHeadScores scores = { 0 };
+  ScError err = { 0 };
 
   *owned_stats = NULL;
   if (src->run != NULL)
     return src->run->stats;
-  /* The code saccade_run_load() and `saccade capture --summary` compute them with. */
-  saccade_head_stats_table_init (&table, src->n_layers, src->n_heads);
+  /* The statistics the capture stored with the run (computed there by the same code as
+   * saccade_run_load() and `saccade capture --summary`; the store computes the ones an
+   * older run lacks from its heads). */
+  if (sc_store_read_head_scores (src->store, src->run_id, &scores, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  if (scores.n_layers != (guint32) src->n_layers || scores.n_heads != (guint32) src->n_heads)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "run %" G_GINT64_FORMAT ": scores "
+                   "for %u x %u heads, not %d x %d", src->run_id, scores.n_layers,
+                   scores.n_heads, src->n_layers, src->n_heads);
+      sc_store_head_scores_clear (&scores);
+      return NULL;
+    }
+  *owned_stats = g_steal_pointer (&scores.stats);
+  sc_store_head_scores_clear (&scores);
+  return *owned_stats;
+}
+
+/* Every head's overview over the range @r (resolved, square): (n_layers, n_heads, S, S)
+ * block maxima, S = *@size. Borrowed from a run for the whole range, else computed one
+ * head at a time — read, cut to @r, pooled, freed — into *@owned (caller frees), so a grid
+ * of a long run never holds more than one head (a 2,010-token grid once needed 4.3 GB). */
+static const float *
+source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *size,
+                  float **owned, GError **error)
+{
+  const int nq = r->q1 - r->q0, nk = r->k1 - r->k0;
+  const int s = saccade_head_overview_size (nq, nk);
+  const gsize s2 = (gsize) s * s;
+  g_autofree float *all = NULL;
+
+  *owned = NULL;
+  if (src->run != NULL && saccade_export_range_is_whole (src, r))
+    {
+      *size = src->run->overview_size;
+      return src->run->overviews;
+    }
+  all = g_new (float, (gsize) src->n_layers * src->n_heads * s2);
   for (int l = 0; l < src->n_layers; l++)
     for (int h = 0; h < src->n_heads; h++)
       {
-        ScStoreHead head = { 0 };
-        if (!read_whole (src, l, h, &head, error))
-          {
-            saccade_head_stats_table_clear (&table);
-            return NULL;
-          }
-        saccade_head_stats_table_observe (&table, l, h, head.probs, src->n, src->n);
-        sc_store_head_clear (&head);
+        HeadView v;
+        if (!source_head (src, l, h, &v, error))
+          return NULL;
+        head_view_cut (src, &v, r);
+        saccade_head_overview (v.probs, nq, nk, r->q0, r->k0, v.causal, s,
+                               all + ((gsize) l * src->n_heads + h) * s2);
+        head_view_clear (&v);
       }
-  return *owned_stats = g_steal_pointer (&table.stats);
+  *size = s;
+  return *owned = g_steal_pointer (&all);
 }
 
 /* Query heads per KV head, as saccade_run_group_size() counts them. */
@@ -331,12 +389,11 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
   g_autofree float *owned = NULL;
   g_autofree ScHeadStats *owned_stats = NULL;
   g_autofree double *metric = NULL;
-  SaccadeHeadStatsTable table = { 0 };
   const ScHeadStats *stats = NULL;
-  const float *heads;
+  const float *overviews;
   ScHeadMetric m = SC_HEAD_METRIC_ENTROPY;
   gsize k, nh = (gsize) src->n_layers * src->n_heads;
-  gboolean store_stats = fig->metric != NULL && src->run == NULL;
+  int size = 0;
 
   if (fig->metric != NULL && !sc_head_metric_from_id (fig->metric, &m))
     {
@@ -351,24 +408,22 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                    "keys", r->q0, r->q1, r->k0, r->k1, r->q1 - r->q0, r->k1 - r->k0);
       return FALSE;
     }
-  if (store_stats)
-    saccade_head_stats_table_init (&table, src->n_layers, src->n_heads);
-  heads = source_block (src, 0, src->n_layers, 0, src->n_heads, r, &owned, NULL,
-                        store_stats ? &table : NULL, error);
-  owned_stats = g_steal_pointer (&table.stats);
-  if (heads == NULL)
+  if ((overviews = source_overviews (src, r, &size, &owned, error)) == NULL)
     return FALSE;
   if (fig->metric != NULL)
     {
-      stats = src->run != NULL ? src->run->stats : owned_stats;
+      /* The metrics of whole heads, also for a range (docs/metrics.md, "Token ranges"). */
+      if ((stats = source_stats (src, &owned_stats, error)) == NULL)
+        return FALSE;
       metric = g_new (double, nh);
       for (k = 0; k < nh; k++)
         metric[k] = sc_head_stats_get (&stats[k], m);
     }
   return saccade_figure_export_grid (&(SaccadeGridFigure) {
     .n_layers = src->n_layers, .n_heads = src->n_heads, .n_kv_heads = src->n_kv_heads,
-    .n = r->q1 - r->q0, .heads = heads, .metric = metric, .metric_name = fig->metric_name,
-    .title = fig->title, .colormap = fig->colormap, .scale = fig->scale,
+    .n = r->q1 - r->q0, .overviews = overviews, .overview_size = size, .metric = metric,
+    .metric_name = fig->metric_name, .title = fig->title, .colormap = fig->colormap,
+    .scale = fig->scale,
   }, path, error);
 }
 
@@ -387,7 +442,7 @@ export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                    "(--range %d:%d), not %d:%d,%d:%d", r->q0, r->q1, r->q0, r->q1, r->k0, r->k1);
       return FALSE;
     }
-  if ((heads = source_block (src, fig->layer, 1, h0, nh, r, &owned, NULL, NULL, error)) == NULL)
+  if ((heads = source_block (src, fig->layer, 1, h0, nh, r, &owned, NULL, error)) == NULL)
     return FALSE;
   return saccade_figure_export_lines (&(SaccadeLinesFigure) {
     .n_heads = nh, .n = r->q1 - r->q0, .heads = heads,
@@ -460,7 +515,7 @@ saccade_export_rollout (SaccadeExportSource *src, GError **error)
   g_autofree double *out = NULL;
   const SaccadeExportRange whole = { 0, src->n, 0, src->n };
   const float *heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &whole, &owned,
-                                     NULL, NULL, error);
+                                     NULL, error);
   gsize per_layer = (gsize) src->n_heads * src->n * src->n;
   ScError err = { 0 };
 
@@ -648,7 +703,7 @@ saccade_export_layer_csv (SaccadeExportSource *src, int layer,
   gboolean causal = FALSE;
   const SaccadeExportRange whole = { 0, src->n, 0, src->n };
   const float *heads = source_block (src, layer, 1, 0, src->n_heads, &whole, &owned, &causal,
-                                     NULL, error);
+                                     error);
   gsize n2 = (gsize) src->n * src->n;
   GString *out;
   int h, i, j;

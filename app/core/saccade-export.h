@@ -45,8 +45,10 @@ G_BEGIN_DECLS
 
 typedef struct _SaccadeExportSource SaccadeExportSource;
 
-/* Exports from @run, loaded in full (takes a reference). Never fails. */
-SaccadeExportSource *saccade_export_source_new_for_run (SaccadeRun *run);
+/* Exports from @run (takes a reference): a resident run lends its heads, a long one is read
+ * from its store (a read-only connection of the source's own, opened here: NULL with
+ * @error set when that fails — the file is gone, the run was deleted). */
+SaccadeExportSource *saccade_export_source_new_for_run (SaccadeRun *run, GError **error);
 
 /* Exports from the run @info describes (sc_store_get_run()) in @store; reads its tokens
  * now and its heads when an export needs them. @store is borrowed and must outlive the

@@ -11,17 +11,25 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "engine/store/sc-store.h"
+#include "engine/store/sc-store-scores.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 #include "ui/figures/saccade-token-label.h"
 
-/* A run is loaded whole (the model grid shows every head at once). This bounds the float
- * matrices one run may take: 1 GiB is 270 heads (SmolLM2) of ~990 tokens — far beyond a
- * sentence, well below what the machines we target can hold twice (screen + export). */
-#define MAX_RUN_BYTES ((guint64) 1 << 30)
+/* A run whose heads take at most this much as float is loaded whole ("resident"): every
+ * page can then use any head at once. 512 MiB is 270 heads (SmolLM2) of ~700 tokens — far
+ * beyond a sentence. A longer run keeps its heads in the store and is read a head, or a
+ * range of rows, at a time (docs/window.md, "Long runs"): memory then does not grow with
+ * the number of heads, only with what is on screen. */
+#define RESIDENT_MAX_BYTES ((guint64) 512 << 20)
+
+/* The side of a head's overview: the store's (engine/store/sc-store.h). */
+#define OVERVIEW_MAX 128
 
 /* ------------------------------------------------------------------------------------ */
 /* SaccadeRunItem                                                                        */
@@ -145,7 +153,9 @@ run_clear (SaccadeRun *run)
   g_free (run->backend);
   g_strfreev (run->labels);
   sc_store_tokens_free (run->tokens);
+  g_free (run->db_path);
   g_free (run->heads);
+  g_free (run->overviews);
   g_free (run->stats);
   for (int m = 0; m < SACCADE_N_METRICS; m++)
     g_free (run->metric_values[m]);
@@ -169,6 +179,8 @@ saccade_run_head (const SaccadeRun *run, int layer, int head)
 {
   g_return_val_if_fail (layer >= 0 && layer < run->n_layers, NULL);
   g_return_val_if_fail (head >= 0 && head < run->n_heads, NULL);
+  if (!run->resident)
+    return NULL;
   return run->heads + ((gsize) layer * run->n_heads + head) * run->n * run->n;
 }
 
@@ -178,12 +190,90 @@ saccade_run_layer (const SaccadeRun *run, int layer)
   return saccade_run_head (run, layer, 0);
 }
 
+const float *
+saccade_run_overview (const SaccadeRun *run, int layer, int head)
+{
+  gsize s2 = (gsize) run->overview_size * run->overview_size;
+
+  g_return_val_if_fail (layer >= 0 && layer < run->n_layers, NULL);
+  g_return_val_if_fail (head >= 0 && head < run->n_heads, NULL);
+  return run->overviews + ((gsize) layer * run->n_heads + head) * s2;
+}
+
+int
+saccade_run_resident_max_tokens (int n_layers, int n_heads)
+{
+  double per_token2 = (double) MAX (1, n_layers) * MAX (1, n_heads) * sizeof (float);
+  return (int) floor (sqrt ((double) RESIDENT_MAX_BYTES / per_token2));
+}
+
 int
 saccade_run_group_size (const SaccadeRun *run)
 {
   if (run->n_kv_heads <= 0 || run->n_heads % run->n_kv_heads != 0)
     return 1;
   return run->n_heads / run->n_kv_heads;
+}
+
+float *
+saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0, int q1,
+                       GCancellable *cancellable, GError **error)
+{
+  const gsize n = (gsize) run->n;
+  g_autofree float *out = NULL;
+  ScStoreHead stored = { 0 };
+  ScStore *store;
+  ScError err = { 0 };
+
+  g_return_val_if_fail (layer >= 0 && layer < run->n_layers, NULL);
+  g_return_val_if_fail (head >= 0 && head < run->n_heads, NULL);
+  g_return_val_if_fail (q0 >= 0 && q0 < q1 && q1 <= run->n, NULL);
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  if ((out = g_try_new (float, (gsize) (q1 - q0) * n)) == NULL)
+    {
+      g_autofree char *need = g_format_size ((guint64) (q1 - q0) * n * sizeof (float));
+      g_set_error (error, SACCADE_ERROR, SC_ERR_NOMEM, _("Out of memory reading %s of "
+                   "layer %d head %d of run %lld"), need, layer, head, (long long) run->id);
+      return NULL;
+    }
+  if (run->resident)
+    {
+      memcpy (out, saccade_run_head (run, layer, head) + (gsize) q0 * n,
+              (gsize) (q1 - q0) * n * sizeof (float));
+      return g_steal_pointer (&out);
+    }
+  if ((store = saccade_store_open (run->db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  if (sc_store_read_head (store, run->id, layer, head, &stored, &err) != SC_OK)
+    {
+      sc_store_close (store);
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  sc_store_close (store);
+  if (stored.n_query != n || stored.n_key != n)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "%s: run %" G_GINT64_FORMAT " layer "
+                   "%d head %d is %ux%u, not %dx%d", run->db_path, run->id, layer, head,
+                   stored.n_query, stored.n_key, run->n, run->n);
+      sc_store_head_clear (&stored);
+      return NULL;
+    }
+  memcpy (out, stored.probs + (gsize) q0 * n, (gsize) (q1 - q0) * n * sizeof (float));
+  sc_store_head_clear (&stored);
+  return g_steal_pointer (&out);
+}
+
+float *
+saccade_run_read_head (const SaccadeRun *run, int layer, int head, GCancellable *cancellable,
+                       GError **error)
+{
+  return saccade_run_read_rows (run, layer, head, 0, run->n, cancellable, error);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -346,6 +436,18 @@ saccade_run_list_finish (GAsyncResult *result, GError **error)
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+static void
+fill_metric_values (SaccadeRun *run)
+{
+  for (int m = 0; m < SACCADE_N_METRICS; m++)
+    {
+      gsize k, nh = (gsize) run->n_layers * run->n_heads;
+      run->metric_values[m] = g_new (double, nh);
+      for (k = 0; k < nh; k++)
+        run->metric_values[m][k] = sc_head_stats_get (&run->stats[k], metrics[m].head_metric);
+    }
+}
+
 /* Reads every head of the run into @run and computes the metrics; FALSE with @err set. */
 static gboolean
 load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError *err)
@@ -389,14 +491,95 @@ load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError 
         sc_store_head_clear (&head);
       }
   run->stats = g_steal_pointer (&sum.stats);
-  for (int m = 0; m < SACCADE_N_METRICS; m++)
-    {
-      gsize k, nh = (gsize) run->n_layers * run->n_heads;
-      run->metric_values[m] = g_new (double, nh);
-      for (k = 0; k < nh; k++)
-        run->metric_values[m][k] = sc_head_stats_get (&run->stats[k], metrics[m].head_metric);
-    }
+  fill_metric_values (run);
   saccade_head_stats_table_clear (&sum);
+  return TRUE;
+}
+
+/* A long run's statistics: those the capture stored (head_scores), computed from the
+ * stored heads one at a time only for a run stored before they were. */
+static gboolean
+load_scores (ScStore *store, SaccadeRun *run, ScError *err)
+{
+  ScStoreHeadScores scores = { 0 };
+
+  if (sc_store_read_head_scores (store, run->id, &scores, err) != SC_OK)
+    return FALSE;
+  if (scores.n_layers != (guint32) run->n_layers || scores.n_heads != (guint32) run->n_heads)
+    {
+      sc_error_set (err, SC_ERR_FORMAT, "%s: run %" G_GINT64_FORMAT "'s scores are for %u x "
+                    "%u heads, not %d x %d", sc_store_path (store), run->id, scores.n_layers,
+                    scores.n_heads, run->n_layers, run->n_heads);
+      sc_store_head_scores_clear (&scores);
+      return FALSE;
+    }
+  run->stats = g_steal_pointer (&scores.stats);
+  run->causal = TRUE; /* checked with each head as it is read (saccade_run_read_rows) */
+  fill_metric_values (run);
+  sc_store_head_scores_clear (&scores);
+  return TRUE;
+}
+
+int
+saccade_head_overview_size (int n_rows, int n_cols)
+{
+  return MIN (MIN (n_rows, n_cols), OVERVIEW_MAX);
+}
+
+void
+saccade_head_overview (const float *a, int n_rows, int n_cols, int row0, int col0,
+                       gboolean causal, int s, float *out)
+{
+  for (int br = 0; br < s; br++)
+    {
+      int r0 = (int) ((gint64) br * n_rows / s), r1 = (int) ((gint64) (br + 1) * n_rows / s);
+      for (int bc = 0; bc < s; bc++)
+        {
+          int c0 = (int) ((gint64) bc * n_cols / s), c1 = (int) ((gint64) (bc + 1) * n_cols / s);
+          float max = 0;
+          if (causal && col0 + c0 > row0 + r1 - 1)
+            {
+              out[br * s + bc] = NAN;
+              continue;
+            }
+          for (int r = r0; r < r1; r++)
+            for (int c = c0; c < c1; c++)
+              max = MAX (max, a[(gsize) r * n_cols + c]);
+          out[br * s + bc] = max;
+        }
+    }
+}
+
+static gboolean
+load_overviews (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError *err)
+{
+  int s = saccade_head_overview_size (run->n, run->n);
+  gsize s2 = (gsize) s * s;
+
+  run->overview_size = s;
+  run->overviews = g_new (float, (gsize) run->n_layers * run->n_heads * s2);
+  for (int l = 0; l < run->n_layers; l++)
+    for (int h = 0; h < run->n_heads; h++)
+      {
+        float *dst = run->overviews + ((gsize) l * run->n_heads + h) * s2;
+        ScStoreHead head = { 0 };
+
+        if (g_cancellable_is_cancelled (cancellable))
+          {
+            sc_error_set (err, SC_ERR_CANCELLED, "cancelled");
+            return FALSE;
+          }
+        if (run->resident)
+          {
+            saccade_head_overview (saccade_run_head (run, l, h), run->n, run->n, 0, 0,
+                                   run->causal, s, dst);
+            continue;
+          }
+        if (sc_store_read_head (store, run->id, l, h, &head, err) != SC_OK)
+          return FALSE;
+        saccade_head_overview (head.probs, run->n, run->n, 0, 0, head.causal, s, dst);
+        sc_store_head_clear (&head);
+      }
   return TRUE;
 }
 
@@ -413,6 +596,8 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
 
   if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
     goto fail;
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    goto out;
   if (sc_store_get_run (store, run_id, &info, &err) != SC_OK
       || sc_store_read_tokens (store, run_id, &tokens, &n_tokens, &err) != SC_OK)
     goto fail;
@@ -424,16 +609,9 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
       goto fail;
     }
   bytes = (guint64) info.n_layers * info.n_heads * n_tokens * n_tokens * sizeof (float);
-  if (bytes > MAX_RUN_BYTES)
-    {
-      g_autofree char *sz = g_format_size (bytes);
-      g_set_error (error, SACCADE_ERROR, SC_ERR_RANGE,
-                   _("Run %lld is too long to show: its %zu tokens "
-                     "need %s of attention in memory"), (long long) run_id, n_tokens, sz);
-      goto out;
-    }
 
   run->id = info.id;
+  run->db_path = g_strdup (db_path);
   run->text = one_line (info.text, info.text_len);
   run->model_name = g_strdup (info.model_name);
   run->backend = g_strdup (info.backend);
@@ -447,13 +625,22 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
    * on each of its pieces. */
   run->labels = saccade_token_labels_for_store (tokens, n_tokens);
   run->tokens = g_steal_pointer (&tokens);
-  run->heads = g_try_malloc (bytes);
-  if (run->heads == NULL)
+  run->resident = bytes <= RESIDENT_MAX_BYTES;
+  if (run->resident)
     {
-      sc_error_set (&err, SC_ERR_NOMEM, "out of memory loading run %" G_GINT64_FORMAT, run_id);
-      goto fail;
+      run->heads = g_try_malloc (bytes);
+      if (run->heads == NULL)
+        {
+          sc_error_set (&err, SC_ERR_NOMEM, "out of memory loading run %" G_GINT64_FORMAT,
+                        run_id);
+          goto fail;
+        }
+      if (!load_heads (store, run, cancellable, &err))
+        goto fail;
     }
-  if (!load_heads (store, run, cancellable, &err))
+  else if (!load_scores (store, run, &err))
+    goto fail;
+  if (!load_overviews (store, run, cancellable, &err))
     goto fail;
   sc_store_run_info_clear (&info);
   sc_store_close (store);

@@ -4,9 +4,14 @@
  * The window never touches the capture store on its own thread: listing, loading and
  * deleting runs are GTasks that open their own ScStore connection in a worker thread
  * (engine/store/sc-store.h allows one store per thread on the same file) and hand back plain
- * data. SaccadeRunItem is one row of the sidebar; SaccadeRun is one run loaded in full —
- * token labels, every head's matrix and the per-head metrics of docs/metrics.md, which are
- * computed in the worker with the same code as `saccade capture --summary`.
+ * data. SaccadeRunItem is one row of the sidebar; SaccadeRun is one run as the window
+ * holds it — token labels, the per-head metrics of docs/metrics.md, each head's small
+ * overview, and, for a run short enough (RESIDENT_MAX_BYTES in saccade-run.c), every
+ * head's matrix. A longer run (thousands of tokens: 270 heads of 8,192 tokens are 72 GB as
+ * float) is "not resident": its heads stay in the store and are read one at a time, or a
+ * range of rows at a time, by whoever needs them (saccade_run_read_head(),
+ * saccade_run_read_rows(), in a worker thread), so the window opens any run the store
+ * holds.
  *
  * Not here: capturing a new run (saccade-capture-task.c) and drawing (ui/).
  */
@@ -64,8 +69,14 @@ typedef struct {
   int n;                /* tokens */
   char **labels;        /* (n) display labels (saccade_token_label), NULL-terminated */
   ScStoreToken *tokens; /* (n) the stored pieces, raw bytes (data exports need them) */
-  float *heads;         /* (n_layers, n_heads, n, n) row-major; causal: 0 above the diagonal */
+  char *db_path;        /* the store the run was read from (its heads are read from there) */
+  gboolean resident;    /* every head is in @heads; FALSE: @heads is NULL (a long run) */
+  float *heads;         /* (n_layers, n_heads, n, n) row-major; causal: 0 above the
+                         * diagonal. Resident runs only. */
   gboolean causal;      /* every head stored as a lower triangle */
+  int overview_size;    /* S: each head's overview is (S, S), S = min (n, 128) */
+  float *overviews;     /* (n_layers, n_heads, S, S): block maxima of each head (the
+                         * store's overviews), NaN where a block is wholly masked */
   ScHeadStats *stats;   /* (n_layers, n_heads): every head's statistics (docs/metrics.md) */
   double *metric_values[SACCADE_N_METRICS]; /* per SaccadeMetric, (n_layers, n_heads), taken from stats for
                              * the grid's colouring */
@@ -88,10 +99,40 @@ gboolean saccade_metric_from_id (const char *id, SaccadeMetric *out);
 /* The metric's values (n_layers, n_heads), borrowed from @run. */
 const double *saccade_run_metric (const SaccadeRun *run, SaccadeMetric metric);
 
-/* Head (@layer, @head): (n, n) floats, borrowed from @run. */
+/* Head (@layer, @head): (n, n) floats, borrowed from @run; NULL when the run is not
+ * resident (then read it with saccade_run_read_head()). */
 const float *saccade_run_head (const SaccadeRun *run, int layer, int head);
-/* Layer @layer's heads: (n_heads, n, n), borrowed. */
+/* Layer @layer's heads: (n_heads, n, n), borrowed; NULL when the run is not resident. */
 const float *saccade_run_layer (const SaccadeRun *run, int layer);
+/* Head (@layer, @head)'s overview: (S, S) floats (S = run->overview_size), borrowed. */
+const float *saccade_run_overview (const SaccadeRun *run, int layer, int head);
+
+/* A head's overview (the store keeps one per head; docs/store.md): the (S, S) maxima of
+ * blocks of the (@n_rows, @n_cols) matrix @a, S = saccade_head_overview_size (n_rows,
+ * n_cols) <= 128; block (a, b) holds rows [floor (a n_rows / S), floor ((a + 1) n_rows /
+ * S)) and columns likewise. With @causal, a block whose every cell lies above the run's
+ * diagonal (@a's row 0 is run position @row0, column 0 position @col0) is NaN: masked,
+ * not zero attention. */
+int saccade_head_overview_size (int n_rows, int n_cols);
+void saccade_head_overview (const float *a, int n_rows, int n_cols, int row0, int col0,
+                            gboolean causal, int s, float *out);
+
+/* Rows @q0 .. @q1 - 1 of head (@layer, @head): (q1 - q0, n) floats, newly allocated (free
+ * with g_free), copied from memory for a resident run, else read from the run's store
+ * through a connection of the calling thread's own (call it from a worker: a whole head of
+ * 8,192 tokens is 256 MB). 0 <= q0 < q1 <= n. Errors: SACCADE_ERROR with the store's
+ * message (the run was deleted, a damaged head), SC_ERR_NOMEM when the rows do not fit in
+ * memory, G_IO_ERROR_CANCELLED. Thread-safe (the run is not modified). */
+float *saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0, int q1,
+                              GCancellable *cancellable, GError **error);
+/* The whole head: saccade_run_read_rows (run, layer, head, 0, n, ...). */
+float *saccade_run_read_head (const SaccadeRun *run, int layer, int head,
+                              GCancellable *cancellable, GError **error);
+/* The longest run of a model with @n_layers x @n_heads heads that is loaded resident
+ * (every head in memory as float); pages that need every head at once (rollout, the
+ * distance matrix, Compare) work up to it and say so past it. */
+int saccade_run_resident_max_tokens (int n_layers, int n_heads);
+
 /* Query heads per KV head (n_heads / n_kv_heads; 1 when the model says nothing). */
 int saccade_run_group_size (const SaccadeRun *run);
 
@@ -107,16 +148,15 @@ void saccade_run_list_async (gpointer source_object, const char *db_path,
                              gpointer user_data);
 GListStore *saccade_run_list_finish (GAsyncResult *result, GError **error);
 
-/* Loads run @run_id of the store at @db_path with every head and computes the metrics, on
- * the calling thread (a worker's, or the command line's): the work saccade_run_load_async
- * does in its thread. Opens and closes its own read-only connection. Errors: SACCADE_ERROR
- * with the store's message (no such run, a damaged head), SC_ERR_RANGE for a run too long
- * to hold in memory, G_IO_ERROR_CANCELLED when @cancellable (optional) fires. */
+/* Loads run @run_id of the store at @db_path — tokens, metrics, overviews and, when the run
+ * is short enough to be resident, every head — on the calling thread (a worker's, or the
+ * command line's): the work saccade_run_load_async does in its thread. Opens and closes
+ * its own read-only connection. Errors: SACCADE_ERROR with the store's message (no such
+ * run, a damaged head), G_IO_ERROR_CANCELLED when @cancellable (optional) fires. */
 SaccadeRun *saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
                               GError **error);
 
-/* Loads run @run_id with every head and computes the metrics (saccade_run_load in a worker
- * thread). */
+/* saccade_run_load in a worker thread. */
 void saccade_run_load_async (gpointer source_object, const char *db_path, gint64 run_id,
                              GCancellable *cancellable, GAsyncReadyCallback callback,
                              gpointer user_data);

@@ -37,7 +37,8 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
   if (saccade_page_has_export (saccade_window_get_visible_page (self)))
     return saccade_page_export_figure (saccade_window_get_visible_page (self), path, error);
   title = saccade_window_dup_figure_title (self);
-  src = saccade_export_source_new_for_run (self->run);
+  if ((src = saccade_export_source_new_for_run (self->run, error)) == NULL)
+    return FALSE;
   f = (SaccadeExportFigure) {
     .kind = model ? SACCADE_EXPORT_GRID : lines ? SACCADE_EXPORT_LINES : SACCADE_EXPORT_HEATMAP,
     .layer = saccade_window_get_layer (self),
@@ -178,7 +179,8 @@ saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **er
     }
   if (saccade_page_has_export (saccade_window_get_visible_page (self)))
     return saccade_page_export_csv (saccade_window_get_visible_page (self), path, error);
-  src = saccade_export_source_new_for_run (self->run);
+  if ((src = saccade_export_source_new_for_run (self->run, error)) == NULL)
+    return FALSE;
   if (g_str_equal (page, "model"))
     data = saccade_export_metrics_csv (src, error);
   else if (g_str_equal (page, "lines"))

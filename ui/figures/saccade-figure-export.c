@@ -155,9 +155,11 @@ size_grid (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_grid (const SaccadeGridFigure *f, const char *path, GError **error)
 {
-  if (saccade_figure_refuse_empty (f->heads == NULL || f->n_layers <= 0 || f->n_heads <= 0 || f->n <= 0
-                      || f->n_kv_heads <= 0 || f->n_heads % f->n_kv_heads != 0,
-                    error))
+  if (saccade_figure_refuse_empty ((f->heads == NULL
+                                   && (f->overviews == NULL || f->overview_size <= 0))
+                                  || f->n_layers <= 0 || f->n_heads <= 0 || f->n <= 0
+                                  || f->n_kv_heads <= 0 || f->n_heads % f->n_kv_heads != 0,
+                                  error))
     return FALSE;
   return saccade_figure_export_drawn (f, f->title, draw_grid, size_grid, path, error);
 }

@@ -13,6 +13,11 @@
  * Thumbnails (SaccadeGridThumbs) hold each head reduced to at most THUMB_MAX cells a side
  * and scaled to its own maximum — a grid is for seeing patterns (diagonals, sinks,
  * stripes), and a shared scale would leave most heads black — with masked cells as NaN.
+ * A thumbnail cell is the MAXIMUM of the block of cells it stands for, not their mean:
+ * attention is sparse, and in a long run the mean of a block is dominated by the many
+ * near-zero weights, so a previous-token diagonal or an induction stripe averaged into
+ * 16 x 16 blocks disappears (the "blank triangles" a 950-token run showed). Long runs hand
+ * in the store's overviews (already block maxima, engine/store) instead of the heads.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -35,14 +40,71 @@ struct _SaccadeGridThumbs {
   SaccadeColormap map;
 };
 
+/* Reduces one (n, n) head to (t, t) block maxima of @block cells a side; a block wholly
+ * above the diagonal of a causal head is masked (NaN). Causal is decided as the store
+ * decides it: every entry above the diagonal exactly 0. */
+static void
+pool_head (const float *a, int n, int block, int t, float *out)
+{
+  gboolean causal = TRUE;
+
+  for (int r = 0; r < n && causal; r++)
+    for (int c = r + 1; c < n; c++)
+      if (a[(gsize) r * n + c] != 0.0f)
+        {
+          causal = FALSE;
+          break;
+        }
+  for (int br = 0; br < t; br++)
+    for (int bc = 0; bc < t; bc++)
+      {
+        int r0 = br * block, r1 = MIN (n, r0 + block);
+        int c0 = bc * block, c1 = MIN (n, c0 + block);
+        float max = 0;
+        if (causal && c0 > r1 - 1)
+          {
+            out[br * t + bc] = NAN;
+            continue;
+          }
+        for (int r = r0; r < r1; r++)
+          for (int c = c0; c < c1; c++)
+            max = MAX (max, a[(gsize) r * n + c]);
+        out[br * t + bc] = max;
+      }
+}
+
+/* Reduces one (s, s) overview (block maxima, NaN masked) to (t, t) maxima of @block
+ * overview cells a side; a thumbnail cell is masked only when all its cells are. */
+static void
+pool_overview (const float *a, int s, int block, int t, float *out)
+{
+  for (int br = 0; br < t; br++)
+    for (int bc = 0; bc < t; bc++)
+      {
+        int r0 = br * block, r1 = MIN (s, r0 + block);
+        int c0 = bc * block, c1 = MIN (s, c0 + block);
+        float max = NAN;
+        for (int r = r0; r < r1; r++)
+          for (int c = c0; c < c1; c++)
+            {
+              float v = a[(gsize) r * s + c];
+              if (!isnan (v) && (isnan (max) || v > max))
+                max = v;
+            }
+        out[br * t + bc] = max;
+      }
+}
+
 SaccadeGridThumbs *
 saccade_grid_thumbs_new (const SaccadeGridFigure *f)
 {
   SaccadeGridThumbs *th = g_new0 (SaccadeGridThumbs, 1);
-  int n = f->n, block, t;
+  gboolean from_overviews = f->heads == NULL && f->overviews != NULL;
+  int n = from_overviews ? f->overview_size : f->n, block, t;
   gsize n_heads;
 
-  if (f->heads == NULL || n <= 0 || f->n_layers <= 0 || f->n_heads <= 0)
+  if ((f->heads == NULL && f->overviews == NULL) || n <= 0 || f->n_layers <= 0
+      || f->n_heads <= 0)
     return th;
   block = (n + THUMB_MAX - 1) / THUMB_MAX; /* cells of the head per thumbnail cell */
   t = (n + block - 1) / block;
@@ -54,38 +116,16 @@ saccade_grid_thumbs_new (const SaccadeGridFigure *f)
 
   for (gsize h = 0; h < n_heads; h++)
     {
-      const float *a = f->heads + h * n * n;
       float *out = th->values + h * t * t;
-      gboolean causal = TRUE;
       float max = 0;
 
-      /* Causal when every entry above the diagonal is exactly 0 (how the store decides). */
-      for (int r = 0; r < n && causal; r++)
-        for (int c = r + 1; c < n; c++)
-          if (a[(gsize) r * n + c] != 0.0f)
-            {
-              causal = FALSE;
-              break;
-            }
-      /* Block means; a block wholly above the diagonal of a causal head is masked. */
-      for (int br = 0; br < t; br++)
-        for (int bc = 0; bc < t; bc++)
-          {
-            int r0 = br * block, r1 = MIN (n, r0 + block);
-            int c0 = bc * block, c1 = MIN (n, c0 + block);
-            double sum = 0;
-            if (causal && c0 > r1 - 1)
-              {
-                out[br * t + bc] = NAN;
-                continue;
-              }
-            for (int r = r0; r < r1; r++)
-              for (int c = c0; c < c1; c++)
-                sum += a[(gsize) r * n + c];
-            out[br * t + bc] = (float) (sum / ((r1 - r0) * (c1 - c0)));
-            if (out[br * t + bc] > max)
-              max = out[br * t + bc];
-          }
+      if (from_overviews)
+        pool_overview (f->overviews + h * n * n, n, block, t, out);
+      else
+        pool_head (f->heads + h * n * n, n, block, t, out);
+      for (int i = 0; i < t * t; i++)
+        if (!isnan (out[i]) && out[i] > max)
+          max = out[i];
       if (max > 0)
         for (int i = 0; i < t * t; i++)
           out[i] /= max;

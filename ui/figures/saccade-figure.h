@@ -56,7 +56,12 @@ typedef struct {
 
 typedef struct {
   int n_layers, n_heads, n_kv_heads, n; /* heads of one run; n_heads % n_kv_heads == 0 */
-  const float *heads;                 /* (n_layers, n_heads, n, n) */
+  const float *heads;                 /* (n_layers, n_heads, n, n), or NULL: */
+  const float *overviews;             /* (n_layers, n_heads, S, S), S = overview_size <= n:
+                                       * each head's block maxima, NaN where a block is
+                                       * masked (the store's overviews); used when @heads
+                                       * is NULL */
+  int overview_size;
   const double *metric;               /* (n_layers, n_heads) or NULL: frame each head in its
                                        * metric's colour (then thumbnails are drawn in greys) */
   const char *metric_name;            /* the colour bar's caption; may be NULL */
@@ -230,8 +235,8 @@ gboolean saccade_heatmap_geometry_cell_at (const SaccadeHeatmapGeometry *geom, d
  * diverging map; a non-automatic figure's own range. Masked cells are left out. */
 void saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, double *vmax);
 
-/* Every head's thumbnail at most 64 x 64 cells (block means of bigger heads, each head
- * scaled to its own maximum), kept with colour images of them: built once per data set, so
+/* Every head's thumbnail at most 64 x 64 cells (block maxima of bigger heads or of the
+ * overviews, each head scaled to its own maximum), kept with colour images of them: built once per data set, so
  * that redrawing the grid costs one small paint per head. Nothing of @f is borrowed after
  * the call. */
 typedef struct _SaccadeGridThumbs SaccadeGridThumbs;

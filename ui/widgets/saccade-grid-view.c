@@ -292,33 +292,62 @@ saccade_grid_view_new (void)
   return g_object_new (SACCADE_TYPE_GRID_VIEW, NULL);
 }
 
+/* Takes the shape and thumbnails of @f (heads or overviews). */
+static void
+set_figure (SaccadeGridView *self, const SaccadeGridFigure *f, const double *metric,
+            const char *metric_name)
+{
+  int n_layers = f->n_layers;
+
+  g_clear_pointer (&self->thumbs, saccade_grid_thumbs_free);
+  self->n_layers = n_layers > 0 ? n_layers : 0;
+  self->n_heads = n_layers > 0 ? f->n_heads : 0;
+  self->n_kv_heads = n_layers > 0 ? f->n_kv_heads : 0;
+  self->n = n_layers > 0 ? f->n : 0;
+  if (n_layers > 0)
+    self->thumbs = saccade_grid_thumbs_new (f);
+  if (self->sel_layer >= self->n_layers || self->sel_head >= self->n_heads)
+    self->sel_layer = self->sel_head = -1;
+  self->hover_layer = self->hover_head = -1;
+  saccade_grid_view_set_metric (self, metric, metric_name);
+  invalidate (self);
+}
+
 void
 saccade_grid_view_set_data (SaccadeGridView *self, int n_layers, int n_heads, int n_kv_heads,
                             int n, const float *heads, const double *metric,
                             const char *metric_name)
 {
+  SaccadeGridFigure f = { .n_layers = n_layers, .n_heads = n_heads,
+                          .n_kv_heads = n_kv_heads, .n = n, .heads = heads };
+
   g_return_if_fail (SACCADE_IS_GRID_VIEW (self));
   g_return_if_fail (n_layers <= 0 || (n_heads > 0 && n > 0 && heads != NULL));
   g_return_if_fail (n_layers <= 0 || (n_kv_heads > 0 && n_heads % n_kv_heads == 0));
 
-  g_clear_pointer (&self->thumbs, saccade_grid_thumbs_free);
-  if (n_layers <= 0 || heads == NULL)
-    n_layers = n_heads = n_kv_heads = n = 0;
-  self->n_layers = n_layers;
-  self->n_heads = n_heads;
-  self->n_kv_heads = n_kv_heads;
-  self->n = n;
-  if (n_layers > 0)
-    {
-      SaccadeGridFigure f = { .n_layers = n_layers, .n_heads = n_heads,
-                              .n_kv_heads = n_kv_heads, .n = n, .heads = heads };
-      self->thumbs = saccade_grid_thumbs_new (&f);
-    }
-  if (self->sel_layer >= n_layers || self->sel_head >= n_heads)
-    self->sel_layer = self->sel_head = -1;
-  self->hover_layer = self->hover_head = -1;
-  saccade_grid_view_set_metric (self, metric, metric_name);
-  invalidate (self);
+  if (heads == NULL)
+    f.n_layers = 0;
+  set_figure (self, &f, metric, metric_name);
+}
+
+void
+saccade_grid_view_set_overviews (SaccadeGridView *self, int n_layers, int n_heads,
+                                 int n_kv_heads, int n, int overview_size,
+                                 const float *overviews, const double *metric,
+                                 const char *metric_name)
+{
+  SaccadeGridFigure f = { .n_layers = n_layers, .n_heads = n_heads,
+                          .n_kv_heads = n_kv_heads, .n = n, .overviews = overviews,
+                          .overview_size = overview_size };
+
+  g_return_if_fail (SACCADE_IS_GRID_VIEW (self));
+  g_return_if_fail (n_layers <= 0 || (n_heads > 0 && n > 0 && overviews != NULL
+                                      && overview_size > 0 && overview_size <= n));
+  g_return_if_fail (n_layers <= 0 || (n_kv_heads > 0 && n_heads % n_kv_heads == 0));
+
+  if (overviews == NULL)
+    f.n_layers = 0;
+  set_figure (self, &f, metric, metric_name);
 }
 
 void

@@ -31,6 +31,15 @@ void saccade_grid_view_set_data (SaccadeGridView *self, int n_layers, int n_head
                                  int n_kv_heads, int n, const float *heads,
                                  const double *metric, const char *metric_name);
 
+/* As saccade_grid_view_set_data(), from each head's overview instead of the head: @overviews
+ * is (n_layers, n_heads, S, S) with S = @overview_size <= @n, block maxima with NaN for
+ * masked blocks (the store's overviews: a run of any length costs S^2 floats a head).
+ * Copied as thumbnails. */
+void saccade_grid_view_set_overviews (SaccadeGridView *self, int n_layers, int n_heads,
+                                      int n_kv_heads, int n, int overview_size,
+                                      const float *overviews, const double *metric,
+                                      const char *metric_name);
+
 /* Replaces only the metric (NULL: none), keeping the thumbnails. */
 void saccade_grid_view_set_metric (SaccadeGridView *self, const double *metric,
                                    const char *metric_name);

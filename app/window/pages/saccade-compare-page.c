@@ -77,7 +77,17 @@ set_status (SaccadeComparePage *self)
   Side *a = &self->side[0], *b = &self->side[1];
   g_autofree char *text = NULL;
 
-  if (g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), "matrix") == 0)
+  if ((a->run != NULL && !a->run->resident) || (b->run != NULL && !b->run->resident))
+    {
+      SaccadeRun *run = a->run != NULL && !a->run->resident ? a->run : b->run;
+      /* Translators: the Compare page on a long run. */
+      text = g_strdup_printf (_("Compare and the distance matrix hold whole heads in memory: "
+                                "they work on runs of up to %d tokens of this model, and run "
+                                "%lld has %d. Open its heads on the Heatmap page."),
+                              saccade_run_resident_max_tokens (run->n_layers, run->n_heads),
+                              (long long) run->id, run->n);
+    }
+  else if (g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), "matrix") == 0)
     {
       if (self->matrix_cancel != NULL)
         text = g_strdup (_("Computing the distance between every pair of heads…"));
@@ -344,10 +354,10 @@ start_matrix (SaccadeComparePage *self, SaccadeRun *run)
   g_clear_pointer (&self->matrix, saccade_distance_result_free);
   g_clear_pointer (&self->matrix_labels, g_strfreev);
   saccade_distance_view_set_data (self->matrix_view, 0, NULL, NULL, NULL, NULL, NULL, NULL);
-  gtk_widget_set_visible (GTK_WIDGET (self->matrix_progress), run != NULL);
+  gtk_widget_set_visible (GTK_WIDGET (self->matrix_progress), run != NULL && run->resident);
   gtk_progress_bar_set_fraction (self->matrix_progress, 0);
-  if (run == NULL)
-    return;
+  if (run == NULL || !run->resident)
+    return; /* set_status() says why */
   self->matrix_labels = g_new0 (char *, run->n_layers * run->n_heads + 1);
   for (int k = 0; k < run->n_layers * run->n_heads; k++)
     self->matrix_labels[k] = g_strdup_printf ("L%d.H%d", k / run->n_heads, k % run->n_heads);

@@ -5,7 +5,10 @@
  * Preferences window writes the same keys, so both always agree).
  *
  * Its own action: page.reset-zoom (win.reset-zoom, Ctrl+0, reaches it on this page).
- * The view copies what it is given; the run stays the one source of the numbers.
+ * The view copies what it is given; the run stays the one source of the numbers. A run
+ * that is not resident (a long one: saccade-run.h) has its head read from the store in a
+ * worker thread each time the cursor moves; the newest request wins, older ones are
+ * cancelled, and the main loop never waits for the store.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -29,6 +32,7 @@ struct _SaccadeHeatmapPage
   SaccadeHeatmapView *heatmap_view;
 
   gboolean updating; /* the page is setting its own controls from the settings */
+  GCancellable *head_job; /* reading a long run's head */
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeHeatmapPage, saccade_heatmap_page, SACCADE_TYPE_PAGE)
@@ -57,6 +61,87 @@ saccade_heatmap_page_dup_figure_title (SaccadePage *page)
                           head / saccade_run_group_size (run), quote);
 }
 
+/* A long run's head, read in a worker. */
+typedef struct {
+  SaccadeRun *run;
+  int layer, head;
+  float *probs; /* (n, n) */
+} HeadJob;
+
+static void
+head_job_free (HeadJob *j)
+{
+  saccade_run_unref (j->run);
+  g_free (j->probs);
+  g_free (j);
+}
+
+static void
+head_job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  HeadJob *j = task_data;
+  GError *error = NULL;
+
+  j->probs = saccade_run_read_head (j->run, j->layer, j->head, cancellable, &error);
+  if (j->probs == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+static void
+show_head (SaccadeHeatmapPage *self, SaccadeRun *run, const float *probs)
+{
+  g_autofree char *title = saccade_heatmap_page_dup_figure_title (SACCADE_PAGE (self));
+
+  saccade_heatmap_view_set_data (self->heatmap_view, probs, run->n, run->n,
+                                 (const char *const *) run->labels,
+                                 (const char *const *) run->labels, run->causal);
+  saccade_heatmap_view_set_title (self->heatmap_view, title);
+}
+
+static void
+head_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+  SaccadeHeatmapPage *self;
+  HeadJob *j = g_task_get_task_data (G_TASK (result));
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error)
+      && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* a newer request took its place */
+  self = SACCADE_HEATMAP_PAGE (source);
+  if (g_task_get_cancellable (G_TASK (result)) != self->head_job)
+    return;
+  g_clear_object (&self->head_job);
+  if (error != NULL)
+    {
+      saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
+      saccade_heatmap_view_set_title (self->heatmap_view, error->message);
+      return;
+    }
+  show_head (self, j->run, j->probs);
+}
+
+static void
+start_head_job (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
+{
+  g_autoptr (GTask) task = NULL;
+  HeadJob *j = g_new0 (HeadJob, 1);
+
+  if (self->head_job != NULL)
+    g_cancellable_cancel (self->head_job);
+  g_clear_object (&self->head_job);
+  self->head_job = g_cancellable_new ();
+  j->run = saccade_run_ref (run);
+  j->layer = layer;
+  j->head = head;
+  task = g_task_new (self, self->head_job, head_job_done, NULL);
+  g_task_set_source_tag (task, start_head_job);
+  g_task_set_task_data (task, j, (GDestroyNotify) head_job_free);
+  g_task_run_in_thread (task, head_job_thread);
+}
+
 static void
 refresh (SaccadeHeatmapPage *self)
 {
@@ -64,19 +149,21 @@ refresh (SaccadeHeatmapPage *self)
   int layer = saccade_page_get_layer (SACCADE_PAGE (self));
   int head = saccade_page_get_head (SACCADE_PAGE (self));
   int g = run != NULL ? saccade_run_group_size (run) : 1;
-  g_autofree char *title = NULL, *kv = NULL, *kv_tip = NULL;
+  g_autofree char *kv = NULL, *kv_tip = NULL;
 
+  if (self->head_job != NULL)
+    g_cancellable_cancel (self->head_job);
+  g_clear_object (&self->head_job);
   if (run == NULL)
     {
       saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
       gtk_label_set_text (self->kv_label, "");
       return;
     }
-  title = saccade_heatmap_page_dup_figure_title (SACCADE_PAGE (self));
-  saccade_heatmap_view_set_data (self->heatmap_view, saccade_run_head (run, layer, head), run->n,
-                                 run->n, (const char *const *) run->labels,
-                                 (const char *const *) run->labels, run->causal);
-  saccade_heatmap_view_set_title (self->heatmap_view, title);
+  if (run->resident)
+    show_head (self, run, saccade_run_head (run, layer, head));
+  else
+    start_head_job (self, run, layer, head);
   /* Translators: which key/value head this query head shares (grouped-query attention). */
   kv = g_strdup_printf (_("KV head %d"), head / g);
   kv_tip = g_strdup_printf (_("Query heads %d to %d share one key/value head"), (head / g) * g,
@@ -240,6 +327,11 @@ saccade_heatmap_page_constructed (GObject *object)
 static void
 saccade_heatmap_page_dispose (GObject *object)
 {
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
+
+  if (self->head_job != NULL)
+    g_cancellable_cancel (self->head_job);
+  g_clear_object (&self->head_job);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_HEATMAP_PAGE);
   G_OBJECT_CLASS (saccade_heatmap_page_parent_class)->dispose (object);
 }

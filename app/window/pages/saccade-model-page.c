@@ -97,8 +97,11 @@ saccade_model_page_set_run (SaccadePage *page, SaccadeRun *run)
   SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
 
   if (run != NULL)
-    saccade_grid_view_set_data (self->grid_view, run->n_layers, run->n_heads, run->n_kv_heads,
-                                run->n, run->heads, NULL, NULL);
+    /* From the overviews, for a run of any length: block maxima that show a head's
+     * structure (diagonals, sinks, stripes) at S^2 floats a head. */
+    saccade_grid_view_set_overviews (self->grid_view, run->n_layers, run->n_heads,
+                                     run->n_kv_heads, run->n, run->overview_size,
+                                     run->overviews, NULL, NULL);
   else
     {
       saccade_grid_view_set_data (self->grid_view, 0, 0, 1, 0, NULL, NULL, NULL);
@@ -158,7 +161,8 @@ saccade_model_page_export_figure (SaccadePage *page, const char *path, GError **
       return FALSE;
     }
   saccade_colormap_from_id (map, &colormap);
-  src = saccade_export_source_new_for_run (run);
+  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+    return FALSE;
   return saccade_export_figure (src, &(SaccadeExportFigure) {
     .kind = showing (self, "profile") ? SACCADE_EXPORT_PROFILE : SACCADE_EXPORT_GRID,
     .title = title, .colormap = colormap, .scale = SACCADE_SCALE_LINEAR,
@@ -178,7 +182,8 @@ saccade_model_page_export_csv (SaccadePage *page, const char *path, GError **err
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
       return FALSE;
     }
-  src = saccade_export_source_new_for_run (run);
+  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+    return FALSE;
   data = saccade_export_metrics_csv (src, error);
   return data != NULL && saccade_export_write (data, path, error);
 }

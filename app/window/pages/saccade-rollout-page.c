@@ -168,6 +168,17 @@ start_job (SaccadeRolloutPage *self)
   g_clear_object (&self->job);
   if (run == NULL)
     return;
+  if (!run->resident)
+    {
+      g_autofree char *text = g_strdup_printf (
+        /* Translators: the Rollout page on a long run. */
+        _("Rollout and flow need every head of the run at once: they are computed for runs "
+          "of up to %d tokens of this model, and this run has %d. Choose a shorter run, or "
+          "export the heads (saccade export RUN --all) for a notebook."),
+        saccade_run_resident_max_tokens (run->n_layers, run->n_heads), run->n);
+      gtk_label_set_text (self->status_label, text);
+      return;
+    }
   self->job = g_cancellable_new ();
   task = g_task_new (self, self->job, job_done, NULL);
   g_task_set_task_data (task, saccade_run_ref (run), (GDestroyNotify) saccade_run_unref);
@@ -223,7 +234,8 @@ saccade_rollout_page_export_figure (SaccadePage *page, const char *path, GError 
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
       return FALSE;
     }
-  src = saccade_export_source_new_for_run (run);
+  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+    return FALSE;
   return saccade_export_figure (src, &(SaccadeExportFigure) {
     .kind = SACCADE_EXPORT_ROLLOUT, .title = title, .colormap = SACCADE_COLORMAP_MAGMA,
     .scale = SACCADE_SCALE_LINEAR,
@@ -246,7 +258,8 @@ saccade_rollout_page_export_csv (SaccadePage *page, const char *path, GError **e
                            _("There is nothing to export: the figure has no data"));
       return FALSE;
     }
-  src = saccade_export_source_new_for_run (run);
+  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+    return FALSE;
   data = saccade_export_values_csv (src, flow ? r->flow : r->rollout + (gsize) (r->n - 1) * r->n,
                                     flow ? "flow" : "rollout");
   return saccade_export_write (data, path, error);
