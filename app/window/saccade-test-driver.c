@@ -52,6 +52,9 @@
  *   save-as PATH             answer the open file chooser with PATH
  *   preferences PATH         open Preferences, screenshot it, close it
  *   shortcuts PATH           open the shortcuts window, screenshot it, close it
+ *   timed LABEL COMMAND...   run COMMAND and print how long the user waited for it
+ *   expect-stall-below MS    ... and that the main loop never stalled that long
+ *                            (saccade-test-timing.c)
  *   sleep MS
  *   quit
  * Commands for the fixes of issue 11 (one block, fixes_command()):
@@ -95,6 +98,7 @@ typedef struct {
   gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
+  SaccadeTestTiming *timing; /* time-begin, time-end, expect-stall-below */
   int wait_runs;         /* wait-runs: the runs to wait for, or -1 */
   gint64 wait_deadline;  /* wait-runs: monotonic time to give up at */
 } SaccadeTestDriver;
@@ -678,6 +682,23 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
            || g_str_equal (cmd, "expect-scale-control") || g_str_equal (cmd, "touch")
            || g_str_equal (cmd, "wait-runs"))
     return fixes_command (d, cmd, a1, a2, rest);
+  else if (g_str_equal (cmd, "timed"))
+    {
+      /* timed LABEL COMMAND...: the command runs now, the result prints before the next. */
+      const char *sub = rest != NULL ? strchr (rest, ' ') : NULL;
+      g_auto (GStrv) sub_argv = NULL;
+      if (a1 == NULL || sub == NULL)
+        return fail (d, "timed needs a label and a command");
+      sub++;
+      sub_argv = g_strsplit_set (sub, " \t", 3);
+      saccade_test_timing_begin (d->timing, a1);
+      return run_command (d, sub_argv, strchr (sub, ' ') != NULL ? strchr (sub, ' ') + 1 : NULL);
+    }
+  else if (g_str_equal (cmd, "expect-stall-below"))
+    {
+      if (!saccade_test_timing_expect_stall_below (d->timing, a1 != NULL ? atof (a1) : 0, &error))
+        return fail (d, "%s", error->message);
+    }
   else if (g_str_equal (cmd, "sleep"))
     d->settle = (guint) (a1 != NULL ? atoi (a1) : 0) / TICK_MS;
   else if (g_str_equal (cmd, "quit"))
@@ -757,6 +778,8 @@ tick (gpointer data)
       driver_finish (d, 0);
       return G_SOURCE_REMOVE;
     }
+  if (saccade_test_timing_is_open (d->timing))
+    saccade_test_timing_end (d->timing);
   line = d->lines[d->next++];
   g_print ("test-driver: %s\n", line);
   argv = g_strsplit_set (line, " \t", 3);
@@ -781,6 +804,7 @@ saccade_test_driver_start (SaccadeWindow *self)
   d = g_new0 (SaccadeTestDriver, 1);
   d->window = self;
   d->wait_runs = -1;
+  d->timing = saccade_test_timing_new (self);
   if (g_file_get_contents (path, &contents, NULL, &error))
     d->lines = g_strsplit (contents, "\n", -1);
   else
@@ -796,6 +820,7 @@ saccade_test_driver_free (gpointer driver)
   SaccadeTestDriver *d = driver;
 
   g_clear_handle_id (&d->source_id, g_source_remove);
+  saccade_test_timing_free (d->timing);
   g_strfreev (d->lines);
   g_free (d->shot_path);
   g_free (d);

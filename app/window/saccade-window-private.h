@@ -7,6 +7,7 @@
  *   saccade-window-actions.c  the win.* actions and which of them are enabled
  *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
  *   saccade-test-driver.c     the end-to-end test's scripted user (SACCADE_TEST_SCRIPT)
+ *   saccade-test-timing.c     what that user waits for: time to a drawn frame, main-loop stalls
  */
 #pragma once
 
@@ -133,6 +134,16 @@ gboolean saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GE
 /* saccade-test-driver.c: starts the script named by $SACCADE_TEST_SCRIPT, if any. */
 void saccade_test_driver_start (SaccadeWindow *self);
 void saccade_test_driver_free (gpointer driver);
+
+/* saccade-test-timing.c: what the driver's "timed" and "expect-stall-below" measure. */
+typedef struct _SaccadeTestTiming SaccadeTestTiming;
+SaccadeTestTiming *saccade_test_timing_new (SaccadeWindow *window);
+void saccade_test_timing_free (SaccadeTestTiming *timing); /* NULL is a no-op */
+void saccade_test_timing_begin (SaccadeTestTiming *timing, const char *label);
+gboolean saccade_test_timing_is_open (SaccadeTestTiming *timing);
+void saccade_test_timing_end (SaccadeTestTiming *timing); /* prints the result */
+gboolean saccade_test_timing_expect_stall_below (SaccadeTestTiming *timing, double limit_ms,
+                                                 GError **error);
 
 /* saccade-window-watch.c: runs other processes add to the open database. _sync: (re)starts
  * watching db_path and records its state now (every list of the runs calls it first);

@@ -133,6 +133,12 @@ refresh_pair (SaccadeComparePage *self)
       l = (int) gtk_adjustment_get_value (d->layer);
       hd = (int) gtk_adjustment_get_value (d->head);
       h[s] = saccade_run_head (d->run, l, hd);
+      if (h[s] == NULL)
+        {
+          /* A long run: set_status() says why nothing is shown. */
+          saccade_heatmap_view_set_data (d->view, NULL, 0, 0, NULL, NULL, FALSE);
+          continue;
+        }
       saccade_heatmap_view_set_data (d->view, h[s], d->run->n, d->run->n,
                                      (const char *const *) d->run->labels,
                                      (const char *const *) d->run->labels, d->run->causal);

@@ -194,6 +194,12 @@ saccade_heatmap_page_set_run (SaccadePage *page, SaccadeRun *run)
   update_actions (self);
 }
 
+static gboolean
+saccade_heatmap_page_is_busy (SaccadePage *page)
+{
+  return SACCADE_HEATMAP_PAGE (page)->head_job != NULL;
+}
+
 static void
 reset_zoom_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
@@ -346,6 +352,7 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
   object_class->constructed = saccade_heatmap_page_constructed;
   object_class->dispose = saccade_heatmap_page_dispose;
   page_class->set_run = saccade_heatmap_page_set_run;
+  page_class->is_busy = saccade_heatmap_page_is_busy;
   page_class->dup_figure_title = saccade_heatmap_page_dup_figure_title;
 
   gtk_widget_class_install_action (widget_class, "page.reset-zoom", NULL, reset_zoom_action);
