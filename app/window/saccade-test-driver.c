@@ -54,6 +54,7 @@
  *   shortcuts PATH           open the shortcuts window, screenshot it, close it
  *   timed LABEL COMMAND...   run COMMAND and print how long the user waited for it
  *   expect-stall-below MS    ... and that the main loop never stalled that long
+ *   memory LABEL             print the peak and current resident memory
  *                            (saccade-test-timing.c)
  *   sleep MS
  *   quit
@@ -693,6 +694,11 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       sub_argv = g_strsplit_set (sub, " \t", 3);
       saccade_test_timing_begin (d->timing, a1);
       return run_command (d, sub_argv, strchr (sub, ' ') != NULL ? strchr (sub, ' ') + 1 : NULL);
+    }
+  else if (g_str_equal (cmd, "memory"))
+    {
+      if (!saccade_test_timing_print_memory (a1, &error))
+        return fail (d, "%s", error->message);
     }
   else if (g_str_equal (cmd, "expect-stall-below"))
     {

@@ -17,12 +17,16 @@
  *                            "test-driver: time LABEL: ready after X ms, longest main-loop
  *                            stall Y ms"
  *   expect-stall-below MS    the last measurement's longest stall was below MS
+ *   memory LABEL             print the process's peak and current resident memory
+ *                            ("test-driver: memory LABEL: peak X MiB, now Y MiB", from
+ *                            /proc/self/status)
  */
 #define G_LOG_DOMAIN "saccade-test"
 
 #include "app/window/saccade-window-private.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The stall monitor's period: well below the 100 ms a stall may last (DESIGN.md). */
 #define BEAT_MS 5
@@ -118,4 +122,38 @@ saccade_test_timing_expect_stall_below (SaccadeTestTiming *t, double limit_ms, G
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the main loop stalled for %.0f ms "
                "(expected below %.0f ms)", t->last_stall / 1000.0, limit_ms);
   return FALSE;
+}
+
+/* VmHWM and VmRSS of /proc/self/status, in kB; FALSE where there is no such file. */
+static gboolean
+read_memory (gint64 *peak_kb, gint64 *now_kb)
+{
+  g_autofree char *status = NULL;
+  const char *p;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return FALSE;
+  if ((p = strstr (status, "VmHWM:")) == NULL)
+    return FALSE;
+  *peak_kb = g_ascii_strtoll (p + 6, NULL, 10);
+  if ((p = strstr (status, "VmRSS:")) == NULL)
+    return FALSE;
+  *now_kb = g_ascii_strtoll (p + 6, NULL, 10);
+  return TRUE;
+}
+
+gboolean
+saccade_test_timing_print_memory (const char *label, GError **error)
+{
+  gint64 peak = 0, now = 0;
+
+  if (!read_memory (&peak, &now))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           "no VmHWM/VmRSS in /proc/self/status");
+      return FALSE;
+    }
+  g_print ("test-driver: memory %s: peak %.0f MiB, now %.0f MiB\n", label != NULL ? label : "",
+           peak / 1024.0, now / 1024.0);
+  return TRUE;
 }

@@ -144,6 +144,7 @@ gboolean saccade_test_timing_is_open (SaccadeTestTiming *timing);
 void saccade_test_timing_end (SaccadeTestTiming *timing); /* prints the result */
 gboolean saccade_test_timing_expect_stall_below (SaccadeTestTiming *timing, double limit_ms,
                                                  GError **error);
+gboolean saccade_test_timing_print_memory (const char *label, GError **error);
 
 /* saccade-window-watch.c: runs other processes add to the open database. _sync: (re)starts
  * watching db_path and records its state now (every list of the runs calls it first);
