@@ -98,7 +98,26 @@ double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
 void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
                                 const char *title, double width, double y);
 
+/* The automatic colour range from a matrix's statistics (over its unmasked finite cells:
+ * smallest, largest, smallest positive or INFINITY, largest magnitude) for colour map @map
+ * drawn on @scale: what saccade_figure_heatmap_range() documents. */
+void saccade_figure_range_from_stats (SaccadeColormap map, SaccadeScale scale, double lo,
+                                      double hi, double min_pos, double max_abs, double *vmin,
+                                      double *vmax);
+
+/* An ARGB32 image of the level-@level cells [i0, i1) x [j0, j1) of @lod, one block of @k x @k
+ * pixels per cell, coloured as saccade_figure_cells_image() colours (masked and NaN cells
+ * transparent). fp16 levels go through a table of all 65,536 halves' colours. Caller
+ * destroys. */
+cairo_surface_t *saccade_figure_lod_cells_image (const SaccadeLod *lod, int level, int i0,
+                                                 int i1, int j0, int j1, int k,
+                                                 SaccadeColormap map, SaccadeScale scale,
+                                                 double vmin, double vmax);
+
 /* Sizes that fit the figure's labels (user units: points), used by export. */
+void saccade_figure_heatmap_lod_natural_size (const SaccadeHeatmapLodFigure *f,
+                                              const SaccadeTokenRange *range, double *w,
+                                              double *h);
 void saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *w, double *h);
 void saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *w, double *h);
 void saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *w, double *h);

@@ -206,7 +206,7 @@ compute_stats (SaccadeLod *lod)
         {
           double v = L->fp16 ? saccade_fp16_to_float (((const uint16_t *) L->data)[cell_index (L, i, j)])
                              : ((const float *) L->data)[cell_index (L, i, j)];
-          if (isnan (v))
+          if (!isfinite (v))
             continue;
           s.lo = MIN (s.lo, v);
           s.hi = MAX (s.hi, v);

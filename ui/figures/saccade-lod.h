@@ -46,7 +46,7 @@ typedef struct {
   const void *data;
 } SaccadeLodLevel;
 
-/* Over the unmasked, non-NaN cells of level 0 (of the overview when the pyramid has no
+/* Over the unmasked, finite cells of level 0 (of the overview when the pyramid has no
  * exact level): the smallest and largest value, the smallest positive one (INFINITY when
  * none) and the largest magnitude. What the figure's automatic colour range is made of. */
 typedef struct {
