@@ -414,7 +414,8 @@ draw_axes (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigureSty
           if (cy < L->my || cy > L->my + mh)
             continue;
           saccade_figure_layout_set (text, f->row_labels[r], &w, &h);
-          saccade_figure_layout_draw (cr, text, row_x - w, cy - h / 2);
+          /* right-aligned inside the layout's width: its box starts label_w to the left */
+          saccade_figure_layout_draw (cr, text, row_x - L->label_w, cy - h / 2);
         }
       for (int c = c_first; f->col_labels != NULL && c < c_end; c++)
         {
