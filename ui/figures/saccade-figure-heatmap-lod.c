@@ -142,12 +142,8 @@ nice_step (double x)
 static double
 pixels_per_unit (cairo_t *cr)
 {
-  double dx = 1.0, dy = 0.0;
-
-  if (saccade_figure_target_is_vector (cr))
-    return VECTOR_PX_PER_UNIT;
-  cairo_user_to_device_distance (cr, &dx, &dy);
-  return MAX (1e-3, hypot (dx, dy));
+  return saccade_figure_target_is_vector (cr) ? VECTOR_PX_PER_UNIT
+                                              : saccade_figure_pixels_per_unit (cr);
 }
 
 /* Cells of @L with or without labels: the margins, then the cell side. */
@@ -306,19 +302,34 @@ paint_cells (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigureS
       cairo_close_path (cr);
       saccade_figure_fill_masked (cr, style, CLAMP (cell / 3, 3.0, 6.0));
     }
-  img = saccade_figure_lod_cells_image (lod, level, i0, i1, j0, j1, k, f->colormap,
-                                        figure_scale (f), L->vmin, L->vmax);
-  pat = cairo_pattern_create_for_surface (img);
-  /* Pattern space is image pixels: pixel (0, 0) is level cell (i0, j0). */
-  cairo_matrix_init_scale (&m, k / side, k / side);
-  cairo_matrix_translate (&m, -X ((double) j0 * b), -Y ((double) i0 * b));
-  cairo_pattern_set_matrix (pat, &m);
-  cairo_pattern_set_filter (pat, CAIRO_FILTER_NEAREST);
-  cairo_set_source (cr, pat);
-  cairo_rectangle (cr, X ((double) j0 * b), Y ((double) i0 * b), (j1 - j0) * side,
-                   (i1 - i0) * side);
-  cairo_fill (cr);
-  cairo_pattern_destroy (pat);
+  if (!vector)
+    {
+      /* An image: the pixels as they will be, painted 1:1 (x, y are on whole pixels). */
+      int w = (int) ceil (cols * cell * ppu - 1e-6), h = (int) ceil (rows * cell * ppu - 1e-6);
+      img = saccade_figure_lod_screen_image (lod, level, row0, col0, 1.0 / (cell * ppu), w, h,
+                                             f->colormap, figure_scale (f), L->vmin, L->vmax);
+      cairo_surface_set_device_scale (img, ppu, ppu);
+      cairo_set_source_surface (cr, img, x, y);
+      cairo_paint (cr);
+    }
+  else
+    {
+      /* A vector surface: one image of the level's cells, k x k pixels a cell, that the
+       * viewer scales. */
+      img = saccade_figure_lod_cells_image (lod, level, i0, i1, j0, j1, k, f->colormap,
+                                            figure_scale (f), L->vmin, L->vmax);
+      pat = cairo_pattern_create_for_surface (img);
+      /* Pattern space is image pixels: pixel (0, 0) is level cell (i0, j0). */
+      cairo_matrix_init_scale (&m, k / side, k / side);
+      cairo_matrix_translate (&m, -X ((double) j0 * b), -Y ((double) i0 * b));
+      cairo_pattern_set_matrix (pat, &m);
+      cairo_pattern_set_filter (pat, CAIRO_FILTER_NEAREST);
+      cairo_set_source (cr, pat);
+      cairo_rectangle (cr, X ((double) j0 * b), Y ((double) i0 * b), (j1 - j0) * side,
+                       (i1 - i0) * side);
+      cairo_fill (cr);
+      cairo_pattern_destroy (pat);
+    }
   cairo_surface_destroy (img);
 
   /* Exact cells big enough to tell apart: a thin line between them. */

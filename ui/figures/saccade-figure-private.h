@@ -84,6 +84,10 @@ cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, in
                                              SaccadeColormap map, SaccadeScale scale,
                                              double vmin, double vmax);
 
+/* Device pixels per user unit of @cr: the CTM's scale times the target's device scale
+ * (2 on a HiDPI screen, 2 in a PNG export). */
+double saccade_figure_pixels_per_unit (cairo_t *cr);
+
 /* TRUE when @cr draws into a vector surface (PDF, SVG, recording), where images are
  * resampled by the viewer: matrices are then embedded with each cell k pixels wide. */
 gboolean saccade_figure_target_is_vector (cairo_t *cr);
@@ -113,6 +117,18 @@ cairo_surface_t *saccade_figure_lod_cells_image (const SaccadeLod *lod, int leve
                                                  int i1, int j0, int j1, int k,
                                                  SaccadeColormap map, SaccadeScale scale,
                                                  double vmin, double vmax);
+
+/* The same cells as they appear on an image surface: a @w x @h pixel image whose pixel
+ * (x, y) is the level-@level cell holding the token at the pixel's centre, token
+ * (row0 + (y + 0.5) tokens_per_px, col0 + (x + 0.5) tokens_per_px) — what painting the
+ * cells image scaled with CAIRO_FILTER_NEAREST shows, computed directly (pixman's general
+ * scaling path cost 10–20 ms a frame at 8,192 tokens). Pixels outside the head, masked or
+ * NaN are transparent. Caller destroys. */
+cairo_surface_t *saccade_figure_lod_screen_image (const SaccadeLod *lod, int level, double row0,
+                                                  double col0, double tokens_per_px, int w,
+                                                  int h, SaccadeColormap map,
+                                                  SaccadeScale scale, double vmin,
+                                                  double vmax);
 
 /* Sizes that fit the figure's labels (user units: points), used by export. */
 void saccade_figure_heatmap_lod_natural_size (const SaccadeHeatmapLodFigure *f,
