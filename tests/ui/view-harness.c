@@ -42,7 +42,9 @@ draw_widget (GtkWidget *widget)
   if (g_getenv ("SC_TEST_SCREENSHOT_DIR") != NULL)
     {
       static int shot;
-      g_autofree char *name = g_strdup_printf ("%s-%02d.png", G_OBJECT_TYPE_NAME (widget), shot++);
+      g_autofree char *prog = g_path_get_basename (g_get_prgname ());
+      g_autofree char *name = g_strdup_printf ("%s-%s-%02d.png", prog,
+                                             G_OBJECT_TYPE_NAME (widget), shot++);
       g_autofree char *path = g_build_filename (g_getenv ("SC_TEST_SCREENSHOT_DIR"), name, NULL);
       gdk_texture_save_to_png (texture, path);
     }

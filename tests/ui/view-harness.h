@@ -9,7 +9,7 @@ void iterate (void);
 
 /* The widget drawn by GTK (GtkWidgetPaintable → render node → texture on the window's
  * renderer); caller unrefs. With SC_TEST_SCREENSHOT_DIR set, also saved there as
- * "<type>-<nn>.png". */
+ * "<program>-<type>-<nn>.png". */
 GdkTexture *draw_widget (GtkWidget *widget);
 
 /* How many opaque pixels of @texture are within 3 of 0xRRGGBB in every channel. */

@@ -31,6 +31,9 @@
 /* A wheel notch pans by a tenth of the visible cells, at least this many. */
 #define PAN_MIN_CELLS 3.0
 #define PAN_SHARE 0.1
+/* Up to this many labels are measured on the main thread when they are set (about 3 ms);
+ * more in a worker (8,192: 50 ms of CPU, docs/benchmarks.md), labels hidden meanwhile. */
+#define LABELS_MEASURED_INLINE 1024
 /* The selection: GNOME's accent blue, translucent over the cells. */
 #define SELECTION_RGBA 0.208f, 0.518f, 0.894f, 0.22f
 
@@ -41,7 +44,8 @@ struct _SaccadeHeatmapView {
   SaccadeLod *lod;             /* the head, or NULL */
   int n_rows, n_cols;          /* its shape (0 x 0 without one) */
   char **row_labels, **col_labels;
-  double label_em;             /* the widest label in font sizes; < 0: not measured yet */
+  double label_em;             /* the widest label in font sizes; < 0: being measured */
+  GCancellable *label_cancel;  /* the worker measuring them, or NULL */
   char *title;
   char *row_name, *col_name;   /* for a matrix that is not a head: what rows, columns and */
   char *value_name;            /* values are ("Layer", "Head", "prefix matching"), or NULL */
@@ -104,10 +108,13 @@ zoom_max (SaccadeHeatmapView *self)
 static SaccadeHeatmapLodFigure
 figure (SaccadeHeatmapView *self)
 {
+  /* Labels not measured yet are not drawn: the margins would move when they are. */
+  gboolean labels = self->label_em >= 0;
+
   return (SaccadeHeatmapLodFigure) {
     .lod = self->lod,
-    .row_labels = (const char *const *) self->row_labels,
-    .col_labels = (const char *const *) self->col_labels,
+    .row_labels = labels ? (const char *const *) self->row_labels : NULL,
+    .col_labels = labels ? (const char *const *) self->col_labels : NULL,
     .title = self->title, .colormap = self->colormap, .scale = self->scale,
     .row_name = self->row_name, .col_name = self->col_name, .value_name = self->value_name,
     .label_em = MAX (0.0, self->label_em),
@@ -137,15 +144,6 @@ render (cairo_t *cr, double width, double height, gpointer user_data)
   SaccadeCellRange range = visible_cells (self);
   SaccadeFigureStyle style;
 
-  if (self->label_em < 0)
-    {
-      /* Once per set of labels (8,192 labels: docs/benchmarks.md), so that the margins do
-       * not depend on which labels are visible. */
-      self->label_em = MAX (saccade_figure_labels_em ((const char *const *) self->row_labels,
-                                                      self->n_rows),
-                            saccade_figure_labels_em ((const char *const *) self->col_labels,
-                                                      self->n_cols));
-    }
   f = figure (self);
   saccade_view_style_init (GTK_WIDGET (self), &style);
   saccade_figure_heatmap_lod_draw_full (cr, &f, &range, TRUE, &style, width, height,
@@ -582,6 +580,7 @@ saccade_heatmap_view_finalize (GObject *object)
   SaccadeHeatmapView *self = SACCADE_HEATMAP_VIEW (object);
 
   g_clear_pointer (&self->lod, saccade_lod_unref);
+  g_clear_object (&self->label_cancel);
   g_free (self->row_name);
   g_free (self->col_name);
   g_free (self->value_name);
@@ -757,6 +756,84 @@ saccade_heatmap_view_new (void)
   return g_object_new (SACCADE_TYPE_HEATMAP_VIEW, NULL);
 }
 
+/* The widest of the view's labels in font sizes, measured once per set of labels so that
+ * the margins do not depend on which labels are visible. */
+typedef struct {
+  char **rows, **cols;
+  int n_rows, n_cols;
+} LabelJob;
+
+static void
+label_job_free (LabelJob *job)
+{
+  g_strfreev (job->rows);
+  g_strfreev (job->cols);
+  g_free (job);
+}
+
+static double
+labels_em (char **rows, int n_rows, char **cols, int n_cols)
+{
+  return MAX (saccade_figure_labels_em ((const char *const *) rows, n_rows),
+              saccade_figure_labels_em ((const char *const *) cols, n_cols));
+}
+
+static void
+measure_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  LabelJob *job = task_data;
+  double *em = g_new (double, 1);
+
+  *em = labels_em (job->rows, job->n_rows, job->cols, job->n_cols);
+  g_task_return_pointer (task, em, g_free);
+}
+
+static void
+on_measured (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SaccadeHeatmapView *self = SACCADE_HEATMAP_VIEW (source);
+  g_autofree double *em = g_task_propagate_pointer (G_TASK (result), NULL);
+
+  if (em == NULL || g_task_get_cancellable (G_TASK (result)) != self->label_cancel)
+    return; /* labels replaced meanwhile */
+  g_clear_object (&self->label_cancel);
+  self->label_em = *em;
+  invalidate (self);
+}
+
+static void
+measure_labels (SaccadeHeatmapView *self)
+{
+  g_autoptr (GTask) task = NULL;
+  LabelJob *job;
+
+  if (self->label_cancel != NULL)
+    g_cancellable_cancel (self->label_cancel);
+  g_clear_object (&self->label_cancel);
+  if (self->row_labels == NULL && self->col_labels == NULL)
+    {
+      self->label_em = 0.0;
+      return;
+    }
+  if (MAX (self->n_rows, self->n_cols) <= LABELS_MEASURED_INLINE)
+    {
+      self->label_em = labels_em (self->row_labels, self->n_rows, self->col_labels,
+                                  self->n_cols);
+      return;
+    }
+  self->label_em = -1.0;
+  self->label_cancel = g_cancellable_new ();
+  job = g_new0 (LabelJob, 1);
+  job->rows = g_strdupv (self->row_labels);
+  job->cols = g_strdupv (self->col_labels);
+  job->n_rows = self->n_rows;
+  job->n_cols = self->n_cols;
+  task = g_task_new (self, self->label_cancel, on_measured, NULL);
+  g_task_set_source_tag (task, measure_labels);
+  g_task_set_task_data (task, job, (GDestroyNotify) label_job_free);
+  g_task_run_in_thread (task, measure_in_thread);
+}
+
 /* Takes @lod (a reference; NULL clears) and copies the labels. */
 static void
 take_lod (SaccadeHeatmapView *self, SaccadeLod *lod, const char *const *row_labels,
@@ -774,7 +851,7 @@ take_lod (SaccadeHeatmapView *self, SaccadeLod *lod, const char *const *row_labe
   self->n_cols = n_cols;
   self->row_labels = saccade_view_labels_dup (row_labels, n_rows);
   self->col_labels = saccade_view_labels_dup (col_labels, n_cols);
-  self->label_em = self->row_labels != NULL || self->col_labels != NULL ? -1.0 : 0.0;
+  measure_labels (self);
   self->hover_row = self->hover_col = -1;
   self->selecting = FALSE;
   self->geom = (SaccadeHeatmapGeometry) { 0 };
