@@ -12,7 +12,7 @@
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
-#include "ui/widgets/saccade-heatmap-view.h"
+#include "ui/widgets/saccade-heatmap-view-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -31,45 +31,9 @@
 /* A wheel notch pans by a tenth of the visible cells, at least this many. */
 #define PAN_MIN_CELLS 3.0
 #define PAN_SHARE 0.1
-/* Up to this many labels are measured on the main thread when they are set (about 3 ms);
- * more in a worker (8,192: 50 ms of CPU, docs/benchmarks.md), labels hidden meanwhile. */
-#define LABELS_MEASURED_INLINE 1024
 /* The selection: GNOME's accent blue, translucent over the cells. */
 #define SELECTION_RGBA 0.208f, 0.518f, 0.894f, 0.22f
 
-struct _SaccadeHeatmapView {
-  GtkWidget parent_instance;
-
-  /* owned data */
-  SaccadeLod *lod;             /* the head, or NULL */
-  int n_rows, n_cols;          /* its shape (0 x 0 without one) */
-  char **row_labels, **col_labels;
-  double label_em;             /* the widest label in font sizes; < 0: being measured */
-  GCancellable *label_cancel;  /* the worker measuring them, or NULL */
-  char *title;
-  char *row_name, *col_name;   /* for a matrix that is not a head: what rows, columns and */
-  char *value_name;            /* values are ("Layer", "Head", "prefix matching"), or NULL */
-  SaccadeColormap colormap;
-  SaccadeScale scale;
-
-  /* view */
-  double zoom;                 /* >= 1: the share of rows and columns shown is 1 / zoom */
-  double row0, col0;           /* first visible cell (fractional) */
-  double drag_row0, drag_col0; /* at the start of a drag */
-  double pinch_zoom0;          /* at the start of a pinch */
-  double pointer_x, pointer_y; /* last pointer position, for zooming around it */
-  int hover_row, hover_col;    /* the token under the pointer; -1: none */
-
-  /* the selected range, and a selection being dragged */
-  gboolean has_range;
-  SaccadeTokenRange range;
-  gboolean selecting;
-  double sel_x0, sel_y0;       /* where the drag began */
-  int sel_r0, sel_c0, sel_r1, sel_c1; /* its anchor and current token (inclusive) */
-
-  SaccadeFigureCache *cache;
-  SaccadeHeatmapGeometry geom; /* where the cached render put the cells */
-};
 
 G_DEFINE_FINAL_TYPE (SaccadeHeatmapView, saccade_heatmap_view, GTK_TYPE_WIDGET)
 
@@ -92,8 +56,8 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static void
-invalidate (SaccadeHeatmapView *self)
+void
+saccade_heatmap_view_invalidate (SaccadeHeatmapView *self)
 {
   saccade_figure_cache_invalidate (self->cache);
   gtk_widget_queue_draw (GTK_WIDGET (self));
@@ -247,14 +211,14 @@ static void
 saccade_heatmap_view_css_changed (GtkWidget *widget, GtkCssStyleChange *change)
 {
   GTK_WIDGET_CLASS (saccade_heatmap_view_parent_class)->css_changed (widget, change);
-  invalidate (SACCADE_HEATMAP_VIEW (widget));
+  saccade_heatmap_view_invalidate (SACCADE_HEATMAP_VIEW (widget));
 }
 
 static void
 saccade_heatmap_view_system_setting_changed (GtkWidget *widget, GtkSystemSetting setting)
 {
   GTK_WIDGET_CLASS (saccade_heatmap_view_parent_class)->system_setting_changed (widget, setting);
-  invalidate (SACCADE_HEATMAP_VIEW (widget));
+  saccade_heatmap_view_invalidate (SACCADE_HEATMAP_VIEW (widget));
 }
 
 static const char *
@@ -363,7 +327,7 @@ zoom_at (SaccadeHeatmapView *self, double factor, double x, double y)
   self->row0 = r - (y - g->y) / (g->cell_h * self->zoom / old);
   self->col0 = c - (x - g->x) / (g->cell_w * self->zoom / old);
   clamp_view (self);
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
 }
 
@@ -394,7 +358,7 @@ on_scroll (GtkEventControllerScroll *ctrl, double dx, double dy, SaccadeHeatmapV
       self->row0 += dy * MAX (PAN_MIN_CELLS, PAN_SHARE * v.rows);
       self->col0 += dx * MAX (PAN_MIN_CELLS, PAN_SHARE * v.cols);
       clamp_view (self);
-      invalidate (self);
+      saccade_heatmap_view_invalidate (self);
       return TRUE;
     }
   return FALSE; /* let a scrolled parent have it */
@@ -480,7 +444,7 @@ on_drag_update (GtkGestureDrag *gesture, double dx, double dy, SaccadeHeatmapVie
   self->row0 = self->drag_row0 - dy / self->geom.cell_h;
   self->col0 = self->drag_col0 - dx / self->geom.cell_w;
   clamp_view (self);
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
 }
 
 static void
@@ -525,7 +489,7 @@ minimap_click (SaccadeHeatmapView *self, double x, double y)
   self->row0 = (y - g->mini_y) / g->mini_h * self->n_rows - v.rows / 2;
   self->col0 = (x - g->mini_x) / g->mini_w * self->n_cols - v.cols / 2;
   clamp_view (self);
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
   return TRUE;
 }
 
@@ -756,84 +720,6 @@ saccade_heatmap_view_new (void)
   return g_object_new (SACCADE_TYPE_HEATMAP_VIEW, NULL);
 }
 
-/* The widest of the view's labels in font sizes, measured once per set of labels so that
- * the margins do not depend on which labels are visible. */
-typedef struct {
-  char **rows, **cols;
-  int n_rows, n_cols;
-} LabelJob;
-
-static void
-label_job_free (LabelJob *job)
-{
-  g_strfreev (job->rows);
-  g_strfreev (job->cols);
-  g_free (job);
-}
-
-static double
-labels_em (char **rows, int n_rows, char **cols, int n_cols)
-{
-  return MAX (saccade_figure_labels_em ((const char *const *) rows, n_rows),
-              saccade_figure_labels_em ((const char *const *) cols, n_cols));
-}
-
-static void
-measure_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  LabelJob *job = task_data;
-  double *em = g_new (double, 1);
-
-  *em = labels_em (job->rows, job->n_rows, job->cols, job->n_cols);
-  g_task_return_pointer (task, em, g_free);
-}
-
-static void
-on_measured (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  SaccadeHeatmapView *self = SACCADE_HEATMAP_VIEW (source);
-  g_autofree double *em = g_task_propagate_pointer (G_TASK (result), NULL);
-
-  if (em == NULL || g_task_get_cancellable (G_TASK (result)) != self->label_cancel)
-    return; /* labels replaced meanwhile */
-  g_clear_object (&self->label_cancel);
-  self->label_em = *em;
-  invalidate (self);
-}
-
-static void
-measure_labels (SaccadeHeatmapView *self)
-{
-  g_autoptr (GTask) task = NULL;
-  LabelJob *job;
-
-  if (self->label_cancel != NULL)
-    g_cancellable_cancel (self->label_cancel);
-  g_clear_object (&self->label_cancel);
-  if (self->row_labels == NULL && self->col_labels == NULL)
-    {
-      self->label_em = 0.0;
-      return;
-    }
-  if (MAX (self->n_rows, self->n_cols) <= LABELS_MEASURED_INLINE)
-    {
-      self->label_em = labels_em (self->row_labels, self->n_rows, self->col_labels,
-                                  self->n_cols);
-      return;
-    }
-  self->label_em = -1.0;
-  self->label_cancel = g_cancellable_new ();
-  job = g_new0 (LabelJob, 1);
-  job->rows = g_strdupv (self->row_labels);
-  job->cols = g_strdupv (self->col_labels);
-  job->n_rows = self->n_rows;
-  job->n_cols = self->n_cols;
-  task = g_task_new (self, self->label_cancel, on_measured, NULL);
-  g_task_set_source_tag (task, measure_labels);
-  g_task_set_task_data (task, job, (GDestroyNotify) label_job_free);
-  g_task_run_in_thread (task, measure_in_thread);
-}
-
 /* Takes @lod (a reference; NULL clears) and copies the labels. */
 static void
 take_lod (SaccadeHeatmapView *self, SaccadeLod *lod, const char *const *row_labels,
@@ -851,7 +737,7 @@ take_lod (SaccadeHeatmapView *self, SaccadeLod *lod, const char *const *row_labe
   self->n_cols = n_cols;
   self->row_labels = saccade_view_labels_dup (row_labels, n_rows);
   self->col_labels = saccade_view_labels_dup (col_labels, n_cols);
-  measure_labels (self);
+  saccade_heatmap_view_measure_labels (self);
   self->hover_row = self->hover_col = -1;
   self->selecting = FALSE;
   self->geom = (SaccadeHeatmapGeometry) { 0 };
@@ -869,7 +755,7 @@ take_lod (SaccadeHeatmapView *self, SaccadeLod *lod, const char *const *row_labe
         }
     }
   clamp_view (self);
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
 }
 
 void
@@ -914,7 +800,7 @@ saccade_heatmap_view_set_title (SaccadeHeatmapView *self, const char *title)
     {
       gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                       title != NULL ? title : _("Attention heatmap"), -1);
-      invalidate (self);
+      saccade_heatmap_view_invalidate (self);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TITLE]);
     }
 }
@@ -935,7 +821,7 @@ saccade_heatmap_view_set_colormap (SaccadeHeatmapView *self, SaccadeColormap col
   if (self->colormap == colormap)
     return;
   self->colormap = colormap;
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COLORMAP]);
 }
 
@@ -955,7 +841,7 @@ saccade_heatmap_view_set_scale (SaccadeHeatmapView *self, SaccadeScale scale)
   if (self->scale == scale)
     return;
   self->scale = scale;
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SCALE]);
 }
 
@@ -975,7 +861,7 @@ saccade_heatmap_view_reset_zoom (SaccadeHeatmapView *self)
     return;
   self->zoom = 1.0;
   self->row0 = self->col0 = 0.0;
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
 }
 
@@ -1003,7 +889,7 @@ saccade_heatmap_view_zoom_to (SaccadeHeatmapView *self, int q0, int q1, int k0, 
   self->row0 = q0;
   self->col0 = k0;
   clamp_view (self);
-  invalidate (self);
+  saccade_heatmap_view_invalidate (self);
   if (self->zoom != old)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
 }
@@ -1089,131 +975,5 @@ saccade_heatmap_view_set_axis_names (SaccadeHeatmapView *self, const char *row_n
   changed |= saccade_view_set_str (&self->col_name, col_name);
   changed |= saccade_view_set_str (&self->value_name, value_name);
   if (changed)
-    invalidate (self);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Export                                                                                */
-
-/* Everything an export needs, owned: the view may change or go while a worker writes. */
-typedef struct {
-  SaccadeLod *lod;
-  char **row_labels, **col_labels;
-  char *title, *row_name, *col_name, *value_name, *path;
-  SaccadeColormap colormap;
-  SaccadeScale scale;
-  SaccadeTokenRange range;
-} ExportJob;
-
-static void
-export_job_free (ExportJob *job)
-{
-  saccade_lod_unref (job->lod);
-  g_strfreev (job->row_labels);
-  g_strfreev (job->col_labels);
-  g_free (job->title);
-  g_free (job->row_name);
-  g_free (job->col_name);
-  g_free (job->value_name);
-  g_free (job->path);
-  g_free (job);
-}
-
-static ExportJob *
-export_job_new (SaccadeHeatmapView *self, const char *path, GError **error)
-{
-  ExportJob *job;
-  SaccadeTokenRange range;
-
-  if (!saccade_heatmap_view_get_export_range (self, &range))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           _("There is nothing to export: the figure has no data"));
-      return NULL;
-    }
-  job = g_new0 (ExportJob, 1);
-  job->lod = saccade_lod_ref (self->lod);
-  job->row_labels = g_strdupv (self->row_labels);
-  job->col_labels = g_strdupv (self->col_labels);
-  job->title = g_strdup (self->title);
-  job->row_name = g_strdup (self->row_name);
-  job->col_name = g_strdup (self->col_name);
-  job->value_name = g_strdup (self->value_name);
-  job->path = g_strdup (path);
-  job->colormap = self->colormap;
-  job->scale = self->scale;
-  job->range = range;
-  return job;
-}
-
-static gboolean
-export_job_run (const ExportJob *job, GError **error)
-{
-  SaccadeHeatmapLodFigure f = {
-    .lod = job->lod,
-    .row_labels = (const char *const *) job->row_labels,
-    .col_labels = (const char *const *) job->col_labels,
-    .title = job->title, .colormap = job->colormap, .scale = job->scale,
-    .row_name = job->row_name, .col_name = job->col_name, .value_name = job->value_name,
-  };
-
-  return saccade_figure_export_heatmap_lod (&f, &job->range, job->path, error);
-}
-
-static void
-export_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  GError *error = NULL;
-
-  if (g_task_return_error_if_cancelled (task))
-    return;
-  if (export_job_run (task_data, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
-void
-saccade_heatmap_view_export_async (SaccadeHeatmapView *self, const char *path,
-                                   GCancellable *cancellable, GAsyncReadyCallback callback,
-                                   gpointer user_data)
-{
-  g_autoptr (GTask) task = NULL;
-  GError *error = NULL;
-  ExportJob *job;
-
-  g_return_if_fail (SACCADE_IS_HEATMAP_VIEW (self));
-  g_return_if_fail (path != NULL);
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_heatmap_view_export_async);
-  if ((job = export_job_new (self, path, &error)) == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
-  g_task_run_in_thread (task, export_in_thread);
-}
-
-gboolean
-saccade_heatmap_view_export_finish (SaccadeHeatmapView *self, GAsyncResult *result,
-                                    GError **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
-gboolean
-saccade_heatmap_view_export (SaccadeHeatmapView *self, const char *path, GError **error)
-{
-  ExportJob *job;
-  gboolean ok;
-
-  g_return_val_if_fail (SACCADE_IS_HEATMAP_VIEW (self), FALSE);
-  g_return_val_if_fail (path != NULL, FALSE);
-  if ((job = export_job_new (self, path, error)) == NULL)
-    return FALSE;
-  ok = export_job_run (job, error);
-  export_job_free (job);
-  return ok;
+    saccade_heatmap_view_invalidate (self);
 }
