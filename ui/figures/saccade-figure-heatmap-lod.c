@@ -517,6 +517,9 @@ saccade_figure_heatmap_lod_draw_full (cairo_t *cr, const SaccadeHeatmapLodFigure
   saccade_figure_draw_title (cr, style, f->title, width, L.top);
   level = paint_cells (cr, f, style, &L, L.mx, L.my, L.cell, L.row0, L.col0, L.rows, L.cols);
   draw_axes (cr, f, style, &L);
+  /* The minimap, when shown, takes the bottom of the colour bar's column. */
+  if (L.mini > 0 && L.rows >= L.n_rows && L.cols >= L.n_cols)
+    L.mini = 0; /* all is shown: nothing to locate */
   bar_h = L.mini > 0 ? L.rows * L.cell - L.mini - 1.5 * L.fs
                      : MAX (L.rows * L.cell, MIN (8 * L.fs, height - L.my - L.pad));
   saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, figure_scale (f), L.vmin,
@@ -530,7 +533,7 @@ saccade_figure_heatmap_lod_draw_full (cairo_t *cr, const SaccadeHeatmapLodFigure
       .n_rows = L.n_rows, .n_cols = L.n_cols,
       .level = level, .block = saccade_lod_get_level (f->lod, level)->block,
     };
-  if (L.mini > 0 && (L.rows < L.n_rows || L.cols < L.n_cols))
+  if (L.mini > 0)
     draw_minimap (cr, f, style, &L, geom);
   cairo_restore (cr);
 }
