@@ -310,6 +310,9 @@ paint_cells (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigureS
                                              f->colormap, figure_scale (f), L->vmin, L->vmax);
       cairo_surface_set_device_scale (img, ppu, ppu);
       cairo_set_source_surface (cr, img, x, y);
+      /* (x, y) on whole pixels makes this a copy; elsewhere (a caller's own transform)
+       * nearest keeps cells sharp rather than smoothing them into each other. */
+      cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
       cairo_paint (cr);
     }
   else
@@ -464,11 +467,13 @@ draw_minimap (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigure
 {
   int n = MAX (L->n_rows, L->n_cols);
   double cell = L->mini / n;
-  double x = L->mx + L->cols * L->cell + 2 * L->gap;
-  double y = L->my + L->rows * L->cell - L->n_rows * cell;
   double ppu = pixels_per_unit (cr);
+  /* on whole device pixels, as the matrix is */
+  double x = round ((L->mx + L->cols * L->cell + 2 * L->gap) * ppu) / ppu;
+  double y = round ((L->my + L->rows * L->cell - L->n_rows * cell) * ppu) / ppu;
   double vx = x + L->col0 * cell, vy = y + L->row0 * cell;
-  double vw = MAX (L->cols * cell, 3.0 / ppu), vh = MAX (L->rows * cell, 3.0 / ppu);
+  /* at least 5 pixels: 24 tokens of 8,192 would be a speck */
+  double vw = MAX (L->cols * cell, 5.0 / ppu), vh = MAX (L->rows * cell, 5.0 / ppu);
 
   paint_cells (cr, f, style, L, x, y, cell, 0, 0, L->n_rows, L->n_cols);
   cairo_save (cr);
