@@ -239,8 +239,10 @@ tooltip_text (SaccadeHeatmapView *self, int r, int c)
 
   if (self->row_name != NULL && self->col_name != NULL)
     {
-      /* A matrix that is not a head: always a few cells, drawn exactly. */
-      if (!saccade_lod_level_value (self->lod, 0, r, c, &v))
+      /* A matrix that is not a head: a few cells, drawn exactly (level 0's block is 1
+       * unless the pyramid is an overview). */
+      int b0 = saccade_lod_get_level (self->lod, 0)->block;
+      if (!saccade_lod_level_value (self->lod, 0, r / b0, c / b0, &v))
         return NULL;
       /* Translators: a cell of a matrix that is not a head, e.g. "Layer 17 · head 3: 0.8170". */
       return g_strdup_printf (_("%s %s · %s %s: %.4f"), self->row_name,
