@@ -10,8 +10,8 @@
  *   - zoomed onto 24 tokens: exact cells (level 0), token labels (measured in a worker),
  *     the tooltip is the cell's exact weight; the visible range is those tokens;
  *   - an overview first (64-token blocks), then the pyramid: the zoom and range stay;
- *   - the range: set, read back, "range-changed" once per change, cleared by Escape's
- *     action, kept while stepping to a head of the same shape;
+ *   - the range: set, read back, "range-changed" once per change, zoomed onto, cleared by
+ *     Escape's action, kept while stepping to a head of the same shape;
  *   - export: the range (or the visible tokens) through the worker, byte for byte the file
  *     saccade_figure_export_heatmap_lod() writes for that range.
  * SC_TEST_SCREENSHOT_DIR: every frame checked is saved there (the 8,192-token screenshots).
@@ -187,6 +187,15 @@ test_heatmap_8k (void)
   }
   texture = draw_widget (widget); /* the selection over the cells */
   g_object_unref (texture);
+  /* zoom onto the range: its 8 rows fill the view (square cells: its 8 keys too) */
+  g_assert_true (gtk_widget_activate_action (widget, "heatmap.zoom-to-range", NULL));
+  g_assert_true (saccade_heatmap_view_get_visible_range (view, &vis));
+  g_assert_cmpint (vis.q0, ==, 4004);
+  g_assert_cmpint (vis.q1, ==, 4012);
+  g_assert_cmpint (vis.k0, ==, 4001);
+  g_assert_cmpint (vis.k1, ==, 4009);
+  saccade_heatmap_view_zoom_to (view, 4000, 4024, 4000, 4024);
+  g_assert_true (saccade_heatmap_view_get_visible_range (view, &vis));
 
   /* Export: the range, as the figure's own export writes it. */
   {
