@@ -140,6 +140,52 @@ saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const char *path, 
   return saccade_figure_export_drawn (f, f->title, draw_heatmap, size_heatmap, path, error);
 }
 
+/* A pyramid's figure and the range to write: what the writer's draw and size take. */
+typedef struct {
+  const SaccadeHeatmapLodFigure *f;
+  SaccadeTokenRange range;
+} LodExport;
+
+static void
+draw_heatmap_lod (cairo_t *cr, const void *data, double w, double h)
+{
+  const LodExport *e = data;
+  saccade_figure_heatmap_lod_draw (cr, e->f, &e->range, w, h);
+}
+
+static void
+size_heatmap_lod (const void *data, double *w, double *h)
+{
+  const LodExport *e = data;
+  saccade_figure_heatmap_lod_natural_size (e->f, &e->range, w, h);
+}
+
+gboolean
+saccade_figure_export_heatmap_lod (const SaccadeHeatmapLodFigure *f,
+                                   const SaccadeTokenRange *range, const char *path,
+                                   GError **error)
+{
+  LodExport e;
+  int nr, nc;
+
+  if (saccade_figure_refuse_empty (f->lod == NULL, error))
+    return FALSE;
+  nr = saccade_lod_get_n_rows (f->lod);
+  nc = saccade_lod_get_n_cols (f->lod);
+  e = (LodExport) { f, range != NULL ? *range : (SaccadeTokenRange) { 0, nr, 0, nc } };
+  if (e.range.q0 < 0 || e.range.q0 >= e.range.q1 || e.range.q1 > nr || e.range.k0 < 0
+      || e.range.k0 >= e.range.k1 || e.range.k1 > nc)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* Translators: queries q0:q1 and keys k0:k1 (half-open), as saccade export --range writes them */
+                   _("Cannot export the range %d:%d,%d:%d of a head of %d × %d tokens"),
+                   e.range.q0, e.range.q1, e.range.k0, e.range.k1, nr, nc);
+      return FALSE;
+    }
+  return saccade_figure_export_drawn (&e, f->title, draw_heatmap_lod, size_heatmap_lod, path,
+                                      error);
+}
+
 static void
 draw_grid (cairo_t *cr, const void *f, double w, double h)
 {

@@ -60,6 +60,31 @@ saccade_figure_heatmap_scale (const SaccadeHeatmapFigure *f)
 }
 
 void
+saccade_figure_range_from_stats (SaccadeColormap map, SaccadeScale scale, double lo, double hi,
+                                 double min_pos, double max_abs, double *vmin, double *vmax)
+{
+  if (saccade_colormap_is_diverging (map))
+    {
+      *vmin = max_abs > 0 ? -max_abs : -1.0;
+      *vmax = max_abs > 0 ? max_abs : 1.0;
+    }
+  else if (scale == SACCADE_SCALE_LOG)
+    {
+      /* Four decades below the maximum: attention spans many orders of magnitude, and the
+       * smallest fp16 weights are noise, not structure. */
+      *vmax = hi > 0 ? hi : 1.0;
+      *vmin = isfinite (min_pos) ? MAX (min_pos, *vmax * 1e-4) : *vmax * 1e-4;
+      if (*vmin >= *vmax)
+        *vmin = *vmax * 1e-4;
+    }
+  else
+    {
+      *vmin = isfinite (lo) ? MIN (0.0, lo) : 0.0;
+      *vmax = isfinite (hi) && hi > *vmin ? hi : *vmin + 1.0;
+    }
+}
+
+void
 saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, double *vmax)
 {
   double lo = INFINITY, hi = -INFINITY, min_pos = INFINITY, max_abs = 0.0;
@@ -82,25 +107,8 @@ saccade_figure_heatmap_range (const SaccadeHeatmapFigure *f, double *vmin, doubl
         if (v > 0)
           min_pos = MIN (min_pos, v);
       }
-  if (saccade_colormap_is_diverging (f->colormap))
-    {
-      *vmin = max_abs > 0 ? -max_abs : -1.0;
-      *vmax = max_abs > 0 ? max_abs : 1.0;
-    }
-  else if (saccade_figure_heatmap_scale (f) == SACCADE_SCALE_LOG)
-    {
-      /* Four decades below the maximum: attention spans many orders of magnitude, and the
-       * smallest fp16 weights are noise, not structure. */
-      *vmax = hi > 0 ? hi : 1.0;
-      *vmin = isfinite (min_pos) ? MAX (min_pos, *vmax * 1e-4) : *vmax * 1e-4;
-      if (*vmin >= *vmax)
-        *vmin = *vmax * 1e-4;
-    }
-  else
-    {
-      *vmin = isfinite (lo) ? MIN (0.0, lo) : 0.0;
-      *vmax = isfinite (hi) && hi > *vmin ? hi : *vmin + 1.0;
-    }
+  saccade_figure_range_from_stats (f->colormap, saccade_figure_heatmap_scale (f), lo, hi,
+                                   min_pos, max_abs, vmin, vmax);
 }
 
 static const char *

@@ -84,6 +84,10 @@ cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, in
                                              SaccadeColormap map, SaccadeScale scale,
                                              double vmin, double vmax);
 
+/* Device pixels per user unit of @cr: the CTM's scale times the target's device scale
+ * (2 on a HiDPI screen, 2 in a PNG export). */
+double saccade_figure_pixels_per_unit (cairo_t *cr);
+
 /* TRUE when @cr draws into a vector surface (PDF, SVG, recording), where images are
  * resampled by the viewer: matrices are then embedded with each cell k pixels wide. */
 gboolean saccade_figure_target_is_vector (cairo_t *cr);
@@ -98,7 +102,38 @@ double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
 void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
                                 const char *title, double width, double y);
 
+/* The automatic colour range from a matrix's statistics (over its unmasked finite cells:
+ * smallest, largest, smallest positive or INFINITY, largest magnitude) for colour map @map
+ * drawn on @scale: what saccade_figure_heatmap_range() documents. */
+void saccade_figure_range_from_stats (SaccadeColormap map, SaccadeScale scale, double lo,
+                                      double hi, double min_pos, double max_abs, double *vmin,
+                                      double *vmax);
+
+/* An ARGB32 image of the level-@level cells [i0, i1) x [j0, j1) of @lod, one block of @k x @k
+ * pixels per cell, coloured as saccade_figure_cells_image() colours (masked and NaN cells
+ * transparent). fp16 levels go through a table of all 65,536 halves' colours. Caller
+ * destroys. */
+cairo_surface_t *saccade_figure_lod_cells_image (const SaccadeLod *lod, int level, int i0,
+                                                 int i1, int j0, int j1, int k,
+                                                 SaccadeColormap map, SaccadeScale scale,
+                                                 double vmin, double vmax);
+
+/* The same cells as they appear on an image surface: a @w x @h pixel image whose pixel
+ * (x, y) is the level-@level cell holding the token at the pixel's centre, token
+ * (row0 + (y + 0.5) tokens_per_px, col0 + (x + 0.5) tokens_per_px) — what painting the
+ * cells image scaled with CAIRO_FILTER_NEAREST shows, computed directly (pixman's general
+ * scaling path cost 10–20 ms a frame at 8,192 tokens). Pixels outside the head, masked or
+ * NaN are transparent. Caller destroys. */
+cairo_surface_t *saccade_figure_lod_screen_image (const SaccadeLod *lod, int level, double row0,
+                                                  double col0, double tokens_per_px, int w,
+                                                  int h, SaccadeColormap map,
+                                                  SaccadeScale scale, double vmin,
+                                                  double vmax);
+
 /* Sizes that fit the figure's labels (user units: points), used by export. */
+void saccade_figure_heatmap_lod_natural_size (const SaccadeHeatmapLodFigure *f,
+                                              const SaccadeTokenRange *range, double *w,
+                                              double *h);
 void saccade_figure_heatmap_natural_size (const SaccadeHeatmapFigure *f, double *w, double *h);
 void saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *w, double *h);
 void saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *w, double *h);

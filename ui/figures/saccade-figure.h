@@ -32,6 +32,7 @@
 #include <gio/gio.h>
 
 #include "ui/figures/saccade-colormap.h"
+#include "ui/figures/saccade-lod.h"
 
 G_BEGIN_DECLS
 
@@ -53,6 +54,37 @@ typedef struct {
                                        * that is not a head: "Layer", "Head") */
   const char *value_name;             /* the colour bar's caption; NULL: "weight" */
 } SaccadeHeatmapFigure;
+
+/* A head of any length (8,192 tokens and more) from its level-of-detail pyramid
+ * (saccade-lod.h): only what is shown is drawn, at the resolution it is shown at, from the
+ * max-pooled level whose cells are at least a device pixel; exact cells (outlined when big
+ * enough) when zoomed in. Both axes carry the tokens' positions as ticks; token labels are
+ * drawn only where a cell is tall enough for a readable font (80 % of the figure's text).
+ * Drawn by saccade_figure_heatmap_lod_draw*() and exported by
+ * saccade_figure_export_heatmap_lod(). Thread-safe like every renderer: the pyramid is
+ * immutable. */
+typedef struct {
+  const SaccadeLod *lod;              /* the head; causal or not as the pyramid says */
+  const char *const *row_labels;      /* (lod's n_rows) display strings, or NULL: no token
+                                       * labels (the ticks give the positions) */
+  const char *const *col_labels;      /* (lod's n_cols), or NULL */
+  const char *title;                  /* may be NULL */
+  SaccadeColormap colormap;
+  SaccadeScale scale;
+  double vmin, vmax;                  /* colour range; vmin == vmax: automatic, from the
+                                       * whole head (saccade_lod_get_stats), so a range or a
+                                       * zoom keeps the head's colours */
+  const char *row_name, *col_name;    /* the axes' captions; NULL: "Query", "Key" */
+  const char *value_name;             /* the colour bar's caption; NULL: "weight" */
+  double label_em;                    /* the widest token label in font sizes (a widget
+                                       * measures its labels once); 0: measured here, over
+                                       * the labels of the range drawn */
+} SaccadeHeatmapLodFigure;
+
+/* Tokens of a head: queries (rows) q0 .. q1 - 1 and keys (columns) k0 .. k1 - 1, half-open. */
+typedef struct {
+  int q0, q1, k0, k1;
+} SaccadeTokenRange;
 
 typedef struct {
   int n_layers, n_heads, n_kv_heads, n; /* heads of one run; n_heads % n_kv_heads == 0 */
@@ -141,6 +173,11 @@ void saccade_figure_heatmap_draw (cairo_t *cr, const SaccadeHeatmapFigure *f, do
                                   double height);
 void saccade_figure_grid_draw (cairo_t *cr, const SaccadeGridFigure *f, double width,
                                double height);
+/* Only @range of the head (NULL: all of it), with the range's own positions on the axes;
+ * the range is clamped to the head. */
+void saccade_figure_heatmap_lod_draw (cairo_t *cr, const SaccadeHeatmapLodFigure *f,
+                                      const SaccadeTokenRange *range, double width,
+                                      double height);
 void saccade_figure_lines_draw (cairo_t *cr, const SaccadeLinesFigure *f, double width,
                                 double height);
 void saccade_figure_profile_draw (cairo_t *cr, const SaccadeProfileFigure *f, double width,
@@ -174,6 +211,14 @@ gboolean saccade_figure_format_from_path (const char *path, SaccadeFigureFormat 
  * G_IO_ERROR_FAILED (Cairo's status text). */
 gboolean saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const char *path,
                                         GError **error);
+/* The head's @range (NULL: all of it): just those queries and keys, their positions on the
+ * axes, sized for the range (cells of 520 pt / the longer side, at most 32 pt; PNG at two
+ * pixels a point, so a whole 8,192-token head is a 1,040-pixel matrix drawn from level 3).
+ * A range that is empty or outside the head is G_IO_ERROR_INVALID_ARGUMENT naming it. Any
+ * thread (the pyramid is immutable; labels are borrowed for the call). */
+gboolean saccade_figure_export_heatmap_lod (const SaccadeHeatmapLodFigure *f,
+                                            const SaccadeTokenRange *range, const char *path,
+                                            GError **error);
 gboolean saccade_figure_export_grid (const SaccadeGridFigure *f, const char *path,
                                      GError **error);
 gboolean saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path,
@@ -216,6 +261,10 @@ typedef struct {
   double x, y, width, height, cell_w, cell_h;
   SaccadeCellRange range;
   int n_rows, n_cols;
+  /* Set by the pyramid's renderer only (else 0): the level drawn, its cells' side in
+   * tokens, and the minimap (the whole head with the visible rectangle), 0 x 0 when none. */
+  int level, block;
+  double mini_x, mini_y, mini_w, mini_h;
 } SaccadeHeatmapGeometry;
 
 /* The heatmap with a style (NULL: export style) and a visible range (NULL: everything);
@@ -225,6 +274,27 @@ void saccade_figure_heatmap_draw_full (cairo_t *cr, const SaccadeHeatmapFigure *
                                        const SaccadeCellRange *range,
                                        const SaccadeFigureStyle *style, double width,
                                        double height, SaccadeHeatmapGeometry *geom);
+
+/* The pyramid's heatmap with a style (NULL: export style) and a visible range of cells
+ * (NULL: all); @minimap: when the range is not the whole head, a small overview with the
+ * visible rectangle under the colour bar (room for it is kept whether or not it is
+ * shown, so zooming in does not move the matrix). Fills @geom (may be NULL). Margins
+ * depend on the whole head's positions and f->label_em, not on the range: panning moves
+ * only the cells. Costs what the visible pixels cost, not what the head has: docs/
+ * benchmarks.md ("Heatmap at 8,192 tokens"). */
+void saccade_figure_heatmap_lod_draw_full (cairo_t *cr, const SaccadeHeatmapLodFigure *f,
+                                           const SaccadeCellRange *range, gboolean minimap,
+                                           const SaccadeFigureStyle *style, double width,
+                                           double height, SaccadeHeatmapGeometry *geom);
+
+/* The automatic (or f's own) colour range of a pyramid's figure, as
+ * saccade_figure_heatmap_range() does for a matrix. */
+void saccade_figure_heatmap_lod_range (const SaccadeHeatmapLodFigure *f, double *vmin,
+                                       double *vmax);
+
+/* The widest of @n labels in font sizes (the layout's own font), for
+ * SaccadeHeatmapLodFigure.label_em; 0 for NULL labels. */
+double saccade_figure_labels_em (const char *const *labels, int n);
 
 /* The cell under (@x, @y), or FALSE outside the matrix. */
 gboolean saccade_heatmap_geometry_cell_at (const SaccadeHeatmapGeometry *geom, double x,
