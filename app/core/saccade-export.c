@@ -22,6 +22,7 @@
 #include "app/core/saccade-paths.h"
 #include "engine/analysis/sc-rollout.h"
 #include "engine/store/sc-store-scores.h"
+#include "ui/figures/saccade-lod.h"
 #include "ui/figures/saccade-token-label.h"
 
 SaccadeExportSource *
@@ -343,8 +344,8 @@ static const float *
 source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *size,
                   float **owned, GError **error)
 {
-  const int nq = r->q1 - r->q0, nk = r->k1 - r->k0;
-  const int s = saccade_head_overview_size (nq, nk);
+  const int nq = r->q1 - r->q0;
+  const int s = saccade_head_overview_size (nq);
   const gsize s2 = (gsize) s * s;
   g_autofree float *all = NULL;
 
@@ -362,7 +363,7 @@ source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *si
         if (!source_head (src, l, h, &v, error))
           return NULL;
         head_view_cut (src, &v, r);
-        saccade_head_overview (v.probs, nq, nk, r->q0, r->k0, v.causal, s,
+        saccade_head_overview (v.probs, nq, r->q0, r->k0, v.causal,
                                all + ((gsize) l * src->n_heads + h) * s2);
         head_view_clear (&v);
       }
@@ -456,21 +457,22 @@ static gboolean
 export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                 const SaccadeExportRange *r, const char *path, GError **error)
 {
+  g_autoptr (SaccadeLod) lod = NULL;
   HeadView v;
-  gboolean ok;
 
   if (!source_head (src, fig->layer, fig->head, &v, error))
     return FALSE;
-  head_view_cut (src, &v, r);
-  ok = saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
-    .values = v.probs, .n_rows = (int) v.n_query, .n_cols = (int) v.n_key,
-    .row_labels = (const char *const *) src->labels + v.q0,
-    .col_labels = (const char *const *) src->labels + v.k0,
-    .title = fig->title, .colormap = fig->colormap, .scale = fig->scale,
-    .causal = v.causal && v.q0 == v.k0,
-  }, path, error);
+  /* The whole head's pyramid, drawn over the range with the run's own positions on the
+   * axes and the whole head's colour range (the window's export draws the same figure). */
+  lod = saccade_lod_new_float (v.probs, (int) v.n_query, (int) v.n_key, v.causal, error);
   head_view_clear (&v);
-  return ok;
+  if (lod == NULL)
+    return FALSE;
+  return saccade_figure_export_heatmap_lod (&(SaccadeHeatmapLodFigure) {
+    .lod = lod, .row_labels = (const char *const *) src->labels,
+    .col_labels = (const char *const *) src->labels, .title = fig->title,
+    .colormap = fig->colormap, .scale = fig->scale,
+  }, &(SaccadeTokenRange) { r->q0, r->q1, r->k0, r->k1 }, path, error);
 }
 
 static gboolean

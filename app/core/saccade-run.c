@@ -521,21 +521,29 @@ load_scores (ScStore *store, SaccadeRun *run, ScError *err)
 }
 
 int
-saccade_head_overview_size (int n_rows, int n_cols)
+saccade_head_overview_block (int n)
 {
-  return MIN (MIN (n_rows, n_cols), OVERVIEW_MAX);
+  return (n + OVERVIEW_MAX - 1) / OVERVIEW_MAX;
+}
+
+int
+saccade_head_overview_size (int n)
+{
+  int b = saccade_head_overview_block (n);
+  return (n + b - 1) / b;
 }
 
 void
-saccade_head_overview (const float *a, int n_rows, int n_cols, int row0, int col0,
-                       gboolean causal, int s, float *out)
+saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal, float *out)
 {
+  const int b = saccade_head_overview_block (n), s = saccade_head_overview_size (n);
+
   for (int br = 0; br < s; br++)
     {
-      int r0 = (int) ((gint64) br * n_rows / s), r1 = (int) ((gint64) (br + 1) * n_rows / s);
+      int r0 = br * b, r1 = MIN (n, r0 + b);
       for (int bc = 0; bc < s; bc++)
         {
-          int c0 = (int) ((gint64) bc * n_cols / s), c1 = (int) ((gint64) (bc + 1) * n_cols / s);
+          int c0 = bc * b, c1 = MIN (n, c0 + b);
           float max = 0;
           if (causal && col0 + c0 > row0 + r1 - 1)
             {
@@ -544,7 +552,7 @@ saccade_head_overview (const float *a, int n_rows, int n_cols, int row0, int col
             }
           for (int r = r0; r < r1; r++)
             for (int c = c0; c < c1; c++)
-              max = MAX (max, a[(gsize) r * n_cols + c]);
+              max = MAX (max, a[(gsize) r * n + c]);
           out[br * s + bc] = max;
         }
     }
@@ -553,7 +561,7 @@ saccade_head_overview (const float *a, int n_rows, int n_cols, int row0, int col
 static gboolean
 load_overviews (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError *err)
 {
-  int s = saccade_head_overview_size (run->n, run->n);
+  int s = saccade_head_overview_size (run->n);
   gsize s2 = (gsize) s * s;
 
   run->overview_size = s;
@@ -571,13 +579,13 @@ load_overviews (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScEr
           }
         if (run->resident)
           {
-            saccade_head_overview (saccade_run_head (run, l, h), run->n, run->n, 0, 0,
-                                   run->causal, s, dst);
+            saccade_head_overview (saccade_run_head (run, l, h), run->n, 0, 0, run->causal,
+                                   dst);
             continue;
           }
         if (sc_store_read_head (store, run->id, l, h, &head, err) != SC_OK)
           return FALSE;
-        saccade_head_overview (head.probs, run->n, run->n, 0, 0, head.causal, s, dst);
+        saccade_head_overview (head.probs, run->n, 0, 0, head.causal, dst);
         sc_store_head_clear (&head);
       }
   return TRUE;

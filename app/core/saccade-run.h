@@ -74,7 +74,7 @@ typedef struct {
   float *heads;         /* (n_layers, n_heads, n, n) row-major; causal: 0 above the
                          * diagonal. Resident runs only. */
   gboolean causal;      /* every head stored as a lower triangle */
-  int overview_size;    /* S: each head's overview is (S, S), S = min (n, 128) */
+  int overview_size;    /* S: each head's overview is (S, S) (saccade_head_overview_size) */
   float *overviews;     /* (n_layers, n_heads, S, S): block maxima of each head (the
                          * store's overviews), NaN where a block is wholly masked */
   ScHeadStats *stats;   /* (n_layers, n_heads): every head's statistics (docs/metrics.md) */
@@ -107,15 +107,17 @@ const float *saccade_run_layer (const SaccadeRun *run, int layer);
 /* Head (@layer, @head)'s overview: (S, S) floats (S = run->overview_size), borrowed. */
 const float *saccade_run_overview (const SaccadeRun *run, int layer, int head);
 
-/* A head's overview (the store keeps one per head; docs/store.md): the (S, S) maxima of
- * blocks of the (@n_rows, @n_cols) matrix @a, S = saccade_head_overview_size (n_rows,
- * n_cols) <= 128; block (a, b) holds rows [floor (a n_rows / S), floor ((a + 1) n_rows /
- * S)) and columns likewise. With @causal, a block whose every cell lies above the run's
- * diagonal (@a's row 0 is run position @row0, column 0 position @col0) is NaN: masked,
- * not zero attention. */
-int saccade_head_overview_size (int n_rows, int n_cols);
-void saccade_head_overview (const float *a, int n_rows, int n_cols, int row0, int col0,
-                            gboolean causal, int s, float *out);
+/* A head's overview (the store keeps one per head; docs/store.md): the maxima of the
+ * (b, b) blocks of the (@n, @n) matrix @a, b = saccade_head_overview_block (n) = ceil (n /
+ * 128), into (S, S) cells, S = saccade_head_overview_size (n) = ceil (n / b) <= 128: cell
+ * (I, J) is the max over tokens [I b, (I + 1) b) x [J b, (J + 1) b) (the last block may be
+ * shorter). With @causal, a block whose every cell lies above the run's diagonal (@a's row
+ * 0 is run position @row0, column 0 position @col0) is NaN: masked, not zero attention.
+ * The pyramid of ui/figures/saccade-lod.h takes these as its coarse level. */
+int saccade_head_overview_block (int n);
+int saccade_head_overview_size (int n);
+void saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal,
+                            float *out);
 
 /* Rows @q0 .. @q1 - 1 of head (@layer, @head): (q1 - q0, n) floats, newly allocated (free
  * with g_free), copied from memory for a resident run, else read from the run's store

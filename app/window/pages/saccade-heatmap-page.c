@@ -16,6 +16,8 @@
 
 #include <glib/gi18n.h>
 
+#include "app/core/saccade-export.h"
+#include "ui/figures/saccade-lod.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 
 struct _SaccadeHeatmapPage
@@ -61,18 +63,18 @@ saccade_heatmap_page_dup_figure_title (SaccadePage *page)
                           head / saccade_run_group_size (run), quote);
 }
 
-/* A long run's head, read in a worker. */
+/* A long run's head, read and made into a pyramid in a worker. */
 typedef struct {
   SaccadeRun *run;
   int layer, head;
-  float *probs; /* (n, n) */
+  SaccadeLod *lod;
 } HeadJob;
 
 static void
 head_job_free (HeadJob *j)
 {
   saccade_run_unref (j->run);
-  g_free (j->probs);
+  saccade_lod_unref (j->lod);
   g_free (j);
 }
 
@@ -80,23 +82,22 @@ static void
 head_job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   HeadJob *j = task_data;
+  g_autofree float *probs = NULL;
   GError *error = NULL;
 
-  j->probs = saccade_run_read_head (j->run, j->layer, j->head, cancellable, &error);
-  if (j->probs == NULL)
+  probs = saccade_run_read_head (j->run, j->layer, j->head, cancellable, &error);
+  if (probs != NULL)
+    j->lod = saccade_lod_new_float (probs, j->run->n, j->run->n, j->run->causal, &error);
+  if (j->lod == NULL)
     g_task_return_error (task, error);
   else
     g_task_return_boolean (task, TRUE);
 }
 
 static void
-show_head (SaccadeHeatmapPage *self, SaccadeRun *run, const float *probs)
+set_title (SaccadeHeatmapPage *self)
 {
   g_autofree char *title = saccade_heatmap_page_dup_figure_title (SACCADE_PAGE (self));
-
-  saccade_heatmap_view_set_data (self->heatmap_view, probs, run->n, run->n,
-                                 (const char *const *) run->labels,
-                                 (const char *const *) run->labels, run->causal);
   saccade_heatmap_view_set_title (self->heatmap_view, title);
 }
 
@@ -120,19 +121,28 @@ head_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
       saccade_heatmap_view_set_title (self->heatmap_view, error->message);
       return;
     }
-  show_head (self, j->run, j->probs);
+  /* The same shape as the overview shown: the zoom and the range stay. */
+  saccade_heatmap_view_set_lod (self->heatmap_view, j->lod, (const char *const *) j->run->labels,
+                                (const char *const *) j->run->labels);
 }
 
+/* A long run: its overview now (drawn at once), the exact head when the worker has it. */
 static void
 start_head_job (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
 {
   g_autoptr (GTask) task = NULL;
-  HeadJob *j = g_new0 (HeadJob, 1);
+  g_autoptr (SaccadeLod) overview = NULL;
+  int s = run->overview_size;
+  HeadJob *j;
 
-  if (self->head_job != NULL)
-    g_cancellable_cancel (self->head_job);
-  g_clear_object (&self->head_job);
+  overview = saccade_lod_new_overview (saccade_run_overview (run, layer, head), s, s, run->n,
+                                       run->n, run->causal, NULL);
+  if (overview != NULL)
+    saccade_heatmap_view_set_lod (self->heatmap_view, overview,
+                                  (const char *const *) run->labels,
+                                  (const char *const *) run->labels);
   self->head_job = g_cancellable_new ();
+  j = g_new0 (HeadJob, 1);
   j->run = saccade_run_ref (run);
   j->layer = layer;
   j->head = head;
@@ -161,9 +171,12 @@ refresh (SaccadeHeatmapPage *self)
       return;
     }
   if (run->resident)
-    show_head (self, run, saccade_run_head (run, layer, head));
+    saccade_heatmap_view_set_data (self->heatmap_view, saccade_run_head (run, layer, head),
+                                   run->n, run->n, (const char *const *) run->labels,
+                                   (const char *const *) run->labels, run->causal);
   else
     start_head_job (self, run, layer, head);
+  set_title (self);
   /* Translators: which key/value head this query head shares (grouped-query attention). */
   kv = g_strdup_printf (_("KV head %d"), head / g);
   kv_tip = g_strdup_printf (_("Query heads %d to %d share one key/value head"), (head / g) * g,
@@ -192,6 +205,38 @@ saccade_heatmap_page_set_run (SaccadePage *page, SaccadeRun *run)
     }
   refresh (self);
   update_actions (self);
+}
+
+/* File > Export: what the view shows — the selected tokens, else the visible ones — with
+ * their own positions on the axes (docs/figures.md, "Token ranges"). */
+static gboolean
+saccade_heatmap_page_export_figure (SaccadePage *page, const char *path, GError **error)
+{
+  return saccade_heatmap_view_export (SACCADE_HEATMAP_PAGE (page)->heatmap_view, path, error);
+}
+
+static gboolean
+saccade_heatmap_page_export_csv (SaccadePage *page, const char *path, GError **error)
+{
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (page);
+  SaccadeRun *run = saccade_page_get_run (page);
+  g_autoptr (SaccadeExportSource) src = NULL;
+  g_autoptr (GBytes) data = NULL;
+  SaccadeTokenRange tr;
+  SaccadeExportRange r;
+
+  if (run == NULL || !saccade_heatmap_view_get_export_range (self->heatmap_view, &tr))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
+      return FALSE;
+    }
+  r = (SaccadeExportRange) { tr.q0, tr.q1, tr.k0, tr.k1 };
+  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+    return FALSE;
+  data = saccade_export_head_range (src, saccade_page_get_layer (page),
+                                    saccade_page_get_head (page), &r, SACCADE_EXPORT_CSV, NULL,
+                                    NULL, error);
+  return data != NULL && saccade_export_write (data, path, error);
 }
 
 static gboolean
@@ -353,6 +398,8 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
   object_class->dispose = saccade_heatmap_page_dispose;
   page_class->set_run = saccade_heatmap_page_set_run;
   page_class->is_busy = saccade_heatmap_page_is_busy;
+  page_class->export_figure = saccade_heatmap_page_export_figure;
+  page_class->export_csv = saccade_heatmap_page_export_csv;
   page_class->dup_figure_title = saccade_heatmap_page_dup_figure_title;
 
   gtk_widget_class_install_action (widget_class, "page.reset-zoom", NULL, reset_zoom_action);
