@@ -316,6 +316,12 @@ sc_session_backend (const ScSession *s)
   return s->b;
 }
 
+const ScModel *
+sc_session_model (const ScSession *s)
+{
+  return s->model;
+}
+
 int
 sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info)
 {
@@ -878,5 +884,38 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_out * V, err));
   if (opt->stats != NULL)
     opt->stats->total_s += now_s () - t_start;
+  return SC_OK;
+}
+
+ScStatus
+sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScError *err)
+{
+  const ScModelInfo *in;
+  const float *final;
+  ScLayerCtx c;
+  ScBackend *b;
+  int E, V;
+
+  if (err != NULL)
+    sc_error_clear (err);
+  if (s == NULL || logits == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: NULL argument");
+  in = sc_model_info (s->model);
+  b = s->b;
+  E = (int) in->n_embd;
+  V = (int) in->n_vocab;
+  if (s->resid == NULL || s->kept_n == 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: the session keeps no "
+                         "residuals (run sc_forward with keep_residuals first)");
+  if (row0 < 0 || n_rows < 1 || n_rows > s->kept_n - row0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: rows %d .. %d are outside the "
+                         "kept run's 0 .. %d", row0, row0 + n_rows - 1, s->kept_n - 1);
+  /* kept_n <= cap, so h (cap, E) and logits_dev (cap, V) hold the rows; the output head
+   * exactly as sc_forward applies it. */
+  final = s->resid + ((size_t) in->n_layers * s->cap + row0) * E;
+  c = (ScLayerCtx) { .b = b, .info = in };
+  TRY (b->ops->rmsnorm (b, s->h, final, s->output_norm, n_rows, E, in->norm_eps, err));
+  TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_rows, E, V, false, err));
+  TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_rows * V, err));
   return SC_OK;
 }
