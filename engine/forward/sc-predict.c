@@ -3,17 +3,21 @@
  *
  * Top-k, for the n rows of a kept run, in chunks of R = SC_PREDICT_CHUNK_ROWS rows:
  *   logits (R, V)   = sc_session_kept_logits (rows r0 .. r0 + R - 1)   the output head
- *   for each row:
+ *   for each row (rows in parallel on a pool of the machine's cores):
  *     best (k)      = the k largest logits, scanned in id order          ties: lower id
- *     m             = max_j logits[j]
+ *     m             = logits[best[0]]                                     the maximum
  *     Z             = sum_j exp (logits[j] - m)                           in double
  *     probs (k)     = exp (logits[best] - m) / Z
- * so at most R x V floats of logits exist at once, whatever n is.
+ * so at most R x V floats of logits exist at once, whatever n is. The vocabulary
+ * projection runs on the backend (its own threads); the per-row passes are ~40% of the
+ * time on a CPU (docs/benchmarks.md), so they get the pool.
  *
  * What it is not: a sampler (greedy only), nor a store of the result (the capture paths
  * hand it to the store).
  */
 #include "forward/sc-predict.h"
+
+#include "core/sc-pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,25 +62,41 @@ top_k (const float *x, int n, int k, int32_t *ids, float *vals)
     }
 }
 
-/* Row @pos's top @k and softmax probabilities (the header's passes). SC_ERR_RANGE when a
- * logit is NaN or infinite (then the maximum or the sum is not finite). */
-static ScStatus
-predict_row (const float *row, int V, int k, int pos, int32_t *ids, float *vals, double *probs,
-             ScError *err)
+/* Row @pos's top @k and softmax probabilities (the header's passes). False when a logit is
+ * NaN or infinite (a NaN never enters the top k, so the sum is then NaN; +inf makes the
+ * maximum infinite). */
+static bool
+predict_row (const float *row, int V, int k, int32_t *ids, float *vals, double *probs)
 {
-  double m = -INFINITY, z = 0.0;
+  double m, z = 0.0;
 
-  for (int j = 0; j < V; j++)
-    m = row[j] > m ? row[j] : m;
+  top_k (row, V, k, ids, vals);
+  m = vals[0];
   for (int j = 0; j < V; j++)
     z += exp ((double) row[j] - m);
   if (!isfinite (m) || !isfinite (z))
-    return sc_error_set (err, SC_ERR_RANGE, "predictions: position %d has a logit that is "
-                         "NaN or infinite", pos);
-  top_k (row, V, k, ids, vals);
+    return false;
   for (int i = 0; i < k; i++)
     probs[i] = exp ((double) vals[i] - m) / z;
-  return SC_OK;
+  return true;
+}
+
+/* One chunk's rows, for the pool: row r of the chunk is position r0 + r. */
+typedef struct {
+  const float *chunk; /* (rows, V) */
+  int r0, V, k;
+  ScPredictions *out;
+  bool *ok;           /* (rows) */
+} ChunkJob;
+
+static void
+chunk_row (void *ctx, int r)
+{
+  const ChunkJob *j = ctx;
+  size_t at = (size_t) (j->r0 + r) * j->k;
+
+  j->ok[r] = predict_row (j->chunk + (size_t) r * j->V, j->V, j->k, j->out->ids + at,
+                          j->out->logits + at, j->out->probs + at);
 }
 
 ScStatus
@@ -85,6 +105,8 @@ sc_predict_topk (ScSession *s, int n, int k, ScProgressFn progress, void *progre
 {
   const ScModelInfo *in;
   float *chunk = NULL;
+  bool ok[SC_PREDICT_CHUNK_ROWS];
+  ScPool *pool = NULL;
   ScStatus st = SC_OK;
   int V;
 
@@ -110,6 +132,8 @@ sc_predict_topk (ScSession *s, int n, int k, ScProgressFn progress, void *progre
   out->logits = malloc ((size_t) n * k * sizeof *out->logits);
   out->probs = malloc ((size_t) n * k * sizeof *out->probs);
   chunk = malloc ((size_t) SC_PREDICT_CHUNK_ROWS * V * sizeof *chunk);
+  /* NULL (threads could not be made) runs the rows in this thread */
+  pool = n > 1 ? sc_pool_new (0) : NULL;
   if (out->ids == NULL || out->logits == NULL || out->probs == NULL || chunk == NULL)
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "predictions: out of memory for %d positions", n);
@@ -124,13 +148,20 @@ sc_predict_topk (ScSession *s, int n, int k, ScProgressFn progress, void *progre
           sc_error_prefix (err, "predictions");
           goto out;
         }
+      ChunkJob job = { chunk, r0, V, k, out, ok };
+
+      if (pool != NULL)
+        sc_pool_run (pool, rows, chunk_row, &job);
+      else
+        for (int r = 0; r < rows; r++)
+          chunk_row (&job, r);
       for (int r = 0; r < rows; r++)
-        {
-          size_t at = (size_t) (r0 + r) * k;
-          if ((st = predict_row (chunk + (size_t) r * V, V, k, r0 + r, out->ids + at,
-                                 out->logits + at, out->probs + at, err)) != SC_OK)
+        if (!ok[r])
+          {
+            st = sc_error_set (err, SC_ERR_RANGE, "predictions: position %d has a logit that "
+                               "is NaN or infinite", r0 + r);
             goto out;
-        }
+          }
       if (progress != NULL && !progress (progress_user, r0 + rows, n))
         {
           st = sc_error_set (err, SC_ERR_CANCELLED, "predictions: cancelled after %d of %d "
@@ -140,6 +171,7 @@ sc_predict_topk (ScSession *s, int n, int k, ScProgressFn progress, void *progre
     }
 
 out:
+  sc_pool_free (pool);
   free (chunk);
   if (st != SC_OK)
     sc_predictions_clear (out);
