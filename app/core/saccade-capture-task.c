@@ -242,6 +242,15 @@ capture_progress (void *user, int layers_done, int n_layers)
   return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
 }
 
+/* ScProgressFn of the predictions (after each chunk of rows): Cancel stops them too. */
+static bool
+predict_progress (void *user, int rows_done, int n_rows)
+{
+  CaptureJob *job = user;
+
+  return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
+}
+
 /* What a capture of the window returns: the run and its next-token predictions. */
 typedef struct {
   gint64 run_id;
@@ -309,8 +318,8 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
   st = sc_forward (m->session, ids, n_ids, &fo, logits, &err);
   seconds = (g_get_monotonic_time () - t0) / 1e6;
   if (st == SC_OK
-      && ((st = sc_predict_topk (m->session, n_ids, SC_PREDICT_TOP_K, NULL, NULL, &out->pred,
-                                 &err)) != SC_OK
+      && ((st = sc_predict_topk (m->session, n_ids, SC_PREDICT_TOP_K, predict_progress, job,
+                                 &out->pred, &err)) != SC_OK
           || (st = capture_store_predictions (cap, &out->pred, &err)) != SC_OK))
     {
       sc_store_capture_abort (cap);
