@@ -430,6 +430,13 @@ sc_fail:
 /* How many of the last position's predictions `saccade capture` prints. */
 #define CAPTURE_PRINT_TOP 5
 
+/* Token @id's piece (special tokens shown, at most 256 bytes) into @buf; its length. */
+static gsize
+capture_piece (const CaptureCtx *c, int32_t id, char buf[256])
+{
+  return MIN (sc_token_to_bytes (sc_model_tokenizer (c->model), id, true, buf, 256), 256);
+}
+
 /* The last position's top CAPTURE_PRINT_TOP next tokens, one per line, to @out. */
 static void
 capture_print_next (FILE *out, const CaptureCtx *c, const CaptureResult *r)
@@ -442,9 +449,8 @@ capture_print_next (FILE *out, const CaptureCtx *c, const CaptureResult *r)
   for (int i = 0; i < MIN (CAPTURE_PRINT_TOP, p->k); i++)
     {
       char buf[256];
-      size_t n = sc_token_to_bytes (sc_model_tokenizer (c->model), p->ids[last + i], true, buf,
-                                    sizeof buf);
-      g_autofree char *label = saccade_token_label (buf, MIN (n, sizeof buf));
+      gsize n = capture_piece (c, p->ids[last + i], buf);
+      g_autofree char *label = saccade_token_label (buf, n);
       fprintf (out, "  %5.1f%%  %6d '%s'\n", 100.0 * p->probs[last + i], p->ids[last + i],
                label);
     }
@@ -508,11 +514,10 @@ capture_add_json_next (JsonBuilder *b, const CaptureResult *r, const CaptureCtx 
   for (int i = 0; i < MIN (CAPTURE_PRINT_TOP, p->k); i++)
     {
       char buf[256];
-      size_t n = sc_token_to_bytes (sc_model_tokenizer (c->model), p->ids[last + i], true, buf,
-                                    sizeof buf);
+      gsize n = capture_piece (c, p->ids[last + i], buf);
       json_builder_begin_object (b);
       saccade_json_int (b, "id", p->ids[last + i]);
-      saccade_json_piece (b, (const guint8 *) buf, MIN (n, sizeof buf), SACCADE_JSON_HEX_FIRST);
+      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
       saccade_json_double (b, "probability", p->probs[last + i]);
       json_builder_end_object (b);
     }
