@@ -46,11 +46,16 @@ buffer_changed (SaccadePromptPopover *self)
 static void
 entry_changed (SaccadePromptPopover *self)
 {
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->text_view);
+  GtkTextIter end;
+
   if (self->syncing)
     return;
   self->syncing = TRUE;
-  gtk_text_buffer_set_text (gtk_text_view_get_buffer (self->text_view),
-                            gtk_editable_get_text (self->entry), -1);
+  gtk_text_buffer_set_text (buffer, gtk_editable_get_text (self->entry), -1);
+  /* the editor opens where typing goes on: after the text */
+  gtk_text_buffer_get_end_iter (buffer, &end);
+  gtk_text_buffer_place_cursor (buffer, &end);
   self->syncing = FALSE;
 }
 
