@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/format/sc-quant.h"
+#include "engine/forward/sc-predict.h"
 #include "ui/figures/saccade-token-label.h"
 
 #define DEMO_SENTENCE "The cat chased the ball because it was tired."
@@ -269,79 +270,61 @@ saccade_cmd_tokenize (int argc, char **argv)
 /* ------------------------------------------------------------------------------------ */
 /* generate                                                                              */
 
-/* Index of the largest logit. */
-static int32_t
-argmax (const float *x, int n)
-{
-  int32_t best = 0;
-  int i;
-
-  for (i = 1; i < n; i++)
-    if (x[i] > x[best])
-      best = i;
-  return best;
-}
-
 typedef struct {
   guint n_prompt;
   GArray *ids;               /* int32_t: the prompt's, then the generated ones */
   GString *text;             /* the generated tokens' bytes */
 } GenerateResult;
 
-/* Called with each new token's bytes as it is generated. */
-typedef void (*TokenFn) (const char *bytes, gsize len, gpointer user);
+/* What generate_token() needs. */
+typedef struct {
+  ScModel *model;
+  GenerateResult *r;
+  gboolean stream;           /* text mode: print each token as it comes */
+} GenerateCtx;
+
+/* ScTokenFn: appends the new token's bytes to the result (and prints them in text mode). */
+static bool
+generate_token (void *user, int32_t id, int n_done, int n_new)
+{
+  GenerateCtx *g = user;
+  char buf[256];
+  size_t n = MIN (sc_token_to_bytes (sc_model_tokenizer (g->model), id, FALSE, buf, sizeof buf),
+                  sizeof buf);
+
+  g_string_append_len (g->r->text, buf, (gssize) n);
+  if (g->stream)
+    {
+      fwrite (buf, 1, n, stdout);
+      fflush (stdout);
+    }
+  return true;
+}
 
 /* Greedy decoding of up to @n_new tokens after the prompt in @r->ids (which sets
- * @r->n_prompt), stopping at an end-of-generation token; appends to @r. */
+ * @r->n_prompt), stopping at an end-of-generation token (engine/forward/sc-predict.h, as
+ * `saccade capture --generate` does); appends to @r. */
 static gboolean
-generate_run (const SaccadeCliCommon *common, ScModel *model, int n_new, GenerateResult *r,
-              TokenFn on_token, gpointer user, GError **error)
+generate_run (const SaccadeCliCommon *common, ScModel *model, int n_new, gboolean stream,
+              GenerateResult *r, GError **error)
 {
-  g_autofree float *logits = g_new (float, sc_model_info (model)->n_vocab);
+  GenerateCtx g = { model, r, stream };
   SaccadeCliSession s;
   ScError err = { 0 };
-  gboolean ok = TRUE;
+  int n = 0;
+  gboolean ok;
 
   r->n_prompt = r->ids->len;
   if (!saccade_cli_session_open (&s, common, model, error))
     return FALSE;
-  for (int i = 0; ok && i < n_new; i++)
-    {
-      /* The first step runs the prompt; each later one only the newest token, against
-       * the keys and values the session kept (KV cache). */
-      ScForwardOptions opt = { .keep_kv = TRUE, .n_past = i == 0 ? 0 : (int) r->ids->len - 1 };
-      char buf[256];
-      int32_t next;
-      size_t n;
-
-      if (sc_forward (s.session, (const int32_t *) r->ids->data, (int) r->ids->len, &opt,
-                      logits, &err) != SC_OK)
-        {
-          ok = FALSE;
-          break;
-        }
-      next = argmax (logits, (int) sc_model_info (model)->n_vocab);
-      if (sc_tokenizer_is_eog (sc_model_tokenizer (model), next))
-        break;
-      g_array_append_val (r->ids, next);
-      n = MIN (sc_token_to_bytes (sc_model_tokenizer (model), next, FALSE, buf, sizeof buf),
-               sizeof buf);
-      g_string_append_len (r->text, buf, (gssize) n);
-      if (on_token != NULL)
-        on_token (buf, n, user);
-    }
+  g_array_set_size (r->ids, r->n_prompt + (guint) n_new);
+  ok = sc_generate_greedy (s.session, (int32_t *) r->ids->data, (int) r->n_prompt, n_new,
+                           generate_token, NULL, &g, &n, &err) == SC_OK;
+  g_array_set_size (r->ids, (guint) n);
   if (!ok)
     saccade_set_error_from_sc (error, &err);
   saccade_cli_session_close (&s);
   return ok;
-}
-
-/* Text mode streams each token as it comes. */
-static void
-print_token (const char *bytes, gsize len, gpointer user)
-{
-  fwrite (bytes, 1, len, stdout);
-  fflush (stdout);
 }
 
 static void
@@ -404,8 +387,7 @@ saccade_cmd_generate (int argc, char **argv)
   else if ((r.ids = saccade_tokenize (model, chat ? prompt : text,
                                       (gssize) (chat ? prompt_len : len), TRUE, &error)) == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
-  else if (!generate_run (&common, model, n_new, &r, common.json ? NULL : print_token, NULL,
-                          &error))
+  else if (!generate_run (&common, model, n_new, !common.json, &r, &error))
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else if (common.json)
     generate_print_json (&r);

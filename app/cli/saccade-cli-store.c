@@ -12,6 +12,10 @@
 
 #include "app/cli/saccade-cli-store.h"
 
+#include "app/core/saccade-capture-input.h"
+#include "engine/forward/sc-predict.h"
+#include "ui/figures/saccade-token-label.h"
+
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -142,15 +146,66 @@ progress_end (Progress *p)
     }
 }
 
-/* The texts to capture: --text, the arguments, or one per non-empty line of --file. */
+/* The whole of --prompt-file FILE (- = stdin) as one text, its bytes exactly as they are
+ * (newlines included); refused when empty or not UTF-8, with the offset of the first bad
+ * byte. */
+static GBytes *
+capture_prompt_file (const char *file, GError **error)
+{
+  const char *name = strcmp (file, "-") == 0 ? "standard input" : file;
+  g_autofree char *contents = NULL;
+  const char *bad = NULL;
+  gsize len = 0;
+
+  if ((contents = saccade_cli_read_file (file, &len, error)) == NULL)
+    return NULL;
+  if (len == 0)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                   "%s is empty: the prompt file holds the whole prompt", name);
+      return NULL;
+    }
+  if (!g_utf8_validate_len (contents, len, &bad))
+    {
+      gsize at = (gsize) (bad - contents);
+      g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                   "%s is not valid UTF-8: byte %" G_GSIZE_FORMAT " (0x%02X) %s", name, at,
+                   (guint) (guchar) *bad,
+                   *bad == '\0' ? "is a NUL byte" : "does not start or continue a character");
+      return NULL;
+    }
+  return g_bytes_new_take (g_steal_pointer (&contents), len);
+}
+
+/* The texts to capture: --text, the arguments, one per non-empty line of --file, or the
+ * whole of --prompt-file (exactly one of them). */
 static GPtrArray *
-capture_texts (const char *text_opt, const char *file, int argc, char **argv, GError **error)
+capture_texts (const char *text_opt, const char *file, const char *prompt_file, int argc,
+               char **argv, GError **error)
 {
   GPtrArray *texts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
   g_autofree char *contents = NULL;
   gsize len = 0;
 
-  if (file != NULL)
+  if ((text_opt != NULL) + (file != NULL) + (prompt_file != NULL) + (argc >= 2) > 1)
+    {
+      g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                   "give the text one way: -t TEXT, arguments, --file FILE or --prompt-file "
+                   "FILE");
+      g_ptr_array_unref (texts);
+      return NULL;
+    }
+  if (prompt_file != NULL)
+    {
+      GBytes *b = capture_prompt_file (prompt_file, error);
+      if (b == NULL)
+        {
+          g_ptr_array_unref (texts);
+          return NULL;
+        }
+      g_ptr_array_add (texts, b);
+    }
+  else if (file != NULL)
     {
       const char *p, *end;
       if ((contents = saccade_cli_read_file (file, &len, error)) == NULL)
@@ -187,8 +242,8 @@ capture_texts (const char *text_opt, const char *file, int argc, char **argv, GE
   else
     {
       g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
-                   "no text given: use -t TEXT, pass it as arguments, or --file FILE for one "
-                   "run per line");
+                   "no text given: use -t TEXT, pass it as arguments, --file FILE for one run "
+                   "per line, or --prompt-file FILE for one run of the whole file");
       g_ptr_array_unref (texts);
       return NULL;
     }
@@ -217,11 +272,15 @@ typedef struct {
   double seconds;               /* the forward pass */
   ScStoreToken *pieces;         /* (n_tokens) */
   SaccadeHeadStatsTable stats;  /* every head's statistics, with --summary; else empty */
+  guint n_prompt;               /* tokens of the prompt; n_tokens - n_prompt were generated */
+  ScPredictions pred;           /* the top SC_PREDICT_TOP_K next tokens of every position */
+  double predict_seconds;       /* computing them */
 } CaptureResult;
 
 static void
 capture_result_clear (CaptureResult *r)
 {
+  sc_predictions_clear (&r->pred);
   sc_store_tokens_free (r->pieces);
   saccade_head_stats_table_clear (&r->stats);
   memset (r, 0, sizeof *r);
@@ -236,6 +295,8 @@ typedef struct {
   char *model_path;         /* absolute; ident->path borrows it */
   const char *backend_name;
   gboolean parse_special, summary;
+  gboolean chat;            /* --chat: the text in the model's chat template */
+  int n_generate;           /* --generate N: N greedy tokens after the text (0: none) */
   float *logits;            /* (n_vocab) */
 } CaptureCtx;
 
@@ -255,31 +316,65 @@ capture_begin (CaptureCtx *c, const char *bytes, gsize len, const CaptureResult 
   return cap;
 }
 
-/* Runs one text, storing it unless --no-store; fills @r. */
-static gboolean
-capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
+/* Where a run's next-token predictions go to the store, inside the run's open capture
+ * (before its commit, so a run is stored with them or not at all). The store's predictions
+ * table is not there yet: this is the one place to call it from. */
+static ScStatus
+capture_store_predictions (ScStoreCapture *cap, const ScPredictions *pred, ScError *err)
 {
-  const ScModelInfo *in = sc_model_info (c->model);
+  (void) cap;
+  (void) pred;
+  (void) err;
+  return SC_OK;
+}
+
+/* The ids and the run's text of one text: in the chat template with --chat, followed by
+ * --generate N greedy tokens (app/core/saccade-capture-input.h). */
+static gboolean
+capture_input (CaptureCtx *c, GBytes *text, SaccadeCaptureInput *input, GError **error)
+{
   gsize len = 0;
   const char *bytes = g_bytes_get_data (text, &len);
-  g_autoptr (GArray) ids = NULL;
-  ScStoreCapture *cap = NULL;
-  ScError err = { 0 };
-  Tee tee = { { 0 }, { 0 } };
-  ScObserver obs = { NULL, tee_observe, &tee };
-  ScForwardOptions fo = { .observer = &obs };
-  ScStoreRunInfo info = { 0 };
-  gint64 t0;
 
-  if ((ids = saccade_tokenize (c->model, bytes, (gssize) len, c->parse_special, error)) == NULL)
+  if (!saccade_capture_input_init (input, c->model, bytes, (gssize) len, c->parse_special,
+                                   c->chat, error))
     return FALSE;
-  if (ids->len == 0)
+  if (input->ids->len == 0)
     {
       g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
                    "empty input: the text has no tokens");
       return FALSE;
     }
+  return c->n_generate == 0
+         || saccade_capture_input_generate (input, c->s.session, c->n_generate, NULL, NULL,
+                                            error);
+}
+
+/* Runs one text, storing it unless --no-store; fills @r. */
+static gboolean
+capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
+{
+  const ScModelInfo *in = sc_model_info (c->model);
+  g_auto (SaccadeCaptureInput) input = { 0 };
+  GArray *ids;
+  const char *bytes;
+  gsize len;
+  ScStoreCapture *cap = NULL;
+  ScError err = { 0 };
+  Tee tee = { { 0 }, { 0 } };
+  ScObserver obs = { NULL, tee_observe, &tee };
+  /* The final residual is kept for the predictions (sc_predict_topk). */
+  ScForwardOptions fo = { .observer = &obs, .keep_residuals = true };
+  ScStoreRunInfo info = { 0 };
+  gint64 t0;
+
+  if (!capture_input (c, text, &input, error))
+    return FALSE;
+  ids = input.ids;
+  bytes = input.text->str;
+  len = input.text->len;
   r->n_tokens = ids->len;
+  r->n_prompt = input.n_prompt;
   if (sc_store_tokens_from_ids (sc_model_tokenizer (c->model), (const int32_t *) ids->data,
                                 ids->len, &r->pieces, &err) != SC_OK)
     goto sc_fail;
@@ -307,6 +402,15 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
       goto sc_fail;
     }
   r->seconds = (g_get_monotonic_time () - t0) / 1e6;
+  t0 = g_get_monotonic_time ();
+  if (sc_predict_topk (c->s.session, (int) ids->len, SC_PREDICT_TOP_K, NULL, NULL, &r->pred,
+                       &err) != SC_OK
+      || (cap != NULL && capture_store_predictions (cap, &r->pred, &err) != SC_OK))
+    {
+      sc_store_capture_abort (cap);
+      goto sc_fail;
+    }
+  r->predict_seconds = (g_get_monotonic_time () - t0) / 1e6;
   if (cap != NULL)
     {
       ScStatus st = sc_store_capture_commit (cap, r->seconds, &r->run_id, &err);
@@ -321,6 +425,35 @@ sc_fail:
   sc_store_run_info_clear (&info);
   saccade_set_error_from_sc (error, &err);
   return FALSE;
+}
+
+/* How many of the last position's predictions `saccade capture` prints. */
+#define CAPTURE_PRINT_TOP 5
+
+/* Token @id's piece (special tokens shown, at most 256 bytes) into @buf; its length. */
+static gsize
+capture_piece (const CaptureCtx *c, int32_t id, char buf[256])
+{
+  return MIN (sc_token_to_bytes (sc_model_tokenizer (c->model), id, true, buf, 256), 256);
+}
+
+/* The last position's top CAPTURE_PRINT_TOP next tokens, one per line, to @out. */
+static void
+capture_print_next (FILE *out, const CaptureCtx *c, const CaptureResult *r)
+{
+  const ScPredictions *p = &r->pred;
+  const size_t last = (size_t) (p->n_positions - 1) * p->k;
+
+  fprintf (out, "Next token after the last position (%.3f s for all %d positions):\n",
+           r->predict_seconds, p->n_positions);
+  for (int i = 0; i < MIN (CAPTURE_PRINT_TOP, p->k); i++)
+    {
+      char buf[256];
+      gsize n = capture_piece (c, p->ids[last + i], buf);
+      g_autofree char *label = saccade_token_label (buf, n);
+      fprintf (out, "  %5.1f%%  %6d '%s'\n", 100.0 * p->probs[last + i], p->ids[last + i],
+               label);
+    }
 }
 
 static void
@@ -347,10 +480,19 @@ static void
 capture_print_text (const CaptureResult *r, const CaptureCtx *c)
 {
   if (!c->summary)
-    printf ("%" G_GINT64_FORMAT "\n", r->run_id);
+    {
+      /* stdout is the run id alone (scripts read it); the predictions go to a terminal */
+      printf ("%" G_GINT64_FORMAT "\n", r->run_id);
+      fflush (stdout);
+      if (isatty (STDERR_FILENO))
+        capture_print_next (stderr, c, r);
+    }
   else
     {
       capture_print_summary (r);
+      if (r->n_prompt < r->n_tokens)
+        printf ("%u prompt tokens, %u generated\n", r->n_prompt, r->n_tokens - r->n_prompt);
+      capture_print_next (stdout, c, r);
       if (c->store != NULL)
         {
           g_autofree char *size = saccade_store_cli_bytes (r->attention_bytes);
@@ -359,6 +501,27 @@ capture_print_text (const CaptureResult *r, const CaptureCtx *c)
         }
     }
   fflush (stdout);
+}
+
+/* "next_tokens": the last position's top CAPTURE_PRINT_TOP predictions. */
+static void
+capture_add_json_next (JsonBuilder *b, const CaptureResult *r, const CaptureCtx *c)
+{
+  const ScPredictions *p = &r->pred;
+  const size_t last = (size_t) (p->n_positions - 1) * p->k;
+
+  saccade_json_begin_array (b, "next_tokens");
+  for (int i = 0; i < MIN (CAPTURE_PRINT_TOP, p->k); i++)
+    {
+      char buf[256];
+      gsize n = capture_piece (c, p->ids[last + i], buf);
+      json_builder_begin_object (b);
+      saccade_json_int (b, "id", p->ids[last + i]);
+      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
+      saccade_json_double (b, "probability", p->probs[last + i]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
 }
 
 /* One element of the "runs" array. */
@@ -374,7 +537,10 @@ capture_add_json (JsonBuilder *b, const CaptureResult *r, const CaptureCtx *c)
       saccade_json_int (b, "attention_bytes", (gint64) r->attention_bytes);
     }
   saccade_json_int (b, "n_tokens", r->n_tokens);
+  saccade_json_int (b, "prompt_tokens", r->n_prompt);
   saccade_json_double (b, "seconds", r->seconds);
+  saccade_json_double (b, "predict_seconds", r->predict_seconds);
+  capture_add_json_next (b, r, c);
   if (c->summary)
     {
       int group = s->n_heads / (int) sc_model_info (c->model)->n_kv_heads;
@@ -499,12 +665,19 @@ int
 saccade_cmd_capture (int argc, char **argv)
 {
   g_auto (SaccadeCliCommon) common = { 0 };
-  gboolean no_special = FALSE, summary = FALSE, no_store = FALSE;
-  g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL;
+  gboolean no_special = FALSE, summary = FALSE, no_store = FALSE, chat = FALSE;
+  int n_generate = 0;
+  g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL, *prompt_file = NULL;
   GOptionEntry entries[] = {
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file,
       "One run per non-empty line of FILE (- = stdin)", "FILE" },
+    { "prompt-file", 'p', 0, G_OPTION_ARG_FILENAME, &prompt_file,
+      "One run of the whole of FILE, newlines included (- = stdin; UTF-8)", "FILE" },
+    { "chat", 'c', 0, G_OPTION_ARG_NONE, &chat,
+      "Wrap the text in the model's chat template (as generate --chat)", NULL },
+    { "generate", 'g', 0, G_OPTION_ARG_INT, &n_generate,
+      "Also store N greedily generated tokens after the text (as generate -n N)", "N" },
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "summary", 's', 0, G_OPTION_ARG_NONE, &summary,
       "Also print a per-head summary (entropy, sink, previous token, top key)", NULL },
@@ -529,12 +702,21 @@ saccade_cmd_capture (int argc, char **argv)
     "Prints the new run's id (one per line with --file). Examples:\n"
     "  saccade capture -t \"The cat chased the ball because it was tired.\"\n"
     "  saccade capture --file sentences.txt --db study.sqlite\n"
+    "  saccade capture --chat --generate 32 --prompt-file question.txt\n"
     "  saccade show $(saccade capture -t \"Hello\") --layer 3 --head 1");
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
-  if ((texts = capture_texts (text_opt, file, argc, argv, &error)) == NULL)
+  if (n_generate < 0 || (chat && no_special))
+    {
+      fprintf (stderr, "saccade: %s\n", n_generate < 0 ? "--generate must be >= 0"
+                       : "--chat needs special tokens parsed: drop --no-parse-special");
+      return 2;
+    }
+  if ((texts = capture_texts (text_opt, file, prompt_file, argc, argv, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   c.parse_special = !no_special;
+  c.chat = chat;
+  c.n_generate = n_generate;
   c.summary = summary || no_store;
   if (!capture_ctx_init (&c, &common, db_opt, !no_store, &ident, &error))
     rc = saccade_cli_fail (g_steal_pointer (&error));

@@ -1,7 +1,9 @@
 /* saccade-capture-task.c — loading a model, capturing a sentence (or given token ids) and
  * running the induction-head detector, in worker threads (see saccade-capture-task.h). The
- * capture follows `saccade capture` (saccade-cli-store.c): tokenize, identify the model,
- * begin a store capture, run the forward pass with the capture's observer, commit. The
+ * capture follows `saccade capture` (saccade-cli-store.c): the text (in the chat template,
+ * with a greedy continuation: saccade-capture-input.h) and its ids, begin a store capture,
+ * run the forward pass with the capture's observer, the next-token predictions of every
+ * position (sc_predict_topk), commit. The
  * detector is saccade_induction_get() on the loaded model's session, under its lock.
  */
 #define G_LOG_DOMAIN "saccade-capture"
@@ -14,6 +16,7 @@
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 #include "engine/store/sc-store.h"
+#include "app/core/saccade-capture-input.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
@@ -164,6 +167,7 @@ typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
   char *text;               /* a capture of text, or NULL */
+  SaccadeCaptureOptions options; /* of a capture of text */
   GArray *ids;              /* a capture of these int32_t ids, or NULL */
   ScInductionParams params; /* an induction study */
   SaccadeCaptureProgress progress;           /* a capture's, or NULL */
@@ -171,7 +175,9 @@ typedef struct {
   gpointer progress_data;
   GMainContext *context;
   GTask *task;              /* borrowed: the job lives as the task's data */
-  int total;                /* layers of a capture; a study's steps (SCALE) */
+  int total;                /* layers of a capture (times n_generate + 1 with generation);
+                             * a study's steps (SCALE) */
+  int steps_done;           /* forward passes of a capture finished (generation's steps) */
   int done;                 /* atomic: written by the worker, read by the main loop */
   int idle_pending;         /* atomic: a progress callback is queued */
 } CaptureJob;
@@ -223,28 +229,79 @@ job_report (CaptureJob *job, int done)
     }
 }
 
-/* ScProgressFn: runs in the worker after each layer. */
+/* ScProgressFn: runs in the worker after each layer of each forward pass (generation's
+ * steps, then the capture's): reports the layers of the passes so far. */
 static bool
 capture_progress (void *user, int layers_done, int n_layers)
 {
   CaptureJob *job = user;
 
-  job_report (job, layers_done);
+  job_report (job, MIN (job->steps_done * n_layers + layers_done, job->total));
+  if (layers_done == n_layers)
+    job->steps_done++;
   return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
 }
 
-/* Runs the forward pass into an open capture and commits it (or rolls it back). */
+/* ScProgressFn of the predictions (after each chunk of rows): Cancel stops them too. */
+static bool
+predict_progress (void *user, int rows_done, int n_rows)
+{
+  CaptureJob *job = user;
+
+  return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
+}
+
+/* What a capture of the window returns: the run and its next-token predictions. */
+typedef struct {
+  gint64 run_id;
+  ScPredictions pred;
+} CaptureOutcome;
+
+static void
+capture_outcome_free (CaptureOutcome *o)
+{
+  sc_predictions_clear (&o->pred);
+  g_free (o);
+}
+
+/* Where a run's next-token predictions go to the store, inside the run's open capture
+ * (before its commit: a run is stored with them or not at all). The store's predictions
+ * table is not there yet: this is the one place to call it from (as in `saccade
+ * capture`, app/cli/saccade-cli-store.c). */
+static ScStatus
+capture_store_predictions (ScStoreCapture *cap, const ScPredictions *pred, ScError *err)
+{
+  (void) cap;
+  (void) pred;
+  (void) err;
+  return SC_OK;
+}
+
+/* A cancellation of ours as G_IO_ERROR_CANCELLED; else the engine's error. */
+static void
+capture_set_error (CaptureJob *job, ScStatus st, const ScError *err, GError **error)
+{
+  if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (g_task_get_cancellable (job->task)))
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+  else
+    saccade_set_error_from_sc (error, err);
+}
+
+/* Runs the forward pass into an open capture, computes the predictions into @out and
+ * commits the run (or rolls it back). The caller holds the session's lock. */
 static gint64
 capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const int32_t *ids,
-             int n_ids, GError **error)
+             int n_ids, CaptureOutcome *out, GError **error)
 {
   SaccadeLoadedModel *m = job->model;
   g_autofree float *logits = g_new (float, sc_model_info (m->model)->n_vocab);
   ScStoreCapture *cap = NULL;
   ScObserver obs;
-  ScForwardOptions fo = { 0 };
+  /* The final residual is kept for the predictions (sc_predict_topk). */
+  ScForwardOptions fo = { .keep_residuals = true };
   ScError err = { 0 };
   gint64 run_id = 0, t0;
+  double seconds;
   ScStatus st;
 
   if (sc_store_capture_begin (store, desc, &cap, &err) != SC_OK)
@@ -257,10 +314,18 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
   fo.progress = capture_progress;
   fo.progress_user = job;
 
-  g_mutex_lock (&m->lock);
   t0 = g_get_monotonic_time ();
   st = sc_forward (m->session, ids, n_ids, &fo, logits, &err);
-  g_mutex_unlock (&m->lock);
+  seconds = (g_get_monotonic_time () - t0) / 1e6;
+  if (st == SC_OK
+      && ((st = sc_predict_topk (m->session, n_ids, SC_PREDICT_TOP_K, predict_progress, job,
+                                 &out->pred, &err)) != SC_OK
+          || (st = capture_store_predictions (cap, &out->pred, &err)) != SC_OK))
+    {
+      sc_store_capture_abort (cap);
+      capture_set_error (job, st, &err, error);
+      return 0;
+    }
 
   if (st != SC_OK)
     {
@@ -280,8 +345,7 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
       saccade_set_error_from_sc (error, &err);
       return 0;
     }
-  if (sc_store_capture_commit (cap, (g_get_monotonic_time () - t0) / 1e6, &run_id, &err)
-      != SC_OK)
+  if (sc_store_capture_commit (cap, seconds, &run_id, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
       return 0;
@@ -289,41 +353,88 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
   return run_id;
 }
 
+/* With a continuation: generates it on the session (the caller holds its lock) and
+ * appends it to @input. */
+static gboolean
+capture_generate (CaptureJob *job, SaccadeCaptureInput *input, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+
+  if (job->options.n_generate == 0)
+    return TRUE;
+  if (saccade_capture_input_generate (input, job->model->session, job->options.n_generate,
+                                      capture_progress, job, &local))
+    return TRUE;
+  if (g_error_matches (local, SACCADE_ERROR, SC_ERR_CANCELLED)
+      && g_cancellable_is_cancelled (g_task_get_cancellable (job->task)))
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+  else
+    g_propagate_error (error, g_steal_pointer (&local));
+  return FALSE;
+}
+
 static void
 capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   CaptureJob *job = task_data;
   SaccadeLoadedModel *m = job->model;
-  g_autoptr (GArray) ids = NULL;
+  const guint n_ctx = sc_model_info (m->model)->n_ctx_train;
+  const guint n_generate = (guint) job->options.n_generate;
+  g_auto (SaccadeCaptureInput) input = { 0 };
+  CaptureOutcome *out = g_new0 (CaptureOutcome, 1);
+  GArray *ids;
   ScStoreToken *pieces = NULL;
   ScStoreRunDesc desc = { 0 };
   ScStore *store = NULL;
   ScError err = { 0 };
   GError *error = NULL;
-  gint64 run_id;
+  gboolean locked = FALSE;
 
   g_autofree char *ids_text = NULL;
 
-  ids = job->ids != NULL ? g_array_ref (job->ids)
-                         : saccade_tokenize (m->model, job->text, -1, TRUE, &error);
-  if (ids == NULL)
+  if (job->ids != NULL)
+    {
+      input.ids = g_array_ref (job->ids);
+      input.n_prompt = job->ids->len;
+    }
+  else if (!saccade_capture_input_init (&input, m->model, job->text, -1, TRUE,
+                                        job->options.chat, &error))
     goto fail;
+  ids = input.ids;
   if (ids->len == 0)
     {
       g_set_error_literal (&error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
                            _("The sentence is empty: type some text to run"));
       goto fail;
     }
-  if (ids->len > sc_model_info (m->model)->n_ctx_train)
+  if (ids->len > n_ctx || n_generate > n_ctx - ids->len)
     {
-      g_set_error (&error, SACCADE_ERROR, SC_ERR_RANGE,
-                   _("The text has %u tokens; %s reads at most %u"), ids->len, m->name,
-                   sc_model_info (m->model)->n_ctx_train);
+      if (n_generate == 0)
+        g_set_error (&error, SACCADE_ERROR, SC_ERR_RANGE,
+                     _("The text has %u tokens; %s reads at most %u"), ids->len, m->name,
+                     n_ctx);
+      else
+        /* Translators: "The text has 8000 tokens and 500 more are to be generated;
+         * SmolLM2 reads at most 8192". */
+        g_set_error (&error, SACCADE_ERROR, SC_ERR_RANGE,
+                     _("The text has %u tokens and %u more are to be generated; %s reads at "
+                       "most %u"), ids->len, n_generate, m->name, n_ctx);
       goto fail;
     }
+  if ((store = saccade_store_open (job->db_path, TRUE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (&error, &err);
+      goto fail;
+    }
+
+  /* Generation, the forward pass and the predictions share the session. */
+  g_mutex_lock (&m->lock);
+  locked = TRUE;
+  if (!capture_generate (job, &input, &error))
+    goto fail;
+  job->steps_done = (int) n_generate; /* the capture's pass is the last n_layers steps */
   if (sc_store_tokens_from_ids (sc_model_tokenizer (m->model), (const int32_t *) ids->data,
-                                ids->len, &pieces, &err) != SC_OK
-      || (store = saccade_store_open (job->db_path, TRUE, &err)) == NULL)
+                                ids->len, &pieces, &err) != SC_OK)
     {
       saccade_set_error_from_sc (&error, &err);
       goto fail;
@@ -338,21 +449,26 @@ capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
       ids_text = g_string_free (t, FALSE);
     }
   desc.model = &m->ident;
-  desc.text = job->text != NULL ? job->text : ids_text;
+  desc.text = job->text != NULL ? input.text->str : ids_text;
   if (job->text != NULL)
-    desc.text_len = strlen (job->text);
+    desc.text_len = input.text->len;
   desc.tokens = pieces;
   desc.n_tokens = ids->len;
   desc.backend = sc_backend_name (m->backend);
-  run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len, &error);
-  if (run_id <= 0)
+  out->run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len,
+                             out, &error);
+  if (out->run_id <= 0)
     goto fail;
-  g_task_return_int (task, run_id);
-  goto out;
+  g_mutex_unlock (&m->lock);
+  g_task_return_pointer (task, g_steal_pointer (&out), (GDestroyNotify) capture_outcome_free);
+  goto done;
 
 fail:
+  if (locked)
+    g_mutex_unlock (&m->lock);
+  capture_outcome_free (out);
   g_task_return_error (task, error);
-out:
+done:
   sc_store_close (store);
   sc_store_tokens_free (pieces);
 }
@@ -374,23 +490,38 @@ job_new (GTask *task, SaccadeLoadedModel *model, const char *db_path, gpointer p
 }
 
 void
-saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
-                       const char *text, GCancellable *cancellable,
-                       SaccadeCaptureProgress progress, gpointer progress_data,
-                       GAsyncReadyCallback callback, gpointer user_data)
+saccade_capture_text_async (gpointer source_object, SaccadeLoadedModel *model,
+                            const char *db_path, const char *text,
+                            const SaccadeCaptureOptions *options, GCancellable *cancellable,
+                            SaccadeCaptureProgress progress, gpointer progress_data,
+                            GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = NULL;
   CaptureJob *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
   g_return_if_fail (db_path != NULL && text != NULL);
+  g_return_if_fail (options == NULL || options->n_generate >= 0);
 
   task = g_task_new (source_object, cancellable, callback, user_data);
   g_task_set_source_tag (task, saccade_capture_async);
   job = job_new (task, model, db_path, progress_data);
   job->text = g_strdup (text);
+  if (options != NULL)
+    job->options = *options;
+  job->total *= job->options.n_generate + 1;
   job->progress = progress;
   g_task_run_in_thread (task, capture_thread);
+}
+
+void
+saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
+                       const char *text, GCancellable *cancellable,
+                       SaccadeCaptureProgress progress, gpointer progress_data,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  saccade_capture_text_async (source_object, model, db_path, text, NULL, cancellable, progress,
+                              progress_data, callback, user_data);
 }
 
 void
@@ -480,10 +611,30 @@ saccade_induction_finish (GAsyncResult *result, GError **error)
 }
 
 gint64
+saccade_capture_finish_with_predictions (GAsyncResult *result, ScPredictions *predictions,
+                                         GError **error)
+{
+  CaptureOutcome *o = g_task_propagate_pointer (G_TASK (result), error);
+  gint64 run_id;
+
+  if (predictions != NULL)
+    memset (predictions, 0, sizeof *predictions);
+  if (o == NULL)
+    return 0;
+  run_id = o->run_id;
+  if (predictions != NULL)
+    {
+      *predictions = o->pred;
+      memset (&o->pred, 0, sizeof o->pred);
+    }
+  capture_outcome_free (o);
+  return run_id;
+}
+
+gint64
 saccade_capture_finish (GAsyncResult *result, GError **error)
 {
-  gssize id = g_task_propagate_int (G_TASK (result), error);
-  return id > 0 ? (gint64) id : 0;
+  return saccade_capture_finish_with_predictions (result, NULL, error);
 }
 
 /* ------------------------------------------------------------------------------------ */

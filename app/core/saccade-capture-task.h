@@ -23,6 +23,7 @@
 #include <gio/gio.h>
 
 #include "app/core/saccade-induction.h"
+#include "engine/forward/sc-predict.h"
 
 G_BEGIN_DECLS
 
@@ -59,6 +60,23 @@ void saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model,
                             const char *db_path, const char *text, GCancellable *cancellable,
                             SaccadeCaptureProgress progress, gpointer progress_data,
                             GAsyncReadyCallback callback, gpointer user_data);
+/* What goes into a capture of text besides the text (app/core/saccade-capture-input.h). */
+typedef struct {
+  gboolean chat;     /* wrap the text in the model's chat template */
+  int n_generate;    /* store this many greedily generated tokens after it (>= 0) */
+} SaccadeCaptureOptions;
+
+/* As saccade_capture_async(), with @options (NULL: none, the plain capture). With
+ * n_generate > 0 the progress counts (n_generate + 1) x n_layers steps: n_layers for each
+ * generated token (fewer when the model ends its turn: the count then jumps), then the
+ * capture's own forward pass. Errors: as saccade_capture_async(), and a model without a
+ * chat template with chat; a prompt and n_generate longer than the model's context. */
+void saccade_capture_text_async (gpointer source_object, SaccadeLoadedModel *model,
+                                 const char *db_path, const char *text,
+                                 const SaccadeCaptureOptions *options,
+                                 GCancellable *cancellable, SaccadeCaptureProgress progress,
+                                 gpointer progress_data, GAsyncReadyCallback callback,
+                                 gpointer user_data);
 /* As saccade_capture_async(), for the @n_ids token ids @ids (copied) instead of a text: the
  * run's text is what the ids decode to. For sequences no text tokenizes to (the detector's
  * random tokens). Finish with saccade_capture_finish(). */
@@ -69,6 +87,12 @@ void saccade_capture_ids_async (gpointer source_object, SaccadeLoadedModel *mode
                                 gpointer user_data);
 /* The new run's id, or 0 with @error set. */
 gint64 saccade_capture_finish (GAsyncResult *result, GError **error);
+/* As saccade_capture_finish() (call one of the two, once), and the run's next-token
+ * predictions: the top SC_PREDICT_TOP_K of every position (engine/forward/sc-predict.h),
+ * moved into @predictions (caller clears it with sc_predictions_clear(); zeroed on
+ * failure). */
+gint64 saccade_capture_finish_with_predictions (GAsyncResult *result,
+                                                ScPredictions *predictions, GError **error);
 
 /* Called on the main loop with the fraction of the study done (0..1]. */
 typedef void (*SaccadeInductionTaskProgress) (gpointer user_data, double fraction);

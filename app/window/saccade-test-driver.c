@@ -19,6 +19,14 @@
  *   expect-head L H          the pickers show layer L, head H
  *   colormap ID / scale ID / metric ID    change a setting
  *   type TEXT                put TEXT in the sentence entry
+ *   prompt TEXT              put TEXT, C escapes read (\n a newline), in the prompt editor's
+ *                            text view (the entry follows)
+ *   expect-sentence TEXT     the sentence entry holds TEXT exactly (C escapes read)
+ *   prompt-editor open|close show or hide the prompt editor (the popover of the header bar)
+ *   capture-option chat yes|no / capture-option generate N   the prompt editor's options
+ *   screenshot-prompt PATH   render the prompt editor (open) into a PNG
+ *   prompt-ctrl-enter        what Ctrl+Enter in the prompt editor's text view does (its
+ *                            capture-phase shortcut for Ctrl+Return, activated there)
  *   run                      press Run and wait for the run to be stored and shown
  *   run-then-cancel          press Run, then Cancel once the first layer is done
  *   expect-status TEXT       the status line contains TEXT
@@ -468,6 +476,87 @@ fixes_waiting (SaccadeTestDriver *d)
   return TRUE;
 }
 
+/* prompt-ctrl-enter: finds the prompt editor's capture-phase shortcut whose trigger is
+ * Ctrl+Return (alone or in an alternative) and activates its action on the text view's
+ * ancestor, as a key press there would (synthesising a GdkEvent is not public API). */
+static gboolean
+prompt_ctrl_enter (SaccadeTestDriver *d)
+{
+  GtkWidget *pop = GTK_WIDGET (d->window->prompt_popover);
+  g_autoptr (GtkShortcutTrigger) want = gtk_keyval_trigger_new (GDK_KEY_Return,
+                                                                 GDK_CONTROL_MASK);
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (pop);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GtkEventController) c = g_list_model_get_item (controllers, i);
+      if (!GTK_IS_SHORTCUT_CONTROLLER (c)
+          || gtk_event_controller_get_propagation_phase (c) != GTK_PHASE_CAPTURE)
+        continue;
+      for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (c)); j++)
+        {
+          g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), j);
+          GtkShortcutTrigger *t = gtk_shortcut_get_trigger (sc);
+          gboolean match = gtk_shortcut_trigger_equal (t, want);
+          if (GTK_IS_ALTERNATIVE_TRIGGER (t))
+            match = gtk_shortcut_trigger_equal (gtk_alternative_trigger_get_first (
+                                                  GTK_ALTERNATIVE_TRIGGER (t)), want)
+                    || gtk_shortcut_trigger_equal (gtk_alternative_trigger_get_second (
+                                                     GTK_ALTERNATIVE_TRIGGER (t)), want);
+          if (match)
+            {
+              g_clear_pointer (&d->window->last_error, g_free);
+              if (!gtk_shortcut_action_activate (gtk_shortcut_get_action (sc), 0, pop, NULL))
+                return fail (d, "prompt-ctrl-enter: the shortcut's action did not run");
+              return TRUE;
+            }
+        }
+    }
+  return fail (d, "prompt-ctrl-enter: the prompt editor has no Ctrl+Return shortcut");
+}
+
+/* The prompt editor's commands (saccade-prompt-popover.h). */
+static gboolean
+prompt_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
+                const char *rest)
+{
+  SaccadeWindow *win = d->window;
+  SaccadePromptPopover *pop = win->prompt_popover;
+  g_autofree char *text = g_strcompress (rest != NULL ? rest : "");
+  g_autoptr (GError) error = NULL;
+
+  if (g_str_equal (cmd, "prompt"))
+    saccade_prompt_popover_set_text (pop, text);
+  else if (g_str_equal (cmd, "prompt-ctrl-enter"))
+    return prompt_ctrl_enter (d);
+  else if (g_str_equal (cmd, "expect-sentence"))
+    {
+      const char *have = gtk_editable_get_text (GTK_EDITABLE (win->sentence_entry));
+      g_autofree char *in_view = saccade_prompt_popover_dup_text (pop);
+      if (g_strcmp0 (have, text) != 0 || g_strcmp0 (in_view, text) != 0)
+        return fail (d, "the entry holds '%s' and the prompt editor '%s', expected '%s'", have,
+                     in_view, text);
+    }
+  else if (g_str_equal (cmd, "prompt-editor") && g_strcmp0 (a1, "open") == 0)
+    gtk_menu_button_popup (win->prompt_button);
+  else if (g_str_equal (cmd, "prompt-editor") && g_strcmp0 (a1, "close") == 0)
+    gtk_menu_button_popdown (win->prompt_button);
+  else if (g_str_equal (cmd, "capture-option") && g_strcmp0 (a1, "chat") == 0)
+    saccade_prompt_popover_set_chat (pop, g_strcmp0 (a2, "yes") == 0);
+  else if (g_str_equal (cmd, "capture-option") && g_strcmp0 (a1, "generate") == 0 && a2 != NULL)
+    saccade_prompt_popover_set_n_generate (pop, atoi (a2));
+  else if (g_str_equal (cmd, "screenshot-prompt") && a1 != NULL)
+    {
+      if (!gtk_widget_get_visible (GTK_WIDGET (pop)))
+        return fail (d, "screenshot-prompt: the prompt editor is not open");
+      if (!screenshot (GTK_WIDGET (pop), a1, &error))
+        return fail (d, "screenshot %s: %s", a1, error->message);
+    }
+  else
+    return fail (d, "%s: bad arguments", cmd);
+  return TRUE;
+}
+
 /* Runs one command; FALSE after a failure (the driver has finished then). */
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
@@ -533,6 +622,9 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     g_settings_set_string (win->settings, cmd, a1 != NULL ? a1 : "");
   else if (g_str_equal (cmd, "type"))
     gtk_editable_set_text (GTK_EDITABLE (win->sentence_entry), rest != NULL ? rest : "");
+  else if (g_str_has_prefix (cmd, "prompt") || g_str_equal (cmd, "expect-sentence")
+           || g_str_equal (cmd, "capture-option") || g_str_equal (cmd, "screenshot-prompt"))
+    return prompt_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "run"))
     {
       g_clear_pointer (&win->last_error, g_free);

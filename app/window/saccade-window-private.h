@@ -14,6 +14,7 @@
 #include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
 #include "app/window/pages/saccade-page.h"
+#include "app/window/saccade-prompt-popover.h"
 #include "app/window/saccade-window.h"
 #include "ui/figures/saccade-colormap.h"
 
@@ -31,6 +32,8 @@ struct _SaccadeWindow
   GtkLabel *model_label;
   GtkWidget *model_warning;
   GtkEntry *sentence_entry;
+  GtkMenuButton *prompt_button;
+  SaccadePromptPopover *prompt_popover; /* the whole prompt and the capture's options */
   GtkStack *run_stack;
   GtkLabel *backend_label;
   AdwFlap *flap;

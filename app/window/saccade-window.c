@@ -23,6 +23,7 @@
 #include "app/core/saccade-paths.h"
 #include "app/window/pages/saccade-pages.h"
 #include "app/window/saccade-application.h"
+#include "ui/figures/saccade-token-label.h"
 
 /* Messages up to this many characters fit a toast; longer ones (a model file's path and
  * what was wrong with it) get a dialog, where they can be read in full. */
@@ -243,6 +244,7 @@ set_capturing (SaccadeWindow *self, gboolean on)
   gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), on);
   gtk_widget_set_visible (self->status_cancel_button, on);
   gtk_editable_set_editable (GTK_EDITABLE (self->sentence_entry), !on);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->prompt_button), !on);
   if (on)
     gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   saccade_window_update_actions (self);
@@ -254,13 +256,43 @@ capture_progress (gpointer user_data, int layers_done, int n_layers)
   SaccadeWindow *self = user_data;
   g_autofree char *text = NULL;
 
-  if (!saccade_window_is_capturing (self))
+  int L;
+
+  if (!saccade_window_is_capturing (self) || self->model == NULL)
     return;
   gtk_progress_bar_set_fraction (self->progress_bar,
                                  n_layers > 0 ? (double) layers_done / n_layers : 0.0);
-  text = g_strdup_printf (_("Running layer %d of %d…"), MIN (layers_done + 1, n_layers),
-                          n_layers);
+  /* With generation the steps are n_layers per generated token, then the capture's pass
+   * (saccade_capture_text_async()). */
+  L = (int) sc_model_info (saccade_loaded_model_get_model (self->model))->n_layers;
+  if (n_layers > L && layers_done < n_layers - L)
+    text = g_strdup_printf (_("Generating token %d of at most %d…"), layers_done / L + 1,
+                            n_layers / L - 1);
+  else
+    text = g_strdup_printf (_("Running layer %d of %d…"),
+                            MIN (layers_done - (n_layers - L) + 1, L), L);
   saccade_window_set_status (self, text);
+}
+
+/* "'␣Paris' (23 %)": the most likely token after the run's last position, or NULL. */
+static char *
+predicted_next (SaccadeWindow *self, const ScPredictions *p)
+{
+  const ScTokenizer *tok;
+  g_autofree char *label = NULL;
+  char buf[256];
+  size_t n;
+  int32_t id;
+
+  if (self->model == NULL || p->n_positions == 0 || p->k == 0)
+    return NULL;
+  tok = sc_model_tokenizer (saccade_loaded_model_get_model (self->model));
+  id = p->ids[(size_t) (p->n_positions - 1) * p->k];
+  n = sc_token_to_bytes (tok, id, true, buf, sizeof buf);
+  label = saccade_token_label (buf, MIN (n, sizeof buf));
+  /* Translators: a token and its probability, e.g. "'␣Paris' (23 %)". */
+  return g_strdup_printf (_("'%s' (%.0f %%)"), label,
+                          100.0 * p->probs[(size_t) (p->n_positions - 1) * p->k]);
 }
 
 static void
@@ -268,10 +300,14 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeWindow *self = SACCADE_WINDOW (source);
   g_autoptr (GError) error = NULL;
-  gint64 run_id = saccade_capture_finish (result, &error);
+  ScPredictions pred = { 0 };
+  gint64 run_id = saccade_capture_finish_with_predictions (result, &pred, &error);
 
   if (g_cancellable_is_cancelled (self->cancellable))
-    return; /* the window closed while the model ran */
+    {
+      sc_predictions_clear (&pred);
+      return; /* the window closed while the model ran */
+    }
   g_clear_object (&self->capture_cancellable);
   set_capturing (self, FALSE);
   if (run_id <= 0)
@@ -287,9 +323,16 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   g_settings_set_boolean (self->settings, "sample-done", TRUE);
   {
-    g_autofree char *msg = g_strdup_printf (_("Stored run %lld"), (long long) run_id);
+    g_autofree char *next = predicted_next (self, &pred);
+    g_autofree char *msg = NULL;
+    if (next != NULL)
+      /* Translators: "Stored run 12; next token: ' Paris' (23 %)". */
+      msg = g_strdup_printf (_("Stored run %lld; next token: %s"), (long long) run_id, next);
+    else
+      msg = g_strdup_printf (_("Stored run %lld"), (long long) run_id);
     saccade_window_toast (self, msg);
   }
+  sc_predictions_clear (&pred);
   saccade_window_runs_reload (self, run_id);
 }
 
@@ -297,15 +340,21 @@ static void
 start_capture (SaccadeWindow *self, const char *text)
 {
   g_autofree char *status = NULL;
+  SaccadeCaptureOptions options = {
+    .chat = saccade_prompt_popover_get_chat (self->prompt_popover),
+    .n_generate = saccade_prompt_popover_get_n_generate (self->prompt_popover),
+  };
 
   g_return_if_fail (self->model != NULL && self->capture_cancellable == NULL);
 
   self->capture_cancellable = g_cancellable_new ();
   set_capturing (self, TRUE);
+  gtk_popover_popdown (GTK_POPOVER (self->prompt_popover));
   status = g_strdup_printf (_("Running %s…"), saccade_loaded_model_get_name (self->model));
   saccade_window_set_status (self, status);
-  saccade_capture_async (self, self->model, self->db_path, text, self->capture_cancellable,
-                         capture_progress, self, capture_done, NULL);
+  saccade_capture_text_async (self, self->model, self->db_path, text, &options,
+                              self->capture_cancellable, capture_progress, self, capture_done,
+                              NULL);
 }
 
 void
@@ -621,6 +670,7 @@ saccade_window_class_init (SaccadeWindowClass *klass)
   object_class->finalize = saccade_window_finalize;
   window_class->close_request = saccade_window_close_request;
 
+  g_type_ensure (SACCADE_TYPE_PROMPT_POPOVER);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/saccade/Saccade/saccade-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeWindow, name)
@@ -631,6 +681,8 @@ saccade_window_class_init (SaccadeWindowClass *klass)
   CHILD (model_label);
   CHILD (model_warning);
   CHILD (sentence_entry);
+  CHILD (prompt_button);
+  CHILD (prompt_popover);
   CHILD (run_stack);
   CHILD (backend_label);
   CHILD (flap);
@@ -653,6 +705,7 @@ saccade_window_init (SaccadeWindow *self)
   g_signal_connect_swapped (self->sentence_entry, "activate", G_CALLBACK (entry_activated), self);
   g_signal_connect_swapped (self->sentence_entry, "icon-press", G_CALLBACK (entry_icon_pressed),
                             self);
+  saccade_prompt_popover_bind_entry (self->prompt_popover, GTK_EDITABLE (self->sentence_entry));
 }
 
 SaccadeWindow *

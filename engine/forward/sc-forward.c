@@ -63,7 +63,8 @@ struct ScSession {
   float *act;    /* (cap, F) silu(gate) * up */
   float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
   float *probs_host; /* host copy for device backends; == probs on host-memory ones */
-  float *logits_dev; /* (cap, V) */
+  float *logits_dev; /* (logits_rows, V): only the rows calls have asked for (ensure_logits) */
+  int logits_rows;
   float *o_host;     /* (cap, Q) host copy of o for the observer's attn_output on device
                       * backends; NULL until wanted */
 
@@ -103,6 +104,30 @@ free_buffers (ScSession *s)
   s->kv_ids = NULL;
   s->kv_n = 0;
   s->cap = 0;
+  s->logits_rows = 0;
+}
+
+/* Grows the logits buffer to @rows (<= cap) rows. Sized by what calls read — the last row,
+ * every row with all_logits, a chunk of kept rows — not by the token capacity: a capture
+ * of n tokens never holds (n, V) logits (1.6 GB for SmolLM2 at 8,192 tokens). */
+static ScStatus
+ensure_logits (ScSession *s, int rows, ScError *err)
+{
+  const size_t V = sc_model_info (s->model)->n_vocab;
+
+  if (rows <= s->logits_rows)
+    return SC_OK;
+  if (s->logits_dev != NULL)
+    s->b->ops->free (s->b, s->logits_dev);
+  s->logits_rows = 0;
+  if ((s->logits_dev = s->b->ops->alloc (s->b, (size_t) rows * V, err)) == NULL)
+    {
+      if (err != NULL && err->status != SC_OK)
+        return sc_error_prefix (err, "logits of %d rows", rows);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory for logits of %d rows", rows);
+    }
+  s->logits_rows = rows;
+  return SC_OK;
 }
 
 /* Grows the buffers to hold @n tokens, keeping the KV cache's contents. A first
@@ -113,7 +138,7 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff, V = in->n_vocab,
+               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff,
                L = in->n_layers;
   ScBackend *b = s->b;
   float *old_kc = NULL, *old_vc = NULL;
@@ -146,13 +171,12 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
       s->gu = b->ops->alloc (b, cap * 2 * F, err);
       s->act = b->ops->alloc (b, cap * F, err);
       s->probs = b->ops->alloc (b, in->n_heads * cap * cap, err);
-      s->logits_dev = b->ops->alloc (b, cap * V, err);
       if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
         s->probs_host = s->probs;
       else
         s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
       if (!s->x || !s->h || !s->qkv || !s->q || !s->kc || !s->vc || !s->o || !s->gu || !s->act
-          || !s->probs || !s->logits_dev || !s->probs_host)
+          || !s->probs || !s->probs_host)
         {
           free_buffers (s);
           kv_n = 0;
@@ -314,6 +338,12 @@ ScBackend *
 sc_session_backend (const ScSession *s)
 {
   return s->b;
+}
+
+const ScModel *
+sc_session_model (const ScSession *s)
+{
+  return s->model;
 }
 
 int
@@ -871,6 +901,8 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   /* output head: only the rows whose logits are wanted */
   first_row = opt->all_logits ? 0 : nq - 1;
   n_out = nq - first_row;
+  if ((st = ensure_logits (s, n_out, err)) != SC_OK)
+    return st;
   TRY (b->ops->rmsnorm (b, s->h, s->x + (size_t) first_row * E, s->output_norm, n_out, E,
                         in->norm_eps, err));
   TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_out, E, V, false, err));
@@ -878,5 +910,41 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_out * V, err));
   if (opt->stats != NULL)
     opt->stats->total_s += now_s () - t_start;
+  return SC_OK;
+}
+
+ScStatus
+sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScError *err)
+{
+  const ScModelInfo *in;
+  const float *final;
+  ScLayerCtx c;
+  ScBackend *b;
+  ScStatus st;
+  int E, V;
+
+  if (err != NULL)
+    sc_error_clear (err);
+  if (s == NULL || logits == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: NULL argument");
+  in = sc_model_info (s->model);
+  b = s->b;
+  E = (int) in->n_embd;
+  V = (int) in->n_vocab;
+  if (s->resid == NULL || s->kept_n == 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: the session keeps no "
+                         "residuals (run sc_forward with keep_residuals first)");
+  if (row0 < 0 || n_rows < 1 || n_rows > s->kept_n - row0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: rows %d .. %d are outside the "
+                         "kept run's 0 .. %d", row0, row0 + n_rows - 1, s->kept_n - 1);
+  /* kept_n <= cap, so h (cap, E) holds the rows; the output head exactly as sc_forward
+   * applies it. */
+  final = s->resid + ((size_t) in->n_layers * s->cap + row0) * E;
+  c = (ScLayerCtx) { .b = b, .info = in };
+  if ((st = ensure_logits (s, n_rows, err)) != SC_OK)
+    return st;
+  TRY (b->ops->rmsnorm (b, s->h, final, s->output_norm, n_rows, E, in->norm_eps, err));
+  TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_rows, E, V, false, err));
+  TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_rows * V, err));
   return SC_OK;
 }

@@ -117,8 +117,21 @@ int sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *in
 ScStatus sc_session_residual (const ScSession *session, int layer, int row, float *out,
                               ScError *err);
 
+/* The output head (what sc_forward does after the last layer: rmsnorm, output_norm, the
+ * vocabulary projection) on rows @row0 .. @row0 + @n_rows - 1 of the final residual kept
+ * by the session's last run with keep_residuals (rows are that run's positions), into
+ * @logits: (n_rows, n_vocab) row-major host floats. For consumers that want every
+ * position's logits without holding them all at once (engine/forward/sc-predict.h walks
+ * the rows in chunks). Uses the session's scratch buffers; the kept residuals and the KV
+ * cache stay as they were. Errors: SC_ERR_INVALID_ARG (NULL arguments, no residuals
+ * kept, rows outside the kept run; the message names them), the backend's error. */
+ScStatus sc_session_kept_logits (ScSession *session, int row0, int n_rows, float *logits,
+                                 ScError *err);
+
 /* The backend a session runs on. */
 ScBackend *sc_session_backend (const ScSession *session);
+/* The model a session runs (borrowed). */
+const ScModel *sc_session_model (const ScSession *session);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,57 @@
+/* saccade-capture-input.h — what goes into a capture, as both faces build it: the text,
+ * wrapped in the model's chat template when asked (saccade_chat_prompt(), as `saccade
+ * generate --chat` does), its token ids, and optionally a greedy continuation of them
+ * (sc_generate_greedy(), as `saccade generate` does).
+ *
+ * A capture with a continuation stores the prompt and the generated tokens as one run and
+ * runs one forward pass over all of them after generating. By causality that pass's row p
+ * of every head is the attention of the step that read position p: it sees positions
+ * 0 .. p only, the same tokens the generating step saw (the numbers equal the step's up to
+ * the float rounding of a batched against a one-row computation). So every generated
+ * token's attention row is in the run, and the run equals a plain capture of the same ids.
+ *
+ * Thread safety: none of its own; generation uses the session given (one thread at a time).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "engine/forward/sc-forward.h"
+#include "engine/model/sc-model.h"
+
+G_BEGIN_DECLS
+
+/* The ids a capture runs and the run's text. */
+typedef struct {
+  GArray *ids;      /* int32_t: the prompt's, then the generated ones */
+  guint n_prompt;   /* how many of @ids are the prompt's (the rest were generated) */
+  GString *text;    /* the run's text: the prompt's bytes (in the chat template with chat),
+                     * then each generated token's piece (special tokens shown, as the
+                     * store's pieces are) */
+} SaccadeCaptureInput;
+
+/* Fills @in (zeroed by the caller; cleared on failure) with @len bytes of @text (< 0:
+ * NUL-terminated; any bytes), in the model's chat template when @chat, and their ids
+ * (special-token text parsed when @parse_special). The ids may be empty: the caller says
+ * so in its own words. Errors: SACCADE_ERROR (a model without a ChatML template with
+ * @chat, the tokenizer's). */
+gboolean saccade_capture_input_init (SaccadeCaptureInput *in, ScModel *model, const char *text,
+                                     gssize len, gboolean parse_special, gboolean chat,
+                                     GError **error);
+
+/* Appends up to @n_new greedily generated tokens to @in (which holds at least one id),
+ * stopping before an end-of-generation token; their pieces go to @in->text. @progress
+ * (may be NULL) is called with @progress_user after each layer of each step; returning
+ * false cancels. On failure @in keeps the tokens generated so far. Errors: SACCADE_ERROR
+ * (SC_ERR_RANGE: the prompt and @n_new exceed the model's context, checked first;
+ * SC_ERR_CANCELLED; the forward pass's). */
+gboolean saccade_capture_input_generate (SaccadeCaptureInput *in, ScSession *session, int n_new,
+                                         ScProgressFn progress, void *progress_user,
+                                         GError **error);
+
+/* Frees @in's arrays and zeroes it; a zeroed one is a no-op. */
+void saccade_capture_input_clear (SaccadeCaptureInput *in);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCaptureInput, saccade_capture_input_clear)
+
+G_END_DECLS

@@ -1,0 +1,89 @@
+#!/bin/sh
+# test-app-prompt.sh — the window's prompt editor, end to end under Xvfb with the default
+# model (app/window/saccade-prompt-popover.c, driven by app/window/saccade-test-driver.c):
+#  1. A two-line prompt typed in the editor's text view reaches the header bar's entry
+#     (and a line typed in the entry reaches the view); with "Generate 4 tokens" it is
+#     stored as one run whose text is the prompt's bytes then the generated pieces, and
+#     whose tokens are the prompt's followed by exactly `saccade generate -n 4`'s. The
+#     editor and the window are screenshot (checked not blank).
+#  2. Ctrl+Enter in the editor runs; with the chat template on, the stored text is the
+#     ChatML turn around the entry's line.
+# Skips (77) without xvfb-run, python3 or the default model.
+# Usage: test-app-prompt.sh SACCADE APP_CHECK_IMAGE OUTDIR
+set -u
+saccade=$1
+check_image=$2
+out=$3
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+
+if ! command -v xvfb-run >/dev/null 2>&1; then
+  echo "xvfb-run is not installed (apt-get install xvfb xauth); skipping"
+  exit 77
+fi
+if [ ! -f "$model" ] || ! command -v python3 > /dev/null; then
+  echo "the default model (data/fetch-model.sh) or python3 is missing; skipping"
+  exit 77
+fi
+rm -rf "$out"
+mkdir -p "$out/home"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
+export XDG_CACHE_HOME="$out/home/cache"
+export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
+export LANGUAGE=en LC_ALL=C.UTF-8 SACCADE_MODEL="$model"
+unset WAYLAND_DISPLAY
+db="$out/prompt.sqlite"
+# One run stored beforehand: the window's first start runs its sample sentence only on an
+# empty database.
+"$saccade" capture --db "$db" -t "Hello" > /dev/null 2>&1 || fail "capture of the first run"
+
+cat > "$out/prompt.script" <<EOS
+prompt Roses are red,\\nviolets are blue.
+expect-sentence Roses are red,\\nviolets are blue.
+capture-option generate 4
+prompt-editor open
+screenshot-prompt $out/prompt-editor.png
+run
+expect-runs 2
+dismiss-toast
+screenshot $out/prompt-window.png
+type One line again.
+expect-sentence One line again.
+capture-option generate 0
+capture-option chat yes
+prompt-editor open
+prompt-ctrl-enter
+expect-runs 3
+quit
+EOS
+bus=""
+command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
+SACCADE_TEST_SCRIPT="$out/prompt.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
+  $bus "$saccade" --db "$db" > "$out/prompt.log" 2>&1
+rc=$?
+sed 's/^/  | /' "$out/prompt.log"
+[ "$rc" -eq 0 ] || fail "the app exited with $rc"
+for png in prompt-editor prompt-window; do
+  [ -f "$out/$png.png" ] || { fail "$png.png was not written"; continue; }
+  "$check_image" "$out/$png.png" 300 100 8 || fail "$png.png looks blank"
+done
+
+printf 'Roses are red,\nviolets are blue.' > "$out/poem.txt"
+"$saccade" generate -n 4 --json -f "$out/poem.txt" > "$out/gen.json" 2>&1
+"$saccade" tokenize --ids -f "$out/poem.txt" > "$out/poem.ids" 2>&1
+python3 - "$db" "$out/gen.json" "$out/poem.ids" > "$out/py.log" 2>&1 <<'PY' || { fail "the stored runs:"; sed 's/^/  | /' "$out/py.log"; }
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+runs = c.execute("SELECT id, text FROM runs ORDER BY id").fetchall()[1:]
+assert len(runs) == 2, runs
+gen = json.load(open(sys.argv[2]))
+ids = [r[0] for r in c.execute("SELECT token_id FROM tokens WHERE run_id = ? ORDER BY pos", (runs[0][0],))]
+want = [int(x) for x in open(sys.argv[3]).read().split()] + gen["generated_ids"]
+assert ids == want, (ids, want)
+assert runs[0][1] == b"Roses are red,\nviolets are blue." + gen["text"].encode(), runs[0][1]
+assert runs[1][1].startswith(b"<|im_start|>") and b"<|im_start|>user\nOne line again.<|im_end|>" in runs[1][1], runs[1][1]
+PY
+[ "$fails" -eq 0 ] && echo "prompt editor: all checks passed"
+[ "$fails" -eq 0 ]

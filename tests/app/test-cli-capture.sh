@@ -1,0 +1,154 @@
+#!/bin/sh
+# test-cli-capture.sh — what goes into `saccade capture` and what it says the model predicts,
+# read the way a user reads it; the stored runs are read back with python3's sqlite3:
+#  - --chat wraps the text as `saccade generate --chat` does (same prompt tokens, the
+#    stored text in the ChatML turns); refused with --no-parse-special;
+#  - --prompt-file FILE (and - for stdin) stores the file's bytes exactly, newlines
+#    included, as one run; an empty file, invalid UTF-8 (and a NUL byte), a missing file
+#    and a second text source are refused with messages that name them;
+#  - --generate N stores the prompt's tokens followed by exactly `saccade generate`'s
+#    output as one run, and every head of that run equals a plain capture of the same
+#    tokens (bytes of the fp16 blobs); --generate 0 is a plain capture; N < 0 is refused;
+#  - the last position's top-5 next tokens (text with --summary, JSON always), best first,
+#    and " Paris" among them after "The capital of France is".
+# Usage: test-cli-capture.sh PATH/TO/saccade   (skips with 77 when the default model or
+# python3 is absent)
+set -u
+saccade=$1
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+if [ ! -f "$model" ]; then
+  echo "default model not fetched (data/fetch-model.sh); skipping"
+  exit 77
+fi
+if ! command -v python3 > /dev/null; then
+  echo "python3 is not installed; skipping"
+  exit 77
+fi
+export SACCADE_MODEL="$model"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+db="$tmp/c.sqlite"
+
+check() { # name, output file, grep pattern
+  if grep -q -- "$3" "$2"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
+  fi
+}
+expect_fail() { # name, file, pattern, rc
+  if [ "$4" -eq 0 ]; then
+    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
+  fi
+  check "$1" "$2" "$3"
+}
+py() { # name, python source (argv: the database, then the rest)
+  name=$1; src=$2; shift 2
+  if python3 -c "$src" "$db" "$@" > "$tmp/py.out" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $name:"; sed 's/^/  | /' "$tmp/py.out"; fails=$((fails + 1))
+  fi
+}
+# The run id of a `capture --json` output.
+run_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["run"])' "$1"; }
+
+# --- --chat ------------------------------------------------------------------------------
+q="What is the capital of France?"
+"$saccade" generate --chat -n 12 --json "$q" > "$tmp/gen.json" 2>&1
+"$saccade" capture --db "$db" --chat --json -t "$q" > "$tmp/chat.json" 2>&1
+check chat-prompt-tokens "$tmp/chat.json" "\"prompt_tokens\" : $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["prompt_tokens"])' "$tmp/gen.json"),"
+chat_run=$(run_of "$tmp/chat.json")
+py chat-text 'import sqlite3, sys
+t = sqlite3.connect(sys.argv[1]).execute("SELECT text FROM runs WHERE id = ?", (int(sys.argv[2]),)).fetchone()[0]
+assert b"<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n" in t, t
+assert t.endswith(b"<|im_start|>assistant\n"), t' "$chat_run"
+"$saccade" capture --no-store --chat --no-parse-special -t "$q" > "$tmp/bad" 2>&1; rc=$?
+expect_fail chat-no-special "$tmp/bad" "drop --no-parse-special" $rc
+
+# --- --prompt-file -----------------------------------------------------------------------
+printf 'Roses are red,\nviolets are blue.\n\n  Indented, and a tab:\t猫\n' > "$tmp/poem.txt"
+"$saccade" capture --db "$db" --json --prompt-file "$tmp/poem.txt" > "$tmp/poem.json" 2>&1
+poem_run=$(run_of "$tmp/poem.json")
+"$saccade" tokenize --ids -f "$tmp/poem.txt" > "$tmp/poem.ids" 2>&1
+py prompt-file-bytes 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+t = c.execute("SELECT text FROM runs WHERE id = ?", (int(sys.argv[2]),)).fetchone()[0]
+assert t == open(sys.argv[3], "rb").read(), t
+ids = [r[0] for r in c.execute("SELECT token_id FROM tokens WHERE run_id = ? ORDER BY pos", (int(sys.argv[2]),))]
+want = [int(x) for x in open(sys.argv[4]).read().split()]
+assert ids == want, (ids, want)' "$poem_run" "$tmp/poem.txt" "$tmp/poem.ids"
+"$saccade" capture --db "$db" --json -p - < "$tmp/poem.txt" > "$tmp/poem-stdin.json" 2>&1
+py prompt-file-stdin 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+a, b = (c.execute("SELECT text FROM runs WHERE id = ?", (int(r),)).fetchone()[0] for r in sys.argv[2:4])
+assert a == b, (a, b)' "$poem_run" "$(run_of "$tmp/poem-stdin.json")"
+
+: > "$tmp/empty.txt"
+"$saccade" capture --no-store --prompt-file "$tmp/empty.txt" > "$tmp/bad" 2>&1; rc=$?
+expect_fail prompt-file-empty "$tmp/bad" "empty.txt is empty" $rc
+printf 'Good\nBad \377 byte\n' > "$tmp/latin1.txt"
+"$saccade" capture --no-store --prompt-file "$tmp/latin1.txt" > "$tmp/bad" 2>&1; rc=$?
+expect_fail prompt-file-utf8 "$tmp/bad" "latin1.txt is not valid UTF-8: byte 9 (0xFF)" $rc
+printf 'A\0B' | "$saccade" capture --no-store --prompt-file - > "$tmp/bad" 2>&1; rc=$?
+expect_fail prompt-file-nul "$tmp/bad" "standard input is not valid UTF-8: byte 1 (0x00) is a NUL byte" $rc
+"$saccade" capture --no-store --prompt-file "$tmp/missing.txt" > "$tmp/bad" 2>&1; rc=$?
+expect_fail prompt-file-missing "$tmp/bad" "missing.txt" $rc
+"$saccade" capture --no-store --prompt-file "$tmp/poem.txt" -t "and a text" > "$tmp/bad" 2>&1; rc=$?
+expect_fail prompt-file-and-text "$tmp/bad" "give the text one way" $rc
+
+# --- --generate --------------------------------------------------------------------------
+p="The capital of France is"
+"$saccade" generate -n 6 --json "$p" > "$tmp/gen6.json" 2>&1
+"$saccade" tokenize --ids "$p" > "$tmp/p.ids" 2>&1
+"$saccade" capture --db "$db" --json --generate 6 -t "$p" > "$tmp/g.json" 2>&1
+check generate-prompt-tokens "$tmp/g.json" "\"prompt_tokens\" : $(wc -w < "$tmp/p.ids"),"
+g_run=$(run_of "$tmp/g.json")
+py generate-ids 'import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+run = int(sys.argv[2])
+ids = [r[0] for r in c.execute("SELECT token_id FROM tokens WHERE run_id = ? ORDER BY pos", (run,))]
+gen = json.load(open(sys.argv[3]))
+want = [int(x) for x in open(sys.argv[4]).read().split()] + gen["generated_ids"]
+assert len(gen["generated_ids"]) == 6, gen
+assert ids == want, (ids, want)
+t = c.execute("SELECT text FROM runs WHERE id = ?", (run,)).fetchone()[0]
+assert t == b"The capital of France is" + gen["text"].encode(), t
+open(sys.argv[5], "wb").write(t)' "$g_run" "$tmp/gen6.json" "$tmp/p.ids" "$tmp/g.txt"
+# The same tokens captured plainly (the stored text tokenizes back to them): every head's
+# matrix is byte for byte the one of the generating capture, its generated rows included.
+"$saccade" capture --db "$db" --json --prompt-file "$tmp/g.txt" > "$tmp/plain.json" 2>&1
+py generate-rows-equal 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+a, b = int(sys.argv[2]), int(sys.argv[3])
+ids = lambda r: [x[0] for x in c.execute("SELECT token_id FROM tokens WHERE run_id = ? ORDER BY pos", (r,))]
+assert ids(a) == ids(b), (ids(a), ids(b))
+heads = lambda r: c.execute("SELECT layer, head, n_query, n_key, layout, data FROM attention WHERE run_id = ? ORDER BY layer, head", (r,)).fetchall()
+ha, hb = heads(a), heads(b)
+assert len(ha) == 270 and len(ha) == len(hb), (len(ha), len(hb))
+for x, y in zip(ha, hb):
+    assert x[:5] == y[:5] and x[5] == y[5], ("layer", x[0], "head", x[1])' "$g_run" "$(run_of "$tmp/plain.json")"
+"$saccade" capture --no-store --json --generate 0 -t "$p" > "$tmp/g0.json" 2>&1
+check generate-zero "$tmp/g0.json" "\"n_tokens\" : $(wc -w < "$tmp/p.ids"),"
+"$saccade" capture --no-store --generate -1 -t "$p" > "$tmp/bad" 2>&1; rc=$?
+expect_fail generate-negative "$tmp/bad" "must be >= 0" $rc
+"$saccade" capture --no-store --generate 9000 -t "$p" > "$tmp/bad" 2>&1; rc=$?
+expect_fail generate-too-long "$tmp/bad" "exceed the model's context of 8192" $rc
+
+# --- the predictions ---------------------------------------------------------------------
+"$saccade" capture --no-store --summary -t "$p" > "$tmp/sum" 2>&1
+check predict-text "$tmp/sum" "^Next token after the last position"
+check predict-paris "$tmp/sum" "^ *[0-9.]*%  *7042 '␣Paris'$"
+py predict-json 'import json, sys
+r = json.load(open(sys.argv[2]))["runs"][0]
+nt = r["next_tokens"]
+assert len(nt) == 5, nt
+p = [t["probability"] for t in nt]
+assert p == sorted(p, reverse=True) and 0 < sum(p) <= 1, p
+assert " Paris" in [t["piece"] for t in nt], nt
+assert r["predict_seconds"] >= 0, r' "$tmp/g0.json"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
