@@ -40,6 +40,7 @@ G_DEFINE_FINAL_TYPE (SaccadeHeatmapView, saccade_heatmap_view, GTK_TYPE_WIDGET)
 enum {
   CELL_ACTIVATED,
   RANGE_CHANGED,
+  HOVER_CHANGED,
   N_SIGNALS
 };
 
@@ -380,14 +381,19 @@ on_motion (GtkEventControllerMotion *ctrl, double x, double y, SaccadeHeatmapVie
       self->hover_row = r;
       self->hover_col = c;
       gtk_widget_queue_draw (GTK_WIDGET (self)); /* the outline only: no render */
+      g_signal_emit (self, signals[HOVER_CHANGED], 0, r, c);
     }
 }
 
 static void
 on_leave (GtkEventControllerMotion *ctrl, SaccadeHeatmapView *self)
 {
+  gboolean was = self->hover_row >= 0;
+
   self->hover_row = self->hover_col = -1;
   gtk_widget_queue_draw (GTK_WIDGET (self));
+  if (was)
+    g_signal_emit (self, signals[HOVER_CHANGED], 0, -1, -1);
 }
 
 /* The token at (@x, @y), clamped into the matrix (a selection may be dragged past it). */
@@ -652,6 +658,16 @@ saccade_heatmap_view_class_init (SaccadeHeatmapViewClass *klass)
   signals[RANGE_CHANGED] =
     g_signal_new ("range-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                   NULL, G_TYPE_NONE, 0);
+  /**
+   * SaccadeHeatmapView::hover-changed:
+   * @row: the query under the pointer (zoomed out, the first of its block), or -1
+   * @col: the key, or -1
+   *
+   * The pointer moved onto another cell, or off the matrix (-1, -1).
+   */
+  signals[HOVER_CHANGED] =
+    g_signal_new ("hover-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 
   gtk_widget_class_install_action (widget_class, "heatmap.zoom-in", NULL, action_zoom);
   gtk_widget_class_install_action (widget_class, "heatmap.zoom-out", NULL, action_zoom);

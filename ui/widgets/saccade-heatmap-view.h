@@ -21,7 +21,9 @@
  * (double, read-only).
  * Signals: "cell-activated" (int row, int col): a click on a cell that is not masked (on a
  * block covering several tokens: its strongest cell). "range-changed": the selection
- * changed (by the user or saccade_heatmap_view_set_range()).
+ * changed (by the user or saccade_heatmap_view_set_range()). "hover-changed" (int row, int
+ * col): the pointer is over another cell (zoomed out, the first token of its block), or
+ * off the matrix (-1, -1) — the Heatmap page shows that query's predicted next tokens.
  * The view also shows matrices that are not heads (the Induction page's layer × head
  * scores): saccade_heatmap_view_set_axis_names() then names rows and columns in the tooltip.
  */
