@@ -188,6 +188,7 @@ typedef struct {
   const SaccadeLinesLinks *links;
   SaccadeLinesLinks *owned_links;  /* chosen here from f->heads */
   gboolean *shown;            /* (links->n_heads) the heads drawn */
+  gboolean above, below;      /* some link drawn goes to a key before (after) the tokens */
   gboolean cancelled;
 } Resolved;
 
@@ -260,6 +261,16 @@ resolve (const SaccadeLinesFigure *f, gboolean with_links, GCancellable *cancell
   for (int k = 0; k < (f->head_ids != NULL ? f->n_heads : res->links->n_heads); k++)
     if (head_id (f, k) >= 0 && head_id (f, k) < res->links->n_heads)
       res->shown[head_id (f, k)] = TRUE;
+  for (guint i = 0; i < res->links->n_links; i++)
+    {
+      const SaccadeLink *link = &res->links->links[i];
+      if (res->shown[link->head] && link->query >= f->position0
+          && link->query < f->position0 + f->n)
+        {
+          res->above = res->above || link->key < f->position0;
+          res->below = res->below || link->key >= f->position0 + f->n;
+        }
+    }
 }
 
 static void
@@ -271,13 +282,27 @@ resolved_clear (Resolved *res)
   *res = (Resolved) { 0 };
 }
 
-/* Whether @link is drawn: a shown head, both ends among the figure's tokens. */
+/* Whether @link is drawn: a shown head, its query among the figure's tokens. A key before
+ * (after) the tokens is drawn to the top (bottom) end of the key column, so that a range
+ * still shows where its queries look when that is outside it (a sink at position 0). */
 static inline gboolean
 link_drawn (const SaccadeLinesFigure *f, const Resolved *res, const SaccadeLink *link)
 {
   return res->shown[link->head] && link->query >= f->position0
-         && link->query < f->position0 + f->n && link->key >= f->position0
-         && link->key < f->position0 + f->n;
+         && link->query < f->position0 + f->n;
+}
+
+/* The key column's caption: it says where lines to keys outside the tokens end. */
+static const char *
+key_caption (const Resolved *res)
+{
+  if (res->above && res->below)
+    return _("Key (↑↓ outside)");
+  if (res->above)
+    return _("Key (↑ earlier)");
+  if (res->below)
+    return _("Key (↓ later)");
+  return _("Key");
 }
 
 guint
@@ -315,9 +340,11 @@ lines_width (const Layout *L, int n)
 }
 
 static void
-layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const char *const *labels,
+layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res,
                 const SaccadeFigureStyle *style, double W, double H, Layout *L)
 {
+  const char *const *labels = res->labels;
+  double caption_w;
   g_autoptr (PangoLayout) text = NULL;
   double label_w0, lh0, avail_h, w, h;
 
@@ -346,6 +373,12 @@ layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const char *const *lab
                                     : MAX (L->g.row_h / 1.3, MIN (L->fs, LABEL_MIN_SIZE));
   L->step = MAX (1, (int) ceil (1.2 * L->lf / L->g.row_h));
   L->label_w = label_w0 * L->lf / L->fs;
+  /* The key caption stands over the key labels: the column is at least as wide. */
+  {
+    g_autoptr (PangoLayout) small = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
+    saccade_figure_layout_set (small, key_caption (res), &caption_w, NULL);
+    L->label_w = MAX (L->label_w, caption_w);
+  }
   L->lines_w = MAX (4 * L->fs, W - 2 * L->pad - 2 * L->label_w - 2 * L->gap);
   L->lines_w = MIN (L->lines_w, lines_width (L, f->n));
   {
@@ -369,12 +402,12 @@ saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *W, doubl
   Layout L;
 
   saccade_figure_style_init (&style);
-  resolve (f, FALSE, NULL, &res);
-  layout_compute (cr, f, res.labels, &style, 1e5, 1e5, &L);
+  resolve (f, TRUE, NULL, &res);
+  layout_compute (cr, f, &res, &style, 1e5, 1e5, &L);
   /* Rows of 1.9 font sizes up to 60 tokens, then the figure stops growing (1200 units of
    * rows) and labels thin out. */
   *H = 2 * L.pad + L.title_h + L.legend_h + MIN (f->n * 1.9 * L.fs, 1200.0);
-  layout_compute (cr, f, res.labels, &style, 1e5, *H, &L);
+  layout_compute (cr, f, &res, &style, 1e5, *H, &L);
   *W = ceil (2 * L.pad + 2 * L.label_w + 2 * L.gap + lines_width (&L, f->n) + 1);
   *H = ceil (*H + 1);
   *W = MAX (*W, ceil (saccade_figure_title_width (cr, &style, f->title) + 1));
@@ -456,7 +489,7 @@ draw_legend (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res,
   saccade_figure_set_fg (cr, style, 0.6);
   saccade_figure_layout_set (text, _("Query"), &w, &h);
   saccade_figure_layout_draw (cr, text, L->g.left_x - w, y);
-  saccade_figure_layout_set (text, _("Key"), &w, &h);
+  saccade_figure_layout_set (text, key_caption (res), &w, &h);
   saccade_figure_layout_draw (cr, text, L->g.right_x, y);
   pango_layout_set_width (text, (int) ((L->g.right_x - L->g.left_x) * PANGO_SCALE));
   pango_layout_set_ellipsize (text, PANGO_ELLIPSIZE_END);
@@ -492,6 +525,8 @@ draw_lines (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res, const
         const SaccadeLink *link = &links->links[k];
         int i = link->query - f->position0, j = link->key - f->position0;
         gboolean mine = hl < 0 || (key_side ? j == hl : i == hl);
+        /* a key outside the tokens: the end of the key column on its side */
+        double yj = j < 0 ? L->g.y0 : j >= f->n ? L->g.y0 + f->n * L->g.row_h : row_y (L, j);
         double alpha = MIN (link->weight, 1.0) * (mine ? 1.0 : FADED);
 
         /* pass 0: the faded lines; pass 1: the highlighted token's (or all) */
@@ -506,7 +541,7 @@ draw_lines (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res, const
         cairo_set_source_rgba (cr, rgb[link->head][0], rgb[link->head][1],
                                rgb[link->head][2], alpha);
         cairo_move_to (cr, x0, row_y (L, i));
-        cairo_line_to (cr, x1, row_y (L, j));
+        cairo_line_to (cr, x1, yj);
         cairo_stroke (cr);
       }
   cairo_restore (cr);
@@ -565,7 +600,7 @@ saccade_figure_lines_draw_cancellable (cairo_t *cr, const SaccadeLinesFigure *f,
   cairo_save (cr);
   saccade_figure_paint_background (cr, style, width, height);
   resolve (f, TRUE, cancellable, &res);
-  layout_compute (cr, f, res.labels, style, width, height, &L);
+  layout_compute (cr, f, &res, style, width, height, &L);
   if (!figure_has_data (f) || res.cancelled)
     {
       done = !res.cancelled;
