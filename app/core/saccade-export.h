@@ -108,7 +108,7 @@ typedef struct {
                               * zeros). */
   /* lines: the links drawn (ui/figures/saccade-figure-lines.h), chosen per query and head
    * over the query's whole row, whatever the range: at least @lines_threshold (0: every
-   * visible line, 1/512) and the @lines_top_k strongest (0: all). @lines_heads (NULL: @head,
+   * visible line, 1/256) and the @lines_top_k strongest (0: all). @lines_heads (NULL: @head,
    * or every head when head < 0) names @lines_n_heads heads of the layer to draw. A range
    * labels its tokens with their run positions. */
   double lines_threshold;

@@ -15,7 +15,7 @@
  *   whole    the whole run shown (set_links, render);
  *   head     one head toggled off (set_links, render);
  *   retune   threshold 0.05, top 10 chosen again in the worker, then shown;
- *   before   the old view's work: every line of at least 1/512 of the whole run drawn on
+ *   before   the old view's work: every line of at least 1/256 of the whole run drawn on
  *            the main thread at the window's size (what its snapshot did), for comparison.
  *   idle     nothing at all for one second: the gaps the machine's other work causes alone
  *            (the floor under every other line on a loaded machine).

@@ -2,7 +2,7 @@
  * and the figure of a range, on hand-built matrices:
  *
  *   1. the threshold keeps weights >= T (T itself included), never NaN, infinities, zeros or
- *      negative weights, and is raised to 1/512;
+ *      negative weights, and is raised to 1/256;
  *   2. top k keeps the k largest of each (query, head) row, ties at the k-th place going to
  *      the earlier key; 0 keeps all;
  *   3. links carry run positions: rows of queries q0.., columns of keys key0..;
@@ -52,13 +52,13 @@ test_threshold (void)
   g_autoptr (SaccadeLinesLinks) links = saccade_lines_links_select (row, 1, 0, 1, 0, 6, 0.2,
                                                                     0, NULL);
   g_autoptr (SaccadeLinesLinks) low = NULL;
-  const float tiny[3] = { 0.001f, 0.002f, 0.0f };
+  const float tiny[3] = { 0.002f, 0.004f, 0.0f };
 
   g_assert_cmpuint (links->n_links, ==, 2);
   g_assert_true (has_link (links, 0, 0, 0));
   g_assert_true (has_link (links, 0, 1, 0)); /* exactly at the threshold */
   g_assert_false (has_link (links, 0, 2, 0));
-  /* the threshold is raised to 1/512 (0.00195): 0.001 and 0 are never chosen, NaN neither */
+  /* the threshold is raised to 1/256 (0.0039): 0.002 and 0 are never chosen, NaN neither */
   low = saccade_lines_links_select (tiny, 1, 0, 1, 0, 3, NAN, 0, NULL);
   g_assert_cmpfloat (low->threshold, ==, SACCADE_LINES_MIN_WEIGHT);
   g_assert_cmpuint (low->n_links, ==, 1);

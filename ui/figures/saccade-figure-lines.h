@@ -32,8 +32,10 @@ G_BEGIN_DECLS
  * BertViz's head view. */
 #define SACCADE_LINES_DEFAULT_THRESHOLD 0.1
 #define SACCADE_LINES_DEFAULT_TOP_K 3
-/* The faintest link ever chosen: under 1/512 a line is invisible at 8 bits per channel. */
-#define SACCADE_LINES_MIN_WEIGHT (1.0 / 512)
+/* The faintest link ever chosen: a line of opacity under 1/256 rounds to nothing at 8 bits
+ * per channel, and Cairo skips it altogether (its CAIRO_ALPHA_IS_CLEAR is alpha <= 255/65535),
+ * so a weaker link would be counted but never drawn. */
+#define SACCADE_LINES_MIN_WEIGHT (1.0 / 256)
 
 typedef struct {
   int query, key;   /* run positions */

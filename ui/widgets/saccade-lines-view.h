@@ -27,7 +27,7 @@ G_DECLARE_FINAL_TYPE (SaccadeLinesView, saccade_lines_view, SACCADE, LINES_VIEW,
 GtkWidget *saccade_lines_view_new (void);
 
 /* Shows one layer whole: @heads is (n_heads, n, n), @labels (n) display strings (NULL:
- * positions). Every visible link is drawn (weights of at least 1/512, no top k), chosen here
+ * positions). Every visible link is drawn (weights of at least 1/256, no top k), chosen here
  * on the calling thread: for a sentence; a long run goes through set_links. n 0 clears the
  * view. */
 void saccade_lines_view_set_data (SaccadeLinesView *self, int n_heads, int n,
