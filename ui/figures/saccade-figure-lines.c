@@ -221,14 +221,14 @@ figure_has_data (const SaccadeLinesFigure *f)
   return f->n > 0 && (f->links != NULL || (f->heads != NULL && f->n_heads > 0));
 }
 
-/* Fills @res for @f: the labels always; the links and shown heads only when @with_links
- * (drawing from heads chooses them here, which a cancelled @cancellable stops). */
+/* Fills @res for @f: the labels when @with_labels; the links and shown heads when
+ * @with_links (drawing from heads chooses them here, which a cancelled @cancellable stops). */
 static void
-resolve (const SaccadeLinesFigure *f, gboolean with_links, GCancellable *cancellable,
-         Resolved *res)
+resolve (const SaccadeLinesFigure *f, gboolean with_labels, gboolean with_links,
+         GCancellable *cancellable, Resolved *res)
 {
   *res = (Resolved) { .labels = f->labels };
-  if (f->show_positions || (f->labels == NULL && f->position0 != 0))
+  if (with_labels && (f->show_positions || (f->labels == NULL && f->position0 != 0)))
     {
       res->owned_labels = g_new0 (char *, (gsize) f->n + 1);
       for (int i = 0; i < f->n; i++)
@@ -312,7 +312,7 @@ saccade_figure_lines_count (const SaccadeLinesFigure *f)
   guint count = 0;
 
   g_return_val_if_fail (f != NULL, 0);
-  resolve (f, TRUE, NULL, &res);
+  resolve (f, FALSE, TRUE, NULL, &res);
   for (guint i = 0; res.links != NULL && i < res.links->n_links; i++)
     count += link_drawn (f, &res, &res.links->links[i]);
   resolved_clear (&res);
@@ -402,7 +402,7 @@ saccade_figure_lines_natural_size (const SaccadeLinesFigure *f, double *W, doubl
   Layout L;
 
   saccade_figure_style_init (&style);
-  resolve (f, TRUE, NULL, &res);
+  resolve (f, TRUE, TRUE, NULL, &res);
   layout_compute (cr, f, &res, &style, 1e5, 1e5, &L);
   /* Rows of 1.9 font sizes up to 60 tokens, then the figure stops growing (1200 units of
    * rows) and labels thin out. */
@@ -599,7 +599,7 @@ saccade_figure_lines_draw_cancellable (cairo_t *cr, const SaccadeLinesFigure *f,
     *geom = (SaccadeLinesGeometry) { 0 };
   cairo_save (cr);
   saccade_figure_paint_background (cr, style, width, height);
-  resolve (f, TRUE, cancellable, &res);
+  resolve (f, TRUE, TRUE, cancellable, &res);
   layout_compute (cr, f, &res, style, width, height, &L);
   if (!figure_has_data (f) || res.cancelled)
     {

@@ -8,7 +8,8 @@
  *            (turned to whichever gives bigger thumbnails), heads grouped by the KV head
  *            they share, optionally framed in a metric's colour
  *   lines    one layer as BertViz's "head view": the tokens twice, queries on the left and
- *            keys on the right, a line per (query, key, head) whose opacity is the weight
+ *            keys on the right, a line per strong link (query, key, head) whose opacity is
+ *            the weight (saccade-figure-lines.h chooses the links)
  *   profile  one head metric by layer: a dot per head, the layer mean as a line
  *   bars     one value per token (e.g. the rollout or flow into the last position)
  *   distance a symmetric items x items matrix (head distances) in a clustering order, with
