@@ -525,8 +525,11 @@ draw_lines (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res, const
         const SaccadeLink *link = &links->links[k];
         int i = link->query - f->position0, j = link->key - f->position0;
         gboolean mine = hl < 0 || (key_side ? j == hl : i == hl);
-        /* a key outside the tokens: the end of the key column on its side */
-        double yj = j < 0 ? L->g.y0 : j >= f->n ? L->g.y0 + f->n * L->g.row_h : row_y (L, j);
+        /* a key outside the tokens: past the end of the key column on its side, by half a
+         * row (at most half a font size), so it does not read as the first or last row */
+        double out = MIN (0.5 * L->g.row_h, 0.5 * L->fs);
+        double yj = j < 0 ? L->g.y0 - out
+                    : j >= f->n ? L->g.y0 + f->n * L->g.row_h + out : row_y (L, j);
         double alpha = MIN (link->weight, 1.0) * (mine ? 1.0 : FADED);
 
         /* pass 0: the faded lines; pass 1: the highlighted token's (or all) */
