@@ -214,13 +214,16 @@ update_status (SaccadeLinesPage *self)
     {
       g_string_append (text, " · ");
       /* Translators: the status of the Lines page on a long run, e.g. "the last 200 of
-       * 950 tokens (a long run opens on its end; widen it with Tokens)". */
-      g_string_append_printf (text, _("the last %d of %d tokens (a long run opens on its "
-                                      "end; widen it with Tokens)"), q1 - q0, run->n);
+       * 950 tokens (long runs open on their end)". */
+      g_string_append_printf (text, _("the last %d of %d tokens (long runs open on their "
+                                      "end)"), q1 - q0, run->n);
     }
-  if (text->len > 0)
-    g_string_append (text, " · ");
-  g_string_append (text, _("hover a token to see its links"));
+  else
+    {
+      if (text->len > 0)
+        g_string_append (text, " · ");
+      g_string_append (text, _("hover a token to see its links"));
+    }
   gtk_label_set_text (self->status_label, text->str);
 }
 
