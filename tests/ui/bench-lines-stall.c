@@ -14,6 +14,7 @@
  *            saccade_lines_links_select, threshold 0.1, top 3), then on the main thread the
  *            page's push_view work (the links counted for the status line, set_links of
  *            the last 200 tokens) and the view's render in its own worker;
+ *   hover    a query token of the range highlighted, as hovering it does (render);
  *   whole    the whole run shown (set_links, render);
  *   head     one head toggled off (set_links, render);
  *   retune   threshold 0.05, top 10 chosen again in the worker, then shown;
@@ -242,6 +243,13 @@ bench (int n, gboolean before)
   push (view, links, n, q0, labels, all, N_HEADS);
   wait_shown (view);
   report (n, "open", t0, links->n_links);
+
+  step_start (&t0);
+  saccade_lines_view_set_highlight (SACCADE_LINES_VIEW (view), n - SPAN / 2, FALSE);
+  wait_shown (view);
+  report (n, "hover", t0, links->n_links);
+  saccade_lines_view_set_highlight (SACCADE_LINES_VIEW (view), -1, FALSE);
+  wait_shown (view);
 
   step_start (&t0);
   push (view, links, n, 0, labels, all, N_HEADS);

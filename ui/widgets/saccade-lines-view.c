@@ -451,3 +451,15 @@ saccade_lines_view_get_highlight (SaccadeLinesView *self, gboolean *is_key)
     *is_key = self->highlight_is_key;
   return self->highlight >= 0 ? self->position0 + self->highlight : -1;
 }
+
+void
+saccade_lines_view_set_highlight (SaccadeLinesView *self, int position, gboolean is_key)
+{
+  int token = position - self->position0;
+
+  g_return_if_fail (SACCADE_IS_LINES_VIEW (self));
+
+  if (position < 0 || token < 0 || token >= self->n)
+    token = -1;
+  set_highlight (self, token, is_key);
+}

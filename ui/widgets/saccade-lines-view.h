@@ -53,4 +53,8 @@ gboolean saccade_lines_view_get_busy (SaccadeLinesView *self);
  * which column. */
 int saccade_lines_view_get_highlight (SaccadeLinesView *self, gboolean *is_key);
 
+/* Highlights the token at run position @position (-1 or a token not shown: none) in the key
+ * column when @is_key, else the query column: what hovering it does. */
+void saccade_lines_view_set_highlight (SaccadeLinesView *self, int position, gboolean is_key);
+
 G_END_DECLS
