@@ -299,6 +299,21 @@ test_lines_view_links (void)
   /* the whole run, head 1: its lines into token 0 */
   g_assert_cmpint (lines_count (view, links, 0, 6, labels, 1, orange), >,
                    lines_count (view, none, 0, 6, labels, 1, orange) + 100);
+
+  /* Hovering query 5 keeps its line (5 -> 0) at full strength and fades the other five:
+   * fewer full-colour pixels, but some; no render is needed for it. */
+  {
+    int all = lines_count (view, links, 0, 6, labels, 1, orange), lit;
+    GdkTexture *texture;
+    saccade_lines_view_set_highlight (SACCADE_LINES_VIEW (view), 5, FALSE);
+    g_assert_false (saccade_lines_view_get_busy (SACCADE_LINES_VIEW (view)));
+    texture = draw_lines_view (view);
+    lit = count_color (texture, orange);
+    g_object_unref (texture);
+    g_assert_cmpint (saccade_lines_view_get_highlight (SACCADE_LINES_VIEW (view), NULL), ==, 5);
+    g_assert_cmpint (lit, <, all - 50);
+    g_assert_cmpint (lit, >, lines_count (view, none, 0, 6, labels, 1, orange) + 20);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 

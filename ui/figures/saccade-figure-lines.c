@@ -331,6 +331,14 @@ typedef struct {
   SaccadeLinesGeometry g;
 } Layout;
 
+/* The labels' font size for rows of @row_h: the base size while rows are 1.3 of it, then
+ * shrinking with the rows down to LABEL_MIN_SIZE (below that labels thin out). */
+static double
+label_size (double fs, double row_h)
+{
+  return row_h >= 1.3 * fs ? fs : MAX (row_h / 1.3, MIN (fs, LABEL_MIN_SIZE));
+}
+
 /* The lines' span: near the columns' height for a sentence (slopes stay readable), within
  * 24 to 48 font sizes (a long text does not make a banner). */
 static double
@@ -369,8 +377,7 @@ layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res,
   avail_h = H - 2 * L->pad - L->title_h - L->legend_h;
   L->g.n = f->n;
   L->g.row_h = MAX (1e-3, MIN (avail_h / MAX (f->n, 1), 2.4 * L->fs));
-  L->lf = L->g.row_h >= 1.3 * L->fs ? L->fs
-                                    : MAX (L->g.row_h / 1.3, MIN (L->fs, LABEL_MIN_SIZE));
+  L->lf = label_size (L->fs, L->g.row_h);
   L->step = MAX (1, (int) ceil (1.2 * L->lf / L->g.row_h));
   L->label_w = label_w0 * L->lf / L->fs;
   /* The key caption stands over the key labels: the column is at least as wide. */
@@ -420,6 +427,17 @@ static double
 row_y (const Layout *L, int i)
 {
   return L->g.y0 + (i + 0.5) * L->g.row_h;
+}
+
+/* Where a line ends in the key column for key @j of the @n tokens: its row, or for a key
+ * outside the tokens past the end of the column on its side by half a row (at most half a
+ * font size), so that it does not read as the first or last row. */
+static double
+key_y (const Layout *L, int n, int j)
+{
+  double out = MIN (0.5 * L->g.row_h, 0.5 * L->fs);
+
+  return j < 0 ? L->g.y0 - out : j >= n ? L->g.y0 + n * L->g.row_h + out : row_y (L, j);
 }
 
 /* What opacity means and which links are drawn, e.g. "opacity = weight · ≥ 0.1, top 3 per
@@ -525,11 +543,7 @@ draw_lines (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res, const
         const SaccadeLink *link = &links->links[k];
         int i = link->query - f->position0, j = link->key - f->position0;
         gboolean mine = hl < 0 || (key_side ? j == hl : i == hl);
-        /* a key outside the tokens: past the end of the key column on its side, by half a
-         * row (at most half a font size), so it does not read as the first or last row */
-        double out = MIN (0.5 * L->g.row_h, 0.5 * L->fs);
-        double yj = j < 0 ? L->g.y0 - out
-                    : j >= f->n ? L->g.y0 + f->n * L->g.row_h + out : row_y (L, j);
+        double yj = key_y (L, f->n, j);
         double alpha = MIN (link->weight, 1.0) * (mine ? 1.0 : FADED);
 
         /* pass 0: the faded lines; pass 1: the highlighted token's (or all) */
@@ -637,6 +651,80 @@ void
 saccade_figure_lines_draw (cairo_t *cr, const SaccadeLinesFigure *f, double width, double height)
 {
   saccade_figure_lines_draw_full (cr, f, NULL, FALSE, width, height, NULL);
+}
+
+void
+saccade_figure_lines_draw_highlight (cairo_t *cr, const SaccadeLinesFigure *f,
+                                     const SaccadeFigureStyle *style, gboolean highlight_is_key,
+                                     const SaccadeLinesGeometry *geom)
+{
+  const int hl = f->highlight_token;
+  SaccadeFigureStyle tmp;
+  Resolved res;
+  Layout L = { 0 };
+  g_autofree gboolean *linked = NULL;
+  g_autofree double (*rgb)[3] = NULL;
+  g_autoptr (PangoLayout) bold = NULL;
+  char buf[16];
+
+  if (hl < 0 || hl >= f->n || geom == NULL || geom->n != f->n || !figure_has_data (f))
+    return;
+  style = saccade_figure_style_resolve (style, &tmp);
+  resolve (f, TRUE, TRUE, NULL, &res);
+  /* The layout the image was drawn with, from its geometry and the style's font size. */
+  L.g = *geom;
+  L.fs = saccade_figure_font_size (style);
+  L.gap = 0.5 * L.fs;
+  L.lf = label_size (L.fs, geom->row_h);
+  rgb = g_malloc0_n ((gsize) MAX (res.links->n_heads, 1), sizeof *rgb);
+  for (int hd = 0; hd < res.links->n_heads; hd++)
+    saccade_figure_head_color (hd, MAX (res.links->n_heads, heads_total (f)), rgb[hd]);
+  linked = g_new0 (gboolean, f->n);
+
+  /* 1. the token's links at full strength, weakest first */
+  cairo_save (cr);
+  cairo_set_line_width (cr, CLAMP (geom->row_h * 0.12, 0.5, 2.0));
+  cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
+  for (guint k = 0; k < res.links->n_links; k++)
+    {
+      const SaccadeLink *link = &res.links->links[k];
+      int i = link->query - f->position0, j = link->key - f->position0;
+      if (!link_drawn (f, &res, link) || (highlight_is_key ? j : i) != hl)
+        continue;
+      if (highlight_is_key ? TRUE : (j >= 0 && j < f->n))
+        linked[highlight_is_key ? i : j] = TRUE;
+      cairo_set_source_rgba (cr, rgb[link->head][0], rgb[link->head][1], rgb[link->head][2],
+                             MIN (link->weight, 1.0));
+      cairo_move_to (cr, geom->left_x + L.gap, row_y (&L, i));
+      cairo_line_to (cr, geom->right_x - L.gap, key_y (&L, f->n, j));
+      cairo_stroke (cr);
+    }
+
+  /* 2. its label boxed, and the labels at the other ends, in bold */
+  bold = saccade_figure_layout_new (cr, style, L.lf, TRUE);
+  pango_layout_set_width (bold, (int) (LABEL_MAX_EM * L.fs * PANGO_SCALE));
+  pango_layout_set_ellipsize (bold, PANGO_ELLIPSIZE_END);
+  for (int side = 0; side < 2; side++)
+    for (int i = 0; i < f->n; i++)
+      {
+        gboolean lit = i == hl && (side == 1) == highlight_is_key;
+        gboolean end = linked[i] && (side == 1) != highlight_is_key;
+        double w, h, x;
+        if (!lit && !end)
+          continue;
+        saccade_figure_layout_set (bold, saccade_figure_label (res.labels, i, buf), &w, &h);
+        x = side == 0 ? geom->left_x - w : geom->right_x;
+        if (lit)
+          {
+            saccade_figure_set_fg (cr, style, 0.12);
+            cairo_rectangle (cr, x - 0.25 * L.fs, row_y (&L, i) - h / 2, w + 0.5 * L.fs, h);
+            cairo_fill (cr);
+          }
+        saccade_figure_set_fg (cr, style, 1.0);
+        saccade_figure_layout_draw (cr, bold, x, row_y (&L, i) - h / 2);
+      }
+  cairo_restore (cr);
+  resolved_clear (&res);
 }
 
 gboolean

@@ -100,4 +100,15 @@ gboolean saccade_figure_lines_draw_cancellable (cairo_t *cr, const SaccadeLinesF
                                                 double height, SaccadeLinesGeometry *geom,
                                                 GCancellable *cancellable);
 
+/* The highlight of f->highlight_token (a query, or a key when @highlight_is_key) drawn over
+ * an image of @f drawn without one, whose geometry is @geom (same size and style): the
+ * token's links at full strength, its label boxed and the labels at the links' other ends
+ * in bold. The caller fades the image under it (the widget shows its rows at 30 %). Draws
+ * nothing without a highlight or when @geom is not of @f's tokens. Cheap (one pass over
+ * the links, a few labels): for the main thread, so that hovering needs no new render. */
+void saccade_figure_lines_draw_highlight (cairo_t *cr, const SaccadeLinesFigure *f,
+                                          const SaccadeFigureStyle *style,
+                                          gboolean highlight_is_key,
+                                          const SaccadeLinesGeometry *geom);
+
 G_END_DECLS

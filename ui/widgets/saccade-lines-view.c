@@ -2,13 +2,15 @@
  *
  * Rendered by saccade_figure_lines_draw_cancellable() in a GTask worker into an ARGB32
  * image at the widget's size and scale, which becomes a GdkTexture on the main thread. Every
- * change that alters the picture (data, title, theme, highlighted token) bumps a
- * generation number; a snapshot whose image is of an older generation or another size shows
- * that image as it is and starts a render (one at a time: a new one cancels the last, and a
- * result that is not of the latest job is dropped). A render copies everything it draws
- * (the links are shared by reference, immutable), so the worker never reads the widget.
- * Hovering a token highlights its links: one render per new highlighted token, never per
- * pointer motion within one.
+ * change that alters the picture (data, title, theme) bumps a generation number; a
+ * snapshot whose image is of an older generation or another size shows that image as it is
+ * and starts a render (one at a time: a new one cancels the last, and a result that is not
+ * of the latest job is dropped). A render copies everything it draws (the links are shared
+ * by reference, immutable), so the worker never reads the widget.
+ * Hovering a token needs no render: the snapshot shows the image's rows faded to HOVER_FADE
+ * and draws the token's links and labels over them on the main thread
+ * (saccade_figure_lines_draw_highlight(): one pass over the links, a few labels), once per
+ * new highlighted token, never per pointer motion within one.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -16,6 +18,10 @@
 
 #include "ui/figures/saccade-figure-private.h"
 #include "ui/widgets/saccade-view-private.h"
+
+/* What the rows of the image keep of their opacity under a highlight: the other lines
+ * recede, their labels stay readable. */
+#define HOVER_FADE 0.3
 
 struct _SaccadeLinesView {
   GtkWidget parent_instance;
@@ -62,8 +68,6 @@ typedef struct {
   gboolean show_positions;
   int *head_ids, n_shown;
   char *title;
-  int highlight;
-  gboolean highlight_is_key;
   SaccadeFigureStyle style;    /* font_family is a static string */
   int width, height, scale;
 } RenderJob;
@@ -98,7 +102,7 @@ render_worker (GTask *task, gpointer source, gpointer task_data, GCancellable *c
   SaccadeLinesFigure f = {
     .n_heads = j->head_ids != NULL ? j->n_shown : (j->links != NULL ? j->links->n_heads : 0),
     .n = j->links != NULL ? j->n : 0, .links = j->links,
-    .labels = (const char *const *) j->labels, .highlight_token = j->highlight,
+    .labels = (const char *const *) j->labels, .highlight_token = -1,
     .title = j->title, .head_ids = j->head_ids,
     .n_heads_total = j->links != NULL ? j->links->n_heads : 0, .position0 = j->position0,
     .show_positions = j->show_positions,
@@ -110,8 +114,8 @@ render_worker (GTask *task, gpointer source, gpointer task_data, GCancellable *c
                                            j->height * j->scale);
   cairo_surface_set_device_scale (r->surface, j->scale, j->scale);
   cr = cairo_create (r->surface);
-  done = saccade_figure_lines_draw_cancellable (cr, &f, &j->style, j->highlight_is_key,
-                                                j->width, j->height, &r->geom, cancellable);
+  done = saccade_figure_lines_draw_cancellable (cr, &f, &j->style, FALSE, j->width, j->height,
+                                                &r->geom, cancellable);
   cairo_destroy (cr);
   cairo_surface_flush (r->surface);
   if (!done || cairo_surface_status (r->surface) != CAIRO_STATUS_SUCCESS)
@@ -193,8 +197,6 @@ start_render (SaccadeLinesView *self, int width, int height, int scale)
                  : NULL;
   j->n_shown = self->n_shown;
   j->title = g_strdup (self->title);
-  j->highlight = self->highlight;
-  j->highlight_is_key = self->highlight_is_key;
   saccade_view_style_init (GTK_WIDGET (self), &j->style);
   j->width = width;
   j->height = height;
@@ -215,6 +217,41 @@ invalidate (SaccadeLinesView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+/* The image with its rows faded, and the highlighted token's links and labels over it. */
+static void
+snapshot_highlight (SaccadeLinesView *self, GtkSnapshot *snapshot)
+{
+  SaccadeLinesFigure f = {
+    .n_heads = self->head_ids != NULL ? self->n_shown : self->links->n_heads, .n = self->n,
+    .links = self->links, .labels = (const char *const *) self->labels,
+    .highlight_token = self->highlight, .head_ids = self->head_ids,
+    .n_heads_total = self->links->n_heads, .position0 = self->position0,
+    .show_positions = self->show_positions,
+  };
+  graphene_rect_t all = GRAPHENE_RECT_INIT (0, 0, self->tex_w, self->tex_h);
+  SaccadeFigureStyle style;
+  double top;
+  cairo_t *cr;
+
+  saccade_view_style_init (GTK_WIDGET (self), &style);
+  /* the rows begin where lines to earlier keys end: half a row (at most half a font size)
+   * above the first row, and a line's width more */
+  top = self->geom.y0 - MIN (0.5 * self->geom.row_h, 0.5 * saccade_figure_font_size (&style))
+        - 2;
+  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, self->tex_w, MAX (top, 0)));
+  gtk_snapshot_append_texture (snapshot, self->texture, &all);
+  gtk_snapshot_pop (snapshot);
+  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, MAX (top, 0), self->tex_w,
+                                                         MAX (self->tex_h - top, 0)));
+  gtk_snapshot_push_opacity (snapshot, HOVER_FADE);
+  gtk_snapshot_append_texture (snapshot, self->texture, &all);
+  gtk_snapshot_pop (snapshot);
+  gtk_snapshot_pop (snapshot);
+  cr = gtk_snapshot_append_cairo (snapshot, &all);
+  saccade_figure_lines_draw_highlight (cr, &f, &style, self->highlight_is_key, &self->geom);
+  cairo_destroy (cr);
+}
+
 static void
 saccade_lines_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -232,8 +269,13 @@ saccade_lines_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (self->texture != NULL)
     {
       gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
-      gtk_snapshot_append_texture (snapshot, self->texture,
-                                   &GRAPHENE_RECT_INIT (0, 0, self->tex_w, self->tex_h));
+      /* a highlight goes over an image of the current data only (its geometry is theirs) */
+      if (self->highlight >= 0 && self->links != NULL && self->tex_generation == self->generation
+          && self->geom.n == self->n)
+        snapshot_highlight (self, snapshot);
+      else
+        gtk_snapshot_append_texture (snapshot, self->texture,
+                                     &GRAPHENE_RECT_INIT (0, 0, self->tex_w, self->tex_h));
       gtk_snapshot_pop (snapshot);
     }
   if (!current && !(self->job != NULL && self->job_generation == self->generation
@@ -267,7 +309,8 @@ set_highlight (SaccadeLinesView *self, int token, gboolean is_key)
     return;
   self->highlight = token;
   self->highlight_is_key = is_key;
-  invalidate (self);
+  /* drawn over the image: no new render */
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 static void
