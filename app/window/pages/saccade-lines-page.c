@@ -59,7 +59,9 @@ struct _SaccadeLinesPage
   GtkToggleButton **head_buttons;  /* (n_heads) */
   gboolean *head_on;               /* (n_heads) */
   int n_heads;
-  SaccadeLinesLinks *links;        /* of the layer shown; NULL before the first result */
+  SaccadeLinesLinks *links;        /* of links_layer; NULL before the first result */
+  int links_layer;                 /* the layer of @links: the view's title says it while
+                                    * the cursor's layer is still being chosen */
   GCancellable *job;               /* non-NULL while links are chosen */
   char *error;                     /* why the last choice failed, or NULL */
   gboolean default_range;          /* the range is the one a long run opened on */
@@ -137,12 +139,12 @@ shown_heads (SaccadeLinesPage *self, int *n_shown)
   return ids;
 }
 
+/* The figure's title for @layer with the heads and range shown. Caller frees. */
 static char *
-saccade_lines_page_dup_figure_title (SaccadePage *page)
+dup_title (SaccadeLinesPage *self, int layer)
 {
-  SaccadeLinesPage *self = SACCADE_LINES_PAGE (page);
-  SaccadeRun *run = saccade_page_get_run (page);
-  int layer = saccade_page_get_layer (page), n_shown, q0, q1;
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  int n_shown, q0, q1;
   g_autofree int *ids = NULL;
   g_autofree char *quote = NULL, *title = NULL;
 
@@ -172,6 +174,12 @@ saccade_lines_page_dup_figure_title (SaccadePage *page)
   /* Translators: a title and the token range shown, half-open as in NumPy: "… · tokens
    * 546:746". */
   return g_strdup_printf (_("%s · tokens %d:%d"), title, q0, q1);
+}
+
+static char *
+saccade_lines_page_dup_figure_title (SaccadePage *page)
+{
+  return dup_title (SACCADE_LINES_PAGE (page), saccade_page_get_layer (page));
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -245,7 +253,7 @@ push_view (SaccadeLinesPage *self)
     }
   get_range (self, &q0, &q1);
   ids = shown_heads (self, &n_shown);
-  title = saccade_lines_page_dup_figure_title (SACCADE_PAGE (self));
+  title = dup_title (self, self->links_layer);
   saccade_lines_view_set_links (self->lines_view, self->links, q0, q1 - q0,
                                 (const char *const *) run->labels + q0,
                                 !range_is_whole (self), ids, n_shown);
@@ -300,6 +308,7 @@ choose_done (GObject *source, GAsyncResult *result, gpointer user_data)
   SaccadeLinesPage *self = SACCADE_LINES_PAGE (source);
   g_autoptr (GError) error = NULL;
   SaccadeLinesLinks *links = g_task_propagate_pointer (G_TASK (result), &error);
+  ChooseJob *j = g_task_get_task_data (G_TASK (result));
 
   if (g_task_get_cancellable (G_TASK (result)) != self->job)
     {
@@ -314,6 +323,7 @@ choose_done (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       saccade_lines_links_unref (self->links);
       self->links = links;
+      self->links_layer = j->layer;
     }
   push_view (self);
 }
