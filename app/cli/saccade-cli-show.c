@@ -15,6 +15,7 @@
 #include "app/cli/saccade-cli-store.h"
 
 #include "app/core/saccade-export.h"
+#include "ui/figures/saccade-figure-lines.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -253,6 +254,10 @@ typedef struct {
   SaccadeColormap colormap;
   SaccadeScale scale;
   const char *metric;            /* grid: "entropy", "sink" or NULL */
+  double threshold;              /* lines: the least weight drawn */
+  int top_k;                     /* lines: links per query and head (0: all) */
+  const int *heads;              /* lines: the heads drawn (--heads), or NULL */
+  int n_heads;                   /* lines: how many in @heads */
 } ExportRequest;
 
 /* What it wrote. */
@@ -300,6 +305,14 @@ figure_title (const ExportRequest *q, const ScStoreRunInfo *info)
       return g_strdup_printf ("%s — attention rollout", text);
     case SACCADE_EXPORT_LINES:
     default:
+      if (q->heads != NULL)
+        {
+          g_autoptr (GString) ids = g_string_new (NULL);
+          for (int k = 0; k < q->n_heads; k++)
+            g_string_append_printf (ids, "%s%d", k > 0 ? "," : "", q->heads[k]);
+          return g_strdup_printf ("%s — layer %d, head%s %s", text, q->layer,
+                                  q->n_heads > 1 ? "s" : "", ids->str);
+        }
       if (q->head >= 0)
         return g_strdup_printf ("%s — layer %d, head %d", text, q->layer, q->head);
       return g_strdup_printf ("%s — layer %d, all heads", text, q->layer);
@@ -377,6 +390,14 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       r->bytes = g_bytes_get_size (data);
       goto out;
     }
+  for (int k = 0; k < q->n_heads; k++)
+    if (q->heads[k] >= (int) info.n_heads)
+      {
+        fprintf (stderr, "saccade: run %" G_GINT64_FORMAT " has heads 0-%d, not %d (--heads)\n",
+                 q->run, (int) info.n_heads - 1, q->heads[k]);
+        rc = 2;
+        goto out;
+      }
   if (q->layer >= (int) info.n_layers || q->head >= (int) info.n_heads)
     {
       fprintf (stderr, "saccade: run %" G_GINT64_FORMAT " has layers 0-%d and heads 0-%d\n",
@@ -396,6 +417,8 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       .kind = q->kind, .layer = q->layer, .head = q->head, .title = r->title,
       .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
       .range = q->has_range ? &r->range : NULL,
+      .lines_threshold = q->threshold, .lines_top_k = q->top_k, .lines_heads = q->heads,
+      .lines_n_heads = q->n_heads,
       /* The window's name of the metric ("Previous-token score"), from the shared table. */
       .metric_name = q->metric == NULL ? NULL
                      : saccade_metric_from_id (q->metric, &m) ? saccade_metric_name (m)
@@ -502,6 +525,21 @@ export_print (const ExportRequest *q, const ExportResult *r, gboolean json)
       saccade_json_int (b, "layer", q->layer);
       saccade_json_int (b, "head", q->head);
       saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
+      if (q->kind == SACCADE_EXPORT_LINES)
+        {
+          saccade_json_double (b, "threshold", q->threshold);
+          saccade_json_int (b, "top_k", q->top_k);
+          saccade_json_begin_array (b, "heads");
+          for (int k = 0; k < (q->heads != NULL ? q->n_heads : 0); k++)
+            json_builder_add_int_value (b, q->heads[k]);
+          if (q->heads == NULL)
+            for (int k = q->head >= 0 ? q->head : 0;
+                 k < (q->head >= 0 ? q->head + 1 : r->n_heads); k++)
+              json_builder_add_int_value (b, k);
+          json_builder_end_array (b);
+          saccade_json_int (b, "range_start", r->range.q0);
+          saccade_json_int (b, "range_end", r->range.q1);
+        }
     }
   else
     {
@@ -647,6 +685,84 @@ parse_range (const char *s, SaccadeExportRange *r)
   return FALSE;
 }
 
+/* --heads 0,3: distinct head indices, in the order given. Caller frees *@out. Prints why
+ * not and returns FALSE. */
+static gboolean
+parse_heads (const char *s, int **out, int *n)
+{
+  g_auto (GStrv) items = g_strsplit (s, ",", -1);
+  guint count = g_strv_length (items);
+  g_autofree int *ids = g_new (int, MAX (count, 1));
+
+  for (guint i = 0; i < count; i++)
+    {
+      guint64 v;
+      if (!g_ascii_string_to_unsigned (items[i], 10, 0, G_MAXINT, &v, NULL))
+        {
+          fprintf (stderr, "saccade: --heads is a comma-separated list of head indices "
+                           "(0,3), not '%s'\n", s);
+          return FALSE;
+        }
+      for (guint j = 0; j < i; j++)
+        if (ids[j] == (int) v)
+          {
+            fprintf (stderr, "saccade: --heads names head %d twice\n", (int) v);
+            return FALSE;
+          }
+      ids[i] = (int) v;
+    }
+  if (count == 0)
+    {
+      fprintf (stderr, "saccade: --heads names no head\n");
+      return FALSE;
+    }
+  *out = g_steal_pointer (&ids);
+  *n = (int) count;
+  return TRUE;
+}
+
+/* Checks and completes the lines figure's options (--threshold, --top-k, --heads; < 0 and
+ * NULL: not given) into @q; the defaults are the Lines page's. Prints why not and returns
+ * FALSE. */
+static gboolean
+lines_request (double threshold, int top_k, const char *heads, int **heads_out,
+               ExportRequest *q)
+{
+  gboolean given = threshold != -1 || top_k != -1 || heads != NULL;
+
+  if (given && !(q->figure && q->kind == SACCADE_EXPORT_LINES))
+    {
+      fprintf (stderr, "saccade: --threshold, --top-k and --heads go with --figure lines\n");
+      return FALSE;
+    }
+  if (!q->figure || q->kind != SACCADE_EXPORT_LINES)
+    return TRUE;
+  /* -1 is "not given" (the option's default); any other value below 0, NaN and values
+   * above 1 are refused: a weight is a probability. */
+  if (threshold != -1 && !(threshold >= 0 && threshold <= 1))
+    {
+      fprintf (stderr, "saccade: --threshold is a weight from 0 to 1, not %g\n", threshold);
+      return FALSE;
+    }
+  if (top_k < -1)
+    {
+      fprintf (stderr, "saccade: --top-k is a count of links per query and head (0: all), "
+                       "not %d\n", top_k);
+      return FALSE;
+    }
+  if (heads != NULL && q->head >= 0)
+    {
+      fprintf (stderr, "saccade: give --head H or --heads LIST, not both\n");
+      return FALSE;
+    }
+  if (heads != NULL && !parse_heads (heads, heads_out, &q->n_heads))
+    return FALSE;
+  q->heads = *heads_out;
+  q->threshold = threshold == -1 ? SACCADE_LINES_DEFAULT_THRESHOLD : threshold;
+  q->top_k = top_k == -1 ? SACCADE_LINES_DEFAULT_TOP_K : top_k;
+  return TRUE;
+}
+
 /* Checks the options of --all (every head as one .npz or .npy). */
 static gboolean
 all_request (const char *format, ExportRequest *q)
@@ -715,9 +831,11 @@ saccade_cmd_export (int argc, char **argv)
   gboolean json = FALSE;
   g_autofree char *db_opt = NULL, *out_path = NULL, *format_opt = NULL;
   g_autofree char *figure_opt = NULL, *colormap_opt = NULL, *scale_opt = NULL;
-  g_autofree char *metric_opt = NULL, *range_opt = NULL;
+  g_autofree char *metric_opt = NULL, *range_opt = NULL, *heads_opt = NULL;
+  g_autofree int *heads = NULL;
   gboolean all = FALSE, compress = FALSE;
-  int layer = -1, head = -1;
+  int layer = -1, head = -1, top_k = -1;
+  double threshold = -1;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Layer", "L" },
@@ -749,6 +867,14 @@ saccade_cmd_export (int argc, char **argv)
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_opt,
       "Grid and profile figures: a head metric (entropy, sink, previous-token, ...)",
       "METRIC" },
+    { "threshold", 0, 0, G_OPTION_ARG_DOUBLE, &threshold,
+      "Lines figure: draw links of at least this weight (default 0.1; 0: every visible "
+      "line)", "T" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &top_k,
+      "Lines figure: at most the K strongest links per query and head (default 3; 0: all)",
+      "K" },
+    { "heads", 0, 0, G_OPTION_ARG_STRING, &heads_opt,
+      "Lines figure: only these heads of the layer (default: all)", "H1,H2,..." },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
     G_OPTION_ENTRY_NULL
   };
@@ -803,6 +929,8 @@ saccade_cmd_export (int argc, char **argv)
   if (all ? !all_request (format_opt, &q)
       : figure_opt != NULL ? !figure_request (figure_opt, colormap_opt, scale_opt, metric_opt, &q)
                            : !data_request (format_opt, &q))
+    return 2;
+  if (!lines_request (threshold, top_k, heads_opt, &heads, &q))
     return 2;
   if (q.has_range && q.figure && q.kind == SACCADE_EXPORT_PROFILE)
     {

@@ -23,6 +23,7 @@
 #include "engine/analysis/sc-rollout.h"
 #include "engine/store/sc-store-scores.h"
 #include "ui/figures/saccade-lod.h"
+#include "ui/figures/saccade-figure-lines.h"
 #include "ui/figures/saccade-token-label.h"
 
 SaccadeExportSource *
@@ -432,9 +433,11 @@ static gboolean
 export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
               const SaccadeExportRange *r, const char *path, GError **error)
 {
-  int h0 = fig->head >= 0 ? fig->head : 0, nh = fig->head >= 0 ? 1 : src->n_heads;
-  g_autofree float *owned = NULL;
-  const float *heads;
+  /* Whole rows of the range's queries: the top k of a query are of all its keys. */
+  const SaccadeExportRange rows = { r->q0, r->q1, 0, src->n };
+  g_autofree int *ids = NULL;
+  g_autoptr (SaccadeLinesLinks) links = NULL;
+  int n_ids;
 
   if (r->q0 != r->k0 || r->q1 != r->k1)
     {
@@ -443,13 +446,38 @@ export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                    "(--range %d:%d), not %d:%d,%d:%d", r->q0, r->q1, r->q0, r->q1, r->k0, r->k1);
       return FALSE;
     }
-  if ((heads = source_block (src, fig->layer, 1, h0, nh, r, &owned, NULL, error)) == NULL)
-    return FALSE;
+  if (fig->lines_heads != NULL)
+    {
+      n_ids = MAX (fig->lines_n_heads, 0);
+      ids = g_memdup2 (fig->lines_heads, sizeof (int) * (gsize) MAX (n_ids, 1));
+    }
+  else
+    {
+      n_ids = fig->head >= 0 ? 1 : src->n_heads;
+      ids = g_new (int, MAX (n_ids, 1));
+      for (int k = 0; k < n_ids; k++)
+        ids[k] = fig->head >= 0 ? fig->head : k;
+    }
+  links = saccade_lines_links_new (src->n_heads, r->q0, r->q1,
+                                   fig->lines_threshold > 0 ? fig->lines_threshold
+                                                            : SACCADE_LINES_MIN_WEIGHT,
+                                   fig->lines_top_k);
+  for (int k = 0; k < n_ids; k++)
+    {
+      g_autofree float *owned = NULL;
+      const float *block;
+      /* check_head() inside names a head the run does not have */
+      if ((block = source_block (src, fig->layer, 1, ids[k], 1, &rows, &owned, NULL,
+                                 error)) == NULL)
+        return FALSE;
+      saccade_lines_links_add_head (links, ids[k], block, 0, src->n, NULL);
+    }
+  saccade_lines_links_finish (links);
   return saccade_figure_export_lines (&(SaccadeLinesFigure) {
-    .n_heads = nh, .n = r->q1 - r->q0, .heads = heads,
+    .n_heads = n_ids, .n = r->q1 - r->q0, .links = links,
     .labels = (const char *const *) src->labels + r->q0, .highlight_token = -1,
-    .title = fig->title,
-    .head_ids = fig->head >= 0 ? &fig->head : NULL, .n_heads_total = src->n_heads,
+    .title = fig->title, .head_ids = ids, .n_heads_total = src->n_heads,
+    .position0 = r->q0, .show_positions = !saccade_export_range_is_whole (src, r),
   }, path, error);
 }
 

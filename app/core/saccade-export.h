@@ -108,6 +108,15 @@ typedef struct {
                               * over the whole run and then cut. Cells above the diagonal
                               * are drawn masked only when q0 == k0 (else as their stored
                               * zeros). */
+  /* lines: the links drawn (ui/figures/saccade-figure-lines.h), chosen per query and head
+   * over the query's whole row, whatever the range: at least @lines_threshold (0: every
+   * visible line, 1/256) and the @lines_top_k strongest (0: all). @lines_heads (NULL: @head,
+   * or every head when head < 0) names @lines_n_heads heads of the layer to draw. A range
+   * labels its tokens with their run positions. */
+  double lines_threshold;
+  int lines_top_k;
+  const int *lines_heads;
+  int lines_n_heads;
 } SaccadeExportFigure;
 
 /* Draws @fig into @path; the extension (.png, .svg, .pdf) chooses the format. Errors:

@@ -121,6 +121,16 @@ head 0 0
 screenshot $out/lines.png
 export-figure $out/lines-export.svg
 export-csv $out/lines.csv
+page-action page.lines-solo 2
+page-action page.lines-range 3:8
+page-action page.lines-threshold 0.05
+expect-title Layer 0, head 2 ·
+expect-title · tokens 3:8
+screenshot $out/lines-range.png
+export-figure $out/lines-range-export.png
+page-action page.lines-heads all
+page-action page.lines-range 0:
+page-action page.lines-threshold 0.1
 # The CJK run: split bytes as hex, CJK glyphs.
 select 2
 expect-run 2
@@ -203,6 +213,8 @@ check_magic "$out/heatmap-export.pdf" "%PDF-"
 check_magic "$out/heatmap-dialog.pdf" "%PDF-"
 check_png "$out/export-dialog.png" 300 200 8
 check_magic "$out/lines-export.svg" "<svg"
+check_png "$out/lines-range.png" 800 600 50
+check_png "$out/lines-range-export.png" 300 200 8
 check_png "$out/profile-export.png" 300 200 20
 check_png "$out/matrix-export.png" 300 200 20
 check_png "$out/rollout-export.png" 300 200 20

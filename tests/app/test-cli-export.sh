@@ -284,6 +284,79 @@ expect_fail range-lines-same "$tmp/e" "the same tokens on both sides" $?
 "$saccade" export 1 --db "$db" --figure profile --range 2:6 -o "$tmp/x.png" > "$tmp/e" 2>&1
 expect_fail range-profile "$tmp/e" "takes no --range" $?
 
+# The lines figure draws only the strongest links (ui/figures/saccade-figure-lines.h): per
+# query of the range and per head given, the top K of the query's whole row that are at
+# least T, ties to the earlier key. Each link is one stroke in the SVG: their number and
+# colours are checked against the rule computed in numpy from the .npz of the same run.
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --threshold 0.2 --top-k 2 --heads 0,3 \
+  --range 2:6 -o "$tmp/lk.svg" --json > "$tmp/r" 2>&1
+ok lines-options $? "$tmp/r"
+check lines-options-json-threshold "$tmp/r" '"threshold" : 0.2'
+check lines-options-json-top-k "$tmp/r" '"top_k" : 2'
+check lines-options-json-range "$tmp/r" '"range_end" : 6'
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --heads 0,3 --range 2:6 -o "$tmp/lk.png" \
+  > "$tmp/r" 2>&1
+check lines-options-title "$tmp/r" "layer 3, heads 0,3, tokens 2:6"
+"$saccade" export 1 --db "$db" --figure lines --layer 3 -o "$tmp/ld.svg" > /dev/null 2>&1
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --threshold 0 --top-k 0 -o "$tmp/l0.svg" \
+  > /dev/null 2>&1
+"$saccade" export 1 --db "$db" --all -o "$tmp/lines-all.npz" > /dev/null 2>&1
+python3 - "$tmp" > "$tmp/py-lines" 2>&1 <<'PY'
+import re, sys
+import numpy as np
+tmp = sys.argv[1]
+A = np.load(f"{tmp}/lines-all.npz")["attention"][3]          # (heads, n, n)
+n = A.shape[1]
+def colour(h):   # the SVG's rgb() of head h (Tableau 10, saccade_figure_head_color)
+    t = ["1f77b4", "ff7f0e", "2ca02c", "d62728", "9467bd", "8c564b", "e377c2", "7f7f7f", "bcbd22"]
+    return tuple(int(t[h][i:i + 2], 16) for i in (0, 2, 4))
+def strokes(path):
+    out = []
+    for m in re.finditer(r"stroke-width:[^;]*;[^\"]*stroke:rgb\(([\d.]+)%,([\d.]+)%,([\d.]+)%\)",
+                         open(path).read()):
+        out.append(tuple(round(float(v) * 255 / 100) for v in m.groups()))
+    return out
+def expected(heads, q0, q1, t, k):
+    count = {}
+    for h in heads:
+        for q in range(q0, q1):
+            row = A[h, q]
+            keys = [j for j in range(n) if row[j] >= np.float32(max(t, 1 / 256))
+                    and np.isfinite(row[j])]
+            keys.sort(key=lambda j: (-row[j], j))
+            count[colour(h)] = count.get(colour(h), 0) + len(keys[:k] if k else keys)
+    return count
+def got(path):
+    count = {}
+    for c in strokes(path):
+        count[c] = count.get(c, 0) + 1
+    return count
+for path, want in ((f"{tmp}/lk.svg", expected([0, 3], 2, 6, 0.2, 2)),
+                   (f"{tmp}/ld.svg", expected(range(9), 0, n, 0.1, 3)),
+                   (f"{tmp}/l0.svg", expected(range(9), 0, n, 0, 0))):
+    have = got(path)
+    assert have == {c: v for c, v in want.items() if v}, (path, have, want)
+print("lines strokes match the rule")
+PY
+ok lines-rule $? "$tmp/py-lines"
+check lines-rule-says "$tmp/py-lines" "lines strokes match the rule"
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --threshold 1.5 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-threshold-range "$tmp/e" "--threshold is a weight from 0 to 1" $?
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --top-k -2 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-top-k-negative "$tmp/e" "--top-k is a count of links" $?
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --heads 0,0 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-heads-twice "$tmp/e" "names head 0 twice" $?
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --heads 1,x -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-heads-syntax "$tmp/e" "--heads is a comma-separated list" $?
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --heads 9 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-heads-past "$tmp/e" "run 1 has heads 0-8, not 9" $?
+"$saccade" export 1 --db "$db" --figure lines --layer 3 --head 1 --heads 2 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-head-and-heads "$tmp/e" "--head H or --heads LIST, not both" $?
+"$saccade" export 1 --db "$db" --figure heatmap --layer 3 --head 1 --top-k 2 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail lines-options-elsewhere "$tmp/e" "go with --figure lines" $?
+"$saccade" export --help > "$tmp/help" 2>&1
+check lines-help "$tmp/help" "at most the K strongest links per query and head"
+
 # Bad ranges: each error names what was wrong.
 for bad in "5" "a:b" "2:4,1" "1:2:3" "-1:4" "2:4,,"; do
   "$saccade" export 1 --db "$db" --all --range "$bad" -o "$tmp/x.npz" > "$tmp/e" 2>&1

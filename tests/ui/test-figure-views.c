@@ -8,6 +8,7 @@
  * frame checked is also saved there as a PNG, for a person to look at.
  */
 #include <gtk/gtk.h>
+#include <math.h>
 #include <string.h>
 
 #include "tests/ui/view-harness.h"
@@ -118,6 +119,29 @@ test_grid_view (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Iterates until the lines view has no render under way (it draws in a worker), then
+ * draws it; a snapshot may start a render, so wait, draw, and wait again until one draw
+ * finds it idle. */
+static GdkTexture *
+draw_lines_view (GtkWidget *view)
+{
+  /* A widget not yet allocated draws nothing and starts no render. */
+  for (int tries = 0; tries < 500 && gtk_widget_get_width (view) <= 0; tries++)
+    iterate ();
+  for (int round = 0; round < 50; round++)
+    {
+      GdkTexture *texture;
+      for (int tries = 0; tries < 500 && saccade_lines_view_get_busy (SACCADE_LINES_VIEW (view));
+           tries++)
+        iterate ();
+      texture = draw_widget (view);
+      if (!saccade_lines_view_get_busy (SACCADE_LINES_VIEW (view)))
+        return texture;
+      g_object_unref (texture);
+    }
+  g_assert_not_reached ();
+}
+
 static void
 test_lines_view (void)
 {
@@ -128,10 +152,91 @@ test_lines_view (void)
 
   saccade_lines_view_set_data (SACCADE_LINES_VIEW (view), 1, 3, heads, labels3);
   saccade_lines_view_set_title (SACCADE_LINES_VIEW (view), "Layer 0");
-  texture = draw_widget (view);
+  texture = draw_lines_view (view);
   g_assert_cmpint (count_color (texture, 0x1f77b4), >, 100); /* head 0's blue */
   g_object_unref (texture);
   saccade_lines_view_set_data (SACCADE_LINES_VIEW (view), 0, 0, NULL, NULL);
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+/* The pixels of colour @rgb in the view showing @links over tokens @p0 .. @p0 + @n - 1
+ * with head @head alone. */
+static int
+lines_count (GtkWidget *view, SaccadeLinesLinks *links, int p0, int n, const char *const *labels,
+             int head, guint32 rgb)
+{
+  GdkTexture *texture;
+  int count;
+
+  saccade_lines_view_set_links (SACCADE_LINES_VIEW (view), links, p0, n, labels + p0, p0 > 0,
+                                &head, 1);
+  texture = draw_lines_view (view);
+  count = count_color (texture, rgb);
+  g_object_unref (texture);
+  return count;
+}
+
+static guint32
+head_rgb (int head, int n_heads)
+{
+  double c[3];
+
+  saccade_figure_head_color (head, n_heads, c);
+  return ((guint32) lround (c[0] * 255) << 16) | ((guint32) lround (c[1] * 255) << 8)
+         | (guint32) lround (c[2] * 255);
+}
+
+/* Links chosen beforehand, a range of a longer run and one head shown: each picture is
+ * compared with the same view over an empty set of links (the same legend and captions),
+ * so the difference is the lines alone. */
+static void
+test_lines_view_links (void)
+{
+  GtkWidget *view = saccade_lines_view_new ();
+  GtkWidget *window = show_in_window (view);
+  /* 2 heads x 6 tokens: head 0 attends to the previous token (0 -> 0), head 1 to token 0 */
+  float heads[2 * 36] = { 0 };
+  const char *labels[] = { "a", "b", "c", "d", "e", "f" };
+  g_autoptr (SaccadeLinesLinks) links = NULL;
+  g_autoptr (SaccadeLinesLinks) none = saccade_lines_links_new (2, 0, 6, 0.1, 3);
+  guint32 blue = head_rgb (0, 2), orange = head_rgb (1, 2);
+
+  for (int i = 0; i < 6; i++)
+    {
+      heads[i * 6 + MAX (i - 1, 0)] = 1;
+      heads[36 + i * 6] = 1;
+    }
+  links = saccade_lines_links_select (heads, 2, 0, 6, 0, 6, 0.1, 3, NULL);
+  saccade_lines_links_finish (none);
+  g_assert_cmpuint (links->n_links, ==, 12);
+
+  /* tokens 2..5, head 0: its previous-token lines 3->2, 4->3, 5->4 */
+  g_assert_cmpint (lines_count (view, links, 2, 4, labels, 0, blue), >,
+                   lines_count (view, none, 2, 4, labels, 0, blue) + 50);
+  g_assert_cmpint (lines_count (view, links, 2, 4, labels, 0, orange), ==,
+                   lines_count (view, none, 2, 4, labels, 0, orange));
+  /* tokens 2..5, head 1: all its links go to token 0, before the range: drawn to the top
+   * of the key column */
+  g_assert_cmpint (lines_count (view, links, 2, 4, labels, 1, orange), >,
+                   lines_count (view, none, 2, 4, labels, 1, orange) + 50);
+  /* the whole run, head 1: its lines into token 0 */
+  g_assert_cmpint (lines_count (view, links, 0, 6, labels, 1, orange), >,
+                   lines_count (view, none, 0, 6, labels, 1, orange) + 100);
+
+  /* Hovering query 5 keeps its line (5 -> 0) at full strength and fades the other five:
+   * fewer full-colour pixels, but some; no render is needed for it. */
+  {
+    int all = lines_count (view, links, 0, 6, labels, 1, orange), lit;
+    GdkTexture *texture;
+    saccade_lines_view_set_highlight (SACCADE_LINES_VIEW (view), 5, FALSE);
+    g_assert_false (saccade_lines_view_get_busy (SACCADE_LINES_VIEW (view)));
+    texture = draw_lines_view (view);
+    lit = count_color (texture, orange);
+    g_object_unref (texture);
+    g_assert_cmpint (saccade_lines_view_get_highlight (SACCADE_LINES_VIEW (view), NULL), ==, 5);
+    g_assert_cmpint (lit, <, all - 50);
+    g_assert_cmpint (lit, >, lines_count (view, none, 0, 6, labels, 1, orange) + 20);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -147,5 +252,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/views/heatmap", test_heatmap_view);
   g_test_add_func ("/ui/views/grid", test_grid_view);
   g_test_add_func ("/ui/views/lines", test_lines_view);
+  g_test_add_func ("/ui/views/lines-links", test_lines_view_links);
   return g_test_run ();
 }

@@ -225,7 +225,10 @@ size_lines (const void *f, double *w, double *h)
 gboolean
 saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path, GError **error)
 {
-  if (saccade_figure_refuse_empty (f->heads == NULL || f->n_heads <= 0 || f->n <= 0, error))
+  /* Chosen links may show no head (every head toggled off): the tokens are still drawn. */
+  if (saccade_figure_refuse_empty (f->n <= 0 || (f->links == NULL
+                                                 && (f->heads == NULL || f->n_heads <= 0)),
+                                   error))
     return FALSE;
   return saccade_figure_export_drawn (f, f->title, draw_lines, size_lines, path, error);
 }

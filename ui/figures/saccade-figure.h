@@ -8,7 +8,8 @@
  *            (turned to whichever gives bigger thumbnails), heads grouped by the KV head
  *            they share, optionally framed in a metric's colour
  *   lines    one layer as BertViz's "head view": the tokens twice, queries on the left and
- *            keys on the right, a line per (query, key, head) whose opacity is the weight
+ *            keys on the right, a line per strong link (query, key, head) whose opacity is
+ *            the weight (saccade-figure-lines.h chooses the links)
  *   profile  one head metric by layer: a dot per head, the layer mean as a line
  *   bars     one value per token (e.g. the rollout or flow into the last position)
  *   distance a symmetric items x items matrix (head distances) in a clustering order, with
@@ -102,9 +103,11 @@ typedef struct {
   SaccadeScale scale;                 /* of the metric's colour range */
 } SaccadeGridFigure;
 
+typedef struct _SaccadeLinesLinks SaccadeLinesLinks; /* saccade-figure-lines.h */
+
 typedef struct {
   int n_heads, n;
-  const float *heads;                 /* one layer: (n_heads, n, n) */
+  const float *heads;                 /* one layer: (n_heads, n, n), or NULL with links */
   const char *const *labels;          /* (n) display strings, or NULL: positions */
   int highlight_token;                /* -1 = none; else only this query token's lines are
                                        * drawn strongly (see the _full variant for keys) */
@@ -115,6 +118,19 @@ typedef struct {
    * heads 0 .. n_heads - 1 of n_heads. */
   const int *head_ids;                /* (n_heads), each in 0 .. n_heads_total - 1 */
   int n_heads_total;                  /* the layer's heads; 0: n_heads */
+  /* Long runs (saccade-figure-lines.h). The figure's tokens are the run's positions
+   * position0 .. position0 + n - 1 (a range); labels are theirs. */
+  int position0;
+  gboolean show_positions;            /* prefix each label with its run position */
+  /* Links chosen beforehand (saccade_lines_links_select(), run positions; borrowed): then
+   * @heads is NULL, and the links drawn are those with both ends among the figure's tokens
+   * and a head among head_ids (NULL: every head of n_heads). */
+  const SaccadeLinesLinks *links;
+  /* Drawing from @heads, the links are chosen per query and head as
+   * saccade-figure-lines.h says: at least @threshold (0: SACCADE_LINES_MIN_WEIGHT, every
+   * visible line) and the @top_k strongest (0: all), over the rows of the figure's tokens. */
+  double threshold;
+  int top_k;
 } SaccadeLinesFigure;
 
 typedef struct {
