@@ -25,10 +25,56 @@ struct ScStore {
   int busy_ms;              /* < 0: no waiting */
   uint64_t max_bytes;
   size_t queue_bytes;
+  uint64_t max_blob_bytes;  /* 0: SQLite's length limit; else the writer's (tests) */
   int schema_version;
   ScStoreWriter *writer;    /* the writer thread and its connection */
   ScStoreCapture *capture;  /* the open capture, if any */
 };
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-read.c                                                                       */
+
+/* What reading a head or tokens needs to know about its run, checked (sc-store.h, "Trust"):
+ * 1 <= n_layers * n_heads <= SC_STORE_MAX_RUN_HEADS, 1 <= n_tokens <= SC_STORE_MAX_TOKENS,
+ * 1 <= n_kept <= n_layers * n_heads, kept[] holds exactly n_kept bits (all of them when
+ * all_kept), sparse_eps 0 or in (0, 1). 8 KiB: lives on the stack. */
+typedef struct {
+  int64_t id;
+  uint32_t n_layers, n_heads, n_tokens;
+  int64_t n_vocab;
+  bool all_kept;
+  uint32_t n_kept;
+  double sparse_eps;
+  uint8_t kept[SC_STORE_MAX_RUN_HEADS / 8];
+} ScStoreRunShape;
+
+/* Whether @r kept (@layer, @head); false outside its shape. */
+bool sc_store_shape_keeps (const ScStoreRunShape *r, int layer, int head);
+
+/* Run @run_id checked as a run (its row, model and kept heads, not its other rows):
+ * SC_ERR_NOT_FOUND unless it is complete. */
+ScStatus sc_store_run_shape (ScStore *store, int64_t run_id, ScStoreRunShape *shape,
+                             ScError *err);
+
+/* SC_ERR_FORMAT "PATH: run R: <what>; the store was edited or is damaged: delete the run
+ * ...". */
+ScStatus sc_store_bad_run (const ScStore *store, int64_t run_id, ScError *err,
+                           const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+/* SC_ERR_NOT_FOUND "PATH: run R did not keep layer L head H". */
+ScStatus sc_store_not_kept (const ScStore *store, int64_t run_id, int layer, int head,
+                            ScError *err);
+
+/* A read transaction around several statements (one snapshot), unless one is open;
+ * *@own says whether read_end must close it. */
+int sc_store_read_begin (ScStore *store, bool *own);
+void sc_store_read_end (ScStore *store, bool own);
+
+/* Column @col as an integer in [@lo, @hi]; false for another type or value. */
+bool sc_store_int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v);
+
+/* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
+void sc_store_describe_value (sqlite3_stmt *st, int col, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store.c                                                                            */
@@ -119,6 +165,51 @@ void sc_store_blob_pack (const float *probs, uint32_t n_query, uint32_t n_key, b
 /* The inverse: (n_query, n_key) floats, zeros above the diagonal when @causal. */
 void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key, bool causal,
                            float *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-overview.c                                                                   */
+
+/* The block each of @n keys (or rows) falls in, for an overview of @size (<= n) blocks:
+ * @blk holds n entries. */
+void sc_store_overview_blocks (uint32_t n, uint32_t size, uint32_t *blk);
+
+/* Folds row @row of a head (@vals: its first @len values, keys 0..len-1; the rest are 0)
+ * into @acc (size x size, the running maxima, zeroed by the caller). */
+void sc_store_overview_row (float *acc, uint32_t size, const uint32_t *blk, uint32_t row,
+                            const float *vals, uint32_t len);
+
+/* Inserts @acc (size x size maxima, fp16 values) as head (@layer, @head)'s overview of
+ * run @run_id through @db (inside the caller's transaction). Returns SQLite's code
+ * (SQLITE_DONE when stored). */
+int sc_store_overview_insert (sqlite3 *db, int64_t run_id, int layer, int head, uint32_t size,
+                              const float *acc);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-sparse.c                                                                     */
+
+/* A head's sparse form (docs/store.md, "Sparse heads"): per row, the fewest keys whose
+ * weights sum to >= 1 - eps (descending, ties to the lower key), kept in key order. */
+typedef struct {
+  uint32_t n;                /* rows = keys */
+  bool causal;
+  uint64_t *offsets;         /* (n + 1): row i's pairs are [offsets[i], offsets[i + 1]) */
+  uint32_t *keys;            /* (nnz) */
+  uint8_t *vals;             /* (nnz) fp16, little-endian */
+  float *dropped;            /* (n) the sum of the float weights left out */
+  uint64_t nnz, cap;         /* pairs held, room for */
+  /* scratch for one row */
+  uint32_t *order;
+  uint32_t order_cap;
+} ScStoreSparse;
+
+/* Builds @sp from @probs (n x n, causal: row i's keys 0..i). Returns false when out of
+ * memory. @sp's arrays grow and are reused across heads. */
+bool sc_store_sparse_build (ScStoreSparse *sp, const float *probs, uint32_t n, bool causal,
+                            double eps);
+void sc_store_sparse_clear (ScStoreSparse *sp);
+
+/* Bytes the sparse form takes in the store (dropped, offsets, keys, values). */
+uint64_t sc_store_sparse_bytes (uint32_t n, uint64_t nnz);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-scores.c                                                                     */

@@ -1,0 +1,121 @@
+/* sc-store-overview.c — a head's overview image (sc-store-heads.h): the block maxima the
+ * writer computes from the fp16 values it stores, and that reading computes for runs
+ * stored before schema v3; and the estimate of what a capture will store.
+ *
+ * An overview of S x S cells over n tokens (S <= n) puts row (or key) i in block a with
+ * floor (a n / S) <= i < floor ((a + 1) n / S); cell (a, b) is the maximum over its block.
+ * The maximum is taken over the values as stored (fp16, widened exactly to float), so the
+ * cell is itself an fp16 value and storing it as fp16 loses nothing.
+ *
+ * What it is not: reading an overview from the store (sc-store-heads.c).
+ */
+#include "store/sc-store-heads.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sc-store-private.h"
+
+uint32_t
+sc_store_overview_start (uint32_t n, uint32_t size, uint32_t a)
+{
+  return size == 0 ? 0 : (uint32_t) ((uint64_t) a * n / size);
+}
+
+void
+sc_store_overview_blocks (uint32_t n, uint32_t size, uint32_t *blk)
+{
+  for (uint32_t a = 0; a < size; a++)
+    {
+      const uint32_t end = sc_store_overview_start (n, size, a + 1);
+      for (uint32_t i = sc_store_overview_start (n, size, a); i < end; i++)
+        blk[i] = a;
+    }
+}
+
+void
+sc_store_overview_row (float *acc, uint32_t size, const uint32_t *blk, uint32_t row,
+                       const float *vals, uint32_t len)
+{
+  float *cells = acc + (size_t) blk[row] * size;
+
+  for (uint32_t j = 0; j < len; j++)
+    {
+      float *c = &cells[blk[j]];
+      *c = vals[j] > *c ? vals[j] : *c;
+    }
+}
+
+int
+sc_store_overview_insert (sqlite3 *db, int64_t run_id, int layer, int head, uint32_t size,
+                          const float *acc)
+{
+  const size_t n = (size_t) size * size;
+  sqlite3_stmt *st = NULL;
+  uint8_t *f16;
+  int rc;
+
+  if ((f16 = malloc (2 * n)) == NULL)
+    return SQLITE_NOMEM;
+  sc_store_f16_encode (acc, n, f16);
+  rc = sqlite3_prepare_v2 (db, "INSERT INTO head_overviews (run_id, layer, head, size, dtype, "
+                               "data) VALUES (?,?,?,?,'f16',?)", -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, run_id);
+      sqlite3_bind_int (st, 2, layer);
+      sqlite3_bind_int (st, 3, head);
+      sqlite3_bind_int64 (st, 4, size);
+      sqlite3_bind_blob64 (st, 5, f16, 2 * n, SQLITE_STATIC);
+      rc = sqlite3_step (st);
+    }
+  sqlite3_finalize (st);
+  free (f16);
+  return rc;
+}
+
+bool
+sc_store_overview_masked (const ScStoreOverview *ov, uint32_t a, uint32_t b)
+{
+  /* Block b's first key floor (b n / S) >= block a's end floor ((a + 1) n / S) exactly
+   * when b > a, as floor (x n / S) grows strictly with x for n >= S. */
+  return ov->causal && b > a;
+}
+
+void
+sc_store_overview_clear (ScStoreOverview *ov)
+{
+  if (ov == NULL)
+    return;
+  free (ov->values);
+  memset (ov, 0, sizeof *ov);
+}
+
+/* Per kept head besides its BLOB, measured on SmolLM2 runs (docs/store.md, "Bytes per
+ * run"): the attention row's other columns and its b-tree cell, the overview row, the
+ * head_scores rows with their index entries. */
+#define HEAD_OVERHEAD_BYTES 1024u
+/* Per token: its tokens row (position, id, a piece of a few bytes) and index share. */
+#define TOKEN_BYTES 32u
+/* Per run: the runs row and the partly filled last pages of its tables (64 KiB pages). */
+#define RUN_OVERHEAD_BYTES (4u * 65536u)
+
+uint64_t
+sc_store_estimate_bytes (uint32_t n_tokens, uint32_t n_layers, uint32_t n_heads,
+                         uint32_t n_kept, bool sparse)
+{
+  const uint64_t n = n_tokens;
+  const uint64_t s = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
+  uint64_t per_head;
+
+  (void) sparse; /* a sparse head is stored sparse only when smaller: dense is the bound */
+  if (n == 0 || n_kept == 0 || n_layers == 0 || n_heads == 0)
+    return 0;
+  if ((uint64_t) n_kept > (uint64_t) n_layers * n_heads)
+    n_kept = n_layers * n_heads;
+  /* n <= 2^32: n (n + 1) < 2^65 could overflow only past SC_STORE_MAX_TOKENS */
+  if (n > SC_STORE_MAX_TOKENS)
+    return UINT64_MAX;
+  per_head = n * (n + 1) + 2 * s * s + HEAD_OVERHEAD_BYTES;
+  return per_head * n_kept + n * TOKEN_BYTES + RUN_OVERHEAD_BYTES;
+}
