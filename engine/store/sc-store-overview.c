@@ -95,6 +95,9 @@ sc_store_overview_clear (ScStoreOverview *ov)
  * run"): the attention row's other columns and its b-tree cell, the overview row, the
  * head_scores rows with their index entries. */
 #define HEAD_OVERHEAD_BYTES 1024u
+/* The store's page (SC_STORE_PAGE_SIZE), and the largest cell two of which share one. */
+#define OVERVIEW_PAGE_BYTES 65536u
+#define OVERVIEW_SHARE_BYTES ((OVERVIEW_PAGE_BYTES - 128u) / 2u)
 /* Per token: its tokens row (position, id, a piece of a few bytes) and index share. */
 #define TOKEN_BYTES 32u
 /* Per run: the runs row and the partly filled last pages of its tables (64 KiB pages). */
@@ -116,6 +119,13 @@ sc_store_estimate_bytes (uint32_t n_tokens, uint32_t n_layers, uint32_t n_heads,
   /* n <= 2^32: n (n + 1) < 2^65 could overflow only past SC_STORE_MAX_TOKENS */
   if (n > SC_STORE_MAX_TOKENS)
     return UINT64_MAX;
-  per_head = n * (n + 1) + 2 * s * s + HEAD_OVERHEAD_BYTES;
+  /* A BLOB larger than a page fills overflow pages all but 4 bytes; an overview of 2 S^2
+   * bytes shares a leaf page only when two fit in one: at S = 128 (32 KiB) one does not,
+   * and each takes a page of its own. */
+  {
+    const uint64_t ov = 2 * s * s;
+    per_head = n * (n + 1) + (ov <= OVERVIEW_SHARE_BYTES ? ov + 64 : OVERVIEW_PAGE_BYTES)
+               + HEAD_OVERHEAD_BYTES;
+  }
   return per_head * n_kept + n * TOKEN_BYTES + RUN_OVERHEAD_BYTES;
 }

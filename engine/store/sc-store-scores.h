@@ -5,7 +5,8 @@
  * Written by the capture itself: the writer thread computes each head's statistics from
  * the fp16 values it stores (so they are exactly what reading the head back gives) and
  * inserts them in the run's transaction — a run is stored with its scores or not at all.
- * Runs stored before this existed (or by a build that stored fewer metrics) get them on
+ * Only the heads a run kept have scores (schema v3: a score row of another head is
+ * SC_ERR_FORMAT). Runs stored before this existed (or by a build that stored fewer metrics) get them on
  * first use: sc_store_read_head_scores() computes what is missing from the stored heads
  * and, when the store is writable, stores it.
  *
@@ -47,7 +48,10 @@ const char *sc_store_score_id (int k);
 typedef struct {
   int64_t run_id;
   uint32_t n_layers, n_heads, n_kv_heads, n_tokens;
-  ScHeadStats *stats;   /* (n_layers, n_heads) row-major; owned (sc_store_head_scores_clear) */
+  ScHeadStats *stats;   /* (n_layers, n_heads) row-major; owned (sc_store_head_scores_clear);
+                         * every score NaN for a head the run did not keep */
+  uint32_t n_kept;      /* heads the run kept */
+  uint8_t *kept;        /* NULL: every head; else ScStoreRunInfo.kept's bitmap, owned */
   bool computed;        /* some were absent from the store and were computed from its heads */
   bool stored;          /* ... and were written to it (a writable store with no open capture) */
 } ScStoreHeadScores;

@@ -150,7 +150,7 @@ typedef struct {
 
 /* The smallest max_blob_bytes: a part row's other columns and one row of a head must fit
  * beside each other (a row of 2^19 fp16 values is 1 MiB; the tests use small runs). */
-#define SC_STORE_MIN_BLOB_BYTES 4096u
+#define SC_STORE_MIN_BLOB_BYTES 65536u
 
 /* The sparse form's default EPS (saccade capture --sparse): per row, the dropped keys
  * hold at most 0.1 % of the attention. */
