@@ -211,6 +211,37 @@ void sc_store_sparse_clear (ScStoreSparse *sp);
 /* Bytes the sparse form takes in the store (dropped, offsets, keys, values). */
 uint64_t sc_store_sparse_bytes (uint32_t n, uint64_t nnz);
 
+/* Writes @sp into @out (sc_store_sparse_bytes (n, nnz) bytes): dropped (f32, n), offsets
+ * (u64, n + 1), keys (u32, nnz), values (f16, nnz), little-endian. */
+void sc_store_sparse_serialise (const ScStoreSparse *sp, uint8_t *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-parts.c                                                                      */
+
+/* One head as the writer holds it: the packed fp16 head, or the sparse form as
+ * sc_store_sparse_serialise writes it. */
+typedef struct {
+  const uint8_t *buf;
+  size_t len;
+  int layer, head;
+  uint32_t n;                /* n_query = n_key */
+  bool causal;
+  bool sparse;
+  uint64_t nnz;              /* sparse: the pairs */
+} ScStoreBlobHead;
+
+/* @b as (n, n) floats into @out: its fp16 values widened; zeros above the diagonal of a
+ * causal head and where a sparse head dropped keys. */
+void sc_store_blob_head_unpack (const ScStoreBlobHead *b, float *out);
+
+/* Inserts @b as attention_parts rows of run @run_id through @st (a prepared INSERT INTO
+ * attention_parts (run_id, layer, head, row0, row1, n_query, n_key, layout, dtype, dropped,
+ * offsets, keys, data) VALUES (?,?,?,?,?,?,?,?,'f16',?,?,?,?)), each block holding at most
+ * @budget bytes of BLOBs. SC_ERR_INVALID_ARG when one row does not fit; SQLite's errors
+ * on @db name @path. */
+ScStatus sc_store_parts_insert (sqlite3 *db, sqlite3_stmt *st, const char *path, int64_t run_id,
+                                const ScStoreBlobHead *b, uint64_t budget, ScError *err);
+
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-scores.c                                                                     */
 

@@ -251,3 +251,22 @@ out:
   free (kept_vals);
   return ok;
 }
+
+void
+sc_store_sparse_serialise (const ScStoreSparse *sp, uint8_t *out)
+{
+  for (uint32_t i = 0; i < sp->n; i++)
+    {
+      uint32_t b;
+      memcpy (&b, &sp->dropped[i], sizeof b);
+      for (int k = 0; k < 4; k++)
+        *out++ = (uint8_t) (b >> (8 * k));
+    }
+  for (uint32_t i = 0; i <= sp->n; i++)
+    for (int k = 0; k < 8; k++)
+      *out++ = (uint8_t) (sp->offsets[i] >> (8 * k));
+  for (uint64_t j = 0; j < sp->nnz; j++)
+    for (int k = 0; k < 4; k++)
+      *out++ = (uint8_t) (sp->keys[j] >> (8 * k));
+  memcpy (out, sp->vals, 2 * sp->nnz);
+}

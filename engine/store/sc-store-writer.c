@@ -338,70 +338,15 @@ db_error:
   return sc_store_sqlite_error (err, db, rc, path, "storing a new run");
 }
 
-static inline uint64_t
-le64_at (const uint8_t *p)
+/* The slot as the parts code sees it. */
+static ScStoreBlobHead
+blob_head (const Slot *slot)
 {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = (v << 8) | p[i];
-  return v;
+  return (ScStoreBlobHead) { slot->buf, slot->len, slot->layer, slot->head, slot->n,
+                             slot->causal, slot->sparse, slot->nnz };
 }
 
-static inline uint32_t
-le32_at (const uint8_t *p)
-{
-  return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
-}
-
-/* Where the sparse form's arrays start in a slot. */
-static size_t
-sparse_offsets_at (uint32_t n)
-{
-  return 4 * (size_t) n;
-}
-
-static size_t
-sparse_keys_at (uint32_t n)
-{
-  return 4 * (size_t) n + 8 * ((size_t) n + 1);
-}
-
-/* The head as the store holds it (fp16 values back in float; a sparse head's dropped keys
- * 0) into w->unpacked. Returns false when the buffer cannot grow. */
-static bool
-unpack_slot (ScStoreWriter *w, const Slot *slot)
-{
-  const uint32_t n = slot->n;
-  const size_t nn = (size_t) n * n;
-
-  if (w->unpacked_cap < nn)
-    {
-      float *buf = realloc (w->unpacked, nn * sizeof *buf);
-      if (buf == NULL)
-        return false;
-      w->unpacked = buf;
-      w->unpacked_cap = nn;
-    }
-  if (!slot->sparse)
-    {
-      sc_store_blob_unpack (slot->buf, n, n, slot->causal, w->unpacked);
-      return true;
-    }
-  {
-    const uint8_t *offs = slot->buf + sparse_offsets_at (n);
-    const uint8_t *keys = slot->buf + sparse_keys_at (n);
-    const uint8_t *vals = keys + 4 * slot->nnz;
-
-    memset (w->unpacked, 0, nn * sizeof *w->unpacked);
-    for (uint32_t i = 0; i < n; i++)
-      for (uint64_t j = le64_at (offs + 8 * (size_t) i); j < le64_at (offs + 8 * ((size_t) i + 1));
-           j++)
-        sc_store_f16_decode (vals + 2 * j, 1, &w->unpacked[(size_t) i * n + le32_at (keys + 4 * j)]);
-  }
-  return true;
-}
-
-/* Step 2's statistics and overview, from w->unpacked: sc_head_stats_compute, one
+/* Step 2's statistics and overview, from the head unpacked into w->unpacked: sc_head_stats_compute, one
  * head_scores row per score; the block maxima, one head_overviews row. Returns SQLite's
  * code (SQLITE_DONE when stored; SQLITE_NOMEM when a buffer cannot grow). */
 static int
@@ -409,11 +354,20 @@ insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError 
 {
   const uint32_t n = slot->n;
   const uint32_t size = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
+  const size_t nn = (size_t) n * n;
+  const ScStoreBlobHead b = blob_head (slot);
   ScHeadStats stats;
   int rc;
 
-  if (!unpack_slot (w, slot))
-    return SQLITE_NOMEM;
+  if (w->unpacked_cap < nn)
+    {
+      float *buf = realloc (w->unpacked, nn * sizeof *buf);
+      if (buf == NULL)
+        return SQLITE_NOMEM;
+      w->unpacked = buf;
+      w->unpacked_cap = nn;
+    }
+  sc_store_blob_head_unpack (&b, w->unpacked);
   if (sc_head_stats_compute (w->unpacked, (int) n, (int) n, NULL, &stats, err) != SC_OK)
     return SQLITE_MISUSE; /* n >= 1 always: cannot happen */
   rc = sc_store_scores_insert (w->insert_score, cap->run_id, slot->layer, slot->head, &stats,
@@ -442,99 +396,6 @@ insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError 
                                    w->overview);
 }
 
-/* Inserts rows [@r0, @r1) of the slot's head as one attention_parts row. */
-static int
-insert_part (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, uint32_t r0, uint32_t r1)
-{
-  sqlite3_stmt *st = w->insert_part;
-  const uint32_t n = slot->n;
-  int rc;
-
-  sqlite3_bind_int64 (st, 1, cap->run_id);
-  sqlite3_bind_int (st, 2, slot->layer);
-  sqlite3_bind_int (st, 3, slot->head);
-  sqlite3_bind_int64 (st, 4, r0);
-  sqlite3_bind_int64 (st, 5, r1);
-  sqlite3_bind_int64 (st, 6, n);
-  sqlite3_bind_int64 (st, 7, n);
-  if (!slot->sparse)
-    {
-      const uint64_t at = slot->causal ? (uint64_t) r0 * (r0 + 1) / 2 : (uint64_t) r0 * n;
-      const uint64_t end = slot->causal ? (uint64_t) r1 * (r1 + 1) / 2 : (uint64_t) r1 * n;
-      bind_text (st, 8, slot->causal ? "causal" : "full");
-      sqlite3_bind_blob64 (st, 12, slot->buf + 2 * at, 2 * (end - at), SQLITE_STATIC);
-    }
-  else
-    {
-      const uint8_t *offs = slot->buf + sparse_offsets_at (n);
-      const uint8_t *keys = slot->buf + sparse_keys_at (n);
-      const uint8_t *vals = keys + 4 * slot->nnz;
-      const uint64_t p0 = le64_at (offs + 8 * (size_t) r0), p1 = le64_at (offs + 8 * (size_t) r1);
-      bind_text (st, 8, "sparse");
-      sqlite3_bind_blob64 (st, 9, slot->buf + 4 * (size_t) r0, 4 * (uint64_t) (r1 - r0),
-                           SQLITE_STATIC);
-      sqlite3_bind_blob64 (st, 10, offs + 8 * (size_t) r0, 8 * ((uint64_t) (r1 - r0) + 1),
-                           SQLITE_STATIC);
-      /* an empty BLOB, not NULL, when the rows keep nothing */
-      if (p1 == p0)
-        {
-          sqlite3_bind_zeroblob (st, 11, 0);
-          sqlite3_bind_zeroblob (st, 12, 0);
-        }
-      else
-        {
-          sqlite3_bind_blob64 (st, 11, keys + 4 * p0, 4 * (p1 - p0), SQLITE_STATIC);
-          sqlite3_bind_blob64 (st, 12, vals + 2 * p0, 2 * (p1 - p0), SQLITE_STATIC);
-        }
-    }
-  rc = sqlite3_step (st);
-  sqlite3_reset (st);
-  sqlite3_clear_bindings (st);
-  return rc;
-}
-
-/* The BLOB bytes of rows [@r0, @r1) of the slot's head in an attention_parts row. */
-static uint64_t
-part_bytes (const Slot *slot, uint32_t r0, uint32_t r1)
-{
-  if (!slot->sparse)
-    return 2 * (slot->causal ? (uint64_t) r1 * (r1 + 1) / 2 - (uint64_t) r0 * (r0 + 1) / 2
-                             : (uint64_t) (r1 - r0) * slot->n);
-  {
-    const uint8_t *offs = slot->buf + sparse_offsets_at (slot->n);
-    return sc_store_sparse_bytes (r1 - r0, le64_at (offs + 8 * (size_t) r1)
-                                             - le64_at (offs + 8 * (size_t) r0));
-  }
-}
-
-/* A head as attention_parts rows, each as many rows as fit w->part_budget. */
-static ScStatus
-insert_parts (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
-{
-  uint32_t r0 = 0;
-  int rc;
-
-  while (r0 < slot->n)
-    {
-      uint32_t r1 = r0 + 1;
-      if (part_bytes (slot, r0, r1) > w->part_budget)
-        return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: row %u of layer %d head %d needs "
-                             "%llu bytes, more than one BLOB may hold here (%llu)",
-                             w->store->path, r0, slot->layer, slot->head,
-                             (unsigned long long) part_bytes (slot, r0, r1),
-                             (unsigned long long) w->part_budget);
-      /* grow the block a row at a time: the sizes are sums, cheap to recompute */
-      while (r1 < slot->n && part_bytes (slot, r0, r1 + 1) <= w->part_budget)
-        r1++;
-      if ((rc = insert_part (w, cap, slot, r0, r1)) != SQLITE_DONE)
-        return sc_store_sqlite_error (err, w->db, rc, w->store->path,
-                                      "storing rows %u..%u of layer %d head %d of a new run",
-                                      r0, r1, slot->layer, slot->head);
-      r0 = r1;
-    }
-  return SC_OK;
-}
-
 /* Step 2: one head. */
 static ScStatus
 insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
@@ -545,7 +406,9 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
 
   if (slot->sparse || slot->len > w->part_budget)
     {
-      if ((status = insert_parts (w, cap, slot, err)) != SC_OK)
+      const ScStoreBlobHead b = blob_head (slot);
+      if ((status = sc_store_parts_insert (w->db, w->insert_part, w->store->path, cap->run_id,
+                                           &b, w->part_budget, err)) != SC_OK)
         return status;
       goto stored;
     }
@@ -1030,27 +893,6 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   return SC_OK;
 }
 
-/* Writes @sp as a slot holds it: dropped (f32, n), offsets (u64, n + 1), keys (u32, nnz),
- * values (f16, nnz, already encoded), little-endian. */
-static void
-sparse_serialise (const ScStoreSparse *sp, uint8_t *out)
-{
-  for (uint32_t i = 0; i < sp->n; i++)
-    {
-      uint32_t b;
-      memcpy (&b, &sp->dropped[i], sizeof b);
-      for (int k = 0; k < 4; k++)
-        *out++ = (uint8_t) (b >> (8 * k));
-    }
-  for (uint32_t i = 0; i <= sp->n; i++)
-    for (int k = 0; k < 8; k++)
-      *out++ = (uint8_t) (sp->offsets[i] >> (8 * k));
-  for (uint64_t j = 0; j < sp->nnz; j++)
-    for (int k = 0; k < 4; k++)
-      *out++ = (uint8_t) (sp->keys[j] >> (8 * k));
-  memcpy (out, sp->vals, 2 * sp->nnz);
-}
-
 ScStatus
 sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float *probs,
                            int n_query, int n_key, ScError *err)
@@ -1140,7 +982,7 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
       slot->cap = bytes;
     }
   if (sparse)
-    sparse_serialise (&cap->sparse, slot->buf);
+    sc_store_sparse_serialise (&cap->sparse, slot->buf);
   else
     sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
   /* The reader refuses a head holding anything but probabilities (sc-store-read.c); so
