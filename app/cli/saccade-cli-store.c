@@ -807,7 +807,7 @@ runs_print_text (const RunsResult *r)
       printf ("No runs in %s.\n", r->path);
       return;
     }
-  printf ("%5s  %-19s  %-24s %6s %6s %9s  %s\n", "run", "created (local)", "model", "tokens",
+  printf ("%5s  %-19s  %-24s %6s %7s %9s  %s\n", "run", "created (local)", "model", "tokens",
           "heads", "size", "text");
   for (size_t i = 0; i < r->n; i++)
     {
@@ -815,11 +815,16 @@ runs_print_text (const RunsResult *r)
       g_autofree char *when = saccade_format_time (run->created_ms, FALSE);
       g_autofree char *model = text_cell (run->model_name, strlen (run->model_name), 24);
       g_autofree char *text = text_cell (run->text, run->text_len, 48);
-      g_autofree char *heads = g_strdup_printf ("%ux%u", run->n_layers, run->n_heads);
+      /* "30x9", or the heads kept of them ("22/270"), "s" for a sparse run */
+      g_autofree char *heads = run->kept != NULL
+        ? g_strdup_printf ("%u/%u%s", run->n_kept, run->n_layers * run->n_heads,
+                           run->sparse_eps > 0 ? "s" : "")
+        : g_strdup_printf ("%ux%u%s", run->n_layers, run->n_heads,
+                           run->sparse_eps > 0 ? "s" : "");
       g_autofree char *size = saccade_store_cli_bytes (run->attention_bytes);
       printf ("%5" G_GINT64_FORMAT "  %-19s  ", run->id, when);
       saccade_store_cli_print_padded (model, 24);
-      printf (" %6u %6s %9s  %s\n", run->n_tokens, heads, size, text);
+      printf (" %6u %7s %9s  %s\n", run->n_tokens, heads, size, text);
     }
   printf ("%zu run%s, %s of attention, in %s\n", r->n, r->n == 1 ? "" : "s", sz, r->path);
 }
