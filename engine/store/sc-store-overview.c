@@ -91,17 +91,34 @@ sc_store_overview_clear (ScStoreOverview *ov)
   memset (ov, 0, sizeof *ov);
 }
 
-/* Per kept head besides its BLOB, measured on SmolLM2 runs (docs/store.md, "Bytes per
- * run"): the attention row's other columns and its b-tree cell, the overview row, the
- * head_scores rows with their index entries. */
-#define HEAD_OVERHEAD_BYTES 1024u
 /* The store's page (SC_STORE_PAGE_SIZE), and the largest cell two of which share one. */
-#define OVERVIEW_PAGE_BYTES 65536u
-#define OVERVIEW_SHARE_BYTES ((OVERVIEW_PAGE_BYTES - 128u) / 2u)
+#define PAGE_BYTES 65536u
+#define OVERVIEW_SHARE_BYTES ((PAGE_BYTES - 128u) / 2u)
+/* Per kept head besides its BLOBs, measured on SmolLM2 runs (docs/store.md, "Bytes per
+ * run"): the attention row's other columns and b-tree entries, the head_scores rows with
+ * their index entries. */
+#define HEAD_OVERHEAD_BYTES 1024u
 /* Per token: its tokens row (position, id, a piece of a few bytes) and index share. */
 #define TOKEN_BYTES 32u
-/* Per run: the runs row and the partly filled last pages of its tables (64 KiB pages). */
-#define RUN_OVERHEAD_BYTES (4u * 65536u)
+/* Per run: the runs row and the partly filled last pages of its tables. */
+#define RUN_OVERHEAD_BYTES (4u * PAGE_BYTES)
+
+/* What a row of @payload bytes takes in a table b-tree of PAGE_BYTES pages, as SQLite lays
+ * it out (its file format, "B-tree Cell Format"): up to X bytes stay in the leaf; past
+ * that, M + (P - M) mod (U - 4) stay local when that is at most X (else M), and the rest
+ * fills whole overflow pages of U - 4 bytes each. */
+static uint64_t
+row_bytes (uint64_t payload)
+{
+  const uint64_t u = PAGE_BYTES, x = u - 35, m = (u - 12) * 32 / 255 - 23;
+  uint64_t local, k;
+
+  if (payload <= x)
+    return payload;
+  k = m + (payload - m) % (u - 4);
+  local = k <= x ? k : m;
+  return local + (payload - local + u - 5) / (u - 4) * u;
+}
 
 uint64_t
 sc_store_estimate_bytes (uint32_t n_tokens, uint32_t n_layers, uint32_t n_heads,
@@ -109,23 +126,22 @@ sc_store_estimate_bytes (uint32_t n_tokens, uint32_t n_layers, uint32_t n_heads,
 {
   const uint64_t n = n_tokens;
   const uint64_t s = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
-  uint64_t per_head;
+  const uint64_t ov = 2 * s * s;
+  uint64_t per_head, blob;
 
   (void) sparse; /* a sparse head is stored sparse only when smaller: dense is the bound */
   if (n == 0 || n_kept == 0 || n_layers == 0 || n_heads == 0)
     return 0;
   if ((uint64_t) n_kept > (uint64_t) n_layers * n_heads)
     n_kept = n_layers * n_heads;
-  /* n <= 2^32: n (n + 1) < 2^65 could overflow only past SC_STORE_MAX_TOKENS */
   if (n > SC_STORE_MAX_TOKENS)
     return UINT64_MAX;
-  /* A BLOB larger than a page fills overflow pages all but 4 bytes; an overview of 2 S^2
-   * bytes shares a leaf page only when two fit in one: at S = 128 (32 KiB) one does not,
-   * and each takes a page of its own. */
-  {
-    const uint64_t ov = 2 * s * s;
-    per_head = n * (n + 1) + (ov <= OVERVIEW_SHARE_BYTES ? ov + 64 : OVERVIEW_PAGE_BYTES)
-               + HEAD_OVERHEAD_BYTES;
-  }
+  /* A head past SQLite's default length limit (1e9) is split into row blocks, which costs
+   * the same pages within one per block. */
+  blob = n * (n + 1);
+  /* An overview shares a leaf page only when two fit in one: at S = 128 (32 KiB) one does
+   * not, and each takes a page of its own. */
+  per_head = row_bytes (blob + 32) + (ov <= OVERVIEW_SHARE_BYTES ? ov + 64 : PAGE_BYTES)
+             + HEAD_OVERHEAD_BYTES;
   return per_head * n_kept + n * TOKEN_BYTES + RUN_OVERHEAD_BYTES;
 }
