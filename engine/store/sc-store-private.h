@@ -1,9 +1,11 @@
 /* sc-store-private.h — what the capture store's files share (sc-store.c: opening,
- * errors, models, deleting; sc-store-read.c: reading runs, tokens and heads, checking
- * every number; sc-store-schema.c: the schema, its migrations and the check that a file's
- * schema is ours; sc-store-blob.c: the fp16 BLOB layout; sc-store-writer.c: captures and
- * the writer thread; sc-store-study.c: study results). Not installed, not for
- * callers outside engine/sc-store*.c and the store's tests.
+ * errors, models, deleting; sc-store-read.c: reading runs and tokens, checking every
+ * number; sc-store-heads.c: reading heads, rows and overviews; sc-store-schema.c: the
+ * schema, its migrations and the check that a file's schema is ours; sc-store-blob.c: the
+ * fp16 BLOB layout; sc-store-overview.c: overview images and the size estimate;
+ * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
+ * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results).
+ * Not installed, not for callers outside engine/store/ and the store's tests.
  */
 #pragma once
 

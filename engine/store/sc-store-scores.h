@@ -6,8 +6,8 @@
  * the fp16 values it stores (so they are exactly what reading the head back gives) and
  * inserts them in the run's transaction — a run is stored with its scores or not at all.
  * Only the heads a run kept have scores (schema v3: a score row of another head is
- * SC_ERR_FORMAT). Runs stored before this existed (or by a build that stored fewer metrics) get them on
- * first use: sc_store_read_head_scores() computes what is missing from the stored heads
+ * SC_ERR_FORMAT). Runs stored before this existed (or by a build that stored fewer
+ * metrics) get them on first use: sc_store_read_head_scores() computes what is missing from the stored heads
  * and, when the store is writable, stores it.
  *
  * Rows: one per (run, layer, head, score): the metric ids of sc_head_metric_id() and

@@ -4,7 +4,8 @@
  * its model (identified by the SHA-256 of the model file), the text, the tokens with their
  * byte pieces, and one fp16 BLOB per (layer, head) holding the attention probabilities
  * row-major — causal heads packed as the lower triangle (row i holds i + 1 values).
- * docs/store.md describes the schema (v1), the file format rules and the measured costs.
+ * docs/store.md describes the schema (v1 to v3), the file format rules and the measured
+ * costs.
  *
  * Writing: sc_store_capture_begin() opens a capture, whose observer (an ScObserver for
  * sc_forward) converts each head to fp16 and hands it to a writer thread through a bounded
