@@ -595,6 +595,16 @@ test_blocks (void)
   sc_store_close (a);
   sc_store_close (b);
 
+  /* deleting a run takes its parts and overviews with it */
+  b = store_test_open (split.path, TRUE);
+  g_assert_cmpint (sc_store_delete_run (b, 3, &err), ==, SC_OK);
+  sc_store_close (b);
+  g_assert_cmpint (store_test_raw_int (split.path, "SELECT count(*) FROM attention_parts WHERE "
+                                       "run_id = 3"), ==, 0);
+  g_assert_cmpint (store_test_raw_int (split.path, "SELECT count(*) FROM head_overviews WHERE "
+                                       "run_id = 3"), ==, 0);
+  g_assert_cmpint (store_test_raw_int (split.path, "SELECT count(*) FROM attention_parts"), >, 0);
+
   /* a limit below the smallest is refused */
   {
     ScStoreOptions opt = { .writable = TRUE, .max_blob_bytes = 100 };
