@@ -741,7 +741,10 @@ sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs, ScErr
   /* One read transaction: the list and its checks are one consistent snapshot even while
    * a capture commits. */
   if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK
-      || (rc = sqlite3_prepare_v2 (store->db, store->schema_version >= 3 ? RUN_SELECT_V3 "ORDER BY r.id" : RUN_SELECT_V2 "ORDER BY r.id", -1, &st, NULL))
+      || (rc = sqlite3_prepare_v2 (store->db,
+                                   store->schema_version >= 3 ? RUN_SELECT_V3 "ORDER BY r.id"
+                                                              : RUN_SELECT_V2 "ORDER BY r.id",
+                                   -1, &st, NULL))
            != SQLITE_OK)
     {
       status = sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
@@ -788,7 +791,10 @@ out:
 static int
 select_run (ScStore *store, int64_t run_id, sqlite3_stmt **st)
 {
-  int rc = sqlite3_prepare_v2 (store->db, store->schema_version >= 3 ? RUN_SELECT_V3 "AND r.id = ?" : RUN_SELECT_V2 "AND r.id = ?", -1, st, NULL);
+  int rc = sqlite3_prepare_v2 (store->db,
+                               store->schema_version >= 3 ? RUN_SELECT_V3 "AND r.id = ?"
+                                                          : RUN_SELECT_V2 "AND r.id = ?",
+                               -1, st, NULL);
 
   if (rc != SQLITE_OK)
     return rc;

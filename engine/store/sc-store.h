@@ -21,9 +21,9 @@
  *
  * Schema v3 (docs/store.md, "Schema v3"): a run may keep only chosen heads
  * (ScStoreRunDesc.keep), store its heads sparse (sparse_eps: per row, the fewest keys
- * holding 1 - eps of the mass), and a head too large for one SQLite BLOB is stored as row
- * blocks; each kept head also gets a small overview image. Deleting a run removes its tokens and heads and gives the space back to the
- * file system.
+ * holding all but eps of the mass), and a head too large for one SQLite BLOB is stored as
+ * row blocks; each kept head also gets a small overview image. Deleting a run removes its
+ * tokens and heads and gives the space back to the file system.
  *
  * Errors (ScError messages always name the database file):
  *   SC_ERR_DB           SQLite failed: not a database, corrupt, disk full, locked by another
@@ -269,10 +269,10 @@ ScStatus sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIG
 
 /* Starts a run. The store must be writable and have no other capture open. The run has
  * @desc->model->n_layers x n_heads heads, each (n_tokens, n_tokens); every head it keeps
- * (@desc->keep) must be added before the commit; the others are ignored when added. Starts the writer thread on first use. Errors: SC_ERR_INVALID_ARG
- * (read-only store, another capture open, no tokens, a model with no heads), SC_ERR_NOMEM.
- * Errors from the database (a lock held too long, a full disk) surface in
- * sc_store_capture_add_head() and sc_store_capture_commit(). */
+ * (@desc->keep) must be added before the commit; the others are ignored when added. Starts the
+ * writer thread on first use. Errors: SC_ERR_INVALID_ARG (read-only store, another capture
+ * open, no tokens, a model with no heads), SC_ERR_NOMEM. Errors from the database (a lock held
+ * too long, a full disk) surface in sc_store_capture_add_head() and sc_store_capture_commit(). */
 ScStatus sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc,
                                  ScStoreCapture **out, ScError *err);
 
@@ -332,12 +332,12 @@ ScStatus sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **to
 void sc_store_tokens_free (ScStoreToken *tokens); /* NULL is a no-op */
 
 /* One head of a complete run, unpacked to float (each value the stored fp16 exactly; zeros
- * above the diagonal of a causal head and for the keys a sparse head dropped, whose mass
- * per row is in out->dropped). Holds n_tokens^2 floats: for long runs read rows
- * (sc-store-heads.h). SC_ERR_NOT_FOUND for a missing run, a layer/head outside the run's
- * model, or a head the run did not keep ("run N did not keep layer L head H"); SC_ERR_FORMAT for a run that breaks the contract, a head whose
- * row does not match its run (shape, layout, dtype, BLOB length) or that holds a value
- * outside [0, 1], or a head of the run that is not there. */
+ * above the diagonal of a causal head and for the keys a sparse head dropped, whose mass per
+ * row is in out->dropped). Holds n_tokens^2 floats: for long runs read rows (sc-store-heads.h).
+ * SC_ERR_NOT_FOUND for a missing run, a layer/head outside the run's model, or a head the run
+ * did not keep ("run N did not keep layer L head H"); SC_ERR_FORMAT for a run that breaks the
+ * contract, a head whose row does not match its run (shape, layout, dtype, BLOB length) or that
+ * holds a value outside [0, 1], or a head of the run that is not there. */
 ScStatus sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head,
                              ScStoreHead *out, ScError *err);
 void sc_store_head_clear (ScStoreHead *head); /* NULL is a no-op */
