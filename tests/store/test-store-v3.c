@@ -13,6 +13,7 @@
 
 #include "core/sc-math.h"
 #include "engine/store/sc-store-heads.h"
+#include "engine/store/sc-store-private.h"
 #include "engine/store/sc-store-scores.h"
 #include "engine/store/sc-store.h"
 #include "hostile-stores.h"
@@ -286,6 +287,41 @@ test_rows_and_f16 (void)
   check_readers (s, capture (s, 6, 23, fake_full, NULL, 0));
   check_readers (s, capture (s, 7, 1, fake_causal, NULL, 0));
   check_readers (s, capture (s, 8, 90, peaked_head, NULL, 1e-3));
+  sc_store_close (s);
+  store_tmp_clear (&t);
+}
+
+/* Reading a row reads the pages that hold it, not the head: a 1,000-token head is 1 MB, 16
+ * overflow pages of 64 KiB; its last row costs a pointer-map page and the page(s) the row
+ * lies on (SQLite's page-cache misses on a fresh connection, after the run's own rows were
+ * read once for another head). */
+static void
+test_rows_read_their_pages (void)
+{
+  const guint32 n = 1000;
+  g_autofree float *rows = g_new (float, (gsize) n * 2);
+  ScStoreHead hd = { 0 };
+  ScError err = { 0 };
+  StoreTmp t;
+  ScStore *s;
+  int miss = 0, hi = 0;
+
+  store_tmp_init (&t);
+  s = store_test_open (t.path, TRUE);
+  capture (s, 50, (int) n, fake_causal, NULL, 0);
+  sc_store_close (s);
+  s = store_test_open (t.path, FALSE);
+  g_assert_cmpint (sc_store_read_head_rows (s, 1, 0, 0, n - 1, n, rows, NULL, &err), ==, SC_OK);
+  sqlite3_db_status (s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 1);
+  g_assert_cmpint (sc_store_read_head_rows (s, 1, 2, 1, n - 2, n, rows, NULL, &err), ==, SC_OK);
+  sqlite3_db_status (s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 1);
+  g_test_message ("the last 2 rows of a %u-token head: %d page reads", n, miss);
+  g_assert_cmpint (miss, <=, 4);
+  hd = read_head (s, 1, 3, 2);
+  sqlite3_db_status (s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 1);
+  g_test_message ("the whole head: %d page reads", miss);
+  g_assert_cmpint (miss, >=, (int) ((gsize) n * (n + 1) / 65536));
+  sc_store_head_clear (&hd);
   sc_store_close (s);
   store_tmp_clear (&t);
 }
@@ -738,6 +774,7 @@ main (int argc, char **argv)
   g_test_add_func ("/store/v3/overview/matches-head", test_overview_matches_head);
   g_test_add_func ("/store/v3/overview/before-v3", test_overview_before_v3);
   g_test_add_func ("/store/v3/rows-and-f16", test_rows_and_f16);
+  g_test_add_func ("/store/v3/rows-read-their-pages", test_rows_read_their_pages);
   g_test_add_func ("/store/v3/kept-heads", test_kept_heads);
   g_test_add_func ("/store/v3/sparse", test_sparse);
   g_test_add_func ("/store/v3/blocks", test_blocks);
