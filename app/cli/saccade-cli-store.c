@@ -485,16 +485,19 @@ capture_add_json (JsonBuilder *b, const CaptureResult *r, const CaptureCtx *c)
   json_builder_end_object (b);
 }
 
-/* The model, store, backend and session every text of a capture uses; on failure the
- * caller's capture_ctx_clear() frees what was made. */
+/* The model, the heads to keep (--layers, --heads), store, backend and session every text
+ * of a capture uses; on failure the caller's capture_ctx_clear() frees what was made. */
 static gboolean
 capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_opt,
-                  gboolean store, ScStoreModel *ident, GError **error)
+                  gboolean store, const char *layers, const char *heads, ScStoreModel *ident,
+                  GError **error)
 {
   g_autofree char *path = NULL;
   ScError err = { 0 };
 
-  if ((c->model = saccade_cli_load_model (common, error)) == NULL)
+  /* the heads to keep are checked before the store is created */
+  if ((c->model = saccade_cli_load_model (common, error)) == NULL
+      || !capture_keep (c, layers, heads, error))
     return FALSE;
   if (store)
     {
@@ -721,8 +724,8 @@ saccade_cmd_capture (int argc, char **argv)
       else
         rc = capture_print_estimates (&c, texts, common.json);
     }
-  else if (!capture_ctx_init (&c, &common, db_opt, !no_store, &ident, &error)
-           || !capture_keep (&c, layers_opt, heads_opt, &error))
+  else if (!capture_ctx_init (&c, &common, db_opt, !no_store, layers_opt, heads_opt, &ident,
+                              &error))
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else
     {
