@@ -133,6 +133,28 @@ static const HostileKind kinds[] = {
     "UPDATE attention SET layer = 'zero' WHERE run_id = 2 AND layer = 0 AND head = 1",
     HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "a stored head has layer 'zero' (text)", 0, 0, 0 },
 
+  /* --- schema v3: the heads a run kept, its sparse EPS -------------------------------- */
+  { "kept-none", "runs.kept keeps no head", "UPDATE runs SET kept = x'0000' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.kept keeps no head", 0, 0, 0 },
+  { "kept-past", "runs.kept with bits past the model's 12 heads",
+    "UPDATE runs SET kept = x'FFFF' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "bits set past the model's 12 heads", 0, 0, 0 },
+  { "kept-short", "a 1-byte runs.kept for 12 heads", "UPDATE runs SET kept = x'FF' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "needs a 2-byte bitmap", 0, 0, 0 },
+  { "kept-fewer", "runs.kept without layer 3 head 2, which is stored",
+    "UPDATE runs SET kept = x'FF07' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "layer 3 head 2 is stored, but the run did not keep it",
+    0, 0, 0 },
+  { "sparse-eps-text", "runs.sparse_eps holds text",
+    "UPDATE runs SET sparse_eps = 'much' WHERE id = 2",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "runs.sparse_eps is 'much' (text)", 0, 0, 0 },
+  { "head-twice", "a head stored both as an attention row and as attention_parts",
+    "INSERT INTO attention_parts (run_id, layer, head, row0, row1, n_query, n_key, layout, "
+    "dtype, data) SELECT run_id, layer, head, 0, 6, n_query, n_key, layout, dtype, data "
+    "FROM attention WHERE " HEAD_2_0_0,
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "stored both in attention and in attention_parts",
+    0, 0, 0 },
+
   /* --- tokens against their run ------------------------------------------------------- */
   { "token-id-real", "a token id that is a real",
     "UPDATE tokens SET token_id = 1.5 WHERE run_id = 2 AND pos = 1",
