@@ -24,33 +24,8 @@
 #include "core/sc-math.h"
 #include "store/sc-store-private.h"
 
-/* Rows read per step when a whole head is converted through float (read_head_f16 of a
- * sparse head): 1 Mi values, 4 MiB of floats. */
-#define CHUNK_VALUES (1u << 20)
-
-typedef enum {
-  LAYOUT_CAUSAL,
-  LAYOUT_FULL,
-  LAYOUT_SPARSE,
-} Layout;
-
-typedef struct {
-  int64_t rowid;
-  uint32_t row0, row1;
-  uint64_t n_pairs;          /* sparse: the pairs the part holds */
-} Part;
-
-/* Where a head's rows are, checked. */
-typedef struct {
-  const char *table;         /* "attention" or "attention_parts" */
-  Layout layout;
-  uint32_t n;                /* n_query = n_key = the run's n_tokens */
-  Part *parts;               /* (n_parts), rows in order from 0 to n */
-  size_t n_parts;
-} HeadLoc;
-
-static void
-loc_clear (HeadLoc *loc)
+void
+sc_store_head_loc_clear (ScStoreHeadLoc *loc)
 {
   free (loc->parts);
   memset (loc, 0, sizeof *loc);
@@ -71,24 +46,24 @@ dense_values (bool causal, uint32_t n, uint32_t a, uint32_t b)
 }
 
 static const char *
-layout_name (Layout l)
+layout_name (ScStoreLayout l)
 {
-  return l == LAYOUT_CAUSAL ? "causal" : l == LAYOUT_FULL ? "full" : "sparse";
+  return l == SC_STORE_LAYOUT_CAUSAL ? "causal" : l == SC_STORE_LAYOUT_FULL ? "full" : "sparse";
 }
 
 static bool
-layout_from (sqlite3_stmt *st, int col, Layout *l)
+layout_from (sqlite3_stmt *st, int col, ScStoreLayout *l)
 {
   const char *s = (const char *) sqlite3_column_text (st, col);
 
   if (sqlite3_column_type (st, col) != SQLITE_TEXT || s == NULL)
     return false;
   if (strcmp (s, "causal") == 0)
-    *l = LAYOUT_CAUSAL;
+    *l = SC_STORE_LAYOUT_CAUSAL;
   else if (strcmp (s, "full") == 0)
-    *l = LAYOUT_FULL;
+    *l = SC_STORE_LAYOUT_FULL;
   else if (strcmp (s, "sparse") == 0)
-    *l = LAYOUT_SPARSE;
+    *l = SC_STORE_LAYOUT_SPARSE;
   else
     return false;
   return true;
@@ -101,12 +76,12 @@ layout_from (sqlite3_stmt *st, int col, Layout *l)
  * length (data). */
 static ScStatus
 check_head_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer,
-                int head, HeadLoc *loc, ScError *err)
+                int head, ScStoreHeadLoc *loc, ScError *err)
 {
   const char *dtype = (const char *) sqlite3_column_text (st, 4);
   const char *data_type = (const char *) sqlite3_column_text (st, 5);
   int64_t nq = 0, nk = 0, rowid = 0, len = sqlite3_column_int64 (st, 6), want;
-  Layout layout;
+  ScStoreLayout layout;
   char val[96];
 
   if (!sc_store_int_in (st, 0, INT64_MIN, INT64_MAX, &rowid))
@@ -121,7 +96,7 @@ check_head_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
                                "%s, but the run has %u tokens", (long long) rowid, layer, head,
                                col == 1 ? "n_query" : "n_key", val, r->n_tokens);
     }
-  if (!layout_from (st, 3, &layout) || layout == LAYOUT_SPARSE)
+  if (!layout_from (st, 3, &layout) || layout == SC_STORE_LAYOUT_SPARSE)
     {
       sc_store_describe_value (st, 3, val, sizeof val);
       return sc_store_bad_run (store, r->id, err, "attention row %lld (layer %d head %d): layout "
@@ -136,7 +111,7 @@ check_head_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
                            (long long) r->id, (long long) rowid, layer, head, val);
     }
   /* n <= 2^19: n * n * 2 < 2^39 */
-  want = (int64_t) sc_store_blob_bytes (layout == LAYOUT_CAUSAL, (uint32_t) nq, (uint32_t) nk);
+  want = (int64_t) sc_store_blob_bytes (layout == SC_STORE_LAYOUT_CAUSAL, (uint32_t) nq, (uint32_t) nk);
   if (data_type == NULL || strcmp (data_type, "blob") != 0 || len != want)
     return sc_store_bad_run (store, r->id, err, "attention row %lld (layer %d head %d): data is "
                              "%s of %lld bytes; a %s %lld x %lld fp16 head has %lld",
@@ -149,7 +124,7 @@ check_head_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
   loc->table = "attention";
   loc->layout = layout;
   loc->n = r->n_tokens;
-  loc->parts[0] = (Part) { rowid, 0, r->n_tokens, 0 };
+  loc->parts[0] = (ScStorePart) { rowid, 0, r->n_tokens, 0 };
   loc->n_parts = 1;
   return SC_OK;
 }
@@ -171,13 +146,13 @@ is_blob_of (sqlite3_stmt *st, int type_col, int len_col, int64_t len)
  * exactly the lengths its rows need. */
 static ScStatus
 check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer,
-                int head, HeadLoc *loc, Part *p, ScError *err)
+                int head, ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
   const uint32_t n = r->n_tokens;
   const uint32_t expect_row0 = loc->n_parts > 0 ? loc->parts[loc->n_parts - 1].row1 : 0;
   const char *dtype = (const char *) sqlite3_column_text (st, P_DTYPE);
   int64_t rowid = 0, row0 = -1, row1 = -1, v = 0;
-  Layout layout;
+  ScStoreLayout layout;
   char val[96];
 
   if (!sc_store_int_in (st, P_ID, INT64_MIN, INT64_MAX, &rowid))
@@ -216,12 +191,12 @@ check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
                            "(layer %d head %d) has dtype %s; this version reads 'f16' only",
                            store->path, (long long) r->id, (long long) rowid, layer, head, val);
     }
-  *p = (Part) { rowid, (uint32_t) row0, (uint32_t) row1, 0 };
+  *p = (ScStorePart) { rowid, (uint32_t) row0, (uint32_t) row1, 0 };
   {
     const uint32_t rows = p->row1 - p->row0;
-    if (layout != LAYOUT_SPARSE)
+    if (layout != SC_STORE_LAYOUT_SPARSE)
       {
-        const int64_t want = 2 * (int64_t) dense_values (layout == LAYOUT_CAUSAL, n, p->row0,
+        const int64_t want = 2 * (int64_t) dense_values (layout == SC_STORE_LAYOUT_CAUSAL, n, p->row0,
                                                          p->row1);
         if (!is_blob_of (st, P_DATA_T, P_DATA_L, want))
           return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head "
@@ -254,7 +229,7 @@ check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
 
 /* Finds head (@layer, @head) of run @r. */
 static ScStatus
-locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, HeadLoc *loc,
+locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHeadLoc *loc,
         ScError *err)
 {
   sqlite3_stmt *st = NULL;
@@ -311,7 +286,7 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, HeadLoc *
   loc->n = r->n_tokens;
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
-      Part p;
+      ScStorePart p;
       /* each part holds >= 1 row, and the rows end at n: at most n parts */
       if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
         {
@@ -324,7 +299,7 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, HeadLoc *
       if (loc->n_parts == cap)
         {
           size_t new_cap = cap ? 2 * cap : 4;
-          Part *grown = realloc (loc->parts, new_cap * sizeof *grown);
+          ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
           if (grown == NULL)
             {
               status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
@@ -353,7 +328,7 @@ db_error:
 out:
   sqlite3_finalize (st);
   if (status != SC_OK)
-    loc_clear (loc);
+    sc_store_head_loc_clear (loc);
   return status;
 }
 
@@ -377,7 +352,7 @@ handle_close (Handle *h)
 /* Reads @len bytes at @offset of @column of row @rowid into @buf; the cell must be
  * @cell_bytes long (it was checked: a change means another writer edited the row). */
 static ScStatus
-read_cell (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, Handle *h,
+read_cell (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, Handle *h,
            const char *column, int64_t rowid, uint64_t cell_bytes, uint64_t offset, uint64_t len,
            void *buf, ScError *err)
 {
@@ -417,7 +392,7 @@ read_cell (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, Handle 
 /* The message for a value that is not a probability: value @index of the head (in its
  * packed order, or its pairs for a sparse head), in row @row. */
 static ScStatus
-bad_value (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, const Part *p,
+bad_value (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, const ScStorePart *p,
            int layer, int head, uint64_t index, uint32_t row, const uint8_t *f16, ScError *err)
 {
   float v;
@@ -432,16 +407,16 @@ bad_value (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, const P
 /* Rows [@q0, @q1) of a dense head into @buf, packed (fp16 bytes as stored), each value
  * checked. */
 static ScStatus
-read_dense (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, int layer, int head,
+read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, int layer, int head,
             uint32_t q0, uint32_t q1, uint8_t *buf, ScError *err)
 {
-  const bool causal = loc->layout == LAYOUT_CAUSAL;
+  const bool causal = loc->layout == SC_STORE_LAYOUT_CAUSAL;
   Handle h = { 0 };
   ScStatus status = SC_OK;
 
   for (size_t k = 0; k < loc->n_parts && status == SC_OK; k++)
     {
-      const Part *p = &loc->parts[k];
+      const ScStorePart *p = &loc->parts[k];
       const uint32_t a = q0 > p->row0 ? q0 : p->row0, b = q1 < p->row1 ? q1 : p->row1;
       if (a >= b)
         continue;
@@ -488,7 +463,7 @@ get_le32 (const uint8_t *p)
  * keys (increasing within a row, inside the row: <= i for a causal head), the values and
  * the dropped masses (finite, in [0, 1]). */
 static ScStatus
-read_sparse (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, int layer, int head,
+read_sparse (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, int layer, int head,
              uint32_t q0, uint32_t q1, float *out, float *dropped, ScError *err)
 {
   const uint32_t n = loc->n;
@@ -500,7 +475,7 @@ read_sparse (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, int l
   memset (out, 0, (size_t) (q1 - q0) * n * sizeof *out);
   for (size_t k = 0; k < loc->n_parts && status == SC_OK; k++)
     {
-      const Part *p = &loc->parts[k];
+      const ScStorePart *p = &loc->parts[k];
       const uint32_t a = q0 > p->row0 ? q0 : p->row0, b = q1 < p->row1 ? q1 : p->row1;
       const uint32_t rows = p->row1 - p->row0;
       uint8_t first[8], last[8];
@@ -626,9 +601,8 @@ read_sparse (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, int l
 /* ------------------------------------------------------------------------------------ */
 /* The public readers                                                                    */
 
-/* The run's shape and the head's location, in the caller's read transaction. */
-static ScStatus
-find (ScStore *store, int64_t run_id, int layer, int head, ScStoreRunShape *r, HeadLoc *loc,
+ScStatus
+sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head, ScStoreRunShape *r, ScStoreHeadLoc *loc,
       ScError *err)
 {
   ScStatus status = sc_store_run_shape (store, run_id, r, err);
@@ -638,16 +612,15 @@ find (ScStore *store, int64_t run_id, int layer, int head, ScStoreRunShape *r, H
   return status;
 }
 
-/* Rows [@q0, @q1) as float into @out, @dropped as read_head_rows says. */
-static ScStatus
-read_rows (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, int layer, int head,
+ScStatus
+sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, int layer, int head,
            uint32_t q0, uint32_t q1, float *out, float *dropped, ScError *err)
 {
-  const bool causal = loc->layout == LAYOUT_CAUSAL;
+  const bool causal = loc->layout == SC_STORE_LAYOUT_CAUSAL;
   uint8_t *buf;
   ScStatus status;
 
-  if (loc->layout == LAYOUT_SPARSE)
+  if (loc->layout == SC_STORE_LAYOUT_SPARSE)
     return read_sparse (store, r, loc, layer, head, q0, q1, out, dropped, err);
   if ((buf = malloc (2 * dense_values (causal, loc->n, q0, q1))) == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "out of memory reading rows %u..%u of a head of %u "
@@ -685,7 +658,7 @@ sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStore
                     ScError *err)
 {
   ScStoreRunShape r;
-  HeadLoc loc = { 0 };
+  ScStoreHeadLoc loc = { 0 };
   ScStatus status;
   bool own = false;
   int rc;
@@ -694,24 +667,24 @@ sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStore
   if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
                                   (long long) run_id);
-  if ((status = find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
+  if ((status = sc_store_head_find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
     goto out;
   {
     const size_t n = r.n_tokens;
     out->n_query = out->n_key = (uint32_t) n;
-    out->causal = loc.layout != LAYOUT_FULL;
+    out->causal = loc.layout != SC_STORE_LAYOUT_FULL;
     if ((out->probs = malloc (n * n * sizeof (float))) == NULL
-        || (loc.layout == LAYOUT_SPARSE && (out->dropped = malloc (n * sizeof (float))) == NULL))
+        || (loc.layout == SC_STORE_LAYOUT_SPARSE && (out->dropped = malloc (n * sizeof (float))) == NULL))
       {
         status = sc_error_set (err, SC_ERR_NOMEM, "out of memory reading a %zu x %zu head", n,
                                n);
         goto out;
       }
-    status = read_rows (store, &r, &loc, layer, head, 0, (uint32_t) n, out->probs, out->dropped,
+    status = sc_store_head_rows (store, &r, &loc, layer, head, 0, (uint32_t) n, out->probs, out->dropped,
                         err);
   }
 out:
-  loc_clear (&loc);
+  sc_store_head_loc_clear (&loc);
   sc_store_read_end (store, own);
   if (status != SC_OK)
     sc_store_head_clear (out);
@@ -723,7 +696,7 @@ sc_store_read_head_rows (ScStore *store, int64_t run_id, int layer, int head, ui
                          uint32_t q1, float *out, float *dropped, ScError *err)
 {
   ScStoreRunShape r;
-  HeadLoc loc = { 0 };
+  ScStoreHeadLoc loc = { 0 };
   ScStatus status;
   bool own = false;
   int rc;
@@ -731,7 +704,7 @@ sc_store_read_head_rows (ScStore *store, int64_t run_id, int layer, int head, ui
   if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
                                   (long long) run_id);
-  if ((status = find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
+  if ((status = sc_store_head_find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
     goto out;
   if (q0 >= q1 || q1 > r.n_tokens)
     {
@@ -740,9 +713,9 @@ sc_store_read_head_rows (ScStore *store, int64_t run_id, int layer, int head, ui
                              r.n_tokens, q0, q1);
       goto out;
     }
-  status = read_rows (store, &r, &loc, layer, head, q0, q1, out, dropped, err);
+  status = sc_store_head_rows (store, &r, &loc, layer, head, q0, q1, out, dropped, err);
 out:
-  loc_clear (&loc);
+  sc_store_head_loc_clear (&loc);
   sc_store_read_end (store, own);
   return status;
 }
@@ -761,7 +734,7 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
                         ScStoreHeadF16 *out, ScError *err)
 {
   ScStoreRunShape r;
-  HeadLoc loc = { 0 };
+  ScStoreHeadLoc loc = { 0 };
   ScStatus status;
   float *rows = NULL;
   bool own = false;
@@ -771,11 +744,11 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
   if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
                                   (long long) run_id);
-  if ((status = find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
+  if ((status = sc_store_head_find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
     goto out;
   out->n_query = out->n_key = r.n_tokens;
-  out->causal = loc.layout != LAYOUT_FULL;
-  out->sparse = loc.layout == LAYOUT_SPARSE;
+  out->causal = loc.layout != SC_STORE_LAYOUT_FULL;
+  out->sparse = loc.layout == SC_STORE_LAYOUT_SPARSE;
   out->n_values = dense_values (out->causal, r.n_tokens, 0, r.n_tokens);
   if ((out->values = malloc (out->n_values * sizeof *out->values)) == NULL)
     {
@@ -800,7 +773,7 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
    * fp16), then pack the lower triangle. */
   {
     const uint32_t n = r.n_tokens;
-    const uint32_t step = CHUNK_VALUES / n > 0 ? CHUNK_VALUES / n : 1;
+    const uint32_t step = SC_STORE_CHUNK_VALUES / n > 0 ? SC_STORE_CHUNK_VALUES / n : 1;
     uint16_t *dst = out->values;
 
     if ((rows = malloc ((size_t) step * n * sizeof *rows)) == NULL)
@@ -819,207 +792,9 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
   }
 out:
   free (rows);
-  loc_clear (&loc);
+  sc_store_head_loc_clear (&loc);
   sc_store_read_end (store, own);
   if (status != SC_OK)
     sc_store_head_f16_clear (out);
-  return status;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Overviews                                                                             */
-
-/* The stored overview of the located head, checked: *@found false when there is none. */
-static ScStatus
-read_stored_overview (ScStore *store, const ScStoreRunShape *r, int layer, int head,
-                      ScStoreOverview *ov, bool *found, ScError *err)
-{
-  const uint32_t size = ov->size;
-  const size_t n_cells = (size_t) size * size;
-  sqlite3_stmt *st = NULL;
-  sqlite3_blob *blob = NULL;
-  ScStatus status = SC_OK;
-  uint8_t *buf = NULL;
-  int64_t rowid = 0, v = 0;
-  char val[96];
-  int rc;
-
-  *found = false;
-  if ((rc = sqlite3_prepare_v2 (store->db, "SELECT id, size, dtype, typeof (data), "
-                                "length (data) FROM head_overviews WHERE run_id = ?1 AND "
-                                "layer = ?2 AND head = ?3", -1, &st, NULL)) != SQLITE_OK)
-    goto db_error;
-  sqlite3_bind_int64 (st, 1, r->id);
-  sqlite3_bind_int (st, 2, layer);
-  sqlite3_bind_int (st, 3, head);
-  if ((rc = sqlite3_step (st)) == SQLITE_DONE)
-    goto out;
-  if (rc != SQLITE_ROW)
-    goto db_error;
-  *found = true;
-  if (!sc_store_int_in (st, 0, INT64_MIN, INT64_MAX, &rowid))
-    {
-      status = sc_store_bad_run (store, r->id, err, "the head_overviews row of layer %d head %d "
-                                 "has no integer id", layer, head);
-      goto out;
-    }
-  if (!sc_store_int_in (st, 1, size, size, &v))
-    {
-      sc_store_describe_value (st, 1, val, sizeof val);
-      status = sc_store_bad_run (store, r->id, err, "head_overviews row %lld (layer %d head %d): "
-                                 "size is %s; a run of %u tokens has overviews of %u",
-                                 (long long) rowid, layer, head, val, r->n_tokens, size);
-      goto out;
-    }
-  {
-    const char *dtype = (const char *) sqlite3_column_text (st, 2);
-    const char *type = (const char *) sqlite3_column_text (st, 3);
-    if (dtype == NULL || strcmp (dtype, "f16") != 0 || type == NULL || strcmp (type, "blob") != 0
-        || sqlite3_column_int64 (st, 4) != (int64_t) (2 * n_cells))
-      {
-        status = sc_store_bad_run (store, r->id, err, "head_overviews row %lld (layer %d head "
-                                   "%d): data is not an f16 BLOB of %zu bytes", (long long) rowid,
-                                   layer, head, 2 * n_cells);
-        goto out;
-      }
-  }
-  if ((buf = malloc (2 * n_cells)) == NULL)
-    {
-      status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-      goto out;
-    }
-  if ((rc = sqlite3_blob_open (store->db, "main", "head_overviews", "data", rowid, 0, &blob))
-        != SQLITE_OK
-      || (rc = sqlite3_blob_bytes (blob) == (int) (2 * n_cells) ? SQLITE_OK : SQLITE_CORRUPT)
-           != SQLITE_OK
-      || (rc = sqlite3_blob_read (blob, buf, (int) (2 * n_cells), 0)) != SQLITE_OK)
-    goto db_error;
-  {
-    const size_t bad = sc_store_blob_first_bad (buf, n_cells);
-    if (bad < n_cells)
-      {
-        float x;
-        sc_store_f16_decode (buf + 2 * bad, 1, &x);
-        status = sc_store_bad_run (store, r->id, err, "head_overviews row %lld (layer %d head "
-                                   "%d): cell %zu is %g, not a probability in [0, 1]",
-                                   (long long) rowid, layer, head, bad, (double) x);
-        goto out;
-      }
-  }
-  sc_store_f16_decode (buf, n_cells, ov->values);
-  for (uint32_t a = 0; a < size; a++)
-    for (uint32_t b = 0; b < size; b++)
-      if (sc_store_overview_masked (ov, a, b) && ov->values[(size_t) a * size + b] != 0.0f)
-        {
-          status = sc_store_bad_run (store, r->id, err, "head_overviews row %lld (layer %d head "
-                                     "%d): cell (%u, %u), above the diagonal of a causal head, "
-                                     "is %g, not 0", (long long) rowid, layer, head, a, b,
-                                     (double) ov->values[(size_t) a * size + b]);
-          goto out;
-        }
-  goto out;
-
-db_error:
-  status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading the overview of "
-                                  "run %lld layer %d head %d", (long long) r->id, layer, head);
-out:
-  sqlite3_blob_close (blob);
-  sqlite3_finalize (st);
-  free (buf);
-  return status;
-}
-
-/* Computes the located head's overview from its rows, CHUNK_VALUES floats at a time. */
-static ScStatus
-compute_overview (ScStore *store, const ScStoreRunShape *r, const HeadLoc *loc, int layer,
-                  int head, ScStoreOverview *ov, ScError *err)
-{
-  const uint32_t n = r->n_tokens, step = CHUNK_VALUES / n > 0 ? CHUNK_VALUES / n : 1;
-  uint32_t *blk = malloc ((size_t) n * sizeof *blk);
-  float *rows = malloc ((size_t) step * n * sizeof *rows);
-  ScStatus status = SC_OK;
-
-  if (blk == NULL || rows == NULL)
-    status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-  else
-    {
-      sc_store_overview_blocks (n, ov->size, blk);
-      memset (ov->values, 0, (size_t) ov->size * ov->size * sizeof *ov->values);
-      for (uint32_t q0 = 0; q0 < n && status == SC_OK; q0 += step)
-        {
-          const uint32_t q1 = n - q0 < step ? n : q0 + step;
-          status = read_rows (store, r, loc, layer, head, q0, q1, rows, NULL, err);
-          for (uint32_t i = q0; status == SC_OK && i < q1; i++)
-            sc_store_overview_row (ov->values, ov->size, blk, i, rows + (size_t) (i - q0) * n,
-                                   loc->layout != LAYOUT_FULL ? i + 1 : n);
-        }
-    }
-  free (blk);
-  free (rows);
-  return status;
-}
-
-/* Stores a computed overview: a cache write that never waits for another writer. */
-static bool
-store_overview (ScStore *store, int64_t run_id, int layer, int head, const ScStoreOverview *ov)
-{
-  int rc;
-
-  sqlite3_busy_timeout (store->db, 0);
-  rc = sc_store_exec (store->db, "BEGIN IMMEDIATE");
-  sqlite3_busy_timeout (store->db, store->busy_ms > 0 ? store->busy_ms : 0);
-  if (rc != SQLITE_OK)
-    return false;
-  rc = sc_store_overview_insert (store->db, run_id, layer, head, ov->size, ov->values);
-  if (rc == SQLITE_DONE && sc_store_exec (store->db, "COMMIT") == SQLITE_OK)
-    return true;
-  if (!sqlite3_get_autocommit (store->db))
-    sc_store_exec (store->db, "ROLLBACK");
-  return false;
-}
-
-ScStatus
-sc_store_read_overview (ScStore *store, int64_t run_id, int layer, int head,
-                        ScStoreOverview *out, ScError *err)
-{
-  ScStoreRunShape r;
-  HeadLoc loc = { 0 };
-  ScStatus status;
-  bool own = false, found = false;
-  int rc;
-
-  memset (out, 0, sizeof *out);
-  if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                  (long long) run_id);
-  if ((status = find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
-    goto out;
-  out->n_tokens = r.n_tokens;
-  out->size = r.n_tokens < SC_STORE_OVERVIEW_MAX ? r.n_tokens : SC_STORE_OVERVIEW_MAX;
-  out->causal = loc.layout != LAYOUT_FULL;
-  if ((out->values = malloc ((size_t) out->size * out->size * sizeof *out->values)) == NULL)
-    {
-      status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-      goto out;
-    }
-  if (store->schema_version >= 3
-      && ((status = read_stored_overview (store, &r, layer, head, out, &found, err)) != SC_OK
-          || found))
-    goto out;
-  if ((status = compute_overview (store, &r, &loc, layer, head, out, err)) != SC_OK)
-    goto out;
-  out->computed = true;
-  if (own)
-    {
-      sc_store_read_end (store, own);
-      own = false;
-    }
-  if (store->writable && store->capture == NULL && store->schema_version >= 3)
-    out->stored = store_overview (store, run_id, layer, head, out);
-out:
-  loc_clear (&loc);
-  sc_store_read_end (store, own);
-  if (status != SC_OK)
-    sc_store_overview_clear (out);
   return status;
 }

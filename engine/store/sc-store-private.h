@@ -1,8 +1,8 @@
 /* sc-store-private.h — what the capture store's files share (sc-store.c: opening,
  * errors, models, deleting; sc-store-read.c: reading runs and tokens, checking every
- * number; sc-store-heads.c: reading heads, rows and overviews; sc-store-schema.c: the
+ * number; sc-store-heads.c: reading heads and rows; sc-store-schema.c: the
  * schema, its migrations and the check that a file's schema is ours; sc-store-blob.c: the
- * fp16 BLOB layout; sc-store-overview.c: overview images and the size estimate;
+ * fp16 BLOB layout; sc-store-overview.c: overview images (made, read) and the estimate;
  * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
  * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results).
  * Not installed, not for callers outside engine/store/ and the store's tests.
@@ -167,6 +167,46 @@ void sc_store_blob_pack (const float *probs, uint32_t n_query, uint32_t n_key, b
 /* The inverse: (n_query, n_key) floats, zeros above the diagonal when @causal. */
 void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key, bool causal,
                            float *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-heads.c                                                                      */
+
+/* Floats read per step when a whole head goes through float a block of rows at a time
+ * (an overview computed, a sparse head to fp16): 1 Mi values, 4 MiB. */
+#define SC_STORE_CHUNK_VALUES (1u << 20)
+
+typedef enum {
+  SC_STORE_LAYOUT_CAUSAL,
+  SC_STORE_LAYOUT_FULL,
+  SC_STORE_LAYOUT_SPARSE,
+} ScStoreLayout;
+
+typedef struct {
+  int64_t rowid;
+  uint32_t row0, row1;
+  uint64_t n_pairs;          /* sparse: the pairs the part holds */
+} ScStorePart;
+
+/* Where a head's rows are, checked. */
+typedef struct {
+  const char *table;         /* "attention" or "attention_parts" */
+  ScStoreLayout layout;
+  uint32_t n;                /* n_query = n_key = the run's n_tokens */
+  ScStorePart *parts;        /* (n_parts), rows in order from 0 to n */
+  size_t n_parts;
+} ScStoreHeadLoc;
+
+/* Run @run_id's shape and head (@layer, @head)'s location, every number of its rows
+ * checked (in the caller's read transaction, if any). Errors as sc_store_read_head. */
+ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head,
+                             ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
+void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
+
+/* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
+ * be NULL) as sc_store_read_head_rows says; every value checked. */
+ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
+                             float *dropped, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-overview.c                                                                   */
