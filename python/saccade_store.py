@@ -13,6 +13,8 @@ to a notebook or put this folder on sys.path.
         a = st.head(3, layer=5, head=2)              # float32 (n_tokens, n_tokens)
         for layer, head, a in st.heads(3):           # every stored head, one at a time
             ...
+        a, dropped = st.head_dropped(3, 5, 2)        # sparse runs: each row's dropped mass
+        ov = st.overview(3, 5, 2)                    # float32 (S, S), S = min (n, 128)
 
     z = ss.load_npz("run.npz")                       # `saccade export RUN --all -o run.npz`
     z.attention[5, 2]                                # float32 [layer, head, query, key]
@@ -22,6 +24,9 @@ one fp16 BLOB per (run, layer, head), little-endian, row-major; a 'causal' head 
 its lower triangle (row i holds keys 0..i, n(n+1)/2 values), a 'full' head all n x n. The
 values are probabilities rounded to fp16, so a row sums to 1 only within fp16 rounding
 (at most n * 2**-12 off). The reader widens them to float32 exactly, as the C reader does.
+Schema v3 adds: runs that keep only chosen heads (runs.kept, a bitmap), heads too large
+for one BLOB stored as row blocks, the sparse form (per row, the keys holding 1 - eps of
+the mass; the rest read as 0, their mass in `dropped`), and an overview image per head.
 
 A database from someone else is untrusted input. Like the C reader (engine/store/
 sc-store-read.c), this one opens the file read-only, refuses a schema version it does not
@@ -46,8 +51,12 @@ __all__ = ["StoreError", "HeadNotStored", "Store", "Run", "Token", "RunArrays", 
            "SCHEMA_VERSIONS"]
 
 # The schema versions this reader knows (PRAGMA user_version): v1 runs and heads, v2 adds
-# the study tables (docs/store.md). A newer store may store heads differently: refused.
-SCHEMA_VERSIONS = (1, 2)
+# the study tables, v3 kept heads, row blocks, sparse heads and overviews (docs/store.md).
+# A newer store may store heads differently: refused.
+SCHEMA_VERSIONS = (1, 2, 3)
+
+# Overview images are S x S, S = min (n_tokens, OVERVIEW_MAX).
+OVERVIEW_MAX = 128
 
 # The C reader's ceilings (engine/store/sc-store.h): nothing larger sizes an allocation.
 MAX_TOKENS = 1 << 19
@@ -95,10 +104,17 @@ class Run:
     created_ms: int
     backend: str
     text_bytes: bytes
+    kept: Optional[frozenset] = None   # (layer, head) pairs the run kept; None: every head
+    sparse_eps: float = 0.0            # 0: dense; else the EPS of its sparse heads
 
     @property
     def text(self) -> str:
         return self.text_bytes.decode("utf-8", errors="replace")
+
+    def has_head(self, layer: int, head: int) -> bool:
+        if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
+            return False
+        return self.kept is None or (layer, head) in self.kept
 
 
 def _text(b) -> str:
@@ -198,6 +214,13 @@ class Store:
             "attention": {"run_id", "layer", "head", "n_query", "n_key", "layout", "dtype",
                           "data"},
         }
+        self.version = version
+        if version >= 3:
+            need["attention_parts"] = {"run_id", "layer", "head", "row0", "row1", "n_query",
+                                       "n_key", "layout", "dtype", "dropped", "offsets",
+                                       "keys", "data"}
+            need["head_overviews"] = {"run_id", "layer", "head", "size", "dtype", "data"}
+            need["runs"] = need["runs"] | {"kept", "sparse_eps"}
         for table, cols in need.items():
             have = {_text(r[1]) for r in self._db.execute(f"PRAGMA table_info({table})")}
             if not cols <= have:
@@ -206,13 +229,32 @@ class Store:
 
     # -- runs ---------------------------------------------------------------------------
 
-    _RUN_SQL = ("SELECT r.id, r.model_id, m.name, m.arch, m.sha256, m.n_layers, m.n_heads, "
-                "m.n_kv_heads, m.head_dim, m.n_vocab, r.n_tokens, r.created, r.backend, r.text "
-                "FROM runs r JOIN models m ON m.id = r.model_id "
+    @property
+    def _RUN_SQL(self) -> str:
+        v3 = "r.kept, r.sparse_eps" if self.version >= 3 else "NULL, NULL"
+        return ("SELECT r.id, r.model_id, m.name, m.arch, m.sha256, m.n_layers, m.n_heads, "
+                "m.n_kv_heads, m.head_dim, m.n_vocab, r.n_tokens, r.created, r.backend, r.text, "
+                f"{v3} FROM runs r JOIN models m ON m.id = r.model_id "
                 "WHERE r.status = 'complete'")
 
+    def _kept(self, where: str, kept, nl: int, nh: int) -> Optional[frozenset]:
+        # runs.kept: NULL (every head) or one bit per head, bit l * nh + h, LSB first, no
+        # bit past the last head, at least one set.
+        if kept is None:
+            return None
+        if not isinstance(kept, bytes) or len(kept) != (nl * nh + 7) // 8:
+            raise self._fail(f"{where}: runs.kept is not a {(nl * nh + 7) // 8}-byte bitmap")
+        bits = np.unpackbits(np.frombuffer(kept, np.uint8), bitorder="little")
+        if bits[nl * nh:].any():
+            raise self._fail(f"{where}: runs.kept has bits set past the model's {nl * nh} heads")
+        on = np.flatnonzero(bits[:nl * nh])
+        if len(on) == 0:
+            raise self._fail(f"{where}: runs.kept keeps no head")
+        return frozenset((int(k) // nh, int(k) % nh) for k in on)
+
     def _run_from_row(self, row) -> Run:
-        (rid, mid, name, arch, sha, nl, nh, nkv, hd, nv, n, created, backend, text) = row
+        (rid, mid, name, arch, sha, nl, nh, nkv, hd, nv, n, created, backend, text, kept,
+         eps) = row
         where = f"run {rid}"
         nl = _int(nl, f"{where}: n_layers", 1, MAX_LAYERS)
         nh = _int(nh, f"{where}: n_heads", 1, MAX_HEADS)
@@ -223,6 +265,8 @@ class Store:
             raise self._fail(f"{where}: the model's sha256 is not 32 bytes")
         if not isinstance(text, bytes):
             raise self._fail(f"{where}: text is not a BLOB")
+        if eps is not None and not (isinstance(eps, float) and 0 < eps < 1):
+            raise self._fail(f"{where}: runs.sparse_eps = {eps!r} is not NULL or in (0, 1)")
         try:
             return Run(id=_int(rid, "run id", 1, 2**63 - 1),
                        model_id=_int(mid, f"{where}: model_id", 1, 2**63 - 1),
@@ -232,7 +276,8 @@ class Store:
                        n_vocab=_int(nv, f"{where}: n_vocab", 1, 2**31 - 1),
                        n_tokens=_int(n, f"{where}: n_tokens", 1, MAX_TOKENS),
                        created_ms=_int(created, f"{where}: created", 0, 253402300799999),
-                       backend=_text(backend), text_bytes=text)
+                       backend=_text(backend), text_bytes=text,
+                       kept=self._kept(where, kept, nl, nh), sparse_eps=eps or 0.0)
         except StoreError as e:
             raise self._fail(str(e)) from None
 
@@ -275,40 +320,133 @@ class Store:
     # -- heads --------------------------------------------------------------------------
 
     def stored_heads(self, run_id: int) -> List[Tuple[int, int]]:
-        """The (layer, head) pairs the run stores, in order."""
+        """The (layer, head) pairs the run stores, in order: with schema v3 exactly the
+        heads it kept, each once (an attention row or attention_parts rows)."""
         run = self.run(run_id)
-        pairs = [(int(l), int(h)) for l, h in self._db.execute(
-            "SELECT layer, head FROM attention WHERE run_id = ? ORDER BY layer, head",
-            (run.id,))]
+        sql = "SELECT layer, head FROM attention WHERE run_id = ?1"
+        if self.version >= 3:
+            sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_parts WHERE run_id = ?1"
+        pairs = sorted((int(l), int(h)) for l, h in self._db.execute(sql, (run.id,)))
         for l, h in pairs:
             if not (0 <= l < run.n_layers and 0 <= h < run.n_heads):
                 raise self._fail(f"run {run.id}: a head at layer {l} head {h}, outside the "
                                  f"model's {run.n_layers} x {run.n_heads}")
+        if len(set(pairs)) != len(pairs):
+            raise self._fail(f"run {run.id}: a head is stored twice")
+        if self.version >= 3:
+            want = run.kept if run.kept is not None else {
+                (l, h) for l in range(run.n_layers) for h in range(run.n_heads)}
+            if set(pairs) != set(want):
+                raise self._fail(f"run {run.id}: {len(pairs)} heads stored, not the "
+                                 f"{len(want)} it kept")
         return pairs
 
-    def head(self, run_id: int, layer: int, head: int, run: Optional[Run] = None) -> np.ndarray:
-        """Head (layer, head) of the run as float32 (n_tokens, n_tokens), each value the
-        stored fp16 exactly; zeros above the diagonal of a causal head. HeadNotStored when
-        the run has no such head."""
-        run = run or self.run(run_id)
+    def _check_head(self, run: Run, layer: int, head: int) -> None:
         if not (0 <= layer < run.n_layers and 0 <= head < run.n_heads):
             raise KeyError(f"run {run.id} has layers 0-{run.n_layers - 1} and heads "
                            f"0-{run.n_heads - 1}, not layer {layer} head {head}")
+        if not run.has_head(layer, head):
+            raise HeadNotStored(f"run {run.id} did not keep layer {layer} head {head}")
+
+    def head(self, run_id: int, layer: int, head: int, run: Optional[Run] = None) -> np.ndarray:
+        """Head (layer, head) of the run as float32 (n_tokens, n_tokens), each value the
+        stored fp16 exactly; zeros above the diagonal of a causal head and where a sparse
+        head dropped keys. HeadNotStored when the run has no such head."""
+        return self.head_dropped(run_id, layer, head, run=run)[0]
+
+    def head_dropped(self, run_id: int, layer: int, head: int,
+                     run: Optional[Run] = None) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """(head, dropped): the head as head() gives it, and for a sparse head each row's
+        dropped mass (float32 (n_tokens)); None for a dense head."""
+        run = run or self.run(run_id)
+        self._check_head(run, layer, head)
+        where = f"run {run.id} layer {layer} head {head}"
         row = self._db.execute("SELECT n_query, n_key, layout, dtype, data FROM attention "
                                "WHERE run_id = ? AND layer = ? AND head = ?",
                                (run.id, layer, head)).fetchone()
         if row is None:
-            raise HeadNotStored(f"run {run.id} stores no layer {layer} head {head}")
+            if self.version < 3:
+                raise HeadNotStored(f"run {run.id} stores no layer {layer} head {head}")
+            try:
+                return self._parts(run, layer, head)
+            except StoreError as e:
+                raise self._fail(f"{where}: {e}") from None
         nq, nk, layout, dtype, data = row
-        where = f"run {run.id} layer {layer} head {head}"
         if nq != run.n_tokens or nk != run.n_tokens:
             raise self._fail(f"{where}: {nq!r} x {nk!r} for {run.n_tokens} tokens")
         if dtype != b"f16":
             raise self._fail(f"{where}: dtype {_text(dtype)!r} (this reader knows 'f16')")
         try:
-            return decode_head(data, _text(layout), nq, nk)
+            return decode_head(data, _text(layout), nq, nk), None
         except StoreError as e:
             raise self._fail(f"{where}: {e}") from None
+
+    def _parts(self, run: Run, layer: int, head: int):
+        # attention_parts: rows [row0, row1) in order from 0 to n, one layout; dense blocks
+        # are slices of the packed head, sparse blocks (dropped f32, offsets u64, keys u32,
+        # data f16) index the head's pairs from its first.
+        n = run.n_tokens
+        rows = self._db.execute("SELECT row0, row1, n_query, n_key, layout, dtype, dropped, "
+                                "offsets, keys, data FROM attention_parts WHERE run_id = ? "
+                                "AND layer = ? AND head = ? ORDER BY row0",
+                                (run.id, layer, head)).fetchall()
+        if not rows:
+            raise StoreError("neither attention nor attention_parts has a row for it")
+        layouts = {_text(r[4]) for r in rows}
+        if len(layouts) != 1 or not layouts <= {"causal", "full", "sparse"}:
+            raise StoreError(f"its parts have layouts {sorted(layouts)}")
+        (layout,) = layouts
+        out = np.zeros((n, n), np.float32)
+        dropped = np.zeros(n, np.float32) if layout == "sparse" else None
+        at = 0
+        for row0, row1, nq, nk, _, dtype, drop, offs, keys, data in rows:
+            if row0 != at or not isinstance(row1, int) or not row0 < row1 <= n:
+                raise StoreError(f"a part covers rows {row0!r}..{row1!r} where row {at} was next")
+            if nq != n or nk != n or dtype != b"f16":
+                raise StoreError(f"a part is {nq!r} x {nk!r} {_text(dtype)!r} for {n} tokens")
+            if not isinstance(data, bytes):
+                raise StoreError(f"rows {row0}..{row1}: data is not a BLOB")
+            if layout != "sparse":
+                causal = layout == "causal"
+                count = (row1 * (row1 + 1) - row0 * (row0 + 1)) // 2 if causal \
+                    else (row1 - row0) * n
+                if len(data) != 2 * count:
+                    raise StoreError(f"rows {row0}..{row1}: data is {len(data)} bytes, not "
+                                     f"{2 * count}")
+                v = _probabilities(data)
+                if causal:
+                    r, c = np.tril_indices(row1)
+                    sel = r >= row0
+                    out[r[sel], c[sel]] = v
+                else:
+                    out[row0:row1] = v.reshape(row1 - row0, n)
+            else:
+                m = row1 - row0
+                if not (isinstance(drop, bytes) and len(drop) == 4 * m and isinstance(offs, bytes)
+                        and len(offs) == 8 * (m + 1) and isinstance(keys, bytes)
+                        and len(keys) == 2 * len(data)):
+                    raise StoreError(f"rows {row0}..{row1}: the sparse BLOBs do not fit")
+                o = np.frombuffer(offs, "<u8").astype(np.int64)
+                k = np.frombuffer(keys, "<u4").astype(np.int64)
+                v = _probabilities(data)
+                counts = np.diff(o)
+                rows_i = np.arange(row0, row1)
+                if (counts < 0).any() or o[-1] - o[0] != len(k) or (counts > rows_i + 1).any():
+                    raise StoreError(f"rows {row0}..{row1}: the offsets are out of order or "
+                                     f"do not match the keys")
+                r = np.repeat(rows_i, counts)
+                first = np.r_[True, r[1:] != r[:-1]]
+                if len(k) and ((k > r).any() or (~first & (np.diff(k, prepend=-1) <= 0)).any()):
+                    raise StoreError(f"rows {row0}..{row1}: a key out of order or past its row")
+                out[r, k] = v
+                d = np.frombuffer(drop, "<f4")
+                if not np.all((d >= 0) & (d <= 1)):
+                    raise StoreError(f"rows {row0}..{row1}: a dropped mass outside [0, 1]")
+                dropped[row0:row1] = d
+            at = row1
+        if at != n:
+            raise StoreError(f"its parts end at row {at} of {n}")
+        return out, dropped
 
     def heads(self, run_id: int) -> Iterator[Tuple[int, int, np.ndarray]]:
         """(layer, head, matrix) for every stored head, one at a time (a long run's heads
@@ -316,6 +454,55 @@ class Store:
         run = self.run(run_id)
         for l, h in self.stored_heads(run.id):
             yield l, h, self.head(run.id, l, h, run=run)
+
+    def overview(self, run_id: int, layer: int, head: int) -> np.ndarray:
+        """Head (layer, head)'s overview as float32 (S, S), S = min (n_tokens, 128): cell
+        (a, b) is the largest value over rows [a n / S, (a + 1) n / S) and keys likewise
+        (floors). In a causal head the cells with b > a lie above the diagonal and are 0.
+        Read from head_overviews (schema v3), or computed from the head for older runs."""
+        run = self.run(run_id)
+        self._check_head(run, layer, head)
+        n = run.n_tokens
+        size = min(n, OVERVIEW_MAX)
+        row = None
+        if self.version >= 3:
+            row = self._db.execute("SELECT size, dtype, data FROM head_overviews WHERE "
+                                   "run_id = ? AND layer = ? AND head = ?",
+                                   (run.id, layer, head)).fetchone()
+        a = self.head(run.id, layer, head, run=run) if row is None else None
+        if row is None:
+            bounds = [(k * n) // size for k in range(size + 1)]
+            return np.maximum.reduceat(np.maximum.reduceat(a, bounds[:-1], axis=0),
+                                       bounds[:-1], axis=1)
+        where = f"run {run.id} layer {layer} head {head}: head_overviews"
+        sz, dtype, data = row
+        if sz != size or dtype != b"f16" or not isinstance(data, bytes) \
+                or len(data) != 2 * size * size:
+            raise self._fail(f"{where}: size {sz!r} ({_text(dtype)!r}, "
+                             f"{len(data) if isinstance(data, bytes) else '?'} bytes); a run "
+                             f"of {n} tokens has {size} x {size} f16")
+        try:
+            ov = _probabilities(data).reshape(size, size)
+        except StoreError as e:
+            raise self._fail(f"{where}: {e}") from None
+        causal = self._db.execute("SELECT layout FROM attention WHERE run_id = ? AND "
+                                  "layer = ? AND head = ? UNION ALL SELECT layout FROM "
+                                  "attention_parts WHERE run_id = ? AND layer = ? AND head = ? "
+                                  "LIMIT 1", (run.id, layer, head) * 2).fetchone()
+        if causal is not None and causal[0] != b"full" and np.triu(ov, 1).any():
+            raise self._fail(f"{where}: a cell above the diagonal of a causal head is not 0")
+        return ov
+
+
+def _probabilities(blob: bytes) -> np.ndarray:
+    """fp16 values as float32, each checked to be a probability in [0, 1]."""
+    bits = np.frombuffer(blob, dtype="<u2")
+    bad = (bits > _FP16_ONE) & (bits != _FP16_NEG_ZERO)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise StoreError(f"value {k} of the BLOB (fp16 bits 0x{int(bits[k]):04X}) is not a "
+                         f"probability in [0, 1]")
+    return bits.view("<f2").astype(np.float32)
 
 
 def _quote_uri_path(path: str) -> str:

@@ -11,6 +11,7 @@
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "app/cli/saccade-cli-store.h"
+#include "engine/store/sc-store-heads.h"
 
 #include "app/core/saccade-capture-input.h"
 #include "engine/forward/sc-predict.h"
@@ -298,7 +299,81 @@ typedef struct {
   gboolean chat;            /* --chat: the text in the model's chat template */
   int n_generate;           /* --generate N: N greedy tokens after the text (0: none) */
   float *logits;            /* (n_vocab) */
+  guint8 *keep;             /* (n_layers * n_heads) the heads to store; NULL: every head */
+  guint n_kept;
+  double sparse_eps;        /* 0: dense */
 } CaptureCtx;
+
+/* Above this a capture warns before it starts (docs/store.md, "Bytes per run"). */
+#define CAPTURE_WARN_BYTES 1000000000ull
+
+/* Parses a set of indices below @max: "3", "10-20" (inclusive), or a comma-separated
+ * list of both ("0,4,10-12"); sets @out[i] for each. @what names the option. */
+static gboolean
+parse_index_set (const char *spec, guint max, const char *what, guint8 *out, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (spec, ",", -1);
+
+  for (char **p = parts; *p != NULL; p++)
+    {
+      g_auto (GStrv) ends = g_strsplit (g_strstrip (*p), "-", 3);
+      guint64 lo = 0, hi = 0;
+      const guint n = g_strv_length (ends);
+
+      if (n < 1 || n > 2 || !g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXUINT, &lo, NULL)
+          || !g_ascii_string_to_unsigned (n == 2 ? ends[1] : ends[0], 10, 0, G_MAXUINT, &hi,
+                                          NULL) || hi < lo)
+        {
+          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG, "--%s: '%s' is not an index "
+                       "or a range LO-HI (e.g. --%s 0,4,10-20)", what, *p, what);
+          return FALSE;
+        }
+      if (hi >= max)
+        {
+          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG, "--%s: %llu is past the "
+                       "model's last (%u: it has %u)", what, (unsigned long long) hi, max - 1,
+                       max);
+          return FALSE;
+        }
+      for (guint64 i = lo; i <= hi; i++)
+        out[i] = 1;
+    }
+  return TRUE;
+}
+
+/* The heads to keep: every (layer, head) with the layer in @layers and the head in @heads
+ * (NULL: all). Sets c->keep (NULL when every head is kept) and c->n_kept. */
+static gboolean
+capture_keep (CaptureCtx *c, const char *layers, const char *heads, GError **error)
+{
+  const ScModelInfo *in = sc_model_info (c->model);
+  g_autofree guint8 *ls = g_new0 (guint8, in->n_layers);
+  g_autofree guint8 *hs = g_new0 (guint8, in->n_heads);
+
+  memset (ls, layers == NULL, in->n_layers);
+  memset (hs, heads == NULL, in->n_heads);
+  if ((layers != NULL && !parse_index_set (layers, in->n_layers, "layers", ls, error))
+      || (heads != NULL && !parse_index_set (heads, in->n_heads, "heads", hs, error)))
+    return FALSE;
+  c->n_kept = 0;
+  c->keep = g_new0 (guint8, (gsize) in->n_layers * in->n_heads);
+  for (guint l = 0; l < in->n_layers; l++)
+    for (guint h = 0; h < in->n_heads; h++)
+      c->n_kept += c->keep[l * in->n_heads + h] = ls[l] && hs[h];
+  if (c->n_kept == in->n_layers * in->n_heads)
+    g_clear_pointer (&c->keep, g_free);
+  return TRUE;
+}
+
+/* What a run of @n_tokens tokens will add to the store (sc_store_estimate_bytes). */
+static guint64
+capture_estimate (const CaptureCtx *c, guint n_tokens)
+{
+  const ScModelInfo *in = sc_model_info (c->model);
+  return sc_store_estimate_bytes (n_tokens, in->n_layers, in->n_heads,
+                                  c->keep != NULL ? c->n_kept : in->n_layers * in->n_heads,
+                                  c->sparse_eps > 0);
+}
 
 /* Begins storing @bytes as a run of @r's tokens; NULL with @err set on failure. */
 static ScStoreCapture *
@@ -307,7 +382,8 @@ capture_begin (CaptureCtx *c, const char *bytes, gsize len, const CaptureResult 
 {
   ScStoreRunDesc desc = {
     .model = c->ident, .text = bytes, .text_len = len, .tokens = r->pieces,
-    .n_tokens = r->n_tokens, .backend = c->backend_name,
+    .n_tokens = r->n_tokens, .backend = c->backend_name, .keep = c->keep,
+    .sparse_eps = c->sparse_eps,
   };
   ScStoreCapture *cap = NULL;
 
@@ -385,6 +461,15 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
     }
   if (c->store != NULL)
     {
+      const guint64 est = capture_estimate (c, r->n_tokens);
+      if (est > CAPTURE_WARN_BYTES)
+        {
+          g_autofree char *size = saccade_store_cli_bytes (est);
+          fprintf (stderr, "saccade: warning: this run of %u tokens will add about %s to %s%s; "
+                   "--layers, --heads and --sparse store less (--estimate tells before "
+                   "running)\n", r->n_tokens, size, sc_store_path (c->store),
+                   c->sparse_eps > 0 ? " at most (sparse: the dense bound)" : "");
+        }
       if ((cap = capture_begin (c, bytes, len, r, &err)) == NULL)
         goto sc_fail;
       tee.a = sc_store_capture_observer (cap);
@@ -566,16 +651,19 @@ capture_add_json (JsonBuilder *b, const CaptureResult *r, const CaptureCtx *c)
   json_builder_end_object (b);
 }
 
-/* The model, store, backend and session every text of a capture uses; on failure the
- * caller's capture_ctx_clear() frees what was made. */
+/* The model, the heads to keep (--layers, --heads), store, backend and session every text
+ * of a capture uses; on failure the caller's capture_ctx_clear() frees what was made. */
 static gboolean
 capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_opt,
-                  gboolean store, ScStoreModel *ident, GError **error)
+                  gboolean store, const char *layers, const char *heads, ScStoreModel *ident,
+                  GError **error)
 {
   g_autofree char *path = NULL;
   ScError err = { 0 };
 
-  if ((c->model = saccade_cli_load_model (common, error)) == NULL)
+  /* the heads to keep are checked before the store is created */
+  if ((c->model = saccade_cli_load_model (common, error)) == NULL
+      || !capture_keep (c, layers, heads, error))
     return FALSE;
   if (store)
     {
@@ -602,6 +690,7 @@ sc_fail:
 static void
 capture_ctx_clear (CaptureCtx *c)
 {
+  g_free (c->keep);
   g_free (c->logits);
   g_free (c->model_path);
   saccade_cli_session_close (&c->s);
@@ -661,13 +750,90 @@ capture_all (CaptureCtx *c, GPtrArray *texts, const char *file, JsonBuilder *jso
   return rc;
 }
 
+/* --sparse[=EPS]: the option group's data is the EPS to set. */
+static gboolean
+parse_sparse (const char *name, const char *value, gpointer data, GError **error)
+{
+  double *eps = data;
+  char *end = NULL;
+
+  *eps = SC_STORE_DEFAULT_SPARSE_EPS;
+  if (value == NULL)
+    return TRUE;
+  *eps = g_ascii_strtod (value, &end);
+  if (end == value || *end != '\0' || !(*eps > 0 && *eps < 1))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: '%s' is not an EPS "
+                   "between 0 and 1 (e.g. --sparse=1e-3)", name, value);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* --estimate: what each text would add to the store, without running the model. */
+static int
+capture_print_estimates (CaptureCtx *c, GPtrArray *texts, gboolean json_out)
+{
+  const ScModelInfo *in = sc_model_info (c->model);
+  g_autoptr (JsonBuilder) json = json_out ? json_builder_new () : NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (json != NULL)
+    {
+      json_builder_begin_object (json);
+      saccade_json_int (json, "heads_kept", c->keep != NULL ? c->n_kept
+                                                            : in->n_layers * in->n_heads);
+      saccade_json_int (json, "heads", (gint64) in->n_layers * in->n_heads);
+      if (c->sparse_eps > 0)
+        saccade_json_double (json, "sparse_eps", c->sparse_eps);
+      saccade_json_begin_array (json, "runs");
+    }
+  for (guint i = 0; i < texts->len; i++)
+    {
+      gsize len = 0;
+      const char *bytes = g_bytes_get_data (g_ptr_array_index (texts, i), &len);
+      g_autoptr (GArray) ids = saccade_tokenize (c->model, bytes, (gssize) len,
+                                                 c->parse_special, &error);
+      guint64 est;
+
+      if (ids == NULL)
+        return saccade_cli_fail (g_steal_pointer (&error));
+      est = capture_estimate (c, ids->len);
+      if (json != NULL)
+        {
+          json_builder_begin_object (json);
+          saccade_json_int (json, "n_tokens", ids->len);
+          saccade_json_int (json, "bytes", (gint64) est);
+          json_builder_end_object (json);
+        }
+      else
+        {
+          g_autofree char *size = saccade_store_cli_bytes (est);
+          printf ("%u tokens, %u of %u heads%s: about %s (%" G_GUINT64_FORMAT " bytes)%s\n",
+                  ids->len, c->keep != NULL ? c->n_kept : in->n_layers * in->n_heads,
+                  in->n_layers * in->n_heads, c->sparse_eps > 0 ? ", sparse" : "", size, est,
+                  c->sparse_eps > 0 ? " at most: the dense bound; sparse heads take less" : "");
+        }
+    }
+  if (json != NULL)
+    {
+      json_builder_end_array (json);
+      json_builder_end_object (json);
+      saccade_json_print (json);
+    }
+  return 0;
+}
+
 int
 saccade_cmd_capture (int argc, char **argv)
 {
   g_auto (SaccadeCliCommon) common = { 0 };
   gboolean no_special = FALSE, summary = FALSE, no_store = FALSE, chat = FALSE;
+  gboolean estimate = FALSE;
   int n_generate = 0;
   g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL, *prompt_file = NULL;
+  g_autofree char *layers_opt = NULL, *heads_opt = NULL;
+  double sparse_eps = 0;
   GOptionEntry entries[] = {
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file,
@@ -685,10 +851,21 @@ saccade_cmd_capture (int argc, char **argv)
       "Only print the summary; store nothing", NULL },
     { "no-parse-special", 0, 0, G_OPTION_ARG_NONE, &no_special,
       "Treat special-token text as plain text", NULL },
+    { "layers", 0, 0, G_OPTION_ARG_STRING, &layers_opt,
+      "Store only these layers (e.g. 10-20 or 0,4,10-12; with --heads, their product)",
+      "LIST" },
+    { "heads", 0, 0, G_OPTION_ARG_STRING, &heads_opt, "Store only these heads of each layer",
+      "LIST" },
+    { "sparse", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) parse_sparse,
+      "Per row, store only the keys that hold 1 - EPS of the attention (default 1e-3)",
+      "EPS" },
+    { "estimate", 0, 0, G_OPTION_ARG_NONE, &estimate,
+      "Print what the runs would add to the store, and run nothing", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "[TEXT...] - run the model and store every attention head");
+  GOptionGroup *group = g_option_group_new (NULL, NULL, NULL, &sparse_eps, NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) texts = NULL;
   g_autoptr (JsonBuilder) json = NULL;
@@ -696,13 +873,16 @@ saccade_cmd_capture (int argc, char **argv)
   CaptureCtx c = { 0 };
   int rc;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_group_add_entries (group, entries);
+  g_option_context_set_main_group (ctx, group);
   saccade_cli_common_add (ctx, &common);
   g_option_context_set_description (ctx,
-    "Prints the new run's id (one per line with --file). Examples:\n"
+    "Prints the new run's id (one per line with --file). Warns on stderr before a run that\n"
+    "would add more than 1 GB to the store. Examples:\n"
     "  saccade capture -t \"The cat chased the ball because it was tired.\"\n"
     "  saccade capture --file sentences.txt --db study.sqlite\n"
     "  saccade capture --chat --generate 32 --prompt-file question.txt\n"
+    "  saccade capture --file long.txt --layers 10-20 --heads 0,4 --sparse --estimate\n"
     "  saccade show $(saccade capture -t \"Hello\") --layer 3 --head 1");
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
@@ -718,7 +898,17 @@ saccade_cmd_capture (int argc, char **argv)
   c.chat = chat;
   c.n_generate = n_generate;
   c.summary = summary || no_store;
-  if (!capture_ctx_init (&c, &common, db_opt, !no_store, &ident, &error))
+  c.sparse_eps = sparse_eps;
+  if (estimate)
+    {
+      if ((c.model = saccade_cli_load_model (&common, &error)) == NULL
+          || !capture_keep (&c, layers_opt, heads_opt, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+      else
+        rc = capture_print_estimates (&c, texts, common.json);
+    }
+  else if (!capture_ctx_init (&c, &common, db_opt, !no_store, layers_opt, heads_opt, &ident,
+                              &error))
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else
     {
@@ -803,7 +993,7 @@ runs_print_text (const RunsResult *r)
       printf ("No runs in %s.\n", r->path);
       return;
     }
-  printf ("%5s  %-19s  %-24s %6s %6s %9s  %s\n", "run", "created (local)", "model", "tokens",
+  printf ("%5s  %-19s  %-24s %6s %7s %9s  %s\n", "run", "created (local)", "model", "tokens",
           "heads", "size", "text");
   for (size_t i = 0; i < r->n; i++)
     {
@@ -811,11 +1001,16 @@ runs_print_text (const RunsResult *r)
       g_autofree char *when = saccade_format_time (run->created_ms, FALSE);
       g_autofree char *model = text_cell (run->model_name, strlen (run->model_name), 24);
       g_autofree char *text = text_cell (run->text, run->text_len, 48);
-      g_autofree char *heads = g_strdup_printf ("%ux%u", run->n_layers, run->n_heads);
+      /* "30x9", or the heads kept of them ("22/270"), "s" for a sparse run */
+      g_autofree char *heads = run->kept != NULL
+        ? g_strdup_printf ("%u/%u%s", run->n_kept, run->n_layers * run->n_heads,
+                           run->sparse_eps > 0 ? "s" : "")
+        : g_strdup_printf ("%ux%u%s", run->n_layers, run->n_heads,
+                           run->sparse_eps > 0 ? "s" : "");
       g_autofree char *size = saccade_store_cli_bytes (run->attention_bytes);
       printf ("%5" G_GINT64_FORMAT "  %-19s  ", run->id, when);
       saccade_store_cli_print_padded (model, 24);
-      printf (" %6u %6s %9s  %s\n", run->n_tokens, heads, size, text);
+      printf (" %6u %7s %9s  %s\n", run->n_tokens, heads, size, text);
     }
   printf ("%zu run%s, %s of attention, in %s\n", r->n, r->n == 1 ? "" : "s", sz, r->path);
 }

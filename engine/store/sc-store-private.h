@@ -1,9 +1,11 @@
 /* sc-store-private.h — what the capture store's files share (sc-store.c: opening,
- * errors, models, deleting; sc-store-read.c: reading runs, tokens and heads, checking
- * every number; sc-store-schema.c: the schema, its migrations and the check that a file's
- * schema is ours; sc-store-blob.c: the fp16 BLOB layout; sc-store-writer.c: captures and
- * the writer thread; sc-store-study.c: study results). Not installed, not for
- * callers outside engine/sc-store*.c and the store's tests.
+ * errors, models, deleting; sc-store-read.c: reading runs and tokens, checking every
+ * number; sc-store-heads.c: reading heads and rows; sc-store-schema.c: the
+ * schema, its migrations and the check that a file's schema is ours; sc-store-blob.c: the
+ * fp16 BLOB layout; sc-store-overview.c: overview images (made, read) and the estimate;
+ * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
+ * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results).
+ * Not installed, not for callers outside engine/store/ and the store's tests.
  */
 #pragma once
 
@@ -25,10 +27,56 @@ struct ScStore {
   int busy_ms;              /* < 0: no waiting */
   uint64_t max_bytes;
   size_t queue_bytes;
+  uint64_t max_blob_bytes;  /* 0: SQLite's length limit; else the writer's (tests) */
   int schema_version;
   ScStoreWriter *writer;    /* the writer thread and its connection */
   ScStoreCapture *capture;  /* the open capture, if any */
 };
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-read.c                                                                       */
+
+/* What reading a head or tokens needs to know about its run, checked (sc-store.h, "Trust"):
+ * 1 <= n_layers * n_heads <= SC_STORE_MAX_RUN_HEADS, 1 <= n_tokens <= SC_STORE_MAX_TOKENS,
+ * 1 <= n_kept <= n_layers * n_heads, kept[] holds exactly n_kept bits (all of them when
+ * all_kept), sparse_eps 0 or in (0, 1). 8 KiB: lives on the stack. */
+typedef struct {
+  int64_t id;
+  uint32_t n_layers, n_heads, n_tokens;
+  int64_t n_vocab;
+  bool all_kept;
+  uint32_t n_kept;
+  double sparse_eps;
+  uint8_t kept[SC_STORE_MAX_RUN_HEADS / 8];
+} ScStoreRunShape;
+
+/* Whether @r kept (@layer, @head); false outside its shape. */
+bool sc_store_shape_keeps (const ScStoreRunShape *r, int layer, int head);
+
+/* Run @run_id checked as a run (its row, model and kept heads, not its other rows):
+ * SC_ERR_NOT_FOUND unless it is complete. */
+ScStatus sc_store_run_shape (ScStore *store, int64_t run_id, ScStoreRunShape *shape,
+                             ScError *err);
+
+/* SC_ERR_FORMAT "PATH: run R: <what>; the store was edited or is damaged: delete the run
+ * ...". */
+ScStatus sc_store_bad_run (const ScStore *store, int64_t run_id, ScError *err,
+                           const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+/* SC_ERR_NOT_FOUND "PATH: run R did not keep layer L head H". */
+ScStatus sc_store_not_kept (const ScStore *store, int64_t run_id, int layer, int head,
+                            ScError *err);
+
+/* A read transaction around several statements (one snapshot), unless one is open;
+ * *@own says whether read_end must close it. */
+int sc_store_read_begin (ScStore *store, bool *own);
+void sc_store_read_end (ScStore *store, bool own);
+
+/* Column @col as an integer in [@lo, @hi]; false for another type or value. */
+bool sc_store_int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v);
+
+/* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
+void sc_store_describe_value (sqlite3_stmt *st, int col, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store.c                                                                            */
@@ -119,6 +167,122 @@ void sc_store_blob_pack (const float *probs, uint32_t n_query, uint32_t n_key, b
 /* The inverse: (n_query, n_key) floats, zeros above the diagonal when @causal. */
 void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key, bool causal,
                            float *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-heads.c                                                                      */
+
+/* Floats read per step when a whole head goes through float a block of rows at a time
+ * (an overview computed, a sparse head to fp16): 1 Mi values, 4 MiB. */
+#define SC_STORE_CHUNK_VALUES (1u << 20)
+
+typedef enum {
+  SC_STORE_LAYOUT_CAUSAL,
+  SC_STORE_LAYOUT_FULL,
+  SC_STORE_LAYOUT_SPARSE,
+} ScStoreLayout;
+
+typedef struct {
+  int64_t rowid;
+  uint32_t row0, row1;
+  uint64_t n_pairs;          /* sparse: the pairs the part holds */
+} ScStorePart;
+
+/* Where a head's rows are, checked. */
+typedef struct {
+  const char *table;         /* "attention" or "attention_parts" */
+  ScStoreLayout layout;
+  uint32_t n;                /* n_query = n_key = the run's n_tokens */
+  ScStorePart *parts;        /* (n_parts), rows in order from 0 to n */
+  size_t n_parts;
+} ScStoreHeadLoc;
+
+/* Run @run_id's shape and head (@layer, @head)'s location, every number of its rows
+ * checked (in the caller's read transaction, if any). Errors as sc_store_read_head. */
+ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head,
+                             ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
+void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
+
+/* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
+ * be NULL) as sc_store_read_head_rows says; every value checked. */
+ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
+                             float *dropped, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-overview.c                                                                   */
+
+/* The block each of @n keys (or rows) falls in, for an overview of @size (<= n) blocks:
+ * @blk holds n entries. */
+void sc_store_overview_blocks (uint32_t n, uint32_t size, uint32_t *blk);
+
+/* Folds row @row of a head (@vals: its first @len values, keys 0..len-1; the rest are 0)
+ * into @acc (size x size, the running maxima, zeroed by the caller). */
+void sc_store_overview_row (float *acc, uint32_t size, const uint32_t *blk, uint32_t row,
+                            const float *vals, uint32_t len);
+
+/* Inserts @acc (size x size maxima, fp16 values) as head (@layer, @head)'s overview of
+ * run @run_id through @db (inside the caller's transaction). Returns SQLite's code
+ * (SQLITE_DONE when stored). */
+int sc_store_overview_insert (sqlite3 *db, int64_t run_id, int layer, int head, uint32_t size,
+                              const float *acc);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-sparse.c                                                                     */
+
+/* A head's sparse form (docs/store.md, "Sparse heads"): per row, the fewest keys whose
+ * weights sum to >= 1 - eps (descending, ties to the lower key), kept in key order. */
+typedef struct {
+  uint32_t n;                /* rows = keys */
+  bool causal;
+  uint64_t *offsets;         /* (n + 1): row i's pairs are [offsets[i], offsets[i + 1]) */
+  uint32_t *keys;            /* (nnz) */
+  uint8_t *vals;             /* (nnz) fp16, little-endian */
+  float *dropped;            /* (n) the sum of the float weights left out */
+  uint64_t nnz, cap;         /* pairs held, room for */
+  /* scratch for one row */
+  uint32_t *order;
+  uint32_t order_cap;
+} ScStoreSparse;
+
+/* Builds @sp from @probs (n x n, causal: row i's keys 0..i). Returns false when out of
+ * memory. @sp's arrays grow and are reused across heads. */
+bool sc_store_sparse_build (ScStoreSparse *sp, const float *probs, uint32_t n, bool causal,
+                            double eps);
+void sc_store_sparse_clear (ScStoreSparse *sp);
+
+/* Bytes the sparse form takes in the store (dropped, offsets, keys, values). */
+uint64_t sc_store_sparse_bytes (uint32_t n, uint64_t nnz);
+
+/* Writes @sp into @out (sc_store_sparse_bytes (n, nnz) bytes): dropped (f32, n), offsets
+ * (u64, n + 1), keys (u32, nnz), values (f16, nnz), little-endian. */
+void sc_store_sparse_serialise (const ScStoreSparse *sp, uint8_t *out);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-parts.c                                                                      */
+
+/* One head as the writer holds it: the packed fp16 head, or the sparse form as
+ * sc_store_sparse_serialise writes it. */
+typedef struct {
+  const uint8_t *buf;
+  size_t len;
+  int layer, head;
+  uint32_t n;                /* n_query = n_key */
+  bool causal;
+  bool sparse;
+  uint64_t nnz;              /* sparse: the pairs */
+} ScStoreBlobHead;
+
+/* @b as (n, n) floats into @out: its fp16 values widened; zeros above the diagonal of a
+ * causal head and where a sparse head dropped keys. */
+void sc_store_blob_head_unpack (const ScStoreBlobHead *b, float *out);
+
+/* Inserts @b as attention_parts rows of run @run_id through @st (a prepared INSERT INTO
+ * attention_parts (run_id, layer, head, row0, row1, n_query, n_key, layout, dtype, dropped,
+ * offsets, keys, data) VALUES (?,?,?,?,?,?,?,?,'f16',?,?,?,?)), each block holding at most
+ * @budget bytes of BLOBs. SC_ERR_INVALID_ARG when one row does not fit; SQLite's errors
+ * on @db name @path. */
+ScStatus sc_store_parts_insert (sqlite3 *db, sqlite3_stmt *st, const char *path, int64_t run_id,
+                                const ScStoreBlobHead *b, uint64_t budget, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-scores.c                                                                     */

@@ -29,8 +29,8 @@
 /* Saying what is wrong                                                                  */
 
 /* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
-static void
-describe_value (sqlite3_stmt *st, int col, char *buf, size_t size)
+void
+sc_store_describe_value (sqlite3_stmt *st, int col, char *buf, size_t size)
 {
   switch (sqlite3_column_type (st, col))
     {
@@ -56,14 +56,9 @@ describe_value (sqlite3_stmt *st, int col, char *buf, size_t size)
     }
 }
 
-/* Fills @err with SC_ERR_FORMAT: "PATH: run R: <what>; the store was edited or is damaged
- * ...". The advice names the run, so that the user can delete it and keep the rest. */
-static ScStatus
-bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ...)
-  __attribute__ ((format (printf, 4, 5)));
-
-static ScStatus
-bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ...)
+/* The advice names the run, so that the user can delete it and keep the rest. */
+ScStatus
+sc_store_bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ...)
 {
   char what[320];
   va_list ap;
@@ -77,9 +72,8 @@ bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ..
                        (long long) run_id, what, (long long) run_id);
 }
 
-/* Column @col as an integer in [@lo, @hi]; false for another type or value. */
-static bool
-int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v)
+bool
+sc_store_int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v)
 {
   if (sqlite3_column_type (st, col) != SQLITE_INTEGER)
     return false;
@@ -87,16 +81,15 @@ int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v)
   return *v >= lo && *v <= hi;
 }
 
-/* A read transaction around several statements (one snapshot), unless one is open. */
-static int
-read_begin (ScStore *store, bool *own)
+int
+sc_store_read_begin (ScStore *store, bool *own)
 {
   *own = sqlite3_get_autocommit (store->db) != 0;
   return *own ? sc_store_exec (store->db, "BEGIN") : SQLITE_OK;
 }
 
-static void
-read_end (ScStore *store, bool own)
+void
+sc_store_read_end (ScStore *store, bool own)
 {
   if (own && !sqlite3_get_autocommit (store->db))
     sc_store_exec (store->db, "COMMIT");
@@ -190,26 +183,26 @@ cell_read (Cell *c, size_t size, size_t max, char **out, size_t *len)
 /* The run row and its model, every value with what is needed to check it before it is
  * read: the types of the text cells (read through Cell), and the SHA-256 only when it is
  * the 32-byte BLOB it should be (so a huge one is never loaded). */
-#define RUN_SELECT                                                                         \
+#define RUN_SELECT_COLS                                                                    \
   "SELECT r.id, r.model_id, r.created, r.n_tokens, r.forward_ms, r.capture_ms, "           \
   "r.attention_bytes, typeof (r.text), typeof (r.backend), m.id, "                        \
   "CASE WHEN typeof (m.sha256) = 'blob' AND length (m.sha256) = 32 THEN m.sha256 END, "   \
   "m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim, m.n_vocab, typeof (m.name), "          \
-  "typeof (m.arch), typeof (m.path) "                                                      \
+  "typeof (m.arch), typeof (m.path), "
+#define RUN_SELECT_FROM                                                                    \
   "FROM runs r LEFT JOIN models m ON m.id = r.model_id WHERE r.status = 'complete' "
+/* Schema v3 adds the kept heads (their type and length: the bitmap is read through a
+ * Cell once checked) and the sparse form; older files have every head, dense. */
+#define RUN_SELECT_V3                                                                      \
+  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps " RUN_SELECT_FROM
+#define RUN_SELECT_V2 RUN_SELECT_COLS "'null', NULL, NULL " RUN_SELECT_FROM
 
 enum {
   COL_ID, COL_MODEL_ID, COL_CREATED, COL_N_TOKENS, COL_FORWARD, COL_CAPTURE, COL_ATT_BYTES,
   COL_TEXT_TYPE, COL_BACKEND_TYPE, COL_M_ID, COL_SHA, COL_LAYERS, COL_HEADS, COL_KV_HEADS,
-  COL_HEAD_DIM, COL_VOCAB, COL_NAME_TYPE, COL_ARCH_TYPE, COL_PATH_TYPE,
+  COL_HEAD_DIM, COL_VOCAB, COL_NAME_TYPE, COL_ARCH_TYPE, COL_PATH_TYPE, COL_KEPT_TYPE,
+  COL_KEPT_LEN, COL_SPARSE_EPS,
 };
-
-/* What a head or token read needs to know about its run, checked. */
-typedef struct {
-  int64_t id;
-  uint32_t n_layers, n_heads, n_tokens;
-  int64_t n_vocab;
-} RunShape;
 
 /* The text cells a run description reads, with one handle each. */
 typedef struct {
@@ -267,7 +260,7 @@ ms_column (sqlite3_stmt *st, int col, double *s)
 /* Checks the row's numbers (types, ranges, the model against itself) and fills @shape and,
  * when not NULL, the numbers of @info. */
 static ScStatus
-check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreRunInfo *info,
+check_run_row (const ScStore *store, sqlite3_stmt *st, ScStoreRunShape *shape, ScStoreRunInfo *info,
                ScError *err)
 {
   static const struct {
@@ -286,32 +279,32 @@ check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreR
   size_t i;
 
   memset (shape, 0, sizeof *shape);
-  if (!int_in (st, COL_ID, 1, INT64_MAX, &id))
+  if (!sc_store_int_in (st, COL_ID, 1, INT64_MAX, &id))
     {
       /* no run id to name: say which value it is */
-      describe_value (st, COL_ID, val, sizeof val);
+      sc_store_describe_value (st, COL_ID, val, sizeof val);
       return sc_error_set (err, SC_ERR_FORMAT, "%s: the runs table has a row whose id is %s, "
                            "not a positive integer; the store was edited or is damaged: use a "
                            "clean copy of the store", store->path, val);
     }
-  if (!int_in (st, COL_MODEL_ID, 1, INT64_MAX, &model_id))
+  if (!sc_store_int_in (st, COL_MODEL_ID, 1, INT64_MAX, &model_id))
     {
-      describe_value (st, COL_MODEL_ID, val, sizeof val);
-      return bad_run (store, id, err, "runs.model_id is %s, not a positive integer", val);
+      sc_store_describe_value (st, COL_MODEL_ID, val, sizeof val);
+      return sc_store_bad_run (store, id, err, "runs.model_id is %s, not a positive integer", val);
     }
   if (sqlite3_column_type (st, COL_M_ID) == SQLITE_NULL)
-    return bad_run (store, id, err, "runs.model_id is %lld, a model the store does not hold",
+    return sc_store_bad_run (store, id, err, "runs.model_id is %lld, a model the store does not hold",
                     (long long) model_id);
-  if (!int_in (st, COL_CREATED, 0, SC_STORE_MAX_TIME_MS, &v))
+  if (!sc_store_int_in (st, COL_CREATED, 0, SC_STORE_MAX_TIME_MS, &v))
     {
-      describe_value (st, COL_CREATED, val, sizeof val);
-      return bad_run (store, id, err, "runs.created is %s, not a time in milliseconds between "
+      sc_store_describe_value (st, COL_CREATED, val, sizeof val);
+      return sc_store_bad_run (store, id, err, "runs.created is %s, not a time in milliseconds between "
                       "1970 and 9999", val);
     }
-  if (!int_in (st, COL_N_TOKENS, 1, SC_STORE_MAX_TOKENS, &v))
+  if (!sc_store_int_in (st, COL_N_TOKENS, 1, SC_STORE_MAX_TOKENS, &v))
     {
-      describe_value (st, COL_N_TOKENS, val, sizeof val);
-      return bad_run (store, id, err, "runs.n_tokens is %s, outside 1..%u", val,
+      sc_store_describe_value (st, COL_N_TOKENS, val, sizeof val);
+      return sc_store_bad_run (store, id, err, "runs.n_tokens is %s, outside 1..%u", val,
                       SC_STORE_MAX_TOKENS);
     }
   shape->n_tokens = (uint32_t) v;
@@ -320,8 +313,8 @@ check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreR
     if (!ms_column (st, COL_FORWARD, &fwd) || !ms_column (st, COL_CAPTURE, &cap))
       {
         int col = ms_column (st, COL_FORWARD, &fwd) ? COL_CAPTURE : COL_FORWARD;
-        describe_value (st, col, val, sizeof val);
-        return bad_run (store, id, err, "runs.%s is %s, not a duration in milliseconds",
+        sc_store_describe_value (st, col, val, sizeof val);
+        return sc_store_bad_run (store, id, err, "runs.%s is %s, not a duration in milliseconds",
                         col == COL_FORWARD ? "forward_ms" : "capture_ms", val);
       }
     if (info != NULL)
@@ -333,28 +326,28 @@ check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreR
   if (!is_bytes_type (st, COL_TEXT_TYPE) || !is_bytes_type (st, COL_BACKEND_TYPE))
     {
       bool text = !is_bytes_type (st, COL_TEXT_TYPE);
-      return bad_run (store, id, err, "runs.%s holds %s, not text", text ? "text" : "backend",
+      return sc_store_bad_run (store, id, err, "runs.%s holds %s, not text", text ? "text" : "backend",
                       (const char *) sqlite3_column_text (st, text ? COL_TEXT_TYPE
                                                                    : COL_BACKEND_TYPE));
     }
   if (sqlite3_column_type (st, COL_SHA) != SQLITE_BLOB)
-    return bad_run (store, id, err, "models row %lld: sha256 is not a 32-byte BLOB",
+    return sc_store_bad_run (store, id, err, "models row %lld: sha256 is not a 32-byte BLOB",
                     (long long) model_id);
   for (i = 0; i < sizeof model_dims / sizeof model_dims[0]; i++)
-    if (!int_in (st, model_dims[i].col, model_dims[i].lo, model_dims[i].hi, &dims[i]))
+    if (!sc_store_int_in (st, model_dims[i].col, model_dims[i].lo, model_dims[i].hi, &dims[i]))
       {
-        describe_value (st, model_dims[i].col, val, sizeof val);
-        return bad_run (store, id, err, "models row %lld: %s is %s, outside %lld..%lld",
+        sc_store_describe_value (st, model_dims[i].col, val, sizeof val);
+        return sc_store_bad_run (store, id, err, "models row %lld: %s is %s, outside %lld..%lld",
                         (long long) model_id, model_dims[i].name, val,
                         (long long) model_dims[i].lo, (long long) model_dims[i].hi);
       }
   /* dims: layers, heads, kv_heads, head_dim, vocab; each >= 1 from here on */
   if (dims[0] * dims[1] > (int64_t) SC_STORE_MAX_RUN_HEADS)
-    return bad_run (store, id, err, "models row %lld: %lld layers x %lld heads is more than "
+    return sc_store_bad_run (store, id, err, "models row %lld: %lld layers x %lld heads is more than "
                     "%u heads", (long long) model_id, (long long) dims[0], (long long) dims[1],
                     SC_STORE_MAX_RUN_HEADS);
   if (dims[2] > dims[1] || dims[1] % dims[2] != 0)
-    return bad_run (store, id, err, "models row %lld: n_kv_heads = %lld does not divide "
+    return sc_store_bad_run (store, id, err, "models row %lld: n_kv_heads = %lld does not divide "
                     "n_heads = %lld", (long long) model_id, (long long) dims[2],
                     (long long) dims[1]);
   {
@@ -362,17 +355,17 @@ check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreR
      * under 2^55 */
     const uint64_t n = shape->n_tokens;
     const uint64_t most = (uint64_t) dims[0] * (uint64_t) dims[1] * 2u * n * n;
-    if (!int_in (st, COL_ATT_BYTES, 0, (int64_t) most, &v))
+    if (!sc_store_int_in (st, COL_ATT_BYTES, 0, (int64_t) most, &v))
       {
-        describe_value (st, COL_ATT_BYTES, val, sizeof val);
-        return bad_run (store, id, err, "runs.attention_bytes is %s, outside 0..%llu (%lld "
+        sc_store_describe_value (st, COL_ATT_BYTES, val, sizeof val);
+        return sc_store_bad_run (store, id, err, "runs.attention_bytes is %s, outside 0..%llu (%lld "
                         "heads of %llu tokens)", val, (unsigned long long) most,
                         (long long) (dims[0] * dims[1]), (unsigned long long) n);
       }
   }
   if (!is_bytes_type (st, COL_NAME_TYPE) || !is_bytes_type (st, COL_ARCH_TYPE)
       || !is_bytes_type (st, COL_PATH_TYPE))
-    return bad_run (store, id, err, "models row %lld: name, arch and path must be text",
+    return sc_store_bad_run (store, id, err, "models row %lld: name, arch and path must be text",
                     (long long) model_id);
   shape->id = id;
   shape->n_layers = (uint32_t) dims[0];
@@ -394,6 +387,101 @@ check_run_row (const ScStore *store, sqlite3_stmt *st, RunShape *shape, ScStoreR
   return SC_OK;
 }
 
+bool
+sc_store_shape_keeps (const ScStoreRunShape *r, int layer, int head)
+{
+  size_t bit;
+
+  if (layer < 0 || (uint32_t) layer >= r->n_layers || head < 0 || (uint32_t) head >= r->n_heads)
+    return false;
+  if (r->all_kept)
+    return true;
+  bit = (size_t) layer * r->n_heads + (size_t) head;
+  return (r->kept[bit / 8] >> (bit % 8)) & 1u;
+}
+
+ScStatus
+sc_store_not_kept (const ScStore *store, int64_t run_id, int layer, int head, ScError *err)
+{
+  return sc_error_set (err, SC_ERR_NOT_FOUND, "%s: run %lld did not keep layer %d head %d",
+                       store->path, (long long) run_id, layer, head);
+}
+
+/* Schema v3's columns of the run row (checked by check_run_row's caller, after it): the
+ * sparse EPS, and the kept bitmap, read through incremental I/O once its length is known
+ * to be exactly one bit per head of the model, with no bit set past the last head and at
+ * least one set. */
+static ScStatus
+load_kept (ScStore *store, sqlite3_stmt *st, ScStoreRunShape *shape, ScError *err)
+{
+  const size_t n_heads = (size_t) shape->n_layers * shape->n_heads; /* <= 2^16 */
+  const size_t want = (n_heads + 7) / 8;
+  const char *type = (const char *) sqlite3_column_text (st, COL_KEPT_TYPE);
+  sqlite3_blob *blob = NULL;
+  char val[96];
+  size_t i;
+  int rc;
+
+  shape->sparse_eps = 0;
+  if (sqlite3_column_type (st, COL_SPARSE_EPS) != SQLITE_NULL)
+    {
+      const double eps = sqlite3_column_double (st, COL_SPARSE_EPS);
+      if (sqlite3_column_type (st, COL_SPARSE_EPS) != SQLITE_FLOAT || !(eps > 0 && eps < 1))
+        {
+          sc_store_describe_value (st, COL_SPARSE_EPS, val, sizeof val);
+          return sc_store_bad_run (store, shape->id, err, "runs.sparse_eps is %s, not NULL or "
+                                   "a number between 0 and 1", val);
+        }
+      shape->sparse_eps = eps;
+    }
+  shape->all_kept = true;
+  shape->n_kept = (uint32_t) n_heads;
+  if (type == NULL || strcmp (type, "null") == 0)
+    return SC_OK;
+  if (strcmp (type, "blob") != 0 || sqlite3_column_int64 (st, COL_KEPT_LEN) != (int64_t) want)
+    return sc_store_bad_run (store, shape->id, err, "runs.kept is %s of %lld bytes; a model of "
+                             "%u x %u heads needs a %zu-byte bitmap", type,
+                             (long long) sqlite3_column_int64 (st, COL_KEPT_LEN),
+                             shape->n_layers, shape->n_heads, want);
+  if ((rc = sqlite3_blob_open (store->db, "main", "runs", "kept", shape->id, 0, &blob))
+        != SQLITE_OK
+      || (size_t) sqlite3_blob_bytes (blob) != want
+      || (rc = sqlite3_blob_read (blob, shape->kept, (int) want, 0)) != SQLITE_OK)
+    {
+      ScStatus status = rc != SQLITE_OK
+        ? sc_store_sqlite_error (err, store->db, rc, store->path, "reading the kept heads of "
+                                 "run %lld", (long long) shape->id)
+        : sc_store_bad_run (store, shape->id, err, "runs.kept changed size while read");
+      sqlite3_blob_close (blob);
+      return status;
+    }
+  sqlite3_blob_close (blob);
+  shape->all_kept = false;
+  shape->n_kept = 0;
+  for (i = 0; i < n_heads; i++)
+    shape->n_kept += (shape->kept[i / 8] >> (i % 8)) & 1u;
+  if (n_heads % 8 != 0 && (shape->kept[want - 1] >> (n_heads % 8)) != 0)
+    return sc_store_bad_run (store, shape->id, err, "runs.kept has bits set past the model's "
+                             "%zu heads", n_heads);
+  if (shape->n_kept == 0)
+    return sc_store_bad_run (store, shape->id, err, "runs.kept keeps no head");
+  return SC_OK;
+}
+
+bool
+sc_store_run_has_head (const ScStoreRunInfo *info, int layer, int head)
+{
+  size_t bit;
+
+  if (layer < 0 || (uint32_t) layer >= info->n_layers || head < 0
+      || (uint32_t) head >= info->n_heads)
+    return false;
+  if (info->kept == NULL)
+    return true;
+  bit = (size_t) layer * info->n_heads + (size_t) head;
+  return (info->kept[bit / 8] >> (bit % 8)) & 1u;
+}
+
 /* Reads one name-like cell (at most SC_STORE_MAX_NAME_BYTES) into *@out. */
 static ScStatus
 read_name (ScStore *store, int64_t run_id, Cell *c, int64_t rowid, char **out, ScError *err)
@@ -405,7 +493,7 @@ read_name (ScStore *store, int64_t run_id, Cell *c, int64_t rowid, char **out, S
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading %s.%s of run %lld",
                                   c->table, c->column, (long long) run_id);
   if (size > SC_STORE_MAX_NAME_BYTES)
-    return bad_run (store, run_id, err, "%s row %lld: %s is %zu bytes long, more than %u",
+    return sc_store_bad_run (store, run_id, err, "%s row %lld: %s is %zu bytes long, more than %u",
                     c->table, (long long) rowid, c->column, size, SC_STORE_MAX_NAME_BYTES);
   if ((rc = cell_read (c, size, size, out, &len)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading %s.%s of run %lld",
@@ -431,7 +519,7 @@ read_text (ScStore *store, RunCells *cells, ScStoreRunInfo *r, size_t max, ScErr
 
 /* Statements that check a run's rows, prepared once per listing. */
 typedef struct {
-  sqlite3_stmt *heads, *tokens;
+  sqlite3_stmt *heads, *tokens, *kept;
 } RowChecks;
 
 static void
@@ -439,18 +527,79 @@ row_checks_clear (RowChecks *q)
 {
   sqlite3_finalize (q->heads);
   sqlite3_finalize (q->tokens);
-  q->heads = q->tokens = NULL;
+  sqlite3_finalize (q->kept);
+  q->heads = q->tokens = q->kept = NULL;
 }
 
 /* The run has exactly one head per (layer < n_layers, head < n_heads) and one token row
  * per position 0..n_tokens-1: with the UNIQUE (run_id, layer, head) and PRIMARY KEY
  * (run_id, pos) keys, integer types, the count and the extremes say so. Both aggregates
  * read only the keys' b-trees, never a BLOB. */
+/* Schema v3: a run's heads are attention rows or runs of attention_parts rows; each
+ * (layer, head) that has either must be one the run kept, once, and every kept one must
+ * be there. Reads the keys of both tables (one row per head, index only). */
 static ScStatus
-check_run_rows (ScStore *store, RowChecks *q, const RunShape *r, ScError *err)
+check_kept_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError *err)
+{
+  uint8_t seen[SC_STORE_MAX_RUN_HEADS / 8];
+  uint32_t n = 0;
+  char val[96];
+  int rc;
+
+  if (q->kept == NULL
+      && (rc = sqlite3_prepare_v2 (store->db,
+                                   "SELECT layer, head FROM attention WHERE run_id = ?1 "
+                                   "UNION ALL SELECT DISTINCT layer, head FROM attention_parts "
+                                   "WHERE run_id = ?1", -1, &q->kept, NULL)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "checking run %lld",
+                                  (long long) r->id);
+  memset (seen, 0, sizeof seen);
+  sqlite3_reset (q->kept);
+  sqlite3_bind_int64 (q->kept, 1, r->id);
+  while ((rc = sqlite3_step (q->kept)) == SQLITE_ROW)
+    {
+      int64_t layer = -1, head = -1;
+      size_t bit;
+
+      if (!sc_store_int_in (q->kept, 0, 0, (int64_t) r->n_layers - 1, &layer)
+          || !sc_store_int_in (q->kept, 1, 0, (int64_t) r->n_heads - 1, &head))
+        {
+          int col = sc_store_int_in (q->kept, 0, 0, (int64_t) r->n_layers - 1, &layer) ? 1 : 0;
+          sc_store_describe_value (q->kept, col, val, sizeof val);
+          return sc_store_bad_run (store, r->id, err, "a stored head has %s %s, outside the "
+                                   "model's %u layers x %u heads", col ? "head" : "layer", val,
+                                   r->n_layers, r->n_heads);
+        }
+      bit = (size_t) layer * r->n_heads + (size_t) head;
+      if (!sc_store_shape_keeps (r, (int) layer, (int) head))
+        return sc_store_bad_run (store, r->id, err, "layer %lld head %lld is stored, but the "
+                                 "run did not keep it (runs.kept)", (long long) layer,
+                                 (long long) head);
+      if ((seen[bit / 8] >> (bit % 8)) & 1u)
+        return sc_store_bad_run (store, r->id, err, "layer %lld head %lld is stored both in "
+                                 "attention and in attention_parts", (long long) layer,
+                                 (long long) head);
+      seen[bit / 8] |= (uint8_t) (1u << (bit % 8));
+      n++;
+    }
+  if (rc != SQLITE_DONE)
+    return sc_store_sqlite_error (err, store->db, rc, store->path,
+                                  "checking the heads of run %lld", (long long) r->id);
+  if (n != r->n_kept)
+    return sc_store_bad_run (store, r->id, err, "%u of the %u heads the run kept are stored",
+                             n, r->n_kept);
+  return SC_OK;
+}
+
+static ScStatus
+check_run_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError *err)
 {
   int64_t n, lo, hi, lo2, hi2, odd;
+  ScStatus status;
   int rc;
+
+  if (store->schema_version >= 3 && (status = check_kept_rows (store, q, r, err)) != SC_OK)
+    return status;
 
   if (q->heads == NULL
       && ((rc = sqlite3_prepare_v2 (store->db,
@@ -465,6 +614,8 @@ check_run_rows (ScStore *store, RowChecks *q, const RunShape *r, ScError *err)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "checking run %lld",
                                   (long long) r->id);
 
+  if (store->schema_version >= 3)
+    goto tokens;
   sqlite3_reset (q->heads);
   sqlite3_bind_int64 (q->heads, 1, r->id);
   if ((rc = sqlite3_step (q->heads)) != SQLITE_ROW)
@@ -477,15 +628,16 @@ check_run_rows (ScStore *store, RowChecks *q, const RunShape *r, ScError *err)
   hi2 = sqlite3_column_int64 (q->heads, 4);
   odd = sqlite3_column_int64 (q->heads, 5);
   if (odd != 0)
-    return bad_run (store, r->id, err, "%lld attention rows have a layer or head that is not "
+    return sc_store_bad_run (store, r->id, err, "%lld attention rows have a layer or head that is not "
                     "an integer", (long long) odd);
   if (n != (int64_t) r->n_layers * r->n_heads || lo < 0 || hi >= r->n_layers || lo2 < 0
       || hi2 >= r->n_heads)
-    return bad_run (store, r->id, err, "the attention table has %lld heads of layers %lld..%lld "
+    return sc_store_bad_run (store, r->id, err, "the attention table has %lld heads of layers %lld..%lld "
                     "and heads %lld..%lld for a model of %u layers x %u heads", (long long) n,
                     (long long) lo, (long long) hi, (long long) lo2, (long long) hi2,
                     r->n_layers, r->n_heads);
 
+tokens:
   sqlite3_reset (q->tokens);
   sqlite3_bind_int64 (q->tokens, 1, r->id);
   if ((rc = sqlite3_step (q->tokens)) != SQLITE_ROW)
@@ -496,10 +648,10 @@ check_run_rows (ScStore *store, RowChecks *q, const RunShape *r, ScError *err)
   hi = sqlite3_column_int64 (q->tokens, 2);
   odd = sqlite3_column_int64 (q->tokens, 3);
   if (odd != 0)
-    return bad_run (store, r->id, err, "%lld token rows have a position that is not an integer",
+    return sc_store_bad_run (store, r->id, err, "%lld token rows have a position that is not an integer",
                     (long long) odd);
   if (n != r->n_tokens || lo != 0 || hi != (int64_t) r->n_tokens - 1)
-    return bad_run (store, r->id, err, "the tokens table has %lld rows at positions %lld..%lld "
+    return sc_store_bad_run (store, r->id, err, "the tokens table has %lld rows at positions %lld..%lld "
                     "for %u tokens (positions 0..%u, each once)", (long long) n, (long long) lo,
                     (long long) hi, r->n_tokens, r->n_tokens - 1);
   return SC_OK;
@@ -511,13 +663,24 @@ static ScStatus
 run_from_row (ScStore *store, sqlite3_stmt *st, RunCells *cells, RowChecks *q, size_t text_max,
               ScStoreRunInfo *r, ScError *err)
 {
-  RunShape shape;
+  ScStoreRunShape shape;
   ScStatus status;
   int64_t model_id;
 
   memset (r, 0, sizeof *r);
-  if ((status = check_run_row (store, st, &shape, r, err)) != SC_OK)
+  if ((status = check_run_row (store, st, &shape, r, err)) != SC_OK
+      || (status = load_kept (store, st, &shape, err)) != SC_OK)
     return status;
+  r->n_kept = shape.n_kept;
+  r->sparse_eps = shape.sparse_eps;
+  if (!shape.all_kept)
+    {
+      const size_t bytes = ((size_t) shape.n_layers * shape.n_heads + 7) / 8;
+      if ((r->kept = malloc (bytes)) == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory reading run %lld",
+                             (long long) shape.id);
+      memcpy (r->kept, shape.kept, bytes);
+    }
   model_id = r->model_id;
   if ((status = read_name (store, r->id, &cells->name, model_id, &r->model_name, err)) != SC_OK
       || (status = read_name (store, r->id, &cells->arch, model_id, &r->model_arch, err)) != SC_OK
@@ -542,6 +705,7 @@ sc_store_run_info_clear (ScStoreRunInfo *info)
   free (info->model_path);
   free (info->backend);
   free (info->text);
+  free (info->kept);
   memset (info, 0, sizeof *info);
 }
 
@@ -576,8 +740,11 @@ sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs, ScErr
   run_cells_init (&cells);
   /* One read transaction: the list and its checks are one consistent snapshot even while
    * a capture commits. */
-  if ((rc = read_begin (store, &own)) != SQLITE_OK
-      || (rc = sqlite3_prepare_v2 (store->db, RUN_SELECT "ORDER BY r.id", -1, &st, NULL))
+  if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK
+      || (rc = sqlite3_prepare_v2 (store->db,
+                                   store->schema_version >= 3 ? RUN_SELECT_V3 "ORDER BY r.id"
+                                                              : RUN_SELECT_V2 "ORDER BY r.id",
+                                   -1, &st, NULL))
            != SQLITE_OK)
     {
       status = sc_store_sqlite_error (err, store->db, rc, store->path, "listing runs");
@@ -608,7 +775,7 @@ out:
   sqlite3_finalize (st);
   row_checks_clear (&q);
   run_cells_close (&cells);
-  read_end (store, own);
+  sc_store_read_end (store, own);
   if (status != SC_OK)
     {
       sc_store_run_list_free (list, n);
@@ -624,7 +791,10 @@ out:
 static int
 select_run (ScStore *store, int64_t run_id, sqlite3_stmt **st)
 {
-  int rc = sqlite3_prepare_v2 (store->db, RUN_SELECT "AND r.id = ?", -1, st, NULL);
+  int rc = sqlite3_prepare_v2 (store->db,
+                               store->schema_version >= 3 ? RUN_SELECT_V3 "AND r.id = ?"
+                                                          : RUN_SELECT_V2 "AND r.id = ?",
+                               -1, st, NULL);
 
   if (rc != SQLITE_OK)
     return rc;
@@ -653,7 +823,7 @@ sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *
   if (store->schema_version == 0)
     return no_run (store, run_id, err);
   run_cells_init (&cells);
-  if ((rc = read_begin (store, &own)) == SQLITE_OK)
+  if ((rc = sc_store_read_begin (store, &own)) == SQLITE_OK)
     rc = select_run (store, run_id, &st);
   if (rc == SQLITE_ROW)
     status = run_from_row (store, st, &cells, &q, SIZE_MAX, out, err);
@@ -665,13 +835,12 @@ sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *
   sqlite3_finalize (st);
   row_checks_clear (&q);
   run_cells_close (&cells);
-  read_end (store, own);
+  sc_store_read_end (store, own);
   return status;
 }
 
-/* The run @run_id checked as a run (not its rows): NOT_FOUND unless it is complete. */
-static ScStatus
-load_shape (ScStore *store, int64_t run_id, RunShape *shape, ScError *err)
+ScStatus
+sc_store_run_shape (ScStore *store, int64_t run_id, ScStoreRunShape *shape, ScError *err)
 {
   sqlite3_stmt *st = NULL;
   ScStatus status;
@@ -681,7 +850,10 @@ load_shape (ScStore *store, int64_t run_id, RunShape *shape, ScError *err)
     return no_run (store, run_id, err);
   rc = select_run (store, run_id, &st);
   if (rc == SQLITE_ROW)
-    status = check_run_row (store, st, shape, NULL, err);
+    {
+      if ((status = check_run_row (store, st, shape, NULL, err)) == SC_OK)
+        status = load_kept (store, st, shape, err);
+    }
   else if (rc == SQLITE_DONE)
     status = no_run (store, run_id, err);
   else
@@ -740,7 +912,7 @@ sc_store_tokens_from_ids (const ScTokenizer *tok, const int32_t *ids, size_t n_i
  * Lengths are read only for BLOB pieces (a BLOB's length is in its record header; a text
  * piece's would need the whole value). */
 static ScStatus
-token_totals (ScStore *store, const RunShape *r, size_t *bytes, ScError *err)
+token_totals (ScStore *store, const ScStoreRunShape *r, size_t *bytes, ScError *err)
 {
   sqlite3_stmt *st = NULL;
   int64_t n, not_blob, longest;
@@ -764,12 +936,12 @@ token_totals (ScStore *store, const RunShape *r, size_t *bytes, ScError *err)
   longest = sqlite3_column_int64 (st, 2);
   total = sqlite3_column_double (st, 3);
   if (n != r->n_tokens)
-    status = bad_run (store, r->id, err, "the tokens table has %lld rows for %u tokens",
+    status = sc_store_bad_run (store, r->id, err, "the tokens table has %lld rows for %u tokens",
                       (long long) n, r->n_tokens);
   else if (not_blob != 0)
-    status = bad_run (store, r->id, err, "%lld token pieces are not BLOBs", (long long) not_blob);
+    status = sc_store_bad_run (store, r->id, err, "%lld token pieces are not BLOBs", (long long) not_blob);
   else if (longest > (int64_t) SC_STORE_MAX_PIECE_BYTES)
-    status = bad_run (store, r->id, err, "a token piece is %lld bytes long, more than %u",
+    status = sc_store_bad_run (store, r->id, err, "a token piece is %lld bytes long, more than %u",
                       (long long) longest, SC_STORE_MAX_PIECE_BYTES);
   else
     *bytes = (size_t) total; /* <= 2^19 pieces x 2^16 bytes: exact in a double */
@@ -784,7 +956,7 @@ sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens, siz
 {
   sqlite3_stmt *st = NULL;
   ScStoreToken *t = NULL;
-  RunShape r;
+  ScStoreRunShape r;
   size_t n = 0, total = 0, i;
   uint8_t *bytes;
   ScStatus status;
@@ -796,10 +968,10 @@ sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens, siz
   *n_tokens = 0;
   /* The run check, the size pass and the copy pass are one read transaction, so a
    * concurrent delete cannot change the rows between the passes. */
-  if ((rc = read_begin (store, &own)) != SQLITE_OK)
+  if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
                                   (long long) run_id);
-  if ((status = load_shape (store, run_id, &r, err)) != SC_OK
+  if ((status = sc_store_run_shape (store, run_id, &r, err)) != SC_OK
       || (status = token_totals (store, &r, &total, err)) != SC_OK)
     goto done;
   n = r.n_tokens;
@@ -823,24 +995,24 @@ sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens, siz
       int64_t pos = -1, id = -1;
       size_t len;
 
-      if (i >= n || !int_in (st, 0, 0, INT64_MAX, &pos) || pos != (int64_t) i)
+      if (i >= n || !sc_store_int_in (st, 0, 0, INT64_MAX, &pos) || pos != (int64_t) i)
         {
-          describe_value (st, 0, val, sizeof val);
-          status = bad_run (store, run_id, err, "token row %zu in position order has pos %s; "
+          sc_store_describe_value (st, 0, val, sizeof val);
+          status = sc_store_bad_run (store, run_id, err, "token row %zu in position order has pos %s; "
                             "position %zu is missing or out of place", i, val, i);
           goto done;
         }
-      if (!int_in (st, 1, 0, r.n_vocab - 1, &id))
+      if (!sc_store_int_in (st, 1, 0, r.n_vocab - 1, &id))
         {
-          describe_value (st, 1, val, sizeof val);
-          status = bad_run (store, run_id, err, "tokens row (pos %zu): token_id is %s, outside "
+          sc_store_describe_value (st, 1, val, sizeof val);
+          status = sc_store_bad_run (store, run_id, err, "tokens row (pos %zu): token_id is %s, outside "
                             "the model's vocabulary 0..%lld", i, val, (long long) (r.n_vocab - 1));
           goto done;
         }
       len = (size_t) sqlite3_column_bytes (st, 2);
       if (sqlite3_column_type (st, 2) != SQLITE_BLOB || len > total)
         {
-          status = bad_run (store, run_id, err, "tokens row (pos %zu): the piece changed size "
+          status = sc_store_bad_run (store, run_id, err, "tokens row (pos %zu): the piece changed size "
                             "between two reads", i);
           goto done;
         }
@@ -856,7 +1028,7 @@ sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **tokens, siz
     goto db_error;
   if (i != n)
     {
-      status = bad_run (store, run_id, err, "the tokens table has %zu rows for %zu tokens", i, n);
+      status = sc_store_bad_run (store, run_id, err, "the tokens table has %zu rows for %zu tokens", i, n);
       goto done;
     }
   *tokens = t;
@@ -870,182 +1042,8 @@ db_error:
                                   (long long) run_id);
 done:
   sqlite3_finalize (st);
-  read_end (store, own);
+  sc_store_read_end (store, own);
   free (t);
   return status;
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* Heads                                                                                 */
-
-void
-sc_store_head_clear (ScStoreHead *head)
-{
-  if (head == NULL)
-    return;
-  free (head->probs);
-  memset (head, 0, sizeof *head);
-}
-
-/* Checks the head row in @st (SELECT id, n_query, n_key, layout, dtype, typeof (data),
- * length (data)) against its run; *@causal, *@bytes and *@rowid describe the BLOB. */
-static ScStatus
-check_head_row (const ScStore *store, sqlite3_stmt *st, const RunShape *r, int layer, int head,
-                bool *causal, size_t *bytes, int64_t *rowid, ScError *err)
-{
-  const char *layout = (const char *) sqlite3_column_text (st, 3);
-  const char *dtype = (const char *) sqlite3_column_text (st, 4);
-  const char *data_type = (const char *) sqlite3_column_text (st, 5);
-  int64_t nq = 0, nk = 0, len = sqlite3_column_int64 (st, 6), want;
-  char val[96];
-
-  if (!int_in (st, 0, INT64_MIN, INT64_MAX, rowid))
-    return bad_run (store, r->id, err, "the attention row of layer %d head %d has no integer id",
-                    layer, head);
-  if (!int_in (st, 1, r->n_tokens, r->n_tokens, &nq) || !int_in (st, 2, r->n_tokens, r->n_tokens, &nk))
-    {
-      int col = int_in (st, 1, r->n_tokens, r->n_tokens, &nq) ? 2 : 1;
-      describe_value (st, col, val, sizeof val);
-      return bad_run (store, r->id, err, "attention row %lld (layer %d head %d): %s is %s, but "
-                      "the run has %u tokens", (long long) *rowid, layer, head,
-                      col == 1 ? "n_query" : "n_key", val, r->n_tokens);
-    }
-  if (sqlite3_column_type (st, 3) != SQLITE_TEXT || layout == NULL
-      || (strcmp (layout, "causal") != 0 && strcmp (layout, "full") != 0))
-    {
-      describe_value (st, 3, val, sizeof val);
-      return bad_run (store, r->id, err, "attention row %lld (layer %d head %d): layout is %s, "
-                      "not 'causal' or 'full'", (long long) *rowid, layer, head, val);
-    }
-  if (sqlite3_column_type (st, 4) != SQLITE_TEXT || dtype == NULL || strcmp (dtype, "f16") != 0)
-    {
-      describe_value (st, 4, val, sizeof val);
-      return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: run %lld: attention row %lld (layer %d "
-                           "head %d) has dtype %s; this version reads 'f16' only", store->path,
-                           (long long) r->id, (long long) *rowid, layer, head, val);
-    }
-  *causal = strcmp (layout, "causal") == 0;
-  /* n <= 2^19: n * n * 2 < 2^39 */
-  want = (int64_t) sc_store_blob_bytes (*causal, (uint32_t) nq, (uint32_t) nk);
-  if (data_type == NULL || strcmp (data_type, "blob") != 0 || len != want)
-    return bad_run (store, r->id, err, "attention row %lld (layer %d head %d): data is %s of "
-                    "%lld bytes; a %s %lld x %lld fp16 head has %lld", (long long) *rowid, layer,
-                    head, data_type != NULL ? data_type : "?", (long long) len, layout,
-                    (long long) nq, (long long) nk, (long long) want);
-  *bytes = (size_t) want;
-  return SC_OK;
-}
-
-/* Reads the checked BLOB of row @rowid, checks its values and unpacks it into @out. */
-static ScStatus
-read_head_blob (ScStore *store, const RunShape *r, int layer, int head, int64_t rowid,
-                bool causal, size_t bytes, ScStoreHead *out, ScError *err)
-{
-  const size_t n = r->n_tokens, n_values = bytes / 2;
-  sqlite3_blob *blob = NULL;
-  uint8_t *buf = NULL;
-  ScStatus status = SC_OK;
-  size_t bad;
-  int rc;
-
-  if ((rc = sqlite3_blob_open (store->db, "main", "attention", "data", rowid, 0, &blob))
-        != SQLITE_OK
-      || (size_t) sqlite3_blob_bytes (blob) != bytes)
-    {
-      status = rc != SQLITE_OK
-                 ? sc_store_sqlite_error (err, store->db, rc, store->path,
-                                          "reading run %lld layer %d head %d",
-                                          (long long) r->id, layer, head)
-                 : bad_run (store, r->id, err, "attention row %lld changed size while read",
-                            (long long) rowid);
-      goto out;
-    }
-  if ((buf = malloc (bytes)) == NULL || (out->probs = malloc (n * n * sizeof (float))) == NULL)
-    {
-      status = sc_error_set (err, SC_ERR_NOMEM, "out of memory reading a %zu x %zu head", n, n);
-      goto out;
-    }
-  if ((rc = sqlite3_blob_read (blob, buf, (int) bytes, 0)) != SQLITE_OK)
-    {
-      status = sc_store_sqlite_error (err, store->db, rc, store->path,
-                                      "reading run %lld layer %d head %d", (long long) r->id,
-                                      layer, head);
-      goto out;
-    }
-  if ((bad = sc_store_blob_first_bad (buf, n_values)) < n_values)
-    {
-      float v;
-      sc_store_f16_decode (buf + 2 * bad, 1, &v);
-      status = bad_run (store, r->id, err, "attention row %lld (layer %d head %d): value %zu "
-                        "is %g, not a probability in [0, 1]", (long long) rowid, layer, head,
-                        bad, (double) v);
-      goto out;
-    }
-  out->n_query = (uint32_t) n;
-  out->n_key = (uint32_t) n;
-  out->causal = causal;
-  sc_store_blob_unpack (buf, out->n_query, out->n_key, causal, out->probs);
-out:
-  sqlite3_blob_close (blob);
-  free (buf);
-  if (status != SC_OK)
-    sc_store_head_clear (out);
-  return status;
-}
-
-ScStatus
-sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStoreHead *out,
-                    ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  RunShape r;
-  ScStatus status;
-  bool own = false, causal = false;
-  size_t bytes = 0;
-  int64_t rowid = 0;
-  int rc;
-
-  memset (out, 0, sizeof *out);
-  if ((rc = read_begin (store, &own)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "reading run %lld",
-                                  (long long) run_id);
-  if ((status = load_shape (store, run_id, &r, err)) != SC_OK)
-    goto out;
-  if (layer < 0 || (uint32_t) layer >= r.n_layers || head < 0 || (uint32_t) head >= r.n_heads)
-    {
-      status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s: run %lld has no layer %d head %d (its "
-                             "model has %u layers x %u heads)", store->path, (long long) run_id,
-                             layer, head, r.n_layers, r.n_heads);
-      goto out;
-    }
-  /* typeof and length of the BLOB come from its record header: the data is read below,
-   * once its size is known to be right. */
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT id, n_query, n_key, layout, dtype, typeof (data), "
-                                "length (data) FROM attention "
-                                "WHERE run_id = ?1 AND layer = ?2 AND head = ?3", -1, &st, NULL))
-      != SQLITE_OK)
-    goto db_error;
-  sqlite3_bind_int64 (st, 1, run_id);
-  sqlite3_bind_int (st, 2, layer);
-  sqlite3_bind_int (st, 3, head);
-  rc = sqlite3_step (st);
-  if (rc == SQLITE_DONE)
-    status = bad_run (store, run_id, err, "the attention table has no row for layer %d head %d",
-                      layer, head);
-  else if (rc != SQLITE_ROW)
-    goto db_error;
-  else if ((status = check_head_row (store, st, &r, layer, head, &causal, &bytes, &rowid, err))
-           == SC_OK)
-    status = read_head_blob (store, &r, layer, head, rowid, causal, bytes, out, err);
-  goto out;
-
-db_error:
-  status = sc_store_sqlite_error (err, store->db, rc, store->path,
-                                  "reading run %lld layer %d head %d", (long long) run_id,
-                                  layer, head);
-out:
-  sqlite3_finalize (st);
-  read_end (store, own);
-  return status;
-}

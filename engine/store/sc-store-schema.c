@@ -137,9 +137,65 @@ static const char SCHEMA_V2[] =
   "CREATE INDEX studies_kind ON studies (model_id, kind, status);\n";
 
 /* Migration i takes the schema from version i to i + 1. */
+/* Schema v3: long runs (docs/store.md, "Schema v3"). Nothing of v2 changes meaning:
+ *   runs.kept        NULL: the run has every head (every run before v3); else a bitmap of
+ *                    the heads it kept, bit (layer * n_heads + head) of byte bit / 8, least
+ *                    significant bit first;
+ *   runs.sparse_eps  NULL: heads are dense; else the EPS of the sparse form (below);
+ *   head_overviews   per kept head, an S x S fp16 image (S = min (n_tokens, 128)) whose cell
+ *                    (a, b) is the largest stored value over a block of rows x keys, for a
+ *                    window that must show a head without reading it;
+ *   attention_parts  heads not stored as one attention row: a dense head too large for one
+ *                    BLOB, in row blocks [row0, row1) of its packed layout ('causal' /
+ *                    'full'), or a sparse head ('sparse'), also in row blocks: per row, the
+ *                    kept (key, fp16 value) pairs, keys (u32) and data (f16) in the same
+ *                    order, offsets (u64, row1 - row0 + 1 of them) indexing the head's
+ *                    pairs from its first, and the mass each row dropped (f32).
+ * A kept head is either one attention row or a run of parts covering rows 0..n_query,
+ * never both. */
+static const char SCHEMA_V3[] =
+  "ALTER TABLE runs ADD COLUMN kept BLOB CHECK (kept IS NULL OR typeof (kept) = 'blob');\n"
+  "ALTER TABLE runs ADD COLUMN sparse_eps REAL\n"
+  "  CHECK (sparse_eps IS NULL OR (sparse_eps > 0 AND sparse_eps < 1));\n"
+  "CREATE TABLE head_overviews (\n"
+  "  id      INTEGER PRIMARY KEY,\n"
+  "  run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+  "  layer   INTEGER NOT NULL CHECK (layer >= 0),\n"
+  "  head    INTEGER NOT NULL CHECK (head >= 0),\n"
+  "  size    INTEGER NOT NULL CHECK (size > 0),\n"
+  "  dtype   TEXT    NOT NULL CHECK (dtype = 'f16'),\n"
+  "  data    BLOB    NOT NULL CHECK (typeof (data) = 'blob' AND length (data) = 2 * size * size),\n"
+  "  UNIQUE (run_id, layer, head)\n"
+  ");\n"
+  "CREATE TABLE attention_parts (\n"
+  "  id      INTEGER PRIMARY KEY,\n"
+  "  run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+  "  layer   INTEGER NOT NULL CHECK (layer >= 0),\n"
+  "  head    INTEGER NOT NULL CHECK (head >= 0),\n"
+  "  row0    INTEGER NOT NULL CHECK (row0 >= 0),\n"
+  "  row1    INTEGER NOT NULL CHECK (row1 > row0),\n"
+  "  n_query INTEGER NOT NULL CHECK (n_query >= row1),\n"
+  "  n_key   INTEGER NOT NULL CHECK (n_key > 0),\n"
+  "  layout  TEXT    NOT NULL CHECK (layout IN ('full', 'causal', 'sparse')),\n"
+  "  dtype   TEXT    NOT NULL CHECK (dtype = 'f16'),\n"
+  "  dropped BLOB    CHECK ((layout = 'sparse') = (typeof (dropped) = 'blob')),\n"
+  "  offsets BLOB    CHECK ((layout = 'sparse') = (typeof (offsets) = 'blob')),\n"
+  "  keys    BLOB    CHECK ((layout = 'sparse') = (typeof (keys) = 'blob')),\n"
+  "  data    BLOB    NOT NULL CHECK (typeof (data) = 'blob'),\n"
+  "  UNIQUE (run_id, layer, head, row0),\n"
+  "  CHECK (layout = 'full' OR n_query = n_key),\n"
+  "  CHECK (layout <> 'sparse' OR (length (dropped) = 4 * (row1 - row0)\n"
+  "                                AND length (offsets) = 8 * (row1 - row0 + 1)\n"
+  "                                AND length (keys) = 2 * length (data))),\n"
+  "  CHECK (layout = 'sparse' OR length (data) = 2 * CASE layout\n"
+  "           WHEN 'causal' THEN row1 * (row1 + 1) / 2 - row0 * (row0 + 1) / 2\n"
+  "           ELSE (row1 - row0) * n_key END)\n"
+  ");\n";
+
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,
   SCHEMA_V2,
+  SCHEMA_V3,
 };
 
 /* Runs "PRAGMA name" and returns its integer result in *@value. */

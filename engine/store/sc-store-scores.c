@@ -112,6 +112,7 @@ sc_store_head_scores_clear (ScStoreHeadScores *s)
   if (s == NULL)
     return;
   free (s->stats);
+  free (s->kept);
   memset (s, 0, sizeof *s);
 }
 
@@ -162,6 +163,14 @@ bad_column (const ScStore *store, const ScStoreHeadScores *s, sqlite3_stmt *st, 
                       type_name (sqlite3_column_type (st, col)));
   return bad_score (store, s->run_id, rowid, err, "%s is %lld, outside the run's 0..%u", what,
                     (long long) sqlite3_column_int64 (st, col), n - 1);
+}
+
+/* Whether the run kept head (@layer, @head) (in range). */
+static bool
+head_kept (const ScStoreHeadScores *s, uint32_t layer, uint32_t head)
+{
+  const size_t bit = (size_t) layer * s->n_heads + head;
+  return s->kept == NULL || ((s->kept[bit / 8] >> (bit % 8)) & 1u);
 }
 
 /* Pass 2. @present (n_layers * n_heads * SC_STORE_N_SCORES) is zeroed by the caller. */
@@ -235,6 +244,13 @@ read_rows (ScStore *store, const ScStoreHeadScores *s, bool *present, ScError *e
                               "position 0..%u of the run", v, s->n_tokens - 1);
           break;
         }
+      if (!head_kept (s, (uint32_t) layer, (uint32_t) head))
+        {
+          status = bad_score (store, s->run_id, rowid, err, "layer %lld head %lld has a score, "
+                              "but the run did not keep that head", (long long) layer,
+                              (long long) head);
+          break;
+        }
       at = ((size_t) layer * s->n_heads + (size_t) head) * SC_STORE_N_SCORES + (size_t) k;
       if (present[at])
         {
@@ -275,6 +291,8 @@ store_missing (ScStore *store, const ScStoreHeadScores *s, const bool *present)
         const size_t head = (size_t) l * s->n_heads + h;
         bool only[SC_STORE_N_SCORES], any = false;
 
+        if (!head_kept (s, l, h))
+          continue;
         for (int k = 0; k < SC_STORE_N_SCORES; k++)
           any |= only[k] = !present[head * SC_STORE_N_SCORES + k];
         if (any && sc_store_scores_insert (st, s->run_id, (int) l, (int) h, &s->stats[head],
@@ -309,6 +327,9 @@ sc_store_read_head_scores (ScStore *store, int64_t run_id, ScStoreHeadScores *ou
   s.n_heads = info.n_heads;
   s.n_kv_heads = info.n_kv_heads;
   s.n_tokens = info.n_tokens;
+  s.n_kept = info.n_kept;
+  s.kept = info.kept; /* taken over: info.kept is NULL from here */
+  info.kept = NULL;
   n_heads = (size_t) s.n_layers * s.n_heads; /* <= SC_STORE_MAX_RUN_HEADS: the contract */
   s.stats = calloc (n_heads, sizeof *s.stats);
   present = calloc (n_heads * SC_STORE_N_SCORES, sizeof *present);
@@ -326,6 +347,12 @@ sc_store_read_head_scores (ScStore *store, int64_t run_id, ScStoreHeadScores *ou
     {
       bool missing = false;
 
+      if (!head_kept (&s, (uint32_t) (h / s.n_heads), (uint32_t) (h % s.n_heads)))
+        {
+          for (int k = 0; k < SC_STORE_N_SCORES; k++)
+            score_set (&s.stats[h], k, NAN);
+          continue;
+        }
       for (int k = 0; k < SC_STORE_N_SCORES; k++)
         missing |= !present[h * SC_STORE_N_SCORES + k];
       if (!missing)

@@ -11,9 +11,12 @@
  * sc_store_close(). For each capture it:
  *   1. BEGIN IMMEDIATE; finds or inserts the model (by SHA-256); inserts the run row
  *      (status 'writing') and the tokens;
- *   2. inserts each queued head as it arrives, and its statistics (sc-head-stats.h)
- *      computed from the fp16 values just stored into head_scores (sc-store-scores.h): the
- *      scores are what reading the head back gives, and come with the run or not at all;
+ *   2. inserts each queued head as it arrives — one attention row, or (schema v3) row
+ *      blocks in attention_parts when its BLOB would pass SQLite's length limit, or the
+ *      sparse form —, and its statistics (sc-head-stats.h) and overview image
+ *      (sc-store-heads.h), both computed from the fp16 values just stored, into
+ *      head_scores (sc-store-scores.h) and head_overviews: they are what reading the head
+ *      back gives, and come with the run or not at all;
  *   3. on commit: checks every head arrived, marks the run 'complete', COMMIT (the WAL is
  *      synced: synchronous=FULL); on abort or any error: ROLLBACK;
  *   4. after a commit, copies the WAL into the database file (a passive checkpoint) while
@@ -27,6 +30,7 @@
  * A slot's bytes belong to the producer until it is published (q_count++), then to the
  * writer thread until it is released (q_count--), so neither touches the other's slot.
  */
+#include "store/sc-store-heads.h"
 #include "store/sc-store-private.h"
 
 #include <fcntl.h>
@@ -56,6 +60,12 @@ struct ScStoreWriter {
   size_t unflushed;           /* BLOB bytes inserted since the last write-back request */
   sqlite3_stmt *insert_head;  /* the thread's cached INSERT INTO attention */
   sqlite3_stmt *insert_score; /* ... and INSERT INTO head_scores */
+  sqlite3_stmt *insert_part;  /* ... and INSERT INTO attention_parts */
+  uint64_t part_budget;       /* the most bytes of BLOBs one row may hold (the length limit
+                               * less room for the row's other columns) */
+  uint32_t *blk;              /* (n) the overview block of each row / key */
+  uint32_t blk_n;             /* n the blocks were made for */
+  float *overview;            /* (S, S) the maxima */
   float *unpacked;            /* the thread's (n, n) buffer for a head's statistics */
   size_t unpacked_cap;        /* floats */
   pthread_t thread;
@@ -73,6 +83,9 @@ typedef struct {
   int layer, head;
   uint32_t n;                 /* n_query = n_key */
   bool causal;
+  bool sparse;                /* buf holds the sparse form: dropped (f32, n), offsets (u64,
+                               * n + 1), keys (u32, nnz), values (f16, nnz), little-endian */
+  uint64_t nnz;
 } Slot;
 
 typedef enum {
@@ -93,12 +106,17 @@ struct ScStoreCapture {
   ScStoreToken *tokens;
   size_t n_tokens;
   int n_layers, n_heads;
+  uint8_t *keep;              /* (n_layers * n_heads) 1: stored */
+  size_t n_keep;
+  bool keep_all;
+  double sparse_eps;          /* 0: dense */
   int64_t created_ms;
   struct timespec t0;
 
   /* Producer side (the forward pass's thread only). */
   uint8_t *seen;              /* (n_layers * n_heads): 1 once added */
   size_t n_seen;
+  ScStoreSparse sparse;       /* scratch for the sparse form */
 
   /* Shared, guarded by w->mu. */
   Slot *slots;
@@ -259,8 +277,8 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
     return sc_error_set (err, SC_ERR_DB, "%s: the stored model with the SHA-256 of %s has "
                          "other dimensions; the store is damaged", path, cap->model.path);
 
-  rc = sqlite3_prepare_v2 (db, "INSERT INTO runs (model_id, text, created, backend, n_tokens) "
-                               "VALUES (?,?,?,?,?)", -1, &st, NULL);
+  rc = sqlite3_prepare_v2 (db, "INSERT INTO runs (model_id, text, created, backend, n_tokens, "
+                               "kept, sparse_eps) VALUES (?,?,?,?,?,?,?)", -1, &st, NULL);
   if (rc != SQLITE_OK)
     goto db_error;
   sqlite3_bind_int64 (st, 1, model_id);
@@ -268,6 +286,18 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
   sqlite3_bind_int64 (st, 3, cap->created_ms);
   bind_text (st, 4, cap->backend);
   sqlite3_bind_int64 (st, 5, (sqlite3_int64) cap->n_tokens);
+  if (!cap->keep_all)
+    {
+      /* the bitmap of runs.kept: bit layer * n_heads + head, least significant first */
+      const size_t n_heads = (size_t) cap->n_layers * cap->n_heads;
+      uint8_t bits[SC_STORE_MAX_RUN_HEADS / 8] = { 0 };
+      for (i = 0; i < n_heads; i++)
+        if (cap->keep[i])
+          bits[i / 8] |= (uint8_t) (1u << (i % 8));
+      sqlite3_bind_blob (st, 6, bits, (int) ((n_heads + 7) / 8), SQLITE_TRANSIENT);
+    }
+  if (cap->sparse_eps > 0)
+    sqlite3_bind_double (st, 7, cap->sparse_eps);
   rc = sqlite3_step (st);
   sqlite3_finalize (st);
   st = NULL;
@@ -308,14 +338,26 @@ db_error:
   return sc_store_sqlite_error (err, db, rc, path, "storing a new run");
 }
 
-/* Step 2's statistics: the head as the store holds it (fp16 values back in float), its
- * sc_head_stats_compute, one head_scores row per score. Returns SQLite's code (SQLITE_DONE
- * when stored; SQLITE_NOMEM when the buffer cannot grow). */
+/* The slot as the parts code sees it. */
+static ScStoreBlobHead
+blob_head (const Slot *slot)
+{
+  return (ScStoreBlobHead) { slot->buf, slot->len, slot->layer, slot->head, slot->n,
+                             slot->causal, slot->sparse, slot->nnz };
+}
+
+/* Step 2's statistics and overview, from the head unpacked into w->unpacked: sc_head_stats_compute, one
+ * head_scores row per score; the block maxima, one head_overviews row. Returns SQLite's
+ * code (SQLITE_DONE when stored; SQLITE_NOMEM when a buffer cannot grow). */
 static int
 insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
 {
-  const size_t nn = (size_t) slot->n * slot->n;
+  const uint32_t n = slot->n;
+  const uint32_t size = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
+  const size_t nn = (size_t) n * n;
+  const ScStoreBlobHead b = blob_head (slot);
   ScHeadStats stats;
+  int rc;
 
   if (w->unpacked_cap < nn)
     {
@@ -325,12 +367,33 @@ insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError 
       w->unpacked = buf;
       w->unpacked_cap = nn;
     }
-  sc_store_blob_unpack (slot->buf, slot->n, slot->n, slot->causal, w->unpacked);
-  if (sc_head_stats_compute (w->unpacked, (int) slot->n, (int) slot->n, NULL, &stats, err)
-      != SC_OK)
+  sc_store_blob_head_unpack (&b, w->unpacked);
+  if (sc_head_stats_compute (w->unpacked, (int) n, (int) n, NULL, &stats, err) != SC_OK)
     return SQLITE_MISUSE; /* n >= 1 always: cannot happen */
-  return sc_store_scores_insert (w->insert_score, cap->run_id, slot->layer, slot->head, &stats,
-                                 NULL);
+  rc = sc_store_scores_insert (w->insert_score, cap->run_id, slot->layer, slot->head, &stats,
+                               NULL);
+  if (rc != SQLITE_DONE)
+    return rc;
+  if (w->blk_n != n)
+    {
+      uint32_t *blk = realloc (w->blk, (size_t) n * sizeof *blk);
+      float *ov = realloc (w->overview, (size_t) SC_STORE_OVERVIEW_MAX * SC_STORE_OVERVIEW_MAX
+                                          * sizeof *ov);
+      if (blk != NULL)
+        w->blk = blk;
+      if (ov != NULL)
+        w->overview = ov;
+      if (blk == NULL || ov == NULL)
+        return SQLITE_NOMEM;
+      sc_store_overview_blocks (n, size, w->blk);
+      w->blk_n = n;
+    }
+  memset (w->overview, 0, (size_t) size * size * sizeof *w->overview);
+  for (uint32_t i = 0; i < n; i++)
+    sc_store_overview_row (w->overview, size, w->blk, i, w->unpacked + (size_t) i * n,
+                           slot->causal ? i + 1 : n);
+  return sc_store_overview_insert (w->db, cap->run_id, slot->layer, slot->head, size,
+                                   w->overview);
 }
 
 /* Step 2: one head. */
@@ -338,8 +401,17 @@ static ScStatus
 insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
 {
   sqlite3_stmt *st = w->insert_head;
+  ScStatus status;
   int rc;
 
+  if (slot->sparse || slot->len > w->part_budget)
+    {
+      const ScStoreBlobHead b = blob_head (slot);
+      if ((status = sc_store_parts_insert (w->db, w->insert_part, w->store->path, cap->run_id,
+                                           &b, w->part_budget, err)) != SC_OK)
+        return status;
+      goto stored;
+    }
   sqlite3_bind_int64 (st, 1, cap->run_id);
   sqlite3_bind_int (st, 2, slot->layer);
   sqlite3_bind_int (st, 3, slot->head);
@@ -356,15 +428,17 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
     return sc_store_sqlite_error (err, w->db, rc, w->store->path,
                                   "storing layer %d head %d of a new run", slot->layer,
                                   slot->head);
+stored:
   cap->attention_bytes += slot->len;
   cap->n_stored++;
   if ((rc = insert_scores (w, cap, slot, err)) != SQLITE_DONE)
     return rc == SQLITE_NOMEM ? sc_error_set (err, SC_ERR_NOMEM, "out of memory computing "
-                                              "layer %d head %d's statistics", slot->layer,
+                                              "layer %d head %d's statistics and overview",
+                                              slot->layer,
                                               slot->head)
                               : sc_store_sqlite_error (err, w->db, rc, w->store->path,
-                                                       "storing the statistics of layer %d "
-                                                       "head %d of a new run", slot->layer,
+                                                       "storing the statistics and overview of "
+                                                       "layer %d head %d of a new run", slot->layer,
                                                        slot->head);
 #ifdef SC_STORE_WRITEBACK
   w->unflushed += slot->len;
@@ -390,14 +464,14 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
 static ScStatus
 commit_run (ScStoreWriter *w, ScStoreCapture *cap, double forward_s, ScError *err)
 {
-  const size_t n_heads = (size_t) cap->n_layers * (size_t) cap->n_heads;
   sqlite3_stmt *st = NULL;
   int rc;
 
-  if (cap->n_stored != n_heads)
+  if (cap->n_stored != cap->n_keep)
     return sc_error_set (err, SC_ERR_INVALID_ARG,
-                         "%s: the run has %zu of its %zu heads (%d layers x %d heads)",
-                         w->store->path, cap->n_stored, n_heads, cap->n_layers, cap->n_heads);
+                         "%s: the run has %zu of the %zu heads it keeps (of %d layers x %d "
+                         "heads)", w->store->path, cap->n_stored, cap->n_keep, cap->n_layers,
+                         cap->n_heads);
   rc = sqlite3_prepare_v2 (w->db, "UPDATE runs SET status = 'complete', forward_ms = ?, "
                                   "capture_ms = ?, attention_bytes = ? WHERE id = ?", -1, &st,
                            NULL);
@@ -549,11 +623,27 @@ writer_new (ScStore *store, ScStoreWriter **out, ScError *err)
   if (rc == SQLITE_OK)
     rc = sqlite3_prepare_v3 (w->db, SC_STORE_SCORES_INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
                              &w->insert_score, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v3 (w->db, "INSERT INTO attention_parts (run_id, layer, head, row0, "
+                                    "row1, n_query, n_key, layout, dtype, dropped, offsets, "
+                                    "keys, data) VALUES (?,?,?,?,?,?,?,?,'f16',?,?,?,?)", -1,
+                             SQLITE_PREPARE_PERSISTENT, &w->insert_part, NULL);
+  /* SQLite refuses a value or row longer than SQLITE_LIMIT_LENGTH (1e9 bytes by default);
+   * a head whose BLOB would pass it goes into row blocks. The tests lower the limit to
+   * force blocks with small runs. PART_ROOM leaves space for a row's other columns. */
+  if (rc == SQLITE_OK)
+    {
+      const uint64_t room = 512;
+      if (store->max_blob_bytes > 0 && store->max_blob_bytes < INT32_MAX)
+        sqlite3_limit (w->db, SQLITE_LIMIT_LENGTH, (int) store->max_blob_bytes);
+      w->part_budget = (uint64_t) sqlite3_limit (w->db, SQLITE_LIMIT_LENGTH, -1) - room;
+    }
   if (rc != SQLITE_OK)
     {
       st = sc_store_sqlite_error (err, w->db, rc, store->path, "preparing the writer");
       sqlite3_finalize (w->insert_head);
       sqlite3_finalize (w->insert_score);
+      sqlite3_finalize (w->insert_part);
       sqlite3_close (w->db);
       free (w);
       return st;
@@ -565,6 +655,7 @@ writer_new (ScStore *store, ScStoreWriter **out, ScError *err)
     {
       sqlite3_finalize (w->insert_head);
       sqlite3_finalize (w->insert_score);
+      sqlite3_finalize (w->insert_part);
       sqlite3_close (w->db);
       pthread_mutex_destroy (&w->mu);
       pthread_cond_destroy (&w->wake);
@@ -592,7 +683,10 @@ sc_store_writer_free (ScStoreWriter *w)
     close (w->wal_fd);
   sqlite3_finalize (w->insert_head);
   sqlite3_finalize (w->insert_score);
+  sqlite3_finalize (w->insert_part);
   free (w->unpacked);
+  free (w->blk);
+  free (w->overview);
   sqlite3_close (w->db);
   pthread_mutex_destroy (&w->mu);
   pthread_cond_destroy (&w->wake);
@@ -637,6 +731,8 @@ capture_free (ScStoreCapture *cap)
       free (cap->slots[i].buf);
   free (cap->slots);
   free (cap->seen);
+  free (cap->keep);
+  sc_store_sparse_clear (&cap->sparse);
   free (cap->model_path);
   free (cap->model_name);
   free (cap->model_arch);
@@ -703,6 +799,17 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a model of %u heads, %u KV heads, head_dim "
                          "%u, vocabulary %u cannot be captured", m->n_heads, m->n_kv_heads,
                          m->head_dim, m->n_vocab);
+  if (!(desc->sparse_eps == 0 || (desc->sparse_eps > 0 && desc->sparse_eps < 1)))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a sparse EPS of %g is not between 0 and 1",
+                         desc->sparse_eps);
+  if (desc->keep != NULL)
+    {
+      size_t k = 0;
+      for (i = 0; i < (size_t) m->n_layers * m->n_heads; i++)
+        k += desc->keep[i] != 0;
+      if (k == 0)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "a run must keep at least one head");
+    }
   /* Heads are (n, n) fp16: keep n where n^2 cannot overflow anything. */
   if (desc->n_tokens > SC_STORE_MAX_TOKENS)
     return sc_error_set (err, SC_ERR_RANGE, "%zu tokens is more than a run can store (%u)",
@@ -739,6 +846,15 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   cap->tokens = copy_tokens (desc->tokens, desc->n_tokens);
   cap->n_tokens = desc->n_tokens;
   cap->seen = calloc (n_heads, 1);
+  cap->keep = malloc (n_heads);
+  cap->sparse_eps = desc->sparse_eps;
+  if (cap->keep != NULL)
+    {
+      cap->n_keep = 0;
+      for (i = 0; i < n_heads; i++)
+        cap->n_keep += cap->keep[i] = desc->keep == NULL || desc->keep[i] != 0;
+      cap->keep_all = cap->n_keep == n_heads;
+    }
 
   /* The ring: as many slots as the budget holds of the largest BLOB a head can need (a
    * full matrix), at least 2 so converting and writing overlap, at most one per head. */
@@ -752,7 +868,7 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
 
   if (cap->model_path == NULL || cap->model_name == NULL || cap->model_arch == NULL
       || cap->backend == NULL || cap->text == NULL || cap->tokens == NULL || cap->seen == NULL
-      || cap->slots == NULL)
+      || cap->keep == NULL || cap->slots == NULL)
     {
       capture_free (cap);
       return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
@@ -784,7 +900,7 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   ScStoreWriter *w = cap->w;
   ScError e = { 0 };
   size_t at, bytes;
-  bool causal;
+  bool causal, sparse;
   Slot *slot;
 
   if (layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
@@ -803,8 +919,37 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
       return e.status;
     }
 
+  at = (size_t) layer * cap->n_heads + head;
+  if (!cap->keep[at])
+    {
+      /* checked as any head (above), then left out */
+      cap->seen[at] = 1;
+      cap->n_seen++;
+      return SC_OK;
+    }
   causal = sc_store_head_is_causal (probs, (uint32_t) n_query, (uint32_t) n_key);
   bytes = sc_store_blob_bytes (causal, (uint32_t) n_query, (uint32_t) n_key);
+  /* The sparse form when it is smaller than the dense one (so a sparse run is never larger
+   * than a dense one); built here, in the forward pass's thread, from the float weights. */
+  sparse = false;
+  if (cap->sparse_eps > 0 && causal)
+    {
+      if (!sc_store_sparse_build (&cap->sparse, probs, (uint32_t) n_query, true,
+                                  cap->sparse_eps))
+        {
+          sc_error_set (&e, SC_ERR_NOMEM, "out of memory making layer %d head %d sparse", layer,
+                        head);
+          fail (cap, &e);
+          if (err != NULL)
+            *err = e;
+          return e.status;
+        }
+      if (sc_store_sparse_bytes ((uint32_t) n_query, cap->sparse.nnz) < bytes)
+        {
+          sparse = true;
+          bytes = (size_t) sc_store_sparse_bytes ((uint32_t) n_query, cap->sparse.nnz);
+        }
+    }
 
   /* Reserve the slot after the queued ones (waiting while the ring is full). */
   pthread_mutex_lock (&w->mu);
@@ -836,15 +981,20 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
       slot->buf = buf;
       slot->cap = bytes;
     }
-  sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
+  if (sparse)
+    sc_store_sparse_serialise (&cap->sparse, slot->buf);
+  else
+    sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
   /* The reader refuses a head holding anything but probabilities (sc-store-read.c); so
    * does the writer, rather than store a run nobody can read (a NaN from a broken model). */
   {
-    const size_t bad = sc_store_blob_first_bad (slot->buf, bytes / 2);
-    if (bad < bytes / 2)
+    const uint8_t *values = sparse ? slot->buf + bytes - 2 * cap->sparse.nnz : slot->buf;
+    const size_t n_values = sparse ? cap->sparse.nnz : bytes / 2;
+    const size_t bad = sc_store_blob_first_bad (values, n_values);
+    if (bad < n_values)
       {
         float v;
-        sc_store_f16_decode (slot->buf + 2 * bad, 1, &v);
+        sc_store_f16_decode (values + 2 * bad, 1, &v);
         sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d: value %zu (as fp16) is %g, not "
                       "a probability in [0, 1]", layer, head, bad, (double) v);
         fail (cap, &e);
@@ -858,13 +1008,14 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   slot->head = head;
   slot->n = (uint32_t) n_query;
   slot->causal = causal;
+  slot->sparse = sparse;
+  slot->nnz = sparse ? cap->sparse.nnz : 0;
 
   pthread_mutex_lock (&w->mu);
   cap->q_count++;
   pthread_cond_broadcast (&w->wake);
   pthread_mutex_unlock (&w->mu);
 
-  at = (size_t) layer * cap->n_heads + head;
   cap->seen[at] = 1;
   cap->n_seen++;
   return SC_OK;

@@ -353,6 +353,9 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
     return sc_error_set (err, SC_ERR_INVALID_ARG, "no database path given");
   if (opt == NULL)
     opt = &defaults;
+  if (opt->max_blob_bytes != 0 && opt->max_blob_bytes < SC_STORE_MIN_BLOB_BYTES)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "max_blob_bytes %llu is below %u",
+                         (unsigned long long) opt->max_blob_bytes, SC_STORE_MIN_BLOB_BYTES);
   if (opt->writable)
     {
       if ((st = check_writable (path, err)) != SC_OK)
@@ -374,6 +377,7 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
   s->busy_ms = opt->busy_timeout_ms == 0 ? SC_STORE_DEFAULT_BUSY_MS : opt->busy_timeout_ms;
   s->max_bytes = opt->max_bytes;
   s->queue_bytes = opt->queue_bytes > 0 ? opt->queue_bytes : SC_STORE_DEFAULT_QUEUE_BYTES;
+  s->max_blob_bytes = opt->max_blob_bytes;
 
   if ((st = sc_store_connection_open (s, s->writable, &s->db, err)) != SC_OK)
     goto fail;

@@ -4,7 +4,8 @@
  * its model (identified by the SHA-256 of the model file), the text, the tokens with their
  * byte pieces, and one fp16 BLOB per (layer, head) holding the attention probabilities
  * row-major — causal heads packed as the lower triangle (row i holds i + 1 values).
- * docs/store.md describes the schema (v1), the file format rules and the measured costs.
+ * docs/store.md describes the schema (v1 to v3), the file format rules and the measured
+ * costs.
  *
  * Writing: sc_store_capture_begin() opens a capture, whose observer (an ScObserver for
  * sc_forward) converts each head to fp16 and hands it to a writer thread through a bounded
@@ -14,9 +15,15 @@
  * loses only the run being written. After each commit the writer thread copies the WAL
  * into the database file (a checkpoint) while the caller computes the next run.
  *
- * Reading: the list of runs, a run's tokens, one head unpacked to float. Only complete runs
- * are visible. Deleting a run removes its tokens and heads and gives the space back to the
- * file system.
+ * Reading: the list of runs, a run's tokens, one head unpacked to float (sc-store-heads.h
+ * reads less: a block of rows, the packed fp16, an overview image). Only complete runs
+ * are visible.
+ *
+ * Schema v3 (docs/store.md, "Schema v3"): a run may keep only chosen heads
+ * (ScStoreRunDesc.keep), store its heads sparse (sparse_eps: per row, the fewest keys
+ * holding all but eps of the mass), and a head too large for one SQLite BLOB is stored as
+ * row blocks; each kept head also gets a small overview image. Deleting a run removes its
+ * tokens and heads and gives the space back to the file system.
  *
  * Errors (ScError messages always name the database file):
  *   SC_ERR_DB           SQLite failed: not a database, corrupt, disk full, locked by another
@@ -52,14 +59,17 @@
  *     "unknown", exactly -1); attention_bytes at most what n_layers x n_heads full heads
  *     take; model_sha256 64 hex digits; the strings non-NULL, NUL-terminated, at most
  *     SC_STORE_MAX_NAME_BYTES bytes (not necessarily UTF-8: a path need not be); the run
- *     has exactly one token row per position 0..n_tokens-1 and exactly one head per
- *     (layer < n_layers, head < n_heads).
+ *     has exactly one token row per position 0..n_tokens-1 and exactly the heads it kept
+ *     (every (layer < n_layers, head < n_heads) when kept is NULL; else 1 <= n_kept <=
+ *     n_layers * n_heads bits set in kept, no bit past the last head); sparse_eps is 0
+ *     (dense) or in (0, 1).
  *   ScStoreToken array (sc_store_read_tokens): exactly n_tokens entries, in position
  *     order, 0 <= id < the model's vocabulary size (<= INT32_MAX), len <=
  *     SC_STORE_MAX_PIECE_BYTES, piece non-NULL.
  *   ScStoreHead (sc_store_read_head): n_query == n_key == the run's n_tokens, probs holds
  *     n_query * n_key floats, every one in [0, 1] (no NaN, no infinity), zeros above the
- *     diagonal when causal.
+ *     diagonal when causal; dropped NULL or n_query floats in [0, 1]. The same holds for
+ *     what sc-store-heads.h reads (rows, fp16 heads, overviews).
  * Anything else is SC_ERR_FORMAT, with the table, row and value in the message. Nothing
  * reads past a buffer or divides by a stored number, and no allocation is larger than the
  * rows the store actually holds could need.
@@ -87,7 +97,7 @@ extern "C" {
 #endif
 
 /* The schema version this build creates and the newest it can read (PRAGMA user_version). */
-#define SC_STORE_SCHEMA_VERSION 2
+#define SC_STORE_SCHEMA_VERSION 3
 
 /* How long a writer waits for another process's write transaction before giving up
  * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so
@@ -132,7 +142,20 @@ typedef struct {
   uint64_t max_bytes;       /* 0: unlimited; else the database may not grow past about this
                              * size (a quota; it is also how the tests fill the disk) */
   size_t queue_bytes;       /* 0: SC_STORE_DEFAULT_QUEUE_BYTES */
+  uint64_t max_blob_bytes;  /* 0: SQLite's length limit (SQLITE_LIMIT_LENGTH, 1e9 bytes by
+                             * default); else a lower one, set on the writer's connection
+                             * with sqlite3_limit: heads whose BLOB would pass it are stored
+                             * as row blocks (for the tests, which force blocks with small
+                             * runs; must be at least SC_STORE_MIN_BLOB_BYTES) */
 } ScStoreOptions;
+
+/* The smallest max_blob_bytes: a part row's other columns and one row of a head must fit
+ * beside each other (a row of 2^19 fp16 values is 1 MiB; the tests use small runs). */
+#define SC_STORE_MIN_BLOB_BYTES 65536u
+
+/* The sparse form's default EPS (saccade capture --sparse): per row, the dropped keys
+ * hold at most 0.1 % of the attention. */
+#define SC_STORE_DEFAULT_SPARSE_EPS 1e-3
 
 /* A model's identity as the store records it. The strings are borrowed for the call that
  * takes the struct. */
@@ -162,6 +185,9 @@ typedef struct {
   const ScStoreToken *tokens; /* (n_tokens) */
   size_t n_tokens;
   const char *backend;       /* e.g. "cpu", "cpu-ref" */
+  const uint8_t *keep;       /* (n_layers * n_heads), index layer * n_heads + head: nonzero
+                              * for the heads to store, at least one; NULL: every head */
+  double sparse_eps;         /* 0: dense heads; in (0, 1): the sparse form (docs/store.md) */
 } ScStoreRunDesc;
 
 /* One run as listed. Strings are owned by the struct (sc_store_run_info_clear()). */
@@ -172,7 +198,12 @@ typedef struct {
   char *model_arch;
   char *model_path;
   char model_sha256[SC_SHA256_HEX_SIZE];
-  uint32_t n_layers, n_heads, n_kv_heads, head_dim; /* the model's; the run has every head */
+  uint32_t n_layers, n_heads, n_kv_heads, head_dim; /* the model's */
+  uint32_t n_kept;           /* heads the run kept (n_layers * n_heads when kept is NULL) */
+  uint8_t *kept;             /* NULL: every head; else a bitmap, bit layer * n_heads + head
+                              * of byte bit / 8, least significant first; owned. Ask with
+                              * sc_store_run_has_head() */
+  double sparse_eps;         /* 0: dense; else the EPS of the run's sparse heads */
   int64_t created_ms;        /* Unix time, milliseconds */
   char *backend;
   uint32_t n_tokens;
@@ -191,6 +222,9 @@ typedef struct {
   uint32_t n_query, n_key;
   bool causal;               /* stored as the lower triangle; entries above the diagonal are 0 */
   float *probs;              /* (n_query, n_key) row-major; owned (sc_store_head_clear()) */
+  float *dropped;            /* sparse heads: (n_query), the mass each row dropped (stored as
+                              * fp32; the row's kept values plus it sum to 1 within fp16
+                              * rounding); NULL for a dense head. Owned */
 } ScStoreHead;
 
 /* ------------------------------------------------------------------------------------ */
@@ -234,17 +268,19 @@ ScStatus sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIG
 /* Capturing                                                                             */
 
 /* Starts a run. The store must be writable and have no other capture open. The run has
- * @desc->model->n_layers x n_heads heads, each (n_tokens, n_tokens); all of them must be
- * added before the commit. Starts the writer thread on first use. Errors: SC_ERR_INVALID_ARG
- * (read-only store, another capture open, no tokens, a model with no heads), SC_ERR_NOMEM.
- * Errors from the database (a lock held too long, a full disk) surface in
- * sc_store_capture_add_head() and sc_store_capture_commit(). */
+ * @desc->model->n_layers x n_heads heads, each (n_tokens, n_tokens); every head it keeps
+ * (@desc->keep) must be added before the commit; the others are ignored when added. Starts the
+ * writer thread on first use. Errors: SC_ERR_INVALID_ARG (read-only store, another capture
+ * open, no tokens, a model with no heads), SC_ERR_NOMEM. Errors from the database (a lock held
+ * too long, a full disk) surface in sc_store_capture_add_head() and sc_store_capture_commit(). */
 ScStatus sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc,
                                  ScStoreCapture **out, ScError *err);
 
 /* Converts one head (@probs: (n_query, n_key) row-major, borrowed for the call) to fp16 and
  * queues it; blocks while the queue is full. A square head whose entries above the diagonal
- * are all exactly 0 is stored as its lower triangle, any other as a full matrix. Errors:
+ * are all exactly 0 is stored as its lower triangle, any other as a full matrix; in a
+ * sparse run, a head whose sparse form is smaller than that (docs/store.md) is stored
+ * sparse. A head the run does not keep is checked as any other and then ignored (SC_OK). Errors:
  * SC_ERR_INVALID_ARG (layer/head out of range, a head added twice, n_query or n_key not
  * n_tokens), or the writer's error once it has failed (then every later call fails too). */
 ScStatus sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head,
@@ -284,6 +320,9 @@ void sc_store_run_list_free (ScStoreRunInfo *runs, size_t n_runs);
 ScStatus sc_store_get_run (ScStore *store, int64_t run_id, ScStoreRunInfo *out, ScError *err);
 void sc_store_run_info_clear (ScStoreRunInfo *info); /* frees the strings; NULL is a no-op */
 
+/* Whether run @info kept head (@layer, @head): false outside the model's shape. */
+bool sc_store_run_has_head (const ScStoreRunInfo *info, int layer, int head);
+
 /* A run's tokens in position order: *@tokens is one allocation holding the array and the
  * pieces (free it with sc_store_tokens_free()); *@n_tokens is the run's n_tokens. The run
  * and every token row are checked first (SC_ERR_FORMAT: a missing, extra or misplaced
@@ -293,10 +332,12 @@ ScStatus sc_store_read_tokens (ScStore *store, int64_t run_id, ScStoreToken **to
 void sc_store_tokens_free (ScStoreToken *tokens); /* NULL is a no-op */
 
 /* One head of a complete run, unpacked to float (each value the stored fp16 exactly; zeros
- * above the diagonal of a causal head). SC_ERR_NOT_FOUND for a missing run or a layer/head
- * outside the run's model; SC_ERR_FORMAT for a run that breaks the contract, a head whose
- * row does not match its run (shape, layout, dtype, BLOB length) or that holds a value
- * outside [0, 1], or a head of the run that is not there. */
+ * above the diagonal of a causal head and for the keys a sparse head dropped, whose mass per
+ * row is in out->dropped). Holds n_tokens^2 floats: for long runs read rows (sc-store-heads.h).
+ * SC_ERR_NOT_FOUND for a missing run, a layer/head outside the run's model, or a head the run
+ * did not keep ("run N did not keep layer L head H"); SC_ERR_FORMAT for a run that breaks the
+ * contract, a head whose row does not match its run (shape, layout, dtype, BLOB length) or that
+ * holds a value outside [0, 1], or a head of the run that is not there. */
 ScStatus sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head,
                              ScStoreHead *out, ScError *err);
 void sc_store_head_clear (ScStoreHead *head); /* NULL is a no-op */

@@ -68,6 +68,14 @@ gint64 store_test_raw_int (const char *path, const char *sql);
 char *store_test_raw_text (const char *path, const char *sql);
 void store_test_raw_exec (const char *path, const char *sql);
 
+/* SQL that turns a v3 store whose runs are v2-like (every head, dense, one attention row
+ * each) into the v2 store an older Saccade wrote: SQLite's DROP COLUMN gives back the
+ * exact v2 text of runs (the schema check compares it). */
+#define STORE_TEST_TO_V2_SQL                                                               \
+  "DROP TABLE head_overviews; DROP TABLE attention_parts; "                               \
+  "ALTER TABLE runs DROP COLUMN sparse_eps; ALTER TABLE runs DROP COLUMN kept; "          \
+  "PRAGMA user_version = 2"
+
 /* SHA-256 of a file's bytes ("" when it does not exist); a file's size (-1 if none). */
 char *store_test_digest (const char *path);
 gint64 store_test_file_size (const char *path);

@@ -248,7 +248,7 @@ test_capture_misuse (void)
       if (l != 2 || h != 1)
         g_assert_cmpint (sc_store_capture_add_head (cap, l, h, p, 6, 6, &err), ==, SC_OK);
   g_assert_cmpint (sc_store_capture_commit (cap, -1, &id, &err), ==, SC_ERR_INVALID_ARG);
-  store_test_assert_message (&err, "the run has 11 of its 12 heads");
+  store_test_assert_message (&err, "the run has 11 of the 12 heads it keeps");
   store_test_assert_message (&err, "earlier runs are intact");
 
   /* a head out of range, of the wrong shape, twice: the capture fails, the observer says
