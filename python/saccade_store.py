@@ -55,8 +55,18 @@ __all__ = ["StoreError", "HeadNotStored", "Store", "Run", "Token", "RunArrays", 
 # A newer store may store heads differently: refused.
 SCHEMA_VERSIONS = (1, 2, 3)
 
-# Overview images are S x S, S = min (n_tokens, OVERVIEW_MAX).
-OVERVIEW_MAX = 128
+# Overview images are S x S over uniform blocks of B = ceil (n_tokens / OVERVIEW_MAX) tokens
+# a side (the last may be shorter), S = ceil (n_tokens / B) (engine/store/sc-store-heads.h).
+OVERVIEW_MAX = 64
+
+
+def overview_block(n: int) -> int:
+    return max(1, -(-n // OVERVIEW_MAX))
+
+
+def overview_size(n: int) -> int:
+    b = overview_block(n)
+    return -(-n // b)
 
 # The C reader's ceilings (engine/store/sc-store.h): nothing larger sizes an allocation.
 MAX_TOKENS = 1 << 19
@@ -456,14 +466,14 @@ class Store:
             yield l, h, self.head(run.id, l, h, run=run)
 
     def overview(self, run_id: int, layer: int, head: int) -> np.ndarray:
-        """Head (layer, head)'s overview as float32 (S, S), S = min (n_tokens, 128): cell
-        (a, b) is the largest value over rows [a n / S, (a + 1) n / S) and keys likewise
-        (floors). In a causal head the cells with b > a lie above the diagonal and are 0.
+        """Head (layer, head)'s overview as float32 (S, S), S = overview_size(n_tokens): cell
+        (a, b) is the largest value over rows [a B, (a + 1) B) and keys likewise, B =
+        overview_block(n_tokens). In a causal head the cells with b > a lie above the diagonal and are 0.
         Read from head_overviews (schema v3), or computed from the head for older runs."""
         run = self.run(run_id)
         self._check_head(run, layer, head)
         n = run.n_tokens
-        size = min(n, OVERVIEW_MAX)
+        size = overview_size(n)
         row = None
         if self.version >= 3:
             row = self._db.execute("SELECT size, dtype, data FROM head_overviews WHERE "
@@ -471,7 +481,7 @@ class Store:
                                    (run.id, layer, head)).fetchone()
         a = self.head(run.id, layer, head, run=run) if row is None else None
         if row is None:
-            bounds = [(k * n) // size for k in range(size + 1)]
+            bounds = [min(n, k * overview_block(n)) for k in range(size + 1)]
             return np.maximum.reduceat(np.maximum.reduceat(a, bounds[:-1], axis=0),
                                        bounds[:-1], axis=1)
         where = f"run {run.id} layer {layer} head {head}: head_overviews"

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "engine/store/sc-store.h"
+#include "engine/store/sc-store-heads.h"
 #include "engine/store/sc-store-scores.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
@@ -28,8 +29,7 @@
  * the number of heads, only with what is on screen. */
 #define RESIDENT_MAX_BYTES ((guint64) 512 << 20)
 
-/* The side of a head's overview: the store's (engine/store/sc-store.h). */
-#define OVERVIEW_MAX 128
+
 
 /* ------------------------------------------------------------------------------------ */
 /* SaccadeRunItem                                                                        */
@@ -155,6 +155,7 @@ run_clear (SaccadeRun *run)
   sc_store_tokens_free (run->tokens);
   g_free (run->db_path);
   g_free (run->heads);
+  g_free (run->kept);
   g_free (run->overviews);
   g_free (run->stats);
   for (int m = 0; m < SACCADE_N_METRICS; m++)
@@ -190,6 +191,14 @@ saccade_run_layer (const SaccadeRun *run, int layer)
   return saccade_run_head (run, layer, 0);
 }
 
+gboolean
+saccade_run_has_head (const SaccadeRun *run, int layer, int head)
+{
+  if (layer < 0 || layer >= run->n_layers || head < 0 || head >= run->n_heads)
+    return FALSE;
+  return run->kept[(gsize) layer * run->n_heads + head] != 0;
+}
+
 const float *
 saccade_run_overview (const SaccadeRun *run, int layer, int head)
 {
@@ -221,8 +230,7 @@ saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0, int q
 {
   const gsize n = (gsize) run->n;
   g_autofree float *out = NULL;
-  ScStoreHead stored = { 0 };
-  ScStore *store;
+  ScStore *store = NULL;
   ScError err = { 0 };
 
   g_return_val_if_fail (layer >= 0 && layer < run->n_layers, NULL);
@@ -244,29 +252,45 @@ saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0, int q
               (gsize) (q1 - q0) * n * sizeof (float));
       return g_steal_pointer (&out);
     }
-  if ((store = saccade_store_open (run->db_path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return NULL;
-    }
-  if (sc_store_read_head (store, run->id, layer, head, &stored, &err) != SC_OK)
+  if ((store = saccade_store_open (run->db_path, FALSE, &err)) == NULL
+      || sc_store_read_head_rows (store, run->id, layer, head, (guint32) q0, (guint32) q1, out,
+                                  NULL, &err) != SC_OK)
     {
       sc_store_close (store);
       saccade_set_error_from_sc (error, &err);
       return NULL;
     }
   sc_store_close (store);
-  if (stored.n_query != n || stored.n_key != n)
+  return g_steal_pointer (&out);
+}
+
+GBytes *
+saccade_run_read_head_f16 (const SaccadeRun *run, int layer, int head, gboolean *causal,
+                           GCancellable *cancellable, GError **error)
+{
+  ScStoreHeadF16 f16 = { 0 };
+  ScStore *store;
+  ScError err = { 0 };
+  GBytes *bytes;
+
+  g_return_val_if_fail (layer >= 0 && layer < run->n_layers, NULL);
+  g_return_val_if_fail (head >= 0 && head < run->n_heads, NULL);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  if ((store = saccade_store_open (run->db_path, FALSE, &err)) == NULL
+      || sc_store_read_head_f16 (store, run->id, layer, head, &f16, &err) != SC_OK)
     {
-      g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT, "%s: run %" G_GINT64_FORMAT " layer "
-                   "%d head %d is %ux%u, not %dx%d", run->db_path, run->id, layer, head,
-                   stored.n_query, stored.n_key, run->n, run->n);
-      sc_store_head_clear (&stored);
+      sc_store_close (store);
+      saccade_set_error_from_sc (error, &err);
       return NULL;
     }
-  memcpy (out, stored.probs + (gsize) q0 * n, (gsize) (q1 - q0) * n * sizeof (float));
-  sc_store_head_clear (&stored);
-  return g_steal_pointer (&out);
+  sc_store_close (store);
+  *causal = f16.causal;
+  bytes = g_bytes_new_with_free_func (f16.values, f16.n_values * sizeof (uint16_t), free,
+                                      f16.values);
+  f16.values = NULL; /* the bytes own it now */
+  sc_store_head_f16_clear (&f16);
+  return bytes;
 }
 
 float *
@@ -444,7 +468,9 @@ fill_metric_values (SaccadeRun *run)
       gsize k, nh = (gsize) run->n_layers * run->n_heads;
       run->metric_values[m] = g_new (double, nh);
       for (k = 0; k < nh; k++)
-        run->metric_values[m][k] = sc_head_stats_get (&run->stats[k], metrics[m].head_metric);
+        run->metric_values[m][k] = run->kept[k]
+                                     ? sc_head_stats_get (&run->stats[k], metrics[m].head_metric)
+                                     : NAN; /* a head the run did not keep */
     }
 }
 
@@ -469,6 +495,11 @@ load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError 
             sc_error_set (err, SC_ERR_CANCELLED, "cancelled");
             saccade_head_stats_table_clear (&sum);
             return FALSE;
+          }
+        if (!saccade_run_has_head (run, l, h))
+          {
+            memset (dst, 0, n2 * sizeof (float));
+            continue;
           }
         if (sc_store_read_head (store, run->id, l, h, &head, err) != SC_OK)
           {
@@ -523,14 +554,13 @@ load_scores (ScStore *store, SaccadeRun *run, ScError *err)
 int
 saccade_head_overview_block (int n)
 {
-  return (n + OVERVIEW_MAX - 1) / OVERVIEW_MAX;
+  return (int) sc_store_overview_block ((uint32_t) MAX (n, 1));
 }
 
 int
 saccade_head_overview_size (int n)
 {
-  int b = saccade_head_overview_block (n);
-  return (n + b - 1) / b;
+  return (int) sc_store_overview_size ((uint32_t) MAX (n, 1));
 }
 
 void
@@ -558,6 +588,8 @@ saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causa
     }
 }
 
+/* Each kept head's overview, as the capture stored it (computed from the head for a run
+ * stored before overviews existed); a head the run did not keep is all NaN (masked). */
 static gboolean
 load_overviews (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError *err)
 {
@@ -570,23 +602,34 @@ load_overviews (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScEr
     for (int h = 0; h < run->n_heads; h++)
       {
         float *dst = run->overviews + ((gsize) l * run->n_heads + h) * s2;
-        ScStoreHead head = { 0 };
+        ScStoreOverview ov = { 0 };
 
         if (g_cancellable_is_cancelled (cancellable))
           {
             sc_error_set (err, SC_ERR_CANCELLED, "cancelled");
             return FALSE;
           }
-        if (run->resident)
+        if (!saccade_run_has_head (run, l, h))
           {
-            saccade_head_overview (saccade_run_head (run, l, h), run->n, 0, 0, run->causal,
-                                   dst);
+            for (gsize k = 0; k < s2; k++)
+              dst[k] = NAN;
             continue;
           }
-        if (sc_store_read_head (store, run->id, l, h, &head, err) != SC_OK)
+        if (sc_store_read_overview (store, run->id, l, h, &ov, err) != SC_OK)
           return FALSE;
-        saccade_head_overview (head.probs, run->n, 0, 0, head.causal, dst);
-        sc_store_head_clear (&head);
+        if (ov.size != (guint32) s)
+          {
+            sc_error_set (err, SC_ERR_FORMAT, "%s: run %" G_GINT64_FORMAT " layer %d head %d: "
+                          "an overview of %u cells a side, not %d", sc_store_path (store),
+                          run->id, l, h, ov.size, s);
+            sc_store_overview_clear (&ov);
+            return FALSE;
+          }
+        for (guint32 a = 0; a < ov.size; a++)
+          for (guint32 b = 0; b < ov.size; b++)
+            dst[a * s + b] = sc_store_overview_masked (&ov, a, b) ? NAN
+                                                                  : ov.values[a * ov.size + b];
+        sc_store_overview_clear (&ov);
       }
   return TRUE;
 }
@@ -633,6 +676,12 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
    * on each of its pieces. */
   run->labels = saccade_token_labels_for_store (tokens, n_tokens);
   run->tokens = g_steal_pointer (&tokens);
+  run->kept = g_new (guint8, (gsize) run->n_layers * run->n_heads);
+  for (int l = 0; l < run->n_layers; l++)
+    for (int h = 0; h < run->n_heads; h++)
+      run->kept[(gsize) l * run->n_heads + h] = sc_store_run_has_head (&info, l, h);
+  run->n_kept = (int) info.n_kept;
+  run->sparse_eps = info.sparse_eps;
   run->resident = bytes <= RESIDENT_MAX_BYTES;
   if (run->resident)
     {

@@ -74,6 +74,10 @@ typedef struct {
   float *heads;         /* (n_layers, n_heads, n, n) row-major; causal: 0 above the
                          * diagonal. Resident runs only. */
   gboolean causal;      /* every head stored as a lower triangle */
+  guint8 *kept;         /* (n_layers, n_heads): 1 where the run kept the head (a capture of
+                         * chosen heads: `capture --layers --heads`), 0 where not */
+  int n_kept;
+  double sparse_eps;    /* the run was stored in the sparse per-row form; 0: dense */
   int overview_size;    /* S: each head's overview is (S, S) (saccade_head_overview_size) */
   float *overviews;     /* (n_layers, n_heads, S, S): block maxima of each head (the
                          * store's overviews), NaN where a block is wholly masked */
@@ -99,8 +103,14 @@ gboolean saccade_metric_from_id (const char *id, SaccadeMetric *out);
 /* The metric's values (n_layers, n_heads), borrowed from @run. */
 const double *saccade_run_metric (const SaccadeRun *run, SaccadeMetric metric);
 
+/* Whether the run kept head (@layer, @head) (FALSE outside the model's shape). A head it
+ * did not keep has no matrix: its statistics are NaN, its overview all NaN, and reading it
+ * is an error naming it. */
+gboolean saccade_run_has_head (const SaccadeRun *run, int layer, int head);
+
 /* Head (@layer, @head): (n, n) floats, borrowed from @run; NULL when the run is not
- * resident (then read it with saccade_run_read_head()). */
+ * resident (then read it with saccade_run_read_head()), and zeros for a head the run did
+ * not keep. */
 const float *saccade_run_head (const SaccadeRun *run, int layer, int head);
 /* Layer @layer's heads: (n_heads, n, n), borrowed; NULL when the run is not resident. */
 const float *saccade_run_layer (const SaccadeRun *run, int layer);
@@ -127,6 +137,12 @@ void saccade_head_overview (const float *a, int n, int row0, int col0, gboolean 
  * memory, G_IO_ERROR_CANCELLED. Thread-safe (the run is not modified). */
 float *saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0, int q1,
                               GCancellable *cancellable, GError **error);
+/* The head as the store holds it, fp16, without converting it to float (half the memory;
+ * ui/figures/saccade-lod.h builds its pyramid from it): n (n + 1) / 2 values when *@causal,
+ * else n * n. Any thread; errors as saccade_run_read_rows(). */
+GBytes *saccade_run_read_head_f16 (const SaccadeRun *run, int layer, int head,
+                                   gboolean *causal, GCancellable *cancellable,
+                                   GError **error);
 /* The whole head: saccade_run_read_rows (run, layer, head, 0, n, ...). */
 float *saccade_run_read_head (const SaccadeRun *run, int layer, int head,
                               GCancellable *cancellable, GError **error);

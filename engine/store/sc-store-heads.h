@@ -27,13 +27,20 @@
 extern "C" {
 #endif
 
-/* The overview's side: S = min (n_tokens, SC_STORE_OVERVIEW_MAX). 128: a window's
- * thumbnail of a head is at most a few hundred pixels, and 128^2 fp16 is 32 KB, which a
- * 64 KiB page holds (the BLOB stays out of overflow chains). */
-#define SC_STORE_OVERVIEW_MAX 128u
+/* The largest overview side. 64: the Model page's thumbnails are at most 64 cells a side,
+ * and the Heatmap page shows the overview only for the moment until the head's pyramid is
+ * built; 64^2 fp16 is 8 KiB, so eight share a 64 KiB page (a 128-cell overview took a page
+ * of its own: 17.7 MB per 270-head run, +25 % at 512 tokens; 64 cells: 2.2 MB). */
+#define SC_STORE_OVERVIEW_MAX 64u
 
-/* An overview image. Cell (a, b) covers rows [floor (a n / size), floor ((a + 1) n / size))
- * and the keys likewise (n = n_tokens; every block holds at least one row, as size <= n);
+/* Overview blocks are uniform: b = ceil (n / SC_STORE_OVERVIEW_MAX) tokens a side (the
+ * last block may be shorter), and the side S = ceil (n / b) <= SC_STORE_OVERVIEW_MAX —
+ * the coarse level of the window's pyramid (ui/figures/saccade-lod.h) is the same grid. */
+uint32_t sc_store_overview_block (uint32_t n);
+uint32_t sc_store_overview_size (uint32_t n);
+
+/* An overview image. Cell (a, b) covers rows [a B, min (n, (a + 1) B)), B =
+ * sc_store_overview_block (n), and the keys likewise (n = n_tokens);
  * its value is the largest stored fp16 value there (exactly: the maximum of fp16 values is
  * one). In a causal head the cells with b > a lie wholly above the diagonal: they are 0
  * and masked (sc_store_overview_masked); the cells with b == a straddle it. */
@@ -57,7 +64,7 @@ typedef struct {
 
 /* Head (@layer, @head)'s overview. Errors as sc_store_read_head (SC_ERR_NOT_FOUND for a
  * missing run, a head outside the model or not kept); SC_ERR_FORMAT for an overview row
- * whose size is not min (n_tokens, 128), whose BLOB has the wrong length, or holds a value
+ * whose size is not sc_store_overview_size (n_tokens), whose BLOB has the wrong length, or holds a value
  * outside [0, 1] or a non-zero masked cell. A run without one (stored before schema v3)
  * gets it computed from its head (read in blocks of rows, at most ~8 MB of floats at a
  * time) and, on a writable store with no open capture, stored (without waiting for
@@ -69,8 +76,8 @@ void sc_store_overview_clear (ScStoreOverview *ov); /* NULL is a no-op */
 /* Whether cell (@a, @b) is masked: a causal head's cell wholly above the diagonal, b > a. */
 bool sc_store_overview_masked (const ScStoreOverview *ov, uint32_t a, uint32_t b);
 
-/* The first row (or key) of block @a of @size blocks over @n tokens: floor (a n / size);
- * @a == size gives n. */
+/* The first row (or key) of block @a of the @size = sc_store_overview_size (n) blocks
+ * over @n tokens: min (n, a B); @a == size gives n. */
 uint32_t sc_store_overview_start (uint32_t n, uint32_t size, uint32_t a);
 
 /* The head's values as fp16, without converting them to float: n(n+1)/2 halves for a causal

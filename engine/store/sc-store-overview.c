@@ -19,9 +19,24 @@
 #include "store/sc-store-private.h"
 
 uint32_t
+sc_store_overview_block (uint32_t n)
+{
+  return n == 0 ? 1 : (n + SC_STORE_OVERVIEW_MAX - 1) / SC_STORE_OVERVIEW_MAX;
+}
+
+uint32_t
+sc_store_overview_size (uint32_t n)
+{
+  const uint32_t b = sc_store_overview_block (n);
+  return (n + b - 1) / b;
+}
+
+uint32_t
 sc_store_overview_start (uint32_t n, uint32_t size, uint32_t a)
 {
-  return size == 0 ? 0 : (uint32_t) ((uint64_t) a * n / size);
+  const uint64_t start = (uint64_t) a * sc_store_overview_block (n);
+  (void) size; /* sc_store_overview_size (n): the block follows from n */
+  return start < n ? (uint32_t) start : n;
 }
 
 void
@@ -127,7 +142,7 @@ sc_store_estimate_bytes (uint32_t n_tokens, uint32_t n_layers, uint32_t n_heads,
                          uint32_t n_kept, bool sparse)
 {
   const uint64_t n = n_tokens;
-  const uint64_t s = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
+  const uint64_t s = sc_store_overview_size (n_tokens);
   const uint64_t ov = 2 * s * s;
   uint64_t per_head, blob;
 
@@ -141,8 +156,8 @@ sc_store_estimate_bytes (uint32_t n_tokens, uint32_t n_layers, uint32_t n_heads,
   /* A head past SQLite's default length limit (1e9) is split into row blocks, which costs
    * the same pages within one per block. */
   blob = n * (n + 1);
-  /* An overview shares a leaf page only when two fit in one: at S = 128 (32 KiB) one does
-   * not, and each takes a page of its own. */
+  /* An overview shares a leaf page only when two fit in one (at most 8 KiB at S <= 64:
+   * eight share a page; a 128-cell overview, 32 KiB, would take a page of its own). */
   per_head = row_bytes (blob + 32) + (ov <= OVERVIEW_SHARE_BYTES ? ov + 64 : PAGE_BYTES)
              + HEAD_OVERHEAD_BYTES;
   return per_head * n_kept + n * TOKEN_BYTES + RUN_OVERHEAD_BYTES;
@@ -317,7 +332,7 @@ sc_store_read_overview (ScStore *store, int64_t run_id, int layer, int head,
   if ((status = sc_store_head_find (store, run_id, layer, head, &r, &loc, err)) != SC_OK)
     goto out;
   out->n_tokens = r.n_tokens;
-  out->size = r.n_tokens < SC_STORE_OVERVIEW_MAX ? r.n_tokens : SC_STORE_OVERVIEW_MAX;
+  out->size = sc_store_overview_size (r.n_tokens);
   out->causal = loc.layout != SC_STORE_LAYOUT_FULL;
   if ((out->values = malloc ((size_t) out->size * out->size * sizeof *out->values)) == NULL)
     {

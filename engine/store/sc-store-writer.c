@@ -353,7 +353,7 @@ static int
 insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
 {
   const uint32_t n = slot->n;
-  const uint32_t size = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
+  const uint32_t size = sc_store_overview_size (n);
   const size_t nn = (size_t) n * n;
   const ScStoreBlobHead b = blob_head (slot);
   ScHeadStats stats;

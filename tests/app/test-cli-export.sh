@@ -517,8 +517,9 @@ with ss.Store(db) as st:
     for l, h, a in st.heads(2):
         a, d = st.head_dropped(2, l, h)
         ov = st.overview(2, l, h)
-        S = min(n, 128)
-        b = [(k * n) // S for k in range(S + 1)]
+        B = -(-n // 64)        # uniform blocks of ceil(n / 64) tokens
+        S = -(-n // B)
+        b = [min(n, k * B) for k in range(S + 1)]
         want = np.array([[a[b[i]:b[i + 1], b[j]:b[j + 1]].max() for j in range(S)] for i in range(S)])
         assert np.array_equal(ov, want), (l, h)
         if d is not None:

@@ -110,16 +110,20 @@ static void
 assert_overview_of (const ScStoreOverview *ov, const ScStoreHead *hd)
 {
   const guint32 n = hd->n_query;
-  const guint32 size = n < SC_STORE_OVERVIEW_MAX ? n : SC_STORE_OVERVIEW_MAX;
+  const guint32 size = sc_store_overview_size (n);
+  const guint32 blk = (n + SC_STORE_OVERVIEW_MAX - 1) / SC_STORE_OVERVIEW_MAX;
 
+  /* uniform blocks of ceil (n / 64) tokens, ceil (n / block) of them */
+  g_assert_cmpuint (size, ==, (n + blk - 1) / blk);
+  g_assert_cmpuint (size, <=, SC_STORE_OVERVIEW_MAX);
   g_assert_cmpuint (ov->size, ==, size);
   g_assert_cmpuint (ov->n_tokens, ==, n);
   g_assert_cmpint (ov->causal, ==, hd->causal);
   for (guint32 a = 0; a < size; a++)
     for (guint32 b = 0; b < size; b++)
       {
-        const guint32 r0 = (guint32) ((guint64) a * n / size), r1 = (guint32) ((guint64) (a + 1) * n / size);
-        const guint32 k0 = (guint32) ((guint64) b * n / size), k1 = (guint32) ((guint64) (b + 1) * n / size);
+        const guint32 r0 = MIN (n, a * blk), r1 = MIN (n, (a + 1) * blk);
+        const guint32 k0 = MIN (n, b * blk), k1 = MIN (n, (b + 1) * blk);
         float want = 0;
 
         g_assert_cmpuint (sc_store_overview_start (n, size, a), ==, r0);
@@ -673,8 +677,8 @@ test_hostile_parts (void)
     { "UPDATE head_overviews SET data = CAST (substr (data, 1, 2) || x'003C' || substr (data, 5) "
       "AS BLOB) WHERE run_id = 1 AND layer = 2 AND head = 0", "above the diagonal of a causal head", 2, 0,
       TRUE },
-    { "UPDATE head_overviews SET size = 64 WHERE run_id = 1 AND layer = 2 AND head = 1",
-      "size is 64; a run of 300 tokens has overviews of 128", 2, 1, TRUE },
+    { "UPDATE head_overviews SET size = 32 WHERE run_id = 1 AND layer = 2 AND head = 1",
+      "size is 32; a run of 300 tokens has overviews of 60", 2, 1, TRUE },
   };
   StoreTmp t;
   ScStore *s;

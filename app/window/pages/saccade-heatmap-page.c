@@ -82,12 +82,23 @@ static void
 head_job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   HeadJob *j = task_data;
+  g_autoptr (GBytes) f16 = NULL;
   g_autofree float *probs = NULL;
+  gboolean causal = FALSE;
   GError *error = NULL;
 
-  probs = saccade_run_read_head (j->run, j->layer, j->head, cancellable, &error);
-  if (probs != NULL)
-    j->lod = saccade_lod_new_float (probs, j->run->n, j->run->n, j->run->causal, &error);
+  /* The fp16 the store holds, kept fp16 in the pyramid (half the memory of float); a head
+   * stored whole (not causal) goes through float. */
+  f16 = saccade_run_read_head_f16 (j->run, j->layer, j->head, &causal, cancellable, &error);
+  if (f16 != NULL && causal)
+    j->lod = saccade_lod_new_fp16_triangle (f16, j->run->n, &error);
+  else if (f16 != NULL)
+    {
+      g_clear_pointer (&f16, g_bytes_unref);
+      probs = saccade_run_read_head (j->run, j->layer, j->head, cancellable, &error);
+      if (probs != NULL)
+        j->lod = saccade_lod_new_float (probs, j->run->n, j->run->n, FALSE, &error);
+    }
   if (j->lod == NULL)
     g_task_return_error (task, error);
   else
@@ -170,13 +181,23 @@ refresh (SaccadeHeatmapPage *self)
       gtk_label_set_text (self->kv_label, "");
       return;
     }
-  if (run->resident)
+  if (!saccade_run_has_head (run, layer, head))
+    {
+      g_autofree char *why = g_strdup_printf (
+        /* Translators: a run stored with chosen heads only (capture --layers/--heads). */
+        _("Run %lld kept %d of the model's %d heads; layer %d head %d is not among them"),
+        (long long) run->id, run->n_kept, run->n_layers * run->n_heads, layer, head);
+      saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
+      saccade_heatmap_view_set_title (self->heatmap_view, why);
+    }
+  else if (run->resident)
     saccade_heatmap_view_set_data (self->heatmap_view, saccade_run_head (run, layer, head),
                                    run->n, run->n, (const char *const *) run->labels,
                                    (const char *const *) run->labels, run->causal);
   else
     start_head_job (self, run, layer, head);
-  set_title (self);
+  if (saccade_run_has_head (run, layer, head))
+    set_title (self);
   /* Translators: which key/value head this query head shares (grouped-query attention). */
   kv = g_strdup_printf (_("KV head %d"), head / g);
   kv_tip = g_strdup_printf (_("Query heads %d to %d share one key/value head"), (head / g) * g,
