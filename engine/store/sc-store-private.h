@@ -14,6 +14,7 @@
 
 #include "analysis/sc-head-stats.h"
 #include "store/sc-store.h"
+#include "store/sc-store-predictions.h"
 
 typedef struct ScStoreWriter ScStoreWriter;
 
@@ -77,6 +78,18 @@ bool sc_store_int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t
 
 /* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
 void sc_store_describe_value (sqlite3_stmt *st, int col, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-predictions.c                                                                */
+
+/* Copies predictions into @dst (sc_store_capture_set_predictions()'s checks). */
+ScStatus sc_store_predictions_copy (ScStorePredictions *dst, uint32_t n_positions, uint32_t k,
+                                    const int32_t *ids, const float *logits,
+                                    const double *probs, const ScStoreToken *pieces,
+                                    ScError *err);
+/* Inserts @p as run @run_id's predictions (the writer, in the run's transaction); returns
+ * SQLite's code, SQLITE_DONE when all are in. */
+int sc_store_predictions_insert (sqlite3 *db, int64_t run_id, const ScStorePredictions *p);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store.c                                                                            */

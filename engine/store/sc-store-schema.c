@@ -142,7 +142,7 @@ static const char SCHEMA_V2[] =
  *                    the heads it kept, bit (layer * n_heads + head) of byte bit / 8, least
  *                    significant bit first;
  *   runs.sparse_eps  NULL: heads are dense; else the EPS of the sparse form (below);
- *   head_overviews   per kept head, an S x S fp16 image (S = min (n_tokens, 128)) whose cell
+ *   head_overviews   per kept head, an S x S fp16 image (sc_store_overview_size) whose cell
  *                    (a, b) is the largest stored value over a block of rows x keys, for a
  *                    window that must show a head without reading it;
  *   attention_parts  heads not stored as one attention row: a dense head too large for one
@@ -152,7 +152,10 @@ static const char SCHEMA_V2[] =
  *                    order, offsets (u64, row1 - row0 + 1 of them) indexing the head's
  *                    pairs from its first, and the mass each row dropped (f32).
  * A kept head is either one attention row or a run of parts covering rows 0..n_query,
- * never both. */
+ * never both.
+ *   predictions      per position, the top-k next tokens the model predicted after it
+ *                    (rank 0 the likeliest), their pieces, logits and probabilities
+ *                    (sc-store-predictions.h); none for a run stored without them. */
 static const char SCHEMA_V3[] =
   "ALTER TABLE runs ADD COLUMN kept BLOB CHECK (kept IS NULL OR typeof (kept) = 'blob');\n"
   "ALTER TABLE runs ADD COLUMN sparse_eps REAL\n"
@@ -190,7 +193,17 @@ static const char SCHEMA_V3[] =
   "  CHECK (layout = 'sparse' OR length (data) = 2 * CASE layout\n"
   "           WHEN 'causal' THEN row1 * (row1 + 1) / 2 - row0 * (row0 + 1) / 2\n"
   "           ELSE (row1 - row0) * n_key END)\n"
-  ");\n";
+  ");\n"
+  "CREATE TABLE predictions (\n"
+  "  run_id   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+  "  pos      INTEGER NOT NULL CHECK (pos >= 0),\n"
+  "  rank     INTEGER NOT NULL CHECK (rank >= 0),\n"
+  "  token_id INTEGER NOT NULL CHECK (token_id >= 0),\n"
+  "  piece    BLOB    NOT NULL CHECK (typeof (piece) = 'blob'),\n"
+  "  logit    REAL,\n" /* NULL: not known */
+  "  prob     REAL    NOT NULL CHECK (prob >= 0 AND prob <= 1),\n"
+  "  PRIMARY KEY (run_id, pos, rank)\n"
+  ") WITHOUT ROWID;\n";
 
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,

@@ -112,6 +112,8 @@ struct ScStoreCapture {
   double sparse_eps;          /* 0: dense */
   int64_t created_ms;
   struct timespec t0;
+  ScStorePredictions pred;    /* set before the commit (producer), read by the thread at
+                               * the commit; n_positions 0: none */
 
   /* Producer side (the forward pass's thread only). */
   uint8_t *seen;              /* (n_layers * n_heads): 1 once added */
@@ -472,6 +474,9 @@ commit_run (ScStoreWriter *w, ScStoreCapture *cap, double forward_s, ScError *er
                          "%s: the run has %zu of the %zu heads it keeps (of %d layers x %d "
                          "heads)", w->store->path, cap->n_stored, cap->n_keep, cap->n_layers,
                          cap->n_heads);
+  if (cap->pred.n_positions > 0
+      && (rc = sc_store_predictions_insert (w->db, cap->run_id, &cap->pred)) != SQLITE_DONE)
+    goto db_error;
   rc = sqlite3_prepare_v2 (w->db, "UPDATE runs SET status = 'complete', forward_ms = ?, "
                                   "capture_ms = ?, attention_bytes = ? WHERE id = ?", -1, &st,
                            NULL);
@@ -733,6 +738,7 @@ capture_free (ScStoreCapture *cap)
   free (cap->seen);
   free (cap->keep);
   sc_store_sparse_clear (&cap->sparse);
+  sc_store_predictions_clear (&cap->pred);
   free (cap->model_path);
   free (cap->model_name);
   free (cap->model_arch);
@@ -1085,6 +1091,25 @@ sc_store_capture_commit (ScStoreCapture *cap, double forward_s, int64_t *run_id,
   cap->store->capture = NULL;
   capture_free (cap);
   return st;
+}
+
+ScStatus
+sc_store_capture_set_predictions (ScStoreCapture *cap, uint32_t n_positions, uint32_t k,
+                                  const int32_t *ids, const float *logits, const double *probs,
+                                  const ScStoreToken *pieces, ScError *err)
+{
+  if (cap == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "no capture");
+  if (cap->pred.n_positions > 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: the run's predictions are set already",
+                         cap->store->path);
+  if ((size_t) n_positions != cap->n_tokens)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: predictions for %u positions, the run "
+                         "has %zu", cap->store->path, n_positions, cap->n_tokens);
+  /* The producer's side: the writer thread reads cap->pred only once the commit has been
+   * asked for (under the writer's mutex). */
+  return sc_store_predictions_copy (&cap->pred, n_positions, k, ids, logits, probs, pieces,
+                                    err);
 }
 
 void

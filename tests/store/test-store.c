@@ -458,7 +458,8 @@ static void
 test_schema (void)
 {
   static const char *tables[] = { "ablations", "attention", "attention_parts", "head_overviews",
-                                  "head_scores", "models", "runs", "studies", "study_heads",
+                                  "head_scores", "models", "predictions", "runs", "studies",
+                                  "study_heads",
                                   "study_series", "tokens" };
   StoreTmp t;
   ScStore *s;
@@ -567,7 +568,7 @@ test_schema_concurrent_create (void)
     g_thread_join (th[i]);
   g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, SC_STORE_SCHEMA_VERSION);
   g_assert_cmpint (store_test_raw_int (t.path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"),
-                   ==, 12); /* ours + sqlite_sequence */
+                   ==, 13); /* ours + sqlite_sequence */
   store_tmp_clear (&t);
 }
 
