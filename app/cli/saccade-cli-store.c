@@ -392,18 +392,6 @@ capture_begin (CaptureCtx *c, const char *bytes, gsize len, const CaptureResult 
   return cap;
 }
 
-/* Where a run's next-token predictions go to the store, inside the run's open capture
- * (before its commit, so a run is stored with them or not at all). The store's predictions
- * table is not there yet: this is the one place to call it from. */
-static ScStatus
-capture_store_predictions (ScStoreCapture *cap, const ScPredictions *pred, ScError *err)
-{
-  (void) cap;
-  (void) pred;
-  (void) err;
-  return SC_OK;
-}
-
 /* The ids and the run's text of one text: in the chat template with --chat, followed by
  * --generate N greedy tokens (app/core/saccade-capture-input.h). */
 static gboolean
@@ -490,7 +478,7 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   t0 = g_get_monotonic_time ();
   if (sc_predict_topk (c->s.session, (int) ids->len, SC_PREDICT_TOP_K, NULL, NULL, &r->pred,
                        &err) != SC_OK
-      || (cap != NULL && capture_store_predictions (cap, &r->pred, &err) != SC_OK))
+      || (cap != NULL && saccade_capture_store_predictions (cap, c->model, &r->pred, &err) != SC_OK))
     {
       sc_store_capture_abort (cap);
       goto sc_fail;

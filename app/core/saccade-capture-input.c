@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/forward/sc-predict.h"
+#include "engine/store/sc-store-predictions.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-model.h"
 
@@ -74,4 +75,23 @@ saccade_capture_input_generate (SaccadeCaptureInput *in, ScSession *session, int
   if (!ok)
     saccade_set_error_from_sc (error, &err);
   return ok;
+}
+
+ScStatus
+saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
+                                   const ScPredictions *pred, ScError *err)
+{
+  ScStoreToken *pieces = NULL;
+  ScStatus st;
+
+  if (pred->n_positions <= 0 || pred->k <= 0)
+    return SC_OK; /* nothing was predicted: the run is stored without */
+  if ((st = sc_store_tokens_from_ids (sc_model_tokenizer (model), pred->ids,
+                                      (size_t) pred->n_positions * pred->k, &pieces, err))
+      != SC_OK)
+    return st;
+  st = sc_store_capture_set_predictions (cap, (uint32_t) pred->n_positions, (uint32_t) pred->k,
+                                         pred->ids, pred->logits, pred->probs, pieces, err);
+  sc_store_tokens_free (pieces);
+  return st;
 }

@@ -17,7 +17,9 @@
 #include <glib.h>
 
 #include "engine/forward/sc-forward.h"
+#include "engine/forward/sc-predict.h"
 #include "engine/model/sc-model.h"
+#include "engine/store/sc-store.h"
 
 G_BEGIN_DECLS
 
@@ -51,6 +53,12 @@ gboolean saccade_capture_input_generate (SaccadeCaptureInput *in, ScSession *ses
 
 /* Frees @in's arrays and zeroes it; a zeroed one is a no-op. */
 void saccade_capture_input_clear (SaccadeCaptureInput *in);
+
+/* Hands the run's predictions (sc_predict_topk()) to @cap, to be stored in its commit
+ * (sc_store_capture_set_predictions()), with each predicted id's bytes from @model's
+ * tokenizer: `saccade capture` and the window's capture task store them the same way. */
+ScStatus saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
+                                            const ScPredictions *pred, ScError *err);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCaptureInput, saccade_capture_input_clear)
 

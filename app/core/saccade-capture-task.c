@@ -264,19 +264,6 @@ capture_outcome_free (CaptureOutcome *o)
   g_free (o);
 }
 
-/* Where a run's next-token predictions go to the store, inside the run's open capture
- * (before its commit: a run is stored with them or not at all). The store's predictions
- * table is not there yet: this is the one place to call it from (as in `saccade
- * capture`, app/cli/saccade-cli-store.c). */
-static ScStatus
-capture_store_predictions (ScStoreCapture *cap, const ScPredictions *pred, ScError *err)
-{
-  (void) cap;
-  (void) pred;
-  (void) err;
-  return SC_OK;
-}
-
 /* A cancellation of ours as G_IO_ERROR_CANCELLED; else the engine's error. */
 static void
 capture_set_error (CaptureJob *job, ScStatus st, const ScError *err, GError **error)
@@ -320,7 +307,7 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
   if (st == SC_OK
       && ((st = sc_predict_topk (m->session, n_ids, SC_PREDICT_TOP_K, predict_progress, job,
                                  &out->pred, &err)) != SC_OK
-          || (st = capture_store_predictions (cap, &out->pred, &err)) != SC_OK))
+          || (st = saccade_capture_store_predictions (cap, m->model, &out->pred, &err)) != SC_OK))
     {
       sc_store_capture_abort (cap);
       capture_set_error (job, st, &err, error);
