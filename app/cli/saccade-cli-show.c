@@ -15,6 +15,8 @@
 #include "app/cli/saccade-cli-store.h"
 
 #include "app/core/saccade-export.h"
+#include "engine/store/sc-store-predictions.h"
+#include "ui/figures/saccade-token-label.h"
 #include "ui/figures/saccade-figure-lines.h"
 
 #include <errno.h>
@@ -64,7 +66,12 @@ typedef struct {
   guint n_query;
   Ranked *top;            /* (n_query, k): query i's keys, heaviest first */
   guint *n_top;           /* (n_query): how many of its k there are (a causal row is short) */
+  ScStorePredictions pred; /* what the model predicted after each position (may be none) */
+  gboolean all_predictions; /* --predictions: every position's, not only the last's */
 } ShowResult;
+
+/* How many predictions a line shows: the top 5 (the store keeps 10). */
+#define SHOW_PREDICTIONS 5
 
 static void
 show_result_clear (ShowResult *r)
@@ -73,6 +80,7 @@ show_result_clear (ShowResult *r)
   sc_store_tokens_free (r->tokens);
   g_free (r->top);
   g_free (r->n_top);
+  sc_store_predictions_clear (&r->pred);
 }
 
 static gboolean
@@ -82,6 +90,7 @@ show_read (ScStore *store, gint64 run, ShowResult *r, ScError *err)
 
   if (sc_store_get_run (store, run, &r->info, err) != SC_OK
       || sc_store_read_tokens (store, run, &r->tokens, &r->n_tokens, err) != SC_OK
+      || sc_store_read_predictions (store, run, &r->pred, err) != SC_OK
       || (r->with_head && sc_store_read_head (store, run, r->layer, r->head, &h, err) != SC_OK))
     return FALSE;
   if (!r->with_head)
@@ -106,6 +115,39 @@ show_print_json (const ShowResult *r)
   saccade_json_run (b, &r->info);
   json_builder_end_object (b);
   saccade_json_tokens (b, r->tokens, r->n_tokens);
+  if (r->pred.n_positions > 0)
+    {
+      /* "next": after the last token; "predictions" (--predictions): after every one. */
+      guint p0 = r->all_predictions ? 0 : r->pred.n_positions - 1;
+      saccade_json_begin_array (b, r->all_predictions ? "predictions" : "next");
+      for (guint p = p0; p < r->pred.n_positions; p++)
+        {
+          if (r->all_predictions)
+            {
+              json_builder_begin_object (b);
+              saccade_json_int (b, "pos", (int) p);
+              saccade_json_begin_array (b, "next");
+            }
+          for (guint k = 0; k < r->pred.k; k++)
+            {
+              const gsize i = (gsize) p * r->pred.k + k;
+              g_autofree char *piece = saccade_token_label ((const char *) r->pred.pieces[i].piece,
+                                                            r->pred.pieces[i].len);
+              json_builder_begin_object (b);
+              saccade_json_int (b, "id", r->pred.ids[i]);
+              saccade_json_string (b, "token", piece);
+              saccade_json_double (b, "probability", r->pred.probs[i]);
+              saccade_json_double (b, "logit", r->pred.logits[i]);
+              json_builder_end_object (b);
+            }
+          if (r->all_predictions)
+            {
+              json_builder_end_array (b);
+              json_builder_end_object (b);
+            }
+        }
+      json_builder_end_array (b);
+    }
   if (r->with_head)
     {
       saccade_json_begin_object (b, "attention");
@@ -156,11 +198,41 @@ show_print_text (const ShowResult *r)
   else
     printf ("%u tokens, %s of attention\n", info->n_tokens, size);
   printf ("Text: %s\n\n", text);
+  if (r->pred.n_positions > 0)
+    {
+      const guint last = r->pred.n_positions - 1;
+      printf ("Next (after the last token):");
+      for (guint k = 0; k < MIN (r->pred.k, SHOW_PREDICTIONS); k++)
+        {
+          const gsize i = (gsize) last * r->pred.k + k;
+          g_autofree char *piece = saccade_token_label ((const char *) r->pred.pieces[i].piece,
+                                                        r->pred.pieces[i].len);
+          printf ("%s '%s' %.3f", k ? "," : "", piece, r->pred.probs[i]);
+        }
+      printf ("\n\n");
+    }
   if (!r->with_head)
     {
-      printf ("  pos      id  piece\n");
+      gboolean next = r->all_predictions && r->pred.n_positions > 0;
+      printf ("  pos      id  piece%s\n", next ? "           predicted next" : "");
       for (size_t i = 0; i < r->n_tokens; i++)
-        printf ("%5zu %7d  '%s'\n", i, r->tokens[i].id, labels[i]);
+        {
+          if (!next)
+            {
+              printf ("%5zu %7d  '%s'\n", i, r->tokens[i].id, labels[i]);
+              continue;
+            }
+          printf ("%5zu %7d  ", i, r->tokens[i].id);
+          saccade_store_cli_print_padded (labels[i], 14);
+          for (guint k = 0; k < MIN (r->pred.k, 3); k++)
+            {
+              const gsize j = i * r->pred.k + k;
+              g_autofree char *piece = saccade_token_label (
+                (const char *) r->pred.pieces[j].piece, r->pred.pieces[j].len);
+              printf ("%s '%s' %.3f", k ? "," : " ->", piece, r->pred.probs[j]);
+            }
+          printf ("\n");
+        }
       printf ("\n`saccade show %" G_GINT64_FORMAT " --layer L --head H` shows where each "
               "token attends.\n", info->id);
       return;
@@ -187,18 +259,21 @@ saccade_cmd_show (int argc, char **argv)
   gboolean json = FALSE;
   g_autofree char *db_opt = NULL;
   int layer = -1, head = -1, k = 3;
+  ShowResult r = { 0 };
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Show this layer's head (with --head)", "L" },
     { "head", 'H', 0, G_OPTION_ARG_INT, &head, "Show this head (with --layer)", "H" },
     { "top", 'k', 0, G_OPTION_ARG_INT, &k, "Keys per query token (default 3)", "K" },
+    { "predictions", 'p', 0, G_OPTION_ARG_NONE, &r.all_predictions,
+      "What the model predicted after every token (the top 3; --json: all stored), not only "
+      "after the last", NULL },
     SACCADE_STORE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "RUN - a run's tokens and, with --layer and --head, where each token attends");
   g_autofree char *path = NULL;
-  ShowResult r = { 0 };
   ScStore *store = NULL;
   ScError err = { 0 };
   gint64 run;

@@ -15,6 +15,7 @@
 
 #include "engine/store/sc-store.h"
 #include "engine/store/sc-store-heads.h"
+#include "engine/store/sc-store-predictions.h"
 #include "engine/store/sc-store-scores.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
@@ -157,6 +158,8 @@ run_clear (SaccadeRun *run)
   g_free (run->heads);
   g_free (run->kept);
   g_free (run->overviews);
+  g_free (run->predicted_probs);
+  g_strfreev (run->predicted_labels);
   g_free (run->stats);
   for (int m = 0; m < SACCADE_N_METRICS; m++)
     g_free (run->metric_values[m]);
@@ -588,6 +591,29 @@ saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causa
     }
 }
 
+/* What the model predicted after each position, with display labels for the tokens. */
+static gboolean
+load_predictions (ScStore *store, SaccadeRun *run, ScError *err)
+{
+  ScStorePredictions p = { 0 };
+  gsize n;
+
+  if (sc_store_read_predictions (store, run->id, &p, err) != SC_OK)
+    return FALSE;
+  if (p.n_positions == 0)
+    return TRUE;
+  n = (gsize) p.n_positions * p.k;
+  run->n_predictions = (int) p.n_positions;
+  run->k_predictions = (int) p.k;
+  run->predicted_probs = g_memdup2 (p.probs, n * sizeof (double));
+  run->predicted_labels = g_new0 (char *, n + 1);
+  for (gsize i = 0; i < n; i++)
+    run->predicted_labels[i] = saccade_token_label ((const char *) p.pieces[i].piece,
+                                                    p.pieces[i].len);
+  sc_store_predictions_clear (&p);
+  return TRUE;
+}
+
 /* Each kept head's overview, as the capture stored it (computed from the head for a run
  * stored before overviews existed); a head the run did not keep is all NaN (masked). */
 static gboolean
@@ -697,7 +723,7 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
     }
   else if (!load_scores (store, run, &err))
     goto fail;
-  if (!load_overviews (store, run, cancellable, &err))
+  if (!load_overviews (store, run, cancellable, &err) || !load_predictions (store, run, &err))
     goto fail;
   sc_store_run_info_clear (&info);
   sc_store_close (store);

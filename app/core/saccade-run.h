@@ -86,6 +86,12 @@ typedef struct {
                              * the grid's colouring */
   guint64 attention_bytes;
   double forward_s;     /* < 0: unknown */
+  /* What the model predicted after each position (the store's predictions): k per
+   * position, best first; n_predictions 0 for a run stored without them. */
+  int n_predictions;    /* positions: 0 or n */
+  int k_predictions;
+  double *predicted_probs;   /* (n, k) */
+  char **predicted_labels;   /* (n * k) display labels of the predicted tokens */
 } SaccadeRun;
 
 SaccadeRun *saccade_run_ref (SaccadeRun *run);

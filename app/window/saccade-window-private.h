@@ -17,6 +17,7 @@
 #include "app/window/saccade-prompt-popover.h"
 #include "app/window/saccade-window.h"
 #include "ui/figures/saccade-colormap.h"
+#include "ui/widgets/saccade-predictions-view.h"
 
 G_BEGIN_DECLS
 
@@ -41,6 +42,7 @@ struct _SaccadeWindow
   GtkListBox *runs_list;
   GtkStack *content_stack;
   AdwViewStack *view_stack;
+  SaccadePredictionsView *predictions_view;
   GtkLabel *status_label;
   GtkProgressBar *progress_bar;
   GtkWidget *status_cancel_button;

@@ -421,6 +421,40 @@ saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs)
 /* Adds every page to the view stack under its id, title and icon, and binds their cursors
  * to the first page's, so that stepping on one page moves them all (the Heatmap and Lines
  * pickers show the same layer; the Model page outlines the same head). */
+/* What the model predicted after @position of the run shown (-1: its last token), in the
+ * panel beside the pages; hidden for a run stored without predictions. */
+static void
+show_predictions (SaccadeWindow *self, int position)
+{
+  SaccadeRun *run = self->run;
+  g_autofree char *heading = NULL;
+  int p, k;
+
+  if (run == NULL || run->n_predictions == 0)
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->predictions_view), FALSE);
+      return;
+    }
+  p = position >= 0 && position < run->n_predictions ? position : run->n_predictions - 1;
+  k = run->k_predictions;
+  heading = p == run->n_predictions - 1
+    /* Translators: the predictions panel's heading: what the model says after the run's
+     * last token, e.g. "Next after “␣is” (4)". */
+    ? g_strdup_printf (_("Next after “%s” (%d), the last token"), run->labels[p], p)
+    /* Translators: the same after the token under the pointer. */
+    : g_strdup_printf (_("Next after “%s” (%d)"), run->labels[p], p);
+  saccade_predictions_view_set (self->predictions_view, heading, k,
+                                (const char *const *) run->predicted_labels + (gsize) p * k,
+                                run->predicted_probs + (gsize) p * k);
+  gtk_widget_set_visible (GTK_WIDGET (self->predictions_view), TRUE);
+}
+
+static void
+page_query_hovered (SaccadePage *page, int position, SaccadeWindow *self)
+{
+  show_predictions (self, position);
+}
+
 static void
 pages_init (SaccadeWindow *self)
 {
@@ -435,6 +469,7 @@ pages_init (SaccadeWindow *self)
         self->view_stack, GTK_WIDGET (page), saccade_page_get_page_id (page),
         saccade_page_get_title (page));
 
+      g_signal_connect (page, "query-hovered", G_CALLBACK (page_query_hovered), self);
       g_object_bind_property (page, "title", stack_page, "title", G_BINDING_SYNC_CREATE);
       g_object_bind_property (page, "icon-name", stack_page, "icon-name", G_BINDING_SYNC_CREATE);
       if (first == NULL)
@@ -466,6 +501,7 @@ saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run)
       saccade_page_set_run (g_ptr_array_index (self->pages, i), run);
     }
   gtk_stack_set_visible_child_name (self->content_stack, run != NULL ? "pages" : "empty");
+  show_predictions (self, -1);
   saccade_window_update_status (self);
   saccade_window_update_actions (self);
 }
@@ -671,6 +707,7 @@ saccade_window_class_init (SaccadeWindowClass *klass)
   window_class->close_request = saccade_window_close_request;
 
   g_type_ensure (SACCADE_TYPE_PROMPT_POPOVER);
+  g_type_ensure (SACCADE_TYPE_PREDICTIONS_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/saccade/Saccade/saccade-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeWindow, name)
@@ -690,6 +727,7 @@ saccade_window_class_init (SaccadeWindowClass *klass)
   CHILD (runs_list);
   CHILD (content_stack);
   CHILD (view_stack);
+  CHILD (predictions_view);
   CHILD (status_label);
   CHILD (progress_bar);
   CHILD (status_cancel_button);

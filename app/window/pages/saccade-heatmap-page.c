@@ -440,6 +440,13 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
 #undef CHILD
 }
 
+/* The query row under the pointer: the window shows what the model predicted after it. */
+static void
+hover_changed (SaccadeHeatmapPage *self, int row, int col)
+{
+  saccade_page_hover_query (SACCADE_PAGE (self), row);
+}
+
 static void
 saccade_heatmap_page_init (SaccadeHeatmapPage *self)
 {
@@ -451,6 +458,8 @@ saccade_heatmap_page_init (SaccadeHeatmapPage *self)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_object_bind_property (self, "head", self->head_adjustment, "value",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_signal_connect_swapped (self->heatmap_view, "hover-changed", G_CALLBACK (hover_changed),
+                            self);
   g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (refresh), self);
   g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh), self);
   update_actions (self);

@@ -43,6 +43,13 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+enum {
+  QUERY_HOVERED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
 /* Replaces *@field with a copy of @value; TRUE when it changed (GLib 2.74 has no
  * g_set_str). */
 static gboolean
@@ -544,6 +551,17 @@ saccade_page_class_init (SaccadePageClass *klass)
   object_class->get_property = saccade_page_get_property;
   object_class->set_property = saccade_page_set_property;
 
+  /**
+   * SaccadePage::query-hovered:
+   * @position: the run position under the pointer, or -1 when none
+   *
+   * The user points at a query token (the Heatmap page's rows): the window shows what the
+   * model predicted after it.
+   */
+  signals[QUERY_HOVERED] =
+    g_signal_new ("query-hovered", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 1, G_TYPE_INT);
+
   /* The view stack's name for the page: "heatmap", "model", "lines" (win.show-page). */
   properties[PROP_PAGE_ID] = g_param_spec_string ("page-id", NULL, NULL, NULL, flags);
   /* The view switcher's label and icon. */
@@ -593,4 +611,11 @@ saccade_page_table_new (GListModel *rows, GtkSortListModel **sorted)
   gtk_column_view_set_show_column_separators (view, TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (view), "data-table");
   return view;
+}
+
+void
+saccade_page_hover_query (SaccadePage *self, int position)
+{
+  g_return_if_fail (SACCADE_IS_PAGE (self));
+  g_signal_emit (self, signals[QUERY_HOVERED], 0, position);
 }

@@ -100,6 +100,9 @@ void saccade_page_select_head (SaccadePage *self, int layer, int head);
 /* Caller frees; "" without a run. */
 char *saccade_page_dup_figure_title (SaccadePage *self);
 
+/* Emits "query-hovered": the user points at query @position of the run (-1: none). */
+void saccade_page_hover_query (SaccadePage *self, int position);
+
 /* Whether the page has its own export hooks; then these call them. */
 gboolean saccade_page_has_export (SaccadePage *self);
 gboolean saccade_page_export_figure (SaccadePage *self, const char *path, GError **error);
