@@ -150,5 +150,25 @@ assert p == sorted(p, reverse=True) and 0 < sum(p) <= 1, p
 assert " Paris" in [t["piece"] for t in nt], nt
 assert r["predict_seconds"] >= 0, r' "$tmp/g0.json"
 
+# Stored with the run: `saccade show` reads them back without the model, the same ids and
+# probabilities the capture printed, and every position's with --predictions.
+"$saccade" capture --db "$db" --json -t "$p" > "$tmp/stored.json" 2>&1
+run=$(run_of "$tmp/stored.json")
+SACCADE_MODEL=/nonexistent "$saccade" show "$run" --db "$db" > "$tmp/show.txt" 2>&1
+check show-next "$tmp/show.txt" "^Next (after the last token): '␣Paris' 0\.[0-9]*,"
+SACCADE_MODEL=/nonexistent "$saccade" show "$run" --db "$db" --predictions > "$tmp/show-all.txt" 2>&1
+check show-predictions "$tmp/show-all.txt" "^ *4 *314  ␣is *-> '␣Paris' 0\.[0-9]*,"
+SACCADE_MODEL=/nonexistent "$saccade" show "$run" --db "$db" --predictions --json > "$tmp/show.json" 2>&1
+py show-predictions-json 'import json, sys
+cap = json.load(open(sys.argv[2]))["runs"][0]["next_tokens"]
+show = json.load(open(sys.argv[3]))["predictions"]
+assert [p["pos"] for p in show] == list(range(len(show))), show
+last = show[-1]["next"]
+assert len(last) == 10, last
+for c, s in zip(cap, last):
+    assert c["id"] == s["id"], (c, s)
+    assert abs(c["probability"] - s["probability"]) < 1e-12, (c, s)
+' "$tmp/stored.json" "$tmp/show.json"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
