@@ -503,6 +503,47 @@ class Store:
             raise self._fail(f"{where}: a cell above the diagonal of a causal head is not 0")
         return ov
 
+    def predictions(self, run_id: int):
+        """What the model predicted after each position (schema v3, table predictions):
+        (ids int32 (n, k), probabilities float64 (n, k), logits float32 (n, k) with NaN
+        where none was stored, pieces: n lists of k bytes), best first; None for a run
+        stored without them. Checked as the C reader checks (sc-store-predictions.h)."""
+        run = self.run(run_id)
+        if self.version < 3:
+            return None
+        rows = self._db.execute("SELECT pos, rank, token_id, piece, logit, prob FROM "
+                                "predictions WHERE run_id = ? ORDER BY pos, rank",
+                                (run.id,)).fetchall()
+        if not rows:
+            return None
+        n = run.n_tokens
+        k = max(r[1] for r in rows) + 1 if all(isinstance(r[1], int) for r in rows) else -1
+        where = f"run {run.id}: predictions"
+        if not 1 <= k <= 64 or len(rows) != n * k:
+            raise self._fail(f"{where}: {len(rows)} rows for {n} positions of {k}")
+        (n_vocab,) = self._db.execute("SELECT n_vocab FROM models WHERE id = ?",
+                                      (run.model_id,)).fetchone()
+        ids = np.empty((n, k), np.int32)
+        probs = np.empty((n, k), np.float64)
+        logits = np.full((n, k), np.nan, np.float32)
+        pieces = [[b""] * k for _ in range(n)]
+        for i, (pos, rank, tid, piece, logit, prob) in enumerate(rows):
+            if (pos, rank) != (i // k, i % k):
+                raise self._fail(f"{where}: row ({pos!r}, {rank!r}) out of order")
+            if not isinstance(tid, int) or not 0 <= tid < n_vocab or not isinstance(piece, bytes):
+                raise self._fail(f"{where}: ({pos}, {rank}) token {tid!r} or its piece")
+            if not isinstance(prob, (int, float)) or not 0 <= prob <= 1 \
+                    or (rank > 0 and prob > probs[pos, rank - 1]):
+                raise self._fail(f"{where}: ({pos}, {rank}) probability {prob!r}")
+            if logit is not None and not (isinstance(logit, (int, float)) and np.isfinite(logit)):
+                raise self._fail(f"{where}: ({pos}, {rank}) logit {logit!r}")
+            ids[pos, rank] = tid
+            probs[pos, rank] = prob
+            if logit is not None:
+                logits[pos, rank] = logit
+            pieces[pos][rank] = piece
+        return ids, probs, logits, pieces
+
 
 def _probabilities(blob: bytes) -> np.ndarray:
     """fp16 values as float32, each checked to be a probability in [0, 1]."""

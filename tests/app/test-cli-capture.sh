@@ -169,6 +169,16 @@ for c, s in zip(cap, last):
     assert c["id"] == s["id"], (c, s)
     assert abs(c["probability"] - s["probability"]) < 1e-12, (c, s)
 ' "$tmp/stored.json" "$tmp/show.json"
+# ... and by the Python reader (python/saccade_store.py), from the database alone.
+py python-predictions 'import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["SC_TEST_SOURCE_DIR"], "python"))
+import saccade_store
+ids, probs, logits, pieces = saccade_store.Store(sys.argv[1]).predictions(int(sys.argv[2]))
+cap = json.load(open(sys.argv[3]))["runs"][0]["next_tokens"]
+assert ids.shape == (len(pieces), 10), ids.shape
+assert [int(i) for i in ids[-1][:5]] == [c["id"] for c in cap], (ids[-1], cap)
+assert pieces[-1][0] == b" Paris", pieces[-1]
+' "$run" "$tmp/stored.json"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
