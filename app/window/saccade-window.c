@@ -15,6 +15,9 @@
 
 #include "app/window/saccade-window-private.h"
 
+#include "app/core/saccade-model.h"
+#include "engine/store/sc-store-heads.h"
+
 #include <glib/gi18n.h>
 #include <string.h>
 
@@ -336,6 +339,39 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
   saccade_window_runs_reload (self, run_id);
 }
 
+/* Above this a capture says how much it will add to the database before it runs (as
+ * `saccade capture` does on stderr; docs/store.md, "Bytes per run"). */
+#define CAPTURE_WARN_BYTES 1000000000ull
+
+/* Tells the user, before a run starts, that it will add much to the database: the
+ * estimate of engine/store (sc_store_estimate_bytes) for the text's tokens and the
+ * tokens to be generated. Tokenising on this thread is safe (the tokenizer is read-only)
+ * and quick: well under a millisecond a thousand tokens. */
+static void
+warn_if_large (SaccadeWindow *self, const char *text, const SaccadeCaptureOptions *options)
+{
+  ScModel *model = saccade_loaded_model_get_model (self->model);
+  const ScModelInfo *in = sc_model_info (model);
+  g_autoptr (GArray) ids = saccade_tokenize (model, text, -1, TRUE, NULL);
+  guint64 bytes;
+  guint n;
+
+  if (ids == NULL)
+    return; /* the capture reports it */
+  n = ids->len + (guint) MAX (options->n_generate, 0);
+  bytes = sc_store_estimate_bytes (n, in->n_layers, in->n_heads, in->n_layers * in->n_heads,
+                                   false);
+  if (bytes > CAPTURE_WARN_BYTES)
+    {
+      g_autofree char *size = g_format_size (bytes);
+      g_autofree char *msg = g_strdup_printf (
+        /* Translators: a toast before a long run; %s is a size ("18.1 GB"). */
+        _("This run of %u tokens will add about %s to the database; "
+          "`saccade capture --layers --heads --sparse` stores less"), n, size);
+      saccade_window_toast (self, msg);
+    }
+}
+
 static void
 start_capture (SaccadeWindow *self, const char *text)
 {
@@ -347,6 +383,7 @@ start_capture (SaccadeWindow *self, const char *text)
 
   g_return_if_fail (self->model != NULL && self->capture_cancellable == NULL);
 
+  warn_if_large (self, text, &options);
   self->capture_cancellable = g_cancellable_new ();
   set_capturing (self, TRUE);
   gtk_popover_popdown (GTK_POPOVER (self->prompt_popover));
