@@ -180,12 +180,12 @@ assert [int(i) for i in ids[-1][:5]] == [c["id"] for c in cap], (ids[-1], cap)
 assert pieces[-1][0] == b" Paris", pieces[-1]
 ' "$run" "$tmp/stored.json"
 
-# --- the size, before a long run ---------------------------------------------------------
+# --- the size, before a long run (g_format_size puts a no-break space before the unit) ---------------------------------------------------------
 python3 -c 'print("the cat " * 3000)' > "$tmp/long.txt"
 "$saccade" capture --db "$db" --estimate -p "$tmp/long.txt" > "$tmp/est" 2>&1
-check estimate-all "$tmp/est" "^6001 tokens, 270 of 270 heads: about 9\.7 GB"
+check estimate-all "$tmp/est" "^6001 tokens, 270 of 270 heads: about 9\.7.GB"
 "$saccade" capture --db "$db" --estimate --layers 10-20 --heads 0,4 -p "$tmp/long.txt" > "$tmp/est" 2>&1
-check estimate-some "$tmp/est" "^6001 tokens, 22 of 270 heads: about 793\.1 MB"
+check estimate-some "$tmp/est" "^6001 tokens, 22 of 270 heads: about 793\.1.MB"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
