@@ -62,6 +62,7 @@
  *   shortcuts PATH           open the shortcuts window, screenshot it, close it
  *   timed LABEL COMMAND...   run COMMAND and print how long the user waited for it
  *   expect-stall-below MS    ... and that the main loop never stalled that long
+ *   heatmap-zoom Q0:Q1 K0:K1 zoom the Heatmap page onto those queries and keys
  *   memory LABEL             print the peak and current resident memory
  *                            (saccade-test-timing.c)
  *   sleep MS
@@ -89,6 +90,7 @@
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
 #include "app/window/saccade-application.h"
+#include "ui/widgets/saccade-heatmap-view.h"
 
 /* Polling period and how long a step may wait for the window to become idle. Frames: the
  * ticks to wait after a command so that the pages have been laid out and drawn. */
@@ -786,6 +788,17 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       sub_argv = g_strsplit_set (sub, " \t", 3);
       saccade_test_timing_begin (d->timing, a1);
       return run_command (d, sub_argv, strchr (sub, ' ') != NULL ? strchr (sub, ' ') + 1 : NULL);
+    }
+  else if (g_str_equal (cmd, "heatmap-zoom"))
+    {
+      /* heatmap-zoom Q0:Q1 K0:K1: what zooming there with the pointer does */
+      SaccadePage *page = saccade_window_get_page (win, "heatmap");
+      int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+      if (page == NULL || a1 == NULL || a2 == NULL || sscanf (a1, "%d:%d", &q0, &q1) != 2
+          || sscanf (a2, "%d:%d", &k0, &k1) != 2)
+        return fail (d, "heatmap-zoom Q0:Q1 K0:K1");
+      saccade_heatmap_view_zoom_to (SACCADE_HEATMAP_VIEW (saccade_page_get_figure (page)), q0, q1,
+                                    k0, k1);
     }
   else if (g_str_equal (cmd, "memory"))
     {
