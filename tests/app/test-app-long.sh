@@ -67,6 +67,11 @@ timed head head 3 4
 sleep 500
 screenshot $out/heatmap-induction.png
 export-figure $out/heatmap-export.png
+heatmap-zoom 2900:3000 2850:3000
+sleep 300
+screenshot $out/heatmap-zoomed.png
+export-figure $out/heatmap-zoomed-export.png
+export-csv $out/heatmap-zoomed.csv
 memory heatmap
 timed model page model
 screenshot $out/model.png
@@ -92,6 +97,14 @@ for shot in heatmap-previous heatmap-induction model lines compare; do
   check "$out/$shot.png" 800 500 30
 done
 check "$out/heatmap-export.png" 400 400 20
+check "$out/heatmap-zoomed.png" 800 500 30
+# Zoomed in, File > Export writes what the view shows: about 100 x 150 tokens with their
+# own positions (the CSV's first row names keys from 2850 on), not the 3,000-token matrix.
+check "$out/heatmap-zoomed-export.png" 300 300 20
+head -c 40 "$out/heatmap-zoomed.csv" | grep -q '^query\\key,28[0-9][0-9]:' \
+  || fail "the zoomed CSV does not start at the visible keys: $(head -c 60 "$out/heatmap-zoomed.csv")"
+rows=$(wc -l < "$out/heatmap-zoomed.csv")
+[ "$rows" -gt 50 ] && [ "$rows" -lt 400 ] || fail "the zoomed CSV has $rows lines"
 check "$out/grid-export.png" 400 300 20
 
 # The window never holds every head as float: what it adds to its memory after start-up
