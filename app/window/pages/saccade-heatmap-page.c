@@ -35,6 +35,10 @@ struct _SaccadeHeatmapPage
 
   gboolean updating; /* the page is setting its own controls from the settings */
   GCancellable *head_job; /* reading a long run's head */
+  /* The long run's head whose exact pyramid the view shows (not a reference: compared
+   * only), so that showing the page again does not read it again. */
+  SaccadeRun *exact_run;
+  int exact_layer, exact_head;
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeHeatmapPage, saccade_heatmap_page, SACCADE_TYPE_PAGE)
@@ -132,6 +136,9 @@ head_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
       saccade_heatmap_view_set_title (self->heatmap_view, error->message);
       return;
     }
+  self->exact_run = j->run;
+  self->exact_layer = j->layer;
+  self->exact_head = j->head;
   /* The same shape as the overview shown: the zoom and the range stay. */
   saccade_heatmap_view_set_lod (self->heatmap_view, j->lod, (const char *const *) j->run->labels,
                                 (const char *const *) j->run->labels);
@@ -172,9 +179,13 @@ refresh (SaccadeHeatmapPage *self)
   int g = run != NULL ? saccade_run_group_size (run) : 1;
   g_autofree char *kv = NULL, *kv_tip = NULL;
 
+  if (run != NULL && !run->resident && run == self->exact_run && layer == self->exact_layer
+      && head == self->exact_head)
+    return; /* shown already, exactly (the page was shown again) */
   if (self->head_job != NULL)
     g_cancellable_cancel (self->head_job);
   g_clear_object (&self->head_job);
+  self->exact_run = NULL;
   if (run == NULL)
     {
       saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
@@ -194,6 +205,17 @@ refresh (SaccadeHeatmapPage *self)
     saccade_heatmap_view_set_data (self->heatmap_view, saccade_run_head (run, layer, head),
                                    run->n, run->n, (const char *const *) run->labels,
                                    (const char *const *) run->labels, run->causal);
+  else if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      /* A long run's head is read when the page is shown (map), not for a page the user
+       * is not looking at; its overview meanwhile. */
+      g_autoptr (SaccadeLod) overview = saccade_lod_new_overview (
+        saccade_run_overview (run, layer, head), run->overview_size, run->overview_size, run->n,
+        run->n, run->causal, NULL);
+      saccade_heatmap_view_set_lod (self->heatmap_view, overview,
+                                    (const char *const *) run->labels,
+                                    (const char *const *) run->labels);
+    }
   else
     start_head_job (self, run, layer, head);
   if (saccade_run_has_head (run, layer, head))
@@ -211,6 +233,7 @@ saccade_heatmap_page_set_run (SaccadePage *page, SaccadeRun *run)
 {
   SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (page);
 
+  self->exact_run = NULL; /* another run, even at the same address */
   /* The base class has moved the cursor into @run's shape: give the pickers that range. */
   if (run != NULL)
     {
@@ -460,6 +483,7 @@ saccade_heatmap_page_init (SaccadeHeatmapPage *self)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_signal_connect_swapped (self->heatmap_view, "hover-changed", G_CALLBACK (hover_changed),
                             self);
+  g_signal_connect_swapped (self, "map", G_CALLBACK (refresh), self);
   g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (refresh), self);
   g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh), self);
   update_actions (self);
