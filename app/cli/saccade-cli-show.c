@@ -66,6 +66,7 @@ typedef struct {
   guint n_query;
   Ranked *top;            /* (n_query, k): query i's keys, heaviest first */
   guint *n_top;           /* (n_query): how many of its k there are (a causal row is short) */
+  float *dropped;         /* (n_query): a sparse head's dropped mass per row, or NULL */
   ScStorePredictions pred; /* what the model predicted after each position (may be none) */
   gboolean all_predictions; /* --predictions: every position's, not only the last's */
 } ShowResult;
@@ -80,6 +81,7 @@ show_result_clear (ShowResult *r)
   sc_store_tokens_free (r->tokens);
   g_free (r->top);
   g_free (r->n_top);
+  g_free (r->dropped);
   sc_store_predictions_clear (&r->pred);
 }
 
@@ -96,6 +98,8 @@ show_read (ScStore *store, gint64 run, ShowResult *r, ScError *err)
   if (!r->with_head)
     return TRUE;
   r->n_query = h.n_query;
+  if (h.dropped != NULL)
+    r->dropped = g_memdup2 (h.dropped, h.n_query * sizeof (float));
   r->top = g_new (Ranked, (gsize) h.n_query * r->k);
   r->n_top = g_new (guint, h.n_query);
   for (guint i = 0; i < h.n_query; i++)
@@ -169,6 +173,8 @@ show_print_json (const ShowResult *r)
               json_builder_end_object (b);
             }
           json_builder_end_array (b);
+          if (r->dropped != NULL)
+            saccade_json_double (b, "dropped", r->dropped[i]);
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
@@ -239,6 +245,9 @@ show_print_text (const ShowResult *r)
     }
   printf ("Layer %d head %d (KV head %u): for each query token, the %d most attended "
           "keys\n", r->layer, r->head, r->head / (info->n_heads / info->n_kv_heads), r->k);
+  if (r->dropped != NULL)
+    printf ("Stored sparse (EPS %g): each row kept the fewest keys holding at least 1 - EPS of "
+            "its weight; the weight it dropped is shown after it\n", info->sparse_eps);
   for (guint i = 0; i < r->n_query; i++)
     {
       printf ("%4u ", i);
@@ -249,6 +258,8 @@ show_print_text (const ShowResult *r)
           const Ranked *best = &r->top[(gsize) i * r->k + j];
           printf ("%s %d '%s' %.3f", j ? "," : "", best->key, labels[best->key], best->w);
         }
+      if (r->dropped != NULL)
+        printf ("  (dropped %.2g)", r->dropped[i]);
       printf ("\n");
     }
 }

@@ -187,5 +187,18 @@ check estimate-all "$tmp/est" "^6001 tokens, 270 of 270 heads: about 9\.7.GB"
 "$saccade" capture --db "$db" --estimate --layers 10-20 --heads 0,4 -p "$tmp/long.txt" > "$tmp/est" 2>&1
 check estimate-some "$tmp/est" "^6001 tokens, 22 of 270 heads: about 793\.1.MB"
 
+# --- a sparse run shows what each row dropped ---------------------------------------------
+head -c 1500 "$SC_TEST_SOURCE_DIR/docs/metrics.md" > "$tmp/t.txt"
+"$saccade" capture --db "$tmp/sparse.sqlite" --sparse=0.01 -p "$tmp/t.txt" > "$tmp/sp" 2>&1
+"$saccade" show 1 --db "$tmp/sparse.sqlite" --layer 3 --head 1 > "$tmp/sp" 2>&1
+check sparse-says "$tmp/sp" "^Stored sparse (EPS 0.01)"
+check sparse-dropped "$tmp/sp" "(dropped 0\.00[0-9]*)$"
+"$saccade" show 1 --db "$tmp/sparse.sqlite" --layer 3 --head 1 --json > "$tmp/sp.json" 2>&1
+py sparse-dropped-json 'import json, sys
+q = json.load(open(sys.argv[2]))["attention"]["queries"]
+d = [x["dropped"] for x in q]
+assert all(0 <= v <= 0.01 + len(q) * 2**-24 for v in d), max(d)
+assert max(d) > 0, d' "$tmp/sp.json"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -62,6 +62,13 @@ saccade_heatmap_page_dup_figure_title (SaccadePage *page)
   quote = saccade_page_dup_quoted_text (run);
   /* Translators: the heatmap's title, e.g. "Layer 5, head 2 (KV head 0) · “The cat…”"; "KV
    * head" names the key/value head the query head shares, as everywhere in Saccade. */
+  if (run->sparse_eps > 0)
+    /* Translators: the heatmap's title for a run stored in the sparse form: each row kept
+     * the fewest keys holding 1 − ε of its weight; the cells it dropped are drawn as 0. */
+    return g_strdup_printf (_("Layer %d, head %d (KV head %d) · %s · sparse, each row ≥ %g of "
+                              "its weight"),
+                            saccade_page_get_layer (page), head,
+                            head / saccade_run_group_size (run), quote, 1.0 - run->sparse_eps);
   return g_strdup_printf (_("Layer %d, head %d (KV head %d) · %s"),
                           saccade_page_get_layer (page), head,
                           head / saccade_run_group_size (run), quote);
