@@ -17,27 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app-fixture-model.h"
 #include "engine/store/sc-store.h"
 
-#define N_LAYERS 4
-#define N_HEADS 6
-#define N_KV_HEADS 2
+#define N_LAYERS APP_FIXTURE_LAYERS
+#define N_HEADS APP_FIXTURE_HEADS
 #define PERIOD 500
 
 static const char *const words[] = {
   "The", " cat", " chased", " the", " ball", " because", " it", " was", " tired", ".",
   " Then", " a", " dog", " came", " in", ",", " and", " everyone", " left", "\n",
 };
-
-static double
-noise (guint a, guint b, guint c)
-{
-  guint32 x = a * 2654435761u ^ b * 2246822519u ^ c * 3266489917u;
-  x ^= x >> 15;
-  x *= 2246822519u;
-  x ^= x >> 13;
-  return (x & 0xffffff) / (double) 0x1000000;
-}
 
 /* Row i of head (l, h) over keys 0..i, zeros after. */
 static void
@@ -46,7 +36,7 @@ fill_row (float *row, int n, int i, int l, int h, double *w)
   double sum = 0, floor_w = 0.02 / (i + 1);
 
   for (int j = 0; j <= i; j++)
-    w[j] = floor_w * noise ((guint) l, (guint) h, (guint) (i * 8191 + j));
+    w[j] = floor_w * app_fixture_noise ((guint) l, (guint) h, (guint) (i * 8191 + j));
   switch (h)
     {
     case 0: w[0] += 0.8; w[i] += 0.1; break;
@@ -63,7 +53,7 @@ fill_row (float *row, int n, int i, int l, int h, double *w)
       break;
     default:
       for (int j = MAX (0, i - 200); j <= i; j += 7)
-        w[j] += 0.02 * noise ((guint) (l + 11), (guint) h, (guint) (i * 31 + j));
+        w[j] += 0.02 * app_fixture_noise ((guint) (l + 11), (guint) h, (guint) (i * 31 + j));
       w[0] += 0.05;
     }
   for (int j = 0; j <= i; j++)
@@ -127,18 +117,7 @@ main (int argc, char **argv)
       g_printerr ("usage: app-fixture-long DB N   (2 <= N <= 16384)\n");
       return 2;
     }
-  model.path = "/nonexistent/fixture-4x6.gguf";
-  model.file_size = 1;
-  memset (model.sha256, 0x5a, sizeof model.sha256);
-  model.name = "Fixture 4x6";
-  model.arch = "llama";
-  model.n_layers = N_LAYERS;
-  model.n_heads = N_HEADS;
-  model.n_kv_heads = N_KV_HEADS;
-  model.head_dim = 8;
-  model.n_embd = 48;
-  model.n_vocab = 100;
-  model.n_ctx_train = 16384;
+  app_fixture_model (&model, 16384);
 
   if (sc_store_open (argv[1], &opt, &store, &err) != SC_OK
       || !store_run (store, &model, n, &id_long, &err)

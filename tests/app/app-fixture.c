@@ -13,11 +13,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "app-fixture-model.h"
 #include "engine/store/sc-store.h"
 
-#define N_LAYERS 4
-#define N_HEADS 6
-#define N_KV_HEADS 2
+#define N_LAYERS APP_FIXTURE_LAYERS
+#define N_HEADS APP_FIXTURE_HEADS
 
 typedef struct {
   const char *text;
@@ -42,17 +42,6 @@ static const FixtureRun runs[] = {
   { "The cat chased the ball because it was tired.", cat_pieces, 6, 1 },
 };
 
-/* A deterministic pseudo-random number in [0, 1) from three integers. */
-static double
-noise (guint a, guint b, guint c)
-{
-  guint32 x = a * 2654435761u ^ b * 2246822519u ^ c * 3266489917u;
-  x ^= x >> 15;
-  x *= 2246822519u;
-  x ^= x >> 13;
-  return (x & 0xffffff) / (double) 0x1000000;
-}
-
 /* Row i of head (l, h): a distribution over keys 0..i (causal), zeros after. */
 static void
 fill_row (float *row, int n, int i, int l, int h, const FixtureRun *r, guint seed)
@@ -62,7 +51,7 @@ fill_row (float *row, int n, int i, int l, int h, const FixtureRun *r, guint see
 
   for (j = 0; j <= i; j++)
     {
-      double s = 0.3 * noise (seed, (guint) (l * 100 + h), (guint) (i * 64 + j));
+      double s = 0.3 * app_fixture_noise (seed, (guint) (l * 100 + h), (guint) (i * 64 + j));
       switch (kind)
         {
         case 0: s += j == 0 ? 4.0 : 0; break;                          /* sink */
@@ -71,7 +60,7 @@ fill_row (float *row, int n, int i, int l, int h, const FixtureRun *r, guint see
         case 3: break;                                                  /* uniform */
         case 4: s += (i == r->anchor_query && j == r->anchor_key) ? 4.0
                      : j == 0 ? 1.5 : 0; break;                         /* looks back */
-        default: s += 2.5 * noise (seed + 7, (guint) (l * 100 + h), (guint) (i * 64 + j)); /* diffuse */
+        default: s += 2.5 * app_fixture_noise (seed + 7, (guint) (l * 100 + h), (guint) (i * 64 + j)); /* diffuse */
         }
       /* Deeper layers are sharper. */
       w[j] = exp (s * (1.0 + 0.4 * l));
@@ -95,18 +84,7 @@ main (int argc, char **argv)
       g_printerr ("usage: app-fixture DB\n");
       return 2;
     }
-  model.path = "/nonexistent/fixture-4x6.gguf";
-  model.file_size = 1;
-  memset (model.sha256, 0x5a, sizeof model.sha256);
-  model.name = "Fixture 4x6";
-  model.arch = "llama";
-  model.n_layers = N_LAYERS;
-  model.n_heads = N_HEADS;
-  model.n_kv_heads = N_KV_HEADS;
-  model.head_dim = 8;
-  model.n_embd = 48;
-  model.n_vocab = 100;
-  model.n_ctx_train = 64;
+  app_fixture_model (&model, 64);
 
   if (sc_store_open (argv[1], &opt, &store, &err) != SC_OK)
     goto fail;
