@@ -52,18 +52,66 @@ ScStatus sc_cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src,
 ScStatus sc_cpu_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim,
                           ScError *err);
 
+/* The shared backward ops (sc-backend-cpu-grad.c; rope's in sc-backend-cpu.c) and the fast
+ * paths of the two that have a reference of their own in sc-backend-ref.c. */
+ScStatus sc_cpu_rmsnorm_backward (ScBackend *b, float *dx, const float *dy, const float *x,
+                                  const float *w, int n, int dim, float eps, bool accumulate,
+                                  ScError *err);
+ScStatus sc_cpu_rope_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
+                               int n_rot, int pos0, float base, ScError *err);
+ScStatus sc_cpu_swiglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu,
+                                 int n, int f, ScError *err);
+ScStatus sc_cpu_get_rows_backward (ScBackend *b, float *dtable, const float *dy,
+                                   const int32_t *ids, int n, int dim, ScError *err);
+ScStatus sc_cpu_matmul_backward (ScBackend *b, float *dx, const float *dy, const float *w, int n,
+                                 int in, int out, bool accumulate, ScError *err);
+ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *dv,
+                                    float *dprobs, const float *dout, const float *q,
+                                    const float *k, const float *v, const float *probs, int n,
+                                    int n_heads, int n_kv, int d, const ScAttnParams *p,
+                                    const uint8_t *detached, ScError *err);
+
 /* Designated initialisers for the shared slots of a CPU ops table. */
 #define SC_CPU_SHARED_OPS                                                                     \
   .destroy = sc_cpu_destroy, .alloc = sc_cpu_alloc, .free = sc_cpu_free,                      \
   .upload = sc_cpu_copy_in, .download = sc_cpu_copy_in, .weight = sc_cpu_weight,              \
   .get_rows = sc_cpu_get_rows, .rmsnorm = sc_cpu_rmsnorm, .rope = sc_cpu_rope,                \
   .swiglu = sc_cpu_swiglu, .add = sc_cpu_add, .copy = sc_cpu_copy, .copy_2d = sc_cpu_copy_2d, \
-  .add_bias = sc_cpu_add_bias
+  .add_bias = sc_cpu_add_bias, .rmsnorm_backward = sc_cpu_rmsnorm_backward,                 \
+  .rope_backward = sc_cpu_rope_backward, .swiglu_backward = sc_cpu_swiglu_backward,           \
+  .get_rows_backward = sc_cpu_get_rows_backward
 
 /* Every capability: both CPU backends implement every optional op and option. */
 #define SC_CPU_CAPS                                                                           \
   (SC_BACKEND_CAP_HOST_MEMORY | SC_BACKEND_CAP_LAYER_NORM | SC_BACKEND_CAP_GELU               \
-   | SC_BACKEND_CAP_ADD_BIAS | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW)
+   | SC_BACKEND_CAP_ADD_BIAS | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW        \
+   | SC_BACKEND_CAP_BACKWARD)
+
+/* The masking rules shared by every attention implementation (forward and backward): does
+ * every key of the visible range [lo, hi] have @key_mask set (the row then attends to its
+ * own position alone)? And may the query at position p see key j? */
+static inline bool
+sc_cpu_row_all_masked (int lo, int hi, const uint8_t *key_mask)
+{
+  int j;
+
+  if (key_mask == NULL)
+    return false;
+  for (j = lo; j <= hi; j++)
+    if (key_mask[j] == 0)
+      return false;
+  return true;
+}
+
+static inline bool
+sc_cpu_key_allowed (int p, int j, int lo, int hi, const uint8_t *key_mask, bool row_all_masked)
+{
+  if (j < lo || j > hi)
+    return false;
+  if (row_all_masked)
+    return j == p;
+  return key_mask == NULL || key_mask[j] == 0;
+}
 
 /* Softmax over the visible entries of one score row of n_k keys, in place, for the query
  * at position @p whose visible range is [lo, hi] (sc_attn_key_range) less @key_mask;

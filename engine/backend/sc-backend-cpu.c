@@ -187,9 +187,10 @@ rope_task (void *ctx, int t)
       }
 }
 
-ScStatus
-sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
-             float base, ScError *err)
+/* Rotates by the angle times @dir: +1 is rope, -1 its inverse (the backward). */
+static ScStatus
+rope_apply (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+            float base, double dir, ScError *err)
 {
   RopeJob j = { x, NULL, n, n_heads, head_dim, n_rot / 2,
                 sc_cpu_n_tasks_for (b, n, (double) n_heads * head_dim) };
@@ -207,12 +208,29 @@ sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot
       {
         double theta = (double) (pos0 + i) * pow ((double) base, -2.0 * c / n_rot);
         cs[((size_t) i * j.half + c) * 2] = (float) cos (theta);
-        cs[((size_t) i * j.half + c) * 2 + 1] = (float) sin (theta);
+        cs[((size_t) i * j.half + c) * 2 + 1] = (float) (dir * sin (theta));
       }
   j.cs = cs;
   sc_pool_run (sc_cpu_pool (b), j.n_tasks, rope_task, &j);
   free (cs);
   return SC_OK;
+}
+
+ScStatus
+sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+             float base, ScError *err)
+{
+  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, 1.0, err);
+}
+
+/* The rotation's transpose is its inverse: the same angles with the sine negated
+ * (cos(-t) = cos t exactly, sin(-t) = -sin t exactly), so the backward undoes the forward
+ * to rounding. */
+ScStatus
+sc_cpu_rope_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim, int n_rot,
+                      int pos0, float base, ScError *err)
+{
+  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, err);
 }
 
 typedef struct {
@@ -271,47 +289,22 @@ sc_cpu_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim, ScEr
   return SC_OK;
 }
 
-/* The masking rules shared by both attention implementations: may the query at position
- * p, whose visible range is [lo, hi], see key j? */
-static inline bool
-key_allowed (int p, int j, int lo, int hi, const uint8_t *key_mask, bool row_all_masked)
-{
-  if (j < lo || j > hi)
-    return false;
-  if (row_all_masked)
-    return j == p;
-  return key_mask == NULL || key_mask[j] == 0;
-}
-
-static bool
-row_all_masked (int lo, int hi, const uint8_t *key_mask)
-{
-  int j;
-
-  if (key_mask == NULL)
-    return false;
-  for (j = lo; j <= hi; j++)
-    if (key_mask[j] == 0)
-      return false;
-  return true;
-}
-
 void
 sc_cpu_softmax_row (float *row, int p, int n_k, int lo, int hi, const uint8_t *key_mask,
                     bool fast_exp)
 {
-  bool all_masked = row_all_masked (lo, hi, key_mask);
+  bool all_masked = sc_cpu_row_all_masked (lo, hi, key_mask);
   float max = -INFINITY;
   double sum = 0.0;
   float inv;
   int j;
 
   for (j = lo; j <= hi; j++)
-    if (key_allowed (p, j, lo, hi, key_mask, all_masked) && row[j] > max)
+    if (sc_cpu_key_allowed (p, j, lo, hi, key_mask, all_masked) && row[j] > max)
       max = row[j];
   for (j = 0; j < n_k; j++)
     {
-      if (key_allowed (p, j, lo, hi, key_mask, all_masked))
+      if (sc_cpu_key_allowed (p, j, lo, hi, key_mask, all_masked))
         {
           row[j] = fast_exp ? sc_expf (row[j] - max) : expf (row[j] - max);
           sum += row[j];
@@ -674,6 +667,8 @@ static const ScBackendOps cpu_ops = {
   .layer_norm = fast_layer_norm,
   .gelu = fast_gelu,
   .geglu = fast_geglu,
+  .matmul_backward = sc_cpu_matmul_backward,
+  .attention_backward = sc_cpu_attention_backward,
 };
 
 void

@@ -134,6 +134,65 @@ typedef struct {
 
   /* (optional; SC_BACKEND_CAP_ADD_BIAS) y (n, dim) += bias (dim) on every row. */
   ScStatus (*add_bias) (ScBackend *b, float *y, const float *bias, int n, int dim, ScError *err);
+
+  /* ---- Backward ops (optional as a set; SC_BACKEND_CAP_BACKWARD) ----------------------
+   * Activation gradients only (DESIGN.md, "Backward pass"): each takes dy, the gradient of
+   * a scalar objective with respect to its forward op's output, and writes the gradient
+   * with respect to the op's input; no weight gradients. The forward's inputs that the
+   * derivative needs are passed back in, as the forward read them. Two forward ops need no
+   * backward op of their own: add (y = a + b passes dy to both, the caller adds it where
+   * both branches meet) and copy / copy_2d (the gradient is copied back the same way). */
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD) matmul's input gradient: dx (n, in) = dy (n, out)
+   * . W (out, in), the forward's W; accumulate adds into dx instead. */
+  ScStatus (*matmul_backward) (ScBackend *b, float *dx, const float *dy, const float *w, int n,
+                               int in, int out, bool accumulate, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD) rmsnorm's input gradient, per row with
+   * r = 1 / sqrt (mean (x^2) + eps) and g = dy * w:
+   *   dx = r g - x r^3 (g . x) / dim
+   * written into dx (n, dim), or added with accumulate; x is the forward's input. dx must
+   * not alias dy or x. */
+  ScStatus (*rmsnorm_backward) (ScBackend *b, float *dx, const float *dy, const float *x,
+                                const float *w, int n, int dim, float eps, bool accumulate,
+                                ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD) rope's input gradient, in place: a rotation is
+   * orthogonal, so dx is dy rotated by the opposite angle (same arguments as rope). */
+  ScStatus (*rope_backward) (ScBackend *b, float *dx, int n, int n_heads, int head_dim, int n_rot,
+                             int pos0, float base, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD) swiglu's input gradient: from dy (n, f) and the
+   * forward's gu (n, 2f), dgu (n, 2f) with, per element, s = sigmoid (gate):
+   *   dgate = dy * up * s (1 + gate (1 - s)),   dup = dy * silu (gate).
+   * dgu must not overlap dy or gu. */
+  ScStatus (*swiglu_backward) (ScBackend *b, float *dgu, const float *dy, const float *gu, int n,
+                               int f, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD) get_rows' input gradient, a scatter-add:
+   * dtable[ids[i]] (dim) += dy[i] for i < n (rows of a repeated id add up). */
+  ScStatus (*get_rows_backward) (ScBackend *b, float *dtable, const float *dy, const int32_t *ids,
+                                 int n, int dim, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD) The attention op's gradients for a whole prompt
+   * (n_q == n_k == n: no cache), from dout (n, n_heads * d) and the forward's q, k, v and
+   * probs (n_heads, n, n) as it wrote them, with the same @params. Per head h (kv head g,
+   * head scale hs), row i, over the keys j the row sees (probs > 0 or visible; every other
+   * entry of dprobs is exactly 0):
+   *   dprobs[h][i][j] = hs dout_i . v_j          (the gradient with respect to P itself)
+   *   ds_ij           = p_ij (dprobs_ij - sum_j' p_ij' dprobs_ij')   (softmax Jacobian)
+   *   dq_i            = scale sum_j ds_ij k_j
+   *   dk_j            = scale sum_{h in g} sum_i ds_ij q_i
+   *   dv_j            = sum_{h in g} hs sum_i p_ij dout_i
+   * dq (n, n_heads * d), dk and dv (n, n_kv * d) are written, not accumulated. A head with
+   * @detached[h] nonzero (host (n_heads) or NULL) had its probabilities set from outside
+   * (an attention edit): its P does not depend on q and k, so it adds nothing to dq and
+   * dk (its dprobs and dv are as above). */
+  ScStatus (*attention_backward) (ScBackend *b, float *dq, float *dk, float *dv, float *dprobs,
+                                  const float *dout, const float *q, const float *k,
+                                  const float *v, const float *probs, int n, int n_heads,
+                                  int n_kv, int d, const ScAttnParams *params,
+                                  const uint8_t *detached, ScError *err);
 } ScBackendOps;
 
 /* The handle. Fields are set once by the backend's constructor. */
@@ -152,6 +211,10 @@ ScStatus sc_backend_gelu (ScBackend *b, float *y, const float *x, size_t n, ScEr
 ScStatus sc_backend_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
 ScStatus sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim,
                               ScError *err);
+
+/* SC_ERR_UNSUPPORTED ("backend 'NAME' has no backward ops") unless @b has
+ * SC_BACKEND_CAP_BACKWARD; the backward pass checks once, then calls the ops directly. */
+ScStatus sc_backend_check_backward (const ScBackend *b, ScError *err);
 
 /* The attention op, after checking what the op may assume: SC_ERR_INVALID_ARG unless
  * 1 <= n_q <= n_k, n_kv >= 1 divides n_heads, d >= 1 and window >= 0; SC_ERR_UNSUPPORTED

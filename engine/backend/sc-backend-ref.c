@@ -137,6 +137,99 @@ ref_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err)
   return SC_OK;
 }
 
+/* dx (n, in) = dy (n, out) . W, each sum in double, rounded once. */
+static ScStatus
+ref_matmul_backward (ScBackend *b, float *dx, const float *dy, const float *w, int n, int in,
+                     int out, bool accumulate, ScError *err)
+{
+  int i, o, c;
+
+  for (i = 0; i < n; i++)
+    for (c = 0; c < in; c++)
+      {
+        double acc = 0.0;
+        for (o = 0; o < out; o++)
+          acc += (double) dy[(size_t) i * out + o] * w[(size_t) o * in + c];
+        dx[(size_t) i * in + c] = (float) (accumulate ? dx[(size_t) i * in + c] + acc : acc);
+      }
+  return SC_OK;
+}
+
+/* The attention gradients of sc-backend-impl.h, written as the formulas read: per head and
+ * row, dP over the visible keys, the softmax Jacobian, then the sums into dq, dk, dv, all
+ * in double. dk and dv are accumulated in double buffers and rounded once at the end. */
+static ScStatus
+ref_attention_backward (ScBackend *b, float *dq, float *dk, float *dv, float *dprobs,
+                        const float *dout, const float *q, const float *k, const float *v,
+                        const float *probs, int n, int n_heads, int n_kv, int d,
+                        const ScAttnParams *p, const uint8_t *detached, ScError *err)
+{
+  const int group = n_heads / n_kv, Q = n_heads * d, KV = n_kv * d;
+  const size_t nn = (size_t) n * n;
+  double *dkd = calloc ((size_t) 2 * n * KV + 2 * (size_t) n, sizeof *dkd), *dvd, *ds, *dp;
+  int h, i, j, c;
+
+  if (dkd == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "%s: attention_backward: out of memory",
+                         b->ops->name);
+  dvd = dkd + (size_t) n * KV;
+  ds = dvd + (size_t) n * KV;
+  dp = ds + n;
+  for (h = 0; h < n_heads; h++)
+    {
+      const int g = h / group;
+      const double hs = p->head_scale != NULL ? p->head_scale[h] : 1.0;
+      const bool attached = detached == NULL || !detached[h];
+
+      for (i = 0; i < n; i++)
+        {
+          const float *P = probs + h * nn + (size_t) i * n, *go = dout + (size_t) i * Q + h * d;
+          float *dP = dprobs + h * nn + (size_t) i * n;
+          double dot = 0.0;
+          bool all_masked;
+          int lo, hi;
+
+          sc_attn_key_range (i, n, p->causal, p->window, &lo, &hi);
+          all_masked = sc_cpu_row_all_masked (lo, hi, p->key_mask);
+          /* dP over the visible keys, then the softmax Jacobian ds */
+          for (j = 0; j < n; j++)
+            {
+              dp[j] = 0.0;
+              if (sc_cpu_key_allowed (i, j, lo, hi, p->key_mask, all_masked))
+                for (c = 0; c < d; c++)
+                  dp[j] += hs * go[c] * v[(size_t) j * KV + g * d + c];
+              dP[j] = (float) dp[j];
+              dot += (double) P[j] * dp[j];
+            }
+          for (j = 0; j < n; j++)
+            ds[j] = (double) P[j] * (dp[j] - dot);
+          /* dq_i; dk_j and dv_j collect every row's share */
+          for (c = 0; c < d; c++)
+            {
+              double acc = 0.0;
+              for (j = 0; j < n; j++)
+                acc += ds[j] * k[(size_t) j * KV + g * d + c];
+              dq[(size_t) i * Q + h * d + c] = attached ? (float) (p->scale * acc) : 0.0f;
+            }
+          for (j = 0; j < n; j++)
+            for (c = 0; c < d; c++)
+              {
+                const size_t at = (size_t) j * KV + g * d + c;
+                if (attached)
+                  dkd[at] += p->scale * ds[j] * q[(size_t) i * Q + h * d + c];
+                dvd[at] += hs * P[j] * go[c];
+              }
+        }
+    }
+  for (i = 0; i < n * KV; i++)
+    {
+      dk[i] = (float) dkd[i];
+      dv[i] = (float) dvd[i];
+    }
+  free (dkd);
+  return SC_OK;
+}
+
 static const ScBackendOps cpu_ref_ops = {
   .name = "cpu-ref",
   SC_CPU_SHARED_OPS,
@@ -145,6 +238,8 @@ static const ScBackendOps cpu_ref_ops = {
   .layer_norm = ref_layer_norm,
   .gelu = ref_gelu,
   .geglu = ref_geglu,
+  .matmul_backward = ref_matmul_backward,
+  .attention_backward = ref_attention_backward,
 };
 
 ScBackend *

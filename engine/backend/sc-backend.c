@@ -110,3 +110,17 @@ sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q, co
     return st;
   return b->ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, err);
 }
+
+ScStatus
+sc_backend_check_backward (const ScBackend *b, ScError *err)
+{
+  const ScBackendOps *o = b->ops;
+  const bool all = o->matmul_backward != NULL && o->rmsnorm_backward != NULL
+                   && o->rope_backward != NULL && o->swiglu_backward != NULL
+                   && o->get_rows_backward != NULL && o->attention_backward != NULL;
+
+  if ((b->caps & SC_BACKEND_CAP_BACKWARD) && all)
+    return SC_OK;
+  return sc_error_set (err, SC_ERR_UNSUPPORTED, "backend '%s' has no backward ops (gradients "
+                       "need them; use the cpu backend)", o->name);
+}

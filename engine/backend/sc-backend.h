@@ -52,6 +52,9 @@ typedef enum {
   SC_BACKEND_CAP_ATTN_NONCAUSAL = 1u << 4,
   /* (optional attention option) window > 0: sliding-window masking (Gemma 3 local layers). */
   SC_BACKEND_CAP_ATTN_WINDOW = 1u << 5,
+  /* (optional ops) the backward ops: activation gradients for attributions
+   * (forward/sc-backward.h). */
+  SC_BACKEND_CAP_BACKWARD = 1u << 6,
 } ScBackendCap;
 
 /* The CPU backends. @n_threads <= 0 means all cores. sc_backend_cpu_new() returns NULL and

@@ -138,6 +138,14 @@ sc_sgemm (bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
 }
 
 void
+sc_sgemm_t (bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float *a,
+            int lda, const float *b, int ldb, float beta, float *c, int ldc)
+{
+  blas.sgemm (CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void
 sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta, float *y)
 {
   blas.sgemv (CblasRowMajor, CblasNoTrans, m, n, alpha, a, lda, x, 1, beta, y, 1);

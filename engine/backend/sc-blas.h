@@ -33,6 +33,11 @@ ScStatus sc_blas_init (ScError *err);
 void sc_sgemm (bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                const float *b, int ldb, float beta, float *c, int ldc);
 
+/* sc_sgemm with either operand transposed: op(A) (m, k) is A^T (A stored (k, m)) when
+ * @trans_a, else A (m, k); op(B) as above. */
+void sc_sgemm_t (bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float *a,
+                 int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
 /* y (m) = alpha * A (m, n) . x (n) + beta * y, A row-major with leading dimension lda. */
 void sc_sgemv (int m, int n, float alpha, const float *a, int lda, const float *x, float beta,
                float *y);

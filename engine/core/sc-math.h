@@ -237,6 +237,16 @@ sc_siluf (float x)
   return x / (1.0f + expf (-x));
 }
 
+/* The derivative of silu, in double (the backward pass's): with s = sigmoid(x),
+ * silu'(x) = s (1 + x (1 - s)). */
+SC_HD double
+sc_silu_grad (double x)
+{
+  const double s = 1.0 / (1.0 + exp (-x));
+
+  return s * (1.0 + x * (1.0 - s));
+}
+
 /* GELU, tanh approximation (Hendrycks & Gimpel 2016, eq. 2; GPT-2's "gelu_new", Gemma's
  * "gelu_pytorch_tanh", ggml's ggml_gelu):
  *   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
