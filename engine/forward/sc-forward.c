@@ -34,6 +34,7 @@
  * themselves (backends).
  */
 #include "forward/sc-forward.h"
+#include "forward/sc-session-private.h"
 
 #include "backend/sc-backend-impl.h"
 #include "core/sc-math.h"
@@ -44,39 +45,6 @@
 #include <string.h>
 #include <time.h>
 
-struct ScSession {
-  const ScModel *model;
-  ScBackend *b;
-  const ScArchDesc *arch;
-  void *layers; /* (L) views of arch->layer_size bytes: each layer's weights on b */
-  const float *token_embd, *output_norm, *output;
-
-  int cap;       /* token capacity of the buffers below */
-  float *x;      /* (cap, E) residual stream */
-  float *h;      /* (cap, E) normalised input of a sublayer */
-  float *qkv;    /* (cap, Q + 2 KV) fused projection output */
-  float *q;      /* (cap, Q) */
-  float *kc;     /* (L, cap, KV) keys of every layer: the KV cache when kept */
-  float *vc;     /* (L, cap, KV) values */
-  float *o;      /* (cap, Q) attention output */
-  float *gu;     /* (cap, 2F) fused gate|up projection output */
-  float *act;    /* (cap, F) silu(gate) * up */
-  float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
-  float *probs_host; /* host copy for device backends; == probs on host-memory ones */
-  float *logits_dev; /* (logits_rows, V): only the rows calls have asked for (ensure_logits) */
-  int logits_rows;
-  float *o_host;     /* (cap, Q) host copy of o for the observer's attn_output on device
-                      * backends; NULL until wanted */
-
-  /* Prefix reuse: residual entering each layer 0..L (L = final), for kept_ids. */
-  float *resid;      /* (L + 1, cap, E), NULL until first kept run */
-  int32_t *kept_ids; /* (kept_n) */
-  int kept_n;
-
-  /* KV cache: kc/vc rows 0..kv_n hold the keys and values of kv_ids. */
-  int32_t *kv_ids;
-  int kv_n;
-};
 
 static void
 free_buffers (ScSession *s)
@@ -418,9 +386,12 @@ check_intervention (const ScIntervention *iv, const ScModelInfo *in, ScError *er
       if (x->head < 0 || x->head >= H)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d].head %d is "
                              "outside 0..%d", e, x->head, H - 1);
-      if (x->kind < SC_ATTN_EDIT_NONE || x->kind > SC_ATTN_EDIT_ZERO_TOP)
+      if (x->kind < SC_ATTN_EDIT_NONE || x->kind > SC_ATTN_EDIT_REPLACE)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d].kind %d is not "
                              "an ScAttnEditKind", e, (int) x->kind);
+      if (x->kind == SC_ATTN_EDIT_REPLACE && x->probs == NULL)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: edits[%d] replaces layer "
+                             "%d head %d with NULL probabilities", e, x->layer, x->head);
       for (f = 0; f < e && x->kind != SC_ATTN_EDIT_NONE; f++)
         if (iv->edits[f].kind != SC_ATTN_EDIT_NONE && iv->edits[f].layer == x->layer
             && iv->edits[f].head == x->head)
@@ -449,7 +420,8 @@ remember_ids (int32_t **dst, const int32_t *ids, int n, ScError *err)
 
 /* Checks the arguments of sc_forward() and whether prefix or cache reuse is valid. */
 static ScStatus
-check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt, ScError *err)
+check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt, bool recompute,
+            ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const ScIntervention *iv = opt->intervention;
@@ -493,7 +465,7 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
       if (s->resid == NULL || s->kept_n != n || memcmp (s->kept_ids, ids, n * sizeof *ids) != 0)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "start_layer %d needs residuals kept by a "
                              "previous run on the same tokens", opt->start_layer);
-      if (sc_intervention_first_layer (iv, in) < opt->start_layer)
+      if (!recompute && sc_intervention_first_layer (iv, in) < opt->start_layer)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "the intervention changes layer %d, below "
                              "start_layer %d", sc_intervention_first_layer (iv, in),
                              opt->start_layer);
@@ -675,6 +647,7 @@ edit_weights (const ScAttnEdit *e, int layer, int head, int pos, float *w, int m
             w[t] = rest > 0.0 ? (float) (w[t] / rest) : 1.0f / (float) (m - 1);
         break;
       }
+    case SC_ATTN_EDIT_REPLACE: /* edit_heads() copies the given row itself */
     case SC_ATTN_EDIT_NONE:
     default:
       break;
@@ -756,7 +729,10 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
             idx[m++] = p;
           for (t = 0; t < m; t++)
             orig[t] = w[t] = row[idx[t]];
-          if (e != NULL)
+          if (e != NULL && e->kind == SC_ATTN_EDIT_REPLACE)
+            for (t = 0; t < m; t++)
+              w[t] = e->probs[(size_t) i * nk + idx[t]];
+          else if (e != NULL)
             edit_weights (e, l, h, p, w, m);
           changed = memcmp (orig, w, (size_t) m * sizeof (float)) != 0;
           for (t = 0; t < m; t++)
@@ -797,6 +773,13 @@ ScStatus
 sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *options,
             float *logits, ScError *err)
 {
+  return sc_forward_taped (s, ids, n, options, NULL, logits, err);
+}
+
+ScStatus
+sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *options,
+                  const ScForwardTape *tape, float *logits, ScError *err)
+{
   static const ScForwardOptions defaults = { 0 };
   const ScForwardOptions *opt = options != NULL ? options : &defaults;
   const ScModelInfo *in = sc_model_info (s->model);
@@ -811,12 +794,17 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   const EditCtx edit_ctx = { iv };
   ScLayerCtx c;
   ScStatus st;
+  const int stop = tape != NULL && tape->stop_layer > 0 && tape->stop_layer < L ? tape->stop_layer
+                                                                                  : L;
   int l, first_row, n_out;
 
   if (err != NULL)
     sc_error_clear (err);
-  if ((st = check_call (s, ids, n, opt, err)) != SC_OK)
+  if ((st = check_call (s, ids, n, opt, tape != NULL && tape->recompute, err)) != SC_OK)
     return st;
+  if (tape != NULL && (past > 0 || opt->keep_kv))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a taped forward runs whole prompts (no "
+                         "n_past, no keep_kv)");
   if ((st = ensure_capacity (s, n, opt->keep_residuals || opt->start_layer > 0, err)) != SC_OK)
     return st;
   /* what every layer shares (the buffers as ensure_capacity left them); the loop sets the
@@ -838,10 +826,12 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
   /* The residual stream entering layer start_layer, for the nq new rows. */
   if (opt->start_layer > 0)
     TRY (b->ops->copy (b, s->x, s->resid + (size_t) opt->start_layer * s->cap * E, nE, err));
+  else if (tape != NULL && tape->input_embd != NULL)
+    TRY (b->ops->copy (b, s->x, tape->input_embd, nE, err));
   else
     TRY (b->ops->get_rows (b, s->x, s->token_embd, ids + past, nq, E, err));
 
-  for (l = opt->start_layer; l < L; l++)
+  for (l = opt->start_layer; l < stop; l++)
     {
       c.layer = l;
       c.head_scale = iv != NULL && iv->head_scale != NULL ? iv->head_scale + (size_t) l * H : NULL;
@@ -862,6 +852,13 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
           if (mine != NULL)
             c.probs = mine;
         }
+      if (tape != NULL)
+        {
+          c.q = tape->q + l * tape->q_stride;
+          c.probs = tape->probs + l * tape->probs_stride;
+          c.gu = tape->gu + l * tape->gu_stride;
+          c.x_mid = tape->x_mid + l * tape->x_mid_stride;
+        }
       if ((st = s->arch->layer (&c, (const char *) s->layers + (size_t) l * s->arch->layer_size,
                                 err)) != SC_OK)
         {
@@ -880,6 +877,12 @@ sc_forward (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
         return sc_error_set (err, SC_ERR_CANCELLED, "cancelled after layer %d", l);
     }
 
+  if (stop < L) /* a taped run of some layers: no output head */
+    {
+      if (opt->stats != NULL)
+        opt->stats->total_s += now_s () - t_start;
+      return SC_OK;
+    }
   if (opt->keep_residuals)
     {
       TRY (b->ops->copy (b, s->resid + (size_t) L * s->cap * E, s->x, nE, err));

@@ -43,6 +43,12 @@ typedef enum {
    * allowed key stays as it is (there is nothing to move its weight to); if every other
    * weight is exactly 0 (underflow), they share the row equally. */
   SC_ATTN_EDIT_ZERO_TOP,
+  /* The row's weights over its allowed keys are taken from @probs (the edit's matrix,
+   * (n_q, n_k) row-major for the call's query rows and keys); entries outside the allowed
+   * keys are ignored and stay 0. The caller makes each row a distribution over its allowed
+   * keys. The backward pass treats such a head as detached: its P does not depend on its
+   * queries and keys (adversarial attention, study/sc-adversarial.h, sets P this way). */
+  SC_ATTN_EDIT_REPLACE,
 } ScAttnEditKind;
 
 typedef struct {
@@ -50,6 +56,7 @@ typedef struct {
   int head;            /* query head, 0 .. n_heads - 1; at most one edit per (layer, head) */
   ScAttnEditKind kind;
   uint64_t seed;       /* PERMUTE only */
+  const float *probs;  /* REPLACE only: (n_q, n_k) host, borrowed for the call */
 } ScAttnEdit;
 
 typedef struct {

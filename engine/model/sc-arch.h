@@ -85,7 +85,40 @@ typedef struct ScLayerCtx {
    * and of ctx->o; every other head's bytes are left as the attention op wrote them. */
   ScStatus (*edit_heads) (const struct ScLayerCtx *ctx, bool causal, int window, ScError *err);
   const void *edit_user;    /* the forward pass's, for edit_heads */
+  float *x_mid;             /* (n_q, E) or NULL: where the layer copies the residual
+                             * stream between its attention and feed-forward blocks (the
+                             * backward pass's tape; sc-session-private.h) */
 } ScLayerCtx;
+
+/* What the backward pass (forward/sc-backward.c) hands a layer's backward function: layer
+ * @layer of a whole prompt of n tokens, what its forward left on the tape, and the
+ * gradient flowing back. Buffers are backend memory; shapes as in ScLayerCtx. */
+typedef struct {
+  ScBackend *b;
+  const ScModelInfo *info;
+  int layer, n;
+  /* the forward's values (ScForwardTape, the session's cache and residuals) */
+  const float *x_in;          /* (n, E) the residual entering the layer */
+  const float *x_mid;         /* (n, E) the residual between its blocks */
+  const float *q;             /* (n, Q) queries after RoPE */
+  const float *k, *v;         /* (n, KV) keys after RoPE, values */
+  const float *probs;         /* (H, n, n) the probabilities that multiplied V */
+  const float *gu;            /* (n, 2F) the gate|up projection's output */
+  const float *head_scale;    /* host (H) or NULL, as in the forward */
+  const uint8_t *key_mask;    /* host (n) or NULL, as in the forward */
+  const uint8_t *detached;    /* host (H) or NULL: heads whose P was set from outside */
+  /* the gradient */
+  float *dx;                  /* (n, E) in: d objective / d residual leaving the layer;
+                               * out: d objective / d residual entering it */
+  float *dprobs;              /* (H, n, n) out: d objective / d P */
+  /* scratch */
+  float *dh;                  /* (n, E) */
+  float *dq;                  /* (n, Q) */
+  float *dk, *dv;             /* (n, KV) each */
+  float *dattn;               /* (n, Q) the gradient of the attention output */
+  float *dgu;                 /* (n, 2F) */
+  float *dact;                /* (n, F) */
+} ScLayerGradCtx;
 
 typedef struct {
   const char *name;            /* general.architecture, e.g. "llama" */
@@ -104,6 +137,12 @@ typedef struct {
    * new keys and values and the attention probabilities. Returns the first failing op's
    * status with @err filled (SC_ERR_NOMEM, SC_ERR_BACKEND, SC_ERR_UNSUPPORTED). */
   ScStatus (*layer) (const ScLayerCtx *ctx, const void *view, ScError *err);
+
+  /* (optional: NULL = no gradients for this architecture) The layer's backward: from
+   * ctx->dx to the gradient of the residual entering the layer (in place), and ctx->dprobs,
+   * through the backend's backward ops, given what the layer's forward wrote on the tape
+   * (which needs the forward to fill ScLayerCtx.x_mid). */
+  ScStatus (*layer_backward) (const ScLayerGradCtx *ctx, const void *view, ScError *err);
 } ScArchDesc;
 
 /* The architectures (one file each). */

@@ -1,0 +1,78 @@
+/* sc-session-private.h — the session's insides, for the two files that run layers:
+ * sc-forward.c (the forward pass) and sc-backward.c (the backward pass, which runs the
+ * forward with a tape and reads what it kept). Nothing else includes it.
+ */
+#pragma once
+
+#include "forward/sc-forward.h"
+#include "model/sc-arch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ScSession {
+  const ScModel *model;
+  ScBackend *b;
+  const ScArchDesc *arch;
+  void *layers; /* (L) views of arch->layer_size bytes: each layer's weights on b */
+  const float *token_embd, *output_norm, *output;
+
+  int cap;       /* token capacity of the buffers below */
+  float *x;      /* (cap, E) residual stream */
+  float *h;      /* (cap, E) normalised input of a sublayer */
+  float *qkv;    /* (cap, Q + 2 KV) fused projection output */
+  float *q;      /* (cap, Q) */
+  float *kc;     /* (L, cap, KV) keys of every layer: the KV cache when kept */
+  float *vc;     /* (L, cap, KV) values */
+  float *o;      /* (cap, Q) attention output */
+  float *gu;     /* (cap, 2F) fused gate|up projection output */
+  float *act;    /* (cap, F) silu(gate) * up */
+  float *probs;  /* (H, cap, cap) on the backend; packed as (H, n_q, n_k) for a run */
+  float *probs_host; /* host copy for device backends; == probs on host-memory ones */
+  float *logits_dev; /* (logits_rows, V): only the rows calls have asked for (ensure_logits) */
+  int logits_rows;
+  float *o_host;     /* (cap, Q) host copy of o for the observer's attn_output on device
+                      * backends; NULL until wanted */
+
+  /* Prefix reuse: residual entering each layer 0..L (L = final), for kept_ids. */
+  float *resid;      /* (L + 1, cap, E), NULL until first kept run */
+  int32_t *kept_ids; /* (kept_n) */
+  int kept_n;
+
+  /* KV cache: kc/vc rows 0..kv_n hold the keys and values of kv_ids. */
+  int32_t *kv_ids;
+  int kv_n;
+};
+
+/* Where a taped forward (below) leaves what the backward pass needs, per layer l: layer l
+ * writes its post-RoPE queries at q + l * q_stride (n, Q), its probabilities at
+ * probs + l * probs_stride (H, n, n), its gate|up projection at gu + l * gu_stride (n, 2F)
+ * and the residual between its two blocks at x_mid + l * x_mid_stride (n, E) — backend
+ * memory; a stride of 0 makes every layer write the same slot (a backward that recomputes
+ * one layer at a time). Keys and values stay in the session's per-layer cache (kc, vc), the
+ * residual entering each layer in resid (keep_residuals). */
+typedef struct {
+  float *q, *probs, *gu, *x_mid;
+  size_t q_stride, probs_stride, gu_stride, x_mid_stride;
+  /* backend memory (n, E): the residual entering layer 0 instead of token_embd[ids]
+   * (integrated gradients' scaled inputs); NULL = the lookup */
+  const float *input_embd;
+  /* run layers start_layer .. stop_layer - 1 only; stop_layer < n_layers skips the output
+   * head (and @logits is not written); 0 = every layer */
+  int stop_layer;
+  /* the residuals kept were made by this same run (same ids, input and intervention): a
+   * start_layer above the intervention's first layer is then a recomputation, not a
+   * prefix reuse, and is allowed */
+  bool recompute;
+} ScForwardTape;
+
+/* sc_forward() with @tape (NULL = sc_forward itself). The observer, when given, is handed
+ * the tape's probabilities; zero-copy layer buffers are not used. */
+ScStatus sc_forward_taped (ScSession *session, const int32_t *ids, int n_tokens,
+                           const ScForwardOptions *options, const ScForwardTape *tape,
+                           float *logits, ScError *err);
+
+#ifdef __cplusplus
+}
+#endif
