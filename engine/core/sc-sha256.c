@@ -367,3 +367,20 @@ sc_sha256_hex (const uint8_t digest[SC_SHA256_DIGEST_SIZE], char hex[SC_SHA256_H
     }
   hex[2 * SC_SHA256_DIGEST_SIZE] = '\0';
 }
+
+void
+sc_sha256_int32_hex (const int32_t *values, int n, char hex[SC_SHA256_HEX_SIZE])
+{
+  uint8_t digest[SC_SHA256_DIGEST_SIZE], le[4];
+  ScSha256 ctx;
+
+  sc_sha256_init (&ctx);
+  for (int i = 0; i < n; i++)
+    {
+      const uint32_t u = (uint32_t) values[i];
+      le[0] = u & 0xff, le[1] = (u >> 8) & 0xff, le[2] = (u >> 16) & 0xff, le[3] = u >> 24;
+      sc_sha256_update (&ctx, le, 4);
+    }
+  sc_sha256_final (&ctx, digest);
+  sc_sha256_hex (digest, hex);
+}

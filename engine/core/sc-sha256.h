@@ -75,6 +75,10 @@ ScStatus sc_sha256_file (const char *path, uint8_t digest[SC_SHA256_DIGEST_SIZE]
 /* Writes @digest as 64 lower-case hex digits and a NUL into @hex. */
 void sc_sha256_hex (const uint8_t digest[SC_SHA256_DIGEST_SIZE], char hex[SC_SHA256_HEX_SIZE]);
 
+/* The hex SHA-256 of @n int32 values as little-endian bytes, whatever the host's order:
+ * how a study's params name a sentence given by its token ids. */
+void sc_sha256_int32_hex (const int32_t *values, int n, char hex[SC_SHA256_HEX_SIZE]);
+
 #ifdef __cplusplus
 }
 #endif

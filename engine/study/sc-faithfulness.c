@@ -747,18 +747,8 @@ sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithPa
     }
   else
     {
-      uint8_t digest[SC_SHA256_DIGEST_SIZE], le[4];
-      ScSha256 ctx;
       char h[SC_SHA256_HEX_SIZE];
-      sc_sha256_init (&ctx);
-      for (int i = 0; i < n; i++)
-        {
-          const uint32_t u = (uint32_t) ids[i];
-          le[0] = u & 0xff, le[1] = (u >> 8) & 0xff, le[2] = (u >> 16) & 0xff, le[3] = u >> 24;
-          sc_sha256_update (&ctx, le, 4);
-        }
-      sc_sha256_final (&ctx, digest);
-      sc_sha256_hex (digest, h);
+      sc_sha256_int32_hex (ids, n, h);
       strcpy (run, "null");
       snprintf (hex, sizeof hex, "\"%s\"", h);
     }

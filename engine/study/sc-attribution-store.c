@@ -1,0 +1,227 @@
+/* sc-attribution-store.c — gradient attributions in the capture store: the params text,
+ * storing a result as a study, and reading one back with every number checked (the layout
+ * is in sc-attribution.h, "Storage").
+ */
+#include "study/sc-attribution.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sc-sha256.h"
+
+/* The five values of series "clean" and the five of "ig.check". */
+enum { CLEAN_TARGET, CLEAN_POSITION, CLEAN_N, CLEAN_VALUE, CLEAN_TOP1, N_CLEAN };
+enum { CHECK_FX, CHECK_FBASE, CHECK_SUM, CHECK_GAP, CHECK_GAP_REL, N_CHECK };
+
+int
+sc_attr_params_json (int64_t run_id, const int32_t *ids, int n, const ScAttrParams *p, char *buf,
+                     size_t size)
+{
+  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[16], methods[64] = "", base[24];
+  unsigned set;
+  int len;
+
+  if (p == NULL || buf == NULL || run_id < 0 || (run_id == 0 && (ids == NULL || n < 1))
+      || sc_attr_rule_id (p->rule) == NULL || sc_attr_baseline_id (p->baseline) == NULL
+      || p->methods >= (1u << SC_ATTR_N_METHODS))
+    return -1;
+  if (run_id > 0)
+    {
+      snprintf (run, sizeof run, "%lld", (long long) run_id);
+      strcpy (hex, "null");
+    }
+  else
+    {
+      char h[SC_SHA256_HEX_SIZE];
+      sc_sha256_int32_hex (ids, n, h);
+      strcpy (run, "null");
+      snprintf (hex, sizeof hex, "\"%s\"", h);
+    }
+  if (p->target >= 0)
+    snprintf (target, sizeof target, "%d", (int) p->target);
+  else
+    strcpy (target, "null");
+  set = p->methods == 0 ? (1u << SC_ATTR_N_METHODS) - 1 : p->methods;
+  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
+    if (set & (1u << m))
+      {
+        if (methods[0] != '\0')
+          strcat (methods, ",");
+        strcat (methods, sc_attr_method_id ((ScAttrMethod) m));
+      }
+  if (p->baseline == SC_ATTR_BASELINE_TOKEN)
+    snprintf (base, sizeof base, "\"token:%d\"", (int) p->baseline_token);
+  else
+    strcpy (base, "\"zero\"");
+  /* integrated gradients' settings only matter when it runs: without it they are null, so
+   * a saliency study is found whatever --steps said */
+  if (set & (1u << SC_ATTR_IG))
+    len = snprintf (buf, size, "{\"study\":%d,\"run\":%s,\"ids\":%s,\"methods\":\"%s\","
+                    "\"target\":%s,\"position\":%d,\"steps\":%d,\"rule\":\"%s\","
+                    "\"baseline\":%s}", SC_ATTR_STUDY_VERSION, run, hex, methods, target,
+                    p->position, p->steps > 0 ? p->steps : SC_ATTR_DEFAULT_STEPS,
+                    sc_attr_rule_id (p->rule), base);
+  else
+    len = snprintf (buf, size, "{\"study\":%d,\"run\":%s,\"ids\":%s,\"methods\":\"%s\","
+                    "\"target\":%s,\"position\":%d,\"steps\":null,\"rule\":null,"
+                    "\"baseline\":null}", SC_ATTR_STUDY_VERSION, run, hex, methods, target,
+                    p->position);
+  return len < 0 || (size_t) len >= size ? -1 : len;
+}
+
+ScStatus
+sc_attr_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+               const ScAttrResult *r, int64_t *study_id, ScError *err)
+{
+  ScStoreStudy *s = NULL;
+  ScStatus st;
+
+  if (r == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: no result to store");
+  if ((st = sc_store_study_begin (store, SC_ATTR_KIND, model, params_json, &s, err)) != SC_OK)
+    return st;
+  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
+    for (int j = 0; r->scores[m] != NULL && j < r->n_tokens; j++)
+      if ((st = sc_store_study_add_series (s, sc_attr_method_id ((ScAttrMethod) m), j,
+                                           r->scores[m][j], err)) != SC_OK)
+        goto fail;
+  if (r->scores[SC_ATTR_IG] != NULL)
+    {
+      const double check[N_CHECK] = { r->value, r->f_baseline, r->ig_sum, r->ig_gap,
+                                       r->ig_gap_rel };
+      for (int c = 0; c < N_CHECK; c++)
+        if ((st = sc_store_study_add_series (s, "ig.check", c, check[c], err)) != SC_OK)
+          goto fail;
+    }
+  {
+    const double clean[N_CLEAN] = { r->target, r->position, r->n_tokens, r->value, r->top1 };
+    for (int c = 0; c < N_CLEAN; c++)
+      if ((st = sc_store_study_add_series (s, "clean", c, clean[c], err)) != SC_OK)
+        goto fail;
+  }
+  return sc_store_study_commit (s, study_id, err);
+
+fail:
+  sc_store_study_abort (s);
+  return st;
+}
+
+static bool
+is_index (double v, double below)
+{
+  return v >= 0 && v < below && v == floor (v);
+}
+
+ScStatus
+sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+              const char *params_json, const ScAttrParams *params, ScAttrResult **out,
+              int64_t *study_id, ScError *err)
+{
+  ScStoreStudyData *d = NULL;
+  ScAttrResult *r = NULL;
+  double clean[N_CLEAN], check[N_CHECK];
+  char bad[192] = "the clean series";
+  int64_t id = 0;
+  ScStatus st;
+  size_t i;
+  int c;
+
+  if (store == NULL || info == NULL || sha256 == NULL || params_json == NULL || params == NULL
+      || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: NULL argument");
+  *out = NULL;
+  if ((st = sc_store_find_study (store, SC_ATTR_KIND, sha256, params_json, &id, err)) != SC_OK
+      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+    return st;
+  for (c = 0; c < N_CLEAN; c++)
+    clean[c] = NAN;
+  for (c = 0; c < N_CHECK; c++)
+    check[c] = NAN;
+  for (i = 0; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      if (strcmp (v->series, "clean") == 0 && v->pos < N_CLEAN)
+        clean[v->pos] = v->value;
+      else if (strcmp (v->series, "ig.check") == 0 && v->pos < N_CHECK)
+        check[v->pos] = v->value;
+    }
+  if (!(is_index (clean[CLEAN_N], SC_STORE_MAX_TOKENS + 1.0) && clean[CLEAN_N] >= 1
+        && is_index (clean[CLEAN_POSITION], clean[CLEAN_N])
+        && is_index (clean[CLEAN_TARGET], info->n_vocab)
+        && is_index (clean[CLEAN_TOP1], info->n_vocab) && isfinite (clean[CLEAN_VALUE])
+        && clean[CLEAN_VALUE] <= 0))
+    goto bad;
+  if ((r = sc_attr_result_new ((int) clean[CLEAN_N], (int) info->n_layers,
+                                  (int) info->n_heads)) == NULL)
+    {
+      sc_store_study_data_free (d);
+      return sc_error_set (err, SC_ERR_NOMEM, "attribution: out of memory");
+    }
+  r->target = (int32_t) clean[CLEAN_TARGET];
+  r->position = (int) clean[CLEAN_POSITION];
+  r->value = clean[CLEAN_VALUE];
+  r->top1 = (int32_t) clean[CLEAN_TOP1];
+  for (i = 0; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      ScAttrMethod m;
+      if (!sc_attr_method_from_id (v->series, &m))
+        continue;
+      snprintf (bad, sizeof bad, "series '%s' at %d (value %g)", v->series, v->pos, v->value);
+      /* a norm and a rollout relevance are >= 0; every score is finite */
+      if (v->pos >= r->n_tokens || !isfinite (v->value)
+          || ((m == SC_ATTR_SALIENCY || m == SC_ATTR_GRAD_ROLLOUT) && v->value < 0))
+        goto bad;
+      if (r->scores[m] == NULL)
+        {
+          if ((r->scores[m] = malloc ((size_t) r->n_tokens * sizeof (double))) == NULL)
+            {
+              sc_store_study_data_free (d);
+              sc_attr_result_free (r);
+              return sc_error_set (err, SC_ERR_NOMEM, "attribution: out of memory");
+            }
+          for (c = 0; c < r->n_tokens; c++)
+            r->scores[m][c] = NAN;
+          r->methods |= 1u << m;
+        }
+      r->scores[m][v->pos] = v->value;
+    }
+  for (c = 0; c < SC_ATTR_N_METHODS; c++)
+    for (int j = 0; r->scores[c] != NULL && j < r->n_tokens; j++)
+      if (isnan (r->scores[c][j]))
+        {
+          snprintf (bad, sizeof bad, "series '%s' (no value at token %d)",
+                    sc_attr_method_id ((ScAttrMethod) c), j);
+          goto bad;
+        }
+  if (r->scores[SC_ATTR_IG] != NULL)
+    {
+      snprintf (bad, sizeof bad, "series 'ig.check'");
+      for (c = 0; c < N_CHECK; c++)
+        if (!isfinite (check[c]))
+          goto bad;
+      if (check[CHECK_GAP] < 0 || check[CHECK_GAP_REL] < 0 || check[CHECK_FBASE] > 0)
+        goto bad;
+      r->f_baseline = check[CHECK_FBASE];
+      r->ig_sum = check[CHECK_SUM];
+      r->ig_gap = check[CHECK_GAP];
+      r->ig_gap_rel = check[CHECK_GAP_REL];
+      r->steps = params->steps > 0 ? params->steps : SC_ATTR_DEFAULT_STEPS;
+      r->rule = params->rule;
+      r->baseline = params->baseline;
+      r->baseline_token = params->baseline == SC_ATTR_BASELINE_TOKEN ? params->baseline_token : -1;
+    }
+  if (study_id != NULL)
+    *study_id = id;
+  sc_store_study_data_free (d);
+  *out = r;
+  return SC_OK;
+
+bad:
+  sc_store_study_data_free (d);
+  sc_attr_result_free (r);
+  return sc_error_set (err, SC_ERR_FORMAT, "attribution study %lld: %s is out of range "
+                       "(the database may have been edited)", (long long) id, bad);
+}

@@ -1,0 +1,365 @@
+/* test-attribution.c — gradient attributions (study/sc-attribution.h) on SmolLM2 (skipped
+ * when the model is not fetched):
+ *   1. integrated gradients' completeness: |sum ig - (f(x) - f(x'))| under 1 % of
+ *      |f(x) - f(x')| at the default 50 Gauss-Legendre points, on four sentences (English,
+ *      the Chinese seed, a sentence with digits, a longer one), and the midpoint rule
+ *      converging as its points grow;
+ *   2. the definitions, recomputed here from the backward's raw outputs: saliency is the
+ *      norm of the embedding gradient, gradient × input its dot with the embedding, and
+ *      gradient-weighted rollout the row of the full matrix product prod_l (I + Ā_l),
+ *      computed here layer by layer from every head's P and dP;
+ *   3. a token baseline and a named target are honoured;
+ *   4. the study through the store: stored, found by its params, read back equal; a
+ *      database edited by someone else (a negative saliency, a target outside the
+ *      vocabulary) is refused naming the value; bad parameters are refused naming them.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdbool.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "engine/backend/sc-backend.h"
+#include "engine/forward/sc-backward.h"
+#include "engine/model/sc-model.h"
+#include "engine/store/sc-store.h"
+#include "engine/study/sc-attribution.h"
+
+static const int32_t CAT[] = { 504, 2644, 45360, 260, 4405, 975, 357, 436, 12364, 30 };
+static const int32_t SEED_ZH[] = { 178, 230, 121, 18276, 138, 41671, 221, 12831, 18310, 221,
+                                   178, 129, 124, 46025, 19076 };
+static const int32_t DIGITS[] = { 788, 216, 33, 41, 38, 41, 28, 27639, 24955, 2163,
+                                  260, 808, 1055, 288, 4549, 335, 260, 8872, 30 };
+static const int32_t FOX[] = { 504, 2365, 6354, 16438, 27003, 690, 260, 23790, 2767, 28,
+                               284, 965, 357, 7313, 2025, 30 };
+
+static ScModel *model;
+static char *model_file;
+static ScBackend *backend;
+static ScSession *session;
+static ScGrad *grad;
+
+static gboolean
+need_model (void)
+{
+  if (model == NULL)
+    g_test_skip ("the default model is not fetched (data/fetch-model.sh)");
+  return model != NULL;
+}
+
+static ScAttrResult *
+attribute (const int32_t *ids, int n, const ScAttrParams *p)
+{
+  ScAttrResult *r = NULL;
+  ScError err = { 0 };
+
+  if (sc_attr_run (grad, model, ids, n, p, NULL, NULL, &r, &err) != SC_OK)
+    g_error ("%s", err.message);
+  return r;
+}
+
+/* 1. */
+static void
+test_ig_completeness (void)
+{
+  static const struct {
+    const char *name;
+    const int32_t *ids;
+    int n;
+  } s[] = { { "english", CAT, G_N_ELEMENTS (CAT) }, { "chinese", SEED_ZH, G_N_ELEMENTS (SEED_ZH) },
+            { "digits", DIGITS, G_N_ELEMENTS (DIGITS) }, { "fox", FOX, G_N_ELEMENTS (FOX) } };
+  size_t i;
+
+  if (!need_model ())
+    return;
+  for (i = 0; i < G_N_ELEMENTS (s); i++)
+    {
+      ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = -1, .position = -1 };
+      ScAttrResult *r = attribute (s[i].ids, s[i].n, &p);
+      double sum = 0.0;
+      g_assert_cmpint (r->steps, ==, SC_ATTR_DEFAULT_STEPS);
+      for (int j = 0; j < r->n_tokens; j++)
+        sum += r->scores[SC_ATTR_IG][j];
+      g_assert_cmpfloat (fabs (sum - r->ig_sum), <=, 1e-9 * (1 + fabs (sum)));
+      g_assert_cmpfloat (fabs (r->ig_gap - fabs (sum - (r->value - r->f_baseline))), <=, 1e-9);
+      g_test_message ("%s: f(x) %.5f f(x') %.5f sum %.5f gap %.3g (%.3f %%)", s[i].name,
+                      r->value, r->f_baseline, r->ig_sum, r->ig_gap, 100 * r->ig_gap_rel);
+      g_assert_cmpfloat (r->ig_gap_rel, <, 0.01);
+      sc_attr_result_free (r);
+    }
+  /* the midpoint rule converges: 200 points close more of the gap than 10 */
+  {
+    ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = -1, .position = -1, .steps = 10,
+                       .rule = SC_ATTR_RULE_MIDPOINT };
+    ScAttrResult *coarse = attribute (CAT, G_N_ELEMENTS (CAT), &p), *fine;
+    p.steps = 200;
+    fine = attribute (CAT, G_N_ELEMENTS (CAT), &p);
+    g_test_message ("midpoint: gap %.3g at 10 points, %.3g at 200", coarse->ig_gap, fine->ig_gap);
+    g_assert_cmpfloat (fine->ig_gap, <, coarse->ig_gap);
+    sc_attr_result_free (coarse);
+    sc_attr_result_free (fine);
+  }
+}
+
+/* 2. every head's P and dP, kept for the test's own rollout */
+typedef struct {
+  int n, L, H;
+  double *P, *dP; /* (L, H, n, n) */
+} Kept;
+
+static bool
+keep (void *user, int layer, int head, const float *P, const float *dP, int n)
+{
+  Kept *k = user;
+  const size_t at = ((size_t) layer * k->H + head) * n * n;
+  for (int i = 0; i < n * n; i++)
+    {
+      k->P[at + i] = P[i];
+      k->dP[at + i] = dP[i];
+    }
+  return true;
+}
+
+static void
+test_definitions (void)
+{
+  const int n = G_N_ELEMENTS (FOX);
+  const ScModelInfo *in;
+  ScAttrParams p = { .target = -1, .position = -1 };
+  ScAttrResult *r;
+  ScError err = { 0 };
+  Kept k;
+  int E, i, j, l, h, t;
+  g_autofree float *g = NULL;
+  g_autofree double *R = NULL, *T = NULL, *A = NULL;
+
+  if (!need_model ())
+    return;
+  in = sc_model_info (model);
+  E = (int) in->n_embd;
+  p.methods = (1u << SC_ATTR_SALIENCY) | (1u << SC_ATTR_GRADXINPUT) | (1u << SC_ATTR_GRAD_ROLLOUT);
+  r = attribute (FOX, n, &p);
+  g_assert_null (r->scores[SC_ATTR_IG]);
+  g_assert_true (isnan (r->ig_gap));
+  /* the raw gradient and every head's P, dP through the backward directly */
+  k = (Kept) { n, (int) in->n_layers, (int) in->n_heads, NULL, NULL };
+  k.P = g_new (double, (size_t) k.L * k.H * n * n);
+  k.dP = g_new (double, (size_t) k.L * k.H * n * n);
+  g = g_new (float, (size_t) n * E);
+  {
+    ScObjective obj = { SC_OBJECTIVE_LOGP, -1, r->target, NULL };
+    double value;
+    g_assert_cmpint (sc_grad_forward (grad, FOX, n, NULL, &err), ==, SC_OK);
+    g_assert_cmpint (sc_grad_backward (grad, &obj, keep, &k, &value, g, &err), ==, SC_OK);
+    g_assert_cmpfloat (value, ==, r->value);
+  }
+  for (i = 0; i < n; i++)
+    {
+      const float *x = sc_model_weights (model)->token_embd + (size_t) FOX[i] * E;
+      double norm = 0.0, dot = 0.0;
+      for (t = 0; t < E; t++)
+        {
+          norm += (double) g[i * E + t] * g[i * E + t];
+          dot += (double) g[i * E + t] * x[t];
+        }
+      g_assert_cmpfloat (fabs (r->scores[SC_ATTR_SALIENCY][i] - sqrt (norm)), <=, 1e-9 * sqrt (norm));
+      g_assert_cmpfloat (fabs (r->scores[SC_ATTR_GRADXINPUT][i] - dot), <=, 1e-9 * (1 + fabs (dot)));
+    }
+  /* rollout as the full product: R = I, R <- R + Ā_l R for l = 0 .. L - 1 */
+  R = g_new0 (double, n * n);
+  T = g_new (double, n * n);
+  A = g_new (double, n * n);
+  for (i = 0; i < n; i++)
+    R[i * n + i] = 1.0;
+  for (l = 0; l < k.L; l++)
+    {
+      memset (A, 0, sizeof (double) * n * n);
+      for (h = 0; h < k.H; h++)
+        for (i = 0; i < n * n; i++)
+          {
+            const size_t at = ((size_t) l * k.H + h) * n * n + i;
+            A[i] += fmax (0.0, k.dP[at] * k.P[at]) / k.H;
+          }
+      for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+          {
+            double s = 0.0;
+            for (t = 0; t < n; t++)
+              s += A[i * n + t] * R[t * n + j];
+            T[i * n + j] = R[i * n + j] + s;
+          }
+      memcpy (R, T, sizeof (double) * n * n);
+    }
+  for (j = 0; j < n; j++)
+    {
+      const double want = R[(n - 1) * n + j];
+      g_assert_cmpfloat (fabs (r->scores[SC_ATTR_GRAD_ROLLOUT][j] - want), <=, 1e-9 * (1 + want));
+      g_assert_cmpfloat (r->scores[SC_ATTR_GRAD_ROLLOUT][j], >=, 0.0);
+    }
+  g_assert_cmpfloat (r->scores[SC_ATTR_GRAD_ROLLOUT][n - 1], >=, 1.0);
+  g_free (k.P);
+  g_free (k.dP);
+  sc_attr_result_free (r);
+}
+
+/* 3. */
+static void
+test_options (void)
+{
+  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = 13, .position = 5, .steps = 8,
+                     .baseline = SC_ATTR_BASELINE_TOKEN, .baseline_token = 2 };
+  ScAttrResult *r, *z;
+
+  if (!need_model ())
+    return;
+  r = attribute (CAT, G_N_ELEMENTS (CAT), &p);
+  g_assert_cmpint (r->target, ==, 13);
+  g_assert_cmpint (r->position, ==, 5);
+  g_assert_cmpint (r->steps, ==, 8);
+  g_assert_cmpint (r->baseline_token, ==, 2);
+  p.baseline = SC_ATTR_BASELINE_ZERO;
+  z = attribute (CAT, G_N_ELEMENTS (CAT), &p);
+  /* another baseline, another f(x'); the same f(x) */
+  g_assert_cmpfloat (r->value, ==, z->value);
+  g_assert_cmpfloat (fabs (r->f_baseline - z->f_baseline), >, 1e-3);
+  /* tokens after the position cannot matter: their attribution is exactly 0 */
+  for (int j = 6; j < (int) G_N_ELEMENTS (CAT); j++)
+    g_assert_cmpfloat (r->scores[SC_ATTR_IG][j], ==, 0.0);
+  sc_attr_result_free (r);
+  sc_attr_result_free (z);
+}
+
+/* 4. */
+static void
+tamper (const char *db, const char *sql)
+{
+  sqlite3 *h;
+  g_assert_cmpint (sqlite3_open (db, &h), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (h, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (h);
+}
+
+static void
+test_store (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("saccade-attr-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "a.sqlite", NULL);
+  ScAttrParams p = { .methods = 0, .target = -1, .position = -1, .steps = 4 };
+  const ScModelInfo *in;
+  ScStoreModel sm;
+  ScStoreOptions so = { .writable = true };
+  ScStore *store = NULL;
+  ScAttrResult *r, *back = NULL;
+  ScError err = { 0 };
+  char params[320];
+  int64_t id = 0, id2 = 0;
+
+  if (!need_model ())
+    return;
+  in = sc_model_info (model);
+  r = attribute (CAT, G_N_ELEMENTS (CAT), &p);
+  g_assert_cmpint (sc_attr_params_json (0, CAT, G_N_ELEMENTS (CAT), &p, params, sizeof params),
+                   >, 0);
+  g_assert_nonnull (strstr (params, "\"methods\":\"saliency,gradxinput,ig,grad-rollout\""));
+  g_assert_nonnull (strstr (params, "\"steps\":4,\"rule\":\"gauss-legendre\""));
+  g_assert_cmpint (sc_store_open (db, &so, &store, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_model_identify (model, model_file, &sm, &err), ==, SC_OK);
+  g_assert_cmpint (sc_attr_store (store, &sm, params, r, &id, &err), ==, SC_OK);
+  g_assert_cmpint (sc_attr_load (store, in, sm.sha256, params, &p, &back, &id2, &err), ==, SC_OK);
+  g_assert_cmpint (id, ==, id2);
+  g_assert_cmpint (back->methods, ==, r->methods);
+  g_assert_cmpint (back->target, ==, r->target);
+  g_assert_cmpfloat (back->ig_gap, ==, r->ig_gap);
+  g_assert_cmpint (back->steps, ==, 4);
+  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
+    g_assert_cmpmem (back->scores[m], sizeof (double) * r->n_tokens, r->scores[m],
+                     sizeof (double) * r->n_tokens);
+  sc_attr_result_free (back);
+  back = NULL;
+  sc_store_close (store);
+
+  /* someone else's edits */
+  tamper (db, "UPDATE study_series SET value = -1 WHERE series = 'saliency' AND pos = 3");
+  g_assert_cmpint (sc_store_open (db, &so, &store, &err), ==, SC_OK);
+  g_assert_cmpint (sc_attr_load (store, in, sm.sha256, params, &p, &back, NULL, &err), ==,
+                   SC_ERR_FORMAT);
+  g_assert_nonnull (strstr (err.message, "'saliency' at 3"));
+  sc_store_close (store);
+  tamper (db, "UPDATE study_series SET value = 1 WHERE series = 'saliency' AND pos = 3;"
+              "UPDATE study_series SET value = 99999999 WHERE series = 'clean' AND pos = 0");
+  g_assert_cmpint (sc_store_open (db, &so, &store, &err), ==, SC_OK);
+  g_assert_cmpint (sc_attr_load (store, in, sm.sha256, params, &p, &back, NULL, &err), ==,
+                   SC_ERR_FORMAT);
+  g_assert_nonnull (strstr (err.message, "clean"));
+  sc_store_close (store);
+  sc_attr_result_free (r);
+  g_remove (db);
+  g_rmdir (dir);
+}
+
+static void
+test_refused (void)
+{
+  ScAttrParams p = { .target = -1, .position = -1 };
+  ScAttrResult *r = NULL;
+  ScError err = { 0 };
+  const int32_t bad[] = { 504, 99999 };
+
+  if (!need_model ())
+    return;
+  g_assert_cmpint (sc_attr_run (grad, model, bad, 2, &p, NULL, NULL, &r, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "99999"));
+  p.position = 10;
+  g_assert_cmpint (sc_attr_run (grad, model, CAT, 10, &p, NULL, NULL, &r, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "position 10"));
+  p.position = -1;
+  p.steps = SC_ATTR_MAX_STEPS + 1;
+  g_assert_cmpint (sc_attr_run (grad, model, CAT, 10, &p, NULL, NULL, &r, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "steps"));
+  p.steps = 0;
+  p.baseline = SC_ATTR_BASELINE_TOKEN;
+  p.baseline_token = -4;
+  g_assert_cmpint (sc_attr_run (grad, model, CAT, 10, &p, NULL, NULL, &r, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "baseline token -4"));
+  g_assert_null (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *env = g_getenv ("SACCADE_MODEL");
+  g_autofree char *path = env != NULL ? g_strdup (env)
+                                      : g_build_filename (g_getenv ("SC_TEST_SOURCE_DIR"),
+                                                          "data", "models",
+                                                          "SmolLM2-135M-Instruct.Q4_1.gguf",
+                                                          NULL);
+  ScError err = { 0 };
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  model_file = path;
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      if (sc_model_open (path, 2, &model, &err) != SC_OK
+          || (backend = sc_backend_cpu_new (2, &err)) == NULL
+          || sc_session_new (model, backend, &session, &err) != SC_OK
+          || sc_grad_new (session, &grad, &err) != SC_OK)
+        g_error ("%s", err.message);
+    }
+  g_test_add_func ("/attribution/ig-completeness", test_ig_completeness);
+  g_test_add_func ("/attribution/definitions", test_definitions);
+  g_test_add_func ("/attribution/options", test_options);
+  g_test_add_func ("/attribution/store", test_store);
+  g_test_add_func ("/attribution/refused", test_refused);
+  rc = g_test_run ();
+  sc_grad_free (grad);
+  sc_session_free (session);
+  sc_backend_free (backend);
+  sc_model_free (model);
+  return rc;
+}
