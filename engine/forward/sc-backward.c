@@ -42,9 +42,10 @@ struct ScGrad {
   float *dx, *dh, *dq, *dk, *dv, *dattn, *dgu, *dact, *dprobs, *dz, *embd;
   float *host_probs, *host_dprobs; /* (H, n, n) host copies for a device backend */
 
-  /* the last forward */
+  /* the last forward: n = 0 until one succeeds; n_kept the length whose ids, residuals
+   * and tape are kept (a failed partial forward leaves n = 0 but keeps n_kept) */
   int32_t *ids;
-  int n;
+  int n, n_kept;
   ScGradOptions opt;
   bool have_embd;
   ScGradStats stats;
@@ -230,6 +231,25 @@ session_floats (const ScModelInfo *in, size_t n)
          + (L + 1) * n * E;
 }
 
+/* sc_grad_forward from opt->start_layer: the buffers, ids and the layers below are the
+ * previous forward's. */
+static ScStatus
+forward_from (ScGrad *g, const int32_t *ids, int n, const ScGradOptions *opt, double t0,
+              ScError *err)
+{
+  ScForwardOptions fo = { .intervention = opt->intervention, .observer = opt->observer,
+                          .keep_residuals = true, .start_layer = opt->start_layer };
+  ScForwardTape tape = make_tape (g, n, true, 0);
+  ScStatus st;
+
+  g->opt = *opt;
+  if ((st = sc_forward_taped (g->s, ids, n, &fo, &tape, NULL, err)) != SC_OK)
+    return st;
+  g->n = n;
+  g->stats.forward_s = now_s () - t0;
+  return SC_OK;
+}
+
 ScStatus
 sc_grad_forward (ScGrad *g, const int32_t *ids, int n, const ScGradOptions *options,
                  ScError *err)
@@ -250,6 +270,21 @@ sc_grad_forward (ScGrad *g, const int32_t *ids, int n, const ScGradOptions *opti
     return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: empty input: there are no tokens");
   if ((st = check_intervention (opt->intervention, in, err)) != SC_OK)
     return st;
+  if (opt->start_layer < 0 || opt->start_layer >= (int) in->n_layers || opt->lowest_layer < 0
+      || opt->lowest_layer >= (int) in->n_layers)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: start_layer %d or lowest_layer %d "
+                         "is outside 0..%u", opt->start_layer, opt->lowest_layer,
+                         in->n_layers - 1);
+  if (opt->start_layer > 0)
+    {
+      const bool same = g->n_kept == n && memcmp (g->ids, ids, (size_t) n * sizeof *ids) == 0
+                        && !g->have_embd && opt->input_embd == NULL;
+      if (!same || sc_intervention_first_layer (opt->intervention, in) < opt->start_layer)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: start_layer %d needs a previous "
+                             "forward on the same ids (without input_embd) and an intervention "
+                             "that changes nothing below it", opt->start_layer);
+      return forward_from (g, ids, n, opt, t0, err);
+    }
   if ((st = ensure_buffers (g, n, opt->tape_max_bytes > 0 ? opt->tape_max_bytes
                                                           : SC_GRAD_TAPE_MAX_BYTES, err)) != SC_OK)
     return st;
@@ -270,7 +305,7 @@ sc_grad_forward (ScGrad *g, const int32_t *ids, int n, const ScGradOptions *opti
   tape = make_tape (g, n, false, 0);
   if ((st = sc_forward_taped (g->s, ids, n, &fo, &tape, NULL, err)) != SC_OK)
     return st;
-  g->n = n;
+  g->n = g->n_kept = n;
   g->stats = (ScGradStats) {
     .recomputed = g->slots == 1 && in->n_layers > 1,
     .tape_bytes = (size_t) g->slots * slot_floats (in, (size_t) n) * sizeof (float),
@@ -487,7 +522,7 @@ sc_grad_backward (ScGrad *g, const ScObjective *obj, ScGradObserveFn observe, vo
   if ((st = objective_backward (g, obj, value, err)) != SC_OK)
     goto out;
 
-  for (l = L - 1; l >= 0; l--)
+  for (l = L - 1; l >= g->opt.lowest_layer; l--)
     {
       const int slot = g->slots > 1 ? l : 0;
       ScLayerGradCtx c;

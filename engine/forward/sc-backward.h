@@ -73,6 +73,13 @@ typedef struct {
                                        * instead of the ids' embeddings (copied) */
   size_t tape_max_bytes;              /* 0 = SC_GRAD_TAPE_MAX_BYTES */
   const ScObserver *observer;         /* the forward's probabilities, as sc_forward */
+  /* > 0: recompute only layers >= start_layer, reusing the layers below from the previous
+   * sc_grad_forward() on the same ids and input (an intervention that changes nothing
+   * below start_layer gives the same result as a full run, bit for bit) */
+  int start_layer;
+  /* the backward stops after this layer (0 = every layer): grad_embd is then the gradient
+   * with respect to the residual entering it */
+  int lowest_layer;
 } ScGradOptions;
 
 /* Where the time and memory went (bytes are what the session and the ScGrad hold). */

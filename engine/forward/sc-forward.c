@@ -458,7 +458,7 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     }
   if (opt->start_layer > 0)
     {
-      if (opt->keep_residuals)
+      if (opt->keep_residuals && !recompute)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "keep_residuals with start_layer %d would "
                              "overwrite the kept prefix with this run's values",
                              opt->start_layer);

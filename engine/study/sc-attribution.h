@@ -8,7 +8,9 @@
  *   gradxinput    sum_d x_jd df/dx_jd                              (Shrikumar 2016)
  *   ig            sum_d (x - x')_jd integral_0^1 df/dx_jd (x' + a (x - x')) da
  *                 (Sundararajan 2017), the integral by an @steps-point rule over a in
- *                 (0, 1): Gauss-Legendre (default, as Captum) or the midpoint Riemann sum;
+ *                 [0, 1]: adaptive (default: the trapezoid rule on nodes placed where the
+ *                 measured error is largest, sc-attribution.c says how), Gauss-Legendre
+ *                 (Captum's default) or the midpoint Riemann sum;
  *                 x' the baseline: zero embeddings (default) or every position the
  *                 embedding of one token. Completeness: sum_j ig_j = f(x) - f(x') exactly
  *                 for the true integral; the result reports the gap
@@ -61,7 +63,8 @@ typedef enum {
 } ScAttrMethod;
 
 typedef enum {
-  SC_ATTR_RULE_GAUSS_LEGENDRE = 0,
+  SC_ATTR_RULE_ADAPTIVE = 0,
+  SC_ATTR_RULE_GAUSS_LEGENDRE,
   SC_ATTR_RULE_MIDPOINT,
   SC_ATTR_N_RULES
 } ScAttrRule;
@@ -72,7 +75,7 @@ typedef enum {
   SC_ATTR_N_BASELINES
 } ScAttrBaseline;
 
-/* "saliency", "gradxinput", "ig", "grad-rollout"; "gauss-legendre", "midpoint"; "zero",
+/* "saliency", "gradxinput", "ig", "grad-rollout"; "adaptive", "gauss-legendre", "midpoint"; "zero",
  * "token". NULL out of range. */
 const char *sc_attr_method_id (ScAttrMethod m);
 const char *sc_attr_rule_id (ScAttrRule r);
