@@ -618,6 +618,9 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
   ctl = gtk_event_controller_motion_new ();
   g_signal_connect (ctl, "motion", G_CALLBACK (motion), self);
   gtk_widget_add_controller (GTK_WIDGET (self->area), ctl);
+  /* Other settings may have a stored study: show it, or say there is none. */
+  g_signal_connect_swapped (self->steps_spin, "value-changed", G_CALLBACK (look_up), self);
+  g_signal_connect_swapped (self->rule_dropdown, "notify::selected", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->target_entry, "activate",
                             G_CALLBACK (saccade_attribution_page_run), self);
   g_signal_connect_swapped (self->baseline_entry, "activate",
