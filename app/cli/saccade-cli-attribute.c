@@ -127,7 +127,7 @@ print_text (const AttrOutput *out, const char *db_path)
 {
   const SaccadeAttribution *a = out->a;
   const ScAttrResult *r = a->result;
-  g_autofree char *complete = saccade_attribution_completeness (a);
+  g_autofree char *complete = saccade_attribution_completeness (a, FALSE);
 
   printf ("run %" G_GINT64_FORMAT " (%d tokens), %s: f(x) = log p(target %d %s | tokens 0 .. "
           "%d) = %.4f (clean top-1 %d %s)\n", a->run.id, a->n_tokens, a->run.model_name,
@@ -280,7 +280,7 @@ write_outputs (const AttrOutput *out, const AttrOptions *o)
   if (o->out_path != NULL)
     {
       g_autofree char *title = saccade_attribution_title (out->a, out->target_label);
-      g_autofree char *caption = saccade_attribution_completeness (out->a);
+      g_autofree char *caption = saccade_attribution_completeness (out->a, FALSE);
       SaccadeAttrRow rows[SACCADE_ATTRIBUTION_N_ROWS];
       SaccadeAttributionFigure fig;
       saccade_attribution_figure (out->a, (const char *const *) out->labels, title, rows, &fig);

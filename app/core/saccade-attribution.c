@@ -473,15 +473,20 @@ saccade_attribution_finish (GAsyncResult *result, GError **error)
 /* Text, CSV, figure                                                                     */
 
 char *
-saccade_attribution_completeness (const SaccadeAttribution *a)
+saccade_attribution_completeness (const SaccadeAttribution *a, gboolean translated)
 {
   const ScAttrResult *r = a->result;
+  const double diff = r->value - r->f_baseline;
 
   if (r->scores[SC_ATTR_IG] == NULL)
     return NULL;
-  return g_strdup_printf ("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)",
-                          r->ig_sum, r->value - r->f_baseline, r->ig_gap,
-                          100 * r->ig_gap_rel);
+  if (!translated)
+    return g_strdup_printf ("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)",
+                            r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
+  /* Translators: integrated gradients' completeness: the sum of the attributions, the
+   * difference f(x) − f(x′) it should equal, their gap and the gap in percent of it. */
+  return g_strdup_printf (_("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)"),
+                          r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
 }
 
 static void

@@ -110,8 +110,9 @@ void saccade_attribution_params_init (ScAttrParams *p);
 const char *saccade_attribution_method_name (ScAttrMethod m);
 
 /* The completeness line of integrated gradients, "completeness: sum S, f(x) - f(x') D, gap G
- * (P %)" (not translated: the CLI's and the docs' form); NULL without ig. Caller frees. */
-char *saccade_attribution_completeness (const SaccadeAttribution *a);
+ * (P %)": in English when not @translated (the CLI's form, which scripts and the docs read),
+ * else in the interface's language; NULL without ig. Caller frees. */
+char *saccade_attribution_completeness (const SaccadeAttribution *a, gboolean translated);
 
 /* The CSV above; @labels: (n_tokens) display strings, or NULL (empty labels). */
 GBytes *saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels);

@@ -20,9 +20,10 @@
 #define LABEL_MAX_EM 12.0
 /* The unsigned rows take these of the categorical head colours, in turn. */
 #define N_COLOURS 10
-/* Where on the diverging map a signed bar of the row's largest |value| is coloured: not
- * at the ends (0 / 1), whose darkest red and blue are hard to tell from black. */
-#define DIVERGING_DEPTH 0.42
+/* Where on the diverging map (0.5 ± this) signed bars are coloured: the map's mid-tones,
+ * which read on a white figure and on the dark style's background alike (its ends, dark red
+ * and dark blue, vanish on the latter). */
+#define DIVERGING_DEPTH 0.32
 
 /* The row's largest |value| over the finite values; 0 when there is none. */
 static double

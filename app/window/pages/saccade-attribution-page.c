@@ -240,7 +240,7 @@ show_result (SaccadeAttributionPage *self)
   g_autofree char *complete = NULL;
 
   if (self->result != NULL)
-    complete = saccade_attribution_completeness (self->result);
+    complete = saccade_attribution_completeness (self->result, TRUE);
   gtk_label_set_text (self->complete_label, complete != NULL ? complete : "");
   gtk_widget_set_visible (GTK_WIDGET (self->complete_label), complete != NULL);
   fill_table (self);
@@ -536,7 +536,7 @@ saccade_attribution_page_export_figure (SaccadePage *page, const char *path, GEr
   if (no_result (self, error))
     return FALSE;
   title = dup_title (self);
-  caption = saccade_attribution_completeness (self->result);
+  caption = saccade_attribution_completeness (self->result, TRUE);
   saccade_attribution_figure (self->result, result_labels (self), title, rows, &f);
   f.caption = caption;
   return saccade_figure_export_attribution (&f, path, error);
