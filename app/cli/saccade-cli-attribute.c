@@ -171,7 +171,9 @@ print_text (const AttrOutput *out, const char *db_path)
           "passes), leave-one-out %.2f s (%s), attention %.2f s (read from the run)\n",
           a->seconds, a->attr_seconds, a->reused ? "read back" : "computed",
           a->reused ? 0.0 : r->forward_backward_s, a->loo_seconds,
-          a->loo_reused ? "read back" : "computed",
+          r->position != a->n_tokens - 1 ? "not measured at this position"
+          : a->loo_reused                ? "read back"
+                                         : "computed",
           MAX (0.0, a->seconds - a->attr_seconds - a->loo_seconds));
 }
 
