@@ -7,7 +7,8 @@
  *   1. the attribution study (engine/study/sc-attribution.h): the latest complete stored
  *      study of the run with the same parameters and model file (sc_attr_load), else one
  *      computed now with sc_attr_run on the caller's session and an ScGrad of its own, and
- *      stored (sc_attr_store) in one transaction — Cancel stores nothing;
+ *      stored (sc_attr_store) in one transaction — Cancel during it stores nothing (a
+ *      Cancel during step 2 finds the attribution complete and already stored);
  *   2. leave-one-out: the token leave-one-out study of saccade-ablation.h (kind TOKENS,
  *      the one `saccade ablate RUN --tokens` stores: read back, else computed and stored),
  *      of which this shows the total variation of the next-token distribution when the
