@@ -66,6 +66,12 @@ gboolean saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv
 /* Prints "saccade: MESSAGE" to stderr, frees @error (taken), returns 1 (the exit status). */
 int saccade_cli_fail (GError *error);
 
+/* A token given on the command line as @option (e.g. "--target"): a token id, or a text
+ * that tokenizes (without BOS, special tokens parsed) to exactly one token; *@out = −1 for
+ * a NULL @text. G_OPTION_ERROR_BAD_VALUE naming the option and the tokens otherwise. */
+gboolean saccade_cli_parse_token (ScModel *model, const char *option, const char *text,
+                                  int *out, GError **error);
+
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
 double saccade_median (double *v, int n);
 
@@ -101,4 +107,6 @@ G_END_DECLS
 G_BEGIN_DECLS
 /* Attention against leave-one-out importance (saccade-cli-faithfulness.c). */
 int saccade_cmd_faithfulness (int argc, char **argv);
+/* Gradient attributions of a stored run (saccade-cli-attribute.c). */
+int saccade_cmd_attribute (int argc, char **argv);
 G_END_DECLS

@@ -48,6 +48,11 @@
  *   ablation-run             on the Ablation page: run the chosen study and wait for it
  *   ablation-run-then-cancel run it, then Cancel once it reports progress
  *   expect-ablation TEXT     the Ablation page's status line contains TEXT
+ *   attribution-option NAME [VALUE]  on the Attribution page: set steps N, rule
+ *                            gauss-legendre|midpoint, baseline [TOKEN], target [TOKEN]
+ *   attribution-run          on the Attribution page: press Run and wait for the study
+ *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
+ *   expect-attribution TEXT  the Attribution page's status line contains TEXT
  *   expect-page NAME         that page is shown
  *   model PATH               use another model file
  *   database PATH            open another capture database
@@ -86,6 +91,7 @@
 #include <string.h>
 
 #include "app/window/pages/saccade-ablation-page.h"
+#include "app/window/pages/saccade-attribution-page.h"
 #include "app/window/pages/saccade-heads-table.h"
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
@@ -107,6 +113,7 @@ typedef struct {
   guint source_id;
   gboolean cancel_on_progress; /* press Cancel once the capture reports a layer */
   gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
+  gboolean cancel_attribution; /* the same on the Attribution page */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
   SaccadeTestTiming *timing; /* time-begin, time-end, expect-stall-below */
@@ -365,6 +372,41 @@ induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const 
       const char *status = saccade_induction_page_get_status (SACCADE_INDUCTION_PAGE (page));
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the induction page says '%s', expected '%s'", status, rest);
+    }
+  return TRUE;
+}
+
+/* The Attribution page's commands (see the list at the top). */
+static gboolean
+attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "attribution");
+  SaccadeAttributionPage *at = page != NULL ? SACCADE_ATTRIBUTION_PAGE (page) : NULL;
+
+  if (at == NULL)
+    return fail (d, "no attribution page");
+  if (g_str_equal (cmd, "attribution-option"))
+    {
+      /* the value is the rest after the name, spaces kept (" Paris" is one token) */
+      const char *value = rest != NULL && a1 != NULL && strlen (rest) > strlen (a1)
+                            ? rest + strlen (a1) + 1 : "";
+      if (!saccade_attribution_page_set_option (at, a1, value))
+        return fail (d, "attribution-option: no option '%s' with value '%s'",
+                     a1 != NULL ? a1 : "", value);
+    }
+  else if (g_str_equal (cmd, "attribution-run")
+           || g_str_equal (cmd, "attribution-run-then-cancel"))
+    {
+      if (!saccade_attribution_page_run (at))
+        return fail (d, "%s: the study did not start (%s)", cmd,
+                     saccade_attribution_page_get_status (at));
+      d->cancel_attribution = g_str_equal (cmd, "attribution-run-then-cancel");
+    }
+  else
+    {
+      const char *status = saccade_attribution_page_get_status (at);
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the attribution page says '%s', expected '%s'", status, rest);
     }
   return TRUE;
 }
@@ -700,6 +742,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return induction_command (d, cmd, a1, a2, rest);
   else if (g_str_has_prefix (cmd, "ablation-") || g_str_equal (cmd, "expect-ablation"))
     return ablation_command (d, cmd, a1, rest);
+  else if (g_str_has_prefix (cmd, "attribution-") || g_str_equal (cmd, "expect-attribution"))
+    return attribution_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "expect-page"))
     {
       if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
@@ -847,6 +891,18 @@ tick (gpointer data)
           g_print ("test-driver: cancelling the study at %.0f %%\n",
                    100 * saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)));
           saccade_ablation_page_cancel (SACCADE_ABLATION_PAGE (page));
+        }
+    }
+  if (d->cancel_attribution)
+    {
+      SaccadePage *page = saccade_window_get_page (d->window, "attribution");
+      SaccadeAttributionPage *at = page != NULL ? SACCADE_ATTRIBUTION_PAGE (page) : NULL;
+      if (at != NULL && saccade_attribution_page_get_fraction (at) > 0)
+        {
+          d->cancel_attribution = FALSE;
+          g_print ("test-driver: cancelling the attribution at %.0f %%\n",
+                   100 * saccade_attribution_page_get_fraction (at));
+          saccade_attribution_page_cancel (at);
         }
     }
   if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))

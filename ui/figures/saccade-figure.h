@@ -624,3 +624,57 @@ G_BEGIN_DECLS
 SaccadeScale saccade_figure_heatmap_scale (const SaccadeHeatmapFigure *f);
 
 G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Gradient attributions (saccade-figure-attribution.c)                                  */
+
+G_BEGIN_DECLS
+
+/* attribution  per-token importances as rows of bars, one row per source (attention,
+ *              leave-one-out, each gradient method) sharing the token axis, each row scaled
+ *              by its own largest |value| (printed at its right, so rows compare by shape,
+ *              not by units); an unsigned row grows up from its baseline in one colour, a
+ *              signed row (gradient × input, integrated gradients) grows both ways from its
+ *              centre line, coloured by sign on the diverging red-blue map (red > 0); NaN
+ *              draws no bar and a row without values is named "not computed"; token
+ *              labels under the last row, rotated when they do not fit */
+typedef struct {
+  const char *name;                 /* shown left of the row */
+  const double *values;             /* (n_tokens); NULL: not computed */
+  gboolean is_signed;               /* drawn around 0 with the diverging colours */
+} SaccadeAttrRow;
+
+typedef struct {
+  int n_tokens, n_rows;
+  const SaccadeAttrRow *rows;       /* (n_rows) */
+  const char *const *labels;        /* (n_tokens) display strings, or NULL: positions */
+  const char *caption;              /* under the title (e.g. the completeness line); may be
+                                     * NULL */
+  const char *title;                /* may be NULL */
+} SaccadeAttributionFigure;
+
+/* Token i spans x0 + i * step .. + step; row r spans y0 + r * row_h .. + row_h. */
+typedef struct {
+  int n_tokens, n_rows;
+  double x0, step, y0, row_h;
+} SaccadeAttributionGeometry;
+
+void saccade_figure_attribution_draw (cairo_t *cr, const SaccadeAttributionFigure *f,
+                                      double width, double height);
+/* With a style (NULL: export style); token @highlight (−1: none) shaded across the rows;
+ * fills @geom (may be NULL; zeroed when nothing is drawn). */
+void saccade_figure_attribution_draw_full (cairo_t *cr, const SaccadeAttributionFigure *f,
+                                           const SaccadeFigureStyle *style, int highlight,
+                                           double width, double height,
+                                           SaccadeAttributionGeometry *geom);
+/* The size export uses (user units): wide enough for every token's label. */
+void saccade_figure_attribution_natural_size (const SaccadeAttributionFigure *f, double *w,
+                                              double *h);
+/* The token under (@x, @y), or FALSE. */
+gboolean saccade_attribution_geometry_token_at (const SaccadeAttributionGeometry *geom,
+                                                double x, double y, int *token);
+/* As saccade_figure_export_heatmap(); no rows or no tokens is G_IO_ERROR_INVALID_ARGUMENT. */
+gboolean saccade_figure_export_attribution (const SaccadeAttributionFigure *f,
+                                            const char *path, GError **error);
+
+G_END_DECLS

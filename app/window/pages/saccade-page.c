@@ -619,3 +619,29 @@ saccade_page_hover_query (SaccadePage *self, int position)
   g_return_if_fail (SACCADE_IS_PAGE (self));
   g_signal_emit (self, signals[QUERY_HOVERED], 0, position);
 }
+
+void
+saccade_page_figure_style (GtkWidget *widget, SaccadeFigureStyle *style)
+{
+  PangoContext *ctx = gtk_widget_get_pango_context (widget);
+  const PangoFontDescription *font = pango_context_get_font_description (ctx);
+  GdkRGBA fg;
+  double size = 10.0;
+
+  saccade_figure_style_init (style);
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
+  style->fg[0] = fg.red;
+  style->fg[1] = fg.green;
+  style->fg[2] = fg.blue;
+  style->fg[3] = fg.alpha;
+  style->bg[3] = 0.0;
+  if (font != NULL && pango_font_description_get_size (font) > 0)
+    {
+      size = (double) pango_font_description_get_size (font) / PANGO_SCALE;
+      /* points to pixels at 96 dpi */
+      if (!pango_font_description_get_size_is_absolute (font))
+        size *= 96.0 / 72.0;
+    }
+  /* a figure's text a little smaller than the interface's, as the ui/widgets views */
+  style->font_size = 0.9 * size;
+}

@@ -32,6 +32,7 @@
 
 #include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
+#include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
 
@@ -112,6 +113,10 @@ gboolean saccade_page_is_busy (SaccadePage *self);
 /* Borrowed, or NULL. Subclasses set it once, from their init. */
 GtkWidget *saccade_page_get_figure (SaccadePage *self);
 void saccade_page_set_figure (SaccadePage *self, GtkWidget *figure);
+
+/* The figure style of a page's own drawing area @widget: the theme's text colour and font
+ * size on a transparent background (what the ui/widgets views use). */
+void saccade_page_figure_style (GtkWidget *widget, SaccadeFigureStyle *style);
 
 /* For subclasses' titles: the run's text in quotes, cut to a title's length. Caller frees. */
 char *saccade_page_dup_quoted_text (SaccadeRun *run);

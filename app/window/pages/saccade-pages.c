@@ -4,6 +4,7 @@
 #include "app/window/pages/saccade-pages.h"
 
 #include "app/window/pages/saccade-ablation-page.h"
+#include "app/window/pages/saccade-attribution-page.h"
 #include "app/window/pages/saccade-compare-page.h"
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
@@ -23,6 +24,7 @@ saccade_pages_new (GSettings *settings)
     SACCADE_TYPE_COMPARE_PAGE,
     SACCADE_TYPE_INDUCTION_PAGE,
     SACCADE_TYPE_ABLATION_PAGE,
+    SACCADE_TYPE_ATTRIBUTION_PAGE,
   };
   GPtrArray *pages = g_ptr_array_new_with_free_func (g_object_unref);
   gsize i;

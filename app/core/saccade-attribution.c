@@ -1,0 +1,592 @@
+/* saccade-attribution.c — compute or reuse the gradient attribution study of a run, with
+ * leave-one-out and attention beside it, and turn it into CSV and a figure (header). */
+#define G_LOG_DOMAIN "saccade-attribution"
+
+#include "app/core/saccade-attribution.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-format.h"
+#include "app/core/saccade-paths.h"
+#include "engine/store/sc-store-heads.h"
+
+/* sc_attr_params_json: "320 bytes always suffice". */
+#define PARAMS_JSON_SIZE 320
+
+void
+saccade_attribution_free (SaccadeAttribution *a)
+{
+  if (a == NULL)
+    return;
+  sc_store_run_info_clear (&a->run);
+  sc_store_tokens_free (a->tokens);
+  sc_attr_result_free (a->result);
+  g_free (a->attention);
+  g_free (a->loo);
+  g_free (a);
+}
+
+void
+saccade_attribution_params_init (ScAttrParams *p)
+{
+  *p = (ScAttrParams) { .methods = 0, .target = -1, .position = -1,
+                        .steps = SC_ATTR_DEFAULT_STEPS, .rule = SC_ATTR_RULE_GAUSS_LEGENDRE,
+                        .baseline = SC_ATTR_BASELINE_ZERO, .baseline_token = 0 };
+}
+
+const char *
+saccade_attribution_method_name (ScAttrMethod m)
+{
+  switch (m)
+    {
+    /* Translators: gradient attribution methods (Simonyan 2014; Shrikumar 2016;
+     * Sundararajan 2017; Chefer et al. 2021). */
+    case SC_ATTR_SALIENCY: return _("saliency");
+    case SC_ATTR_GRADXINPUT: return _("gradient × input");
+    case SC_ATTR_IG: return _("integrated gradients");
+    case SC_ATTR_GRAD_ROLLOUT: return _("gradient rollout");
+    default: return "?";
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The run                                                                               */
+
+/* Run @run_id's row and tokens, checked against @ident and @info. */
+static gboolean
+read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
+          const ScModelInfo *info, SaccadeAttribution *a, GError **error)
+{
+  char hex[SC_SHA256_HEX_SIZE];
+  size_t n = 0;
+
+  if (!saccade_store_read_run (db_path, run_id, &a->run, &a->tokens, &n, error))
+    return FALSE;
+  sc_sha256_hex (ident->sha256, hex);
+  if (strcmp (hex, a->run.model_sha256) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Run %lld was captured with %s, another model file than the loaded %s"),
+                   (long long) run_id, a->run.model_name, ident->name);
+      return FALSE;
+    }
+  if (n < 1 || n > G_MAXINT)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Run %lld has no tokens"), (long long) run_id);
+      return FALSE;
+    }
+  for (size_t i = 0; i < n; i++)
+    /* An untrusted store: say which token is wrong before the engine refuses it. */
+    if (a->tokens[i].id < 0 || (uint32_t) a->tokens[i].id >= info->n_vocab)
+      {
+        g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT,
+                     "run %lld: token %zu has id %d, outside the vocabulary of %u",
+                     (long long) run_id, i, a->tokens[i].id, info->n_vocab);
+        return FALSE;
+      }
+  a->n_tokens = (int) n;
+  return TRUE;
+}
+
+/* The query row of @position averaged over the last layer's heads the run kept. */
+static void
+read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution *a)
+{
+  const int n = a->n_tokens, pos = a->result->position;
+  g_autofree float *row = g_new (float, n);
+  ScStore *store = saccade_store_open (db_path, FALSE, NULL);
+
+  a->attention = g_new (double, n);
+  for (int j = 0; j < n; j++)
+    a->attention[j] = 0;
+  for (uint32_t h = 0; store != NULL && h < info->n_heads; h++)
+    if (sc_store_read_head_rows (store, a->run.id, (int) info->n_layers - 1, (int) h,
+                                 (uint32_t) pos, (uint32_t) pos + 1, row, NULL, NULL) == SC_OK)
+      {
+        for (int j = 0; j < n; j++)
+          a->attention[j] += row[j];
+        a->attention_heads++;
+      }
+  for (int j = 0; j < n; j++)
+    a->attention[j] = a->attention_heads > 0 ? a->attention[j] / a->attention_heads : NAN;
+  sc_store_close (store);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The study                                                                             */
+
+typedef struct {
+  SaccadeAttributionProgress progress;
+  gpointer user_data;
+  GCancellable *cancellable;
+  double base, span;            /* this part's share of the whole */
+} Progress;
+
+static bool
+on_attr_progress (void *user, double fraction)
+{
+  Progress *p = user;
+
+  if (p->progress != NULL)
+    p->progress (p->base + p->span * fraction, p->user_data);
+  return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+static void
+on_loo_progress (double fraction, gpointer user)
+{
+  Progress *p = user;
+
+  if (p->progress != NULL)
+    p->progress (p->base + p->span * fraction, p->user_data);
+}
+
+/* The attribution's share of the progress bar. In forward-pass units: a backward costs
+ * about two forwards, so saliency, gradxinput and rollout take 3, ig 3 per point plus one
+ * forward for the baseline; leave-one-out masks and drops each of the n − 1 tokens. */
+static double
+attr_share (const ScAttrParams *p, int n, gboolean loo_stored)
+{
+  const unsigned m = p->methods != 0 ? p->methods : (1u << SC_ATTR_N_METHODS) - 1;
+  const double attr = 3.0 + ((m & (1u << SC_ATTR_IG)) ? 3.0 * p->steps + 1 : 0);
+  const double loo = loo_stored ? 0 : 2.0 * (n - 1);
+
+  return attr / (attr + loo);
+}
+
+static gboolean
+get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                 const char *db_path, SaccadeAttribution *a, SaccadeAblationFlags flags,
+                 Progress *prog, char **store_warning, GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  g_autofree int32_t *ids = g_new (int32_t, a->n_tokens);
+  ScStore *store = NULL;
+  ScGrad *grad = NULL;
+  ScError err = { 0 };
+  char pj[PARAMS_JSON_SIZE];
+  int64_t id = 0;
+  ScStatus st;
+
+  for (int i = 0; i < a->n_tokens; i++)
+    ids[i] = a->tokens[i].id;
+  if (sc_attr_params_json (a->run.id, ids, a->n_tokens, &a->params, pj, sizeof pj) < 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "attribution: the parameters are out of range (steps %d)", a->params.steps);
+      return FALSE;
+    }
+  if (!(flags & SACCADE_ABLATION_STORED_ONLY))
+    store = saccade_store_open (db_path, TRUE, NULL);
+  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (!(flags & SACCADE_ABLATION_RECOMPUTE))
+    {
+      st = sc_attr_load (store, info, ident->sha256, pj, &a->params, &a->result, &id, &err);
+      if (st == SC_OK && a->result->n_tokens == a->n_tokens)
+        {
+          a->reused = TRUE;
+          a->study_id = id;
+          sc_store_close (store);
+          return TRUE;
+        }
+      g_clear_pointer (&a->result, sc_attr_result_free);
+      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
+        g_message ("attribution of run %lld not reused: %s", (long long) a->run.id,
+                   err.message);
+    }
+  if (flags & SACCADE_ABLATION_STORED_ONLY)
+    {
+      sc_store_close (store);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "run %lld has no stored %s study with these parameters",
+                   (long long) a->run.id, SC_ATTR_KIND);
+      return FALSE;
+    }
+  st = sc_grad_new (session, &grad, &err);
+  if (st == SC_OK)
+    st = sc_attr_run (grad, model, ids, a->n_tokens, &a->params, on_attr_progress, prog,
+                      &a->result, &err);
+  sc_grad_free (grad);
+  if (st != SC_OK)
+    {
+      sc_store_close (store);
+      if (st == SC_ERR_CANCELLED)
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+      else
+        saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (!sc_store_is_writable (store))
+    {
+      if (store_warning != NULL)
+        *store_warning = g_strdup_printf (_("%s is read-only"), db_path);
+    }
+  else if (sc_attr_store (store, ident, pj, a->result, &id, &err) == SC_OK)
+    a->study_id = id;
+  else if (store_warning != NULL)
+    *store_warning = g_strdup (err.message);
+  sc_store_close (store);
+  return TRUE;
+}
+
+/* Leave-one-out through saccade-ablation.h: its TOKENS study, read back or computed. FALSE
+ * with @error when it was cancelled or failed (a STORED_ONLY lookup that finds none is not a
+ * failure: the numbers stay NaN). */
+static gboolean
+get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+         SaccadeAttribution *a, SaccadeAblationFlags flags, Progress *prog,
+         char **store_warning, GError **error)
+{
+  const SaccadeAblationParams ap = { .target = a->params.target };
+  g_autoptr (SaccadeAblation) loo = NULL;
+  g_autoptr (GError) local = NULL;
+  g_autofree char *warning = NULL;
+
+  a->loo = g_new (double, a->n_tokens);
+  for (int j = 0; j < a->n_tokens; j++)
+    a->loo[j] = NAN;
+  /* It measures the next token after the last position only. */
+  if (a->result->position != a->n_tokens - 1)
+    return TRUE;
+  loo = saccade_ablation_get (model, ident, session, db_path, a->run.id,
+                              SACCADE_ABLATION_TOKENS, &ap,
+                              flags & SACCADE_ABLATION_STORED_ONLY, on_loo_progress, prog,
+                              prog->cancellable, &warning, &local);
+  if (loo == NULL)
+    {
+      if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+          || !(flags & SACCADE_ABLATION_STORED_ONLY))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      return TRUE; /* STORED_ONLY: the attribution is shown without it */
+    }
+  if (warning != NULL && store_warning != NULL && *store_warning == NULL)
+    *store_warning = g_steal_pointer (&warning);
+  a->loo_reused = loo->reused;
+  a->loo_study_id = loo->study_id;
+  if (loo->tokens->n_tokens == a->n_tokens && (loo->tokens->kinds & SC_LOO_MASK))
+    for (int j = 0; j < a->n_tokens; j++)
+      a->loo[j] = loo->tokens->mask[j].next.tv;
+  return TRUE;
+}
+
+SaccadeAttribution *
+saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                         const char *db_path, gint64 run_id, const ScAttrParams *params,
+                         SaccadeAblationFlags flags, SaccadeAttributionProgress progress,
+                         gpointer user_data, GCancellable *cancellable, char **store_warning,
+                         GError **error)
+{
+  const ScModelInfo *info;
+  g_autoptr (SaccadeAttribution) a = g_new0 (SaccadeAttribution, 1);
+  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  const gint64 t0 = g_get_monotonic_time ();
+  gint64 t1;
+
+  g_return_val_if_fail (model != NULL && ident != NULL, NULL);
+  info = sc_model_info (model);
+  if (params != NULL)
+    a->params = *params;
+  else
+    saccade_attribution_params_init (&a->params);
+  if (a->params.steps <= 0)
+    a->params.steps = SC_ATTR_DEFAULT_STEPS;
+  if (db_path == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("No database is open: a study belongs to a stored run"));
+      return NULL;
+    }
+  if (session == NULL && !(flags & SACCADE_ABLATION_STORED_ONLY))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "attribution: computing a study needs a session");
+      return NULL;
+    }
+  if (!read_run (db_path, run_id, ident, info, a, error))
+    return NULL;
+  if (a->params.position >= a->n_tokens)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Position %d is outside run %lld, whose tokens are 0 to %d"),
+                   a->params.position, (long long) run_id, a->n_tokens - 1);
+      return NULL;
+    }
+  {
+    /* The bar: the attribution, then leave-one-out, by their estimated cost. */
+    const gboolean loo_needed = a->params.position < 0
+                                || a->params.position == a->n_tokens - 1;
+    prog.span = attr_share (&a->params, a->n_tokens, !loo_needed);
+  }
+  if (!get_attribution (model, ident, session, db_path, a, flags, &prog, store_warning, error))
+    return NULL;
+  t1 = g_get_monotonic_time ();
+  a->attr_seconds = (double) (t1 - t0) / G_USEC_PER_SEC;
+  prog.base = a->reused ? 0 : prog.span;
+  prog.span = 1 - prog.base;
+  if (!get_loo (model, ident, session, db_path, a, flags, &prog, store_warning, error))
+    return NULL;
+  a->loo_seconds = (double) (g_get_monotonic_time () - t1) / G_USEC_PER_SEC;
+  read_attention (db_path, info, a);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  return g_steal_pointer (&a);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* In a worker                                                                           */
+
+/* Progress travels as an int of this many steps (atomic). */
+#define PROGRESS_SCALE 1000
+
+typedef struct {
+  SaccadeLoadedModel *model;
+  char *db_path;
+  gint64 run_id;
+  ScAttrParams params;
+  SaccadeAblationFlags flags;
+  SaccadeAttributionTaskProgress progress;
+  gpointer progress_data;
+  GMainContext *context;
+  GTask *task;       /* borrowed: the job lives as the task's data */
+  int done;          /* atomic: written by the worker, read by the main loop */
+  int idle_pending;  /* atomic: a progress callback is queued */
+} Job;
+
+static void
+job_free (Job *job)
+{
+  g_clear_object (&job->model);
+  g_main_context_unref (job->context);
+  g_free (job->db_path);
+  g_free (job);
+}
+
+static gboolean
+progress_idle (gpointer data)
+{
+  GTask *task = data;
+  Job *job = g_task_get_task_data (task);
+
+  g_atomic_int_set (&job->idle_pending, 0);
+  if (!g_task_get_completed (task) && job->progress != NULL)
+    job->progress (job->progress_data, (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
+  return G_SOURCE_REMOVE;
+}
+
+/* SaccadeAttributionProgress, in the worker: one idle queued at most. */
+static void
+job_progress (double fraction, gpointer user_data)
+{
+  Job *job = user_data;
+
+  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
+  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
+    {
+      g_autoptr (GSource) source = g_idle_source_new ();
+      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
+      g_source_set_static_name (source, "[saccade] attribution progress");
+      g_source_attach (source, job->context);
+    }
+}
+
+static void
+attribution_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Job *job = task_data;
+  g_autofree char *warning = NULL;
+  SaccadeAttribution *a;
+  GError *error = NULL;
+  ScSession *session = NULL;
+
+  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY))
+    session = saccade_loaded_model_lock_session (job->model);
+  a = saccade_attribution_get (saccade_loaded_model_get_model (job->model),
+                               saccade_loaded_model_get_ident (job->model), session,
+                               job->db_path, job->run_id, &job->params, job->flags,
+                               job_progress, job, cancellable, &warning, &error);
+  if (session != NULL)
+    saccade_loaded_model_unlock_session (job->model);
+  if (a == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (warning != NULL)
+    g_message ("The attribution study was not stored: %s", warning);
+  g_task_return_pointer (task, a, (GDestroyNotify) saccade_attribution_free);
+}
+
+void
+saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
+                           const char *db_path, gint64 run_id, const ScAttrParams *params,
+                           SaccadeAblationFlags flags, GCancellable *cancellable,
+                           SaccadeAttributionTaskProgress progress, gpointer progress_data,
+                           GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  Job *job;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  g_task_set_source_tag (task, saccade_attribution_async);
+  /* The worker says what happened: a study that finished before the cancel was stored and
+   * is returned as such. */
+  g_task_set_check_cancellable (task, FALSE);
+  job = g_new0 (Job, 1);
+  job->model = g_object_ref (model);
+  job->db_path = g_strdup (db_path);
+  job->run_id = run_id;
+  if (params != NULL)
+    job->params = *params;
+  else
+    saccade_attribution_params_init (&job->params);
+  job->flags = flags;
+  job->progress = progress;
+  job->progress_data = progress_data;
+  job->context = g_main_context_ref_thread_default ();
+  job->task = task;
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, attribution_thread);
+}
+
+SaccadeAttribution *
+saccade_attribution_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Text, CSV, figure                                                                     */
+
+char *
+saccade_attribution_completeness (const SaccadeAttribution *a, gboolean translated)
+{
+  const ScAttrResult *r = a->result;
+  const double diff = r->value - r->f_baseline;
+
+  if (r->scores[SC_ATTR_IG] == NULL)
+    return NULL;
+  if (!translated)
+    return g_strdup_printf ("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)",
+                            r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
+  /* Translators: integrated gradients' completeness: the sum of the attributions, the
+   * difference f(x) − f(x′) it should equal, their gap and the gap in percent of it. */
+  return g_strdup_printf (_("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)"),
+                          r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
+}
+
+static void
+csv_num (GString *s, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_string_append_c (s, ',');
+  if (isnan (v))
+    g_string_append (s, "nan");
+  else
+    g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.9g", v));
+}
+
+GBytes *
+saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels)
+{
+  const ScAttrResult *r = a->result;
+  GString *s = g_string_new ("pos,token_id,label,attention,loo_tv");
+
+  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
+    {
+      /* CSV columns are identifiers: "grad-rollout" becomes grad_rollout */
+      g_autofree char *col = g_strdup (sc_attr_method_id (m));
+      g_strdelimit (col, "-", '_');
+      g_string_append_printf (s, ",%s", col);
+    }
+  g_string_append (s, "\r\n");
+  for (int j = 0; j < a->n_tokens; j++)
+    {
+      const char *label = labels != NULL ? labels[j] : "";
+      g_string_append_printf (s, "%d,%d,\"", j, a->tokens[j].id);
+      for (const char *p = label; *p != '\0'; p++)
+        {
+          if (*p == '"')
+            g_string_append_c (s, '"');
+          g_string_append_c (s, *p);
+        }
+      g_string_append_c (s, '"');
+      csv_num (s, a->attention[j]);
+      csv_num (s, a->loo[j]);
+      for (int m = 0; m < SC_ATTR_N_METHODS; m++)
+        csv_num (s, r->scores[m] != NULL ? r->scores[m][j] : NAN);
+      g_string_append (s, "\r\n");
+    }
+  return g_string_free_to_bytes (s);
+}
+
+void
+saccade_attribution_figure (const SaccadeAttribution *a, const char *const *labels,
+                            const char *title, SaccadeAttrRow *rows,
+                            SaccadeAttributionFigure *fig)
+{
+  const ScAttrResult *r = a->result;
+  int n = 0;
+
+  /* Translators: rows of the attribution figure. */
+  rows[n++] = (SaccadeAttrRow) { _("attention"), a->attention, FALSE };
+  rows[n++] = (SaccadeAttrRow) { _("leave-one-out"), a->loo, FALSE };
+  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
+    if (r->scores[m] != NULL)
+      rows[n++] = (SaccadeAttrRow) { saccade_attribution_method_name (m), r->scores[m],
+                                     m == SC_ATTR_GRADXINPUT || m == SC_ATTR_IG };
+  *fig = (SaccadeAttributionFigure) { .n_tokens = a->n_tokens, .n_rows = n, .rows = rows,
+                                      .labels = labels, .title = title };
+}
+
+char *
+saccade_attribution_title (const SaccadeAttribution *a, const char *target_label)
+{
+  const ScAttrResult *r = a->result;
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  /* Translators: the attribution figure's title: run id, then the target token. */
+  g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
+                   (long long) a->run.id, target_label != NULL ? target_label : "",
+                   (int) r->target);
+  if (r->scores[SC_ATTR_IG] != NULL)
+    {
+      g_string_append_printf (s, " · ig %d %s %s", r->steps, sc_attr_rule_id (r->rule),
+                              sc_attr_baseline_id (r->baseline));
+      if (r->baseline == SC_ATTR_BASELINE_TOKEN)
+        g_string_append_printf (s, ":%d", (int) r->baseline_token);
+    }
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+char *
+saccade_attribution_token_label (ScModel *model, int32_t id)
+{
+  const ScTokenizer *tok = sc_model_tokenizer (model);
+  char buf[256];
+  size_t len;
+  ScStoreToken t;
+  g_auto (GStrv) labels = NULL;
+
+  if (id < 0 || (uint32_t) id >= sc_model_info (model)->n_vocab)
+    return g_strdup ("?");
+  len = sc_token_to_bytes (tok, id, true, buf, sizeof buf);
+  t = (ScStoreToken) { id, (uint32_t) MIN (len, sizeof buf), (const uint8_t *) buf };
+  labels = saccade_token_labels_for_store (&t, 1);
+  return g_strdup (labels != NULL && labels[0] != NULL ? labels[0] : "?");
+}

@@ -1,0 +1,129 @@
+#!/bin/sh
+# test-cli-attribute.sh — `saccade attribute` read the way a script reads it: a run captured,
+# then every method with 4 integration points: --json checked field by field (python3's json
+# module), the CSV's rows, the figure written as PNG and SVG, the study reused on a second
+# call (its JSON says "source": "reused" with the first call's study id, and the database
+# holds no second attribution study), and bad input refused with its message.
+# Usage: test-cli-attribute.sh PATH/TO/saccade   (skips with 77 without the default model,
+# python3 or sqlite3)
+set -u
+saccade=$1
+model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+if [ ! -f "$model" ]; then
+  echo "default model not fetched (data/fetch-model.sh); skipping"
+  exit 77
+fi
+for tool in python3 sqlite3; do
+  command -v "$tool" > /dev/null || { echo "$tool not found; skipping"; exit 77; }
+done
+export SACCADE_MODEL="$model"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+db="$tmp/a.sqlite"
+
+check() { # name, file, grep pattern
+  if grep -q -- "$3" "$2"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
+  fi
+}
+expect_fail() { # name, file, pattern, rc
+  if [ "$4" -eq 0 ]; then
+    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
+  fi
+  check "$1" "$2" "$3"
+}
+pycheck() { # name, json file, python assertions over `d`
+  if python3 -c "import json, math, sys
+d = json.load(open(sys.argv[1]))
+$3" "$2" > "$tmp/py.err" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
+  fi
+}
+attr_studies() { sqlite3 "$db" "SELECT count(*) FROM studies WHERE kind = 'attribution'"; }
+
+"$saccade" capture --db "$db" "The capital of France is" > "$tmp/cap" 2>&1
+check capture "$tmp/cap" "^1$"
+n=$(sqlite3 "$db" "SELECT count(*) FROM tokens WHERE run_id = 1")
+
+# Computed and stored.
+"$saccade" attribute --db "$db" 1 --method all --steps 4 --json --csv "$tmp/a.csv" \
+  -o "$tmp/a.png" > "$tmp/a.json" 2> "$tmp/a.err"
+check first-exit-stderr-empty "$tmp/a.json" '"study" : "attribution"'
+pycheck json "$tmp/a.json" "
+n = $n
+assert d['source'] == 'computed' and d['study_id'] >= 1, d['source']
+assert d['n_tokens'] == n and len(d['tokens']) == n
+p = d['params']
+assert p['methods'] == ['saliency', 'gradxinput', 'ig', 'grad-rollout'], p
+assert p['steps'] == 4 and p['rule'] == 'gauss-legendre' and p['baseline'] == 'zero', p
+for m in p['methods']:
+    s = d['scores'][m]
+    assert len(s) == n and all(math.isfinite(v) for v in s), (m, s)
+assert all(v >= 0 for v in d['scores']['saliency'])
+assert all(v >= 0 for v in d['scores']['grad-rollout'])
+c = d['completeness']
+for k in ('f_x', 'f_baseline', 'sum', 'difference', 'gap', 'gap_rel'):
+    assert math.isfinite(c[k]), (k, c)
+assert abs(c['sum'] - sum(d['scores']['ig'])) < 1e-6 * max(1, abs(c['sum'])), c
+assert abs(c['difference'] - (c['f_x'] - c['f_baseline'])) < 1e-9, c
+assert abs(c['gap'] - abs(c['sum'] - c['difference'])) < 1e-6, c
+assert d['value'] == c['f_x'] and d['value'] <= 0
+assert d['target'] == d['top1'] and d['params']['target'] == -1
+assert d['attention']['heads'] == 9
+att = [t['attention'] for t in d['tokens']]
+assert abs(sum(att) - 1) < 0.01, att
+loo = [t['loo'] for t in d['tokens']]
+assert loo[-1] is None or (isinstance(loo[-1], float) and math.isnan(loo[-1])), loo
+assert all(0 <= v <= 1 for v in loo[:-1]), loo"
+# The CSV: a header and one row per token.
+check csv-header "$tmp/a.csv" "^pos,token_id,label,attention,loo_tv,saliency,gradxinput,ig,grad_rollout"
+[ "$(wc -l < "$tmp/a.csv")" = $((n + 1)) ] && passes=$((passes + 1)) \
+  || { echo "FAIL: a.csv has $(wc -l < "$tmp/a.csv") lines, not 1 + $n"; fails=$((fails + 1)); }
+check csv-row "$tmp/a.csv" '^3,[0-9]*,"␣France",'
+head -c 8 "$tmp/a.png" | grep -q PNG && passes=$((passes + 1)) \
+  || { echo "FAIL: a.png is not a PNG"; fails=$((fails + 1)); }
+
+# Reused: the same study, nothing computed or stored again.
+"$saccade" attribute --db "$db" 1 --method all --steps 4 --json -o "$tmp/a.svg" \
+  > "$tmp/b.json" 2>&1
+first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/a.json")
+pycheck reused "$tmp/b.json" "
+assert d['source'] == 'reused' and d['study_id'] == $first, (d['source'], d['study_id'])
+assert d['loo']['reused'] and d['timing']['forward_backward_s'] == 0"
+[ "$(attr_studies)" = 1 ] && passes=$((passes + 1)) \
+  || { echo "FAIL: $(attr_studies) attribution studies stored, not 1"; fails=$((fails + 1)); }
+check svg "$tmp/a.svg" "<svg"
+
+# Text: the table, the completeness line, the timing; another target is another study.
+"$saccade" attribute --db "$db" 1 --method ig --steps 4 --rule midpoint --target ' London' \
+  > "$tmp/t.txt" 2>&1
+check text-header "$tmp/t.txt" "pos  token              attention  leave-one-out"
+check text-row "$tmp/t.txt" "␣France"
+check text-completeness "$tmp/t.txt" "^completeness: sum [-0-9.]*, f(x) - f(x') [-0-9.]*, gap [0-9.]* ([0-9.]* %)"
+check text-target "$tmp/t.txt" "target [0-9]* ␣London"
+check text-timing "$tmp/t.txt" "^timing: "
+[ "$(attr_studies)" = 2 ] && passes=$((passes + 1)) \
+  || { echo "FAIL: another target should store a second study"; fails=$((fails + 1)); }
+
+# Bad input: a clear message and a nonzero exit each.
+"$saccade" attribute --db "$db" 1 --method lrp > "$tmp/e1" 2>&1
+expect_fail bad-method "$tmp/e1" "--method is saliency, gradxinput, ig, grad-rollout or all" $?
+"$saccade" attribute --db "$db" 1 --target ' the capital' > "$tmp/e2" 2>&1
+expect_fail two-token-target "$tmp/e2" "--target ' the capital' is 2 tokens" $?
+"$saccade" attribute --db "$db" 99 > "$tmp/e3" 2>&1
+expect_fail no-run "$tmp/e3" "no run 99" $?
+"$saccade" attribute --db "$db" 1 --position 12 --method saliency > "$tmp/e4" 2>&1
+expect_fail bad-position "$tmp/e4" "Position 12 is outside run 1" $?
+"$saccade" attribute --db "$db" 1 --baseline ones > "$tmp/e5" 2>&1
+expect_fail bad-baseline "$tmp/e5" "--baseline is zero or token:ID" $?
+"$saccade" attribute --db "$db" 1 -o "$tmp/x.bmp" > "$tmp/e6" 2>&1
+expect_fail bad-figure "$tmp/e6" "name it .png, .svg or .pdf" $?
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
