@@ -85,16 +85,18 @@ parse_params (ScModel *model, const AttrOptions *o, ScAttrParams *p, GError **er
   if (o->rule != NULL && !sc_attr_rule_from_id (o->rule, &p->rule))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--rule is gauss-legendre or midpoint, not '%s'", o->rule);
+                   "--rule is adaptive, gauss-legendre or midpoint, not '%s'", o->rule);
       return FALSE;
     }
-  if (o->baseline != NULL && strcmp (o->baseline, "zero") != 0)
+  if (o->baseline != NULL && strcmp (o->baseline, "zero") == 0)
+    p->baseline = SC_ATTR_BASELINE_ZERO;
+  else if (o->baseline != NULL && strcmp (o->baseline, "eos") != 0)
     {
       int id;
       if (!g_str_has_prefix (o->baseline, "token:"))
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--baseline is zero or token:ID, not '%s'", o->baseline);
+                       "--baseline is eos, zero or token:ID, not '%s'", o->baseline);
           return FALSE;
         }
       if (!saccade_cli_parse_token (model, "--baseline token:", o->baseline + strlen ("token:"),
@@ -352,7 +354,7 @@ saccade_cmd_attribute (int argc, char **argv)
       "the position whose next token is measured (default: the last)", "I" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &o.steps, "ig: integration points (50)", "N" },
     { "rule", 0, 0, G_OPTION_ARG_STRING, &o.rule,
-      "ig: gauss-legendre (default) or midpoint", "RULE" },
+      "ig: adaptive (default), gauss-legendre or midpoint", "RULE" },
     { "baseline", 0, 0, G_OPTION_ARG_STRING, &o.baseline,
       "ig: zero (default) or token:ID (every position that token's embedding)", "BASELINE" },
     SACCADE_STORE_CLI_DB_OPTION (&o.db),

@@ -33,8 +33,9 @@ void
 saccade_attribution_params_init (ScAttrParams *p)
 {
   *p = (ScAttrParams) { .methods = 0, .target = -1, .position = -1,
-                        .steps = SC_ATTR_DEFAULT_STEPS, .rule = SC_ATTR_RULE_GAUSS_LEGENDRE,
-                        .baseline = SC_ATTR_BASELINE_ZERO, .baseline_token = 0 };
+                        .steps = SC_ATTR_DEFAULT_STEPS, .rule = SC_ATTR_RULE_ADAPTIVE,
+                        .baseline = SC_ATTR_BASELINE_TOKEN,
+                        .baseline_token = SACCADE_ATTRIBUTION_BASELINE_EOS };
 }
 
 const char *
@@ -174,6 +175,18 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
 
   for (int i = 0; i < a->n_tokens; i++)
     ids[i] = a->tokens[i].id;
+  if (a->params.baseline == SC_ATTR_BASELINE_TOKEN
+      && a->params.baseline_token == SACCADE_ATTRIBUTION_BASELINE_EOS)
+    {
+      /* the default baseline: every position the end-of-text token's embedding (zero
+       * embeddings overflow SmolLM2's gradient: docs/gradients.md) */
+      const ScTokenizer *tok = sc_model_tokenizer (model);
+      const int32_t eos = tok != NULL ? sc_tokenizer_eos (tok) : -1;
+      if (eos >= 0)
+        a->params.baseline_token = eos;
+      else
+        a->params.baseline = SC_ATTR_BASELINE_ZERO;
+    }
   if (sc_attr_params_json (a->run.id, ids, a->n_tokens, &a->params, pj, sizeof pj) < 0)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,

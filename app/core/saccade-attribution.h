@@ -104,6 +104,10 @@ SaccadeAttribution *saccade_attribution_finish (GAsyncResult *result, GError **e
 
 /* The default parameters: every method, the clean top-1, the last position, the default
  * steps, Gauss-Legendre, a zero baseline. */
+/* baseline_token of the default baseline: the model's end-of-text token, resolved when the
+ * study runs (a model without one falls back to zero embeddings). */
+#define SACCADE_ATTRIBUTION_BASELINE_EOS (-2)
+
 void saccade_attribution_params_init (ScAttrParams *p);
 
 /* "saliency", "gradient × input", "integrated gradients", "gradient rollout" (translated),

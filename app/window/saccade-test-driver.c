@@ -49,7 +49,7 @@
  *   ablation-run-then-cancel run it, then Cancel once it reports progress
  *   expect-ablation TEXT     the Ablation page's status line contains TEXT
  *   attribution-option NAME [VALUE]  on the Attribution page: set steps N, rule
- *                            gauss-legendre|midpoint, baseline [TOKEN], target [TOKEN]
+ *                            adaptive|gauss-legendre|midpoint, baseline [TOKEN], target [TOKEN]
  *   attribution-run          on the Attribution page: press Run and wait for the study
  *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
  *   expect-attribution TEXT  the Attribution page's status line contains TEXT

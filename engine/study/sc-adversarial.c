@@ -600,11 +600,18 @@ sc_adv_params_json (int64_t run_id, const int32_t *ids, int n, const ScAdvParams
   n_e = p->epsilons != NULL ? p->n_epsilons : 6;
   if (n_e < 1 || n_e > SC_ADV_MAX_EPSILONS)
     return -1;
-  eps[0] = '\0';
-  for (int k = 0; k < n_e; k++)
-    at += snprintf (eps + at, sizeof eps - (size_t) at, "%s%.17g", k ? "," : "", e[k]);
+  /* sorted (the search sorts them too) and with 15 digits, so the same set is the same
+   * text whatever order and spelling the user gave */
+  {
+    double sorted[SC_ADV_MAX_EPSILONS];
+    memcpy (sorted, e, (size_t) n_e * sizeof *sorted);
+    qsort (sorted, (size_t) n_e, sizeof *sorted, cmp_double);
+    eps[0] = '\0';
+    for (int k = 0; k < n_e; k++)
+      at += snprintf (eps + at, sizeof eps - (size_t) at, "%s%.15g", k ? "," : "", sorted[k]);
+  }
   len = snprintf (buf, size, "{\"study\":%d,\"run\":%s,\"ids\":%s,\"layer\":%d,\"head\":%s,"
-                  "\"row\":%s,\"epsilons\":[%s],\"iterations\":%d,\"lr\":%.17g,\"seed\":%llu}",
+                  "\"row\":%s,\"epsilons\":[%s],\"iterations\":%d,\"lr\":%.15g,\"seed\":%llu}",
                   SC_ADV_STUDY_VERSION, run, hex, p->layer, head, row, eps,
                   p->iterations > 0 ? p->iterations : SC_ADV_DEFAULT_ITERATIONS,
                   p->lr > 0 ? p->lr : SC_ADV_DEFAULT_LR, (unsigned long long) p->seed);

@@ -329,6 +329,11 @@ ig_node (ScGrad *g, const int32_t *ids, int n, size_t nE, const float *base, con
   for (t = 0; t < nE; t++)
     s += ((double) x[t] - base[t]) * grad[t];
   *dg = s;
+  if (!isfinite (s) || !isfinite (*f))
+    return sc_error_set (err, SC_ERR_RANGE, "attribution: the gradient overflows at alpha = %g "
+                         "on the path from the baseline (near zero embeddings every RMSNorm "
+                         "multiplies it by up to 1/sqrt(eps)); choose a token baseline",
+                         alpha);
   return SC_OK;
 }
 
@@ -410,6 +415,13 @@ run_ig (ScGrad *g, const ScModelInfo *in, const int32_t *ids, int n, const float
         s += ((double) x[i * E + t] - base[i * E + t]) * acc[i * E + t];
       r->scores[SC_ATTR_IG][i] = s;
       r->ig_sum += s;
+    }
+  if (!isfinite (r->ig_sum))
+    {
+      st = sc_error_set (err, SC_ERR_RANGE, "attribution: the gradient overflows on the path "
+                         "from the baseline (near zero embeddings every RMSNorm multiplies it "
+                         "by up to 1/sqrt(eps)); choose a token baseline");
+      goto out;
     }
   r->ig_gap = fabs (r->ig_sum - (r->value - r->f_baseline));
   r->ig_gap_rel = r->ig_gap / fabs (r->value - r->f_baseline);

@@ -61,7 +61,7 @@ assert d['source'] == 'computed' and d['study_id'] >= 1, d['source']
 assert d['n_tokens'] == n and len(d['tokens']) == n
 p = d['params']
 assert p['methods'] == ['saliency', 'gradxinput', 'ig', 'grad-rollout'], p
-assert p['steps'] == 4 and p['rule'] == 'gauss-legendre' and p['baseline'] == 'zero', p
+assert p['steps'] == 4 and p['rule'] == 'adaptive' and p['baseline'] == 'token' and p['baseline_token'] == 2, p
 for m in p['methods']:
     s = d['scores'][m]
     assert len(s) == n and all(math.isfinite(v) for v in s), (m, s)
@@ -121,7 +121,7 @@ expect_fail no-run "$tmp/e3" "no run 99" $?
 "$saccade" attribute --db "$db" 1 --position 12 --method saliency > "$tmp/e4" 2>&1
 expect_fail bad-position "$tmp/e4" "Position 12 is outside run 1" $?
 "$saccade" attribute --db "$db" 1 --baseline ones > "$tmp/e5" 2>&1
-expect_fail bad-baseline "$tmp/e5" "--baseline is zero or token:ID" $?
+expect_fail bad-baseline "$tmp/e5" "--baseline is eos, zero or token:ID" $?
 "$saccade" attribute --db "$db" 1 -o "$tmp/x.bmp" > "$tmp/e6" 2>&1
 expect_fail bad-figure "$tmp/e6" "name it .png, .svg or .pdf" $?
 

@@ -117,8 +117,9 @@ current_params (SaccadeAttributionPage *self, ScAttrParams *p)
 
   saccade_attribution_params_init (p);
   p->steps = gtk_spin_button_get_value_as_int (self->steps_spin);
-  p->rule = gtk_drop_down_get_selected (self->rule_dropdown) == 1 ? SC_ATTR_RULE_MIDPOINT
-                                                                   : SC_ATTR_RULE_GAUSS_LEGENDRE;
+  /* the dropdown lists the rules in ScAttrRule's order */
+  p->rule = (ScAttrRule) MIN (gtk_drop_down_get_selected (self->rule_dropdown),
+                              SC_ATTR_N_RULES - 1);
   /* Translators: names of the entries in "The %s “%s” is %u tokens". */
   if (!parse_token (self, self->target_entry, _("target"), &p->target)
       || !parse_token (self, self->baseline_entry, _("baseline"), &baseline))
@@ -471,7 +472,7 @@ saccade_attribution_page_set_option (SaccadeAttributionPage *self, const char *n
       ScAttrRule r;
       if (!sc_attr_rule_from_id (value, &r))
         return FALSE;
-      gtk_drop_down_set_selected (self->rule_dropdown, r == SC_ATTR_RULE_MIDPOINT ? 1 : 0);
+      gtk_drop_down_set_selected (self->rule_dropdown, (guint) r);
     }
   else if (g_strcmp0 (name, "baseline") == 0)
     gtk_editable_set_text (GTK_EDITABLE (self->baseline_entry), value);
