@@ -17,13 +17,14 @@
 #include "app/cli/saccade-cli-store.h"
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-faithfulness.h"
+#include "engine/study/sc-attribution.h"
 #include "ui/figures/saccade-figure.h"
 
 typedef struct {
   SaccadeCliCommon common;
   char *db, *file, *csv, *out_path, *heads_path, *metric, *kind;
-  int top_k, target;
-  gboolean recompute, head_sweep;
+  int top_k, target, ig_steps;
+  gboolean recompute, head_sweep, gradients;
 } FaithOptions;
 
 static void
@@ -42,7 +43,14 @@ progress_bar (double fraction, gpointer user_data)
 static gboolean
 parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
 {
-  *p = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, o->top_k, o->target };
+  *p = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, o->top_k, o->target,
+                         o->gradients, o->ig_steps };
+  if (o->ig_steps < 0 || o->ig_steps > SC_ATTR_MAX_STEPS)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--ig-steps is 1..%d points, not %d", SC_ATTR_MAX_STEPS, o->ig_steps);
+      return FALSE;
+    }
   if (o->metric != NULL && !sc_faith_metric_from_id (o->metric, &p->metric))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -205,7 +213,13 @@ print_run_text (const RunResult *rr, const char *db_path)
 
   printf ("\n  source               τ-b      p(τ)       ρ      p(ρ)  top-%d\n", k);
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
-    print_agreement_row (saccade_faith_source_name (s), &r->agree[s]);
+    if (s < SC_FAITH_FIRST_GRADIENT_SOURCE || r->agree[s].status != SC_ERR_UNSUPPORTED)
+      print_agreement_row (saccade_faith_source_name (s), &r->agree[s]);
+  if (r->attn_vs_grad.status != SC_ERR_UNSUPPORTED)
+    print_agreement_row ("attention vs saliency", &r->attn_vs_grad);
+  if (!isnan (r->ig_gap_rel))
+    printf ("  (integrated gradients' completeness gap: %.1f %% of f(x) - f(x'))\n",
+            100 * r->ig_gap_rel);
   head_extremes (r, &best, &median);
   if (best >= 0)
     {
@@ -217,13 +231,19 @@ print_run_text (const RunResult *rr, const char *db_path)
       print_agreement_row (name, &r->heads[median]);
     }
 
-  printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow\n");
+  printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow%s\n",
+          r->agree[SC_FAITH_SOURCE_SALIENCY].status != SC_ERR_UNSUPPORTED
+            ? "  saliency  |g x in|      |ig|  g-rollout" : "");
   for (int j = 0; j < r->n_items; j++)
     {
       printf ("  %3d  ", j);
       saccade_store_cli_print_padded (rr->labels[j], 16);
-      printf ("  %13.5f  %9.4f  %8.4f  %8.4f\n", r->loo[j], r->attn[0][j], r->attn[1][j],
+      printf ("  %13.5f  %9.4f  %8.4f  %8.4f", r->loo[j], r->attn[0][j], r->attn[1][j],
               r->attn[2][j]);
+      if (r->agree[SC_FAITH_SOURCE_SALIENCY].status != SC_ERR_UNSUPPORTED)
+        for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+          printf ("  %8.4f", r->attn[s][j]);
+      printf ("\n");
     }
   if (rr->f->have_head_level)
     {
@@ -279,7 +299,11 @@ print_run_json (const RunResult *rr)
       json_agreement (b, &r->agree[s]);
       json_builder_end_object (b);
     }
+  saccade_json_begin_object (b, "attention-vs-saliency");
+  json_agreement (b, &r->attn_vs_grad);
   json_builder_end_object (b);
+  json_builder_end_object (b);
+  saccade_json_double (b, "ig_gap_rel", r->ig_gap_rel);
   saccade_json_begin_array (b, "tokens");
   for (int j = 0; j < r->n_items; j++)
     {
@@ -416,6 +440,8 @@ print_file_text (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFai
       if (k < SC_FAITH_N_SOURCES)
         {
           m = &s->source[k];
+          if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && m->n_defined == 0)
+            continue; /* gradients not asked */
           g_snprintf (name, sizeof name, "%s", saccade_faith_source_name (k));
         }
       else
@@ -430,6 +456,14 @@ print_file_text (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFai
         }
       printf ("  ");
       saccade_store_cli_print_padded (name, 20);
+      printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
+              100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
+    }
+  if (s->attn_vs_grad.n_defined > 0)
+    {
+      const ScFaithSummary *m = &s->attn_vs_grad;
+      printf ("\n  attention (last-layer mean) against saliency, J&W's τ_g:\n  ");
+      saccade_store_cli_print_padded ("attention vs saliency", 20);
       printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
               100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
     }
@@ -457,6 +491,9 @@ print_file_json (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFai
       json_summary (b, &s->source[k]);
       json_builder_end_object (b);
     }
+  saccade_json_begin_object (b, "attention-vs-saliency");
+  json_summary (b, &s->attn_vs_grad);
+  json_builder_end_object (b);
   for (int k = 0; k < 2; k++)
     {
       const int h = k == 0 ? s->best_head : s->median_head;
@@ -592,6 +629,11 @@ saccade_cmd_faithfulness (int argc, char **argv)
       "abs-delta-logp: the token id measured (default: the clean top-1)", "TOKEN_ID" },
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
     { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    { "gradients", 0, 0, G_OPTION_ARG_NONE, &o.gradients,
+      "also the gradient sources (saliency, gradient x input, integrated gradients, gradient "
+      "rollout) and attention against saliency (J&W's tau_g)", NULL },
+    { "ig-steps", 0, 0, G_OPTION_ARG_INT, &o.ig_steps,
+      "integrated gradients' points with --gradients (50)", "N" },
     { "head-sweep", 0, 0, G_OPTION_ARG_NONE, &o.head_sweep,
       "RUN: ablate every head if no sweep is stored, for the head level", NULL },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv,

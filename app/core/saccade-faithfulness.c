@@ -32,6 +32,11 @@ saccade_faith_source_name (ScFaithSource s)
     case SC_FAITH_SOURCE_LAST_MEAN: return _("last-layer mean");
     case SC_FAITH_SOURCE_ROLLOUT: return _("rollout");
     case SC_FAITH_SOURCE_FLOW: return _("flow");
+    /* Translators: gradient importance sources (the Attribution page's names). */
+    case SC_FAITH_SOURCE_SALIENCY: return _("saliency");
+    case SC_FAITH_SOURCE_GRADXINPUT: return _("gradient × input");
+    case SC_FAITH_SOURCE_IG: return _("integrated gradients");
+    case SC_FAITH_SOURCE_GRAD_ROLLOUT: return _("gradient rollout");
     default: return "?";
     }
 }
@@ -578,8 +583,15 @@ saccade_faithfulness_file_figure (const SaccadeFaithFile *f, const char *title,
   GPtrArray *n = g_ptr_array_new ();
   int k, count = 0;
 
+  int src[SC_FAITH_N_SOURCES], n_src = 0;
+
+  /* the gradient sources only when the file's studies asked for them */
   for (k = 0; k < SC_FAITH_N_SOURCES; k++)
-    g_ptr_array_add (n, g_strdup (saccade_faith_source_name (k)));
+    if (k < SC_FAITH_FIRST_GRADIENT_SOURCE || sm->source[k].n_defined > 0)
+      {
+        src[n_src++] = k;
+        g_ptr_array_add (n, g_strdup (saccade_faith_source_name (k)));
+      }
   if (sm->best_head >= 0)
     {
       /* Translators: a row of the faithfulness figure: the head with the highest mean τ. */
@@ -591,8 +603,8 @@ saccade_faithfulness_file_figure (const SaccadeFaithFile *f, const char *title,
     }
   g_ptr_array_add (n, NULL);
   *names = (char **) g_ptr_array_free (n, FALSE);
-  for (k = 0; k < SC_FAITH_N_SOURCES; k++)
-    rows[count++] = row_of ((*names)[k], &sm->source[k]);
+  for (k = 0; k < n_src; k++)
+    rows[count++] = row_of ((*names)[k], &sm->source[src[k]]);
   if (sm->best_head >= 0)
     {
       rows[count++] = row_of ((*names)[k], &sm->heads[sm->best_head]);

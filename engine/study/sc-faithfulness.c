@@ -14,10 +14,14 @@
 
 #include "analysis/sc-rollout.h"
 #include "core/sc-sha256.h"
+#include "study/sc-attribution.h"
+#include "text/sc-tokenizer.h"
 
 static const char *const METRIC_ID[SC_FAITH_N_METRICS] = { "tv", "jsd", "abs-delta-logp" };
 static const char *const ERASE_ID[SC_FAITH_N_ERASE] = { "mask", "drop" };
-static const char *const SOURCE_ID[SC_FAITH_N_SOURCES] = { "last-mean", "rollout", "flow" };
+static const char *const SOURCE_ID[SC_FAITH_N_SOURCES] = { "last-mean", "rollout", "flow",
+                                                             "saliency", "gradxinput", "ig",
+                                                             "grad-rollout" };
 
 const ScHeadMetric SC_FAITH_HEAD_STATS[SC_FAITH_N_HEAD_STATS] = {
   SC_HEAD_METRIC_ENTROPY, SC_HEAD_METRIC_CONFIDENCE, SC_HEAD_METRIC_SINK,
@@ -100,8 +104,13 @@ sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
   r->head_stats = malloc (nh * sizeof *r->head_stats);
   for (s = 0; s < SC_FAITH_N_SOURCES; s++)
     r->attn[s] = malloc ((size_t) r->n_items * sizeof *r->attn[s]);
-  if (r->loo == NULL || r->heads == NULL || r->head_stats == NULL || r->attn[0] == NULL
-      || r->attn[1] == NULL || r->attn[2] == NULL)
+  for (s = 0; s < SC_FAITH_N_SOURCES; s++)
+    if (r->attn[s] == NULL)
+      {
+        sc_faith_result_free (r);
+        return NULL;
+      }
+  if (r->loo == NULL || r->heads == NULL || r->head_stats == NULL)
     {
       sc_faith_result_free (r);
       return NULL;
@@ -114,6 +123,8 @@ sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
     }
   for (s = 0; s < SC_FAITH_N_SOURCES; s++)
     agreement_undefined (&r->agree[s], SC_ERR_NOT_FOUND, "not computed");
+  agreement_undefined (&r->attn_vs_grad, SC_ERR_NOT_FOUND, "not computed");
+  r->ig_gap_rel = NAN;
   for (size_t h = 0; h < nh; h++)
     {
       agreement_undefined (&r->heads[h], SC_ERR_NOT_FOUND, "not computed");
@@ -310,6 +321,57 @@ check_params (const ScModelInfo *info, const int32_t *ids, int n, const ScFaithP
   return SC_OK;
 }
 
+/* The gradient sources (sc-faithfulness.h) from one attribution study of log p(target) at
+ * the last token; unavailable when not asked. */
+static ScStatus
+gradient_sources (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                  const ScFaithParams *p, ScFaithResult *r, ScError *err)
+{
+  static const ScAttrMethod method[] = { SC_ATTR_SALIENCY, SC_ATTR_GRADXINPUT, SC_ATTR_IG,
+                                         SC_ATTR_GRAD_ROLLOUT };
+  const ScTokenizer *tok = sc_model_tokenizer (model);
+  const int32_t eos = tok != NULL ? sc_tokenizer_eos (tok) : -1;
+  ScAttrParams ap = { .methods = 0, .target = r->target, .position = -1,
+                      .steps = p->ig_steps, .rule = SC_ATTR_RULE_ADAPTIVE,
+                      .baseline = eos >= 0 ? SC_ATTR_BASELINE_TOKEN : SC_ATTR_BASELINE_ZERO,
+                      .baseline_token = eos };
+  ScAttrResult *a = NULL;
+  ScGrad *g = NULL;
+  ScError e2 = { 0 };
+  ScStatus st;
+
+  if (!p->gradients)
+    {
+      for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+        agreement_undefined (&r->agree[s], SC_ERR_UNSUPPORTED, "gradients not asked");
+      agreement_undefined (&r->attn_vs_grad, SC_ERR_UNSUPPORTED, "gradients not asked");
+      return SC_OK;
+    }
+  if ((st = sc_grad_new (session, &g, err)) != SC_OK)
+    return st;
+  st = sc_attr_run (g, model, ids, n, &ap, NULL, NULL, &a, &e2);
+  if (st == SC_ERR_RANGE) /* the gradient overflowed on the path: integrated gradients is
+                           * undefined; the other methods come from the clean pass */
+    {
+      ap.methods = (1u << SC_ATTR_N_METHODS) - 1 - (1u << SC_ATTR_IG);
+      st = sc_attr_run (g, model, ids, n, &ap, NULL, NULL, &a, err);
+      if (st == SC_OK)
+        agreement_undefined (&r->agree[SC_FAITH_SOURCE_IG], SC_ERR_RANGE, e2.message);
+    }
+  else if (st != SC_OK)
+    sc_error_set (err, st, "%s", e2.message);
+  sc_grad_free (g);
+  if (st != SC_OK)
+    return st;
+  for (int m = 0; m < 4; m++)
+    if (a->scores[method[m]] != NULL)
+      for (int j = 0; j < n - 1; j++)
+        r->attn[SC_FAITH_FIRST_GRADIENT_SOURCE + m][j] = fabs (a->scores[method[m]][j]);
+  r->ig_gap_rel = a->ig_gap_rel;
+  sc_attr_result_free (a);
+  return SC_OK;
+}
+
 /* Rollout and flow rows of position n − 1 from the kept layer means. */
 static ScStatus
 rollout_and_flow (Keep *k, ScFaithResult *r, ScError *err)
@@ -455,6 +517,18 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
     agreement_undefined (&r->agree[s], SC_OK, NULL);
   if ((st = rollout_and_flow (&k, r, err)) != SC_OK)
     goto fail;
+  t0 = now_s ();
+  st = gradient_sources (session, model, ids, n, p, r, err);
+  r->timing.forward_s += now_s () - t0;
+  if (st != SC_OK)
+    goto fail;
+  if (p->gradients)
+    agreement_undefined (&r->attn_vs_grad, SC_OK, NULL);
+  if (p->gradients && r->agree[SC_FAITH_SOURCE_SALIENCY].status == SC_OK
+      && (st = sc_faith_agreement (r->attn[SC_FAITH_SOURCE_LAST_MEAN],
+                                   r->attn[SC_FAITH_SOURCE_SALIENCY], n - 1, r->top_k,
+                                   &r->attn_vs_grad, err)) != SC_OK)
+    goto fail;
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
     if (r->agree[s].status == SC_OK
         && (st = sc_faith_agreement (r->attn[s], r->loo, n - 1, r->top_k, &r->agree[s], err))
@@ -574,7 +648,7 @@ sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSumma
                     ScError *err)
 {
   ScFaithFileSummary *s;
-  Acc src[SC_FAITH_N_SOURCES] = { { 0 } };
+  Acc src[SC_FAITH_N_SOURCES] = { { 0 } }, attn_grad = { 0 };
   Acc *heads = NULL;
   int *idx = NULL, m = 0, L, H;
   size_t nh;
@@ -605,11 +679,13 @@ sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSumma
     {
       for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
         acc_add (&src[k], &results[i]->agree[k]);
+      acc_add (&attn_grad, &results[i]->attn_vs_grad);
       for (size_t h = 0; h < nh; h++)
         acc_add (&heads[h], &results[i]->heads[h]);
     }
   for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
     s->source[k] = acc_summary (&src[k]);
+  s->attn_vs_grad = acc_summary (&attn_grad);
   for (size_t h = 0; h < nh; h++)
     {
       s->heads[h] = acc_summary (&heads[h]);
@@ -734,7 +810,7 @@ int
 sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithParams *p,
                       char *buf, size_t size)
 {
-  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[16];
+  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[16], grads[16];
   int len;
 
   if (p == NULL || buf == NULL || run_id < 0 || (run_id == 0 && (ids == NULL || n < 1))
@@ -756,10 +832,14 @@ sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithPa
     snprintf (target, sizeof target, "%d", p->target);
   else
     strcpy (target, "null");
+  if (p->gradients)
+    snprintf (grads, sizeof grads, "%d", p->ig_steps > 0 ? p->ig_steps : SC_ATTR_DEFAULT_STEPS);
+  else
+    strcpy (grads, "null");
   len = snprintf (buf, size, "{\"study\":%d,\"run\":%s,\"ids\":%s,\"metric\":\"%s\","
-                  "\"kind\":\"%s\",\"top_k\":%d,\"target\":%s}", SC_FAITH_STUDY_VERSION, run,
-                  hex, METRIC_ID[p->metric], ERASE_ID[p->kind], p->top_k > 0 ? p->top_k : 0,
-                  target);
+                  "\"kind\":\"%s\",\"top_k\":%d,\"target\":%s,\"gradients\":%s}",
+                  SC_FAITH_STUDY_VERSION, run, hex, METRIC_ID[p->metric], ERASE_ID[p->kind],
+                  p->top_k > 0 ? p->top_k : 0, target, grads);
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 
@@ -809,6 +889,12 @@ sc_faith_store (ScStore *store, const ScStoreModel *model, const char *params_js
         if ((st = sc_store_study_add_series (s, name, c, v[c], err)) != SC_OK)
           goto fail;
     }
+  agree_values (&r->attn_vs_grad, v);
+  for (int c = 0; c < N_AGREE; c++)
+    if ((st = sc_store_study_add_series (s, "agree.attn-vs-grad", c, v[c], err)) != SC_OK)
+      goto fail;
+  if ((st = sc_store_study_add_series (s, "ig.gap", 0, r->ig_gap_rel, err)) != SC_OK)
+    goto fail;
   {
     const double clean[4] = { r->target, r->top1_clean, r->n_tokens, r->top_k };
     for (int c = 0; c < 4; c++)
@@ -951,10 +1037,25 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
           r->loo[v->pos] = v->value;
           continue;
         }
+      if (strcmp (v->series, "agree.attn-vs-grad") == 0)
+        {
+          if (!agree_set (&r->attn_vs_grad, v->pos, v->value))
+            goto bad;
+          continue;
+        }
+      if (strcmp (v->series, "ig.gap") == 0)
+        {
+          if (v->pos != 0 || !importance_ok (v->value, true, false))
+            goto bad;
+          r->ig_gap_rel = v->value;
+          continue;
+        }
       for (k = 0; k < SC_FAITH_N_SOURCES; k++)
         if (strncmp (v->series, "attn.", 5) == 0 && strcmp (v->series + 5, SOURCE_ID[k]) == 0)
           {
-            if (v->pos >= r->n_items || !importance_ok (v->value, true, true))
+            /* attention is a weight in [0, 1]; a gradient magnitude is any value >= 0 */
+            if (v->pos >= r->n_items
+                || !importance_ok (v->value, true, k < SC_FAITH_FIRST_GRADIENT_SOURCE))
               goto bad;
             r->attn[k][v->pos] = v->value;
             break;

@@ -27,6 +27,17 @@
  *   flow       the maximum flow from input j to output n − 1 (sc-rollout.h); unavailable,
  *              with the reason, when the graph is over SC_FLOW_MAX_WORK / _NODES;
  *   head l.h   A_{l,h}[n − 1][j] (L × H sources).
+ * Gradient importance of item j (with params.gradients; study/sc-attribution.h, objective
+ * log p(target) at the last token, the same target as leave-one-out):
+ *   saliency      ||d f / d x_j||;   gradxinput |x_j . d f / d x_j|;
+ *   ig            |integrated gradients_j| (params.ig_steps points, adaptive rule, the
+ *                 end-of-text token as the baseline, or zero embeddings without one);
+ *   grad-rollout  Chefer et al. 2021's gradient-weighted rollout row of the last token.
+ * Signed scores enter as magnitudes: leave-one-out importance is a magnitude too, and J&W
+ * compare |gradient| rankings with attention. Without params.gradients these sources are
+ * unavailable (SC_ERR_UNSUPPORTED, "not asked").
+ * Attention against gradients (J&W Table 2's τ_g column): the agreement of the last-layer
+ * mean attention with saliency, in the same statistics, as attn_vs_grad.
  * Agreement of a source with leave-one-out over the n − 1 items (sc-rank.h): Kendall τ-b
  * and its two-sided p-value (exact without ties up to SC_KENDALL_EXACT_MAX_N, else normal),
  * Spearman ρ and its p (Student's t; NaN with fewer than 4 tokens), and the top-k overlap
@@ -50,8 +61,8 @@
  * logit attribution comes from elsewhere). Heads with a NaN on either side are left out.
  *
  * Storage (sc-store-study.h): kind SC_FAITH_KIND with params from sc_faith_params_json();
- * series "loo" and "attn.<source>" (pos = item j), "agree.<source>" (pos 0 τ, 1 p(τ),
- * 2 ρ, 3 p(ρ), 4 top-k overlap, 5 status), "clean" (0 target, 1 clean top-1, 2 n, 3 k);
+ * series "loo" and "attn.<source>" (pos = item j), "agree.<source>" and "agree.attn-vs-grad"
+ * (pos 0 τ, 1 p(τ), 2 ρ, 3 p(ρ), 4 top-k overlap, 5 status), "ig.gap" (pos 0), "clean" (0 target, 1 clean top-1, 2 n, 3 k);
  * per head metrics "tau", "tau-p", "rho", "rho-p", "topk", "status", "entropy",
  * "confidence", "sink", "previous-token". The last-query rows of every head are not stored
  * (a loaded result has head_rows NULL). sc_faith_load() checks every value.
@@ -80,7 +91,7 @@ extern "C" {
 
 #define SC_FAITH_KIND "faithfulness"
 /* Bumped whenever a definition above changes, so old stored studies are not reused. */
-#define SC_FAITH_STUDY_VERSION 1
+#define SC_FAITH_STUDY_VERSION 2
 /* Two items (tokens 0 and 1) and the query: the fewest for which τ can be defined. */
 #define SC_FAITH_MIN_TOKENS 3
 /* k of the top-k overlap when none is asked: J&W-sized sentences have tens of tokens, and
@@ -107,11 +118,18 @@ typedef enum {
   SC_FAITH_SOURCE_LAST_MEAN = 0,
   SC_FAITH_SOURCE_ROLLOUT,
   SC_FAITH_SOURCE_FLOW,
+  SC_FAITH_SOURCE_SALIENCY,     /* the gradient sources: params.gradients */
+  SC_FAITH_SOURCE_GRADXINPUT,
+  SC_FAITH_SOURCE_IG,
+  SC_FAITH_SOURCE_GRAD_ROLLOUT,
   SC_FAITH_N_SOURCES
 } ScFaithSource;
 
+/* The first gradient source: sources below it are attention-based (values in [0, 1]). */
+#define SC_FAITH_FIRST_GRADIENT_SOURCE SC_FAITH_SOURCE_SALIENCY
+
 /* Stable identifiers ("tv", "jsd", "abs-delta-logp"; "mask", "drop"; "last-mean",
- * "rollout", "flow"), used in params, the store, JSON and CSV. NULL out of range. */
+ * "rollout", "flow", "saliency", "gradxinput", "ig", "grad-rollout"), used in params, the store, JSON and CSV. NULL out of range. */
 const char *sc_faith_metric_id (ScFaithMetric m);
 const char *sc_faith_erase_id (ScFaithErase k);
 const char *sc_faith_source_id (ScFaithSource s);
@@ -123,6 +141,8 @@ typedef struct {
   ScFaithErase kind;
   int top_k;   /* <= 0: SC_FAITH_DEFAULT_TOP_K; clamped to n − 1 */
   int target;  /* token id to measure, or -1: the clean top-1 */
+  bool gradients; /* compute the gradient sources too */
+  int ig_steps;   /* integrated gradients' points; <= 0: SC_ATTR_DEFAULT_STEPS */
 } ScFaithParams;
 
 /* One source's agreement with leave-one-out. */
@@ -153,6 +173,8 @@ typedef struct {
   double *loo;                /* (n_items) leave-one-out importance */
   double *attn[SC_FAITH_N_SOURCES]; /* (n_items) each; NaN when the source is unavailable */
   ScFaithAgreement agree[SC_FAITH_N_SOURCES];
+  ScFaithAgreement attn_vs_grad; /* last-mean attention against saliency (J&W's τ_g) */
+  double ig_gap_rel;             /* integrated gradients' completeness gap (NaN: none) */
   double *head_rows;          /* (n_layers * n_heads, n_items) last-query rows; NULL after
                                * sc_faith_load */
   ScFaithAgreement *heads;    /* (n_layers * n_heads), layer-major */
@@ -208,6 +230,7 @@ typedef struct {
 typedef struct {
   int n_sentences, n_layers, n_heads;
   ScFaithSummary source[SC_FAITH_N_SOURCES];
+  ScFaithSummary attn_vs_grad;
   ScFaithSummary *heads;     /* (n_layers * n_heads) */
   int best_head, median_head;/* layer * n_heads + head; -1 when no head has a defined mean */
 } ScFaithFileSummary;
@@ -251,7 +274,8 @@ ScStatus sc_faith_head_level (const ScHeadSweepResult *sweep, const ScFaithResul
 /* The canonical params text (fixed key order, no spaces) of a study of @run_id (>= 1), or of
  * a sentence given only by its ids (@run_id 0: the SHA-256 of the ids' little-endian int32
  * bytes is written instead):
- *   {"study":V,"run":R|null,"ids":"HEX"|null,"metric":M,"kind":K,"top_k":k|0,"target":T|null}
+ *   {"study":V,"run":R|null,"ids":"HEX"|null,"metric":M,"kind":K,"top_k":k|0,"target":T|null,
+ *    "gradients":S|null}   (S: integrated gradients' points)
  * into @buf (@size bytes). Returns the length, or −1 (bad arguments, @buf too small: 256
  * bytes always suffice). */
 int sc_faith_params_json (int64_t run_id, const int32_t *ids, int n_tokens,

@@ -242,7 +242,12 @@ check_brute (ScFaithMetric metric, ScFaithErase kind)
     g_assert_cmpint (sc_faith_run (f.s, f.m, ids, N, &p, loo_out, NULL, NULL, &r2, NULL, &err),
                      ==, SC_OK);
     for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
-      g_assert_cmpfloat (r2->agree[s].tau, ==, r->agree[s].tau);
+      g_assert_true (r2->agree[s].tau == r->agree[s].tau
+                     || (isnan (r2->agree[s].tau) && isnan (r->agree[s].tau)));
+    /* gradients were not asked: their sources say so */
+    for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+      g_assert_cmpint (r->agree[s].status, ==, SC_ERR_UNSUPPORTED);
+    g_assert_cmpint (r->attn_vs_grad.status, ==, SC_ERR_UNSUPPORTED);
     sc_faith_result_free (r2);
   }
   g_free (layers);
@@ -428,7 +433,8 @@ test_store_cancel_and_hostile (void)
   ScStoreModel sm;
   ScModel *m = NULL;
   Fixture f;
-  ScFaithParams p = { .target = -1 };
+  /* with the gradient sources (integrated gradients on 6 points) */
+  ScFaithParams p = { .target = -1, .gradients = true, .ig_steps = 6 };
   ScFaithResult *r = NULL, *back = NULL;
   ScError err = { 0 };
   char pj[256], pj2[256];
@@ -448,8 +454,8 @@ test_store_cancel_and_hostile (void)
                                  NULL, &r, NULL, &err), ==, SC_ERR_CANCELLED);
   g_assert_null (r);
   g_assert_cmpint (sc_faith_params_json (7, NULL, 0, &p, pj, sizeof pj), >, 0);
-  g_assert_cmpstr (pj, ==, "{\"study\":1,\"run\":7,\"ids\":null,\"metric\":\"tv\","
-                   "\"kind\":\"mask\",\"top_k\":0,\"target\":null}");
+  g_assert_cmpstr (pj, ==, "{\"study\":2,\"run\":7,\"ids\":null,\"metric\":\"tv\","
+                   "\"kind\":\"mask\",\"top_k\":0,\"target\":null,\"gradients\":6}");
   g_assert_cmpint (sc_faith_load (store, f.in, sm.sha256, pj, &p, &back, NULL, &err), ==,
                    SC_ERR_NOT_FOUND);
 
@@ -464,6 +470,17 @@ test_store_cancel_and_hostile (void)
   g_assert_cmpint (back->target, ==, r->target);
   g_assert_cmpint (back->top_k, ==, r->top_k);
   g_assert_null (back->head_rows);
+  /* the gradient sources: defined, magnitudes, attention against saliency computed */
+  for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+    for (int j = 0; j < N - 1; j++)
+      g_assert_cmpfloat (r->attn[s][j], >=, 0.0);
+  g_assert_true (r->agree[SC_FAITH_SOURCE_SALIENCY].status == SC_OK
+                 || r->agree[SC_FAITH_SOURCE_SALIENCY].status == SC_ERR_RANGE);
+  g_assert_cmpint (back->attn_vs_grad.status, ==, r->attn_vs_grad.status);
+  g_assert_true (back->attn_vs_grad.tau == r->attn_vs_grad.tau
+                 || (isnan (back->attn_vs_grad.tau) && isnan (r->attn_vs_grad.tau)));
+  g_assert_true (back->ig_gap_rel == r->ig_gap_rel
+                 || (isnan (back->ig_gap_rel) && isnan (r->ig_gap_rel)));
   for (int j = 0; j < N - 1; j++)
     {
       g_assert_cmpfloat (back->loo[j], ==, r->loo[j]);
