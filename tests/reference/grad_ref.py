@@ -53,9 +53,9 @@ Output (next to this script)
     df/dP above the diagonal (keys the causal mask removed) is not stored: P is 0 there but its
     gradient is not, and no engine needs it.
 
-How to rerun (not in CI; ~2 min on 2 cores, ~3 GB of memory)
+How to rerun (not in CI; ~10 min with 1 thread on the loaded 2-core dev VM, ~5.6 GB of memory)
     pip install torch==2.9.1 transformers==5.24.0 accelerate==1.15.0 gguf==0.19.0 numpy==2.4.6
-    python3 tests/reference/grad_ref.py [MODEL.gguf]
+    OMP_NUM_THREADS=1 python3 tests/reference/grad_ref.py [MODEL.gguf]
     (model path: argv[1], else $SACCADE_MODEL, else data/models/SmolLM2-135M-Instruct.Q4_1.gguf)
 """
 
@@ -79,8 +79,10 @@ ATTN_JSON = os.path.join(HERE, "attention-fixture.json")
 
 PROMPTS = ["english_cat", "chinese_seed", "mixed_30"]  # names in attention-fixture.json
 IG_STEPS = [50, 300]
-IG_BATCH = 10  # interpolation points per autograd call: bounds memory (~1 GB at n = 31)
-THREADS = 2    # fixed, so that float64 summation order and thus the output are reproducible
+IG_PATH = [0.0, 1e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+IG_BATCH = 10  # interpolation points per autograd call: bounds the memory of one backward
+THREADS = 1    # fixed (summation order, hence output, reproducible); 1 thread also survives a
+               # shared machine far better than OpenMP spinning on 2 contended cores
 
 # Finite-difference checks of the retained gradients (central differences in float64; the
 # truncation error is O(eps^2 f''') ~ 1e-10 and the rounding error ~1e-16/eps ~ 1e-11).
@@ -190,7 +192,7 @@ def value_and_grads(model, x0, kind, ids, target):
     f = objective(kind, logits, ids, target)[0]
     f.backward()
     gp = torch.stack([a.grad[0] for a in atts]).detach()
-    return float(f), x.grad[0].detach().clone(), gp, atts
+    return float(f.detach()), x.grad[0].detach().clone(), gp, atts
 
 
 def f_only(model, x0, kind, ids, target):
@@ -303,10 +305,46 @@ def vs_numpy(np_model, att_rec, blob_f32, logits, probs, emb, ids):
     }
 
 
+def float32_sensitivity(model, recs, keep):
+    """The same computations with the model in float32 (same patches, so RoPE angles, norms
+    and softmax in float32): how far an exact float32 implementation lands from the float64
+    values, per quantity, to size a C test's tolerances."""
+    torch.nn.Module.float(model)  # transformers refuses model.float() on a GGUF-loaded model
+    out = {}
+    for rec in recs:
+        name, ids = rec["name"], rec["ids"]
+        with torch.no_grad():
+            x = model.model.embed_tokens(torch.tensor([ids]))[0].clone()
+        res = {}
+        for o in rec["objectives"]:
+            kind = o["kind"]
+            target = o.get("target", rec["objectives"][0]["target"])
+            f64, ge64, gp64 = keep[(name, kind)]
+            f, ge, gp, _ = value_and_grads(model, x, kind, ids, target)
+            r = {"value_abs_diff": abs(f - f64),
+                 "grad_embd_max_abs_diff": float(np.abs(ge.numpy() - ge64).max()),
+                 "grad_probs_max_abs_diff": float(np.abs(pack_tri(gp.numpy())
+                                                         - pack_tri(gp64)).max())}
+            if kind == "logp":
+                r["ig"] = []
+                for g in o["ig"]:
+                    a32 = integrated_gradients(model, x, target, ids, g["steps"]).numpy()
+                    a64 = keep[(name, "ig", g["steps"])]
+                    r["ig"].append({"steps": g["steps"],
+                                    "attr_max_abs_diff": float(np.abs(a32 - a64).max()),
+                                    "attr_max_abs": float(np.abs(a64).max()),
+                                    "sum_float32": float(a32.sum())})
+            res[kind] = r
+        out[name] = res
+        print("float32 vs float64 %-12s %s" % (name, json.dumps(rounded(res))))
+    return out
+
+
 def main():
     path = ar.model_path()
     t0 = time.time()
     torch.set_num_threads(THREADS)
+    torch.set_num_interop_threads(THREADS)
     torch.manual_seed(0)
     attn = json.load(open(ATTN_JSON, encoding="utf-8"))
     digest = sha256(path)
@@ -351,6 +389,7 @@ def main():
     patch_float64(ml, model)
 
     rng = np.random.RandomState(FD_SEED)
+    keep = {}  # float64 results per prompt, for the float32 comparison at the end
     blob = Blob(OUT_F32 + ".tmp")
     recs, cmp, checks = [], {}, {}
     for name in PROMPTS:
@@ -388,6 +427,7 @@ def main():
             # the retained tensors are the forward's probabilities (same values)
             assert np.array_equal(torch.stack([a[0] for a in atts_g]).detach().numpy(), probs)
             ge, gp = ge.numpy(), gp.numpy()
+            keep[(name, kind)] = (f, ge, gp)
             o = {"kind": kind}
             if kind == "logp":
                 o.update({"position": n - 1, "target": target, "value": f, "margin": margin,
@@ -402,9 +442,12 @@ def main():
                                                          torch.tensor(ge), rng)}
             if kind == "logp":
                 f0 = f_only(model, torch.zeros_like(x), kind, ids, target)
+                o["ig_path"] = {"alpha": IG_PATH,
+                                "f": [f_only(model, a * x, kind, ids, target) for a in IG_PATH]}
                 o["ig"] = []
                 for steps in IG_STEPS:
                     attr = integrated_gradients(model, x, target, ids, steps).numpy()
+                    keep[(name, "ig", steps)] = attr
                     s = float(attr.sum())
                     o["ig"].append({"steps": steps, "baseline": "zero", "rule": "midpoint",
                                     "f_baseline": f0, "attr": blob.put(attr), "sum": s,
@@ -420,6 +463,8 @@ def main():
                   cmp[name]["probs_vs_numpy_float64"], time.time() - t1))
     blob.f.close()
     os.replace(OUT_F32 + ".tmp", OUT_F32)
+
+    sens = float32_sensitivity(model, recs, keep)
 
     fd_errs = [c["abs_err"] for p in checks.values() for k in p.values()
                for c in k["grad_probs_fd"]]
@@ -480,6 +525,7 @@ def main():
                     "so these differences are float32 rounding); unpatched = the same torch "
                     "model without patch_float64 (float32 norm, RoPE and softmax)",
         },
+        "float32_sensitivity": sens,
         "checks": {
             "grad_probs_fd_max_abs_err": max(fd_errs),
             "grad_probs_fd_max_rel_err": max(fd_rel),
