@@ -43,6 +43,7 @@ static const Verb verbs[] = {
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },
   { "bench-draw", saccade_cmd_bench_draw, "what drawing figures costs against a plain paint" },
   { "bench-analysis", saccade_cmd_bench_analysis, "the head-distance matrix against a naive loop" },
+  { "bench-gradients", saccade_cmd_bench_gradients, "gradients against the forward pass" },
 };
 
 static void
