@@ -110,7 +110,7 @@ means_progress (double fraction, gpointer user_data)
 /* Parsing                                                                               */
 
 /* Checks the flags against each other before anything is loaded; fills what it can of
- * @q (the target needs the model: parse_target). */
+ * @q (the target needs the model: saccade_cli_parse_token). */
 static gboolean
 check_options (const AblateOptions *o, AblateRequest *q, GError **error)
 {
@@ -174,55 +174,6 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
         return FALSE;
     }
 #undef BAD
-  return TRUE;
-}
-
-/* --target: a token id, or a text that tokenizes (without BOS, special tokens parsed) to
- * exactly one token. */
-static gboolean
-parse_target (ScModel *model, const char *text, int *out, GError **error)
-{
-  const ScModelInfo *info = sc_model_info (model);
-  guint64 id;
-  int32_t *ids = NULL;
-  size_t n = 0;
-  ScError err = { 0 };
-
-  *out = -1;
-  if (text == NULL)
-    return TRUE;
-  if (g_ascii_string_to_unsigned (text, 10, 0, G_MAXINT32, &id, NULL))
-    {
-      if (id >= info->n_vocab)
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--target %s is outside the vocabulary of %s (ids 0 to %u)", text,
-                       info->name, info->n_vocab - 1);
-          return FALSE;
-        }
-      *out = (int) id;
-      return TRUE;
-    }
-  if (sc_tokenize (sc_model_tokenizer (model), text, strlen (text), false, true, &ids, &n,
-                   &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  if (n != 1)
-    {
-      g_autoptr (GString) list = g_string_new (NULL);
-      for (size_t i = 0; i < n; i++)
-        g_string_append_printf (list, "%s%d", i > 0 ? " " : "", ids[i]);
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--target '%s' is %zu tokens (%s), not one; give a text of one token "
-                   "(mind the leading space: ' ball') or its id", text, n,
-                   n > 0 ? list->str : "none");
-      free (ids);
-      return FALSE;
-    }
-  *out = ids[0];
-  free (ids);
   return TRUE;
 }
 
@@ -1087,7 +1038,7 @@ saccade_cmd_ablate (int argc, char **argv)
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
-  else if (!parse_target (model, o.target_text, &q.target, &error)
+  else if (!saccade_cli_parse_token (model, "--target", o.target_text, &q.target, &error)
            || !parse_layers (model, &q, &error))
     {
       fprintf (stderr, "saccade: %s\n", error->message);

@@ -94,7 +94,6 @@ struct _SaccadeAblationPage
 int saccade_ablation_chosen_metric (SaccadeAblationPage *self);
 const char *saccade_ablation_metric_name (int metric);  /* translated, with units */
 const char *saccade_ablation_metric_short (int metric); /* translated */
-void saccade_ablation_style_from_widget (GtkWidget *widget, SaccadeFigureStyle *style);
 void saccade_ablation_open_head (SaccadeAblationPage *self, int layer, int head);
 
 /* The views (saccade-ablation-views.c), for the page's study table. */

@@ -784,31 +784,6 @@ show_heads (SaccadeAblationPage *self, const SaccadeAblation *a)
   gtk_widget_queue_draw (GTK_WIDGET (self->map_area));
 }
 
-/* The theme's colours and font, a transparent background (as the figure widgets do). */
-void
-saccade_ablation_style_from_widget (GtkWidget *widget, SaccadeFigureStyle *style)
-{
-  PangoContext *ctx = gtk_widget_get_pango_context (widget);
-  const PangoFontDescription *font = pango_context_get_font_description (ctx);
-  GdkRGBA fg;
-  double size = 10.0;
-
-  saccade_figure_style_init (style);
-  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
-  style->fg[0] = fg.red;
-  style->fg[1] = fg.green;
-  style->fg[2] = fg.blue;
-  style->fg[3] = fg.alpha;
-  style->bg[3] = 0.0;
-  if (font != NULL && pango_font_description_get_size (font) > 0)
-    {
-      size = (double) pango_font_description_get_size (font) / PANGO_SCALE;
-      if (!pango_font_description_get_size_is_absolute (font))
-        size *= 96.0 / 72.0;
-    }
-  style->font_size = 0.9 * size;
-}
-
 static void
 draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
@@ -821,7 +796,7 @@ draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer dat
     return;
   title = heads_title (self);
   map_figure (self, title, &f);
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_effects_map_draw_full (cr, &f, &style, self->hover_layer, self->hover_head,
                                         width, height, &self->map_geom);
 }
@@ -945,7 +920,7 @@ draw_bars (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
     return;
   title = tokens_title (self);
   bars_figure (self, title, &f);
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_paired_bars_draw_full (cr, &f, &style, self->hover_token, width, height,
                                         &self->bars_geom);
 }

@@ -123,7 +123,7 @@ draw_perm (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
     return;
   title = saccade_ablation_perm_title (self);
   perm_figure (self, title, &f);
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_effects_map_draw_full (cr, &f, &style,
                                         self->perm_hover >= 0 ? self->perm_hover / f.n_heads : -1,
                                         self->perm_hover >= 0 ? self->perm_hover % f.n_heads : -1,
@@ -307,7 +307,7 @@ draw_erasure (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer
     return;
   title = saccade_ablation_erasure_title (self);
   erasure_figure (self, title, &f);
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_erasure_draw_full (cr, &f, &style, width, height);
 }
 
@@ -424,7 +424,7 @@ draw_dla (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer dat
 
   if (self->results[SACCADE_ABLATION_DLA] == NULL)
     return;
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   if (area == self->dla_area)
     {
       title = saccade_ablation_dla_title (self);
@@ -450,7 +450,7 @@ draw_dla_scatter (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoi
   if (self->results[SACCADE_ABLATION_DLA] == NULL || self->sweep_cells == NULL)
     return;
   dla_scatter_figure (self, &f);
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_scatter_draw_full (cr, &f, &style, width, height, NULL);
 }
 
@@ -700,7 +700,7 @@ draw_faith (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
   if (self->results[SACCADE_ABLATION_FAITH] == NULL)
     return;
   title = saccade_ablation_faith_title (self);
-  saccade_ablation_style_from_widget (GTK_WIDGET (area), &style);
+  saccade_page_figure_style (GTK_WIDGET (area), &style);
   if (!faith_figure (self, title, &x_name, &f))
     {
       PangoLayout *layout = gtk_widget_create_pango_layout (
