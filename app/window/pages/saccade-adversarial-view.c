@@ -483,7 +483,7 @@ saccade_adversarial_view_class_init (SaccadeAdversarialViewClass *klass)
 static void
 saccade_adversarial_view_init (SaccadeAdversarialView *self)
 {
-  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6), *spacer;
+  GtkWidget *bar = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6), *spacer, *export;
   GtkStringList *heads;
 
   gtk_orientable_set_orientation (GTK_ORIENTABLE (self), GTK_ORIENTATION_VERTICAL);
@@ -518,6 +518,10 @@ saccade_adversarial_view_init (SaccadeAdversarialView *self)
   gtk_widget_set_tooltip_text (self->cancel_button, _("Cancel"));
   spacer = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
   gtk_widget_set_hexpand (spacer, TRUE);
+  /* as the gradient attributions' toolbar: the window's export, of the view shown */
+  export = gtk_button_new_from_icon_name ("document-save-symbolic");
+  gtk_widget_set_tooltip_text (export, _("Export Figure… (Ctrl+E)"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (export), "win.export-figure");
 
   /* Translators: the adversarial view's settings (mnemonics). */
   gtk_box_append (GTK_BOX (bar), mnemonic_label (_("_Layer"), GTK_WIDGET (self->layer_spin), 0));
@@ -531,6 +535,7 @@ saccade_adversarial_view_init (SaccadeAdversarialView *self)
   gtk_box_append (GTK_BOX (bar), GTK_WIDGET (self->progress_bar));
   gtk_box_append (GTK_BOX (bar), self->cancel_button);
   gtk_box_append (GTK_BOX (bar), spacer);
+  gtk_box_append (GTK_BOX (bar), export);
   gtk_box_append (GTK_BOX (self), bar);
 
   self->status_label = GTK_LABEL (gtk_label_new (NULL));
