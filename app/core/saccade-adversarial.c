@@ -13,6 +13,11 @@
 
 /* sc_adv_params_json: "320 bytes always suffice". */
 #define PARAMS_JSON_SIZE 320
+/* The reading's thresholds, as shares of the JSD's ceiling ln 2: from half of it the two
+ * rows share little mass (J&W read such heads as poor explanations); under a tenth the
+ * attention could hardly move without the output following. A reading aid, not a test. */
+#define READING_FAR 0.5
+#define READING_SOME 0.1
 
 void
 saccade_adversarial_free (SaccadeAdversarial *a)
@@ -527,24 +532,22 @@ saccade_adversarial_reading (const SaccadeAdversarial *a, gboolean translated)
   const ScAdvResult *r = a->result;
   const int last = r->n_epsilons - 1;
   const double frac = r->jsd[last] / SACCADE_ADVERSARIAL_JSD_MAX;
+  /* Translators: the three judgements of the adversarial reading, strongest move first. */
+  const char *far = N_("the attention can move far without changing the output (a weak "
+                       "explanation)");
+  const char *some = N_("the attention can move some way");
+  const char *none = N_("the output depends on this attention");
+  const char *judgement = frac >= READING_FAR ? far : frac >= READING_SOME ? some : none;
 
   if (!translated)
     return g_strdup_printf ("JSD %.3f = %.0f %% of ln 2 = 0.693 (disjoint support) with the "
                             "output within TVD %g: %s", r->jsd[last], 100 * frac,
-                            r->epsilon[last],
-                            frac >= 0.5 ? "the attention can move far without changing the "
-                                          "output (a weak explanation)"
-                            : frac >= 0.1 ? "the attention can move some way"
-                                          : "the output depends on this attention");
+                            r->epsilon[last], judgement);
   /* Translators: the adversarial study's reading: the JSD reached at the largest ε, the
-   * percent of its ceiling ln 2, the ε, then one of the three judgements below. */
+   * percent of its ceiling ln 2, the ε, then one of the three judgements. */
   return g_strdup_printf (_("JSD %.3f = %.0f %% of ln 2 = 0.693 (disjoint support) with the "
                             "output within TVD %g: %s"), r->jsd[last], 100 * frac,
-                          r->epsilon[last],
-                          frac >= 0.5 ? _("the attention can move far without changing the "
-                                          "output (a weak explanation)")
-                          : frac >= 0.1 ? _("the attention can move some way")
-                                        : _("the output depends on this attention"));
+                          r->epsilon[last], _(judgement));
 }
 
 void
