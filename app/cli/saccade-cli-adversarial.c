@@ -123,10 +123,12 @@ parse_params (const AdvOptions *o, ScAdvParams *p, double *eps, GError **error)
   return TRUE;
 }
 
+/* A row as the options spell it: the params' SC_ADV_ALL_ROWS and −1 (last), or a result's
+ * −1 (every row) when @result. */
 static const char *
-row_text (int row, char buf[16])
+row_text (int row, gboolean result, char buf[16])
 {
-  if (row == SC_ADV_ALL_ROWS)
+  if (row == SC_ADV_ALL_ROWS || (result && row < 0))
     return "all";
   if (row < 0)
     return "last";
@@ -153,7 +155,7 @@ print_text (const AdvOutput *out, const char *db_path)
 
   printf ("run %" G_GINT64_FORMAT " (%d tokens), %s: %s, query row %s, %d distribution%s "
           "searched; target (clean top-1) %d %s\n", a->run.id, a->n_tokens, a->run.model_name,
-          label, row_text (r->row, rb), r->n_dists, r->n_dists == 1 ? "" : "s",
+          label, row_text (r->row, TRUE, rb), r->n_dists, r->n_dists == 1 ? "" : "s",
           (int) r->target, out->target_label);
   if (a->reused)
     printf ("reused study %" G_GINT64_FORMAT " from %s\n", a->study_id, db_path);
@@ -198,7 +200,7 @@ print_json (const AdvOutput *out)
   else
     saccade_json_int (b, "head", a->params.head);
   if (a->params.row < 0)
-    saccade_json_string (b, "row", row_text (a->params.row, rb));
+    saccade_json_string (b, "row", row_text (a->params.row, FALSE, rb));
   else
     saccade_json_int (b, "row", a->params.row);
   saccade_json_begin_array (b, "epsilons");

@@ -186,6 +186,11 @@ get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const 
       st = sc_adv_load (store, info, ident->sha256, pj, &a->result, &id, &err);
       if (st == SC_OK && a->result->n_tokens == a->n_tokens)
         {
+          /* sc_adv_load leaves n_dists 0: without a base intervention it is the heads
+           * searched times the rows (every row but row 0, or one). */
+          if (a->result->n_dists == 0)
+            a->result->n_dists = (a->params.head < 0 ? (int) info->n_heads : 1)
+                                 * (a->params.row == SC_ADV_ALL_ROWS ? a->n_tokens - 1 : 1);
           a->reused = TRUE;
           a->study_id = id;
           sc_store_close (store);
@@ -435,9 +440,10 @@ saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, do
   const ScAdvResult *r = a->result;
   const int n = r->n_tokens, n_heads = (int) a->run.n_heads;
   /* The engine orders the distributions head by head, each head's rows in turn, rows with
-   * a single visible key left out (without a base intervention: row 0 only). */
-  const int r0 = r->row == SC_ADV_ALL_ROWS ? 1 : (r->row < 0 ? n - 1 : r->row);
-  const int n_rows = r->row == SC_ADV_ALL_ROWS ? n - 1 : 1;
+   * a single visible key left out (without a base intervention: row 0 only); its result's
+   * row is the one searched, or −1 for every row. */
+  const int r0 = r->row < 0 ? 1 : r->row;
+  const int n_rows = r->row < 0 ? n - 1 : 1;
   const int h0 = r->head < 0 ? 0 : r->head;
   int best = -1;
   double best_jsd = -1;
@@ -512,12 +518,9 @@ saccade_adversarial_title (const SaccadeAdversarial *a)
   g_autofree char *label = saccade_adversarial_label (a, TRUE);
   g_autofree char *row = NULL;
 
-  if (a->result->row == SC_ADV_ALL_ROWS)
+  if (a->result->row < 0)
     /* Translators: the searched query rows: every row. */
     row = g_strdup (_("all rows"));
-  else if (a->result->row < 0)
-    /* Translators: the searched query row: the last. */
-    row = g_strdup (_("last row"));
   else
     row = g_strdup_printf (_("row %d"), a->result->row);
   /* Translators: the adversarial figure's title: run id, "layer L head H", the row, the

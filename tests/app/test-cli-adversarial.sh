@@ -94,7 +94,7 @@ first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["study_i
 pycheck reused "$tmp/b.json" "
 a = json.load(open('$tmp/a.json'))
 assert d['source'] == 'reused' and d['study_id'] == $first, (d['source'], d['study_id'])
-assert d['timing']['search_s'] == 0 and 'rows' not in d
+assert d['timing']['search_s'] == 0 and 'rows' not in d and d['n_dists'] == 1
 for p, q in zip(a['points'], d['points']):
     for k in ('epsilon', 'jsd', 'jsd_max', 'tvd'):
         assert abs(p[k] - q[k]) < 1e-12, (k, p, q)"
@@ -113,6 +113,15 @@ check text-timing "$tmp/t.txt" "^timing: "
 [ "$(adv_studies)" = 2 ] && passes=$((passes + 1)) \
   || { echo "FAIL: a whole layer should store a second study"; fails=$((fails + 1)); }
 
+# Every row of one head: one distribution per row with two or more keys (rows 1 .. n-1).
+"$saccade" adversarial 1 --db "$db" --layer 29 --head 2 --row all --epsilon 0.1 --iterations 2 \
+  --json > "$tmp/r.json" 2>&1
+pycheck all-rows "$tmp/r.json" "
+n = $n
+assert d['params']['row'] == 'all' and d['n_dists'] == n - 1, (d['params'], d['n_dists'])
+assert d['rows']['head'] == 2 and 1 <= d['rows']['row'] <= n - 1, d['rows']
+assert 0 <= d['points'][0]['jsd'] <= d['points'][0]['jsd_max'] + 1e-12 <= math.log(2) + 1e-9"
+
 # Bad input: a clear message and a nonzero exit each.
 "$saccade" adversarial 1 --db "$db" --layer 30 --head 3 > "$tmp/e1" 2>&1
 expect_fail bad-layer "$tmp/e1" "Layer 30 is outside the model's layers 0 to 29" $?
@@ -128,7 +137,7 @@ expect_fail no-layer "$tmp/e5" "--layer L is required" $?
 expect_fail bad-head "$tmp/e6" "Head 9 is outside the model's heads 0 to 8" $?
 "$saccade" adversarial 1 --db "$db" --layer 29 --row 7 > "$tmp/e7" 2>&1
 expect_fail row-outside "$tmp/e7" "Row 7 is outside 1 to 4" $?
-[ "$(adv_studies)" = 2 ] && passes=$((passes + 1)) \
+[ "$(adv_studies)" = 3 ] && passes=$((passes + 1)) \
   || { echo "FAIL: a refused call stored a study"; fails=$((fails + 1)); }
 
 echo "$passes passed, $fails failed"
