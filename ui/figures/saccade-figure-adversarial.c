@@ -5,8 +5,8 @@
  * numbers and names.
  *
  * Layout: title; the curve panel (left, or the whole width without rows): y from 0 to
- * ln 2 + 8 % with a dashed line at ln 2, x on a log scale over the decades that hold every
- * ε, a dot per point, the legend in the upper left; the rows panel (right): two bands,
+ * ln 2 + 8 % with a dashed line at ln 2, x on a log scale over every ε and a quarter decade
+ * more either side (decade ticks), a dot per point, the legend in the upper left; the rows panel (right): two bands,
  * "original" and "adversarial", of bars over the key tokens on one scale, the token labels
  * under them reading upwards, a caption naming the head, row and ε.
  */
@@ -22,10 +22,13 @@
 #define LABEL_MAX_EM 10.0
 /* The y axis runs a little past ln 2 so the dashed ceiling is not on the frame. */
 #define Y_HEADROOM 1.08
+/* The x axis runs this many decades past the smallest and the largest ε. */
+#define X_PAD_DECADES 0.25
 /* The share of the width the curve takes when the rows are drawn beside it. */
 #define CURVE_SHARE 0.5
 
-/* The x range: whole decades around every ε of every series; FALSE when there is none. */
+/* The x range: every ε of every series with a quarter decade either side (no point on the
+ * frame); FALSE when there is none. */
 static gboolean
 x_range (const SaccadeAdversarialFigure *f, double *lo, double *hi)
 {
@@ -40,10 +43,8 @@ x_range (const SaccadeAdversarialFigure *f, double *lo, double *hi)
         }
   if (!(mx > 0))
     return FALSE;
-  *lo = pow (10, floor (log10 (mn) + 1e-9));
-  *hi = pow (10, ceil (log10 (mx) - 1e-9));
-  if (*hi <= *lo)
-    *hi = *lo * 10;
+  *lo = mn / pow (10, X_PAD_DECADES);
+  *hi = mx * pow (10, X_PAD_DECADES);
   return TRUE;
 }
 
