@@ -48,6 +48,26 @@ x_range (const SaccadeAdversarialFigure *f, double *lo, double *hi)
   return TRUE;
 }
 
+/* The x ticks: the decades inside [lo, hi]; with fewer than two, the first series' ε
+ * (a single ε, or a narrow set, still gets its values written). */
+static int
+x_ticks (const SaccadeAdversarialFigure *f, double lo, double hi,
+         double ticks[SACCADE_FIGURE_MAX_TICKS])
+{
+  int n = 0;
+
+  for (int k = (int) ceil (log10 (lo)); k <= (int) floor (log10 (hi)); k++)
+    if (n < SACCADE_FIGURE_MAX_TICKS)
+      ticks[n++] = pow (10, k);
+  if (n >= 2)
+    return n;
+  n = 0;
+  for (int i = 0; i < f->series[0].n && n < SACCADE_FIGURE_MAX_TICKS; i++)
+    if (f->series[0].epsilon[i] > 0)
+      ticks[n++] = f->series[0].epsilon[i];
+  return n;
+}
+
 static void
 draw_curves (cairo_t *cr, const SaccadeFigureStyle *style, PangoLayout *layout,
              const SaccadeAdversarialFigure *f, double x, double y, double w, double h)
@@ -86,7 +106,7 @@ draw_curves (cairo_t *cr, const SaccadeFigureStyle *style, PangoLayout *layout,
       saccade_figure_layout_set (layout, buf, &tw, &th);
       saccade_figure_layout_draw (cr, layout, x0 - 0.4 * fs - tw, PY (yticks[i]) - th / 2);
     }
-  n_ticks = saccade_figure_ticks (SACCADE_SCALE_LOG, lo, hi, ticks);
+  n_ticks = x_ticks (f, lo, hi, ticks);
   for (int i = 0; i < n_ticks; i++)
     {
       saccade_figure_set_fg (cr, style, 0.12);
