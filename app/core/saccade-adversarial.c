@@ -44,7 +44,8 @@ static gboolean
 resolve_params (SaccadeAdversarial *a, const ScAdvParams *p, GError **error)
 {
   const double *e = p->epsilons != NULL ? p->epsilons : SC_ADV_DEFAULT_EPSILONS;
-  const int n_e = p->epsilons != NULL ? p->n_epsilons : (int) G_N_ELEMENTS (SC_ADV_DEFAULT_EPSILONS);
+  const int n_e = p->epsilons != NULL ? p->n_epsilons
+                                       : (int) G_N_ELEMENTS (SC_ADV_DEFAULT_EPSILONS);
 
   if (n_e < 1 || n_e > SC_ADV_MAX_EPSILONS)
     {

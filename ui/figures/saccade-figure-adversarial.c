@@ -6,9 +6,10 @@
  *
  * Layout: title; the curve panel (left, or the whole width without rows): y from 0 to
  * ln 2 + 8 % with a dashed line at ln 2, x on a log scale over every ε and a quarter decade
- * more either side (decade ticks), a dot per point, the legend in the upper left; the rows panel (right): two bands,
- * "original" and "adversarial", of bars over the key tokens on one scale, the token labels
- * under them reading upwards, a caption naming the head, row and ε.
+ * more either side (decade ticks), a dot per point, the legend in the upper left; the rows
+ * panel (right): two bands, "original" and "adversarial", of bars over the key tokens on
+ * one scale, the token labels under them reading upwards, a caption naming the head, row
+ * and ε.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
