@@ -111,4 +111,6 @@ G_BEGIN_DECLS
 int saccade_cmd_faithfulness (int argc, char **argv);
 /* Gradient attributions of a stored run (saccade-cli-attribute.c). */
 int saccade_cmd_attribute (int argc, char **argv);
+/* Adversarial attention of a stored run (saccade-cli-adversarial.c). */
+int saccade_cmd_adversarial (int argc, char **argv);
 G_END_DECLS

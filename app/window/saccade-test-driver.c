@@ -53,6 +53,11 @@
  *   attribution-run          on the Attribution page: press Run and wait for the study
  *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
  *   expect-attribution TEXT  the Attribution page's status line contains TEXT
+ *   adversarial-option NAME VALUE  on the Attribution page's adversarial view (turned to):
+ *                            set layer L, head H|all, iterations N
+ *   adversarial-search       press Search there and wait for the study
+ *   adversarial-search-then-cancel  press Search, then Cancel once it reports progress
+ *   expect-adversarial TEXT  the adversarial view's status line contains TEXT
  *   expect-page NAME         that page is shown
  *   model PATH               use another model file
  *   database PATH            open another capture database
@@ -114,6 +119,7 @@ typedef struct {
   gboolean cancel_on_progress; /* press Cancel once the capture reports a layer */
   gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
   gboolean cancel_attribution; /* the same on the Attribution page */
+  gboolean cancel_adversarial; /* the same on its adversarial view */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
   SaccadeTestTiming *timing; /* time-begin, time-end, expect-stall-below */
@@ -407,6 +413,39 @@ attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
       const char *status = saccade_attribution_page_get_status (at);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the attribution page says '%s', expected '%s'", status, rest);
+    }
+  return TRUE;
+}
+
+/* The adversarial view's commands (see the list at the top); each turns to the view. */
+static gboolean
+adversarial_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "attribution");
+  SaccadeAdversarialView *v = page != NULL
+    ? saccade_attribution_page_show_adversarial (SACCADE_ATTRIBUTION_PAGE (page)) : NULL;
+
+  if (v == NULL)
+    return fail (d, "no attribution page");
+  if (g_str_equal (cmd, "adversarial-option"))
+    {
+      if (!saccade_adversarial_view_set_option (v, a1, a2))
+        return fail (d, "adversarial-option: no option '%s' with value '%s'",
+                     a1 != NULL ? a1 : "", a2 != NULL ? a2 : "");
+    }
+  else if (g_str_equal (cmd, "adversarial-search")
+           || g_str_equal (cmd, "adversarial-search-then-cancel"))
+    {
+      if (!saccade_adversarial_view_search (v))
+        return fail (d, "%s: the search did not start (%s)", cmd,
+                     saccade_adversarial_view_get_status (v));
+      d->cancel_adversarial = g_str_equal (cmd, "adversarial-search-then-cancel");
+    }
+  else
+    {
+      const char *status = saccade_adversarial_view_get_status (v);
+      if (strstr (status, a2 != NULL ? a2 : "") == NULL)
+        return fail (d, "the adversarial view says '%s', expected '%s'", status, a2);
     }
   return TRUE;
 }
@@ -744,6 +783,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return ablation_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "attribution-") || g_str_equal (cmd, "expect-attribution"))
     return attribution_command (d, cmd, a1, rest);
+  else if (g_str_has_prefix (cmd, "adversarial-") || g_str_equal (cmd, "expect-adversarial"))
+    return adversarial_command (d, cmd, a1, g_str_equal (cmd, "expect-adversarial") ? rest : a2);
   else if (g_str_equal (cmd, "expect-page"))
     {
       if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
@@ -903,6 +944,19 @@ tick (gpointer data)
           g_print ("test-driver: cancelling the attribution at %.0f %%\n",
                    100 * saccade_attribution_page_get_fraction (at));
           saccade_attribution_page_cancel (at);
+        }
+    }
+  if (d->cancel_adversarial)
+    {
+      SaccadePage *page = saccade_window_get_page (d->window, "attribution");
+      SaccadeAdversarialView *v = page != NULL
+        ? saccade_attribution_page_show_adversarial (SACCADE_ATTRIBUTION_PAGE (page)) : NULL;
+      if (v != NULL && saccade_adversarial_view_get_fraction (v) > 0)
+        {
+          d->cancel_adversarial = FALSE;
+          g_print ("test-driver: cancelling the adversarial search at %.0f %%\n",
+                   100 * saccade_adversarial_view_get_fraction (v));
+          saccade_adversarial_view_cancel (v);
         }
     }
   if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))

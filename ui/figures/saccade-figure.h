@@ -678,3 +678,45 @@ gboolean saccade_figure_export_attribution (const SaccadeAttributionFigure *f,
                                             const char *path, GError **error);
 
 G_END_DECLS
+
+/* ------------------------------------------------------------------------------------ */
+/* Adversarial attention (saccade-figure-adversarial.c)                                  */
+
+G_BEGIN_DECLS
+
+/* adversarial  how far attention can move while the output stays within ε (Jain & Wallace
+ *              2019, 4.2): on the left the JSD reached (y, 0 .. ln 2, a dashed line at ln 2:
+ *              disjoint support) against ε (x, log scale), one curve per series with its
+ *              label in a legend; on the right (when rows are given) the original and the
+ *              adversarial attention row at the largest ε as two rows of bars over the key
+ *              tokens, one scale for both (the larger maximum). Without rows only the curve
+ *              is drawn, over the whole width. */
+typedef struct {
+  const char *label;                /* legend text; may be NULL */
+  int n;                            /* points */
+  const double *epsilon, *jsd;      /* (n): ε > 0 increasing; JSD in nats */
+} SaccadeAdvSeries;
+
+typedef struct {
+  int n_series;
+  const SaccadeAdvSeries *series;   /* (n_series) */
+  int n_tokens;                     /* 0: no rows */
+  const double *original, *adversarial; /* (n_tokens) each, or NULL */
+  int rows_head, rows_row;          /* the head and query row the rows belong to */
+  double rows_epsilon;              /* the ε the adversarial row met */
+  const char *const *labels;        /* (n_tokens) display strings, or NULL: positions */
+  const char *title;                /* may be NULL */
+} SaccadeAdversarialFigure;
+
+/* With a style (NULL: export style). */
+void saccade_figure_adversarial_draw (cairo_t *cr, const SaccadeAdversarialFigure *f,
+                                      const SaccadeFigureStyle *style, double width,
+                                      double height);
+/* The size export uses (user units). */
+void saccade_figure_adversarial_natural_size (const SaccadeAdversarialFigure *f, double *w,
+                                              double *h);
+/* As saccade_figure_export_heatmap(); no series is G_IO_ERROR_INVALID_ARGUMENT. */
+gboolean saccade_figure_export_adversarial (const SaccadeAdversarialFigure *f,
+                                            const char *path, GError **error);
+
+G_END_DECLS

@@ -9,7 +9,9 @@
  * A job that finishes after the run, the model or the database changed, or after another
  * request, is dropped (its cancellable is no longer the page's). The figure is drawn by
  * saccade_figure_attribution_draw_full() in the theme's colours; export draws the same
- * figure in the export style.
+ * figure in the export style. The "Adversarial attention" view beside it
+ * (saccade-adversarial-view.c) runs its own jobs; the page forwards it the run, model and
+ * database, and exports its figure and CSV while it is the view shown.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -21,6 +23,7 @@
 #include "app/core/saccade-attribution.h"
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-model.h"
+#include "app/window/pages/saccade-adversarial-view.h"
 
 /* The table's columns before the methods: position, token, attention, leave-one-out. */
 #define FIXED_COLUMNS 4
@@ -40,6 +43,8 @@ struct _SaccadeAttributionPage
   GtkDrawingArea *area;
   GtkLabel *complete_label;
   GtkGrid *table;
+  GtkStack *stack;               /* "attributions" or "adversarial" */
+  SaccadeAdversarialView *adversarial_view;
 
   /* Owned */
   GCancellable *job;             /* Run, while it runs */
@@ -498,22 +503,52 @@ cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 /* ------------------------------------------------------------------------------------ */
 /* SaccadePage                                                                           */
 
+/* The adversarial view is the one shown. */
+static gboolean
+adversarial_shown (SaccadeAttributionPage *self)
+{
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "adversarial") == 0;
+}
+
+SaccadeAdversarialView *
+saccade_attribution_page_show_adversarial (SaccadeAttributionPage *self)
+{
+  g_return_val_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self), NULL);
+  gtk_stack_set_visible_child_name (self->stack, "adversarial");
+  return self->adversarial_view;
+}
+
+static void
+source_changed (SaccadeAttributionPage *self)
+{
+  SaccadePage *page = SACCADE_PAGE (self);
+
+  look_up (self);
+  saccade_adversarial_view_set_source (self->adversarial_view, saccade_page_get_run (page),
+                                       saccade_page_get_model (page),
+                                       saccade_page_get_db_path (page));
+}
+
 static void
 saccade_attribution_page_set_run (SaccadePage *page, SaccadeRun *run)
 {
-  look_up (SACCADE_ATTRIBUTION_PAGE (page));
+  source_changed (SACCADE_ATTRIBUTION_PAGE (page));
 }
 
 static void
 saccade_attribution_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
-  look_up (SACCADE_ATTRIBUTION_PAGE (page));
+  source_changed (SACCADE_ATTRIBUTION_PAGE (page));
 }
 
 static char *
 saccade_attribution_page_dup_figure_title (SaccadePage *page)
 {
-  return dup_title (SACCADE_ATTRIBUTION_PAGE (page));
+  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
+
+  if (adversarial_shown (self))
+    return saccade_adversarial_view_dup_title (self->adversarial_view);
+  return dup_title (self);
 }
 
 static gboolean
@@ -534,6 +569,8 @@ saccade_attribution_page_export_figure (SaccadePage *page, const char *path, GEr
   SaccadeAttrRow rows[SACCADE_ATTRIBUTION_N_ROWS];
   SaccadeAttributionFigure f;
 
+  if (adversarial_shown (self))
+    return saccade_adversarial_view_export_figure (self->adversarial_view, path, error);
   if (no_result (self, error))
     return FALSE;
   title = dup_title (self);
@@ -549,6 +586,8 @@ saccade_attribution_page_export_csv (SaccadePage *page, const char *path, GError
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
   g_autoptr (GBytes) data = NULL;
 
+  if (adversarial_shown (self))
+    return saccade_adversarial_view_export_csv (self->adversarial_view, path, error);
   if (no_result (self, error))
     return FALSE;
   data = saccade_attribution_csv (self->result, result_labels (self));
@@ -560,7 +599,8 @@ saccade_attribution_page_is_busy (SaccadePage *page)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
 
-  return self->job != NULL || self->lookup != NULL;
+  return self->job != NULL || self->lookup != NULL
+         || saccade_adversarial_view_is_busy (self->adversarial_view);
 }
 
 static void
@@ -590,6 +630,7 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.attribute", NULL, attribute_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
 
+  g_type_ensure (SACCADE_TYPE_ADVERSARIAL_VIEW);
   gtk_widget_class_set_template_from_resource (
     widget_class, "/io/github/saccade/Saccade/pages/saccade-attribution-page.ui");
 #define CHILD(name) \
@@ -604,6 +645,8 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   CHILD (area);
   CHILD (complete_label);
   CHILD (table);
+  CHILD (stack);
+  CHILD (adversarial_view);
 #undef CHILD
 }
 

@@ -9,11 +9,16 @@
  * the settings shown is read back as soon as the page gets a run; Run computes and stores
  * one otherwise, shared with `saccade attribute` (the same stored params).
  *
- * Page actions: page.attribute, page.cancel. Export: the figure (PNG, SVG, PDF) and the
- * per-token CSV (saccade_attribution_csv).
+ * A switcher at the top turns to the "Adversarial attention" view
+ * (saccade-adversarial-view.h): layer and head pickers, Search with progress and Cancel, the
+ * JSD-against-ε curve and the original against the adversarial attention row.
+ *
+ * Page actions: page.attribute, page.cancel. Export: the figure (PNG, SVG, PDF) and the CSV
+ * of the view shown (saccade_attribution_csv per token, saccade_adversarial_csv per ε).
  */
 #pragma once
 
+#include "app/window/pages/saccade-adversarial-view.h"
 #include "app/window/pages/saccade-page.h"
 
 G_BEGIN_DECLS
@@ -35,5 +40,7 @@ void saccade_attribution_page_cancel (SaccadeAttributionPage *self);
 double saccade_attribution_page_get_fraction (SaccadeAttributionPage *self);
 /* The status line's text, borrowed. */
 const char *saccade_attribution_page_get_status (SaccadeAttributionPage *self);
+/* Turns to the adversarial attention view (as its switcher does) and returns it, borrowed. */
+SaccadeAdversarialView *saccade_attribution_page_show_adversarial (SaccadeAttributionPage *self);
 
 G_END_DECLS

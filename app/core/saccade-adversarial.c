@@ -1,0 +1,583 @@
+/* saccade-adversarial.c — compute or reuse the adversarial attention study of a run, and
+ * turn it into CSV, a figure and its texts (header). */
+#define G_LOG_DOMAIN "saccade-adversarial"
+
+#include "app/core/saccade-adversarial.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-paths.h"
+
+/* sc_adv_params_json: "320 bytes always suffice". */
+#define PARAMS_JSON_SIZE 320
+/* The reading's thresholds, as shares of the JSD's ceiling ln 2: from half of it the two
+ * rows share little mass (J&W read such heads as poor explanations); under a tenth the
+ * attention could hardly move without the output following. A reading aid, not a test. */
+#define READING_FAR 0.5
+#define READING_SOME 0.1
+
+void
+saccade_adversarial_free (SaccadeAdversarial *a)
+{
+  if (a == NULL)
+    return;
+  sc_store_run_info_clear (&a->run);
+  sc_store_tokens_free (a->tokens);
+  sc_adv_result_free (a->result);
+  g_free (a);
+}
+
+void
+saccade_adversarial_params_init (ScAdvParams *p)
+{
+  *p = (ScAdvParams) { .layer = 0, .head = -1, .row = -1, .epsilons = NULL, .n_epsilons = 0,
+                       .iterations = SC_ADV_DEFAULT_ITERATIONS, .lr = SC_ADV_DEFAULT_LR,
+                       .seed = 0, .base = NULL };
+}
+
+/* @p resolved into @a: the epsilons copied (the defaults when NULL), the iterations and the
+ * rate defaulted, so that the stored parameters say what was searched. */
+static gboolean
+resolve_params (SaccadeAdversarial *a, const ScAdvParams *p, GError **error)
+{
+  const double *e = p->epsilons != NULL ? p->epsilons : SC_ADV_DEFAULT_EPSILONS;
+  const int n_e = p->epsilons != NULL ? p->n_epsilons
+                                       : (int) G_N_ELEMENTS (SC_ADV_DEFAULT_EPSILONS);
+
+  if (n_e < 1 || n_e > SC_ADV_MAX_EPSILONS)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Give 1 to %d values of ε, not %d"), SC_ADV_MAX_EPSILONS, n_e);
+      return FALSE;
+    }
+  for (int k = 0; k < n_e; k++)
+    if (!(e[k] > 0 && e[k] <= 1))
+      {
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                     _("ε %g is outside (0, 1]: it bounds a total variation distance"), e[k]);
+        return FALSE;
+      }
+  a->params = *p;
+  memcpy (a->epsilons, e, (size_t) n_e * sizeof *e);
+  a->params.epsilons = a->epsilons;
+  a->params.n_epsilons = n_e;
+  if (a->params.iterations <= 0)
+    a->params.iterations = SC_ADV_DEFAULT_ITERATIONS;
+  if (!(a->params.lr > 0))
+    a->params.lr = SC_ADV_DEFAULT_LR;
+  a->params.base = NULL;
+  return TRUE;
+}
+
+/* Run @run_id's row and tokens, checked against @ident and @info. */
+static gboolean
+read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
+          const ScModelInfo *info, SaccadeAdversarial *a, GError **error)
+{
+  char hex[SC_SHA256_HEX_SIZE];
+  size_t n = 0;
+
+  if (!saccade_store_read_run (db_path, run_id, &a->run, &a->tokens, &n, error))
+    return FALSE;
+  sc_sha256_hex (ident->sha256, hex);
+  if (strcmp (hex, a->run.model_sha256) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Run %lld was captured with %s, another model file than the loaded %s"),
+                   (long long) run_id, a->run.model_name, ident->name);
+      return FALSE;
+    }
+  if (n < 2 || n > G_MAXINT)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Run %lld has %zu tokens: adversarial attention needs two or more"),
+                   (long long) run_id, n);
+      return FALSE;
+    }
+  for (size_t i = 0; i < n; i++)
+    /* An untrusted store: say which token is wrong before the engine refuses it. */
+    if (a->tokens[i].id < 0 || (uint32_t) a->tokens[i].id >= info->n_vocab)
+      {
+        g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT,
+                     "run %lld: token %zu has id %d, outside the vocabulary of %u",
+                     (long long) run_id, i, a->tokens[i].id, info->n_vocab);
+        return FALSE;
+      }
+  a->n_tokens = (int) n;
+  return TRUE;
+}
+
+/* The layer, head and row against the model and the run, with the user's words (the
+ * engine says the same, but the faces should not need to wait for a session). */
+static gboolean
+check_ranges (const SaccadeAdversarial *a, const ScModelInfo *info, GError **error)
+{
+  const ScAdvParams *p = &a->params;
+
+  if (p->layer < 0 || p->layer >= (int) info->n_layers)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                 _("Layer %d is outside the model's layers 0 to %u"), p->layer,
+                 info->n_layers - 1);
+  else if (p->head < -1 || p->head >= (int) info->n_heads)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                 _("Head %d is outside the model's heads 0 to %u"), p->head, info->n_heads - 1);
+  else if (p->row != -1 && p->row != SC_ADV_ALL_ROWS && (p->row < 1 || p->row >= a->n_tokens))
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                 _("Row %d is outside 1 to %d (row 0 sees a single key: its attention cannot "
+                   "move)"), p->row, a->n_tokens - 1);
+  else
+    return TRUE;
+  return FALSE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The study                                                                             */
+
+typedef struct {
+  SaccadeAdversarialProgress progress;
+  gpointer user_data;
+  GCancellable *cancellable;
+} Progress;
+
+static bool
+on_progress (void *user, double fraction)
+{
+  Progress *p = user;
+
+  if (p->progress != NULL)
+    p->progress (fraction, p->user_data);
+  return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+static gboolean
+get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+           SaccadeAdversarial *a, SaccadeAblationFlags flags, Progress *prog,
+           char **store_warning, GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  g_autofree int32_t *ids = g_new (int32_t, a->n_tokens);
+  ScStore *store = NULL;
+  ScGrad *grad = NULL;
+  ScError err = { 0 };
+  char pj[PARAMS_JSON_SIZE];
+  int64_t id = 0;
+  ScStatus st;
+  gint64 t0;
+
+  for (int i = 0; i < a->n_tokens; i++)
+    ids[i] = a->tokens[i].id;
+  if (sc_adv_params_json (a->run.id, ids, a->n_tokens, &a->params, pj, sizeof pj) < 0)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "adversarial: the parameters are out of range");
+      return FALSE;
+    }
+  if (!(flags & SACCADE_ABLATION_STORED_ONLY))
+    store = saccade_store_open (db_path, TRUE, NULL);
+  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (!(flags & SACCADE_ABLATION_RECOMPUTE))
+    {
+      st = sc_adv_load (store, info, ident->sha256, pj, &a->result, &id, &err);
+      if (st == SC_OK && a->result->n_tokens == a->n_tokens)
+        {
+          /* sc_adv_load leaves n_dists 0: without a base intervention it is the heads
+           * searched times the rows (every row but row 0, or one). */
+          if (a->result->n_dists == 0)
+            a->result->n_dists = (a->params.head < 0 ? (int) info->n_heads : 1)
+                                 * (a->params.row == SC_ADV_ALL_ROWS ? a->n_tokens - 1 : 1);
+          a->reused = TRUE;
+          a->study_id = id;
+          sc_store_close (store);
+          return TRUE;
+        }
+      g_clear_pointer (&a->result, sc_adv_result_free);
+      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
+        g_message ("adversarial study of run %lld not reused: %s", (long long) a->run.id,
+                   err.message);
+    }
+  if (flags & SACCADE_ABLATION_STORED_ONLY)
+    {
+      sc_store_close (store);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "run %lld has no stored %s study with these parameters",
+                   (long long) a->run.id, SC_ADV_KIND);
+      return FALSE;
+    }
+  t0 = g_get_monotonic_time ();
+  st = sc_grad_new (session, &grad, &err);
+  if (st == SC_OK)
+    st = sc_adv_run (grad, model, ids, a->n_tokens, &a->params, on_progress, prog, &a->result,
+                     &err);
+  sc_grad_free (grad);
+  a->search_seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  if (st != SC_OK)
+    {
+      sc_store_close (store);
+      if (st == SC_ERR_CANCELLED)
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+      else
+        saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (!sc_store_is_writable (store))
+    {
+      if (store_warning != NULL)
+        *store_warning = g_strdup_printf (_("%s is read-only"), db_path);
+    }
+  else if (sc_adv_store (store, ident, pj, a->result, &id, &err) == SC_OK)
+    a->study_id = id;
+  else if (store_warning != NULL)
+    *store_warning = g_strdup (err.message);
+  sc_store_close (store);
+  return TRUE;
+}
+
+SaccadeAdversarial *
+saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                         const char *db_path, gint64 run_id, const ScAdvParams *params,
+                         SaccadeAblationFlags flags, SaccadeAdversarialProgress progress,
+                         gpointer user_data, GCancellable *cancellable, char **store_warning,
+                         GError **error)
+{
+  g_autoptr (SaccadeAdversarial) a = g_new0 (SaccadeAdversarial, 1);
+  Progress prog = { progress, user_data, cancellable };
+  const gint64 t0 = g_get_monotonic_time ();
+  ScAdvParams defaults;
+  const ScModelInfo *info;
+
+  g_return_val_if_fail (model != NULL && ident != NULL, NULL);
+  info = sc_model_info (model);
+  if (params == NULL)
+    {
+      saccade_adversarial_params_init (&defaults);
+      params = &defaults;
+    }
+  if (!resolve_params (a, params, error))
+    return NULL;
+  if (db_path == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("No database is open: a study belongs to a stored run"));
+      return NULL;
+    }
+  if (session == NULL && !(flags & SACCADE_ABLATION_STORED_ONLY))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "adversarial: searching needs a session");
+      return NULL;
+    }
+  if (!read_run (db_path, run_id, ident, info, a, error) || !check_ranges (a, info, error))
+    return NULL;
+  if (!get_study (model, ident, session, db_path, a, flags, &prog, store_warning, error))
+    return NULL;
+  a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  return g_steal_pointer (&a);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* In a worker                                                                           */
+
+/* Progress travels as an int of this many steps (atomic). */
+#define PROGRESS_SCALE 1000
+
+typedef struct {
+  SaccadeLoadedModel *model;
+  char *db_path;
+  gint64 run_id;
+  ScAdvParams params;
+  double epsilons[SC_ADV_MAX_EPSILONS];
+  SaccadeAblationFlags flags;
+  SaccadeAdversarialTaskProgress progress;
+  gpointer progress_data;
+  GMainContext *context;
+  GTask *task;       /* borrowed: the job lives as the task's data */
+  int done;          /* atomic: written by the worker, read by the main loop */
+  int idle_pending;  /* atomic: a progress callback is queued */
+} Job;
+
+static void
+job_free (Job *job)
+{
+  g_clear_object (&job->model);
+  g_main_context_unref (job->context);
+  g_free (job->db_path);
+  g_free (job);
+}
+
+static gboolean
+progress_idle (gpointer data)
+{
+  GTask *task = data;
+  Job *job = g_task_get_task_data (task);
+
+  g_atomic_int_set (&job->idle_pending, 0);
+  if (!g_task_get_completed (task) && job->progress != NULL)
+    job->progress (job->progress_data, (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
+  return G_SOURCE_REMOVE;
+}
+
+/* SaccadeAdversarialProgress, in the worker: one idle queued at most. */
+static void
+job_progress (double fraction, gpointer user_data)
+{
+  Job *job = user_data;
+
+  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
+  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
+    {
+      g_autoptr (GSource) source = g_idle_source_new ();
+      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
+      g_source_set_static_name (source, "[saccade] adversarial progress");
+      g_source_attach (source, job->context);
+    }
+}
+
+static void
+adversarial_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Job *job = task_data;
+  g_autofree char *warning = NULL;
+  SaccadeAdversarial *a;
+  GError *error = NULL;
+  ScSession *session = NULL;
+
+  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY))
+    session = saccade_loaded_model_lock_session (job->model);
+  a = saccade_adversarial_get (saccade_loaded_model_get_model (job->model),
+                               saccade_loaded_model_get_ident (job->model), session,
+                               job->db_path, job->run_id, &job->params, job->flags,
+                               job_progress, job, cancellable, &warning, &error);
+  if (session != NULL)
+    saccade_loaded_model_unlock_session (job->model);
+  if (a == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (warning != NULL)
+    g_message ("The adversarial study was not stored: %s", warning);
+  g_task_return_pointer (task, a, (GDestroyNotify) saccade_adversarial_free);
+}
+
+void
+saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
+                           const char *db_path, gint64 run_id, const ScAdvParams *params,
+                           SaccadeAblationFlags flags, GCancellable *cancellable,
+                           SaccadeAdversarialTaskProgress progress, gpointer progress_data,
+                           GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  Job *job;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  g_task_set_source_tag (task, saccade_adversarial_async);
+  /* The worker says what happened: a study that finished before the cancel was stored and
+   * is returned as such. */
+  g_task_set_check_cancellable (task, FALSE);
+  job = g_new0 (Job, 1);
+  job->model = g_object_ref (model);
+  job->db_path = g_strdup (db_path);
+  job->run_id = run_id;
+  if (params != NULL)
+    job->params = *params;
+  else
+    saccade_adversarial_params_init (&job->params);
+  if (job->params.epsilons != NULL)
+    {
+      job->params.n_epsilons = CLAMP (job->params.n_epsilons, 0, SC_ADV_MAX_EPSILONS);
+      memcpy (job->epsilons, job->params.epsilons,
+              (size_t) job->params.n_epsilons * sizeof (double));
+      job->params.epsilons = job->epsilons;
+    }
+  job->params.base = NULL;
+  job->flags = flags;
+  job->progress = progress;
+  job->progress_data = progress_data;
+  job->context = g_main_context_ref_thread_default ();
+  job->task = task;
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, adversarial_thread);
+}
+
+SaccadeAdversarial *
+saccade_adversarial_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Text, CSV, figure                                                                     */
+
+/* JSD(p, q) in nats over @n values; zeros contribute nothing (0 ln 0 = 0). */
+static double
+jsd (const float *p, const float *q, int n)
+{
+  double s = 0;
+
+  for (int j = 0; j < n; j++)
+    {
+      const double m = 0.5 * ((double) p[j] + q[j]);
+      if (p[j] > 0)
+        s += 0.5 * p[j] * log (p[j] / m);
+      if (q[j] > 0)
+        s += 0.5 * q[j] * log (q[j] / m);
+    }
+  return MAX (0.0, s);
+}
+
+int
+saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, double *out_jsd)
+{
+  const ScAdvResult *r = a->result;
+  const int n = r->n_tokens, n_heads = (int) a->run.n_heads;
+  /* The engine orders the distributions head by head, each head's rows in turn, rows with
+   * a single visible key left out (without a base intervention: row 0 only); its result's
+   * row is the one searched, or −1 for every row. */
+  const int r0 = r->row < 0 ? 1 : r->row;
+  const int n_rows = r->row < 0 ? n - 1 : 1;
+  const int h0 = r->head < 0 ? 0 : r->head;
+  int best = -1;
+  double best_jsd = -1;
+
+  if (r->adversarial == NULL || r->original == NULL || n_rows < 1
+      || r->n_dists != (r->head < 0 ? n_heads : 1) * n_rows)
+    return -1;
+  for (int k = 0; k < r->n_dists; k++)
+    {
+      const double d = jsd (r->original + (size_t) k * n, r->adversarial + (size_t) k * n, n);
+      if (d > best_jsd)
+        {
+          best_jsd = d;
+          best = k;
+        }
+    }
+  if (head != NULL)
+    *head = h0 + best / n_rows;
+  if (row != NULL)
+    *row = r0 + best % n_rows;
+  if (out_jsd != NULL)
+    *out_jsd = best_jsd;
+  return best;
+}
+
+static void
+csv_num (GString *s, double v, gboolean comma)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (comma)
+    g_string_append_c (s, ',');
+  if (isnan (v))
+    g_string_append (s, "nan");
+  else
+    g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.9g", v));
+}
+
+GBytes *
+saccade_adversarial_csv (const SaccadeAdversarial *a)
+{
+  const ScAdvResult *r = a->result;
+  GString *s = g_string_new ("epsilon,jsd,jsd_max,tvd\r\n");
+
+  for (int e = 0; e < r->n_epsilons; e++)
+    {
+      csv_num (s, r->epsilon[e], FALSE);
+      csv_num (s, r->jsd[e], TRUE);
+      csv_num (s, r->jsd_max[e], TRUE);
+      csv_num (s, r->tvd[e], TRUE);
+      g_string_append (s, "\r\n");
+    }
+  return g_string_free_to_bytes (s);
+}
+
+char *
+saccade_adversarial_label (const SaccadeAdversarial *a, gboolean translated)
+{
+  const ScAdvResult *r = a->result;
+
+  if (r->head < 0)
+    /* Translators: a curve's label in the adversarial attention figure. */
+    return g_strdup_printf (translated ? _("layer %d all heads") : "layer %d all heads",
+                            r->layer);
+  return g_strdup_printf (translated ? _("layer %d head %d") : "layer %d head %d", r->layer,
+                          r->head);
+}
+
+char *
+saccade_adversarial_title (const SaccadeAdversarial *a)
+{
+  g_autofree char *label = saccade_adversarial_label (a, TRUE);
+  g_autofree char *row = NULL;
+
+  if (a->result->row < 0)
+    /* Translators: the searched query rows: every row. */
+    row = g_strdup (_("all rows"));
+  else
+    row = g_strdup_printf (_("row %d"), a->result->row);
+  /* Translators: the adversarial figure's title: run id, "layer L head H", the row, the
+   * Adam steps per ε. */
+  return g_strdup_printf (_("Adversarial attention · run %lld · %s · %s · %d iterations"),
+                          (long long) a->run.id, label, row, a->params.iterations);
+}
+
+char *
+saccade_adversarial_reading (const SaccadeAdversarial *a, gboolean translated)
+{
+  const ScAdvResult *r = a->result;
+  const int last = r->n_epsilons - 1;
+  const double frac = r->jsd[last] / SACCADE_ADVERSARIAL_JSD_MAX;
+  /* Translators: the three judgements of the adversarial reading, strongest move first. */
+  const char *far = N_("the attention can move far without changing the output (a weak "
+                       "explanation)");
+  const char *some = N_("the attention can move some way");
+  const char *none = N_("the output depends on this attention");
+  const char *judgement = frac >= READING_FAR ? far : frac >= READING_SOME ? some : none;
+
+  if (!translated)
+    return g_strdup_printf ("JSD %.3f = %.0f %% of ln 2 = 0.693 (disjoint support) with the "
+                            "output within TVD %g: %s", r->jsd[last], 100 * frac,
+                            r->epsilon[last], judgement);
+  /* Translators: the adversarial study's reading: the JSD reached at the largest ε, the
+   * percent of its ceiling ln 2, the ε, then one of the three judgements. */
+  return g_strdup_printf (_("JSD %.3f = %.0f %% of ln 2 = 0.693 (disjoint support) with the "
+                            "output within TVD %g: %s"), r->jsd[last], 100 * frac,
+                          r->epsilon[last], _(judgement));
+}
+
+void
+saccade_adversarial_figure (const SaccadeAdversarial *a, const char *label,
+                            const char *const *labels, const char *title,
+                            SaccadeAdvSeries *series, double *original, double *adversarial,
+                            SaccadeAdversarialFigure *fig)
+{
+  const ScAdvResult *r = a->result;
+  int head = 0, row = 0;
+  const int k = saccade_adversarial_widest (a, &head, &row, NULL);
+
+  *series = (SaccadeAdvSeries) { label, r->n_epsilons, r->epsilon, r->jsd };
+  *fig = (SaccadeAdversarialFigure) { .n_series = 1, .series = series, .labels = labels,
+                                      .title = title, .n_tokens = 0 };
+  if (k < 0)
+    return;
+  for (int j = 0; j < r->n_tokens; j++)
+    {
+      original[j] = r->original[(size_t) k * r->n_tokens + j];
+      adversarial[j] = r->adversarial[(size_t) k * r->n_tokens + j];
+    }
+  fig->n_tokens = r->n_tokens;
+  fig->original = original;
+  fig->adversarial = adversarial;
+  fig->rows_head = head;
+  fig->rows_row = row;
+  fig->rows_epsilon = r->epsilon[r->n_epsilons - 1];
+}

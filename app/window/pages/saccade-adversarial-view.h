@@ -1,0 +1,56 @@
+/* saccade-adversarial-view.h — the "Adversarial attention" view of the Attribution page:
+ * how far one head's (or a whole layer's) attention row can move, in Jensen–Shannon
+ * divergence, while the next-token distribution stays within ε in total variation (Jain &
+ * Wallace 2019, 4.2; app/core/saccade-adversarial.h). A settings row (layer, head or "All
+ * heads", Adam iterations per ε), Search with a progress bar and Cancel (a worker on the
+ * loaded model's session, never the main loop), a status line, the figure
+ * (ui/figures/saccade-figure-adversarial.c, the figure of `saccade adversarial -o`: the JSD
+ * against ε with the ln 2 ceiling, and the original against the adversarial row of a study
+ * just computed) and the reading under it. A study stored with the settings shown is read
+ * back as soon as the view gets a run, shared with `saccade adversarial` (the same stored
+ * params: the default ε, the last row, seed 0).
+ *
+ * Main thread only. The page owns it (a child of its template) and forwards the run, the
+ * model and the database with saccade_adversarial_view_set_source().
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-run.h"
+
+G_BEGIN_DECLS
+
+#define SACCADE_TYPE_ADVERSARIAL_VIEW (saccade_adversarial_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeAdversarialView, saccade_adversarial_view, SACCADE,
+                      ADVERSARIAL_VIEW, GtkBox)
+
+/* The run (borrowed; the view keeps a reference), model and database whose studies are
+ * shown (each may be NULL); stops a running search and looks up the stored study. */
+void saccade_adversarial_view_set_source (SaccadeAdversarialView *self, SaccadeRun *run,
+                                          SaccadeLoadedModel *model, const char *db_path);
+/* Search, as the button does: FALSE (the reason on the status line) when it cannot start. */
+gboolean saccade_adversarial_view_search (SaccadeAdversarialView *self);
+/* Cancel, as the button does. */
+void saccade_adversarial_view_cancel (SaccadeAdversarialView *self);
+/* For the e2e test driver, as the settings row's widgets: "layer L", "head H|all",
+ * "iterations N". FALSE for an unknown name or value. */
+gboolean saccade_adversarial_view_set_option (SaccadeAdversarialView *self, const char *name,
+                                              const char *value);
+/* The fraction of the running search done (0 when none runs). */
+double saccade_adversarial_view_get_fraction (SaccadeAdversarialView *self);
+/* The status line's text, borrowed. */
+const char *saccade_adversarial_view_get_status (SaccadeAdversarialView *self);
+/* A search or a lookup is running. */
+gboolean saccade_adversarial_view_is_busy (SaccadeAdversarialView *self);
+/* The figure's title, "" without a study. Caller frees. */
+char *saccade_adversarial_view_dup_title (SaccadeAdversarialView *self);
+/* The figure (PNG, SVG, PDF by @path's extension) and the CSV of the study shown;
+ * G_IO_ERROR_INVALID_ARGUMENT without one. */
+gboolean saccade_adversarial_view_export_figure (SaccadeAdversarialView *self, const char *path,
+                                                 GError **error);
+gboolean saccade_adversarial_view_export_csv (SaccadeAdversarialView *self, const char *path,
+                                              GError **error);
+
+G_END_DECLS
