@@ -187,11 +187,6 @@ get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const 
       st = sc_adv_load (store, info, ident->sha256, pj, &a->result, &id, &err);
       if (st == SC_OK && a->result->n_tokens == a->n_tokens)
         {
-          /* sc_adv_load leaves n_dists 0: without a base intervention it is the heads
-           * searched times the rows (every row but row 0, or one). */
-          if (a->result->n_dists == 0)
-            a->result->n_dists = (a->params.head < 0 ? (int) info->n_heads : 1)
-                                 * (a->params.row == SC_ADV_ALL_ROWS ? a->n_tokens - 1 : 1);
           a->reused = TRUE;
           a->study_id = id;
           sc_store_close (store);
@@ -439,18 +434,12 @@ int
 saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, double *out_jsd)
 {
   const ScAdvResult *r = a->result;
-  const int n = r->n_tokens, n_heads = (int) a->run.n_heads;
-  /* The engine orders the distributions head by head, each head's rows in turn, rows with
-   * a single visible key left out (without a base intervention: row 0 only); its result's
-   * row is the one searched, or −1 for every row. */
-  const int r0 = r->row < 0 ? 1 : r->row;
-  const int n_rows = r->row < 0 ? n - 1 : 1;
-  const int h0 = r->head < 0 ? 0 : r->head;
+  const int n = r->n_tokens;
   int best = -1;
   double best_jsd = -1;
 
-  if (r->adversarial == NULL || r->original == NULL || n_rows < 1
-      || r->n_dists != (r->head < 0 ? n_heads : 1) * n_rows)
+  /* the engine labels each distribution with its head and row (a loaded study has none) */
+  if (r->adversarial == NULL || r->original == NULL || r->dist_head == NULL || r->n_dists < 1)
     return -1;
   for (int k = 0; k < r->n_dists; k++)
     {
@@ -462,9 +451,9 @@ saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, do
         }
     }
   if (head != NULL)
-    *head = h0 + best / n_rows;
+    *head = r->dist_head[best];
   if (row != NULL)
-    *row = r0 + best % n_rows;
+    *row = r->dist_row[best];
   if (out_jsd != NULL)
     *out_jsd = best_jsd;
   return best;

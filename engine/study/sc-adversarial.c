@@ -45,6 +45,8 @@ sc_adv_result_free (ScAdvResult *r)
   free (r->tvd);
   free (r->adversarial);
   free (r->original);
+  free (r->dist_head);
+  free (r->dist_row);
   free (r);
 }
 
@@ -471,7 +473,9 @@ sc_adv_run (ScGrad *g, const ScModel *model, const int32_t *ids, int n, const Sc
     goto out;
   if ((r = result_new (n_eps, s.n_d, n)) == NULL
       || (r->adversarial = calloc ((size_t) s.n_d * n, sizeof (float))) == NULL
-      || (r->original = calloc ((size_t) s.n_d * n, sizeof (float))) == NULL)
+      || (r->original = calloc ((size_t) s.n_d * n, sizeof (float))) == NULL
+      || (r->dist_head = malloc ((size_t) s.n_d * sizeof (int))) == NULL
+      || (r->dist_row = malloc ((size_t) s.n_d * sizeof (int))) == NULL)
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "adversarial: out of memory");
       goto out;
@@ -540,6 +544,8 @@ sc_adv_run (ScGrad *g, const ScModel *model, const int32_t *ids, int n, const Sc
   /* the best a' at the largest ε, and a, for figures */
   for (k = 0; k < s.n_d; k++)
     {
+      r->dist_head[k] = s.d[k].head;
+      r->dist_row[k] = s.d[k].row;
       softmax (s.d[k].best_z, s.d[k].ap, s.d[k].m);
       for (int j = 0; j < s.d[k].m; j++)
         {
@@ -693,6 +699,9 @@ sc_adv_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SH
   r->head = (int) clean[1];
   r->row = (int) clean[2];
   r->target = (int32_t) clean[4];
+  /* the distributions a search over these would have had (no base intervention: every row
+   * but row 0 has two or more keys) */
+  r->n_dists = (r->head < 0 ? (int) info->n_heads : 1) * (r->row < 0 ? r->n_tokens - 1 : 1);
   for (int e = 0; e < n_eps; e++)
     r->epsilon[e] = r->jsd[e] = r->jsd_max[e] = r->tvd[e] = NAN;
   for (i = 0; i < d->n_series_values; i++)

@@ -71,9 +71,16 @@ typedef struct {
 } ScAdvParams;
 
 typedef struct {
-  int layer, head, row, n_tokens;
+  int layer, head;            /* head -1: every head of the layer */
+  int row;                    /* the query row searched as an index (the params' -1, "the
+                               * last", is resolved to n_tokens - 1); -1: every row */
+  int n_tokens;
   int32_t target;             /* the clean top-1 */
-  int n_dists;                /* distributions searched (heads x rows) */
+  int n_dists;                /* distributions searched (heads x rows with >= 2 keys; a
+                               * loaded study: the same count, from its head and row) */
+  int *dist_head, *dist_row;  /* (n_dists) which head and query row each distribution is,
+                               * the order of adversarial and original; NULL after
+                               * sc_adv_load */
   int n_epsilons;
   double *epsilon;            /* (n_epsilons) increasing */
   double *jsd;                /* (n_epsilons) best mean JSD with TVD <= ε */

@@ -172,6 +172,11 @@ test_store (void)
   g_assert_cmpint (sc_adv_run (f.grad, f.model, IDS, N, &p, NULL, NULL, &r, &err), ==, SC_OK);
   /* both heads, every row with two or more keys */
   g_assert_cmpint (r->n_dists, ==, 2 * (N - 1));
+  for (int k = 0; k < r->n_dists; k++)
+    {
+      g_assert_cmpint (r->dist_head[k], ==, k / (N - 1));
+      g_assert_cmpint (r->dist_row[k], ==, 1 + k % (N - 1));
+    }
   g_assert_cmpfloat (r->epsilon[0], ==, 0.01);
   check_result (r);
   g_assert_cmpint (sc_adv_params_json (4, NULL, 0, &p, params, sizeof params), >, 0);
@@ -189,6 +194,8 @@ test_store (void)
     }
   g_assert_cmpint (back->head, ==, -1);
   g_assert_cmpint (back->row, ==, -1);
+  g_assert_cmpint (back->n_dists, ==, r->n_dists);
+  g_assert_null (back->dist_head);
   sc_adv_result_free (back);
   back = NULL;
   sc_store_close (store);
