@@ -39,6 +39,7 @@ static const Verb verbs[] = {
   { "faithfulness", saccade_cmd_faithfulness, "attention against leave-one-out importance (a run or a file)" },
   { "attribute", saccade_cmd_attribute, "gradient attributions of a stored run's tokens" },
   { "adversarial", saccade_cmd_adversarial, "how far attention moves while the output stays put" },
+  { "learn", saccade_cmd_learn, "the seeds' attention arithmetic: examples, √d_k, KV cache, IO" },
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },

@@ -113,4 +113,6 @@ int saccade_cmd_faithfulness (int argc, char **argv);
 int saccade_cmd_attribute (int argc, char **argv);
 /* Adversarial attention of a stored run (saccade-cli-adversarial.c). */
 int saccade_cmd_adversarial (int argc, char **argv);
+/* The Learn page's arithmetic: `saccade learn TOPIC` (saccade-cli-learn.c). */
+int saccade_cmd_learn (int argc, char **argv);
 G_END_DECLS

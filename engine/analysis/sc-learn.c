@@ -186,6 +186,23 @@ sc_learn_attention (const double *q, const double *k, const double *v, int m, in
 }
 
 ScStatus
+sc_learn_check_shapes (int q_rows, int q_cols, int k_rows, int k_cols, int v_rows, int v_cols,
+                       ScError *err)
+{
+  (void) q_rows;
+  if (q_cols != k_cols)
+    return sc_error_set (err, SC_ERR_INVALID_ARG,
+                         "Q has %d columns and K has %d: q·k needs the same d_k", q_cols,
+                         k_cols);
+  if (k_rows != v_rows)
+    return sc_error_set (err, SC_ERR_INVALID_ARG,
+                         "K has %d rows and V has %d: each key needs one value row", k_rows,
+                         v_rows);
+  (void) v_cols;
+  return SC_OK;
+}
+
+ScStatus
 sc_learn_parse_matrix (const char *text, const char *name, double *out, int *rows, int *cols,
                        ScError *err)
 {
