@@ -269,7 +269,7 @@ learn_example (int argc, char **argv)
       for (int t = 0; t < 3; t++)
         if (sc_learn_parse_matrix (text[t], names[t], dst[t], &rows[t], &cols[t], &err))
           return fail_sc (&err);
-      if (sc_learn_check_shapes (rows[0], cols[0], rows[1], cols[1], rows[2], cols[2], &err))
+      if (sc_learn_check_shapes (cols[0], rows[1], cols[1], rows[2], &err))
         return fail_sc (&err);
       ex.id = "custom";
       ex.title = "your Q, K, V";
@@ -464,7 +464,7 @@ learn_kv_cache (int argc, char **argv)
     }
   const ScLearnKvPreset *rows = (one || custom) ? &mine : all;
   const int n_rows = (one || custom) ? 1 : n_presets;
-  ScLearnKvCache c[8];
+  g_autofree ScLearnKvCache *c = g_new0 (ScLearnKvCache, n_rows);
 
   for (int i = 0; i < n_rows; i++)
     if (sc_learn_kv_cache (rows[i].layers, rows[i].kv_heads, rows[i].head_dim, len, bytes,
@@ -541,7 +541,7 @@ learn_flash (int argc, char **argv)
     }
   const ScLearnGpuPreset *rows = (one || sram_kb != UNSET) ? &mine : all;
   const int n_rows = (one || sram_kb != UNSET) ? 1 : n_presets;
-  ScLearnFlash f[8];
+  g_autofree ScLearnFlash *f = g_new0 (ScLearnFlash, n_rows);
 
   for (int i = 0; i < n_rows; i++)
     if (sc_learn_flash (n, d, rows[i].sram_bytes_per_sm, bytes, rows[i].hbm_gbs, &f[i], &err))
@@ -586,12 +586,18 @@ learn_flash (int argc, char **argv)
           "T_c = ⌈N / B_c⌉, B_c = ⌈M / 4d⌉\n\n");
   printf ("  %-26s %9s %8s %5s %5s %14s %14s %7s %13s %13s\n", "", "SRAM (B)", "M", "B_c", "T_c",
           "standard", "flash", "ratio", "std (µs)", "flash (µs)");
+  /* Without a preset there is no bandwidth: the times print as "-" (JSON: null). */
   for (int i = 0; i < n_rows; i++)
-    printf ("  %-26s %9" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %5" G_GINT64_FORMAT
-            " %5" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %7.3f %13.3f"
-            " %13.3f\n", rows[i].name, f[i].sram_bytes, f[i].m_elems, f[i].block_c, f[i].t_c,
-            f[i].standard_elems, f[i].flash_elems, f[i].ratio, f[i].standard_seconds * 1e6,
-            f[i].flash_seconds * 1e6);
+    {
+      printf ("  %-26s %9" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %5" G_GINT64_FORMAT
+              " %5" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %7.3f",
+              rows[i].name, f[i].sram_bytes, f[i].m_elems, f[i].block_c, f[i].t_c,
+              f[i].standard_elems, f[i].flash_elems, f[i].ratio);
+      if (f[i].bandwidth_gbs > 0)
+        printf (" %13.3f %13.3f\n", f[i].standard_seconds * 1e6, f[i].flash_seconds * 1e6);
+      else
+        printf (" %13s %13s\n", "-", "-");
+    }
   return 0;
 }
 

@@ -186,10 +186,8 @@ sc_learn_attention (const double *q, const double *k, const double *v, int m, in
 }
 
 ScStatus
-sc_learn_check_shapes (int q_rows, int q_cols, int k_rows, int k_cols, int v_rows, int v_cols,
-                       ScError *err)
+sc_learn_check_shapes (int q_cols, int k_rows, int k_cols, int v_rows, ScError *err)
 {
-  (void) q_rows;
   if (q_cols != k_cols)
     return sc_error_set (err, SC_ERR_INVALID_ARG,
                          "Q has %d columns and K has %d: q·k needs the same d_k", q_cols,
@@ -198,7 +196,6 @@ sc_learn_check_shapes (int q_rows, int q_cols, int k_rows, int k_cols, int v_row
     return sc_error_set (err, SC_ERR_INVALID_ARG,
                          "K has %d rows and V has %d: each key needs one value row", k_rows,
                          v_rows);
-  (void) v_cols;
   return SC_OK;
 }
 
@@ -224,8 +221,9 @@ sc_learn_parse_matrix (const char *text, const char *name, double *out, int *row
             {
               if (width >= 0 && c != width)
                 return sc_error_set (err, SC_ERR_INVALID_ARG,
-                                     "%s: row %d has %d values, row 1 has %d (rows must be "
-                                     "the same length)", name, r + 1, c, width);
+                                     "%s: row %d has %d value%s, row 1 has %d (rows must "
+                                     "be the same length)", name, r + 1, c, c == 1 ? "" : "s",
+                                     width);
               width = c;
               r++;
               c = 0;

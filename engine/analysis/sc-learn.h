@@ -98,11 +98,10 @@ ScStatus sc_learn_attention (const double *q, const double *k, const double *v, 
                              int d, int dv, bool scale, double temperature,
                              ScLearnAttention *out, ScError *err);
 
-/* Checks that parsed tables of shapes Q (@q_rows, @q_cols), K (@k_rows, @k_cols) and V
- * (@v_rows, @v_cols) make one attention: Q and K share d_k, K and V share the keys.
- * SC_ERR_INVALID_ARG naming both shapes otherwise. */
-ScStatus sc_learn_check_shapes (int q_rows, int q_cols, int k_rows, int k_cols, int v_rows,
-                                int v_cols, ScError *err);
+/* Checks that parsed tables make one attention: Q's width @q_cols equals K's @k_cols (they
+ * share d_k) and K's height @k_rows equals V's @v_rows (one value per key). Q's height and
+ * V's width are free. SC_ERR_INVALID_ARG naming both sizes otherwise. */
+ScStatus sc_learn_check_shapes (int q_cols, int k_rows, int k_cols, int v_rows, ScError *err);
 
 /* The gap g by which one of @n logits must exceed the other n − 1 (all equal) for its
  * softmax weight to reach @p: e^g / (e^g + n − 1) = p  ⇒  g = ln (p (n − 1) / (1 − p)).

@@ -165,6 +165,9 @@ test_parse_matrix (void)
   g_assert_cmpint (sc_learn_parse_matrix ("1 2 3; 4 5", "K", m, &r, &c, &err), ==,
                    SC_ERR_INVALID_ARG);
   g_assert_nonnull (strstr (err.message, "K: row 2 has 2 values, row 1 has 3"));
+  g_assert_cmpint (sc_learn_parse_matrix ("1 2; 3", "K", m, &r, &c, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "K: row 2 has 1 value, row 1 has 2"));
   g_assert_cmpint (sc_learn_parse_matrix (" ; ", "K", m, &r, &c, &err), ==, SC_ERR_INVALID_ARG);
   g_assert_nonnull (strstr (err.message, "empty"));
   GString *big = g_string_new (NULL);
@@ -173,6 +176,19 @@ test_parse_matrix (void)
   g_assert_cmpint (sc_learn_parse_matrix (big->str, "K", m, &r, &c, &err), ==,
                    SC_ERR_INVALID_ARG);
   g_string_free (big, TRUE);
+}
+
+/* Q (m, d) and K (n, d) share d; K and V share n; m and d_v are free. */
+static void
+test_check_shapes (void)
+{
+  ScError err = { 0 };
+
+  g_assert_cmpint (sc_learn_check_shapes (4, 3, 4, 3, NULL), ==, SC_OK);
+  g_assert_cmpint (sc_learn_check_shapes (2, 3, 3, 3, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "Q has 2 columns and K has 3"));
+  g_assert_cmpint (sc_learn_check_shapes (2, 2, 2, 1, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "K has 2 rows and V has 1"));
 }
 
 static void
@@ -344,6 +360,7 @@ main (int argc, char **argv)
   g_test_add_func ("/learn/large-scores", test_large_scores);
   g_test_add_func ("/learn/gap-for-weight", test_gap_for_weight);
   g_test_add_func ("/learn/parse-matrix", test_parse_matrix);
+  g_test_add_func ("/learn/check-shapes", test_check_shapes);
   g_test_add_func ("/learn/attention-bad-input", test_attention_bad_input);
   g_test_add_func ("/learn/sqrt-dk", test_sqrt_dk);
   g_test_add_func ("/learn/heads", test_heads);

@@ -134,7 +134,7 @@ r = d['rows'][0]; assert r['sram_bytes'] == 102400 and r['block_c'] == 100 and r
 "$saccade" learn example --q "1 x" --k "1 2" --v "1" > "$tmp/b" 2>&1
 expect_fail bad-number "$tmp/b" "Q: 'x' at row 1 column 2 is not a finite number" $?
 "$saccade" learn example --q "1 2" --k "1 2; 3" --v "1; 2" > "$tmp/b" 2>&1
-expect_fail ragged "$tmp/b" "K: row 2 has 1 values, row 1 has 2" $?
+expect_fail ragged "$tmp/b" "K: row 2 has 1 value, row 1 has 2" $?
 "$saccade" learn example --q "1 2" --k "1 2 3" --v "1" > "$tmp/b" 2>&1
 expect_fail shapes "$tmp/b" "Q has 2 columns and K has 3" $?
 "$saccade" learn example --q "1 2" --k "1 2; 3 4" --v "1" > "$tmp/b" 2>&1
