@@ -408,6 +408,42 @@ json_kv (JsonBuilder *b, const char *id, const char *name, const ScLearnKvCache 
   json_builder_end_object (b);
 }
 
+static void
+print_kv_json (const ScLearnKvPreset *rows, const ScLearnKvCache *c, int n_rows)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_begin_array (b, "rows");
+  for (int i = 0; i < n_rows; i++)
+    json_kv (b, rows[i].id, rows[i].name, &c[i]);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static void
+print_kv_text (const ScLearnKvPreset *rows, const ScLearnKvCache *c, int n_rows)
+{
+  printf ("KV cache = 2 (K and V) × L × h_kv × d_head × len × bytes/elem; len %" G_GINT64_FORMAT
+          ", %" G_GINT64_FORMAT " bytes per element", c[0].len, c[0].bytes_per_elem);
+  if (c[0].bandwidth_gbs > 0)
+    printf (", read once per generated token at %g GB/s", c[0].bandwidth_gbs);
+  printf ("\n\n  %-34s %4s %5s %6s %16s %18s %10s %12s\n", "", "L", "h_kv", "d_head",
+          "bytes/token", "bytes", "GiB", "read (ms)");
+  for (int i = 0; i < n_rows; i++)
+    {
+      printf ("  %-34s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " %6" G_GINT64_FORMAT
+              " %16" G_GINT64_FORMAT " %18" G_GINT64_FORMAT " %10.4f", rows[i].name,
+              c[i].layers, c[i].kv_heads, c[i].head_dim, c[i].bytes_per_token, c[i].bytes,
+              c[i].gib);
+      if (c[i].bandwidth_gbs > 0)
+        printf (" %12.4f\n", c[i].read_seconds * 1e3);
+      else
+        printf (" %12s\n", "-");
+    }
+}
+
 static int
 learn_kv_cache (int argc, char **argv)
 {
@@ -430,7 +466,6 @@ learn_kv_cache (int argc, char **argv)
   ScError err = { 0 };
   int n_presets;
   const ScLearnKvPreset *all = sc_learn_kv_presets (&n_presets), *one = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
 
   if (!parse ("- KV-cache bytes = 2 × L × h_kv × d_head × len × bytes/elem", entries, &json,
               &argc, &argv))
@@ -471,30 +506,73 @@ learn_kv_cache (int argc, char **argv)
                            bandwidth, &c[i], &err))
       return fail_sc (&err);
   if (json)
-    {
-      json_builder_begin_object (b);
-      saccade_json_begin_array (b, "rows");
-      for (int i = 0; i < n_rows; i++)
-        json_kv (b, rows[i].id, rows[i].name, &c[i]);
-      json_builder_end_array (b);
-      json_builder_end_object (b);
-      saccade_json_print (b);
-      return 0;
-    }
-  printf ("KV cache = 2 (K and V) × L × h_kv × d_head × len × bytes/elem; len %" G_GINT64_FORMAT
-          ", %" G_GINT64_FORMAT " bytes per element, read once per generated token at %g GB/s\n\n",
-          len, bytes, bandwidth);
-  printf ("  %-34s %4s %5s %6s %16s %18s %10s %12s\n", "", "L", "h_kv", "d_head",
-          "bytes/token", "bytes", "GiB", "read (ms)");
-  for (int i = 0; i < n_rows; i++)
-    printf ("  %-34s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " %6" G_GINT64_FORMAT
-            " %16" G_GINT64_FORMAT " %18" G_GINT64_FORMAT " %10.4f %12.4f\n", rows[i].name,
-            c[i].layers, c[i].kv_heads, c[i].head_dim, c[i].bytes_per_token, c[i].bytes,
-            c[i].gib, c[i].read_seconds * 1e3);
+    print_kv_json (rows, c, n_rows);
+  else
+    print_kv_text (rows, c, n_rows);
   return 0;
 }
 
 /* ---- flash ------------------------------------------------------------------------------- */
+
+static void
+print_flash_json (const ScLearnGpuPreset *rows, const ScLearnFlash *f, int n_rows)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_int (b, "n", f[0].n);
+  saccade_json_int (b, "d", f[0].d);
+  saccade_json_int (b, "bytes_per_elem", f[0].bytes_per_elem);
+  saccade_json_int (b, "score_bytes", f[0].score_bytes);
+  saccade_json_begin_array (b, "rows");
+  for (int i = 0; i < n_rows; i++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_string (b, "preset", rows[i].id);
+      saccade_json_string (b, "name", rows[i].name);
+      saccade_json_int (b, "sram_bytes", f[i].sram_bytes);
+      saccade_json_int (b, "m_elems", f[i].m_elems);
+      saccade_json_int (b, "block_c", f[i].block_c);
+      saccade_json_int (b, "block_r", f[i].block_r);
+      saccade_json_int (b, "t_c", f[i].t_c);
+      saccade_json_int (b, "t_r", f[i].t_r);
+      saccade_json_int (b, "standard_elems", f[i].standard_elems);
+      saccade_json_int (b, "flash_elems", f[i].flash_elems);
+      saccade_json_double (b, "ratio", f[i].ratio);
+      saccade_json_double (b, "bandwidth_gbs", f[i].bandwidth_gbs);
+      saccade_json_double (b, "standard_seconds", f[i].standard_seconds);
+      saccade_json_double (b, "flash_seconds", f[i].flash_seconds);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  saccade_json_print (b);
+}
+
+static void
+print_flash_text (const ScLearnGpuPreset *rows, const ScLearnFlash *f, int n_rows)
+{
+  printf ("one head of one layer, N = %" G_GINT64_FORMAT ", d = %" G_GINT64_FORMAT
+          ", %" G_GINT64_FORMAT " bytes per element\n", f[0].n, f[0].d, f[0].bytes_per_elem);
+  printf ("the N × N score matrix: %" G_GINT64_FORMAT " bytes (%.4g MiB)\n", f[0].score_bytes,
+          (double) f[0].score_bytes / (1 << 20));
+  printf ("HBM element accesses: standard 4Nd + 4N²; FlashAttention 3Nd + 2N + T_c (3Nd + 4N), "
+          "T_c = ⌈N / B_c⌉, B_c = ⌈M / 4d⌉\n\n");
+  printf ("  %-26s %9s %8s %5s %5s %14s %14s %7s %13s %13s\n", "", "SRAM (B)", "M", "B_c", "T_c",
+          "standard", "flash", "ratio", "std (µs)", "flash (µs)");
+  /* Without a preset there is no bandwidth: the times print as "-" (JSON: null). */
+  for (int i = 0; i < n_rows; i++)
+    {
+      printf ("  %-26s %9" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %5" G_GINT64_FORMAT
+              " %5" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %7.3f",
+              rows[i].name, f[i].sram_bytes, f[i].m_elems, f[i].block_c, f[i].t_c,
+              f[i].standard_elems, f[i].flash_elems, f[i].ratio);
+      if (f[i].bandwidth_gbs > 0)
+        printf (" %13.3f %13.3f\n", f[i].standard_seconds * 1e6, f[i].flash_seconds * 1e6);
+      else
+        printf (" %13s %13s\n", "-", "-");
+    }
+}
 
 static int
 learn_flash (int argc, char **argv)
@@ -514,7 +592,6 @@ learn_flash (int argc, char **argv)
   ScError err = { 0 };
   int n_presets;
   const ScLearnGpuPreset *all = sc_learn_gpu_presets (&n_presets), *one = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
 
   if (!parse ("- FlashAttention's HBM traffic against standard attention (Dao et al. 2022)",
               entries, &json, &argc, &argv))
@@ -547,57 +624,9 @@ learn_flash (int argc, char **argv)
     if (sc_learn_flash (n, d, rows[i].sram_bytes_per_sm, bytes, rows[i].hbm_gbs, &f[i], &err))
       return fail_sc (&err);
   if (json)
-    {
-      json_builder_begin_object (b);
-      saccade_json_int (b, "n", n);
-      saccade_json_int (b, "d", d);
-      saccade_json_int (b, "bytes_per_elem", bytes);
-      saccade_json_int (b, "score_bytes", f[0].score_bytes);
-      saccade_json_begin_array (b, "rows");
-      for (int i = 0; i < n_rows; i++)
-        {
-          json_builder_begin_object (b);
-          saccade_json_string (b, "preset", rows[i].id);
-          saccade_json_string (b, "name", rows[i].name);
-          saccade_json_int (b, "sram_bytes", f[i].sram_bytes);
-          saccade_json_int (b, "m_elems", f[i].m_elems);
-          saccade_json_int (b, "block_c", f[i].block_c);
-          saccade_json_int (b, "block_r", f[i].block_r);
-          saccade_json_int (b, "t_c", f[i].t_c);
-          saccade_json_int (b, "t_r", f[i].t_r);
-          saccade_json_int (b, "standard_elems", f[i].standard_elems);
-          saccade_json_int (b, "flash_elems", f[i].flash_elems);
-          saccade_json_double (b, "ratio", f[i].ratio);
-          saccade_json_double (b, "bandwidth_gbs", f[i].bandwidth_gbs);
-          saccade_json_double (b, "standard_seconds", f[i].standard_seconds);
-          saccade_json_double (b, "flash_seconds", f[i].flash_seconds);
-          json_builder_end_object (b);
-        }
-      json_builder_end_array (b);
-      json_builder_end_object (b);
-      saccade_json_print (b);
-      return 0;
-    }
-  printf ("one head of one layer, N = %" G_GINT64_FORMAT ", d = %" G_GINT64_FORMAT
-          ", %" G_GINT64_FORMAT " bytes per element\n", n, d, bytes);
-  printf ("the N × N score matrix: %" G_GINT64_FORMAT " bytes (%.4g MiB)\n", f[0].score_bytes,
-          (double) f[0].score_bytes / (1 << 20));
-  printf ("HBM element accesses: standard 4Nd + 4N²; FlashAttention 3Nd + 2N + T_c (3Nd + 4N), "
-          "T_c = ⌈N / B_c⌉, B_c = ⌈M / 4d⌉\n\n");
-  printf ("  %-26s %9s %8s %5s %5s %14s %14s %7s %13s %13s\n", "", "SRAM (B)", "M", "B_c", "T_c",
-          "standard", "flash", "ratio", "std (µs)", "flash (µs)");
-  /* Without a preset there is no bandwidth: the times print as "-" (JSON: null). */
-  for (int i = 0; i < n_rows; i++)
-    {
-      printf ("  %-26s %9" G_GINT64_FORMAT " %8" G_GINT64_FORMAT " %5" G_GINT64_FORMAT
-              " %5" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %7.3f",
-              rows[i].name, f[i].sram_bytes, f[i].m_elems, f[i].block_c, f[i].t_c,
-              f[i].standard_elems, f[i].flash_elems, f[i].ratio);
-      if (f[i].bandwidth_gbs > 0)
-        printf (" %13.3f %13.3f\n", f[i].standard_seconds * 1e6, f[i].flash_seconds * 1e6);
-      else
-        printf (" %13s %13s\n", "-", "-");
-    }
+    print_flash_json (rows, f, n_rows);
+  else
+    print_flash_text (rows, f, n_rows);
   return 0;
 }
 
