@@ -53,6 +53,9 @@
  *   attribution-run          on the Attribution page: press Run and wait for the study
  *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
  *   expect-attribution TEXT  the Attribution page's status line contains TEXT
+ *   learn-set FIELD VALUE    edit a field of the Learn page (saccade_learn_page_set_field:
+ *                            "learn-set q 1 0; 0 1", "learn-set scale off", ...)
+ *   expect-learn TEXT        the Learn page shows TEXT (in any of its labels)
  *   adversarial-option NAME VALUE  on the Attribution page's adversarial view (turned to):
  *                            set layer L, head H|all, iterations N
  *   adversarial-search       press Search there and wait for the study
@@ -97,6 +100,7 @@
 
 #include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-attribution-page.h"
+#include "app/window/pages/saccade-learn-page.h"
 #include "app/window/pages/saccade-heads-table.h"
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
@@ -414,6 +418,31 @@ attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the attribution page says '%s', expected '%s'", status, rest);
     }
+  return TRUE;
+}
+
+/* The Learn page's commands (see the list at the top). */
+static gboolean
+learn_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "learn");
+  SaccadeLearnPage *lp = page != NULL ? SACCADE_LEARN_PAGE (page) : NULL;
+  g_autofree char *text = NULL;
+
+  if (lp == NULL)
+    return fail (d, "no learn page");
+  if (g_str_equal (cmd, "learn-set"))
+    {
+      /* the value is the rest after the name, spaces kept ("1 0; 0 1" is one table) */
+      const char *value = rest != NULL && a1 != NULL && strlen (rest) > strlen (a1)
+                            ? rest + strlen (a1) + 1 : "";
+      if (!saccade_learn_page_set_field (lp, a1, value))
+        return fail (d, "learn-set: no field '%s' taking '%s'", a1 != NULL ? a1 : "", value);
+      return TRUE;
+    }
+  text = saccade_learn_page_dup_text (lp);
+  if (strstr (text, rest != NULL ? rest : "") == NULL)
+    return fail (d, "the learn page does not show '%s'; it shows:\n%s", rest, text);
   return TRUE;
 }
 
@@ -783,6 +812,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return ablation_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "attribution-") || g_str_equal (cmd, "expect-attribution"))
     return attribution_command (d, cmd, a1, rest);
+  else if (g_str_equal (cmd, "learn-set") || g_str_equal (cmd, "expect-learn"))
+    return learn_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "adversarial-") || g_str_equal (cmd, "expect-adversarial"))
     return adversarial_command (d, cmd, a1, g_str_equal (cmd, "expect-adversarial") ? rest : a2);
   else if (g_str_equal (cmd, "expect-page"))

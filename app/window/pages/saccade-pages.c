@@ -8,6 +8,7 @@
 #include "app/window/pages/saccade-compare-page.h"
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
+#include "app/window/pages/saccade-learn-page.h"
 #include "app/window/pages/saccade-lines-page.h"
 #include "app/window/pages/saccade-model-page.h"
 #include "app/window/pages/saccade-rollout-page.h"
@@ -25,6 +26,7 @@ saccade_pages_new (GSettings *settings)
     SACCADE_TYPE_INDUCTION_PAGE,
     SACCADE_TYPE_ABLATION_PAGE,
     SACCADE_TYPE_ATTRIBUTION_PAGE,
+    SACCADE_TYPE_LEARN_PAGE,
   };
   GPtrArray *pages = g_ptr_array_new_with_free_func (g_object_unref);
   gsize i;

@@ -1,0 +1,869 @@
+/* saccade-learn-page.c — the Learn page (see saccade-learn-page.h).
+ *
+ * Built in code rather than a template: five AdwPreferencesGroups in a clamped, scrolled
+ * column, their inputs AdwActionRows with a spin button, switch or drop-down as suffix,
+ * their results rows whose suffix is a selectable numeric label. The worked example's
+ * steps are GtkGrids in a GtkFlowBox, rebuilt on each edit (at most SC_LEARN_MAX_DIM² cells
+ * a step). Every edit calls the section's update function, which calls engine/analysis/
+ * sc-learn.c and writes the labels; an error (a table that does not parse, Q and K of
+ * different widths, h not dividing d_model, an overflow) is shown in place of the numbers,
+ * with the engine's message naming the value.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-learn-page.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+#include <math.h>
+
+#include "engine/analysis/sc-learn.h"
+#include "app/core/saccade-capture-task.h"
+#include "engine/model/sc-model.h"
+
+/* The width the column is clamped to: the step tables and a results row side by side. */
+#define COLUMN_WIDTH 960
+/* FlashAttention's counts are at fp16/bf16, the precision of Dao et al. 2022's runs. */
+#define FLASH_BYTES_PER_ELEM 2
+
+struct _SaccadeLearnPage
+{
+  SaccadePage parent_instance;
+
+  gboolean filling; /* set while code fills fields: no recompute per field */
+  int decimals;     /* the worked example's decimals: those its article prints */
+
+  /* 1. the worked example */
+  GtkDropDown *example_dd;
+  GtkEditable *q_entry, *k_entry, *v_entry;
+  GtkSwitch *scale_switch;
+  GtkSpinButton *temperature_spin;
+  GtkLabel *example_error;
+  GtkFlowBox *steps;
+  GtkLabel *gap_label;
+  ScLearnExample example; /* the one chosen: its labels name the rows and columns */
+
+  /* 2. why √d_k */
+  GtkSpinButton *dk_spin, *gap_spin;
+  GtkLabel *std_label, *unscaled_label, *scaled_label;
+
+  /* 3. heads and budget */
+  GtkSpinButton *d_model_spin, *heads_spin;
+  GtkLabel *d_k_label;
+
+  /* 4. the KV cache */
+  GtkDropDown *kv_dd;
+  GtkStringList *kv_names;
+  GtkSpinButton *layers_spin, *kv_heads_spin, *head_dim_spin, *len_spin, *bytes_spin;
+  GtkSpinButton *bandwidth_spin;
+  GtkLabel *kv_bytes_label, *kv_time_label;
+
+  /* 5. FlashAttention's IO */
+  GtkDropDown *gpu_dd;
+  GtkSpinButton *n_spin, *d_spin, *sram_spin;
+  GtkLabel *score_label, *traffic_label, *ratio_label;
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeLearnPage, saccade_learn_page, SACCADE_TYPE_PAGE)
+
+/* The decimals each example's article prints (000: 0.736; 004: 0.2483). */
+static int
+example_decimals (const char *id)
+{
+  return g_strcmp0 (id, "000") == 0 ? 3 : 4;
+}
+
+/* ---- building blocks ------------------------------------------------------------------- */
+
+static AdwPreferencesGroup *
+add_group (GtkBox *column, const char *title, const char *description)
+{
+  AdwPreferencesGroup *group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
+
+  adw_preferences_group_set_title (group, title);
+  adw_preferences_group_set_description (group, description);
+  gtk_box_append (column, GTK_WIDGET (group));
+  return group;
+}
+
+static AdwActionRow *
+add_row (AdwPreferencesGroup *group, const char *title, const char *subtitle, GtkWidget *suffix)
+{
+  AdwActionRow *row = ADW_ACTION_ROW (adw_action_row_new ());
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  if (subtitle != NULL)
+    adw_action_row_set_subtitle (row, subtitle);
+  gtk_widget_set_valign (suffix, GTK_ALIGN_CENTER);
+  adw_action_row_add_suffix (row, suffix);
+  adw_action_row_set_activatable_widget (row, suffix);
+  adw_preferences_group_add (group, GTK_WIDGET (row));
+  return row;
+}
+
+static GtkSpinButton *
+add_spin (SaccadeLearnPage *self, AdwPreferencesGroup *group, const char *title,
+          const char *subtitle, double lower, double upper, double step, int digits,
+          double value, GCallback changed)
+{
+  GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (lower, upper, step));
+
+  gtk_spin_button_set_digits (spin, digits);
+  gtk_spin_button_set_numeric (spin, TRUE);
+  gtk_spin_button_set_value (spin, value);
+  add_row (group, title, subtitle, GTK_WIDGET (spin));
+  g_signal_connect_swapped (spin, "value-changed", changed, self);
+  return spin;
+}
+
+static GtkLabel *
+value_label (void)
+{
+  GtkLabel *label = GTK_LABEL (gtk_label_new (""));
+
+  gtk_label_set_selectable (label, TRUE);
+  gtk_label_set_wrap (label, TRUE);
+  gtk_label_set_xalign (label, 1);
+  gtk_label_set_justify (label, GTK_JUSTIFY_RIGHT);
+  gtk_widget_add_css_class (GTK_WIDGET (label), "numeric");
+  return label;
+}
+
+static GtkLabel *
+add_result (AdwPreferencesGroup *group, const char *title)
+{
+  GtkLabel *label = value_label ();
+
+  add_row (group, title, NULL, GTK_WIDGET (label));
+  return label;
+}
+
+/* A result label's text, or an error in its place (the "error" style class). */
+static void
+set_result (GtkLabel *label, const char *text, gboolean error)
+{
+  gtk_label_set_text (label, text);
+  if (error)
+    gtk_widget_add_css_class (GTK_WIDGET (label), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (label), "error");
+}
+
+static gint64
+spin_int (GtkSpinButton *spin)
+{
+  return (gint64) gtk_spin_button_get_value (spin);
+}
+
+/* ---- 1. the worked example ------------------------------------------------------------- */
+
+static GtkWidget *
+cell (const char *text, gboolean header)
+{
+  GtkWidget *label = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 1);
+  gtk_widget_add_css_class (label, header ? "dim-label" : "numeric");
+  return label;
+}
+
+/* One step's table: @x (rows, cols) with row and column labels, and the row or column sums
+ * in an extra column or row when asked. */
+static void
+add_step (SaccadeLearnPage *self, const char *title, const double *x, int rows, int cols,
+          const char *const *row_l, const char *const *col_l, gboolean row_sums,
+          gboolean col_sums)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
+  GtkWidget *heading = gtk_label_new (title);
+  GtkGrid *grid = GTK_GRID (gtk_grid_new ());
+  char buf[64];
+
+  gtk_label_set_xalign (GTK_LABEL (heading), 0);
+  gtk_label_set_wrap (GTK_LABEL (heading), TRUE);
+  gtk_label_set_max_width_chars (GTK_LABEL (heading), 28);
+  gtk_widget_add_css_class (heading, "heading");
+  gtk_grid_set_column_spacing (grid, 12);
+  gtk_grid_set_row_spacing (grid, 4);
+  for (int j = 0; j < cols; j++)
+    gtk_grid_attach (grid, cell (col_l[j], TRUE), j + 1, 0, 1, 1);
+  if (row_sums)
+    gtk_grid_attach (grid, cell (_("Σ row"), TRUE), cols + 1, 0, 1, 1);
+  for (int i = 0; i < rows; i++)
+    {
+      double sum = 0;
+      gtk_grid_attach (grid, cell (row_l[i], TRUE), 0, i + 1, 1, 1);
+      for (int j = 0; j < cols; j++)
+        {
+          g_snprintf (buf, sizeof buf, "%.*f", self->decimals, x[i * cols + j]);
+          gtk_grid_attach (grid, cell (buf, FALSE), j + 1, i + 1, 1, 1);
+          sum += x[i * cols + j];
+        }
+      if (row_sums)
+        {
+          g_snprintf (buf, sizeof buf, "%.*f", self->decimals, sum);
+          gtk_grid_attach (grid, cell (buf, FALSE), cols + 1, i + 1, 1, 1);
+        }
+    }
+  if (col_sums)
+    {
+      gtk_grid_attach (grid, cell (_("Σ column"), TRUE), 0, rows + 1, 1, 1);
+      for (int j = 0; j < cols; j++)
+        {
+          double sum = 0;
+          for (int i = 0; i < rows; i++)
+            sum += x[i * cols + j];
+          g_snprintf (buf, sizeof buf, "%.*f", self->decimals, sum);
+          gtk_grid_attach (grid, cell (buf, FALSE), j + 1, rows + 1, 1, 1);
+        }
+    }
+  gtk_box_append (GTK_BOX (box), heading);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (grid));
+  gtk_widget_set_valign (box, GTK_ALIGN_START);
+  gtk_flow_box_append (self->steps, box);
+}
+
+/* Labels for @n rows: the example's where it has them, else "1", "2", ... */
+static void
+fill_labels (const char *const *given, int n_given, int n, char names[][16], const char **out)
+{
+  for (int i = 0; i < n; i++)
+    {
+      if (i < n_given && given[i] != NULL)
+        g_strlcpy (names[i], given[i], sizeof names[i]);
+      else
+        g_snprintf (names[i], sizeof names[i], "%d", i + 1);
+      out[i] = names[i];
+    }
+}
+
+static void
+update_example (SaccadeLearnPage *self)
+{
+  /* The parse's buffers, SC_LEARN_MAX_DIM² each: on the heap, as the result. */
+  g_autofree double *q = g_new (double, SC_LEARN_MAX_DIM * SC_LEARN_MAX_DIM);
+  g_autofree double *k = g_new (double, SC_LEARN_MAX_DIM * SC_LEARN_MAX_DIM);
+  g_autofree double *v = g_new (double, SC_LEARN_MAX_DIM * SC_LEARN_MAX_DIM);
+  g_autofree ScLearnAttention *a = g_new0 (ScLearnAttention, 1);
+  char q_names[SC_LEARN_MAX_DIM][16], k_names[SC_LEARN_MAX_DIM][16], d_names[SC_LEARN_MAX_DIM][16];
+  const char *q_l[SC_LEARN_MAX_DIM], *k_l[SC_LEARN_MAX_DIM], *d_l[SC_LEARN_MAX_DIM];
+  int qr = 0, qc = 0, kr = 0, kc = 0, vr = 0, vc = 0;
+  ScError err = { 0 };
+  GtkWidget *child;
+  g_autoptr (GString) gaps = g_string_new (NULL);
+  char title[128];
+
+  if (self->filling)
+    return;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->steps))) != NULL)
+    gtk_flow_box_remove (self->steps, child);
+  if (sc_learn_parse_matrix (gtk_editable_get_text (self->q_entry), "Q", q, &qr, &qc, &err)
+      || sc_learn_parse_matrix (gtk_editable_get_text (self->k_entry), "K", k, &kr, &kc, &err)
+      || sc_learn_parse_matrix (gtk_editable_get_text (self->v_entry), "V", v, &vr, &vc, &err)
+      || sc_learn_check_shapes (qc, kr, kc, vr, &err)
+      || sc_learn_attention (q, k, v, qr, kr, qc, vc, gtk_switch_get_active (self->scale_switch),
+                             gtk_spin_button_get_value (self->temperature_spin), a, &err))
+    {
+      gtk_label_set_text (self->example_error, err.message);
+      gtk_widget_set_visible (GTK_WIDGET (self->example_error), TRUE);
+      gtk_widget_set_visible (GTK_WIDGET (self->gap_label), FALSE);
+      return;
+    }
+  gtk_widget_set_visible (GTK_WIDGET (self->example_error), FALSE);
+  fill_labels (self->example.query_labels, self->example.m, a->m, q_names, q_l);
+  fill_labels (self->example.key_labels, self->example.n, a->n, k_names, k_l);
+  fill_labels (NULL, 0, MAX (a->d, a->dv), d_names, d_l);
+  add_step (self, _("1. Raw scores q·k"), a->raw, a->m, a->n, q_l, k_l, FALSE, FALSE);
+  if (a->scale)
+    {
+      g_snprintf (title, sizeof title, _("2. Scaled: ÷ √d_k = %.4f"), sqrt ((double) a->d));
+      add_step (self, title, a->scaled, a->m, a->n, q_l, k_l, FALSE, FALSE);
+    }
+  if (a->temperature != 1)
+    {
+      g_snprintf (title, sizeof title, _("÷ temperature %g: the softmax's input"),
+                  a->temperature);
+      add_step (self, title, a->logits, a->m, a->n, q_l, k_l, FALSE, FALSE);
+    }
+  add_step (self, _("3. Exponentials e^(s − row max)"), a->exps, a->m, a->n, q_l, k_l, TRUE,
+            FALSE);
+  add_step (self, _("4. Weights: rows sum to 1, columns do not"), a->weights, a->m, a->n, q_l,
+            k_l, TRUE, TRUE);
+  add_step (self, _("5. Outputs z = weights · V"), a->out, a->m, a->dv, q_l, d_l, FALSE, FALSE);
+  if (a->n > 1)
+    {
+      g_string_append_printf (gaps, _("One weight passes %.2f when its score exceeds the other "
+                                      "%d by %.4f in the softmax's input (%.4f in raw q·k)."),
+                              SC_LEARN_HARD_WEIGHT, a->n - 1, a->gap_needed, a->gap_needed_raw);
+      for (int i = 0; i < a->m; i++)
+        {
+          g_string_append_c (gaps, '\n');
+          g_string_append_printf (gaps, _("Row %s: top key %s, weight %.*f, gap to the next "
+                                          "%.4f — needs %.4f more"),
+                                  q_l[i], k_l[a->top[i]], self->decimals,
+                                  a->weights[i * a->n + a->top[i]], a->gap[i],
+                                  MAX (0, a->gap_needed - a->gap[i]));
+        }
+    }
+  else
+    g_string_append (gaps, _("One key: its weight is always 1."));
+  gtk_label_set_text (self->gap_label, gaps->str);
+  gtk_widget_set_visible (GTK_WIDGET (self->gap_label), TRUE);
+}
+
+static char *
+matrix_text (const double *x, int rows, int cols)
+{
+  GString *s = g_string_new (NULL);
+
+  for (int i = 0; i < rows; i++)
+    {
+      if (i > 0)
+        g_string_append (s, "; ");
+      for (int j = 0; j < cols; j++)
+        g_string_append_printf (s, j > 0 ? " %g" : "%g", x[i * cols + j]);
+    }
+  return g_string_free (s, FALSE);
+}
+
+static void
+example_chosen (SaccadeLearnPage *self)
+{
+  const char *const *ids = sc_learn_example_ids ();
+  guint i = gtk_drop_down_get_selected (self->example_dd);
+  ScError err = { 0 };
+  g_autofree char *q = NULL, *k = NULL, *v = NULL;
+
+  if (i == GTK_INVALID_LIST_POSITION || sc_learn_example (ids[i], &self->example, &err))
+    return;
+  self->decimals = example_decimals (ids[i]);
+  q = matrix_text (self->example.q, self->example.m, self->example.d);
+  k = matrix_text (self->example.k, self->example.n, self->example.d);
+  v = matrix_text (self->example.v, self->example.n, self->example.dv);
+  self->filling = TRUE;
+  gtk_editable_set_text (self->q_entry, q);
+  gtk_editable_set_text (self->k_entry, k);
+  gtk_editable_set_text (self->v_entry, v);
+  self->filling = FALSE;
+  update_example (self);
+}
+
+static GtkEditable *
+add_matrix_row (SaccadeLearnPage *self, AdwPreferencesGroup *group, const char *title)
+{
+  GtkWidget *row = adw_entry_row_new ();
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  gtk_widget_add_css_class (row, "numeric");
+  adw_preferences_group_add (group, row);
+  g_signal_connect_swapped (row, "changed", G_CALLBACK (update_example), self);
+  return GTK_EDITABLE (row);
+}
+
+static void
+build_example (SaccadeLearnPage *self, GtkBox *column)
+{
+  AdwPreferencesGroup *g = add_group (column, _("Worked example"),
+                                      _("softmax (Q Kᵀ / √d_k) V step by step. Edit the "
+                                        "tables: rows separated by “;”, values by spaces."));
+  const char *const *ids = sc_learn_example_ids ();
+  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
+  GtkWidget *steps;
+
+  for (int i = 0; ids[i] != NULL; i++)
+    {
+      ScLearnExample ex;
+      ScError err = { 0 };
+      g_autofree char *name = NULL;
+      if (sc_learn_example (ids[i], &ex, &err))
+        continue;
+      /* TRANSLATORS: a seed article's number (000, 004) */
+      name = g_strdup_printf (_("Article %s"), ids[i]);
+      gtk_string_list_append (names, name);
+    }
+  self->example_dd = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_object_ref (names)),
+                                                       NULL));
+  add_row (g, _("Example"), _("The hand-worked numbers of a seed article"),
+           GTK_WIDGET (self->example_dd));
+  g_signal_connect_swapped (self->example_dd, "notify::selected", G_CALLBACK (example_chosen),
+                            self);
+  self->q_entry = add_matrix_row (self, g, _("Q (queries × d_k)"));
+  self->k_entry = add_matrix_row (self, g, _("K (keys × d_k)"));
+  self->v_entry = add_matrix_row (self, g, _("V (keys × d_v)"));
+  self->scale_switch = GTK_SWITCH (gtk_switch_new ());
+  gtk_switch_set_active (self->scale_switch, TRUE);
+  add_row (g, _("Divide by √d_k"), _("Off: the raw scores go to the softmax"),
+           GTK_WIDGET (self->scale_switch));
+  g_signal_connect_swapped (self->scale_switch, "notify::active", G_CALLBACK (update_example),
+                            self);
+  self->temperature_spin = add_spin (self, g, _("Temperature"),
+                                     _("The softmax's input is divided by it as well"),
+                                     0.05, 100, 0.05, 2, 1, G_CALLBACK (update_example));
+
+  self->example_error = GTK_LABEL (gtk_label_new (""));
+  gtk_label_set_wrap (self->example_error, TRUE);
+  gtk_label_set_xalign (self->example_error, 0);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->example_error), 12);
+  gtk_widget_add_css_class (GTK_WIDGET (self->example_error), "error");
+  adw_preferences_group_add (g, GTK_WIDGET (self->example_error));
+
+  steps = gtk_flow_box_new ();
+  self->steps = GTK_FLOW_BOX (steps);
+  gtk_flow_box_set_selection_mode (self->steps, GTK_SELECTION_NONE);
+  gtk_flow_box_set_homogeneous (self->steps, FALSE);
+  gtk_flow_box_set_max_children_per_line (self->steps, 3);
+  gtk_flow_box_set_column_spacing (self->steps, 24);
+  gtk_flow_box_set_row_spacing (self->steps, 18);
+  gtk_widget_set_margin_top (steps, 18);
+  adw_preferences_group_add (g, steps);
+
+  self->gap_label = GTK_LABEL (gtk_label_new (""));
+  gtk_label_set_wrap (self->gap_label, TRUE);
+  gtk_label_set_xalign (self->gap_label, 0);
+  gtk_label_set_selectable (self->gap_label, TRUE);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->gap_label), 12);
+  adw_preferences_group_add (g, GTK_WIDGET (self->gap_label));
+}
+
+/* ---- 2. why √d_k ----------------------------------------------------------------------- */
+
+static void
+update_sqrt_dk (SaccadeLearnPage *self)
+{
+  ScLearnSqrtDk s;
+  ScError err = { 0 };
+  g_autofree char *std = NULL, *unscaled = NULL, *scaled = NULL;
+
+  if (sc_learn_sqrt_dk ((int) spin_int (self->dk_spin),
+                        gtk_spin_button_get_value (self->gap_spin), 2, &s, &err))
+    {
+      set_result (self->std_label, err.message, TRUE);
+      set_result (self->unscaled_label, "", FALSE);
+      set_result (self->scaled_label, "", FALSE);
+      return;
+    }
+  std = g_strdup_printf (_("%.4g without scaling, %.4g with"), s.std_unscaled, s.std_scaled);
+  unscaled = g_strdup_printf (_("gap %.4g: largest weight %.10f, p (1 − p) = %.4g"), s.gap,
+                              s.p_unscaled, s.jacobian_unscaled);
+  scaled = g_strdup_printf (_("gap %.4g: largest weight %.10f, p (1 − p) = %.4g"),
+                            s.gap / s.std_unscaled, s.p_scaled, s.jacobian_scaled);
+  set_result (self->std_label, std, FALSE);
+  set_result (self->unscaled_label, unscaled, FALSE);
+  set_result (self->scaled_label, scaled, FALSE);
+}
+
+static void
+build_sqrt_dk (SaccadeLearnPage *self, GtkBox *column)
+{
+  AdwPreferencesGroup *g = add_group (column, _("Why divide by √d_k"),
+                                      _("For random q, k with N(0, 1) entries q·k has variance "
+                                        "d_k. Two scores a gap apart: how saturated is the "
+                                        "softmax, and how much gradient is left (p (1 − p), "
+                                        "its Jacobian's diagonal)?"));
+
+  /* d_k = 64 and a gap of two standard deviations, 2√64 = 16: article 004's numbers. */
+  self->dk_spin = add_spin (self, g, _("d_k"), NULL, 1, 16384, 1, 0, 64,
+                            G_CALLBACK (update_sqrt_dk));
+  self->gap_spin = add_spin (self, g, _("Score gap"), _("Between the top score and the other"),
+                             0, 1000, 1, 2, 16, G_CALLBACK (update_sqrt_dk));
+  self->std_label = add_result (g, _("Standard deviation of the scores"));
+  self->unscaled_label = add_result (g, _("Without scaling"));
+  self->scaled_label = add_result (g, _("Divided by √d_k"));
+}
+
+/* ---- 3. heads and budget --------------------------------------------------------------- */
+
+static void
+update_heads (SaccadeLearnPage *self)
+{
+  gint64 d_model = spin_int (self->d_model_spin), heads = spin_int (self->heads_spin), d_k;
+  ScError err = { 0 };
+  g_autofree char *text = NULL;
+
+  if (sc_learn_head_dim (d_model, heads, &d_k, &err))
+    {
+      set_result (self->d_k_label, err.message, TRUE);
+      return;
+    }
+  text = g_strdup_printf (_("%" G_GINT64_FORMAT " / %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
+                            " per head"), d_model, heads, d_k);
+  set_result (self->d_k_label, text, FALSE);
+}
+
+static void
+build_heads (SaccadeLearnPage *self, GtkBox *column)
+{
+  AdwPreferencesGroup *g = add_group (column, _("Heads and budget"),
+                                      _("h heads share the model's width: each gets "
+                                        "d_k = d_model / h dimensions."));
+
+  /* 512 and 8: the base Transformer of Vaswani et al. 2017 (d_k = 64). */
+  self->d_model_spin = add_spin (self, g, _("d_model"), NULL, 1, 65536, 1, 0, 512,
+                                 G_CALLBACK (update_heads));
+  self->heads_spin = add_spin (self, g, _("Heads h"), NULL, 1, 1024, 1, 0, 8,
+                               G_CALLBACK (update_heads));
+  self->d_k_label = add_result (g, _("d_k"));
+}
+
+/* ---- 4. the KV cache ------------------------------------------------------------------- */
+
+static void
+update_kv (SaccadeLearnPage *self)
+{
+  ScLearnKvCache c;
+  ScError err = { 0 };
+  g_autofree char *size = NULL, *bytes = NULL, *time = NULL;
+
+  if (self->filling)
+    return;
+  if (sc_learn_kv_cache (spin_int (self->layers_spin), spin_int (self->kv_heads_spin),
+                         spin_int (self->head_dim_spin), spin_int (self->len_spin),
+                         spin_int (self->bytes_spin),
+                         gtk_spin_button_get_value (self->bandwidth_spin), &c, &err))
+    {
+      set_result (self->kv_bytes_label, err.message, TRUE);
+      set_result (self->kv_time_label, "", FALSE);
+      return;
+    }
+  size = g_format_size_full ((guint64) c.bytes, G_FORMAT_SIZE_IEC_UNITS);
+  bytes = g_strdup_printf (_("%s (%" G_GINT64_FORMAT " bytes, %" G_GINT64_FORMAT " per token)"),
+                           size, c.bytes, c.bytes_per_token);
+  time = c.bandwidth_gbs > 0 ? g_strdup_printf (_("%.3f ms"), c.read_seconds * 1e3)
+                             : g_strdup ("—");
+  set_result (self->kv_bytes_label, bytes, FALSE);
+  set_result (self->kv_time_label, time, FALSE);
+}
+
+static void
+kv_preset_chosen (SaccadeLearnPage *self)
+{
+  int n;
+  const ScLearnKvPreset *presets = sc_learn_kv_presets (&n);
+  guint i = gtk_drop_down_get_selected (self->kv_dd);
+  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
+  gint64 layers, kv_heads, head_dim;
+
+  if (i < (guint) n)
+    {
+      layers = presets[i].layers;
+      kv_heads = presets[i].kv_heads;
+      head_dim = presets[i].head_dim;
+    }
+  else if (i == (guint) n && model != NULL)
+    {
+      const ScModelInfo *info = sc_model_info (saccade_loaded_model_get_model (model));
+      layers = info->n_layers;
+      kv_heads = info->n_kv_heads;
+      head_dim = info->head_dim;
+    }
+  else
+    return;
+  self->filling = TRUE;
+  gtk_spin_button_set_value (self->layers_spin, layers);
+  gtk_spin_button_set_value (self->kv_heads_spin, kv_heads);
+  gtk_spin_button_set_value (self->head_dim_spin, head_dim);
+  self->filling = FALSE;
+  update_kv (self);
+}
+
+static void
+build_kv (SaccadeLearnPage *self, GtkBox *column)
+{
+  AdwPreferencesGroup *g = add_group (column, _("KV cache"),
+                                      _("2 (K and V) × layers × KV heads × head dim × length × "
+                                        "bytes per element, read once for every generated "
+                                        "token."));
+  int n;
+  const ScLearnKvPreset *presets = sc_learn_kv_presets (&n);
+
+  self->kv_names = gtk_string_list_new (NULL);
+  for (int i = 0; i < n; i++)
+    gtk_string_list_append (self->kv_names, presets[i].name);
+  self->kv_dd = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_object_ref (self->kv_names)),
+                                                  NULL));
+  add_row (g, _("Preset"), NULL, GTK_WIDGET (self->kv_dd));
+  g_signal_connect_swapped (self->kv_dd, "notify::selected", G_CALLBACK (kv_preset_chosen),
+                            self);
+  self->layers_spin = add_spin (self, g, _("Layers"), NULL, 1, 1024, 1, 0, presets[0].layers,
+                                G_CALLBACK (update_kv));
+  self->kv_heads_spin = add_spin (self, g, _("KV heads"), NULL, 1, 1024, 1, 0,
+                                  presets[0].kv_heads, G_CALLBACK (update_kv));
+  self->head_dim_spin = add_spin (self, g, _("Head dimension"), NULL, 1, 4096, 1, 0,
+                                  presets[0].head_dim, G_CALLBACK (update_kv));
+  /* 4096 tokens, fp16 and the A100 80GB's 2039 GB/s: the command line's defaults. */
+  self->len_spin = add_spin (self, g, _("Length (tokens)"), NULL, 0, 1 << 24, 256, 0, 4096,
+                             G_CALLBACK (update_kv));
+  self->bytes_spin = add_spin (self, g, _("Bytes per element"), _("2 for fp16, 1 for 8-bit"),
+                               1, 8, 1, 0, 2, G_CALLBACK (update_kv));
+  self->bandwidth_spin = add_spin (self, g, _("Memory bandwidth (GB/s)"), _("0: no time"), 0,
+                                   100000, 100, 0, 2039, G_CALLBACK (update_kv));
+  self->kv_bytes_label = add_result (g, _("Cache size"));
+  self->kv_time_label = add_result (g, _("Read once"));
+}
+
+/* ---- 5. FlashAttention's IO ------------------------------------------------------------ */
+
+static const ScLearnGpuPreset *
+gpu_chosen (SaccadeLearnPage *self)
+{
+  int n;
+  const ScLearnGpuPreset *presets = sc_learn_gpu_presets (&n);
+  guint i = gtk_drop_down_get_selected (self->gpu_dd);
+
+  return i < (guint) n ? &presets[i] : &presets[0];
+}
+
+static void
+update_flash (SaccadeLearnPage *self)
+{
+  ScLearnFlash f;
+  ScError err = { 0 };
+  g_autofree char *score = NULL, *traffic = NULL, *ratio = NULL, *size = NULL;
+
+  if (self->filling)
+    return;
+  if (sc_learn_flash (spin_int (self->n_spin), spin_int (self->d_spin),
+                      spin_int (self->sram_spin) * 1024, FLASH_BYTES_PER_ELEM,
+                      gpu_chosen (self)->hbm_gbs, &f, &err))
+    {
+      set_result (self->score_label, err.message, TRUE);
+      set_result (self->traffic_label, "", FALSE);
+      set_result (self->ratio_label, "", FALSE);
+      return;
+    }
+  size = g_format_size_full ((guint64) f.score_bytes, G_FORMAT_SIZE_IEC_UNITS);
+  score = g_strdup_printf (_("%s per head and layer"), size);
+  traffic = g_strdup_printf (_("standard %" G_GINT64_FORMAT " elements (%.3f ms), tiled %"
+                               G_GINT64_FORMAT " (%.3f ms; blocks of %" G_GINT64_FORMAT
+                               " keys, %" G_GINT64_FORMAT " passes)"),
+                             f.standard_elems, f.standard_seconds * 1e3, f.flash_elems,
+                             f.flash_seconds * 1e3, f.block_c, f.t_c);
+  ratio = g_strdup_printf (_("%.2f× less"), f.ratio);
+  set_result (self->score_label, score, FALSE);
+  set_result (self->traffic_label, traffic, FALSE);
+  set_result (self->ratio_label, ratio, FALSE);
+}
+
+static void
+gpu_preset_chosen (SaccadeLearnPage *self)
+{
+  self->filling = TRUE;
+  gtk_spin_button_set_value (self->sram_spin, (double) (gpu_chosen (self)->sram_bytes_per_sm
+                                                        / 1024));
+  self->filling = FALSE;
+  update_flash (self);
+}
+
+static void
+build_flash (SaccadeLearnPage *self, GtkBox *column)
+{
+  AdwPreferencesGroup *g = add_group (column, _("FlashAttention's memory traffic"),
+                                      _("Standard attention writes the n × n scores to HBM and "
+                                        "reads them back; FlashAttention keeps tiles in SRAM. "
+                                        "HBM accesses of one head at fp16 (Dao et al. 2022)."));
+  int n;
+  const ScLearnGpuPreset *presets = sc_learn_gpu_presets (&n);
+  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
+
+  for (int i = 0; i < n; i++)
+    gtk_string_list_append (names, presets[i].name);
+  self->gpu_dd = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_object_ref (names)), NULL));
+  add_row (g, _("GPU"), _("Its SRAM per SM and HBM bandwidth"), GTK_WIDGET (self->gpu_dd));
+  g_signal_connect_swapped (self->gpu_dd, "notify::selected", G_CALLBACK (gpu_preset_chosen),
+                            self);
+  /* 4096 tokens at d = 64: the command line's defaults. */
+  self->n_spin = add_spin (self, g, _("Sequence length N"), NULL, 1, 1 << 20, 256, 0, 4096,
+                           G_CALLBACK (update_flash));
+  self->d_spin = add_spin (self, g, _("Head dimension d"), NULL, 1, 1024, 1, 0, 64,
+                           G_CALLBACK (update_flash));
+  self->sram_spin = add_spin (self, g, _("SRAM (KiB)"), NULL, 1, 1 << 20, 1, 0,
+                              (double) (presets[0].sram_bytes_per_sm / 1024),
+                              G_CALLBACK (update_flash));
+  self->score_label = add_result (g, _("Score matrix"));
+  self->traffic_label = add_result (g, _("HBM accesses"));
+  self->ratio_label = add_result (g, _("Tiled against standard"));
+}
+
+/* ---- the page ------------------------------------------------------------------------- */
+
+static void
+saccade_learn_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
+{
+  SaccadeLearnPage *self = SACCADE_LEARN_PAGE (page);
+  int n;
+
+  sc_learn_kv_presets (&n);
+  /* The "Loaded model" entry is the last, there only while a model is. */
+  if (g_list_model_get_n_items (G_LIST_MODEL (self->kv_names)) > (guint) n)
+    {
+      if (gtk_drop_down_get_selected (self->kv_dd) == (guint) n)
+        gtk_drop_down_set_selected (self->kv_dd, 0);
+      gtk_string_list_remove (self->kv_names, n);
+    }
+  if (model != NULL)
+    {
+      g_autofree char *name = g_strdup_printf (_("Loaded model: %s"),
+                                               saccade_loaded_model_get_name (model));
+      gtk_string_list_append (self->kv_names, name);
+    }
+}
+
+static void
+saccade_learn_page_dispose (GObject *object)
+{
+  SaccadeLearnPage *self = SACCADE_LEARN_PAGE (object);
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
+    gtk_widget_unparent (child);
+  g_clear_object (&self->kv_names);
+  G_OBJECT_CLASS (saccade_learn_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_learn_page_class_init (SaccadeLearnPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
+
+  object_class->dispose = saccade_learn_page_dispose;
+  page_class->set_model = saccade_learn_page_set_model;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+saccade_learn_page_init (SaccadeLearnPage *self)
+{
+  GtkWidget *scrolled = gtk_scrolled_window_new ();
+  GtkWidget *clamp = adw_clamp_new ();
+  GtkBox *column = GTK_BOX (gtk_box_new (GTK_ORIENTATION_VERTICAL, 24));
+
+  saccade_page_set_page_id (SACCADE_PAGE (self), "learn");
+  saccade_page_set_title (SACCADE_PAGE (self), _("Learn"));
+  saccade_page_set_icon_name (SACCADE_PAGE (self), "accessories-dictionary-symbolic");
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  gtk_widget_set_vexpand (scrolled, TRUE);
+  adw_clamp_set_maximum_size (ADW_CLAMP (clamp), COLUMN_WIDTH);
+  gtk_widget_set_margin_top (GTK_WIDGET (column), 24);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (column), 24);
+  gtk_widget_set_margin_start (GTK_WIDGET (column), 12);
+  gtk_widget_set_margin_end (GTK_WIDGET (column), 12);
+  adw_clamp_set_child (ADW_CLAMP (clamp), GTK_WIDGET (column));
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
+  gtk_widget_set_parent (scrolled, GTK_WIDGET (self));
+
+  build_example (self, column);
+  build_sqrt_dk (self, column);
+  build_heads (self, column);
+  build_kv (self, column);
+  build_flash (self, column);
+  example_chosen (self);
+  update_sqrt_dk (self);
+  update_heads (self);
+  update_kv (self);
+  update_flash (self);
+}
+
+/* ---- for the test driver --------------------------------------------------------------- */
+
+static gboolean
+select_by (GtkDropDown *dd, guint i)
+{
+  if (i >= g_list_model_get_n_items (gtk_drop_down_get_model (dd)))
+    return FALSE;
+  gtk_drop_down_set_selected (dd, i);
+  return TRUE;
+}
+
+gboolean
+saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name, const char *value)
+{
+  struct { const char *name; GtkSpinButton *spin; } spins[] = {
+    { "temperature", self->temperature_spin }, { "dk", self->dk_spin },
+    { "gap", self->gap_spin }, { "d-model", self->d_model_spin },
+    { "heads", self->heads_spin }, { "layers", self->layers_spin },
+    { "kv-heads", self->kv_heads_spin }, { "head-dim", self->head_dim_spin },
+    { "len", self->len_spin }, { "bytes", self->bytes_spin },
+    { "bandwidth", self->bandwidth_spin }, { "n", self->n_spin }, { "d", self->d_spin },
+    { "sram-kb", self->sram_spin },
+  };
+  char *end = NULL;
+  double x;
+  int n;
+
+  g_return_val_if_fail (SACCADE_IS_LEARN_PAGE (self), FALSE);
+  if (name == NULL || value == NULL)
+    return FALSE;
+  if (g_str_equal (name, "q") || g_str_equal (name, "k") || g_str_equal (name, "v"))
+    {
+      gtk_editable_set_text (name[0] == 'q' ? self->q_entry
+                             : name[0] == 'k' ? self->k_entry : self->v_entry, value);
+      return TRUE;
+    }
+  if (g_str_equal (name, "scale") && (g_str_equal (value, "on") || g_str_equal (value, "off")))
+    {
+      gtk_switch_set_active (self->scale_switch, g_str_equal (value, "on"));
+      return TRUE;
+    }
+  if (g_str_equal (name, "example"))
+    {
+      const char *const *ids = sc_learn_example_ids ();
+      for (guint i = 0; ids[i] != NULL; i++)
+        if (g_str_equal (ids[i], value))
+          return select_by (self->example_dd, i);
+      return FALSE;
+    }
+  if (g_str_equal (name, "kv-preset"))
+    {
+      const ScLearnKvPreset *presets = sc_learn_kv_presets (&n);
+      if (g_str_equal (value, "loaded"))
+        return select_by (self->kv_dd, n);
+      for (int i = 0; i < n; i++)
+        if (g_str_equal (presets[i].id, value))
+          return select_by (self->kv_dd, i);
+      return FALSE;
+    }
+  if (g_str_equal (name, "gpu"))
+    {
+      const ScLearnGpuPreset *presets = sc_learn_gpu_presets (&n);
+      for (int i = 0; i < n; i++)
+        if (g_str_equal (presets[i].id, value))
+          return select_by (self->gpu_dd, i);
+      return FALSE;
+    }
+  x = g_ascii_strtod (value, &end);
+  if (end == value || *end != '\0')
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (spins); i++)
+    if (g_str_equal (spins[i].name, name))
+      {
+        gtk_spin_button_set_value (spins[i].spin, x);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static void
+collect_text (GtkWidget *widget, GString *out)
+{
+  if (!gtk_widget_get_visible (widget))
+    return;
+  if (GTK_IS_LABEL (widget))
+    g_string_append_printf (out, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
+  else if (GTK_IS_EDITABLE (widget) && !GTK_IS_SPIN_BUTTON (widget) && !ADW_IS_ENTRY_ROW (widget))
+    g_string_append_printf (out, "%s\n", gtk_editable_get_text (GTK_EDITABLE (widget)));
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    collect_text (c, out);
+}
+
+char *
+saccade_learn_page_dup_text (SaccadeLearnPage *self)
+{
+  GString *out = g_string_new (NULL);
+
+  g_return_val_if_fail (SACCADE_IS_LEARN_PAGE (self), g_string_free (out, FALSE));
+  collect_text (GTK_WIDGET (self), out);
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,37 @@
+/* saccade-learn-page.h — the Learn page: the seed articles' hand-worked attention arithmetic,
+ * live (issue 13; the formulas and their sources are in docs/learn.md). Five sections, each
+ * recomputed on every edit by the pure functions of engine/analysis/sc-learn.h (microseconds:
+ * no worker thread), the same ones `saccade learn` prints:
+ *   1. the worked example: Q, K, V as editable rows ("1 0; 0 1"), the √d_k switch and a
+ *      temperature, then every step as a small table — raw scores, scaled, exponentials,
+ *      weights (with row and column sums: rows sum to 1, columns do not), outputs — and per
+ *      row the score gap one weight needs to pass 0.99;
+ *   2. why √d_k: the spread of q·k with and without the scaling, the largest weight and the
+ *      softmax's Jacobian diagonal p (1 − p) at a score gap;
+ *   3. heads and budget: d_k = d_model / h;
+ *   4. the KV cache: bytes and the time to read it once, with presets (Llama 2 70B as MHA,
+ *      GQA, MQA; SmolLM2-135M; the loaded model);
+ *   5. FlashAttention's HBM traffic against standard attention's, with GPU presets.
+ * The page shows no run; it needs neither a capture nor (but for its "Loaded model" preset)
+ * a model.
+ */
+#pragma once
+
+#include "app/window/pages/saccade-page.h"
+
+G_BEGIN_DECLS
+
+#define SACCADE_TYPE_LEARN_PAGE (saccade_learn_page_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeLearnPage, saccade_learn_page, SACCADE, LEARN_PAGE, SaccadePage)
+
+/* For the e2e test driver, as a user editing the field: "example 000|004", "q|k|v ROWS",
+ * "scale on|off", "temperature T", "dk N", "gap G", "d-model N", "heads H",
+ * "kv-preset ID|loaded", "layers|kv-heads|head-dim|len|bytes N", "bandwidth GBS",
+ * "n|d|sram-kb N", "gpu a100|h100|h200". FALSE for an unknown name or value. */
+gboolean saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name,
+                                       const char *value);
+/* Every text the page shows now (labels, row titles and values), one per line, for the
+ * driver's expect-learn. Caller frees. */
+char *saccade_learn_page_dup_text (SaccadeLearnPage *self);
+
+G_END_DECLS
