@@ -50,6 +50,7 @@ dismiss-toast
 expect-learn 0.736
 expect-learn 0.164
 expect-learn 0.100
+expect-learn 10.038
 expect-learn Row 它: top key 猫, weight 0.736
 learn-set scale off
 expect-learn 0.936
@@ -62,6 +63,7 @@ expect-learn Q has 3 columns
 learn-set example 004
 expect-learn 0.2483
 expect-learn 0.5035
+expect-learn 8.1695
 expect-learn 1.2033
 learn-set heads 8
 learn-set d-model 512
@@ -88,6 +90,10 @@ expect-learn 0.736
 screenshot $out/learn-$variant.png
 learn-set example 004
 screenshot $out/learn-004-$variant.png
+learn-set show sqrt-dk
+screenshot $out/learn-sqrt-$variant.png
+learn-set show kv-cache
+screenshot $out/learn-kv-$variant.png
 quit
 SCRIPT
 done
@@ -97,6 +103,8 @@ ADW_DEBUG_COLOR_SCHEME=prefer-dark run_app dark "$out/dark.script"
 for variant in en zh dark; do
   check_png "$out/learn-$variant.png"
   check_png "$out/learn-004-$variant.png"
+  check_png "$out/learn-sqrt-$variant.png"
+  check_png "$out/learn-kv-$variant.png"
 done
 
 echo "screenshots in $out"

@@ -33,6 +33,9 @@ struct _SaccadeLearnPage
   gboolean filling; /* set while code fills fields: no recompute per field */
   int decimals;     /* the worked example's decimals: those its article prints */
 
+  GtkScrolledWindow *scrolled;
+  GtkWidget *sections[5]; /* the groups, in order: what "show" scrolls to */
+
   /* 1. the worked example */
   GtkDropDown *example_dd;
   GtkEditable *q_entry, *k_entry, *v_entry;
@@ -167,12 +170,13 @@ cell (const char *text, gboolean header)
   return label;
 }
 
-/* One step's table: @x (rows, cols) with row and column labels, and the row or column sums
- * in an extra column or row when asked. */
+/* One step's table: @x (rows, cols) with row and column labels, the row or column sums in an
+ * extra column or row when asked, and (@extra non-NULL) one more column @extra_l of @extra
+ * (rows). */
 static void
 add_step (SaccadeLearnPage *self, const char *title, const double *x, int rows, int cols,
           const char *const *row_l, const char *const *col_l, gboolean row_sums,
-          gboolean col_sums)
+          gboolean col_sums, const double *extra, const char *extra_l)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   GtkWidget *heading = gtk_label_new (title);
@@ -189,6 +193,8 @@ add_step (SaccadeLearnPage *self, const char *title, const double *x, int rows, 
     gtk_grid_attach (grid, cell (col_l[j], TRUE), j + 1, 0, 1, 1);
   if (row_sums)
     gtk_grid_attach (grid, cell (_("Σ row"), TRUE), cols + 1, 0, 1, 1);
+  if (extra != NULL)
+    gtk_grid_attach (grid, cell (extra_l, TRUE), cols + 2, 0, 1, 1);
   for (int i = 0; i < rows; i++)
     {
       double sum = 0;
@@ -203,6 +209,11 @@ add_step (SaccadeLearnPage *self, const char *title, const double *x, int rows, 
         {
           g_snprintf (buf, sizeof buf, "%.*f", self->decimals, sum);
           gtk_grid_attach (grid, cell (buf, FALSE), cols + 1, i + 1, 1, 1);
+        }
+      if (extra != NULL)
+        {
+          g_snprintf (buf, sizeof buf, "%.*f", self->decimals, extra[i]);
+          gtk_grid_attach (grid, cell (buf, FALSE), cols + 2, i + 1, 1, 1);
         }
     }
   if (col_sums)
@@ -247,6 +258,7 @@ update_example (SaccadeLearnPage *self)
   g_autofree ScLearnAttention *a = g_new0 (ScLearnAttention, 1);
   char q_names[SC_LEARN_MAX_DIM][16], k_names[SC_LEARN_MAX_DIM][16], d_names[SC_LEARN_MAX_DIM][16];
   const char *q_l[SC_LEARN_MAX_DIM], *k_l[SC_LEARN_MAX_DIM], *d_l[SC_LEARN_MAX_DIM];
+  double unshifted[SC_LEARN_MAX_DIM];
   int qr = 0, qc = 0, kr = 0, kc = 0, vr = 0, vc = 0;
   ScError err = { 0 };
   GtkWidget *child;
@@ -273,23 +285,27 @@ update_example (SaccadeLearnPage *self)
   fill_labels (self->example.query_labels, self->example.m, a->m, q_names, q_l);
   fill_labels (self->example.key_labels, self->example.n, a->n, k_names, k_l);
   fill_labels (NULL, 0, MAX (a->d, a->dv), d_names, d_l);
-  add_step (self, _("1. Raw scores q·k"), a->raw, a->m, a->n, q_l, k_l, FALSE, FALSE);
+  add_step (self, _("1. Raw scores q·k"), a->raw, a->m, a->n, q_l, k_l, FALSE, FALSE, NULL, NULL);
   if (a->scale)
     {
       g_snprintf (title, sizeof title, _("2. Scaled: ÷ √d_k = %.4f"), sqrt ((double) a->d));
-      add_step (self, title, a->scaled, a->m, a->n, q_l, k_l, FALSE, FALSE);
+      add_step (self, title, a->scaled, a->m, a->n, q_l, k_l, FALSE, FALSE, NULL, NULL);
     }
   if (a->temperature != 1)
     {
       g_snprintf (title, sizeof title, _("÷ temperature %g: the softmax's input"),
                   a->temperature);
-      add_step (self, title, a->logits, a->m, a->n, q_l, k_l, FALSE, FALSE);
+      add_step (self, title, a->logits, a->m, a->n, q_l, k_l, FALSE, FALSE, NULL, NULL);
     }
+  /* The articles print exp (s) itself: its row sum is the shifted one × e^max. */
+  for (int i = 0; i < a->m; i++)
+    unshifted[i] = a->exp_sum[i] * exp (a->row_max[i]);
   add_step (self, _("3. Exponentials e^(s − row max)"), a->exps, a->m, a->n, q_l, k_l, TRUE,
-            FALSE);
+            FALSE, unshifted, _("Σ e^s"));
   add_step (self, _("4. Weights: rows sum to 1, columns do not"), a->weights, a->m, a->n, q_l,
-            k_l, TRUE, TRUE);
-  add_step (self, _("5. Outputs z = weights · V"), a->out, a->m, a->dv, q_l, d_l, FALSE, FALSE);
+            k_l, TRUE, TRUE, NULL, NULL);
+  add_step (self, _("5. Outputs z = weights · V"), a->out, a->m, a->dv, q_l, d_l, FALSE, FALSE, NULL,
+            NULL);
   if (a->n > 1)
     {
       g_string_append_printf (gaps, _("One weight passes %.2f when its score exceeds the other "
@@ -464,7 +480,7 @@ build_sqrt_dk (SaccadeLearnPage *self, GtkBox *column)
   /* d_k = 64 and a gap of two standard deviations, 2√64 = 16: article 004's numbers. */
   self->dk_spin = add_spin (self, g, _("d_k"), NULL, 1, 16384, 1, 0, 64,
                             G_CALLBACK (update_sqrt_dk));
-  self->gap_spin = add_spin (self, g, _("Score gap"), _("Between the top score and the other"),
+  self->gap_spin = add_spin (self, g, _("Score gap"), _("Between the top score and the next"),
                              0, 1000, 1, 2, 16, G_CALLBACK (update_sqrt_dk));
   self->std_label = add_result (g, _("Standard deviation of the scores"));
   self->unscaled_label = add_result (g, _("Without scaling"));
@@ -485,8 +501,8 @@ update_heads (SaccadeLearnPage *self)
       set_result (self->d_k_label, err.message, TRUE);
       return;
     }
-  text = g_strdup_printf (_("%" G_GINT64_FORMAT " / %" G_GINT64_FORMAT " = %" G_GINT64_FORMAT
-                            " per head"), d_model, heads, d_k);
+  text = g_strdup_printf (_("%lld / %lld = %lld per head"), (long long) d_model,
+                          (long long) heads, (long long) d_k);
   set_result (self->d_k_label, text, FALSE);
 }
 
@@ -526,8 +542,8 @@ update_kv (SaccadeLearnPage *self)
       return;
     }
   size = g_format_size_full ((guint64) c.bytes, G_FORMAT_SIZE_IEC_UNITS);
-  bytes = g_strdup_printf (_("%s (%" G_GINT64_FORMAT " bytes, %" G_GINT64_FORMAT " per token)"),
-                           size, c.bytes, c.bytes_per_token);
+  bytes = g_strdup_printf (_("%s (%lld bytes, %lld per token)"), size, (long long) c.bytes,
+                           (long long) c.bytes_per_token);
   time = c.bandwidth_gbs > 0 ? g_strdup_printf (_("%.3f ms"), c.read_seconds * 1e3)
                              : g_strdup ("—");
   set_result (self->kv_bytes_label, bytes, FALSE);
@@ -633,11 +649,11 @@ update_flash (SaccadeLearnPage *self)
     }
   size = g_format_size_full ((guint64) f.score_bytes, G_FORMAT_SIZE_IEC_UNITS);
   score = g_strdup_printf (_("%s per head and layer"), size);
-  traffic = g_strdup_printf (_("standard %" G_GINT64_FORMAT " elements (%.3f ms), tiled %"
-                               G_GINT64_FORMAT " (%.3f ms; blocks of %" G_GINT64_FORMAT
-                               " keys, %" G_GINT64_FORMAT " passes)"),
-                             f.standard_elems, f.standard_seconds * 1e3, f.flash_elems,
-                             f.flash_seconds * 1e3, f.block_c, f.t_c);
+  traffic = g_strdup_printf (_("standard %lld elements (%.3f ms), tiled %lld (%.3f ms; "
+                               "blocks of %lld keys, %lld passes)"),
+                             (long long) f.standard_elems, f.standard_seconds * 1e3,
+                             (long long) f.flash_elems, f.flash_seconds * 1e3,
+                             (long long) f.block_c, (long long) f.t_c);
   ratio = g_strdup_printf (_("%.2f× less"), f.ratio);
   set_result (self->score_label, score, FALSE);
   set_result (self->traffic_label, traffic, FALSE);
@@ -737,6 +753,7 @@ saccade_learn_page_init (SaccadeLearnPage *self)
   GtkWidget *scrolled = gtk_scrolled_window_new ();
   GtkWidget *clamp = adw_clamp_new ();
   GtkBox *column = GTK_BOX (gtk_box_new (GTK_ORIENTATION_VERTICAL, 24));
+  int i = 0;
 
   saccade_page_set_page_id (SACCADE_PAGE (self), "learn");
   saccade_page_set_title (SACCADE_PAGE (self), _("Learn"));
@@ -752,12 +769,16 @@ saccade_learn_page_init (SaccadeLearnPage *self)
   adw_clamp_set_child (ADW_CLAMP (clamp), GTK_WIDGET (column));
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
   gtk_widget_set_parent (scrolled, GTK_WIDGET (self));
+  self->scrolled = GTK_SCROLLED_WINDOW (scrolled);
 
   build_example (self, column);
   build_sqrt_dk (self, column);
   build_heads (self, column);
   build_kv (self, column);
   build_flash (self, column);
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (column)); c != NULL && i < 5;
+       c = gtk_widget_get_next_sibling (c))
+    self->sections[i++] = c;
   example_chosen (self);
   update_sqrt_dk (self);
   update_heads (self);
@@ -773,6 +794,20 @@ select_by (GtkDropDown *dd, guint i)
   if (i >= g_list_model_get_n_items (gtk_drop_down_get_model (dd)))
     return FALSE;
   gtk_drop_down_set_selected (dd, i);
+  return TRUE;
+}
+
+/* Scrolls @section's top to the top of the page, as a user scrolling there. */
+static gboolean
+scroll_to (SaccadeLearnPage *self, GtkWidget *section)
+{
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scrolled);
+  GtkWidget *viewport = gtk_scrolled_window_get_child (self->scrolled);
+  double x, y;
+
+  if (!gtk_widget_translate_coordinates (section, viewport, 0, 0, &x, &y))
+    return FALSE;
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_value (adj) + y - 12);
   return TRUE;
 }
 
@@ -805,6 +840,15 @@ saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name, const ch
     {
       gtk_switch_set_active (self->scale_switch, g_str_equal (value, "on"));
       return TRUE;
+    }
+  if (g_str_equal (name, "show"))
+    {
+      static const char *const sections[] = { "example", "sqrt-dk", "heads", "kv-cache",
+                                              "flash" };
+      for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
+        if (g_str_equal (sections[i], value))
+          return scroll_to (self, self->sections[i]);
+      return FALSE;
     }
   if (g_str_equal (name, "example"))
     {

@@ -27,7 +27,8 @@ G_DECLARE_FINAL_TYPE (SaccadeLearnPage, saccade_learn_page, SACCADE, LEARN_PAGE,
 /* For the e2e test driver, as a user editing the field: "example 000|004", "q|k|v ROWS",
  * "scale on|off", "temperature T", "dk N", "gap G", "d-model N", "heads H",
  * "kv-preset ID|loaded", "layers|kv-heads|head-dim|len|bytes N", "bandwidth GBS",
- * "n|d|sram-kb N", "gpu a100|h100|h200". FALSE for an unknown name or value. */
+ * "n|d|sram-kb N", "gpu a100|h100|h200"; and "show example|sqrt-dk|heads|kv-cache|flash"
+ * scrolls that section to the top. FALSE for an unknown name or value. */
 gboolean saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name,
                                        const char *value);
 /* Every text the page shows now (labels, row titles and values), one per line, for the
