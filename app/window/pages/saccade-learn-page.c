@@ -23,6 +23,8 @@
 
 /* The width the column is clamped to: the step tables and a results row side by side. */
 #define COLUMN_WIDTH 960
+/* The widest a result may be before it wraps, in characters: half the clamped column. */
+#define RESULT_CHARS 48
 /* FlashAttention's counts are at fp16/bf16, the precision of Dao et al. 2022's runs. */
 #define FLASH_BYTES_PER_ELEM 2
 
@@ -145,6 +147,9 @@ add_result (AdwPreferencesGroup *group, const char *title)
 static void
 set_result (GtkLabel *label, const char *text, gboolean error)
 {
+  /* A row's suffix gets its minimum width: ask for the whole text up to RESULT_CHARS, so
+   * that short results stay on one line and long ones wrap at a readable width. */
+  gtk_label_set_width_chars (label, (int) MIN (g_utf8_strlen (text, -1), RESULT_CHARS));
   gtk_label_set_text (label, text);
   if (error)
     gtk_widget_add_css_class (GTK_WIDGET (label), "error");
