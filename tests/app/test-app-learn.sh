@@ -94,6 +94,8 @@ learn-set show sqrt-dk
 screenshot $out/learn-sqrt-$variant.png
 learn-set show kv-cache
 screenshot $out/learn-kv-$variant.png
+learn-set show flash
+screenshot $out/learn-flash-$variant.png
 quit
 SCRIPT
 done
@@ -105,6 +107,7 @@ for variant in en zh dark; do
   check_png "$out/learn-004-$variant.png"
   check_png "$out/learn-sqrt-$variant.png"
   check_png "$out/learn-kv-$variant.png"
+  check_png "$out/learn-flash-$variant.png"
 done
 
 echo "screenshots in $out"

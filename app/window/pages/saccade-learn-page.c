@@ -149,7 +149,11 @@ set_result (GtkLabel *label, const char *text, gboolean error)
 {
   /* A row's suffix gets its minimum width: ask for the whole text up to RESULT_CHARS, so
    * that short results stay on one line and long ones wrap at a readable width. */
-  gtk_label_set_width_chars (label, (int) MIN (g_utf8_strlen (text, -1), RESULT_CHARS));
+  int width = 0;
+
+  for (const char *c = text; *c != '\0'; c = g_utf8_next_char (c))
+    width += g_unichar_iswide (g_utf8_get_char (c)) ? 2 : 1; /* CJK: two columns */
+  gtk_label_set_width_chars (label, MIN (width, RESULT_CHARS));
   gtk_label_set_text (label, text);
   if (error)
     gtk_widget_add_css_class (GTK_WIDGET (label), "error");
