@@ -37,6 +37,7 @@ static const Verb verbs[] = {
   { "dla", saccade_cmd_dla, "direct logit attribution of a stored run's heads" },
   { "means", saccade_cmd_means, "each head's mean output over the reference set" },
   { "faithfulness", saccade_cmd_faithfulness, "attention against leave-one-out importance (a run or a file)" },
+  { "neuron", saccade_cmd_neuron, "one head's scores made from its query and key vectors" },
   { "attribute", saccade_cmd_attribute, "gradient attributions of a stored run's tokens" },
   { "adversarial", saccade_cmd_adversarial, "how far attention moves while the output stays put" },
   { "learn", saccade_cmd_learn, "the seeds' attention arithmetic: examples, √d_k, KV cache, IO" },

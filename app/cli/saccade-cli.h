@@ -115,4 +115,6 @@ int saccade_cmd_attribute (int argc, char **argv);
 int saccade_cmd_adversarial (int argc, char **argv);
 /* The Learn page's arithmetic: `saccade learn TOPIC` (saccade-cli-learn.c). */
 int saccade_cmd_learn (int argc, char **argv);
+/* One head's scores from its query and key vectors (saccade-cli-neuron.c). */
+int saccade_cmd_neuron (int argc, char **argv);
 G_END_DECLS
