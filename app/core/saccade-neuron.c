@@ -199,3 +199,69 @@ saccade_neuron_get (ScModel *model, const ScStoreModel *ident, ScSession *sessio
   compare_all (nv);
   return g_steal_pointer (&nv);
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* In a worker                                                                           */
+
+typedef struct {
+  SaccadeLoadedModel *model;
+  char *db_path;
+  gint64 run_id;
+  int layer, head;
+} Job;
+
+static void
+job_free (Job *job)
+{
+  g_object_unref (job->model);
+  g_free (job->db_path);
+  g_free (job);
+}
+
+static void
+neuron_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  Job *job = task_data;
+  GError *error = NULL;
+  ScSession *session = saccade_loaded_model_lock_session (job->model);
+  SaccadeNeuron *nv = saccade_neuron_get (saccade_loaded_model_get_model (job->model),
+                                          saccade_loaded_model_get_ident (job->model), session,
+                                          job->db_path, job->run_id, job->layer, job->head,
+                                          cancellable, &error);
+
+  saccade_loaded_model_unlock_session (job->model);
+  (void) source;
+  if (nv == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, nv, (GDestroyNotify) saccade_neuron_free);
+}
+
+void
+saccade_neuron_get_async (gpointer source_object, SaccadeLoadedModel *model,
+                          const char *db_path, gint64 run_id, int layer, int head,
+                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  Job *job;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  g_task_set_source_tag (task, saccade_neuron_get_async);
+  job = g_new0 (Job, 1);
+  job->model = g_object_ref (model);
+  job->db_path = g_strdup (db_path);
+  job->run_id = run_id;
+  job->layer = layer;
+  job->head = head;
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, neuron_thread);
+}
+
+SaccadeNeuron *
+saccade_neuron_get_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

@@ -21,6 +21,7 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-capture-task.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/store/sc-store.h"
 
@@ -56,6 +57,15 @@ SaccadeNeuron *saccade_neuron_get (ScModel *model, const ScStoreModel *ident, Sc
                                    const char *db_path, gint64 run_id, int layer, int head,
                                    GCancellable *cancellable, GError **error);
 void saccade_neuron_free (SaccadeNeuron *nv); /* NULL is a no-op */
+
+/* saccade_neuron_get in a worker thread on @model's session (under its lock), for the
+ * window. @model and @db_path are referenced / copied. */
+void saccade_neuron_get_async (gpointer source_object, SaccadeLoadedModel *model,
+                               const char *db_path, gint64 run_id, int layer, int head,
+                               GCancellable *cancellable, GAsyncReadyCallback callback,
+                               gpointer user_data);
+/* The view (free with saccade_neuron_free), or NULL with @error set. */
+SaccadeNeuron *saccade_neuron_get_finish (GAsyncResult *result, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeNeuron, saccade_neuron_free)
 
 /* Query @i's head_dim floats (post-RoPE), borrowed; 0 <= i < n_tokens. */

@@ -131,9 +131,9 @@ ScStatus sc_session_kept_logits (ScSession *session, int row0, int n_rows, float
 /* The post-RoPE queries and keys of layer @layer on @ids (1 <= n_tokens <= the model's
  * context), for a reader who wants to see a head's scores made: probability[h][i][j] =
  * softmax over j <= i of attn_scale * q[i, h] . k[j, h / (n_heads / n_kv_heads)] (no
- * intervention). Runs layers 0 .. @layer only (no output head) from the token embeddings;
- * the session's kept residuals and KV cache are not valid afterwards for prefix reuse
- * or n_past (the KV cache holds these ids for layers 0 .. @layer only and is marked empty).
+ * intervention). Runs layers 0 .. @layer only (no output head) from the token embeddings,
+ * as sc_forward without keep_residuals: the kept residuals stay as such a run leaves them
+ * (sc_session_residual), the KV cache is emptied (a later n_past call must start again).
  * @q receives (n_tokens, n_heads * head_dim) host floats, head h in columns h * head_dim ..
  * (h + 1) * head_dim - 1; @k (n_tokens, n_kv_heads * head_dim), likewise by KV head.
  * Errors: SC_ERR_INVALID_ARG (NULL arguments, no tokens, @layer outside 0 .. n_layers - 1,

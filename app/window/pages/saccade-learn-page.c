@@ -16,9 +16,11 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "engine/analysis/sc-learn.h"
 #include "app/core/saccade-capture-task.h"
+#include "app/window/pages/saccade-neuron-view.h"
 #include "engine/model/sc-model.h"
 
 /* The width the column is clamped to: the step tables and a results row side by side. */
@@ -37,6 +39,7 @@ struct _SaccadeLearnPage
 
   GtkScrolledWindow *scrolled;
   GtkWidget *sections[5]; /* the groups, in order: what "show" scrolls to */
+  SaccadeNeuronView *neuron; /* "Inside the model", the last section (saccade-neuron-view.h) */
 
   /* 1. the worked example */
   GtkDropDown *example_dd;
@@ -717,6 +720,7 @@ saccade_learn_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
   SaccadeLearnPage *self = SACCADE_LEARN_PAGE (page);
   int n;
 
+  saccade_neuron_view_set_model (self->neuron, model);
   sc_learn_kv_presets (&n);
   /* The "Loaded model" entry is the last, there only while a model is. */
   if (g_list_model_get_n_items (G_LIST_MODEL (self->kv_names)) > (guint) n)
@@ -731,6 +735,18 @@ saccade_learn_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
                                                saccade_loaded_model_get_name (model));
       gtk_string_list_append (self->kv_names, name);
     }
+}
+
+static void
+saccade_learn_page_set_run (SaccadePage *page, SaccadeRun *run)
+{
+  saccade_neuron_view_set_run (SACCADE_LEARN_PAGE (page)->neuron, run);
+}
+
+static gboolean
+saccade_learn_page_is_busy (SaccadePage *page)
+{
+  return saccade_neuron_view_is_busy (SACCADE_LEARN_PAGE (page)->neuron);
 }
 
 static void
@@ -753,6 +769,8 @@ saccade_learn_page_class_init (SaccadeLearnPageClass *klass)
 
   object_class->dispose = saccade_learn_page_dispose;
   page_class->set_model = saccade_learn_page_set_model;
+  page_class->set_run = saccade_learn_page_set_run;
+  page_class->is_busy = saccade_learn_page_is_busy;
   gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -785,6 +803,8 @@ saccade_learn_page_init (SaccadeLearnPage *self)
   build_heads (self, column);
   build_kv (self, column);
   build_flash (self, column);
+  self->neuron = SACCADE_NEURON_VIEW (saccade_neuron_view_new ());
+  gtk_box_append (column, GTK_WIDGET (self->neuron));
   for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (column)); c != NULL && i < 5;
        c = gtk_widget_get_next_sibling (c))
     self->sections[i++] = c;
@@ -857,7 +877,17 @@ saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name, const ch
       for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
         if (g_str_equal (sections[i], value))
           return scroll_to (self, self->sections[i]);
+      if (g_str_equal (value, "neuron"))
+        return scroll_to (self, GTK_WIDGET (self->neuron));
       return FALSE;
+    }
+  if (g_str_equal (name, "neuron"))
+    {
+      int l, h, q;
+      if (sscanf (value, "%d %d %d", &l, &h, &q) != 3)
+        return FALSE;
+      saccade_neuron_view_pick (self->neuron, l, h, q);
+      return TRUE;
     }
   if (g_str_equal (name, "example"))
     {

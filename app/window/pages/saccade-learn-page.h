@@ -11,9 +11,11 @@
  *   3. heads and budget: d_k = d_model / h;
  *   4. the KV cache: bytes and the time to read it once, with presets (Llama 2 70B as MHA,
  *      GQA, MQA; SmolLM2-135M; the loaded model);
- *   5. FlashAttention's HBM traffic against standard attention's, with GPU presets.
- * The page shows no run; it needs neither a capture nor (but for its "Loaded model" preset)
- * a model.
+ *   5. FlashAttention's HBM traffic against standard attention's, with GPU presets;
+ *   6. "Inside the model" (saccade-neuron-view.h): one head of the run shown, its query and
+ *      key vectors, q ∘ k, the scores and the stored probabilities (a worker thread).
+ * Sections 1–5 show no run and need neither a capture nor (but for the "Loaded model"
+ * preset) a model; section 6 needs both.
  */
 #pragma once
 
@@ -27,8 +29,8 @@ G_DECLARE_FINAL_TYPE (SaccadeLearnPage, saccade_learn_page, SACCADE, LEARN_PAGE,
 /* For the e2e test driver, as a user editing the field: "example 000|004", "q|k|v ROWS",
  * "scale on|off", "temperature T", "dk N", "gap G", "d-model N", "heads H",
  * "kv-preset ID|loaded", "layers|kv-heads|head-dim|len|bytes N", "bandwidth GBS",
- * "n|d|sram-kb N", "gpu a100|h100|h200"; and "show example|sqrt-dk|heads|kv-cache|flash"
- * scrolls that section to the top. FALSE for an unknown name or value. */
+ * "n|d|sram-kb N", "gpu a100|h100|h200", "neuron L H I" (layer, head, query of section 6);
+ * and "show example|sqrt-dk|heads|kv-cache|flash|neuron" scrolls that section to the top. FALSE for an unknown name or value. */
 gboolean saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name,
                                        const char *value);
 /* Every text the page shows now (labels, row titles and values), one per line, for the
