@@ -262,6 +262,6 @@ saccade_neuron_get_async (gpointer source_object, SaccadeLoadedModel *model,
 SaccadeNeuron *
 saccade_neuron_get_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }

@@ -140,8 +140,8 @@ draw_heatmap (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer
         {
           double rgb[3];
           const double v = (double) qi[d] * kj[d];
-          /* RdBu runs red (0) to blue (1): positive terms red */
-          saccade_colormap_rgb (SACCADE_COLORMAP_RDBU, vmax > 0 ? 0.5 - 0.5 * v / vmax : 0.5,
+          /* RdBu: 0 blue (negative), 0.5 white, 1 red (positive) */
+          saccade_colormap_rgb (SACCADE_COLORMAP_RDBU, vmax > 0 ? 0.5 + 0.5 * v / vmax : 0.5,
                                 rgb);
           cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
           cairo_rectangle (cr, d * CELL_W, (j - j0) * CELL_H, CELL_W, CELL_H);
