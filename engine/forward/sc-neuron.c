@@ -34,6 +34,10 @@ sc_session_layer_qk (ScSession *s, const int32_t *ids, int n, int layer, float *
   if (layer < 0 || layer >= (int) in->n_layers)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "layer_qk: layer %d is outside 0..%u", layer,
                          in->n_layers - 1);
+  /* before the tape is sized from n (H n² floats): sc_forward would refuse it only later */
+  if ((uint32_t) n > in->n_ctx_train)
+    return sc_error_set (err, SC_ERR_RANGE, "layer_qk: %d tokens is longer than the model's "
+                         "context of %u", n, in->n_ctx_train);
   b = s->b;
   N = (size_t) n;
   E = in->n_embd;

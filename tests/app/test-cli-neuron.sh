@@ -8,7 +8,8 @@
 # shown double softmax and fp16's subnormals below 6e-5 — at most 5e-4 for p near 1 —
 # for every key of every query, and check the head-wide max the verb reports is <= 1e-3. The softmax of the scaled scores must sum to 1.
 # Also: q_i · k_j from the shown vectors is the shown dot, and the product vector is q ∘ k;
-# the text output; bad layer, query, run and missing options refused with their message.
+# the text output; bad layer, query, run, missing options and a head the run did not keep
+# refused with their message; a kept head of a partial capture works.
 # Usage: test-cli-neuron.sh PATH/TO/saccade   (skips with 77 without the default model or
 # python3)
 set -u
@@ -112,6 +113,15 @@ expect_fail bad-query "$tmp/e3" "--query 99 is outside run 1's tokens 0.." $?
 expect_fail no-run "$tmp/e4" "no run 42" $?
 "$saccade" neuron --db "$db" 1 --head 0 > "$tmp/e5" 2>&1
 expect_fail no-layer "$tmp/e5" "neuron needs --layer L and --head H" $?
+
+# A run that kept only heads of layer 0: another head is refused by name.
+"$saccade" capture --db "$db" --layers 0 --heads 0,1 "A short one." > "$tmp/cap2" 2>&1
+check capture-partial "$tmp/cap2" "^2$"
+"$saccade" neuron --db "$db" 2 --layer 1 --head 0 > "$tmp/e6" 2>&1
+expect_fail head-not-kept "$tmp/e6" "Run 2 did not keep head 1.0" $?
+"$saccade" neuron --db "$db" 2 --layer 0 --head 1 --json --all-queries > "$tmp/k.json" 2>&1
+pycheck kept-head "$tmp/k.json" "
+assert d['layer'] == 0 and d['head'] == 1 and d['max_diff'] <= 1e-3, d['max_diff']"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
