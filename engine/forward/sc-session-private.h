@@ -1,6 +1,7 @@
-/* sc-session-private.h — the session's insides, for the two files that run layers:
- * sc-forward.c (the forward pass) and sc-backward.c (the backward pass, which runs the
- * forward with a tape and reads what it kept). Nothing else includes it.
+/* sc-session-private.h — the session's insides, for the files that run layers:
+ * sc-forward.c (the forward pass), sc-backward.c (the backward pass, which runs the
+ * forward with a tape and reads what it kept) and sc-neuron.c (one layer's queries and
+ * keys, from a taped run that stops there). Nothing else includes it.
  */
 #pragma once
 
