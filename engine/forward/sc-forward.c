@@ -852,12 +852,12 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
           if (mine != NULL)
             c.probs = mine;
         }
-      if (tape != NULL)
+      if (tape != NULL) /* a NULL slot: the session's own buffer, as without a tape */
         {
-          c.q = tape->q + l * tape->q_stride;
-          c.probs = tape->probs + l * tape->probs_stride;
-          c.gu = tape->gu + l * tape->gu_stride;
-          c.x_mid = tape->x_mid + l * tape->x_mid_stride;
+          c.q = tape->q != NULL ? tape->q + l * tape->q_stride : s->q;
+          c.probs = tape->probs != NULL ? tape->probs + l * tape->probs_stride : c.probs;
+          c.gu = tape->gu != NULL ? tape->gu + l * tape->gu_stride : s->gu;
+          c.x_mid = tape->x_mid != NULL ? tape->x_mid + l * tape->x_mid_stride : NULL;
         }
       if ((st = s->arch->layer (&c, (const char *) s->layers + (size_t) l * s->arch->layer_size,
                                 err)) != SC_OK)

@@ -131,7 +131,8 @@ ScStatus sc_session_kept_logits (ScSession *session, int row0, int n_rows, float
 /* The post-RoPE queries and keys of layer @layer on @ids (1 <= n_tokens <= the model's
  * context), for a reader who wants to see a head's scores made: probability[h][i][j] =
  * softmax over j <= i of attn_scale * q[i, h] . k[j, h / (n_heads / n_kv_heads)] (no
- * intervention). Runs layers 0 .. @layer only (no output head) from the token embeddings,
+ * intervention). Runs layers 0 .. @layer only (the output head, on the last row, only when
+ * @layer is the last) from the token embeddings, adding no memory to the session's,
  * as sc_forward without keep_residuals: the kept residuals stay as such a run leaves them
  * (sc_session_residual), the KV cache is emptied (a later n_past call must start again).
  * @q receives (n_tokens, n_heads * head_dim) host floats, head h in columns h * head_dim ..

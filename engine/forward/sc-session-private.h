@@ -52,7 +52,9 @@ struct ScSession {
  * and the residual between its two blocks at x_mid + l * x_mid_stride (n, E) — backend
  * memory; a stride of 0 makes every layer write the same slot (a backward that recomputes
  * one layer at a time). Keys and values stay in the session's per-layer cache (kc, vc), the
- * residual entering each layer in resid (keep_residuals). */
+ * residual entering each layer in resid (keep_residuals). A NULL slot pointer leaves that
+ * value where an untaped run leaves it (q, probs, gu: the session's own buffers, holding the
+ * last layer run; x_mid: not kept) — a run that only wants stop_layer (sc-neuron.c). */
 typedef struct {
   float *q, *probs, *gu, *x_mid;
   size_t q_stride, probs_stride, gu_stride, x_mid_stride;
