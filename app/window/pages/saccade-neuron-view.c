@@ -32,6 +32,7 @@ struct _SaccadeNeuronView
   GtkDrawingArea *heatmap;
   GtkGrid *table;
   gboolean picking;           /* set_run/pick are moving the spins: no recompute per step */
+  gboolean stale;             /* a change arrived while unmapped: recompute on map */
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeNeuronView, saccade_neuron_view, GTK_TYPE_BOX)
@@ -186,6 +187,11 @@ recompute (SaccadeNeuronView *self)
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->nv, saccade_neuron_free);
   show_query (self);
+  /* Not on screen (another page is shown): the window switches runs without paying for a
+   * layer of each; the first map computes. */
+  self->stale = !gtk_widget_get_mapped (GTK_WIDGET (self));
+  if (self->stale)
+    return;
   if (self->run == NULL || self->model == NULL)
     {
       gtk_label_set_text (self->status, self->run == NULL ? _("Capture or open a run to look inside it.")
@@ -197,6 +203,16 @@ recompute (SaccadeNeuronView *self)
   saccade_neuron_get_async (self, self->model, self->run->db_path, self->run->id,
                             spin_int (self->layer_spin), spin_int (self->head_spin),
                             self->cancellable, computed, NULL);
+}
+
+static void
+mapped (GtkWidget *widget, gpointer user_data)
+{
+  SaccadeNeuronView *self = SACCADE_NEURON_VIEW (widget);
+
+  (void) user_data;
+  if (self->stale)
+    recompute (self);
 }
 
 static void
@@ -339,5 +355,6 @@ saccade_neuron_view_init (SaccadeNeuronView *self)
   gtk_grid_set_column_spacing (self->table, 18);
   gtk_grid_set_row_spacing (self->table, 2);
   gtk_box_append (GTK_BOX (self), GTK_WIDGET (self->table));
+  g_signal_connect (self, "map", G_CALLBACK (mapped), NULL);
   recompute (self);
 }

@@ -4,8 +4,9 @@
  * head, red–blue diverging around 0: the terms whose sum is q · k); a table per key of
  * q · k, the scaled score, its softmax weight and the probability the run stored; and the
  * head-wide largest |weight − stored| over every query. Picking a layer or head recomputes
- * layers 0 .. L of the run in a GTask worker on the loaded model's session; picking a query
- * only redraws.
+ * layers 0 .. L of the run in a GTask worker on the loaded model's session (only while the
+ * section is mapped: a run switched to on another page is computed when the Learn page is
+ * shown); picking a query only redraws.
  */
 #pragma once
 
