@@ -569,6 +569,16 @@ const ScModelInfo *sc_model_info (const ScModel *m) { return &m->info; }
 const ScWeights *sc_model_weights (const ScModel *m) { return &m->weights; }
 const ScTokenizer *sc_model_tokenizer (const ScModel *m) { return m->tokenizer; }
 const ScGguf *sc_model_gguf (const ScModel *m) { return m->gguf; }
+uint32_t
+sc_model_layer_window (const ScModelInfo *info, int layer)
+{
+  if (info->sliding_window == 0 || layer < 0 || (uint32_t) layer >= info->n_layers)
+    return 0;
+  if (info->swa_pattern == 0 || ((uint32_t) layer + 1) % info->swa_pattern == 0)
+    return 0;
+  return info->sliding_window;
+}
+
 uint64_t sc_model_n_params (const ScModel *m) { return m->n_params; }
 
 uint64_t

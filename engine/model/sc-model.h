@@ -53,6 +53,14 @@ typedef struct {
   bool tied_output;     /* logits use token_embd (no output.weight) */
   uint32_t file_type;   /* general.file_type (llama ftype), 0 if absent */
   uint32_t main_type;   /* ggml type of the attention weights, for display */
+  /* Local (sliding-window) layers, as Gemma 3 interleaves them with global ones; both 0
+   * for a model whose every layer is global (llama). A layer is local unless
+   * swa_pattern == 0 or (layer + 1) % swa_pattern == 0 (llama.cpp's "every n-th layer is
+   * dense" rule); a local layer's query at position p sees keys p - sliding_window + 1 .. p
+   * (the attention op's window). Use sc_model_layer_window() rather than the rule. */
+  uint32_t sliding_window;
+  uint32_t swa_pattern;
+  float rope_base_local; /* RoPE base of local layers (0 when there are none) */
 } ScModelInfo;
 
 /* One block's weights, dense float32, row-major [out][in]. The loader fills the fields
@@ -97,6 +105,10 @@ const ScModelInfo *sc_model_info (const ScModel *model);
 const ScWeights *sc_model_weights (const ScModel *model);
 const ScTokenizer *sc_model_tokenizer (const ScModel *model);
 const ScGguf *sc_model_gguf (const ScModel *model);
+
+/* The attention window of @layer: sliding_window for a local layer, 0 (none) for a global
+ * one or a layer out of range. Pure; any thread. */
+uint32_t sc_model_layer_window (const ScModelInfo *info, int layer);
 
 /* Parameter count as stored in the file (every tensor's elements, tied output counted once). */
 uint64_t sc_model_n_params (const ScModel *model);
