@@ -120,11 +120,12 @@ saccade_cmd_bench_gradients (int argc, char **argv)
         goto out;
     }
   logits = g_new (float, sc_model_info (model)->n_vocab);
-  if ((b = sc_backend_cpu_new (common.threads, &err)) == NULL
-      || sc_session_new (model, b, &s, &err) != SC_OK || sc_grad_new (s, &g, &err) != SC_OK)
+  if ((b = saccade_cli_backend (&common, &error)) == NULL)
+    goto out;
+  if (sc_session_new (model, b, &s, &err) != SC_OK || sc_grad_new (s, &g, &err) != SC_OK)
     goto fail;
-  printf ("model %s, %d threads; medians of %d rounds\n", sc_model_info (model)->name,
-          common.threads, reps);
+  printf ("model %s, %s backend, %d threads; medians of %d rounds\n",
+          sc_model_info (model)->name, sc_backend_name (b), common.threads, reps);
   printf ("\n     n   forward s   grad x input s   ratio   tape  held MB (fwd)  peak RSS MB "
           "(fwd -> grad)\n");
   for (int i = 0; list[i] != NULL; i++)

@@ -653,6 +653,10 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
   if ((c->model = saccade_cli_load_model (common, error)) == NULL
       || !capture_keep (c, layers, heads, error))
     return FALSE;
+  /* The backend before the store: a backend that cannot start creates no database. */
+  if (!saccade_cli_session_open (&c->s, common, c->model, error))
+    return FALSE;
+  c->backend_name = sc_backend_name (c->s.backend);
   if (store)
     {
       /* The model is identified by its bytes; the path is stored as given, made absolute. */
@@ -664,9 +668,6 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
       if ((c->store = saccade_store_open (path, TRUE, &err)) == NULL)
         goto sc_fail;
     }
-  if (!saccade_cli_session_open (&c->s, common, c->model, error))
-    return FALSE;
-  c->backend_name = sc_backend_name (c->s.backend);
   c->logits = g_new (float, sc_model_info (c->model)->n_vocab);
   return TRUE;
 
@@ -701,6 +702,8 @@ capture_all (CaptureCtx *c, GPtrArray *texts, const char *file, JsonBuilder *jso
       json_builder_begin_object (json);
       if (c->store != NULL)
         saccade_json_string (json, "database", sc_store_path (c->store));
+      /* The backend every run of this call computed with (what "auto" chose). */
+      saccade_json_string (json, "backend", c->backend_name);
       saccade_json_begin_array (json, "runs");
     }
   progress_draw (&prog);
@@ -981,14 +984,16 @@ runs_print_text (const RunsResult *r)
       printf ("No runs in %s.\n", r->path);
       return;
     }
-  printf ("%5s  %-19s  %-24s %6s %7s %9s  %s\n", "run", "created (local)", "model", "tokens",
-          "heads", "size", "text");
+  printf ("%5s  %-19s  %-24s %6s %7s %9s  %-7s  %s\n", "run", "created (local)", "model",
+          "tokens", "heads", "size", "backend", "text");
   for (size_t i = 0; i < r->n; i++)
     {
       const ScStoreRunInfo *run = &r->runs[i];
       g_autofree char *when = saccade_format_time (run->created_ms, FALSE);
       g_autofree char *model = text_cell (run->model_name, strlen (run->model_name), 24);
       g_autofree char *text = text_cell (run->text, run->text_len, 48);
+      /* The backend that computed it ("cpu-ref" is the longest name we write). */
+      g_autofree char *backend = text_cell (run->backend, strlen (run->backend), 7);
       /* "30x9", or the heads kept of them ("22/270"), "s" for a sparse run */
       g_autofree char *heads = run->kept != NULL
         ? g_strdup_printf ("%u/%u%s", run->n_kept, run->n_layers * run->n_heads,
@@ -998,7 +1003,9 @@ runs_print_text (const RunsResult *r)
       g_autofree char *size = saccade_store_cli_bytes (run->attention_bytes);
       printf ("%5" G_GINT64_FORMAT "  %-19s  ", run->id, when);
       saccade_store_cli_print_padded (model, 24);
-      printf (" %6u %7s %9s  %s\n", run->n_tokens, heads, size, text);
+      printf (" %6u %7s %9s  ", run->n_tokens, heads, size);
+      saccade_store_cli_print_padded (backend, 7);
+      printf ("  %s\n", text);
     }
   printf ("%zu run%s, %s of attention, in %s\n", r->n, r->n == 1 ? "" : "s", sz, r->path);
 }

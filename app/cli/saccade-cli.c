@@ -16,8 +16,11 @@ saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common)
     { "json", 0, 0, G_OPTION_ARG_NONE, &common->json, "Print JSON", NULL },
     { "threads", 0, 0, G_OPTION_ARG_INT, &common->threads, "CPU threads (default: all cores)",
       "N" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &common->backend,
+      "Compute backend: cpu, cpu-ref (scalar, slow; for checking), cuda, or auto (the "
+      "default: CUDA when built in and a GPU answers, else cpu)", "NAME" },
     { "reference", 0, 0, G_OPTION_ARG_NONE, &common->reference,
-      "Use the scalar reference backend (slow; for checking)", NULL },
+      "Same as --backend cpu-ref", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -27,6 +30,7 @@ void
 saccade_cli_common_clear (SaccadeCliCommon *common)
 {
   g_clear_pointer (&common->model_path, g_free);
+  g_clear_pointer (&common->backend, g_free);
 }
 
 const char *
@@ -35,16 +39,47 @@ saccade_cli_model_path (const SaccadeCliCommon *common)
   return saccade_model_path (common->model_path);
 }
 
+const char *
+saccade_cli_backend_name (const SaccadeCliCommon *common, GError **error)
+{
+  if (common->reference)
+    {
+      if (common->backend != NULL && strcmp (common->backend, "cpu-ref") != 0)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "--reference means --backend cpu-ref; it cannot go with --backend %s",
+                       common->backend);
+          return NULL;
+        }
+      return "cpu-ref";
+    }
+  if (common->backend == NULL)
+    return SACCADE_BACKEND_AUTO;
+  return saccade_backend_check_name (common->backend, error) ? common->backend : NULL;
+}
+
 ScModel *
 saccade_cli_load_model (const SaccadeCliCommon *common, GError **error)
 {
+  if (saccade_cli_backend_name (common, error) == NULL)
+    return NULL;
   return saccade_model_load (saccade_cli_model_path (common), common->threads, error);
 }
 
 ScBackend *
 saccade_cli_backend (const SaccadeCliCommon *common, GError **error)
 {
-  return saccade_backend_new (common->threads, common->reference, error);
+  g_autofree char *notice = NULL;
+  const char *name;
+  ScBackend *b;
+
+  if ((name = saccade_cli_backend_name (common, error)) == NULL)
+    return NULL;
+  b = saccade_backend_new (name, common->threads, &notice, error);
+  /* stderr, so that --json's stdout stays one JSON document. */
+  if (notice != NULL && (common->backend != NULL || saccade_backend_have_cuda ()))
+    fprintf (stderr, "saccade: %s\n", notice);
+  return b;
 }
 
 gboolean

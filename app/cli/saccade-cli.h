@@ -25,10 +25,11 @@ typedef struct {
   char *model_path;
   gboolean json;
   int threads;
-  gboolean reference; /* use the scalar reference backend */
+  char *backend;      /* --backend NAME (saccade_backend_choices()), or NULL: auto */
+  gboolean reference; /* --reference: the same as --backend cpu-ref */
 } SaccadeCliCommon;
 
-/* Adds -m/--model, --json, --threads, --reference to @group. */
+/* Adds -m/--model, --json, --threads, --backend, --reference to @group. */
 void saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common);
 
 /* Frees what option parsing stored in @common. */
@@ -38,10 +39,17 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCliCommon, saccade_cli_common_clear)
 /* The model path (saccade_model_path() of -m). Never NULL. */
 const char *saccade_cli_model_path (const SaccadeCliCommon *common);
 
-/* Loads the model named by @common; errors carry the engine's message. */
+/* The backend name @common asks for ("auto" without --backend or --reference); NULL with
+ * @error set for an unknown name, or --reference with a --backend other than cpu-ref. */
+const char *saccade_cli_backend_name (const SaccadeCliCommon *common, GError **error);
+
+/* Loads the model named by @common (after checking the backend's name, so that a typo
+ * fails before the model loads); errors carry the engine's message. */
 ScModel *saccade_cli_load_model (const SaccadeCliCommon *common, GError **error);
 
-/* Makes the backend @common asks for. */
+/* Makes the backend @common asks for (saccade_backend_new()). When "auto" settles on the
+ * CPU it prints one notice line on stderr saying why, if the user asked for auto or this
+ * saccade has CUDA built in (a CPU-only build's default is the CPU; nothing to say). */
 ScBackend *saccade_cli_backend (const SaccadeCliCommon *common, GError **error);
 
 /* A backend as @common asks and a session of @model over it. */

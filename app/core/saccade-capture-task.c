@@ -34,6 +34,7 @@ struct _SaccadeLoadedModel
   ScModel *model;
   ScBackend *backend;
   ScStoreModel ident;       /* borrows path and the model's strings */
+  char *backend_notice;     /* why "auto" chose the CPU, or NULL */
 
   /* The session (activation buffers) is used by one capture at a time. */
   GMutex lock;
@@ -53,6 +54,7 @@ saccade_loaded_model_finalize (GObject *object)
   g_mutex_clear (&self->lock);
   g_free (self->path);
   g_free (self->name);
+  g_free (self->backend_notice);
   G_OBJECT_CLASS (saccade_loaded_model_parent_class)->finalize (object);
 }
 
@@ -100,6 +102,13 @@ saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self)
   return sc_backend_description (self->backend);
 }
 
+const char *
+saccade_loaded_model_get_backend_notice (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return self->backend_notice;
+}
+
 char *
 saccade_loaded_model_describe (SaccadeLoadedModel *self)
 {
@@ -112,17 +121,34 @@ saccade_loaded_model_describe (SaccadeLoadedModel *self)
                           in->n_kv_heads);
 }
 
+/* What a load is asked for. */
+typedef struct {
+  char *path;
+  char *backend;            /* a backend name, or NULL: auto */
+} LoadRequest;
+
+static void
+load_request_free (LoadRequest *req)
+{
+  g_free (req->path);
+  g_free (req->backend);
+  g_free (req);
+}
+
 static void
 load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
-  const char *path = task_data;
+  const LoadRequest *req = task_data;
+  const char *path = req->path;
   g_autoptr (SaccadeLoadedModel) self = g_object_new (SACCADE_TYPE_LOADED_MODEL, NULL);
   GError *error = NULL;
   ScError err = { 0 };
 
   self->path = g_canonicalize_filename (path, NULL);
-  if ((self->model = saccade_model_load (path, 0, &error)) == NULL
-      || (self->backend = saccade_backend_new (0, FALSE, &error)) == NULL)
+  /* The backend first: a name it refuses fails before half a second of loading. */
+  if ((self->backend = saccade_backend_new (req->backend, 0, &self->backend_notice, &error))
+        == NULL
+      || (self->model = saccade_model_load (path, 0, &error)) == NULL)
     {
       g_task_return_error (task, error);
       return;
@@ -142,15 +168,27 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 }
 
 void
+saccade_loaded_model_new_for_backend_async (const char *path, const char *backend,
+                                            GCancellable *cancellable,
+                                            GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  LoadRequest *req;
+
+  g_return_if_fail (path != NULL);
+  req = g_new0 (LoadRequest, 1);
+  req->path = g_strdup (path);
+  req->backend = g_strdup (backend);
+  g_task_set_source_tag (task, saccade_loaded_model_new_async);
+  g_task_set_task_data (task, req, (GDestroyNotify) load_request_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+void
 saccade_loaded_model_new_async (const char *path, GCancellable *cancellable,
                                 GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-
-  g_return_if_fail (path != NULL);
-  g_task_set_source_tag (task, saccade_loaded_model_new_async);
-  g_task_set_task_data (task, g_strdup (path), g_free);
-  g_task_run_in_thread (task, load_thread);
+  saccade_loaded_model_new_for_backend_async (path, "cpu", cancellable, callback, user_data);
 }
 
 SaccadeLoadedModel *

@@ -1,7 +1,8 @@
 /* saccade-capture-task.h — the window's background work on a model: loading it, capturing
  * a sentence (or given token ids) into the store, and running the induction-head detector.
  *
- * SaccadeLoadedModel is a model ready to run: the weights, a CPU backend, a forward session
+ * SaccadeLoadedModel is a model ready to run: the weights, a backend (chosen by name:
+ * saccade_backend_new() of saccade-model.h), a forward session
  * and the model's identity for the store (its file hashed once). Loading takes about half
  * a second for SmolLM2, so the window loads once, in a worker, and keeps the result.
  * Capturing tokenizes the text, runs the forward pass with the store's observer — every
@@ -38,11 +39,21 @@ const char *saccade_loaded_model_get_name (SaccadeLoadedModel *self);
  * ("CPU (OpenBLAS, 2 threads)"). */
 const char *saccade_loaded_model_get_backend_name (SaccadeLoadedModel *self);
 const char *saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self);
+/* Why "auto" settled on the CPU ("backend auto: no CUDA device ...; using the CPU"), or
+ * NULL when the backend is the one asked for. Borrowed. */
+const char *saccade_loaded_model_get_backend_notice (SaccadeLoadedModel *self);
 /* "30 layers × 9 heads (3 KV heads)", translated. Caller frees. */
 char *saccade_loaded_model_describe (SaccadeLoadedModel *self);
 
-/* Loads the GGUF file at @path in a worker thread. Errors: SACCADE_ERROR with the engine's
- * message (a missing file, a bad GGUF, an unsupported architecture, no BLAS library). */
+/* Loads the GGUF file at @path in a worker thread, over the backend named @backend
+ * (saccade_backend_choices(); NULL means "auto"). Errors: SACCADE_ERROR with the engine's
+ * message (a missing file, a bad GGUF, an unsupported architecture, no BLAS library, "cuda"
+ * without CUDA or a device), G_OPTION_ERROR_BAD_VALUE for an unknown backend name. */
+void saccade_loaded_model_new_for_backend_async (const char *path, const char *backend,
+                                                 GCancellable *cancellable,
+                                                 GAsyncReadyCallback callback,
+                                                 gpointer user_data);
+/* The same over the "cpu" backend: the same numbers on every machine (the tests' loader). */
 void saccade_loaded_model_new_async (const char *path, GCancellable *cancellable,
                                      GAsyncReadyCallback callback, gpointer user_data);
 SaccadeLoadedModel *saccade_loaded_model_new_finish (GAsyncResult *result, GError **error);

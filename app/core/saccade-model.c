@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "app/core/saccade-error.h"
+#ifdef SC_HAVE_CUDA
+#include "cuda/sc-backend-cuda.h"
+#endif
 
 ScModel *
 saccade_model_load (const char *path, int threads, GError **error)
@@ -30,13 +33,84 @@ saccade_model_load (const char *path, int threads, GError **error)
   return model;
 }
 
+/* The order of the window's Backend preference, and of its GSettings choices
+ * (data/io.github.saccade.Saccade.gschema.xml). */
+static const char *const backend_choices[] = { SACCADE_BACKEND_AUTO, "cpu", "cuda", "cpu-ref",
+                                                NULL };
+
+/* What `--backend cuda` says in a build without CUDA (cuda/meson.build builds it only when
+ * it finds nvcc). */
+#define NO_CUDA_MESSAGE "this saccade was built without CUDA (nvcc was not found at build time)"
+
+const char *const *
+saccade_backend_choices (void)
+{
+  return backend_choices;
+}
+
+gboolean
+saccade_backend_have_cuda (void)
+{
+#ifdef SC_HAVE_CUDA
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
+saccade_backend_check_name (const char *name, GError **error)
+{
+  if (name != NULL && g_strv_contains (backend_choices, name))
+    return TRUE;
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "unknown backend '%s' (choose cpu, cpu-ref, cuda or auto)",
+               name != NULL ? name : "(none)");
+  return FALSE;
+}
+
+/* The CUDA backend on device 0, or NULL with @err set (SC_ERR_UNSUPPORTED without CUDA,
+ * a device or a driver). */
+static ScBackend *
+cuda_backend_new (ScError *err)
+{
+#ifdef SC_HAVE_CUDA
+  return sc_backend_cuda_new (0, err);
+#else
+  sc_error_set (err, SC_ERR_UNSUPPORTED, NO_CUDA_MESSAGE);
+  return NULL;
+#endif
+}
+
 ScBackend *
-saccade_backend_new (int threads, gboolean reference, GError **error)
+saccade_backend_new (const char *name, int threads, char **notice, GError **error)
 {
   ScError err = { 0 };
   ScBackend *b;
 
-  if (reference)
+  if (notice != NULL)
+    *notice = NULL;
+  if (name == NULL)
+    name = SACCADE_BACKEND_AUTO;
+  if (!saccade_backend_check_name (name, error))
+    return NULL;
+  if (strcmp (name, "cuda") == 0 || strcmp (name, SACCADE_BACKEND_AUTO) == 0)
+    {
+      if ((b = cuda_backend_new (&err)) != NULL)
+        return b;
+      if (strcmp (name, "cuda") == 0)
+        {
+          saccade_set_error_from_sc (error, &err);
+          return NULL;
+        }
+      /* "auto": any failure of the GPU (no build, no device, no driver, no memory) leaves
+       * the CPU, which always works; the notice says why. */
+      if (notice != NULL)
+        *notice = g_strdup_printf ("backend auto: %s; using the CPU",
+                                   err.message[0] != '\0' ? err.message : "no CUDA device");
+      sc_error_clear (&err);
+    }
+  if (strcmp (name, "cpu-ref") == 0)
     b = sc_backend_cpu_ref_new ();
   else
     b = sc_backend_cpu_new (threads, &err);
@@ -45,6 +119,8 @@ saccade_backend_new (int threads, gboolean reference, GError **error)
       if (err.status == SC_OK)
         sc_error_set (&err, SC_ERR_NOMEM, "out of memory");
       saccade_set_error_from_sc (error, &err);
+      if (notice != NULL)
+        g_clear_pointer (notice, g_free);
     }
   return b;
 }

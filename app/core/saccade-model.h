@@ -15,8 +15,34 @@ G_BEGIN_DECLS
  * A missing file says how to fetch the default model. */
 ScModel *saccade_model_load (const char *path, int threads, GError **error);
 
-/* The fast CPU backend (@threads <= 0: all cores), or the scalar reference one. */
-ScBackend *saccade_backend_new (int threads, gboolean reference, GError **error);
+/* Choosing a backend by name: the one place both faces (--backend, the window's Backend
+ * preference) turn a name into an ScBackend.
+ *   "cpu"      the fast CPU backend (OpenBLAS and the thread pool);
+ *   "cpu-ref"  the scalar reference backend (slow; for checking; what --reference asks);
+ *   "cuda"     the CUDA backend on device 0 (cuda/), when this saccade was built with it;
+ *   "auto"     "cuda" when it is built in and a device answers, else "cpu".
+ * The stored run records the backend's own name (sc_backend_name), never "auto". */
+#define SACCADE_BACKEND_AUTO "auto"
+
+/* The choices above, in the order a user is shown them (NULL-terminated, static). */
+const char *const *saccade_backend_choices (void);
+
+/* TRUE when this binary has the CUDA backend built in (nvcc was found at build time). */
+gboolean saccade_backend_have_cuda (void);
+
+/* TRUE when @name is one of saccade_backend_choices(); otherwise FALSE with @error set
+ * (G_OPTION_ERROR_BAD_VALUE naming @name and the choices). Cheap: verbs check it before
+ * loading a model. */
+gboolean saccade_backend_check_name (const char *name, GError **error);
+
+/* Makes the backend named @name (NULL means "auto") computing with @threads CPU threads
+ * (<= 0: all cores; a GPU backend ignores it). When "auto" settles on the CPU, *@notice
+ * (when @notice is not NULL) receives one line saying why (caller frees), else NULL.
+ * Errors: G_OPTION_ERROR_BAD_VALUE for an unknown name; SACCADE_ERROR SC_ERR_UNSUPPORTED
+ * for "cuda" in a build without CUDA or on a machine without a device or driver (the
+ * message says which); the engine's error when a CPU backend cannot start (OpenBLAS
+ * missing, out of memory). Free the result with sc_backend_free(). Any thread. */
+ScBackend *saccade_backend_new (const char *name, int threads, char **notice, GError **error);
 
 /* Tokenizes @text (@len < 0: NUL-terminated) with BOS as the model asks and special
  * tokens parsed when @parse_special; the ids as an array of int32_t. */

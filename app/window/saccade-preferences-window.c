@@ -8,6 +8,7 @@
 
 #include <glib/gi18n.h>
 
+#include "app/core/saccade-model.h"
 #include "app/core/saccade-run.h"
 #include "ui/figures/saccade-colormap.h"
 
@@ -19,12 +20,14 @@ struct _SaccadePreferencesWindow
   AdwComboRow *colormap_row;
   AdwComboRow *scale_row;
   AdwComboRow *metric_row;
+  AdwComboRow *backend_row;
 
   /* Owned */
   GSettings *settings;
   GStrv colormap_ids;
   GStrv scale_ids;
   GStrv metric_ids;
+  GStrv backend_ids;
 };
 
 G_DEFINE_FINAL_TYPE (SaccadePreferencesWindow, saccade_preferences_window,
@@ -79,6 +82,7 @@ saccade_preferences_window_finalize (GObject *object)
   g_strfreev (self->colormap_ids);
   g_strfreev (self->scale_ids);
   g_strfreev (self->metric_ids);
+  g_strfreev (self->backend_ids);
   G_OBJECT_CLASS (saccade_preferences_window_parent_class)->finalize (object);
 }
 
@@ -92,6 +96,7 @@ saccade_preferences_window_dispose (GObject *object)
       g_settings_unbind (self->colormap_row, "selected");
       g_settings_unbind (self->scale_row, "selected");
       g_settings_unbind (self->metric_row, "selected");
+      g_settings_unbind (self->backend_row, "selected");
     }
   gtk_widget_dispose_template (GTK_WIDGET (self), SACCADE_TYPE_PREFERENCES_WINDOW);
   G_OBJECT_CLASS (saccade_preferences_window_parent_class)->dispose (object);
@@ -109,6 +114,7 @@ saccade_preferences_window_class_init (SaccadePreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, colormap_row);
   gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, scale_row);
   gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, metric_row);
+  gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, backend_row);
 }
 
 static void
@@ -154,5 +160,17 @@ saccade_preferences_window_new (GSettings *settings)
   self->metric_ids = g_strv_builder_end (ids);
   bind_row (self, self->metric_row, "metric", self->metric_ids,
             (const char *const *) names->pdata);
+
+  {
+    /* The ids are saccade_backend_choices(), in their order: auto, cpu, cuda, cpu-ref. */
+    const char *backend_names[] = {
+      saccade_backend_have_cuda () ? _("Automatic (GPU if available)")
+                                   : _("Automatic (CPU: built without CUDA)"),
+      _("CPU"), _("CUDA GPU"), _("CPU reference (slow, for checking)"), NULL
+    };
+    self->backend_ids = g_strdupv ((GStrv) saccade_backend_choices ());
+    g_assert (g_strv_length (self->backend_ids) == G_N_ELEMENTS (backend_names) - 1);
+    bind_row (self, self->backend_row, "backend", self->backend_ids, backend_names);
+  }
   return self;
 }

@@ -56,6 +56,8 @@ struct _SaccadeWindow
   SaccadeLoadedModel *model;         /* loaded from model_path, or NULL */
   GCancellable *model_cancellable;   /* non-NULL while a model loads */
   GError *model_error;               /* why model_path did not load, or NULL */
+  gboolean backend_stale;            /* the Backend preference changed during a capture:
+                                      * reload the model once it ends */
   char *queued_text;                 /* Run pressed while the model was loading */
   GCancellable *capture_cancellable; /* non-NULL while capturing */
   GListStore *runs;                  /* SaccadeRunItem, newest first */

@@ -92,11 +92,13 @@ saccade_window_update_status (SaccadeWindow *self)
     {
       g_autofree char *size = g_format_size (self->run->attention_bytes);
       /* Translators: the status line, e.g. "Run 17 · 12 tokens · 270 heads · 1.2 MB ·
-       * SmolLM2-135M-Instruct". */
-      text = g_strdup_printf (_("Run %lld · %d tokens · %d heads · %s · %s"),
+       * SmolLM2-135M-Instruct · cpu"; the last is the backend that computed the run (its
+       * short name: cpu, cpu-ref, cuda). */
+      text = g_strdup_printf (_("Run %lld · %d tokens · %d heads · %s · %s · %s"),
                               (long long) self->run->id, self->run->n,
                               self->run->n_layers * self->run->n_heads, size,
-                              self->run->model_name);
+                              self->run->model_name,
+                              self->run->backend != NULL ? self->run->backend : "?");
     }
   else if (self->model_cancellable != NULL)
     {
@@ -130,9 +132,12 @@ update_model_widgets (SaccadeWindow *self)
       g_autofree char *shape = saccade_loaded_model_describe (self->model);
       tip = g_strdup_printf ("%s\n%s\n%s", saccade_loaded_model_get_name (self->model), shape,
                              self->model_path);
+      const char *notice = saccade_loaded_model_get_backend_notice (self->model);
+      g_autofree char *backend_tip = g_strconcat (
+        saccade_loaded_model_get_backend_description (self->model), notice != NULL ? "\n" : "",
+        notice, NULL);
       gtk_label_set_text (self->backend_label, saccade_loaded_model_get_backend_name (self->model));
-      gtk_widget_set_tooltip_text (GTK_WIDGET (self->backend_label),
-                                   saccade_loaded_model_get_backend_description (self->model));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->backend_label), backend_tip);
     }
   else if (self->model_error != NULL)
     tip = g_strdup (self->model_error->message);
@@ -205,13 +210,26 @@ saccade_window_set_model_path (SaccadeWindow *self, const char *new_path)
     }
   else
     {
+      g_autofree char *backend = g_settings_get_string (self->settings, "backend");
       self->model_cancellable = g_cancellable_new ();
-      saccade_loaded_model_new_async (path, self->model_cancellable, model_loaded,
-                                      g_object_ref (self));
+      self->backend_stale = FALSE;
+      saccade_loaded_model_new_for_backend_async (path, backend, self->model_cancellable,
+                                                  model_loaded, g_object_ref (self));
     }
   update_model_widgets (self);
   saccade_window_update_status (self);
   saccade_window_update_actions (self);
+}
+
+/* The Backend preference changed: load the model again over the new backend, now, or
+ * once the capture that uses the current one ends (as Open Model waits for it). */
+static void
+backend_changed (SaccadeWindow *self)
+{
+  if (saccade_window_is_capturing (self) || self->queued_text != NULL)
+    self->backend_stale = TRUE;
+  else
+    saccade_window_set_model_path (self, self->model_path);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -313,6 +331,8 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   g_clear_object (&self->capture_cancellable);
   set_capturing (self, FALSE);
+  if (self->backend_stale)
+    backend_changed (self);
   if (run_id <= 0)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -797,6 +817,8 @@ saccade_window_new (AdwApplication *application, const char *db_path, const char
   if (g_settings_get_boolean (self->settings, "window-maximized"))
     gtk_window_maximize (GTK_WINDOW (self));
 
+  g_signal_connect_swapped (self->settings, "changed::backend", G_CALLBACK (backend_changed),
+                            self);
   pages_init (self);
   saccade_window_actions_init (self);
   saccade_window_runs_init (self);
