@@ -163,11 +163,8 @@ saccade_preferences_window_new (GSettings *settings)
 
   {
     /* The ids are saccade_backend_choices(), in their order: auto, cpu, cuda, cpu-ref. */
-    const char *backend_names[] = {
-      saccade_backend_have_cuda () ? _("Automatic (GPU if available)")
-                                   : _("Automatic (CPU: built without CUDA)"),
-      _("CPU"), _("CUDA GPU"), _("CPU reference (slow, for checking)"), NULL
-    };
+    const char *backend_names[] = { _("Automatic"), _("CPU"), _("CUDA GPU"),
+                                    _("CPU reference (slow)"), NULL };
     self->backend_ids = g_strdupv ((GStrv) saccade_backend_choices ());
     g_assert (g_strv_length (self->backend_ids) == G_N_ELEMENTS (backend_names) - 1);
     bind_row (self, self->backend_row, "backend", self->backend_ids, backend_names);

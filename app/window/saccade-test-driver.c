@@ -17,7 +17,10 @@
  *   expect-table-row N L H   row N of the Model page's heads table shows layer L, head H
  *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
  *   expect-head L H          the pickers show layer L, head H
- *   colormap ID / scale ID / metric ID    change a setting
+ *   colormap ID / scale ID / metric ID / backend ID    change a setting
+ *   backend-preference ID    what choosing ID in Preferences → Backend does: the row first
+ *                            shows the current setting, then the setting follows the row
+ *   expect-backend TEXT      the header bar's backend badge, or its tooltip, contains TEXT
  *   type TEXT                put TEXT in the sentence entry
  *   prompt TEXT              put TEXT, C escapes read (\n a newline), in the prompt editor's
  *                            text view (the entry follows)
@@ -98,6 +101,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/core/saccade-model.h"
 #include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-attribution-page.h"
 #include "app/window/pages/saccade-learn-page.h"
@@ -105,6 +109,7 @@
 #include "app/window/pages/saccade-heatmap-page.h"
 #include "app/window/pages/saccade-induction-page.h"
 #include "app/window/saccade-application.h"
+#include "app/window/saccade-preferences-window.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 
 /* Polling period and how long a step may wait for the window to become idle. Frames: the
@@ -670,6 +675,50 @@ prompt_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const cha
 }
 
 /* Runs one command; FALSE after a failure (the driver has finished then). */
+/* backend-preference ID and expect-backend TEXT (see the list at the top). */
+static gboolean
+backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
+{
+  SaccadeWindow *win = d->window;
+  const char *const *ids = saccade_backend_choices ();
+  g_autofree char *before = NULL, *after = NULL;
+  GtkWindow *prefs;
+  GtkWidget *row;
+  guint i, shown;
+
+  if (g_str_equal (cmd, "expect-backend"))
+    {
+      const char *label = gtk_label_get_text (win->backend_label);
+      const char *tip = gtk_widget_get_tooltip_text (GTK_WIDGET (win->backend_label));
+      if (rest == NULL
+          || (strstr (label, rest) == NULL && (tip == NULL || strstr (tip, rest) == NULL)))
+        return fail (d, "the backend badge says '%s' (tooltip '%s'), expected '%s'", label,
+                     tip != NULL ? tip : "", rest != NULL ? rest : "");
+      return TRUE;
+    }
+  for (i = 0; ids[i] != NULL && g_strcmp0 (ids[i], a1) != 0; i++)
+    ;
+  if (ids[i] == NULL)
+    return fail (d, "backend-preference: no backend choice '%s'", a1 != NULL ? a1 : "");
+  g_action_group_activate_action (
+    G_ACTION_GROUP (gtk_window_get_application (GTK_WINDOW (win))), "preferences", NULL);
+  if ((prefs = find_toplevel (d, SACCADE_TYPE_PREFERENCES_WINDOW)) == NULL)
+    return fail (d, "backend-preference: Preferences did not open");
+  row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (prefs),
+                                                   SACCADE_TYPE_PREFERENCES_WINDOW, "backend_row"));
+  before = g_settings_get_string (win->settings, "backend");
+  shown = adw_combo_row_get_selected (ADW_COMBO_ROW (row));
+  adw_combo_row_set_selected (ADW_COMBO_ROW (row), i);
+  after = g_settings_get_string (win->settings, "backend");
+  gtk_window_destroy (prefs);
+  if (shown >= g_strv_length ((GStrv) ids) || !g_str_equal (ids[shown], before))
+    return fail (d, "backend-preference: the row shows choice %u, the setting is '%s'", shown,
+                 before);
+  if (!g_str_equal (after, a1))
+    return fail (d, "backend-preference: chose '%s', the setting is '%s'", a1, after);
+  return TRUE;
+}
+
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
 {
@@ -730,8 +779,10 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")
-           || g_str_equal (cmd, "metric"))
+           || g_str_equal (cmd, "metric") || g_str_equal (cmd, "backend"))
     g_settings_set_string (win->settings, cmd, a1 != NULL ? a1 : "");
+  else if (g_str_equal (cmd, "backend-preference") || g_str_equal (cmd, "expect-backend"))
+    return backend_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "type"))
     gtk_editable_set_text (GTK_EDITABLE (win->sentence_entry), rest != NULL ? rest : "");
   else if (g_str_has_prefix (cmd, "prompt") || g_str_equal (cmd, "expect-sentence")
