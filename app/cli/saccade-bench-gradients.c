@@ -93,6 +93,7 @@ saccade_cmd_bench_gradients (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
+  common.needs = SC_BACKEND_CAP_BACKWARD;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
       fprintf (stderr, "saccade: %s\n", error->message);

@@ -378,6 +378,7 @@ saccade_cmd_attribute (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &o.common);
+  o.common.needs = SC_BACKEND_CAP_BACKWARD; /* gradients */
   if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "attribute", &run))
     return 2;
   /* Refused before the model loads and the study runs. */

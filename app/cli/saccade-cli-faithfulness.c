@@ -668,6 +668,8 @@ saccade_cmd_faithfulness (int argc, char **argv)
     return 2;
   if (!parse_params (&o, &p, &error))
     return saccade_cli_fail (g_steal_pointer (&error)) + 1;
+  if (o.gradients)
+    o.common.needs = SC_BACKEND_CAP_BACKWARD;
   for (int k = 0; k < 2; k++)
     {
       const char *path = k == 0 ? o.out_path : o.heads_path;

@@ -75,7 +75,7 @@ saccade_cli_backend (const SaccadeCliCommon *common, GError **error)
 
   if ((name = saccade_cli_backend_name (common, error)) == NULL)
     return NULL;
-  b = saccade_backend_new (name, common->threads, &notice, error);
+  b = saccade_backend_new (name, common->threads, common->needs, &notice, error);
   /* stderr, so that --json's stdout stays one JSON document. */
   if (notice != NULL && (common->backend != NULL || saccade_backend_have_cuda ()))
     fprintf (stderr, "saccade: %s\n", notice);

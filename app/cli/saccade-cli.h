@@ -27,6 +27,8 @@ typedef struct {
   int threads;
   char *backend;      /* --backend NAME (saccade_backend_choices()), or NULL: auto */
   gboolean reference; /* --reference: the same as --backend cpu-ref */
+  unsigned needs;     /* ScBackendCap flags the verb uses (set by the verb, not an option):
+                       * auto passes over a backend that lacks one */
 } SaccadeCliCommon;
 
 /* Adds -m/--model, --json, --threads, --backend, --reference to @group. */

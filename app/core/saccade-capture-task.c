@@ -146,7 +146,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
 
   self->path = g_canonicalize_filename (path, NULL);
   /* The backend first: a name it refuses fails before half a second of loading. */
-  if ((self->backend = saccade_backend_new (req->backend, 0, &self->backend_notice, &error))
+  if ((self->backend = saccade_backend_new (req->backend, 0, 0, &self->backend_notice, &error))
         == NULL
       || (self->model = saccade_model_load (path, 0, &error)) == NULL)
     {

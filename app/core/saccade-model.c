@@ -83,7 +83,8 @@ cuda_backend_new (ScError *err)
 }
 
 ScBackend *
-saccade_backend_new (const char *name, int threads, char **notice, GError **error)
+saccade_backend_new (const char *name, int threads, unsigned needs, char **notice,
+                     GError **error)
 {
   ScError err = { 0 };
   ScBackend *b;
@@ -96,18 +97,24 @@ saccade_backend_new (const char *name, int threads, char **notice, GError **erro
     return NULL;
   if (strcmp (name, "cuda") == 0 || strcmp (name, SACCADE_BACKEND_AUTO) == 0)
     {
-      if ((b = cuda_backend_new (&err)) != NULL)
+      const gboolean is_auto = strcmp (name, SACCADE_BACKEND_AUTO) == 0;
+      if ((b = cuda_backend_new (&err)) != NULL
+          && (!is_auto || sc_backend_supports (b, needs)))
         return b;
-      if (strcmp (name, "cuda") == 0)
+      if (!is_auto)
         {
           saccade_set_error_from_sc (error, &err);
           return NULL;
         }
-      /* "auto": any failure of the GPU (no build, no device, no driver, no memory) leaves
-       * the CPU, which always works; the notice says why. */
+      /* "auto": any failure of the GPU (no build, no device, no driver, no memory), or a
+       * GPU backend without what the caller needs, leaves the CPU, which has every
+       * capability; the notice says why. */
       if (notice != NULL)
         *notice = g_strdup_printf ("backend auto: %s; using the CPU",
-                                   err.message[0] != '\0' ? err.message : "no CUDA device");
+                                   b != NULL ? "the CUDA backend lacks an op this needs "
+                                               "(the backward pass)"
+                                   : err.message[0] != '\0' ? err.message : "no CUDA device");
+      g_clear_pointer (&b, sc_backend_free);
       sc_error_clear (&err);
     }
   if (strcmp (name, "cpu-ref") == 0)

@@ -36,13 +36,17 @@ gboolean saccade_backend_have_cuda (void);
 gboolean saccade_backend_check_name (const char *name, GError **error);
 
 /* Makes the backend named @name (NULL means "auto") computing with @threads CPU threads
- * (<= 0: all cores; a GPU backend ignores it). When "auto" settles on the CPU, *@notice
+ * (<= 0: all cores; a GPU backend ignores it). @needs (ScBackendCap flags, 0 for a plain
+ * forward pass) is what the caller will use: "auto" passes over a GPU backend that lacks
+ * one of them (a named backend is returned as it is; the op that it lacks then fails with
+ * SC_ERR_UNSUPPORTED naming it). When "auto" settles on the CPU, *@notice
  * (when @notice is not NULL) receives one line saying why (caller frees), else NULL.
  * Errors: G_OPTION_ERROR_BAD_VALUE for an unknown name; SACCADE_ERROR SC_ERR_UNSUPPORTED
  * for "cuda" in a build without CUDA or on a machine without a device or driver (the
  * message says which); the engine's error when a CPU backend cannot start (OpenBLAS
  * missing, out of memory). Free the result with sc_backend_free(). Any thread. */
-ScBackend *saccade_backend_new (const char *name, int threads, char **notice, GError **error);
+ScBackend *saccade_backend_new (const char *name, int threads, unsigned needs, char **notice,
+                                GError **error);
 
 /* Tokenizes @text (@len < 0: NUL-terminated) with BOS as the model asks and special
  * tokens parsed when @parse_special; the ids as an array of int32_t. */

@@ -20,7 +20,8 @@
  *   colormap ID / scale ID / metric ID / backend ID    change a setting
  *   backend-preference ID    what choosing ID in Preferences → Backend does: the row first
  *                            shows the current setting, then the setting follows the row
- *   expect-backend TEXT      the header bar's backend badge, or its tooltip, contains TEXT
+ *   expect-backend TEXT      the header bar's backend badge is shown and it, or its
+ *                            tooltip, contains TEXT
  *   type TEXT                put TEXT in the sentence entry
  *   prompt TEXT              put TEXT, C escapes read (\n a newline), in the prompt editor's
  *                            text view (the entry follows)
@@ -690,6 +691,8 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
     {
       const char *label = gtk_label_get_text (win->backend_label);
       const char *tip = gtk_widget_get_tooltip_text (GTK_WIDGET (win->backend_label));
+      if (!gtk_widget_get_visible (GTK_WIDGET (win->backend_label)))
+        return fail (d, "the backend badge is hidden (no model is loaded)");
       if (rest == NULL
           || (strstr (label, rest) == NULL && (tip == NULL || strstr (tip, rest) == NULL)))
         return fail (d, "the backend badge says '%s' (tooltip '%s'), expected '%s'", label,

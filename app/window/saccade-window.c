@@ -127,15 +127,18 @@ update_model_widgets (SaccadeWindow *self)
     *dot = '\0';
   gtk_label_set_text (self->model_label, base);
   gtk_widget_set_visible (self->model_warning, self->model_error != NULL);
+  /* No model, no backend: the badge would name the last one. */
+  gtk_widget_set_visible (GTK_WIDGET (self->backend_label), self->model != NULL);
   if (self->model != NULL)
     {
       g_autofree char *shape = saccade_loaded_model_describe (self->model);
-      tip = g_strdup_printf ("%s\n%s\n%s", saccade_loaded_model_get_name (self->model), shape,
-                             self->model_path);
       const char *notice = saccade_loaded_model_get_backend_notice (self->model);
+      /* The badge's tooltip: the backend's description, and why auto chose the CPU. */
       g_autofree char *backend_tip = g_strconcat (
         saccade_loaded_model_get_backend_description (self->model), notice != NULL ? "\n" : "",
         notice, NULL);
+      tip = g_strdup_printf ("%s\n%s\n%s", saccade_loaded_model_get_name (self->model), shape,
+                             self->model_path);
       gtk_label_set_text (self->backend_label, saccade_loaded_model_get_backend_name (self->model));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->backend_label), backend_tip);
     }
