@@ -718,7 +718,8 @@ int
 saccade_cmd_compare (int argc, char **argv)
 {
   gboolean json = FALSE, distance = FALSE;
-  char *db_opt = NULL, *out_path = NULL, *text_opt = NULL, *file = NULL;
+  char *db_opt = NULL, *out_path = NULL;
+  g_autofree char *text_opt = NULL, *file = NULL;
   g_auto (GStrv) models = NULL;
   int seq_len = 0, n_seeds = 0, threads = 0;
   GOptionEntry entries[] = {
