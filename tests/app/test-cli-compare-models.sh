@@ -3,6 +3,8 @@
 # "Head types"; app/core/saccade-model-compare.h), read the way a script reads it:
 #   1. the tiny test model against itself: two identical sides, each head's nearest head in
 #      the matrix itself, at distance 0 (within the matrix's 1e-8);
+#   1b. with a head sweep of the text stored (capture, ablate --heads), both sides find it
+#      and average its TV by tenths of relative depth;
 #   2. the tiny model against the induction model of tests/engine/sc-test-induction-model.c
 #      (the same byte vocabulary, but the induction model adds BOS, so the ids differ and
 #      there is no matrix): head 1.0 is an induction head and head 0.0 a previous-token
@@ -78,6 +80,27 @@ assert a['ablation'] is None"
 check tiny-twice-text "$tmp/tt.txt" "Tokens: the two models give the same"
 check tiny-twice-reused "$tmp/tt.txt" "induction: reused study"
 check tiny-twice-nearest "$tmp/tt.txt" "8 of 8 A heads have as nearest the B head at the same layer"
+
+# --- 1b. A stored head sweep of the text is found for both sides -------------------------
+"$saccade" capture --db "$db" -m "$tmp/tiny.gguf" -t "$text" > "$tmp/cap" 2>&1
+run=$(head -1 "$tmp/cap")
+"$saccade" ablate "$run" --heads --db "$db" -m "$tmp/tiny.gguf" > "$tmp/abl" 2>&1 \
+  || { echo "FAIL: ablate"; sed 's/^/  | /' "$tmp/abl"; fails=$((fails + 1)); }
+"$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" --len 10 \
+  --seeds 2 --json -t "$text" > "$tmp/ta.json" 2> "$tmp/ta.err"
+pycheck tiny-ablation "$tmp/ta.json" "
+a, b = d['models']
+assert a['ablation'] == b['ablation'] and a['ablation']['run'] == $run, a['ablation']
+by = a['ablation']['tv_by_depth']
+assert len(by) == 10
+# two layers: depth 0 (bin 0) and 0.5 (bin 5); every other tenth has no head
+assert by[0] is not None and by[5] is not None, by
+assert all(by[k] is None for k in range(10) if k not in (0, 5)), by
+tv = [h['ablation_tv'] for h in a['heads']]
+assert abs(by[0] - sum(tv[:4]) / 4) < 1e-12 and abs(by[5] - sum(tv[4:]) / 4) < 1e-12"
+"$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" --len 10 \
+  --seeds 2 -t "$text" > "$tmp/ta.txt" 2>&1
+check tiny-ablation-text "$tmp/ta.txt" "A: study [0-9]* of run $run"
 
 # --- 2. Tiny against the induction model ---------------------------------------------------
 "$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/induction.gguf" \

@@ -21,10 +21,12 @@
 #include "app/core/saccade-paths.h"
 #include "ui/figures/saccade-figure-types.h"
 
-/* The colourings offered: by type, by each head metric, by the induction score. */
+/* The colourings offered: by type, by each head metric, by the induction score, by the
+ * stored head sweep's TV (NaN, hatched, for a model without one). */
 #define COLOUR_TYPE 0
 #define COLOUR_PREFIX (1 + SC_HEAD_N_METRICS)
-#define N_COLOURS (2 + SC_HEAD_N_METRICS)
+#define COLOUR_ABLATION (2 + SC_HEAD_N_METRICS)
+#define N_COLOURS (3 + SC_HEAD_N_METRICS)
 
 struct _SaccadeCompareModels {
   SaccadePage *page;
@@ -133,6 +135,11 @@ colour_value (const SaccadeModelSide *s, int colour, int i)
 {
   if (colour == COLOUR_PREFIX)
     return s->induction->result->heads[i].prefix_matching;
+  if (colour == COLOUR_ABLATION)
+    return s->ablation != NULL && s->ablation->heads != NULL
+             && s->ablation->heads->n_layers * s->ablation->heads->n_heads
+                  == s->n_layers * s->n_heads
+           ? s->ablation->heads->heads[i].next.tv : NAN;
   return sc_head_stats_get (&s->stats[i], (ScHeadMetric) (colour - 1));
 }
 
@@ -143,6 +150,8 @@ colour_name (int colour)
     return _("Head type");
   if (colour == COLOUR_PREFIX)
     return _("Prefix matching (induction)");
+  if (colour == COLOUR_ABLATION)
+    return _("Ablation TV (stored head sweep)");
   return saccade_metric_name ((SaccadeMetric) (colour - 1));
 }
 
@@ -327,6 +336,8 @@ saccade_compare_models_set_colour (SaccadeCompareModels *v, const char *id)
     colour = COLOUR_TYPE;
   else if (g_strcmp0 (id, "prefix-matching") == 0)
     colour = COLOUR_PREFIX;
+  else if (g_strcmp0 (id, "ablation-tv") == 0)
+    colour = COLOUR_ABLATION;
   else if (sc_head_metric_from_id (id, &m))
     colour = 1 + (int) m;
   else
@@ -467,7 +478,8 @@ saccade_compare_models_export_csv (SaccadeCompareModels *v, const char *path, GE
     }
   for (int m = 0; m < SC_HEAD_N_METRICS; m++)
     g_string_append_printf (csv, ",%s", sc_head_metric_id ((ScHeadMetric) m));
-  g_string_append (csv, ",prefix_matching,nearest_b_layer,nearest_b_head,nearest_distance\n");
+  g_string_append (csv, ",prefix_matching,ablation_tv,nearest_b_layer,nearest_b_head,"
+                   "nearest_distance\n");
   for (int s = 0; s < 2; s++)
     {
       const SaccadeModelSide *side = &c->side[s];
@@ -482,9 +494,9 @@ saccade_compare_models_export_csv (SaccadeCompareModels *v, const char *path, GE
                                   g_ascii_dtostr (buf, sizeof buf,
                                                   saccade_model_side_depth (side, l)),
                                   sc_head_type_id (side->types[i]));
-          for (int m = 0; m <= SC_HEAD_N_METRICS; m++)
+          for (int colour = 1; colour < N_COLOURS; colour++)
             {
-              const double x = colour_value (side, m < SC_HEAD_N_METRICS ? 1 + m : COLOUR_PREFIX, i);
+              const double x = colour_value (side, colour, i);
               g_string_append_c (csv, ',');
               if (!isnan (x))
                 g_string_append (csv, g_ascii_dtostr (buf, sizeof buf, x));

@@ -9,7 +9,8 @@
  * page, and forwards to it what the page is asked while that view is shown (the status
  * line, the figure title, exports, whether it is busy). Actions of the page (the e2e test
  * drives them): page.models-b (s: model B's path; starts the comparison), page.models-colour
- * (s: "type" or a metric id of docs/metrics.md, or "prefix-matching").
+ * (s: "type", a metric id of docs/metrics.md, "prefix-matching" or "ablation-tv": the
+ * stored zero-ablation head sweep of the text, when there is one).
  */
 #pragma once
 
@@ -37,8 +38,8 @@ void saccade_compare_models_set_run (SaccadeCompareModels *v, SaccadeRun *run);
 
 /* Uses @path as model B and starts the comparison (cancelling one that runs). */
 void saccade_compare_models_set_b (SaccadeCompareModels *v, const char *path);
-/* Colours the grids by "type", a head metric id, or "prefix-matching"; FALSE for another
- * id. */
+/* Colours the grids by "type", a head metric id, "prefix-matching" or "ablation-tv";
+ * FALSE for another id. */
 gboolean saccade_compare_models_set_colour (SaccadeCompareModels *v, const char *id);
 
 /* The status line's text (translated). Caller frees. */

@@ -15,7 +15,8 @@
  * Its own actions (the e2e test drives them): page.view (s: "pair", "matrix", "models"),
  * page.pair (s: "LA.HA LB.HB", both in the run shown), page.activate-cell (s: "i j", heads
  * numbered layer * n_heads + head, as a click on that cell does), page.models-b (s: model
- * B's path), page.models-colour (s: "type", a metric id, "prefix-matching").
+ * B's path), page.models-colour (s: "type", a metric id, "prefix-matching",
+ * "ablation-tv").
  */
 #define G_LOG_DOMAIN "saccade-page"
 
