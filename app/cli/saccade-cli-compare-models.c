@@ -15,6 +15,7 @@
 
 #include "app/cli/saccade-cli.h"
 #include "app/core/saccade-model-compare.h"
+#include "app/core/saccade-paths.h"
 
 /* Heads listed per type and model in the text table; JSON lists them all. */
 #define LIST_HEADS 8
@@ -258,7 +259,9 @@ json_side (JsonBuilder *b, const SaccadeModelCompare *c, int which)
       saccade_json_double (b, "prefix_matching", ir->heads[i].prefix_matching);
       saccade_json_double (b, "duplicate_token", ir->heads[i].duplicate_token);
       saccade_json_double (b, "induction_previous_token", ir->heads[i].previous_token);
-      if (s->ablation != NULL && s->ablation->heads != NULL)
+      if (s->ablation != NULL && s->ablation->heads != NULL
+          && s->ablation->heads->n_layers == s->n_layers
+          && s->ablation->heads->n_heads == s->n_heads)
         saccade_json_double (b, "ablation_tv", s->ablation->heads->heads[i].next.tv);
       json_builder_end_object (b);
     }
@@ -331,13 +334,35 @@ print_json (const SaccadeModelCompare *c)
   saccade_json_print (b);
 }
 
+/* The raw text of stored run @run of the store at @db_path (caller frees), or NULL after
+ * printing why. */
+static char *
+run_text (const char *db_path, gint64 run, gsize *len)
+{
+  ScStoreRunInfo info = { 0 };
+  ScError err = { 0 };
+  ScStore *store = saccade_store_open (db_path, FALSE, &err);
+  char *text = NULL;
+
+  if (store != NULL && sc_store_get_run (store, run, &info, &err) == SC_OK)
+    {
+      text = g_memdup2 (info.text, info.text_len + 1); /* the store adds a NUL */
+      *len = info.text_len;
+    }
+  else
+    fprintf (stderr, "saccade: %s\n", err.message);
+  sc_store_run_info_clear (&info);
+  sc_store_close (store);
+  return text;
+}
+
 int
 saccade_cli_compare_models (char **models, const char *text_opt, const char *file,
-                            int argc, char **argv, const char *db, int seq_len, int n_seeds,
-                            int threads, gboolean json)
+                            gint64 run, int argc, char **argv, const char *db, int seq_len,
+                            int n_seeds, int threads, gboolean json)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *text = NULL, *db_path = NULL;
+  g_autofree char *text = NULL, *db_path = saccade_db_path (db);
   gsize len = 0;
   const ScInductionParams ind = { seq_len > 0 ? seq_len : SC_INDUCTION_DEFAULT_LEN,
                                   n_seeds > 0 ? n_seeds : SC_INDUCTION_DEFAULT_SEEDS };
@@ -349,12 +374,18 @@ saccade_cli_compare_models (char **models, const char *text_opt, const char *fil
                "same file twice is allowed); %u given\n", g_strv_length (models));
       return 2;
     }
-  if ((text_opt != NULL) + (file != NULL) + (argc > 1) > 1)
+  if ((text_opt != NULL) + (file != NULL) + (argc > 1) + (run > 0) > 1)
     {
-      fprintf (stderr, "saccade: give the text once: -t TEXT, --file FILE or as arguments\n");
+      fprintf (stderr, "saccade: give the text once: -t TEXT, --file FILE, --run RUN or as "
+               "arguments\n");
       return 2;
     }
-  if (file != NULL)
+  if (run > 0)
+    {
+      if ((text = run_text (db_path, run, &len)) == NULL)
+        return 1;
+    }
+  else if (file != NULL)
     {
       if ((text = saccade_cli_read_file (file, &len, &error)) == NULL)
         return saccade_cli_fail (g_steal_pointer (&error));
@@ -366,12 +397,11 @@ saccade_cli_compare_models (char **models, const char *text_opt, const char *fil
   else
     {
       fprintf (stderr, "saccade: compare --model A --model B needs a text: -t TEXT, --file "
-               "FILE or as arguments\n");
+               "FILE, --run RUN (a stored run's text) or as arguments\n");
       return 2;
     }
-  if (file == NULL)
+  if (file == NULL && run <= 0)
     len = strlen (text);
-  db_path = saccade_db_path (db);
   c = saccade_model_compare_compute (models[0], models[1], text, (gssize) len, db_path, &ind,
                                      threads, isatty (STDERR_FILENO) ? progress_bar : NULL,
                                      NULL, NULL, &error);

@@ -722,6 +722,7 @@ saccade_cmd_compare (int argc, char **argv)
   g_autofree char *text_opt = NULL, *file = NULL;
   g_auto (GStrv) models = NULL;
   int seq_len = 0, n_seeds = 0, threads = 0;
+  gint64 text_run = 0;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &models,
@@ -730,6 +731,8 @@ saccade_cmd_compare (int argc, char **argv)
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "With --model: the text", "TEXT" },
     { "file", 0, 0, G_OPTION_ARG_FILENAME, &file, "With --model: the text from FILE (- stdin)",
       "FILE" },
+    { "run", 0, 0, G_OPTION_ARG_INT64, &text_run,
+      "With --model: the text of stored run RUN", "RUN" },
     { "len", 0, 0, G_OPTION_ARG_INT, &seq_len,
       "With --model: tokens T of the induction sequence (50)", "T" },
     { "seeds", 0, 0, G_OPTION_ARG_INT, &n_seeds,
@@ -762,12 +765,12 @@ saccade_cmd_compare (int argc, char **argv)
                    "models\n");
           return 2;
         }
-      return saccade_cli_compare_models (models, text_opt, file, argc, argv, db_opt, seq_len,
-                                         n_seeds, threads, json);
+      return saccade_cli_compare_models (models, text_opt, file, text_run, argc, argv, db_opt,
+                                         seq_len, n_seeds, threads, json);
     }
-  if (text_opt != NULL || file != NULL)
+  if (text_opt != NULL || file != NULL || text_run != 0)
     {
-      fprintf (stderr, "saccade: -t and --file go with --model A --model B\n");
+      fprintf (stderr, "saccade: -t, --file and --run go with --model A --model B\n");
       return 2;
     }
   path = saccade_db_path (db_opt);

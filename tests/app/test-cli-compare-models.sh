@@ -14,7 +14,7 @@
 #   4. SmolLM2 against the tiny model: the tokenizations differ, so no matrix, and the
 #      output says so;
 #   5. errors: an empty text, a model that does not load (named A or B), one model only,
-#      no text.
+#      no text, a --run that is not stored, a text given twice.
 # Usage: test-cli-compare-models.sh PATH/TO/saccade PATH/TO/app-write-model
 set -u
 saccade=$1
@@ -101,6 +101,10 @@ assert abs(by[0] - sum(tv[:4]) / 4) < 1e-12 and abs(by[5] - sum(tv[4:]) / 4) < 1
 "$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" --len 10 \
   --seeds 2 -t "$text" > "$tmp/ta.txt" 2>&1
 check tiny-ablation-text "$tmp/ta.txt" "A: study [0-9]* of run $run"
+# --run RUN: the stored run's text, so the same sweep is found.
+"$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" --len 10 \
+  --seeds 2 --run "$run" > "$tmp/tr.txt" 2>&1
+check tiny-run-text "$tmp/tr.txt" "B: study [0-9]* of run $run"
 
 # --- 2. Tiny against the induction model ---------------------------------------------------
 "$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/induction.gguf" \
@@ -158,6 +162,12 @@ expect_fail missing-model "$tmp/e3" "model A ($tmp/none.gguf): " $?
 expect_fail one-model "$tmp/e4" "takes two models" $?
 "$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" > "$tmp/e5" 2>&1
 expect_fail no-text "$tmp/e5" "needs a text" $?
+"$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" --run 999 \
+  > "$tmp/e6" 2>&1
+expect_fail no-such-run "$tmp/e6" "999" $?
+"$saccade" compare --db "$db" --model "$tmp/tiny.gguf" --model "$tmp/tiny.gguf" --run 1 \
+  -t "$text" > "$tmp/e7" 2>&1
+expect_fail text-twice "$tmp/e7" "give the text once" $?
 
 echo "$passes checks passed, $fails failed"
 [ "$fails" -eq 0 ]
