@@ -367,6 +367,8 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
                    "no text to compare the models on: the text is empty");
       return NULL;
     }
+  const gboolean use_defaults = induction == NULL;
+
   if (induction == NULL)
     induction = &defaults;
   sc_head_type_thresholds_default (&c->thresholds);
@@ -399,9 +401,17 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
       stage_report (&stage, 1.0);
       stage.base += SHARE_FORWARD;
       stage.share = SHARE_INDUCTION;
-      s->induction = saccade_induction_get (w[i].model, s->path, w[i].session, db_path,
-                                            induction, FALSE, induction_progress, &stage,
-                                            cancellable, &s->induction_warning, error);
+      {
+        ScInductionParams p = *induction;
+        const int n_ctx = (int) sc_model_info (w[i].model)->n_ctx_train;
+        /* The defaults shortened to fit a small context (BOS + 2T <= n_ctx); given
+         * parameters are used as given (and refused by the detector if too long). */
+        if (use_defaults && 1 + 2 * p.seq_len > n_ctx)
+          p.seq_len = MAX (2, (n_ctx - 1) / 2);
+        s->induction = saccade_induction_get (w[i].model, s->path, w[i].session, db_path, &p,
+                                              FALSE, induction_progress, &stage, cancellable,
+                                              &s->induction_warning, error);
+      }
       if (s->induction == NULL)
         {
           if (!g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_CANCELLED))

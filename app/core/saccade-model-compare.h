@@ -71,7 +71,9 @@ typedef void (*SaccadeModelCompareProgress) (double fraction, gpointer user_data
 
 /* Compares the models at @path_a and @path_b (the same file twice is allowed and gives two
  * identical sides) on the @len bytes of @text (@len < 0: NUL-terminated), with @induction
- * (NULL: the detector's defaults) and @threads CPU threads (<= 0: all cores). @db_path is
+ * (NULL: the detector's defaults, T shortened for a model whose context is shorter than
+ * BOS + 2T, to T = (n_ctx - 1) / 2; given parameters are used as given) and @threads CPU
+ * threads (<= 0: all cores). @db_path is
  * the capture store the induction studies are read from and stored in, and the ablation
  * studies read from (NULL: none; the detector then always computes). Runs on the calling
  * thread (a worker, for the window): seconds, most of it the two detectors when they are

@@ -8,13 +8,16 @@
 #      (`saccade compare --model A --model B --json`), for SmolLM2 against itself;
 #   2. the CSV export has every head of both models (270 + 270 rows), types as the CLI;
 #   3. the figure exports, and screenshots of the view (by type, by sink mass; English,
-#      Simplified Chinese) are not blank.
+#      Simplified Chinese) are not blank;
+#   4. against the tiny test model (2 layers, a byte vocabulary): the window says the
+#      tokenizations differ, and shows a 30-layer and a 2-layer grid side by side.
 # Skips with 77 without xvfb-run or the default model.
-# Usage: test-app-compare-models.sh SACCADE APP_CHECK_IMAGE OUTDIR
+# Usage: test-app-compare-models.sh SACCADE APP_CHECK_IMAGE APP_WRITE_MODEL OUTDIR
 set -u
 saccade=$1
 check_image=$2
-out=$3
+write_model=$3
+out=$4
 model=${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 
 command -v xvfb-run >/dev/null 2>&1 || { echo "xvfb-run is not installed; skipping"; exit 77; }
@@ -64,8 +67,26 @@ export-csv $out/models-$variant.csv
 quit
 SCRIPT
 done
+"$write_model" tiny "$out/tiny.gguf" || { echo "FAIL: app-write-model"; exit 1; }
+# Run 1's text is longer than the tiny model's context (64): a clear error; then a short
+# run of its own.
+cat > "$out/tiny.script" <<SCRIPT
+select 1
+page compare
+dismiss-toast
+page-action page.models-b $out/tiny.gguf
+screenshot $out/models-tiny-error.png
+select 2
+page compare
+page-action page.models-b $out/tiny.gguf
+screenshot $out/models-tiny.png
+quit
+SCRIPT
 run_app en "$out/en.script"
 LANGUAGE=zh_CN run_app zh "$out/zh.script"
+"$saccade" capture --db "$db" --model "$model" -t "The cat sat on the mat." \
+  > "$out/capture2.txt" 2>&1 || { cat "$out/capture2.txt"; echo "FAIL: capture"; exit 1; }
+run_app tiny "$out/tiny.script"
 
 # 1. The counts the window logged are the command line's.
 want=$(python3 -c "import json, sys
@@ -88,6 +109,14 @@ for side, m in zip('AB', d['models']):
 a = [r for r in rows if r['model'] == 'A']
 assert all(r['nearest_b_layer'] == r['layer'] and r['nearest_b_head'] == r['head'] for r in a)
 " "$out/models-en.csv" "$out/cli.json" || fail "the CSV export differs from the command line"
+
+# 4. Tokens that differ.
+grep -q "two models: model B ($out/tiny.gguf): .*longer than the model's context (64)" \
+  "$out/tiny.log" || fail "the window did not say the text is too long for model B"
+grep -q "two models: A SmolLM2.*, B tiny-llama-test: .*; tokens differ" "$out/tiny.log" \
+  || fail "the window did not compare with the tiny model, or did not say the tokens differ"
+check_png "$out/models-tiny-error.png"
+check_png "$out/models-tiny.png"
 
 # 3. Pictures.
 for variant in en zh; do

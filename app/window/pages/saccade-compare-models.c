@@ -215,7 +215,26 @@ draw_area (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer us
   const char *type_names[SC_HEAD_N_TYPES];
 
   if (!make_figure (v, &f, panels, names, type_names, NULL))
-    return;
+    {
+      /* A failure in full where the figure would be: the status line ellipsizes it. */
+      if (v->error != NULL)
+        {
+          g_autoptr (PangoLayout) layout = gtk_widget_create_pango_layout (GTK_WIDGET (area),
+                                                                           v->error);
+          int w, h;
+          const int margin = 24; /* px each side */
+
+          saccade_page_figure_style (GTK_WIDGET (area), &style);
+          pango_layout_set_width (layout, MAX (1, width - 2 * margin) * PANGO_SCALE);
+          pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+          pango_layout_set_alignment (layout, PANGO_ALIGN_CENTER);
+          pango_layout_get_pixel_size (layout, &w, &h);
+          cairo_set_source_rgba (cr, style.fg[0], style.fg[1], style.fg[2], style.fg[3]);
+          cairo_move_to (cr, margin, (height - h) / 2.0);
+          pango_cairo_show_layout (cr, layout);
+        }
+      return;
+    }
   saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_types_draw_full (cr, &f, &style, width, height);
   for (int s = 0; s < 2; s++)
@@ -250,7 +269,10 @@ compare_done (GObject *source, GAsyncResult *res, gpointer user_data)
   gtk_widget_set_visible (GTK_WIDGET (v->progress), FALSE);
   g_clear_pointer (&v->error, g_free);
   if (c == NULL)
-    v->error = g_strdup (error->message);
+    {
+      v->error = g_strdup (error->message);
+      g_message ("two models: %s", error->message);
+    }
   else
     /* the numbers the CLI prints, for the log and the e2e test */
     g_message ("two models: A %s, B %s: induction %d/%d, previous-token %d/%d, first-token "
