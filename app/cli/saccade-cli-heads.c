@@ -719,8 +719,25 @@ saccade_cmd_compare (int argc, char **argv)
 {
   gboolean json = FALSE, distance = FALSE;
   char *db_opt = NULL, *out_path = NULL;
+  g_autofree char *text_opt = NULL, *file = NULL;
+  g_auto (GStrv) models = NULL;
+  int seq_len = 0, n_seeds = 0, threads = 0;
+  gint64 text_run = 0;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &models,
+      "Two models side by side: --model A --model B on a TEXT (saccade-cli-compare-models.c)",
+      "FILE" },
+    { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "With --model: the text", "TEXT" },
+    { "file", 0, 0, G_OPTION_ARG_FILENAME, &file, "With --model: the text from FILE (- stdin)",
+      "FILE" },
+    { "run", 0, 0, G_OPTION_ARG_INT64, &text_run,
+      "With --model: the text of stored run RUN", "RUN" },
+    { "len", 0, 0, G_OPTION_ARG_INT, &seq_len,
+      "With --model: tokens T of the induction sequence (50)", "T" },
+    { "seeds", 0, 0, G_OPTION_ARG_INT, &n_seeds,
+      "With --model: random induction sequences S (10)", "S" },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "CPU threads (default: all cores)", "N" },
     { "distance", 0, 0, G_OPTION_ARG_NONE, &distance,
       "With one RUN: every head's distance to every other, in clustering order", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
@@ -729,8 +746,9 @@ saccade_cmd_compare (int argc, char **argv)
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN:LAYER:HEAD RUN:LAYER:HEAD | RUN --distance - two heads' distance and largest "
-    "differences, or every head's distance matrix");
+    "RUN:LAYER:HEAD RUN:LAYER:HEAD | RUN --distance | --model A --model B TEXT - two heads' "
+    "distance and largest differences, every head's distance matrix, or two models' heads "
+    "side by side");
   g_autofree char *path = NULL;
   ScStore *store;
   ScError err = { 0 };
@@ -739,6 +757,22 @@ saccade_cmd_compare (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
+  if (models != NULL)
+    {
+      if (distance || out_path != NULL)
+        {
+          fprintf (stderr, "saccade: --distance and -o compare heads of one run, not two "
+                   "models\n");
+          return 2;
+        }
+      return saccade_cli_compare_models (models, text_opt, file, text_run, argc, argv, db_opt,
+                                         seq_len, n_seeds, threads, json);
+    }
+  if (text_opt != NULL || file != NULL || text_run != 0)
+    {
+      fprintf (stderr, "saccade: -t, --file and --run go with --model A --model B\n");
+      return 2;
+    }
   path = saccade_db_path (db_opt);
   if (distance)
     {

@@ -9,9 +9,14 @@
  * saccade-distance-task.c off the main thread each time a run is shown, with a progress
  * bar; a click on a cell puts that pair into A and B and shows them.
  *
- * Its own actions (the e2e test drives them): page.view (s: "pair", "matrix"),
+ * The "Two models" view (saccade-compare-models.c) puts the loaded model and a second
+ * model file side by side on the run's text.
+ *
+ * Its own actions (the e2e test drives them): page.view (s: "pair", "matrix", "models"),
  * page.pair (s: "LA.HA LB.HB", both in the run shown), page.activate-cell (s: "i j", heads
- * numbered layer * n_heads + head, as a click on that cell does).
+ * numbered layer * n_heads + head, as a click on that cell does), page.models-b (s: model
+ * B's path), page.models-colour (s: "type", a metric id, "prefix-matching",
+ * "ablation-tv").
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -22,6 +27,7 @@
 #include <string.h>
 
 #include "app/core/saccade-export.h"
+#include "app/window/pages/saccade-compare-models.h"
 #include "app/window/pages/saccade-distance-task.h"
 #include "engine/analysis/sc-head-distance.h"
 #include "ui/widgets/saccade-distance-view.h"
@@ -55,8 +61,15 @@ struct _SaccadeComparePage
   SaccadeDistanceResult *matrix;
   char **matrix_labels;       /* "L5.H2" */
   gint64 matrix_t0;           /* when the job started (for the time to a drawn matrix) */
+  SaccadeCompareModels *models; /* the "Two models" view */
   gboolean updating;
 };
+
+static gboolean
+showing_models (SaccadeComparePage *self)
+{
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), "models") == 0;
+}
 
 G_DEFINE_FINAL_TYPE (SaccadeComparePage, saccade_compare_page, SACCADE_TYPE_PAGE)
 
@@ -77,7 +90,9 @@ set_status (SaccadeComparePage *self)
   Side *a = &self->side[0], *b = &self->side[1];
   g_autofree char *text = NULL;
 
-  if ((a->run != NULL && !a->run->resident) || (b->run != NULL && !b->run->resident))
+  if (showing_models (self))
+    text = saccade_compare_models_dup_status (self->models);
+  else if ((a->run != NULL && !a->run->resident) || (b->run != NULL && !b->run->resident))
     {
       SaccadeRun *run = a->run != NULL && !a->run->resident ? a->run : b->run;
       /* Translators: the Compare page on a long run. */
@@ -410,7 +425,10 @@ saccade_compare_page_set_run (SaccadePage *page, SaccadeRun *run)
   SaccadeComparePage *self = SACCADE_COMPARE_PAGE (page);
   int l = saccade_page_get_layer (page), h = saccade_page_get_head (page);
 
+  const gboolean models = showing_models (self);
+
   fill_runs (self, run);
+  saccade_compare_models_set_run (self->models, run);
   for (int s = 0; s < 2; s++)
     side_set_run_id (self, &self->side[s], run != NULL ? run->id : 0);
   if (run != NULL)
@@ -418,7 +436,7 @@ saccade_compare_page_set_run (SaccadePage *page, SaccadeRun *run)
       /* A: the head under the cursor; B: the next head of the same layer. */
       int b = (l * run->n_heads + h + 1) % (run->n_layers * run->n_heads);
       show_pair (self, l * run->n_heads + h, b);
-      gtk_stack_set_visible_child_name (self->view_stack, "pair");
+      gtk_stack_set_visible_child_name (self->view_stack, models ? "models" : "pair");
     }
   else
     refresh_pair (self);
@@ -432,6 +450,8 @@ saccade_compare_page_dup_figure_title (SaccadePage *page)
   SaccadeRun *run = saccade_page_get_run (page);
   g_autofree char *quote = NULL;
 
+  if (showing_models (self))
+    return saccade_compare_models_dup_title (self->models);
   if (run == NULL)
     return g_strdup ("");
   quote = saccade_page_dup_quoted_text (run);
@@ -461,6 +481,8 @@ saccade_compare_page_export_figure (SaccadePage *page, const char *path, GError 
   g_autofree char *title = saccade_compare_page_dup_figure_title (page);
   Side *a = &self->side[0];
 
+  if (showing_models (self))
+    return saccade_compare_models_export_figure (self->models, path, error);
   if (g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), "matrix") == 0)
     {
       if (self->matrix == NULL)
@@ -487,6 +509,8 @@ saccade_compare_page_export_csv (SaccadePage *page, const char *path, GError **e
   SaccadeComparePage *self = SACCADE_COMPARE_PAGE (page);
   g_autoptr (GBytes) data = NULL;
 
+  if (showing_models (self))
+    return saccade_compare_models_export_csv (self->models, path, error);
   if (g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), "matrix") == 0)
     {
       if (self->matrix == NULL)
@@ -515,7 +539,7 @@ saccade_compare_page_is_busy (SaccadePage *page)
 {
   SaccadeComparePage *self = SACCADE_COMPARE_PAGE (page);
   return self->matrix_cancel != NULL || self->side[0].loading != NULL
-         || self->side[1].loading != NULL;
+         || self->side[1].loading != NULL || saccade_compare_models_is_busy (self->models);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -541,6 +565,31 @@ pair_action (GtkWidget *widget, const char *name, GVariant *param)
   if (run != NULL && sscanf (g_variant_get_string (param, NULL), "%d.%d %d.%d", &la, &ha, &lb,
                              &hb) == 4)
     show_pair (self, la * run->n_heads + ha, lb * run->n_heads + hb);
+}
+
+static void
+models_b_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeComparePage *self = SACCADE_COMPARE_PAGE (widget);
+
+  gtk_stack_set_visible_child_name (self->view_stack, "models");
+  saccade_compare_models_set_b (self->models, g_variant_get_string (param, NULL));
+}
+
+static void
+models_colour_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeComparePage *self = SACCADE_COMPARE_PAGE (widget);
+
+  if (!saccade_compare_models_set_colour (self->models, g_variant_get_string (param, NULL)))
+    g_warning ("page.models-colour: no colouring '%s'", g_variant_get_string (param, NULL));
+}
+
+/* The "Two models" view's status or busy state changed. */
+static void
+models_changed (SaccadePage *page)
+{
+  set_status (SACCADE_COMPARE_PAGE (page));
 }
 
 static void
@@ -572,6 +621,7 @@ saccade_compare_page_dispose (GObject *object)
   if (self->matrix_cancel != NULL)
     g_cancellable_cancel (self->matrix_cancel);
   g_clear_object (&self->matrix_cancel);
+  g_clear_pointer (&self->models, saccade_compare_models_free);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_COMPARE_PAGE);
   G_OBJECT_CLASS (saccade_compare_page_parent_class)->dispose (object);
 }
@@ -607,6 +657,9 @@ saccade_compare_page_class_init (SaccadeComparePageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.pair", "s", pair_action);
   gtk_widget_class_install_action (widget_class, "page.activate-cell", "s",
                                    activate_cell_action);
+  gtk_widget_class_install_action (widget_class, "page.models-b", "s", models_b_action);
+  gtk_widget_class_install_action (widget_class, "page.models-colour", "s",
+                                   models_colour_action);
 
   g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
   g_type_ensure (SACCADE_TYPE_DISTANCE_VIEW);
@@ -643,6 +696,9 @@ saccade_compare_page_init (SaccadeComparePage *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->run_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->distance = -1;
+  self->models = saccade_compare_models_new (SACCADE_PAGE (self), models_changed);
+  gtk_stack_add_titled (self->view_stack, saccade_compare_models_widget (self->models), "models",
+                        _("Two models"));
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->matrix_view));
   saccade_heatmap_view_set_colormap (self->view_diff, SACCADE_COLORMAP_RDBU);
   for (int s = 0; s < 2; s++)
