@@ -359,7 +359,7 @@ run_text (const char *db_path, gint64 run, gsize *len)
 int
 saccade_cli_compare_models (char **models, const char *text_opt, const char *file,
                             gint64 run, int argc, char **argv, const char *db, int seq_len,
-                            int n_seeds, int threads, gboolean json)
+                            int n_seeds, int threads, const char *backend, gboolean json)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *text = NULL, *db_path = saccade_db_path (db);
@@ -403,7 +403,7 @@ saccade_cli_compare_models (char **models, const char *text_opt, const char *fil
   if (file == NULL && run <= 0)
     len = strlen (text);
   c = saccade_model_compare_compute (models[0], models[1], text, (gssize) len, db_path, &ind,
-                                     threads, isatty (STDERR_FILENO) ? progress_bar : NULL,
+                                     threads, backend, isatty (STDERR_FILENO) ? progress_bar : NULL,
                                      NULL, NULL, &error);
   if (isatty (STDERR_FILENO))
     fprintf (stderr, "\r%*s\r", 40, "");

@@ -719,7 +719,7 @@ saccade_cmd_compare (int argc, char **argv)
 {
   gboolean json = FALSE, distance = FALSE;
   char *db_opt = NULL, *out_path = NULL;
-  g_autofree char *text_opt = NULL, *file = NULL;
+  g_autofree char *text_opt = NULL, *file = NULL, *backend = NULL;
   g_auto (GStrv) models = NULL;
   int seq_len = 0, n_seeds = 0, threads = 0;
   gint64 text_run = 0;
@@ -738,6 +738,8 @@ saccade_cmd_compare (int argc, char **argv)
     { "seeds", 0, 0, G_OPTION_ARG_INT, &n_seeds,
       "With --model: random induction sequences S (10)", "S" },
     { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "CPU threads (default: all cores)", "N" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend,
+      "With --model: compute on NAME: cpu, cpu-ref, cuda or auto (default)", "NAME" },
     { "distance", 0, 0, G_OPTION_ARG_NONE, &distance,
       "With one RUN: every head's distance to every other, in clustering order", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
@@ -766,7 +768,7 @@ saccade_cmd_compare (int argc, char **argv)
           return 2;
         }
       return saccade_cli_compare_models (models, text_opt, file, text_run, argc, argv, db_opt,
-                                         seq_len, n_seeds, threads, json);
+                                         seq_len, n_seeds, threads, backend, json);
     }
   if (text_opt != NULL || file != NULL || text_run != 0)
     {

@@ -107,10 +107,11 @@ int saccade_cmd_heads (int argc, char **argv);
 int saccade_cmd_compare (int argc, char **argv);
 /* `compare --model A --model B`: two models' heads side by side on a text given as @text,
  * read from @file, the text of stored run @run (> 0) of the store @db, or as the arguments
- * @argv[1..] (saccade-cli-compare-models.c). */
+ * @argv[1..], on the backend named @backend (NULL: auto) (saccade-cli-compare-models.c). */
 int saccade_cli_compare_models (char **models, const char *text, const char *file,
                                 gint64 run, int argc, char **argv, const char *db,
-                                int seq_len, int n_seeds, int threads, gboolean json);
+                                int seq_len, int n_seeds, int threads, const char *backend,
+                                gboolean json);
 int saccade_cmd_rollout (int argc, char **argv);
 int saccade_cmd_bench_analysis (int argc, char **argv);
 /* Gradients against the forward pass (saccade-bench-gradients.c). */

@@ -96,6 +96,13 @@ saccade_loaded_model_get_backend_name (SaccadeLoadedModel *self)
 }
 
 const char *
+saccade_loaded_model_get_backend_id (SaccadeLoadedModel *self)
+{
+  g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
+  return sc_backend_name (self->backend);
+}
+
+const char *
 saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self)
 {
   g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);

@@ -39,6 +39,9 @@ const char *saccade_loaded_model_get_name (SaccadeLoadedModel *self);
  * ("CPU (OpenBLAS, 2 threads)"). */
 const char *saccade_loaded_model_get_backend_name (SaccadeLoadedModel *self);
 const char *saccade_loaded_model_get_backend_description (SaccadeLoadedModel *self);
+/* The backend's stable name ("cpu", "cpu-ref", "cuda"): what saccade_backend_new() takes
+ * to make the same kind of backend again. Borrowed. */
+const char *saccade_loaded_model_get_backend_id (SaccadeLoadedModel *self);
 /* Why "auto" settled on the CPU ("backend auto: no CUDA device ...; using the CPU"), or
  * NULL when the backend is the one asked for. Borrowed. */
 const char *saccade_loaded_model_get_backend_notice (SaccadeLoadedModel *self);

@@ -114,7 +114,7 @@ observe_head (void *user, int layer, int head, const float *probs, int n_q, int 
 /* Loads side @i's model and tokenizes the text. */
 static gboolean
 side_load (SaccadeModelSide *s, Work *w, char which, const char *path, const char *text,
-           gssize len, int threads, GError **error)
+           gssize len, int threads, const char *backend, GError **error)
 {
   const ScModelInfo *in;
   g_autoptr (GArray) ids = NULL;
@@ -151,7 +151,7 @@ side_load (SaccadeModelSide *s, Work *w, char which, const char *path, const cha
     }
   s->labels = saccade_token_labels_for_store (pieces, ids->len);
   sc_store_tokens_free (pieces);
-  if ((w->backend = saccade_backend_new (threads, FALSE, error)) == NULL)
+  if ((w->backend = saccade_backend_new (backend, threads, 0, NULL, error)) == NULL)
     goto fail;
   if (sc_session_new (w->model, w->backend, &w->session, &err) != SC_OK)
     {
@@ -348,6 +348,7 @@ SaccadeModelCompare *
 saccade_model_compare_compute (const char *path_a, const char *path_b, const char *text,
                                gssize len, const char *db_path,
                                const ScInductionParams *induction, int threads,
+                               const char *backend,
                                SaccadeModelCompareProgress progress, gpointer user_data,
                                GCancellable *cancellable, GError **error)
 {
@@ -374,7 +375,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
   sc_head_type_thresholds_default (&c->thresholds);
   for (int i = 0; i < 2; i++)
     {
-      if (!side_load (&c->side[i], &w[i], (char) ('A' + i), paths[i], text, len, threads,
+      if (!side_load (&c->side[i], &w[i], (char) ('A' + i), paths[i], text, len, threads, backend,
                       error))
         goto out;
       stage_report (&stage, 1.0);

@@ -73,7 +73,8 @@ typedef void (*SaccadeModelCompareProgress) (double fraction, gpointer user_data
  * identical sides) on the @len bytes of @text (@len < 0: NUL-terminated), with @induction
  * (NULL: the detector's defaults, T shortened for a model whose context is shorter than
  * BOS + 2T, to T = (n_ctx - 1) / 2; given parameters are used as given) and @threads CPU
- * threads (<= 0: all cores). @db_path is
+ * threads (<= 0: all cores) on the backend named @backend (saccade_backend_new(); NULL:
+ * auto). @db_path is
  * the capture store the induction studies are read from and stored in, and the ablation
  * studies read from (NULL: none; the detector then always computes). Runs on the calling
  * thread (a worker, for the window): seconds, most of it the two detectors when they are
@@ -85,7 +86,7 @@ SaccadeModelCompare *saccade_model_compare_compute (const char *path_a, const ch
                                                     const char *text, gssize len,
                                                     const char *db_path,
                                                     const ScInductionParams *induction,
-                                                    int threads,
+                                                    int threads, const char *backend,
                                                     SaccadeModelCompareProgress progress,
                                                     gpointer user_data,
                                                     GCancellable *cancellable, GError **error);

@@ -52,6 +52,7 @@ struct _SaccadeCompareModels {
 
 typedef struct {
   char *path_a, *path_b, *db_path;
+  char *backend;                /* the loaded model's backend, used for both models */
   gint64 run_id;
   GCancellable *cancellable;
   GMainContext *context;
@@ -68,6 +69,7 @@ job_unref (Job *j)
     return;
   g_free (j->path_a);
   g_free (j->path_b);
+  g_free (j->backend);
   g_free (j->db_path);
   g_clear_object (&j->cancellable);
   g_main_context_unref (j->context);
@@ -119,7 +121,7 @@ worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancella
     }
   sc_store_close (store);
   c = saccade_model_compare_compute (j->path_a, j->path_b, info.text, (gssize) info.text_len,
-                                     j->db_path, NULL, 0, on_progress, j, cancellable, &error);
+                                     j->db_path, NULL, 0, j->backend, on_progress, j, cancellable, &error);
   sc_store_run_info_clear (&info);
   if (c == NULL)
     g_task_return_error (task, error);
@@ -310,6 +312,7 @@ start (SaccadeCompareModels *v)
   j = g_new0 (Job, 1);
   j->path_a = g_strdup (saccade_loaded_model_get_path (model));
   j->path_b = g_strdup (v->path_b);
+  j->backend = g_strdup (saccade_loaded_model_get_backend_id (model));
   j->db_path = g_strdup (db);
   j->run_id = v->run_id;
   j->cancellable = g_object_ref (v->cancel);
