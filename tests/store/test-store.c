@@ -457,7 +457,8 @@ test_models_apart (void)
 static void
 test_schema (void)
 {
-  static const char *tables[] = { "ablations", "attention", "attention_parts", "head_overviews",
+  static const char *tables[] = { "ablations", "attention", "attention_bands", "attention_parts",
+                                  "head_overviews", "layer_windows",
                                   "head_scores", "models", "predictions", "runs", "studies",
                                   "study_heads",
                                   "study_series", "tokens" };
@@ -511,7 +512,7 @@ test_schema_newer (void)
   sc_store_close (s);
   store_test_raw_exec (t.path, "PRAGMA user_version = 7");
   store_test_assert_open_fails (t.path, TRUE, SC_ERR_UNSUPPORTED,
-                     "was created by a newer Saccade (schema 7); this version reads up to 3");
+                     "was created by a newer Saccade (schema 7); this version reads up to 4");
   store_test_assert_open_fails (t.path, FALSE, SC_ERR_UNSUPPORTED, "newer Saccade (schema 7)");
   store_tmp_clear (&t);
 }
@@ -568,7 +569,7 @@ test_schema_concurrent_create (void)
     g_thread_join (th[i]);
   g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, SC_STORE_SCHEMA_VERSION);
   g_assert_cmpint (store_test_raw_int (t.path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"),
-                   ==, 13); /* ours + sqlite_sequence */
+                   ==, 15); /* ours + sqlite_sequence */
   store_tmp_clear (&t);
 }
 
