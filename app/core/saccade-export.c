@@ -162,6 +162,7 @@ typedef struct {
   guint n_query, n_key;
   guint q0, k0;             /* the run positions of row and column 0 */
   gboolean causal;          /* the head is stored causal */
+  guint window;             /* stored as a band of this window: keys left of it are masked */
   ScStoreHead stored;
   float *cut;
 } HeadView;
@@ -179,6 +180,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
       v->probs = saccade_run_head (src->run, layer, head);
       v->n_query = v->n_key = (guint) src->n;
       v->causal = src->run->causal;
+      v->window = saccade_run_head_window (src->run, layer, head);
       return TRUE;
     }
   if (sc_store_read_head (src->store, src->run_id, layer, head, &v->stored, &err) != SC_OK)
@@ -198,6 +200,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
   v->n_query = v->stored.n_query;
   v->n_key = v->stored.n_key;
   v->causal = v->stored.causal;
+  v->window = v->stored.window;
   return TRUE;
 }
 
@@ -874,6 +877,10 @@ head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int hea
       saccade_json_int (b, "key_start", v->k0);
     }
   saccade_json_bool (b, "causal", v->causal);
+  /* A band head (a local layer's): in row i the keys before i - window + 1 are masked (0
+   * in weights, like the cells above the diagonal). */
+  if (v->window > 0)
+    saccade_json_int (b, "window", v->window);
   /* The weights are the store's fp16 values (rows sum to 1 only within fp16 rounding). */
   saccade_json_string (b, "dtype_stored", "f16");
   saccade_json_tokens (b, src->tokens, (size_t) src->n);
