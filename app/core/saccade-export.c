@@ -496,6 +496,9 @@ export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig,
   /* The whole head's pyramid, drawn over the range with the run's own positions on the
    * axes and the whole head's colour range (the window's export draws the same figure). */
   lod = saccade_lod_new_float (v.probs, (int) v.n_query, (int) v.n_key, v.causal, error);
+  /* a band head: the keys left of its window are masked, drawn hatched */
+  if (lod != NULL && v.window > 0)
+    saccade_lod_set_window (lod, (int) v.window);
   head_view_clear (&v);
   if (lod == NULL)
     return FALSE;
