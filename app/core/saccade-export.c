@@ -367,7 +367,7 @@ source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *si
         if (!source_head (src, l, h, &v, error))
           return NULL;
         head_view_cut (src, &v, r);
-        saccade_head_overview (v.probs, nq, r->q0, r->k0, v.causal,
+        saccade_head_overview (v.probs, nq, r->q0, r->k0, v.causal, v.window,
                                all + ((gsize) l * src->n_heads + h) * s2);
         head_view_clear (&v);
       }
@@ -393,6 +393,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
 {
   g_autofree float *owned = NULL;
   g_autofree ScHeadStats *owned_stats = NULL;
+  g_autofree guint *windows = g_new0 (guint, MAX (src->n_layers, 1));
   g_autofree double *metric = NULL;
   const ScHeadStats *stats = NULL;
   const float *overviews;
@@ -415,6 +416,9 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     }
   if ((overviews = source_overviews (src, r, &size, &owned, error)) == NULL)
     return FALSE;
+  for (int l = 0; l < src->n_layers; l++)
+    windows[l] = src->run != NULL ? saccade_run_layer_window (src->run, l)
+                                  : sc_store_run_layer_window (&src->info, l);
   if (fig->metric != NULL)
     {
       /* The metrics of whole heads, also for a range (docs/metrics.md, "Token ranges"). */
@@ -428,7 +432,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .n_layers = src->n_layers, .n_heads = src->n_heads, .n_kv_heads = src->n_kv_heads,
     .n = r->q1 - r->q0, .overviews = overviews, .overview_size = size, .metric = metric,
     .metric_name = fig->metric_name, .title = fig->title, .colormap = fig->colormap,
-    .scale = fig->scale,
+    .scale = fig->scale, .layer_windows = windows,
   }, path, error);
 }
 

@@ -593,7 +593,8 @@ saccade_head_overview_size (int n)
 }
 
 void
-saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal, float *out)
+saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal, guint window,
+                       float *out)
 {
   const int b = saccade_head_overview_block (n), s = saccade_head_overview_size (n);
 
@@ -604,7 +605,8 @@ saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causa
         {
           int c0 = bc * b, c1 = MIN (n, c0 + b);
           float max = 0;
-          if (causal && col0 + c0 > row0 + r1 - 1)
+          if ((causal && col0 + c0 > row0 + r1 - 1)
+              || (window > 0 && (gint64) col0 + c1 - 1 + window <= (gint64) row0 + r0))
             {
               out[br * s + bc] = NAN;
               continue;

@@ -143,12 +143,14 @@ const float *saccade_run_overview (const SaccadeRun *run, int layer, int head);
  * 128), into (S, S) cells, S = saccade_head_overview_size (n) = ceil (n / b) <= 128: cell
  * (I, J) is the max over tokens [I b, (I + 1) b) x [J b, (J + 1) b) (the last block may be
  * shorter). With @causal, a block whose every cell lies above the run's diagonal (@a's row
- * 0 is run position @row0, column 0 position @col0) is NaN: masked, not zero attention.
+ * 0 is run position @row0, column 0 position @col0) is NaN: masked, not zero attention;
+ * so is a block wholly left of the band of a head stored with @window (> 0: a local
+ * layer's, its row i seeing keys i - window + 1 .. i).
  * The pyramid of ui/figures/saccade-lod.h takes these as its coarse level. */
 int saccade_head_overview_block (int n);
 int saccade_head_overview_size (int n);
 void saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal,
-                            float *out);
+                            guint window, float *out);
 
 /* Rows @q0 .. @q1 - 1 of head (@layer, @head): (q1 - q0, n) floats, newly allocated (free
  * with g_free), copied from memory for a resident run, else read from the run's store
