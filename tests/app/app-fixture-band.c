@@ -11,7 +11,12 @@
  * window's edge shows as the sink's diagonal stripe in a local layer and a column at key
  * 0 in a global one.
  *
- * Usage: app-fixture-band DB [N [W]]   (N 96, W 16 by default; prints the run ids)
+ * Run 3, with LONG: LONG tokens, window LONG_W — long enough (2,400 tokens: 24 heads of
+ * 2,400^2 floats pass the window's 512 MiB) for the window to read its heads from the store
+ * one at a time, through the fp16 reader and the overviews.
+ *
+ * Usage: app-fixture-band DB [N [W [LONG LONG_W]]]   (N 96, W 16 by default; prints the run
+ * ids)
  */
 #include <glib.h>
 #include <math.h>
@@ -114,11 +119,14 @@ main (int argc, char **argv)
   ScError err = { 0 };
   int n = argc > 2 ? atoi (argv[2]) : 96;
   guint w = argc > 3 ? (guint) atoi (argv[3]) : 16;
-  gint64 a, b;
+  int n_long = argc > 5 ? atoi (argv[4]) : 0;
+  guint w_long = argc > 5 ? (guint) atoi (argv[5]) : 0;
+  gint64 a, b, c = 0;
 
-  if (argc < 2 || n < 8 || n > 4096 || w < 1)
+  if (argc < 2 || n < 8 || n > 4096 || w < 1 || argc == 5 || argc > 6
+      || (argc == 6 && (n_long < 8 || n_long > 8192 || w_long < 1)))
     {
-      g_printerr ("usage: app-fixture-band DB [N [W]]\n");
+      g_printerr ("usage: app-fixture-band DB [N [W [LONG LONG_W]]]\n");
       return 2;
     }
   if (sc_store_open (argv[1], &opt, &store, &err) != SC_OK)
@@ -126,13 +134,16 @@ main (int argc, char **argv)
       g_printerr ("%s\n", err.message);
       return 1;
     }
-  if ((a = store_run (store, n, w, &error)) < 0 || (b = store_run (store, 6, w, &error)) < 0)
+  if ((a = store_run (store, n, w, &error)) < 0 || (b = store_run (store, 6, w, &error)) < 0
+      || (n_long > 0 && (c = store_run (store, n_long, w_long, &error)) < 0))
     {
       g_printerr ("%s\n", error->message);
       sc_store_close (store);
       return 1;
     }
   g_print ("%" G_GINT64_FORMAT "\n%" G_GINT64_FORMAT "\n", a, b);
+  if (c > 0)
+    g_print ("%" G_GINT64_FORMAT "\n", c);
   sc_store_close (store);
   return 0;
 }

@@ -2,7 +2,9 @@
 # test-app-band.sh — heads of sliding-window layers (docs/store.md, "Band heads") through the
 # command line, the Python reader and the window. app-fixture-band writes a run of 96
 # tokens of a made-up model whose layers 0 and 2 have a window of 16 (stored as bands) and
-# a 6-token run (shorter than the window: causal heads, the layers still local).
+# a 6-token run (shorter than the window: causal heads, the layers still local), and a
+# 2,400-token run with a window of 512, which the window reads head by head from the store
+# (not resident): its pyramid from the fp16 reader, its overviews.
 #
 # Checked: `show --json` and the exports name the layer windows; a band head's JSON export
 # carries its window and its cells left of the window are 0 in JSON, CSV and .npz, as
@@ -38,7 +40,7 @@ export XDG_CACHE_HOME="$out/home/cache"
 export LANGUAGE=en LC_ALL=C.UTF-8
 
 db="$out/band.sqlite"
-"$fixture" "$db" 96 16 > "$out/ids" || { echo "FAIL: app-fixture-band"; exit 1; }
+"$fixture" "$db" 96 16 2400 512 > "$out/ids" || { echo "FAIL: app-fixture-band"; exit 1; }
 
 # --- The command line -------------------------------------------------------------------
 "$saccade" show 1 --db "$db" --json > "$out/show.json" 2> "$out/cli.log" || fail "show: $(cat "$out/cli.log")"
@@ -141,7 +143,7 @@ else
   export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
   unset WAYLAND_DISPLAY
   cat > "$out/band.script" <<EOS
-expect-runs 2
+expect-runs 3
 select 1
 expect-no-error
 expect-run 1
@@ -157,6 +159,17 @@ screenshot $out/heatmap-global.png
 page model
 sleep 300
 screenshot $out/model.png
+select 3
+expect-no-error
+expect-run 3
+page heatmap
+head 2 1
+sleep 1500
+expect-title local layer (window 512)
+screenshot $out/heatmap-long.png
+page model
+sleep 300
+screenshot $out/model-long.png
 expect-no-error
 quit
 EOS
@@ -166,7 +179,7 @@ EOS
   grep -E "^test-driver|CRITICAL|WARNING" "$out/window.log"
   [ $status -eq 0 ] || fail "the window exited with $status"
   ! grep -q "CRITICAL" "$out/window.log" || fail "the window logged a critical warning"
-  for shot in heatmap-local heatmap-global model; do
+  for shot in heatmap-local heatmap-global model heatmap-long model-long; do
     check "$out/$shot.png" 800 500 20
   done
   check "$out/heatmap-local-export.png" 300 300 10
