@@ -22,7 +22,10 @@
  * Schema v3 (docs/store.md, "Schema v3"): a run may keep only chosen heads
  * (ScStoreRunDesc.keep), store its heads sparse (sparse_eps: per row, the fewest keys
  * holding all but eps of the mass), and a head too large for one SQLite BLOB is stored as
- * row blocks; each kept head also gets a small overview image. Deleting a run removes its
+ * row blocks; each kept head also gets a small overview image. Schema v4 ("Schema v4"):
+ * a run records which layers are local (a sliding window, ScStoreModel.sliding_window) and
+ * stores their heads as bands, row i keeping keys i - w + 1..i; readers return the same
+ * dense view with ScStoreHead.window marking the masked keys. Deleting a run removes its
  * tokens and heads and gives the space back to the file system.
  *
  * Errors (ScError messages always name the database file):
