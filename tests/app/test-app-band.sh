@@ -44,6 +44,14 @@ db="$out/band.sqlite"
 
 # --- The command line -------------------------------------------------------------------
 "$saccade" show 1 --db "$db" --json > "$out/show.json" 2> "$out/cli.log" || fail "show: $(cat "$out/cli.log")"
+"$saccade" show 1 --db "$db" > "$out/show.txt" 2> "$out/cli.log" || fail "show: $(cat "$out/cli.log")"
+grep -q "^Local layers: 0, 2 (window 16)" "$out/show.txt" || fail "show does not name the local layers"
+"$saccade" show 1 --db "$db" --layer 0 --head 0 > "$out/show-head.txt" 2> "$out/cli.log" \
+  || fail "show --layer: $(cat "$out/cli.log")"
+grep -q "^Layer 0 is local: each query sees its last 16 keys" "$out/show-head.txt" \
+  || fail "show --layer 0 does not say the layer is local"
+"$saccade" show 1 --db "$db" --layer 1 --head 0 > "$out/show-head.txt" 2> "$out/cli.log"
+! grep -q "is local" "$out/show-head.txt" || fail "show --layer 1 calls a global layer local"
 "$saccade" export 1 --db "$db" --layer 0 --head 0 -o "$out/local.json" 2> "$out/cli.log" \
   || fail "export json: $(cat "$out/cli.log")"
 "$saccade" export 1 --db "$db" --layer 0 --head 0 -o "$out/local.csv" 2> "$out/cli.log" \
