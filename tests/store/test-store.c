@@ -339,6 +339,9 @@ test_roundtrip_forward (void)
   g_assert_cmpint (sc_store_model_identify (model2, mpath2, &ident2, &err), ==, SC_OK);
   g_assert_cmpmem (ident.sha256, 32, ident_link.sha256, 32);
   g_assert_true (memcmp (ident.sha256, ident2.sha256, 32) != 0);
+  /* the sliding window comes from the model's description (llama: none, every layer global) */
+  g_assert_cmpuint (ident.sliding_window, ==, sc_model_info (model)->sliding_window);
+  g_assert_cmpuint (ident.swa_pattern, ==, sc_model_info (model)->swa_pattern);
   {
     guint8 want[32];
     g_assert_cmpint (sc_sha256_file (mpath, want, NULL, &err), ==, SC_OK);
