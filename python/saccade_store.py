@@ -27,6 +27,11 @@ values are probabilities rounded to fp16, so a row sums to 1 only within fp16 ro
 Schema v3 adds: runs that keep only chosen heads (runs.kept, a bitmap), heads too large
 for one BLOB stored as row blocks, the sparse form (per row, the keys holding 1 - eps of
 the mass; the rest read as 0, their mass in `dropped`), and an overview image per head.
+Schema v4 adds sliding-window layers (Gemma 3's local layers): each run's layer windows
+(Run.windows) and heads stored as their band (table attention_bands: row i holds keys
+i - w + 1 .. i). A band head reads as the same dense matrix, its keys left of the window
+0 — masked cells, like the upper triangle, not attention (Store.head_window says which
+heads; band_mask() gives the mask).
 
 A database from someone else is untrusted input. Like the C reader (engine/store/
 sc-store-read.c), this one opens the file read-only, refuses a schema version it does not
@@ -48,12 +53,12 @@ from typing import Iterator, List, Optional, Tuple
 import numpy as np
 
 __all__ = ["StoreError", "HeadNotStored", "Store", "Run", "Token", "RunArrays", "load_npz",
-           "SCHEMA_VERSIONS"]
+           "SCHEMA_VERSIONS", "band_mask"]
 
 # The schema versions this reader knows (PRAGMA user_version): v1 runs and heads, v2 adds
-# the study tables, v3 kept heads, row blocks, sparse heads and overviews (docs/store.md).
-# A newer store may store heads differently: refused.
-SCHEMA_VERSIONS = (1, 2, 3)
+# the study tables, v3 kept heads, row blocks, sparse heads and overviews, v4 layer windows
+# and band heads (docs/store.md). A newer store may store heads differently: refused.
+SCHEMA_VERSIONS = (1, 2, 3, 4)
 
 # Overview images are S x S over uniform blocks of B = ceil (n_tokens / OVERVIEW_MAX) tokens
 # a side (the last may be shorter), S = ceil (n_tokens / B) (engine/store/sc-store-heads.h).
@@ -116,6 +121,14 @@ class Run:
     text_bytes: bytes
     kept: Optional[frozenset] = None   # (layer, head) pairs the run kept; None: every head
     sparse_eps: float = 0.0            # 0: dense; else the EPS of its sparse heads
+    windows: Optional[tuple] = None    # each layer's attention window, 0: global; None: every
+                                       # layer global (no sliding window, or before v4)
+
+    def layer_window(self, layer: int) -> int:
+        """Layer @layer's window w (query i sees keys i - w + 1 .. i), 0 for a global layer."""
+        if self.windows is None or not 0 <= layer < self.n_layers:
+            return 0
+        return self.windows[layer]
 
     @property
     def text(self) -> str:
@@ -138,6 +151,13 @@ def _int(value, what: str, lo: int, hi: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         raise StoreError(f"{what} = {value!r} is not an integer in {lo}..{hi}")
     return value
+
+
+def band_mask(n: int, window: int) -> np.ndarray:
+    """The masked cells of an (n, n) causal head as bool: above the diagonal, and for a band
+    head of @window (> 0) the keys j <= i - window of each row i."""
+    i, j = np.indices((n, n))
+    return (j > i) | ((window > 0) & (j + window <= i))
 
 
 def decode_head(blob: bytes, layout: str, n_query: int, n_key: int) -> np.ndarray:
@@ -231,6 +251,10 @@ class Store:
                                        "keys", "data"}
             need["head_overviews"] = {"run_id", "layer", "head", "size", "dtype", "data"}
             need["runs"] = need["runs"] | {"kept", "sparse_eps"}
+        if version >= 4:
+            need["layer_windows"] = {"run_id", "layer", "size"}
+            need["attention_bands"] = {"run_id", "layer", "head", "row0", "row1", "n_query",
+                                       "window_size", "dtype", "data"}
         for table, cols in need.items():
             have = {_text(r[1]) for r in self._db.execute(f"PRAGMA table_info({table})")}
             if not cols <= have:
@@ -287,9 +311,28 @@ class Store:
                        n_tokens=_int(n, f"{where}: n_tokens", 1, MAX_TOKENS),
                        created_ms=_int(created, f"{where}: created", 0, 253402300799999),
                        backend=_text(backend), text_bytes=text,
-                       kept=self._kept(where, kept, nl, nh), sparse_eps=eps or 0.0)
+                       kept=self._kept(where, kept, nl, nh), sparse_eps=eps or 0.0,
+                       windows=self._windows(where, rid, nl))
         except StoreError as e:
             raise self._fail(str(e)) from None
+
+    def _windows(self, where: str, run_id, nl: int) -> Optional[tuple]:
+        # layer_windows (v4): one row per local layer, an integer layer inside the model
+        # and an integer window in 1..2^31 - 1; none: every layer global.
+        if self.version < 4:
+            return None
+        rows = self._db.execute("SELECT layer, size FROM layer_windows WHERE run_id = ? "
+                                "ORDER BY layer", (run_id,)).fetchall()
+        if not rows:
+            return None
+        win = [0] * nl
+        for layer, size in rows:
+            layer = _int(layer, f"{where}: layer_windows layer", 0, nl - 1)
+            if win[layer]:
+                raise StoreError(f"{where}: layer_windows has two rows for layer {layer}")
+            win[layer] = _int(size, f"{where}: layer_windows size of layer {layer}", 1,
+                              2**31 - 1)
+        return tuple(win)
 
     def runs(self) -> List[Run]:
         """Every complete run, by id."""
@@ -336,6 +379,8 @@ class Store:
         sql = "SELECT layer, head FROM attention WHERE run_id = ?1"
         if self.version >= 3:
             sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_parts WHERE run_id = ?1"
+        if self.version >= 4:
+            sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_bands WHERE run_id = ?1"
         pairs = sorted((int(l), int(h)) for l, h in self._db.execute(sql, (run.id,)))
         for l, h in pairs:
             if not (0 <= l < run.n_layers and 0 <= h < run.n_heads):
@@ -378,6 +423,8 @@ class Store:
             if self.version < 3:
                 raise HeadNotStored(f"run {run.id} stores no layer {layer} head {head}")
             try:
+                if self._band_window(run, layer, head):
+                    return self._bands(run, layer, head), None
                 return self._parts(run, layer, head)
             except StoreError as e:
                 raise self._fail(f"{where}: {e}") from None
@@ -458,6 +505,73 @@ class Store:
             raise StoreError(f"its parts end at row {at} of {n}")
         return out, dropped
 
+    def _band_window(self, run: Run, layer: int, head: int) -> int:
+        # the window of the head's attention_bands rows (0: none), checked against its
+        # layer's: the same in every row, 0 < w < n, layer_windows' value for the layer
+        if self.version < 4:
+            return 0
+        ws = {r[0] for r in self._db.execute("SELECT window_size FROM attention_bands WHERE "
+                                             "run_id = ? AND layer = ? AND head = ?",
+                                             (run.id, layer, head))}
+        if not ws:
+            return 0
+        if len(ws) != 1:
+            raise StoreError(f"its attention_bands rows have windows {sorted(map(repr, ws))}")
+        (w,) = ws
+        w = _int(w, "attention_bands window_size", 1, run.n_tokens - 1)
+        if w != run.layer_window(layer):
+            raise StoreError(f"attention_bands window_size is {w}, but the layer's window is "
+                             f"{run.layer_window(layer)} (layer_windows)")
+        return w
+
+    def head_window(self, run_id: int, layer: int, head: int) -> int:
+        """The window of head (layer, head) when it is stored as its band (its keys left of
+        the window are masked cells, 0 in head()), else 0."""
+        run = self.run(run_id)
+        self._check_head(run, layer, head)
+        try:
+            return self._band_window(run, layer, head)
+        except StoreError as e:
+            raise self._fail(f"run {run.id} layer {layer} head {head}: {e}") from None
+
+    def _bands(self, run: Run, layer: int, head: int) -> np.ndarray:
+        # attention_bands: rows [row0, row1) in order from 0 to n; row i holds keys
+        # max(0, i - w + 1) .. i, min(i + 1, w) fp16 values.
+        n = run.n_tokens
+        w = self._band_window(run, layer, head)
+
+        def before(r):
+            return r * (r + 1) // 2 if r <= w else w * (w + 1) // 2 + (r - w) * w
+
+        out = np.zeros((n, n), np.float32)
+        at = 0
+        for row0, row1, nq, dtype, data in self._db.execute(
+                "SELECT row0, row1, n_query, dtype, data FROM attention_bands WHERE run_id = ? "
+                "AND layer = ? AND head = ? ORDER BY row0", (run.id, layer, head)):
+            if row0 != at or not isinstance(row1, int) or not row0 < row1 <= n:
+                raise StoreError(f"a band part covers rows {row0!r}..{row1!r} where row {at} "
+                                 f"was next")
+            if nq != n or dtype != b"f16":
+                raise StoreError(f"a band part is for {nq!r} tokens ({_text(dtype)!r}), the "
+                                 f"run has {n}")
+            count = before(row1) - before(row0)
+            if not isinstance(data, bytes) or len(data) != 2 * count:
+                got = len(data) if isinstance(data, bytes) else type(data).__name__
+                raise StoreError(f"rows {row0}..{row1} of a band of window {w}: data is {got} "
+                                 f"bytes, not {2 * count}")
+            v = _probabilities(data)
+            i = np.arange(row0, row1)
+            lens = np.minimum(i + 1, w)
+            r = np.repeat(i, lens)
+            # value k of row i is key i - len + 1 + (k - the row's first value)
+            k = np.arange(len(r)) - np.repeat(np.cumsum(lens) - lens, lens)
+            c = r - np.repeat(lens, lens) + 1 + k
+            out[r, c] = v
+            at = row1
+        if at != n:
+            raise StoreError(f"its band parts end at row {at} of {n}")
+        return out
+
     def heads(self, run_id: int) -> Iterator[Tuple[int, int, np.ndarray]]:
         """(layer, head, matrix) for every stored head, one at a time (a long run's heads
         do not fit in memory together: 270 heads of 8,192 tokens are 72 GB as float32)."""
@@ -499,8 +613,16 @@ class Store:
                                   "layer = ? AND head = ? UNION ALL SELECT layout FROM "
                                   "attention_parts WHERE run_id = ? AND layer = ? AND head = ? "
                                   "LIMIT 1", (run.id, layer, head) * 2).fetchone()
-        if causal is not None and causal[0] != b"full" and np.triu(ov, 1).any():
+        band = self.head_window(run.id, layer, head)
+        if (causal is None or causal[0] != b"full") and np.triu(ov, 1).any():
             raise self._fail(f"{where}: a cell above the diagonal of a causal head is not 0")
+        if band:
+            # cells wholly left of the band: block b's last key + w <= block a's first row
+            b = overview_block(n)
+            starts = np.minimum(np.arange(size + 1) * b, n)
+            left = (starts[1:][None, :] - 1 + band) <= starts[:-1][:, None]
+            if ov[left].any():
+                raise self._fail(f"{where}: a cell left of the band of window {band} is not 0")
         return ov
 
     def predictions(self, run_id: int):
@@ -577,6 +699,8 @@ class RunArrays:
     text: str
     text_bytes: bytes
     metadata: dict
+    layer_windows: Optional[np.ndarray] = None  # int32 (n_layers): 0 global; None in
+                                                # exports made before layer windows existed
 
     def head(self, layer: int, head: int) -> np.ndarray:
         if not self.stored[layer, head]:
@@ -600,4 +724,5 @@ def load_npz(path: str) -> RunArrays:
             query_positions=z["query_positions"], key_positions=z["key_positions"],
             token_ids=z["token_ids"], tokens=z["tokens"], token_labels=z["token_labels"],
             token_pieces=[raw[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)],
-            text=str(z["text"]), text_bytes=z["text_bytes"].tobytes(), metadata=meta)
+            text=str(z["text"]), text_bytes=z["text_bytes"].tobytes(), metadata=meta,
+            layer_windows=z["layer_windows"] if "layer_windows" in z.files else None)

@@ -203,7 +203,33 @@ show_print_text (const ShowResult *r)
             info->forward_s, size);
   else
     printf ("%u tokens, %s of attention\n", info->n_tokens, size);
-  printf ("Text: %s\n\n", text);
+  printf ("Text: %s\n", text);
+  if (info->windows != NULL)
+    {
+      /* The local layers (a sliding window: docs/store.md, "Band heads"): their window
+       * once when they share one (Gemma 3), else after each layer. */
+      guint32 common = 0;
+      gboolean same = TRUE;
+      for (guint32 l = 0; l < info->n_layers; l++)
+        if (info->windows[l] > 0)
+          {
+            same = same && (common == 0 || common == info->windows[l]);
+            common = info->windows[l];
+          }
+      printf ("Local layers:");
+      for (guint32 l = 0, first = 1; l < info->n_layers; l++)
+        if (info->windows[l] > 0)
+          {
+            printf ("%s %u", first ? "" : ",", l);
+            if (!same)
+              printf (" (window %u)", info->windows[l]);
+            first = 0;
+          }
+      if (same)
+        printf (" (window %u)", common);
+      printf (": a query there sees only its last window of keys\n");
+    }
+  printf ("\n");
   if (r->pred.n_positions > 0)
     {
       const guint last = r->pred.n_positions - 1;
@@ -245,6 +271,9 @@ show_print_text (const ShowResult *r)
     }
   printf ("Layer %d head %d (KV head %u): for each query token, the %d most attended "
           "keys\n", r->layer, r->head, r->head / (info->n_heads / info->n_kv_heads), r->k);
+  if (sc_store_run_layer_window (info, r->layer) > 0)
+    printf ("Layer %d is local: each query sees its last %u keys, the earlier ones are "
+            "masked\n", r->layer, sc_store_run_layer_window (info, r->layer));
   if (r->dropped != NULL)
     printf ("Stored sparse (EPS %g): each row kept the fewest keys holding at least 1 - EPS of "
             "its weight; the weight it dropped is shown after it\n", info->sparse_eps);

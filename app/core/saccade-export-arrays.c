@@ -68,7 +68,10 @@ arrays_metadata (const SaccadeExportSource *src, const SaccadeExportRange *r, in
                        "relative, 2^-25 absolute below 2^-14), widened exactly to float32; "
                        "a row of n keys sums to 1 only within fp16 rounding (at most "
                        "n * 2^-12 off; docs/store.md has measured ranges). Causal heads are "
-                       "0 above the diagonal. A head not stored is NaN (see 'stored').");
+                       "0 above the diagonal; heads of a local layer (layer_windows > 0) are "
+                       "also 0 left of their window: query i sees keys i - w + 1 .. i, the "
+                       "other cells are masked, not attention. A head not stored is NaN (see "
+                       "'stored').");
   saccade_json_string (b, "layout", "attention[layer, head, query - q0, key - k0]");
   saccade_json_bool (b, "text_is_utf8",
                      g_utf8_validate_len (src->info.text, src->info.text_len, NULL));
@@ -98,6 +101,18 @@ write_run_members (SaccadeNpzWriter *w, const SaccadeExportSource *src,
 
   if (!saccade_npz_writer_add (w, "stored", "|b1", 1, shape_lh, 2, stored_mask, error))
     return FALSE;
+  /* Each layer's attention window (0: global): a local layer's keys left of its window
+   * are 0 in `attention`, masked like the upper triangle. */
+  {
+    g_autofree gint32 *win = g_new (gint32, MAX (src->n_layers, 1));
+    for (int l = 0; l < src->n_layers; l++)
+      win[l] = GINT32_TO_LE ((gint32) (src->run != NULL ? saccade_run_layer_window (src->run, l)
+                                                        : sc_store_run_layer_window (&src->info,
+                                                                                     l)));
+    shape[0] = (guint64) src->n_layers;
+    if (!saccade_npz_writer_add (w, "layer_windows", "<i4", 4, shape, 1, win, error))
+      return FALSE;
+  }
   /* Positions: the range's rows, its columns, every token. */
   {
     const int from[3] = { r->q0, r->k0, 0 }, to[3] = { r->q1, r->k1, (int) n };

@@ -162,6 +162,7 @@ typedef struct {
   guint n_query, n_key;
   guint q0, k0;             /* the run positions of row and column 0 */
   gboolean causal;          /* the head is stored causal */
+  guint window;             /* stored as a band of this window: keys left of it are masked */
   ScStoreHead stored;
   float *cut;
 } HeadView;
@@ -179,6 +180,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
       v->probs = saccade_run_head (src->run, layer, head);
       v->n_query = v->n_key = (guint) src->n;
       v->causal = src->run->causal;
+      v->window = saccade_run_head_window (src->run, layer, head);
       return TRUE;
     }
   if (sc_store_read_head (src->store, src->run_id, layer, head, &v->stored, &err) != SC_OK)
@@ -198,6 +200,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
   v->n_query = v->stored.n_query;
   v->n_key = v->stored.n_key;
   v->causal = v->stored.causal;
+  v->window = v->stored.window;
   return TRUE;
 }
 
@@ -364,7 +367,7 @@ source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *si
         if (!source_head (src, l, h, &v, error))
           return NULL;
         head_view_cut (src, &v, r);
-        saccade_head_overview (v.probs, nq, r->q0, r->k0, v.causal,
+        saccade_head_overview (v.probs, nq, r->q0, r->k0, v.causal, v.window,
                                all + ((gsize) l * src->n_heads + h) * s2);
         head_view_clear (&v);
       }
@@ -390,6 +393,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
 {
   g_autofree float *owned = NULL;
   g_autofree ScHeadStats *owned_stats = NULL;
+  g_autofree guint *windows = g_new0 (guint, MAX (src->n_layers, 1));
   g_autofree double *metric = NULL;
   const ScHeadStats *stats = NULL;
   const float *overviews;
@@ -412,6 +416,9 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     }
   if ((overviews = source_overviews (src, r, &size, &owned, error)) == NULL)
     return FALSE;
+  for (int l = 0; l < src->n_layers; l++)
+    windows[l] = src->run != NULL ? saccade_run_layer_window (src->run, l)
+                                  : sc_store_run_layer_window (&src->info, l);
   if (fig->metric != NULL)
     {
       /* The metrics of whole heads, also for a range (docs/metrics.md, "Token ranges"). */
@@ -425,7 +432,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .n_layers = src->n_layers, .n_heads = src->n_heads, .n_kv_heads = src->n_kv_heads,
     .n = r->q1 - r->q0, .overviews = overviews, .overview_size = size, .metric = metric,
     .metric_name = fig->metric_name, .title = fig->title, .colormap = fig->colormap,
-    .scale = fig->scale,
+    .scale = fig->scale, .layer_windows = windows,
   }, path, error);
 }
 
@@ -493,6 +500,9 @@ export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig,
   /* The whole head's pyramid, drawn over the range with the run's own positions on the
    * axes and the whole head's colour range (the window's export draws the same figure). */
   lod = saccade_lod_new_float (v.probs, (int) v.n_query, (int) v.n_key, v.causal, error);
+  /* a band head: the keys left of its window are masked, drawn hatched */
+  if (lod != NULL && v.window > 0)
+    saccade_lod_set_window (lod, (int) v.window);
   head_view_clear (&v);
   if (lod == NULL)
     return FALSE;
@@ -874,6 +884,10 @@ head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int hea
       saccade_json_int (b, "key_start", v->k0);
     }
   saccade_json_bool (b, "causal", v->causal);
+  /* A band head (a local layer's): in row i the keys before i - window + 1 are masked (0
+   * in weights, like the cells above the diagonal). */
+  if (v->window > 0)
+    saccade_json_int (b, "window", v->window);
   /* The weights are the store's fp16 values (rows sum to 1 only within fp16 rounding). */
   saccade_json_string (b, "dtype_stored", "f16");
   saccade_json_tokens (b, src->tokens, (size_t) src->n);

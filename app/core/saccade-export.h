@@ -15,7 +15,9 @@
  *   head     one head as a labelled matrix: a header row "query\key,0:The,1:␣cat,..." and a
  *            first column of query labels "pos:token" (pandas.read_csv (f, index_col=0));
  *            .npy: float32 (n_query, n_key) row-major; JSON: {run, layer, head, n_query,
- *            n_key, causal, dtype_stored: "f16", tokens, weights: [[...]]}, compact;
+ *            n_key, causal, window (a band head's: keys left of it are masked, 0 in
+ *            weights and in the CSV and .npy, as above the diagonal), dtype_stored: "f16",
+ *            tokens, weights: [[...]]}, compact;
  *   metrics  one row per head: layer,head,kv_head,entropy,sink_mass,previous_token, then
  *            the other engine statistics: entropy_norm,distance,confidence,sink_k,self,
  *            last_entropy,last_top,last_top_token,last_top_weight;
@@ -182,6 +184,9 @@ GBytes *saccade_export_induction_csv (const SaccadeInduction *ind);
  *   .npz  members (numpy.load (path) gives a dict-like of them; no pickles):
  *         attention   <f4 (n_layers, n_heads, n_query, n_key)
  *         stored      |b1 (n_layers, n_heads): the head is in the store
+ *         layer_windows <i4 (n_layers): each layer's attention window, 0 for a global
+ *                     layer; a local layer's heads are 0 left of it (masked cells, like
+ *                     the upper triangle: query i sees keys i - w + 1 .. i)
  *         query_positions, key_positions  <i4 (n_query), (n_key): run positions of the
  *                     array's rows and columns (the range's)
  *         token_ids   <i4 (n_tokens), positions <i4 (n_tokens) 0 .. n_tokens - 1: every

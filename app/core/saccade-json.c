@@ -123,6 +123,15 @@ saccade_json_run (JsonBuilder *b, const ScStoreRunInfo *r)
   json_builder_end_object (b);
   saccade_json_string (b, "backend", r->backend);
   saccade_json_int (b, "n_tokens", r->n_tokens);
+  /* A sliding-window model's local layers (docs/store.md, "Band heads"): each layer's
+   * window, 0 for a global layer; absent when every layer is global. */
+  if (r->windows != NULL)
+    {
+      saccade_json_begin_array (b, "layer_windows");
+      for (guint32 l = 0; l < r->n_layers; l++)
+        json_builder_add_int_value (b, r->windows[l]);
+      json_builder_end_array (b);
+    }
   if (r->forward_s >= 0)
     saccade_json_double (b, "forward_seconds", r->forward_s);
   if (r->capture_s >= 0)

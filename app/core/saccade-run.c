@@ -157,6 +157,8 @@ run_clear (SaccadeRun *run)
   g_free (run->db_path);
   g_free (run->heads);
   g_free (run->kept);
+  g_free (run->windows);
+  g_free (run->head_windows);
   g_free (run->overviews);
   g_free (run->predicted_probs);
   g_strfreev (run->predicted_labels);
@@ -269,7 +271,7 @@ saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0, int q
 
 GBytes *
 saccade_run_read_head_f16 (const SaccadeRun *run, int layer, int head, gboolean *causal,
-                           GCancellable *cancellable, GError **error)
+                           guint *window, GCancellable *cancellable, GError **error)
 {
   ScStoreHeadF16 f16 = { 0 };
   ScStore *store;
@@ -289,6 +291,8 @@ saccade_run_read_head_f16 (const SaccadeRun *run, int layer, int head, gboolean 
     }
   sc_store_close (store);
   *causal = f16.causal;
+  if (window != NULL)
+    *window = f16.window;
   bytes = g_bytes_new_with_free_func (f16.values, f16.n_values * sizeof (uint16_t), free,
                                       f16.values);
   f16.values = NULL; /* the bytes own it now */
@@ -487,6 +491,7 @@ load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError 
 
   saccade_head_stats_table_init (&sum, run->n_layers, run->n_heads);
   run->causal = TRUE;
+  run->head_windows = g_new0 (guint, (gsize) run->n_layers * run->n_heads);
   for (l = 0; l < run->n_layers; l++)
     for (h = 0; h < run->n_heads; h++)
       {
@@ -521,6 +526,7 @@ load_heads (ScStore *store, SaccadeRun *run, GCancellable *cancellable, ScError 
           }
         memcpy (dst, head.probs, n2 * sizeof (float));
         run->causal = run->causal && head.causal;
+        run->head_windows[(gsize) l * run->n_heads + h] = head.window;
         saccade_head_stats_table_observe (&sum, l, h, dst, run->n, run->n);
         sc_store_head_clear (&head);
       }
@@ -554,6 +560,26 @@ load_scores (ScStore *store, SaccadeRun *run, ScError *err)
   return TRUE;
 }
 
+guint
+saccade_run_layer_window (const SaccadeRun *run, int layer)
+{
+  if (run->windows == NULL || layer < 0 || layer >= run->n_layers)
+    return 0;
+  return run->windows[layer];
+}
+
+guint
+saccade_run_head_window (const SaccadeRun *run, int layer, int head)
+{
+  guint w = saccade_run_layer_window (run, layer);
+
+  if (w == 0 || head < 0 || head >= run->n_heads)
+    return 0;
+  if (run->head_windows != NULL)
+    return run->head_windows[(gsize) layer * run->n_heads + head];
+  return (guint) run->n > w ? w : 0;
+}
+
 int
 saccade_head_overview_block (int n)
 {
@@ -567,7 +593,8 @@ saccade_head_overview_size (int n)
 }
 
 void
-saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal, float *out)
+saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal, guint window,
+                       float *out)
 {
   const int b = saccade_head_overview_block (n), s = saccade_head_overview_size (n);
 
@@ -578,7 +605,8 @@ saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causa
         {
           int c0 = bc * b, c1 = MIN (n, c0 + b);
           float max = 0;
-          if (causal && col0 + c0 > row0 + r1 - 1)
+          if ((causal && col0 + c0 > row0 + r1 - 1)
+              || (window > 0 && (gint64) col0 + c1 - 1 + window <= (gint64) row0 + r0))
             {
               out[br * s + bc] = NAN;
               continue;
@@ -708,6 +736,12 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
       run->kept[(gsize) l * run->n_heads + h] = sc_store_run_has_head (&info, l, h);
   run->n_kept = (int) info.n_kept;
   run->sparse_eps = info.sparse_eps;
+  if (info.windows != NULL)
+    {
+      run->windows = g_new (guint, (gsize) run->n_layers);
+      for (int l = 0; l < run->n_layers; l++)
+        run->windows[l] = sc_store_run_layer_window (&info, l);
+    }
   run->resident = bytes <= RESIDENT_MAX_BYTES;
   if (run->resident)
     {

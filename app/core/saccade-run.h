@@ -78,6 +78,12 @@ typedef struct {
                          * chosen heads: `capture --layers --heads`), 0 where not */
   int n_kept;
   double sparse_eps;    /* the run was stored in the sparse per-row form; 0: dense */
+  guint *windows;       /* (n_layers) each layer's attention window (the store's
+                         * layer_windows: 0 for a global layer), or NULL when every layer is
+                         * global; saccade_run_layer_window() asks */
+  guint *head_windows;  /* resident runs: (n_layers, n_heads) each head's band window as
+                         * stored (ScStoreHead.window: 0 unless stored as a band, its keys
+                         * left of the band masked); NULL otherwise */
   int overview_size;    /* S: each head's overview is (S, S) (saccade_head_overview_size) */
   float *overviews;     /* (n_layers, n_heads, S, S): block maxima of each head (the
                          * store's overviews), NaN where a block is wholly masked */
@@ -109,6 +115,15 @@ gboolean saccade_metric_from_id (const char *id, SaccadeMetric *out);
 /* The metric's values (n_layers, n_heads), borrowed from @run. */
 const double *saccade_run_metric (const SaccadeRun *run, SaccadeMetric metric);
 
+/* Layer @layer's attention window: 0 for a global layer (or outside the model), else w:
+ * query i sees keys i - w + 1 .. i (a local layer of a sliding-window model, Gemma 3). */
+guint saccade_run_layer_window (const SaccadeRun *run, int layer);
+/* The window of head (@layer, @head) as stored: w when it is stored as its band (its keys
+ * left of the band are masked cells), 0 otherwise. Resident runs know it from loading;
+ * for others it is the layer's window when the run is longer than it (the store keeps such
+ * heads as bands), which saccade_run_read_head_f16() confirms per head. */
+guint saccade_run_head_window (const SaccadeRun *run, int layer, int head);
+
 /* Whether the run kept head (@layer, @head) (FALSE outside the model's shape). A head it
  * did not keep has no matrix: its statistics are NaN, its overview all NaN, and reading it
  * is an error naming it. */
@@ -128,12 +143,14 @@ const float *saccade_run_overview (const SaccadeRun *run, int layer, int head);
  * 128), into (S, S) cells, S = saccade_head_overview_size (n) = ceil (n / b) <= 128: cell
  * (I, J) is the max over tokens [I b, (I + 1) b) x [J b, (J + 1) b) (the last block may be
  * shorter). With @causal, a block whose every cell lies above the run's diagonal (@a's row
- * 0 is run position @row0, column 0 position @col0) is NaN: masked, not zero attention.
+ * 0 is run position @row0, column 0 position @col0) is NaN: masked, not zero attention;
+ * so is a block wholly left of the band of a head stored with @window (> 0: a local
+ * layer's, its row i seeing keys i - window + 1 .. i).
  * The pyramid of ui/figures/saccade-lod.h takes these as its coarse level. */
 int saccade_head_overview_block (int n);
 int saccade_head_overview_size (int n);
 void saccade_head_overview (const float *a, int n, int row0, int col0, gboolean causal,
-                            float *out);
+                            guint window, float *out);
 
 /* Rows @q0 .. @q1 - 1 of head (@layer, @head): (q1 - q0, n) floats, newly allocated (free
  * with g_free), copied from memory for a resident run, else read from the run's store
@@ -145,10 +162,11 @@ float *saccade_run_read_rows (const SaccadeRun *run, int layer, int head, int q0
                               GCancellable *cancellable, GError **error);
 /* The head as the store holds it, fp16, without converting it to float (half the memory;
  * ui/figures/saccade-lod.h builds its pyramid from it): n (n + 1) / 2 values when *@causal,
- * else n * n. Any thread; errors as saccade_run_read_rows(). */
+ * else n * n; *@window (may be NULL) the head's band window (0: none; the values left of
+ * the band are 0 and masked). Any thread; errors as saccade_run_read_rows(). */
 GBytes *saccade_run_read_head_f16 (const SaccadeRun *run, int layer, int head,
-                                   gboolean *causal, GCancellable *cancellable,
-                                   GError **error);
+                                   gboolean *causal, guint *window,
+                                   GCancellable *cancellable, GError **error);
 /* The whole head: saccade_run_read_rows (run, layer, head, 0, n, ...). */
 float *saccade_run_read_head (const SaccadeRun *run, int layer, int head,
                               GCancellable *cancellable, GError **error);

@@ -3,7 +3,8 @@
  *
  * A head is found first (locate): one `attention` row holding the whole packed head, or
  * (schema v3) a run of `attention_parts` rows covering rows 0..n in order — dense row
- * blocks of a head too large for one BLOB, or the sparse form. Every number of those rows
+ * blocks of a head too large for one BLOB, or the sparse form —, or (schema v4) a run of
+ * `attention_bands` rows, the band of a sliding-window head (sc-store-band.c). Every number of those rows
  * is checked against the run before any is used (the shape, the layout, each BLOB's
  * length against its rows), so the byte ranges computed from them stay inside the BLOBs.
  * Then only the bytes of the rows asked for are read, through SQLite's incremental BLOB
@@ -312,9 +313,17 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
     }
   if (rc != SQLITE_DONE)
     goto db_error;
+  if (loc->n_parts == 0 && store->schema_version >= 4)
+    {
+      if ((status = sc_store_band_locate (store, r, layer, head, loc, err)) != SC_OK
+          || loc->n_parts > 0)
+        goto out;
+    }
   if (loc->n_parts == 0)
-    status = sc_store_bad_run (store, r->id, err, "neither attention nor attention_parts has a "
-                               "row for layer %d head %d", layer, head);
+    status = sc_store_bad_run (store, r->id, err, "neither attention nor attention_parts%s has "
+                               "a row for layer %d head %d",
+                               store->schema_version >= 4 ? " nor attention_bands" : "", layer,
+                               head);
   else if (loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
     status = sc_store_bad_run (store, r->id, err, "the attention_parts rows of layer %d head %d "
                                "end at row %u of %u", layer, head,
@@ -335,24 +344,18 @@ out:
 /* ------------------------------------------------------------------------------------ */
 /* Reading bytes                                                                         */
 
-/* A BLOB handle that moves between the rows and columns of one table. */
-typedef struct {
-  sqlite3_blob *blob;
-  const char *column;
-  int64_t rowid;
-} Handle;
+typedef ScStoreCellHandle Handle;
 
-static void
-handle_close (Handle *h)
+void
+sc_store_cell_close (Handle *h)
 {
   sqlite3_blob_close (h->blob);
   h->blob = NULL;
 }
 
-/* Reads @len bytes at @offset of @column of row @rowid into @buf; the cell must be
- * @cell_bytes long (it was checked: a change means another writer edited the row). */
-static ScStatus
-read_cell (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, Handle *h,
+/* Exported: sc-store-private.h. */
+ScStatus
+sc_store_cell_read (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, Handle *h,
            const char *column, int64_t rowid, uint64_t cell_bytes, uint64_t offset, uint64_t len,
            void *buf, ScError *err)
 {
@@ -363,15 +366,15 @@ read_cell (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, 
       if (h->column == column)
         rc = sqlite3_blob_reopen (h->blob, rowid);
       else
-        handle_close (h);
+        sc_store_cell_close (h);
       if (rc != SQLITE_OK)
-        handle_close (h);
+        sc_store_cell_close (h);
     }
   if (rc == SQLITE_OK && h->blob == NULL)
     rc = sqlite3_blob_open (store->db, "main", loc->table, column, rowid, 0, &h->blob);
   if (rc != SQLITE_OK)
     {
-      handle_close (h);
+      sc_store_cell_close (h);
       return sc_store_sqlite_error (err, store->db, rc, store->path, "reading %s.%s row %lld of "
                                     "run %lld", loc->table, column, (long long) rowid,
                                     (long long) r->id);
@@ -391,8 +394,8 @@ read_cell (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, 
 
 /* The message for a value that is not a probability: value @index of the head (in its
  * packed order, or its pairs for a sparse head), in row @row. */
-static ScStatus
-bad_value (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, const ScStorePart *p,
+ScStatus
+sc_store_bad_value (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc, const ScStorePart *p,
            int layer, int head, uint64_t index, uint32_t row, const uint8_t *f16, ScError *err)
 {
   float v;
@@ -426,19 +429,19 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
       uint8_t *dst = buf + 2 * dense_values (causal, loc->n, q0, a);
       size_t bad;
 
-      status = read_cell (store, r, loc, &h, "data", p->rowid, cell, at, len, dst, err);
+      status = sc_store_cell_read (store, r, loc, &h, "data", p->rowid, cell, at, len, dst, err);
       if (status == SC_OK && (bad = sc_store_blob_first_bad (dst, len / 2)) < len / 2)
         {
           /* the row of value @bad: the first row whose end passes it */
           uint32_t row = a;
           while (row + 1 < b && dense_values (causal, loc->n, a, row + 1) <= bad)
             row++;
-          status = bad_value (store, r, loc, p, layer, head,
+          status = sc_store_bad_value (store, r, loc, p, layer, head,
                               dense_values (causal, loc->n, 0, a) + bad, row, dst + 2 * bad,
                               err);
         }
     }
-  handle_close (&h);
+  sc_store_cell_close (&h);
   return status;
 }
 
@@ -491,15 +494,15 @@ read_sparse (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc
           status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
           break;
         }
-      if ((status = read_cell (store, r, loc, &h, "offsets", p->rowid, 8 * ((uint64_t) rows + 1),
+      if ((status = sc_store_cell_read (store, r, loc, &h, "offsets", p->rowid, 8 * ((uint64_t) rows + 1),
                                0, 8, first, err)) != SC_OK
-          || (status = read_cell (store, r, loc, &h, "offsets", p->rowid,
+          || (status = sc_store_cell_read (store, r, loc, &h, "offsets", p->rowid,
                                   8 * ((uint64_t) rows + 1), 8 * (uint64_t) rows, 8, last, err))
                != SC_OK
-          || (status = read_cell (store, r, loc, &h, "offsets", p->rowid,
+          || (status = sc_store_cell_read (store, r, loc, &h, "offsets", p->rowid,
                                   8 * ((uint64_t) rows + 1), 8 * (uint64_t) (a - p->row0),
                                   8 * ((uint64_t) (b - a) + 1), offs, err)) != SC_OK
-          || (status = read_cell (store, r, loc, &h, "dropped", p->rowid, 4 * (uint64_t) rows,
+          || (status = sc_store_cell_read (store, r, loc, &h, "dropped", p->rowid, 4 * (uint64_t) rows,
                                   4 * (uint64_t) (a - p->row0), 4 * (uint64_t) (b - a), drop,
                                   err)) != SC_OK)
         break;
@@ -541,9 +544,9 @@ read_sparse (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc
           status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
           break;
         }
-      if ((status = read_cell (store, r, loc, &h, "keys", p->rowid, 4 * p->n_pairs, 4 * lo,
+      if ((status = sc_store_cell_read (store, r, loc, &h, "keys", p->rowid, 4 * p->n_pairs, 4 * lo,
                                4 * (hi - lo), keys, err)) != SC_OK
-          || (status = read_cell (store, r, loc, &h, "data", p->rowid, 2 * p->n_pairs, 2 * lo,
+          || (status = sc_store_cell_read (store, r, loc, &h, "data", p->rowid, 2 * p->n_pairs, 2 * lo,
                                   2 * (hi - lo), vals, err)) != SC_OK)
         break;
       {
@@ -553,7 +556,7 @@ read_sparse (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc
             uint32_t row = a;
             while (row + 1 < b && get_le64 (offs + 8 * (size_t) (row + 1 - a)) - base - lo <= bad)
               row++;
-            status = bad_value (store, r, loc, p, layer, head, base + lo + bad, row,
+            status = sc_store_bad_value (store, r, loc, p, layer, head, base + lo + bad, row,
                                 vals + 2 * bad, err);
             break;
           }
@@ -589,7 +592,7 @@ read_sparse (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc
             dropped[i - q0] = d;
         }
     }
-  handle_close (&h);
+  sc_store_cell_close (&h);
   free (offs);
   free (drop);
   free (keys);
@@ -622,6 +625,12 @@ sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadL
 
   if (loc->layout == SC_STORE_LAYOUT_SPARSE)
     return read_sparse (store, r, loc, layer, head, q0, q1, out, dropped, err);
+  if (loc->layout == SC_STORE_LAYOUT_BAND)
+    {
+      if (dropped != NULL)
+        memset (dropped, 0, (size_t) (q1 - q0) * sizeof *dropped);
+      return sc_store_band_rows (store, r, loc, layer, head, q0, q1, out, err);
+    }
   if ((buf = malloc (2 * dense_values (causal, loc->n, q0, q1))) == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "out of memory reading rows %u..%u of a head of %u "
                          "tokens", q0, q1, loc->n);
@@ -673,6 +682,7 @@ sc_store_read_head (ScStore *store, int64_t run_id, int layer, int head, ScStore
     const size_t n = r.n_tokens;
     out->n_query = out->n_key = (uint32_t) n;
     out->causal = loc.layout != SC_STORE_LAYOUT_FULL;
+    out->window = loc.window;
     if ((out->probs = malloc (n * n * sizeof (float))) == NULL
         || (loc.layout == SC_STORE_LAYOUT_SPARSE && (out->dropped = malloc (n * sizeof (float))) == NULL))
       {
@@ -749,6 +759,7 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
   out->n_query = out->n_key = r.n_tokens;
   out->causal = loc.layout != SC_STORE_LAYOUT_FULL;
   out->sparse = loc.layout == SC_STORE_LAYOUT_SPARSE;
+  out->window = loc.window;
   out->n_values = dense_values (out->causal, r.n_tokens, 0, r.n_tokens);
   if ((out->values = malloc (out->n_values * sizeof *out->values)) == NULL)
     {
@@ -756,7 +767,7 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
                              r.n_tokens);
       goto out;
     }
-  if (!out->sparse)
+  if (loc.layout == SC_STORE_LAYOUT_CAUSAL || loc.layout == SC_STORE_LAYOUT_FULL)
     {
       status = read_dense (store, &r, &loc, layer, head, 0, r.n_tokens,
                            (uint8_t *) out->values, err);
@@ -769,8 +780,8 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
 #endif
       goto out;
     }
-  /* Sparse: expand a block of rows at a time through float (exact: every value is an
-   * fp16), then pack the lower triangle. */
+  /* Sparse or band: expand a block of rows at a time through float (exact: every value is
+   * an fp16), then pack the lower triangle (zeros outside the band). */
   {
     const uint32_t n = r.n_tokens;
     const uint32_t step = SC_STORE_CHUNK_VALUES / n > 0 ? SC_STORE_CHUNK_VALUES / n : 1;
@@ -784,7 +795,7 @@ sc_store_read_head_f16 (ScStore *store, int64_t run_id, int layer, int head,
     for (uint32_t q0 = 0; q0 < n && status == SC_OK; q0 += step)
       {
         const uint32_t q1 = n - q0 < step ? n : q0 + step;
-        status = read_sparse (store, &r, &loc, layer, head, q0, q1, rows, NULL, err);
+        status = sc_store_head_rows (store, &r, &loc, layer, head, q0, q1, rows, NULL, err);
         for (uint32_t i = q0; status == SC_OK && i < q1; i++)
           for (uint32_t j = 0; j <= i; j++)
             *dst++ = sc_fp32_to_fp16 (rows[(size_t) (i - q0) * n + j]);

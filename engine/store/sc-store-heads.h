@@ -48,6 +48,8 @@ typedef struct {
   uint32_t size;             /* S */
   uint32_t n_tokens;         /* the run's n */
   bool causal;               /* the head is causal: cells above the diagonal are masked */
+  uint32_t window;           /* the head is a band of this window (ScStoreHead.window): cells
+                              * wholly left of it are masked too; 0: none */
   bool computed;             /* not in the store: computed from the head on this read */
   bool stored;               /* ... and written to the store (writable, no open capture) */
   float *values;             /* (size, size) row-major, each in [0, 1]; owned */
@@ -58,6 +60,8 @@ typedef struct {
   uint32_t n_query, n_key;
   bool causal;               /* values holds the lower triangle: row i starts at i(i+1)/2 */
   bool sparse;               /* stored sparse: dropped keys are 0 here */
+  uint32_t window;           /* stored as a band (ScStoreHead.window): expanded to the lower
+                              * triangle here, 0 left of the band; 0: not a band */
   size_t n_values;           /* n(n+1)/2 causal, n_query * n_key full */
   uint16_t *values;          /* IEEE half floats, host order; owned */
 } ScStoreHeadF16;
@@ -73,7 +77,9 @@ ScStatus sc_store_read_overview (ScStore *store, int64_t run_id, int layer, int 
                                  ScStoreOverview *out, ScError *err);
 void sc_store_overview_clear (ScStoreOverview *ov); /* NULL is a no-op */
 
-/* Whether cell (@a, @b) is masked: a causal head's cell wholly above the diagonal, b > a. */
+/* Whether cell (@a, @b) is masked: a causal head's cell wholly above the diagonal, b > a,
+ * or a band head's cell wholly left of its band (every key of block b < every row of
+ * block a, less window - 1). */
 bool sc_store_overview_masked (const ScStoreOverview *ov, uint32_t a, uint32_t b);
 
 /* The first row (or key) of block @a of the @size = sc_store_overview_size (n) blocks

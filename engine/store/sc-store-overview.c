@@ -7,6 +7,8 @@
  * The maximum is taken over the values as stored (fp16, widened exactly to float), so the
  * cell is itself an fp16 value and storing it as fp16 loses nothing.
  *
+ * A band head's (sc-store-band.c) cells wholly left of its band are masked as well, and 0.
+ *
  * Reading an overview checks the stored one against its run, or computes it from the head
  * for runs stored before schema v3 (through sc-store-heads.c's located heads).
  */
@@ -96,7 +98,18 @@ sc_store_overview_masked (const ScStoreOverview *ov, uint32_t a, uint32_t b)
 {
   /* Block b's first key floor (b n / S) >= block a's end floor ((a + 1) n / S) exactly
    * when b > a, as floor (x n / S) grows strictly with x for n >= S. */
-  return ov->causal && b > a;
+  if (ov->causal && b > a)
+    return true;
+  if (ov->window == 0 || b >= a)
+    return false;
+  /* Left of the band: block b's last key, its end - 1, is before the band of block a's
+   * first row r, which starts at key r - w + 1: end - 1 + w <= r. */
+  {
+    const uint32_t n = ov->n_tokens;
+    const uint64_t b_end = sc_store_overview_start (n, ov->size, b + 1);
+    const uint64_t a_start = sc_store_overview_start (n, ov->size, a);
+    return b_end + ov->window <= a_start + 1;
+  }
 }
 
 void
@@ -334,6 +347,7 @@ sc_store_read_overview (ScStore *store, int64_t run_id, int layer, int head,
   out->n_tokens = r.n_tokens;
   out->size = sc_store_overview_size (r.n_tokens);
   out->causal = loc.layout != SC_STORE_LAYOUT_FULL;
+  out->window = loc.window;
   if ((out->values = malloc ((size_t) out->size * out->size * sizeof *out->values)) == NULL)
     {
       status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");

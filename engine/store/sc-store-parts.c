@@ -48,6 +48,11 @@ sc_store_blob_head_unpack (const ScStoreBlobHead *b, float *out)
 {
   const uint32_t n = b->n;
 
+  if (b->window > 0)
+    {
+      sc_store_band_unpack (b->buf, n, b->window, 0, n, out);
+      return;
+    }
   if (!b->sparse)
     {
       sc_store_blob_unpack (b->buf, n, n, b->causal, out);

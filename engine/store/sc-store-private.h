@@ -4,7 +4,9 @@
  * schema, its migrations and the check that a file's schema is ours; sc-store-blob.c: the
  * fp16 BLOB layout; sc-store-overview.c: overview images (made, read) and the estimate;
  * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
- * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results).
+ * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results;
+ * sc-store-band.c: heads of sliding-window layers stored as their band, and the run's
+ * layer windows).
  * Not installed, not for callers outside engine/store/ and the store's tests.
  */
 #pragma once
@@ -192,6 +194,7 @@ typedef enum {
   SC_STORE_LAYOUT_CAUSAL,
   SC_STORE_LAYOUT_FULL,
   SC_STORE_LAYOUT_SPARSE,
+  SC_STORE_LAYOUT_BAND,      /* attention_bands (schema v4): row i holds keys i - w + 1..i */
 } ScStoreLayout;
 
 typedef struct {
@@ -202,9 +205,10 @@ typedef struct {
 
 /* Where a head's rows are, checked. */
 typedef struct {
-  const char *table;         /* "attention" or "attention_parts" */
+  const char *table;         /* "attention", "attention_parts" or "attention_bands" */
   ScStoreLayout layout;
   uint32_t n;                /* n_query = n_key = the run's n_tokens */
+  uint32_t window;           /* band: the window w, 0 < w < n, its layer's; else 0 */
   ScStorePart *parts;        /* (n_parts), rows in order from 0 to n */
   size_t n_parts;
 } ScStoreHeadLoc;
@@ -220,6 +224,28 @@ void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
 ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
                              int layer, int head, uint32_t q0, uint32_t q1, float *out,
                              float *dropped, ScError *err);
+
+/* A BLOB handle that moves between the rows and columns of one table. */
+typedef struct {
+  sqlite3_blob *blob;
+  const char *column;
+  int64_t rowid;
+} ScStoreCellHandle;
+
+void sc_store_cell_close (ScStoreCellHandle *h);
+
+/* Reads @len bytes at @offset of @column of row @rowid of @loc's table into @buf; the cell
+ * must be @cell_bytes long (it was checked: a change means another writer edited the row). */
+ScStatus sc_store_cell_read (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             ScStoreCellHandle *h, const char *column, int64_t rowid,
+                             uint64_t cell_bytes, uint64_t offset, uint64_t len, void *buf,
+                             ScError *err);
+
+/* The message for a value that is not a probability: value @index of the head (in its
+ * packed order), in row @row, of part @p; @f16 points at it. */
+ScStatus sc_store_bad_value (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             const ScStorePart *p, int layer, int head, uint64_t index,
+                             uint32_t row, const uint8_t *f16, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-overview.c                                                                   */
@@ -283,6 +309,7 @@ typedef struct {
   bool causal;
   bool sparse;
   uint64_t nnz;              /* sparse: the pairs */
+  uint32_t window;           /* band (sc-store-band.c): 0 < window < n; 0: not a band */
 } ScStoreBlobHead;
 
 /* @b as (n, n) floats into @out: its fp16 values widened; zeros above the diagonal of a
@@ -296,6 +323,56 @@ void sc_store_blob_head_unpack (const ScStoreBlobHead *b, float *out);
  * on @db name @path. */
 ScStatus sc_store_parts_insert (sqlite3 *db, sqlite3_stmt *st, const char *path, int64_t run_id,
                                 const ScStoreBlobHead *b, uint64_t budget, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-band.c                                                                       */
+
+/* Values of rows [@a, @b) (a <= b) of a band head of window @w (>= 1): row i holds
+ * min (i + 1, w). At most 2^19 x 2^19: fits 64 bits. */
+uint64_t sc_store_band_values (uint32_t w, uint32_t a, uint32_t b);
+
+/* Whether the causal head @probs (n, n) is zero left of its band: every entry (i, j) with
+ * j + w <= i exactly 0 (-0 counts). The entries above the diagonal are not looked at. */
+bool sc_store_head_in_band (const float *probs, uint32_t n, uint32_t w);
+
+/* Packs the band of @probs (n, n), window @w (0 < w < n), as fp16 into @out
+ * (2 sc_store_band_values (w, 0, n) bytes); sc_store_blob_pack's rounding. */
+void sc_store_band_pack (const float *probs, uint32_t n, uint32_t w, uint8_t *out);
+
+/* Widens rows [@q0, @q1) of a packed band (@blob starts at row q0) into @out ((q1 - q0) x n
+ * floats, zeros outside the band). */
+void sc_store_band_unpack (const uint8_t *blob, uint32_t n, uint32_t w, uint32_t q0,
+                           uint32_t q1, float *out);
+
+/* Inserts the band head @b (b->window > 0) as attention_bands rows of run @run_id, each
+ * holding at most @budget bytes of BLOB (one row when it fits). SQLite's errors on @db
+ * name @path; SC_ERR_INVALID_ARG when one row does not fit. */
+ScStatus sc_store_band_insert (sqlite3 *db, const char *path, int64_t run_id,
+                               const ScStoreBlobHead *b, uint64_t budget, ScError *err);
+
+/* Inserts one layer_windows row per layer of @windows (n_layers entries) that is > 0.
+ * Returns SQLite's code (SQLITE_DONE when all went in). */
+int sc_store_windows_insert (sqlite3 *db, int64_t run_id, const uint32_t *windows,
+                             uint32_t n_layers);
+
+/* Run @r's layer windows (schema v4): *@out is NULL when no layer has one (every run
+ * before v4), else n_layers entries, 0 for a global layer (free()). Each row checked: an
+ * integer layer inside the model, an integer size in [1, INT32_MAX], one row per layer. */
+ScStatus sc_store_load_windows (ScStore *store, const ScStoreRunShape *r, uint32_t **out,
+                                ScError *err);
+
+/* Locates head (@layer, @head) of run @r in attention_bands (schema v4), every number of
+ * its rows checked: rows 0..n covered in order, the window the same in every row, 0 < w <
+ * n and the layer's recorded window, each BLOB exactly its rows' length. Sets loc->n_parts
+ * to 0 (and returns SC_OK) when the table has no row for the head. */
+ScStatus sc_store_band_locate (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                               ScStoreHeadLoc *loc, ScError *err);
+
+/* Rows [@q0, @q1) of a located band head as float into @out ((q1 - q0) x n, zeros outside
+ * the band), reading only their bytes; every value checked to be a probability. */
+ScStatus sc_store_band_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
+                             ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-scores.c                                                                     */

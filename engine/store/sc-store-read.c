@@ -468,6 +468,14 @@ load_kept (ScStore *store, sqlite3_stmt *st, ScStoreRunShape *shape, ScError *er
   return SC_OK;
 }
 
+uint32_t
+sc_store_run_layer_window (const ScStoreRunInfo *info, int layer)
+{
+  if (info->windows == NULL || layer < 0 || (uint32_t) layer >= info->n_layers)
+    return 0;
+  return info->windows[layer];
+}
+
 bool
 sc_store_run_has_head (const ScStoreRunInfo *info, int layer, int head)
 {
@@ -548,9 +556,14 @@ check_kept_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError
 
   if (q->kept == NULL
       && (rc = sqlite3_prepare_v2 (store->db,
-                                   "SELECT layer, head FROM attention WHERE run_id = ?1 "
-                                   "UNION ALL SELECT DISTINCT layer, head FROM attention_parts "
-                                   "WHERE run_id = ?1", -1, &q->kept, NULL)) != SQLITE_OK)
+                                   store->schema_version >= 4
+                                   ? "SELECT layer, head FROM attention WHERE run_id = ?1 "
+                                     "UNION ALL SELECT DISTINCT layer, head FROM attention_parts "
+                                     "WHERE run_id = ?1 UNION ALL SELECT DISTINCT layer, head "
+                                     "FROM attention_bands WHERE run_id = ?1"
+                                   : "SELECT layer, head FROM attention WHERE run_id = ?1 "
+                                     "UNION ALL SELECT DISTINCT layer, head FROM attention_parts "
+                                     "WHERE run_id = ?1", -1, &q->kept, NULL)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "checking run %lld",
                                   (long long) r->id);
   memset (seen, 0, sizeof seen);
@@ -577,8 +590,9 @@ check_kept_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError
                                  (long long) head);
       if ((seen[bit / 8] >> (bit % 8)) & 1u)
         return sc_store_bad_run (store, r->id, err, "layer %lld head %lld is stored both in "
-                                 "attention and in attention_parts", (long long) layer,
-                                 (long long) head);
+                                 "attention and in attention_parts%s", (long long) layer,
+                                 (long long) head,
+                                 store->schema_version >= 4 ? " or attention_bands" : "");
       seen[bit / 8] |= (uint8_t) (1u << (bit % 8));
       n++;
     }
@@ -681,6 +695,11 @@ run_from_row (ScStore *store, sqlite3_stmt *st, RunCells *cells, RowChecks *q, s
                              (long long) shape.id);
       memcpy (r->kept, shape.kept, bytes);
     }
+  if ((status = sc_store_load_windows (store, &shape, &r->windows, err)) != SC_OK)
+    {
+      sc_store_run_info_clear (r);
+      return status;
+    }
   model_id = r->model_id;
   if ((status = read_name (store, r->id, &cells->name, model_id, &r->model_name, err)) != SC_OK
       || (status = read_name (store, r->id, &cells->arch, model_id, &r->model_arch, err)) != SC_OK
@@ -706,6 +725,7 @@ sc_store_run_info_clear (ScStoreRunInfo *info)
   free (info->backend);
   free (info->text);
   free (info->kept);
+  free (info->windows);
   memset (info, 0, sizeof *info);
 }
 

@@ -205,10 +205,49 @@ static const char SCHEMA_V3[] =
   "  PRIMARY KEY (run_id, pos, rank)\n"
   ") WITHOUT ROWID;\n";
 
+/* Schema v4: sliding-window heads (docs/store.md, "Band heads"). Nothing of v3 changes
+ * meaning:
+ *   layer_windows    per run, one row for each local layer of its model: the attention
+ *                    window (sc_model_layer_window) of that layer, whatever the run's length;
+ *                    a layer without a row is global (every layer of every run before v4);
+ *   attention_bands  heads of local layers stored as their band: row i holds keys
+ *                    max (0, i - w + 1)..i, min (i + 1, w) fp16 values, so a head of n
+ *                    tokens takes about n w values instead of n (n + 1) / 2; in row blocks
+ *                    [row0, row1) like attention_parts (one row when it fits one BLOB).
+ *                    Only when 0 < w < n: a shorter run's heads stay 'causal'.
+ * A kept head is one attention row, or attention_parts rows, or attention_bands rows. */
+static const char SCHEMA_V4[] =
+  "CREATE TABLE layer_windows (\n"
+  "  run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+  "  layer   INTEGER NOT NULL CHECK (layer >= 0),\n"
+  "  size    INTEGER NOT NULL CHECK (size > 0),\n"
+  "  PRIMARY KEY (run_id, layer)\n"
+  ") WITHOUT ROWID;\n"
+  "CREATE TABLE attention_bands (\n"
+  "  id          INTEGER PRIMARY KEY,\n"
+  "  run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+  "  layer       INTEGER NOT NULL CHECK (layer >= 0),\n"
+  "  head        INTEGER NOT NULL CHECK (head >= 0),\n"
+  "  row0        INTEGER NOT NULL CHECK (row0 >= 0),\n"
+  "  row1        INTEGER NOT NULL CHECK (row1 > row0),\n"
+  "  n_query     INTEGER NOT NULL CHECK (n_query >= row1),\n"
+  "  window_size INTEGER NOT NULL CHECK (window_size > 0 AND window_size < n_query),\n"
+  "  dtype       TEXT    NOT NULL CHECK (dtype = 'f16'),\n"
+  "  data        BLOB    NOT NULL CHECK (typeof (data) = 'blob'),\n"
+  "  UNIQUE (run_id, layer, head, row0),\n"
+  /* values before row r: r (r + 1) / 2 up to the window, then w a row */
+  "  CHECK (length (data) = 2 * (\n"
+  "    CASE WHEN row1 <= window_size THEN row1 * (row1 + 1) / 2\n"
+  "         ELSE window_size * (window_size + 1) / 2 + (row1 - window_size) * window_size END\n"
+  "    - CASE WHEN row0 <= window_size THEN row0 * (row0 + 1) / 2\n"
+  "           ELSE window_size * (window_size + 1) / 2 + (row0 - window_size) * window_size END))\n"
+  ");\n";
+
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,
   SCHEMA_V2,
   SCHEMA_V3,
+  SCHEMA_V4,
 };
 
 /* Runs "PRAGMA name" and returns its integer result in *@value. */

@@ -13,7 +13,8 @@
  *      (status 'writing') and the tokens;
  *   2. inserts each queued head as it arrives — one attention row, or (schema v3) row
  *      blocks in attention_parts when its BLOB would pass SQLite's length limit, or the
- *      sparse form —, and its statistics (sc-head-stats.h) and overview image
+ *      sparse form, or (schema v4) the band of a sliding-window head (sc-store-band.c) —,
+ *      and its statistics (sc-head-stats.h) and overview image
  *      (sc-store-heads.h), both computed from the fp16 values just stored, into
  *      head_scores (sc-store-scores.h) and head_overviews: they are what reading the head
  *      back gives, and come with the run or not at all;
@@ -86,6 +87,7 @@ typedef struct {
   bool sparse;                /* buf holds the sparse form: dropped (f32, n), offsets (u64,
                                * n + 1), keys (u32, nnz), values (f16, nnz), little-endian */
   uint64_t nnz;
+  uint32_t window;            /* > 0: buf holds the band of this window (sc-store-band.c) */
 } Slot;
 
 typedef enum {
@@ -110,6 +112,7 @@ struct ScStoreCapture {
   size_t n_keep;
   bool keep_all;
   double sparse_eps;          /* 0: dense */
+  uint32_t *windows;          /* (n_layers) sc_model_layer_window of the model: 0 global */
   int64_t created_ms;
   struct timespec t0;
   ScStorePredictions pred;    /* set before the commit (producer), read by the thread at
@@ -312,6 +315,9 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
   if (rc != SQLITE_DONE)
     goto db_error;
   cap->run_id = sqlite3_last_insert_rowid (db);
+  if ((rc = sc_store_windows_insert (db, cap->run_id, cap->windows, (uint32_t) cap->n_layers))
+      != SQLITE_DONE)
+    goto db_error;
 
   rc = sqlite3_prepare_v2 (db, "INSERT INTO tokens (run_id, pos, token_id, piece) "
                                "VALUES (?,?,?,?)", -1, &st, NULL);
@@ -345,7 +351,7 @@ static ScStoreBlobHead
 blob_head (const Slot *slot)
 {
   return (ScStoreBlobHead) { slot->buf, slot->len, slot->layer, slot->head, slot->n,
-                             slot->causal, slot->sparse, slot->nnz };
+                             slot->causal, slot->sparse, slot->nnz, slot->window };
 }
 
 /* Step 2's statistics and overview, from the head unpacked into w->unpacked: sc_head_stats_compute, one
@@ -406,6 +412,14 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
   ScStatus status;
   int rc;
 
+  if (slot->window > 0)
+    {
+      const ScStoreBlobHead b = blob_head (slot);
+      if ((status = sc_store_band_insert (w->db, w->store->path, cap->run_id, &b,
+                                          w->part_budget, err)) != SC_OK)
+        return status;
+      goto stored;
+    }
   if (slot->sparse || slot->len > w->part_budget)
     {
       const ScStoreBlobHead b = blob_head (slot);
@@ -737,6 +751,7 @@ capture_free (ScStoreCapture *cap)
   free (cap->slots);
   free (cap->seen);
   free (cap->keep);
+  free (cap->windows);
   sc_store_sparse_clear (&cap->sparse);
   sc_store_predictions_clear (&cap->pred);
   free (cap->model_path);
@@ -854,6 +869,17 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   cap->seen = calloc (n_heads, 1);
   cap->keep = malloc (n_heads);
   cap->sparse_eps = desc->sparse_eps;
+  /* Each layer's window, by the engine's one rule (sc-model.h) applied to the model's
+   * description. */
+  if ((cap->windows = calloc (m->n_layers, sizeof *cap->windows)) != NULL)
+    {
+      ScModelInfo info = { 0 };
+      info.n_layers = m->n_layers;
+      info.sliding_window = m->sliding_window;
+      info.swa_pattern = m->swa_pattern;
+      for (i = 0; i < m->n_layers; i++)
+        cap->windows[i] = sc_model_layer_window (&info, (int) i);
+    }
   if (cap->keep != NULL)
     {
       cap->n_keep = 0;
@@ -874,7 +900,7 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
 
   if (cap->model_path == NULL || cap->model_name == NULL || cap->model_arch == NULL
       || cap->backend == NULL || cap->text == NULL || cap->tokens == NULL || cap->seen == NULL
-      || cap->keep == NULL || cap->slots == NULL)
+      || cap->keep == NULL || cap->windows == NULL || cap->slots == NULL)
     {
       capture_free (cap);
       return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
@@ -907,6 +933,7 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   ScError e = { 0 };
   size_t at, bytes;
   bool causal, sparse;
+  uint32_t window = 0;
   Slot *slot;
 
   if (layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
@@ -935,10 +962,18 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
     }
   causal = sc_store_head_is_causal (probs, (uint32_t) n_query, (uint32_t) n_key);
   bytes = sc_store_blob_bytes (causal, (uint32_t) n_query, (uint32_t) n_key);
+  /* A local layer's head as its band when the run is longer than the window and the head
+   * has nothing left of it (sc-store-band.c); it is not made sparse then. */
+  if (causal && cap->windows[layer] > 0 && cap->windows[layer] < (uint32_t) n_query
+      && sc_store_head_in_band (probs, (uint32_t) n_query, cap->windows[layer]))
+    {
+      window = cap->windows[layer];
+      bytes = 2 * (size_t) sc_store_band_values (window, 0, (uint32_t) n_query);
+    }
   /* The sparse form when it is smaller than the dense one (so a sparse run is never larger
    * than a dense one); built here, in the forward pass's thread, from the float weights. */
   sparse = false;
-  if (cap->sparse_eps > 0 && causal)
+  if (cap->sparse_eps > 0 && causal && window == 0)
     {
       if (!sc_store_sparse_build (&cap->sparse, probs, (uint32_t) n_query, true,
                                   cap->sparse_eps))
@@ -989,6 +1024,8 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
     }
   if (sparse)
     sc_store_sparse_serialise (&cap->sparse, slot->buf);
+  else if (window > 0)
+    sc_store_band_pack (probs, (uint32_t) n_query, window, slot->buf);
   else
     sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
   /* The reader refuses a head holding anything but probabilities (sc-store-read.c); so
@@ -1016,6 +1053,7 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   slot->causal = causal;
   slot->sparse = sparse;
   slot->nnz = sparse ? cap->sparse.nnz : 0;
+  slot->window = window;
 
   pthread_mutex_lock (&w->mu);
   cap->q_count++;

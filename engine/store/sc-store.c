@@ -505,6 +505,8 @@ sc_store_model_identify (const ScModel *model, const char *path, ScStoreModel *o
   out->n_embd = in->n_embd;
   out->n_vocab = in->n_vocab;
   out->n_ctx_train = in->n_ctx_train;
+  out->sliding_window = in->sliding_window;
+  out->swa_pattern = in->swa_pattern;
   return SC_OK;
 }
 

@@ -22,7 +22,10 @@
  * Schema v3 (docs/store.md, "Schema v3"): a run may keep only chosen heads
  * (ScStoreRunDesc.keep), store its heads sparse (sparse_eps: per row, the fewest keys
  * holding all but eps of the mass), and a head too large for one SQLite BLOB is stored as
- * row blocks; each kept head also gets a small overview image. Deleting a run removes its
+ * row blocks; each kept head also gets a small overview image. Schema v4 ("Schema v4"):
+ * a run records which layers are local (a sliding window, ScStoreModel.sliding_window) and
+ * stores their heads as bands, row i keeping keys i - w + 1..i; readers return the same
+ * dense view with ScStoreHead.window marking the masked keys. Deleting a run removes its
  * tokens and heads and gives the space back to the file system.
  *
  * Errors (ScError messages always name the database file):
@@ -68,7 +71,10 @@
  *     SC_STORE_MAX_PIECE_BYTES, piece non-NULL.
  *   ScStoreHead (sc_store_read_head): n_query == n_key == the run's n_tokens, probs holds
  *     n_query * n_key floats, every one in [0, 1] (no NaN, no infinity), zeros above the
- *     diagonal when causal; dropped NULL or n_query floats in [0, 1]. The same holds for
+ *     diagonal when causal; window 0 or 0 < window < n_query with zeros left of the band
+ *     (keys j < i - window + 1) and window the layer's recorded window; dropped NULL or
+ *     n_query floats in [0, 1]. ScStoreRunInfo.windows: NULL or n_layers entries, each
+ *     0 or in [1, INT32_MAX]. The same holds for
  *     what sc-store-heads.h reads (rows, fp16 heads, overviews).
  * Anything else is SC_ERR_FORMAT, with the table, row and value in the message. Nothing
  * reads past a buffer or divides by a stored number, and no allocation is larger than the
@@ -97,7 +103,7 @@ extern "C" {
 #endif
 
 /* The schema version this build creates and the newest it can read (PRAGMA user_version). */
-#define SC_STORE_SCHEMA_VERSION 3
+#define SC_STORE_SCHEMA_VERSION 4
 
 /* How long a writer waits for another process's write transaction before giving up
  * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so
@@ -166,6 +172,11 @@ typedef struct {
   const char *name;         /* general.name */
   const char *arch;         /* general.architecture */
   uint32_t n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, n_ctx_train;
+  /* Sliding-window attention, as ScModelInfo has it (0, 0: every layer global). The
+   * capture records each layer's window, sc_model_layer_window() of these, in the run
+   * (schema v4) and stores heads of local layers as their band (docs/store.md, "Band
+   * heads"). Not part of the model's identity. */
+  uint32_t sliding_window, swa_pattern;
 } ScStoreModel;
 
 /* A token and the bytes it stands for. @piece may hold any bytes (byte-level BPE pieces are
@@ -204,6 +215,11 @@ typedef struct {
                               * of byte bit / 8, least significant first; owned. Ask with
                               * sc_store_run_has_head() */
   double sparse_eps;         /* 0: dense; else the EPS of the run's sparse heads */
+  uint32_t *windows;         /* NULL: every layer global (a model without sliding windows, or
+                              * a run stored before schema v4); else (n_layers) each layer's
+                              * attention window, 0 for a global layer, a local layer's
+                              * query i seeing keys i - w + 1..i; owned. Ask with
+                              * sc_store_run_layer_window() */
   int64_t created_ms;        /* Unix time, milliseconds */
   char *backend;
   uint32_t n_tokens;
@@ -221,6 +237,9 @@ typedef struct {
 typedef struct {
   uint32_t n_query, n_key;
   bool causal;               /* stored as the lower triangle; entries above the diagonal are 0 */
+  uint32_t window;           /* 0: none; else (0 < window < n) the head is its layer's band:
+                              * in row i the keys j < i - window + 1 are masked, like the
+                              * upper triangle (0 in probs, never attention) */
   float *probs;              /* (n_query, n_key) row-major; owned (sc_store_head_clear()) */
   float *dropped;            /* sparse heads: (n_query), the mass each row dropped (stored as
                               * fp32; the row's kept values plus it sum to 1 within fp16
@@ -322,6 +341,11 @@ void sc_store_run_info_clear (ScStoreRunInfo *info); /* frees the strings; NULL 
 
 /* Whether run @info kept head (@layer, @head): false outside the model's shape. */
 bool sc_store_run_has_head (const ScStoreRunInfo *info, int layer, int head);
+
+/* Layer @layer's attention window in run @info: 0 for a global layer (and outside the
+ * model), else w: query i sees keys i - w + 1..i. A local layer's heads are stored as
+ * their band when w < n_tokens (ScStoreHead.window); shorter runs' heads are causal. */
+uint32_t sc_store_run_layer_window (const ScStoreRunInfo *info, int layer);
 
 /* A run's tokens in position order: *@tokens is one allocation holding the array and the
  * pieces (free it with sc_store_tokens_free()); *@n_tokens is the run's n_tokens. The run

@@ -208,6 +208,30 @@ static const HostileKind kinds[] = {
     "UPDATE runs SET n_tokens = 7 WHERE id = 2; INSERT INTO tokens VALUES (2, 6, 5, x'41')",
     HOSTILE_AT_HEADS, R2, SC_ERR_FORMAT, "n_query is 6, but the run has 7 tokens", 0, 0, 0 },
 
+  /* --- sliding-window layers (schema v4: docs/store.md, "Band heads") ----------------- */
+  { "windows-layer-outside", "a layer window for layer 9 of a 4-layer model",
+    "INSERT INTO layer_windows VALUES (2, 9, 2)",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "layer_windows has a row for layer 9, outside", 0, 0, 0 },
+  { "windows-size-text", "a layer window that is text",
+    "INSERT INTO layer_windows VALUES (2, 0, 'wide')",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "has a window of 'wide' (text) tokens", 0, 0, 0 },
+  { "band-global-layer", "head 0.0 of run 2 as a band of window 2 in a layer without a window",
+    "DELETE FROM attention WHERE " HEAD_2_0_0 "; INSERT INTO attention_bands (run_id, layer, "
+    "head, row0, row1, n_query, window_size, dtype, data) VALUES (2, 0, 0, 0, 6, 6, 2, 'f16', "
+    "zeroblob (22))",
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "layer_windows has no row: a global layer", 0, 0, 0 },
+  { "band-past-run", "head 0.0 of run 2 as a band whose window is the run's length",
+    "DELETE FROM attention WHERE " HEAD_2_0_0 "; INSERT INTO layer_windows VALUES (2, 0, 6); "
+    "INSERT INTO attention_bands (run_id, layer, head, row0, row1, n_query, window_size, dtype, "
+    "data) VALUES (2, 0, 0, 0, 6, 6, 6, 'f16', zeroblob (42))",
+    HOSTILE_AT_HEAD, R2, SC_ERR_FORMAT, "window_size is 6; a band of a 6-token run has a window "
+    "of 1..5", 0, 0, 0 },
+  { "band-twice", "a head stored both as an attention row and as a band",
+    "INSERT INTO layer_windows VALUES (2, 0, 2); INSERT INTO attention_bands (run_id, layer, "
+    "head, row0, row1, n_query, window_size, dtype, data) VALUES (2, 0, 0, 0, 6, 6, 2, 'f16', "
+    "zeroblob (22))",
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "or attention_bands", 0, 0, 0 },
+
   /* --- harmless: every path works and returns the right values ------------------------ */
   { "status-bogus", "run 2's status is 'bogus' (CHECK bypassed): it is not a complete run",
     "UPDATE runs SET status = 'bogus' WHERE id = 2",

@@ -339,6 +339,9 @@ test_roundtrip_forward (void)
   g_assert_cmpint (sc_store_model_identify (model2, mpath2, &ident2, &err), ==, SC_OK);
   g_assert_cmpmem (ident.sha256, 32, ident_link.sha256, 32);
   g_assert_true (memcmp (ident.sha256, ident2.sha256, 32) != 0);
+  /* the sliding window comes from the model's description (llama: none, every layer global) */
+  g_assert_cmpuint (ident.sliding_window, ==, sc_model_info (model)->sliding_window);
+  g_assert_cmpuint (ident.swa_pattern, ==, sc_model_info (model)->swa_pattern);
   {
     guint8 want[32];
     g_assert_cmpint (sc_sha256_file (mpath, want, NULL, &err), ==, SC_OK);
@@ -457,7 +460,8 @@ test_models_apart (void)
 static void
 test_schema (void)
 {
-  static const char *tables[] = { "ablations", "attention", "attention_parts", "head_overviews",
+  static const char *tables[] = { "ablations", "attention", "attention_bands", "attention_parts",
+                                  "head_overviews", "layer_windows",
                                   "head_scores", "models", "predictions", "runs", "studies",
                                   "study_heads",
                                   "study_series", "tokens" };
@@ -511,7 +515,7 @@ test_schema_newer (void)
   sc_store_close (s);
   store_test_raw_exec (t.path, "PRAGMA user_version = 7");
   store_test_assert_open_fails (t.path, TRUE, SC_ERR_UNSUPPORTED,
-                     "was created by a newer Saccade (schema 7); this version reads up to 3");
+                     "was created by a newer Saccade (schema 7); this version reads up to 4");
   store_test_assert_open_fails (t.path, FALSE, SC_ERR_UNSUPPORTED, "newer Saccade (schema 7)");
   store_tmp_clear (&t);
 }
@@ -568,7 +572,7 @@ test_schema_concurrent_create (void)
     g_thread_join (th[i]);
   g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, SC_STORE_SCHEMA_VERSION);
   g_assert_cmpint (store_test_raw_int (t.path, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"),
-                   ==, 13); /* ours + sqlite_sequence */
+                   ==, 15); /* ours + sqlite_sequence */
   store_tmp_clear (&t);
 }
 

@@ -379,6 +379,46 @@ test_async (void)
   saccade_lod_unref (lod);
 }
 
+/* A band head (a local layer's, window w): at every level a cell is masked exactly when
+ * every token of it is above the diagonal or left of the band; masked cells have no value,
+ * the others keep theirs. */
+static void
+test_band (void)
+{
+  const int n = 45, w = 7;
+  g_autofree float *a = g_new0 (float, n * n);
+  g_autoptr (SaccadeLod) lod = NULL;
+
+  for (int i = 0; i < n; i++)
+    for (int j = MAX (0, i - w + 1); j <= i; j++)
+      a[i * n + j] = 1.0f / (float) MIN (i + 1, w);
+  lod = saccade_lod_new_float (a, n, n, TRUE, NULL);
+  g_assert_nonnull (lod);
+  g_assert_cmpint (saccade_lod_get_window (lod), ==, 0);
+  g_assert_false (saccade_lod_is_masked (lod, 0, 20, 0)); /* no window: only causal */
+  saccade_lod_set_window (lod, w);
+  g_assert_cmpint (saccade_lod_get_window (lod), ==, w);
+  for (int level = 0; level < saccade_lod_get_n_levels (lod); level++)
+    {
+      const SaccadeLodLevel *L = saccade_lod_get_level (lod, level);
+      for (int i = 0; i < L->rows; i++)
+        for (int j = 0; j < L->cols; j++)
+          {
+            gboolean open = FALSE;
+            float v;
+            for (int r = i * L->block; r < MIN (n, (i + 1) * L->block); r++)
+              for (int c = j * L->block; c < MIN (n, (j + 1) * L->block); c++)
+                open = open || (c <= r && c + w > r);
+            g_assert_cmpint (saccade_lod_is_masked (lod, level, i, j), ==, !open);
+            g_assert_cmpint (j < saccade_lod_band_start (lod, level, i), ==,
+                             !open && j <= i);
+            g_assert_cmpint (saccade_lod_level_value (lod, level, i, j, &v), ==, open);
+            if (open && level == 0)
+              g_assert_cmpfloat (v, ==, a[i * n + j]);
+          }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -393,5 +433,6 @@ main (int argc, char **argv)
   g_test_add_func ("/lod/overview", test_overview);
   g_test_add_func ("/lod/untrusted", test_untrusted);
   g_test_add_func ("/lod/async", test_async);
+  g_test_add_func ("/lod/band", test_band);
   return g_test_run ();
 }

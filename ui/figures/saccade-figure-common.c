@@ -464,7 +464,11 @@ saccade_figure_lod_cells_image (const SaccadeLod *lod, int level, int i0, int i1
       guint32 *first = (guint32 *) (data + (gsize) (i - i0) * k * px_stride);
       gsize row = L->tri ? (gsize) i * (i + 1) / 2 : (gsize) i * L->cols;
       int j_end = causal ? MIN (j1, i + 1) : j1; /* masked cells stay transparent */
-      for (int j = j0; j < j_end; j++)
+      int j_start = CLAMP (saccade_lod_band_start (lod, level, i), j0, MAX (j0, j_end));
+      for (int j = j0; j < j_start; j++)
+        for (int dx = 0; dx < k; dx++)
+          first[(j - j0) * k + dx] = 0; /* left of a band: masked */
+      for (int j = j_start; j < j_end; j++)
         {
           guint32 px = L->fp16 ? lut16[((const uint16_t *) L->data)[row + j]]
                                : lut_color (lut, ((const float *) L->data)[row + j], scale,
@@ -495,7 +499,7 @@ saccade_figure_lod_screen_image (const SaccadeLod *lod, int level, double row0, 
   guint32 lut[LUT_SIZE];
   cairo_surface_t *img;
   guchar *data;
-  int stride;
+  int stride, band0;
 
   w = MAX (w, 1);
   h = MAX (h, 1);
@@ -535,10 +539,11 @@ saccade_figure_lod_screen_image (const SaccadeLod *lod, int level, double row0, 
         }
       prev_i = i;
       row = i < 0 ? 0 : L->tri ? (gsize) i * (i + 1) / 2 : (gsize) i * L->cols;
+      band0 = i < 0 ? 0 : saccade_lod_band_start (lod, level, i);
       for (int x = 0; x < w; x++)
         {
           int j = col_of[x];
-          if (i < 0 || j < 0 || (causal && j > i))
+          if (i < 0 || j < 0 || (causal && j > i) || j < band0)
             px[x] = 0; /* outside the head, or masked: transparent */
           else if (L->fp16)
             px[x] = lut16[((const uint16_t *) L->data)[row + j]];

@@ -283,6 +283,18 @@ bar_caption (const SaccadeGridFigure *f)
   return _("weight ÷ head's max");
 }
 
+/* Layer @l's label: its number, marked when the layer is local (a sliding window). */
+static void
+layer_label (const SaccadeGridFigure *f, int l, char *buf, gsize size)
+{
+  if (f->layer_windows != NULL && l < f->n_layers && f->layer_windows[l] > 0)
+    /* Translators: a layer's number in the grid of heads when the layer is local: its
+     * queries see only a window of the latest keys (sliding-window attention, Gemma 3). */
+    g_snprintf (buf, size, _("%d · local"), l);
+  else
+    g_snprintf (buf, size, "%d", l);
+}
+
 /* The head axis's length in thumbnails (with gaps and group gaps), and the layer axis's. */
 static double
 heads_len (const SaccadeGridFigure *f)
@@ -303,8 +315,15 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
   L->pad = L->fs;
   L->gap = 0.4 * L->fs;
   text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
-  g_snprintf (buf, sizeof buf, "%d", MAX (f->n_layers - 1, 0));
+  layer_label (f, MAX (f->n_layers - 1, 0), buf, sizeof buf);
   saccade_figure_layout_set (text, buf, &L->layer_lab, &L->lh);
+  for (int l = 0; f->layer_windows != NULL && l < f->n_layers; l++)
+    if (f->layer_windows[l] > 0)
+      {
+        layer_label (f, l, buf, sizeof buf);
+        saccade_figure_layout_set (text, buf, &w, NULL);
+        L->layer_lab = MAX (L->layer_lab, w);
+      }
   g_snprintf (buf, sizeof buf, "%d", MAX (f->n_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->head_lab, NULL);
   /* Translators: a group of query heads named by the key/value head they share. */
@@ -418,7 +437,7 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
   saccade_figure_set_fg (cr, style, 0.85);
   for (int l = 0; l < f->n_layers; l += k)
     {
-      g_snprintf (buf, sizeof buf, "%d", l);
+      layer_label (f, l, buf, sizeof buf);
       saccade_figure_layout_set (text, buf, &w, &h);
       saccade_grid_geometry_head_rect (g, l, 0, rect);
       if (g->layers_across)

@@ -302,6 +302,18 @@ paint_cells (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigureS
       cairo_close_path (cr);
       saccade_figure_fill_masked (cr, style, CLAMP (cell / 3, 3.0, 6.0));
     }
+  if (saccade_lod_get_window (lod) > 0 && i0 < i1)
+    {
+      /* A band head: each level row is masked left of its band's first cell. */
+      for (int i = i0; i < i1; i++)
+        {
+          int s = saccade_lod_band_start (lod, level, i);
+          if (s > 0)
+            cairo_rectangle (cr, X (0) - side, Y ((double) i * b), s * (double) b * cell + side,
+                             side);
+        }
+      saccade_figure_fill_masked (cr, style, CLAMP (cell / 3, 3.0, 6.0));
+    }
   if (!vector)
     {
       /* An image: the pixels as they will be, painted 1:1 (x, y are on whole pixels). */

@@ -101,6 +101,10 @@ typedef struct {
   const char *title;                  /* may be NULL */
   SaccadeColormap colormap;
   SaccadeScale scale;                 /* of the metric's colour range */
+  const unsigned *layer_windows;      /* (n_layers) each layer's attention window, 0 for a
+                                       * global layer, or NULL: a local layer's number is
+                                       * marked "N · local" (its heads' keys left of the
+                                       * window are masked in the thumbnails) */
 } SaccadeGridFigure;
 
 typedef struct _SaccadeLinesLinks SaccadeLinesLinks; /* saccade-figure-lines.h */

@@ -31,6 +31,7 @@ struct _SaccadeLod {
   gatomicrefcount ref;
   int n_rows, n_cols;
   gboolean causal, exact;
+  int window;                      /* > 0: a band head (saccade_lod_set_window) */
   int n_levels;
   SaccadeLodLevel levels[LOD_MAX_LEVELS];
   gpointer owned[LOD_MAX_LEVELS];  /* what each level's data was allocated as, or NULL */
@@ -110,6 +111,40 @@ is_masked (const SaccadeLod *lod, int i, int j)
   return lod->causal && j > i;
 }
 
+int
+saccade_lod_band_start (const SaccadeLod *lod, int level, int i)
+{
+  gint64 b, first;
+
+  if (lod->window <= 0 || level < 0 || level >= lod->n_levels)
+    return 0;
+  /* Cell (i, j) covers keys up to (j + 1) b - 1; the band of its first row i b starts at
+   * key i b - w + 1: the cell is wholly left of it when (j + 1) b - 1 + w <= i b, i.e.
+   * j < floor ((i b - w + 1) / b). */
+  b = lod->levels[level].block;
+  first = (gint64) i * b - lod->window + 1;
+  return first > 0 ? (int) (first / b) : 0;
+}
+
+gboolean
+saccade_lod_is_masked (const SaccadeLod *lod, int level, int i, int j)
+{
+  return is_masked (lod, i, j) || j < saccade_lod_band_start (lod, level, i);
+}
+
+void
+saccade_lod_set_window (SaccadeLod *lod, int window)
+{
+  g_return_if_fail (lod != NULL);
+  lod->window = MAX (window, 0);
+}
+
+int
+saccade_lod_get_window (const SaccadeLod *lod)
+{
+  return lod->window;
+}
+
 gboolean
 saccade_lod_level_value (const SaccadeLod *lod, int level, int i, int j, float *value)
 {
@@ -119,7 +154,7 @@ saccade_lod_level_value (const SaccadeLod *lod, int level, int i, int j, float *
   if (level < 0 || level >= lod->n_levels)
     return FALSE;
   L = &lod->levels[level];
-  if (i < 0 || j < 0 || i >= L->rows || j >= L->cols || is_masked (lod, i, j))
+  if (i < 0 || j < 0 || i >= L->rows || j >= L->cols || saccade_lod_is_masked (lod, level, i, j))
     return FALSE;
   if (L->fp16)
     *value = saccade_fp16_to_float (((const uint16_t *) L->data)[cell_index (L, i, j)]);

@@ -20,6 +20,9 @@
  *
  * Cells above the diagonal of a causal head are masked: never read, never pooled, never a
  * weight of 0. NaN cells are "no value": pooling skips them, a block of NaN only is NaN.
+ * A head of a sliding-window layer stored as its band (docs/store.md, "Band heads") is
+ * masked left of its band too (saccade_lod_set_window): cells wholly left of it are never
+ * a value, at every level; its zeros there pool as zeros, which no drawn cell shows.
  *
  * Thread safety: building is a pure function of its arguments and may run in any thread
  * (saccade_lod_new_fp16_triangle_async() runs it in a GTask worker). A built pyramid is
@@ -98,6 +101,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeLod, saccade_lod_unref)
 int saccade_lod_get_n_rows (const SaccadeLod *lod);
 int saccade_lod_get_n_cols (const SaccadeLod *lod);
 gboolean saccade_lod_is_causal (const SaccadeLod *lod);
+
+/* A band head: in row i the keys j <= i - @window are masked (like the upper triangle). Set
+ * it on a new pyramid before it is shared (drawn or handed to another thread); 0: none. */
+void saccade_lod_set_window (SaccadeLod *lod, int window);
+int saccade_lod_get_window (const SaccadeLod *lod);
+
+/* The first column of level-@level row @i that is not wholly left of the band (0 without
+ * a window): the cells j < it are masked. */
+int saccade_lod_band_start (const SaccadeLod *lod, int level, int i);
+
+/* Whether cell (@i, @j) of @level is masked: above the diagonal of a causal head, or
+ * wholly left of a band head's window. */
+gboolean saccade_lod_is_masked (const SaccadeLod *lod, int level, int i, int j);
 
 /* TRUE when level 0 is the head itself (block 1), FALSE for an overview. */
 gboolean saccade_lod_is_exact (const SaccadeLod *lod);

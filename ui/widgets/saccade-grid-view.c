@@ -21,6 +21,7 @@ struct _SaccadeGridView {
   SaccadeGridThumbs *thumbs;
   double *metric;              /* (n_layers, n_heads) or NULL */
   char *metric_name;
+  guint *layer_windows;        /* (n_layers) or NULL: saccade_grid_view_set_layer_windows */
   char *title;
   SaccadeColormap colormap;
 
@@ -62,6 +63,7 @@ render (cairo_t *cr, double width, double height, gpointer user_data)
     .n_layers = self->n_layers, .n_heads = self->n_heads, .n_kv_heads = self->n_kv_heads,
     .n = self->n, .heads = NULL, .metric = self->metric, .metric_name = self->metric_name,
     .title = self->title, .colormap = self->colormap, .scale = SACCADE_SCALE_LINEAR,
+    .layer_windows = self->layer_windows,
   };
   SaccadeFigureStyle style;
 
@@ -182,6 +184,7 @@ saccade_grid_view_finalize (GObject *object)
 
   saccade_grid_thumbs_free (self->thumbs);
   g_free (self->metric);
+  g_free (self->layer_windows);
   g_free (self->metric_name);
   g_free (self->title);
   saccade_figure_cache_free (self->cache);
@@ -300,6 +303,7 @@ set_figure (SaccadeGridView *self, const SaccadeGridFigure *f, const double *met
   int n_layers = f->n_layers;
 
   g_clear_pointer (&self->thumbs, saccade_grid_thumbs_free);
+  g_clear_pointer (&self->layer_windows, g_free);
   self->n_layers = n_layers > 0 ? n_layers : 0;
   self->n_heads = n_layers > 0 ? f->n_heads : 0;
   self->n_kv_heads = n_layers > 0 ? f->n_kv_heads : 0;
@@ -348,6 +352,17 @@ saccade_grid_view_set_overviews (SaccadeGridView *self, int n_layers, int n_head
   if (overviews == NULL)
     f.n_layers = 0;
   set_figure (self, &f, metric, metric_name);
+}
+
+void
+saccade_grid_view_set_layer_windows (SaccadeGridView *self, const guint *windows)
+{
+  g_return_if_fail (SACCADE_IS_GRID_VIEW (self));
+
+  g_clear_pointer (&self->layer_windows, g_free);
+  if (windows != NULL && self->n_layers > 0)
+    self->layer_windows = g_memdup2 (windows, (gsize) self->n_layers * sizeof *windows);
+  invalidate (self);
 }
 
 void

@@ -40,6 +40,11 @@ void saccade_grid_view_set_overviews (SaccadeGridView *self, int n_layers, int n
                                       const float *overviews, const double *metric,
                                       const char *metric_name);
 
+/* Marks the local layers (sliding-window attention): @windows (n_layers of the data set
+ * last, copied; NULL: none) holds each layer's window, 0 for a global layer. Setting data
+ * clears it. */
+void saccade_grid_view_set_layer_windows (SaccadeGridView *self, const guint *windows);
+
 /* Replaces only the metric (NULL: none), keeping the thumbnails. */
 void saccade_grid_view_set_metric (SaccadeGridView *self, const double *metric,
                                    const char *metric_name);

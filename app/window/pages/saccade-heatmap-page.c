@@ -50,16 +50,37 @@ update_actions (SaccadeHeatmapPage *self)
                                  saccade_page_get_run (SACCADE_PAGE (self)) != NULL);
 }
 
+static char *saccade_heatmap_page_dup_plain_title (SaccadePage *page, SaccadeRun *run, int head,
+                                                   const char *quote);
+
 static char *
 saccade_heatmap_page_dup_figure_title (SaccadePage *page)
 {
   SaccadeRun *run = saccade_page_get_run (page);
-  g_autofree char *quote = NULL;
+  g_autofree char *quote = NULL, *title = NULL;
   int head = saccade_page_get_head (page);
+  guint window;
 
   if (run == NULL)
     return g_strdup ("");
   quote = saccade_page_dup_quoted_text (run);
+  window = saccade_run_layer_window (run, saccade_page_get_layer (page));
+  if (window > 0)
+    {
+      title = saccade_heatmap_page_dup_plain_title (page, run, head, quote);
+      /* Translators: appended to the heatmap's title for a layer of a sliding-window model
+       * (Gemma 3) whose queries see only the last N keys: "Layer 3, head 2 (KV head 0) ·
+       * “…” · local layer (window 512)". Keys outside the window are drawn as masked. */
+      return g_strdup_printf (_("%s · local layer (window %u)"), title, window);
+    }
+  return saccade_heatmap_page_dup_plain_title (page, run, head, quote);
+}
+
+/* The title without the layer's window. */
+static char *
+saccade_heatmap_page_dup_plain_title (SaccadePage *page, SaccadeRun *run, int head,
+                                      const char *quote)
+{
   /* Translators: the heatmap's title, e.g. "Layer 5, head 2 (KV head 0) · “The cat…”"; "KV
    * head" names the key/value head the query head shares, as everywhere in Saccade. */
   if (run->sparse_eps > 0)
@@ -96,13 +117,20 @@ head_job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
   g_autoptr (GBytes) f16 = NULL;
   g_autofree float *probs = NULL;
   gboolean causal = FALSE;
+  guint window = 0;
   GError *error = NULL;
 
   /* The fp16 the store holds, kept fp16 in the pyramid (half the memory of float); a head
    * stored whole (not causal) goes through float. */
-  f16 = saccade_run_read_head_f16 (j->run, j->layer, j->head, &causal, cancellable, &error);
+  f16 = saccade_run_read_head_f16 (j->run, j->layer, j->head, &causal, &window, cancellable,
+                                   &error);
   if (f16 != NULL && causal)
-    j->lod = saccade_lod_new_fp16_triangle (f16, j->run->n, &error);
+    {
+      j->lod = saccade_lod_new_fp16_triangle (f16, j->run->n, &error);
+      /* a band head: its keys left of the window are masked, not zeros */
+      if (j->lod != NULL)
+        saccade_lod_set_window (j->lod, (int) window);
+    }
   else if (f16 != NULL)
     {
       g_clear_pointer (&f16, g_bytes_unref);
@@ -163,6 +191,8 @@ start_head_job (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
   overview = saccade_lod_new_overview (saccade_run_overview (run, layer, head), s, s, run->n,
                                        run->n, run->causal, NULL);
   if (overview != NULL)
+    saccade_lod_set_window (overview, (int) saccade_run_head_window (run, layer, head));
+  if (overview != NULL)
     saccade_heatmap_view_set_lod (self->heatmap_view, overview,
                                   (const char *const *) run->labels,
                                   (const char *const *) run->labels);
@@ -209,9 +239,17 @@ refresh (SaccadeHeatmapPage *self)
       saccade_heatmap_view_set_title (self->heatmap_view, why);
     }
   else if (run->resident)
-    saccade_heatmap_view_set_data (self->heatmap_view, saccade_run_head (run, layer, head),
-                                   run->n, run->n, (const char *const *) run->labels,
-                                   (const char *const *) run->labels, run->causal);
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (SaccadeLod) lod = saccade_lod_new_float (saccade_run_head (run, layer, head),
+                                                          run->n, run->n, run->causal, &error);
+      if (lod == NULL)
+        g_warning ("heatmap: %s", error->message);
+      else /* a band head (a local layer's): keys left of its window are masked */
+        saccade_lod_set_window (lod, (int) saccade_run_head_window (run, layer, head));
+      saccade_heatmap_view_set_lod (self->heatmap_view, lod, (const char *const *) run->labels,
+                                    (const char *const *) run->labels);
+    }
   else if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
     {
       /* A long run's head is read when the page is shown (map), not for a page the user
@@ -219,6 +257,8 @@ refresh (SaccadeHeatmapPage *self)
       g_autoptr (SaccadeLod) overview = saccade_lod_new_overview (
         saccade_run_overview (run, layer, head), run->overview_size, run->overview_size, run->n,
         run->n, run->causal, NULL);
+      if (overview != NULL)
+        saccade_lod_set_window (overview, (int) saccade_run_head_window (run, layer, head));
       saccade_heatmap_view_set_lod (self->heatmap_view, overview,
                                     (const char *const *) run->labels,
                                     (const char *const *) run->labels);

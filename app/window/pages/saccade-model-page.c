@@ -108,11 +108,15 @@ saccade_model_page_set_run (SaccadePage *page, SaccadeRun *run)
   SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
 
   if (run != NULL)
-    /* From the overviews, for a run of any length: block maxima that show a head's
-     * structure (diagonals, sinks, stripes) at S^2 floats a head. */
-    saccade_grid_view_set_overviews (self->grid_view, run->n_layers, run->n_heads,
-                                     run->n_kv_heads, run->n, run->overview_size,
-                                     run->overviews, NULL, NULL);
+    {
+      /* From the overviews, for a run of any length: block maxima that show a head's
+       * structure (diagonals, sinks, stripes) at S^2 floats a head; a band head's blocks
+       * left of its window are masked there, and its layer is marked local. */
+      saccade_grid_view_set_overviews (self->grid_view, run->n_layers, run->n_heads,
+                                       run->n_kv_heads, run->n, run->overview_size,
+                                       run->overviews, NULL, NULL);
+      saccade_grid_view_set_layer_windows (self->grid_view, run->windows);
+    }
   else
     {
       saccade_grid_view_set_data (self->grid_view, 0, 0, 1, 0, NULL, NULL, NULL);
