@@ -197,7 +197,7 @@ cuda_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int 
   const char *OP = "matmul";
   ScCudaBackend *cb = sc_cuda (b);
   const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-  const __half *w16;
+  const __half *w16 = NULL;
   ScStatus st;
 
   if (n <= 0 || out <= 0)
@@ -308,7 +308,7 @@ cuda_init (ScCudaBackend *cb, int device, ScError *err)
     SC_CUDA_TRY (cudaEventCreateWithFlags (&cb->slots[s].copied, cudaEventDisableTiming));
   SC_CUBLAS_TRY (cublasCreate (&cb->blas));
   SC_CUBLAS_TRY (cublasSetStream (cb->blas, cb->stream));
-  snprintf (cb->base.description, sizeof cb->base.description, "CUDA %d: %s (sm_%d%d, %.0f GiB)",
+  snprintf (cb->base.description, sizeof cb->base.description, "CUDA %d: %.80s (sm_%d%d, %.0f GiB)",
             device, prop.name, prop.major, prop.minor,
             (double) prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
   return SC_OK;
