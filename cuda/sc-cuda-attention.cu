@@ -383,6 +383,7 @@ sc_cuda_attention_capture (ScBackend *b, float *out, const float *q, const float
 
   s->n_heads = n_heads;
   s->per_head = per16;
+  s->packed = packed;
   for (int h = 0; h < n_heads; h++)
     s->head_at[h] = -1;
   if (n_want > 0)
@@ -422,13 +423,15 @@ sc_cuda_attention_capture (ScBackend *b, float *out, const float *q, const float
 }
 
 ScStatus
-sc_cuda_capture_wait (ScBackend *b, int slot, const uint16_t **heads, ScError *err)
+sc_cuda_capture_wait (ScBackend *b, int slot, const uint16_t **heads, bool *packed,
+                      ScError *err)
 {
   const char *OP = "capture_wait";
   ScCudaSlot *s = &sc_cuda (b)->slots[slot];
 
   /* also where a kernel's failure surfaces (cudaErrorIllegalAddress, ...) */
   SC_CUDA_TRY (cudaEventSynchronize (s->copied));
+  *packed = s->packed;
   for (int h = 0; h < s->n_heads; h++)
     heads[h] = s->head_at[h] >= 0
                    ? (const uint16_t *) s->host + (size_t) s->head_at[h] * s->per_head

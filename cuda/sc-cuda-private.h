@@ -43,6 +43,7 @@ typedef struct {
   int n_heads;          /* of the call that filled it */
   int head_at[SC_CUDA_MAX_HEADS]; /* captured head h's index in the area, -1 = none */
   size_t per_head;      /* fp16 values a head */
+  bool packed;          /* triangle layout (causal, n_q == n_k) */
 } ScCudaSlot;
 
 typedef struct {
@@ -130,5 +131,6 @@ ScStatus sc_cuda_attention_capture (ScBackend *b, float *out, const float *q, co
                                     const float *v, int n_q, int n_k, int n_heads, int n_kv,
                                     int d, const ScAttnParams *params, const uint8_t *want,
                                     int slot, ScError *err);
-ScStatus sc_cuda_capture_wait (ScBackend *b, int slot, const uint16_t **heads, ScError *err);
+ScStatus sc_cuda_capture_wait (ScBackend *b, int slot, const uint16_t **heads, bool *packed,
+                               ScError *err);
 void sc_cuda_slots_free (ScCudaBackend *cb);

@@ -152,9 +152,11 @@ typedef struct {
 
   /* (optional; SC_BACKEND_CAP_ATTN_CAPTURE) Waits until the copies of the last
    * attention_capture on @slot have landed and sets heads[h] (host (n_heads of that call))
-   * to head h's fp16 values, NULL for a head it did not capture. The values are the
-   * backend's, valid until the next attention_capture on the same slot or destroy. */
-  ScStatus (*capture_wait) (ScBackend *b, int slot, const uint16_t **heads, ScError *err);
+   * to head h's fp16 values, NULL for a head it did not capture, and *packed to whether
+   * they are in the triangle layout. The values are the backend's, valid until the next
+   * attention_capture on the same slot or destroy. */
+  ScStatus (*capture_wait) (ScBackend *b, int slot, const uint16_t **heads, bool *packed,
+                            ScError *err);
 
   /* ---- Backward ops (optional as a set; SC_BACKEND_CAP_BACKWARD) ----------------------
    * Activation gradients only (DESIGN.md, "Backward pass"): each takes dy, the gradient of
