@@ -14,8 +14,10 @@
  *                  copy into pinned host memory (attention_capture + capture_wait);
  *   capture_gbs    the captured bytes (H n(n+1)/2 fp16) / capture_ms, and its fraction of
  *                  the H200's 4.8 TB/s HBM bandwidth (the issue's yardstick).
- * With --model, also the whole forward pass of that model on N tokens with every head
- * captured through observe_f16 (the observer only touches the first value of each head):
+ * With --model PATH (a GGUF file, or "shaped": SmolLM2-135M's shapes and 30 layers with
+ * random weights, tests/gpu/gpu-shaped-model.h — the same FLOPs and bytes), also the
+ * whole forward pass on N tokens with every head captured through observe_f16 (the
+ * observer only touches the first value of each head):
  *   {"kind":"forward","n":N,"seconds":S}.
  * Times are wall clock around the ops with the stream synchronised (a 1-float download).
  */
@@ -25,6 +27,8 @@
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 #include "gpu-common.h"
+#include "gpu-shaped-model.h"
+#include "tests/engine/sc-test-gguf.h"
 
 #define HBM_BYTES_PER_S 4.8e12 /* H200 HBM3e, NVIDIA's data sheet */
 
@@ -146,8 +150,14 @@ bench_forward (const char *path, int n, int reps)
   double *t = g_new (double, reps);
   g_autofree float *logits = NULL;
 
+  GBytes *shaped = NULL;
+
   obs.observe_f16 = touch_f16;
-  if (sc_model_open (path, 4, &m, &err) != SC_OK || sc_session_new (m, gpu, &s, &err) != SC_OK)
+  if (strcmp (path, "shaped") == 0)
+    m = sc_test_model_open_bytes (shaped = gpu_smollm2_shaped (30));
+  else if (sc_model_open (path, 4, &m, &err) != SC_OK)
+    g_error ("%s: %s", path, err.message);
+  if (sc_session_new (m, gpu, &s, &err) != SC_OK)
     g_error ("%s: %s", path, err.message);
   logits = g_new (float, sc_model_info (m)->n_vocab);
   for (int i = 0; i < n; i++)
@@ -160,11 +170,14 @@ bench_forward (const char *path, int n, int reps)
       if (rep >= 0)
         t[rep] = (g_get_monotonic_time () - t0) * 1e-6;
     }
-  printf ("{\"kind\":\"forward\",\"n\":%d,\"layers\":%u,\"heads\":%u,\"seconds\":%.4f}\n", n,
-          sc_model_info (m)->n_layers, sc_model_info (m)->n_heads, median (t, reps));
+  printf ("{\"kind\":\"forward\",\"model\":\"%s\",\"n\":%d,\"layers\":%u,\"heads\":%u,"
+          "\"seconds\":%.4f}\n", path, n, sc_model_info (m)->n_layers, sc_model_info (m)->n_heads,
+          median (t, reps));
   fflush (stdout);
   sc_session_free (s);
   sc_model_free (m);
+  if (shaped != NULL)
+    g_bytes_unref (shaped);
   g_free (ids);
   g_free (t);
 }
