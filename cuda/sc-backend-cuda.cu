@@ -155,12 +155,15 @@ cuda_weight (ScBackend *b, const float *host, size_t n, ScError *err)
   return dev;
 }
 
-/* The fp16 copy of weight @w (n floats), made on first use. */
+/* The fp16 copy of @w (n floats): for a weight() handle, made on first use and kept; for
+ * any other buffer (the contract does not forbid one), converted into scratch each call. */
 static ScStatus
 half_weight (ScCudaBackend *cb, const float *w, size_t n, const __half **out, ScError *err)
 {
   const char *OP = "matmul";
   ScCudaHalfWeight *hw;
+  bool is_weight = false;
+  ScStatus st;
   size_t i;
 
   for (i = 0; i < cb->n_halves; i++)
@@ -169,6 +172,16 @@ half_weight (ScCudaBackend *cb, const float *w, size_t n, const __half **out, Sc
         *out = cb->halves[i].f16;
         return SC_OK;
       }
+  for (i = 0; i < cb->n_weights && !is_weight; i++)
+    is_weight = cb->weights[i] == w;
+  if (!is_weight)
+    {
+      if ((st = sc_cuda_scratch (&cb->w16, n * sizeof (__half), OP, err)) != SC_OK
+          || (st = sc_cuda_to_half (&cb->base, (__half *) cb->w16.ptr, w, n, err)) != SC_OK)
+        return st;
+      *out = (const __half *) cb->w16.ptr;
+      return SC_OK;
+    }
   if (cb->n_halves == cb->cap_halves)
     {
       const size_t cap = cb->cap_halves ? 2 * cb->cap_halves : 64;
@@ -235,7 +248,10 @@ cuda_destroy (ScBackend *b)
   free (cb->weights);
   free (cb->halves);
   cudaFree (cb->x16.ptr);
+  cudaFree (cb->w16.ptr);
   cudaFree (cb->small.ptr);
+  cudaFree (cb->attn_args.ptr);
+  free (cb->attn_args_host);
   cudaFree (cb->lse.ptr);
   sc_cuda_slots_free (cb);
   if (cb->computed != NULL)

@@ -60,7 +60,15 @@ typedef struct {
   size_t n_halves, cap_halves;
   /* scratch */
   ScCudaScratch x16;     /* a matmul's activations in fp16 */
-  ScCudaScratch small;   /* ids, head lists, head scales, the key mask and its prefix count */
+  ScCudaScratch w16;     /* a matmul's W in fp16 when it is not a weight() */
+  ScCudaScratch small;   /* get_rows' ids */
+  /* The attention's host arguments (head list, head scales, key mask and its prefix
+   * count) as last uploaded, and their device copy: a call with the same bytes (every
+   * layer of a forward pass but the first) uploads nothing. An upload from pageable
+   * memory waits for the stream, which would stop the host running ahead of the GPU. */
+  ScCudaScratch attn_args;
+  void *attn_args_host;
+  size_t attn_args_len;
   ScCudaScratch lse;     /* the capture path's per-row log-sum-exp */
   ScCudaSlot slots[SC_BACKEND_CAPTURE_SLOTS];
 } ScCudaBackend;
