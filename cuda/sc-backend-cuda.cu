@@ -20,6 +20,7 @@
 #include "sc-backend-cuda.h"
 #include "sc-cuda-private.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,14 @@ cuda_alloc (ScBackend *b, size_t n, ScError *err)
 {
   const char *OP = "alloc";
   void *p = NULL;
-  cudaError_t e = cudaMalloc (&p, n > 0 ? n * sizeof (float) : sizeof (float));
+  cudaError_t e;
+
+  if (n > SIZE_MAX / sizeof (float))
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "cuda: alloc: %zu floats do not fit in size_t bytes", n);
+      return NULL;
+    }
+  e = cudaMalloc (&p, n > 0 ? n * sizeof (float) : sizeof (float));
 
   if (e != cudaSuccess)
     {
