@@ -73,6 +73,23 @@ run () {
   log "# $(date -u +%FT%TZ) gpu-check: stages: $stages; budget ${budget}s"
   nvidia-smi -L 2>&1 | sed 's/^/# /'
   nvcc --version 2>/dev/null | tail -1 | sed 's/^/# /'
+  # a machine with a GPU must not skip: a skip there is a failure (a library not found)
+  local have_gpu=0
+  nvidia-smi -L 2>/dev/null | grep -q '^GPU' && have_gpu=1
+  # cuBLAS where the module's rpath (/usr/local/cuda/lib64) does not find it: the CUDA
+  # toolkit's other folders, or the pip wheel PyTorch brings
+  if ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.13' \
+     && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
+    for d in /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64 \
+             $(python3 -c 'import nvidia.cublas, nvidia.cuda_runtime, os
+for m in (nvidia.cublas, nvidia.cuda_runtime):
+    print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do
+      if [ -e "$d/libcublas.so.13" ] || [ -e "$d/libcudart.so.13" ]; then
+        export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$d
+        log "# CUDA libraries from $d"
+      fi
+    done
+  fi
 
   # step NAME TIMEOUT CMD...: runs CMD unless the budget would pass; 77 = skipped
   step () {
@@ -87,7 +104,11 @@ run () {
     rc=$?
     case $rc in
       0) log "== $name: ok ($((SECONDS - t0))s)" ;;
-      77) log "== $name: SKIPPED" ;;
+      77) if [ "$have_gpu" = 1 ]; then
+            log "== $name: SKIPPED on a machine with a GPU: counted as a failure"; failed=1
+          else
+            log "== $name: SKIPPED"
+          fi ;;
       124) log "== $name: TIMED OUT after ${limit}s"; failed=1 ;;
       *) log "== $name: FAILED (exit $rc)"; failed=1 ;;
     esac
