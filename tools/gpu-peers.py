@@ -64,7 +64,7 @@ def main():
                               "ms": t * 1e3, "tflops": flops / t * 1e-12}), flush=True)
             del q, k, v
     try:
-        from transformers import LlamaConfig, LlamaForCausalLM
+        from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
     except Exception as e:  # noqa: BLE001
         print(f"# transformers is not importable here ({e}); no HF peer", file=sys.stderr)
         return 0
@@ -73,7 +73,14 @@ def main():
                       max_position_embeddings=8192, rope_theta=100000.0, rms_norm_eps=1e-5,
                       tie_word_embeddings=True)
     torch.manual_seed(0)
-    model = LlamaForCausalLM._from_config(cfg, attn_implementation="eager").to(dev).eval()
+    try:
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    except Exception:  # noqa: BLE001 - older or newer transformers: set it on the config
+        cfg._attn_implementation = "eager"
+        model = LlamaForCausalLM(cfg)
+    model = model.to(device=dev, dtype=torch.float32).eval()
+    print(f"# HF: transformers LlamaForCausalLM, attention "
+          f"{getattr(model.config, '_attn_implementation', '?')}", file=sys.stderr)
     for n in [s for s in a.sizes if s <= a.hf_max]:
         ids = torch.randint(0, cfg.vocab_size, (1, n), device=dev)
 
