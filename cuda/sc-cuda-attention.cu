@@ -108,6 +108,7 @@ attn_kernel (const AttnArgs a)
   t0 = lo0 / SC_FLASH_BC;
   t1 = hi1 / SC_FLASH_BC + 1;
 
+  #pragma unroll
   for (int r = 0; r < ROWS_PER_WARP; r++)
     {
       const int i = i0 + warp * ROWS_PER_WARP + r;
@@ -117,6 +118,7 @@ attn_kernel (const AttnArgs a)
                && a.mcount[rhi[r] + 1] - a.mcount[rlo[r]] == rhi[r] - rlo[r] + 1;
       st[r] = sc_softmax_state_init ();
       row_lse[r] = MODE == MODE_PROBS && i < a.n_q ? a.lse[(size_t) hw * a.n_q + i] : 0.0f;
+      #pragma unroll
       for (int u = 0; u < DPL; u++)
         acc[r][u] = 0.0f;
     }
@@ -133,6 +135,7 @@ attn_kernel (const AttnArgs a)
             Vs[jj * d + c] = j < a.n_k ? a.v[at] : 0.0f;
         }
       __syncthreads ();
+      #pragma unroll
       for (int r = 0; r < ROWS_PER_WARP; r++)
         {
           const int rl = warp * ROWS_PER_WARP + r, i = i0 + rl;
@@ -140,6 +143,7 @@ attn_kernel (const AttnArgs a)
 
           if (i >= a.n_q || tile * SC_FLASH_BC > rhi[r] || (tile + 1) * SC_FLASH_BC - 1 < rlo[r])
             continue; /* warp-uniform */
+          #pragma unroll
           for (int u = 0; u < 2; u++)
             {
               const int jj = lane + SC_FLASH_LANES * u, j = tile * SC_FLASH_BC + jj;
@@ -150,6 +154,7 @@ attn_kernel (const AttnArgs a)
           if (MODE == MODE_PROBS)
             {
               const int jmax = a.packed ? i : a.n_k - 1;
+              #pragma unroll
               for (int u = 0; u < 2; u++)
                 {
                   const int j = tile * SC_FLASH_BC + lane + SC_FLASH_LANES * u;
@@ -168,14 +173,17 @@ attn_kernel (const AttnArgs a)
               w[0] = sc_flash_weight (s[0], st[r].max);
               w[1] = sc_flash_weight (s[1], st[r].max);
               st[r].sum += warp_sum (w[0] + w[1]);
+              #pragma unroll
               for (int u = 0; u < DPL; u++)
                 acc[r][u] *= alpha;
             }
           if (MODE != MODE_STATS)
+            #pragma unroll 8
             for (int jj = 0; jj < SC_FLASH_BC; jj++)
               {
                 const float wj = __shfl_sync (FULL_MASK, jj < SC_FLASH_LANES ? w[0] : w[1],
                                               jj % SC_FLASH_LANES);
+                #pragma unroll
                 for (int u = 0; u < DPL; u++)
                   {
                     const int c = lane + SC_FLASH_LANES * u;
@@ -186,6 +194,7 @@ attn_kernel (const AttnArgs a)
         }
     }
 
+  #pragma unroll
   for (int r = 0; r < ROWS_PER_WARP; r++)
     {
       const int i = i0 + warp * ROWS_PER_WARP + r;
@@ -197,6 +206,7 @@ attn_kernel (const AttnArgs a)
             a.lse[(size_t) hw * a.n_q + i] = sc_flash_lse (st[r]);
         }
       else
+        #pragma unroll
         for (int u = 0; u < DPL; u++)
           {
             const int c = lane + SC_FLASH_LANES * u;
