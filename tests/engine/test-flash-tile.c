@@ -3,9 +3,11 @@
  * cuda/sc-cuda-attention.cu walks each query row's keys in tiles of SC_FLASH_BC keys, one
  * 32-lane warp a row, with the step functions of engine/core/sc-math.h ("Flash attention").
  * This test runs the same loop on the CPU — the same tile sizes, the same blocks of
- * SC_FLASH_BR rows and the key tiles a block visits, the same lane ownership of keys and
- * dims, the same merge order (tile max, rescale, butterfly sum, keys in ascending order
- * into each dim's fmaf) — and holds both paths to the scalar reference backend "cpu-ref":
+ * SC_FLASH_BR rows and the key tiles a block visits, the tiles a row skips, the same lane
+ * ownership of keys and dims, the same merge order (tile max, rescale, butterfly sum, keys
+ * in ascending order into each dim's fmaf), the same clearing of fp16 values no tile
+ * writes (elsewhere left NaN, so a gap would fail) — and holds both paths to the scalar
+ * reference backend "cpu-ref":
  *   - flash: one pass with the online softmax, output only;
  *   - capture: pass 1 for each row's log-sum-exp, pass 2 for the normalised probabilities
  *     (fp32, and fp16 packed as the store lays a head: docs/store.md) and P.V.
@@ -218,6 +220,24 @@ accumulate_tile (const Inputs *in, int h, int tile, float w[SC_FLASH_LANES][2], 
     }
 }
 
+/* Does row @r skip @tile? The kernel skips the tiles outside the row's range [lo, hi]
+ * (exact: such a tile has no visible key, so folding it changes nothing). */
+static bool
+row_skips (const Row *r, int tile)
+{
+  return tile * SC_FLASH_BC > r->hi || (tile + 1) * SC_FLASH_BC - 1 < r->lo;
+}
+
+/* The fp16 values the kernel does not write itself (tiles a row skips) are those the op
+ * clears first: only with a window or a full-layout causal head (a cache). Elsewhere the
+ * emulation leaves a NaN (0x7e00) there, which the checks would catch. */
+static bool
+capture_clears (const Case *c)
+{
+  const bool packed = c->causal && c->n_q == c->n_k;
+  return c->window > 0 || (!packed && c->causal);
+}
+
 /* The flash kernel: out (n_q, heads * d). */
 static void
 emulate_flash (const Inputs *in, float *out)
@@ -241,6 +261,8 @@ emulate_flash (const Inputs *in, float *out)
             for (tile = t0; tile < t1; tile++)
               {
                 float s[SC_FLASH_LANES][2], w[SC_FLASH_LANES][2], alpha;
+                if (row_skips (&r, tile))
+                  continue;
                 score_tile (in, h, i, &r, tile, s);
                 alpha = fold_tile (&st, s, w);
                 for (cc = 0; cc < c->d; cc++)
@@ -284,6 +306,8 @@ emulate_capture (const Inputs *in, float *out, float *probs, uint16_t *f16)
             for (tile = t0; tile < t1; tile++)
               {
                 float s[SC_FLASH_LANES][2], w[SC_FLASH_LANES][2];
+                if (row_skips (&r, tile))
+                  continue;
                 score_tile (in, h, i, &r, tile, s);
                 fold_tile (&st, s, w);
               }
@@ -293,10 +317,13 @@ emulate_capture (const Inputs *in, float *out, float *probs, uint16_t *f16)
             for (int j = 0; j < c->n_k; j++)
               prow[j] = 0.0f;
             for (int j = 0; j <= jmax; j++)
-              frow[sc_attn_packed_index (i, j, c->n_k, packed)] = sc_fp32_to_fp16 (0.0f);
+              frow[sc_attn_packed_index (i, j, c->n_k, packed)] = capture_clears (c) ? 0x0000
+                                                                                    : 0x7e00;
             for (tile = t0; tile < t1; tile++)
               {
                 float s[SC_FLASH_LANES][2], w[SC_FLASH_LANES][2];
+                if (row_skips (&r, tile))
+                  continue;
                 score_tile (in, h, i, &r, tile, s);
                 for (t = 0; t < SC_FLASH_LANES; t++)
                   for (u = 0; u < 2; u++)
