@@ -204,9 +204,12 @@ half_weight (ScCudaBackend *cb, const float *w, size_t n, const __half **out, Sc
   hw->n = n;
   hw->f16 = NULL;
   SC_CUDA_TRY (cudaMalloc ((void **) &hw->f16, n * sizeof (__half)));
+  if ((st = sc_cuda_to_half (&cb->base, hw->f16, w, n, err)) != SC_OK)
+    {
+      cudaFree (hw->f16); /* not cached: a later call tries again */
+      return st;
+    }
   cb->n_halves++;
-  if (sc_cuda_to_half (&cb->base, hw->f16, w, n, err) != SC_OK)
-    return err != NULL ? err->status : SC_ERR_IO;
   *out = hw->f16;
   return SC_OK;
 }
