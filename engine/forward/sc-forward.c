@@ -119,6 +119,7 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
   float *old_kc = NULL, *old_vc = NULL;
   int32_t *kv_ids = NULL;
   int kv_n = 0, old_cap = s->cap;
+  const bool lazy_probs = sc_backend_supports (b, SC_BACKEND_CAP_ATTN_CAPTURE);
   size_t cap;
 
   if (n <= s->cap && (!need_resid || s->resid != NULL))
@@ -145,13 +146,19 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
       s->o = b->ops->alloc (b, cap * Q, err);
       s->gu = b->ops->alloc (b, cap * 2 * F, err);
       s->act = b->ops->alloc (b, cap * F, err);
-      s->probs = b->ops->alloc (b, in->n_heads * cap * cap, err);
-      if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
-        s->probs_host = s->probs;
-      else
-        s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
+      /* On a backend with attention_capture only the layers that take the fp32 path need
+       * these (H cap^2 floats: 2.4 GB at 8,192 tokens, on the device and on the host):
+       * ensure_probs() makes them then. */
+      if (!lazy_probs)
+        {
+          s->probs = b->ops->alloc (b, in->n_heads * cap * cap, err);
+          if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
+            s->probs_host = s->probs;
+          else
+            s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
+        }
       if (!s->x || !s->h || !s->qkv || !s->q || !s->kc || !s->vc || !s->o || !s->gu || !s->act
-          || !s->probs || !s->probs_host)
+          || (!lazy_probs && (!s->probs || !s->probs_host)))
         {
           free_buffers (s);
           kv_n = 0;
@@ -555,6 +562,33 @@ op_failed (ScBackend *b, ScStatus st, ScError *err)
 
 /* ---- the fp16 capture path (SC_BACKEND_CAP_ATTN_CAPTURE) ------------------------- */
 
+/* The session's fp32 probabilities (H, cap, cap) and their host copy, which
+ * ensure_capacity leaves unmade on a backend with attention_capture until a layer takes
+ * the fp32 path. */
+static ScStatus
+ensure_probs (ScSession *s, ScError *err)
+{
+  const size_t n = (size_t) sc_model_info (s->model)->n_heads * s->cap * s->cap;
+  ScBackend *b = s->b;
+
+  if (s->probs != NULL)
+    return SC_OK;
+  if ((s->probs = b->ops->alloc (b, n, err)) == NULL)
+    return err != NULL && err->status != SC_OK
+               ? err->status
+               : sc_error_set (err, SC_ERR_NOMEM, "out of memory for the probabilities");
+  if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
+    s->probs_host = s->probs;
+  else if ((s->probs_host = malloc (n * sizeof (float))) == NULL)
+    {
+      b->ops->free (b, s->probs);
+      s->probs = NULL;
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory for a host copy of %zu "
+                           "probabilities", n);
+    }
+  return SC_OK;
+}
+
 /* Decides how layer @l's attention runs on a backend with attention_capture: sets
  * c->capture (and the wanted heads in s->capture_want) unless the layer must have fp32
  * probabilities — it has edits (c->edit_heads) or the observer wants a head but only takes
@@ -918,7 +952,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
        * memory backends only) */
       c.probs = s->probs;
       if (opt->observer != NULL && opt->observer->layer_buffer != NULL
-          && s->probs_host == s->probs)
+          && sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
         {
           float *mine = opt->observer->layer_buffer (opt->observer->user, l, nq, n);
           if (mine != NULL)
@@ -933,6 +967,12 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
         }
       else
         choose_capture (s, opt->observer, l, &c);
+      if (!c.capture && c.probs == NULL) /* the fp32 path on a capture backend */
+        {
+          if ((st = ensure_probs (s, err)) != SC_OK)
+            return st;
+          c.probs = s->probs;
+        }
       if ((st = s->arch->layer (&c, (const char *) s->layers + (size_t) l * s->arch->layer_size,
                                 err)) != SC_OK)
         {

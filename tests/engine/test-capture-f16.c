@@ -14,8 +14,9 @@
  *      the other layers take the fp16 path;
  *   3. the store, fed through sc_store_capture_observer, stores the same bytes from the
  *      fp16 path as from the fp32 path, for a dense and a sparse run;
- *   4. an observer without observe_f16 gets observe() on every layer (the fp32 path), and
- *      with no observer at all the fused op runs with no head wanted.
+ *   4. an observer without observe_f16 gets observe() on every layer that wants a head (the
+ *      fp32 path), the fused op runs on the layer that wants none, and the session makes
+ *      its fp32 probability buffer only then (a capture-only run never does).
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -42,6 +43,17 @@ static struct {
   long at[64]; /* head -> index in values, -1 = not captured */
 } slots[SC_BACKEND_CAPTURE_SLOTS];
 static int n_capture_calls, n_capture_wanted_heads, n_attention_calls;
+/* Allocations of the session's fp32 probabilities: (H, n, n) floats for a first run of n
+ * tokens (its buffers are exact), @probs_floats set by the test. */
+static size_t probs_floats;
+static int n_probs_allocs;
+
+static float *
+fake_alloc (ScBackend *b, size_t n, ScError *err)
+{
+  n_probs_allocs += n == probs_floats;
+  return ref_ops->alloc (b, n, err);
+}
 
 static ScStatus
 fake_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
@@ -114,6 +126,7 @@ fake_new (void)
   fake_ops.attention = fake_attention;
   fake_ops.attention_capture = fake_capture;
   fake_ops.capture_wait = fake_wait;
+  fake_ops.alloc = fake_alloc;
   b->ops = &fake_ops;
   b->caps |= SC_BACKEND_CAP_ATTN_CAPTURE;
   return b;
@@ -245,7 +258,10 @@ test_observer (void)
   rec_init (&rf, in, N_PROMPT, want);
   run (m, ref, prompt, N_PROMPT, false, NULL, &rr, lr);
   n_capture_calls = n_capture_wanted_heads = n_attention_calls = 0;
+  probs_floats = (size_t) H * N_PROMPT * N_PROMPT;
+  n_probs_allocs = 0;
   run (m, fake, prompt, N_PROMPT, true, NULL, &rf, lf);
+  g_assert_cmpint (n_probs_allocs, ==, 0); /* no fp32 probability buffer was made */
 
   g_assert_cmpint (rf.n_observe, ==, 0);          /* no fp32 probabilities at all */
   g_assert_cmpint (n_attention_calls, ==, 0);
@@ -266,7 +282,9 @@ test_observer (void)
   /* 4: an observer that takes only fp32 gets it on every layer that wants a head */
   rec_init (&rn, in, N_PROMPT, want);
   n_capture_calls = n_attention_calls = 0;
+  n_probs_allocs = 0;
   run (m, fake, prompt, N_PROMPT, false, NULL, &rn, lf);
+  g_assert_cmpint (n_probs_allocs, ==, 1); /* made once, when a layer needed it */
   g_assert_cmpint (rn.n_observe, ==, rr.n_observe);
   g_assert_cmpint (rn.n_observe_f16, ==, 0);
   g_assert_cmpint (n_attention_calls, ==, L - 1); /* layer 1 wants nothing: fused */
