@@ -135,6 +135,29 @@ typedef struct {
   /* (optional; SC_BACKEND_CAP_ADD_BIAS) y (n, dim) += bias (dim) on every row. */
   ScStatus (*add_bias) (ScBackend *b, float *y, const float *bias, int n, int dim, ScError *err);
 
+  /* (optional; SC_BACKEND_CAP_ATTN_CAPTURE, for device backends) The attention op of a
+   * capture, which never materialises fp32 probabilities: @out exactly as attention's
+   * (same inputs, params and tolerance); and for each head h with @want[h] nonzero (host
+   * (n_heads); NULL = none: the op is then a plain fused attention), its probabilities as
+   * fp16 (sc_fp32_to_fp16 of values within attention's tolerance; exactly 0 wherever
+   * attention writes 0) in the store's layout (docs/store.md; sc_attn_packed_index in
+   * core/sc-math.h): the lower triangle, row i at i(i+1)/2, when params->causal and n_q ==
+   * n_k, else all (n_q, n_k) row-major. They land in host memory the backend owns for
+   * @slot (0 .. SC_BACKEND_CAPTURE_SLOTS - 1) asynchronously: the op may return before the
+   * copies finish, so that they overlap the next ops. */
+  ScStatus (*attention_capture) (ScBackend *b, float *out, const float *q, const float *k,
+                                 const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                                 const ScAttnParams *params, const uint8_t *want, int slot,
+                                 ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_ATTN_CAPTURE) Waits until the copies of the last
+   * attention_capture on @slot have landed and sets heads[h] (host (n_heads of that call))
+   * to head h's fp16 values, NULL for a head it did not capture, and *packed to whether
+   * they are in the triangle layout. The values are the backend's, valid until the next
+   * attention_capture on the same slot or destroy. */
+  ScStatus (*capture_wait) (ScBackend *b, int slot, const uint16_t **heads, bool *packed,
+                            ScError *err);
+
   /* ---- Backward ops (optional as a set; SC_BACKEND_CAP_BACKWARD) ----------------------
    * Activation gradients only (DESIGN.md, "Backward pass"): each takes dy, the gradient of
    * a scalar objective with respect to its forward op's output, and writes the gradient
@@ -211,6 +234,17 @@ ScStatus sc_backend_gelu (ScBackend *b, float *y, const float *x, size_t n, ScEr
 ScStatus sc_backend_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
 ScStatus sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim,
                               ScError *err);
+
+/* How many host areas attention_capture rotates through: layer l uses slot l % 2, so the
+ * host reads layer l's probabilities while the device computes layer l + 1. */
+#define SC_BACKEND_CAPTURE_SLOTS 2
+
+/* attention_capture after sc_backend_attention()'s checks, and SC_ERR_UNSUPPORTED unless
+ * @b has SC_BACKEND_CAP_ATTN_CAPTURE; SC_ERR_INVALID_ARG for a slot out of range. */
+ScStatus sc_backend_attention_capture (ScBackend *b, float *out, const float *q, const float *k,
+                                       const float *v, int n_q, int n_k, int n_heads, int n_kv,
+                                       int d, const ScAttnParams *params, const uint8_t *want,
+                                       int slot, ScError *err);
 
 /* SC_ERR_UNSUPPORTED ("backend 'NAME' has no backward ops") unless @b has
  * SC_BACKEND_CAP_BACKWARD; the backward pass checks once, then calls the ops directly. */

@@ -87,10 +87,10 @@ sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim, 
   return st != SC_OK ? st : b->ops->add_bias (b, y, bias, n, dim, err);
 }
 
-ScStatus
-sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                      const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
-                      const ScAttnParams *p, ScError *err)
+/* What every attention entry point checks before calling the backend. */
+static ScStatus
+check_attention (ScBackend *b, int n_q, int n_k, int n_heads, int n_kv, int d,
+                 const ScAttnParams *p, ScError *err)
 {
   ScStatus st;
 
@@ -108,7 +108,37 @@ sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q, co
       && (st = need (b, SC_BACKEND_CAP_ATTN_WINDOW, true, "sliding-window attention", err))
              != SC_OK)
     return st;
+  return SC_OK;
+}
+
+ScStatus
+sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
+                      const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                      const ScAttnParams *p, ScError *err)
+{
+  ScStatus st = check_attention (b, n_q, n_k, n_heads, n_kv, d, p, err);
+
+  if (st != SC_OK)
+    return st;
   return b->ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, err);
+}
+
+ScStatus
+sc_backend_attention_capture (ScBackend *b, float *out, const float *q, const float *k,
+                              const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                              const ScAttnParams *p, const uint8_t *want, int slot, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_ATTN_CAPTURE,
+                      b->ops->attention_capture != NULL && b->ops->capture_wait != NULL,
+                      "attention_capture", err);
+
+  if (st != SC_OK || (st = check_attention (b, n_q, n_k, n_heads, n_kv, d, p, err)) != SC_OK)
+    return st;
+  if (slot < 0 || slot >= SC_BACKEND_CAPTURE_SLOTS)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attention_capture: slot %d is not in 0 .. %d",
+                         slot, SC_BACKEND_CAPTURE_SLOTS - 1);
+  return b->ops->attention_capture (b, out, q, k, v, n_q, n_k, n_heads, n_kv, d, p, want, slot,
+                                    err);
 }
 
 ScStatus

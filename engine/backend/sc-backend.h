@@ -55,6 +55,10 @@ typedef enum {
   /* (optional ops) the backward ops: activation gradients for attributions
    * (forward/sc-backward.h). */
   SC_BACKEND_CAP_BACKWARD = 1u << 6,
+  /* (optional ops) attention_capture and capture_wait: fused attention that hands captured
+   * heads over as fp16 in the store's layout, in host memory (device backends; the forward
+   * pass uses them for observers with observe_f16, forward/sc-forward.h). */
+  SC_BACKEND_CAP_ATTN_CAPTURE = 1u << 7,
 } ScBackendCap;
 
 /* The CPU backends. @n_threads <= 0 means all cores. sc_backend_cpu_new() returns NULL and

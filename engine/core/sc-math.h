@@ -4,7 +4,8 @@
  * function over scalars or one quant block: IEEE fp16 and bf16 conversion done on the bit
  * patterns, the RoPE pair rotation, the activations (SiLU, tanh-approximated GELU), the
  * attention mask rule (causal, sliding window), the online-softmax (max, sum) state and its
- * merge, and the decoding of one ggml quant block into floats. Keeping them in one header means the
+ * merge, the steps of the tiled (flash) attention kernel, and the decoding of one ggml
+ * quant block into floats. Keeping them in one header means the
  * CPU unit tests exercise exactly the arithmetic the GPU kernels run. It is not the place
  * for loops over tensors, threading or error reporting: sc-quant.c walks rows of blocks and
  * validates sizes; the backends own their kernels.
@@ -391,6 +392,139 @@ sc_softmax_state_merge (ScSoftmaxState a, ScSoftmaxState b)
   r.max = a.max > b.max ? a.max : b.max;
   r.sum = a.sum * sc_softmax_rescale (a.max, r.max) + b.sum * sc_softmax_rescale (b.max, r.max);
   return r;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Flash attention: the steps of the tiled kernel (cuda/sc-cuda-attention.cu)            */
+/* ------------------------------------------------------------------------------------ */
+/* The CUDA attention kernels walk the keys of a query row in tiles of SC_FLASH_BC keys,
+ * one warp of SC_FLASH_LANES lanes per row. Lane t scores the keys t and t + 32 of a tile
+ * (a sequential fmaf dot product over the head's dims, then times scale); the tile's
+ * maximum and sum are taken across the warp by the butterfly below; each lane then owns
+ * the output dims c = t + 32 u and adds p_j v_j[c] over the tile's keys in ascending order.
+ * The functions here are those steps, used by the kernels and by the CPU emulation of the
+ * kernel's loop in tests/engine/test-flash-tile.c, so both run the same arithmetic in the
+ * same order (only expf/logf may differ by an ulp between libm and CUDA).
+ *
+ * Two paths share them:
+ *   - flash (nothing captured): one pass; the row's softmax state (max, sum) and its
+ *     accumulator are rescaled whenever a tile raises the max (online softmax);
+ *   - capture (probabilities wanted): pass 1 runs the same tiles without V to get the row's
+ *     state, hence its log-sum-exp lse = max + ln(sum); pass 2 rescores each key and writes
+ *     the exact normalised p = exp(s - lse) (fp32, or fp16 packed as the store lays a
+ *     head), and accumulates P.V from those same p. No n x n matrix is ever needed in
+ *     fp32 on the device. */
+
+/* Keys per tile: two per lane of a 32-lane warp, so a tile's scores sit in registers. */
+#define SC_FLASH_LANES 32
+#define SC_FLASH_BC (2 * SC_FLASH_LANES)
+/* Query rows per thread block: 4 warps, each walking 4 rows in turn (the block shares each
+ * K/V tile among its 16 rows through shared memory). */
+#define SC_FLASH_WARPS 4
+#define SC_FLASH_BR 16
+/* Largest head_dim the kernels take: each lane holds head_dim / 32 accumulator floats. */
+#define SC_FLASH_MAX_D 256
+
+/* May the query at position @p see key @j? [lo, hi] is its range (sc_attn_key_range),
+ * @key_mask (n_k, NULL = none) masks keys for every query, and a row whose visible keys
+ * are all masked (@row_all_masked) sees its own key alone (the attention contract in
+ * backend/sc-backend-impl.h). */
+SC_HD bool
+sc_attn_key_visible (int p, int j, int lo, int hi, const uint8_t *key_mask, bool row_all_masked)
+{
+  if (j < lo || j > hi)
+    return false;
+  if (row_all_masked)
+    return j == p;
+  return key_mask == NULL || key_mask[j] == 0;
+}
+
+/* The dot product of a query and a key row of @d floats, in order, with fmaf: the lane's
+ * arithmetic in the kernels (where it is one FMA instruction a step). */
+SC_HD float
+sc_flash_dot (const float *q, const float *k, int d)
+{
+  float acc = 0.0f;
+
+  for (int c = 0; c < d; c++)
+    acc = fmaf (q[c], k[c], acc);
+  return acc;
+}
+
+/* Opens a tile whose visible scores have maximum @tile_max (-inf: none visible): returns
+ * the state with the new maximum and the old sum rescaled onto it, and in *alpha the factor
+ * the row's accumulator must be multiplied by before the tile's p_j v_j are added. The
+ * caller then adds the tile's weights (sc_flash_weight against the returned max) to .sum. */
+SC_HD ScSoftmaxState
+sc_flash_tile_open (ScSoftmaxState s, float tile_max, float *alpha)
+{
+  ScSoftmaxState r;
+
+  r.max = tile_max > s.max ? tile_max : s.max;
+  *alpha = sc_softmax_rescale (s.max, r.max);
+  r.sum = s.sum * *alpha;
+  return r;
+}
+
+/* The unnormalised weight exp(s - max) of a score within a tile; a masked score (-inf)
+ * weighs exactly 0. */
+SC_HD float
+sc_flash_weight (float s, float max)
+{
+  return s == -INFINITY ? 0.0f : expf (s - max);
+}
+
+/* The warp's sum of one float per lane, in the kernels' order: a butterfly where, for
+ * offset 16, 8, 4, 2, 1, lane t adds lane t XOR offset's value to its own (__shfl_xor_sync
+ * on the GPU). Every lane ends with the same value (float addition is commutative), which
+ * this returns; @v is overwritten. The CPU emulation of a warp reduction. */
+SC_HD float
+sc_flash_lane_sum (float v[SC_FLASH_LANES])
+{
+  for (int off = SC_FLASH_LANES / 2; off >= 1; off /= 2)
+    {
+      float t[SC_FLASH_LANES];
+
+      for (int l = 0; l < SC_FLASH_LANES; l++)
+        t[l] = v[l] + v[l ^ off];
+      for (int l = 0; l < SC_FLASH_LANES; l++)
+        v[l] = t[l];
+    }
+  return v[0];
+}
+
+/* The log-sum-exp of a row's finished state: ln sum_j exp(s_j) = max + ln(sum). A row
+ * always sees at least its own key, so sum >= 1 and the result is finite. */
+SC_HD float
+sc_flash_lse (ScSoftmaxState s)
+{
+  return s.max + logf (s.sum);
+}
+
+/* A normalised probability from the row's log-sum-exp (the capture path's pass 2);
+ * masked keys (-inf) are exactly 0. */
+SC_HD float
+sc_flash_prob (float s, float lse)
+{
+  return s == -INFINITY ? 0.0f : expf (s - lse);
+}
+
+/* Where value (i, j) of a head of (n_q, n_k) probabilities sits in the store's layout
+ * (docs/store.md): a causal square head (@packed: n_q == n_k, causal) keeps the lower
+ * triangle, row i starting at i(i+1)/2 and holding keys 0..i; any other head is stored
+ * full, row-major. Indexes in size_t: a 2^19-token head has 2^37 values. */
+SC_HD size_t
+sc_attn_packed_index (int i, int j, int n_k, bool packed)
+{
+  return packed ? (size_t) i * ((size_t) i + 1) / 2 + (size_t) j
+                : (size_t) i * (size_t) n_k + (size_t) j;
+}
+
+/* Values in a head stored as above: n(n + 1)/2 packed, n_q n_k full. */
+SC_HD size_t
+sc_attn_packed_size (int n_q, int n_k, bool packed)
+{
+  return packed ? (size_t) n_q * ((size_t) n_q + 1) / 2 : (size_t) n_q * (size_t) n_k;
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -19,6 +19,13 @@
  * edit_heads() below, which the layer calls between its attention and W_O), the observer
  * and zero-copy capture, progress and timing.
  *
+ * The fp16 capture path: on a backend with SC_BACKEND_CAP_ATTN_CAPTURE (the GPU), a layer
+ * without edits in an untaped run calls attention_capture instead of attention
+ * (choose_capture below): no fp32 probabilities exist; the heads the observer wants arrive
+ * as fp16 in the store's layout in pinned host memory, and are handed to observe_f16 after
+ * the next layer has been queued, so their transfer overlaps it. CPU backends lack the
+ * flag and run exactly as before.
+ *
  * Why edits are not a backend op: the attention op computes P and o = P V in one call (its
  * SIMD path never holds a whole row of P before the product), so an edit between the two
  * would mean a host callback inside every backend's kernel, or an edit kind per backend. The
@@ -112,6 +119,7 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
   float *old_kc = NULL, *old_vc = NULL;
   int32_t *kv_ids = NULL;
   int kv_n = 0, old_cap = s->cap;
+  const bool lazy_probs = sc_backend_supports (b, SC_BACKEND_CAP_ATTN_CAPTURE);
   size_t cap;
 
   if (n <= s->cap && (!need_resid || s->resid != NULL))
@@ -138,13 +146,19 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
       s->o = b->ops->alloc (b, cap * Q, err);
       s->gu = b->ops->alloc (b, cap * 2 * F, err);
       s->act = b->ops->alloc (b, cap * F, err);
-      s->probs = b->ops->alloc (b, in->n_heads * cap * cap, err);
-      if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
-        s->probs_host = s->probs;
-      else
-        s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
+      /* On a backend with attention_capture only the layers that take the fp32 path need
+       * these (H cap^2 floats: 2.4 GB at 8,192 tokens, on the device and on the host):
+       * ensure_probs() makes them then. */
+      if (!lazy_probs)
+        {
+          s->probs = b->ops->alloc (b, in->n_heads * cap * cap, err);
+          if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
+            s->probs_host = s->probs;
+          else
+            s->probs_host = malloc (in->n_heads * cap * cap * sizeof (float));
+        }
       if (!s->x || !s->h || !s->qkv || !s->q || !s->kc || !s->vc || !s->o || !s->gu || !s->act
-          || !s->probs || !s->probs_host)
+          || (!lazy_probs && (!s->probs || !s->probs_host)))
         {
           free_buffers (s);
           kv_n = 0;
@@ -213,6 +227,16 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
   s->model = model;
   s->b = b;
   s->arch = arch;
+  if (sc_backend_supports (b, SC_BACKEND_CAP_ATTN_CAPTURE))
+    {
+      s->capture_want = calloc (in->n_heads, sizeof *s->capture_want);
+      s->capture_heads = calloc (in->n_heads, sizeof *s->capture_heads);
+      if (s->capture_want == NULL || s->capture_heads == NULL)
+        {
+          st = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+          goto fail;
+        }
+    }
 
 #define W(dst, src, n)                                                                        \
   do                                                                                          \
@@ -240,6 +264,8 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
 
 fail:
   free (s->layers);
+  free (s->capture_want);
+  free (s->capture_heads);
   free (s);
   return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;
 }
@@ -251,6 +277,8 @@ sc_session_free (ScSession *s)
     return;
   free_buffers (s);
   free (s->layers);
+  free (s->capture_want);
+  free (s->capture_heads);
   free (s);
 }
 
@@ -532,6 +560,83 @@ op_failed (ScBackend *b, ScStatus st, ScError *err)
     }                                                                                         \
   while (0)
 
+/* ---- the fp16 capture path (SC_BACKEND_CAP_ATTN_CAPTURE) ------------------------- */
+
+/* The session's fp32 probabilities (H, cap, cap) and their host copy, which
+ * ensure_capacity leaves unmade on a backend with attention_capture until a layer takes
+ * the fp32 path. */
+static ScStatus
+ensure_probs (ScSession *s, ScError *err)
+{
+  const size_t n = (size_t) sc_model_info (s->model)->n_heads * s->cap * s->cap;
+  ScBackend *b = s->b;
+
+  if (s->probs != NULL)
+    return SC_OK;
+  if ((s->probs = b->ops->alloc (b, n, err)) == NULL)
+    return err != NULL && err->status != SC_OK
+               ? err->status
+               : sc_error_set (err, SC_ERR_NOMEM, "out of memory for the probabilities");
+  if (sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
+    s->probs_host = s->probs;
+  else if ((s->probs_host = malloc (n * sizeof (float))) == NULL)
+    {
+      b->ops->free (b, s->probs);
+      s->probs = NULL;
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory for a host copy of %zu "
+                           "probabilities", n);
+    }
+  return SC_OK;
+}
+
+/* Decides how layer @l's attention runs on a backend with attention_capture: sets
+ * c->capture (and the wanted heads in s->capture_want) unless the layer must have fp32
+ * probabilities — it has edits (c->edit_heads) or the observer wants a head but only takes
+ * fp32 (no observe_f16). No observer, or no head wanted: a plain fused attention. */
+static void
+choose_capture (ScSession *s, const ScObserver *obs, int l, ScLayerCtx *c)
+{
+  const int H = (int) sc_model_info (s->model)->n_heads;
+  bool any = false;
+  int h;
+
+  c->capture = false;
+  c->capture_want = NULL;
+  if (s->capture_want == NULL || c->edit_heads != NULL)
+    return;
+  for (h = 0; h < H; h++)
+    {
+      s->capture_want[h] = obs != NULL && (obs->observe != NULL || obs->observe_f16 != NULL)
+                           && (obs->wants == NULL || obs->wants (obs->user, l, h));
+      any = any || s->capture_want[h];
+    }
+  if (any && obs->observe_f16 == NULL)
+    return;
+  c->capture = true;
+  c->capture_want = any ? s->capture_want : NULL;
+  c->capture_slot = l % SC_BACKEND_CAPTURE_SLOTS;
+}
+
+/* Hands captured layer @l's heads, waiting for their copy, to observe_f16. */
+static ScStatus
+observe_layer_f16 (ScSession *s, const ScObserver *obs, int l, int n_q, int n_k, ScError *err)
+{
+  const int H = (int) sc_model_info (s->model)->n_heads;
+  ScBackend *b = s->b;
+  bool packed = false;
+  ScStatus st;
+  int h;
+
+  if ((st = b->ops->capture_wait (b, l % SC_BACKEND_CAPTURE_SLOTS, s->capture_heads, &packed,
+                                  err)) != SC_OK)
+    return st;
+  for (h = 0; h < H; h++)
+    if (s->capture_heads[h] != NULL
+        && !obs->observe_f16 (obs->user, l, h, s->capture_heads[h], n_q, n_k, packed))
+      return sc_error_set (err, SC_ERR_CANCELLED, "cancelled at layer %d head %d", l, h);
+  return SC_OK;
+}
+
 /* ---- attention edits and mean-ablation (the layer's edit_heads hook) -------------- */
 
 /* What edit_heads() reads besides the layer context. */
@@ -797,6 +902,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
   const int stop = tape != NULL && tape->stop_layer > 0 && tape->stop_layer < L ? tape->stop_layer
                                                                                   : L;
   int l, first_row, n_out;
+  int pending = -1; /* a captured layer whose heads the observer has not been handed yet */
 
   if (err != NULL)
     sc_error_clear (err);
@@ -846,7 +952,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
        * memory backends only) */
       c.probs = s->probs;
       if (opt->observer != NULL && opt->observer->layer_buffer != NULL
-          && s->probs_host == s->probs)
+          && sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY))
         {
           float *mine = opt->observer->layer_buffer (opt->observer->user, l, nq, n);
           if (mine != NULL)
@@ -859,6 +965,14 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
           c.gu = tape->gu != NULL ? tape->gu + l * tape->gu_stride : s->gu;
           c.x_mid = tape->x_mid != NULL ? tape->x_mid + l * tape->x_mid_stride : NULL;
         }
+      else
+        choose_capture (s, opt->observer, l, &c);
+      if (!c.capture && c.probs == NULL) /* the fp32 path on a capture backend */
+        {
+          if ((st = ensure_probs (s, err)) != SC_OK)
+            return st;
+          c.probs = s->probs;
+        }
       if ((st = s->arch->layer (&c, (const char *) s->layers + (size_t) l * s->arch->layer_size,
                                 err)) != SC_OK)
         {
@@ -866,7 +980,19 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
           sc_error_prefix (err, "layer %d", l);
           return st;
         }
-      if (opt->observer != NULL
+      /* the previous captured layer first (its copy overlapped this layer), then this one */
+      if (pending >= 0 && (st = observe_layer_f16 (s, opt->observer, pending, nq, n, err))
+                              != SC_OK)
+        return st;
+      pending = c.capture && c.capture_want != NULL ? l : -1;
+      /* attn_output comes after the layer's heads (sc-forward.h): no overlap then */
+      if (pending >= 0 && opt->observer->attn_output != NULL)
+        {
+          if ((st = observe_layer_f16 (s, opt->observer, pending, nq, n, err)) != SC_OK)
+            return st;
+          pending = -1;
+        }
+      if (opt->observer != NULL && !c.capture
           && (st = observe_layer (s, opt->observer, l, c.probs, nq, n, err)) != SC_OK)
         return st;
       if (opt->observer != NULL && opt->observer->attn_output != NULL
@@ -877,6 +1003,8 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
         return sc_error_set (err, SC_ERR_CANCELLED, "cancelled after layer %d", l);
     }
 
+  if (pending >= 0 && (st = observe_layer_f16 (s, opt->observer, pending, nq, n, err)) != SC_OK)
+    return st;
   if (stop < L) /* a taped run of some layers: no output head */
     {
       if (opt->stats != NULL)

@@ -58,6 +58,18 @@ typedef struct {
    * device backend it is a host copy, downloaded only when this is set). Returning false
    * cancels (SC_ERR_CANCELLED). observe may be NULL when only this is wanted. */
   bool (*attn_output) (void *user, int layer, const float *o, int n_query, int width);
+  /* Optional (NULL = not taken): the same heads as observe() (wants() chooses them) as
+   * fp16 values in the store's layout (docs/store.md): @packed, the lower triangle (row i
+   * at i(i+1)/2, keys 0..i; causal and n_query == n_key), else all (n_query, n_key)
+   * row-major; host memory, borrowed for the call. On a backend with
+   * SC_BACKEND_CAP_ATTN_CAPTURE (a GPU) the forward pass calls this instead of observe()
+   * for every layer without attention edits in an untaped run, so no fp32 probabilities
+   * are ever made or downloaded; layer l's call comes after layer l + 1 has been queued
+   * (its copy overlaps the next layer), still in layer order and before sc_forward()
+   * returns. Elsewhere (CPU backends, edited layers) observe() is called as before, so an
+   * observer that sets this must set observe too. Returning false cancels. */
+  bool (*observe_f16) (void *user, int layer, int head, const uint16_t *values, int n_query,
+                       int n_key, bool packed);
 } ScObserver;
 
 /* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */

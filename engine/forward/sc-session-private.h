@@ -35,6 +35,11 @@ struct ScSession {
   int logits_rows;
   float *o_host;     /* (cap, Q) host copy of o for the observer's attn_output on device
                       * backends; NULL until wanted */
+  /* The fp16 capture path (SC_BACKEND_CAP_ATTN_CAPTURE): the heads a layer wants (H) and
+   * where capture_wait puts their values (H); allocated with the session on such
+   * backends, NULL elsewhere. */
+  uint8_t *capture_want;
+  const uint16_t **capture_heads;
 
   /* Prefix reuse: residual entering each layer 0..L (L = final), for kept_ids. */
   float *resid;      /* (L + 1, cap, E), NULL until first kept run */

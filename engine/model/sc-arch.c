@@ -109,9 +109,17 @@ sc_layer_attention (const ScLayerCtx *c, const float *q, bool causal, int window
     .head_scale = c->head_scale,
   };
   double t0 = c->stats != NULL ? now_s () : 0.0;
-  ScStatus st = sc_backend_attention (c->b, c->o, c->probs, q, c->k_cache, c->v_cache, c->n_q,
-                                      c->n_k, (int) in->n_heads, (int) in->n_kv_heads,
-                                      (int) in->head_dim, &p, err);
+  ScStatus st;
+
+  if (c->capture)
+    st = sc_backend_attention_capture (c->b, c->o, q, c->k_cache, c->v_cache, c->n_q, c->n_k,
+                                       (int) in->n_heads, (int) in->n_kv_heads,
+                                       (int) in->head_dim, &p, c->capture_want, c->capture_slot,
+                                       err);
+  else
+    st = sc_backend_attention (c->b, c->o, c->probs, q, c->k_cache, c->v_cache, c->n_q, c->n_k,
+                               (int) in->n_heads, (int) in->n_kv_heads, (int) in->head_dim, &p,
+                               err);
 
   if (c->stats != NULL)
     c->stats->attention_s += now_s () - t0;

@@ -74,6 +74,14 @@ typedef struct ScLayerCtx {
   float *k_cache, *v_cache; /* (n_k, KV) this layer's keys and values: rows < n_past come
                              * from the cache, the layer writes rows n_past .. n_k - 1 */
   float *probs;             /* (H, n_q, n_k): where attention must write probabilities */
+  /* A capture that never writes fp32 probabilities (device backends with
+   * SC_BACKEND_CAP_ATTN_CAPTURE; sc-forward.c sets it only on layers without edits in
+   * untaped runs): sc_layer_attention then calls attention_capture with these (want:
+   * host (H) or NULL for none, slot 0 .. SC_BACKEND_CAPTURE_SLOTS - 1) and leaves probs
+   * unwritten. */
+  bool capture;
+  const uint8_t *capture_want;
+  int capture_slot;
   const float *head_scale;  /* host (H): the intervention's scale per head, or NULL */
   const uint8_t *key_mask;  /* host (n_k): the intervention's masked tokens, or NULL */
   ScForwardStats *stats;    /* NULL = not measured */

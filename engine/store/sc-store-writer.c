@@ -31,6 +31,7 @@
  * A slot's bytes belong to the producer until it is published (q_count++), then to the
  * writer thread until it is released (q_count--), so neither touches the other's slot.
  */
+#include "core/sc-math.h"
 #include "store/sc-store-heads.h"
 #include "store/sc-store-private.h"
 
@@ -925,9 +926,11 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   return SC_OK;
 }
 
-ScStatus
-sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float *probs,
-                           int n_query, int n_key, ScError *err)
+/* sc_store_capture_add_head's body, for a head given either as floats (@probs) or as fp16
+ * already in the causal triangle layout (@f16: dense runs only; the caller checks). */
+static ScStatus
+add_head (ScStoreCapture *cap, int layer, int head, const float *probs, const uint16_t *f16,
+          int n_query, int n_key, ScError *err)
 {
   ScStoreWriter *w = cap->w;
   ScError e = { 0 };
@@ -939,7 +942,8 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   if (layer < 0 || layer >= cap->n_layers || head < 0 || head >= cap->n_heads)
     sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d is outside the run's %d x %d heads",
                   layer, head, cap->n_layers, cap->n_heads);
-  else if (probs == NULL || n_query != n_key || n_query < 0 || (size_t) n_query != cap->n_tokens)
+  else if ((probs == NULL && f16 == NULL) || n_query != n_key || n_query < 0
+           || (size_t) n_query != cap->n_tokens)
     sc_error_set (&e, SC_ERR_INVALID_ARG, "layer %d head %d is %d x %d; the run's heads are "
                   "%zu x %zu", layer, head, n_query, n_key, cap->n_tokens, cap->n_tokens);
   else if (cap->seen[(size_t) layer * cap->n_heads + head])
@@ -960,11 +964,12 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
       cap->n_seen++;
       return SC_OK;
     }
-  causal = sc_store_head_is_causal (probs, (uint32_t) n_query, (uint32_t) n_key);
+  causal = f16 != NULL || sc_store_head_is_causal (probs, (uint32_t) n_query, (uint32_t) n_key);
   bytes = sc_store_blob_bytes (causal, (uint32_t) n_query, (uint32_t) n_key);
   /* A local layer's head as its band when the run is longer than the window and the head
-   * has nothing left of it (sc-store-band.c); it is not made sparse then. */
-  if (causal && cap->windows[layer] > 0 && cap->windows[layer] < (uint32_t) n_query
+   * has nothing left of it (sc-store-band.c); it is not made sparse then. A head handed
+   * over already packed in fp16 (a device backend's capture) stays the causal triangle. */
+  if (causal && probs != NULL && cap->windows[layer] > 0 && cap->windows[layer] < (uint32_t) n_query
       && sc_store_head_in_band (probs, (uint32_t) n_query, cap->windows[layer]))
     {
       window = cap->windows[layer];
@@ -973,7 +978,7 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   /* The sparse form when it is smaller than the dense one (so a sparse run is never larger
    * than a dense one); built here, in the forward pass's thread, from the float weights. */
   sparse = false;
-  if (cap->sparse_eps > 0 && causal && window == 0)
+  if (cap->sparse_eps > 0 && causal && window == 0 && probs != NULL)
     {
       if (!sc_store_sparse_build (&cap->sparse, probs, (uint32_t) n_query, true,
                                   cap->sparse_eps))
@@ -1026,6 +1031,18 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
     sc_store_sparse_serialise (&cap->sparse, slot->buf);
   else if (window > 0)
     sc_store_band_pack (probs, (uint32_t) n_query, window, slot->buf);
+  else if (f16 != NULL) /* already the BLOB's values, in host byte order */
+    {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      memcpy (slot->buf, f16, bytes);
+#else
+      for (size_t v = 0; v < bytes / 2; v++)
+        {
+          slot->buf[2 * v] = (uint8_t) f16[v];
+          slot->buf[2 * v + 1] = (uint8_t) (f16[v] >> 8);
+        }
+#endif
+    }
   else
     sc_store_blob_pack (probs, (uint32_t) n_query, (uint32_t) n_key, causal, slot->buf);
   /* The reader refuses a head holding anything but probabilities (sc-store-read.c); so
@@ -1065,16 +1082,66 @@ sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float
   return SC_OK;
 }
 
+ScStatus
+sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head, const float *probs,
+                           int n_query, int n_key, ScError *err)
+{
+  return add_head (cap, layer, head, probs, NULL, n_query, n_key, err);
+}
+
+ScStatus
+sc_store_capture_add_head_f16 (ScStoreCapture *cap, int layer, int head, const uint16_t *values,
+                               bool packed, int n_query, int n_key, ScError *err)
+{
+  float *probs;
+  ScStatus st;
+
+  if (values == NULL || n_query != n_key || n_query < 0 || (size_t) n_query != cap->n_tokens)
+    return add_head (cap, layer, head, NULL, NULL, n_query, n_key, err); /* its error */
+  if (packed && cap->sparse_eps == 0)
+    return add_head (cap, layer, head, NULL, values, n_query, n_key, err);
+  /* a sparse run (built from floats) or a full layout: through floats, which is exact —
+   * every fp16 is a float and sc_fp32_to_fp16 gives it back unchanged */
+  probs = malloc ((size_t) n_query * n_key * sizeof *probs);
+  if (probs == NULL)
+    {
+      ScError e = { 0 };
+      sc_error_set (&e, SC_ERR_NOMEM, "out of memory decoding layer %d head %d", layer, head);
+      fail (cap, &e);
+      if (err != NULL)
+        *err = e;
+      return e.status;
+    }
+  for (int i = 0; i < n_query; i++)
+    for (int j = 0; j < n_key; j++)
+      probs[(size_t) i * n_key + j]
+          = packed && j > i ? 0.0f
+                            : sc_fp16_to_fp32 (values[sc_attn_packed_index (i, j, n_key, packed)]);
+  st = add_head (cap, layer, head, probs, NULL, n_query, n_key, err);
+  free (probs);
+  return st;
+}
+
 static bool
 capture_observe (void *user, int layer, int head, const float *probs, int n_query, int n_key)
 {
   return sc_store_capture_add_head (user, layer, head, probs, n_query, n_key, NULL) == SC_OK;
 }
 
+static bool
+capture_observe_f16 (void *user, int layer, int head, const uint16_t *values, int n_query,
+                     int n_key, bool packed)
+{
+  return sc_store_capture_add_head_f16 (user, layer, head, values, packed, n_query, n_key, NULL)
+         == SC_OK;
+}
+
 ScObserver
 sc_store_capture_observer (ScStoreCapture *cap)
 {
   ScObserver obs = { NULL, capture_observe, cap };
+
+  obs.observe_f16 = capture_observe_f16;
   return obs;
 }
 

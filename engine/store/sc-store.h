@@ -305,7 +305,16 @@ ScStatus sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc,
 ScStatus sc_store_capture_add_head (ScStoreCapture *cap, int layer, int head,
                                     const float *probs, int n_query, int n_key, ScError *err);
 
-/* An observer for sc_forward() that adds every head; observe() returns false (cancelling the
+/* The same for a head already in fp16 (a GPU's capture, ScObserver.observe_f16): @values in
+ * the store's layout, the lower triangle when @packed (row i at i(i+1)/2), else (n_query,
+ * n_key) row-major. The stored bytes are exactly what sc_store_capture_add_head() stores
+ * for the floats these fp16 values stand for; a packed head of a dense run is copied as
+ * it is (no conversion), any other goes through floats. Same errors. */
+ScStatus sc_store_capture_add_head_f16 (ScStoreCapture *cap, int layer, int head,
+                                        const uint16_t *values, bool packed, int n_query,
+                                        int n_key, ScError *err);
+
+/* An observer for sc_forward() that adds every head (observe, and observe_f16 for a GPU); observe() returns false (cancelling the
  * forward pass) once adding fails — sc_store_capture_commit() then reports why. */
 ScObserver sc_store_capture_observer (ScStoreCapture *cap);
 

@@ -2,8 +2,8 @@
  * reference backend "cpu-ref", in the manner of ggml's tests/test-backend-ops.cpp.
  *
  * Two tables drive it:
- *   - backends: each backend under test ("cpu" now; the CUDA backend joins this table, its
- *     cases then skipping with 77 when no device is present, as the suite 'gpu' does);
+ *   - backends: each backend under test: "cpu", and "cuda" when the build has the CUDA
+ *     backend (SC_HAVE_CUDA), whose cases skip when the machine has no device;
  *   - cases: an op with a shape (odd sizes, threaded sizes, a KV cache with n_q < n_k,
  *     masked keys, head scales, causal / non-causal / windowed attention), and the
  *     tolerance its output is held to, with the reason for it.
@@ -25,6 +25,9 @@
 
 #include "engine/backend/sc-backend-impl.h"
 #include "engine/core/sc-math.h"
+#ifdef SC_HAVE_CUDA
+#include "cuda/sc-backend-cuda.h"
+#endif
 
 /* ------------------------------------------------------------------------------------ */
 /* The backends under test                                                               */
@@ -32,6 +35,7 @@
 typedef struct {
   const char *name;
   ScBackend *(*make) (void);
+  bool fp16_matmul; /* rounds matmul's inputs to fp16: held to TOL_MATMUL_FP16 instead */
 } BackendEntry;
 
 static ScBackend *
@@ -45,9 +49,25 @@ make_cpu (void)
   return b;
 }
 
+#ifdef SC_HAVE_CUDA
+/* NULL (every case then skips) when the machine has no CUDA device. */
+static ScBackend *
+make_cuda (void)
+{
+  ScError err = { SC_OK, "" };
+  ScBackend *b = sc_backend_cuda_new (0, &err);
+
+  if (b == NULL && err.status != SC_ERR_UNSUPPORTED)
+    g_error ("cuda backend: %s", err.message);
+  return b;
+}
+#endif
+
 static const BackendEntry backends[] = {
-  { "cpu", make_cpu },
-  /* { "cuda", make_cuda }: the CUDA backend joins here (returning NULL = skip, no device) */
+  { "cpu", make_cpu, false },
+#ifdef SC_HAVE_CUDA
+  { "cuda", make_cuda, true },
+#endif
 };
 
 /* ------------------------------------------------------------------------------------ */
@@ -85,6 +105,12 @@ typedef struct {
  * ~1e-5 at in = 1536; the NMSE bound catches a systematic error the per-element bound
  * would let through. */
 #define TOL_MATMUL { 2e-5, 1e-5, 1e-10 }
+/* The same with both inputs rounded to fp16 first (the CUDA backend's cuBLAS GEMM, fp32
+ * accumulation): each product is off by up to 2^-10 relative, random in sign, so the error
+ * of a sum grows like sqrt(in). Simulating exactly that rounding on these cases' shapes and
+ * inputs (numpy, float16 inputs, float64 sums) gave at most 0.0125 (in = 1536) and NMSE
+ * 6.7e-8; the bounds are twice and ~20 times those. */
+#define TOL_MATMUL_FP16 { 2.5e-2, 1e-2, 1.2e-6 }
 /* Attention: float scores (d <= 64 terms), sc_expf (<= 2 ulp of expf) and float output
  * sums over n_k <= 128 keys, against double with libm's expf: the fast CPU path stays
  * within ~3e-7 of the reference for probabilities in [0, 1] and outputs of |v| <= 1, NMSE
@@ -530,7 +556,10 @@ test_case (gconstpointer data)
   if (run_case (b, c, &in, &got, &err) != SC_OK)
     g_error ("%s: %s: %s", b->ops->name, c->name, err.message);
   g_assert_cmpuint (got.n_out, ==, want.n_out);
-  compare ("out", got.out, want.out, want.n_out, c->tol, false);
+  if (c->op == OP_MATMUL && pair->backend->fp16_matmul)
+    compare ("out", got.out, want.out, want.n_out, (Tol) TOL_MATMUL_FP16, false);
+  else
+    compare ("out", got.out, want.out, want.n_out, c->tol, false);
   if (c->op == OP_ATTENTION)
     {
       compare ("probs", got.probs, want.probs, want.n_probs, c->tol_probs, true);
@@ -567,6 +596,8 @@ check_contract (ScBackend *b)
     { SC_BACKEND_CAP_GELU, (const void *) o->gelu, "gelu" },
     { SC_BACKEND_CAP_GELU, (const void *) o->geglu, "geglu" },
     { SC_BACKEND_CAP_ADD_BIAS, (const void *) o->add_bias, "add_bias" },
+    { SC_BACKEND_CAP_ATTN_CAPTURE, (const void *) o->attention_capture, "attention_capture" },
+    { SC_BACKEND_CAP_ATTN_CAPTURE, (const void *) o->capture_wait, "capture_wait" },
   };
   size_t i;
 
@@ -638,6 +669,11 @@ test_unsupported (void)
   expect_error (sc_backend_geglu (&bare_backend, y, x, 1, 4, &err), &err, SC_ERR_UNSUPPORTED, "geglu");
   expect_error (sc_backend_add_bias (&bare_backend, y, x, 1, 8, &err), &err, SC_ERR_UNSUPPORTED,
                 "add_bias");
+  expect_error (sc_backend_attention_capture (&bare_backend, y, x, x, x, 1, 1, 1, 1, 8, &p, NULL,
+                                              0, &err), &err, SC_ERR_UNSUPPORTED,
+                "attention_capture");
+  /* the CPU backends have no capture ops: the forward pass keeps their fp32 path */
+  g_assert_false (sc_backend_supports (reference, SC_BACKEND_CAP_ATTN_CAPTURE));
   p.causal = false;
   expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
                 SC_ERR_UNSUPPORTED, "non-causal");
