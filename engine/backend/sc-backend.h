@@ -59,6 +59,10 @@ typedef enum {
    * heads over as fp16 in the store's layout, in host memory (device backends; the forward
    * pass uses them for observers with observe_f16, forward/sc-forward.h). */
   SC_BACKEND_CAP_ATTN_CAPTURE = 1u << 7,
+  /* (optional op) rope_neox: RoPE on split halves (GPT-NeoX, Gemma). */
+  SC_BACKEND_CAP_ROPE_NEOX = 1u << 8,
+  /* (optional op) scale: a vector times a constant (Gemma's embedding scale). */
+  SC_BACKEND_CAP_SCALE = 1u << 9,
 } ScBackendCap;
 
 /* The CPU backends. @n_threads <= 0 means all cores. sc_backend_cpu_new() returns NULL and

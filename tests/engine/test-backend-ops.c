@@ -598,6 +598,8 @@ check_contract (ScBackend *b)
     { SC_BACKEND_CAP_ADD_BIAS, (const void *) o->add_bias, "add_bias" },
     { SC_BACKEND_CAP_ATTN_CAPTURE, (const void *) o->attention_capture, "attention_capture" },
     { SC_BACKEND_CAP_ATTN_CAPTURE, (const void *) o->capture_wait, "capture_wait" },
+    { SC_BACKEND_CAP_ROPE_NEOX, (const void *) o->rope_neox, "rope_neox" },
+    { SC_BACKEND_CAP_SCALE, (const void *) o->scale, "scale" },
   };
   size_t i;
 
@@ -656,6 +658,8 @@ test_unsupported (void)
   bare.gelu = NULL;
   bare.geglu = NULL;
   bare.add_bias = NULL;
+  bare.rope_neox = NULL;
+  bare.scale = NULL;
   memset (&bare_backend, 0, sizeof bare_backend);
   bare_backend.ops = &bare;
   bare_backend.caps = SC_BACKEND_CAP_HOST_MEMORY;
@@ -674,6 +678,10 @@ test_unsupported (void)
                 "attention_capture");
   /* the CPU backends have no capture ops: the forward pass keeps their fp32 path */
   g_assert_false (sc_backend_supports (reference, SC_BACKEND_CAP_ATTN_CAPTURE));
+  expect_error (sc_backend_rope_neox (&bare_backend, x, 1, 1, 8, 8, 0, 1e4f, &err), &err,
+                SC_ERR_UNSUPPORTED, "rope_neox");
+  expect_error (sc_backend_scale (&bare_backend, y, x, 2.0f, 8, &err), &err, SC_ERR_UNSUPPORTED,
+                "scale");
   p.causal = false;
   expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
                 SC_ERR_UNSUPPORTED, "non-causal");
