@@ -288,9 +288,11 @@ static const ScBackendOps cuda_ops = {
   .rmsnorm = sc_cuda_rmsnorm,
   .matmul = cuda_matmul,
   .rope = sc_cuda_rope,
+  .rope_neox = sc_cuda_rope_neox,
   .attention = sc_cuda_attention,
   .swiglu = sc_cuda_swiglu,
   .add = sc_cuda_add,
+  .scale = sc_cuda_scale,
   .copy = cuda_copy,
   .copy_2d = cuda_copy_2d,
   .layer_norm = sc_cuda_layer_norm,
@@ -354,7 +356,7 @@ sc_backend_cuda_new (int device, ScError *err)
   cb->base.ops = &cuda_ops;
   cb->base.caps = SC_BACKEND_CAP_LAYER_NORM | SC_BACKEND_CAP_GELU | SC_BACKEND_CAP_ADD_BIAS
                   | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW
-                  | SC_BACKEND_CAP_ATTN_CAPTURE;
+                  | SC_BACKEND_CAP_ATTN_CAPTURE | SC_BACKEND_CAP_ROPE_NEOX | SC_BACKEND_CAP_SCALE;
   cb->base.n_threads = 1;
   if (cuda_init (cb, device, err) != SC_OK)
     {

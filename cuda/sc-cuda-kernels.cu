@@ -1,6 +1,6 @@
 /* sc-cuda-kernels.cu — the CUDA backend's elementwise and row-wise kernels: get_rows,
- * rmsnorm, layer_norm, rope, swiglu, geglu, gelu, add, add_bias, and the fp32 -> fp16
- * conversion of matmul's inputs.
+ * rmsnorm, layer_norm, rope (llama's and NeoX's pairs), swiglu, geglu, gelu, add, add_bias,
+ * scale, and the fp32 -> fp16 conversion of matmul's inputs.
  *
  * Per-element math is core/sc-math.h's (sc_siluf, sc_gelu_tanhf, sc_rope_rotate_pair,
  * sc_fp32_to_fp16), the functions the CPU backends call, compiled for the device. Row
@@ -177,10 +177,11 @@ sc_cuda_layer_norm (ScBackend *b, float *y, const float *x, const float *w, cons
 /* ---- RoPE ------------------------------------------------------------------------------ */
 
 /* One thread a (row, head, pair): the angle pos * base^(-2c/n_rot) in double, rounded
- * once (as the CPU backends compute it). */
+ * once (as the CPU backends compute it). The pair is (2c, 2c+1) for llama's rope and
+ * (c, c + n_rot/2) for the NeoX form (Gemma), as in the CPU backend's rope_apply. */
 __global__ static void
 rope_kernel (float *x, int n, int n_heads, int head_dim, int half, int n_rot, int pos0,
-             float base)
+             float base, bool neox)
 {
   GRID_STRIDE (t, (size_t) n * n_heads * half)
   {
@@ -189,23 +190,40 @@ rope_kernel (float *x, int n, int n_heads, int head_dim, int half, int n_rot, in
     const int i = (int) (rh / n_heads);
     const double theta = (double) (pos0 + i) * pow ((double) base, -2.0 * c / n_rot);
     float *xh = x + rh * head_dim;
-    sc_rope_rotate_pair (&xh[2 * c], &xh[2 * c + 1], (float) cos (theta), (float) sin (theta));
+    if (neox)
+      sc_rope_rotate_pair (&xh[c], &xh[c + half], (float) cos (theta), (float) sin (theta));
+    else
+      sc_rope_rotate_pair (&xh[2 * c], &xh[2 * c + 1], (float) cos (theta), (float) sin (theta));
   }
+}
+
+static ScStatus
+rope_launch (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+             float base, bool neox, ScError *err)
+{
+  CUDA_OP (neox ? "rope_neox" : "rope");
+  const int half = n_rot / 2;
+
+  if (half == 0 || n <= 0)
+    return SC_OK;
+  rope_kernel<<<blocks_for ((size_t) n * n_heads * half), SC_CUDA_BLOCK, 0, cb->stream>>> (
+      x, n, n_heads, head_dim, half, n_rot, pos0, base, neox);
+  SC_CUDA_LAUNCHED ();
+  return SC_OK;
 }
 
 ScStatus
 sc_cuda_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
               float base, ScError *err)
 {
-  CUDA_OP ("rope");
-  const int half = n_rot / 2;
+  return rope_launch (b, x, n, n_heads, head_dim, n_rot, pos0, base, false, err);
+}
 
-  if (half == 0 || n <= 0)
-    return SC_OK;
-  rope_kernel<<<blocks_for ((size_t) n * n_heads * half), SC_CUDA_BLOCK, 0, cb->stream>>> (
-      x, n, n_heads, head_dim, half, n_rot, pos0, base);
-  SC_CUDA_LAUNCHED ();
-  return SC_OK;
+ScStatus
+sc_cuda_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                   int pos0, float base, ScError *err)
+{
+  return rope_launch (b, x, n, n_heads, head_dim, n_rot, pos0, base, true, err);
 }
 
 /* ---- gated and plain activations, additions ---------------------------------------- */
@@ -280,6 +298,26 @@ sc_cuda_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err)
   if (n == 0)
     return SC_OK;
   add_kernel<<<blocks_for (n), SC_CUDA_BLOCK, 0, cb->stream>>> (y, x, n);
+  SC_CUDA_LAUNCHED ();
+  return SC_OK;
+}
+
+/* One float product per element, as the CPU backends' scale (exact-rounded). */
+__global__ static void
+scale_kernel (float *y, const float *x, float f, size_t n)
+{
+  GRID_STRIDE (i, n)
+  y[i] = x[i] * f;
+}
+
+ScStatus
+sc_cuda_scale (ScBackend *b, float *y, const float *x, float f, size_t n, ScError *err)
+{
+  CUDA_OP ("scale");
+
+  if (n == 0)
+    return SC_OK;
+  scale_kernel<<<blocks_for (n), SC_CUDA_BLOCK, 0, cb->stream>>> (y, x, f, n);
   SC_CUDA_LAUNCHED ();
   return SC_OK;
 }

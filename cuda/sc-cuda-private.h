@@ -122,6 +122,10 @@ ScStatus sc_cuda_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim,
                        int pos0, float base, ScError *err);
 ScStatus sc_cuda_swiglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
 ScStatus sc_cuda_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+ScStatus sc_cuda_scale (ScBackend *b, float *y, const float *x, float f, size_t n,
+                        ScError *err);
+ScStatus sc_cuda_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                            int pos0, float base, ScError *err);
 ScStatus sc_cuda_layer_norm (ScBackend *b, float *y, const float *x, const float *w,
                              const float *bias, int n, int dim, float eps, ScError *err);
 ScStatus sc_cuda_gelu (ScBackend *b, float *y, const float *x, size_t n, ScError *err);

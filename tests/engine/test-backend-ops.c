@@ -87,6 +87,8 @@ typedef enum {
   OP_GELU,       /* optional */
   OP_GEGLU,      /* optional */
   OP_ADD_BIAS,   /* optional */
+  OP_ROPE_NEOX,  /* optional */
+  OP_SCALE,      /* optional */
 } Op;
 
 typedef struct {
@@ -188,6 +190,14 @@ static const OpCase cases[] = {
   { "swiglu/3x17", OP_SWIGLU, .n = 3, .dim = 17, .range = 4, .tol = TOL_ELEMENTWISE },
   { "swiglu/70x1536-threaded", OP_SWIGLU, .n = 70, .dim = 1536, .range = 4,
     .tol = TOL_ELEMENTWISE },
+  /* NeoX pairs (c, c + n_rot/2), Gemma's: the CPU backends share one implementation (checked
+   * against hand-worked values in test-gemma3), so these cases hold a device backend to it */
+  { "rope_neox/9x3x8-full", OP_ROPE_NEOX, .n = 9, .heads = 3, .hd = 8, .n_rot = 8,
+    .tol = TOL_ELEMENTWISE },
+  { "rope_neox/4x1x256-pos1000", OP_ROPE_NEOX, .n = 4, .heads = 1, .hd = 256, .n_rot = 256,
+    .pos0 = 1000, .tol = TOL_ELEMENTWISE },
+  /* one float product per element, exact-rounded on every path */
+  { "scale/1001", OP_SCALE, .n = 1001, .range = 4, .tol = TOL_EXACT },
   { "add/37", OP_ADD, .n = 37, .tol = TOL_EXACT },
   { "add/100000", OP_ADD, .n = 100000, .tol = TOL_EXACT },
   { "copy/129", OP_COPY, .n = 129, .tol = TOL_EXACT },
@@ -277,7 +287,11 @@ make_inputs (const OpCase *c, Inputs *in)
       in->nc = (size_t) c->n * c->out;  /* y before accumulating */
       break;
     case OP_ROPE:
+    case OP_ROPE_NEOX:
       in->na = (size_t) c->n * c->heads * c->hd;
+      break;
+    case OP_SCALE:
+      in->na = c->n;
       break;
     case OP_ATTENTION:
       in->na = (size_t) c->n * c->heads * c->hd;  /* q */
@@ -428,6 +442,16 @@ run_case (ScBackend *b, const OpCase *c, const Inputs *in, Outputs *o, ScError *
       n_y = in->na;
       y = a, a = NULL; /* in place */
       st = b->ops->rope (b, y, c->n, c->heads, c->hd, c->n_rot, c->pos0, 10000.0f, err);
+      break;
+    case OP_ROPE_NEOX:
+      n_y = in->na;
+      y = a, a = NULL; /* in place */
+      st = sc_backend_rope_neox (b, y, c->n, c->heads, c->hd, c->n_rot, c->pos0, 10000.0f, err);
+      break;
+    case OP_SCALE:
+      n_y = in->na;
+      y = upload (b, NULL, n_y);
+      st = sc_backend_scale (b, y, a, 25.2982f /* sqrt (640), Gemma 3 270M's */, c->n, err);
       break;
     case OP_ATTENTION:
       {
