@@ -44,8 +44,11 @@ ScStatus sc_cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w,
                          float eps, ScError *err);
 ScStatus sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
                       int pos0, float base, ScError *err);
+ScStatus sc_cpu_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                           int pos0, float base, ScError *err);
 ScStatus sc_cpu_swiglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
 ScStatus sc_cpu_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+ScStatus sc_cpu_scale (ScBackend *b, float *y, const float *x, float s, size_t n, ScError *err);
 ScStatus sc_cpu_copy (ScBackend *b, float *dst, const float *src, size_t n, ScError *err);
 ScStatus sc_cpu_copy_2d (ScBackend *b, float *dst, int ld_dst, const float *src, int ld_src,
                          int rows, int cols, ScError *err);
@@ -76,6 +79,7 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
   .destroy = sc_cpu_destroy, .alloc = sc_cpu_alloc, .free = sc_cpu_free,                      \
   .upload = sc_cpu_copy_in, .download = sc_cpu_copy_in, .weight = sc_cpu_weight,              \
   .get_rows = sc_cpu_get_rows, .rmsnorm = sc_cpu_rmsnorm, .rope = sc_cpu_rope,                \
+  .rope_neox = sc_cpu_rope_neox, .scale = sc_cpu_scale,                                       \
   .swiglu = sc_cpu_swiglu, .add = sc_cpu_add, .copy = sc_cpu_copy, .copy_2d = sc_cpu_copy_2d, \
   .add_bias = sc_cpu_add_bias, .rmsnorm_backward = sc_cpu_rmsnorm_backward,                 \
   .rope_backward = sc_cpu_rope_backward, .swiglu_backward = sc_cpu_swiglu_backward,           \
@@ -85,7 +89,7 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
 #define SC_CPU_CAPS                                                                           \
   (SC_BACKEND_CAP_HOST_MEMORY | SC_BACKEND_CAP_LAYER_NORM | SC_BACKEND_CAP_GELU               \
    | SC_BACKEND_CAP_ADD_BIAS | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW        \
-   | SC_BACKEND_CAP_BACKWARD)
+   | SC_BACKEND_CAP_BACKWARD | SC_BACKEND_CAP_ROPE_NEOX | SC_BACKEND_CAP_SCALE)
 
 /* The masking rules shared by every attention implementation (forward and backward): does
  * every key of the visible range [lo, hi] have @key_mask set (the row then attends to its

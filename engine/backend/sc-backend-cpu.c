@@ -166,6 +166,7 @@ typedef struct {
   float *x;
   const float *cs; /* (n, n_rot/2, 2) cos, sin */
   int n, n_heads, head_dim, half, n_tasks;
+  bool neox;       /* pairs (c, c + half) instead of (2c, 2c + 1) */
 } RopeJob;
 
 static void
@@ -182,18 +183,22 @@ rope_task (void *ctx, int t)
         for (c = 0; c < j->half; c++)
           {
             const float *cs = j->cs + ((size_t) i * j->half + c) * 2;
-            sc_rope_rotate_pair (&xh[2 * c], &xh[2 * c + 1], cs[0], cs[1]);
+            if (j->neox)
+              sc_rope_rotate_pair (&xh[c], &xh[c + j->half], cs[0], cs[1]);
+            else
+              sc_rope_rotate_pair (&xh[2 * c], &xh[2 * c + 1], cs[0], cs[1]);
           }
       }
 }
 
-/* Rotates by the angle times @dir: +1 is rope, -1 its inverse (the backward). */
+/* Rotates by the angle times @dir: +1 is rope, -1 its inverse (the backward); @neox picks
+ * the split-halves pairing. */
 static ScStatus
 rope_apply (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
-            float base, double dir, ScError *err)
+            float base, double dir, bool neox, ScError *err)
 {
   RopeJob j = { x, NULL, n, n_heads, head_dim, n_rot / 2,
-                sc_cpu_n_tasks_for (b, n, (double) n_heads * head_dim) };
+                sc_cpu_n_tasks_for (b, n, (double) n_heads * head_dim), neox };
   float *cs;
   int i, c;
 
@@ -220,7 +225,15 @@ ScStatus
 sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
              float base, ScError *err)
 {
-  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, 1.0, err);
+  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, 1.0, false, err);
+}
+
+/* The same angles on the NeoX pairs (c, c + n_rot/2): ggml's GGML_ROPE_TYPE_NEOX. */
+ScStatus
+sc_cpu_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+                  float base, ScError *err)
+{
+  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, 1.0, true, err);
 }
 
 /* The rotation's transpose is its inverse: the same angles with the sine negated
@@ -230,7 +243,7 @@ ScStatus
 sc_cpu_rope_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim, int n_rot,
                       int pos0, float base, ScError *err)
 {
-  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, err);
+  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, false, err);
 }
 
 typedef struct {
@@ -273,6 +286,19 @@ sc_cpu_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err)
 
   for (i = 0; i < n; i++)
     y[i] += x[i];
+  return SC_OK;
+}
+
+/* One float product per element: exact-rounded, the same on every path. */
+ScStatus
+sc_cpu_scale (ScBackend *b, float *y, const float *x, float s, size_t n, ScError *err)
+{
+  size_t i;
+
+  (void) b;
+  (void) err;
+  for (i = 0; i < n; i++)
+    y[i] = s * x[i];
   return SC_OK;
 }
 

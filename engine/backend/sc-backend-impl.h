@@ -84,6 +84,12 @@ typedef struct {
   ScStatus (*rope) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
                     float base, ScError *err);
 
+  /* (optional; SC_BACKEND_CAP_ROPE_NEOX) rope with the NeoX pairing (ggml's
+   * GGML_ROPE_TYPE_NEOX, which llama.cpp uses for Gemma and GPT-NeoX weights): the pair j is
+   * (j, j + n_rot/2) of each head, rotated by the same angle pos * base^(-2j/n_rot). */
+  ScStatus (*rope_neox) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                         int pos0, float base, ScError *err);
+
   /* Grouped-query attention of n_q queries over n_k keys (1 <= n_q <= n_k): the queries
    * are the last n_q positions, so query row i sits at position p = n_k - n_q + i (n_q ==
    * n_k for a whole prompt; n_q < n_k when keys come from a cache).
@@ -108,6 +114,9 @@ typedef struct {
 
   /* y (n) += x (n). */
   ScStatus (*add) (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_SCALE) y (n) = s * x (n); y may alias x. */
+  ScStatus (*scale) (ScBackend *b, float *y, const float *x, float s, size_t n, ScError *err);
 
   /* Copies n floats between backend buffers. */
   ScStatus (*copy) (ScBackend *b, float *dst, const float *src, size_t n, ScError *err);
@@ -211,6 +220,10 @@ ScStatus sc_backend_gelu (ScBackend *b, float *y, const float *x, size_t n, ScEr
 ScStatus sc_backend_geglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
 ScStatus sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim,
                               ScError *err);
+ScStatus sc_backend_scale (ScBackend *b, float *y, const float *x, float s, size_t n,
+                           ScError *err);
+ScStatus sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim,
+                               int n_rot, int pos0, float base, ScError *err);
 
 /* SC_ERR_UNSUPPORTED ("backend 'NAME' has no backward ops") unless @b has
  * SC_BACKEND_CAP_BACKWARD; the backward pass checks once, then calls the ops directly. */

@@ -88,6 +88,24 @@ sc_backend_add_bias (ScBackend *b, float *y, const float *bias, int n, int dim, 
 }
 
 ScStatus
+sc_backend_scale (ScBackend *b, float *y, const float *x, float s, size_t n, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_SCALE, b->ops->scale != NULL, "scale", err);
+
+  return st != SC_OK ? st : b->ops->scale (b, y, x, s, n, err);
+}
+
+ScStatus
+sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                      int pos0, float base, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_ROPE_NEOX, b->ops->rope_neox != NULL, "rope_neox", err);
+
+  return st != SC_OK ? st : b->ops->rope_neox (b, x, n, n_heads, head_dim, n_rot, pos0, base,
+                                               err);
+}
+
+ScStatus
 sc_backend_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
                       const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
                       const ScAttnParams *p, ScError *err)

@@ -55,6 +55,10 @@ typedef enum {
   /* (optional ops) the backward ops: activation gradients for attributions
    * (forward/sc-backward.h). */
   SC_BACKEND_CAP_BACKWARD = 1u << 6,
+  /* (optional op) rope_neox: RoPE on split halves (GPT-NeoX, Gemma). */
+  SC_BACKEND_CAP_ROPE_NEOX = 1u << 7,
+  /* (optional op) scale: a vector times a constant (Gemma's embedding scale). */
+  SC_BACKEND_CAP_SCALE = 1u << 8,
 } ScBackendCap;
 
 /* The CPU backends. @n_threads <= 0 means all cores. sc_backend_cpu_new() returns NULL and

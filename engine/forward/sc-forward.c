@@ -1,7 +1,7 @@
 /* sc-forward.c — the forward pass over ScBackend, for any architecture (see sc-forward.h).
  *
  * For n tokens of which the first n_past are in the KV cache (nq = n - n_past new rows):
- *   x     (nq, E) = token_embd[ids]                 (or the residual kept before start_layer)
+ *   x     (nq, E) = token_embd[ids] (* embd_scale)  (or the residual kept before start_layer)
  *   for each layer l >= start_layer:
  *     x          = arch->layer(x)                   the architecture's block (model/sc-arch-*.c:
  *                                                   llama's math, with shapes, is in
@@ -829,7 +829,13 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
   else if (tape != NULL && tape->input_embd != NULL)
     TRY (b->ops->copy (b, s->x, tape->input_embd, nE, err));
   else
-    TRY (b->ops->get_rows (b, s->x, s->token_embd, ids + past, nq, E, err));
+    {
+      TRY (b->ops->get_rows (b, s->x, s->token_embd, ids + past, nq, E, err));
+      /* Gemma scales the looked-up rows (not embeddings handed in from outside, as
+       * llama.cpp's gemma3 graph) */
+      if (in->embd_scale != 0.0f)
+        TRY (sc_backend_scale (b, s->x, s->x, in->embd_scale, nE, err));
+    }
 
   for (l = opt->start_layer; l < stop; l++)
     {

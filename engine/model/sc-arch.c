@@ -11,6 +11,7 @@
 /* Every supported architecture. A new one is a new file and one line here. */
 static const ScArchDesc *const arches[] = {
   &sc_arch_llama,
+  &sc_arch_gemma3,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])
@@ -70,6 +71,8 @@ sc_arch_dim (ScDim dim, const ScModelInfo *in)
       return (int64_t) in->n_kv_heads * in->head_dim;
     case SC_DIM_FF:
       return in->n_ff;
+    case SC_DIM_HEAD:
+      return in->head_dim;
     }
   return 0;
 }

@@ -14,8 +14,9 @@
  * The forward pass keeps what is the same for every architecture: the session and its
  * buffers, the KV cache, prefix reuse, interventions, the observer (which reads the
  * probabilities a layer's attention wrote, after the layer returns), the embedding lookup
- * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have; an
- * architecture that differs there gets a hook here when it arrives).
+ * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have). What
+ * differs before the first layer is a number in ScModelInfo, not a function: embd_scale
+ * (Gemma multiplies the embeddings by sqrt(n_embd)).
  *
  * Internal to the engine: app/ never includes it.
  */
@@ -42,6 +43,7 @@ typedef enum {
   SC_DIM_Q,    /* n_heads * head_dim */
   SC_DIM_KV,   /* n_kv_heads * head_dim */
   SC_DIM_FF,   /* n_ff */
+  SC_DIM_HEAD, /* head_dim */
 } ScDim;
 
 /* One per-layer tensor of an architecture. */
@@ -128,6 +130,12 @@ typedef struct {
   const char *main_tensor;     /* whose type is shown as the model's ("attn_q.weight") */
   size_t layer_size;           /* bytes of one layer's backend view */
 
+  /* (optional: NULL = nothing beyond the shared keys) Reads the architecture's own
+   * hyperparameters into @info after sc-model.c has read the shared ones ("<arch>.block_count",
+   * ...): sliding window and its pattern, a second RoPE base, the attention and embedding
+   * scales. Returns SC_ERR_FORMAT / SC_ERR_RANGE / SC_ERR_UNSUPPORTED naming the key. */
+  ScStatus (*read_hparams) (const ScGguf *gguf, ScModelInfo *info, ScError *err);
+
   /* Fills @view (layer_size bytes) with @host's weights made available to @b (through
    * b->ops->weight). Returns the backend's error (SC_ERR_NOMEM, SC_ERR_BACKEND). */
   ScStatus (*bind_layer) (ScBackend *b, const ScModelInfo *info, const ScLayerWeights *host,
@@ -147,6 +155,7 @@ typedef struct {
 
 /* The architectures (one file each). */
 extern const ScArchDesc sc_arch_llama;
+extern const ScArchDesc sc_arch_gemma3;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);

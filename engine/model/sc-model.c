@@ -317,6 +317,9 @@ read_hparams (const ScGguf *g, ScModelInfo *info, ScError *err)
   }
   if (sc_gguf_get_u32 (g, "general.file_type", &info->file_type, NULL) != SC_OK)
     info->file_type = 0;
+  /* what only this architecture has: its own keys and rules */
+  if (arch->read_hparams != NULL)
+    return arch->read_hparams (g, info, err);
   return SC_OK;
 }
 

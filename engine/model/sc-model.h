@@ -8,7 +8,8 @@
  *
  * Supported now: GGUF arch "llama" (Llama, SmolLM2, TinyLlama, ...): RMSNorm, RoPE on
  * adjacent pairs (the GGUF convention, see docs/architecture.md), grouped-query attention,
- * SwiGLU, optional tied output. Other architectures fail with SC_ERR_UNSUPPORTED naming
+ * SwiGLU, optional tied output; and "gemma3" (Gemma 3 text models: sliding-window layers,
+ * QK-norm, post-norms, GeGLU, NeoX RoPE, scaled embeddings; model/sc-arch-gemma3.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
  * the architecture. Each architecture is one file, model/sc-arch-<name>.c, holding its
  * tensor names and its layer function; sc-arch.h says what one provides.
  *
@@ -32,6 +33,7 @@ extern "C" {
 
 typedef enum {
   SC_ARCH_LLAMA = 1,
+  SC_ARCH_GEMMA3 = 2,
 } ScArch;
 
 typedef struct {
@@ -61,6 +63,8 @@ typedef struct {
   uint32_t sliding_window;
   uint32_t swa_pattern;
   float rope_base_local; /* RoPE base of local layers (0 when there are none) */
+  float embd_scale;      /* the token embeddings are multiplied by this before layer 0
+                          * (Gemma: sqrt(n_embd)); 0 = not scaled (llama) */
 } ScModelInfo;
 
 /* One block's weights, dense float32, row-major [out][in]. The loader fills the fields
@@ -79,6 +83,11 @@ typedef struct {
   float *w_gate;    /* (n_ff, n_embd) */
   float *w_up;      /* (n_ff, n_embd) */
   float *w_down;    /* (n_embd, n_ff) */
+  /* Gemma's extra norms (NULL for llama) */
+  float *attn_q_norm;    /* (head_dim) RMSNorm of each query head (QK-norm) */
+  float *attn_k_norm;    /* (head_dim) RMSNorm of each key head */
+  float *post_attn_norm; /* (n_embd) RMSNorm of the attention block's output */
+  float *post_ffn_norm;  /* (n_embd) RMSNorm of the feed-forward block's output */
 } ScLayerWeights;
 
 typedef struct {

@@ -18,10 +18,7 @@
  * indices are int32_t, so 6 * len must stay below INT32_MAX. */
 #define SC_TOKENIZE_MAX_LEN ((size_t) INT32_MAX / 8)
 
-typedef struct {
-  int32_t *data;
-  size_t n, cap;
-} IdVec;
+typedef ScIdVec IdVec;
 
 /* Returns @p grown to hold @need elements of @size bytes (updating *@cap), or NULL after
  * freeing @p when memory runs out, so that `p = grow (p, ...)` never leaks. */
@@ -47,8 +44,8 @@ grow (void *p, size_t *cap, size_t need, size_t size)
 /* Makes array @ptr (capacity @cap elements) hold @need elements; false when out of memory. */
 #define RESERVE(ptr, cap, need) (((ptr) = grow ((ptr), &(cap), (need), sizeof *(ptr))) != NULL)
 
-static bool
-ids_push (IdVec *v, int32_t id)
+bool
+sc_tokenizer_ids_push (IdVec *v, int32_t id)
 {
   if (!RESERVE (v->data, v->cap, v->n + 1))
     return false;
@@ -179,7 +176,7 @@ bpe_word (const ScTokenizer *tok, Scratch *s, const char *word, size_t n, IdVec 
     {
       int32_t id = sc_tokenizer_find (tok, word, n);
       if (id >= 0)
-        return ids_push (out, id);
+        return sc_tokenizer_ids_push (out, id);
     }
 
   /* 1. one symbol per UTF-8 character. At most n symbols and, since each merge queues at
@@ -228,14 +225,14 @@ bpe_word (const ScTokenizer *tok, Scratch *s, const char *word, size_t n, IdVec 
       int32_t id = sc_tokenizer_find (tok, word + sym->off, sym->n);
       if (id >= 0)
         {
-          if (!ids_push (out, id))
+          if (!sc_tokenizer_ids_push (out, id))
             return false;
           continue;
         }
       for (uint32_t j = 0; j < sym->n; j++)
         {
           id = sc_tokenizer_find (tok, word + sym->off + j, 1);
-          if (id >= 0 && !ids_push (out, id))
+          if (id >= 0 && !sc_tokenizer_ids_push (out, id))
             return false;
         }
     }
@@ -374,17 +371,24 @@ sc_tokenize (const ScTokenizer *tok, const char *text, size_t len, bool add_spec
   bool ok = true;
 
   if (add_special && tok->add_bos)
-    ok = ids_push (&out, tok->bos_id);
+    ok = sc_tokenizer_ids_push (&out, tok->bos_id);
   ok = ok && partition (tok, text, len, parse_special, &a, &b);
+  /* SentencePiece: the space prefix goes before the first raw fragment and each one after a
+   * special token (llama.cpp's is_prev_special) */
+  bool prev_special = true;
   for (size_t f = 0; ok && f < a.n; f++)
     {
       if (a.data[f].id >= 0)
-        ok = ids_push (&out, a.data[f].id);
+        ok = sc_tokenizer_ids_push (&out, a.data[f].id);
+      else if (tok->spm)
+        ok = sc_tokenizer_spm_fragment (tok, text + a.data[f].off, a.data[f].len,
+                                        tok->add_space_prefix && prev_special, &out);
       else
         ok = tokenize_raw (tok, &s, text + a.data[f].off, a.data[f].len, &out);
+      prev_special = a.data[f].id >= 0;
     }
   if (ok && add_special && tok->add_eos)
-    ok = ids_push (&out, tok->eos_id);
+    ok = sc_tokenizer_ids_push (&out, tok->eos_id);
 
   free (a.data);
   free (b.data);

@@ -1,6 +1,7 @@
 /* sc-tokenizer-gguf.c — sc_tokenizer_new_from_gguf(): a tokenizer from tokenizer.ggml.* keys.
  *
- * Reads the keys llama.cpp's loader reads for a "gpt2" vocabulary, applies its defaults, and
+ * Reads the keys llama.cpp's loader reads for a "gpt2" or "llama" vocabulary, applies its
+ * defaults, and
  * hands everything to sc_tokenizer_new() as borrowed views into the GGUF mapping. Every key is
  * checked for its type; messages name the key. Not here: any other tokenizer model.
  */
@@ -55,6 +56,95 @@ gguf_str_views (const ScGgufArray *arr, const char *key, const char ***ptrs, uin
   return SC_OK;
 }
 
+/* A "llama" (SentencePiece-style) vocabulary: llama.cpp's loader reads tokens, scores and
+ * token types, defaults BOS 1, EOS 2, UNK 0, add_bos true, add_space_prefix true, and has no
+ * merges and no pre-tokenizer. */
+static ScStatus
+spm_from_gguf (const ScGguf *g, ScTokenizer **out, ScError *err)
+{
+  ScTokenizerDesc desc;
+  const ScGgufArray *tokens, *scores = NULL, *types = NULL;
+  const char **tok_ptrs = NULL;
+  uint32_t *tok_lens = NULL;
+  int32_t *type_values = NULL;
+  float *score_values = NULL;
+  ScStatus st;
+
+  sc_tokenizer_desc_init (&desc);
+  desc.model = SC_TOKENIZER_SPM;
+  if ((st = sc_gguf_get_arr (g, "tokenizer.ggml.tokens", SC_GGUF_TYPE_STRING, &tokens, err))
+      != SC_OK)
+    return st;
+  if (tokens->count > INT32_MAX)
+    return sc_error_set (err, SC_ERR_RANGE, "%llu tokens: more than INT32_MAX",
+                         (unsigned long long) tokens->count);
+  desc.n_tokens = (uint32_t) tokens->count;
+  if (sc_gguf_find_kv (g, "tokenizer.ggml.scores") != NULL)
+    {
+      if ((st = sc_gguf_get_arr (g, "tokenizer.ggml.scores", SC_GGUF_TYPE_FLOAT32, &scores, err))
+          != SC_OK)
+        return st;
+      if (scores->count < tokens->count)
+        return sc_error_set (err, SC_ERR_FORMAT, "'tokenizer.ggml.scores' has %llu entries for "
+                             "%u tokens", (unsigned long long) scores->count, desc.n_tokens);
+    }
+  if (sc_gguf_find_kv (g, "tokenizer.ggml.token_type") != NULL)
+    {
+      if ((st = sc_gguf_get_arr (g, "tokenizer.ggml.token_type", SC_GGUF_TYPE_INT32, &types,
+                                 err)) != SC_OK)
+        return st;
+      if (types->count < tokens->count)
+        return sc_error_set (err, SC_ERR_FORMAT, "'tokenizer.ggml.token_type' has %llu entries "
+                             "for %u tokens", (unsigned long long) types->count, desc.n_tokens);
+    }
+  desc.bos_id = 1 < desc.n_tokens ? 1 : -1;
+  desc.eos_id = 2 < desc.n_tokens ? 2 : -1;
+  desc.unk_id = 0;
+  desc.add_bos = true;
+  desc.add_space_prefix = true;
+  if ((st = gguf_opt_id (g, "tokenizer.ggml.bos_token_id", desc.n_tokens, &desc.bos_id, err)) != SC_OK
+      || (st = gguf_opt_id (g, "tokenizer.ggml.eos_token_id", desc.n_tokens, &desc.eos_id, err)) != SC_OK
+      || (st = gguf_opt_id (g, "tokenizer.ggml.eot_token_id", desc.n_tokens, &desc.eot_id, err)) != SC_OK
+      || (st = gguf_opt_id (g, "tokenizer.ggml.eom_token_id", desc.n_tokens, &desc.eom_id, err)) != SC_OK
+      || (st = gguf_opt_id (g, "tokenizer.ggml.unknown_token_id", desc.n_tokens, &desc.unk_id, err)) != SC_OK
+      || (st = gguf_opt_bool (g, "tokenizer.ggml.add_bos_token", &desc.add_bos, err)) != SC_OK
+      || (st = gguf_opt_bool (g, "tokenizer.ggml.add_eos_token", &desc.add_eos, err)) != SC_OK
+      || (st = gguf_opt_bool (g, "tokenizer.ggml.add_space_prefix", &desc.add_space_prefix, err))
+             != SC_OK)
+    return st;
+  if (desc.add_bos && desc.bos_id < 0)
+    return sc_error_set (err, SC_ERR_FORMAT, "tokenizer.ggml.add_bos_token is set but there is no BOS token");
+  if (desc.add_eos && desc.eos_id < 0)
+    return sc_error_set (err, SC_ERR_FORMAT, "tokenizer.ggml.add_eos_token is set but there is no EOS token");
+
+  if ((st = gguf_str_views (tokens, "tokenizer.ggml.tokens", &tok_ptrs, &tok_lens, err)) != SC_OK)
+    goto out;
+  type_values = types != NULL ? malloc (desc.n_tokens * sizeof *type_values) : NULL;
+  score_values = scores != NULL ? malloc (desc.n_tokens * sizeof *score_values) : NULL;
+  if ((types != NULL && type_values == NULL) || (scores != NULL && score_values == NULL))
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "out of memory reading token types and scores");
+      goto out;
+    }
+  /* the arrays are unaligned little-endian bytes in the mapping */
+  for (uint32_t i = 0; types != NULL && i < desc.n_tokens; i++)
+    memcpy (&type_values[i], (const char *) types->data + 4 * (size_t) i, 4);
+  for (uint32_t i = 0; scores != NULL && i < desc.n_tokens; i++)
+    memcpy (&score_values[i], (const char *) scores->data + 4 * (size_t) i, 4);
+  desc.tokens = tok_ptrs;
+  desc.token_lens = tok_lens;
+  desc.token_types = type_values;
+  desc.scores = score_values;
+  st = sc_tokenizer_new (&desc, out, err);
+
+out:
+  free (tok_ptrs);
+  free (tok_lens);
+  free (type_values);
+  free (score_values);
+  return st;
+}
+
 ScStatus
 sc_tokenizer_new_from_gguf (const ScGguf *g, ScTokenizer **out, ScError *err)
 {
@@ -83,9 +173,12 @@ sc_tokenizer_new_from_gguf (const ScGguf *g, ScTokenizer **out, ScError *err)
 
   if ((st = sc_gguf_get_str (g, "tokenizer.ggml.model", &model, err)) != SC_OK)
     return st;
+  if (sc_gguf_str_eq (model, "llama"))
+    return spm_from_gguf (g, out, err);
   if (!sc_gguf_str_eq (model, "gpt2"))
     return sc_error_set (err, SC_ERR_UNSUPPORTED,
-                         "tokenizer model '%s' is not supported (only \"gpt2\", byte-level BPE)",
+                         "tokenizer model '%s' is not supported (\"gpt2\", byte-level BPE, and "
+                         "\"llama\", SentencePiece-style)",
                          sc_gguf_str_copy (model, shown, sizeof shown));
   if (sc_gguf_find_kv (g, "tokenizer.ggml.pre") != NULL
       && (st = sc_gguf_get_str (g, "tokenizer.ggml.pre", &pre, err)) != SC_OK)

@@ -1,7 +1,8 @@
 /* sc-tokenizer-private.h — the ScTokenizer layout, shared by the sc-tokenizer*.c files.
  *
  * Not installed and not an API: sc-tokenizer.c builds the vocabulary and answers lookups,
- * sc-tokenizer-bpe.c tokenizes, sc-tokenizer-gguf.c reads a GGUF. Everything in an
+ * sc-tokenizer-bpe.c tokenizes (and sc-tokenizer-spm.c the raw text of a SentencePiece-style
+ * vocabulary), sc-tokenizer-gguf.c reads a GGUF. Everything in an
  * ScTokenizer is written once by sc_tokenizer_new() and read-only afterwards.
  */
 #pragma once
@@ -66,6 +67,13 @@ struct ScTokenizer {
   int32_t *special;     /* (n_special) CONTROL/USER_DEFINED/UNKNOWN ids, longest text first */
   uint32_t n_special;
 
+  /* SentencePiece-style vocabularies (ScTokenizerDesc.model == SC_TOKENIZER_SPM) */
+  bool spm;
+  bool add_space_prefix;
+  float *scores;        /* (n_tokens) merge priority: the higher merges first */
+  int32_t byte_ids[256]; /* the "<0xNN>" token of each byte (else its one-byte token, else
+                          * UNK, else -1) */
+
   /* GPT-2 byte map, pre-encoded: byte b becomes byte_utf8[b][0 .. byte_utf8_len[b]) */
   char byte_utf8[256][2];
   uint8_t byte_utf8_len[256];
@@ -85,3 +93,18 @@ const PreKind *sc_tokenizer_pre_kind (const char *name, const char **canonical);
 /* Rank of the merge (@a, @b), or -1 when the pair has none. */
 int32_t sc_tokenizer_merge_rank (const ScTokenizer *tok, const char *a, size_t na,
                                  const char *b, size_t nb);
+
+/* A growable id array: sc_tokenize's output. */
+typedef struct {
+  int32_t *data;
+  size_t n, cap;
+} ScIdVec;
+
+/* Appends @id; false when memory runs out (@v then keeps what it had). */
+bool sc_tokenizer_ids_push (ScIdVec *v, int32_t id);
+
+/* Appends the ids of @len bytes of raw text (no special tokens in it) to @out, the
+ * SentencePiece way (sc-tokenizer-spm.c), with a leading "▁" when @space_prefix. False when
+ * memory runs out. */
+bool sc_tokenizer_spm_fragment (const ScTokenizer *tok, const char *text, size_t len,
+                                bool space_prefix, ScIdVec *out);

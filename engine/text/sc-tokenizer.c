@@ -1,4 +1,5 @@
-/* sc-tokenizer.c — the BPE vocabulary: construction, lookups, decoding (see sc-tokenizer.h).
+/* sc-tokenizer.c — the vocabulary (BPE or SentencePiece-style): construction, lookups,
+ * decoding (see sc-tokenizer.h).
  *
  * Transcribes what llama.cpp's llama_vocab loader does with a "gpt2" vocabulary
  * (src/llama-vocab.cpp as vendored by llama-cpp-python 0.3.36): copies the texts, ranks the
@@ -235,6 +236,7 @@ sc_tokenizer_free (ScTokenizer *tok)
   free (tok->merge_texts);
   free (tok->merge_map.slots);
   free (tok->special);
+  free (tok->scores);
   free (tok);
 }
 
@@ -566,8 +568,16 @@ sc_tokenizer_new (const ScTokenizerDesc *desc, ScTokenizer **out, ScError *err)
   tok = calloc (1, sizeof *tok);
   if (tok == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "out of memory for the tokenizer");
-  tok->pre = sc_tokenizer_pre_kind (desc->pre, &tok->pre_name);
-  if (tok->pre == NULL)
+  tok->spm = desc->model == SC_TOKENIZER_SPM;
+  tok->add_space_prefix = desc->add_space_prefix;
+  if (tok->spm) /* no pre-tokenizer: the whole fragment is one piece */
+    {
+      tok->pre = NULL;
+      tok->pre_name = "spm";
+    }
+  else
+    tok->pre = sc_tokenizer_pre_kind (desc->pre, &tok->pre_name);
+  if (tok->pre == NULL && !tok->spm)
     {
       sc_tokenizer_free (tok);
       return sc_error_set (err, SC_ERR_UNSUPPORTED, "pre-tokenizer '%.64s' is not supported",
@@ -592,6 +602,28 @@ sc_tokenizer_new (const ScTokenizerDesc *desc, ScTokenizer **out, ScError *err)
       return sc_error_set (err, SC_ERR_NOMEM, "out of memory for the special-token list");
     }
 
+  if (tok->spm)
+    {
+      tok->scores = calloc (tok->n_tokens, sizeof *tok->scores);
+      if (tok->scores == NULL)
+        {
+          sc_tokenizer_free (tok);
+          return sc_error_set (err, SC_ERR_NOMEM, "out of memory for token scores");
+        }
+      if (desc->scores != NULL)
+        memcpy (tok->scores, desc->scores, tok->n_tokens * sizeof *tok->scores);
+    }
+  /* byte_to_token: "<0xNN>", else the byte itself as a token (llama.cpp's SPM fallback),
+   * else UNK where llama.cpp would throw */
+  for (int b = 0; b < 256; b++)
+    {
+      char hex[8], one = (char) b;
+      int hex_len = snprintf (hex, sizeof hex, "<0x%02X>", b);
+      int32_t id = sc_tokenizer_find (tok, hex, (size_t) hex_len);
+      if (id < 0)
+        id = sc_tokenizer_find (tok, &one, 1);
+      tok->byte_ids[b] = id >= 0 ? id : tok->unk_id;
+    }
   for (int b = 0; b < 256; b++)
     {
       char utf8[4]; /* mapped code points are below U+0144: two bytes at most */
@@ -647,6 +679,18 @@ sc_token_to_bytes (const ScTokenizer *tok, int32_t id, bool special, char *buf, 
       put_bytes (buf, cap, &n, text, t->len);
       break;
     case SC_TOKEN_NORMAL:
+      if (tok->spm) /* llama_unescape_whitespace */
+        {
+          for (size_t off = 0; off < t->len;)
+            if (t->len - off >= 3 && memcmp (text + off, LOWER_BLOCK, 3) == 0)
+              {
+                put_bytes (buf, cap, &n, " ", 1);
+                off += 3;
+              }
+            else
+              put_bytes (buf, cap, &n, text + off++, 1);
+          break;
+        }
       for (size_t off = 0; off < t->len;)
         {
           size_t used;

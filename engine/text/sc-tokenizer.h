@@ -1,4 +1,5 @@
-/* sc-tokenizer.h — byte-level BPE tokenization, token for token what llama.cpp produces.
+/* sc-tokenizer.h — byte-level BPE and SentencePiece-style tokenization, token for token
+ * what llama.cpp produces.
  *
  * An ScTokenizer holds a vocabulary (token texts in their stored, byte-level form such as
  * "Ġthe", token types, special ids) and the ranked merge list, and turns any byte string into
@@ -11,10 +12,12 @@
  *   3. each piece's UTF-8 bytes mapped through GPT-2's byte -> code point table;
  *   4. BPE: repeatedly merge the adjacent pair with the lowest merge rank (ties: leftmost),
  *      then look each symbol up in the vocabulary.
- * Decoding a token inverts step 3. Reference: shared/notes/model-formats.md §5; the oracle
+ * Decoding a token inverts step 3. A SentencePiece-style vocabulary (SC_TOKENIZER_SPM, GGUF
+ * model "llama": Gemma) shares step 1 and replaces 2-4 by llama.cpp's llm_tokenizer_spm
+ * (sc-tokenizer-spm.c); decoding turns its "▁" back into spaces. Reference: shared/notes/model-formats.md §5; the oracle
  * test (tests/engine/test-tokenizer.c) compares ids with llama.cpp on the real SmolLM2 vocabulary.
  *
- * What it is not: no SentencePiece/WordPiece/Unigram models (SC_ERR_UNSUPPORTED), no chat
+ * What it is not: no WordPiece/Unigram models (SC_ERR_UNSUPPORTED), no chat
  * templates, no normalisation. Invalid UTF-8 input is fine (llama.cpp's rule: each bad byte
  * becomes U+FFFD). Nothing here aborts on bad input.
  *
@@ -59,10 +62,18 @@ typedef enum {
   SC_FIM_COUNT
 } ScFimKind;
 
+/* Which algorithm turns raw text into tokens (GGUF tokenizer.ggml.model). */
+typedef enum {
+  SC_TOKENIZER_BPE = 0, /* "gpt2": byte-level BPE over ranked merges (SmolLM2, Llama 3) */
+  SC_TOKENIZER_SPM = 1, /* "llama": SentencePiece-style merges by token score, spaces as
+                         * U+2581, <0xNN> byte fallback (Llama 2, Gemma) */
+} ScTokenizerModel;
+
 /* Everything a tokenizer is built from. All arrays are borrowed for the duration of
  * sc_tokenizer_new() only; their contents are copied. Call sc_tokenizer_desc_init() first:
  * it sets every id to -1 ("absent") and everything else to zero. */
 typedef struct {
+  ScTokenizerModel model;      /* 0 = BPE */
   uint32_t n_tokens;
   const char *const *tokens;   /* (n_tokens) stored form, e.g. "Ġthe"; not NUL-terminated */
   const uint32_t *token_lens;  /* (n_tokens) byte lengths */
@@ -72,7 +83,11 @@ typedef struct {
   const char *const *merges;   /* (n_merges) "left right"; index = rank (0 merges first) */
   const uint32_t *merge_lens;  /* (n_merges) byte lengths */
 
-  const char *pre;             /* tokenizer.ggml.pre, NUL-terminated; NULL or "": "default" */
+  const char *pre;             /* tokenizer.ggml.pre, NUL-terminated; NULL or "": "default"
+                                * (BPE only) */
+  const float *scores;         /* (n_tokens) SPM: merge priority, the higher first; NULL:
+                                * all 0, as llama.cpp */
+  bool add_space_prefix;       /* SPM: "▁" before the text and after each special token */
 
   int32_t bos_id, eos_id, unk_id;          /* -1 when absent */
   int32_t eot_id, eom_id;                  /* -1: found by token text as llama.cpp does */
@@ -98,8 +113,10 @@ void sc_tokenizer_desc_init (ScTokenizerDesc *desc);
  * SC_ERR_RANGE (more than INT32_MAX tokens), SC_ERR_NOMEM. *out is untouched on error. */
 ScStatus sc_tokenizer_new (const ScTokenizerDesc *desc, ScTokenizer **out, ScError *err);
 
-/* Builds a tokenizer from the tokenizer.ggml.* keys of @gguf: model (must be "gpt2", else
- * SC_ERR_UNSUPPORTED), pre, tokens, token_type, merges, bos/eos/unknown/eot/eom/fim_*
+/* Builds a tokenizer from the tokenizer.ggml.* keys of @gguf: model ("gpt2", or "llama" for a
+ * SentencePiece-style vocabulary with scores and add_space_prefix (default true) and
+ * llama.cpp's SPM defaults BOS 1, EOS 2, UNK 0, add_bos; else SC_ERR_UNSUPPORTED), pre,
+ * tokens, token_type, merges (BPE), bos/eos/unknown/eot/eom/fim_*
  * token ids, add_bos_token/add_eos_token. Defaults follow llama.cpp's loader: BOS = EOS = 11
  * when the keys are absent (if the vocabulary has an id 11), add_bos true only for the
  * llama3 family; an id key past the vocabulary keeps the default. @gguf may be closed after
@@ -126,6 +143,7 @@ ScStatus sc_tokenize (const ScTokenizer *tok, const char *text, size_t len, bool
  * means "call again with a larger buffer" (@buf may be NULL when @cap is 0).
  *   NORMAL: the stored text through the inverse GPT-2 byte map; a code point outside the
  *     map is copied as its UTF-8 bytes (llama.cpp writes an "[UNK_BYTE_0x...]" marker here).
+ *     SPM: the stored text with each "▁" (U+2581) made a space.
  *   CONTROL, UNKNOWN: the stored text when @special, else nothing.
  *   USER_DEFINED: the stored text (always, as llama.cpp).
  *   BYTE: the byte its "<0xXX>" text names.  UNUSED, UNDEFINED, unknown @id: nothing (0). */

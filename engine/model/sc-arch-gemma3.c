@@ -1,0 +1,256 @@
+/* sc-arch-gemma3.c — the Gemma 3 architecture (GGUF "gemma3": Gemma 3 270M, 1B, 4B, ...
+ * text models): its hyperparameter rules, GGUF tensor names and layer function.
+ *
+ * Transcribed from llama.cpp (ggml-org/llama.cpp: src/models/gemma3.cpp at 569a0092 for the
+ * graph, src/llama-model.cpp's LLM_ARCH_GEMMA3 hyperparameters, convert_hf_to_gguf.py's
+ * Gemma3Model for what the file already holds); docs/models.md says what differs from llama.
+ * Per layer l, for the n_q new rows of a run of n_k tokens (shapes as (rows, cols)):
+ *   h     (n_q, E)  = rmsnorm(x) * attn_norm
+ *   q|k|v (n_q, Q+2KV) = h [Wq;Wk;Wv]^T  (one fused product)   Q = H*d, KV = H_kv*d
+ *   q, k            = rmsnorm(each head's d values) * q_norm, * k_norm    (QK-norm)
+ *   q, k            = rope_neox(q, k) with base rope_base_local on a local layer,
+ *                     rope_base on a global one                  split halves (NeoX)
+ *   P     (H, n_q, n_k) = softmax(q K^T * attn_scale) causal, and on a local layer a
+ *                     sliding window of sliding_window keys       -> observer
+ *   o     (n_q, Q)  = head_scale * P V; the intervention's edits (edit_heads)
+ *   h               = rmsnorm(o Wo^T) * post_attention_norm
+ *   x    += h
+ *   h               = rmsnorm(x) * ffn_norm
+ *   g|u   (n_q, 2F) = h [Wg;Wu]^T
+ *   h               = rmsnorm((gelu_tanh(g) * u) Wd^T) * post_ffw_norm
+ *   x    += h
+ * The embeddings entering layer 0 are scaled by sqrt(E) (ScModelInfo.embd_scale, applied by
+ * sc-forward.c); the output head is the shared one (output_norm, tied token_embd), with no
+ * logit soft-capping (llama.cpp applies none to a model with sliding-window layers). Norm
+ * weights are used as stored: the GGUF converter already added Gemma's "1 +" to them.
+ *
+ * No backward (layer_backward NULL): gradients on a Gemma model fail with
+ * SC_ERR_UNSUPPORTED (forward/sc-backward.c says which architecture).
+ */
+#include "model/sc-arch.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* llama.cpp's defaults for a gemma3 file that does not say (src/llama-model.cpp): every
+ * sixth layer is global (layers 5, 11, 17, ...), and local layers rotate with base 10^4. */
+#define GEMMA3_DEFAULT_SWA_PATTERN 6u
+#define GEMMA3_DEFAULT_ROPE_BASE_LOCAL 10000.0f
+/* The one Gemma 3 whose attention scale is 1/sqrt(n_embd / n_heads) instead of
+ * 1/sqrt(head_dim): the 27B model, which llama.cpp recognises by its 62 layers (Google's
+ * gemma_pytorch config, query_pre_attn_scalar = hidden_size / num_heads there). */
+#define GEMMA3_27B_LAYERS 62u
+
+/* One layer's weights as the backend sees them: Q, K, V and gate, up fused. */
+typedef struct {
+  const float *attn_norm;      /* (E) */
+  const float *w_qkv;          /* (Q + 2 KV, E): wq, wk, wv back to back */
+  const float *q_norm, *k_norm; /* (d) each */
+  const float *wo;             /* (E, Q) */
+  const float *post_attn_norm; /* (E) */
+  const float *ffn_norm;       /* (E) */
+  const float *w_gate_up;      /* (2 F, E): w_gate, w_up back to back */
+  const float *w_down;         /* (E, F) */
+  const float *post_ffn_norm;  /* (E) */
+} Gemma3Layer;
+
+/* In arena order: wq, wk, wv and w_gate, w_up back to back (bind_layer checks). */
+static const ScArchTensor gemma3_tensors[] = {
+  { "attn_norm.weight", offsetof (ScLayerWeights, attn_norm), SC_DIM_EMBD, SC_DIM_ONE },
+  { "attn_q.weight", offsetof (ScLayerWeights, wq), SC_DIM_EMBD, SC_DIM_Q },
+  { "attn_k.weight", offsetof (ScLayerWeights, wk), SC_DIM_EMBD, SC_DIM_KV },
+  { "attn_v.weight", offsetof (ScLayerWeights, wv), SC_DIM_EMBD, SC_DIM_KV },
+  { "attn_q_norm.weight", offsetof (ScLayerWeights, attn_q_norm), SC_DIM_HEAD, SC_DIM_ONE },
+  { "attn_k_norm.weight", offsetof (ScLayerWeights, attn_k_norm), SC_DIM_HEAD, SC_DIM_ONE },
+  { "attn_output.weight", offsetof (ScLayerWeights, wo), SC_DIM_Q, SC_DIM_EMBD },
+  { "post_attention_norm.weight", offsetof (ScLayerWeights, post_attn_norm), SC_DIM_EMBD,
+    SC_DIM_ONE },
+  { "ffn_norm.weight", offsetof (ScLayerWeights, ffn_norm), SC_DIM_EMBD, SC_DIM_ONE },
+  { "ffn_gate.weight", offsetof (ScLayerWeights, w_gate), SC_DIM_EMBD, SC_DIM_FF },
+  { "ffn_up.weight", offsetof (ScLayerWeights, w_up), SC_DIM_EMBD, SC_DIM_FF },
+  { "ffn_down.weight", offsetof (ScLayerWeights, w_down), SC_DIM_FF, SC_DIM_EMBD },
+  { "post_ffw_norm.weight", offsetof (ScLayerWeights, post_ffn_norm), SC_DIM_EMBD, SC_DIM_ONE },
+};
+
+/* The keys llama.cpp reads for LLM_ARCH_GEMMA3, with its defaults and our checks. */
+static ScStatus
+gemma3_read_hparams (const ScGguf *g, ScModelInfo *in, ScError *err)
+{
+  const char *a = in->arch_name;
+  char key[128];
+  uint32_t window = 0, pattern = GEMMA3_DEFAULT_SWA_PATTERN;
+  float base_local = GEMMA3_DEFAULT_ROPE_BASE_LOCAL, softcap = 0.0f;
+  const ScGgufKv *kv;
+  ScStatus st;
+
+  /* "<arch>.attention.sliding_window": absent or 0 = no local layers (llama.cpp then runs
+   * every layer globally) */
+  snprintf (key, sizeof key, "%s.attention.sliding_window", a);
+  if (sc_gguf_find_kv (g, key) != NULL
+      && (st = sc_gguf_get_u32 (g, key, &window, err)) != SC_OK)
+    return st;
+  if (window > in->n_ctx_train)
+    return sc_error_set (err, SC_ERR_RANGE, "key '%s' is %u, larger than the context length "
+                         "%u", key, window, in->n_ctx_train);
+
+  /* "<arch>.attention.sliding_window_pattern" (llama.cpp's LLM_KV_ATTENTION_SLIDING_WINDOW_
+   * PATTERN): every pattern-th layer is global. A per-layer array is not read yet. */
+  snprintf (key, sizeof key, "%s.attention.sliding_window_pattern", a);
+  if ((kv = sc_gguf_find_kv (g, key)) != NULL)
+    {
+      if (kv->type == SC_GGUF_TYPE_ARRAY)
+        return sc_error_set (err, SC_ERR_UNSUPPORTED, "key '%s' is a per-layer array; only "
+                             "a number (every n-th layer global) is supported", key);
+      if ((st = sc_gguf_get_u32 (g, key, &pattern, err)) != SC_OK)
+        return st;
+    }
+  /* 0 would make every layer local in llama.cpp and more than n_layers leaves none global:
+   * either way no layer sees past the window, which no Gemma 3 does. A pattern need not
+   * divide the layer count (Gemma 3 1B: 26 layers, pattern 6, global 5, 11, 17, 23). */
+  if (window > 0 && (pattern == 0 || pattern > in->n_layers))
+    return sc_error_set (err, SC_ERR_RANGE, "key '%s' is %u: with %u layers, expected 1 to "
+                         "%u (every n-th layer global)", key, pattern, in->n_layers,
+                         in->n_layers);
+
+  /* "<arch>.rope.freq_base_swa": the local layers' RoPE base */
+  snprintf (key, sizeof key, "%s.rope.freq_base_swa", a);
+  if (sc_gguf_find_kv (g, key) != NULL)
+    {
+      if ((st = sc_gguf_get_f32 (g, key, &base_local, err)) != SC_OK)
+        return st;
+      if (!isfinite (base_local) || base_local <= 0.0f)
+        return sc_error_set (err, SC_ERR_RANGE, "key '%s' is %g (expected a positive number)",
+                             key, (double) base_local);
+    }
+
+  /* Soft-capping: llama.cpp applies it only to a gemma3 file without local layers. */
+  snprintf (key, sizeof key, "%s.final_logit_softcapping", a);
+  if (sc_gguf_find_kv (g, key) != NULL
+      && (st = sc_gguf_get_f32 (g, key, &softcap, err)) != SC_OK)
+    return st;
+  if (window == 0 && softcap > 0.0f)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "key '%s' (final logit soft-capping %g) is "
+                         "not supported", key, (double) softcap);
+
+  /* The larger Gemma 3 models scale the global layers' positions (linear, factor 8); we
+   * would silently ignore the factor, so refuse it. */
+  snprintf (key, sizeof key, "%s.rope.scaling.factor", a);
+  {
+    float factor = 1.0f;
+    if (sc_gguf_find_kv (g, key) != NULL
+        && (st = sc_gguf_get_f32 (g, key, &factor, err)) != SC_OK)
+      return st;
+    if (factor != 1.0f && factor != 0.0f)
+      return sc_error_set (err, SC_ERR_UNSUPPORTED, "key '%s' is %g: RoPE scaling is not "
+                           "supported yet", key, (double) factor);
+  }
+
+  in->sliding_window = window;
+  in->swa_pattern = window > 0 ? pattern : 0;
+  in->rope_base_local = window > 0 ? base_local : 0.0f;
+  in->attn_scale = in->n_layers == GEMMA3_27B_LAYERS
+                   ? 1.0f / sqrtf ((float) (in->n_embd / in->n_heads))
+                   : 1.0f / sqrtf ((float) in->head_dim);
+  in->embd_scale = sqrtf ((float) in->n_embd);
+  return SC_OK;
+}
+
+static ScStatus
+gemma3_bind_layer (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, void *view,
+                   ScError *err)
+{
+  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
+               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff, d = in->head_dim;
+  Gemma3Layer *v = view;
+
+  if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "gemma3: the layer's Q, K, V or gate, up "
+                         "weights are not back to back, as the fused projections need");
+#define W(dst, src, n)                                                                        \
+  do                                                                                          \
+    {                                                                                         \
+      if ((dst = b->ops->weight (b, src, n, err)) == NULL)                                    \
+        return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;            \
+    }                                                                                         \
+  while (0)
+  W (v->attn_norm, w->attn_norm, E);
+  W (v->w_qkv, w->wq, (Q + 2 * KV) * E);
+  W (v->q_norm, w->attn_q_norm, d);
+  W (v->k_norm, w->attn_k_norm, d);
+  W (v->wo, w->wo, E * Q);
+  W (v->post_attn_norm, w->post_attn_norm, E);
+  W (v->ffn_norm, w->ffn_norm, E);
+  W (v->w_gate_up, w->w_gate, 2 * F * E);
+  W (v->w_down, w->w_down, E * F);
+  W (v->post_ffn_norm, w->post_ffn_norm, E);
+#undef W
+  return SC_OK;
+}
+
+static ScStatus
+gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
+{
+  const Gemma3Layer *w = view;
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
+            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
+  const int nq = c->n_q, past = c->n_past;
+  const int window = (int) sc_model_layer_window (in, c->layer);
+  const float base = window > 0 ? in->rope_base_local : in->rope_base;
+  float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
+  ScStatus st;
+
+#define TRY(expr)                                                                             \
+  do                                                                                          \
+    {                                                                                         \
+      if ((st = (expr)) != SC_OK)                                                             \
+        return st;                                                                            \
+    }                                                                                         \
+  while (0)
+  /* attention block; new keys and values go to cache rows past..n_k */
+  TRY (b->ops->rmsnorm (b, c->h, c->x, w->attn_norm, nq, E, in->norm_eps, err));
+  TRY (sc_layer_matmul (c, c->qkv, c->h, w->w_qkv, nq, E, Q + 2 * KV, false, err));
+  TRY (b->ops->copy_2d (b, c->q, Q, c->qkv, Q + 2 * KV, nq, Q, err));
+  TRY (b->ops->copy_2d (b, k_new, KV, c->qkv + Q, Q + 2 * KV, nq, KV, err));
+  TRY (b->ops->copy_2d (b, v_new, KV, c->qkv + Q + KV, Q + 2 * KV, nq, KV, err));
+  /* QK-norm: each head's d values are a row of their own */
+  TRY (b->ops->rmsnorm (b, c->q, c->q, w->q_norm, nq * H, d, in->norm_eps, err));
+  TRY (b->ops->rmsnorm (b, k_new, k_new, w->k_norm, nq * Hkv, d, in->norm_eps, err));
+  TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, base, err));
+  TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, base, err));
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window */
+  TRY (sc_layer_attention (c, c->q, true, window, err));
+  if (c->edit_heads != NULL)
+    TRY (c->edit_heads (c, true, window, err));
+  /* h = post_norm(o W_O^T); o is not touched again (the observer reads it, sc-arch.h) */
+  TRY (sc_layer_matmul (c, c->h, c->o, w->wo, nq, Q, E, false, err));
+  TRY (b->ops->rmsnorm (b, c->h, c->h, w->post_attn_norm, nq, E, in->norm_eps, err));
+  TRY (b->ops->add (b, c->x, c->h, (size_t) nq * E, err));
+  if (c->x_mid != NULL)
+    TRY (b->ops->copy (b, c->x_mid, c->x, (size_t) nq * E, err));
+
+  /* feed-forward block */
+  TRY (b->ops->rmsnorm (b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err));
+  TRY (sc_layer_matmul (c, c->gu, c->h, w->w_gate_up, nq, E, 2 * F, false, err));
+  TRY (sc_backend_geglu (b, c->act, c->gu, nq, F, err));
+  TRY (sc_layer_matmul (c, c->h, c->act, w->w_down, nq, F, E, false, err));
+  TRY (b->ops->rmsnorm (b, c->h, c->h, w->post_ffn_norm, nq, E, in->norm_eps, err));
+  TRY (b->ops->add (b, c->x, c->h, (size_t) nq * E, err));
+#undef TRY
+  return SC_OK;
+}
+
+const ScArchDesc sc_arch_gemma3 = {
+  .name = "gemma3",
+  .id = SC_ARCH_GEMMA3,
+  .tensors = gemma3_tensors,
+  .n_tensors = (int) (sizeof gemma3_tensors / sizeof gemma3_tensors[0]),
+  .main_tensor = "attn_q.weight",
+  .layer_size = sizeof (Gemma3Layer),
+  .read_hparams = gemma3_read_hparams,
+  .bind_layer = gemma3_bind_layer,
+  .layer = gemma3_layer,
+  .layer_backward = NULL,
+};
