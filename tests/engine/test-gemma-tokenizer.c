@@ -165,7 +165,9 @@ test_oracle (void)
             n_long_piece++;
           else if (!g_bytes_equal (dec, want_dec) && n_bad_decode++ < 12)
             g_test_message ("DECODE MISMATCH %s", name);
-          if (!parse_special && is_valid_utf8 (text))
+          /* valid text without special parsing decodes back to itself wherever llama.cpp's
+           * does: not where it holds U+2581, which SentencePiece decodes as a space */
+          if (!parse_special && is_valid_utf8 (text) && g_bytes_equal (want_dec, text))
             {
               g_autoptr (GBytes) plain = decode_all (tok, ids, n, false);
               if (!g_bytes_equal (plain, text) && n_bad_decode++ < 12)
