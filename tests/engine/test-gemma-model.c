@@ -34,8 +34,9 @@
  * real file differs from it by up to GEMMA_LC_MEASURED std — the whole gap is llama.cpp's own
  * rounding. The bound keeps headroom over that measurement. */
 #define LOGIT_BOUND 1.0
-/* Against the exact numpy reference, float32 rounding only. */
-#define NUMPY_LOGIT_BOUND 2e-3
+/* Against the exact numpy reference only float32 rounding is left: measured 3.7e-5 std (5
+ * prompts, 65 positions); the bound keeps a factor ~13 of headroom for other BLAS kernels. */
+#define NUMPY_LOGIT_BOUND 5e-4
 #define ATTN_BOUND 1e-4
 
 static ScModel *model;
