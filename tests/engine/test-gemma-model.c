@@ -26,14 +26,20 @@
 #include "engine/model/sc-model.h"
 
 /* Bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_K_M file, over the stored
- * vocabulary slice and top-32 of each stored row and the top-2 of every position. llama.cpp
- * quantises every activation row to 8 bits before its Q4_K/Q5_0/Q6_K/Q8_0 dot products and
- * keeps K and V in fp16; we multiply the same dequantised weights in float32. gemma3_ref.py
- * measures both sides of that gap (tests/reference/README.md, Gemma section): llama.cpp on an
- * all-F32 copy of the file agrees with the float64 reference to float32 rounding, and on the
- * real file differs from it by up to GEMMA_LC_MEASURED std — the whole gap is llama.cpp's own
- * rounding. The bound keeps headroom over that measurement. */
-#define LOGIT_BOUND 1.0
+ * vocabulary slice and top-32 of each stored row and the top-2 of every position, after
+ * removing each row's mean (ours from our row, llama.cpp's from the fixture's full-row mean):
+ * a constant shift of a row changes no probability, and llama.cpp's rounding shifts whole
+ * rows by up to 1.1 std right after <start_of_turn> (tests/reference/README.md, Gemma section).
+ * llama.cpp quantises every activation row to 8 bits before its Q4_K/Q5_0/Q6_K/Q8_0 dot
+ * products and keeps K and V in fp16; we multiply the same dequantised weights in float32 and
+ * agree with the exact float64 reference to 4e-5 std (NUMPY_LOGIT_BOUND), so the whole gap is
+ * llama.cpp's rounding. Measured (24 prompts, 1..600 tokens, 69 stored rows, 931 positions):
+ * 0.47 std over the rows, 0.57 std on the top-2; the bound keeps ~40% headroom. */
+#define LOGIT_BOUND 0.8
+/* A different top-1 is accepted only where llama.cpp's own top-1/top-2 margin is below this
+ * (std units): the 56 flips measured all had margins <= 0.149 std; since our logits are exact
+ * to 4e-5 std, which positions flip is fixed by the fixture, not by our build. */
+#define NEAR_TIE 0.3
 /* Against the exact numpy reference only float32 rounding is left: measured 3.7e-5 std (5
  * prompts, 65 positions); the bound keeps a factor ~13 of headroom for other BLAS kernels. */
 #define NUMPY_LOGIT_BOUND 5e-4
@@ -91,6 +97,18 @@ same_model (JsonObject *root)
     return TRUE;
   g_test_skip_printf ("the model is not the one the fixture was made with (sha256 %s)", model_sha);
   return FALSE;
+}
+
+/* Mean of the @V logits of @row (double accumulation). */
+static double
+row_mean (const float *row, int V)
+{
+  double m = 0.0;
+  int k;
+
+  for (k = 0; k < V; k++)
+    m += row[k];
+  return m / V;
 }
 
 /* Logits of @ids at the last position (prefix runs for long prompts). */
@@ -316,7 +334,7 @@ test_logits_vs_llamacpp (void)
   const int V = (int) sc_model_info (model)->n_vocab;
   const int stride = (int) json_object_get_int_member (root, "slice_stride");
   const int n_slice = (int) json_object_get_int_member (root, "slice_count");
-  double worst_rows = 0.0, worst_top = 0.0;
+  double worst_rows = 0.0, worst_top = 0.0, worst_shift = 0.0, tie_margin = 0.0;
   int n_positions = 0, n_rows = 0, near_ties = 0, max_n = 0, chat = 0;
   const char *data;
   gsize data_len;
@@ -339,6 +357,7 @@ test_logits_vs_llamacpp (void)
                 *top2 = json_object_get_array_member (pr, "top2_id"),
                 *top2l = json_object_get_array_member (pr, "top2_logit"),
                 *stds = json_object_get_array_member (pr, "std"),
+                *means = json_object_get_array_member (pr, "mean"),
                 *rows = json_object_get_array_member (pr, "rows");
       g_autofree int32_t *ids = NULL;
       g_autofree float *all = NULL;
@@ -370,15 +389,18 @@ test_logits_vs_llamacpp (void)
           g_autofree float *own = every ? NULL : last_logits (ids, pos + 1);
           const float *row = every ? all + (size_t) pos * V : own;
           double std = json_array_get_double_element (stds, pos), maxd = 0.0;
+          /* compared after removing each row's own mean: a constant shift is softmax-free */
+          double shift = row_mean (row, V) - json_array_get_double_element (means, pos);
           int j, ours = 0;
 
           g_assert_cmpint (off + (gint64) n_slice * 4, <=, (gint64) data_len);
           for (j = 0; j < n_slice; j++)
-            maxd = fmax (maxd, fabs (row[(size_t) j * stride] - ref[j]));
+            maxd = fmax (maxd, fabs (row[(size_t) j * stride] - shift - ref[j]));
           for (j = 0; j < (int) json_array_get_length (tid); j++)
-            maxd = fmax (maxd, fabs (row[json_array_get_int_element (tid, j)]
+            maxd = fmax (maxd, fabs (row[json_array_get_int_element (tid, j)] - shift
                                      - json_array_get_double_element (tlg, j)));
           prompt_worst = fmax (prompt_worst, maxd / std);
+          worst_shift = fmax (worst_shift, fabs (shift) / std);
           n_rows++;
           if (!every)
             {
@@ -391,9 +413,10 @@ test_logits_vs_llamacpp (void)
                 {
                   double margin = (json_array_get_double_element (top1l, pos)
                                    - json_array_get_double_element (top2l, pos)) / std;
-                  if (margin >= LOGIT_BOUND)
+                  if (margin >= NEAR_TIE)
                     g_error ("prompt %s position %d: top-1 %d but llama.cpp says %d (margin %.3f "
                              "std)", name, pos, ours, t1, margin);
+                  tie_margin = fmax (tie_margin, margin);
                   near_ties++;
                 }
               n_positions++;
@@ -405,8 +428,9 @@ test_logits_vs_llamacpp (void)
           int t1 = (int) json_array_get_int_element (top1, i);
           int t2 = (int) json_array_get_int_element (top2, i);
           double std = json_array_get_double_element (stds, i);
-          double d1 = fabs (row[t1] - json_array_get_double_element (top1l, i)) / std;
-          double d2 = fabs (row[t2] - json_array_get_double_element (top2l, i)) / std;
+          double shift = row_mean (row, V) - json_array_get_double_element (means, i);
+          double d1 = fabs (row[t1] - shift - json_array_get_double_element (top1l, i)) / std;
+          double d2 = fabs (row[t2] - shift - json_array_get_double_element (top2l, i)) / std;
           int ours = 0, k;
           for (k = 1; k < V; k++)
             if (row[k] > row[ours])
@@ -416,9 +440,10 @@ test_logits_vs_llamacpp (void)
             {
               double margin = (json_array_get_double_element (top1l, i)
                                - json_array_get_double_element (top2l, i)) / std;
-              if (margin >= LOGIT_BOUND)
+              if (margin >= NEAR_TIE)
                 g_error ("prompt %s position %d: top-1 %d but llama.cpp says %d with margin "
                          "%.3f std (not a near-tie)", name, i, ours, t1, margin);
+              tie_margin = fmax (tie_margin, margin);
               near_ties++;
             }
           n_positions++;
@@ -428,9 +453,11 @@ test_logits_vs_llamacpp (void)
       if (prompt_worst > LOGIT_BOUND)
         g_error ("prompt %s: max |dlogit|/std = %.4f exceeds %.3f", name, prompt_worst, LOGIT_BOUND);
     }
-  printf ("# gemma logits vs llama.cpp: worst max|dlogit|/std %.4f over %d rows (bound %.2f), "
-          "top-2 %.4f, near-tie top-1 differences %d of %d positions\n", worst_rows, n_rows,
-          LOGIT_BOUND, worst_top, near_ties, n_positions);
+  printf ("# gemma logits vs llama.cpp (row means removed): worst max|dlogit|/std %.4f over %d "
+          "rows (bound %.2f), top-2 %.4f, largest mean shift %.3f std, near-tie top-1 "
+          "differences %d of %d positions (largest llama.cpp margin among them %.3f std)\n",
+          worst_rows, n_rows, LOGIT_BOUND, worst_top, worst_shift, near_ties, n_positions,
+          tie_margin);
   g_assert_cmpint (max_n, >, (int) sc_model_info (model)->sliding_window);
   g_assert_cmpint (chat, >=, 1);
   g_assert_cmpfloat (worst_top, <=, LOGIT_BOUND);

@@ -55,6 +55,7 @@ reference's (max|d|/std, rms/std, top-1); recorded under "reference_vs_llamacpp"
 How to rerun
     pip install gguf==0.19.0 numpy [llama-cpp-python==0.3.36 for --llamacpp, see README]
     python3 tests/reference/gemma3_ref.py [--llamacpp] [MODEL.gguf]
+    python3 tests/reference/gemma3_ref.py --gelu-check [MODEL.gguf]   (prints only; see main)
     (model: argument, else $SACCADE_GEMMA_MODEL, else data/models/gemma-3-270m-q4_k_m.gguf).
 """
 
@@ -158,9 +159,22 @@ class Gemma3:
         a, b = x[..., :half], x[..., half:]
         return np.concatenate([a * c - b * s, a * s + b * c], axis=-1)
 
+    gelu_f16_table = False  # emulate ggml's CPU GELU (see gelu_ggml); only for the cross-check
+
     @staticmethod
-    def gelu_tanh(x):
+    def gelu_exact(x):
         return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+    @staticmethod
+    def gelu_ggml(x):
+        """ggml-cpu's GELU with GGML_GELU_FP16 (vec.h): 0 below -10, x above 10, else the
+        fp16 table entry of fp16(x) (the table holds fp16(gelu(v)) for every fp16 value v)."""
+        h = x.astype(np.float16).astype(np.float32)
+        t = Gemma3.gelu_exact(h).astype(np.float32).astype(np.float16).astype(np.float64)
+        return np.where(x <= -10.0, 0.0, np.where(x >= 10.0, x, t))
+
+    def gelu_tanh(self, x):
+        return self.gelu_ggml(x) if self.gelu_f16_table else self.gelu_exact(x)
 
     def mask(self, n, layer):
         i = np.arange(n)[:, None]
@@ -323,7 +337,36 @@ def compare_row(ref, lc):
             "lc_top1_top2_gap": float(lc[o[0]] - lc[o[1]])}
 
 
+def gelu_check(path):
+    """--gelu-check: how much of the reference / llama.cpp-F32 gap is ggml's fp16 GELU table.
+    Writes nothing; prints max|d|/std of the exact and the emulated reference against llama.cpp
+    on the all-F32 copy (F32 KV cache) for the short prompts."""
+    import tempfile
+    ids_list, _ = tokenize_all(path)
+    ids_list = ids_list[:4]
+    model = Gemma3(path)
+    fd, tmp = tempfile.mkstemp(suffix=".f32.gguf", dir="/tmp")
+    os.close(fd)
+    try:
+        write_f32_gguf(model, tmp)
+        lc_f = llamacpp_logits(tmp, ids_list, f32_kv=True)
+    finally:
+        os.unlink(tmp)
+    for (name, _, _, _), ids, lc in zip(PROMPTS, ids_list, lc_f):
+        out = []
+        for emulate in (False, True):
+            model.gelu_f16_table = emulate
+            _, _, lg = model.forward(ids, logit_positions=range(len(ids)))
+            c = [compare_row(lg[p], lc[p]) for p in range(len(ids))]
+            out.append((max(x["max_abs_over_std"] for x in c), max(x["rms_over_std"] for x in c)))
+        print("%-13s n=%3d vs llama.cpp F32: exact GELU max|d|/std %.2e rms/std %.2e | ggml fp16 "
+              "GELU max|d|/std %.2e rms/std %.2e" % (name, len(ids), *out[0], *out[1]))
+
+
 def main():
+    if "--gelu-check" in sys.argv:
+        args = [a for a in sys.argv[1:] if not a.startswith("--")]
+        return gelu_check(args[0] if args else os.environ.get("SACCADE_GEMMA_MODEL", DEFAULT_MODEL))
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     with_lc = "--llamacpp" in sys.argv
     path = args[0] if args else os.environ.get("SACCADE_GEMMA_MODEL", DEFAULT_MODEL)
