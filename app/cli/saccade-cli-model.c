@@ -119,6 +119,15 @@ info_print_json (const InfoResult *r)
   saccade_json_int (b, "vocab_size", in->n_vocab);
   saccade_json_int (b, "context_length", in->n_ctx_train);
   saccade_json_double (b, "rope_freq_base", in->rope_base);
+  /* local (sliding-window) layers: 0 / empty for a model whose every layer is global */
+  saccade_json_int (b, "sliding_window", in->sliding_window);
+  saccade_json_double (b, "rope_freq_base_local", in->rope_base_local);
+  json_builder_set_member_name (b, "global_layers");
+  json_builder_begin_array (b);
+  for (guint l = 0; in->sliding_window > 0 && l < in->n_layers; l++)
+    if (sc_model_layer_window (in, (int) l) == 0)
+      json_builder_add_int_value (b, l);
+  json_builder_end_array (b);
   saccade_json_double (b, "rms_norm_eps", in->norm_eps);
   saccade_json_bool (b, "tied_output", in->tied_output);
   saccade_json_string (b, "weight_type", r->weight_type);
@@ -143,6 +152,19 @@ info_print_text (const InfoResult *r)
   printf ("Attention    %u query heads over %u KV heads (groups of %u), head dim %u, "
           "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_heads / in->n_kv_heads,
           in->head_dim, (double) in->rope_base);
+  if (in->sliding_window > 0)
+    {
+      g_autoptr (GString) global = g_string_new ("");
+      guint n_local = 0;
+      for (guint l = 0; l < in->n_layers; l++)
+        if (sc_model_layer_window (in, (int) l) > 0)
+          n_local++;
+        else
+          g_string_append_printf (global, "%s%u", global->len > 0 ? ", " : "", l);
+      printf ("Layers       %u local (window %u, RoPE base %g), %u global (%s)\n", n_local,
+              in->sliding_window, (double) in->rope_base_local, in->n_layers - n_local,
+              global->str);
+    }
   printf ("Vocabulary   %u tokens; context %u; output %s\n", in->n_vocab, in->n_ctx_train,
           in->tied_output ? "tied to the embeddings" : "separate");
   printf ("Parameters   %" G_GUINT64_FORMAT " (%.1f M); weights %s\n", r->n_params,

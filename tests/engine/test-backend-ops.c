@@ -567,6 +567,8 @@ check_contract (ScBackend *b)
     { SC_BACKEND_CAP_GELU, (const void *) o->gelu, "gelu" },
     { SC_BACKEND_CAP_GELU, (const void *) o->geglu, "geglu" },
     { SC_BACKEND_CAP_ADD_BIAS, (const void *) o->add_bias, "add_bias" },
+    { SC_BACKEND_CAP_ROPE_NEOX, (const void *) o->rope_neox, "rope_neox" },
+    { SC_BACKEND_CAP_SCALE, (const void *) o->scale, "scale" },
   };
   size_t i;
 
@@ -625,6 +627,8 @@ test_unsupported (void)
   bare.gelu = NULL;
   bare.geglu = NULL;
   bare.add_bias = NULL;
+  bare.rope_neox = NULL;
+  bare.scale = NULL;
   memset (&bare_backend, 0, sizeof bare_backend);
   bare_backend.ops = &bare;
   bare_backend.caps = SC_BACKEND_CAP_HOST_MEMORY;
@@ -638,6 +642,10 @@ test_unsupported (void)
   expect_error (sc_backend_geglu (&bare_backend, y, x, 1, 4, &err), &err, SC_ERR_UNSUPPORTED, "geglu");
   expect_error (sc_backend_add_bias (&bare_backend, y, x, 1, 8, &err), &err, SC_ERR_UNSUPPORTED,
                 "add_bias");
+  expect_error (sc_backend_rope_neox (&bare_backend, x, 1, 1, 8, 8, 0, 1e4f, &err), &err,
+                SC_ERR_UNSUPPORTED, "rope_neox");
+  expect_error (sc_backend_scale (&bare_backend, y, x, 2.0f, 8, &err), &err, SC_ERR_UNSUPPORTED,
+                "scale");
   p.causal = false;
   expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
                 SC_ERR_UNSUPPORTED, "non-causal");

@@ -6,7 +6,7 @@
  *     global layer, and a KV-cached run equals the whole run;
  *   - bad files fail with a message naming what is wrong, one test each: a missing norm
  *     tensor, a window larger than the context, a local/global pattern with no global
- *     layer, a per-layer pattern array;
+ *     layer (longer than the model, or 0), a per-layer pattern array;
  *   - rope_neox and scale against hand-worked values;
  *   - a hand-made SentencePiece vocabulary: merges by score, "▁" for spaces, byte
  *     fallback, special tokens, decoding.
@@ -39,6 +39,7 @@ typedef struct {
   uint32_t window;        /* 0: key absent */
   uint32_t pattern;       /* 0: key absent */
   gboolean pattern_array; /* write the pattern as a per-layer array */
+  gboolean pattern_zero;  /* write a pattern of 0 */
 } TinyOpts;
 
 static void
@@ -93,7 +94,7 @@ tiny_gemma3 (const TinyOpts *o)
       const int32_t flags[N_LAYERS] = { 1, 1, 0, 1, 1, 0 };
       sc_test_gguf_add_i32_array (g, "gemma3.attention.sliding_window_pattern", flags, N_LAYERS);
     }
-  else if (o->pattern > 0)
+  else if (o->pattern > 0 || o->pattern_zero)
     sc_test_gguf_add_u32 (g, "gemma3.attention.sliding_window_pattern", o->pattern);
   sc_test_gguf_add_byte_vocab (g);
 
@@ -303,6 +304,16 @@ test_pattern_without_global_layer (void)
   expect_refused (&o, SC_ERR_RANGE, needles);
 }
 
+/* 0 would make every layer local in llama.cpp (no layer sees past the window) */
+static void
+test_pattern_zero (void)
+{
+  const TinyOpts o = { .window = WINDOW, .pattern_zero = TRUE };
+  const char *const needles[] = { "gemma3.attention.sliding_window_pattern", "is 0", NULL };
+
+  expect_refused (&o, SC_ERR_RANGE, needles);
+}
+
 static void
 test_pattern_array (void)
 {
@@ -480,6 +491,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemma3/bad/missing-k-norm", test_missing_qk_norm);
   g_test_add_func ("/gemma3/bad/window-beyond-context", test_window_beyond_context);
   g_test_add_func ("/gemma3/bad/pattern-without-global-layer", test_pattern_without_global_layer);
+  g_test_add_func ("/gemma3/bad/pattern-zero", test_pattern_zero);
   g_test_add_func ("/gemma3/bad/pattern-array", test_pattern_array);
   g_test_add_func ("/gemma3/ops/rope-neox-and-scale", test_rope_neox);
   g_test_add_func ("/gemma3/spm/tokenize", test_spm_tokenize);

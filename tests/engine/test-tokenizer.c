@@ -532,18 +532,37 @@ test_gguf (void)
   assert_ids (tok, "<s>", true, IDS (264));
   sc_tokenizer_free (tok);
 
-  /* a SentencePiece vocabulary is refused by name */
-  ScTestGguf *w = sc_test_gguf_new (3);
+  /* a Unigram (T5) vocabulary is refused by name; a SentencePiece-style one ("llama") is
+   * read with llama.cpp's SPM defaults (test-gemma3.c tests how it tokenizes) */
   static const char *const toks[] = { "<unk>", "a" };
-  sc_test_gguf_add_str (w, "tokenizer.ggml.model", "llama");
-  sc_test_gguf_add_str_array (w, "tokenizer.ggml.tokens", toks, NULL, 2);
-  g_autoptr (GBytes) b2 = sc_test_gguf_build (w, NULL);
-  sc_test_gguf_free (w);
-  data = g_bytes_get_data (b2, &size);
-  g_assert_cmpint (sc_gguf_open_memory (data, size, &g, &err), ==, SC_OK);
-  g_assert_cmpint (sc_tokenizer_new_from_gguf (g, &tok, &err), ==, SC_ERR_UNSUPPORTED);
-  g_assert_nonnull (strstr (err.message, "llama"));
-  sc_gguf_close (g);
+  static const char *const models[] = { "t5", "llama" };
+  for (int k = 0; k < 2; k++)
+    {
+      ScTestGguf *w = sc_test_gguf_new (3);
+      sc_test_gguf_add_str (w, "tokenizer.ggml.model", models[k]);
+      sc_test_gguf_add_str_array (w, "tokenizer.ggml.tokens", toks, NULL, 2);
+      g_autoptr (GBytes) b2 = sc_test_gguf_build (w, NULL);
+      sc_test_gguf_free (w);
+      data = g_bytes_get_data (b2, &size);
+      g_assert_cmpint (sc_gguf_open_memory (data, size, &g, &err), ==, SC_OK);
+      if (k == 0)
+        {
+          g_assert_cmpint (sc_tokenizer_new_from_gguf (g, &tok, &err), ==, SC_ERR_UNSUPPORTED);
+          g_assert_nonnull (strstr (err.message, "'t5'"));
+        }
+      else
+        {
+          g_assert_cmpint (sc_tokenizer_new_from_gguf (g, &tok, &err), ==, SC_OK);
+          g_assert_cmpint (sc_tokenizer_bos (tok), ==, 1); /* llama.cpp's SPM default */
+          g_assert_cmpint (sc_tokenizer_eos (tok), ==, -1); /* 2 is past this vocabulary */
+          g_assert_true (sc_tokenizer_adds_bos (tok));
+          /* the space prefix "▁" is no token here: its three bytes have no <0xNN> token
+           * either and fall back to <unk> (0) */
+          assert_ids (tok, "a", true, IDS (0, 0, 0, 1));
+          sc_tokenizer_free (tok);
+        }
+      sc_gguf_close (g);
+    }
 }
 
 /* ---- the llama.cpp oracle ------------------------------------------------------------ */
