@@ -8,6 +8,7 @@
  *    other cell is > 0 (the window is exactly 512 keys wide), and the global layers see past
  *    it;
  *  - logits against the same numpy reference (exact math on both sides: a tight bound);
+ *  - the same on the scalar reference backend (cpu-ref), first prompt only (it is slow);
  *  - logits against llama.cpp (tests/reference/logits-fixture-gemma3.*, from
  *    gen_logits_fixture_gemma3.py) on 24 prompts within LOGIT_BOUND (why that bound: below).
  *
@@ -212,8 +213,9 @@ attn_observe (void *user, int layer, int head, const float *probs, int n_q, int 
   return true;
 }
 
+/* Runs the first @max_prompts prompts of the attention fixture through @s. */
 static void
-test_attention_vs_numpy (void)
+check_attention_fixture (ScSession *s, guint max_prompts)
 {
   g_autoptr (JsonParser) parser = NULL;
   JsonObject *root = load_json ("attention-fixture-gemma3.json", &parser);
@@ -238,7 +240,7 @@ test_attention_vs_numpy (void)
   g_assert_cmpint (json_object_get_int_member (root, "total_bytes"), ==, (gint64) data_len);
   g_assert_cmpint ((gint64) n_slice * stride, >=, V);
   g_assert_cmpuint (json_array_get_length (prompts), >=, 4);
-  for (p = 0; p < json_array_get_length (prompts); p++)
+  for (p = 0; p < json_array_get_length (prompts) && p < max_prompts; p++)
     {
       JsonObject *pr = json_array_get_object_element (prompts, p);
       const char *name = json_object_get_string_member (pr, "name");
@@ -276,7 +278,7 @@ test_attention_vs_numpy (void)
       all = n <= 64; /* every position's logits for short prompts, else the last only */
       opt.all_logits = all;
       logits = g_new (float, (size_t) (all ? n : 1) * V);
-      if (sc_forward (session, ids, n, &opt, logits, &err) != SC_OK)
+      if (sc_forward (s, ids, n, &opt, logits, &err) != SC_OK)
         g_error ("%s: %s", name, err.message);
       g_assert_cmpint (c.calls, ==, (int) (in->n_layers * in->n_heads));
       g_test_message ("%-12s n=%3d rows=%3d: max |dP| %.3g (layer %d head %d row %d), max |row "
@@ -284,8 +286,8 @@ test_attention_vs_numpy (void)
                       " global cells past the window nonzero", name, n, c.R, c.max_err,
                       c.worst_layer, c.worst_head, c.worst_row, c.max_row_err, c.masked_cells,
                       c.global_far_nonzero);
-      printf ("# gemma attention vs numpy (%s, %d tokens, %d rows): max |dP| = %.3g\n", name, n,
-              c.R, c.max_err);
+      printf ("# gemma attention vs numpy (%s, %s, %d tokens, %d rows): max |dP| = %.3g\n",
+              sc_backend_name (sc_session_backend (s)), name, n, c.R, c.max_err);
       g_assert_cmpuint (c.masked_nonzero, ==, 0);
       g_assert_cmpuint (c.visible_zero, ==, 0); /* so the window is neither wider nor narrower */
       g_assert_cmpfloat (c.max_row_err, <=, 1e-5);
@@ -323,10 +325,32 @@ test_attention_vs_numpy (void)
                      maxd / std, NUMPY_LOGIT_BOUND);
         }
     }
-  printf ("# gemma: attention vs numpy max |dP| %.3g (bound %.0e, longest prompt %d); logits vs "
-          "numpy max |dlogit|/std %.3g (bound %.0e)\n", worst_attn, ATTN_BOUND, longest,
-          worst_logit, NUMPY_LOGIT_BOUND);
-  g_assert_cmpint (longest, >, (int) in->sliding_window);
+  printf ("# gemma (%s): attention vs numpy max |dP| %.3g (bound %.0e, longest prompt %d); "
+          "logits vs numpy max |dlogit|/std %.3g (bound %.0e)\n",
+          sc_backend_name (sc_session_backend (s)), worst_attn, ATTN_BOUND, longest, worst_logit,
+          NUMPY_LOGIT_BOUND);
+  if (max_prompts >= json_array_get_length (prompts))
+    g_assert_cmpint (longest, >, (int) in->sliding_window);
+}
+
+static void
+test_attention_vs_numpy (void)
+{
+  check_attention_fixture (session, G_MAXUINT);
+}
+
+/* The scalar reference backend too, on the first prompt (it is slow). */
+static void
+test_attention_vs_numpy_reference_backend (void)
+{
+  ScBackend *ref = sc_backend_cpu_ref_new ();
+  ScSession *s = NULL;
+  ScError err = { 0 };
+
+  g_assert_cmpint (sc_session_new (model, ref, &s, &err), ==, SC_OK);
+  check_attention_fixture (s, 1);
+  sc_session_free (s);
+  sc_backend_free (ref);
 }
 
 /* ---- logits vs llama.cpp ----------------------------------------------------------- */
@@ -509,6 +533,8 @@ main (int argc, char **argv)
 
   g_test_add_func ("/gemma/model/shapes", test_shapes);
   g_test_add_func ("/gemma/model/attention-vs-numpy", test_attention_vs_numpy);
+  g_test_add_func ("/gemma/model/attention-vs-numpy-reference-backend",
+                   test_attention_vs_numpy_reference_backend);
   g_test_add_func ("/gemma/model/logits-vs-llamacpp", test_logits_vs_llamacpp);
   rc = g_test_run ();
   sc_session_free (session);
