@@ -1,0 +1,232 @@
+/* test-gemma-tokenizer.c — Gemma 3's SentencePiece tokenizer against llama.cpp.
+ *
+ * Every case of tests/reference/tokenizer-cases-gemma3.json (gen_tokenizer_fixture_gemma3.py:
+ * llama.cpp 0.3.36's llama_tokenize(add_special=false, parse_special=<case>) on the Gemma 3
+ * 270M GGUF) is tokenized by Saccade; every id must match, and decoding the ids must give
+ * llama.cpp's detokenization byte for byte (and the input back, for valid UTF-8 without
+ * special parsing). The cases cover the SmolLM2 fixture's texts (Chinese seed sentences
+ * included), byte fallback, space/newline/tab runs, Gemma's control and user-defined tokens
+ * with special parsing on and off, and the chat template.
+ *
+ * Needs data/models/gemma-3-270m-q4_k_m.gguf (or $SACCADE_GEMMA_MODEL); exits 77 (skip) when it
+ * is absent, and skips when the file is not the one the fixture was made with.
+ */
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/format/sc-gguf.h"
+#include "engine/text/sc-tokenizer.h"
+
+static char *model_path;
+
+static char *
+source_path (const char *rel)
+{
+  const char *src = g_getenv ("SC_TEST_SOURCE_DIR");
+  return g_build_filename (src != NULL ? src : ".", rel, NULL);
+}
+
+static GBytes *
+hex_to_bytes (const char *hex)
+{
+  gsize n = strlen (hex) / 2;
+  guint8 *out = g_malloc (n + 1);
+  for (gsize i = 0; i < n; i++)
+    out[i] = (guint8) (g_ascii_xdigit_value (hex[2 * i]) * 16 + g_ascii_xdigit_value (hex[2 * i + 1]));
+  return g_bytes_new_take (out, n);
+}
+
+static char *
+ids_to_string (const int32_t *ids, gsize n)
+{
+  GString *s = g_string_new (NULL);
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%d", i ? " " : "", ids[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* The concatenated sc_token_to_bytes() of @ids. */
+static GBytes *
+decode_all (const ScTokenizer *tok, const int32_t *ids, gsize n, bool special)
+{
+  GByteArray *out = g_byte_array_new ();
+  for (gsize i = 0; i < n; i++)
+    {
+      size_t need = sc_token_to_bytes (tok, ids[i], special, NULL, 0);
+      guint at = out->len;
+      g_byte_array_set_size (out, at + (guint) need);
+      g_assert_cmpuint (sc_token_to_bytes (tok, ids[i], special, (char *) out->data + at, need),
+                        ==, need);
+    }
+  return g_byte_array_free_to_bytes (out);
+}
+
+static gboolean
+is_valid_utf8 (GBytes *b)
+{
+  gsize n;
+  const char *d = g_bytes_get_data (b, &n);
+  return g_utf8_validate_len (d, n, NULL);
+}
+
+static void
+test_oracle (void)
+{
+  g_autofree char *fixture = source_path ("tests/reference/tokenizer-cases-gemma3.json");
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  ScGguf *g = NULL;
+  ScTokenizer *tok = NULL;
+  ScError err = { 0 };
+
+  if (!json_parser_load_from_file (parser, fixture, &error))
+    g_error ("cannot read the oracle fixture %s: %s", fixture, error->message);
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+
+  g_autoptr (GMappedFile) map = g_mapped_file_new (model_path, FALSE, &error);
+  g_assert_no_error (error);
+  g_autofree char *sha = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+                                                      (const guchar *) g_mapped_file_get_contents (map),
+                                                      g_mapped_file_get_length (map));
+  if (g_strcmp0 (sha, json_object_get_string_member (root, "model_sha256")) != 0)
+    {
+      g_test_skip_printf ("%s is not the model the fixture was made with (sha256 %s)", model_path, sha);
+      return;
+    }
+
+  g_assert_cmpint (sc_gguf_open (model_path, &g, &err), ==, SC_OK);
+  if (sc_tokenizer_new_from_gguf (g, &tok, &err) != SC_OK)
+    g_error ("tokenizer from %s: %s", model_path, err.message);
+
+  JsonObject *vocab = json_object_get_object_member (root, "vocab");
+  g_assert_cmpuint (sc_tokenizer_n_vocab (tok), ==, json_object_get_int_member (vocab, "n_vocab"));
+  g_assert_cmpint (sc_tokenizer_bos (tok), ==, json_object_get_int_member (vocab, "llama_bos_id"));
+  g_assert_cmpint (sc_tokenizer_eos (tok), ==, json_object_get_int_member (vocab, "llama_eos_id"));
+  g_assert_true (sc_tokenizer_adds_bos (tok)); /* tokenizer.ggml.add_bos_token = true */
+
+  JsonArray *cases = json_object_get_array_member (root, "cases");
+  guint n_cases = json_array_get_length (cases), n_bad = 0, n_bad_decode = 0, n_roundtrip = 0;
+  guint n_long_piece = 0, n_special = 0, n_byte_fallback = 0;
+  gsize total_bytes = 0, total_ids = 0;
+  g_assert_cmpuint (n_cases, ==, json_object_get_int_member (root, "n_cases"));
+  g_assert_cmpuint (n_cases, >=, 300);
+
+  for (guint c = 0; c < n_cases; c++)
+    {
+      JsonObject *cs = json_array_get_object_element (cases, c);
+      const char *name = json_object_get_string_member (cs, "name");
+      gboolean parse_special = json_object_get_boolean_member (cs, "parse_special");
+      g_autoptr (GBytes) text = hex_to_bytes (json_object_get_string_member (cs, "text_hex"));
+      JsonArray *want_arr = json_object_get_array_member (cs, "ids");
+      guint n_want = json_array_get_length (want_arr);
+      g_autofree int32_t *want = g_new (int32_t, n_want + 1);
+      for (guint i = 0; i < n_want; i++)
+        want[i] = (int32_t) json_array_get_int_element (want_arr, i);
+
+      gsize len;
+      const char *data = g_bytes_get_data (text, &len);
+      int32_t *ids = NULL;
+      size_t n = 0;
+      g_assert_cmpint (sc_tokenize (tok, data, len, false, parse_special, &ids, &n, &err), ==, SC_OK);
+      total_bytes += len;
+      total_ids += n;
+      n_special += parse_special;
+      for (guint i = 0; i < n_want; i++)
+        if (sc_tokenizer_token_type (tok, want[i]) == SC_TOKEN_BYTE)
+          {
+            n_byte_fallback++;
+            break;
+          }
+
+      if (n != n_want || (n > 0 && memcmp (ids, want, n * sizeof *ids) != 0))
+        {
+          if (n_bad++ < 12)
+            {
+              g_autofree char *got_s = ids_to_string (ids, n);
+              g_autofree char *want_s = ids_to_string (want, n_want);
+              g_autofree char *shown = g_strescape (json_object_get_string_member_with_default (
+                                                      cs, "text", "(invalid UTF-8)"), NULL);
+              g_test_message ("MISMATCH %s (parse_special=%d) \"%.200s\"\n  llama.cpp: %.400s\n  "
+                              "saccade:   %.400s", name, parse_special, shown, want_s, got_s);
+            }
+        }
+      else
+        {
+          /* llama-cpp-python's detokenize reads each piece into a 32-byte buffer and loses
+           * longer ones; such cases are checked by the round trip only */
+          g_autoptr (GBytes) dec = decode_all (tok, ids, n, true);
+          g_autoptr (GBytes) want_dec = hex_to_bytes (json_object_get_string_member (cs, "decoded_hex"));
+          gboolean long_piece = FALSE;
+          for (size_t i = 0; i < n; i++)
+            long_piece |= sc_token_to_bytes (tok, ids[i], true, NULL, 0) > 32;
+          if (long_piece)
+            n_long_piece++;
+          else if (!g_bytes_equal (dec, want_dec) && n_bad_decode++ < 12)
+            g_test_message ("DECODE MISMATCH %s", name);
+          /* valid text without special parsing decodes back to itself wherever llama.cpp's
+           * does: not where it holds U+2581, which SentencePiece decodes as a space */
+          if (!parse_special && is_valid_utf8 (text) && g_bytes_equal (want_dec, text))
+            {
+              g_autoptr (GBytes) plain = decode_all (tok, ids, n, false);
+              if (!g_bytes_equal (plain, text) && n_bad_decode++ < 12)
+                g_test_message ("ROUND TRIP MISMATCH %s", name);
+              n_roundtrip++;
+            }
+        }
+      for (size_t i = 0; i < n; i++)
+        g_assert_cmpuint ((uint32_t) ids[i], <, sc_tokenizer_n_vocab (tok));
+      free (ids);
+    }
+  g_test_message ("%u cases (%u with special parsing, %u with byte-fallback ids, %u round "
+                  "trips, %u with pieces over 32 bytes): %u id mismatches, %u decode mismatches; "
+                  "%zu bytes -> %zu ids", n_cases, n_special, n_byte_fallback, n_roundtrip,
+                  n_long_piece, n_bad, n_bad_decode, total_bytes, total_ids);
+  printf ("# gemma tokenizer vs llama.cpp: %u cases, %u id mismatches, %u decode mismatches\n",
+          n_cases, n_bad, n_bad_decode);
+  /* the fixture must exercise what it claims to */
+  g_assert_cmpuint (n_special, >=, 50);
+  g_assert_cmpuint (n_byte_fallback, >=, 10);
+
+  /* inputs on which llama.cpp aborts (if any): Saccade must not */
+  JsonArray *crash = json_object_get_array_member (root, "llama_cpp_crash_cases");
+  for (guint c = 0; c < json_array_get_length (crash); c++)
+    {
+      JsonObject *cs = json_array_get_object_element (crash, c);
+      g_autoptr (GBytes) text = hex_to_bytes (json_object_get_string_member (cs, "text_hex"));
+      gsize len;
+      const char *data = g_bytes_get_data (text, &len);
+      int32_t *ids = NULL;
+      size_t n = 0;
+      g_assert_cmpint (sc_tokenize (tok, data, len, false, false, &ids, &n, &err), ==, SC_OK);
+      free (ids);
+    }
+
+  sc_tokenizer_free (tok);
+  sc_gguf_close (g);
+  if (n_bad > 0 || n_bad_decode > 0)
+    g_error ("%u of %u cases differ from llama.cpp (%u decode differences); see the messages above",
+             n_bad, n_cases, n_bad_decode);
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *env = g_getenv ("SACCADE_GEMMA_MODEL");
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  model_path = env != NULL ? g_strdup (env) : source_path ("data/models/gemma-3-270m-q4_k_m.gguf");
+  if (!g_file_test (model_path, G_FILE_TEST_EXISTS))
+    {
+      printf ("1..0 # SKIP the Gemma 3 270M model is not present (%s); put "
+              "gemma-3-270m-q4_k_m.gguf in data/models/ or set SACCADE_GEMMA_MODEL\n", model_path);
+      g_free (model_path);
+      return 77;
+    }
+  g_test_add_func ("/gemma/tokenizer/oracle/llama.cpp", test_oracle);
+  rc = g_test_run ();
+  g_free (model_path);
+  return rc;
+}
