@@ -79,9 +79,9 @@ print_text (const SaccadeModelCompare *c)
       const SaccadeModelSide *s = &c->side[i];
       g_autofree char *name = saccade_terminal_text (s->name, -1);
       g_autofree char *path = saccade_terminal_text (s->path, -1);
-      printf ("%c: %s (%s, %.12s)\n   %d layers x %d heads (%d KV heads), %d tokens of the "
+      printf ("%c: %s (%s, %.12s)\n   %d layers x %d heads (%d KV head%s), %d tokens of the "
               "text; induction: %s\n", 'A' + i, name, path, s->sha256, s->n_layers,
-              s->n_heads, s->n_kv_heads, s->n_tokens, source_text (s, buf, sizeof buf));
+              s->n_heads, s->n_kv_heads, s->n_kv_heads == 1 ? "" : "s", s->n_tokens, source_text (s, buf, sizeof buf));
     }
   printf ("Induction scores on %d random tokens of each model's own vocabulary, repeated; %d "
           "seeds.\n", ir->seq_len, ir->n_seeds);

@@ -239,9 +239,9 @@ heads_print_text (const HeadsResult *r)
 {
   const int g = group_size (&r->run.info);
 
-  printf ("Run %" G_GINT64_FORMAT ": %u layers x %u heads (%u KV heads), %u tokens%s%s\n",
+  printf ("Run %" G_GINT64_FORMAT ": %u layers x %u heads (%u KV head%s), %u tokens%s%s\n",
           r->run.info.id, r->scores.n_layers, r->scores.n_heads, r->scores.n_kv_heads,
-          r->scores.n_tokens, r->sort >= 0 ? ", sorted by " : "",
+          r->scores.n_kv_heads == 1 ? "" : "s", r->scores.n_tokens, r->sort >= 0 ? ", sorted by " : "",
           r->sort >= 0 ? sc_store_score_id (r->sort) : "");
   if (r->scores.computed)
     printf ("(statistics computed from the stored heads%s)\n",

@@ -149,9 +149,11 @@ info_print_text (const InfoResult *r)
   printf ("File         %s (%.1f MB)\n", path, r->file_bytes / 1e6);
   printf ("Architecture %s, %u layers, embedding %u, feed-forward %u\n", arch,
           in->n_layers, in->n_embd, in->n_ff);
-  printf ("Attention    %u query heads over %u KV heads (groups of %u), head dim %u, "
-          "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_heads / in->n_kv_heads,
-          in->head_dim, (double) in->rope_base);
+  printf ("Attention    %u query heads over %u KV head%s (groups of %u%s), head dim %u, "
+          "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_kv_heads == 1 ? "" : "s",
+          in->n_heads / in->n_kv_heads,
+          in->n_kv_heads == 1 && in->n_heads > 1 ? ": multi-query" : "", in->head_dim,
+          (double) in->rope_base);
   if (in->sliding_window > 0)
     {
       g_autoptr (GString) global = g_string_new ("");

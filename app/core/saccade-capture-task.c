@@ -123,9 +123,11 @@ saccade_loaded_model_describe (SaccadeLoadedModel *self)
 
   g_return_val_if_fail (SACCADE_IS_LOADED_MODEL (self), NULL);
   in = sc_model_info (self->model);
-  /* Translators: the loaded model's shape, e.g. "30 layers × 9 heads (3 KV heads)". */
-  return g_strdup_printf (_("%u layers × %u heads (%u KV heads)"), in->n_layers, in->n_heads,
-                          in->n_kv_heads);
+  /* Translators: the loaded model's shape, e.g. "30 layers × 9 heads (3 KV heads)", or
+   * "18 layers × 4 heads (1 KV head)" (Gemma 3's multi-query attention). */
+  return g_strdup_printf (ngettext ("%u layers × %u heads (%u KV head)",
+                                    "%u layers × %u heads (%u KV heads)", in->n_kv_heads),
+                          in->n_layers, in->n_heads, in->n_kv_heads);
 }
 
 /* What a load is asked for. */
