@@ -21,6 +21,9 @@ HERE=$ROOT/tests/cluster
 skip () { echo "SKIP: $*"; exit 77; }
 fail () { echo "FAIL: $*"; exit 1; }
 
+MODEL="${SACCADE_MODEL:-$ROOT/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+[ -f "$MODEL" ] || skip "default model not fetched (data/fetch-model.sh)"
+export SACCADE_MODEL=$MODEL
 [ "$(id -u)" = 0 ] || skip "starting slurmctld, slurmd and munged needs root (CI runs as root)"
 for t in munged mungekey slurmctld slurmd sbatch squeue sacct scontrol python3; do
   command -v "$t" >/dev/null || skip "$t is not installed (tools/setup.sh installs slurm-wlm and munge)"
@@ -206,7 +209,7 @@ grep -Eq 'corrupt|malformed|integrity|damaged' "$T/refuse.err" || fail "the mess
 "$SACCADE" faithfulness --file "$SENTENCES" --shard 2/3 --db "$T/jsd.sqlite" --metric jsd --threads 1 --json > /dev/null
 refuse "a shard made with other settings" "$T/jsd.sqlite"
 grep -q 'other settings' "$T/refuse.err" || fail "the message does not name the settings"
-OTHER=$(ls "$ROOT"/data/models/*.gguf 2>/dev/null | grep -v "$(basename "$(readlink -f "${SACCADE_MODEL:-$ROOT/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}")")" | head -1 || true)
+OTHER=$(ls "$ROOT"/data/models/*.gguf 2>/dev/null | grep -v "$(basename "$MODEL")" | head -1 || true)
 if [ -n "$OTHER" ]; then
   if "$SACCADE" faithfulness -m "$OTHER" --file "$SENTENCES" --shard 2/3 --db "$T/other.sqlite" --threads 1 --json > /dev/null 2>&1; then
     refuse "a shard of another model" "$T/other.sqlite"
