@@ -647,7 +647,9 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
   size_t n_in = 0;
   ScStatus status = SC_OK;
   struct stat sb;
-  int fd = -1;
+  mode_t mode = 0;
+  bool tmp_made = false; /* the temporary file is ours to remove on failure */
+  int fd;
 
   if (out_path == NULL || *out_path == '\0' || shards == NULL || n_shards == 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a merge needs OUT and at least one shard");
@@ -665,9 +667,28 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
       goto out;
     }
 
+  /* 0. one file named twice (OUT among the shards, a shard twice) would be copied twice */
+  {
+    struct stat a, b;
+    for (size_t i = 0; i < n_shards; i++)
+      for (size_t j = 0; j <= n_shards; j++)
+        {
+          const char *other = j == n_shards ? out_path : shards[j];
+          if (j != i && stat (shards[i], &a) == 0 && stat (other, &b) == 0
+              && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            {
+              status = sc_error_set (err, SC_ERR_INVALID_ARG, "%s and %s are the same file; "
+                                     "name each database once (OUT keeps what it holds)",
+                                     shards[i], other);
+              goto out;
+            }
+        }
+  }
+
   /* 1. every input opened and checked before anything is written */
   if (stat (out_path, &sb) == 0)
     {
+      mode = sb.st_mode & 07777;
       if ((status = open_input (out_path, &old, err)) != SC_OK)
         goto out;
       if ((status = read_manifests (old, &man[n_in++], err)) != SC_OK)
@@ -692,6 +713,24 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
     {
       status = sc_error_set (err, SC_ERR_IO, "cannot create a temporary file beside %s: %s",
                              out_path, strerror (errno));
+      goto out;
+    }
+  tmp_made = true;
+  /* OUT's permissions (mkstemp makes 0600): those it had; else a new file's, which the
+   * umask decides — made again under the name mkstemp reserved, O_EXCL */
+  if (old == NULL)
+    {
+      close (fd);
+      unlink (tmp_path);
+      fd = open (tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      tmp_made = fd >= 0; /* else someone else's file holds the name now */
+    }
+  if (fd < 0 || (old != NULL && fchmod (fd, mode) != 0))
+    {
+      status = sc_error_set (err, SC_ERR_IO, "cannot create %s with OUT's permissions: %s",
+                             tmp_path, strerror (errno));
+      if (fd >= 0)
+        close (fd);
       goto out;
     }
   close (fd);
@@ -772,7 +811,7 @@ out:
     manifests_clear (&man[i]);
   free (in);
   free (man);
-  if (fd >= 0 && tmp_path[0] != '\0')
+  if (tmp_made && tmp_path[0] != '\0')
     {
       /* a failed merge leaves nothing beside OUT */
       char side[PATH_MAX + 8];

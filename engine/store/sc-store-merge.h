@@ -34,8 +34,10 @@
  *
  * Errors: those of sc_store_open naming the input; SC_ERR_FORMAT (a damaged input: the
  * file, the table and the value), SC_ERR_UNSUPPORTED (an input at another schema version),
- * SC_ERR_INVALID_ARG (the manifests above, no inputs, OUT named as a shard twice),
+ * SC_ERR_INVALID_ARG (the manifests above, no inputs, one file named twice — OUT among the
+ * shards, a shard twice),
  * SC_ERR_CANCELLED (@progress said stop), SC_ERR_IO / SC_ERR_DB (writing).
+ * OUT keeps its permissions (a new OUT gets 0666 less the umask, as any new file).
  * Thread safety: touches no shared state; one merge per OUT at a time (a second one's
  * rename would win). Plain C17 + SQLite; no GLib.
  */

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -159,6 +160,14 @@ test_roundtrip (Fixture *f, gconstpointer data)
   g_assert_cmpuint (stats.n_studies_added, ==, 2 * N_SHARDS); /* manifests and studies */
   g_assert_cmpuint (stats.n_skipped, ==, 1);
   g_assert_false (has_temporary (f->tmp.dir));
+  {
+    /* a new OUT has a new file's permissions, not mkstemp's 0600 */
+    const mode_t mask = umask (022);
+    GStatBuf sb;
+    umask (mask);
+    g_assert_cmpint (g_stat (f->out, &sb), ==, 0);
+    g_assert_cmpint (sb.st_mode & 0777, ==, 0666 & ~mask);
+  }
   g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM models"), ==, 1);
   g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM tokens"), ==, 9 + 10 + 11);
 
@@ -212,7 +221,13 @@ test_out_kept (Fixture *f, gconstpointer data)
   store_test_assert_run (out, 1);
   store_test_assert_run (out, 2);
   sc_store_close (out);
+  g_assert_cmpint (g_chmod (f->out, 0640), ==, 0);
   g_assert_cmpint (merge (f->out, f->shard + 2, 1, NULL, &err), ==, SC_OK);
+  {
+    GStatBuf sb; /* OUT keeps its permissions */
+    g_assert_cmpint (g_stat (f->out, &sb), ==, 0);
+    g_assert_cmpint (sb.st_mode & 0777, ==, 0640);
+  }
   out = store_test_open (f->out, FALSE);
   for (int id = 1; id <= 3; id++)
     store_test_assert_run (out, id);
@@ -255,6 +270,11 @@ test_refused (Fixture *f, gconstpointer data)
   make_shard (other_settings, 2, 0, "{\"verb\":\"test\",\"dataset\":\"abd\",\"shards\":3}");
   assert_refused (f, &other_settings, 1, SC_ERR_INVALID_ARG, "other settings");
   assert_refused (f, &f->shard[1], 1, SC_ERR_INVALID_ARG, "in both");
+  {
+    char *twice[] = { f->shard[2], f->shard[2] };
+    assert_refused (f, twice, 2, SC_ERR_INVALID_ARG, "the same file");
+    assert_refused (f, &f->out, 1, SC_ERR_INVALID_ARG, "the same file");
+  }
   store_test_three_runs (plain);
   assert_refused (f, &plain, 1, SC_ERR_INVALID_ARG, "no shard manifest");
 
