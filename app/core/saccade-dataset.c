@@ -237,6 +237,33 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
   return g_steal_pointer (&f);
 }
 
+gboolean
+saccade_capture_shard_begin (ScStore *store, const ScStoreModel *model, const char *file_path,
+                             guint n_lines, const char *settings, const SaccadeShard *shard,
+                             guint *n_done, GError **error)
+{
+  g_autofree char *dataset = NULL, *manifest = NULL;
+  ScStoreRunInfo *runs = NULL;
+  size_t n_runs = 0;
+  ScError err = { 0 };
+
+  *n_done = 0;
+  if ((dataset = file_sha256 (file_path, error)) == NULL)
+    return FALSE;
+  manifest = g_strdup_printf ("{\"verb\":\"capture\",\"dataset\":\"%s\",\"lines\":%u,"
+                              "\"shards\":%d,\"settings\":%s}", dataset, n_lines,
+                              shard->count, settings);
+  if (sc_store_shard_mark (store, model, manifest, shard->index, shard->count, &err) != SC_OK
+      || sc_store_list_runs (store, &runs, &n_runs, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  sc_store_run_list_free (runs, n_runs);
+  *n_done = (guint) n_runs;
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* The report                                                                            */
 

@@ -55,6 +55,18 @@ SaccadeFaithFile *saccade_faithfulness_run_stored (ScModel *model, const char *m
                                                    GCancellable *cancellable, int *n_reused,
                                                    GError **error);
 
+/* capture --file --shard: marks @store (writable) as shard @shard of the capture of the
+ * file at @file_path (@n_lines non-empty lines in all) with @settings (a canonical JSON
+ * object of the capture's options) for @model, and sets *@n_done to the runs already
+ * stored — the database holds this shard alone (the manifest sees to it) and its runs are
+ * committed one by one in line order, so the first *@n_done lines of the shard are done
+ * and a rerun resumes after them. G_IO_ERROR_INVALID_ARGUMENT when @store is a shard of
+ * another study, the store's errors otherwise. */
+gboolean saccade_capture_shard_begin (ScStore *store, const ScStoreModel *model,
+                                      const char *file_path, guint n_lines,
+                                      const char *settings, const SaccadeShard *shard,
+                                      guint *n_done, GError **error);
+
 /* What a report covers, beside its SaccadeFaithFile. */
 typedef struct {
   ScFaithParams params;

@@ -3,7 +3,8 @@
 # --report refuse what they cannot do, with their message; 2 shards run through
 # tools/slurm/faithfulness-parallel.sh (GNU parallel; a plain loop where it is missing) and
 # merged give the report and the stored values of one unsharded run, bit for bit; a rerun
-# shard reads everything back. tests/cluster/ does the same on a real Slurm.
+# shard reads everything back; capture --file --shard: 2 shards merged hold the same heads
+# as one capture, and a rerun resumes. tests/cluster/ does faithfulness on a real Slurm.
 # Usage: test-cli-shard.sh PATH/TO/saccade SOURCE_ROOT   (77 without the model or python3)
 set -u
 saccade=$(realpath "$1")
@@ -69,6 +70,27 @@ before=$(sha256sum < "$tmp/p/merged.sqlite")
 "$saccade" merge "$tmp/p/merged.sqlite" "$tmp/whole.sqlite" > "$tmp/e8" 2>&1
 expect_fail merge-other-n "$tmp/e8" "other settings" $?
 [ "$(sha256sum < "$tmp/p/merged.sqlite")" = "$before" ] && ok || bad "OUT changed by a refused merge"
+
+# capture --file --shard: the runs of 2 shards merged hold the same heads as one capture
+blobs () { python3 -c 'import sqlite3,sys,hashlib
+db = sqlite3.connect(sys.argv[1])
+for t, l, h, d in sorted(db.execute("SELECT r.text, a.layer, a.head, a.data FROM attention a JOIN runs r ON r.id = a.run_id")):
+    print(bytes(t).decode(), l, h, hashlib.sha256(d).hexdigest())' "$1"; }
+"$saccade" capture --file "$tmp/s.txt" --db "$tmp/cw.sqlite" --layers 0-1 > /dev/null 2>&1 || bad "capture unsharded"
+"$saccade" capture --file "$tmp/s.txt" --shard 0/2 > "$tmp/e9" 2>&1
+expect_fail capture-shard-without-db "$tmp/e9" "--shard I/N is for --file FILE with --db" $?
+for i in 0 1; do
+  "$saccade" capture --file "$tmp/s.txt" --db "$tmp/c$i.sqlite" --shard $i/2 --layers 0-1 > "$tmp/c$i.txt" 2>&1 || bad "capture shard $i"
+done
+# capture takes every non-empty line ("# a comment" too): 4 lines, 2 per shard
+[ "$(wc -l < "$tmp/c0.txt")" = 2 ] && [ "$(wc -l < "$tmp/c1.txt")" = 2 ] && ok || bad "capture shards hold 2 lines each"
+# a rerun of a finished shard resumes past every line
+"$saccade" capture --file "$tmp/s.txt" --db "$tmp/c0.sqlite" --shard 0/2 --layers 0-1 > "$tmp/c0b.txt" 2>&1
+grep -q "resuming shard 0/2: 2 of its 2 lines are already stored" "$tmp/c0b.txt" && ok || { bad "capture rerun"; cat "$tmp/c0b.txt"; }
+"$saccade" capture --file "$tmp/s.txt" --db "$tmp/c0.sqlite" --shard 0/2 --layers 0-2 > "$tmp/e10" 2>&1
+expect_fail capture-shard-other-settings "$tmp/e10" "another study" $?
+"$saccade" merge "$tmp/cm.sqlite" "$tmp/c0.sqlite" "$tmp/c1.sqlite" > /dev/null || bad "capture merge"
+[ "$(blobs "$tmp/cw.sqlite")" = "$(blobs "$tmp/cm.sqlite")" ] && [ -n "$(blobs "$tmp/cm.sqlite")" ] && ok || bad "merged capture heads differ"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
