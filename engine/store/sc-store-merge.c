@@ -434,6 +434,36 @@ out:
   return status;
 }
 
+/* A study's params name its run by id — every run-level study writes them canonically as
+ * {"study":V,"run":R,...} (engine/study/) — and the run has a new id in OUT: R is
+ * rewritten through the run map into @buf. Returns 1 when rewritten, 0 when the params
+ * name no run (they are copied as they are), −1 when they name a run this input does not
+ * bring (the study is left out with it). */
+static int
+remap_run_param (const Copy *c, const char *params, char *buf, size_t size)
+{
+  static const char head[] = "{\"study\":", key[] = ",\"run\":";
+  const char *p = params, *digits;
+  int64_t old_id = 0, new_id;
+
+  if (params == NULL || strncmp (p, head, sizeof head - 1) != 0)
+    return 0;
+  p += sizeof head - 1;
+  while (*p >= '0' && *p <= '9')
+    p++;
+  if (strncmp (p, key, sizeof key - 1) != 0)
+    return 0;
+  digits = p += sizeof key - 1;
+  while (*p >= '0' && *p <= '9' && p - digits < 19)
+    old_id = old_id * 10 + (*p++ - '0');
+  if (p == digits || (*p != ',' && *p != '}'))
+    return 0; /* "run":null, or not a number we wrote */
+  if (!map_find (&c->runs, old_id, &new_id))
+    return -1;
+  return snprintf (buf, size, "%.*s%lld%s", (int) (digits - params), params,
+                   (long long) new_id, p) < (int) size ? 1 : -1;
+}
+
 static ScStatus
 copy_table (Copy *c, const CopySpec *spec, ScError *err)
 {
@@ -468,6 +498,16 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
                                &new_id);
               sqlite3_bind_int64 (ins, 1 + k, new_id);
             }
+        }
+      if (keep && spec->produces == MAP_STUDY)
+        {
+          /* column 4 of the SELECT, 4th of the INSERT: params */
+          char params[SC_STORE_STUDY_MAX_PARAMS + 32];
+          const int r = remap_run_param (c, (const char *) sqlite3_column_text (sel, 4), params,
+                                         sizeof params);
+          keep = r >= 0;
+          if (r == 1)
+            sqlite3_bind_text (ins, 4, params, -1, SQLITE_TRANSIENT);
         }
       if (!keep)
         {

@@ -43,8 +43,25 @@ add_study (ScStore *s, int variant, int seed)
   return id;
 }
 
-/* Shard @index of N_SHARDS at @path: a manifest (@settings, model @variant), one run and one
- * study, both of seed 10 + @index. */
+/* A run-level study: its params name run @run_id the way engine/study/ writes them. */
+static void
+add_run_study (ScStore *s, int variant, gint64 run_id)
+{
+  ScStoreModel m;
+  ScStoreStudy *st = NULL;
+  ScError err = { 0 };
+  char params[64];
+
+  store_fake_model (&m, variant);
+  g_snprintf (params, sizeof params, "{\"study\":1,\"run\":%" G_GINT64_FORMAT ",\"target\":null}",
+              run_id);
+  g_assert_cmpint (sc_store_study_begin (s, "ablate-heads", &m, params, &st, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_study_add_series (st, "x", 0, (double) run_id, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_study_commit (st, NULL, &err), ==, SC_OK);
+}
+
+/* Shard @index of N_SHARDS at @path: a manifest (@settings, model @variant), one run, a
+ * study of it, and a study of seed 10 + @index. */
 static void
 make_shard (const char *path, int index, int variant, const char *settings)
 {
@@ -58,8 +75,9 @@ make_shard (const char *path, int index, int variant, const char *settings)
   g_assert_cmpint (sc_store_shard_mark (s, &m, settings, index, N_SHARDS, &err), ==, SC_OK);
   g_assert_cmpint (sc_store_shard_mark (s, &m, settings, (index + 1) % N_SHARDS, N_SHARDS, &err),
                    ==, SC_ERR_INVALID_ARG);
-  g_assert_cmpint (store_fake_capture (s, 10 + index, 9 + index, TRUE, variant, 0, &err), >, 0);
+  g_assert_cmpint (store_fake_capture (s, 10 + index, 9 + index, TRUE, variant, 0, &err), ==, 1);
   add_study (s, variant, 10 + index);
+  add_run_study (s, variant, 1);
   sc_store_close (s);
 }
 
@@ -152,13 +170,36 @@ test_roundtrip (Fixture *f, gconstpointer data)
     g_assert_cmpint (store_fake_capture (s, 99, 7, TRUE, 0, 0, &err), ==, 2);
     sc_store_close (s);
     store_test_raw_exec (f->shard[2], "UPDATE runs SET status = 'writing' WHERE id = 2");
+    /* a study of that run, and one of a run the shard does not have: both left out */
+    s = store_test_open (f->shard[2], TRUE);
+    add_run_study (s, 0, 2);
+    add_run_study (s, 0, 7);
+    sc_store_close (s);
   }
   g_assert_cmpint (merge (f->out, f->shard, N_SHARDS, &stats, &err), ==, SC_OK);
   g_assert_cmpuint (stats.n_inputs, ==, N_SHARDS);
   g_assert_cmpuint (stats.n_models, ==, 1);
   g_assert_cmpuint (stats.n_runs_added, ==, N_SHARDS);
-  g_assert_cmpuint (stats.n_studies_added, ==, 2 * N_SHARDS); /* manifests and studies */
-  g_assert_cmpuint (stats.n_skipped, ==, 1);
+  g_assert_cmpuint (stats.n_studies_added, ==, 3 * N_SHARDS); /* manifests and studies */
+  g_assert_cmpuint (stats.n_skipped, ==, 3);
+  /* each shard's study of its run 1 now names that run's new id (1, 2, 3), and holds the
+   * value it had (the old id, 1) */
+  g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM studies WHERE kind = "
+                                       "'ablate-heads'"), ==, N_SHARDS);
+  for (int i = 1; i <= N_SHARDS; i++)
+    {
+      g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM studies s JOIN study_series v "
+                                              "ON v.study_id = s.id WHERE s.params = "
+                                              "'{\"study\":1,\"run\":%d,\"target\":null}' "
+                                              "AND v.value = 1", i);
+      g_assert_cmpint (store_test_raw_int (f->out, sql), ==, 1);
+    }
+  {
+    /* the run a study names is the run it was made on: same text */
+    g_autofree char *t1 = store_test_raw_text (f->shard[1], "SELECT text FROM runs WHERE id = 1");
+    g_autofree char *t2 = store_test_raw_text (f->out, "SELECT text FROM runs WHERE id = 2");
+    g_assert_cmpstr (t1, ==, t2);
+  }
   g_assert_false (has_temporary (f->tmp.dir));
   {
     /* a new OUT has a new file's permissions, not mkstemp's 0600 */
@@ -232,7 +273,7 @@ test_out_kept (Fixture *f, gconstpointer data)
   for (int id = 1; id <= 3; id++)
     store_test_assert_run (out, id);
   sc_store_close (out);
-  g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM studies"), ==, 6);
+  g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM studies"), ==, 9);
 }
 
 /* A refused merge: the status, a word of the message, OUT unchanged, nothing beside it. */
