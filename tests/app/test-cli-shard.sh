@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # test-cli-shard.sh — sharded faithfulness without a cluster (docs/cluster.md): --shard and
 # --report refuse what they cannot do, with their message; 2 shards run through
 # tools/slurm/faithfulness-parallel.sh (GNU parallel; a plain loop where it is missing) and
@@ -91,6 +91,26 @@ grep -q "resuming shard 0/2: 2 of its 2 lines are already stored" "$tmp/c0b.txt"
 expect_fail capture-shard-other-settings "$tmp/e10" "another study" $?
 "$saccade" merge "$tmp/cm.sqlite" "$tmp/c0.sqlite" "$tmp/c1.sqlite" > /dev/null || bad "capture merge"
 [ "$(blobs "$tmp/cw.sqlite")" = "$(blobs "$tmp/cm.sqlite")" ] && [ -n "$(blobs "$tmp/cm.sqlite")" ] && ok || bad "merged capture heads differ"
+
+# per-run studies in each shard (tools/slurm/study-runs.sh), merged: each study follows its
+# run, with the values one database gives
+studies () { python3 -c 'import sqlite3,sys,json
+db = sqlite3.connect(sys.argv[1])
+text = {i: bytes(t).decode() for i, t in db.execute("SELECT id, text FROM runs")}
+out = []
+for sid, kind, p in db.execute("SELECT id, kind, params FROM studies WHERE kind <> \"shard\""):
+    d = json.loads(p); run = text[d.pop("run")]
+    vals = db.execute("SELECT series, pos, value FROM study_series WHERE study_id = ? ORDER BY series, pos", (sid,)).fetchall()
+    out.append((run, kind, json.dumps(d, sort_keys=True), [(a, b, float(c).hex() if c is not None else None) for a, b, c in vals]))
+for o in sorted(out): print(o)' "$1"; }
+export SACCADE="$saccade"
+for db in cw c0 c1; do
+  "$root/tools/slurm/study-runs.sh" "$tmp/$db.sqlite" attribute --method saliency > /dev/null 2>&1 || bad "study-runs.sh on $db"
+done
+rm -f "$tmp/cm.sqlite"
+"$saccade" merge "$tmp/cm.sqlite" "$tmp/c0.sqlite" "$tmp/c1.sqlite" > /dev/null || bad "merge with studies"
+[ "$(studies "$tmp/cw.sqlite")" = "$(studies "$tmp/cm.sqlite")" ] && [ "$(studies "$tmp/cm.sqlite" | wc -l)" -ge 4 ] \
+  && ok || { bad "merged per-run studies differ"; diff <(studies "$tmp/cw.sqlite") <(studies "$tmp/cm.sqlite") | head -5; }
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
