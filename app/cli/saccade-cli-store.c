@@ -303,6 +303,8 @@ typedef struct {
   guint8 *keep;             /* (n_layers * n_heads) the heads to store; NULL: every head */
   guint n_kept;
   double sparse_eps;        /* 0: dense */
+  const guint *text_line;   /* --shard: each text's number among the file's non-empty
+                             * lines (0-based); NULL: the texts are those lines */
 } CaptureCtx;
 
 /* Above this a capture warns before it starts (docs/store.md, "Bytes per run"). */
@@ -718,8 +720,9 @@ capture_all (CaptureCtx *c, GPtrArray *texts, const char *file, JsonBuilder *jso
       capture_result_clear (&r);
       if (!ok)
         {
-          if (texts->len > 1)
-            g_prefix_error (&error, "line %u of %s: ", i + 1, file);
+          if (texts->len > 1 || c->text_line != NULL)
+            g_prefix_error (&error, "line %u of %s: ",
+                            (c->text_line != NULL ? c->text_line[i] : i) + 1, file);
           fprintf (stderr, "saccade: %s\n", error->message);
           rc = 1;
           break;
@@ -824,6 +827,7 @@ saccade_cmd_capture (int argc, char **argv)
   g_autofree char *layers_opt = NULL, *heads_opt = NULL, *shard_opt = NULL;
   double sparse_eps = 0;
   SaccadeShard shard = { 0, 1 };
+  g_autoptr (GArray) text_line = g_array_new (FALSE, FALSE, sizeof (guint));
   guint n_lines = 0;
   GOptionEntry entries[] = {
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
@@ -908,8 +912,10 @@ saccade_cmd_capture (int argc, char **argv)
             GBytes *b = texts->pdata[k];
             texts->pdata[k] = texts->pdata[kept];
             texts->pdata[kept++] = b;
+            g_array_append_val (text_line, k);
           }
       g_ptr_array_set_size (texts, kept);
+      c.text_line = (const guint *) (void *) text_line->data;
     }
   c.parse_special = !no_special;
   c.chat = chat;
@@ -950,7 +956,9 @@ saccade_cmd_capture (int argc, char **argv)
               fprintf (stderr, "saccade: resuming shard %s: %u of its %u lines are already "
                                "stored in %s\n", shard_opt, MIN (done, texts->len), texts->len,
                        sc_store_path (c.store));
+              g_array_remove_range (text_line, 0, MIN (done, texts->len));
               g_ptr_array_remove_range (texts, 0, MIN (done, texts->len));
+              c.text_line = (const guint *) (void *) text_line->data;
             }
         }
       if (common.json)
