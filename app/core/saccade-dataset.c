@@ -14,9 +14,6 @@
 #include "engine/store/sc-store-merge.h"
 #include "engine/store/sc-store-study.h"
 
-/* sc-store-merge.c's ceiling on N. */
-#define MAX_SHARDS 1000000
-
 gboolean
 saccade_shard_parse (const char *text, SaccadeShard *out, GError **error)
 {
@@ -24,12 +21,12 @@ saccade_shard_parse (const char *text, SaccadeShard *out, GError **error)
   guint64 i, n;
 
   if (g_strv_length (parts) != 2
-      || !g_ascii_string_to_unsigned (parts[1], 10, 1, MAX_SHARDS, &n, NULL)
+      || !g_ascii_string_to_unsigned (parts[1], 10, 1, SC_STORE_MAX_SHARDS, &n, NULL)
       || !g_ascii_string_to_unsigned (parts[0], 10, 0, n - 1, &i, NULL))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    _("--shard is I/N with 0 <= I < N <= %d (e.g. 0/3, the first of three), "
-                     "not '%s'"), MAX_SHARDS, text);
+                     "not '%s'"), SC_STORE_MAX_SHARDS, text);
       return FALSE;
     }
   out->index = (int) i;

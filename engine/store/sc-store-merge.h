@@ -13,9 +13,10 @@
  *     shard's complete runs and studies are appended with new ids (runs and studies are
  *     AUTOINCREMENT in OUT) and every reference to them (tokens, heads, scores, study
  *     values, and the run a study's params name: {"study":V,"run":R,...} gets R's new id;
- *     a study whose run is not merged is left out) follows. Runs or studies still 'writing' (a shard killed mid-way) are left
- *     out. Models are one row per file SHA-256; a model-level head score OUT already has
- *     for the same (model, layer, head, metric) is kept and the shard's dropped.
+ *     a study whose run is not merged is left out) follows. Runs or studies still
+ *     'writing' (a shard killed mid-way) are left out. Models are one row per file
+ *     SHA-256; a model-level head score OUT already has for the same (model, layer, head,
+ *     metric) is kept and the shard's dropped.
  *   - Every input is untrusted: it is opened read-only through sc_store_open (its schema
  *     compared object by object with ours), must be at SC_STORE_SCHEMA_VERSION, passes
  *     PRAGMA integrity_check and foreign_key_check, every complete run passes the
@@ -56,6 +57,9 @@ extern "C" {
 
 /* The study kind of a shard manifest. */
 #define SC_STORE_SHARD_KIND "shard"
+/* The largest N a manifest may claim: far more tasks than any job array runs (Slurm's
+ * MaxArraySize defaults to 1001), small enough that no count overflows an int. */
+#define SC_STORE_MAX_SHARDS 1000000
 
 typedef struct {
   size_t n_inputs;          /* OUT (when it existed) and the shards */

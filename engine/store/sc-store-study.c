@@ -505,8 +505,8 @@ sc_store_list_studies (ScStore *store, const char *kind, ScStoreStudyRef **out, 
   if (store->schema_version < 2)
     return SC_OK;
   if ((rc = sqlite3_prepare_v2 (store->db, "SELECT s.id, s.params, m.sha256, m.n_layers, "
-                                "m.n_heads, m.n_vocab, m.name FROM studies s JOIN models m ON m.id = "
-                                "s.model_id WHERE s.kind = ? AND s.status = 'complete' "
+                                "m.n_heads, m.n_vocab, m.name FROM studies s JOIN models m "
+                                "ON m.id = s.model_id WHERE s.kind = ? AND s.status = 'complete' "
                                 "ORDER BY s.id", -1, &st, NULL)) != SQLITE_OK)
     return sc_store_sqlite_error (err, store->db, rc, store->path, "listing %s studies", kind);
   sqlite3_bind_text (st, 1, kind, -1, SQLITE_STATIC);

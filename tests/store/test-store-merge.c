@@ -34,8 +34,9 @@ add_study (ScStore *s, int variant, int seed)
   g_assert_cmpint (sc_store_study_begin (s, "faithfulness", &m, params, &st, &err), ==, SC_OK);
   for (int l = 0; l < STORE_FAKE_LAYERS; l++)
     for (int h = 0; h < STORE_FAKE_HEADS; h++)
-      g_assert_cmpint (sc_store_study_add_head (st, l, h, "tau", h == 1 ? NAN : 1.0 / (seed + l + h + 1),
-                                                &err), ==, SC_OK);
+      g_assert_cmpint (sc_store_study_add_head (st, l, h, "tau",
+                                                h == 1 ? NAN : 1.0 / (seed + l + h + 1), &err),
+                       ==, SC_OK);
   for (int p = 0; p < 5; p++)
     g_assert_cmpint (sc_store_study_add_series (st, "loo", p, seed * 0.1 + p / 7.0, &err), ==,
                      SC_OK);
