@@ -33,6 +33,8 @@ saccade_cmd_merge (int argc, char **argv)
   if (sc_store_merge (argv[1], (const char *const *) argv + 2, (size_t) argc - 2, NULL, NULL,
                       &stats, &err) != SC_OK)
     {
+      /* one line: SQLite's integrity report inside the message has several */
+      g_strdelimit (err.message, "\n", ' ');
       fprintf (stderr, "saccade: %s\n", err.message);
       return 1;
     }

@@ -281,6 +281,9 @@ params_from_settings (JsonObject *o, ScFaithParams *p)
   if (o == NULL || !json_object_has_member (o, "metric") || !json_object_has_member (o, "kind")
       || !json_object_has_member (o, "top_k") || (target = json_object_get_member (o, "target"))
       == NULL || (grads = json_object_get_member (o, "gradients")) == NULL
+      /* null or a number: anything else (an object, an array) is not ours */
+      || !(JSON_NODE_HOLDS_NULL (target) || JSON_NODE_HOLDS_VALUE (target))
+      || !(JSON_NODE_HOLDS_NULL (grads) || JSON_NODE_HOLDS_VALUE (grads))
       || !sc_faith_metric_from_id (json_object_get_string_member_with_default (o, "metric", ""),
                                    &p->metric)
       || !sc_faith_erase_from_id (json_object_get_string_member_with_default (o, "kind", ""),
@@ -355,10 +358,12 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
     g_autoptr (JsonParser) parser = json_parser_new ();
     JsonObject *o = parse_object (man[0].params, parser);
     JsonObject *so;
+    JsonNode *sn;
     g_autofree char *again = NULL;
     if (o == NULL || g_strcmp0 (json_object_get_string_member_with_default (o, "verb", ""),
                                 "faithfulness") != 0
-        || (so = json_object_get_object_member (o, "settings")) == NULL
+        || (sn = json_object_get_member (o, "settings")) == NULL
+        || !JSON_NODE_HOLDS_OBJECT (sn) || (so = json_node_get_object (sn)) == NULL
         || !params_from_settings (so, &info->params)
         || (settings = settings_text (&info->params)) == NULL)
       {

@@ -45,6 +45,16 @@ grep -q "3 of the file's 3 sentences stored, 1 of 1 shards present" "$tmp/e6" &&
 # a rerun reads every sentence back
 "$saccade" faithfulness --file "$tmp/s.txt" --db "$tmp/whole.sqlite" --threads 1 > "$tmp/again.txt" 2>&1
 grep -q "(3 read back from" "$tmp/again.txt" && ok || { bad "rerun did not read back"; cat "$tmp/again.txt"; }
+# edited databases: the report refuses what it did not write, by name
+sqledit () { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$@"; }
+cp "$tmp/whole.sqlite" "$tmp/h1.sqlite"
+sqledit "$tmp/h1.sqlite" "UPDATE studies SET params = '{\"verb\":\"faithfulness\",\"settings\":[1]}' WHERE kind = 'shard'"
+"$saccade" faithfulness --report "$tmp/h1.sqlite" > "$tmp/e11" 2>&1
+expect_fail report-bad-manifest "$tmp/e11" "is not a faithfulness manifest Saccade writes" $?
+cp "$tmp/whole.sqlite" "$tmp/h2.sqlite"
+sqledit "$tmp/h2.sqlite" "UPDATE studies SET params = replace(params, '\"line\":', '\"line\":\"x\",\"y\":') WHERE kind = 'faithfulness' AND id = (SELECT max(id) FROM studies)"
+"$saccade" faithfulness --report "$tmp/h2.sqlite" > "$tmp/e12" 2>&1
+expect_fail report-bad-sentence "$tmp/e12" "is not a sentence study Saccade writes" $?
 # a database is one shard of one study
 "$saccade" faithfulness --file "$tmp/s.txt" --db "$tmp/whole.sqlite" --shard 0/2 > "$tmp/e7" 2>&1
 expect_fail other-shard-same-db "$tmp/e7" "give each shard of each study its own" $?
