@@ -589,7 +589,17 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
   if (f->summary == NULL)
     {
       /* a shard with no sentence: N is larger than the file's sentences */
-      if (!o->common.json)
+      if (o->common.json)
+        {
+          g_autoptr (JsonBuilder) b = json_builder_new ();
+          json_builder_begin_object (b);
+          saccade_json_string (b, "model", sc_model_info (model)->name);
+          saccade_json_string (b, "shard", o->shard);
+          saccade_json_int (b, "n_sentences", 0);
+          json_builder_end_object (b);
+          saccade_json_print (b);
+        }
+      else
         printf ("shard %s holds no sentence of %s; its database records the shard\n", o->shard,
                 o->file);
       return 0;
