@@ -29,6 +29,7 @@ static const Verb verbs[] = {
   { "show", saccade_cmd_show, "a stored run's tokens and where each token attends" },
   { "export", saccade_cmd_export, "write one stored head as CSV, .npy or JSON" },
   { "rm", saccade_cmd_rm, "delete stored runs" },
+  { "merge", saccade_cmd_merge, "merge shard databases into one (docs/cluster.md)" },
   { "heads", saccade_cmd_heads, "every head's statistics of a stored run, sortable" },
   { "compare", saccade_cmd_compare, "two heads' distance and differences, or all heads' distances" },
   { "rollout", saccade_cmd_rollout, "attention rollout and flow of a stored run" },

@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential meson ninja-build pkg-config python3-pip unzip ca-certificates
   libopenblas-dev libopenblas0-openmp libsqlite3-dev libigraph-dev libgsl-dev libglib2.0-dev libjson-glib-dev zlib1g-dev
   libgtk-4-dev libadwaita-1-dev gettext desktop-file-utils appstream-util xvfb xauth
-  fonts-cantarell fonts-noto-cjk python3-numpy"
+  fonts-cantarell fonts-noto-cjk python3-numpy
+  slurm-wlm munge parallel"
+# (slurm-wlm, munge: the cluster suite starts a single-node Slurm; parallel: GNU parallel
+# for tools/slurm/faithfulness-parallel.sh. docs/cluster.md)
 
 missing=""
 for p in $PACKAGES; do

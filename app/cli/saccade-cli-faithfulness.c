@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-dataset.h"
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-faithfulness.h"
 #include "engine/study/sc-attribution.h"
@@ -22,7 +23,7 @@
 
 typedef struct {
   SaccadeCliCommon common;
-  char *db, *file, *csv, *out_path, *heads_path, *metric, *kind;
+  char *db, *file, *csv, *out_path, *heads_path, *metric, *kind, *shard, *report;
   int top_k, target, ig_steps;
   gboolean recompute, head_sweep, gradients;
 } FaithOptions;
@@ -423,12 +424,12 @@ run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 
 /* --file                                                                                */
 
 static void
-print_file_text (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFaithParams *p)
+print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFaithParams *p)
 {
   const ScFaithFileSummary *s = f->summary;
 
   printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
-          "attention source with it (J&W 2019, Table 2; std with ddof 1)\n", info->name,
+          "attention source with it (J&W 2019, Table 2; std with ddof 1)\n", model_name,
           s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
           sc_faith_metric_id (p->metric));
   printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
@@ -471,13 +472,21 @@ print_file_text (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFai
 }
 
 static void
-print_file_json (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFaithParams *p)
+print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFaithParams *p,
+                 const SaccadeFaithReportInfo *report)
 {
   const ScFaithFileSummary *s = f->summary;
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  saccade_json_string (b, "model", info->name);
+  saccade_json_string (b, "model", model_name);
+  if (report != NULL)
+    {
+      saccade_json_string (b, "dataset", report->dataset);
+      saccade_json_int (b, "file_sentences", report->n_file_sentences);
+      saccade_json_int (b, "shards", report->n_shards);
+      saccade_json_int (b, "shards_present", report->n_shards_present);
+    }
   saccade_json_int (b, "n_sentences", s->n_sentences);
   saccade_json_string (b, "metric", sc_faith_metric_id (p->metric));
   saccade_json_string (b, "kind", sc_faith_erase_id (p->kind));
@@ -522,7 +531,8 @@ print_file_json (const SaccadeFaithFile *f, const ScModelInfo *info, const ScFai
       const ScFaithResult *r = f->results[i];
       json_builder_begin_object (b);
       saccade_json_int (b, "line", sent->line);
-      saccade_json_string (b, "text", sent->text);
+      if (report == NULL)
+        saccade_json_string (b, "text", sent->text);
       saccade_json_int (b, "n_tokens", f->n_tokens[i]);
       saccade_json_int (b, "target", r->target);
       for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
@@ -548,8 +558,11 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
   SaccadeCliSession cs = { 0 };
   GPtrArray *sentences;
   const gboolean tty = isatty (STDERR_FILENO);
-  int rc = 0;
+  SaccadeShard shard = { 0, 1 };
+  int rc = 0, n_reused = 0;
 
+  if (o->shard != NULL && !saccade_shard_parse (o->shard, &shard, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
   if ((sentences = saccade_faithfulness_read_sentences (o->file, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   if (!saccade_cli_session_open (&cs, &o->common, model, &error))
@@ -557,17 +570,49 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
       g_ptr_array_unref (sentences);
       return saccade_cli_fail (g_steal_pointer (&error));
     }
-  f = saccade_faithfulness_run_file (model, cs.session, sentences, p,
-                                     tty ? progress_bar : NULL, NULL, NULL, &error);
+  if (o->db != NULL)
+    {
+      g_autofree char *db_path = saccade_db_path (o->db);
+      f = saccade_faithfulness_run_stored (model, saccade_cli_model_path (&o->common),
+                                           cs.session, o->file, sentences, p, &shard, db_path,
+                                           tty ? progress_bar : NULL, NULL, NULL, &n_reused,
+                                           &error);
+    }
+  else
+    f = saccade_faithfulness_run_file (model, cs.session, sentences, p,
+                                       tty ? progress_bar : NULL, NULL, NULL, &error);
   if (tty)
     fprintf (stderr, "\r\033[K");
   saccade_cli_session_close (&cs);
   if (f == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
+  if (f->summary == NULL)
+    {
+      /* a shard with no sentence: N is larger than the file's sentences */
+      if (o->common.json)
+        {
+          g_autoptr (JsonBuilder) b = json_builder_new ();
+          json_builder_begin_object (b);
+          saccade_json_string (b, "model", sc_model_info (model)->name);
+          saccade_json_string (b, "shard", o->shard);
+          saccade_json_int (b, "n_sentences", 0);
+          json_builder_end_object (b);
+          saccade_json_print (b);
+        }
+      else
+        printf ("shard %s holds no sentence of %s; its database records the shard\n", o->shard,
+                o->file);
+      return 0;
+    }
+  if (o->db != NULL && !o->common.json)
+    printf ("%d sentences %s%s%s (%d read back from %s, %d computed now)\n",
+            (int) f->sentences->len, o->shard != NULL ? "of shard " : "",
+            o->shard != NULL ? o->shard : "", o->shard != NULL ? "" : "of the file", n_reused,
+            o->db, (int) f->sentences->len - n_reused);
   if (o->common.json)
-    print_file_json (f, sc_model_info (model), p);
+    print_file_json (f, sc_model_info (model)->name, p, NULL);
   else
-    print_file_text (f, sc_model_info (model), p);
+    print_file_text (f, sc_model_info (model)->name, p);
   if (o->csv != NULL)
     {
       g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
@@ -613,6 +658,42 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
   return rc;
 }
 
+/* --report DB: the Table-2 summary of the sentence studies stored in DB (a merge of shards
+ * or one run with --db); needs no model. */
+static int
+report_mode (const FaithOptions *o)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SaccadeFaithFile) f = NULL;
+  SaccadeFaithReportInfo info;
+  int rc = 0;
+
+  if ((f = saccade_faithfulness_report (o->report, &info, &error)) == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (o->common.json)
+    print_file_json (f, info.model_name, &info.params, &info);
+  else
+    {
+      printf ("%s: dataset %.12s…, %d of the file's %d sentences stored, %d of %d shards "
+              "present%s\n", o->report, info.dataset, (int) f->sentences->len,
+              info.n_file_sentences, info.n_shards_present, info.n_shards,
+              (int) f->sentences->len < info.n_file_sentences ? " (incomplete: run the "
+                                                                 "missing shards and merge)"
+                                                               : "");
+      print_file_text (f, info.model_name, &info.params);
+    }
+  if (o->csv != NULL)
+    {
+      g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
+      if (!saccade_export_write (csv, o->csv, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+      else if (!o->common.json)
+        printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
+    }
+  saccade_faith_report_info_clear (&info);
+  return rc;
+}
+
 int
 saccade_cmd_faithfulness (int argc, char **argv)
 {
@@ -644,6 +725,11 @@ saccade_cmd_faithfulness (int argc, char **argv)
       "FIGURE" },
     { "heads-figure", 0, 0, G_OPTION_ARG_FILENAME, &o.heads_path,
       "--file: write the per-head mean τ map (.png, .svg, .pdf)", "FIGURE" },
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+      "--file with --db: only sentences k with k mod N = I (I/N, e.g. 0/3); see docs/cluster.md",
+      "I/N" },
+    { "report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
+      "the Table-2 summary of the sentence studies stored in DB (merged shards)", "DB" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -658,6 +744,22 @@ saccade_cmd_faithfulness (int argc, char **argv)
   saccade_cli_common_add (ctx, &o.common);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
+  if (o.report != NULL)
+    {
+      if (o.file != NULL || argc != 1)
+        {
+          fprintf (stderr, "saccade: --report DB takes no run and no --file\n");
+          return 2;
+        }
+      rc = report_mode (&o);
+      goto done;
+    }
+  if (o.shard != NULL && (o.file == NULL || o.db == NULL))
+    {
+      fprintf (stderr, "saccade: --shard I/N is for --file SENTENCES with --db SHARD.sqlite "
+                       "(each shard writes its own database; merge them with `saccade merge`)\n");
+      return 2;
+    }
   if ((o.file == NULL) == (argc != 2) || argc > 2)
     {
       fprintf (stderr, "saccade: faithfulness takes one run id (see `saccade runs`) or "
@@ -692,6 +794,9 @@ saccade_cmd_faithfulness (int argc, char **argv)
     return saccade_cli_fail (g_steal_pointer (&error));
   rc = o.file != NULL ? file_mode (model, &o, &p) : run_mode (model, &o, &p, run);
   sc_model_free (model);
+done:
+  g_free (o.shard);
+  g_free (o.report);
   g_free (o.db);
   g_free (o.file);
   g_free (o.csv);

@@ -14,6 +14,7 @@
 #include "engine/store/sc-store-heads.h"
 
 #include "app/core/saccade-capture-input.h"
+#include "app/core/saccade-dataset.h"
 #include "engine/forward/sc-predict.h"
 #include "ui/figures/saccade-token-label.h"
 
@@ -302,6 +303,8 @@ typedef struct {
   guint8 *keep;             /* (n_layers * n_heads) the heads to store; NULL: every head */
   guint n_kept;
   double sparse_eps;        /* 0: dense */
+  const guint *text_line;   /* --shard: each text's number among the file's non-empty
+                             * lines (0-based); NULL: the texts are those lines */
 } CaptureCtx;
 
 /* Above this a capture warns before it starts (docs/store.md, "Bytes per run"). */
@@ -720,8 +723,9 @@ capture_all (CaptureCtx *c, GPtrArray *texts, const char *file, JsonBuilder *jso
       capture_result_clear (&r);
       if (!ok)
         {
-          if (texts->len > 1)
-            g_prefix_error (&error, "line %u of %s: ", i + 1, file);
+          if (texts->len > 1 || c->text_line != NULL)
+            g_prefix_error (&error, "line %u of %s: ",
+                            (c->text_line != NULL ? c->text_line[i] : i) + 1, file);
           fprintf (stderr, "saccade: %s\n", error->message);
           rc = 1;
           break;
@@ -823,8 +827,11 @@ saccade_cmd_capture (int argc, char **argv)
   gboolean estimate = FALSE;
   int n_generate = 0;
   g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL, *prompt_file = NULL;
-  g_autofree char *layers_opt = NULL, *heads_opt = NULL;
+  g_autofree char *layers_opt = NULL, *heads_opt = NULL, *shard_opt = NULL;
   double sparse_eps = 0;
+  SaccadeShard shard = { 0, 1 };
+  g_autoptr (GArray) text_line = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint n_lines = 0;
   GOptionEntry entries[] = {
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file,
@@ -852,6 +859,9 @@ saccade_cmd_capture (int argc, char **argv)
       "EPS" },
     { "estimate", 0, 0, G_OPTION_ARG_NONE, &estimate,
       "Print what the runs would add to the store, and run nothing", NULL },
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &shard_opt,
+      "--file with --db: only lines k with k mod N = I, resumed after an interruption "
+      "(I/N; docs/cluster.md)", "I/N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -883,8 +893,33 @@ saccade_cmd_capture (int argc, char **argv)
                        : "--chat needs special tokens parsed: drop --no-parse-special");
       return 2;
     }
+  if (shard_opt != NULL
+      && (file == NULL || db_opt == NULL || no_store || strcmp (file, "-") == 0))
+    {
+      fprintf (stderr, "saccade: --shard I/N is for --file FILE with --db SHARD.sqlite (each "
+                       "shard stores into its own database; merge them with `saccade merge`)\n");
+      return 2;
+    }
+  if (shard_opt != NULL && !saccade_shard_parse (shard_opt, &shard, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
   if ((texts = capture_texts (text_opt, file, prompt_file, argc, argv, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
+  n_lines = texts->len;
+  if (shard_opt != NULL)
+    {
+      /* the shard's lines, in file order */
+      guint kept = 0;
+      for (guint k = 0; k < n_lines; k++)
+        if (saccade_shard_has (&shard, k))
+          {
+            GBytes *b = texts->pdata[k];
+            texts->pdata[k] = texts->pdata[kept];
+            texts->pdata[kept++] = b;
+            g_array_append_val (text_line, k);
+          }
+      g_ptr_array_set_size (texts, kept);
+      c.text_line = (const guint *) (void *) text_line->data;
+    }
   c.parse_special = !no_special;
   c.chat = chat;
   c.n_generate = n_generate;
@@ -903,9 +938,36 @@ saccade_cmd_capture (int argc, char **argv)
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else
     {
+      guint done = 0;
+      rc = 0;
+      if (shard_opt != NULL)
+        {
+          /* the settings every shard of one capture shares (the merge compares them) */
+          g_autofree char *l = g_strescape (layers_opt != NULL ? layers_opt : "", NULL);
+          g_autofree char *h = g_strescape (heads_opt != NULL ? heads_opt : "", NULL);
+          char eps[G_ASCII_DTOSTR_BUF_SIZE];
+          g_autofree char *settings = g_strdup_printf (
+            "{\"chat\":%s,\"generate\":%d,\"parse_special\":%s,\"layers\":\"%s\","
+            "\"heads\":\"%s\",\"sparse\":%s}", chat ? "true" : "false", n_generate,
+            no_special ? "false" : "true", l, h,
+            g_ascii_formatd (eps, sizeof eps, "%.17g", sparse_eps));
+          if (!saccade_capture_shard_begin (c.store, &ident, file, n_lines, settings, &shard,
+                                            &done, &error))
+            rc = saccade_cli_fail (g_steal_pointer (&error));
+          else if (done > 0)
+            {
+              fprintf (stderr, "saccade: resuming shard %s: %u of its %u lines are already "
+                               "stored in %s\n", shard_opt, MIN (done, texts->len), texts->len,
+                       sc_store_path (c.store));
+              g_array_remove_range (text_line, 0, MIN (done, texts->len));
+              g_ptr_array_remove_range (texts, 0, MIN (done, texts->len));
+              c.text_line = (const guint *) (void *) text_line->data;
+            }
+        }
       if (common.json)
         json = json_builder_new ();
-      rc = capture_all (&c, texts, file, json);
+      if (rc == 0)
+        rc = capture_all (&c, texts, file, json);
     }
   capture_ctx_clear (&c);
   return rc;

@@ -15,7 +15,8 @@
  * refused (with its line), a file with no sentence refused. Sentences are tokenised as
  * plain text (special tokens are not parsed), run in memory — not stored as runs, and no
  * study is stored: a file is a batch whose numbers are the summary — and summarised as
- * Jain & Wallace's Table 2 (sc_faith_summarize).
+ * Jain & Wallace's Table 2 (sc_faith_summarize). With a database, each sentence is stored
+ * as its own study, resumable and shardable: app/core/saccade-dataset.h.
  *
  * Timing: every result says how long it took and how much of it the forward passes took
  * (ScFaithTiming), the benchmark's "share spent outside forward passes".

@@ -6,7 +6,8 @@
  * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
  * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results;
  * sc-store-band.c: heads of sliding-window layers stored as their band, and the run's
- * layer windows).
+ * layer windows; sc-store-merge.c: merging stores; sc-store-shard.c: the shard manifests
+ * it compares).
  * Not installed, not for callers outside engine/store/ and the store's tests.
  */
 #pragma once
@@ -398,3 +399,30 @@ int sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool
 /* Stops the writer thread (after its current job and checkpoint) and closes its
  * connection. NULL is a no-op. */
 void sc_store_writer_free (ScStoreWriter *writer);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-shard.c                                                                      */
+
+/* One shard manifest as read (checked). */
+typedef struct {
+  char *params;
+  uint8_t sha256[SC_SHA256_DIGEST_SIZE];
+  int index, n;
+} ScStoreManifest;
+
+/* The manifests of one input of a merge; @path borrows the store's. */
+typedef struct {
+  const char *path;
+  ScStoreManifest *m;
+  size_t n_m;
+} ScStoreManifests;
+
+/* Reads @store's complete manifests into @in (each checked: its study readable, series
+ * "shard" exactly (I, N) with integers 0 <= I < N <= SC_STORE_MAX_SHARDS). */
+ScStatus sc_store_read_manifests (ScStore *store, ScStoreManifests *in, ScError *err);
+
+/* The manifest rule of sc-store-merge.h over @n_in inputs. */
+ScStatus sc_store_check_manifests (const ScStoreManifests *in, size_t n_in, ScError *err);
+
+/* Frees what @in holds. */
+void sc_store_manifests_clear (ScStoreManifests *in);

@@ -478,3 +478,96 @@ out:
   *out = d;
   return SC_OK;
 }
+
+void
+sc_store_study_refs_free (ScStoreStudyRef *refs, size_t n)
+{
+  for (size_t i = 0; refs != NULL && i < n; i++)
+    {
+      free (refs[i].params);
+      free (refs[i].model_name);
+    }
+  free (refs);
+}
+
+ScStatus
+sc_store_list_studies (ScStore *store, const char *kind, ScStoreStudyRef **out, size_t *n,
+                       ScError *err)
+{
+  ScStoreStudyRef *v = NULL;
+  sqlite3_stmt *st = NULL;
+  ScStatus status = SC_OK;
+  size_t len = 0, cap = 0;
+  int rc;
+
+  *out = NULL;
+  *n = 0;
+  if (store->schema_version < 2)
+    return SC_OK;
+  if ((rc = sqlite3_prepare_v2 (store->db, "SELECT s.id, s.params, m.sha256, m.n_layers, "
+                                "m.n_heads, m.n_vocab, m.name FROM studies s JOIN models m "
+                                "ON m.id = s.model_id WHERE s.kind = ? AND s.status = 'complete' "
+                                "ORDER BY s.id", -1, &st, NULL)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, store->db, rc, store->path, "listing %s studies", kind);
+  sqlite3_bind_text (st, 1, kind, -1, SQLITE_STATIC);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      const int64_t id = sqlite3_column_int64 (st, 0), nl = sqlite3_column_int64 (st, 3),
+                    nh = sqlite3_column_int64 (st, 4), nv = sqlite3_column_int64 (st, 5);
+      ScStoreStudyRef *r;
+      if (sqlite3_column_type (st, 1) != SQLITE_TEXT
+          || (size_t) sqlite3_column_bytes (st, 1) > SC_STORE_STUDY_MAX_PARAMS
+          || sqlite3_column_type (st, 2) != SQLITE_BLOB
+          || sqlite3_column_bytes (st, 2) != SC_SHA256_DIGEST_SIZE || nl < 1
+          || nl > SC_STORE_MAX_LAYERS || nh < 1 || nh > SC_STORE_MAX_HEADS
+          || nl * nh > SC_STORE_MAX_RUN_HEADS || nv < 1 || nv > INT32_MAX
+          || sqlite3_column_type (st, 6) != SQLITE_TEXT
+          || (size_t) sqlite3_column_bytes (st, 6) > SC_STORE_MAX_NAME_BYTES)
+        {
+          status = sc_error_set (err, SC_ERR_FORMAT, "%s: study %lld: its params or its "
+                                 "model's hash or dimensions are not what Saccade writes; "
+                                 "the file was edited or is damaged", store->path,
+                                 (long long) id);
+          break;
+        }
+      if (len == cap)
+        {
+          ScStoreStudyRef *grown = realloc (v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+          if (grown == NULL)
+            {
+              status = sc_error_set (err, SC_ERR_NOMEM, "%s: out of memory", store->path);
+              break;
+            }
+          v = grown;
+        }
+      r = &v[len];
+      r->model_name = NULL;
+      if ((r->params = strndup ((const char *) sqlite3_column_text (st, 1),
+                                (size_t) sqlite3_column_bytes (st, 1))) == NULL
+          || (r->model_name = strndup ((const char *) sqlite3_column_text (st, 6),
+                                       (size_t) sqlite3_column_bytes (st, 6))) == NULL)
+        {
+          free (r->params);
+          status = sc_error_set (err, SC_ERR_NOMEM, "%s: out of memory", store->path);
+          break;
+        }
+      len++;
+      r->id = id;
+      memcpy (r->model_sha256, sqlite3_column_blob (st, 2), SC_SHA256_DIGEST_SIZE);
+      r->n_layers = (uint32_t) nl;
+      r->n_heads = (uint32_t) nh;
+      r->n_vocab = (uint32_t) nv;
+    }
+  if (status == SC_OK && rc != SQLITE_DONE)
+    status = sc_store_sqlite_error (err, store->db, rc, store->path, "listing %s studies",
+                                    kind);
+  sqlite3_finalize (st);
+  if (status != SC_OK)
+    {
+      sc_store_study_refs_free (v, len);
+      return status;
+    }
+  *out = v;
+  *n = len;
+  return SC_OK;
+}

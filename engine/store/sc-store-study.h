@@ -96,6 +96,25 @@ ScStatus sc_store_read_study (ScStore *store, int64_t study_id, ScStoreStudyData
                               ScError *err);
 void sc_store_study_data_free (ScStoreStudyData *data); /* NULL is a no-op */
 
+/* A complete study as listed: its id, params and model (dimensions checked against the
+ * store's ceilings; the values are not read: sc_store_read_study or a study's own loader
+ * checks them). */
+typedef struct {
+  int64_t id;
+  char *params;                                /* NUL-terminated, owned */
+  uint8_t model_sha256[SC_SHA256_DIGEST_SIZE];
+  uint32_t n_layers, n_heads, n_vocab;         /* of the study's model */
+  char *model_name;                            /* NUL-terminated, owned */
+} ScStoreStudyRef;
+
+/* Every complete study of @kind in @store, by id. *@out is NULL when there is none (or the
+ * store is at v0/v1). Errors: SC_ERR_FORMAT (a params text not text or too long, a model
+ * hash not 32 bytes, dimensions outside the ceilings), SC_ERR_NOMEM, SC_ERR_DB. Free with
+ * sc_store_study_refs_free(). */
+ScStatus sc_store_list_studies (ScStore *store, const char *kind, ScStoreStudyRef **out,
+                                size_t *n, ScError *err);
+void sc_store_study_refs_free (ScStoreStudyRef *refs, size_t n); /* NULL is a no-op */
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,8 @@
 # never a signal (a crash, or a sanitizer's abort under the ASan/UBSan build in CI), never
 # a hang, never a changed file.
 #
+# Also `saccade merge` and `faithfulness --report` on each (docs/cluster.md).
+#
 # Usage: test-cli-hostile.sh SACCADE HOSTILE_STORES
 set -u
 saccade=$1
@@ -18,10 +20,15 @@ passes=0
 export SC_HOSTILE_HUGE_BYTES=8000000
 "$hostile" "$tmp/stores" > "$tmp/kinds" 2>&1 || { echo "FAIL: hostile-stores:"; cat "$tmp/kinds"; exit 1; }
 
-# run NAME DB ARGS...: runs `saccade ARGS --db DB` with a time limit and judges the result.
+# run NAME DB ARGS...: runs `saccade ARGS --db DB` (DB "-": `saccade ARGS`, for the verbs
+# that name their databases as arguments) with a time limit and judges the result.
 run() {
-  name=$1; db=$2; shift 2
-  timeout 60 "$saccade" "$@" --db "$db" > "$tmp/out" 2> "$tmp/err"
+  name=$1; run_db=$2; shift 2 # (sh has no locals: the loop's $db must not change)
+  if [ "$run_db" = - ]; then
+    timeout 60 "$saccade" "$@" > "$tmp/out" 2> "$tmp/err"
+  else
+    timeout 60 "$saccade" "$@" --db "$run_db" > "$tmp/out" 2> "$tmp/err"
+  fi
   rc=$?
   if [ "$rc" -eq 124 ]; then
     echo "FAIL: $name: saccade $* did not finish in 60 s"; fails=$((fails + 1)); return
@@ -62,6 +69,10 @@ for db in "$tmp"/stores/*.sqlite; do
     # test-cli and test-figures, this test is about what the data can do.
     run "$kind/lines-$id" "$db" export "$id" --figure lines --layer 3 -o "$tmp/l.png"
   done
+  # the merge (docs/cluster.md) takes the store as a shard: merged whole or refused
+  rm -f "$tmp/merged.sqlite"
+  run "$kind/merge" - merge "$tmp/merged.sqlite" "$db"
+  run "$kind/report" - faithfulness --report "$db"
   after=$(sha256sum "$db" | cut -d' ' -f1)
   if [ "$before" != "$after" ]; then
     echo "FAIL: $kind: reading changed the file"; fails=$((fails + 1))
