@@ -46,6 +46,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static NewFn module_new;
 static CountFn module_count;
 static char load_error[512];
+static int driver_devices; /* what the driver reported, module or not */
 
 /* True when the driver reports a device; else fills load_error with why not. */
 static bool
@@ -80,7 +81,10 @@ driver_has_device (void)
       rc = cu_count (&count);
     }
   if (rc == 0 && count > 0)
-    return true; /* the driver stays loaded: cudart will use it */
+    {
+      driver_devices = count;
+      return true; /* the driver stays loaded: cudart will use it */
+    }
   if (rc != 0 && (cu_name == NULL || cu_name (rc, &name) != 0))
     name = NULL;
   if (rc != 0 && name != NULL)
@@ -129,7 +133,9 @@ int
 sc_backend_cuda_device_count (void)
 {
   pthread_once (&once, load);
-  return module_count != NULL ? module_count () : 0;
+  /* the driver's count when the module could not be loaded: the GPU is there all the same
+   * (sc_backend_cuda_new() then says why it cannot be used) */
+  return module_count != NULL ? module_count () : driver_devices;
 }
 
 ScBackend *

@@ -76,8 +76,10 @@ saccade_cli_backend (const SaccadeCliCommon *common, GError **error)
   if ((name = saccade_cli_backend_name (common, error)) == NULL)
     return NULL;
   b = saccade_backend_new (name, common->threads, common->needs, &notice, error);
-  /* stderr, so that --json's stdout stays one JSON document. */
-  if (notice != NULL && (common->backend != NULL || saccade_backend_have_cuda ()))
+  /* stderr, so that --json's stdout stays one JSON document. Said when the user asked for
+   * a backend, or when a GPU is there but auto could not use it; the default on a machine
+   * without any CUDA device (the ordinary CPU machine, CUDA build or not) stays silent. */
+  if (notice != NULL && (common->backend != NULL || saccade_backend_have_gpu ()))
     fprintf (stderr, "saccade: %s\n", notice);
   return b;
 }

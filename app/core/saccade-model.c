@@ -59,6 +59,16 @@ saccade_backend_have_cuda (void)
 }
 
 gboolean
+saccade_backend_have_gpu (void)
+{
+#ifdef SC_HAVE_CUDA
+  return sc_backend_cuda_device_count () > 0;
+#else
+  return FALSE;
+#endif
+}
+
+gboolean
 saccade_backend_check_name (const char *name, GError **error)
 {
   if (name != NULL && g_strv_contains (backend_choices, name))

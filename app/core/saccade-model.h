@@ -30,6 +30,11 @@ const char *const *saccade_backend_choices (void);
 /* TRUE when this binary has the CUDA backend built in (nvcc was found at build time). */
 gboolean saccade_backend_have_cuda (void);
 
+/* TRUE when this binary has the CUDA backend and the machine has a CUDA device the driver
+ * reports (sc_backend_cuda_device_count() > 0; about 10 ms the first time, without loading
+ * cuBLAS). Any thread. */
+gboolean saccade_backend_have_gpu (void);
+
 /* TRUE when @name is one of saccade_backend_choices(); otherwise FALSE with @error set
  * (G_OPTION_ERROR_BAD_VALUE naming @name and the choices). Cheap: verbs check it before
  * loading a model. */
