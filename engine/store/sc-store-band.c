@@ -392,35 +392,15 @@ sc_store_band_locate (ScStore *store, const ScStoreRunShape *r, int layer, int h
           loc->layout = SC_STORE_LAYOUT_BAND;
           loc->n = r->n_tokens;
         }
-      /* each part holds >= 1 row, and the rows end at n: at most n parts */
-      else if (loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
-        {
-          status = sc_store_bad_run (store, r->id, err, "layer %d head %d has attention_bands "
-                                     "rows past its last row", layer, head);
-          goto out;
-        }
-      if ((status = check_band_row (store, st, r, layer, head, layer_w, loc, &p, err)) != SC_OK)
+      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
+          || (status = check_band_row (store, st, r, layer, head, layer_w, loc, &p, err))
+                 != SC_OK
+          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
         goto out;
-      if (loc->n_parts == cap)
-        {
-          size_t new_cap = cap ? 2 * cap : 4;
-          ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
-          if (grown == NULL)
-            {
-              status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-              goto out;
-            }
-          loc->parts = grown;
-          cap = new_cap;
-        }
-      loc->parts[loc->n_parts++] = p;
     }
   if (rc != SQLITE_DONE)
     goto db_error;
-  if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
-    status = sc_store_bad_run (store, r->id, err, "the attention_bands rows of layer %d head %d "
-                               "end at row %u of %u", layer, head,
-                               loc->parts[loc->n_parts - 1].row1, r->n_tokens);
+  status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
   goto out;
 
 db_error:

@@ -32,6 +32,43 @@ sc_store_head_loc_clear (ScStoreHeadLoc *loc)
   memset (loc, 0, sizeof *loc);
 }
 
+ScStatus
+sc_store_head_loc_check_more (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                              const ScStoreHeadLoc *loc, ScError *err)
+{
+  if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
+    return sc_store_bad_run (store, r->id, err, "layer %d head %d has %s rows past its last "
+                             "row", layer, head, loc->table);
+  return SC_OK;
+}
+
+ScStatus
+sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStorePart *p, ScError *err)
+{
+  if (loc->n_parts == *cap)
+    {
+      size_t new_cap = *cap ? 2 * *cap : 4;
+      ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
+      if (grown == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+      loc->parts = grown;
+      *cap = new_cap;
+    }
+  loc->parts[loc->n_parts++] = *p;
+  return SC_OK;
+}
+
+ScStatus
+sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                             const ScStoreHeadLoc *loc, ScError *err)
+{
+  if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
+    return sc_store_bad_run (store, r->id, err, "the %s rows of layer %d head %d end at row %u "
+                             "of %u", loc->table, layer, head, loc->parts[loc->n_parts - 1].row1,
+                             r->n_tokens);
+  return SC_OK;
+}
+
 /* Values before row @r in a packed causal head: r(r+1)/2 (r <= 2^19: < 2^38). */
 static inline uint64_t
 tri (uint64_t r)
@@ -288,28 +325,10 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
       ScStorePart p;
-      /* each part holds >= 1 row, and the rows end at n: at most n parts */
-      if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
-        {
-          status = sc_store_bad_run (store, r->id, err, "layer %d head %d has attention_parts "
-                                     "rows past its last row", layer, head);
-          goto out;
-        }
-      if ((status = check_part_row (store, st, r, layer, head, loc, &p, err)) != SC_OK)
+      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
+          || (status = check_part_row (store, st, r, layer, head, loc, &p, err)) != SC_OK
+          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
         goto out;
-      if (loc->n_parts == cap)
-        {
-          size_t new_cap = cap ? 2 * cap : 4;
-          ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
-          if (grown == NULL)
-            {
-              status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-              goto out;
-            }
-          loc->parts = grown;
-          cap = new_cap;
-        }
-      loc->parts[loc->n_parts++] = p;
     }
   if (rc != SQLITE_DONE)
     goto db_error;
@@ -324,10 +343,8 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
                                "a row for layer %d head %d",
                                store->schema_version >= 4 ? " nor attention_bands" : "", layer,
                                head);
-  else if (loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
-    status = sc_store_bad_run (store, r->id, err, "the attention_parts rows of layer %d head %d "
-                               "end at row %u of %u", layer, head,
-                               loc->parts[loc->n_parts - 1].row1, r->n_tokens);
+  else
+    status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
   goto out;
 
 db_error:

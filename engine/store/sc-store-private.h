@@ -220,6 +220,21 @@ ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head
                              ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
 void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
 
+/* The steps attention_parts and attention_bands locate a head by, one row at a time
+ * (sc-store-heads.c, sc-store-band.c); @loc->table names the table in their errors. */
+/* Before a further row: SC_OK, or the run's error (sc_store_bad_run) when @loc's parts
+ * already end at row n (each part holds >= 1 row: at most n parts). */
+ScStatus sc_store_head_loc_check_more (ScStore *store, const ScStoreRunShape *r, int layer,
+                                       int head, const ScStoreHeadLoc *loc, ScError *err);
+/* Appends @p to loc->parts, doubling it (its capacity in *@cap) when full. Returns
+ * SC_ERR_NOMEM, loc unchanged, when that fails. */
+ScStatus sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStorePart *p,
+                                 ScError *err);
+/* After the last row: SC_OK when @loc has no parts or they end at row n, else the run's
+ * error saying where they end. */
+ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,
+                                      int head, const ScStoreHeadLoc *loc, ScError *err);
+
 /* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
  * be NULL) as sc_store_read_head_rows says; every value checked. */
 ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
