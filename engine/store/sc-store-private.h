@@ -230,6 +230,17 @@ ScStatus sc_store_head_loc_check_more (ScStore *store, const ScStoreRunShape *r,
  * SC_ERR_NOMEM, loc unchanged, when that fails. */
 ScStatus sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStorePart *p,
                                  ScError *err);
+/* The start of checking a row of loc->table, whose columns 0, 1, 2 are id, row0, row1: an
+ * integer id, and rows [row0, row1) that start where @loc's previous part ended (0 for the
+ * first) and end inside the run. Fills @p (n_pairs 0); SC_OK or the run's error. */
+ScStatus sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st,
+                                       const ScStoreRunShape *r, int layer, int head,
+                                       const ScStoreHeadLoc *loc, ScStorePart *p, ScError *err);
+/* SC_OK when column @col of loc->table's row @rowid is the text 'f16', else
+ * SC_ERR_UNSUPPORTED naming the dtype it is. */
+ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
+                                      const ScStoreRunShape *r, int layer, int head,
+                                      const ScStoreHeadLoc *loc, int64_t rowid, ScError *err);
 /* After the last row: SC_OK when @loc has no parts or they end at row n, else the run's
  * error saying where they end. */
 ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,
