@@ -42,17 +42,13 @@
  * gemma_pytorch config, query_pre_attn_scalar = hidden_size / num_heads there). */
 #define GEMMA3_27B_LAYERS 62u
 
-/* One layer's weights as the backend sees them: Q, K, V and gate, up fused. */
+/* One layer's weights as the backend sees them: the shared view (sc-arch.h), then the
+ * QK-norm and the post-norms Gemma adds. */
 typedef struct {
-  const float *attn_norm;      /* (E) */
-  const float *w_qkv;          /* (Q + 2 KV, E): wq, wk, wv back to back */
+  ScLayerView base;             /* attn_norm, w_qkv, wo, ffn_norm, w_gate_up, w_down */
   const float *q_norm, *k_norm; /* (d) each */
-  const float *wo;             /* (E, Q) */
-  const float *post_attn_norm; /* (E) */
-  const float *ffn_norm;       /* (E) */
-  const float *w_gate_up;      /* (2 F, E): w_gate, w_up back to back */
-  const float *w_down;         /* (E, F) */
-  const float *post_ffn_norm;  /* (E) */
+  const float *post_attn_norm;  /* (E) */
+  const float *post_ffn_norm;   /* (E) */
 } Gemma3Layer;
 
 /* In arena order: wq, wk, wv and w_gate, w_up back to back (bind_layer checks). */
@@ -160,31 +156,17 @@ static ScStatus
 gemma3_bind_layer (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, void *view,
                    ScError *err)
 {
-  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff, d = in->head_dim;
+  const size_t E = in->n_embd, d = in->head_dim;
   Gemma3Layer *v = view;
+  ScStatus st;
 
-  if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "gemma3: the layer's Q, K, V or gate, up "
-                         "weights are not back to back, as the fused projections need");
-#define W(dst, src, n)                                                                        \
-  do                                                                                          \
-    {                                                                                         \
-      if ((dst = b->ops->weight (b, src, n, err)) == NULL)                                    \
-        return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;            \
-    }                                                                                         \
-  while (0)
-  W (v->attn_norm, w->attn_norm, E);
-  W (v->w_qkv, w->wq, (Q + 2 * KV) * E);
-  W (v->q_norm, w->attn_q_norm, d);
-  W (v->k_norm, w->attn_k_norm, d);
-  W (v->wo, w->wo, E * Q);
-  W (v->post_attn_norm, w->post_attn_norm, E);
-  W (v->ffn_norm, w->ffn_norm, E);
-  W (v->w_gate_up, w->w_gate, 2 * F * E);
-  W (v->w_down, w->w_down, E * F);
-  W (v->post_ffn_norm, w->post_ffn_norm, E);
-#undef W
+  if ((st = sc_layer_bind_view (b, in, w, &v->base, "gemma3", err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->q_norm, w->attn_q_norm, d, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->k_norm, w->attn_k_norm, d, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->post_attn_norm, w->post_attn_norm, E, err))
+             != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->post_ffn_norm, w->post_ffn_norm, E, err)) != SC_OK)
+    return st;
   return SC_OK;
 }
 
@@ -199,7 +181,7 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
   const int nq = c->n_q, past = c->n_past;
   const int window = (int) sc_model_layer_window (in, c->layer);
   const float base = window > 0 ? in->rope_base_local : in->rope_base;
-  float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
+  float *k_new = c->k_cache + (size_t) past * KV;
   ScStatus st;
 
 #define TRY(expr)                                                                             \
@@ -209,33 +191,26 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
         return st;                                                                            \
     }                                                                                         \
   while (0)
-  /* attention block; new keys and values go to cache rows past..n_k */
-  TRY (b->ops->rmsnorm (b, c->h, c->x, w->attn_norm, nq, E, in->norm_eps, err));
-  TRY (sc_layer_matmul (c, c->qkv, c->h, w->w_qkv, nq, E, Q + 2 * KV, false, err));
-  TRY (b->ops->copy_2d (b, c->q, Q, c->qkv, Q + 2 * KV, nq, Q, err));
-  TRY (b->ops->copy_2d (b, k_new, KV, c->qkv + Q, Q + 2 * KV, nq, KV, err));
-  TRY (b->ops->copy_2d (b, v_new, KV, c->qkv + Q + KV, Q + 2 * KV, nq, KV, err));
+  /* attention block: h = norm(x), qkv = h W_qkv^T split into q, and the new rows
+   * past..n_k of the K, V cache */
+  TRY (sc_layer_qkv (c, &w->base, err));
   /* QK-norm: each head's d values are a row of their own */
   TRY (b->ops->rmsnorm (b, c->q, c->q, w->q_norm, nq * H, d, in->norm_eps, err));
   TRY (b->ops->rmsnorm (b, k_new, k_new, w->k_norm, nq * Hkv, d, in->norm_eps, err));
   TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, base, err));
   TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, base, err));
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window */
-  TRY (sc_layer_attention (c, c->q, true, window, err));
-  if (c->edit_heads != NULL)
-    TRY (c->edit_heads (c, true, window, err));
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window; the edits */
+  TRY (sc_layer_attend (c, true, window, err));
   /* h = post_norm(o W_O^T); o is not touched again (the observer reads it, sc-arch.h) */
-  TRY (sc_layer_matmul (c, c->h, c->o, w->wo, nq, Q, E, false, err));
+  TRY (sc_layer_matmul (c, c->h, c->o, w->base.wo, nq, Q, E, false, err));
   TRY (b->ops->rmsnorm (b, c->h, c->h, w->post_attn_norm, nq, E, in->norm_eps, err));
   TRY (b->ops->add (b, c->x, c->h, (size_t) nq * E, err));
-  if (c->x_mid != NULL)
-    TRY (b->ops->copy (b, c->x_mid, c->x, (size_t) nq * E, err));
+  TRY (sc_layer_save_mid (c, err));
 
-  /* feed-forward block */
-  TRY (b->ops->rmsnorm (b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err));
-  TRY (sc_layer_matmul (c, c->gu, c->h, w->w_gate_up, nq, E, 2 * F, false, err));
+  /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
+  TRY (sc_layer_gate_up (c, &w->base, err));
   TRY (sc_backend_geglu (b, c->act, c->gu, nq, F, err));
-  TRY (sc_layer_matmul (c, c->h, c->act, w->w_down, nq, F, E, false, err));
+  TRY (sc_layer_matmul (c, c->h, c->act, w->base.w_down, nq, F, E, false, err));
   TRY (b->ops->rmsnorm (b, c->h, c->h, w->post_ffn_norm, nq, E, in->norm_eps, err));
   TRY (b->ops->add (b, c->x, c->h, (size_t) nq * E, err));
 #undef TRY

@@ -21,15 +21,8 @@
 
 #include <stddef.h>
 
-/* One layer's weights as the backend sees them: Q, K, V and gate, up fused. */
-typedef struct {
-  const float *attn_norm; /* (E) */
-  const float *w_qkv;     /* (Q + 2 KV, E): wq, wk, wv back to back */
-  const float *wo;        /* (E, Q) */
-  const float *ffn_norm;  /* (E) */
-  const float *w_gate_up; /* (2 F, E): w_gate, w_up back to back */
-  const float *w_down;    /* (E, F) */
-} LlamaLayer;
+/* One layer's weights as the backend sees them: the shared view (sc-arch.h), nothing more. */
+typedef ScLayerView LlamaLayer;
 
 /* The order is load-bearing: the loader lays the tensors out in this order, so wq, wk, wv
  * and w_gate, w_up are back to back, which the fused projections need (bind_layer checks). */
@@ -49,28 +42,7 @@ static ScStatus
 llama_bind_layer (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, void *view,
                   ScError *err)
 {
-  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff;
-  LlamaLayer *v = view;
-
-  if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "llama: the layer's Q, K, V or gate, up "
-                         "weights are not back to back, as the fused projections need");
-#define W(dst, src, n)                                                                        \
-  do                                                                                          \
-    {                                                                                         \
-      if ((dst = b->ops->weight (b, src, n, err)) == NULL)                                    \
-        return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;            \
-    }                                                                                         \
-  while (0)
-  W (v->attn_norm, w->attn_norm, E);
-  W (v->w_qkv, w->wq, (Q + 2 * KV) * E);
-  W (v->wo, w->wo, E * Q);
-  W (v->ffn_norm, w->ffn_norm, E);
-  W (v->w_gate_up, w->w_gate, 2 * F * E);
-  W (v->w_down, w->w_down, E * F);
-#undef W
-  return SC_OK;
+  return sc_layer_bind_view (b, in, w, view, "llama", err);
 }
 
 static ScStatus
@@ -82,7 +54,7 @@ llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
   const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
             d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
   const int nq = c->n_q, past = c->n_past;
-  float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
+  float *k_new = c->k_cache + (size_t) past * KV;
   ScStatus st;
 
 #define TRY(expr)                                                                             \
@@ -92,28 +64,20 @@ llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
         return st;                                                                            \
     }                                                                                         \
   while (0)
-  /* attention block; new keys and values go to cache rows past..n_k */
-  TRY (b->ops->rmsnorm (b, c->h, c->x, w->attn_norm, nq, E, in->norm_eps, err));
-  /* qkv (nq, Q + 2KV) = h W_qkv^T, then split: q, and K, V into the cache */
-  TRY (sc_layer_matmul (c, c->qkv, c->h, w->w_qkv, nq, E, Q + 2 * KV, false, err));
-  TRY (b->ops->copy_2d (b, c->q, Q, c->qkv, Q + 2 * KV, nq, Q, err));
-  TRY (b->ops->copy_2d (b, k_new, KV, c->qkv + Q, Q + 2 * KV, nq, KV, err));
-  TRY (b->ops->copy_2d (b, v_new, KV, c->qkv + Q + KV, Q + 2 * KV, nq, KV, err));
+  /* attention block: h = norm(x), qkv = h W_qkv^T split into q, and the new rows
+   * past..n_k of the K, V cache */
+  TRY (sc_layer_qkv (c, w, err));
   TRY (b->ops->rope (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err));
   TRY (b->ops->rope (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window */
-  TRY (sc_layer_attention (c, c->q, true, 0, err));
-  /* the intervention's edits of chosen heads' P and o (sc-arch.h), before o is used */
-  if (c->edit_heads != NULL)
-    TRY (c->edit_heads (c, true, 0, err));
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; then the intervention's
+   * edits of chosen heads' P and o (sc-arch.h), before o is used */
+  TRY (sc_layer_attend (c, true, 0, err));
   TRY (sc_layer_matmul (c, c->x, c->o, w->wo, nq, Q, E, true, err));
   /* c->o is not touched again: the observer reads it after we return (sc-arch.h) */
-  if (c->x_mid != NULL) /* the backward pass's tape */
-    TRY (b->ops->copy (b, c->x_mid, c->x, (size_t) nq * E, err));
+  TRY (sc_layer_save_mid (c, err)); /* the backward pass's tape */
 
-  /* feed-forward block */
-  TRY (b->ops->rmsnorm (b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err));
-  TRY (sc_layer_matmul (c, c->gu, c->h, w->w_gate_up, nq, E, 2 * F, false, err));
+  /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
+  TRY (sc_layer_gate_up (c, w, err));
   TRY (b->ops->swiglu (b, c->act, c->gu, nq, F, err));
   TRY (sc_layer_matmul (c, c->x, c->act, w->w_down, nq, F, E, true, err));
 #undef TRY

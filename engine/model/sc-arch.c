@@ -128,3 +128,82 @@ sc_layer_attention (const ScLayerCtx *c, const float *q, bool causal, int window
     c->stats->attention_s += now_s () - t0;
   return st;
 }
+
+ScStatus
+sc_layer_bind_weight (ScBackend *b, const float **dst, const float *src, size_t n, ScError *err)
+{
+  if ((*dst = b->ops->weight (b, src, n, err)) == NULL)
+    return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;
+  return SC_OK;
+}
+
+ScStatus
+sc_layer_bind_view (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, ScLayerView *v,
+                    const char *arch, ScError *err)
+{
+  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
+               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff;
+  ScStatus st;
+
+  if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: the layer's Q, K, V or gate, up "
+                         "weights are not back to back, as the fused projections need", arch);
+  if ((st = sc_layer_bind_weight (b, &v->attn_norm, w->attn_norm, E, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->w_qkv, w->wq, (Q + 2 * KV) * E, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->wo, w->wo, E * Q, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->ffn_norm, w->ffn_norm, E, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->w_gate_up, w->w_gate, 2 * F * E, err)) != SC_OK
+      || (st = sc_layer_bind_weight (b, &v->w_down, w->w_down, E * F, err)) != SC_OK)
+    return st;
+  return SC_OK;
+}
+
+ScStatus
+sc_layer_qkv (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, d = (int) in->head_dim, Q = (int) in->n_heads * d,
+            KV = (int) in->n_kv_heads * d, nq = c->n_q, past = c->n_past;
+  float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
+  ScStatus st;
+
+  if ((st = b->ops->rmsnorm (b, c->h, c->x, w->attn_norm, nq, E, in->norm_eps, err)) != SC_OK
+      || (st = sc_layer_matmul (c, c->qkv, c->h, w->w_qkv, nq, E, Q + 2 * KV, false, err))
+             != SC_OK
+      || (st = b->ops->copy_2d (b, c->q, Q, c->qkv, Q + 2 * KV, nq, Q, err)) != SC_OK
+      || (st = b->ops->copy_2d (b, k_new, KV, c->qkv + Q, Q + 2 * KV, nq, KV, err)) != SC_OK
+      || (st = b->ops->copy_2d (b, v_new, KV, c->qkv + Q + KV, Q + 2 * KV, nq, KV, err)) != SC_OK)
+    return st;
+  return SC_OK;
+}
+
+ScStatus
+sc_layer_attend (const ScLayerCtx *c, bool causal, int window, ScError *err)
+{
+  ScStatus st = sc_layer_attention (c, c->q, causal, window, err);
+
+  if (st == SC_OK && c->edit_heads != NULL)
+    st = c->edit_heads (c, causal, window, err);
+  return st;
+}
+
+ScStatus
+sc_layer_save_mid (const ScLayerCtx *c, ScError *err)
+{
+  if (c->x_mid == NULL)
+    return SC_OK;
+  return c->b->ops->copy (c->b, c->x_mid, c->x, (size_t) c->n_q * c->info->n_embd, err);
+}
+
+ScStatus
+sc_layer_gate_up (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  const int E = (int) in->n_embd, F = (int) in->n_ff, nq = c->n_q;
+  ScStatus st = c->b->ops->rmsnorm (c->b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err);
+
+  if (st == SC_OK)
+    st = sc_layer_matmul (c, c->gu, c->h, w->w_gate_up, nq, E, 2 * F, false, err);
+  return st;
+}

@@ -91,8 +91,9 @@ typedef struct ScLayerCtx {
    * edits, mean-ablation; sc-forward.c), or NULL when this layer has none. A layer
    * function calls it right after its attention, before it reads ctx->o:
    *   if (ctx->edit_heads != NULL) TRY (ctx->edit_heads (ctx, causal, window, err));
-   * with the same causal and window. It rewrites the chosen heads' rows of ctx->probs
-   * and of ctx->o; every other head's bytes are left as the attention op wrote them. */
+   * with the same causal and window (sc_layer_attend does both). It rewrites the chosen
+   * heads' rows of ctx->probs and of ctx->o; every other head's bytes are left as the
+   * attention op wrote them. */
   ScStatus (*edit_heads) (const struct ScLayerCtx *ctx, bool causal, int window, ScError *err);
   const void *edit_user;    /* the forward pass's, for edit_heads */
   float *x_mid;             /* (n_q, E) or NULL: where the layer copies the residual
@@ -178,6 +179,49 @@ char *sc_arch_list (char *buf, size_t size);
 int64_t sc_arch_dim (ScDim dim, const ScModelInfo *info);
 
 /* Helpers for layer functions (llama.cpp's build_* in the small). */
+
+/* The weights every architecture's layer has, as the backend sees them: Q, K, V and gate,
+ * up fused. An architecture's view struct starts with one (LlamaLayer is only this; Gemma 3
+ * adds its extra norms after it). */
+typedef struct {
+  const float *attn_norm; /* (E) */
+  const float *w_qkv;     /* (Q + 2 KV, E): wq, wk, wv back to back */
+  const float *wo;        /* (E, Q) */
+  const float *ffn_norm;  /* (E) */
+  const float *w_gate_up; /* (2 F, E): w_gate, w_up back to back */
+  const float *w_down;    /* (E, F) */
+} ScLayerView;
+
+/* Makes @n host floats at @src available to @b (b->ops->weight) and stores the backend's
+ * pointer in *@dst. Returns the backend's error (SC_ERR_NOMEM, SC_ERR_BACKEND) with @err
+ * filled, SC_ERR_BACKEND when the backend left it empty. */
+ScStatus sc_layer_bind_weight (ScBackend *b, const float **dst, const float *src, size_t n,
+                               ScError *err);
+
+/* Fills @v with @w's shared weights bound to @b (sc_layer_bind_weight), after checking that
+ * wq, wk, wv and w_gate, w_up are back to back in the loader's arena, as the fused
+ * projections need (SC_ERR_INVALID_ARG naming @arch when they are not). */
+ScStatus sc_layer_bind_view (ScBackend *b, const ScModelInfo *info, const ScLayerWeights *w,
+                             ScLayerView *v, const char *arch, ScError *err);
+
+/* The start of the attention block: ctx->h = rmsnorm(ctx->x) * attn_norm, one fused
+ * projection by w_qkv, split into ctx->q (n_q, Q) and the new cache rows n_past .. n_k - 1 of
+ * ctx->k_cache and ctx->v_cache (n_q, KV each), before any QK-norm or RoPE. */
+ScStatus sc_layer_qkv (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
+
+/* sc_layer_attention of ctx->q, then the intervention's edits of chosen heads
+ * (ctx->edit_heads, when set) with the same @causal and @window; after it ctx->o holds what
+ * the output projection must multiply. */
+ScStatus sc_layer_attend (const ScLayerCtx *ctx, bool causal, int window, ScError *err);
+
+/* Between the attention and feed-forward blocks: copies ctx->x into ctx->x_mid when the
+ * backward pass keeps a tape (ctx->x_mid != NULL); nothing otherwise. */
+ScStatus sc_layer_save_mid (const ScLayerCtx *ctx, ScError *err);
+
+/* The start of the feed-forward block: ctx->h = rmsnorm(ctx->x) * ffn_norm, then
+ * ctx->gu (n_q, 2 F) = ctx->h . w_gate_up^T (one fused product); the activation is the
+ * architecture's. */
+ScStatus sc_layer_gate_up (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
 
 /* A projection y (n, out) = x (n, in) . W^T (+ y with @accumulate) on ctx->b, clocked
  * into ctx->stats when given. */

@@ -286,6 +286,7 @@ layer_window (ScStore *store, const ScStoreRunShape *r, int layer, int64_t *w, S
   return status;
 }
 
+/* The query's columns; id, row0, row1 first, where sc_store_head_loc_check_rows reads them. */
 enum { B_ID, B_ROW0, B_ROW1, B_NQ, B_WIN, B_DTYPE, B_DATA_T, B_DATA_L };
 
 /* One attention_bands row of the head being located: it starts where the previous ended,
@@ -295,30 +296,18 @@ check_band_row (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int 
                 int64_t layer_w, ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
   const uint32_t n = r->n_tokens;
-  const uint32_t expect_row0 = loc->n_parts > 0 ? loc->parts[loc->n_parts - 1].row1 : 0;
-  const char *dtype = (const char *) sqlite3_column_text (st, B_DTYPE);
   const char *data_t = (const char *) sqlite3_column_text (st, B_DATA_T);
-  int64_t rowid = 0, row0 = -1, row1 = -1, v = 0, w = 0;
+  int64_t v = 0, w = 0;
+  ScStatus status;
   char val[96];
 
-  if (!sc_store_int_in (st, B_ID, INT64_MIN, INT64_MAX, &rowid))
-    return sc_store_bad_run (store, r->id, err, "an attention_bands row of layer %d head %d has "
-                             "no integer id", layer, head);
-  if (!sc_store_int_in (st, B_ROW0, expect_row0, expect_row0, &row0)
-      || !sc_store_int_in (st, B_ROW1, (int64_t) expect_row0 + 1, n, &row1))
-    {
-      int col = sc_store_int_in (st, B_ROW0, expect_row0, expect_row0, &row0) ? B_ROW1 : B_ROW0;
-      sc_store_describe_value (st, col, val, sizeof val);
-      return sc_store_bad_run (store, r->id, err, "attention_bands row %lld (layer %d head %d): "
-                               "%s is %s; the head's parts must cover rows 0..%u in order, and "
-                               "this one starts at row %u", (long long) rowid, layer, head,
-                               col == B_ROW0 ? "row0" : "row1", val, n, expect_row0);
-    }
+  if ((status = sc_store_head_loc_check_rows (store, st, r, layer, head, loc, p, err)) != SC_OK)
+    return status;
   if (!sc_store_int_in (st, B_NQ, n, n, &v))
     {
       sc_store_describe_value (st, B_NQ, val, sizeof val);
       return sc_store_bad_run (store, r->id, err, "attention_bands row %lld (layer %d head %d): "
-                               "n_query is %s, but the run has %u tokens", (long long) rowid,
+                               "n_query is %s, but the run has %u tokens", (long long) p->rowid,
                                layer, head, val, n);
     }
   if (!sc_store_int_in (st, B_WIN, 1, (int64_t) n - 1, &w))
@@ -326,38 +315,31 @@ check_band_row (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int 
       sc_store_describe_value (st, B_WIN, val, sizeof val);
       return sc_store_bad_run (store, r->id, err, "attention_bands row %lld (layer %d head %d): "
                                "window_size is %s; a band of a %u-token run has a window of "
-                               "1..%u tokens", (long long) rowid, layer, head, val, n, n - 1);
+                               "1..%u tokens", (long long) p->rowid, layer, head, val, n, n - 1);
     }
   if (w != layer_w || (loc->n_parts > 0 && (uint32_t) w != loc->window))
     return sc_store_bad_run (store, r->id, err, "attention_bands row %lld (layer %d head %d): "
                              "window_size is %lld, but layer %d's window is %lld%s",
-                             (long long) rowid, layer, head, (long long) w, layer,
+                             (long long) p->rowid, layer, head, (long long) w, layer,
                              (long long) (loc->n_parts > 0 ? loc->window : layer_w),
                              loc->n_parts > 0 ? " in the head's other parts"
                              : layer_w == 0 ? " (layer_windows has no row: a global layer)"
                                             : " (layer_windows)");
-  if (sqlite3_column_type (st, B_DTYPE) != SQLITE_TEXT || dtype == NULL
-      || strcmp (dtype, "f16") != 0)
-    {
-      sc_store_describe_value (st, B_DTYPE, val, sizeof val);
-      return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: run %lld: attention_bands row %lld "
-                           "(layer %d head %d) has dtype %s; this version reads 'f16' only",
-                           store->path, (long long) r->id, (long long) rowid, layer, head, val);
-    }
+  if ((status = sc_store_head_loc_check_f16 (store, st, B_DTYPE, r, layer, head, loc, p->rowid,
+                                             err)) != SC_OK)
+    return status;
   {
-    const int64_t want = 2 * (int64_t) sc_store_band_values ((uint32_t) w, (uint32_t) row0,
-                                                             (uint32_t) row1);
+    const int64_t want = 2 * (int64_t) sc_store_band_values ((uint32_t) w, p->row0, p->row1);
     if (data_t == NULL || strcmp (data_t, "blob") != 0
         || sqlite3_column_int64 (st, B_DATA_L) != want)
       return sc_store_bad_run (store, r->id, err, "attention_bands row %lld (layer %d head %d): "
                                "data is %s of %lld bytes; rows %lld..%lld of a band of window "
-                               "%lld have %lld", (long long) rowid, layer, head,
+                               "%lld have %lld", (long long) p->rowid, layer, head,
                                data_t != NULL ? data_t : "?",
                                (long long) sqlite3_column_int64 (st, B_DATA_L),
-                               (long long) row0, (long long) row1, (long long) w,
+                               (long long) p->row0, (long long) p->row1, (long long) w,
                                (long long) want);
   }
-  *p = (ScStorePart) { rowid, (uint32_t) row0, (uint32_t) row1, 0 };
   loc->window = (uint32_t) w;
   return SC_OK;
 }
@@ -392,35 +374,15 @@ sc_store_band_locate (ScStore *store, const ScStoreRunShape *r, int layer, int h
           loc->layout = SC_STORE_LAYOUT_BAND;
           loc->n = r->n_tokens;
         }
-      /* each part holds >= 1 row, and the rows end at n: at most n parts */
-      else if (loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
-        {
-          status = sc_store_bad_run (store, r->id, err, "layer %d head %d has attention_bands "
-                                     "rows past its last row", layer, head);
-          goto out;
-        }
-      if ((status = check_band_row (store, st, r, layer, head, layer_w, loc, &p, err)) != SC_OK)
+      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
+          || (status = check_band_row (store, st, r, layer, head, layer_w, loc, &p, err))
+                 != SC_OK
+          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
         goto out;
-      if (loc->n_parts == cap)
-        {
-          size_t new_cap = cap ? 2 * cap : 4;
-          ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
-          if (grown == NULL)
-            {
-              status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-              goto out;
-            }
-          loc->parts = grown;
-          cap = new_cap;
-        }
-      loc->parts[loc->n_parts++] = p;
     }
   if (rc != SQLITE_DONE)
     goto db_error;
-  if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
-    status = sc_store_bad_run (store, r->id, err, "the attention_bands rows of layer %d head %d "
-                               "end at row %u of %u", layer, head,
-                               loc->parts[loc->n_parts - 1].row1, r->n_tokens);
+  status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
   goto out;
 
 db_error:

@@ -32,6 +32,92 @@ sc_store_head_loc_clear (ScStoreHeadLoc *loc)
   memset (loc, 0, sizeof *loc);
 }
 
+ScStatus
+sc_store_head_loc_check_more (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                              const ScStoreHeadLoc *loc, ScError *err)
+{
+  if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
+    return sc_store_bad_run (store, r->id, err, "layer %d head %d has %s rows past its last "
+                             "row", layer, head, loc->table);
+  return SC_OK;
+}
+
+ScStatus
+sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStorePart *p, ScError *err)
+{
+  if (loc->n_parts == *cap)
+    {
+      size_t new_cap = *cap ? 2 * *cap : 4;
+      ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
+      if (grown == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+      loc->parts = grown;
+      *cap = new_cap;
+    }
+  loc->parts[loc->n_parts++] = *p;
+  return SC_OK;
+}
+
+/* The columns sc_store_head_loc_check_rows reads, the same in both tables' queries. */
+enum { LOC_ID, LOC_ROW0, LOC_ROW1 };
+
+ScStatus
+sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r,
+                              int layer, int head, const ScStoreHeadLoc *loc, ScStorePart *p,
+                              ScError *err)
+{
+  const uint32_t n = r->n_tokens;
+  const uint32_t expect_row0 = loc->n_parts > 0 ? loc->parts[loc->n_parts - 1].row1 : 0;
+  int64_t rowid = 0, row0 = -1, row1 = -1;
+  char val[96];
+
+  if (!sc_store_int_in (st, LOC_ID, INT64_MIN, INT64_MAX, &rowid))
+    return sc_store_bad_run (store, r->id, err, "an %s row of layer %d head %d has no integer "
+                             "id", loc->table, layer, head);
+  if (!sc_store_int_in (st, LOC_ROW0, expect_row0, expect_row0, &row0)
+      || !sc_store_int_in (st, LOC_ROW1, (int64_t) expect_row0 + 1, n, &row1))
+    {
+      int col = sc_store_int_in (st, LOC_ROW0, expect_row0, expect_row0, &row0) ? LOC_ROW1
+                                                                                : LOC_ROW0;
+      sc_store_describe_value (st, col, val, sizeof val);
+      return sc_store_bad_run (store, r->id, err, "%s row %lld (layer %d head %d): %s is %s; "
+                               "the head's parts must cover rows 0..%u in order, and this one "
+                               "starts at row %u", loc->table, (long long) rowid, layer, head,
+                               col == LOC_ROW0 ? "row0" : "row1", val, n, expect_row0);
+    }
+  *p = (ScStorePart) { rowid, (uint32_t) row0, (uint32_t) row1, 0 };
+  return SC_OK;
+}
+
+ScStatus
+sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
+                             const ScStoreRunShape *r, int layer, int head,
+                             const ScStoreHeadLoc *loc, int64_t rowid, ScError *err)
+{
+  const char *dtype = (const char *) sqlite3_column_text (st, col);
+  char val[96];
+
+  if (sqlite3_column_type (st, col) != SQLITE_TEXT || dtype == NULL || strcmp (dtype, "f16") != 0)
+    {
+      sc_store_describe_value (st, col, val, sizeof val);
+      return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: run %lld: %s row %lld (layer %d head "
+                           "%d) has dtype %s; this version reads 'f16' only", store->path,
+                           (long long) r->id, loc->table, (long long) rowid, layer, head, val);
+    }
+  return SC_OK;
+}
+
+ScStatus
+sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                             const ScStoreHeadLoc *loc, ScError *err)
+{
+  if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
+    return sc_store_bad_run (store, r->id, err, "the %s rows of layer %d head %d end at row %u "
+                             "of %u", loc->table, layer, head, loc->parts[loc->n_parts - 1].row1,
+                             r->n_tokens);
+  return SC_OK;
+}
+
 /* Values before row @r in a packed causal head: r(r+1)/2 (r <= 2^19: < 2^38). */
 static inline uint64_t
 tri (uint64_t r)
@@ -130,6 +216,7 @@ check_head_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
   return SC_OK;
 }
 
+/* The query's columns; id, row0, row1 first, where sc_store_head_loc_check_rows reads them. */
 enum {
   P_ID, P_ROW0, P_ROW1, P_NQ, P_NK, P_LAYOUT, P_DTYPE, P_DROPPED_T, P_DROPPED_L, P_OFFSETS_T,
   P_OFFSETS_L, P_KEYS_T, P_KEYS_L, P_DATA_T, P_DATA_L,
@@ -150,49 +237,31 @@ check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
                 int head, ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
   const uint32_t n = r->n_tokens;
-  const uint32_t expect_row0 = loc->n_parts > 0 ? loc->parts[loc->n_parts - 1].row1 : 0;
-  const char *dtype = (const char *) sqlite3_column_text (st, P_DTYPE);
-  int64_t rowid = 0, row0 = -1, row1 = -1, v = 0;
+  int64_t v = 0;
   ScStoreLayout layout;
+  ScStatus status;
   char val[96];
 
-  if (!sc_store_int_in (st, P_ID, INT64_MIN, INT64_MAX, &rowid))
-    return sc_store_bad_run (store, r->id, err, "an attention_parts row of layer %d head %d has "
-                             "no integer id", layer, head);
-  if (!sc_store_int_in (st, P_ROW0, expect_row0, expect_row0, &row0)
-      || !sc_store_int_in (st, P_ROW1, (int64_t) expect_row0 + 1, n, &row1))
-    {
-      int col = sc_store_int_in (st, P_ROW0, expect_row0, expect_row0, &row0) ? P_ROW1 : P_ROW0;
-      sc_store_describe_value (st, col, val, sizeof val);
-      return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head %d): "
-                               "%s is %s; the head's parts must cover rows 0..%u in order, and "
-                               "this one starts at row %u", (long long) rowid, layer, head,
-                               col == P_ROW0 ? "row0" : "row1", val, n, expect_row0);
-    }
+  if ((status = sc_store_head_loc_check_rows (store, st, r, layer, head, loc, p, err)) != SC_OK)
+    return status;
   if (!sc_store_int_in (st, P_NQ, n, n, &v) || !sc_store_int_in (st, P_NK, n, n, &v))
     {
       int col = sc_store_int_in (st, P_NQ, n, n, &v) ? P_NK : P_NQ;
       sc_store_describe_value (st, col, val, sizeof val);
       return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head %d): "
-                               "%s is %s, but the run has %u tokens", (long long) rowid, layer,
-                               head, col == P_NQ ? "n_query" : "n_key", val, n);
+                               "%s is %s, but the run has %u tokens", (long long) p->rowid,
+                               layer, head, col == P_NQ ? "n_query" : "n_key", val, n);
     }
   if (!layout_from (st, P_LAYOUT, &layout) || (loc->n_parts > 0 && layout != loc->layout))
     {
       sc_store_describe_value (st, P_LAYOUT, val, sizeof val);
       return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head %d): "
                                "layout is %s, not 'causal', 'full' or 'sparse' as the head's "
-                               "other parts", (long long) rowid, layer, head, val);
+                               "other parts", (long long) p->rowid, layer, head, val);
     }
-  if (sqlite3_column_type (st, P_DTYPE) != SQLITE_TEXT || dtype == NULL
-      || strcmp (dtype, "f16") != 0)
-    {
-      sc_store_describe_value (st, P_DTYPE, val, sizeof val);
-      return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: run %lld: attention_parts row %lld "
-                           "(layer %d head %d) has dtype %s; this version reads 'f16' only",
-                           store->path, (long long) r->id, (long long) rowid, layer, head, val);
-    }
-  *p = (ScStorePart) { rowid, (uint32_t) row0, (uint32_t) row1, 0 };
+  if ((status = sc_store_head_loc_check_f16 (store, st, P_DTYPE, r, layer, head, loc, p->rowid,
+                                             err)) != SC_OK)
+    return status;
   {
     const uint32_t rows = p->row1 - p->row0;
     if (layout != SC_STORE_LAYOUT_SPARSE)
@@ -202,7 +271,7 @@ check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
         if (!is_blob_of (st, P_DATA_T, P_DATA_L, want))
           return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head "
                                    "%d): data is not a BLOB of %lld bytes, the size of rows "
-                                   "%u..%u of a %s fp16 head of %u tokens", (long long) rowid,
+                                   "%u..%u of a %s fp16 head of %u tokens", (long long) p->rowid,
                                    layer, head, (long long) want, p->row0, p->row1,
                                    layout_name (layout), n);
       }
@@ -219,7 +288,7 @@ check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r
                                    "%d): the sparse BLOBs of rows %u..%u do not fit (dropped "
                                    "4 bytes a row, offsets 8 bytes a row and one more, keys 4 "
                                    "and data 2 bytes a pair, at most %lld pairs)",
-                                   (long long) rowid, layer, head, p->row0, p->row1,
+                                   (long long) p->rowid, layer, head, p->row0, p->row1,
                                    (long long) most);
         p->n_pairs = (uint64_t) data_len / 2;
       }
@@ -288,28 +357,10 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
       ScStorePart p;
-      /* each part holds >= 1 row, and the rows end at n: at most n parts */
-      if (loc->n_parts > 0 && loc->parts[loc->n_parts - 1].row1 == r->n_tokens)
-        {
-          status = sc_store_bad_run (store, r->id, err, "layer %d head %d has attention_parts "
-                                     "rows past its last row", layer, head);
-          goto out;
-        }
-      if ((status = check_part_row (store, st, r, layer, head, loc, &p, err)) != SC_OK)
+      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
+          || (status = check_part_row (store, st, r, layer, head, loc, &p, err)) != SC_OK
+          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
         goto out;
-      if (loc->n_parts == cap)
-        {
-          size_t new_cap = cap ? 2 * cap : 4;
-          ScStorePart *grown = realloc (loc->parts, new_cap * sizeof *grown);
-          if (grown == NULL)
-            {
-              status = sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-              goto out;
-            }
-          loc->parts = grown;
-          cap = new_cap;
-        }
-      loc->parts[loc->n_parts++] = p;
     }
   if (rc != SQLITE_DONE)
     goto db_error;
@@ -324,10 +375,8 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
                                "a row for layer %d head %d",
                                store->schema_version >= 4 ? " nor attention_bands" : "", layer,
                                head);
-  else if (loc->parts[loc->n_parts - 1].row1 != r->n_tokens)
-    status = sc_store_bad_run (store, r->id, err, "the attention_parts rows of layer %d head %d "
-                               "end at row %u of %u", layer, head,
-                               loc->parts[loc->n_parts - 1].row1, r->n_tokens);
+  else
+    status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
   goto out;
 
 db_error:

@@ -220,6 +220,32 @@ ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head
                              ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
 void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
 
+/* The steps attention_parts and attention_bands locate a head by, one row at a time
+ * (sc-store-heads.c, sc-store-band.c); @loc->table names the table in their errors. */
+/* Before a further row: SC_OK, or the run's error (sc_store_bad_run) when @loc's parts
+ * already end at row n (each part holds >= 1 row: at most n parts). */
+ScStatus sc_store_head_loc_check_more (ScStore *store, const ScStoreRunShape *r, int layer,
+                                       int head, const ScStoreHeadLoc *loc, ScError *err);
+/* Appends @p to loc->parts, doubling it (its capacity in *@cap) when full. Returns
+ * SC_ERR_NOMEM, loc unchanged, when that fails. */
+ScStatus sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStorePart *p,
+                                 ScError *err);
+/* The start of checking a row of loc->table, whose columns 0, 1, 2 are id, row0, row1: an
+ * integer id, and rows [row0, row1) that start where @loc's previous part ended (0 for the
+ * first) and end inside the run. Fills @p (n_pairs 0); SC_OK or the run's error. */
+ScStatus sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st,
+                                       const ScStoreRunShape *r, int layer, int head,
+                                       const ScStoreHeadLoc *loc, ScStorePart *p, ScError *err);
+/* SC_OK when column @col of loc->table's row @rowid is the text 'f16', else
+ * SC_ERR_UNSUPPORTED naming the dtype it is. */
+ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
+                                      const ScStoreRunShape *r, int layer, int head,
+                                      const ScStoreHeadLoc *loc, int64_t rowid, ScError *err);
+/* After the last row: SC_OK when @loc has no parts or they end at row n, else the run's
+ * error saying where they end. */
+ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,
+                                      int head, const ScStoreHeadLoc *loc, ScError *err);
+
 /* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
  * be NULL) as sc_store_read_head_rows says; every value checked. */
 ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,

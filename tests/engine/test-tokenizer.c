@@ -17,6 +17,7 @@
 #include "engine/text/sc-tokenizer.h"
 #include "engine/text/sc-unicode.h"
 #include "tests/engine/sc-test-gguf.h"
+#include "tests/engine/sc-test-tokens.h"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ScTokenizer, sc_tokenizer_free)
 
@@ -567,63 +568,14 @@ test_gguf (void)
 
 /* ---- the llama.cpp oracle ------------------------------------------------------------ */
 
-static char *
-source_path (const char *rel)
-{
-  const char *src = g_getenv ("SC_TEST_SOURCE_DIR");
-  return g_build_filename (src != NULL ? src : ".", rel, NULL);
-}
-
-static GBytes *
-hex_to_bytes (const char *hex)
-{
-  gsize n = strlen (hex) / 2;
-  guint8 *out = g_malloc (n + 1);
-  for (gsize i = 0; i < n; i++)
-    out[i] = (guint8) (g_ascii_xdigit_value (hex[2 * i]) * 16 + g_ascii_xdigit_value (hex[2 * i + 1]));
-  return g_bytes_new_take (out, n);
-}
-
-static char *
-ids_to_string (const int32_t *ids, gsize n)
-{
-  GString *s = g_string_new (NULL);
-  for (gsize i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%d", i ? " " : "", ids[i]);
-  return g_string_free (s, FALSE);
-}
-
-/* The concatenated sc_token_to_bytes() of @ids. */
-static GBytes *
-decode_all (const ScTokenizer *tok, const int32_t *ids, gsize n, bool special)
-{
-  GByteArray *out = g_byte_array_new ();
-  for (gsize i = 0; i < n; i++)
-    {
-      size_t need = sc_token_to_bytes (tok, ids[i], special, NULL, 0);
-      guint at = out->len;
-      g_byte_array_set_size (out, at + (guint) need);
-      g_assert_cmpuint (sc_token_to_bytes (tok, ids[i], special, (char *) out->data + at, need),
-                        ==, need);
-    }
-  return g_byte_array_free_to_bytes (out);
-}
-
-static gboolean
-is_valid_utf8 (GBytes *b)
-{
-  gsize n;
-  const char *d = g_bytes_get_data (b, &n);
-  return g_utf8_validate_len (d, n, NULL);
-}
-
 static void
 test_oracle (void)
 {
   const char *env_model = g_getenv ("SACCADE_MODEL");
-  g_autofree char *model = env_model != NULL ? g_strdup (env_model)
-                                             : source_path ("data/models/SmolLM2-135M-Instruct.Q4_1.gguf");
-  g_autofree char *fixture = source_path ("tests/reference/tokenizer-cases.json");
+  g_autofree char *model
+      = env_model != NULL ? g_strdup (env_model)
+                          : sc_test_source_path ("data/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+  g_autofree char *fixture = sc_test_source_path ("tests/reference/tokenizer-cases.json");
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) error = NULL;
   ScGguf *g = NULL;
@@ -680,7 +632,8 @@ test_oracle (void)
       JsonObject *cs = json_array_get_object_element (cases, c);
       const char *name = json_object_get_string_member (cs, "name");
       gboolean parse_special = json_object_get_boolean_member (cs, "parse_special");
-      g_autoptr (GBytes) text = hex_to_bytes (json_object_get_string_member (cs, "text_hex"));
+      g_autoptr (GBytes) text =
+        sc_test_hex_to_bytes (json_object_get_string_member (cs, "text_hex"));
       JsonArray *want_arr = json_object_get_array_member (cs, "ids");
       guint n_want = json_array_get_length (want_arr);
       g_autofree int32_t *want = g_new (int32_t, n_want + 1);
@@ -701,8 +654,8 @@ test_oracle (void)
         {
           if (n_bad++ < 10)
             {
-              g_autofree char *got_s = ids_to_string (ids, n);
-              g_autofree char *want_s = ids_to_string (want, n_want);
+              g_autofree char *got_s = sc_test_ids_to_string (ids, n);
+              g_autofree char *want_s = sc_test_ids_to_string (want, n_want);
               g_autofree char *shown = g_strescape (json_object_get_string_member_with_default (
                                                       cs, "text", "(invalid UTF-8)"), NULL);
               g_test_message ("MISMATCH %s (parse_special=%d) \"%.200s\"\n  llama.cpp: %s\n  "
@@ -715,8 +668,9 @@ test_oracle (void)
            * fixture went through llama-cpp-python's Llama.detokenize, which reads each piece
            * into a 32-byte buffer and loses longer ones (e.g. a run of 64 spaces): such
            * cases are checked by the round trip below only. */
-          g_autoptr (GBytes) dec = decode_all (tok, ids, n, true);
-          g_autoptr (GBytes) want_dec = hex_to_bytes (json_object_get_string_member (cs, "decoded_hex"));
+          g_autoptr (GBytes) dec = sc_test_decode_all (tok, ids, n, true);
+          g_autoptr (GBytes) want_dec =
+            sc_test_hex_to_bytes (json_object_get_string_member (cs, "decoded_hex"));
           gboolean long_piece = FALSE;
           for (size_t i = 0; i < n; i++)
             long_piece |= sc_token_to_bytes (tok, ids[i], true, NULL, 0) > 32;
@@ -725,9 +679,9 @@ test_oracle (void)
           else if (!g_bytes_equal (dec, want_dec) && n_bad_decode++ < 10)
             g_test_message ("DECODE MISMATCH %s", name);
           /* valid text without special tokens decodes back to itself */
-          if (!parse_special && is_valid_utf8 (text))
+          if (!parse_special && sc_test_is_valid_utf8 (text))
             {
-              g_autoptr (GBytes) plain = decode_all (tok, ids, n, false);
+              g_autoptr (GBytes) plain = sc_test_decode_all (tok, ids, n, false);
               if (!g_bytes_equal (plain, text) && n_bad_decode++ < 10)
                 g_test_message ("ROUND TRIP MISMATCH %s", name);
               n_roundtrip++;
@@ -748,13 +702,14 @@ test_oracle (void)
   for (guint c = 0; crash != NULL && c < json_array_get_length (crash); c++)
     {
       JsonObject *cs = json_array_get_object_element (crash, c);
-      g_autoptr (GBytes) text = hex_to_bytes (json_object_get_string_member (cs, "text_hex"));
+      g_autoptr (GBytes) text =
+        sc_test_hex_to_bytes (json_object_get_string_member (cs, "text_hex"));
       gsize len;
       const char *data = g_bytes_get_data (text, &len);
       int32_t *ids = NULL;
       size_t n = 0;
       g_assert_cmpint (sc_tokenize (tok, data, len, false, false, &ids, &n, &err), ==, SC_OK);
-      g_autoptr (GBytes) dec = decode_all (tok, ids, n, false);
+      g_autoptr (GBytes) dec = sc_test_decode_all (tok, ids, n, false);
       g_autofree char *repaired = g_utf8_make_valid (data, (gssize) len);
       gsize dec_len;
       const char *dec_data = g_bytes_get_data (dec, &dec_len);
