@@ -15,6 +15,7 @@
 
 #include "app/core/saccade-capture-input.h"
 #include "app/core/saccade-dataset.h"
+#include "app/core/saccade-observer-tee.h"
 #include "engine/forward/sc-predict.h"
 #include "ui/figures/saccade-token-label.h"
 
@@ -252,20 +253,6 @@ capture_texts (const char *text_opt, const char *file, const char *prompt_file, 
   return texts;
 }
 
-/* Calls two observers on every head. */
-typedef struct {
-  ScObserver a, b;
-} Tee;
-
-static bool
-tee_observe (void *user, int layer, int head, const float *probs, int n_q, int n_k)
-{
-  Tee *t = user;
-  if (t->a.observe != NULL && !t->a.observe (t->a.user, layer, head, probs, n_q, n_k))
-    return false;
-  return t->b.observe == NULL || t->b.observe (t->b.user, layer, head, probs, n_q, n_k);
-}
-
 /* What capturing one text gives. */
 typedef struct {
   gint64 run_id;                /* 0: not stored (--no-store) */
@@ -428,10 +415,12 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   gsize len;
   ScStoreCapture *cap = NULL;
   ScError err = { 0 };
-  Tee tee = { { 0 }, { 0 } };
-  ScObserver obs = { NULL, tee_observe, &tee };
+  /* the store's observer and, with --summary, the statistics' (the tee keeps a GPU's fp16
+   * route to the store: app/core/saccade-observer-tee.h) */
+  ScObserver store_obs = { 0 }, stats_obs = { 0 };
+  g_auto (SaccadeObserverTee) tee = { 0 };
   /* The final residual is kept for the predictions (sc_predict_topk). */
-  ScForwardOptions fo = { .observer = &obs, .keep_residuals = true };
+  ScForwardOptions fo = { .keep_residuals = true };
   ScStoreRunInfo info = { 0 };
   gint64 t0;
 
@@ -448,7 +437,7 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   if (c->summary)
     {
       saccade_head_stats_table_init (&r->stats, (int) in->n_layers, (int) in->n_heads);
-      tee.b = (ScObserver) { NULL, saccade_head_stats_table_observe, &r->stats };
+      stats_obs = (ScObserver) { NULL, saccade_head_stats_table_observe, &r->stats };
     }
   if (c->store != NULL)
     {
@@ -463,8 +452,9 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
         }
       if ((cap = capture_begin (c, bytes, len, r, &err)) == NULL)
         goto sc_fail;
-      tee.a = sc_store_capture_observer (cap);
+      store_obs = sc_store_capture_observer (cap);
     }
+  fo.observer = saccade_observer_tee_init (&tee, &store_obs, &stats_obs);
 
   t0 = g_get_monotonic_time ();
   if (sc_forward (c->s.session, (const int32_t *) ids->data, (int) ids->len, &fo, c->logits, &err)
