@@ -1,12 +1,14 @@
-/* saccade-cli-store.c — the capture store's verbs capture, runs and rm, and the helpers all
- * the store's verbs share (saccade-cli-store.h; show and export are in saccade-cli-show.c).
+/* saccade-cli-store.c — the capture store's verb capture, and the helpers all the store's
+ * verbs share (saccade-cli-store.h; runs and rm are in saccade-cli-runs.c, show and export
+ * in saccade-cli-show.c, merge in saccade-cli-merge.c).
  *
  * Every verb takes --db FILE (default $XDG_DATA_HOME/saccade/captures.sqlite) and prints
  * human text, or JSON with --json. `capture` prints the new run's id (one per line with
  * --file, and a progress bar on stderr when it is a terminal), so scripts can write
  * `saccade show $(saccade capture -t "...")`. The engine's store (engine/store/sc-store.h) does
- * the work. Each verb parses its options, computes a result struct (CaptureResult,
- * RunsResult, RmResult) and prints it as text or, through app/core/saccade-json.h, JSON.
+ * the work. Each verb parses its options, computes a result struct (CaptureResult here;
+ * RunsResult and RmResult in saccade-cli-runs.c) and prints it as text or, through
+ * app/core/saccade-json.h, JSON.
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
@@ -15,6 +17,7 @@
 
 #include "app/core/saccade-capture-input.h"
 #include "app/core/saccade-dataset.h"
+#include "app/core/saccade-observer-tee.h"
 #include "engine/forward/sc-predict.h"
 #include "ui/figures/saccade-token-label.h"
 
@@ -90,21 +93,6 @@ char *
 saccade_store_cli_bytes (guint64 bytes)
 {
   return g_format_size_full (bytes, G_FORMAT_SIZE_DEFAULT);
-}
-
-/* The run's text for one table cell: escaped, newlines shown, cut to @width characters. */
-static char *
-text_cell (const char *text, size_t len, guint width)
-{
-  g_autofree char *shown = saccade_terminal_text (text, len);
-  glong n = g_utf8_strlen (shown, -1);
-  GString *s;
-
-  if (n <= (glong) width)
-    return g_steal_pointer (&shown);
-  s = g_string_new_len (shown, g_utf8_offset_to_pointer (shown, width - 1) - shown);
-  g_string_append (s, "…");
-  return g_string_free (s, FALSE);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -250,20 +238,6 @@ capture_texts (const char *text_opt, const char *file, const char *prompt_file, 
       return NULL;
     }
   return texts;
-}
-
-/* Calls two observers on every head. */
-typedef struct {
-  ScObserver a, b;
-} Tee;
-
-static bool
-tee_observe (void *user, int layer, int head, const float *probs, int n_q, int n_k)
-{
-  Tee *t = user;
-  if (t->a.observe != NULL && !t->a.observe (t->a.user, layer, head, probs, n_q, n_k))
-    return false;
-  return t->b.observe == NULL || t->b.observe (t->b.user, layer, head, probs, n_q, n_k);
 }
 
 /* What capturing one text gives. */
@@ -428,10 +402,12 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   gsize len;
   ScStoreCapture *cap = NULL;
   ScError err = { 0 };
-  Tee tee = { { 0 }, { 0 } };
-  ScObserver obs = { NULL, tee_observe, &tee };
+  /* the store's observer and, with --summary, the statistics' (the tee keeps a GPU's fp16
+   * route to the store: app/core/saccade-observer-tee.h) */
+  ScObserver store_obs = { 0 }, stats_obs = { 0 };
+  g_auto (SaccadeObserverTee) tee = { 0 };
   /* The final residual is kept for the predictions (sc_predict_topk). */
-  ScForwardOptions fo = { .observer = &obs, .keep_residuals = true };
+  ScForwardOptions fo = { .keep_residuals = true };
   ScStoreRunInfo info = { 0 };
   gint64 t0;
 
@@ -448,7 +424,7 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   if (c->summary)
     {
       saccade_head_stats_table_init (&r->stats, (int) in->n_layers, (int) in->n_heads);
-      tee.b = (ScObserver) { NULL, saccade_head_stats_table_observe, &r->stats };
+      stats_obs = (ScObserver) { NULL, saccade_head_stats_table_observe, &r->stats };
     }
   if (c->store != NULL)
     {
@@ -463,8 +439,9 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
         }
       if ((cap = capture_begin (c, bytes, len, r, &err)) == NULL)
         goto sc_fail;
-      tee.a = sc_store_capture_observer (cap);
+      store_obs = sc_store_capture_observer (cap);
     }
+  fo.observer = saccade_observer_tee_init (&tee, &store_obs, &stats_obs);
 
   t0 = g_get_monotonic_time ();
   if (sc_forward (c->s.session, (const int32_t *) ids->data, (int) ids->len, &fo, c->logits, &err)
@@ -970,243 +947,5 @@ saccade_cmd_capture (int argc, char **argv)
         rc = capture_all (&c, texts, file, json);
     }
   capture_ctx_clear (&c);
-  return rc;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* runs                                                                                  */
-
-/* The stored runs of one database. */
-typedef struct {
-  char *path;
-  gboolean exists;        /* FALSE: the default database was never created (no runs) */
-  ScStoreRunInfo *runs;   /* (n), oldest first */
-  size_t n;
-  guint64 total_bytes;    /* of attention, over every run */
-} RunsResult;
-
-static void
-runs_result_clear (RunsResult *r)
-{
-  sc_store_run_list_free (r->runs, r->n);
-  g_free (r->path);
-}
-
-static gboolean
-runs_list (const char *db_opt, RunsResult *r, ScError *err)
-{
-  ScStore *store;
-  gboolean ok;
-
-  r->path = saccade_db_path (db_opt);
-  /* No default database yet: nothing captured, which is not an error. */
-  r->exists = g_file_test (r->path, G_FILE_TEST_EXISTS) || db_opt != NULL;
-  if (!r->exists)
-    return TRUE;
-  if ((store = saccade_store_open (r->path, FALSE, err)) == NULL)
-    return FALSE;
-  ok = sc_store_list_runs (store, &r->runs, &r->n, err) == SC_OK;
-  for (size_t i = 0; ok && i < r->n; i++)
-    r->total_bytes += r->runs[i].attention_bytes;
-  sc_store_close (store);
-  return ok;
-}
-
-static void
-runs_print_json (const RunsResult *r)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  json_builder_begin_object (b);
-  saccade_json_string (b, "database", r->path);
-  saccade_json_begin_array (b, "runs");
-  for (size_t i = 0; i < r->n; i++)
-    {
-      json_builder_begin_object (b);
-      saccade_json_run (b, &r->runs[i]);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  saccade_json_print (b);
-}
-
-static void
-runs_print_text (const RunsResult *r)
-{
-  g_autofree char *sz = saccade_store_cli_bytes (r->total_bytes);
-
-  if (!r->exists)
-    {
-      printf ("No runs yet (%s does not exist; `saccade capture` creates it).\n", r->path);
-      return;
-    }
-  if (r->n == 0)
-    {
-      printf ("No runs in %s.\n", r->path);
-      return;
-    }
-  printf ("%5s  %-19s  %-24s %6s %7s %9s  %-7s  %s\n", "run", "created (local)", "model",
-          "tokens", "heads", "size", "backend", "text");
-  for (size_t i = 0; i < r->n; i++)
-    {
-      const ScStoreRunInfo *run = &r->runs[i];
-      g_autofree char *when = saccade_format_time (run->created_ms, FALSE);
-      g_autofree char *model = text_cell (run->model_name, strlen (run->model_name), 24);
-      g_autofree char *text = text_cell (run->text, run->text_len, 48);
-      /* The backend that computed it ("cpu-ref" is the longest name we write). */
-      g_autofree char *backend = text_cell (run->backend, strlen (run->backend), 7);
-      /* "30x9", or the heads kept of them ("22/270"), "s" for a sparse run */
-      g_autofree char *heads = run->kept != NULL
-        ? g_strdup_printf ("%u/%u%s", run->n_kept, run->n_layers * run->n_heads,
-                           run->sparse_eps > 0 ? "s" : "")
-        : g_strdup_printf ("%ux%u%s", run->n_layers, run->n_heads,
-                           run->sparse_eps > 0 ? "s" : "");
-      g_autofree char *size = saccade_store_cli_bytes (run->attention_bytes);
-      printf ("%5" G_GINT64_FORMAT "  %-19s  ", run->id, when);
-      saccade_store_cli_print_padded (model, 24);
-      printf (" %6u %7s %9s  ", run->n_tokens, heads, size);
-      saccade_store_cli_print_padded (backend, 7);
-      printf ("  %s\n", text);
-    }
-  printf ("%zu run%s, %s of attention, in %s\n", r->n, r->n == 1 ? "" : "s", sz, r->path);
-}
-
-int
-saccade_cmd_runs (int argc, char **argv)
-{
-  gboolean json = FALSE;
-  g_autofree char *db_opt = NULL;
-  GOptionEntry entries[] = {
-    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- list the stored runs");
-  RunsResult r = { 0 };
-  ScError err = { 0 };
-  int rc = 0;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if (!runs_list (db_opt, &r, &err))
-    rc = saccade_store_cli_fail (&err);
-  else if (json)
-    runs_print_json (&r);
-  else
-    runs_print_text (&r);
-  runs_result_clear (&r);
-  return rc;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* rm                                                                                    */
-
-/* What `saccade rm` did: the runs deleted, in order, until the first failure. */
-typedef struct {
-  GArray *deleted;        /* gint64 */
-  ScError err;            /* status != SC_OK: why the next one was not deleted */
-} RmResult;
-
-/* Deletes @ids from the store at @path once every one of them is known to exist (a typo
- * deletes nothing). FALSE with @r->err set when nothing could be tried. */
-static gboolean
-rm_runs (const char *path, const gint64 *ids, int n, RmResult *r)
-{
-  ScStore *store;
-  int i;
-
-  r->deleted = g_array_new (FALSE, FALSE, sizeof (gint64));
-  if ((store = saccade_store_open (path, TRUE, &r->err)) == NULL)
-    return FALSE;
-  for (i = 0; i < n; i++)
-    {
-      ScStoreRunInfo info = { 0 };
-      if (sc_store_get_run (store, ids[i], &info, &r->err) != SC_OK)
-        {
-          sc_store_close (store);
-          return FALSE;
-        }
-      sc_store_run_info_clear (&info);
-    }
-  for (i = 0; i < n && sc_store_delete_run (store, ids[i], &r->err) == SC_OK; i++)
-    g_array_append_val (r->deleted, ids[i]);
-  sc_store_close (store);
-  return TRUE;
-}
-
-static void
-rm_print (const RmResult *r, gboolean json)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  if (!json)
-    {
-      for (guint i = 0; i < r->deleted->len; i++)
-        printf ("Deleted run %" G_GINT64_FORMAT "\n", g_array_index (r->deleted, gint64, i));
-      return;
-    }
-  json_builder_begin_object (b);
-  saccade_json_begin_array (b, "deleted");
-  for (guint i = 0; i < r->deleted->len; i++)
-    json_builder_add_int_value (b, g_array_index (r->deleted, gint64, i));
-  json_builder_end_array (b);
-  if (r->err.status != SC_OK)
-    saccade_json_string (b, "error", r->err.message);
-  json_builder_end_object (b);
-  saccade_json_print (b);
-}
-
-int
-saccade_cmd_rm (int argc, char **argv)
-{
-  gboolean json = FALSE;
-  g_autofree char *db_opt = NULL;
-  GOptionEntry entries[] = {
-    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN... - delete runs and give their space back");
-  g_autofree char *path = NULL;
-  g_autofree gint64 *ids = NULL;
-  RmResult r = { 0 };
-  int i, rc = 0;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if (argc < 2)
-    {
-      fprintf (stderr, "saccade: rm takes one or more run ids (see `saccade runs`)\n");
-      return 2;
-    }
-  /* Check every id before deleting anything. */
-  ids = g_new (gint64, argc);
-  for (i = 1; i < argc; i++)
-    if (!saccade_store_cli_run_id (argv[i], &ids[i - 1]))
-      return 2;
-  path = saccade_db_path (db_opt);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      fprintf (stderr, "saccade: no capture store at %s\n", path);
-      return 1;
-    }
-  if (!rm_runs (path, ids, argc - 1, &r))
-    rc = saccade_store_cli_fail (&r.err);
-  else
-    {
-      /* The runs deleted are reported even when a later one failed: in text, the lines
-       * before the message; in JSON, the object (with "error") after it. */
-      if (!json)
-        rm_print (&r, FALSE);
-      if (r.err.status != SC_OK)
-        rc = saccade_store_cli_fail (&r.err);
-      if (json)
-        rm_print (&r, TRUE);
-    }
-  g_array_unref (r.deleted);
   return rc;
 }

@@ -1,7 +1,7 @@
 /* saccade-cli-store.h — helpers the capture store's verbs share (saccade-cli-store.c:
- * capture, runs, rm; saccade-cli-show.c: show, export). Command line only: what the
- * window shares with these verbs lives in app/core/ (the JSON writer in saccade-json.h,
- * the exporter in saccade-export.h, text formatting in saccade-format.h).
+ * capture; saccade-cli-runs.c: runs, rm; saccade-cli-show.c: show, export). Command line
+ * only: what the window shares with these verbs lives in app/core/ (the JSON writer in
+ * saccade-json.h, the exporter in saccade-export.h, text formatting in saccade-format.h).
  */
 #pragma once
 
