@@ -1,7 +1,7 @@
 /* test-observer-tee.c — `saccade capture`'s tee of two observers keeps a GPU's fp16 route
  * (app/core/saccade-observer-tee.h), checked on the CPU.
  *
- * The backend is tests/engine/test-capture-f16.c's "fake-capture": cpu-ref with the two
+ * The backend is "fake-capture" (tests/engine/sc-test-capture.h): cpu-ref with the two
  * capture ops added as the contract says (the fp32 attention, then sc_fp32_to_fp16 into
  * sc_attn_packed_index order), so the forward pass takes the observe_f16 route exactly as
  * on a CUDA device. On the tiny llama of tests/engine/sc-test-gguf.c:
@@ -22,84 +22,11 @@
 #include "engine/core/sc-math.h"
 #include "engine/store/sc-store-heads.h"
 #include "engine/store/sc-store.h"
+#include "tests/engine/sc-test-capture.h"
 #include "tests/engine/sc-test-gguf.h"
 
-/* ---- the fake capture backend (as in tests/engine/test-capture-f16.c) ------------------ */
-
-static ScBackendOps fake_ops;
-static const ScBackendOps *ref_ops;
-static struct {
-  uint16_t *values;
-  size_t cap, per_head;
-  int n_heads;
-  bool packed;
-  long at[64]; /* head -> its index in values, -1 = not captured */
-} slots[SC_BACKEND_CAPTURE_SLOTS];
-static int n_capture_calls;
-
-static ScStatus
-fake_capture (ScBackend *b, float *out, const float *q, const float *k, const float *v, int n_q,
-              int n_k, int n_heads, int n_kv, int d, const ScAttnParams *p,
-              const uint8_t *want, int slot, ScError *err)
-{
-  const bool packed = p->causal && n_q == n_k;
-  const size_t per = sc_attn_packed_size (n_q, n_k, packed);
-  g_autofree float *probs = g_new (float, (size_t) n_heads * n_q * n_k);
-  ScStatus st = ref_ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, err);
-  size_t w = 0;
-
-  g_assert_cmpint (n_heads, <=, 64);
-  n_capture_calls++;
-  if (st != SC_OK)
-    return st;
-  if (slots[slot].cap < (size_t) n_heads * per)
-    {
-      slots[slot].cap = (size_t) n_heads * per;
-      slots[slot].values = g_renew (uint16_t, slots[slot].values, slots[slot].cap);
-    }
-  slots[slot].n_heads = n_heads;
-  slots[slot].per_head = per;
-  slots[slot].packed = packed;
-  for (int h = 0; h < n_heads; h++)
-    {
-      slots[slot].at[h] = -1;
-      if (want == NULL || !want[h])
-        continue;
-      slots[slot].at[h] = (long) w;
-      for (int i = 0; i < n_q; i++)
-        for (int j = 0; j <= (packed ? i : n_k - 1); j++)
-          slots[slot].values[w * per + sc_attn_packed_index (i, j, n_k, packed)]
-              = sc_fp32_to_fp16 (probs[((size_t) h * n_q + i) * n_k + j]);
-      w++;
-    }
-  return SC_OK;
-}
-
-static ScStatus
-fake_wait (ScBackend *b, int slot, const uint16_t **heads, bool *packed, ScError *err)
-{
-  *packed = slots[slot].packed;
-  for (int h = 0; h < slots[slot].n_heads; h++)
-    heads[h] = slots[slot].at[h] >= 0
-                   ? slots[slot].values + (size_t) slots[slot].at[h] * slots[slot].per_head
-                   : NULL;
-  return SC_OK;
-}
-
-static ScBackend *
-fake_new (void)
-{
-  ScBackend *b = sc_backend_cpu_ref_new ();
-
-  ref_ops = b->ops;
-  fake_ops = *b->ops;
-  fake_ops.name = "fake-capture";
-  fake_ops.attention_capture = fake_capture;
-  fake_ops.capture_wait = fake_wait;
-  b->ops = &fake_ops;
-  b->caps |= SC_BACKEND_CAP_ATTN_CAPTURE;
-  return b;
-}
+/* What the fake-capture backend saw (zeroed by each test before it counts). */
+static ScTestCaptureCounts *const fc = &sc_test_capture_counts;
 
 /* ---- recording sides ------------------------------------------------------------------- */
 
@@ -177,7 +104,7 @@ test_forward (void)
   const ScModelInfo *in = sc_model_info (m);
   const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab;
   const size_t nn = (size_t) N_PROMPT * N_PROMPT, n_all = (size_t) L * H * nn;
-  ScBackend *ref = sc_backend_cpu_ref_new (), *fake = fake_new ();
+  ScBackend *ref = sc_backend_cpu_ref_new (), *fake = sc_test_capture_backend_new ();
   g_autofree float *lr = g_new (float, (size_t) N_PROMPT * V);
   g_autofree float *lf = g_new (float, (size_t) N_PROMPT * V);
   Rec ra, rb, fa, fb;
@@ -202,9 +129,9 @@ test_forward (void)
   /* fake-capture: observe_f16 reaches a as it is and b decoded; observe() never runs */
   a.user = &fa;
   b.user = &fb;
-  n_capture_calls = 0;
+  fc->n_capture_calls = 0;
   run (m, fake, saccade_observer_tee_init (&tee, &a, &b), lf);
-  g_assert_cmpint (n_capture_calls, ==, L);
+  g_assert_cmpint (fc->n_capture_calls, ==, L);
   g_assert_cmpint (fa.n_observe_f16, ==, L * H);
   g_assert_cmpint (fa.n_observe, ==, 0);
   g_assert_cmpint (fb.n_observe, ==, L * H);
@@ -300,7 +227,7 @@ test_store (void)
       const double eps = sparse ? 1e-3 : 0.0;
       g_autofree char *db_ref = g_strdup_printf ("%s/ref-%d.sqlite", dir, sparse);
       g_autofree char *db_f16 = g_strdup_printf ("%s/f16-%d.sqlite", dir, sparse);
-      ScBackend *ref = sc_backend_cpu_ref_new (), *fake = fake_new ();
+      ScBackend *ref = sc_backend_cpu_ref_new (), *fake = sc_test_capture_backend_new ();
       SaccadeHeadStatsTable st_ref, st_f16, st_read;
       ScStore *sr = NULL, *sf = NULL;
       int64_t run_r, run_f;
@@ -309,9 +236,9 @@ test_store (void)
       saccade_head_stats_table_init (&st_f16, L, H);
       saccade_head_stats_table_init (&st_read, L, H);
       run_r = capture (db_ref, model_path, m, ref, eps, &st_ref, &sr);
-      n_capture_calls = 0;
+      fc->n_capture_calls = 0;
       run_f = capture (db_f16, model_path, m, fake, eps, &st_f16, &sf);
-      g_assert_cmpint (n_capture_calls, ==, L); /* the fp16 route was taken */
+      g_assert_cmpint (fc->n_capture_calls, ==, L); /* the fp16 route was taken */
       for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++)
           {

@@ -3,10 +3,10 @@
  * A GPU backend with SC_BACKEND_CAP_ATTN_CAPTURE hands captured heads over as fp16 in the
  * store's layout (attention_capture / capture_wait, engine/backend/sc-backend-impl.h); the
  * forward pass routes them to ScObserver.observe_f16 and the store writes them as they are.
- * No GPU is needed to check that plumbing: "fake-capture" below is cpu-ref with the two
- * capture ops added, computed as the contract says (the fp32 attention, then
- * sc_fp32_to_fp16 into sc_attn_packed_index order, into one of two slots). Checked, on the
- * tiny llama of tests/engine/sc-test-gguf.c:
+ * No GPU is needed to check that plumbing: "fake-capture" (tests/engine/sc-test-capture.h)
+ * is cpu-ref with the two capture ops added, computed as the contract says (the fp32
+ * attention, then sc_fp32_to_fp16 into sc_attn_packed_index order, into one of two
+ * slots). Checked, on the tiny llama of tests/engine/sc-test-gguf.c:
  *   1. observe_f16 receives exactly the heads wants() picks, in layer order, as the packed
  *      fp16 of what observe() receives from a cpu-ref run (bit for bit); observe() is never
  *      called on the capture path; logits are bit-identical;
@@ -28,109 +28,11 @@
 #include "engine/model/sc-model.h"
 #include "engine/store/sc-store-heads.h"
 #include "engine/store/sc-store.h"
+#include "tests/engine/sc-test-capture.h"
 #include "tests/engine/sc-test-gguf.h"
 
-/* ---- the fake capture backend --------------------------------------------------------- */
-
-static ScBackendOps fake_ops;
-static const ScBackendOps *ref_ops;
-static struct {
-  uint16_t *values;
-  size_t cap;
-  int n_heads;
-  size_t per_head;
-  bool packed;
-  long at[64]; /* head -> index in values, -1 = not captured */
-} slots[SC_BACKEND_CAPTURE_SLOTS];
-static int n_capture_calls, n_capture_wanted_heads, n_attention_calls;
-/* Allocations of the session's fp32 probabilities: (H, n, n) floats for a first run of n
- * tokens (its buffers are exact), @probs_floats set by the test. */
-static size_t probs_floats;
-static int n_probs_allocs;
-
-static float *
-fake_alloc (ScBackend *b, size_t n, ScError *err)
-{
-  n_probs_allocs += n == probs_floats;
-  return ref_ops->alloc (b, n, err);
-}
-
-static ScStatus
-fake_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
-                const ScAttnParams *p, ScError *err)
-{
-  n_attention_calls++;
-  return ref_ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, err);
-}
-
-static ScStatus
-fake_capture (ScBackend *b, float *out, const float *q, const float *k, const float *v, int n_q,
-              int n_k, int n_heads, int n_kv, int d, const ScAttnParams *p,
-              const uint8_t *want, int slot, ScError *err)
-{
-  const bool packed = p->causal && n_q == n_k;
-  const size_t per = sc_attn_packed_size (n_q, n_k, packed);
-  g_autofree float *probs = g_new (float, (size_t) n_heads * n_q * n_k);
-  ScStatus st = ref_ops->attention (b, out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, err);
-  size_t w = 0;
-
-  g_assert_cmpint (n_heads, <=, 64);
-  n_capture_calls++;
-  if (st != SC_OK)
-    return st;
-  if (slots[slot].cap < (size_t) n_heads * per)
-    {
-      slots[slot].cap = (size_t) n_heads * per;
-      slots[slot].values = g_renew (uint16_t, slots[slot].values, slots[slot].cap);
-    }
-  slots[slot].n_heads = n_heads;
-  slots[slot].per_head = per;
-  slots[slot].packed = packed;
-  for (int h = 0; h < n_heads; h++)
-    {
-      slots[slot].at[h] = -1;
-      if (want == NULL || !want[h])
-        continue;
-      n_capture_wanted_heads++;
-      slots[slot].at[h] = (long) w;
-      for (int i = 0; i < n_q; i++)
-        for (int j = 0; j <= (packed ? i : n_k - 1); j++)
-          slots[slot].values[w * per + sc_attn_packed_index (i, j, n_k, packed)]
-              = sc_fp32_to_fp16 (probs[((size_t) h * n_q + i) * n_k + j]);
-      w++;
-    }
-  return SC_OK;
-}
-
-static ScStatus
-fake_wait (ScBackend *b, int slot, const uint16_t **heads, bool *packed, ScError *err)
-{
-  *packed = slots[slot].packed;
-  for (int h = 0; h < slots[slot].n_heads; h++)
-    heads[h] = slots[slot].at[h] >= 0
-                   ? slots[slot].values + (size_t) slots[slot].at[h] * slots[slot].per_head
-                   : NULL;
-  return SC_OK;
-}
-
-/* cpu-ref with the capture ops: its ops table swapped for a copy that has them. */
-static ScBackend *
-fake_new (void)
-{
-  ScBackend *b = sc_backend_cpu_ref_new ();
-
-  ref_ops = b->ops;
-  fake_ops = *b->ops;
-  fake_ops.name = "fake-capture";
-  fake_ops.attention = fake_attention;
-  fake_ops.attention_capture = fake_capture;
-  fake_ops.capture_wait = fake_wait;
-  fake_ops.alloc = fake_alloc;
-  b->ops = &fake_ops;
-  b->caps |= SC_BACKEND_CAP_ATTN_CAPTURE;
-  return b;
-}
+/* What the fake-capture backend saw (zeroed by each test before it counts). */
+static ScTestCaptureCounts *const fc = &sc_test_capture_counts;
 
 /* ---- a recording observer --------------------------------------------------------------- */
 
@@ -243,7 +145,7 @@ test_observer (void)
   ScModel *m = sc_test_tiny_model ();
   const ScModelInfo *in = sc_model_info (m);
   const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab;
-  ScBackend *ref = sc_backend_cpu_ref_new (), *fake = fake_new ();
+  ScBackend *ref = sc_backend_cpu_ref_new (), *fake = sc_test_capture_backend_new ();
   g_autofree uint8_t *want = g_new0 (uint8_t, L * H);
   g_autofree float *lr = g_new (float, (size_t) N_PROMPT * V);
   g_autofree float *lf = g_new (float, (size_t) N_PROMPT * V);
@@ -257,17 +159,17 @@ test_observer (void)
   rec_init (&rr, in, N_PROMPT, want);
   rec_init (&rf, in, N_PROMPT, want);
   run (m, ref, prompt, N_PROMPT, false, NULL, &rr, lr);
-  n_capture_calls = n_capture_wanted_heads = n_attention_calls = 0;
-  probs_floats = (size_t) H * N_PROMPT * N_PROMPT;
-  n_probs_allocs = 0;
+  fc->n_capture_calls = fc->n_capture_wanted_heads = fc->n_attention_calls = 0;
+  fc->probs_floats = (size_t) H * N_PROMPT * N_PROMPT;
+  fc->n_probs_allocs = 0;
   run (m, fake, prompt, N_PROMPT, true, NULL, &rf, lf);
-  g_assert_cmpint (n_probs_allocs, ==, 0); /* no fp32 probability buffer was made */
+  g_assert_cmpint (fc->n_probs_allocs, ==, 0); /* no fp32 probability buffer was made */
 
   g_assert_cmpint (rf.n_observe, ==, 0);          /* no fp32 probabilities at all */
-  g_assert_cmpint (n_attention_calls, ==, 0);
-  g_assert_cmpint (n_capture_calls, ==, L);       /* every layer, wanted heads or none */
+  g_assert_cmpint (fc->n_attention_calls, ==, 0);
+  g_assert_cmpint (fc->n_capture_calls, ==, L);       /* every layer, wanted heads or none */
   g_assert_cmpint (rf.n_observe_f16, ==, rr.n_observe);
-  g_assert_cmpint (n_capture_wanted_heads, ==, rr.n_observe);
+  g_assert_cmpint (fc->n_capture_wanted_heads, ==, rr.n_observe);
   g_assert_cmpuint (rf.order->len, ==, rr.order->len);
   for (guint i = 0; i < rr.order->len; i++)
     {
@@ -281,14 +183,14 @@ test_observer (void)
 
   /* 4: an observer that takes only fp32 gets it on every layer that wants a head */
   rec_init (&rn, in, N_PROMPT, want);
-  n_capture_calls = n_attention_calls = 0;
-  n_probs_allocs = 0;
+  fc->n_capture_calls = fc->n_attention_calls = 0;
+  fc->n_probs_allocs = 0;
   run (m, fake, prompt, N_PROMPT, false, NULL, &rn, lf);
-  g_assert_cmpint (n_probs_allocs, ==, 1); /* made once, when a layer needed it */
+  g_assert_cmpint (fc->n_probs_allocs, ==, 1); /* made once, when a layer needed it */
   g_assert_cmpint (rn.n_observe, ==, rr.n_observe);
   g_assert_cmpint (rn.n_observe_f16, ==, 0);
-  g_assert_cmpint (n_attention_calls, ==, L - 1); /* layer 1 wants nothing: fused */
-  g_assert_cmpint (n_capture_calls, ==, 1);
+  g_assert_cmpint (fc->n_attention_calls, ==, L - 1); /* layer 1 wants nothing: fused */
+  g_assert_cmpint (fc->n_capture_calls, ==, 1);
   for (guint i = 0; i < rr.order->len; i++)
     g_assert_true (g_bytes_equal (rn.f32->pdata[i], rr.f32->pdata[i]));
   g_assert_cmpmem (lf, (size_t) N_PROMPT * V * sizeof (float), lr,
@@ -309,7 +211,7 @@ test_edited_layer (void)
   ScModel *m = sc_test_tiny_model ();
   const ScModelInfo *in = sc_model_info (m);
   const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab;
-  ScBackend *ref = sc_backend_cpu_ref_new (), *fake = fake_new ();
+  ScBackend *ref = sc_backend_cpu_ref_new (), *fake = sc_test_capture_backend_new ();
   g_autofree float *lr = g_new (float, (size_t) N_PROMPT * V);
   g_autofree float *lf = g_new (float, (size_t) N_PROMPT * V);
   ScAttnEdit edit = { .layer = 1, .head = 0, .kind = SC_ATTN_EDIT_UNIFORM };
@@ -407,14 +309,14 @@ test_store (void)
       const double eps = sparse ? 1e-3 : 0.0;
       g_autofree char *db_ref = g_strdup_printf ("%s/ref-%d.sqlite", dir, sparse);
       g_autofree char *db_f16 = g_strdup_printf ("%s/f16-%d.sqlite", dir, sparse);
-      ScBackend *ref = sc_backend_cpu_ref_new (), *fake = fake_new ();
+      ScBackend *ref = sc_backend_cpu_ref_new (), *fake = sc_test_capture_backend_new ();
       ScStore *sr = NULL, *sf = NULL;
       const int64_t run_r = store_run (db_ref, model_path, m, ref, eps, &sr);
       int64_t run_f;
 
-      n_capture_wanted_heads = 0;
+      fc->n_capture_wanted_heads = 0;
       run_f = store_run (db_f16, model_path, m, fake, eps, &sf);
-      g_assert_cmpint (n_capture_wanted_heads, ==, (int) (in->n_layers * in->n_heads));
+      g_assert_cmpint (fc->n_capture_wanted_heads, ==, (int) (in->n_layers * in->n_heads));
       for (int l = 0; l < (int) in->n_layers; l++)
         for (int h = 0; h < (int) in->n_heads; h++)
           {
