@@ -163,6 +163,7 @@ screenshot $out/heatmap-local.png
 export-figure $out/heatmap-local-export.png
 head 1 0
 sleep 300
+expect-title global layer
 screenshot $out/heatmap-global.png
 page model
 sleep 300

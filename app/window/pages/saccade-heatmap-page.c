@@ -73,6 +73,14 @@ saccade_heatmap_page_dup_figure_title (SaccadePage *page)
        * “…” · local layer (window 512)". Keys outside the window are drawn as masked. */
       return g_strdup_printf (_("%s · local layer (window %u)"), title, window);
     }
+  if (run->windows != NULL)
+    {
+      title = saccade_heatmap_page_dup_plain_title (page, run, head, quote);
+      /* Translators: appended to the heatmap's title for a layer of a sliding-window model
+       * (Gemma 3) whose queries see every earlier key, unlike its local layers:
+       * "Layer 5, head 1 (KV head 0) · “…” · global layer". */
+      return g_strdup_printf (_("%s · global layer"), title);
+    }
   return saccade_heatmap_page_dup_plain_title (page, run, head, quote);
 }
 
