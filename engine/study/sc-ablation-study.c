@@ -181,32 +181,6 @@ clean_losses (const float *clean, const int32_t *ids, int n, int V, double **out
   return st;
 }
 
-/* The effect of going from @clean to @ablated, two (n, V) blocks of the same ids. @losses is
- * clean_losses()'s block: the clean losses, then room for the ablated ones. The same
- * numbers as sc_delta_loss_logits (clean, ablated, ...), which computes both each time. */
-static ScStatus
-same_ids_effect (const float *clean, const float *ablated, const int32_t *ids, int n, int V,
-                 int target, double *losses, ScAblationEffect *e, ScError *err)
-{
-  const size_t last = (size_t) (n - 1) * V;
-  ScStatus st;
-
-  if ((st = sc_effect_next_token (clean + last, ablated + last, V, target, &e->next, err))
-      != SC_OK)
-    return st;
-  e->delta_loss = NAN;
-  if (n >= 2)
-    {
-      double *la = losses + (n - 1);
-      if ((st = sc_token_losses (ablated, ids, n, V, la, err)) != SC_OK)
-        return (sc_error_prefix (err, "ablated"), st);
-      if ((st = sc_delta_mean_loss (losses, la, n - 1, &e->delta_loss, err)) != SC_OK)
-        return st;
-    }
-  e->flipped = e->next.top1_ablated != e->next.top1_clean;
-  return SC_OK;
-}
-
 static bool
 report (ScAblationProgressFn progress, void *user, int done, int total)
 {
@@ -284,7 +258,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
         scale[i] = 1.0f;
         mean_on[i] = 0;
         if (st != SC_OK
-            || (st = same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->heads[i],
+            || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->heads[i],
                                       err))
                    != SC_OK)
           goto fail;
@@ -399,7 +373,7 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
           st = sc_forward (session, ids, n, &opt, abl, err);
           mask[j] = 0;
           if (st != SC_OK
-              || (st = same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->mask[j],
+              || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->mask[j],
                                         err))
                      != SC_OK)
             goto fail;
@@ -770,3 +744,204 @@ bad:
   sc_token_loo_result_free (r);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kinds (sc-study.h)                                                          */
+
+static int
+heads_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                   char *buf, size_t size, ScError *err)
+{
+  ScAblationParams p = *(const ScAblationParams *) params;
+  int len;
+
+  if (kind == &sc_study_kind_heads_mean)
+    p.mode = SC_ABLATE_MEAN, p.mean_set = ctx->means_set;
+  else
+    p.mode = SC_ABLATE_ZERO, p.head_mean = NULL, p.mean_set = NULL;
+  if ((len = sc_ablation_params_json (kind->id, ctx->run_id, &p, buf, size)) < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+static ScStatus
+heads_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+           ScError *err)
+{
+  ScAblationParams p = *(const ScAblationParams *) params;
+  ScHeadSweepResult *r = NULL;
+  ScStatus st;
+
+  if (kind == &sc_study_kind_heads_mean)
+    p.mode = SC_ABLATE_MEAN, p.head_mean = ctx->head_mean, p.mean_set = ctx->means_set;
+  else
+    p.mode = SC_ABLATE_ZERO, p.head_mean = NULL, p.mean_set = NULL;
+  st = sc_head_sweep_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, &p, ctx->progress,
+                          ctx->progress_user, &r, err);
+  *out = r;
+  return st;
+}
+
+static ScStatus
+heads_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+             const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_head_sweep_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+heads_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+            const char *params_json, const void *params, void **out, int64_t *study_id,
+            ScError *err)
+{
+  ScHeadSweepResult *r = NULL;
+  ScStatus st = sc_head_sweep_load (store, info, sha256, params_json, &r, study_id, err);
+
+  (void) params;
+  *out = r;
+  return st;
+}
+
+static int
+heads_n_tokens (const void *result)
+{
+  return ((const ScHeadSweepResult *) result)->n_tokens;
+}
+
+static void
+heads_clean (const void *result, ScStudyClean *out)
+{
+  const ScHeadSweepResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1_clean;
+  out->logp_clean = r->logp_clean;
+}
+
+static void
+heads_free (void *result)
+{
+  sc_head_sweep_result_free (result);
+}
+
+static const ScAblationParams HEADS_DEFAULT = { .target = -1, .mode = SC_ABLATE_ZERO };
+static const ScAblationParams HEADS_MEAN_DEFAULT = { .target = -1, .mode = SC_ABLATE_MEAN };
+
+const ScStudyKind sc_study_kind_heads = {
+  .id = SC_ABLATION_KIND_HEADS,
+  .name = "heads",
+  .title = "Head sweep (zero-ablation)",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION,
+  .min_tokens = 1,
+  .params_size = sizeof (ScAblationParams),
+  .params_default = &HEADS_DEFAULT,
+  .params_json = heads_params_json,
+  .run = heads_run,
+  .store = heads_store,
+  .load = heads_load,
+  .result_n_tokens = heads_n_tokens,
+  .result_clean = heads_clean,
+  .result_free = heads_free,
+};
+
+const ScStudyKind sc_study_kind_heads_mean = {
+  .id = SC_ABLATION_KIND_HEADS,
+  .name = "heads-mean",
+  .title = "Head sweep (mean-ablation)",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION | SC_STUDY_NEEDS_MEANS,
+  .min_tokens = 1,
+  .params_size = sizeof (ScAblationParams),
+  .params_default = &HEADS_MEAN_DEFAULT,
+  .params_json = heads_params_json,
+  .run = heads_run,
+  .store = heads_store,
+  .load = heads_load,
+  .result_n_tokens = heads_n_tokens,
+  .result_clean = heads_clean,
+  .result_free = heads_free,
+};
+
+static int
+tokens_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                    char *buf, size_t size, ScError *err)
+{
+  int len = sc_ablation_params_json (kind->id, ctx->run_id, params, buf, size);
+
+  if (len < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+static ScStatus
+tokens_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+            ScError *err)
+{
+  ScTokenLooResult *r = NULL;
+  ScStatus st = sc_token_loo_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, params,
+                                  ctx->progress, ctx->progress_user, &r, err);
+
+  (void) kind;
+  *out = r;
+  return st;
+}
+
+static ScStatus
+tokens_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+              const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_token_loo_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+tokens_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+             const char *params_json, const void *params, void **out, int64_t *study_id,
+             ScError *err)
+{
+  ScTokenLooResult *r = NULL;
+  ScStatus st = sc_token_loo_load (store, info, sha256, params_json, &r, study_id, err);
+
+  (void) params;
+  *out = r;
+  return st;
+}
+
+static int
+tokens_n_tokens (const void *result)
+{
+  return ((const ScTokenLooResult *) result)->n_tokens;
+}
+
+static void
+tokens_clean (const void *result, ScStudyClean *out)
+{
+  const ScTokenLooResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1_clean;
+  out->logp_clean = r->logp_clean;
+}
+
+static void
+tokens_free (void *result)
+{
+  sc_token_loo_result_free (result);
+}
+
+const ScStudyKind sc_study_kind_tokens = {
+  .id = SC_ABLATION_KIND_TOKENS,
+  .name = "tokens",
+  .title = "Token leave-one-out",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION,
+  .min_tokens = 2,
+  .params_size = sizeof (ScAblationParams),
+  .params_default = &HEADS_DEFAULT,
+  .params_json = tokens_params_json,
+  .run = tokens_run,
+  .store = tokens_store,
+  .load = tokens_load,
+  .result_n_tokens = tokens_n_tokens,
+  .result_clean = tokens_clean,
+  .result_free = tokens_free,
+};

@@ -62,6 +62,7 @@
 #include "forward/sc-forward.h"
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,12 +103,7 @@ typedef struct {
   unsigned loo_kinds;
 } ScAblationParams;
 
-/* One ablation's effect (top-level comment). */
-typedef struct {
-  ScEffect next;      /* at the last position, on the target */
-  double delta_loss;  /* Δ mean loss (nats) */
-  bool flipped;       /* next.top1_ablated != next.top1_clean */
-} ScAblationEffect;
+/* One ablation's effect (top-level comment): ScAblationEffect, sc-study.h. */
 
 typedef struct {
   int n_layers, n_heads, n_tokens;
@@ -129,7 +125,7 @@ typedef struct {
 } ScTokenLooResult;
 
 /* Called after each ablated run with the fraction done; false cancels. */
-typedef bool (*ScAblationProgressFn) (void *user, double fraction);
+typedef ScStudyProgressFn ScAblationProgressFn;
 
 /* The head sweep of @ids (n_tokens >= 1) on @session (bound to @model). On success *@out is
  * the caller's (sc_head_sweep_result_free). Errors: SC_ERR_INVALID_ARG (NULL arguments,
@@ -193,6 +189,15 @@ ScStatus sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
 ScStatus sc_token_loo_load (ScStore *store, const ScModelInfo *info,
                             const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                             ScTokenLooResult **out, int64_t *study_id, ScError *err);
+
+/* The study kinds of this file (sc-study.h), params ScAblationParams:
+ *   heads       ablate-heads, zero-ablation        `saccade ablate RUN --heads`
+ *   heads-mean  ablate-heads, mean-ablation with the means of ScStudyCtx.means_set (needs
+ *               SC_STUDY_NEEDS_MEANS; params' mode, head_mean and mean_set are the ctx's)
+ *   tokens      ablate-tokens, the kinds of params' loo_kinds (0: both)  `--tokens` */
+extern const ScStudyKind sc_study_kind_heads;
+extern const ScStudyKind sc_study_kind_heads_mean;
+extern const ScStudyKind sc_study_kind_tokens;
 
 #ifdef __cplusplus
 }

@@ -739,3 +739,94 @@ bad:
   return sc_error_set (err, SC_ERR_FORMAT, "adversarial study %lld: %s is out of range (the "
                        "database may have been edited)", (long long) id, bad);
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int
+adv_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx, char *buf,
+                 size_t size, ScError *err)
+{
+  int len = sc_adv_params_json (ctx->run_id, ctx->ids, ctx->n_tokens, params, buf, size);
+
+  if (len < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+static ScStatus
+adv_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+         ScError *err)
+{
+  ScAdvResult *r = NULL;
+  ScStatus st = sc_adv_run (ctx->grad, ctx->model, ctx->ids, ctx->n_tokens, params,
+                            ctx->progress, ctx->progress_user, &r, err);
+
+  (void) kind;
+  *out = r;
+  return st;
+}
+
+static ScStatus
+adv_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+           const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_adv_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+adv_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+          const char *params_json, const void *params, void **out, int64_t *study_id,
+          ScError *err)
+{
+  ScAdvResult *r = NULL;
+  ScStatus st = sc_adv_load (store, info, sha256, params_json, &r, study_id, err);
+
+  (void) params;
+  *out = r;
+  return st;
+}
+
+static int
+adv_n_tokens (const void *result)
+{
+  return ((const ScAdvResult *) result)->n_tokens;
+}
+
+static void
+adv_clean (const void *result, ScStudyClean *out)
+{
+  const ScAdvResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->target;
+  out->logp_clean = NAN;
+}
+
+static void
+adv_free (void *result)
+{
+  sc_adv_result_free (result);
+}
+
+/* `saccade adversarial RUN --layer 0`'s defaults: every head of layer 0, the last row, the
+ * default epsilons and iterations, seed 0 (the verb requires the layer). */
+static const ScAdvParams ADV_DEFAULT = { .layer = 0, .head = -1, .row = -1 };
+
+const ScStudyKind sc_study_kind_adversarial = {
+  .id = SC_ADV_KIND,
+  .name = "adversarial",
+  .title = "Adversarial attention",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION | SC_STUDY_NEEDS_BACKWARD,
+  .min_tokens = 2,
+  .params_size = sizeof (ScAdvParams),
+  .params_default = &ADV_DEFAULT,
+  .params_json = adv_params_json,
+  .run = adv_run,
+  .store = adv_store,
+  .load = adv_load,
+  .result_n_tokens = adv_n_tokens,
+  .result_clean = adv_clean,
+  .result_free = adv_free,
+};

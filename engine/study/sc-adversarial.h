@@ -40,6 +40,7 @@
 #include "forward/sc-backward.h"
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,7 +93,7 @@ typedef struct {
   double search_s;
 } ScAdvResult;
 
-typedef bool (*ScAdvProgressFn) (void *user, double fraction);
+typedef ScStudyProgressFn ScAdvProgressFn;
 
 /* The search on @ids (n >= 2) through @grad (its session bound to @model). Errors:
  * SC_ERR_INVALID_ARG (a layer, head or row out of range, a row with a single visible key,
@@ -113,6 +114,9 @@ ScStatus sc_adv_store (ScStore *store, const ScStoreModel *model, const char *pa
 ScStatus sc_adv_load (ScStore *store, const ScModelInfo *info,
                       const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                       ScAdvResult **out, int64_t *study_id, ScError *err);
+
+/* This file's study kind (sc-study.h), params ScAdvParams (its epsilons and base are borrowed): `saccade adversarial RUN`. */
+extern const ScStudyKind sc_study_kind_adversarial;
 
 #ifdef __cplusplus
 }

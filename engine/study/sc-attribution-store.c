@@ -225,3 +225,95 @@ bad:
   return sc_error_set (err, SC_ERR_FORMAT, "attribution study %lld: %s is out of range "
                        "(the database may have been edited)", (long long) id, bad);
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int
+attr_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx, char *buf,
+                  size_t size, ScError *err)
+{
+  int len = sc_attr_params_json (ctx->run_id, ctx->ids, ctx->n_tokens, params, buf, size);
+
+  if (len < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+static ScStatus
+attr_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+          ScError *err)
+{
+  ScAttrResult *r = NULL;
+  ScStatus st = sc_attr_run (ctx->grad, ctx->model, ctx->ids, ctx->n_tokens, params,
+                             ctx->progress, ctx->progress_user, &r, err);
+
+  (void) kind;
+  *out = r;
+  return st;
+}
+
+static ScStatus
+attr_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+            const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_attr_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+           const char *params_json, const void *params, void **out, int64_t *study_id,
+           ScError *err)
+{
+  ScAttrResult *r = NULL;
+  ScStatus st = sc_attr_load (store, info, sha256, params_json, params, &r, study_id, err);
+
+  *out = r;
+  return st;
+}
+
+static int
+attr_n_tokens (const void *result)
+{
+  return ((const ScAttrResult *) result)->n_tokens;
+}
+
+static void
+attr_clean (const void *result, ScStudyClean *out)
+{
+  const ScAttrResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1;
+  out->logp_clean = NAN;
+}
+
+static void
+attr_free (void *result)
+{
+  sc_attr_result_free (result);
+}
+
+/* `saccade attribute RUN`'s defaults: every method, the last position, the clean top-1,
+ * integrated gradients with the adaptive rule from the zero baseline. */
+static const ScAttrParams ATTR_DEFAULT = { .methods = 0, .target = -1, .position = -1,
+                                           .steps = 0, .rule = SC_ATTR_RULE_ADAPTIVE,
+                                           .baseline = SC_ATTR_BASELINE_ZERO };
+
+const ScStudyKind sc_study_kind_attribution = {
+  .id = SC_ATTR_KIND,
+  .name = "attribution",
+  .title = "Gradient attributions",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION | SC_STUDY_NEEDS_BACKWARD,
+  .min_tokens = 1,
+  .params_size = sizeof (ScAttrParams),
+  .params_default = &ATTR_DEFAULT,
+  .params_json = attr_params_json,
+  .run = attr_run,
+  .store = attr_store,
+  .load = attr_load,
+  .result_n_tokens = attr_n_tokens,
+  .result_clean = attr_clean,
+  .result_free = attr_free,
+};

@@ -41,6 +41,7 @@
 #include "forward/sc-backward.h"
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -110,7 +111,7 @@ typedef struct {
 } ScAttrResult;
 
 /* Called with the fraction done (0..1]; false cancels. */
-typedef bool (*ScAttrProgressFn) (void *user, double fraction);
+typedef ScStudyProgressFn ScAttrProgressFn;
 
 /* The attributions of @ids (n >= 1; position < n) on @grad's session (bound to @model).
  * Errors: SC_ERR_INVALID_ARG (NULL arguments, an id, target or baseline token outside the
@@ -143,6 +144,9 @@ ScStatus sc_attr_load (ScStore *store, const ScModelInfo *info,
                        const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                        const ScAttrParams *params, ScAttrResult **out, int64_t *study_id,
                        ScError *err);
+
+/* This file's study kind (sc-study.h), params ScAttrParams: `saccade attribute RUN`. */
+extern const ScStudyKind sc_study_kind_attribution;
 
 #ifdef __cplusplus
 }

@@ -344,3 +344,98 @@ fail:
   sc_dla_result_free (r);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int
+dla_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx, char *buf,
+                 size_t size, ScError *err)
+{
+  int len = sc_dla_params_json (ctx->run_id, ((const ScDlaParams *) params)->target, buf, size);
+
+  if (len < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+/* One clean pass: no progress between, so it says it is done when it is. */
+static ScStatus
+dla_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+         ScError *err)
+{
+  ScDlaResult *r = NULL;
+  ScStatus st = sc_dla_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens,
+                            ((const ScDlaParams *) params)->target, &r, err);
+
+  if (st == SC_OK && !sc_study_report (ctx, 1.0))
+    {
+      sc_dla_result_free (r);
+      r = NULL;
+      st = sc_error_set (err, SC_ERR_CANCELLED, "study %s: cancelled", kind->name);
+    }
+  *out = r;
+  return st;
+}
+
+static ScStatus
+dla_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+           const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_dla_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+dla_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+          const char *params_json, const void *params, void **out, int64_t *study_id,
+          ScError *err)
+{
+  ScDlaResult *r = NULL;
+  ScStatus st = sc_dla_load (store, info, sha256, params_json, &r, study_id, err);
+
+  (void) params;
+  *out = r;
+  return st;
+}
+
+static int
+dla_n_tokens (const void *result)
+{
+  return ((const ScDlaResult *) result)->n_tokens;
+}
+
+static void
+dla_clean (const void *result, ScStudyClean *out)
+{
+  const ScDlaResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1_clean;
+  out->logp_clean = NAN;
+}
+
+static void
+dla_free (void *result)
+{
+  sc_dla_result_free (result);
+}
+
+static const ScDlaParams DLA_DEFAULT = { .target = -1 };
+
+const ScStudyKind sc_study_kind_dla = {
+  .id = SC_DLA_KIND,
+  .name = "dla",
+  .title = "Direct logit attribution",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION,
+  .min_tokens = 1,
+  .params_size = sizeof (ScDlaParams),
+  .params_default = &DLA_DEFAULT,
+  .params_json = dla_params_json,
+  .run = dla_run,
+  .store = dla_store,
+  .load = dla_load,
+  .result_n_tokens = dla_n_tokens,
+  .result_clean = dla_clean,
+  .result_free = dla_free,
+};

@@ -36,6 +36,7 @@
 #include "forward/sc-forward.h"
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,14 @@ ScStatus sc_dla_store (ScStore *store, const ScStoreModel *model, const char *pa
 ScStatus sc_dla_load (ScStore *store, const ScModelInfo *info,
                       const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                       ScDlaResult **out, int64_t *study_id, ScError *err);
+
+/* The study's params: the token measured, or −1: the clean top-1. */
+typedef struct {
+  int target;
+} ScDlaParams;
+
+/* This file's study kind (sc-study.h), params ScDlaParams: `saccade dla RUN`. */
+extern const ScStudyKind sc_study_kind_dla;
 
 #ifdef __cplusplus
 }

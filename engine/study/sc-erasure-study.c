@@ -478,24 +478,6 @@ fail:
   return st;
 }
 
-/* The integer after "@key": in the params text. */
-static bool
-params_uint (const char *params, const char *key, uint64_t *out)
-{
-  char pat[32];
-  const char *at;
-  char *end;
-
-  snprintf (pat, sizeof pat, "\"%s\":", key);
-  if ((at = strstr (params, pat)) == NULL)
-    return false;
-  at += strlen (pat);
-  if (*at < '0' || *at > '9')
-    return false;
-  *out = strtoull (at, &end, 10);
-  return end != at;
-}
-
 ScStatus
 sc_erasure_load (ScStore *store, const ScModelInfo *info,
                  const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
@@ -512,8 +494,8 @@ sc_erasure_load (ScStore *store, const ScModelInfo *info,
   ScStatus st;
   const char *why = "";
 
-  if (params_json == NULL || !params_uint (params_json, "seeds", &R)
-      || !params_uint (params_json, "seed", &seed) || R > SC_ERASURE_MAX_SEEDS)
+  if (params_json == NULL || !sc_study_params_uint (params_json, "seeds", &R)
+      || !sc_study_params_uint (params_json, "seed", &seed) || R > SC_ERASURE_MAX_SEEDS)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "erasure: params without valid seeds and "
                          "seed: %s", params_json != NULL ? params_json : "(null)");
   if ((st = sc_store_find_study (store, SC_ERASURE_KIND, sha256, params_json, &id, err))
@@ -652,3 +634,98 @@ bad:
   sc_erasure_result_free (r);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int
+erasure_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                     char *buf, size_t size, ScError *err)
+{
+  const ScErasureParams *p = params;
+  int len = -1;
+
+  if (p->n_random < 0 || p->n_random > SC_ERASURE_MAX_SEEDS)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: %d random orderings, outside 0 .. %d",
+                  kind->name, p->n_random, SC_ERASURE_MAX_SEEDS);
+  else if ((len = sc_erasure_params_json (ctx->run_id, p, buf, size)) < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+static ScStatus
+erasure_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+             ScError *err)
+{
+  ScErasureResult *r = NULL;
+  ScStatus st = sc_erasure_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, params,
+                                ctx->progress, ctx->progress_user, &r, err);
+
+  (void) kind;
+  *out = r;
+  return st;
+}
+
+static ScStatus
+erasure_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+               const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_erasure_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+erasure_load (ScStore *store, const ScModelInfo *info,
+              const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+              const void *params, void **out, int64_t *study_id, ScError *err)
+{
+  ScErasureResult *r = NULL;
+  ScStatus st = sc_erasure_load (store, info, sha256, params_json, &r, study_id, err);
+
+  (void) params;
+  *out = r;
+  return st;
+}
+
+static int
+erasure_n_tokens (const void *result)
+{
+  return ((const ScErasureResult *) result)->n_tokens;
+}
+
+static void
+erasure_clean (const void *result, ScStudyClean *out)
+{
+  const ScErasureResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1_clean;
+  out->logp_clean = r->logp_clean;
+}
+
+static void
+erasure_free (void *result)
+{
+  sc_erasure_result_free (result);
+}
+
+/* `saccade ablate RUN --erasure`'s defaults: masking, 8 random orderings, seed 0. */
+static const ScErasureParams ERASURE_DEFAULT = { .target = -1, .kind = SC_ERASE_MASK,
+                                                 .n_random = 8 };
+
+const ScStudyKind sc_study_kind_erasure = {
+  .id = SC_ERASURE_KIND,
+  .name = "erasure",
+  .title = "Erasure curves",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION,
+  .min_tokens = 2,
+  .params_size = sizeof (ScErasureParams),
+  .params_default = &ERASURE_DEFAULT,
+  .params_json = erasure_params_json,
+  .run = erasure_run,
+  .store = erasure_store,
+  .load = erasure_load,
+  .result_n_tokens = erasure_n_tokens,
+  .result_clean = erasure_clean,
+  .result_free = erasure_free,
+};

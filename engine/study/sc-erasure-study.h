@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "study/sc-ablation-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,6 +152,9 @@ ScStatus sc_erasure_store (ScStore *store, const ScStoreModel *model, const char
 ScStatus sc_erasure_load (ScStore *store, const ScModelInfo *info,
                           const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                           ScErasureResult **out, int64_t *study_id, ScError *err);
+
+/* This file's study kind (sc-study.h), params ScErasureParams: `saccade ablate RUN --erasure`. */
+extern const ScStudyKind sc_study_kind_erasure;
 
 #ifdef __cplusplus
 }

@@ -1124,3 +1124,95 @@ bad:
   sc_faith_result_free (r);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int
+faith_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                   char *buf, size_t size, ScError *err)
+{
+  int len = sc_faith_params_json (ctx->run_id, ctx->ids, ctx->n_tokens, params, buf, size);
+
+  if (len < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+/* The study with its own leave-one-out (a caller that has one stored, or wants to store the
+ * one computed, calls sc_faith_run itself). */
+static ScStatus
+faith_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+           ScError *err)
+{
+  ScFaithResult *r = NULL;
+  ScStatus st = sc_faith_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, params, NULL,
+                              ctx->progress, ctx->progress_user, &r, NULL, err);
+
+  (void) kind;
+  *out = r;
+  return st;
+}
+
+static ScStatus
+faith_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+             const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_faith_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+faith_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+            const char *params_json, const void *params, void **out, int64_t *study_id,
+            ScError *err)
+{
+  ScFaithResult *r = NULL;
+  ScStatus st = sc_faith_load (store, info, sha256, params_json, params, &r, study_id, err);
+
+  *out = r;
+  return st;
+}
+
+static int
+faith_n_tokens (const void *result)
+{
+  return ((const ScFaithResult *) result)->n_tokens;
+}
+
+static void
+faith_clean (const void *result, ScStudyClean *out)
+{
+  const ScFaithResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1_clean;
+  out->logp_clean = NAN;
+}
+
+static void
+faith_free (void *result)
+{
+  sc_faith_result_free (result);
+}
+
+/* `saccade faithfulness RUN`'s defaults: TV of masking, top-3, the clean top-1. */
+static const ScFaithParams FAITH_DEFAULT = { .metric = SC_FAITH_METRIC_TV,
+                                             .kind = SC_FAITH_ERASE_MASK, .target = -1 };
+
+const ScStudyKind sc_study_kind_faithfulness = {
+  .id = SC_FAITH_KIND,
+  .name = "faithfulness",
+  .title = "Faithfulness",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION,
+  .min_tokens = SC_FAITH_MIN_TOKENS,
+  .params_size = sizeof (ScFaithParams),
+  .params_default = &FAITH_DEFAULT,
+  .params_json = faith_params_json,
+  .run = faith_run,
+  .store = faith_store,
+  .load = faith_load,
+  .result_n_tokens = faith_n_tokens,
+  .result_clean = faith_clean,
+  .result_free = faith_free,
+};

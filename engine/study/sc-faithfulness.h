@@ -84,6 +84,7 @@
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
 #include "study/sc-ablation-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -183,7 +184,7 @@ typedef struct {
 } ScFaithResult;
 
 /* Called with the fraction done (0..1]; false cancels. */
-typedef bool (*ScFaithProgressFn) (void *user, double fraction);
+typedef ScStudyProgressFn ScFaithProgressFn;
 
 /* The study of @ids (n_tokens >= SC_FAITH_MIN_TOKENS) on @session (bound to @model). @loo
  * (may be NULL) is a leave-one-out result of the same ids and target to use instead of
@@ -295,6 +296,9 @@ ScStatus sc_faith_load (ScStore *store, const ScModelInfo *info,
                         const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                         const ScFaithParams *params, ScFaithResult **out, int64_t *study_id,
                         ScError *err);
+
+/* This file's study kind (sc-study.h), params ScFaithParams: `saccade faithfulness RUN` (computes its own leave-one-out). */
+extern const ScStudyKind sc_study_kind_faithfulness;
 
 #ifdef __cplusplus
 }

@@ -310,3 +310,109 @@ fail:
   sc_head_means_free (m);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int64_t
+sentences_tokens (const ScStudyCtx *ctx)
+{
+  int64_t t = 0;
+
+  for (int s = 0; s < ctx->n_sentences; s++)
+    t += ctx->sentence_lengths[s];
+  return t;
+}
+
+static int
+means_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                   char *buf, size_t size, ScError *err)
+{
+  const ScHeadMeansParams *p = params;
+  int len = sc_head_means_params_json (p->set, ctx->n_sentences, sentences_tokens (ctx), buf,
+                                       size);
+
+  if (len < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: reference set '%s' of %d sentences "
+                  "does not make a params text", kind->name, p->set != NULL ? p->set : "",
+                  ctx->n_sentences);
+  return len;
+}
+
+static ScStatus
+means_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+           ScError *err)
+{
+  ScHeadMeans *m = NULL;
+  ScStatus st = sc_head_means_run (ctx->session, ctx->model, ctx->sentences,
+                                   ctx->sentence_lengths, ctx->n_sentences, ctx->progress,
+                                   ctx->progress_user, &m, err);
+
+  (void) kind, (void) params;
+  *out = m;
+  return st;
+}
+
+static ScStatus
+means_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+             const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_head_means_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+means_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+            const char *params_json, const void *params, void **out, int64_t *study_id,
+            ScError *err)
+{
+  ScHeadMeans *m = NULL;
+  ScStatus st = sc_head_means_load (store, info, sha256, params_json, &m, study_id, err);
+
+  (void) params;
+  *out = m;
+  return st;
+}
+
+static int
+means_n_tokens (const void *result)
+{
+  (void) result;
+  return -1; /* a reference set's, not a run's */
+}
+
+static void
+means_clean (const void *result, ScStudyClean *out)
+{
+  const ScHeadMeans *r = result;
+
+  (void) r;
+  out->target = -1;
+  out->top1_clean = -1;
+  out->logp_clean = NAN;
+}
+
+static void
+means_free (void *result)
+{
+  sc_head_means_free (result);
+}
+
+/* No default set: the sentences are the caller's, and so is their name. */
+static const ScHeadMeansParams MEANS_DEFAULT = { .set = NULL };
+
+const ScStudyKind sc_study_kind_head_means = {
+  .id = SC_HEAD_MEANS_KIND,
+  .name = "means",
+  .title = "Head means of a reference set",
+  .needs = SC_STUDY_NEEDS_SESSION | SC_STUDY_NEEDS_SENTENCES,
+  .min_tokens = 0,
+  .params_size = sizeof (ScHeadMeansParams),
+  .params_default = &MEANS_DEFAULT,
+  .params_json = means_params_json,
+  .run = means_run,
+  .store = means_store,
+  .load = means_load,
+  .result_n_tokens = means_n_tokens,
+  .result_clean = means_clean,
+  .result_free = means_free,
+};

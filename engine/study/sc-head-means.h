@@ -38,6 +38,7 @@
 #include "forward/sc-forward.h"
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,7 +58,7 @@ typedef struct {
 } ScHeadMeans;
 
 /* Called after each sentence with the fraction done; false cancels. */
-typedef bool (*ScHeadMeansProgressFn) (void *user, double fraction);
+typedef ScStudyProgressFn ScHeadMeansProgressFn;
 
 /* The means of @n_sentences >= 1 sentences: sentence s is ids[s], n_tokens[s] >= 1 ids, run
  * on @session (bound to @model). On success *@out is the caller's (sc_head_means_free).
@@ -91,6 +92,15 @@ ScStatus sc_head_means_store (ScStore *store, const ScStoreModel *model, const c
 ScStatus sc_head_means_load (ScStore *store, const ScModelInfo *info,
                              const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                              ScHeadMeans **out, int64_t *study_id, ScError *err);
+
+/* The study's params: the reference set's name (SC_HEAD_MEANS_SET_MAX rules); its
+ * sentences are the ScStudyCtx's (SC_STUDY_NEEDS_SENTENCES). */
+typedef struct {
+  const char *set;
+} ScHeadMeansParams;
+
+/* This file's study kind (sc-study.h), params ScHeadMeansParams, the sentences from ScStudyCtx: `saccade means`. */
+extern const ScStudyKind sc_study_kind_head_means;
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,7 @@
 #include "core/sc-error.h"
 #include "forward/sc-forward.h"
 #include "model/sc-model.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,7 +58,7 @@ typedef struct {
 } ScInductionResult;
 
 /* Called after each layer of each seed with the fraction done (0..1]; false cancels. */
-typedef bool (*ScInductionProgressFn) (void *user, double fraction);
+typedef ScStudyProgressFn ScInductionProgressFn;
 
 /* Fills @ids (room for n_prefix + 2T) with seed @seed's sequence; *@n_prefix (may be NULL)
  * receives 0 or 1. Errors: SC_ERR_INVALID_ARG (T < 2, seed < 0), SC_ERR_RANGE (n_prefix +

@@ -192,31 +192,6 @@ studied_heads (const ScPermutationParams *p, int LH, int **out, int *n_out, ScEr
   return SC_OK;
 }
 
-/* The effect of going from @clean to @ablated (two (n, V) blocks of @ids), as
- * sc-ablation-study.h defines it for the same ids; @losses holds the clean losses (n − 1)
- * and room for the ablated ones. */
-static ScStatus
-effect_of (const float *clean, const float *ablated, const int32_t *ids, int n, int V,
-           int target, double *losses, ScAblationEffect *e, ScError *err)
-{
-  const size_t last = (size_t) (n - 1) * V;
-  ScStatus st;
-
-  if ((st = sc_effect_next_token (clean + last, ablated + last, V, target, &e->next, err))
-      != SC_OK)
-    return st;
-  e->delta_loss = NAN;
-  if (n >= 2)
-    {
-      double *la = losses + (n - 1);
-      if ((st = sc_token_losses (ablated, ids, n, V, la, err)) != SC_OK
-          || (st = sc_delta_mean_loss (losses, la, n - 1, &e->delta_loss, err)) != SC_OK)
-        return st;
-    }
-  e->flipped = e->next.top1_ablated != e->next.top1_clean;
-  return SC_OK;
-}
-
 ScStatus
 sc_permutation_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
                     const ScPermutationParams *p, ScAblationProgressFn progress,
@@ -298,7 +273,7 @@ sc_permutation_run (ScSession *session, const ScModel *model, const int32_t *ids
           const int done = i * p->n_permutations + k + 1;
           edit.seed = sc_permutation_seed (p->seed, k);
           if ((st = sc_forward (session, ids, n, &opt, abl, err)) != SC_OK
-              || (st = effect_of (clean, abl, ids, n, V, r->target, losses,
+              || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
                                   &r->effects[done - 1], err)) != SC_OK)
             goto fail;
           if (progress != NULL
@@ -467,24 +442,6 @@ fail:
   return st;
 }
 
-/* The integer after "@key": in the params text; false when there is none. */
-static bool
-params_number (const char *params, const char *key, uint64_t *out)
-{
-  char pat[32];
-  const char *at;
-  char *end;
-
-  snprintf (pat, sizeof pat, "\"%s\":", key);
-  if ((at = strstr (params, pat)) == NULL)
-    return false;
-  at += strlen (pat);
-  if (*at < '0' || *at > '9')
-    return false;
-  *out = strtoull (at, &end, 10);
-  return end != at;
-}
-
 ScStatus
 sc_permutation_load (ScStore *store, const ScModelInfo *info,
                      const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
@@ -503,8 +460,8 @@ sc_permutation_load (ScStore *store, const ScModelInfo *info,
   ScStatus st;
   const char *why = "";
 
-  if (params_json == NULL || !params_number (params_json, "n", &N)
-      || !params_number (params_json, "seed", &seed) || N < 1 || N > SC_PERMUTATION_MAX_N)
+  if (params_json == NULL || !sc_study_params_uint (params_json, "n", &N)
+      || !sc_study_params_uint (params_json, "seed", &seed) || N < 1 || N > SC_PERMUTATION_MAX_N)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "permutation: params without a valid n "
                          "and seed: %s", params_json != NULL ? params_json : "(null)");
   if ((st = sc_store_find_study (store, SC_PERMUTATION_KIND, sha256, params_json, &id, err))
@@ -648,3 +605,97 @@ out:
   sc_permutation_result_free (r);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The study kind (sc-study.h)                                                           */
+
+static int
+permute_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                     char *buf, size_t size, ScError *err)
+{
+  const ScPermutationParams *p = params;
+  int len = -1;
+
+  if (p->n_permutations < 1 || p->n_permutations > SC_PERMUTATION_MAX_N)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: %d permutations, outside 1 .. %d",
+                  kind->name, p->n_permutations, SC_PERMUTATION_MAX_N);
+  else if ((len = sc_permutation_params_json (ctx->run_id, p, buf, size)) < 0)
+    sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
+                  kind->name);
+  return len;
+}
+
+static ScStatus
+permute_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, void **out,
+             ScError *err)
+{
+  ScPermutationResult *r = NULL;
+  ScStatus st = sc_permutation_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, params,
+                                    ctx->progress, ctx->progress_user, &r, err);
+
+  (void) kind;
+  *out = r;
+  return st;
+}
+
+static ScStatus
+permute_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+               const void *result, int64_t *study_id, ScError *err)
+{
+  return sc_permutation_store (store, model, params_json, result, study_id, err);
+}
+
+static ScStatus
+permute_load (ScStore *store, const ScModelInfo *info,
+              const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+              const void *params, void **out, int64_t *study_id, ScError *err)
+{
+  ScPermutationResult *r = NULL;
+  ScStatus st = sc_permutation_load (store, info, sha256, params_json, &r, study_id, err);
+
+  (void) params;
+  *out = r;
+  return st;
+}
+
+static int
+permute_n_tokens (const void *result)
+{
+  return ((const ScPermutationResult *) result)->n_tokens;
+}
+
+static void
+permute_clean (const void *result, ScStudyClean *out)
+{
+  const ScPermutationResult *r = result;
+
+  out->target = r->target;
+  out->top1_clean = r->top1_clean;
+  out->logp_clean = r->logp_clean;
+}
+
+static void
+permute_free (void *result)
+{
+  sc_permutation_result_free (result);
+}
+
+/* The window's default; the command line asks for N. */
+static const ScPermutationParams PERMUTE_DEFAULT = { .target = -1, .n_permutations = 8 };
+
+const ScStudyKind sc_study_kind_permute = {
+  .id = SC_PERMUTATION_KIND,
+  .name = "permute",
+  .title = "Attention permutation",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_SESSION,
+  .min_tokens = 1,
+  .params_size = sizeof (ScPermutationParams),
+  .params_default = &PERMUTE_DEFAULT,
+  .params_json = permute_params_json,
+  .run = permute_run,
+  .store = permute_store,
+  .load = permute_load,
+  .result_n_tokens = permute_n_tokens,
+  .result_clean = permute_clean,
+  .result_free = permute_free,
+};

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "study/sc-ablation-study.h"
+#include "study/sc-study.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -147,6 +148,9 @@ ScStatus sc_permutation_load (ScStore *store, const ScModelInfo *info,
                               const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
                               const char *params_json, ScPermutationResult **out,
                               int64_t *study_id, ScError *err);
+
+/* This file's study kind (sc-study.h), params ScPermutationParams: `saccade ablate RUN --permute N`. */
+extern const ScStudyKind sc_study_kind_permute;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,182 @@
+/* sc-study.h — what a study is, once for every kind (DESIGN.md, "Layers and folders": a
+ * study kind is data).
+ *
+ * A study runs the model (forward passes, and for some kinds the backward pass) under
+ * interventions, measures something of a stored run (or of a set of sentences), and is
+ * stored in the capture store as one complete study with the canonical text of its
+ * parameters (sc-store-study.h). Every kind is described by one ScStudyKind: its names,
+ * what it needs to run, its parameters (size, defaults, the canonical text), and the four
+ * things done with a result — run, store, load, free. The descriptors sit at the end of
+ * the engine file that implements each kind; sc_study_kinds() is the one table of them.
+ *
+ * Callers (app/core's load-or-run-and-store path, the command line's verb runner, the
+ * window's study page) hold a `const ScStudyKind *` and never switch on a kind: adding a
+ * study is one engine file ending with its descriptor (docs/architecture.md, "Adding a
+ * study").
+ *
+ * Also here, shared by the study files: the effect of an ablation measured against the
+ * clean run of the same ids (ScAblationEffect, sc_study_same_ids_effect), the progress
+ * callback's type, and the reader of an integer in a params text.
+ *
+ * Not here: the definitions of the effects (analysis/sc-effect.h), the store's study rows
+ * (store/sc-store-study.h), GLib, GTask or threads (app/core/saccade-study.h).
+ *
+ * Thread safety: descriptors are immutable; a run follows its session's rule (one study per
+ * session at a time). Plain C, no GLib.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/sc-effect.h"
+#include "core/sc-error.h"
+#include "forward/sc-backward.h"
+#include "forward/sc-forward.h"
+#include "model/sc-model.h"
+#include "store/sc-store-study.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called with the fraction done (0..1], on the thread that runs the study; returning false
+ * cancels it (the run then fails with SC_ERR_CANCELLED and returns nothing). */
+typedef bool (*ScStudyProgressFn) (void *user, double fraction);
+
+/* What a kind needs from its caller before it can run (ScStudyKind.needs, bits). */
+typedef enum {
+  SC_STUDY_NEEDS_RUN = 1 << 0,        /* a stored run's ids (ScStudyCtx.run_id, ids) */
+  SC_STUDY_NEEDS_SESSION = 1 << 1,    /* forward passes on ScStudyCtx.session */
+  SC_STUDY_NEEDS_BACKWARD = 1 << 2,   /* gradients: ScStudyCtx.grad (an architecture with
+                                       * a backward pass, sc-backward.h) */
+  SC_STUDY_NEEDS_MEANS = 1 << 3,      /* the head means of a reference set (ScStudyCtx.means,
+                                       * the "head-means" kind's result) */
+  SC_STUDY_NEEDS_SENTENCES = 1 << 4,  /* a set of sentences (ScStudyCtx.sentences) */
+} ScStudyNeeds;
+
+/* Everything a kind may run on; a field its needs do not name is ignored (may be zero). */
+typedef struct {
+  const ScModel *model;               /* always */
+  ScSession *session;                 /* NEEDS_SESSION: bound to @model */
+  ScGrad *grad;                       /* NEEDS_BACKWARD: bound to @session */
+  int64_t run_id;                     /* NEEDS_RUN: the stored run (>= 1) */
+  const int32_t *ids;                 /* NEEDS_RUN: (n_tokens) its ids, checked against the
+                                       * vocabulary */
+  int n_tokens;
+  const float *head_mean;             /* NEEDS_MEANS: (n_layers, n_heads, head_dim) */
+  const char *means_set;              /* NEEDS_MEANS, NEEDS_SENTENCES: the reference set's
+                                       * name (SC_HEAD_MEANS_SET_MAX rules) */
+  const int32_t *const *sentences;    /* NEEDS_SENTENCES: (n_sentences) id arrays */
+  const int *sentence_lengths;        /* (n_sentences) */
+  int n_sentences;
+  ScStudyProgressFn progress;         /* may be NULL */
+  void *progress_user;
+} ScStudyCtx;
+
+typedef struct ScStudyKind ScStudyKind;
+
+/* The clean run's numbers a result was measured against (NaN / −1 where a kind has none:
+ * a DLA measures a logit, not a log-probability). */
+typedef struct {
+  int target;         /* the token measured */
+  int top1_clean;     /* the clean run's top-1 */
+  double logp_clean;  /* ln p_clean(target) */
+} ScStudyClean;
+
+struct ScStudyKind {
+  const char *id;          /* the store's kind text ("ablate-heads"); two descriptors may
+                            * share one when their params tell them apart */
+  const char *name;        /* the short name the command line and the window use
+                            * ("heads", "heads-mean"); unique */
+  const char *title;       /* a short English title ("Head sweep (zero-ablation)") */
+  unsigned needs;          /* ScStudyNeeds bits */
+  int min_tokens;          /* NEEDS_RUN: the fewest tokens the kind can study */
+  size_t params_size;      /* sizeof the kind's params struct (ScAblationParams, ...) */
+  const void *params_default; /* params_size bytes: every option at its verb's default */
+
+  /* The canonical params text of a study with @params on @ctx (fixed key order, no spaces)
+   * into @buf (@size bytes; SC_STUDY_PARAMS_MAX always suffice): the length, or −1 with
+   * @err set (SC_ERR_INVALID_ARG naming the value) when a parameter is out of range. This
+   * is the validation of the params: a params text is made before every run and lookup. */
+  int (*params_json) (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                      char *buf, size_t size, ScError *err);
+  /* Computes the study: *@out receives the result (caller frees with result_free). Errors:
+   * the kind's engine function's (its header says which). */
+  ScStatus (*run) (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params,
+                   void **out, ScError *err);
+  /* Stores @result as a complete study of @model with @params_json, in one transaction. */
+  ScStatus (*store) (ScStore *store, const ScStoreModel *model, const char *params_json,
+                     const void *result, int64_t *study_id, ScError *err);
+  /* Reads back the latest complete study with @params_json of the model with @sha256,
+   * checked against @info (and @params where the result carries them): SC_ERR_NOT_FOUND
+   * when there is none, SC_ERR_FORMAT naming the value that does not fit. */
+  ScStatus (*load) (ScStore *store, const ScModelInfo *info,
+                    const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                    const void *params, void **out, int64_t *study_id, ScError *err);
+  /* The number of tokens the result describes (a stored study of another length does not
+   * describe the run), or −1 when the kind does not study a run. */
+  int (*result_n_tokens) (const void *result);
+  /* The clean run's numbers of @result (ScStudyClean). */
+  void (*result_clean) (const void *result, ScStudyClean *out);
+  void (*result_free) (void *result); /* NULL is a no-op */
+};
+
+/* Room for any kind's params text. */
+#define SC_STUDY_PARAMS_MAX 512
+
+/* Every kind, in a fixed order (the order the command line lists them in), NULL-terminated.
+ * *@n (may be NULL) receives the count. */
+const ScStudyKind *const *sc_study_kinds (size_t *n);
+
+/* The kind whose short name is @name, else the first whose store id is @name; NULL when
+ * none is. */
+const ScStudyKind *sc_study_kind_find (const char *name);
+
+/* A copy of @kind's default params (params_size bytes, caller frees with free()); NULL when
+ * out of memory. */
+void *sc_study_params_dup_default (const ScStudyKind *kind);
+
+/* kind->params_json with @buf checked; SC_ERR_INVALID_ARG when a need of the kind is
+ * missing from @ctx (no ids for a run kind, no session, ...) or the kind refuses the
+ * params. */
+ScStatus sc_study_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
+                               char *buf, size_t size, ScError *err);
+
+/* kind->run after the needs are checked (as sc_study_params_json, plus fewer tokens than
+ * min_tokens: SC_ERR_INVALID_ARG). */
+ScStatus sc_study_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params,
+                       void **out, ScError *err);
+
+/* Reports @fraction to @ctx's callback: false when the caller asked to cancel. */
+bool sc_study_report (const ScStudyCtx *ctx, double fraction);
+
+/* ------------------------------------------------------------------------------------ */
+/* Shared by the study files                                                             */
+
+/* One ablation's effect, against the clean run (sc-ablation-study.h defines each part). */
+typedef struct {
+  ScEffect next;      /* at the last position, on the target */
+  double delta_loss;  /* Δ mean loss (nats) */
+  bool flipped;       /* next.top1_ablated != next.top1_clean */
+} ScAblationEffect;
+
+/* The effect of going from @clean to @ablated, two (n, V) logit blocks of the same @ids:
+ * the next-token effect on @target at position n − 1, Δ mean loss over q = 1 .. n − 1
+ * (NaN when n == 1) and the flip. @losses holds the clean run's n − 1 token losses
+ * (sc_token_losses) followed by room for the ablated run's n − 1. The same numbers as
+ * sc_delta_loss_logits (clean, ablated, ...), which computes both sides each time. */
+ScStatus sc_study_same_ids_effect (const float *clean, const float *ablated, const int32_t *ids,
+                                   int n, int V, int target, double *losses,
+                                   ScAblationEffect *e, ScError *err);
+
+/* The unsigned decimal after "@key": in the params text @params; false when there is none
+ * (or it is not a number). Params texts are the engine's own canonical JSON, so a plain
+ * search finds a key; a text from an untrusted store that lacks one is refused by the
+ * caller. */
+bool sc_study_params_uint (const char *params, const char *key, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
