@@ -318,8 +318,8 @@ attribute (ScModel *model, const AttrOptions *o, const ScAttrParams *p, gint64 r
   if (!saccade_cli_session_open (&cs, &o->common, model, &error))
     return saccade_cli_fail (g_steal_pointer (&error));
   out.a = saccade_attribution_get (model, &ident, cs.session, db_path, run_id, p,
-                                   o->recompute ? SACCADE_ABLATION_RECOMPUTE
-                                                : SACCADE_ABLATION_DEFAULT,
+                                   o->recompute ? SACCADE_STUDY_RECOMPUTE
+                                                : SACCADE_STUDY_DEFAULT,
                                    tty ? progress_bar : NULL, NULL, NULL, &out.warning,
                                    &error);
   if (tty)

@@ -31,35 +31,55 @@
 #include "app/core/saccade-head-means.h"
 #include "app/core/saccade-paths.h"
 
-static const char *const KIND_IDS[SACCADE_ABLATION_N_KINDS] = {
-  [SACCADE_ABLATION_HEADS] = SC_ABLATION_KIND_HEADS,
-  [SACCADE_ABLATION_TOKENS] = SC_ABLATION_KIND_TOKENS,
-  [SACCADE_ABLATION_HEADS_MEAN] = SC_ABLATION_KIND_HEADS,
-  [SACCADE_ABLATION_PERMUTE] = SC_PERMUTATION_KIND,
-  [SACCADE_ABLATION_ERASURE] = SC_ERASURE_KIND,
-  [SACCADE_ABLATION_DLA] = SC_DLA_KIND,
-  [SACCADE_ABLATION_FAITH] = SC_FAITH_KIND,
+#include <stddef.h>
+
+/* The engine's params of each kind, as its verb sets them from SaccadeAblationParams. */
+typedef struct {
+  ScAblationParams ablation;
+  ScPermutationParams permutation;
+  ScErasureParams erasure;
+  ScDlaParams dla;
+  ScFaithParams faith;
+} KindParams;
+
+/* Each kind of the enum: its study kind, where its params sit in KindParams and where its
+ * result goes in SaccadeAblation (FAITH's goes through saccade_faithfulness_get). */
+static const struct {
+  const ScStudyKind *study;
+  size_t params;
+  size_t result;
+} KINDS[SACCADE_ABLATION_N_KINDS] = {
+  [SACCADE_ABLATION_HEADS] = { &sc_study_kind_heads, offsetof (KindParams, ablation),
+                               offsetof (SaccadeAblation, heads) },
+  [SACCADE_ABLATION_TOKENS] = { &sc_study_kind_tokens, offsetof (KindParams, ablation),
+                                offsetof (SaccadeAblation, tokens) },
+  [SACCADE_ABLATION_HEADS_MEAN] = { &sc_study_kind_heads_mean, offsetof (KindParams, ablation),
+                                    offsetof (SaccadeAblation, heads) },
+  [SACCADE_ABLATION_PERMUTE] = { &sc_study_kind_permute, offsetof (KindParams, permutation),
+                                 offsetof (SaccadeAblation, perm) },
+  [SACCADE_ABLATION_ERASURE] = { &sc_study_kind_erasure, offsetof (KindParams, erasure),
+                                 offsetof (SaccadeAblation, erasure) },
+  [SACCADE_ABLATION_DLA] = { &sc_study_kind_dla, offsetof (KindParams, dla),
+                             offsetof (SaccadeAblation, dla) },
+  [SACCADE_ABLATION_FAITH] = { &sc_study_kind_faithfulness, offsetof (KindParams, faith), 0 },
 };
-static const char *const KIND_SHORT[SACCADE_ABLATION_N_KINDS] = {
-  [SACCADE_ABLATION_HEADS] = "heads",
-  [SACCADE_ABLATION_TOKENS] = "tokens",
-  [SACCADE_ABLATION_HEADS_MEAN] = "heads-mean",
-  [SACCADE_ABLATION_PERMUTE] = "permute",
-  [SACCADE_ABLATION_ERASURE] = "erasure",
-  [SACCADE_ABLATION_DLA] = "dla",
-  [SACCADE_ABLATION_FAITH] = "faithfulness",
-};
+
+const ScStudyKind *
+saccade_ablation_study_kind (SaccadeAblationKind kind)
+{
+  return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KINDS[kind].study : NULL;
+}
 
 const char *
 saccade_ablation_kind_id (SaccadeAblationKind kind)
 {
-  return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KIND_IDS[kind] : NULL;
+  return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KINDS[kind].study->id : NULL;
 }
 
 const char *
 saccade_ablation_kind_name (SaccadeAblationKind kind)
 {
-  return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KIND_SHORT[kind] : NULL;
+  return (unsigned) kind < SACCADE_ABLATION_N_KINDS ? KINDS[kind].study->name : NULL;
 }
 
 gboolean
@@ -67,7 +87,7 @@ saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out)
 {
   /* In enum order, so "ablate-heads" is the zero-ablation sweep (HEADS comes first). */
   for (int k = 0; id != NULL && k < SACCADE_ABLATION_N_KINDS; k++)
-    if (g_str_equal (id, KIND_IDS[k]) || g_str_equal (id, KIND_SHORT[k]))
+    if (g_str_equal (id, KINDS[k].study->id) || g_str_equal (id, KINDS[k].study->name))
       {
         *out = (SaccadeAblationKind) k;
         return TRUE;
@@ -80,61 +100,41 @@ saccade_ablation_free (SaccadeAblation *a)
 {
   if (a == NULL)
     return;
-  sc_head_sweep_result_free (a->heads);
-  sc_token_loo_result_free (a->tokens);
-  sc_permutation_result_free (a->perm);
-  sc_erasure_result_free (a->erasure);
-  sc_dla_result_free (a->dla);
+  saccade_study_free (a->study);
   saccade_faithfulness_free (a->faith);
   sc_head_sweep_result_free (a->dla_sweep);
   g_free (a->faith_best_row);
   g_free (a);
 }
 
+static ScStudyClean
+clean_of (const SaccadeAblation *a)
+{
+  ScStudyClean c = { -1, -1, NAN };
+
+  if (a->study != NULL)
+    a->study->kind->result_clean (a->study->result, &c);
+  else if (a->faith != NULL)
+    sc_study_kind_faithfulness.result_clean (a->faith->result, &c);
+  return c;
+}
+
 int
 saccade_ablation_target (const SaccadeAblation *a)
 {
-  if (a->heads != NULL)
-    return a->heads->target;
-  if (a->tokens != NULL)
-    return a->tokens->target;
-  if (a->perm != NULL)
-    return a->perm->target;
-  if (a->erasure != NULL)
-    return a->erasure->target;
-  if (a->dla != NULL)
-    return a->dla->target;
-  return a->faith->result->target;
+  return clean_of (a).target;
 }
 
 int
 saccade_ablation_top1_clean (const SaccadeAblation *a)
 {
-  if (a->heads != NULL)
-    return a->heads->top1_clean;
-  if (a->tokens != NULL)
-    return a->tokens->top1_clean;
-  if (a->perm != NULL)
-    return a->perm->top1_clean;
-  if (a->erasure != NULL)
-    return a->erasure->top1_clean;
-  if (a->dla != NULL)
-    return a->dla->top1_clean;
-  return a->faith->result->top1_clean;
+  return clean_of (a).top1_clean;
 }
 
 double
 saccade_ablation_logp_clean (const SaccadeAblation *a)
 {
-  if (a->heads != NULL)
-    return a->heads->logp_clean;
-  if (a->tokens != NULL)
-    return a->tokens->logp_clean;
-  if (a->perm != NULL)
-    return a->perm->logp_clean;
-  if (a->erasure != NULL)
-    return a->erasure->logp_clean;
-  return NAN; /* DLA measures a logit; faithfulness stores no log-probability */
+  return clean_of (a).logp_clean; /* NaN: DLA measures a logit, faithfulness stores none */
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -462,129 +462,7 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Pass 1: the run                                                                       */
-
-static void
-set_run_gone (GError **error, gint64 run_id)
-{
-  /* Translators: a study was asked of a run that was deleted meanwhile. */
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-               _("Run %lld is no longer in the database"), (long long) run_id);
-}
-
-/* The ids of run @run_id, checked against @ident and @info; NULL with @error. */
-static int32_t *
-read_run_ids (ScStore *store, const ScStoreModel *ident, const ScModelInfo *info,
-              gint64 run_id, int *n_out, GError **error)
-{
-  ScStoreRunInfo run = { 0 };
-  ScStoreToken *tokens = NULL;
-  size_t n = 0;
-  ScError err = { 0 };
-  char hex[SC_SHA256_HEX_SIZE];
-  int32_t *ids = NULL;
-  ScStatus st;
-
-  st = sc_store_get_run (store, run_id, &run, &err);
-  if (st == SC_OK)
-    st = sc_store_read_tokens (store, run_id, &tokens, &n, &err);
-  if (st == SC_ERR_NOT_FOUND)
-    set_run_gone (error, run_id);
-  else if (st != SC_OK)
-    saccade_set_error_from_sc (error, &err);
-  if (st != SC_OK)
-    goto out;
-  sc_sha256_hex (ident->sha256, hex);
-  if (strcmp (hex, run.model_sha256) != 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   /* Translators: the run, its model's name and the loaded model's. */
-                   _("Run %lld was captured with %s, another model file than the loaded %s"),
-                   (long long) run_id, run.model_name, ident->name);
-      goto out;
-    }
-  if (n < 1 || n > INT_MAX)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Run %lld has no tokens"), (long long) run_id);
-      goto out;
-    }
-  ids = g_new (int32_t, n);
-  for (size_t i = 0; i < n; i++)
-    {
-      /* An untrusted store: the engine checks ids too, but say which token is wrong. */
-      if (tokens[i].id < 0 || (uint32_t) tokens[i].id >= info->n_vocab)
-        {
-          g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT,
-                       "run %lld: token %zu has id %d, outside the vocabulary of %u",
-                       (long long) run_id, i, tokens[i].id, info->n_vocab);
-          g_clear_pointer (&ids, g_free);
-          goto out;
-        }
-      ids[i] = tokens[i].id;
-    }
-  *n_out = (int) n;
-out:
-  sc_store_tokens_free (tokens);
-  sc_store_run_info_clear (&run);
-  return ids;
-}
-
-static gboolean
-run_exists (ScStore *store, gint64 run_id)
-{
-  ScStoreRunInfo run = { 0 };
-  ScStatus st = sc_store_get_run (store, run_id, &run, NULL);
-
-  sc_store_run_info_clear (&run);
-  return st != SC_ERR_NOT_FOUND;
-}
-
-/* When study @id was stored (0 when it cannot be read). */
-static gint64
-study_created (ScStore *store, gint64 id)
-{
-  ScStoreStudyData *d = NULL;
-  gint64 ms = 0;
-
-  if (sc_store_read_study (store, id, &d, NULL) == SC_OK)
-    ms = d->created_ms;
-  sc_store_study_data_free (d);
-  return ms;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Passes 2-4                                                                            */
-
-typedef struct {
-  SaccadeAblationProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-  double base, span;  /* this part's share of the whole bar */
-} Progress;
-
-static bool
-on_progress (void *user, double fraction)
-{
-  Progress *p = user;
-  if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
-static void
-on_means_progress (double fraction, gpointer user)
-{
-  on_progress (user, fraction);
-}
-
-/* The engine parameters of each kind, from @p, as its verb sets them. */
-typedef struct {
-  ScAblationParams ablation;
-  ScPermutationParams permutation;
-  ScErasureParams erasure;
-  ScFaithParams faith;
-} KindParams;
+/* The study                                                                             */
 
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
@@ -603,137 +481,9 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   };
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
+  k->dla = (ScDlaParams) { .target = p->target };
   /* `saccade faithfulness RUN`'s defaults: TV of masking, top-k 0 (= 3) */
   k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
-}
-
-static int
-kind_params_json (SaccadeAblationKind kind, gint64 run_id, const KindParams *k,
-                  const int32_t *ids, int n, char *buf, size_t size)
-{
-  switch (kind)
-    {
-    case SACCADE_ABLATION_HEADS:
-    case SACCADE_ABLATION_HEADS_MEAN:
-    case SACCADE_ABLATION_TOKENS:
-      return sc_ablation_params_json (KIND_IDS[kind], run_id, &k->ablation, buf, size);
-    case SACCADE_ABLATION_PERMUTE:
-      return sc_permutation_params_json (run_id, &k->permutation, buf, size);
-    case SACCADE_ABLATION_ERASURE:
-      return sc_erasure_params_json (run_id, &k->erasure, buf, size);
-    case SACCADE_ABLATION_DLA:
-      return sc_dla_params_json (run_id, k->ablation.target, buf, size);
-    case SACCADE_ABLATION_FAITH:
-      return sc_faith_params_json (run_id, ids, n, &k->faith, buf, size);
-    default:
-      return -1;
-    }
-}
-
-/* The stored study's length in tokens (to refuse one that does not describe the run). */
-static int
-result_n_tokens (const SaccadeAblation *a)
-{
-  if (a->heads != NULL)
-    return a->heads->n_tokens;
-  if (a->tokens != NULL)
-    return a->tokens->n_tokens;
-  if (a->perm != NULL)
-    return a->perm->n_tokens;
-  if (a->erasure != NULL)
-    return a->erasure->n_tokens;
-  if (a->dla != NULL)
-    return a->dla->n_tokens;
-  return -1;
-}
-
-static void
-clear_results (SaccadeAblation *a)
-{
-  g_clear_pointer (&a->heads, sc_head_sweep_result_free);
-  g_clear_pointer (&a->tokens, sc_token_loo_result_free);
-  g_clear_pointer (&a->perm, sc_permutation_result_free);
-  g_clear_pointer (&a->erasure, sc_erasure_result_free);
-  g_clear_pointer (&a->dla, sc_dla_result_free);
-}
-
-static ScStatus
-load_kind (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
-           const KindParams *k, const char *pj, SaccadeAblation *a, int64_t *id, ScError *err)
-{
-  switch (a->kind)
-    {
-    case SACCADE_ABLATION_HEADS:
-    case SACCADE_ABLATION_HEADS_MEAN:
-      return sc_head_sweep_load (store, info, ident->sha256, pj, &a->heads, id, err);
-    case SACCADE_ABLATION_TOKENS:
-      return sc_token_loo_load (store, info, ident->sha256, pj, &a->tokens, id, err);
-    case SACCADE_ABLATION_PERMUTE:
-      return sc_permutation_load (store, info, ident->sha256, pj, &a->perm, id, err);
-    case SACCADE_ABLATION_ERASURE:
-      return sc_erasure_load (store, info, ident->sha256, pj, &a->erasure, id, err);
-    case SACCADE_ABLATION_DLA:
-      return sc_dla_load (store, info, ident->sha256, pj, &a->dla, id, err);
-    default:
-      return SC_ERR_INVALID_ARG;
-    }
-}
-
-static ScStatus
-run_kind (ScSession *session, ScModel *model, const int32_t *ids, int n, const KindParams *k,
-          Progress *prog, SaccadeAblation *a, ScError *err)
-{
-  switch (a->kind)
-    {
-    case SACCADE_ABLATION_HEADS:
-    case SACCADE_ABLATION_HEADS_MEAN:
-      return sc_head_sweep_run (session, model, ids, n, &k->ablation, on_progress, prog,
-                                &a->heads, err);
-    case SACCADE_ABLATION_TOKENS:
-      return sc_token_loo_run (session, model, ids, n, &k->ablation, on_progress, prog,
-                               &a->tokens, err);
-    case SACCADE_ABLATION_PERMUTE:
-      return sc_permutation_run (session, model, ids, n, &k->permutation, on_progress, prog,
-                                 &a->perm, err);
-    case SACCADE_ABLATION_ERASURE:
-      return sc_erasure_run (session, model, ids, n, &k->erasure, on_progress, prog,
-                             &a->erasure, err);
-    case SACCADE_ABLATION_DLA:
-      {
-        /* one clean pass: no progress between, so say it is done when it is */
-        ScStatus st = sc_dla_run (session, model, ids, n, k->ablation.target, &a->dla, err);
-        if (st == SC_OK && !on_progress (prog, 1.0))
-          {
-            g_clear_pointer (&a->dla, sc_dla_result_free);
-            st = SC_ERR_CANCELLED;
-          }
-        return st;
-      }
-    default:
-      return SC_ERR_INVALID_ARG;
-    }
-}
-
-static ScStatus
-store_kind (ScStore *store, const ScStoreModel *ident, const char *pj, const SaccadeAblation *a,
-            int64_t *id, ScError *err)
-{
-  switch (a->kind)
-    {
-    case SACCADE_ABLATION_HEADS:
-    case SACCADE_ABLATION_HEADS_MEAN:
-      return sc_head_sweep_store (store, ident, pj, a->heads, id, err);
-    case SACCADE_ABLATION_TOKENS:
-      return sc_token_loo_store (store, ident, pj, a->tokens, id, err);
-    case SACCADE_ABLATION_PERMUTE:
-      return sc_permutation_store (store, ident, pj, a->perm, id, err);
-    case SACCADE_ABLATION_ERASURE:
-      return sc_erasure_store (store, ident, pj, a->erasure, id, err);
-    case SACCADE_ABLATION_DLA:
-      return sc_dla_store (store, ident, pj, a->dla, id, err);
-    default:
-      return SC_ERR_INVALID_ARG;
-    }
 }
 
 /* DLA: the stored zero-ablation sweep of the same run whose target is the DLA's, tried with
@@ -812,21 +562,40 @@ faith_best_head (ScStore *store, SaccadeAblation *a)
   }
 }
 
-/* FAITH, after pass 1: saccade_faithfulness_get() reuses or computes (and stores, with the
- * leave-one-out it runs) on its own connections; STORED_ONLY first checks that a study is
- * there. */
+/* FAITH: saccade_faithfulness_get() reuses or computes (and stores, with the leave-one-out
+ * it runs) on its own connections, after the run is checked here; STORED_ONLY first checks
+ * that a study is there. */
 static gboolean
-get_faith (ScModel *model, const ScStoreModel *ident, ScSession *session, ScStore *store,
-           const char *db_path, const int32_t *ids, int n, const KindParams *k,
-           const char *pj, SaccadeAblationFlags flags, Progress *prog, char **store_warning,
+get_faith (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+           const KindParams *k, SaccadeStudyFlags flags, SaccadeProgress progress,
+           gpointer user_data, GCancellable *cancellable, char **store_warning,
            SaccadeAblation *a, GError **error)
 {
   const ScModelInfo *info = sc_model_info (model);
+  g_autoptr (SaccadeStudyRun) run = NULL;
   ScFaithResult *probe = NULL;
   ScError err = { 0 };
+  ScStore *store = NULL;
+  char pj[SC_STUDY_PARAMS_MAX];
+  gboolean ok = FALSE;
   ScStatus st;
 
-  if (flags & SACCADE_ABLATION_STORED_ONLY)
+  if (!(flags & SACCADE_STUDY_STORED_ONLY))
+    store = saccade_store_open (db_path, TRUE, NULL);
+  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if ((run = saccade_study_read_run (store, ident, info, a->run_id, NULL, error)) == NULL)
+    goto out;
+  if (sc_faith_params_json (a->run_id, run->ids, run->n_tokens, &k->faith, pj, sizeof pj) < 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "ablation: the parameters of a %s study are out of range", SC_FAITH_KIND);
+      goto out;
+    }
+  if (flags & SACCADE_STUDY_STORED_ONLY)
     {
       st = sc_faith_load (store, info, ident->sha256, pj, &k->faith, &probe, NULL, &err);
       sc_faith_result_free (probe);
@@ -838,62 +607,52 @@ get_faith (ScModel *model, const ScStoreModel *ident, ScSession *session, ScStor
                          (long long) a->run_id, SC_FAITH_KIND);
           else
             saccade_set_error_from_sc (error, &err);
-          return FALSE;
+          goto out;
         }
     }
-  if (n < SC_FAITH_MIN_TOKENS)
+  if (run->n_tokens < SC_FAITH_MIN_TOKENS)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    /* Translators: faithfulness needs this many tokens; the run has fewer. */
                    _("Faithfulness compares at least two tokens and the query: run %lld has "
-                     "%d tokens, it needs %d"), (long long) a->run_id, n, SC_FAITH_MIN_TOKENS);
-      return FALSE;
+                     "%d tokens, it needs %d"), (long long) a->run_id, run->n_tokens,
+                   SC_FAITH_MIN_TOKENS);
+      goto out;
     }
-  a->faith = saccade_faithfulness_get (model, ident->path, session, db_path, a->run_id, ids, n,
-                                       &k->faith, FALSE,
-                                       (flags & SACCADE_ABLATION_RECOMPUTE) != 0,
-                                       prog->progress, prog->user_data, prog->cancellable,
-                                       store_warning, error);
+  a->faith = saccade_faithfulness_get (model, ident->path, session, db_path, a->run_id,
+                                       run->ids, run->n_tokens, &k->faith, FALSE,
+                                       (flags & SACCADE_STUDY_RECOMPUTE) != 0, progress,
+                                       user_data, cancellable, store_warning, error);
   if (a->faith == NULL)
-    return FALSE;
+    goto out;
   a->study_id = a->faith->study_id;
   a->reused = a->faith->reused;
   a->seconds = a->faith->reused ? 0 : a->faith->seconds;
   if (a->study_id > 0)
-    a->created_ms = study_created (store, a->study_id);
+    a->created_ms = saccade_study_created_ms (store, a->study_id);
   faith_best_head (store, a);
-  return TRUE;
+  ok = TRUE;
+out:
+  sc_store_close (store);
+  return ok;
 }
 
 SaccadeAblation *
 saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                       const char *db_path, gint64 run_id, SaccadeAblationKind kind,
-                      const SaccadeAblationParams *params, SaccadeAblationFlags flags,
-                      SaccadeAblationProgress progress, gpointer user_data,
+                      const SaccadeAblationParams *params, SaccadeStudyFlags flags,
+                      SaccadeProgress progress, gpointer user_data,
                       GCancellable *cancellable, char **store_warning, GError **error)
 {
   static const SaccadeAblationParams defaults = { .target = -1,
                                                   .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
-  const ScModelInfo *info;
-  const char *kind_id = saccade_ablation_kind_id (kind);
   g_autoptr (SaccadeAblation) a = NULL;
-  g_autoptr (SaccadeHeadMeans) hm = NULL;
-  g_autofree int32_t *ids = NULL;
-  Progress prog = { progress, user_data, cancellable, 0, 1 };
   KindParams kp;
-  ScError err = { 0 };
-  ScStore *store = NULL;
-  char pj[256];
-  int64_t id = 0;
-  int n = 0;
-  gint64 t0;
-  ScStatus st;
 
   g_return_val_if_fail (model != NULL && ident != NULL, NULL);
-  info = sc_model_info (model);
   if (params == NULL)
     params = &defaults;
-  if (kind_id == NULL)
+  if ((unsigned) kind >= SACCADE_ABLATION_N_KINDS)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    "ablation: no study kind %d", (int) kind);
@@ -905,140 +664,50 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
                            _("No database is open: a study belongs to a stored run"));
       return NULL;
     }
-  if (session == NULL && !(flags & SACCADE_ABLATION_STORED_ONLY))
+  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            "ablation: computing a study needs a session");
       return NULL;
     }
   kind_params (kind, params, &kp);
-
-  /* 1. the store and the run. */
-  if (!(flags & SACCADE_ABLATION_STORED_ONLY))
-    store = saccade_store_open (db_path, TRUE, NULL);
-  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return NULL;
-    }
-  if ((ids = read_run_ids (store, ident, info, run_id, &n, error)) == NULL)
-    goto fail;
-  if (kind_params_json (kind, run_id, &kp, ids, n, pj, sizeof pj) < 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "ablation: the parameters of a %s study are out of range", kind_id);
-      goto fail;
-    }
-
   a = g_new0 (SaccadeAblation, 1);
   a->kind = kind;
   a->run_id = run_id;
   a->faith_best_head = -1;
   a->dla_rho.rho = a->dla_rho.p = NAN;
   if (kind == SACCADE_ABLATION_FAITH)
-    {
-      if (!get_faith (model, ident, session, store, db_path, ids, n, &kp, pj, flags, &prog,
-                      store_warning, a, error))
-        goto fail;
-      sc_store_close (store);
-      return g_steal_pointer (&a);
-    }
+    return get_faith (model, ident, session, db_path, &kp, flags, progress, user_data,
+                      cancellable, store_warning, a, error)
+             ? g_steal_pointer (&a) : NULL;
 
-  /* 2. reuse. */
-  if (!(flags & SACCADE_ABLATION_RECOMPUTE))
-    {
-      st = load_kind (store, info, ident, &kp, pj, a, &id, &err);
-      if (st == SC_OK && result_n_tokens (a) == n)
-        {
-          a->study_id = id;
-          a->created_ms = study_created (store, id);
-          a->reused = TRUE;
-          if (kind == SACCADE_ABLATION_DLA)
-            dla_find_sweep (store, info, ident, a);
-          sc_store_close (store);
-          return g_steal_pointer (&a);
-        }
-      /* A stored study of another length does not describe this run: compute anew. */
-      clear_results (a);
-      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
-        g_message ("study of run %lld not reused: %s", (long long) run_id, err.message);
-    }
-  if (flags & SACCADE_ABLATION_STORED_ONLY)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "run %lld has no stored %s study with these parameters",
-                   (long long) run_id, kind_id);
-      goto fail;
-    }
-
-  /* 3. compute (the reference means first, for mean-ablation). */
-  t0 = g_get_monotonic_time ();
-  if (kind == SACCADE_ABLATION_HEADS_MEAN)
-    {
-      g_autofree char *means_warning = NULL;
-      /* When the means are computed, they take the first 30 % of the bar: the set's passes
-       * are about a third of a 270-head sweep of a short sentence (docs/window.md). */
-      Progress mp = { progress, user_data, cancellable, 0, 0.3 };
-      hm = saccade_head_means_get (model, ident->path, session, db_path, NULL, FALSE,
-                                   on_means_progress, &mp, cancellable, &means_warning, error);
-      if (hm == NULL)
-        goto fail;
-      if (means_warning != NULL)
-        g_message ("reference means: %s", means_warning);
-      kp.ablation.head_mean = hm->means->mean;
-      a->means_computed = !hm->reused;
-      a->means_seconds = hm->seconds;
-      if (a->means_computed)
-        prog.base = 0.3, prog.span = 0.7;
-    }
-  st = run_kind (session, model, ids, n, &kp, &prog, a, &err);
-  if (st != SC_OK)
-    {
-      if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (cancellable))
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-      else
-        saccade_set_error_from_sc (error, &err);
-      goto fail;
-    }
-  a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
-
-  /* 4. store, whole or not at all. */
-  if (!sc_store_is_writable (store))
-    {
-      if (store_warning != NULL)
-        *store_warning = g_strdup_printf ("%s is read-only", db_path);
-    }
-  else if (!run_exists (store, run_id))
-    {
-      set_run_gone (error, run_id);
-      goto fail;
-    }
-  else
-    {
-      st = store_kind (store, ident, pj, a, &id, &err);
-      if (st == SC_OK)
-        {
-          a->study_id = id;
-          a->created_ms = study_created (store, id);
-        }
-      else if (store_warning != NULL)
-        *store_warning = g_strdup (err.message);
-    }
+  a->study = saccade_study_get (KINDS[kind].study, (const char *) &kp + KINDS[kind].params,
+                                model, ident, session, db_path, run_id, flags, progress,
+                                user_data, cancellable, store_warning, error);
+  if (a->study == NULL)
+    return NULL;
+  if (a->study->refused != NULL)
+    g_message ("study of run %lld not reused: %s", (long long) run_id, a->study->refused);
+  /* the typed view of the result (borrowed from a->study) */
+  *(void **) ((char *) a + KINDS[kind].result) = a->study->result;
+  a->study_id = a->study->study_id;
+  a->created_ms = a->study->created_ms;
+  a->reused = a->study->reused;
+  a->seconds = a->study->seconds;
+  a->means_computed = a->study->means_computed;
+  a->means_seconds = a->study->means_seconds;
   if (kind == SACCADE_ABLATION_DLA)
-    dla_find_sweep (store, info, ident, a);
-  sc_store_close (store);
+    {
+      ScStore *store = saccade_store_open (db_path, FALSE, NULL);
+      if (store != NULL)
+        dla_find_sweep (store, sc_model_info (model), ident, a);
+      sc_store_close (store);
+    }
   return g_steal_pointer (&a);
-
-fail:
-  sc_store_close (store);
-  return NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* In a worker                                                                           */
-
-/* A study's progress travels as an int of this many steps (atomic). */
-#define PROGRESS_SCALE 1000
 
 typedef struct {
   SaccadeLoadedModel *model;
@@ -1046,101 +715,53 @@ typedef struct {
   gint64 run_id;
   SaccadeAblationKind kind;
   SaccadeAblationParams params;
-  SaccadeAblationFlags flags;
-  SaccadeAblationTaskProgress progress;
-  gpointer progress_data;
-  GMainContext *context;
-  GTask *task;       /* borrowed: the job lives as the task's data */
-  int done;          /* atomic: written by the worker, read by the main loop */
-  int idle_pending;  /* atomic: a progress callback is queued */
+  SaccadeStudyFlags flags;
 } Job;
 
 static void
 job_free (Job *job)
 {
   g_clear_object (&job->model);
-  g_main_context_unref (job->context);
   g_free (job->db_path);
   g_free (job);
 }
 
-static gboolean
-progress_idle (gpointer data)
+static gpointer
+ablation_thread (SaccadeJob *sj, gpointer data, GCancellable *cancellable, GError **error)
 {
-  GTask *task = data;
-  Job *job = g_task_get_task_data (task);
-
-  g_atomic_int_set (&job->idle_pending, 0);
-  if (!g_task_get_completed (task) && job->progress != NULL)
-    job->progress (job->progress_data,
-                   (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
-  return G_SOURCE_REMOVE;
-}
-
-/* SaccadeAblationProgress, in the worker: one idle queued at most. */
-static void
-job_progress (double fraction, gpointer user_data)
-{
-  Job *job = user_data;
-
-  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
-  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
-    {
-      g_autoptr (GSource) source = g_idle_source_new ();
-      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
-      g_source_set_static_name (source, "[saccade] ablation progress");
-      g_source_attach (source, job->context);
-    }
-}
-
-static void
-ablation_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Job *job = task_data;
+  Job *job = data;
   g_autofree char *warning = NULL;
   SaccadeAblation *a;
-  GError *error = NULL;
   ScSession *session = NULL;
 
   /* The whole study holds the session: a capture started meanwhile waits for it. A lookup
-   * of stored studies runs nothing and takes no lock. */
-  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY) || job->kind == SACCADE_ABLATION_FAITH)
+   * of stored studies runs nothing and takes no lock (but FAITH's, whose head level may run
+   * one clean pass for the direct logit attribution). */
+  if (!(job->flags & SACCADE_STUDY_STORED_ONLY) || job->kind == SACCADE_ABLATION_FAITH)
     session = saccade_loaded_model_lock_session (job->model);
   a = saccade_ablation_get (saccade_loaded_model_get_model (job->model),
                             saccade_loaded_model_get_ident (job->model), session, job->db_path,
-                            job->run_id, job->kind, &job->params, job->flags, job_progress, job,
-                            cancellable, &warning, &error);
+                            job->run_id, job->kind, &job->params, job->flags,
+                            saccade_job_report, sj, cancellable, &warning, error);
   if (session != NULL)
     saccade_loaded_model_unlock_session (job->model);
-  if (a == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  if (warning != NULL)
+  if (a != NULL && warning != NULL)
     g_message ("The ablation study was not stored: %s", warning);
-  g_task_return_pointer (task, a, (GDestroyNotify) saccade_ablation_free);
+  return a;
 }
 
 void
 saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
                         gint64 run_id, SaccadeAblationKind kind,
-                        const SaccadeAblationParams *params, SaccadeAblationFlags flags,
-                        GCancellable *cancellable,
-                        SaccadeAblationTaskProgress progress, gpointer progress_data,
-                        GAsyncReadyCallback callback, gpointer user_data)
+                        const SaccadeAblationParams *params, SaccadeStudyFlags flags,
+                        GCancellable *cancellable, SaccadeJobProgress progress,
+                        gpointer progress_data, GAsyncReadyCallback callback,
+                        gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   Job *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
 
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_ablation_async);
-  /* The worker says what happened: a study that saw the cancel returns CANCELLED (and
-   * stored nothing); one that finished first was stored and is returned as such — GTask
-   * must not turn it into "cancelled" after the fact. */
-  g_task_set_check_cancellable (task, FALSE);
   job = g_new0 (Job, 1);
   job->model = g_object_ref (model);
   job->db_path = g_strdup (db_path);
@@ -1152,17 +773,14 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
     job->params = (SaccadeAblationParams) { .target = -1,
                                             .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
   job->flags = flags;
-  job->progress = progress;
-  job->progress_data = progress_data;
-  job->context = g_main_context_ref_thread_default ();
-  job->task = task;
-  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
-  g_task_run_in_thread (task, ablation_thread);
+  saccade_job_run_async (source_object, cancellable, saccade_ablation_async, "ablation",
+                         ablation_thread, job, (GDestroyNotify) job_free,
+                         (GDestroyNotify) saccade_ablation_free, progress, progress_data,
+                         callback, user_data);
 }
 
 SaccadeAblation *
 saccade_ablation_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (G_IS_TASK (result), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return saccade_job_finish (result, saccade_ablation_async, error);
 }

@@ -27,6 +27,7 @@
 
 #include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-faithfulness.h"
+#include "app/core/saccade-study.h"
 #include "engine/analysis/sc-rank.h"
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-dla.h"
@@ -58,6 +59,8 @@ typedef enum {
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
+/* The engine's study kind (engine/study/sc-study.h); NULL outside the enum. */
+const ScStudyKind *saccade_ablation_study_kind (SaccadeAblationKind kind);
 /* The store's kind text (SC_ABLATION_KIND_HEADS, ...; HEADS_MEAN is "ablate-heads" too, told
  * apart by its params); NULL outside the enum. */
 const char *saccade_ablation_kind_id (SaccadeAblationKind kind);
@@ -83,15 +86,12 @@ typedef struct {
   int n_random;            /* ERASURE: random orderings, 0 .. SC_ERASURE_MAX_SEEDS */
 } SaccadeAblationParams;
 
-typedef enum {
-  SACCADE_ABLATION_DEFAULT = 0,
-  SACCADE_ABLATION_STORED_ONLY = 1 << 0, /* only read a stored study: never compute */
-  SACCADE_ABLATION_RECOMPUTE = 1 << 1,   /* compute even when a study is stored */
-} SaccadeAblationFlags;
 
 typedef struct {
   SaccadeAblationKind kind;
   gint64 run_id;
+  SaccadeStudy *study;        /* owned: the study (NULL for FAITH); the typed pointers below
+                               * borrow its result */
   /* The result, owned; exactly one is set (heads for both head sweeps). */
   ScHeadSweepResult *heads;   /* HEADS, HEADS_MEAN */
   ScTokenLooResult *tokens;   /* TOKENS */
@@ -158,8 +158,6 @@ int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMet
 GBytes *saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
                               const char *const *labels, int n);
 
-/* Called with the fraction done (0..1], on the thread that runs the study. */
-typedef void (*SaccadeAblationProgress) (double fraction, gpointer user_data);
 
 /* Study @kind of run @run_id of the store at @db_path with @params (NULL: every default), on
  * @model (identified by @ident, whose strings it borrows; ident->path is the model file).
@@ -179,14 +177,11 @@ typedef void (*SaccadeAblationProgress) (double fraction, gpointer user_data);
 SaccadeAblation *saccade_ablation_get (ScModel *model, const ScStoreModel *ident,
                                        ScSession *session, const char *db_path, gint64 run_id,
                                        SaccadeAblationKind kind, const SaccadeAblationParams *params,
-                                       SaccadeAblationFlags flags,
-                                       SaccadeAblationProgress progress, gpointer user_data,
+                                       SaccadeStudyFlags flags,
+                                       SaccadeProgress progress, gpointer user_data,
                                        GCancellable *cancellable, char **store_warning,
                                        GError **error);
 
-/* Called on the main loop with the fraction of the study done, coalesced: at most one
- * call is pending at a time and it reports the latest fraction. */
-typedef void (*SaccadeAblationTaskProgress) (gpointer user_data, double fraction);
 
 /* saccade_ablation_get() in a worker on @model's session (its lock held for the whole
  * study: captures and other studies on the same model wait for it; a lookup with
@@ -196,8 +191,8 @@ typedef void (*SaccadeAblationTaskProgress) (gpointer user_data, double fraction
  * @callback runs (pass @source_object's self). A failure to store is logged. */
 void saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model,
                              const char *db_path, gint64 run_id, SaccadeAblationKind kind,
-                             const SaccadeAblationParams *params, SaccadeAblationFlags flags,
-                             GCancellable *cancellable, SaccadeAblationTaskProgress progress,
+                             const SaccadeAblationParams *params, SaccadeStudyFlags flags,
+                             GCancellable *cancellable, SaccadeJobProgress progress,
                              gpointer progress_data, GAsyncReadyCallback callback,
                              gpointer user_data);
 /* The result (caller frees), or NULL with @error set: G_IO_ERROR_CANCELLED only when the

@@ -10,9 +10,9 @@
 
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-paths.h"
+#include "app/core/saccade-study.h"
+#include "engine/analysis/sc-head-distance.h"
 
-/* sc_adv_params_json: "320 bytes always suffice". */
-#define PARAMS_JSON_SIZE 320
 /* The reading's thresholds, as shares of the JSD's ceiling ln 2: from half of it the two
  * rows share little mass (J&W read such heads as poor explanations); under a tenth the
  * attention could hardly move without the output following. A reading aid, not a test. */
@@ -72,41 +72,27 @@ resolve_params (SaccadeAdversarial *a, const ScAdvParams *p, GError **error)
   return TRUE;
 }
 
-/* Run @run_id's row and tokens, checked against @ident and @info. */
+/* Run @run_id's row and tokens, checked (saccade_study_read_run), and two tokens at least. */
 static gboolean
 read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
           const ScModelInfo *info, SaccadeAdversarial *a, GError **error)
 {
-  char hex[SC_SHA256_HEX_SIZE];
-  size_t n = 0;
+  g_autoptr (SaccadeStudyRun) run = saccade_study_read_run_at (db_path, ident, info, run_id,
+                                                                error);
 
-  if (!saccade_store_read_run (db_path, run_id, &a->run, &a->tokens, &n, error))
+  if (run == NULL)
     return FALSE;
-  sc_sha256_hex (ident->sha256, hex);
-  if (strcmp (hex, a->run.model_sha256) != 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Run %lld was captured with %s, another model file than the loaded %s"),
-                   (long long) run_id, a->run.model_name, ident->name);
-      return FALSE;
-    }
-  if (n < 2 || n > G_MAXINT)
+  if (run->n_tokens < 2)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    _("Run %lld has %zu tokens: adversarial attention needs two or more"),
-                   (long long) run_id, n);
+                   (long long) run_id, (size_t) run->n_tokens);
       return FALSE;
     }
-  for (size_t i = 0; i < n; i++)
-    /* An untrusted store: say which token is wrong before the engine refuses it. */
-    if (a->tokens[i].id < 0 || (uint32_t) a->tokens[i].id >= info->n_vocab)
-      {
-        g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT,
-                     "run %lld: token %zu has id %d, outside the vocabulary of %u",
-                     (long long) run_id, i, a->tokens[i].id, info->n_vocab);
-        return FALSE;
-      }
-  a->n_tokens = (int) n;
+  a->run = run->run;
+  memset (&run->run, 0, sizeof run->run);
+  a->tokens = g_steal_pointer (&run->tokens);
+  a->n_tokens = run->n_tokens;
   return TRUE;
 }
 
@@ -136,113 +122,36 @@ check_ranges (const SaccadeAdversarial *a, const ScModelInfo *info, GError **err
 /* ------------------------------------------------------------------------------------ */
 /* The study                                                                             */
 
-typedef struct {
-  SaccadeAdversarialProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-} Progress;
-
-static bool
-on_progress (void *user, double fraction)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
 static gboolean
 get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-           SaccadeAdversarial *a, SaccadeAblationFlags flags, Progress *prog,
-           char **store_warning, GError **error)
+           SaccadeAdversarial *a, SaccadeStudyFlags flags, SaccadeProgress progress,
+           gpointer user_data, GCancellable *cancellable, char **store_warning, GError **error)
 {
-  const ScModelInfo *info = sc_model_info (model);
-  g_autofree int32_t *ids = g_new (int32_t, a->n_tokens);
-  ScStore *store = NULL;
-  ScGrad *grad = NULL;
-  ScError err = { 0 };
-  char pj[PARAMS_JSON_SIZE];
-  int64_t id = 0;
-  ScStatus st;
-  gint64 t0;
+  g_autoptr (SaccadeStudy) s = NULL;
 
-  for (int i = 0; i < a->n_tokens; i++)
-    ids[i] = a->tokens[i].id;
-  if (sc_adv_params_json (a->run.id, ids, a->n_tokens, &a->params, pj, sizeof pj) < 0)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           "adversarial: the parameters are out of range");
-      return FALSE;
-    }
-  if (!(flags & SACCADE_ABLATION_STORED_ONLY))
-    store = saccade_store_open (db_path, TRUE, NULL);
-  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  if (!(flags & SACCADE_ABLATION_RECOMPUTE))
-    {
-      st = sc_adv_load (store, info, ident->sha256, pj, &a->result, &id, &err);
-      if (st == SC_OK && a->result->n_tokens == a->n_tokens)
-        {
-          a->reused = TRUE;
-          a->study_id = id;
-          sc_store_close (store);
-          return TRUE;
-        }
-      g_clear_pointer (&a->result, sc_adv_result_free);
-      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
-        g_message ("adversarial study of run %lld not reused: %s", (long long) a->run.id,
-                   err.message);
-    }
-  if (flags & SACCADE_ABLATION_STORED_ONLY)
-    {
-      sc_store_close (store);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "run %lld has no stored %s study with these parameters",
-                   (long long) a->run.id, SC_ADV_KIND);
-      return FALSE;
-    }
-  t0 = g_get_monotonic_time ();
-  st = sc_grad_new (session, &grad, &err);
-  if (st == SC_OK)
-    st = sc_adv_run (grad, model, ids, a->n_tokens, &a->params, on_progress, prog, &a->result,
-                     &err);
-  sc_grad_free (grad);
-  a->search_seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
-  if (st != SC_OK)
-    {
-      sc_store_close (store);
-      if (st == SC_ERR_CANCELLED)
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-      else
-        saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  if (!sc_store_is_writable (store))
-    {
-      if (store_warning != NULL)
-        *store_warning = g_strdup_printf (_("%s is read-only"), db_path);
-    }
-  else if (sc_adv_store (store, ident, pj, a->result, &id, &err) == SC_OK)
-    a->study_id = id;
-  else if (store_warning != NULL)
-    *store_warning = g_strdup (err.message);
-  sc_store_close (store);
+  s = saccade_study_get (&sc_study_kind_adversarial, &a->params, model, ident, session, db_path,
+                         a->run.id, flags, progress, user_data, cancellable, store_warning,
+                         error);
+  if (s == NULL)
+    return FALSE;
+  if (s->refused != NULL)
+    g_message ("adversarial study of run %lld not reused: %s", (long long) a->run.id,
+               s->refused);
+  a->result = saccade_study_steal_result (s);
+  a->reused = s->reused;
+  a->study_id = s->study_id;
+  a->search_seconds = s->seconds;
   return TRUE;
 }
 
 SaccadeAdversarial *
 saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                          const char *db_path, gint64 run_id, const ScAdvParams *params,
-                         SaccadeAblationFlags flags, SaccadeAdversarialProgress progress,
+                         SaccadeStudyFlags flags, SaccadeProgress progress,
                          gpointer user_data, GCancellable *cancellable, char **store_warning,
                          GError **error)
 {
   g_autoptr (SaccadeAdversarial) a = g_new0 (SaccadeAdversarial, 1);
-  Progress prog = { progress, user_data, cancellable };
   const gint64 t0 = g_get_monotonic_time ();
   ScAdvParams defaults;
   const ScModelInfo *info;
@@ -262,7 +171,7 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
                            _("No database is open: a study belongs to a stored run"));
       return NULL;
     }
-  if (session == NULL && !(flags & SACCADE_ABLATION_STORED_ONLY))
+  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            "adversarial: searching needs a session");
@@ -270,7 +179,8 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
     }
   if (!read_run (db_path, run_id, ident, info, a, error) || !check_ranges (a, info, error))
     return NULL;
-  if (!get_study (model, ident, session, db_path, a, flags, &prog, store_warning, error))
+  if (!get_study (model, ident, session, db_path, a, flags, progress, user_data, cancellable,
+                  store_warning, error))
     return NULL;
   a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   return g_steal_pointer (&a);
@@ -279,105 +189,55 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 /* ------------------------------------------------------------------------------------ */
 /* In a worker                                                                           */
 
-/* Progress travels as an int of this many steps (atomic). */
-#define PROGRESS_SCALE 1000
-
 typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
   gint64 run_id;
   ScAdvParams params;
   double epsilons[SC_ADV_MAX_EPSILONS];
-  SaccadeAblationFlags flags;
-  SaccadeAdversarialTaskProgress progress;
-  gpointer progress_data;
-  GMainContext *context;
-  GTask *task;       /* borrowed: the job lives as the task's data */
-  int done;          /* atomic: written by the worker, read by the main loop */
-  int idle_pending;  /* atomic: a progress callback is queued */
+  SaccadeStudyFlags flags;
 } Job;
 
 static void
 job_free (Job *job)
 {
   g_clear_object (&job->model);
-  g_main_context_unref (job->context);
   g_free (job->db_path);
   g_free (job);
 }
 
-static gboolean
-progress_idle (gpointer data)
+static gpointer
+adversarial_thread (SaccadeJob *sj, gpointer data, GCancellable *cancellable, GError **error)
 {
-  GTask *task = data;
-  Job *job = g_task_get_task_data (task);
-
-  g_atomic_int_set (&job->idle_pending, 0);
-  if (!g_task_get_completed (task) && job->progress != NULL)
-    job->progress (job->progress_data, (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
-  return G_SOURCE_REMOVE;
-}
-
-/* SaccadeAdversarialProgress, in the worker: one idle queued at most. */
-static void
-job_progress (double fraction, gpointer user_data)
-{
-  Job *job = user_data;
-
-  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
-  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
-    {
-      g_autoptr (GSource) source = g_idle_source_new ();
-      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
-      g_source_set_static_name (source, "[saccade] adversarial progress");
-      g_source_attach (source, job->context);
-    }
-}
-
-static void
-adversarial_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Job *job = task_data;
+  Job *job = data;
   g_autofree char *warning = NULL;
   SaccadeAdversarial *a;
-  GError *error = NULL;
   ScSession *session = NULL;
 
-  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY))
+  if (!(job->flags & SACCADE_STUDY_STORED_ONLY))
     session = saccade_loaded_model_lock_session (job->model);
   a = saccade_adversarial_get (saccade_loaded_model_get_model (job->model),
                                saccade_loaded_model_get_ident (job->model), session,
                                job->db_path, job->run_id, &job->params, job->flags,
-                               job_progress, job, cancellable, &warning, &error);
+                               saccade_job_report, sj, cancellable, &warning, error);
   if (session != NULL)
     saccade_loaded_model_unlock_session (job->model);
-  if (a == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  if (warning != NULL)
+  if (a != NULL && warning != NULL)
     g_message ("The adversarial study was not stored: %s", warning);
-  g_task_return_pointer (task, a, (GDestroyNotify) saccade_adversarial_free);
+  return a;
 }
 
 void
 saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
                            const char *db_path, gint64 run_id, const ScAdvParams *params,
-                           SaccadeAblationFlags flags, GCancellable *cancellable,
-                           SaccadeAdversarialTaskProgress progress, gpointer progress_data,
+                           SaccadeStudyFlags flags, GCancellable *cancellable,
+                           SaccadeJobProgress progress, gpointer progress_data,
                            GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   Job *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
 
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_adversarial_async);
-  /* The worker says what happened: a study that finished before the cancel was stored and
-   * is returned as such. */
-  g_task_set_check_cancellable (task, FALSE);
   job = g_new0 (Job, 1);
   job->model = g_object_ref (model);
   job->db_path = g_strdup (db_path);
@@ -395,40 +255,20 @@ saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
     }
   job->params.base = NULL;
   job->flags = flags;
-  job->progress = progress;
-  job->progress_data = progress_data;
-  job->context = g_main_context_ref_thread_default ();
-  job->task = task;
-  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
-  g_task_run_in_thread (task, adversarial_thread);
+  saccade_job_run_async (source_object, cancellable, saccade_adversarial_async, "adversarial",
+                         adversarial_thread, job, (GDestroyNotify) job_free,
+                         (GDestroyNotify) saccade_adversarial_free, progress, progress_data,
+                         callback, user_data);
 }
 
 SaccadeAdversarial *
 saccade_adversarial_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (G_IS_TASK (result), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return saccade_job_finish (result, saccade_adversarial_async, error);
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* Text, CSV, figure                                                                     */
-
-/* JSD(p, q) in nats over @n values; zeros contribute nothing (0 ln 0 = 0). */
-static double
-jsd (const float *p, const float *q, int n)
-{
-  double s = 0;
-
-  for (int j = 0; j < n; j++)
-    {
-      const double m = 0.5 * ((double) p[j] + q[j]);
-      if (p[j] > 0)
-        s += 0.5 * p[j] * log (p[j] / m);
-      if (q[j] > 0)
-        s += 0.5 * q[j] * log (q[j] / m);
-    }
-  return MAX (0.0, s);
-}
 
 int
 saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, double *out_jsd)
@@ -443,7 +283,7 @@ saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, do
     return -1;
   for (int k = 0; k < r->n_dists; k++)
     {
-      const double d = jsd (r->original + (size_t) k * n, r->adversarial + (size_t) k * n, n);
+      const double d = sc_jsd (r->original + (size_t) k * n, r->adversarial + (size_t) k * n, n);
       if (d > best_jsd)
         {
           best_jsd = d;

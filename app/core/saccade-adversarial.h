@@ -19,6 +19,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-capture-task.h"
 #include "engine/store/sc-store.h"
@@ -47,8 +49,6 @@ typedef struct {
 void saccade_adversarial_free (SaccadeAdversarial *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAdversarial, saccade_adversarial_free)
 
-/* Called with the fraction done (0..1], on the thread that runs the study. */
-typedef void (*SaccadeAdversarialProgress) (double fraction, gpointer user_data);
 
 /* @p: layer 0, every head, the last row, the default ε, iterations and rate, seed 0. */
 void saccade_adversarial_params_init (ScAdvParams *p);
@@ -65,13 +65,11 @@ void saccade_adversarial_params_init (ScAdvParams *p);
 SaccadeAdversarial *saccade_adversarial_get (ScModel *model, const ScStoreModel *ident,
                                              ScSession *session, const char *db_path,
                                              gint64 run_id, const ScAdvParams *params,
-                                             SaccadeAblationFlags flags,
-                                             SaccadeAdversarialProgress progress,
+                                             SaccadeStudyFlags flags,
+                                             SaccadeProgress progress,
                                              gpointer user_data, GCancellable *cancellable,
                                              char **store_warning, GError **error);
 
-/* Called on the main loop with the fraction done, coalesced (the latest fraction). */
-typedef void (*SaccadeAdversarialTaskProgress) (gpointer user_data, double fraction);
 
 /* saccade_adversarial_get() in a worker on @model's session, its lock held for the search (a
  * STORED_ONLY lookup takes no lock). @params is copied with its epsilons (NULL: defaults).
@@ -79,8 +77,8 @@ typedef void (*SaccadeAdversarialTaskProgress) (gpointer user_data, double fract
  * must stay valid until @callback runs. */
 void saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
                                 const char *db_path, gint64 run_id, const ScAdvParams *params,
-                                SaccadeAblationFlags flags, GCancellable *cancellable,
-                                SaccadeAdversarialTaskProgress progress,
+                                SaccadeStudyFlags flags, GCancellable *cancellable,
+                                SaccadeJobProgress progress,
                                 gpointer progress_data, GAsyncReadyCallback callback,
                                 gpointer user_data);
 /* The result (caller frees), or NULL with @error (G_IO_ERROR_CANCELLED when cancelled). */

@@ -11,10 +11,8 @@
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-paths.h"
+#include "app/core/saccade-study.h"
 #include "engine/store/sc-store-heads.h"
-
-/* sc_attr_params_json: "320 bytes always suffice". */
-#define PARAMS_JSON_SIZE 320
 
 void
 saccade_attribution_free (SaccadeAttribution *a)
@@ -56,40 +54,20 @@ saccade_attribution_method_name (ScAttrMethod m)
 /* ------------------------------------------------------------------------------------ */
 /* The run                                                                               */
 
-/* Run @run_id's row and tokens, checked against @ident and @info. */
+/* Run @run_id's row and tokens, checked (saccade_study_read_run). */
 static gboolean
 read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
           const ScModelInfo *info, SaccadeAttribution *a, GError **error)
 {
-  char hex[SC_SHA256_HEX_SIZE];
-  size_t n = 0;
+  g_autoptr (SaccadeStudyRun) run = saccade_study_read_run_at (db_path, ident, info, run_id,
+                                                                error);
 
-  if (!saccade_store_read_run (db_path, run_id, &a->run, &a->tokens, &n, error))
+  if (run == NULL)
     return FALSE;
-  sc_sha256_hex (ident->sha256, hex);
-  if (strcmp (hex, a->run.model_sha256) != 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Run %lld was captured with %s, another model file than the loaded %s"),
-                   (long long) run_id, a->run.model_name, ident->name);
-      return FALSE;
-    }
-  if (n < 1 || n > G_MAXINT)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Run %lld has no tokens"), (long long) run_id);
-      return FALSE;
-    }
-  for (size_t i = 0; i < n; i++)
-    /* An untrusted store: say which token is wrong before the engine refuses it. */
-    if (a->tokens[i].id < 0 || (uint32_t) a->tokens[i].id >= info->n_vocab)
-      {
-        g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT,
-                     "run %lld: token %zu has id %d, outside the vocabulary of %u",
-                     (long long) run_id, i, a->tokens[i].id, info->n_vocab);
-        return FALSE;
-      }
-  a->n_tokens = (int) n;
+  a->run = run->run;
+  memset (&run->run, 0, sizeof run->run);
+  a->tokens = g_steal_pointer (&run->tokens);
+  a->n_tokens = run->n_tokens;
   return TRUE;
 }
 
@@ -121,24 +99,14 @@ read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution
 /* The study                                                                             */
 
 typedef struct {
-  SaccadeAttributionProgress progress;
+  SaccadeProgress progress;
   gpointer user_data;
   GCancellable *cancellable;
   double base, span;            /* this part's share of the whole */
 } Progress;
 
-static bool
-on_attr_progress (void *user, double fraction)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
 static void
-on_loo_progress (double fraction, gpointer user)
+on_part_progress (double fraction, gpointer user)
 {
   Progress *p = user;
 
@@ -161,20 +129,11 @@ attr_share (const ScAttrParams *p, int n, gboolean loo_stored)
 
 static gboolean
 get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                 const char *db_path, SaccadeAttribution *a, SaccadeAblationFlags flags,
+                 const char *db_path, SaccadeAttribution *a, SaccadeStudyFlags flags,
                  Progress *prog, char **store_warning, GError **error)
 {
-  const ScModelInfo *info = sc_model_info (model);
-  g_autofree int32_t *ids = g_new (int32_t, a->n_tokens);
-  ScStore *store = NULL;
-  ScGrad *grad = NULL;
-  ScError err = { 0 };
-  char pj[PARAMS_JSON_SIZE];
-  int64_t id = 0;
-  ScStatus st;
+  g_autoptr (SaccadeStudy) s = NULL;
 
-  for (int i = 0; i < a->n_tokens; i++)
-    ids[i] = a->tokens[i].id;
   if (a->params.baseline == SC_ATTR_BASELINE_TOKEN
       && a->params.baseline_token == SACCADE_ATTRIBUTION_BASELINE_EOS)
     {
@@ -187,66 +146,16 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
       else
         a->params.baseline = SC_ATTR_BASELINE_ZERO;
     }
-  if (sc_attr_params_json (a->run.id, ids, a->n_tokens, &a->params, pj, sizeof pj) < 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "attribution: the parameters are out of range (steps %d)", a->params.steps);
-      return FALSE;
-    }
-  if (!(flags & SACCADE_ABLATION_STORED_ONLY))
-    store = saccade_store_open (db_path, TRUE, NULL);
-  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  if (!(flags & SACCADE_ABLATION_RECOMPUTE))
-    {
-      st = sc_attr_load (store, info, ident->sha256, pj, &a->params, &a->result, &id, &err);
-      if (st == SC_OK && a->result->n_tokens == a->n_tokens)
-        {
-          a->reused = TRUE;
-          a->study_id = id;
-          sc_store_close (store);
-          return TRUE;
-        }
-      g_clear_pointer (&a->result, sc_attr_result_free);
-      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
-        g_message ("attribution of run %lld not reused: %s", (long long) a->run.id,
-                   err.message);
-    }
-  if (flags & SACCADE_ABLATION_STORED_ONLY)
-    {
-      sc_store_close (store);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "run %lld has no stored %s study with these parameters",
-                   (long long) a->run.id, SC_ATTR_KIND);
-      return FALSE;
-    }
-  st = sc_grad_new (session, &grad, &err);
-  if (st == SC_OK)
-    st = sc_attr_run (grad, model, ids, a->n_tokens, &a->params, on_attr_progress, prog,
-                      &a->result, &err);
-  sc_grad_free (grad);
-  if (st != SC_OK)
-    {
-      sc_store_close (store);
-      if (st == SC_ERR_CANCELLED)
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-      else
-        saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  if (!sc_store_is_writable (store))
-    {
-      if (store_warning != NULL)
-        *store_warning = g_strdup_printf (_("%s is read-only"), db_path);
-    }
-  else if (sc_attr_store (store, ident, pj, a->result, &id, &err) == SC_OK)
-    a->study_id = id;
-  else if (store_warning != NULL)
-    *store_warning = g_strdup (err.message);
-  sc_store_close (store);
+  s = saccade_study_get (&sc_study_kind_attribution, &a->params, model, ident, session, db_path,
+                         a->run.id, flags, on_part_progress, prog, prog->cancellable,
+                         store_warning, error);
+  if (s == NULL)
+    return FALSE;
+  if (s->refused != NULL)
+    g_message ("attribution of run %lld not reused: %s", (long long) a->run.id, s->refused);
+  a->result = saccade_study_steal_result (s);
+  a->reused = s->reused;
+  a->study_id = s->study_id;
   return TRUE;
 }
 
@@ -255,7 +164,7 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
  * failure: the numbers stay NaN). */
 static gboolean
 get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-         SaccadeAttribution *a, SaccadeAblationFlags flags, Progress *prog,
+         SaccadeAttribution *a, SaccadeStudyFlags flags, Progress *prog,
          char **store_warning, GError **error)
 {
   const SaccadeAblationParams ap = { .target = a->params.target };
@@ -271,12 +180,12 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
     return TRUE;
   loo = saccade_ablation_get (model, ident, session, db_path, a->run.id,
                               SACCADE_ABLATION_TOKENS, &ap,
-                              flags & SACCADE_ABLATION_STORED_ONLY, on_loo_progress, prog,
+                              flags & SACCADE_STUDY_STORED_ONLY, on_part_progress, prog,
                               prog->cancellable, &warning, &local);
   if (loo == NULL)
     {
       if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-          || !(flags & SACCADE_ABLATION_STORED_ONLY))
+          || !(flags & SACCADE_STUDY_STORED_ONLY))
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
@@ -296,7 +205,7 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
 SaccadeAttribution *
 saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                          const char *db_path, gint64 run_id, const ScAttrParams *params,
-                         SaccadeAblationFlags flags, SaccadeAttributionProgress progress,
+                         SaccadeStudyFlags flags, SaccadeProgress progress,
                          gpointer user_data, GCancellable *cancellable, char **store_warning,
                          GError **error)
 {
@@ -320,7 +229,7 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
                            _("No database is open: a study belongs to a stored run"));
       return NULL;
     }
-  if (session == NULL && !(flags & SACCADE_ABLATION_STORED_ONLY))
+  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            "attribution: computing a study needs a session");
@@ -360,104 +269,54 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 /* ------------------------------------------------------------------------------------ */
 /* In a worker                                                                           */
 
-/* Progress travels as an int of this many steps (atomic). */
-#define PROGRESS_SCALE 1000
-
 typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
   gint64 run_id;
   ScAttrParams params;
-  SaccadeAblationFlags flags;
-  SaccadeAttributionTaskProgress progress;
-  gpointer progress_data;
-  GMainContext *context;
-  GTask *task;       /* borrowed: the job lives as the task's data */
-  int done;          /* atomic: written by the worker, read by the main loop */
-  int idle_pending;  /* atomic: a progress callback is queued */
+  SaccadeStudyFlags flags;
 } Job;
 
 static void
 job_free (Job *job)
 {
   g_clear_object (&job->model);
-  g_main_context_unref (job->context);
   g_free (job->db_path);
   g_free (job);
 }
 
-static gboolean
-progress_idle (gpointer data)
+static gpointer
+attribution_thread (SaccadeJob *sj, gpointer data, GCancellable *cancellable, GError **error)
 {
-  GTask *task = data;
-  Job *job = g_task_get_task_data (task);
-
-  g_atomic_int_set (&job->idle_pending, 0);
-  if (!g_task_get_completed (task) && job->progress != NULL)
-    job->progress (job->progress_data, (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
-  return G_SOURCE_REMOVE;
-}
-
-/* SaccadeAttributionProgress, in the worker: one idle queued at most. */
-static void
-job_progress (double fraction, gpointer user_data)
-{
-  Job *job = user_data;
-
-  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
-  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
-    {
-      g_autoptr (GSource) source = g_idle_source_new ();
-      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
-      g_source_set_static_name (source, "[saccade] attribution progress");
-      g_source_attach (source, job->context);
-    }
-}
-
-static void
-attribution_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Job *job = task_data;
+  Job *job = data;
   g_autofree char *warning = NULL;
   SaccadeAttribution *a;
-  GError *error = NULL;
   ScSession *session = NULL;
 
-  if (!(job->flags & SACCADE_ABLATION_STORED_ONLY))
+  if (!(job->flags & SACCADE_STUDY_STORED_ONLY))
     session = saccade_loaded_model_lock_session (job->model);
   a = saccade_attribution_get (saccade_loaded_model_get_model (job->model),
                                saccade_loaded_model_get_ident (job->model), session,
                                job->db_path, job->run_id, &job->params, job->flags,
-                               job_progress, job, cancellable, &warning, &error);
+                               saccade_job_report, sj, cancellable, &warning, error);
   if (session != NULL)
     saccade_loaded_model_unlock_session (job->model);
-  if (a == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  if (warning != NULL)
+  if (a != NULL && warning != NULL)
     g_message ("The attribution study was not stored: %s", warning);
-  g_task_return_pointer (task, a, (GDestroyNotify) saccade_attribution_free);
+  return a;
 }
 
 void
 saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
                            const char *db_path, gint64 run_id, const ScAttrParams *params,
-                           SaccadeAblationFlags flags, GCancellable *cancellable,
-                           SaccadeAttributionTaskProgress progress, gpointer progress_data,
+                           SaccadeStudyFlags flags, GCancellable *cancellable,
+                           SaccadeJobProgress progress, gpointer progress_data,
                            GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   Job *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
 
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_attribution_async);
-  /* The worker says what happened: a study that finished before the cancel was stored and
-   * is returned as such. */
-  g_task_set_check_cancellable (task, FALSE);
   job = g_new0 (Job, 1);
   job->model = g_object_ref (model);
   job->db_path = g_strdup (db_path);
@@ -467,19 +326,16 @@ saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
   else
     saccade_attribution_params_init (&job->params);
   job->flags = flags;
-  job->progress = progress;
-  job->progress_data = progress_data;
-  job->context = g_main_context_ref_thread_default ();
-  job->task = task;
-  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
-  g_task_run_in_thread (task, attribution_thread);
+  saccade_job_run_async (source_object, cancellable, saccade_attribution_async, "attribution",
+                         attribution_thread, job, (GDestroyNotify) job_free,
+                         (GDestroyNotify) saccade_attribution_free, progress, progress_data,
+                         callback, user_data);
 }
 
 SaccadeAttribution *
 saccade_attribution_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (G_IS_TASK (result), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return saccade_job_finish (result, saccade_attribution_async, error);
 }
 
 /* ------------------------------------------------------------------------------------ */

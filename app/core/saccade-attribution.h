@@ -31,6 +31,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-capture-task.h"
 #include "engine/store/sc-store.h"
@@ -63,8 +65,6 @@ typedef struct {
 void saccade_attribution_free (SaccadeAttribution *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAttribution, saccade_attribution_free)
 
-/* Called with the fraction done (0..1], on the thread that runs the study. */
-typedef void (*SaccadeAttributionProgress) (double fraction, gpointer user_data);
 
 /* The study of run @run_id of the store at @db_path with @params (NULL: every default) on
  * @model, identified by @ident (its strings borrowed). @flags: STORED_ONLY reads back only
@@ -80,13 +80,11 @@ typedef void (*SaccadeAttributionProgress) (double fraction, gpointer user_data)
 SaccadeAttribution *saccade_attribution_get (ScModel *model, const ScStoreModel *ident,
                                              ScSession *session, const char *db_path,
                                              gint64 run_id, const ScAttrParams *params,
-                                             SaccadeAblationFlags flags,
-                                             SaccadeAttributionProgress progress,
+                                             SaccadeStudyFlags flags,
+                                             SaccadeProgress progress,
                                              gpointer user_data, GCancellable *cancellable,
                                              char **store_warning, GError **error);
 
-/* Called on the main loop with the fraction done, coalesced (the latest fraction). */
-typedef void (*SaccadeAttributionTaskProgress) (gpointer user_data, double fraction);
 
 /* saccade_attribution_get() in a worker on @model's session, its lock held for the study
  * (a STORED_ONLY lookup takes no lock). @params is copied (NULL: defaults). @progress (may
@@ -94,8 +92,8 @@ typedef void (*SaccadeAttributionTaskProgress) (gpointer user_data, double fract
  * valid until @callback runs. */
 void saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
                                 const char *db_path, gint64 run_id, const ScAttrParams *params,
-                                SaccadeAblationFlags flags, GCancellable *cancellable,
-                                SaccadeAttributionTaskProgress progress,
+                                SaccadeStudyFlags flags, GCancellable *cancellable,
+                                SaccadeJobProgress progress,
                                 gpointer progress_data, GAsyncReadyCallback callback,
                                 gpointer user_data);
 /* The result (caller frees), or NULL with @error (G_IO_ERROR_CANCELLED when the study saw

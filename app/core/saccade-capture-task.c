@@ -218,7 +218,7 @@ typedef struct {
   GArray *ids;              /* a capture of these int32_t ids, or NULL */
   ScInductionParams params; /* an induction study */
   SaccadeCaptureProgress progress;           /* a capture's, or NULL */
-  SaccadeInductionTaskProgress ind_progress; /* a study's, or NULL */
+  SaccadeJobProgress ind_progress; /* a study's, or NULL */
   gpointer progress_data;
   GMainContext *context;
   GTask *task;              /* borrowed: the job lives as the task's data */
@@ -584,7 +584,7 @@ saccade_capture_ids_async (gpointer source_object, SaccadeLoadedModel *model,
 /* ------------------------------------------------------------------------------------ */
 /* The induction-head detector                                                           */
 
-/* SaccadeInductionProgress: in the worker, with the fraction done. */
+/* SaccadeProgress: in the worker, with the fraction done. */
 static void
 study_progress (double fraction, gpointer user_data)
 {
@@ -618,7 +618,7 @@ induction_thread (GTask *task, gpointer source, gpointer task_data, GCancellable
 void
 saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
                          const char *db_path, const ScInductionParams *params,
-                         GCancellable *cancellable, SaccadeInductionTaskProgress progress,
+                         GCancellable *cancellable, SaccadeJobProgress progress,
                          gpointer progress_data, GAsyncReadyCallback callback,
                          gpointer user_data)
 {

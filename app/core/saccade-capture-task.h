@@ -23,6 +23,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "app/core/saccade-induction.h"
 #include "engine/forward/sc-predict.h"
 
@@ -108,8 +110,6 @@ gint64 saccade_capture_finish (GAsyncResult *result, GError **error);
 gint64 saccade_capture_finish_with_predictions (GAsyncResult *result,
                                                 ScPredictions *predictions, GError **error);
 
-/* Called on the main loop with the fraction of the study done (0..1]. */
-typedef void (*SaccadeInductionTaskProgress) (gpointer user_data, double fraction);
 
 /* The detector's result for @model with @params (saccade_induction_get(): reused from the
  * store at @db_path when it holds the same study, else computed on the model's session and
@@ -118,7 +118,7 @@ typedef void (*SaccadeInductionTaskProgress) (gpointer user_data, double fractio
  * Errors: SACCADE_ERROR (the engine's), G_IO_ERROR_CANCELLED. */
 void saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
                               const char *db_path, const ScInductionParams *params,
-                              GCancellable *cancellable, SaccadeInductionTaskProgress progress,
+                              GCancellable *cancellable, SaccadeJobProgress progress,
                               gpointer progress_data, GAsyncReadyCallback callback,
                               gpointer user_data);
 /* The result (caller frees with saccade_induction_free()), or NULL with @error set. */

@@ -103,7 +103,7 @@ set_error (GError **error, const ScError *err)
 }
 
 typedef struct {
-  SaccadeFaithProgress progress;
+  SaccadeProgress progress;
   gpointer user_data;
   GCancellable *cancellable;
   double base, span;
@@ -123,7 +123,7 @@ SaccadeFaithFile *
 saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSession *session,
                                  const char *file_path, GPtrArray *sentences,
                                  const ScFaithParams *params, const SaccadeShard *shard,
-                                 const char *db_path, SaccadeFaithProgress progress,
+                                 const char *db_path, SaccadeProgress progress,
                                  gpointer user_data, GCancellable *cancellable, int *n_reused,
                                  GError **error)
 {

@@ -50,7 +50,7 @@ SaccadeFaithFile *saccade_faithfulness_run_stored (ScModel *model, const char *m
                                                    const ScFaithParams *params,
                                                    const SaccadeShard *shard,
                                                    const char *db_path,
-                                                   SaccadeFaithProgress progress,
+                                                   SaccadeProgress progress,
                                                    gpointer user_data,
                                                    GCancellable *cancellable, int *n_reused,
                                                    GError **error);

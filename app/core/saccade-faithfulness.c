@@ -70,7 +70,7 @@ saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *mode
 }
 
 typedef struct {
-  SaccadeFaithProgress progress;
+  SaccadeProgress progress;
   gpointer user_data;
   GCancellable *cancellable;
   double base, span;            /* this study's part of the whole */
@@ -181,7 +181,7 @@ SaccadeFaithfulness *
 saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *session,
                           const char *db_path, gint64 run_id, const int32_t *ids, int n,
                           const ScFaithParams *params, gboolean head_sweep, gboolean recompute,
-                          SaccadeFaithProgress progress, gpointer user_data,
+                          SaccadeProgress progress, gpointer user_data,
                           GCancellable *cancellable, char **store_warning, GError **error)
 {
   const ScModelInfo *info = sc_model_info (model);
@@ -368,7 +368,7 @@ saccade_faith_file_free (SaccadeFaithFile *f)
 
 SaccadeFaithFile *
 saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *sentences,
-                               const ScFaithParams *params, SaccadeFaithProgress progress,
+                               const ScFaithParams *params, SaccadeProgress progress,
                                gpointer user_data, GCancellable *cancellable, GError **error)
 {
   g_autoptr (SaccadeFaithFile) f = g_new0 (SaccadeFaithFile, 1);

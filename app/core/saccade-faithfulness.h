@@ -35,6 +35,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "engine/store/sc-store.h"
 #include "engine/study/sc-faithfulness.h"
 #include "ui/figures/saccade-figure.h"
@@ -68,8 +70,6 @@ typedef struct {
 void saccade_faithfulness_free (SaccadeFaithfulness *f); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeFaithfulness, saccade_faithfulness_free)
 
-/* Called with the fraction done (0..1], on the thread that runs the study. */
-typedef void (*SaccadeFaithProgress) (double fraction, gpointer user_data);
 
 /* Reads run @run_id's info and tokens from the store at @db_path and checks that it was
  * captured with @model (by the SHA-256 of @model_path): G_IO_ERROR_NOT_FOUND (no store, no
@@ -89,7 +89,7 @@ SaccadeFaithfulness *saccade_faithfulness_get (ScModel *model, const char *model
                                                gint64 run_id, const int32_t *ids, int n,
                                                const ScFaithParams *params,
                                                gboolean head_sweep, gboolean recompute,
-                                               SaccadeFaithProgress progress,
+                                               SaccadeProgress progress,
                                                gpointer user_data, GCancellable *cancellable,
                                                char **store_warning, GError **error);
 
@@ -121,7 +121,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeFaithFile, saccade_faith_file_free)
 SaccadeFaithFile *saccade_faithfulness_run_file (ScModel *model, ScSession *session,
                                                  GPtrArray *sentences,
                                                  const ScFaithParams *params,
-                                                 SaccadeFaithProgress progress,
+                                                 SaccadeProgress progress,
                                                  gpointer user_data, GCancellable *cancellable,
                                                  GError **error);
 

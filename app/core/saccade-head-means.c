@@ -97,7 +97,7 @@ saccade_reference_set_load (const char *name, GError **error)
 }
 
 typedef struct {
-  SaccadeHeadMeansProgress progress;
+  SaccadeProgress progress;
   gpointer user_data;
   GCancellable *cancellable;
 } Progress;
@@ -115,7 +115,7 @@ on_progress (void *user, double fraction)
 SaccadeHeadMeans *
 saccade_head_means_get (ScModel *model, const char *model_path, ScSession *session,
                         const char *db_path, const char *set, gboolean recompute,
-                        SaccadeHeadMeansProgress progress, gpointer user_data,
+                        SaccadeProgress progress, gpointer user_data,
                         GCancellable *cancellable, char **store_warning, GError **error)
 {
   const ScModelInfo *info = sc_model_info (model);

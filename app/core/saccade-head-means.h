@@ -18,6 +18,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 #include "engine/study/sc-head-means.h"
@@ -48,8 +50,6 @@ GPtrArray *saccade_reference_set_parse (const char *text, gssize len, const char
  * resources; G_IO_ERROR_NOT_FOUND when this build ships no such set. */
 GPtrArray *saccade_reference_set_load (const char *name, GError **error);
 
-/* Called with the fraction done (0..1], from the thread that computes the means. */
-typedef void (*SaccadeHeadMeansProgress) (double fraction, gpointer user_data);
 
 /* The means of set @set (NULL: SACCADE_REFERENCE_SET) for @model (loaded from
  * @model_path): from the store at @db_path (NULL: no store, always computed) unless
@@ -63,7 +63,7 @@ typedef void (*SaccadeHeadMeansProgress) (double fraction, gpointer user_data);
 SaccadeHeadMeans *saccade_head_means_get (ScModel *model, const char *model_path,
                                           ScSession *session, const char *db_path,
                                           const char *set, gboolean recompute,
-                                          SaccadeHeadMeansProgress progress, gpointer user_data,
+                                          SaccadeProgress progress, gpointer user_data,
                                           GCancellable *cancellable, char **store_warning,
                                           GError **error);
 

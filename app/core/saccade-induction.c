@@ -130,7 +130,7 @@ fail:
 }
 
 typedef struct {
-  SaccadeInductionProgress progress;
+  SaccadeProgress progress;
   gpointer user_data;
   GCancellable *cancellable;
 } Progress;
@@ -147,7 +147,7 @@ on_progress (void *user, double fraction)
 SaccadeInduction *
 saccade_induction_get (ScModel *model, const char *model_path, ScSession *session,
                        const char *db_path, const ScInductionParams *params,
-                       gboolean recompute, SaccadeInductionProgress progress,
+                       gboolean recompute, SaccadeProgress progress,
                        gpointer user_data, GCancellable *cancellable, char **store_warning,
                        GError **error)
 {

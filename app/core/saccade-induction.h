@@ -14,6 +14,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "engine/analysis/sc-induction.h"
 #include "engine/model/sc-model.h"
 #include "engine/study/sc-induction-study.h"
@@ -35,8 +37,6 @@ typedef struct {
 void saccade_induction_free (SaccadeInduction *ind); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeInduction, saccade_induction_free)
 
-/* Called with the fraction done (0..1], from the thread that runs the study. */
-typedef void (*SaccadeInductionProgress) (double fraction, gpointer user_data);
 
 /* The detector's result for @model (loaded from @model_path) with @params: from the store
  * at @db_path (NULL: no store, always computed) unless @recompute, else computed on
@@ -49,7 +49,7 @@ typedef void (*SaccadeInductionProgress) (double fraction, gpointer user_data);
 SaccadeInduction *saccade_induction_get (ScModel *model, const char *model_path,
                                          ScSession *session, const char *db_path,
                                          const ScInductionParams *params, gboolean recompute,
-                                         SaccadeInductionProgress progress, gpointer user_data,
+                                         SaccadeProgress progress, gpointer user_data,
                                          GCancellable *cancellable, char **store_warning,
                                          GError **error);
 

@@ -192,7 +192,7 @@ side_forward (SaccadeModelSide *s, Work *w, gboolean keep, GCancellable *cancell
 }
 
 typedef struct {
-  SaccadeModelCompareProgress fn;
+  SaccadeProgress fn;
   gpointer user;
   double base, share;
 } Stage;
@@ -271,7 +271,7 @@ side_find_ablation (SaccadeModelSide *s, Work *w, const ScStoreModel *ident,
       g_autoptr (GError) error = NULL;
       found = saccade_ablation_get (w->model, ident, NULL, db_path,
                                     g_array_index (ids, gint64, k), SACCADE_ABLATION_HEADS,
-                                    NULL, SACCADE_ABLATION_STORED_ONLY, NULL, NULL, cancellable,
+                                    NULL, SACCADE_STUDY_STORED_ONLY, NULL, NULL, cancellable,
                                     NULL, &error);
     }
   return found;
@@ -349,7 +349,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
                                gssize len, const char *db_path,
                                const ScInductionParams *induction, int threads,
                                const char *backend,
-                               SaccadeModelCompareProgress progress, gpointer user_data,
+                               SaccadeProgress progress, gpointer user_data,
                                GCancellable *cancellable, GError **error)
 {
   g_autoptr (SaccadeModelCompare) c = g_new0 (SaccadeModelCompare, 1);

@@ -24,6 +24,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-induction.h"
 #include "engine/analysis/sc-head-types.h"
@@ -66,8 +68,6 @@ typedef struct {
 void saccade_model_compare_free (SaccadeModelCompare *c); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeModelCompare, saccade_model_compare_free)
 
-/* Called with the fraction done (0..1], on the calling thread. */
-typedef void (*SaccadeModelCompareProgress) (double fraction, gpointer user_data);
 
 /* Compares the models at @path_a and @path_b (the same file twice is allowed and gives two
  * identical sides) on the @len bytes of @text (@len < 0: NUL-terminated), with @induction
@@ -87,7 +87,7 @@ SaccadeModelCompare *saccade_model_compare_compute (const char *path_a, const ch
                                                     const char *db_path,
                                                     const ScInductionParams *induction,
                                                     int threads, const char *backend,
-                                                    SaccadeModelCompareProgress progress,
+                                                    SaccadeProgress progress,
                                                     gpointer user_data,
                                                     GCancellable *cancellable, GError **error);
 

@@ -193,7 +193,7 @@ test_compute_reuse (void)
   /* Nothing stored yet: STORED_ONLY says so and computes nothing. */
   g_autoptr (SaccadeAblation) none =
     saccade_ablation_get (f.m, &f.sm, NULL, f.db_path, f.run_id, SACCADE_ABLATION_HEADS, &sp,
-                          SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                          SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
   g_assert_null (none);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   g_clear_error (&error);
@@ -230,14 +230,14 @@ test_compute_reuse (void)
   /* STORED_ONLY now finds it without a session. */
   g_autoptr (SaccadeAblation) c =
     saccade_ablation_get (f.m, &f.sm, NULL, f.db_path, f.run_id, SACCADE_ABLATION_HEADS, &sp,
-                          SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                          SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (c->study_id, ==, a->study_id);
 
   /* RECOMPUTE: a newer study with the same numbers. */
   g_autoptr (SaccadeAblation) d =
     saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_HEADS, &sp,
-                          SACCADE_ABLATION_RECOMPUTE, NULL, NULL, NULL, NULL, &error);
+                          SACCADE_STUDY_RECOMPUTE, NULL, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_false (d->reused);
   g_assert_cmpint (d->study_id, >, a->study_id);
@@ -262,7 +262,7 @@ test_compute_reuse (void)
   const SaccadeAblationParams sp3 = { .target = 3 };
   g_autoptr (SaccadeAblation) t3 =
     saccade_ablation_get (f.m, &f.sm, NULL, f.db_path, f.run_id, SACCADE_ABLATION_TOKENS, &sp3,
-                          SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                          SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
   g_assert_null (t3);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   g_clear_error (&error);
@@ -295,7 +295,7 @@ get_twice (Fixture *f, SaccadeAblationKind kind, const char *store_kind, int n_b
   g_assert_cmpint (count_studies (f->db_path, store_kind, "complete"), ==, n_before + 1);
   g_autoptr (SaccadeAblation) b =
     saccade_ablation_get (f->m, &f->sm, NULL, f->db_path, f->run_id, kind, &sp,
-                          SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                          SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (b->reused);
   g_assert_cmpint (b->study_id, ==, a->study_id);
@@ -394,7 +394,7 @@ test_other_kinds (void)
     g_assert_no_error (error);
     g_autoptr (SaccadeAblation) b =
       saccade_ablation_get (f.m, &f.sm, NULL, f.db_path, f.run_id, SACCADE_ABLATION_DLA, &sp,
-                            SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                            SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
     g_assert_no_error (error);
     g_assert_nonnull (b->dla_sweep);
     g_assert_cmpint (sc_head_sweep_run (f.s, f.m, IDS, N, &ap, NULL, NULL, &sweep, &err), ==,
@@ -439,7 +439,7 @@ test_other_kinds (void)
         g_assert_cmpfloat (direct->heads[h].tau, <=, direct->heads[a->faith_best_head].tau);
     g_autoptr (SaccadeAblation) b =
       saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_FAITH, &sp,
-                            SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                            SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
     g_assert_no_error (error);
     g_assert_nonnull (b->faith_best_row);
     for (int j = 0; j < direct->n_items; j++)
@@ -548,11 +548,11 @@ test_refused (void)
   g_assert_cmpint (sc_store_delete_run (store, f.run_id, NULL), ==, SC_OK);
   sc_store_close (store);
   want = g_strdup_printf ("Run %lld is no longer in the database", (long long) f.run_id);
-  for (int flags = 0; flags <= SACCADE_ABLATION_STORED_ONLY; flags++)
+  for (int flags = 0; flags <= SACCADE_STUDY_STORED_ONLY; flags++)
     {
       g_autoptr (SaccadeAblation) b =
         saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_TOKENS,
-                              &sp, (SaccadeAblationFlags) flags, NULL, NULL, NULL, NULL, &error);
+                              &sp, (SaccadeStudyFlags) flags, NULL, NULL, NULL, NULL, &error);
       g_assert_null (b);
       g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
       g_assert_cmpstr (error->message, ==, want);
@@ -740,7 +740,7 @@ test_async (void)
   g_assert_cmpint (s.result->study_id, >, 0);
   g_autoptr (SaccadeAblation) sync =
     saccade_ablation_get (f.m, &f.sm, NULL, f.db_path, f.run_id, SACCADE_ABLATION_TOKENS, &sp,
-                          SACCADE_ABLATION_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+                          SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (sync->study_id, ==, s.result->study_id);
   for (int i = 0; i < N; i++)

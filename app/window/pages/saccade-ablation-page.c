@@ -463,7 +463,7 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
   self->lookups_pending++;
   self->lookup_gen[kind]++;
   saccade_ablation_async (self, model, db, run->id, kind, &params,
-                          SACCADE_ABLATION_STORED_ONLY, self->lookup, NULL, NULL, lookup_done,
+                          SACCADE_STUDY_STORED_ONLY, self->lookup, NULL, NULL, lookup_done,
                           LOOKUP_TAG (kind, self->lookup_gen[kind]));
 }
 
@@ -610,7 +610,7 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   study_progress (self, 0.0);
   update_actions (self);
-  saccade_ablation_async (self, model, db, run->id, s->kind, &params, SACCADE_ABLATION_DEFAULT,
+  saccade_ablation_async (self, model, db, run->id, s->kind, &params, SACCADE_STUDY_DEFAULT,
                           self->job, study_progress, self, study_done, NULL);
   return TRUE;
 }

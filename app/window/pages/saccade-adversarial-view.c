@@ -210,7 +210,7 @@ look_up (SaccadeAdversarialView *self)
   current_params (self, &p);
   self->lookup = g_cancellable_new ();
   saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p,
-                             SACCADE_ABLATION_STORED_ONLY, self->lookup, NULL, NULL,
+                             SACCADE_STUDY_STORED_ONLY, self->lookup, NULL, NULL,
                              lookup_done, NULL);
 }
 
@@ -258,7 +258,7 @@ gboolean
 saccade_adversarial_view_search (SaccadeAdversarialView *self)
 {
   ScAdvParams p;
-  SaccadeAblationFlags flags = SACCADE_ABLATION_DEFAULT;
+  SaccadeStudyFlags flags = SACCADE_STUDY_DEFAULT;
 
   g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
   if (self->model == NULL || self->run == NULL || self->db_path == NULL || self->job != NULL)
@@ -268,7 +268,7 @@ saccade_adversarial_view_search (SaccadeAdversarialView *self)
     }
   /* A study read back has no rows: Search on it searches again to show them. */
   if (self->result != NULL && self->result->reused)
-    flags = SACCADE_ABLATION_RECOMPUTE;
+    flags = SACCADE_STUDY_RECOMPUTE;
   current_params (self, &p);
   stop_jobs (self);
   self->job = g_cancellable_new ();

@@ -367,7 +367,7 @@ look_up (SaccadeAttributionPage *self)
   if (model == NULL || run == NULL || db == NULL || !current_params (self, &p))
     return;
   self->lookup = g_cancellable_new ();
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_ABLATION_STORED_ONLY,
+  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_STORED_ONLY,
                              self->lookup, NULL, NULL, lookup_done, NULL);
 }
 
@@ -431,7 +431,7 @@ saccade_attribution_page_run (SaccadeAttributionPage *self)
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   gtk_label_set_text (self->status_label, _("Computing the attributions…"));
   update_actions (self);
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_ABLATION_DEFAULT, self->job,
+  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_DEFAULT, self->job,
                              job_progress, self, job_done, NULL);
   return TRUE;
 }

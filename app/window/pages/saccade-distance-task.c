@@ -13,7 +13,7 @@
 typedef struct {
   SaccadeRun *run;
   GCancellable *cancellable;
-  SaccadeDistanceProgress progress;
+  SaccadeProgress progress;
   gpointer progress_data;
   GMainContext *context;
   gint done_permille;         /* atomic: latest progress */
@@ -111,7 +111,7 @@ worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancella
 
 void
 saccade_distance_task_run_async (gpointer source_object, SaccadeRun *run,
-                                 GCancellable *cancellable, SaccadeDistanceProgress progress,
+                                 GCancellable *cancellable, SaccadeProgress progress,
                                  gpointer progress_data, GAsyncReadyCallback callback,
                                  gpointer user_data)
 {

@@ -10,6 +10,8 @@
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-job.h"
+
 #include "app/core/saccade-run.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -26,14 +28,12 @@ typedef struct {
 void saccade_distance_result_free (SaccadeDistanceResult *r); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeDistanceResult, saccade_distance_result_free)
 
-/* Called on the main thread with the fraction done (0..1). */
-typedef void (*SaccadeDistanceProgress) (double fraction, gpointer user_data);
 
 /* Computes @run's matrix (the run is referenced for the job). Errors: SACCADE_ERROR with
  * the engine's message, G_IO_ERROR_CANCELLED. */
 void saccade_distance_task_run_async (gpointer source_object, SaccadeRun *run,
                                       GCancellable *cancellable,
-                                      SaccadeDistanceProgress progress, gpointer progress_data,
+                                      SaccadeProgress progress, gpointer progress_data,
                                       GAsyncReadyCallback callback, gpointer user_data);
 SaccadeDistanceResult *saccade_distance_task_run_finish (GAsyncResult *result, GError **error);
 

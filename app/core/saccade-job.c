@@ -1,0 +1,127 @@
+/* saccade-job.c — a GTask in a worker with coalesced progress (saccade-job.h).
+ *
+ * The worker writes the fraction into an atomic int and queues an idle on the caller's
+ * context only when none is pending; the idle reads the latest fraction. So a study that
+ * reports after each of thousands of runs costs the main loop one callback per frame at
+ * most, and the last fraction reported is the one shown.
+ */
+#define G_LOG_DOMAIN "saccade-job"
+
+#include "app/core/saccade-job.h"
+
+/* Progress travels as an int of this many steps (atomic). */
+#define PROGRESS_SCALE 1000
+
+struct _SaccadeJob {
+  SaccadeJobFunc func;
+  gpointer data;
+  GDestroyNotify data_free;
+  GDestroyNotify result_free;
+  SaccadeJobProgress progress;
+  gpointer progress_data;
+  GMainContext *context;
+  char *name;
+  GTask *task;       /* borrowed: the job lives as the task's data */
+  int done;          /* atomic: written by the worker, read by the main loop */
+  int idle_pending;  /* atomic: a progress callback is queued */
+};
+
+static void
+job_free (SaccadeJob *job)
+{
+  if (job->data_free != NULL && job->data != NULL)
+    job->data_free (job->data);
+  g_main_context_unref (job->context);
+  g_free (job->name);
+  g_free (job);
+}
+
+static gboolean
+progress_idle (gpointer data)
+{
+  GTask *task = data;
+  SaccadeJob *job = g_task_get_task_data (task);
+
+  g_atomic_int_set (&job->idle_pending, 0);
+  if (!g_task_get_completed (task) && job->progress != NULL)
+    job->progress (job->progress_data, (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
+  return G_SOURCE_REMOVE;
+}
+
+void
+saccade_job_progress (SaccadeJob *job, double fraction)
+{
+  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
+  if (job->progress != NULL && g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
+    {
+      g_autoptr (GSource) source = g_idle_source_new ();
+      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
+      g_source_set_name (source, job->name);
+      g_source_attach (source, job->context);
+    }
+}
+
+void
+saccade_job_report (double fraction, gpointer job)
+{
+  saccade_job_progress (job, fraction);
+}
+
+static void
+job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  SaccadeJob *job = task_data;
+  GError *error = NULL;
+  gpointer result;
+
+  (void) source;
+  result = job->func (job, job->data, cancellable, &error);
+  if (result == NULL)
+    {
+      if (error == NULL) /* a bug in the job: say so rather than hang the caller */
+        error = g_error_new (G_IO_ERROR, G_IO_ERROR_FAILED, "%s: no result and no error",
+                             job->name);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, result, job->result_free);
+}
+
+void
+saccade_job_run_async (gpointer source_object, GCancellable *cancellable, gpointer source_tag,
+                       const char *name, SaccadeJobFunc func, gpointer data,
+                       GDestroyNotify data_free, GDestroyNotify result_free,
+                       SaccadeJobProgress progress, gpointer progress_data,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = NULL;
+  SaccadeJob *job;
+
+  g_return_if_fail (func != NULL);
+
+  task = g_task_new (source_object, cancellable, callback, user_data);
+  g_task_set_source_tag (task, source_tag);
+  g_task_set_name (task, name);
+  /* The worker says what happened (saccade-job.h, "Cancellation"). */
+  g_task_set_check_cancellable (task, FALSE);
+  job = g_new0 (SaccadeJob, 1);
+  job->func = func;
+  job->data = data;
+  job->data_free = data_free;
+  job->result_free = result_free;
+  job->progress = progress;
+  job->progress_data = progress_data;
+  job->context = g_main_context_ref_thread_default ();
+  job->name = g_strdup_printf ("[saccade] %s", name != NULL ? name : "job");
+  job->task = task;
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, job_thread);
+}
+
+gpointer
+saccade_job_finish (GAsyncResult *result, gpointer source_tag, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == source_tag, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

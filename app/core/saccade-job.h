@@ -1,0 +1,55 @@
+/* saccade-job.h — one background job: a GTask run in a worker thread, with a GCancellable
+ * and progress coalesced onto the caller's main context (Sysprof's document loader is the
+ * model). Every background task of the window uses it: studies, captures, the two-model
+ * comparison, the distance matrix.
+ *
+ * Progress: the worker calls saccade_job_progress() as often as it likes; the main loop
+ * sees at most one pending callback, which reports the latest fraction. No progress
+ * callback runs after the job's result is delivered.
+ *
+ * Cancellation: the worker decides. A job that saw the cancel returns
+ * G_IO_ERROR_CANCELLED; one that finished first returns its result, which the caller gets
+ * as such (the task does not turn a finished job into "cancelled" after the fact, so a
+ * stored study is never reported as lost).
+ *
+ * Not here: what a job computes (saccade-study.h and the task files).
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* A fraction done (0..1], called on the thread that computes. */
+typedef void (*SaccadeProgress) (double fraction, gpointer user_data);
+
+/* A fraction done (0..1], called on the main context that started the job. */
+typedef void (*SaccadeJobProgress) (gpointer user_data, double fraction);
+
+typedef struct _SaccadeJob SaccadeJob;
+
+/* The work, in a worker thread: returns the result (freed with the result_free given to
+ * saccade_job_run_async if nobody takes it), or NULL with @error set. */
+typedef gpointer (*SaccadeJobFunc) (SaccadeJob *job, gpointer data, GCancellable *cancellable,
+                                    GError **error);
+
+/* Runs @func (@data, owned: freed with @data_free after the task completes) in a worker.
+ * @progress (may be NULL) is called on the thread-default main context with
+ * @progress_data, which must stay valid until @callback runs. @source_tag tells
+ * saccade_job_finish which call made the task; @name names its sources for profilers. */
+void saccade_job_run_async (gpointer source_object, GCancellable *cancellable,
+                            gpointer source_tag, const char *name, SaccadeJobFunc func,
+                            gpointer data, GDestroyNotify data_free, GDestroyNotify result_free,
+                            SaccadeJobProgress progress, gpointer progress_data,
+                            GAsyncReadyCallback callback, gpointer user_data);
+
+/* The result (the caller's), or NULL with @error set. */
+gpointer saccade_job_finish (GAsyncResult *result, gpointer source_tag, GError **error);
+
+/* In the worker: the fraction done (clamped to 0..1). */
+void saccade_job_progress (SaccadeJob *job, double fraction);
+
+/* saccade_job_progress() as a SaccadeProgress (@job as the user data). */
+void saccade_job_report (double fraction, gpointer job);
+
+G_END_DECLS

@@ -1,0 +1,460 @@
+/* saccade-study.c — the one load-or-run-and-store path for every study kind
+ * (saccade-study.h). The passes of saccade_study_get():
+ *   1. the store (writable unless only reading) and the run, checked;
+ *   2. the params text (the kind validates its params here);
+ *   3. reuse: the latest complete stored study with that text, if it describes the run;
+ *   4. compute: the reference means first where the kind needs them, a backward pass
+ *      where it needs one, then the kind's run;
+ *   5. store, whole or not at all, after checking that the run is still there.
+ * Nothing here knows a kind: what differs is in the ScStudyKind.
+ */
+#define G_LOG_DOMAIN "saccade-study"
+
+#include "app/core/saccade-study.h"
+
+#include <glib/gi18n.h>
+#include <limits.h>
+#include <string.h>
+
+#include "app/core/saccade-error.h"
+#include "app/core/saccade-head-means.h"
+#include "app/core/saccade-paths.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* The run                                                                               */
+
+void
+saccade_study_run_free (SaccadeStudyRun *r)
+{
+  if (r == NULL)
+    return;
+  sc_store_run_info_clear (&r->run);
+  sc_store_tokens_free (r->tokens);
+  g_free (r->ids);
+  g_free (r);
+}
+
+void
+saccade_study_set_run_gone (GError **error, gint64 run_id)
+{
+  /* Translators: a study was asked of a run that was deleted meanwhile. */
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+               _("Run %lld is no longer in the database"), (long long) run_id);
+}
+
+SaccadeStudyRun *
+saccade_study_read_run (ScStore *store, const ScStoreModel *ident, const ScModelInfo *info,
+                        gint64 run_id, const char *db_path, GError **error)
+{
+  g_autoptr (SaccadeStudyRun) r = g_new0 (SaccadeStudyRun, 1);
+  ScError err = { 0 };
+  char hex[SC_SHA256_HEX_SIZE];
+  size_t n = 0;
+  ScStatus st;
+
+  st = sc_store_get_run (store, run_id, &r->run, &err);
+  if (st == SC_OK)
+    st = sc_store_read_tokens (store, run_id, &r->tokens, &n, &err);
+  if (st == SC_ERR_NOT_FOUND && db_path != NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   _("there is no run %lld in %s (see `saccade runs`)"), (long long) run_id,
+                   db_path);
+      return NULL;
+    }
+  if (st == SC_ERR_NOT_FOUND)
+    {
+      saccade_study_set_run_gone (error, run_id);
+      return NULL;
+    }
+  if (st != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  sc_sha256_hex (ident->sha256, hex);
+  if (strcmp (hex, r->run.model_sha256) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* Translators: the run, its model's name and the loaded model's. */
+                   _("Run %lld was captured with %s, another model file than the loaded %s"),
+                   (long long) run_id, r->run.model_name, ident->name);
+      return NULL;
+    }
+  if (n < 1 || n > INT_MAX)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("Run %lld has no tokens"), (long long) run_id);
+      return NULL;
+    }
+  r->ids = g_new (int32_t, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      /* An untrusted store: the engine checks ids too, but say which token is wrong. */
+      if (r->tokens[i].id < 0 || (uint32_t) r->tokens[i].id >= info->n_vocab)
+        {
+          g_set_error (error, SACCADE_ERROR, SC_ERR_FORMAT,
+                       "run %lld: token %zu has id %d, outside the vocabulary of %u",
+                       (long long) run_id, i, r->tokens[i].id, info->n_vocab);
+          return NULL;
+        }
+      r->ids[i] = r->tokens[i].id;
+    }
+  r->n_tokens = (int) n;
+  return g_steal_pointer (&r);
+}
+
+SaccadeStudyRun *
+saccade_study_read_run_at (const char *db_path, const ScStoreModel *ident,
+                           const ScModelInfo *info, gint64 run_id, GError **error)
+{
+  SaccadeStudyRun *run;
+  ScError err = { 0 };
+  ScStore *store;
+
+  if (!g_file_test (db_path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("no capture store at %s"),
+                   db_path);
+      return NULL;
+    }
+  if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  run = saccade_study_read_run (store, ident, info, run_id, db_path, error);
+  sc_store_close (store);
+  return run;
+}
+
+static gboolean
+run_exists (ScStore *store, gint64 run_id)
+{
+  ScStoreRunInfo run = { 0 };
+  ScStatus st = sc_store_get_run (store, run_id, &run, NULL);
+
+  sc_store_run_info_clear (&run);
+  return st != SC_ERR_NOT_FOUND;
+}
+
+gint64
+saccade_study_created_ms (ScStore *store, gint64 id)
+{
+  ScStoreStudyData *d = NULL;
+  gint64 ms = 0;
+
+  if (sc_store_read_study (store, id, &d, NULL) == SC_OK)
+    ms = d->created_ms;
+  sc_store_study_data_free (d);
+  return ms;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The study                                                                             */
+
+void
+saccade_study_free (SaccadeStudy *s)
+{
+  if (s == NULL)
+    return;
+  if (s->result != NULL)
+    s->kind->result_free (s->result);
+  g_free (s->refused);
+  g_free (s);
+}
+
+gpointer
+saccade_study_steal_result (SaccadeStudy *s)
+{
+  return g_steal_pointer (&s->result);
+}
+
+typedef struct {
+  SaccadeProgress progress;
+  gpointer user_data;
+  GCancellable *cancellable;
+  double base, span;  /* this part's share of the whole bar */
+} Progress;
+
+static bool
+on_progress (void *user, double fraction)
+{
+  Progress *p = user;
+
+  if (p->progress != NULL)
+    p->progress (p->base + p->span * fraction, p->user_data);
+  return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+static void
+on_means_progress (double fraction, gpointer user)
+{
+  on_progress (user, fraction);
+}
+
+static void
+set_cancelled_or (GError **error, const ScError *err, GCancellable *cancellable)
+{
+  if (err->status == SC_ERR_CANCELLED && g_cancellable_is_cancelled (cancellable))
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+  else
+    saccade_set_error_from_sc (error, err);
+}
+
+/* Pass 4: the means, the backward pass, the run. */
+static gboolean
+compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel *ident,
+         ScSession *session, const char *db_path, ScStudyCtx *ctx, Progress *prog,
+         GError **error)
+{
+  const ScStudyKind *kind = s->kind;
+  g_autoptr (SaccadeHeadMeans) hm = NULL;
+  ScGrad *grad = NULL;
+  ScError err = { 0 };
+  const gint64 t0 = g_get_monotonic_time ();
+  ScStatus st;
+
+  if (kind->needs & SC_STUDY_NEEDS_MEANS)
+    {
+      g_autofree char *means_warning = NULL;
+      /* When the means are computed, they take the first 30 % of the bar: the set's passes
+       * are about a third of a 270-head sweep of a short sentence (docs/window.md). */
+      Progress mp = { prog->progress, prog->user_data, prog->cancellable, 0, 0.3 };
+      hm = saccade_head_means_get (model, ident->path, session, db_path, ctx->means_set, FALSE,
+                                   on_means_progress, &mp, prog->cancellable, &means_warning,
+                                   error);
+      if (hm == NULL)
+        return FALSE;
+      if (means_warning != NULL)
+        g_message ("reference means: %s", means_warning);
+      ctx->head_mean = hm->means->mean;
+      s->means_computed = !hm->reused;
+      s->means_seconds = hm->seconds;
+      if (s->means_computed)
+        prog->base = 0.3, prog->span = 0.7;
+    }
+  if (kind->needs & SC_STUDY_NEEDS_BACKWARD)
+    {
+      if (sc_grad_new (session, &grad, &err) != SC_OK)
+        {
+          saccade_set_error_from_sc (error, &err);
+          return FALSE;
+        }
+      ctx->grad = grad;
+    }
+  st = sc_study_run (kind, ctx, params, &s->result, &err);
+  sc_grad_free (grad);
+  ctx->grad = NULL;
+  ctx->head_mean = NULL;
+  if (st != SC_OK)
+    {
+      set_cancelled_or (error, &err, prog->cancellable);
+      return FALSE;
+    }
+  s->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  return TRUE;
+}
+
+SaccadeStudy *
+saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
+                   const ScStoreModel *ident, ScSession *session, const char *db_path,
+                   gint64 run_id, SaccadeStudyFlags flags, SaccadeProgress progress,
+                   gpointer user_data, GCancellable *cancellable, char **store_warning,
+                   GError **error)
+{
+  const ScModelInfo *info;
+  g_autoptr (SaccadeStudy) s = NULL;
+  g_autoptr (SaccadeStudyRun) run = NULL;
+  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  ScStudyCtx ctx = { 0 };
+  ScError err = { 0 };
+  ScStore *store = NULL;
+  int64_t id = 0;
+  ScStatus st;
+
+  g_return_val_if_fail (kind != NULL && model != NULL && ident != NULL, NULL);
+  g_return_val_if_fail (kind->needs & SC_STUDY_NEEDS_RUN, NULL);
+  info = sc_model_info (model);
+  if (params == NULL)
+    params = kind->params_default;
+  if (db_path == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("No database is open: a study belongs to a stored run"));
+      return NULL;
+    }
+  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "%s: computing a study needs a session", kind->name);
+      return NULL;
+    }
+
+  /* 1. the store and the run. */
+  if (!(flags & SACCADE_STUDY_STORED_ONLY))
+    store = saccade_store_open (db_path, TRUE, NULL);
+  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  if ((run = saccade_study_read_run (store, ident, info, run_id, NULL, error)) == NULL)
+    goto fail;
+  if (run->n_tokens < kind->min_tokens)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* Translators: a study, the run, its tokens and the fewest it needs. */
+                   _("A %s study needs at least %d tokens: run %lld has %d"), kind->name,
+                   kind->min_tokens, (long long) run_id, run->n_tokens);
+      goto fail;
+    }
+
+  /* 2. the params text. */
+  s = g_new0 (SaccadeStudy, 1);
+  s->kind = kind;
+  s->run_id = run_id;
+  s->n_tokens = run->n_tokens;
+  ctx = (ScStudyCtx) {
+    .model = model, .session = session, .run_id = run_id, .ids = run->ids,
+    .n_tokens = run->n_tokens, .means_set = SACCADE_REFERENCE_SET,
+    .progress = on_progress, .progress_user = &prog,
+  };
+  if (sc_study_params_json (kind, params, &ctx, s->params_json, sizeof s->params_json, &err)
+      != SC_OK)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", err.message);
+      goto fail;
+    }
+
+  /* 3. reuse. */
+  if (!(flags & SACCADE_STUDY_RECOMPUTE))
+    {
+      st = kind->load (store, info, ident->sha256, s->params_json, params, &s->result, &id, &err);
+      if (st == SC_OK && kind->result_n_tokens (s->result) == run->n_tokens)
+        {
+          s->study_id = id;
+          s->created_ms = saccade_study_created_ms (store, id);
+          s->reused = TRUE;
+          sc_store_close (store);
+          return g_steal_pointer (&s);
+        }
+      /* A stored study of another length does not describe this run: compute anew. */
+      g_clear_pointer (&s->result, kind->result_free);
+      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
+        s->refused = g_strdup (err.message);
+    }
+  if (flags & SACCADE_STUDY_STORED_ONLY)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "run %lld has no stored %s study with these parameters",
+                   (long long) run_id, kind->id);
+      goto fail;
+    }
+
+  /* 4. compute. */
+  if (!compute (s, params, model, ident, session, db_path, &ctx, &prog, error))
+    goto fail;
+
+  /* 5. store, whole or not at all. */
+  if (!sc_store_is_writable (store))
+    {
+      if (store_warning != NULL)
+        *store_warning = g_strdup_printf ("%s is read-only", db_path);
+    }
+  else if (!run_exists (store, run_id))
+    {
+      saccade_study_set_run_gone (error, run_id);
+      goto fail;
+    }
+  else if (kind->store (store, ident, s->params_json, s->result, &id, &err) == SC_OK)
+    {
+      s->study_id = id;
+      s->created_ms = saccade_study_created_ms (store, id);
+    }
+  else if (store_warning != NULL)
+    *store_warning = g_strdup (err.message);
+  sc_store_close (store);
+  return g_steal_pointer (&s);
+
+fail:
+  sc_store_close (store);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* In a worker                                                                           */
+
+typedef struct {
+  SaccadeLoadedModel *model;
+  char *db_path;
+  gint64 run_id;
+  const ScStudyKind *kind;
+  gpointer params;    /* kind->params_size bytes */
+  SaccadeStudyFlags flags;
+} StudyJob;
+
+static void
+study_job_free (StudyJob *job)
+{
+  g_clear_object (&job->model);
+  g_free (job->db_path);
+  g_free (job->params);
+  g_free (job);
+}
+
+static gpointer
+study_thread (SaccadeJob *job, gpointer data, GCancellable *cancellable, GError **error)
+{
+  StudyJob *sj = data;
+  g_autofree char *warning = NULL;
+  ScSession *session = NULL;
+  SaccadeStudy *s;
+
+  /* The whole study holds the session: a capture started meanwhile waits for it. A lookup
+   * of stored studies runs nothing and takes no lock. */
+  if (!(sj->flags & SACCADE_STUDY_STORED_ONLY))
+    session = saccade_loaded_model_lock_session (sj->model);
+  s = saccade_study_get (sj->kind, sj->params, saccade_loaded_model_get_model (sj->model),
+                         saccade_loaded_model_get_ident (sj->model), session, sj->db_path,
+                         sj->run_id, sj->flags, saccade_job_report, job, cancellable, &warning,
+                         error);
+  if (session != NULL)
+    saccade_loaded_model_unlock_session (sj->model);
+  if (s != NULL && warning != NULL)
+    g_message ("The %s study was not stored: %s", sj->kind->name, warning);
+  if (s != NULL && s->refused != NULL)
+    g_message ("study of run %lld not reused: %s", (long long) sj->run_id, s->refused);
+  return s;
+}
+
+void
+saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
+                         gint64 run_id, const ScStudyKind *kind, const void *params,
+                         SaccadeStudyFlags flags, GCancellable *cancellable,
+                         SaccadeJobProgress progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  StudyJob *sj;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+  g_return_if_fail (kind != NULL);
+
+  sj = g_new0 (StudyJob, 1);
+  sj->model = g_object_ref (model);
+  sj->db_path = g_strdup (db_path);
+  sj->run_id = run_id;
+  sj->kind = kind;
+  sj->params = g_memdup2 (params != NULL ? params : kind->params_default, kind->params_size);
+  sj->flags = flags;
+  saccade_job_run_async (source_object, cancellable, saccade_study_get_async, kind->name,
+                         study_thread, sj, (GDestroyNotify) study_job_free,
+                         (GDestroyNotify) saccade_study_free, progress, progress_data, callback,
+                         user_data);
+}
+
+SaccadeStudy *
+saccade_study_get_finish (GAsyncResult *result, GError **error)
+{
+  return saccade_job_finish (result, saccade_study_get_async, error);
+}

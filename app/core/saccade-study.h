@@ -1,0 +1,132 @@
+/* saccade-study.h — a study of a stored run as both faces get it: the one path that reads
+ * the run and checks it, reads back a stored study, else computes it and stores it, for
+ * any ScStudyKind (engine/study/sc-study.h). The window calls saccade_study_get_async();
+ * the command line calls saccade_study_get() on its own thread. Each kind's extras (the
+ * stored sweep beside a DLA, the best head of a faithfulness study, …) are added by its
+ * outputs file on top of what this returns.
+ *
+ * Rules kept here, once for every kind:
+ *   - the run must still be in the database, whole, and captured with the model given (by
+ *     its file's SHA-256), and every token id must be in the vocabulary: a deleted run is
+ *     refused as "Run 17 is no longer in the database", before any work and again before
+ *     storing (a run deleted while its study ran leaves no study behind);
+ *   - a stored study is reused only when its params text is the same and it describes the
+ *     run (its length); one the engine refuses as malformed is computed anew, and the
+ *     refusal is reported (SaccadeStudy.refused);
+ *   - a study is stored in one transaction after it is computed, so Cancel (or any
+ *     failure) leaves no study of that kind in the database, not even a 'writing' row; a
+ *     store that cannot be written is only read, and the computed result still returned;
+ *   - the store is opened by the calling thread and closed before returning (one
+ *     connection per thread, engine/store/sc-store.h); nothing of it is handed out.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-job.h"
+#include "engine/store/sc-store.h"
+#include "engine/study/sc-study.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SACCADE_STUDY_DEFAULT = 0,
+  SACCADE_STUDY_STORED_ONLY = 1 << 0, /* only read a stored study: never compute */
+  SACCADE_STUDY_RECOMPUTE = 1 << 1,   /* compute even when a study is stored */
+} SaccadeStudyFlags;
+
+/* A stored run, read and checked: its row, its tokens and their ids. */
+typedef struct {
+  ScStoreRunInfo run;
+  ScStoreToken *tokens;   /* (n_tokens) */
+  int32_t *ids;           /* (n_tokens), each in the model's vocabulary */
+  int n_tokens;           /* >= 1 */
+} SaccadeStudyRun;
+
+void saccade_study_run_free (SaccadeStudyRun *r); /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeStudyRun, saccade_study_run_free)
+
+/* The one checked run reader: run @run_id of @store, captured with the model file @ident,
+ * every token id below @info's vocabulary. NULL with @error: G_IO_ERROR_NOT_FOUND (the run
+ * is not in the database: "there is no run 7 in @db_path (see `saccade runs`)" as the
+ * command line says it, or, @db_path NULL, "Run 7 is no longer in the database" as the
+ * window does of a run it listed), G_IO_ERROR_INVALID_ARGUMENT (another model file; no
+ * tokens), SACCADE_ERROR (the store's message; SC_ERR_FORMAT naming a token out of the
+ * vocabulary). */
+SaccadeStudyRun *saccade_study_read_run (ScStore *store, const ScStoreModel *ident,
+                                         const ScModelInfo *info, gint64 run_id,
+                                         const char *db_path, GError **error);
+
+/* The same on its own read-only connection to the store at @db_path, closed before
+ * returning; G_IO_ERROR_NOT_FOUND "no capture store at @db_path" when there is no file. */
+SaccadeStudyRun *saccade_study_read_run_at (const char *db_path, const ScStoreModel *ident,
+                                            const ScModelInfo *info, gint64 run_id,
+                                            GError **error);
+
+/* "Run %lld is no longer in the database" (G_IO_ERROR_NOT_FOUND). */
+void saccade_study_set_run_gone (GError **error, gint64 run_id);
+
+/* One study of a run. */
+typedef struct {
+  const ScStudyKind *kind;
+  gint64 run_id;
+  int n_tokens;
+  void *result;             /* owned: kind->result_free */
+  char params_json[SC_STUDY_PARAMS_MAX]; /* as stored */
+  gint64 study_id;          /* in the store; 0 when it could not be stored */
+  gint64 created_ms;        /* when it was stored (Unix ms); 0 when it was not */
+  gboolean reused;          /* read back rather than computed */
+  double seconds;           /* computing time (0 when reused) */
+  char *refused;            /* a stored study with these params the engine refused as
+                             * malformed (its message), computed anew; else NULL */
+  /* SC_STUDY_NEEDS_MEANS: the reference means were computed now (not read back), in
+   * means_seconds (inside seconds). */
+  gboolean means_computed;
+  double means_seconds;
+} SaccadeStudy;
+
+void saccade_study_free (SaccadeStudy *s); /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeStudy, saccade_study_free)
+
+/* The result, taken out of @s (the caller frees it with s->kind->result_free). */
+gpointer saccade_study_steal_result (SaccadeStudy *s);
+
+/* Study @kind of run @run_id of the store at @db_path with @params (NULL: the kind's
+ * defaults), on @model (identified by @ident, whose strings it borrows; ident->path is the
+ * model file). A kind that needs the reference means gets them first
+ * (saccade_head_means_get: read back, else computed and stored — then the first 30 % of
+ * the progress); one that needs the backward pass binds one to @session. Unless @flags has
+ * RECOMPUTE, the latest complete stored study with the same params is read back; else (and
+ * unless STORED_ONLY) it is computed on @session (bound to @model, used by no one else
+ * during the call; may be NULL with STORED_ONLY) and stored. Runs on the calling thread.
+ * Errors: G_IO_ERROR_INVALID_ARGUMENT (no database, a run of another model file, too few
+ * tokens, params out of range), G_IO_ERROR_NOT_FOUND (the run is not in the database;
+ * STORED_ONLY and no such study), G_IO_ERROR_CANCELLED when @cancellable fires (the
+ * study's progress then returns false), SACCADE_ERROR with the engine's or the store's
+ * message. A failure to store is reported in *@store_warning (may be NULL; caller frees). */
+SaccadeStudy *saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
+                                 const ScStoreModel *ident, ScSession *session,
+                                 const char *db_path, gint64 run_id, SaccadeStudyFlags flags,
+                                 SaccadeProgress progress, gpointer user_data,
+                                 GCancellable *cancellable, char **store_warning,
+                                 GError **error);
+
+/* When study @id of @store was stored (Unix ms; 0 when it cannot be read). */
+gint64 saccade_study_created_ms (ScStore *store, gint64 id);
+
+/* saccade_study_get() in a worker (saccade-job.h) on @model's session, its lock held for
+ * the whole study (captures and other studies on the same model wait for it; a
+ * STORED_ONLY lookup runs nothing and takes no lock). @params (kind->params_size bytes) is
+ * copied, shallowly. A failure to store is logged. */
+void saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model,
+                              const char *db_path, gint64 run_id, const ScStudyKind *kind,
+                              const void *params, SaccadeStudyFlags flags,
+                              GCancellable *cancellable, SaccadeJobProgress progress,
+                              gpointer progress_data, GAsyncReadyCallback callback,
+                              gpointer user_data);
+/* The study (caller frees), or NULL with @error: G_IO_ERROR_CANCELLED only when the study
+ * saw the cancel (and stored nothing). */
+SaccadeStudy *saccade_study_get_finish (GAsyncResult *result, GError **error);
+
+G_END_DECLS
