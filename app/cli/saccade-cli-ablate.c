@@ -11,6 +11,7 @@
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/cli/saccade-cli-study.h"
 #include "app/core/saccade-head-means.h"
 
 #include <limits.h>
@@ -60,6 +61,7 @@ typedef struct {
   ScTokenLooResult *loo;      /* --tokens */
   ScPermutationResult *perm;  /* --permute */
   ScErasureResult *erasure;   /* --erasure */
+  SaccadeStudy *study;        /* owns the result the pointer above borrows */
   gint64 study_id;
   gboolean reused;
   double seconds;
@@ -67,43 +69,15 @@ typedef struct {
   gboolean mean;              /* --heads: mean-ablation (the reference set's means) */
 } AblateResult;
 
-static const char *const KIND_NAME[] = { SC_ABLATION_KIND_HEADS, SC_ABLATION_KIND_TOKENS,
-                                         SC_PERMUTATION_KIND, SC_ERASURE_KIND };
-
 static void
 ablate_result_clear (AblateResult *r)
 {
   sc_store_run_info_clear (&r->run);
   sc_store_tokens_free (r->tokens);
   g_strfreev (r->labels);
-  sc_head_sweep_result_free (r->heads);
-  sc_token_loo_result_free (r->loo);
-  sc_permutation_result_free (r->perm);
-  sc_erasure_result_free (r->erasure);
+  saccade_study_free (r->study);
   g_free (r->warning);
   memset (r, 0, sizeof *r);
-}
-
-static bool
-progress_bar (void *user, double fraction)
-{
-  const int width = 30, fill = (int) (fraction * width);
-  int i;
-
-  (void) user;
-  fprintf (stderr, "\r[");
-  for (i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-  return true;
-}
-
-/* The reference means' progress (a worker's callback type) on the same bar. */
-static void
-means_progress (double fraction, gpointer user_data)
-{
-  progress_bar (user_data, fraction);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -214,28 +188,19 @@ read_run (const char *path, gint64 id, AblateResult *r, GError **error)
   return TRUE;
 }
 
-/* The engine parameters of each study, and the canonical params text. */
+/* The engine parameters of each study. */
 typedef struct {
   ScAblationParams ablation;
   ScPermutationParams permutation;
   ScErasureParams erasure;
-  char json[256];
 } StudyParams;
 
-static gboolean
-study_params (const AblateOptions *o, const AblateRequest *q, gint64 run, StudyParams *p,
-              GError **error)
+/* The study kind @q asks for and its params (in @p). */
+static const ScStudyKind *
+study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
+              const void **params)
 {
-  int len = -1;
-
   p->ablation = (ScAblationParams) { .target = q->target, .mode = SC_ABLATE_ZERO };
-  if (o->mean)
-    {
-      /* mean-ablation with the shipped reference set's means (saccade-head-means.h); the
-       * means themselves are filled in by get_result() */
-      p->ablation.mode = SC_ABLATE_MEAN;
-      p->ablation.mean_set = SACCADE_REFERENCE_SET;
-    }
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -249,106 +214,35 @@ study_params (const AblateOptions *o, const AblateRequest *q, gint64 run, StudyP
   switch (q->study)
     {
     case STUDY_HEADS:
+      *params = &p->ablation;
+      /* mean-ablation with the shipped reference set's means (saccade-head-means.h) */
+      return o->mean ? &sc_study_kind_heads_mean : &sc_study_kind_heads;
     case STUDY_TOKENS:
-      len = sc_ablation_params_json (KIND_NAME[q->study], run, &p->ablation, p->json,
-                                     sizeof p->json);
-      break;
+      *params = &p->ablation;
+      return &sc_study_kind_tokens;
     case STUDY_PERMUTE:
-      len = sc_permutation_params_json (run, &p->permutation, p->json, sizeof p->json);
-      break;
-    case STUDY_ERASURE:
-      len = sc_erasure_params_json (run, &p->erasure, p->json, sizeof p->json);
-      break;
-    }
-  if (len < 0)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "ablation: params too long");
-  return len >= 0;
-}
-
-static ScStatus
-load_study (ScStore *store, const ScModelInfo *info, const ScStoreModel *sm, Study s,
-            const char *params, AblateResult *r, int64_t *id)
-{
-  switch (s)
-    {
-    case STUDY_HEADS:
-      return sc_head_sweep_load (store, info, sm->sha256, params, &r->heads, id, NULL);
-    case STUDY_TOKENS:
-      return sc_token_loo_load (store, info, sm->sha256, params, &r->loo, id, NULL);
-    case STUDY_PERMUTE:
-      return sc_permutation_load (store, info, sm->sha256, params, &r->perm, id, NULL);
+      *params = &p->permutation;
+      return &sc_study_kind_permute;
     case STUDY_ERASURE:
     default:
-      return sc_erasure_load (store, info, sm->sha256, params, &r->erasure, id, NULL);
+      *params = &p->erasure;
+      return &sc_study_kind_erasure;
     }
 }
 
-static ScStatus
-run_study (ScSession *session, ScModel *model, const int32_t *ids, int n, Study s,
-           const StudyParams *p, AblateResult *r, ScError *err)
-{
-  ScAblationProgressFn bar = isatty (STDERR_FILENO) ? progress_bar : NULL;
-  ScStatus st;
-
-  switch (s)
-    {
-    case STUDY_HEADS:
-      st = sc_head_sweep_run (session, model, ids, n, &p->ablation, bar, NULL, &r->heads, err);
-      break;
-    case STUDY_TOKENS:
-      st = sc_token_loo_run (session, model, ids, n, &p->ablation, bar, NULL, &r->loo, err);
-      break;
-    case STUDY_PERMUTE:
-      st = sc_permutation_run (session, model, ids, n, &p->permutation, bar, NULL, &r->perm,
-                               err);
-      break;
-    case STUDY_ERASURE:
-    default:
-      st = sc_erasure_run (session, model, ids, n, &p->erasure, bar, NULL, &r->erasure, err);
-      break;
-    }
-  if (bar != NULL)
-    fprintf (stderr, "\r\033[K");
-  return st;
-}
-
-static ScStatus
-store_study (ScStore *store, const ScStoreModel *sm, Study s, const char *params,
-             const AblateResult *r, int64_t *id, ScError *err)
-{
-  switch (s)
-    {
-    case STUDY_HEADS:
-      return sc_head_sweep_store (store, sm, params, r->heads, id, err);
-    case STUDY_TOKENS:
-      return sc_token_loo_store (store, sm, params, r->loo, id, err);
-    case STUDY_PERMUTE:
-      return sc_permutation_store (store, sm, params, r->perm, id, err);
-    case STUDY_ERASURE:
-    default:
-      return sc_erasure_store (store, sm, params, r->erasure, id, err);
-    }
-}
-
-/* Computes the study @q asks for on @ids, or reads it back; stores what it computed. */
+/* Computes the study @q asks for on run @r, or reads it back; stores what it computed. */
 static gboolean
 get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, const char *db_path,
-            const int32_t *ids, AblateResult *r, GError **error)
+            AblateResult *r, GError **error)
 {
-  const ScModelInfo *info = sc_model_info (model);
-  const int n = (int) r->n_tokens;
-  SaccadeCliSession cs = { 0 };
-  g_autoptr (SaccadeHeadMeans) hm = NULL;
+  const ScStudyKind *kind;
+  const void *params = NULL;
   StudyParams p;
   ScStoreModel sm;
-  ScStore *store = NULL;
   ScError err = { 0 };
   char hex[SC_SHA256_HEX_SIZE];
-  int64_t id = 0;
-  gint64 t0;
-  ScStatus st;
 
-  /* The run must be of the loaded model file, by fingerprint. */
+  /* The run must be of the loaded model file, by fingerprint (said with the paths here). */
   if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &sm, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
@@ -364,65 +258,23 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
                    saccade_cli_model_path (&o->common), hex);
       return FALSE;
     }
-  if (!study_params (o, q, r->run.id, &p, error))
-    return FALSE;
-  r->mean = p.ablation.mode == SC_ABLATE_MEAN;
-  store = saccade_store_open (db_path, TRUE, NULL);
-  if (store == NULL)
-    store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
+  kind = study_params (o, q, &p, &params);
+  r->mean = kind == &sc_study_kind_heads_mean;
   /* --gradient is never stored: the engine refuses it (issue 12), even over a stored study. */
-  if (store != NULL && !o->recompute && !o->gradient
-      && load_study (store, info, &sm, q->study, p.json, r, &id) == SC_OK)
+  r->study = saccade_cli_study_get (kind, params, model, &o->common, db_path, r->run.id,
+                                    o->recompute || o->gradient, &r->warning, error);
+  if (r->study == NULL)
+    return FALSE;
+  switch (q->study)
     {
-      r->reused = TRUE;
-      r->study_id = id;
-      sc_store_close (store);
-      return TRUE;
+    case STUDY_HEADS: r->heads = r->study->result; break;
+    case STUDY_TOKENS: r->loo = r->study->result; break;
+    case STUDY_PERMUTE: r->perm = r->study->result; break;
+    case STUDY_ERASURE: r->erasure = r->study->result; break;
     }
-
-  if (!saccade_cli_session_open (&cs, &o->common, model, error))
-    {
-      sc_store_close (store);
-      return FALSE;
-    }
-  t0 = g_get_monotonic_time ();
-  if (p.ablation.mode == SC_ABLATE_MEAN)
-    {
-      /* computed once per model file and set, then reused from the same store */
-      g_autofree char *means_warning = NULL;
-      const gboolean tty = isatty (STDERR_FILENO);
-
-      hm = saccade_head_means_get (model, saccade_cli_model_path (&o->common), cs.session,
-                                   db_path, NULL, FALSE, tty ? means_progress : NULL, NULL,
-                                   NULL, &means_warning, error);
-      if (tty)
-        fprintf (stderr, "\r\033[K");
-      if (hm == NULL)
-        {
-          saccade_cli_session_close (&cs);
-          sc_store_close (store);
-          return FALSE;
-        }
-      if (means_warning != NULL)
-        fprintf (stderr, "saccade: reference means: %s\n", means_warning);
-      p.ablation.head_mean = hm->means->mean;
-    }
-  st = run_study (cs.session, model, ids, n, q->study, &p, r, &err);
-  r->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
-  saccade_cli_session_close (&cs);
-  if (st != SC_OK)
-    {
-      sc_store_close (store);
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  if (store == NULL || !sc_store_is_writable (store))
-    r->warning = g_strdup ("the store is read-only");
-  else if ((st = store_study (store, &sm, q->study, p.json, r, &id, &err)) == SC_OK)
-    r->study_id = id;
-  else
-    r->warning = g_strdup (err.message);
-  sc_store_close (store);
+  r->reused = r->study->reused;
+  r->study_id = r->study->study_id;
+  r->seconds = r->study->seconds;
   return TRUE;
 }
 
@@ -768,7 +620,7 @@ print_json (const AblateResult *r, const AblateRequest *q)
   json_builder_begin_object (b);
   saccade_json_int (b, "run", r->run.id);
   saccade_json_string (b, "model", r->run.model_name);
-  saccade_json_string (b, "study", KIND_NAME[q->study]);
+  saccade_json_string (b, "study", r->study->kind->id);
   saccade_json_string (b, "source", r->reused ? "reused" : "computed");
   saccade_json_int (b, "study_id", r->study_id);
   saccade_json_double (b, "seconds", r->reused ? NAN : r->seconds);
@@ -999,13 +851,11 @@ saccade_cmd_ablate (int argc, char **argv)
                                                          "stored run");
   g_autoptr (GError) error = NULL;
   g_autofree char *db_path = NULL;
-  g_autofree int32_t *ids = NULL;
   AblateRequest q = { 0 };
   AblateResult r = { 0 };
   ScModel *model = NULL;
   gint64 run = 0;
   int rc = 0;
-  size_t i;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &o.common);
@@ -1046,10 +896,7 @@ saccade_cmd_ablate (int argc, char **argv)
     }
   else
     {
-      ids = g_new (int32_t, r.n_tokens);
-      for (i = 0; i < r.n_tokens; i++)
-        ids[i] = r.tokens[i].id;
-      if (!get_result (model, &o, &q, db_path, ids, &r, &error))
+      if (!get_result (model, &o, &q, db_path, &r, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
       else
         {

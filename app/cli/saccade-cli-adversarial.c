@@ -28,19 +28,6 @@ typedef struct {
   gboolean recompute;
 } AdvOptions;
 
-static void
-progress_bar (double fraction, gpointer user_data)
-{
-  const int width = 30, fill = (int) (fraction * width);
-
-  (void) user_data;
-  fprintf (stderr, "\r[");
-  for (int i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-}
-
 static gboolean G_GNUC_PRINTF (2, 3)
 bad (GError **error, const char *format, ...)
 {
@@ -310,7 +297,7 @@ adversarial (ScModel *model, const AdvOptions *o, const ScAdvParams *p, gint64 r
   out.a = saccade_adversarial_get (model, &ident, cs.session, db_path, run_id, p,
                                    o->recompute ? SACCADE_STUDY_RECOMPUTE
                                                 : SACCADE_STUDY_DEFAULT,
-                                   tty ? progress_bar : NULL, NULL, NULL, &out.warning,
+                                   tty ? saccade_cli_progress_bar : NULL, NULL, NULL, &out.warning,
                                    &error);
   if (tty)
     fprintf (stderr, "\r\033[K");

@@ -24,19 +24,6 @@ typedef struct {
   gboolean recompute;
 } AttrOptions;
 
-static void
-progress_bar (double fraction, gpointer user_data)
-{
-  const int width = 30, fill = (int) (fraction * width);
-
-  (void) user_data;
-  fprintf (stderr, "\r[");
-  for (int i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-}
-
 /* --method: one of the engine's ids or "all"; several may be given with commas. */
 static gboolean
 parse_methods (const char *text, unsigned *out, GError **error)
@@ -320,7 +307,7 @@ attribute (ScModel *model, const AttrOptions *o, const ScAttrParams *p, gint64 r
   out.a = saccade_attribution_get (model, &ident, cs.session, db_path, run_id, p,
                                    o->recompute ? SACCADE_STUDY_RECOMPUTE
                                                 : SACCADE_STUDY_DEFAULT,
-                                   tty ? progress_bar : NULL, NULL, NULL, &out.warning,
+                                   tty ? saccade_cli_progress_bar : NULL, NULL, NULL, &out.warning,
                                    &error);
   if (tty)
     fprintf (stderr, "\r\033[K");

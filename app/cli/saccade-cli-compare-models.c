@@ -22,18 +22,6 @@
 /* The strongest heads of each type in JSON's "strongest". */
 #define STRONGEST 5
 
-static void
-progress_bar (double fraction, gpointer user_data)
-{
-  const int width = 30, fill = (int) (fraction * width);
-  (void) user_data;
-  fprintf (stderr, "\r[");
-  for (int i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-}
-
 /* The mean of statistic @m over @s's heads whose value is defined; NaN when none is. */
 static double
 mean_stat (const SaccadeModelSide *s, ScHeadMetric m)
@@ -403,7 +391,7 @@ saccade_cli_compare_models (char **models, const char *text_opt, const char *fil
   if (file == NULL && run <= 0)
     len = strlen (text);
   c = saccade_model_compare_compute (models[0], models[1], text, (gssize) len, db_path, &ind,
-                                     threads, backend, isatty (STDERR_FILENO) ? progress_bar : NULL,
+                                     threads, backend, saccade_cli_progress (),
                                      NULL, NULL, &error);
   if (isatty (STDERR_FILENO))
     fprintf (stderr, "\r%*s\r", 40, "");

@@ -10,6 +10,8 @@
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/cli/saccade-cli-study.h"
+#include "app/core/saccade-ablation.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +37,7 @@ typedef struct {
   ScStoreRunInfo run;
   ScStoreToken *tokens;
   size_t n_tokens;
+  SaccadeStudy *study;        /* owns the result dla borrows */
   ScDlaResult *dla;
   ScHeadSweepResult *sweep;   /* a stored zero-ablation sweep of the same target, or NULL */
   gint64 sweep_id;
@@ -54,7 +57,7 @@ dla_result_clear (DlaResult *r)
 {
   sc_store_run_info_clear (&r->run);
   sc_store_tokens_free (r->tokens);
-  sc_dla_result_free (r->dla);
+  saccade_study_free (r->study);
   sc_head_sweep_result_free (r->sweep);
   g_free (r->target_label);
   g_free (r->target_bytes);
@@ -144,68 +147,20 @@ parse_target (ScModel *model, const char *s, int *target, GError **error)
   return TRUE;
 }
 
-/* The stored zero-ablation head sweep of the same run whose target is @target, tried with
- * the target named and, when @target is the clean top-1, as the default target. */
-static void
-find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *sm, gint64 run,
-            int target, int top1, DlaResult *r)
-{
-  const int tries[2] = { target, target == top1 ? -1 : target };
-  int k;
-
-  for (k = 0; k < 2 && r->sweep == NULL; k++)
-    {
-      ScAblationParams p = { .target = tries[k], .mode = SC_ABLATE_ZERO };
-      ScHeadSweepResult *sw = NULL;
-      char params[128];
-      int64_t id = 0;
-      if (k == 1 && tries[1] == tries[0])
-        break;
-      if (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, run, &p, params, sizeof params) < 0)
-        continue;
-      if (sc_head_sweep_load (store, info, sm->sha256, params, &sw, &id, NULL) != SC_OK)
-        continue;
-      if (sw->target != target || sw->n_tokens != r->dla->n_tokens)
-        {
-          sc_head_sweep_result_free (sw);
-          continue;
-        }
-      r->sweep = sw;
-      r->sweep_id = id;
-    }
-  if (r->sweep != NULL)
-    {
-      const int n = r->dla->n_layers * r->dla->n_heads;
-      g_autofree double *dlp = g_new (double, n);
-      int i;
-      for (i = 0; i < n; i++)
-        dlp[i] = r->sweep->heads[i].next.delta_logp;
-      if (sc_spearman_rho (r->dla->heads, dlp, n, &r->rho, NULL) != SC_OK)
-        r->rho.rho = r->rho.p = NAN;
-    }
-}
-
 static gboolean
 get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult *r,
             GError **error)
 {
   const ScModelInfo *info = sc_model_info (model);
-  const int n = (int) r->n_tokens;
-  g_autofree int32_t *ids = g_new (int32_t, MAX (n, 1));
-  SaccadeCliSession cs = { 0 };
+  ScDlaParams params;
   ScStoreModel sm;
-  ScStore *store = NULL;
+  ScStore *store;
   ScError err = { 0 };
-  char params[64], hex[SC_SHA256_HEX_SIZE];
-  int target, i;
-  int64_t id = 0;
-  gint64 t0;
+  char hex[SC_SHA256_HEX_SIZE];
 
-  if (!parse_target (model, o->target, &target, error))
+  if (!parse_target (model, o->target, &params.target, error))
     return FALSE;
-  for (i = 0; i < n; i++)
-    ids[i] = r->tokens[i].id;
-  /* The run must be of the loaded model file, by fingerprint. */
+  /* The run must be of the loaded model file, by fingerprint (said with the paths here). */
   if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &sm, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
@@ -221,50 +176,20 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
                    saccade_cli_model_path (&o->common), hex);
       return FALSE;
     }
-  sc_dla_params_json (r->run.id, target, params, sizeof params);
-  store = saccade_store_open (db_path, TRUE, NULL);
-  if (store == NULL)
-    store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
-  if (store != NULL && !o->recompute)
-    {
-      ScError lerr = { 0 };
-      const ScStatus st = sc_dla_load (store, info, sm.sha256, params, &r->dla, &id, &lerr);
-      if (st == SC_OK)
-        {
-          r->reused = TRUE;
-          r->study_id = id;
-        }
-      else if (st == SC_ERR_FORMAT)
-        r->refused = g_strdup_printf ("the stored study was refused and computed again: %s",
-                                      lerr.message);
-    }
-  if (r->dla == NULL)
-    {
-      ScStatus st;
-      if (!saccade_cli_session_open (&cs, &o->common, model, error))
-        {
-          sc_store_close (store);
-          return FALSE;
-        }
-      t0 = g_get_monotonic_time ();
-      st = sc_dla_run (cs.session, model, ids, n, target, &r->dla, &err);
-      r->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
-      saccade_cli_session_close (&cs);
-      if (st != SC_OK)
-        {
-          sc_store_close (store);
-          saccade_set_error_from_sc (error, &err);
-          return FALSE;
-        }
-      if (store == NULL || !sc_store_is_writable (store))
-        r->warning = g_strdup ("the store is read-only");
-      else if (sc_dla_store (store, &sm, params, r->dla, &id, &err) == SC_OK)
-        r->study_id = id;
-      else
-        r->warning = g_strdup (err.message);
-    }
-  if (store != NULL)
-    find_sweep (store, info, &sm, r->run.id, r->dla->target, r->dla->top1_clean, r);
+  r->study = saccade_cli_study_get (&sc_study_kind_dla, &params, model, &o->common, db_path,
+                                    r->run.id, o->recompute, &r->warning, error);
+  if (r->study == NULL)
+    return FALSE;
+  r->dla = r->study->result;
+  r->reused = r->study->reused;
+  r->study_id = r->study->study_id;
+  r->seconds = r->study->seconds;
+  if (r->study->refused != NULL)
+    r->refused = g_strdup_printf ("the stored study was refused and computed again: %s",
+                                  r->study->refused);
+  if ((store = saccade_store_open (db_path, FALSE, NULL)) != NULL)
+    saccade_dla_find_sweep (store, info, &sm, r->run.id, r->dla, &r->sweep, &r->sweep_id,
+                            &r->rho);
   sc_store_close (store);
   {
     char buf[256];
@@ -466,20 +391,6 @@ saccade_cmd_dla (int argc, char **argv)
 /* ------------------------------------------------------------------------------------ */
 /* saccade means                                                                         */
 
-static void
-means_progress (double fraction, gpointer user_data)
-{
-  const int width = 30, fill = (int) (fraction * width);
-  int i;
-
-  (void) user_data;
-  fprintf (stderr, "\r[");
-  for (i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-}
-
 int
 saccade_cmd_means (int argc, char **argv)
 {
@@ -519,7 +430,7 @@ saccade_cmd_means (int argc, char **argv)
     {
       const gboolean bar = isatty (STDERR_FILENO);
       hm = saccade_head_means_get (model, saccade_cli_model_path (&common), cs.session, db_path,
-                                   set, recompute, bar ? means_progress : NULL, NULL, NULL,
+                                   set, recompute, bar ? saccade_cli_progress_bar : NULL, NULL, NULL,
                                    &warning, &error);
       if (bar)
         fprintf (stderr, "\r\033[K");

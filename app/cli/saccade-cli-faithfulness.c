@@ -28,19 +28,6 @@ typedef struct {
   gboolean recompute, head_sweep, gradients;
 } FaithOptions;
 
-static void
-progress_bar (double fraction, gpointer user_data)
-{
-  const int width = 30, fill = (int) (fraction * width);
-
-  (void) user_data;
-  fprintf (stderr, "\r[");
-  for (int i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-}
-
 static gboolean
 parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
 {
@@ -380,7 +367,7 @@ run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 
     }
   rr.f = saccade_faithfulness_get (model, saccade_cli_model_path (&o->common), cs.session,
                                    db_path, run_id, ids, (int) rr.n_tokens, p, o->head_sweep,
-                                   o->recompute, tty ? progress_bar : NULL, NULL, NULL,
+                                   o->recompute, tty ? saccade_cli_progress_bar : NULL, NULL, NULL,
                                    &rr.warning, &error);
   if (tty)
     fprintf (stderr, "\r\033[K");
@@ -575,12 +562,12 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
       g_autofree char *db_path = saccade_db_path (o->db);
       f = saccade_faithfulness_run_stored (model, saccade_cli_model_path (&o->common),
                                            cs.session, o->file, sentences, p, &shard, db_path,
-                                           tty ? progress_bar : NULL, NULL, NULL, &n_reused,
+                                           tty ? saccade_cli_progress_bar : NULL, NULL, NULL, &n_reused,
                                            &error);
     }
   else
     f = saccade_faithfulness_run_file (model, cs.session, sentences, p,
-                                       tty ? progress_bar : NULL, NULL, NULL, &error);
+                                       tty ? saccade_cli_progress_bar : NULL, NULL, NULL, &error);
   if (tty)
     fprintf (stderr, "\r\033[K");
   saccade_cli_session_close (&cs);

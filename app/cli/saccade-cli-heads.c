@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/core/saccade-csv.h"
 #include "engine/analysis/sc-cluster.h"
 #include "engine/analysis/sc-head-distance.h"
 #include "engine/analysis/sc-rollout.h"
@@ -116,20 +117,6 @@ check_head (const ScStoreRunInfo *info, int layer, int head)
            "no layer %d head %d\n", info->id, (int) info->n_layers - 1, (int) info->n_heads - 1,
            layer, head);
   return FALSE;
-}
-
-/* RFC 4180 cell: quoted, quotes doubled. */
-static void
-csv_cell (GString *s, const char *text)
-{
-  g_string_append_c (s, '"');
-  for (const char *p = text; *p; p++)
-    {
-      if (*p == '"')
-        g_string_append_c (s, '"');
-      g_string_append_c (s, *p);
-    }
-  g_string_append_c (s, '"');
 }
 
 static gboolean
@@ -932,13 +919,13 @@ rollout_csv (const RolloutResult *r)
     {
       g_autofree char *cell = g_strdup_printf ("%u:%s", j, r->run.labels[j]);
       g_string_append_c (s, ',');
-      csv_cell (s, cell);
+      saccade_csv_quoted (s, cell);
     }
   g_string_append (s, "\r\n");
   for (guint i = 0; i < r->n; i++)
     {
       g_autofree char *cell = g_strdup_printf ("%u:%s", i, r->run.labels[i]);
-      csv_cell (s, cell);
+      saccade_csv_quoted (s, cell);
       for (guint j = 0; j < r->n; j++)
         g_string_append_printf (s, ",%.9g", r->rollout[(gsize) i * r->n + j]);
       g_string_append (s, "\r\n");

@@ -23,19 +23,6 @@ typedef struct {
 } InductionOptions;
 
 static void
-progress_bar (double fraction, gpointer user_data)
-{
-  const int width = 30, fill = (int) (fraction * width);
-  int i;
-  (void) user_data;
-  fprintf (stderr, "\r[");
-  for (i = 0; i < width; i++)
-    fputc (i < fill ? '#' : '.', stderr);
-  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
-  fflush (stderr);
-}
-
-static void
 print_text (const SaccadeInduction *ind, const ScModelInfo *info, const InductionOptions *o,
             const char *db_path, const char *warning)
 {
@@ -268,7 +255,7 @@ saccade_cmd_induction (int argc, char **argv)
     }
   ind = saccade_induction_get (model, saccade_cli_model_path (&o.common), cs.session, db_path,
                                &params, o.recompute,
-                               isatty (STDERR_FILENO) ? progress_bar : NULL, NULL, NULL,
+                               saccade_cli_progress (), NULL, NULL,
                                &warning, &error);
   if (isatty (STDERR_FILENO))
     fprintf (stderr, "\r\033[K");

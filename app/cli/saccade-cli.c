@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common)
@@ -210,4 +211,33 @@ saccade_cli_parse_token (ScModel *model, const char *option, const char *text, i
   *out = ids[0];
   free (ids);
   return TRUE;
+}
+
+void
+saccade_cli_progress_bar (double fraction, gpointer user_data)
+{
+  const int width = 30, fill = (int) (fraction * width);
+
+  (void) user_data;
+  fprintf (stderr, "\r[");
+  for (int i = 0; i < width; i++)
+    fputc (i < fill ? '#' : '.', stderr);
+  fprintf (stderr, "] %3.0f%% ", 100.0 * fraction);
+  fflush (stderr);
+}
+
+SaccadeProgress
+saccade_cli_progress (void)
+{
+  return isatty (STDERR_FILENO) ? saccade_cli_progress_bar : NULL;
+}
+
+void
+saccade_cli_progress_end (void)
+{
+  if (isatty (STDERR_FILENO))
+    {
+      fprintf (stderr, "\r\033[K");
+      fflush (stderr);
+    }
 }

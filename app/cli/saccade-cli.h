@@ -12,6 +12,7 @@
 
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
+#include "app/core/saccade-job.h"
 #include "app/core/saccade-json.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
@@ -136,4 +137,12 @@ int saccade_cmd_learn (int argc, char **argv);
 int saccade_cmd_neuron (int argc, char **argv);
 /* Shard databases merged into one (saccade-cli-merge.c). */
 int saccade_cmd_merge (int argc, char **argv);
+/* The progress bar every long verb draws on stderr ("[#####.....]  50% "): a SaccadeProgress
+ * (@user_data unused). saccade_cli_progress() is it when stderr is a terminal, else NULL (a
+ * pipe or a log gets no bar); saccade_cli_progress_end() clears the bar's line, if stderr
+ * is a terminal, before a result is printed. */
+void saccade_cli_progress_bar (double fraction, gpointer user_data);
+SaccadeProgress saccade_cli_progress (void);
+void saccade_cli_progress_end (void);
+
 G_END_DECLS

@@ -27,6 +27,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "app/core/saccade-csv.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-head-means.h"
 #include "app/core/saccade-paths.h"
@@ -199,21 +200,10 @@ saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m
 }
 
 static void
-csv_number (GString *out, double v)
-{
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-
-  /* NaN (not measured) is an empty field; else 17 significant digits: the stored double. */
-  g_string_append_c (out, ',');
-  if (!isnan (v))
-    g_string_append (out, g_ascii_formatd (num, sizeof num, "%.17g", v));
-}
-
-static void
 csv_metrics (GString *out, const ScAblationEffect *e)
 {
   for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
-    csv_number (out, saccade_ablation_effect_value (e, (SaccadeAblationMetric) m));
+    saccade_csv_add_exact (out, saccade_ablation_effect_value (e, (SaccadeAblationMetric) m));
 }
 
 /* The clean run's numbers and the ids every row repeats (each row complete on its own). */
@@ -222,26 +212,12 @@ csv_clean (GString *out, const SaccadeAblation *a, double loss_clean)
 {
   g_string_append_printf (out, ",%d,%d", saccade_ablation_target (a),
                           saccade_ablation_top1_clean (a));
-  csv_number (out, saccade_ablation_logp_clean (a));
-  csv_number (out, loss_clean);
+  saccade_csv_add_exact (out, saccade_ablation_logp_clean (a));
+  saccade_csv_add_exact (out, loss_clean);
   g_string_append_printf (out, ",%lld,%lld\n", (long long) a->run_id, (long long) a->study_id);
 }
 
 static const char CSV_CLEAN_COLUMNS[] = "target,top1_clean,logp_clean,loss_clean,run,study\n";
-
-static void
-csv_label (GString *out, const char *label)
-{
-  /* The label as the figures show it, quoted ("" for a quote inside). */
-  g_string_append_c (out, '"');
-  for (const char *p = label; *p != '\0'; p++)
-    {
-      if (*p == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *p);
-    }
-  g_string_append_c (out, '"');
-}
 
 /* pos's token id and label, or −1 and "" when the run's tokens do not match. */
 static void
@@ -249,7 +225,7 @@ csv_token (GString *out, int pos, const ScStoreToken *tokens, const char *const 
            gboolean named)
 {
   g_string_append_printf (out, ",%d,", named && tokens != NULL && pos >= 0 ? tokens[pos].id : -1);
-  csv_label (out, named && labels != NULL && pos >= 0 ? labels[pos] : "");
+  saccade_csv_quoted (out, named && labels != NULL && pos >= 0 ? labels[pos] : "");
 }
 
 static const char *const SPREAD_IDS[5] = { "min", "q25", "median", "q75", "max" };
@@ -257,11 +233,11 @@ static const char *const SPREAD_IDS[5] = { "min", "q25", "median", "q75", "max" 
 static void
 csv_spread (GString *out, const ScSpread *s)
 {
-  csv_number (out, s->min);
-  csv_number (out, s->q25);
-  csv_number (out, s->median);
-  csv_number (out, s->q75);
-  csv_number (out, s->max);
+  saccade_csv_add_exact (out, s->min);
+  saccade_csv_add_exact (out, s->q25);
+  saccade_csv_add_exact (out, s->median);
+  saccade_csv_add_exact (out, s->q75);
+  saccade_csv_add_exact (out, s->max);
 }
 
 /* Permutation: one row per studied head, every quantile of every metric. */
@@ -283,7 +259,7 @@ csv_permutation (const SaccadeAblation *a)
       csv_spread (out, &h->tv);
       csv_spread (out, &h->jsd);
       csv_spread (out, &h->delta_loss);
-      csv_number (out, h->flip_share);
+      saccade_csv_add_exact (out, h->flip_share);
       g_string_append_printf (out, ",%d,%" G_GUINT64_FORMAT, r->n_permutations,
                               (guint64) r->seed);
       csv_clean (out, a, r->loss_clean);
@@ -310,11 +286,11 @@ csv_erasure (const SaccadeAblation *a, const ScStoreToken *tokens, const char *c
           const int pos = k > 0 ? cv->order[k - 1] : -1;
           g_string_append_printf (out, "%s,%d,%d", sc_erase_ordering_name (cv->ordering),
                                   cv->seed_index, k);
-          csv_number (out, (double) k / (r->n_tokens - 1));
+          saccade_csv_add_exact (out, (double) k / (r->n_tokens - 1));
           g_string_append_printf (out, ",%d", pos);
           csv_token (out, pos, tokens, labels, named);
-          csv_number (out, cv->p_target[k]);
-          csv_number (out, cv->tv[k]);
+          saccade_csv_add_exact (out, cv->p_target[k]);
+          saccade_csv_add_exact (out, cv->tv[k]);
           g_string_append_printf (out, ",%d,%d,%s", cv->top1[k], cv->flip_k,
                                   r->kind == SC_ERASE_DROP ? "drop" : "mask");
           csv_clean (out, a, NAN);
@@ -337,8 +313,8 @@ csv_dla (const SaccadeAblation *a)
   do                                                                                       \
     {                                                                                      \
       g_string_append_printf (out, ",%d,%d", d->target, d->top1_clean);                   \
-      csv_number (out, d->logit_clean);                                                    \
-      csv_number (out, d->rms);                                                            \
+      saccade_csv_add_exact (out, d->logit_clean);                                                    \
+      saccade_csv_add_exact (out, d->rms);                                                            \
       g_string_append_printf (out, ",%lld,%lld\n", (long long) a->run_id,                 \
                               (long long) a->study_id);                                    \
     }                                                                                      \
@@ -346,19 +322,19 @@ csv_dla (const SaccadeAblation *a)
   for (int i = 0; i < d->n_layers * d->n_heads; i++)
     {
       g_string_append_printf (out, "head,%d,%d", i / d->n_heads, i % d->n_heads);
-      csv_number (out, d->heads[i]);
-      csv_number (out, sw != NULL ? sw->heads[i].next.delta_logp : NAN);
-      csv_number (out, sw != NULL ? sw->heads[i].next.tv : NAN);
+      saccade_csv_add_exact (out, d->heads[i]);
+      saccade_csv_add_exact (out, sw != NULL ? sw->heads[i].next.delta_logp : NAN);
+      saccade_csv_add_exact (out, sw != NULL ? sw->heads[i].next.tv : NAN);
       DLA_TAIL ();
     }
   g_string_append (out, "embed,-1,-1");
-  csv_number (out, d->embed);
+  saccade_csv_add_exact (out, d->embed);
   g_string_append (out, ",,");
   DLA_TAIL ();
   for (int l = 0; l < d->n_layers; l++)
     {
       g_string_append_printf (out, "mlp,%d,-1", l);
-      csv_number (out, d->mlp[l]);
+      saccade_csv_add_exact (out, d->mlp[l]);
       g_string_append (out, ",,");
       DLA_TAIL ();
     }
@@ -381,15 +357,15 @@ csv_faith (const SaccadeAblation *a, const ScStoreToken *tokens, const char *con
     {
       g_string_append_printf (out, "%d", j);
       csv_token (out, j, tokens, labels, named);
-      csv_number (out, r->loo[j]);
+      saccade_csv_add_exact (out, r->loo[j]);
       for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-        csv_number (out, r->attn[k][j]);
+        saccade_csv_add_exact (out, r->attn[k][j]);
       if (a->faith_best_head >= 0)
         g_string_append_printf (out, ",%d.%d", a->faith_best_head / r->n_heads,
                                 a->faith_best_head % r->n_heads);
       else
         g_string_append_c (out, ',');
-      csv_number (out, a->faith_best_row != NULL ? a->faith_best_row[j] : NAN);
+      saccade_csv_add_exact (out, a->faith_best_row != NULL ? a->faith_best_row[j] : NAN);
       g_string_append_printf (out, ",%s,%s,%d,%d,%lld,%lld\n", sc_faith_metric_id (r->metric),
                               sc_faith_erase_id (r->kind), r->target, r->top1_clean,
                               (long long) a->run_id, (long long) a->study_id);
@@ -486,41 +462,44 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
 }
 
-/* DLA: the stored zero-ablation sweep of the same run whose target is the DLA's, tried with
- * the target named and, when it is the clean top-1, as the default target (as `saccade dla`
- * does), and ρ of DLA against its Δ log p. */
-static void
-dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
-                SaccadeAblation *a)
+void
+saccade_dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
+                        gint64 run_id, const ScDlaResult *d, ScHeadSweepResult **sweep,
+                        gint64 *sweep_id, ScSpearman *rho)
 {
-  const ScDlaResult *d = a->dla;
   const int tries[2] = { d->target, -1 };
   const int n = d->n_layers * d->n_heads;
 
-  a->dla_rho.rho = a->dla_rho.p = NAN;
-  for (int k = 0; k < 2 && a->dla_sweep == NULL; k++)
+  *sweep = NULL;
+  rho->rho = rho->p = NAN;
+  for (int k = 0; k < 2 && *sweep == NULL; k++)
     {
       const ScAblationParams p = { .target = tries[k], .mode = SC_ABLATE_ZERO };
       ScHeadSweepResult *sw = NULL;
       char pj[128];
+      int64_t id = 0;
       if (k == 1 && d->target != d->top1_clean)
         break;
-      if (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, a->run_id, &p, pj, sizeof pj) < 0
-          || sc_head_sweep_load (store, info, ident->sha256, pj, &sw, NULL, NULL) != SC_OK)
+      if (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, run_id, &p, pj, sizeof pj) < 0
+          || sc_head_sweep_load (store, info, ident->sha256, pj, &sw, &id, NULL) != SC_OK)
         continue;
       if (sw->target != d->target || sw->n_tokens != d->n_tokens
           || sw->n_layers * sw->n_heads != n)
         sc_head_sweep_result_free (sw);
       else
-        a->dla_sweep = sw;
+        {
+          *sweep = sw;
+          if (sweep_id != NULL)
+            *sweep_id = id;
+        }
     }
-  if (a->dla_sweep != NULL)
+  if (*sweep != NULL)
     {
       g_autofree double *dlp = g_new (double, n);
       for (int i = 0; i < n; i++)
-        dlp[i] = a->dla_sweep->heads[i].next.delta_logp;
-      if (sc_spearman_rho (d->heads, dlp, n, &a->dla_rho, NULL) != SC_OK)
-        a->dla_rho.rho = a->dla_rho.p = NAN;
+        dlp[i] = (*sweep)->heads[i].next.delta_logp;
+      if (sc_spearman_rho (d->heads, dlp, n, rho, NULL) != SC_OK)
+        rho->rho = rho->p = NAN;
     }
 }
 
@@ -700,7 +679,8 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
     {
       ScStore *store = saccade_store_open (db_path, FALSE, NULL);
       if (store != NULL)
-        dla_find_sweep (store, sc_model_info (model), ident, a);
+        saccade_dla_find_sweep (store, sc_model_info (model), ident, run_id, a->dla,
+                                &a->dla_sweep, NULL, &a->dla_rho);
       sc_store_close (store);
     }
   return g_steal_pointer (&a);
@@ -710,44 +690,22 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
 /* In a worker                                                                           */
 
 typedef struct {
-  SaccadeLoadedModel *model;
-  char *db_path;
   gint64 run_id;
   SaccadeAblationKind kind;
   SaccadeAblationParams params;
-  SaccadeStudyFlags flags;
 } Job;
 
-static void
-job_free (Job *job)
-{
-  g_clear_object (&job->model);
-  g_free (job->db_path);
-  g_free (job);
-}
-
 static gpointer
-ablation_thread (SaccadeJob *sj, gpointer data, GCancellable *cancellable, GError **error)
+ablation_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+               const char *db_path, gpointer data, SaccadeStudyFlags flags,
+               SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
+               char **store_warning, GError **error)
 {
   Job *job = data;
-  g_autofree char *warning = NULL;
-  SaccadeAblation *a;
-  ScSession *session = NULL;
 
-  /* The whole study holds the session: a capture started meanwhile waits for it. A lookup
-   * of stored studies runs nothing and takes no lock (but FAITH's, whose head level may run
-   * one clean pass for the direct logit attribution). */
-  if (!(job->flags & SACCADE_STUDY_STORED_ONLY) || job->kind == SACCADE_ABLATION_FAITH)
-    session = saccade_loaded_model_lock_session (job->model);
-  a = saccade_ablation_get (saccade_loaded_model_get_model (job->model),
-                            saccade_loaded_model_get_ident (job->model), session, job->db_path,
-                            job->run_id, job->kind, &job->params, job->flags,
-                            saccade_job_report, sj, cancellable, &warning, error);
-  if (session != NULL)
-    saccade_loaded_model_unlock_session (job->model);
-  if (a != NULL && warning != NULL)
-    g_message ("The ablation study was not stored: %s", warning);
-  return a;
+  return saccade_ablation_get (model, ident, session, db_path, job->run_id, job->kind,
+                               &job->params, flags, progress, progress_data, cancellable,
+                               store_warning, error);
 }
 
 void
@@ -758,13 +716,8 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
                         gpointer progress_data, GAsyncReadyCallback callback,
                         gpointer user_data)
 {
-  Job *job;
+  Job *job = g_new0 (Job, 1);
 
-  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
-
-  job = g_new0 (Job, 1);
-  job->model = g_object_ref (model);
-  job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   job->kind = kind;
   if (params != NULL)
@@ -772,11 +725,12 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
   else
     job->params = (SaccadeAblationParams) { .target = -1,
                                             .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
-  job->flags = flags;
-  saccade_job_run_async (source_object, cancellable, saccade_ablation_async, "ablation",
-                         ablation_thread, job, (GDestroyNotify) job_free,
-                         (GDestroyNotify) saccade_ablation_free, progress, progress_data,
-                         callback, user_data);
+  /* FAITH's lookup may run one clean pass for the head level's direct logit attribution:
+   * it holds the session even then. */
+  saccade_study_job_async (source_object, saccade_ablation_async, "ablation", model, db_path,
+                           flags, kind == SACCADE_ABLATION_FAITH, ablation_func, job, g_free,
+                           (GDestroyNotify) saccade_ablation_free, cancellable, progress,
+                           progress_data, callback, user_data);
 }
 
 SaccadeAblation *

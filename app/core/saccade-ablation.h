@@ -159,6 +159,15 @@ GBytes *saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *toke
                               const char *const *labels, int n);
 
 
+/* DLA: the stored zero-ablation head sweep of run @run_id whose target is @d's (tried with
+ * the target named and, when it is the clean top-1, as the default target: as `saccade dla`
+ * and the Ablation page find it) into *@sweep (caller frees; NULL when none is stored),
+ * its study id into *@sweep_id (may be NULL), and Spearman ρ of DLA against its Δ log p
+ * over the heads into *@rho (NaN without a sweep). */
+void saccade_dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
+                             gint64 run_id, const ScDlaResult *d, ScHeadSweepResult **sweep,
+                             gint64 *sweep_id, ScSpearman *rho);
+
 /* Study @kind of run @run_id of the store at @db_path with @params (NULL: every default), on
  * @model (identified by @ident, whose strings it borrows; ident->path is the model file).
  * HEADS_MEAN first gets the reference means (saccade_head_means_get: read from the store,

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "app/core/saccade-csv.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-paths.h"
 #include "app/core/saccade-study.h"
@@ -190,41 +191,22 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 /* In a worker                                                                           */
 
 typedef struct {
-  SaccadeLoadedModel *model;
-  char *db_path;
   gint64 run_id;
   ScAdvParams params;
-  double epsilons[SC_ADV_MAX_EPSILONS];
-  SaccadeStudyFlags flags;
+  double epsilons[SC_ADV_MAX_EPSILONS];  /* params.epsilons points here */
 } Job;
 
-static void
-job_free (Job *job)
-{
-  g_clear_object (&job->model);
-  g_free (job->db_path);
-  g_free (job);
-}
-
 static gpointer
-adversarial_thread (SaccadeJob *sj, gpointer data, GCancellable *cancellable, GError **error)
+adversarial_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                  const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                  SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
+                  char **store_warning, GError **error)
 {
   Job *job = data;
-  g_autofree char *warning = NULL;
-  SaccadeAdversarial *a;
-  ScSession *session = NULL;
 
-  if (!(job->flags & SACCADE_STUDY_STORED_ONLY))
-    session = saccade_loaded_model_lock_session (job->model);
-  a = saccade_adversarial_get (saccade_loaded_model_get_model (job->model),
-                               saccade_loaded_model_get_ident (job->model), session,
-                               job->db_path, job->run_id, &job->params, job->flags,
-                               saccade_job_report, sj, cancellable, &warning, error);
-  if (session != NULL)
-    saccade_loaded_model_unlock_session (job->model);
-  if (a != NULL && warning != NULL)
-    g_message ("The adversarial study was not stored: %s", warning);
-  return a;
+  return saccade_adversarial_get (model, ident, session, db_path, job->run_id, &job->params,
+                                  flags, progress, progress_data, cancellable, store_warning,
+                                  error);
 }
 
 void
@@ -234,13 +216,8 @@ saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
                            SaccadeJobProgress progress, gpointer progress_data,
                            GAsyncReadyCallback callback, gpointer user_data)
 {
-  Job *job;
+  Job *job = g_new0 (Job, 1);
 
-  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
-
-  job = g_new0 (Job, 1);
-  job->model = g_object_ref (model);
-  job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   if (params != NULL)
     job->params = *params;
@@ -254,11 +231,10 @@ saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
       job->params.epsilons = job->epsilons;
     }
   job->params.base = NULL;
-  job->flags = flags;
-  saccade_job_run_async (source_object, cancellable, saccade_adversarial_async, "adversarial",
-                         adversarial_thread, job, (GDestroyNotify) job_free,
-                         (GDestroyNotify) saccade_adversarial_free, progress, progress_data,
-                         callback, user_data);
+  saccade_study_job_async (source_object, saccade_adversarial_async, "adversarial", model,
+                           db_path, flags, FALSE, adversarial_func, job, g_free,
+                           (GDestroyNotify) saccade_adversarial_free, cancellable, progress,
+                           progress_data, callback, user_data);
 }
 
 SaccadeAdversarial *
@@ -299,19 +275,6 @@ saccade_adversarial_widest (const SaccadeAdversarial *a, int *head, int *row, do
   return best;
 }
 
-static void
-csv_num (GString *s, double v, gboolean comma)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  if (comma)
-    g_string_append_c (s, ',');
-  if (isnan (v))
-    g_string_append (s, "nan");
-  else
-    g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.9g", v));
-}
-
 GBytes *
 saccade_adversarial_csv (const SaccadeAdversarial *a)
 {
@@ -320,10 +283,10 @@ saccade_adversarial_csv (const SaccadeAdversarial *a)
 
   for (int e = 0; e < r->n_epsilons; e++)
     {
-      csv_num (s, r->epsilon[e], FALSE);
-      csv_num (s, r->jsd[e], TRUE);
-      csv_num (s, r->jsd_max[e], TRUE);
-      csv_num (s, r->tvd[e], TRUE);
+      saccade_csv_number (s, r->epsilon[e]);
+      saccade_csv_add_number (s, r->jsd[e]);
+      saccade_csv_add_number (s, r->jsd_max[e]);
+      saccade_csv_add_number (s, r->tvd[e]);
       g_string_append (s, "\r\n");
     }
   return g_string_free_to_bytes (s);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "app/core/saccade-csv.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-paths.h"
@@ -270,40 +271,21 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 /* In a worker                                                                           */
 
 typedef struct {
-  SaccadeLoadedModel *model;
-  char *db_path;
   gint64 run_id;
   ScAttrParams params;
-  SaccadeStudyFlags flags;
 } Job;
 
-static void
-job_free (Job *job)
-{
-  g_clear_object (&job->model);
-  g_free (job->db_path);
-  g_free (job);
-}
-
 static gpointer
-attribution_thread (SaccadeJob *sj, gpointer data, GCancellable *cancellable, GError **error)
+attribution_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                  const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                  SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
+                  char **store_warning, GError **error)
 {
   Job *job = data;
-  g_autofree char *warning = NULL;
-  SaccadeAttribution *a;
-  ScSession *session = NULL;
 
-  if (!(job->flags & SACCADE_STUDY_STORED_ONLY))
-    session = saccade_loaded_model_lock_session (job->model);
-  a = saccade_attribution_get (saccade_loaded_model_get_model (job->model),
-                               saccade_loaded_model_get_ident (job->model), session,
-                               job->db_path, job->run_id, &job->params, job->flags,
-                               saccade_job_report, sj, cancellable, &warning, error);
-  if (session != NULL)
-    saccade_loaded_model_unlock_session (job->model);
-  if (a != NULL && warning != NULL)
-    g_message ("The attribution study was not stored: %s", warning);
-  return a;
+  return saccade_attribution_get (model, ident, session, db_path, job->run_id, &job->params,
+                                  flags, progress, progress_data, cancellable, store_warning,
+                                  error);
 }
 
 void
@@ -313,23 +295,17 @@ saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
                            SaccadeJobProgress progress, gpointer progress_data,
                            GAsyncReadyCallback callback, gpointer user_data)
 {
-  Job *job;
+  Job *job = g_new0 (Job, 1);
 
-  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
-
-  job = g_new0 (Job, 1);
-  job->model = g_object_ref (model);
-  job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   if (params != NULL)
     job->params = *params;
   else
     saccade_attribution_params_init (&job->params);
-  job->flags = flags;
-  saccade_job_run_async (source_object, cancellable, saccade_attribution_async, "attribution",
-                         attribution_thread, job, (GDestroyNotify) job_free,
-                         (GDestroyNotify) saccade_attribution_free, progress, progress_data,
-                         callback, user_data);
+  saccade_study_job_async (source_object, saccade_attribution_async, "attribution", model,
+                           db_path, flags, FALSE, attribution_func, job, g_free,
+                           (GDestroyNotify) saccade_attribution_free, cancellable, progress,
+                           progress_data, callback, user_data);
 }
 
 SaccadeAttribution *
@@ -358,18 +334,6 @@ saccade_attribution_completeness (const SaccadeAttribution *a, gboolean translat
                           r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
 }
 
-static void
-csv_num (GString *s, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  g_string_append_c (s, ',');
-  if (isnan (v))
-    g_string_append (s, "nan");
-  else
-    g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.9g", v));
-}
-
 GBytes *
 saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels)
 {
@@ -395,10 +359,10 @@ saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels)
           g_string_append_c (s, *p);
         }
       g_string_append_c (s, '"');
-      csv_num (s, a->attention[j]);
-      csv_num (s, a->loo[j]);
+      saccade_csv_add_number (s, a->attention[j]);
+      saccade_csv_add_number (s, a->loo[j]);
       for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-        csv_num (s, r->scores[m] != NULL ? r->scores[m][j] : NAN);
+        saccade_csv_add_number (s, r->scores[m] != NULL ? r->scores[m][j] : NAN);
       g_string_append (s, "\r\n");
     }
   return g_string_free_to_bytes (s);

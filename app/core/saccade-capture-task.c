@@ -10,6 +10,8 @@
 
 #include "app/core/saccade-capture-task.h"
 
+#include "app/core/saccade-study.h"
+
 #include <glib/gi18n.h>
 #include <string.h>
 
@@ -209,28 +211,24 @@ saccade_loaded_model_new_finish (GAsyncResult *result, GError **error)
 /* ------------------------------------------------------------------------------------ */
 /* Capture                                                                               */
 
-/* A job of the model: a capture (of text, or of given ids) or an induction study. */
+/* A capture of the model (of text, or of given ids). Its progress is in layers of forward
+ * passes, not a fraction, so it keeps its own coalescing (the same scheme as
+ * saccade-job.c's). */
 typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
   char *text;               /* a capture of text, or NULL */
   SaccadeCaptureOptions options; /* of a capture of text */
   GArray *ids;              /* a capture of these int32_t ids, or NULL */
-  ScInductionParams params; /* an induction study */
-  SaccadeCaptureProgress progress;           /* a capture's, or NULL */
-  SaccadeJobProgress ind_progress; /* a study's, or NULL */
+  SaccadeCaptureProgress progress;           /* or NULL */
   gpointer progress_data;
   GMainContext *context;
   GTask *task;              /* borrowed: the job lives as the task's data */
-  int total;                /* layers of a capture (times n_generate + 1 with generation);
-                             * a study's steps (SCALE) */
+  int total;                /* layers of a capture (times n_generate + 1 with generation) */
   int steps_done;           /* forward passes of a capture finished (generation's steps) */
   int done;                 /* atomic: written by the worker, read by the main loop */
   int idle_pending;         /* atomic: a progress callback is queued */
 } CaptureJob;
-
-/* A study's progress is a fraction; it travels as an int of this many steps. */
-#define STUDY_PROGRESS_SCALE 1000
 
 static void
 capture_job_free (CaptureJob *job)
@@ -256,8 +254,6 @@ progress_idle (gpointer data)
     return G_SOURCE_REMOVE;
   if (job->progress != NULL)
     job->progress (job->progress_data, done, job->total);
-  if (job->ind_progress != NULL)
-    job->ind_progress (job->progress_data, (double) done / job->total);
   return G_SOURCE_REMOVE;
 }
 
@@ -584,35 +580,15 @@ saccade_capture_ids_async (gpointer source_object, SaccadeLoadedModel *model,
 /* ------------------------------------------------------------------------------------ */
 /* The induction-head detector                                                           */
 
-/* SaccadeProgress: in the worker, with the fraction done. */
-static void
-study_progress (double fraction, gpointer user_data)
+static gpointer
+induction_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
+                char **store_warning, GError **error)
 {
-  job_report (user_data, (int) (CLAMP (fraction, 0.0, 1.0) * STUDY_PROGRESS_SCALE));
-}
-
-static void
-induction_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  CaptureJob *job = task_data;
-  SaccadeLoadedModel *m = job->model;
-  g_autofree char *warning = NULL;
-  SaccadeInduction *ind;
-  GError *error = NULL;
-
-  /* The whole study holds the session: a capture started meanwhile waits for it. */
-  g_mutex_lock (&m->lock);
-  ind = saccade_induction_get (m->model, m->path, m->session, job->db_path, &job->params,
-                               FALSE, study_progress, job, cancellable, &warning, &error);
-  g_mutex_unlock (&m->lock);
-  if (ind == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  if (warning != NULL)
-    g_message ("The induction study was not stored: %s", warning);
-  g_task_return_pointer (task, ind, (GDestroyNotify) saccade_induction_free);
+  (void) flags;
+  return saccade_induction_get (model, ident->path, session, db_path, data, FALSE, progress,
+                                progress_data, cancellable, store_warning, error);
 }
 
 void
@@ -622,26 +598,19 @@ saccade_induction_async (gpointer source_object, SaccadeLoadedModel *model,
                          gpointer progress_data, GAsyncReadyCallback callback,
                          gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
-  CaptureJob *job;
-
-  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
   g_return_if_fail (params != NULL);
 
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_induction_async);
-  job = job_new (task, model, db_path, progress_data);
-  job->params = *params;
-  job->ind_progress = progress;
-  job->total = STUDY_PROGRESS_SCALE;
-  g_task_run_in_thread (task, induction_thread);
+  saccade_study_job_async (source_object, saccade_induction_async, "induction", model,
+                           db_path, SACCADE_STUDY_DEFAULT, FALSE, induction_func,
+                           g_memdup2 (params, sizeof *params), g_free,
+                           (GDestroyNotify) saccade_induction_free, cancellable, progress,
+                           progress_data, callback, user_data);
 }
 
 SaccadeInduction *
 saccade_induction_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (G_IS_TASK (result), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return saccade_job_finish (result, saccade_induction_async, error);
 }
 
 gint64

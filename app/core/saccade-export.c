@@ -10,6 +10,7 @@
  */
 #define G_LOG_DOMAIN "saccade-export"
 
+#include "app/core/saccade-csv.h"
 #include "app/core/saccade-export-private.h"
 
 #include <string.h>
@@ -630,41 +631,12 @@ saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
 /* ------------------------------------------------------------------------------------ */
 /* CSV                                                                                   */
 
-/* RFC 4180: quote a field holding a comma, quote, CR/LF, or leading/trailing space. */
-static void
-csv_field (GString *out, const char *s)
-{
-  gsize len = strlen (s);
-
-  if (strpbrk (s, ",\"\r\n") == NULL && (len == 0 || (s[0] != ' ' && s[len - 1] != ' ')))
-    {
-      g_string_append (out, s);
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (; *s != '\0'; s++)
-    {
-      if (*s == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *s);
-    }
-  g_string_append_c (out, '"');
-}
-
 /* "pos:token" as one field. */
 static void
 csv_label (GString *out, const char *const *labels, guint pos)
 {
   g_autofree char *label = g_strdup_printf ("%u:%s", pos, labels[pos]);
-  csv_field (out, label);
-}
-
-/* 9 significant digits: every float (and so every stored fp16) reads back exactly. */
-static void
-csv_number (GString *out, double v)
-{
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append (out, g_ascii_formatd (num, sizeof num, "%.9g", v));
+  saccade_csv_field (out, label);
 }
 
 static GBytes *
@@ -685,7 +657,7 @@ head_csv (const HeadView *v, const char *const *labels)
       for (j = 0; j < v->n_key; j++)
         {
           g_string_append_c (out, ',');
-          csv_number (out, v->probs[(gsize) i * v->n_key + j]);
+          saccade_csv_number (out, v->probs[(gsize) i * v->n_key + j]);
         }
       g_string_append (out, "\r\n");
     }
@@ -710,25 +682,25 @@ saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
       {
         const ScHeadStats *st = &stats[(gsize) l * src->n_heads + h];
         g_string_append_printf (out, "%d,%d,%d,", l, h, h / g);
-        csv_number (out, st->entropy);
+        saccade_csv_number (out, st->entropy);
         g_string_append_c (out, ',');
-        csv_number (out, st->sink);
+        saccade_csv_number (out, st->sink);
         g_string_append_c (out, ',');
-        csv_number (out, st->previous);
+        saccade_csv_number (out, st->previous);
         {
           const double more[] = { st->entropy_norm, st->distance, st->confidence, st->sink_k,
                                   st->self, st->last_entropy };
           for (gsize i = 0; i < G_N_ELEMENTS (more); i++)
             {
               g_string_append_c (out, ',');
-              csv_number (out, more[i]);
+              saccade_csv_number (out, more[i]);
             }
         }
         g_string_append_printf (out, ",%d,", st->last_top);
         if (st->last_top >= 0 && st->last_top < src->n)
-          csv_field (out, src->labels[st->last_top]);
+          saccade_csv_field (out, src->labels[st->last_top]);
         g_string_append_c (out, ',');
-        csv_number (out, st->last_top_weight);
+        saccade_csv_number (out, st->last_top_weight);
         g_string_append (out, "\r\n");
       }
   return g_string_free_to_bytes (out);
@@ -760,11 +732,11 @@ saccade_export_layer_csv (SaccadeExportSource *src, int layer,
             if (causal && j > i)
               continue;
             g_string_append_printf (out, "%d,%d,%d,%d,", layer, h, i, j);
-            csv_field (out, labels[i]);
+            saccade_csv_field (out, labels[i]);
             g_string_append_c (out, ',');
-            csv_field (out, labels[j]);
+            saccade_csv_field (out, labels[j]);
             g_string_append_c (out, ',');
-            csv_number (out, a[(gsize) i * src->n + j]);
+            saccade_csv_number (out, a[(gsize) i * src->n + j]);
             g_string_append (out, "\r\n");
           }
     }
@@ -781,17 +753,17 @@ saccade_export_distance_csv (int n, const double *values, const int *order,
   for (c = 0; c < n; c++)
     {
       g_string_append_c (out, ',');
-      csv_field (out, labels[order != NULL ? order[c] : c]);
+      saccade_csv_field (out, labels[order != NULL ? order[c] : c]);
     }
   g_string_append (out, "\r\n");
   for (r = 0; r < n; r++)
     {
       int a = order != NULL ? order[r] : r;
-      csv_field (out, labels[a]);
+      saccade_csv_field (out, labels[a]);
       for (c = 0; c < n; c++)
         {
           g_string_append_c (out, ',');
-          csv_number (out, values[(gsize) a * n + (order != NULL ? order[c] : c)]);
+          saccade_csv_number (out, values[(gsize) a * n + (order != NULL ? order[c] : c)]);
         }
       g_string_append (out, "\r\n");
     }
@@ -803,14 +775,14 @@ saccade_export_values_csv (SaccadeExportSource *src, const double *values, const
 {
   GString *out = g_string_new ("pos,token,");
 
-  csv_field (out, name);
+  saccade_csv_field (out, name);
   g_string_append (out, "\r\n");
   for (int i = 0; i < src->n; i++)
     {
       g_string_append_printf (out, "%d,", i);
-      csv_field (out, src->labels[i]);
+      saccade_csv_field (out, src->labels[i]);
       g_string_append_c (out, ',');
-      csv_number (out, values[i]);
+      saccade_csv_number (out, values[i]);
       g_string_append (out, "\r\n");
     }
   return g_string_free_to_bytes (out);
@@ -834,7 +806,7 @@ saccade_export_induction_csv (const SaccadeInduction *ind)
       for (gsize c = 0; c < G_N_ELEMENTS (v); c++)
         {
           g_string_append_c (out, ',');
-          csv_number (out, v[c]);
+          saccade_csv_number (out, v[c]);
         }
       g_string_append (out, "\r\n");
     }

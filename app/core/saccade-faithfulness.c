@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "app/core/saccade-csv.h"
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
@@ -421,36 +422,6 @@ saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *se
 /* ------------------------------------------------------------------------------------ */
 /* CSV                                                                                   */
 
-static void
-csv_text (GString *s, const char *text)
-{
-  if (strpbrk (text, ",\"\r\n") == NULL)
-    {
-      g_string_append (s, text);
-      return;
-    }
-  g_string_append_c (s, '"');
-  for (const char *c = text; *c != '\0'; c++)
-    {
-      if (*c == '"')
-        g_string_append_c (s, '"');
-      g_string_append_c (s, *c);
-    }
-  g_string_append_c (s, '"');
-}
-
-static void
-csv_num (GString *s, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  g_string_append_c (s, ',');
-  if (isnan (v))
-    g_string_append (s, "nan");
-  else
-    g_string_append (s, g_ascii_formatd (buf, sizeof buf, "%.9g", v));
-}
-
 GBytes *
 saccade_faithfulness_run_csv (const SaccadeFaithfulness *f, const char *const *labels)
 {
@@ -464,13 +435,13 @@ saccade_faithfulness_run_csv (const SaccadeFaithfulness *f, const char *const *l
   for (int j = 0; j < r->n_items; j++)
     {
       g_string_append_printf (s, "%d,", j);
-      csv_text (s, labels != NULL ? labels[j] : "");
-      csv_num (s, r->loo[j]);
+      saccade_csv_field (s, labels != NULL ? labels[j] : "");
+      saccade_csv_add_number (s, r->loo[j]);
       for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-        csv_num (s, r->attn[k][j]);
+        saccade_csv_add_number (s, r->attn[k][j]);
       if (r->head_rows != NULL)
         for (int h = 0; h < r->n_layers * r->n_heads; h++)
-          csv_num (s, r->head_rows[(size_t) h * r->n_items + j]);
+          saccade_csv_add_number (s, r->head_rows[(size_t) h * r->n_items + j]);
       g_string_append (s, "\r\n");
     }
   return g_string_free_to_bytes (s);
@@ -480,15 +451,15 @@ static void
 csv_summary_row (GString *s, const char *source, const ScFaithSummary *m)
 {
   g_string_append (s, "summary,,,,");
-  csv_text (s, source);
+  saccade_csv_field (s, source);
   g_string_append_printf (s, ",%d", m->n_defined);
-  csv_num (s, m->tau_mean);
-  csv_num (s, m->tau_std);
+  saccade_csv_add_number (s, m->tau_mean);
+  saccade_csv_add_number (s, m->tau_std);
   g_string_append (s, ",");
-  csv_num (s, m->share_significant);
-  csv_num (s, m->rho_mean);
+  saccade_csv_add_number (s, m->share_significant);
+  saccade_csv_add_number (s, m->rho_mean);
   g_string_append (s, ",");
-  csv_num (s, m->topk_mean);
+  saccade_csv_add_number (s, m->topk_mean);
   g_string_append (s, "\r\n");
 }
 
@@ -497,15 +468,15 @@ csv_sentence_row (GString *s, guint i, int line, int n, const char *source,
                   const ScFaithAgreement *a)
 {
   g_string_append_printf (s, "sentence,%u,%d,%d,", i, line, n);
-  csv_text (s, source);
+  saccade_csv_field (s, source);
   g_string_append (s, ",");
-  csv_num (s, a->tau);
+  saccade_csv_add_number (s, a->tau);
   g_string_append (s, ",");
-  csv_num (s, a->tau_p);
+  saccade_csv_add_number (s, a->tau_p);
   g_string_append (s, ",");
-  csv_num (s, a->rho);
-  csv_num (s, a->rho_p);
-  csv_num (s, a->topk);
+  saccade_csv_add_number (s, a->rho);
+  saccade_csv_add_number (s, a->rho_p);
+  saccade_csv_add_number (s, a->topk);
   g_string_append (s, "\r\n");
 }
 

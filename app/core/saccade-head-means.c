@@ -4,6 +4,8 @@
 
 #include "app/core/saccade-head-means.h"
 
+#include "app/core/saccade-study.h"
+
 #include <string.h>
 
 #include "app/core/saccade-error.h"
@@ -96,45 +98,27 @@ saccade_reference_set_load (const char *name, GError **error)
   return saccade_reference_set_parse (data, (gssize) len, name, error);
 }
 
-typedef struct {
-  SaccadeProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-} Progress;
-
-static bool
-on_progress (void *user, double fraction)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
 SaccadeHeadMeans *
 saccade_head_means_get (ScModel *model, const char *model_path, ScSession *session,
                         const char *db_path, const char *set, gboolean recompute,
                         SaccadeProgress progress, gpointer user_data,
                         GCancellable *cancellable, char **store_warning, GError **error)
 {
-  const ScModelInfo *info = sc_model_info (model);
   g_autoptr (GPtrArray) sentences = NULL;
   g_autoptr (GPtrArray) tokenized = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   g_autoptr (SaccadeHeadMeans) hm = g_new0 (SaccadeHeadMeans, 1);
   g_autofree const int32_t **ids = NULL;
   g_autofree int *lens = NULL;
-  Progress prog = { progress, user_data, cancellable };
+  g_autoptr (SaccadeStudy) study = NULL;
+  ScHeadMeansParams params;
   ScStoreModel m;
-  ScStore *store = NULL;
   ScError err = { 0 };
   gboolean have_id = FALSE;
-  gint64 total = 0, t0;
-  char params[160];
   guint i;
 
   if (set == NULL)
     set = SACCADE_REFERENCE_SET;
+  params.set = set;
   hm->set = g_strdup (set);
   if ((sentences = saccade_reference_set_load (set, error)) == NULL)
     return NULL;
@@ -158,64 +142,22 @@ saccade_head_means_get (ScModel *model, const char *model_path, ScSession *sessi
       g_ptr_array_add (tokenized, a);
       ids[i] = (const int32_t *) a->data;
       lens[i] = (int) a->len;
-      total += a->len;
     }
-  if (sc_head_means_params_json (set, (int) sentences->len, total, params, sizeof params) < 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "'%s' is not a valid reference set name", set);
-      return NULL;
-    }
-
   if (db_path != NULL && sc_store_model_identify (model, model_path, &m, &err) == SC_OK)
-    {
-      have_id = TRUE;
-      store = saccade_store_open (db_path, TRUE, &err);
-      if (store == NULL)
-        store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
-    }
-  if (store != NULL && !recompute)
-    {
-      int64_t id = 0;
-      ScError lerr = { 0 };
-      ScStatus st = sc_head_means_load (store, info, m.sha256, params, &hm->means, &id, &lerr);
-      if (st == SC_OK)
-        {
-          hm->study_id = id;
-          hm->reused = TRUE;
-          sc_store_close (store);
-          return g_steal_pointer (&hm);
-        }
-      if (st == SC_ERR_FORMAT && store_warning != NULL)
-        *store_warning = g_strdup_printf ("the stored means were refused and computed again: %s",
-                                          lerr.message);
-    }
-
-  t0 = g_get_monotonic_time ();
-  if (sc_head_means_run (session, model, ids, lens, (int) sentences->len, on_progress, &prog,
-                         &hm->means, &err) != SC_OK)
-    {
-      sc_store_close (store);
-      if (err.status == SC_ERR_CANCELLED)
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-      else
-        saccade_set_error_from_sc (error, &err);
-      return NULL;
-    }
-  hm->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
-  if (store != NULL && have_id)
-    {
-      int64_t id = 0;
-      if (!sc_store_is_writable (store))
-        {
-          if (store_warning != NULL && *store_warning == NULL)
-            *store_warning = g_strdup ("the store is read-only");
-        }
-      else if (sc_head_means_store (store, &m, params, hm->means, &id, &err) == SC_OK)
-        hm->study_id = id;
-      else if (store_warning != NULL && *store_warning == NULL)
-        *store_warning = g_strdup (err.message);
-    }
-  sc_store_close (store);
+    have_id = TRUE;
+  study = saccade_study_get_sentences (&sc_study_kind_head_means, &params, model,
+                                       have_id ? &m : NULL, session, have_id ? db_path : NULL,
+                                       ids, lens, (int) sentences->len,
+                                       recompute ? SACCADE_STUDY_RECOMPUTE : SACCADE_STUDY_DEFAULT,
+                                       progress, user_data, cancellable, store_warning, error);
+  if (study == NULL)
+    return NULL;
+  if (study->refused != NULL && store_warning != NULL && *store_warning == NULL)
+    *store_warning = g_strdup_printf ("the stored means were refused and computed again: %s",
+                                      study->refused);
+  hm->means = saccade_study_steal_result (study);
+  hm->study_id = study->study_id;
+  hm->reused = study->reused;
+  hm->seconds = study->seconds;
   return g_steal_pointer (&hm);
 }

@@ -256,6 +256,105 @@ compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel
   return TRUE;
 }
 
+/* Passes 2-5 on @ctx (its run or sentences filled), with @store open (writable unless only
+ * reading; closed by the caller). */
+static SaccadeStudy *
+get_on (const ScStudyKind *kind, const void *params, ScStudyCtx *ctx, ScModel *model,
+        const ScStoreModel *ident, ScSession *session, const char *db_path, ScStore *store,
+        SaccadeStudyFlags flags, Progress *prog, char **store_warning, GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  g_autoptr (SaccadeStudy) s = g_new0 (SaccadeStudy, 1);
+  ScError err = { 0 };
+  int64_t id = 0;
+  ScStatus st;
+
+  s->kind = kind;
+  s->run_id = ctx->run_id;
+  s->n_tokens = ctx->n_tokens;
+  ctx->progress = on_progress;
+  ctx->progress_user = prog;
+
+  /* 2. the params text. */
+  if (sc_study_params_json (kind, params, ctx, s->params_json, sizeof s->params_json, &err)
+      != SC_OK)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", err.message);
+      return NULL;
+    }
+
+  /* 3. reuse. */
+  if (store != NULL && !(flags & SACCADE_STUDY_RECOMPUTE))
+    {
+      st = kind->load (store, info, ident->sha256, s->params_json, params, &s->result, &id, &err);
+      if (st == SC_OK
+          && (!(kind->needs & SC_STUDY_NEEDS_RUN)
+              || kind->result_n_tokens (s->result) == ctx->n_tokens))
+        {
+          s->study_id = id;
+          s->created_ms = saccade_study_created_ms (store, id);
+          s->reused = TRUE;
+          return g_steal_pointer (&s);
+        }
+      /* A stored study of another length does not describe this run: compute anew. */
+      g_clear_pointer (&s->result, kind->result_free);
+      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
+        s->refused = g_strdup (err.message);
+    }
+  if (flags & SACCADE_STUDY_STORED_ONLY)
+    {
+      if (kind->needs & SC_STUDY_NEEDS_RUN)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                     "run %lld has no stored %s study with these parameters",
+                     (long long) ctx->run_id, kind->id);
+      else
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                     "no stored %s study with these parameters", kind->id);
+      return NULL;
+    }
+
+  /* 4. compute. */
+  if (!compute (s, params, model, ident, session, db_path, ctx, prog, error))
+    return NULL;
+
+  /* 5. store, whole or not at all. */
+  if (store == NULL)
+    ; /* no database: the result is the caller's only */
+  else if (!sc_store_is_writable (store))
+    {
+      if (store_warning != NULL)
+        *store_warning = g_strdup_printf ("%s is read-only", db_path);
+    }
+  else if ((kind->needs & SC_STUDY_NEEDS_RUN) && !run_exists (store, ctx->run_id))
+    {
+      saccade_study_set_run_gone (error, ctx->run_id);
+      return NULL;
+    }
+  else if (kind->store (store, ident, s->params_json, s->result, &id, &err) == SC_OK)
+    {
+      s->study_id = id;
+      s->created_ms = saccade_study_created_ms (store, id);
+    }
+  else if (store_warning != NULL)
+    *store_warning = g_strdup (err.message);
+  return g_steal_pointer (&s);
+}
+
+/* The store at @db_path: writable unless @flags only read (or it cannot be written), else
+ * read-only; NULL with @error. */
+static ScStore *
+open_store (const char *db_path, SaccadeStudyFlags flags, GError **error)
+{
+  ScError err = { 0 };
+  ScStore *store = NULL;
+
+  if (!(flags & SACCADE_STUDY_STORED_ONLY))
+    store = saccade_store_open (db_path, TRUE, NULL);
+  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    saccade_set_error_from_sc (error, &err);
+  return store;
+}
+
 SaccadeStudy *
 saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
                    const ScStoreModel *ident, ScSession *session, const char *db_path,
@@ -264,14 +363,11 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
                    GError **error)
 {
   const ScModelInfo *info;
-  g_autoptr (SaccadeStudy) s = NULL;
   g_autoptr (SaccadeStudyRun) run = NULL;
   Progress prog = { progress, user_data, cancellable, 0, 1 };
   ScStudyCtx ctx = { 0 };
-  ScError err = { 0 };
-  ScStore *store = NULL;
-  int64_t id = 0;
-  ScStatus st;
+  ScStore *store;
+  SaccadeStudy *s = NULL;
 
   g_return_val_if_fail (kind != NULL && model != NULL && ident != NULL, NULL);
   g_return_val_if_fail (kind->needs & SC_STUDY_NEEDS_RUN, NULL);
@@ -292,94 +388,60 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
     }
 
   /* 1. the store and the run. */
-  if (!(flags & SACCADE_STUDY_STORED_ONLY))
-    store = saccade_store_open (db_path, TRUE, NULL);
-  if (store == NULL && (store = saccade_store_open (db_path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return NULL;
-    }
+  if ((store = open_store (db_path, flags, error)) == NULL)
+    return NULL;
   if ((run = saccade_study_read_run (store, ident, info, run_id, NULL, error)) == NULL)
-    goto fail;
+    goto out;
   if (run->n_tokens < kind->min_tokens)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    /* Translators: a study, the run, its tokens and the fewest it needs. */
                    _("A %s study needs at least %d tokens: run %lld has %d"), kind->name,
                    kind->min_tokens, (long long) run_id, run->n_tokens);
-      goto fail;
+      goto out;
     }
+  ctx = (ScStudyCtx) { .model = model, .session = session, .run_id = run_id, .ids = run->ids,
+                       .n_tokens = run->n_tokens, .means_set = SACCADE_REFERENCE_SET };
+  s = get_on (kind, params, &ctx, model, ident, session, db_path, store, flags, &prog,
+              store_warning, error);
+out:
+  sc_store_close (store);
+  return s;
+}
 
-  /* 2. the params text. */
-  s = g_new0 (SaccadeStudy, 1);
-  s->kind = kind;
-  s->run_id = run_id;
-  s->n_tokens = run->n_tokens;
-  ctx = (ScStudyCtx) {
-    .model = model, .session = session, .run_id = run_id, .ids = run->ids,
-    .n_tokens = run->n_tokens, .means_set = SACCADE_REFERENCE_SET,
-    .progress = on_progress, .progress_user = &prog,
-  };
-  if (sc_study_params_json (kind, params, &ctx, s->params_json, sizeof s->params_json, &err)
-      != SC_OK)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", err.message);
-      goto fail;
-    }
+SaccadeStudy *
+saccade_study_get_sentences (const ScStudyKind *kind, const void *params, ScModel *model,
+                             const ScStoreModel *ident, ScSession *session, const char *db_path,
+                             const int32_t *const *sentences, const int *lengths,
+                             int n_sentences, SaccadeStudyFlags flags, SaccadeProgress progress,
+                             gpointer user_data, GCancellable *cancellable,
+                             char **store_warning, GError **error)
+{
+  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  ScStudyCtx ctx = { .model = model, .session = session, .sentences = sentences,
+                     .sentence_lengths = lengths, .n_sentences = n_sentences };
+  ScStore *store = NULL;
+  SaccadeStudy *s;
 
-  /* 3. reuse. */
-  if (!(flags & SACCADE_STUDY_RECOMPUTE))
+  g_return_val_if_fail (kind != NULL && model != NULL, NULL);
+  g_return_val_if_fail (kind->needs & SC_STUDY_NEEDS_SENTENCES, NULL);
+  if (params == NULL)
+    params = kind->params_default;
+  if (db_path != NULL && ident != NULL)
     {
-      st = kind->load (store, info, ident->sha256, s->params_json, params, &s->result, &id, &err);
-      if (st == SC_OK && kind->result_n_tokens (s->result) == run->n_tokens)
+      /* what cannot be opened is computed without it (the means are then not kept) */
+      g_autoptr (GError) local = NULL;
+      store = open_store (db_path, flags, &local);
+      if (store == NULL && (flags & SACCADE_STUDY_STORED_ONLY))
         {
-          s->study_id = id;
-          s->created_ms = saccade_study_created_ms (store, id);
-          s->reused = TRUE;
-          sc_store_close (store);
-          return g_steal_pointer (&s);
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
         }
-      /* A stored study of another length does not describe this run: compute anew. */
-      g_clear_pointer (&s->result, kind->result_free);
-      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
-        s->refused = g_strdup (err.message);
     }
-  if (flags & SACCADE_STUDY_STORED_ONLY)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "run %lld has no stored %s study with these parameters",
-                   (long long) run_id, kind->id);
-      goto fail;
-    }
-
-  /* 4. compute. */
-  if (!compute (s, params, model, ident, session, db_path, &ctx, &prog, error))
-    goto fail;
-
-  /* 5. store, whole or not at all. */
-  if (!sc_store_is_writable (store))
-    {
-      if (store_warning != NULL)
-        *store_warning = g_strdup_printf ("%s is read-only", db_path);
-    }
-  else if (!run_exists (store, run_id))
-    {
-      saccade_study_set_run_gone (error, run_id);
-      goto fail;
-    }
-  else if (kind->store (store, ident, s->params_json, s->result, &id, &err) == SC_OK)
-    {
-      s->study_id = id;
-      s->created_ms = saccade_study_created_ms (store, id);
-    }
-  else if (store_warning != NULL)
-    *store_warning = g_strdup (err.message);
+  s = get_on (kind, params, &ctx, model, ident, session, db_path, store, flags, &prog,
+              store_warning, error);
   sc_store_close (store);
-  return g_steal_pointer (&s);
-
-fail:
-  sc_store_close (store);
-  return NULL;
+  return s;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -388,10 +450,12 @@ fail:
 typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
-  gint64 run_id;
-  const ScStudyKind *kind;
-  gpointer params;    /* kind->params_size bytes */
   SaccadeStudyFlags flags;
+  gboolean lock_for_lookup;
+  char *name;
+  SaccadeStudyFunc func;
+  gpointer data;
+  GDestroyNotify data_free;
 } StudyJob;
 
 static void
@@ -399,7 +463,9 @@ study_job_free (StudyJob *job)
 {
   g_clear_object (&job->model);
   g_free (job->db_path);
-  g_free (job->params);
+  g_free (job->name);
+  if (job->data_free != NULL)
+    job->data_free (job->data);
   g_free (job);
 }
 
@@ -409,22 +475,79 @@ study_thread (SaccadeJob *job, gpointer data, GCancellable *cancellable, GError 
   StudyJob *sj = data;
   g_autofree char *warning = NULL;
   ScSession *session = NULL;
-  SaccadeStudy *s;
+  gpointer result;
 
   /* The whole study holds the session: a capture started meanwhile waits for it. A lookup
-   * of stored studies runs nothing and takes no lock. */
-  if (!(sj->flags & SACCADE_STUDY_STORED_ONLY))
+   * of stored studies runs nothing and takes no lock (unless the kind says it may run a
+   * pass even then). */
+  if (!(sj->flags & SACCADE_STUDY_STORED_ONLY) || sj->lock_for_lookup)
     session = saccade_loaded_model_lock_session (sj->model);
-  s = saccade_study_get (sj->kind, sj->params, saccade_loaded_model_get_model (sj->model),
-                         saccade_loaded_model_get_ident (sj->model), session, sj->db_path,
-                         sj->run_id, sj->flags, saccade_job_report, job, cancellable, &warning,
-                         error);
+  result = sj->func (saccade_loaded_model_get_model (sj->model),
+                     saccade_loaded_model_get_ident (sj->model), session, sj->db_path,
+                     sj->data, sj->flags, saccade_job_report, job, cancellable, &warning,
+                     error);
   if (session != NULL)
     saccade_loaded_model_unlock_session (sj->model);
-  if (s != NULL && warning != NULL)
-    g_message ("The %s study was not stored: %s", sj->kind->name, warning);
+  if (result != NULL && warning != NULL)
+    g_message ("The %s study was not stored: %s", sj->name, warning);
+  return result;
+}
+
+void
+saccade_study_job_async (gpointer source_object, gpointer source_tag, const char *name,
+                         SaccadeLoadedModel *model, const char *db_path,
+                         SaccadeStudyFlags flags, gboolean lock_for_lookup,
+                         SaccadeStudyFunc func, gpointer data, GDestroyNotify data_free,
+                         GDestroyNotify result_free, GCancellable *cancellable,
+                         SaccadeJobProgress progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  StudyJob *sj;
+
+  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
+  g_return_if_fail (func != NULL);
+
+  sj = g_new0 (StudyJob, 1);
+  sj->model = g_object_ref (model);
+  sj->db_path = g_strdup (db_path);
+  sj->flags = flags;
+  sj->lock_for_lookup = lock_for_lookup;
+  sj->name = g_strdup (name);
+  sj->func = func;
+  sj->data = data;
+  sj->data_free = data_free;
+  saccade_job_run_async (source_object, cancellable, source_tag, name, study_thread, sj,
+                         (GDestroyNotify) study_job_free, result_free, progress, progress_data,
+                         callback, user_data);
+}
+
+/* saccade_study_get_async's data: the kind and a copy of its params. */
+typedef struct {
+  const ScStudyKind *kind;
+  gint64 run_id;
+  gpointer params;    /* kind->params_size bytes */
+} GetData;
+
+static void
+get_data_free (GetData *d)
+{
+  g_free (d->params);
+  g_free (d);
+}
+
+static gpointer
+get_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+          gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
+          gpointer progress_data, GCancellable *cancellable, char **store_warning,
+          GError **error)
+{
+  GetData *d = data;
+  SaccadeStudy *s = saccade_study_get (d->kind, d->params, model, ident, session, db_path,
+                                       d->run_id, flags, progress, progress_data, cancellable,
+                                       store_warning, error);
+
   if (s != NULL && s->refused != NULL)
-    g_message ("study of run %lld not reused: %s", (long long) sj->run_id, s->refused);
+    g_message ("study of run %lld not reused: %s", (long long) d->run_id, s->refused);
   return s;
 }
 
@@ -435,22 +558,18 @@ saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model, cons
                          SaccadeJobProgress progress, gpointer progress_data,
                          GAsyncReadyCallback callback, gpointer user_data)
 {
-  StudyJob *sj;
+  GetData *d;
 
-  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
   g_return_if_fail (kind != NULL);
 
-  sj = g_new0 (StudyJob, 1);
-  sj->model = g_object_ref (model);
-  sj->db_path = g_strdup (db_path);
-  sj->run_id = run_id;
-  sj->kind = kind;
-  sj->params = g_memdup2 (params != NULL ? params : kind->params_default, kind->params_size);
-  sj->flags = flags;
-  saccade_job_run_async (source_object, cancellable, saccade_study_get_async, kind->name,
-                         study_thread, sj, (GDestroyNotify) study_job_free,
-                         (GDestroyNotify) saccade_study_free, progress, progress_data, callback,
-                         user_data);
+  d = g_new0 (GetData, 1);
+  d->kind = kind;
+  d->run_id = run_id;
+  d->params = g_memdup2 (params != NULL ? params : kind->params_default, kind->params_size);
+  saccade_study_job_async (source_object, saccade_study_get_async, kind->name, model, db_path,
+                           flags, FALSE, get_func, d, (GDestroyNotify) get_data_free,
+                           (GDestroyNotify) saccade_study_free, cancellable, progress,
+                           progress_data, callback, user_data);
 }
 
 SaccadeStudy *

@@ -112,8 +112,42 @@ SaccadeStudy *saccade_study_get (const ScStudyKind *kind, const void *params, Sc
                                  GCancellable *cancellable, char **store_warning,
                                  GError **error);
 
+/* The same for a kind that studies a set of sentences (SC_STUDY_NEEDS_SENTENCES: the
+ * reference means): @sentences[s] is @lengths[s] ids. @db_path and @ident may be NULL
+ * (computed, not kept); a store that cannot be opened is not used either. */
+SaccadeStudy *saccade_study_get_sentences (const ScStudyKind *kind, const void *params,
+                                           ScModel *model, const ScStoreModel *ident,
+                                           ScSession *session, const char *db_path,
+                                           const int32_t *const *sentences, const int *lengths,
+                                           int n_sentences, SaccadeStudyFlags flags,
+                                           SaccadeProgress progress, gpointer user_data,
+                                           GCancellable *cancellable, char **store_warning,
+                                           GError **error);
+
 /* When study @id of @store was stored (Unix ms; 0 when it cannot be read). */
 gint64 saccade_study_created_ms (ScStore *store, gint64 id);
+
+/* A study's get function, as saccade_study_job_async runs it in a worker: @session is the
+ * loaded model's, locked for the call (NULL for a STORED_ONLY lookup that does not ask for
+ * it); @data is the caller's. Returns the result, or NULL with @error. */
+typedef gpointer (*SaccadeStudyFunc) (ScModel *model, const ScStoreModel *ident,
+                                      ScSession *session, const char *db_path, gpointer data,
+                                      SaccadeStudyFlags flags, SaccadeProgress progress,
+                                      gpointer progress_data, GCancellable *cancellable,
+                                      char **store_warning, GError **error);
+
+/* @func (@data: owned, freed with @data_free) in a worker (saccade-job.h) on @model's
+ * session, its lock held for the whole call — captures and other studies on the same model
+ * wait for it — but for a STORED_ONLY lookup, which takes no lock unless
+ * @lock_for_lookup. A failure to store is logged, naming the study @name. The result is
+ * freed with @result_free when nobody takes it; saccade_job_finish (@source_tag) gets it. */
+void saccade_study_job_async (gpointer source_object, gpointer source_tag, const char *name,
+                              SaccadeLoadedModel *model, const char *db_path,
+                              SaccadeStudyFlags flags, gboolean lock_for_lookup,
+                              SaccadeStudyFunc func, gpointer data, GDestroyNotify data_free,
+                              GDestroyNotify result_free, GCancellable *cancellable,
+                              SaccadeJobProgress progress, gpointer progress_data,
+                              GAsyncReadyCallback callback, gpointer user_data);
 
 /* saccade_study_get() in a worker (saccade-job.h) on @model's session, its lock held for
  * the whole study (captures and other studies on the same model wait for it; a

@@ -1,0 +1,27 @@
+/* saccade-cli-study.h — a study of a stored run for a command-line verb: the verbs'
+ * side of saccade_study_get() (app/core/saccade-study.h).
+ *
+ * A verb reads back a stored study without loading a backend or a session (a lookup costs
+ * a model load and a query); only when it must compute does it open a session on the
+ * backend the user chose, draw the progress bar on a terminal, and store the result. The
+ * verb prints the result itself (its text, JSON and CSV are its own).
+ */
+#pragma once
+
+#include "app/cli/saccade-cli.h"
+#include "app/core/saccade-study.h"
+
+G_BEGIN_DECLS
+
+/* Study @kind of run @run_id in the store at @db_path with @params (NULL: the kind's
+ * defaults) on @model (loaded from saccade_cli_model_path (@common)): the stored study
+ * unless @recompute, else computed on a session of @common's backend and stored; a failure
+ * to store is put in *@warning (may be NULL; caller frees) and the result still returned.
+ * Errors: those of saccade_study_get(), and of identifying the model file or opening the
+ * session. */
+SaccadeStudy *saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
+                                     const SaccadeCliCommon *common, const char *db_path,
+                                     gint64 run_id, gboolean recompute, char **warning,
+                                     GError **error);
+
+G_END_DECLS
