@@ -2,7 +2,7 @@
 # bench-window-long.sh DB [REPS] — what a user waits for when opening a long run in the
 # window (docs/benchmarks.md, "Long runs in the window"). DB holds the long run as run 1 and
 # a short run after it (the window starts on the newest). Prints the scripted user's
-# measurements (app/window/saccade-test-timing.c), REPS times (default 3). Needs xvfb-run.
+# measurements (tests/app/window-timing.c), REPS times (default 3). Needs xvfb-run.
 # Example:
 #   build/app/saccade capture --db long.sqlite -p text8192.txt
 #   build/app/saccade capture --db long.sqlite "The cat chased the ball because it was tired."
@@ -31,5 +31,5 @@ quit
 EOS
 for i in $(seq "$reps"); do
   SACCADE_TEST_SCRIPT="$script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-    "$here/build/app/saccade" --db "$db" 2>&1 | grep -E "test-driver: (time |memory [a-z]*:|line)"
+    "$here/build/tests/app/saccade-window-test" --db "$db" 2>&1 | grep -E "test-driver: (time |memory [a-z]*:|line)"
 done

@@ -39,6 +39,11 @@ rule "engine/analysis/ computes on matrices and never runs a model (that is stud
 rule "only cuda/ sees CUDA types" engine "$inc(cuda|cublas)[_a-z]*\.h"
 rule "only cuda/ sees CUDA types" app "$inc(cuda|cublas)[_a-z]*\.h"
 rule "only cuda/ sees CUDA types" ui "$inc(cuda|cublas)[_a-z]*\.h"
+# The shipped binary carries no test hooks: tests link libsaccade-app and drive it through
+# its actions and public API (tests/app/window-driver.c), never a variable the product reads.
+rule "app/ reads no test variable (tests pass parameters through the library)" app \
+  "getenv[[:space:]]*\([[:space:]]*\"SACCADE_TEST"
+rule "app/ never includes tests/" app "$inc(tests)/"
 
 [ "$fails" -eq 0 ] || exit 1
 [ -n "$stamp" ] && : > "$stamp"

@@ -150,6 +150,13 @@ saccade_npz_writer_new (const char *path, gboolean zip, GError **error)
 SaccadeNpzWriter *
 saccade_npz_writer_new_full (const char *path, gboolean zip, int level, GError **error)
 {
+  return saccade_npz_writer_new_zip64_from (path, zip, level, ZIP_MAX32, error);
+}
+
+SaccadeNpzWriter *
+saccade_npz_writer_new_zip64_from (const char *path, gboolean zip, int level,
+                                   guint64 zip64_from, GError **error)
+{
   g_autoptr (SaccadeNpzWriter) w = g_new0 (SaccadeNpzWriter, 1);
   int fd;
 
@@ -157,15 +164,7 @@ saccade_npz_writer_new_full (const char *path, gboolean zip, int level, GError *
   w->tmp_path = g_strdup_printf ("%s.XXXXXX", path);
   w->zip = zip;
   w->level = zip ? CLAMP (level, 0, 9) : 0;
-  w->max32 = ZIP_MAX32;
-  /* Tests set it low to write the ZIP64 records of a 4 GiB member without 4 GiB of disk
-   * (tests/app/test-cli-export.sh): the records are valid for any value. */
-  {
-    const char *at = g_getenv ("SACCADE_TEST_ZIP64_FROM");
-    guint64 v;
-    if (at != NULL && g_ascii_string_to_unsigned (at, 10, 1, ZIP_MAX32, &v, NULL))
-      w->max32 = v;
-  }
+  w->max32 = CLAMP (zip64_from, 1, ZIP_MAX32);
   w->members = g_array_new (FALSE, TRUE, sizeof (Member));
   /* 0666 as open() gives a new file (the umask applies), not mkstemp's 0600. */
   if ((fd = g_mkstemp_full (w->tmp_path, O_RDWR | O_CLOEXEC, 0666)) < 0)

@@ -44,6 +44,12 @@ SaccadeNpzWriter *saccade_npz_writer_new (const char *path, gboolean zip, GError
  * numpy.savez_compressed writes them. */
 SaccadeNpzWriter *saccade_npz_writer_new_full (const char *path, gboolean zip, int level,
                                                GError **error);
+/* The same, with ZIP64 records for every size and offset from @zip64_from bytes on (clamped
+ * to 1 .. 0xFFFFFFFF, where the format needs them). The records are valid for any value, so
+ * a test (tests/app/app-write-npz.c) writes the records of a 4 GiB member without 4 GiB of
+ * disk; everything else uses the format's own threshold through the functions above. */
+SaccadeNpzWriter *saccade_npz_writer_new_zip64_from (const char *path, gboolean zip, int level,
+                                                     guint64 zip64_from, GError **error);
 
 /* Begins the member @name (".npy" is appended in an archive) of type @descr and @shape;
  * exactly the array's bytes (product of @shape x the type's size, @item_size) must follow

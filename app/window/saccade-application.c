@@ -64,13 +64,6 @@ saccade_application_get_settings (SaccadeApplication *self)
   return self->settings;
 }
 
-void
-saccade_application_set_exit_status (SaccadeApplication *self, int status)
-{
-  g_return_if_fail (SACCADE_IS_APPLICATION (self));
-  self->exit_status = status;
-}
-
 int
 saccade_application_get_exit_status (SaccadeApplication *self)
 {

@@ -19,8 +19,8 @@ SaccadeApplication *saccade_application_new (void);
  * the build folder for an uninstalled build). Borrowed. */
 GSettings *saccade_application_get_settings (SaccadeApplication *self);
 
-/* What main() returns after g_application_run() (the e2e test's verdict; 0 otherwise). */
-void saccade_application_set_exit_status (SaccadeApplication *self, int status);
+/* What main() returns after g_application_run(): 1 when the settings could not be read,
+ * else 0. */
 int saccade_application_get_exit_status (SaccadeApplication *self);
 
 G_END_DECLS

@@ -6,8 +6,10 @@
  *   saccade-window-runs.c     the sidebar: listing, searching, selecting, deleting runs
  *   saccade-window-actions.c  the win.* actions and which of them are enabled
  *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
- *   saccade-test-driver.c     the end-to-end test's scripted user (SACCADE_TEST_SCRIPT)
- *   saccade-test-timing.c     what that user waits for: time to a drawn frame, main-loop stalls
+ *   saccade-window-watch.c    runs other processes add to the open database
+ *
+ * What other code may use (the application, the tests in tests/app/) is in
+ * saccade-window.h; this header is for these files only.
  */
 #pragma once
 
@@ -73,9 +75,8 @@ struct _SaccadeWindow
   int open_layer, open_head;
   guint deleting;                    /* delete jobs in flight */
   char *export_dir;                  /* where the last export went, or NULL */
-  char *last_error;                  /* the last error shown (for the e2e test) */
-  AdwToast *last_toast;              /* the last toast shown (the e2e test dismisses it) */
-  gpointer test_driver;              /* SaccadeTestDriver, only under the e2e test */
+  char *last_error;                  /* the last error shown since Run, or NULL */
+  AdwToast *last_toast;              /* the last toast shown */
   gpointer db_watch;                 /* saccade-window-watch.c's state, or NULL */
 };
 
@@ -85,32 +86,13 @@ void saccade_window_toast (SaccadeWindow *self, const char *message);
 void saccade_window_set_status (SaccadeWindow *self, const char *text);
 /* The status line from the window's state (the run shown, the model loading, ...). */
 void saccade_window_update_status (SaccadeWindow *self);
-void saccade_window_run (SaccadeWindow *self);
 void saccade_window_cancel (SaccadeWindow *self);
-void saccade_window_set_model_path (SaccadeWindow *self, const char *path);
-void saccade_window_set_database (SaccadeWindow *self, const char *path);
-/* TRUE while anything runs in the background (model, capture, list, load, delete). */
-gboolean saccade_window_is_busy (SaccadeWindow *self);
-gboolean saccade_window_is_capturing (SaccadeWindow *self);
 /* On a first start (nothing stored, the default model) runs the sample sentence. */
 void saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs);
 
 /* saccade-window.c: the pages. The window knows them through SaccadePage only. */
 /* Shows @run on every page (NULL: the empty page). */
 void saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run);
-/* The page shown in the view stack (borrowed). */
-SaccadePage *saccade_window_get_visible_page (SaccadeWindow *self);
-/* The page called @page_id ("heatmap", "model", "lines"), or NULL (borrowed). */
-SaccadePage *saccade_window_get_page (SaccadeWindow *self, const char *page_id);
-/* The visible page's id. */
-const char *saccade_window_get_visible_page_id (SaccadeWindow *self);
-void saccade_window_show_page (SaccadeWindow *self, const char *page_id);
-/* The cursor every page shares (SaccadePage:layer and :head). */
-int saccade_window_get_layer (SaccadeWindow *self);
-int saccade_window_get_head (SaccadeWindow *self);
-void saccade_window_select_head (SaccadeWindow *self, int layer, int head);
-/* The visible page's figure title, as on screen. Caller frees. */
-char *saccade_window_dup_figure_title (SaccadeWindow *self);
 /* The figures' choices, from the settings (the pages and Preferences write them). */
 SaccadeColormap saccade_window_get_colormap (SaccadeWindow *self);
 SaccadeScale saccade_window_get_scale (SaccadeWindow *self);
@@ -119,10 +101,8 @@ SaccadeMetric saccade_window_get_metric (SaccadeWindow *self);
 /* saccade-window-runs.c */
 void saccade_window_runs_init (SaccadeWindow *self);
 void saccade_window_runs_reload (SaccadeWindow *self, gint64 select_id);
-void saccade_window_runs_select (SaccadeWindow *self, gint64 run_id);
 void saccade_window_runs_delete_selected (SaccadeWindow *self);
 void saccade_window_runs_focus_search (SaccadeWindow *self);
-gint64 saccade_window_runs_selected_id (SaccadeWindow *self);
 
 /* saccade-window-actions.c */
 void saccade_window_actions_init (SaccadeWindow *self);
@@ -134,24 +114,6 @@ void saccade_window_update_actions (SaccadeWindow *self);
 /* saccade-window-export.c */
 void saccade_window_export_figure (SaccadeWindow *self);
 void saccade_window_export_csv (SaccadeWindow *self);
-/* Without a dialog (the CLI and the test driver share the renderers through these). */
-gboolean saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError **error);
-gboolean saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **error);
-
-/* saccade-test-driver.c: starts the script named by $SACCADE_TEST_SCRIPT, if any. */
-void saccade_test_driver_start (SaccadeWindow *self);
-void saccade_test_driver_free (gpointer driver);
-
-/* saccade-test-timing.c: what the driver's "timed" and "expect-stall-below" measure. */
-typedef struct _SaccadeTestTiming SaccadeTestTiming;
-SaccadeTestTiming *saccade_test_timing_new (SaccadeWindow *window);
-void saccade_test_timing_free (SaccadeTestTiming *timing); /* NULL is a no-op */
-void saccade_test_timing_begin (SaccadeTestTiming *timing, const char *label);
-gboolean saccade_test_timing_is_open (SaccadeTestTiming *timing);
-void saccade_test_timing_end (SaccadeTestTiming *timing); /* prints the result */
-gboolean saccade_test_timing_expect_stall_below (SaccadeTestTiming *timing, double limit_ms,
-                                                 GError **error);
-gboolean saccade_test_timing_print_memory (const char *label, GError **error);
 
 /* saccade-window-watch.c: runs other processes add to the open database. _sync: (re)starts
  * watching db_path and records its state now (every list of the runs calls it first);

@@ -410,3 +410,24 @@ saccade_window_runs_init (SaccadeWindow *self)
   gtk_widget_add_controller (GTK_WIDGET (self->runs_list), keys);
   gtk_search_entry_set_key_capture_widget (self->search_entry, NULL);
 }
+
+GListModel *
+saccade_window_get_runs (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), NULL);
+  return G_LIST_MODEL (self->runs);
+}
+
+GListModel *
+saccade_window_get_runs_shown (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), NULL);
+  return G_LIST_MODEL (self->runs_shown);
+}
+
+void
+saccade_window_set_search (SaccadeWindow *self, const char *text)
+{
+  g_return_if_fail (SACCADE_IS_WINDOW (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->search_entry), text != NULL ? text : "");
+}

@@ -80,6 +80,77 @@ saccade_window_show_error (SaccadeWindow *self, const char *title, const GError 
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
+const char *
+saccade_window_get_status (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), "");
+  return gtk_label_get_text (self->status_label);
+}
+
+double
+saccade_window_get_progress (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), 0);
+  return gtk_widget_get_visible (GTK_WIDGET (self->progress_bar))
+           ? gtk_progress_bar_get_fraction (self->progress_bar) : 0;
+}
+
+const char *
+saccade_window_get_last_error (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), NULL);
+  return self->last_error;
+}
+
+void
+saccade_window_dismiss_toast (SaccadeWindow *self)
+{
+  g_return_if_fail (SACCADE_IS_WINDOW (self));
+  if (self->last_toast != NULL)
+    adw_toast_dismiss (self->last_toast);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The header bar                                                                        */
+
+const char *
+saccade_window_get_sentence (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), "");
+  return gtk_editable_get_text (GTK_EDITABLE (self->sentence_entry));
+}
+
+void
+saccade_window_set_sentence (SaccadeWindow *self, const char *text)
+{
+  g_return_if_fail (SACCADE_IS_WINDOW (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->sentence_entry), text != NULL ? text : "");
+}
+
+SaccadePromptPopover *
+saccade_window_get_prompt_editor (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), NULL);
+  return self->prompt_popover;
+}
+
+void
+saccade_window_show_prompt_editor (SaccadeWindow *self, gboolean shown)
+{
+  g_return_if_fail (SACCADE_IS_WINDOW (self));
+  if (shown)
+    gtk_menu_button_popup (self->prompt_button);
+  else
+    gtk_menu_button_popdown (self->prompt_button);
+}
+
+GtkWidget *
+saccade_window_get_backend_badge (SaccadeWindow *self)
+{
+  g_return_val_if_fail (SACCADE_IS_WINDOW (self), NULL);
+  return GTK_WIDGET (self->backend_label);
+}
+
 /* The status line for the run shown (or what to do when there is none). */
 void
 saccade_window_update_status (SaccadeWindow *self)
@@ -425,6 +496,7 @@ saccade_window_run (SaccadeWindow *self)
 
   if (saccade_window_is_capturing (self) || self->queued_text != NULL)
     return;
+  g_clear_pointer (&self->last_error, g_free);
   if (*stripped == '\0')
     {
       saccade_window_toast (self, _("Type a sentence first"));
@@ -722,7 +794,6 @@ saccade_window_dispose (GObject *object)
     g_cancellable_cancel (self->capture_cancellable);
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
-  g_clear_pointer (&self->test_driver, saccade_test_driver_free);
   saccade_window_watch_stop (self);
   g_clear_pointer (&self->pages, g_ptr_array_unref);
   g_clear_object (&self->model);
@@ -850,7 +921,6 @@ saccade_window_new (AdwApplication *application, const char *db_path, const char
     db = saccade_db_path (NULL);
   saccade_window_set_database (self, db);
 
-  saccade_test_driver_start (self);
   gtk_widget_grab_focus (GTK_WIDGET (self->sentence_entry));
   return self;
 }

@@ -183,7 +183,7 @@ expect-no-error
 quit
 EOS
   SACCADE_TEST_SCRIPT="$out/band.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-    "$saccade" --db "$db" > "$out/window.log" 2>&1
+    "${SACCADE_WINDOW_TEST:?}" --db "$db" > "$out/window.log" 2>&1
   status=$?
   grep -E "^test-driver|CRITICAL|WARNING" "$out/window.log"
   [ $status -eq 0 ] || fail "the window exited with $status"

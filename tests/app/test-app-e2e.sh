@@ -48,7 +48,7 @@ run_app() {
   bus=""
   command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
   SACCADE_TEST_SCRIPT="$script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-    $bus "$saccade" "$@" > "$out/$name.log" 2>&1
+    $bus "${SACCADE_WINDOW_TEST:?}" "$@" > "$out/$name.log" 2>&1
   rc=$?
   sed 's/^/  | /' "$out/$name.log"
   [ "$rc" -eq 0 ] || fail "$name: the app exited with $rc"

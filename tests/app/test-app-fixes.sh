@@ -137,7 +137,7 @@ wait_for() {
 bus=""
 command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
 SACCADE_TEST_SCRIPT="$out/fixes.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-  $bus "$saccade" --db "$db" --model "$out/no-such-model.gguf" > "$out/window.log" 2>&1 &
+  $bus "${SACCADE_WINDOW_TEST:?}" --db "$db" --model "$out/no-such-model.gguf" > "$out/window.log" 2>&1 &
 app=$!
 if wait_for "$out/ready-rm" 120; then
   "$saccade" rm 1 --db "$db" > "$out/rm.log" 2>&1 || fail "saccade rm 1: $(cat "$out/rm.log")"

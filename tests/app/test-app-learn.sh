@@ -36,7 +36,7 @@ run_app() { # NAME SCRIPT
   bus=""
   command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
   SACCADE_TEST_SCRIPT="$2" xvfb-run -a -s "-screen 0 1400x1000x24" \
-    $bus "$saccade" --db "$db" --model "$model" > "$out/$1.log" 2>&1
+    $bus "${SACCADE_WINDOW_TEST:?}" --db "$db" --model "$model" > "$out/$1.log" 2>&1
   rc=$?
   sed 's/^/  | /' "$out/$1.log"
   [ "$rc" -eq 0 ] || fail "$1: the app exited with $rc"

@@ -88,7 +88,7 @@ memory end
 quit
 EOS
 SACCADE_TEST_SCRIPT="$out/long.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-  "$saccade" --db "$db" > "$out/window.log" 2>&1
+  "${SACCADE_WINDOW_TEST:?}" --db "$db" > "$out/window.log" 2>&1
 status=$?
 grep -E "^test-driver: (time|memory|line)|CRITICAL|WARNING" "$out/window.log"
 [ $status -eq 0 ] || fail "the window exited with $status"

@@ -61,7 +61,7 @@ EOS
 bus=""
 command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
 SACCADE_TEST_SCRIPT="$out/prompt.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-  $bus "$saccade" --db "$db" > "$out/prompt.log" 2>&1
+  $bus "${SACCADE_WINDOW_TEST:?}" --db "$db" > "$out/prompt.log" 2>&1
 rc=$?
 sed 's/^/  | /' "$out/prompt.log"
 [ "$rc" -eq 0 ] || fail "the app exited with $rc"

@@ -586,7 +586,7 @@ parse_target (SaccadeAblationPage *self, SaccadeLoadedModel *model, int *target)
   return TRUE;
 }
 
-gboolean
+static gboolean
 saccade_ablation_page_run (SaccadeAblationPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
@@ -615,7 +615,7 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   return TRUE;
 }
 
-void
+static void
 saccade_ablation_page_cancel (SaccadeAblationPage *self)
 {
   g_return_if_fail (SACCADE_IS_ABLATION_PAGE (self));
@@ -681,7 +681,7 @@ saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text)
   gtk_editable_set_text (GTK_EDITABLE (self->target_entry), text != NULL ? text : "");
 }
 
-gboolean
+static gboolean
 saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id)
 {
   g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);

@@ -22,8 +22,8 @@
  * Each study is one entry of the page's study table (its name, how it is computed, drawn
  * and exported), so a further study is a further entry.
  *
- * Page actions: page.run-study, page.cancel, page.study (s: a study id as
- * saccade_ablation_page_choose takes), page.metric
+ * Page actions: page.run-study (Run), page.cancel (Cancel), page.study (s: "heads",
+ * "heads-mean", "tokens", "permute", "erasure", "dla", "faithfulness"), page.metric
  * (s: "delta-logp", "tv", "jsd", "delta-loss").
  */
 #pragma once
@@ -36,9 +36,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE, ABLATION_PAGE,
                       SaccadePage)
 
-/* For the e2e test driver. Chooses study @id ("heads", "heads-mean", "tokens", "permute",
- * "erasure", "dla", "faithfulness"): FALSE for another id. */
-gboolean saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id);
 /* Sets a study's option as its chooser does: "permutations" (1 .. 1024), "seeds"
  * (0 .. 256), "erase-kind" ("mask", "drop"), "source" ("last-mean", "rollout", "flow",
  * "best-head"). FALSE for another name or a value out of range. */
@@ -46,10 +43,6 @@ gboolean saccade_ablation_page_set_option (SaccadeAblationPage *self, const char
                                            const char *value);
 /* Puts @text in the target entry (NULL or "": the clean top-1), as typing does. */
 void saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text);
-/* Runs the chosen study as Run does; FALSE when it could not start (no run or model). */
-gboolean saccade_ablation_page_run (SaccadeAblationPage *self);
-/* Cancels the running study as Cancel does. */
-void saccade_ablation_page_cancel (SaccadeAblationPage *self);
 /* The running study's fraction done (0 when none runs). */
 double saccade_ablation_page_get_fraction (SaccadeAblationPage *self);
 /* The status line's text, borrowed. */

@@ -411,7 +411,7 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
   show_result (self);
 }
 
-gboolean
+static gboolean
 saccade_attribution_page_run (SaccadeAttributionPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
@@ -436,7 +436,7 @@ saccade_attribution_page_run (SaccadeAttributionPage *self)
   return TRUE;
 }
 
-void
+static void
 saccade_attribution_page_cancel (SaccadeAttributionPage *self)
 {
   g_return_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self));

@@ -13,7 +13,7 @@
  * (saccade-adversarial-view.h): layer and head pickers, Search with progress and Cancel, the
  * JSD-against-ε curve and the original against the adversarial attention row.
  *
- * Page actions: page.attribute, page.cancel. Export: the figure (PNG, SVG, PDF) and the CSV
+ * Page actions: page.attribute (Run), page.cancel (Cancel). Export: the figure (PNG, SVG, PDF) and the CSV
  * of the view shown (saccade_attribution_csv per token, saccade_adversarial_csv per ε).
  */
 #pragma once
@@ -32,10 +32,6 @@ G_DECLARE_FINAL_TYPE (SaccadeAttributionPage, saccade_attribution_page, SACCADE,
  * (empty: the top-1). FALSE for an unknown name or value. */
 gboolean saccade_attribution_page_set_option (SaccadeAttributionPage *self, const char *name,
                                               const char *value);
-/* Run, as the button does: FALSE (and the reason on the status line) when it cannot start. */
-gboolean saccade_attribution_page_run (SaccadeAttributionPage *self);
-/* Cancel, as the button does. */
-void saccade_attribution_page_cancel (SaccadeAttributionPage *self);
 /* The fraction of the running study done (0 when none runs). */
 double saccade_attribution_page_get_fraction (SaccadeAttributionPage *self);
 /* The status line's text, borrowed. */

@@ -1,4 +1,4 @@
-/* saccade-test-timing.c — what a user waits for, measured by the test driver: the time
+/* window-timing.c — what a user waits for, measured by the window test's driver: the time
  * from a command (selecting a run, changing page or layer) until the window is idle again
  * with the new figure's data handed to its widgets, and the longest stall of the main loop
  * in that time.
@@ -12,7 +12,8 @@
  * stall if it is long. Both run only while a measurement is open, so scripts that do not
  * ask for them are untouched.
  *
- * Driver commands (saccade-test-driver.c):
+ * It hooks in from outside the product: a main-loop source of its own, and the window's
+ * public saccade_window_is_busy(). Driver commands (window-driver.c):
  *   timed LABEL COMMAND...   run COMMAND now and, before the next command, print
  *                            "test-driver: time LABEL: ready after X ms, longest main-loop
  *                            stall Y ms"
@@ -21,9 +22,9 @@
  *                            ("test-driver: memory LABEL: peak X MiB, now Y MiB", from
  *                            /proc/self/status)
  */
-#define G_LOG_DOMAIN "saccade-test"
+#define G_LOG_DOMAIN "saccade-window-test"
 
-#include "app/window/saccade-window-private.h"
+#include "tests/app/window-driver.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@
 /* The stall monitor's period: well below the 100 ms a stall may last (DESIGN.md). */
 #define BEAT_MS 5
 
-struct _SaccadeTestTiming {
+struct _WindowTiming {
   SaccadeWindow *window;  /* borrowed */
   gint64 t0;              /* time-begin, monotonic us; 0: not measuring */
   gint64 ready_at;        /* the first idle beat after t0, or 0 */
@@ -45,7 +46,7 @@ struct _SaccadeTestTiming {
 static gboolean
 beat (gpointer data)
 {
-  SaccadeTestTiming *t = data;
+  WindowTiming *t = data;
   gint64 now = g_get_monotonic_time ();
   gint64 late = now - t->last_beat - BEAT_MS * 1000;
 
@@ -58,24 +59,24 @@ beat (gpointer data)
 }
 
 static void
-stop (SaccadeTestTiming *t)
+stop (WindowTiming *t)
 {
   g_clear_handle_id (&t->beat_id, g_source_remove);
   g_clear_pointer (&t->label, g_free);
   t->t0 = 0;
 }
 
-SaccadeTestTiming *
-saccade_test_timing_new (SaccadeWindow *window)
+WindowTiming *
+window_timing_new (SaccadeWindow *window)
 {
-  SaccadeTestTiming *t = g_new0 (SaccadeTestTiming, 1);
+  WindowTiming *t = g_new0 (WindowTiming, 1);
 
   t->window = window;
   return t;
 }
 
 void
-saccade_test_timing_free (SaccadeTestTiming *t)
+window_timing_free (WindowTiming *t)
 {
   if (t == NULL)
     return;
@@ -84,7 +85,7 @@ saccade_test_timing_free (SaccadeTestTiming *t)
 }
 
 void
-saccade_test_timing_begin (SaccadeTestTiming *t, const char *label)
+window_timing_begin (WindowTiming *t, const char *label)
 {
   stop (t);
   t->label = g_strdup (label);
@@ -95,13 +96,13 @@ saccade_test_timing_begin (SaccadeTestTiming *t, const char *label)
 }
 
 gboolean
-saccade_test_timing_is_open (SaccadeTestTiming *t)
+window_timing_is_open (WindowTiming *t)
 {
   return t->t0 != 0;
 }
 
 void
-saccade_test_timing_end (SaccadeTestTiming *t)
+window_timing_end (WindowTiming *t)
 {
   gint64 t0 = t->t0;
 
@@ -115,7 +116,7 @@ saccade_test_timing_end (SaccadeTestTiming *t)
 }
 
 gboolean
-saccade_test_timing_expect_stall_below (SaccadeTestTiming *t, double limit_ms, GError **error)
+window_timing_expect_stall_below (WindowTiming *t, double limit_ms, GError **error)
 {
   if (t->last_stall / 1000.0 < limit_ms)
     return TRUE;
@@ -143,7 +144,7 @@ read_memory (gint64 *peak_kb, gint64 *now_kb)
 }
 
 gboolean
-saccade_test_timing_print_memory (const char *label, GError **error)
+window_timing_print_memory (const char *label, GError **error)
 {
   gint64 peak = 0, now = 0;
 

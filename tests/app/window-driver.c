@@ -1,10 +1,14 @@
-/* saccade-test-driver.c — a scripted user for the end-to-end test (tests/app/test-app-e2e.sh).
+/* window-driver.c — a scripted user for the window tests (tests/app/test-app-*.sh), run by
+ * saccade-window-test (the window of libsaccade-app, with this driver; the saccade binary
+ * has none of it).
  *
- * When $SACCADE_TEST_SCRIPT names a file, the window reads it as one command per line and
- * plays them in order, each once the window is idle (nothing loading, capturing or
- * listing) and has drawn a few frames; without the variable nothing here runs. A failed
- * command prints "test-driver: line N: why", makes the application exit with status 1 and
- * quits. Commands:
+ * The script ($SACCADE_TEST_SCRIPT, read by saccade-window-test.c) is one command per
+ * line, played in order, each once the window is idle (nothing loading, capturing or
+ * listing) and has drawn a few frames. The driver reaches the window as a user does:
+ * through its win.* and app.* actions, the pages' page.* actions and the public API of
+ * saccade-window.h and the pages' headers — never the window's private parts. A failed
+ * command prints "test-driver: line N: why", makes the test exit with status 1 and quits.
+ * Commands:
  *
  *   expect-runs N            the sidebar lists N runs
  *   select newest|ID         select a run in the sidebar (and wait for it to load)
@@ -94,15 +98,16 @@
  *   wait-runs N [SECONDS]    wait until the sidebar lists N runs (default 60 s), e.g. runs
  *                            another process stores in the open database
  */
-#define G_LOG_DOMAIN "saccade-test"
+#define G_LOG_DOMAIN "saccade-window-test"
 
-#include "app/window/saccade-window-private.h"
+#include "tests/app/window-driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/core/saccade-model.h"
+#include "app/core/saccade-run.h"
 #include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-attribution-page.h"
 #include "app/window/pages/saccade-learn-page.h"
@@ -120,7 +125,8 @@
 #define SETTLE_TICKS 6
 
 typedef struct {
-  SaccadeWindow *window; /* borrowed: the window owns the driver */
+  SaccadeWindow *window; /* borrowed: the window owns the driver (object data) */
+  int *status;           /* where the verdict goes (saccade-window-test.c's) */
   char **lines;
   guint next;            /* index of the next line */
   guint settle;          /* ticks left before the next command */
@@ -132,7 +138,7 @@ typedef struct {
   gboolean cancel_adversarial; /* the same on its adversarial view */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
-  SaccadeTestTiming *timing; /* time-begin, time-end, expect-stall-below */
+  WindowTiming *timing; /* time-begin, time-end, expect-stall-below */
   int wait_runs;         /* wait-runs: the runs to wait for, or -1 */
   gint64 wait_deadline;  /* wait-runs: monotonic time to give up at */
 } SaccadeTestDriver;
@@ -151,7 +157,7 @@ driver_finish (SaccadeTestDriver *d, int status)
   GApplication *app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (d->window)));
 
   g_clear_handle_id (&d->source_id, g_source_remove);
-  saccade_application_set_exit_status (SACCADE_APPLICATION (app), status);
+  *d->status = status;
   g_idle_add_once (quit_idle, g_object_ref (app));
 }
 
@@ -167,6 +173,14 @@ fail (SaccadeTestDriver *d, const char *format, ...)
   g_printerr ("test-driver: line %u: %s\n", d->next, msg);
   driver_finish (d, 1);
   return FALSE;
+}
+
+/* The application's settings (the pages and Preferences read them). Borrowed. */
+static GSettings *
+settings (SaccadeTestDriver *d)
+{
+  return saccade_application_get_settings (
+    SACCADE_APPLICATION (gtk_window_get_application (GTK_WINDOW (d->window))));
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -250,7 +264,7 @@ close_dialogs (SaccadeTestDriver *d)
 static guint
 n_runs (SaccadeTestDriver *d)
 {
-  return g_list_model_get_n_items (G_LIST_MODEL (d->window->runs));
+  return g_list_model_get_n_items (saccade_window_get_runs (d->window));
 }
 
 static gint64
@@ -261,7 +275,7 @@ run_id_arg (SaccadeTestDriver *d, const char *arg)
       g_autoptr (SaccadeRunItem) item = NULL;
       if (n_runs (d) == 0)
         return 0;
-      item = g_list_model_get_item (G_LIST_MODEL (d->window->runs), 0);
+      item = g_list_model_get_item (saccade_window_get_runs (d->window), 0);
       return saccade_run_item_get_id (item);
     }
   return arg != NULL ? g_ascii_strtoll (arg, NULL, 10) : 0;
@@ -413,7 +427,8 @@ attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
   else if (g_str_equal (cmd, "attribution-run")
            || g_str_equal (cmd, "attribution-run-then-cancel"))
     {
-      if (!saccade_attribution_page_run (at))
+      gtk_widget_activate_action (GTK_WIDGET (at), "page.attribute", NULL);
+      if (!saccade_page_is_busy (page))
         return fail (d, "%s: the study did not start (%s)", cmd,
                      saccade_attribution_page_get_status (at));
       d->cancel_attribution = g_str_equal (cmd, "attribution-run-then-cancel");
@@ -496,7 +511,7 @@ ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const c
     return fail (d, "no ablation page");
   if (g_str_equal (cmd, "ablation-study"))
     {
-      if (!saccade_ablation_page_choose (ab, a1))
+      if (a1 == NULL || !gtk_widget_activate_action (GTK_WIDGET (ab), "page.study", "s", a1))
         return fail (d, "ablation-study: no study '%s'", a1 != NULL ? a1 : "");
     }
   else if (g_str_equal (cmd, "ablation-target"))
@@ -510,7 +525,9 @@ ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const c
     }
   else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
     {
-      if (!saccade_ablation_page_run (ab))
+      /* Run, as its button does; the page is busy once the study started. */
+      gtk_widget_activate_action (GTK_WIDGET (ab), "page.run-study", NULL);
+      if (!saccade_page_is_busy (page))
         return fail (d, "%s: the study did not start (%s)", cmd,
                      saccade_ablation_page_get_status (ab));
       d->cancel_ablation = g_str_equal (cmd, "ablation-run-then-cancel");
@@ -600,7 +617,7 @@ fixes_waiting (SaccadeTestDriver *d)
 static gboolean
 prompt_ctrl_enter (SaccadeTestDriver *d)
 {
-  GtkWidget *pop = GTK_WIDGET (d->window->prompt_popover);
+  GtkWidget *pop = GTK_WIDGET (saccade_window_get_prompt_editor (d->window));
   g_autoptr (GtkShortcutTrigger) want = gtk_keyval_trigger_new (GDK_KEY_Return,
                                                                  GDK_CONTROL_MASK);
   g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (pop);
@@ -623,7 +640,6 @@ prompt_ctrl_enter (SaccadeTestDriver *d)
                                                      GTK_ALTERNATIVE_TRIGGER (t)), want);
           if (match)
             {
-              g_clear_pointer (&d->window->last_error, g_free);
               if (!gtk_shortcut_action_activate (gtk_shortcut_get_action (sc), 0, pop, NULL))
                 return fail (d, "prompt-ctrl-enter: the shortcut's action did not run");
               return TRUE;
@@ -639,7 +655,7 @@ prompt_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const cha
                 const char *rest)
 {
   SaccadeWindow *win = d->window;
-  SaccadePromptPopover *pop = win->prompt_popover;
+  SaccadePromptPopover *pop = saccade_window_get_prompt_editor (win);
   g_autofree char *text = g_strcompress (rest != NULL ? rest : "");
   g_autoptr (GError) error = NULL;
 
@@ -649,16 +665,16 @@ prompt_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const cha
     return prompt_ctrl_enter (d);
   else if (g_str_equal (cmd, "expect-sentence"))
     {
-      const char *have = gtk_editable_get_text (GTK_EDITABLE (win->sentence_entry));
+      const char *have = saccade_window_get_sentence (win);
       g_autofree char *in_view = saccade_prompt_popover_dup_text (pop);
       if (g_strcmp0 (have, text) != 0 || g_strcmp0 (in_view, text) != 0)
         return fail (d, "the entry holds '%s' and the prompt editor '%s', expected '%s'", have,
                      in_view, text);
     }
   else if (g_str_equal (cmd, "prompt-editor") && g_strcmp0 (a1, "open") == 0)
-    gtk_menu_button_popup (win->prompt_button);
+    saccade_window_show_prompt_editor (win, TRUE);
   else if (g_str_equal (cmd, "prompt-editor") && g_strcmp0 (a1, "close") == 0)
-    gtk_menu_button_popdown (win->prompt_button);
+    saccade_window_show_prompt_editor (win, FALSE);
   else if (g_str_equal (cmd, "capture-option") && g_strcmp0 (a1, "chat") == 0)
     saccade_prompt_popover_set_chat (pop, g_strcmp0 (a2, "yes") == 0);
   else if (g_str_equal (cmd, "capture-option") && g_strcmp0 (a1, "generate") == 0 && a2 != NULL)
@@ -689,9 +705,10 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
 
   if (g_str_equal (cmd, "expect-backend"))
     {
-      const char *label = gtk_label_get_text (win->backend_label);
-      const char *tip = gtk_widget_get_tooltip_text (GTK_WIDGET (win->backend_label));
-      if (!gtk_widget_get_visible (GTK_WIDGET (win->backend_label)))
+      GtkWidget *badge = saccade_window_get_backend_badge (win);
+      const char *label = gtk_label_get_text (GTK_LABEL (badge));
+      const char *tip = gtk_widget_get_tooltip_text (badge);
+      if (!gtk_widget_get_visible (badge))
         return fail (d, "the backend badge is hidden (no model is loaded)");
       if (rest == NULL
           || (strstr (label, rest) == NULL && (tip == NULL || strstr (tip, rest) == NULL)))
@@ -709,10 +726,10 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
     return fail (d, "backend-preference: Preferences did not open");
   row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (prefs),
                                                    SACCADE_TYPE_PREFERENCES_WINDOW, "backend_row"));
-  before = g_settings_get_string (win->settings, "backend");
+  before = g_settings_get_string (settings (d), "backend");
   shown = adw_combo_row_get_selected (ADW_COMBO_ROW (row));
   adw_combo_row_set_selected (ADW_COMBO_ROW (row), i);
-  after = g_settings_get_string (win->settings, "backend");
+  after = g_settings_get_string (settings (d), "backend");
   gtk_window_destroy (prefs);
   if (shown >= g_strv_length ((GStrv) ids) || !g_str_equal (ids[shown], before))
     return fail (d, "backend-preference: the row shows choice %u, the setting is '%s'", shown,
@@ -746,9 +763,10 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "expect-run"))
     {
       gint64 id = run_id_arg (d, a1);
-      if (win->run == NULL || win->run->id != id)
+      SaccadeRun *run = saccade_page_get_run (saccade_window_get_visible_page (win));
+      if (run == NULL || run->id != id)
         return fail (d, "run %" G_GINT64_FORMAT " is not shown (%" G_GINT64_FORMAT " is)", id,
-                     win->run != NULL ? win->run->id : 0);
+                     run != NULL ? run->id : 0);
     }
   else if (g_str_equal (cmd, "page"))
     {
@@ -783,37 +801,35 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")
            || g_str_equal (cmd, "metric") || g_str_equal (cmd, "backend"))
-    g_settings_set_string (win->settings, cmd, a1 != NULL ? a1 : "");
+    g_settings_set_string (settings (d), cmd, a1 != NULL ? a1 : "");
   else if (g_str_equal (cmd, "backend-preference") || g_str_equal (cmd, "expect-backend"))
     return backend_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "type"))
-    gtk_editable_set_text (GTK_EDITABLE (win->sentence_entry), rest != NULL ? rest : "");
+    saccade_window_set_sentence (win, rest);
   else if (g_str_has_prefix (cmd, "prompt") || g_str_equal (cmd, "expect-sentence")
            || g_str_equal (cmd, "capture-option") || g_str_equal (cmd, "screenshot-prompt"))
     return prompt_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "run"))
     {
-      g_clear_pointer (&win->last_error, g_free);
-      saccade_window_run (win);
+      gtk_widget_activate_action (GTK_WIDGET (win), "win.run", NULL);
     }
   else if (g_str_equal (cmd, "run-then-cancel"))
     {
       /* Press Run, then Cancel as soon as the first layer is reported (see tick()). */
-      g_clear_pointer (&win->last_error, g_free);
-      saccade_window_run (win);
+      gtk_widget_activate_action (GTK_WIDGET (win), "win.run", NULL);
       d->cancel_on_progress = TRUE;
     }
   else if (g_str_equal (cmd, "expect-status"))
     {
-      const char *status = gtk_label_get_text (win->status_label);
+      const char *status = saccade_window_get_status (win);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the status line says '%s', expected '%s'", status, rest);
     }
   else if (g_str_equal (cmd, "search"))
-    gtk_editable_set_text (GTK_EDITABLE (win->search_entry), rest != NULL ? rest : "");
+    saccade_window_set_search (win, rest);
   else if (g_str_equal (cmd, "expect-shown"))
     {
-      guint shown = g_list_model_get_n_items (G_LIST_MODEL (win->runs_shown));
+      guint shown = g_list_model_get_n_items (saccade_window_get_runs_shown (win));
       if (a1 == NULL || shown != (guint) atoi (a1))
         return fail (d, "the sidebar shows %u runs, expected %s", shown, a1);
     }
@@ -882,23 +898,21 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     saccade_window_set_database (win, a1);
   else if (g_str_equal (cmd, "expect-error"))
     {
-      if (win->last_error == NULL || strstr (win->last_error, rest != NULL ? rest : "") == NULL)
+      const char *shown = saccade_window_get_last_error (win);
+      if (shown == NULL || strstr (shown, rest != NULL ? rest : "") == NULL)
         return fail (d, "last error is '%s', expected one with '%s'",
-                     win->last_error != NULL ? win->last_error : "(none)", rest);
-      g_print ("test-driver: error shown: %s\n", win->last_error);
+                     shown != NULL ? shown : "(none)", rest);
+      g_print ("test-driver: error shown: %s\n", shown);
     }
   else if (g_str_equal (cmd, "expect-no-error"))
     {
-      if (win->last_error != NULL)
-        return fail (d, "unexpected error: %s", win->last_error);
+      if (saccade_window_get_last_error (win) != NULL)
+        return fail (d, "unexpected error: %s", saccade_window_get_last_error (win));
     }
   else if (g_str_equal (cmd, "close-dialogs"))
     close_dialogs (d);
   else if (g_str_equal (cmd, "dismiss-toast"))
-    {
-      if (win->last_toast != NULL)
-        adw_toast_dismiss (win->last_toast);
-    }
+    saccade_window_dismiss_toast (win);
   else if (g_str_equal (cmd, "export-figure"))
     {
       if (!saccade_window_export_figure_to (win, a1, &error))
@@ -956,7 +970,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
         return fail (d, "timed needs a label and a command");
       sub++;
       sub_argv = g_strsplit_set (sub, " \t", 3);
-      saccade_test_timing_begin (d->timing, a1);
+      window_timing_begin (d->timing, a1);
       return run_command (d, sub_argv, strchr (sub, ' ') != NULL ? strchr (sub, ' ') + 1 : NULL);
     }
   else if (g_str_equal (cmd, "heatmap-zoom"))
@@ -972,12 +986,12 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "memory"))
     {
-      if (!saccade_test_timing_print_memory (a1, &error))
+      if (!window_timing_print_memory (a1, &error))
         return fail (d, "%s", error->message);
     }
   else if (g_str_equal (cmd, "expect-stall-below"))
     {
-      if (!saccade_test_timing_expect_stall_below (d->timing, a1 != NULL ? atof (a1) : 0, &error))
+      if (!window_timing_expect_stall_below (d->timing, a1 != NULL ? atof (a1) : 0, &error))
         return fail (d, "%s", error->message);
     }
   else if (g_str_equal (cmd, "sleep"))
@@ -1003,7 +1017,7 @@ tick (gpointer data)
   const char *line, *rest;
 
   if (d->cancel_on_progress && saccade_window_is_capturing (d->window)
-      && gtk_progress_bar_get_fraction (d->window->progress_bar) > 0)
+      && saccade_window_get_progress (d->window) > 0)
     {
       d->cancel_on_progress = FALSE;
       gtk_widget_activate_action (GTK_WIDGET (d->window), "win.cancel", NULL);
@@ -1016,7 +1030,7 @@ tick (gpointer data)
           d->cancel_ablation = FALSE;
           g_print ("test-driver: cancelling the study at %.0f %%\n",
                    100 * saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)));
-          saccade_ablation_page_cancel (SACCADE_ABLATION_PAGE (page));
+          gtk_widget_activate_action (GTK_WIDGET (page), "page.cancel", NULL);
         }
     }
   if (d->cancel_attribution)
@@ -1028,7 +1042,7 @@ tick (gpointer data)
           d->cancel_attribution = FALSE;
           g_print ("test-driver: cancelling the attribution at %.0f %%\n",
                    100 * saccade_attribution_page_get_fraction (at));
-          saccade_attribution_page_cancel (at);
+          gtk_widget_activate_action (GTK_WIDGET (at), "page.cancel", NULL);
         }
     }
   if (d->cancel_adversarial)
@@ -1059,8 +1073,6 @@ tick (gpointer data)
       d->settle--;
       return G_SOURCE_CONTINUE;
     }
-  if (d->lines == NULL)
-    return fail (d, "cannot read the script $SACCADE_TEST_SCRIPT");
   if (fixes_waiting (d))
     return d->source_id != 0 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
   if (d->shot_type != 0)
@@ -1084,8 +1096,8 @@ tick (gpointer data)
       driver_finish (d, 0);
       return G_SOURCE_REMOVE;
     }
-  if (saccade_test_timing_is_open (d->timing))
-    saccade_test_timing_end (d->timing);
+  if (window_timing_is_open (d->timing))
+    window_timing_end (d->timing);
   line = d->lines[d->next++];
   g_print ("test-driver: %s\n", line);
   argv = g_strsplit_set (line, " \t", 3);
@@ -1097,37 +1109,30 @@ tick (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-void
-saccade_test_driver_start (SaccadeWindow *self)
-{
-  const char *path = g_getenv ("SACCADE_TEST_SCRIPT");
-  g_autofree char *contents = NULL;
-  g_autoptr (GError) error = NULL;
-  SaccadeTestDriver *d;
-
-  if (path == NULL || *path == '\0')
-    return;
-  d = g_new0 (SaccadeTestDriver, 1);
-  d->window = self;
-  d->wait_runs = -1;
-  d->timing = saccade_test_timing_new (self);
-  if (g_file_get_contents (path, &contents, NULL, &error))
-    d->lines = g_strsplit (contents, "\n", -1);
-  else
-    g_printerr ("test-driver: %s\n", error->message); /* the first tick fails */
-  d->settle = SETTLE_TICKS;
-  d->source_id = g_timeout_add (TICK_MS, tick, d);
-  self->test_driver = d;
-}
-
-void
-saccade_test_driver_free (gpointer driver)
+static void
+driver_free (gpointer driver)
 {
   SaccadeTestDriver *d = driver;
 
   g_clear_handle_id (&d->source_id, g_source_remove);
-  saccade_test_timing_free (d->timing);
+  window_timing_free (d->timing);
   g_strfreev (d->lines);
   g_free (d->shot_path);
   g_free (d);
+}
+
+void
+window_driver_start (SaccadeWindow *window, char **lines, int *status)
+{
+  SaccadeTestDriver *d = g_new0 (SaccadeTestDriver, 1);
+
+  d->window = window;
+  d->status = status;
+  d->lines = lines;
+  d->wait_runs = -1;
+  d->timing = window_timing_new (window);
+  d->settle = SETTLE_TICKS;
+  d->source_id = g_timeout_add (TICK_MS, tick, d);
+  /* The window's dispose drops its data: the driver stops with it. */
+  g_object_set_data_full (G_OBJECT (window), "window-driver", d, driver_free);
 }
