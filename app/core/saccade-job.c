@@ -121,7 +121,7 @@ saccade_job_run_async (gpointer source_object, GCancellable *cancellable, gpoint
 gpointer
 saccade_job_finish (GAsyncResult *result, gpointer source_tag, GError **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == source_tag, NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
