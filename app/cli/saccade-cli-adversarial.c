@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/cli/saccade-cli-study.h"
 #include "app/core/saccade-adversarial.h"
 #include "app/core/saccade-attribution.h"
 #include "app/core/saccade-export.h"
@@ -274,34 +275,34 @@ write_outputs (const AdvOutput *out, const AdvOptions *o)
   return 0;
 }
 
+typedef struct {
+  gint64 run_id;
+  const ScAdvParams *params;
+} Job;
+
+static gpointer
+adversarial_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+         gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
+         gpointer progress_data, GCancellable *cancellable, char **store_warning,
+         GError **error)
+{
+  Job *job = data;
+
+  return saccade_adversarial_get (model, ident, session, db_path, job->run_id, job->params, flags, progress,
+             progress_data, cancellable, store_warning, error);
+}
+
 static int
 adversarial (ScModel *model, const AdvOptions *o, const ScAdvParams *p, gint64 run_id)
 {
   g_autofree char *db_path = saccade_db_path (o->db);
   g_autoptr (GError) error = NULL;
-  SaccadeCliSession cs = { 0 };
   AdvOutput out = { 0 };
-  ScStoreModel ident;
-  ScError err = { 0 };
-  const gboolean tty = isatty (STDERR_FILENO);
+  Job job = { run_id, p };
   int rc;
 
-  if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &ident, &err)
-      != SC_OK)
-    {
-      saccade_set_error_from_sc (&error, &err);
-      return saccade_cli_fail (g_steal_pointer (&error));
-    }
-  if (!saccade_cli_session_open (&cs, &o->common, model, &error))
-    return saccade_cli_fail (g_steal_pointer (&error));
-  out.a = saccade_adversarial_get (model, &ident, cs.session, db_path, run_id, p,
-                                   o->recompute ? SACCADE_STUDY_RECOMPUTE
-                                                : SACCADE_STUDY_DEFAULT,
-                                   tty ? saccade_cli_progress_bar : NULL, NULL, NULL, &out.warning,
-                                   &error);
-  if (tty)
-    fprintf (stderr, "\r\033[K");
-  saccade_cli_session_close (&cs);
+  out.a = saccade_cli_study_run (adversarial_func, &job, model, &o->common, db_path,
+                                 o->recompute, FALSE, &out.warning, &error);
   if (out.a == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   out.labels = saccade_token_labels_for_store (out.a->tokens, (gsize) out.a->n_tokens);

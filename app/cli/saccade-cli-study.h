@@ -24,4 +24,13 @@ SaccadeStudy *saccade_cli_study_get (const ScStudyKind *kind, const void *params
                                      gint64 run_id, gboolean recompute, char **warning,
                                      GError **error);
 
+/* @func on @model for a verb: a session of @common's backend opened for the call (unless
+ * @lookup_first and the result is stored: @func is first asked with STORED_ONLY and no
+ * session, and only a G_IO_ERROR_NOT_FOUND opens one), RECOMPUTE when @recompute, the
+ * progress bar on a terminal. Returns @func's result, or NULL with @error. */
+gpointer saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
+                                const SaccadeCliCommon *common, const char *db_path,
+                                gboolean recompute, gboolean lookup_first, char **warning,
+                                GError **error);
+
 G_END_DECLS
