@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-app-ablation.sh — the Ablation page end to end, in a real X server (Xvfb), on the
-# default model (skips with 77 when it is not fetched, or without xvfb-run or sqlite3).
+# default model (fails without it, xvfb-run or sqlite3: tests/lib.sh).
 #
 # 1. A scripted user (app/window/saccade-test-driver.c) captures "The cat chased the ball
 #    because it was tired.", opens the Ablation page, starts token leave-one-out and the
@@ -21,20 +21,16 @@
 #
 # Usage: test-app-ablation.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 check_image=$2
 out=$3
-model=${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 
-for tool in xvfb-run sqlite3; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "$tool is not installed; skipping"; exit 77; }
-done
-[ -f "$model" ] || { echo "the default model is not fetched ($model); skipping"; exit 77; }
+need_tools xvfb-run sqlite3
+need_model
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
 export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none

@@ -12,21 +12,20 @@
 # 4. The runs the window stored (the first start's sample sentence, over auto, and the two
 #    above) record the backends that computed them (`saccade runs`).
 # 5. Screenshots of Preferences in English and Simplified Chinese (the Backend row).
-# Usage: test-app-backend.sh SACCADE APP_CHECK_IMAGE OUTDIR  (skips with 77 without the
-# default model or xvfb-run)
+# Usage: test-app-backend.sh SACCADE APP_CHECK_IMAGE OUTDIR  (fails without the
+# default model or xvfb-run: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 check_image=$2
 out=$3
-model=${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 
-command -v xvfb-run >/dev/null 2>&1 || { echo "xvfb-run is not installed; skipping"; exit 77; }
-[ -f "$model" ] || { echo "the default model is not fetched ($model); skipping"; exit 77; }
+need_tools xvfb-run
+need_model
+need_python_modules json
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
 export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
@@ -85,7 +84,7 @@ run_app en "$out/en.script"
 # The stored runs name the backends that computed them, oldest first: the first start's
 # sample sentence over auto (cuda where it runs, else cpu), then the two runs above.
 "$saccade" runs --db "$db" --json > "$out/runs.json" 2> "$out/runs.err" || fail "saccade runs"
-got=$(python3 -c "import json, sys
+got=$(python -c "import json, sys
 print(' '.join(r['backend'] for r in json.load(open(sys.argv[1]))['runs']))" "$out/runs.json")
 auto=cpu
 [ "$cuda_rc" -eq 0 ] && auto=cuda

@@ -14,9 +14,10 @@
 # shows the local layer's title ("local layer (window 16)"), the heatmap and the Model page
 # (screenshots kept under OUTDIR to look at).
 #
-# Skips the window part (not the rest) without xvfb-run, and everything without NumPy.
+# Fails without NumPy (tests/lib.sh), and the window part without xvfb-run.
 # Usage: test-app-band.sh SACCADE APP_FIXTURE_BAND APP_CHECK_IMAGE OUTDIR SRCDIR APP_PNG_COLOUR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 fixture=$2
 check_image=$3
@@ -24,15 +25,10 @@ out=$4
 src=$5
 png_colour=$6
 
-if ! python3 -c "import numpy" 2>/dev/null; then
-  echo "NumPy is not installed; skipping"
-  exit 77
-fi
+need_python_modules numpy sqlite3
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check() { "$check_image" "$@" || fail "$1 looks blank"; }
 
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
@@ -69,7 +65,7 @@ check "$out/global.png" 300 300 10
 
 # --- The C exports and the Python reader, against each other ----------------------------
 cp "$db" "$out/edited.sqlite"
-python3 - "$out" "$src/python" > "$out/py.log" 2>&1 <<'PY'
+python - "$out" "$src/python" > "$out/py.log" 2>&1 <<'PY'
 import csv, json, sqlite3, sys
 sys.path.insert(0, sys.argv[2])
 import numpy as np
@@ -146,7 +142,7 @@ echo "local.png: $px pixels in the colour of a weight of 0"
 
 # --- The window -------------------------------------------------------------------------
 if ! command -v xvfb-run >/dev/null 2>&1; then
-  echo "xvfb-run is not installed; the window part is skipped"
+  fail "xvfb-run is not installed (tools/setup.sh installs it): the window part cannot run"
 else
   export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
   unset WAYLAND_DISPLAY

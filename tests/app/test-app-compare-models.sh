@@ -11,22 +11,21 @@
 #      Simplified Chinese) are not blank;
 #   4. against the tiny test model (2 layers, a byte vocabulary): the window says the
 #      tokenizations differ, and shows a 30-layer and a 2-layer grid side by side.
-# Skips with 77 without xvfb-run or the default model.
+# Fails without xvfb-run or the default model (tests/lib.sh).
 # Usage: test-app-compare-models.sh SACCADE APP_CHECK_IMAGE APP_WRITE_MODEL OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 check_image=$2
 write_model=$3
 out=$4
-model=${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 
-command -v xvfb-run >/dev/null 2>&1 || { echo "xvfb-run is not installed; skipping"; exit 77; }
-[ -f "$model" ] || { echo "the default model is not fetched ($model); skipping"; exit 77; }
+need_tools xvfb-run
+need_model
+need_python_modules json
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
 export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
@@ -89,7 +88,7 @@ LANGUAGE=zh_CN run_app zh "$out/zh.script"
 run_app tiny "$out/tiny.script"
 
 # 1. The counts the window logged are the command line's.
-want=$(python3 -c "import json, sys
+want=$(python -c "import json, sys
 d = json.load(open(sys.argv[1]))
 a, b = d['models']
 order = ['induction', 'previous-token', 'first-token', 'broad', 'local', 'other']
@@ -99,7 +98,7 @@ grep -qF "$want" "$out/en.log" \
 grep -q "tokens agree" "$out/en.log" || fail "the window did not say the tokens agree"
 
 # 2. The CSV: every head of both models, with the command line's types.
-python3 -c "import csv, json, sys
+python -c "import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 d = json.load(open(sys.argv[2]))
 assert len(rows) == 540, len(rows)

@@ -9,28 +9,24 @@
 # 2. Errors: a corrupt database and a bad model file must show their message while the
 #    window stays usable.
 # 3. The same fixture with the interface in Simplified Chinese (LANGUAGE=zh_CN).
-# 4. First start (only when the default model is fetched): an empty database and fresh
+# 4. First start (with the default model; its absence fails): an empty database and fresh
 #    settings make the window run the sample sentence by itself; then a CJK sentence; then
 #    the Induction page's detector (small), its CSV and figure, and a head opened from it.
 #
 # Every screenshot lands in OUTDIR (build/tests/app-e2e/) and is checked not to be blank;
-# the exports are checked by format. Skips (77) without xvfb-run.
+# the exports are checked by format. Fails without xvfb-run or the default model (tests/lib.sh).
 # Usage: test-app-e2e.sh SACCADE APP_FIXTURE APP_CHECK_IMAGE OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 fixture=$2
 check_image=$3
 out=$4
 
-if ! command -v xvfb-run >/dev/null 2>&1; then
-  echo "xvfb-run is not installed (apt-get install xvfb xauth); skipping"
-  exit 77
-fi
+need_tools xvfb-run
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # A private home: nothing of the user's (settings, databases) is read or written.
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
@@ -346,7 +342,7 @@ EOF
   grep -q '<svg' "$out/induction-loss.svg" 2>/dev/null || fail "induction-loss.svg is not an SVG"
   [ -f "$out/home/data/saccade/captures.sqlite" ] || fail "the default database was not created"
 else
-  echo "default model not fetched: skipping the first-start part"
+  fail "the default model is not fetched ($model): run data/fetch-model.sh (tools/setup.sh does); the first-start part cannot run"
 fi
 
 echo "screenshots in $out"

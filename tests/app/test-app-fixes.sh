@@ -13,29 +13,23 @@
 #    - the heatmap's title names the KV head as the command line does ("(KV head 1)");
 #    - the scale control does not offer "log" for the diverging map (drawn linear);
 #    - the head CSV the window writes is byte for byte the one `saccade export` writes;
-#    - runs the command line deletes (`saccade rm`) and, when the model is fetched, stores
+#    - runs the command line deletes (`saccade rm`) and (with the default model) stores
 #      (`saccade capture`) while the window is open appear in the sidebar by themselves,
 #      the run shown staying selected.
 #
-# Skips (77) without xvfb-run or the sqlite3 shell (which makes run 2 unreadable).
+# Fails without xvfb-run or the sqlite3 shell (which makes run 2 unreadable).
 # Usage: test-app-fixes.sh SACCADE APP_FIXTURE APP_PNG_COLOUR OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 fixture=$2
 png_colour=$3
 out=$4
 
-for tool in xvfb-run sqlite3; do
-  if ! command -v $tool >/dev/null 2>&1; then
-    echo "$tool is not installed; skipping"
-    exit 77
-  fi
-done
+need_tools xvfb-run sqlite3
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
@@ -149,7 +143,7 @@ if wait_for "$out/ready-rm" 120; then
       fail "the window never got to the capture"
     fi
   else
-    echo "default model not fetched: the window is checked for a deleted run only"
+    fail "the default model is not fetched ($model): run data/fetch-model.sh (tools/setup.sh does); the new-run part cannot run"
   fi
 else
   fail "the window never got to the deletion"

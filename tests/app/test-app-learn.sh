@@ -8,23 +8,21 @@
 #    name both. Article 004: 0.2483, 0.2483, 0.5035. The other sections: d_k = 512 / 8 = 64,
 #    8 heads of 500 refused (the remainder), SmolLM2's KV cache, the H200 preset.
 # 2. Screenshots in English, Simplified Chinese (LANGUAGE=zh_CN) and the dark style.
-# No capture and no run are needed; the model is loaded for the "Loaded model" preset (skips
-# with 77 without it or without xvfb-run).
+# No capture and no run are needed; the model is loaded for the "Loaded model" preset (fails
+# without it or without xvfb-run: tests/lib.sh).
 #
 # Usage: test-app-learn.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 check_image=$2
 out=$3
-model=${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 
-command -v xvfb-run >/dev/null 2>&1 || { echo "xvfb-run is not installed; skipping"; exit 77; }
-[ -f "$model" ] || { echo "the default model is not fetched ($model); skipping"; exit 77; }
+need_tools xvfb-run
+need_model
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
 export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none

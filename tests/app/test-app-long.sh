@@ -13,24 +13,20 @@
 # The command line exports the grid of the long run (from the overviews, one head at a
 # time) and a token range of one head.
 #
-# Skips (77) without xvfb-run.
+# Fails without xvfb-run (tests/lib.sh).
 # Usage: test-app-long.sh SACCADE APP_FIXTURE_LONG APP_CHECK_IMAGE OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 fixture=$2
 check_image=$3
 out=$4
 n=3000
 
-if ! command -v xvfb-run >/dev/null 2>&1; then
-  echo "xvfb-run is not installed; skipping"
-  exit 77
-fi
+need_tools xvfb-run
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check() { "$check_image" "$@" || fail "$1 looks blank"; }
 
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"

@@ -4,21 +4,20 @@
 # Learn page, picks layer 3, head 4, query 5 and checks the section's numbers against
 # `saccade neuron` on the same run (the same weights, to the table's 5 decimals), then the
 # head-wide line; screenshots in English and Simplified Chinese.
-# Usage: test-app-neuron.sh SACCADE APP_CHECK_IMAGE OUTDIR  (skips with 77 without the
-# default model or xvfb-run)
+# Usage: test-app-neuron.sh SACCADE APP_CHECK_IMAGE OUTDIR  (fails without the
+# default model or xvfb-run: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 check_image=$2
 out=$3
-model=${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 
-command -v xvfb-run >/dev/null 2>&1 || { echo "xvfb-run is not installed; skipping"; exit 77; }
-[ -f "$model" ] || { echo "the default model is not fetched ($model); skipping"; exit 77; }
+need_tools xvfb-run
+need_model
+need_python_modules json
 
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
 export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
@@ -42,7 +41,7 @@ check_png() { [ -f "$1" ] && "$check_image" "$1" 800 600 50 || fail "$1 is missi
   > "$out/capture.log" 2>&1 || fail "capture"
 "$saccade" neuron --db "$db" --model "$model" 1 --layer 3 --head 4 --query 5 --json \
   > "$out/neuron.json" || fail "saccade neuron"
-weights=$(python3 -c "import json, sys
+weights=$(python -c "import json, sys
 d = json.load(open(sys.argv[1]))
 print(' '.join('%.5f' % k['weight'] for k in d['keys']))" "$out/neuron.json")
 [ -n "$weights" ] || fail "no weights from saccade neuron"

@@ -8,26 +8,19 @@
 #     editor and the window are screenshot (checked not blank).
 #  2. Ctrl+Enter in the editor runs; with the chat template on, the stored text is the
 #     ChatML turn around the entry's line.
-# Skips (77) without xvfb-run, python3 or the default model.
+# Fails without xvfb-run, Python or the default model (tests/lib.sh).
 # Usage: test-app-prompt.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 check_image=$2
 out=$3
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 
-if ! command -v xvfb-run >/dev/null 2>&1; then
-  echo "xvfb-run is not installed (apt-get install xvfb xauth); skipping"
-  exit 77
-fi
-if [ ! -f "$model" ] || ! command -v python3 > /dev/null; then
-  echo "the default model (data/fetch-model.sh) or python3 is missing; skipping"
-  exit 77
-fi
+need_tools xvfb-run
+need_model
+need_python_modules json sqlite3
 rm -rf "$out"
 mkdir -p "$out/home"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
 export XDG_CACHE_HOME="$out/home/cache"
@@ -73,7 +66,7 @@ done
 printf 'Roses are red,\nviolets are blue.' > "$out/poem.txt"
 "$saccade" generate -n 4 --json -f "$out/poem.txt" > "$out/gen.json" 2>&1
 "$saccade" tokenize --ids -f "$out/poem.txt" > "$out/poem.ids" 2>&1
-python3 - "$db" "$out/gen.json" "$out/poem.ids" > "$out/py.log" 2>&1 <<'PY' || { fail "the stored runs:"; sed 's/^/  | /' "$out/py.log"; }
+python - "$db" "$out/gen.json" "$out/poem.ids" > "$out/py.log" 2>&1 <<'PY' || { fail "the stored runs:"; sed 's/^/  | /' "$out/py.log"; }
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 runs = c.execute("SELECT id, text FROM runs ORDER BY id").fetchall()[1:]

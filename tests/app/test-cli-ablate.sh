@@ -3,43 +3,14 @@
 # read the way a script reads it: the JSON parsed and checked against the definitions of
 # docs/metrics.md ("Attention permutation and erasure curves"), stored studies reused,
 # bad arguments refused with a message that names them.
-# Usage: test-cli-ablate.sh PATH/TO/saccade   (skips with 77 when the default model is absent)
+# Usage: test-cli-ablate.sh PATH/TO/saccade   (fails without the default model: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
+need_model
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 db="$tmp/a.sqlite"
-fails=0
-passes=0
-
-check() { # name, output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
-pycheck() { # name, json file, python statements reading d
-  if python3 -c "import json, math, sys
-d = json.load(open(sys.argv[1]))
-$3" "$2" > "$tmp/py.out" 2>&1; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.out"; fails=$((fails + 1))
-  fi
-}
 
 # A tiny sentence: 4 tokens (The, cat, sat, .).
 "$saccade" capture --db "$db" "The cat sat." > "$tmp/cap" 2>&1

@@ -1,51 +1,21 @@
 #!/bin/sh
 # test-cli-adversarial.sh — `saccade adversarial` read the way a script reads it: a run
 # captured, then layer 29 head 3 searched at ε 0.01 and 0.05 with 10 Adam steps: --json
-# checked field by field (python3's json module: 0 <= JSD <= JSD max <= ln 2, TVD <= ε, ε
+# checked field by field (Python's json module: 0 <= JSD <= JSD max <= ln 2, TVD <= ε, ε
 # increasing, the rows distributions over the visible keys), the CSV's rows, the figure as
 # SVG, the study reused on a second call (same study id, no second study stored), a whole
 # layer in text, and bad input refused with its message.
-# Usage: test-cli-adversarial.sh PATH/TO/saccade   (skips with 77 without the default model,
-# python3 or sqlite3)
+# Usage: test-cli-adversarial.sh PATH/TO/saccade   (fails without the default model,
+# Python or sqlite3: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-for tool in python3 sqlite3; do
-  command -v "$tool" > /dev/null || { echo "$tool not found; skipping"; exit 77; }
-done
+need_model
+need_tools sqlite3
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 db="$tmp/a.sqlite"
 
-check() { # name, file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
-pycheck() { # name, json file, python assertions over `d`
-  if python3 -c "import json, math, sys
-d = json.load(open(sys.argv[1]))
-$3" "$2" > "$tmp/py.err" 2>&1; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
-  fi
-}
 adv_studies() { sqlite3 "$db" "SELECT count(*) FROM studies WHERE kind = 'adversarial'"; }
 
 "$saccade" capture --db "$db" "The capital of France is" > "$tmp/cap" 2>&1
@@ -83,14 +53,14 @@ check csv-header "$tmp/a.csv" "^epsilon,jsd,jsd_max,tvd"
 [ "$(wc -l < "$tmp/a.csv")" = 3 ] && passes=$((passes + 1)) \
   || { echo "FAIL: a.csv has $(wc -l < "$tmp/a.csv") lines, not 1 + 2"; fails=$((fails + 1)); }
 check csv-row "$tmp/a.csv" '^0.05,[0-9.e-]*,[0-9.e-]*,[0-9.e-]*'
-python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$tmp/fig.svg" \
+python -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$tmp/fig.svg" \
   && passes=$((passes + 1)) || { echo "FAIL: fig.svg is not valid XML"; fails=$((fails + 1)); }
 check svg "$tmp/fig.svg" "<svg"
 
 # Reused: the same study, nothing searched or stored again (a loaded study has no rows).
 "$saccade" adversarial 1 --db "$db" --layer 29 --head 3 --epsilon 0.01,0.05 --iterations 10 \
   --json -o "$tmp/b.png" > "$tmp/b.json" 2>&1
-first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/a.json")
+first=$(python -c 'import json,sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/a.json")
 pycheck reused "$tmp/b.json" "
 a = json.load(open('$tmp/a.json'))
 assert d['source'] == 'reused' and d['study_id'] == $first, (d['source'], d['study_id'])

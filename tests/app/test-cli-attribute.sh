@@ -1,50 +1,20 @@
 #!/bin/sh
 # test-cli-attribute.sh — `saccade attribute` read the way a script reads it: a run captured,
-# then every method with 4 integration points: --json checked field by field (python3's json
+# then every method with 4 integration points: --json checked field by field (Python's json
 # module), the CSV's rows, the figure written as PNG and SVG, the study reused on a second
 # call (its JSON says "source": "reused" with the first call's study id, and the database
 # holds no second attribution study), and bad input refused with its message.
-# Usage: test-cli-attribute.sh PATH/TO/saccade   (skips with 77 without the default model,
-# python3 or sqlite3)
+# Usage: test-cli-attribute.sh PATH/TO/saccade   (fails without the default model,
+# Python or sqlite3: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-for tool in python3 sqlite3; do
-  command -v "$tool" > /dev/null || { echo "$tool not found; skipping"; exit 77; }
-done
+need_model
+need_tools sqlite3
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 db="$tmp/a.sqlite"
 
-check() { # name, file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
-pycheck() { # name, json file, python assertions over `d`
-  if python3 -c "import json, math, sys
-d = json.load(open(sys.argv[1]))
-$3" "$2" > "$tmp/py.err" 2>&1; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
-  fi
-}
 attr_studies() { sqlite3 "$db" "SELECT count(*) FROM studies WHERE kind = 'attribution'"; }
 
 "$saccade" capture --db "$db" "The capital of France is" > "$tmp/cap" 2>&1
@@ -92,7 +62,7 @@ head -c 8 "$tmp/a.png" | grep -q PNG && passes=$((passes + 1)) \
 # Reused: the same study, nothing computed or stored again.
 "$saccade" attribute --db "$db" 1 --method all --steps 4 --json -o "$tmp/a.svg" \
   > "$tmp/b.json" 2>&1
-first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/a.json")
+first=$(python -c 'import json,sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/a.json")
 pycheck reused "$tmp/b.json" "
 assert d['source'] == 'reused' and d['study_id'] == $first, (d['source'], d['study_id'])
 assert d['loo']['reused'] and d['timing']['forward_backward_s'] == 0"

@@ -10,20 +10,14 @@
 #     --json's stdout stays one JSON document, and the run stores "cpu"; without --backend a
 #     build without CUDA says nothing;
 #   - an unknown name fails before the model loads, naming the choices.
-# Usage: test-cli-backend.sh PATH/TO/saccade   (skips with 77 when the default model is absent)
+# Usage: test-cli-backend.sh PATH/TO/saccade   (fails without the default model: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
+need_model
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export XDG_DATA_HOME="$tmp/xdg"
-fails=0
-passes=0
 
 ok() { passes=$((passes + 1)); }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -41,7 +35,7 @@ rc_zero() { # name, rc, stderr file
   if [ "$2" -eq 0 ]; then ok; else bad "$1 exited $2:"; sed 's/^/  | /' "$3"; fi
 }
 backends() { # database: the stored runs' backends, oldest first
-  "$saccade" runs --db "$1" --json | python3 -c "import json, sys
+  "$saccade" runs --db "$1" --json | python -c "import json, sys
 print(' '.join(r['backend'] for r in json.load(sys.stdin)['runs']))"
 }
 
@@ -107,7 +101,7 @@ fi
 db="$tmp/auto.sqlite"
 "$saccade" capture --db "$db" --backend auto --json -t "The cat sat." > "$tmp/auto.json" 2> "$tmp/auto.err"
 rc_zero "capture --backend auto" $? "$tmp/auto.err"
-python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['backend'] == sys.argv[2], d['backend']" \
+python -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['backend'] == sys.argv[2], d['backend']" \
   "$tmp/auto.json" "$auto" && ok || bad "--backend auto --json: stdout is not one JSON document with backend '$auto'"
 got=$(backends "$db")
 [ "$got" = "$auto" ] && ok || bad "--backend auto stored '$got', expected '$auto'"

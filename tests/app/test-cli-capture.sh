@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-cli-capture.sh — what goes into `saccade capture` and what it says the model predicts,
-# read the way a user reads it; the stored runs are read back with python3's sqlite3:
+# read the way a user reads it; the stored runs are read back with Python's sqlite3:
 #  - --chat wraps the text as `saccade generate --chat` does (same prompt tokens, the
 #    stored text in the ChatML turns); refused with --no-parse-special;
 #  - --prompt-file FILE (and - for stdin) stores the file's bytes exactly, newlines
@@ -11,55 +11,32 @@
 #    tokens (bytes of the fp16 blobs); --generate 0 is a plain capture; N < 0 is refused;
 #  - the last position's top-5 next tokens (text with --summary, JSON always), best first,
 #    and " Paris" among them after "The capital of France is".
-# Usage: test-cli-capture.sh PATH/TO/saccade   (skips with 77 when the default model or
-# python3 is absent)
+# Usage: test-cli-capture.sh PATH/TO/saccade   (fails without the default model, Python
+# or NumPy: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-if ! command -v python3 > /dev/null; then
-  echo "python3 is not installed; skipping"
-  exit 77
-fi
+need_model
+need_python_modules json numpy sqlite3
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 db="$tmp/c.sqlite"
 
-check() { # name, output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
 py() { # name, python source (argv: the database, then the rest)
-  name=$1; src=$2; shift 2
-  if python3 -c "$src" "$db" "$@" > "$tmp/py.out" 2>&1; then
+  name=$1; code=$2; shift 2
+  if python -c "$code" "$db" "$@" > "$tmp/py.out" 2>&1; then
     passes=$((passes + 1))
   else
     echo "FAIL: $name:"; sed 's/^/  | /' "$tmp/py.out"; fails=$((fails + 1))
   fi
 }
 # The run id of a `capture --json` output.
-run_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["run"])' "$1"; }
+run_of() { python -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["run"])' "$1"; }
 
 # --- --chat ------------------------------------------------------------------------------
 q="What is the capital of France?"
 "$saccade" generate --chat -n 12 --json "$q" > "$tmp/gen.json" 2>&1
 "$saccade" capture --db "$db" --chat --json -t "$q" > "$tmp/chat.json" 2>&1
-check chat-prompt-tokens "$tmp/chat.json" "\"prompt_tokens\" : $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["prompt_tokens"])' "$tmp/gen.json"),"
+check chat-prompt-tokens "$tmp/chat.json" "\"prompt_tokens\" : $(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["prompt_tokens"])' "$tmp/gen.json"),"
 chat_run=$(run_of "$tmp/chat.json")
 py chat-text 'import sqlite3, sys
 t = sqlite3.connect(sys.argv[1]).execute("SELECT text FROM runs WHERE id = ?", (int(sys.argv[2]),)).fetchone()[0]
@@ -181,7 +158,7 @@ assert pieces[-1][0] == b" Paris", pieces[-1]
 ' "$run" "$tmp/stored.json"
 
 # --- the size, before a long run (g_format_size puts a no-break space before the unit) ---------------------------------------------------------
-python3 -c 'print("the cat " * 3000)' > "$tmp/long.txt"
+python -c 'print("the cat " * 3000)' > "$tmp/long.txt"
 "$saccade" capture --db "$db" --estimate -p "$tmp/long.txt" > "$tmp/est" 2>&1
 check estimate-all "$tmp/est" "^6001 tokens, 270 of 270 heads: about 9\.7.GB"
 "$saccade" capture --db "$db" --estimate --layers 10-20 --heads 0,4 -p "$tmp/long.txt" > "$tmp/est" 2>&1

@@ -10,44 +10,20 @@
 #      there is no matrix): head 1.0 is an induction head and head 0.0 a previous-token
 #      head, by construction;
 #   3. SmolLM2 against itself: every statistic, score, type and count identical, each head's
-#      nearest head itself (skipped without the default model);
+#      nearest head itself (fails without the default model);
 #   4. SmolLM2 against the tiny model: the tokenizations differ, so no matrix, and the
 #      output says so;
 #   5. errors: an empty text, a model that does not load (named A or B), one model only,
 #      no text, a --run that is not stored, a text given twice.
 # Usage: test-cli-compare-models.sh PATH/TO/saccade PATH/TO/app-write-model
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 write_model=$2
 smol="${SACCADE_MODEL:-${SC_TEST_SOURCE_DIR:-.}/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_python_modules json
 db="$tmp/c.sqlite"
-fails=0
-passes=0
 
-check() { # name, output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
-pycheck() { # name, json file, python statements reading d
-  if python3 -c "import json, math, sys
-d = json.load(open(sys.argv[1]))
-$3" "$2" > "$tmp/py.out" 2>&1; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.out"; fails=$((fails + 1))
-  fi
-}
 # The two sides are identical in everything but where they came from.
 same_sides='
 a, b = d["models"]
@@ -144,7 +120,7 @@ assert sum(a["counts"].values()) == 270 and sum(b["counts"].values()) == 8'
   check smollm2-tiny-text "$tmp/st.txt" "the tokenizations differ (A 11 tokens, B 27)"
   check smollm2-tiny-no-matrix "$tmp/st.txt" "so there is no head-vs-head matrix"
 else
-  echo "default model not fetched; skipping the SmolLM2 cases"
+  fail "the default model is not fetched ($smol): run data/fetch-model.sh (tools/setup.sh does); the SmolLM2 cases cannot run"
 fi
 
 # --- 5. Errors ----------------------------------------------------------------------------

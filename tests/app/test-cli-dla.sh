@@ -1,43 +1,20 @@
 #!/bin/sh
 # test-cli-dla.sh — `saccade dla` and `saccade means` read the way a user reads them, their
-# --json checked by python3: the direct logit attribution adds up to the target's logit,
+# --json checked by Python: the direct logit attribution adds up to the target's logit,
 # ranks by |DLA|, sets a stored zero-ablation sweep's Δ log p beside it with a Spearman ρ
 # that python recomputes; the reference means are computed once and then reused.
-# Usage: test-cli-dla.sh PATH/TO/saccade   (skips with 77 when the default model or python3
-# is absent)
+# Usage: test-cli-dla.sh PATH/TO/saccade   (fails without the default model or Python:
+# tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-if ! command -v python3 > /dev/null; then
-  echo "python3 is not installed; skipping"
-  exit 77
-fi
+need_model
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 db="$tmp/c.sqlite"
 
-check() { # name, output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
 py_check() { # name, json file, python code reading `d` (asserts)
-  if python3 -c "import json, math, sys; d = json.load(open(sys.argv[1])); $3" "$2" > "$tmp/py" 2>&1; then
+  if python -c "import json, math, sys; d = json.load(open(sys.argv[1])); $3" "$2" > "$tmp/py" 2>&1; then
     passes=$((passes + 1))
   else
     echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py"; fails=$((fails + 1))
@@ -96,7 +73,7 @@ check dla-beside "$tmp/dla2" "beside their zero-ablation Δ log p"
 check dla-rho "$tmp/dla2" "Spearman ρ (DLA, Δ log p) over the 270 heads"
 "$saccade" dla 2 --db "$db" --json > "$tmp/dla2.json" 2>&1
 "$saccade" ablate 2 --heads --db "$db" --json > "$tmp/abl2.json" 2>&1
-python3 -c '
+python -c '
 import json, sys
 d = json.load(open(sys.argv[1])); a = json.load(open(sys.argv[2]))
 assert a["target"] == d["target"]["id"]
@@ -130,19 +107,19 @@ expect_fail means-unknown-set "$tmp/bad" "no reference set named 'no-such-set'" 
 
 # 6. Corrupt stored studies are refused, said so, and computed again.
 if command -v sqlite3 > /dev/null; then
-  mid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/m1.json")
+  mid=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/m1.json")
   sqlite3 "$db" "UPDATE study_series SET value = NULL WHERE study_id = $mid AND series = 'mean' AND pos = 100"
   "$saccade" means --db "$db" --json > "$tmp/m3.json" 2>&1
   py_check means-corrupt "$tmp/m3.json" '
 assert d["source"] == "computed", d
 assert "refused" in d["warning"] and "layer 0 head 1 dimension 36" in d["warning"], d["warning"]'
-  did=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/dla.json")
+  did=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/dla.json")
   sqlite3 "$db" "DELETE FROM study_heads WHERE study_id = $did AND layer = 3 AND head = 4"
   "$saccade" dla 1 --db "$db" > "$tmp/dla3" 2>&1
   check dla-corrupt "$tmp/dla3" "refused and computed again: .*head 3.4's \"dla\" is missing"
   check dla-corrupt-stored "$tmp/dla3" "computed now in"
 else
-  echo "sqlite3 is not installed: the corrupt-study checks are left out"
+  fail "sqlite3 is not installed (tools/setup.sh installs it): the corrupt-study checks cannot run"
 fi
 
 echo "$passes passed, $fails failed"

@@ -2,41 +2,17 @@
 # test-cli-export.sh — whole-run export (`saccade export RUN --all`), token ranges
 # (`--range`), the Python reader (python/saccade_store.py) against the C reader, and the
 # new user's first verbs (`demo --json`, the model's readable name).
-# Usage: test-cli-export.sh PATH/TO/saccade   (skips with 77 when the default model or
-# NumPy is absent)
+# Usage: test-cli-export.sh PATH/TO/saccade   (fails without the default model or
+# NumPy: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-src="${SC_TEST_SOURCE_DIR:-$(dirname "$0")/../..}"
-model="${SACCADE_MODEL:-$src/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-if ! python3 -c "import numpy" 2>/dev/null; then
-  echo "NumPy not installed; skipping"
-  exit 77
-fi
+need_model
+need_python_modules json numpy sqlite3
 export SACCADE_MODEL="$model"
 export PYTHONPATH="$src/python"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 db="$tmp/runs.sqlite"
-fails=0
-passes=0
 
-check() { # name, output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
 ok() { # name, rc, output file
   if [ "$2" -eq 0 ]; then
     passes=$((passes + 1))
@@ -80,7 +56,7 @@ done
 
 # The .npz against the database (read by the Python reader) and against the C reader's
 # CSV and JSON, value for value; the .npy against the .npz; tokens, text and metadata.
-python3 - "$tmp" "$db" > "$tmp/py-all" 2>&1 <<'PY'
+python - "$tmp" "$db" > "$tmp/py-all" 2>&1 <<'PY'
 import json, sqlite3, sys
 import numpy as np
 import saccade_store as ss
@@ -137,13 +113,13 @@ check export-all-roundtrip-says "$tmp/py-all" "npz = store = csv = json"
 cmp -s "$tmp/run1.npz" "$tmp/again.npz" && passes=$((passes + 1)) \
   || { echo "FAIL: two exports of run 1 differ"; fails=$((fails + 1)); }
 # The archive is a valid ZIP by another reader than NumPy's.
-python3 -m zipfile -t "$tmp/run1.npz" > "$tmp/ziptest" 2>&1
+python -m zipfile -t "$tmp/run1.npz" > "$tmp/ziptest" 2>&1
 ok export-all-zip-valid $? "$tmp/ziptest"
 
 # --compress: the same arrays as the stored export, every member deflated.
 "$saccade" export 1 --db "$db" --all --compress -o "$tmp/run1-deflated.npz" > "$tmp/z" 2>&1
 ok export-all-compress $? "$tmp/z"
-python3 - "$tmp/run1-deflated.npz" "$tmp/run1.npz" > "$tmp/z" 2>&1 <<'PY'
+python - "$tmp/run1-deflated.npz" "$tmp/run1.npz" > "$tmp/z" 2>&1 <<'PY'
 import sys, zipfile
 import numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
@@ -165,7 +141,7 @@ for from in "" 1 100; do
     name="zip64-${from:-none}${c}"
     "$write_npz" "$tmp/$name.npz" "$from" "${c:+6}" > "$tmp/z" 2>&1
     ok "export-$name" $? "$tmp/z"
-    python3 - "$tmp/$name.npz" "$tmp/zip64-ref.npz" "$from" "$c" > "$tmp/z" 2>&1 <<'PY'
+    python - "$tmp/$name.npz" "$tmp/zip64-ref.npz" "$from" "$c" > "$tmp/z" 2>&1 <<'PY'
 import sys, zipfile
 import numpy as np
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
@@ -206,7 +182,7 @@ ls "$tmp" | grep -q 'x\.npz\.' && { echo "FAIL: a failed export left a temporary
 # clear refusal naming the head, or — once the store has such captures — NaN and a false
 # 'stored' for exactly that head.
 cp "$db" "$tmp/holes.sqlite"
-python3 - "$tmp/holes.sqlite" <<'PY'
+python - "$tmp/holes.sqlite" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("DELETE FROM attention WHERE run_id = 1 AND layer = 7 AND head = 4")
@@ -217,7 +193,7 @@ rc=$?
 if [ $rc -ne 0 ]; then
   check export-all-hole-refused "$tmp/holes" "run 1"
 else
-  python3 - "$tmp/holes.npz" "$tmp/run1.npz" > "$tmp/holes-py" 2>&1 <<'PY'
+  python - "$tmp/holes.npz" "$tmp/run1.npz" > "$tmp/holes-py" 2>&1 <<'PY'
 import sys
 import numpy as np
 import saccade_store as ss
@@ -231,7 +207,7 @@ PY
   ok export-all-hole-nan $? "$tmp/holes-py"
   check export-all-hole-says "$tmp/holes" "1 heads are not in the store"
 fi
-python3 -c "
+python -c "
 import sys, saccade_store as ss
 st = ss.Store(sys.argv[1])
 try:
@@ -255,7 +231,7 @@ check range-all-says "$tmp/r" "queries 2:6 x keys 2:6"
 check range-csv-says "$tmp/r" "4 x 7, queries 3:7 x keys 0:7"
 "$saccade" export 1 --db "$db" --layer 5 --head 2 --range 3:7,0:7 -o "$tmp/r37.npy" > /dev/null 2>&1
 "$saccade" export 1 --db "$db" --layer 5 --head 2 --range 3:7,0:7 -o "$tmp/r37.json" > /dev/null 2>&1
-python3 - "$tmp" > "$tmp/py-range" 2>&1 <<'PY'
+python - "$tmp" > "$tmp/py-range" 2>&1 <<'PY'
 import csv, json, sys
 import numpy as np
 import saccade_store as ss
@@ -322,7 +298,7 @@ check lines-options-title "$tmp/r" "layer 3, heads 0,3, tokens 2:6"
 "$saccade" export 1 --db "$db" --figure lines --layer 3 --threshold 0 --top-k 0 -o "$tmp/l0.svg" \
   > /dev/null 2>&1
 "$saccade" export 1 --db "$db" --all -o "$tmp/lines-all.npz" > /dev/null 2>&1
-python3 - "$tmp" > "$tmp/py-lines" 2>&1 <<'PY'
+python - "$tmp" > "$tmp/py-lines" 2>&1 <<'PY'
 import re, sys
 import numpy as np
 tmp = sys.argv[1]
@@ -395,7 +371,7 @@ check range-help "$tmp/help" "half-open as in NumPy"
 # ------------------------------------------------------------------------------------ #
 # The Python reader distrusts the file                                                 #
 
-python3 - "$db" "$tmp" > "$tmp/py-hostile" 2>&1 <<'PY'
+python - "$db" "$tmp" > "$tmp/py-hostile" 2>&1 <<'PY'
 import shutil, sqlite3, sys
 import saccade_store as ss
 db, tmp = sys.argv[1], sys.argv[2]
@@ -449,14 +425,14 @@ ok reader-hostile $? "$tmp/py-hostile"
 check reader-hostile-says "$tmp/py-hostile" "hostile files refused"
 
 # The example runs on both sources and agrees with `saccade heads`.
-python3 "$src/python/examples/previous_token_heads.py" "$db" 1 > "$tmp/ex-db" 2>&1
+python "$src/python/examples/previous_token_heads.py" "$db" 1 > "$tmp/ex-db" 2>&1
 ok example-db $? "$tmp/ex-db"
-python3 "$src/python/examples/previous_token_heads.py" "$tmp/run1.npz" > "$tmp/ex-npz" 2>&1
+python "$src/python/examples/previous_token_heads.py" "$tmp/run1.npz" > "$tmp/ex-npz" 2>&1
 ok example-npz $? "$tmp/ex-npz"
 tail -5 "$tmp/ex-db" > "$tmp/ex-db5"; tail -5 "$tmp/ex-npz" > "$tmp/ex-npz5"
 cmp -s "$tmp/ex-db5" "$tmp/ex-npz5" && passes=$((passes + 1)) || { echo "FAIL: the example differs between the store and the .npz"; fails=$((fails + 1)); }
 "$saccade" heads 1 --db "$db" --json > "$tmp/heads.json" 2>&1
-python3 - "$tmp/heads.json" "$tmp/ex-db5" > "$tmp/ex-check" 2>&1 <<'PY'
+python - "$tmp/heads.json" "$tmp/ex-db5" > "$tmp/ex-check" 2>&1 <<'PY'
 import json, re, sys
 heads = json.load(open(sys.argv[1], errors="replace"))
 heads = heads.get("heads", heads) if isinstance(heads, dict) else heads
@@ -492,7 +468,7 @@ for lh in "0 0" "5 2" "17 3" "29 8"; do
 done
 # Row blocks: run 2's layer 5 head 2 moved into three attention_parts rows (as a capture
 # does for a head past SQLite's length limit); the C reader must give the same values.
-python3 - "$v3" > "$tmp/v3split" 2>&1 <<'PY'
+python - "$v3" > "$tmp/v3split" 2>&1 <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 n, layout, data = c.execute("SELECT n_query, layout, data FROM attention WHERE run_id = 2 AND "
@@ -511,7 +487,7 @@ PY
 ok v3-split $? "$tmp/v3split"
 "$saccade" export 2 --db "$v3" --layer 5 --head 2 -o "$tmp/v3-2-5-2-split.npy" > "$tmp/v3e" 2>&1
 ok v3-split-export $? "$tmp/v3e"
-python3 - "$v3" "$tmp" > "$tmp/v3py" 2>&1 <<'PY'
+python - "$v3" "$tmp" > "$tmp/v3py" 2>&1 <<'PY'
 import shutil, sqlite3, sys
 import numpy as np
 import saccade_store as ss
@@ -582,7 +558,7 @@ check v3-python-says "$tmp/v3py" "v3: python = C"
 # `demo --json` is JSON (it printed the text form), with the numbers of the text form.
 "$saccade" demo --json > "$tmp/demo.json" 2> "$tmp/demo.err"
 "$saccade" demo > "$tmp/demo.txt" 2>&1
-python3 - "$tmp/demo.json" "$tmp/demo.txt" > "$tmp/demo-check" 2>&1 <<'PY'
+python - "$tmp/demo.json" "$tmp/demo.txt" > "$tmp/demo-check" 2>&1 <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()

@@ -1,49 +1,16 @@
 #!/bin/sh
 # test-cli-faithfulness.sh — `saccade faithfulness` read the way a script reads it: --json
-# checked field by field (python3's json module), the CSV's layout, the figures written, the
+# checked field by field (Python's json module), the CSV's layout, the figures written, the
 # study reused on a second call, and bad sentence files refused with their message.
-# Usage: test-cli-faithfulness.sh PATH/TO/saccade   (skips with 77 without the default model
-# or python3)
+# Usage: test-cli-faithfulness.sh PATH/TO/saccade   (fails without the default model
+# or Python: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-if ! command -v python3 > /dev/null; then
-  echo "python3 not found; skipping"
-  exit 77
-fi
+need_model
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 db="$tmp/f.sqlite"
-
-check() { # name, file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
-pycheck() { # name, json file, python assertions over `d`
-  if python3 -c "import json, math, sys
-d = json.load(open(sys.argv[1]))
-$3" "$2" > "$tmp/py.err" 2>&1; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
-  fi
-}
 
 # A run: computed, then reused; the figure and the CSV.
 "$saccade" capture --db "$db" "The cat chased the ball because it" > "$tmp/cap" 2>&1
@@ -116,7 +83,7 @@ check file-text-timing "$tmp/file.txt" "outside forward passes"
 printf 'The capital of France is\n\377\376 broken\n' > "$tmp/bad.txt"
 "$saccade" faithfulness --file "$tmp/bad.txt" > "$tmp/e1" 2>&1
 expect_fail bad-utf8 "$tmp/e1" "bad.txt:2: the line is not valid UTF-8" $?
-python3 -c 'print("The capital of France is"); print("word " * 500)' > "$tmp/long.txt"
+python -c 'print("The capital of France is"); print("word " * 500)' > "$tmp/long.txt"
 "$saccade" faithfulness --file "$tmp/long.txt" > "$tmp/e9" 2>&1
 expect_fail long-line "$tmp/e9" "long.txt:2: the line is 2500 bytes long, more than the 2048" $?
 printf '# only a comment\n\n' > "$tmp/empty.txt"

@@ -9,17 +9,16 @@
 # (compare-json.py). A verb that recomputed instead of reading back would say
 # "source": "computed" and fail. The database itself must not change: the test compares
 # the studies table before and after.
-set -eu
+set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 golden=$2
-python=${SACCADE_PYTHON:-/usr/bin/python3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+need_model
+need_python_modules json sqlite3
 
 cp "$golden/studies.sqlite" "$tmp/studies.sqlite"
 studies () {
-  "$python" -c 'import sqlite3, sys
+  python -c 'import sqlite3, sys
 c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
 for row in c.execute("SELECT id, kind, params, status FROM studies ORDER BY id"):
     print(row)
@@ -33,22 +32,22 @@ grep -v '^#' "$golden/verbs.txt" | while IFS='|' read -r name args; do
   if ! "$saccade" $args --db "$tmp/studies.sqlite" --json > "$tmp/$name.json" 2> "$tmp/$name.err"; then
     echo "FAIL: saccade $args failed:"
     sed 's/^/  | /' "$tmp/$name.err"
-    echo 1 > "$tmp/failed"
+    echo >> "$tmp/failed"
     continue
   fi
-  if ! "$python" "$golden/compare-json.py" "$golden/$name.json" "$tmp/$name.json" > "$tmp/$name.diff"; then
+  if ! python "$golden/compare-json.py" "$golden/$name.json" "$tmp/$name.json" > "$tmp/$name.diff"; then
     echo "FAIL: saccade $args: $(cat "$tmp/$name.diff")"
-    echo 1 > "$tmp/failed"
+    echo >> "$tmp/failed"
   else
     echo "ok: $name"
   fi
 done
-[ -f "$tmp/failed" ] && fail=1
+# (the loop runs in a subshell: its failures are counted through a file)
+[ -f "$tmp/failed" ] && fails=$((fails + $(wc -l < "$tmp/failed")))
 
 studies "$tmp/studies.sqlite" > "$tmp/after"
 if ! cmp -s "$tmp/before" "$tmp/after"; then
-  echo "FAIL: reading the studies back changed the database's studies:"
+  fail "reading the studies back changed the database's studies:"
   diff "$tmp/before" "$tmp/after" | head -20
-  fail=1
 fi
-exit $fail
+[ "$fails" -eq 0 ]

@@ -1,36 +1,17 @@
 #!/bin/sh
 # test-cli-learn.sh — `saccade learn` read the way a user reads it: each topic's --json
-# checked by python3 against the seed articles' numbers (the same numbers as
+# checked by Python against the seed articles' numbers (the same numbers as
 # tests/analysis/test-learn.c: 000's weights 0.736/0.164/0.100 and unscaled 0.936/0.047/0.017,
 # 004's rows and outputs to 4 decimals, 004's √d_k numbers, Llama 2 70B's KV cache, the
 # 32 MiB score matrix), and bad input refused with a clear message and a nonzero exit.
-# No model is needed. Usage: test-cli-learn.sh PATH/TO/saccade (skips with 77 without python3)
+# No model is needed. Usage: test-cli-learn.sh PATH/TO/saccade (fails without Python: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-if ! command -v python3 > /dev/null; then
-  echo "python3 is not installed; skipping"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
+need_python_modules json
 
-check() { # name, output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
 py_check() { # name, json file, python code reading `d` (asserts)
-  if python3 -c "import json, math, sys; d = json.load(open(sys.argv[1])); close = lambda a, b, t: all(abs(x - y) <= t for x, y in zip(a, b)) and len(a) == len(b); $3" "$2" > "$tmp/py" 2>&1; then
+  if python -c "import json, math, sys; d = json.load(open(sys.argv[1])); close = lambda a, b, t: all(abs(x - y) <= t for x, y in zip(a, b)) and len(a) == len(b); $3" "$2" > "$tmp/py" 2>&1; then
     passes=$((passes + 1))
   else
     echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py"; fails=$((fails + 1))

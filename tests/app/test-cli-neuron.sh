@@ -1,7 +1,7 @@
 #!/bin/sh
 # test-cli-neuron.sh — `saccade neuron` read the way a script reads it: a sentence captured,
 # then two heads (an early and the last layer, different KV heads) with --json --all-queries,
-# where for EVERY query of the head python3 redoes the softmax of the shown scaled scores and
+# where for EVERY query of the head Python redoes the softmax of the shown scaled scores and
 # sets it against the stored probabilities. The store keeps fp16: a probability p in
 # [2^-14, 1] is rounded to 11 significant bits, |p_fp16 − p| <= 2^-12 p (half an ulp); we
 # allow a whole ulp, 2^-11 p, plus 1e-5 for the forward's float arithmetic against the
@@ -10,45 +10,15 @@
 # Also: q_i · k_j from the shown vectors is the shown dot, and the product vector is q ∘ k;
 # the text output; bad layer, query, run, missing options and a head the run did not keep
 # refused with their message; a kept head of a partial capture works.
-# Usage: test-cli-neuron.sh PATH/TO/saccade   (skips with 77 without the default model or
-# python3)
+# Usage: test-cli-neuron.sh PATH/TO/saccade   (fails without the default model or
+# Python: tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
-command -v python3 > /dev/null || { echo "python3 not found; skipping"; exit 77; }
+need_model
+need_python_modules json
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 db="$tmp/n.sqlite"
-
-check() { # name, file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
-pycheck() { # name, json file, python assertions over `d`
-  if python3 -c "import json, math, sys
-d = json.load(open(sys.argv[1]))
-$3" "$2" > "$tmp/py.err" 2>&1; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
-  fi
-}
 
 "$saccade" capture --db "$db" "The cat chased the ball because it was tired, so it slept." \
   > "$tmp/cap" 2>&1

@@ -5,18 +5,14 @@
 # merged give the report and the stored values of one unsharded run, bit for bit; a rerun
 # shard reads everything back; capture --file --shard: 2 shards merged hold the same heads
 # as one capture, and a rerun resumes. tests/cluster/ does faithfulness on a real Slurm.
-# Usage: test-cli-shard.sh PATH/TO/saccade SOURCE_ROOT   (77 without the model or python3)
+# Usage: test-cli-shard.sh PATH/TO/saccade SOURCE_ROOT   (fails without the model or Python)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$(realpath "$1")
 root=$2
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-[ -f "$model" ] || { echo "default model not fetched (data/fetch-model.sh); skipping"; exit 77; }
-command -v python3 > /dev/null || { echo "python3 not found; skipping"; exit 77; }
+need_model
+need_python_modules json sqlite3
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 ok () { passes=$((passes + 1)); }
 bad () { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect_fail () { # name, output file, text, exit status
@@ -46,7 +42,7 @@ grep -q "3 of the file's 3 sentences stored, 1 of 1 shards present" "$tmp/e6" &&
 "$saccade" faithfulness --file "$tmp/s.txt" --db "$tmp/whole.sqlite" --threads 1 > "$tmp/again.txt" 2>&1
 grep -q "(3 read back from" "$tmp/again.txt" && ok || { bad "rerun did not read back"; cat "$tmp/again.txt"; }
 # edited databases: the report refuses what it did not write, by name
-sqledit () { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$@"; }
+sqledit () { python -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$@"; }
 cp "$tmp/whole.sqlite" "$tmp/h1.sqlite"
 sqledit "$tmp/h1.sqlite" "UPDATE studies SET params = '{\"verb\":\"faithfulness\",\"settings\":[1]}' WHERE kind = 'shard'"
 "$saccade" faithfulness --report "$tmp/h1.sqlite" > "$tmp/e11" 2>&1
@@ -70,10 +66,10 @@ else
   "$saccade" merge "$tmp/p/merged.sqlite" "$tmp/p/shard-0.sqlite" "$tmp/p/shard-1.sqlite" > /dev/null || bad "merge"
 fi
 "$saccade" faithfulness --report "$tmp/p/merged.sqlite" --json > "$tmp/merged.json" 2>&1 || bad "report of the merge"
-norm () { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k) for k in ("shards","shards_present")]; print(json.dumps(d, sort_keys=True))' "$1"; }
+norm () { python -c 'import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k) for k in ("shards","shards_present")]; print(json.dumps(d, sort_keys=True))' "$1"; }
 [ "$(norm "$tmp/whole.json")" = "$(norm "$tmp/merged.json")" ] && ok || { bad "merged report differs"; diff "$tmp/whole.json" "$tmp/merged.json" | head; }
-python3 "$root/tests/cluster/dump-studies.py" "$tmp/whole.sqlite" > "$tmp/whole.dump"
-python3 "$root/tests/cluster/dump-studies.py" "$tmp/p/merged.sqlite" > "$tmp/merged.dump"
+python "$root/tests/cluster/dump-studies.py" "$tmp/whole.sqlite" > "$tmp/whole.dump"
+python "$root/tests/cluster/dump-studies.py" "$tmp/p/merged.sqlite" > "$tmp/merged.dump"
 cmp -s "$tmp/whole.dump" "$tmp/merged.dump" && [ -s "$tmp/whole.dump" ] && ok || bad "stored values differ"
 # the unsharded study is not a shard of the 2-shard one
 before=$(sha256sum < "$tmp/p/merged.sqlite")
@@ -82,7 +78,7 @@ expect_fail merge-other-n "$tmp/e8" "other settings" $?
 [ "$(sha256sum < "$tmp/p/merged.sqlite")" = "$before" ] && ok || bad "OUT changed by a refused merge"
 
 # capture --file --shard: the runs of 2 shards merged hold the same heads as one capture
-blobs () { python3 -c 'import sqlite3,sys,hashlib
+blobs () { python -c 'import sqlite3,sys,hashlib
 db = sqlite3.connect(sys.argv[1])
 for t, l, h, d in sorted(db.execute("SELECT r.text, a.layer, a.head, a.data FROM attention a JOIN runs r ON r.id = a.run_id")):
     print(bytes(t).decode(), l, h, hashlib.sha256(d).hexdigest())' "$1"; }
@@ -104,7 +100,7 @@ expect_fail capture-shard-other-settings "$tmp/e10" "another study" $?
 
 # per-run studies in each shard (tools/slurm/study-runs.sh), merged: each study follows its
 # run, with the values one database gives
-studies () { python3 -c 'import sqlite3,sys,json
+studies () { python -c 'import sqlite3,sys,json
 db = sqlite3.connect(sys.argv[1])
 text = {i: bytes(t).decode() for i, t in db.execute("SELECT id, text FROM runs")}
 out = []

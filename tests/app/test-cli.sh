@@ -1,32 +1,13 @@
 #!/bin/sh
 # test-cli.sh — the saccade command line, read the way a user reads it.
-# Usage: test-cli.sh PATH/TO/saccade   (skips with 77 when the default model is absent)
+# Usage: test-cli.sh PATH/TO/saccade   (fails without the default model or NumPy:
+# tests/lib.sh)
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
-model="${SACCADE_MODEL:-$SC_TEST_SOURCE_DIR/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-if [ ! -f "$model" ]; then
-  echo "default model not fetched (data/fetch-model.sh); skipping"
-  exit 77
-fi
+need_model
+need_python_modules json numpy sqlite3
 export SACCADE_MODEL="$model"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
-
-check() { # name, command output file, grep pattern
-  if grep -q -- "$3" "$2"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL: $1: output lacks '$3':"; sed 's/^/  | /' "$2"; fails=$((fails + 1))
-  fi
-}
-expect_fail() { # name, file, pattern, rc
-  if [ "$4" -eq 0 ]; then
-    echo "FAIL: $1 exited 0"; fails=$((fails + 1))
-  fi
-  check "$1" "$2" "$3"
-}
 
 "$saccade" info > "$tmp/info" 2>&1
 check info "$tmp/info" "llama, 30 layers, embedding 576"
@@ -65,7 +46,7 @@ check capture-no-store "$tmp/cap" "^   29    8 "
 "$saccade" capture --no-store --summary --json -t "Hi" > "$tmp/cap1.json" 2>"$tmp/cap1.err"
 check capture-one-token "$tmp/cap1.json" '"n_tokens" : 1,'
 check capture-one-token-null "$tmp/cap1.json" '"prev_token" : null,'
-if python3 -c 'import json,sys; json.load(sys.stdin)' < "$tmp/cap1.json" > "$tmp/cap1.check" 2>&1; then
+if python -c 'import json,sys; json.load(sys.stdin)' < "$tmp/cap1.json" > "$tmp/cap1.check" 2>&1; then
   passes=$((passes + 1))
 else
   echo "FAIL: capture --summary --json of one token is not JSON:"; sed 's/^/  | /' "$tmp/cap1.check"; fails=$((fails + 1))
@@ -106,7 +87,7 @@ no_escapes() { # name, file
     passes=$((passes + 1))
   fi
 }
-python3 - "$db" <<'PY'
+python - "$db" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("UPDATE models SET name = 'Evil' || char(27) || '[2J' || char(27) || ']0;pwn' || char(7)")
@@ -120,7 +101,7 @@ check runs-escaped "$tmp/runs-evil" 'Evil\\x1B\[2J'
 no_escapes show-escapes "$tmp/show-evil"
 check show-escaped "$tmp/show-evil" 'Evil\\x1B\[2J\\x1B\]0;pwn\\x07'
 check show-escaped-backend "$tmp/show-evil" 'cpu\\x1B\[31m backend'
-python3 - "$model" "$tmp/evil.gguf" <<'PY'
+python - "$model" "$tmp/evil.gguf" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
 name = b"smollm2"  # general.basename: the readable name starts with it
@@ -139,8 +120,7 @@ for f in csv npy json; do
   check "export-$f" "$tmp/export" "^Wrote .*head.$f: run 1 layer 29 head 8, 10 x 10$"
 done
 check export-csv-header "$tmp/head.csv" '^query\\key,0:The,1:␣cat,'
-if python3 -c "import numpy" 2>/dev/null; then
-  python3 - "$tmp" > "$tmp/npy" 2>&1 <<'PY'
+python - "$tmp" > "$tmp/npy" 2>&1 <<'PY'
 import json, sys
 import numpy as np
 d = sys.argv[1]
@@ -151,8 +131,7 @@ ok = a.shape == (10, 10) and a.dtype == np.float32 and (a == j).all() and (a == 
 ok = ok and np.allclose(a.sum(axis=1), 1, atol=5e-3) and (np.triu(a, 1) == 0).all()
 print("npy ok" if ok else "npy mismatch", a.shape, a.dtype)
 PY
-  check export-npy-numpy "$tmp/npy" "^npy ok"
-fi
+check export-npy-numpy "$tmp/npy" "^npy ok"
 
 # figures through the window's renderers: every kind in every format, checked by magic
 for kind in heatmap grid lines; do
@@ -200,8 +179,7 @@ wait $pid 2>/dev/null
 "$saccade" runs --db "$tmp/killed.sqlite" --json > "$tmp/killed.json" 2>&1; rc=$?
 if [ -f "$tmp/killed.sqlite" ]; then
   [ $rc -eq 0 ] && passes=$((passes + 1)) || { echo "FAIL: runs after a kill:"; cat "$tmp/killed.json"; fails=$((fails + 1)); }
-  if python3 -c "import sqlite3" 2>/dev/null; then
-    python3 - "$tmp/killed.sqlite" > "$tmp/killed.check" 2>&1 <<'PY'
+  python - "$tmp/killed.sqlite" > "$tmp/killed.check" 2>&1 <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 ok = c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -209,8 +187,7 @@ ok = ok and c.execute("SELECT count(*) FROM runs WHERE status <> 'complete'").fe
 ok = ok and c.execute("SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM attention a WHERE a.run_id = r.id) <> 270").fetchone()[0] == 0
 print("killed store ok" if ok else "killed store damaged")
 PY
-    check capture-killed "$tmp/killed.check" "^killed store ok"
-  fi
+  check capture-killed "$tmp/killed.check" "^killed store ok"
 fi
 
 # store bad input: clear messages, non-zero exit, the file untouched
@@ -221,10 +198,10 @@ expect_fail store-not-a-db "$tmp/bad" "is not an SQLite database" $rc
 cmp -s "$tmp/notes.txt" "$tmp/notes.orig" && passes=$((passes + 1)) || { echo "FAIL: a failed capture changed $tmp/notes.txt"; fails=$((fails + 1)); }
 "$saccade" runs --db "$tmp/notes.txt" > "$tmp/bad" 2>&1; rc=$?
 expect_fail store-not-a-db-runs "$tmp/bad" "is not an SQLite database" $rc
-if python3 -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 5'); c.commit()" 2>/dev/null; then
-  "$saccade" runs --db "$tmp/other.sqlite" > "$tmp/bad" 2>&1; rc=$?
-  expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 5); this version reads up to 4" $rc
-fi
+python -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 5'); c.commit()" \
+  || fail "store-newer: could not write $tmp/other.sqlite"
+"$saccade" runs --db "$tmp/other.sqlite" > "$tmp/bad" 2>&1; rc=$?
+expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 5); this version reads up to 4" $rc
 "$saccade" show 1 --db "$tmp/missing.sqlite" > "$tmp/bad" 2>&1; rc=$?
 expect_fail store-missing "$tmp/bad" "no capture store at" $rc
 "$saccade" show abc > "$tmp/bad" 2>&1; rc=$?
@@ -295,23 +272,21 @@ expect_fail rollout-target-range "$tmp/bad" "has positions 0-9; there is no --ta
 "$saccade" capture --db "$hdb" -t "$(printf 'word %.0s' $(seq 80))" > /dev/null 2>&1
 "$saccade" rollout 4 --flow --db "$hdb" > "$tmp/bad" 2>&1; rc=$?
 expect_fail rollout-flow-too-large "$tmp/bad" "flows are computed up to 64 tokens for 30 layers" $rc
-if python3 -c "import sqlite3" 2>/dev/null; then
-  # run 3 moved to another model (same shape, another fingerprint)
-  cp "$hdb" "$tmp/two-models.sqlite"
-  python3 - "$tmp/two-models.sqlite" <<'PY'
+# run 3 moved to another model (same shape, another fingerprint)
+cp "$hdb" "$tmp/two-models.sqlite"
+python - "$tmp/two-models.sqlite" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("INSERT INTO models (sha256, file_size, path, name, arch, n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, n_ctx_train, added) SELECT zeroblob (32), file_size, path, 'Other', arch, n_layers, n_heads, n_kv_heads, head_dim, n_embd, n_vocab, n_ctx_train, added FROM models WHERE id = 1")
 c.execute("UPDATE runs SET model_id = last_insert_rowid () WHERE id = 3")
 c.commit()
 PY
-  "$saccade" compare 1:0:0 3:0:0 --db "$tmp/two-models.sqlite" > "$tmp/bad" 2>&1; rc=$?
-  expect_fail compare-other-model "$tmp/bad" "are of different models; heads can be compared only within one model" $rc
-fi
+"$saccade" compare 1:0:0 3:0:0 --db "$tmp/two-models.sqlite" > "$tmp/bad" 2>&1; rc=$?
+expect_fail compare-other-model "$tmp/bad" "are of different models; heads can be compared only within one model" $rc
 
 # ablate: run 1 of the default store (captured above); 270 heads as JSON, then reused.
 "$saccade" ablate 1 --heads --json > "$tmp/ablate.json" 2>"$tmp/ablate.err"
-if python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["heads"]) == 270, len(d["heads"])' < "$tmp/ablate.json" > "$tmp/ablate.check" 2>&1; then
+if python -c 'import json,sys; d=json.load(sys.stdin); assert len(d["heads"]) == 270, len(d["heads"])' < "$tmp/ablate.json" > "$tmp/ablate.check" 2>&1; then
   passes=$((passes + 1))
 else
   echo "FAIL: ablate --heads --json:"; sed 's/^/  | /' "$tmp/ablate.check" "$tmp/ablate.err"; fails=$((fails + 1))

@@ -6,11 +6,9 @@
 #     from its .po (msgcmp against a fresh xgettext), none untranslated or fuzzy.
 # Usage: test-po-complete.sh PO_DIR
 set -u
+. "$(dirname "$0")/../lib.sh"
 po=$1
 src=$(cd "$po/.." && pwd)
-fails=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 cd "$src"
 for f in $(grep -rl --include='*.c' -E '\b(N?C?_)\("' app ui | sort) \

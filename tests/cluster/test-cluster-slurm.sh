@@ -11,23 +11,25 @@
 #      sentence read back, not computed), and the merge with it is unchanged;
 #   3. a corrupt shard, a shard made with other settings and a shard of another model are
 #      refused with a message saying why, and OUT stays byte for byte as it was.
-# Skips (77) with the reason where Slurm cannot start: not root, the packages missing, a
-# daemon that does not come up. Everything started is stopped on exit (trap).
+# Skips (77) with the reason where Slurm cannot start: not root, a daemon that does not
+# come up (.ci/run, as root, fails on that skip). Fails when something tools/setup.sh
+# installs is missing: the packages, the default model, Python (tests/lib.sh). Everything
+# started is stopped on exit (trap).
 set -euo pipefail
 SACCADE=$(realpath "$1")
 ROOT=$(realpath "$2")
 HERE=$ROOT/tests/cluster
+. "$ROOT/tests/lib.sh"
 
 skip () { echo "SKIP: $*"; exit 77; }
 fail () { echo "FAIL: $*"; exit 1; }
 
-MODEL="${SACCADE_MODEL:-$ROOT/data/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-[ -f "$MODEL" ] || skip "default model not fetched (data/fetch-model.sh)"
-export SACCADE_MODEL=$MODEL
 [ "$(id -u)" = 0 ] || skip "starting slurmctld, slurmd and munged needs root (CI runs as root)"
-for t in munged mungekey slurmctld slurmd sbatch squeue sacct scontrol python3; do
-  command -v "$t" >/dev/null || skip "$t is not installed (tools/setup.sh installs slurm-wlm and munge)"
-done
+need_model
+MODEL=$model
+export SACCADE_MODEL=$MODEL
+need_tools munged mungekey slurmctld slurmd sbatch squeue sacct scontrol
+need_python_modules json sqlite3
 
 T=$(mktemp -d /tmp/saccade-slurm.XXXXXX)
 chmod 755 "$T"
@@ -39,7 +41,7 @@ cleanup () {
   if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
     for f in "$T"/*.log "$T"/out/*.out; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done
   fi
-  rm -rf "$T"
+  rm -rf "$T" "$tmp"
 }
 trap cleanup EXIT
 
@@ -151,15 +153,15 @@ job_ok "$MJOB" || fail "merge job $MJOB did not complete"
 [ -f "$T/out/merged.sqlite" ] || fail "the merge job wrote no merged.sqlite"
 
 # 1. the report and the stored values against the unsharded run
-norm () { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k) for k in ("shards","shards_present")]; print(json.dumps(d, sort_keys=True))' "$1"; }
+norm () { python -c 'import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k) for k in ("shards","shards_present")]; print(json.dumps(d, sort_keys=True))' "$1"; }
 "$SACCADE" faithfulness --report "$T/whole.sqlite" --json > "$T/whole-report.json"
 [ "$(norm "$T/whole-report.json")" = "$(norm "$T/out/report.json")" ] \
   || { diff <(norm "$T/whole-report.json") <(norm "$T/out/report.json") | head; fail "merged report differs from the unsharded one"; }
-python3 "$HERE/dump-studies.py" "$T/whole.sqlite" > "$T/whole.dump"
-python3 "$HERE/dump-studies.py" "$T/out/merged.sqlite" > "$T/merged.dump"
+python "$HERE/dump-studies.py" "$T/whole.sqlite" > "$T/whole.dump"
+python "$HERE/dump-studies.py" "$T/out/merged.sqlite" > "$T/merged.dump"
 cmp -s "$T/whole.dump" "$T/merged.dump" || { diff "$T/whole.dump" "$T/merged.dump" | head; fail "stored values differ"; }
 [ "$(grep -c '^study' "$T/merged.dump")" = 6 ] || fail "the merged database does not hold 6 sentence studies"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["shards_present"]==3 and d["file_sentences"]==6 and d["n_sentences"]==6, d' "$T/out/report.json" \
+python -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["shards_present"]==3 and d["file_sentences"]==6 and d["n_sentences"]==6, d' "$T/out/report.json" \
   || fail "the report does not say 6 of 6 sentences, 3 of 3 shards"
 echo "ok: sharded on Slurm and merged = unsharded (report and $(wc -l < "$T/whole.dump") stored values)"
 
@@ -168,7 +170,7 @@ rm -f "$T/k1.sqlite"
 "$SACCADE" faithfulness --file "$SENTENCES" --shard 1/3 --db "$T/k1.sqlite" --threads 1 --json > /dev/null &
 KP=$!
 for _ in $(seq 600); do
-  n=$(python3 -c 'import sqlite3,sys
+  n=$(python -c 'import sqlite3,sys
 try: print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM studies WHERE kind=\"faithfulness\" AND status=\"complete\"").fetchone()[0])
 except Exception: print(0)' "$T/k1.sqlite" 2>/dev/null || echo 0)
   [ "$n" -ge 1 ] && break
@@ -180,7 +182,7 @@ wait $KP 2>/dev/null || true
 "$SACCADE" faithfulness --file "$SENTENCES" --shard 1/3 --db "$T/k1.sqlite" --threads 1 > "$T/k1.txt"
 grep -q '(1 read back from' "$T/k1.txt" || { cat "$T/k1.txt"; fail "the rerun shard did not resume"; }
 "$SACCADE" merge "$T/k.sqlite" "$T/out/shard-0.sqlite" "$T/k1.sqlite" "$T/out/shard-2.sqlite" > /dev/null
-python3 "$HERE/dump-studies.py" "$T/k.sqlite" > "$T/k.dump"
+python "$HERE/dump-studies.py" "$T/k.sqlite" > "$T/k.dump"
 cmp -s "$T/whole.dump" "$T/k.dump" || fail "the merge with a killed and rerun shard differs"
 echo "ok: a shard killed after its first sentence resumed; merge unchanged"
 
@@ -194,7 +196,7 @@ refuse () { # $1: what, rest: shards
   echo "ok: refused $what: $(cat "$T/refuse.err")"
 }
 cp "$T/out/shard-2.sqlite" "$T/corrupt.sqlite"
-python3 - "$T/corrupt.sqlite" <<'PY'
+python - "$T/corrupt.sqlite" <<'PY'
 import sys
 p = sys.argv[1]
 b = bytearray(open(p, "rb").read())

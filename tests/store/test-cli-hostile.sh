@@ -9,12 +9,9 @@
 #
 # Usage: test-cli-hostile.sh SACCADE HOSTILE_STORES
 set -u
+. "$(dirname "$0")/../lib.sh"
 saccade=$1
 hostile=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-passes=0
 # The huge text cell: big enough to matter (4 KiB listing prefix vs 8 MB), small enough
 # for ~70 stores in CI.
 export SC_HOSTILE_HUGE_BYTES=8000000
