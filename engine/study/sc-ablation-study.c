@@ -8,6 +8,7 @@
 #include "study/sc-head-means.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,81 +105,9 @@ static ScStatus
 check_args (ScSession *session, const ScModel *model, const int32_t *ids, int n, int min_n,
             const ScAblationParams *p, void *out, ScError *err)
 {
-  const ScModelInfo *info;
-  int i;
-
-  if (session == NULL || model == NULL || ids == NULL || p == NULL || out == NULL)
+  if (p == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: NULL argument");
-  info = sc_model_info (model);
-  if (n < min_n)
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: %d token%s given, at least %d "
-                         "needed%s", n, n == 1 ? "" : "s", min_n,
-                         min_n > 1 ? " (the last token is the query and is never erased)" : "");
-  for (i = 0; i < n; i++)
-    if (ids[i] < 0 || (uint32_t) ids[i] >= info->n_vocab)
-      return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: token %d has id %d, outside "
-                           "the vocabulary of %u", i, ids[i], info->n_vocab);
-  if (p->target < -1 || (p->target >= 0 && (uint32_t) p->target >= info->n_vocab))
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: target %d is outside the "
-                         "vocabulary 0..%u", p->target, info->n_vocab - 1);
-  return SC_OK;
-}
-
-/* The clean run's measures: target, top-1, ln p, mean loss. */
-static ScStatus
-clean_measures (const float *logits, const int32_t *ids, int n, int V, int want_target,
-                int *target, int *top1, double *logp, double *loss, ScError *err)
-{
-  const float *last = logits + (size_t) (n - 1) * V;
-  ScEffect self;
-  ScStatus st;
-
-  *top1 = sc_logits_top1 (last, V);
-  *target = want_target >= 0 ? want_target : *top1;
-  if (*top1 < 0)
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: the clean logits hold a NaN");
-  if ((st = sc_effect_next_token (last, last, V, *target, &self, err)) != SC_OK)
-    return st;
-  *logp = self.logp_clean;
-  *loss = NAN;
-  if (n >= 2)
-    {
-      double *l = malloc ((size_t) (n - 1) * sizeof *l), sum = 0.0;
-      int q;
-      if (l == NULL)
-        return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory");
-      if ((st = sc_token_losses (logits, ids, n, V, l, err)) != SC_OK)
-        {
-          free (l);
-          return st;
-        }
-      for (q = 0; q < n - 1; q++)
-        sum += l[q];
-      *loss = sum / (n - 1);
-      free (l);
-    }
-  return SC_OK;
-}
-
-/* The clean run's per-position losses (n - 1), computed once per study: every ablation of
- * the same ids is set against them, so a sweep pays one log-sum-exp over the vocabulary per
- * position and variant instead of two. NULL when n < 2 (no loss); *@out NULL on NOMEM. */
-static ScStatus
-clean_losses (const float *clean, const int32_t *ids, int n, int V, double **out, ScError *err)
-{
-  ScStatus st;
-
-  *out = NULL;
-  if (n < 2)
-    return SC_OK;
-  if ((*out = malloc (2 * (size_t) (n - 1) * sizeof **out)) == NULL)
-    return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory for %d losses", n);
-  if ((st = sc_token_losses (clean, ids, n, V, *out, err)) != SC_OK)
-    {
-      free (*out);
-      *out = NULL;
-    }
-  return st;
+  return sc_study_check_ids (session, model, ids, n, min_n, p->target, err);
 }
 
 static bool
@@ -228,9 +157,9 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   opt.all_logits = true;
   opt.keep_residuals = !p->full_recompute;
   if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
-      || (st = clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
+      || (st = sc_study_clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
                                &r->logp_clean, &r->loss_clean, err)) != SC_OK
-      || (st = clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
+      || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
 
   /* 2. One head at a time: layers below its own are the clean run's. */
@@ -258,8 +187,8 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
         scale[i] = 1.0f;
         mean_on[i] = 0;
         if (st != SC_OK
-            || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->heads[i],
-                                      err))
+            || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
+                                               &r->heads[i], err))
                    != SC_OK)
           goto fail;
         if (!report (progress, progress_user, i + 1, L * H))
@@ -353,9 +282,9 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
 
   /* 1. The clean run. */
   if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
-      || (st = clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
+      || (st = sc_study_clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
                                &r->logp_clean, &r->loss_clean, err)) != SC_OK
-      || (st = clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
+      || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
 
   r->kinds = kinds;
@@ -373,8 +302,8 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
           st = sc_forward (session, ids, n, &opt, abl, err);
           mask[j] = 0;
           if (st != SC_OK
-              || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses, &r->mask[j],
-                                        err))
+              || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
+                                                 &r->mask[j], err))
                      != SC_OK)
             goto fail;
           if (!report (progress, progress_user, ++done, total))
@@ -458,77 +387,6 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 
-/* The metrics of one effect, in a fixed order: names and values. */
-#define N_METRICS 6
-static const char *const METRIC[N_METRICS] = { "delta-logp", "tv", "jsd", "delta-loss",
-                                               "flip", "top1" };
-
-static void
-effect_values (const ScAblationEffect *e, double v[N_METRICS])
-{
-  v[0] = e->next.delta_logp;
-  v[1] = e->next.tv;
-  v[2] = e->next.jsd;
-  v[3] = e->delta_loss;
-  v[4] = e->next.top1_ablated < 0 ? NAN : e->flipped ? 1.0 : 0.0;
-  v[5] = e->next.top1_ablated < 0 ? NAN : (double) e->next.top1_ablated;
-}
-
-static int
-metric_index (const char *name)
-{
-  int k;
-
-  for (k = 0; k < N_METRICS; k++)
-    if (strcmp (name, METRIC[k]) == 0)
-      return k;
-  return -1;
-}
-
-/* Sets metric @k of @e from a stored value; false when it is out of range. */
-static bool
-effect_set (ScAblationEffect *e, int k, double v, int top1_clean, double logp_clean,
-            uint32_t n_vocab)
-{
-  switch (k)
-    {
-    case 0:
-      e->next.delta_logp = v;
-      e->next.logp_clean = logp_clean;
-      e->next.logp_ablated = logp_clean + v;
-      e->next.top1_clean = top1_clean;
-      return true;
-    case 1: e->next.tv = v; return true;
-    case 2: e->next.jsd = v; return true;
-    case 3: e->delta_loss = v; return true;
-    case 4: e->flipped = v == 1.0; return isnan (v) || v == 0.0 || v == 1.0;
-    case 5:
-      if (isnan (v))
-        return true;
-      if (!(v >= 0 && v < n_vocab && v == floor (v)))
-        return false;
-      e->next.top1_ablated = (int) v;
-      e->next.top1_clean = top1_clean;
-      return true;
-    default: return false;
-    }
-}
-
-/* Adds the "clean" series. */
-static ScStatus
-add_clean (ScStoreStudy *s, int target, double logp, int top1, double loss, int n,
-           ScError *err)
-{
-  const double v[5] = { target, logp, top1, loss, n };
-  ScStatus st;
-  int k;
-
-  for (k = 0; k < 5; k++)
-    if ((st = sc_store_study_add_series (s, "clean", k, v[k], err)) != SC_OK)
-      return st;
-  return SC_OK;
-}
-
 ScStatus
 sc_head_sweep_store (ScStore *store, const ScStoreModel *model, const char *params_json,
                      const ScHeadSweepResult *r, int64_t *study_id, ScError *err)
@@ -544,15 +402,15 @@ sc_head_sweep_store (ScStore *store, const ScStoreModel *model, const char *para
     return st;
   for (i = 0; i < r->n_layers * r->n_heads; i++)
     {
-      double v[N_METRICS];
-      effect_values (&r->heads[i], v);
-      for (k = 0; k < N_METRICS; k++)
-        if ((st = sc_store_study_add_head (s, i / r->n_heads, i % r->n_heads, METRIC[k], v[k],
-                                           err)) != SC_OK)
+      double v[SC_STUDY_N_EFFECT_METRICS];
+      sc_study_effect_values (&r->heads[i], v);
+      for (k = 0; k < SC_STUDY_N_EFFECT_METRICS; k++)
+        if ((st = sc_store_study_add_head (s, i / r->n_heads, i % r->n_heads,
+                                           sc_study_effect_metrics[k], v[k], err)) != SC_OK)
           goto fail;
     }
-  if ((st = add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean, r->n_tokens,
-                       err)) != SC_OK)
+  if ((st = sc_study_add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean,
+                                r->n_tokens, err)) != SC_OK)
     goto fail;
   return sc_store_study_commit (s, study_id, err);
 fail:
@@ -580,60 +438,23 @@ sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *param
   for (c = 0; c < 2; c++) /* only the kinds the result holds */
     for (i = 0; i < r->n_tokens && (r->kinds & (c == 0 ? SC_LOO_MASK : SC_LOO_DROP)); i++)
       {
-        double v[N_METRICS];
-        effect_values (c == 0 ? &r->mask[i] : &r->drop[i], v);
-        for (k = 0; k < N_METRICS; k++)
+        double v[SC_STUDY_N_EFFECT_METRICS];
+        sc_study_effect_values (c == 0 ? &r->mask[i] : &r->drop[i], v);
+        for (k = 0; k < SC_STUDY_N_EFFECT_METRICS; k++)
           {
             char name[SC_STORE_STUDY_NAME_MAX];
-            snprintf (name, sizeof name, "%s.%s", KIND[c], METRIC[k]);
+            snprintf (name, sizeof name, "%s.%s", KIND[c], sc_study_effect_metrics[k]);
             if ((st = sc_store_study_add_series (s, name, i, v[k], err)) != SC_OK)
               goto fail;
           }
       }
-  if ((st = add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean, r->n_tokens,
-                       err)) != SC_OK)
+  if ((st = sc_study_add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean,
+                                r->n_tokens, err)) != SC_OK)
     goto fail;
   return sc_store_study_commit (s, study_id, err);
 fail:
   sc_store_study_abort (s);
   return st;
-}
-
-/* The "clean" series of @d: false when it is missing or out of range. */
-static bool
-read_clean (const ScStoreStudyData *d, uint32_t n_vocab, int *target, double *logp, int *top1,
-            double *loss, int *n)
-{
-  double v[5] = { NAN, NAN, NAN, NAN, NAN };
-  size_t i;
-
-  for (i = 0; i < d->n_series_values; i++)
-    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 5)
-      v[d->series[i].pos] = d->series[i].value;
-  if (!(v[0] >= 0 && v[0] < n_vocab && v[2] >= 0 && v[2] < n_vocab && v[4] >= 1
-        && v[4] <= SC_STORE_MAX_TOKENS))
-    return false;
-  *target = (int) v[0];
-  *logp = v[1];
-  *top1 = (int) v[2];
-  *loss = v[3];
-  *n = (int) v[4];
-  return true;
-}
-
-static ScStatus
-find_and_read (ScStore *store, const char *kind, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
-               const char *params_json, ScStoreStudyData **d, int64_t *study_id, ScError *err)
-{
-  int64_t id = 0;
-  ScStatus st;
-
-  if ((st = sc_store_find_study (store, kind, sha256, params_json, &id, err)) != SC_OK
-      || (st = sc_store_read_study (store, id, d, err)) != SC_OK)
-    return st;
-  if (study_id != NULL)
-    *study_id = id;
-  return SC_OK;
 }
 
 ScStatus
@@ -648,11 +469,11 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
   size_t i;
   ScStatus st;
 
-  if ((st = find_and_read (store, SC_ABLATION_KIND_HEADS, sha256, params_json, &d, study_id,
-                           err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_ABLATION_KIND_HEADS, sha256, params_json, &d,
+                                    study_id, err)) != SC_OK)
     return st;
   if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads
-      || !read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+      || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
     goto bad;
   if ((r = sc_head_sweep_result_new (d->n_layers, d->n_heads, n)) == NULL)
     {
@@ -666,9 +487,9 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
   for (i = 0; i < d->n_head_values; i++)
     {
       const ScStoreHeadValue *v = &d->heads[i];
-      const int k = metric_index (v->metric);
-      if (k >= 0 && !effect_set (&r->heads[v->layer * d->n_heads + v->head], k, v->value, top1,
-                                 logp, info->n_vocab))
+      const int k = sc_study_effect_metric_index (v->metric);
+      if (k >= 0 && !sc_study_effect_set (&r->heads[v->layer * d->n_heads + v->head], k, v->value,
+                                          top1, logp, info->n_vocab))
         goto bad;
     }
   sc_store_study_data_free (d);
@@ -694,10 +515,10 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
   size_t i;
   ScStatus st;
 
-  if ((st = find_and_read (store, SC_ABLATION_KIND_TOKENS, sha256, params_json, &d, study_id,
-                           err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_ABLATION_KIND_TOKENS, sha256, params_json, &d,
+                                    study_id, err)) != SC_OK)
     return st;
-  if (!read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+  if (!sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
     goto bad;
   if ((r = sc_token_loo_result_new (n)) == NULL)
     {
@@ -727,9 +548,9 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
         }
       else
         continue;
-      if ((k = metric_index (dot + 1)) < 0)
+      if ((k = sc_study_effect_metric_index (dot + 1)) < 0)
         continue;
-      if (v->pos >= n || !effect_set (&e[v->pos], k, v->value, top1, logp, info->n_vocab))
+      if (v->pos >= n || !sc_study_effect_set (&e[v->pos], k, v->value, top1, logp, info->n_vocab))
         goto bad;
     }
   if (r->kinds == 0) /* no kind at all: nothing to read back */
@@ -825,6 +646,12 @@ heads_free (void *result)
   sc_head_sweep_result_free (result);
 }
 
+static const ScStudyOption ABLATION_OPTIONS[] = {
+  { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScAblationParams, target), 0, 0, NULL,
+    "the token whose probability is measured (default: the clean top-1)" },
+  { NULL },
+};
+
 static const ScAblationParams HEADS_DEFAULT = { .target = -1, .mode = SC_ABLATE_ZERO };
 static const ScAblationParams HEADS_MEAN_DEFAULT = { .target = -1, .mode = SC_ABLATE_MEAN };
 
@@ -836,6 +663,7 @@ const ScStudyKind sc_study_kind_heads = {
   .min_tokens = 1,
   .params_size = sizeof (ScAblationParams),
   .params_default = &HEADS_DEFAULT,
+  .options = ABLATION_OPTIONS,
   .params_json = heads_params_json,
   .run = heads_run,
   .store = heads_store,
@@ -853,6 +681,7 @@ const ScStudyKind sc_study_kind_heads_mean = {
   .min_tokens = 1,
   .params_size = sizeof (ScAblationParams),
   .params_default = &HEADS_MEAN_DEFAULT,
+  .options = ABLATION_OPTIONS,
   .params_json = heads_params_json,
   .run = heads_run,
   .store = heads_store,
@@ -937,6 +766,7 @@ const ScStudyKind sc_study_kind_tokens = {
   .min_tokens = 2,
   .params_size = sizeof (ScAblationParams),
   .params_default = &HEADS_DEFAULT,
+  .options = ABLATION_OPTIONS,
   .params_json = tokens_params_json,
   .run = tokens_run,
   .store = tokens_store,

@@ -12,6 +12,7 @@
 #include "study/sc-adversarial.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -810,6 +811,20 @@ adv_free (void *result)
   sc_adv_result_free (result);
 }
 
+static const ScStudyOption ADV_OPTIONS[] = {
+  { "layer", SC_STUDY_OPTION_INT, offsetof (ScAdvParams, layer), 0, 1 << 16, NULL,
+    "the layer searched (0)" },
+  { "head", SC_STUDY_OPTION_INT, offsetof (ScAdvParams, head), -1, 1 << 16, NULL,
+    "one head, or -1: every head of the layer (the default)" },
+  { "row", SC_STUDY_OPTION_INT, offsetof (ScAdvParams, row), SC_ADV_ALL_ROWS, 1 << 20, NULL,
+    "the query row: an index from 1, -1 the last (default), -2 every row" },
+  { "iterations", SC_STUDY_OPTION_INT, offsetof (ScAdvParams, iterations), 0, 1 << 20, NULL,
+    "Adam steps per epsilon (0: 100)" },
+  { "seed", SC_STUDY_OPTION_UINT64, offsetof (ScAdvParams, seed), 0, 0, NULL,
+    "the start's noise seed (0)" },
+  { NULL },
+};
+
 /* `saccade adversarial RUN --layer 0`'s defaults: every head of layer 0, the last row, the
  * default epsilons and iterations, seed 0 (the verb requires the layer). */
 static const ScAdvParams ADV_DEFAULT = { .layer = 0, .head = -1, .row = -1 };
@@ -822,6 +837,7 @@ const ScStudyKind sc_study_kind_adversarial = {
   .min_tokens = 2,
   .params_size = sizeof (ScAdvParams),
   .params_default = &ADV_DEFAULT,
+  .options = ADV_OPTIONS,
   .params_json = adv_params_json,
   .run = adv_run,
   .store = adv_store,

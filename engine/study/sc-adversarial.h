@@ -115,7 +115,8 @@ ScStatus sc_adv_load (ScStore *store, const ScModelInfo *info,
                       const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                       ScAdvResult **out, int64_t *study_id, ScError *err);
 
-/* This file's study kind (sc-study.h), params ScAdvParams (its epsilons and base are borrowed): `saccade adversarial RUN`. */
+/* This file's study kind (sc-study.h), params ScAdvParams (its epsilons and base are
+ * borrowed): `saccade adversarial RUN`. */
 extern const ScStudyKind sc_study_kind_adversarial;
 
 #ifdef __cplusplus

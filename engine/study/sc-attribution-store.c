@@ -5,6 +5,7 @@
 #include "study/sc-attribution.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,22 @@ attr_free (void *result)
   sc_attr_result_free (result);
 }
 
+/* A CHOICE option writes an int (sc-study.h): the enum fields must be int-sized. */
+_Static_assert (sizeof (ScAttrRule) == sizeof (int), "ScAttrRule is not int-sized");
+static const char *const ATTR_RULES[] = { "adaptive", "gauss-legendre", "midpoint", NULL };
+
+static const ScStudyOption ATTR_OPTIONS[] = {
+  { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScAttrParams, target), 0, 0, NULL,
+    "the token whose log-probability is attributed (default: the clean top-1)" },
+  { "position", SC_STUDY_OPTION_INT, offsetof (ScAttrParams, position), -1, 1 << 20, NULL,
+    "the position whose next token is measured (-1: the last)" },
+  { "steps", SC_STUDY_OPTION_INT, offsetof (ScAttrParams, steps), 0, SC_ATTR_MAX_STEPS, NULL,
+    "integrated gradients' points (0: 50)" },
+  { "rule", SC_STUDY_OPTION_CHOICE, offsetof (ScAttrParams, rule), 0, 0, ATTR_RULES,
+    "integrated gradients' rule: adaptive (default), gauss-legendre or midpoint" },
+  { NULL },
+};
+
 /* `saccade attribute RUN`'s defaults: every method, the last position, the clean top-1,
  * integrated gradients with the adaptive rule from the zero baseline. */
 static const ScAttrParams ATTR_DEFAULT = { .methods = 0, .target = -1, .position = -1,
@@ -309,6 +326,7 @@ const ScStudyKind sc_study_kind_attribution = {
   .min_tokens = 1,
   .params_size = sizeof (ScAttrParams),
   .params_default = &ATTR_DEFAULT,
+  .options = ATTR_OPTIONS,
   .params_json = attr_params_json,
   .run = attr_run,
   .store = attr_store,

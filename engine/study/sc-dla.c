@@ -5,6 +5,7 @@
 #include "study/sc-dla.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,12 @@ dla_free (void *result)
   sc_dla_result_free (result);
 }
 
+static const ScStudyOption DLA_OPTIONS[] = {
+  { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScDlaParams, target), 0, 0, NULL,
+    "the token whose logit is attributed (default: the clean top-1)" },
+  { NULL },
+};
+
 static const ScDlaParams DLA_DEFAULT = { .target = -1 };
 
 const ScStudyKind sc_study_kind_dla = {
@@ -431,6 +438,7 @@ const ScStudyKind sc_study_kind_dla = {
   .min_tokens = 1,
   .params_size = sizeof (ScDlaParams),
   .params_default = &DLA_DEFAULT,
+  .options = DLA_OPTIONS,
   .params_json = dla_params_json,
   .run = dla_run,
   .store = dla_store,

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -709,6 +710,22 @@ erasure_free (void *result)
   sc_erasure_result_free (result);
 }
 
+/* A CHOICE option writes an int (sc-study.h): the enum fields must be int-sized. */
+_Static_assert (sizeof (ScEraseKind) == sizeof (int), "ScEraseKind is not int-sized");
+static const char *const ERASE_KINDS[] = { "mask", "drop", NULL };
+
+static const ScStudyOption ERASURE_OPTIONS[] = {
+  { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScErasureParams, target), 0, 0, NULL,
+    "the token whose probability is measured (default: the clean top-1)" },
+  { "kind", SC_STUDY_OPTION_CHOICE, offsetof (ScErasureParams, kind), 0, 0, ERASE_KINDS,
+    "mask (out of every attention row; the default) or drop (from the input)" },
+  { "seeds", SC_STUDY_OPTION_INT, offsetof (ScErasureParams, n_random), 0,
+    SC_ERASURE_MAX_SEEDS, NULL, "random orderings (8)" },
+  { "seed", SC_STUDY_OPTION_UINT64, offsetof (ScErasureParams, seed), 0, 0, NULL,
+    "the base seed of the random orderings (0)" },
+  { NULL },
+};
+
 /* `saccade ablate RUN --erasure`'s defaults: masking, 8 random orderings, seed 0. */
 static const ScErasureParams ERASURE_DEFAULT = { .target = -1, .kind = SC_ERASE_MASK,
                                                  .n_random = 8 };
@@ -721,6 +738,7 @@ const ScStudyKind sc_study_kind_erasure = {
   .min_tokens = 2,
   .params_size = sizeof (ScErasureParams),
   .params_default = &ERASURE_DEFAULT,
+  .options = ERASURE_OPTIONS,
   .params_json = erasure_params_json,
   .run = erasure_run,
   .store = erasure_store,

@@ -7,6 +7,7 @@
 #include "study/sc-faithfulness.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1196,6 +1197,24 @@ faith_free (void *result)
   sc_faith_result_free (result);
 }
 
+/* A CHOICE option writes an int (sc-study.h): the enum fields must be int-sized. */
+_Static_assert (sizeof (ScFaithMetric) == sizeof (int), "ScFaithMetric is not int-sized");
+_Static_assert (sizeof (ScFaithErase) == sizeof (int), "ScFaithErase is not int-sized");
+static const char *const METRIC_ID_LIST[] = { "tv", "jsd", "abs-delta-logp", NULL };
+static const char *const FAITH_ERASE[] = { "mask", "drop", NULL };
+
+static const ScStudyOption FAITH_OPTIONS[] = {
+  { "metric", SC_STUDY_OPTION_CHOICE, offsetof (ScFaithParams, metric), 0, 0, METRIC_ID_LIST,
+    "leave-one-out importance: tv (default), jsd or abs-delta-logp" },
+  { "kind", SC_STUDY_OPTION_CHOICE, offsetof (ScFaithParams, kind), 0, 0, FAITH_ERASE,
+    "erasure: mask (default) or drop" },
+  { "top-k", SC_STUDY_OPTION_INT, offsetof (ScFaithParams, top_k), 0, 1000, NULL,
+    "k of the top-k overlap (0: 3)" },
+  { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScFaithParams, target), 0, 0, NULL,
+    "abs-delta-logp: the token measured (default: the clean top-1)" },
+  { NULL },
+};
+
 /* `saccade faithfulness RUN`'s defaults: TV of masking, top-3, the clean top-1. */
 static const ScFaithParams FAITH_DEFAULT = { .metric = SC_FAITH_METRIC_TV,
                                              .kind = SC_FAITH_ERASE_MASK, .target = -1 };
@@ -1208,6 +1227,7 @@ const ScStudyKind sc_study_kind_faithfulness = {
   .min_tokens = SC_FAITH_MIN_TOKENS,
   .params_size = sizeof (ScFaithParams),
   .params_default = &FAITH_DEFAULT,
+  .options = FAITH_OPTIONS,
   .params_json = faith_params_json,
   .run = faith_run,
   .store = faith_store,

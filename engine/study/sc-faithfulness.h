@@ -297,7 +297,8 @@ ScStatus sc_faith_load (ScStore *store, const ScModelInfo *info,
                         const ScFaithParams *params, ScFaithResult **out, int64_t *study_id,
                         ScError *err);
 
-/* This file's study kind (sc-study.h), params ScFaithParams: `saccade faithfulness RUN` (computes its own leave-one-out). */
+/* This file's study kind (sc-study.h), params ScFaithParams: `saccade faithfulness RUN`
+ * (computes its own leave-one-out). */
 extern const ScStudyKind sc_study_kind_faithfulness;
 
 #ifdef __cplusplus

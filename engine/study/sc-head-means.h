@@ -99,7 +99,8 @@ typedef struct {
   const char *set;
 } ScHeadMeansParams;
 
-/* This file's study kind (sc-study.h), params ScHeadMeansParams, the sentences from ScStudyCtx: `saccade means`. */
+/* This file's study kind (sc-study.h), params ScHeadMeansParams, the sentences from
+ * ScStudyCtx: `saccade means`. */
 extern const ScStudyKind sc_study_kind_head_means;
 
 #ifdef __cplusplus

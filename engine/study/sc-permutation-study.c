@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -680,6 +681,16 @@ permute_free (void *result)
   sc_permutation_result_free (result);
 }
 
+static const ScStudyOption PERMUTE_OPTIONS[] = {
+  { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScPermutationParams, target), 0, 0, NULL,
+    "the token whose probability is measured (default: the clean top-1)" },
+  { "n", SC_STUDY_OPTION_INT, offsetof (ScPermutationParams, n_permutations), 1,
+    SC_PERMUTATION_MAX_N, NULL, "permutations of each head's rows (8)" },
+  { "seed", SC_STUDY_OPTION_UINT64, offsetof (ScPermutationParams, seed), 0, 0, NULL,
+    "the base seed (0)" },
+  { NULL },
+};
+
 /* The window's default; the command line asks for N. */
 static const ScPermutationParams PERMUTE_DEFAULT = { .target = -1, .n_permutations = 8 };
 
@@ -691,6 +702,7 @@ const ScStudyKind sc_study_kind_permute = {
   .min_tokens = 1,
   .params_size = sizeof (ScPermutationParams),
   .params_default = &PERMUTE_DEFAULT,
+  .options = PERMUTE_OPTIONS,
   .params_json = permute_params_json,
   .run = permute_run,
   .store = permute_store,

@@ -149,7 +149,8 @@ ScStatus sc_permutation_load (ScStore *store, const ScModelInfo *info,
                               const char *params_json, ScPermutationResult **out,
                               int64_t *study_id, ScError *err);
 
-/* This file's study kind (sc-study.h), params ScPermutationParams: `saccade ablate RUN --permute N`. */
+/* This file's study kind (sc-study.h), params ScPermutationParams:
+ * `saccade ablate RUN --permute N`. */
 extern const ScStudyKind sc_study_kind_permute;
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
  */
 #include "study/sc-study.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "study/sc-erasure-study.h"
 #include "study/sc-faithfulness.h"
 #include "study/sc-head-means.h"
+#include "study/sc-layer-study.h"
 #include "study/sc-permutation-study.h"
 
 /* The order `saccade` lists them in: the ablations of a run first, then the attributions,
@@ -26,6 +28,7 @@
 static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_heads,
   &sc_study_kind_heads_mean,
+  &sc_study_kind_layers,
   &sc_study_kind_tokens,
   &sc_study_kind_permute,
   &sc_study_kind_erasure,
@@ -137,10 +140,166 @@ sc_study_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params
   return kind->run (kind, ctx, params != NULL ? params : kind->params_default, out, err);
 }
 
+const ScStudyOption *
+sc_study_option_find (const ScStudyKind *kind, const char *name)
+{
+  for (const ScStudyOption *o = kind->options; o != NULL && o->name != NULL; o++)
+    if (strcmp (o->name, name) == 0)
+      return o;
+  return NULL;
+}
+
+/* @text as a whole decimal integer (an optional '-'); false when it is not one or overflows. */
+static bool
+parse_int64 (const char *text, long long *out)
+{
+  char *end;
+
+  if (text == NULL || *text == '\0')
+    return false;
+  errno = 0;
+  *out = strtoll (text, &end, 10);
+  return errno == 0 && *end == '\0';
+}
+
+ScStatus
+sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
+                     const char *value, uint32_t n_vocab, ScError *err)
+{
+  const ScStudyOption *o = sc_study_option_find (kind, name);
+  char *field = params;
+  long long v;
+
+  if (o == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s has no option '%s'", kind->name,
+                         name);
+  field += o->offset;
+  switch (o->type)
+    {
+    case SC_STUDY_OPTION_TOKEN:
+      if (!parse_int64 (value, &v) || v < -1 || (v >= 0 && (unsigned long long) v >= n_vocab))
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes a token id below "
+                             "%u (or -1: the clean top-1), not '%s'", kind->name, name, n_vocab,
+                             value);
+      *(int *) field = (int) v;
+      return SC_OK;
+    case SC_STUDY_OPTION_INT:
+      if (!parse_int64 (value, &v) || v < o->min || v > o->max)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes %d to %d, not '%s'",
+                             kind->name, name, o->min, o->max, value);
+      *(int *) field = (int) v;
+      return SC_OK;
+    case SC_STUDY_OPTION_UINT64:
+      {
+        char *end;
+        unsigned long long u;
+        errno = 0;
+        u = value != NULL && *value >= '0' && *value <= '9' ? strtoull (value, &end, 10) : 0;
+        if (value == NULL || !(*value >= '0' && *value <= '9') || errno != 0 || *end != '\0')
+          return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes an unsigned "
+                               "integer, not '%s'", kind->name, name, value);
+        *(uint64_t *) field = u;
+        return SC_OK;
+      }
+    case SC_STUDY_OPTION_CHOICE:
+      for (int i = 0; o->choices != NULL && o->choices[i] != NULL; i++)
+        if (value != NULL && strcmp (o->choices[i], value) == 0)
+          {
+            *(int *) field = i;
+            return SC_OK;
+          }
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes one of its choices, "
+                           "not '%s'", kind->name, name, value);
+    }
+  return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: option '%s' has no type",
+                       kind->name, name);
+}
+
 bool
 sc_study_report (const ScStudyCtx *ctx, double fraction)
 {
   return ctx == NULL || ctx->progress == NULL || ctx->progress (ctx->progress_user, fraction);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Ablations measured against the clean run                                              */
+
+ScStatus
+sc_study_check_ids (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                    int min_n, int target, ScError *err)
+{
+  const ScModelInfo *info;
+  int i;
+
+  if (session == NULL || model == NULL || ids == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: NULL argument");
+  info = sc_model_info (model);
+  if (n < min_n)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: %d token%s given, at least %d "
+                         "needed%s", n, n == 1 ? "" : "s", min_n,
+                         min_n > 1 ? " (the last token is the query and is never erased)" : "");
+  for (i = 0; i < n; i++)
+    if (ids[i] < 0 || (uint32_t) ids[i] >= info->n_vocab)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: token %d has id %d, outside "
+                           "the vocabulary of %u", i, ids[i], info->n_vocab);
+  if (target < -1 || (target >= 0 && (uint32_t) target >= info->n_vocab))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: target %d is outside the "
+                         "vocabulary 0..%u", target, info->n_vocab - 1);
+  return SC_OK;
+}
+
+ScStatus
+sc_study_clean_measures (const float *logits, const int32_t *ids, int n, int V, int want_target,
+                         int *target, int *top1, double *logp, double *loss, ScError *err)
+{
+  const float *last = logits + (size_t) (n - 1) * V;
+  ScEffect self;
+  ScStatus st;
+
+  *top1 = sc_logits_top1 (last, V);
+  *target = want_target >= 0 ? want_target : *top1;
+  if (*top1 < 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: the clean logits hold a NaN");
+  if ((st = sc_effect_next_token (last, last, V, *target, &self, err)) != SC_OK)
+    return st;
+  *logp = self.logp_clean;
+  *loss = NAN;
+  if (n >= 2)
+    {
+      double *l = malloc ((size_t) (n - 1) * sizeof *l), sum = 0.0;
+      int q;
+      if (l == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory");
+      if ((st = sc_token_losses (logits, ids, n, V, l, err)) != SC_OK)
+        {
+          free (l);
+          return st;
+        }
+      for (q = 0; q < n - 1; q++)
+        sum += l[q];
+      *loss = sum / (n - 1);
+      free (l);
+    }
+  return SC_OK;
+}
+
+ScStatus
+sc_study_clean_losses (const float *clean, const int32_t *ids, int n, int V, double **out,
+                       ScError *err)
+{
+  ScStatus st;
+
+  *out = NULL;
+  if (n < 2)
+    return SC_OK;
+  if ((*out = malloc (2 * (size_t) (n - 1) * sizeof **out)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory for %d losses", n);
+  if ((st = sc_token_losses (clean, ids, n, V, *out, err)) != SC_OK)
+    {
+      free (*out);
+      *out = NULL;
+    }
+  return st;
 }
 
 ScStatus
@@ -163,6 +322,114 @@ sc_study_same_ids_effect (const float *clean, const float *ablated, const int32_
         return st;
     }
   e->flipped = e->next.top1_ablated != e->next.top1_clean;
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Effects in the store                                                                  */
+
+const char *const sc_study_effect_metrics[SC_STUDY_N_EFFECT_METRICS] = {
+  "delta-logp", "tv", "jsd", "delta-loss", "flip", "top1",
+};
+
+void
+sc_study_effect_values (const ScAblationEffect *e, double v[SC_STUDY_N_EFFECT_METRICS])
+{
+  v[0] = e->next.delta_logp;
+  v[1] = e->next.tv;
+  v[2] = e->next.jsd;
+  v[3] = e->delta_loss;
+  v[4] = e->next.top1_ablated < 0 ? NAN : e->flipped ? 1.0 : 0.0;
+  v[5] = e->next.top1_ablated < 0 ? NAN : (double) e->next.top1_ablated;
+}
+
+int
+sc_study_effect_metric_index (const char *name)
+{
+  int k;
+
+  for (k = 0; k < SC_STUDY_N_EFFECT_METRICS; k++)
+    if (strcmp (name, sc_study_effect_metrics[k]) == 0)
+      return k;
+  return -1;
+}
+
+bool
+sc_study_effect_set (ScAblationEffect *e, int k, double v, int top1_clean, double logp_clean,
+                     uint32_t n_vocab)
+{
+  switch (k)
+    {
+    case 0:
+      e->next.delta_logp = v;
+      e->next.logp_clean = logp_clean;
+      e->next.logp_ablated = logp_clean + v;
+      e->next.top1_clean = top1_clean;
+      return true;
+    case 1: e->next.tv = v; return true;
+    case 2: e->next.jsd = v; return true;
+    case 3: e->delta_loss = v; return true;
+    case 4: e->flipped = v == 1.0; return isnan (v) || v == 0.0 || v == 1.0;
+    case 5:
+      if (isnan (v))
+        return true;
+      if (!(v >= 0 && v < n_vocab && v == floor (v)))
+        return false;
+      e->next.top1_ablated = (int) v;
+      e->next.top1_clean = top1_clean;
+      return true;
+    default: return false;
+    }
+}
+
+ScStatus
+sc_study_add_clean (ScStoreStudy *s, int target, double logp, int top1, double loss, int n,
+                    ScError *err)
+{
+  const double v[5] = { target, logp, top1, loss, n };
+  ScStatus st;
+  int k;
+
+  for (k = 0; k < 5; k++)
+    if ((st = sc_store_study_add_series (s, "clean", k, v[k], err)) != SC_OK)
+      return st;
+  return SC_OK;
+}
+
+bool
+sc_study_read_clean (const ScStoreStudyData *d, uint32_t n_vocab, int *target, double *logp,
+                     int *top1, double *loss, int *n)
+{
+  double v[5] = { NAN, NAN, NAN, NAN, NAN };
+  size_t i;
+
+  for (i = 0; i < d->n_series_values; i++)
+    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 5)
+      v[d->series[i].pos] = d->series[i].value;
+  if (!(v[0] >= 0 && v[0] < n_vocab && v[2] >= 0 && v[2] < n_vocab && v[4] >= 1
+        && v[4] <= SC_STORE_MAX_TOKENS))
+    return false;
+  *target = (int) v[0];
+  *logp = v[1];
+  *top1 = (int) v[2];
+  *loss = v[3];
+  *n = (int) v[4];
+  return true;
+}
+
+ScStatus
+sc_study_find_and_read (ScStore *store, const char *kind,
+                        const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                        ScStoreStudyData **d, int64_t *study_id, ScError *err)
+{
+  int64_t id = 0;
+  ScStatus st;
+
+  if ((st = sc_store_find_study (store, kind, sha256, params_json, &id, err)) != SC_OK
+      || (st = sc_store_read_study (store, id, d, err)) != SC_OK)
+    return st;
+  if (study_id != NULL)
+    *study_id = id;
   return SC_OK;
 }
 

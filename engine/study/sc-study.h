@@ -77,6 +77,27 @@ typedef struct {
 
 typedef struct ScStudyKind ScStudyKind;
 
+/* One option of a kind's params, as a user sets it by name (`saccade study KIND RUN --NAME
+ * VALUE`, the window's option rows): where it sits in the params struct and what values it
+ * takes. The option table is the params' validation for values a user types; params_json
+ * checks the params as a whole. */
+typedef enum {
+  SC_STUDY_OPTION_TOKEN,   /* an int field: a token id in the vocabulary, or −1 (the default:
+                            * the clean top-1); a face turns a token's text into its id */
+  SC_STUDY_OPTION_INT,     /* an int field in [min, max] */
+  SC_STUDY_OPTION_UINT64,  /* a uint64_t field */
+  SC_STUDY_OPTION_CHOICE,  /* an int (enum) field: the index of one of choices */
+} ScStudyOptionType;
+
+typedef struct {
+  const char *name;                /* NULL ends a table */
+  ScStudyOptionType type;
+  size_t offset;                   /* of the field in the params struct */
+  int min, max;                    /* SC_STUDY_OPTION_INT */
+  const char *const *choices;      /* SC_STUDY_OPTION_CHOICE: NULL-terminated names */
+  const char *help;                /* one line, English */
+} ScStudyOption;
+
 /* The clean run's numbers a result was measured against (NaN / −1 where a kind has none:
  * a DLA measures a logit, not a log-probability). */
 typedef struct {
@@ -95,6 +116,8 @@ struct ScStudyKind {
   int min_tokens;          /* NEEDS_RUN: the fewest tokens the kind can study */
   size_t params_size;      /* sizeof the kind's params struct (ScAblationParams, ...) */
   const void *params_default; /* params_size bytes: every option at its verb's default */
+  const ScStudyOption *options;  /* what a user may set, ended by a NULL name (may be NULL:
+                                  * nothing) */
 
   /* The canonical params text of a study with @params on @ctx (fixed key order, no spaces)
    * into @buf (@size bytes; SC_STUDY_PARAMS_MAX always suffice): the length, or −1 with
@@ -138,6 +161,16 @@ const ScStudyKind *sc_study_kind_find (const char *name);
  * out of memory. */
 void *sc_study_params_dup_default (const ScStudyKind *kind);
 
+/* The option @name of @kind, or NULL. */
+const ScStudyOption *sc_study_option_find (const ScStudyKind *kind, const char *name);
+
+/* Sets option @name of @params (a @kind params struct) from the text @value, checked:
+ * SC_ERR_INVALID_ARG naming the option and the value when there is no such option, the
+ * value is not a number of its type, is outside [min, max], is not one of the choices, or
+ * (a token) is not −1 nor below @n_vocab. */
+ScStatus sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
+                              const char *value, uint32_t n_vocab, ScError *err);
+
 /* kind->params_json with @buf checked; SC_ERR_INVALID_ARG when a need of the kind is
  * missing from @ctx (no ids for a run kind, no session, ...) or the kind refuses the
  * params. */
@@ -162,6 +195,25 @@ typedef struct {
   bool flipped;       /* next.top1_ablated != next.top1_clean */
 } ScAblationEffect;
 
+/* What every ablation study checks before its first run: a session and model, at least
+ * @min_n ids, each in the vocabulary, and @target −1 (the clean top-1) or in it. */
+ScStatus sc_study_check_ids (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                             int min_n, int target, ScError *err);
+
+/* The clean run's measures from its (n, V) @logits: the target (@want_target, or the clean
+ * top-1 when −1), the top-1, ln p(target) at n − 1 and the mean next-token loss over
+ * q = 1 .. n − 1 (NaN when n == 1). SC_ERR_INVALID_ARG when the logits hold a NaN. */
+ScStatus sc_study_clean_measures (const float *logits, const int32_t *ids, int n, int V,
+                                  int want_target, int *target, int *top1, double *logp,
+                                  double *loss, ScError *err);
+
+/* The clean run's per-position losses (n − 1), computed once per study, followed by room for
+ * an ablated run's (the @losses block of sc_study_same_ids_effect): every ablation of the
+ * same ids is set against them, so a sweep pays one log-sum-exp over the vocabulary per
+ * position and variant instead of two. *@out NULL when n < 2 (no loss); caller frees. */
+ScStatus sc_study_clean_losses (const float *clean, const int32_t *ids, int n, int V,
+                                double **out, ScError *err);
+
 /* The effect of going from @clean to @ablated, two (n, V) logit blocks of the same @ids:
  * the next-token effect on @target at position n − 1, Δ mean loss over q = 1 .. n − 1
  * (NaN when n == 1) and the flip. @losses holds the clean run's n − 1 token losses
@@ -170,6 +222,37 @@ typedef struct {
 ScStatus sc_study_same_ids_effect (const float *clean, const float *ablated, const int32_t *ids,
                                    int n, int V, int target, double *losses,
                                    ScAblationEffect *e, ScError *err);
+
+/* Ablation effects in the store (the head sweep's, token leave-one-out's, the layer
+ * sweep's): each effect as SC_STUDY_N_EFFECT_METRICS values named sc_study_effect_metrics
+ * — "delta-logp", "tv", "jsd", "delta-loss", "flip" (0/1), "top1" (the ablated top-1 id;
+ * "flip" and "top1" NaN when not measured) — and the clean run's numbers as the series
+ * "clean": pos 0 the target, 1 ln p_clean(target), 2 the clean top-1, 3 the clean mean
+ * loss, 4 n. */
+#define SC_STUDY_N_EFFECT_METRICS 6
+extern const char *const sc_study_effect_metrics[SC_STUDY_N_EFFECT_METRICS];
+
+/* @e's values in the order of sc_study_effect_metrics. */
+void sc_study_effect_values (const ScAblationEffect *e, double v[SC_STUDY_N_EFFECT_METRICS]);
+/* The index of metric @name, or −1. */
+int sc_study_effect_metric_index (const char *name);
+/* Sets metric @k of @e from a stored value (the clean numbers fill what it implies); false
+ * when the value is out of range (a flip other than 0/1, a top-1 outside the vocabulary). */
+bool sc_study_effect_set (ScAblationEffect *e, int k, double v, int top1_clean, double logp_clean,
+                          uint32_t n_vocab);
+/* Adds the "clean" series to @s. */
+ScStatus sc_study_add_clean (ScStoreStudy *s, int target, double logp, int top1, double loss,
+                             int n, ScError *err);
+/* Reads the "clean" series of @d: false when it is missing or out of range (a target or
+ * top-1 outside the vocabulary, n outside 1 .. SC_STORE_MAX_TOKENS). */
+bool sc_study_read_clean (const ScStoreStudyData *d, uint32_t n_vocab, int *target, double *logp,
+                          int *top1, double *loss, int *n);
+/* The latest complete study of @kind with @params_json of the model with @sha256, read:
+ * SC_ERR_NOT_FOUND when there is none. */
+ScStatus sc_study_find_and_read (ScStore *store, const char *kind,
+                                 const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+                                 const char *params_json, ScStoreStudyData **d,
+                                 int64_t *study_id, ScError *err);
 
 /* The unsigned decimal after "@key": in the params text @params; false when there is none
  * (or it is not a number). Params texts are the engine's own canonical JSON, so a plain
