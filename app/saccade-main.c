@@ -36,6 +36,7 @@ static const Verb verbs[] = {
   { "induction", saccade_cmd_induction, "find induction heads (scores, losses, copying)" },
   { "ablate", saccade_cmd_ablate, "each head or token of a stored run ablated in turn" },
   { "dla", saccade_cmd_dla, "direct logit attribution of a stored run's heads" },
+  { "study", saccade_cmd_study, "any study of a stored run by its kind (study --list)" },
   { "means", saccade_cmd_means, "each head's mean output over the reference set" },
   { "faithfulness", saccade_cmd_faithfulness, "attention against leave-one-out importance (a run or a file)" },
   { "neuron", saccade_cmd_neuron, "one head's scores made from its query and key vectors" },

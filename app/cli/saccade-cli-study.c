@@ -2,6 +2,13 @@
  * (saccade-cli-study.h). */
 #include "app/cli/saccade-cli-study.h"
 
+#include <stdio.h>
+
+#include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-format.h"
+#include "app/core/saccade-paths.h"
+#include "app/core/studies/saccade-study-outputs.h"
+
 gpointer
 saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
                        const SaccadeCliCommon *common, const char *db_path, gboolean recompute,
@@ -69,4 +76,183 @@ saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *mod
 
   return saccade_cli_study_run (get_func, &d, model, common, db_path, recompute, TRUE, warning,
                                 error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* `saccade study`: any kind of the table, its options from the kind's own table          */
+
+static int
+list_kinds (void)
+{
+  size_t n = 0;
+  const ScStudyKind *const *kinds = sc_study_kinds (&n);
+
+  printf ("Studies of a stored run (saccade study KIND RUN [--OPTION VALUE...]):\n");
+  for (size_t i = 0; i < n; i++)
+    {
+      const ScStudyKind *k = kinds[i];
+      if (!(k->needs & SC_STUDY_NEEDS_RUN))
+        continue;
+      printf ("  %-14s %s%s\n", k->name, k->title,
+              (k->needs & SC_STUDY_NEEDS_BACKWARD) ? " (needs a backward pass)" : "");
+      for (const ScStudyOption *o = k->options; o != NULL && o->name != NULL; o++)
+        printf ("      --%-12s %s\n", o->name, o->help);
+    }
+  return 0;
+}
+
+int
+saccade_cmd_study (int argc, char **argv)
+{
+  const ScStudyKind *kind;
+  SaccadeCliCommon common = { 0 };
+  g_autofree char *db = NULL;
+  gboolean recompute = FALSE, list = FALSE;
+  int top = 10, n_opts = 0, rc = 0;
+  g_autoptr (GOptionContext) ctx = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) entries = g_array_new (TRUE, TRUE, sizeof (GOptionEntry));
+  g_autofree char **values = NULL;
+  g_autofree char *db_path = NULL;
+  g_autofree void *params = NULL;
+  g_autoptr (SaccadeStudy) s = NULL;
+  g_autoptr (SaccadeStudyRun) run = NULL;
+  g_auto (GStrv) labels = NULL;
+  g_autofree char *warning = NULL;
+  ScStoreStudyData *stored = NULL;
+  ScModel *model = NULL;
+  gint64 run_id = 0;
+  const GOptionEntry fixed[] = {
+    SACCADE_STORE_CLI_DB_OPTION (&db),
+    { "recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "compute even if stored", NULL },
+    { "top", 0, 0, G_OPTION_ARG_INT, &top, "rows of a ranked table (10)", "N" },
+  };
+
+  /* The kind comes first: its options are the rest of the command line's. */
+  if (argc < 2 || g_str_equal (argv[1], "--list") || g_str_equal (argv[1], "--help")
+      || g_str_equal (argv[1], "-h"))
+    list = TRUE;
+  if (list && (argc < 2 || !g_str_equal (argv[1], "--list")))
+    {
+      fprintf (stderr, "Usage: saccade study KIND RUN [--OPTION VALUE...] [--json]\n"
+                       "       saccade study --list\n\n");
+      list_kinds ();
+      return argc < 2 ? 2 : 0;
+    }
+  if (list)
+    return list_kinds ();
+  if ((kind = sc_study_kind_find (argv[1])) == NULL || !(kind->needs & SC_STUDY_NEEDS_RUN))
+    {
+      fprintf (stderr, "saccade: no study '%s' of a run (saccade study --list)\n", argv[1]);
+      return 2;
+    }
+  for (const ScStudyOption *o = kind->options; o != NULL && o->name != NULL; o++)
+    n_opts++;
+  values = g_new0 (char *, n_opts + 1);
+  for (int i = 0; i < n_opts; i++)
+    {
+      const ScStudyOption *o = &kind->options[i];
+      GOptionEntry e = { o->name, 0, 0, G_OPTION_ARG_STRING, &values[i], o->help, "VALUE" };
+      g_array_append_val (entries, e);
+    }
+  g_array_append_vals (entries, fixed, G_N_ELEMENTS (fixed));
+  {
+    g_autofree char *summary = g_strdup_printf ("%s RUN - %s", kind->name, kind->title);
+    ctx = g_option_context_new (summary);
+  }
+  g_option_context_add_main_entries (ctx, (const GOptionEntry *) entries->data, NULL);
+  saccade_cli_common_add (ctx, &common);
+  if (kind->needs & SC_STUDY_NEEDS_BACKWARD)
+    common.needs = SC_BACKEND_CAP_BACKWARD;
+  argv[1] = argv[0]; /* the kind is parsed: the run id is the first argument left */
+  argc--, argv++;
+  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "study", &run_id))
+    {
+      rc = 2;
+      goto out;
+    }
+  db_path = saccade_db_path (db);
+  if ((model = saccade_cli_load_model (&common, &error)) == NULL)
+    {
+      rc = saccade_cli_fail (g_steal_pointer (&error));
+      goto out;
+    }
+  params = sc_study_params_dup_default (kind);
+  for (int i = 0; i < n_opts; i++)
+    {
+      const ScStudyOption *o = &kind->options[i];
+      g_autofree char *id_text = NULL;
+      const char *value = values[i];
+      ScError err = { 0 };
+      if (value == NULL)
+        continue;
+      if (o->type == SC_STUDY_OPTION_TOKEN)
+        {
+          /* a token's text (or id) becomes its id, as every verb's --target does */
+          g_autofree char *option = g_strdup_printf ("--%s", o->name);
+          int id = -1;
+          if (!saccade_cli_parse_token (model, option, value, &id, &error))
+            {
+              fprintf (stderr, "saccade: %s\n", error->message);
+              rc = 2;
+              goto out;
+            }
+          value = id_text = g_strdup_printf ("%d", id);
+        }
+      if (sc_study_option_set (kind, params, o->name, value, sc_model_info (model)->n_vocab,
+                               &err) != SC_OK)
+        {
+          fprintf (stderr, "saccade: %s\n", err.message);
+          rc = 2;
+          goto out;
+        }
+    }
+  {
+    ScStoreModel sm;
+    ScError err = { 0 };
+    if (sc_store_model_identify (model, saccade_cli_model_path (&common), &sm, &err) != SC_OK
+        || (run = saccade_study_read_run_at (db_path, &sm, sc_model_info (model), run_id,
+                                             &error)) == NULL)
+      {
+        if (error == NULL)
+          saccade_set_error_from_sc (&error, &err);
+        rc = saccade_cli_fail (g_steal_pointer (&error));
+        goto out;
+      }
+  }
+  s = saccade_cli_study_get (kind, params, model, &common, db_path, run_id, recompute, &warning,
+                             &error);
+  if (s == NULL)
+    {
+      rc = saccade_cli_fail (g_steal_pointer (&error));
+      goto out;
+    }
+  labels = saccade_token_labels_for_store (run->tokens, (gsize) run->n_tokens);
+  if (saccade_study_outputs_find (kind) == NULL && s->study_id > 0)
+    {
+      /* no outputs file: what the store holds is what is printed */
+      ScStore *store = saccade_store_open (db_path, FALSE, NULL);
+      if (store == NULL || sc_store_read_study (store, s->study_id, &stored, NULL) != SC_OK)
+        stored = NULL;
+      sc_store_close (store);
+    }
+  if (common.json)
+    {
+      g_autoptr (JsonBuilder) b = saccade_study_outputs_json (s, run, (const char *const *) labels,
+                                                              stored);
+      saccade_json_print (b);
+    }
+  else
+    {
+      g_autofree char *text = saccade_study_outputs_text (s, run, (const char *const *) labels,
+                                                          stored, db_path, warning, top);
+      fputs (text, stdout);
+    }
+out:
+  for (int i = 0; values != NULL && i < n_opts; i++)
+    g_free (values[i]);
+  sc_store_study_data_free (stored);
+  sc_model_free (model);
+  saccade_cli_common_clear (&common);
+  return rc;
 }

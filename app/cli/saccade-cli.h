@@ -92,6 +92,11 @@ int saccade_cmd_tokenize (int argc, char **argv);
 int saccade_cmd_generate (int argc, char **argv);
 int saccade_cmd_demo (int argc, char **argv);
 int saccade_cmd_bench (int argc, char **argv);
+/* `saccade study KIND RUN [--OPTION VALUE...]`: any study of a run from the table of kinds,
+ * its options those of the kind's option table (engine/study/sc-study.h), printed by the
+ * kind's outputs file (app/core/studies/), or from its stored form when it has none;
+ * `saccade study --list` lists the kinds and their options (saccade-cli-study.c). */
+int saccade_cmd_study (int argc, char **argv);
 /* Ablation studies of a stored run (saccade-cli-ablate.c). */
 int saccade_cmd_ablate (int argc, char **argv);
 /* The induction-head detector (saccade-cli-induction.c). */

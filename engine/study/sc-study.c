@@ -208,8 +208,16 @@ sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
             *(int *) field = i;
             return SC_OK;
           }
-      return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes one of its choices, "
-                           "not '%s'", kind->name, name, value);
+      {
+        char list[160] = "";
+        for (int i = 0; o->choices != NULL && o->choices[i] != NULL; i++)
+          {
+            const size_t at = strlen (list);
+            snprintf (list + at, sizeof list - at, "%s%s", i > 0 ? ", " : "", o->choices[i]);
+          }
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes one of %s, not "
+                             "'%s'", kind->name, name, list, value != NULL ? value : "");
+      }
     }
   return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: option '%s' has no type",
                        kind->name, name);

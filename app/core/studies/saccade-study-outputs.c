@@ -1,0 +1,135 @@
+/* saccade-study-outputs.c — the table of outputs files and what every study's JSON and text
+ * share (saccade-study-outputs.h). */
+#define G_LOG_DOMAIN "saccade-study"
+
+#include "app/core/studies/saccade-study-outputs.h"
+
+#include <math.h>
+
+#include "app/core/saccade-json.h"
+
+static const SaccadeStudyOutputs *const OUTPUTS[] = {
+  &saccade_layers_outputs,
+  NULL,
+};
+
+const SaccadeStudyOutputs *
+saccade_study_outputs_find (const ScStudyKind *kind)
+{
+  for (size_t i = 0; OUTPUTS[i] != NULL; i++)
+    if (OUTPUTS[i]->kind == kind)
+      return OUTPUTS[i];
+  return NULL;
+}
+
+void
+saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e)
+{
+  saccade_json_double (b, "delta_logp", e->next.delta_logp);
+  saccade_json_double (b, "tv", e->next.tv);
+  saccade_json_double (b, "jsd", e->next.jsd);
+  saccade_json_double (b, "delta_loss", e->delta_loss);
+  saccade_json_bool (b, "flip", e->flipped);
+  saccade_json_int (b, "top1", e->next.top1_ablated);
+}
+
+/* A kind with no outputs file: every number its stored form holds. */
+static void
+json_stored (JsonBuilder *b, const ScStoreStudyData *d)
+{
+  if (d == NULL)
+    return;
+  saccade_json_string (b, "params", d->params);
+  saccade_json_begin_array (b, "head_values");
+  for (size_t i = 0; i < d->n_head_values; i++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_int (b, "layer", d->heads[i].layer);
+      saccade_json_int (b, "head", d->heads[i].head);
+      saccade_json_string (b, "metric", d->heads[i].metric);
+      saccade_json_double (b, "value", d->heads[i].value);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  saccade_json_begin_array (b, "series_values");
+  for (size_t i = 0; i < d->n_series_values; i++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_string (b, "series", d->series[i].series);
+      saccade_json_int (b, "pos", d->series[i].pos);
+      saccade_json_double (b, "value", d->series[i].value);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+JsonBuilder *
+saccade_study_outputs_json (const SaccadeStudy *s, const SaccadeStudyRun *run,
+                            const char *const *labels, const ScStoreStudyData *stored)
+{
+  const SaccadeStudyOutputs *o = saccade_study_outputs_find (s->kind);
+  JsonBuilder *b = json_builder_new ();
+  ScStudyClean c;
+
+  s->kind->result_clean (s->result, &c);
+  json_builder_begin_object (b);
+  saccade_json_int (b, "run", s->run_id);
+  saccade_json_string (b, "model", run->run.model_name);
+  saccade_json_string (b, "study", s->kind->id);
+  saccade_json_string (b, "name", s->kind->name);
+  saccade_json_string (b, "source", s->reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", s->study_id);
+  saccade_json_double (b, "seconds", s->reused ? NAN : s->seconds);
+  saccade_json_int (b, "n_tokens", s->n_tokens);
+  saccade_json_int (b, "target", c.target);
+  saccade_json_int (b, "top1_clean", c.top1_clean);
+  saccade_json_double (b, "logp_clean", c.logp_clean);
+  saccade_json_begin_array (b, "tokens");
+  for (int i = 0; i < run->n_tokens; i++)
+    {
+      json_builder_begin_object (b);
+      saccade_json_int (b, "pos", i);
+      saccade_json_int (b, "id", run->tokens[i].id);
+      saccade_json_string (b, "label", labels[i]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  if (o != NULL)
+    o->json (b, s);
+  else
+    json_stored (b, stored);
+  json_builder_end_object (b);
+  return b;
+}
+
+char *
+saccade_study_outputs_text (const SaccadeStudy *s, const SaccadeStudyRun *run,
+                            const char *const *labels, const ScStoreStudyData *stored,
+                            const char *db_path, const char *warning, int top)
+{
+  const SaccadeStudyOutputs *o = saccade_study_outputs_find (s->kind);
+  GString *out = g_string_new (NULL);
+  ScStudyClean c;
+
+  s->kind->result_clean (s->result, &c);
+  g_string_append_printf (out, "run %lld (%d tokens, %s): %s\n", (long long) s->run_id,
+                          s->n_tokens, run->run.model_name, s->kind->title);
+  if (s->reused)
+    g_string_append_printf (out, "reused study %lld from %s (--recompute to compute again)\n",
+                            (long long) s->study_id, db_path);
+  else if (s->study_id > 0)
+    g_string_append_printf (out, "computed now in %.1f s, stored as study %lld in %s\n",
+                            s->seconds, (long long) s->study_id, db_path);
+  else
+    g_string_append_printf (out, "computed now in %.1f s (not stored: %s)\n", s->seconds,
+                            warning != NULL ? warning : "no store");
+  if (c.target >= 0)
+    g_string_append_printf (out, "target %d, clean top-1 %d, ln p_clean(target) %.4f\n",
+                            c.target, c.top1_clean, c.logp_clean);
+  if (o != NULL)
+    o->text (out, s, labels, top);
+  else if (stored != NULL)
+    g_string_append_printf (out, "%zu head values and %zu series values stored (--json prints "
+                            "them)\n", stored->n_head_values, stored->n_series_values);
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,116 @@
+#!/bin/sh
+# test-cli-study.sh — `saccade study`: any kind of the engine's table of studies from the
+# command line, its options from the kind's option table (engine/study/sc-study.h).
+#
+#   - `study --list` names every kind of a run the table holds, with its options;
+#   - the layer sweep (a kind added with one engine file and one outputs file): computed
+#     and stored, then read back with the same numbers; 30 layers of SmolLM2, every effect
+#     in range, a flip exactly when the ablated top-1 differs from the clean one;
+#   - one kind, one stored study, whichever verb made it: `study heads` reads back the head
+#     sweep `ablate --heads` stored in the fixture database (tests/app/golden), and `study
+#     permute --n 2 --seed 3` the permutation study;
+#   - a kind with no outputs file prints what the store holds for it (dla);
+#   - refused with a message naming what was wrong: no kind, an unknown kind, a kind that is
+#     not a run's, an unknown option, an option's value out of range or not a choice, a
+#     target that is not one token, a run that is not there, a database that is not there.
+# Usage: test-cli-study.sh PATH/TO/saccade GOLDEN_DIR
+set -u
+. "$(dirname "$0")/../lib.sh"
+saccade=$1
+golden=$2
+need_model
+need_python_modules json
+export SACCADE_MODEL="$model"
+db="$tmp/studies.sqlite"
+cp "$golden/studies.sqlite" "$db"
+
+pyrun () { # name, args...: the Python program on stdin asserts over the files named
+  _name=$1
+  shift
+  if python - "$@" > "$tmp/py.err" 2>&1; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $_name:"; sed 's/^/  | /' "$tmp/py.err"; fails=$((fails + 1))
+  fi
+}
+
+"$saccade" study --list > "$tmp/list" 2>&1
+for k in heads heads-mean layers tokens permute erasure dla faithfulness attribution \
+         adversarial; do
+  check "list-$k" "$tmp/list" "^  $k "
+done
+check list-option "$tmp/list" "^      --seeds "
+if grep -q "^  means " "$tmp/list"; then fail "list: means is not a study of a run"; fi
+
+# The layer sweep, computed then read back.
+"$saccade" study layers 1 --db "$db" --json > "$tmp/l1.json" 2> "$tmp/l1.err" \
+  || { fail "study layers failed:"; sed 's/^/  | /' "$tmp/l1.err"; }
+"$saccade" study layers 1 --db "$db" --json > "$tmp/l2.json" 2> "$tmp/l2.err" \
+  || { fail "study layers (again) failed:"; sed 's/^/  | /' "$tmp/l2.err"; }
+pyrun layers-json "$tmp/l1.json" "$tmp/l2.json" <<'PY'
+import json, math, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["study"] == "ablate-layers" and a["name"] == "layers", a["study"]
+assert a["source"] == "computed" and b["source"] == "reused", (a["source"], b["source"])
+assert a["study_id"] == b["study_id"] > 0
+assert a["n_tokens"] == 14 and len(a["tokens"]) == 14
+assert len(a["layers"]) == 30
+for x, y in zip(a["layers"], b["layers"]):
+    assert x == y, (x, y)  # the same numbers read back
+    assert 0 <= x["tv"] <= 1 and 0 <= x["jsd"] <= math.log(2) + 1e-12, x
+    assert math.isfinite(x["delta_logp"]) and math.isfinite(x["delta_loss"]), x
+    assert x["flip"] == (x["top1"] != a["top1_clean"]), x
+# the first layer's attention carries this sentence: taking it away flips the prediction
+assert a["layers"][0]["flip"], a["layers"][0]
+PY
+
+"$saccade" study layers 1 --db "$db" > "$tmp/l3" 2>&1
+check layers-text-reused "$tmp/l3" "^reused study [0-9]* from"
+check layers-text-table "$tmp/l3" "^     29  "
+
+# A target by its text: " John" is one token.
+"$saccade" study layers 1 --db "$db" --target " John" --json > "$tmp/john.json" 2>&1
+pyrun layers-target "$tmp/john.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["target"] != d["top1_clean"] and d["source"] == "computed", d["target"]
+assert len(d["layers"]) == 30
+PY
+
+# One stored study, whichever verb stored it.
+"$saccade" study heads 1 --db "$db" > "$tmp/h" 2>&1
+check heads-reused "$tmp/h" "^reused study 1 from"
+"$saccade" study permute 1 --n 2 --seed 3 --db "$db" > "$tmp/p" 2>&1
+check permute-reused "$tmp/p" "^reused study [0-9]* from"
+# No outputs file: the stored numbers.
+"$saccade" study dla 1 --db "$db" --json > "$tmp/dla.json" 2>&1
+pyrun dla-stored "$tmp/dla.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["source"] == "reused" and d["study"] == "dla", d["source"]
+assert len(d["head_values"]) == 270, len(d["head_values"])
+assert {v["metric"] for v in d["head_values"]} == {"dla"}
+assert any(s["series"] == "clean" for s in d["series_values"])
+PY
+
+# Refusals.
+"$saccade" study > "$tmp/e" 2>&1; expect_fail no-kind "$tmp/e" "Usage: saccade study KIND RUN" $?
+"$saccade" study nosuch 1 --db "$db" > "$tmp/e" 2>&1
+expect_fail unknown-kind "$tmp/e" "no study 'nosuch' of a run" $?
+"$saccade" study means 1 --db "$db" > "$tmp/e" 2>&1
+expect_fail not-of-a-run "$tmp/e" "no study 'means' of a run" $?
+"$saccade" study layers 1 --db "$db" --colour red > "$tmp/e" 2>&1
+expect_fail unknown-option "$tmp/e" "colour" $?
+"$saccade" study permute 1 --db "$db" --n 0 > "$tmp/e" 2>&1
+expect_fail out-of-range "$tmp/e" "--n takes 1 to 1024, not '0'" $?
+"$saccade" study erasure 1 --db "$db" --kind erase > "$tmp/e" 2>&1
+expect_fail not-a-choice "$tmp/e" "--kind takes one of mask, drop, not 'erase'" $?
+"$saccade" study layers 1 --db "$db" --target " John went" > "$tmp/e" 2>&1
+expect_fail target-tokens "$tmp/e" "--target" $?
+"$saccade" study layers 99 --db "$db" > "$tmp/e" 2>&1
+expect_fail no-run "$tmp/e" "there is no run 99 in" $?
+"$saccade" study layers 1 --db "$tmp/none.sqlite" > "$tmp/e" 2>&1
+expect_fail no-db "$tmp/e" "no capture store at" $?
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
