@@ -26,76 +26,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------ */
-/* Saying what is wrong                                                                  */
-
-/* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
-void
-sc_store_describe_value (sqlite3_stmt *st, int col, char *buf, size_t size)
-{
-  switch (sqlite3_column_type (st, col))
-    {
-    case SQLITE_INTEGER:
-      snprintf (buf, size, "%lld", (long long) sqlite3_column_int64 (st, col));
-      break;
-    case SQLITE_FLOAT:
-      snprintf (buf, size, "%.17g (a real)", sqlite3_column_double (st, col));
-      break;
-    case SQLITE_TEXT:
-      {
-        char q[64];
-        sc_store_quote ((const char *) sqlite3_column_text (st, col),
-                        (size_t) sqlite3_column_bytes (st, col), q, sizeof q);
-        snprintf (buf, size, "%s (text)", q);
-      }
-      break;
-    case SQLITE_BLOB:
-      snprintf (buf, size, "a %d-byte blob", sqlite3_column_bytes (st, col));
-      break;
-    default:
-      snprintf (buf, size, "NULL");
-    }
-}
-
-/* The advice names the run, so that the user can delete it and keep the rest. */
-ScStatus
-sc_store_bad_run (const ScStore *store, int64_t run_id, ScError *err, const char *fmt, ...)
-{
-  char what[320];
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (what, sizeof what, fmt, ap);
-  va_end (ap);
-  return sc_error_set (err, SC_ERR_FORMAT,
-                       "%s: run %lld: %s; the store was edited or is damaged: delete the run "
-                       "(saccade rm %lld) or use a clean copy of the store", store->path,
-                       (long long) run_id, what, (long long) run_id);
-}
-
-bool
-sc_store_int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v)
-{
-  if (sqlite3_column_type (st, col) != SQLITE_INTEGER)
-    return false;
-  *v = sqlite3_column_int64 (st, col);
-  return *v >= lo && *v <= hi;
-}
-
-int
-sc_store_read_begin (ScStore *store, bool *own)
-{
-  *own = sqlite3_get_autocommit (store->db) != 0;
-  return *own ? sc_store_exec (store->db, "BEGIN") : SQLITE_OK;
-}
-
-void
-sc_store_read_end (ScStore *store, bool own)
-{
-  if (own && !sqlite3_get_autocommit (store->db))
-    sc_store_exec (store->db, "COMMIT");
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* Text cells through incremental I/O                                                    */
 
 /* One column of a rowid table, read through a BLOB handle that moves from row to row
@@ -398,13 +328,6 @@ sc_store_shape_keeps (const ScStoreRunShape *r, int layer, int head)
     return true;
   bit = (size_t) layer * r->n_heads + (size_t) head;
   return (r->kept[bit / 8] >> (bit % 8)) & 1u;
-}
-
-ScStatus
-sc_store_not_kept (const ScStore *store, int64_t run_id, int layer, int head, ScError *err)
-{
-  return sc_error_set (err, SC_ERR_NOT_FOUND, "%s: run %lld did not keep layer %d head %d",
-                       store->path, (long long) run_id, layer, head);
 }
 
 /* Schema v3's columns of the run row (checked by check_run_row's caller, after it): the
