@@ -67,7 +67,7 @@ int sc_store_exec (sqlite3 *db, const char *sql);
 int64_t sc_store_now_ms (void);
 
 /* ------------------------------------------------------------------------------------ */
-/* sc-store-base.c: untrusted cells, read transactions                                  */
+/* sc-store-base.c: untrusted cells, read transactions                                   */
 
 /* SC_ERR_FORMAT "PATH: run R: <what>; the store was edited or is damaged: delete the run
  * ...". */

@@ -82,11 +82,7 @@ ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int busy_ms, in
                                   ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
-/* sc-store-heads.c                                                                      */
-
-/* Floats read per step when a whole head goes through float a block of rows at a time
- * (an overview computed, a sparse head to fp16): 1 Mi values, 4 MiB. */
-#define SC_STORE_CHUNK_VALUES (1u << 20)
+/* sc-store-locate.c                                                                     */
 
 typedef enum {
   SC_STORE_LAYOUT_CAUSAL,
@@ -111,10 +107,7 @@ typedef struct {
   size_t n_parts;
 } ScStoreHeadLoc;
 
-/* Run @run_id's shape and head (@layer, @head)'s location, every number of its rows
- * checked (in the caller's read transaction, if any). Errors as sc_store_read_head. */
-ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head,
-                             ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
+/* Frees @loc's parts and zeroes it. */
 void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
 
 /* The steps attention_parts and attention_bands locate a head by, one row at a time
@@ -143,12 +136,6 @@ ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, in
 ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,
                                       int head, const ScStoreHeadLoc *loc, ScError *err);
 
-/* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
- * be NULL) as sc_store_read_head_rows says; every value checked. */
-ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
-                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
-                             float *dropped, ScError *err);
-
 /* A BLOB handle that moves between the rows and columns of one table. */
 typedef struct {
   sqlite3_blob *blob;
@@ -170,6 +157,23 @@ ScStatus sc_store_cell_read (ScStore *store, const ScStoreRunShape *r, const ScS
 ScStatus sc_store_bad_value (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
                              const ScStorePart *p, int layer, int head, uint64_t index,
                              uint32_t row, const uint8_t *f16, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-heads.c                                                                      */
+
+/* Floats read per step when a whole head goes through float a block of rows at a time
+ * (an overview computed, a sparse head to fp16): 1 Mi values, 4 MiB. */
+#define SC_STORE_CHUNK_VALUES (1u << 20)
+
+/* Run @run_id's shape and head (@layer, @head)'s location, every number of its rows
+ * checked (in the caller's read transaction, if any). Errors as sc_store_read_head. */
+ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head,
+                             ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
+/* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
+ * be NULL) as sc_store_read_head_rows says; every value checked. */
+ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
+                             float *dropped, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-overview.c                                                                   */
