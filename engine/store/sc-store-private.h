@@ -1,14 +1,17 @@
-/* sc-store-private.h — what the capture store's files above its bottom layer share
- * (sc-store-base.h, included here, holds the bottom layer: the ScStore struct, SQLite
- * errors, connections, the checks of untrusted cells, the fp16 BLOB codec). Sections
- * name the file that defines what they declare: sc-store-read.c: reading runs and tokens,
- * checking every number; sc-store-heads.c: reading heads and rows; sc-store-schema.c: the
- * schema, its migrations and the check that a file's schema is ours;
- * sc-store-overview.c: overview images (made, read) and the estimate; sc-store-sparse.c:
- * the sparse form; sc-store-parts.c: heads in row blocks; sc-store-writer.c: captures and
- * the writer thread; sc-store-study.c: study results; sc-store-band.c: heads of
- * sliding-window layers stored as their band, and the run's layer windows;
- * sc-store-merge.c: merging stores; sc-store-shard.c: the shard manifests it compares.
+/* sc-store-private.h — what the capture store's files above its bottom layer share.
+ * sc-store-base.h, included here, is the bottom layer (the ScStore struct, SQLite
+ * errors, connections, the checks of untrusted cells, the fp16 BLOB codec). Each
+ * section below names the file that defines what it declares; which file may call which
+ * is the layering of docs/architecture.md, "The store's files" — sc-store-read.c: runs,
+ * every number checked; sc-store-predictions.c: the next-token predictions;
+ * sc-store-schema.c: the schema, its migrations and the check that a file's schema is
+ * ours; sc-store-model.c: the models table; sc-store-locate.c: the shared steps of
+ * locating a head's rows and reading their bytes; sc-store-heads.c: reading heads and
+ * rows; sc-store-overview.c: overview images (made, read) and the estimate;
+ * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
+ * sc-store-band.c: heads of sliding-window layers stored as their band, and the run's
+ * layer windows; sc-store-scores.c: head statistics; sc-store-writer.c: captures and
+ * the writer thread; sc-store-shard.c: the shard manifests the merge compares.
  * Not installed, not for callers outside engine/store/ and the store's tests.
  */
 #pragma once
@@ -80,6 +83,14 @@ ScStatus sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScE
 /* @busy_ms: how long a lock may be waited for (< 0: not at all), as the store's. */
 ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int busy_ms, int *version,
                                   ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-model.c                                                                      */
+
+/* Finds the model by fingerprint or adds it on @db (inside the caller's write
+ * transaction); *@id receives its row id, *@mismatch whether a stored row with that hash
+ * has another shape (a damaged row: the caller refuses). Returns SQLite's code. */
+int sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-locate.c                                                                     */
@@ -317,11 +328,6 @@ int sc_store_scores_insert (sqlite3_stmt *st, int64_t run_id, int layer, int hea
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-writer.c                                                                     */
-
-/* Finds the model by fingerprint or adds it on @db (inside the caller's write
- * transaction); *@id receives its row id, *@mismatch whether a stored row with that hash
- * has another shape (a damaged row: the caller refuses). Returns SQLite's code. */
-int sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch);
 
 /* Stops the writer thread (after its current job and checkpoint) and closes its
  * connection. NULL is a no-op. */

@@ -1,6 +1,8 @@
 /* sc-store.c — the capture store's façade, its top layer: opening and closing a store, its
- * integrity check, models, deleting runs. The primitives it opens connections with are
- * sc-store-base.c's; reading is sc-store-read.c, capturing sc-store-writer.c.
+ * integrity check, deleting runs. The primitives it opens connections with are
+ * sc-store-base.c's; models are sc-store-model.c, reading sc-store-read.c, capturing
+ * sc-store-writer.c. No other store file calls this one, except the merge
+ * (sc-store-merge.c), which opens and closes whole stores through it.
  *
  * A store keeps one SQLite connection for the caller's thread (this file) and, once the
  * first capture starts, a second one owned by the writer thread (sc-store-writer.c). Both
@@ -254,76 +256,6 @@ sc_store_check (ScStore *store, ScError *err)
     }
   else
     status = sc_store_sqlite_error (err, store->db, rc, store->path, "checking integrity");
-  sqlite3_finalize (st);
-  return status;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Models                                                                                */
-
-ScStatus
-sc_store_model_identify (const ScModel *model, const char *path, ScStoreModel *out,
-                         ScError *err)
-{
-  const ScModelInfo *in = sc_model_info (model);
-  uint64_t size = 0;
-  ScStatus st;
-
-  memset (out, 0, sizeof *out);
-  if ((st = sc_sha256_file (path, out->sha256, &size, err)) != SC_OK)
-    return st;
-  /* The model was loaded from this path a moment ago; a different size means the file was
-   * replaced in between and the hash would name the wrong model. */
-  if (size != sc_gguf_file_size (sc_model_gguf (model)))
-    return sc_error_set (err, SC_ERR_IO,
-                         "%s changed while it was in use (%llu bytes loaded, %llu bytes now)",
-                         path, (unsigned long long) sc_gguf_file_size (sc_model_gguf (model)),
-                         (unsigned long long) size);
-  out->path = path;
-  out->file_size = size;
-  out->name = in->name;
-  out->arch = in->arch_name;
-  out->n_layers = in->n_layers;
-  out->n_heads = in->n_heads;
-  out->n_kv_heads = in->n_kv_heads;
-  out->head_dim = in->head_dim;
-  out->n_embd = in->n_embd;
-  out->n_vocab = in->n_vocab;
-  out->n_ctx_train = in->n_ctx_train;
-  out->sliding_window = in->sliding_window;
-  out->swa_pattern = in->swa_pattern;
-  return SC_OK;
-}
-
-ScStatus
-sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
-                     int64_t *model_id, ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStatus status;
-  int rc;
-
-  if (store->schema_version == 0)
-    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no models yet", store->path);
-  if ((rc = sqlite3_prepare_v2 (store->db, "SELECT id FROM models WHERE sha256 = ?", -1, &st,
-                                NULL)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "looking up a model");
-  sqlite3_bind_blob (st, 1, sha256, SC_SHA256_DIGEST_SIZE, SQLITE_STATIC);
-  rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    {
-      *model_id = sqlite3_column_int64 (st, 0);
-      status = SC_OK;
-    }
-  else if (rc == SQLITE_DONE)
-    {
-      char hex[SC_SHA256_HEX_SIZE];
-      sc_sha256_hex (sha256, hex);
-      status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no model with SHA-256 %s",
-                             store->path, hex);
-    }
-  else
-    status = sc_store_sqlite_error (err, store->db, rc, store->path, "looking up a model");
   sqlite3_finalize (st);
   return status;
 }
