@@ -15,7 +15,7 @@
  * it against sc_fp32_to_fp16 on every fp16 boundary and tie) — and the tail of each row
  * through the scalar function.
  */
-#include "store/sc-store-private.h"
+#include "store/sc-store-base.h"
 
 #include <string.h>
 

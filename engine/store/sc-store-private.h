@@ -1,41 +1,25 @@
-/* sc-store-private.h — what the capture store's files share (sc-store.c: opening,
- * errors, models, deleting; sc-store-read.c: reading runs and tokens, checking every
- * number; sc-store-heads.c: reading heads and rows; sc-store-schema.c: the
- * schema, its migrations and the check that a file's schema is ours; sc-store-blob.c: the
- * fp16 BLOB layout; sc-store-overview.c: overview images (made, read) and the estimate;
+/* sc-store-private.h — what the capture store's files above its bottom layer share.
+ * sc-store-base.h, included here, is the bottom layer (the ScStore struct, SQLite
+ * errors, connections, the checks of untrusted cells, the fp16 BLOB codec). Each
+ * section below names the file that defines what it declares; which file may call which
+ * is the layering of docs/architecture.md, "The store's files" — sc-store-read.c: runs,
+ * every number checked; sc-store-predictions.c: the next-token predictions;
+ * sc-store-schema.c: the schema, its migrations and the check that a file's schema is
+ * ours; sc-store-model.c: the models table; sc-store-locate.c: the shared steps of
+ * locating a head's rows and reading their bytes; sc-store-heads.c: reading heads and
+ * rows; sc-store-overview.c: overview images (made, read) and the estimate;
  * sc-store-sparse.c: the sparse form; sc-store-parts.c: heads in row blocks;
- * sc-store-writer.c: captures and the writer thread; sc-store-study.c: study results;
  * sc-store-band.c: heads of sliding-window layers stored as their band, and the run's
- * layer windows; sc-store-merge.c: merging stores; sc-store-shard.c: the shard manifests
- * it compares).
+ * layer windows; sc-store-scores.c: head statistics; sc-store-writer.c: captures and
+ * the writer thread; sc-store-shard.c: the shard manifests the merge compares.
  * Not installed, not for callers outside engine/store/ and the store's tests.
  */
 #pragma once
 
-#include <sqlite3.h>
-#include <stdarg.h>
-
 #include "analysis/sc-head-stats.h"
+#include "store/sc-store-base.h"
 #include "store/sc-store.h"
 #include "store/sc-store-predictions.h"
-
-typedef struct ScStoreWriter ScStoreWriter;
-
-/* Invariants: db is open for the store's lifetime; writer is NULL until the first capture
- * and only on writable stores; capture is the open capture (at most one) or NULL. */
-struct ScStore {
-  char *path;
-  sqlite3 *db;              /* reads, deletes, schema work: the caller's thread */
-  bool writable;
-  bool immutable;           /* read-only fallback: opened with immutable=1 (docs/store.md) */
-  int busy_ms;              /* < 0: no waiting */
-  uint64_t max_bytes;
-  size_t queue_bytes;
-  uint64_t max_blob_bytes;  /* 0: SQLite's length limit; else the writer's (tests) */
-  int schema_version;
-  ScStoreWriter *writer;    /* the writer thread and its connection */
-  ScStoreCapture *capture;  /* the open capture, if any */
-};
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-read.c                                                                       */
@@ -62,26 +46,6 @@ bool sc_store_shape_keeps (const ScStoreRunShape *r, int layer, int head);
 ScStatus sc_store_run_shape (ScStore *store, int64_t run_id, ScStoreRunShape *shape,
                              ScError *err);
 
-/* SC_ERR_FORMAT "PATH: run R: <what>; the store was edited or is damaged: delete the run
- * ...". */
-ScStatus sc_store_bad_run (const ScStore *store, int64_t run_id, ScError *err,
-                           const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
-
-/* SC_ERR_NOT_FOUND "PATH: run R did not keep layer L head H". */
-ScStatus sc_store_not_kept (const ScStore *store, int64_t run_id, int layer, int head,
-                            ScError *err);
-
-/* A read transaction around several statements (one snapshot), unless one is open;
- * *@own says whether read_end must close it. */
-int sc_store_read_begin (ScStore *store, bool *own);
-void sc_store_read_end (ScStore *store, bool own);
-
-/* Column @col as an integer in [@lo, @hi]; false for another type or value. */
-bool sc_store_int_in (sqlite3_stmt *st, int col, int64_t lo, int64_t hi, int64_t *v);
-
-/* What a value in a cell is, for a message: "42", "1.5 (a real)", "'abc' (text)". */
-void sc_store_describe_value (sqlite3_stmt *st, int col, char *buf, size_t size);
-
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-predictions.c                                                                */
 
@@ -95,41 +59,7 @@ ScStatus sc_store_predictions_copy (ScStorePredictions *dst, uint32_t n_position
 int sc_store_predictions_insert (sqlite3 *db, int64_t run_id, const ScStorePredictions *p);
 
 /* ------------------------------------------------------------------------------------ */
-/* sc-store.c                                                                            */
-
-/* Fills @err with SC_ERR_DB (SC_ERR_NOMEM for SQLITE_NOMEM) and a message
- *   "<path>: <what>: <explanation> (<SQLite's message>)"
- * where the explanation says in words what @rc means for a user (not a database, corrupt,
- * disk full, locked by another process ...). @db may be NULL. Returns the status. */
-ScStatus sc_store_sqlite_error (ScError *err, sqlite3 *db, int rc, const char *path,
-                                const char *what_fmt, ...)
-  __attribute__ ((format (printf, 5, 6)));
-
-/* Opens one connection to @path with the store's per-connection settings (foreign keys,
- * busy timeout, defensive mode, size limit). Writable connections also get WAL and
- * synchronous=FULL (the schema must already be checked). */
-ScStatus sc_store_connection_open (const ScStore *store, bool writable, sqlite3 **out,
-                                   ScError *err);
-
-/* Writes @len bytes of @s (a name from the file: any bytes) into @buf as a quoted,
- * printable string for a message: 'name', with quotes, backslashes, control bytes and
- * bytes >= 0x80 as \xNN, cut with "..." to fit @size (>= 8). */
-void sc_store_quote (const char *s, size_t len, char *buf, size_t size);
-
-/* Runs @sql (no rows expected). Returns SQLite's code. */
-int sc_store_exec (sqlite3 *db, const char *sql);
-
-/* Milliseconds since the Unix epoch. */
-int64_t sc_store_now_ms (void);
-
-/* ------------------------------------------------------------------------------------ */
 /* sc-store-schema.c                                                                     */
-
-/* The page size new stores get (docs/store.md, "Page size"). */
-#define SC_STORE_PAGE_SIZE 65536
-
-/* 'SCDE' as the application_id in the SQLite header: marks the file as a Saccade store. */
-#define SC_STORE_APPLICATION_ID 0x53434445
 
 /* Reads application_id, user_version and whether the schema is empty, and compares the
  * schema with the one this build writes for that version (sc_store_schema_verify), in one
@@ -155,41 +85,15 @@ ScStatus sc_store_schema_prepare (sqlite3 *db, const char *path, int busy_ms, in
                                   ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
-/* sc-store-blob.c                                                                       */
+/* sc-store-model.c                                                                      */
 
-/* Bytes of a head's BLOB: fp16, n*(n+1)/2 values when causal, else n_query*n_key. */
-size_t sc_store_blob_bytes (bool causal, uint32_t n_query, uint32_t n_key);
-
-/* The index of the first of @n fp16 values in @blob that is not a probability (NaN,
- * infinite, negative other than -0, or above 1), or @n when all are. */
-size_t sc_store_blob_first_bad (const uint8_t *blob, size_t n);
-
-/* Whether @probs (n, n) is causal: every entry above the diagonal exactly zero. */
-bool sc_store_head_is_causal (const float *probs, uint32_t n_query, uint32_t n_key);
-
-/* @n floats to fp16, little-endian, bit for bit what sc_fp32_to_fp16 gives (F16C when the
- * build targets it), and back (what sc_fp16_to_fp32 gives). */
-void sc_store_f16_encode (const float *src, size_t n, uint8_t *out);
-void sc_store_f16_decode (const uint8_t *src, size_t n, float *out);
-
-/* Whether the conversions above use F16C. */
-bool sc_store_blob_simd (void);
-
-/* Converts @probs to fp16 (sc_fp32_to_fp16: round to nearest even), little-endian, keeping
- * only the lower triangle when @causal; @out holds sc_store_blob_bytes() bytes. */
-void sc_store_blob_pack (const float *probs, uint32_t n_query, uint32_t n_key, bool causal,
-                         uint8_t *out);
-
-/* The inverse: (n_query, n_key) floats, zeros above the diagonal when @causal. */
-void sc_store_blob_unpack (const uint8_t *blob, uint32_t n_query, uint32_t n_key, bool causal,
-                           float *out);
+/* Finds the model by fingerprint or adds it on @db (inside the caller's write
+ * transaction); *@id receives its row id, *@mismatch whether a stored row with that hash
+ * has another shape (a damaged row: the caller refuses). Returns SQLite's code. */
+int sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch);
 
 /* ------------------------------------------------------------------------------------ */
-/* sc-store-heads.c                                                                      */
-
-/* Floats read per step when a whole head goes through float a block of rows at a time
- * (an overview computed, a sparse head to fp16): 1 Mi values, 4 MiB. */
-#define SC_STORE_CHUNK_VALUES (1u << 20)
+/* sc-store-locate.c                                                                     */
 
 typedef enum {
   SC_STORE_LAYOUT_CAUSAL,
@@ -214,10 +118,7 @@ typedef struct {
   size_t n_parts;
 } ScStoreHeadLoc;
 
-/* Run @run_id's shape and head (@layer, @head)'s location, every number of its rows
- * checked (in the caller's read transaction, if any). Errors as sc_store_read_head. */
-ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head,
-                             ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
+/* Frees @loc's parts and zeroes it. */
 void sc_store_head_loc_clear (ScStoreHeadLoc *loc);
 
 /* The steps attention_parts and attention_bands locate a head by, one row at a time
@@ -246,12 +147,6 @@ ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, in
 ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,
                                       int head, const ScStoreHeadLoc *loc, ScError *err);
 
-/* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
- * be NULL) as sc_store_read_head_rows says; every value checked. */
-ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
-                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
-                             float *dropped, ScError *err);
-
 /* A BLOB handle that moves between the rows and columns of one table. */
 typedef struct {
   sqlite3_blob *blob;
@@ -273,6 +168,23 @@ ScStatus sc_store_cell_read (ScStore *store, const ScStoreRunShape *r, const ScS
 ScStatus sc_store_bad_value (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
                              const ScStorePart *p, int layer, int head, uint64_t index,
                              uint32_t row, const uint8_t *f16, ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-heads.c                                                                      */
+
+/* Floats read per step when a whole head goes through float a block of rows at a time
+ * (an overview computed, a sparse head to fp16): 1 Mi values, 4 MiB. */
+#define SC_STORE_CHUNK_VALUES (1u << 20)
+
+/* Run @run_id's shape and head (@layer, @head)'s location, every number of its rows
+ * checked (in the caller's read transaction, if any). Errors as sc_store_read_head. */
+ScStatus sc_store_head_find (ScStore *store, int64_t run_id, int layer, int head,
+                             ScStoreRunShape *r, ScStoreHeadLoc *loc, ScError *err);
+/* Rows [@q0, @q1) (0 <= q0 < q1 <= n) of a located head as float into @out, @dropped (may
+ * be NULL) as sc_store_read_head_rows says; every value checked. */
+ScStatus sc_store_head_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                             int layer, int head, uint32_t q0, uint32_t q1, float *out,
+                             float *dropped, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-overview.c                                                                   */
@@ -416,11 +328,6 @@ int sc_store_scores_insert (sqlite3_stmt *st, int64_t run_id, int layer, int hea
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-writer.c                                                                     */
-
-/* Finds the model by fingerprint or adds it on @db (inside the caller's write
- * transaction); *@id receives its row id, *@mismatch whether a stored row with that hash
- * has another shape (a damaged row: the caller refuses). Returns SQLite's code. */
-int sc_store_upsert_model (sqlite3 *db, const ScStoreModel *m, int64_t *id, bool *mismatch);
 
 /* Stops the writer thread (after its current job and checkpoint) and closes its
  * connection. NULL is a no-op. */

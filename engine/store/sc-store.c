@@ -1,5 +1,8 @@
-/* sc-store.c — opening a capture store, its errors, models, deleting runs (reading is
- * sc-store-read.c).
+/* sc-store.c — the capture store's façade, its top layer: opening and closing a store, its
+ * integrity check, deleting runs. The primitives it opens connections with are
+ * sc-store-base.c's; models are sc-store-model.c, reading sc-store-read.c, capturing
+ * sc-store-writer.c. No other store file calls this one, except the merge
+ * (sc-store-merge.c), which opens and closes whole stores through it.
  *
  * A store keeps one SQLite connection for the caller's thread (this file) and, once the
  * first capture starts, a second one owned by the writer thread (sc-store-writer.c). Both
@@ -7,11 +10,11 @@
  * readers. Workload: a handful of runs listed or read at a time, heads of 10 kB to a few MB
  * read whole; deletions rare.
  *
- * Untrusted input: the database may come from anywhere. Every connection runs in SQLite's
- * defensive mode with triggers and views off, an untrusted schema and cell size checks;
- * opening checks the header (application_id, user_version) and compares the schema with
- * ours before anything is written (sc-store-schema.c); the readers check every number
- * (sc-store-read.c).
+ * Untrusted input: the database may come from anywhere. Every connection
+ * (sc_store_connection_open, sc-store-base.c) runs in SQLite's defensive mode with
+ * triggers and views off, an untrusted schema and cell size checks; opening checks the
+ * header (application_id, user_version) and compares the schema with ours before anything
+ * is written (sc-store-schema.c); the readers check every number (sc-store-read.c).
  */
 #include "store/sc-store-private.h"
 
@@ -25,223 +28,7 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------------------ */
-/* Errors                                                                                */
-
-/* What an SQLite result code means for the person running Saccade. */
-static const char *
-explain (int rc)
-{
-  if (rc == SQLITE_IOERR_WRITE || rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_TRUNCATE)
-    return "writing to the disk failed (is it full?)";
-  switch (rc & 0xff)
-    {
-    case SQLITE_NOTADB: return "the file is not an SQLite database";
-    case SQLITE_CORRUPT: return "the database is corrupt";
-    case SQLITE_FULL: return "the disk is full (or the store reached its size limit)";
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED: return "the database is locked by another process writing to it";
-    case SQLITE_READONLY: return "the database is read-only";
-    case SQLITE_CANTOPEN: return "the file cannot be opened";
-    case SQLITE_PERM:
-    case SQLITE_AUTH: return "permission denied";
-    case SQLITE_IOERR: return "input/output error";
-    case SQLITE_CONSTRAINT: return "a row broke the schema's rules";
-    case SQLITE_NOMEM: return "out of memory";
-    default: return "SQLite failed";
-    }
-}
-
-ScStatus
-sc_store_sqlite_error (ScError *err, sqlite3 *db, int rc, const char *path, const char *what_fmt,
-                       ...)
-{
-  char what[256], sys[96] = "";
-  const char *msg = db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc);
-  const char *meaning = explain (rc);
-  ScStatus status = (rc & 0xff) == SQLITE_NOMEM ? SC_ERR_NOMEM : SC_ERR_DB;
-  int sys_errno = db != NULL ? sqlite3_system_errno (db) : 0;
-  va_list ap;
-
-  va_start (ap, what_fmt);
-  vsnprintf (what, sizeof what, what_fmt, ap);
-  va_end (ap);
-  /* sqlite3_errmsg() describes the connection's last error, which may not be @rc (a
-   * ROLLBACK after the failure replaces it); fall back to the generic text then. */
-  if (db != NULL && sqlite3_extended_errcode (db) != rc && sqlite3_errcode (db) != (rc & 0xff))
-    {
-      msg = sqlite3_errstr (rc);
-      sys_errno = 0;
-    }
-  /* For I/O failures the operating system's reason is what the user can act on; a write
-   * that failed for want of space is a full disk whatever SQLite calls it. */
-  if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN
-       || (rc & 0xff) == SQLITE_FULL) && sys_errno != 0)
-    {
-      snprintf (sys, sizeof sys, ": %s", strerror (sys_errno));
-      if (sys_errno == ENOSPC || sys_errno == EDQUOT || sys_errno == EFBIG)
-        meaning = explain (SQLITE_FULL);
-    }
-  return sc_error_set (err, status, "%s: %s: %s (%s%s)", path, what, meaning, msg, sys);
-}
-
-void
-sc_store_quote (const char *s, size_t len, char *buf, size_t size)
-{
-  static const char hex[] = "0123456789abcdef";
-  size_t i, o = 0;
-
-  buf[o++] = '\'';
-  for (i = 0; i < len && s != NULL; i++)
-    {
-      const unsigned char c = (unsigned char) s[i];
-      const bool plain = c >= 0x20 && c < 0x7f && c != '\'' && c != '\\';
-      /* room for this byte (1 or 4), then "...'" and the NUL */
-      if (o + (plain ? 1 : 4) + 5 > size)
-        {
-          memcpy (buf + o, "...", 3);
-          o += 3;
-          break;
-        }
-      if (plain)
-        buf[o++] = (char) c;
-      else
-        {
-          buf[o++] = '\\';
-          buf[o++] = 'x';
-          buf[o++] = hex[c >> 4];
-          buf[o++] = hex[c & 15];
-        }
-    }
-  buf[o++] = '\'';
-  buf[o] = '\0';
-}
-
-int
-sc_store_exec (sqlite3 *db, const char *sql)
-{
-  return sqlite3_exec (db, sql, NULL, NULL, NULL);
-}
-
-int64_t
-sc_store_now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Connections                                                                           */
-
-/* "file:" URI for @path with immutable=1: % ? # escaped as RFC 3986 asks. */
-static char *
-immutable_uri (const char *path)
-{
-  size_t n = strlen (path), i, o = 0;
-  char *uri = malloc (3 * n + 32);
-
-  if (uri == NULL)
-    return NULL;
-  o += (size_t) sprintf (uri, "file:");
-  for (i = 0; i < n; i++)
-    {
-      unsigned char c = (unsigned char) path[i];
-      if (c == '%' || c == '?' || c == '#')
-        o += (size_t) sprintf (uri + o, "%%%02X", c);
-      else
-        uri[o++] = (char) c;
-    }
-  strcpy (uri + o, "?immutable=1");
-  return uri;
-}
-
-ScStatus
-sc_store_connection_open (const ScStore *store, bool writable, sqlite3 **out, ScError *err)
-{
-  int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-  sqlite3 *db = NULL;
-  const char *name = store->path;
-  char *uri = NULL;
-  ScStatus st;
-  int rc;
-
-  *out = NULL;
-  if (store->immutable)
-    {
-      if ((uri = immutable_uri (store->path)) == NULL)
-        return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
-      name = uri;
-      flags |= SQLITE_OPEN_URI;
-    }
-  rc = sqlite3_open_v2 (name, &db, flags, NULL);
-  free (uri);
-  if (rc != SQLITE_OK)
-    {
-      st = sc_store_sqlite_error (err, db, rc, store->path, "opening the store");
-      sqlite3_close (db);
-      return st;
-    }
-  sqlite3_extended_result_codes (db, 1);
-  /* A database file is untrusted input (docs/store.md, "Trust"): no writes to the schema
-   * table or other ways to corrupt the file on purpose (DEFENSIVE), no triggers and no
-   * views from the file (the schema check refuses them anyway; this is the second
-   * wall, for a schema changed by another process after we checked it), no functions
-   * with side effects in the schema (TRUSTED_SCHEMA off), extra checks on every b-tree
-   * cell. Foreign-key actions (ON DELETE CASCADE) are not triggers and still work. Each
-   * setting is read back: a build of SQLite without one fails here, not silently. */
-  {
-    static const struct {
-      int op, value;
-      const char *name;
-    } config[] = {
-      { SQLITE_DBCONFIG_DEFENSIVE, 1, "defensive mode" },
-      { SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, "untrusted schema" },
-      { SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, "triggers off" },
-      { SQLITE_DBCONFIG_ENABLE_VIEW, 0, "views off" },
-    };
-    for (size_t i = 0; i < sizeof config / sizeof config[0]; i++)
-      {
-        int now = -1;
-        if (sqlite3_db_config (db, config[i].op, config[i].value, &now) != SQLITE_OK
-            || now != config[i].value)
-          {
-            sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: this build of SQLite (%s) cannot "
-                          "open a store safely: setting '%s' failed", store->path,
-                          sqlite3_libversion (), config[i].name);
-            sqlite3_close (db);
-            return SC_ERR_UNSUPPORTED;
-          }
-      }
-  }
-  sqlite3_busy_timeout (db, store->busy_ms > 0 ? store->busy_ms : 0);
-  if ((rc = sc_store_exec (db, "PRAGMA foreign_keys = ON; PRAGMA cell_size_check = ON; "
-                               "PRAGMA trusted_schema = OFF")) != SQLITE_OK)
-    goto fail;
-  if (writable)
-    {
-      /* synchronous=FULL: a commit returns once the run is on disk (one fsync per run).
-       * The writer checkpoints by itself after each commit (sc-store-writer.c); this
-       * connection's automatic checkpoints stay for the rare writes made here (deletes). */
-      if ((rc = sc_store_exec (db, "PRAGMA synchronous = FULL")) != SQLITE_OK)
-        goto fail;
-      if (store->max_bytes > 0)
-        {
-          char sql[64];
-          snprintf (sql, sizeof sql, "PRAGMA max_page_count = %llu",
-                    (unsigned long long) (store->max_bytes / SC_STORE_PAGE_SIZE));
-          if ((rc = sc_store_exec (db, sql)) != SQLITE_OK)
-            goto fail;
-        }
-    }
-  *out = db;
-  return SC_OK;
-
-fail:
-  st = sc_store_sqlite_error (err, db, rc, store->path, "opening the store");
-  sqlite3_close (db);
-  return st;
-}
+/* Opening                                                                               */
 
 /* The folder @path is in ("." for a bare name). Caller frees. */
 static char *
@@ -469,76 +256,6 @@ sc_store_check (ScStore *store, ScError *err)
     }
   else
     status = sc_store_sqlite_error (err, store->db, rc, store->path, "checking integrity");
-  sqlite3_finalize (st);
-  return status;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Models                                                                                */
-
-ScStatus
-sc_store_model_identify (const ScModel *model, const char *path, ScStoreModel *out,
-                         ScError *err)
-{
-  const ScModelInfo *in = sc_model_info (model);
-  uint64_t size = 0;
-  ScStatus st;
-
-  memset (out, 0, sizeof *out);
-  if ((st = sc_sha256_file (path, out->sha256, &size, err)) != SC_OK)
-    return st;
-  /* The model was loaded from this path a moment ago; a different size means the file was
-   * replaced in between and the hash would name the wrong model. */
-  if (size != sc_gguf_file_size (sc_model_gguf (model)))
-    return sc_error_set (err, SC_ERR_IO,
-                         "%s changed while it was in use (%llu bytes loaded, %llu bytes now)",
-                         path, (unsigned long long) sc_gguf_file_size (sc_model_gguf (model)),
-                         (unsigned long long) size);
-  out->path = path;
-  out->file_size = size;
-  out->name = in->name;
-  out->arch = in->arch_name;
-  out->n_layers = in->n_layers;
-  out->n_heads = in->n_heads;
-  out->n_kv_heads = in->n_kv_heads;
-  out->head_dim = in->head_dim;
-  out->n_embd = in->n_embd;
-  out->n_vocab = in->n_vocab;
-  out->n_ctx_train = in->n_ctx_train;
-  out->sliding_window = in->sliding_window;
-  out->swa_pattern = in->swa_pattern;
-  return SC_OK;
-}
-
-ScStatus
-sc_store_find_model (ScStore *store, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
-                     int64_t *model_id, ScError *err)
-{
-  sqlite3_stmt *st = NULL;
-  ScStatus status;
-  int rc;
-
-  if (store->schema_version == 0)
-    return sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no models yet", store->path);
-  if ((rc = sqlite3_prepare_v2 (store->db, "SELECT id FROM models WHERE sha256 = ?", -1, &st,
-                                NULL)) != SQLITE_OK)
-    return sc_store_sqlite_error (err, store->db, rc, store->path, "looking up a model");
-  sqlite3_bind_blob (st, 1, sha256, SC_SHA256_DIGEST_SIZE, SQLITE_STATIC);
-  rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    {
-      *model_id = sqlite3_column_int64 (st, 0);
-      status = SC_OK;
-    }
-  else if (rc == SQLITE_DONE)
-    {
-      char hex[SC_SHA256_HEX_SIZE];
-      sc_sha256_hex (sha256, hex);
-      status = sc_error_set (err, SC_ERR_NOT_FOUND, "%s has no model with SHA-256 %s",
-                             store->path, hex);
-    }
-  else
-    status = sc_store_sqlite_error (err, store->db, rc, store->path, "looking up a model");
   sqlite3_finalize (st);
   return status;
 }
