@@ -12,6 +12,7 @@
 
 #include "app/cli/saccade-cli-store.h"
 #include "app/cli/saccade-cli-study.h"
+#include "app/core/studies/saccade-study-outputs.h"
 #include "app/core/saccade-head-means.h"
 
 #include <limits.h>
@@ -480,17 +481,6 @@ print_text (const AblateResult *r, const AblateOptions *o, const char *db_path)
 /* JSON                                                                                  */
 
 static void
-json_effect (JsonBuilder *b, const ScAblationEffect *e)
-{
-  saccade_json_double (b, "delta_logp", e->next.delta_logp);
-  saccade_json_double (b, "tv", e->next.tv);
-  saccade_json_double (b, "jsd", e->next.jsd);
-  saccade_json_double (b, "delta_loss", e->delta_loss);
-  saccade_json_bool (b, "flip", e->flipped);
-  saccade_json_int (b, "top1", e->next.top1_ablated);
-}
-
-static void
 json_spread (JsonBuilder *b, const char *name, const ScSpread *s)
 {
   saccade_json_begin_object (b, name);
@@ -536,7 +526,7 @@ json_permute (JsonBuilder *b, const ScPermutationResult *p)
                         (guint64) sc_permutation_seed (p->seed, k));
             saccade_json_string (b, "seed", seed);
           }
-          json_effect (b, &p->effects[(gsize) i * p->n_permutations + k]);
+          saccade_study_json_effect (b, &p->effects[(gsize) i * p->n_permutations + k]);
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
@@ -651,7 +641,7 @@ print_json (const AblateResult *r, const AblateRequest *q)
           json_builder_begin_object (b);
           saccade_json_int (b, "layer", i / h->n_heads);
           saccade_json_int (b, "head", i % h->n_heads);
-          json_effect (b, &h->heads[i]);
+          saccade_study_json_effect (b, &h->heads[i]);
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
@@ -667,7 +657,7 @@ print_json (const AblateResult *r, const AblateRequest *q)
             saccade_json_int (b, "pos", i);
             saccade_json_int (b, "id", r->tokens[i].id);
             saccade_json_string (b, "label", r->labels[i]);
-            json_effect (b, &e[i]);
+            saccade_study_json_effect (b, &e[i]);
             json_builder_end_object (b);
           }
         json_builder_end_array (b);

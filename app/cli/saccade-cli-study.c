@@ -49,32 +49,14 @@ saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
   return result;
 }
 
-typedef struct {
-  const ScStudyKind *kind;
-  const void *params;
-  gint64 run_id;
-} GetData;
-
-static gpointer
-get_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-          gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
-          gpointer progress_data, GCancellable *cancellable, char **store_warning,
-          GError **error)
-{
-  GetData *d = data;
-
-  return saccade_study_get (d->kind, d->params, model, ident, session, db_path, d->run_id,
-                            flags, progress, progress_data, cancellable, store_warning, error);
-}
-
 SaccadeStudy *
 saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
                        const SaccadeCliCommon *common, const char *db_path, gint64 run_id,
                        gboolean recompute, char **warning, GError **error)
 {
-  GetData d = { kind, params, run_id };
+  SaccadeStudyGetData d = { kind, params, run_id };
 
-  return saccade_cli_study_run (get_func, &d, model, common, db_path, recompute, TRUE, warning,
+  return saccade_cli_study_run (saccade_study_get_func, &d, model, common, db_path, recompute, TRUE, warning,
                                 error);
 }
 

@@ -637,18 +637,8 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
                    "ablation: no study kind %d", (int) kind);
       return NULL;
     }
-  if (db_path == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           _("No database is open: a study belongs to a stored run"));
-      return NULL;
-    }
-  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           "ablation: computing a study needs a session");
-      return NULL;
-    }
+  if (!saccade_study_check_call ("ablation", db_path, session, flags, error))
+    return NULL;
   kind_params (kind, params, &kp);
   a = g_new0 (SaccadeAblation, 1);
   a->kind = kind;

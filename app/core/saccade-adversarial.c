@@ -166,18 +166,8 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
     }
   if (!resolve_params (a, params, error))
     return NULL;
-  if (db_path == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           _("No database is open: a study belongs to a stored run"));
-      return NULL;
-    }
-  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           "adversarial: searching needs a session");
-      return NULL;
-    }
+  if (!saccade_study_check_call ("adversarial", db_path, session, flags, error))
+    return NULL;
   if (!read_run (db_path, run_id, ident, info, a, error) || !check_ranges (a, info, error))
     return NULL;
   if (!get_study (model, ident, session, db_path, a, flags, progress, user_data, cancellable,

@@ -99,22 +99,6 @@ read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution
 /* ------------------------------------------------------------------------------------ */
 /* The study                                                                             */
 
-typedef struct {
-  SaccadeProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-  double base, span;            /* this part's share of the whole */
-} Progress;
-
-static void
-on_part_progress (double fraction, gpointer user)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
-}
-
 /* The attribution's share of the progress bar. In forward-pass units: a backward costs
  * about two forwards, so saliency, gradxinput and rollout take 3, ig 3 per point plus one
  * forward for the baseline; leave-one-out masks and drops each of the n − 1 tokens. */
@@ -131,7 +115,7 @@ attr_share (const ScAttrParams *p, int n, gboolean loo_stored)
 static gboolean
 get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
                  const char *db_path, SaccadeAttribution *a, SaccadeStudyFlags flags,
-                 Progress *prog, char **store_warning, GError **error)
+                 SaccadeProgressPart *prog, char **store_warning, GError **error)
 {
   g_autoptr (SaccadeStudy) s = NULL;
 
@@ -148,7 +132,7 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
         a->params.baseline = SC_ATTR_BASELINE_ZERO;
     }
   s = saccade_study_get (&sc_study_kind_attribution, &a->params, model, ident, session, db_path,
-                         a->run.id, flags, on_part_progress, prog, prog->cancellable,
+                         a->run.id, flags, saccade_progress_part_report, prog, prog->cancellable,
                          store_warning, error);
   if (s == NULL)
     return FALSE;
@@ -165,7 +149,7 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
  * failure: the numbers stay NaN). */
 static gboolean
 get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-         SaccadeAttribution *a, SaccadeStudyFlags flags, Progress *prog,
+         SaccadeAttribution *a, SaccadeStudyFlags flags, SaccadeProgressPart *prog,
          char **store_warning, GError **error)
 {
   const SaccadeAblationParams ap = { .target = a->params.target };
@@ -181,7 +165,7 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
     return TRUE;
   loo = saccade_ablation_get (model, ident, session, db_path, a->run.id,
                               SACCADE_ABLATION_TOKENS, &ap,
-                              flags & SACCADE_STUDY_STORED_ONLY, on_part_progress, prog,
+                              flags & SACCADE_STUDY_STORED_ONLY, saccade_progress_part_report, prog,
                               prog->cancellable, &warning, &local);
   if (loo == NULL)
     {
@@ -212,7 +196,7 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 {
   const ScModelInfo *info;
   g_autoptr (SaccadeAttribution) a = g_new0 (SaccadeAttribution, 1);
-  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   const gint64 t0 = g_get_monotonic_time ();
   gint64 t1;
 
@@ -224,18 +208,8 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
     saccade_attribution_params_init (&a->params);
   if (a->params.steps <= 0)
     a->params.steps = SC_ATTR_DEFAULT_STEPS;
-  if (db_path == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           _("No database is open: a study belongs to a stored run"));
-      return NULL;
-    }
-  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           "attribution: computing a study needs a session");
-      return NULL;
-    }
+  if (!saccade_study_check_call ("attribution", db_path, session, flags, error))
+    return NULL;
   if (!read_run (db_path, run_id, ident, info, a, error))
     return NULL;
   if (a->params.position >= a->n_tokens)

@@ -102,23 +102,6 @@ set_error (GError **error, const ScError *err)
     saccade_set_error_from_sc (error, err);
 }
 
-typedef struct {
-  SaccadeProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-  double base, span;
-} Progress;
-
-static bool
-on_progress (void *user, double fraction)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
 SaccadeFaithFile *
 saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSession *session,
                                  const char *file_path, GPtrArray *sentences,
@@ -175,7 +158,7 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
     {
       const SaccadeFaithSentence *s = g_ptr_array_index (f->sentences, i);
       g_autoptr (GArray) ids = saccade_tokenize (model, s->text, -1, FALSE, error);
-      Progress prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
+      SaccadeProgressPart prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
       char pj[256], pl[512];
       if (ids == NULL)
         {
@@ -213,7 +196,7 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
           continue;
         }
       if (sc_faith_run (session, model, (const int32_t *) ids->data, (int) ids->len, params,
-                        NULL, on_progress, &prog, &f->results[i], NULL, &err) != SC_OK
+                        NULL, saccade_progress_part_engine, &prog, &f->results[i], NULL, &err) != SC_OK
           || sc_faith_store (store, &sm, pl, f->results[i], NULL, &err) != SC_OK)
         {
           set_error (error, &err);

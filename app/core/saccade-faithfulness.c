@@ -70,23 +70,6 @@ saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *mode
   return TRUE;
 }
 
-typedef struct {
-  SaccadeProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-  double base, span;            /* this study's part of the whole */
-} Progress;
-
-static bool
-on_progress (void *user, double fraction)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
 static void
 set_error (GError **error, const ScError *err)
 {
@@ -141,7 +124,7 @@ head_level_dla (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, 
 static void
 head_level (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScModel *model,
             ScSession *session, gint64 run_id, const int32_t *ids, int n,
-            const ScFaithParams *params, gboolean compute, Progress *prog, char **warning)
+            const ScFaithParams *params, gboolean compute, SaccadeProgressPart *prog, char **warning)
 {
   const ScModelInfo *info = sc_model_info (model);
   const ScAblationParams ap = { .target = params->target };
@@ -156,7 +139,7 @@ head_level (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScMo
     f->sweep_reused = TRUE;
   else if (compute)
     {
-      if (sc_head_sweep_run (session, model, ids, n, &ap, on_progress, prog, &sweep, &err)
+      if (sc_head_sweep_run (session, model, ids, n, &ap, saccade_progress_part_engine, prog, &sweep, &err)
           != SC_OK)
         {
           if (warning != NULL && *warning == NULL)
@@ -194,7 +177,7 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
   const ScAblationParams ap = { .target = params->target };
   const ScAblationParams ap_one = { .target = params->target, .loo_kinds = kind };
   ScTokenLooResult *loo = NULL, *loo_new = NULL;
-  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   ScStoreModel sm = { 0 };
   ScStore *store = NULL;
   ScError err = { 0 };
@@ -237,7 +220,7 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
         }
       if (head_sweep)
         prog.span = 0.5; /* the sweep takes about as long again */
-      if (sc_faith_run (session, model, ids, n, params, loo, on_progress, &prog, &f->result,
+      if (sc_faith_run (session, model, ids, n, params, loo, saccade_progress_part_engine, &prog, &f->result,
                         &loo_new, &err) != SC_OK)
         {
           sc_token_loo_result_free (loo);
@@ -384,7 +367,7 @@ saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *se
     {
       const SaccadeFaithSentence *s = g_ptr_array_index (sentences, i);
       g_autoptr (GArray) ids = saccade_tokenize (model, s->text, -1, FALSE, error);
-      Progress prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
+      SaccadeProgressPart prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
       if (ids == NULL)
         {
           g_prefix_error (error, _("line %d: "), s->line);
@@ -401,7 +384,7 @@ saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *se
           return NULL;
         }
       if (sc_faith_run (session, model, (const int32_t *) ids->data, (int) ids->len, params,
-                        NULL, on_progress, &prog, &f->results[i], NULL, &err) != SC_OK)
+                        NULL, saccade_progress_part_engine, &prog, &f->results[i], NULL, &err) != SC_OK)
         {
           set_error (error, &err);
           g_prefix_error (error, _("line %d: "), s->line);

@@ -125,3 +125,19 @@ saccade_job_finish (GAsyncResult *result, gpointer source_tag, GError **error)
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == source_tag, NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
+
+bool
+saccade_progress_part_engine (void *user, double fraction)
+{
+  SaccadeProgressPart *p = user;
+
+  if (p->progress != NULL)
+    p->progress (p->base + p->span * fraction, p->user_data);
+  return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+void
+saccade_progress_part_report (double fraction, gpointer part)
+{
+  saccade_progress_part_engine (part, fraction);
+}

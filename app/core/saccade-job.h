@@ -17,11 +17,27 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <stdbool.h>
 
 G_BEGIN_DECLS
 
 /* A fraction done (0..1], called on the thread that computes. */
 typedef void (*SaccadeProgress) (double fraction, gpointer user_data);
+
+/* One part of a whole progress bar: the part's fractions f map to base + span · f of
+ * @progress (may be NULL), and, given to the engine as its progress callback, a fired
+ * @cancellable (may be NULL) becomes the engine's "stop". */
+typedef struct {
+  SaccadeProgress progress;
+  gpointer user_data;
+  GCancellable *cancellable;
+  double base, span;
+} SaccadeProgressPart;
+
+/* @part's progress in the engine's shape (ScStudyProgressFn): false once cancelled. */
+bool saccade_progress_part_engine (void *part, double fraction);
+/* @part's progress as a SaccadeProgress. */
+void saccade_progress_part_report (double fraction, gpointer part);
 
 /* A fraction done (0..1], called on the main context that started the job. */
 typedef void (*SaccadeJobProgress) (gpointer user_data, double fraction);

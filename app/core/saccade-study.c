@@ -128,6 +128,25 @@ saccade_study_read_run_at (const char *db_path, const ScStoreModel *ident,
   return run;
 }
 
+gboolean
+saccade_study_check_call (const char *name, const char *db_path, ScSession *session,
+                          SaccadeStudyFlags flags, GError **error)
+{
+  if (db_path == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("No database is open: a study belongs to a stored run"));
+      return FALSE;
+    }
+  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "%s: computing a study needs a session", name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 run_exists (ScStore *store, gint64 run_id)
 {
@@ -170,29 +189,6 @@ saccade_study_steal_result (SaccadeStudy *s)
   return g_steal_pointer (&s->result);
 }
 
-typedef struct {
-  SaccadeProgress progress;
-  gpointer user_data;
-  GCancellable *cancellable;
-  double base, span;  /* this part's share of the whole bar */
-} Progress;
-
-static bool
-on_progress (void *user, double fraction)
-{
-  Progress *p = user;
-
-  if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
-static void
-on_means_progress (double fraction, gpointer user)
-{
-  on_progress (user, fraction);
-}
-
 static void
 set_cancelled_or (GError **error, const ScError *err, GCancellable *cancellable)
 {
@@ -205,7 +201,7 @@ set_cancelled_or (GError **error, const ScError *err, GCancellable *cancellable)
 /* Pass 4: the means, the backward pass, the run. */
 static gboolean
 compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel *ident,
-         ScSession *session, const char *db_path, ScStudyCtx *ctx, Progress *prog,
+         ScSession *session, const char *db_path, ScStudyCtx *ctx, SaccadeProgressPart *prog,
          GError **error)
 {
   const ScStudyKind *kind = s->kind;
@@ -220,9 +216,9 @@ compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel
       g_autofree char *means_warning = NULL;
       /* When the means are computed, they take the first 30 % of the bar: the set's passes
        * are about a third of a 270-head sweep of a short sentence (docs/window.md). */
-      Progress mp = { prog->progress, prog->user_data, prog->cancellable, 0, 0.3 };
+      SaccadeProgressPart mp = { prog->progress, prog->user_data, prog->cancellable, 0, 0.3 };
       hm = saccade_head_means_get (model, ident->path, session, db_path, ctx->means_set, FALSE,
-                                   on_means_progress, &mp, prog->cancellable, &means_warning,
+                                   saccade_progress_part_report, &mp, prog->cancellable, &means_warning,
                                    error);
       if (hm == NULL)
         return FALSE;
@@ -261,7 +257,7 @@ compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel
 static SaccadeStudy *
 get_on (const ScStudyKind *kind, const void *params, ScStudyCtx *ctx, ScModel *model,
         const ScStoreModel *ident, ScSession *session, const char *db_path, ScStore *store,
-        SaccadeStudyFlags flags, Progress *prog, char **store_warning, GError **error)
+        SaccadeStudyFlags flags, SaccadeProgressPart *prog, char **store_warning, GError **error)
 {
   const ScModelInfo *info = sc_model_info (model);
   g_autoptr (SaccadeStudy) s = g_new0 (SaccadeStudy, 1);
@@ -272,7 +268,7 @@ get_on (const ScStudyKind *kind, const void *params, ScStudyCtx *ctx, ScModel *m
   s->kind = kind;
   s->run_id = ctx->run_id;
   s->n_tokens = ctx->n_tokens;
-  ctx->progress = on_progress;
+  ctx->progress = saccade_progress_part_engine;
   ctx->progress_user = prog;
 
   /* 2. the params text. */
@@ -364,7 +360,7 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
 {
   const ScModelInfo *info;
   g_autoptr (SaccadeStudyRun) run = NULL;
-  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   ScStudyCtx ctx = { 0 };
   ScStore *store;
   SaccadeStudy *s = NULL;
@@ -374,18 +370,8 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
   info = sc_model_info (model);
   if (params == NULL)
     params = kind->params_default;
-  if (db_path == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           _("No database is open: a study belongs to a stored run"));
-      return NULL;
-    }
-  if (session == NULL && !(flags & SACCADE_STUDY_STORED_ONLY))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "%s: computing a study needs a session", kind->name);
-      return NULL;
-    }
+  if (!saccade_study_check_call (kind->name, db_path, session, flags, error))
+    return NULL;
 
   /* 1. the store and the run. */
   if ((store = open_store (db_path, flags, error)) == NULL)
@@ -417,7 +403,7 @@ saccade_study_get_sentences (const ScStudyKind *kind, const void *params, ScMode
                              gpointer user_data, GCancellable *cancellable,
                              char **store_warning, GError **error)
 {
-  Progress prog = { progress, user_data, cancellable, 0, 1 };
+  SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   ScStudyCtx ctx = { .model = model, .session = session, .sentences = sentences,
                      .sentence_lengths = lengths, .n_sentences = n_sentences };
   ScStore *store = NULL;
@@ -521,33 +507,44 @@ saccade_study_job_async (gpointer source_object, gpointer source_tag, const char
                          callback, user_data);
 }
 
-/* saccade_study_get_async's data: the kind and a copy of its params. */
+gpointer
+saccade_study_get_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                        const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                        SaccadeProgress progress, gpointer progress_data,
+                        GCancellable *cancellable, char **store_warning, GError **error)
+{
+  const SaccadeStudyGetData *d = data;
+
+  return saccade_study_get (d->kind, d->params, model, ident, session, db_path, d->run_id,
+                            flags, progress, progress_data, cancellable, store_warning, error);
+}
+
+/* saccade_study_get_async's data: the get data and its own copy of the params. */
 typedef struct {
-  const ScStudyKind *kind;
-  gint64 run_id;
-  gpointer params;    /* kind->params_size bytes */
-} GetData;
+  SaccadeStudyGetData get;
+  gpointer params;    /* kind->params_size bytes; get.params points here */
+} AsyncData;
 
 static void
-get_data_free (GetData *d)
+async_data_free (AsyncData *d)
 {
   g_free (d->params);
   g_free (d);
 }
 
 static gpointer
-get_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-          gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
-          gpointer progress_data, GCancellable *cancellable, char **store_warning,
-          GError **error)
+async_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+            gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
+            gpointer progress_data, GCancellable *cancellable, char **store_warning,
+            GError **error)
 {
-  GetData *d = data;
-  SaccadeStudy *s = saccade_study_get (d->kind, d->params, model, ident, session, db_path,
-                                       d->run_id, flags, progress, progress_data, cancellable,
-                                       store_warning, error);
+  AsyncData *d = data;
+  SaccadeStudy *s = saccade_study_get_func (model, ident, session, db_path, &d->get, flags,
+                                            progress, progress_data, cancellable,
+                                            store_warning, error);
 
   if (s != NULL && s->refused != NULL)
-    g_message ("study of run %lld not reused: %s", (long long) d->run_id, s->refused);
+    g_message ("study of run %lld not reused: %s", (long long) d->get.run_id, s->refused);
   return s;
 }
 
@@ -558,16 +555,15 @@ saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model, cons
                          SaccadeJobProgress progress, gpointer progress_data,
                          GAsyncReadyCallback callback, gpointer user_data)
 {
-  GetData *d;
+  AsyncData *d;
 
   g_return_if_fail (kind != NULL);
 
-  d = g_new0 (GetData, 1);
-  d->kind = kind;
-  d->run_id = run_id;
+  d = g_new0 (AsyncData, 1);
   d->params = g_memdup2 (params != NULL ? params : kind->params_default, kind->params_size);
+  d->get = (SaccadeStudyGetData) { kind, d->params, run_id };
   saccade_study_job_async (source_object, saccade_study_get_async, kind->name, model, db_path,
-                           flags, FALSE, get_func, d, (GDestroyNotify) get_data_free,
+                           flags, FALSE, async_func, d, (GDestroyNotify) async_data_free,
                            (GDestroyNotify) saccade_study_free, cancellable, progress,
                            progress_data, callback, user_data);
 }

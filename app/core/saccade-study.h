@@ -67,6 +67,12 @@ SaccadeStudyRun *saccade_study_read_run_at (const char *db_path, const ScStoreMo
 /* "Run %lld is no longer in the database" (G_IO_ERROR_NOT_FOUND). */
 void saccade_study_set_run_gone (GError **error, gint64 run_id);
 
+/* What every study's get function checks first: a database (a study belongs to a stored
+ * run) and, unless it only reads back, a session. G_IO_ERROR_INVALID_ARGUMENT saying which
+ * is missing (@name: the study, for the message). */
+gboolean saccade_study_check_call (const char *name, const char *db_path, ScSession *session,
+                                   SaccadeStudyFlags flags, GError **error);
+
 /* One study of a run. */
 typedef struct {
   const ScStudyKind *kind;
@@ -148,6 +154,18 @@ void saccade_study_job_async (gpointer source_object, gpointer source_tag, const
                               GDestroyNotify result_free, GCancellable *cancellable,
                               SaccadeJobProgress progress, gpointer progress_data,
                               GAsyncReadyCallback callback, gpointer user_data);
+
+/* saccade_study_get() as a SaccadeStudyFunc, with @data a SaccadeStudyGetData. */
+typedef struct {
+  const ScStudyKind *kind;
+  const void *params;   /* NULL: the kind's defaults */
+  gint64 run_id;
+} SaccadeStudyGetData;
+gpointer saccade_study_get_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                                 const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                                 SaccadeProgress progress, gpointer progress_data,
+                                 GCancellable *cancellable, char **store_warning,
+                                 GError **error);
 
 /* saccade_study_get() in a worker (saccade-job.h) on @model's session, its lock held for
  * the whole study (captures and other studies on the same model wait for it; a
