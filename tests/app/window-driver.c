@@ -500,41 +500,62 @@ adversarial_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
   return TRUE;
 }
 
+/* A page's (or view's) read-only "status" property, the status line. Caller frees. */
+static char *
+dup_status (gpointer object)
+{
+  char *status = NULL;
+
+  g_object_get (object, "status", &status, NULL);
+  return status != NULL ? status : g_strdup ("");
+}
+
+/* Its "fraction" property: of the study it runs, 0 when none runs. */
+static double
+get_fraction (gpointer object)
+{
+  double fraction = 0;
+
+  g_object_get (object, "fraction", &fraction, NULL);
+  return fraction;
+}
+
 /* The Ablation page's commands (see the list at the top). */
 static gboolean
 ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
 {
   SaccadePage *page = saccade_window_get_page (d->window, "ablation");
-  SaccadeAblationPage *ab = page != NULL ? SACCADE_ABLATION_PAGE (page) : NULL;
+  GtkWidget *ab = page != NULL ? GTK_WIDGET (page) : NULL;
+  g_autofree char *status = NULL;
 
   if (ab == NULL)
     return fail (d, "no ablation page");
   if (g_str_equal (cmd, "ablation-study"))
     {
-      if (a1 == NULL || !gtk_widget_activate_action (GTK_WIDGET (ab), "page.study", "s", a1))
+      if (a1 == NULL || !gtk_widget_activate_action (ab, "page.study", "s", a1))
         return fail (d, "ablation-study: no study '%s'", a1 != NULL ? a1 : "");
     }
   else if (g_str_equal (cmd, "ablation-target"))
-    saccade_ablation_page_set_target (ab, rest);
+    gtk_widget_activate_action (ab, "page.target", "s", rest != NULL ? rest : "");
   else if (g_str_equal (cmd, "ablation-option"))
     {
+      /* page.permutations, page.seeds, page.erase-kind, page.source: as the choosers */
       g_auto (GStrv) nv = g_strsplit (rest != NULL ? rest : "", " ", 2);
-      if (nv[0] == NULL || nv[1] == NULL
-          || !saccade_ablation_page_set_option (ab, nv[0], nv[1]))
+      g_autofree char *action = nv[0] != NULL ? g_strconcat ("page.", nv[0], NULL) : NULL;
+      if (nv[0] == NULL || nv[1] == NULL || !gtk_widget_activate_action (ab, action, "s", nv[1]))
         return fail (d, "ablation-option: no option '%s'", rest != NULL ? rest : "");
     }
   else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
     {
       /* Run, as its button does; the page is busy once the study started. */
-      gtk_widget_activate_action (GTK_WIDGET (ab), "page.run-study", NULL);
+      gtk_widget_activate_action (ab, "page.run-study", NULL);
       if (!saccade_page_is_busy (page))
-        return fail (d, "%s: the study did not start (%s)", cmd,
-                     saccade_ablation_page_get_status (ab));
+        return fail (d, "%s: the study did not start (%s)", cmd, status = dup_status (ab));
       d->cancel_ablation = g_str_equal (cmd, "ablation-run-then-cancel");
     }
   else
     {
-      const char *status = saccade_ablation_page_get_status (ab);
+      status = dup_status (ab);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the ablation page says '%s', expected '%s'", status, rest);
     }
@@ -1025,11 +1046,11 @@ tick (gpointer data)
   if (d->cancel_ablation)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "ablation");
-      if (page != NULL && saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)) > 0)
+      if (page != NULL && get_fraction (page) > 0)
         {
           d->cancel_ablation = FALSE;
           g_print ("test-driver: cancelling the study at %.0f %%\n",
-                   100 * saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)));
+                   100 * get_fraction (page));
           gtk_widget_activate_action (GTK_WIDGET (page), "page.cancel", NULL);
         }
     }
