@@ -406,12 +406,33 @@ induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const 
   return TRUE;
 }
 
+/* A page's (or view's) read-only "status" property, the status line. Caller frees. */
+static char *
+dup_status (gpointer object)
+{
+  char *status = NULL;
+
+  g_object_get (object, "status", &status, NULL);
+  return status != NULL ? status : g_strdup ("");
+}
+
+/* Its "fraction" property: of the study it runs, 0 when none runs. */
+static double
+get_fraction (gpointer object)
+{
+  double fraction = 0;
+
+  g_object_get (object, "fraction", &fraction, NULL);
+  return fraction;
+}
+
 /* The Attribution page's commands (see the list at the top). */
 static gboolean
 attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
 {
   SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-  SaccadeAttributionPage *at = page != NULL ? SACCADE_ATTRIBUTION_PAGE (page) : NULL;
+  GtkWidget *at = page != NULL ? GTK_WIDGET (page) : NULL;
+  g_autofree char *status = NULL;
 
   if (at == NULL)
     return fail (d, "no attribution page");
@@ -420,22 +441,22 @@ attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
       /* the value is the rest after the name, spaces kept (" Paris" is one token) */
       const char *value = rest != NULL && a1 != NULL && strlen (rest) > strlen (a1)
                             ? rest + strlen (a1) + 1 : "";
-      if (!saccade_attribution_page_set_option (at, a1, value))
+      g_autofree char *action = g_strconcat ("page.", a1 != NULL ? a1 : "", NULL);
+      if (a1 == NULL || !gtk_widget_activate_action (at, action, "s", value))
         return fail (d, "attribution-option: no option '%s' with value '%s'",
                      a1 != NULL ? a1 : "", value);
     }
   else if (g_str_equal (cmd, "attribution-run")
            || g_str_equal (cmd, "attribution-run-then-cancel"))
     {
-      gtk_widget_activate_action (GTK_WIDGET (at), "page.attribute", NULL);
+      gtk_widget_activate_action (at, "page.attribute", NULL);
       if (!saccade_page_is_busy (page))
-        return fail (d, "%s: the study did not start (%s)", cmd,
-                     saccade_attribution_page_get_status (at));
+        return fail (d, "%s: the study did not start (%s)", cmd, status = dup_status (at));
       d->cancel_attribution = g_str_equal (cmd, "attribution-run-then-cancel");
     }
   else
     {
-      const char *status = saccade_attribution_page_get_status (at);
+      status = dup_status (at);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the attribution page says '%s', expected '%s'", status, rest);
     }
@@ -467,33 +488,50 @@ learn_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char
   return TRUE;
 }
 
+/* The Attribution page turned to its adversarial view (page.view, as the switcher does):
+ * the view, a reference, or NULL without the page. */
+static GtkWidget *
+adversarial_view (SaccadeTestDriver *d)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "attribution");
+  GtkWidget *view = NULL;
+
+  if (page == NULL)
+    return NULL;
+  gtk_widget_activate_action (GTK_WIDGET (page), "page.view", "s", "adversarial");
+  g_object_get (page, "adversarial-view", &view, NULL);
+  return view;
+}
+
 /* The adversarial view's commands (see the list at the top); each turns to the view. */
 static gboolean
 adversarial_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2)
 {
-  SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-  SaccadeAdversarialView *v = page != NULL
-    ? saccade_attribution_page_show_adversarial (SACCADE_ATTRIBUTION_PAGE (page)) : NULL;
+  g_autoptr (GtkWidget) v = adversarial_view (d);
+  g_autofree char *status = NULL;
 
   if (v == NULL)
     return fail (d, "no attribution page");
   if (g_str_equal (cmd, "adversarial-option"))
     {
-      if (!saccade_adversarial_view_set_option (v, a1, a2))
+      /* adversarial.layer, adversarial.head, adversarial.iterations: as the pickers */
+      g_autofree char *action = g_strconcat ("adversarial.", a1 != NULL ? a1 : "", NULL);
+      if (a1 == NULL || a2 == NULL || !gtk_widget_activate_action (v, action, "s", a2))
         return fail (d, "adversarial-option: no option '%s' with value '%s'",
                      a1 != NULL ? a1 : "", a2 != NULL ? a2 : "");
     }
   else if (g_str_equal (cmd, "adversarial-search")
            || g_str_equal (cmd, "adversarial-search-then-cancel"))
     {
-      if (!saccade_adversarial_view_search (v))
-        return fail (d, "%s: the search did not start (%s)", cmd,
-                     saccade_adversarial_view_get_status (v));
+      gtk_widget_activate_action (v, "adversarial.search", NULL);
+      /* the page is busy once the search started (it stops the view's lookup first) */
+      if (!saccade_page_is_busy (saccade_window_get_page (d->window, "attribution")))
+        return fail (d, "%s: the search did not start (%s)", cmd, status = dup_status (v));
       d->cancel_adversarial = g_str_equal (cmd, "adversarial-search-then-cancel");
     }
   else
     {
-      const char *status = saccade_adversarial_view_get_status (v);
+      status = dup_status (v);
       if (strstr (status, a2 != NULL ? a2 : "") == NULL)
         return fail (d, "the adversarial view says '%s', expected '%s'", status, a2);
     }
@@ -505,36 +543,37 @@ static gboolean
 ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
 {
   SaccadePage *page = saccade_window_get_page (d->window, "ablation");
-  SaccadeAblationPage *ab = page != NULL ? SACCADE_ABLATION_PAGE (page) : NULL;
+  GtkWidget *ab = page != NULL ? GTK_WIDGET (page) : NULL;
+  g_autofree char *status = NULL;
 
   if (ab == NULL)
     return fail (d, "no ablation page");
   if (g_str_equal (cmd, "ablation-study"))
     {
-      if (a1 == NULL || !gtk_widget_activate_action (GTK_WIDGET (ab), "page.study", "s", a1))
+      if (a1 == NULL || !gtk_widget_activate_action (ab, "page.study", "s", a1))
         return fail (d, "ablation-study: no study '%s'", a1 != NULL ? a1 : "");
     }
   else if (g_str_equal (cmd, "ablation-target"))
-    saccade_ablation_page_set_target (ab, rest);
+    gtk_widget_activate_action (ab, "page.target", "s", rest != NULL ? rest : "");
   else if (g_str_equal (cmd, "ablation-option"))
     {
+      /* page.permutations, page.seeds, page.erase-kind, page.source: as the choosers */
       g_auto (GStrv) nv = g_strsplit (rest != NULL ? rest : "", " ", 2);
-      if (nv[0] == NULL || nv[1] == NULL
-          || !saccade_ablation_page_set_option (ab, nv[0], nv[1]))
+      g_autofree char *action = nv[0] != NULL ? g_strconcat ("page.", nv[0], NULL) : NULL;
+      if (nv[0] == NULL || nv[1] == NULL || !gtk_widget_activate_action (ab, action, "s", nv[1]))
         return fail (d, "ablation-option: no option '%s'", rest != NULL ? rest : "");
     }
   else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
     {
       /* Run, as its button does; the page is busy once the study started. */
-      gtk_widget_activate_action (GTK_WIDGET (ab), "page.run-study", NULL);
+      gtk_widget_activate_action (ab, "page.run-study", NULL);
       if (!saccade_page_is_busy (page))
-        return fail (d, "%s: the study did not start (%s)", cmd,
-                     saccade_ablation_page_get_status (ab));
+        return fail (d, "%s: the study did not start (%s)", cmd, status = dup_status (ab));
       d->cancel_ablation = g_str_equal (cmd, "ablation-run-then-cancel");
     }
   else
     {
-      const char *status = saccade_ablation_page_get_status (ab);
+      status = dup_status (ab);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return fail (d, "the ablation page says '%s', expected '%s'", status, rest);
     }
@@ -1025,37 +1064,34 @@ tick (gpointer data)
   if (d->cancel_ablation)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "ablation");
-      if (page != NULL && saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)) > 0)
+      if (page != NULL && get_fraction (page) > 0)
         {
           d->cancel_ablation = FALSE;
           g_print ("test-driver: cancelling the study at %.0f %%\n",
-                   100 * saccade_ablation_page_get_fraction (SACCADE_ABLATION_PAGE (page)));
+                   100 * get_fraction (page));
           gtk_widget_activate_action (GTK_WIDGET (page), "page.cancel", NULL);
         }
     }
   if (d->cancel_attribution)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-      SaccadeAttributionPage *at = page != NULL ? SACCADE_ATTRIBUTION_PAGE (page) : NULL;
-      if (at != NULL && saccade_attribution_page_get_fraction (at) > 0)
+      if (page != NULL && get_fraction (page) > 0)
         {
           d->cancel_attribution = FALSE;
           g_print ("test-driver: cancelling the attribution at %.0f %%\n",
-                   100 * saccade_attribution_page_get_fraction (at));
-          gtk_widget_activate_action (GTK_WIDGET (at), "page.cancel", NULL);
+                   100 * get_fraction (page));
+          gtk_widget_activate_action (GTK_WIDGET (page), "page.cancel", NULL);
         }
     }
   if (d->cancel_adversarial)
     {
-      SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-      SaccadeAdversarialView *v = page != NULL
-        ? saccade_attribution_page_show_adversarial (SACCADE_ATTRIBUTION_PAGE (page)) : NULL;
-      if (v != NULL && saccade_adversarial_view_get_fraction (v) > 0)
+      g_autoptr (GtkWidget) v = adversarial_view (d);
+      if (v != NULL && get_fraction (v) > 0)
         {
           d->cancel_adversarial = FALSE;
           g_print ("test-driver: cancelling the adversarial search at %.0f %%\n",
-                   100 * saccade_adversarial_view_get_fraction (v));
-          saccade_adversarial_view_cancel (v);
+                   100 * get_fraction (v));
+          gtk_widget_activate_action (v, "adversarial.cancel", NULL);
         }
     }
   if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))

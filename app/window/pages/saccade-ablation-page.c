@@ -1,11 +1,11 @@
 /* saccade-ablation-page.c — the Ablation page (see saccade-ablation-page.h).
  *
  * The studies the page knows are the rows of STUDIES below: each names its study kind
- * (app/core/saccade-ablation.h), the figure stack's child that shows it, how its result is
- * shown, titled and exported as a figure (its CSV is saccade_ablation_csv(), for every
- * kind), whether the metric chooser applies and which options of its own it has. The head
- * sweeps and leave-one-out are drawn here; the further studies' views live in
- * saccade-ablation-views.c. The rest of the page is the same for every study:
+ * (app/core/saccade-ablation.h), the view that shows it (a SaccadeStudyView of
+ * app/window/studies/saccade-study-views.h, one per kind, the head sweeps sharing one),
+ * whether the metric chooser applies and which options of its own it has. Its CSV is
+ * saccade_ablation_csv(), for every kind. The rest of the page is the same for every study,
+ * its jobs kept by SaccadeStudyJobs (app/window/studies/saccade-study-jobs.h):
  *
  *   1. a run shown (with the model loaded and a database open) starts one lookup per study
  *      kind: saccade_ablation_async() with STORED_ONLY, the default target and the options
@@ -20,12 +20,12 @@
  *   3. a job that finishes after the run, the model or the database changed, or after
  *      another request, is dropped (its cancellable is no longer the page's).
  *
- * The figures are drawn by ui/figures/ into GtkDrawingAreas with the theme's colours; hover
- * and click find the head or token through the geometry the last draw returned.
+ * A view is handed its result to show and cleared before the page frees it: the page owns
+ * every result, a view only what it draws.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
-#include "app/window/pages/saccade-ablation-page-private.h"
+#include "app/window/pages/saccade-ablation-page.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -33,50 +33,10 @@
 
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-export.h"
-#include "app/core/saccade-head-means.h"
 #include "app/core/saccade-model.h"
-#include "app/window/pages/saccade-ablation-table.h"
-#include "ui/figures/saccade-figure.h"
+#include "app/window/studies/saccade-study-jobs.h"
+#include "app/window/studies/saccade-study-views.h"
 #include "ui/figures/saccade-token-label.h"
-
-/* The effects the figures can show (app/core/saccade-ablation.h; docs/metrics.md). */
-#define N_METRICS SACCADE_ABLATION_N_METRICS
-
-static const char *const METRIC_NAMES[N_METRICS] = {
-  /* Translators: the metric chooser and the colour bar / value axis captions. */
-  N_("Δ log p(target) (nats)"),
-  N_("Total variation"),
-  N_("Jensen–Shannon divergence (nats)"),
-  N_("Δ mean loss (nats)"),
-};
-/* Titles and hover text: short forms. */
-static const char *const METRIC_SHORT[N_METRICS] = {
-  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
-};
-
-const char *
-saccade_ablation_metric_name (int metric)
-{
-  return _(METRIC_NAMES[CLAMP (metric, 0, N_METRICS - 1)]);
-}
-
-const char *
-saccade_ablation_metric_short (int metric)
-{
-  return _(METRIC_SHORT[CLAMP (metric, 0, N_METRICS - 1)]);
-}
-
-static double
-effect_value (const ScAblationEffect *e, int metric)
-{
-  return saccade_ablation_effect_value (e, (SaccadeAblationMetric) metric);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* The page                                                                              */
-
-
-G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
 
 /* One study the page shows (the header: "a study kind is one table entry"). */
 typedef enum {
@@ -87,52 +47,76 @@ typedef enum {
 } StudyOptions;
 
 typedef struct {
-  const char *id;               /* page.study's parameter, the test driver's name */
+  const char *id;               /* page.study's parameter */
   const char *name;             /* the chooser's, translated at use */
   SaccadeAblationKind kind;
-  const char *child;            /* the figure stack's child */
-  void (*show) (SaccadeAblationPage *self, const SaccadeAblation *a);
-  gboolean (*export_figure) (SaccadeAblationPage *self, const SaccadeAblation *a,
-                             const char *path, GError **error);
-  char *(*title) (SaccadeAblationPage *self);
+  const char *child;            /* the figure stack's child: the view's name */
+  GType (*view_type) (void);    /* its SaccadeStudyView */
   gboolean metric;              /* the metric chooser applies */
   int default_metric;           /* set when the study is chosen; -1: kept */
   StudyOptions options;
 } StudyKind;
 
-#define DECLARE_STUDY(name)                                                                \
-  static void show_##name (SaccadeAblationPage *self, const SaccadeAblation *a);           \
-  static gboolean export_##name##_figure (SaccadeAblationPage *self, const SaccadeAblation *a, \
-                                          const char *path, GError **error);               \
-  static char *name##_title (SaccadeAblationPage *self);
-DECLARE_STUDY (heads)
-DECLARE_STUDY (tokens)
-#undef DECLARE_STUDY
-
-/* The page's own studies (here) and those of saccade-ablation-views.c. */
-#define STUDY(name) show_##name, export_##name##_figure, name##_title
-#define VIEW(name)                                                                         \
-  saccade_ablation_show_##name, saccade_ablation_export_##name##_figure,                  \
-    saccade_ablation_##name##_title
 static const StudyKind STUDIES[] = {
-  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads", STUDY (heads),
-    TRUE, -1, OPTIONS_NONE },
+  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
   { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
-    STUDY (heads), TRUE, -1, OPTIONS_NONE },
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    STUDY (tokens), TRUE, -1, OPTIONS_NONE },
-  { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute", VIEW (perm),
-    TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
-  { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure", VIEW (erasure),
-    FALSE, -1, OPTIONS_ERASURE },
-  { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla", VIEW (dla), FALSE, -1,
-    OPTIONS_NONE },
+    saccade_tokens_view_get_type, TRUE, -1, OPTIONS_NONE },
+  { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
+    saccade_permute_view_get_type, TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
+  { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",
+    saccade_erasure_view_get_type, FALSE, -1, OPTIONS_ERASURE },
+  { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla",
+    saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE },
   { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
-    "faith", VIEW (faith), FALSE, -1, OPTIONS_SOURCE },
+    "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
 };
-#undef STUDY
-#undef VIEW
 
+struct _SaccadeAblationPage
+{
+  SaccadePage parent_instance;
+
+  /* Template widgets */
+  GtkDropDown *study_dropdown;
+  GtkEntry *target_entry;
+  GtkProgressBar *progress_bar;
+  GtkWidget *cancel_button;
+  GtkLabel *status_label;
+  GtkDropDown *stored_dropdown;
+  GtkDropDown *metric_dropdown;
+  GtkWidget *metric_box;
+  GtkWidget *permute_box;
+  GtkSpinButton *permutations_spin;
+  GtkLabel *runs_label;
+  GtkWidget *erasure_box;
+  GtkDropDown *erase_kind_dropdown;
+  GtkSpinButton *seeds_spin;
+  GtkWidget *source_box;
+  GtkDropDown *source_dropdown;
+  GtkLabel *hover_label;
+  GtkStack *figure_stack;
+  AdwStatusPage *empty_page;
+
+  /* Borrowed: children of figure_stack */
+  SaccadeStudyView *views[SACCADE_ABLATION_N_KINDS]; /* each kind's view */
+
+  /* Owned */
+  SaccadeStudyJobs *jobs;       /* Run's job and the stored studies' lookups */
+  SaccadeAblationKind job_kind;
+  guint lookup_gen[SACCADE_ABLATION_N_KINDS]; /* a kind's latest lookup: older are dropped */
+  gboolean choose_found;        /* the run's first lookups: show a study that was found */
+  SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
+  GtkStringList *stored_names;  /* the Stored drop-down's items */
+  int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
+  gboolean updating;            /* the page sets its own choosers */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
+
+enum { PROP_0, PROP_STATUS, PROP_FRACTION, N_PROPS };
+static GParamSpec *props[N_PROPS];
 
 static const StudyKind *
 study_of_kind (SaccadeAblationKind kind)
@@ -150,25 +134,17 @@ chosen_study (SaccadeAblationPage *self)
   return &STUDIES[i < G_N_ELEMENTS (STUDIES) ? i : 0];
 }
 
-int
-saccade_ablation_chosen_metric (SaccadeAblationPage *self)
+static int
+chosen_metric (SaccadeAblationPage *self)
 {
   guint i = gtk_drop_down_get_selected (self->metric_dropdown);
-  return i < N_METRICS ? (int) i : SACCADE_ABLATION_METRIC_DELTA_LOGP;
+  return i < SACCADE_ABLATION_N_METRICS ? (int) i : SACCADE_ABLATION_METRIC_DELTA_LOGP;
 }
 
 static SaccadeAblation *
 shown_result (SaccadeAblationPage *self)
 {
   return self->results[chosen_study (self)->kind];
-}
-
-/* The head sweep shown (zero- or mean-ablation), or NULL. */
-static const ScHeadSweepResult *
-shown_sweep (SaccadeAblationPage *self)
-{
-  const SaccadeAblation *a = shown_result (self);
-  return a != NULL ? a->heads : NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -178,14 +154,12 @@ static void
 update_actions (SaccadeAblationPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
-  gboolean busy = self->job != NULL;
+  gboolean busy = saccade_study_jobs_get_running (self->jobs);
   gboolean can = saccade_page_get_run (page) != NULL && saccade_page_get_model (page) != NULL
                  && saccade_page_get_db_path (page) != NULL;
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.run-study", can && !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.cancel", busy);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), busy);
-  gtk_widget_set_visible (self->cancel_button, busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->study_dropdown), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->target_entry), !busy);
   gtk_widget_set_sensitive (self->permute_box, !busy);
@@ -193,6 +167,12 @@ update_actions (SaccadeAblationPage *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->stored_dropdown),
                             !busy && g_list_model_get_n_items (G_LIST_MODEL (self->stored_names))
                                        > 0);
+}
+
+static void
+set_status (SaccadeAblationPage *self, const char *text)
+{
+  saccade_study_jobs_set_status (self->jobs, text);
 }
 
 /* A token id as the figures show tokens ("“ tired”"); "token ID" without a model. Caller
@@ -224,6 +204,7 @@ format_date (gint64 ms)
   g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (ms / 1000);
   return t != NULL ? g_date_time_format (t, "%Y-%m-%d %H:%M") : g_strdup ("?");
 }
+
 
 /* What the status line says when nothing runs. */
 static void
@@ -274,11 +255,11 @@ show_idle_status (SaccadeAblationPage *self)
     text = g_strdup (_("No run is shown"));
   else if (saccade_page_get_model (page) == NULL)
     text = g_strdup (_("The model is not loaded yet"));
-  else if (self->lookups_pending > 0)
+  else if (saccade_study_jobs_get_lookups (self->jobs) > 0)
     text = g_strdup (_("Looking for stored studies…"));
   else
     text = g_strdup (_("Not studied yet"));
-  gtk_label_set_text (self->status_label, text);
+  set_status (self, text);
   /* The line is ellipsized in narrow windows: the whole of it on hover. */
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), text);
 }
@@ -311,16 +292,22 @@ show_result (SaccadeAblationPage *self)
 {
   const StudyKind *s = chosen_study (self);
   const SaccadeAblation *a = self->results[s->kind];
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
 
   gtk_label_set_text (self->hover_label, "");
-  if (a == NULL || saccade_page_get_run (SACCADE_PAGE (self)) == NULL)
+  if (a == NULL || run == NULL)
     show_empty (self);
   else
     {
-      s->show (self, a);
+      const SaccadeStudyContext ctx = {
+        .run = run, .metric = chosen_metric (self),
+        .source = (int) MIN (gtk_drop_down_get_selected (self->source_dropdown),
+                             SACCADE_FAITH_N_CHOICES - 1),
+      };
+      saccade_study_view_show (self->views[s->kind], a, &ctx);
       gtk_stack_set_visible_child_name (self->figure_stack, s->child);
     }
-  if (self->job == NULL)
+  if (!saccade_study_jobs_get_running (self->jobs))
     show_idle_status (self);
 }
 
@@ -356,10 +343,20 @@ refresh_stored (SaccadeAblationPage *self)
   update_actions (self);
 }
 
+/* Frees the result of @kind, its view cleared first. */
+static void
+drop_result (SaccadeAblationPage *self, SaccadeAblationKind kind)
+{
+  if (self->results[kind] == NULL)
+    return;
+  saccade_study_view_clear (self->views[kind]);
+  g_clear_pointer (&self->results[kind], saccade_ablation_free);
+}
+
 static void
 set_result (SaccadeAblationPage *self, SaccadeAblation *a)
 {
-  g_clear_pointer (&self->results[a->kind], saccade_ablation_free);
+  drop_result (self, a->kind);
   self->results[a->kind] = a;
 }
 
@@ -367,15 +364,9 @@ set_result (SaccadeAblationPage *self, SaccadeAblation *a)
 static void
 reset (SaccadeAblationPage *self)
 {
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->lookup != NULL)
-    g_cancellable_cancel (self->lookup);
-  g_clear_object (&self->lookup);
-  self->lookups_pending = 0;
+  saccade_study_jobs_stop (self->jobs);
   for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
-    g_clear_pointer (&self->results[k], saccade_ablation_free);
+    drop_result (self, (SaccadeAblationKind) k);
   refresh_stored (self);
   update_actions (self);
 }
@@ -394,12 +385,11 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   SaccadeAblation *a = saccade_ablation_finish (result, &error);
   const guint tag = GPOINTER_TO_UINT (user_data), kind = tag & 0xf;
 
-  if (g_task_get_cancellable (G_TASK (result)) != self->lookup)
+  if (!saccade_study_jobs_finish_lookup (self->jobs, result))
     {
       saccade_ablation_free (a);
       return;
     }
-  self->lookups_pending--;
   if (kind < SACCADE_ABLATION_N_KINDS && (tag >> 4) != self->lookup_gen[kind])
     g_clear_pointer (&a, saccade_ablation_free); /* its options changed meanwhile */
   if (a != NULL && self->results[a->kind] == NULL)
@@ -409,12 +399,11 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
       saccade_ablation_free (a);
       /* Not found is the usual answer; anything else (a damaged database) is said. */
       if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)
-          && self->job == NULL)
-        gtk_label_set_text (self->status_label, error->message);
+          && !saccade_study_jobs_get_running (self->jobs))
+        set_status (self, error->message);
     }
-  if (self->lookups_pending == 0)
+  if (saccade_study_jobs_get_lookups (self->jobs) == 0)
     {
-      g_clear_object (&self->lookup);
       /* Show what was found: the chosen study, or else (when the run was just shown) the
        * first study that has one. */
       if (shown_result (self) == NULL && self->choose_found)
@@ -445,6 +434,7 @@ current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
   };
 }
 
+
 /* Looks for a stored study of @kind with the default target and the chosen options. */
 static void
 lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
@@ -457,13 +447,10 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
 
   if (run == NULL || model == NULL || db == NULL)
     return;
-  if (self->lookup == NULL)
-    self->lookup = g_cancellable_new ();
   current_params (self, -1, &params);
-  self->lookups_pending++;
   self->lookup_gen[kind]++;
-  saccade_ablation_async (self, model, db, run->id, kind, &params,
-                          SACCADE_STUDY_STORED_ONLY, self->lookup, NULL, NULL, lookup_done,
+  saccade_ablation_async (self, model, db, run->id, kind, &params, SACCADE_STUDY_STORED_ONLY,
+                          saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
                           LOOKUP_TAG (kind, self->lookup_gen[kind]));
 }
 
@@ -479,9 +466,9 @@ start_lookups (SaccadeAblationPage *self)
 static void
 options_changed (SaccadeAblationPage *self, SaccadeAblationKind kind)
 {
-  if (self->updating || self->job != NULL)
+  if (self->updating || saccade_study_jobs_get_running (self->jobs))
     return;
-  g_clear_pointer (&self->results[kind], saccade_ablation_free);
+  drop_result (self, kind);
   lookup_kind (self, kind);
   refresh_stored (self);
   show_result (self);
@@ -500,20 +487,14 @@ restart (SaccadeAblationPage *self)
 /* ------------------------------------------------------------------------------------ */
 /* Running a study                                                                       */
 
-static void
-study_progress (gpointer user_data, double fraction)
+static char *
+progress_text (gpointer owner, double fraction)
 {
-  SaccadeAblationPage *self = user_data;
-  g_autofree char *text = NULL;
+  SaccadeAblationPage *self = owner;
 
-  if (self->job == NULL)
-    return;
-  self->job_fraction = fraction;
-  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
   /* Translators: a study's progress: its name, percent. */
-  text = g_strdup_printf (_("%s… %.0f %%"), _(study_of_kind (self->job_kind)->name),
-                          100.0 * fraction);
-  gtk_label_set_text (self->status_label, text);
+  return g_strdup_printf (_("%s… %.0f %%"), _(study_of_kind (self->job_kind)->name),
+                          100.0 * MAX (fraction, 0.0));
 }
 
 static void
@@ -523,19 +504,16 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   SaccadeAblation *a = saccade_ablation_finish (result, &error);
 
-  if (g_task_get_cancellable (G_TASK (result)) != self->job)
+  if (!saccade_study_jobs_finish_job (self->jobs, result))
     {
       saccade_ablation_free (a);
       return; /* another run, model, database or request took its place */
     }
-  g_clear_object (&self->job);
-  self->job_fraction = 0;
   update_actions (self);
   if (a == NULL)
     {
-      gtk_label_set_text (self->status_label,
-                          g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-                            ? _("Cancelled: nothing was stored") : error->message);
+      set_status (self, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                          ? _("Cancelled: nothing was stored") : error->message);
       return;
     }
   {
@@ -570,7 +548,7 @@ parse_target (SaccadeAblationPage *self, SaccadeLoadedModel *model, int *target)
   ids = saccade_tokenize (saccade_loaded_model_get_model (model), text, -1, FALSE, &error);
   if (ids == NULL)
     {
-      gtk_label_set_text (self->status_label, error->message);
+      set_status (self, error->message);
       return FALSE;
     }
   if (ids->len != 1)
@@ -579,7 +557,7 @@ parse_target (SaccadeAblationPage *self, SaccadeLoadedModel *model, int *target)
         /* Translators: the typed target and its number of tokens. */
         g_strdup_printf (_("The target “%s” is %u tokens: type one token (or nothing, for "
                            "the clean top-1)"), text, ids->len);
-      gtk_label_set_text (self->status_label, msg);
+      set_status (self, msg);
       return FALSE;
     }
   *target = g_array_index (ids, int32_t, 0);
@@ -593,106 +571,26 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   SaccadeRun *run = saccade_page_get_run (page);
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
-  const StudyKind *s;
+  const StudyKind *s = chosen_study (self);
   SaccadeAblationParams params;
+  GCancellable *job;
   int target;
 
-  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
-  if (run == NULL || model == NULL || db == NULL || self->job != NULL)
+  if (run == NULL || model == NULL || db == NULL || saccade_study_jobs_get_running (self->jobs))
     return FALSE;
   if (!parse_target (self, model, &target))
     return FALSE;
   current_params (self, target, &params);
-  s = chosen_study (self);
-  self->job = g_cancellable_new ();
   self->job_kind = s->kind;
-  self->job_fraction = 0;
-  gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
-  study_progress (self, 0.0);
+  job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);
   saccade_ablation_async (self, model, db, run->id, s->kind, &params, SACCADE_STUDY_DEFAULT,
-                          self->job, study_progress, self, study_done, NULL);
+                          job, saccade_study_jobs_progress, self->jobs, study_done, NULL);
   return TRUE;
 }
 
-static void
-saccade_ablation_page_cancel (SaccadeAblationPage *self)
-{
-  g_return_if_fail (SACCADE_IS_ABLATION_PAGE (self));
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-}
-
-double
-saccade_ablation_page_get_fraction (SaccadeAblationPage *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), 0);
-  return self->job != NULL ? self->job_fraction : 0;
-}
-
-const char *
-saccade_ablation_page_get_status (SaccadeAblationPage *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), "");
-  return gtk_label_get_text (self->status_label);
-}
-
-gboolean
-saccade_ablation_page_set_option (SaccadeAblationPage *self, const char *name,
-                                  const char *value)
-{
-  static const char *const SOURCE_IDS[N_SOURCES] = { "last-mean", "rollout", "flow",
-                                                     "best-head" };
-  gint64 v;
-
-  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
-  if (g_strcmp0 (name, "erase-kind") == 0)
-    {
-      if (g_strcmp0 (value, "mask") != 0 && g_strcmp0 (value, "drop") != 0)
-        return FALSE;
-      gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
-      return TRUE;
-    }
-  if (g_strcmp0 (name, "source") == 0)
-    {
-      for (int i = 0; i < N_SOURCES; i++)
-        if (g_strcmp0 (value, SOURCE_IDS[i]) == 0)
-          {
-            gtk_drop_down_set_selected (self->source_dropdown, (guint) i);
-            return TRUE;
-          }
-      return FALSE;
-    }
-  if (value == NULL || !g_ascii_string_to_signed (value, 10, 0, SC_PERMUTATION_MAX_N, &v, NULL))
-    return FALSE;
-  if (g_strcmp0 (name, "permutations") == 0 && v >= 1)
-    gtk_spin_button_set_value (self->permutations_spin, (double) v);
-  else if (g_strcmp0 (name, "seeds") == 0 && v <= SC_ERASURE_MAX_SEEDS)
-    gtk_spin_button_set_value (self->seeds_spin, (double) v);
-  else
-    return FALSE;
-  return TRUE;
-}
-
-void
-saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text)
-{
-  g_return_if_fail (SACCADE_IS_ABLATION_PAGE (self));
-  gtk_editable_set_text (GTK_EDITABLE (self->target_entry), text != NULL ? text : "");
-}
-
-static gboolean
-saccade_ablation_page_choose (SaccadeAblationPage *self, const char *id)
-{
-  g_return_val_if_fail (SACCADE_IS_ABLATION_PAGE (self), FALSE);
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    if (g_strcmp0 (STUDIES[i].id, id) == 0)
-      {
-        gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
-        return TRUE;
-      }
-  return FALSE;
-}
+/* ------------------------------------------------------------------------------------ */
+/* Actions                                                                               */
 
 static void
 run_action (GtkWidget *widget, const char *name, GVariant *param)
@@ -703,7 +601,7 @@ run_action (GtkWidget *widget, const char *name, GVariant *param)
 static void
 cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  saccade_ablation_page_cancel (SACCADE_ABLATION_PAGE (widget));
+  saccade_study_jobs_cancel (SACCADE_ABLATION_PAGE (widget)->jobs);
 }
 
 static void
@@ -712,7 +610,7 @@ metric_action (GtkWidget *widget, const char *name, GVariant *param)
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
   const char *id = g_variant_get_string (param, NULL);
 
-  for (int m = 0; m < N_METRICS; m++)
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
     if (g_strcmp0 (id, saccade_ablation_metric_id ((SaccadeAblationMetric) m)) == 0)
       {
         gtk_drop_down_set_selected (self->metric_dropdown, (guint) m);
@@ -724,254 +622,87 @@ metric_action (GtkWidget *widget, const char *name, GVariant *param)
 static void
 study_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  if (!saccade_ablation_page_choose (SACCADE_ABLATION_PAGE (widget),
-                                     g_variant_get_string (param, NULL)))
-    g_warning ("the Ablation page has no study '%s'", g_variant_get_string (param, NULL));
-}
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  const char *id = g_variant_get_string (param, NULL);
 
-/* ------------------------------------------------------------------------------------ */
-/* The head sweep: map and ranked table                                                  */
-
-static char *
-heads_title (SaccadeAblationPage *self)
-{
-  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
-
-  if (chosen_study (self)->kind == SACCADE_ABLATION_HEADS_MEAN)
-    /* Translators: the mean-ablation sweep's title: the reference set, the metric, the
-     * model, the sentence. */
-    return g_strdup_printf (_("Mean-ablating each head (means of %s): %s · %s · %s"),
-                            SACCADE_REFERENCE_SET, _(METRIC_SHORT[saccade_ablation_chosen_metric (self)]),
-                            run != NULL ? run->model_name : "", quote);
-  /* Translators: the head sweep's title: the metric, the model, the sentence. */
-  return g_strdup_printf (_("Zero-ablating each head: %s · %s · %s"),
-                          _(METRIC_SHORT[saccade_ablation_chosen_metric (self)]),
-                          run != NULL ? run->model_name : "", quote);
+  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
+    if (g_strcmp0 (STUDIES[i].id, id) == 0)
+      {
+        gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
+        return;
+      }
+  g_warning ("the Ablation page has no study '%s'", id);
 }
 
 static void
-map_figure (SaccadeAblationPage *self, const char *title, SaccadeEffectsMapFigure *f)
+target_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  const ScHeadSweepResult *r = shown_sweep (self);
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
 
-  *f = (SaccadeEffectsMapFigure) {
-    .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->cells,
-    .flipped = self->flipped, .value_name = _(METRIC_NAMES[saccade_ablation_chosen_metric (self)]),
-    /* Translators: the mark on heads whose ablation changed the predicted token. */
-    .flip_name = _("top-1 changed when ablated"), .layer_name = _("Layer"),
-    .head_name = _("Head"), .title = title,
-  };
+  gtk_editable_set_text (GTK_EDITABLE (self->target_entry), g_variant_get_string (param, NULL));
 }
 
+/* page.permutations, page.seeds, page.erase-kind, page.source: what their choosers do. */
 static void
-show_heads (SaccadeAblationPage *self, const SaccadeAblation *a)
+option_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  const ScHeadSweepResult *r = a->heads;
-  const int n = r->n_layers * r->n_heads, metric = saccade_ablation_chosen_metric (self);
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  const char *value = g_variant_get_string (param, NULL);
+  guint64 v;
 
-  g_free (self->cells);
-  g_free (self->flipped);
-  self->cells = g_new (double, n);
-  self->flipped = g_new (gboolean, n);
-  for (int i = 0; i < n; i++)
+  if (g_str_equal (name, "page.erase-kind")
+      && (g_str_equal (value, "mask") || g_str_equal (value, "drop")))
     {
-      self->cells[i] = effect_value (&r->heads[i], metric);
-      self->flipped[i] = r->heads[i].flipped;
+      gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
+      return;
     }
-  saccade_ablation_table_set_result (self->table, r, (SaccadeAblationMetric) metric);
-  self->hover_layer = self->hover_head = -1;
-  gtk_widget_queue_draw (GTK_WIDGET (self->map_area));
-}
-
-static void
-draw_map (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
-{
-  SaccadeAblationPage *self = data;
-  g_autofree char *title = NULL;
-  SaccadeEffectsMapFigure f;
-  SaccadeFigureStyle style;
-
-  if (shown_sweep (self) == NULL || self->cells == NULL)
-    return;
-  title = heads_title (self);
-  map_figure (self, title, &f);
-  saccade_page_figure_style (GTK_WIDGET (area), &style);
-  saccade_figure_effects_map_draw_full (cr, &f, &style, self->hover_layer, self->hover_head,
-                                        width, height, &self->map_geom);
-}
-
-static void
-map_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage *self)
-{
-  const ScHeadSweepResult *r = shown_sweep (self);
-  int l = -1, h = -1, metric = saccade_ablation_chosen_metric (self);
-  g_autofree char *text = NULL;
-
-  if (r == NULL || !saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
-    l = h = -1;
-  if (l == self->hover_layer && h == self->hover_head)
-    return;
-  self->hover_layer = l;
-  self->hover_head = h;
-  if (l >= 0)
+  if (g_str_equal (name, "page.source"))
+    for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
+      if (g_str_equal (value, saccade_faith_choice_id ((SaccadeFaithChoice) i)))
+        {
+          gtk_drop_down_set_selected (self->source_dropdown, (guint) i);
+          return;
+        }
+  if (g_str_equal (name, "page.permutations")
+      && g_ascii_string_to_unsigned (value, 10, 1, SC_PERMUTATION_MAX_N, &v, NULL))
     {
-      const ScAblationEffect *e = &r->heads[l * r->n_heads + h];
-      /* Translators: hover over a head of the sweep: layer, head, metric, value. */
-      text = g_strdup_printf (_("layer %d head %d: %s = %.4g%s"), l, h, _(METRIC_SHORT[metric]),
-                              effect_value (e, metric),
-                              e->flipped ? _(" · top-1 changed") : "");
+      gtk_spin_button_set_value (self->permutations_spin, (double) v);
+      return;
     }
-  gtk_label_set_text (self->hover_label, text != NULL ? text : "");
-  gtk_widget_queue_draw (GTK_WIDGET (self->map_area));
-}
-
-static void
-map_leave (GtkEventControllerMotion *c, SaccadeAblationPage *self)
-{
-  self->hover_layer = self->hover_head = -1;
-  gtk_label_set_text (self->hover_label, "");
-  gtk_widget_queue_draw (GTK_WIDGET (self->map_area));
-}
-
-void
-saccade_ablation_open_head (SaccadeAblationPage *self, int layer, int head)
-{
-  gtk_widget_activate_action (GTK_WIDGET (self), "win.show-head", "(ii)", layer, head);
-}
-
-static void
-map_released (GtkGestureClick *g, int n_press, double x, double y, SaccadeAblationPage *self)
-{
-  int l, h;
-
-  if (shown_sweep (self) != NULL
-      && saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &l, &h))
-    saccade_ablation_open_head (self, l, h);
-}
-
-static gboolean
-export_heads_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
-                     GError **error)
-{
-  g_autofree char *title = heads_title (self);
-  SaccadeEffectsMapFigure f;
-
-  map_figure (self, title, &f);
-  return saccade_figure_export_effects_map (&f, path, error);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Token leave-one-out: paired bars                                                      */
-
-static char *
-tokens_title (SaccadeAblationPage *self)
-{
-  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  g_autofree char *quote = run != NULL ? saccade_page_dup_quoted_text (run) : g_strdup ("");
-
-  /* Translators: token leave-one-out's title: the metric, the model, the sentence. */
-  return g_strdup_printf (_("Erasing each token: %s · %s · %s"),
-                          _(METRIC_SHORT[saccade_ablation_chosen_metric (self)]),
-                          run != NULL ? run->model_name : "", quote);
-}
-
-static void
-bars_figure (SaccadeAblationPage *self, const char *title, SaccadePairedBarsFigure *f)
-{
-  const ScTokenLooResult *r = self->results[SACCADE_ABLATION_TOKENS]->tokens;
-  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-
-  *f = (SaccadePairedBarsFigure) {
-    .n = r->n_tokens, .a = self->bars[0], .b = self->bars[1],
-    /* Translators: the two kinds of token erasure, the bars' legend. */
-    .a_name = _("mask (out of every attention row)"), .b_name = _("drop (from the input)"),
-    .labels = run != NULL && run->n == r->n_tokens ? (const char *const *) run->labels : NULL,
-    .value_name = _(METRIC_NAMES[saccade_ablation_chosen_metric (self)]), .title = title,
-  };
-}
-
-static void
-show_tokens (SaccadeAblationPage *self, const SaccadeAblation *a)
-{
-  const ScTokenLooResult *r = a->tokens;
-  const int metric = saccade_ablation_chosen_metric (self);
-
-  for (int s = 0; s < 2; s++)
+  if (g_str_equal (name, "page.seeds")
+      && g_ascii_string_to_unsigned (value, 10, 0, SC_ERASURE_MAX_SEEDS, &v, NULL))
     {
-      g_free (self->bars[s]);
-      self->bars[s] = g_new (double, r->n_tokens);
-      for (int j = 0; j < r->n_tokens; j++)
-        self->bars[s][j] = effect_value (s == 0 ? &r->mask[j] : &r->drop[j], metric);
+      gtk_spin_button_set_value (self->seeds_spin, (double) v);
+      return;
     }
-  self->hover_token = -1;
-  gtk_widget_queue_draw (GTK_WIDGET (self->bars_area));
-}
-
-static void
-draw_bars (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
-{
-  SaccadeAblationPage *self = data;
-  g_autofree char *title = NULL;
-  SaccadePairedBarsFigure f;
-  SaccadeFigureStyle style;
-
-  if (self->results[SACCADE_ABLATION_TOKENS] == NULL || self->bars[0] == NULL)
-    return;
-  title = tokens_title (self);
-  bars_figure (self, title, &f);
-  saccade_page_figure_style (GTK_WIDGET (area), &style);
-  saccade_figure_paired_bars_draw_full (cr, &f, &style, self->hover_token, width, height,
-                                        &self->bars_geom);
-}
-
-static void
-bars_motion (GtkEventControllerMotion *c, double x, double y, SaccadeAblationPage *self)
-{
-  const SaccadeAblation *a = self->results[SACCADE_ABLATION_TOKENS];
-  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  int t = -1, metric = saccade_ablation_chosen_metric (self);
-  g_autofree char *text = NULL;
-
-  if (a == NULL || !saccade_paired_bars_geometry_token_at (&self->bars_geom, x, y, &t))
-    t = -1;
-  if (t == self->hover_token)
-    return;
-  self->hover_token = t;
-  if (t >= 0 && t == a->tokens->n_tokens - 1)
-    /* Translators: hover over the last token, which leave-one-out never erases. */
-    text = g_strdup_printf (_("token %d is the query: never erased"), t);
-  else if (t >= 0)
-    /* Translators: hover over a token: position, label, metric, mask and drop values. */
-    text = g_strdup_printf (_("token %d “%s”: %s = %.4g masked, %.4g dropped"), t,
-                            run != NULL && t < run->n ? run->labels[t] : "",
-                            _(METRIC_SHORT[metric]), effect_value (&a->tokens->mask[t], metric),
-                            effect_value (&a->tokens->drop[t], metric));
-  gtk_label_set_text (self->hover_label, text != NULL ? text : "");
-  gtk_widget_queue_draw (GTK_WIDGET (self->bars_area));
-}
-
-static void
-bars_leave (GtkEventControllerMotion *c, SaccadeAblationPage *self)
-{
-  self->hover_token = -1;
-  gtk_label_set_text (self->hover_label, "");
-  gtk_widget_queue_draw (GTK_WIDGET (self->bars_area));
-}
-
-static gboolean
-export_tokens_figure (SaccadeAblationPage *self, const SaccadeAblation *a, const char *path,
-                      GError **error)
-{
-  g_autofree char *title = tokens_title (self);
-  SaccadePairedBarsFigure f;
-
-  bars_figure (self, title, &f);
-  return saccade_figure_export_paired_bars (&f, path, error);
+  g_warning ("the Ablation page's %s takes no '%s'", name, value);
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* Choosers                                                                              */
+
+/* "≈ 2,160 runs" beside the spin button: N × the model's heads. */
+static void
+update_runs_label (SaccadeAblationPage *self)
+{
+  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
+  const int n = gtk_spin_button_get_value_as_int (self->permutations_spin);
+  g_autofree char *text = NULL;
+
+  if (model != NULL)
+    {
+      const ScModelInfo *info = sc_model_info (saccade_loaded_model_get_model (model));
+      const int heads = (int) (info->n_layers * info->n_heads);
+      /* Translators: the permutation study's size: N × heads = runs of the sentence. */
+      text = g_strdup_printf (_("%d × %d heads = %d runs"), n, heads, n * heads);
+      /* Past a thousand runs a study takes minutes on a laptop's CPU: say so in colour. */
+      if (n * heads > 1000)
+        gtk_widget_add_css_class (GTK_WIDGET (self->runs_label), "warning");
+      else
+        gtk_widget_remove_css_class (GTK_WIDGET (self->runs_label), "warning");
+    }
+  gtk_label_set_text (self->runs_label, text != NULL ? text : "");
+}
 
 /* The chosen study's own choosers shown, the others hidden. */
 static void
@@ -983,7 +714,7 @@ show_options (SaccadeAblationPage *self)
   gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
   gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
   gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
-  saccade_ablation_update_runs_label (self);
+  update_runs_label (self);
 }
 
 static void
@@ -1006,7 +737,7 @@ study_chosen (SaccadeAblationPage *self)
 static void
 permutations_changed (SaccadeAblationPage *self)
 {
-  saccade_ablation_update_runs_label (self);
+  update_runs_label (self);
   options_changed (self, SACCADE_ABLATION_PERMUTE);
 }
 
@@ -1014,12 +745,6 @@ static void
 erasure_options_changed (SaccadeAblationPage *self)
 {
   options_changed (self, SACCADE_ABLATION_ERASURE);
-}
-
-static void
-source_chosen (SaccadeAblationPage *self)
-{
-  gtk_widget_queue_draw (GTK_WIDGET (self->faith_area));
 }
 
 static void
@@ -1041,6 +766,13 @@ stored_chosen (SaccadeAblationPage *self)
     }
 }
 
+/* A view says what the pointer is over. */
+static void
+view_hover (SaccadeStudyView *view, const char *text, SaccadeAblationPage *self)
+{
+  gtk_label_set_text (self->hover_label, text != NULL ? text : "");
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* SaccadePage                                                                           */
 
@@ -1054,7 +786,7 @@ static void
 saccade_ablation_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   restart (SACCADE_ABLATION_PAGE (page));
-  saccade_ablation_update_runs_label (SACCADE_ABLATION_PAGE (page));
+  update_runs_label (SACCADE_ABLATION_PAGE (page));
 }
 
 static char *
@@ -1064,7 +796,7 @@ saccade_ablation_page_dup_figure_title (SaccadePage *page)
 
   if (shown_result (self) == NULL)
     return g_strdup ("");
-  return chosen_study (self)->title (self);
+  return saccade_study_view_dup_title (self->views[chosen_study (self)->kind]);
 }
 
 static gboolean
@@ -1084,32 +816,47 @@ saccade_ablation_page_export_figure (SaccadePage *page, const char *path, GError
 
   if (no_result (self, error))
     return FALSE;
-  return chosen_study (self)->export_figure (self, shown_result (self), path, error);
+  return saccade_study_view_export_figure (self->views[chosen_study (self)->kind], path, error);
 }
 
 static gboolean
 saccade_ablation_page_export_csv (SaccadePage *page, const char *path, GError **error)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (page);
+  SaccadeRun *run = saccade_page_get_run (page);
   g_autoptr (GBytes) data = NULL;
 
   if (no_result (self, error))
     return FALSE;
-  {
-    SaccadeRun *run = saccade_page_get_run (page);
-    data = saccade_ablation_csv (shown_result (self), run != NULL ? run->tokens : NULL,
-                                 run != NULL ? (const char *const *) run->labels : NULL,
-                                 run != NULL ? run->n : 0);
-  }
+  data = saccade_ablation_csv (shown_result (self), run != NULL ? run->tokens : NULL,
+                               run != NULL ? (const char *const *) run->labels : NULL,
+                               run != NULL ? run->n : 0);
   return saccade_export_write (data, path, error);
 }
 
 static gboolean
 saccade_ablation_page_is_busy (SaccadePage *page)
 {
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (page);
+  return saccade_study_jobs_get_busy (SACCADE_ABLATION_PAGE (page)->jobs);
+}
 
-  return self->job != NULL || self->lookups_pending > 0;
+static void
+saccade_ablation_page_get_property (GObject *object, guint prop_id, GValue *value,
+                                    GParamSpec *pspec)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_STATUS:
+      g_value_set_string (value, saccade_study_jobs_get_status (self->jobs));
+      break;
+    case PROP_FRACTION:
+      g_value_set_double (value, saccade_study_jobs_get_fraction (self->jobs));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
@@ -1117,20 +864,14 @@ saccade_ablation_page_dispose (GObject *object)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (object);
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->lookup != NULL)
-    g_cancellable_cancel (self->lookup);
-  g_clear_object (&self->lookup);
+  if (self->jobs != NULL)
+    saccade_study_jobs_stop (self->jobs);
   for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
-    g_clear_pointer (&self->results[k], saccade_ablation_free);
+    if (self->views[k] != NULL)
+      drop_result (self, (SaccadeAblationKind) k);
+  memset (self->views, 0, sizeof self->views);
+  g_clear_object (&self->jobs);
   g_clear_object (&self->stored_names);
-  g_clear_pointer (&self->cells, g_free);
-  g_clear_pointer (&self->flipped, g_free);
-  g_clear_pointer (&self->bars[0], g_free);
-  g_clear_pointer (&self->bars[1], g_free);
-  saccade_ablation_views_clear (self);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ABLATION_PAGE);
   G_OBJECT_CLASS (saccade_ablation_page_parent_class)->dispose (object);
 }
@@ -1138,23 +879,37 @@ saccade_ablation_page_dispose (GObject *object)
 static void
 saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
 {
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
-  G_OBJECT_CLASS (klass)->dispose = saccade_ablation_page_dispose;
+  object_class->dispose = saccade_ablation_page_dispose;
+  object_class->get_property = saccade_ablation_page_get_property;
   page_class->set_run = saccade_ablation_page_set_run;
   page_class->set_model = saccade_ablation_page_set_model;
   page_class->dup_figure_title = saccade_ablation_page_dup_figure_title;
   page_class->export_figure = saccade_ablation_page_export_figure;
   page_class->export_csv = saccade_ablation_page_export_csv;
   page_class->is_busy = saccade_ablation_page_is_busy;
+
+  /* SaccadeAblationPage:status: the status line. :fraction: of the running study, 0 when
+   * none runs. */
+  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
+  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+
   gtk_widget_class_install_action (widget_class, "page.run-study", NULL, run_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
   gtk_widget_class_install_action (widget_class, "page.study", "s", study_action);
   gtk_widget_class_install_action (widget_class, "page.metric", "s", metric_action);
+  gtk_widget_class_install_action (widget_class, "page.target", "s", target_action);
+  gtk_widget_class_install_action (widget_class, "page.permutations", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.seeds", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.erase-kind", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.source", "s", option_action);
 
   g_type_ensure (ADW_TYPE_STATUS_PAGE);
-  g_type_ensure (SACCADE_TYPE_ABLATION_TABLE);
   gtk_widget_class_set_template_from_resource (
     widget_class, "/io/github/saccade/Saccade/pages/saccade-ablation-page.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeAblationPage, name)
@@ -1168,9 +923,6 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (hover_label);
   CHILD (figure_stack);
   CHILD (empty_page);
-  CHILD (map_area);
-  CHILD (table);
-  CHILD (bars_area);
   CHILD (metric_box);
   CHILD (permute_box);
   CHILD (permutations_spin);
@@ -1180,27 +932,25 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (seeds_spin);
   CHILD (source_box);
   CHILD (source_dropdown);
-  CHILD (perm_area);
-  CHILD (erasure_area);
-  CHILD (dla_area);
-  CHILD (dla_beside);
-  CHILD (dla_sweep_area);
-  CHILD (dla_scatter_area);
-  CHILD (dla_note);
-  CHILD (faith_area);
-  CHILD (faith_head_title);
-  CHILD (faith_grid);
 #undef CHILD
 }
 
+/* One view per kind in the figure stack, under its study's child name (the head sweeps
+ * share theirs). */
 static void
-add_pointer (SaccadeAblationPage *self, GtkDrawingArea *area, GCallback motion, GCallback leave)
+add_views (SaccadeAblationPage *self)
 {
-  GtkEventController *c = gtk_event_controller_motion_new ();
-
-  g_signal_connect (c, "motion", motion, self);
-  g_signal_connect (c, "leave", leave, self);
-  gtk_widget_add_controller (GTK_WIDGET (area), c);
+  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
+    {
+      GtkWidget *view = gtk_stack_get_child_by_name (self->figure_stack, STUDIES[i].child);
+      if (view == NULL)
+        {
+          view = g_object_new (STUDIES[i].view_type (), NULL);
+          gtk_stack_add_named (self->figure_stack, view, STUDIES[i].child);
+          g_signal_connect (view, "hover", G_CALLBACK (view_hover), self);
+        }
+      self->views[STUDIES[i].kind] = SACCADE_STUDY_VIEW (view);
+    }
 }
 
 static void
@@ -1210,40 +960,34 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
   g_autoptr (GtkStringList) metrics = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) kinds = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
-  GtkGesture *click;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
+                                       self->cancel_button);
+  saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
+                              props[PROP_FRACTION]);
   for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
     gtk_string_list_append (studies, _(STUDIES[i].name));
   gtk_drop_down_set_model (self->study_dropdown, G_LIST_MODEL (studies));
-  for (int m = 0; m < N_METRICS; m++)
-    gtk_string_list_append (metrics, _(METRIC_NAMES[m]));
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    gtk_string_list_append (metrics, saccade_study_metric_name (m));
   gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (metrics));
   /* Translators: the erasure kinds: taken out of every attention row, or from the input. */
   gtk_string_list_append (kinds, _("mask"));
   gtk_string_list_append (kinds, _("drop"));
   gtk_drop_down_set_model (self->erase_kind_dropdown, G_LIST_MODEL (kinds));
-  for (int i = 0; i < N_SOURCES; i++)
-    gtk_string_list_append (sources, saccade_ablation_source_name ((FaithSource) i));
+  for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
+    gtk_string_list_append (sources, saccade_faith_choice_name ((SaccadeFaithChoice) i));
   gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
   self->stored_names = gtk_string_list_new (NULL);
   gtk_drop_down_set_model (self->stored_dropdown, G_LIST_MODEL (self->stored_names));
-  self->hover_layer = self->hover_head = self->hover_token = -1;
-  self->perm_hover = self->dla_hover = -1;
-  g_signal_connect_swapped (self->table, "head-activated", G_CALLBACK (saccade_ablation_open_head), self);
 
-  gtk_drawing_area_set_draw_func (self->map_area, draw_map, self, NULL);
-  gtk_drawing_area_set_draw_func (self->bars_area, draw_bars, self, NULL);
-  saccade_ablation_views_init (self);
-  add_pointer (self, self->map_area, G_CALLBACK (map_motion), G_CALLBACK (map_leave));
-  add_pointer (self, self->bars_area, G_CALLBACK (bars_motion), G_CALLBACK (bars_leave));
-  click = gtk_gesture_click_new ();
-  g_signal_connect (click, "released", G_CALLBACK (map_released), self);
-  gtk_widget_add_controller (GTK_WIDGET (self->map_area), GTK_EVENT_CONTROLLER (click));
+  add_views (self);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->hover_label),
                                _("Click a head in the map or the table to open it on the "
                                  "Heatmap page"));
-  saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->map_area));
+  saccade_page_set_figure (SACCADE_PAGE (self),
+                           saccade_study_view_get_figure (self->views[SACCADE_ABLATION_HEADS]));
 
   g_signal_connect_swapped (self->study_dropdown, "notify::selected", G_CALLBACK (study_chosen),
                             self);
@@ -1257,8 +1001,9 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
                             G_CALLBACK (erasure_options_changed), self);
   g_signal_connect_swapped (self->erase_kind_dropdown, "notify::selected",
                             G_CALLBACK (erasure_options_changed), self);
-  g_signal_connect_swapped (self->source_dropdown, "notify::selected",
-                            G_CALLBACK (source_chosen), self);
+  /* a new source is the same study drawn again */
+  g_signal_connect_swapped (self->source_dropdown, "notify::selected", G_CALLBACK (show_result),
+                            self);
   show_options (self);
   g_signal_connect_swapped (self->target_entry, "activate", G_CALLBACK (saccade_ablation_page_run),
                             self);

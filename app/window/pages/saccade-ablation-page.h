@@ -19,12 +19,17 @@
  * the head-level table. Export: the figure shown (PNG, SVG, PDF) and every number of the
  * shown study as CSV.
  *
- * Each study is one entry of the page's study table (its name, how it is computed, drawn
- * and exported), so a further study is a further entry.
+ * Each study is one entry of the page's study table (its name, its view in
+ * app/window/studies/, its choosers), so a further study is a further entry and a view.
  *
- * Page actions: page.run-study (Run), page.cancel (Cancel), page.study (s: "heads",
- * "heads-mean", "tokens", "permute", "erasure", "dla", "faithfulness"), page.metric
- * (s: "delta-logp", "tv", "jsd", "delta-loss").
+ * Page actions, each what its chooser or button does: page.run-study (Run), page.cancel
+ * (Cancel), page.study (s: "heads", "heads-mean", "tokens", "permute", "erasure", "dla",
+ * "faithfulness"), page.metric (s: "delta-logp", "tv", "jsd", "delta-loss"), page.target
+ * (s: one token's text, "" for the clean top-1), page.permutations (s: 1 .. 1024),
+ * page.seeds (s: 0 .. 256), page.erase-kind (s: "mask", "drop"), page.source (s:
+ * "last-mean", "rollout", "flow", "best-head"); a value out of range is refused with a
+ * warning. Properties (read-only, notified): "status" (the status line), "fraction" (of the
+ * running study, 0 when none runs).
  */
 #pragma once
 
@@ -35,17 +40,5 @@ G_BEGIN_DECLS
 #define SACCADE_TYPE_ABLATION_PAGE (saccade_ablation_page_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE, ABLATION_PAGE,
                       SaccadePage)
-
-/* Sets a study's option as its chooser does: "permutations" (1 .. 1024), "seeds"
- * (0 .. 256), "erase-kind" ("mask", "drop"), "source" ("last-mean", "rollout", "flow",
- * "best-head"). FALSE for another name or a value out of range. */
-gboolean saccade_ablation_page_set_option (SaccadeAblationPage *self, const char *name,
-                                           const char *value);
-/* Puts @text in the target entry (NULL or "": the clean top-1), as typing does. */
-void saccade_ablation_page_set_target (SaccadeAblationPage *self, const char *text);
-/* The running study's fraction done (0 when none runs). */
-double saccade_ablation_page_get_fraction (SaccadeAblationPage *self);
-/* The status line's text, borrowed. */
-const char *saccade_ablation_page_get_status (SaccadeAblationPage *self);
 
 G_END_DECLS

@@ -8,8 +8,9 @@
  *      keeping no rows;
  *   2. Search: the study searched (or read back) with the settings, its progress coalesced
  *      onto the bar, Cancel stopping it at the engine's next step.
- * A job that finishes after the source changed, or after another request, is dropped (its
- * cancellable is no longer the view's). The widgets are built here, not from a template:
+ * SaccadeStudyJobs (app/window/studies/saccade-study-jobs.h) keeps both, the bar, Cancel
+ * and the status line: a job that finishes after the source changed, or after another
+ * request, is dropped (its cancellable is no longer the view's). The widgets are built here, not from a template:
  * the view is one row of settings over a drawing area.
  */
 #define G_LOG_DOMAIN "saccade-page"
@@ -22,6 +23,7 @@
 #include "app/core/saccade-adversarial.h"
 #include "app/core/saccade-export.h"
 #include "app/window/pages/saccade-page.h"
+#include "app/window/studies/saccade-study-jobs.h"
 
 /* Adam steps per ε the spin button allows: 1 .. this (the default, 100, is the engine's;
  * 10,000 steps of a whole layer take minutes on two cores). */
@@ -43,23 +45,26 @@ struct _SaccadeAdversarialView
   SaccadeRun *run;                /* owned reference, or NULL */
   SaccadeLoadedModel *model;      /* owned reference, or NULL */
   char *db_path;
-  GCancellable *job, *lookup;
+  SaccadeStudyJobs *jobs;         /* Search's job and the stored study's lookup */
   SaccadeAdversarial *result;
-  double fraction;
   gboolean in_source;             /* set_source is setting the widgets: no lookups */
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeAdversarialView, saccade_adversarial_view, GTK_TYPE_BOX)
 
+enum { PROP_0, PROP_STATUS, PROP_FRACTION, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+static gboolean search (SaccadeAdversarialView *self);
+
 static void
 update_actions (SaccadeAdversarialView *self)
 {
-  const gboolean busy = self->job != NULL;
+  const gboolean busy = saccade_study_jobs_get_running (self->jobs);
   const gboolean can = self->model != NULL && self->run != NULL && self->db_path != NULL;
 
-  gtk_widget_set_sensitive (self->search_button, can && !busy);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), busy);
-  gtk_widget_set_visible (self->cancel_button, busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "adversarial.search", can && !busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "adversarial.cancel", busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->layer_spin), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->head_dropdown), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->iter_spin), !busy);
@@ -108,7 +113,7 @@ show_idle_status (SaccadeAdversarialView *self)
     text = g_strdup (_("The model is not loaded yet"));
   else
     text = g_strdup (_("Not searched with these settings yet: press Search"));
-  gtk_label_set_text (self->status_label, text);
+  saccade_study_jobs_set_status (self->jobs, text);
 }
 
 static void
@@ -164,12 +169,7 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 static void
 stop_jobs (SaccadeAdversarialView *self)
 {
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->lookup != NULL)
-    g_cancellable_cancel (self->lookup);
-  g_clear_object (&self->lookup);
+  saccade_study_jobs_stop (self->jobs);
 }
 
 static void
@@ -179,9 +179,8 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (SaccadeAdversarial) a = saccade_adversarial_finish (result, &error);
 
-  if (g_task_get_cancellable (G_TASK (result)) != self->lookup)
+  if (!saccade_study_jobs_finish_lookup (self->jobs, result))
     return;
-  g_clear_object (&self->lookup);
   if (a != NULL)
     {
       g_clear_pointer (&self->result, saccade_adversarial_free);
@@ -189,7 +188,7 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
       show_result (self);
     }
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-    gtk_label_set_text (self->status_label, error->message);
+    saccade_study_jobs_set_status (self->jobs, error->message);
   else
     show_idle_status (self);
 }
@@ -208,25 +207,19 @@ look_up (SaccadeAdversarialView *self)
   if (self->model == NULL || self->run == NULL || self->db_path == NULL)
     return;
   current_params (self, &p);
-  self->lookup = g_cancellable_new ();
   saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p,
-                             SACCADE_STUDY_STORED_ONLY, self->lookup, NULL, NULL,
+                             SACCADE_STUDY_STORED_ONLY, saccade_study_jobs_lookup (self->jobs),
+                             NULL, NULL,
                              lookup_done, NULL);
 }
 
-static void
-job_progress (gpointer user_data, double fraction)
+static char *
+progress_text (gpointer owner, double fraction)
 {
-  SaccadeAdversarialView *self = user_data;
-  g_autofree char *text = NULL;
-
-  if (self->job == NULL)
-    return;
-  self->fraction = fraction;
-  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  if (fraction < 0)
+    return g_strdup (_("Searching for adversarial attention…"));
   /* Translators: the search's progress, in percent. */
-  text = g_strdup_printf (_("Searching for adversarial attention… %.0f %%"), 100.0 * fraction);
-  gtk_label_set_text (self->status_label, text);
+  return g_strdup_printf (_("Searching for adversarial attention… %.0f %%"), 100.0 * fraction);
 }
 
 static void
@@ -236,17 +229,15 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (SaccadeAdversarial) a = saccade_adversarial_finish (result, &error);
 
-  if (g_task_get_cancellable (G_TASK (result)) != self->job)
+  if (!saccade_study_jobs_finish_job (self->jobs, result))
     return; /* another source or request took its place */
-  g_clear_object (&self->job);
-  self->fraction = 0;
   update_actions (self);
   if (a == NULL)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        gtk_label_set_text (self->status_label, _("Cancelled"));
+        saccade_study_jobs_set_status (self->jobs, _("Cancelled"));
       else
-        gtk_label_set_text (self->status_label, error->message);
+        saccade_study_jobs_set_status (self->jobs, error->message);
       return;
     }
   g_clear_pointer (&self->result, saccade_adversarial_free);
@@ -254,14 +245,15 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
   show_result (self);
 }
 
-gboolean
-saccade_adversarial_view_search (SaccadeAdversarialView *self)
+static gboolean
+search (SaccadeAdversarialView *self)
 {
   ScAdvParams p;
   SaccadeStudyFlags flags = SACCADE_STUDY_DEFAULT;
+  GCancellable *job;
 
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
-  if (self->model == NULL || self->run == NULL || self->db_path == NULL || self->job != NULL)
+  if (self->model == NULL || self->run == NULL || self->db_path == NULL
+      || saccade_study_jobs_get_running (self->jobs))
     {
       show_idle_status (self);
       return FALSE;
@@ -271,22 +263,23 @@ saccade_adversarial_view_search (SaccadeAdversarialView *self)
     flags = SACCADE_STUDY_RECOMPUTE;
   current_params (self, &p);
   stop_jobs (self);
-  self->job = g_cancellable_new ();
-  self->fraction = 0;
-  gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
-  gtk_label_set_text (self->status_label, _("Searching for adversarial attention…"));
+  job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);
-  saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p, flags,
-                             self->job, job_progress, self, job_done, NULL);
+  saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p, flags, job,
+                             saccade_study_jobs_progress, self->jobs, job_done, NULL);
   return TRUE;
 }
 
-void
-saccade_adversarial_view_cancel (SaccadeAdversarialView *self)
+static void
+search_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  g_return_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self));
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
+  search (SACCADE_ADVERSARIAL_VIEW (widget));
+}
+
+static void
+cancel_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  saccade_study_jobs_cancel (SACCADE_ADVERSARIAL_VIEW (widget)->jobs);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -342,64 +335,38 @@ saccade_adversarial_view_set_source (SaccadeAdversarialView *self, SaccadeRun *r
   look_up (self);
 }
 
-gboolean
-saccade_adversarial_view_set_option (SaccadeAdversarialView *self, const char *name,
-                                     const char *value)
+/* adversarial.layer, adversarial.head, adversarial.iterations: what their pickers do. */
+static void
+option_action (GtkWidget *widget, const char *action, GVariant *param)
 {
+  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (widget);
+  const char *value = g_variant_get_string (param, NULL);
+  const guint n_items = g_list_model_get_n_items (G_LIST_MODEL (self->head_names));
   guint64 n;
 
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
-  if (value == NULL)
-    return FALSE;
-  if (g_strcmp0 (name, "layer") == 0)
-    {
-      GtkAdjustment *adj = gtk_spin_button_get_adjustment (self->layer_spin);
-      if (!g_ascii_string_to_unsigned (value, 10, 0, (guint64) gtk_adjustment_get_upper (adj),
-                                       &n, NULL))
-        return FALSE;
-      gtk_spin_button_set_value (self->layer_spin, (double) n);
-    }
-  else if (g_strcmp0 (name, "head") == 0)
-    {
-      const guint n_items = g_list_model_get_n_items (G_LIST_MODEL (self->head_names));
-      if (g_strcmp0 (value, "all") == 0)
-        n = 0;
-      else if (g_ascii_string_to_unsigned (value, 10, 0, n_items - 2, &n, NULL) && n_items > 1)
-        n++;
-      else
-        return FALSE;
-      gtk_drop_down_set_selected (self->head_dropdown, (guint) n);
-    }
-  else if (g_strcmp0 (name, "iterations") == 0)
-    {
-      if (!g_ascii_string_to_unsigned (value, 10, 1, MAX_ITERATIONS, &n, NULL))
-        return FALSE;
-      gtk_spin_button_set_value (self->iter_spin, (double) n);
-    }
+  if (g_str_equal (action, "adversarial.layer")
+      && g_ascii_string_to_unsigned (value, 10, 0,
+                                     (guint64) gtk_adjustment_get_upper (
+                                       gtk_spin_button_get_adjustment (self->layer_spin)),
+                                     &n, NULL))
+    gtk_spin_button_set_value (self->layer_spin, (double) n);
+  else if (g_str_equal (action, "adversarial.head") && g_str_equal (value, "all"))
+    gtk_drop_down_set_selected (self->head_dropdown, 0);
+  else if (g_str_equal (action, "adversarial.head") && n_items > 1
+           && g_ascii_string_to_unsigned (value, 10, 0, n_items - 2, &n, NULL))
+    gtk_drop_down_set_selected (self->head_dropdown, (guint) n + 1);
+  else if (g_str_equal (action, "adversarial.iterations")
+           && g_ascii_string_to_unsigned (value, 10, 1, MAX_ITERATIONS, &n, NULL))
+    gtk_spin_button_set_value (self->iter_spin, (double) n);
   else
-    return FALSE;
-  return TRUE;
-}
-
-double
-saccade_adversarial_view_get_fraction (SaccadeAdversarialView *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), 0);
-  return self->job != NULL ? self->fraction : 0;
-}
-
-const char *
-saccade_adversarial_view_get_status (SaccadeAdversarialView *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), "");
-  return gtk_label_get_text (self->status_label);
+    g_warning ("the adversarial view's %s takes no '%s'", action, value);
 }
 
 gboolean
 saccade_adversarial_view_is_busy (SaccadeAdversarialView *self)
 {
   g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
-  return self->job != NULL || self->lookup != NULL;
+  return saccade_study_jobs_get_busy (self->jobs);
 }
 
 char *
@@ -462,11 +429,32 @@ mnemonic_label (const char *text, GtkWidget *target, int margin_start)
 }
 
 static void
+saccade_adversarial_view_get_property (GObject *object, guint prop_id, GValue *value,
+                                       GParamSpec *pspec)
+{
+  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_STATUS:
+      g_value_set_string (value, saccade_study_jobs_get_status (self->jobs));
+      break;
+    case PROP_FRACTION:
+      g_value_set_double (value, saccade_study_jobs_get_fraction (self->jobs));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 saccade_adversarial_view_dispose (GObject *object)
 {
   SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (object);
 
-  stop_jobs (self);
+  if (self->jobs != NULL)
+    stop_jobs (self);
+  g_clear_object (&self->jobs);
   g_clear_pointer (&self->result, saccade_adversarial_free);
   g_clear_pointer (&self->run, saccade_run_unref);
   g_clear_object (&self->model);
@@ -477,7 +465,22 @@ saccade_adversarial_view_dispose (GObject *object)
 static void
 saccade_adversarial_view_class_init (SaccadeAdversarialViewClass *klass)
 {
-  G_OBJECT_CLASS (klass)->dispose = saccade_adversarial_view_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  object_class->dispose = saccade_adversarial_view_dispose;
+  object_class->get_property = saccade_adversarial_view_get_property;
+  /* SaccadeAdversarialView:status: the status line. :fraction: of the running search, 0
+   * when none runs. */
+  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
+  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+  gtk_widget_class_install_action (widget_class, "adversarial.search", NULL, search_action);
+  gtk_widget_class_install_action (widget_class, "adversarial.cancel", NULL, cancel_action);
+  gtk_widget_class_install_action (widget_class, "adversarial.layer", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "adversarial.head", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "adversarial.iterations", "s", option_action);
 }
 
 static void
@@ -564,10 +567,12 @@ saccade_adversarial_view_init (SaccadeAdversarialView *self)
   gtk_widget_set_margin_bottom (GTK_WIDGET (self->reading_label), 6);
   gtk_box_append (GTK_BOX (self), GTK_WIDGET (self->reading_label));
 
-  g_signal_connect_swapped (self->search_button, "clicked",
-                            G_CALLBACK (saccade_adversarial_view_search), self);
-  g_signal_connect_swapped (self->cancel_button, "clicked",
-                            G_CALLBACK (saccade_adversarial_view_cancel), self);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->search_button), "adversarial.search");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->cancel_button), "adversarial.cancel");
+  self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
+                                       self->cancel_button);
+  saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
+                              props[PROP_FRACTION]);
   /* Other settings may have a stored study: show it, or say there is none. */
   g_signal_connect_swapped (self->layer_spin, "value-changed", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->head_dropdown, "notify::selected", G_CALLBACK (look_up), self);

@@ -12,6 +12,12 @@
  *
  * Main thread only. The page owns it (a child of its template) and forwards the run, the
  * model and the database with saccade_adversarial_view_set_source().
+ *
+ * Actions, each what its picker or button does: adversarial.search (Search),
+ * adversarial.cancel (Cancel), adversarial.layer (s: "L"), adversarial.head (s: "H" or
+ * "all"), adversarial.iterations (s: 1 .. 10000); a value out of range is refused with a
+ * warning. Properties (read-only, notified): "status" (the status line), "fraction" (of the
+ * running search, 0 when none runs).
  */
 #pragma once
 
@@ -30,18 +36,6 @@ G_DECLARE_FINAL_TYPE (SaccadeAdversarialView, saccade_adversarial_view, SACCADE,
  * shown (each may be NULL); stops a running search and looks up the stored study. */
 void saccade_adversarial_view_set_source (SaccadeAdversarialView *self, SaccadeRun *run,
                                           SaccadeLoadedModel *model, const char *db_path);
-/* Search, as the button does: FALSE (the reason on the status line) when it cannot start. */
-gboolean saccade_adversarial_view_search (SaccadeAdversarialView *self);
-/* Cancel, as the button does. */
-void saccade_adversarial_view_cancel (SaccadeAdversarialView *self);
-/* For the e2e test driver, as the settings row's widgets: "layer L", "head H|all",
- * "iterations N". FALSE for an unknown name or value. */
-gboolean saccade_adversarial_view_set_option (SaccadeAdversarialView *self, const char *name,
-                                              const char *value);
-/* The fraction of the running search done (0 when none runs). */
-double saccade_adversarial_view_get_fraction (SaccadeAdversarialView *self);
-/* The status line's text, borrowed. */
-const char *saccade_adversarial_view_get_status (SaccadeAdversarialView *self);
 /* A search or a lookup is running. */
 gboolean saccade_adversarial_view_is_busy (SaccadeAdversarialView *self);
 /* The figure's title, "" without a study. Caller frees. */

@@ -6,8 +6,9 @@
  *      session lock, no pass run), so a stored study is on screen at once;
  *   2. Run: the study computed (or read back) with the settings, its progress coalesced onto
  *      the bar, Cancel stopping it at the engine's next pass.
- * A job that finishes after the run, the model or the database changed, or after another
- * request, is dropped (its cancellable is no longer the page's). The figure is drawn by
+ * SaccadeStudyJobs (app/window/studies/saccade-study-jobs.h) keeps both, the bar, Cancel
+ * and the status line: a job that finishes after the run, the model or the database
+ * changed, or after another request, is dropped (its cancellable is no longer the page's). The figure is drawn by
  * saccade_figure_attribution_draw_full() in the theme's colours; export draws the same
  * figure in the export style. The "Adversarial attention" view beside it
  * (saccade-adversarial-view.c) runs its own jobs; the page forwards it the run, model and
@@ -24,6 +25,7 @@
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-model.h"
 #include "app/window/pages/saccade-adversarial-view.h"
+#include "app/window/studies/saccade-study-jobs.h"
 
 /* The table's columns before the methods: position, token, attention, leave-one-out. */
 #define FIXED_COLUMNS 4
@@ -47,28 +49,27 @@ struct _SaccadeAttributionPage
   SaccadeAdversarialView *adversarial_view;
 
   /* Owned */
-  GCancellable *job;             /* Run, while it runs */
-  GCancellable *lookup;          /* the stored study's lookup, while it runs */
+  SaccadeStudyJobs *jobs;        /* Run's job and the stored study's lookup */
   SaccadeAttribution *result;    /* the study shown, or NULL */
-  double fraction;               /* of the running study */
   int hover;                     /* the token under the pointer, or -1 */
   SaccadeAttributionGeometry geom;
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeAttributionPage, saccade_attribution_page, SACCADE_TYPE_PAGE)
 
+enum { PROP_0, PROP_STATUS, PROP_FRACTION, PROP_ADVERSARIAL_VIEW, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
 static void
 update_actions (SaccadeAttributionPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
-  const gboolean busy = self->job != NULL;
+  const gboolean busy = saccade_study_jobs_get_running (self->jobs);
   const gboolean can = saccade_page_get_model (page) != NULL && saccade_page_get_run (page) != NULL
                        && saccade_page_get_db_path (page) != NULL;
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.attribute", can && !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.cancel", busy);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), busy);
-  gtk_widget_set_visible (self->cancel_button, busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->steps_spin), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->rule_dropdown), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->baseline_entry), !busy);
@@ -98,7 +99,7 @@ parse_token (SaccadeAttributionPage *self, GtkEntry *entry, const char *what, in
   ids = saccade_tokenize (page_model (self), text, -1, FALSE, &error);
   if (ids == NULL)
     {
-      gtk_label_set_text (self->status_label, error->message);
+      saccade_study_jobs_set_status (self->jobs, error->message);
       return FALSE;
     }
   if (ids->len != 1)
@@ -106,7 +107,7 @@ parse_token (SaccadeAttributionPage *self, GtkEntry *entry, const char *what, in
       /* Translators: "target" or "baseline", the typed text, its number of tokens. */
       g_autofree char *msg = g_strdup_printf (_("The %s “%s” is %u tokens: type one token"),
                                               what, text, ids->len);
-      gtk_label_set_text (self->status_label, msg);
+      saccade_study_jobs_set_status (self->jobs, msg);
       return FALSE;
     }
   *out = g_array_index (ids, int32_t, 0);
@@ -173,7 +174,7 @@ show_idle_status (SaccadeAttributionPage *self)
     text = g_strdup (_("The model is not loaded yet"));
   else
     text = g_strdup (_("Not computed with these settings yet: press Run"));
-  gtk_label_set_text (self->status_label, text);
+  saccade_study_jobs_set_status (self->jobs, text);
 }
 
 static GtkWidget *
@@ -320,12 +321,7 @@ motion (GtkEventControllerMotion *ctl, double x, double y, gpointer data)
 static void
 stop_jobs (SaccadeAttributionPage *self)
 {
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->lookup != NULL)
-    g_cancellable_cancel (self->lookup);
-  g_clear_object (&self->lookup);
+  saccade_study_jobs_stop (self->jobs);
 }
 
 static void
@@ -335,9 +331,8 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (SaccadeAttribution) a = saccade_attribution_finish (result, &error);
 
-  if (g_task_get_cancellable (G_TASK (result)) != self->lookup)
+  if (!saccade_study_jobs_finish_lookup (self->jobs, result))
     return;
-  g_clear_object (&self->lookup);
   if (a != NULL)
     {
       g_clear_pointer (&self->result, saccade_attribution_free);
@@ -345,7 +340,7 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
       show_result (self);
     }
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-    gtk_label_set_text (self->status_label, error->message);
+    saccade_study_jobs_set_status (self->jobs, error->message);
   else
     show_idle_status (self);
 }
@@ -366,24 +361,18 @@ look_up (SaccadeAttributionPage *self)
   update_actions (self);
   if (model == NULL || run == NULL || db == NULL || !current_params (self, &p))
     return;
-  self->lookup = g_cancellable_new ();
   saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_STORED_ONLY,
-                             self->lookup, NULL, NULL, lookup_done, NULL);
+                             saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
+                             NULL);
 }
 
-static void
-job_progress (gpointer user_data, double fraction)
+static char *
+progress_text (gpointer owner, double fraction)
 {
-  SaccadeAttributionPage *self = user_data;
-  g_autofree char *text = NULL;
-
-  if (self->job == NULL)
-    return;
-  self->fraction = fraction;
-  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  if (fraction < 0)
+    return g_strdup (_("Computing the attributions…"));
   /* Translators: the study's progress, in percent. */
-  text = g_strdup_printf (_("Computing the attributions… %.0f %%"), 100.0 * fraction);
-  gtk_label_set_text (self->status_label, text);
+  return g_strdup_printf (_("Computing the attributions… %.0f %%"), 100.0 * fraction);
 }
 
 static void
@@ -393,17 +382,15 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (SaccadeAttribution) a = saccade_attribution_finish (result, &error);
 
-  if (g_task_get_cancellable (G_TASK (result)) != self->job)
+  if (!saccade_study_jobs_finish_job (self->jobs, result))
     return; /* another run, model, database or request took its place */
-  g_clear_object (&self->job);
-  self->fraction = 0;
   update_actions (self);
   if (a == NULL)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        gtk_label_set_text (self->status_label, _("Cancelled"));
+        saccade_study_jobs_set_status (self->jobs, _("Cancelled"));
       else
-        gtk_label_set_text (self->status_label, error->message);
+        saccade_study_jobs_set_status (self->jobs, error->message);
       return;
     }
   g_clear_pointer (&self->result, saccade_attribution_free);
@@ -419,73 +406,54 @@ saccade_attribution_page_run (SaccadeAttributionPage *self)
   SaccadeRun *run = saccade_page_get_run (page);
   const char *db = saccade_page_get_db_path (page);
   ScAttrParams p;
+  GCancellable *job;
 
-  g_return_val_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self), FALSE);
-  if (model == NULL || run == NULL || db == NULL || self->job != NULL)
+  if (model == NULL || run == NULL || db == NULL || saccade_study_jobs_get_running (self->jobs))
     return FALSE;
   if (!current_params (self, &p))
     return FALSE;
   stop_jobs (self);
-  self->job = g_cancellable_new ();
-  self->fraction = 0;
-  gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
-  gtk_label_set_text (self->status_label, _("Computing the attributions…"));
+  job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_DEFAULT, self->job,
-                             job_progress, self, job_done, NULL);
+  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_DEFAULT, job,
+                             saccade_study_jobs_progress, self->jobs, job_done, NULL);
   return TRUE;
 }
 
+/* page.steps, page.rule, page.baseline, page.target: what the settings row's widgets do
+ * (a baseline or target is a token's text, "" for the default). */
 static void
-saccade_attribution_page_cancel (SaccadeAttributionPage *self)
+setting_action (GtkWidget *widget, const char *action, GVariant *param)
 {
-  g_return_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self));
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-}
+  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (widget);
+  const char *value = g_variant_get_string (param, NULL);
+  guint64 n;
+  ScAttrRule r;
 
-double
-saccade_attribution_page_get_fraction (SaccadeAttributionPage *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self), 0);
-  return self->job != NULL ? self->fraction : 0;
-}
-
-const char *
-saccade_attribution_page_get_status (SaccadeAttributionPage *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self), "");
-  return gtk_label_get_text (self->status_label);
-}
-
-gboolean
-saccade_attribution_page_set_option (SaccadeAttributionPage *self, const char *name,
-                                     const char *value)
-{
-  g_return_val_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self), FALSE);
-  if (value == NULL)
-    value = "";
-  if (g_strcmp0 (name, "steps") == 0)
-    {
-      guint64 n;
-      if (!g_ascii_string_to_unsigned (value, 10, 1, SC_ATTR_MAX_STEPS, &n, NULL))
-        return FALSE;
-      gtk_spin_button_set_value (self->steps_spin, (double) n);
-    }
-  else if (g_strcmp0 (name, "rule") == 0)
-    {
-      ScAttrRule r;
-      if (!sc_attr_rule_from_id (value, &r))
-        return FALSE;
-      gtk_drop_down_set_selected (self->rule_dropdown, (guint) r);
-    }
-  else if (g_strcmp0 (name, "baseline") == 0)
+  if (g_str_equal (action, "page.steps")
+      && g_ascii_string_to_unsigned (value, 10, 1, SC_ATTR_MAX_STEPS, &n, NULL))
+    gtk_spin_button_set_value (self->steps_spin, (double) n);
+  else if (g_str_equal (action, "page.rule") && sc_attr_rule_from_id (value, &r))
+    gtk_drop_down_set_selected (self->rule_dropdown, (guint) r);
+  else if (g_str_equal (action, "page.baseline"))
     gtk_editable_set_text (GTK_EDITABLE (self->baseline_entry), value);
-  else if (g_strcmp0 (name, "target") == 0)
+  else if (g_str_equal (action, "page.target"))
     gtk_editable_set_text (GTK_EDITABLE (self->target_entry), value);
   else
-    return FALSE;
-  return TRUE;
+    g_warning ("the Attribution page's %s takes no '%s'", action, value);
+}
+
+/* page.view: "attributions" or "adversarial", as the switcher does. */
+static void
+view_action (GtkWidget *widget, const char *action, GVariant *param)
+{
+  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (widget);
+  const char *name = g_variant_get_string (param, NULL);
+
+  if (gtk_stack_get_child_by_name (self->stack, name) != NULL)
+    gtk_stack_set_visible_child_name (self->stack, name);
+  else
+    g_warning ("the Attribution page has no view '%s'", name);
 }
 
 static void
@@ -497,7 +465,7 @@ attribute_action (GtkWidget *widget, const char *name, GVariant *param)
 static void
 cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  saccade_attribution_page_cancel (SACCADE_ATTRIBUTION_PAGE (widget));
+  saccade_study_jobs_cancel (SACCADE_ATTRIBUTION_PAGE (widget)->jobs);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -508,14 +476,6 @@ static gboolean
 adversarial_shown (SaccadeAttributionPage *self)
 {
   return g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "adversarial") == 0;
-}
-
-SaccadeAdversarialView *
-saccade_attribution_page_show_adversarial (SaccadeAttributionPage *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ATTRIBUTION_PAGE (self), NULL);
-  gtk_stack_set_visible_child_name (self->stack, "adversarial");
-  return self->adversarial_view;
 }
 
 static void
@@ -599,8 +559,30 @@ saccade_attribution_page_is_busy (SaccadePage *page)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
 
-  return self->job != NULL || self->lookup != NULL
+  return saccade_study_jobs_get_busy (self->jobs)
          || saccade_adversarial_view_is_busy (self->adversarial_view);
+}
+
+static void
+saccade_attribution_page_get_property (GObject *object, guint prop_id, GValue *value,
+                                       GParamSpec *pspec)
+{
+  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_STATUS:
+      g_value_set_string (value, saccade_study_jobs_get_status (self->jobs));
+      break;
+    case PROP_FRACTION:
+      g_value_set_double (value, saccade_study_jobs_get_fraction (self->jobs));
+      break;
+    case PROP_ADVERSARIAL_VIEW:
+      g_value_set_object (value, self->adversarial_view);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
@@ -608,7 +590,9 @@ saccade_attribution_page_dispose (GObject *object)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (object);
 
-  stop_jobs (self);
+  if (self->jobs != NULL)
+    stop_jobs (self);
+  g_clear_object (&self->jobs);
   g_clear_pointer (&self->result, saccade_attribution_free);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ATTRIBUTION_PAGE);
   G_OBJECT_CLASS (saccade_attribution_page_parent_class)->dispose (object);
@@ -620,7 +604,11 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
 
-  G_OBJECT_CLASS (klass)->dispose = saccade_attribution_page_dispose;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  object_class->dispose = saccade_attribution_page_dispose;
+  object_class->get_property = saccade_attribution_page_get_property;
   page_class->set_run = saccade_attribution_page_set_run;
   page_class->set_model = saccade_attribution_page_set_model;
   page_class->dup_figure_title = saccade_attribution_page_dup_figure_title;
@@ -629,6 +617,18 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   page_class->is_busy = saccade_attribution_page_is_busy;
   gtk_widget_class_install_action (widget_class, "page.attribute", NULL, attribute_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
+  gtk_widget_class_install_action (widget_class, "page.steps", "s", setting_action);
+  gtk_widget_class_install_action (widget_class, "page.rule", "s", setting_action);
+  gtk_widget_class_install_action (widget_class, "page.baseline", "s", setting_action);
+  gtk_widget_class_install_action (widget_class, "page.target", "s", setting_action);
+  gtk_widget_class_install_action (widget_class, "page.view", "s", view_action);
+  /* SaccadeAttributionPage:status: the attributions' status line. :fraction: of the
+   * running study, 0 when none runs. :adversarial-view: the Adversarial attention view. */
+  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
+  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
+  props[PROP_ADVERSARIAL_VIEW] = g_param_spec_object ("adversarial-view", NULL, NULL,
+                                                      SACCADE_TYPE_ADVERSARIAL_VIEW, flags);
+  g_object_class_install_properties (object_class, N_PROPS, props);
 
   g_type_ensure (SACCADE_TYPE_ADVERSARIAL_VIEW);
   gtk_widget_class_set_template_from_resource (
@@ -656,6 +656,10 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
   GtkEventController *ctl;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
+                                       self->cancel_button);
+  saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
+                              props[PROP_FRACTION]);
   self->hover = -1;
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->area));
   gtk_drawing_area_set_draw_func (self->area, draw, self, NULL);

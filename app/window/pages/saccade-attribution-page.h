@@ -13,8 +13,14 @@
  * (saccade-adversarial-view.h): layer and head pickers, Search with progress and Cancel, the
  * JSD-against-ε curve and the original against the adversarial attention row.
  *
- * Page actions: page.attribute (Run), page.cancel (Cancel). Export: the figure (PNG, SVG, PDF) and the CSV
- * of the view shown (saccade_attribution_csv per token, saccade_adversarial_csv per ε).
+ * Page actions, each what its widget does: page.attribute (Run), page.cancel (Cancel),
+ * page.steps (s: 1 .. SC_ATTR_MAX_STEPS), page.rule (s: "adaptive", "gauss-legendre",
+ * "midpoint"), page.baseline and page.target (s: one token's text, "" for the default),
+ * page.view (s: "attributions", "adversarial": the switcher). Properties (read-only,
+ * notified): "status" (the attributions' status line), "fraction" (of the running study, 0
+ * when none runs), "adversarial-view" (the SaccadeAdversarialView, with its own actions and
+ * properties). Export: the figure (PNG, SVG, PDF) and the CSV of the view shown
+ * (saccade_attribution_csv per token, saccade_adversarial_csv per ε).
  */
 #pragma once
 
@@ -26,17 +32,5 @@ G_BEGIN_DECLS
 #define SACCADE_TYPE_ATTRIBUTION_PAGE (saccade_attribution_page_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeAttributionPage, saccade_attribution_page, SACCADE,
                       ATTRIBUTION_PAGE, SaccadePage)
-
-/* For the e2e test driver, as the settings row's widgets: "steps N", "rule
- * gauss-legendre|midpoint", "baseline TEXT" (empty: zero, else a token), "target TEXT"
- * (empty: the top-1). FALSE for an unknown name or value. */
-gboolean saccade_attribution_page_set_option (SaccadeAttributionPage *self, const char *name,
-                                              const char *value);
-/* The fraction of the running study done (0 when none runs). */
-double saccade_attribution_page_get_fraction (SaccadeAttributionPage *self);
-/* The status line's text, borrowed. */
-const char *saccade_attribution_page_get_status (SaccadeAttributionPage *self);
-/* Turns to the adversarial attention view (as its switcher does) and returns it, borrowed. */
-SaccadeAdversarialView *saccade_attribution_page_show_adversarial (SaccadeAttributionPage *self);
 
 G_END_DECLS

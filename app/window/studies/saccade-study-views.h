@@ -1,0 +1,53 @@
+/* saccade-study-views.h — the study views (SaccadeStudyView, saccade-study-view.h), one per
+ * kind of study, each in its own file here: the one place that names their types. Each
+ * shows a `const SaccadeAblation *` (app/core/saccade-ablation.h) of its kind:
+ *
+ *   heads    the head sweeps (zero- and mean-ablation): the layer × head map of the chosen
+ *            metric on the diverging map, flipped heads marked, beside the ranked heads;
+ *   tokens   token leave-one-out: mask and drop as paired bars per token;
+ *   permute  attention permutation: the map of each head's median, its spread on hover;
+ *   erasure  erasure curves: p(target) as tokens are erased, with the random orders;
+ *   dla      direct logit attribution: its map, beside a stored zero-ablation sweep's map
+ *            and the heads' scatter with τ and ρ;
+ *   faith    faithfulness: the chosen attention source against leave-one-out (scatter with
+ *            bars) and the head-level table.
+ *
+ * A click on a head (heads, permute, dla) opens it on the Heatmap page (`win.show-head`).
+ */
+#pragma once
+
+#include "app/window/studies/saccade-study-view.h"
+
+G_BEGIN_DECLS
+
+#define SACCADE_TYPE_HEADS_VIEW (saccade_heads_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeHeadsView, saccade_heads_view, SACCADE, HEADS_VIEW, GtkWidget)
+#define SACCADE_TYPE_TOKENS_VIEW (saccade_tokens_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeTokensView, saccade_tokens_view, SACCADE, TOKENS_VIEW, GtkWidget)
+#define SACCADE_TYPE_PERMUTE_VIEW (saccade_permute_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadePermuteView, saccade_permute_view, SACCADE, PERMUTE_VIEW,
+                      GtkWidget)
+#define SACCADE_TYPE_ERASURE_VIEW (saccade_erasure_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeErasureView, saccade_erasure_view, SACCADE, ERASURE_VIEW,
+                      GtkWidget)
+#define SACCADE_TYPE_DLA_VIEW (saccade_dla_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeDlaView, saccade_dla_view, SACCADE, DLA_VIEW, GtkWidget)
+#define SACCADE_TYPE_FAITH_VIEW (saccade_faith_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeFaithView, saccade_faith_view, SACCADE, FAITH_VIEW, GtkWidget)
+
+/* The faithfulness view's attention sources, in the page's chooser's order
+ * (SaccadeStudyContext.source). */
+typedef enum {
+  SACCADE_FAITH_CHOICE_LAST_MEAN,
+  SACCADE_FAITH_CHOICE_ROLLOUT,
+  SACCADE_FAITH_CHOICE_FLOW,
+  SACCADE_FAITH_CHOICE_BEST_HEAD,
+  SACCADE_FAITH_N_CHOICES
+} SaccadeFaithChoice;
+
+/* The chooser's name of @c (translated) and its id ("last-mean", "rollout", "flow",
+ * "best-head"; page.source's parameter). */
+const char *saccade_faith_choice_name (SaccadeFaithChoice c);
+const char *saccade_faith_choice_id (SaccadeFaithChoice c);
+
+G_END_DECLS
