@@ -211,65 +211,30 @@ saccade_loaded_model_new_finish (GAsyncResult *result, GError **error)
 /* ------------------------------------------------------------------------------------ */
 /* Capture                                                                               */
 
-/* A capture of the model (of text, or of given ids). Its progress is in layers of forward
- * passes, not a fraction, so it keeps its own coalescing (the same scheme as
- * saccade-job.c's). */
+/* A capture of the model (of text, or of given ids): a saccade job's data. Its progress is
+ * in layers of forward passes, reported as steps (saccade_job_progress_steps()), so the
+ * window's callback gets the exact layer count. */
 typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
   char *text;               /* a capture of text, or NULL */
   SaccadeCaptureOptions options; /* of a capture of text */
   GArray *ids;              /* a capture of these int32_t ids, or NULL */
-  SaccadeCaptureProgress progress;           /* or NULL */
-  gpointer progress_data;
-  GMainContext *context;
-  GTask *task;              /* borrowed: the job lives as the task's data */
   int total;                /* layers of a capture (times n_generate + 1 with generation) */
+  /* The worker's, while it runs. */
+  SaccadeJob *job;          /* borrowed */
+  GCancellable *cancellable; /* borrowed; may be NULL */
   int steps_done;           /* forward passes of a capture finished (generation's steps) */
-  int done;                 /* atomic: written by the worker, read by the main loop */
-  int idle_pending;         /* atomic: a progress callback is queued */
 } CaptureJob;
 
 static void
 capture_job_free (CaptureJob *job)
 {
   g_clear_object (&job->model);
-  g_main_context_unref (job->context);
   g_free (job->db_path);
   g_free (job->text);
   g_clear_pointer (&job->ids, g_array_unref);
   g_free (job);
-}
-
-static gboolean
-progress_idle (gpointer data)
-{
-  GTask *task = data;
-  CaptureJob *job = g_task_get_task_data (task);
-  int done;
-
-  g_atomic_int_set (&job->idle_pending, 0);
-  done = g_atomic_int_get (&job->done);
-  if (g_task_get_completed (task))
-    return G_SOURCE_REMOVE;
-  if (job->progress != NULL)
-    job->progress (job->progress_data, done, job->total);
-  return G_SOURCE_REMOVE;
-}
-
-/* From the worker: records @done and queues one idle at most; progress that arrives while
- * one is queued only updates the count the idle will read. */
-static void
-job_report (CaptureJob *job, int done)
-{
-  g_atomic_int_set (&job->done, done);
-  if (g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
-    {
-      g_autoptr (GSource) source = g_idle_source_new ();
-      g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
-      g_source_set_static_name (source, "[saccade] model job progress");
-      g_source_attach (source, job->context);
-    }
 }
 
 /* ScProgressFn: runs in the worker after each layer of each forward pass (generation's
@@ -279,10 +244,11 @@ capture_progress (void *user, int layers_done, int n_layers)
 {
   CaptureJob *job = user;
 
-  job_report (job, MIN (job->steps_done * n_layers + layers_done, job->total));
+  saccade_job_progress_steps (job->job, MIN (job->steps_done * n_layers + layers_done, job->total),
+                              job->total);
   if (layers_done == n_layers)
     job->steps_done++;
-  return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
+  return !g_cancellable_is_cancelled (job->cancellable);
 }
 
 /* ScProgressFn of the predictions (after each chunk of rows): Cancel stops them too. */
@@ -291,7 +257,7 @@ predict_progress (void *user, int rows_done, int n_rows)
 {
   CaptureJob *job = user;
 
-  return !g_cancellable_is_cancelled (g_task_get_cancellable (job->task));
+  return !g_cancellable_is_cancelled (job->cancellable);
 }
 
 /* What a capture of the window returns: the run and its next-token predictions. */
@@ -311,7 +277,7 @@ capture_outcome_free (CaptureOutcome *o)
 static void
 capture_set_error (CaptureJob *job, ScStatus st, const ScError *err, GError **error)
 {
-  if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (g_task_get_cancellable (job->task)))
+  if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (job->cancellable))
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
   else
     saccade_set_error_from_sc (error, err);
@@ -362,7 +328,7 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
       /* Cancelled by us, or by the store's observer after a write failed: the commit then
        * rolls back and reports the store's own error. */
       if (st == SC_ERR_CANCELLED
-          && g_cancellable_is_cancelled (g_task_get_cancellable (job->task)))
+          && g_cancellable_is_cancelled (job->cancellable))
         {
           sc_store_capture_abort (cap);
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
@@ -396,17 +362,17 @@ capture_generate (CaptureJob *job, SaccadeCaptureInput *input, GError **error)
                                       capture_progress, job, &local))
     return TRUE;
   if (g_error_matches (local, SACCADE_ERROR, SC_ERR_CANCELLED)
-      && g_cancellable_is_cancelled (g_task_get_cancellable (job->task)))
+      && g_cancellable_is_cancelled (job->cancellable))
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
   else
     g_propagate_error (error, g_steal_pointer (&local));
   return FALSE;
 }
 
-static void
-capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+static gpointer
+capture_func (SaccadeJob *sjob, gpointer data, GCancellable *cancellable, GError **error_out)
 {
-  CaptureJob *job = task_data;
+  CaptureJob *job = data;
   SaccadeLoadedModel *m = job->model;
   const guint n_ctx = sc_model_info (m->model)->n_ctx_train;
   const guint n_generate = (guint) job->options.n_generate;
@@ -421,6 +387,9 @@ capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   gboolean locked = FALSE;
 
   g_autofree char *ids_text = NULL;
+
+  job->job = sjob;
+  job->cancellable = cancellable;
 
   if (job->ids != NULL)
     {
@@ -490,33 +459,41 @@ capture_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *
   if (out->run_id <= 0)
     goto fail;
   g_mutex_unlock (&m->lock);
-  g_task_return_pointer (task, g_steal_pointer (&out), (GDestroyNotify) capture_outcome_free);
   goto done;
 
 fail:
   if (locked)
     g_mutex_unlock (&m->lock);
-  capture_outcome_free (out);
-  g_task_return_error (task, error);
+  g_clear_pointer (&out, capture_outcome_free);
+  g_propagate_error (error_out, error);
 done:
   sc_store_close (store);
   sc_store_tokens_free (pieces);
+  return out;
 }
 
-/* A job on @model for @task (the task's data from now on). */
+/* A capture's data on @model (the job's from saccade_job_run_steps_async() on). */
 static CaptureJob *
-job_new (GTask *task, SaccadeLoadedModel *model, const char *db_path, gpointer progress_data)
+capture_job_new (SaccadeLoadedModel *model, const char *db_path)
 {
   CaptureJob *job = g_new0 (CaptureJob, 1);
 
   job->model = g_object_ref (model);
   job->db_path = g_strdup (db_path);
-  job->progress_data = progress_data;
-  job->context = g_main_context_ref_thread_default ();
-  job->task = task;
   job->total = (int) sc_model_info (model->model)->n_layers;
-  g_task_set_task_data (task, job, (GDestroyNotify) capture_job_free);
   return job;
+}
+
+/* Both captures: one source tag, so one finish (saccade_capture_finish()). */
+static void
+capture_run_async (gpointer source_object, CaptureJob *job, GCancellable *cancellable,
+                   SaccadeCaptureProgress progress, gpointer progress_data,
+                   GAsyncReadyCallback callback, gpointer user_data)
+{
+  saccade_job_run_steps_async (source_object, cancellable, saccade_capture_async, "capture",
+                               capture_func, job, (GDestroyNotify) capture_job_free,
+                               (GDestroyNotify) capture_outcome_free, progress, progress_data,
+                               callback, user_data);
 }
 
 void
@@ -526,22 +503,19 @@ saccade_capture_text_async (gpointer source_object, SaccadeLoadedModel *model,
                             SaccadeCaptureProgress progress, gpointer progress_data,
                             GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   CaptureJob *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
   g_return_if_fail (db_path != NULL && text != NULL);
   g_return_if_fail (options == NULL || options->n_generate >= 0);
 
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_capture_async);
-  job = job_new (task, model, db_path, progress_data);
+  job = capture_job_new (model, db_path);
   job->text = g_strdup (text);
   if (options != NULL)
     job->options = *options;
   job->total *= job->options.n_generate + 1;
-  job->progress = progress;
-  g_task_run_in_thread (task, capture_thread);
+  capture_run_async (source_object, job, cancellable, progress, progress_data, callback,
+                     user_data);
 }
 
 void
@@ -561,20 +535,16 @@ saccade_capture_ids_async (gpointer source_object, SaccadeLoadedModel *model,
                            gpointer progress_data, GAsyncReadyCallback callback,
                            gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
   CaptureJob *job;
 
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
   g_return_if_fail (db_path != NULL && (ids != NULL || n_ids == 0) && n_ids >= 0);
 
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  /* One finish for both captures: saccade_capture_finish() checks no tag. */
-  g_task_set_source_tag (task, saccade_capture_async);
-  job = job_new (task, model, db_path, progress_data);
+  job = capture_job_new (model, db_path);
   job->ids = g_array_sized_new (FALSE, FALSE, sizeof (int32_t), (guint) n_ids);
   g_array_append_vals (job->ids, ids, (guint) n_ids);
-  job->progress = progress;
-  g_task_run_in_thread (task, capture_thread);
+  capture_run_async (source_object, job, cancellable, progress, progress_data, callback,
+                     user_data);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -617,7 +587,7 @@ gint64
 saccade_capture_finish_with_predictions (GAsyncResult *result, ScPredictions *predictions,
                                          GError **error)
 {
-  CaptureOutcome *o = g_task_propagate_pointer (G_TASK (result), error);
+  CaptureOutcome *o = saccade_job_finish (result, saccade_capture_async, error);
   gint64 run_id;
 
   if (predictions != NULL)

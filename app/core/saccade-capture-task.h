@@ -63,8 +63,9 @@ void saccade_loaded_model_new_async (const char *path, GCancellable *cancellable
                                      GAsyncReadyCallback callback, gpointer user_data);
 SaccadeLoadedModel *saccade_loaded_model_new_finish (GAsyncResult *result, GError **error);
 
-/* Called on the main loop with the number of layers done so far. */
-typedef void (*SaccadeCaptureProgress) (gpointer user_data, int layers_done, int n_layers);
+/* Called on the main loop with the number of layers done so far, of n_layers: a saccade
+ * job's steps (saccade-job.h). */
+typedef SaccadeJobStepsProgress SaccadeCaptureProgress;
 
 /* Captures @text (UTF-8, special-token text parsed as `saccade capture` does) with @model
  * into the store at @db_path (created if missing). @progress (may be NULL) is called on the

@@ -3,13 +3,15 @@
  * The worker writes the fraction into an atomic int and queues an idle on the caller's
  * context only when none is pending; the idle reads the latest fraction. So a study that
  * reports after each of thousands of runs costs the main loop one callback per frame at
- * most, and the last fraction reported is the one shown.
+ * most, and the last fraction reported is the one shown. A count of steps travels as its
+ * own pair of ints (saccade_job_progress_steps()), so the main loop gets the count exactly,
+ * not a fraction rounded to PROGRESS_SCALE.
  */
 #define G_LOG_DOMAIN "saccade-job"
 
 #include "app/core/saccade-job.h"
 
-/* Progress travels as an int of this many steps (atomic). */
+/* A fraction travels as an int of this many steps: finer than a progress bar's pixels. */
 #define PROGRESS_SCALE 1000
 
 struct _SaccadeJob {
@@ -17,12 +19,16 @@ struct _SaccadeJob {
   gpointer data;
   GDestroyNotify data_free;
   GDestroyNotify result_free;
-  SaccadeJobProgress progress;
+  SaccadeJobProgress progress;          /* one of these two, or neither */
+  SaccadeJobStepsProgress steps_progress;
   gpointer progress_data;
   GMainContext *context;
   char *name;
   GTask *task;       /* borrowed: the job lives as the task's data */
-  int done;          /* atomic: written by the worker, read by the main loop */
+  /* The latest progress, done of total, written by the worker and read by the main loop
+   * under progress_lock (a pair: two atomics could be read half old, half new). */
+  GMutex progress_lock;
+  int done, total;
   int idle_pending;  /* atomic: a progress callback is queued */
 };
 
@@ -32,6 +38,7 @@ job_free (SaccadeJob *job)
   if (job->data_free != NULL && job->data != NULL)
     job->data_free (job->data);
   g_main_context_unref (job->context);
+  g_mutex_clear (&job->progress_lock);
   g_free (job->name);
   g_free (job);
 }
@@ -41,24 +48,47 @@ progress_idle (gpointer data)
 {
   GTask *task = data;
   SaccadeJob *job = g_task_get_task_data (task);
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  int done, total;
 
   g_atomic_int_set (&job->idle_pending, 0);
-  if (!g_task_get_completed (task) && job->progress != NULL)
-    job->progress (job->progress_data, (double) g_atomic_int_get (&job->done) / PROGRESS_SCALE);
+  /* The caller that cancelled has moved on: its progress data may be gone. */
+  if (g_task_get_completed (task)
+      || (cancellable != NULL && g_cancellable_is_cancelled (cancellable)))
+    return G_SOURCE_REMOVE;
+  g_mutex_lock (&job->progress_lock);
+  done = job->done;
+  total = job->total;
+  g_mutex_unlock (&job->progress_lock);
+  if (job->steps_progress != NULL)
+    job->steps_progress (job->progress_data, done, total);
+  else if (job->progress != NULL)
+    job->progress (job->progress_data, total > 0 ? (double) done / total : 0.0);
   return G_SOURCE_REMOVE;
 }
 
 void
-saccade_job_progress (SaccadeJob *job, double fraction)
+saccade_job_progress_steps (SaccadeJob *job, int done, int total)
 {
-  g_atomic_int_set (&job->done, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE));
-  if (job->progress != NULL && g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
+  g_mutex_lock (&job->progress_lock);
+  job->done = CLAMP (done, 0, MAX (total, 0));
+  job->total = MAX (total, 0);
+  g_mutex_unlock (&job->progress_lock);
+  if ((job->progress != NULL || job->steps_progress != NULL)
+      && g_atomic_int_compare_and_exchange (&job->idle_pending, 0, 1))
     {
       g_autoptr (GSource) source = g_idle_source_new ();
       g_source_set_callback (source, progress_idle, g_object_ref (job->task), g_object_unref);
       g_source_set_name (source, job->name);
       g_source_attach (source, job->context);
     }
+}
+
+void
+saccade_job_progress (SaccadeJob *job, double fraction)
+{
+  saccade_job_progress_steps (job, (int) (CLAMP (fraction, 0.0, 1.0) * PROGRESS_SCALE),
+                              PROGRESS_SCALE);
 }
 
 void
@@ -87,17 +117,16 @@ job_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
   g_task_return_pointer (task, result, job->result_free);
 }
 
-void
-saccade_job_run_async (gpointer source_object, GCancellable *cancellable, gpointer source_tag,
-                       const char *name, SaccadeJobFunc func, gpointer data,
-                       GDestroyNotify data_free, GDestroyNotify result_free,
-                       SaccadeJobProgress progress, gpointer progress_data,
-                       GAsyncReadyCallback callback, gpointer user_data)
+/* Both entry points: @progress or @steps_progress (or neither). */
+static void
+job_run_async (gpointer source_object, GCancellable *cancellable, gpointer source_tag,
+               const char *name, SaccadeJobFunc func, gpointer data, GDestroyNotify data_free,
+               GDestroyNotify result_free, SaccadeJobProgress progress,
+               SaccadeJobStepsProgress steps_progress, gpointer progress_data,
+               GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = NULL;
   SaccadeJob *job;
-
-  g_return_if_fail (func != NULL);
 
   task = g_task_new (source_object, cancellable, callback, user_data);
   g_task_set_source_tag (task, source_tag);
@@ -110,12 +139,39 @@ saccade_job_run_async (gpointer source_object, GCancellable *cancellable, gpoint
   job->data_free = data_free;
   job->result_free = result_free;
   job->progress = progress;
+  job->steps_progress = steps_progress;
   job->progress_data = progress_data;
+  g_mutex_init (&job->progress_lock);
   job->context = g_main_context_ref_thread_default ();
   job->name = g_strdup_printf ("[saccade] %s", name != NULL ? name : "job");
   job->task = task;
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, job_thread);
+}
+
+void
+saccade_job_run_async (gpointer source_object, GCancellable *cancellable, gpointer source_tag,
+                       const char *name, SaccadeJobFunc func, gpointer data,
+                       GDestroyNotify data_free, GDestroyNotify result_free,
+                       SaccadeJobProgress progress, gpointer progress_data,
+                       GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (func != NULL);
+  job_run_async (source_object, cancellable, source_tag, name, func, data, data_free,
+                 result_free, progress, NULL, progress_data, callback, user_data);
+}
+
+void
+saccade_job_run_steps_async (gpointer source_object, GCancellable *cancellable,
+                             gpointer source_tag, const char *name, SaccadeJobFunc func,
+                             gpointer data, GDestroyNotify data_free,
+                             GDestroyNotify result_free, SaccadeJobStepsProgress progress,
+                             gpointer progress_data, GAsyncReadyCallback callback,
+                             gpointer user_data)
+{
+  g_return_if_fail (func != NULL);
+  job_run_async (source_object, cancellable, source_tag, name, func, data, data_free,
+                 result_free, NULL, progress, progress_data, callback, user_data);
 }
 
 gpointer

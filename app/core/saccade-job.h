@@ -4,8 +4,11 @@
  * comparison, the distance matrix.
  *
  * Progress: the worker calls saccade_job_progress() as often as it likes; the main loop
- * sees at most one pending callback, which reports the latest fraction. No progress
- * callback runs after the job's result is delivered.
+ * sees at most one pending callback, which reports the latest fraction. A job that counts
+ * steps (the capture's layers) reports them with saccade_job_progress_steps() and is
+ * started with saccade_job_run_steps_async(): its callback gets the count itself, exactly.
+ * No progress callback runs after the job's result is delivered, nor once its cancellable
+ * is cancelled (the caller has moved on; its progress data may be gone).
  *
  * Cancellation: the worker decides. A job that saw the cancel returns
  * G_IO_ERROR_CANCELLED; one that finished first returns its result, which the caller gets
@@ -42,6 +45,10 @@ void saccade_progress_part_report (double fraction, gpointer part);
 /* A fraction done (0..1], called on the main context that started the job. */
 typedef void (*SaccadeJobProgress) (gpointer user_data, double fraction);
 
+/* Steps done of a total (0 <= done <= total), called on the main context that started
+ * the job. */
+typedef void (*SaccadeJobStepsProgress) (gpointer user_data, int done, int total);
+
 typedef struct _SaccadeJob SaccadeJob;
 
 /* The work, in a worker thread: returns the result (freed with the result_free given to
@@ -59,11 +66,24 @@ void saccade_job_run_async (gpointer source_object, GCancellable *cancellable,
                             SaccadeJobProgress progress, gpointer progress_data,
                             GAsyncReadyCallback callback, gpointer user_data);
 
+/* As saccade_job_run_async(), for a job that reports steps: @progress (may be NULL) gets
+ * the latest (done, total) of saccade_job_progress_steps(). */
+void saccade_job_run_steps_async (gpointer source_object, GCancellable *cancellable,
+                                  gpointer source_tag, const char *name, SaccadeJobFunc func,
+                                  gpointer data, GDestroyNotify data_free,
+                                  GDestroyNotify result_free, SaccadeJobStepsProgress progress,
+                                  gpointer progress_data, GAsyncReadyCallback callback,
+                                  gpointer user_data);
+
 /* The result (the caller's), or NULL with @error set. */
 gpointer saccade_job_finish (GAsyncResult *result, gpointer source_tag, GError **error);
 
 /* In the worker: the fraction done (clamped to 0..1). */
 void saccade_job_progress (SaccadeJob *job, double fraction);
+
+/* In the worker: @done steps of @total (clamped to 0..total). With a fraction callback
+ * (saccade_job_run_async) the main loop gets done / total. */
+void saccade_job_progress_steps (SaccadeJob *job, int done, int total);
 
 /* saccade_job_progress() as a SaccadeProgress (@job as the user data). */
 void saccade_job_report (double fraction, gpointer job);

@@ -1,8 +1,9 @@
 /* saccade-window-private.h — the main window's parts, shared by the files that implement it:
  *
- *   saccade-window.c          lifetime, settings, the model, capturing, the status line,
- *                             errors, and the pages (SaccadePage, app/window/pages/): adding
- *                             them, handing them the run, asking the visible one
+ *   saccade-window.c          lifetime, settings, the model, the status line, errors, and
+ *                             the pages (SaccadePage, app/window/pages/): adding them,
+ *                             handing them the run, asking the visible one
+ *   saccade-window-capture.c  capturing the sentence: Run, Cancel, progress, the sample
  *   saccade-window-runs.c     the sidebar: listing, searching, selecting, deleting runs
  *   saccade-window-actions.c  the win.* actions and which of them are enabled
  *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
@@ -86,9 +87,9 @@ void saccade_window_toast (SaccadeWindow *self, const char *message);
 void saccade_window_set_status (SaccadeWindow *self, const char *text);
 /* The status line from the window's state (the run shown, the model loading, ...). */
 void saccade_window_update_status (SaccadeWindow *self);
-void saccade_window_cancel (SaccadeWindow *self);
-/* On a first start (nothing stored, the default model) runs the sample sentence. */
-void saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs);
+/* The Backend preference changed: loads the model again over the new backend, now, or
+ * once the capture that uses the current one ends (as Open Model waits for it). */
+void saccade_window_backend_changed (SaccadeWindow *self);
 
 /* saccade-window.c: the pages. The window knows them through SaccadePage only. */
 /* Shows @run on every page (NULL: the empty page). */
@@ -97,6 +98,13 @@ void saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run);
 SaccadeColormap saccade_window_get_colormap (SaccadeWindow *self);
 SaccadeScale saccade_window_get_scale (SaccadeWindow *self);
 SaccadeMetric saccade_window_get_metric (SaccadeWindow *self);
+
+/* saccade-window-capture.c */
+/* Captures @text with the loaded model (there must be one, and no capture running). */
+void saccade_window_start_capture (SaccadeWindow *self, const char *text);
+void saccade_window_cancel (SaccadeWindow *self);
+/* On a first start (nothing stored, the default model) runs the sample sentence. */
+void saccade_window_maybe_run_sample (SaccadeWindow *self, guint n_runs);
 
 /* saccade-window-runs.c */
 void saccade_window_runs_init (SaccadeWindow *self);

@@ -3,8 +3,8 @@
  *
  * The worker reads the run's text from the store (the raw bytes, as captured: the sidebar
  * holds a readable copy only), then calls saccade_model_compare_compute() on model A (the
- * window's model file) and model B; progress reaches the main loop coalesced (at most one
- * idle pending, reporting the latest fraction). The figure is redrawn from the result on
+ * window's model file) and model B, as a saccade job (app/core/saccade-job.h: progress
+ * coalesced onto the main loop, none once cancelled). The figure is redrawn from the result on
  * every colour change without recomputing.
  */
 #define G_LOG_DOMAIN "saccade-page"
@@ -50,83 +50,54 @@ struct _SaccadeCompareModels {
 /* ------------------------------------------------------------------------------------ */
 /* The worker                                                                            */
 
+/* What the worker compares; the job owns it. */
 typedef struct {
   char *path_a, *path_b, *db_path;
   char *backend;                /* the loaded model's backend, used for both models */
   gint64 run_id;
-  GCancellable *cancellable;
-  GMainContext *context;
-  SaccadeCompareModels *view;   /* touched on the main loop only, while not cancelled */
-  gint permille;                /* atomic */
-  gint idle_pending;            /* atomic */
-  gint refs;                    /* atomic */
 } Job;
 
 static void
-job_unref (Job *j)
+job_free (Job *j)
 {
-  if (!g_atomic_int_dec_and_test (&j->refs))
-    return;
   g_free (j->path_a);
   g_free (j->path_b);
   g_free (j->backend);
   g_free (j->db_path);
-  g_clear_object (&j->cancellable);
-  g_main_context_unref (j->context);
   g_free (j);
 }
 
-static gboolean
-progress_idle (gpointer data)
+static gpointer
+worker (SaccadeJob *job, gpointer data, GCancellable *cancellable, GError **error)
 {
   Job *j = data;
-
-  g_atomic_int_set (&j->idle_pending, 0);
-  if (!g_cancellable_is_cancelled (j->cancellable))
-    gtk_progress_bar_set_fraction (j->view->progress, g_atomic_int_get (&j->permille) / 1000.0);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-on_progress (double fraction, gpointer user_data)
-{
-  Job *j = user_data;
-
-  g_atomic_int_set (&j->permille, (gint) (1000 * fraction));
-  if (g_atomic_int_compare_and_exchange (&j->idle_pending, 0, 1))
-    {
-      g_atomic_int_inc (&j->refs);
-      g_main_context_invoke_full (j->context, G_PRIORITY_DEFAULT_IDLE, progress_idle, j,
-                                  (GDestroyNotify) job_unref);
-    }
-}
-
-static void
-worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Job *j = task_data;
   ScStoreRunInfo info = { 0 };
   ScStore *store;
   ScError err = { 0 };
-  GError *error = NULL;
   SaccadeModelCompare *c;
 
   if ((store = saccade_store_open (j->db_path, FALSE, &err)) == NULL
       || sc_store_get_run (store, j->run_id, &info, &err) != SC_OK)
     {
       sc_store_close (store);
-      saccade_set_error_from_sc (&error, &err);
-      g_task_return_error (task, error);
-      return;
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
     }
   sc_store_close (store);
   c = saccade_model_compare_compute (j->path_a, j->path_b, info.text, (gssize) info.text_len,
-                                     j->db_path, NULL, 0, j->backend, on_progress, j, cancellable, &error);
+                                     j->db_path, NULL, 0, j->backend, saccade_job_report, job,
+                                     cancellable, error);
   sc_store_run_info_clear (&info);
-  if (c == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, c, (GDestroyNotify) saccade_model_compare_free);
+  return c;
+}
+
+/* On the main loop, coalesced; never once the job is cancelled (then @v may be gone). */
+static void
+compare_progress (gpointer user_data, double fraction)
+{
+  SaccadeCompareModels *v = user_data;
+
+  gtk_progress_bar_set_fraction (v->progress, fraction);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -256,17 +227,22 @@ set_result (SaccadeCompareModels *v, SaccadeModelCompare *c)
   gtk_widget_queue_draw (GTK_WIDGET (v->area));
 }
 
+static void start (SaccadeCompareModels *v); /* the job's source tag */
+
 static void
 compare_done (GObject *source, GAsyncResult *res, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
-  SaccadeModelCompare *c = g_task_propagate_pointer (G_TASK (res), &error);
-  SaccadeCompareModels *v;
+  SaccadeModelCompare *c = saccade_job_finish (res, start, &error);
+  SaccadeCompareModels *v = user_data;
 
-  /* GTask's check-cancellable: a cancelled task always ends here as cancelled */
-  if (c == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return; /* the view moved on, or went away */
-  v = ((Job *) g_task_get_task_data (G_TASK (res)))->view;
+  /* A cancelled comparison is dropped, even one that finished first: the view moved on
+   * (another text or model B), or went away and @v with it. */
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (res))))
+    {
+      saccade_model_compare_free (c);
+      return;
+    }
   g_clear_object (&v->cancel);
   gtk_widget_set_visible (GTK_WIDGET (v->progress), FALSE);
   g_clear_pointer (&v->error, g_free);
@@ -294,7 +270,6 @@ start (SaccadeCompareModels *v)
 {
   SaccadeLoadedModel *model = saccade_page_get_model (v->page);
   const char *db = saccade_page_get_db_path (v->page);
-  g_autoptr (GTask) task = NULL;
   Job *j;
 
   if (v->cancel != NULL)
@@ -315,16 +290,12 @@ start (SaccadeCompareModels *v)
   j->backend = g_strdup (saccade_loaded_model_get_backend_id (model));
   j->db_path = g_strdup (db);
   j->run_id = v->run_id;
-  j->cancellable = g_object_ref (v->cancel);
-  j->context = g_main_context_ref_thread_default ();
-  j->view = v;
-  j->refs = 1;
-  task = g_task_new (v->page, v->cancel, compare_done, NULL);
-  g_task_set_source_tag (task, start);
-  g_task_set_task_data (task, j, (GDestroyNotify) job_unref);
   gtk_progress_bar_set_fraction (v->progress, 0);
   gtk_widget_set_visible (GTK_WIDGET (v->progress), TRUE);
-  g_task_run_in_thread (task, worker);
+  /* The page is the source: the job keeps it alive; @v lives until it is cancelled. */
+  saccade_job_run_async (v->page, v->cancel, start, "two models", worker, j,
+                         (GDestroyNotify) job_free, (GDestroyNotify) saccade_model_compare_free,
+                         compare_progress, v, compare_done, v);
   v->changed (v->page);
 }
 

@@ -318,7 +318,7 @@ fill_runs (SaccadeComparePage *self, SaccadeRun *run)
 /* The distance matrix                                                                   */
 
 static void
-matrix_progress (double fraction, gpointer user_data)
+matrix_progress (gpointer user_data, double fraction)
 {
   SaccadeComparePage *self = user_data;
 
@@ -342,12 +342,16 @@ static void
 matrix_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
+  SaccadeComparePage *self = SACCADE_COMPARE_PAGE (source);
   SaccadeDistanceResult *r = saccade_distance_task_run_finish (result, &error);
-  SaccadeComparePage *self;
 
-  if (r == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  self = SACCADE_COMPARE_PAGE (source);
+  if (g_task_get_cancellable (G_TASK (result)) != self->matrix_cancel)
+    {
+      /* another run took its place, or the page went away (a matrix that finished before
+       * the Cancel is of a run no longer shown) */
+      saccade_distance_result_free (r);
+      return;
+    }
   g_clear_object (&self->matrix_cancel);
   gtk_widget_set_visible (GTK_WIDGET (self->matrix_progress), FALSE);
   g_clear_pointer (&self->matrix, saccade_distance_result_free);

@@ -3,8 +3,8 @@
  * thread for the Compare page, with progress coalesced onto the main loop.
  *
  * At n = 512 tokens the 270 × 270 matrix (36,315 pairs of 512 JSD rows) takes seconds; the
- * window never waits for it. Progress reaches @progress at most once per main-loop
- * iteration (an atomic counter and one pending idle), never from the worker.
+ * window never waits for it. The job is saccade-job.h's: progress coalesced onto the main
+ * loop, none once the job is cancelled.
  */
 #pragma once
 
@@ -29,11 +29,13 @@ void saccade_distance_result_free (SaccadeDistanceResult *r); /* NULL is a no-op
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeDistanceResult, saccade_distance_result_free)
 
 
-/* Computes @run's matrix (the run is referenced for the job). Errors: SACCADE_ERROR with
- * the engine's message, G_IO_ERROR_CANCELLED. */
+/* Computes @run's matrix (the run is referenced for the job). A matrix finished before a
+ * Cancel is still returned (saccade-job.h): the caller compares the task's cancellable
+ * with its current one. Errors: SACCADE_ERROR with the engine's message,
+ * G_IO_ERROR_CANCELLED. */
 void saccade_distance_task_run_async (gpointer source_object, SaccadeRun *run,
                                       GCancellable *cancellable,
-                                      SaccadeProgress progress, gpointer progress_data,
+                                      SaccadeJobProgress progress, gpointer progress_data,
                                       GAsyncReadyCallback callback, gpointer user_data);
 SaccadeDistanceResult *saccade_distance_task_run_finish (GAsyncResult *result, GError **error);
 

@@ -10,6 +10,7 @@
 #define G_LOG_DOMAIN "saccade-page"
 
 #include "app/window/pages/saccade-heads-table.h"
+#include "app/window/pages/saccade-table-column.h"
 #include "app/window/pages/saccade-page.h"
 
 #include <glib/gi18n.h>
@@ -134,22 +135,13 @@ bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
 static void
 add_column (SaccadeHeadsTable *self, int col, const char *title)
 {
-  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
-  GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_rows, GINT_TO_POINTER (col), NULL);
-  GtkColumnViewColumn *c;
-  g_autofree char *id = column_id (col);
+  GtkColumnViewColumn *c = saccade_table_add_column (self->view, col, title,
+                                                     G_CALLBACK (setup_cell),
+                                                     G_CALLBACK (bind_cell), compare_rows,
+                                                     col == COL_TOP);
 
-  g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), GINT_TO_POINTER (col));
-  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), GINT_TO_POINTER (col));
-  c = gtk_column_view_column_new (title, factory);
-  gtk_column_view_column_set_sorter (c, GTK_SORTER (sorter));
-  gtk_column_view_column_set_resizable (c, TRUE);
-  gtk_column_view_column_set_expand (c, col == COL_TOP);
-  g_object_set_data_full (G_OBJECT (c), "saccade-column-id", g_steal_pointer (&id), g_free);
-  gtk_column_view_append_column (self->view, c);
+  g_object_set_data_full (G_OBJECT (c), "saccade-column-id", column_id (col), g_free);
   self->columns[col] = c;
-  g_object_unref (sorter);
-  g_object_unref (c);
 }
 
 static void

@@ -10,6 +10,7 @@
 
 #include "app/window/pages/saccade-induction-table.h"
 #include "app/window/pages/saccade-page.h"
+#include "app/window/pages/saccade-table-column.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -88,19 +89,8 @@ bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
 static void
 add_column (SaccadeInductionTable *self, int col, const char *title)
 {
-  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
-  GtkCustomSorter *sorter = gtk_custom_sorter_new (compare_rows, GINT_TO_POINTER (col), NULL);
-  GtkColumnViewColumn *c;
-
-  g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), GINT_TO_POINTER (col));
-  g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), GINT_TO_POINTER (col));
-  c = gtk_column_view_column_new (title, factory);
-  gtk_column_view_column_set_sorter (c, GTK_SORTER (sorter));
-  gtk_column_view_column_set_resizable (c, TRUE);
-  gtk_column_view_column_set_expand (c, col == COL_COPYING);
-  gtk_column_view_append_column (self->view, c);
-  g_object_unref (sorter);
-  g_object_unref (c);
+  saccade_table_add_column (self->view, col, title, G_CALLBACK (setup_cell),
+                            G_CALLBACK (bind_cell), compare_rows, col == COL_COPYING);
 }
 
 static void

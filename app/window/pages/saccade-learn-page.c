@@ -1,4 +1,7 @@
-/* saccade-learn-page.c — the Learn page (see saccade-learn-page.h).
+/* saccade-learn-page.c — the Learn page (see saccade-learn-page.h): its column, the worked
+ * example (section 1), the model and run it hands to its sections, and the fields the test
+ * driver edits. The four calculators of sizes are saccade-learn-sizes.c's, the rows every
+ * section is built of saccade-learn-rows.c's.
  *
  * Built in code rather than a template: five AdwPreferencesGroups in a clamped, scrolled
  * column, their inputs AdwActionRows with a spin button, switch or drop-down as suffix,
@@ -11,66 +14,17 @@
  */
 #define G_LOG_DOMAIN "saccade-page"
 
-#include "app/window/pages/saccade-learn-page.h"
+#include "app/window/pages/saccade-learn-private.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <math.h>
 #include <stdio.h>
 
-#include "engine/analysis/sc-learn.h"
 #include "app/core/saccade-capture-task.h"
-#include "app/window/pages/saccade-neuron-view.h"
-#include "engine/model/sc-model.h"
 
 /* The width the column is clamped to: the step tables and a results row side by side. */
 #define COLUMN_WIDTH 960
-/* The widest a result may be before it wraps, in characters: half the clamped column. */
-#define RESULT_CHARS 48
-/* FlashAttention's counts are at fp16/bf16, the precision of Dao et al. 2022's runs. */
-#define FLASH_BYTES_PER_ELEM 2
-
-struct _SaccadeLearnPage
-{
-  SaccadePage parent_instance;
-
-  gboolean filling; /* set while code fills fields: no recompute per field */
-  int decimals;     /* the worked example's decimals: those its article prints */
-
-  GtkScrolledWindow *scrolled;
-  GtkWidget *sections[5]; /* the groups, in order: what "show" scrolls to */
-  SaccadeNeuronView *neuron; /* "Inside the model", the last section (saccade-neuron-view.h) */
-
-  /* 1. the worked example */
-  GtkDropDown *example_dd;
-  GtkEditable *q_entry, *k_entry, *v_entry;
-  GtkSwitch *scale_switch;
-  GtkSpinButton *temperature_spin;
-  GtkLabel *example_error;
-  GtkFlowBox *steps;
-  GtkLabel *gap_label;
-  ScLearnExample example; /* the one chosen: its labels name the rows and columns */
-
-  /* 2. why √d_k */
-  GtkSpinButton *dk_spin, *gap_spin;
-  GtkLabel *std_label, *unscaled_label, *scaled_label;
-
-  /* 3. heads and budget */
-  GtkSpinButton *d_model_spin, *heads_spin;
-  GtkLabel *d_k_label;
-
-  /* 4. the KV cache */
-  GtkDropDown *kv_dd;
-  GtkStringList *kv_names;
-  GtkSpinButton *layers_spin, *kv_heads_spin, *head_dim_spin, *len_spin, *bytes_spin;
-  GtkSpinButton *bandwidth_spin;
-  GtkLabel *kv_bytes_label, *kv_time_label;
-
-  /* 5. FlashAttention's IO */
-  GtkDropDown *gpu_dd;
-  GtkSpinButton *n_spin, *d_spin, *sram_spin;
-  GtkLabel *score_label, *traffic_label, *ratio_label;
-};
 
 G_DEFINE_FINAL_TYPE (SaccadeLearnPage, saccade_learn_page, SACCADE_TYPE_PAGE)
 
@@ -79,95 +33,6 @@ static int
 example_decimals (const char *id)
 {
   return g_strcmp0 (id, "000") == 0 ? 3 : 4;
-}
-
-/* ---- building blocks ------------------------------------------------------------------- */
-
-static AdwPreferencesGroup *
-add_group (GtkBox *column, const char *title, const char *description)
-{
-  AdwPreferencesGroup *group = ADW_PREFERENCES_GROUP (adw_preferences_group_new ());
-
-  adw_preferences_group_set_title (group, title);
-  adw_preferences_group_set_description (group, description);
-  gtk_box_append (column, GTK_WIDGET (group));
-  return group;
-}
-
-static AdwActionRow *
-add_row (AdwPreferencesGroup *group, const char *title, const char *subtitle, GtkWidget *suffix)
-{
-  AdwActionRow *row = ADW_ACTION_ROW (adw_action_row_new ());
-
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  if (subtitle != NULL)
-    adw_action_row_set_subtitle (row, subtitle);
-  gtk_widget_set_valign (suffix, GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (row, suffix);
-  adw_action_row_set_activatable_widget (row, suffix);
-  adw_preferences_group_add (group, GTK_WIDGET (row));
-  return row;
-}
-
-static GtkSpinButton *
-add_spin (SaccadeLearnPage *self, AdwPreferencesGroup *group, const char *title,
-          const char *subtitle, double lower, double upper, double step, int digits,
-          double value, GCallback changed)
-{
-  GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (lower, upper, step));
-
-  gtk_spin_button_set_digits (spin, digits);
-  gtk_spin_button_set_numeric (spin, TRUE);
-  gtk_spin_button_set_value (spin, value);
-  add_row (group, title, subtitle, GTK_WIDGET (spin));
-  g_signal_connect_swapped (spin, "value-changed", changed, self);
-  return spin;
-}
-
-static GtkLabel *
-value_label (void)
-{
-  GtkLabel *label = GTK_LABEL (gtk_label_new (""));
-
-  gtk_label_set_selectable (label, TRUE);
-  gtk_label_set_wrap (label, TRUE);
-  gtk_label_set_xalign (label, 1);
-  gtk_label_set_justify (label, GTK_JUSTIFY_RIGHT);
-  gtk_widget_add_css_class (GTK_WIDGET (label), "numeric");
-  return label;
-}
-
-static GtkLabel *
-add_result (AdwPreferencesGroup *group, const char *title)
-{
-  GtkLabel *label = value_label ();
-
-  add_row (group, title, NULL, GTK_WIDGET (label));
-  return label;
-}
-
-/* A result label's text, or an error in its place (the "error" style class). */
-static void
-set_result (GtkLabel *label, const char *text, gboolean error)
-{
-  /* A row's suffix gets its minimum width: ask for the whole text up to RESULT_CHARS, so
-   * that short results stay on one line and long ones wrap at a readable width. */
-  int width = 0;
-
-  for (const char *c = text; *c != '\0'; c = g_utf8_next_char (c))
-    width += g_unichar_iswide (g_utf8_get_char (c)) ? 2 : 1; /* CJK: two columns */
-  gtk_label_set_width_chars (label, MIN (width, RESULT_CHARS));
-  gtk_label_set_text (label, text);
-  if (error)
-    gtk_widget_add_css_class (GTK_WIDGET (label), "error");
-  else
-    gtk_widget_remove_css_class (GTK_WIDGET (label), "error");
-}
-
-static gint64
-spin_int (GtkSpinButton *spin)
-{
-  return (gint64) gtk_spin_button_get_value (spin);
 }
 
 /* ---- 1. the worked example ------------------------------------------------------------- */
@@ -391,7 +256,7 @@ add_matrix_row (SaccadeLearnPage *self, AdwPreferencesGroup *group, const char *
 static void
 build_example (SaccadeLearnPage *self, GtkBox *column)
 {
-  AdwPreferencesGroup *g = add_group (column, _("Worked example"),
+  AdwPreferencesGroup *g = learn_add_group (column, _("Worked example"),
                                       _("softmax (Q Kᵀ / √d_k) V step by step. Edit the "
                                         "tables: rows separated by “;”, values by spaces."));
   const char *const *ids = sc_learn_example_ids ();
@@ -409,22 +274,19 @@ build_example (SaccadeLearnPage *self, GtkBox *column)
       name = g_strdup_printf (_("Article %s"), ids[i]);
       gtk_string_list_append (names, name);
     }
-  self->example_dd = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_object_ref (names)),
-                                                       NULL));
-  add_row (g, _("Example"), _("The hand-worked numbers of a seed article"),
-           GTK_WIDGET (self->example_dd));
-  g_signal_connect_swapped (self->example_dd, "notify::selected", G_CALLBACK (example_chosen),
-                            self);
+  self->example_dd = learn_add_dropdown (self, g, _("Example"),
+                                         _("The hand-worked numbers of a seed article"), names,
+                                         G_CALLBACK (example_chosen));
   self->q_entry = add_matrix_row (self, g, _("Q (queries × d_k)"));
   self->k_entry = add_matrix_row (self, g, _("K (keys × d_k)"));
   self->v_entry = add_matrix_row (self, g, _("V (keys × d_v)"));
   self->scale_switch = GTK_SWITCH (gtk_switch_new ());
   gtk_switch_set_active (self->scale_switch, TRUE);
-  add_row (g, _("Divide by √d_k"), _("Off: the raw scores go to the softmax"),
+  learn_add_row (g, _("Divide by √d_k"), _("Off: the raw scores go to the softmax"),
            GTK_WIDGET (self->scale_switch));
   g_signal_connect_swapped (self->scale_switch, "notify::active", G_CALLBACK (update_example),
                             self);
-  self->temperature_spin = add_spin (self, g, _("Temperature"),
+  self->temperature_spin = learn_add_spin (self, g, _("Temperature"),
                                      _("The softmax's input is divided by it as well"),
                                      0.05, 100, 0.05, 2, 1, G_CALLBACK (update_example));
 
@@ -451,265 +313,6 @@ build_example (SaccadeLearnPage *self, GtkBox *column)
   gtk_label_set_selectable (self->gap_label, TRUE);
   gtk_widget_set_margin_top (GTK_WIDGET (self->gap_label), 12);
   adw_preferences_group_add (g, GTK_WIDGET (self->gap_label));
-}
-
-/* ---- 2. why √d_k ----------------------------------------------------------------------- */
-
-static void
-update_sqrt_dk (SaccadeLearnPage *self)
-{
-  ScLearnSqrtDk s;
-  ScError err = { 0 };
-  g_autofree char *std = NULL, *unscaled = NULL, *scaled = NULL;
-
-  if (sc_learn_sqrt_dk ((int) spin_int (self->dk_spin),
-                        gtk_spin_button_get_value (self->gap_spin), 2, &s, &err))
-    {
-      set_result (self->std_label, err.message, TRUE);
-      set_result (self->unscaled_label, "", FALSE);
-      set_result (self->scaled_label, "", FALSE);
-      return;
-    }
-  std = g_strdup_printf (_("%.4g without scaling, %.4g with"), s.std_unscaled, s.std_scaled);
-  unscaled = g_strdup_printf (_("gap %.4g: largest weight %.10f, p (1 − p) = %.4g"), s.gap,
-                              s.p_unscaled, s.jacobian_unscaled);
-  scaled = g_strdup_printf (_("gap %.4g: largest weight %.10f, p (1 − p) = %.4g"),
-                            s.gap / s.std_unscaled, s.p_scaled, s.jacobian_scaled);
-  set_result (self->std_label, std, FALSE);
-  set_result (self->unscaled_label, unscaled, FALSE);
-  set_result (self->scaled_label, scaled, FALSE);
-}
-
-static void
-build_sqrt_dk (SaccadeLearnPage *self, GtkBox *column)
-{
-  AdwPreferencesGroup *g = add_group (column, _("Why divide by √d_k"),
-                                      _("For random q, k with N(0, 1) entries q·k has variance "
-                                        "d_k. Two scores a gap apart: how saturated is the "
-                                        "softmax, and how much gradient is left (p (1 − p), "
-                                        "its Jacobian's diagonal)?"));
-
-  /* d_k = 64 and a gap of two standard deviations, 2√64 = 16: article 004's numbers. */
-  self->dk_spin = add_spin (self, g, _("d_k"), NULL, 1, 16384, 1, 0, 64,
-                            G_CALLBACK (update_sqrt_dk));
-  self->gap_spin = add_spin (self, g, _("Score gap"), _("Between the top score and the next"),
-                             0, 1000, 1, 2, 16, G_CALLBACK (update_sqrt_dk));
-  self->std_label = add_result (g, _("Standard deviation of the scores"));
-  self->unscaled_label = add_result (g, _("Without scaling"));
-  self->scaled_label = add_result (g, _("Divided by √d_k"));
-}
-
-/* ---- 3. heads and budget --------------------------------------------------------------- */
-
-static void
-update_heads (SaccadeLearnPage *self)
-{
-  gint64 d_model = spin_int (self->d_model_spin), heads = spin_int (self->heads_spin), d_k;
-  ScError err = { 0 };
-  g_autofree char *text = NULL;
-
-  if (sc_learn_head_dim (d_model, heads, &d_k, &err))
-    {
-      set_result (self->d_k_label, err.message, TRUE);
-      return;
-    }
-  text = g_strdup_printf (_("%lld / %lld = %lld per head"), (long long) d_model,
-                          (long long) heads, (long long) d_k);
-  set_result (self->d_k_label, text, FALSE);
-}
-
-static void
-build_heads (SaccadeLearnPage *self, GtkBox *column)
-{
-  AdwPreferencesGroup *g = add_group (column, _("Heads and budget"),
-                                      _("h heads share the model's width: each gets "
-                                        "d_k = d_model / h dimensions."));
-
-  /* 512 and 8: the base Transformer of Vaswani et al. 2017 (d_k = 64). */
-  self->d_model_spin = add_spin (self, g, _("d_model"), NULL, 1, 65536, 1, 0, 512,
-                                 G_CALLBACK (update_heads));
-  self->heads_spin = add_spin (self, g, _("Heads h"), NULL, 1, 1024, 1, 0, 8,
-                               G_CALLBACK (update_heads));
-  self->d_k_label = add_result (g, _("d_k"));
-}
-
-/* ---- 4. the KV cache ------------------------------------------------------------------- */
-
-static void
-update_kv (SaccadeLearnPage *self)
-{
-  ScLearnKvCache c;
-  ScError err = { 0 };
-  g_autofree char *size = NULL, *bytes = NULL, *time = NULL;
-
-  if (self->filling)
-    return;
-  if (sc_learn_kv_cache (spin_int (self->layers_spin), spin_int (self->kv_heads_spin),
-                         spin_int (self->head_dim_spin), spin_int (self->len_spin),
-                         spin_int (self->bytes_spin),
-                         gtk_spin_button_get_value (self->bandwidth_spin), &c, &err))
-    {
-      set_result (self->kv_bytes_label, err.message, TRUE);
-      set_result (self->kv_time_label, "", FALSE);
-      return;
-    }
-  size = g_format_size_full ((guint64) c.bytes, G_FORMAT_SIZE_IEC_UNITS);
-  bytes = g_strdup_printf (_("%s (%lld bytes, %lld per token)"), size, (long long) c.bytes,
-                           (long long) c.bytes_per_token);
-  time = c.bandwidth_gbs > 0 ? g_strdup_printf (_("%.3f ms"), c.read_seconds * 1e3)
-                             : g_strdup ("—");
-  set_result (self->kv_bytes_label, bytes, FALSE);
-  set_result (self->kv_time_label, time, FALSE);
-}
-
-static void
-kv_preset_chosen (SaccadeLearnPage *self)
-{
-  int n;
-  const ScLearnKvPreset *presets = sc_learn_kv_presets (&n);
-  guint i = gtk_drop_down_get_selected (self->kv_dd);
-  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
-  gint64 layers, kv_heads, head_dim;
-
-  if (i < (guint) n)
-    {
-      layers = presets[i].layers;
-      kv_heads = presets[i].kv_heads;
-      head_dim = presets[i].head_dim;
-    }
-  else if (i == (guint) n && model != NULL)
-    {
-      const ScModelInfo *info = sc_model_info (saccade_loaded_model_get_model (model));
-      layers = info->n_layers;
-      kv_heads = info->n_kv_heads;
-      head_dim = info->head_dim;
-    }
-  else
-    return;
-  self->filling = TRUE;
-  gtk_spin_button_set_value (self->layers_spin, layers);
-  gtk_spin_button_set_value (self->kv_heads_spin, kv_heads);
-  gtk_spin_button_set_value (self->head_dim_spin, head_dim);
-  self->filling = FALSE;
-  update_kv (self);
-}
-
-static void
-build_kv (SaccadeLearnPage *self, GtkBox *column)
-{
-  AdwPreferencesGroup *g = add_group (column, _("KV cache"),
-                                      _("2 (K and V) × layers × KV heads × head dim × length × "
-                                        "bytes per element, read once for every generated "
-                                        "token."));
-  int n;
-  const ScLearnKvPreset *presets = sc_learn_kv_presets (&n);
-
-  self->kv_names = gtk_string_list_new (NULL);
-  for (int i = 0; i < n; i++)
-    gtk_string_list_append (self->kv_names, presets[i].name);
-  self->kv_dd = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_object_ref (self->kv_names)),
-                                                  NULL));
-  add_row (g, _("Preset"), NULL, GTK_WIDGET (self->kv_dd));
-  g_signal_connect_swapped (self->kv_dd, "notify::selected", G_CALLBACK (kv_preset_chosen),
-                            self);
-  self->layers_spin = add_spin (self, g, _("Layers"), NULL, 1, 1024, 1, 0, presets[0].layers,
-                                G_CALLBACK (update_kv));
-  self->kv_heads_spin = add_spin (self, g, _("KV heads"), NULL, 1, 1024, 1, 0,
-                                  presets[0].kv_heads, G_CALLBACK (update_kv));
-  self->head_dim_spin = add_spin (self, g, _("Head dimension"), NULL, 1, 4096, 1, 0,
-                                  presets[0].head_dim, G_CALLBACK (update_kv));
-  /* 4096 tokens, fp16 and the A100 80GB's 2039 GB/s: the command line's defaults. */
-  self->len_spin = add_spin (self, g, _("Length (tokens)"), NULL, 0, 1 << 24, 256, 0, 4096,
-                             G_CALLBACK (update_kv));
-  self->bytes_spin = add_spin (self, g, _("Bytes per element"), _("2 for fp16, 1 for 8-bit"),
-                               1, 8, 1, 0, 2, G_CALLBACK (update_kv));
-  self->bandwidth_spin = add_spin (self, g, _("Memory bandwidth (GB/s)"), _("0: no time"), 0,
-                                   100000, 100, 0, 2039, G_CALLBACK (update_kv));
-  self->kv_bytes_label = add_result (g, _("Cache size"));
-  self->kv_time_label = add_result (g, _("Read once"));
-}
-
-/* ---- 5. FlashAttention's IO ------------------------------------------------------------ */
-
-static const ScLearnGpuPreset *
-gpu_chosen (SaccadeLearnPage *self)
-{
-  int n;
-  const ScLearnGpuPreset *presets = sc_learn_gpu_presets (&n);
-  guint i = gtk_drop_down_get_selected (self->gpu_dd);
-
-  return i < (guint) n ? &presets[i] : &presets[0];
-}
-
-static void
-update_flash (SaccadeLearnPage *self)
-{
-  ScLearnFlash f;
-  ScError err = { 0 };
-  g_autofree char *score = NULL, *traffic = NULL, *ratio = NULL, *size = NULL;
-
-  if (self->filling)
-    return;
-  if (sc_learn_flash (spin_int (self->n_spin), spin_int (self->d_spin),
-                      spin_int (self->sram_spin) * 1024, FLASH_BYTES_PER_ELEM,
-                      gpu_chosen (self)->hbm_gbs, &f, &err))
-    {
-      set_result (self->score_label, err.message, TRUE);
-      set_result (self->traffic_label, "", FALSE);
-      set_result (self->ratio_label, "", FALSE);
-      return;
-    }
-  size = g_format_size_full ((guint64) f.score_bytes, G_FORMAT_SIZE_IEC_UNITS);
-  score = g_strdup_printf (_("%s per head and layer"), size);
-  traffic = g_strdup_printf (_("standard %lld elements (%.3f ms), tiled %lld (%.3f ms; "
-                               "blocks of %lld keys, %lld passes)"),
-                             (long long) f.standard_elems, f.standard_seconds * 1e3,
-                             (long long) f.flash_elems, f.flash_seconds * 1e3,
-                             (long long) f.block_c, (long long) f.t_c);
-  ratio = g_strdup_printf (_("%.2f× less"), f.ratio);
-  set_result (self->score_label, score, FALSE);
-  set_result (self->traffic_label, traffic, FALSE);
-  set_result (self->ratio_label, ratio, FALSE);
-}
-
-static void
-gpu_preset_chosen (SaccadeLearnPage *self)
-{
-  self->filling = TRUE;
-  gtk_spin_button_set_value (self->sram_spin, (double) (gpu_chosen (self)->sram_bytes_per_sm
-                                                        / 1024));
-  self->filling = FALSE;
-  update_flash (self);
-}
-
-static void
-build_flash (SaccadeLearnPage *self, GtkBox *column)
-{
-  AdwPreferencesGroup *g = add_group (column, _("FlashAttention's memory traffic"),
-                                      _("Standard attention writes the n × n scores to HBM and "
-                                        "reads them back; FlashAttention keeps tiles in SRAM. "
-                                        "HBM accesses of one head at fp16 (Dao et al. 2022)."));
-  int n;
-  const ScLearnGpuPreset *presets = sc_learn_gpu_presets (&n);
-  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
-
-  for (int i = 0; i < n; i++)
-    gtk_string_list_append (names, presets[i].name);
-  self->gpu_dd = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_object_ref (names)), NULL));
-  add_row (g, _("GPU"), _("Its SRAM per SM and HBM bandwidth"), GTK_WIDGET (self->gpu_dd));
-  g_signal_connect_swapped (self->gpu_dd, "notify::selected", G_CALLBACK (gpu_preset_chosen),
-                            self);
-  /* 4096 tokens at d = 64: the command line's defaults. */
-  self->n_spin = add_spin (self, g, _("Sequence length N"), NULL, 1, 1 << 20, 256, 0, 4096,
-                           G_CALLBACK (update_flash));
-  self->d_spin = add_spin (self, g, _("Head dimension d"), NULL, 1, 1024, 1, 0, 64,
-                           G_CALLBACK (update_flash));
-  self->sram_spin = add_spin (self, g, _("SRAM (KiB)"), NULL, 1, 1 << 20, 1, 0,
-                              (double) (presets[0].sram_bytes_per_sm / 1024),
-                              G_CALLBACK (update_flash));
-  self->score_label = add_result (g, _("Score matrix"));
-  self->traffic_label = add_result (g, _("HBM accesses"));
-  self->ratio_label = add_result (g, _("Tiled against standard"));
 }
 
 /* ---- the page ------------------------------------------------------------------------- */
@@ -799,20 +402,20 @@ saccade_learn_page_init (SaccadeLearnPage *self)
   self->scrolled = GTK_SCROLLED_WINDOW (scrolled);
 
   build_example (self, column);
-  build_sqrt_dk (self, column);
-  build_heads (self, column);
-  build_kv (self, column);
-  build_flash (self, column);
+  learn_build_sqrt_dk (self, column);
+  learn_build_heads (self, column);
+  learn_build_kv (self, column);
+  learn_build_flash (self, column);
   self->neuron = SACCADE_NEURON_VIEW (saccade_neuron_view_new ());
   gtk_box_append (column, GTK_WIDGET (self->neuron));
   for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (column)); c != NULL && i < 5;
        c = gtk_widget_get_next_sibling (c))
     self->sections[i++] = c;
   example_chosen (self);
-  update_sqrt_dk (self);
-  update_heads (self);
-  update_kv (self);
-  update_flash (self);
+  learn_update_sqrt_dk (self);
+  learn_update_heads (self);
+  learn_update_kv (self);
+  learn_update_flash (self);
 }
 
 /* ---- for the test driver --------------------------------------------------------------- */

@@ -1,0 +1,19 @@
+/* saccade-table-column.h — one sortable, resizable column of a page's number table (the
+ * heads table, the induction table): a cell factory whose setup and bind get the column's
+ * index as user data, and a GtkCustomSorter over the same index, so that clicking the
+ * header sorts the rows by that column. The table itself is saccade_page_table_new()'s.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+/* Appends column @col titled @title to @view. @setup and @bind are
+ * GtkSignalListItemFactory handlers and @compare a GtkCustomSorter function, each given
+ * GINT_TO_POINTER (@col). Returns the column (borrowed: @view holds it). */
+GtkColumnViewColumn *saccade_table_add_column (GtkColumnView *view, int col, const char *title,
+                                               GCallback setup, GCallback bind,
+                                               GCompareDataFunc compare, gboolean expand);
+
+G_END_DECLS
