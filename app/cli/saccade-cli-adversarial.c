@@ -281,15 +281,15 @@ typedef struct {
 } Job;
 
 static gpointer
-adversarial_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-         gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
-         gpointer progress_data, GCancellable *cancellable, char **store_warning,
-         GError **error)
+adversarial_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                 const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                 SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
+                 char **store_warning, GError **error)
 {
   Job *job = data;
 
-  return saccade_adversarial_get (model, ident, session, db_path, job->run_id, job->params, flags, progress,
-             progress_data, cancellable, store_warning, error);
+  return saccade_adversarial_get (model, ident, session, db_path, job->run_id, job->params, flags,
+                                 progress, progress_data, cancellable, store_warning, error);
 }
 
 static int

@@ -291,15 +291,15 @@ typedef struct {
 } Job;
 
 static gpointer
-attribute_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-         gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
-         gpointer progress_data, GCancellable *cancellable, char **store_warning,
-         GError **error)
+attribute_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
+               const char *db_path, gpointer data, SaccadeStudyFlags flags,
+               SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
+               char **store_warning, GError **error)
 {
   Job *job = data;
 
-  return saccade_attribution_get (model, ident, session, db_path, job->run_id, job->params, flags, progress,
-             progress_data, cancellable, store_warning, error);
+  return saccade_attribution_get (model, ident, session, db_path, job->run_id, job->params, flags,
+                                 progress, progress_data, cancellable, store_warning, error);
 }
 
 static int

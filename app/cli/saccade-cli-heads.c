@@ -1,17 +1,12 @@
-/* saccade-cli-heads.c — the head-analysis verbs over stored runs: heads (every head's
- * statistics, sortable), compare (two heads side by side with their distance and largest
- * differences, or every head's distance matrix in clustering order) and rollout
- * (attention rollout, and attention flow for one target).
- *
- * Each verb parses its options, computes a result struct (HeadsResult, PairResult,
- * DistanceResult, RolloutResult: plain arrays shaped like the figures that draw them —
- * the layer profile, the difference map, the distance matrix, the rollout matrix) and
- * prints it as text or JSON. The numbers come from engine/analysis/ and the store
- * (sc-store-scores.h); nothing is computed here by hand.
+/* saccade-cli-heads.c — `saccade heads`: every head's statistics of a stored run, sortable,
+ * and what the head-analysis verbs share (saccade-cli-heads-private.h: compare in
+ * saccade-cli-compare.c, rollout in saccade-cli-rollout.c). Parse -> a result (HeadsResult:
+ * the layer profile's arrays) -> text or JSON; the numbers come from the store
+ * (sc-store-scores.h) and engine/analysis/, nothing is computed here by hand.
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
-#include "app/cli/saccade-cli-store.h"
+#include "app/cli/saccade-cli-heads-private.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,8 +25,8 @@
 
 /* Opens the store at @path writable when it can be (so that scores computed for an older
  * run are kept), else read-only. */
-static ScStore *
-open_store (const char *path, gboolean want_write, ScError *err)
+ScStore *
+saccade_cli_heads_open_store (const char *path, gboolean want_write, ScError *err)
 {
   ScStore *store = NULL;
 
@@ -41,18 +36,8 @@ open_store (const char *path, gboolean want_write, ScError *err)
   return saccade_store_open (path, FALSE, err);
 }
 
-/* Every head of a stored run: (n_layers, n_heads, n, n) floats, as sc-rollout.h and
- * sc-head-distance.h take them. */
-typedef struct {
-  ScStoreRunInfo info;
-  ScStoreToken *tokens;
-  size_t n_tokens;
-  char **labels;             /* (n) terminal-safe token labels */
-  float *heads;              /* (n_layers, n_heads, n, n); NULL until loaded */
-} RunHeads;
-
-static void
-run_heads_clear (RunHeads *r)
+void
+saccade_cli_run_heads_clear (SaccadeCliRunHeads *r)
 {
   sc_store_run_info_clear (&r->info);
   sc_store_tokens_free (r->tokens);
@@ -61,9 +46,9 @@ run_heads_clear (RunHeads *r)
   memset (r, 0, sizeof *r);
 }
 
-/* Every head of the run @r holds (after run_heads_read). */
-static gboolean
-run_heads_load (ScStore *store, RunHeads *r, ScError *err)
+/* Every head of the run @r holds (after saccade_cli_run_heads_read). */
+gboolean
+saccade_cli_run_heads_load (ScStore *store, SaccadeCliRunHeads *r, ScError *err)
 {
   const ScStoreRunInfo *in = &r->info;
   const gsize nn = (gsize) in->n_tokens * in->n_tokens;
@@ -90,26 +75,27 @@ run_heads_load (ScStore *store, RunHeads *r, ScError *err)
 }
 
 /* The run, its tokens and labels, and with @all_heads every head. */
-static gboolean
-run_heads_read (ScStore *store, gint64 run, gboolean all_heads, RunHeads *r, ScError *err)
+gboolean
+saccade_cli_run_heads_read (ScStore *store, gint64 run, gboolean all_heads,
+                            SaccadeCliRunHeads *r, ScError *err)
 {
   if (sc_store_get_run (store, run, &r->info, err) != SC_OK
       || sc_store_read_tokens (store, run, &r->tokens, &r->n_tokens, err) != SC_OK)
     return FALSE;
   r->labels = saccade_token_labels_for_store (r->tokens, r->n_tokens);
-  return !all_heads || run_heads_load (store, r, err);
+  return !all_heads || saccade_cli_run_heads_load (store, r, err);
 }
 
-static int
-group_size (const ScStoreRunInfo *info)
+int
+saccade_cli_group_size (const ScStoreRunInfo *info)
 {
   return (int) (info->n_heads / info->n_kv_heads); /* the store's contract: divides */
 }
 
 /* "saccade: run R has layers 0-L and heads 0-H" (exit status 2) unless (layer, head) is
  * one of the run's heads. */
-static gboolean
-check_head (const ScStoreRunInfo *info, int layer, int head)
+gboolean
+saccade_cli_check_head (const ScStoreRunInfo *info, int layer, int head)
 {
   if (layer >= 0 && head >= 0 && layer < (int) info->n_layers && head < (int) info->n_heads)
     return TRUE;
@@ -119,8 +105,8 @@ check_head (const ScStoreRunInfo *info, int layer, int head)
   return FALSE;
 }
 
-static gboolean
-write_file (const char *path, const GString *s, GError **error)
+gboolean
+saccade_cli_write_gstring (const char *path, const GString *s, GError **error)
 {
   return g_file_set_contents (path, s->str, (gssize) s->len, error);
 }
@@ -129,7 +115,7 @@ write_file (const char *path, const GString *s, GError **error)
 /* heads                                                                                 */
 
 typedef struct {
-  RunHeads run;                  /* info and labels only */
+  SaccadeCliRunHeads run;                  /* info and labels only */
   ScStoreHeadScores scores;
   int sort;                      /* a score index (sc_store_score_id), or -1: layer order */
   int *order;                    /* (n_layers * n_heads) head indices, in table order */
@@ -163,7 +149,7 @@ cmp_heads (const void *pa, const void *pb)
 static gboolean
 heads_compute (ScStore *store, gint64 run, HeadsResult *r, ScError *err)
 {
-  if (!run_heads_read (store, run, FALSE, &r->run, err)
+  if (!saccade_cli_run_heads_read (store, run, FALSE, &r->run, err)
       || sc_store_read_head_scores (store, run, &r->scores, err) != SC_OK)
     return FALSE;
   {
@@ -185,7 +171,7 @@ static void
 heads_print_json (const HeadsResult *r)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  const int g = group_size (&r->run.info);
+  const int g = saccade_cli_group_size (&r->run.info);
 
   json_builder_begin_object (b);
   saccade_json_begin_object (b, "run");
@@ -224,7 +210,7 @@ static const char *const score_titles[SC_STORE_N_SCORES] = {
 static void
 heads_print_text (const HeadsResult *r)
 {
-  const int g = group_size (&r->run.info);
+  const int g = saccade_cli_group_size (&r->run.info);
 
   printf ("Run %" G_GINT64_FORMAT ": %u layers x %u heads (%u KV head%s), %u tokens%s%s\n",
           r->run.info.id, r->scores.n_layers, r->scores.n_heads, r->scores.n_kv_heads,
@@ -295,7 +281,7 @@ saccade_cmd_heads (int argc, char **argv)
         }
     }
   path = saccade_db_path (db_opt);
-  if ((store = open_store (path, TRUE, &err)) == NULL)
+  if ((store = saccade_cli_heads_open_store (path, TRUE, &err)) == NULL)
     return saccade_store_cli_fail (&err);
   if (!heads_compute (store, run, &r, &err))
     rc = saccade_store_cli_fail (&err);
@@ -303,747 +289,9 @@ saccade_cmd_heads (int argc, char **argv)
     heads_print_json (&r);
   else
     heads_print_text (&r);
-  run_heads_clear (&r.run);
+  saccade_cli_run_heads_clear (&r.run);
   sc_store_head_scores_clear (&r.scores);
   g_free (r.order);
-  sc_store_close (store);
-  return rc;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* compare: two heads                                                                    */
-
-typedef struct {
-  gint64 run;
-  int layer, head;
-} HeadRef;
-
-/* Parses "RUN:LAYER:HEAD" (non-negative integers, run >= 1). */
-static gboolean
-parse_head_ref (const char *s, HeadRef *out)
-{
-  g_auto (GStrv) parts = g_strsplit (s, ":", -1);
-  guint64 v[3];
-
-  if (g_strv_length (parts) != 3)
-    goto bad;
-  for (int i = 0; i < 3; i++)
-    if (!g_ascii_string_to_unsigned (parts[i], 10, i == 0 ? 1 : 0, i == 0 ? G_MAXINT64 : G_MAXINT,
-                                     &v[i], NULL))
-      goto bad;
-  out->run = (gint64) v[0];
-  out->layer = (int) v[1];
-  out->head = (int) v[2];
-  return TRUE;
-bad:
-  fprintf (stderr, "saccade: '%s' is not RUN:LAYER:HEAD (for example 3:5:2, layer 5 head 2 of "
-           "run 3)\n", s);
-  return FALSE;
-}
-
-/* The most different cell of the two heads. */
-typedef struct {
-  int query, key;
-  float a, b;
-} Diff;
-
-#define N_DIFFS 10
-
-typedef struct {
-  HeadRef ref[2];
-  RunHeads run[2];               /* info, tokens, labels */
-  float *head[2];                /* (n, n) each */
-  gboolean same_tokens;
-  guint n;
-  double distance;               /* mean JSD, nats */
-  double *row_jsd;               /* (n) per query row: the profile beside the figure */
-  float *diff;                   /* (n, n) a - b: the difference map */
-  Diff top[N_DIFFS];             /* largest |a - b|, largest first */
-  int n_top;
-} PairResult;
-
-static void
-pair_result_clear (PairResult *r)
-{
-  for (int i = 0; i < 2; i++)
-    {
-      run_heads_clear (&r->run[i]);
-      g_free (r->head[i]);
-    }
-  g_free (r->row_jsd);
-  g_free (r->diff);
-}
-
-static int
-cmp_diff (const void *pa, const void *pb)
-{
-  const Diff *x = pa, *y = pb;
-  const float dx = fabsf (x->a - x->b), dy = fabsf (y->a - y->b);
-
-  if (dx != dy)
-    return dx < dy ? 1 : -1;
-  if (x->query != y->query)
-    return x->query - y->query;
-  return x->key - y->key;
-}
-
-static gboolean
-same_tokens (const RunHeads *a, const RunHeads *b)
-{
-  if (a->n_tokens != b->n_tokens)
-    return FALSE;
-  for (size_t i = 0; i < a->n_tokens; i++)
-    if (a->tokens[i].id != b->tokens[i].id)
-      return FALSE;
-  return TRUE;
-}
-
-/* Returns the exit status (0, or 1/2 having printed why). */
-static int
-pair_compute (ScStore *store, PairResult *r)
-{
-  ScError err = { 0 };
-
-  for (int i = 0; i < 2; i++)
-    {
-      ScStoreHead hd = { 0 };
-
-      if (!run_heads_read (store, r->ref[i].run, FALSE, &r->run[i], &err))
-        return saccade_store_cli_fail (&err);
-      if (!check_head (&r->run[i].info, r->ref[i].layer, r->ref[i].head))
-        return 2;
-      if (sc_store_read_head (store, r->ref[i].run, r->ref[i].layer, r->ref[i].head, &hd, &err)
-          != SC_OK)
-        return saccade_store_cli_fail (&err);
-      r->head[i] = g_steal_pointer (&hd.probs);
-    }
-  if (strcmp (r->run[0].info.model_sha256, r->run[1].info.model_sha256) != 0)
-    {
-      g_autofree char *m0 = saccade_terminal_text (r->run[0].info.model_name, -1);
-      g_autofree char *m1 = saccade_terminal_text (r->run[1].info.model_name, -1);
-      fprintf (stderr, "saccade: run %" G_GINT64_FORMAT " (%s, %.12s) and run %" G_GINT64_FORMAT
-               " (%s, %.12s) are of different models; heads can be compared only within one "
-               "model\n", r->ref[0].run, m0, r->run[0].info.model_sha256, r->ref[1].run, m1,
-               r->run[1].info.model_sha256);
-      return 2;
-    }
-  r->same_tokens = same_tokens (&r->run[0], &r->run[1]);
-  if (!r->same_tokens)
-    return 0;
-  r->n = r->run[0].info.n_tokens;
-  if (sc_head_distance (r->head[0], r->head[1], (int) r->n, (int) r->n, &r->distance, &err)
-      != SC_OK)
-    return saccade_store_cli_fail (&err);
-  r->row_jsd = g_new (double, r->n);
-  r->diff = g_new (float, (gsize) r->n * r->n);
-  {
-    g_autofree Diff *all = g_new (Diff, (gsize) r->n * r->n);
-
-    for (guint i = 0; i < r->n; i++)
-      {
-        const gsize off = (gsize) i * r->n;
-        r->row_jsd[i] = sc_jsd (r->head[0] + off, r->head[1] + off, (int) r->n);
-        for (guint j = 0; j < r->n; j++)
-          {
-            r->diff[off + j] = r->head[0][off + j] - r->head[1][off + j];
-            all[off + j] = (Diff) { (int) i, (int) j, r->head[0][off + j], r->head[1][off + j] };
-          }
-      }
-    qsort (all, (gsize) r->n * r->n, sizeof *all, cmp_diff);
-    for (r->n_top = 0; r->n_top < N_DIFFS && (gsize) r->n_top < (gsize) r->n * r->n
-                       && all[r->n_top].a != all[r->n_top].b; r->n_top++)
-      r->top[r->n_top] = all[r->n_top];
-  }
-  return 0;
-}
-
-static void
-pair_print_json (const PairResult *r)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  json_builder_begin_object (b);
-  saccade_json_begin_array (b, "heads");
-  for (int i = 0; i < 2; i++)
-    {
-      json_builder_begin_object (b);
-      saccade_json_int (b, "run", r->ref[i].run);
-      saccade_json_int (b, "layer", r->ref[i].layer);
-      saccade_json_int (b, "head", r->ref[i].head);
-      saccade_json_int (b, "kv_head", r->ref[i].head / group_size (&r->run[i].info));
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  saccade_json_bool (b, "same_tokens", r->same_tokens);
-  if (r->same_tokens)
-    {
-      saccade_json_double (b, "distance", r->distance);
-      saccade_json_begin_array (b, "row_distance");
-      for (guint i = 0; i < r->n; i++)
-        saccade_json_add_double (b, r->row_jsd[i]);
-      json_builder_end_array (b);
-      saccade_json_begin_array (b, "largest_differences");
-      for (int k = 0; k < r->n_top; k++)
-        {
-          json_builder_begin_object (b);
-          saccade_json_int (b, "query", r->top[k].query);
-          saccade_json_int (b, "key", r->top[k].key);
-          saccade_json_double (b, "a", r->top[k].a);
-          saccade_json_double (b, "b", r->top[k].b);
-          saccade_json_double (b, "difference", (double) r->top[k].a - r->top[k].b);
-          json_builder_end_object (b);
-        }
-      json_builder_end_array (b);
-      saccade_json_tokens (b, r->run[0].tokens, r->run[0].n_tokens);
-    }
-  json_builder_end_object (b);
-  saccade_json_print (b);
-}
-
-static void
-pair_print_text (const PairResult *r)
-{
-  for (int i = 0; i < 2; i++)
-    printf ("%c: run %" G_GINT64_FORMAT " layer %d head %d (KV head %d)\n", 'A' + i,
-            r->ref[i].run, r->ref[i].layer, r->ref[i].head,
-            r->ref[i].head / group_size (&r->run[i].info));
-  if (!r->same_tokens)
-    {
-      printf ("The runs' tokens differ (%zu and %zu tokens): their heads are not over the same "
-              "sentence, so there is no distance or difference to give.\n",
-              r->run[0].n_tokens, r->run[1].n_tokens);
-      return;
-    }
-  printf ("Head distance (mean Jensen-Shannon divergence over %u rows): %.6f nats (0 = the "
-          "same, ln 2 = %.4f = disjoint)\n", r->n, r->distance, log (2.0));
-  if (r->n_top == 0)
-    {
-      printf ("The two heads are identical.\n");
-      return;
-    }
-  printf ("Largest differences (A - B):\n");
-  for (int k = 0; k < r->n_top; k++)
-    printf ("  %4d '%s' -> %4d '%s': %.4f - %.4f = %+.4f\n", r->top[k].query,
-            r->run[0].labels[r->top[k].query], r->top[k].key, r->run[0].labels[r->top[k].key],
-            r->top[k].a, r->top[k].b, (double) r->top[k].a - r->top[k].b);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* compare --distance: every head                                                        */
-
-typedef struct {
-  RunHeads run;
-  int n_all;                     /* n_layers * n_heads */
-  double *d;                     /* (n_all, n_all) in head order (layer * n_heads + head) */
-  ScClusterMerge *merges;        /* (n_all - 1) */
-  int *order;                    /* (n_all): heads in clustering order */
-  double seconds;
-} DistanceResult;
-
-static void
-distance_result_clear (DistanceResult *r)
-{
-  run_heads_clear (&r->run);
-  g_free (r->d);
-  g_free (r->merges);
-  g_free (r->order);
-}
-
-static gboolean
-distance_compute (ScStore *store, gint64 run, DistanceResult *r, ScError *err)
-{
-  g_autofree const float **heads = NULL;
-  gsize nn;
-  gint64 t0;
-
-  if (!run_heads_read (store, run, TRUE, &r->run, err))
-    return FALSE;
-  r->n_all = (int) (r->run.info.n_layers * r->run.info.n_heads);
-  nn = (gsize) r->run.info.n_tokens * r->run.info.n_tokens;
-  heads = g_new (const float *, r->n_all);
-  for (int i = 0; i < r->n_all; i++)
-    heads[i] = r->run.heads + (gsize) i * nn;
-  r->d = g_new (double, (gsize) r->n_all * r->n_all);
-  r->merges = g_new (ScClusterMerge, MAX (r->n_all - 1, 1));
-  r->order = g_new (int, r->n_all);
-  t0 = g_get_monotonic_time ();
-  if (sc_head_distance_matrix ((const float *const *) heads, r->n_all, (int) r->run.info.n_tokens,
-                               (int) r->run.info.n_tokens, 0, NULL, NULL, r->d, err) != SC_OK
-      || sc_cluster_average (r->d, r->n_all, r->merges, r->order, err) != SC_OK)
-    return FALSE;
-  r->seconds = (g_get_monotonic_time () - t0) / 1e6;
-  return TRUE;
-}
-
-static char *
-head_label (const DistanceResult *r, int h)
-{
-  return g_strdup_printf ("%d.%d", h / (int) r->run.info.n_heads, h % (int) r->run.info.n_heads);
-}
-
-/* The matrix in clustering order, labelled "L.H" (RFC 4180, CRLF). */
-static GString *
-distance_csv (const DistanceResult *r)
-{
-  GString *s = g_string_new ("head");
-
-  for (int i = 0; i < r->n_all; i++)
-    {
-      g_autofree char *l = head_label (r, r->order[i]);
-      g_string_append_printf (s, ",%s", l);
-    }
-  g_string_append (s, "\r\n");
-  for (int i = 0; i < r->n_all; i++)
-    {
-      g_autofree char *l = head_label (r, r->order[i]);
-      g_string_append (s, l);
-      for (int j = 0; j < r->n_all; j++)
-        g_string_append_printf (s, ",%.9g", r->d[(gsize) r->order[i] * r->n_all + r->order[j]]);
-      g_string_append (s, "\r\n");
-    }
-  return s;
-}
-
-static void
-distance_print_json (const DistanceResult *r)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  json_builder_begin_object (b);
-  saccade_json_int (b, "run", r->run.info.id);
-  saccade_json_int (b, "layers", r->run.info.n_layers);
-  saccade_json_int (b, "heads", r->run.info.n_heads);
-  saccade_json_string (b, "metric", "mean Jensen-Shannon divergence (nats)");
-  saccade_json_begin_array (b, "order");
-  for (int i = 0; i < r->n_all; i++)
-    {
-      json_builder_begin_object (b);
-      saccade_json_int (b, "layer", r->order[i] / (int) r->run.info.n_heads);
-      saccade_json_int (b, "head", r->order[i] % (int) r->run.info.n_heads);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  saccade_json_begin_array (b, "merges");
-  for (int k = 0; k < r->n_all - 1; k++)
-    {
-      json_builder_begin_object (b);
-      saccade_json_int (b, "a", r->merges[k].a);
-      saccade_json_int (b, "b", r->merges[k].b);
-      saccade_json_double (b, "height", r->merges[k].height);
-      saccade_json_int (b, "size", r->merges[k].size);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  /* rows and columns in "order" */
-  saccade_json_begin_array (b, "matrix");
-  for (int i = 0; i < r->n_all; i++)
-    {
-      json_builder_begin_array (b);
-      for (int j = 0; j < r->n_all; j++)
-        saccade_json_add_double (b, r->d[(gsize) r->order[i] * r->n_all + r->order[j]]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  saccade_json_print (b);
-}
-
-typedef struct {
-  int a, b;
-  double d;
-} Pair;
-
-static int
-cmp_pair (const void *pa, const void *pb)
-{
-  const Pair *x = pa, *y = pb;
-  if (x->d != y->d)
-    return x->d < y->d ? -1 : 1;
-  return x->a != y->a ? x->a - y->a : x->b - y->b;
-}
-
-static void
-distance_print_text (const DistanceResult *r, const char *csv_path)
-{
-  const int n = r->n_all;
-  g_autofree Pair *pairs = g_new (Pair, MAX ((gsize) n * (n - 1) / 2, 1));
-  gsize np = 0;
-
-  for (int a = 0; a < n; a++)
-    for (int b = a + 1; b < n; b++)
-      pairs[np++] = (Pair) { a, b, r->d[(gsize) a * n + b] };
-  qsort (pairs, np, sizeof *pairs, cmp_pair);
-  printf ("Head distance (mean Jensen-Shannon divergence, nats) between the %d heads of run %"
-          G_GINT64_FORMAT " (%u tokens), in %.2f s\n", n, r->run.info.id, r->run.info.n_tokens,
-          r->seconds);
-  printf ("Clustering order (average linkage):");
-  for (int i = 0; i < n; i++)
-    {
-      g_autofree char *l = head_label (r, r->order[i]);
-      printf ("%s%s", i % 15 == 0 ? "\n  " : " ", l);
-    }
-  printf ("\nClosest pairs:\n");
-  for (gsize k = 0; k < MIN (np, 5); k++)
-    {
-      g_autofree char *la = head_label (r, pairs[k].a);
-      g_autofree char *lb = head_label (r, pairs[k].b);
-      printf ("  %s - %s: %.6f\n", la, lb, pairs[k].d);
-    }
-  printf ("Farthest pairs:\n");
-  for (gsize k = 0; k < MIN (np, 5); k++)
-    {
-      const Pair *p = &pairs[np - 1 - k];
-      g_autofree char *la = head_label (r, p->a);
-      g_autofree char *lb = head_label (r, p->b);
-      printf ("  %s - %s: %.6f\n", la, lb, p->d);
-    }
-  if (csv_path != NULL)
-    printf ("Wrote %s: the %d x %d matrix in clustering order\n", csv_path, n, n);
-}
-
-int
-saccade_cmd_compare (int argc, char **argv)
-{
-  gboolean json = FALSE, distance = FALSE;
-  char *db_opt = NULL, *out_path = NULL;
-  g_autofree char *text_opt = NULL, *file = NULL, *backend = NULL;
-  g_auto (GStrv) models = NULL;
-  int seq_len = 0, n_seeds = 0, threads = 0;
-  gint64 text_run = 0;
-  GOptionEntry entries[] = {
-    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &models,
-      "Two models side by side: --model A --model B on a TEXT (saccade-cli-compare-models.c)",
-      "FILE" },
-    { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "With --model: the text", "TEXT" },
-    { "file", 0, 0, G_OPTION_ARG_FILENAME, &file, "With --model: the text from FILE (- stdin)",
-      "FILE" },
-    { "run", 0, 0, G_OPTION_ARG_INT64, &text_run,
-      "With --model: the text of stored run RUN", "RUN" },
-    { "len", 0, 0, G_OPTION_ARG_INT, &seq_len,
-      "With --model: tokens T of the induction sequence (50)", "T" },
-    { "seeds", 0, 0, G_OPTION_ARG_INT, &n_seeds,
-      "With --model: random induction sequences S (10)", "S" },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "CPU threads (default: all cores)", "N" },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &backend,
-      "With --model: compute on NAME: cpu, cpu-ref, cuda or auto (default)", "NAME" },
-    { "distance", 0, 0, G_OPTION_ARG_NONE, &distance,
-      "With one RUN: every head's distance to every other, in clustering order", NULL },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-      "With --distance: write the matrix as CSV to FILE", "FILE" },
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN:LAYER:HEAD RUN:LAYER:HEAD | RUN --distance | --model A --model B TEXT - two heads' "
-    "distance and largest differences, every head's distance matrix, or two models' heads "
-    "side by side");
-  g_autofree char *path = NULL;
-  ScStore *store;
-  ScError err = { 0 };
-  int rc = 0;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if (models != NULL)
-    {
-      if (distance || out_path != NULL)
-        {
-          fprintf (stderr, "saccade: --distance and -o compare heads of one run, not two "
-                   "models\n");
-          return 2;
-        }
-      return saccade_cli_compare_models (models, text_opt, file, text_run, argc, argv, db_opt,
-                                         seq_len, n_seeds, threads, backend, json);
-    }
-  if (text_opt != NULL || file != NULL || text_run != 0)
-    {
-      fprintf (stderr, "saccade: -t, --file and --run go with --model A --model B\n");
-      return 2;
-    }
-  path = saccade_db_path (db_opt);
-  if (distance)
-    {
-      DistanceResult r = { 0 };
-      gint64 run;
-
-      if (argc != 2)
-        {
-          fprintf (stderr, "saccade: compare --distance takes one run id\n");
-          return 2;
-        }
-      if (!saccade_store_cli_run_id (argv[1], &run))
-        return 2;
-      if ((store = open_store (path, FALSE, &err)) == NULL)
-        return saccade_store_cli_fail (&err);
-      if (!distance_compute (store, run, &r, &err))
-        rc = saccade_store_cli_fail (&err);
-      else
-        {
-          g_autoptr (GError) error = NULL;
-          if (out_path != NULL)
-            {
-              GString *csv = distance_csv (&r);
-              if (!write_file (out_path, csv, &error))
-                rc = saccade_cli_fail (g_steal_pointer (&error));
-              g_string_free (csv, TRUE);
-            }
-          if (rc == 0 && json)
-            distance_print_json (&r);
-          else if (rc == 0)
-            distance_print_text (&r, out_path);
-        }
-      distance_result_clear (&r);
-      sc_store_close (store);
-      return rc;
-    }
-  if (out_path != NULL)
-    {
-      fprintf (stderr, "saccade: -o goes with --distance\n");
-      return 2;
-    }
-  if (argc != 3)
-    {
-      fprintf (stderr, "saccade: compare takes two heads RUN:LAYER:HEAD (or one RUN with "
-               "--distance)\n");
-      return 2;
-    }
-  {
-    PairResult r = { 0 };
-
-    if (!parse_head_ref (argv[1], &r.ref[0]) || !parse_head_ref (argv[2], &r.ref[1]))
-      return 2;
-    if ((store = open_store (path, FALSE, &err)) == NULL)
-      return saccade_store_cli_fail (&err);
-    if ((rc = pair_compute (store, &r)) == 0)
-      {
-        if (json)
-          pair_print_json (&r);
-        else
-          pair_print_text (&r);
-      }
-    pair_result_clear (&r);
-    sc_store_close (store);
-  }
-  return rc;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* rollout                                                                               */
-
-typedef struct {
-  RunHeads run;
-  guint n;
-  int target;
-  double *rollout;               /* (n, n) */
-  gboolean with_flow;
-  double *flow;                  /* (n) to target, with --flow */
-  double rollout_s, flow_s;
-} RolloutResult;
-
-static void
-rollout_result_clear (RolloutResult *r)
-{
-  run_heads_clear (&r->run);
-  g_free (r->rollout);
-  g_free (r->flow);
-}
-
-/* Returns the exit status (having printed why when not 0). */
-static int
-rollout_compute (ScStore *store, gint64 run, RolloutResult *r)
-{
-  g_autofree const float **layers = NULL;
-  ScError err = { 0 };
-  gint64 t0;
-  gsize block;
-
-  if (!run_heads_read (store, run, FALSE, &r->run, &err))
-    return saccade_store_cli_fail (&err);
-  r->n = r->run.info.n_tokens;
-  if (r->target < 0)
-    r->target = (int) r->n - 1;
-  if (r->target >= (int) r->n)
-    {
-      fprintf (stderr, "saccade: run %" G_GINT64_FORMAT " has positions 0-%u; there is no "
-               "--target %d\n", run, r->n - 1, r->target);
-      return 2;
-    }
-  /* Refuse a flow that is too large before reading every head: the engine's refusal
-   * (which it gives before reading any layer) says how far flows go for this depth. */
-  if (r->with_flow && !sc_attention_flow_fits ((int) r->run.info.n_layers, (int) r->n))
-    {
-      static const float one = 1;
-      g_autofree const float **unread = g_new (const float *, r->run.info.n_layers);
-      double f;
-
-      for (guint l = 0; l < r->run.info.n_layers; l++)
-        unread[l] = &one;
-      sc_attention_flow ((const float *const *) unread, (int) r->run.info.n_layers, 1,
-                         (int) r->n, r->target, &f, &err);
-      return saccade_store_cli_fail (&err);
-    }
-  if (!run_heads_load (store, &r->run, &err))
-    return saccade_store_cli_fail (&err);
-  block = (gsize) r->run.info.n_heads * r->n * r->n;
-  layers = g_new (const float *, r->run.info.n_layers);
-  for (guint l = 0; l < r->run.info.n_layers; l++)
-    layers[l] = r->run.heads + l * block;
-  r->rollout = g_new (double, (gsize) r->n * r->n);
-  t0 = g_get_monotonic_time ();
-  if (sc_attention_rollout ((const float *const *) layers, (int) r->run.info.n_layers,
-                            (int) r->run.info.n_heads, (int) r->n, r->rollout, &err) != SC_OK)
-    return saccade_store_cli_fail (&err);
-  r->rollout_s = (g_get_monotonic_time () - t0) / 1e6;
-  if (r->with_flow)
-    {
-      r->flow = g_new (double, r->n);
-      t0 = g_get_monotonic_time ();
-      if (sc_attention_flow ((const float *const *) layers, (int) r->run.info.n_layers,
-                             (int) r->run.info.n_heads, (int) r->n, r->target, r->flow, &err)
-          != SC_OK)
-        return saccade_store_cli_fail (&err);
-      r->flow_s = (g_get_monotonic_time () - t0) / 1e6;
-    }
-  return 0;
-}
-
-/* The rollout matrix, RFC 4180 with CRLF: header "query\key,0:The,...", rows "pos:token". */
-static GString *
-rollout_csv (const RolloutResult *r)
-{
-  GString *s = g_string_new ("query\\key");
-
-  for (guint j = 0; j < r->n; j++)
-    {
-      g_autofree char *cell = g_strdup_printf ("%u:%s", j, r->run.labels[j]);
-      g_string_append_c (s, ',');
-      saccade_csv_quoted (s, cell);
-    }
-  g_string_append (s, "\r\n");
-  for (guint i = 0; i < r->n; i++)
-    {
-      g_autofree char *cell = g_strdup_printf ("%u:%s", i, r->run.labels[i]);
-      saccade_csv_quoted (s, cell);
-      for (guint j = 0; j < r->n; j++)
-        g_string_append_printf (s, ",%.9g", r->rollout[(gsize) i * r->n + j]);
-      g_string_append (s, "\r\n");
-    }
-  return s;
-}
-
-static void
-rollout_print_json (const RolloutResult *r)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-
-  json_builder_begin_object (b);
-  saccade_json_int (b, "run", r->run.info.id);
-  saccade_json_int (b, "target", r->target);
-  saccade_json_tokens (b, r->run.tokens, r->run.n_tokens);
-  saccade_json_begin_array (b, "rollout_target");
-  for (guint j = 0; j < r->n; j++)
-    saccade_json_add_double (b, r->rollout[(gsize) r->target * r->n + j]);
-  json_builder_end_array (b);
-  if (r->with_flow)
-    {
-      saccade_json_begin_array (b, "flow_target");
-      for (guint j = 0; j < r->n; j++)
-        saccade_json_add_double (b, r->flow[j]);
-      json_builder_end_array (b);
-      saccade_json_double (b, "flow_seconds", r->flow_s);
-    }
-  saccade_json_double (b, "rollout_seconds", r->rollout_s);
-  saccade_json_begin_array (b, "rollout");
-  for (guint i = 0; i < r->n; i++)
-    {
-      json_builder_begin_array (b);
-      for (guint j = 0; j < r->n; j++)
-        saccade_json_add_double (b, r->rollout[(gsize) i * r->n + j]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  saccade_json_print (b);
-}
-
-static void
-rollout_print_text (const RolloutResult *r, const char *csv_path)
-{
-  printf ("Attention rollout%s of run %" G_GINT64_FORMAT " (%u layers, %u tokens) to position "
-          "%d '%s': how much each input token reaches it\n", r->with_flow ? " and flow" : "",
-          r->run.info.id, r->run.info.n_layers, r->n, r->target, r->run.labels[r->target]);
-  printf ("  pos  rollout%s  token\n", r->with_flow ? "     flow" : "");
-  for (guint j = 0; j < r->n; j++)
-    {
-      printf ("%5u %8.4f", j, r->rollout[(gsize) r->target * r->n + j]);
-      if (r->with_flow)
-        printf (" %8.4f", r->flow[j]);
-      printf ("  '%s'\n", r->run.labels[j]);
-    }
-  if (r->with_flow)
-    printf ("Rollout in %.3f s, flow in %.3f s\n", r->rollout_s, r->flow_s);
-  if (csv_path != NULL)
-    printf ("Wrote %s: the %u x %u rollout matrix\n", csv_path, r->n, r->n);
-}
-
-int
-saccade_cmd_rollout (int argc, char **argv)
-{
-  gboolean json = FALSE, flow = FALSE;
-  char *db_opt = NULL, *out_path = NULL;
-  int target = -1;
-  GOptionEntry entries[] = {
-    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
-    { "flow", 0, 0, G_OPTION_ARG_NONE, &flow,
-      "Also compute attention flow (maximum flow) to the target; short runs only", NULL },
-    { "target", 't', 0, G_OPTION_ARG_INT, &target, "Output position (default: the last)",
-      "POS" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "Write the rollout matrix as CSV",
-      "FILE" },
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN - attention rollout (and flow) of a stored run: how much each input token reaches "
-    "a position");
-  g_autofree char *path = NULL;
-  RolloutResult r = { .target = -1 };
-  ScStore *store;
-  ScError err = { 0 };
-  gint64 run;
-  int rc;
-
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "rollout", &run))
-    return 2;
-  if (target < -1)
-    {
-      fprintf (stderr, "saccade: --target is a position >= 0\n");
-      return 2;
-    }
-  r.target = target;
-  r.with_flow = flow;
-  path = saccade_db_path (db_opt);
-  if ((store = open_store (path, FALSE, &err)) == NULL)
-    return saccade_store_cli_fail (&err);
-  if ((rc = rollout_compute (store, run, &r)) == 0)
-    {
-      g_autoptr (GError) error = NULL;
-      if (out_path != NULL)
-        {
-          GString *csv = rollout_csv (&r);
-          if (!write_file (out_path, csv, &error))
-            rc = saccade_cli_fail (g_steal_pointer (&error));
-          g_string_free (csv, TRUE);
-        }
-      if (rc == 0 && json)
-        rollout_print_json (&r);
-      else if (rc == 0)
-        rollout_print_text (&r, out_path);
-    }
-  rollout_result_clear (&r);
   sc_store_close (store);
   return rc;
 }
