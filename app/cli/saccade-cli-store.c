@@ -67,25 +67,14 @@ saccade_store_cli_parse_run (GOptionContext *ctx, int *argc, char ***argv, const
   return saccade_store_cli_run_id ((*argv)[1], run);
 }
 
-/* Columns @s takes on a terminal: wide (CJK) characters count two, combining marks none. */
-static int
-display_width (const char *s)
-{
-  int w = 0;
-
-  for (; *s != '\0'; s = g_utf8_next_char (s))
-    {
-      gunichar c = g_utf8_get_char (s);
-      w += g_unichar_iszerowidth (c) ? 0 : g_unichar_iswide (c) ? 2 : 1;
-    }
-  return w;
-}
-
 /* Prints @s left-aligned in @width terminal columns. */
 void
 saccade_store_cli_print_padded (const char *s, int width)
 {
-  printf ("%s%*s", s, MAX (width - display_width (s), 0), "");
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  saccade_format_padded (out, s, width);
+  fputs (out->str, stdout);
 }
 
 /* "1.2 MB" style sizes (SI units, like `saccade info`). */

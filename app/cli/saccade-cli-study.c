@@ -220,14 +220,16 @@ saccade_cmd_study (int argc, char **argv)
     }
   if (common.json)
     {
-      g_autoptr (JsonBuilder) b = saccade_study_outputs_json (s, run, (const char *const *) labels,
+      g_autoptr (JsonBuilder) b = saccade_study_outputs_json (s, &run->run, run->tokens,
+                                                              (const char *const *) labels,
                                                               stored);
       saccade_json_print (b);
     }
   else
     {
-      g_autofree char *text = saccade_study_outputs_text (s, run, (const char *const *) labels,
-                                                          stored, db_path, warning, top);
+      g_autofree char *text = saccade_study_outputs_text (s, &run->run,
+                                                          (const char *const *) labels, stored,
+                                                          db_path, warning, top);
       fputs (text, stdout);
     }
 out:

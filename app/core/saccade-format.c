@@ -84,3 +84,23 @@ saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n)
     }
   return saccade_token_labels_new (pieces, lens, n);
 }
+
+/* Columns @s takes on a terminal: wide (CJK) characters count two, combining marks none. */
+static int
+display_width (const char *s)
+{
+  int w = 0;
+
+  for (; *s != '\0'; s = g_utf8_next_char (s))
+    {
+      gunichar c = g_utf8_get_char (s);
+      w += g_unichar_iszerowidth (c) ? 0 : g_unichar_iswide (c) ? 2 : 1;
+    }
+  return w;
+}
+
+void
+saccade_format_padded (GString *out, const char *s, int width)
+{
+  g_string_append_printf (out, "%s%*s", s, MAX (width - display_width (s), 0), "");
+}

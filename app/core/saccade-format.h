@@ -30,4 +30,8 @@ char *saccade_format_time (gint64 ms, gboolean iso);
  * control character is shown as bytes. NULL-terminated; g_strfreev() it. */
 char **saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n);
 
+/* Appends @s left-aligned in @width terminal columns (wide, CJK, characters count two,
+ * combining marks none; a longer @s is not cut). */
+void saccade_format_padded (GString *out, const char *s, int width);
+
 G_END_DECLS

@@ -638,6 +638,7 @@ heads_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->top1_clean;
   out->logp_clean = r->logp_clean;
+  out->loss_clean = r->loss_clean;
 }
 
 static void
@@ -750,6 +751,7 @@ tokens_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->top1_clean;
   out->logp_clean = r->logp_clean;
+  out->loss_clean = r->loss_clean;
 }
 
 static void

@@ -803,6 +803,7 @@ adv_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->target;
   out->logp_clean = NAN;
+  out->loss_clean = NAN;
 }
 
 static void

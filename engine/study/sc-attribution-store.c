@@ -288,6 +288,7 @@ attr_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->top1;
   out->logp_clean = NAN;
+  out->loss_clean = NAN;
 }
 
 static void

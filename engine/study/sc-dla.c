@@ -414,6 +414,7 @@ dla_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->top1_clean;
   out->logp_clean = NAN;
+  out->loss_clean = NAN;
 }
 
 static void

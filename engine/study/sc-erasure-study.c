@@ -702,6 +702,7 @@ erasure_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->top1_clean;
   out->logp_clean = r->logp_clean;
+  out->loss_clean = NAN;
 }
 
 static void

@@ -389,6 +389,7 @@ means_clean (const void *result, ScStudyClean *out)
   out->target = -1;
   out->top1_clean = -1;
   out->logp_clean = NAN;
+  out->loss_clean = NAN;
 }
 
 static void

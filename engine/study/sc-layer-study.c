@@ -276,6 +276,7 @@ layers_clean (const void *result, ScStudyClean *out)
   out->target = r->target;
   out->top1_clean = r->top1_clean;
   out->logp_clean = r->logp_clean;
+  out->loss_clean = r->loss_clean;
 }
 
 static void

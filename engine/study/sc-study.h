@@ -104,6 +104,7 @@ typedef struct {
   int target;         /* the token measured */
   int top1_clean;     /* the clean run's top-1 */
   double logp_clean;  /* ln p_clean(target) */
+  double loss_clean;  /* the clean mean next-token loss over q = 1 .. n − 1 */
 } ScStudyClean;
 
 struct ScStudyKind {

@@ -8,11 +8,12 @@
 #include "engine/study/sc-layer-study.h"
 
 static void
-layers_json (JsonBuilder *b, const SaccadeStudy *s)
+layers_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
+             const char *const *labels)
 {
   const ScLayerSweepResult *r = s->result;
 
-  saccade_json_double (b, "loss_clean", r->loss_clean);
+  (void) tokens, (void) labels;
   saccade_json_begin_array (b, "layers");
   for (int l = 0; l < r->n_layers; l++)
     {

@@ -9,7 +9,12 @@
 #include "app/core/saccade-json.h"
 
 static const SaccadeStudyOutputs *const OUTPUTS[] = {
+  &saccade_heads_outputs,
+  &saccade_heads_mean_outputs,
   &saccade_layers_outputs,
+  &saccade_tokens_outputs,
+  &saccade_permute_outputs,
+  &saccade_erasure_outputs,
   NULL,
 };
 
@@ -64,8 +69,9 @@ json_stored (JsonBuilder *b, const ScStoreStudyData *d)
 }
 
 JsonBuilder *
-saccade_study_outputs_json (const SaccadeStudy *s, const SaccadeStudyRun *run,
-                            const char *const *labels, const ScStoreStudyData *stored)
+saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRunInfo *run,
+                            const ScStoreToken *tokens, const char *const *labels,
+                            const ScStoreStudyData *stored)
 {
   const SaccadeStudyOutputs *o = saccade_study_outputs_find (s->kind);
   JsonBuilder *b = json_builder_new ();
@@ -74,9 +80,8 @@ saccade_study_outputs_json (const SaccadeStudy *s, const SaccadeStudyRun *run,
   s->kind->result_clean (s->result, &c);
   json_builder_begin_object (b);
   saccade_json_int (b, "run", s->run_id);
-  saccade_json_string (b, "model", run->run.model_name);
+  saccade_json_string (b, "model", run->model_name);
   saccade_json_string (b, "study", s->kind->id);
-  saccade_json_string (b, "name", s->kind->name);
   saccade_json_string (b, "source", s->reused ? "reused" : "computed");
   saccade_json_int (b, "study_id", s->study_id);
   saccade_json_double (b, "seconds", s->reused ? NAN : s->seconds);
@@ -84,18 +89,19 @@ saccade_study_outputs_json (const SaccadeStudy *s, const SaccadeStudyRun *run,
   saccade_json_int (b, "target", c.target);
   saccade_json_int (b, "top1_clean", c.top1_clean);
   saccade_json_double (b, "logp_clean", c.logp_clean);
+  saccade_json_double (b, "loss_clean", c.loss_clean);
   saccade_json_begin_array (b, "tokens");
-  for (int i = 0; i < run->n_tokens; i++)
+  for (int i = 0; i < s->n_tokens; i++)
     {
       json_builder_begin_object (b);
       saccade_json_int (b, "pos", i);
-      saccade_json_int (b, "id", run->tokens[i].id);
+      saccade_json_int (b, "id", tokens[i].id);
       saccade_json_string (b, "label", labels[i]);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
   if (o != NULL)
-    o->json (b, s);
+    o->json (b, s, tokens, labels);
   else
     json_stored (b, stored);
   json_builder_end_object (b);
@@ -103,7 +109,7 @@ saccade_study_outputs_json (const SaccadeStudy *s, const SaccadeStudyRun *run,
 }
 
 char *
-saccade_study_outputs_text (const SaccadeStudy *s, const SaccadeStudyRun *run,
+saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
                             const char *const *labels, const ScStoreStudyData *stored,
                             const char *db_path, const char *warning, int top)
 {
@@ -112,24 +118,33 @@ saccade_study_outputs_text (const SaccadeStudy *s, const SaccadeStudyRun *run,
   ScStudyClean c;
 
   s->kind->result_clean (s->result, &c);
-  g_string_append_printf (out, "run %lld (%d tokens, %s): %s\n", (long long) s->run_id,
-                          s->n_tokens, run->run.model_name, s->kind->title);
+  g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: ", s->run_id,
+                          s->n_tokens, run->model_name);
+  if (c.target < 0)
+    g_string_append (out, s->kind->title);
+  else if (isfinite (c.logp_clean))
+    g_string_append_printf (out, "target %d at the last position (ln p = %.4f, clean top-1 %d)",
+                            c.target, c.logp_clean, c.top1_clean);
+  else
+    g_string_append_printf (out, "target %d at the last position (clean top-1 %d)", c.target,
+                            c.top1_clean);
+  if (isfinite (c.loss_clean))
+    g_string_append_printf (out, ", mean loss %.4f nats", c.loss_clean);
+  g_string_append_c (out, '\n');
   if (s->reused)
-    g_string_append_printf (out, "reused study %lld from %s (--recompute to compute again)\n",
-                            (long long) s->study_id, db_path);
+    g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s (--recompute to "
+                            "compute again)\n", s->study_id, db_path);
   else if (s->study_id > 0)
-    g_string_append_printf (out, "computed now in %.1f s, stored as study %lld in %s\n",
-                            s->seconds, (long long) s->study_id, db_path);
+    g_string_append_printf (out, "computed now in %.1f s, stored as study %" G_GINT64_FORMAT
+                            " in %s\n", s->seconds, s->study_id, db_path);
   else
     g_string_append_printf (out, "computed now in %.1f s (not stored: %s)\n", s->seconds,
                             warning != NULL ? warning : "no store");
-  if (c.target >= 0)
-    g_string_append_printf (out, "target %d, clean top-1 %d, ln p_clean(target) %.4f\n",
-                            c.target, c.top1_clean, c.logp_clean);
   if (o != NULL)
     o->text (out, s, labels, top);
   else if (stored != NULL)
-    g_string_append_printf (out, "%zu head values and %zu series values stored (--json prints "
-                            "them)\n", stored->n_head_values, stored->n_series_values);
+    g_string_append_printf (out, "%s: %zu head values and %zu series values stored (--json "
+                            "prints them)\n", s->kind->title, stored->n_head_values,
+                            stored->n_series_values);
   return g_string_free (out, FALSE);
 }

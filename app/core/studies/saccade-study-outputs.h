@@ -1,12 +1,14 @@
 /* saccade-study-outputs.h — what a study of a run looks like outside: its JSON and its text,
- * built once here for both faces (the command line prints them; the window's views and
- * exports take the same data). One outputs file per kind under app/core/studies/ fills a
- * SaccadeStudyOutputs; the table in saccade-study-outputs.c lists them.
+ * built once here for both faces (`saccade study` and the verbs that came before it print
+ * them; the window's views and exports take the same data). One outputs file per kind
+ * group under app/core/studies/ fills SaccadeStudyOutputs; the table in
+ * saccade-study-outputs.c lists them.
  *
  * Every study's JSON opens the same way (saccade_study_outputs_json): run, model, study
- * (the store's kind), name, source ("reused" or "computed"), study_id, seconds, n_tokens,
- * the clean run's target, top1_clean and logp_clean, and the tokens (pos, id, label); the
- * kind's part follows. A kind without an outputs file is printed from its stored form
+ * (the store's kind), source ("reused" or "computed"), study_id, seconds, n_tokens, the
+ * clean run's target, top1_clean, logp_clean and loss_clean, and the tokens (pos, id,
+ * label); the kind's part follows. (This is the shape `saccade ablate --json` always
+ * printed; tests/app/golden holds it.) A kind without an outputs file is printed from its stored form
  * (every number the store holds for it, by head and by series), so any kind of the table
  * can be run and read from the command line the day its engine file lands.
  */
@@ -20,8 +22,10 @@ G_BEGIN_DECLS
 
 typedef struct {
   const ScStudyKind *kind;
-  /* The kind's members of the open JSON object @b. */
-  void (*json) (JsonBuilder *b, const SaccadeStudy *s);
+  /* The kind's members of the open JSON object @b; @tokens and @labels: the run's, one per
+   * token (s->n_tokens). */
+  void (*json) (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
+                const char *const *labels);
   /* The kind's table after the header, for a terminal; @top: rows of a ranked table. */
   void (*text) (GString *out, const SaccadeStudy *s, const char *const *labels, int top);
 } SaccadeStudyOutputs;
@@ -31,13 +35,13 @@ const SaccadeStudyOutputs *saccade_study_outputs_find (const ScStudyKind *kind);
 
 /* The whole JSON of study @s of @run (@labels: the run's display labels, one per token),
  * its stored form @stored (may be NULL) printed when the kind has no outputs file. */
-JsonBuilder *saccade_study_outputs_json (const SaccadeStudy *s, const SaccadeStudyRun *run,
-                                         const char *const *labels,
+JsonBuilder *saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRunInfo *run,
+                                         const ScStoreToken *tokens, const char *const *labels,
                                          const ScStoreStudyData *stored);
 
 /* The text of study @s: where it came from, the clean run, then the kind's table (or, for
  * a kind with no outputs file, a count of what it stored and a pointer to --json). */
-char *saccade_study_outputs_text (const SaccadeStudy *s, const SaccadeStudyRun *run,
+char *saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
                                   const char *const *labels, const ScStoreStudyData *stored,
                                   const char *db_path, const char *warning, int top);
 
@@ -46,5 +50,10 @@ void saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e);
 
 /* The outputs of each kind that has an outputs file (app/core/studies/saccade-*-outputs.c). */
 extern const SaccadeStudyOutputs saccade_layers_outputs;
+extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
+extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
+extern const SaccadeStudyOutputs saccade_tokens_outputs;
+extern const SaccadeStudyOutputs saccade_permute_outputs;
+extern const SaccadeStudyOutputs saccade_erasure_outputs;
 
 G_END_DECLS
