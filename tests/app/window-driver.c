@@ -61,7 +61,7 @@
  *   attribution-run          on the Attribution page: press Run and wait for the study
  *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
  *   expect-attribution TEXT  the Attribution page's status line contains TEXT
- *   learn-set FIELD VALUE    edit a field of the Learn page (saccade_learn_page_set_field:
+ *   learn-set FIELD VALUE    edit a field of the Learn page (its action page.FIELD:
  *                            "learn-set q 1 0; 0 1", "learn-set scale off", ...)
  *   expect-learn TEXT        the Learn page shows TEXT (in any of its labels)
  *   adversarial-option NAME VALUE  on the Attribution page's adversarial view (turned to):
@@ -110,10 +110,7 @@
 #include "app/core/saccade-run.h"
 #include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-attribution-page.h"
-#include "app/window/pages/saccade-learn-page.h"
 #include "app/window/pages/saccade-heads-table.h"
-#include "app/window/pages/saccade-heatmap-page.h"
-#include "app/window/pages/saccade-induction-page.h"
 #include "app/window/saccade-application.h"
 #include "app/window/saccade-preferences-window.h"
 #include "ui/widgets/saccade-heatmap-view.h"
@@ -372,40 +369,6 @@ shoot_dialog (SaccadeTestDriver *d)
   return TRUE;
 }
 
-/* The Induction page's commands (see the list at the top). */
-static gboolean
-induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
-                   const char *rest)
-{
-  SaccadePage *page = saccade_window_get_page (d->window, "induction");
-
-  if (page == NULL)
-    return fail (d, "no induction page");
-  if (g_str_equal (cmd, "induction"))
-    {
-      if (saccade_page_get_model (page) == NULL)
-        return fail (d, "induction: no model is loaded");
-      saccade_induction_page_find (SACCADE_INDUCTION_PAGE (page), a1 != NULL ? atoi (a1) : 0,
-                                   a2 != NULL ? atoi (a2) : 0);
-      if (!saccade_page_is_busy (page))
-        return fail (d, "induction: the detector did not start");
-    }
-  else if (g_str_equal (cmd, "induction-open"))
-    {
-      if (!saccade_induction_page_open_head (SACCADE_INDUCTION_PAGE (page),
-                                             a1 != NULL ? atoi (a1) : 0,
-                                             a2 != NULL ? atoi (a2) : 0))
-        return fail (d, "induction-open: no result to open a head of");
-    }
-  else
-    {
-      const char *status = saccade_induction_page_get_status (SACCADE_INDUCTION_PAGE (page));
-      if (strstr (status, rest != NULL ? rest : "") == NULL)
-        return fail (d, "the induction page says '%s', expected '%s'", status, rest);
-    }
-  return TRUE;
-}
-
 /* A page's (or view's) read-only "status" property, the status line. Caller frees. */
 static char *
 dup_status (gpointer object)
@@ -424,6 +387,38 @@ get_fraction (gpointer object)
 
   g_object_get (object, "fraction", &fraction, NULL);
   return fraction;
+}
+
+/* The Induction page's commands (see the list at the top). */
+static gboolean
+induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
+                   const char *rest)
+{
+  SaccadePage *page = saccade_window_get_page (d->window, "induction");
+
+  if (page == NULL)
+    return fail (d, "no induction page");
+  if (g_str_equal (cmd, "induction"))
+    {
+      if (saccade_page_get_model (page) == NULL)
+        return fail (d, "induction: no model is loaded");
+      gtk_widget_activate_action (GTK_WIDGET (page), "page.find", "(ii)",
+                                  a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
+      if (!saccade_page_is_busy (page))
+        return fail (d, "induction: the detector did not start");
+    }
+  else if (g_str_equal (cmd, "induction-open"))
+    {
+      gtk_widget_activate_action (GTK_WIDGET (page), "page.open-head", "(ii)",
+                                  a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
+    }
+  else
+    {
+      g_autofree char *status = dup_status (page);
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return fail (d, "the induction page says '%s', expected '%s'", status, rest);
+    }
+  return TRUE;
 }
 
 /* The Attribution page's commands (see the list at the top). */
@@ -463,28 +458,44 @@ attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
   return TRUE;
 }
 
+/* Appends every text @widget and its descendants show (labels, and entries other than
+ * spin buttons and entry rows, whose rows' titles already say them), one per line. */
+static void
+collect_text (GtkWidget *widget, GString *out)
+{
+  if (!gtk_widget_get_visible (widget))
+    return;
+  if (GTK_IS_LABEL (widget))
+    g_string_append_printf (out, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
+  else if (GTK_IS_EDITABLE (widget) && !GTK_IS_SPIN_BUTTON (widget) && !ADW_IS_ENTRY_ROW (widget))
+    g_string_append_printf (out, "%s\n", gtk_editable_get_text (GTK_EDITABLE (widget)));
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    collect_text (c, out);
+}
+
 /* The Learn page's commands (see the list at the top). */
 static gboolean
 learn_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
 {
   SaccadePage *page = saccade_window_get_page (d->window, "learn");
-  SaccadeLearnPage *lp = page != NULL ? SACCADE_LEARN_PAGE (page) : NULL;
-  g_autofree char *text = NULL;
+  g_autoptr (GString) text = g_string_new (NULL);
 
-  if (lp == NULL)
+  if (page == NULL)
     return fail (d, "no learn page");
   if (g_str_equal (cmd, "learn-set"))
     {
       /* the value is the rest after the name, spaces kept ("1 0; 0 1" is one table) */
       const char *value = rest != NULL && a1 != NULL && strlen (rest) > strlen (a1)
                             ? rest + strlen (a1) + 1 : "";
-      if (!saccade_learn_page_set_field (lp, a1, value))
+      g_autofree char *action = g_strconcat ("page.", a1 != NULL ? a1 : "", NULL);
+      if (a1 == NULL || !gtk_widget_activate_action (GTK_WIDGET (page), action, "s", value))
         return fail (d, "learn-set: no field '%s' taking '%s'", a1 != NULL ? a1 : "", value);
       return TRUE;
     }
-  text = saccade_learn_page_dup_text (lp);
-  if (strstr (text, rest != NULL ? rest : "") == NULL)
-    return fail (d, "the learn page does not show '%s'; it shows:\n%s", rest, text);
+  collect_text (GTK_WIDGET (page), text);
+  if (strstr (text->str, rest != NULL ? rest : "") == NULL)
+    return fail (d, "the learn page does not show '%s'; it shows:\n%s", rest, text->str);
   return TRUE;
 }
 
@@ -603,14 +614,14 @@ fixes_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char
   else if (g_str_equal (cmd, "expect-scale-control"))
     {
       SaccadePage *page = saccade_window_get_page (win, "heatmap");
-      SaccadeScale shown, want = SACCADE_SCALE_LINEAR;
-      gboolean offered;
-      if (page == NULL || !saccade_scale_from_id (a1, &want) || a2 == NULL)
+      g_autofree char *shown = NULL;
+      gboolean offered = FALSE;
+      if (page == NULL || a1 == NULL || a2 == NULL)
         return fail (d, "expect-scale-control needs linear|log yes|no and a heatmap page");
-      saccade_heatmap_page_get_scale_control (SACCADE_HEATMAP_PAGE (page), &shown, &offered);
-      if (shown != want || offered != g_str_equal (a2, "yes"))
+      g_object_get (page, "scale", &shown, "log-offered", &offered, NULL);
+      if (g_strcmp0 (shown, a1) != 0 || offered != g_str_equal (a2, "yes"))
         return fail (d, "the scale control shows %s with log %s, expected %s and %s",
-                     saccade_scale_id (shown), offered ? "offered" : "not offered", a1, a2);
+                     shown, offered ? "offered" : "not offered", a1, a2);
     }
   else if (g_str_equal (cmd, "touch"))
     {

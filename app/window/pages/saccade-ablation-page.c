@@ -1,6 +1,8 @@
-/* saccade-ablation-page.c — the Ablation page (see saccade-ablation-page.h).
+/* saccade-ablation-page.c — the Ablation page (see saccade-ablation-page.h): its results,
+ * lookups and jobs. The study table, the choosers and their page.* actions are
+ * saccade-ablation-options.c's (saccade-ablation-private.h).
  *
- * The studies the page knows are the rows of STUDIES below: each names its study kind
+ * The studies the page knows are the rows of the study table: each names its study kind
  * (app/core/saccade-ablation.h), the view that shows it (a SaccadeStudyView of
  * app/window/studies/saccade-study-views.h, one per kind, the head sweeps sharing one),
  * whether the metric chooser applies and which options of its own it has. Its CSV is
@@ -25,7 +27,7 @@
  */
 #define G_LOG_DOMAIN "saccade-page"
 
-#include "app/window/pages/saccade-ablation-page.h"
+#include "app/window/pages/saccade-ablation-private.h"
 
 #include <adwaita.h>
 #include <glib/gi18n.h>
@@ -38,113 +40,15 @@
 #include "app/window/studies/saccade-study-views.h"
 #include "ui/figures/saccade-token-label.h"
 
-/* One study the page shows (the header: "a study kind is one table entry"). */
-typedef enum {
-  OPTIONS_NONE,
-  OPTIONS_PERMUTE,              /* the permutations spin button */
-  OPTIONS_ERASURE,              /* erasure kind, random orders */
-  OPTIONS_SOURCE,               /* faithfulness: the attention source */
-} StudyOptions;
-
-typedef struct {
-  const char *id;               /* page.study's parameter */
-  const char *name;             /* the chooser's, translated at use */
-  SaccadeAblationKind kind;
-  const char *child;            /* the figure stack's child: the view's name */
-  GType (*view_type) (void);    /* its SaccadeStudyView */
-  gboolean metric;              /* the metric chooser applies */
-  int default_metric;           /* set when the study is chosen; -1: kept */
-  StudyOptions options;
-} StudyKind;
-
-static const StudyKind STUDIES[] = {
-  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
-    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
-  { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
-    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
-  { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    saccade_tokens_view_get_type, TRUE, -1, OPTIONS_NONE },
-  { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
-    saccade_permute_view_get_type, TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
-  { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",
-    saccade_erasure_view_get_type, FALSE, -1, OPTIONS_ERASURE },
-  { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla",
-    saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE },
-  { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
-    "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
-};
-
-struct _SaccadeAblationPage
-{
-  SaccadePage parent_instance;
-
-  /* Template widgets */
-  GtkDropDown *study_dropdown;
-  GtkEntry *target_entry;
-  GtkProgressBar *progress_bar;
-  GtkWidget *cancel_button;
-  GtkLabel *status_label;
-  GtkDropDown *stored_dropdown;
-  GtkDropDown *metric_dropdown;
-  GtkWidget *metric_box;
-  GtkWidget *permute_box;
-  GtkSpinButton *permutations_spin;
-  GtkLabel *runs_label;
-  GtkWidget *erasure_box;
-  GtkDropDown *erase_kind_dropdown;
-  GtkSpinButton *seeds_spin;
-  GtkWidget *source_box;
-  GtkDropDown *source_dropdown;
-  GtkLabel *hover_label;
-  GtkStack *figure_stack;
-  AdwStatusPage *empty_page;
-
-  /* Borrowed: children of figure_stack */
-  SaccadeStudyView *views[SACCADE_ABLATION_N_KINDS]; /* each kind's view */
-
-  /* Owned */
-  SaccadeStudyJobs *jobs;       /* Run's job and the stored studies' lookups */
-  SaccadeAblationKind job_kind;
-  guint lookup_gen[SACCADE_ABLATION_N_KINDS]; /* a kind's latest lookup: older are dropped */
-  gboolean choose_found;        /* the run's first lookups: show a study that was found */
-  SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
-  GtkStringList *stored_names;  /* the Stored drop-down's items */
-  int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
-  gboolean updating;            /* the page sets its own choosers */
-};
-
 G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
 
 enum { PROP_0, PROP_STATUS, PROP_FRACTION, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
-static const StudyKind *
-study_of_kind (SaccadeAblationKind kind)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    if (STUDIES[i].kind == kind)
-      return &STUDIES[i];
-  return &STUDIES[0];
-}
-
-static const StudyKind *
-chosen_study (SaccadeAblationPage *self)
-{
-  guint i = gtk_drop_down_get_selected (self->study_dropdown);
-  return &STUDIES[i < G_N_ELEMENTS (STUDIES) ? i : 0];
-}
-
-static int
-chosen_metric (SaccadeAblationPage *self)
-{
-  guint i = gtk_drop_down_get_selected (self->metric_dropdown);
-  return i < SACCADE_ABLATION_N_METRICS ? (int) i : SACCADE_ABLATION_METRIC_DELTA_LOGP;
-}
-
 static SaccadeAblation *
 shown_result (SaccadeAblationPage *self)
 {
-  return self->results[chosen_study (self)->kind];
+  return self->results[ablation_chosen_study (self)->kind];
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -269,7 +173,7 @@ static void
 show_empty (SaccadeAblationPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
-  const StudyKind *s = chosen_study (self);
+  const StudyKind *s = ablation_chosen_study (self);
   g_autofree char *desc = NULL;
 
   gtk_stack_set_visible_child_name (self->figure_stack, "empty");
@@ -287,10 +191,10 @@ show_empty (SaccadeAblationPage *self)
   adw_status_page_set_description (self->empty_page, desc);
 }
 
-static void
-show_result (SaccadeAblationPage *self)
+void
+ablation_show_result (SaccadeAblationPage *self)
 {
-  const StudyKind *s = chosen_study (self);
+  const StudyKind *s = ablation_chosen_study (self);
   const SaccadeAblation *a = self->results[s->kind];
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
 
@@ -300,7 +204,7 @@ show_result (SaccadeAblationPage *self)
   else
     {
       const SaccadeStudyContext ctx = {
-        .run = run, .metric = chosen_metric (self),
+        .run = run, .metric = ablation_chosen_metric (self),
         .source = (int) MIN (gtk_drop_down_get_selected (self->source_dropdown),
                              SACCADE_FAITH_N_CHOICES - 1),
       };
@@ -312,24 +216,24 @@ show_result (SaccadeAblationPage *self)
 }
 
 /* The Stored drop-down: one item per study kind with a stored result. */
-static void
-refresh_stored (SaccadeAblationPage *self)
+void
+ablation_refresh_stored (SaccadeAblationPage *self)
 {
   guint n = g_list_model_get_n_items (G_LIST_MODEL (self->stored_names)), sel = GTK_INVALID_LIST_POSITION;
   g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
   int k = 0;
 
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
+  for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
     {
-      const SaccadeAblation *a = self->results[STUDIES[i].kind];
+      const SaccadeAblation *a = self->results[ablation_studies[i].kind];
       g_autofree char *when = NULL;
       if (a == NULL || a->study_id <= 0)
         continue;
       when = format_date (a->created_ms);
       /* Translators: a stored study: its name, date and id. */
-      g_ptr_array_add (items, g_strdup_printf (_("%s · %s · study %lld"), _(STUDIES[i].name),
+      g_ptr_array_add (items, g_strdup_printf (_("%s · %s · study %lld"), _(ablation_studies[i].name),
                                                when, (long long) a->study_id));
-      if (&STUDIES[i] == chosen_study (self))
+      if (&ablation_studies[i] == ablation_chosen_study (self))
         sel = (guint) k;
       self->stored_kinds[k++] = (int) i;
     }
@@ -367,7 +271,7 @@ reset (SaccadeAblationPage *self)
   saccade_study_jobs_stop (self->jobs);
   for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
     drop_result (self, (SaccadeAblationKind) k);
-  refresh_stored (self);
+  ablation_refresh_stored (self);
   update_actions (self);
 }
 
@@ -407,15 +311,15 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
       /* Show what was found: the chosen study, or else (when the run was just shown) the
        * first study that has one. */
       if (shown_result (self) == NULL && self->choose_found)
-        for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-          if (self->results[STUDIES[i].kind] != NULL)
+        for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
+          if (self->results[ablation_studies[i].kind] != NULL)
             {
               gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
               break;
             }
       self->choose_found = FALSE;
-      refresh_stored (self);
-      show_result (self);
+      ablation_refresh_stored (self);
+      ablation_show_result (self);
     }
   update_actions (self);
 }
@@ -458,20 +362,20 @@ static void
 start_lookups (SaccadeAblationPage *self)
 {
   self->choose_found = TRUE;
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    lookup_kind (self, STUDIES[i].kind);
+  for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
+    lookup_kind (self, ablation_studies[i].kind);
 }
 
 /* An option of @kind changed: what is shown was for the old value; find the new one. */
-static void
-options_changed (SaccadeAblationPage *self, SaccadeAblationKind kind)
+void
+ablation_options_changed (SaccadeAblationPage *self, SaccadeAblationKind kind)
 {
   if (self->updating || saccade_study_jobs_get_running (self->jobs))
     return;
   drop_result (self, kind);
   lookup_kind (self, kind);
-  refresh_stored (self);
-  show_result (self);
+  ablation_refresh_stored (self);
+  ablation_show_result (self);
   update_actions (self);
 }
 
@@ -480,7 +384,7 @@ restart (SaccadeAblationPage *self)
 {
   reset (self);
   start_lookups (self);
-  show_result (self);
+  ablation_show_result (self);
   update_actions (self);
 }
 
@@ -493,7 +397,7 @@ progress_text (gpointer owner, double fraction)
   SaccadeAblationPage *self = owner;
 
   /* Translators: a study's progress: its name, percent. */
-  return g_strdup_printf (_("%s… %.0f %%"), _(study_of_kind (self->job_kind)->name),
+  return g_strdup_printf (_("%s… %.0f %%"), _(ablation_study_of_kind (self->job_kind)->name),
                           100.0 * MAX (fraction, 0.0));
 }
 
@@ -524,13 +428,13 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
     if (kind == SACCADE_ABLATION_HEADS && a->heads != NULL)
       {
         if (self->results[SACCADE_ABLATION_DLA] != NULL)
-          options_changed (self, SACCADE_ABLATION_DLA);
+          ablation_options_changed (self, SACCADE_ABLATION_DLA);
         if (self->results[SACCADE_ABLATION_FAITH] != NULL)
-          options_changed (self, SACCADE_ABLATION_FAITH);
+          ablation_options_changed (self, SACCADE_ABLATION_FAITH);
       }
   }
-  refresh_stored (self);
-  show_result (self);
+  ablation_refresh_stored (self);
+  ablation_show_result (self);
 }
 
 /* The target the entry names: -1 for the clean top-1 (empty), else the one token its text
@@ -564,14 +468,14 @@ parse_target (SaccadeAblationPage *self, SaccadeLoadedModel *model, int *target)
   return TRUE;
 }
 
-static gboolean
+gboolean
 saccade_ablation_page_run (SaccadeAblationPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
   SaccadeRun *run = saccade_page_get_run (page);
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
-  const StudyKind *s = chosen_study (self);
+  const StudyKind *s = ablation_chosen_study (self);
   SaccadeAblationParams params;
   GCancellable *job;
   int target;
@@ -604,168 +508,6 @@ cancel_action (GtkWidget *widget, const char *name, GVariant *param)
   saccade_study_jobs_cancel (SACCADE_ABLATION_PAGE (widget)->jobs);
 }
 
-static void
-metric_action (GtkWidget *widget, const char *name, GVariant *param)
-{
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
-  const char *id = g_variant_get_string (param, NULL);
-
-  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
-    if (g_strcmp0 (id, saccade_ablation_metric_id ((SaccadeAblationMetric) m)) == 0)
-      {
-        gtk_drop_down_set_selected (self->metric_dropdown, (guint) m);
-        return;
-      }
-  g_warning ("the Ablation page has no metric '%s'", id);
-}
-
-static void
-study_action (GtkWidget *widget, const char *name, GVariant *param)
-{
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
-  const char *id = g_variant_get_string (param, NULL);
-
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    if (g_strcmp0 (STUDIES[i].id, id) == 0)
-      {
-        gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
-        return;
-      }
-  g_warning ("the Ablation page has no study '%s'", id);
-}
-
-static void
-target_action (GtkWidget *widget, const char *name, GVariant *param)
-{
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
-
-  gtk_editable_set_text (GTK_EDITABLE (self->target_entry), g_variant_get_string (param, NULL));
-}
-
-/* page.permutations, page.seeds, page.erase-kind, page.source: what their choosers do. */
-static void
-option_action (GtkWidget *widget, const char *name, GVariant *param)
-{
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
-  const char *value = g_variant_get_string (param, NULL);
-  guint64 v;
-
-  if (g_str_equal (name, "page.erase-kind")
-      && (g_str_equal (value, "mask") || g_str_equal (value, "drop")))
-    {
-      gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
-      return;
-    }
-  if (g_str_equal (name, "page.source"))
-    for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
-      if (g_str_equal (value, saccade_faith_choice_id ((SaccadeFaithChoice) i)))
-        {
-          gtk_drop_down_set_selected (self->source_dropdown, (guint) i);
-          return;
-        }
-  if (g_str_equal (name, "page.permutations")
-      && g_ascii_string_to_unsigned (value, 10, 1, SC_PERMUTATION_MAX_N, &v, NULL))
-    {
-      gtk_spin_button_set_value (self->permutations_spin, (double) v);
-      return;
-    }
-  if (g_str_equal (name, "page.seeds")
-      && g_ascii_string_to_unsigned (value, 10, 0, SC_ERASURE_MAX_SEEDS, &v, NULL))
-    {
-      gtk_spin_button_set_value (self->seeds_spin, (double) v);
-      return;
-    }
-  g_warning ("the Ablation page's %s takes no '%s'", name, value);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Choosers                                                                              */
-
-/* "≈ 2,160 runs" beside the spin button: N × the model's heads. */
-static void
-update_runs_label (SaccadeAblationPage *self)
-{
-  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
-  const int n = gtk_spin_button_get_value_as_int (self->permutations_spin);
-  g_autofree char *text = NULL;
-
-  if (model != NULL)
-    {
-      const ScModelInfo *info = sc_model_info (saccade_loaded_model_get_model (model));
-      const int heads = (int) (info->n_layers * info->n_heads);
-      /* Translators: the permutation study's size: N × heads = runs of the sentence. */
-      text = g_strdup_printf (_("%d × %d heads = %d runs"), n, heads, n * heads);
-      /* Past a thousand runs a study takes minutes on a laptop's CPU: say so in colour. */
-      if (n * heads > 1000)
-        gtk_widget_add_css_class (GTK_WIDGET (self->runs_label), "warning");
-      else
-        gtk_widget_remove_css_class (GTK_WIDGET (self->runs_label), "warning");
-    }
-  gtk_label_set_text (self->runs_label, text != NULL ? text : "");
-}
-
-/* The chosen study's own choosers shown, the others hidden. */
-static void
-show_options (SaccadeAblationPage *self)
-{
-  const StudyKind *s = chosen_study (self);
-
-  gtk_widget_set_visible (self->metric_box, s->metric);
-  gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
-  gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
-  gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
-  update_runs_label (self);
-}
-
-static void
-study_chosen (SaccadeAblationPage *self)
-{
-  const StudyKind *s = chosen_study (self);
-
-  if (s->default_metric >= 0 && !self->updating)
-    {
-      self->updating = TRUE;
-      gtk_drop_down_set_selected (self->metric_dropdown, (guint) s->default_metric);
-      self->updating = FALSE;
-    }
-  show_options (self);
-  if (!self->updating)
-    refresh_stored (self);
-  show_result (self);
-}
-
-static void
-permutations_changed (SaccadeAblationPage *self)
-{
-  update_runs_label (self);
-  options_changed (self, SACCADE_ABLATION_PERMUTE);
-}
-
-static void
-erasure_options_changed (SaccadeAblationPage *self)
-{
-  options_changed (self, SACCADE_ABLATION_ERASURE);
-}
-
-static void
-stored_chosen (SaccadeAblationPage *self)
-{
-  guint i = gtk_drop_down_get_selected (self->stored_dropdown);
-  int n = 0;
-
-  if (self->updating)
-    return;
-  for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
-    n += self->results[k] != NULL && self->results[k]->study_id > 0;
-  if (i < (guint) n)
-    {
-      self->updating = TRUE;
-      gtk_drop_down_set_selected (self->study_dropdown, (guint) self->stored_kinds[i]);
-      self->updating = FALSE;
-      show_result (self);
-    }
-}
-
 /* A view says what the pointer is over. */
 static void
 view_hover (SaccadeStudyView *view, const char *text, SaccadeAblationPage *self)
@@ -786,7 +528,7 @@ static void
 saccade_ablation_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   restart (SACCADE_ABLATION_PAGE (page));
-  update_runs_label (SACCADE_ABLATION_PAGE (page));
+  ablation_update_runs_label (SACCADE_ABLATION_PAGE (page));
 }
 
 static char *
@@ -796,7 +538,7 @@ saccade_ablation_page_dup_figure_title (SaccadePage *page)
 
   if (shown_result (self) == NULL)
     return g_strdup ("");
-  return saccade_study_view_dup_title (self->views[chosen_study (self)->kind]);
+  return saccade_study_view_dup_title (self->views[ablation_chosen_study (self)->kind]);
 }
 
 static gboolean
@@ -816,7 +558,7 @@ saccade_ablation_page_export_figure (SaccadePage *page, const char *path, GError
 
   if (no_result (self, error))
     return FALSE;
-  return saccade_study_view_export_figure (self->views[chosen_study (self)->kind], path, error);
+  return saccade_study_view_export_figure (self->views[ablation_chosen_study (self)->kind], path, error);
 }
 
 static gboolean
@@ -901,13 +643,7 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
 
   gtk_widget_class_install_action (widget_class, "page.run-study", NULL, run_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
-  gtk_widget_class_install_action (widget_class, "page.study", "s", study_action);
-  gtk_widget_class_install_action (widget_class, "page.metric", "s", metric_action);
-  gtk_widget_class_install_action (widget_class, "page.target", "s", target_action);
-  gtk_widget_class_install_action (widget_class, "page.permutations", "s", option_action);
-  gtk_widget_class_install_action (widget_class, "page.seeds", "s", option_action);
-  gtk_widget_class_install_action (widget_class, "page.erase-kind", "s", option_action);
-  gtk_widget_class_install_action (widget_class, "page.source", "s", option_action);
+  ablation_options_class_init (widget_class);
 
   g_type_ensure (ADW_TYPE_STATUS_PAGE);
   gtk_widget_class_set_template_from_resource (
@@ -940,45 +676,28 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
 static void
 add_views (SaccadeAblationPage *self)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
+  for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
     {
-      GtkWidget *view = gtk_stack_get_child_by_name (self->figure_stack, STUDIES[i].child);
+      GtkWidget *view = gtk_stack_get_child_by_name (self->figure_stack, ablation_studies[i].child);
       if (view == NULL)
         {
-          view = g_object_new (STUDIES[i].view_type (), NULL);
-          gtk_stack_add_named (self->figure_stack, view, STUDIES[i].child);
+          view = g_object_new (ablation_studies[i].view_type (), NULL);
+          gtk_stack_add_named (self->figure_stack, view, ablation_studies[i].child);
           g_signal_connect (view, "hover", G_CALLBACK (view_hover), self);
         }
-      self->views[STUDIES[i].kind] = SACCADE_STUDY_VIEW (view);
+      self->views[ablation_studies[i].kind] = SACCADE_STUDY_VIEW (view);
     }
 }
 
 static void
 saccade_ablation_page_init (SaccadeAblationPage *self)
 {
-  g_autoptr (GtkStringList) studies = gtk_string_list_new (NULL);
-  g_autoptr (GtkStringList) metrics = gtk_string_list_new (NULL);
-  g_autoptr (GtkStringList) kinds = gtk_string_list_new (NULL);
-  g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
-
   gtk_widget_init_template (GTK_WIDGET (self));
   self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
                                        self->cancel_button);
   saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
                               props[PROP_FRACTION]);
-  for (gsize i = 0; i < G_N_ELEMENTS (STUDIES); i++)
-    gtk_string_list_append (studies, _(STUDIES[i].name));
-  gtk_drop_down_set_model (self->study_dropdown, G_LIST_MODEL (studies));
-  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
-    gtk_string_list_append (metrics, saccade_study_metric_name (m));
-  gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (metrics));
-  /* Translators: the erasure kinds: taken out of every attention row, or from the input. */
-  gtk_string_list_append (kinds, _("mask"));
-  gtk_string_list_append (kinds, _("drop"));
-  gtk_drop_down_set_model (self->erase_kind_dropdown, G_LIST_MODEL (kinds));
-  for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
-    gtk_string_list_append (sources, saccade_faith_choice_name ((SaccadeFaithChoice) i));
-  gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
+  ablation_options_init (self);
   self->stored_names = gtk_string_list_new (NULL);
   gtk_drop_down_set_model (self->stored_dropdown, G_LIST_MODEL (self->stored_names));
 
@@ -989,25 +708,9 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
   saccade_page_set_figure (SACCADE_PAGE (self),
                            saccade_study_view_get_figure (self->views[SACCADE_ABLATION_HEADS]));
 
-  g_signal_connect_swapped (self->study_dropdown, "notify::selected", G_CALLBACK (study_chosen),
-                            self);
-  g_signal_connect_swapped (self->metric_dropdown, "notify::selected", G_CALLBACK (show_result),
-                            self);
-  g_signal_connect_swapped (self->stored_dropdown, "notify::selected",
-                            G_CALLBACK (stored_chosen), self);
-  g_signal_connect_swapped (self->permutations_spin, "value-changed",
-                            G_CALLBACK (permutations_changed), self);
-  g_signal_connect_swapped (self->seeds_spin, "value-changed",
-                            G_CALLBACK (erasure_options_changed), self);
-  g_signal_connect_swapped (self->erase_kind_dropdown, "notify::selected",
-                            G_CALLBACK (erasure_options_changed), self);
-  /* a new source is the same study drawn again */
-  g_signal_connect_swapped (self->source_dropdown, "notify::selected", G_CALLBACK (show_result),
-                            self);
-  show_options (self);
   g_signal_connect_swapped (self->target_entry, "activate", G_CALLBACK (saccade_ablation_page_run),
                             self);
-  refresh_stored (self);
-  show_result (self);
+  ablation_refresh_stored (self);
+  ablation_show_result (self);
   update_actions (self);
 }

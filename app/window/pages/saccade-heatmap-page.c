@@ -43,6 +43,9 @@ struct _SaccadeHeatmapPage
 
 G_DEFINE_FINAL_TYPE (SaccadeHeatmapPage, saccade_heatmap_page, SACCADE_TYPE_PAGE)
 
+enum { PROP_0, PROP_SCALE, PROP_LOG_OFFERED, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
 static void
 update_actions (SaccadeHeatmapPage *self)
 {
@@ -390,6 +393,8 @@ sync_scale_buttons (SaccadeHeatmapPage *self)
                                                                          : self->linear_button,
                                 TRUE);
   self->updating = was;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_SCALE]);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_LOG_OFFERED]);
 }
 
 static void
@@ -415,17 +420,6 @@ settings_changed (SaccadeHeatmapPage *self, const char *key)
       sync_scale_buttons (self);
     }
   self->updating = FALSE;
-}
-
-void
-saccade_heatmap_page_get_scale_control (SaccadeHeatmapPage *self, SaccadeScale *shown,
-                                        gboolean *log_offered)
-{
-  g_return_if_fail (SACCADE_IS_HEATMAP_PAGE (self));
-  if (shown != NULL)
-    *shown = selected_scale (self);
-  if (log_offered != NULL)
-    *log_offered = gtk_widget_get_sensitive (GTK_WIDGET (self->log_button));
 }
 
 static void
@@ -475,6 +469,25 @@ saccade_heatmap_page_constructed (GObject *object)
 }
 
 static void
+saccade_heatmap_page_get_property (GObject *object, guint prop_id, GValue *value,
+                                   GParamSpec *pspec)
+{
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SCALE:
+      g_value_set_string (value, saccade_scale_id (selected_scale (self)));
+      break;
+    case PROP_LOG_OFFERED:
+      g_value_set_boolean (value, gtk_widget_get_sensitive (GTK_WIDGET (self->log_button)));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 saccade_heatmap_page_dispose (GObject *object)
 {
   SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
@@ -495,12 +508,20 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
 
   object_class->constructed = saccade_heatmap_page_constructed;
   object_class->dispose = saccade_heatmap_page_dispose;
+  object_class->get_property = saccade_heatmap_page_get_property;
   page_class->set_run = saccade_heatmap_page_set_run;
   page_class->is_busy = saccade_heatmap_page_is_busy;
   page_class->export_figure = saccade_heatmap_page_export_figure;
   page_class->export_csv = saccade_heatmap_page_export_csv;
   page_class->dup_figure_title = saccade_heatmap_page_dup_figure_title;
 
+  props[PROP_SCALE] = g_param_spec_string ("scale", NULL, NULL, "linear",
+                                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY
+                                             | G_PARAM_STATIC_STRINGS);
+  props[PROP_LOG_OFFERED] = g_param_spec_boolean ("log-offered", NULL, NULL, TRUE,
+                                                  G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY
+                                                    | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
   gtk_widget_class_install_action (widget_class, "page.reset-zoom", NULL, reset_zoom_action);
 
   /* The template names the view by type name. */

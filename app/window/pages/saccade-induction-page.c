@@ -55,6 +55,19 @@ struct _SaccadeInductionPage
 
 G_DEFINE_FINAL_TYPE (SaccadeInductionPage, saccade_induction_page, SACCADE_TYPE_PAGE)
 
+enum { PROP_0, PROP_STATUS, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+/* Every change of the status line goes through here, so "status" is notified. */
+static void
+set_status (SaccadeInductionPage *self, const char *text)
+{
+  if (g_strcmp0 (gtk_label_get_text (self->status_label), text) == 0)
+    return;
+  gtk_label_set_text (self->status_label, text);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_STATUS]);
+}
+
 static void
 update_actions (SaccadeInductionPage *self)
 {
@@ -62,6 +75,7 @@ update_actions (SaccadeInductionPage *self)
   gboolean busy = self->job != NULL;
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.find-heads", model != NULL && !busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.find", model != NULL && !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.cancel",
                                  busy || self->capture != NULL);
   gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), busy || self->capture != NULL);
@@ -94,7 +108,7 @@ show_idle_status (SaccadeInductionPage *self)
   else
     text = g_strdup_printf (_("Find Heads runs %s on random tokens repeated twice"),
                             saccade_loaded_model_get_name (model));
-  gtk_label_set_text (self->status_label, text);
+  set_status (self, text);
 }
 
 static char *
@@ -170,7 +184,7 @@ study_progress (gpointer user_data, double fraction)
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
   /* Translators: the detector's progress, in percent. */
   text = g_strdup_printf (_("Running the detector… %.0f %%"), 100.0 * fraction);
-  gtk_label_set_text (self->status_label, text);
+  set_status (self, text);
 }
 
 static void
@@ -187,9 +201,9 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (ind == NULL)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        gtk_label_set_text (self->status_label, _("Cancelled"));
+        set_status (self, _("Cancelled"));
       else
-        gtk_label_set_text (self->status_label, error->message);
+        set_status (self, error->message);
       return;
     }
   g_clear_pointer (&self->result, saccade_induction_free);
@@ -198,13 +212,13 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
   show_result (self);
 }
 
-void
-saccade_induction_page_find (SaccadeInductionPage *self, int seq_len, int n_seeds)
+/* Runs the detector with @seq_len and @n_seeds, shown in the spin buttons. */
+static void
+find (SaccadeInductionPage *self, int seq_len, int n_seeds)
 {
   SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
   const ScInductionParams params = { seq_len, n_seeds };
 
-  g_return_if_fail (SACCADE_IS_INDUCTION_PAGE (self));
   gtk_spin_button_set_value (self->len_spin, seq_len);
   gtk_spin_button_set_value (self->seeds_spin, n_seeds);
   if (model == NULL || self->job != NULL)
@@ -213,7 +227,7 @@ saccade_induction_page_find (SaccadeInductionPage *self, int seq_len, int n_seed
   g_free (self->model_name);
   self->model_name = g_strdup (saccade_loaded_model_get_name (model));
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
-  gtk_label_set_text (self->status_label, _("Running the detector…"));
+  set_status (self, _("Running the detector…"));
   update_actions (self);
   saccade_induction_async (self, model, saccade_page_get_db_path (SACCADE_PAGE (self)), &params,
                            self->job, study_progress, self, study_done, NULL);
@@ -224,8 +238,15 @@ find_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   SaccadeInductionPage *self = SACCADE_INDUCTION_PAGE (widget);
 
-  saccade_induction_page_find (self, gtk_spin_button_get_value_as_int (self->len_spin),
-                               gtk_spin_button_get_value_as_int (self->seeds_spin));
+  if (param != NULL)
+    {
+      int seq_len, n_seeds;
+      g_variant_get (param, "(ii)", &seq_len, &n_seeds);
+      find (self, seq_len, n_seeds);
+    }
+  else
+    find (self, gtk_spin_button_get_value_as_int (self->len_spin),
+          gtk_spin_button_get_value_as_int (self->seeds_spin));
 }
 
 static void
@@ -271,9 +292,8 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
   update_actions (self);
   if (run_id <= 0)
     {
-      gtk_label_set_text (self->status_label,
-                          g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-                            ? _("Cancelled") : error->message);
+      set_status (self, g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                          ? _("Cancelled") : error->message);
       return;
     }
   self->seq_run = run_id;
@@ -283,14 +303,15 @@ capture_done (GObject *source, GAsyncResult *result, gpointer user_data)
   open_on_run (self);
 }
 
-gboolean
-saccade_induction_page_open_head (SaccadeInductionPage *self, int layer, int head)
+/* Opens head (@layer, @head) on the repeated sequence, capturing it first if needed. FALSE
+ * when there is no result yet, or its capture is still running. */
+static gboolean
+open_head (SaccadeInductionPage *self, int layer, int head)
 {
   SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
   const char *db = saccade_page_get_db_path (SACCADE_PAGE (self));
   const ScInductionResult *r;
 
-  g_return_val_if_fail (SACCADE_IS_INDUCTION_PAGE (self), FALSE);
   if (self->result == NULL || model == NULL || db == NULL || self->capture != NULL)
     return FALSE;
   r = self->result->result;
@@ -303,24 +324,29 @@ saccade_induction_page_open_head (SaccadeInductionPage *self, int layer, int hea
     }
   self->capture = g_cancellable_new ();
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
-  gtk_label_set_text (self->status_label, _("Capturing the repeated sequence (seed 0)…"));
+  set_status (self, _("Capturing the repeated sequence (seed 0)…"));
   update_actions (self);
   saccade_capture_ids_async (self, model, db, r->ids, r->n_tokens, self->capture,
                              capture_progress, self, capture_done, NULL);
   return TRUE;
 }
 
-const char *
-saccade_induction_page_get_status (SaccadeInductionPage *self)
-{
-  g_return_val_if_fail (SACCADE_IS_INDUCTION_PAGE (self), "");
-  return gtk_label_get_text (self->status_label);
-}
-
 static void
 head_activated (SaccadeInductionPage *self, int layer, int head)
 {
-  saccade_induction_page_open_head (self, layer, head);
+  open_head (self, layer, head);
+}
+
+/* page.open-head ((ii): layer, head), what a click on the head does; refused with a warning
+ * when there is no result to open a head of. */
+static void
+open_head_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  int layer, head;
+
+  g_variant_get (param, "(ii)", &layer, &head);
+  if (!open_head (SACCADE_INDUCTION_PAGE (widget), layer, head))
+    g_warning ("the Induction page has no result to open L%d.H%d of", layer, head);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -403,6 +429,22 @@ saccade_induction_page_is_busy (SaccadePage *page)
 }
 
 static void
+saccade_induction_page_get_property (GObject *object, guint prop_id, GValue *value,
+                                     GParamSpec *pspec)
+{
+  SaccadeInductionPage *self = SACCADE_INDUCTION_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_STATUS:
+      g_value_set_string (value, gtk_label_get_text (self->status_label));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 saccade_induction_page_dispose (GObject *object)
 {
   SaccadeInductionPage *self = SACCADE_INDUCTION_PAGE (object);
@@ -427,12 +469,19 @@ saccade_induction_page_class_init (SaccadeInductionPageClass *klass)
   SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = saccade_induction_page_dispose;
+  G_OBJECT_CLASS (klass)->get_property = saccade_induction_page_get_property;
   page_class->set_model = saccade_induction_page_set_model;
   page_class->dup_figure_title = saccade_induction_page_dup_figure_title;
   page_class->export_figure = saccade_induction_page_export_figure;
   page_class->export_csv = saccade_induction_page_export_csv;
   page_class->is_busy = saccade_induction_page_is_busy;
+  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "",
+                                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY
+                                              | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (G_OBJECT_CLASS (klass), N_PROPS, props);
   gtk_widget_class_install_action (widget_class, "page.find-heads", NULL, find_action);
+  gtk_widget_class_install_action (widget_class, "page.find", "(ii)", find_action);
+  gtk_widget_class_install_action (widget_class, "page.open-head", "(ii)", open_head_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
 
   g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);

@@ -7,8 +7,12 @@
  * table captures the first seed's sequence as a run (once) and opens the head on it in the
  * Heatmap page.
  *
- * Page actions: page.find-heads, page.cancel. Export: the loss curve or the score map
- * (the toolbar's choice) as a figure, the ranked heads as CSV.
+ * Page actions: page.find-heads (Find Heads, with the spin buttons' values), page.find
+ * ((ii): sequence length, seeds: sets the spin buttons and runs, as Find Heads does),
+ * page.open-head ((ii): layer, head: what a click on the head does; refused with a warning
+ * without a result), page.cancel. Property (read-only, notified): "status" (the status
+ * line). Export: the loss curve or the score map (the toolbar's choice) as a figure, the
+ * ranked heads as CSV.
  */
 #pragma once
 
@@ -19,16 +23,5 @@ G_BEGIN_DECLS
 #define SACCADE_TYPE_INDUCTION_PAGE (saccade_induction_page_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeInductionPage, saccade_induction_page, SACCADE, INDUCTION_PAGE,
                       SaccadePage)
-
-/* For the e2e test driver: runs the detector with @seq_len and @n_seeds, as the spin
- * buttons and Find Heads do. */
-void saccade_induction_page_find (SaccadeInductionPage *self, int seq_len, int n_seeds);
-
-/* For the e2e test driver: opens head (@layer, @head) on the repeated sequence, as a click
- * does. FALSE when there is no result yet. */
-gboolean saccade_induction_page_open_head (SaccadeInductionPage *self, int layer, int head);
-
-/* The status line's text ("From study 3 · …"), borrowed: for the e2e test driver. */
-const char *saccade_induction_page_get_status (SaccadeInductionPage *self);
 
 G_END_DECLS

@@ -1,6 +1,6 @@
 /* saccade-learn-page.c — the Learn page (see saccade-learn-page.h): its column, the worked
- * example (section 1), the model and run it hands to its sections, and the fields the test
- * driver edits. The four calculators of sizes are saccade-learn-sizes.c's, the rows every
+ * example (section 1), the model and run it hands to its sections, and the page.* actions
+ * that edit its fields. The four calculators of sizes are saccade-learn-sizes.c's, the rows every
  * section is built of saccade-learn-rows.c's.
  *
  * Built in code rather than a template: five AdwPreferencesGroups in a clamped, scrolled
@@ -20,6 +20,7 @@
 #include <glib/gi18n.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "app/core/saccade-capture-task.h"
 
@@ -315,110 +316,7 @@ build_example (SaccadeLearnPage *self, GtkBox *column)
   adw_preferences_group_add (g, GTK_WIDGET (self->gap_label));
 }
 
-/* ---- the page ------------------------------------------------------------------------- */
-
-static void
-saccade_learn_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
-{
-  SaccadeLearnPage *self = SACCADE_LEARN_PAGE (page);
-  int n;
-
-  saccade_neuron_view_set_model (self->neuron, model);
-  sc_learn_kv_presets (&n);
-  /* The "Loaded model" entry is the last, there only while a model is. */
-  if (g_list_model_get_n_items (G_LIST_MODEL (self->kv_names)) > (guint) n)
-    {
-      if (gtk_drop_down_get_selected (self->kv_dd) == (guint) n)
-        gtk_drop_down_set_selected (self->kv_dd, 0);
-      gtk_string_list_remove (self->kv_names, n);
-    }
-  if (model != NULL)
-    {
-      g_autofree char *name = g_strdup_printf (_("Loaded model: %s"),
-                                               saccade_loaded_model_get_name (model));
-      gtk_string_list_append (self->kv_names, name);
-    }
-}
-
-static void
-saccade_learn_page_set_run (SaccadePage *page, SaccadeRun *run)
-{
-  saccade_neuron_view_set_run (SACCADE_LEARN_PAGE (page)->neuron, run);
-}
-
-static gboolean
-saccade_learn_page_is_busy (SaccadePage *page)
-{
-  return saccade_neuron_view_is_busy (SACCADE_LEARN_PAGE (page)->neuron);
-}
-
-static void
-saccade_learn_page_dispose (GObject *object)
-{
-  SaccadeLearnPage *self = SACCADE_LEARN_PAGE (object);
-  GtkWidget *child;
-
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
-    gtk_widget_unparent (child);
-  g_clear_object (&self->kv_names);
-  G_OBJECT_CLASS (saccade_learn_page_parent_class)->dispose (object);
-}
-
-static void
-saccade_learn_page_class_init (SaccadeLearnPageClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
-
-  object_class->dispose = saccade_learn_page_dispose;
-  page_class->set_model = saccade_learn_page_set_model;
-  page_class->set_run = saccade_learn_page_set_run;
-  page_class->is_busy = saccade_learn_page_is_busy;
-  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
-}
-
-static void
-saccade_learn_page_init (SaccadeLearnPage *self)
-{
-  GtkWidget *scrolled = gtk_scrolled_window_new ();
-  GtkWidget *clamp = adw_clamp_new ();
-  GtkBox *column = GTK_BOX (gtk_box_new (GTK_ORIENTATION_VERTICAL, 24));
-  int i = 0;
-
-  saccade_page_set_page_id (SACCADE_PAGE (self), "learn");
-  saccade_page_set_title (SACCADE_PAGE (self), _("Learn"));
-  saccade_page_set_icon_name (SACCADE_PAGE (self), "accessories-dictionary-symbolic");
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
-  gtk_widget_set_vexpand (scrolled, TRUE);
-  adw_clamp_set_maximum_size (ADW_CLAMP (clamp), COLUMN_WIDTH);
-  gtk_widget_set_margin_top (GTK_WIDGET (column), 24);
-  gtk_widget_set_margin_bottom (GTK_WIDGET (column), 24);
-  gtk_widget_set_margin_start (GTK_WIDGET (column), 12);
-  gtk_widget_set_margin_end (GTK_WIDGET (column), 12);
-  adw_clamp_set_child (ADW_CLAMP (clamp), GTK_WIDGET (column));
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
-  gtk_widget_set_parent (scrolled, GTK_WIDGET (self));
-  self->scrolled = GTK_SCROLLED_WINDOW (scrolled);
-
-  build_example (self, column);
-  learn_build_sqrt_dk (self, column);
-  learn_build_heads (self, column);
-  learn_build_kv (self, column);
-  learn_build_flash (self, column);
-  self->neuron = SACCADE_NEURON_VIEW (saccade_neuron_view_new ());
-  gtk_box_append (column, GTK_WIDGET (self->neuron));
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (column)); c != NULL && i < 5;
-       c = gtk_widget_get_next_sibling (c))
-    self->sections[i++] = c;
-  example_chosen (self);
-  learn_update_sqrt_dk (self);
-  learn_update_heads (self);
-  learn_update_kv (self);
-  learn_update_flash (self);
-}
-
-/* ---- for the test driver --------------------------------------------------------------- */
+/* ---- page.* actions: what editing a field does ------------------------------------------ */
 
 static gboolean
 select_by (GtkDropDown *dd, guint i)
@@ -443,8 +341,10 @@ scroll_to (SaccadeLearnPage *self, GtkWidget *section)
   return TRUE;
 }
 
-gboolean
-saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name, const char *value)
+/* Sets the field @name (an action's name less "page.") to @value, as a user editing it
+ * does; FALSE for an unknown name or a value it does not take. */
+static gboolean
+set_field (SaccadeLearnPage *self, const char *name, const char *value)
 {
   struct { const char *name; GtkSpinButton *spin; } spins[] = {
     { "temperature", self->temperature_spin }, { "dk", self->dk_spin },
@@ -459,9 +359,6 @@ saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name, const ch
   double x;
   int n;
 
-  g_return_val_if_fail (SACCADE_IS_LEARN_PAGE (self), FALSE);
-  if (name == NULL || value == NULL)
-    return FALSE;
   if (g_str_equal (name, "q") || g_str_equal (name, "k") || g_str_equal (name, "v"))
     {
       gtk_editable_set_text (name[0] == 'q' ? self->q_entry
@@ -530,26 +427,127 @@ saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name, const ch
   return FALSE;
 }
 
+/* The page's fields, each an action page.NAME taking a string (saccade-learn-page.h). */
+static const char *const FIELDS[] = {
+  "example", "q", "k", "v", "scale", "temperature", "dk", "gap", "d-model", "heads",
+  "kv-preset", "layers", "kv-heads", "head-dim", "len", "bytes", "bandwidth", "n", "d",
+  "sram-kb", "gpu", "neuron", "show",
+};
+
 static void
-collect_text (GtkWidget *widget, GString *out)
+field_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  if (!gtk_widget_get_visible (widget))
-    return;
-  if (GTK_IS_LABEL (widget))
-    g_string_append_printf (out, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
-  else if (GTK_IS_EDITABLE (widget) && !GTK_IS_SPIN_BUTTON (widget) && !ADW_IS_ENTRY_ROW (widget))
-    g_string_append_printf (out, "%s\n", gtk_editable_get_text (GTK_EDITABLE (widget)));
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    collect_text (c, out);
+  const char *value = g_variant_get_string (param, NULL);
+
+  if (!set_field (SACCADE_LEARN_PAGE (widget), name + strlen ("page."), value))
+    g_warning ("the Learn page's %s takes no '%s'", name, value);
 }
 
-char *
-saccade_learn_page_dup_text (SaccadeLearnPage *self)
-{
-  GString *out = g_string_new (NULL);
+/* ---- the page ------------------------------------------------------------------------- */
 
-  g_return_val_if_fail (SACCADE_IS_LEARN_PAGE (self), g_string_free (out, FALSE));
-  collect_text (GTK_WIDGET (self), out);
-  return g_string_free (out, FALSE);
+static void
+saccade_learn_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
+{
+  SaccadeLearnPage *self = SACCADE_LEARN_PAGE (page);
+  int n;
+
+  saccade_neuron_view_set_model (self->neuron, model);
+  sc_learn_kv_presets (&n);
+  /* The "Loaded model" entry is the last, there only while a model is. */
+  if (g_list_model_get_n_items (G_LIST_MODEL (self->kv_names)) > (guint) n)
+    {
+      if (gtk_drop_down_get_selected (self->kv_dd) == (guint) n)
+        gtk_drop_down_set_selected (self->kv_dd, 0);
+      gtk_string_list_remove (self->kv_names, n);
+    }
+  if (model != NULL)
+    {
+      g_autofree char *name = g_strdup_printf (_("Loaded model: %s"),
+                                               saccade_loaded_model_get_name (model));
+      gtk_string_list_append (self->kv_names, name);
+    }
+}
+
+static void
+saccade_learn_page_set_run (SaccadePage *page, SaccadeRun *run)
+{
+  saccade_neuron_view_set_run (SACCADE_LEARN_PAGE (page)->neuron, run);
+}
+
+static gboolean
+saccade_learn_page_is_busy (SaccadePage *page)
+{
+  return saccade_neuron_view_is_busy (SACCADE_LEARN_PAGE (page)->neuron);
+}
+
+static void
+saccade_learn_page_dispose (GObject *object)
+{
+  SaccadeLearnPage *self = SACCADE_LEARN_PAGE (object);
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self))) != NULL)
+    gtk_widget_unparent (child);
+  g_clear_object (&self->kv_names);
+  G_OBJECT_CLASS (saccade_learn_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_learn_page_class_init (SaccadeLearnPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
+
+  object_class->dispose = saccade_learn_page_dispose;
+  page_class->set_model = saccade_learn_page_set_model;
+  page_class->set_run = saccade_learn_page_set_run;
+  page_class->is_busy = saccade_learn_page_is_busy;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  for (gsize i = 0; i < G_N_ELEMENTS (FIELDS); i++)
+    {
+      g_autofree char *action = g_strconcat ("page.", FIELDS[i], NULL);
+      gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), g_intern_string (action), "s",
+                                       field_action);
+    }
+}
+
+static void
+saccade_learn_page_init (SaccadeLearnPage *self)
+{
+  GtkWidget *scrolled = gtk_scrolled_window_new ();
+  GtkWidget *clamp = adw_clamp_new ();
+  GtkBox *column = GTK_BOX (gtk_box_new (GTK_ORIENTATION_VERTICAL, 24));
+  int i = 0;
+
+  saccade_page_set_page_id (SACCADE_PAGE (self), "learn");
+  saccade_page_set_title (SACCADE_PAGE (self), _("Learn"));
+  saccade_page_set_icon_name (SACCADE_PAGE (self), "accessories-dictionary-symbolic");
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scrolled), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  gtk_widget_set_vexpand (scrolled, TRUE);
+  adw_clamp_set_maximum_size (ADW_CLAMP (clamp), COLUMN_WIDTH);
+  gtk_widget_set_margin_top (GTK_WIDGET (column), 24);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (column), 24);
+  gtk_widget_set_margin_start (GTK_WIDGET (column), 12);
+  gtk_widget_set_margin_end (GTK_WIDGET (column), 12);
+  adw_clamp_set_child (ADW_CLAMP (clamp), GTK_WIDGET (column));
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scrolled), clamp);
+  gtk_widget_set_parent (scrolled, GTK_WIDGET (self));
+  self->scrolled = GTK_SCROLLED_WINDOW (scrolled);
+
+  build_example (self, column);
+  learn_build_sqrt_dk (self, column);
+  learn_build_heads (self, column);
+  learn_build_kv (self, column);
+  learn_build_flash (self, column);
+  self->neuron = SACCADE_NEURON_VIEW (saccade_neuron_view_new ());
+  gtk_box_append (column, GTK_WIDGET (self->neuron));
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (column)); c != NULL && i < 5;
+       c = gtk_widget_get_next_sibling (c))
+    self->sections[i++] = c;
+  example_chosen (self);
+  learn_update_sqrt_dk (self);
+  learn_update_heads (self);
+  learn_update_kv (self);
+  learn_update_flash (self);
 }

@@ -16,6 +16,15 @@
  *      key vectors, q ∘ k, the scores and the stored probabilities (a worker thread).
  * Sections 1–5 show no run and need neither a capture nor (but for the "Loaded model"
  * preset) a model; section 6 needs both.
+ *
+ * Page actions, each taking a string and doing what editing its field does: page.example
+ * ("000", "004"), page.q, page.k, page.v (rows, "1 0; 0 1"), page.scale ("on", "off"),
+ * page.temperature, page.dk, page.gap, page.d-model, page.heads, page.layers,
+ * page.kv-heads, page.head-dim, page.len, page.bytes, page.bandwidth, page.n, page.d,
+ * page.sram-kb (a number), page.kv-preset (a preset's id, "loaded"), page.gpu ("a100",
+ * "h100", "h200"), page.neuron ("L H I": layer, head and query of section 6) and page.show
+ * ("example", "sqrt-dk", "heads", "kv-cache", "flash", "neuron": scrolls that section to the
+ * top); a value it does not take is refused with a warning.
  */
 #pragma once
 
@@ -25,16 +34,5 @@ G_BEGIN_DECLS
 
 #define SACCADE_TYPE_LEARN_PAGE (saccade_learn_page_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeLearnPage, saccade_learn_page, SACCADE, LEARN_PAGE, SaccadePage)
-
-/* For the e2e test driver, as a user editing the field: "example 000|004", "q|k|v ROWS",
- * "scale on|off", "temperature T", "dk N", "gap G", "d-model N", "heads H",
- * "kv-preset ID|loaded", "layers|kv-heads|head-dim|len|bytes N", "bandwidth GBS",
- * "n|d|sram-kb N", "gpu a100|h100|h200", "neuron L H I" (layer, head, query of section 6);
- * and "show example|sqrt-dk|heads|kv-cache|flash|neuron" scrolls that section to the top. FALSE for an unknown name or value. */
-gboolean saccade_learn_page_set_field (SaccadeLearnPage *self, const char *name,
-                                       const char *value);
-/* Every text the page shows now (labels, row titles and values), one per line, for the
- * driver's expect-learn. Caller frees. */
-char *saccade_learn_page_dup_text (SaccadeLearnPage *self);
 
 G_END_DECLS

@@ -1,0 +1,272 @@
+/* saccade-ablation-options.c — the Ablation page's study table and choosers (see
+ * saccade-ablation-private.h): which studies there are and what each shows, the study,
+ * metric, target and option choosers, the page.* actions that set them as a user does, and
+ * what a change of choice does (the options shown, the stored studies looked up again).
+ * Not the results, lookups or jobs: those are saccade-ablation-page.c's.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-ablation-private.h"
+
+#include <glib/gi18n.h>
+
+#include "app/core/saccade-model.h"
+
+const StudyKind ablation_studies[] = {
+  { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
+  { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
+  { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
+    saccade_tokens_view_get_type, TRUE, -1, OPTIONS_NONE },
+  { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
+    saccade_permute_view_get_type, TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
+  { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",
+    saccade_erasure_view_get_type, FALSE, -1, OPTIONS_ERASURE },
+  { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla",
+    saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE },
+  { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
+    "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
+};
+
+G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);
+
+const StudyKind *
+ablation_study_of_kind (SaccadeAblationKind kind)
+{
+  for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
+    if (ablation_studies[i].kind == kind)
+      return &ablation_studies[i];
+  return &ablation_studies[0];
+}
+
+const StudyKind *
+ablation_chosen_study (SaccadeAblationPage *self)
+{
+  guint i = gtk_drop_down_get_selected (self->study_dropdown);
+  return &ablation_studies[i < ABLATION_N_STUDIES ? i : 0];
+}
+
+int
+ablation_chosen_metric (SaccadeAblationPage *self)
+{
+  guint i = gtk_drop_down_get_selected (self->metric_dropdown);
+  return i < SACCADE_ABLATION_N_METRICS ? (int) i : SACCADE_ABLATION_METRIC_DELTA_LOGP;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Actions                                                                               */
+
+static void
+metric_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  const char *id = g_variant_get_string (param, NULL);
+
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    if (g_strcmp0 (id, saccade_ablation_metric_id ((SaccadeAblationMetric) m)) == 0)
+      {
+        gtk_drop_down_set_selected (self->metric_dropdown, (guint) m);
+        return;
+      }
+  g_warning ("the Ablation page has no metric '%s'", id);
+}
+
+static void
+study_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  const char *id = g_variant_get_string (param, NULL);
+
+  for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
+    if (g_strcmp0 (ablation_studies[i].id, id) == 0)
+      {
+        gtk_drop_down_set_selected (self->study_dropdown, (guint) i);
+        return;
+      }
+  g_warning ("the Ablation page has no study '%s'", id);
+}
+
+static void
+target_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+
+  gtk_editable_set_text (GTK_EDITABLE (self->target_entry), g_variant_get_string (param, NULL));
+}
+
+/* page.permutations, page.seeds, page.erase-kind, page.source: what their choosers do. */
+static void
+option_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  const char *value = g_variant_get_string (param, NULL);
+  guint64 v;
+
+  if (g_str_equal (name, "page.erase-kind")
+      && (g_str_equal (value, "mask") || g_str_equal (value, "drop")))
+    {
+      gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
+      return;
+    }
+  if (g_str_equal (name, "page.source"))
+    for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
+      if (g_str_equal (value, saccade_faith_choice_id ((SaccadeFaithChoice) i)))
+        {
+          gtk_drop_down_set_selected (self->source_dropdown, (guint) i);
+          return;
+        }
+  if (g_str_equal (name, "page.permutations")
+      && g_ascii_string_to_unsigned (value, 10, 1, SC_PERMUTATION_MAX_N, &v, NULL))
+    {
+      gtk_spin_button_set_value (self->permutations_spin, (double) v);
+      return;
+    }
+  if (g_str_equal (name, "page.seeds")
+      && g_ascii_string_to_unsigned (value, 10, 0, SC_ERASURE_MAX_SEEDS, &v, NULL))
+    {
+      gtk_spin_button_set_value (self->seeds_spin, (double) v);
+      return;
+    }
+  g_warning ("the Ablation page's %s takes no '%s'", name, value);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Choosers                                                                              */
+
+/* "≈ 2,160 runs" beside the spin button: N × the model's heads. */
+void
+ablation_update_runs_label (SaccadeAblationPage *self)
+{
+  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
+  const int n = gtk_spin_button_get_value_as_int (self->permutations_spin);
+  g_autofree char *text = NULL;
+
+  if (model != NULL)
+    {
+      const ScModelInfo *info = sc_model_info (saccade_loaded_model_get_model (model));
+      const int heads = (int) (info->n_layers * info->n_heads);
+      /* Translators: the permutation study's size: N × heads = runs of the sentence. */
+      text = g_strdup_printf (_("%d × %d heads = %d runs"), n, heads, n * heads);
+      /* Past a thousand runs a study takes minutes on a laptop's CPU: say so in colour. */
+      if (n * heads > 1000)
+        gtk_widget_add_css_class (GTK_WIDGET (self->runs_label), "warning");
+      else
+        gtk_widget_remove_css_class (GTK_WIDGET (self->runs_label), "warning");
+    }
+  gtk_label_set_text (self->runs_label, text != NULL ? text : "");
+}
+
+/* The chosen study's own choosers shown, the others hidden. */
+void
+ablation_show_options (SaccadeAblationPage *self)
+{
+  const StudyKind *s = ablation_chosen_study (self);
+
+  gtk_widget_set_visible (self->metric_box, s->metric);
+  gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
+  gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
+  gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
+  ablation_update_runs_label (self);
+}
+
+static void
+study_chosen (SaccadeAblationPage *self)
+{
+  const StudyKind *s = ablation_chosen_study (self);
+
+  if (s->default_metric >= 0 && !self->updating)
+    {
+      self->updating = TRUE;
+      gtk_drop_down_set_selected (self->metric_dropdown, (guint) s->default_metric);
+      self->updating = FALSE;
+    }
+  ablation_show_options (self);
+  if (!self->updating)
+    ablation_refresh_stored (self);
+  ablation_show_result (self);
+}
+
+static void
+permutations_changed (SaccadeAblationPage *self)
+{
+  ablation_update_runs_label (self);
+  ablation_options_changed (self, SACCADE_ABLATION_PERMUTE);
+}
+
+static void
+erasure_options_changed (SaccadeAblationPage *self)
+{
+  ablation_options_changed (self, SACCADE_ABLATION_ERASURE);
+}
+
+static void
+stored_chosen (SaccadeAblationPage *self)
+{
+  guint i = gtk_drop_down_get_selected (self->stored_dropdown);
+  int n = 0;
+
+  if (self->updating)
+    return;
+  for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
+    n += self->results[k] != NULL && self->results[k]->study_id > 0;
+  if (i < (guint) n)
+    {
+      self->updating = TRUE;
+      gtk_drop_down_set_selected (self->study_dropdown, (guint) self->stored_kinds[i]);
+      self->updating = FALSE;
+      ablation_show_result (self);
+    }
+}
+
+void
+ablation_options_class_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "page.study", "s", study_action);
+  gtk_widget_class_install_action (widget_class, "page.metric", "s", metric_action);
+  gtk_widget_class_install_action (widget_class, "page.target", "s", target_action);
+  gtk_widget_class_install_action (widget_class, "page.permutations", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.seeds", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.erase-kind", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.source", "s", option_action);
+}
+
+void
+ablation_options_init (SaccadeAblationPage *self)
+{
+  g_autoptr (GtkStringList) studies = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) metrics = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) kinds = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
+
+  for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
+    gtk_string_list_append (studies, _(ablation_studies[i].name));
+  gtk_drop_down_set_model (self->study_dropdown, G_LIST_MODEL (studies));
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    gtk_string_list_append (metrics, saccade_study_metric_name (m));
+  gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (metrics));
+  /* Translators: the erasure kinds: taken out of every attention row, or from the input. */
+  gtk_string_list_append (kinds, _("mask"));
+  gtk_string_list_append (kinds, _("drop"));
+  gtk_drop_down_set_model (self->erase_kind_dropdown, G_LIST_MODEL (kinds));
+  for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
+    gtk_string_list_append (sources, saccade_faith_choice_name ((SaccadeFaithChoice) i));
+  gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
+  g_signal_connect_swapped (self->study_dropdown, "notify::selected", G_CALLBACK (study_chosen),
+                            self);
+  g_signal_connect_swapped (self->metric_dropdown, "notify::selected", G_CALLBACK (ablation_show_result),
+                            self);
+  g_signal_connect_swapped (self->stored_dropdown, "notify::selected",
+                            G_CALLBACK (stored_chosen), self);
+  g_signal_connect_swapped (self->permutations_spin, "value-changed",
+                            G_CALLBACK (permutations_changed), self);
+  g_signal_connect_swapped (self->seeds_spin, "value-changed",
+                            G_CALLBACK (erasure_options_changed), self);
+  g_signal_connect_swapped (self->erase_kind_dropdown, "notify::selected",
+                            G_CALLBACK (erasure_options_changed), self);
+  /* a new source is the same study drawn again */
+  g_signal_connect_swapped (self->source_dropdown, "notify::selected", G_CALLBACK (ablation_show_result),
+                            self);
+  ablation_show_options (self);
+  ablation_show_options (self);
+}

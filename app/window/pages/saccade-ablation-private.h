@@ -1,0 +1,107 @@
+/* saccade-ablation-private.h — the Ablation page's insides, shared by its two files:
+ * saccade-ablation-page.c (results, lookups, jobs, the SaccadePage) and
+ * saccade-ablation-options.c (the study table, the choosers and their page.* actions).
+ * For those two files only; the page's users read saccade-ablation-page.h.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "app/core/saccade-ablation.h"
+#include "app/window/pages/saccade-ablation-page.h"
+#include "app/window/studies/saccade-study-jobs.h"
+#include "app/window/studies/saccade-study-views.h"
+
+G_BEGIN_DECLS
+
+/* One study the page shows (the header: "a study kind is one table entry"). */
+typedef enum {
+  OPTIONS_NONE,
+  OPTIONS_PERMUTE,              /* the permutations spin button */
+  OPTIONS_ERASURE,              /* erasure kind, random orders */
+  OPTIONS_SOURCE,               /* faithfulness: the attention source */
+} StudyOptions;
+
+typedef struct {
+  const char *id;               /* page.study's parameter */
+  const char *name;             /* the chooser's, translated at use */
+  SaccadeAblationKind kind;
+  const char *child;            /* the figure stack's child: the view's name */
+  GType (*view_type) (void);    /* its SaccadeStudyView */
+  gboolean metric;              /* the metric chooser applies */
+  int default_metric;           /* set when the study is chosen; -1: kept */
+  StudyOptions options;
+} StudyKind;
+
+/* The study table: one row per study the page offers, in the chooser's order. */
+#define ABLATION_N_STUDIES 7
+extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
+
+struct _SaccadeAblationPage
+{
+  SaccadePage parent_instance;
+
+  /* Template widgets */
+  GtkDropDown *study_dropdown;
+  GtkEntry *target_entry;
+  GtkProgressBar *progress_bar;
+  GtkWidget *cancel_button;
+  GtkLabel *status_label;
+  GtkDropDown *stored_dropdown;
+  GtkDropDown *metric_dropdown;
+  GtkWidget *metric_box;
+  GtkWidget *permute_box;
+  GtkSpinButton *permutations_spin;
+  GtkLabel *runs_label;
+  GtkWidget *erasure_box;
+  GtkDropDown *erase_kind_dropdown;
+  GtkSpinButton *seeds_spin;
+  GtkWidget *source_box;
+  GtkDropDown *source_dropdown;
+  GtkLabel *hover_label;
+  GtkStack *figure_stack;
+  AdwStatusPage *empty_page;
+
+  /* Borrowed: children of figure_stack */
+  SaccadeStudyView *views[SACCADE_ABLATION_N_KINDS]; /* each kind's view */
+
+  /* Owned */
+  SaccadeStudyJobs *jobs;       /* Run's job and the stored studies' lookups */
+  SaccadeAblationKind job_kind;
+  guint lookup_gen[SACCADE_ABLATION_N_KINDS]; /* a kind's latest lookup: older are dropped */
+  gboolean choose_found;        /* the run's first lookups: show a study that was found */
+  SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
+  GtkStringList *stored_names;  /* the Stored drop-down's items */
+  int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
+  gboolean updating;            /* the page sets its own choosers */
+};
+
+/* saccade-ablation-options.c */
+
+/* The table's row for @kind (the first row when none). */
+const StudyKind *ablation_study_of_kind (SaccadeAblationKind kind);
+/* The row the study chooser shows. */
+const StudyKind *ablation_chosen_study (SaccadeAblationPage *self);
+/* The metric chooser's SaccadeAblationMetric. */
+int ablation_chosen_metric (SaccadeAblationPage *self);
+/* The permutation study's size beside its spin button, for the loaded model. */
+void ablation_update_runs_label (SaccadeAblationPage *self);
+/* Shows the chosen study's own choosers, hides the others. */
+void ablation_show_options (SaccadeAblationPage *self);
+/* Installs page.study, page.metric, page.target and the options' actions. */
+void ablation_options_class_init (GtkWidgetClass *widget_class);
+/* Fills the choosers and connects them; called once the template is built. */
+void ablation_options_init (SaccadeAblationPage *self);
+
+/* saccade-ablation-page.c */
+
+/* Refills the Stored drop-down from the results found. */
+void ablation_refresh_stored (SaccadeAblationPage *self);
+/* Shows the chosen study's result (or the empty page) with the chosen metric. */
+void ablation_show_result (SaccadeAblationPage *self);
+/* A study's option changed: its result is dropped and looked for again. */
+void ablation_options_changed (SaccadeAblationPage *self, SaccadeAblationKind kind);
+/* Runs the chosen study, as Run does; FALSE when it could not start. */
+gboolean saccade_ablation_page_run (SaccadeAblationPage *self);
+
+G_END_DECLS
