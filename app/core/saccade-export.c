@@ -3,7 +3,7 @@
  *
  * A source over a SaccadeRun lends the run's memory; one over a store reads what an export
  * asks for into memory it frees when the export returns. Every writer asks through the
- * same three functions (source_head, source_block, source_stats), so the two kinds of
+ * same three functions (source_head, saccade_export_source_block, saccade_export_source_stats), so the two kinds of
  * source cannot drift apart. Each cuts to a token range (SaccadeExportRange) after reading
  * a whole head, so the metrics stay those of whole heads. Whole-run arrays are in
  * saccade-export-arrays.c.
@@ -157,19 +157,8 @@ saccade_export_cut_block (const float *a, int n, const SaccadeExportRange *r, fl
     memcpy (out + (gsize) (i - r->q0) * nk, a + (gsize) i * n + r->k0, nk * sizeof (float));
 }
 
-/* One head: borrowed from the run, or read into @stored; cut to a range into @cut. */
-typedef struct {
-  const float *probs;       /* (n_query, n_key) row-major */
-  guint n_query, n_key;
-  guint q0, k0;             /* the run positions of row and column 0 */
-  gboolean causal;          /* the head is stored causal */
-  guint window;             /* stored as a band of this window: keys left of it are masked */
-  ScStoreHead stored;
-  float *cut;
-} HeadView;
-
 static gboolean
-source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError **error)
+source_head (SaccadeExportSource *src, int layer, int head, SaccadeExportHeadView *v, GError **error)
 {
   ScError err = { 0 };
 
@@ -206,7 +195,7 @@ source_head (SaccadeExportSource *src, int layer, int head, HeadView *v, GError 
 }
 
 static void
-head_view_clear (HeadView *v)
+head_view_clear (SaccadeExportHeadView *v)
 {
   sc_store_head_clear (&v->stored);
   g_clear_pointer (&v->cut, g_free);
@@ -214,7 +203,7 @@ head_view_clear (HeadView *v)
 
 /* Cuts @v (a whole (n, n) head) to @r, resolved. */
 static void
-head_view_cut (SaccadeExportSource *src, HeadView *v, const SaccadeExportRange *r)
+head_view_cut (SaccadeExportSource *src, SaccadeExportHeadView *v, const SaccadeExportRange *r)
 {
   if (saccade_export_range_is_whole (src, r))
     return;
@@ -253,8 +242,8 @@ read_whole (SaccadeExportSource *src, int l, int h, ScStoreHead *head, GError **
  * each cut to @r (resolved), (nl, nh, q1 - q0, k1 - k0): borrowed from a run source when
  * @r is the whole run, else read (one whole head at a time) into *@owned (caller frees).
  * @causal (optional): every head stored as a lower triangle. */
-static const float *
-source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
+const float *
+saccade_export_source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
               const SaccadeExportRange *r, float **owned, gboolean *causal,
               GError **error)
 {
@@ -311,8 +300,8 @@ source_block (SaccadeExportSource *src, int l0, int nl, int h0, int nh,
 
 /* Every head's statistics (n_layers, n_heads): borrowed from the run, or computed from the
  * store one head at a time into *@owned_stats (caller frees). */
-static const ScHeadStats *
-source_stats (SaccadeExportSource *src, ScHeadStats **owned_stats, GError **error)
+const ScHeadStats *
+saccade_export_source_stats (SaccadeExportSource *src, ScHeadStats **owned_stats, GError **error)
 {
   ScStoreHeadScores scores = { 0 };
   ScError err = { 0 };
@@ -364,7 +353,7 @@ source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *si
   for (int l = 0; l < src->n_layers; l++)
     for (int h = 0; h < src->n_heads; h++)
       {
-        HeadView v;
+        SaccadeExportHeadView v;
         if (!source_head (src, l, h, &v, error))
           return NULL;
         head_view_cut (src, &v, r);
@@ -377,8 +366,8 @@ source_overviews (SaccadeExportSource *src, const SaccadeExportRange *r, int *si
 }
 
 /* Query heads per KV head, as saccade_run_group_size() counts them. */
-static int
-source_group_size (const SaccadeExportSource *src)
+int
+saccade_export_source_group_size (const SaccadeExportSource *src)
 {
   if (src->n_kv_heads <= 0 || src->n_heads % src->n_kv_heads != 0)
     return 1;
@@ -423,7 +412,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
   if (fig->metric != NULL)
     {
       /* The metrics of whole heads, also for a range (docs/metrics.md, "Token ranges"). */
-      if ((stats = source_stats (src, &owned_stats, error)) == NULL)
+      if ((stats = saccade_export_source_stats (src, &owned_stats, error)) == NULL)
         return FALSE;
       metric = g_new (double, nh);
       for (k = 0; k < nh; k++)
@@ -475,7 +464,7 @@ export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
       g_autofree float *owned = NULL;
       const float *block;
       /* check_head() inside names a head the run does not have */
-      if ((block = source_block (src, fig->layer, 1, ids[k], 1, &rows, &owned, NULL,
+      if ((block = saccade_export_source_block (src, fig->layer, 1, ids[k], 1, &rows, &owned, NULL,
                                  error)) == NULL)
         return FALSE;
       saccade_lines_links_add_head (links, ids[k], block, 0, src->n, NULL);
@@ -494,7 +483,7 @@ export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                 const SaccadeExportRange *r, const char *path, GError **error)
 {
   g_autoptr (SaccadeLod) lod = NULL;
-  HeadView v;
+  SaccadeExportHeadView v;
 
   if (!source_head (src, fig->layer, fig->head, &v, error))
     return FALSE;
@@ -536,7 +525,7 @@ export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
                            "the profile figure summarises whole heads: it takes no range");
       return FALSE;
     }
-  if ((stats = source_stats (src, &owned_stats, error)) == NULL)
+  if ((stats = saccade_export_source_stats (src, &owned_stats, error)) == NULL)
     return FALSE;
   values = g_new (double, nh);
   for (k = 0; k < nh; k++)
@@ -555,7 +544,7 @@ saccade_export_rollout (SaccadeExportSource *src, GError **error)
   g_autofree const float **layers = NULL;
   g_autofree double *out = NULL;
   const SaccadeExportRange whole = { 0, src->n, 0, src->n };
-  const float *heads = source_block (src, 0, src->n_layers, 0, src->n_heads, &whole, &owned,
+  const float *heads = saccade_export_source_block (src, 0, src->n_layers, 0, src->n_heads, &whole, &owned,
                                      NULL, error);
   gsize per_layer = (gsize) src->n_heads * src->n * src->n;
   ScError err = { 0 };
@@ -629,196 +618,11 @@ saccade_export_figure (SaccadeExportSource *src, const SaccadeExportFigure *fig,
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* CSV                                                                                   */
-
-/* "pos:token" as one field. */
-static void
-csv_label (GString *out, const char *const *labels, guint pos)
-{
-  g_autofree char *label = g_strdup_printf ("%u:%s", pos, labels[pos]);
-  saccade_csv_field (out, label);
-}
-
-static GBytes *
-head_csv (const HeadView *v, const char *const *labels)
-{
-  GString *out = g_string_new ("query\\key");
-  guint i, j;
-
-  for (j = 0; j < v->n_key; j++)
-    {
-      g_string_append_c (out, ',');
-      csv_label (out, labels, v->k0 + j);
-    }
-  g_string_append (out, "\r\n");
-  for (i = 0; i < v->n_query; i++)
-    {
-      csv_label (out, labels, v->q0 + i);
-      for (j = 0; j < v->n_key; j++)
-        {
-          g_string_append_c (out, ',');
-          saccade_csv_number (out, v->probs[(gsize) i * v->n_key + j]);
-        }
-      g_string_append (out, "\r\n");
-    }
-  return g_string_free_to_bytes (out);
-}
-
-GBytes *
-saccade_export_metrics_csv (SaccadeExportSource *src, GError **error)
-{
-  g_autofree ScHeadStats *owned_stats = NULL;
-  const ScHeadStats *stats = source_stats (src, &owned_stats, error);
-  GString *out;
-  int l, h, g = source_group_size (src);
-
-  if (stats == NULL)
-    return NULL;
-  out = g_string_new ("layer,head,kv_head,entropy,sink_mass,previous_token,entropy_norm,"
-                      "distance,confidence,sink_k,self,last_entropy,last_top,last_top_token,"
-                      "last_top_weight\r\n");
-  for (l = 0; l < src->n_layers; l++)
-    for (h = 0; h < src->n_heads; h++)
-      {
-        const ScHeadStats *st = &stats[(gsize) l * src->n_heads + h];
-        g_string_append_printf (out, "%d,%d,%d,", l, h, h / g);
-        saccade_csv_number (out, st->entropy);
-        g_string_append_c (out, ',');
-        saccade_csv_number (out, st->sink);
-        g_string_append_c (out, ',');
-        saccade_csv_number (out, st->previous);
-        {
-          const double more[] = { st->entropy_norm, st->distance, st->confidence, st->sink_k,
-                                  st->self, st->last_entropy };
-          for (gsize i = 0; i < G_N_ELEMENTS (more); i++)
-            {
-              g_string_append_c (out, ',');
-              saccade_csv_number (out, more[i]);
-            }
-        }
-        g_string_append_printf (out, ",%d,", st->last_top);
-        if (st->last_top >= 0 && st->last_top < src->n)
-          saccade_csv_field (out, src->labels[st->last_top]);
-        g_string_append_c (out, ',');
-        saccade_csv_number (out, st->last_top_weight);
-        g_string_append (out, "\r\n");
-      }
-  return g_string_free_to_bytes (out);
-}
-
-GBytes *
-saccade_export_layer_csv (SaccadeExportSource *src, int layer,
-                          GError **error)
-{
-  const char *const *labels = (const char *const *) src->labels;
-  g_autofree float *owned = NULL;
-  gboolean causal = FALSE;
-  const SaccadeExportRange whole = { 0, src->n, 0, src->n };
-  const float *heads = source_block (src, layer, 1, 0, src->n_heads, &whole, &owned, &causal,
-                                     error);
-  gsize n2 = (gsize) src->n * src->n;
-  GString *out;
-  int h, i, j;
-
-  if (heads == NULL)
-    return NULL;
-  out = g_string_new ("layer,head,query,key,query_token,key_token,weight\r\n");
-  for (h = 0; h < src->n_heads; h++)
-    {
-      const float *a = heads + h * n2;
-      for (i = 0; i < src->n; i++)
-        for (j = 0; j < src->n; j++)
-          {
-            if (causal && j > i)
-              continue;
-            g_string_append_printf (out, "%d,%d,%d,%d,", layer, h, i, j);
-            saccade_csv_field (out, labels[i]);
-            g_string_append_c (out, ',');
-            saccade_csv_field (out, labels[j]);
-            g_string_append_c (out, ',');
-            saccade_csv_number (out, a[(gsize) i * src->n + j]);
-            g_string_append (out, "\r\n");
-          }
-    }
-  return g_string_free_to_bytes (out);
-}
-
-GBytes *
-saccade_export_distance_csv (int n, const double *values, const int *order,
-                             const char *const *labels)
-{
-  GString *out = g_string_new ("item");
-  int r, c;
-
-  for (c = 0; c < n; c++)
-    {
-      g_string_append_c (out, ',');
-      saccade_csv_field (out, labels[order != NULL ? order[c] : c]);
-    }
-  g_string_append (out, "\r\n");
-  for (r = 0; r < n; r++)
-    {
-      int a = order != NULL ? order[r] : r;
-      saccade_csv_field (out, labels[a]);
-      for (c = 0; c < n; c++)
-        {
-          g_string_append_c (out, ',');
-          saccade_csv_number (out, values[(gsize) a * n + (order != NULL ? order[c] : c)]);
-        }
-      g_string_append (out, "\r\n");
-    }
-  return g_string_free_to_bytes (out);
-}
-
-GBytes *
-saccade_export_values_csv (SaccadeExportSource *src, const double *values, const char *name)
-{
-  GString *out = g_string_new ("pos,token,");
-
-  saccade_csv_field (out, name);
-  g_string_append (out, "\r\n");
-  for (int i = 0; i < src->n; i++)
-    {
-      g_string_append_printf (out, "%d,", i);
-      saccade_csv_field (out, src->labels[i]);
-      g_string_append_c (out, ',');
-      saccade_csv_number (out, values[i]);
-      g_string_append (out, "\r\n");
-    }
-  return g_string_free_to_bytes (out);
-}
-
-GBytes *
-saccade_export_induction_csv (const SaccadeInduction *ind)
-{
-  const ScInductionResult *r = ind->result;
-  g_autofree int *order = saccade_induction_rank (ind, 0);
-  GString *out = g_string_new ("rank,layer,head,prefix_matching,duplicate_token,"
-                               "previous_token,copying,positive_share\r\n");
-
-  for (int k = 0; k < r->n_layers * r->n_heads; k++)
-    {
-      const int i = order[k];
-      const double v[] = { r->heads[i].prefix_matching, r->heads[i].duplicate_token,
-                           r->heads[i].previous_token, ind->copying[i].copying,
-                           ind->copying[i].positive_share };
-      g_string_append_printf (out, "%d,%d,%d", k + 1, i / r->n_heads, i % r->n_heads);
-      for (gsize c = 0; c < G_N_ELEMENTS (v); c++)
-        {
-          g_string_append_c (out, ',');
-          saccade_csv_number (out, v[c]);
-        }
-      g_string_append (out, "\r\n");
-    }
-  return g_string_free_to_bytes (out);
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* NPY and JSON                                                                          */
 
 /* One head as a .npy file (saccade-npz.h has the format), float32 little-endian. */
 static GBytes *
-head_npy (const HeadView *v)
+head_npy (const SaccadeExportHeadView *v)
 {
   const guint64 shape[2] = { v->n_query, v->n_key };
   gsize header = 0, i, n = (gsize) v->n_query * v->n_key;
@@ -837,7 +641,7 @@ head_npy (const HeadView *v)
 }
 
 static GBytes *
-head_json (const SaccadeExportSource *src, const HeadView *v, int layer, int head)
+head_json (const SaccadeExportSource *src, const SaccadeExportHeadView *v, int layer, int head)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   gsize len = 0;
@@ -891,7 +695,7 @@ saccade_export_head_range (SaccadeExportSource *src, int layer, int head,
 {
   SaccadeExportRange r;
   GBytes *data;
-  HeadView v;
+  SaccadeExportHeadView v;
 
   if (!saccade_export_range_resolve (src, range, &r, error)
       || !source_head (src, layer, head, &v, error))
@@ -902,7 +706,7 @@ saccade_export_head_range (SaccadeExportSource *src, int layer, int head,
   else if (format == SACCADE_EXPORT_JSON)
     data = head_json (src, &v, layer, head);
   else
-    data = head_csv (&v, (const char *const *) src->labels);
+    data = saccade_export_head_csv (&v, (const char *const *) src->labels);
   if (n_query != NULL)
     *n_query = v.n_query;
   if (n_key != NULL)

@@ -104,3 +104,10 @@ saccade_format_padded (GString *out, const char *s, int width)
 {
   g_string_append_printf (out, "%s%*s", s, MAX (width - display_width (s), 0), "");
 }
+
+char *
+saccade_format_one_line (const char *text, gsize len)
+{
+  g_autofree char *shown = saccade_token_label (text, len);
+  return g_strstrip (g_strdelimit (g_steal_pointer (&shown), "\r\n\t", ' '));
+}

@@ -30,6 +30,10 @@ char *saccade_format_time (gint64 ms, gboolean iso);
  * control character is shown as bytes. NULL-terminated; g_strfreev() it. */
 char **saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n);
 
+/* The run text @text (@len bytes) on one line, readable: newlines and tabs as the token
+ * labels show them, then as spaces, stripped. Caller frees. */
+char *saccade_format_one_line (const char *text, gsize len);
+
 /* Appends @s left-aligned in @width terminal columns (wide, CJK, characters count two,
  * combining marks none; a longer @s is not cut). */
 void saccade_format_padded (GString *out, const char *s, int width);

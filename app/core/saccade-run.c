@@ -33,117 +33,6 @@
 
 
 /* ------------------------------------------------------------------------------------ */
-/* SaccadeRunItem                                                                        */
-
-struct _SaccadeRunItem
-{
-  GObject parent_instance;
-
-  gint64 id;
-  guint n_tokens;
-  char *title;
-  char *subtitle;
-  char *model_name;
-  char *haystack; /* casefolded title + model name */
-};
-
-G_DEFINE_FINAL_TYPE (SaccadeRunItem, saccade_run_item, G_TYPE_OBJECT)
-
-static void
-saccade_run_item_finalize (GObject *object)
-{
-  SaccadeRunItem *self = SACCADE_RUN_ITEM (object);
-
-  g_free (self->title);
-  g_free (self->subtitle);
-  g_free (self->model_name);
-  g_free (self->haystack);
-  G_OBJECT_CLASS (saccade_run_item_parent_class)->finalize (object);
-}
-
-static void
-saccade_run_item_class_init (SaccadeRunItemClass *klass)
-{
-  G_OBJECT_CLASS (klass)->finalize = saccade_run_item_finalize;
-}
-
-static void
-saccade_run_item_init (SaccadeRunItem *self)
-{
-}
-
-/* The run's text on one line: newlines and tabs as the token labels show them. */
-static char *
-one_line (const char *text, gsize len)
-{
-  g_autofree char *shown = saccade_token_label (text, len);
-  return g_strstrip (g_strdelimit (g_steal_pointer (&shown), "\r\n\t", ' '));
-}
-
-static SaccadeRunItem *
-run_item_new (const ScStoreRunInfo *r)
-{
-  SaccadeRunItem *self = g_object_new (SACCADE_TYPE_RUN_ITEM, NULL);
-  g_autofree char *folded = NULL;
-
-  self->id = r->id;
-  self->n_tokens = r->n_tokens;
-  self->title = one_line (r->text, r->text_len);
-  self->model_name = g_strdup (r->model_name != NULL ? r->model_name : "");
-  if (r->forward_s >= 0)
-    /* Translators: a run's size and time in the runs list, e.g. "12 tok · 0.4 s". */
-    self->subtitle = g_strdup_printf (_("%u tok · %.1f s"), r->n_tokens, r->forward_s);
-  else
-    /* Translators: a run's size in the runs list, e.g. "12 tok". */
-    self->subtitle = g_strdup_printf (_("%u tok"), r->n_tokens);
-  folded = g_strconcat (self->title, "\n", self->model_name, NULL);
-  self->haystack = g_utf8_casefold (folded, -1);
-  return self;
-}
-
-gint64
-saccade_run_item_get_id (SaccadeRunItem *self)
-{
-  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), 0);
-  return self->id;
-}
-
-const char *
-saccade_run_item_get_title (SaccadeRunItem *self)
-{
-  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
-  return self->title;
-}
-
-const char *
-saccade_run_item_get_subtitle (SaccadeRunItem *self)
-{
-  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
-  return self->subtitle;
-}
-
-const char *
-saccade_run_item_get_model_name (SaccadeRunItem *self)
-{
-  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
-  return self->model_name;
-}
-
-guint
-saccade_run_item_get_n_tokens (SaccadeRunItem *self)
-{
-  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), 0);
-  return self->n_tokens;
-}
-
-gboolean
-saccade_run_item_matches (SaccadeRunItem *self, const char *casefolded_needle)
-{
-  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), FALSE);
-  return casefolded_needle == NULL || strstr (self->haystack, casefolded_needle) != NULL;
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* SaccadeRun                                                                            */
 
 static void
@@ -444,7 +333,7 @@ list_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
     }
   for (i = n; i > 0; i--)
     {
-      g_autoptr (SaccadeRunItem) item = run_item_new (&runs[i - 1]);
+      g_autoptr (SaccadeRunItem) item = saccade_run_item_new (&runs[i - 1]);
       g_list_store_append (list, item);
     }
   sc_store_run_list_free (runs, n);
@@ -717,7 +606,7 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
 
   run->id = info.id;
   run->db_path = g_strdup (db_path);
-  run->text = one_line (info.text, info.text_len);
+  run->text = saccade_format_one_line (info.text, info.text_len);
   run->model_name = g_strdup (info.model_name);
   run->backend = g_strdup (info.backend);
   run->n_layers = (int) info.n_layers;

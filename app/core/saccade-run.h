@@ -39,6 +39,8 @@ const char *saccade_run_item_get_model_name (SaccadeRunItem *self);
 guint saccade_run_item_get_n_tokens (SaccadeRunItem *self);
 /* Lower-case title and model name, for the search filter. */
 gboolean saccade_run_item_matches (SaccadeRunItem *self, const char *casefolded_needle);
+/* A row for the run @r describes (its strings copied). */
+SaccadeRunItem *saccade_run_item_new (const ScStoreRunInfo *r);
 
 /* ------------------------------------------------------------------------------------ */
 /* One run in full                                                                       */

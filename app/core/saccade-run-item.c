@@ -1,0 +1,113 @@
+/* saccade-run-item.c — SaccadeRunItem, one row of the runs sidebar (saccade-run.h): a stored
+ * run's id, its text on one line, its size and time, its model, and what a search matches.
+ */
+#define G_LOG_DOMAIN "saccade-run"
+
+#include "app/core/saccade-run.h"
+
+#include <glib/gi18n.h>
+
+#include "app/core/saccade-format.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* SaccadeRunItem                                                                        */
+
+struct _SaccadeRunItem
+{
+  GObject parent_instance;
+
+  gint64 id;
+  guint n_tokens;
+  char *title;
+  char *subtitle;
+  char *model_name;
+  char *haystack; /* casefolded title + model name */
+};
+
+G_DEFINE_FINAL_TYPE (SaccadeRunItem, saccade_run_item, G_TYPE_OBJECT)
+
+static void
+saccade_run_item_finalize (GObject *object)
+{
+  SaccadeRunItem *self = SACCADE_RUN_ITEM (object);
+
+  g_free (self->title);
+  g_free (self->subtitle);
+  g_free (self->model_name);
+  g_free (self->haystack);
+  G_OBJECT_CLASS (saccade_run_item_parent_class)->finalize (object);
+}
+
+static void
+saccade_run_item_class_init (SaccadeRunItemClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = saccade_run_item_finalize;
+}
+
+static void
+saccade_run_item_init (SaccadeRunItem *self)
+{
+}
+
+SaccadeRunItem *
+saccade_run_item_new (const ScStoreRunInfo *r)
+{
+  SaccadeRunItem *self = g_object_new (SACCADE_TYPE_RUN_ITEM, NULL);
+  g_autofree char *folded = NULL;
+
+  self->id = r->id;
+  self->n_tokens = r->n_tokens;
+  self->title = saccade_format_one_line (r->text, r->text_len);
+  self->model_name = g_strdup (r->model_name != NULL ? r->model_name : "");
+  if (r->forward_s >= 0)
+    /* Translators: a run's size and time in the runs list, e.g. "12 tok · 0.4 s". */
+    self->subtitle = g_strdup_printf (_("%u tok · %.1f s"), r->n_tokens, r->forward_s);
+  else
+    /* Translators: a run's size in the runs list, e.g. "12 tok". */
+    self->subtitle = g_strdup_printf (_("%u tok"), r->n_tokens);
+  folded = g_strconcat (self->title, "\n", self->model_name, NULL);
+  self->haystack = g_utf8_casefold (folded, -1);
+  return self;
+}
+
+gint64
+saccade_run_item_get_id (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), 0);
+  return self->id;
+}
+
+const char *
+saccade_run_item_get_title (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->title;
+}
+
+const char *
+saccade_run_item_get_subtitle (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->subtitle;
+}
+
+const char *
+saccade_run_item_get_model_name (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->model_name;
+}
+
+guint
+saccade_run_item_get_n_tokens (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), 0);
+  return self->n_tokens;
+}
+
+gboolean
+saccade_run_item_matches (SaccadeRunItem *self, const char *casefolded_needle)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), FALSE);
+  return casefolded_needle == NULL || strstr (self->haystack, casefolded_needle) != NULL;
+}
