@@ -70,36 +70,7 @@ dla_result_clear (DlaResult *r)
 static gboolean
 read_run (const char *path, gint64 id, DlaResult *r, GError **error)
 {
-  ScStore *store;
-  ScError err = { 0 };
-  ScStatus st;
-
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no capture store at %s", path);
-      return FALSE;
-    }
-  if ((store = saccade_store_open (path, FALSE, &err)) == NULL)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  st = sc_store_get_run (store, id, &r->run, &err);
-  if (st == SC_OK)
-    st = sc_store_read_tokens (store, id, &r->tokens, &r->n_tokens, &err);
-  sc_store_close (store);
-  if (st == SC_ERR_NOT_FOUND)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "there is no run %" G_GINT64_FORMAT " in %s (see `saccade runs`)", id, path);
-      return FALSE;
-    }
-  if (st != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  return TRUE;
+  return saccade_store_read_run (path, id, &r->run, &r->tokens, &r->n_tokens, error);
 }
 
 /* --target: a token id (digits only), or a token's text, which must tokenize to exactly
