@@ -10,6 +10,8 @@
 
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-paths.h"
+#include "app/core/saccade-study.h"
+#include "engine/analysis/sc-qk.h"
 #include "engine/core/sc-sha256.h"
 #include "engine/store/sc-store-heads.h"
 
@@ -41,24 +43,18 @@ saccade_neuron_k (const SaccadeNeuron *nv, int j)
 void
 saccade_neuron_query (const SaccadeNeuron *nv, int i, SaccadeNeuronKey *keys)
 {
-  const float *qi = saccade_neuron_q (nv, i);
-  double mx = -INFINITY, sum = 0;
+  g_autofree ScQkScore *sc = g_new (ScQkScore, i + 1);
 
+  /* key j's vector at saccade_neuron_k (nv, j): n_kv_heads vectors of head_dim per token */
+  sc_qk_scores (saccade_neuron_q (nv, i), saccade_neuron_k (nv, 0),
+                (size_t) nv->n_kv_heads * nv->head_dim, nv->head_dim, i + 1, nv->attn_scale, sc);
   for (int j = 0; j <= i; j++)
     {
-      const float *kj = saccade_neuron_k (nv, j);
-      double dot = 0;
-      for (int d = 0; d < nv->head_dim; d++)
-        dot += (double) qi[d] * kj[d];
-      keys[j].dot = dot;
-      keys[j].scaled = dot * nv->attn_scale;
+      keys[j].dot = sc[j].dot;
+      keys[j].scaled = sc[j].scaled;
+      keys[j].weight = sc[j].weight;
       keys[j].stored = nv->stored[(gsize) i * nv->n_tokens + j];
-      mx = MAX (mx, keys[j].scaled);
     }
-  for (int j = 0; j <= i; j++)
-    sum += exp (keys[j].scaled - mx);
-  for (int j = 0; j <= i; j++)
-    keys[j].weight = exp (keys[j].scaled - mx) / sum;
 }
 
 /* Run @run_id's row and tokens, checked against the loaded model. */
@@ -204,37 +200,21 @@ saccade_neuron_get (ScModel *model, const ScStoreModel *ident, ScSession *sessio
 /* In a worker                                                                           */
 
 typedef struct {
-  SaccadeLoadedModel *model;
-  char *db_path;
   gint64 run_id;
   int layer, head;
 } Job;
 
-static void
-job_free (Job *job)
+static gpointer
+neuron_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+             gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
+             gpointer progress_data, GCancellable *cancellable, char **store_warning,
+             GError **error)
 {
-  g_object_unref (job->model);
-  g_free (job->db_path);
-  g_free (job);
-}
+  Job *job = data;
 
-static void
-neuron_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Job *job = task_data;
-  GError *error = NULL;
-  ScSession *session = saccade_loaded_model_lock_session (job->model);
-  SaccadeNeuron *nv = saccade_neuron_get (saccade_loaded_model_get_model (job->model),
-                                          saccade_loaded_model_get_ident (job->model), session,
-                                          job->db_path, job->run_id, job->layer, job->head,
-                                          cancellable, &error);
-
-  saccade_loaded_model_unlock_session (job->model);
-  (void) source;
-  if (nv == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, nv, (GDestroyNotify) saccade_neuron_free);
+  (void) flags, (void) progress, (void) progress_data, (void) store_warning;
+  return saccade_neuron_get (model, ident, session, db_path, job->run_id, job->layer,
+                             job->head, cancellable, error);
 }
 
 void
@@ -243,25 +223,20 @@ saccade_neuron_get_async (gpointer source_object, SaccadeLoadedModel *model,
                           GCancellable *cancellable, GAsyncReadyCallback callback,
                           gpointer user_data)
 {
-  g_autoptr (GTask) task = NULL;
-  Job *job;
+  Job *job = g_new0 (Job, 1);
 
-  g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
-  task = g_task_new (source_object, cancellable, callback, user_data);
-  g_task_set_source_tag (task, saccade_neuron_get_async);
-  job = g_new0 (Job, 1);
-  job->model = g_object_ref (model);
-  job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   job->layer = layer;
   job->head = head;
-  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
-  g_task_run_in_thread (task, neuron_thread);
+  /* one layer's q and k on the model's session: it holds the session lock */
+  saccade_study_job_async (source_object, saccade_neuron_get_async, "neuron view", model,
+                           db_path, SACCADE_STUDY_DEFAULT, TRUE, neuron_func, job, g_free,
+                           (GDestroyNotify) saccade_neuron_free, cancellable, NULL, NULL,
+                           callback, user_data);
 }
 
 SaccadeNeuron *
 saccade_neuron_get_finish (GAsyncResult *result, GError **error)
 {
-  g_return_val_if_fail (G_IS_TASK (result), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return saccade_job_finish (result, saccade_neuron_get_async, error);
 }
