@@ -2,7 +2,7 @@
 # test-app-ablation.sh — the Ablation page end to end, in a real X server (Xvfb), on the
 # default model (fails without it, xvfb-run or sqlite3: tests/lib.sh).
 #
-# 1. A scripted user (app/window/saccade-test-driver.c) captures "The cat chased the ball
+# 1. A scripted user (tests/app/window-driver.c) captures "The cat chased the ball
 #    because it was tired.", opens the Ablation page, starts token leave-one-out and the
 #    head sweep and cancels each at its first progress: the database must then hold no
 #    study at all, not even a 'writing' row. Then leave-one-out runs whole, is drawn,

@@ -3,7 +3,7 @@
 # a real X server (Xvfb), on the default model (fails without it, xvfb-run or
 # sqlite3: tests/lib.sh).
 #
-# 1. A scripted user (app/window/saccade-test-driver.c) captures "The capital of France is",
+# 1. A scripted user (tests/app/window-driver.c) captures "The capital of France is",
 #    turns to the adversarial view (nothing stored yet: it says so), picks layer 29 head 3,
 #    starts a search of 100 iterations and cancels it at its first progress (no study is
 #    stored), then searches with 5 iterations: drawn, exported (PNG, SVG, CSV) and

@@ -2,7 +2,7 @@
 # test-app-attribution.sh — the Attribution page end to end, in a real X server (Xvfb), on
 # the default model (fails without it, xvfb-run or sqlite3: tests/lib.sh).
 #
-# 1. A scripted user (app/window/saccade-test-driver.c) captures "The capital of France is",
+# 1. A scripted user (tests/app/window-driver.c) captures "The capital of France is",
 #    opens the Attribution page (nothing stored yet: it says so), starts a study with 4
 #    integration points and cancels it at its first progress (no attribution study is
 #    stored), then runs it whole: drawn, exported (PNG, SVG, CSV) and screenshotted.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-app-backend.sh — the window's Backend preference in a real X server (Xvfb): a scripted
-# user (app/window/saccade-test-driver.c) reads the header bar's backend badge, chooses a
+# user (tests/app/window-driver.c) reads the header bar's backend badge, chooses a
 # backend in Preferences (the row must show the setting, the setting must follow the row),
 # and runs a sentence over it.
 #

@@ -1,7 +1,7 @@
 #!/bin/sh
 # test-app-compare-models.sh — the Compare page's "Two models" view in a real X server
 # (Xvfb; docs/window.md, "Compare"): a run is captured from the command line, a scripted
-# user (app/window/saccade-test-driver.c) opens it, turns to Compare, chooses model B
+# user (tests/app/window-driver.c) opens it, turns to Compare, chooses model B
 # (page.models-b: what the file chooser does with its answer) and waits for the worker.
 # Checks:
 #   1. the counts the window logs are the command line's for the same text and models

@@ -2,7 +2,7 @@
 # test-app-e2e.sh — the window, end to end, in a real X server (Xvfb).
 #
 # 1. Fixture: app-fixture writes a database of three runs of a small made-up model; the app
-#    starts on it and a scripted user (SACCADE_TEST_SCRIPT, app/window/saccade-test-driver.c)
+#    starts on it and a scripted user (SACCADE_TEST_SCRIPT, tests/app/window-driver.c)
 #    selects the newest run, visits every page, steps through heads with the keys, changes
 #    the colour map and scale, exports a figure in each format and the data as CSV, opens
 #    Preferences and the shortcuts window, and screenshots each.

@@ -5,7 +5,7 @@
 # 1. CLI figures: `export --figure lines --head 4` draws head 4 in head 4's colour (its
 #    legend said "Heads ■ 0" in head 0's colour before); `--metric` takes every metric the
 #    window offers (previous-token included).
-# 2. The window, under Xvfb with the scripted user (app/window/saccade-test-driver.c), on
+# 2. The window, under Xvfb with the scripted user (tests/app/window-driver.c), on
 #    app-fixture's database (runs 1-3; 6 query heads over 2 KV heads):
 #    - a run the window refuses to open (run 2, made unreadable: one head's shape edited) leaves
 #      the sidebar on the run shown, not on the refused one;

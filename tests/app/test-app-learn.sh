@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-app-learn.sh — the Learn page in a real X server (Xvfb): a scripted user
-# (app/window/saccade-test-driver.c) opens the page and checks the seed articles' numbers as
+# (tests/app/window-driver.c) opens the page and checks the seed articles' numbers as
 # the page shows them, then edits it as a user would.
 #
 # 1. Article 000 (the default): weights 0.736, 0.164, 0.100 (rows sum to 1); √d_k off: 0.936.

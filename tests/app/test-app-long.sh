@@ -4,7 +4,7 @@
 # the 4 x 6 fixture model (24 heads of 3,000 x 3,000: 864 MB as float, past what the window
 # holds whole, so its heads are read from the store on demand) and a short run after it.
 #
-# The scripted user (app/window/saccade-test-driver.c) selects the long run, opens a
+# The scripted user (tests/app/window-driver.c) selects the long run, opens a
 # previous-token head, changes layer, shows the Model, Lines, Rollout and Compare pages
 # and exports the heatmap; every screenshot and export must be a picture, not a blank,
 # no error may be shown, and what the window adds to its memory must stay well below the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-app-neuron.sh — the Learn page's "Inside the model" section in a real X server
-# (Xvfb): a scripted user (app/window/saccade-test-driver.c) captures a sentence, opens the
+# (Xvfb): a scripted user (tests/app/window-driver.c) captures a sentence, opens the
 # Learn page, picks layer 3, head 4, query 5 and checks the section's numbers against
 # `saccade neuron` on the same run (the same weights, to the table's 5 decimals), then the
 # head-wide line; screenshots in English and Simplified Chinese.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-app-prompt.sh — the window's prompt editor, end to end under Xvfb with the default
-# model (app/window/saccade-prompt-popover.c, driven by app/window/saccade-test-driver.c):
+# model (app/window/saccade-prompt-popover.c, driven by tests/app/window-driver.c):
 #  1. A two-line prompt typed in the editor's text view reaches the header bar's entry
 #     (and a line typed in the entry reaches the view); with "Generate 4 tokens" it is
 #     stored as one run whose text is the prompt's bytes then the generated pieces, and

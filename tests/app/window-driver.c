@@ -85,7 +85,7 @@
  *   expect-stall-below MS    ... and that the main loop never stalled that long
  *   heatmap-zoom Q0:Q1 K0:K1 zoom the Heatmap page onto those queries and keys
  *   memory LABEL             print the peak and current resident memory
- *                            (saccade-test-timing.c)
+ *                            (window-timing.c)
  *   sleep MS
  *   quit
  * Commands for the fixes of issue 11 (one block, fixes_command()):
