@@ -293,16 +293,12 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
 {
   const ScErasureResult *e = r->erasure;
   g_autofree SaccadeErasureSeries *se = g_new0 (SaccadeErasureSeries, e->n_curves);
+  g_autofree const char **names = g_new0 (const char *, e->n_curves);
   g_autofree char *title = NULL;
-  SaccadeErasureFigure f = { 0 };
-  bool never = false;
+  SaccadeErasureFigure f;
 
   for (int c = 0; c < e->n_curves; c++)
-    {
-      const ScErasureCurve *cv = &e->curves[c];
-      se[c] = (SaccadeErasureSeries) { sc_erase_ordering_name (cv->ordering), cv->p_target,
-                                       cv->fraction, cv->ordering == SC_ERASE_ORDER_RANDOM };
-    }
+    names[c] = sc_erase_ordering_name (e->curves[c].ordering);
   /* The sentence on one line, cut at 60 characters: the title sets the figure's width. */
   g_autofree char *text = g_utf8_make_valid (r->run.text != NULL ? r->run.text : "",
                                              (gssize) r->run.text_len);
@@ -315,11 +311,7 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
     }
   title = g_strdup_printf ("Erasure curves (%s, %s): “%s”", r->run.model_name,
                            e->kind == SC_ERASE_DROP ? "tokens dropped" : "tokens masked", text);
-  f.n_points = e->n_tokens;
-  f.n_series = e->n_curves;
-  f.series = se;
-  f.random_median = sc_erasure_random_median (e, &never);
-  f.title = title;
+  saccade_erasure_figure (e, names, title, se, &f);
   return saccade_figure_export_erasure (&f, path, error);
 }
 

@@ -390,6 +390,26 @@ erasure_text (GString *out, const SaccadeStudy *s, const char *const *labels, in
     }
 }
 
+void
+saccade_erasure_figure (const ScErasureResult *r, const char *const *names, const char *title,
+                        SaccadeErasureSeries *series, SaccadeErasureFigure *f)
+{
+  bool never = false;
+
+  for (int c = 0; c < r->n_curves; c++)
+    {
+      const ScErasureCurve *cv = &r->curves[c];
+      series[c] = (SaccadeErasureSeries) {
+        .name = names[c], .p_target = cv->p_target, .fraction = cv->fraction,
+        .random = cv->ordering == SC_ERASE_ORDER_RANDOM,
+      };
+    }
+  *f = (SaccadeErasureFigure) {
+    .n_points = r->n_tokens, .n_series = r->n_curves, .series = series,
+    .random_median = sc_erasure_random_median (r, &never), .title = title,
+  };
+}
+
 const SaccadeStudyOutputs saccade_erasure_outputs = {
   .kind = &sc_study_kind_erasure, .json = erasure_json, .text = erasure_text,
 };

@@ -17,6 +17,8 @@
 #include <json-glib/json-glib.h>
 
 #include "app/core/saccade-study.h"
+#include "engine/study/sc-erasure-study.h"
+#include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
 
@@ -47,6 +49,13 @@ char *saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *r
 
 /* An ablation effect's members (sc-study.h): delta_logp, tv, jsd, delta_loss, flip, top1. */
 void saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e);
+
+/* The erasure figure's data for @r (the window draws it, both faces export it): one series
+ * per curve, named @names[c] (the faces name them in their own words), into @series
+ * (r->n_curves entries, borrowed by @f), the median of the random orderings, @title. */
+void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
+                             const char *title, SaccadeErasureSeries *series,
+                             SaccadeErasureFigure *f);
 
 /* The outputs of each kind that has an outputs file (app/core/studies/saccade-*-outputs.c). */
 extern const SaccadeStudyOutputs saccade_layers_outputs;

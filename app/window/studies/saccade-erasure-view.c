@@ -9,6 +9,7 @@
 #include <glib/gi18n.h>
 
 #include "app/core/saccade-ablation.h"
+#include "app/core/studies/saccade-study-outputs.h"
 #include "app/window/pages/saccade-page.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -69,13 +70,8 @@ ordering_name (ScEraseOrdering o)
 static void
 erasure_figure (SaccadeErasureView *self, const char *title, SaccadeErasureFigure *f)
 {
-  const ScErasureResult *r = erasure (self);
-  bool never = false;
-
-  *f = (SaccadeErasureFigure) {
-    .n_points = r->n_tokens, .n_series = r->n_curves, .series = self->series,
-    .random_median = sc_erasure_random_median (r, &never), .title = title,
-  };
+  saccade_erasure_figure (erasure (self), (const char *const *) self->series_names, title,
+                          self->series, f);
 }
 
 static void
@@ -116,10 +112,6 @@ erasure_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyCo
           /* Translators: one random erasure order, by its seed's index. */
           ? g_strdup_printf (_("random #%d"), cv->seed_index)
           : g_strdup (ordering_name (cv->ordering));
-      self->series[c] = (SaccadeErasureSeries) {
-        .name = self->series_names[c], .p_target = cv->p_target, .fraction = cv->fraction,
-        .random = cv->ordering == SC_ERASE_ORDER_RANDOM,
-      };
     }
   gtk_widget_queue_draw (GTK_WIDGET (self->area));
 }
