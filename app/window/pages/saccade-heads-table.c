@@ -144,10 +144,14 @@ add_column (SaccadeHeadsTable *self, int col, const char *title)
   self->columns[col] = c;
 }
 
+/* A row activated (a click, Enter): "head-activated" with its head. */
 static void
 on_activate (GtkColumnView *view, guint position, SaccadeHeadsTable *self)
 {
-  saccade_heads_table_activate_row (self, position);
+  int layer, head;
+
+  if (saccade_heads_table_get_row (self, position, &layer, &head))
+    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
 }
 
 static void
@@ -258,13 +262,4 @@ saccade_heads_table_get_row (SaccadeHeadsTable *self, guint row, int *layer, int
   *layer = r->layer;
   *head = r->head;
   return TRUE;
-}
-
-void
-saccade_heads_table_activate_row (SaccadeHeadsTable *self, guint row)
-{
-  int layer, head;
-
-  if (saccade_heads_table_get_row (self, row, &layer, &head))
-    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
 }

@@ -28,11 +28,9 @@ void saccade_heads_table_set_run (SaccadeHeadsTable *self, SaccadeRun *run);
 gboolean saccade_heads_table_sort (SaccadeHeadsTable *self, const char *column_id,
                                    gboolean descending);
 
-/* The head shown in row @row of the sorted table; FALSE past the end. */
+/* The head shown in row @row of the table as it is sorted now (what a reader of the table
+ * sees at that row); FALSE past the end. */
 gboolean saccade_heads_table_get_row (SaccadeHeadsTable *self, guint row, int *layer,
                                       int *head);
-
-/* Emits "head-activated" for row @row, as a click on it does. */
-void saccade_heads_table_activate_row (SaccadeHeadsTable *self, guint row);
 
 G_END_DECLS
