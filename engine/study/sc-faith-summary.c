@@ -1,0 +1,250 @@
+/* sc-faith-summary.c — faithfulness over many sentences and over heads (sc-faithfulness.h):
+ * J&W's Table 2 summary of a file's studies (mean ± std of τ, the share with p < α, per
+ * source and per head, heads ranked by mean τ), and the head level — each head's attention
+ * statistic or its DLA against its ablation effect. The single-sentence study, its
+ * storage and its study kind are sc-faithfulness.c. */
+#include "study/sc-faithfulness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/sc-rank.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* Over sentences                                                                        */
+
+/* The running sums of one source or head. */
+typedef struct {
+  double tau_sum, tau_sq, rho_sum, topk_sum;
+  int n_tau, n_rho, n_sig, n_undef;
+} Acc;
+
+static void
+acc_add (Acc *a, const ScFaithAgreement *g)
+{
+  if (g->status != SC_OK || isnan (g->tau))
+    {
+      a->n_undef++;
+      return;
+    }
+  a->n_tau++;
+  a->tau_sum += g->tau;
+  a->tau_sq += g->tau * g->tau;
+  a->topk_sum += g->topk;
+  a->n_sig += g->tau_p < SC_FAITH_ALPHA;
+  if (!isnan (g->rho))
+    {
+      a->n_rho++;
+      a->rho_sum += g->rho;
+    }
+}
+
+/* The sum of squares is safe for the variance here (|τ| <= 1, tens to thousands of
+ * sentences); a negative rounding residue is clamped to 0. */
+static ScFaithSummary
+acc_summary (const Acc *a)
+{
+  ScFaithSummary s = { a->n_tau, a->n_undef, NAN, NAN, NAN, NAN, NAN };
+
+  if (a->n_tau >= 1)
+    {
+      s.tau_mean = a->tau_sum / a->n_tau;
+      s.share_significant = (double) a->n_sig / a->n_tau;
+      s.topk_mean = a->topk_sum / a->n_tau;
+    }
+  if (a->n_tau >= 2)
+    {
+      const double var = (a->tau_sq - a->n_tau * s.tau_mean * s.tau_mean) / (a->n_tau - 1);
+      s.tau_std = sqrt (var > 0 ? var : 0);
+    }
+  if (a->n_rho >= 1)
+    s.rho_mean = a->rho_sum / a->n_rho;
+  return s;
+}
+
+static int
+cmp_mean (const void *pa, const void *pb, const ScFaithSummary *heads)
+{
+  const int a = *(const int *) pa, b = *(const int *) pb;
+  const double va = heads[a].tau_mean, vb = heads[b].tau_mean;
+  return va < vb ? -1 : va > vb ? 1 : a - b;
+}
+
+/* qsort has no user pointer: a small insertion sort keeps this reentrant (L x H <= 4096²
+ * is bounded by the store's ceilings, and real models have hundreds of heads). */
+static void
+sort_heads (int *idx, int m, const ScFaithSummary *heads)
+{
+  for (int i = 1; i < m; i++)
+    {
+      int v = idx[i], j = i - 1;
+      while (j >= 0 && cmp_mean (&idx[j], &v, heads) > 0)
+        {
+          idx[j + 1] = idx[j];
+          j--;
+        }
+      idx[j + 1] = v;
+    }
+}
+
+ScStatus
+sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSummary **out,
+                    ScError *err)
+{
+  ScFaithFileSummary *s;
+  Acc src[SC_FAITH_N_SOURCES] = { { 0 } }, attn_grad = { 0 };
+  Acc *heads = NULL;
+  int *idx = NULL, m = 0, L, H;
+  size_t nh;
+
+  if (results == NULL || out == NULL || n < 1 || results[0] == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: nothing to summarise");
+  L = results[0]->n_layers;
+  H = results[0]->n_heads;
+  for (int i = 1; i < n; i++)
+    if (results[i] == NULL || results[i]->n_layers != L || results[i]->n_heads != H)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: sentence %d is missing or of "
+                           "another model shape", i);
+  nh = (size_t) L * H;
+  s = calloc (1, sizeof *s);
+  heads = calloc (nh, sizeof *heads);
+  idx = malloc (nh * sizeof *idx);
+  if (s == NULL || heads == NULL || idx == NULL || (s->heads = malloc (nh * sizeof *s->heads)) == NULL)
+    {
+      free (s);
+      free (heads);
+      free (idx);
+      return sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+    }
+  s->n_sentences = n;
+  s->n_layers = L;
+  s->n_heads = H;
+  for (int i = 0; i < n; i++)
+    {
+      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+        acc_add (&src[k], &results[i]->agree[k]);
+      acc_add (&attn_grad, &results[i]->attn_vs_grad);
+      for (size_t h = 0; h < nh; h++)
+        acc_add (&heads[h], &results[i]->heads[h]);
+    }
+  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+    s->source[k] = acc_summary (&src[k]);
+  s->attn_vs_grad = acc_summary (&attn_grad);
+  for (size_t h = 0; h < nh; h++)
+    {
+      s->heads[h] = acc_summary (&heads[h]);
+      if (!isnan (s->heads[h].tau_mean))
+        idx[m++] = (int) h;
+    }
+  s->best_head = s->median_head = -1;
+  if (m > 0)
+    {
+      sort_heads (idx, m, s->heads);
+      /* Best: the highest mean, the lowest index among equals (the sort is by mean, then
+       * index, so walk back over the run of equal maxima). */
+      int b = m - 1;
+      while (b > 0 && s->heads[idx[b - 1]].tau_mean == s->heads[idx[m - 1]].tau_mean)
+        b--;
+      s->best_head = idx[b];
+      s->median_head = idx[(m - 1) / 2];
+    }
+  free (heads);
+  free (idx);
+  *out = s;
+  return SC_OK;
+}
+
+void
+sc_faith_file_summary_free (ScFaithFileSummary *s)
+{
+  if (s == NULL)
+    return;
+  free (s->heads);
+  free (s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Head level                                                                            */
+
+ScStatus
+sc_faith_head_corr (const ScHeadSweepResult *sweep, const char *name, const double *per_head,
+                    ScFaithHeadCorr *out, ScError *err)
+{
+  double *x, *a, *b;
+  int nh, m = 0;
+  ScStatus st = SC_OK;
+
+  if (sweep == NULL || name == NULL || per_head == NULL || out == NULL || *name == '\0'
+      || strlen (name) >= SC_STORE_STUDY_NAME_MAX)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: bad head-level arguments");
+  nh = sweep->n_layers * sweep->n_heads;
+  memset (out, 0, sizeof *out);
+  snprintf (out->name, sizeof out->name, "%s", name);
+  x = malloc ((size_t) nh * sizeof *x);
+  a = malloc ((size_t) nh * sizeof *a);
+  b = malloc ((size_t) nh * sizeof *b);
+  if (x == NULL || a == NULL || b == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+      goto done;
+    }
+  for (int h = 0; h < nh; h++)
+    {
+      const ScEffect *e = &sweep->heads[h].next;
+      if (isnan (per_head[h]) || isnan (e->delta_logp) || isnan (e->tv))
+        continue;
+      x[m] = per_head[h];
+      a[m] = e->delta_logp;
+      b[m] = e->tv;
+      m++;
+    }
+  out->n_heads_used = m;
+  out->vs_delta_logp = out->vs_tv = (ScSpearman) { NAN, NAN, NAN, m - 2, SC_PVALUE_NONE };
+  out->status = SC_OK;
+  if (m < 2)
+    out->status = SC_ERR_RANGE;
+  else
+    {
+      ScStatus s1 = sc_spearman_rho (x, a, m, &out->vs_delta_logp, NULL);
+      ScStatus s2 = sc_spearman_rho (x, b, m, &out->vs_tv, NULL);
+      if (s1 == SC_ERR_NOMEM || s2 == SC_ERR_NOMEM)
+        st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+      if (s1 != SC_OK || s2 != SC_OK)
+        out->status = SC_ERR_RANGE; /* a constant vector: undefined, said by the NaNs */
+    }
+done:
+  free (x);
+  free (a);
+  free (b);
+  return st;
+}
+
+ScStatus
+sc_faith_head_level (const ScHeadSweepResult *sweep, const ScFaithResult *r,
+                     ScFaithHeadCorr out[SC_FAITH_N_HEAD_STATS], ScError *err)
+{
+  double *v;
+  int nh;
+  ScStatus st = SC_OK;
+
+  if (sweep == NULL || r == NULL || out == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: NULL argument");
+  if (sweep->n_layers != r->n_layers || sweep->n_heads != r->n_heads)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the head sweep has %d x %d "
+                         "heads, the study %d x %d", sweep->n_layers, sweep->n_heads,
+                         r->n_layers, r->n_heads);
+  nh = r->n_layers * r->n_heads;
+  if ((v = malloc ((size_t) nh * sizeof *v)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+  for (int k = 0; k < SC_FAITH_N_HEAD_STATS && st == SC_OK; k++)
+    {
+      for (int h = 0; h < nh; h++)
+        v[h] = sc_head_stats_get (&r->head_stats[h], SC_FAITH_HEAD_STATS[k]);
+      st = sc_faith_head_corr (sweep, sc_head_metric_id (SC_FAITH_HEAD_STATS[k]), v, &out[k],
+                               err);
+    }
+  free (v);
+  return st;
+}
