@@ -262,7 +262,7 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
   kind = study_params (o, q, &p, &params);
   r->mean = kind == &sc_study_kind_heads_mean;
   /* --gradient is never stored: the engine refuses it (issue 12), even over a stored study. */
-  r->study = saccade_cli_study_get (kind, params, model, &o->common, db_path, r->run.id,
+  r->study = saccade_cli_study_get (kind, params, model, &sm, &o->common, db_path, r->run.id,
                                     o->recompute || o->gradient, &r->warning, error);
   if (r->study == NULL)
     return FALSE;

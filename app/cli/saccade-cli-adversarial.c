@@ -301,7 +301,7 @@ adversarial (ScModel *model, const AdvOptions *o, const ScAdvParams *p, gint64 r
   Job job = { run_id, p };
   int rc;
 
-  out.a = saccade_cli_study_run (adversarial_func, &job, model, &o->common, db_path,
+  out.a = saccade_cli_study_run (adversarial_func, &job, model, NULL, &o->common, db_path,
                                  o->recompute, FALSE, &out.warning, &error);
   if (out.a == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));

@@ -311,8 +311,8 @@ attribute (ScModel *model, const AttrOptions *o, const ScAttrParams *p, gint64 r
   Job job = { run_id, p };
   int rc;
 
-  out.a = saccade_cli_study_run (attribute_func, &job, model, &o->common, db_path, o->recompute,
-                                 FALSE, &out.warning, &error);
+  out.a = saccade_cli_study_run (attribute_func, &job, model, NULL, &o->common, db_path,
+                                 o->recompute, FALSE, &out.warning, &error);
   if (out.a == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   out.labels = saccade_token_labels_for_store (out.a->tokens, (gsize) out.a->n_tokens);

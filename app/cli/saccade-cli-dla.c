@@ -147,7 +147,7 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
                    saccade_cli_model_path (&o->common), hex);
       return FALSE;
     }
-  r->study = saccade_cli_study_get (&sc_study_kind_dla, &params, model, &o->common, db_path,
+  r->study = saccade_cli_study_get (&sc_study_kind_dla, &params, model, &sm, &o->common, db_path,
                                     r->run.id, o->recompute, &r->warning, error);
   if (r->study == NULL)
     return FALSE;

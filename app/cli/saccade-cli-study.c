@@ -11,15 +11,18 @@
 
 gpointer
 saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
-                       const SaccadeCliCommon *common, const char *db_path, gboolean recompute,
-                       gboolean lookup_first, char **warning, GError **error)
+                       const ScStoreModel *ident, const SaccadeCliCommon *common,
+                       const char *db_path, gboolean recompute, gboolean lookup_first,
+                       char **warning, GError **error)
 {
   SaccadeCliSession cs = { 0 };
   ScStoreModel sm;
   ScError err = { 0 };
   gpointer result;
 
-  if (sc_store_model_identify (model, saccade_cli_model_path (common), &sm, &err) != SC_OK)
+  if (ident != NULL)
+    sm = *ident;
+  else if (sc_store_model_identify (model, saccade_cli_model_path (common), &sm, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
       return NULL;
@@ -51,13 +54,14 @@ saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
 
 SaccadeStudy *
 saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
-                       const SaccadeCliCommon *common, const char *db_path, gint64 run_id,
-                       gboolean recompute, char **warning, GError **error)
+                       const ScStoreModel *ident, const SaccadeCliCommon *common,
+                       const char *db_path, gint64 run_id, gboolean recompute, char **warning,
+                       GError **error)
 {
   SaccadeStudyGetData d = { kind, params, run_id };
 
-  return saccade_cli_study_run (saccade_study_get_func, &d, model, common, db_path, recompute, TRUE, warning,
-                                error);
+  return saccade_cli_study_run (saccade_study_get_func, &d, model, ident, common, db_path,
+                                recompute, TRUE, warning, error);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -102,6 +106,8 @@ saccade_cmd_study (int argc, char **argv)
   g_auto (GStrv) labels = NULL;
   g_autofree char *warning = NULL;
   ScStoreStudyData *stored = NULL;
+  ScStoreModel sm;
+  ScError err = { 0 };
   ScModel *model = NULL;
   gint64 run_id = 0;
   const GOptionEntry fixed[] = {
@@ -165,7 +171,6 @@ saccade_cmd_study (int argc, char **argv)
       const ScStudyOption *o = &kind->options[i];
       g_autofree char *id_text = NULL;
       const char *value = values[i];
-      ScError err = { 0 };
       if (value == NULL)
         continue;
       if (o->type == SC_STUDY_OPTION_TOKEN)
@@ -189,21 +194,17 @@ saccade_cmd_study (int argc, char **argv)
           goto out;
         }
     }
-  {
-    ScStoreModel sm;
-    ScError err = { 0 };
-    if (sc_store_model_identify (model, saccade_cli_model_path (&common), &sm, &err) != SC_OK
-        || (run = saccade_study_read_run_at (db_path, &sm, sc_model_info (model), run_id,
-                                             &error)) == NULL)
-      {
-        if (error == NULL)
-          saccade_set_error_from_sc (&error, &err);
-        rc = saccade_cli_fail (g_steal_pointer (&error));
-        goto out;
-      }
-  }
-  s = saccade_cli_study_get (kind, params, model, &common, db_path, run_id, recompute, &warning,
-                             &error);
+  if (sc_store_model_identify (model, saccade_cli_model_path (&common), &sm, &err) != SC_OK
+      || (run = saccade_study_read_run_at (db_path, &sm, sc_model_info (model), run_id,
+                                           &error)) == NULL)
+    {
+      if (error == NULL)
+        saccade_set_error_from_sc (&error, &err);
+      rc = saccade_cli_fail (g_steal_pointer (&error));
+      goto out;
+    }
+  s = saccade_cli_study_get (kind, params, model, &sm, &common, db_path, run_id, recompute,
+                             &warning, &error);
   if (s == NULL)
     {
       rc = saccade_cli_fail (g_steal_pointer (&error));

@@ -17,20 +17,22 @@ G_BEGIN_DECLS
  * defaults) on @model (loaded from saccade_cli_model_path (@common)): the stored study
  * unless @recompute, else computed on a session of @common's backend and stored; a failure
  * to store is put in *@warning (may be NULL; caller frees) and the result still returned.
+ * @ident: the model file's identity when the verb has it already (hashing the file is the
+ * slow part of identifying it), else NULL: identified here.
  * Errors: those of saccade_study_get(), and of identifying the model file or opening the
  * session. */
 SaccadeStudy *saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
-                                     const SaccadeCliCommon *common, const char *db_path,
-                                     gint64 run_id, gboolean recompute, char **warning,
-                                     GError **error);
+                                     const ScStoreModel *ident, const SaccadeCliCommon *common,
+                                     const char *db_path, gint64 run_id, gboolean recompute,
+                                     char **warning, GError **error);
 
 /* @func on @model for a verb: a session of @common's backend opened for the call (unless
  * @lookup_first and the result is stored: @func is first asked with STORED_ONLY and no
  * session, and only a G_IO_ERROR_NOT_FOUND opens one), RECOMPUTE when @recompute, the
  * progress bar on a terminal. Returns @func's result, or NULL with @error. */
 gpointer saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
-                                const SaccadeCliCommon *common, const char *db_path,
-                                gboolean recompute, gboolean lookup_first, char **warning,
-                                GError **error);
+                                const ScStoreModel *ident, const SaccadeCliCommon *common,
+                                const char *db_path, gboolean recompute, gboolean lookup_first,
+                                char **warning, GError **error);
 
 G_END_DECLS
