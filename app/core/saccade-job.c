@@ -150,6 +150,14 @@ job_run_async (gpointer source_object, GCancellable *cancellable, gpointer sourc
 }
 
 void
+saccade_job_cancel_clear (GCancellable **cancellable)
+{
+  if (*cancellable != NULL)
+    g_cancellable_cancel (*cancellable);
+  g_clear_object (cancellable);
+}
+
+void
 saccade_job_run_async (gpointer source_object, GCancellable *cancellable, gpointer source_tag,
                        const char *name, SaccadeJobFunc func, gpointer data,
                        GDestroyNotify data_free, GDestroyNotify result_free,

@@ -75,6 +75,10 @@ void saccade_job_run_steps_async (gpointer source_object, GCancellable *cancella
                                   gpointer progress_data, GAsyncReadyCallback callback,
                                   gpointer user_data);
 
+/* Cancels *@cancellable (a job's, may be NULL) and drops the caller's reference: the job
+ * it stood for is stopped and forgotten (its callback sees G_IO_ERROR_CANCELLED). */
+void saccade_job_cancel_clear (GCancellable **cancellable);
+
 /* The result (the caller's), or NULL with @error set. */
 gpointer saccade_job_finish (GAsyncResult *result, gpointer source_tag, GError **error);
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "app/core/saccade-error.h"
+#include "app/core/saccade-job.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 #include "app/window/pages/saccade-pages.h"
@@ -258,9 +259,7 @@ saccade_window_set_model_path (SaccadeWindow *self, const char *new_path)
 
   g_return_if_fail (new_path != NULL);
 
-  if (self->model_cancellable != NULL)
-    g_cancellable_cancel (self->model_cancellable);
-  g_clear_object (&self->model_cancellable);
+  saccade_job_cancel_clear (&self->model_cancellable);
   g_clear_object (&self->model);
   pages_set_model (self);
   g_clear_error (&self->model_error);

@@ -46,7 +46,7 @@ struct _SaccadeAblationTable
 {
   GtkWidget parent_instance;
 
-  GtkScrolledWindow *scroller; /* owned: the only child */
+  GtkWidget *scroller;          /* owned: the only child */
   GtkColumnView *view;         /* borrowed: the scroller's child */
   GListStore *rows;            /* owned: SaccadeAblationRow, ranked */
 };
@@ -150,7 +150,7 @@ saccade_ablation_table_dispose (GObject *object)
 {
   SaccadeAblationTable *self = SACCADE_ABLATION_TABLE (object);
 
-  g_clear_pointer ((GtkWidget **) &self->scroller, gtk_widget_unparent);
+  g_clear_pointer (&self->scroller, gtk_widget_unparent);
   self->view = NULL;
   g_clear_object (&self->rows);
   G_OBJECT_CLASS (saccade_ablation_table_parent_class)->dispose (object);
@@ -160,10 +160,8 @@ static void
 saccade_ablation_table_class_init (SaccadeAblationTableClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = saccade_ablation_table_dispose;
-  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
   signals[SIGNAL_HEAD_ACTIVATED] =
-    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                  NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+    saccade_page_table_class_init (GTK_WIDGET_CLASS (klass), "ablationtable");
 }
 
 static void
@@ -179,7 +177,8 @@ saccade_ablation_table_init (SaccadeAblationTable *self)
   /* Translators: the column marking heads whose ablation changed the top-1. */
   titles[2 + N_METRICS] = _("Flip");
   self->rows = g_list_store_new (SACCADE_TYPE_ABLATION_ROW);
-  self->view = saccade_page_table_new (G_LIST_MODEL (self->rows), &sorted);
+  self->view = saccade_page_table_new (GTK_WIDGET (self), G_LIST_MODEL (self->rows), &sorted,
+                                       &self->scroller);
   for (gsize c = 0; c < G_N_ELEMENTS (titles); c++)
     {
       GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
@@ -192,8 +191,6 @@ saccade_ablation_table_init (SaccadeAblationTable *self)
       g_object_unref (column);
     }
   g_signal_connect (self->view, "activate", G_CALLBACK (row_activated), self);
-  self->scroller = GTK_SCROLLED_WINDOW (gtk_scrolled_window_new ());
-  gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
-  gtk_scrolled_window_set_child (self->scroller, GTK_WIDGET (self->view));
-  gtk_widget_set_parent (GTK_WIDGET (self->scroller), GTK_WIDGET (self));
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
 }

@@ -572,9 +572,7 @@ saccade_compare_models_free (SaccadeCompareModels *v)
 {
   if (v == NULL)
     return;
-  if (v->cancel != NULL)
-    g_cancellable_cancel (v->cancel);
-  g_clear_object (&v->cancel);
+  saccade_job_cancel_clear (&v->cancel);
   g_signal_handlers_disconnect_by_data (v->colour_dd, v);
   gtk_drawing_area_set_draw_func (v->area, NULL, NULL, NULL);
   g_object_unref (v->box);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-job.h"
 #include "app/window/pages/saccade-compare-models.h"
 #include "app/window/pages/saccade-distance-task.h"
 #include "engine/analysis/sc-head-distance.h"
@@ -460,8 +461,8 @@ saccade_compare_page_dup_figure_title (SaccadePage *page)
     return g_strdup ("");
   quote = saccade_page_dup_quoted_text (run);
   if (g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), "matrix") == 0)
-    /* Translators: the distance matrix's title. */
-    return g_strdup_printf (_("Head distance (JSD) · %s · %s"), run->model_name, quote);
+    /* Translators: the distance matrix's title begins so. */
+    return saccade_page_dup_run_title (page, _("Head distance (JSD)"));
   /* Translators: the difference map's title: "L5.H2 − L7.H1 · “The cat…”". */
   return g_strdup_printf (_("L%d.H%d − L%d.H%d · %s"),
                           (int) gtk_adjustment_get_value (self->side[0].layer),
@@ -622,9 +623,7 @@ saccade_compare_page_dispose (GObject *object)
       g_clear_object (&self->side[s].loading);
       g_clear_pointer (&self->side[s].run, saccade_run_unref);
     }
-  if (self->matrix_cancel != NULL)
-    g_cancellable_cancel (self->matrix_cancel);
-  g_clear_object (&self->matrix_cancel);
+  saccade_job_cancel_clear (&self->matrix_cancel);
   g_clear_pointer (&self->models, saccade_compare_models_free);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_COMPARE_PAGE);
   G_OBJECT_CLASS (saccade_compare_page_parent_class)->dispose (object);
@@ -676,22 +675,23 @@ saccade_compare_page_class_init (SaccadeComparePageClass *klass)
   CHILD (matrix_progress);
   CHILD (matrix_view);
 #undef CHILD
-  gtk_widget_class_bind_template_child_full (widget_class, "run_a", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[0].run_dd));
-  gtk_widget_class_bind_template_child_full (widget_class, "run_b", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[1].run_dd));
-  gtk_widget_class_bind_template_child_full (widget_class, "layer_a", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[0].layer));
-  gtk_widget_class_bind_template_child_full (widget_class, "head_a", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[0].head));
-  gtk_widget_class_bind_template_child_full (widget_class, "layer_b", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[1].layer));
-  gtk_widget_class_bind_template_child_full (widget_class, "head_b", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[1].head));
-  gtk_widget_class_bind_template_child_full (widget_class, "view_a", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[0].view));
-  gtk_widget_class_bind_template_child_full (widget_class, "view_b", FALSE,
-                                             G_STRUCT_OFFSET (SaccadeComparePage, side[1].view));
+  /* Each side's widgets, side[0] from "run_a" … "view_a", side[1] from "run_b" … "view_b". */
+  static const char *const names[][4] = { { "run_a", "layer_a", "head_a", "view_a" },
+                                           { "run_b", "layer_b", "head_b", "view_b" } };
+  G_STATIC_ASSERT (G_N_ELEMENTS (names) == G_N_ELEMENTS (((SaccadeComparePage *) NULL)->side));
+  for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      gssize side = G_STRUCT_OFFSET (SaccadeComparePage, side) + (gssize) (k * sizeof (Side));
+
+      gtk_widget_class_bind_template_child_full (widget_class, names[k][0], FALSE,
+                                                 side + G_STRUCT_OFFSET (Side, run_dd));
+      gtk_widget_class_bind_template_child_full (widget_class, names[k][1], FALSE,
+                                                 side + G_STRUCT_OFFSET (Side, layer));
+      gtk_widget_class_bind_template_child_full (widget_class, names[k][2], FALSE,
+                                                 side + G_STRUCT_OFFSET (Side, head));
+      gtk_widget_class_bind_template_child_full (widget_class, names[k][3], FALSE,
+                                                 side + G_STRUCT_OFFSET (Side, view));
+    }
 }
 
 static void

@@ -171,18 +171,15 @@ saccade_heads_table_class_init (SaccadeHeadsTableClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = saccade_heads_table_dispose;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
-  gtk_widget_class_set_css_name (widget_class, "headstable");
-  signals[SIGNAL_HEAD_ACTIVATED] =
-    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+  signals[SIGNAL_HEAD_ACTIVATED] = saccade_page_table_class_init (widget_class, "headstable");
 }
 
 static void
 saccade_heads_table_init (SaccadeHeadsTable *self)
 {
   self->rows = g_list_store_new (SACCADE_TYPE_HEAD_ROW);
-  self->view = saccade_page_table_new (G_LIST_MODEL (self->rows), &self->sorted);
+  self->view = saccade_page_table_new (GTK_WIDGET (self), G_LIST_MODEL (self->rows),
+                                       &self->sorted, &self->scrolled);
 
   /* Translators: heads table columns. */
   add_column (self, COL_LAYER, _("Layer"));
@@ -192,12 +189,6 @@ saccade_heads_table_init (SaccadeHeadsTable *self)
     add_column (self, COL_METRIC0 + m, saccade_metric_short_name ((SaccadeMetric) m));
   add_column (self, COL_TOP, _("Last top key"));
   g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
-
-  self->scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), GTK_WIDGET (self->view));
-  gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
-  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
 }
 
 GtkWidget *

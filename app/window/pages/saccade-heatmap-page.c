@@ -17,6 +17,7 @@
 #include <glib/gi18n.h>
 
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-job.h"
 #include "ui/figures/saccade-lod.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 
@@ -230,9 +231,7 @@ refresh (SaccadeHeatmapPage *self)
   if (run != NULL && !run->resident && run == self->exact_run && layer == self->exact_layer
       && head == self->exact_head)
     return; /* shown already, exactly (the page was shown again) */
-  if (self->head_job != NULL)
-    g_cancellable_cancel (self->head_job);
-  g_clear_object (&self->head_job);
+  saccade_job_cancel_clear (&self->head_job);
   self->exact_run = NULL;
   if (run == NULL)
     {
@@ -398,10 +397,9 @@ sync_scale_buttons (SaccadeHeatmapPage *self)
 }
 
 static void
-settings_changed (SaccadeHeatmapPage *self, const char *key)
+settings_changed (SaccadePage *page, const char *key, const char *value)
 {
-  GSettings *settings = saccade_page_get_settings (SACCADE_PAGE (self));
-  g_autofree char *value = g_settings_get_string (settings, key);
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (page);
 
   self->updating = TRUE;
   if (g_str_equal (key, "colormap"))
@@ -444,6 +442,7 @@ scale_toggled (SaccadeHeatmapPage *self)
 static void
 saccade_heatmap_page_constructed (GObject *object)
 {
+  static const char *const followed[] = { "colormap", "scale", NULL };
   SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
   GSettings *settings;
   g_autoptr (GtkStringList) maps = gtk_string_list_new (NULL);
@@ -457,12 +456,7 @@ saccade_heatmap_page_constructed (GObject *object)
     gtk_string_list_append (maps, saccade_colormap_name ((SaccadeColormap) i));
   gtk_drop_down_set_model (self->colormap_dropdown, G_LIST_MODEL (maps));
 
-  settings_changed (self, "colormap");
-  settings_changed (self, "scale");
-  g_signal_connect_object (settings, "changed::colormap", G_CALLBACK (settings_changed), self,
-                           G_CONNECT_SWAPPED);
-  g_signal_connect_object (settings, "changed::scale", G_CALLBACK (settings_changed), self,
-                           G_CONNECT_SWAPPED);
+  saccade_page_follow_settings (SACCADE_PAGE (self), followed, settings_changed);
   g_signal_connect_swapped (self->colormap_dropdown, "notify::selected",
                             G_CALLBACK (colormap_selected), self);
   g_signal_connect_swapped (self->log_button, "toggled", G_CALLBACK (scale_toggled), self);
@@ -492,9 +486,7 @@ saccade_heatmap_page_dispose (GObject *object)
 {
   SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
 
-  if (self->head_job != NULL)
-    g_cancellable_cancel (self->head_job);
-  g_clear_object (&self->head_job);
+  saccade_job_cancel_clear (&self->head_job);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_HEATMAP_PAGE);
   G_OBJECT_CLASS (saccade_heatmap_page_parent_class)->dispose (object);
 }

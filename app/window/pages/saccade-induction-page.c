@@ -22,6 +22,7 @@
 #include <glib/gi18n.h>
 
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-job.h"
 #include "app/window/pages/saccade-induction-table.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 #include "ui/widgets/saccade-loss-view.h"
@@ -157,12 +158,8 @@ show_result (SaccadeInductionPage *self)
 static void
 reset (SaccadeInductionPage *self)
 {
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->capture != NULL)
-    g_cancellable_cancel (self->capture);
-  g_clear_object (&self->capture);
+  saccade_job_cancel_clear (&self->job);
+  saccade_job_cancel_clear (&self->capture);
   g_clear_pointer (&self->result, saccade_induction_free);
   g_clear_pointer (&self->result_db, g_free);
   self->seq_run = 0;
@@ -449,12 +446,8 @@ saccade_induction_page_dispose (GObject *object)
 {
   SaccadeInductionPage *self = SACCADE_INDUCTION_PAGE (object);
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->capture != NULL)
-    g_cancellable_cancel (self->capture);
-  g_clear_object (&self->capture);
+  saccade_job_cancel_clear (&self->job);
+  saccade_job_cancel_clear (&self->capture);
   g_clear_pointer (&self->result, saccade_induction_free);
   g_clear_pointer (&self->model_name, g_free);
   g_clear_pointer (&self->result_db, g_free);

@@ -119,18 +119,15 @@ saccade_induction_table_class_init (SaccadeInductionTableClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = saccade_induction_table_dispose;
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
-  gtk_widget_class_set_css_name (widget_class, "inductiontable");
-  signals[SIGNAL_HEAD_ACTIVATED] =
-    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+  signals[SIGNAL_HEAD_ACTIVATED] = saccade_page_table_class_init (widget_class, "inductiontable");
 }
 
 static void
 saccade_induction_table_init (SaccadeInductionTable *self)
 {
   self->rows = g_list_store_new (SACCADE_TYPE_INDUCTION_ROW);
-  self->view = saccade_page_table_new (G_LIST_MODEL (self->rows), &self->sorted);
+  self->view = saccade_page_table_new (GTK_WIDGET (self), G_LIST_MODEL (self->rows),
+                                       &self->sorted, &self->scrolled);
 
   /* Translators: induction table columns (docs/metrics.md defines the scores). */
   add_column (self, COL_RANK, _("Rank"));
@@ -141,12 +138,6 @@ saccade_induction_table_init (SaccadeInductionTable *self)
   add_column (self, COL_PREVIOUS, _("Previous"));
   add_column (self, COL_COPYING, _("Copying"));
   g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
-
-  self->scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->scrolled), GTK_WIDGET (self->view));
-  gtk_widget_set_parent (self->scrolled, GTK_WIDGET (self));
-  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
-  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
 }
 
 GtkWidget *

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-job.h"
 #include "ui/figures/saccade-figure-lines.h"
 #include "ui/widgets/saccade-lines-view.h"
 
@@ -349,9 +350,7 @@ start_choosing (SaccadeLinesPage *self)
   g_autoptr (GTask) task = NULL;
   ChooseJob *j;
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
+  saccade_job_cancel_clear (&self->job);
   if (run == NULL)
     {
       lines_push_view (self);
@@ -569,9 +568,7 @@ saccade_lines_page_dispose (GObject *object)
 {
   SaccadeLinesPage *self = SACCADE_LINES_PAGE (object);
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
+  saccade_job_cancel_clear (&self->job);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_LINES_PAGE);
   G_OBJECT_CLASS (saccade_lines_page_parent_class)->dispose (object);
 }

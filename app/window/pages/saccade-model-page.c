@@ -46,16 +46,12 @@ selected_metric (SaccadeModelPage *self)
 static char *
 saccade_model_page_dup_figure_title (SaccadePage *page)
 {
-  SaccadeRun *run = saccade_page_get_run (page);
-  g_autofree char *quote = NULL;
+  g_autofree char *what = NULL;
 
-  if (run == NULL)
-    return g_strdup ("");
-  quote = saccade_page_dup_quoted_text (run);
-  /* Translators: the model grid's title: the metric, the model, the sentence. */
-  return g_strdup_printf (_("%s of every head · %s · %s"),
-                          saccade_metric_name (selected_metric (SACCADE_MODEL_PAGE (page))),
-                          run->model_name, quote);
+  /* Translators: the model grid's title begins with the metric: "Entropy of every head". */
+  what = g_strdup_printf (_("%s of every head"),
+                          saccade_metric_name (selected_metric (SACCADE_MODEL_PAGE (page))));
+  return saccade_page_dup_run_title (page, what);
 }
 
 static void
@@ -207,10 +203,9 @@ saccade_model_page_export_csv (SaccadePage *page, const char *path, GError **err
 /* Settings: metric and colour map                                                       */
 
 static void
-settings_changed (SaccadeModelPage *self, const char *key)
+settings_changed (SaccadePage *page, const char *key, const char *value)
 {
-  GSettings *settings = saccade_page_get_settings (SACCADE_PAGE (self));
-  g_autofree char *value = g_settings_get_string (settings, key);
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
 
   self->updating = TRUE;
   if (g_str_equal (key, "colormap"))
@@ -243,6 +238,7 @@ metric_selected (SaccadeModelPage *self)
 static void
 saccade_model_page_constructed (GObject *object)
 {
+  static const char *const followed[] = { "colormap", "metric", NULL };
   SaccadeModelPage *self = SACCADE_MODEL_PAGE (object);
   GSettings *settings;
   g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
@@ -256,12 +252,7 @@ saccade_model_page_constructed (GObject *object)
     gtk_string_list_append (names, saccade_metric_name ((SaccadeMetric) i));
   gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (names));
 
-  settings_changed (self, "colormap");
-  settings_changed (self, "metric");
-  g_signal_connect_object (settings, "changed::colormap", G_CALLBACK (settings_changed), self,
-                           G_CONNECT_SWAPPED);
-  g_signal_connect_object (settings, "changed::metric", G_CALLBACK (settings_changed), self,
-                           G_CONNECT_SWAPPED);
+  saccade_page_follow_settings (SACCADE_PAGE (self), followed, settings_changed);
   g_signal_connect_swapped (self->metric_dropdown, "notify::selected",
                             G_CALLBACK (metric_selected), self);
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "app/core/saccade-format.h"
+#include "app/core/saccade-job.h"
 #include "app/core/saccade-neuron.h"
 #include "ui/figures/saccade-colormap.h"
 
@@ -182,9 +183,7 @@ recompute (SaccadeNeuronView *self)
 {
   if (self->picking)
     return;
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
+  saccade_job_cancel_clear (&self->cancellable);
   g_clear_pointer (&self->nv, saccade_neuron_free);
   show_query (self);
   /* Not on screen (another page is shown): the window switches runs without paying for a
@@ -303,9 +302,7 @@ saccade_neuron_view_dispose (GObject *object)
 {
   SaccadeNeuronView *self = SACCADE_NEURON_VIEW (object);
 
-  if (self->cancellable != NULL)
-    g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
+  saccade_job_cancel_clear (&self->cancellable);
   g_clear_object (&self->model);
   g_clear_pointer (&self->run, saccade_run_unref);
   g_clear_pointer (&self->nv, saccade_neuron_free);

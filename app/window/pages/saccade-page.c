@@ -9,6 +9,8 @@
 
 #include "app/window/pages/saccade-page.h"
 
+#include <glib/gi18n.h>
+
 typedef struct
 {
   /* Owned */
@@ -16,6 +18,8 @@ typedef struct
   char *title;
   char *icon_name;
   GSettings *settings;
+  GStrv followed;     /* the settings keys the subclass follows, or NULL */
+  SaccadePageSettingFunc follow;
   SaccadeRun *run;    /* the run shown, or NULL */
   char *db_path;      /* the window's database, or NULL */
   GListModel *runs;   /* its runs (SaccadeRunItem), or NULL */
@@ -214,6 +218,34 @@ saccade_page_get_settings (SaccadePage *self)
 
   g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
   return priv->settings;
+}
+
+static void
+followed_changed (SaccadePage *self, const char *key, GSettings *settings)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+  g_autofree char *value = NULL;
+
+  if (priv->followed == NULL || !g_strv_contains ((const char *const *) priv->followed, key))
+    return;
+  value = g_settings_get_string (settings, key);
+  priv->follow (self, key, value);
+}
+
+void
+saccade_page_follow_settings (SaccadePage *self, const char *const *keys,
+                              SaccadePageSettingFunc changed)
+{
+  SaccadePagePrivate *priv = saccade_page_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_PAGE (self) && priv->settings != NULL);
+  g_return_if_fail (priv->followed == NULL);
+  priv->followed = g_strdupv ((char **) keys);
+  priv->follow = changed;
+  for (guint i = 0; keys[i] != NULL; i++)
+    followed_changed (self, keys[i], priv->settings);
+  g_signal_connect_object (priv->settings, "changed", G_CALLBACK (followed_changed), self,
+                           G_CONNECT_SWAPPED);
 }
 
 SaccadeRun *
@@ -437,6 +469,19 @@ saccade_page_dup_quoted_text (SaccadeRun *run)
                           run->text);
 }
 
+char *
+saccade_page_dup_run_title (SaccadePage *self, const char *what)
+{
+  SaccadeRun *run = saccade_page_get_run (self);
+  g_autofree char *quote = NULL;
+
+  if (run == NULL)
+    return g_strdup ("");
+  quote = saccade_page_dup_quoted_text (run);
+  /* Translators: a figure's title: what it shows, the model, the sentence in quotes. */
+  return g_strdup_printf (_("%s · %s · %s"), what, run->model_name, quote);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* GObject                                                                               */
 
@@ -456,6 +501,7 @@ saccade_page_dispose (GObject *object)
   g_clear_object (&priv->model);
   g_clear_pointer (&priv->db_path, g_free);
   g_clear_object (&priv->settings);
+  g_clear_pointer (&priv->followed, g_strfreev);
   G_OBJECT_CLASS (saccade_page_parent_class)->dispose (object);
 }
 
@@ -596,7 +642,8 @@ saccade_page_init (SaccadePage *self)
 }
 
 GtkColumnView *
-saccade_page_table_new (GListModel *rows, GtkSortListModel **sorted)
+saccade_page_table_new (GtkWidget *table, GListModel *rows, GtkSortListModel **sorted,
+                        GtkWidget **scrolled)
 {
   GtkColumnView *view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
   GtkSingleSelection *selection;
@@ -610,7 +657,22 @@ saccade_page_table_new (GListModel *rows, GtkSortListModel **sorted)
   gtk_column_view_set_single_click_activate (view, TRUE);
   gtk_column_view_set_show_column_separators (view, TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (view), "data-table");
+
+  *scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (*scrolled), GTK_WIDGET (view));
+  gtk_widget_set_parent (*scrolled, table);
+  gtk_widget_set_hexpand (table, TRUE);
+  gtk_widget_set_vexpand (table, TRUE);
   return view;
+}
+
+guint
+saccade_page_table_class_init (GtkWidgetClass *widget_class, const char *css_name)
+{
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, css_name);
+  return g_signal_new ("head-activated", G_TYPE_FROM_CLASS (widget_class), G_SIGNAL_RUN_LAST,
+                       0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
 }
 
 void

@@ -72,6 +72,12 @@ const char *saccade_page_get_icon_name (SaccadePage *self);
 void saccade_page_set_icon_name (SaccadePage *self, const char *icon_name);
 /* Borrowed; NULL only before construction ends. */
 GSettings *saccade_page_get_settings (SaccadePage *self);
+/* Follows the window's settings @keys (string keys, NULL-terminated): @changed runs with each
+ * key's value now and again whenever one of them changes. Once per page, after
+ * construction (the settings are a construct property). */
+typedef void (*SaccadePageSettingFunc) (SaccadePage *self, const char *key, const char *value);
+void saccade_page_follow_settings (SaccadePage *self, const char *const *keys,
+                                   SaccadePageSettingFunc changed);
 
 /* The capture database the window shows (@db_path, copied) and its runs (@runs, a list of
  * SaccadeRunItem, referenced): what a page that loads other runs (Compare) reads. The
@@ -120,11 +126,19 @@ void saccade_page_figure_style (GtkWidget *widget, SaccadeFigureStyle *style);
 
 /* For subclasses' titles: the run's text in quotes, cut to a title's length. Caller frees. */
 char *saccade_page_dup_quoted_text (SaccadeRun *run);
+/* The figure title "@what · model · “text”" of the page's run ("" without one); caller frees. */
+char *saccade_page_dup_run_title (SaccadePage *self, const char *what);
 
 /* A sortable table over @rows (a GListModel of row objects; borrowed, referenced): a
  * GtkColumnView whose header clicks sort through a GtkSortListModel (returned in *@sorted,
  * owned by the view's model), one click activates a row, column separators and the
- * "data-table" style. The pages' tables (heads, induction) add their columns to it. */
-GtkColumnView *saccade_page_table_new (GListModel *rows, GtkSortListModel **sorted);
+ * "data-table" style, in a scrolled window that fills @table (returned in *@scrolled: the
+ * table's only child, unparented in its dispose). The pages' tables (heads, induction) are
+ * such widgets and add their columns to it. */
+GtkColumnView *saccade_page_table_new (GtkWidget *table, GListModel *rows,
+                                       GtkSortListModel **sorted, GtkWidget **scrolled);
+/* For such a table's class: a bin layout, @css_name, and a "head-activated" signal
+ * (int layer, int head) whose id is returned. */
+guint saccade_page_table_class_init (GtkWidgetClass *widget_class, const char *css_name);
 
 G_END_DECLS

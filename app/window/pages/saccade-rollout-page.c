@@ -19,6 +19,7 @@
 
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-job.h"
 #include "engine/analysis/sc-rollout.h"
 #include "ui/widgets/saccade-bars-view.h"
 #include "ui/widgets/saccade-heatmap-view.h"
@@ -163,9 +164,7 @@ start_job (SaccadeRolloutPage *self)
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
   g_autoptr (GTask) task = NULL;
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
+  saccade_job_cancel_clear (&self->job);
   if (run == NULL)
     return;
   if (!run->resident)
@@ -212,14 +211,8 @@ bars_selected (SaccadeRolloutPage *self)
 static char *
 saccade_rollout_page_dup_figure_title (SaccadePage *page)
 {
-  SaccadeRun *run = saccade_page_get_run (page);
-  g_autofree char *quote = NULL;
-
-  if (run == NULL)
-    return g_strdup ("");
-  quote = saccade_page_dup_quoted_text (run);
-  /* Translators: the rollout map's title. */
-  return g_strdup_printf (_("Attention rollout · %s · %s"), run->model_name, quote);
+  /* Translators: the rollout map's title begins so. */
+  return saccade_page_dup_run_title (page, _("Attention rollout"));
 }
 
 static gboolean
@@ -285,9 +278,7 @@ saccade_rollout_page_dispose (GObject *object)
 {
   SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (object);
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
+  saccade_job_cancel_clear (&self->job);
   g_clear_pointer (&self->result, rollout_result_free);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ROLLOUT_PAGE);
   G_OBJECT_CLASS (saccade_rollout_page_parent_class)->dispose (object);

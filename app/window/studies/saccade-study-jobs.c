@@ -9,6 +9,8 @@
 
 #include "app/window/studies/saccade-study-jobs.h"
 
+#include "app/core/saccade-job.h"
+
 struct _SaccadeStudyJobs
 {
   GObject parent_instance;
@@ -151,13 +153,9 @@ saccade_study_jobs_stop (SaccadeStudyJobs *self)
   const gboolean had_job = self->job != NULL, had_lookups = self->lookups > 0;
 
   g_return_if_fail (SACCADE_IS_STUDY_JOBS (self));
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
+  saccade_job_cancel_clear (&self->job);
   self->fraction = 0;
-  if (self->lookup != NULL)
-    g_cancellable_cancel (self->lookup);
-  g_clear_object (&self->lookup);
+  saccade_job_cancel_clear (&self->lookup);
   self->lookups = 0;
   if (had_job)
     job_changed (self);
@@ -253,12 +251,8 @@ saccade_study_jobs_dispose (GObject *object)
 {
   SaccadeStudyJobs *self = SACCADE_STUDY_JOBS (object);
 
-  if (self->job != NULL)
-    g_cancellable_cancel (self->job);
-  g_clear_object (&self->job);
-  if (self->lookup != NULL)
-    g_cancellable_cancel (self->lookup);
-  g_clear_object (&self->lookup);
+  saccade_job_cancel_clear (&self->job);
+  saccade_job_cancel_clear (&self->lookup);
   self->lookups = 0;
   G_OBJECT_CLASS (saccade_study_jobs_parent_class)->dispose (object);
 }
