@@ -196,8 +196,14 @@ saccade_progress_part_engine (void *user, double fraction)
   SaccadeProgressPart *p = user;
 
   if (p->progress != NULL)
-    p->progress (p->base + p->span * fraction, p->user_data);
+    p->progress (MIN (1.0, p->base + p->span * fraction), p->user_data);
   return !g_cancellable_is_cancelled (p->cancellable);
+}
+
+bool
+saccade_progress_part_count (void *part, size_t done, size_t total)
+{
+  return saccade_progress_part_engine (part, total > 0 ? (double) done / (double) total : 1.0);
 }
 
 void

@@ -39,6 +39,9 @@ typedef struct {
 
 /* @part's progress in the engine's shape (ScStudyProgressFn): false once cancelled. */
 bool saccade_progress_part_engine (void *part, double fraction);
+/* @part's progress for the engine's counting callbacks (@done of @total; none of none is
+ * all): false once cancelled. */
+bool saccade_progress_part_count (void *part, size_t done, size_t total);
 /* @part's progress as a SaccadeProgress. */
 void saccade_progress_part_report (double fraction, gpointer part);
 

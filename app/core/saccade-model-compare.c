@@ -191,23 +191,13 @@ side_forward (SaccadeModelSide *s, Work *w, gboolean keep, GCancellable *cancell
   return TRUE;
 }
 
-typedef struct {
-  SaccadeProgress fn;
-  gpointer user;
-  double base, share;
-} Stage;
+/* Each stage of the comparison is a part of one progress bar. */
+typedef SaccadeProgressPart Stage;
 
 static void
 stage_report (Stage *st, double fraction)
 {
-  if (st->fn != NULL)
-    st->fn (MIN (1.0, st->base + st->share * fraction), st->user);
-}
-
-static void
-induction_progress (double fraction, gpointer user_data)
-{
-  stage_report (user_data, fraction);
+  saccade_progress_part_report (fraction, st);
 }
 
 /* Every head's type, and the count of each. */
@@ -280,20 +270,6 @@ side_find_ablation (SaccadeModelSide *s, Work *w, const ScStoreModel *ident,
 /* ------------------------------------------------------------------------------------ */
 /* Both                                                                                  */
 
-typedef struct {
-  GCancellable *cancellable;
-  Stage *stage;
-} MatrixProgress;
-
-static bool
-matrix_progress (void *user, size_t done, size_t total)
-{
-  MatrixProgress *m = user;
-
-  stage_report (m->stage, total > 0 ? (double) done / total : 1.0);
-  return !g_cancellable_is_cancelled (m->cancellable);
-}
-
 /* The (nA, nB) block of the distance matrix of every head of both models, and each A
  * head's nearest B head (the lowest index on ties). */
 static gboolean
@@ -306,7 +282,6 @@ compute_cross (SaccadeModelCompare *c, Work *w, int threads, Stage *stage,
   const gsize nn = (gsize) n * n;
   g_autofree const float **heads = g_new (const float *, nt);
   g_autofree double *all = g_try_malloc_n ((gsize) nt * nt, sizeof (double));
-  MatrixProgress mp = { cancellable, stage };
   ScError err = { 0 };
 
   if (all == NULL)
@@ -315,7 +290,8 @@ compute_cross (SaccadeModelCompare *c, Work *w, int threads, Stage *stage,
     heads[i] = w[0].heads + (gsize) i * nn;
   for (int j = 0; j < nb; j++)
     heads[na + j] = w[1].heads + (gsize) j * nn;
-  if (sc_head_distance_matrix (heads, nt, n, n, threads, matrix_progress, &mp, all, &err)
+  if (sc_head_distance_matrix (heads, nt, n, n, threads, saccade_progress_part_count, stage,
+                               all, &err)
       != SC_OK)
     {
       if (!g_cancellable_set_error_if_cancelled (cancellable, error))
@@ -356,7 +332,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
   const char *paths[2] = { path_a, path_b };
   const ScInductionParams defaults = { SC_INDUCTION_DEFAULT_LEN, SC_INDUCTION_DEFAULT_SEEDS };
   Work w[2] = { { 0 } };
-  Stage stage = { progress, user_data, 0, SHARE_LOAD };
+  Stage stage = { progress, user_data, cancellable, 0, SHARE_LOAD };
   gboolean keep, ok = FALSE;
   const gint64 t0 = g_get_monotonic_time ();
 
@@ -393,7 +369,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
 
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         goto out;
-      stage.share = SHARE_FORWARD;
+      stage.span = SHARE_FORWARD;
       if (!side_forward (s, &w[i], keep, cancellable, error))
         {
           g_prefix_error (error, "model %c (%s): ", 'A' + i, s->path);
@@ -401,7 +377,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
         }
       stage_report (&stage, 1.0);
       stage.base += SHARE_FORWARD;
-      stage.share = SHARE_INDUCTION;
+      stage.span = SHARE_INDUCTION;
       {
         ScInductionParams p = *induction;
         const int n_ctx = (int) sc_model_info (w[i].model)->n_ctx_train;
@@ -410,7 +386,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
         if (use_defaults && 1 + 2 * p.seq_len > n_ctx)
           p.seq_len = MAX (2, (n_ctx - 1) / 2);
         s->induction = saccade_induction_get (w[i].model, s->path, w[i].session, db_path, &p,
-                                              FALSE, induction_progress, &stage, cancellable,
+                                              FALSE, saccade_progress_part_report, &stage, cancellable,
                                               &s->induction_warning, error);
       }
       if (s->induction == NULL)
@@ -428,7 +404,7 @@ saccade_model_compare_compute (const char *path_a, const char *path_b, const cha
                                             cancellable);
         }
     }
-  stage.share = SHARE_MATRIX;
+  stage.span = SHARE_MATRIX;
   if (keep && w[0].heads != NULL && w[1].heads != NULL
       && !compute_cross (c, w, threads, &stage, cancellable, error))
     goto out;

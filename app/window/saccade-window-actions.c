@@ -18,38 +18,35 @@
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 
-static void
-action_run (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_run (SACCADE_WINDOW (user_data));
-}
+/* The actions that call one function of the window, by action name. */
+static const struct {
+  const char *name;
+  void (*call) (SaccadeWindow *self);
+} window_calls[] = {
+  { "run", saccade_window_run },
+  { "cancel", saccade_window_cancel },
+  { "export-figure", saccade_window_export_figure },
+  { "export-csv", saccade_window_export_csv },
+  { "delete-run", saccade_window_runs_delete_selected },
+  { "search", saccade_window_runs_focus_search },
+};
 
 static void
-action_cancel (GSimpleAction *action, GVariant *param, gpointer user_data)
+action_call (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
-  saccade_window_cancel (SACCADE_WINDOW (user_data));
+  const char *name = g_action_get_name (G_ACTION (action));
+
+  for (gsize i = 0; i < G_N_ELEMENTS (window_calls); i++)
+    if (g_str_equal (name, window_calls[i].name))
+      window_calls[i].call (SACCADE_WINDOW (user_data));
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* File choosers (GtkFileChooserNative: GTK 4.8 has no GtkFileDialog)                    */
 
-static GtkFileFilter *
-filter_new (const char *name, const char *const *patterns)
-{
-  GtkFileFilter *filter = gtk_file_filter_new ();
-
-  gtk_file_filter_set_name (filter, name);
-  for (; *patterns != NULL; patterns++)
-    gtk_file_filter_add_pattern (filter, *patterns);
-  return filter;
-}
-
-typedef void (*ChosenFn) (SaccadeWindow *self, const char *path);
-
-/* What a file chooser calls with its answer (a struct: data pointers cannot hold
- * function pointers in ISO C). */
 typedef struct {
-  ChosenFn chosen;
+  SaccadeChosenFn chosen;
+  gpointer data;
 } ChooserData;
 
 static void
@@ -62,44 +59,60 @@ chooser_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
       g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
       g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
       if (path != NULL)
-        data->chosen (self, path);
+        data->chosen (self, path, data->data);
     }
   gtk_native_dialog_destroy (native);
   g_object_unref (native);
 }
 
-/* Asks for a file to open; calls @chosen with its path. Takes @filter. */
-static void
-choose_file (SaccadeWindow *self, const char *title, const char *accept, GtkFileFilter *filter,
-             const char *current, ChosenFn chosen)
+GtkFileChooser *
+saccade_window_file_chooser_new (SaccadeWindow *self, GtkFileChooserAction action,
+                                 const char *title, const char *accept, const char *filter_name,
+                                 const char *const *patterns, SaccadeChosenFn chosen,
+                                 gpointer data)
 {
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (
-    title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, accept, _("_Cancel"));
-  const char *all_patterns[] = { "*", NULL };
-  g_autoptr (GtkFileFilter) all = filter_new (_("All Files"), all_patterns);
-  g_autoptr (GtkFileFilter) owned = filter;
+  GtkFileChooserNative *native = gtk_file_chooser_native_new (title, GTK_WINDOW (self), action,
+                                                              accept, _("_Cancel"));
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  ChooserData *chooser = g_new0 (ChooserData, 1);
 
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  gtk_file_filter_set_name (filter, filter_name);
+  for (; *patterns != NULL; patterns++)
+    gtk_file_filter_add_pattern (filter, *patterns);
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), all);
-  gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (native), filter);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  chooser->chosen = chosen;
+  chooser->data = data;
+  g_object_set_data_full (G_OBJECT (native), "saccade-chooser", chooser, g_free);
+  g_signal_connect (native, "response", G_CALLBACK (chooser_response), self);
+  return GTK_FILE_CHOOSER (native);
+}
+
+/* Asks for a file to open (@filter_name: the files @patterns match, or All Files) in the
+ * folder of @current (may be NULL); calls @chosen with its path. */
+static void
+choose_file (SaccadeWindow *self, const char *title, const char *filter_name,
+             const char *const *patterns, const char *current, SaccadeChosenFn chosen)
+{
+  GtkFileChooser *chooser = saccade_window_file_chooser_new (
+    self, GTK_FILE_CHOOSER_ACTION_OPEN, title, _("_Open"), filter_name, patterns, chosen, NULL);
+  g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (all, _("All Files"));
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (chooser, all);
   if (current != NULL)
     {
       g_autoptr (GFile) file = g_file_new_for_path (current);
       g_autoptr (GFile) dir = g_file_get_parent (file);
       if (dir != NULL && g_file_query_exists (dir, NULL))
-        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (native), dir, NULL);
+        gtk_file_chooser_set_current_folder (chooser, dir, NULL);
     }
-  ChooserData *data = g_new0 (ChooserData, 1);
-
-  data->chosen = chosen;
-  g_object_set_data_full (G_OBJECT (native), "saccade-chooser", data, g_free);
-  g_signal_connect (native, "response", G_CALLBACK (chooser_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 static void
-database_chosen (SaccadeWindow *self, const char *path)
+database_chosen (SaccadeWindow *self, const char *path, gpointer data)
 {
   g_settings_set_string (self->settings, "last-database", path);
   saccade_window_set_database (self, path);
@@ -111,12 +124,12 @@ action_open_database (GSimpleAction *action, GVariant *param, gpointer user_data
   SaccadeWindow *self = user_data;
   const char *patterns[] = { "*.sqlite", "*.sqlite3", "*.db", NULL };
 
-  choose_file (self, _("Open Capture Database"), _("_Open"),
-               filter_new (_("Capture Databases"), patterns), self->db_path, database_chosen);
+  choose_file (self, _("Open Capture Database"), _("Capture Databases"), patterns,
+               self->db_path, database_chosen);
 }
 
 static void
-model_chosen (SaccadeWindow *self, const char *path)
+model_chosen (SaccadeWindow *self, const char *path, gpointer data)
 {
   g_settings_set_string (self->settings, "last-model", path);
   saccade_window_set_model_path (self, path);
@@ -128,8 +141,8 @@ action_open_model (GSimpleAction *action, GVariant *param, gpointer user_data)
   SaccadeWindow *self = user_data;
   const char *patterns[] = { "*.gguf", "*.GGUF", NULL };
 
-  choose_file (self, _("Open Model"), _("_Open"), filter_new (_("GGUF Models"), patterns),
-               self->model_path, model_chosen);
+  choose_file (self, _("Open Model"), _("GGUF Models"), patterns, self->model_path,
+               model_chosen);
 }
 
 static void
@@ -141,30 +154,6 @@ action_use_default_model (GSimpleAction *action, GVariant *param, gpointer user_
 }
 
 /* ------------------------------------------------------------------------------------ */
-
-static void
-action_export_figure (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_export_figure (SACCADE_WINDOW (user_data));
-}
-
-static void
-action_export_csv (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_export_csv (SACCADE_WINDOW (user_data));
-}
-
-static void
-action_delete_run (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_runs_delete_selected (SACCADE_WINDOW (user_data));
-}
-
-static void
-action_search (GSimpleAction *action, GVariant *param, gpointer user_data)
-{
-  saccade_window_runs_focus_search (SACCADE_WINDOW (user_data));
-}
 
 static void
 action_toggle_sidebar (GSimpleAction *action, GVariant *param, gpointer user_data)
@@ -237,15 +226,15 @@ action_to_page (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static const GActionEntry win_entries[] = {
-  { .name = "run", .activate = action_run },
-  { .name = "cancel", .activate = action_cancel },
+  { .name = "run", .activate = action_call },
+  { .name = "cancel", .activate = action_call },
   { .name = "open-database", .activate = action_open_database },
   { .name = "open-model", .activate = action_open_model },
   { .name = "use-default-model", .activate = action_use_default_model },
-  { .name = "export-figure", .activate = action_export_figure },
-  { .name = "export-csv", .activate = action_export_csv },
-  { .name = "delete-run", .activate = action_delete_run },
-  { .name = "search", .activate = action_search },
+  { .name = "export-figure", .activate = action_call },
+  { .name = "export-csv", .activate = action_call },
+  { .name = "delete-run", .activate = action_call },
+  { .name = "search", .activate = action_call },
   { .name = "toggle-sidebar", .activate = action_toggle_sidebar },
   { .name = "show-page", .activate = action_show_page, .parameter_type = "s" },
   { .name = "show-head", .activate = action_show_head, .parameter_type = "(ii)" },

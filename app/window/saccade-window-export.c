@@ -23,7 +23,9 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
 {
   const char *page = saccade_window_get_visible_page_id (self);
   gboolean model = g_str_equal (page, "model"), lines = g_str_equal (page, "lines");
-  SaccadeMetric metric = saccade_window_get_metric (self);
+  SaccadeColormap colormap;
+  SaccadeScale scale;
+  SaccadeMetric metric;
   g_autoptr (SaccadeExportSource) src = NULL;
   g_autofree char *title = NULL;
   SaccadeExportFigure f;
@@ -37,6 +39,7 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
   if (saccade_page_has_export (saccade_window_get_visible_page (self)))
     return saccade_page_export_figure (saccade_window_get_visible_page (self), path, error);
   title = saccade_window_dup_figure_title (self);
+  saccade_window_get_figure_settings (self, &colormap, &scale, &metric);
   if ((src = saccade_export_source_new_for_run (self->run, error)) == NULL)
     return FALSE;
   f = (SaccadeExportFigure) {
@@ -44,8 +47,8 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
     .layer = saccade_window_get_layer (self),
     .head = lines ? -1 : saccade_window_get_head (self),
     .title = title,
-    .colormap = saccade_window_get_colormap (self),
-    .scale = model ? SACCADE_SCALE_LINEAR : saccade_window_get_scale (self),
+    .colormap = colormap,
+    .scale = model ? SACCADE_SCALE_LINEAR : scale,
     .metric = model ? saccade_metric_id (metric) : NULL,
     .metric_name = model ? saccade_metric_name (metric) : NULL,
   };
@@ -71,80 +74,64 @@ suggested_name (SaccadeWindow *self)
 
 typedef gboolean (*ExportFn) (SaccadeWindow *self, const char *path, GError **error);
 
-/* What the save dialog does with its answer. */
+/* What the save dialog does with its answer (a struct: data pointers cannot hold function
+ * pointers in ISO C). */
 typedef struct {
   ExportFn export;
   const char *ext;   /* static: added when the typed name has no extension */
 } SaveData;
 
 static void
-save_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
+save_chosen (SaccadeWindow *self, const char *chosen, gpointer data_p)
 {
-  SaveData *data = g_object_get_data (G_OBJECT (native), "saccade-save");
+  const SaveData *data = data_p;
+  const char *slash = strrchr (chosen, '/');
+  g_autofree char *path = NULL, *base = NULL, *msg = NULL;
+  g_autoptr (GError) error = NULL;
 
-  if (response == GTK_RESPONSE_ACCEPT)
+  /* No extension typed: use the format the dialog suggested. */
+  if (strchr (slash != NULL ? slash : chosen, '.') == NULL)
+    path = g_strconcat (chosen, data->ext, NULL);
+  else
+    path = g_strdup (chosen);
+  if (!data->export (self, path, &error))
     {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
-      g_autoptr (GError) error = NULL;
-
-      if (path != NULL && strchr (strrchr (path, '/') != NULL ? strrchr (path, '/') : path, '.')
-                            == NULL)
-        {
-          /* No extension typed: use the format the dialog suggested. */
-          char *with_ext = g_strconcat (path, data->ext, NULL);
-          g_free (path);
-          path = with_ext;
-        }
-      if (path != NULL && !data->export (self, path, &error))
-        saccade_window_show_error (self, _("Could not export"), error);
-      else if (path != NULL)
-        {
-          g_autofree char *base = g_path_get_basename (path);
-          /* The next export starts in the same folder. */
-          g_free (self->export_dir);
-          self->export_dir = g_path_get_dirname (path);
-          g_autofree char *msg = g_strdup_printf (_("Saved %s"), base);
-          saccade_window_toast (self, msg);
-        }
+      saccade_window_show_error (self, _("Could not export"), error);
+      return;
     }
-  gtk_native_dialog_destroy (native);
-  g_object_unref (native);
+  /* The next export starts in the same folder. */
+  g_free (self->export_dir);
+  self->export_dir = g_path_get_dirname (path);
+  base = g_path_get_basename (path);
+  msg = g_strdup_printf (_("Saved %s"), base);
+  saccade_window_toast (self, msg);
 }
 
 static void
 ask_save (SaccadeWindow *self, const char *title, const char *filter_name,
           const char *const *patterns, const char *ext, ExportFn export)
 {
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (
-    title, GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  SaveData *data = g_new0 (SaveData, 1);
+  GtkFileChooser *chooser = saccade_window_file_chooser_new (
+    self, GTK_FILE_CHOOSER_ACTION_SAVE, title, _("_Export"), filter_name, patterns, save_chosen,
+    data);
   g_autofree char *base = suggested_name (self);
   g_autofree char *name = g_strconcat (base, ext, NULL);
-
-  gtk_file_filter_set_name (filter, filter_name);
-  for (; *patterns != NULL; patterns++)
-    gtk_file_filter_add_pattern (filter, *patterns);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
   const char *folder = self->export_dir;
   g_autoptr (GFile) dir = NULL;
-  SaveData *data = g_new0 (SaveData, 1);
 
+  data->export = export;
+  data->ext = ext;
+  g_object_set_data_full (G_OBJECT (chooser), "saccade-save", data, g_free);
   /* The folder of the last export, else Pictures, else home — not the current directory. */
   if (folder == NULL || !g_file_test (folder, G_FILE_TEST_IS_DIR))
     folder = g_get_user_special_dir (G_USER_DIRECTORY_PICTURES);
   if (folder == NULL || !g_file_test (folder, G_FILE_TEST_IS_DIR))
     folder = g_get_home_dir ();
   dir = g_file_new_for_path (folder);
-  gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (native), dir, NULL);
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), name);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-
-  data->export = export;
-  data->ext = ext;
-  g_object_set_data_full (G_OBJECT (native), "saccade-save", data, g_free);
-  g_signal_connect (native, "response", G_CALLBACK (save_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  gtk_file_chooser_set_current_folder (chooser, dir, NULL);
+  gtk_file_chooser_set_current_name (chooser, name);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 void

@@ -83,6 +83,18 @@ struct _SaccadeWindow
 
 /* saccade-window.c */
 void saccade_window_show_error (SaccadeWindow *self, const char *title, const GError *error);
+
+/* A modal file chooser over the window (GtkFileChooserNative: GTK 4.8 has no GtkFileDialog)
+ * for @action, offering the files @patterns match as @filter_name; once accepted with a
+ * local path, @chosen (@self, path, @data) runs. The caller sets its folder or name, then
+ * shows it; it destroys itself when answered. */
+typedef void (*SaccadeChosenFn) (SaccadeWindow *self, const char *path, gpointer data);
+GtkFileChooser *saccade_window_file_chooser_new (SaccadeWindow *self,
+                                                 GtkFileChooserAction action,
+                                                 const char *title, const char *accept,
+                                                 const char *filter_name,
+                                                 const char *const *patterns,
+                                                 SaccadeChosenFn chosen, gpointer data);
 void saccade_window_toast (SaccadeWindow *self, const char *message);
 void saccade_window_set_status (SaccadeWindow *self, const char *text);
 /* The status line from the window's state (the run shown, the model loading, ...). */
@@ -95,9 +107,8 @@ void saccade_window_backend_changed (SaccadeWindow *self);
 /* Shows @run on every page (NULL: the empty page). */
 void saccade_window_set_run (SaccadeWindow *self, SaccadeRun *run);
 /* The figures' choices, from the settings (the pages and Preferences write them). */
-SaccadeColormap saccade_window_get_colormap (SaccadeWindow *self);
-SaccadeScale saccade_window_get_scale (SaccadeWindow *self);
-SaccadeMetric saccade_window_get_metric (SaccadeWindow *self);
+void saccade_window_get_figure_settings (SaccadeWindow *self, SaccadeColormap *colormap,
+                                         SaccadeScale *scale, SaccadeMetric *metric);
 
 /* saccade-window-capture.c */
 /* Captures @text with the loaded model (there must be one, and no capture running). */

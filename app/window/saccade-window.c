@@ -463,34 +463,21 @@ saccade_window_dup_figure_title (SaccadeWindow *self)
   return saccade_page_dup_figure_title (saccade_window_get_visible_page (self));
 }
 
-SaccadeColormap
-saccade_window_get_colormap (SaccadeWindow *self)
+void
+saccade_window_get_figure_settings (SaccadeWindow *self, SaccadeColormap *colormap,
+                                    SaccadeScale *scale, SaccadeMetric *metric)
 {
-  g_autofree char *id = g_settings_get_string (self->settings, "colormap");
-  SaccadeColormap map = SACCADE_COLORMAP_VIRIDIS;
+  g_autofree char *map_id = g_settings_get_string (self->settings, "colormap");
+  g_autofree char *scale_id = g_settings_get_string (self->settings, "scale");
+  g_autofree char *metric_id = g_settings_get_string (self->settings, "metric");
 
-  saccade_colormap_from_id (id, &map);
-  return map;
-}
-
-SaccadeScale
-saccade_window_get_scale (SaccadeWindow *self)
-{
-  g_autofree char *id = g_settings_get_string (self->settings, "scale");
-  SaccadeScale scale = SACCADE_SCALE_LINEAR;
-
-  saccade_scale_from_id (id, &scale);
-  return scale;
-}
-
-SaccadeMetric
-saccade_window_get_metric (SaccadeWindow *self)
-{
-  g_autofree char *id = g_settings_get_string (self->settings, "metric");
-  SaccadeMetric metric = SACCADE_METRIC_ENTROPY;
-
-  saccade_metric_from_id (id, &metric);
-  return metric;
+  /* An unknown id (a schema older or newer than this build) reads as the default. */
+  *colormap = SACCADE_COLORMAP_VIRIDIS;
+  *scale = SACCADE_SCALE_LINEAR;
+  *metric = SACCADE_METRIC_ENTROPY;
+  saccade_colormap_from_id (map_id, colormap);
+  saccade_scale_from_id (scale_id, scale);
+  saccade_metric_from_id (metric_id, metric);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -10,12 +10,6 @@
 #include "engine/analysis/sc-cluster.h"
 #include "engine/analysis/sc-head-distance.h"
 
-/* What the progress callback of the engine needs in the worker. */
-typedef struct {
-  SaccadeJob *job;
-  GCancellable *cancellable;
-} Progress;
-
 void
 saccade_distance_result_free (SaccadeDistanceResult *r)
 {
@@ -27,21 +21,12 @@ saccade_distance_result_free (SaccadeDistanceResult *r)
   g_free (r);
 }
 
-/* From the worker, after each pair of heads: the job coalesces it (saccade-job.h). */
-static bool
-on_progress (void *user, size_t done, size_t total)
-{
-  Progress *p = user;
-
-  saccade_job_progress (p->job, total > 0 ? (double) done / total : 0.0);
-  return !g_cancellable_is_cancelled (p->cancellable);
-}
-
 static gpointer
 worker (SaccadeJob *job, gpointer data, GCancellable *cancellable, GError **error)
 {
   SaccadeRun *run = data;
-  Progress p = { job, cancellable };
+  /* After each pair of heads: the job coalesces it (saccade-job.h). */
+  SaccadeProgressPart p = { saccade_job_report, job, cancellable, 0.0, 1.0 };
   int n = run->n_layers * run->n_heads;
   g_autoptr (SaccadeDistanceResult) r = g_new0 (SaccadeDistanceResult, 1);
   g_autofree const float **heads = g_new (const float *, n);
@@ -57,7 +42,7 @@ worker (SaccadeJob *job, gpointer data, GCancellable *cancellable, GError **erro
   r->merges = g_new0 (SaccadeDendroMerge, MAX (1, n - 1));
   if (r->values == NULL)
     sc_error_set (&err, SC_ERR_NOMEM, "out of memory for a %d x %d distance matrix", n, n);
-  else if (sc_head_distance_matrix (heads, n, run->n, run->n, 0, on_progress, &p, r->values,
+  else if (sc_head_distance_matrix (heads, n, run->n, run->n, 0, saccade_progress_part_count, &p, r->values,
                                     &err) == SC_OK)
     sc_cluster_average (r->values, n, merges, r->order, &err);
   if (err.status != SC_OK)
