@@ -41,6 +41,7 @@ typedef struct {
   ScErasureParams erasure;
   ScDlaParams dla;
   ScFaithParams faith;
+  ScLayerSweepParams layers;
 } KindParams;
 
 /* Each kind of the enum: its study kind, where its params sit in KindParams and where its
@@ -63,6 +64,8 @@ static const struct {
   [SACCADE_ABLATION_DLA] = { &sc_study_kind_dla, offsetof (KindParams, dla),
                              offsetof (SaccadeAblation, dla) },
   [SACCADE_ABLATION_FAITH] = { &sc_study_kind_faithfulness, offsetof (KindParams, faith), 0 },
+  [SACCADE_ABLATION_LAYERS] = { &sc_study_kind_layers, offsetof (KindParams, layers),
+                                offsetof (SaccadeAblation, layers) },
 };
 
 const ScStudyKind *
@@ -218,6 +221,32 @@ csv_clean (GString *out, const SaccadeAblation *a, double loss_clean)
 }
 
 static const char CSV_CLEAN_COLUMNS[] = "target,top1_clean,logp_clean,loss_clean,run,study\n";
+
+/* A sweep's effects, a row each: per head (@n_heads > 0: "layer,head", layer-major) or per
+ * layer (@n_heads 0: "layer"). */
+static GBytes *
+csv_sweep (const SaccadeAblation *a, const ScAblationEffect *effects, int n_layers,
+           int n_heads, double loss_clean)
+{
+  GString *out = g_string_new (n_heads > 0 ? "layer,head" : "layer");
+  const int n = n_heads > 0 ? n_layers * n_heads : n_layers;
+
+  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+    g_string_append_printf (out, ",%s", METRIC_IDS[m]);
+  g_string_append_printf (out, ",flipped,top1_ablated,%s", CSV_CLEAN_COLUMNS);
+  for (int i = 0; i < n; i++)
+    {
+      if (n_heads > 0)
+        g_string_append_printf (out, "%d,%d", i / n_heads, i % n_heads);
+      else
+        g_string_append_printf (out, "%d", i);
+      csv_metrics (out, &effects[i]);
+      g_string_append_printf (out, ",%d,%d", effects[i].flipped ? 1 : 0,
+                              effects[i].next.top1_ablated);
+      csv_clean (out, a, loss_clean);
+    }
+  return g_string_free_to_bytes (out);
+}
 
 /* pos's token id and label, or −1 and "" when the run's tokens do not match. */
 static void
@@ -388,24 +417,12 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
     return csv_dla (a);
   if (a->faith != NULL)
     return csv_faith (a, tokens, labels, n);
-  g_return_val_if_fail (a->heads != NULL || a->tokens != NULL, NULL);
   if (a->heads != NULL)
-    {
-      const ScHeadSweepResult *r = a->heads;
-      out = g_string_new ("layer,head");
-      for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
-        g_string_append_printf (out, ",%s", METRIC_IDS[m]);
-      g_string_append_printf (out, ",flipped,top1_ablated,%s", CSV_CLEAN_COLUMNS);
-      for (int i = 0; i < r->n_layers * r->n_heads; i++)
-        {
-          g_string_append_printf (out, "%d,%d", i / r->n_heads, i % r->n_heads);
-          csv_metrics (out, &r->heads[i]);
-          g_string_append_printf (out, ",%d,%d", r->heads[i].flipped ? 1 : 0,
-                                  r->heads[i].next.top1_ablated);
-          csv_clean (out, a, r->loss_clean);
-        }
-      return g_string_free_to_bytes (out);
-    }
+    return csv_sweep (a, a->heads->heads, a->heads->n_layers, a->heads->n_heads,
+                      a->heads->loss_clean);
+  if (a->layers != NULL)
+    return csv_sweep (a, a->layers->layers, a->layers->n_layers, 0, a->layers->loss_clean);
+  g_return_val_if_fail (a->tokens != NULL, NULL);
 
   const ScTokenLooResult *r = a->tokens;
   const gboolean named = n == r->n_tokens;
@@ -458,6 +475,7 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
   k->dla = (ScDlaParams) { .target = p->target };
+  k->layers = (ScLayerSweepParams) { .target = p->target };
   /* `saccade faithfulness RUN`'s defaults: TV of masking, top-k 0 (= 3) */
   k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
 }

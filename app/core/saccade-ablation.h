@@ -1,7 +1,8 @@
 /* saccade-ablation.h — the studies of a stored run as both faces use them: the head sweeps
  * (zero- and mean-ablation) and token leave-one-out of engine/study/sc-ablation-study.h,
  * attention permutation (sc-permutation-study.h), erasure curves (sc-erasure-study.h),
- * direct logit attribution (sc-dla.h) and faithfulness (saccade-faithfulness.h), computed
+ * direct logit attribution (sc-dla.h), faithfulness (saccade-faithfulness.h) and the layer
+ * sweep (sc-layer-study.h), computed
  * on the run's tokens and stored in the capture store as a study with the canonical
  * parameters of its engine file (the same as the `saccade` verb's), or read back from there
  * when the same model file (by SHA-256) studied the same run with the same parameters
@@ -32,6 +33,7 @@
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-dla.h"
 #include "engine/study/sc-erasure-study.h"
+#include "engine/study/sc-layer-study.h"
 #include "engine/study/sc-permutation-study.h"
 
 G_BEGIN_DECLS
@@ -56,6 +58,7 @@ typedef enum {
   SACCADE_ABLATION_ERASURE, /* erasure curves: tokens erased until the top-1 flips */
   SACCADE_ABLATION_DLA,     /* direct logit attribution of each head */
   SACCADE_ABLATION_FAITH,   /* attention against leave-one-out importance */
+  SACCADE_ABLATION_LAYERS,  /* the layer sweep: each layer's attention zero-ablated */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -98,6 +101,7 @@ typedef struct {
   ScPermutationResult *perm;  /* PERMUTE */
   ScErasureResult *erasure;   /* ERASURE */
   ScDlaResult *dla;           /* DLA */
+  ScLayerSweepResult *layers; /* LAYERS */
   SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
   /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
    * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the

@@ -10,10 +10,12 @@
 #    run again for a typed target (another study). Then the erasure curves (2 random
 #    orders), faithfulness (its leave-one-out read from the stored study) and direct logit
 #    attribution run whole, are drawn, exported and stored; attention permutation is
-#    cancelled at its first progress and leaves no study.
+#    cancelled at its first progress and leaves no study. The layer sweep (the kind added
+#    to the window through the study table alone) runs whole, is drawn and exported.
 # 2. The command line finds what the window stored (`saccade ablate --erasure`, `saccade
-#    faithfulness`, `saccade dla`: "reused study"), and stores an erasure study of its own
-#    (drop) that the window then finds with the same options, computing nothing.
+#    faithfulness`, `saccade dla`, `saccade study layers`: "reused study"), and stores an
+#    erasure study of its own (drop) that the window then finds with the same options,
+#    computing nothing.
 # 3. The window again on the same database: the stored study is shown at once when the run
 #    is selected (its status names the stored study; nothing is computed: the database
 #    holds as many studies as before).
@@ -103,6 +105,12 @@ ablation-run
 expect-ablation logit
 screenshot $out/dla.png
 export-csv $out/dla.csv
+ablation-study layers
+ablation-run
+expect-ablation computed in
+screenshot $out/layers.png
+export-figure $out/layers.svg
+export-csv $out/layers.csv
 quit
 SCRIPT
 run_app first "$out/first.script"
@@ -141,6 +149,12 @@ head -1 "$out/erasure.csv" | grep -q '^ordering,seed_index,k,fraction_removed,' 
 [ "$(wc -l < "$out/faith.csv")" = 10 ] || fail "faith.csv should have 1 + 9 lines"
 # DLA: 270 heads, the embedding, 30 MLPs.
 [ "$(wc -l < "$out/dla.csv")" = 302 ] || fail "dla.csv should have 1 + 270 + 1 + 30 lines"
+# The layer sweep: stored once, drawn, a row per layer of SmolLM2's 30.
+[ "$(studies "kind = 'ablate-layers' AND status = 'complete'")" = 1 ] || fail "the layer sweep should be stored once"
+check_png "$out/layers.png"
+[ "$(wc -l < "$out/layers.csv")" = 31 ] || fail "layers.csv should have 1 + 30 lines"
+head -1 "$out/layers.csv" | grep -q '^layer,delta_logp,' || fail "layers.csv header: $(head -1 "$out/layers.csv")"
+grep -q "<svg" "$out/layers.svg" 2>/dev/null || fail "layers.svg is not an SVG"
 
 # --- 2. The command line and the window share their studies -----------------------------
 n_before=$(studies "1")
@@ -152,6 +166,8 @@ cli faithfulness "$run" > "$out/cli-faith.txt"
 grep -q "reused study" "$out/cli-faith.txt" || fail "saccade faithfulness did not find the window's study: $(head -3 "$out/cli-faith.txt")"
 cli dla "$run" > "$out/cli-dla.txt"
 grep -q "reused study" "$out/cli-dla.txt" || fail "saccade dla did not find the window's study: $(head -3 "$out/cli-dla.txt")"
+cli study layers "$run" > "$out/cli-layers.txt"
+grep -q "reused study" "$out/cli-layers.txt" || fail "saccade study layers did not find the window's study: $(head -3 "$out/cli-layers.txt")"
 [ "$(studies "1")" = "$n_before" ] || fail "the command line computed a study the window had stored"
 cli ablate "$run" --erasure --kind drop --seeds 2 > "$out/cli-drop.txt"
 grep -q "stored as study" "$out/cli-drop.txt" || fail "saccade ablate --erasure --kind drop: $(cat "$out/cli-drop.txt")"

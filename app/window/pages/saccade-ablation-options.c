@@ -18,7 +18,7 @@ const StudyKind ablation_studies[] = {
   { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
     saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    saccade_tokens_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
   { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
     saccade_permute_view_get_type, TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
   { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",
@@ -27,6 +27,8 @@ const StudyKind ablation_studies[] = {
     saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE },
   { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
     "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
+  { "layers", N_("Layer sweep — each layer's attention zero-ablated"), SACCADE_ABLATION_LAYERS,
+    "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);

@@ -34,7 +34,7 @@ typedef struct {
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
-#define ABLATION_N_STUDIES 7
+#define ABLATION_N_STUDIES 8
 extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
 
 struct _SaccadeAblationPage

@@ -4,7 +4,8 @@
  *
  *   heads    the head sweeps (zero- and mean-ablation): the layer × head map of the chosen
  *            metric on the diverging map, flipped heads marked, beside the ranked heads;
- *   tokens   token leave-one-out: mask and drop as paired bars per token;
+ *   effect bars  token leave-one-out: mask and drop as paired bars per token; the layer
+ *            sweep: a bar per layer;
  *   permute  attention permutation: the map of each head's median, its spread on hover;
  *   erasure  erasure curves: p(target) as tokens are erased, with the random orders;
  *   dla      direct logit attribution: its map, beside a stored zero-ablation sweep's map
@@ -22,8 +23,9 @@ G_BEGIN_DECLS
 
 #define SACCADE_TYPE_HEADS_VIEW (saccade_heads_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeHeadsView, saccade_heads_view, SACCADE, HEADS_VIEW, GtkWidget)
-#define SACCADE_TYPE_TOKENS_VIEW (saccade_tokens_view_get_type ())
-G_DECLARE_FINAL_TYPE (SaccadeTokensView, saccade_tokens_view, SACCADE, TOKENS_VIEW, GtkWidget)
+#define SACCADE_TYPE_EFFECT_BARS_VIEW (saccade_effect_bars_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeEffectBarsView, saccade_effect_bars_view, SACCADE, EFFECT_BARS_VIEW,
+                      GtkWidget)
 #define SACCADE_TYPE_PERMUTE_VIEW (saccade_permute_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadePermuteView, saccade_permute_view, SACCADE, PERMUTE_VIEW,
                       GtkWidget)
