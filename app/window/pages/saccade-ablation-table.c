@@ -9,8 +9,6 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
-#include "app/window/pages/saccade-page.h"
-
 #define N_METRICS SACCADE_ABLATION_N_METRICS
 
 /* ------------------------------------------------------------------------------------ */
@@ -44,17 +42,10 @@ saccade_ablation_row_init (SaccadeAblationRow *self)
 
 struct _SaccadeAblationTable
 {
-  GtkWidget parent_instance;
-
-  GtkWidget *scroller;          /* owned: the only child */
-  GtkColumnView *view;         /* borrowed: the scroller's child */
-  GListStore *rows;            /* owned: SaccadeAblationRow, ranked */
+  SaccadeHeadTable parent_instance;
 };
 
-G_DEFINE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, GTK_TYPE_WIDGET)
-
-enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
-static guint signals[N_SIGNALS];
+G_DEFINE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, SACCADE_TYPE_HEAD_TABLE)
 
 /* Short headings (the page's metric chooser has the long names). */
 static const char *const METRIC_HEADINGS[N_METRICS] = {
@@ -88,32 +79,24 @@ saccade_ablation_table_set_result (SaccadeAblationTable *self, const ScHeadSweep
           g_ptr_array_add (rows, row);
         }
     }
-  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
-                       rows->pdata, rows->len);
+  saccade_head_table_set_rows (SACCADE_HEAD_TABLE (self), rows->pdata, rows->len);
 }
 
 gboolean
 saccade_ablation_table_get_row (SaccadeAblationTable *self, guint row, int *layer, int *head)
 {
-  g_autoptr (SaccadeAblationRow) r = NULL;
-
   g_return_val_if_fail (SACCADE_IS_ABLATION_TABLE (self), FALSE);
-  r = g_list_model_get_item (G_LIST_MODEL (self->rows), row);
-  if (r == NULL)
-    return FALSE;
+  return saccade_head_table_get_head (SACCADE_HEAD_TABLE (self), row, layer, head);
+}
+
+static gboolean
+row_head (SaccadeHeadTable *table, gpointer row, int *layer, int *head)
+{
+  const SaccadeAblationRow *r = row;
+
   *layer = r->layer;
   *head = r->head;
   return TRUE;
-}
-
-static void
-row_activated (GtkColumnView *view, guint position, SaccadeAblationTable *self)
-{
-  g_autoptr (SaccadeAblationRow) row =
-    g_list_model_get_item (G_LIST_MODEL (gtk_column_view_get_model (view)), position);
-
-  if (row != NULL)
-    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, row->layer, row->head);
 }
 
 static void
@@ -146,29 +129,17 @@ cell_bind (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
 }
 
 static void
-saccade_ablation_table_dispose (GObject *object)
-{
-  SaccadeAblationTable *self = SACCADE_ABLATION_TABLE (object);
-
-  g_clear_pointer (&self->scroller, gtk_widget_unparent);
-  self->view = NULL;
-  g_clear_object (&self->rows);
-  G_OBJECT_CLASS (saccade_ablation_table_parent_class)->dispose (object);
-}
-
-static void
 saccade_ablation_table_class_init (SaccadeAblationTableClass *klass)
 {
-  G_OBJECT_CLASS (klass)->dispose = saccade_ablation_table_dispose;
-  signals[SIGNAL_HEAD_ACTIVATED] =
-    saccade_page_table_class_init (GTK_WIDGET_CLASS (klass), "ablationtable");
+  SACCADE_HEAD_TABLE_CLASS (klass)->row_head = row_head;
+  gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "ablationtable");
 }
 
 static void
 saccade_ablation_table_init (SaccadeAblationTable *self)
 {
-  GtkSortListModel *sorted = NULL;
   const char *titles[2 + N_METRICS + 1];
+  GtkColumnView *view;
 
   titles[0] = "#";
   titles[1] = _("Head");
@@ -176,9 +147,7 @@ saccade_ablation_table_init (SaccadeAblationTable *self)
     titles[2 + m] = _(METRIC_HEADINGS[m]);
   /* Translators: the column marking heads whose ablation changed the top-1. */
   titles[2 + N_METRICS] = _("Flip");
-  self->rows = g_list_store_new (SACCADE_TYPE_ABLATION_ROW);
-  self->view = saccade_page_table_new (GTK_WIDGET (self), G_LIST_MODEL (self->rows), &sorted,
-                                       &self->scroller);
+  view = saccade_head_table_setup (SACCADE_HEAD_TABLE (self), SACCADE_TYPE_ABLATION_ROW);
   for (gsize c = 0; c < G_N_ELEMENTS (titles); c++)
     {
       GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
@@ -187,10 +156,10 @@ saccade_ablation_table_init (SaccadeAblationTable *self)
       g_signal_connect (factory, "bind", G_CALLBACK (cell_bind), GINT_TO_POINTER ((int) c));
       column = gtk_column_view_column_new (titles[c], factory);
       gtk_column_view_column_set_expand (column, c >= 2);
-      gtk_column_view_append_column (self->view, column);
+      gtk_column_view_append_column (view, column);
       g_object_unref (column);
     }
-  g_signal_connect (self->view, "activate", G_CALLBACK (row_activated), self);
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->scroller), GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_policy (
+    GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (GTK_WIDGET (view), GTK_TYPE_SCROLLED_WINDOW)),
+    GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
 }

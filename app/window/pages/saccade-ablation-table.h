@@ -10,12 +10,13 @@
 #include <gtk/gtk.h>
 
 #include "app/core/saccade-ablation.h"
+#include "app/window/pages/saccade-head-table.h"
 
 G_BEGIN_DECLS
 
 #define SACCADE_TYPE_ABLATION_TABLE (saccade_ablation_table_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, SACCADE, ABLATION_TABLE,
-                      GtkWidget)
+                      SaccadeHeadTable)
 
 /* Shows @r's heads ranked by |@metric| (NULL: none). The rows copy the numbers: @r is not
  * kept. */

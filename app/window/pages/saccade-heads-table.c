@@ -1,9 +1,9 @@
 /* saccade-heads-table.c — the heads table (see saccade-heads-table.h).
  *
- * The model is a GListStore of SaccadeHeadRow (a small GObject per head pointing at the
- * run's ScHeadStats, the run kept alive by the table) behind a GtkSortListModel whose
- * sorter is the column view's: each column has a GtkCustomSorter comparing its own value,
- * so a click on a header sorts and a second click reverses. NaN values (a metric undefined
+ * The rows (saccade-head-table.h) are SaccadeHeadRow objects, a small GObject per head
+ * pointing at the run's ScHeadStats, the run kept alive by the table; each column has a
+ * GtkCustomSorter comparing its own value, so a click on a header sorts and a second click
+ * reverses. NaN values (a metric undefined
  * for the run) sort last and show as "—". 270 rows: building the store takes well under a
  * millisecond, and the column view only creates the visible rows' widgets.
  */
@@ -11,7 +11,6 @@
 
 #include "app/window/pages/saccade-heads-table.h"
 #include "app/window/pages/saccade-table-column.h"
-#include "app/window/pages/saccade-page.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -70,20 +69,14 @@ column_id (int col)
 
 struct _SaccadeHeadsTable
 {
-  GtkWidget parent_instance;
+  SaccadeHeadTable parent_instance;
 
-  GtkWidget *scrolled;          /* owned child */
-  GtkColumnView *view;
-  GListStore *rows;             /* SaccadeHeadRow */
-  GtkSortListModel *sorted;
+  GtkColumnView *view;          /* the base's */
   GtkColumnViewColumn *columns[N_COLS];
   SaccadeRun *run;              /* owned reference: the rows borrow its stats */
 };
 
-G_DEFINE_FINAL_TYPE (SaccadeHeadsTable, saccade_heads_table, GTK_TYPE_WIDGET)
-
-enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
-static guint signals[N_SIGNALS];
+G_DEFINE_FINAL_TYPE (SaccadeHeadsTable, saccade_heads_table, SACCADE_TYPE_HEAD_TABLE)
 
 static int
 compare_rows (gconstpointer a, gconstpointer b, gpointer col_p)
@@ -144,14 +137,14 @@ add_column (SaccadeHeadsTable *self, int col, const char *title)
   self->columns[col] = c;
 }
 
-/* A row activated (a click, Enter): "head-activated" with its head. */
-static void
-on_activate (GtkColumnView *view, guint position, SaccadeHeadsTable *self)
+static gboolean
+row_head (SaccadeHeadTable *table, gpointer row, int *layer, int *head)
 {
-  int layer, head;
+  const SaccadeHeadRow *r = row;
 
-  if (saccade_heads_table_get_row (self, position, &layer, &head))
-    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
+  *layer = r->layer;
+  *head = r->head;
+  return TRUE;
 }
 
 static void
@@ -159,8 +152,10 @@ saccade_heads_table_dispose (GObject *object)
 {
   SaccadeHeadsTable *self = SACCADE_HEADS_TABLE (object);
 
-  g_clear_pointer (&self->scrolled, gtk_widget_unparent);
-  g_clear_object (&self->rows);
+  /* The rows borrow the run's statistics: they go first. */
+  if (self->view != NULL)
+    saccade_head_table_set_rows (SACCADE_HEAD_TABLE (self), NULL, 0);
+  self->view = NULL;
   g_clear_pointer (&self->run, saccade_run_unref);
   G_OBJECT_CLASS (saccade_heads_table_parent_class)->dispose (object);
 }
@@ -171,15 +166,14 @@ saccade_heads_table_class_init (SaccadeHeadsTableClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = saccade_heads_table_dispose;
-  signals[SIGNAL_HEAD_ACTIVATED] = saccade_page_table_class_init (widget_class, "headstable");
+  SACCADE_HEAD_TABLE_CLASS (klass)->row_head = row_head;
+  gtk_widget_class_set_css_name (widget_class, "headstable");
 }
 
 static void
 saccade_heads_table_init (SaccadeHeadsTable *self)
 {
-  self->rows = g_list_store_new (SACCADE_TYPE_HEAD_ROW);
-  self->view = saccade_page_table_new (GTK_WIDGET (self), G_LIST_MODEL (self->rows),
-                                       &self->sorted, &self->scrolled);
+  self->view = saccade_head_table_setup (SACCADE_HEAD_TABLE (self), SACCADE_TYPE_HEAD_ROW);
 
   /* Translators: heads table columns. */
   add_column (self, COL_LAYER, _("Layer"));
@@ -188,7 +182,6 @@ saccade_heads_table_init (SaccadeHeadsTable *self)
   for (int m = 0; m < SACCADE_N_METRICS; m++)
     add_column (self, COL_METRIC0 + m, saccade_metric_short_name ((SaccadeMetric) m));
   add_column (self, COL_TOP, _("Last top key"));
-  g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
 }
 
 GtkWidget *
@@ -222,8 +215,7 @@ saccade_heads_table_set_run (SaccadeHeadsTable *self, SaccadeRun *run)
       saccade_run_ref (run);
     }
   /* Replace the rows before dropping the old run: they borrow its statistics. */
-  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
-                       rows->pdata, rows->len);
+  saccade_head_table_set_rows (SACCADE_HEAD_TABLE (self), rows->pdata, rows->len);
   g_clear_pointer (&self->run, saccade_run_unref);
   self->run = run;
 }
@@ -246,11 +238,6 @@ saccade_heads_table_sort (SaccadeHeadsTable *self, const char *id, gboolean desc
 gboolean
 saccade_heads_table_get_row (SaccadeHeadsTable *self, guint row, int *layer, int *head)
 {
-  g_autoptr (SaccadeHeadRow) r = g_list_model_get_item (G_LIST_MODEL (self->sorted), row);
-
-  if (r == NULL)
-    return FALSE;
-  *layer = r->layer;
-  *head = r->head;
-  return TRUE;
+  g_return_val_if_fail (SACCADE_IS_HEADS_TABLE (self), FALSE);
+  return saccade_head_table_get_head (SACCADE_HEAD_TABLE (self), row, layer, head);
 }

@@ -11,11 +11,13 @@
 #include <gtk/gtk.h>
 
 #include "app/core/saccade-run.h"
+#include "app/window/pages/saccade-head-table.h"
 
 G_BEGIN_DECLS
 
 #define SACCADE_TYPE_HEADS_TABLE (saccade_heads_table_get_type ())
-G_DECLARE_FINAL_TYPE (SaccadeHeadsTable, saccade_heads_table, SACCADE, HEADS_TABLE, GtkWidget)
+G_DECLARE_FINAL_TYPE (SaccadeHeadsTable, saccade_heads_table, SACCADE, HEADS_TABLE,
+                      SaccadeHeadTable)
 
 GtkWidget *saccade_heads_table_new (void);
 

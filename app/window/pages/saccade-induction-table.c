@@ -1,15 +1,14 @@
 /* saccade-induction-table.c — the induction heads table (see saccade-induction-table.h).
  *
- * A GListStore of SaccadeInductionRow (one small GObject per head holding its numbers)
- * behind a GtkSortListModel whose sorter is the column view's, each column a
- * GtkCustomSorter over its own value, as in saccade-heads-table.c. Rows start in rank
+ * Its rows (saccade-head-table.h) are SaccadeInductionRow objects, one small GObject per
+ * head holding its numbers, each column a GtkCustomSorter over its own value, as in
+ * saccade-heads-table.c. Rows start in rank
  * order (prefix matching, highest first, NaN last: saccade_induction_rank()). NaN scores
  * (a copying score of a head with no eigenvalue mass) show as "—" and sort last.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
 #include "app/window/pages/saccade-induction-table.h"
-#include "app/window/pages/saccade-page.h"
 #include "app/window/pages/saccade-table-column.h"
 
 #include <glib/gi18n.h>
@@ -35,18 +34,12 @@ static void saccade_induction_row_init (SaccadeInductionRow *self) {}
 
 struct _SaccadeInductionTable
 {
-  GtkWidget parent_instance;
+  SaccadeHeadTable parent_instance;
 
-  GtkWidget *scrolled;          /* owned child */
-  GtkColumnView *view;
-  GListStore *rows;             /* SaccadeInductionRow */
-  GtkSortListModel *sorted;
+  GtkColumnView *view;          /* the base's */
 };
 
-G_DEFINE_FINAL_TYPE (SaccadeInductionTable, saccade_induction_table, GTK_TYPE_WIDGET)
-
-enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
-static guint signals[N_SIGNALS];
+G_DEFINE_FINAL_TYPE (SaccadeInductionTable, saccade_induction_table, SACCADE_TYPE_HEAD_TABLE)
 
 static int
 compare_rows (gconstpointer a, gconstpointer b, gpointer col_p)
@@ -93,24 +86,14 @@ add_column (SaccadeInductionTable *self, int col, const char *title)
                             G_CALLBACK (bind_cell), compare_rows, col == COL_COPYING);
 }
 
-static void
-on_activate (GtkColumnView *view, guint position, SaccadeInductionTable *self)
+static gboolean
+row_head (SaccadeHeadTable *table, gpointer row, int *layer, int *head)
 {
-  g_autoptr (SaccadeInductionRow) r = g_list_model_get_item (G_LIST_MODEL (self->sorted),
-                                                             position);
-  if (r != NULL)
-    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, (int) r->v[COL_LAYER],
-                   (int) r->v[COL_HEAD]);
-}
+  const SaccadeInductionRow *r = row;
 
-static void
-saccade_induction_table_dispose (GObject *object)
-{
-  SaccadeInductionTable *self = SACCADE_INDUCTION_TABLE (object);
-
-  g_clear_pointer (&self->scrolled, gtk_widget_unparent);
-  g_clear_object (&self->rows);
-  G_OBJECT_CLASS (saccade_induction_table_parent_class)->dispose (object);
+  *layer = (int) r->v[COL_LAYER];
+  *head = (int) r->v[COL_HEAD];
+  return TRUE;
 }
 
 static void
@@ -118,16 +101,15 @@ saccade_induction_table_class_init (SaccadeInductionTableClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  G_OBJECT_CLASS (klass)->dispose = saccade_induction_table_dispose;
-  signals[SIGNAL_HEAD_ACTIVATED] = saccade_page_table_class_init (widget_class, "inductiontable");
+  SACCADE_HEAD_TABLE_CLASS (klass)->row_head = row_head;
+  gtk_widget_class_set_css_name (widget_class, "inductiontable");
 }
 
 static void
 saccade_induction_table_init (SaccadeInductionTable *self)
 {
-  self->rows = g_list_store_new (SACCADE_TYPE_INDUCTION_ROW);
-  self->view = saccade_page_table_new (GTK_WIDGET (self), G_LIST_MODEL (self->rows),
-                                       &self->sorted, &self->scrolled);
+  self->view = saccade_head_table_setup (SACCADE_HEAD_TABLE (self),
+                                         SACCADE_TYPE_INDUCTION_ROW);
 
   /* Translators: induction table columns (docs/metrics.md defines the scores). */
   add_column (self, COL_RANK, _("Rank"));
@@ -137,7 +119,6 @@ saccade_induction_table_init (SaccadeInductionTable *self)
   add_column (self, COL_DUPLICATE, _("Duplicate"));
   add_column (self, COL_PREVIOUS, _("Previous"));
   add_column (self, COL_COPYING, _("Copying"));
-  g_signal_connect (self->view, "activate", G_CALLBACK (on_activate), self);
 }
 
 GtkWidget *
@@ -170,6 +151,5 @@ saccade_induction_table_set_result (SaccadeInductionTable *self, const SaccadeIn
           g_ptr_array_add (rows, row);
         }
     }
-  g_list_store_splice (self->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (self->rows)),
-                       rows->pdata, rows->len);
+  saccade_head_table_set_rows (SACCADE_HEAD_TABLE (self), rows->pdata, rows->len);
 }

@@ -10,12 +10,13 @@
 #include <gtk/gtk.h>
 
 #include "app/core/saccade-induction.h"
+#include "app/window/pages/saccade-head-table.h"
 
 G_BEGIN_DECLS
 
 #define SACCADE_TYPE_INDUCTION_TABLE (saccade_induction_table_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeInductionTable, saccade_induction_table, SACCADE, INDUCTION_TABLE,
-                      GtkWidget)
+                      SaccadeHeadTable)
 
 GtkWidget *saccade_induction_table_new (void);
 

@@ -641,40 +641,6 @@ saccade_page_init (SaccadePage *self)
   update_actions (self);
 }
 
-GtkColumnView *
-saccade_page_table_new (GtkWidget *table, GListModel *rows, GtkSortListModel **sorted,
-                        GtkWidget **scrolled)
-{
-  GtkColumnView *view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
-  GtkSingleSelection *selection;
-
-  *sorted = gtk_sort_list_model_new (g_object_ref (rows),
-                                     g_object_ref (gtk_column_view_get_sorter (view)));
-  selection = gtk_single_selection_new (G_LIST_MODEL (*sorted));
-  gtk_single_selection_set_autoselect (selection, FALSE);
-  gtk_column_view_set_model (view, GTK_SELECTION_MODEL (selection));
-  g_object_unref (selection);
-  gtk_column_view_set_single_click_activate (view, TRUE);
-  gtk_column_view_set_show_column_separators (view, TRUE);
-  gtk_widget_add_css_class (GTK_WIDGET (view), "data-table");
-
-  *scrolled = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (*scrolled), GTK_WIDGET (view));
-  gtk_widget_set_parent (*scrolled, table);
-  gtk_widget_set_hexpand (table, TRUE);
-  gtk_widget_set_vexpand (table, TRUE);
-  return view;
-}
-
-guint
-saccade_page_table_class_init (GtkWidgetClass *widget_class, const char *css_name)
-{
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
-  gtk_widget_class_set_css_name (widget_class, css_name);
-  return g_signal_new ("head-activated", G_TYPE_FROM_CLASS (widget_class), G_SIGNAL_RUN_LAST,
-                       0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
-}
-
 void
 saccade_page_hover_query (SaccadePage *self, int position)
 {

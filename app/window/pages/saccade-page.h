@@ -129,16 +129,4 @@ char *saccade_page_dup_quoted_text (SaccadeRun *run);
 /* The figure title "@what · model · “text”" of the page's run ("" without one); caller frees. */
 char *saccade_page_dup_run_title (SaccadePage *self, const char *what);
 
-/* A sortable table over @rows (a GListModel of row objects; borrowed, referenced): a
- * GtkColumnView whose header clicks sort through a GtkSortListModel (returned in *@sorted,
- * owned by the view's model), one click activates a row, column separators and the
- * "data-table" style, in a scrolled window that fills @table (returned in *@scrolled: the
- * table's only child, unparented in its dispose). The pages' tables (heads, induction) are
- * such widgets and add their columns to it. */
-GtkColumnView *saccade_page_table_new (GtkWidget *table, GListModel *rows,
-                                       GtkSortListModel **sorted, GtkWidget **scrolled);
-/* For such a table's class: a bin layout, @css_name, and a "head-activated" signal
- * (int layer, int head) whose id is returned. */
-guint saccade_page_table_class_init (GtkWidgetClass *widget_class, const char *css_name);
-
 G_END_DECLS

@@ -1,7 +1,7 @@
 /* saccade-table-column.h — one sortable, resizable column of a page's number table (the
  * heads table, the induction table): a cell factory whose setup and bind get the column's
  * index as user data, and a GtkCustomSorter over the same index, so that clicking the
- * header sorts the rows by that column. The table itself is saccade_page_table_new()'s.
+ * header sorts the rows by that column. The table is a SaccadeHeadTable (saccade-head-table.h).
  */
 #pragma once
 

@@ -1,0 +1,119 @@
+/* saccade-head-table.c — the pages' head tables' base (see saccade-head-table.h).
+ *
+ * The view's model is a single selection over a GtkSortListModel of the rows whose sorter
+ * is the column view's own: a click on a header sorts by that column, a second reverses.
+ */
+#define G_LOG_DOMAIN "saccade-page"
+
+#include "app/window/pages/saccade-head-table.h"
+
+typedef struct
+{
+  GtkWidget *scrolled;          /* owned: the only child */
+  GtkColumnView *view;          /* the scrolled window's child */
+  GListStore *rows;             /* owned */
+  GtkSortListModel *shown;      /* the view's model's */
+} SaccadeHeadTablePrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SaccadeHeadTable, saccade_head_table, GTK_TYPE_WIDGET)
+
+enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+gboolean
+saccade_head_table_get_head (SaccadeHeadTable *self, guint position, int *layer, int *head)
+{
+  SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
+  g_autoptr (GObject) row = NULL;
+
+  g_return_val_if_fail (SACCADE_IS_HEAD_TABLE (self), FALSE);
+  if (priv->shown == NULL || (row = g_list_model_get_item (G_LIST_MODEL (priv->shown),
+                                                           position)) == NULL)
+    return FALSE;
+  return SACCADE_HEAD_TABLE_GET_CLASS (self)->row_head (self, row, layer, head);
+}
+
+/* A row activated (a click, Enter): "head-activated" with its head. */
+static void
+on_activate (GtkColumnView *view, guint position, SaccadeHeadTable *self)
+{
+  int layer, head;
+
+  if (saccade_head_table_get_head (self, position, &layer, &head))
+    g_signal_emit (self, signals[SIGNAL_HEAD_ACTIVATED], 0, layer, head);
+}
+
+GtkColumnView *
+saccade_head_table_setup (SaccadeHeadTable *self, GType row_type)
+{
+  SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
+  GtkSingleSelection *selection;
+
+  g_return_val_if_fail (SACCADE_IS_HEAD_TABLE (self) && priv->view == NULL, NULL);
+  priv->rows = g_list_store_new (row_type);
+  priv->view = GTK_COLUMN_VIEW (gtk_column_view_new (NULL));
+  priv->shown = gtk_sort_list_model_new (g_object_ref (G_LIST_MODEL (priv->rows)),
+                                         g_object_ref (gtk_column_view_get_sorter (priv->view)));
+  selection = gtk_single_selection_new (G_LIST_MODEL (priv->shown));
+  gtk_single_selection_set_autoselect (selection, FALSE);
+  gtk_column_view_set_model (priv->view, GTK_SELECTION_MODEL (selection));
+  g_object_unref (selection);
+  gtk_column_view_set_single_click_activate (priv->view, TRUE);
+  gtk_column_view_set_show_column_separators (priv->view, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (priv->view), "data-table");
+  g_signal_connect (priv->view, "activate", G_CALLBACK (on_activate), self);
+
+  priv->scrolled = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (priv->scrolled), GTK_WIDGET (priv->view));
+  gtk_widget_set_parent (priv->scrolled, GTK_WIDGET (self));
+  gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
+  return priv->view;
+}
+
+GListModel *
+saccade_head_table_get_shown (SaccadeHeadTable *self)
+{
+  SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
+
+  g_return_val_if_fail (SACCADE_IS_HEAD_TABLE (self), NULL);
+  return G_LIST_MODEL (priv->shown);
+}
+
+void
+saccade_head_table_set_rows (SaccadeHeadTable *self, gpointer *rows, guint n)
+{
+  SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
+
+  g_return_if_fail (SACCADE_IS_HEAD_TABLE (self) && priv->rows != NULL);
+  g_list_store_splice (priv->rows, 0, g_list_model_get_n_items (G_LIST_MODEL (priv->rows)),
+                       rows, n);
+}
+
+static void
+saccade_head_table_dispose (GObject *object)
+{
+  SaccadeHeadTablePrivate *priv =
+    saccade_head_table_get_instance_private (SACCADE_HEAD_TABLE (object));
+
+  g_clear_pointer (&priv->scrolled, gtk_widget_unparent);
+  priv->view = NULL;
+  priv->shown = NULL;
+  g_clear_object (&priv->rows);
+  G_OBJECT_CLASS (saccade_head_table_parent_class)->dispose (object);
+}
+
+static void
+saccade_head_table_class_init (SaccadeHeadTableClass *klass)
+{
+  G_OBJECT_CLASS (klass)->dispose = saccade_head_table_dispose;
+  gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
+  signals[SIGNAL_HEAD_ACTIVATED] =
+    g_signal_new ("head-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_INT);
+}
+
+static void
+saccade_head_table_init (SaccadeHeadTable *self)
+{
+}
