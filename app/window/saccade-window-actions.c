@@ -264,22 +264,30 @@ saccade_window_update_actions (SaccadeWindow *self)
   gboolean has_run = self->run != NULL;
   gboolean selected = saccade_window_runs_selected_id (self) > 0;
 
-  set_enabled (self, "run", !waiting);
-  set_enabled (self, "cancel", waiting);
-  set_enabled (self, "open-database", !capturing);
-  set_enabled (self, "open-model", !waiting);
-  set_enabled (self, "use-default-model", !waiting);
-  set_enabled (self, "export-figure", has_run);
-  set_enabled (self, "export-csv", has_run);
-  /* A delete during a capture would wait for the capture's write lock. */
-  set_enabled (self, "delete-run", selected && !capturing && self->deleting == 0);
-  set_enabled (self, "show-page", has_run);
-  set_enabled (self, "show-head", has_run);
-  set_enabled (self, "previous-head", has_run);
-  set_enabled (self, "next-head", has_run);
-  set_enabled (self, "previous-layer", has_run);
-  set_enabled (self, "next-layer", has_run);
-  set_enabled (self, "reset-zoom", has_run);
+  const struct {
+    const char *name;
+    gboolean enabled;
+  } states[] = {
+    { "run", !waiting },
+    { "cancel", waiting },
+    { "open-database", !capturing },
+    { "open-model", !waiting },
+    { "use-default-model", !waiting },
+    { "export-figure", has_run },
+    { "export-csv", has_run },
+    /* A delete during a capture would wait for the capture's write lock. */
+    { "delete-run", selected && !capturing && self->deleting == 0 },
+    { "show-page", has_run },
+    { "show-head", has_run },
+    { "previous-head", has_run },
+    { "next-head", has_run },
+    { "previous-layer", has_run },
+    { "next-layer", has_run },
+    { "reset-zoom", has_run },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (states); i++)
+    set_enabled (self, states[i].name, states[i].enabled);
 
   gtk_stack_set_visible_child_name (self->run_stack, waiting ? "cancel" : "run");
 }
