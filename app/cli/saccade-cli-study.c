@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-export.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-paths.h"
 #include "app/core/studies/saccade-study-outputs.h"
@@ -62,6 +63,74 @@ saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *mod
 
   return saccade_cli_study_run (saccade_study_get_func, &d, model, ident, common, db_path,
                                 recompute, TRUE, warning, error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The verbs of a face's study                                                           */
+
+/* The CSV and the figure the options ask for. */
+static int
+write_face_outputs (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *model,
+                    const char *const *labels, gboolean json, const char *csv_path,
+                    const char *figure_path)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (csv_path != NULL)
+    {
+      g_autoptr (GBytes) csv = o->csv (result, labels);
+      if (!saccade_export_write (csv, csv_path, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+      if (!json)
+        printf ("wrote one row per %s to %s\n", o->csv_row, csv_path);
+    }
+  if (figure_path != NULL)
+    {
+      if (!o->export_figure (result, model, labels, FALSE, figure_path, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+      if (!json)
+        printf ("wrote the figure to %s\n", figure_path);
+    }
+  return 0;
+}
+
+int
+saccade_cli_study_face (const SaccadeFaceOutputs *o, const void *params, ScModel *model,
+                        const SaccadeCliCommon *common, const char *db, gint64 run_id,
+                        gboolean recompute, const char *csv_path, const char *figure_path)
+{
+  g_autofree char *db_path = saccade_db_path (db);
+  g_autofree char *warning = NULL;
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) labels = NULL;
+  SaccadeStudyGetData d = { o->face->kind, params, run_id };
+  const ScStoreToken *tokens;
+  gpointer result;
+  int n = 0, rc;
+
+  /* The face's extras (the attribution's leave-one-out) may need the session even when
+   * the study is stored: no lookup first. */
+  result = saccade_cli_study_run (o->face->get, &d, model, NULL, common, db_path, recompute,
+                                  FALSE, &warning, &error);
+  if (result == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  tokens = o->tokens (result, &n);
+  labels = saccade_token_labels_for_store (tokens, (gsize) n);
+  if (common->json)
+    {
+      g_autoptr (JsonBuilder) b = o->json (result, model, (const char *const *) labels);
+      saccade_json_print (b);
+    }
+  else
+    {
+      g_autofree char *text = o->text (result, model, (const char *const *) labels, db_path,
+                                       warning);
+      fputs (text, stdout);
+    }
+  rc = write_face_outputs (o, result, model, (const char *const *) labels, common->json,
+                           csv_path, figure_path);
+  o->face->result_free (result);
+  return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */

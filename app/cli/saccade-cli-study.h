@@ -4,12 +4,15 @@
  * A verb reads back a stored study without loading a backend or a session (a lookup costs
  * a model load and a query); only when it must compute does it open a session on the
  * backend the user chose, draw the progress bar on a terminal, and store the result. The
- * verb prints the result itself (its text, JSON and CSV are its own).
+ * verb prints the result from its outputs file (app/core/studies/): `saccade study` any
+ * kind's, `saccade attribute` and `saccade adversarial` their face's
+ * (saccade_cli_study_face).
  */
 #pragma once
 
 #include "app/cli/saccade-cli.h"
 #include "app/core/saccade-study.h"
+#include "app/core/studies/saccade-study-outputs.h"
 
 G_BEGIN_DECLS
 
@@ -34,5 +37,16 @@ gpointer saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *m
                                 const ScStoreModel *ident, const SaccadeCliCommon *common,
                                 const char *db_path, gboolean recompute, gboolean lookup_first,
                                 char **warning, GError **error);
+
+/* The verb of a face's study (`saccade attribute`, `saccade adversarial`): @outputs's face
+ * gets run @run_id of the store @db (--db; NULL: the default) with @params on @model
+ * (saccade_cli_study_run: a session always opened, RECOMPUTE when @recompute), then prints
+ * its JSON (--json) or its text, writes its CSV to @csv_path and its figure to @figure_path
+ * (each may be NULL; "wrote ..." said unless --json). Returns the exit status (1 after
+ * printing the error). */
+int saccade_cli_study_face (const SaccadeFaceOutputs *outputs, const void *params,
+                            ScModel *model, const SaccadeCliCommon *common, const char *db,
+                            gint64 run_id, gboolean recompute, const char *csv_path,
+                            const char *figure_path);
 
 G_END_DECLS

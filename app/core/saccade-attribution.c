@@ -1,5 +1,6 @@
 /* saccade-attribution.c — compute or reuse the gradient attribution study of a run, with
- * leave-one-out and attention beside it, and turn it into CSV and a figure (header). */
+ * leave-one-out and attention beside it (header); its CSV, figure, texts and JSON are
+ * studies/saccade-attribution-outputs.c's. */
 #define G_LOG_DOMAIN "saccade-attribution"
 
 #include "app/core/saccade-attribution.h"
@@ -54,23 +55,6 @@ saccade_attribution_method_name (ScAttrMethod m)
 
 /* ------------------------------------------------------------------------------------ */
 /* The run                                                                               */
-
-/* Run @run_id's row and tokens, checked (saccade_study_read_run). */
-static gboolean
-read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
-          const ScModelInfo *info, SaccadeAttribution *a, GError **error)
-{
-  g_autoptr (SaccadeStudyRun) run = saccade_study_read_run_at (db_path, ident, info, run_id,
-                                                                error);
-
-  if (run == NULL)
-    return FALSE;
-  a->run = run->run;
-  memset (&run->run, 0, sizeof run->run);
-  a->tokens = g_steal_pointer (&run->tokens);
-  a->n_tokens = run->n_tokens;
-  return TRUE;
-}
 
 /* The query row of @position averaged over the last layer's heads the run kept. */
 static void
@@ -187,13 +171,15 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
   return TRUE;
 }
 
-SaccadeAttribution *
+gpointer
 saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                         const char *db_path, gint64 run_id, const ScAttrParams *params,
-                         SaccadeStudyFlags flags, SaccadeProgress progress,
-                         gpointer user_data, GCancellable *cancellable, char **store_warning,
-                         GError **error)
+                         const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                         SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
+                         char **store_warning, GError **error)
 {
+  const SaccadeStudyGetData *d = data;
+  const ScAttrParams *params = d->params;
+  const gint64 run_id = d->run_id;
   const ScModelInfo *info;
   g_autoptr (SaccadeAttribution) a = g_new0 (SaccadeAttribution, 1);
   SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
@@ -210,7 +196,8 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
     a->params.steps = SC_ATTR_DEFAULT_STEPS;
   if (!saccade_study_check_call ("attribution", db_path, session, flags, error))
     return NULL;
-  if (!read_run (db_path, run_id, ident, info, a, error))
+  if (!saccade_study_read_run_into (db_path, ident, info, run_id, &a->run, &a->tokens,
+                                    &a->n_tokens, error))
     return NULL;
   if (a->params.position >= a->n_tokens)
     {
@@ -241,145 +228,11 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
   return g_steal_pointer (&a);
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* In a worker                                                                           */
-
-typedef struct {
-  gint64 run_id;
-  ScAttrParams params;
-} Job;
-
-static gpointer
-attribution_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                  const char *db_path, gpointer data, SaccadeStudyFlags flags,
-                  SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
-                  char **store_warning, GError **error)
-{
-  Job *job = data;
-
-  return saccade_attribution_get (model, ident, session, db_path, job->run_id, &job->params,
-                                  flags, progress, progress_data, cancellable, store_warning,
-                                  error);
-}
-
-void
-saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
-                           const char *db_path, gint64 run_id, const ScAttrParams *params,
-                           SaccadeStudyFlags flags, GCancellable *cancellable,
-                           SaccadeJobProgress progress, gpointer progress_data,
-                           GAsyncReadyCallback callback, gpointer user_data)
-{
-  Job *job = g_new0 (Job, 1);
-
-  job->run_id = run_id;
-  if (params != NULL)
-    job->params = *params;
-  else
-    saccade_attribution_params_init (&job->params);
-  saccade_study_job_async (source_object, saccade_attribution_async, "attribution", model,
-                           db_path, flags, FALSE, attribution_func, job, g_free,
-                           (GDestroyNotify) saccade_attribution_free, cancellable, progress,
-                           progress_data, callback, user_data);
-}
-
-SaccadeAttribution *
-saccade_attribution_finish (GAsyncResult *result, GError **error)
-{
-  return saccade_job_finish (result, saccade_attribution_async, error);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Text, CSV, figure                                                                     */
-
-char *
-saccade_attribution_completeness (const SaccadeAttribution *a, gboolean translated)
-{
-  const ScAttrResult *r = a->result;
-  const double diff = r->value - r->f_baseline;
-
-  if (r->scores[SC_ATTR_IG] == NULL)
-    return NULL;
-  if (!translated)
-    return g_strdup_printf ("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)",
-                            r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
-  /* Translators: integrated gradients' completeness: the sum of the attributions, the
-   * difference f(x) − f(x′) it should equal, their gap and the gap in percent of it. */
-  return g_strdup_printf (_("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)"),
-                          r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
-}
-
-GBytes *
-saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels)
-{
-  const ScAttrResult *r = a->result;
-  GString *s = g_string_new ("pos,token_id,label,attention,loo_tv");
-
-  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-    {
-      /* CSV columns are identifiers: "grad-rollout" becomes grad_rollout */
-      g_autofree char *col = g_strdup (sc_attr_method_id (m));
-      g_strdelimit (col, "-", '_');
-      g_string_append_printf (s, ",%s", col);
-    }
-  g_string_append (s, "\r\n");
-  for (int j = 0; j < a->n_tokens; j++)
-    {
-      const char *label = labels != NULL ? labels[j] : "";
-      g_string_append_printf (s, "%d,%d,\"", j, a->tokens[j].id);
-      for (const char *p = label; *p != '\0'; p++)
-        {
-          if (*p == '"')
-            g_string_append_c (s, '"');
-          g_string_append_c (s, *p);
-        }
-      g_string_append_c (s, '"');
-      saccade_csv_add_number (s, a->attention[j]);
-      saccade_csv_add_number (s, a->loo[j]);
-      for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-        saccade_csv_add_number (s, r->scores[m] != NULL ? r->scores[m][j] : NAN);
-      g_string_append (s, "\r\n");
-    }
-  return g_string_free_to_bytes (s);
-}
-
-void
-saccade_attribution_figure (const SaccadeAttribution *a, const char *const *labels,
-                            const char *title, SaccadeAttrRow *rows,
-                            SaccadeAttributionFigure *fig)
-{
-  const ScAttrResult *r = a->result;
-  int n = 0;
-
-  /* Translators: rows of the attribution figure. */
-  rows[n++] = (SaccadeAttrRow) { _("attention"), a->attention, FALSE };
-  rows[n++] = (SaccadeAttrRow) { _("leave-one-out"), a->loo, FALSE };
-  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-    if (r->scores[m] != NULL)
-      rows[n++] = (SaccadeAttrRow) { saccade_attribution_method_name (m), r->scores[m],
-                                     m == SC_ATTR_GRADXINPUT || m == SC_ATTR_IG };
-  *fig = (SaccadeAttributionFigure) { .n_tokens = a->n_tokens, .n_rows = n, .rows = rows,
-                                      .labels = labels, .title = title };
-}
-
-char *
-saccade_attribution_title (const SaccadeAttribution *a, const char *target_label)
-{
-  const ScAttrResult *r = a->result;
-  g_autoptr (GString) s = g_string_new (NULL);
-
-  /* Translators: the attribution figure's title: run id, then the target token. */
-  g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
-                   (long long) a->run.id, target_label != NULL ? target_label : "",
-                   (int) r->target);
-  if (r->scores[SC_ATTR_IG] != NULL)
-    {
-      g_string_append_printf (s, " · ig %d %s %s", r->steps, sc_attr_rule_id (r->rule),
-                              sc_attr_baseline_id (r->baseline));
-      if (r->baseline == SC_ATTR_BASELINE_TOKEN)
-        g_string_append_printf (s, ":%d", (int) r->baseline_token);
-    }
-  return g_string_free (g_steal_pointer (&s), FALSE);
-}
+const SaccadeStudyFace saccade_attribution_face = {
+  .kind = &sc_study_kind_attribution,
+  .get = saccade_attribution_get,
+  .result_free = (GDestroyNotify) saccade_attribution_free,
+};
 
 char *
 saccade_attribution_token_label (ScModel *model, int32_t id)

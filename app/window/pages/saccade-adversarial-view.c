@@ -177,7 +177,7 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (source);
   g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAdversarial) a = saccade_adversarial_finish (result, &error);
+  g_autoptr (SaccadeAdversarial) a = saccade_study_face_finish (result, &error);
 
   if (!saccade_study_jobs_finish_lookup (self->jobs, result))
     return;
@@ -207,10 +207,10 @@ look_up (SaccadeAdversarialView *self)
   if (self->model == NULL || self->run == NULL || self->db_path == NULL)
     return;
   current_params (self, &p);
-  saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p,
-                             SACCADE_STUDY_STORED_ONLY, saccade_study_jobs_lookup (self->jobs),
-                             NULL, NULL,
-                             lookup_done, NULL);
+  saccade_study_face_async (&saccade_adversarial_face, self, self->model, self->db_path,
+                            self->run->id, &p, SACCADE_STUDY_STORED_ONLY,
+                            saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
+                            NULL);
 }
 
 static char *
@@ -227,7 +227,7 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (source);
   g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAdversarial) a = saccade_adversarial_finish (result, &error);
+  g_autoptr (SaccadeAdversarial) a = saccade_study_face_finish (result, &error);
 
   if (!saccade_study_jobs_finish_job (self->jobs, result))
     return; /* another source or request took its place */
@@ -265,8 +265,9 @@ search (SaccadeAdversarialView *self)
   stop_jobs (self);
   job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);
-  saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p, flags, job,
-                             saccade_study_jobs_progress, self->jobs, job_done, NULL);
+  saccade_study_face_async (&saccade_adversarial_face, self, self->model, self->db_path,
+                            self->run->id, &p, flags, job, saccade_study_jobs_progress,
+                            self->jobs, job_done, NULL);
   return TRUE;
 }
 

@@ -329,7 +329,7 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (source);
   g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAttribution) a = saccade_attribution_finish (result, &error);
+  g_autoptr (SaccadeAttribution) a = saccade_study_face_finish (result, &error);
 
   if (!saccade_study_jobs_finish_lookup (self->jobs, result))
     return;
@@ -361,9 +361,9 @@ look_up (SaccadeAttributionPage *self)
   update_actions (self);
   if (model == NULL || run == NULL || db == NULL || !current_params (self, &p))
     return;
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_STORED_ONLY,
-                             saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
-                             NULL);
+  saccade_study_face_async (&saccade_attribution_face, self, model, db, run->id, &p,
+                            SACCADE_STUDY_STORED_ONLY, saccade_study_jobs_lookup (self->jobs),
+                            NULL, NULL, lookup_done, NULL);
 }
 
 static char *
@@ -380,7 +380,7 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (source);
   g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAttribution) a = saccade_attribution_finish (result, &error);
+  g_autoptr (SaccadeAttribution) a = saccade_study_face_finish (result, &error);
 
   if (!saccade_study_jobs_finish_job (self->jobs, result))
     return; /* another run, model, database or request took its place */
@@ -415,8 +415,9 @@ saccade_attribution_page_run (SaccadeAttributionPage *self)
   stop_jobs (self);
   job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_DEFAULT, job,
-                             saccade_study_jobs_progress, self->jobs, job_done, NULL);
+  saccade_study_face_async (&saccade_attribution_face, self, model, db, run->id, &p,
+                            SACCADE_STUDY_DEFAULT, job, saccade_study_jobs_progress, self->jobs,
+                            job_done, NULL);
   return TRUE;
 }
 
