@@ -104,9 +104,9 @@ saccade_cli_study_face (const SaccadeFaceOutputs *o, const void *params, ScModel
   g_autoptr (GError) error = NULL;
   g_auto (GStrv) labels = NULL;
   SaccadeStudyGetData d = { o->face->kind, params, run_id };
-  const ScStoreToken *tokens;
+  const SaccadeStudyFaceBase *base;
   gpointer result;
-  int n = 0, rc;
+  int rc;
 
   /* The face's extras (the attribution's leave-one-out) may need the session even when
    * the study is stored: no lookup first. */
@@ -114,8 +114,8 @@ saccade_cli_study_face (const SaccadeFaceOutputs *o, const void *params, ScModel
                                   FALSE, &warning, &error);
   if (result == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
-  tokens = o->tokens (result, &n);
-  labels = saccade_token_labels_for_store (tokens, (gsize) n);
+  base = result; /* a face's result starts with its base */
+  labels = saccade_token_labels_for_store (base->tokens, (gsize) base->n_tokens);
   if (common->json)
     {
       g_autoptr (JsonBuilder) b = o->json (result, model, (const char *const *) labels);

@@ -14,8 +14,7 @@ saccade_adversarial_free (SaccadeAdversarial *a)
 {
   if (a == NULL)
     return;
-  sc_store_run_info_clear (&a->run);
-  sc_store_tokens_free (a->tokens);
+  saccade_study_face_base_clear (&a->base);
   sc_adv_result_free (a->result);
   g_free (a);
 }
@@ -67,14 +66,13 @@ static gboolean
 read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
           const ScModelInfo *info, SaccadeAdversarial *a, GError **error)
 {
-  if (!saccade_study_read_run_into (db_path, ident, info, run_id, &a->run, &a->tokens,
-                                    &a->n_tokens, error))
+  if (!saccade_study_read_run_into (db_path, ident, info, run_id, &a->base, error))
     return FALSE;
-  if (a->n_tokens < 2)
+  if (a->base.n_tokens < 2)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    _("Run %lld has %zu tokens: adversarial attention needs two or more"),
-                   (long long) run_id, (size_t) a->n_tokens);
+                   (long long) run_id, (size_t) a->base.n_tokens);
       return FALSE;
     }
   return TRUE;
@@ -94,10 +92,11 @@ check_ranges (const SaccadeAdversarial *a, const ScModelInfo *info, GError **err
   else if (p->head < -1 || p->head >= (int) info->n_heads)
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                  _("Head %d is outside the model's heads 0 to %u"), p->head, info->n_heads - 1);
-  else if (p->row != -1 && p->row != SC_ADV_ALL_ROWS && (p->row < 1 || p->row >= a->n_tokens))
+  else if (p->row != -1 && p->row != SC_ADV_ALL_ROWS
+           && (p->row < 1 || p->row >= a->base.n_tokens))
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                  _("Row %d is outside 1 to %d (row 0 sees a single key: its attention cannot "
-                   "move)"), p->row, a->n_tokens - 1);
+                   "move)"), p->row, a->base.n_tokens - 1);
   else
     return TRUE;
   return FALSE;
@@ -114,16 +113,16 @@ get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const 
   g_autoptr (SaccadeStudy) s = NULL;
 
   s = saccade_study_get (&sc_study_kind_adversarial, &a->params, model, ident, session, db_path,
-                         a->run.id, flags, progress, user_data, cancellable, store_warning,
+                         a->base.run.id, flags, progress, user_data, cancellable, store_warning,
                          error);
   if (s == NULL)
     return FALSE;
   if (s->refused != NULL)
-    g_message ("adversarial study of run %lld not reused: %s", (long long) a->run.id,
+    g_message ("adversarial study of run %lld not reused: %s", (long long) a->base.run.id,
                s->refused);
   a->result = saccade_study_steal_result (s);
-  a->reused = s->reused;
-  a->study_id = s->study_id;
+  a->base.reused = s->reused;
+  a->base.study_id = s->study_id;
   a->search_seconds = s->seconds;
   return TRUE;
 }
@@ -158,7 +157,7 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
   if (!get_study (model, ident, session, db_path, a, flags, progress, user_data, cancellable,
                   store_warning, error))
     return NULL;
-  a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  a->base.seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   return g_steal_pointer (&a);
 }
 

@@ -30,16 +30,12 @@ G_BEGIN_DECLS
 #define SACCADE_ADVERSARIAL_JSD_MAX G_LN2
 
 typedef struct {
-  ScStoreRunInfo run;               /* the run's row (owned; sc_store_run_info_clear) */
-  ScStoreToken *tokens;             /* (n_tokens), owned */
-  int n_tokens;
+  SaccadeStudyFaceBase base;        /* the run, the study's id, reused, the whole call's
+                                     * wall time */
   ScAdvParams params;               /* as searched: epsilons points into @epsilons, the
                                      * iterations and rate resolved to their defaults */
   double epsilons[SC_ADV_MAX_EPSILONS];
   ScAdvResult *result;              /* owned; adversarial/original NULL when reused */
-  gint64 study_id;                  /* 0 when not stored */
-  gboolean reused;                  /* read back rather than computed */
-  double seconds;                   /* wall time of the whole call */
   double search_seconds;            /* of which the search (0 when read back) */
 } SaccadeAdversarial;
 

@@ -21,8 +21,7 @@ saccade_attribution_free (SaccadeAttribution *a)
 {
   if (a == NULL)
     return;
-  sc_store_run_info_clear (&a->run);
-  sc_store_tokens_free (a->tokens);
+  saccade_study_face_base_clear (&a->base);
   sc_attr_result_free (a->result);
   g_free (a->attention);
   g_free (a->loo);
@@ -60,7 +59,7 @@ saccade_attribution_method_name (ScAttrMethod m)
 static void
 read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution *a)
 {
-  const int n = a->n_tokens, pos = a->result->position;
+  const int n = a->base.n_tokens, pos = a->result->position;
   g_autofree float *row = g_new (float, n);
   ScStore *store = saccade_store_open (db_path, FALSE, NULL);
 
@@ -68,7 +67,7 @@ read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution
   for (int j = 0; j < n; j++)
     a->attention[j] = 0;
   for (uint32_t h = 0; store != NULL && h < info->n_heads; h++)
-    if (sc_store_read_head_rows (store, a->run.id, (int) info->n_layers - 1, (int) h,
+    if (sc_store_read_head_rows (store, a->base.run.id, (int) info->n_layers - 1, (int) h,
                                  (uint32_t) pos, (uint32_t) pos + 1, row, NULL, NULL) == SC_OK)
       {
         for (int j = 0; j < n; j++)
@@ -116,15 +115,16 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
         a->params.baseline = SC_ATTR_BASELINE_ZERO;
     }
   s = saccade_study_get (&sc_study_kind_attribution, &a->params, model, ident, session, db_path,
-                         a->run.id, flags, saccade_progress_part_report, prog, prog->cancellable,
-                         store_warning, error);
+                         a->base.run.id, flags, saccade_progress_part_report, prog,
+                         prog->cancellable, store_warning, error);
   if (s == NULL)
     return FALSE;
   if (s->refused != NULL)
-    g_message ("attribution of run %lld not reused: %s", (long long) a->run.id, s->refused);
+    g_message ("attribution of run %lld not reused: %s", (long long) a->base.run.id,
+               s->refused);
   a->result = saccade_study_steal_result (s);
-  a->reused = s->reused;
-  a->study_id = s->study_id;
+  a->base.reused = s->reused;
+  a->base.study_id = s->study_id;
   return TRUE;
 }
 
@@ -141,13 +141,13 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
   g_autoptr (GError) local = NULL;
   g_autofree char *warning = NULL;
 
-  a->loo = g_new (double, a->n_tokens);
-  for (int j = 0; j < a->n_tokens; j++)
+  a->loo = g_new (double, a->base.n_tokens);
+  for (int j = 0; j < a->base.n_tokens; j++)
     a->loo[j] = NAN;
   /* It measures the next token after the last position only. */
-  if (a->result->position != a->n_tokens - 1)
+  if (a->result->position != a->base.n_tokens - 1)
     return TRUE;
-  loo = saccade_ablation_get (model, ident, session, db_path, a->run.id,
+  loo = saccade_ablation_get (model, ident, session, db_path, a->base.run.id,
                               SACCADE_ABLATION_TOKENS, &ap,
                               flags & SACCADE_STUDY_STORED_ONLY, saccade_progress_part_report, prog,
                               prog->cancellable, &warning, &local);
@@ -165,8 +165,8 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
     *store_warning = g_steal_pointer (&warning);
   a->loo_reused = loo->reused;
   a->loo_study_id = loo->study_id;
-  if (loo->tokens->n_tokens == a->n_tokens && (loo->tokens->kinds & SC_LOO_MASK))
-    for (int j = 0; j < a->n_tokens; j++)
+  if (loo->tokens->n_tokens == a->base.n_tokens && (loo->tokens->kinds & SC_LOO_MASK))
+    for (int j = 0; j < a->base.n_tokens; j++)
       a->loo[j] = loo->tokens->mask[j].next.tv;
   return TRUE;
 }
@@ -196,27 +196,26 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
     a->params.steps = SC_ATTR_DEFAULT_STEPS;
   if (!saccade_study_check_call ("attribution", db_path, session, flags, error))
     return NULL;
-  if (!saccade_study_read_run_into (db_path, ident, info, run_id, &a->run, &a->tokens,
-                                    &a->n_tokens, error))
+  if (!saccade_study_read_run_into (db_path, ident, info, run_id, &a->base, error))
     return NULL;
-  if (a->params.position >= a->n_tokens)
+  if (a->params.position >= a->base.n_tokens)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    _("Position %d is outside run %lld, whose tokens are 0 to %d"),
-                   a->params.position, (long long) run_id, a->n_tokens - 1);
+                   a->params.position, (long long) run_id, a->base.n_tokens - 1);
       return NULL;
     }
   {
     /* The bar: the attribution, then leave-one-out, by their estimated cost. */
     const gboolean loo_needed = a->params.position < 0
-                                || a->params.position == a->n_tokens - 1;
-    prog.span = attr_share (&a->params, a->n_tokens, !loo_needed);
+                                || a->params.position == a->base.n_tokens - 1;
+    prog.span = attr_share (&a->params, a->base.n_tokens, !loo_needed);
   }
   if (!get_attribution (model, ident, session, db_path, a, flags, &prog, store_warning, error))
     return NULL;
   t1 = g_get_monotonic_time ();
   a->attr_seconds = (double) (t1 - t0) / G_USEC_PER_SEC;
-  prog.base = a->reused ? 0 : prog.span;
+  prog.base = a->base.reused ? 0 : prog.span;
   prog.span = 1 - prog.base;
   if (!get_loo (model, ident, session, db_path, a, flags, &prog, store_warning, error))
     return NULL;
@@ -224,7 +223,7 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
   read_attention (db_path, info, a);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
-  a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  a->base.seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   return g_steal_pointer (&a);
 }
 

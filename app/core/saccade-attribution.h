@@ -43,9 +43,9 @@ G_BEGIN_DECLS
 #define SACCADE_ATTRIBUTION_N_ROWS (2 + SC_ATTR_N_METHODS)
 
 typedef struct {
-  ScStoreRunInfo run;               /* the run's row (owned; sc_store_run_info_clear) */
-  ScStoreToken *tokens;             /* (n_tokens), owned */
-  int n_tokens;
+  SaccadeStudyFaceBase base;        /* the run, the attribution's study id, reused (read
+                                     * back rather than computed), the whole call's wall
+                                     * time */
   ScAttrParams params;              /* as asked (target −1: the clean top-1) */
   ScAttrResult *result;             /* owned; result->target is the target used */
   double *attention;                /* (n_tokens): mean over the last layer's kept heads of
@@ -53,9 +53,7 @@ typedef struct {
   int attention_heads;              /* heads averaged */
   double *loo;                      /* (n_tokens): TV of the next token, token j masked */
   gboolean loo_reused;              /* the leave-one-out study was read back */
-  gint64 study_id, loo_study_id;    /* 0 when not stored */
-  gboolean reused;                  /* the attribution was read back rather than computed */
-  double seconds;                   /* wall time of the whole call */
+  gint64 loo_study_id;              /* 0 when not stored */
   double attr_seconds, loo_seconds; /* of which the attribution, the leave-one-out (found or
                                      * computed); attention is the rest */
 } SaccadeAttribution;

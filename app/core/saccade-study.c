@@ -128,20 +128,27 @@ saccade_study_read_run_at (const char *db_path, const ScStoreModel *ident,
   return run;
 }
 
+void
+saccade_study_face_base_clear (SaccadeStudyFaceBase *base)
+{
+  sc_store_run_info_clear (&base->run);
+  g_clear_pointer (&base->tokens, sc_store_tokens_free);
+}
+
 gboolean
 saccade_study_read_run_into (const char *db_path, const ScStoreModel *ident,
-                             const ScModelInfo *info, gint64 run_id, ScStoreRunInfo *run,
-                             ScStoreToken **tokens, int *n_tokens, GError **error)
+                             const ScModelInfo *info, gint64 run_id, SaccadeStudyFaceBase *base,
+                             GError **error)
 {
   g_autoptr (SaccadeStudyRun) r = saccade_study_read_run_at (db_path, ident, info, run_id,
                                                               error);
 
   if (r == NULL)
     return FALSE;
-  *run = r->run;
+  base->run = r->run;
   memset (&r->run, 0, sizeof r->run);
-  *tokens = g_steal_pointer (&r->tokens);
-  *n_tokens = r->n_tokens;
+  base->tokens = g_steal_pointer (&r->tokens);
+  base->n_tokens = r->n_tokens;
   return TRUE;
 }
 

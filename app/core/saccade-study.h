@@ -64,14 +64,26 @@ SaccadeStudyRun *saccade_study_read_run_at (const char *db_path, const ScStoreMo
                                             const ScModelInfo *info, gint64 run_id,
                                             GError **error);
 
-/* The same, its row and tokens moved into @run and @tokens (the caller clears them:
- * sc_store_run_info_clear, sc_store_tokens_free) and its length into @n_tokens: for a
- * face's result that keeps the run beside its study (SaccadeStudyFace). FALSE with @error,
- * leaving them untouched. */
+/* What every face's result (SaccadeStudyFace, below) starts with, as its first member
+ * `base`: the run it is of and where its study came from. The shared code (the verb's
+ * runner, the window's study panel) reads it from any face's result. */
+typedef struct {
+  ScStoreRunInfo run;      /* the run's row (owned) */
+  ScStoreToken *tokens;    /* (n_tokens), owned */
+  int n_tokens;
+  gint64 study_id;         /* 0 when not stored */
+  gboolean reused;         /* the study was read back rather than computed */
+  double seconds;          /* wall time of the whole call */
+} SaccadeStudyFaceBase;
+
+/* Frees what @base owns (not @base). */
+void saccade_study_face_base_clear (SaccadeStudyFaceBase *base);
+
+/* The same as saccade_study_read_run_at(), its row, tokens and length moved into @base
+ * (its other members untouched). FALSE with @error, @base untouched. */
 gboolean saccade_study_read_run_into (const char *db_path, const ScStoreModel *ident,
                                       const ScModelInfo *info, gint64 run_id,
-                                      ScStoreRunInfo *run, ScStoreToken **tokens,
-                                      int *n_tokens, GError **error);
+                                      SaccadeStudyFaceBase *base, GError **error);
 
 /* "Run %lld is no longer in the database" (G_IO_ERROR_NOT_FOUND). */
 void saccade_study_set_run_gone (GError **error, gint64 run_id);
@@ -198,7 +210,8 @@ SaccadeStudy *saccade_study_get_finish (GAsyncResult *result, GError **error);
 typedef struct {
   const ScStudyKind *kind;
   SaccadeStudyFunc get;         /* data: a SaccadeStudyGetData of @kind (params NULL: the
-                                 * face's defaults); returns the face's result */
+                                 * face's defaults); returns the face's result, a struct
+                                 * whose first member is its SaccadeStudyFaceBase */
   GDestroyNotify result_free;   /* of what @get returns */
 } SaccadeStudyFace;
 

@@ -97,7 +97,7 @@ saccade_adversarial_title (const SaccadeAdversarial *a)
   /* Translators: the adversarial figure's title: run id, "layer L head H", the row, the
    * Adam steps per ε. */
   return g_strdup_printf (_("Adversarial attention · run %lld · %s · %s · %d iterations"),
-                          (long long) a->run.id, label, row, a->params.iterations);
+                          (long long) a->base.run.id, label, row, a->params.iterations);
 }
 
 char *
@@ -185,18 +185,10 @@ adversarial_text (gconstpointer result, ScModel *model, const char *const *label
   (void) labels;
   g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: %s, query row %s, "
                           "%d distribution%s searched; target (clean top-1) %d %s\n",
-                          a->run.id, a->n_tokens, a->run.model_name, label,
+                          a->base.run.id, a->base.n_tokens, a->base.run.model_name, label,
                           row_text (r->row, TRUE, rb), r->n_dists, r->n_dists == 1 ? "" : "s",
                           (int) r->target, target_label);
-  if (a->reused)
-    g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s\n", a->study_id,
-                            db_path);
-  else if (a->study_id > 0)
-    g_string_append_printf (out, "computed now, stored as study %" G_GINT64_FORMAT " in %s\n",
-                            a->study_id, db_path);
-  else
-    g_string_append_printf (out, "computed now (not stored: %s)\n",
-                            warning != NULL ? warning : "no store");
+  saccade_study_face_source_line (out, &a->base, db_path, warning);
   g_string_append_printf (out, "%d Adam iterations per epsilon, seed %" G_GUINT64_FORMAT "\n\n",
                           a->params.iterations, a->params.seed);
   g_string_append (out, "  epsilon     JSD mean   JSD max   TVD (<= epsilon)\n");
@@ -208,9 +200,9 @@ adversarial_text (gconstpointer result, ScModel *model, const char *const *label
     g_string_append_printf (out, "widest move: head %d, row %d, JSD %.4f at epsilon %g\n", head,
                             row, wide, r->epsilon[r->n_epsilons - 1]);
   g_string_append_printf (out, "\ntiming: %.2f s in all: search %.2f s (%s), the rest reading "
-                          "the run and the store\n", a->seconds,
-                          a->reused ? 0.0 : a->search_seconds,
-                          a->reused ? "read back" : "forward and backward passes");
+                          "the run and the store\n", a->base.seconds,
+                          a->base.reused ? 0.0 : a->search_seconds,
+                          a->base.reused ? "read back" : "forward and backward passes");
   return g_string_free (out, FALSE);
 }
 
@@ -255,12 +247,12 @@ json_rows (JsonBuilder *b, const SaccadeAdversarial *a)
   saccade_json_int (b, "row", row);
   saccade_json_double (b, "jsd", wide);
   saccade_json_begin_array (b, "original");
-  for (int j = 0; j < a->n_tokens; j++)
-    saccade_json_add_double (b, r->original[(size_t) k * a->n_tokens + j]);
+  for (int j = 0; j < a->base.n_tokens; j++)
+    saccade_json_add_double (b, r->original[(size_t) k * a->base.n_tokens + j]);
   json_builder_end_array (b);
   saccade_json_begin_array (b, "adversarial");
-  for (int j = 0; j < a->n_tokens; j++)
-    saccade_json_add_double (b, r->adversarial[(size_t) k * a->n_tokens + j]);
+  for (int j = 0; j < a->base.n_tokens; j++)
+    saccade_json_add_double (b, r->adversarial[(size_t) k * a->base.n_tokens + j]);
   json_builder_end_array (b);
   json_builder_end_object (b);
 }
@@ -274,10 +266,10 @@ adversarial_json (gconstpointer result, ScModel *model, const char *const *label
   JsonBuilder *b = json_builder_new ();
 
   json_builder_begin_object (b);
-  saccade_study_json_head (b, a->run.id, a->run.model_name, SC_ADV_KIND, a->reused,
-                           a->study_id);
+  saccade_study_json_head (b, a->base.run.id, a->base.run.model_name, SC_ADV_KIND,
+                           a->base.reused, a->base.study_id);
   json_params (b, &a->params);
-  saccade_json_int (b, "n_tokens", a->n_tokens);
+  saccade_json_int (b, "n_tokens", a->base.n_tokens);
   saccade_json_int (b, "n_dists", r->n_dists);
   saccade_json_int (b, "target", r->target);
   saccade_json_string (b, "target_label", target_label);
@@ -295,24 +287,15 @@ adversarial_json (gconstpointer result, ScModel *model, const char *const *label
   json_builder_end_array (b);
   json_rows (b, a);
   saccade_json_begin_array (b, "tokens");
-  for (int j = 0; j < a->n_tokens; j++)
+  for (int j = 0; j < a->base.n_tokens; j++)
     json_builder_add_string_value (b, labels[j]);
   json_builder_end_array (b);
   saccade_json_begin_object (b, "timing");
-  saccade_json_double (b, "total_s", a->seconds);
-  saccade_json_double (b, "search_s", a->reused ? 0.0 : a->search_seconds);
+  saccade_json_double (b, "total_s", a->base.seconds);
+  saccade_json_double (b, "search_s", a->base.reused ? 0.0 : a->search_seconds);
   json_builder_end_object (b);
   json_builder_end_object (b);
   return b;
-}
-
-static const ScStoreToken *
-adversarial_tokens (gconstpointer result, int *n)
-{
-  const SaccadeAdversarial *a = result;
-
-  *n = a->n_tokens;
-  return a->tokens;
 }
 
 static GBytes *
@@ -336,18 +319,18 @@ adversarial_export (gconstpointer result, ScModel *model, const char *const *lab
   const SaccadeAdversarial *a = result;
   g_autofree char *title = saccade_adversarial_title (a);
   g_autofree char *label = saccade_adversarial_label (a, TRUE);
-  g_autofree double *buf = g_new (double, 2 * (gsize) a->n_tokens);
+  g_autofree double *buf = g_new (double, 2 * (gsize) a->base.n_tokens);
   SaccadeAdvSeries series;
   SaccadeAdversarialFigure fig;
 
   (void) model, (void) translated;
-  saccade_adversarial_figure (a, label, labels, title, &series, buf, buf + a->n_tokens, &fig);
+  saccade_adversarial_figure (a, label, labels, title, &series, buf, buf + a->base.n_tokens,
+                              &fig);
   return saccade_figure_export_adversarial (&fig, path, error);
 }
 
 const SaccadeFaceOutputs saccade_adversarial_outputs = {
   .face = &saccade_adversarial_face,
-  .tokens = adversarial_tokens,
   .json = adversarial_json,
   .text = adversarial_text,
   .csv = adversarial_csv,

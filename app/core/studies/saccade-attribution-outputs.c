@@ -48,10 +48,10 @@ saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels)
       g_string_append_printf (s, ",%s", col);
     }
   g_string_append (s, "\r\n");
-  for (int j = 0; j < a->n_tokens; j++)
+  for (int j = 0; j < a->base.n_tokens; j++)
     {
       const char *label = labels != NULL ? labels[j] : "";
-      g_string_append_printf (s, "%d,%d,\"", j, a->tokens[j].id);
+      g_string_append_printf (s, "%d,%d,\"", j, a->base.tokens[j].id);
       for (const char *p = label; *p != '\0'; p++)
         {
           if (*p == '"')
@@ -83,7 +83,7 @@ saccade_attribution_figure (const SaccadeAttribution *a, const char *const *labe
     if (r->scores[m] != NULL)
       rows[n++] = (SaccadeAttrRow) { saccade_attribution_method_name (m), r->scores[m],
                                      m == SC_ATTR_GRADXINPUT || m == SC_ATTR_IG };
-  *fig = (SaccadeAttributionFigure) { .n_tokens = a->n_tokens, .n_rows = n, .rows = rows,
+  *fig = (SaccadeAttributionFigure) { .n_tokens = a->base.n_tokens, .n_rows = n, .rows = rows,
                                       .labels = labels, .title = title };
 }
 
@@ -95,7 +95,7 @@ saccade_attribution_title (const SaccadeAttribution *a, const char *target_label
 
   /* Translators: the attribution figure's title: run id, then the target token. */
   g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
-                   (long long) a->run.id, target_label != NULL ? target_label : "",
+                   (long long) a->base.run.id, target_label != NULL ? target_label : "",
                    (int) r->target);
   if (r->scores[SC_ATTR_IG] != NULL)
     {
@@ -122,22 +122,15 @@ attribution_text (gconstpointer result, ScModel *model, const char *const *label
   GString *out = g_string_new (NULL);
 
   g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: f(x) = log p(target "
-                          "%d %s | tokens 0 .. %d) = %.4f (clean top-1 %d %s)\n", a->run.id,
-                          a->n_tokens, a->run.model_name, (int) r->target, target_label,
-                          r->position, r->value, (int) r->top1, top1_label);
-  if (a->reused)
-    g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s\n", a->study_id,
-                            db_path);
-  else if (a->study_id > 0)
-    g_string_append_printf (out, "computed now, stored as study %" G_GINT64_FORMAT " in %s\n",
-                            a->study_id, db_path);
-  else
-    g_string_append_printf (out, "computed now (not stored: %s)\n",
-                            warning != NULL ? warning : "no store");
+                          "%d %s | tokens 0 .. %d) = %.4f (clean top-1 %d %s)\n",
+                          a->base.run.id, a->base.n_tokens, a->base.run.model_name,
+                          (int) r->target, target_label, r->position, r->value, (int) r->top1,
+                          top1_label);
+  saccade_study_face_source_line (out, &a->base, db_path, warning);
   g_string_append_printf (out, "attention: last layer, mean of %d heads, query row %d; "
                           "leave-one-out: TV of the next token with the token masked (%s)\n",
                           a->attention_heads, r->position,
-                          r->position != a->n_tokens - 1 ? "only at the last position"
+                          r->position != a->base.n_tokens - 1 ? "only at the last position"
                           : a->loo_reused                ? "stored ablate-tokens study"
                                                          : "computed now and stored");
 
@@ -146,7 +139,7 @@ attribution_text (gconstpointer result, ScModel *model, const char *const *label
     if (r->scores[m] != NULL)
       g_string_append_printf (out, "  %12s", sc_attr_method_id (m));
   g_string_append (out, "\n");
-  for (int j = 0; j < a->n_tokens; j++)
+  for (int j = 0; j < a->base.n_tokens; j++)
     {
       g_string_append_printf (out, "  %3d  ", j);
       saccade_format_padded (out, labels[j], 16);
@@ -166,13 +159,13 @@ attribution_text (gconstpointer result, ScModel *model, const char *const *label
     }
   g_string_append_printf (out, "\ntiming: %.2f s in all: attribution %.2f s (%s; %.2f s in "
                           "forward and backward passes), leave-one-out %.2f s (%s), attention "
-                          "%.2f s (read from the run)\n", a->seconds, a->attr_seconds,
-                          a->reused ? "read back" : "computed",
-                          a->reused ? 0.0 : r->forward_backward_s, a->loo_seconds,
-                          r->position != a->n_tokens - 1 ? "not measured at this position"
+                          "%.2f s (read from the run)\n", a->base.seconds, a->attr_seconds,
+                          a->base.reused ? "read back" : "computed",
+                          a->base.reused ? 0.0 : r->forward_backward_s, a->loo_seconds,
+                          r->position != a->base.n_tokens - 1 ? "not measured at this position"
                           : a->loo_reused                ? "read back"
                                                          : "computed",
-                          MAX (0.0, a->seconds - a->attr_seconds - a->loo_seconds));
+                          MAX (0.0, a->base.seconds - a->attr_seconds - a->loo_seconds));
   return g_string_free (out, FALSE);
 }
 
@@ -208,17 +201,17 @@ json_scores (JsonBuilder *b, const SaccadeAttribution *a, const char *const *lab
     if (r->scores[m] != NULL)
       {
         saccade_json_begin_array (b, sc_attr_method_id (m));
-        for (int j = 0; j < a->n_tokens; j++)
+        for (int j = 0; j < a->base.n_tokens; j++)
           saccade_json_add_double (b, r->scores[m][j]);
         json_builder_end_array (b);
       }
   json_builder_end_object (b);
   saccade_json_begin_array (b, "tokens");
-  for (int j = 0; j < a->n_tokens; j++)
+  for (int j = 0; j < a->base.n_tokens; j++)
     {
       json_builder_begin_object (b);
       saccade_json_int (b, "pos", j);
-      saccade_json_int (b, "id", a->tokens[j].id);
+      saccade_json_int (b, "id", a->base.tokens[j].id);
       saccade_json_string (b, "label", labels[j]);
       saccade_json_double (b, "attention", a->attention[j]);
       saccade_json_double (b, "loo", a->loo[j]);
@@ -239,10 +232,10 @@ attribution_json (gconstpointer result, ScModel *model, const char *const *label
   JsonBuilder *b = json_builder_new ();
 
   json_builder_begin_object (b);
-  saccade_study_json_head (b, a->run.id, a->run.model_name, SC_ATTR_KIND, a->reused,
-                           a->study_id);
+  saccade_study_json_head (b, a->base.run.id, a->base.run.model_name, SC_ATTR_KIND,
+                           a->base.reused, a->base.study_id);
   json_params (b, a);
-  saccade_json_int (b, "n_tokens", a->n_tokens);
+  saccade_json_int (b, "n_tokens", a->base.n_tokens);
   saccade_json_int (b, "position", r->position);
   saccade_json_int (b, "target", r->target);
   saccade_json_string (b, "target_label", target_label);
@@ -271,22 +264,13 @@ attribution_json (gconstpointer result, ScModel *model, const char *const *label
       json_builder_end_object (b);
     }
   saccade_json_begin_object (b, "timing");
-  saccade_json_double (b, "total_s", a->seconds);
+  saccade_json_double (b, "total_s", a->base.seconds);
   saccade_json_double (b, "attribution_s", a->attr_seconds);
-  saccade_json_double (b, "forward_backward_s", a->reused ? 0.0 : r->forward_backward_s);
+  saccade_json_double (b, "forward_backward_s", a->base.reused ? 0.0 : r->forward_backward_s);
   saccade_json_double (b, "loo_s", a->loo_seconds);
   json_builder_end_object (b);
   json_builder_end_object (b);
   return b;
-}
-
-static const ScStoreToken *
-attribution_tokens (gconstpointer result, int *n)
-{
-  const SaccadeAttribution *a = result;
-
-  *n = a->n_tokens;
-  return a->tokens;
 }
 
 static GBytes *
@@ -323,7 +307,6 @@ attribution_export (gconstpointer result, ScModel *model, const char *const *lab
 
 const SaccadeFaceOutputs saccade_attribution_outputs = {
   .face = &saccade_attribution_face,
-  .tokens = attribution_tokens,
   .json = attribution_json,
   .text = attribution_text,
   .csv = attribution_csv,

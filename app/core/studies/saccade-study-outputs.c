@@ -28,6 +28,21 @@ saccade_study_outputs_find (const ScStudyKind *kind)
 }
 
 void
+saccade_study_face_source_line (GString *out, const SaccadeStudyFaceBase *base,
+                                const char *db_path, const char *warning)
+{
+  if (base->reused)
+    g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s\n", base->study_id,
+                            db_path);
+  else if (base->study_id > 0)
+    g_string_append_printf (out, "computed now, stored as study %" G_GINT64_FORMAT " in %s\n",
+                            base->study_id, db_path);
+  else
+    g_string_append_printf (out, "computed now (not stored: %s)\n",
+                            warning != NULL ? warning : "no store");
+}
+
+void
 saccade_study_json_head (JsonBuilder *b, gint64 run_id, const char *model, const char *kind_id,
                          gboolean reused, gint64 study_id)
 {

@@ -47,6 +47,12 @@ char *saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *r
                                   const char *const *labels, const ScStoreStudyData *stored,
                                   const char *db_path, const char *warning, int top);
 
+/* A face's text's line on where its study came from (@base, a face's result's): read
+ * back from @db_path, computed and stored there, or computed and not stored (@warning, may
+ * be NULL, says why). */
+void saccade_study_face_source_line (GString *out, const SaccadeStudyFaceBase *base,
+                                     const char *db_path, const char *warning);
+
 /* The members every study's JSON opens with: run, model, study (the store's kind @kind_id),
  * source ("reused" or "computed"), study_id. */
 void saccade_study_json_head (JsonBuilder *b, gint64 run_id, const char *model,
@@ -69,8 +75,6 @@ void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
  * none: the CSV's labels are then empty); @model (may be NULL) names the target token. */
 typedef struct {
   const SaccadeStudyFace *face;
-  /* The run's tokens the result is of, and their number in *@n. */
-  const ScStoreToken *(*tokens) (gconstpointer result, int *n);
   /* The whole JSON object of `saccade VERB --json`. */
   JsonBuilder *(*json) (gconstpointer result, ScModel *model, const char *const *labels);
   /* The verb's text (in English: scripts and the docs read it); @db_path and @warning (may
