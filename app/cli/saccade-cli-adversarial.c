@@ -17,14 +17,12 @@
 #include "app/cli/saccade-cli-store.h"
 #include "app/cli/saccade-cli-study.h"
 #include "app/core/saccade-adversarial.h"
-#include "ui/figures/saccade-figure.h"
 
 typedef struct {
-  SaccadeCliCommon common;
-  char *db, *head, *row, *epsilon, *csv, *out_path;
+  SaccadeCliFaceOptions face;   /* --db, --recompute, --csv, -o, the common ones */
+  char *head, *row, *epsilon;
   int layer, iterations;
   gint64 seed;
-  gboolean recompute;
 } AdvOptions;
 
 static gboolean G_GNUC_PRINTF (2, 3)
@@ -125,19 +123,12 @@ saccade_cmd_adversarial (int argc, char **argv)
     { "iterations", 0, 0, G_OPTION_ARG_INT, &o.iterations, "Adam steps per epsilon (100)",
       "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "the start's noise seed (0)", "S" },
-    SACCADE_STORE_CLI_DB_OPTION (&o.db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute,
-      "search even if a study is stored", NULL },
-    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "write one row per epsilon as CSV", "PATH" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
-      "write the figure (.png, .svg, .pdf)", "FIGURE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "RUN - how far attention can move while the next-token distribution stays within "
     "epsilon (Jain & Wallace 2019)");
   g_autoptr (GError) error = NULL;
-  SaccadeFigureFormat fmt;
   double eps[SC_ADV_MAX_EPSILONS];
   ScAdvParams p;
   ScModel *model = NULL;
@@ -145,27 +136,19 @@ saccade_cmd_adversarial (int argc, char **argv)
   int rc;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &o.common);
-  o.common.needs = SC_BACKEND_CAP_BACKWARD; /* gradients */
-  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "adversarial", &run))
-    return 2;
+  if (!saccade_cli_face_parse (ctx, &o.face, &saccade_adversarial_outputs,
+                               "search even if a study is stored", "adversarial", &argc, &argv,
+                               &run))
+    rc = 2;
   /* Refused before the model loads and the study runs. */
-  if (!parse_params (&o, &p, eps, &error))
+  else if (!parse_params (&o, &p, eps, &error))
     rc = saccade_cli_fail (g_steal_pointer (&error)) + 1;
-  else if (o.out_path != NULL && !saccade_figure_format_from_path (o.out_path, &fmt, &error))
-    rc = saccade_cli_fail (g_steal_pointer (&error));
-  else if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
-    rc = saccade_cli_fail (g_steal_pointer (&error));
-  else
-    rc = saccade_cli_study_face (&saccade_adversarial_outputs, &p, model, &o.common, o.db, run,
-                                 o.recompute, o.csv, o.out_path);
+  else if ((model = saccade_cli_face_load_model (&o.face, &rc)) != NULL)
+    rc = saccade_cli_study_face (&saccade_adversarial_outputs, &p, model, &o.face, run);
   sc_model_free (model);
-  saccade_cli_common_clear (&o.common);
-  g_free (o.db);
+  saccade_cli_face_options_clear (&o.face);
   g_free (o.head);
   g_free (o.row);
   g_free (o.epsilon);
-  g_free (o.csv);
-  g_free (o.out_path);
   return rc;
 }

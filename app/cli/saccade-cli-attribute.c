@@ -16,13 +16,11 @@
 #include "app/cli/saccade-cli-store.h"
 #include "app/cli/saccade-cli-study.h"
 #include "app/core/saccade-attribution.h"
-#include "ui/figures/saccade-figure.h"
 
 typedef struct {
-  SaccadeCliCommon common;
-  char *db, *method, *target, *rule, *baseline, *csv, *out_path;
+  SaccadeCliFaceOptions face;   /* --db, --recompute, --csv, -o, the common ones */
+  char *method, *target, *rule, *baseline;
   int position, steps;
-  gboolean recompute;
 } AttrOptions;
 
 /* --method: one of the engine's ids or "all"; several may be given with commas. */
@@ -114,19 +112,12 @@ saccade_cmd_attribute (int argc, char **argv)
       "ig: adaptive (default), gauss-legendre or midpoint", "RULE" },
     { "baseline", 0, 0, G_OPTION_ARG_STRING, &o.baseline,
       "ig: zero (default) or token:ID (every position that token's embedding)", "BASELINE" },
-    SACCADE_STORE_CLI_DB_OPTION (&o.db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute,
-      "compute the attribution even if stored", NULL },
-    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "write one row per token as CSV", "PATH" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
-      "write the figure (.png, .svg, .pdf)", "FIGURE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "RUN - gradient attributions of a stored run's tokens, beside attention and "
     "leave-one-out");
   g_autoptr (GError) error = NULL;
-  SaccadeFigureFormat fmt;
   ScAttrParams p;
   ScModel *model = NULL;
   unsigned methods;
@@ -134,30 +125,26 @@ saccade_cmd_attribute (int argc, char **argv)
   int rc;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &o.common);
-  o.common.needs = SC_BACKEND_CAP_BACKWARD; /* gradients */
-  if (!saccade_store_cli_parse_run (ctx, &argc, &argv, "attribute", &run))
-    return 2;
+  if (!saccade_cli_face_parse (ctx, &o.face, &saccade_attribution_outputs,
+                               "compute the attribution even if stored", "attribute", &argc,
+                               &argv, &run))
+    rc = 2;
   /* Refused before the model loads and the study runs. */
-  if (!parse_methods (o.method, &methods, &error))
-    return saccade_cli_fail (g_steal_pointer (&error)) + 1;
-  if (o.out_path != NULL && !saccade_figure_format_from_path (o.out_path, &fmt, &error))
-    return saccade_cli_fail (g_steal_pointer (&error));
-  if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
-    return saccade_cli_fail (g_steal_pointer (&error));
-  if (!parse_params (model, &o, &p, &error))
+  else if (!parse_methods (o.method, &methods, &error))
     rc = saccade_cli_fail (g_steal_pointer (&error)) + 1;
-  else
-    rc = saccade_cli_study_face (&saccade_attribution_outputs, &p, model, &o.common, o.db, run,
-                                 o.recompute, o.csv, o.out_path);
+  else if ((model = saccade_cli_face_load_model (&o.face, &rc)) != NULL)
+    {
+      /* --target and --baseline name tokens: checked against the model's vocabulary */
+      if (!parse_params (model, &o, &p, &error))
+        rc = saccade_cli_fail (g_steal_pointer (&error)) + 1;
+      else
+        rc = saccade_cli_study_face (&saccade_attribution_outputs, &p, model, &o.face, run);
+    }
   sc_model_free (model);
-  saccade_cli_common_clear (&o.common);
-  g_free (o.db);
+  saccade_cli_face_options_clear (&o.face);
   g_free (o.method);
   g_free (o.target);
   g_free (o.rule);
   g_free (o.baseline);
-  g_free (o.csv);
-  g_free (o.out_path);
   return rc;
 }

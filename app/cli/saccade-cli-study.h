@@ -38,15 +38,35 @@ gpointer saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *m
                                 const char *db_path, gboolean recompute, gboolean lookup_first,
                                 char **warning, GError **error);
 
-/* The verb of a face's study (`saccade attribute`, `saccade adversarial`): @outputs's face
- * gets run @run_id of the store @db (--db; NULL: the default) with @params on @model
- * (saccade_cli_study_run: a session always opened, RECOMPUTE when @recompute), then prints
- * its JSON (--json) or its text, writes its CSV to @csv_path and its figure to @figure_path
- * (each may be NULL; "wrote ..." said unless --json). Returns the exit status (1 after
- * printing the error). */
+/* What every verb of a face's study (`saccade attribute`, `saccade adversarial`) parses
+ * beside its own options: --db, --recompute, --csv, -o (--output) and the common ones
+ * (saccade_cli_common_add), for a backend with a backward pass (gradients). */
+typedef struct {
+  SaccadeCliCommon common;
+  char *db, *csv, *out_path;
+  gboolean recompute;
+  char *csv_help;            /* owned: "write one row per token as CSV" */
+} SaccadeCliFaceOptions;
+
+/* Adds them to @ctx after the verb's own entries (@recompute_help: what --recompute does;
+ * the --csv help names @outputs' csv_row), then parses the command line: the run in
+ * *@run_id. FALSE when the command line is bad (said on stderr; exit status 2). */
+gboolean saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
+                                 const SaccadeFaceOutputs *outputs, const char *recompute_help,
+                                 const char *verb, int *argc, char ***argv, gint64 *run_id);
+
+/* The figure's format checked (-o), then the model loaded; NULL with the error printed and
+ * the exit status in *@rc. */
+ScModel *saccade_cli_face_load_model (SaccadeCliFaceOptions *o, int *rc);
+
+/* Frees what parsing stored in @o. */
+void saccade_cli_face_options_clear (SaccadeCliFaceOptions *o);
+
+/* The verb: @outputs's face gets run @run_id of the store --db names with @params on
+ * @model (saccade_cli_study_run: a session always opened, RECOMPUTE with --recompute), then
+ * prints its JSON (--json) or its text, writes its CSV (--csv) and its figure (-o), "wrote
+ * ..." said unless --json. Returns the exit status (1 after printing the error). */
 int saccade_cli_study_face (const SaccadeFaceOutputs *outputs, const void *params,
-                            ScModel *model, const SaccadeCliCommon *common, const char *db,
-                            gint64 run_id, gboolean recompute, const char *csv_path,
-                            const char *figure_path);
+                            ScModel *model, const SaccadeCliFaceOptions *o, gint64 run_id);
 
 G_END_DECLS

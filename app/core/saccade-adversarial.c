@@ -127,8 +127,8 @@ get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const 
   return TRUE;
 }
 
-gpointer
-saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
+static gpointer
+adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                          const char *db_path, gpointer data, SaccadeStudyFlags flags,
                          SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
                          char **store_warning, GError **error)
@@ -163,6 +163,6 @@ saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 
 const SaccadeStudyFace saccade_adversarial_face = {
   .kind = &sc_study_kind_adversarial,
-  .get = saccade_adversarial_get,
+  .get = adversarial_get,
   .result_free = (GDestroyNotify) saccade_adversarial_free,
 };

@@ -1,11 +1,11 @@
 /* saccade-adversarial.h — the adversarial attention study of a stored run as both faces use
  * it (`saccade adversarial RUN` and the Attribution page's "Adversarial attention" view).
  *
- * saccade_adversarial_get() reads run @run_id (refused when it is gone or was captured with
- * another model file), then looks up the latest complete stored study of the run with the
- * same parameters and model file (sc_adv_load), else computes one with sc_adv_run on the
- * caller's session and an ScGrad of its own and stores it (sc_adv_store) — Cancel during the
- * search stores nothing. A study read back has no attention rows (the store keeps the curve
+ * Its get (saccade_adversarial_face) reads run @run_id (refused when it is gone or was
+ * captured with another model file), then looks up the latest complete stored study of the
+ * run with the same parameters and model file (sc_adv_load), else computes one with
+ * sc_adv_run on the caller's session and an ScGrad of its own and stores it (sc_adv_store)
+ * — Cancel during the search stores nothing. A study read back has no attention rows (the store keeps the curve
  * only: engine/study/sc-adversarial.h); a computed one has the original and adversarial
  * rows at the largest ε.
  *
@@ -42,29 +42,20 @@ typedef struct {
 void saccade_adversarial_free (SaccadeAdversarial *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAdversarial, saccade_adversarial_free)
 
-
 /* @p: layer 0, every head, the last row, the default ε, iterations and rate, seed 0. */
 void saccade_adversarial_params_init (ScAdvParams *p);
 
-/* The study of a run as a SaccadeStudyFunc: @data is a SaccadeStudyGetData (its params an
- * ScAdvParams, its epsilons copied; NULL params: the defaults) of run_id in the store at
- * @db_path, on @model, identified by @ident (borrowed). @flags: STORED_ONLY reads back only
- * (no session needed; G_IO_ERROR_NOT_FOUND when none is stored), RECOMPUTE searches even
- * when one is stored. @session is bound to @model and used by no one else during the call.
- * Returns a SaccadeAdversarial, or NULL with @error: G_IO_ERROR_INVALID_ARGUMENT (no
- * database, a run of another model file, a layer, head, row or ε out of range, named with
- * the run's sizes), G_IO_ERROR_NOT_FOUND (no such run), G_IO_ERROR_CANCELLED (nothing
- * stored), SACCADE_ERROR with the engine's message. A failure to store is put in
- * *@store_warning (may be NULL; caller frees) and the result still returned. Any thread. */
-gpointer saccade_adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                                  const char *db_path, gpointer data, SaccadeStudyFlags flags,
-                                  SaccadeProgress progress, gpointer user_data,
-                                  GCancellable *cancellable, char **store_warning,
-                                  GError **error);
-
-/* The face of the study (saccade-study.h): saccade_adversarial_get, in a worker with
- * saccade_study_face_async() (a STORED_ONLY lookup takes no lock; the params' epsilons must
- * outlive the job: NULL, the defaults, as the window passes them). */
+/* The face of the study (saccade-study.h), run in a worker with saccade_study_face_async()
+ * (a STORED_ONLY lookup takes no lock; the params' epsilons must then outlive the job: NULL,
+ * the defaults, as the window passes them). Its get: @data a SaccadeStudyGetData of an
+ * ScAdvParams (its epsilons copied; NULL params: the defaults) and the run; @flags:
+ * STORED_ONLY reads back only (no session needed; G_IO_ERROR_NOT_FOUND when none is
+ * stored), RECOMPUTE searches even when one is stored. Returns a SaccadeAdversarial, or
+ * NULL with @error: G_IO_ERROR_INVALID_ARGUMENT (no database, a run of another model file,
+ * a layer, head, row or ε out of range, named with the run's sizes), G_IO_ERROR_NOT_FOUND
+ * (no such run), G_IO_ERROR_CANCELLED (nothing stored), SACCADE_ERROR with the engine's
+ * message. A failure to store is put in *@store_warning and the result still returned. Any
+ * thread. */
 extern const SaccadeStudyFace saccade_adversarial_face;
 
 /* The texts, CSV and figure of a result (app/core/studies/saccade-adversarial-outputs.c,

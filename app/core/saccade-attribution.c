@@ -171,8 +171,8 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
   return TRUE;
 }
 
-gpointer
-saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
+static gpointer
+attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                          const char *db_path, gpointer data, SaccadeStudyFlags flags,
                          SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
                          char **store_warning, GError **error)
@@ -229,7 +229,7 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
 
 const SaccadeStudyFace saccade_attribution_face = {
   .kind = &sc_study_kind_attribution,
-  .get = saccade_attribution_get,
+  .get = attribution_get,
   .result_free = (GDestroyNotify) saccade_attribution_free,
 };
 

@@ -2,8 +2,8 @@
  * (`saccade attribute RUN` and the window's Attribution page), with the two per-token
  * importances a reader sets them against.
  *
- * saccade_attribution_get() reads run @run_id (refused, as the other studies refuse it, when
- * it is gone or was captured with another model file), then
+ * Its get (saccade_attribution_face) reads run @run_id (refused, as the other studies
+ * refuse it, when it is gone or was captured with another model file), then
  *   1. the attribution study (engine/study/sc-attribution.h): the latest complete stored
  *      study of the run with the same parameters and model file (sc_attr_load), else one
  *      computed now with sc_attr_run on the caller's session and an ScGrad of its own, and
@@ -61,27 +61,17 @@ typedef struct {
 void saccade_attribution_free (SaccadeAttribution *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAttribution, saccade_attribution_free)
 
-
-/* The study of a run as a SaccadeStudyFunc: @data is a SaccadeStudyGetData (its params an
- * ScAttrParams, NULL: every default) of run_id in the store at @db_path, on @model,
- * identified by @ident (its strings borrowed). @flags: STORED_ONLY reads back only (no
+/* The face of the study (saccade-study.h), run in a worker with saccade_study_face_async()
+ * (a STORED_ONLY lookup takes no lock). Its get: @data a SaccadeStudyGetData of an
+ * ScAttrParams (NULL: every default) and the run; @flags: STORED_ONLY reads back only (no
  * session needed: G_IO_ERROR_NOT_FOUND when the attribution is not stored; the
  * leave-one-out is then NaN when it is not stored either), RECOMPUTE computes the
- * attribution even when it is stored (a stored leave-one-out is still reused). @session is
- * bound to @model and used by no one else during the call. Returns a SaccadeAttribution, or
- * NULL with @error: G_IO_ERROR_INVALID_ARGUMENT (no database, a run of another model file, a
- * position or token outside the run or the vocabulary), G_IO_ERROR_NOT_FOUND (no such run),
- * G_IO_ERROR_CANCELLED (nothing of the attribution stored), SACCADE_ERROR with the engine's
- * message. A store that cannot be written is only read; a failure to store is put in
- * *@store_warning (may be NULL; caller frees) and the result still returned. */
-gpointer saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                                  const char *db_path, gpointer data, SaccadeStudyFlags flags,
-                                  SaccadeProgress progress, gpointer user_data,
-                                  GCancellable *cancellable, char **store_warning,
-                                  GError **error);
-
-/* The face of the study (saccade-study.h): saccade_attribution_get, in a worker with
- * saccade_study_face_async() (a STORED_ONLY lookup takes no lock). */
+ * attribution even when it is stored (a stored leave-one-out is still reused). Returns a
+ * SaccadeAttribution, or NULL with @error: G_IO_ERROR_INVALID_ARGUMENT (no database, a run
+ * of another model file, a position or token outside the run or the vocabulary),
+ * G_IO_ERROR_NOT_FOUND (no such run), G_IO_ERROR_CANCELLED (nothing of the attribution
+ * stored), SACCADE_ERROR with the engine's message. A store that cannot be written is only
+ * read; a failure to store is put in *@store_warning and the result still returned. */
 extern const SaccadeStudyFace saccade_attribution_face;
 
 /* The default parameters: every method, the clean top-1, the last position, the default

@@ -257,17 +257,14 @@ json_rows (JsonBuilder *b, const SaccadeAdversarial *a)
   json_builder_end_object (b);
 }
 
-static JsonBuilder *
-adversarial_json (gconstpointer result, ScModel *model, const char *const *labels)
+static void
+adversarial_json (JsonBuilder *b, gconstpointer result, ScModel *model,
+                  const char *const *labels)
 {
   const SaccadeAdversarial *a = result;
   const ScAdvResult *r = a->result;
   g_autofree char *target_label = saccade_attribution_token_label (model, r->target);
-  JsonBuilder *b = json_builder_new ();
 
-  json_builder_begin_object (b);
-  saccade_study_json_head (b, a->base.run.id, a->base.run.model_name, SC_ADV_KIND,
-                           a->base.reused, a->base.study_id);
   json_params (b, &a->params);
   saccade_json_int (b, "n_tokens", a->base.n_tokens);
   saccade_json_int (b, "n_dists", r->n_dists);
@@ -294,8 +291,6 @@ adversarial_json (gconstpointer result, ScModel *model, const char *const *label
   saccade_json_double (b, "total_s", a->base.seconds);
   saccade_json_double (b, "search_s", a->base.reused ? 0.0 : a->search_seconds);
   json_builder_end_object (b);
-  json_builder_end_object (b);
-  return b;
 }
 
 static GBytes *
@@ -310,6 +305,12 @@ adversarial_title (gconstpointer result, ScModel *model)
 {
   (void) model;
   return saccade_adversarial_title (result);
+}
+
+static char *
+adversarial_note (gconstpointer result)
+{
+  return saccade_adversarial_reading (result, TRUE);
 }
 
 static gboolean
@@ -335,6 +336,7 @@ const SaccadeFaceOutputs saccade_adversarial_outputs = {
   .text = adversarial_text,
   .csv = adversarial_csv,
   .csv_row = "epsilon",
+  .note = adversarial_note,
   .title = adversarial_title,
   .export_figure = adversarial_export,
 };

@@ -223,17 +223,14 @@ json_scores (JsonBuilder *b, const SaccadeAttribution *a, const char *const *lab
   json_builder_end_array (b);
 }
 
-static JsonBuilder *
-attribution_json (gconstpointer result, ScModel *model, const char *const *labels)
+static void
+attribution_json (JsonBuilder *b, gconstpointer result, ScModel *model,
+                  const char *const *labels)
 {
   const SaccadeAttribution *a = result;
   const ScAttrResult *r = a->result;
   g_autofree char *target_label = saccade_attribution_token_label (model, r->target);
-  JsonBuilder *b = json_builder_new ();
 
-  json_builder_begin_object (b);
-  saccade_study_json_head (b, a->base.run.id, a->base.run.model_name, SC_ATTR_KIND,
-                           a->base.reused, a->base.study_id);
   json_params (b, a);
   saccade_json_int (b, "n_tokens", a->base.n_tokens);
   saccade_json_int (b, "position", r->position);
@@ -269,14 +266,18 @@ attribution_json (gconstpointer result, ScModel *model, const char *const *label
   saccade_json_double (b, "forward_backward_s", a->base.reused ? 0.0 : r->forward_backward_s);
   saccade_json_double (b, "loo_s", a->loo_seconds);
   json_builder_end_object (b);
-  json_builder_end_object (b);
-  return b;
 }
 
 static GBytes *
 attribution_csv (gconstpointer result, const char *const *labels)
 {
   return saccade_attribution_csv (result, labels);
+}
+
+static char *
+attribution_note (gconstpointer result)
+{
+  return saccade_attribution_completeness (result, TRUE);
 }
 
 /* The title names the target with @model's label of it (its id alone without a model). */
@@ -311,6 +312,7 @@ const SaccadeFaceOutputs saccade_attribution_outputs = {
   .text = attribution_text,
   .csv = attribution_csv,
   .csv_row = "token",
+  .note = attribution_note,
   .title = attribution_title,
   .export_figure = attribution_export,
 };

@@ -53,6 +53,21 @@ saccade_study_json_head (JsonBuilder *b, gint64 run_id, const char *model, const
   saccade_json_int (b, "study_id", study_id);
 }
 
+JsonBuilder *
+saccade_face_outputs_json (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *model,
+                           const char *const *labels)
+{
+  const SaccadeStudyFaceBase *base = result; /* a face's result starts with it */
+  JsonBuilder *b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_study_json_head (b, base->run.id, base->run.model_name, o->face->kind->id,
+                           base->reused, base->study_id);
+  o->json (b, result, model, labels);
+  json_builder_end_object (b);
+  return b;
+}
+
 void
 saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e)
 {

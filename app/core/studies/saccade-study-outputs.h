@@ -75,8 +75,10 @@ void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
  * none: the CSV's labels are then empty); @model (may be NULL) names the target token. */
 typedef struct {
   const SaccadeStudyFace *face;
-  /* The whole JSON object of `saccade VERB --json`. */
-  JsonBuilder *(*json) (gconstpointer result, ScModel *model, const char *const *labels);
+  /* The kind's members of `saccade VERB --json`, after those every study's JSON opens with
+   * (saccade_face_outputs_json), into the open object @b. */
+  void (*json) (JsonBuilder *b, gconstpointer result, ScModel *model,
+                const char *const *labels);
   /* The verb's text (in English: scripts and the docs read it); @db_path and @warning (may
    * be NULL) say where the study is stored, or why not. Caller frees. */
   char *(*text) (gconstpointer result, ScModel *model, const char *const *labels,
@@ -84,6 +86,9 @@ typedef struct {
   /* The CSV (the kind's core header describes it); a row is one @csv_row. */
   GBytes *(*csv) (gconstpointer result, const char *const *labels);
   const char *csv_row;
+  /* The line the window shows under the figure, in the interface's language (the
+   * adversarial reading, integrated gradients' completeness), or NULL. Caller frees. */
+  char *(*note) (gconstpointer result);
   /* The figure's title, in the interface's language. Caller frees. */
   char *(*title) (gconstpointer result, ScModel *model);
   /* The figure as PNG, SVG or PDF by @path's extension, its texts in the interface's
@@ -91,6 +96,11 @@ typedef struct {
   gboolean (*export_figure) (gconstpointer result, ScModel *model, const char *const *labels,
                              gboolean translated, const char *path, GError **error);
 } SaccadeFaceOutputs;
+
+/* The whole JSON of @o's face's @result: run, model, study, source, study_id
+ * (saccade_study_json_head), then the kind's members. */
+JsonBuilder *saccade_face_outputs_json (const SaccadeFaceOutputs *o, gconstpointer result,
+                                        ScModel *model, const char *const *labels);
 
 extern const SaccadeFaceOutputs saccade_adversarial_outputs;
 extern const SaccadeFaceOutputs saccade_attribution_outputs;

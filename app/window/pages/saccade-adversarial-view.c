@@ -42,10 +42,10 @@ struct _SaccadeAdversarialView
 
 G_DEFINE_FINAL_TYPE (SaccadeAdversarialView, saccade_adversarial_view, GTK_TYPE_BOX)
 
-enum { PROP_0, PROP_STATUS, PROP_FRACTION, N_PROPS };
-static GParamSpec *props[N_PROPS];
+/* status and fraction: saccade_page_class_install_status */
+enum { PROP_0, PROP_STATUS, PROP_FRACTION };
 
-static const SaccadeStudyPanelTexts TEXTS = {
+static const SaccadeStudyPanelDesc DESC = {
   /* Translators: the study shown was read back; the store keeps no attention rows. */
   .reused = N_("Study %lld, read from the database: the curve only (Search again to see the "
                "rows)"),
@@ -56,33 +56,14 @@ static const SaccadeStudyPanelTexts TEXTS = {
   /* Translators: the search's progress, in percent. */
   .progress = N_("Searching for adversarial attention… %.0f %%"),
   .nothing = N_("There is nothing to export: press Search first"),
+  .run_action = "adversarial.search",
+  .cancel_action = "adversarial.cancel",
 };
 
 static const SaccadeAdversarial *
 shown (SaccadeAdversarialView *self)
 {
   return saccade_study_panel_get_result (self->panel);
-}
-
-/* The panel's changed hook: the result or the search changed. */
-static void
-changed (GtkWidget *widget)
-{
-  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (widget);
-  const gboolean busy = saccade_study_panel_get_running (self->panel);
-  g_autofree char *reading = NULL;
-
-  gtk_widget_action_set_enabled (widget, "adversarial.search",
-                                 saccade_study_panel_has_source (self->panel) && !busy);
-  gtk_widget_action_set_enabled (widget, "adversarial.cancel", busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->layer_spin), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->head_dropdown), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->iter_spin), !busy);
-  if (shown (self) != NULL)
-    reading = saccade_adversarial_reading (shown (self), TRUE);
-  gtk_label_set_text (self->reading_label, reading != NULL ? reading : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->reading_label), reading != NULL);
-  gtk_widget_queue_draw (GTK_WIDGET (self->area));
 }
 
 /* The panel's params hook: the settings shown. */
@@ -239,21 +220,11 @@ static void
 saccade_adversarial_view_get_property (GObject *object, guint prop_id, GValue *value,
                                        GParamSpec *pspec)
 {
-  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (object);
+  SaccadeStudyPanel *panel = SACCADE_ADVERSARIAL_VIEW (object)->panel;
 
-  switch (prop_id)
-    {
-    case PROP_STATUS:
-      g_value_set_string (value,
-                          saccade_study_jobs_get_status (saccade_study_panel_get_jobs (self->panel)));
-      break;
-    case PROP_FRACTION:
-      g_value_set_double (value,
-                          saccade_study_jobs_get_fraction (saccade_study_panel_get_jobs (self->panel)));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (!saccade_page_get_status (saccade_study_panel_get_jobs (panel), PROP_STATUS, prop_id,
+                                value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -277,16 +248,13 @@ saccade_adversarial_view_class_init (SaccadeAdversarialViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
   object_class->dispose = saccade_adversarial_view_dispose;
   object_class->finalize = saccade_adversarial_view_finalize;
   object_class->get_property = saccade_adversarial_view_get_property;
   /* SaccadeAdversarialView:status: the status line. :fraction: of the running search, 0
    * when none runs. */
-  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
-  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
-  g_object_class_install_properties (object_class, N_PROPS, props);
+  saccade_page_class_install_status (object_class, PROP_STATUS);
   gtk_widget_class_install_action (widget_class, "adversarial.search", NULL, search_action);
   gtk_widget_class_install_action (widget_class, "adversarial.cancel", NULL, cancel_action);
   gtk_widget_class_install_action (widget_class, "adversarial.layer", "s", option_action);
@@ -380,15 +348,19 @@ saccade_adversarial_view_init (SaccadeAdversarialView *self)
 
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->search_button), "adversarial.search");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->cancel_button), "adversarial.cancel");
-  self->panel = saccade_study_panel_new (GTK_WIDGET (self), &saccade_adversarial_outputs, &TEXTS,
-                                         current_params, changed, self->status_label,
-                                         self->progress_bar, self->cancel_button);
-  saccade_study_jobs_forward (saccade_study_panel_get_jobs (self->panel), G_OBJECT (self),
-                              props[PROP_STATUS], props[PROP_FRACTION]);
+  self->panel = saccade_study_panel_new (GTK_WIDGET (self), &saccade_adversarial_outputs, &DESC,
+                                         &(SaccadeStudyPanelWidgets) {
+                                           self->status_label, self->progress_bar,
+                                           self->cancel_button, GTK_WIDGET (self->area),
+                                           self->reading_label },
+                                         current_params, NULL);
+  saccade_study_panel_add_settings (self->panel, GTK_WIDGET (self->layer_spin),
+                                    GTK_WIDGET (self->head_dropdown),
+                                    GTK_WIDGET (self->iter_spin), NULL);
+  saccade_page_forward_status (G_OBJECT (self), saccade_study_panel_get_jobs (self->panel));
   /* Other settings may have a stored study: show it, or say there is none. */
   g_signal_connect_swapped (self->layer_spin, "value-changed", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->head_dropdown, "notify::selected", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->iter_spin, "value-changed", G_CALLBACK (look_up), self);
-  changed (GTK_WIDGET (self));
-  saccade_study_panel_show_status (self->panel);
+  saccade_study_panel_show (self->panel);
 }

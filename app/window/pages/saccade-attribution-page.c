@@ -50,10 +50,10 @@ struct _SaccadeAttributionPage
 
 G_DEFINE_FINAL_TYPE (SaccadeAttributionPage, saccade_attribution_page, SACCADE_TYPE_PAGE)
 
-enum { PROP_0, PROP_STATUS, PROP_FRACTION, PROP_ADVERSARIAL_VIEW, N_PROPS };
-static GParamSpec *props[N_PROPS];
+/* status and fraction: saccade_page_class_install_status */
+enum { PROP_0, PROP_STATUS, PROP_FRACTION, PROP_ADVERSARIAL_VIEW };
 
-static const SaccadeStudyPanelTexts TEXTS = {
+static const SaccadeStudyPanelDesc DESC = {
   /* Translators: the study shown was read back from the database. */
   .reused = N_("Study %lld, read from the database"),
   .computed = N_("Computed in %.1f s · study %lld"),
@@ -63,6 +63,8 @@ static const SaccadeStudyPanelTexts TEXTS = {
   /* Translators: the study's progress, in percent. */
   .progress = N_("Computing the attributions… %.0f %%"),
   .nothing = N_("There is nothing to export: press Run first"),
+  .run_action = "page.attribute",
+  .cancel_action = "page.cancel",
 };
 
 static const SaccadeAttribution *
@@ -207,23 +209,9 @@ static void
 changed (GtkWidget *widget)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (widget);
-  const gboolean busy = saccade_study_panel_get_running (self->panel);
-  g_autofree char *complete = NULL;
 
-  gtk_widget_action_set_enabled (widget, "page.attribute",
-                                 saccade_study_panel_has_source (self->panel) && !busy);
-  gtk_widget_action_set_enabled (widget, "page.cancel", busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->steps_spin), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->rule_dropdown), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->baseline_entry), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->target_entry), !busy);
-  if (shown (self) != NULL)
-    complete = saccade_attribution_completeness (shown (self), TRUE);
-  gtk_label_set_text (self->complete_label, complete != NULL ? complete : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->complete_label), complete != NULL);
   fill_table (self);
   self->hover = -1;
-  gtk_widget_queue_draw (GTK_WIDGET (self->area));
 }
 
 static void
@@ -411,22 +399,11 @@ saccade_attribution_page_get_property (GObject *object, guint prop_id, GValue *v
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (object);
 
-  switch (prop_id)
-    {
-    case PROP_STATUS:
-      g_value_set_string (value,
-                          saccade_study_jobs_get_status (saccade_study_panel_get_jobs (self->panel)));
-      break;
-    case PROP_FRACTION:
-      g_value_set_double (value,
-                          saccade_study_jobs_get_fraction (saccade_study_panel_get_jobs (self->panel)));
-      break;
-    case PROP_ADVERSARIAL_VIEW:
-      g_value_set_object (value, self->adversarial_view);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_ADVERSARIAL_VIEW)
+    g_value_set_object (value, self->adversarial_view);
+  else if (!saccade_page_get_status (saccade_study_panel_get_jobs (self->panel), PROP_STATUS,
+                                     prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -473,11 +450,10 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.view", "s", view_action);
   /* SaccadeAttributionPage:status: the attributions' status line. :fraction: of the
    * running study, 0 when none runs. :adversarial-view: the Adversarial attention view. */
-  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
-  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
-  props[PROP_ADVERSARIAL_VIEW] = g_param_spec_object ("adversarial-view", NULL, NULL,
-                                                      SACCADE_TYPE_ADVERSARIAL_VIEW, flags);
-  g_object_class_install_properties (object_class, N_PROPS, props);
+  saccade_page_class_install_status (object_class, PROP_STATUS);
+  g_object_class_install_property (object_class, PROP_ADVERSARIAL_VIEW,
+                                   g_param_spec_object ("adversarial-view", NULL, NULL,
+                                                        SACCADE_TYPE_ADVERSARIAL_VIEW, flags));
 
   g_type_ensure (SACCADE_TYPE_ADVERSARIAL_VIEW);
   gtk_widget_class_set_template_from_resource (
@@ -506,10 +482,16 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->panel = saccade_study_panel_new (GTK_WIDGET (self), &saccade_attribution_outputs,
-                                         &TEXTS, current_params, changed, self->status_label,
-                                         self->progress_bar, self->cancel_button);
-  saccade_study_jobs_forward (saccade_study_panel_get_jobs (self->panel), G_OBJECT (self),
-                              props[PROP_STATUS], props[PROP_FRACTION]);
+                                         &DESC, &(SaccadeStudyPanelWidgets) {
+                                           self->status_label, self->progress_bar,
+                                           self->cancel_button, GTK_WIDGET (self->area),
+                                           self->complete_label },
+                                         current_params, changed);
+  saccade_study_panel_add_settings (self->panel, GTK_WIDGET (self->steps_spin),
+                                    GTK_WIDGET (self->rule_dropdown),
+                                    GTK_WIDGET (self->baseline_entry),
+                                    GTK_WIDGET (self->target_entry), NULL);
+  saccade_page_forward_status (G_OBJECT (self), saccade_study_panel_get_jobs (self->panel));
   self->hover = -1;
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->area));
   gtk_drawing_area_set_draw_func (self->area, draw, self, NULL);
@@ -523,6 +505,5 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
                             G_CALLBACK (run_study), self);
   g_signal_connect_swapped (self->baseline_entry, "activate",
                             G_CALLBACK (run_study), self);
-  changed (GTK_WIDGET (self));
-  saccade_study_panel_show_status (self->panel);
+  saccade_study_panel_show (self->panel);
 }

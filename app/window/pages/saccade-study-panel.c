@@ -13,11 +13,13 @@ struct _SaccadeStudyPanel
   /* Borrowed */
   GtkWidget *owner;
   const SaccadeFaceOutputs *outputs;
-  const SaccadeStudyPanelTexts *texts;
+  const SaccadeStudyPanelDesc *desc;
+  SaccadeStudyPanelWidgets widgets;
   SaccadeStudyPanelParams params;
-  SaccadeStudyPanelChanged changed;
+  SaccadeStudyPanelChanged changed;   /* may be NULL */
 
   /* Owned */
+  GPtrArray *settings;          /* of borrowed widgets: insensitive while a job runs */
   SaccadeStudyJobs *jobs;       /* Run's job and the stored study's lookups */
   gpointer result;              /* the face's result shown, or NULL */
   SaccadeRun *run;
@@ -27,19 +29,32 @@ struct _SaccadeStudyPanel
 
 SaccadeStudyPanel *
 saccade_study_panel_new (GtkWidget *owner, const SaccadeFaceOutputs *outputs,
-                         const SaccadeStudyPanelTexts *texts, SaccadeStudyPanelParams params,
-                         SaccadeStudyPanelChanged changed, GtkLabel *status, GtkProgressBar *bar,
-                         GtkWidget *cancel_button)
+                         const SaccadeStudyPanelDesc *desc,
+                         const SaccadeStudyPanelWidgets *widgets, SaccadeStudyPanelParams params,
+                         SaccadeStudyPanelChanged changed)
 {
   SaccadeStudyPanel *self = g_new0 (SaccadeStudyPanel, 1);
 
   self->owner = owner;
   self->outputs = outputs;
-  self->texts = texts;
+  self->desc = desc;
+  self->widgets = *widgets;
   self->params = params;
   self->changed = changed;
-  self->jobs = saccade_study_jobs_new (status, bar, cancel_button);
+  self->settings = g_ptr_array_new ();
+  self->jobs = saccade_study_jobs_new (widgets->status, widgets->bar, widgets->cancel);
   return self;
+}
+
+void
+saccade_study_panel_add_settings (SaccadeStudyPanel *self, GtkWidget *first, ...)
+{
+  va_list ap;
+
+  va_start (ap, first);
+  for (GtkWidget *w = first; w != NULL; w = va_arg (ap, GtkWidget *))
+    g_ptr_array_add (self->settings, w);
+  va_end (ap);
 }
 
 static void
@@ -64,6 +79,7 @@ saccade_study_panel_free (SaccadeStudyPanel *self)
     return;
   saccade_study_panel_stop (self);
   g_clear_object (&self->jobs);
+  g_ptr_array_unref (self->settings);
   g_clear_pointer (&self->run, saccade_run_unref);
   g_clear_object (&self->model);
   g_free (self->db_path);
@@ -144,8 +160,8 @@ saccade_study_panel_set_status (SaccadeStudyPanel *self, const char *text)
   saccade_study_jobs_set_status (self->jobs, text);
 }
 
-/* @format, one of the owner's texts (a msgid whose arguments the texts' comments name, and
- * which msgfmt checks in every translation), translated and formatted. */
+/* @format, one of the owner's status texts (a msgid taking the arguments its desc comment
+ * names, which msgfmt checks in every translation), translated and formatted. */
 static char *
 text_printf (const char *format, ...)
 {
@@ -165,27 +181,59 @@ saccade_study_panel_show_status (SaccadeStudyPanel *self)
   g_autofree char *text = NULL;
 
   if (base != NULL && base->reused)
-    text = text_printf (self->texts->reused, (long long) base->study_id);
+    text = text_printf (self->desc->reused, (long long) base->study_id);
   else if (base != NULL && base->study_id > 0)
-    text = text_printf (self->texts->computed, base->seconds, (long long) base->study_id);
+    text = text_printf (self->desc->computed, base->seconds, (long long) base->study_id);
   else if (base != NULL)
-    text = text_printf (self->texts->not_stored, base->seconds);
+    text = text_printf (self->desc->not_stored, base->seconds);
   else if (self->run == NULL)
     text = g_strdup (_("Select a run"));
   else if (self->model == NULL)
     text = g_strdup (_("The model is not loaded yet"));
   else
-    text = g_strdup (_(self->texts->not_yet));
+    text = g_strdup (_(self->desc->not_yet));
   saccade_study_jobs_set_status (self->jobs, text);
 }
 
-/* The result (NULL: none) is shown: the owner draws it, then the status line says it. */
+/* The result or the job changed: the actions, the settings, the note, the figure, then
+ * what the owner shows besides. */
+static void
+changed (SaccadeStudyPanel *self)
+{
+  const gboolean busy = saccade_study_jobs_get_running (self->jobs);
+  GtkWidget *owner = self->owner;
+  g_autofree char *note = NULL;
+
+  gtk_widget_action_set_enabled (owner, self->desc->run_action,
+                                 saccade_study_panel_has_source (self) && !busy);
+  gtk_widget_action_set_enabled (owner, self->desc->cancel_action, busy);
+  for (guint i = 0; i < self->settings->len; i++)
+    gtk_widget_set_sensitive (g_ptr_array_index (self->settings, i), !busy);
+  if (self->widgets.note != NULL)
+    {
+      if (self->result != NULL)
+        note = self->outputs->note (self->result);
+      gtk_label_set_text (self->widgets.note, note != NULL ? note : "");
+      gtk_widget_set_visible (GTK_WIDGET (self->widgets.note), note != NULL);
+    }
+  gtk_widget_queue_draw (self->widgets.figure);
+  if (self->changed != NULL)
+    self->changed (owner);
+}
+
+/* The result (NULL: none) is shown, then the status line says it. */
 static void
 show (SaccadeStudyPanel *self, gpointer result)
 {
   set_result (self, result);
-  self->changed (self->owner);
+  changed (self);
   saccade_study_panel_show_status (self);
+}
+
+void
+saccade_study_panel_show (SaccadeStudyPanel *self)
+{
+  show (self, self->result);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -246,8 +294,8 @@ progress_text (gpointer owner, double fraction)
   SaccadeStudyPanel *self = owner;
 
   if (fraction < 0)
-    return g_strdup (_(self->texts->working));
-  return text_printf (self->texts->progress, 100.0 * fraction);
+    return g_strdup (_(self->desc->working));
+  return text_printf (self->desc->progress, 100.0 * fraction);
 }
 
 static void
@@ -268,7 +316,7 @@ job_done (GObject *source, GAsyncResult *result, gpointer user_data)
       show (self, computed);
       return;
     }
-  self->changed (self->owner);
+  changed (self);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     saccade_study_jobs_set_status (self->jobs, _("Cancelled"));
   else
@@ -287,7 +335,7 @@ saccade_study_panel_run (SaccadeStudyPanel *self, SaccadeStudyFlags flags)
     return FALSE;
   saccade_study_jobs_stop (self->jobs);
   job = saccade_study_jobs_start (self->jobs, progress_text, self);
-  self->changed (self->owner);
+  changed (self);
   saccade_study_face_async (self->outputs->face, self->owner, self->model, self->db_path,
                             self->run->id, params, flags, job, saccade_study_jobs_progress,
                             self->jobs, job_done, self);
@@ -322,7 +370,7 @@ no_result (SaccadeStudyPanel *self, GError **error)
 {
   if (self->result != NULL)
     return FALSE;
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _(self->texts->nothing));
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _(self->desc->nothing));
   return TRUE;
 }
 
