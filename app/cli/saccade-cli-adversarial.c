@@ -131,7 +131,7 @@ saccade_cmd_adversarial (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   double eps[SC_ADV_MAX_EPSILONS];
   ScAdvParams p;
-  ScModel *model = NULL;
+  ScModel *model;
   gint64 run = 0;
   int rc;
 
@@ -145,8 +145,7 @@ saccade_cmd_adversarial (int argc, char **argv)
     rc = saccade_cli_fail (g_steal_pointer (&error)) + 1;
   else if ((model = saccade_cli_face_load_model (&o.face, &rc)) != NULL)
     rc = saccade_cli_study_face (&saccade_adversarial_outputs, &p, model, &o.face, run);
-  sc_model_free (model);
-  saccade_cli_face_options_clear (&o.face);
+  saccade_cli_face_options_clear (&o.face); /* and the model */
   g_free (o.head);
   g_free (o.row);
   g_free (o.epsilon);

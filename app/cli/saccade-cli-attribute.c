@@ -119,7 +119,7 @@ saccade_cmd_attribute (int argc, char **argv)
     "leave-one-out");
   g_autoptr (GError) error = NULL;
   ScAttrParams p;
-  ScModel *model = NULL;
+  ScModel *model;
   unsigned methods;
   gint64 run = 0;
   int rc;
@@ -140,8 +140,7 @@ saccade_cmd_attribute (int argc, char **argv)
       else
         rc = saccade_cli_study_face (&saccade_attribution_outputs, &p, model, &o.face, run);
     }
-  sc_model_free (model);
-  saccade_cli_face_options_clear (&o.face);
+  saccade_cli_face_options_clear (&o.face); /* and the model */
   g_free (o.method);
   g_free (o.target);
   g_free (o.rule);

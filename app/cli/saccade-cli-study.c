@@ -131,12 +131,14 @@ saccade_cli_face_load_model (SaccadeCliFaceOptions *o, int *rc)
     }
   if ((model = saccade_cli_load_model (&o->common, &error)) == NULL)
     *rc = saccade_cli_fail (g_steal_pointer (&error));
+  o->model = model;
   return model;
 }
 
 void
 saccade_cli_face_options_clear (SaccadeCliFaceOptions *o)
 {
+  g_clear_pointer (&o->model, sc_model_free);
   saccade_cli_common_clear (&o->common);
   g_clear_pointer (&o->db, g_free);
   g_clear_pointer (&o->csv, g_free);

@@ -46,6 +46,7 @@ typedef struct {
   char *db, *csv, *out_path;
   gboolean recompute;
   char *csv_help;            /* owned: "write one row per token as CSV" */
+  ScModel *model;            /* owned: saccade_cli_face_load_model's, or NULL */
 } SaccadeCliFaceOptions;
 
 /* Adds them to @ctx after the verb's own entries (@recompute_help: what --recompute does;
@@ -55,11 +56,11 @@ gboolean saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
                                  const SaccadeFaceOutputs *outputs, const char *recompute_help,
                                  const char *verb, int *argc, char ***argv, gint64 *run_id);
 
-/* The figure's format checked (-o), then the model loaded; NULL with the error printed and
- * the exit status in *@rc. */
+/* The figure's format checked (-o), then the model loaded (@o keeps it); NULL with the
+ * error printed and the exit status in *@rc. */
 ScModel *saccade_cli_face_load_model (SaccadeCliFaceOptions *o, int *rc);
 
-/* Frees what parsing stored in @o. */
+/* Frees what parsing stored in @o, and the model it loaded. */
 void saccade_cli_face_options_clear (SaccadeCliFaceOptions *o);
 
 /* The verb: @outputs's face gets run @run_id of the store --db names with @params on
