@@ -5,9 +5,11 @@
 #include <stdio.h>
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-export.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-paths.h"
 #include "app/core/studies/saccade-study-outputs.h"
+#include "ui/figures/saccade-figure.h"
 
 gpointer
 saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *model,
@@ -62,6 +64,125 @@ saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *mod
 
   return saccade_cli_study_run (saccade_study_get_func, &d, model, ident, common, db_path,
                                 recompute, TRUE, warning, error);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The verbs of a face's study                                                           */
+
+/* The CSV and the figure the options ask for. */
+static int
+write_face_outputs (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *model,
+                    const char *const *labels, gboolean json, const char *csv_path,
+                    const char *figure_path)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (csv_path != NULL)
+    {
+      g_autoptr (GBytes) csv = o->csv (result, labels);
+      if (!saccade_export_write (csv, csv_path, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+      if (!json)
+        printf ("wrote one row per %s to %s\n", o->csv_row, csv_path);
+    }
+  if (figure_path != NULL)
+    {
+      if (!o->export_figure (result, model, labels, FALSE, figure_path, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+      if (!json)
+        printf ("wrote the figure to %s\n", figure_path);
+    }
+  return 0;
+}
+
+gboolean
+saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
+                        const SaccadeFaceOutputs *outputs, const char *recompute_help,
+                        const char *verb, int *argc, char ***argv, gint64 *run_id)
+{
+  o->csv_help = g_strdup_printf ("write one row per %s as CSV", outputs->csv_row);
+  {
+    const GOptionEntry entries[] = {
+      SACCADE_STORE_CLI_DB_OPTION (&o->db),
+      { "recompute", 0, 0, G_OPTION_ARG_NONE, &o->recompute, recompute_help, NULL },
+      { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, o->csv_help, "PATH" },
+      { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out_path,
+        "write the figure (.png, .svg, .pdf)", "FIGURE" },
+      { NULL },
+    };
+    g_option_context_add_main_entries (ctx, entries, NULL);
+  }
+  saccade_cli_common_add (ctx, &o->common);
+  o->common.needs = SC_BACKEND_CAP_BACKWARD; /* gradients */
+  return saccade_store_cli_parse_run (ctx, argc, argv, verb, run_id);
+}
+
+ScModel *
+saccade_cli_face_load_model (SaccadeCliFaceOptions *o, int *rc)
+{
+  g_autoptr (GError) error = NULL;
+  SaccadeFigureFormat fmt;
+  ScModel *model;
+
+  if (o->out_path != NULL && !saccade_figure_format_from_path (o->out_path, &fmt, &error))
+    {
+      *rc = saccade_cli_fail (g_steal_pointer (&error));
+      return NULL;
+    }
+  if ((model = saccade_cli_load_model (&o->common, &error)) == NULL)
+    *rc = saccade_cli_fail (g_steal_pointer (&error));
+  o->model = model;
+  return model;
+}
+
+void
+saccade_cli_face_options_clear (SaccadeCliFaceOptions *o)
+{
+  g_clear_pointer (&o->model, sc_model_free);
+  saccade_cli_common_clear (&o->common);
+  g_clear_pointer (&o->db, g_free);
+  g_clear_pointer (&o->csv, g_free);
+  g_clear_pointer (&o->out_path, g_free);
+  g_clear_pointer (&o->csv_help, g_free);
+}
+
+int
+saccade_cli_study_face (const SaccadeFaceOutputs *out, const void *params, ScModel *model,
+                        const SaccadeCliFaceOptions *o, gint64 run_id)
+{
+  g_autofree char *db_path = saccade_db_path (o->db);
+  g_autofree char *warning = NULL;
+  g_autoptr (GError) error = NULL;
+  g_auto (GStrv) labels = NULL;
+  SaccadeStudyGetData d = { out->face->kind, params, run_id };
+  const SaccadeStudyFaceBase *base;
+  gpointer result;
+  int rc;
+
+  /* The face's extras (the attribution's leave-one-out) may need the session even when
+   * the study is stored: no lookup first. */
+  result = saccade_cli_study_run (out->face->get, &d, model, NULL, &o->common, db_path,
+                                  o->recompute, FALSE, &warning, &error);
+  if (result == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  base = result; /* a face's result starts with its base */
+  labels = saccade_token_labels_for_store (base->tokens, (gsize) base->n_tokens);
+  if (o->common.json)
+    {
+      g_autoptr (JsonBuilder) b = saccade_face_outputs_json (out, result, model,
+                                                             (const char *const *) labels);
+      saccade_json_print (b);
+    }
+  else
+    {
+      g_autofree char *text = out->text (result, model, (const char *const *) labels, db_path,
+                                         warning);
+      fputs (text, stdout);
+    }
+  rc = write_face_outputs (out, result, model, (const char *const *) labels, o->common.json,
+                           o->csv, o->out_path);
+  out->face->result_free (result);
+  return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -4,12 +4,15 @@
  * A verb reads back a stored study without loading a backend or a session (a lookup costs
  * a model load and a query); only when it must compute does it open a session on the
  * backend the user chose, draw the progress bar on a terminal, and store the result. The
- * verb prints the result itself (its text, JSON and CSV are its own).
+ * verb prints the result from its outputs file (app/core/studies/): `saccade study` any
+ * kind's, `saccade attribute` and `saccade adversarial` their face's
+ * (saccade_cli_study_face).
  */
 #pragma once
 
 #include "app/cli/saccade-cli.h"
 #include "app/core/saccade-study.h"
+#include "app/core/studies/saccade-study-outputs.h"
 
 G_BEGIN_DECLS
 
@@ -34,5 +37,37 @@ gpointer saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *m
                                 const ScStoreModel *ident, const SaccadeCliCommon *common,
                                 const char *db_path, gboolean recompute, gboolean lookup_first,
                                 char **warning, GError **error);
+
+/* What every verb of a face's study (`saccade attribute`, `saccade adversarial`) parses
+ * beside its own options: --db, --recompute, --csv, -o (--output) and the common ones
+ * (saccade_cli_common_add), for a backend with a backward pass (gradients). */
+typedef struct {
+  SaccadeCliCommon common;
+  char *db, *csv, *out_path;
+  gboolean recompute;
+  char *csv_help;            /* owned: "write one row per token as CSV" */
+  ScModel *model;            /* owned: saccade_cli_face_load_model's, or NULL */
+} SaccadeCliFaceOptions;
+
+/* Adds them to @ctx after the verb's own entries (@recompute_help: what --recompute does;
+ * the --csv help names @outputs' csv_row), then parses the command line: the run in
+ * *@run_id. FALSE when the command line is bad (said on stderr; exit status 2). */
+gboolean saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
+                                 const SaccadeFaceOutputs *outputs, const char *recompute_help,
+                                 const char *verb, int *argc, char ***argv, gint64 *run_id);
+
+/* The figure's format checked (-o), then the model loaded (@o keeps it); NULL with the
+ * error printed and the exit status in *@rc. */
+ScModel *saccade_cli_face_load_model (SaccadeCliFaceOptions *o, int *rc);
+
+/* Frees what parsing stored in @o, and the model it loaded. */
+void saccade_cli_face_options_clear (SaccadeCliFaceOptions *o);
+
+/* The verb: @outputs's face gets run @run_id of the store --db names with @params on
+ * @model (saccade_cli_study_run: a session always opened, RECOMPUTE with --recompute), then
+ * prints its JSON (--json) or its text, writes its CSV (--csv) and its figure (-o), "wrote
+ * ..." said unless --json. Returns the exit status (1 after printing the error). */
+int saccade_cli_study_face (const SaccadeFaceOutputs *outputs, const void *params,
+                            ScModel *model, const SaccadeCliFaceOptions *o, gint64 run_id);
 
 G_END_DECLS

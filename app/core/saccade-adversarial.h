@@ -1,11 +1,11 @@
 /* saccade-adversarial.h — the adversarial attention study of a stored run as both faces use
  * it (`saccade adversarial RUN` and the Attribution page's "Adversarial attention" view).
  *
- * saccade_adversarial_get() reads run @run_id (refused when it is gone or was captured with
- * another model file), then looks up the latest complete stored study of the run with the
- * same parameters and model file (sc_adv_load), else computes one with sc_adv_run on the
- * caller's session and an ScGrad of its own and stores it (sc_adv_store) — Cancel during the
- * search stores nothing. A study read back has no attention rows (the store keeps the curve
+ * Its get (saccade_adversarial_face) reads run @run_id (refused when it is gone or was
+ * captured with another model file), then looks up the latest complete stored study of the
+ * run with the same parameters and model file (sc_adv_load), else computes one with
+ * sc_adv_run on the caller's session and an ScGrad of its own and stores it (sc_adv_store)
+ * — Cancel during the search stores nothing. A study read back has no attention rows (the store keeps the curve
  * only: engine/study/sc-adversarial.h); a computed one has the original and adversarial
  * rows at the largest ε.
  *
@@ -19,10 +19,7 @@
 
 #include <gio/gio.h>
 
-#include "app/core/saccade-job.h"
-
-#include "app/core/saccade-ablation.h"
-#include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-study.h"
 #include "engine/store/sc-store.h"
 #include "engine/study/sc-adversarial.h"
 #include "ui/figures/saccade-figure.h"
@@ -33,56 +30,36 @@ G_BEGIN_DECLS
 #define SACCADE_ADVERSARIAL_JSD_MAX G_LN2
 
 typedef struct {
-  ScStoreRunInfo run;               /* the run's row (owned; sc_store_run_info_clear) */
-  ScStoreToken *tokens;             /* (n_tokens), owned */
-  int n_tokens;
+  SaccadeStudyFaceBase base;        /* the run, the study's id, reused, the whole call's
+                                     * wall time */
   ScAdvParams params;               /* as searched: epsilons points into @epsilons, the
                                      * iterations and rate resolved to their defaults */
   double epsilons[SC_ADV_MAX_EPSILONS];
   ScAdvResult *result;              /* owned; adversarial/original NULL when reused */
-  gint64 study_id;                  /* 0 when not stored */
-  gboolean reused;                  /* read back rather than computed */
-  double seconds;                   /* wall time of the whole call */
   double search_seconds;            /* of which the search (0 when read back) */
 } SaccadeAdversarial;
 
 void saccade_adversarial_free (SaccadeAdversarial *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAdversarial, saccade_adversarial_free)
 
-
 /* @p: layer 0, every head, the last row, the default ε, iterations and rate, seed 0. */
 void saccade_adversarial_params_init (ScAdvParams *p);
 
-/* The study of run @run_id of the store at @db_path with @params (its epsilons copied; NULL
- * params: the defaults) on @model, identified by @ident (borrowed). @flags: STORED_ONLY reads
- * back only (no session needed; G_IO_ERROR_NOT_FOUND when none is stored), RECOMPUTE searches
- * even when one is stored. @session is bound to @model and used by no one else during the
- * call. Errors: G_IO_ERROR_INVALID_ARGUMENT (no database, a run of another model file, a
- * layer, head, row or ε out of range, named with the run's sizes), G_IO_ERROR_NOT_FOUND (no
- * such run), G_IO_ERROR_CANCELLED (nothing stored), SACCADE_ERROR with the engine's message.
- * A failure to store is put in *@store_warning (may be NULL; caller frees) and the result
- * still returned. Any thread. */
-SaccadeAdversarial *saccade_adversarial_get (ScModel *model, const ScStoreModel *ident,
-                                             ScSession *session, const char *db_path,
-                                             gint64 run_id, const ScAdvParams *params,
-                                             SaccadeStudyFlags flags,
-                                             SaccadeProgress progress,
-                                             gpointer user_data, GCancellable *cancellable,
-                                             char **store_warning, GError **error);
+/* The face of the study (saccade-study.h), run in a worker with saccade_study_face_async()
+ * (a STORED_ONLY lookup takes no lock; the params' epsilons must then outlive the job: NULL,
+ * the defaults, as the window passes them). Its get: @data a SaccadeStudyGetData of an
+ * ScAdvParams (its epsilons copied; NULL params: the defaults) and the run; @flags:
+ * STORED_ONLY reads back only (no session needed; G_IO_ERROR_NOT_FOUND when none is
+ * stored), RECOMPUTE searches even when one is stored. Returns a SaccadeAdversarial, or
+ * NULL with @error: G_IO_ERROR_INVALID_ARGUMENT (no database, a run of another model file,
+ * a layer, head, row or ε out of range, named with the run's sizes), G_IO_ERROR_NOT_FOUND
+ * (no such run), G_IO_ERROR_CANCELLED (nothing stored), SACCADE_ERROR with the engine's
+ * message. A failure to store is put in *@store_warning and the result still returned. Any
+ * thread. */
+extern const SaccadeStudyFace saccade_adversarial_face;
 
-
-/* saccade_adversarial_get() in a worker on @model's session, its lock held for the search (a
- * STORED_ONLY lookup takes no lock). @params is copied with its epsilons (NULL: defaults).
- * @progress (may be NULL) runs on the thread-default main context with @progress_data, which
- * must stay valid until @callback runs. */
-void saccade_adversarial_async (gpointer source_object, SaccadeLoadedModel *model,
-                                const char *db_path, gint64 run_id, const ScAdvParams *params,
-                                SaccadeStudyFlags flags, GCancellable *cancellable,
-                                SaccadeJobProgress progress,
-                                gpointer progress_data, GAsyncReadyCallback callback,
-                                gpointer user_data);
-/* The result (caller frees), or NULL with @error (G_IO_ERROR_CANCELLED when cancelled). */
-SaccadeAdversarial *saccade_adversarial_finish (GAsyncResult *result, GError **error);
+/* The texts, CSV and figure of a result (app/core/studies/saccade-adversarial-outputs.c,
+ * with the verb's JSON and text: saccade_adversarial_outputs). */
 
 /* The distribution of the rows whose JSD from the original is the largest (0 .. n_dists − 1)
  * with its head and query row, or −1 when the result has no rows (read back). */

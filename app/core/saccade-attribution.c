@@ -1,5 +1,6 @@
 /* saccade-attribution.c — compute or reuse the gradient attribution study of a run, with
- * leave-one-out and attention beside it, and turn it into CSV and a figure (header). */
+ * leave-one-out and attention beside it (header); its CSV, figure, texts and JSON are
+ * studies/saccade-attribution-outputs.c's. */
 #define G_LOG_DOMAIN "saccade-attribution"
 
 #include "app/core/saccade-attribution.h"
@@ -20,8 +21,7 @@ saccade_attribution_free (SaccadeAttribution *a)
 {
   if (a == NULL)
     return;
-  sc_store_run_info_clear (&a->run);
-  sc_store_tokens_free (a->tokens);
+  saccade_study_face_base_clear (&a->base);
   sc_attr_result_free (a->result);
   g_free (a->attention);
   g_free (a->loo);
@@ -55,28 +55,11 @@ saccade_attribution_method_name (ScAttrMethod m)
 /* ------------------------------------------------------------------------------------ */
 /* The run                                                                               */
 
-/* Run @run_id's row and tokens, checked (saccade_study_read_run). */
-static gboolean
-read_run (const char *db_path, gint64 run_id, const ScStoreModel *ident,
-          const ScModelInfo *info, SaccadeAttribution *a, GError **error)
-{
-  g_autoptr (SaccadeStudyRun) run = saccade_study_read_run_at (db_path, ident, info, run_id,
-                                                                error);
-
-  if (run == NULL)
-    return FALSE;
-  a->run = run->run;
-  memset (&run->run, 0, sizeof run->run);
-  a->tokens = g_steal_pointer (&run->tokens);
-  a->n_tokens = run->n_tokens;
-  return TRUE;
-}
-
 /* The query row of @position averaged over the last layer's heads the run kept. */
 static void
 read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution *a)
 {
-  const int n = a->n_tokens, pos = a->result->position;
+  const int n = a->base.n_tokens, pos = a->result->position;
   g_autofree float *row = g_new (float, n);
   ScStore *store = saccade_store_open (db_path, FALSE, NULL);
 
@@ -84,7 +67,7 @@ read_attention (const char *db_path, const ScModelInfo *info, SaccadeAttribution
   for (int j = 0; j < n; j++)
     a->attention[j] = 0;
   for (uint32_t h = 0; store != NULL && h < info->n_heads; h++)
-    if (sc_store_read_head_rows (store, a->run.id, (int) info->n_layers - 1, (int) h,
+    if (sc_store_read_head_rows (store, a->base.run.id, (int) info->n_layers - 1, (int) h,
                                  (uint32_t) pos, (uint32_t) pos + 1, row, NULL, NULL) == SC_OK)
       {
         for (int j = 0; j < n; j++)
@@ -132,15 +115,16 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
         a->params.baseline = SC_ATTR_BASELINE_ZERO;
     }
   s = saccade_study_get (&sc_study_kind_attribution, &a->params, model, ident, session, db_path,
-                         a->run.id, flags, saccade_progress_part_report, prog, prog->cancellable,
-                         store_warning, error);
+                         a->base.run.id, flags, saccade_progress_part_report, prog,
+                         prog->cancellable, store_warning, error);
   if (s == NULL)
     return FALSE;
   if (s->refused != NULL)
-    g_message ("attribution of run %lld not reused: %s", (long long) a->run.id, s->refused);
+    g_message ("attribution of run %lld not reused: %s", (long long) a->base.run.id,
+               s->refused);
   a->result = saccade_study_steal_result (s);
-  a->reused = s->reused;
-  a->study_id = s->study_id;
+  a->base.reused = s->reused;
+  a->base.study_id = s->study_id;
   return TRUE;
 }
 
@@ -157,13 +141,13 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
   g_autoptr (GError) local = NULL;
   g_autofree char *warning = NULL;
 
-  a->loo = g_new (double, a->n_tokens);
-  for (int j = 0; j < a->n_tokens; j++)
+  a->loo = g_new (double, a->base.n_tokens);
+  for (int j = 0; j < a->base.n_tokens; j++)
     a->loo[j] = NAN;
   /* It measures the next token after the last position only. */
-  if (a->result->position != a->n_tokens - 1)
+  if (a->result->position != a->base.n_tokens - 1)
     return TRUE;
-  loo = saccade_ablation_get (model, ident, session, db_path, a->run.id,
+  loo = saccade_ablation_get (model, ident, session, db_path, a->base.run.id,
                               SACCADE_ABLATION_TOKENS, &ap,
                               flags & SACCADE_STUDY_STORED_ONLY, saccade_progress_part_report, prog,
                               prog->cancellable, &warning, &local);
@@ -181,19 +165,21 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
     *store_warning = g_steal_pointer (&warning);
   a->loo_reused = loo->reused;
   a->loo_study_id = loo->study_id;
-  if (loo->tokens->n_tokens == a->n_tokens && (loo->tokens->kinds & SC_LOO_MASK))
-    for (int j = 0; j < a->n_tokens; j++)
+  if (loo->tokens->n_tokens == a->base.n_tokens && (loo->tokens->kinds & SC_LOO_MASK))
+    for (int j = 0; j < a->base.n_tokens; j++)
       a->loo[j] = loo->tokens->mask[j].next.tv;
   return TRUE;
 }
 
-SaccadeAttribution *
-saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                         const char *db_path, gint64 run_id, const ScAttrParams *params,
-                         SaccadeStudyFlags flags, SaccadeProgress progress,
-                         gpointer user_data, GCancellable *cancellable, char **store_warning,
-                         GError **error)
+static gpointer
+attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
+                         const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                         SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
+                         char **store_warning, GError **error)
 {
+  const SaccadeStudyGetData *d = data;
+  const ScAttrParams *params = d->params;
+  const gint64 run_id = d->run_id;
   const ScModelInfo *info;
   g_autoptr (SaccadeAttribution) a = g_new0 (SaccadeAttribution, 1);
   SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
@@ -210,26 +196,26 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
     a->params.steps = SC_ATTR_DEFAULT_STEPS;
   if (!saccade_study_check_call ("attribution", db_path, session, flags, error))
     return NULL;
-  if (!read_run (db_path, run_id, ident, info, a, error))
+  if (!saccade_study_read_run_into (db_path, ident, info, run_id, &a->base, error))
     return NULL;
-  if (a->params.position >= a->n_tokens)
+  if (a->params.position >= a->base.n_tokens)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    _("Position %d is outside run %lld, whose tokens are 0 to %d"),
-                   a->params.position, (long long) run_id, a->n_tokens - 1);
+                   a->params.position, (long long) run_id, a->base.n_tokens - 1);
       return NULL;
     }
   {
     /* The bar: the attribution, then leave-one-out, by their estimated cost. */
     const gboolean loo_needed = a->params.position < 0
-                                || a->params.position == a->n_tokens - 1;
-    prog.span = attr_share (&a->params, a->n_tokens, !loo_needed);
+                                || a->params.position == a->base.n_tokens - 1;
+    prog.span = attr_share (&a->params, a->base.n_tokens, !loo_needed);
   }
   if (!get_attribution (model, ident, session, db_path, a, flags, &prog, store_warning, error))
     return NULL;
   t1 = g_get_monotonic_time ();
   a->attr_seconds = (double) (t1 - t0) / G_USEC_PER_SEC;
-  prog.base = a->reused ? 0 : prog.span;
+  prog.base = a->base.reused ? 0 : prog.span;
   prog.span = 1 - prog.base;
   if (!get_loo (model, ident, session, db_path, a, flags, &prog, store_warning, error))
     return NULL;
@@ -237,149 +223,15 @@ saccade_attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *s
   read_attention (db_path, info, a);
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return NULL;
-  a->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  a->base.seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   return g_steal_pointer (&a);
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* In a worker                                                                           */
-
-typedef struct {
-  gint64 run_id;
-  ScAttrParams params;
-} Job;
-
-static gpointer
-attribution_func (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                  const char *db_path, gpointer data, SaccadeStudyFlags flags,
-                  SaccadeProgress progress, gpointer progress_data, GCancellable *cancellable,
-                  char **store_warning, GError **error)
-{
-  Job *job = data;
-
-  return saccade_attribution_get (model, ident, session, db_path, job->run_id, &job->params,
-                                  flags, progress, progress_data, cancellable, store_warning,
-                                  error);
-}
-
-void
-saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
-                           const char *db_path, gint64 run_id, const ScAttrParams *params,
-                           SaccadeStudyFlags flags, GCancellable *cancellable,
-                           SaccadeJobProgress progress, gpointer progress_data,
-                           GAsyncReadyCallback callback, gpointer user_data)
-{
-  Job *job = g_new0 (Job, 1);
-
-  job->run_id = run_id;
-  if (params != NULL)
-    job->params = *params;
-  else
-    saccade_attribution_params_init (&job->params);
-  saccade_study_job_async (source_object, saccade_attribution_async, "attribution", model,
-                           db_path, flags, FALSE, attribution_func, job, g_free,
-                           (GDestroyNotify) saccade_attribution_free, cancellable, progress,
-                           progress_data, callback, user_data);
-}
-
-SaccadeAttribution *
-saccade_attribution_finish (GAsyncResult *result, GError **error)
-{
-  return saccade_job_finish (result, saccade_attribution_async, error);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Text, CSV, figure                                                                     */
-
-char *
-saccade_attribution_completeness (const SaccadeAttribution *a, gboolean translated)
-{
-  const ScAttrResult *r = a->result;
-  const double diff = r->value - r->f_baseline;
-
-  if (r->scores[SC_ATTR_IG] == NULL)
-    return NULL;
-  if (!translated)
-    return g_strdup_printf ("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)",
-                            r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
-  /* Translators: integrated gradients' completeness: the sum of the attributions, the
-   * difference f(x) − f(x′) it should equal, their gap and the gap in percent of it. */
-  return g_strdup_printf (_("completeness: sum %.4f, f(x) - f(x') %.4f, gap %.4f (%.1f %%)"),
-                          r->ig_sum, diff, r->ig_gap, 100 * r->ig_gap_rel);
-}
-
-GBytes *
-saccade_attribution_csv (const SaccadeAttribution *a, const char *const *labels)
-{
-  const ScAttrResult *r = a->result;
-  GString *s = g_string_new ("pos,token_id,label,attention,loo_tv");
-
-  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-    {
-      /* CSV columns are identifiers: "grad-rollout" becomes grad_rollout */
-      g_autofree char *col = g_strdup (sc_attr_method_id (m));
-      g_strdelimit (col, "-", '_');
-      g_string_append_printf (s, ",%s", col);
-    }
-  g_string_append (s, "\r\n");
-  for (int j = 0; j < a->n_tokens; j++)
-    {
-      const char *label = labels != NULL ? labels[j] : "";
-      g_string_append_printf (s, "%d,%d,\"", j, a->tokens[j].id);
-      for (const char *p = label; *p != '\0'; p++)
-        {
-          if (*p == '"')
-            g_string_append_c (s, '"');
-          g_string_append_c (s, *p);
-        }
-      g_string_append_c (s, '"');
-      saccade_csv_add_number (s, a->attention[j]);
-      saccade_csv_add_number (s, a->loo[j]);
-      for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-        saccade_csv_add_number (s, r->scores[m] != NULL ? r->scores[m][j] : NAN);
-      g_string_append (s, "\r\n");
-    }
-  return g_string_free_to_bytes (s);
-}
-
-void
-saccade_attribution_figure (const SaccadeAttribution *a, const char *const *labels,
-                            const char *title, SaccadeAttrRow *rows,
-                            SaccadeAttributionFigure *fig)
-{
-  const ScAttrResult *r = a->result;
-  int n = 0;
-
-  /* Translators: rows of the attribution figure. */
-  rows[n++] = (SaccadeAttrRow) { _("attention"), a->attention, FALSE };
-  rows[n++] = (SaccadeAttrRow) { _("leave-one-out"), a->loo, FALSE };
-  for (int m = 0; m < SC_ATTR_N_METHODS; m++)
-    if (r->scores[m] != NULL)
-      rows[n++] = (SaccadeAttrRow) { saccade_attribution_method_name (m), r->scores[m],
-                                     m == SC_ATTR_GRADXINPUT || m == SC_ATTR_IG };
-  *fig = (SaccadeAttributionFigure) { .n_tokens = a->n_tokens, .n_rows = n, .rows = rows,
-                                      .labels = labels, .title = title };
-}
-
-char *
-saccade_attribution_title (const SaccadeAttribution *a, const char *target_label)
-{
-  const ScAttrResult *r = a->result;
-  g_autoptr (GString) s = g_string_new (NULL);
-
-  /* Translators: the attribution figure's title: run id, then the target token. */
-  g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
-                   (long long) a->run.id, target_label != NULL ? target_label : "",
-                   (int) r->target);
-  if (r->scores[SC_ATTR_IG] != NULL)
-    {
-      g_string_append_printf (s, " · ig %d %s %s", r->steps, sc_attr_rule_id (r->rule),
-                              sc_attr_baseline_id (r->baseline));
-      if (r->baseline == SC_ATTR_BASELINE_TOKEN)
-        g_string_append_printf (s, ":%d", (int) r->baseline_token);
-    }
-  return g_string_free (g_steal_pointer (&s), FALSE);
-}
+const SaccadeStudyFace saccade_attribution_face = {
+  .kind = &sc_study_kind_attribution,
+  .get = attribution_get,
+  .result_free = (GDestroyNotify) saccade_attribution_free,
+};
 
 char *
 saccade_attribution_token_label (ScModel *model, int32_t id)

@@ -2,8 +2,8 @@
  * (`saccade attribute RUN` and the window's Attribution page), with the two per-token
  * importances a reader sets them against.
  *
- * saccade_attribution_get() reads run @run_id (refused, as the other studies refuse it, when
- * it is gone or was captured with another model file), then
+ * Its get (saccade_attribution_face) reads run @run_id (refused, as the other studies
+ * refuse it, when it is gone or was captured with another model file), then
  *   1. the attribution study (engine/study/sc-attribution.h): the latest complete stored
  *      study of the run with the same parameters and model file (sc_attr_load), else one
  *      computed now with sc_attr_run on the caller's session and an ScGrad of its own, and
@@ -31,10 +31,8 @@
 
 #include <gio/gio.h>
 
-#include "app/core/saccade-job.h"
-
 #include "app/core/saccade-ablation.h"
-#include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-study.h"
 #include "engine/store/sc-store.h"
 #include "engine/study/sc-attribution.h"
 #include "ui/figures/saccade-figure.h"
@@ -45,9 +43,9 @@ G_BEGIN_DECLS
 #define SACCADE_ATTRIBUTION_N_ROWS (2 + SC_ATTR_N_METHODS)
 
 typedef struct {
-  ScStoreRunInfo run;               /* the run's row (owned; sc_store_run_info_clear) */
-  ScStoreToken *tokens;             /* (n_tokens), owned */
-  int n_tokens;
+  SaccadeStudyFaceBase base;        /* the run, the attribution's study id, reused (read
+                                     * back rather than computed), the whole call's wall
+                                     * time */
   ScAttrParams params;              /* as asked (target −1: the clean top-1) */
   ScAttrResult *result;             /* owned; result->target is the target used */
   double *attention;                /* (n_tokens): mean over the last layer's kept heads of
@@ -55,9 +53,7 @@ typedef struct {
   int attention_heads;              /* heads averaged */
   double *loo;                      /* (n_tokens): TV of the next token, token j masked */
   gboolean loo_reused;              /* the leave-one-out study was read back */
-  gint64 study_id, loo_study_id;    /* 0 when not stored */
-  gboolean reused;                  /* the attribution was read back rather than computed */
-  double seconds;                   /* wall time of the whole call */
+  gint64 loo_study_id;              /* 0 when not stored */
   double attr_seconds, loo_seconds; /* of which the attribution, the leave-one-out (found or
                                      * computed); attention is the rest */
 } SaccadeAttribution;
@@ -65,40 +61,18 @@ typedef struct {
 void saccade_attribution_free (SaccadeAttribution *a); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeAttribution, saccade_attribution_free)
 
-
-/* The study of run @run_id of the store at @db_path with @params (NULL: every default) on
- * @model, identified by @ident (its strings borrowed). @flags: STORED_ONLY reads back only
- * (no session needed: G_IO_ERROR_NOT_FOUND when the attribution is not stored; the
+/* The face of the study (saccade-study.h), run in a worker with saccade_study_face_async()
+ * (a STORED_ONLY lookup takes no lock). Its get: @data a SaccadeStudyGetData of an
+ * ScAttrParams (NULL: every default) and the run; @flags: STORED_ONLY reads back only (no
+ * session needed: G_IO_ERROR_NOT_FOUND when the attribution is not stored; the
  * leave-one-out is then NaN when it is not stored either), RECOMPUTE computes the
- * attribution even when it is stored (a stored leave-one-out is still reused). @session is
- * bound to @model and used by no one else during the call. Errors: G_IO_ERROR_INVALID_ARGUMENT
- * (no database, a run of another model file, a position or token outside the run or the
- * vocabulary), G_IO_ERROR_NOT_FOUND (no such run), G_IO_ERROR_CANCELLED (nothing of the
- * attribution stored), SACCADE_ERROR with the engine's message. A store that cannot be
- * written is only read; a failure to store is put in *@store_warning (may be NULL; caller
- * frees) and the result still returned. */
-SaccadeAttribution *saccade_attribution_get (ScModel *model, const ScStoreModel *ident,
-                                             ScSession *session, const char *db_path,
-                                             gint64 run_id, const ScAttrParams *params,
-                                             SaccadeStudyFlags flags,
-                                             SaccadeProgress progress,
-                                             gpointer user_data, GCancellable *cancellable,
-                                             char **store_warning, GError **error);
-
-
-/* saccade_attribution_get() in a worker on @model's session, its lock held for the study
- * (a STORED_ONLY lookup takes no lock). @params is copied (NULL: defaults). @progress (may
- * be NULL) runs on the thread-default main context with @progress_data, which must stay
- * valid until @callback runs. */
-void saccade_attribution_async (gpointer source_object, SaccadeLoadedModel *model,
-                                const char *db_path, gint64 run_id, const ScAttrParams *params,
-                                SaccadeStudyFlags flags, GCancellable *cancellable,
-                                SaccadeJobProgress progress,
-                                gpointer progress_data, GAsyncReadyCallback callback,
-                                gpointer user_data);
-/* The result (caller frees), or NULL with @error (G_IO_ERROR_CANCELLED when the study saw
- * the cancel). */
-SaccadeAttribution *saccade_attribution_finish (GAsyncResult *result, GError **error);
+ * attribution even when it is stored (a stored leave-one-out is still reused). Returns a
+ * SaccadeAttribution, or NULL with @error: G_IO_ERROR_INVALID_ARGUMENT (no database, a run
+ * of another model file, a position or token outside the run or the vocabulary),
+ * G_IO_ERROR_NOT_FOUND (no such run), G_IO_ERROR_CANCELLED (nothing of the attribution
+ * stored), SACCADE_ERROR with the engine's message. A store that cannot be written is only
+ * read; a failure to store is put in *@store_warning and the result still returned. */
+extern const SaccadeStudyFace saccade_attribution_face;
 
 /* The default parameters: every method, the clean top-1, the last position, the default
  * steps, Gauss-Legendre, a zero baseline. */
@@ -111,6 +85,9 @@ void saccade_attribution_params_init (ScAttrParams *p);
 /* "saliency", "gradient × input", "integrated gradients", "gradient rollout" (translated),
  * for tables and figures; "?" outside the enum. */
 const char *saccade_attribution_method_name (ScAttrMethod m);
+
+/* The texts, CSV and figure of a result (app/core/studies/saccade-attribution-outputs.c,
+ * with the verb's JSON and text: saccade_attribution_outputs). */
 
 /* The completeness line of integrated gradients, "completeness: sum S, f(x) - f(x') D, gap G
  * (P %)": in English when not @translated (the CLI's form, which scripts and the docs read),

@@ -128,6 +128,30 @@ saccade_study_read_run_at (const char *db_path, const ScStoreModel *ident,
   return run;
 }
 
+void
+saccade_study_face_base_clear (SaccadeStudyFaceBase *base)
+{
+  sc_store_run_info_clear (&base->run);
+  g_clear_pointer (&base->tokens, sc_store_tokens_free);
+}
+
+gboolean
+saccade_study_read_run_into (const char *db_path, const ScStoreModel *ident,
+                             const ScModelInfo *info, gint64 run_id, SaccadeStudyFaceBase *base,
+                             GError **error)
+{
+  g_autoptr (SaccadeStudyRun) r = saccade_study_read_run_at (db_path, ident, info, run_id,
+                                                              error);
+
+  if (r == NULL)
+    return FALSE;
+  base->run = r->run;
+  memset (&r->run, 0, sizeof r->run);
+  base->tokens = g_steal_pointer (&r->tokens);
+  base->n_tokens = r->n_tokens;
+  return TRUE;
+}
+
 gboolean
 saccade_study_check_call (const char *name, const char *db_path, ScSession *session,
                           SaccadeStudyFlags flags, GError **error)
@@ -519,10 +543,13 @@ saccade_study_get_func (ScModel *model, const ScStoreModel *ident, ScSession *se
                             flags, progress, progress_data, cancellable, store_warning, error);
 }
 
-/* saccade_study_get_async's data: the get data and its own copy of the params. */
+/* saccade_study_get_async's and saccade_study_face_async's data: the get data, its own
+ * copy of the params and the function that gets the study (saccade_study_get_func, logging
+ * a refused stored study, or a face's get). */
 typedef struct {
   SaccadeStudyGetData get;
   gpointer params;    /* kind->params_size bytes; get.params points here */
+  SaccadeStudyFunc func;
 } AsyncData;
 
 static void
@@ -539,13 +566,44 @@ async_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const
             GError **error)
 {
   AsyncData *d = data;
-  SaccadeStudy *s = saccade_study_get_func (model, ident, session, db_path, &d->get, flags,
+
+  return d->func (model, ident, session, db_path, &d->get, flags, progress, progress_data,
+                  cancellable, store_warning, error);
+}
+
+static gpointer
+get_logged (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
+            gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
+            gpointer progress_data, GCancellable *cancellable, char **store_warning,
+            GError **error)
+{
+  const SaccadeStudyGetData *d = data;
+  SaccadeStudy *s = saccade_study_get_func (model, ident, session, db_path, data, flags,
                                             progress, progress_data, cancellable,
                                             store_warning, error);
 
   if (s != NULL && s->refused != NULL)
-    g_message ("study of run %lld not reused: %s", (long long) d->get.run_id, s->refused);
+    g_message ("study of run %lld not reused: %s", (long long) d->run_id, s->refused);
   return s;
+}
+
+/* @func on a copy of @params in a worker; saccade_study_face_finish gets its result. */
+static void
+start_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
+             gint64 run_id, const ScStudyKind *kind, const void *params, SaccadeStudyFunc func,
+             GDestroyNotify result_free, SaccadeStudyFlags flags, GCancellable *cancellable,
+             SaccadeJobProgress progress, gpointer progress_data, GAsyncReadyCallback callback,
+             gpointer user_data)
+{
+  AsyncData *d = g_new0 (AsyncData, 1);
+
+  d->params = params != NULL ? g_memdup2 (params, kind->params_size) : NULL;
+  d->get = (SaccadeStudyGetData) { kind, d->params, run_id };
+  d->func = func;
+  saccade_study_job_async (source_object, saccade_study_get_async, kind->name, model, db_path,
+                           flags, FALSE, async_func, d, (GDestroyNotify) async_data_free,
+                           result_free, cancellable, progress, progress_data, callback,
+                           user_data);
 }
 
 void
@@ -555,21 +613,37 @@ saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model, cons
                          SaccadeJobProgress progress, gpointer progress_data,
                          GAsyncReadyCallback callback, gpointer user_data)
 {
-  AsyncData *d;
-
   g_return_if_fail (kind != NULL);
 
-  d = g_new0 (AsyncData, 1);
-  d->params = g_memdup2 (params != NULL ? params : kind->params_default, kind->params_size);
-  d->get = (SaccadeStudyGetData) { kind, d->params, run_id };
-  saccade_study_job_async (source_object, saccade_study_get_async, kind->name, model, db_path,
-                           flags, FALSE, async_func, d, (GDestroyNotify) async_data_free,
-                           (GDestroyNotify) saccade_study_free, cancellable, progress,
-                           progress_data, callback, user_data);
+  start_async (source_object, model, db_path, run_id, kind,
+               params != NULL ? params : kind->params_default, get_logged,
+               (GDestroyNotify) saccade_study_free, flags, cancellable, progress, progress_data,
+               callback, user_data);
 }
 
 SaccadeStudy *
 saccade_study_get_finish (GAsyncResult *result, GError **error)
+{
+  return saccade_job_finish (result, saccade_study_get_async, error);
+}
+
+void
+saccade_study_face_async (const SaccadeStudyFace *face, gpointer source_object,
+                          SaccadeLoadedModel *model, const char *db_path, gint64 run_id,
+                          const void *params, SaccadeStudyFlags flags,
+                          GCancellable *cancellable, SaccadeJobProgress progress,
+                          gpointer progress_data, GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+  g_return_if_fail (face != NULL);
+
+  start_async (source_object, model, db_path, run_id, face->kind, params, face->get,
+               face->result_free, flags, cancellable, progress, progress_data, callback,
+               user_data);
+}
+
+gpointer
+saccade_study_face_finish (GAsyncResult *result, GError **error)
 {
   return saccade_job_finish (result, saccade_study_get_async, error);
 }

@@ -64,6 +64,27 @@ SaccadeStudyRun *saccade_study_read_run_at (const char *db_path, const ScStoreMo
                                             const ScModelInfo *info, gint64 run_id,
                                             GError **error);
 
+/* What every face's result (SaccadeStudyFace, below) starts with, as its first member
+ * `base`: the run it is of and where its study came from. The shared code (the verb's
+ * runner, the window's study panel) reads it from any face's result. */
+typedef struct {
+  ScStoreRunInfo run;      /* the run's row (owned) */
+  ScStoreToken *tokens;    /* (n_tokens), owned */
+  int n_tokens;
+  gint64 study_id;         /* 0 when not stored */
+  gboolean reused;         /* the study was read back rather than computed */
+  double seconds;          /* wall time of the whole call */
+} SaccadeStudyFaceBase;
+
+/* Frees what @base owns (not @base). */
+void saccade_study_face_base_clear (SaccadeStudyFaceBase *base);
+
+/* The same as saccade_study_read_run_at(), its row, tokens and length moved into @base
+ * (its other members untouched). FALSE with @error, @base untouched. */
+gboolean saccade_study_read_run_into (const char *db_path, const ScStoreModel *ident,
+                                      const ScModelInfo *info, gint64 run_id,
+                                      SaccadeStudyFaceBase *base, GError **error);
+
 /* "Run %lld is no longer in the database" (G_IO_ERROR_NOT_FOUND). */
 void saccade_study_set_run_gone (GError **error, gint64 run_id);
 
@@ -180,5 +201,32 @@ void saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model,
 /* The study (caller frees), or NULL with @error: G_IO_ERROR_CANCELLED only when the study
  * saw the cancel (and stored nothing). */
 SaccadeStudy *saccade_study_get_finish (GAsyncResult *result, GError **error);
+
+/* A kind both faces get with extras around saccade_study_get(): its result is the face's
+ * own struct (the run's row and tokens beside the study, checks in the user's words, other
+ * studies read or computed with it — the attribution's leave-one-out). Each such kind's core
+ * file defines one (saccade-adversarial.h, saccade-attribution.h); its printing is its
+ * outputs file's (app/core/studies/saccade-study-outputs.h, SaccadeFaceOutputs). */
+typedef struct {
+  const ScStudyKind *kind;
+  SaccadeStudyFunc get;         /* data: a SaccadeStudyGetData of @kind (params NULL: the
+                                 * face's defaults); returns the face's result, a struct
+                                 * whose first member is its SaccadeStudyFaceBase */
+  GDestroyNotify result_free;   /* of what @get returns */
+} SaccadeStudyFace;
+
+/* @face's get in a worker, as saccade_study_get_async() runs saccade_study_get(): its lock
+ * held for the whole study (a STORED_ONLY lookup takes none). @params (kind->params_size
+ * bytes, NULL: the face's defaults) is copied shallowly: what it points to must outlive the
+ * job (the window's params point to nothing). A failure to store is logged. */
+void saccade_study_face_async (const SaccadeStudyFace *face, gpointer source_object,
+                               SaccadeLoadedModel *model, const char *db_path, gint64 run_id,
+                               const void *params, SaccadeStudyFlags flags,
+                               GCancellable *cancellable, SaccadeJobProgress progress,
+                               gpointer progress_data, GAsyncReadyCallback callback,
+                               gpointer user_data);
+/* The face's result (caller frees with face->result_free), or NULL with @error
+ * (G_IO_ERROR_CANCELLED when the study saw the cancel). */
+gpointer saccade_study_face_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

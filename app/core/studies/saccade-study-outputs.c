@@ -28,6 +28,47 @@ saccade_study_outputs_find (const ScStudyKind *kind)
 }
 
 void
+saccade_study_face_source_line (GString *out, const SaccadeStudyFaceBase *base,
+                                const char *db_path, const char *warning)
+{
+  if (base->reused)
+    g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s\n", base->study_id,
+                            db_path);
+  else if (base->study_id > 0)
+    g_string_append_printf (out, "computed now, stored as study %" G_GINT64_FORMAT " in %s\n",
+                            base->study_id, db_path);
+  else
+    g_string_append_printf (out, "computed now (not stored: %s)\n",
+                            warning != NULL ? warning : "no store");
+}
+
+void
+saccade_study_json_head (JsonBuilder *b, gint64 run_id, const char *model, const char *kind_id,
+                         gboolean reused, gint64 study_id)
+{
+  saccade_json_int (b, "run", run_id);
+  saccade_json_string (b, "model", model);
+  saccade_json_string (b, "study", kind_id);
+  saccade_json_string (b, "source", reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", study_id);
+}
+
+JsonBuilder *
+saccade_face_outputs_json (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *model,
+                           const char *const *labels)
+{
+  const SaccadeStudyFaceBase *base = result; /* a face's result starts with it */
+  JsonBuilder *b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_study_json_head (b, base->run.id, base->run.model_name, o->face->kind->id,
+                           base->reused, base->study_id);
+  o->json (b, result, model, labels);
+  json_builder_end_object (b);
+  return b;
+}
+
+void
 saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e)
 {
   saccade_json_double (b, "delta_logp", e->next.delta_logp);
@@ -79,11 +120,8 @@ saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRunInfo *run,
 
   s->kind->result_clean (s->result, &c);
   json_builder_begin_object (b);
-  saccade_json_int (b, "run", s->run_id);
-  saccade_json_string (b, "model", run->model_name);
-  saccade_json_string (b, "study", s->kind->id);
-  saccade_json_string (b, "source", s->reused ? "reused" : "computed");
-  saccade_json_int (b, "study_id", s->study_id);
+  saccade_study_json_head (b, s->run_id, run->model_name, s->kind->id, s->reused,
+                           s->study_id);
   saccade_json_double (b, "seconds", s->reused ? NAN : s->seconds);
   saccade_json_int (b, "n_tokens", s->n_tokens);
   saccade_json_int (b, "target", c.target);

@@ -47,6 +47,17 @@ char *saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *r
                                   const char *const *labels, const ScStoreStudyData *stored,
                                   const char *db_path, const char *warning, int top);
 
+/* A face's text's line on where its study came from (@base, a face's result's): read
+ * back from @db_path, computed and stored there, or computed and not stored (@warning, may
+ * be NULL, says why). */
+void saccade_study_face_source_line (GString *out, const SaccadeStudyFaceBase *base,
+                                     const char *db_path, const char *warning);
+
+/* The members every study's JSON opens with: run, model, study (the store's kind @kind_id),
+ * source ("reused" or "computed"), study_id. */
+void saccade_study_json_head (JsonBuilder *b, gint64 run_id, const char *model,
+                              const char *kind_id, gboolean reused, gint64 study_id);
+
 /* An ablation effect's members (sc-study.h): delta_logp, tv, jsd, delta_loss, flip, top1. */
 void saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e);
 
@@ -56,6 +67,43 @@ void saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e);
 void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
                              const char *title, SaccadeErasureSeries *series,
                              SaccadeErasureFigure *f);
+
+/* The outputs of a face's study (SaccadeStudyFace, app/core/saccade-study.h: a result of
+ * the face's own type), built once for both faces: the verb's JSON and text, and the CSV,
+ * figure title and figure that the verb writes and the window exports. @result is the
+ * face's; @labels the run's display labels, one per token (may be NULL where a caller has
+ * none: the CSV's labels are then empty); @model (may be NULL) names the target token. */
+typedef struct {
+  const SaccadeStudyFace *face;
+  /* The kind's members of `saccade VERB --json`, after those every study's JSON opens with
+   * (saccade_face_outputs_json), into the open object @b. */
+  void (*json) (JsonBuilder *b, gconstpointer result, ScModel *model,
+                const char *const *labels);
+  /* The verb's text (in English: scripts and the docs read it); @db_path and @warning (may
+   * be NULL) say where the study is stored, or why not. Caller frees. */
+  char *(*text) (gconstpointer result, ScModel *model, const char *const *labels,
+                 const char *db_path, const char *warning);
+  /* The CSV (the kind's core header describes it); a row is one @csv_row. */
+  GBytes *(*csv) (gconstpointer result, const char *const *labels);
+  const char *csv_row;
+  /* The line the window shows under the figure, in the interface's language (the
+   * adversarial reading, integrated gradients' completeness), or NULL. Caller frees. */
+  char *(*note) (gconstpointer result);
+  /* The figure's title, in the interface's language. Caller frees. */
+  char *(*title) (gconstpointer result, ScModel *model);
+  /* The figure as PNG, SVG or PDF by @path's extension, its texts in the interface's
+   * language but for what the verb prints in English unless @translated. */
+  gboolean (*export_figure) (gconstpointer result, ScModel *model, const char *const *labels,
+                             gboolean translated, const char *path, GError **error);
+} SaccadeFaceOutputs;
+
+/* The whole JSON of @o's face's @result: run, model, study, source, study_id
+ * (saccade_study_json_head), then the kind's members. */
+JsonBuilder *saccade_face_outputs_json (const SaccadeFaceOutputs *o, gconstpointer result,
+                                        ScModel *model, const char *const *labels);
+
+extern const SaccadeFaceOutputs saccade_adversarial_outputs;
+extern const SaccadeFaceOutputs saccade_attribution_outputs;
 
 /* The outputs of each kind that has an outputs file (app/core/studies/saccade-*-outputs.c). */
 extern const SaccadeStudyOutputs saccade_layers_outputs;

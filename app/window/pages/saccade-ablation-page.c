@@ -42,8 +42,8 @@
 
 G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
 
-enum { PROP_0, PROP_STATUS, PROP_FRACTION, N_PROPS };
-static GParamSpec *props[N_PROPS];
+/* status and fraction: saccade_page_class_install_status */
+enum { PROP_0, PROP_STATUS, PROP_FRACTION };
 
 static SaccadeAblation *
 shown_result (SaccadeAblationPage *self)
@@ -586,19 +586,9 @@ static void
 saccade_ablation_page_get_property (GObject *object, guint prop_id, GValue *value,
                                     GParamSpec *pspec)
 {
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (object);
-
-  switch (prop_id)
-    {
-    case PROP_STATUS:
-      g_value_set_string (value, saccade_study_jobs_get_status (self->jobs));
-      break;
-    case PROP_FRACTION:
-      g_value_set_double (value, saccade_study_jobs_get_fraction (self->jobs));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (!saccade_page_get_status (SACCADE_ABLATION_PAGE (object)->jobs, PROP_STATUS, prop_id,
+                                value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -624,7 +614,6 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   SaccadePageClass *page_class = SACCADE_PAGE_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
   object_class->dispose = saccade_ablation_page_dispose;
   object_class->get_property = saccade_ablation_page_get_property;
@@ -637,9 +626,7 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
 
   /* SaccadeAblationPage:status: the status line. :fraction: of the running study, 0 when
    * none runs. */
-  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
-  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
-  g_object_class_install_properties (object_class, N_PROPS, props);
+  saccade_page_class_install_status (object_class, PROP_STATUS);
 
   gtk_widget_class_install_action (widget_class, "page.run-study", NULL, run_action);
   gtk_widget_class_install_action (widget_class, "page.cancel", NULL, cancel_action);
@@ -695,8 +682,7 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
                                        self->cancel_button);
-  saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
-                              props[PROP_FRACTION]);
+  saccade_page_forward_status (G_OBJECT (self), self->jobs);
   ablation_options_init (self);
   self->stored_names = gtk_string_list_new (NULL);
   gtk_drop_down_set_model (self->stored_dropdown, G_LIST_MODEL (self->stored_names));

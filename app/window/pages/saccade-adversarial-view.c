@@ -1,17 +1,12 @@
 /* saccade-adversarial-view.c — the Attribution page's adversarial attention view (see
  * saccade-adversarial-view.h).
  *
- * Two kinds of background job, each saccade_adversarial_async() on the page's
- * SaccadeLoadedModel (app/core/saccade-adversarial.h):
- *   1. the lookup, when the run, model or a setting changes: STORED_ONLY (no session lock,
- *      no pass run), so a stored study is on screen at once — its curve only, the store
- *      keeping no rows;
- *   2. Search: the study searched (or read back) with the settings, its progress coalesced
- *      onto the bar, Cancel stopping it at the engine's next step.
- * SaccadeStudyJobs (app/window/studies/saccade-study-jobs.h) keeps both, the bar, Cancel
- * and the status line: a job that finishes after the source changed, or after another
- * request, is dropped (its cancellable is no longer the view's). The widgets are built here, not from a template:
- * the view is one row of settings over a drawing area.
+ * Its study is a SaccadeStudyPanel's (saccade-study-panel.h) of the adversarial face
+ * (app/core/saccade-adversarial.h): the lookup when the run, model or a setting changes
+ * (STORED_ONLY, so a stored study is on screen at once — its curve only, the store keeping
+ * no rows), Search (Run, with progress and Cancel), the status line and the exports. The
+ * view keeps its settings and draws the figure. The widgets are built here, not from a
+ * template: the view is one row of settings over a drawing area.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -21,9 +16,8 @@
 #include <math.h>
 
 #include "app/core/saccade-adversarial.h"
-#include "app/core/saccade-export.h"
 #include "app/window/pages/saccade-page.h"
-#include "app/window/studies/saccade-study-jobs.h"
+#include "app/window/pages/saccade-study-panel.h"
 
 /* Adam steps per ε the spin button allows: 1 .. this (the default, 100, is the engine's;
  * 10,000 steps of a whole layer take minutes on two cores). */
@@ -42,108 +36,48 @@ struct _SaccadeAdversarialView
   GtkLabel *status_label, *reading_label;
   GtkDrawingArea *area;
 
-  SaccadeRun *run;                /* owned reference, or NULL */
-  SaccadeLoadedModel *model;      /* owned reference, or NULL */
-  char *db_path;
-  SaccadeStudyJobs *jobs;         /* Search's job and the stored study's lookup */
-  SaccadeAdversarial *result;
+  SaccadeStudyPanel *panel;       /* the source, the study shown, Search, the status */
   gboolean in_source;             /* set_source is setting the widgets: no lookups */
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeAdversarialView, saccade_adversarial_view, GTK_TYPE_BOX)
 
-enum { PROP_0, PROP_STATUS, PROP_FRACTION, N_PROPS };
-static GParamSpec *props[N_PROPS];
+/* status and fraction: saccade_page_class_install_status */
+enum { PROP_0, PROP_STATUS, PROP_FRACTION };
 
-static gboolean search (SaccadeAdversarialView *self);
+static const SaccadeStudyPanelDesc DESC = {
+  /* Translators: the study shown was read back; the store keeps no attention rows. */
+  .reused = N_("Study %lld, read from the database: the curve only (Search again to see the "
+               "rows)"),
+  .computed = N_("Searched in %.1f s · study %lld"),
+  .not_stored = N_("Searched in %.1f s (not stored)"),
+  .not_yet = N_("Not searched with these settings yet: press Search"),
+  .working = N_("Searching for adversarial attention…"),
+  /* Translators: the search's progress, in percent. */
+  .progress = N_("Searching for adversarial attention… %.0f %%"),
+  .nothing = N_("There is nothing to export: press Search first"),
+  .run_action = "adversarial.search",
+  .cancel_action = "adversarial.cancel",
+};
 
-static void
-update_actions (SaccadeAdversarialView *self)
+static const SaccadeAdversarial *
+shown (SaccadeAdversarialView *self)
 {
-  const gboolean busy = saccade_study_jobs_get_running (self->jobs);
-  const gboolean can = self->model != NULL && self->run != NULL && self->db_path != NULL;
-
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "adversarial.search", can && !busy);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "adversarial.cancel", busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->layer_spin), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->head_dropdown), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->iter_spin), !busy);
+  return saccade_study_panel_get_result (self->panel);
 }
 
-static void
-current_params (SaccadeAdversarialView *self, ScAdvParams *p)
+/* The panel's params hook: the settings shown. */
+static gboolean
+current_params (GtkWidget *widget, gpointer params)
 {
+  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (widget);
   const guint head = gtk_drop_down_get_selected (self->head_dropdown);
+  ScAdvParams *p = params;
 
   saccade_adversarial_params_init (p);
   p->layer = gtk_spin_button_get_value_as_int (self->layer_spin);
   p->head = head == 0 || head == GTK_INVALID_LIST_POSITION ? -1 : (int) head - 1;
   p->iterations = gtk_spin_button_get_value_as_int (self->iter_spin);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Showing the result                                                                    */
-
-static const char *const *
-result_labels (SaccadeAdversarialView *self)
-{
-  if (self->run != NULL && self->result != NULL && self->run->n == self->result->n_tokens)
-    return (const char *const *) self->run->labels;
-  return NULL;
-}
-
-static void
-show_idle_status (SaccadeAdversarialView *self)
-{
-  const SaccadeAdversarial *a = self->result;
-  g_autofree char *text = NULL;
-
-  if (a != NULL && a->reused)
-    /* Translators: the study shown was read back; the store keeps no attention rows. */
-    text = g_strdup_printf (_("Study %lld, read from the database: the curve only (Search "
-                              "again to see the rows)"), (long long) a->study_id);
-  else if (a != NULL && a->study_id > 0)
-    text = g_strdup_printf (_("Searched in %.1f s · study %lld"), a->seconds,
-                            (long long) a->study_id);
-  else if (a != NULL)
-    text = g_strdup_printf (_("Searched in %.1f s (not stored)"), a->seconds);
-  else if (self->run == NULL)
-    text = g_strdup (_("Select a run"));
-  else if (self->model == NULL)
-    text = g_strdup (_("The model is not loaded yet"));
-  else
-    text = g_strdup (_("Not searched with these settings yet: press Search"));
-  saccade_study_jobs_set_status (self->jobs, text);
-}
-
-static void
-show_result (SaccadeAdversarialView *self)
-{
-  g_autofree char *reading = NULL;
-
-  if (self->result != NULL)
-    reading = saccade_adversarial_reading (self->result, TRUE);
-  gtk_label_set_text (self->reading_label, reading != NULL ? reading : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->reading_label), reading != NULL);
-  gtk_widget_queue_draw (GTK_WIDGET (self->area));
-  show_idle_status (self);
-}
-
-/* The figure of the study shown into @fig, its arrays (n_tokens each) in @buf (caller
- * frees); FALSE without a study. */
-static gboolean
-make_figure (SaccadeAdversarialView *self, char **title, char **label, SaccadeAdvSeries *series,
-             double **buf, SaccadeAdversarialFigure *fig)
-{
-  const int n = self->result != NULL ? self->result->n_tokens : 0;
-
-  if (self->result == NULL)
-    return FALSE;
-  *title = saccade_adversarial_title (self->result);
-  *label = saccade_adversarial_label (self->result, TRUE);
-  *buf = g_new (double, 2 * (gsize) n);
-  saccade_adversarial_figure (self->result, *label, result_labels (self), *title, series, *buf,
-                              *buf + n, fig);
   return TRUE;
 }
 
@@ -151,135 +85,47 @@ static void
 draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
   SaccadeAdversarialView *self = data;
+  const SaccadeAdversarial *a = shown (self);
   g_autofree char *title = NULL, *label = NULL;
   g_autofree double *buf = NULL;
   SaccadeAdvSeries series;
   SaccadeAdversarialFigure f;
   SaccadeFigureStyle style;
 
-  if (!make_figure (self, &title, &label, &series, &buf, &f))
+  if (a == NULL)
     return;
+  title = saccade_adversarial_title (a);
+  label = saccade_adversarial_label (a, TRUE);
+  buf = g_new (double, 2 * (gsize) a->base.n_tokens);
+  saccade_adversarial_figure (a, label, saccade_study_panel_get_labels (self->panel), title,
+                              &series, buf, buf + a->base.n_tokens, &f);
   saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_adversarial_draw (cr, &f, &style, width, height);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Jobs                                                                                  */
-
-static void
-stop_jobs (SaccadeAdversarialView *self)
-{
-  saccade_study_jobs_stop (self->jobs);
-}
-
-static void
-lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (source);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAdversarial) a = saccade_adversarial_finish (result, &error);
-
-  if (!saccade_study_jobs_finish_lookup (self->jobs, result))
-    return;
-  if (a != NULL)
-    {
-      g_clear_pointer (&self->result, saccade_adversarial_free);
-      self->result = g_steal_pointer (&a);
-      show_result (self);
-    }
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-    saccade_study_jobs_set_status (self->jobs, error->message);
-  else
-    show_idle_status (self);
 }
 
 static void
 look_up (SaccadeAdversarialView *self)
 {
-  ScAdvParams p;
-
-  if (self->in_source)
-    return;
-  stop_jobs (self);
-  g_clear_pointer (&self->result, saccade_adversarial_free);
-  show_result (self);
-  update_actions (self);
-  if (self->model == NULL || self->run == NULL || self->db_path == NULL)
-    return;
-  current_params (self, &p);
-  saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p,
-                             SACCADE_STUDY_STORED_ONLY, saccade_study_jobs_lookup (self->jobs),
-                             NULL, NULL,
-                             lookup_done, NULL);
-}
-
-static char *
-progress_text (gpointer owner, double fraction)
-{
-  if (fraction < 0)
-    return g_strdup (_("Searching for adversarial attention…"));
-  /* Translators: the search's progress, in percent. */
-  return g_strdup_printf (_("Searching for adversarial attention… %.0f %%"), 100.0 * fraction);
-}
-
-static void
-job_done (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (source);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAdversarial) a = saccade_adversarial_finish (result, &error);
-
-  if (!saccade_study_jobs_finish_job (self->jobs, result))
-    return; /* another source or request took its place */
-  update_actions (self);
-  if (a == NULL)
-    {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        saccade_study_jobs_set_status (self->jobs, _("Cancelled"));
-      else
-        saccade_study_jobs_set_status (self->jobs, error->message);
-      return;
-    }
-  g_clear_pointer (&self->result, saccade_adversarial_free);
-  self->result = g_steal_pointer (&a);
-  show_result (self);
-}
-
-static gboolean
-search (SaccadeAdversarialView *self)
-{
-  ScAdvParams p;
-  SaccadeStudyFlags flags = SACCADE_STUDY_DEFAULT;
-  GCancellable *job;
-
-  if (self->model == NULL || self->run == NULL || self->db_path == NULL
-      || saccade_study_jobs_get_running (self->jobs))
-    {
-      show_idle_status (self);
-      return FALSE;
-    }
-  /* A study read back has no rows: Search on it searches again to show them. */
-  if (self->result != NULL && self->result->reused)
-    flags = SACCADE_STUDY_RECOMPUTE;
-  current_params (self, &p);
-  stop_jobs (self);
-  job = saccade_study_jobs_start (self->jobs, progress_text, self);
-  update_actions (self);
-  saccade_adversarial_async (self, self->model, self->db_path, self->run->id, &p, flags, job,
-                             saccade_study_jobs_progress, self->jobs, job_done, NULL);
-  return TRUE;
+  if (!self->in_source)
+    saccade_study_panel_look_up (self->panel);
 }
 
 static void
 search_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  search (SACCADE_ADVERSARIAL_VIEW (widget));
+  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (widget);
+  /* A study read back has no rows: Search on it searches again to show them. */
+  const SaccadeStudyFlags flags = shown (self) != NULL && shown (self)->base.reused
+                                    ? SACCADE_STUDY_RECOMPUTE : SACCADE_STUDY_DEFAULT;
+
+  if (!saccade_study_panel_run (self->panel, flags))
+    saccade_study_panel_show_status (self->panel);
 }
 
 static void
 cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  saccade_study_jobs_cancel (SACCADE_ADVERSARIAL_VIEW (widget)->jobs);
+  saccade_study_panel_cancel (SACCADE_ADVERSARIAL_VIEW (widget)->panel);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -292,18 +138,6 @@ saccade_adversarial_view_set_source (SaccadeAdversarialView *self, SaccadeRun *r
   int n_layers = 1, n_heads = 0;
 
   g_return_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self));
-  stop_jobs (self);
-  if (run != self->run)
-    {
-      g_clear_pointer (&self->run, saccade_run_unref);
-      self->run = run != NULL ? saccade_run_ref (run) : NULL;
-    }
-  g_set_object (&self->model, model);
-  if (g_strcmp0 (db_path, self->db_path) != 0)
-    {
-      g_free (self->db_path);
-      self->db_path = g_strdup (db_path);
-    }
   if (run != NULL)
     {
       n_layers = run->n_layers;
@@ -332,7 +166,7 @@ saccade_adversarial_view_set_source (SaccadeAdversarialView *self, SaccadeRun *r
       }
   }
   self->in_source = FALSE;
-  look_up (self);
+  saccade_study_panel_set_source (self->panel, run, model, db_path);
 }
 
 /* adversarial.layer, adversarial.head, adversarial.iterations: what their pickers do. */
@@ -362,57 +196,11 @@ option_action (GtkWidget *widget, const char *action, GVariant *param)
     g_warning ("the adversarial view's %s takes no '%s'", action, value);
 }
 
-gboolean
-saccade_adversarial_view_is_busy (SaccadeAdversarialView *self)
-{
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
-  return saccade_study_jobs_get_busy (self->jobs);
-}
-
-char *
-saccade_adversarial_view_dup_title (SaccadeAdversarialView *self)
+SaccadeStudyPanel *
+saccade_adversarial_view_get_panel (SaccadeAdversarialView *self)
 {
   g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), NULL);
-  return self->result != NULL ? saccade_adversarial_title (self->result) : g_strdup ("");
-}
-
-static gboolean
-no_result (SaccadeAdversarialView *self, GError **error)
-{
-  if (self->result != NULL)
-    return FALSE;
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                       _("There is nothing to export: press Search first"));
-  return TRUE;
-}
-
-gboolean
-saccade_adversarial_view_export_figure (SaccadeAdversarialView *self, const char *path,
-                                        GError **error)
-{
-  g_autofree char *title = NULL, *label = NULL;
-  g_autofree double *buf = NULL;
-  SaccadeAdvSeries series;
-  SaccadeAdversarialFigure f;
-
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
-  if (no_result (self, error))
-    return FALSE;
-  make_figure (self, &title, &label, &series, &buf, &f);
-  return saccade_figure_export_adversarial (&f, path, error);
-}
-
-gboolean
-saccade_adversarial_view_export_csv (SaccadeAdversarialView *self, const char *path,
-                                     GError **error)
-{
-  g_autoptr (GBytes) data = NULL;
-
-  g_return_val_if_fail (SACCADE_IS_ADVERSARIAL_VIEW (self), FALSE);
-  if (no_result (self, error))
-    return FALSE;
-  data = saccade_adversarial_csv (self->result);
-  return saccade_export_write (data, path, error);
+  return self->panel;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -432,19 +220,11 @@ static void
 saccade_adversarial_view_get_property (GObject *object, guint prop_id, GValue *value,
                                        GParamSpec *pspec)
 {
-  SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (object);
+  SaccadeStudyPanel *panel = SACCADE_ADVERSARIAL_VIEW (object)->panel;
 
-  switch (prop_id)
-    {
-    case PROP_STATUS:
-      g_value_set_string (value, saccade_study_jobs_get_status (self->jobs));
-      break;
-    case PROP_FRACTION:
-      g_value_set_double (value, saccade_study_jobs_get_fraction (self->jobs));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (!saccade_page_get_status (saccade_study_panel_get_jobs (panel), PROP_STATUS, prop_id,
+                                value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -452,14 +232,15 @@ saccade_adversarial_view_dispose (GObject *object)
 {
   SaccadeAdversarialView *self = SACCADE_ADVERSARIAL_VIEW (object);
 
-  if (self->jobs != NULL)
-    stop_jobs (self);
-  g_clear_object (&self->jobs);
-  g_clear_pointer (&self->result, saccade_adversarial_free);
-  g_clear_pointer (&self->run, saccade_run_unref);
-  g_clear_object (&self->model);
-  g_clear_pointer (&self->db_path, g_free);
+  saccade_study_panel_stop (self->panel);
   G_OBJECT_CLASS (saccade_adversarial_view_parent_class)->dispose (object);
+}
+
+static void
+saccade_adversarial_view_finalize (GObject *object)
+{
+  saccade_study_panel_free (SACCADE_ADVERSARIAL_VIEW (object)->panel);
+  G_OBJECT_CLASS (saccade_adversarial_view_parent_class)->finalize (object);
 }
 
 static void
@@ -467,15 +248,13 @@ saccade_adversarial_view_class_init (SaccadeAdversarialViewClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
   object_class->dispose = saccade_adversarial_view_dispose;
+  object_class->finalize = saccade_adversarial_view_finalize;
   object_class->get_property = saccade_adversarial_view_get_property;
   /* SaccadeAdversarialView:status: the status line. :fraction: of the running search, 0
    * when none runs. */
-  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
-  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
-  g_object_class_install_properties (object_class, N_PROPS, props);
+  saccade_page_class_install_status (object_class, PROP_STATUS);
   gtk_widget_class_install_action (widget_class, "adversarial.search", NULL, search_action);
   gtk_widget_class_install_action (widget_class, "adversarial.cancel", NULL, cancel_action);
   gtk_widget_class_install_action (widget_class, "adversarial.layer", "s", option_action);
@@ -569,14 +348,19 @@ saccade_adversarial_view_init (SaccadeAdversarialView *self)
 
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->search_button), "adversarial.search");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->cancel_button), "adversarial.cancel");
-  self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
-                                       self->cancel_button);
-  saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
-                              props[PROP_FRACTION]);
+  self->panel = saccade_study_panel_new (GTK_WIDGET (self), &saccade_adversarial_outputs, &DESC,
+                                         &(SaccadeStudyPanelWidgets) {
+                                           self->status_label, self->progress_bar,
+                                           self->cancel_button, GTK_WIDGET (self->area),
+                                           self->reading_label },
+                                         current_params, NULL);
+  saccade_study_panel_add_settings (self->panel, GTK_WIDGET (self->layer_spin),
+                                    GTK_WIDGET (self->head_dropdown),
+                                    GTK_WIDGET (self->iter_spin), NULL);
+  saccade_page_forward_status (G_OBJECT (self), saccade_study_panel_get_jobs (self->panel));
   /* Other settings may have a stored study: show it, or say there is none. */
   g_signal_connect_swapped (self->layer_spin, "value-changed", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->head_dropdown, "notify::selected", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->iter_spin, "value-changed", G_CALLBACK (look_up), self);
-  show_result (self);
-  update_actions (self);
+  saccade_study_panel_show (self->panel);
 }

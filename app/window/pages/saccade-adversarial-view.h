@@ -10,8 +10,9 @@
  * back as soon as the view gets a run, shared with `saccade adversarial` (the same stored
  * params: the default ε, the last row, seed 0).
  *
- * Main thread only. The page owns it (a child of its template) and forwards the run, the
- * model and the database with saccade_adversarial_view_set_source().
+ * Main thread only. The page owns it (a child of its template), forwards the run, the
+ * model and the database with saccade_adversarial_view_set_source(), and exports and titles
+ * its figure through its study panel (saccade-study-panel.h) while it is the view shown.
  *
  * Actions, each what its picker or button does: adversarial.search (Search),
  * adversarial.cancel (Cancel), adversarial.layer (s: "L"), adversarial.head (s: "H" or
@@ -25,6 +26,7 @@
 
 #include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
+#include "app/window/pages/saccade-study-panel.h"
 
 G_BEGIN_DECLS
 
@@ -36,15 +38,7 @@ G_DECLARE_FINAL_TYPE (SaccadeAdversarialView, saccade_adversarial_view, SACCADE,
  * shown (each may be NULL); stops a running search and looks up the stored study. */
 void saccade_adversarial_view_set_source (SaccadeAdversarialView *self, SaccadeRun *run,
                                           SaccadeLoadedModel *model, const char *db_path);
-/* A search or a lookup is running. */
-gboolean saccade_adversarial_view_is_busy (SaccadeAdversarialView *self);
-/* The figure's title, "" without a study. Caller frees. */
-char *saccade_adversarial_view_dup_title (SaccadeAdversarialView *self);
-/* The figure (PNG, SVG, PDF by @path's extension) and the CSV of the study shown;
- * G_IO_ERROR_INVALID_ARGUMENT without one. */
-gboolean saccade_adversarial_view_export_figure (SaccadeAdversarialView *self, const char *path,
-                                                 GError **error);
-gboolean saccade_adversarial_view_export_csv (SaccadeAdversarialView *self, const char *path,
-                                              GError **error);
+/* The view's study: its result, jobs, status and exports (borrowed). */
+SaccadeStudyPanel *saccade_adversarial_view_get_panel (SaccadeAdversarialView *self);
 
 G_END_DECLS

@@ -1,18 +1,13 @@
 /* saccade-attribution-page.c — the Attribution page (see saccade-attribution-page.h).
  *
- * Two kinds of background job, each saccade_attribution_async() on the window's
- * SaccadeLoadedModel (app/core/saccade-attribution.h):
- *   1. the lookup, when a run or model is set: STORED_ONLY with the settings shown (no
- *      session lock, no pass run), so a stored study is on screen at once;
- *   2. Run: the study computed (or read back) with the settings, its progress coalesced onto
- *      the bar, Cancel stopping it at the engine's next pass.
- * SaccadeStudyJobs (app/window/studies/saccade-study-jobs.h) keeps both, the bar, Cancel
- * and the status line: a job that finishes after the run, the model or the database
- * changed, or after another request, is dropped (its cancellable is no longer the page's). The figure is drawn by
- * saccade_figure_attribution_draw_full() in the theme's colours; export draws the same
- * figure in the export style. The "Adversarial attention" view beside it
- * (saccade-adversarial-view.c) runs its own jobs; the page forwards it the run, model and
- * database, and exports its figure and CSV while it is the view shown.
+ * Its study is a SaccadeStudyPanel's (saccade-study-panel.h) of the attribution face
+ * (app/core/saccade-attribution.h): the lookup when the run, the model or a setting changes
+ * (STORED_ONLY: no session lock, no pass run, so a stored study is on screen at once), Run
+ * with its progress and Cancel, the status line and the exports. The page keeps its
+ * settings, the table and the figure, drawn by saccade_figure_attribution_draw_full() in
+ * the theme's colours. The "Adversarial attention" view beside it
+ * (saccade-adversarial-view.c) has a panel of its own; the page forwards it the run, model
+ * and database, and titles and exports through the panel of the view shown.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -22,10 +17,9 @@
 #include <math.h>
 
 #include "app/core/saccade-attribution.h"
-#include "app/core/saccade-export.h"
 #include "app/core/saccade-model.h"
 #include "app/window/pages/saccade-adversarial-view.h"
-#include "app/window/studies/saccade-study-jobs.h"
+#include "app/window/pages/saccade-study-panel.h"
 
 /* The table's columns before the methods: position, token, attention, leave-one-out. */
 #define FIXED_COLUMNS 4
@@ -49,31 +43,34 @@ struct _SaccadeAttributionPage
   SaccadeAdversarialView *adversarial_view;
 
   /* Owned */
-  SaccadeStudyJobs *jobs;        /* Run's job and the stored study's lookup */
-  SaccadeAttribution *result;    /* the study shown, or NULL */
+  SaccadeStudyPanel *panel;      /* the source, the study shown, Run, the status line */
   int hover;                     /* the token under the pointer, or -1 */
   SaccadeAttributionGeometry geom;
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeAttributionPage, saccade_attribution_page, SACCADE_TYPE_PAGE)
 
-enum { PROP_0, PROP_STATUS, PROP_FRACTION, PROP_ADVERSARIAL_VIEW, N_PROPS };
-static GParamSpec *props[N_PROPS];
+/* status and fraction: saccade_page_class_install_status */
+enum { PROP_0, PROP_STATUS, PROP_FRACTION, PROP_ADVERSARIAL_VIEW };
 
-static void
-update_actions (SaccadeAttributionPage *self)
+static const SaccadeStudyPanelDesc DESC = {
+  /* Translators: the study shown was read back from the database. */
+  .reused = N_("Study %lld, read from the database"),
+  .computed = N_("Computed in %.1f s · study %lld"),
+  .not_stored = N_("Computed in %.1f s (not stored)"),
+  .not_yet = N_("Not computed with these settings yet: press Run"),
+  .working = N_("Computing the attributions…"),
+  /* Translators: the study's progress, in percent. */
+  .progress = N_("Computing the attributions… %.0f %%"),
+  .nothing = N_("There is nothing to export: press Run first"),
+  .run_action = "page.attribute",
+  .cancel_action = "page.cancel",
+};
+
+static const SaccadeAttribution *
+shown (SaccadeAttributionPage *self)
 {
-  SaccadePage *page = SACCADE_PAGE (self);
-  const gboolean busy = saccade_study_jobs_get_running (self->jobs);
-  const gboolean can = saccade_page_get_model (page) != NULL && saccade_page_get_run (page) != NULL
-                       && saccade_page_get_db_path (page) != NULL;
-
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.attribute", can && !busy);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.cancel", busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->steps_spin), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->rule_dropdown), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->baseline_entry), !busy);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->target_entry), !busy);
+  return saccade_study_panel_get_result (self->panel);
 }
 
 static ScModel *
@@ -99,7 +96,7 @@ parse_token (SaccadeAttributionPage *self, GtkEntry *entry, const char *what, in
   ids = saccade_tokenize (page_model (self), text, -1, FALSE, &error);
   if (ids == NULL)
     {
-      saccade_study_jobs_set_status (self->jobs, error->message);
+      saccade_study_panel_set_status (self->panel, error->message);
       return FALSE;
     }
   if (ids->len != 1)
@@ -107,18 +104,20 @@ parse_token (SaccadeAttributionPage *self, GtkEntry *entry, const char *what, in
       /* Translators: "target" or "baseline", the typed text, its number of tokens. */
       g_autofree char *msg = g_strdup_printf (_("The %s “%s” is %u tokens: type one token"),
                                               what, text, ids->len);
-      saccade_study_jobs_set_status (self->jobs, msg);
+      saccade_study_panel_set_status (self->panel, msg);
       return FALSE;
     }
   *out = g_array_index (ids, int32_t, 0);
   return TRUE;
 }
 
-/* The settings shown as study parameters; FALSE (reason on the status line) when a typed
- * token is not one token. */
+/* The panel's params hook: the settings shown as study parameters; FALSE (reason on the
+ * status line) when a typed token is not one token. */
 static gboolean
-current_params (SaccadeAttributionPage *self, ScAttrParams *p)
+current_params (GtkWidget *widget, gpointer params)
 {
+  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (widget);
+  ScAttrParams *p = params;
   int32_t baseline;
 
   saccade_attribution_params_init (p);
@@ -140,42 +139,6 @@ current_params (SaccadeAttributionPage *self, ScAttrParams *p)
 
 /* ------------------------------------------------------------------------------------ */
 /* Showing the result                                                                    */
-
-static char *
-dup_title (SaccadeAttributionPage *self)
-{
-  g_autofree char *target = NULL;
-
-  if (self->result == NULL)
-    return g_strdup ("");
-  if (page_model (self) != NULL)
-    target = saccade_attribution_token_label (page_model (self), self->result->result->target);
-  return saccade_attribution_title (self->result, target);
-}
-
-static void
-show_idle_status (SaccadeAttributionPage *self)
-{
-  SaccadePage *page = SACCADE_PAGE (self);
-  const SaccadeAttribution *a = self->result;
-  g_autofree char *text = NULL;
-
-  if (a != NULL && a->reused)
-    /* Translators: the study shown was read back from the database. */
-    text = g_strdup_printf (_("Study %lld, read from the database"), (long long) a->study_id);
-  else if (a != NULL && a->study_id > 0)
-    text = g_strdup_printf (_("Computed in %.1f s · study %lld"), a->seconds,
-                            (long long) a->study_id);
-  else if (a != NULL)
-    text = g_strdup_printf (_("Computed in %.1f s (not stored)"), a->seconds);
-  else if (saccade_page_get_run (page) == NULL)
-    text = g_strdup (_("Select a run"));
-  else if (saccade_page_get_model (page) == NULL)
-    text = g_strdup (_("The model is not loaded yet"));
-  else
-    text = g_strdup (_("Not computed with these settings yet: press Run"));
-  saccade_study_jobs_set_status (self->jobs, text);
-}
 
 static GtkWidget *
 cell (const char *text, gboolean numeric, gboolean header)
@@ -206,7 +169,7 @@ static void
 fill_table (SaccadeAttributionPage *self)
 {
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  const SaccadeAttribution *a = self->result;
+  const SaccadeAttribution *a = shown (self);
   GtkWidget *child;
   int col;
 
@@ -224,13 +187,13 @@ fill_table (SaccadeAttributionPage *self)
     if (a->result->scores[m] != NULL)
       gtk_grid_attach (self->table, cell (saccade_attribution_method_name (m), TRUE, TRUE),
                        col++, 0, 1, 1);
-  for (int j = 0; j < a->n_tokens; j++)
+  for (int j = 0; j < a->base.n_tokens; j++)
     {
       char pos[16];
       g_snprintf (pos, sizeof pos, "%d", j);
       gtk_grid_attach (self->table, cell (pos, TRUE, FALSE), 0, j + 1, 1, 1);
       gtk_grid_attach (self->table,
-                       cell (run != NULL && run->n == a->n_tokens ? run->labels[j] : "", FALSE,
+                       cell (run != NULL && run->n == a->base.n_tokens ? run->labels[j] : "", FALSE,
                              FALSE), 1, j + 1, 1, 1);
       add_number (self->table, 2, j + 1, a->attention[j]);
       add_number (self->table, 3, j + 1, a->loo[j]);
@@ -241,30 +204,14 @@ fill_table (SaccadeAttributionPage *self)
     }
 }
 
+/* The panel's changed hook: the result or the running study changed. */
 static void
-show_result (SaccadeAttributionPage *self)
+changed (GtkWidget *widget)
 {
-  g_autofree char *complete = NULL;
+  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (widget);
 
-  if (self->result != NULL)
-    complete = saccade_attribution_completeness (self->result, TRUE);
-  gtk_label_set_text (self->complete_label, complete != NULL ? complete : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->complete_label), complete != NULL);
   fill_table (self);
   self->hover = -1;
-  gtk_widget_queue_draw (GTK_WIDGET (self->area));
-  show_idle_status (self);
-}
-
-/* The labels the figure uses: the run's, when it is the run of the result. */
-static const char *const *
-result_labels (SaccadeAttributionPage *self)
-{
-  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-
-  if (run != NULL && self->result != NULL && run->n == self->result->n_tokens)
-    return (const char *const *) run->labels;
-  return NULL;
 }
 
 static void
@@ -277,10 +224,11 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
   SaccadeFigureStyle style;
 
   self->geom = (SaccadeAttributionGeometry) { 0 };
-  if (self->result == NULL)
+  if (shown (self) == NULL)
     return;
-  title = dup_title (self);
-  saccade_attribution_figure (self->result, result_labels (self), title, rows, &f);
+  title = saccade_study_panel_dup_title (self->panel);
+  saccade_attribution_figure (shown (self), saccade_study_panel_get_labels (self->panel), title,
+                              rows, &f);
   saccade_page_figure_style (GTK_WIDGET (area), &style);
   saccade_figure_attribution_draw_full (cr, &f, &style, self->hover, width, height, &self->geom);
 }
@@ -297,10 +245,10 @@ motion (GtkEventControllerMotion *ctl, double x, double y, gpointer data)
   if (token == self->hover)
     return;
   self->hover = token;
-  if (token >= 0 && self->result != NULL)
+  if (token >= 0 && shown (self) != NULL)
     {
-      const SaccadeAttribution *a = self->result;
-      const char *const *labels = result_labels (self);
+      const SaccadeAttribution *a = shown (self);
+      const char *const *labels = saccade_study_panel_get_labels (self->panel);
       GString *s = g_string_new (NULL);
       g_string_append_printf (s, "%d %s · %s %.4g · %s %.4g", token,
                               labels != NULL ? labels[token] : "", _("attention"),
@@ -316,108 +264,18 @@ motion (GtkEventControllerMotion *ctl, double x, double y, gpointer data)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Jobs                                                                                  */
+/* Actions                                                                               */
 
-static void
-stop_jobs (SaccadeAttributionPage *self)
-{
-  saccade_study_jobs_stop (self->jobs);
-}
-
-static void
-lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (source);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAttribution) a = saccade_attribution_finish (result, &error);
-
-  if (!saccade_study_jobs_finish_lookup (self->jobs, result))
-    return;
-  if (a != NULL)
-    {
-      g_clear_pointer (&self->result, saccade_attribution_free);
-      self->result = g_steal_pointer (&a);
-      show_result (self);
-    }
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-    saccade_study_jobs_set_status (self->jobs, error->message);
-  else
-    show_idle_status (self);
-}
-
-/* Shows the study stored with the settings shown, if any (the run or model changed). */
 static void
 look_up (SaccadeAttributionPage *self)
 {
-  SaccadePage *page = SACCADE_PAGE (self);
-  SaccadeLoadedModel *model = saccade_page_get_model (page);
-  SaccadeRun *run = saccade_page_get_run (page);
-  const char *db = saccade_page_get_db_path (page);
-  ScAttrParams p;
-
-  stop_jobs (self);
-  g_clear_pointer (&self->result, saccade_attribution_free);
-  show_result (self);
-  update_actions (self);
-  if (model == NULL || run == NULL || db == NULL || !current_params (self, &p))
-    return;
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_STORED_ONLY,
-                             saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
-                             NULL);
-}
-
-static char *
-progress_text (gpointer owner, double fraction)
-{
-  if (fraction < 0)
-    return g_strdup (_("Computing the attributions…"));
-  /* Translators: the study's progress, in percent. */
-  return g_strdup_printf (_("Computing the attributions… %.0f %%"), 100.0 * fraction);
+  saccade_study_panel_look_up (self->panel);
 }
 
 static void
-job_done (GObject *source, GAsyncResult *result, gpointer user_data)
+run_study (SaccadeAttributionPage *self)
 {
-  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (source);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (SaccadeAttribution) a = saccade_attribution_finish (result, &error);
-
-  if (!saccade_study_jobs_finish_job (self->jobs, result))
-    return; /* another run, model, database or request took its place */
-  update_actions (self);
-  if (a == NULL)
-    {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        saccade_study_jobs_set_status (self->jobs, _("Cancelled"));
-      else
-        saccade_study_jobs_set_status (self->jobs, error->message);
-      return;
-    }
-  g_clear_pointer (&self->result, saccade_attribution_free);
-  self->result = g_steal_pointer (&a);
-  show_result (self);
-}
-
-static gboolean
-saccade_attribution_page_run (SaccadeAttributionPage *self)
-{
-  SaccadePage *page = SACCADE_PAGE (self);
-  SaccadeLoadedModel *model = saccade_page_get_model (page);
-  SaccadeRun *run = saccade_page_get_run (page);
-  const char *db = saccade_page_get_db_path (page);
-  ScAttrParams p;
-  GCancellable *job;
-
-  if (model == NULL || run == NULL || db == NULL || saccade_study_jobs_get_running (self->jobs))
-    return FALSE;
-  if (!current_params (self, &p))
-    return FALSE;
-  stop_jobs (self);
-  job = saccade_study_jobs_start (self->jobs, progress_text, self);
-  update_actions (self);
-  saccade_attribution_async (self, model, db, run->id, &p, SACCADE_STUDY_DEFAULT, job,
-                             saccade_study_jobs_progress, self->jobs, job_done, NULL);
-  return TRUE;
+  saccade_study_panel_run (self->panel, SACCADE_STUDY_DEFAULT);
 }
 
 /* page.steps, page.rule, page.baseline, page.target: what the settings row's widgets do
@@ -459,23 +317,25 @@ view_action (GtkWidget *widget, const char *action, GVariant *param)
 static void
 attribute_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  saccade_attribution_page_run (SACCADE_ATTRIBUTION_PAGE (widget));
+  run_study (SACCADE_ATTRIBUTION_PAGE (widget));
 }
 
 static void
 cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 {
-  saccade_study_jobs_cancel (SACCADE_ATTRIBUTION_PAGE (widget)->jobs);
+  saccade_study_panel_cancel (SACCADE_ATTRIBUTION_PAGE (widget)->panel);
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* SaccadePage                                                                           */
 
-/* The adversarial view is the one shown. */
-static gboolean
-adversarial_shown (SaccadeAttributionPage *self)
+/* The panel of the view shown: the adversarial view's, or the attributions'. */
+static SaccadeStudyPanel *
+shown_panel (SaccadeAttributionPage *self)
 {
-  return g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "adversarial") == 0;
+  if (g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "adversarial") == 0)
+    return saccade_adversarial_view_get_panel (self->adversarial_view);
+  return self->panel;
 }
 
 static void
@@ -483,7 +343,9 @@ source_changed (SaccadeAttributionPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
 
-  look_up (self);
+  saccade_study_panel_set_source (self->panel, saccade_page_get_run (page),
+                                  saccade_page_get_model (page),
+                                  saccade_page_get_db_path (page));
   saccade_adversarial_view_set_source (self->adversarial_view, saccade_page_get_run (page),
                                        saccade_page_get_model (page),
                                        saccade_page_get_db_path (page));
@@ -504,63 +366,31 @@ saccade_attribution_page_set_model (SaccadePage *page, SaccadeLoadedModel *model
 static char *
 saccade_attribution_page_dup_figure_title (SaccadePage *page)
 {
-  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
-
-  if (adversarial_shown (self))
-    return saccade_adversarial_view_dup_title (self->adversarial_view);
-  return dup_title (self);
-}
-
-static gboolean
-no_result (SaccadeAttributionPage *self, GError **error)
-{
-  if (self->result != NULL)
-    return FALSE;
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                       _("There is nothing to export: press Run first"));
-  return TRUE;
+  return saccade_study_panel_dup_title (shown_panel (SACCADE_ATTRIBUTION_PAGE (page)));
 }
 
 static gboolean
 saccade_attribution_page_export_figure (SaccadePage *page, const char *path, GError **error)
 {
-  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
-  g_autofree char *title = NULL, *caption = NULL;
-  SaccadeAttrRow rows[SACCADE_ATTRIBUTION_N_ROWS];
-  SaccadeAttributionFigure f;
-
-  if (adversarial_shown (self))
-    return saccade_adversarial_view_export_figure (self->adversarial_view, path, error);
-  if (no_result (self, error))
-    return FALSE;
-  title = dup_title (self);
-  caption = saccade_attribution_completeness (self->result, TRUE);
-  saccade_attribution_figure (self->result, result_labels (self), title, rows, &f);
-  f.caption = caption;
-  return saccade_figure_export_attribution (&f, path, error);
+  return saccade_study_panel_export_figure (shown_panel (SACCADE_ATTRIBUTION_PAGE (page)), path,
+                                            error);
 }
 
 static gboolean
 saccade_attribution_page_export_csv (SaccadePage *page, const char *path, GError **error)
 {
-  SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
-  g_autoptr (GBytes) data = NULL;
-
-  if (adversarial_shown (self))
-    return saccade_adversarial_view_export_csv (self->adversarial_view, path, error);
-  if (no_result (self, error))
-    return FALSE;
-  data = saccade_attribution_csv (self->result, result_labels (self));
-  return saccade_export_write (data, path, error);
+  return saccade_study_panel_export_csv (shown_panel (SACCADE_ATTRIBUTION_PAGE (page)), path,
+                                         error);
 }
 
 static gboolean
 saccade_attribution_page_is_busy (SaccadePage *page)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (page);
+  SaccadeStudyPanel *adversarial = saccade_adversarial_view_get_panel (self->adversarial_view);
 
-  return saccade_study_jobs_get_busy (self->jobs)
-         || saccade_adversarial_view_is_busy (self->adversarial_view);
+  return saccade_study_jobs_get_busy (saccade_study_panel_get_jobs (self->panel))
+         || saccade_study_jobs_get_busy (saccade_study_panel_get_jobs (adversarial));
 }
 
 static void
@@ -569,20 +399,11 @@ saccade_attribution_page_get_property (GObject *object, guint prop_id, GValue *v
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (object);
 
-  switch (prop_id)
-    {
-    case PROP_STATUS:
-      g_value_set_string (value, saccade_study_jobs_get_status (self->jobs));
-      break;
-    case PROP_FRACTION:
-      g_value_set_double (value, saccade_study_jobs_get_fraction (self->jobs));
-      break;
-    case PROP_ADVERSARIAL_VIEW:
-      g_value_set_object (value, self->adversarial_view);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_ADVERSARIAL_VIEW)
+    g_value_set_object (value, self->adversarial_view);
+  else if (!saccade_page_get_status (saccade_study_panel_get_jobs (self->panel), PROP_STATUS,
+                                     prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -590,12 +411,16 @@ saccade_attribution_page_dispose (GObject *object)
 {
   SaccadeAttributionPage *self = SACCADE_ATTRIBUTION_PAGE (object);
 
-  if (self->jobs != NULL)
-    stop_jobs (self);
-  g_clear_object (&self->jobs);
-  g_clear_pointer (&self->result, saccade_attribution_free);
+  saccade_study_panel_stop (self->panel);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ATTRIBUTION_PAGE);
   G_OBJECT_CLASS (saccade_attribution_page_parent_class)->dispose (object);
+}
+
+static void
+saccade_attribution_page_finalize (GObject *object)
+{
+  saccade_study_panel_free (SACCADE_ATTRIBUTION_PAGE (object)->panel);
+  G_OBJECT_CLASS (saccade_attribution_page_parent_class)->finalize (object);
 }
 
 static void
@@ -608,6 +433,7 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
 
   object_class->dispose = saccade_attribution_page_dispose;
+  object_class->finalize = saccade_attribution_page_finalize;
   object_class->get_property = saccade_attribution_page_get_property;
   page_class->set_run = saccade_attribution_page_set_run;
   page_class->set_model = saccade_attribution_page_set_model;
@@ -624,11 +450,10 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.view", "s", view_action);
   /* SaccadeAttributionPage:status: the attributions' status line. :fraction: of the
    * running study, 0 when none runs. :adversarial-view: the Adversarial attention view. */
-  props[PROP_STATUS] = g_param_spec_string ("status", NULL, NULL, "", flags);
-  props[PROP_FRACTION] = g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0, flags);
-  props[PROP_ADVERSARIAL_VIEW] = g_param_spec_object ("adversarial-view", NULL, NULL,
-                                                      SACCADE_TYPE_ADVERSARIAL_VIEW, flags);
-  g_object_class_install_properties (object_class, N_PROPS, props);
+  saccade_page_class_install_status (object_class, PROP_STATUS);
+  g_object_class_install_property (object_class, PROP_ADVERSARIAL_VIEW,
+                                   g_param_spec_object ("adversarial-view", NULL, NULL,
+                                                        SACCADE_TYPE_ADVERSARIAL_VIEW, flags));
 
   g_type_ensure (SACCADE_TYPE_ADVERSARIAL_VIEW);
   gtk_widget_class_set_template_from_resource (
@@ -656,10 +481,17 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
   GtkEventController *ctl;
 
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->jobs = saccade_study_jobs_new (self->status_label, self->progress_bar,
-                                       self->cancel_button);
-  saccade_study_jobs_forward (self->jobs, G_OBJECT (self), props[PROP_STATUS],
-                              props[PROP_FRACTION]);
+  self->panel = saccade_study_panel_new (GTK_WIDGET (self), &saccade_attribution_outputs,
+                                         &DESC, &(SaccadeStudyPanelWidgets) {
+                                           self->status_label, self->progress_bar,
+                                           self->cancel_button, GTK_WIDGET (self->area),
+                                           self->complete_label },
+                                         current_params, changed);
+  saccade_study_panel_add_settings (self->panel, GTK_WIDGET (self->steps_spin),
+                                    GTK_WIDGET (self->rule_dropdown),
+                                    GTK_WIDGET (self->baseline_entry),
+                                    GTK_WIDGET (self->target_entry), NULL);
+  saccade_page_forward_status (G_OBJECT (self), saccade_study_panel_get_jobs (self->panel));
   self->hover = -1;
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->area));
   gtk_drawing_area_set_draw_func (self->area, draw, self, NULL);
@@ -670,9 +502,8 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
   g_signal_connect_swapped (self->steps_spin, "value-changed", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->rule_dropdown, "notify::selected", G_CALLBACK (look_up), self);
   g_signal_connect_swapped (self->target_entry, "activate",
-                            G_CALLBACK (saccade_attribution_page_run), self);
+                            G_CALLBACK (run_study), self);
   g_signal_connect_swapped (self->baseline_entry, "activate",
-                            G_CALLBACK (saccade_attribution_page_run), self);
-  show_result (self);
-  update_actions (self);
+                            G_CALLBACK (run_study), self);
+  saccade_study_panel_show (self->panel);
 }

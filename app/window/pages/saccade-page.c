@@ -673,3 +673,36 @@ saccade_page_figure_style (GtkWidget *widget, SaccadeFigureStyle *style)
   /* a figure's text a little smaller than the interface's, as the ui/widgets views */
   style->font_size = 0.9 * size;
 }
+
+void
+saccade_page_class_install_status (GObjectClass *klass, guint status_id)
+{
+  const GParamFlags flags = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  g_object_class_install_property (klass, status_id,
+                                   g_param_spec_string ("status", NULL, NULL, "", flags));
+  g_object_class_install_property (klass, status_id + 1,
+                                   g_param_spec_double ("fraction", NULL, NULL, 0, 1, 0,
+                                                        flags));
+}
+
+void
+saccade_page_forward_status (GObject *owner, SaccadeStudyJobs *jobs)
+{
+  GObjectClass *klass = G_OBJECT_GET_CLASS (owner);
+
+  saccade_study_jobs_forward (jobs, owner, g_object_class_find_property (klass, "status"),
+                              g_object_class_find_property (klass, "fraction"));
+}
+
+gboolean
+saccade_page_get_status (SaccadeStudyJobs *jobs, guint status_id, guint prop_id, GValue *value)
+{
+  if (prop_id == status_id)
+    g_value_set_string (value, saccade_study_jobs_get_status (jobs));
+  else if (prop_id == status_id + 1)
+    g_value_set_double (value, saccade_study_jobs_get_fraction (jobs));
+  else
+    return FALSE;
+  return TRUE;
+}

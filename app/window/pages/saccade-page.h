@@ -32,6 +32,7 @@
 
 #include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
+#include "app/window/studies/saccade-study-jobs.h"
 #include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
@@ -128,5 +129,17 @@ void saccade_page_figure_style (GtkWidget *widget, SaccadeFigureStyle *style);
 char *saccade_page_dup_quoted_text (SaccadeRun *run);
 /* The figure title "@what · model · “text”" of the page's run ("" without one); caller frees. */
 char *saccade_page_dup_run_title (SaccadePage *self, const char *what);
+
+/* For a page or a view whose status line is kept by study jobs (SaccadeStudyJobs,
+ * app/window/studies/saccade-study-jobs.h: the study pages and views): its read-only,
+ * notified "status" (the status line) and "fraction" (of the running job, 0 when none)
+ * properties, installed on @klass with ids @status_id and @status_id + 1. */
+void saccade_page_class_install_status (GObjectClass *klass, guint status_id);
+/* In the owner's init: its "status" and "fraction" follow @jobs's (notified with them). */
+void saccade_page_forward_status (GObject *owner, SaccadeStudyJobs *jobs);
+/* In the owner's get_property: sets @value and returns TRUE when @prop_id is one of the
+ * two (@status_id as installed). */
+gboolean saccade_page_get_status (SaccadeStudyJobs *jobs, guint status_id, guint prop_id,
+                                  GValue *value);
 
 G_END_DECLS
