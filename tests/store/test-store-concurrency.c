@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "tests/store/store-fake.h"
 
 /* The helper program: meson passes its path (tests/store/meson.build). */
@@ -189,10 +191,127 @@ test_reader_beside_writer (void)
   g_rand_free (rng);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* A false "database disk image is malformed" (issue 25, item 1)                         */
+
+/* A shim over SQLite's default VFS that makes the next @shm_failures attempts to map a
+ * database's -shm fail with SQLITE_CANTOPEN: what a reader meets when another process
+ * creates, recovers or removes the WAL's shared memory at the moment it opens. Only the
+ * test installs it; the product has no such hook. */
+static sqlite3_vfs shim_vfs;
+static sqlite3_vfs *real_vfs;
+static sqlite3_io_methods shim_methods;
+static const sqlite3_io_methods *real_methods;
+static int shm_failures;
+
+static int
+shim_shm_map (sqlite3_file *f, int page, int size, int extend, void volatile **out)
+{
+  if (shm_failures > 0)
+    {
+      shm_failures--;
+      return SQLITE_CANTOPEN;
+    }
+  return real_methods->xShmMap (f, page, size, extend, out);
+}
+
+static int
+shim_open (sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out_flags)
+{
+  int rc = real_vfs->xOpen (real_vfs, name, f, flags, out_flags);
+
+  (void) vfs;
+  /* Only the locking unix file of a main database maps a -shm (an immutable one has
+   * other methods, with no xShmMap worth failing). */
+  if (rc == SQLITE_OK && (flags & SQLITE_OPEN_MAIN_DB) && f->pMethods != NULL
+      && f->pMethods->iVersion >= 2 && f->pMethods->xShmMap != NULL
+      && (real_methods == NULL || real_methods == f->pMethods))
+    {
+      if (real_methods == NULL)
+        {
+          real_methods = f->pMethods;
+          shim_methods = *real_methods;
+          shim_methods.xShmMap = shim_shm_map;
+        }
+      f->pMethods = &shim_methods;
+    }
+  return rc;
+}
+
+static void
+shim_install (void)
+{
+  if (real_vfs != NULL)
+    return;
+  real_vfs = sqlite3_vfs_find (NULL);
+  shim_vfs = *real_vfs;
+  shim_vfs.zName = "sc-test-shm-shim";
+  shim_vfs.xOpen = shim_open;
+  g_assert_cmpint (sqlite3_vfs_register (&shim_vfs, 1), ==, SQLITE_OK);
+}
+
+/* A reader opens the store while no -wal exists and the -shm cannot be mapped for a moment
+ * (the old code took that for "the database file alone is the store" and read it as
+ * immutable); then a writer stores and checkpoints several long runs, and deletes one.
+ * The reader must see every new run, read every head of each, never get "corrupt", and
+ * never see the deleted run. */
+static void
+test_no_false_corrupt (void)
+{
+  StoreTmp t;
+  ScStoreOptions wopt = { .writable = TRUE };
+  g_autofree char *wal = NULL;
+  ScStore *reader = NULL, *writer = NULL;
+  ScError err = { 0 };
+  gint64 ids[4];
+
+  shim_install ();
+  store_tmp_init (&t);
+  wal = g_strconcat (t.path, "-wal", NULL);
+  store_test_three_runs (t.path); /* closed: the last close removed the -wal */
+  g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+
+  shm_failures = 1;
+  fail_on (sc_store_open (t.path, NULL, &reader, &err), &err, "opening read-only");
+  g_assert_cmpint (shm_failures, ==, 0);
+
+  fail_on (sc_store_open (t.path, &wopt, &writer, &err), &err, "opening to write");
+  for (int k = 0; k < 4; k++)
+    {
+      ScStoreRunInfo *runs = NULL;
+      size_t n = 0;
+
+      ids[k] = store_fake_capture (writer, 1000 + (guint64) k, 300 + 40 * k, TRUE, 0, 0, &err);
+      if (ids[k] < 0)
+        g_error ("capturing: %s", err.message);
+      store_test_raw_exec (t.path, "PRAGMA wal_checkpoint(TRUNCATE)");
+      fail_on (sc_store_list_runs (reader, &runs, &n, &err), &err, "listing runs");
+      g_assert_cmpuint (n, ==, 3 + (size_t) k + 1);
+      g_assert_cmpint (runs[n - 1].id, ==, ids[k]);
+      sc_store_run_list_free (runs, n);
+      for (int i = 0; i <= k; i++)
+        {
+          g_autofree char *why = NULL;
+          if (!store_fake_verify (reader, ids[i], &why))
+            g_error ("run %" G_GINT64_FORMAT " read beside the writer: %s", ids[i], why);
+        }
+    }
+  fail_on (sc_store_delete_run (writer, ids[0], &err), &err, "deleting a run");
+  store_test_raw_exec (t.path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  {
+    ScStoreRunInfo info;
+    g_assert_cmpint (sc_store_get_run (reader, ids[0], &info, &err), ==, SC_ERR_NOT_FOUND);
+  }
+  sc_store_close (writer);
+  sc_store_close (reader);
+  store_tmp_clear (&t);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/store/concurrency/reader-beside-writer", test_reader_beside_writer);
+  g_test_add_func ("/store/concurrency/no-false-corrupt", test_no_false_corrupt);
   return g_test_run ();
 }
