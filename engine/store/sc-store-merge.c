@@ -145,8 +145,11 @@ typedef struct {
   char produces;      /* MAP_RUN / MAP_STUDY: the new rowid is recorded; else MAP_NONE */
 } CopySpec;
 
-/* Every table of schema v3 (sc-store-schema.c), parents before children. Ids that are
- * INTEGER PRIMARY KEY without meaning outside the row (attention.id ...) are given anew. */
+/* Every table of schema v4 (sc-store-schema.c) but models (copy_models) and SQLite's own
+ * sqlite_sequence, parents before children; check_tables_copied() refuses a merge into a
+ * store with a table missing here, so a table added to the schema cannot be dropped by
+ * the merge unnoticed. Ids that are INTEGER PRIMARY KEY without meaning outside the row
+ * (attention.id ...) are given anew. */
 static const CopySpec COPY[] = {
   { "SELECT id, model_id, text, created, backend, n_tokens, forward_ms, capture_ms, "
     "attention_bytes, status, kept, sparse_eps FROM runs WHERE status = 'complete' ORDER BY id",
@@ -166,6 +169,12 @@ static const CopySpec COPY[] = {
     "INSERT INTO attention_parts (run_id, layer, head, row0, row1, n_query, n_key, layout, "
     "dtype, dropped, offsets, keys, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "r............", MAP_NONE },
+  { "SELECT run_id, layer, size FROM layer_windows ORDER BY run_id, layer",
+    "INSERT INTO layer_windows (run_id, layer, size) VALUES (?,?,?)", "r..", MAP_NONE },
+  { "SELECT run_id, layer, head, row0, row1, n_query, window_size, dtype, data "
+    "FROM attention_bands ORDER BY id",
+    "INSERT INTO attention_bands (run_id, layer, head, row0, row1, n_query, window_size, "
+    "dtype, data) VALUES (?,?,?,?,?,?,?,?,?)", "r........", MAP_NONE },
   { "SELECT run_id, pos, rank, token_id, piece, logit, prob FROM predictions "
     "ORDER BY run_id, pos, rank",
     "INSERT INTO predictions (run_id, pos, rank, token_id, piece, logit, prob) "
@@ -390,6 +399,41 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
 out:
   sqlite3_finalize (sel);
   sqlite3_finalize (ins);
+  return status;
+}
+
+/* Whether every table of @out — the schema this build writes — is copied by COPY (or is
+ * models, or SQLite's sqlite_sequence). A table added to the schema without a COPY entry
+ * would otherwise be dropped from every merged run without a word (issue 25: bands and
+ * layer windows were). */
+static ScStatus
+check_tables_copied (ScStore *out, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStatus status = SC_OK;
+  int rc;
+
+  if ((rc = sqlite3_prepare_v2 (out->db, "SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                "AND name NOT IN ('models', 'sqlite_sequence') ORDER BY name",
+                                -1, &st, NULL)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, out->db, rc, out->path, "listing the store's tables");
+  while (status == SC_OK && (rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      const char *name = (const char *) sqlite3_column_text (st, 0);
+      char into[96];
+      bool copied = false;
+
+      snprintf (into, sizeof into, " INTO %s (", name != NULL ? name : "");
+      for (size_t t = 0; t < sizeof COPY / sizeof COPY[0] && !copied; t++)
+        copied = strstr (COPY[t].insert, into) != NULL;
+      if (!copied)
+        status = sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: this build cannot merge table %s "
+                               "(its merge does not copy it); nothing was merged",
+                               out->path, name != NULL ? name : "?");
+    }
+  if (status == SC_OK && rc != SQLITE_DONE)
+    status = sc_store_sqlite_error (err, out->db, rc, out->path, "listing the store's tables");
+  sqlite3_finalize (st);
   return status;
 }
 
@@ -627,7 +671,8 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
     goto out;
   {
     const ScStoreOptions rw = { .writable = true };
-    if ((status = sc_store_open (tmp_path, &rw, &tmp, err)) != SC_OK)
+    if ((status = sc_store_open (tmp_path, &rw, &tmp, err)) != SC_OK
+        || (status = check_tables_copied (tmp, err)) != SC_OK)
       goto out;
   }
 

@@ -400,10 +400,134 @@ test_interrupted (Fixture *f, gconstpointer data)
   g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM runs"), ==, 3);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* Every storage form (issue 25, item 3: bands and layer windows were not merged)        */
+
+/* The runs of every storage form a shard holds, by seed: a Gemma-style run longer than
+ * 512 tokens with layer windows and band heads in row blocks, with predictions; a run
+ * shorter than its window (layer windows, causal heads); a causal run in row blocks; a
+ * full run; a sparse run; a run of chosen heads. */
+static const guint8 KEEP[STORE_FAKE_LAYERS * STORE_FAKE_HEADS] = { 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1 };
+#define N_FORMS 6
+static StoreFakeRun
+form_run (int form, guint64 seed)
+{
+  switch (form)
+    {
+    case 0: return (StoreFakeRun) { seed, 600, TRUE, 100, NULL, 0, 10 };
+    case 1: return (StoreFakeRun) { seed, 40, TRUE, 100, NULL, 0, 3 };
+    case 2: return (StoreFakeRun) { seed, 300, TRUE, 0, NULL, 0, 0 };
+    case 3: return (StoreFakeRun) { seed, 30, FALSE, 0, NULL, 0, 0 };
+    case 4: return (StoreFakeRun) { seed, 50, TRUE, 0, NULL, 1e-3, 0 };
+    default: return (StoreFakeRun) { seed, 20, TRUE, 0, KEEP, 0, 0 };
+    }
+}
+
+/* A store at @path (shard @index with a manifest, or OUT when @index < 0) holding one run
+ * of every form (seeds @seed0 ...), a study of the band run and a dataset study. BLOBs are
+ * limited to 64 KiB so that long heads are stored in row blocks. */
+static void
+make_every_form (const char *path, int index, guint64 seed0)
+{
+  const ScStoreOptions opt = { .writable = TRUE, .max_blob_bytes = SC_STORE_MIN_BLOB_BYTES };
+  ScStore *s = NULL;
+  ScStoreModel m;
+  ScError err = { 0 };
+  gint64 first = -1;
+
+  g_assert_cmpint (sc_store_open (path, &opt, &s, &err), ==, SC_OK);
+  store_fake_model (&m, 0);
+  if (index >= 0)
+    g_assert_cmpint (sc_store_shard_mark (s, &m, SETTINGS, index, N_SHARDS, &err), ==, SC_OK);
+  for (int form = 0; form < N_FORMS; form++)
+    {
+      const StoreFakeRun r = form_run (form, seed0 + (guint64) form);
+      const gint64 id = store_fake_capture_run (s, &r, 0, &err);
+      if (id < 0)
+        g_error ("capturing form %d: %s", form, err.message);
+      if (form == 0)
+        first = id;
+    }
+  add_run_study (s, 0, first);
+  add_study (s, 0, (int) seed0);
+  sc_store_close (s);
+}
+
+static void
+test_every_form (Fixture *f, gconstpointer data)
+{
+  ScStoreMergeStats stats = { 0 };
+  ScError err = { 0 };
+  ScStore *out, *in;
+  ScStoreRunInfo *runs = NULL;
+  size_t n_runs = 0;
+  char *shards[2];
+
+  (void) data;
+  /* fresh shards of every form (the fixture's are replaced), merged into an OUT that already
+   * holds every form itself */
+  for (int i = 0; i < 2; i++)
+    {
+      shards[i] = g_strdup_printf ("%s/form-%d.sqlite", f->tmp.dir, i);
+      make_every_form (shards[i], i, 100 + 10 * (guint64) i);
+    }
+  make_every_form (f->out, 2, 300); /* OUT is itself shard 2 of the study */
+  g_assert_cmpint (store_test_raw_int (shards[0], "SELECT count(*) FROM attention_bands "
+                                       "WHERE row0 > 0"), >, 0);
+  g_assert_cmpint (store_test_raw_int (shards[0], "SELECT count(*) FROM attention_parts"), >, 0);
+  g_assert_cmpint (store_test_raw_int (shards[0], "SELECT count(*) FROM layer_windows"), ==, 4);
+
+  {
+    /* every table then holds the sum of the three stores' rows */
+    static const char *const tables[] = { "runs", "tokens", "attention", "attention_parts",
+                                          "attention_bands", "layer_windows", "head_overviews",
+                                          "head_scores", "predictions", "studies", "study_heads",
+                                          "study_series", "ablations" };
+    gint64 want[G_N_ELEMENTS (tables)];
+    for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+      {
+        g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", tables[t]);
+        want[t] = store_test_raw_int (f->out, sql);
+        for (int i = 0; i < 2; i++)
+          want[t] += store_test_raw_int (shards[i], sql);
+      }
+    if (merge (f->out, shards, 2, &stats, &err) != SC_OK)
+      g_error ("merging every storage form: %s", err.message);
+    g_assert_cmpuint (stats.n_runs_added, ==, 2 * N_FORMS);
+    g_assert_cmpuint (stats.n_studies_added, ==, 2 * 3);
+    g_assert_cmpuint (stats.n_skipped, ==, 0);
+    for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+      {
+        g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", tables[t]);
+        if (store_test_raw_int (f->out, sql) != want[t])
+          g_error ("merged %s: %" G_GINT64_FORMAT " rows, the inputs had %" G_GINT64_FORMAT,
+                   tables[t], store_test_raw_int (f->out, sql), want[t]);
+      }
+  }
+
+  out = store_test_open (f->out, FALSE);
+  g_assert_cmpint (sc_store_list_runs (out, &runs, &n_runs, &err), ==, SC_OK);
+  g_assert_cmpuint (n_runs, ==, 3 * N_FORMS);
+  /* OUT's runs kept their ids; each shard's run reads back as in its shard */
+  for (int i = 0; i < 2; i++)
+    {
+      in = store_test_open (shards[i], FALSE);
+      for (int form = 0; form < N_FORMS; form++)
+        store_test_assert_same_run (in, 1 + form, out, (gint64) (N_FORMS * (i + 1) + 1 + form));
+      sc_store_close (in);
+    }
+  sc_store_run_list_free (runs, n_runs);
+  sc_store_close (out);
+  for (int i = 0; i < 2; i++)
+    g_free (shards[i]);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add ("/store/merge/every-storage-form", Fixture, NULL, fixture_set_up, test_every_form,
+              fixture_tear_down);
   g_test_add ("/store/merge/roundtrip", Fixture, NULL, fixture_set_up, test_roundtrip,
               fixture_tear_down);
   g_test_add ("/store/merge/out-kept", Fixture, NULL, fixture_set_up, test_out_kept,
