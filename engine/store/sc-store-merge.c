@@ -292,34 +292,58 @@ out:
   return status;
 }
 
+/* What remap_run_param did. */
+enum { PARAM_LEFT_OUT = -1, PARAM_AS_IS = 0, PARAM_REWRITTEN = 1, PARAM_BAD_RUN = 2 };
+
 /* A study's params name its run by id — every run-level study writes them canonically as
  * {"study":V,"run":R,...} (engine/study/) — and the run has a new id in OUT: R is
- * rewritten through the run map into @buf. Returns 1 when rewritten, 0 when the params
- * name no run (they are copied as they are), −1 when they name a run this input does not
- * bring (the study is left out with it). */
+ * rewritten through the run map into @buf. Returns PARAM_REWRITTEN; PARAM_AS_IS when the
+ * params name no run (they are copied as they are); PARAM_LEFT_OUT when they name a run
+ * this input does not bring (the study is left out with it); PARAM_BAD_RUN when R is not
+ * a run id at all — negative, or past 2^63 - 1, the largest SQLite gives (the params were
+ * edited: the digits are parsed with an overflow check, never wrapped), with R's first
+ * characters in @bad for the message. */
 static int
-remap_run_param (const Copy *c, const char *params, char *buf, size_t size)
+remap_run_param (const Copy *c, const char *params, char *buf, size_t size, char *bad,
+                 size_t bad_size)
 {
   static const char head[] = "{\"study\":", key[] = ",\"run\":";
   const char *p = params, *digits;
   int64_t old_id = 0, new_id;
 
   if (params == NULL || strncmp (p, head, sizeof head - 1) != 0)
-    return 0;
+    return PARAM_AS_IS;
   p += sizeof head - 1;
   while (*p >= '0' && *p <= '9')
     p++;
   if (strncmp (p, key, sizeof key - 1) != 0)
-    return 0;
+    return PARAM_AS_IS;
   digits = p += sizeof key - 1;
-  while (*p >= '0' && *p <= '9' && p - digits < 19)
-    old_id = old_id * 10 + (*p++ - '0');
+  if (*p == '-')
+    p++;
+  while (*p >= '0' && *p <= '9')
+    {
+      const int d = *p++ - '0';
+      if (old_id > (INT64_MAX - d) / 10)
+        {
+          while (*p >= '0' && *p <= '9')
+            p++;
+          old_id = -1; /* too large: no run has that id */
+          break;
+        }
+      old_id = old_id * 10 + d;
+    }
   if (p == digits || (*p != ',' && *p != '}'))
-    return 0; /* "run":null, or not a number we wrote */
+    return PARAM_AS_IS; /* "run":null, or not a number we wrote */
+  if (*digits == '-' || old_id < 0)
+    {
+      snprintf (bad, bad_size, "%.*s", (int) (p - digits < 40 ? p - digits : 40), digits);
+      return PARAM_BAD_RUN;
+    }
   if (!map_find (&c->runs, old_id, &new_id))
-    return -1;
+    return PARAM_LEFT_OUT;
   return snprintf (buf, size, "%.*s%lld%s", (int) (digits - params), params,
-                   (long long) new_id, p) < (int) size ? 1 : -1;
+                   (long long) new_id, p) < (int) size ? PARAM_REWRITTEN : PARAM_LEFT_OUT;
 }
 
 static ScStatus
@@ -360,11 +384,21 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
       if (keep && spec->produces == MAP_STUDY)
         {
           /* column 4 of the SELECT, 4th of the INSERT: params */
-          char params[SC_STORE_STUDY_MAX_PARAMS + 32];
+          char params[SC_STORE_STUDY_MAX_PARAMS + 32], bad[48];
           const int r = remap_run_param (c, (const char *) sqlite3_column_text (sel, 4), params,
-                                         sizeof params);
-          keep = r >= 0;
-          if (r == 1)
+                                         sizeof params, bad, sizeof bad);
+          if (r == PARAM_BAD_RUN)
+            {
+              status = sc_error_set (err, SC_ERR_FORMAT, "%s: study %lld: its parameters name "
+                                     "run %s, which is not a run id (1 to %lld); the file "
+                                     "was edited or is damaged: delete the study or use a "
+                                     "clean copy of the shard", c->in->path,
+                                     (long long) sqlite3_column_int64 (sel, 0), bad,
+                                     (long long) INT64_MAX);
+              goto out;
+            }
+          keep = r != PARAM_LEFT_OUT;
+          if (r == PARAM_REWRITTEN)
             sqlite3_bind_text (ins, 4, params, -1, SQLITE_TRANSIENT);
         }
       if (!keep)

@@ -400,6 +400,38 @@ test_interrupted (Fixture *f, gconstpointer data)
   g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM runs"), ==, 3);
 }
 
+/* A study whose parameters name a run by a number no run id can be (19 digits past 2^63 - 1,
+ * 25 digits, a negative id) is refused by name (issue 25, item 6: the 19 digits overflowed
+ * a signed integer, and the shard's complete studies were dropped as "incomplete"). */
+static void
+test_run_param_overflow (Fixture *f, gconstpointer data)
+{
+  static const char *const runs[] = { "9999999999999999999", "9223372036854775808",
+                                      "1234567890123456789012345", "-3" };
+
+  (void) data;
+  for (gsize k = 0; k < G_N_ELEMENTS (runs); k++)
+    {
+      g_autofree char *sql = g_strdup_printf ("UPDATE studies SET params = '{\"study\":1,\"run\":"
+                                              "%s,\"target\":null}' WHERE kind = "
+                                              "'ablate-heads'", runs[k]);
+      g_autofree char *word = g_strdup_printf ("parameters name run %s, which is not a run id",
+                                               runs[k]);
+      store_test_raw_exec (f->shard[1], sql);
+      assert_refused (f, f->shard, N_SHARDS, SC_ERR_FORMAT, word);
+    }
+  /* the largest id there can be is an id: a run this shard does not bring, left out */
+  store_test_raw_exec (f->shard[1], "UPDATE studies SET params = '{\"study\":1,\"run\":"
+                                    "9223372036854775807,\"target\":null}' WHERE kind = "
+                                    "'ablate-heads'");
+  {
+    ScStoreMergeStats stats = { 0 };
+    ScError err = { 0 };
+    g_assert_cmpint (merge (f->out, f->shard, N_SHARDS, &stats, &err), ==, SC_OK);
+    g_assert_cmpuint (stats.n_skipped, ==, 1);
+  }
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Every storage form (issue 25, item 3: bands and layer windows were not merged)        */
 
@@ -528,6 +560,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/store/merge/every-storage-form", Fixture, NULL, fixture_set_up, test_every_form,
               fixture_tear_down);
+  g_test_add ("/store/merge/run-param-overflow", Fixture, NULL, fixture_set_up,
+              test_run_param_overflow, fixture_tear_down);
   g_test_add ("/store/merge/roundtrip", Fixture, NULL, fixture_set_up, test_roundtrip,
               fixture_tear_down);
   g_test_add ("/store/merge/out-kept", Fixture, NULL, fixture_set_up, test_out_kept,
