@@ -201,6 +201,7 @@ static const CopySpec COPY[] = {
 
 typedef struct {
   ScStore *out;
+  const char *out_path; /* OUT as the user named it, for messages (out is its temporary copy) */
   ScStore *in;
   IdMap models, runs, studies;
   ScStoreMergeStats *stats;
@@ -236,7 +237,7 @@ copy_models (Copy *c, ScError *err)
     }
   if (rc != SQLITE_OK)
     {
-      status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "merging models");
+      status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "merging models");
       goto out;
     }
   while ((rc = sqlite3_step (sel)) == SQLITE_ROW)
@@ -254,7 +255,7 @@ copy_models (Copy *c, ScError *err)
                 status = sc_error_set (err, SC_ERR_FORMAT, "%s: model %lld has the SHA-256 of "
                                        "a model in %s but other dimensions; one of the files "
                                        "was edited or is damaged", c->in->path,
-                                       (long long) old_id, c->out->path);
+                                       (long long) old_id, c->out_path);
                 goto out;
               }
         }
@@ -265,7 +266,7 @@ copy_models (Copy *c, ScError *err)
             sqlite3_bind_value (ins, 1 + k, sqlite3_column_value (sel, 1 + k));
           if ((rc = sqlite3_step (ins)) != SQLITE_DONE)
             {
-              status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "copying "
+              status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying "
                                               "model %lld of %s", (long long) old_id,
                                               c->in->path);
               goto out;
@@ -274,7 +275,7 @@ copy_models (Copy *c, ScError *err)
         }
       else
         {
-          status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "merging models");
+          status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "merging models");
           goto out;
         }
       if (!map_add (&c->models, old_id, new_id))
@@ -360,7 +361,7 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
   if ((rc = sqlite3_prepare_v2 (c->out->db, spec->insert, -1, &ins, NULL)) != SQLITE_OK)
     {
       sqlite3_finalize (sel);
-      return sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "merging");
+      return sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "merging");
     }
   while ((rc = sqlite3_step (sel)) == SQLITE_ROW)
     {
@@ -409,9 +410,18 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
         }
       if ((rc = sqlite3_step (ins)) != SQLITE_DONE)
         {
-          status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "copying a row "
-                                          "of %s (%s breaks a rule of the store)",
-                                          c->in->path, spec->insert + 12);
+          /* the table's name: the word after " INTO " */
+          const char *table = strstr (spec->insert, " INTO ") + 6;
+          const int len = (int) strcspn (table, " ");
+          /* only a broken constraint is the row's fault; a full disk, an I/O error or a
+           * lock is said as it is */
+          if ((rc & 0xff) == SQLITE_CONSTRAINT)
+            status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying a "
+                                            "row of %s into %.*s (the row breaks a rule of "
+                                            "the store)", c->in->path, len, table);
+          else
+            status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying the "
+                                            "rows of %s into %.*s", c->in->path, len, table);
           goto out;
         }
       if (spec->produces != MAP_NONE)
@@ -487,15 +497,16 @@ count_incomplete (Copy *c)
 
 /* One input into OUT in one write transaction (and one read snapshot of the input). */
 static ScStatus
-copy_input (ScStore *out, ScStore *in, ScStoreMergeStats *stats, ScError *err)
+copy_input (ScStore *out, const char *out_path, ScStore *in, ScStoreMergeStats *stats,
+            ScError *err)
 {
-  Copy c = { .out = out, .in = in, .stats = stats };
+  Copy c = { .out = out, .out_path = out_path, .in = in, .stats = stats };
   ScStatus status = SC_OK;
   bool own = false;
   int rc;
 
   if ((rc = sc_store_exec (out->db, "BEGIN IMMEDIATE")) != SQLITE_OK)
-    return sc_store_sqlite_error (err, out->db, rc, out->path, "starting the merge of %s",
+    return sc_store_sqlite_error (err, out->db, rc, out_path, "starting the merge of %s",
                                   in->path);
   if ((rc = sc_store_read_begin (in, &own)) != SQLITE_OK)
     status = sc_store_sqlite_error (err, in->db, rc, in->path, "reading for the merge");
@@ -506,7 +517,7 @@ copy_input (ScStore *out, ScStore *in, ScStoreMergeStats *stats, ScError *err)
   count_incomplete (&c);
   sc_store_read_end (in, own);
   if (status == SC_OK && (rc = sc_store_exec (out->db, "COMMIT")) != SQLITE_OK)
-    status = sc_store_sqlite_error (err, out->db, rc, out->path, "committing the merge of %s",
+    status = sc_store_sqlite_error (err, out->db, rc, out_path, "committing the merge of %s",
                                     in->path);
   if (status != SC_OK && !sqlite3_get_autocommit (out->db))
     sc_store_exec (out->db, "ROLLBACK");
@@ -720,7 +731,7 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
                                  "as it was", out_path, out_path);
           goto out;
         }
-      if ((status = copy_input (tmp, in[i], &local, err)) != SC_OK)
+      if ((status = copy_input (tmp, out_path, in[i], &local, err)) != SC_OK)
         goto out;
     }
   {

@@ -8,6 +8,8 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -288,6 +290,7 @@ assert_refused (Fixture *f, char **shards, int n, ScStatus want, const char *wor
   g_assert_cmpint (merge (f->out, shards, n, NULL, &err), ==, want);
   g_test_message ("refused: %s", err.message);
   g_assert_nonnull (strstr (err.message, word));
+
   after = store_test_digest (f->out);
   g_assert_cmpstr (before, ==, after);
   g_assert_false (has_temporary (f->tmp.dir));
@@ -432,6 +435,52 @@ test_run_param_overflow (Fixture *f, gconstpointer data)
   }
 }
 
+/* A full disk during the merge (a file size limit: the writes themselves fail) is said as
+ * such — not as a row that "breaks a rule of the store" (issue 25, item 10) — and leaves
+ * OUT as it was, with no temporary file. */
+static void
+test_full_disk (Fixture *f, gconstpointer data)
+{
+  ScError err = { 0 };
+  struct rlimit rl;
+
+  (void) data;
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 120 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+      g_test_trap_assert_passed ();
+      return;
+    }
+  signal (SIGXFSZ, SIG_IGN);
+  g_assert_cmpint (merge (f->out, f->shard, 1, NULL, &err), ==, SC_OK);
+  {
+    /* shard 1 brings a run of 3 MB of heads, OUT may grow by 256 KiB */
+    ScStore *s = store_test_open (f->shard[1], TRUE);
+    g_assert_cmpint (store_fake_capture (s, 77, 500, TRUE, 0, 0, &err), ==, 2);
+    sc_store_close (s);
+  }
+  g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &rl), ==, 0);
+  rl.rlim_cur = (rlim_t) (store_test_file_size (f->out) + 256 * 1024);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &rl), ==, 0);
+  {
+    g_autofree char *before = store_test_digest (f->out);
+    g_autofree char *after = NULL;
+    g_assert_cmpint (merge (f->out, f->shard + 1, 1, NULL, &err), ==, SC_ERR_DB);
+    g_printerr ("# a full disk during the merge: %s\n", err.message);
+    g_assert_null (strstr (err.message, "breaks a rule"));
+    g_assert_true (strstr (err.message, "the disk is full") != NULL
+                   || strstr (err.message, "writing to the disk failed (is it full?)") != NULL);
+    store_test_assert_message (&err, f->shard[1]);
+    g_assert_true (g_str_has_prefix (err.message, f->out)); /* OUT, not its temporary copy */
+    g_assert_null (strstr (err.message, ".merging-"));
+    after = store_test_digest (f->out);
+    g_assert_cmpstr (before, ==, after);
+    g_assert_false (has_temporary (f->tmp.dir));
+  }
+  rl.rlim_cur = rl.rlim_max;
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &rl), ==, 0);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Every storage form (issue 25, item 3: bands and layer windows were not merged)        */
 
@@ -562,6 +611,8 @@ main (int argc, char **argv)
               fixture_tear_down);
   g_test_add ("/store/merge/run-param-overflow", Fixture, NULL, fixture_set_up,
               test_run_param_overflow, fixture_tear_down);
+  g_test_add ("/store/merge/full-disk", Fixture, NULL, fixture_set_up, test_full_disk,
+              fixture_tear_down);
   g_test_add ("/store/merge/roundtrip", Fixture, NULL, fixture_set_up, test_roundtrip,
               fixture_tear_down);
   g_test_add ("/store/merge/out-kept", Fixture, NULL, fixture_set_up, test_out_kept,
