@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/sc-store-predictions.h"
 #include "store/sc-store-private.h"
 #include "store/sc-store-study.h"
 
@@ -117,7 +118,12 @@ check_input (ScStore *s, ScError *err)
           if (pass == 0)
             {
               ScStoreRunShape shape;
-              status = sc_store_run_shape (s, id, &shape, err);
+              ScStorePredictions pred = { 0 };
+              /* the predictions too: their pieces are shown as text, so a long one is
+               * refused here rather than copied into OUT */
+              if ((status = sc_store_run_shape (s, id, &shape, err)) == SC_OK)
+                status = sc_store_read_predictions (s, id, &pred, err);
+              sc_store_predictions_clear (&pred);
             }
           else
             {
