@@ -537,6 +537,23 @@ store_fake_run_head (const StoreFakeRun *r, int layer, int head)
   return p;
 }
 
+static const guint8 FORM_KEEP[STORE_FAKE_LAYERS * STORE_FAKE_HEADS] = { 1, 0, 1, 0, 0, 1,
+                                                                      1, 1, 0, 0, 0, 1 };
+
+StoreFakeRun
+store_fake_form_run (int form, guint64 seed)
+{
+  switch (form)
+    {
+    case 0: return (StoreFakeRun) { seed, 600, TRUE, 100, NULL, 0, 10 };
+    case 1: return (StoreFakeRun) { seed, 40, TRUE, 100, NULL, 0, 3 };
+    case 2: return (StoreFakeRun) { seed, 300, TRUE, 0, NULL, 0, 0 };
+    case 3: return (StoreFakeRun) { seed, 30, FALSE, 0, NULL, 0, 0 };
+    case 4: return (StoreFakeRun) { seed, 50, TRUE, 0, NULL, 1e-3, 0 };
+    default: return (StoreFakeRun) { seed, 20, TRUE, 0, FORM_KEEP, 0, 0 };
+    }
+}
+
 /* Predictions of a fake run: position p's rank k is token (p * 7 + k) with probability
  * 0.5 / (k + 1), logit 10 - k, and a piece of 1..3 bytes. */
 static ScStatus

@@ -113,6 +113,14 @@ typedef struct {
   guint32 predictions_k;
 } StoreFakeRun;
 
+/* Run @form (0 .. STORE_FAKE_N_FORMS - 1) of every storage form, with @seed: a Gemma-style
+ * 600-token run with layer windows, band heads (in row blocks under a 64 KiB BLOB limit) and
+ * predictions; a run shorter than its window (layer windows, causal heads); a 300-token
+ * causal run (row blocks under the same limit); a full run; a sparse run; a run of chosen
+ * heads. */
+#define STORE_FAKE_N_FORMS 6
+StoreFakeRun store_fake_form_run (int form, guint64 seed);
+
 /* Head (@layer, @head) of @r: a band of r->window keys on local layers of a run longer than
  * the window, else store_fake_head(); (n, n) row-major, g_free. */
 float *store_fake_run_head (const StoreFakeRun *r, int layer, int head);

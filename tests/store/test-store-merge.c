@@ -484,26 +484,6 @@ test_full_disk (Fixture *f, gconstpointer data)
 /* ------------------------------------------------------------------------------------ */
 /* Every storage form (issue 25, item 3: bands and layer windows were not merged)        */
 
-/* The runs of every storage form a shard holds, by seed: a Gemma-style run longer than
- * 512 tokens with layer windows and band heads in row blocks, with predictions; a run
- * shorter than its window (layer windows, causal heads); a causal run in row blocks; a
- * full run; a sparse run; a run of chosen heads. */
-static const guint8 KEEP[STORE_FAKE_LAYERS * STORE_FAKE_HEADS] = { 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1 };
-#define N_FORMS 6
-static StoreFakeRun
-form_run (int form, guint64 seed)
-{
-  switch (form)
-    {
-    case 0: return (StoreFakeRun) { seed, 600, TRUE, 100, NULL, 0, 10 };
-    case 1: return (StoreFakeRun) { seed, 40, TRUE, 100, NULL, 0, 3 };
-    case 2: return (StoreFakeRun) { seed, 300, TRUE, 0, NULL, 0, 0 };
-    case 3: return (StoreFakeRun) { seed, 30, FALSE, 0, NULL, 0, 0 };
-    case 4: return (StoreFakeRun) { seed, 50, TRUE, 0, NULL, 1e-3, 0 };
-    default: return (StoreFakeRun) { seed, 20, TRUE, 0, KEEP, 0, 0 };
-    }
-}
-
 /* A store at @path (shard @index with a manifest, or OUT when @index < 0) holding one run
  * of every form (seeds @seed0 ...), a study of the band run and a dataset study. BLOBs are
  * limited to 64 KiB so that long heads are stored in row blocks. */
@@ -520,9 +500,9 @@ make_every_form (const char *path, int index, guint64 seed0)
   store_fake_model (&m, 0);
   if (index >= 0)
     g_assert_cmpint (sc_store_shard_mark (s, &m, SETTINGS, index, N_SHARDS, &err), ==, SC_OK);
-  for (int form = 0; form < N_FORMS; form++)
+  for (int form = 0; form < STORE_FAKE_N_FORMS; form++)
     {
-      const StoreFakeRun r = form_run (form, seed0 + (guint64) form);
+      const StoreFakeRun r = store_fake_form_run (form, seed0 + (guint64) form);
       const gint64 id = store_fake_capture_run (s, &r, 0, &err);
       if (id < 0)
         g_error ("capturing form %d: %s", form, err.message);
@@ -574,7 +554,7 @@ test_every_form (Fixture *f, gconstpointer data)
       }
     if (merge (f->out, shards, 2, &stats, &err) != SC_OK)
       g_error ("merging every storage form: %s", err.message);
-    g_assert_cmpuint (stats.n_runs_added, ==, 2 * N_FORMS);
+    g_assert_cmpuint (stats.n_runs_added, ==, 2 * STORE_FAKE_N_FORMS);
     g_assert_cmpuint (stats.n_studies_added, ==, 2 * 3);
     g_assert_cmpuint (stats.n_skipped, ==, 0);
     for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
@@ -588,13 +568,13 @@ test_every_form (Fixture *f, gconstpointer data)
 
   out = store_test_open (f->out, FALSE);
   g_assert_cmpint (sc_store_list_runs (out, &runs, &n_runs, &err), ==, SC_OK);
-  g_assert_cmpuint (n_runs, ==, 3 * N_FORMS);
+  g_assert_cmpuint (n_runs, ==, 3 * STORE_FAKE_N_FORMS);
   /* OUT's runs kept their ids; each shard's run reads back as in its shard */
   for (int i = 0; i < 2; i++)
     {
       in = store_test_open (shards[i], FALSE);
-      for (int form = 0; form < N_FORMS; form++)
-        store_test_assert_same_run (in, 1 + form, out, (gint64) (N_FORMS * (i + 1) + 1 + form));
+      for (int form = 0; form < STORE_FAKE_N_FORMS; form++)
+        store_test_assert_same_run (in, 1 + form, out, (gint64) (STORE_FAKE_N_FORMS * (i + 1) + 1 + form));
       sc_store_close (in);
     }
   sc_store_run_list_free (runs, n_runs);
