@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/sc-store-predictions.h"
 #include "store/sc-store-private.h"
 #include "store/sc-store-study.h"
 
@@ -117,7 +118,12 @@ check_input (ScStore *s, ScError *err)
           if (pass == 0)
             {
               ScStoreRunShape shape;
-              status = sc_store_run_shape (s, id, &shape, err);
+              ScStorePredictions pred = { 0 };
+              /* the predictions too: their pieces are shown as text, so a long one is
+               * refused here rather than copied into OUT */
+              if ((status = sc_store_run_shape (s, id, &shape, err)) == SC_OK)
+                status = sc_store_read_predictions (s, id, &pred, err);
+              sc_store_predictions_clear (&pred);
             }
           else
             {
@@ -145,8 +151,11 @@ typedef struct {
   char produces;      /* MAP_RUN / MAP_STUDY: the new rowid is recorded; else MAP_NONE */
 } CopySpec;
 
-/* Every table of schema v3 (sc-store-schema.c), parents before children. Ids that are
- * INTEGER PRIMARY KEY without meaning outside the row (attention.id ...) are given anew. */
+/* Every table of schema v4 (sc-store-schema.c) but models (copy_models) and SQLite's own
+ * sqlite_sequence, parents before children; check_tables_copied() refuses a merge into a
+ * store with a table missing here, so a table added to the schema cannot be dropped by
+ * the merge unnoticed. Ids that are INTEGER PRIMARY KEY without meaning outside the row
+ * (attention.id ...) are given anew. */
 static const CopySpec COPY[] = {
   { "SELECT id, model_id, text, created, backend, n_tokens, forward_ms, capture_ms, "
     "attention_bytes, status, kept, sparse_eps FROM runs WHERE status = 'complete' ORDER BY id",
@@ -166,6 +175,12 @@ static const CopySpec COPY[] = {
     "INSERT INTO attention_parts (run_id, layer, head, row0, row1, n_query, n_key, layout, "
     "dtype, dropped, offsets, keys, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "r............", MAP_NONE },
+  { "SELECT run_id, layer, size FROM layer_windows ORDER BY run_id, layer",
+    "INSERT INTO layer_windows (run_id, layer, size) VALUES (?,?,?)", "r..", MAP_NONE },
+  { "SELECT run_id, layer, head, row0, row1, n_query, window_size, dtype, data "
+    "FROM attention_bands ORDER BY id",
+    "INSERT INTO attention_bands (run_id, layer, head, row0, row1, n_query, window_size, "
+    "dtype, data) VALUES (?,?,?,?,?,?,?,?,?)", "r........", MAP_NONE },
   { "SELECT run_id, pos, rank, token_id, piece, logit, prob FROM predictions "
     "ORDER BY run_id, pos, rank",
     "INSERT INTO predictions (run_id, pos, rank, token_id, piece, logit, prob) "
@@ -192,6 +207,7 @@ static const CopySpec COPY[] = {
 
 typedef struct {
   ScStore *out;
+  const char *out_path; /* OUT as the user named it, for messages (out is its temporary copy) */
   ScStore *in;
   IdMap models, runs, studies;
   ScStoreMergeStats *stats;
@@ -227,7 +243,7 @@ copy_models (Copy *c, ScError *err)
     }
   if (rc != SQLITE_OK)
     {
-      status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "merging models");
+      status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "merging models");
       goto out;
     }
   while ((rc = sqlite3_step (sel)) == SQLITE_ROW)
@@ -245,7 +261,7 @@ copy_models (Copy *c, ScError *err)
                 status = sc_error_set (err, SC_ERR_FORMAT, "%s: model %lld has the SHA-256 of "
                                        "a model in %s but other dimensions; one of the files "
                                        "was edited or is damaged", c->in->path,
-                                       (long long) old_id, c->out->path);
+                                       (long long) old_id, c->out_path);
                 goto out;
               }
         }
@@ -256,7 +272,7 @@ copy_models (Copy *c, ScError *err)
             sqlite3_bind_value (ins, 1 + k, sqlite3_column_value (sel, 1 + k));
           if ((rc = sqlite3_step (ins)) != SQLITE_DONE)
             {
-              status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "copying "
+              status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying "
                                               "model %lld of %s", (long long) old_id,
                                               c->in->path);
               goto out;
@@ -265,7 +281,7 @@ copy_models (Copy *c, ScError *err)
         }
       else
         {
-          status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "merging models");
+          status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "merging models");
           goto out;
         }
       if (!map_add (&c->models, old_id, new_id))
@@ -283,34 +299,58 @@ out:
   return status;
 }
 
+/* What remap_run_param did. */
+enum { PARAM_LEFT_OUT = -1, PARAM_AS_IS = 0, PARAM_REWRITTEN = 1, PARAM_BAD_RUN = 2 };
+
 /* A study's params name its run by id — every run-level study writes them canonically as
  * {"study":V,"run":R,...} (engine/study/) — and the run has a new id in OUT: R is
- * rewritten through the run map into @buf. Returns 1 when rewritten, 0 when the params
- * name no run (they are copied as they are), −1 when they name a run this input does not
- * bring (the study is left out with it). */
+ * rewritten through the run map into @buf. Returns PARAM_REWRITTEN; PARAM_AS_IS when the
+ * params name no run (they are copied as they are); PARAM_LEFT_OUT when they name a run
+ * this input does not bring (the study is left out with it); PARAM_BAD_RUN when R is not
+ * a run id at all — negative, or past 2^63 - 1, the largest SQLite gives (the params were
+ * edited: the digits are parsed with an overflow check, never wrapped), with R's first
+ * characters in @bad for the message. */
 static int
-remap_run_param (const Copy *c, const char *params, char *buf, size_t size)
+remap_run_param (const Copy *c, const char *params, char *buf, size_t size, char *bad,
+                 size_t bad_size)
 {
   static const char head[] = "{\"study\":", key[] = ",\"run\":";
   const char *p = params, *digits;
   int64_t old_id = 0, new_id;
 
   if (params == NULL || strncmp (p, head, sizeof head - 1) != 0)
-    return 0;
+    return PARAM_AS_IS;
   p += sizeof head - 1;
   while (*p >= '0' && *p <= '9')
     p++;
   if (strncmp (p, key, sizeof key - 1) != 0)
-    return 0;
+    return PARAM_AS_IS;
   digits = p += sizeof key - 1;
-  while (*p >= '0' && *p <= '9' && p - digits < 19)
-    old_id = old_id * 10 + (*p++ - '0');
+  if (*p == '-')
+    p++;
+  while (*p >= '0' && *p <= '9')
+    {
+      const int d = *p++ - '0';
+      if (old_id > (INT64_MAX - d) / 10)
+        {
+          while (*p >= '0' && *p <= '9')
+            p++;
+          old_id = -1; /* too large: no run has that id */
+          break;
+        }
+      old_id = old_id * 10 + d;
+    }
   if (p == digits || (*p != ',' && *p != '}'))
-    return 0; /* "run":null, or not a number we wrote */
+    return PARAM_AS_IS; /* "run":null, or not a number we wrote */
+  if (*digits == '-' || old_id < 0)
+    {
+      snprintf (bad, bad_size, "%.*s", (int) (p - digits < 40 ? p - digits : 40), digits);
+      return PARAM_BAD_RUN;
+    }
   if (!map_find (&c->runs, old_id, &new_id))
-    return -1;
+    return PARAM_LEFT_OUT;
   return snprintf (buf, size, "%.*s%lld%s", (int) (digits - params), params,
-                   (long long) new_id, p) < (int) size ? 1 : -1;
+                   (long long) new_id, p) < (int) size ? PARAM_REWRITTEN : PARAM_LEFT_OUT;
 }
 
 static ScStatus
@@ -327,7 +367,7 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
   if ((rc = sqlite3_prepare_v2 (c->out->db, spec->insert, -1, &ins, NULL)) != SQLITE_OK)
     {
       sqlite3_finalize (sel);
-      return sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "merging");
+      return sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "merging");
     }
   while ((rc = sqlite3_step (sel)) == SQLITE_ROW)
     {
@@ -351,11 +391,21 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
       if (keep && spec->produces == MAP_STUDY)
         {
           /* column 4 of the SELECT, 4th of the INSERT: params */
-          char params[SC_STORE_STUDY_MAX_PARAMS + 32];
+          char params[SC_STORE_STUDY_MAX_PARAMS + 32], bad[48];
           const int r = remap_run_param (c, (const char *) sqlite3_column_text (sel, 4), params,
-                                         sizeof params);
-          keep = r >= 0;
-          if (r == 1)
+                                         sizeof params, bad, sizeof bad);
+          if (r == PARAM_BAD_RUN)
+            {
+              status = sc_error_set (err, SC_ERR_FORMAT, "%s: study %lld: its parameters name "
+                                     "run %s, which is not a run id (1 to %lld); the file "
+                                     "was edited or is damaged: delete the study or use a "
+                                     "clean copy of the shard", c->in->path,
+                                     (long long) sqlite3_column_int64 (sel, 0), bad,
+                                     (long long) INT64_MAX);
+              goto out;
+            }
+          keep = r != PARAM_LEFT_OUT;
+          if (r == PARAM_REWRITTEN)
             sqlite3_bind_text (ins, 4, params, -1, SQLITE_TRANSIENT);
         }
       if (!keep)
@@ -366,9 +416,18 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
         }
       if ((rc = sqlite3_step (ins)) != SQLITE_DONE)
         {
-          status = sc_store_sqlite_error (err, c->out->db, rc, c->out->path, "copying a row "
-                                          "of %s (%s breaks a rule of the store)",
-                                          c->in->path, spec->insert + 12);
+          /* the table's name: the word after " INTO " */
+          const char *table = strstr (spec->insert, " INTO ") + 6;
+          const int len = (int) strcspn (table, " ");
+          /* only a broken constraint is the row's fault; a full disk, an I/O error or a
+           * lock is said as it is */
+          if ((rc & 0xff) == SQLITE_CONSTRAINT)
+            status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying a "
+                                            "row of %s into %.*s (the row breaks a rule of "
+                                            "the store)", c->in->path, len, table);
+          else
+            status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying the "
+                                            "rows of %s into %.*s", c->in->path, len, table);
           goto out;
         }
       if (spec->produces != MAP_NONE)
@@ -393,6 +452,41 @@ out:
   return status;
 }
 
+/* Whether every table of @out — the schema this build writes — is copied by COPY (or is
+ * models, or SQLite's sqlite_sequence). A table added to the schema without a COPY entry
+ * would otherwise be dropped from every merged run without a word (issue 25: bands and
+ * layer windows were). */
+static ScStatus
+check_tables_copied (ScStore *out, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStatus status = SC_OK;
+  int rc;
+
+  if ((rc = sqlite3_prepare_v2 (out->db, "SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                "AND name NOT IN ('models', 'sqlite_sequence') ORDER BY name",
+                                -1, &st, NULL)) != SQLITE_OK)
+    return sc_store_sqlite_error (err, out->db, rc, out->path, "listing the store's tables");
+  while (status == SC_OK && (rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      const char *name = (const char *) sqlite3_column_text (st, 0);
+      char into[96];
+      bool copied = false;
+
+      snprintf (into, sizeof into, " INTO %s (", name != NULL ? name : "");
+      for (size_t t = 0; t < sizeof COPY / sizeof COPY[0] && !copied; t++)
+        copied = strstr (COPY[t].insert, into) != NULL;
+      if (!copied)
+        status = sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: this build cannot merge table %s "
+                               "(its merge does not copy it); nothing was merged",
+                               out->path, name != NULL ? name : "?");
+    }
+  if (status == SC_OK && rc != SQLITE_DONE)
+    status = sc_store_sqlite_error (err, out->db, rc, out->path, "listing the store's tables");
+  sqlite3_finalize (st);
+  return status;
+}
+
 /* Incomplete runs and studies of the input, counted as skipped. */
 static void
 count_incomplete (Copy *c)
@@ -409,15 +503,16 @@ count_incomplete (Copy *c)
 
 /* One input into OUT in one write transaction (and one read snapshot of the input). */
 static ScStatus
-copy_input (ScStore *out, ScStore *in, ScStoreMergeStats *stats, ScError *err)
+copy_input (ScStore *out, const char *out_path, ScStore *in, ScStoreMergeStats *stats,
+            ScError *err)
 {
-  Copy c = { .out = out, .in = in, .stats = stats };
+  Copy c = { .out = out, .out_path = out_path, .in = in, .stats = stats };
   ScStatus status = SC_OK;
   bool own = false;
   int rc;
 
   if ((rc = sc_store_exec (out->db, "BEGIN IMMEDIATE")) != SQLITE_OK)
-    return sc_store_sqlite_error (err, out->db, rc, out->path, "starting the merge of %s",
+    return sc_store_sqlite_error (err, out->db, rc, out_path, "starting the merge of %s",
                                   in->path);
   if ((rc = sc_store_read_begin (in, &own)) != SQLITE_OK)
     status = sc_store_sqlite_error (err, in->db, rc, in->path, "reading for the merge");
@@ -428,7 +523,7 @@ copy_input (ScStore *out, ScStore *in, ScStoreMergeStats *stats, ScError *err)
   count_incomplete (&c);
   sc_store_read_end (in, own);
   if (status == SC_OK && (rc = sc_store_exec (out->db, "COMMIT")) != SQLITE_OK)
-    status = sc_store_sqlite_error (err, out->db, rc, out->path, "committing the merge of %s",
+    status = sc_store_sqlite_error (err, out->db, rc, out_path, "committing the merge of %s",
                                     in->path);
   if (status != SC_OK && !sqlite3_get_autocommit (out->db))
     sc_store_exec (out->db, "ROLLBACK");
@@ -627,7 +722,8 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
     goto out;
   {
     const ScStoreOptions rw = { .writable = true };
-    if ((status = sc_store_open (tmp_path, &rw, &tmp, err)) != SC_OK)
+    if ((status = sc_store_open (tmp_path, &rw, &tmp, err)) != SC_OK
+        || (status = check_tables_copied (tmp, err)) != SC_OK)
       goto out;
   }
 
@@ -641,7 +737,7 @@ sc_store_merge (const char *out_path, const char *const *shards, size_t n_shards
                                  "as it was", out_path, out_path);
           goto out;
         }
-      if ((status = copy_input (tmp, in[i], &local, err)) != SC_OK)
+      if ((status = copy_input (tmp, out_path, in[i], &local, err)) != SC_OK)
         goto out;
     }
   {

@@ -26,6 +26,22 @@ sc_store_predictions_clear (ScStorePredictions *p)
   memset (p, 0, sizeof *p);
 }
 
+/* The bytes of @t the store keeps: all of them up to SC_STORE_MAX_PREDICTION_PIECE_BYTES;
+ * past it, the first 256 moved back before a UTF-8 sequence the cut would split (a
+ * continuation byte 10xxxxxx at the cut; at most 3 steps, so a piece that is not UTF-8 is
+ * still cut near 256). */
+static uint32_t
+piece_stored_len (const ScStoreToken *t)
+{
+  uint32_t len = SC_STORE_MAX_PREDICTION_PIECE_BYTES;
+
+  if (t->len <= len)
+    return t->len;
+  for (int back = 0; back < 3 && (t->piece[len] & 0xc0) == 0x80; back++)
+    len--;
+  return len;
+}
+
 ScStatus
 sc_store_predictions_copy (ScStorePredictions *dst, uint32_t n_positions, uint32_t k,
                            const int32_t *ids, const float *logits, const double *probs,
@@ -49,7 +65,7 @@ sc_store_predictions_copy (ScStorePredictions *dst, uint32_t n_positions, uint32
       if (pieces[i].len > SC_STORE_MAX_PIECE_BYTES || (pieces[i].len > 0 && !pieces[i].piece))
         return sc_error_set (err, SC_ERR_INVALID_ARG, "predictions: position %zu rank %zu: a "
                              "piece of %u bytes", i / k, i % k, pieces[i].len);
-      bytes += pieces[i].len;
+      bytes += piece_stored_len (&pieces[i]);
     }
   dst->ids = malloc (n * sizeof *dst->ids);
   dst->logits = malloc (n * sizeof *dst->logits);
@@ -67,10 +83,11 @@ sc_store_predictions_copy (ScStorePredictions *dst, uint32_t n_positions, uint32
   at = (uint8_t *) (dst->pieces + n);
   for (size_t i = 0; i < n; i++)
     {
-      if (pieces[i].len > 0)
-        memcpy (at, pieces[i].piece, pieces[i].len);
-      dst->pieces[i] = (ScStoreToken) { ids[i], pieces[i].len, at };
-      at += pieces[i].len;
+      const uint32_t len = piece_stored_len (&pieces[i]);
+      if (len > 0)
+        memcpy (at, pieces[i].piece, len);
+      dst->pieces[i] = (ScStoreToken) { ids[i], len, at };
+      at += len;
     }
   dst->n_positions = n_positions;
   dst->k = k;
@@ -108,6 +125,47 @@ sc_store_predictions_insert (sqlite3 *db, int64_t run_id, const ScStorePredictio
       }
   sqlite3_finalize (st);
   return rc;
+}
+
+/* Pass 1 found more piece bytes than the rows may hold: the first piece too long (or not a
+ * BLOB), named by position and rank. length() reads a BLOB's size from its record header,
+ * not the BLOB. */
+static ScStatus
+long_piece (ScStore *store, const ScStoreRunShape *r, int64_t total, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStatus status;
+  int rc;
+
+  rc = sqlite3_prepare_v2 (store->db, "SELECT pos, rank, length(piece), typeof(piece) FROM "
+                           "predictions WHERE run_id = ? AND (typeof(piece) <> 'blob' OR "
+                           "length(piece) > ?) ORDER BY pos, rank LIMIT 1", -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, r->id);
+      sqlite3_bind_int64 (st, 2, SC_STORE_MAX_PREDICTION_PIECE_BYTES);
+      rc = sqlite3_step (st);
+    }
+  if (rc == SQLITE_ROW && strcmp ((const char *) sqlite3_column_text (st, 3), "blob") != 0)
+    status = sc_store_bad_run (store, r->id, err, "prediction (%lld, %lld): its piece is "
+                               "%s, not a BLOB", (long long) sqlite3_column_int64 (st, 0),
+                               (long long) sqlite3_column_int64 (st, 1),
+                               (const char *) sqlite3_column_text (st, 3));
+  else if (rc == SQLITE_ROW)
+    status = sc_store_bad_run (store, r->id, err, "prediction (%lld, %lld): its piece is "
+                               "a %lld-byte %s, more than the %u bytes a vocabulary piece "
+                               "may have (pieces are untrusted: a long one would hang the "
+                               "window)", (long long) sqlite3_column_int64 (st, 0),
+                               (long long) sqlite3_column_int64 (st, 1),
+                               (long long) sqlite3_column_int64 (st, 2),
+                               (const char *) sqlite3_column_text (st, 3),
+                               SC_STORE_MAX_PREDICTION_PIECE_BYTES);
+  else
+    status = sc_store_bad_run (store, r->id, err, "predictions pieces of %lld bytes in all, "
+                               "more than %u a row", (long long) total,
+                               SC_STORE_MAX_PREDICTION_PIECE_BYTES);
+  sqlite3_finalize (st);
+  return status;
 }
 
 /* Pass 1: how many rows, the largest rank and the pieces' bytes, checked against the run. */
@@ -151,9 +209,8 @@ prediction_totals (ScStore *store, const ScStoreRunShape *r, uint32_t *k, size_t
   if (rows != (int64_t) r->n_tokens * (max_rank + 1))
     return sc_store_bad_run (store, r->id, err, "%lld predictions rows for %u positions of "
                              "%lld", (long long) rows, r->n_tokens, (long long) max_rank + 1);
-  if (total < 0 || total > rows * (int64_t) SC_STORE_MAX_PIECE_BYTES)
-    return sc_store_bad_run (store, r->id, err, "predictions pieces of %lld bytes in all, or "
-                             "a piece that is not a BLOB", (long long) total);
+  if (total < 0 || total > rows * (int64_t) SC_STORE_MAX_PREDICTION_PIECE_BYTES)
+    return long_piece (store, r, total, err);
   *k = (uint32_t) max_rank + 1;
   *bytes = (size_t) total;
   return SC_OK;
@@ -203,7 +260,12 @@ prediction_rows (ScStore *store, const ScStoreRunShape *r, ScStorePredictions *p
                                    (long long) rank, what, (long long) r->n_vocab);
         }
       len = (size_t) sqlite3_column_bytes (st, 3);
-      if (sqlite3_column_type (st, 3) != SQLITE_BLOB || len > left)
+      if (sqlite3_column_type (st, 3) != SQLITE_BLOB || len > SC_STORE_MAX_PREDICTION_PIECE_BYTES)
+        {
+          sqlite3_finalize (st);
+          return long_piece (store, r, -1, err);
+        }
+      if (len > left)
         {
           sqlite3_finalize (st);
           return sc_store_bad_run (store, r->id, err, "prediction (%lld, %lld): its piece is "

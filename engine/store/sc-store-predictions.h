@@ -11,7 +11,7 @@
  *
  * Trust: every row read is checked — positions 0..n_tokens-1 each with ranks 0..k-1
  * exactly once (1 <= k <= SC_STORE_MAX_PREDICTIONS_K), a token id inside the model's
- * vocabulary, a piece BLOB of at most SC_STORE_MAX_PIECE_BYTES, a probability in [0, 1] no
+ * vocabulary, a piece BLOB of at most SC_STORE_MAX_PREDICTION_PIECE_BYTES, a probability in [0, 1] no
  * larger than the rank before it, a logit finite or NULL; anything else is SC_ERR_FORMAT
  * naming the run, the row and the value. Nothing is allocated before the counts are
  * checked against the run.
@@ -31,6 +31,14 @@ extern "C" {
 
 /* The most predictions a position may keep: a capture keeps 10 (SC_PREDICT_TOP_K). */
 #define SC_STORE_MAX_PREDICTIONS_K 64u
+
+/* The most bytes of a prediction's piece. A vocabulary piece is a few to a few dozen bytes;
+ * the window lays every shown piece out as text, where a 64 kB piece took 2 s and a 3 MB
+ * one hung it (issue 25), so a longer stored piece is untrusted: the reader refuses it
+ * naming the run, position and rank. The writer stores a longer piece (a vocabulary with a
+ * piece past 256 bytes) cut to at most 256 bytes, before a UTF-8 sequence it would split:
+ * the token id stays exact, and the piece is only its label. */
+#define SC_STORE_MAX_PREDICTION_PIECE_BYTES 256u
 
 typedef struct {
   uint32_t n_positions;    /* the run's n_tokens, or 0: the run has none */

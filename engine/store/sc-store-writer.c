@@ -22,7 +22,11 @@
  *      synced: synchronous=FULL); on abort or any error: ROLLBACK;
  *   4. after a commit, copies the WAL into the database file (a passive checkpoint) while
  *      the caller is already computing the next run; the next run's BEGIN comes after it,
- *      which lets SQLite restart the WAL from its beginning instead of growing it.
+ *      which lets SQLite restart the WAL from its beginning instead of growing it;
+ *   5. after a commit or a rollback that left the WAL past WAL_KEEP_BYTES (a long run's
+ *      transaction is all in the WAL, and a rolled-back one's spilled pages stay there),
+ *      checkpoints with TRUNCATE, waiting at most WAL_TRUNCATE_WAIT_MS for readers of older
+ *      snapshots, so that a 9 GB run does not leave a 9 GB file beside the store.
  * The first error (a lock held past the busy timeout, SQLITE_FULL, an I/O error) marks the
  * capture failed: later heads are dropped, add_head() and the observer report failure so
  * the forward pass stops early, and commit() returns the error after rolling back.
@@ -40,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -511,6 +516,30 @@ write_capture (ScStoreWriter *w, ScStoreCapture *cap)
   return committed;
 }
 
+/* Step 5's threshold: the journal_size_limit below, which SQLite itself applies only when
+ * the next transaction restarts the WAL — too late for a store left open after a big run. */
+#define WAL_KEEP_BYTES (32 * 1024 * 1024)
+/* How long step 5 waits for readers of older snapshots and for another process's writer;
+ * past it the checkpoint gives up (SQLITE_BUSY, not an error): the next run's commit, or the
+ * last connection's close, cuts the WAL then. Short, since the next run's BEGIN waits for it. */
+#define WAL_TRUNCATE_WAIT_MS 2000
+
+/* Step 5: checkpoints and truncates the WAL when it is past WAL_KEEP_BYTES. Its errors leave
+ * the data safe in the WAL (or the rolled-back pages ignored), so they are not reported. */
+static void
+shrink_wal (ScStoreWriter *w)
+{
+  char wal[4096];
+  struct stat sb;
+
+  if (snprintf (wal, sizeof wal, "%s-wal", w->store->path) >= (int) sizeof wal
+      || stat (wal, &sb) != 0 || sb.st_size <= WAL_KEEP_BYTES)
+    return;
+  sqlite3_busy_timeout (w->db, WAL_TRUNCATE_WAIT_MS);
+  sqlite3_wal_checkpoint_v2 (w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+  sqlite3_busy_timeout (w->db, w->store->busy_ms > 0 ? w->store->busy_ms : 0);
+}
+
 static void *
 writer_main (void *arg)
 {
@@ -544,6 +573,9 @@ writer_main (void *arg)
           sqlite3_wal_checkpoint_v2 (w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
           pthread_mutex_lock (&w->mu);
         }
+      pthread_mutex_unlock (&w->mu);
+      shrink_wal (w);
+      pthread_mutex_lock (&w->mu);
     }
   pthread_mutex_unlock (&w->mu);
   return NULL;

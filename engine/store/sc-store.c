@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,8 +115,8 @@ wal_unreadable (const char *path, int rc, ScError *err)
                        path, path, why);
 }
 
-/* Whether PATH-wal is absent or empty: then the database file alone is the whole store and
- * may be read with immutable=1. */
+/* Whether PATH-wal is absent or empty: then the database file alone holds every committed
+ * run. */
 static bool
 wal_is_empty (const char *path)
 {
@@ -125,6 +126,87 @@ wal_is_empty (const char *path)
   if (snprintf (wal, sizeof wal, "%s-wal", path) >= (int) sizeof wal)
     return false;
   return stat (wal, &sb) != 0 ? errno == ENOENT : sb.st_size == 0;
+}
+
+/* Whether no one can write the store at @path while we read it: it is on a read-only
+ * medium (a mount flagged read-only), or we may not write the file or its folder (no
+ * process of ours can then start a WAL beside it). Only then may a reader open it with
+ * immutable=1, a promise to SQLite that the file never changes: an immutable connection
+ * takes no locks and keeps no watch on the file, so another process's writes and
+ * checkpoints would reach it as a half-changed b-tree ("database disk image is
+ * malformed"), and closing it drops every POSIX lock this process holds on the file —
+ * after which another process's last close deletes the -wal and -shm under this
+ * process's other connections (docs/store.md, "Trust"). */
+static bool
+store_cannot_change (const char *path)
+{
+  struct statvfs vfs;
+  char *dir;
+  bool locked;
+
+  if (statvfs (path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0)
+    return true;
+  if (access (path, W_OK) != 0)
+    return true;
+  if ((dir = folder_of (path)) == NULL)
+    return false;
+  locked = access (dir, W_OK | X_OK) != 0;
+  free (dir);
+  return locked;
+}
+
+/* The read-only open: a normal read-only connection (the WAL and its -shm are used, so
+ * another process may write at any time), then the header and schema read in one
+ * transaction. A failure to set up the WAL's shared memory has two causes:
+ *   - the store cannot change (store_cannot_change): then, with no WAL content to miss,
+ *     the database file alone is the store and is read as immutable; with committed runs
+ *     in the -wal, the open fails saying what to do (wal_unreadable);
+ *   - otherwise another process is opening, recovering or closing the store at that very
+ *     moment (SQLite's locks and files change hands): a passing state, so the normal open
+ *     is retried for up to the busy timeout, and never replaced by an immutable one. */
+static ScStatus
+open_read_only (ScStore *s, ScError *err)
+{
+  const int step_ms = 10;
+  int waited_ms = 0;
+  ScStatus st;
+
+  for (;;)
+    {
+      ScError first = { 0 };
+      int rc = SQLITE_OK;
+
+      if ((st = sc_store_connection_open (s, false, &s->db, err)) != SC_OK)
+        return st;
+      st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, &rc, &first);
+      if (st == SC_OK)
+        return SC_OK;
+      if (st != SC_ERR_DB || !is_wal_readonly_failure (rc))
+        {
+          if (err != NULL)
+            *err = first;
+          return st;
+        }
+      sqlite3_close (s->db);
+      s->db = NULL;
+      if (store_cannot_change (s->path))
+        {
+          if (!wal_is_empty (s->path))
+            return wal_unreadable (s->path, rc, err);
+          s->immutable = true;
+          if ((st = sc_store_connection_open (s, false, &s->db, err)) != SC_OK)
+            return st;
+          return sc_store_schema_inspect (s->db, s->path, &s->schema_version, NULL, err);
+        }
+      if (waited_ms >= s->busy_ms)
+        {
+          if (err != NULL)
+            *err = first;
+          return st;
+        }
+      sqlite3_sleep (step_ms);
+      waited_ms += step_ms;
+    }
 }
 
 ScStatus
@@ -166,32 +248,13 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
   s->queue_bytes = opt->queue_bytes > 0 ? opt->queue_bytes : SC_STORE_DEFAULT_QUEUE_BYTES;
   s->max_blob_bytes = opt->max_blob_bytes;
 
-  if ((st = sc_store_connection_open (s, s->writable, &s->db, err)) != SC_OK)
-    goto fail;
   if (s->writable)
-    st = sc_store_schema_prepare (s->db, s->path, s->busy_ms, &s->schema_version, err);
-  else
     {
-      ScError first = { 0 };
-      int rc = SQLITE_OK;
-      st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, &rc, &first);
-      /* A WAL store in a folder we cannot write to (or without its -shm file) cannot be
-       * opened the normal way; when there is no WAL content to miss, the database file
-       * alone is the store and SQLite can read it as immutable. */
-      if (st == SC_ERR_DB && is_wal_readonly_failure (rc) && wal_is_empty (s->path))
-        {
-          sqlite3_close (s->db);
-          s->db = NULL;
-          s->immutable = true;
-          if ((st = sc_store_connection_open (s, false, &s->db, err)) != SC_OK)
-            goto fail;
-          st = sc_store_schema_inspect (s->db, s->path, &s->schema_version, NULL, err);
-        }
-      else if (st == SC_ERR_DB && is_wal_readonly_failure (rc))
-        st = wal_unreadable (s->path, rc, err);
-      else if (st != SC_OK && err != NULL)
-        *err = first;
+      if ((st = sc_store_connection_open (s, true, &s->db, err)) == SC_OK)
+        st = sc_store_schema_prepare (s->db, s->path, s->busy_ms, &s->schema_version, err);
     }
+  else
+    st = open_read_only (s, err);
   if (st != SC_OK)
     goto fail;
   *out = s;

@@ -2,11 +2,14 @@
  *
  * The input is a database file: it is written to a temporary file, opened read-only through
  * sc_store_open, then every reading path runs over it — list the runs, get each, read its
- * tokens and every head its model claims (bounded below) — touching every byte returned, so
+ * tokens, every head its model claims (bounded below) with its overview, its predictions
+ * and head scores, then the first studies — touching every byte returned, so
  * that a wrong bound shows up under ASan. A read-only open must not write: the file's bytes
  * are compared afterwards, and a change aborts (a finding).
  * Build: CC=clang meson setup build-fuzz -Dfuzzing=true. Seeds: stores Saccade wrote, made
- * small — build/tests/store/hostile-stores DIR writes a real store and its hostile variants;
+ * small — build/tests/store/hostile-stores DIR writes a real store and its hostile variants,
+ * build/tests/store/store-seed-every-table F a store with a row in every table (bands, layer
+ * windows, row blocks, sparse heads, overviews, scores, predictions, studies, a manifest);
  * each seed is one of them re-paged to 512-byte pages (sqlite3 F 'PRAGMA journal_mode =
  * DELETE; PRAGMA page_size = 512; VACUUM': same schema, header and rows, 16 KB instead of
  * 1.2 MB, so that mutations land on pages that matter). Run:
@@ -18,6 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/store/sc-store-heads.h"
+#include "engine/store/sc-store-predictions.h"
+#include "engine/store/sc-store-scores.h"
+#include "engine/store/sc-store-study.h"
 #include "engine/store/sc-store.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -70,6 +77,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         ScStoreToken *tokens = NULL;
         size_t n_tokens = 0, t;
         uint32_t l, h;
+        ScStoreOverview ov;
+        ScStorePredictions pred;
+        ScStoreHeadScores scores;
 
         touch (r->text, r->text_len + 1);
         touch (r->model_name, strlen (r->model_name) + 1);
@@ -106,9 +116,42 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                 if (!(head.probs[v] >= 0.0f && head.probs[v] <= 1.0f))
                   abort ();
               sc_store_head_clear (&head);
+              if (sc_store_read_overview (s, r->id, (int) l, (int) h, &ov, &err) == SC_OK)
+                {
+                  for (size_t v = 0; v < (size_t) ov.size * ov.size; v++)
+                    if (!(ov.values[v] >= 0.0f && ov.values[v] <= 1.0f))
+                      abort ();
+                  sc_store_overview_clear (&ov);
+                }
             }
+        if (sc_store_read_predictions (s, r->id, &pred, &err) == SC_OK)
+          {
+            if (pred.n_positions != 0 && pred.n_positions != r->n_tokens)
+              abort ();
+            for (size_t k = 0; k < (size_t) pred.n_positions * pred.k; k++)
+              {
+                /* the contract: pieces a window can lay out (issue 25) */
+                if (pred.pieces[k].len > SC_STORE_MAX_PREDICTION_PIECE_BYTES)
+                  abort ();
+                touch (pred.pieces[k].piece, pred.pieces[k].len);
+              }
+            sc_store_predictions_clear (&pred);
+          }
+        if (sc_store_read_head_scores (s, r->id, &scores, &err) == SC_OK)
+          sc_store_head_scores_clear (&scores);
       }
   sc_store_run_list_free (runs, n);
+  /* studies: the first ids, whatever their kind */
+  for (int64_t id = 1; id <= 16; id++)
+    {
+      ScStoreStudyData *d = NULL;
+      if (sc_store_read_study (s, id, &d, &err) != SC_OK)
+        continue;
+      touch (d->params, strlen (d->params) + 1);
+      touch (d->heads, d->n_head_values * sizeof *d->heads);
+      touch (d->series, d->n_series_values * sizeof *d->series);
+      sc_store_study_data_free (d);
+    }
   sc_store_close (s);
 
 check:

@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 
 #include "engine/core/sc-math.h"
+#include "engine/store/sc-store-heads.h"
+#include "engine/store/sc-store-predictions.h"
+#include "engine/store/sc-store-scores.h"
 
 /* splitmix64: a tiny, well-mixed generator whose stream is fixed by its seed — the same in
  * every process and on every platform (GRand's would do too, but this is 6 lines). */
@@ -497,3 +500,227 @@ store_test_assert_nothing_lost (const char *path, size_t n_runs, gboolean then_c
     }
 }
 
+
+/* ------------------------------------------------------------------------------------ */
+/* Runs of every storage form                                                            */
+
+static guint32
+run_layer_window (const StoreFakeRun *r, int layer)
+{
+  return r->window > 0 && (layer + 1) % STORE_FAKE_SWA_PATTERN != 0 ? r->window : 0;
+}
+
+float *
+store_fake_run_head (const StoreFakeRun *r, int layer, int head)
+{
+  const guint32 w = run_layer_window (r, layer);
+  const int n = r->n;
+  GRand *rng;
+  float *p;
+
+  if (w == 0 || n <= (int) w)
+    return store_fake_head (r->seed, layer, head, n, r->causal || w > 0);
+  /* a band: row i attends to keys i - w + 1 .. i only */
+  rng = g_rand_new_with_seed ((guint32) (r->seed * 104729u + (guint64) layer * 131u + head));
+  p = g_new0 (float, (gsize) n * n);
+  for (int i = 0; i < n; i++)
+    {
+      const int s = i + 1 > (int) w ? i + 1 - (int) w : 0;
+      float *row = p + (gsize) i * n;
+      double z = 0;
+      for (int j = s; j <= i; j++)
+        z += row[j] = (float) exp (-12.0 * g_rand_double (rng));
+      for (int j = s; j <= i; j++)
+        row[j] = (float) (row[j] / z);
+    }
+  g_rand_free (rng);
+  return p;
+}
+
+static const guint8 FORM_KEEP[STORE_FAKE_LAYERS * STORE_FAKE_HEADS] = { 1, 0, 1, 0, 0, 1,
+                                                                      1, 1, 0, 0, 0, 1 };
+
+StoreFakeRun
+store_fake_form_run (int form, guint64 seed)
+{
+  switch (form)
+    {
+    case 0: return (StoreFakeRun) { seed, 600, TRUE, 100, NULL, 0, 10 };
+    case 1: return (StoreFakeRun) { seed, 40, TRUE, 100, NULL, 0, 3 };
+    case 2: return (StoreFakeRun) { seed, 300, TRUE, 0, NULL, 0, 0 };
+    case 3: return (StoreFakeRun) { seed, 30, FALSE, 0, NULL, 0, 0 };
+    case 4: return (StoreFakeRun) { seed, 50, TRUE, 0, NULL, 1e-3, 0 };
+    default: return (StoreFakeRun) { seed, 20, TRUE, 0, FORM_KEEP, 0, 0 };
+    }
+}
+
+/* Predictions of a fake run: position p's rank k is token (p * 7 + k) with probability
+ * 0.5 / (k + 1), logit 10 - k, and a piece of 1..3 bytes. */
+static ScStatus
+set_fake_predictions (ScStoreCapture *cap, const StoreFakeRun *r, ScError *err)
+{
+  static const guint8 bytes[] = "ab\xff";
+  const gsize total = (gsize) r->n * r->predictions_k;
+  g_autofree gint32 *ids = g_new (gint32, total);
+  g_autofree float *logits = g_new (float, total);
+  g_autofree double *probs = g_new (double, total);
+  g_autofree ScStoreToken *pieces = g_new (ScStoreToken, total);
+
+  for (gsize i = 0; i < total; i++)
+    {
+      const guint32 k = (guint32) (i % r->predictions_k);
+      ids[i] = (gint32) ((i / r->predictions_k * 7 + k) % 49152);
+      logits[i] = 10.0f - (float) k;
+      probs[i] = 0.5 / (k + 1);
+      pieces[i] = (ScStoreToken) { ids[i], 1 + (guint32) (i % 3), bytes };
+    }
+  return sc_store_capture_set_predictions (cap, (guint32) r->n, r->predictions_k, ids, logits,
+                                           probs, pieces, err);
+}
+
+gint64
+store_fake_capture_run (ScStore *store, const StoreFakeRun *r, int delay_us, ScError *err)
+{
+  g_autofree ScStoreToken *tokens = store_fake_tokens (r->seed, r->n);
+  g_autofree char *text = NULL;
+  ScStoreModel model;
+  ScStoreRunDesc desc = { 0 };
+  ScStoreCapture *cap = NULL;
+  gsize text_len = 0;
+  gint64 run_id = -1;
+
+  store_fake_model (&model, 0);
+  if (r->window > 0)
+    {
+      model.sliding_window = r->window;
+      model.swa_pattern = STORE_FAKE_SWA_PATTERN;
+    }
+  text = store_fake_text (r->seed, r->n, r->causal, &text_len);
+  desc = (ScStoreRunDesc) { &model, text, text_len, tokens, (size_t) r->n, "fake", r->keep,
+                            r->sparse_eps };
+  if (sc_store_capture_begin (store, &desc, &cap, err) != SC_OK)
+    return -1;
+  if (r->predictions_k > 0 && set_fake_predictions (cap, r, err) != SC_OK)
+    {
+      sc_store_capture_abort (cap);
+      return -1;
+    }
+  for (int l = 0; l < STORE_FAKE_LAYERS; l++)
+    for (int h = 0; h < STORE_FAKE_HEADS; h++)
+      {
+        g_autofree float *p = NULL;
+        if (r->keep != NULL && !r->keep[l * STORE_FAKE_HEADS + h])
+          continue;
+        p = store_fake_run_head (r, l, h);
+        if (delay_us > 0)
+          g_usleep (delay_us);
+        if (sc_store_capture_add_head (cap, l, h, p, r->n, r->n, NULL) != SC_OK)
+          goto commit; /* commit() reports the error */
+      }
+commit:
+  if (sc_store_capture_commit (cap, 0.25, &run_id, err) != SC_OK)
+    return -1;
+  return run_id;
+}
+
+/* Two floats bit for bit (so NaN = NaN, -0 != 0). */
+static void
+assert_same_floats (const float *a, const float *b, gsize n)
+{
+  if (n > 0)
+    g_assert_true (memcmp (a, b, n * sizeof *a) == 0);
+}
+
+void
+store_test_assert_same_run (ScStore *a, gint64 ia, ScStore *b, gint64 ib)
+{
+  ScStoreRunInfo x = { 0 }, y = { 0 };
+  ScStoreToken *tx = NULL, *ty = NULL;
+  ScStorePredictions px = { 0 }, py = { 0 };
+  ScStoreHeadScores sx = { 0 }, sy = { 0 };
+  size_t ntx = 0, nty = 0;
+  ScError err = { 0 };
+
+#define OK(call)                                                                           \
+  do                                                                                       \
+    {                                                                                      \
+      if ((call) != SC_OK)                                                                 \
+        g_error ("%s: %s", #call, err.message);                                            \
+    }                                                                                      \
+  while (0)
+  OK (sc_store_get_run (a, ia, &x, &err));
+  OK (sc_store_get_run (b, ib, &y, &err));
+  g_assert_cmpuint (x.n_tokens, ==, y.n_tokens);
+  g_assert_cmpuint (x.n_layers, ==, y.n_layers);
+  g_assert_cmpuint (x.n_heads, ==, y.n_heads);
+  g_assert_cmpuint (x.n_kept, ==, y.n_kept);
+  g_assert_cmpfloat (x.sparse_eps, ==, y.sparse_eps);
+  g_assert_cmpstr (x.model_sha256, ==, y.model_sha256);
+  g_assert_cmpuint (x.text_len, ==, y.text_len);
+  g_assert_true (memcmp (x.text, y.text, x.text_len) == 0);
+  for (guint32 l = 0; l < x.n_layers; l++)
+    g_assert_cmpuint (sc_store_run_layer_window (&x, (int) l), ==,
+                      sc_store_run_layer_window (&y, (int) l));
+  OK (sc_store_read_tokens (a, ia, &tx, &ntx, &err));
+  OK (sc_store_read_tokens (b, ib, &ty, &nty, &err));
+  g_assert_cmpuint (ntx, ==, nty);
+  for (size_t i = 0; i < ntx; i++)
+    {
+      g_assert_cmpint (tx[i].id, ==, ty[i].id);
+      g_assert_cmpuint (tx[i].len, ==, ty[i].len);
+      g_assert_true (tx[i].len == 0 || memcmp (tx[i].piece, ty[i].piece, tx[i].len) == 0);
+    }
+  sc_store_tokens_free (tx);
+  sc_store_tokens_free (ty);
+  for (guint32 l = 0; l < x.n_layers; l++)
+    for (guint32 h = 0; h < x.n_heads; h++)
+      {
+        ScStoreHead hx = { 0 }, hy = { 0 };
+        ScStoreOverview ox = { 0 }, oy = { 0 };
+        g_assert_cmpint (sc_store_run_has_head (&x, (int) l, (int) h), ==,
+                         sc_store_run_has_head (&y, (int) l, (int) h));
+        if (!sc_store_run_has_head (&x, (int) l, (int) h))
+          continue;
+        OK (sc_store_read_head (a, ia, (int) l, (int) h, &hx, &err));
+        OK (sc_store_read_head (b, ib, (int) l, (int) h, &hy, &err));
+        g_assert_cmpuint (hx.window, ==, hy.window);
+        g_assert_cmpint (hx.causal, ==, hy.causal);
+        assert_same_floats (hx.probs, hy.probs, (gsize) x.n_tokens * x.n_tokens);
+        g_assert_true ((hx.dropped == NULL) == (hy.dropped == NULL));
+        if (hx.dropped != NULL)
+          assert_same_floats (hx.dropped, hy.dropped, x.n_tokens);
+        sc_store_head_clear (&hx);
+        sc_store_head_clear (&hy);
+        OK (sc_store_read_overview (a, ia, (int) l, (int) h, &ox, &err));
+        OK (sc_store_read_overview (b, ib, (int) l, (int) h, &oy, &err));
+        g_assert_cmpuint (ox.size, ==, oy.size);
+        g_assert_cmpuint (ox.window, ==, oy.window);
+        g_assert_false (oy.computed); /* the overview itself came along */
+        assert_same_floats (ox.values, oy.values, (gsize) ox.size * ox.size);
+        sc_store_overview_clear (&ox);
+        sc_store_overview_clear (&oy);
+      }
+  OK (sc_store_read_head_scores (a, ia, &sx, &err));
+  OK (sc_store_read_head_scores (b, ib, &sy, &err));
+  g_assert_false (sy.computed);
+  g_assert_true (memcmp (sx.stats, sy.stats, (gsize) x.n_layers * x.n_heads * sizeof *sx.stats)
+                 == 0);
+  sc_store_head_scores_clear (&sx);
+  sc_store_head_scores_clear (&sy);
+  OK (sc_store_read_predictions (a, ia, &px, &err));
+  OK (sc_store_read_predictions (b, ib, &py, &err));
+  g_assert_cmpuint (px.n_positions, ==, py.n_positions);
+  g_assert_cmpuint (px.k, ==, py.k);
+  for (gsize i = 0; i < (gsize) px.n_positions * px.k; i++)
+    {
+      g_assert_cmpint (px.ids[i], ==, py.ids[i]);
+      g_assert_cmpfloat (px.probs[i], ==, py.probs[i]);
+      g_assert_cmpuint (px.pieces[i].len, ==, py.pieces[i].len);
+      g_assert_true (memcmp (px.pieces[i].piece, py.pieces[i].piece, px.pieces[i].len) == 0);
+    }
+  sc_store_predictions_clear (&px);
+  sc_store_predictions_clear (&py);
+  sc_store_run_info_clear (&x);
+  sc_store_run_info_clear (&y);
+#undef OK
+}

@@ -93,4 +93,47 @@ void store_test_assert_message (const ScError *err, const char *needle);
  * unfinished run; with @then_capture, a new run can be stored. */
 void store_test_assert_nothing_lost (const char *path, size_t n_runs, gboolean then_capture);
 
+/* ------------------------------------------------------------------------------------ */
+/* Runs of every storage form (the merge and concurrency tests)                          */
+
+/* A fake run in one of the store's storage forms. With @window > 0 the model has sliding
+ * windows (layers 0 and 2 local, STORE_FAKE_SWA_PATTERN): the run gets layer_windows rows,
+ * and when n > window the heads of local layers are bands of that window (attention_bands);
+ * a shorter run keeps them causal. @keep: the heads to store (NULL: all); @sparse_eps: the
+ * sparse form; @predictions_k: that many predictions a position (0: none). Row blocks
+ * (attention_parts) come from the store's own max_blob_bytes. */
+#define STORE_FAKE_SWA_PATTERN 2u
+typedef struct {
+  guint64 seed;
+  int n;
+  gboolean causal;
+  guint32 window;
+  const guint8 *keep;
+  double sparse_eps;
+  guint32 predictions_k;
+} StoreFakeRun;
+
+/* Run @form (0 .. STORE_FAKE_N_FORMS - 1) of every storage form, with @seed: a Gemma-style
+ * 600-token run with layer windows, band heads (in row blocks under a 64 KiB BLOB limit) and
+ * predictions; a run shorter than its window (layer windows, causal heads); a 300-token
+ * causal run (row blocks under the same limit); a full run; a sparse run; a run of chosen
+ * heads. */
+#define STORE_FAKE_N_FORMS 6
+StoreFakeRun store_fake_form_run (int form, guint64 seed);
+
+/* Head (@layer, @head) of @r: a band of r->window keys on local layers of a run longer than
+ * the window, else store_fake_head(); (n, n) row-major, g_free. */
+float *store_fake_run_head (const StoreFakeRun *r, int layer, int head);
+
+/* Captures @r (model variant 0); returns the run id, or -1 with @err set. @delay_us sleeps
+ * before each head, as store_fake_capture(). */
+gint64 store_fake_capture_run (ScStore *store, const StoreFakeRun *r, int delay_us,
+                               ScError *err);
+
+/* Asserts that run @ia of @a and run @ib of @b hold the same things, read through every
+ * reader: the run's shape (tokens, kept heads, sparse EPS, layer windows), its tokens byte
+ * for byte, every kept head bit for bit (with its window and dropped mass), every
+ * overview, the head scores and the predictions. */
+void store_test_assert_same_run (ScStore *a, gint64 ia, ScStore *b, gint64 ib);
+
 G_END_DECLS

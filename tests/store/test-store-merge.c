@@ -8,6 +8,8 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -288,6 +290,7 @@ assert_refused (Fixture *f, char **shards, int n, ScStatus want, const char *wor
   g_assert_cmpint (merge (f->out, shards, n, NULL, &err), ==, want);
   g_test_message ("refused: %s", err.message);
   g_assert_nonnull (strstr (err.message, word));
+
   after = store_test_digest (f->out);
   g_assert_cmpstr (before, ==, after);
   g_assert_false (has_temporary (f->tmp.dir));
@@ -400,10 +403,196 @@ test_interrupted (Fixture *f, gconstpointer data)
   g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM runs"), ==, 3);
 }
 
+/* A study whose parameters name a run by a number no run id can be (19 digits past 2^63 - 1,
+ * 25 digits, a negative id) is refused by name (issue 25, item 6: the 19 digits overflowed
+ * a signed integer, and the shard's complete studies were dropped as "incomplete"). */
+static void
+test_run_param_overflow (Fixture *f, gconstpointer data)
+{
+  static const char *const runs[] = { "9999999999999999999", "9223372036854775808",
+                                      "1234567890123456789012345", "-3" };
+
+  (void) data;
+  for (gsize k = 0; k < G_N_ELEMENTS (runs); k++)
+    {
+      g_autofree char *sql = g_strdup_printf ("UPDATE studies SET params = '{\"study\":1,\"run\":"
+                                              "%s,\"target\":null}' WHERE kind = "
+                                              "'ablate-heads'", runs[k]);
+      g_autofree char *word = g_strdup_printf ("parameters name run %s, which is not a run id",
+                                               runs[k]);
+      store_test_raw_exec (f->shard[1], sql);
+      assert_refused (f, f->shard, N_SHARDS, SC_ERR_FORMAT, word);
+    }
+  /* the largest id there can be is an id: a run this shard does not bring, left out */
+  store_test_raw_exec (f->shard[1], "UPDATE studies SET params = '{\"study\":1,\"run\":"
+                                    "9223372036854775807,\"target\":null}' WHERE kind = "
+                                    "'ablate-heads'");
+  {
+    ScStoreMergeStats stats = { 0 };
+    ScError err = { 0 };
+    g_assert_cmpint (merge (f->out, f->shard, N_SHARDS, &stats, &err), ==, SC_OK);
+    g_assert_cmpuint (stats.n_skipped, ==, 1);
+  }
+}
+
+/* A full disk during the merge (a file size limit: the writes themselves fail) is said as
+ * such — not as a row that "breaks a rule of the store" (issue 25, item 10) — and leaves
+ * OUT as it was, with no temporary file. */
+static void
+test_full_disk (Fixture *f, gconstpointer data)
+{
+  ScError err = { 0 };
+  struct rlimit rl;
+
+  (void) data;
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 120 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+      g_test_trap_assert_passed ();
+      return;
+    }
+  signal (SIGXFSZ, SIG_IGN);
+  g_assert_cmpint (merge (f->out, f->shard, 1, NULL, &err), ==, SC_OK);
+  {
+    /* shard 1 brings a run of 3 MB of heads, OUT may grow by 256 KiB */
+    ScStore *s = store_test_open (f->shard[1], TRUE);
+    g_assert_cmpint (store_fake_capture (s, 77, 500, TRUE, 0, 0, &err), ==, 2);
+    sc_store_close (s);
+  }
+  g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &rl), ==, 0);
+  rl.rlim_cur = (rlim_t) (store_test_file_size (f->out) + 256 * 1024);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &rl), ==, 0);
+  {
+    g_autofree char *before = store_test_digest (f->out);
+    g_autofree char *after = NULL;
+    g_assert_cmpint (merge (f->out, f->shard + 1, 1, NULL, &err), ==, SC_ERR_DB);
+    g_printerr ("# a full disk during the merge: %s\n", err.message);
+    g_assert_null (strstr (err.message, "breaks a rule"));
+    g_assert_true (strstr (err.message, "the disk is full") != NULL
+                   || strstr (err.message, "writing to the disk failed (is it full?)") != NULL);
+    store_test_assert_message (&err, f->shard[1]);
+    g_assert_true (g_str_has_prefix (err.message, f->out)); /* OUT, not its temporary copy */
+    g_assert_null (strstr (err.message, ".merging-"));
+    after = store_test_digest (f->out);
+    g_assert_cmpstr (before, ==, after);
+    g_assert_false (has_temporary (f->tmp.dir));
+  }
+  rl.rlim_cur = rl.rlim_max;
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &rl), ==, 0);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Every storage form (issue 25, item 3: bands and layer windows were not merged)        */
+
+/* A store at @path (shard @index with a manifest, or OUT when @index < 0) holding one run
+ * of every form (seeds @seed0 ...), a study of the band run and a dataset study. BLOBs are
+ * limited to 64 KiB so that long heads are stored in row blocks. */
+static void
+make_every_form (const char *path, int index, guint64 seed0)
+{
+  const ScStoreOptions opt = { .writable = TRUE, .max_blob_bytes = SC_STORE_MIN_BLOB_BYTES };
+  ScStore *s = NULL;
+  ScStoreModel m;
+  ScError err = { 0 };
+  gint64 first = -1;
+
+  g_assert_cmpint (sc_store_open (path, &opt, &s, &err), ==, SC_OK);
+  store_fake_model (&m, 0);
+  if (index >= 0)
+    g_assert_cmpint (sc_store_shard_mark (s, &m, SETTINGS, index, N_SHARDS, &err), ==, SC_OK);
+  for (int form = 0; form < STORE_FAKE_N_FORMS; form++)
+    {
+      const StoreFakeRun r = store_fake_form_run (form, seed0 + (guint64) form);
+      const gint64 id = store_fake_capture_run (s, &r, 0, &err);
+      if (id < 0)
+        g_error ("capturing form %d: %s", form, err.message);
+      if (form == 0)
+        first = id;
+    }
+  add_run_study (s, 0, first);
+  add_study (s, 0, (int) seed0);
+  sc_store_close (s);
+}
+
+static void
+test_every_form (Fixture *f, gconstpointer data)
+{
+  ScStoreMergeStats stats = { 0 };
+  ScError err = { 0 };
+  ScStore *out, *in;
+  ScStoreRunInfo *runs = NULL;
+  size_t n_runs = 0;
+  char *shards[2];
+
+  (void) data;
+  /* fresh shards of every form (the fixture's are replaced), merged into an OUT that already
+   * holds every form itself */
+  for (int i = 0; i < 2; i++)
+    {
+      shards[i] = g_strdup_printf ("%s/form-%d.sqlite", f->tmp.dir, i);
+      make_every_form (shards[i], i, 100 + 10 * (guint64) i);
+    }
+  make_every_form (f->out, 2, 300); /* OUT is itself shard 2 of the study */
+  g_assert_cmpint (store_test_raw_int (shards[0], "SELECT count(*) FROM attention_bands "
+                                       "WHERE row0 > 0"), >, 0);
+  g_assert_cmpint (store_test_raw_int (shards[0], "SELECT count(*) FROM attention_parts"), >, 0);
+  g_assert_cmpint (store_test_raw_int (shards[0], "SELECT count(*) FROM layer_windows"), ==, 4);
+
+  {
+    /* every table then holds the sum of the three stores' rows */
+    static const char *const tables[] = { "runs", "tokens", "attention", "attention_parts",
+                                          "attention_bands", "layer_windows", "head_overviews",
+                                          "head_scores", "predictions", "studies", "study_heads",
+                                          "study_series", "ablations" };
+    gint64 want[G_N_ELEMENTS (tables)];
+    for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+      {
+        g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", tables[t]);
+        want[t] = store_test_raw_int (f->out, sql);
+        for (int i = 0; i < 2; i++)
+          want[t] += store_test_raw_int (shards[i], sql);
+      }
+    if (merge (f->out, shards, 2, &stats, &err) != SC_OK)
+      g_error ("merging every storage form: %s", err.message);
+    g_assert_cmpuint (stats.n_runs_added, ==, 2 * STORE_FAKE_N_FORMS);
+    g_assert_cmpuint (stats.n_studies_added, ==, 2 * 3);
+    g_assert_cmpuint (stats.n_skipped, ==, 0);
+    for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+      {
+        g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM %s", tables[t]);
+        if (store_test_raw_int (f->out, sql) != want[t])
+          g_error ("merged %s: %" G_GINT64_FORMAT " rows, the inputs had %" G_GINT64_FORMAT,
+                   tables[t], store_test_raw_int (f->out, sql), want[t]);
+      }
+  }
+
+  out = store_test_open (f->out, FALSE);
+  g_assert_cmpint (sc_store_list_runs (out, &runs, &n_runs, &err), ==, SC_OK);
+  g_assert_cmpuint (n_runs, ==, 3 * STORE_FAKE_N_FORMS);
+  /* OUT's runs kept their ids; each shard's run reads back as in its shard */
+  for (int i = 0; i < 2; i++)
+    {
+      in = store_test_open (shards[i], FALSE);
+      for (int form = 0; form < STORE_FAKE_N_FORMS; form++)
+        store_test_assert_same_run (in, 1 + form, out, (gint64) (STORE_FAKE_N_FORMS * (i + 1) + 1 + form));
+      sc_store_close (in);
+    }
+  sc_store_run_list_free (runs, n_runs);
+  sc_store_close (out);
+  for (int i = 0; i < 2; i++)
+    g_free (shards[i]);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add ("/store/merge/every-storage-form", Fixture, NULL, fixture_set_up, test_every_form,
+              fixture_tear_down);
+  g_test_add ("/store/merge/run-param-overflow", Fixture, NULL, fixture_set_up,
+              test_run_param_overflow, fixture_tear_down);
+  g_test_add ("/store/merge/full-disk", Fixture, NULL, fixture_set_up, test_full_disk,
+              fixture_tear_down);
   g_test_add ("/store/merge/roundtrip", Fixture, NULL, fixture_set_up, test_roundtrip,
               fixture_tear_down);
   g_test_add ("/store/merge/out-kept", Fixture, NULL, fixture_set_up, test_out_kept,

@@ -126,6 +126,14 @@ test_hostile (void)
     { "UPDATE predictions SET pos = 20 WHERE pos = 4 AND rank = 1", "out of order (expected position 4 rank 1)" },
     { "UPDATE predictions SET rank = 70 WHERE pos = 8 AND rank = 3", "rank up to 70" },
     { "INSERT INTO predictions VALUES (2, 0, 4, 1, x'00', 1.0, 0.0)", "predictions rows" },
+    /* issue 25, item 5: a 3 MB piece hung the window; a piece past 256 bytes is refused */
+    { "UPDATE predictions SET piece = randomblob(3000000) WHERE pos = 6 AND rank = 0",
+      "prediction (6, 0): its piece is a 3000000-byte blob, more than the 256 bytes" },
+    { "UPDATE predictions SET piece = randomblob(257) WHERE pos = 2 AND rank = 1",
+      "prediction (2, 1): its piece is a 257-byte blob" },
+    { "PRAGMA ignore_check_constraints = ON; "
+      "UPDATE predictions SET piece = 'abc' WHERE pos = 1 AND rank = 3",
+      "prediction (1, 3): its piece is text, not a BLOB" },
   };
 
   for (gsize e = 0; e < G_N_ELEMENTS (edits); e++)
@@ -156,11 +164,72 @@ test_hostile (void)
     }
 }
 
+/* A piece past SC_STORE_MAX_PREDICTION_PIECE_BYTES (256) is stored cut to 256 bytes, before
+ * a UTF-8 sequence the cut would split; 256 bytes exactly read back whole. */
+static void
+test_long_piece_cut (void)
+{
+  StoreTmp t;
+  ScStore *s;
+  ScStorePredictions p = { 0 };
+  ScError err = { 0 };
+  g_autofree ScStoreToken *tokens = store_fake_tokens (3, N);
+  g_autofree char *text = NULL;
+  int32_t ids[N];
+  double probs[N];
+  ScStoreToken pieces[N];
+  guint8 long_piece[300], exact[256];
+  ScStoreModel model;
+  ScStoreRunDesc desc = { 0 };
+  ScStoreCapture *cap = NULL;
+  gsize len = 0;
+  gint64 id = -1;
+
+  /* 'a' * 255 then U+00E9 (2 bytes: 255-256) then more: the cut at 256 splits it */
+  memset (long_piece, 'a', sizeof long_piece);
+  long_piece[255] = 0xc3;
+  long_piece[256] = 0xa9;
+  memset (exact, 'b', sizeof exact);
+  for (int i = 0; i < N; i++)
+    {
+      ids[i] = i;
+      probs[i] = 0.5;
+      pieces[i] = (ScStoreToken) { i, 1, (const guint8 *) "x" };
+    }
+  pieces[2] = (ScStoreToken) { 2, sizeof long_piece, long_piece };
+  pieces[4] = (ScStoreToken) { 4, sizeof exact, exact };
+  store_tmp_init (&t);
+  s = store_test_open (t.path, TRUE);
+  store_fake_model (&model, 0);
+  text = store_fake_text (3, N, TRUE, &len);
+  desc = (ScStoreRunDesc) { &model, text, len, tokens, N, "fake" };
+  g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_OK);
+  for (int l = 0; l < STORE_FAKE_LAYERS; l++)
+    for (int h = 0; h < STORE_FAKE_HEADS; h++)
+      {
+        g_autofree float *a = store_fake_head (3, l, h, N, TRUE);
+        g_assert_cmpint (sc_store_capture_add_head (cap, l, h, a, N, N, &err), ==, SC_OK);
+      }
+  g_assert_cmpint (sc_store_capture_set_predictions (cap, N, 1, ids, NULL, probs, pieces, &err),
+                   ==, SC_OK);
+  g_assert_cmpint (sc_store_capture_commit (cap, 0.1, &id, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_read_predictions (s, id, &p, &err), ==, SC_OK);
+  g_assert_cmpuint (p.pieces[2].len, ==, 255);
+  g_assert_true (memcmp (p.pieces[2].piece, long_piece, 255) == 0);
+  g_assert_cmpuint (p.pieces[4].len, ==, 256);
+  g_assert_true (memcmp (p.pieces[4].piece, exact, 256) == 0);
+  g_assert_cmpint (p.ids[2], ==, 2);
+  sc_store_predictions_clear (&p);
+  sc_store_close (s);
+  store_tmp_clear (&t);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/store/predictions/roundtrip", test_roundtrip);
   g_test_add_func ("/store/predictions/hostile", test_hostile);
+  g_test_add_func ("/store/predictions/long-piece-cut", test_long_piece_cut);
   return g_test_run ();
 }
