@@ -314,13 +314,16 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
   g_autoptr (GHashTable) shards = g_hash_table_new (NULL, NULL);
   g_autofree char *manifest = NULL, *settings = NULL;
   ScStoreStudyRef *man = NULL, *refs = NULL;
-  size_t n_man = 0, n_refs = 0;
+  ScStoreManifest *checked = NULL;
+  size_t n_man = 0, n_refs = 0, n_checked = 0;
   ScStore *store = NULL;
   ScError err = { 0 };
   gboolean ok = FALSE;
 
   memset (info, 0, sizeof *info);
   if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL
+      /* the manifests read and checked as the merge reads them (sc-store-merge.h) */
+      || sc_store_read_shard_manifests (store, &checked, &n_checked, &err) != SC_OK
       || sc_store_list_studies (store, SC_STORE_SHARD_KIND, &man, &n_man, &err) != SC_OK
       || sc_store_list_studies (store, SC_FAITH_KIND, &refs, &n_refs, &err) != SC_OK)
     {
@@ -370,27 +373,17 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
       }
     manifest = g_steal_pointer (&again);
   }
-  for (size_t k = 0; k < n_man; k++)
+  for (size_t k = 0; k < n_checked; k++)
     {
-      ScStoreStudyData *d = NULL;
-      if (strcmp (man[k].params, manifest) != 0
-          || memcmp (man[k].model_sha256, man[0].model_sha256, SC_SHA256_DIGEST_SIZE) != 0)
+      if (strcmp (checked[k].params, manifest) != 0
+          || memcmp (checked[k].sha256, man[0].model_sha256, SC_SHA256_DIGEST_SIZE) != 0)
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                        _("%s holds shards of two studies (%s and %s, or two models); a report "
-                         "covers one"), db_path, man[0].params, man[k].params);
+                         "covers one"), db_path, man[0].params, checked[k].params);
           goto out;
         }
-      if (sc_store_read_study (store, man[k].id, &d, &err) != SC_OK)
-        {
-          saccade_set_error_from_sc (error, &err);
-          goto out;
-        }
-      for (size_t v = 0; v < d->n_series_values; v++)
-        if (d->series[v].pos == 0 && d->series[v].value >= 0
-            && d->series[v].value < info->n_shards)
-          g_hash_table_add (shards, GINT_TO_POINTER ((int) d->series[v].value + 1));
-      sc_store_study_data_free (d);
+      g_hash_table_add (shards, GINT_TO_POINTER (checked[k].index + 1));
     }
   info->n_shards_present = (int) g_hash_table_size (shards);
 
@@ -407,6 +400,11 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
           || g_strcmp0 (json_object_get_string_member_with_default (o, "dataset", ""),
                         info->dataset) != 0)
         continue; /* a study of a run, of another file or model */
+      if (sc_store_check_line_param (db_path, refs[k].id, p, &err) != SC_OK)
+        {
+          saccade_set_error_from_sc (error, &err);
+          goto out;
+        }
       line = json_object_get_int_member_with_default (o, "line", 0);
       tail = g_strdup_printf (",\"dataset\":\"%s\",\"line\":%" G_GINT64_FORMAT "}",
                               info->dataset, line);
@@ -471,6 +469,7 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
 out:
   sc_store_study_refs_free (man, n_man);
   sc_store_study_refs_free (refs, n_refs);
+  sc_store_manifests_free (checked, n_checked);
   sc_store_close (store);
   if (!ok)
     {

@@ -394,6 +394,11 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
           char params[SC_STORE_STUDY_MAX_PARAMS + 32], bad[48];
           const int r = remap_run_param (c, (const char *) sqlite3_column_text (sel, 4), params,
                                          sizeof params, bad, sizeof bad);
+          if ((status = sc_store_check_line_param (c->in->path, sqlite3_column_int64 (sel, 0),
+                                                   (const char *) sqlite3_column_text (sel, 4),
+                                                   err))
+              != SC_OK)
+            goto out;
           if (r == PARAM_BAD_RUN)
             {
               status = sc_error_set (err, SC_ERR_FORMAT, "%s: study %lld: its parameters name "

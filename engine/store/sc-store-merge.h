@@ -89,6 +89,33 @@ ScStatus sc_store_merge (const char *out_path, const char *const *shards, size_t
 ScStatus sc_store_shard_mark (ScStore *store, const ScStoreModel *model, const char *params,
                               int index, int n, ScError *err);
 
+/* One shard manifest as read and checked: its study readable, its series "shard" exactly
+ * (I, N) with integers 0 <= I < N <= SC_STORE_MAX_SHARDS, and a "shards" member of its
+ * params, when it has one, equal to N. The one reading of manifests: the merge and
+ * `faithfulness --report` both use it, so a manifest one accepts the other accepts. */
+typedef struct {
+  int64_t study_id;
+  char *params;
+  uint8_t sha256[SC_SHA256_DIGEST_SIZE]; /* the model's */
+  int index, n;
+} ScStoreManifest;
+
+/* @store's complete manifests, in id order, into *@out (free with
+ * sc_store_manifests_free), their count in *@n_out (0: a plain store). SC_ERR_FORMAT names
+ * the first that fails a check. */
+ScStatus sc_store_read_shard_manifests (ScStore *store, ScStoreManifest **out, size_t *n_out,
+                                        ScError *err);
+void sc_store_manifests_free (ScStoreManifest *m, size_t n);
+
+/* The largest line number a study of a sentence file may name. */
+#define SC_STORE_MAX_LINE 2147483647
+/* A study of one line of a sentence file ends its params with ,"line":L} (every dataset
+ * study Saccade writes): SC_ERR_FORMAT, naming @path and @study_id, when L is not an
+ * integer in 1 .. SC_STORE_MAX_LINE; SC_OK for params with no "line" member. The merge
+ * refuses such a study and the report reads lines through it: one rule for both. */
+ScStatus sc_store_check_line_param (const char *path, int64_t study_id, const char *params,
+                                    ScError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 #include "analysis/sc-head-stats.h"
 #include "store/sc-store-base.h"
 #include "store/sc-store.h"
+#include "store/sc-store-merge.h"
 #include "store/sc-store-predictions.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -335,13 +336,6 @@ void sc_store_writer_free (ScStoreWriter *writer);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-shard.c                                                                      */
-
-/* One shard manifest as read (checked). */
-typedef struct {
-  char *params;
-  uint8_t sha256[SC_SHA256_DIGEST_SIZE];
-  int index, n;
-} ScStoreManifest;
 
 /* The manifests of one input of a merge; @path borrows the store's. */
 typedef struct {

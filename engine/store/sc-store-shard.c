@@ -5,6 +5,7 @@
 #include "store/sc-store-merge.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +22,68 @@ sc_store_manifests_clear (ScStoreManifests *in)
   in->n_m = 0;
 }
 
+/* The non-negative integer after "@key": in @params: 1 and it in *@value; 0 when @params
+ * have no such member; -1 when what follows is no integer Saccade writes (a sign, no
+ * digits, more than fits an int64_t, anything but ',' or '}' after it). */
+static int
+params_integer (const char *params, const char *key, int64_t *value)
+{
+  char pattern[32];
+  const char *p, *digits;
+  int64_t v = 0;
+
+  snprintf (pattern, sizeof pattern, "\"%s\":", key);
+  if (params == NULL || (p = strstr (params, pattern)) == NULL)
+    return 0;
+  digits = p += strlen (pattern);
+  for (; *p >= '0' && *p <= '9'; p++)
+    {
+      if (v > (INT64_MAX - (*p - '0')) / 10)
+        return -1;
+      v = v * 10 + (*p - '0');
+    }
+  if (p == digits || (*p != ',' && *p != '}'))
+    return -1;
+  *value = v;
+  return 1;
+}
+
+/* What follows "@key": in @params (which has it), up to the member's end and at most 24
+ * characters, into @buf (32 bytes), for a message. */
+static const char *
+member_value (const char *params, const char *key, char buf[32])
+{
+  char pattern[32];
+  const char *p;
+  size_t len;
+
+  snprintf (pattern, sizeof pattern, "\"%s\":", key);
+  p = strstr (params, pattern) + strlen (pattern);
+  len = strcspn (p, ",}");
+  snprintf (buf, 32, "%.*s", (int) (len < 24 ? len : 24), p);
+  return buf;
+}
+
+ScStatus
+sc_store_check_line_param (const char *path, int64_t study_id, const char *params,
+                           ScError *err)
+{
+  int64_t line = 0;
+  const int r = params_integer (params, "line", &line);
+  char value[32];
+
+  if (r == 0 || (r == 1 && line >= 1 && line <= SC_STORE_MAX_LINE))
+    return SC_OK;
+  return sc_error_set (err, SC_ERR_FORMAT, "%s: study %lld names line %s of its sentence "
+                       "file, which no file has (1 to %d); the file was edited or is "
+                       "damaged: delete the study or use a clean copy",
+                       path, (long long) study_id, member_value (params, "line", value),
+                       SC_STORE_MAX_LINE);
+}
+
 /* Reads @store's complete manifests (each checked: its study readable, series "shard"
- * exactly (I, N) with integers 0 <= I < N <= SC_STORE_MAX_SHARDS). */
+ * exactly (I, N) with integers 0 <= I < N <= SC_STORE_MAX_SHARDS, a "shards" member of
+ * its params equal to N). */
 ScStatus
 sc_store_read_manifests (ScStore *store, ScStoreManifests *in, ScError *err)
 {
@@ -68,6 +129,21 @@ sc_store_read_manifests (ScStore *store, ScStoreManifests *in, ScError *err)
                                  SC_STORE_MAX_SHARDS);
           break;
         }
+      {
+        int64_t said = 0;
+        const int r = params_integer (d->params, "shards", &said);
+        char value[32];
+        if (r == -1 || (r == 1 && said != (int64_t) n))
+          {
+            status = sc_error_set (err, SC_ERR_FORMAT, "%s: shard manifest %lld: its "
+                                   "parameters say \"shards\":%s but it is shard %d of %d; "
+                                   "the file was edited or is damaged", store->path,
+                                   (long long) id, member_value (d->params, "shards", value), (int) i,
+                                   (int) n);
+            sc_store_study_data_free (d);
+            break;
+          }
+      }
       if ((grown = realloc (in->m, (in->n_m + 1) * sizeof *grown)) == NULL)
         {
           sc_store_study_data_free (d);
@@ -76,6 +152,7 @@ sc_store_read_manifests (ScStore *store, ScStoreManifests *in, ScError *err)
         }
       in->m = grown;
       m = &in->m[in->n_m++];
+      m->study_id = id;
       m->params = d->params;
       d->params = NULL;
       memcpy (m->sha256, sqlite3_column_blob (st, 1), SC_SHA256_DIGEST_SIZE);
@@ -87,6 +164,35 @@ sc_store_read_manifests (ScStore *store, ScStoreManifests *in, ScError *err)
     status = sc_store_sqlite_error (err, store->db, rc, store->path, "reading shard manifests");
   sqlite3_finalize (st);
   return status;
+}
+
+ScStatus
+sc_store_read_shard_manifests (ScStore *store, ScStoreManifest **out, size_t *n_out,
+                               ScError *err)
+{
+  ScStoreManifests in = { 0 };
+  ScStatus status;
+
+  *out = NULL;
+  *n_out = 0;
+  if (store->schema_version < 2)
+    return SC_OK; /* no studies before version 2 */
+  if ((status = sc_store_read_manifests (store, &in, err)) != SC_OK)
+    {
+      sc_store_manifests_clear (&in);
+      return status;
+    }
+  *out = in.m;
+  *n_out = in.n_m;
+  return SC_OK;
+}
+
+void
+sc_store_manifests_free (ScStoreManifest *m, size_t n)
+{
+  ScStoreManifests in = { NULL, m, n };
+
+  sc_store_manifests_clear (&in);
 }
 
 /* The manifests rule of sc-store-merge.h over all inputs. */

@@ -583,10 +583,91 @@ test_every_form (Fixture *f, gconstpointer data)
     g_free (shards[i]);
 }
 
+/* A manifest whose parameters claim another shard count than its series holds
+ * ("shards":2147483647 beside shard I of 3) is refused by the one manifest reader, so the
+ * merge and `faithfulness --report` (saccade-dataset.c reads manifests through
+ * sc_store_read_shard_manifests) refuse it alike (issue 25, item 8: the report accepted
+ * it, the merge did not). */
+static void
+test_manifest_shards (Fixture *f, gconstpointer data)
+{
+  static const char *const claims[] = { "2147483647", "99999999999999999999999", "-3", "2" };
+
+  (void) data;
+  for (gsize k = 0; k < G_N_ELEMENTS (claims); k++)
+    {
+      g_autofree char *sql = g_strdup_printf ("UPDATE studies SET params = '{\"verb\":\"test\","
+                                              "\"dataset\":\"abc\",\"shards\":%s}' WHERE "
+                                              "kind = 'shard'", claims[k]);
+      ScStoreManifest *m = NULL;
+      size_t n = 0;
+      ScError err = { 0 };
+      ScStore *s;
+
+      for (int i = 0; i < N_SHARDS; i++)
+        store_test_raw_exec (f->shard[i], sql);
+      assert_refused (f, f->shard, N_SHARDS, SC_ERR_FORMAT, "\"shards\":");
+      s = store_test_open (f->shard[0], FALSE);
+      g_assert_cmpint (sc_store_read_shard_manifests (s, &m, &n, &err), ==, SC_ERR_FORMAT);
+      g_assert_nonnull (strstr (err.message, "shard 0 of 3"));
+      g_assert_null (m);
+      sc_store_close (s);
+    }
+  /* The truth read back: "shards":3 is shard I of 3. */
+  for (int i = 0; i < N_SHARDS; i++)
+    store_test_raw_exec (f->shard[i], "UPDATE studies SET params = '{\"verb\":\"test\","
+                                      "\"dataset\":\"abc\",\"shards\":3}' WHERE kind = "
+                                      "'shard'");
+  {
+    ScStore *s = store_test_open (f->shard[1], FALSE);
+    ScStoreManifest *m = NULL;
+    size_t n = 0;
+    ScError err = { 0 };
+    g_assert_cmpint (sc_store_read_shard_manifests (s, &m, &n, &err), ==, SC_OK);
+    g_assert_cmpuint (n, ==, 1);
+    g_assert_cmpint (m[0].index, ==, 1);
+    g_assert_cmpint (m[0].n, ==, N_SHARDS);
+    g_assert_cmpint (m[0].study_id, >, 0);
+    sc_store_manifests_free (m, n);
+    sc_store_close (s);
+  }
+}
+
+/* A study naming a line no sentence file has ("line":99999999999, 0, -1, not an integer)
+ * is refused by the merge by name — before the report on the merged store would refuse it
+ * and with it the good shards' studies (issue 25, item 8); line 2147483647 is a line. */
+static void
+test_line_param (Fixture *f, gconstpointer data)
+{
+  static const char *const lines[] = { "99999999999", "2147483648", "0", "-1", "1.5", "\"7\"" };
+  ScError err = { 0 };
+
+  (void) data;
+  for (gsize k = 0; k < G_N_ELEMENTS (lines); k++)
+    {
+      g_autofree char *sql = g_strdup_printf ("UPDATE studies SET params = '{\"study\":1,"
+                                              "\"dataset\":\"abc\",\"line\":%s}' WHERE kind "
+                                              "= 'ablate-heads'", lines[k]);
+      store_test_raw_exec (f->shard[2], sql);
+      assert_refused (f, f->shard, N_SHARDS, SC_ERR_FORMAT, "of its sentence file, which no file has");
+    }
+  g_assert_cmpint (sc_store_check_line_param ("x", 1, "{\"dataset\":\"abc\",\"line\":1}", &err),
+                   ==, SC_OK);
+  g_assert_cmpint (sc_store_check_line_param ("x", 1, "{\"study\":1,\"run\":4}", &err), ==,
+                   SC_OK);
+  store_test_raw_exec (f->shard[2], "UPDATE studies SET params = '{\"study\":1,\"dataset\":"
+                                    "\"abc\",\"line\":2147483647}' WHERE kind = 'ablate-heads'");
+  g_assert_cmpint (merge (f->out, f->shard, N_SHARDS, NULL, &err), ==, SC_OK);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add ("/store/merge/manifest-shards", Fixture, NULL, fixture_set_up,
+              test_manifest_shards, fixture_tear_down);
+  g_test_add ("/store/merge/line-param", Fixture, NULL, fixture_set_up, test_line_param,
+              fixture_tear_down);
   g_test_add ("/store/merge/every-storage-form", Fixture, NULL, fixture_set_up, test_every_form,
               fixture_tear_down);
   g_test_add ("/store/merge/run-param-overflow", Fixture, NULL, fixture_set_up,
