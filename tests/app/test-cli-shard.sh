@@ -50,7 +50,15 @@ expect_fail report-bad-manifest "$tmp/e11" "is not a faithfulness manifest Sacca
 cp "$tmp/whole.sqlite" "$tmp/h2.sqlite"
 sqledit "$tmp/h2.sqlite" "UPDATE studies SET params = replace(params, '\"line\":', '\"line\":\"x\",\"y\":') WHERE kind = 'faithfulness' AND id = (SELECT max(id) FROM studies)"
 "$saccade" faithfulness --report "$tmp/h2.sqlite" > "$tmp/e12" 2>&1
-expect_fail report-bad-sentence "$tmp/e12" "is not a sentence study Saccade writes" $?
+expect_fail report-bad-sentence "$tmp/e12" "of its sentence file, which no file has" $?
+# one reading of manifests for the report and the merge (issue 25, item 8): a manifest
+# claiming 2147483647 shards is refused by both, by name
+cp "$tmp/whole.sqlite" "$tmp/h3.sqlite"
+sqledit "$tmp/h3.sqlite" "UPDATE studies SET params = json_set(params, '$.shards', 2147483647) WHERE kind = 'shard'"
+"$saccade" faithfulness --report "$tmp/h3.sqlite" > "$tmp/e13" 2>&1
+expect_fail report-manifest-shards "$tmp/e13" '"shards":2147483647 but it is shard' $?
+"$saccade" merge "$tmp/h3-out.sqlite" "$tmp/h3.sqlite" > "$tmp/e14" 2>&1
+expect_fail merge-manifest-shards "$tmp/e14" '"shards":2147483647 but it is shard' $?
 # a database is one shard of one study
 "$saccade" faithfulness --file "$tmp/s.txt" --db "$tmp/whole.sqlite" --shard 0/2 > "$tmp/e7" 2>&1
 expect_fail other-shard-same-db "$tmp/e7" "give each shard of each study its own" $?
