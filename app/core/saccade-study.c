@@ -283,19 +283,38 @@ get_on (const ScStudyKind *kind, const void *params, ScStudyCtx *ctx, ScModel *m
   if (store != NULL && !(flags & SACCADE_STUDY_RECOMPUTE))
     {
       st = kind->load (store, info, ident->sha256, s->params_json, params, &s->result, &id, &err);
-      if (st == SC_OK
-          && (!(kind->needs & SC_STUDY_NEEDS_RUN)
-              || kind->result_n_tokens (s->result) == ctx->n_tokens))
+      if (st == SC_OK && (kind->needs & SC_STUDY_NEEDS_RUN)
+          && kind->result_n_tokens (s->result) != ctx->n_tokens)
+        {
+          /* its params name this run, so it must describe the run's tokens: one of another
+           * length indexed the run's labels past their end (issue 25) */
+          st = sc_error_set (&err, SC_ERR_FORMAT, "study %lld (%s) describes %d tokens, run "
+                             "%lld has %d", (long long) id, kind->id,
+                             kind->result_n_tokens (s->result), (long long) ctx->run_id,
+                             ctx->n_tokens);
+        }
+      if (st == SC_OK)
         {
           s->study_id = id;
           s->created_ms = saccade_study_created_ms (store, id);
           s->reused = TRUE;
           return g_steal_pointer (&s);
         }
-      /* A stored study of another length does not describe this run: compute anew. */
       g_clear_pointer (&s->result, kind->result_free);
-      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
-        s->refused = g_strdup (err.message);
+      if (st != SC_ERR_NOT_FOUND)
+        {
+          s->refused = g_strdup (err.message);
+          /* said before the work starts, as every refusal of stored data is (a study
+           * recomputed in silence looked like a lost one) */
+          if (flags & SACCADE_STUDY_STORED_ONLY)
+            ;
+          else if (id > 0)
+            g_message ("stored %s study %lld is refused (%s); computing it again", kind->id,
+                       (long long) id, err.message);
+          else
+            g_message ("a stored %s study is refused (%s); computing it again", kind->id,
+                       err.message);
+        }
     }
   if (flags & SACCADE_STUDY_STORED_ONLY)
     {
@@ -543,8 +562,7 @@ async_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const
                                             progress, progress_data, cancellable,
                                             store_warning, error);
 
-  if (s != NULL && s->refused != NULL)
-    g_message ("study of run %lld not reused: %s", (long long) d->get.run_id, s->refused);
+  /* a refusal was said before the study was computed (get_on) */
   return s;
 }
 

@@ -465,9 +465,8 @@ sc_permutation_load (ScStore *store, const ScModelInfo *info,
       || !sc_study_params_uint (params_json, "seed", &seed) || N < 1 || N > SC_PERMUTATION_MAX_N)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "permutation: params without a valid n "
                          "and seed: %s", params_json != NULL ? params_json : "(null)");
-  if ((st = sc_store_find_study (store, SC_PERMUTATION_KIND, sha256, params_json, &id, err))
-      != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_PERMUTATION_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
 #define BAD(...)                                                                         \
   do                                                                                     \
