@@ -21,6 +21,7 @@
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-adversarial.h"
 #include "engine/study/sc-attribution.h"
+#include "engine/study/sc-permutation-study.h"
 #include "engine/study/sc-study.h"
 #include "tests/engine/sc-test-gguf.h"
 
@@ -211,6 +212,25 @@ test_duplicate_rows (void)
   g_assert_cmpint (sc_study_check_unique (&d, &err), ==, SC_OK);
 }
 
+static void
+test_permute_heads_missing (void)
+{
+  static const int LIST[] = { 0, 1, 5 };
+  const ScPermutationParams p = { .target = -1, .n_permutations = 2, .seed = 1, .heads = LIST,
+                                  .n_list = 3 };
+  Fixture f;
+
+  fixture_open (&f);
+  run_and_store (&f, &sc_study_kind_permute, &p);
+  /* head 5 (1.1) and its two permutations (positions 4 and 5) gone: read as a study of
+   * two heads under the params of three */
+  edit (&f, "DELETE FROM study_heads WHERE layer = 1; DELETE FROM study_series WHERE "
+            "series LIKE 'perm.%' AND pos >= 4");
+  expect_refused (&f, &sc_study_kind_permute, &p, "head 1.1, which its parameters list, is "
+                  "missing");
+  fixture_close (&f);
+}
+
 static const ScAdvParams ADV = { .layer = 1, .head = 0, .row = -1, .iterations = 3, .seed = 7 };
 
 static void
@@ -263,6 +283,7 @@ main (int argc, char **argv)
   g_test_add_func ("/study-validation/heads-tv-out-of-range", test_heads_tv_out_of_range);
   g_test_add_func ("/study-validation/tokens-count-edited", test_tokens_count_edited);
   g_test_add_func ("/study-validation/duplicate-rows", test_duplicate_rows);
+  g_test_add_func ("/study-validation/permute-heads-missing", test_permute_heads_missing);
   g_test_add_func ("/study-validation/adversarial-other-head", test_adversarial_other_head);
   g_test_add_func ("/study-validation/adversarial-jsd-mean-above-max",
                    test_adversarial_jsd_mean_above_max);
