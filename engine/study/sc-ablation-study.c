@@ -457,19 +457,6 @@ fail:
   return st;
 }
 
-/* A target the params name (not null: the clean top-1) is the one the study measured. */
-static ScStatus
-check_target (const ScStoreStudyData *d, const char *params_json, int target, ScError *err)
-{
-  uint64_t want;
-
-  if (sc_study_params_uint (params_json, "target", &want) && want != (uint64_t) target)
-    return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its parameters name target "
-                         "%llu, its clean series %d", (long long) d->id, d->kind,
-                         (unsigned long long) want, target);
-  return SC_OK;
-}
-
 /* The leave-one-out kinds the params name ("kinds": "mask" or "drop"; absent: both) each
  * with every metric at every one of the @n positions, and no other kind. */
 static ScStatus
@@ -518,7 +505,7 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
   /* every head swept, each value in range, the target the params asked for */
   if ((st = sc_study_check_heads (d, sc_study_effect_rules, SC_STUDY_N_EFFECT_METRICS, NULL,
                                   err)) != SC_OK
-      || (st = check_target (d, params_json, target, err)) != SC_OK)
+      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK)
     {
       sc_store_study_data_free (d);
       return st;
@@ -569,7 +556,7 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
   if (!sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
     goto bad;
   if ((st = check_loo_series (d, params_json, n, err)) != SC_OK
-      || (st = check_target (d, params_json, target, err)) != SC_OK)
+      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK)
     {
       sc_store_study_data_free (d);
       return st;

@@ -591,3 +591,16 @@ sc_study_params_uint (const char *params, const char *key, uint64_t *out)
   *out = strtoull (at, &end, 10);
   return end != at;
 }
+
+ScStatus
+sc_study_check_target (const ScStoreStudyData *d, const char *params_json, int target,
+                       ScError *err)
+{
+  uint64_t want;
+
+  if (sc_study_params_uint (params_json, "target", &want) && want != (uint64_t) target)
+    return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its parameters name target "
+                         "%llu, its clean series %d", (long long) d->id, d->kind,
+                         (unsigned long long) want, target);
+  return SC_OK;
+}

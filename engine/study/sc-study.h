@@ -287,6 +287,11 @@ ScStatus sc_study_check_heads (const ScStoreStudyData *d, const ScStudyValueRule
 ScStatus sc_study_check_series (const ScStoreStudyData *d, const ScStudyValueRule *rule, int n,
                                 ScError *err);
 
+/* A target that @params_json names ("target": an id; null is the clean top-1) is the
+ * @target the study's clean series holds. */
+ScStatus sc_study_check_target (const ScStoreStudyData *d, const char *params_json, int target,
+                                ScError *err);
+
 /* The latest complete study of @kind with @params_json of the model with @sha256, read and
  * checked by sc_study_check_unique: SC_ERR_NOT_FOUND when there is none, SC_ERR_FORMAT when
  * it holds a row twice (*@study_id is then set, so that the refusal can name it). */

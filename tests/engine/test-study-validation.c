@@ -190,6 +190,21 @@ test_tokens_count_edited (void)
   fixture_close (&f);
 }
 
+static void
+test_tokens_target_edited (void)
+{
+  const ScAblationParams p = { .target = 72 };
+  Fixture f;
+
+  fixture_open (&f);
+  run_and_store (&f, &sc_study_kind_tokens, &p);
+  /* the params say target 72; the clean series now says 101 */
+  edit (&f, "UPDATE study_series SET value = 101 WHERE series = 'clean' AND pos = 0");
+  expect_refused (&f, &sc_study_kind_tokens, &p, "its parameters name target 72, its clean "
+                  "series 101");
+  fixture_close (&f);
+}
+
 /* Duplicated primary keys (the issue's rebuilt table gave head 3.1 a DLA of +99 beside the
  * real one). The store refuses to open a table rebuilt without its key (its schema check),
  * so the rows are built here as the reader would return them, ordered. */
@@ -282,6 +297,7 @@ main (int argc, char **argv)
   g_test_add_func ("/study-validation/heads-missing-layers", test_heads_missing_layers);
   g_test_add_func ("/study-validation/heads-tv-out-of-range", test_heads_tv_out_of_range);
   g_test_add_func ("/study-validation/tokens-count-edited", test_tokens_count_edited);
+  g_test_add_func ("/study-validation/tokens-target-edited", test_tokens_target_edited);
   g_test_add_func ("/study-validation/duplicate-rows", test_duplicate_rows);
   g_test_add_func ("/study-validation/permute-heads-missing", test_permute_heads_missing);
   g_test_add_func ("/study-validation/adversarial-other-head", test_adversarial_other_head);
