@@ -789,13 +789,17 @@ adv_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA25
   const ScAdvParams *p = params;
   ScAdvResult *r = NULL;
   int64_t id = 0;
-  ScStatus st = sc_adv_load (store, info, sha256, params_json, &r, &id, err);
-  const double *eps = p->epsilons != NULL ? p->epsilons : SC_ADV_DEFAULT_EPSILONS;
-  const int n_eps = p->epsilons != NULL ? p->n_epsilons : 6;
+  const double *eps;
+  int n_eps;
   double sorted[SC_ADV_MAX_EPSILONS];
+  ScStatus st;
 
   *out = NULL;
-  if (st != SC_OK)
+  if (p == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "adversarial: no params to check against");
+  eps = p->epsilons != NULL ? p->epsilons : SC_ADV_DEFAULT_EPSILONS;
+  n_eps = p->epsilons != NULL ? p->n_epsilons : 6;
+  if ((st = sc_adv_load (store, info, sha256, params_json, &r, &id, err)) != SC_OK)
     return st;
   /* the study the params text names: its layer, head, row and epsilons (a study of another
    * head was reused for --layer 3 --head 0, issue 25) */

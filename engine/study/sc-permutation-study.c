@@ -654,11 +654,13 @@ permute_load (ScStore *store, const ScModelInfo *info,
   const int LH = (int) (info->n_layers * info->n_heads);
   ScPermutationResult *r = NULL;
   int64_t id = 0;
-  ScStatus st = sc_permutation_load (store, info, sha256, params_json, &r, &id, err);
   bool *listed = NULL;
+  ScStatus st;
 
   *out = NULL;
-  if (st != SC_OK)
+  if (p == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "permutation: no params to check against");
+  if ((st = sc_permutation_load (store, info, sha256, params_json, &r, &id, err)) != SC_OK)
     return st;
   /* the heads its params list (none: every head), no more and no fewer: a sweep with heads
    * missing read as a complete one (issue 25) */
