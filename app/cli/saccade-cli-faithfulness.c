@@ -222,7 +222,7 @@ print_run_text (const RunResult *rr, const char *db_path)
   printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow%s\n",
           r->agree[SC_FAITH_SOURCE_SALIENCY].status != SC_ERR_UNSUPPORTED
             ? "  saliency  |g x in|      |ig|  g-rollout" : "");
-  for (int j = 0; j < r->n_items; j++)
+  for (int j = 0; j < r->n_items && (size_t) j < rr->n_tokens; j++) /* trust no stored count */
     {
       printf ("  %3d  ", j);
       saccade_store_cli_print_padded (rr->labels[j], 16);
@@ -293,7 +293,7 @@ print_run_json (const RunResult *rr)
   json_builder_end_object (b);
   saccade_json_double (b, "ig_gap_rel", r->ig_gap_rel);
   saccade_json_begin_array (b, "tokens");
-  for (int j = 0; j < r->n_items; j++)
+  for (int j = 0; j < r->n_items && (size_t) j < rr->n_tokens; j++) /* trust no stored count */
     {
       json_builder_begin_object (b);
       saccade_json_int (b, "pos", j);

@@ -673,8 +673,6 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
                                 user_data, cancellable, store_warning, error);
   if (a->study == NULL)
     return NULL;
-  if (a->study->refused != NULL)
-    g_message ("study of run %lld not reused: %s", (long long) run_id, a->study->refused);
   /* the typed view of the result (borrowed from a->study) */
   *(void **) ((char *) a + KINDS[kind].result) = a->study->result;
   a->study_id = a->study->study_id;

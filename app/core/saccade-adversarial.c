@@ -117,9 +117,6 @@ get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const 
                          error);
   if (s == NULL)
     return FALSE;
-  if (s->refused != NULL)
-    g_message ("adversarial study of run %lld not reused: %s", (long long) a->base.run.id,
-               s->refused);
   a->result = saccade_study_steal_result (s);
   a->base.reused = s->reused;
   a->base.study_id = s->study_id;

@@ -119,9 +119,6 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
                          prog->cancellable, store_warning, error);
   if (s == NULL)
     return FALSE;
-  if (s->refused != NULL)
-    g_message ("attribution of run %lld not reused: %s", (long long) a->base.run.id,
-               s->refused);
   a->result = saccade_study_steal_result (s);
   a->base.reused = s->reused;
   a->base.study_id = s->study_id;

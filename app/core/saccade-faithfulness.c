@@ -200,13 +200,30 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
       if (store == NULL)
         store = saccade_store_open (db_path, FALSE, NULL); /* read what is there */
     }
-  if (store != NULL && !recompute
-      && sc_faith_load (store, info, sm.sha256, pj, params, &f->result, &id, NULL) == SC_OK)
+  if (store != NULL && !recompute)
     {
-      f->reused = TRUE;
-      f->study_id = id;
+      ScError refused = { 0 };
+      ScStatus st = sc_faith_load (store, info, sm.sha256, pj, params, &f->result, &id,
+                                   &refused);
+      /* its params name this run: a study of another length does not describe it (its
+       * positions indexed the run's labels past their end, issue 25) */
+      if (st == SC_OK && f->result->n_tokens != n)
+        {
+          st = sc_error_set (&refused, SC_ERR_FORMAT, "study %lld (%s) describes %d tokens, "
+                             "run %lld has %d", (long long) id, SC_FAITH_KIND,
+                             f->result->n_tokens, (long long) run_id, n);
+          g_clear_pointer (&f->result, sc_faith_result_free);
+        }
+      if (st == SC_OK)
+        {
+          f->reused = TRUE;
+          f->study_id = id;
+        }
+      else if (st != SC_ERR_NOT_FOUND)
+        g_message ("a stored %s study is refused (%s); computing it again", SC_FAITH_KIND,
+                   refused.message);
     }
-  else
+  if (!f->reused)
     {
       /* A stored leave-one-out study of the same run and target saves all the erasures. */
       if (store != NULL && !recompute

@@ -4,12 +4,14 @@
 #include "app/core/saccade-induction.h"
 
 #include <glib/gi18n.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-paths.h"
 #include "engine/store/sc-store-study.h"
+#include "engine/study/sc-study.h"
 
 static const char *const METRICS[] = { "copying", "duplicate_token", "positive_share",
                                        "prefix_matching", "previous_token" };
@@ -48,27 +50,87 @@ metric_slot (SaccadeInduction *ind, int i, const char *metric)
   return NULL;
 }
 
-/* Fills a result from a stored study; FALSE (with @err's message) when it does not fit the
- * model, which the caller then recomputes. */
+/* The head metrics of a stored induction study and their ranges (sc-induction.h): the three
+ * attention scores are means of attention weights, in [0, 1]; the copying score is in
+ * [-1, 1] and its positive share in [0, 1], both NaN for a head whose OV circuit is zero. */
+static const ScStudyValueRule HEAD_RULES[] = {
+  { "copying", -1.0 - 1e-9, 1.0 + 1e-9, TRUE },
+  { "duplicate_token", 0.0, 1.0 + 1e-9, FALSE },
+  { "positive_share", 0.0, 1.0 + 1e-9, TRUE },
+  { "prefix_matching", 0.0, 1.0 + 1e-9, FALSE },
+  { "previous_token", 0.0, 1.0 + 1e-9, FALSE },
+};
+
+/* Fills a result from a stored study, checked as every stored study is (sc-study.h,
+ * "Validation"): every head with every metric in range, the loss curve and the ids at each
+ * of the 2T (+ a BOS) positions, a loss >= 0 (NaN at position 0, which has no prediction);
+ * NULL with @err's message when it does not fit, and the caller recomputes. */
 static SaccadeInduction *
-from_study (const ScStoreStudyData *d, const ScModelInfo *info, const ScInductionParams *p)
+from_study (const ScStoreStudyData *d, const ScModelInfo *info, const ScInductionParams *p,
+            ScError *err)
 {
   g_autoptr (SaccadeInduction) ind = g_new0 (SaccadeInduction, 1);
+  const ScStudyValueRule any_loss = { "loss", -DBL_MAX, DBL_MAX, TRUE };
+  const ScStudyValueRule id_rule = { "ids", 0.0, (double) info->n_vocab - 1, FALSE };
+  const ScStudyValueRule mean_rule = { "loss_mean", 0.0, DBL_MAX, FALSE };
   int n_tokens = 0;
   size_t i;
 
   if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads)
-    return NULL;
+    {
+      sc_error_set (err, SC_ERR_FORMAT, "study %lld (induction): its model has %d x %d heads, "
+                    "%s %u x %u", (long long) d->id, d->n_layers, d->n_heads, info->name,
+                    info->n_layers, info->n_heads);
+      return NULL;
+    }
   for (i = 0; i < d->n_series_values; i++)
     if (strcmp (d->series[i].series, "ids") == 0)
       n_tokens = MAX (n_tokens, d->series[i].pos + 1);
   if (n_tokens - 2 * p->seq_len < 0 || n_tokens - 2 * p->seq_len > 1)
+    {
+      sc_error_set (err, SC_ERR_FORMAT, "study %lld (induction): %d tokens, not 2 x %d (+ a "
+                    "BOS) as its parameters say", (long long) d->id, n_tokens, p->seq_len);
+      return NULL;
+    }
+  if (sc_study_check_unique (d, err) != SC_OK
+      || sc_study_check_heads (d, HEAD_RULES, G_N_ELEMENTS (HEAD_RULES), NULL, err) != SC_OK
+      || sc_study_check_series (d, &id_rule, n_tokens, err) != SC_OK
+      || sc_study_check_series (d, &mean_rule, 2, err) != SC_OK)
     return NULL;
+  for (i = 0; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      if (strcmp (v->series, "ids") == 0 && v->value != floor (v->value))
+        {
+          sc_error_set (err, SC_ERR_FORMAT, "study %lld (induction): id %g at %d is not a "
+                        "token id", (long long) d->id, v->value, v->pos);
+          return NULL;
+        }
+    }
+  /* the loss at every position, none past them: NaN at 0 (it predicts nothing), a
+   * cross-entropy (>= 0) after */
+  if (sc_study_check_series (d, &any_loss, n_tokens, err) != SC_OK)
+    return NULL;
+  for (i = 0; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      if (strcmp (v->series, "loss") == 0
+          && !(v->pos == 0 ? isnan (v->value) : isfinite (v->value) && v->value >= 0))
+        {
+          sc_error_set (err, SC_ERR_FORMAT, "study %lld (induction): the loss at %d is %g (a "
+                        "loss is >= 0, and NaN at position 0)", (long long) d->id, v->pos,
+                        v->value);
+          return NULL;
+        }
+    }
   ind->result = sc_induction_result_new (d->n_layers, d->n_heads, p->seq_len, p->n_seeds,
                                          n_tokens - 2 * p->seq_len);
   ind->copying = g_new (ScOvCopying, (gsize) d->n_layers * d->n_heads);
   if (ind->result == NULL)
-    return NULL;
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "induction: out of memory");
+      return NULL;
+    }
   for (i = 0; i < (size_t) d->n_layers * d->n_heads; i++)
     ind->copying[i] = (ScOvCopying) { NAN, NAN };
   for (i = 0; i < d->n_head_values; i++)
@@ -81,15 +143,12 @@ from_study (const ScStoreStudyData *d, const ScModelInfo *info, const ScInductio
   for (i = 0; i < d->n_series_values; i++)
     {
       const ScStoreSeriesValue *v = &d->series[i];
-      if (strcmp (v->series, "loss") == 0 && v->pos < n_tokens)
+      if (strcmp (v->series, "loss") == 0)
         ind->result->loss[v->pos] = v->value;
-      else if (strcmp (v->series, "ids") == 0 && isfinite (v->value) && v->value >= 0
-               && v->value < info->n_vocab)
+      else if (strcmp (v->series, "ids") == 0)
         ind->result->ids[v->pos] = (int32_t) v->value;
-      else if (strcmp (v->series, "loss_mean") == 0 && v->pos == 0)
-        ind->result->loss_first = v->value;
-      else if (strcmp (v->series, "loss_mean") == 0 && v->pos == 1)
-        ind->result->loss_second = v->value;
+      else if (strcmp (v->series, "loss_mean") == 0)
+        *(v->pos == 0 ? &ind->result->loss_first : &ind->result->loss_second) = v->value;
     }
   ind->study_id = d->id;
   ind->reused = TRUE;
@@ -172,15 +231,20 @@ saccade_induction_get (ScModel *model, const char *model_path, ScSession *sessio
     {
       int64_t id = 0;
       ScStoreStudyData *d = NULL;
-      if (sc_store_find_study (store, "induction", m.sha256, pj, &id, NULL) == SC_OK
-          && sc_store_read_study (store, id, &d, NULL) == SC_OK)
-        ind = from_study (d, info, params);
+      ScError refused = { 0 };
+      ScStatus st = sc_store_find_study (store, "induction", m.sha256, pj, &id, &refused);
+      if (st == SC_OK && sc_store_read_study (store, id, &d, &refused) == SC_OK)
+        ind = from_study (d, info, params, &refused);
       sc_store_study_data_free (d);
       if (ind != NULL)
         {
           sc_store_close (store);
           return g_steal_pointer (&ind);
         }
+      /* a stored study that lies is said so before it is computed again (issue 25) */
+      if (st == SC_OK)
+        g_message ("stored induction study %lld is refused (%s); computing it again",
+                   (long long) id, refused.message);
     }
 
   ind = g_new0 (SaccadeInduction, 1);

@@ -307,19 +307,38 @@ get_on (const ScStudyKind *kind, const void *params, ScStudyCtx *ctx, ScModel *m
   if (store != NULL && !(flags & SACCADE_STUDY_RECOMPUTE))
     {
       st = kind->load (store, info, ident->sha256, s->params_json, params, &s->result, &id, &err);
-      if (st == SC_OK
-          && (!(kind->needs & SC_STUDY_NEEDS_RUN)
-              || kind->result_n_tokens (s->result) == ctx->n_tokens))
+      if (st == SC_OK && (kind->needs & SC_STUDY_NEEDS_RUN)
+          && kind->result_n_tokens (s->result) != ctx->n_tokens)
+        {
+          /* its params name this run, so it must describe the run's tokens: one of another
+           * length indexed the run's labels past their end (issue 25) */
+          st = sc_error_set (&err, SC_ERR_FORMAT, "study %lld (%s) describes %d tokens, run "
+                             "%lld has %d", (long long) id, kind->id,
+                             kind->result_n_tokens (s->result), (long long) ctx->run_id,
+                             ctx->n_tokens);
+        }
+      if (st == SC_OK)
         {
           s->study_id = id;
           s->created_ms = saccade_study_created_ms (store, id);
           s->reused = TRUE;
           return g_steal_pointer (&s);
         }
-      /* A stored study of another length does not describe this run: compute anew. */
       g_clear_pointer (&s->result, kind->result_free);
-      if (st != SC_OK && st != SC_ERR_NOT_FOUND)
-        s->refused = g_strdup (err.message);
+      if (st != SC_ERR_NOT_FOUND)
+        {
+          s->refused = g_strdup (err.message);
+          /* said before the work starts, as every refusal of stored data is (a study
+           * recomputed in silence looked like a lost one) */
+          if (flags & SACCADE_STUDY_STORED_ONLY)
+            ;
+          else if (id > 0)
+            g_message ("stored %s study %lld is refused (%s); computing it again", kind->id,
+                       (long long) id, err.message);
+          else
+            g_message ("a stored %s study is refused (%s); computing it again", kind->id,
+                       err.message);
+        }
     }
   if (flags & SACCADE_STUDY_STORED_ONLY)
     {
@@ -571,22 +590,6 @@ async_func (ScModel *model, const ScStoreModel *ident, ScSession *session, const
                   cancellable, store_warning, error);
 }
 
-static gpointer
-get_logged (ScModel *model, const ScStoreModel *ident, ScSession *session, const char *db_path,
-            gpointer data, SaccadeStudyFlags flags, SaccadeProgress progress,
-            gpointer progress_data, GCancellable *cancellable, char **store_warning,
-            GError **error)
-{
-  const SaccadeStudyGetData *d = data;
-  SaccadeStudy *s = saccade_study_get_func (model, ident, session, db_path, data, flags,
-                                            progress, progress_data, cancellable,
-                                            store_warning, error);
-
-  if (s != NULL && s->refused != NULL)
-    g_message ("study of run %lld not reused: %s", (long long) d->run_id, s->refused);
-  return s;
-}
-
 /* @func on a copy of @params in a worker; saccade_study_face_finish gets its result. */
 static void
 start_async (gpointer source_object, SaccadeLoadedModel *model, const char *db_path,
@@ -616,7 +619,7 @@ saccade_study_get_async (gpointer source_object, SaccadeLoadedModel *model, cons
   g_return_if_fail (kind != NULL);
 
   start_async (source_object, model, db_path, run_id, kind,
-               params != NULL ? params : kind->params_default, get_logged,
+               params != NULL ? params : kind->params_default, saccade_study_get_func,
                (GDestroyNotify) saccade_study_free, flags, cancellable, progress, progress_data,
                callback, user_data);
 }

@@ -10,9 +10,11 @@
  *     its file's SHA-256), and every token id must be in the vocabulary: a deleted run is
  *     refused as "Run 17 is no longer in the database", before any work and again before
  *     storing (a run deleted while its study ran leaves no study behind);
- *   - a stored study is reused only when its params text is the same and it describes the
- *     run (its length); one the engine refuses as malformed is computed anew, and the
- *     refusal is reported (SaccadeStudy.refused);
+ *   - a stored study is reused only when its params text is the same, it describes the
+ *     run (its length) and its kind's loader accepts it (sc-study.h, "Validation"); one
+ *     refused is said so with g_message ("stored KIND study ID is refused (WHY); computing
+ *     it again", on stderr from the command line) before it is computed anew, and the
+ *     refusal is kept in SaccadeStudy.refused;
  *   - a study is stored in one transaction after it is computed, so Cancel (or any
  *     failure) leaves no study of that kind in the database, not even a 'writing' row; a
  *     store that cannot be written is only read, and the computed result still returned;
@@ -105,8 +107,9 @@ typedef struct {
   gint64 created_ms;        /* when it was stored (Unix ms); 0 when it was not */
   gboolean reused;          /* read back rather than computed */
   double seconds;           /* computing time (0 when reused) */
-  char *refused;            /* a stored study with these params the engine refused as
-                             * malformed (its message), computed anew; else NULL */
+  char *refused;            /* a stored study with these params that was refused (its
+                             * message: malformed, or of another length), computed anew;
+                             * else NULL */
   /* SC_STUDY_NEEDS_MEANS: the reference means were computed now (not read back), in
    * means_seconds (inside seconds). */
   gboolean means_computed;

@@ -346,6 +346,30 @@ expect_tensor (const ScGguf *g, const char *name, int64_t ne0, int64_t ne1,
   return SC_OK;
 }
 
+/* Pass 3 helper: a layer tensor ("blk.N.…") past block_count means the file holds more
+ * layers than it says; running the first block_count of them is another model (issue 25:
+ * block_count 17 in an 18-layer file ran 17 layers). */
+static ScStatus
+check_block_count (const ScGguf *g, uint32_t n_layers, ScError *err)
+{
+  for (uint64_t k = 0; k < sc_gguf_n_tensors (g); k++)
+    {
+      const ScGgufTensor *t = sc_gguf_tensor (g, k);
+      char name[96];
+      unsigned long layer;
+      char *end;
+
+      sc_gguf_str_copy (t->name, name, sizeof name);
+      if (strncmp (name, "blk.", 4) != 0 || name[4] < '0' || name[4] > '9')
+        continue;
+      layer = strtoul (name + 4, &end, 10);
+      if (*end == '.' && layer >= n_layers)
+        return sc_error_set (err, SC_ERR_FORMAT, "tensor '%s' is past block_count %u: the file "
+                             "holds more layers than it says", name, n_layers);
+    }
+  return SC_OK;
+}
+
 static ScStatus
 dequant_job (const DequantJob *job, ScError *err)
 {
@@ -357,13 +381,21 @@ dequant_job (const DequantJob *job, ScError *err)
 
   for (r = 0; r < rows; r++)
     {
-      ScStatus st = sc_dequant_row (t->type, t->data + (size_t) r * row_bytes,
-                                    job->dst + (size_t) r * (size_t) t->ne[0], t->ne[0], err);
+      float *row = job->dst + (size_t) r * (size_t) t->ne[0];
+      ScStatus st = sc_dequant_row (t->type, t->data + (size_t) r * row_bytes, row, t->ne[0],
+                                    err);
+      char name[80];
       if (st != SC_OK)
-        {
-          char name[80];
-          return (sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name)), st);
-        }
+        return (sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name)), st);
+      /* A NaN or infinite weight makes every logit NaN: generate printed nothing and
+       * exited 0 (issue 25). Checked here, on the row just written (still in cache). */
+      for (int64_t c = 0; c < t->ne[0]; c++)
+        if (!isfinite (row[c]))
+          return sc_error_set (err, SC_ERR_FORMAT, "tensor '%s': element %lld is %s (a weight "
+                               "must be finite)",
+                               sc_gguf_str_copy (t->name, name, sizeof name),
+                               (long long) (r * t->ne[0] + c), isnan (row[c]) ? "NaN"
+                               : row[c] > 0 ? "+Inf" : "-Inf");
     }
   return SC_OK;
 }
@@ -417,6 +449,8 @@ load_weights (ScModel *m, int n_threads, ScError *err)
     }
   out_t = sc_gguf_find_tensor (g, "output.weight");
   m->info.tied_output = out_t == NULL;
+  if ((st = check_block_count (g, in->n_layers, err)) != SC_OK)
+    goto out;
 
   /* Each tensor's place in the arena; its element count is the one the file's tensor
    * holds (expect_tensor checked the shape), so the sum is bounded by the file. */

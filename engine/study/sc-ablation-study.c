@@ -457,6 +457,33 @@ fail:
   return st;
 }
 
+/* The leave-one-out kinds the params name ("kinds": "mask" or "drop"; absent: both) each
+ * with every metric at every one of the @n positions, and no other kind. */
+static ScStatus
+check_loo_series (const ScStoreStudyData *d, const char *params_json, int n, ScError *err)
+{
+  static const char *const KIND[2] = { "mask", "drop" };
+  const bool only_mask = strstr (params_json, "\"kinds\":\"mask\"") != NULL;
+  const bool only_drop = strstr (params_json, "\"kinds\":\"drop\"") != NULL;
+  ScStatus st;
+
+  for (int c = 0; c < 2; c++)
+    {
+      const bool wanted = c == 0 ? !only_drop : !only_mask;
+      for (int k = 0; k < SC_STUDY_N_EFFECT_METRICS; k++)
+        {
+          ScStudyValueRule rule = sc_study_effect_rules[k];
+          char name[SC_STORE_STUDY_NAME_MAX];
+          snprintf (name, sizeof name, "%s.%s", KIND[c], rule.name);
+          rule.name = name;
+          /* a kind not asked for holds no position at all */
+          if ((st = sc_study_check_series (d, &rule, wanted ? n : 0, err)) != SC_OK)
+            return st;
+        }
+    }
+  return SC_OK;
+}
+
 ScStatus
 sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
                     const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
@@ -475,6 +502,14 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
   if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads
       || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
     goto bad;
+  /* every head swept, each value in range, the target the params asked for */
+  if ((st = sc_study_check_heads (d, sc_study_effect_rules, SC_STUDY_N_EFFECT_METRICS, NULL,
+                                  err)) != SC_OK
+      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK)
+    {
+      sc_store_study_data_free (d);
+      return st;
+    }
   if ((r = sc_head_sweep_result_new (d->n_layers, d->n_heads, n)) == NULL)
     {
       sc_store_study_data_free (d);
@@ -520,6 +555,12 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
     return st;
   if (!sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
     goto bad;
+  if ((st = check_loo_series (d, params_json, n, err)) != SC_OK
+      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK)
+    {
+      sc_store_study_data_free (d);
+      return st;
+    }
   if ((r = sc_token_loo_result_new (n)) == NULL)
     {
       sc_store_study_data_free (d);

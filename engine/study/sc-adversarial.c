@@ -673,8 +673,8 @@ sc_adv_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SH
   if (store == NULL || info == NULL || sha256 == NULL || params_json == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "adversarial: NULL argument");
   *out = NULL;
-  if ((st = sc_store_find_study (store, SC_ADV_KIND, sha256, params_json, &id, err)) != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_ADV_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
   for (i = 0; i < d->n_series_values; i++)
     {
@@ -727,6 +727,11 @@ sc_adv_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SH
       if (isnan (r->epsilon[e]) || isnan (r->jsd[e]) || isnan (r->jsd_max[e]) || isnan (r->tvd[e])
           || (e > 0 && !(r->epsilon[e] > r->epsilon[e - 1])) || r->epsilon[e] <= 0
           || r->tvd[e] > r->epsilon[e] + 1e-12)
+        goto bad;
+      /* a mean over the distributions is at most their maximum */
+      snprintf (bad, sizeof bad, "the JSD mean %g above the JSD max %g at epsilon %d",
+                r->jsd[e], r->jsd_max[e], e);
+      if (r->jsd[e] > r->jsd_max[e] + 1e-12)
         goto bad;
     }
   if (study_id != NULL)
@@ -781,12 +786,50 @@ adv_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA25
           const char *params_json, const void *params, void **out, int64_t *study_id,
           ScError *err)
 {
+  const ScAdvParams *p = params;
   ScAdvResult *r = NULL;
-  ScStatus st = sc_adv_load (store, info, sha256, params_json, &r, study_id, err);
+  int64_t id = 0;
+  const double *eps;
+  int n_eps;
+  double sorted[SC_ADV_MAX_EPSILONS];
+  ScStatus st;
 
-  (void) params;
+  *out = NULL;
+  if (p == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "adversarial: no params to check against");
+  eps = p->epsilons != NULL ? p->epsilons : SC_ADV_DEFAULT_EPSILONS;
+  n_eps = p->epsilons != NULL ? p->n_epsilons : 6;
+  if ((st = sc_adv_load (store, info, sha256, params_json, &r, &id, err)) != SC_OK)
+    return st;
+  /* the study the params text names: its layer, head, row and epsilons (a study of another
+   * head was reused for --layer 3 --head 0, issue 25) */
+  if (r->layer != p->layer || r->head != (p->head < 0 ? -1 : p->head)
+      || r->row != (p->row == SC_ADV_ALL_ROWS ? -1 : p->row < 0 ? r->n_tokens - 1 : p->row))
+    st = sc_error_set (err, SC_ERR_FORMAT, "adversarial study %lld: it holds layer %d head %d "
+                       "row %d, its parameters say layer %d head %d row %d", (long long) id,
+                       r->layer, r->head, r->row, p->layer, p->head, p->row);
+  else if (n_eps != r->n_epsilons || n_eps > SC_ADV_MAX_EPSILONS)
+    st = sc_error_set (err, SC_ERR_FORMAT, "adversarial study %lld: %d epsilons, its "
+                       "parameters name %d", (long long) id, r->n_epsilons, n_eps);
+  else
+    {
+      memcpy (sorted, eps, (size_t) n_eps * sizeof *sorted);
+      qsort (sorted, (size_t) n_eps, sizeof *sorted, cmp_double);
+      for (int e = 0; e < n_eps && st == SC_OK; e++)
+        if (fabs (r->epsilon[e] - sorted[e]) > 1e-12 * sorted[e])
+          st = sc_error_set (err, SC_ERR_FORMAT, "adversarial study %lld: epsilon %d is %g, "
+                             "its parameters say %g", (long long) id, e, r->epsilon[e],
+                             sorted[e]);
+    }
+  if (st != SC_OK)
+    {
+      sc_adv_result_free (r);
+      return st;
+    }
+  if (study_id != NULL)
+    *study_id = id;
   *out = r;
-  return st;
+  return SC_OK;
 }
 
 static int

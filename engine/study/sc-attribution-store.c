@@ -133,8 +133,8 @@ sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_S
       || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: NULL argument");
   *out = NULL;
-  if ((st = sc_store_find_study (store, SC_ATTR_KIND, sha256, params_json, &id, err)) != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_ATTR_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
   for (c = 0; c < N_CLEAN; c++)
     clean[c] = NAN;
@@ -154,6 +154,15 @@ sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_S
         && is_index (clean[CLEAN_TOP1], info->n_vocab) && isfinite (clean[CLEAN_VALUE])
         && clean[CLEAN_VALUE] <= 0))
     goto bad;
+  /* the position and target the params name (-1: the last position; the clean top-1): a
+   * study whose params say "the last position" reported positions 0 .. 3 (issue 25) */
+  snprintf (bad, sizeof bad, "the clean series (position %g, target %g; the parameters say "
+            "position %d, target %d)", clean[CLEAN_POSITION], clean[CLEAN_TARGET],
+            params->position, (int) params->target);
+  if (clean[CLEAN_POSITION] != (params->position < 0 ? clean[CLEAN_N] - 1 : params->position)
+      || (params->target >= 0 && clean[CLEAN_TARGET] != params->target)
+      || (params->target < 0 && clean[CLEAN_TARGET] != clean[CLEAN_TOP1]))
+    goto bad;
   if ((r = sc_attr_result_new ((int) clean[CLEAN_N], (int) info->n_layers,
                                   (int) info->n_heads)) == NULL)
     {
@@ -171,6 +180,9 @@ sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_S
       if (!sc_attr_method_from_id (v->series, &m))
         continue;
       snprintf (bad, sizeof bad, "series '%s' at %d (value %g)", v->series, v->pos, v->value);
+      /* only the methods the params ask for (0: every one) */
+      if (params->methods != 0 && !(params->methods & (1u << m)))
+        goto bad;
       /* a norm and a rollout relevance are >= 0; every score is finite */
       if (v->pos >= r->n_tokens || !isfinite (v->value)
           || ((m == SC_ATTR_SALIENCY || m == SC_ATTR_GRAD_ROLLOUT) && v->value < 0))

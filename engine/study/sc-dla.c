@@ -274,8 +274,8 @@ sc_dla_load (ScStore *store, const ScModelInfo *info,
 
   if (store == NULL || info == NULL || params_json == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: NULL argument");
-  if ((st = sc_store_find_study (store, SC_DLA_KIND, sha256, params_json, &id, err)) != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_DLA_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
 #define BAD(...)                                                                              \
   do                                                                                          \

@@ -499,9 +499,8 @@ sc_erasure_load (ScStore *store, const ScModelInfo *info,
       || !sc_study_params_uint (params_json, "seed", &seed) || R > SC_ERASURE_MAX_SEEDS)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "erasure: params without valid seeds and "
                          "seed: %s", params_json != NULL ? params_json : "(null)");
-  if ((st = sc_store_find_study (store, SC_ERASURE_KIND, sha256, params_json, &id, err))
-      != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_ERASURE_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
 #define BAD(text)                                                                        \
   do                                                                                     \

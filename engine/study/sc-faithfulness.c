@@ -759,8 +759,8 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
   if (store == NULL || info == NULL || sha256 == NULL || params_json == NULL || params == NULL
       || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: NULL argument");
-  if ((st = sc_store_find_study (store, SC_FAITH_KIND, sha256, params_json, &id, err)) != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_FAITH_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
   for (i = 0; i < d->n_series_values; i++)
     if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 4)

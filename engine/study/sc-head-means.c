@@ -240,9 +240,8 @@ sc_head_means_load (ScStore *store, const ScModelInfo *info,
 
   if (store == NULL || info == NULL || params_json == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "head means: NULL argument");
-  if ((st = sc_store_find_study (store, SC_HEAD_MEANS_KIND, sha256, params_json, &id, err))
-          != SC_OK
-      || (st = sc_store_read_study (store, id, &data, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_HEAD_MEANS_KIND, sha256, params_json, &data, &id,
+                                    err)) != SC_OK)
     return st;
 #define BAD(...)                                                                              \
   do                                                                                          \

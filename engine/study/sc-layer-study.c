@@ -184,6 +184,15 @@ sc_layer_sweep_load (ScStore *store, const ScModelInfo *info,
   if (d->n_layers != (int) info->n_layers
       || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
     goto bad;
+  /* every layer swept, each value in range, the target the params name */
+  st = sc_study_check_target (d, params_json, target, err);
+  for (int k = 0; k < SC_STUDY_N_EFFECT_METRICS && st == SC_OK; k++)
+    st = sc_study_check_series (d, &sc_study_effect_rules[k], d->n_layers, err);
+  if (st != SC_OK)
+    {
+      sc_store_study_data_free (d);
+      return st;
+    }
   if ((r = sc_layer_sweep_result_new (d->n_layers, n)) == NULL)
     {
       sc_store_study_data_free (d);

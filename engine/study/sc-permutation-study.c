@@ -465,9 +465,8 @@ sc_permutation_load (ScStore *store, const ScModelInfo *info,
       || !sc_study_params_uint (params_json, "seed", &seed) || N < 1 || N > SC_PERMUTATION_MAX_N)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "permutation: params without a valid n "
                          "and seed: %s", params_json != NULL ? params_json : "(null)");
-  if ((st = sc_store_find_study (store, SC_PERMUTATION_KIND, sha256, params_json, &id, err))
-      != SC_OK
-      || (st = sc_store_read_study (store, id, &d, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, SC_PERMUTATION_KIND, sha256, params_json, &d, &id,
+                                    err)) != SC_OK)
     return st;
 #define BAD(...)                                                                         \
   do                                                                                     \
@@ -651,12 +650,55 @@ permute_load (ScStore *store, const ScModelInfo *info,
               const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
               const void *params, void **out, int64_t *study_id, ScError *err)
 {
+  const ScPermutationParams *p = params;
+  const int LH = (int) (info->n_layers * info->n_heads);
   ScPermutationResult *r = NULL;
-  ScStatus st = sc_permutation_load (store, info, sha256, params_json, &r, study_id, err);
+  int64_t id = 0;
+  bool *listed = NULL;
+  ScStatus st;
 
-  (void) params;
+  *out = NULL;
+  if (p == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "permutation: no params to check against");
+  if ((st = sc_permutation_load (store, info, sha256, params_json, &r, &id, err)) != SC_OK)
+    return st;
+  /* the heads its params list (none: every head), no more and no fewer: a sweep with heads
+   * missing read as a complete one (issue 25) */
+  if ((listed = calloc ((size_t) LH, sizeof *listed)) == NULL)
+    {
+      sc_permutation_result_free (r);
+      return sc_error_set (err, SC_ERR_NOMEM, "permutation: out of memory");
+    }
+  for (int i = 0; i < (p->heads != NULL ? p->n_list : LH); i++)
+    {
+      const int h = p->heads != NULL ? p->heads[i] : i;
+      if (h >= 0 && h < LH)
+        listed[h] = true;
+    }
+  for (int i = 0; i < r->n_studied && st == SC_OK; i++)
+    {
+      const int h = r->heads[i].layer * (int) info->n_heads + r->heads[i].head;
+      if (!listed[h])
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d is not one its "
+                           "parameters list", (long long) id, SC_PERMUTATION_KIND,
+                           r->heads[i].layer, r->heads[i].head);
+      listed[h] = false;
+    }
+  for (int h = 0; h < LH && st == SC_OK; h++)
+    if (listed[h])
+      st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d, which its "
+                         "parameters list, is missing", (long long) id, SC_PERMUTATION_KIND,
+                         h / (int) info->n_heads, h % (int) info->n_heads);
+  free (listed);
+  if (st != SC_OK)
+    {
+      sc_permutation_result_free (r);
+      return st;
+    }
+  if (study_id != NULL)
+    *study_id = id;
   *out = r;
-  return st;
+  return SC_OK;
 }
 
 static int

@@ -8,6 +8,7 @@
 #include "study/sc-study.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,12 +434,144 @@ sc_study_find_and_read (ScStore *store, const char *kind,
   int64_t id = 0;
   ScStatus st;
 
-  if ((st = sc_store_find_study (store, kind, sha256, params_json, &id, err)) != SC_OK
-      || (st = sc_store_read_study (store, id, d, err)) != SC_OK)
+  *d = NULL;
+  if ((st = sc_store_find_study (store, kind, sha256, params_json, &id, err)) != SC_OK)
     return st;
   if (study_id != NULL)
     *study_id = id;
+  if ((st = sc_store_read_study (store, id, d, err)) != SC_OK)
+    return st;
+  if ((st = sc_study_check_unique (*d, err)) != SC_OK)
+    {
+      sc_store_study_data_free (*d);
+      *d = NULL;
+    }
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Validation of a stored study                                                          */
+
+const ScStudyValueRule sc_study_effect_rules[SC_STUDY_N_EFFECT_METRICS] = {
+  { "delta-logp", -DBL_MAX, DBL_MAX, true },
+  /* 1e-9 above the bound: the engine's sums in double may round just past it */
+  { "tv", 0.0, 1.0 + 1e-9, true },
+  { "jsd", 0.0, 0.6931471805599453 + 1e-9, true },
+  { "delta-loss", -DBL_MAX, DBL_MAX, true },
+  { "flip", 0.0, 1.0, true },
+  { "top1", 0.0, (double) INT32_MAX, true },
+};
+
+static bool
+value_ok (const ScStudyValueRule *rule, double v)
+{
+  return isnan (v) ? rule->nan_ok : v >= rule->lo && v <= rule->hi;
+}
+
+ScStatus
+sc_study_check_unique (const ScStoreStudyData *d, ScError *err)
+{
+  size_t i;
+
+  /* the reader returns heads ordered by (layer, head, metric) and series by (series, pos):
+   * a duplicate is next to its twin */
+  for (i = 1; i < d->n_head_values; i++)
+    {
+      const ScStoreHeadValue *a = &d->heads[i - 1], *b = &d->heads[i];
+      if (a->layer == b->layer && a->head == b->head && strcmp (a->metric, b->metric) == 0)
+        return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d holds '%s' twice",
+                             (long long) d->id, d->kind, b->layer, b->head, b->metric);
+    }
+  for (i = 1; i < d->n_series_values; i++)
+    {
+      const ScStoreSeriesValue *a = &d->series[i - 1], *b = &d->series[i];
+      if (a->pos == b->pos && strcmp (a->series, b->series) == 0)
+        return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): series '%s' holds position "
+                             "%d twice", (long long) d->id, d->kind, b->series, b->pos);
+    }
   return SC_OK;
+}
+
+ScStatus
+sc_study_check_heads (const ScStoreStudyData *d, const ScStudyValueRule *rules, int n_rules,
+                      const bool *wanted, ScError *err)
+{
+  const size_t n_heads = (size_t) d->n_layers * (size_t) d->n_heads;
+  unsigned char *seen;
+  ScStatus st = SC_OK;
+  size_t i;
+
+  if (n_heads == 0 || n_rules < 1)
+    return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its model has no heads",
+                         (long long) d->id, d->kind);
+  if ((seen = calloc (n_heads * (size_t) n_rules, 1)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "study %lld: out of memory", (long long) d->id);
+  for (i = 0; i < d->n_head_values && st == SC_OK; i++)
+    {
+      const ScStoreHeadValue *v = &d->heads[i];
+      const size_t h = (size_t) v->layer * (size_t) d->n_heads + (size_t) v->head;
+      int k;
+      for (k = 0; k < n_rules && strcmp (rules[k].name, v->metric) != 0; k++)
+        ;
+      if (k == n_rules)
+        continue;
+      if (wanted != NULL && !wanted[h])
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d is not one its "
+                           "parameters name, yet holds '%s'", (long long) d->id, d->kind,
+                           v->layer, v->head, v->metric);
+      else if (!value_ok (&rules[k], v->value))
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d's '%s' is %g, "
+                           "outside [%g, %g]", (long long) d->id, d->kind, v->layer, v->head,
+                           v->metric, v->value, rules[k].lo, rules[k].hi);
+      else if (seen[h * (size_t) n_rules + (size_t) k]++ != 0)
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d holds '%s' twice",
+                           (long long) d->id, d->kind, v->layer, v->head, v->metric);
+    }
+  for (i = 0; i < n_heads && st == SC_OK; i++)
+    for (int k = 0; k < n_rules && st == SC_OK; k++)
+      if ((wanted == NULL || wanted[i]) && seen[i * (size_t) n_rules + (size_t) k] == 0)
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d's '%s' is "
+                           "missing", (long long) d->id, d->kind, (int) (i / (size_t) d->n_heads),
+                           (int) (i % (size_t) d->n_heads), rules[k].name);
+  free (seen);
+  return st;
+}
+
+ScStatus
+sc_study_check_series (const ScStoreStudyData *d, const ScStudyValueRule *rule, int n,
+                       ScError *err)
+{
+  bool *seen;
+  ScStatus st = SC_OK;
+  size_t i;
+  int p;
+
+  if (n < 0 || (seen = calloc ((size_t) (n > 0 ? n : 1), sizeof *seen)) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "study %lld: out of memory", (long long) d->id);
+  for (i = 0; i < d->n_series_values && st == SC_OK; i++)
+    {
+      const ScStoreSeriesValue *v = &d->series[i];
+      if (strcmp (v->series, rule->name) != 0)
+        continue;
+      if (v->pos >= n)
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): series '%s' has position %d, "
+                           "past its %d", (long long) d->id, d->kind, v->series, v->pos, n);
+      else if (!value_ok (rule, v->value))
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): series '%s' at %d is %g, "
+                           "outside [%g, %g]", (long long) d->id, d->kind, v->series, v->pos,
+                           v->value, rule->lo, rule->hi);
+      else if (seen[v->pos])
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): series '%s' holds position "
+                           "%d twice", (long long) d->id, d->kind, v->series, v->pos);
+      else
+        seen[v->pos] = true;
+    }
+  for (p = 0; p < n && st == SC_OK; p++)
+    if (!seen[p])
+      st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): series '%s' lacks position %d "
+                         "of its %d", (long long) d->id, d->kind, rule->name, p, n);
+  free (seen);
+  return st;
 }
 
 bool
@@ -457,4 +590,17 @@ sc_study_params_uint (const char *params, const char *key, uint64_t *out)
     return false;
   *out = strtoull (at, &end, 10);
   return end != at;
+}
+
+ScStatus
+sc_study_check_target (const ScStoreStudyData *d, const char *params_json, int target,
+                       ScError *err)
+{
+  uint64_t want;
+
+  if (sc_study_params_uint (params_json, "target", &want) && want != (uint64_t) target)
+    return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its parameters name target "
+                         "%llu, its clean series %d", (long long) d->id, d->kind,
+                         (unsigned long long) want, target);
+  return SC_OK;
 }

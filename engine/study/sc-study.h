@@ -248,8 +248,53 @@ ScStatus sc_study_add_clean (ScStoreStudy *s, int target, double logp, int top1,
  * top-1 outside the vocabulary, n outside 1 .. SC_STORE_MAX_TOKENS). */
 bool sc_study_read_clean (const ScStoreStudyData *d, uint32_t n_vocab, int *target, double *logp,
                           int *top1, double *loss, int *n);
-/* The latest complete study of @kind with @params_json of the model with @sha256, read:
- * SC_ERR_NOT_FOUND when there is none. */
+/* ------------------------------------------------------------------------------------ */
+/* Validation of a stored study (issue 25, item 7)                                        */
+/*
+ * A stored study is checked as the capture tables are before it is reused: its rows are
+ * unique, it holds every row its kind and parameters call for, each value is in its range,
+ * and it agrees with its parameters and its run. The store's reader (sc_store_read_study)
+ * checks what any study obeys (indices, names, value types); these check what a kind's
+ * loader knows. Every check fails with SC_ERR_FORMAT naming the study (its id and kind),
+ * the row and the value: the caller says the study is refused and computes it again. */
+
+/* The values one metric (of study_heads) or one series (of study_series) may hold. */
+typedef struct {
+  const char *name;
+  double lo, hi;   /* every value in [lo, hi] */
+  bool nan_ok;     /* NaN (NULL in the store) allowed: a value not measured */
+} ScStudyValueRule;
+
+/* The rules of the SC_STUDY_N_EFFECT_METRICS effect metrics (sc_study_effect_metrics' order):
+ * TV in [0, 1], JSD in [0, ln 2], flip 0/1, Δ log p and Δ loss finite, each NaN when not
+ * measured; "top1" is checked against the vocabulary by sc_study_effect_set. */
+extern const ScStudyValueRule sc_study_effect_rules[SC_STUDY_N_EFFECT_METRICS];
+
+/* No two head rows of @d share (layer, head, metric) and no two series rows share (series,
+ * pos). The store's primary keys say so, but a table rebuilt without them held duplicates,
+ * of which the last read silently won (a DLA of +99 beside the real one). Every loader
+ * reads through sc_study_find_and_read, which calls this. */
+ScStatus sc_study_check_unique (const ScStoreStudyData *d, ScError *err);
+
+/* Each of the (d->n_layers × d->n_heads) heads that @wanted marks (NULL: every head) holds
+ * each of the @n_rules metrics of @rules exactly once, in its range; a head not wanted holds
+ * none of them. Metrics not in @rules are not looked at. (A sweep with the heads of layers
+ * 5 and up missing was reused as complete: its top induction head became 0.8, not 17.4.) */
+ScStatus sc_study_check_heads (const ScStoreStudyData *d, const ScStudyValueRule *rules,
+                               int n_rules, const bool *wanted, ScError *err);
+
+/* Series @rule->name of @d holds positions 0 .. @n − 1 exactly, each in @rule's range. */
+ScStatus sc_study_check_series (const ScStoreStudyData *d, const ScStudyValueRule *rule, int n,
+                                ScError *err);
+
+/* A target that @params_json names ("target": an id; null is the clean top-1) is the
+ * @target the study's clean series holds. */
+ScStatus sc_study_check_target (const ScStoreStudyData *d, const char *params_json, int target,
+                                ScError *err);
+
+/* The latest complete study of @kind with @params_json of the model with @sha256, read and
+ * checked by sc_study_check_unique: SC_ERR_NOT_FOUND when there is none, SC_ERR_FORMAT when
+ * it holds a row twice (*@study_id is then set, so that the refusal can name it). */
 ScStatus sc_study_find_and_read (ScStore *store, const char *kind,
                                  const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
                                  const char *params_json, ScStoreStudyData **d,

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads an optional token-id key into *@id: absent keeps the default, a value past the
- * vocabulary keeps it too (llama.cpp warns "bad special token" and does the same). */
+/* Reads an optional token-id key into *@id: absent keeps the default. A value past the
+ * vocabulary is refused, naming the key (llama.cpp warns "bad special token" and keeps its
+ * default, which silently changed what a run was: a BOS id of 1 is <eos> in some
+ * vocabularies, and an unknown-token id of 0 a real token — issue 25). */
 static ScStatus
 gguf_opt_id (const ScGguf *g, const char *key, uint32_t n_tokens, int32_t *id, ScError *err)
 {
@@ -21,8 +23,10 @@ gguf_opt_id (const ScGguf *g, const char *key, uint32_t n_tokens, int32_t *id, S
   ScStatus st = sc_gguf_get_u32 (g, key, &v, err);
   if (st != SC_OK)
     return st;
-  if (v < n_tokens)
-    *id = (int32_t) v;
+  if (v >= n_tokens)
+    return sc_error_set (err, SC_ERR_FORMAT, "'%s' is %u, beyond the vocabulary of %u tokens",
+                         key, v, n_tokens);
+  *id = (int32_t) v;
   return SC_OK;
 }
 

@@ -436,9 +436,14 @@ load_tokens (ScTokenizer *tok, const ScTokenizerDesc *desc, ScError *err)
       t->len = (uint32_t) len;
       off += len;
 
+      /* A type outside llama.cpp's enum changes how the token is matched (issue 25: 99 and
+       * -1 were read as UNDEFINED): refused by its index and value. */
       int32_t type = desc->token_types != NULL ? desc->token_types[i] : SC_TOKEN_NORMAL;
-      t->type = (type >= SC_TOKEN_NORMAL && type <= SC_TOKEN_BYTE) ? (uint8_t) type
-                                                                   : SC_TOKEN_UNDEFINED;
+      if (type < SC_TOKEN_UNDEFINED || type > SC_TOKEN_BYTE)
+        return sc_error_set (err, SC_ERR_FORMAT, "token %u has type %d, not one of llama.cpp's "
+                             "token types (%d to %d)", i, type, SC_TOKEN_UNDEFINED,
+                             SC_TOKEN_BYTE);
+      t->type = (uint8_t) type;
 
       uint32_t h = hash_text (tok->texts + t->off, len);
       size_t j = h & tok->token_map.mask;

@@ -109,7 +109,8 @@ expect_fail means-unknown-set "$tmp/bad" "no reference set named 'no-such-set'" 
 if command -v sqlite3 > /dev/null; then
   mid=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/m1.json")
   sqlite3 "$db" "UPDATE study_series SET value = NULL WHERE study_id = $mid AND series = 'mean' AND pos = 100"
-  "$saccade" means --db "$db" --json > "$tmp/m3.json" 2>&1
+  "$saccade" means --db "$db" --json > "$tmp/m3.json" 2> "$tmp/m3.err"
+  check means-corrupt-said "$tmp/m3.err" "stored head-means study .*is refused (.*); computing it again"
   py_check means-corrupt "$tmp/m3.json" '
 assert d["source"] == "computed", d
 assert "refused" in d["warning"] and "layer 0 head 1 dimension 36" in d["warning"], d["warning"]'

@@ -221,22 +221,34 @@ byte_to_cp (guint b)
   return 256 + n;
 }
 
+/* A random weight; when @tw names it, its element 0 becomes @tw->bad_value. */
 static void
 add_weight (ScTestGguf *g, GRand *r, const char *name, int64_t ne0, int64_t ne1, float scale,
-            float offset)
+            float offset, const ScTestTinyTweaks *tw)
 {
   gsize n = (gsize) (ne0 * ne1), i;
   g_autofree float *w = g_new (float, n);
   int64_t ne[2] = { ne0, ne1 };
   for (i = 0; i < n; i++)
     w[i] = offset + scale * (float) g_rand_double_range (r, -1.0, 1.0);
+  if (tw != NULL && tw->bad_tensor != NULL && strcmp (tw->bad_tensor, name) == 0)
+    w[0] = tw->bad_value;
   sc_test_gguf_add_tensor (g, name, ne1 == 1 ? 1 : 2, ne, 0, w, n * sizeof (float));
 }
 
 /* The byte-level vocabulary of sc_test_gguf_tiny_llama (header): 256 byte tokens, 8
  * merges, <s> and </s>; writes the tokenizer.* keys. */
+static void
+add_byte_vocab (ScTestGguf *g, const ScTestTinyTweaks *tw);
+
 void
 sc_test_gguf_add_byte_vocab (ScTestGguf *g)
+{
+  add_byte_vocab (g, NULL);
+}
+
+static void
+add_byte_vocab (ScTestGguf *g, const ScTestTinyTweaks *tw)
 {
   enum { NMERGE = SC_TEST_GGUF_N_MERGES };
   static const char *merge_pairs[NMERGE][2] = {
@@ -265,6 +277,8 @@ sc_test_gguf_add_byte_vocab (ScTestGguf *g)
   g_ptr_array_add (toks, g_strdup ("<s>"));
   g_ptr_array_add (toks, g_strdup ("</s>"));
   types[256 + NMERGE] = types[256 + NMERGE + 1] = 3;
+  if (tw != NULL && tw->token_type_at >= 0 && (guint) tw->token_type_at < V)
+    types[tw->token_type_at] = tw->token_type;
 
   sc_test_gguf_add_str (g, "tokenizer.ggml.model", "gpt2");
   sc_test_gguf_add_str (g, "tokenizer.ggml.pre", "smollm");
@@ -273,14 +287,26 @@ sc_test_gguf_add_byte_vocab (ScTestGguf *g)
   sc_test_gguf_add_i32_array (g, "tokenizer.ggml.token_type", types, V);
   sc_test_gguf_add_str_array (g, "tokenizer.ggml.merges", (const char *const *) merges->pdata,
                               NULL, merges->len);
-  sc_test_gguf_add_u32 (g, "tokenizer.ggml.bos_token_id", 256 + NMERGE);
+  sc_test_gguf_add_u32 (g, "tokenizer.ggml.bos_token_id",
+                        tw != NULL && tw->bos_id >= 0 ? (uint32_t) tw->bos_id : 256 + NMERGE);
   sc_test_gguf_add_u32 (g, "tokenizer.ggml.eos_token_id", 256 + NMERGE + 1);
+  if (tw != NULL && tw->unk_id >= 0)
+    sc_test_gguf_add_u32 (g, "tokenizer.ggml.unknown_token_id", (uint32_t) tw->unk_id);
 }
 
 GBytes *
 sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor)
 {
+  const ScTestTinyTweaks tw = { .omit_tensor = omit_tensor, .bos_id = -1, .unk_id = -1,
+                                .token_type_at = -1 };
+  return sc_test_gguf_tiny_llama_tweaked (seed, arch, &tw);
+}
+
+GBytes *
+sc_test_gguf_tiny_llama_tweaked (guint32 seed, const char *arch, const ScTestTinyTweaks *tw)
+{
   enum { E = 16, H = 4, HKV = 2, D = 4, F = 32, L = 2, NMERGE = 8 };
+  const char *omit_tensor = tw->omit_tensor;
   ScTestGguf *g = sc_test_gguf_new (3);
   GRand *r = g_rand_new_with_seed (seed);
   const guint V = SC_TEST_GGUF_BYTE_VOCAB;
@@ -291,7 +317,7 @@ sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor
   sc_test_gguf_add_str (g, "general.architecture", arch);
   sc_test_gguf_add_str (g, "general.name", "tiny-llama-test");
 #define K(s) (g_snprintf (key, sizeof key, "%s.%s", arch, s), key)
-  sc_test_gguf_add_u32 (g, K ("block_count"), L);
+  sc_test_gguf_add_u32 (g, K ("block_count"), tw->block_count > 0 ? tw->block_count : L);
   sc_test_gguf_add_u32 (g, K ("embedding_length"), E);
   sc_test_gguf_add_u32 (g, K ("attention.head_count"), H);
   sc_test_gguf_add_u32 (g, K ("attention.head_count_kv"), HKV);
@@ -300,12 +326,12 @@ sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor
   sc_test_gguf_add_f32 (g, K ("rope.freq_base"), 10000.0f);
   sc_test_gguf_add_f32 (g, K ("attention.layer_norm_rms_epsilon"), 1e-5f);
 #undef K
-  sc_test_gguf_add_byte_vocab (g);
+  add_byte_vocab (g, tw);
 #define T(name, ne0, ne1, scale, off)                                                         \
   do                                                                                          \
     {                                                                                         \
       if (omit_tensor == NULL || strcmp (omit_tensor, name) != 0)                             \
-        add_weight (g, r, name, ne0, ne1, scale, off);                                        \
+        add_weight (g, r, name, ne0, ne1, scale, off, tw);                                    \
     }                                                                                         \
   while (0)
   T ("token_embd.weight", E, V, 1.0f, 0.0f);

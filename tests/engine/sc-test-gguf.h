@@ -46,6 +46,22 @@ void sc_test_gguf_add_byte_vocab (ScTestGguf *g);
  * context 64. @omit_tensor / @arch let tests break it. */
 GBytes *sc_test_gguf_tiny_llama (guint32 seed, const char *arch, const char *omit_tensor);
 
+/* What sc_test_gguf_tiny_llama_tweaked changes in the tiny llama, to build a hostile file
+ * (tests/engine/test-model-hostile.c). */
+typedef struct {
+  const char *omit_tensor;   /* NULL: every tensor */
+  guint32 block_count;       /* the block_count key; 0: the 2 layers written */
+  gint64 bos_id;             /* tokenizer.ggml.bos_token_id; -1: <s> (264) */
+  gint64 unk_id;             /* tokenizer.ggml.unknown_token_id; -1: absent */
+  int token_type_at;         /* the token whose type becomes token_type; -1: none */
+  gint32 token_type;
+  const char *bad_tensor;    /* the tensor whose element 0 becomes bad_value; NULL: none */
+  float bad_value;
+} ScTestTinyTweaks;
+
+GBytes *sc_test_gguf_tiny_llama_tweaked (guint32 seed, const char *arch,
+                                         const ScTestTinyTweaks *tw);
+
 /* Opens a model (one dequantising thread) from GGUF bytes held in memory, which the model
  * borrows: @bytes must outlive it. Fails the test with the engine's message. */
 struct ScModel *sc_test_model_open_bytes (GBytes *bytes);

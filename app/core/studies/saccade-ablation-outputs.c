@@ -130,6 +130,15 @@ const SaccadeStudyOutputs saccade_heads_mean_outputs = {
   .kind = &sc_study_kind_heads_mean, .json = heads_mean_json, .text = heads_mean_text,
 };
 
+/* Label @i of the run's (s->n_tokens) labels; "?" past them. The loader refuses a study of
+ * another length than its run (saccade-study.h), but a printer trusts no count it did not
+ * make: a study's own count once indexed the labels past their end (issue 25). */
+static const char *
+label_at (const SaccadeStudy *s, const char *const *labels, int i)
+{
+  return i >= 0 && i < s->n_tokens ? labels[i] : "?";
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Token leave-one-out                                                                   */
 
@@ -143,7 +152,7 @@ tokens_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
     {
       const ScAblationEffect *e = kind == 0 ? t->mask : t->drop;
       saccade_json_begin_array (b, kind == 0 ? "mask" : "drop");
-      for (int i = 0; i < t->n_tokens - 1; i++) /* the query is never erased */
+      for (int i = 0; i < MIN (t->n_tokens, s->n_tokens) - 1; i++) /* the query is never erased */
         {
           json_builder_begin_object (b);
           saccade_json_int (b, "pos", i);
@@ -171,12 +180,12 @@ tokens_text (GString *out, const SaccadeStudy *s, const char *const *labels, int
       for (int j = 0; j < t->n_tokens - 1; j++)
         {
           g_string_append_printf (out, "  %3d  ", j);
-          saccade_format_padded (out, labels[j], 16);
+          saccade_format_padded (out, label_at (s, labels, j), 16);
           effect_row (out, kind == 0 ? &t->mask[j] : &t->drop[j]);
         }
     }
   g_string_append_printf (out, "  (the last token, %s, is the query and is never erased)\n",
-                          labels[t->n_tokens - 1]);
+                          label_at (s, labels, t->n_tokens - 1));
 }
 
 const SaccadeStudyOutputs saccade_tokens_outputs = {
@@ -362,7 +371,7 @@ erasure_text (GString *out, const SaccadeStudy *s, const char *const *labels, in
   g_string_append_printf (out, "\nerasing tokens one after another (%s) until the top-1 flips; "
                           "%d erasable tokens (the query %s is never erased):\n",
                           e->kind == SC_ERASE_DROP ? "dropped" : "masked", m,
-                          labels[e->n_tokens - 1]);
+                          label_at (s, labels, e->n_tokens - 1));
   g_string_append (out, "  ordering          flips after   fraction   p(target) at the flip   "
                         "erased first\n");
   for (int c = 0; c < e->n_curves; c++)
@@ -376,7 +385,7 @@ erasure_text (GString *out, const SaccadeStudy *s, const char *const *labels, in
         g_string_append_printf (out, "  %3d of %-3d    %6.3f     %8.4f              ", cv->flip_k,
                                 m, cv->fraction, cv->p_target[cv->flip_k]);
       for (int k = 0; k < MIN (4, m); k++)
-        g_string_append_printf (out, "%s%s", k > 0 ? " " : "", labels[cv->order[k]]);
+        g_string_append_printf (out, "%s%s", k > 0 ? " " : "", label_at (s, labels, cv->order[k]));
       g_string_append_printf (out, "%s\n", m > 4 ? " …" : "");
     }
   if (e->n_random > 0)

@@ -1,0 +1,147 @@
+/* test-model-hostile.c — model files that lie about themselves are refused by name
+ * (issue 25, item 9): a special token id past the vocabulary, a token type outside
+ * llama.cpp's enum, a block_count short of the layers the file holds, a NaN or infinite
+ * weight. Each builds the tiny llama of sc-test-gguf.h with one thing changed and checks the
+ * loader's message names the key, the token or the tensor. Before the fix each of these
+ * loaded: the ids fell back to llama.cpp's defaults, the types to UNDEFINED, the model ran
+ * block_count layers, and NaN weights gave NaN logits (generate printed nothing, exit 0).
+ */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "format/sc-gguf.h"
+#include "model/sc-model.h"
+#include "sc-test-gguf.h"
+
+/* The tiny llama as written: every tweak off. */
+static ScTestTinyTweaks
+untweaked (void)
+{
+  return (ScTestTinyTweaks) { .bos_id = -1, .unk_id = -1, .token_type_at = -1 };
+}
+
+/* Opens the tiny llama with @tw; returns the loader's status, its message in @err. */
+static ScStatus
+open_tweaked (const ScTestTinyTweaks *tw, ScError *err)
+{
+  g_autoptr (GBytes) bytes = sc_test_gguf_tiny_llama_tweaked (11, "llama", tw);
+  gsize n;
+  const void *d = g_bytes_get_data (bytes, &n);
+  ScGguf *g = NULL;
+  ScModel *m = NULL;
+  ScStatus st;
+
+  g_assert_cmpint (sc_gguf_open_memory (d, n, &g, err), ==, SC_OK);
+  st = sc_model_open_gguf (g, 1, &m, err); /* takes @g, also on failure */
+  sc_model_free (m);
+  return st;
+}
+
+static void
+expect_refused (const ScTestTinyTweaks *tw, const char *needle)
+{
+  ScError err = { 0 };
+  ScStatus st = open_tweaked (tw, &err);
+
+  g_test_message ("loader: %s", err.message);
+  g_assert_cmpint (st, !=, SC_OK);
+  g_assert_nonnull (strstr (err.message, needle));
+}
+
+static void
+test_untweaked_loads (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+  ScError err = { 0 };
+
+  tw.unk_id = 5;
+  g_assert_cmpint (open_tweaked (&tw, &err), ==, SC_OK);
+}
+
+static void
+test_bos_beyond_vocabulary (void)
+{
+  /* the vocabulary is 266 tokens: 266 is the first id past it */
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.bos_id = SC_TEST_GGUF_BYTE_VOCAB;
+  expect_refused (&tw,
+                  "'tokenizer.ggml.bos_token_id' is 266, beyond the vocabulary of 266 tokens");
+}
+
+static void
+test_unk_beyond_vocabulary (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.unk_id = 100000;
+  expect_refused (&tw,
+                  "'tokenizer.ggml.unknown_token_id' is 100000, beyond the vocabulary");
+}
+
+static void
+test_token_type_99 (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.token_type_at = 65;
+  tw.token_type = 99;
+  expect_refused (&tw, "token 65 has type 99");
+}
+
+static void
+test_token_type_minus_1 (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.token_type_at = 3;
+  tw.token_type = -1;
+  expect_refused (&tw, "token 3 has type -1");
+}
+
+static void
+test_block_count_short (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.block_count = 1;
+  expect_refused (&tw, "tensor 'blk.1.");
+}
+
+static void
+test_nan_norm_weight (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.bad_tensor = "blk.1.attn_norm.weight";
+  tw.bad_value = NAN;
+  expect_refused (&tw,
+                  "tensor 'blk.1.attn_norm.weight': element 0 is NaN");
+}
+
+static void
+test_inf_norm_weight (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.bad_tensor = "output_norm.weight";
+  tw.bad_value = -INFINITY;
+  expect_refused (&tw,
+                  "tensor 'output_norm.weight': element 0 is -Inf");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/model-hostile/untweaked-loads", test_untweaked_loads);
+  g_test_add_func ("/model-hostile/bos-beyond-vocabulary", test_bos_beyond_vocabulary);
+  g_test_add_func ("/model-hostile/unk-beyond-vocabulary", test_unk_beyond_vocabulary);
+  g_test_add_func ("/model-hostile/token-type-99", test_token_type_99);
+  g_test_add_func ("/model-hostile/token-type-minus-1", test_token_type_minus_1);
+  g_test_add_func ("/model-hostile/block-count-short", test_block_count_short);
+  g_test_add_func ("/model-hostile/nan-norm-weight", test_nan_norm_weight);
+  g_test_add_func ("/model-hostile/inf-norm-weight", test_inf_norm_weight);
+  return g_test_run ();
+}
