@@ -282,18 +282,21 @@ job_data_free (JobData *d)
   g_free (d);
 }
 
-static GTask *
-job_new (gpointer source_object, const char *db_path, gint64 run_id, gpointer tag,
-         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+/* Every job of this file: a task tagged @tag (its _async function) whose data is the
+ * store's path and the run's id, run in a worker by @thread. */
+static void
+job_run (gpointer source_object, const char *db_path, gint64 run_id, gpointer tag,
+         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data,
+         GTaskThreadFunc thread)
 {
-  GTask *task = g_task_new (source_object, cancellable, callback, user_data);
+  g_autoptr (GTask) task = g_task_new (source_object, cancellable, callback, user_data);
   JobData *d = g_new0 (JobData, 1);
 
   d->db_path = g_strdup (db_path);
   d->run_id = run_id;
   g_task_set_source_tag (task, tag);
   g_task_set_task_data (task, d, (GDestroyNotify) job_data_free);
-  return task;
+  g_task_run_in_thread (task, thread);
 }
 
 static void
@@ -345,9 +348,8 @@ void
 saccade_run_list_async (gpointer source_object, const char *db_path, GCancellable *cancellable,
                         GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = job_new (source_object, db_path, 0, saccade_run_list_async,
-                                    cancellable, callback, user_data);
-  g_task_run_in_thread (task, list_thread);
+  job_run (source_object, db_path, 0, saccade_run_list_async, cancellable, callback,
+           user_data, list_thread);
 }
 
 GListStore *
@@ -682,9 +684,8 @@ saccade_run_load_async (gpointer source_object, const char *db_path, gint64 run_
                         GCancellable *cancellable, GAsyncReadyCallback callback,
                         gpointer user_data)
 {
-  g_autoptr (GTask) task = job_new (source_object, db_path, run_id, saccade_run_load_async,
-                                    cancellable, callback, user_data);
-  g_task_run_in_thread (task, load_thread);
+  job_run (source_object, db_path, run_id, saccade_run_load_async, cancellable, callback,
+           user_data, load_thread);
 }
 
 SaccadeRun *
@@ -717,9 +718,8 @@ saccade_run_delete_async (gpointer source_object, const char *db_path, gint64 ru
                           GCancellable *cancellable, GAsyncReadyCallback callback,
                           gpointer user_data)
 {
-  g_autoptr (GTask) task = job_new (source_object, db_path, run_id, saccade_run_delete_async,
-                                    cancellable, callback, user_data);
-  g_task_run_in_thread (task, delete_thread);
+  job_run (source_object, db_path, run_id, saccade_run_delete_async, cancellable, callback,
+           user_data, delete_thread);
 }
 
 gboolean
