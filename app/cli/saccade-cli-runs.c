@@ -27,6 +27,22 @@ text_cell (const char *text, size_t len, guint width)
   return g_string_free (s, FALSE);
 }
 
+/* The options of runs and rm, the only two: --db FILE into @db_opt, --json into @json; @args
+ * is the context's summary. FALSE when they do not parse (said on stderr; exit status 2). */
+static gboolean
+parse_db_json (int *argc, char ***argv, const char *args, char **db_opt, gboolean *json)
+{
+  GOptionEntry entries[] = {
+    SACCADE_STORE_CLI_DB_OPTION (db_opt),
+    SACCADE_STORE_CLI_JSON_OPTION (json),
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (args);
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  return saccade_cli_parse_options (ctx, argc, argv);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* runs                                                                                  */
 
@@ -131,18 +147,11 @@ saccade_cmd_runs (int argc, char **argv)
 {
   gboolean json = FALSE;
   g_autofree char *db_opt = NULL;
-  GOptionEntry entries[] = {
-    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- list the stored runs");
   RunsResult r = { 0 };
   ScError err = { 0 };
   int rc = 0;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  if (!parse_db_json (&argc, &argv, "- list the stored runs", &db_opt, &json))
     return 2;
   if (!runs_list (db_opt, &r, &err))
     rc = saccade_store_cli_fail (&err);
@@ -217,20 +226,13 @@ saccade_cmd_rm (int argc, char **argv)
 {
   gboolean json = FALSE;
   g_autofree char *db_opt = NULL;
-  GOptionEntry entries[] = {
-    SACCADE_STORE_CLI_DB_OPTION (&db_opt),
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "RUN... - delete runs and give their space back");
   g_autofree char *path = NULL;
   g_autofree gint64 *ids = NULL;
   RmResult r = { 0 };
   int i, rc = 0;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  if (!parse_db_json (&argc, &argv, "RUN... - delete runs and give their space back", &db_opt,
+                      &json))
     return 2;
   if (argc < 2)
     {
