@@ -84,24 +84,6 @@ file_sha256 (const char *path, GError **error)
   return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data, len);
 }
 
-static void
-sentence_free (gpointer p)
-{
-  SaccadeFaithSentence *s = p;
-
-  g_free (s->text);
-  g_free (s);
-}
-
-static void
-set_error (GError **error, const ScError *err)
-{
-  if (err->status == SC_ERR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-  else
-    saccade_set_error_from_sc (error, err);
-}
-
 SaccadeFaithFile *
 saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSession *session,
                                  const char *file_path, GPtrArray *sentences,
@@ -141,15 +123,12 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
     }
 
   /* this shard's sentences, in file order */
-  f->sentences = g_ptr_array_new_with_free_func (sentence_free);
+  f->sentences = saccade_faith_sentences_new ();
   for (guint k = 0; k < all->len; k++)
     if (saccade_shard_has (shard, k))
       {
         const SaccadeFaithSentence *from = g_ptr_array_index (all, k);
-        SaccadeFaithSentence *s = g_new (SaccadeFaithSentence, 1);
-        s->text = g_strdup (from->text);
-        s->line = from->line;
-        g_ptr_array_add (f->sentences, s);
+        saccade_faith_sentences_add (f->sentences, g_strdup (from->text), from->line);
       }
   n = f->sentences->len;
   f->results = g_new0 (ScFaithResult *, MAX (n, 1));
@@ -157,26 +136,15 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
   for (guint i = 0; i < n; i++)
     {
       const SaccadeFaithSentence *s = g_ptr_array_index (f->sentences, i);
-      g_autoptr (GArray) ids = saccade_tokenize (model, s->text, -1, FALSE, error);
+      g_autoptr (GArray) ids = saccade_faith_sentence_ids (model, s, error);
       SaccadeProgressPart prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
       char pj[256], pl[512];
       if (ids == NULL)
         {
-          g_prefix_error (error, _("line %d: "), s->line);
           sc_store_close (store);
           return NULL;
         }
       f->n_tokens[i] = (int) ids->len;
-      if (ids->len < SC_FAITH_MIN_TOKENS || ids->len > SACCADE_FAITH_MAX_TOKENS)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                       _("line %d: the sentence has %u tokens; faithfulness needs %d to %d "
-                         "(the last token is the query, and a ranking needs two tokens "
-                         "before it)"), s->line, ids->len, SC_FAITH_MIN_TOKENS,
-                       SACCADE_FAITH_MAX_TOKENS);
-          sc_store_close (store);
-          return NULL;
-        }
       if (sc_faith_params_json (0, (const int32_t *) ids->data, (int) ids->len, params, pj,
                                 sizeof pj) < 2
           || g_snprintf (pl, sizeof pl, "%.*s,\"dataset\":\"%s\",\"line\":%d}",
@@ -199,7 +167,7 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
                         NULL, saccade_progress_part_engine, &prog, &f->results[i], NULL, &err) != SC_OK
           || sc_faith_store (store, &sm, pl, f->results[i], NULL, &err) != SC_OK)
         {
-          set_error (error, &err);
+          saccade_set_error_from_sc_cancel (error, &err);
           g_prefix_error (error, _("line %d: "), s->line);
           sc_store_close (store);
           return NULL;
@@ -430,7 +398,7 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
 
   /* 3. each line once (the latest study of it), read back checked, summarised */
   f = g_new0 (SaccadeFaithFile, 1);
-  f->sentences = g_ptr_array_new_with_free_func (sentence_free);
+  f->sentences = saccade_faith_sentences_new ();
   f->results = g_new0 (ScFaithResult *, items->len);
   f->n_tokens = g_new0 (int, items->len);
   {
@@ -442,7 +410,6 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
       {
         const Item *it = &g_array_index (items, Item, i);
         const guint n = f->sentences->len;
-        SaccadeFaithSentence *s;
         if (i + 1 < items->len && g_array_index (items, Item, i + 1).line == it->line)
           continue;
         if (sc_faith_load (store, &mi, man[0].model_sha256, it->ref->params, &info->params,
@@ -452,10 +419,7 @@ saccade_faithfulness_report (const char *db_path, SaccadeFaithReportInfo *info,
             goto out;
           }
         f->n_tokens[n] = f->results[n]->n_tokens;
-        s = g_new (SaccadeFaithSentence, 1);
-        s->text = g_strdup ("");
-        s->line = it->line;
-        g_ptr_array_add (f->sentences, s);
+        saccade_faith_sentences_add (f->sentences, g_strdup (""), it->line);
       }
   }
   if (sc_faith_summarize ((const ScFaithResult *const *) f->results, (int) f->sentences->len,

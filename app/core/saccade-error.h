@@ -16,4 +16,8 @@ GQuark saccade_error_quark (void);
  * status's name when the engine gave none). */
 void saccade_set_error_from_sc (GError **error, const ScError *err);
 
+/* The same, except that SC_ERR_CANCELLED becomes G_IO_ERROR_CANCELLED ("Cancelled"), the
+ * code a GIO caller tests for: for work whose only cancel is its caller's. */
+void saccade_set_error_from_sc_cancel (GError **error, const ScError *err);
+
 G_END_DECLS

@@ -70,15 +70,6 @@ saccade_faithfulness_read_run (const char *db_path, gint64 run_id, ScModel *mode
   return TRUE;
 }
 
-static void
-set_error (GError **error, const ScError *err)
-{
-  if (err->status == SC_ERR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-  else
-    saccade_set_error_from_sc (error, err);
-}
-
 /* Each head's direct logit attribution to the sweep's target (stored, else computed: one
  * clean pass) against its ablation effect, as the head level's last entry. */
 static void
@@ -242,7 +233,7 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
         {
           sc_token_loo_result_free (loo);
           sc_store_close (store);
-          set_error (error, &err);
+          saccade_set_error_from_sc_cancel (error, &err);
           return NULL;
         }
       sc_token_loo_result_free (loo);
@@ -293,9 +284,25 @@ sentence_free (gpointer p)
 }
 
 GPtrArray *
+saccade_faith_sentences_new (void)
+{
+  return g_ptr_array_new_with_free_func (sentence_free);
+}
+
+void
+saccade_faith_sentences_add (GPtrArray *sentences, char *text, int line)
+{
+  SaccadeFaithSentence *s = g_new (SaccadeFaithSentence, 1);
+
+  s->text = text;
+  s->line = line;
+  g_ptr_array_add (sentences, s);
+}
+
+GPtrArray *
 saccade_faithfulness_read_sentences (const char *path, GError **error)
 {
-  g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (sentence_free);
+  g_autoptr (GPtrArray) out = saccade_faith_sentences_new ();
   g_autofree char *data = NULL;
   gsize len = 0, start = 0;
   int line = 0;
@@ -336,10 +343,7 @@ saccade_faithfulness_read_sentences (const char *path, GError **error)
                            "have"), path, line, (unsigned long) l, SACCADE_FAITH_MAX_LINE_BYTES);
             return NULL;
           }
-        SaccadeFaithSentence *sent = g_new (SaccadeFaithSentence, 1);
-        sent->text = g_steal_pointer (&text);
-        sent->line = line;
-        g_ptr_array_add (out, sent);
+        saccade_faith_sentences_add (out, g_steal_pointer (&text), line);
       }
     }
   if (out->len == 0)
@@ -367,6 +371,28 @@ saccade_faith_file_free (SaccadeFaithFile *f)
   g_free (f);
 }
 
+GArray *
+saccade_faith_sentence_ids (ScModel *model, const SaccadeFaithSentence *s, GError **error)
+{
+  g_autoptr (GArray) ids = saccade_tokenize (model, s->text, -1, FALSE, error);
+
+  if (ids == NULL)
+    {
+      g_prefix_error (error, _("line %d: "), s->line);
+      return NULL;
+    }
+  if (ids->len < SC_FAITH_MIN_TOKENS || ids->len > SACCADE_FAITH_MAX_TOKENS)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("line %d: the sentence has %u tokens; faithfulness needs %d to %d "
+                     "(the last token is the query, and a ranking needs two tokens "
+                     "before it)"), s->line, ids->len, SC_FAITH_MIN_TOKENS,
+                   SACCADE_FAITH_MAX_TOKENS);
+      return NULL;
+    }
+  return g_steal_pointer (&ids);
+}
+
 SaccadeFaithFile *
 saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *sentences,
                                const ScFaithParams *params, SaccadeProgress progress,
@@ -383,27 +409,15 @@ saccade_faithfulness_run_file (ScModel *model, ScSession *session, GPtrArray *se
   for (guint i = 0; i < n; i++)
     {
       const SaccadeFaithSentence *s = g_ptr_array_index (sentences, i);
-      g_autoptr (GArray) ids = saccade_tokenize (model, s->text, -1, FALSE, error);
+      g_autoptr (GArray) ids = saccade_faith_sentence_ids (model, s, error);
       SaccadeProgressPart prog = { progress, user_data, cancellable, (double) i / n, 1.0 / n };
       if (ids == NULL)
-        {
-          g_prefix_error (error, _("line %d: "), s->line);
-          return NULL;
-        }
+        return NULL;
       f->n_tokens[i] = (int) ids->len;
-      if (ids->len < SC_FAITH_MIN_TOKENS || ids->len > SACCADE_FAITH_MAX_TOKENS)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                       _("line %d: the sentence has %u tokens; faithfulness needs %d to %d "
-                         "(the last token is the query, and a ranking needs two tokens "
-                         "before it)"), s->line, ids->len, SC_FAITH_MIN_TOKENS,
-                       SACCADE_FAITH_MAX_TOKENS);
-          return NULL;
-        }
       if (sc_faith_run (session, model, (const int32_t *) ids->data, (int) ids->len, params,
                         NULL, saccade_progress_part_engine, &prog, &f->results[i], NULL, &err) != SC_OK)
         {
-          set_error (error, &err);
+          saccade_set_error_from_sc_cancel (error, &err);
           g_prefix_error (error, _("line %d: "), s->line);
           return NULL;
         }

@@ -99,10 +99,22 @@ typedef struct {
   int line;     /* 1-based */
 } SaccadeFaithSentence;
 
+/* An empty array of SaccadeFaithSentence that frees them (caller unrefs), and one more
+ * sentence @text (taken) of line @line at its end. */
+GPtrArray *saccade_faith_sentences_new (void);
+void saccade_faith_sentences_add (GPtrArray *sentences, char *text, int line);
+
 /* The sentences of @path (rules above) as SaccadeFaithSentence (the array frees them).
  * Errors: G_FILE_ERROR_* (cannot read), G_IO_ERROR_INVALID_DATA ("FILE:LINE: ..." for
  * invalid UTF-8, a NUL byte or a line too long; no sentence at all). */
 GPtrArray *saccade_faithfulness_read_sentences (const char *path, GError **error);
+
+/* The tokens of sentence @s on @model (no BOS): a GArray of int32 ids, caller frees. NULL
+ * with @error when it does not tokenize or is not SC_FAITH_MIN_TOKENS to
+ * SACCADE_FAITH_MAX_TOKENS long (G_IO_ERROR_INVALID_DATA); either message begins
+ * "line N: ". */
+GArray *saccade_faith_sentence_ids (ScModel *model, const SaccadeFaithSentence *s,
+                                    GError **error);
 
 typedef struct {
   GPtrArray *sentences;             /* SaccadeFaithSentence, owned */

@@ -655,10 +655,7 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
   return g_steal_pointer (&run);
 
 fail:
-  if (err.status == SC_ERR_CANCELLED)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-  else
-    saccade_set_error_from_sc (error, &err);
+  saccade_set_error_from_sc_cancel (error, &err);
 out:
   sc_store_tokens_free (tokens);
   sc_store_run_info_clear (&info);
