@@ -47,6 +47,35 @@ token_bytes (ScModel *model, int32_t id, char buf[256])
   return MIN (n, 256);
 }
 
+/* Token @id as members of @b's open object: "id", then its bytes (saccade_json_piece, the
+ * hex first: tokenize's order, which demo shares). */
+static void
+json_token (JsonBuilder *b, ScModel *model, int32_t id)
+{
+  char buf[256];
+  gsize n = token_bytes (model, id, buf);
+
+  saccade_json_int (b, "id", id);
+  saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
+}
+
+/* Member "tokens": one object for each of @ids (int32_t), with its "pos" first when
+ * @with_pos. */
+static void
+json_tokens (JsonBuilder *b, ScModel *model, const GArray *ids, gboolean with_pos)
+{
+  saccade_json_begin_array (b, "tokens");
+  for (guint i = 0; i < ids->len; i++)
+    {
+      json_builder_begin_object (b);
+      if (with_pos)
+        saccade_json_int (b, "pos", i);
+      json_token (b, model, g_array_index (ids, int32_t, i));
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
 /* One token as the figures label it ("␣cat", "<0xE7>"); safe on a terminal. */
 static char *
 piece (ScModel *model, int32_t id)
@@ -214,18 +243,7 @@ tokenize_print_json (ScModel *model, const TokenizeResult *r)
 
   json_builder_begin_object (b);
   saccade_json_int (b, "n_tokens", r->ids->len);
-  saccade_json_begin_array (b, "tokens");
-  for (guint i = 0; i < r->ids->len; i++)
-    {
-      int32_t id = g_array_index (r->ids, int32_t, i);
-      char buf[256];
-      gsize n = token_bytes (model, id, buf);
-      json_builder_begin_object (b);
-      saccade_json_int (b, "id", id);
-      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
+  json_tokens (b, model, r->ids, FALSE);
   json_builder_end_object (b);
   saccade_json_print (b);
 }
@@ -539,29 +557,14 @@ demo_print_json (ScModel *model, const SaccadeCliCommon *common, const char *tex
   saccade_json_begin_object (b, "text");
   saccade_json_piece (b, (const guint8 *) text, strlen (text), SACCADE_JSON_PIECE_FIRST);
   json_builder_end_object (b);
-  saccade_json_begin_array (b, "tokens");
-  for (guint i = 0; i < r->ids->len; i++)
-    {
-      int32_t id = g_array_index (r->ids, int32_t, i);
-      char buf[256];
-      gsize n = token_bytes (model, id, buf);
-      json_builder_begin_object (b);
-      saccade_json_int (b, "pos", i);
-      saccade_json_int (b, "id", id);
-      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
+  json_tokens (b, model, r->ids, TRUE);
   saccade_json_int (b, "heads_captured", (gint64) s->n_layers * s->n_heads);
   saccade_json_double (b, "forward_seconds", r->seconds);
   saccade_json_begin_array (b, "next_tokens");
   for (int k = 0; k < r->n_top; k++)
     {
-      char buf[256];
-      gsize n = token_bytes (model, r->top[k], buf);
       json_builder_begin_object (b);
-      saccade_json_int (b, "id", r->top[k]);
-      saccade_json_piece (b, (const guint8 *) buf, n, SACCADE_JSON_HEX_FIRST);
+      json_token (b, model, r->top[k]);
       saccade_json_double (b, "probability", r->top_pct[k] / 100.0);
       json_builder_end_object (b);
     }
