@@ -440,15 +440,8 @@ saccade_cmd_means (int argc, char **argv)
                   "set %s, %d sentences, %" G_GINT64_FORMAT " positions\n",
                   sc_model_info (model)->name, m->n_layers, m->n_heads, m->head_dim, hm->set,
                   m->n_sentences, (gint64) m->n_tokens);
-          if (hm->reused)
-            printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
-                    hm->study_id, db_path);
-          else if (hm->study_id > 0)
-            printf ("computed now in %.2f s, stored as study %" G_GINT64_FORMAT " in %s\n",
-                    hm->seconds, hm->study_id, db_path);
-          else
-            printf ("computed now in %.2f s (not stored%s%s)\n", hm->seconds,
-                    warning != NULL ? ": " : "", warning != NULL ? warning : "");
+          saccade_cli_print_study_source (hm->reused, hm->study_id, hm->seconds, 2, db_path,
+                                          warning);
           printf ("root mean square of the means: %.4f\n", sqrt (norm / (double) n));
           if (warning != NULL && hm->study_id > 0)
             printf ("note: %s\n", warning);

@@ -34,15 +34,7 @@ print_text (const SaccadeInduction *ind, const ScModelInfo *info, const Inductio
 
   printf ("%s: induction heads on %s%d random tokens repeated twice, %d seeds\n", info->name,
           r->n_prefix ? "BOS + " : "", r->seq_len, r->n_seeds);
-  if (ind->reused)
-    printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
-            ind->study_id, db_path);
-  else if (ind->study_id > 0)
-    printf ("computed now in %.1f s, stored as study %" G_GINT64_FORMAT " in %s\n",
-            ind->seconds, ind->study_id, db_path);
-  else
-    printf ("computed now in %.1f s (not stored%s%s)\n", ind->seconds, warning ? ": " : "",
-            warning ? warning : "");
+  saccade_cli_print_study_source (ind->reused, ind->study_id, ind->seconds, 1, db_path, warning);
   printf ("\n  rank  head    prefix-match  duplicate  previous  copying\n");
   for (k = 0; k < top; k++)
     {

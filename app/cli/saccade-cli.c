@@ -165,6 +165,21 @@ saccade_median (double *v, int n)
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void
+saccade_cli_print_study_source (gboolean reused, gint64 study_id, double seconds,
+                                int decimals, const char *db_path, const char *warning)
+{
+  if (reused)
+    printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
+            study_id, db_path);
+  else if (study_id > 0)
+    printf ("computed now in %.*f s, stored as study %" G_GINT64_FORMAT " in %s\n", decimals,
+            seconds, study_id, db_path);
+  else
+    printf ("computed now in %.*f s (not stored%s%s)\n", decimals, seconds,
+            warning != NULL ? ": " : "", warning != NULL ? warning : "");
+}
+
 gboolean
 saccade_cli_parse_token (ScModel *model, const char *option, const char *text, int *out,
                          GError **error)

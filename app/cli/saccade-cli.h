@@ -86,6 +86,13 @@ gboolean saccade_cli_parse_token (ScModel *model, const char *option, const char
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
 double saccade_median (double *v, int n);
 
+/* Prints the line that says where a stored study's numbers came from: "reused study ID from
+ * DB_PATH (--recompute to compute again)" when @reused, else "computed now in S s, stored
+ * as study ID in DB_PATH" when @study_id > 0, else "computed now in S s (not stored)" or
+ * "(not stored: WARNING)"; S = @seconds with @decimals digits. */
+void saccade_cli_print_study_source (gboolean reused, gint64 study_id, double seconds,
+                                     int decimals, const char *db_path, const char *warning);
+
 /* Verbs: each returns the process exit status. */
 int saccade_cmd_info (int argc, char **argv);
 int saccade_cmd_tokenize (int argc, char **argv);
