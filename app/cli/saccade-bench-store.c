@@ -89,6 +89,16 @@ open_store (const char *path, ScError *err)
   return s;
 }
 
+/* Closes @s: the seconds the close takes (the writer's checkpoint, then the final one). */
+static double
+timed_close (ScStore *s)
+{
+  const double t0 = now_s ();
+
+  sc_store_close (s);
+  return now_s () - t0;
+}
+
 /* One stored forward pass: the time to the durable commit and, separately, the time the
  * close takes (the writer's checkpoint, then the final one). */
 static gboolean
@@ -101,7 +111,7 @@ stored_run (const char *path, ScSession *session, const ScStoreModel *ident,
   ScObserver obs;
   ScForwardOptions fo = { 0 };
   ScStore *s;
-  double t0 = now_s (), t1;
+  const double t0 = now_s ();
 
   if ((s = open_store (path, err)) == NULL)
     return FALSE;
@@ -119,10 +129,8 @@ stored_run (const char *path, ScSession *session, const ScStoreModel *ident,
     }
   if (sc_store_capture_commit (cap, now_s () - t0, NULL, err) != SC_OK)
     goto fail;
-  t1 = now_s ();
-  *run_s = t1 - t0;
-  sc_store_close (s);
-  *close_s = now_s () - t1;
+  *run_s = now_s () - t0;
+  *close_s = timed_close (s);
   return TRUE;
 fail:
   sc_store_close (s);
@@ -183,9 +191,7 @@ ingest_run (const char *path, const ScStoreModel *ident, const ScStoreToken *pie
   *bytes = info.attention_bytes;
   sc_store_run_info_clear (&info);
   *run_s = t1 - t0;
-  t1 = now_s ();
-  sc_store_close (s);
-  *close_s = now_s () - t1;
+  *close_s = timed_close (s);
   return TRUE;
 fail:
   sc_store_close (s);
