@@ -70,14 +70,14 @@ saccade_cmd_bench_analysis (int argc, char **argv)
   char *sizes = NULL;
   int reps = 3;
   GOptionEntry entries[] = {
-    { "sizes", 'n', 0, G_OPTION_ARG_STRING, &sizes, "Prompt lengths (default 128,512)", "N,N" },
+    SACCADE_BENCH_SIZES_OPTION (&sizes),
     { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Timed rounds (default 3)", "R" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "- the head-distance matrix of every head against the naive two-log loop");
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) list = NULL;
+  g_autofree int *lengths = NULL;
   g_autoptr (GArray) ids = NULL;
   g_autofree Row *rows = NULL;
   SaccadeCliSession s = { 0 };
@@ -90,30 +90,20 @@ saccade_cmd_bench_analysis (int argc, char **argv)
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
   reps = MAX (reps, 1);
-  list = g_strsplit (sizes != NULL ? sizes : "128,512", ",", -1);
-  n_rows = (int) g_strv_length (list);
+  if ((lengths = saccade_bench_sizes (sizes, 1, &n_rows)) == NULL)
+    return 2;
   rows = g_new0 (Row, n_rows);
   for (int i = 0; i < n_rows; i++)
-    if ((rows[i].n = atoi (list[i])) <= 0)
-      {
-        fprintf (stderr, "saccade: bad size '%s'\n", list[i]);
-        return 2;
-      }
+    rows[i].n = lengths[i];
   if ((model = saccade_cli_load_model (&common, &error)) == NULL
       || !saccade_cli_session_open (&s, &common, model, &error))
     goto fail;
   {
-    g_autoptr (GString) prose = g_string_new (NULL);
     int longest = 0;
     for (int i = 0; i < n_rows; i++)
       longest = MAX (longest, rows[i].n);
-    while (ids == NULL || (int) ids->len < longest)
-      {
-        g_string_append (prose, PROSE);
-        g_clear_pointer (&ids, g_array_unref);
-        if ((ids = saccade_tokenize (model, prose->str, -1, FALSE, &error)) == NULL)
-          goto fail;
-      }
+    if ((ids = saccade_bench_prompt (model, PROSE, longest, &error)) == NULL)
+      goto fail;
   }
 
   for (int r = 0; r < n_rows; r++)

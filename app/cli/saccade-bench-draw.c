@@ -164,11 +164,8 @@ saccade_cmd_bench_draw (int argc, char **argv)
   gint64 t0;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return 2;
-    }
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
   if (reps < 1 || iters < 1)
     {
       fprintf (stderr, "saccade: --reps and --iters must be at least 1\n");

@@ -72,7 +72,7 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   int reps = 5;
   gboolean ig = FALSE;
   GOptionEntry entries[] = {
-    { "sizes", 'n', 0, G_OPTION_ARG_STRING, &sizes, "Prompt lengths (default 128,512)", "N,N" },
+    SACCADE_BENCH_SIZES_OPTION (&sizes),
     { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Timed rounds per size (default 5)", "R" },
     { "ig", 0, 0, G_OPTION_ARG_NONE, &ig,
       "Also integrated gradients (50 points) against 50 forward + backward passes", NULL },
@@ -80,46 +80,32 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- gradient benchmark");
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) list = NULL;
+  g_autofree int *lengths = NULL;
   g_autoptr (GArray) ids = NULL;
-  g_autoptr (GString) prose = g_string_new (NULL);
   g_autofree float *logits = NULL;
   ScModel *model = NULL;
   ScBackend *b = NULL;
   ScSession *s = NULL;
   ScGrad *g = NULL;
   ScError err = { 0 };
-  int longest = 0, rc = 1;
+  int n_lengths, longest = 0, rc = 1;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
   common.needs = SC_BACKEND_CAP_BACKWARD;
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return 2;
-    }
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
   reps = MAX (reps, 1);
-  list = g_strsplit (sizes != NULL ? sizes : "128,512", ",", -1);
-  for (int i = 0; list[i] != NULL; i++)
-    if (atoi (list[i]) < 2)
-      {
-        fprintf (stderr, "saccade: bad size '%s' (at least 2 tokens)\n", list[i]);
-        return 2;
-      }
-    else
-      longest = MAX (longest, atoi (list[i]));
+  if ((lengths = saccade_bench_sizes (sizes, 2, &n_lengths)) == NULL)
+    return 2;
+  for (int i = 0; i < n_lengths; i++)
+    longest = MAX (longest, lengths[i]);
   if (common.threads <= 0)
     common.threads = (int) g_get_num_processors ();
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     goto out;
-  while (ids == NULL || (int) ids->len < longest)
-    {
-      g_string_append (prose, PROSE);
-      g_clear_pointer (&ids, g_array_unref);
-      if ((ids = saccade_tokenize (model, prose->str, -1, FALSE, &error)) == NULL)
-        goto out;
-    }
+  if ((ids = saccade_bench_prompt (model, PROSE, longest, &error)) == NULL)
+    goto out;
   logits = g_new (float, sc_model_info (model)->n_vocab);
   if ((b = saccade_cli_backend (&common, &error)) == NULL)
     goto out;
@@ -129,9 +115,9 @@ saccade_cmd_bench_gradients (int argc, char **argv)
           sc_model_info (model)->name, sc_backend_name (b), common.threads, reps);
   printf ("\n     n   forward s   grad x input s   ratio   tape  held MB (fwd)  peak RSS MB "
           "(fwd -> grad)\n");
-  for (int i = 0; list[i] != NULL; i++)
+  for (int i = 0; i < n_lengths; i++)
     {
-      const int n = atoi (list[i]);
+      const int n = lengths[i];
       const int32_t *t = (const int32_t *) ids->data;
       g_autofree double *fw = g_new (double, reps), *gr = g_new (double, reps),
                         *ratio = g_new (double, reps);
@@ -165,9 +151,9 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   if (ig)
     {
       printf ("\n     n   ig (50 adaptive points) s   50 x (forward + backward) s   ratio\n");
-      for (int i = 0; list[i] != NULL; i++)
+      for (int i = 0; i < n_lengths; i++)
         {
-          const int n = atoi (list[i]);
+          const int n = lengths[i];
           const int32_t *t = (const int32_t *) ids->data;
           g_autofree double *a = g_new (double, reps), *p = g_new (double, reps),
                             *ratio = g_new (double, reps);

@@ -279,11 +279,8 @@ saccade_cmd_bench_store (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return 2;
-    }
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
   if (reps < 1 || n < 1)
     {
       fprintf (stderr, "saccade: --reps and --tokens must be positive\n");
@@ -312,16 +309,8 @@ saccade_cmd_bench_store (int argc, char **argv)
   model_path = g_canonicalize_filename (saccade_cli_model_path (&common), NULL);
   if (sc_store_model_identify (model, model_path, &ident, &err) != SC_OK)
     goto sc_fail;
-  {
-    g_autoptr (GString) prose = g_string_new (NULL);
-    while (prose_ids == NULL || (int) prose_ids->len < MAX (n, 512))
-      {
-        g_string_append (prose, PROSE);
-        g_clear_pointer (&prose_ids, g_array_unref);
-        if ((prose_ids = saccade_tokenize (model, prose->str, -1, FALSE, &error)) == NULL)
-          goto out;
-      }
-  }
+  if ((prose_ids = saccade_bench_prompt (model, PROSE, MAX (n, 512), &error)) == NULL)
+    goto out;
   if (sc_store_tokens_from_ids (sc_model_tokenizer (model), (const int32_t *) prose_ids->data,
                                 prose_ids->len, &pieces, &err) != SC_OK)
     goto sc_fail;

@@ -141,7 +141,7 @@ saccade_cmd_bench (int argc, char **argv)
   int reps = 5;
   gboolean peer = FALSE;
   GOptionEntry entries[] = {
-    { "sizes", 'n', 0, G_OPTION_ARG_STRING, &sizes, "Prompt lengths (default 128,512)", "N,N" },
+    SACCADE_BENCH_SIZES_OPTION (&sizes),
     { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Timed runs per size (default 5)", "R" },
     { "peer", 0, 0, G_OPTION_ARG_NONE, &peer,
       "Also measure llama.cpp (llama-cpp-python) on the same model", NULL },
@@ -149,7 +149,7 @@ saccade_cmd_bench (int argc, char **argv)
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- throughput benchmark");
   g_autoptr (GError) error = NULL;
-  g_auto (GStrv) size_list = NULL;
+  g_autofree int *lengths = NULL;
   g_autoptr (GArray) prose_ids = NULL;
   g_autofree char *peer_version = NULL;
   g_autofree BenchRow *rows = NULL;
@@ -163,39 +163,26 @@ saccade_cmd_bench (int argc, char **argv)
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &common);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "saccade: %s\n", error->message);
-      return 2;
-    }
+  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+    return 2;
   if (reps < 1)
     reps = 1;
-  size_list = g_strsplit (sizes != NULL ? sizes : "128,512", ",", -1);
-  n_rows = (int) g_strv_length (size_list);
+  if ((lengths = saccade_bench_sizes (sizes, 1, &n_rows)) == NULL)
+    return 2;
   rows = g_new0 (BenchRow, n_rows);
   for (i = 0; i < n_rows; i++)
-    if ((rows[i].n = atoi (size_list[i])) <= 0)
-      {
-        fprintf (stderr, "saccade: bad size '%s'\n", size_list[i]);
-        return 2;
-      }
+    rows[i].n = lengths[i];
   if (common.threads <= 0)
     common.threads = (int) g_get_num_processors ();
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     goto fail_bench;
   in = sc_model_info (model);
   {
-    g_autoptr (GString) prose = g_string_new (NULL);
     int longest = 0;
     for (i = 0; i < n_rows; i++)
       longest = MAX (longest, rows[i].n);
-    while (prose_ids == NULL || (int) prose_ids->len < longest)
-      {
-        g_string_append (prose, BENCH_PROSE);
-        g_clear_pointer (&prose_ids, g_array_unref);
-        if ((prose_ids = saccade_tokenize (model, prose->str, -1, FALSE, &error)) == NULL)
-          goto fail_bench;
-      }
+    if ((prose_ids = saccade_bench_prompt (model, BENCH_PROSE, longest, &error)) == NULL)
+      goto fail_bench;
   }
 
   if ((inner = saccade_cli_backend (&common, &error)) == NULL)

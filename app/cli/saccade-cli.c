@@ -165,6 +165,42 @@ saccade_median (double *v, int n)
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+int *
+saccade_bench_sizes (const char *text, int min, int *n)
+{
+  g_auto (GStrv) list = g_strsplit (text != NULL ? text : SACCADE_BENCH_SIZES_DEFAULT, ",", -1);
+  g_autofree int *sizes = NULL;
+
+  *n = (int) g_strv_length (list);
+  sizes = g_new0 (int, MAX (*n, 1));
+  for (int i = 0; i < *n; i++)
+    if ((sizes[i] = atoi (list[i])) < min)
+      {
+        if (min > 1)
+          fprintf (stderr, "saccade: bad size '%s' (at least %d tokens)\n", list[i], min);
+        else
+          fprintf (stderr, "saccade: bad size '%s'\n", list[i]);
+        return NULL;
+      }
+  return g_steal_pointer (&sizes);
+}
+
+GArray *
+saccade_bench_prompt (ScModel *model, const char *prose, int n, GError **error)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+  g_autoptr (GArray) ids = NULL;
+
+  while (ids == NULL || (int) ids->len < n)
+    {
+      g_string_append (text, prose);
+      g_clear_pointer (&ids, g_array_unref);
+      if ((ids = saccade_tokenize (model, text->str, -1, FALSE, error)) == NULL)
+        return NULL;
+    }
+  return g_steal_pointer (&ids);
+}
+
 void
 saccade_cli_print_study_source (gboolean reused, gint64 study_id, double seconds,
                                 int decimals, const char *db_path, const char *warning)

@@ -86,6 +86,23 @@ gboolean saccade_cli_parse_token (ScModel *model, const char *option, const char
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
 double saccade_median (double *v, int n);
 
+/* The benchmarks' --sizes (saccade-bench*.c): the prompt lengths to time, comma-separated,
+ * as a GOptionEntry initialiser into @sizes (a char *). */
+#define SACCADE_BENCH_SIZES_DEFAULT "128,512"
+#define SACCADE_BENCH_SIZES_OPTION(sizes)                                                    \
+  { "sizes", 'n', 0, G_OPTION_ARG_STRING, (sizes),                                           \
+    "Prompt lengths (default " SACCADE_BENCH_SIZES_DEFAULT ")", "N,N" }
+
+/* The lengths of --sizes @text (NULL: SACCADE_BENCH_SIZES_DEFAULT), @n of them; each must be
+ * at least @min tokens, else it prints "saccade: bad size 'S'" (and " (at least MIN
+ * tokens)" when @min > 1) and returns NULL (exit status 2). Caller frees. */
+int *saccade_bench_sizes (const char *text, int min, int *n);
+
+/* A benchmark's prompt: the ids (int32_t, no BOS) of @prose repeated until there are at
+ * least @n of them (realistic text rather than one token again and again). Caller frees;
+ * NULL with @error when it does not tokenize. */
+GArray *saccade_bench_prompt (ScModel *model, const char *prose, int n, GError **error);
+
 /* Prints the line that says where a stored study's numbers came from: "reused study ID from
  * DB_PATH (--recompute to compute again)" when @reused, else "computed now in S s, stored
  * as study ID in DB_PATH" when @study_id > 0, else "computed now in S s (not stored)" or
