@@ -143,8 +143,7 @@ saccade_cli_capture_add_json (JsonBuilder *b, const CaptureResult *r, const Capt
           {
             const ScHeadStats *st = saccade_head_stats_table_get (s, l, h);
             json_builder_begin_object (b);
-            saccade_json_int (b, "layer", l);
-            saccade_json_int (b, "head", h);
+            saccade_json_head (b, l, h);
             saccade_json_int (b, "kv_head", h / group);
             saccade_json_double (b, "mean_entropy", st->entropy);
             saccade_json_double (b, "last_entropy", st->last_entropy);

@@ -217,8 +217,7 @@ json_side (JsonBuilder *b, const SaccadeModelCompare *c, int which)
       for (int j = 0; j < MIN (n, STRONGEST); j++)
         {
           json_builder_begin_object (b);
-          saccade_json_int (b, "layer", heads[j] / s->n_heads);
-          saccade_json_int (b, "head", heads[j] % s->n_heads);
+          saccade_json_head (b, heads[j] / s->n_heads, heads[j] % s->n_heads);
           saccade_json_double (b, "depth", saccade_model_side_depth (s, heads[j] / s->n_heads));
           saccade_json_double (b, "score", sc_head_type_score ((ScHeadType) k, &s->stats[heads[j]],
                                                                &ir->heads[heads[j]]));
@@ -232,8 +231,7 @@ json_side (JsonBuilder *b, const SaccadeModelCompare *c, int which)
     {
       const int l = i / s->n_heads;
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", l);
-      saccade_json_int (b, "head", i % s->n_heads);
+      saccade_json_head (b, l, i % s->n_heads);
       saccade_json_double (b, "depth", saccade_model_side_depth (s, l));
       saccade_json_string (b, "type", sc_head_type_id (s->types[i]));
       saccade_json_begin_array (b, "meets");

@@ -177,8 +177,7 @@ pair_print_json (const PairResult *r)
     {
       json_builder_begin_object (b);
       saccade_json_int (b, "run", r->ref[i].run);
-      saccade_json_int (b, "layer", r->ref[i].layer);
-      saccade_json_int (b, "head", r->ref[i].head);
+      saccade_json_head (b, r->ref[i].layer, r->ref[i].head);
       saccade_json_int (b, "kv_head", r->ref[i].head / saccade_cli_group_size (&r->run[i].info));
       json_builder_end_object (b);
     }
@@ -327,8 +326,8 @@ distance_print_json (const DistanceResult *r)
   for (int i = 0; i < r->n_all; i++)
     {
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", r->order[i] / (int) r->run.info.n_heads);
-      saccade_json_int (b, "head", r->order[i] % (int) r->run.info.n_heads);
+      saccade_json_head (b, r->order[i] / (int) r->run.info.n_heads,
+                         r->order[i] % (int) r->run.info.n_heads);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);

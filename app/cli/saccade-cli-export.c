@@ -306,8 +306,7 @@ export_print (const ExportRequest *q, const ExportResult *r, gboolean json)
     {
       saccade_json_string (b, "figure", figure_ids[q->kind]);
       saccade_json_int (b, "run", q->run);
-      saccade_json_int (b, "layer", q->layer);
-      saccade_json_int (b, "head", q->head);
+      saccade_json_head (b, q->layer, q->head);
       saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
       if (q->kind == SACCADE_EXPORT_LINES)
         {

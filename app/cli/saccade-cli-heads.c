@@ -187,8 +187,7 @@ heads_print_json (const HeadsResult *r)
       const ScHeadStats *s = &r->scores.stats[h];
 
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", h / (int) r->scores.n_heads);
-      saccade_json_int (b, "head", h % (int) r->scores.n_heads);
+      saccade_json_head (b, h / (int) r->scores.n_heads, h % (int) r->scores.n_heads);
       saccade_json_int (b, "kv_head", (h % (int) r->scores.n_heads) / g);
       for (int k = 0; k < SC_HEAD_N_METRICS; k++)
         saccade_json_double (b, sc_store_score_id (k), score_value (s, k));

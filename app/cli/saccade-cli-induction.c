@@ -77,8 +77,7 @@ print_json (const SaccadeInduction *ind, const ScModelInfo *info)
     {
       const int i = order[k];
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", i / r->n_heads);
-      saccade_json_int (b, "head", i % r->n_heads);
+      saccade_json_head (b, i / r->n_heads, i % r->n_heads);
       saccade_json_double (b, "prefix_matching", r->heads[i].prefix_matching);
       saccade_json_double (b, "duplicate_token", r->heads[i].duplicate_token);
       saccade_json_double (b, "previous_token", r->heads[i].previous_token);

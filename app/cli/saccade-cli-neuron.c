@@ -41,8 +41,7 @@ print_json (const SaccadeNeuron *nv, const NeuronOptions *o, const SaccadeNeuron
   saccade_json_int (b, "run", nv->run.id);
   saccade_json_string (b, "model", nv->run.model_name);
   saccade_json_int (b, "n_tokens", nv->n_tokens);
-  saccade_json_int (b, "layer", nv->layer);
-  saccade_json_int (b, "head", nv->head);
+  saccade_json_head (b, nv->layer, nv->head);
   saccade_json_int (b, "kv_head", nv->kv_head);
   saccade_json_int (b, "head_dim", D);
   saccade_json_double (b, "attn_scale", nv->attn_scale);

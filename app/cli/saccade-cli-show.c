@@ -148,8 +148,7 @@ show_print_json (const ShowResult *r)
   if (r->with_head)
     {
       saccade_json_begin_object (b, "attention");
-      saccade_json_int (b, "layer", r->layer);
-      saccade_json_int (b, "head", r->head);
+      saccade_json_head (b, r->layer, r->head);
       saccade_json_int (b, "kv_head", r->head / (int) (r->info.n_heads / r->info.n_kv_heads));
       saccade_json_begin_array (b, "queries");
       for (guint i = 0; i < r->n_query; i++)

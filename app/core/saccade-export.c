@@ -650,8 +650,7 @@ head_json (const SaccadeExportSource *src, const SaccadeExportHeadView *v, int l
 
   json_builder_begin_object (b);
   saccade_json_int (b, "run", src->run_id);
-  saccade_json_int (b, "layer", layer);
-  saccade_json_int (b, "head", head);
+  saccade_json_head (b, layer, head);
   saccade_json_int (b, "n_query", v->n_query);
   saccade_json_int (b, "n_key", v->n_key);
   if (v->q0 != 0 || v->k0 != 0 || v->n_query != (guint) src->n || v->n_key != (guint) src->n)

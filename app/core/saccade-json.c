@@ -50,6 +50,13 @@ saccade_json_bool (JsonBuilder *b, const char *name, gboolean value)
 }
 
 void
+saccade_json_head (JsonBuilder *b, gint64 layer, gint64 head)
+{
+  saccade_json_int (b, "layer", layer);
+  saccade_json_int (b, "head", head);
+}
+
+void
 saccade_json_begin_object (JsonBuilder *b, const char *name)
 {
   json_builder_set_member_name (b, name);

@@ -25,6 +25,8 @@ void saccade_json_double (JsonBuilder *b, const char *name, double value);
 /* NULL @value: null. */
 void saccade_json_string (JsonBuilder *b, const char *name, const char *value);
 void saccade_json_bool (JsonBuilder *b, const char *name, gboolean value);
+/* A head's place: members "layer" then "head". */
+void saccade_json_head (JsonBuilder *b, gint64 layer, gint64 head);
 /* Opens an object / array as member @name (close it with json_builder_end_*). */
 void saccade_json_begin_object (JsonBuilder *b, const char *name);
 void saccade_json_begin_array (JsonBuilder *b, const char *name);

@@ -59,8 +59,7 @@ heads_json_of (JsonBuilder *b, const SaccadeStudy *s, gboolean mean)
   for (int i = 0; i < h->n_layers * h->n_heads; i++)
     {
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", i / h->n_heads);
-      saccade_json_int (b, "head", i % h->n_heads);
+      saccade_json_head (b, i / h->n_heads, i % h->n_heads);
       saccade_study_json_effect (b, &h->heads[i]);
       json_builder_end_object (b);
     }
@@ -227,8 +226,7 @@ permute_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
     {
       const ScPermutationHead *h = &p->heads[i];
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", h->layer);
-      saccade_json_int (b, "head", h->head);
+      saccade_json_head (b, h->layer, h->head);
       json_spread (b, "tv", &h->tv);
       json_spread (b, "jsd", &h->jsd);
       json_spread (b, "delta_logp", &h->delta_logp);

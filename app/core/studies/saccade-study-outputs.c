@@ -90,8 +90,7 @@ json_stored (JsonBuilder *b, const ScStoreStudyData *d)
   for (size_t i = 0; i < d->n_head_values; i++)
     {
       json_builder_begin_object (b);
-      saccade_json_int (b, "layer", d->heads[i].layer);
-      saccade_json_int (b, "head", d->heads[i].head);
+      saccade_json_head (b, d->heads[i].layer, d->heads[i].head);
       saccade_json_string (b, "metric", d->heads[i].metric);
       saccade_json_double (b, "value", d->heads[i].value);
       json_builder_end_object (b);
