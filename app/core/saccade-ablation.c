@@ -172,21 +172,21 @@ saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric 
     }
 }
 
-typedef struct {
-  const ScAblationEffect *e;
-  SaccadeAblationMetric m;
-} RankBy;
-
 static int
-rank_cmp (gconstpointer pa, gconstpointer pb, gpointer user_data)
+by_key_desc (gconstpointer a, gconstpointer b, gpointer user_data)
 {
-  const RankBy *r = user_data;
-  const int ia = *(const int *) pa, ib = *(const int *) pb;
-  const double a = saccade_ablation_effect_value (&r->e[ia], r->m);
-  const double b = saccade_ablation_effect_value (&r->e[ib], r->m);
-  const double va = isnan (a) ? -1 : fabs (a), vb = isnan (b) ? -1 : fabs (b);
+  const double *key = user_data;
+  const int ia = *(const int *) a, ib = *(const int *) b;
+  const double va = isnan (key[ia]) ? -INFINITY : key[ia];
+  const double vb = isnan (key[ib]) ? -INFINITY : key[ib];
 
   return va > vb ? -1 : va < vb ? 1 : ia - ib;
+}
+
+void
+saccade_rank_by_key (int *order, int n, const double *key)
+{
+  g_qsort_with_data (order, n, sizeof *order, by_key_desc, (gpointer) key);
 }
 
 int *
@@ -194,11 +194,14 @@ saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m
 {
   const int n = r->n_layers * r->n_heads;
   int *order = g_new (int, n);
-  RankBy by = { r->heads, m };
+  g_autofree double *key = g_new (double, n);
 
   for (int i = 0; i < n; i++)
-    order[i] = i;
-  g_qsort_with_data (order, n, sizeof *order, rank_cmp, &by);
+    {
+      order[i] = i;
+      key[i] = fabs (saccade_ablation_effect_value (&r->heads[i], m));
+    }
+  saccade_rank_by_key (order, n, key);
   return order;
 }
 

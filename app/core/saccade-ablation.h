@@ -146,6 +146,11 @@ typedef enum {
 const char *saccade_ablation_metric_id (SaccadeAblationMetric m);
 double saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric m);
 
+/* Sorts the @n indices of @order by @key[index], largest first, NaN last (as −∞), ties by
+ * the lower index: the order of every ranked table of heads (the sweeps, the permutation,
+ * the models compared by head type). */
+void saccade_rank_by_key (int *order, int n, const double *key);
+
 /* The heads of @r (layer-major indices) ordered by |value| of @m, largest first, NaN last,
  * ties by index: the ranked table's order and `saccade ablate`'s. Caller frees. */
 int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m);

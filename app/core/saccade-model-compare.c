@@ -421,49 +421,30 @@ out:
 /* ------------------------------------------------------------------------------------ */
 /* Reading a side                                                                        */
 
-typedef struct {
-  const SaccadeModelSide *side;
-  ScHeadType type;
-} RankCtx;
-
-static int
-cmp_strength (gconstpointer pa, gconstpointer pb, gpointer user)
-{
-  const RankCtx *r = user;
-  const int a = *(const int *) pa, b = *(const int *) pb;
-  const ScInductionScores *ind = r->side->induction->result->heads;
-  double x = sc_head_type_score (r->type, &r->side->stats[a], &ind[a]);
-  double y = sc_head_type_score (r->type, &r->side->stats[b], &ind[b]);
-
-  if (!sc_head_type_larger_is_stronger (r->type))
-    {
-      x = -x;
-      y = -y;
-    }
-  if (x != y && !isnan (x) && !isnan (y))
-    return x > y ? -1 : 1;
-  if (isnan (x) != isnan (y))
-    return isnan (x) ? 1 : -1;
-  return a - b;
-}
-
 int *
 saccade_model_side_heads_of_type (const SaccadeModelSide *side, ScHeadType type, int *n)
 {
   const int nh = side->n_layers * side->n_heads;
+  const ScInductionScores *ind = side->induction->result->heads;
+  /* the type's score, its sign turned so that the strongest is the largest */
+  const double sign = sc_head_type_larger_is_stronger (type) ? 1.0 : -1.0;
+  g_autofree double *strength = NULL;
   int *out = NULL;
-  RankCtx ctx = { side, type };
 
   *n = 0;
   for (int i = 0; i < nh; i++)
     if (side->types[i] == type)
       {
         if (out == NULL)
-          out = g_new (int, nh);
+          {
+            out = g_new (int, nh);
+            strength = g_new (double, nh);
+          }
+        strength[i] = sign * sc_head_type_score (type, &side->stats[i], &ind[i]);
         out[(*n)++] = i;
       }
   if (out != NULL)
-    g_qsort_with_data (out, *n, sizeof (int), cmp_strength, &ctx);
+    saccade_rank_by_key (out, *n, strength);
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "app/core/saccade-ablation.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-head-means.h"
 #include "app/core/saccade-json.h"
@@ -14,18 +15,7 @@
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-permutation-study.h"
 
-/* Sorts indices by a key, largest first, NaN last, ties by index. */
-static int
-by_key_desc (gconstpointer a, gconstpointer b, gpointer user_data)
-{
-  const double *key = user_data;
-  const int ia = *(const int *) a, ib = *(const int *) b;
-  const double va = isnan (key[ia]) ? -INFINITY : key[ia];
-  const double vb = isnan (key[ib]) ? -INFINITY : key[ib];
-
-  return va > vb ? -1 : va < vb ? 1 : ia - ib;
-}
-
+/* 0 .. @n − 1 ranked by @key (saccade_rank_by_key). Caller frees. */
 static int *
 rank_by (const double *key, int n)
 {
@@ -33,7 +23,7 @@ rank_by (const double *key, int n)
 
   for (int i = 0; i < n; i++)
     order[i] = i;
-  g_qsort_with_data (order, n, sizeof *order, by_key_desc, (gpointer) key);
+  saccade_rank_by_key (order, n, key);
   return order;
 }
 
