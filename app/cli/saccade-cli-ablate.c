@@ -63,9 +63,6 @@ typedef struct {
   ScPermutationResult *perm;  /* --permute */
   ScErasureResult *erasure;   /* --erasure */
   SaccadeStudy *study;        /* owns the result the pointer above borrows */
-  gint64 study_id;
-  gboolean reused;
-  double seconds;
   char *warning;              /* why it was not stored, or NULL */
   gboolean mean;              /* --heads: mean-ablation (the reference set's means) */
 } AblateResult;
@@ -240,25 +237,10 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
   const void *params = NULL;
   StudyParams p;
   ScStoreModel sm;
-  ScError err = { 0 };
-  char hex[SC_SHA256_HEX_SIZE];
 
   /* The run must be of the loaded model file, by fingerprint (said with the paths here). */
-  if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &sm, &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  sc_sha256_hex (sm.sha256, hex);
-  if (strcmp (hex, r->run.model_sha256) != 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "run %" G_GINT64_FORMAT " was captured with %s (%s, SHA-256 %.12s…), not "
-                   "with the loaded model %s (SHA-256 %.12s…); load that file with -m",
-                   r->run.id, r->run.model_name, r->run.model_path, r->run.model_sha256,
-                   saccade_cli_model_path (&o->common), hex);
-      return FALSE;
-    }
+  if (!saccade_cli_identify_run_model (model, &o->common, &r->run, &sm, error))
+    return FALSE;
   kind = study_params (o, q, &p, &params);
   r->mean = kind == &sc_study_kind_heads_mean;
   /* --gradient is never stored: the engine refuses it (issue 12), even over a stored study. */
@@ -273,9 +255,6 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
     case STUDY_PERMUTE: r->perm = r->study->result; break;
     case STUDY_ERASURE: r->erasure = r->study->result; break;
     }
-  r->reused = r->study->reused;
-  r->study_id = r->study->study_id;
-  r->seconds = r->study->seconds;
   return TRUE;
 }
 

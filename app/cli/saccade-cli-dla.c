@@ -126,27 +126,12 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
   ScDlaParams params;
   ScStoreModel sm;
   ScStore *store;
-  ScError err = { 0 };
-  char hex[SC_SHA256_HEX_SIZE];
 
   if (!parse_target (model, o->target, &params.target, error))
     return FALSE;
   /* The run must be of the loaded model file, by fingerprint (said with the paths here). */
-  if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &sm, &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  sc_sha256_hex (sm.sha256, hex);
-  if (strcmp (hex, r->run.model_sha256) != 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "run %" G_GINT64_FORMAT " was captured with %s (%s, SHA-256 %.12s…), not "
-                   "with the loaded model %s (SHA-256 %.12s…); load that file with -m",
-                   r->run.id, r->run.model_name, r->run.model_path, r->run.model_sha256,
-                   saccade_cli_model_path (&o->common), hex);
-      return FALSE;
-    }
+  if (!saccade_cli_identify_run_model (model, &o->common, &r->run, &sm, error))
+    return FALSE;
   r->study = saccade_cli_study_get (&sc_study_kind_dla, &params, model, &sm, &o->common, db_path,
                                     r->run.id, o->recompute, &r->warning, error);
   if (r->study == NULL)

@@ -3,12 +3,14 @@
 #include "app/cli/saccade-cli-study.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "app/cli/saccade-cli-store.h"
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-paths.h"
 #include "app/core/studies/saccade-study-outputs.h"
+#include "engine/core/sc-sha256.h"
 #include "ui/figures/saccade-figure.h"
 
 gpointer
@@ -64,6 +66,31 @@ saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *mod
 
   return saccade_cli_study_run (saccade_study_get_func, &d, model, ident, common, db_path,
                                 recompute, TRUE, warning, error);
+}
+
+gboolean
+saccade_cli_identify_run_model (ScModel *model, const SaccadeCliCommon *common,
+                                const ScStoreRunInfo *run, ScStoreModel *sm, GError **error)
+{
+  ScError err = { 0 };
+  char hex[SC_SHA256_HEX_SIZE];
+
+  if (sc_store_model_identify (model, saccade_cli_model_path (common), sm, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  sc_sha256_hex (sm->sha256, hex);
+  if (strcmp (hex, run->model_sha256) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "run %" G_GINT64_FORMAT " was captured with %s (%s, SHA-256 %.12s…), not "
+                   "with the loaded model %s (SHA-256 %.12s…); load that file with -m",
+                   run->id, run->model_name, run->model_path, run->model_sha256,
+                   saccade_cli_model_path (common), hex);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -16,6 +16,13 @@
 
 G_BEGIN_DECLS
 
+/* Identifies the model file @model was loaded from (saccade_cli_model_path (@common)) into
+ * @sm, and checks that @run was captured with that file, by fingerprint. FALSE with @error
+ * otherwise: the engine's error, or G_IO_ERROR_INVALID_ARGUMENT naming both files. */
+gboolean saccade_cli_identify_run_model (ScModel *model, const SaccadeCliCommon *common,
+                                         const ScStoreRunInfo *run, ScStoreModel *sm,
+                                         GError **error);
+
 /* Study @kind of run @run_id in the store at @db_path with @params (NULL: the kind's
  * defaults) on @model (loaded from saccade_cli_model_path (@common)): the stored study
  * unless @recompute, else computed on a session of @common's backend and stored; a failure
