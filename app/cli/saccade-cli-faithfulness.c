@@ -108,6 +108,32 @@ json_summary (JsonBuilder *b, const ScFaithSummary *m)
   saccade_json_double (b, "topk_mean", m->topk_mean);
 }
 
+/* Member @name: the object of json_agreement (@a). */
+static void
+json_agreement_member (JsonBuilder *b, const char *name, const ScFaithAgreement *a)
+{
+  saccade_json_begin_object (b, name);
+  json_agreement (b, a);
+  json_builder_end_object (b);
+}
+
+/* One json_agreement_member for each source, named by its id: @agree (SC_FAITH_N_SOURCES). */
+static void
+json_source_agreements (JsonBuilder *b, const ScFaithAgreement *agree)
+{
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    json_agreement_member (b, sc_faith_source_id (s), &agree[s]);
+}
+
+/* Member @name: the object of json_summary (@m). */
+static void
+json_summary_member (JsonBuilder *b, const char *name, const ScFaithSummary *m)
+{
+  saccade_json_begin_object (b, name);
+  json_summary (b, m);
+  json_builder_end_object (b);
+}
+
 static void
 print_agreement_row (const char *name, const ScFaithAgreement *a)
 {
@@ -118,6 +144,16 @@ print_agreement_row (const char *name, const ScFaithAgreement *a)
   else
     printf ("  %+7.3f  %8.2g  %+7.3f  %8.2g  %5.2f\n", a->tau, a->tau_p, a->rho, a->rho_p,
             a->topk);
+}
+
+/* One row of the file's Table 2: @name padded, then @m's τ mean ± std, share significant,
+ * mean ρ, mean top-k and undefined count. */
+static void
+print_summary_row (const char *name, const ScFaithSummary *m)
+{
+  saccade_store_cli_print_padded (name, 20);
+  printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
+          100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
 }
 
 /* The best and median head of one sentence, by τ (NaN last). */
@@ -281,15 +317,8 @@ print_run_json (const RunResult *rr)
   saccade_json_int (b, "n_tokens", r->n_tokens);
   saccade_json_int (b, "target", r->target);
   saccade_json_begin_object (b, "sources");
-  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
-    {
-      saccade_json_begin_object (b, sc_faith_source_id (s));
-      json_agreement (b, &r->agree[s]);
-      json_builder_end_object (b);
-    }
-  saccade_json_begin_object (b, "attention-vs-saliency");
-  json_agreement (b, &r->attn_vs_grad);
-  json_builder_end_object (b);
+  json_source_agreements (b, r->agree);
+  json_agreement_member (b, "attention-vs-saliency", &r->attn_vs_grad);
   json_builder_end_object (b);
   saccade_json_double (b, "ig_gap_rel", r->ig_gap_rel);
   saccade_json_begin_array (b, "tokens");
@@ -443,17 +472,13 @@ print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFait
                       h % s->n_heads);
         }
       printf ("  ");
-      saccade_store_cli_print_padded (name, 20);
-      printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
-              100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
+      print_summary_row (name, m);
     }
   if (s->attn_vs_grad.n_defined > 0)
     {
       const ScFaithSummary *m = &s->attn_vs_grad;
       printf ("\n  attention (last-layer mean) against saliency, J&W's τ_g:\n  ");
-      saccade_store_cli_print_padded ("attention vs saliency", 20);
-      printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
-              100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
+      print_summary_row ("attention vs saliency", m);
     }
   print_timing (f->total_s, f->forward_s);
 }
@@ -482,14 +507,8 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
   saccade_json_int (b, "std_ddof", 1);
   saccade_json_begin_object (b, "table2");
   for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-    {
-      saccade_json_begin_object (b, sc_faith_source_id (k));
-      json_summary (b, &s->source[k]);
-      json_builder_end_object (b);
-    }
-  saccade_json_begin_object (b, "attention-vs-saliency");
-  json_summary (b, &s->attn_vs_grad);
-  json_builder_end_object (b);
+    json_summary_member (b, sc_faith_source_id (k), &s->source[k]);
+  json_summary_member (b, "attention-vs-saliency", &s->attn_vs_grad);
   for (int k = 0; k < 2; k++)
     {
       const int h = k == 0 ? s->best_head : s->median_head;
@@ -522,12 +541,7 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
         saccade_json_string (b, "text", sent->text);
       saccade_json_int (b, "n_tokens", f->n_tokens[i]);
       saccade_json_int (b, "target", r->target);
-      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-        {
-          saccade_json_begin_object (b, sc_faith_source_id (k));
-          json_agreement (b, &r->agree[k]);
-          json_builder_end_object (b);
-        }
+      json_source_agreements (b, r->agree);
       saccade_json_double (b, "seconds", r->timing.total_s);
       json_builder_end_object (b);
     }
@@ -535,6 +549,21 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
   json_timing (b, f->total_s, f->forward_s);
   json_builder_end_object (b);
   saccade_json_print (b);
+}
+
+/* --csv of --file and --report: the Table-2 rows, then the per-sentence rows. Returns the
+ * exit status (1 when the file cannot be written, said on stderr). */
+static int
+write_file_csv (const SaccadeFaithFile *f, const FaithOptions *o)
+{
+  g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
+  g_autoptr (GError) error = NULL;
+
+  if (!saccade_export_write (csv, o->csv, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (!o->common.json)
+    printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
+  return 0;
 }
 
 static int
@@ -601,13 +630,7 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
   else
     print_file_text (f, sc_model_info (model)->name, p);
   if (o->csv != NULL)
-    {
-      g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
-      if (!saccade_export_write (csv, o->csv, &error))
-        rc = saccade_cli_fail (g_steal_pointer (&error));
-      else if (!o->common.json)
-        printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
-    }
+    rc = write_file_csv (f, o);
   if (rc == 0 && o->heads_path != NULL)
     {
       /* The per-head mean τ map: layers as rows, heads as columns, on a diverging map
@@ -670,13 +693,7 @@ report_mode (const FaithOptions *o)
       print_file_text (f, info.model_name, &info.params);
     }
   if (o->csv != NULL)
-    {
-      g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
-      if (!saccade_export_write (csv, o->csv, &error))
-        rc = saccade_cli_fail (g_steal_pointer (&error));
-      else if (!o->common.json)
-        printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
-    }
+    rc = write_file_csv (f, o);
   saccade_faith_report_info_clear (&info);
   return rc;
 }
