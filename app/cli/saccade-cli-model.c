@@ -39,6 +39,29 @@ text_from_args (int argc, char **argv, const char *file, gsize *len, GError **er
   return text;
 }
 
+/* tokenize's and generate's start: their @entries, then the model verbs' options (@common),
+ * parsed from @argc/@argv, then their text (text_from_args, *@file: the --file the entries
+ * fill). NULL with *@status the exit status when either fails (2: bad options, 1: no text;
+ * said on stderr). Caller frees. */
+static char *
+parse_text (GOptionContext *ctx, const GOptionEntry *entries, SaccadeCliCommon *common,
+            int *argc, char ***argv, char *const *file, gsize *len, int *status)
+{
+  g_autoptr (GError) error = NULL;
+  char *text;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, common);
+  if (!saccade_cli_parse_options (ctx, argc, argv))
+    {
+      *status = 2;
+      return NULL;
+    }
+  if ((text = text_from_args (*argc, *argv, *file, len, &error)) == NULL)
+    *status = saccade_cli_fail (g_steal_pointer (&error));
+  return text;
+}
+
 /* Token @id's bytes (at most 256: longer pieces are cut) into @buf; returns the length. */
 static gsize
 token_bytes (ScModel *model, int32_t id, char buf[256])
@@ -286,13 +309,10 @@ saccade_cmd_tokenize (int argc, char **argv)
   TokenizeResult r = { 0 };
   ScModel *model;
   gsize len = 0;
+  int status;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &common);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if ((text = text_from_args (argc, argv, file, &len, &error)) == NULL)
-    return saccade_cli_fail (g_steal_pointer (&error));
+  if ((text = parse_text (ctx, entries, &common, &argc, &argv, &file, &len, &status)) == NULL)
+    return status;
   if ((model = saccade_cli_load_model (&common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   if ((r.ids = saccade_tokenize (model, text, (gssize) len, !no_special, &error)) == NULL)
@@ -407,14 +427,10 @@ saccade_cmd_generate (int argc, char **argv)
   GenerateResult r = { 0 };
   ScModel *model;
   gsize len = 0, prompt_len = 0;
-  int rc = 0;
+  int rc = 0, status;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &common);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
-    return 2;
-  if ((text = text_from_args (argc, argv, file, &len, &error)) == NULL)
-    return saccade_cli_fail (g_steal_pointer (&error));
+  if ((text = parse_text (ctx, entries, &common, &argc, &argv, &file, &len, &status)) == NULL)
+    return status;
   if (n_new < 0)
     {
       fprintf (stderr, "saccade: -n must be >= 0\n");
