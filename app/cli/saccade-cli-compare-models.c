@@ -257,10 +257,7 @@ json_side (JsonBuilder *b, const SaccadeModelCompare *c, int which)
       saccade_json_begin_object (b, "ablation");
       saccade_json_int (b, "run", s->ablation->run_id);
       saccade_json_int (b, "study_id", s->ablation->study_id);
-      saccade_json_begin_array (b, "tv_by_depth");
-      for (int k = 0; k < SACCADE_MODEL_COMPARE_DEPTH_BINS; k++)
-        saccade_json_add_double (b, by[k]);
-      json_builder_end_array (b);
+      saccade_json_doubles (b, "tv_by_depth", by, SACCADE_MODEL_COMPARE_DEPTH_BINS);
       json_builder_end_object (b);
     }
   else

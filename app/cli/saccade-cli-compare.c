@@ -186,10 +186,7 @@ pair_print_json (const PairResult *r)
   if (r->same_tokens)
     {
       saccade_json_double (b, "distance", r->distance);
-      saccade_json_begin_array (b, "row_distance");
-      for (guint i = 0; i < r->n; i++)
-        saccade_json_add_double (b, r->row_jsd[i]);
-      json_builder_end_array (b);
+      saccade_json_doubles (b, "row_distance", r->row_jsd, r->n);
       saccade_json_begin_array (b, "largest_differences");
       for (int k = 0; k < r->n_top; k++)
         {

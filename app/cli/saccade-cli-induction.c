@@ -68,10 +68,7 @@ print_json (const SaccadeInduction *ind, const ScModelInfo *info)
   saccade_json_int (b, "study_id", ind->study_id);
   saccade_json_double (b, "loss_first", r->loss_first);
   saccade_json_double (b, "loss_second", r->loss_second);
-  saccade_json_begin_array (b, "loss");
-  for (k = 0; k < r->n_tokens; k++)
-    saccade_json_add_double (b, r->loss[k]);
-  json_builder_end_array (b);
+  saccade_json_doubles (b, "loss", r->loss, r->n_tokens);
   saccade_json_begin_array (b, "heads"); /* ranked by prefix matching */
   for (k = 0; k < r->n_layers * r->n_heads; k++)
     {

@@ -63,15 +63,6 @@ json_matrix (JsonBuilder *b, const char *name, const double *x, int rows, int co
 }
 
 static void
-json_doubles (JsonBuilder *b, const char *name, const double *x, int n)
-{
-  saccade_json_begin_array (b, name);
-  for (int i = 0; i < n; i++)
-    saccade_json_add_double (b, x[i]);
-  json_builder_end_array (b);
-}
-
-static void
 json_strings (JsonBuilder *b, const char *name, const char *const *s, int n)
 {
   saccade_json_begin_array (b, name);
@@ -203,9 +194,9 @@ print_example_json (const ScLearnExample *ex, const ScLearnAttention *a)
   json_matrix (b, "raw", a->raw, a->m, a->n);
   json_matrix (b, "scaled", a->scaled, a->m, a->n);
   json_matrix (b, "logits", a->logits, a->m, a->n);
-  json_doubles (b, "row_max", a->row_max, a->m);
+  saccade_json_doubles (b, "row_max", a->row_max, a->m);
   json_matrix (b, "exps_shifted", a->exps, a->m, a->n);
-  json_doubles (b, "exp_sum_shifted", a->exp_sum, a->m);
+  saccade_json_doubles (b, "exp_sum_shifted", a->exp_sum, a->m);
   json_matrix (b, "weights", a->weights, a->m, a->n);
   json_matrix (b, "out", a->out, a->m, a->dv);
   saccade_json_double (b, "hard_weight", SC_LEARN_HARD_WEIGHT);

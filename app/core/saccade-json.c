@@ -26,6 +26,15 @@ saccade_json_add_double (JsonBuilder *b, double value)
 }
 
 void
+saccade_json_doubles (JsonBuilder *b, const char *name, const double *v, gsize n)
+{
+  saccade_json_begin_array (b, name);
+  for (gsize i = 0; i < n; i++)
+    saccade_json_add_double (b, v[i]);
+  json_builder_end_array (b);
+}
+
+void
 saccade_json_double (JsonBuilder *b, const char *name, double value)
 {
   json_builder_set_member_name (b, name);

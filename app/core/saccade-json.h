@@ -33,6 +33,8 @@ void saccade_json_begin_array (JsonBuilder *b, const char *name);
 
 /* An element of @b's open array; non-finite @value: null. */
 void saccade_json_add_double (JsonBuilder *b, double value);
+/* Member @name: an array of the @n values @v (saccade_json_add_double each). */
+void saccade_json_doubles (JsonBuilder *b, const char *name, const double *v, gsize n);
 
 /* Where "piece" goes beside "bytes_hex": the store's verbs have always written the piece
  * first, `tokenize` the hex first; each keeps its order so that its output is unchanged. */
