@@ -9,6 +9,8 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
+#include "app/window/pages/saccade-table-column.h"
+
 #define N_METRICS SACCADE_ABLATION_N_METRICS
 
 /* ------------------------------------------------------------------------------------ */
@@ -76,6 +78,7 @@ saccade_ablation_table_set_result (SaccadeAblationTable *self, const ScHeadSweep
           for (int m = 0; m < N_METRICS; m++)
             row->values[m] = saccade_ablation_effect_value (e, (SaccadeAblationMetric) m);
           row->flipped = e->flipped;
+          saccade_head_table_row_set_head (row, row->layer, row->head);
           g_ptr_array_add (rows, row);
         }
     }
@@ -89,24 +92,10 @@ saccade_ablation_table_get_row (SaccadeAblationTable *self, guint row, int *laye
   return saccade_head_table_get_head (SACCADE_HEAD_TABLE (self), row, layer, head);
 }
 
-static gboolean
-row_head (SaccadeHeadTable *table, gpointer row, int *layer, int *head)
-{
-  const SaccadeAblationRow *r = row;
-
-  *layer = r->layer;
-  *head = r->head;
-  return TRUE;
-}
-
 static void
 cell_setup (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
 {
-  GtkWidget *label = gtk_label_new (NULL);
-
-  gtk_label_set_xalign (GTK_LABEL (label), GPOINTER_TO_INT (col) == 1 ? 0.0 : 1.0);
-  gtk_widget_add_css_class (label, "numeric");
-  gtk_list_item_set_child (item, label);
+  saccade_table_label_cell (item, GPOINTER_TO_INT (col) == 1, FALSE);
 }
 
 static void
@@ -131,7 +120,6 @@ cell_bind (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
 static void
 saccade_ablation_table_class_init (SaccadeAblationTableClass *klass)
 {
-  SACCADE_HEAD_TABLE_CLASS (klass)->row_head = row_head;
   gtk_widget_class_set_css_name (GTK_WIDGET_CLASS (klass), "ablationtable");
 }
 

@@ -20,17 +20,36 @@ G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SaccadeHeadTable, saccade_head_table, GTK_T
 enum { SIGNAL_HEAD_ACTIVATED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* A row's head, layer * 65536 + head + 1 (0: none), as its qdata. */
+static GQuark
+row_head_quark (void)
+{
+  return g_quark_from_static_string ("saccade-head-table-row-head");
+}
+
+void
+saccade_head_table_row_set_head (gpointer row, int layer, int head)
+{
+  g_return_if_fail (G_IS_OBJECT (row) && layer >= 0 && head >= 0 && head < 65536);
+  g_object_set_qdata (row, row_head_quark (),
+                      GSIZE_TO_POINTER ((gsize) layer * 65536 + (gsize) head + 1));
+}
+
 gboolean
 saccade_head_table_get_head (SaccadeHeadTable *self, guint position, int *layer, int *head)
 {
   SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
   g_autoptr (GObject) row = NULL;
+  gsize place;
 
   g_return_val_if_fail (SACCADE_IS_HEAD_TABLE (self), FALSE);
-  if (priv->shown == NULL || (row = g_list_model_get_item (G_LIST_MODEL (priv->shown),
-                                                           position)) == NULL)
+  if (priv->shown == NULL
+      || (row = g_list_model_get_item (G_LIST_MODEL (priv->shown), position)) == NULL
+      || (place = GPOINTER_TO_SIZE (g_object_get_qdata (row, row_head_quark ()))) == 0)
     return FALSE;
-  return SACCADE_HEAD_TABLE_GET_CLASS (self)->row_head (self, row, layer, head);
+  *layer = (int) ((place - 1) / 65536);
+  *head = (int) ((place - 1) % 65536);
+  return TRUE;
 }
 
 /* A row activated (a click, Enter): "head-activated" with its head. */

@@ -3,7 +3,7 @@
  * sortable GtkColumnView over a GListStore of row objects in a scrolled window that fills
  * the widget, one click activating a row, and the "head-activated" signal (int layer,
  * int head) for the row's head. A subclass makes its rows, adds its columns
- * (saccade-table-column.h) and says which head a row is. Main thread only.
+ * (saccade-table-column.h) and tells each row its head. Main thread only.
  */
 #pragma once
 
@@ -17,10 +17,11 @@ G_DECLARE_DERIVABLE_TYPE (SaccadeHeadTable, saccade_head_table, SACCADE, HEAD_TA
 struct _SaccadeHeadTableClass
 {
   GtkWidgetClass parent_class;
-
-  /* The head of @row (one of the subclass's row objects): FALSE when it names none. */
-  gboolean (*row_head) (SaccadeHeadTable *self, gpointer row, int *layer, int *head);
 };
+
+/* For a subclass making its rows: @row (a row object) shows head (@layer, @head), which a
+ * click on it activates. */
+void saccade_head_table_row_set_head (gpointer row, int layer, int head);
 
 /* For a subclass's init: the rows are objects of @row_type; returns the view to add
  * columns to (borrowed). Once. */

@@ -82,25 +82,16 @@ static int
 compare_rows (gconstpointer a, gconstpointer b, gpointer col_p)
 {
   int col = GPOINTER_TO_INT (col_p);
-  double x = row_value (a, col), y = row_value (b, col);
 
-  /* NaN last in either direction would need the sort order here; last ascending is what
-   * GtkColumnView's reversal turns into first descending — acceptable and stable. */
-  if (isnan (x) || isnan (y))
-    return isnan (x) - isnan (y);
-  return x < y ? -1 : x > y ? 1 : 0;
+  return saccade_table_compare_values (row_value (a, col), row_value (b, col));
 }
 
 static void
 setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
 {
-  GtkWidget *label = gtk_label_new (NULL);
+  const gboolean text = GPOINTER_TO_INT (col_p) == COL_TOP;
 
-  gtk_label_set_xalign (GTK_LABEL (label), GPOINTER_TO_INT (col_p) == COL_TOP ? 0.0f : 1.0f);
-  gtk_widget_add_css_class (label, "numeric");
-  if (GPOINTER_TO_INT (col_p) == COL_TOP)
-    gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
-  gtk_list_item_set_child (item, label);
+  saccade_table_label_cell (item, text, text);
 }
 
 static void
@@ -137,16 +128,6 @@ add_column (SaccadeHeadsTable *self, int col, const char *title)
   self->columns[col] = c;
 }
 
-static gboolean
-row_head (SaccadeHeadTable *table, gpointer row, int *layer, int *head)
-{
-  const SaccadeHeadRow *r = row;
-
-  *layer = r->layer;
-  *head = r->head;
-  return TRUE;
-}
-
 static void
 saccade_heads_table_dispose (GObject *object)
 {
@@ -166,7 +147,6 @@ saccade_heads_table_class_init (SaccadeHeadsTableClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = saccade_heads_table_dispose;
-  SACCADE_HEAD_TABLE_CLASS (klass)->row_head = row_head;
   gtk_widget_class_set_css_name (widget_class, "headstable");
 }
 
@@ -210,6 +190,7 @@ saccade_heads_table_set_run (SaccadeHeadsTable *self, SaccadeRun *run)
             r->stats = &run->stats[(gsize) l * run->n_heads + h];
             r->top_label = r->stats->last_top >= 0 && r->stats->last_top < run->n
                              ? run->labels[r->stats->last_top] : "";
+            saccade_head_table_row_set_head (r, l, h);
             g_ptr_array_add (rows, r);
           }
       saccade_run_ref (run);

@@ -45,22 +45,15 @@ static int
 compare_rows (gconstpointer a, gconstpointer b, gpointer col_p)
 {
   int col = GPOINTER_TO_INT (col_p);
-  double x = ((const SaccadeInductionRow *) a)->v[col];
-  double y = ((const SaccadeInductionRow *) b)->v[col];
 
-  if (isnan (x) || isnan (y))
-    return isnan (x) - isnan (y);
-  return x < y ? -1 : x > y ? 1 : 0;
+  return saccade_table_compare_values (((const SaccadeInductionRow *) a)->v[col],
+                                       ((const SaccadeInductionRow *) b)->v[col]);
 }
 
 static void
 setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer col_p)
 {
-  GtkWidget *label = gtk_label_new (NULL);
-
-  gtk_label_set_xalign (GTK_LABEL (label), 1.0f);
-  gtk_widget_add_css_class (label, "numeric");
-  gtk_list_item_set_child (item, label);
+  saccade_table_label_cell (item, FALSE, FALSE);
 }
 
 static void
@@ -86,22 +79,11 @@ add_column (SaccadeInductionTable *self, int col, const char *title)
                             G_CALLBACK (bind_cell), compare_rows, col == COL_COPYING);
 }
 
-static gboolean
-row_head (SaccadeHeadTable *table, gpointer row, int *layer, int *head)
-{
-  const SaccadeInductionRow *r = row;
-
-  *layer = (int) r->v[COL_LAYER];
-  *head = (int) r->v[COL_HEAD];
-  return TRUE;
-}
-
 static void
 saccade_induction_table_class_init (SaccadeInductionTableClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  SACCADE_HEAD_TABLE_CLASS (klass)->row_head = row_head;
   gtk_widget_class_set_css_name (widget_class, "inductiontable");
 }
 
@@ -148,6 +130,7 @@ saccade_induction_table_set_result (SaccadeInductionTable *self, const SaccadeIn
           row->v[COL_DUPLICATE] = r->heads[i].duplicate_token;
           row->v[COL_PREVIOUS] = r->heads[i].previous_token;
           row->v[COL_COPYING] = ind->copying[i].copying;
+          saccade_head_table_row_set_head (row, i / r->n_heads, i % r->n_heads);
           g_ptr_array_add (rows, row);
         }
     }

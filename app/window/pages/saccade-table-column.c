@@ -5,6 +5,28 @@
 
 #include "app/window/pages/saccade-table-column.h"
 
+#include <math.h>
+
+int
+saccade_table_compare_values (double x, double y)
+{
+  if (isnan (x) || isnan (y))
+    return isnan (x) - isnan (y);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+void
+saccade_table_label_cell (GtkListItem *item, gboolean left, gboolean ellipsize)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), left ? 0.0f : 1.0f);
+  gtk_widget_add_css_class (label, "numeric");
+  if (ellipsize)
+    gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_list_item_set_child (item, label);
+}
+
 GtkColumnViewColumn *
 saccade_table_add_column (GtkColumnView *view, int col, const char *title, GCallback setup,
                           GCallback bind, GCompareDataFunc compare, gboolean expand)

@@ -16,4 +16,11 @@ GtkColumnViewColumn *saccade_table_add_column (GtkColumnView *view, int col, con
                                                GCallback setup, GCallback bind,
                                                GCompareDataFunc compare, gboolean expand);
 
+/* For a column's sorter: @x against @y ascending, NaN after every number (a header's
+ * second click reverses this: NaN first descending — acceptable and stable). */
+int saccade_table_compare_values (double x, double y);
+/* For a factory's setup: @item's child becomes a numeric label, right-aligned, or
+ * left-aligned and (@ellipsize) ellipsized for text. */
+void saccade_table_label_cell (GtkListItem *item, gboolean left, gboolean ellipsize);
+
 G_END_DECLS
