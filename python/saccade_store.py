@@ -37,7 +37,8 @@ A database from someone else is untrusted input. Like the C reader (engine/store
 sc-store-read.c), this one opens the file read-only, refuses a schema version it does not
 know, a file with triggers or views, and any row whose numbers disagree with the others
 (a head whose shape is not its run's, a BLOB of the wrong length, a value that is not a
-probability, a missing or misplaced token): StoreError, naming the run, table and value.
+probability, a missing or misplaced token, a prediction piece of more than 256 bytes, more
+than 65,536 heads): StoreError, naming the run, table and value.
 It does not check everything the C reader does (the exact table definitions, every ceiling):
 a file it reads may still be one the C reader refuses.
 """
@@ -77,7 +78,12 @@ def overview_size(n: int) -> int:
 MAX_TOKENS = 1 << 19
 MAX_LAYERS = 4096
 MAX_HEADS = 4096
+MAX_RUN_HEADS = 65536  # layers x heads: bounds every per-head set and loop
 MAX_PIECE_BYTES = 65536
+# A prediction's piece is a vocabulary piece: at most 256 bytes (SC_STORE_MAX_PREDICTION_
+# PIECE_BYTES, engine/store/sc-store-predictions.h); a longer one is an edited store (a
+# 3 MB piece froze the window's text layout: issue 25, item 5).
+MAX_PREDICTION_PIECE_BYTES = 256
 
 # fp16 bit patterns of a probability: +0 .. 1.0 (0x0000 .. 0x3C00), or -0 (0x8000).
 _FP16_ONE = 0x3C00
@@ -292,6 +298,10 @@ class Store:
         where = f"run {rid}"
         nl = _int(nl, f"{where}: n_layers", 1, MAX_LAYERS)
         nh = _int(nh, f"{where}: n_heads", 1, MAX_HEADS)
+        if nl * nh > MAX_RUN_HEADS:
+            # 4096 x 4096 heads would make stored_heads() build a set of 16.7 million pairs
+            raise self._fail(f"{where}: {nl} layers x {nh} heads is more than "
+                             f"{MAX_RUN_HEADS} heads")
         nkv = _int(nkv, f"{where}: n_kv_heads", 1, nh)
         if nh % nkv:
             raise self._fail(f"{where}: n_kv_heads = {nkv} does not divide n_heads = {nh}")
@@ -350,8 +360,10 @@ class Store:
     def tokens(self, run_id: int) -> List[Token]:
         """The run's tokens in position order: exactly n_tokens rows, positions 0..n-1."""
         run = self.run(run_id)
-        rows = self._db.execute("SELECT pos, token_id, piece FROM tokens WHERE run_id = ? "
-                                "ORDER BY pos", (run.id,)).fetchall()
+        # a TEXT piece would come back as bytes (text_factory): None instead, refused below
+        rows = self._db.execute("SELECT pos, token_id, CASE WHEN typeof (piece) = 'blob' THEN "
+                                "piece END FROM tokens WHERE run_id = ? ORDER BY pos",
+                                (run.id,)).fetchall()
         if len(rows) != run.n_tokens:
             raise self._fail(f"run {run.id}: {len(rows)} token rows for n_tokens = "
                              f"{run.n_tokens}")
@@ -381,7 +393,13 @@ class Store:
             sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_parts WHERE run_id = ?1"
         if self.version >= 4:
             sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_bands WHERE run_id = ?1"
-        pairs = sorted((int(l), int(h)) for l, h in self._db.execute(sql, (run.id,)))
+        rows = self._db.execute(sql, (run.id,)).fetchall()
+        for l, h in rows:
+            # an INTEGER column may hold text or a real: int(b'zero') would raise ValueError
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (l, h)):
+                raise self._fail(f"run {run.id}: a stored head has layer {l!r} head {h!r}, "
+                                 f"not integers")
+        pairs = sorted(rows)
         for l, h in pairs:
             if not (0 <= l < run.n_layers and 0 <= h < run.n_heads):
                 raise self._fail(f"run {run.id}: a head at layer {l} head {h}, outside the "
@@ -633,7 +651,12 @@ class Store:
         run = self.run(run_id)
         if self.version < 3:
             return None
-        rows = self._db.execute("SELECT pos, rank, token_id, piece, logit, prob FROM "
+        # a piece longer than the limit is not loaded (length() of a BLOB reads its size from
+        # the record header): its length stands in for it, and is refused below
+        # (a TEXT piece would come back as bytes too: text_factory is bytes; it reads as None)
+        rows = self._db.execute("SELECT pos, rank, token_id, CASE WHEN typeof (piece) <> 'blob' "
+                                f"THEN NULL WHEN length (piece) > {MAX_PREDICTION_PIECE_BYTES} "
+                                "THEN length (piece) ELSE piece END, logit, prob FROM "
                                 "predictions WHERE run_id = ? ORDER BY pos, rank",
                                 (run.id,)).fetchall()
         if not rows:
@@ -652,6 +675,10 @@ class Store:
         for i, (pos, rank, tid, piece, logit, prob) in enumerate(rows):
             if (pos, rank) != (i // k, i % k):
                 raise self._fail(f"{where}: row ({pos!r}, {rank!r}) out of order")
+            if isinstance(piece, int):
+                raise self._fail(f"{where}: ({pos}, {rank}): its piece is a {piece}-byte blob, "
+                                 f"more than the {MAX_PREDICTION_PIECE_BYTES} bytes a "
+                                 f"vocabulary piece may have")
             if not isinstance(tid, int) or not 0 <= tid < n_vocab or not isinstance(piece, bytes):
                 raise self._fail(f"{where}: ({pos}, {rank}) token {tid!r} or its piece")
             if not isinstance(prob, (int, float)) or not 0 <= prob <= 1 \

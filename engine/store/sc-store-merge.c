@@ -426,10 +426,13 @@ copy_table (Copy *c, const CopySpec *spec, ScError *err)
           const int len = (int) strcspn (table, " ");
           /* only a broken constraint is the row's fault; a full disk, an I/O error or a
            * lock is said as it is */
+          /* ... and a damaged input, SC_ERR_FORMAT naming it (the contract): a CHECK that
+           * the reader's checks do not repeat (a band BLOB's length) fails here */
           if ((rc & 0xff) == SQLITE_CONSTRAINT)
-            status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying a "
-                                            "row of %s into %.*s (the row breaks a rule of "
-                                            "the store)", c->in->path, len, table);
+            status = sc_error_set (err, SC_ERR_FORMAT, "%s: a row of its table %.*s breaks a "
+                                   "rule of the store (%s); the file was edited or is "
+                                   "damaged: nothing was merged into %s", c->in->path, len,
+                                   table, sqlite3_errmsg (c->out->db), c->out_path);
           else
             status = sc_store_sqlite_error (err, c->out->db, rc, c->out_path, "copying the "
                                             "rows of %s into %.*s", c->in->path, len, table);

@@ -261,9 +261,13 @@ read_stored_overview (ScStore *store, const ScStoreRunShape *r, int layer, int h
     for (uint32_t b = 0; b < size; b++)
       if (sc_store_overview_masked (ov, a, b) && ov->values[(size_t) a * size + b] != 0.0f)
         {
+          /* a masked cell lies above the diagonal (b > a) or, in a band head, wholly left
+           * of the band (b < a): say which (issue 25, item 10) */
           status = sc_store_bad_run (store, r->id, err, "head_overviews row %lld (layer %d head "
-                                     "%d): cell (%u, %u), above the diagonal of a causal head, "
-                                     "is %g, not 0", (long long) rowid, layer, head, a, b,
+                                     "%d): cell (%u, %u), %s, is %g, not 0", (long long) rowid,
+                                     layer, head, a, b, b > a
+                                       ? "above the diagonal of a causal head"
+                                       : "outside the band (left of the head's window)",
                                      (double) ov->values[(size_t) a * size + b]);
           goto out;
         }

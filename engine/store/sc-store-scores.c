@@ -65,7 +65,13 @@ score_set (ScHeadStats *s, int k, double v)
     case SC_HEAD_METRIC_PREVIOUS: s->previous = v; break;
     case SC_HEAD_METRIC_SELF: s->self = v; break;
     case SC_HEAD_METRIC_LAST_ENTROPY: s->last_entropy = v; break;
-    case SC_HEAD_N_METRICS: s->last_top = (int) v; break;
+    case SC_HEAD_N_METRICS:
+      /* a key position; NaN (a head the run did not keep) has none: 0 with its weight NaN,
+       * so that the contract (a position of the run, an index callers may use unchecked)
+       * holds. Converting the NaN itself was undefined behaviour (fuzz-store under UBSan,
+       * on a run of chosen heads). */
+      s->last_top = isfinite (v) ? (int) v : 0;
+      break;
     default: s->last_top_weight = v; break;
     }
 }

@@ -49,7 +49,8 @@ typedef struct {
   int64_t run_id;
   uint32_t n_layers, n_heads, n_kv_heads, n_tokens;
   ScHeadStats *stats;   /* (n_layers, n_heads) row-major; owned (sc_store_head_scores_clear);
-                         * every score NaN for a head the run did not keep */
+                         * every score NaN for a head the run did not keep (last_top,
+                         * an int, is 0 there: always a position 0..n_tokens - 1) */
   uint32_t n_kept;      /* heads the run kept */
   uint8_t *kept;        /* NULL: every head; else ScStoreRunInfo.kept's bitmap, owned */
   bool computed;        /* some were absent from the store and were computed from its heads */

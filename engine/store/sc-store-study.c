@@ -346,6 +346,9 @@ sc_store_read_study (ScStore *store, int64_t study_id, ScStoreStudyData **out, S
   d->model_id = sqlite3_column_int64 (st, 3);
   n_layers = sqlite3_column_int64 (st, 4);
   n_heads = sqlite3_column_int64 (st, 5);
+  /* the type first: text or a real would read as some integer (issue 25's hostile stores) */
+  if (sqlite3_column_type (st, 2) != SQLITE_INTEGER)
+    BAD ("%s: study %lld: created is not an integer time", path, (long long) study_id);
   if (d->created_ms < 0 || d->created_ms > SC_STORE_MAX_TIME_MS)
     BAD ("%s: study %lld: created %lld is not a time Saccade writes", path,
          (long long) study_id, (long long) d->created_ms);

@@ -3,17 +3,20 @@
  * The input is a database file: it is written to a temporary file, opened read-only through
  * sc_store_open, then every reading path runs over it — list the runs, get each, read its
  * tokens, every head its model claims (bounded below) with its overview, its predictions
- * and head scores, then the first studies — touching every byte returned, so
- * that a wrong bound shows up under ASan. A read-only open must not write: the file's bytes
+ * and head scores, then the first studies and the studies of each kind the seed holds —
+ * touching every byte returned, so that a wrong bound shows up under ASan. A read-only open must not write: the file's bytes
  * are compared afterwards, and a change aborts (a finding).
  * Build: CC=clang meson setup build-fuzz -Dfuzzing=true. Seeds: stores Saccade wrote, made
  * small — build/tests/store/hostile-stores DIR writes a real store and its hostile variants,
  * build/tests/store/store-seed-every-table F a store with a row in every table (bands, layer
- * windows, row blocks, sparse heads, overviews, scores, predictions, studies, a manifest);
+ * windows, row blocks, sparse heads, overviews, scores, predictions, studies, a manifest),
+ * and the every-* hostile stores, built from another such store;
  * each seed is one of them re-paged to 512-byte pages (sqlite3 F 'PRAGMA journal_mode =
  * DELETE; PRAGMA page_size = 512; VACUUM': same schema, header and rows, 16 KB instead of
- * 1.2 MB, so that mutations land on pages that matter). Run:
- * build-fuzz/tests/fuzz/fuzz-store -max_total_time=600 -max_len=65536 -timeout=10 corpus-store/
+ * 1.2 MB, so that mutations land on pages that matter; the every-table store is 186 KB,
+ * hence -max_len). Run:
+ * build-fuzz/tests/fuzz/fuzz-store corpus-store/ -max_total_time=600 -max_len=262144
+ *   -timeout=10 -rss_limit_mb=4096
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -152,6 +155,23 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       touch (d->series, d->n_series_values * sizeof *d->series);
       sc_store_study_data_free (d);
     }
+  /* studies listed by kind: the run-level, sentence and manifest kinds of the seed */
+  {
+    static const char *const kinds[] = { "shard", "ablate-heads", "faithfulness" };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+      {
+        ScStoreStudyRef *refs = NULL;
+        size_t n_refs = 0;
+        if (sc_store_list_studies (s, kinds[k], &refs, &n_refs, &err) != SC_OK)
+          continue;
+        for (size_t r = 0; r < n_refs; r++)
+          {
+            touch (refs[r].params, strlen (refs[r].params) + 1);
+            touch (refs[r].model_name, strlen (refs[r].model_name) + 1);
+          }
+        sc_store_study_refs_free (refs, n_refs);
+      }
+  }
   sc_store_close (s);
 
 check:

@@ -25,6 +25,7 @@ where_name (HostileWhere w)
     case HOSTILE_AT_HEAD: return "reading one head fails";
     case HOSTILE_AT_HEADS: return "reading every head fails";
     case HOSTILE_HIDDEN: return "the runs are not there";
+    case HOSTILE_SOMEWHERE: return "each reading path reads fine or fails cleanly";
     default: return "?";
     }
 }
@@ -32,7 +33,7 @@ where_name (HostileWhere w)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *base = NULL;
+  g_autofree char *base = NULL, *every = NULL;
   const HostileKind *kinds;
   gsize n, i;
   int status = 0;
@@ -52,6 +53,11 @@ main (int argc, char **argv)
   hostile_base (base);
   printf ("%s\tthe store every other one starts from: 3 runs (4, 6, 5 tokens), 4 x 3 heads\n",
           base);
+  every = g_build_filename (argv[1], "base-every.sqlite", NULL);
+  g_unlink (every);
+  hostile_base_every (every);
+  printf ("%s\tthe store the every-* ones start from: a row in every table (3 runs, studies, "
+          "a manifest)\n", every);
   kinds = hostile_kinds (&n);
   for (i = 0; i < n; i++)
     {
@@ -62,7 +68,7 @@ main (int argc, char **argv)
       int r, o = 0;
 
       g_unlink (path);
-      if (!hostile_build (&kinds[i], base, path, &why))
+      if (!hostile_build (&kinds[i], hostile_base_of (&kinds[i], base, every), path, &why))
         {
           printf ("%s\tskipped: %s\n", path, why);
           continue;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/store/sc-store-merge.h"
+#include "engine/store/sc-store-study.h"
 #include "tests/store/store-fake.h"
 
 #define R1 (1u << 1)
@@ -128,7 +130,8 @@ static const HostileKind kinds[] = {
   { "head-extra-layer", "a head of layer 4 in a 4-layer model",
     "INSERT INTO attention (run_id, layer, head, n_query, n_key, layout, dtype, data) "
     "SELECT run_id, 4, head, n_query, n_key, layout, dtype, data FROM attention WHERE " HEAD_2_0_0,
-    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "a stored head has layer 4, outside the model's 4 layers", 0, 0, 0 },
+    HOSTILE_AT_RUN, R2, SC_ERR_FORMAT,
+      "a stored head has layer 4, outside the model's 4 layers", 0, 0, 0 },
   { "head-layer-text", "a head whose layer is text",
     "UPDATE attention SET layer = 'zero' WHERE run_id = 2 AND layer = 0 AND head = 1",
     HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "a stored head has layer 'zero' (text)", 0, 0, 0 },
@@ -161,7 +164,8 @@ static const HostileKind kinds[] = {
     HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "token_id is 1.5 (a real)", 0, 0, 0 },
   { "token-id-vocab", "a token id equal to the vocabulary size",
     "UPDATE tokens SET token_id = 49152 WHERE run_id = 2 AND pos = 1",
-    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "token_id is 49152, outside the model's vocabulary", 0, 0, 0 },
+    HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT,
+      "token_id is 49152, outside the model's vocabulary", 0, 0, 0 },
   { "token-id-negative", "a negative token id",
     "UPDATE tokens SET token_id = -1 WHERE run_id = 2 AND pos = 4",
     HOSTILE_AT_TOKENS, R2, SC_ERR_FORMAT, "token_id is -1", 0, 0, 0 },
@@ -232,6 +236,187 @@ static const HostileKind kinds[] = {
     "zeroblob (22))",
     HOSTILE_AT_RUN, R2, SC_ERR_FORMAT, "or attention_bands", 0, 0, 0 },
 
+  /* --- the every-table base (hostile_base_every): bands, layer windows, overviews,
+   * predictions, head scores, studies, study heads and series, a shard manifest ---------- */
+#define EV(name, what, sql, status, needle) \
+  { name, what, sql, HOSTILE_SOMEWHERE, 0, status, needle, 0, 0, HOSTILE_EVERY }
+#define BAND_1_0_1 "run_id = 1 AND layer = 0 AND head = 1"
+#define OV_1_0_0 "run_id = 1 AND layer = 0 AND head = 0"
+  /* bands and layer windows against the run */
+  EV ("every-band-window-other", "a band head of run 1 whose window is 4 where its layer's is 8",
+      "UPDATE attention_bands SET window_size = 4 WHERE " BAND_1_0_1, SC_ERR_FORMAT,
+      "window_size is 4, but layer 0's window is 8"),
+  EV ("every-band-rows-short", "a band part that ends at row 20 of 24",
+      "UPDATE attention_bands SET row1 = 20 WHERE " BAND_1_0_1, SC_ERR_FORMAT,
+      "rows 0..20 of a band of window 8 have 264"),
+  EV ("every-band-n-query", "a band of n_query 2^31 - 1 in a run of 24 tokens",
+      "UPDATE attention_bands SET n_query = 2147483647 WHERE " BAND_1_0_1, SC_ERR_FORMAT,
+      "n_query is 2147483647, but the run has 24 tokens"),
+  EV ("every-band-nan", "a NaN in a band head",
+      "UPDATE attention_bands SET data = CAST (x'007e' || substr (data, 3) AS BLOB) WHERE "
+      BAND_1_0_1, SC_ERR_FORMAT, "value 0 is nan, not a probability"),
+  EV ("every-band-huge-blob", "a band part's BLOB of 16 MB",
+      "UPDATE attention_bands SET data = zeroblob (16000000) WHERE " BAND_1_0_1, SC_ERR_FORMAT,
+      "data is blob of 16000000 bytes"),
+  EV ("every-band-no-windows", "run 1's layer windows deleted: its bands have no window",
+      "DELETE FROM layer_windows WHERE run_id = 1", SC_ERR_FORMAT,
+      "layer_windows has no row: a global layer"),
+  EV ("every-windows-beyond-layers", "run 1's window of layer 2 moved to layer 4 of 4",
+      "UPDATE layer_windows SET layer = 4 WHERE run_id = 1 AND layer = 2", SC_ERR_FORMAT,
+      "layer_windows has a row for layer 4, outside the model's 4 layers"),
+  EV ("every-windows-huge", "a layer window of 2^63 - 1 tokens",
+      "UPDATE layer_windows SET size = 9223372036854775807 WHERE run_id = 1 AND layer = 0",
+      SC_ERR_FORMAT, "a window of 9223372036854775807 tokens"),
+  EV ("every-windows-negative", "a layer window of -8 tokens (CHECK bypassed)",
+      "UPDATE layer_windows SET size = -8 WHERE run_id = 1 AND layer = 0", SC_ERR_FORMAT,
+      "a window of -8 tokens"),
+  EV ("every-windows-extra-layer", "a window for layer 1, whose heads are causal",
+      "INSERT INTO layer_windows VALUES (1, 1, 8)", SC_ERR_FORMAT, NULL),
+  /* overviews */
+  EV ("every-overview-left-of-band", "an overview cell left of a band head's window is 0.5",
+      "UPDATE head_overviews SET data = CAST (substr (data, 1, 1104) || x'0038' || "
+      "substr (data, 1107) AS BLOB) WHERE " OV_1_0_0, SC_ERR_FORMAT,
+      "cell (23, 0), outside the band (left of the head's window), is 0.5"),
+  EV ("every-overview-above-diagonal", "an overview cell above the diagonal of a causal head",
+      "UPDATE head_overviews SET data = CAST (substr (data, 1, 10) || x'0038' || "
+      "substr (data, 13) AS BLOB) WHERE run_id = 2 AND layer = 1 AND head = 1", SC_ERR_FORMAT,
+      "cell (0, 5), above the diagonal of a causal head, is 0.5"),
+  EV ("every-overview-size", "an overview of size 100000 with a 12-byte BLOB",
+      "UPDATE head_overviews SET size = 100000, data = zeroblob (12) WHERE " OV_1_0_0,
+      SC_ERR_FORMAT, "size is 100000; a run of 24 tokens has overviews of 24"),
+  EV ("every-overview-huge-blob", "a 16 MB overview BLOB",
+      "UPDATE head_overviews SET data = zeroblob (16000000) WHERE " OV_1_0_0, SC_ERR_FORMAT,
+      "data is not an f16 BLOB of 1152 bytes"),
+  EV ("every-overview-negative", "-1 in an overview",
+      "UPDATE head_overviews SET data = CAST (x'00bc' || substr (data, 3) AS BLOB) WHERE "
+      OV_1_0_0, SC_ERR_FORMAT, "cell 0 is -1, not a probability"),
+  EV ("every-overview-layer-outside", "an overview of layer 9 in a 4-layer model",
+      "UPDATE head_overviews SET layer = 9 WHERE " OV_1_0_0, SC_ERR_FORMAT, NULL),
+  /* predictions */
+  EV ("every-prediction-piece-257", "a prediction piece of 257 bytes (the limit is 256)",
+      "UPDATE predictions SET piece = zeroblob (257) WHERE run_id = 1 AND pos = 6 AND rank = 0",
+      SC_ERR_FORMAT, "its piece is a 257-byte blob, more than the 256 bytes"),
+  EV ("every-prediction-piece-huge", "a prediction piece of 3 MB (issue 25, item 5)",
+      "UPDATE predictions SET piece = randomblob (3000000) WHERE run_id = 1 AND pos = 6 AND "
+      "rank = 0", SC_ERR_FORMAT, "its piece is a 3000000-byte blob"),
+  EV ("every-prediction-piece-text", "a prediction piece that is text",
+      "UPDATE predictions SET piece = 'abc' WHERE run_id = 1 AND pos = 2 AND rank = 1",
+      SC_ERR_FORMAT, "its piece is text, not a BLOB"),
+  EV ("every-prediction-prob-above-one", "a probability of 1.5 (CHECK bypassed)",
+      "UPDATE predictions SET prob = 1.5 WHERE run_id = 1 AND pos = 2 AND rank = 0",
+      SC_ERR_FORMAT, "prediction (2, 0) has probability 1.5"),
+  EV ("every-prediction-prob-order", "rank 1 more probable than rank 0",
+      "UPDATE predictions SET prob = 0.9 WHERE run_id = 1 AND pos = 2 AND rank = 1",
+      SC_ERR_FORMAT, "prediction (2, 1) has probability 0.9"),
+  EV ("every-prediction-token-vocab", "a predicted token id equal to the vocabulary size",
+      "UPDATE predictions SET token_id = 49152 WHERE run_id = 1 AND pos = 2 AND rank = 1",
+      SC_ERR_FORMAT, "names token 49152, outside the vocabulary"),
+  EV ("every-prediction-missing", "one prediction row deleted: 95 rows for 24 x 4",
+      "DELETE FROM predictions WHERE run_id = 1 AND pos = 3 AND rank = 1", SC_ERR_FORMAT,
+      "95 predictions rows for 24 positions of 4"),
+  EV ("every-prediction-position-past", "a prediction at position 24 of a 24-token run",
+      "INSERT INTO predictions SELECT run_id, 24, rank, token_id, piece, logit, prob FROM "
+      "predictions WHERE run_id = 1 AND pos = 23", SC_ERR_FORMAT,
+      "100 predictions rows for 24 positions of 4"),
+  EV ("every-prediction-rank-huge", "a prediction of rank 2^31 - 1",
+      "UPDATE predictions SET rank = 2147483647 WHERE run_id = 2 AND pos = 5 AND rank = 1",
+      SC_ERR_FORMAT, "rank up to 2147483647"),
+  EV ("every-prediction-logit-infinite", "a logit of infinity",
+      "UPDATE predictions SET logit = 9e999 WHERE run_id = 1 AND pos = 0 AND rank = 0",
+      SC_ERR_FORMAT, "has logit inf"),
+  EV ("every-prediction-logit-null", "a logit that is NULL (allowed: not stored)",
+      "UPDATE predictions SET logit = NULL WHERE run_id = 1 AND pos = 0 AND rank = 0",
+      SC_OK, NULL),
+  /* head scores */
+  EV ("every-score-unkept-head", "a score of a head run 3 did not keep",
+      "INSERT INTO head_scores (run_id, layer, head, metric, value) VALUES (3, 0, 1, "
+      "'entropy', 0.5)", SC_ERR_FORMAT,
+      "layer 0 head 1 has a score, but the run did not keep that head"),
+  EV ("every-score-last-top-past", "a last top key of 99 in a 6-token run",
+      "UPDATE head_scores SET value = 99 WHERE run_id = 2 AND layer = 0 AND head = 0 AND "
+      "metric = 'last-top-key'", SC_ERR_FORMAT, "the last top key is 99"),
+  { "every-score-duplicate", "head scores rebuilt without their unique index: a score twice",
+      "DROP INDEX head_scores_run; INSERT INTO head_scores (run_id, layer, head, metric, value) "
+      "SELECT run_id, layer, head, metric, 4 FROM head_scores WHERE run_id = 2 AND layer = 0 "
+      "AND head = 0 AND metric = 'entropy'; CREATE INDEX head_scores_run ON head_scores "
+      "(run_id, layer, head, metric) WHERE run_id IS NOT NULL",
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "the definition of index 'head_scores_run' differs", 0, 0,
+    HOSTILE_EVERY },
+  /* studies */
+  EV ("every-study-layer-outside", "a study head value of layer 99",
+      "UPDATE study_heads SET layer = 99 WHERE study_id = 2 AND layer = 0", SC_ERR_FORMAT,
+      "a value for head 99.1, outside the model's 4 layers"),
+  EV ("every-study-value-text", "a study value that is text",
+      "UPDATE study_heads SET value = 'big' WHERE study_id = 2 AND layer = 0", SC_ERR_FORMAT,
+      "head 0.1 kl is not a finite REAL or NULL"),
+  EV ("every-study-value-infinite", "a study value of infinity",
+      "UPDATE study_series SET value = 9e999 WHERE study_id = 2 AND pos = 4", SC_ERR_FORMAT,
+      "clean[4] is not a finite REAL or NULL"),
+  EV ("every-study-value-null", "a study value that is NULL (reads as NaN)",
+      "UPDATE study_heads SET value = NULL WHERE study_id = 2 AND layer = 0", SC_OK, NULL),
+  EV ("every-study-metric-long", "a study metric name of 100 bytes",
+      "UPDATE study_heads SET metric = hex (zeroblob (50)) WHERE study_id = 2 AND layer = 0",
+      SC_ERR_FORMAT, "has a metric name Saccade does not write"),
+  EV ("every-study-series-past-run", "an ablation study whose 'clean' series has 41 positions "
+      "for a run of 24 tokens",
+      "WITH RECURSIVE p (x) AS (SELECT 24 UNION ALL SELECT x + 1 FROM p WHERE x < 40) "
+      "INSERT INTO study_series SELECT 2, 'clean', x, 0.5 FROM p", SC_OK, NULL),
+  EV ("every-study-pos-huge", "a study series position of 99999999999",
+      "UPDATE study_series SET pos = 99999999999 WHERE study_id = 2 AND pos = 4", SC_ERR_FORMAT,
+      "clean has position 99999999999"),
+  EV ("every-study-many-series", "a study of 100 series",
+      "WITH RECURSIVE p (x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM p WHERE x < 99) "
+      "INSERT INTO study_series SELECT 2, 's' || x, 0, 0.5 FROM p", SC_ERR_FORMAT,
+      "in 101 series (at most 64 series"),
+  EV ("every-study-params-huge", "a study's params of 5000 bytes",
+      "UPDATE studies SET params = '{\"x\":\"' || hex (zeroblob (2500)) || '\"}' WHERE id = 2",
+      SC_ERR_FORMAT, "params is not a text of at most 4096 bytes"),
+  EV ("every-study-params-blob", "a study's params that are a BLOB",
+      "UPDATE studies SET params = x'7b7d00ff' WHERE id = 2", SC_ERR_FORMAT,
+      "params is not a text of at most 4096 bytes"),
+  EV ("every-study-run-huge", "a study of run 1234567890123456789 (issue 25, item 6)",
+      "UPDATE studies SET params = '{\"study\":1,\"run\":1234567890123456789,\"target\":null}' "
+      "WHERE id = 2", SC_OK, NULL),
+  EV ("every-study-duplicate", "study 2 twice, the copy with no rows",
+      "INSERT INTO studies (kind, model_id, run_id, params, created, status) SELECT kind, "
+      "model_id, run_id, params, created, status FROM studies WHERE id = 2", SC_OK, NULL),
+  EV ("every-study-model-missing", "a study of model 99, which the store does not hold",
+      "UPDATE studies SET model_id = 99 WHERE id = 2", SC_ERR_FORMAT, NULL),
+  EV ("every-study-created-text", "a study created 'yesterday'",
+      "UPDATE studies SET created = 'yesterday' WHERE id = 2", SC_ERR_FORMAT,
+      "created is not an integer time"),
+  EV ("every-study-writing", "study 3 left 'writing' (an interrupted study)",
+      "UPDATE studies SET status = 'writing' WHERE id = 3", SC_OK, NULL),
+  EV ("every-study-rows-orphan", "study rows of a study that does not exist",
+      "INSERT INTO study_heads VALUES (77, 0, 0, 'kl', 1); INSERT INTO study_series VALUES "
+      "(77, 'clean', 0, 1)", SC_OK, NULL),
+  /* shard manifests and sentence studies (docs/cluster.md) */
+  EV ("every-manifest-shards-max", "a manifest of \"shards\":2147483647 (issue 25, item 8)",
+      "UPDATE studies SET params = replace (params, '\"shards\":2,', '\"shards\":2147483647,') "
+      "WHERE id = 1; UPDATE study_series SET value = 2147483647 WHERE study_id = 1 AND pos = 1",
+      SC_OK, NULL),
+  EV ("every-manifest-index-outside", "a manifest of shard 5 of 2",
+      "UPDATE study_series SET value = 5 WHERE study_id = 1 AND pos = 0", SC_OK, NULL),
+  EV ("every-manifest-index-real", "a manifest of shard 0.5 of 2",
+      "UPDATE study_series SET value = 0.5 WHERE study_id = 1 AND pos = 0", SC_OK, NULL),
+  EV ("every-manifest-series-missing", "a manifest without its shard series",
+      "DELETE FROM study_series WHERE study_id = 1", SC_OK, NULL),
+  EV ("every-manifest-twice", "two manifests of the same study: shards 0 and 1 in one file",
+      "INSERT INTO studies (kind, model_id, run_id, params, created, status) SELECT kind, "
+      "model_id, run_id, params, created, status FROM studies WHERE id = 1; "
+      "INSERT INTO study_series VALUES (4, 'shard', 0, 1), (4, 'shard', 1, 2)", SC_OK, NULL),
+  EV ("every-manifest-params-other", "a manifest whose params are not a faithfulness manifest",
+      "UPDATE studies SET params = '{\"verb\":\"faithfulness\"}' WHERE id = 1", SC_OK, NULL),
+  EV ("every-sentence-line-huge", "a sentence study of \"line\":99999999999 (issue 25, item 8)",
+      "UPDATE studies SET params = replace (params, '\"line\":3}', '\"line\":99999999999}') "
+      "WHERE id = 3", SC_OK, NULL),
+  EV ("every-sentence-line-zero", "a sentence study of \"line\":0",
+      "UPDATE studies SET params = replace (params, '\"line\":3}', '\"line\":0}') WHERE id = 3",
+      SC_OK, NULL),
+#undef EV
+#undef BAND_1_0_1
+#undef OV_1_0_0
+
   /* --- harmless: every path works and returns the right values ------------------------ */
   { "status-bogus", "run 2's status is 'bogus' (CHECK bypassed): it is not a complete run",
     "UPDATE runs SET status = 'bogus' WHERE id = 2",
@@ -281,6 +466,62 @@ hostile_base (const char *path)
       || store_fake_capture (s, 3, 5, FALSE, 1, 0, &err) != 3)
     g_error ("building the base store %s: %s", path, err.message);
   sc_store_close (s);
+}
+
+const guint8 HOSTILE_EVERY_KEEP[12] = { 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0 };
+
+/* The faithfulness study's dataset (a SHA-256 in hex) and settings, as app/core's
+ * saccade-dataset.c writes them. */
+#define EVERY_DATASET "5ac5ade5ac5ade5ac5ade5ac5ade5ac5ade5ac5ade5ac5ade5ac5ade5ac5ade0"
+#define EVERY_SETTINGS "{\"study\":2,\"metric\":\"tv\",\"kind\":\"mask\",\"top_k\":3," \
+                       "\"target\":null,\"gradients\":null}"
+
+void
+hostile_base_every (const char *path)
+{
+  static const StoreFakeRun runs[HOSTILE_EVERY_RUNS] = {
+    { 11, 24, TRUE, 8, NULL, 0, 4 },
+    { 12, 6, TRUE, 0, NULL, 0, 2 },
+    { 13, 5, TRUE, 0, HOSTILE_EVERY_KEEP, 0, 0 },
+  };
+  ScStoreOptions opt = { .writable = TRUE };
+  ScStore *s = NULL;
+  ScStoreStudy *st = NULL;
+  ScStoreModel m;
+  ScError err = { 0 };
+  gboolean ok;
+
+  store_fake_model (&m, 0);
+  ok = sc_store_open (path, &opt, &s, &err) == SC_OK
+       && sc_store_shard_mark (s, &m, "{\"verb\":\"faithfulness\",\"dataset\":\"" EVERY_DATASET
+                               "\",\"sentences\":4,\"shards\":2,\"settings\":" EVERY_SETTINGS "}",
+                               0, 2, &err) == SC_OK;
+  for (int i = 0; ok && i < HOSTILE_EVERY_RUNS; i++)
+    ok = store_fake_capture_run (s, &runs[i], 0, &err) == i + 1;
+  ok = ok && sc_store_study_begin (s, "ablate-heads", &m, "{\"study\":1,\"run\":1,\"target\":null}",
+                                   &st, &err) == SC_OK
+       && sc_store_study_add_head (st, 0, 1, "kl", 0.25, &err) == SC_OK
+       && sc_store_study_add_head (st, 1, 2, "kl", 0.5, &err) == SC_OK;
+  for (int pos = 0; ok && pos < 24; pos++)
+    ok = sc_store_study_add_series (st, "clean", pos, 1.0 / (1 + pos), &err) == SC_OK;
+  ok = ok && sc_store_study_commit (st, NULL, &err) == SC_OK;
+  ok = ok && sc_store_study_begin (s, "faithfulness", &m, "{\"study\":2,\"run\":null,\"ids\":\""
+                                   EVERY_DATASET "\",\"metric\":\"tv\",\"kind\":\"mask\","
+                                   "\"top_k\":3,\"target\":null,\"gradients\":null,\"dataset\":\""
+                                   EVERY_DATASET "\",\"line\":3}", &st, &err) == SC_OK
+       && sc_store_study_add_head (st, 1, 2, "tau", 0.5, &err) == SC_OK
+       && sc_store_study_add_series (st, "loo", 0, 0.125, &err) == SC_OK
+       && sc_store_study_add_series (st, "loo", 1, 0.25, &err) == SC_OK
+       && sc_store_study_commit (st, NULL, &err) == SC_OK;
+  if (!ok)
+    g_error ("building the every-table base store %s: %s", path, err.message);
+  sc_store_close (s);
+}
+
+const char *
+hostile_base_of (const HostileKind *kind, const char *base, const char *every)
+{
+  return kind->flags & HOSTILE_EVERY ? every : base;
 }
 
 gboolean

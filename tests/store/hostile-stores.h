@@ -28,6 +28,8 @@ typedef enum {
   HOSTILE_AT_HEAD,    /* reading head (layer, head) of each run in bad_runs fails */
   HOSTILE_AT_HEADS,   /* reading every head of each run in bad_runs fails */
   HOSTILE_HIDDEN,     /* the runs in bad_runs are not there (SC_ERR_NOT_FOUND, not listed) */
+  HOSTILE_SOMEWHERE,  /* (HOSTILE_EVERY kinds) every reading path returns SC_OK or a clean
+                       * failure, and with a needle, some call fails with status and needle */
 } HostileWhere;
 
 typedef struct {
@@ -48,6 +50,8 @@ typedef struct {
 #define HOSTILE_HUGE_TEXT 2u
 /* The store's AUTOINCREMENT is exhausted: a capture must fail with SC_ERR_RANGE. */
 #define HOSTILE_SEQUENCE_MAX 4u
+/* Built from the every-table base (hostile_base_every), not the base. */
+#define HOSTILE_EVERY 8u
 
 /* The size of the huge text cell: 300 MB, or $SC_HOSTILE_HUGE_BYTES. */
 gsize hostile_huge_bytes (void);
@@ -56,6 +60,22 @@ const HostileKind *hostile_kinds (gsize *n);
 
 /* Writes the base store at @path (which must not exist). */
 void hostile_base (const char *path);
+
+/* The every-table base: a row in every table of the schema, for the HOSTILE_EVERY kinds.
+ * Run 1: 24 tokens, a sliding window of 8 on layers 0 and 2 (layer_windows, band heads in
+ * attention_bands), 4 predictions a position; run 2: 6 tokens, causal, 2 predictions a
+ * position; run 3: 5 tokens, chosen heads (HOSTILE_EVERY_KEEP). Overviews and head scores
+ * with every run. Study 1: a faithfulness shard manifest (shard 0 of 2); study 2: an
+ * ablate-heads study of run 1 (two head values, a 'clean' series of 24 positions); study 3:
+ * a faithfulness sentence study (line 3 of the manifest's dataset). Model: store_fake_model
+ * (variant 0). */
+#define HOSTILE_EVERY_RUNS 3
+void hostile_base_every (const char *path);
+/* Run 3's heads: layer * 3 + head. */
+extern const guint8 HOSTILE_EVERY_KEEP[12];
+
+/* The base @kind starts from: @every for HOSTILE_EVERY kinds, else @base. */
+const char *hostile_base_of (const HostileKind *kind, const char *base, const char *every);
 
 /* Copies the base store at @base to @path and applies @kind's edits. Returns FALSE (with
  * *@why set, g_free) when an optional kind cannot be built here. */

@@ -12,6 +12,7 @@
  * a capture, and a committed WAL in a read-only folder gets a message saying what to do.
  */
 #include <glib.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -19,6 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/store/sc-store-heads.h"
+#include "engine/store/sc-store-merge.h"
+#include "engine/store/sc-store-predictions.h"
+#include "engine/store/sc-store-scores.h"
+#include "engine/store/sc-store-study.h"
 #include "tests/store/hostile-stores.h"
 #include "tests/store/store-fake.h"
 
@@ -189,6 +195,157 @@ read_everything (const HostileKind *k, const char *path)
   sc_store_close (s);
 }
 
+/* One call of read_every: SC_OK, or a clean failure naming the file; a failure holding
+ * the kind's needle with its status is remembered in *@found. */
+static void
+every_call (const HostileKind *k, const char *path, ScStatus st, const ScError *err,
+            const char *call, gboolean *found)
+{
+  if (st == SC_OK)
+    return;
+  g_test_message ("%s: %s: %s", call, sc_status_name (st), err->message);
+  assert_clean (st, err, path, call);
+  if (k->needle != NULL && st == k->status && strstr (err->message, k->needle) != NULL)
+    *found = TRUE;
+}
+
+/* Every reading path over a HOSTILE_EVERY kind, the tables beyond runs, tokens and heads
+ * included: each run's heads, overviews, predictions and head scores, every study by id,
+ * the studies listed by kind, the shard manifests. Each call returns SC_OK with values
+ * inside the contracts, or a clean failure; a kind with a needle fails somewhere with it,
+ * one with status SC_OK (and no needle) nowhere. */
+static void
+read_every (const HostileKind *k, const char *path, gboolean merge)
+{
+  static const char *const study_kinds[] = { "shard", "ablate-heads", "faithfulness" };
+  ScStoreOptions ro = { 0 };
+  ScStore *s = NULL;
+  ScStoreRunInfo *runs = NULL;
+  ScError err = { 0 };
+  gboolean found = FALSE;
+  size_t n = 0;
+  ScStatus st;
+  char call[96];
+
+  assert_ok (sc_store_open (path, &ro, &s, &err), &err, "open");
+  st = sc_store_list_runs (s, &runs, &n, &err);
+  every_call (k, path, st, &err, "list", &found);
+  sc_store_run_list_free (runs, n);
+  for (int r = 1; r <= HOSTILE_EVERY_RUNS; r++)
+    {
+      ScStoreRunInfo info = { 0 };
+      ScStoreToken *tokens = NULL;
+      size_t n_tokens = 0;
+      ScStorePredictions pred = { 0 };
+      ScStoreHeadScores scores = { 0 };
+
+      g_snprintf (call, sizeof call, "get run %d", r);
+      st = sc_store_get_run (s, r, &info, &err);
+      every_call (k, path, st, &err, call, &found);
+      g_snprintf (call, sizeof call, "tokens of run %d", r);
+      st = sc_store_read_tokens (s, r, &tokens, &n_tokens, &err);
+      every_call (k, path, st, &err, call, &found);
+      sc_store_tokens_free (tokens);
+      for (int l = 0; l < STORE_FAKE_LAYERS; l++)
+        for (int h = 0; h < STORE_FAKE_HEADS; h++)
+          {
+            ScStoreHead head = { 0 };
+            ScStoreOverview ov = { 0 };
+
+            g_snprintf (call, sizeof call, "run %d layer %d head %d", r, l, h);
+            st = sc_store_read_head (s, r, l, h, &head, &err);
+            if (st != SC_ERR_NOT_FOUND || info.kept == NULL)
+              every_call (k, path, st, &err, call, &found);
+            if (st == SC_OK)
+              for (gsize v = 0; v < (gsize) head.n_query * head.n_key; v++)
+                g_assert_true (head.probs[v] >= 0.0f && head.probs[v] <= 1.0f);
+            sc_store_head_clear (&head);
+            g_snprintf (call, sizeof call, "overview of run %d layer %d head %d", r, l, h);
+            st = sc_store_read_overview (s, r, l, h, &ov, &err);
+            if (st != SC_ERR_NOT_FOUND || info.kept == NULL)
+              every_call (k, path, st, &err, call, &found);
+            if (st == SC_OK)
+              for (gsize v = 0; v < (gsize) ov.size * ov.size; v++)
+                g_assert_true (ov.values[v] >= 0.0f && ov.values[v] <= 1.0f);
+            sc_store_overview_clear (&ov);
+          }
+      g_snprintf (call, sizeof call, "predictions of run %d", r);
+      st = sc_store_read_predictions (s, r, &pred, &err);
+      every_call (k, path, st, &err, call, &found);
+      if (st == SC_OK && info.id == r)
+        {
+          g_assert_true (pred.n_positions == 0 || pred.n_positions == info.n_tokens);
+          for (gsize v = 0; v < (gsize) pred.n_positions * pred.k; v++)
+            g_assert_cmpuint (pred.pieces[v].len, <=, SC_STORE_MAX_PREDICTION_PIECE_BYTES);
+        }
+      sc_store_predictions_clear (&pred);
+      g_snprintf (call, sizeof call, "head scores of run %d", r);
+      st = sc_store_read_head_scores (s, r, &scores, &err);
+      every_call (k, path, st, &err, call, &found);
+      if (st == SC_OK)
+        for (guint32 h = 0; h < scores.n_layers * scores.n_heads; h++)
+          g_assert_true (scores.stats[h].last_top >= 0
+                         && scores.stats[h].last_top < (int) scores.n_tokens);
+      sc_store_head_scores_clear (&scores);
+      sc_store_run_info_clear (&info);
+    }
+  for (gint64 id = 1; id <= 5; id++)
+    {
+      ScStoreStudyData *d = NULL;
+
+      g_snprintf (call, sizeof call, "study %" G_GINT64_FORMAT, id);
+      st = sc_store_read_study (s, id, &d, &err);
+      if (st != SC_ERR_NOT_FOUND)
+        every_call (k, path, st, &err, call, &found);
+      sc_store_study_data_free (d);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (study_kinds); i++)
+    {
+      ScStoreStudyRef *refs = NULL;
+      size_t n_refs = 0;
+
+      g_snprintf (call, sizeof call, "studies of kind %s", study_kinds[i]);
+      st = sc_store_list_studies (s, study_kinds[i], &refs, &n_refs, &err);
+      every_call (k, path, st, &err, call, &found);
+      sc_store_study_refs_free (refs, n_refs);
+    }
+  sc_store_close (s);
+
+  /* the merge takes the store as a shard: merged whole (and the result reads as cleanly) or
+   * refused with a message naming the file */
+  if (merge)
+    {
+      g_autofree char *dir = g_path_get_dirname (path);
+      g_autofree char *out = g_build_filename (dir, "merged.sqlite", NULL);
+      const char *const shards[] = { path };
+      ScStoreMergeStats stats = { 0 };
+      HostileKind quiet = *k;
+
+      st = sc_store_merge (out, shards, 1, NULL, NULL, &stats, &err);
+      if (st != SC_OK)
+        {
+          g_test_message ("merge: %s: %s", sc_status_name (st), err.message);
+          g_assert_true (st == SC_ERR_FORMAT || st == SC_ERR_INVALID_ARG
+                         || st == SC_ERR_UNSUPPORTED);
+          g_assert_nonnull (strstr (err.message, path));
+          if (k->needle != NULL && st == k->status && strstr (err.message, k->needle) != NULL)
+            found = TRUE;
+          g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+        }
+      else
+        {
+          g_test_message ("merge: %zu runs, %zu studies, %zu left out", stats.n_runs_added,
+                          stats.n_studies_added, stats.n_skipped);
+          quiet.needle = NULL;
+          read_every (&quiet, out, FALSE);
+          g_unlink (out);
+        }
+    }
+  if (k->needle != NULL && !found)
+    g_error ("%s: no reading call failed with %s and '%s'", k->name, sc_status_name (k->status),
+             k->needle);
+}
+
 /* An exhausted AUTOINCREMENT: the next capture says so (not "the disk is full"), and the
  * store is left as it was. */
 static void
@@ -219,7 +376,10 @@ test_kind (gconstpointer data)
   store_tmp_init (&t);
   base = g_build_filename (t.dir, "base.sqlite", NULL);
   wal = g_strconcat (t.path, "-wal", NULL);
-  hostile_base (base);
+  if (k->flags & HOSTILE_EVERY)
+    hostile_base_every (base);
+  else
+    hostile_base (base);
   if (!hostile_build (k, base, t.path, &why))
     {
       g_test_skip (why);
@@ -234,6 +394,8 @@ test_kind (gconstpointer data)
       store_test_assert_open_fails (t.path, FALSE, k->status, k->needle);
       store_test_assert_open_fails (t.path, TRUE, k->status, k->needle);
     }
+  else if (k->where == HOSTILE_SOMEWHERE)
+    read_every (k, t.path, TRUE);
   else
     read_everything (k, t.path);
   after = digest (t.path);
@@ -241,6 +403,35 @@ test_kind (gconstpointer data)
   g_assert_false (store_test_file_size (wal) > 0);
   if (k->flags & HOSTILE_SEQUENCE_MAX)
     capture_with_no_ids_left (t.path);
+  store_tmp_clear (&t);
+}
+
+/* The head scores of a run of chosen heads: the heads it did not keep have every score NaN
+ * and their last top key, an int, is 0 (a position callers may index with). Found by
+ * fuzz-store under UBSan: the reader converted the NaN to int, undefined behaviour, which
+ * `saccade heads` then used as an index into the run's token labels. */
+static void
+test_scores_of_unkept_heads (void)
+{
+  StoreTmp t;
+  ScStore *s;
+  ScStoreHeadScores scores = { 0 };
+  ScError err = { 0 };
+
+  store_tmp_init (&t);
+  hostile_base_every (t.path);
+  s = store_test_open (t.path, FALSE);
+  assert_ok (sc_store_read_head_scores (s, 3, &scores, &err), &err, "head scores of run 3");
+  for (guint32 h = 0; h < scores.n_layers * scores.n_heads; h++)
+    if (HOSTILE_EVERY_KEEP[h])
+      g_assert_true (scores.stats[h].last_top >= 0 && scores.stats[h].last_top < 5);
+    else
+      {
+        g_assert_cmpint (scores.stats[h].last_top, ==, 0);
+        g_assert_true (isnan (scores.stats[h].last_top_weight) && isnan (scores.stats[h].entropy));
+      }
+  sc_store_head_scores_clear (&scores);
+  sc_store_close (s);
   store_tmp_clear (&t);
 }
 
@@ -428,6 +619,7 @@ main (int argc, char **argv)
       g_test_add_data_func (name, &kinds[i], test_kind);
     }
   g_test_add_func ("/store/hostile/planted-trigger-never-fires", test_planted_trigger_never_fires);
+  g_test_add_func ("/store/hostile/scores-of-unkept-heads", test_scores_of_unkept_heads);
   g_test_add_func ("/store/hostile/committed-wal-read-only-folder",
                    test_committed_wal_read_only_folder);
   return g_test_run ();
