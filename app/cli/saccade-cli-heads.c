@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "app/core/saccade-csv.h"
 #include "engine/analysis/sc-cluster.h"
 #include "engine/analysis/sc-head-distance.h"
@@ -237,8 +239,10 @@ heads_print_text (const HeadsResult *r)
           else
             printf (" %8.4f", v);
         }
+      /* the store keeps last_top within the run; a label is only read within it */
       printf (" %8d %8.4f  '%s'\n", s->last_top, s->last_top_weight,
-              r->run.labels[s->last_top]);
+              s->last_top >= 0 && (size_t) s->last_top < r->run.n_tokens
+                ? r->run.labels[s->last_top] : "?");
     }
 }
 
@@ -260,6 +264,7 @@ saccade_cmd_heads (int argc, char **argv)
   g_autofree char *path = NULL;
   HeadsResult r = { .sort = -1 };
   ScStore *store;
+  gboolean ok;
   ScError err = { 0 };
   gint64 run;
   int rc = 0;
@@ -280,9 +285,23 @@ saccade_cmd_heads (int argc, char **argv)
         }
     }
   path = saccade_db_path (db_opt);
-  if ((store = saccade_cli_heads_open_store (path, TRUE, &err)) == NULL)
+  /* Read-only first: opening a store writable changes it (its journal mode, its header),
+   * and a reading verb leaves the file as it was. Only a run whose scores had to be computed
+   * is read again writable, so that they are kept for next time. */
+  if ((store = saccade_cli_heads_open_store (path, FALSE, &err)) == NULL)
     return saccade_store_cli_fail (&err);
-  if (!heads_compute (store, run, &r, &err))
+  ok = heads_compute (store, run, &r, &err);
+  if (ok && r.scores.computed && g_access (path, W_OK) == 0)
+    {
+      saccade_cli_run_heads_clear (&r.run);
+      sc_store_head_scores_clear (&r.scores);
+      g_clear_pointer (&r.order, g_free);
+      sc_store_close (store);
+      if ((store = saccade_cli_heads_open_store (path, TRUE, &err)) == NULL)
+        return saccade_store_cli_fail (&err);
+      ok = heads_compute (store, run, &r, &err);
+    }
+  if (!ok)
     rc = saccade_store_cli_fail (&err);
   else if (json)
     heads_print_json (&r);

@@ -882,8 +882,9 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
   *out = r;
   return SC_OK;
 bad:
-  st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): %s does not fit %s", (long long) d->id,
-                     SC_FAITH_KIND, what, info->name);
+  st = sc_error_set (err, SC_ERR_FORMAT, "%s: study %lld (%s): %s does not fit %s",
+                     sc_store_path (store), (long long) d->id, SC_FAITH_KIND, what,
+                     info->name[0] != '\0' ? info->name : "the model");
   sc_store_study_data_free (d);
   sc_faith_result_free (r);
   return st;
