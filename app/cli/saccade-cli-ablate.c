@@ -365,12 +365,14 @@ run_bench (ScModel *model, const AblateOptions *o)
         saccade_json_string (b, "model", info->name);
         saccade_json_int (b, "n_tokens", n);
         saccade_json_int (b, "heads", heads);
-        saccade_json_int (b, "repeats", reps);
-        saccade_json_double (b, "sweep_s", ms);
-        saccade_json_double (b, "sweep_full_recompute_s", mf);
-        saccade_json_double (b, "plain_passes_s", mp);
-        saccade_json_double (b, "ratio", ms / mp);
-        saccade_json_double (b, "ratio_full_recompute", mf / mp);
+        const SaccadeBenchTime times[] = {
+          { "sweep_s", ms }, { "sweep_full_recompute_s", mf }, { "plain_passes_s", mp },
+        };
+        const SaccadeBenchRatio ratios[] = {
+          { "ratio", 0, 2 }, { "ratio_full_recompute", 1, 2 },
+        };
+        saccade_json_bench_sweep (b, reps, times, G_N_ELEMENTS (times), ratios,
+                                  G_N_ELEMENTS (ratios));
         json_builder_end_object (b);
         saccade_json_print (b);
       }

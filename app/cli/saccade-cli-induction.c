@@ -165,12 +165,14 @@ run_bench (ScModel *model, const InductionOptions *o)
         saccade_json_string (b, "model", info->name);
         saccade_json_int (b, "seq_len", o->seq_len);
         saccade_json_int (b, "n_seeds", o->n_seeds);
-        saccade_json_int (b, "repeats", reps);
-        saccade_json_double (b, "sweep_s", ms);
-        saccade_json_double (b, "plain_all_logits_s", mp);
-        saccade_json_double (b, "plain_last_logits_s", ml);
-        saccade_json_double (b, "ratio", ms / mp);
-        saccade_json_double (b, "ratio_last_logits", ms / ml);
+        const SaccadeBenchTime times[] = {
+          { "sweep_s", ms }, { "plain_all_logits_s", mp }, { "plain_last_logits_s", ml },
+        };
+        const SaccadeBenchRatio ratios[] = {
+          { "ratio", 0, 1 }, { "ratio_last_logits", 0, 2 },
+        };
+        saccade_json_bench_sweep (b, reps, times, G_N_ELEMENTS (times), ratios,
+                                  G_N_ELEMENTS (ratios));
         json_builder_end_object (b);
         saccade_json_print (b);
       }

@@ -49,20 +49,6 @@ parse (const char *summary, GOptionEntry *entries, gboolean *json, int *argc, ch
 }
 
 static void
-json_matrix (JsonBuilder *b, const char *name, const double *x, int rows, int cols)
-{
-  saccade_json_begin_array (b, name);
-  for (int i = 0; i < rows; i++)
-    {
-      json_builder_begin_array (b);
-      for (int j = 0; j < cols; j++)
-        saccade_json_add_double (b, x[i * cols + j]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
-}
-
-static void
 json_strings (JsonBuilder *b, const char *name, const char *const *s, int n)
 {
   saccade_json_begin_array (b, name);
@@ -188,17 +174,17 @@ print_example_json (const ScLearnExample *ex, const ScLearnAttention *a)
   saccade_json_double (b, "divisor", a->divisor);
   json_strings (b, "query_labels", ex->query_labels, a->m);
   json_strings (b, "key_labels", ex->key_labels, a->n);
-  json_matrix (b, "q", ex->q, a->m, a->d);
-  json_matrix (b, "k", ex->k, a->n, a->d);
-  json_matrix (b, "v", ex->v, a->n, a->dv);
-  json_matrix (b, "raw", a->raw, a->m, a->n);
-  json_matrix (b, "scaled", a->scaled, a->m, a->n);
-  json_matrix (b, "logits", a->logits, a->m, a->n);
+  saccade_json_matrix (b, "q", ex->q, a->m, a->d);
+  saccade_json_matrix (b, "k", ex->k, a->n, a->d);
+  saccade_json_matrix (b, "v", ex->v, a->n, a->dv);
+  saccade_json_matrix (b, "raw", a->raw, a->m, a->n);
+  saccade_json_matrix (b, "scaled", a->scaled, a->m, a->n);
+  saccade_json_matrix (b, "logits", a->logits, a->m, a->n);
   saccade_json_doubles (b, "row_max", a->row_max, a->m);
-  json_matrix (b, "exps_shifted", a->exps, a->m, a->n);
+  saccade_json_matrix (b, "exps_shifted", a->exps, a->m, a->n);
   saccade_json_doubles (b, "exp_sum_shifted", a->exp_sum, a->m);
-  json_matrix (b, "weights", a->weights, a->m, a->n);
-  json_matrix (b, "out", a->out, a->m, a->dv);
+  saccade_json_matrix (b, "weights", a->weights, a->m, a->n);
+  saccade_json_matrix (b, "out", a->out, a->m, a->dv);
   saccade_json_double (b, "hard_weight", SC_LEARN_HARD_WEIGHT);
   saccade_json_double (b, "gap_needed", a->gap_needed);
   saccade_json_double (b, "gap_needed_raw", a->gap_needed_raw);

@@ -131,28 +131,14 @@ rollout_print_json (const RolloutResult *r)
   saccade_json_int (b, "run", r->run.info.id);
   saccade_json_int (b, "target", r->target);
   saccade_json_tokens (b, r->run.tokens, r->run.n_tokens);
-  saccade_json_begin_array (b, "rollout_target");
-  for (guint j = 0; j < r->n; j++)
-    saccade_json_add_double (b, r->rollout[(gsize) r->target * r->n + j]);
-  json_builder_end_array (b);
+  saccade_json_doubles (b, "rollout_target", r->rollout + (gsize) r->target * r->n, r->n);
   if (r->with_flow)
     {
-      saccade_json_begin_array (b, "flow_target");
-      for (guint j = 0; j < r->n; j++)
-        saccade_json_add_double (b, r->flow[j]);
-      json_builder_end_array (b);
+      saccade_json_doubles (b, "flow_target", r->flow, r->n);
       saccade_json_double (b, "flow_seconds", r->flow_s);
     }
   saccade_json_double (b, "rollout_seconds", r->rollout_s);
-  saccade_json_begin_array (b, "rollout");
-  for (guint i = 0; i < r->n; i++)
-    {
-      json_builder_begin_array (b);
-      for (guint j = 0; j < r->n; j++)
-        saccade_json_add_double (b, r->rollout[(gsize) i * r->n + j]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
+  saccade_json_matrix (b, "rollout", r->rollout, r->n, r->n);
   json_builder_end_object (b);
   saccade_json_print (b);
 }

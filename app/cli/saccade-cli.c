@@ -165,6 +165,18 @@ saccade_median (double *v, int n)
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void
+saccade_json_bench_sweep (JsonBuilder *b, int repeats, const SaccadeBenchTime *times,
+                          int n_times, const SaccadeBenchRatio *ratios, int n_ratios)
+{
+  saccade_json_int (b, "repeats", repeats);
+  for (int i = 0; i < n_times; i++)
+    saccade_json_double (b, times[i].name, times[i].seconds);
+  for (int i = 0; i < n_ratios; i++)
+    saccade_json_double (b, ratios[i].name,
+                         times[ratios[i].num].seconds / times[ratios[i].den].seconds);
+}
+
 int *
 saccade_bench_sizes (const char *text, int min, int *n)
 {

@@ -86,6 +86,23 @@ gboolean saccade_cli_parse_token (ScModel *model, const char *option, const char
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
 double saccade_median (double *v, int n);
 
+/* A sweep's --bench (ablate, induction): the sweep timed against the plain passes it
+ * replaces. One timing is a member @name holding the median of its repeats in seconds; one
+ * ratio is a member @name holding times[@num].seconds / times[@den].seconds. */
+typedef struct {
+  const char *name;
+  double seconds;
+} SaccadeBenchTime;
+typedef struct {
+  const char *name;
+  int num, den; /* indices into the times */
+} SaccadeBenchRatio;
+
+/* Writes "repeats": @repeats, then the @n_times timings, then the @n_ratios ratios, as
+ * members of the object @b is in (the caller writes the model and the sizes first). */
+void saccade_json_bench_sweep (JsonBuilder *b, int repeats, const SaccadeBenchTime *times,
+                               int n_times, const SaccadeBenchRatio *ratios, int n_ratios);
+
 /* The benchmarks' --sizes (saccade-bench*.c): the prompt lengths to time, comma-separated,
  * as a GOptionEntry initialiser into @sizes (a char *). */
 #define SACCADE_BENCH_SIZES_DEFAULT "128,512"

@@ -35,6 +35,20 @@ saccade_json_doubles (JsonBuilder *b, const char *name, const double *v, gsize n
 }
 
 void
+saccade_json_matrix (JsonBuilder *b, const char *name, const double *v, gsize rows, gsize cols)
+{
+  saccade_json_begin_array (b, name);
+  for (gsize i = 0; i < rows; i++)
+    {
+      json_builder_begin_array (b);
+      for (gsize j = 0; j < cols; j++)
+        saccade_json_add_double (b, v[i * cols + j]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+}
+
+void
 saccade_json_double (JsonBuilder *b, const char *name, double value)
 {
   json_builder_set_member_name (b, name);

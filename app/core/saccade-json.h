@@ -35,6 +35,9 @@ void saccade_json_begin_array (JsonBuilder *b, const char *name);
 void saccade_json_add_double (JsonBuilder *b, double value);
 /* Member @name: an array of the @n values @v (saccade_json_add_double each). */
 void saccade_json_doubles (JsonBuilder *b, const char *name, const double *v, gsize n);
+/* Member @name: the (@rows, @cols) row-major matrix @v as an array of @rows arrays. */
+void saccade_json_matrix (JsonBuilder *b, const char *name, const double *v, gsize rows,
+                          gsize cols);
 
 /* Where "piece" goes beside "bytes_hex": the store's verbs have always written the piece
  * first, `tokenize` the hex first; each keeps its order so that its output is unchanged. */

@@ -221,10 +221,7 @@ json_params (JsonBuilder *b, const ScAdvParams *p)
     saccade_json_string (b, "row", row_text (p->row, FALSE, rb));
   else
     saccade_json_int (b, "row", p->row);
-  saccade_json_begin_array (b, "epsilons");
-  for (int e = 0; e < p->n_epsilons; e++)
-    saccade_json_add_double (b, p->epsilons[e]);
-  json_builder_end_array (b);
+  saccade_json_doubles (b, "epsilons", p->epsilons, (gsize) p->n_epsilons);
   saccade_json_int (b, "iterations", p->iterations);
   saccade_json_double (b, "lr", p->lr);
   saccade_json_int (b, "seed", (gint64) p->seed);

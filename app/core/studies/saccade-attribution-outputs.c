@@ -199,12 +199,7 @@ json_scores (JsonBuilder *b, const SaccadeAttribution *a, const char *const *lab
   saccade_json_begin_object (b, "scores");
   for (int m = 0; m < SC_ATTR_N_METHODS; m++)
     if (r->scores[m] != NULL)
-      {
-        saccade_json_begin_array (b, sc_attr_method_id (m));
-        for (int j = 0; j < a->base.n_tokens; j++)
-          saccade_json_add_double (b, r->scores[m][j]);
-        json_builder_end_array (b);
-      }
+      saccade_json_doubles (b, sc_attr_method_id (m), r->scores[m], (gsize) a->base.n_tokens);
   json_builder_end_object (b);
   saccade_json_begin_array (b, "tokens");
   for (int j = 0; j < a->base.n_tokens; j++)
