@@ -19,6 +19,11 @@ G_BEGIN_DECLS
 #define SACCADE_STORE_CLI_JSON_OPTION(json)                                                  \
   { "json", 0, 0, G_OPTION_ARG_NONE, (json), "Print JSON", NULL }
 
+/* --recompute into @recompute (a gboolean): the verbs whose study is stored and reused
+ * compute it again instead. GOptionEntry initialiser. */
+#define SACCADE_STORE_CLI_RECOMPUTE_OPTION(recompute)                                        \
+  { "recompute", 0, 0, G_OPTION_ARG_NONE, (recompute), "compute even if stored", NULL }
+
 /* Prints "saccade: MESSAGE" for @err and returns 1 (the exit status). */
 int saccade_store_cli_fail (const ScError *err);
 
