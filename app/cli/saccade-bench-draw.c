@@ -139,7 +139,7 @@ saccade_cmd_bench_draw (int argc, char **argv)
     { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Rounds per measurement (median; default 9)",
       "N" },
     { "iters", 'i', 0, G_OPTION_ARG_INT, &iters, "Repetitions per round (default 50)", "N" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    SACCADE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

@@ -416,7 +416,7 @@ saccade_cmd_ablate (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
       "--erasure: write the figure (.png, .svg, .pdf)", "FIGURE" },
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--heads, --permute: rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench,
       "time the head sweep against plain passes (no RUN)", NULL },

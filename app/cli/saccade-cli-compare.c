@@ -429,14 +429,14 @@ saccade_cmd_compare (int argc, char **argv)
       "With --model: tokens T of the induction sequence (50)", "T" },
     { "seeds", 0, 0, G_OPTION_ARG_INT, &n_seeds,
       "With --model: random induction sequences S (10)", "S" },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &threads, "CPU threads (default: all cores)", "N" },
+    SACCADE_CLI_THREADS_OPTION (&threads),
     { "backend", 0, 0, G_OPTION_ARG_STRING, &backend,
       "With --model: compute on NAME: cpu, cpu-ref, cuda or auto (default)", "NAME" },
     { "distance", 0, 0, G_OPTION_ARG_NONE, &distance,
       "With one RUN: every head's distance to every other, in clustering order", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
       "With --distance: write the matrix as CSV to FILE", "FILE" },
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
+    SACCADE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

@@ -309,7 +309,7 @@ saccade_cmd_dla (int argc, char **argv)
       "token id (digits) or the text of one token (default: the clean top-1)", "ID|TOKEN" },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("RUN - direct logit attribution of "
@@ -357,7 +357,7 @@ saccade_cmd_means (int argc, char **argv)
     { "set", 0, 0, G_OPTION_ARG_STRING, &set, "reference set (default " SACCADE_REFERENCE_SET ")",
       "NAME" },
     SACCADE_STORE_CLI_DB_OPTION (&db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "compute even if stored", NULL },
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&recompute),
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- every head's mean output over the "

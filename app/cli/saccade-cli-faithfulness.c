@@ -713,7 +713,7 @@ saccade_cmd_faithfulness (int argc, char **argv)
     { "target", 0, 0, G_OPTION_ARG_INT, &o.target,
       "abs-delta-logp: the token id measured (default: the clean top-1)", "TOKEN_ID" },
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "gradients", 0, 0, G_OPTION_ARG_NONE, &o.gradients,
       "also the gradient sources (saliency, gradient x input, integrated gradients, gradient "
       "rollout) and attention against saliency (J&W's tau_g)", NULL },

@@ -256,7 +256,7 @@ saccade_cmd_heads (int argc, char **argv)
     { "sort", 's', 0, G_OPTION_ARG_STRING, &sort_opt,
       "Sort by this metric, largest first: entropy, entropy-norm, distance, confidence, sink, "
       "sink-k, previous-token, self, last-entropy, last-top-key, last-top-weight", "METRIC" },
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
+    SACCADE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

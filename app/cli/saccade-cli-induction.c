@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/cli/saccade-cli.h"
+#include "app/cli/saccade-cli-store.h"
 #include "app/core/saccade-induction.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -195,7 +196,7 @@ saccade_cmd_induction (int argc, char **argv)
     { "len", 0, 0, G_OPTION_ARG_INT, &o.seq_len, "tokens T of the repeated sequence (50)", "T" },
     { "seeds", 0, 0, G_OPTION_ARG_INT, &o.n_seeds, "random sequences S (10)", "S" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &o.db, "the capture store (results are reused)", "FILE" },
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &o.recompute, "compute even if stored", NULL },
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
       "write the in-context-learning curve (.png, .svg, .pdf)", "FILE" },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },

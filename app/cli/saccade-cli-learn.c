@@ -17,6 +17,11 @@
 /* Unset int64 options: a value no user types (−1 is a value the engine must refuse). */
 #define UNSET G_MININT64
 
+/* --bytes B into @bytes (a gint64): the element width that kv-cache and flash both size
+ * memory by. A GOptionEntry initialiser. */
+#define BYTES_OPTION(bytes)                                                                  \
+  { "bytes", 0, 0, G_OPTION_ARG_INT64, (bytes), "bytes per element (2: fp16)", "B" }
+
 static int
 fail_sc (const ScError *err)
 {
@@ -435,7 +440,7 @@ learn_kv_cache (int argc, char **argv)
     { "kv-heads", 0, 0, G_OPTION_ARG_INT64, &kv_heads, "KV heads h_kv", "H" },
     { "head-dim", 0, 0, G_OPTION_ARG_INT64, &head_dim, "head dimension d_head", "D" },
     { "len", 0, 0, G_OPTION_ARG_INT64, &len, "tokens in the cache (4096)", "N" },
-    { "bytes", 0, 0, G_OPTION_ARG_INT64, &bytes, "bytes per element (2: fp16)", "B" },
+    BYTES_OPTION (&bytes),
     { "bandwidth-gbs", 0, 0, G_OPTION_ARG_DOUBLE, &bandwidth,
       "memory bandwidth in GB/s for the read time (2039: A100 80GB)", "GBS" },
     { NULL },
@@ -563,7 +568,7 @@ learn_flash (int argc, char **argv)
     { "sram-kb", 0, 0, G_OPTION_ARG_INT64, &sram_kb,
       "on-chip SRAM per SM in KiB (overrides the preset's)", "M" },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &preset, "a100, h100 or h200 (default: all)", "ID" },
-    { "bytes", 0, 0, G_OPTION_ARG_INT64, &bytes, "bytes per element (2: fp16)", "B" },
+    BYTES_OPTION (&bytes),
     { NULL },
   };
   ScError err = { 0 };

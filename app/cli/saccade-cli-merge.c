@@ -14,7 +14,7 @@ saccade_cmd_merge (int argc, char **argv)
 {
   gboolean json = FALSE;
   GOptionEntry entries[] = {
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    SACCADE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

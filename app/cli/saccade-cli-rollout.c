@@ -177,7 +177,7 @@ saccade_cmd_rollout (int argc, char **argv)
       "POS" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "Write the rollout matrix as CSV",
       "FILE" },
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
+    SACCADE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

@@ -34,7 +34,7 @@ parse_db_json (int *argc, char ***argv, const char *args, char **db_opt, gboolea
 {
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (db_opt),
-    SACCADE_STORE_CLI_JSON_OPTION (json),
+    SACCADE_CLI_JSON_OPTION (json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (args);

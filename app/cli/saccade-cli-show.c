@@ -300,7 +300,7 @@ saccade_cmd_show (int argc, char **argv)
     { "predictions", 'p', 0, G_OPTION_ARG_NONE, &r.all_predictions,
       "What the model predicted after every token (the top 3; --json: all stored), not only "
       "after the last", NULL },
-    SACCADE_STORE_CLI_JSON_OPTION (&json),
+    SACCADE_CLI_JSON_OPTION (&json),
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (

@@ -11,13 +11,16 @@
 
 G_BEGIN_DECLS
 
-/* The options every store verb takes: --db FILE into @db (a char *), --json into @json (a
- * gboolean). GOptionEntry initialisers. */
+/* The option every store verb takes: --db FILE into @db (a char *). GOptionEntry
+ * initialiser. (Their --json is SACCADE_CLI_JSON_OPTION.) */
 #define SACCADE_STORE_CLI_DB_OPTION(db)                                                      \
   { "db", 0, 0, G_OPTION_ARG_FILENAME, (db),                                                 \
     "Capture database (default: $XDG_DATA_HOME/saccade/captures.sqlite)", "FILE" }
-#define SACCADE_STORE_CLI_JSON_OPTION(json)                                                  \
-  { "json", 0, 0, G_OPTION_ARG_NONE, (json), "Print JSON", NULL }
+
+/* --recompute into @recompute (a gboolean): the verbs whose study is stored and reused
+ * compute it again instead. GOptionEntry initialiser. */
+#define SACCADE_STORE_CLI_RECOMPUTE_OPTION(recompute)                                        \
+  { "recompute", 0, 0, G_OPTION_ARG_NONE, (recompute), "compute even if stored", NULL }
 
 /* Prints "saccade: MESSAGE" for @err and returns 1 (the exit status). */
 int saccade_store_cli_fail (const ScError *err);

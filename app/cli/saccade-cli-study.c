@@ -260,7 +260,7 @@ saccade_cmd_study (int argc, char **argv)
   gint64 run_id = 0;
   const GOptionEntry fixed[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db),
-    { "recompute", 0, 0, G_OPTION_ARG_NONE, &recompute, "compute even if stored", NULL },
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&recompute),
     { "top", 0, 0, G_OPTION_ARG_INT, &top, "rows of a ranked table (10)", "N" },
   };
 

@@ -14,9 +14,8 @@ saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common)
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &common->model_path,
       "GGUF model file (default: $SACCADE_MODEL, else the fetched SmolLM2-135M)", "FILE" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &common->json, "Print JSON", NULL },
-    { "threads", 0, 0, G_OPTION_ARG_INT, &common->threads, "CPU threads (default: all cores)",
-      "N" },
+    SACCADE_CLI_JSON_OPTION (&common->json),
+    SACCADE_CLI_THREADS_OPTION (&common->threads),
     { "backend", 0, 0, G_OPTION_ARG_STRING, &common->backend,
       "Compute backend: cpu, cpu-ref (scalar, slow; for checking), cuda, or auto (the "
       "default: CUDA when built in and a GPU answers, else cpu)", "NAME" },

@@ -39,6 +39,14 @@ void saccade_cli_common_add (GOptionContext *ctx, SaccadeCliCommon *common);
 void saccade_cli_common_clear (SaccadeCliCommon *common);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCliCommon, saccade_cli_common_clear)
 
+/* Options several verbs take with the same meaning, as GOptionEntry initialisers: --json
+ * into @json (a gboolean; saccade_cli_common_add's, the store verbs', merge's, bench-draw's)
+ * and --threads N into @threads (an int; saccade_cli_common_add's and compare's). */
+#define SACCADE_CLI_JSON_OPTION(json)                                                        \
+  { "json", 0, 0, G_OPTION_ARG_NONE, (json), "Print JSON", NULL }
+#define SACCADE_CLI_THREADS_OPTION(threads)                                                  \
+  { "threads", 0, 0, G_OPTION_ARG_INT, (threads), "CPU threads (default: all cores)", "N" }
+
 /* The model path (saccade_model_path() of -m). Never NULL. */
 const char *saccade_cli_model_path (const SaccadeCliCommon *common);
 

@@ -7,8 +7,6 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "app/core/saccade-study.h"
-
 void
 saccade_adversarial_free (SaccadeAdversarial *a)
 {

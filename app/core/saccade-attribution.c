@@ -7,13 +7,9 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
-#include <string.h>
 
-#include "app/core/saccade-csv.h"
-#include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-paths.h"
-#include "app/core/saccade-study.h"
 #include "engine/store/sc-store-heads.h"
 
 void
