@@ -156,40 +156,6 @@ print_summary_row (const char *name, const ScFaithSummary *m)
           100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
 }
 
-/* The best and median head of one sentence, by τ (NaN last). */
-static void
-head_extremes (const ScFaithResult *r, int *best, int *median)
-{
-  const int nh = r->n_layers * r->n_heads;
-  g_autofree int *idx = g_new (int, nh);
-  int m = 0;
-
-  for (int h = 0; h < nh; h++)
-    if (!isnan (r->heads[h].tau))
-      idx[m++] = h;
-  *best = *median = -1;
-  /* Insertion sort by τ then index: a few hundred heads. */
-  for (int i = 1; i < m; i++)
-    {
-      int v = idx[i], j = i - 1;
-      while (j >= 0 && (r->heads[idx[j]].tau > r->heads[v].tau
-                        || (r->heads[idx[j]].tau == r->heads[v].tau && idx[j] > v)))
-        {
-          idx[j + 1] = idx[j];
-          j--;
-        }
-      idx[j + 1] = v;
-    }
-  if (m > 0)
-    {
-      int b = m - 1;
-      while (b > 0 && r->heads[idx[b - 1]].tau == r->heads[idx[m - 1]].tau)
-        b--;
-      *best = idx[b];
-      *median = idx[(m - 1) / 2];
-    }
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* RUN                                                                                   */
 
@@ -244,7 +210,7 @@ print_run_text (const RunResult *rr, const char *db_path)
   if (!isnan (r->ig_gap_rel))
     printf ("  (integrated gradients' completeness gap: %.1f %% of f(x) - f(x'))\n",
             100 * r->ig_gap_rel);
-  head_extremes (r, &best, &median);
+  saccade_faith_head_extremes (r, &best, &median);
   if (best >= 0)
     {
       char name[32];

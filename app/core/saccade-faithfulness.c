@@ -16,6 +16,39 @@
 #include "engine/study/sc-dla.h"
 
 void
+saccade_faith_head_extremes (const ScFaithResult *r, int *best, int *median)
+{
+  const int nh = r->n_layers * r->n_heads;
+  g_autofree int *idx = g_new (int, nh);
+  int m = 0;
+
+  for (int h = 0; h < nh; h++)
+    if (!isnan (r->heads[h].tau))
+      idx[m++] = h;
+  *best = *median = -1;
+  /* Insertion sort by τ then index: a few hundred heads. */
+  for (int i = 1; i < m; i++)
+    {
+      int v = idx[i], j = i - 1;
+      while (j >= 0 && (r->heads[idx[j]].tau > r->heads[v].tau
+                        || (r->heads[idx[j]].tau == r->heads[v].tau && idx[j] > v)))
+        {
+          idx[j + 1] = idx[j];
+          j--;
+        }
+      idx[j + 1] = v;
+    }
+  if (m > 0)
+    {
+      int b = m - 1;
+      while (b > 0 && r->heads[idx[b - 1]].tau == r->heads[idx[m - 1]].tau)
+        b--;
+      *best = idx[b];
+      *median = idx[(m - 1) / 2];
+    }
+}
+
+void
 saccade_faithfulness_free (SaccadeFaithfulness *f)
 {
   if (f == NULL)

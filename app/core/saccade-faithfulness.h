@@ -70,6 +70,11 @@ typedef struct {
 void saccade_faithfulness_free (SaccadeFaithfulness *f); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeFaithfulness, saccade_faithfulness_free)
 
+/* The best and the median head of one sentence's result by τ-b with leave-one-out (NaN
+ * left out; the best is the lowest index among the highest τ, the median the lower middle
+ * of the heads in ascending τ, ties by index); -1 each when no head has a τ. */
+void saccade_faith_head_extremes (const ScFaithResult *r, int *best, int *median);
+
 
 /* Reads run @run_id's info and tokens from the store at @db_path and checks that it was
  * captured with @model (by the SHA-256 of @model_path): G_IO_ERROR_NOT_FOUND (no store, no
