@@ -75,7 +75,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeFaithfulness, saccade_faithfulness_free)
  * of the heads in ascending τ, ties by index); -1 each when no head has a τ. */
 void saccade_faith_head_extremes (const ScFaithResult *r, int *best, int *median);
 
-
 /* Reads run @run_id's info and tokens from the store at @db_path and checks that it was
  * captured with @model (by the SHA-256 of @model_path): G_IO_ERROR_NOT_FOUND (no store, no
  * such run), G_IO_ERROR_INVALID_ARGUMENT (another model, saying which). */
