@@ -250,7 +250,7 @@ int
 saccade_cmd_heads (int argc, char **argv)
 {
   gboolean json = FALSE;
-  char *db_opt = NULL, *sort_opt = NULL;
+  g_autofree char *db_opt = NULL, *sort_opt = NULL;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "sort", 's', 0, G_OPTION_ARG_STRING, &sort_opt,
