@@ -124,9 +124,9 @@ get_study (ScModel *model, const ScStoreModel *ident, ScSession *session, const 
 
 static gpointer
 adversarial_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                         const char *db_path, gpointer data, SaccadeStudyFlags flags,
-                         SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
-                         char **store_warning, GError **error)
+                 const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                 SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
+                 char **store_warning, GError **error)
 {
   const SaccadeStudyGetData *d = data;
   const ScAdvParams *params = d->params;

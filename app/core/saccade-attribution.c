@@ -166,9 +166,9 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
 
 static gpointer
 attribution_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
-                         const char *db_path, gpointer data, SaccadeStudyFlags flags,
-                         SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
-                         char **store_warning, GError **error)
+                 const char *db_path, gpointer data, SaccadeStudyFlags flags,
+                 SaccadeProgress progress, gpointer user_data, GCancellable *cancellable,
+                 char **store_warning, GError **error)
 {
   const SaccadeStudyGetData *d = data;
   const ScAttrParams *params = d->params;
