@@ -403,6 +403,7 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
 {
   const ScModelInfo *info;
   g_autoptr (SaccadeStudyRun) run = NULL;
+  g_autoptr (SaccadeStudyRun) run2 = NULL;
   SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   ScStudyCtx ctx = { 0 };
   ScStore *store;
@@ -431,6 +432,25 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
     }
   ctx = (ScStudyCtx) { .model = model, .session = session, .run_id = run_id, .ids = run->ids,
                        .n_tokens = run->n_tokens, .means_set = SACCADE_REFERENCE_SET };
+  if (kind->needs & SC_STUDY_NEEDS_RUN_PAIR)
+    {
+      /* the second run, read and checked as the first (the same model, ids in its
+       * vocabulary); the kind says whether their lengths must agree */
+      const gint64 run2_id = sc_study_params_run2 (kind, params);
+      if (run2_id < 1)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       /* Translators: a study kind that compares two stored runs. */
+                       _("A %s study sets two runs against each other: name the second one"),
+                       kind->name);
+          goto out;
+        }
+      if ((run2 = saccade_study_read_run (store, ident, info, run2_id, db_path, error)) == NULL)
+        goto out;
+      ctx.run2_id = run2_id;
+      ctx.ids2 = run2->ids;
+      ctx.n_tokens2 = run2->n_tokens;
+    }
   s = get_on (kind, params, &ctx, model, ident, session, db_path, store, flags, &prog,
               store_warning, error);
 out:

@@ -195,6 +195,10 @@ check_intervention (const ScIntervention *iv, const ScModelInfo *in, ScError *er
         return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: mean-ablation (layer %zu head "
                              "%zu) has no backward; zero-ablate with head_scale instead",
                              i / in->n_heads, i % in->n_heads);
+  if (iv->head_patch_on != NULL || iv->resid_patch != NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: activation patching has no "
+                         "backward (attribution patching runs the clean and corrupted runs "
+                         "unpatched)");
   for (e = 0; iv->edits != NULL && e < iv->n_edits; e++)
     if (iv->edits[e].kind != SC_ATTN_EDIT_NONE && iv->edits[e].kind != SC_ATTN_EDIT_REPLACE)
       return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: edits[%d] (kind %d) has no "

@@ -342,6 +342,30 @@ sc_session_model (const ScSession *s)
   return s->model;
 }
 
+/* The patch flags of (@layer, @head), patch_tokens of them, or NULL when the intervention
+ * patches no head. */
+static const uint8_t *
+head_patch_rows (const ScIntervention *iv, int layer, int head, int H)
+{
+  if (iv == NULL || iv->head_patch_on == NULL)
+    return NULL;
+  return iv->head_patch_on + ((size_t) layer * H + head) * iv->patch_tokens;
+}
+
+/* Does @iv patch any row of any head of layer @layer? */
+static bool
+layer_patched (const ScIntervention *iv, int layer, int H)
+{
+  const uint8_t *on = head_patch_rows (iv, layer, 0, H);
+
+  if (on == NULL)
+    return false;
+  for (size_t i = 0; i < (size_t) H * iv->patch_tokens; i++)
+    if (on[i])
+      return true;
+  return false;
+}
+
 int
 sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info)
 {
@@ -367,14 +391,75 @@ sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info)
     if (iv->edits[e].kind != SC_ATTN_EDIT_NONE && iv->edits[e].layer >= 0
         && iv->edits[e].layer < first)
       first = iv->edits[e].layer;
+  for (l = 0; l < first; l++)
+    if (layer_patched (iv, l, (int) info->n_heads))
+      {
+        first = l;
+        break;
+      }
+  if (iv->resid_patch != NULL && iv->resid_patch_layer >= 0 && iv->resid_patch_layer < first)
+    first = iv->resid_patch_layer;
   return first;
+}
+
+/* The patch fields of @iv against the model and the call's @n tokens. */
+static ScStatus
+check_patches (const ScIntervention *iv, const ScModelInfo *in, int n, ScError *err)
+{
+  const int L = (int) in->n_layers, H = (int) in->n_heads, d = (int) in->head_dim,
+            E = (int) in->n_embd;
+  const bool any = iv->head_patch != NULL || iv->head_patch_on != NULL
+                   || iv->resid_patch != NULL;
+
+  if (!any)
+    return SC_OK;
+  if (iv->patch_tokens != n)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: the patches were made for %d "
+                         "tokens, the call runs %d", iv->patch_tokens, n);
+  if (iv->head_patch != NULL && iv->head_patch_on == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_patch is set but "
+                         "head_patch_on is NULL (which heads are patched?)");
+  if (iv->head_patch_on != NULL)
+    for (int l = 0; l < L; l++)
+      for (int h = 0; h < H; h++)
+        for (int p = 0; p < n; p++)
+          {
+            const size_t row = ((size_t) l * H + h) * n + p;
+            if (!iv->head_patch_on[row])
+              continue;
+            if (iv->head_patch == NULL)
+              return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_patch is NULL "
+                                   "but head_patch_on asks for layer %d head %d position %d",
+                                   l, h, p);
+            for (int t = 0; t < d; t++)
+              if (!isfinite (iv->head_patch[row * d + t]))
+                return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: head_patch of "
+                                     "layer %d head %d position %d is not finite at dimension "
+                                     "%d", l, h, p, t);
+          }
+  if (iv->resid_patch != NULL)
+    {
+      if (iv->resid_patch_layer < 0 || iv->resid_patch_layer >= L)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: resid_patch_layer %d is "
+                             "outside 0..%d", iv->resid_patch_layer, L - 1);
+      if (iv->resid_patch_on == NULL)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: resid_patch is set but "
+                             "resid_patch_on is NULL (which positions are patched?)");
+      for (int p = 0; p < n; p++)
+        for (int t = 0; iv->resid_patch_on[p] && t < E; t++)
+          if (!isfinite (iv->resid_patch[(size_t) p * E + t]))
+            return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: resid_patch at "
+                                 "position %d is not finite at dimension %d", p, t);
+    }
+  return SC_OK;
 }
 
 /* Checks every field of @iv against the model; the message names the field and the value. */
 static ScStatus
-check_intervention (const ScIntervention *iv, const ScModelInfo *in, ScError *err)
+check_intervention (const ScIntervention *iv, const ScModelInfo *in, int n, ScError *err)
 {
   const int L = (int) in->n_layers, H = (int) in->n_heads, d = (int) in->head_dim;
+  ScStatus st;
   int i, t, e, f;
 
   if (iv == NULL)
@@ -427,6 +512,8 @@ check_intervention (const ScIntervention *iv, const ScModelInfo *in, ScError *er
                                "head %d again (edits[%d] already does; one edit per head)", e,
                                x->layer, x->head, f);
     }
+  if ((st = check_patches (iv, in, n, err)) != SC_OK)
+    return st;
   return SC_OK;
 }
 
@@ -465,7 +552,7 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
     if (ids[i] < 0 || (uint32_t) ids[i] >= in->n_vocab)
       return sc_error_set (err, SC_ERR_INVALID_ARG, "token %d at position %d is outside the "
                            "vocabulary of %u", ids[i], i, in->n_vocab);
-  if ((st = check_intervention (iv, in, err)) != SC_OK)
+  if ((st = check_intervention (iv, in, n, err)) != SC_OK)
     return st;
   if (opt->start_layer < 0 || opt->start_layer > (int) in->n_layers)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "start_layer %d is outside 0..%u",
@@ -674,7 +761,7 @@ layer_edited (const ScIntervention *iv, int l, int H)
   for (h = 0; h < H; h++)
     if (mean_on (iv, l, h, H) || find_edit (iv, l, h) != NULL)
       return true;
-  return false;
+  return layer_patched (iv, l, H);
 }
 
 /* SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
@@ -759,11 +846,13 @@ edit_weights (const ScAttnEdit *e, int layer, int head, int pos, float *w, int m
     }
 }
 
-/* The ScLayerCtx hook (sc-arch.h): for each head of this layer with an edit or a mean,
+/* The ScLayerCtx hook (sc-arch.h): for each head of this layer with an edit, a mean or a
+ * patch,
  *   1. its rows of P: the allowed keys of row i (position p = n_k - n_q + i) are those the
  *      attention op let it see (sc_attn_key_range, minus masked keys; an all-masked row
  *      has p alone); their weights are edited, every other key stays exactly 0;
- *   2. its rows of o: head_scale * mean for a mean-ablated head (every row), else
+ *   2. its rows of o: head_scale * the patch row where the head is patched at p,
+ *      head_scale * mean for a mean-ablated head (its other rows), else
  *      head_scale * sum_j P'[i][j] V_g[j] (double sums, key order) for each row the edit
  *      changed; unchanged rows keep the op's bytes.
  * Device backends get the same through host copies of P, V and o (downloaded, uploaded). */
@@ -813,10 +902,11 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
     {
       const ScAttnEdit *e = find_edit (iv, l, h);
       const bool mean = mean_on (iv, l, h, H);
+      const uint8_t *patched = head_patch_rows (iv, l, h, H);
       const float hs = c->head_scale != NULL ? c->head_scale[h] : 1.0f;
       const int g = h / group;
 
-      if (e == NULL && !mean)
+      if (e == NULL && !mean && patched == NULL)
         continue;
       for (i = 0; i < nq; i++)
         {
@@ -844,7 +934,13 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
             row[idx[t]] = w[t];
 
           /* 2. the row's output */
-          if (mean)
+          if (patched != NULL && patched[p])
+            {
+              const float *x = iv->head_patch + (((size_t) l * H + h) * nk + p) * d;
+              for (t = 0; t < d; t++)
+                orow[t] = hs * x[t];
+            }
+          else if (mean)
             {
               const float *mu = iv->head_mean + ((size_t) l * H + h) * d;
               for (t = 0; t < d; t++)
@@ -872,6 +968,22 @@ out:
   free (stage);
   free (orig);
   return st;
+}
+
+/* Residual patching (sc-intervention.h): the flagged rows of @x, the residual entering
+ * the patched layer for positions @past .. @past + @nq - 1, replaced by the patch's. */
+static ScStatus
+patch_residual (ScBackend *b, float *x, const ScIntervention *iv, int past, int nq, int E,
+                ScError *err)
+{
+  ScStatus st;
+
+  for (int i = 0; i < nq; i++)
+    if (iv->resid_patch_on[past + i]
+        && (st = b->ops->upload (b, x + (size_t) i * E, iv->resid_patch + (size_t) (past + i) * E,
+                                 (size_t) E, err)) != SC_OK)
+      return st;
+  return SC_OK;
 }
 
 ScStatus
@@ -951,6 +1063,8 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
       c.k_cache = s->kc + (size_t) l * s->cap * KV;
       c.v_cache = s->vc + (size_t) l * s->cap * KV;
 
+      if (iv != NULL && iv->resid_patch != NULL && iv->resid_patch_layer == l)
+        TRY (patch_residual (b, s->x, iv, past, nq, E, err));
       if (opt->keep_residuals)
         TRY (b->ops->copy (b, s->resid + (size_t) l * s->cap * E, s->x, nE, err));
 

@@ -8,7 +8,10 @@
  *     renormalised (Jain & Wallace leave-one-out without changing positions); dropping
  *     tokens from the input is done by the caller, on the id list;
  *   - attention edits on chosen heads: permute each row (seeded), uniform, zero the
- *     top-attended key and renormalise.
+ *     top-attended key and renormalise;
+ *   - activation patching (Vig et al. 2020; Meng et al. 2022; Wang et al. 2022): a head's
+ *     output at chosen positions, or the residual stream entering one layer at chosen
+ *     positions, taken from another run of the same length (study/sc-patch-study.h).
  * sc_forward() checks every field against the model (SC_ERR_INVALID_ARG naming it).
  * An all-default intervention (or NULL) reproduces the plain forward pass bit for bit.
  *
@@ -74,6 +77,27 @@ typedef struct {
   /* (n_edits >= 0) attention edits, applied after the softmax (above); NULL when 0. */
   const ScAttnEdit *edits;
   int n_edits;
+  /* Patching. patch_tokens is the length the arrays below were made for and must be the
+   * call's whole length n (n_past included); 0 when nothing is patched.
+   *
+   * Heads: head_patch holds (n_layers, n_heads, patch_tokens, head_dim) head outputs
+   * before W_O (what the observer's attn_output hands over, head by head), head_patch_on
+   * (n_layers, n_heads, patch_tokens) flags. Where a flag is nonzero, that head's output at
+   * that position is head_scale * the patch row instead of head_scale * P V; its
+   * probabilities are still computed, edited and observed, and a mean-ablated head takes
+   * the patch at the flagged rows. Both NULL = no head patching; head_patch may only be
+   * NULL when head_patch_on is, and must be finite where it is on.
+   *
+   * Residual: the residual stream entering layer resid_patch_layer (0 .. n_layers - 1) is
+   * replaced, at the positions resid_patch_on ((patch_tokens) flags) marks, by the rows of
+   * resid_patch ((patch_tokens, n_embd), finite where on) before the layer runs.
+   * resid_patch NULL = none (resid_patch_on and resid_patch_layer are then ignored). */
+  int patch_tokens;
+  const float *head_patch;
+  const uint8_t *head_patch_on;
+  const float *resid_patch;
+  const uint8_t *resid_patch_on;
+  int resid_patch_layer;
 } ScIntervention;
 
 #ifdef __cplusplus

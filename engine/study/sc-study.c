@@ -22,6 +22,7 @@
 #include "study/sc-faithfulness.h"
 #include "study/sc-head-means.h"
 #include "study/sc-layer-study.h"
+#include "study/sc-patch-study.h"
 #include "study/sc-permutation-study.h"
 
 /* The order `saccade` lists them in: the ablations of a run first, then the attributions,
@@ -37,6 +38,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_faithfulness,
   &sc_study_kind_attribution,
   &sc_study_kind_adversarial,
+  &sc_study_kind_patch,
   &sc_study_kind_head_means,
   NULL,
 };
@@ -84,6 +86,9 @@ check_needs (const ScStudyKind *kind, const ScStudyCtx *ctx, ScError *err)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: no model", kind->name);
   if ((needs & SC_STUDY_NEEDS_RUN) && (ctx->ids == NULL || ctx->n_tokens < 1))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: no run to study", kind->name);
+  if ((needs & SC_STUDY_NEEDS_RUN_PAIR) && (ctx->ids2 == NULL || ctx->n_tokens2 < 1))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: no second run to set against the "
+                         "first", kind->name);
   if ((needs & SC_STUDY_NEEDS_MEANS) && ctx->means_set == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: no reference set named",
                          kind->name);
@@ -150,6 +155,20 @@ sc_study_option_find (const ScStudyKind *kind, const char *name)
   return NULL;
 }
 
+int64_t
+sc_study_params_run2 (const ScStudyKind *kind, const void *params)
+{
+  int64_t id;
+
+  for (const ScStudyOption *o = kind->options; o != NULL && o->name != NULL; o++)
+    if (o->type == SC_STUDY_OPTION_RUN)
+      {
+        memcpy (&id, (const char *) params + o->offset, sizeof id);
+        return id;
+      }
+  return 0;
+}
+
 /* @text as a whole decimal integer (an optional '-'); false when it is not one or overflows. */
 static bool
 parse_int64 (const char *text, long long *out)
@@ -202,6 +221,15 @@ sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
         *(uint64_t *) field = u;
         return SC_OK;
       }
+    case SC_STUDY_OPTION_RUN:
+      if (!parse_int64 (value, &v) || v < 1)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes a stored run's id "
+                             "(1 or more), not '%s'", kind->name, name, value);
+      {
+        const int64_t id = v;
+        memcpy (field, &id, sizeof id);
+      }
+      return SC_OK;
     case SC_STUDY_OPTION_CHOICE:
       for (int i = 0; o->choices != NULL && o->choices[i] != NULL; i++)
         if (value != NULL && strcmp (o->choices[i], value) == 0)

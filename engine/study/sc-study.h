@@ -54,6 +54,9 @@ typedef enum {
   SC_STUDY_NEEDS_MEANS = 1 << 3,      /* the head means of a reference set (ScStudyCtx.means,
                                        * the "head-means" kind's result) */
   SC_STUDY_NEEDS_SENTENCES = 1 << 4,  /* a set of sentences (ScStudyCtx.sentences) */
+  SC_STUDY_NEEDS_RUN_PAIR = 1 << 5,   /* with NEEDS_RUN: a second stored run of the same
+                                       * length (ScStudyCtx.run2_id, ids2), the one the
+                                       * kind's SC_STUDY_OPTION_RUN option names */
 } ScStudyNeeds;
 
 /* Everything a kind may run on; a field its needs do not name is ignored (may be zero). */
@@ -65,6 +68,9 @@ typedef struct {
   const int32_t *ids;                 /* NEEDS_RUN: (n_tokens) its ids, checked against the
                                        * vocabulary */
   int n_tokens;
+  int64_t run2_id;                    /* NEEDS_RUN_PAIR: the second run (>= 1) */
+  const int32_t *ids2;                /* NEEDS_RUN_PAIR: (n_tokens2) its ids, checked */
+  int n_tokens2;
   const float *head_mean;             /* NEEDS_MEANS: (n_layers, n_heads, head_dim) */
   const char *means_set;              /* NEEDS_MEANS, NEEDS_SENTENCES: the reference set's
                                        * name (SC_HEAD_MEANS_SET_MAX rules) */
@@ -87,6 +93,9 @@ typedef enum {
   SC_STUDY_OPTION_INT,     /* an int field in [min, max] */
   SC_STUDY_OPTION_UINT64,  /* a uint64_t field */
   SC_STUDY_OPTION_CHOICE,  /* an int (enum) field: the index of one of choices */
+  SC_STUDY_OPTION_RUN,     /* an int64_t field: a stored run's id (>= 1), whose ids the caller
+                            * reads into ScStudyCtx.ids2 (a kind has at most one; 0, the
+                            * default, is none: the user must name it) */
 } ScStudyOptionType;
 
 typedef struct {
@@ -164,6 +173,10 @@ void *sc_study_params_dup_default (const ScStudyKind *kind);
 
 /* The option @name of @kind, or NULL. */
 const ScStudyOption *sc_study_option_find (const ScStudyKind *kind, const char *name);
+
+/* The run an SC_STUDY_OPTION_RUN option of @kind names in @params (a @kind params struct):
+ * the id, or 0 when the kind has no such option or it is not set. */
+int64_t sc_study_params_run2 (const ScStudyKind *kind, const void *params);
 
 /* Sets option @name of @params (a @kind params struct) from the text @value, checked:
  * SC_ERR_INVALID_ARG naming the option and the value when there is no such option, the

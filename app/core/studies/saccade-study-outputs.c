@@ -15,6 +15,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_tokens_outputs,
   &saccade_permute_outputs,
   &saccade_erasure_outputs,
+  &saccade_patch_outputs,
   NULL,
 };
 

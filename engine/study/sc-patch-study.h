@@ -1,0 +1,147 @@
+/* sc-patch-study.h — activation patching: which components carry a behaviour, found by
+ * moving them between a clean and a corrupted run (docs/metrics.md, "Activation patching").
+ *
+ * The experiment of Vig et al. (2020), Meng et al. (2022) and Wang et al. (2022), in the
+ * words of Heimersheim & Nanda ("How to use and interpret activation patching", 2024):
+ * two runs of the same model and the same number of tokens, a clean prompt ("When Mary and
+ * John went to the store, John gave a drink to") and a corrupted one that differs where
+ * the behaviour is decided ("... Mary gave a drink to"); a metric of the last position's
+ * logits that tells them apart; one component's activation taken from one run into the
+ * other, every component in turn.
+ *
+ * Metric. With a target A and a contrast B, m = logit(A) − logit(B) at the last position,
+ * which is also ln p(A) − ln p(B) (the log-sum-exp cancels); without a contrast m = ln p(A).
+ * A is the clean run's top-1 unless named; B, unless named, is the corrupted run's top-1,
+ * and there is none when that is A (the metric is then ln p(A), and the result says so).
+ *
+ * Directions (the literature's names; the run that is computed is the "base"):
+ *   - denoising: the corrupted run, with one component's clean activation patched in
+ *     ("is this component sufficient to restore the behaviour?");
+ *   - noising: the clean run, with one component's corrupted activation patched in
+ *     ("is it necessary?").
+ * Either way the value reported is normalised so that the clean run is 1 and the corrupted
+ * 0: effect = (m_patched − m_corrupted) / (m_clean − m_corrupted). Denoising effects near 1
+ * mark components that restore the clean behaviour; noising effects near 0 mark components
+ * without which it is lost. The normalisation is NaN when |m_clean − m_corrupted| < 1e-6
+ * (the runs do not differ on the metric: there is nothing to patch); the raw m_patched is
+ * kept beside it.
+ *
+ * What is patched (ScPatchWhat):
+ *   - heads: each head's output (before W_O) at every position — (n_layers, n_heads);
+ *   - head-positions: each head's output at one position — (n_layers · n_heads, n_tokens);
+ *   - residual: the residual stream entering each layer at one position — (n_layers,
+ *     n_tokens).
+ * Each patched run is sc_forward on the base ids with an ScIntervention patch
+ * (sc-intervention.h) and start_layer at the patched layer (prefix reuse: bit for bit the
+ * full run). A component patched with its own run's activation changes nothing, bit for
+ * bit; the residual patched at every position of a layer gives the source run's logits.
+ *
+ * Storage (sc-store-study.h): kind SC_PATCH_STUDY_KIND, params
+ * {"study":V,"run":R,"corrupted":C,"target":A|null,"contrast":B|null,
+ *  "direction":"denoise"|"noise","what":"heads"|"head-positions"|"residual"};
+ * the series "patched" (pos = the cell's flat index, rows × columns as above, row-major:
+ * m_patched), "metric" (pos 0 the contrast or −1, 1 m_clean, 2 m_corrupted, 3 the
+ * corrupted run's top-1) and the shared "clean" series of sc-study.h (the clean run's
+ * target, ln p, top-1, mean loss and n).
+ *
+ * Thread safety: one study per session at a time (the session's rule). Plain C, no GLib.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/sc-error.h"
+#include "forward/sc-forward.h"
+#include "model/sc-model.h"
+#include "store/sc-store-study.h"
+#include "study/sc-study.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SC_PATCH_STUDY_KIND "patch"
+/* Bumped whenever the definition above changes, so old stored studies are not reused. */
+#define SC_PATCH_STUDY_VERSION 1
+
+typedef enum {
+  SC_PATCH_DENOISE = 0, /* clean activations into the corrupted run */
+  SC_PATCH_NOISE = 1,   /* corrupted activations into the clean run */
+} ScPatchDirection;
+
+typedef enum {
+  SC_PATCH_HEADS = 0,          /* (n_layers, n_heads) */
+  SC_PATCH_HEAD_POSITIONS = 1, /* (n_layers · n_heads, n_tokens) */
+  SC_PATCH_RESIDUAL = 2,       /* (n_layers, n_tokens) */
+} ScPatchWhat;
+
+typedef struct {
+  int64_t corrupted_run; /* the stored run patched against (its ids: ScStudyCtx.ids2) */
+  int target;            /* A: a token id, or −1 for the clean top-1 */
+  int contrast;          /* B: a token id, or −1 for the corrupted top-1 (none when = A) */
+  int direction;         /* ScPatchDirection */
+  int what;              /* ScPatchWhat */
+} ScPatchParams;
+
+typedef struct {
+  int n_layers, n_heads, n_tokens;
+  int direction, what;
+  int n_rows, n_cols;            /* the grid, by `what` (above) */
+  int target, contrast;          /* contrast −1: the metric is ln p(target) */
+  int top1_clean, top1_corrupted;
+  double logp_clean, loss_clean; /* the clean run's (ScStudyClean) */
+  double metric_clean, metric_corrupted;
+  double *patched;               /* (n_rows · n_cols) m of each patched run */
+} ScPatchResult;
+
+/* The names the params text and the command line use. */
+extern const char *const sc_patch_direction_names[]; /* NULL-terminated, by ScPatchDirection */
+extern const char *const sc_patch_what_names[];      /* NULL-terminated, by ScPatchWhat */
+
+/* The metric of one last-position logit row (n_vocab floats): logit(target) −
+ * logit(contrast), or ln softmax(row)[target] when contrast is −1. NaN when the row holds
+ * a NaN. */
+double sc_patch_metric (const float *row, int n_vocab, int target, int contrast);
+
+/* (m − m_corrupted) / (m_clean − m_corrupted) of @r, or NaN when the two runs differ by
+ * less than 1e-6 on the metric. */
+double sc_patch_normalised (const ScPatchResult *r, double m);
+
+/* The study of @clean and @corrupted (the same length n >= 2, ids in the vocabulary) on
+ * @session (bound to @model); @progress after each patched run (false cancels:
+ * SC_ERR_CANCELLED). Errors: SC_ERR_INVALID_ARG (different lengths, a target or contrast
+ * outside the vocabulary, the contrast equal to the target, a grid of more than
+ * SC_STORE_MAX_TOKENS cells), those of sc_forward, SC_ERR_NOMEM. */
+ScStatus sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
+                       const int32_t *corrupted, int n_tokens, const ScPatchParams *params,
+                       ScStudyProgressFn progress, void *progress_user, ScPatchResult **out,
+                       ScError *err);
+
+/* An empty result of the grid @what implies (numbers NaN, ids −1); NULL when out of memory
+ * or a count is out of range. */
+ScPatchResult *sc_patch_result_new (int n_layers, int n_heads, int n_tokens, int what);
+void sc_patch_result_free (ScPatchResult *r); /* NULL is a no-op */
+
+/* The params text of a study of run @run_id into @buf: its length, or −1 when @buf is too
+ * small (200 bytes suffice) or a parameter is out of range. */
+int sc_patch_params_json (int64_t run_id, const ScPatchParams *params, char *buf, size_t size);
+
+/* Stores @r as a complete study (one transaction; nothing stays on failure). */
+ScStatus sc_patch_store (ScStore *store, const ScStoreModel *model, const char *params_json,
+                         const ScPatchResult *r, int64_t *study_id, ScError *err);
+/* Reads back the latest complete study with @params_json (of @params) of the model with
+ * @sha256: SC_ERR_NOT_FOUND when there is none; SC_ERR_FORMAT when it does not fit @info
+ * and @params (a missing or repeated cell, a value out of range, a target other than the
+ * params name). */
+ScStatus sc_patch_load (ScStore *store, const ScModelInfo *info,
+                        const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                        const ScPatchParams *params, ScPatchResult **out, int64_t *study_id,
+                        ScError *err);
+
+/* This file's study kind (sc-study.h): `saccade study patch RUN --corrupted RUN2`. */
+extern const ScStudyKind sc_study_kind_patch;
+
+#ifdef __cplusplus
+}
+#endif
