@@ -322,6 +322,7 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
           default: /* SC_PATCH_RESIDUAL: layer row, position col */
             layer = row;
             pt.iv.resid_patch_layer = row;
+            pt.iv.resid_patch = resid + (size_t) row * n * E; /* that layer's rows */
             first = (size_t) col;
             count = 1;
             break;

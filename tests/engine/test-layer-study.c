@@ -304,6 +304,7 @@ test_table (void)
       for (const ScStudyOption *o = k->options; o != NULL && o->name != NULL; o++)
         {
           const size_t size = o->type == SC_STUDY_OPTION_UINT64 ? sizeof (uint64_t)
+                              : o->type == SC_STUDY_OPTION_RUN  ? sizeof (int64_t)
                                                                  : sizeof (int);
           g_assert_cmpuint (o->offset + size, <=, k->params_size);
           g_assert_nonnull (o->help);
