@@ -439,10 +439,15 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
       const gint64 run2_id = sc_study_params_run2 (kind, params);
       if (run2_id < 1)
         {
+          const char *option = "";
+          for (const ScStudyOption *o = kind->options; o != NULL && o->name != NULL; o++)
+            if (o->type == SC_STUDY_OPTION_RUN)
+              option = o->name;
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                       /* Translators: a study kind that compares two stored runs. */
-                       _("A %s study sets two runs against each other: name the second one"),
-                       kind->name);
+                       /* Translators: a study kind that compares two stored runs, and the
+                        * option (command line) or field (window) that names the second. */
+                       _("A %s study sets two runs against each other: name the second one "
+                         "(%s)"), kind->name, option);
           goto out;
         }
       if ((run2 = saccade_study_read_run (store, ident, info, run2_id, db_path, error)) == NULL)

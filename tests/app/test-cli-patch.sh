@@ -1,0 +1,103 @@
+#!/bin/sh
+# test-cli-patch.sh — `saccade study patch`: activation patching from the command line
+# (engine/study/sc-patch-study.h) on SmolLM2-135M, on the indirect-object sentence.
+#
+#   - `study --list` lists it with its options;
+#   - denoising every head of "When Mary and John went to the store, John gave a drink to"
+#     against "..., Mary gave a drink to" on logit(" Mary") - logit(" John"): the clean run
+#     prefers Mary, the corrupted John; 270 cells, each effect (m - m_corrupted) /
+#     (m_clean - m_corrupted) of its own m; computed, then read back with the same numbers;
+#     the text names the metric and draws the layer × head map;
+#   - the residual, noising, on a short pair: every cell's effect of its m, and the residual
+#     entering layer 0 at the one position where the prompts differ carries the whole
+#     difference (effect 0 to 1e-4: the corrupted run itself);
+#   - refused with a message naming what was wrong: no --corrupted, a corrupted run of
+#     another length, one that is not there, the contrast equal to the target.
+# Usage: test-cli-patch.sh PATH/TO/saccade
+set -u
+. "$(dirname "$0")/../lib.sh"
+saccade=$1
+need_model
+need_python_modules json
+export SACCADE_MODEL="$model"
+db="$tmp/patch.sqlite"
+
+capture () { # text: stores a run, quietly
+  "$saccade" capture --db "$db" "$1" > "$tmp/cap" 2>&1 \
+    || { fail "capture '$1' failed:"; sed 's/^/  | /' "$tmp/cap"; }
+}
+capture "When Mary and John went to the store, John gave a drink to"   # run 1
+capture "When Mary and John went to the store, Mary gave a drink to"   # run 2
+capture "The cat sat on the"                                           # run 3
+capture "The dog sat on the"                                           # run 4
+capture "Mary gave a drink to"                                         # run 5
+
+"$saccade" study --list > "$tmp/list" 2>&1
+check list-patch "$tmp/list" "^  patch "
+check list-corrupted "$tmp/list" "^      --corrupted "
+
+"$saccade" study patch 1 --corrupted 2 --target " Mary" --contrast " John" --db "$db" --json \
+  > "$tmp/h1.json" 2> "$tmp/h1.err" || { fail "study patch failed:"; sed 's/^/  | /' "$tmp/h1.err"; }
+"$saccade" study patch 1 --corrupted 2 --target " Mary" --contrast " John" --db "$db" --json \
+  > "$tmp/h2.json" 2> "$tmp/h2.err" || { fail "study patch (again) failed:"; sed 's/^/  | /' "$tmp/h2.err"; }
+"$saccade" tokenize --ids " Mary" > "$tmp/mary" 2>&1
+"$saccade" tokenize --ids " John" > "$tmp/john" 2>&1
+pycheck heads-json "$tmp/h1.json" "
+b = json.load(open('$tmp/h2.json'))
+mary, john = int(open('$tmp/mary').read()), int(open('$tmp/john').read())
+p = d['patch']
+assert d['study'] == 'patch' and d['source'] == 'computed' and b['source'] == 'reused', d['source']
+assert d['study_id'] == b['study_id'] > 0
+assert d['target'] == mary and p['contrast'] == john, (d['target'], p['contrast'])
+assert p['direction'] == 'denoise' and p['what'] == 'heads' and (p['rows'], p['cols']) == (30, 9)
+assert p['metric'] == 'logit(target) - logit(contrast)'
+assert p['m_clean'] > 2 and p['m_corrupted'] < -2, (p['m_clean'], p['m_corrupted'])
+cells = d['cells']
+assert len(cells) == 270 and cells == b['cells']
+span = p['m_clean'] - p['m_corrupted']
+for c in cells:
+    assert abs(c['effect'] - (c['m'] - p['m_corrupted']) / span) < 1e-12, c
+    assert 'pos' not in c and 0 <= c['head'] < 9
+# some head restores a good part of the clean preference; most do next to nothing
+effects = sorted(abs(c['effect']) for c in cells)
+assert effects[-1] > 0.2 and effects[len(effects) // 2] < 0.02, (effects[-1], effects[135])
+"
+"$saccade" study patch 1 --corrupted 2 --target " Mary" --contrast " John" --db "$db" \
+  > "$tmp/h.txt" 2>&1
+check heads-text-reused "$tmp/h.txt" "^reused study [0-9]* from"
+check heads-text-metric "$tmp/h.txt" "metric m = logit([0-9]*) - logit([0-9]*) at the last position"
+check heads-text-map "$tmp/h.txt" "^  L29 "
+
+# The residual, noising, on a short pair that differs at position 1 (" cat" / " dog").
+"$saccade" study patch 3 --corrupted 4 --direction noise --what residual --db "$db" --json \
+  > "$tmp/r.json" 2> "$tmp/r.err" || { fail "study patch residual failed:"; sed 's/^/  | /' "$tmp/r.err"; }
+pycheck residual-json "$tmp/r.json" "
+p = d['patch']
+assert p['direction'] == 'noise' and p['what'] == 'residual' and (p['rows'], p['cols']) == (30, 5)
+span = p['m_clean'] - p['m_corrupted']
+cells = d['cells']
+assert len(cells) == 150
+for c in cells:
+    e = (c['m'] - p['m_corrupted']) / span if abs(span) >= 1e-6 else None
+    assert e is None or abs(c['effect'] - e) < 1e-12, c
+at = {(c['layer'], c['pos']): c for c in cells}
+# before layer 0 the other positions hold the same token in both runs: nothing changes
+assert all(abs(at[(0, q)]['effect'] - 1) < 1e-4 for q in (0, 2, 3, 4)), at[(0, 0)]
+# position 1 before layer 0 is the corrupted token itself: the corrupted run
+assert abs(at[(0, 1)]['effect']) < 1e-4, at[(0, 1)]
+"
+
+# Refused, naming what was wrong.
+"$saccade" study patch 1 --db "$db" > "$tmp/e" 2>&1
+expect_fail no-corrupted "$tmp/e" "corrupted" $?
+"$saccade" study patch 1 --corrupted 5 --db "$db" > "$tmp/e" 2>&1
+expect_fail other-length "$tmp/e" "the same length" $?
+"$saccade" study patch 1 --corrupted 99 --db "$db" > "$tmp/e" 2>&1
+expect_fail no-such-run "$tmp/e" "there is no run 99 in" $?
+"$saccade" study patch 1 --corrupted 2 --target " Mary" --contrast " Mary" --db "$db" > "$tmp/e" 2>&1
+expect_fail contrast-target "$tmp/e" "contrast is the target" $?
+"$saccade" study patch 1 --corrupted 0 --db "$db" > "$tmp/e" 2>&1
+expect_fail corrupted-zero "$tmp/e" "--corrupted takes a stored run's id" $?
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
