@@ -73,6 +73,10 @@ GtkSpinButton *learn_add_spin (gpointer self, AdwPreferencesGroup *group, const 
 /* A drop-down of @names (the drop-down takes its own reference); @chosen on each choice. */
 GtkDropDown *learn_add_dropdown (gpointer self, AdwPreferencesGroup *group, const char *title,
                                  const char *subtitle, GtkStringList *names, GCallback chosen);
+/* The names of sc-learn.h's @n presets, in order, for a drop-down (caller unrefs): @name
+ * points at the first preset's name member and @stride is the size of one preset, so that
+ * the KV-cache and the GPU tables, different structs, are listed by one loop. */
+GtkStringList *learn_preset_names (const char *const *name, int n, gsize stride);
 /* A selectable numeric result label. */
 GtkLabel *learn_add_result (AdwPreferencesGroup *group, const char *title);
 /* A result label's text, or an error in its place (the "error" style class). */

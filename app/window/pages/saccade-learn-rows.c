@@ -97,6 +97,16 @@ learn_spin_int (GtkSpinButton *spin)
   return (gint64) gtk_spin_button_get_value (spin);
 }
 
+GtkStringList *
+learn_preset_names (const char *const *name, int n, gsize stride)
+{
+  GtkStringList *names = gtk_string_list_new (NULL);
+
+  for (int i = 0; i < n; i++)
+    gtk_string_list_append (names, *(const char *const *) ((const char *) name + i * stride));
+  return names;
+}
+
 GtkDropDown *
 learn_add_dropdown (gpointer self, AdwPreferencesGroup *group, const char *title,
                     const char *subtitle, GtkStringList *names, GCallback chosen)

@@ -168,9 +168,7 @@ learn_build_kv (SaccadeLearnPage *self, GtkBox *column)
   int n;
   const ScLearnKvPreset *presets = sc_learn_kv_presets (&n);
 
-  self->kv_names = gtk_string_list_new (NULL);
-  for (int i = 0; i < n; i++)
-    gtk_string_list_append (self->kv_names, presets[i].name);
+  self->kv_names = learn_preset_names (&presets[0].name, n, sizeof presets[0]);
   self->kv_dd = learn_add_dropdown (self, g, _("Preset"), NULL, self->kv_names,
                                     G_CALLBACK (kv_preset_chosen));
   self->layers_spin = learn_add_spin (self, g, _("Layers"), NULL, 1, 1024, 1, 0, presets[0].layers,
@@ -252,10 +250,8 @@ learn_build_flash (SaccadeLearnPage *self, GtkBox *column)
                                         "HBM accesses of one head at fp16 (Dao et al. 2022)."));
   int n;
   const ScLearnGpuPreset *presets = sc_learn_gpu_presets (&n);
-  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) names = learn_preset_names (&presets[0].name, n, sizeof presets[0]);
 
-  for (int i = 0; i < n; i++)
-    gtk_string_list_append (names, presets[i].name);
   self->gpu_dd = learn_add_dropdown (self, g, _("GPU"), _("Its SRAM per SM and HBM bandwidth"),
                                      names, G_CALLBACK (gpu_preset_chosen));
   /* 4096 tokens at d = 64: the command line's defaults. */

@@ -508,25 +508,19 @@ static gboolean
 saccade_lines_page_export_figure (SaccadePage *page, const char *path, GError **error)
 {
   SaccadeLinesPage *self = SACCADE_LINES_PAGE (page);
-  SaccadeRun *run = saccade_page_get_run (page);
   g_autoptr (SaccadeExportSource) src = NULL;
   g_autofree char *title = NULL;
   g_autofree int *ids = NULL;
   SaccadeExportRange range;
   int n_shown;
 
-  if (run == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
-      return FALSE;
-    }
+  if ((src = saccade_page_new_export_source (page, error)) == NULL)
+    return FALSE;
   get_range (self, &range.q0, &range.q1);
   range.k0 = range.q0;
   range.k1 = range.q1;
   ids = shown_heads (self, &n_shown);
   title = saccade_lines_page_dup_figure_title (page);
-  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
-    return FALSE;
   return saccade_export_figure (src, &(SaccadeExportFigure) {
     .kind = SACCADE_EXPORT_LINES, .layer = saccade_page_get_layer (page), .head = -1,
     .title = title, .range = range_is_whole (self) ? NULL : &range,
@@ -540,16 +534,10 @@ saccade_lines_page_export_figure (SaccadePage *page, const char *path, GError **
 static gboolean
 saccade_lines_page_export_csv (SaccadePage *page, const char *path, GError **error)
 {
-  SaccadeRun *run = saccade_page_get_run (page);
   g_autoptr (SaccadeExportSource) src = NULL;
   g_autoptr (GBytes) data = NULL;
 
-  if (run == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
-      return FALSE;
-    }
-  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+  if ((src = saccade_page_new_export_source (page, error)) == NULL)
     return FALSE;
   data = saccade_export_layer_csv (src, saccade_page_get_layer (page), error);
   return data != NULL && saccade_export_write (data, path, error);

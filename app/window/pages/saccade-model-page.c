@@ -159,21 +159,15 @@ static gboolean
 saccade_model_page_export_figure (SaccadePage *page, const char *path, GError **error)
 {
   SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
-  SaccadeRun *run = saccade_page_get_run (page);
   SaccadeMetric metric = selected_metric (self);
   g_autoptr (SaccadeExportSource) src = NULL;
   g_autofree char *title = saccade_model_page_dup_figure_title (page);
   g_autofree char *map = g_settings_get_string (saccade_page_get_settings (page), "colormap");
   SaccadeColormap colormap = SACCADE_COLORMAP_VIRIDIS;
 
-  if (run == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
-      return FALSE;
-    }
-  saccade_colormap_from_id (map, &colormap);
-  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+  if ((src = saccade_page_new_export_source (page, error)) == NULL)
     return FALSE;
+  saccade_colormap_from_id (map, &colormap);
   return saccade_export_figure (src, &(SaccadeExportFigure) {
     .kind = showing (self, "profile") ? SACCADE_EXPORT_PROFILE : SACCADE_EXPORT_GRID,
     .title = title, .colormap = colormap, .scale = SACCADE_SCALE_LINEAR,
@@ -184,16 +178,10 @@ saccade_model_page_export_figure (SaccadePage *page, const char *path, GError **
 static gboolean
 saccade_model_page_export_csv (SaccadePage *page, const char *path, GError **error)
 {
-  SaccadeRun *run = saccade_page_get_run (page);
   g_autoptr (SaccadeExportSource) src = NULL;
   g_autoptr (GBytes) data = NULL;
 
-  if (run == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
-      return FALSE;
-    }
-  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+  if ((src = saccade_page_new_export_source (page, error)) == NULL)
     return FALSE;
   data = saccade_export_metrics_csv (src, error);
   return data != NULL && saccade_export_write (data, path, error);

@@ -407,6 +407,20 @@ saccade_page_export_csv (SaccadePage *self, const char *path, GError **error)
   return SACCADE_PAGE_GET_CLASS (self)->export_csv (self, path, error);
 }
 
+SaccadeExportSource *
+saccade_page_new_export_source (SaccadePage *self, GError **error)
+{
+  SaccadeRun *run;
+
+  g_return_val_if_fail (SACCADE_IS_PAGE (self), NULL);
+  if ((run = saccade_page_get_run (self)) == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
+      return NULL;
+    }
+  return saccade_export_source_new_for_run (run, error);
+}
+
 gboolean
 saccade_page_is_busy (SaccadePage *self)
 {

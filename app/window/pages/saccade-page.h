@@ -31,6 +31,7 @@
 #include <gtk/gtk.h>
 
 #include "app/core/saccade-capture-task.h"
+#include "app/core/saccade-export.h"
 #include "app/core/saccade-run.h"
 #include "app/window/studies/saccade-study-jobs.h"
 #include "ui/figures/saccade-figure.h"
@@ -115,6 +116,10 @@ void saccade_page_hover_query (SaccadePage *self, int position);
 gboolean saccade_page_has_export (SaccadePage *self);
 gboolean saccade_page_export_figure (SaccadePage *self, const char *path, GError **error);
 gboolean saccade_page_export_csv (SaccadePage *self, const char *path, GError **error);
+/* For subclasses' export hooks: an export source of the run shown (caller frees), or NULL
+ * with @error set: G_IO_ERROR_INVALID_ARGUMENT "No run is shown" without one, else
+ * saccade_export_source_new_for_run()'s. */
+SaccadeExportSource *saccade_page_new_export_source (SaccadePage *self, GError **error);
 gboolean saccade_page_is_busy (SaccadePage *self);
 
 /* Borrowed, or NULL. Subclasses set it once, from their init. */

@@ -218,16 +218,10 @@ saccade_rollout_page_dup_figure_title (SaccadePage *page)
 static gboolean
 saccade_rollout_page_export_figure (SaccadePage *page, const char *path, GError **error)
 {
-  SaccadeRun *run = saccade_page_get_run (page);
   g_autoptr (SaccadeExportSource) src = NULL;
   g_autofree char *title = saccade_rollout_page_dup_figure_title (page);
 
-  if (run == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
-      return FALSE;
-    }
-  if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
+  if ((src = saccade_page_new_export_source (page, error)) == NULL)
     return FALSE;
   return saccade_export_figure (src, &(SaccadeExportFigure) {
     .kind = SACCADE_EXPORT_ROLLOUT, .title = title, .colormap = SACCADE_COLORMAP_MAGMA,
