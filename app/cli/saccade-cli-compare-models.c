@@ -44,13 +44,13 @@ mean_stat (const SaccadeModelSide *s, ScHeadMetric m)
 static const char *
 source_text (const SaccadeModelSide *s, char *buf, gsize size)
 {
-  if (s->induction->reused)
-    g_snprintf (buf, size, "reused study %" G_GINT64_FORMAT, s->induction->study_id);
-  else if (s->induction->study_id > 0)
+  if (s->induction->source.reused)
+    g_snprintf (buf, size, "reused study %" G_GINT64_FORMAT, s->induction->source.study_id);
+  else if (s->induction->source.study_id > 0)
     g_snprintf (buf, size, "computed in %.1f s, stored as study %" G_GINT64_FORMAT,
-                s->induction->seconds, s->induction->study_id);
+                s->induction->source.seconds, s->induction->source.study_id);
   else
-    g_snprintf (buf, size, "computed in %.1f s, not stored", s->induction->seconds);
+    g_snprintf (buf, size, "computed in %.1f s, not stored", s->induction->source.seconds);
   return buf;
 }
 
@@ -201,8 +201,8 @@ json_side (JsonBuilder *b, const SaccadeModelCompare *c, int which)
   saccade_json_begin_object (b, "induction");
   saccade_json_int (b, "seq_len", ir->seq_len);
   saccade_json_int (b, "n_seeds", ir->n_seeds);
-  saccade_json_string (b, "source", s->induction->reused ? "reused" : "computed");
-  saccade_json_int (b, "study_id", s->induction->study_id);
+  saccade_json_string (b, "source", s->induction->source.reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", s->induction->source.study_id);
   json_builder_end_object (b);
   saccade_json_begin_object (b, "counts");
   for (int k = 0; k < SC_HEAD_N_TYPES; k++)

@@ -411,9 +411,9 @@ saccade_cmd_means (int argc, char **argv)
           saccade_json_int (b, "tokens", m->n_tokens);
           saccade_json_int (b, "values", (gint64) n);
           saccade_json_double (b, "rms", sqrt (norm / (double) n));
-          saccade_json_string (b, "source", hm->reused ? "reused" : "computed");
-          saccade_json_int (b, "study_id", hm->study_id);
-          saccade_json_double (b, "seconds", hm->seconds);
+          saccade_json_string (b, "source", hm->source.reused ? "reused" : "computed");
+          saccade_json_int (b, "study_id", hm->source.study_id);
+          saccade_json_double (b, "seconds", hm->source.seconds);
           if (warning != NULL)
             saccade_json_string (b, "warning", warning);
           json_builder_end_object (b);
@@ -425,10 +425,10 @@ saccade_cmd_means (int argc, char **argv)
                   "set %s, %d sentences, %" G_GINT64_FORMAT " positions\n",
                   sc_model_info (model)->name, m->n_layers, m->n_heads, m->head_dim, hm->set,
                   m->n_sentences, (gint64) m->n_tokens);
-          saccade_cli_print_study_source (hm->reused, hm->study_id, hm->seconds, 2, db_path,
-                                          warning);
+          saccade_cli_print_study_source (hm->source.reused, hm->source.study_id,
+                                          hm->source.seconds, 2, db_path, warning);
           printf ("root mean square of the means: %.4f\n", sqrt (norm / (double) n));
-          if (warning != NULL && hm->study_id > 0)
+          if (warning != NULL && hm->source.study_id > 0)
             printf ("note: %s\n", warning);
         }
     }

@@ -35,7 +35,8 @@ print_text (const SaccadeInduction *ind, const ScModelInfo *info, const Inductio
 
   printf ("%s: induction heads on %s%d random tokens repeated twice, %d seeds\n", info->name,
           r->n_prefix ? "BOS + " : "", r->seq_len, r->n_seeds);
-  saccade_cli_print_study_source (ind->reused, ind->study_id, ind->seconds, 1, db_path, warning);
+  saccade_cli_print_study_source (ind->source.reused, ind->source.study_id, ind->source.seconds,
+                                  1, db_path, warning);
   printf ("\n  rank  head    prefix-match  duplicate  previous  copying\n");
   for (k = 0; k < top; k++)
     {
@@ -65,8 +66,8 @@ print_json (const SaccadeInduction *ind, const ScModelInfo *info)
   saccade_json_int (b, "seq_len", r->seq_len);
   saccade_json_int (b, "n_seeds", r->n_seeds);
   saccade_json_int (b, "n_prefix", r->n_prefix);
-  saccade_json_string (b, "source", ind->reused ? "reused" : "computed");
-  saccade_json_int (b, "study_id", ind->study_id);
+  saccade_json_string (b, "source", ind->source.reused ? "reused" : "computed");
+  saccade_json_int (b, "study_id", ind->source.study_id);
   saccade_json_double (b, "loss_first", r->loss_first);
   saccade_json_double (b, "loss_second", r->loss_second);
   saccade_json_doubles (b, "loss", r->loss, r->n_tokens);

@@ -156,8 +156,8 @@ saccade_head_means_get (ScModel *model, const char *model_path, ScSession *sessi
     *store_warning = g_strdup_printf ("the stored means were refused and computed again: %s",
                                       study->refused);
   hm->means = saccade_study_steal_result (study);
-  hm->study_id = study->study_id;
-  hm->reused = study->reused;
-  hm->seconds = study->seconds;
+  hm->source.study_id = study->study_id;
+  hm->source.reused = study->reused;
+  hm->source.seconds = study->seconds;
   return g_steal_pointer (&hm);
 }

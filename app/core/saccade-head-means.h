@@ -19,6 +19,7 @@
 #include <gio/gio.h>
 
 #include "app/core/saccade-job.h"
+#include "app/core/saccade-study-source.h"
 
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
@@ -32,9 +33,7 @@ G_BEGIN_DECLS
 typedef struct {
   ScHeadMeans *means; /* owned; means->mean is ScAblationParams.head_mean */
   char *set;          /* the set's name */
-  gint64 study_id;    /* in the store; 0 when it could not be stored */
-  gboolean reused;    /* read back rather than computed */
-  double seconds;     /* computing time (0 when reused) */
+  SaccadeStudySource source;
 } SaccadeHeadMeans;
 
 void saccade_head_means_free (SaccadeHeadMeans *hm); /* NULL is a no-op */

@@ -150,8 +150,8 @@ from_study (const ScStoreStudyData *d, const ScModelInfo *info, const ScInductio
       else if (strcmp (v->series, "loss_mean") == 0)
         *(v->pos == 0 ? &ind->result->loss_first : &ind->result->loss_second) = v->value;
     }
-  ind->study_id = d->id;
-  ind->reused = TRUE;
+  ind->source.study_id = d->id;
+  ind->source.reused = TRUE;
   return g_steal_pointer (&ind);
 }
 
@@ -181,7 +181,7 @@ store_result (ScStore *store, const ScStoreModel *m, const char *params,
     goto fail;
   if (sc_store_study_commit (st, &id, err) != SC_OK)
     return FALSE;
-  ind->study_id = id;
+  ind->source.study_id = id;
   return TRUE;
 fail:
   sc_store_study_abort (st);
@@ -266,7 +266,7 @@ saccade_induction_get (ScModel *model, const char *model_path, ScSession *sessio
       saccade_set_error_from_sc (error, &err);
       return NULL;
     }
-  ind->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  ind->source.seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   if (store != NULL && have_id && !store_result (store, &m, pj, ind, &err)
       && store_warning != NULL)
     *store_warning = g_strdup (err.message);

@@ -15,6 +15,7 @@
 #include <gio/gio.h>
 
 #include "app/core/saccade-job.h"
+#include "app/core/saccade-study-source.h"
 
 #include "engine/analysis/sc-induction.h"
 #include "engine/model/sc-model.h"
@@ -29,9 +30,7 @@ G_BEGIN_DECLS
 typedef struct {
   ScInductionResult *result;  /* owned */
   ScOvCopying *copying;       /* (n_layers * n_heads), owned */
-  gint64 study_id;            /* in the store; 0 when it could not be stored */
-  gboolean reused;            /* read back rather than computed */
-  double seconds;             /* computing time (0 when reused) */
+  SaccadeStudySource source;
 } SaccadeInduction;
 
 void saccade_induction_free (SaccadeInduction *ind); /* NULL is a no-op */

@@ -249,8 +249,8 @@ compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel
       if (means_warning != NULL)
         g_message ("reference means: %s", means_warning);
       ctx->head_mean = hm->means->mean;
-      s->means_computed = !hm->reused;
-      s->means_seconds = hm->seconds;
+      s->means_computed = !hm->source.reused;
+      s->means_seconds = hm->source.seconds;
       if (s->means_computed)
         prog->base = 0.3, prog->span = 0.7;
     }

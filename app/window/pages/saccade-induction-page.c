@@ -95,14 +95,14 @@ show_idle_status (SaccadeInductionPage *self)
   if (self->result != NULL)
     {
       const SaccadeInduction *ind = self->result;
-      if (ind->reused)
+      if (ind->source.reused)
         /* Translators: the detector's result was read back from the database. */
-        text = g_strdup_printf (_("From study %lld"), (long long) ind->study_id);
-      else if (ind->study_id > 0)
+        text = g_strdup_printf (_("From study %lld"), (long long) ind->source.study_id);
+      else if (ind->source.study_id > 0)
         text = g_strdup_printf (_("Computed now in %.1f s · study %lld"),
-                                ind->seconds, (long long) ind->study_id);
+                                ind->source.seconds, (long long) ind->source.study_id);
       else
-        text = g_strdup_printf (_("Computed now in %.1f s (not stored)"), ind->seconds);
+        text = g_strdup_printf (_("Computed now in %.1f s (not stored)"), ind->source.seconds);
     }
   else if (model == NULL)
     text = g_strdup (_("The model is not loaded yet"));
