@@ -47,15 +47,16 @@ patch_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_begin_object (b, "patch");
   saccade_json_string (b, "direction", sc_patch_direction_names[r->direction]);
   saccade_json_string (b, "what", sc_patch_what_names[r->what]);
-  saccade_json_int (b, "contrast", r->contrast);
+  saccade_json_int (b, "rows", r->n_rows);
+  saccade_json_int (b, "cols", r->n_cols);
+  /* the metric, what it was on each run, and the scale every cell's effect is on */
   saccade_json_string (b, "metric", r->contrast >= 0 ? "logit(target) - logit(contrast)"
                                                       : "ln p(target)");
-  saccade_json_string (b, "effect", "(m - m_corrupted) / (m_clean - m_corrupted)");
+  saccade_json_int (b, "contrast", r->contrast);
   saccade_json_double (b, "m_clean", r->metric_clean);
   saccade_json_double (b, "m_corrupted", r->metric_corrupted);
   saccade_json_int (b, "top1_corrupted", r->top1_corrupted);
-  saccade_json_int (b, "rows", r->n_rows);
-  saccade_json_int (b, "cols", r->n_cols);
+  saccade_json_string (b, "effect", "(m - m_corrupted) / (m_clean - m_corrupted)");
   json_builder_end_object (b);
   saccade_json_begin_array (b, "cells");
   for (int c = 0; c < cells; c++)
