@@ -1165,6 +1165,47 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
 }
 
 ScStatus
+sc_session_unembed (ScSession *s, const float *x, int n_rows, float *logits, ScError *err)
+{
+  const ScModelInfo *in;
+  ScLayerCtx c;
+  ScBackend *b;
+  ScStatus st;
+  size_t E, V;
+  int chunk;
+
+  if (err != NULL)
+    sc_error_clear (err);
+  if (s == NULL || x == NULL || logits == NULL || n_rows < 1)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "unembed: NULL argument or no rows");
+  in = sc_model_info (s->model);
+  b = s->b;
+  E = in->n_embd;
+  V = in->n_vocab;
+  for (size_t i = 0; i < (size_t) n_rows * E; i++)
+    if (!isfinite (x[i]))
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "unembed: row %zu is not finite at "
+                           "dimension %zu", i / E, i % E);
+  /* x and h (cap, E) hold a chunk; a session that has not run yet gets room for one row */
+  if (s->cap == 0 && (st = ensure_capacity (s, 1, false, err)) != SC_OK)
+    return st;
+  chunk = n_rows < s->cap ? n_rows : s->cap;
+  if ((st = ensure_logits (s, chunk, err)) != SC_OK)
+    return st;
+  c = (ScLayerCtx) { .b = b, .info = in };
+  for (int r0 = 0; r0 < n_rows; r0 += chunk)
+    {
+      const int m = n_rows - r0 < chunk ? n_rows - r0 : chunk;
+      TRY (b->ops->upload (b, s->x, x + (size_t) r0 * E, (size_t) m * E, err));
+      TRY (b->ops->rmsnorm (b, s->h, s->x, s->output_norm, m, (int) E, in->norm_eps, err));
+      TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, m, (int) E, (int) V, false,
+                            err));
+      TRY (b->ops->download (b, logits + (size_t) r0 * V, s->logits_dev, (size_t) m * V, err));
+    }
+  return SC_OK;
+}
+
+ScStatus
 sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScError *err)
 {
   const ScModelInfo *in;

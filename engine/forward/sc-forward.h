@@ -140,6 +140,17 @@ ScStatus sc_session_residual (const ScSession *session, int layer, int row, floa
 ScStatus sc_session_kept_logits (ScSession *session, int row0, int n_rows, float *logits,
                                  ScError *err);
 
+/* The output head on @n_rows residual-stream rows given by the caller (@x: (n_rows,
+ * n_embd) host floats) into @logits ((n_rows, n_vocab) host floats): the final RMSNorm with
+ * output_norm and the vocabulary projection, exactly as sc_forward applies them to the
+ * final residual — so the last layer's row of a run gives that run's logits bit for bit.
+ * The logit lens (nostalgebraist 2020) applies it to earlier layers' residuals. Uses the
+ * session's scratch buffers (a run's kept residuals and KV cache stay as they were; rows
+ * beyond the session's capacity are done in chunks). Errors: SC_ERR_INVALID_ARG (NULL
+ * arguments, n_rows < 1, a non-finite value in @x), SC_ERR_NOMEM, the backend's error. */
+ScStatus sc_session_unembed (ScSession *session, const float *x, int n_rows, float *logits,
+                             ScError *err);
+
 /* The post-RoPE queries and keys of layer @layer on @ids (1 <= n_tokens <= the model's
  * context), for a reader who wants to see a head's scores made: probability[h][i][j] =
  * softmax over j <= i of attn_scale * q[i, h] . k[j, h / (n_heads / n_kv_heads)] (no

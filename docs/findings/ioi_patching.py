@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Indirect-object identification (Wang et al. 2022) on SmolLM2-135M by activation patching:
+20 clean/corrupted pairs from 5 templates x 4 name pairs, every head denoised (`saccade study
+patch`), then the mean effect of each head over the pairs with a 95 % bootstrap interval.
+
+Clean: "When Mary and John went to the store, John gave a drink to" (the indirect object
+Mary is the answer). Corrupted: the second mention of the subject replaced by the indirect
+object ("..., Mary gave a drink to"), which turns the answer to John. Metric: logit(IO) -
+logit(S) at the last position; effect (m - m_corrupted) / (m_clean - m_corrupted).
+
+Usage: ioi_patching.py SACCADE DB OUT.json   (the model: $SACCADE_MODEL or the default)
+Runs the captures and studies it does not find stored (a study is reused when stored), then
+writes OUT.json with every pair's numbers and the per-head summary, and prints a summary.
+Needs numpy (Debian's /usr/bin/python3 after tools/setup.sh).
+"""
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+TEMPLATES = [
+    "When {A} and {B} went to the store, {B} gave a drink to",
+    "When {A} and {B} went to the park, {B} gave a ball to",
+    "After {A} and {B} had lunch at the cafe, {B} handed a menu to",
+    "While {A} and {B} were working at the office, {B} sent an email to",
+    "Then {A} and {B} had a long talk, and afterwards {B} wrote a letter to",
+]
+NAMES = [("Mary", "John"), ("Tom", "Anna"), ("Sarah", "David"), ("James", "Emma")]
+BOOTSTRAP = 10000
+SEED = 20261206
+
+
+def run(saccade, *args):
+    return subprocess.run([saccade, *args], check=True, capture_output=True, text=True).stdout
+
+
+def stored_runs(saccade, db):
+    """text -> run id of the runs already in @db."""
+    try:
+        runs = json.loads(run(saccade, "runs", "--db", db, "--json"))
+    except subprocess.CalledProcessError:
+        return {}
+    items = runs["runs"] if isinstance(runs, dict) else runs
+    return {(r["text"]["piece"] if isinstance(r["text"], dict) else r["text"]): r["id"]
+            for r in items}
+
+
+def capture(saccade, db, text, have):
+    if text not in have:
+        have[text] = int(run(saccade, "capture", "--db", db, text).strip().splitlines()[-1])
+    return have[text]
+
+
+def main():
+    saccade, db, out = sys.argv[1:4]
+    have = stored_runs(saccade, db)
+    pairs = []
+    t0 = time.time()
+    for t in TEMPLATES:
+        for a, b in NAMES:
+            clean = t.format(A=a, B=b)
+            corrupt = t.replace("{B} gave", "{A} gave").replace("{B} handed", "{A} handed") \
+                       .replace("{B} sent", "{A} sent").replace("{B} wrote", "{A} wrote") \
+                       .format(A=a, B=b)
+            rc, rx = capture(saccade, db, clean, have), capture(saccade, db, corrupt, have)
+            d = json.loads(run(saccade, "study", "patch", str(rc), "--corrupted", str(rx),
+                               "--target", " " + a, "--contrast", " " + b, "--db", db,
+                               "--json"))
+            p = d["patch"]
+            eff = np.full((p["rows"], p["cols"]), np.nan)
+            for c in d["cells"]:
+                eff[c["layer"], c["head"]] = c["effect"]
+            pairs.append({"clean": clean, "corrupted": corrupt, "clean_run": rc,
+                          "corrupted_run": rx, "m_clean": p["m_clean"],
+                          "m_corrupted": p["m_corrupted"], "seconds": d["seconds"],
+                          "source": d["source"], "effect": eff.tolist()})
+            print(f"{len(pairs):2d} m clean {p['m_clean']:+.3f} corrupted "
+                  f"{p['m_corrupted']:+.3f}  {d['source']} {d['seconds']}  {clean}",
+                  flush=True)
+    eff = np.array([p["effect"] for p in pairs])              # (pairs, L, H)
+    n, L, H = eff.shape
+    mean = eff.mean(axis=0)
+    rng = np.random.default_rng(SEED)
+    boot = eff[rng.integers(0, n, size=(BOOTSTRAP, n))].mean(axis=1)  # (B, L, H)
+    lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+    # the interval of the largest mean is not the interval of "the best head": say how
+    # often each head is the top one across bootstrap resamples (selection, not just size)
+    top = np.bincount(boot.reshape(BOOTSTRAP, -1).argmax(axis=1), minlength=L * H)
+    order = np.argsort(-np.abs(mean).ravel())
+    heads = [{"layer": int(i // H), "head": int(i % H), "mean": float(mean.ravel()[i]),
+              "ci95": [float(lo.ravel()[i]), float(hi.ravel()[i])],
+              "top_share": float(top[i] / BOOTSTRAP),
+              "pairs_above_0.1": int((eff.reshape(n, -1)[:, i] > 0.1).sum())}
+             for i in order]
+    summary = {
+        "pairs": n, "model": "SmolLM2-135M-Instruct Q4_1",
+        "m_clean_mean": float(np.mean([p["m_clean"] for p in pairs])),
+        "m_clean_min": float(np.min([p["m_clean"] for p in pairs])),
+        "m_corrupted_mean": float(np.mean([p["m_corrupted"] for p in pairs])),
+        "m_corrupted_max": float(np.max([p["m_corrupted"] for p in pairs])),
+        "seconds_median": float(np.median([p["seconds"] for p in pairs
+                                           if p["seconds"] is not None])),
+        "wall_seconds": time.time() - t0,
+        "heads": heads,
+        "mean_effect": mean.tolist(),
+        "bootstrap": {"resamples": BOOTSTRAP, "seed": SEED, "interval": "percentile 95 %"},
+    }
+    json.dump({"summary": summary, "pairs": pairs}, open(out, "w"), indent=1)
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("heads", "mean_effect")},
+                     indent=1))
+    for h in heads[:12]:
+        print(f"L{h['layer']}.H{h['head']}  mean {h['mean']:+.3f}  95% CI "
+              f"[{h['ci95'][0]:+.3f}, {h['ci95'][1]:+.3f}]  top in {100 * h['top_share']:.1f} %"
+              f" of resamples, > 0.1 in {h['pairs_above_0.1']}/{n} pairs")
+
+
+if __name__ == "__main__":
+    main()
