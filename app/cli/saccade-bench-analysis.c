@@ -65,7 +65,6 @@ saccade_cmd_bench_analysis (int argc, char **argv)
     "- the head-distance matrix of every head against the naive two-log loop");
   g_autoptr (GError) error = NULL;
   g_autofree Row *rows = NULL;
-  SaccadeCliSession s = { 0 };
   ScError err = { 0 };
   int n_rows, reps, rc = 0;
 
@@ -77,9 +76,8 @@ saccade_cmd_bench_analysis (int argc, char **argv)
   rows = g_new0 (Row, n_rows);
   for (int i = 0; i < n_rows; i++)
     rows[i].n = bench.lengths[i];
-  if (!saccade_bench_load (&bench, SACCADE_BENCH_PROSE, &error)
-      || !saccade_cli_session_open (&s, &bench.common, bench.model, &error))
-    goto fail;
+  if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
 
   for (int r = 0; r < n_rows; r++)
     {
@@ -102,11 +100,12 @@ saccade_cmd_bench_analysis (int argc, char **argv)
           rc = 1;
           break;
         }
-      if (sc_forward (s.session, (const int32_t *) bench.ids->data, n, &fo, logits, &err) != SC_OK)
+      if (sc_forward (bench.session.session, (const int32_t *) bench.ids->data, n, &fo, logits,
+                      &err) != SC_OK)
         {
           g_free (c.heads);
           saccade_set_error_from_sc (&error, &err);
-          goto fail;
+          return saccade_cli_fail (g_steal_pointer (&error));
         }
       for (int h = 0; h < n_all; h++)
         heads[h] = c.heads + (size_t) h * nn;
@@ -143,8 +142,7 @@ saccade_cmd_bench_analysis (int argc, char **argv)
     {
       g_autoptr (JsonBuilder) b = json_builder_new ();
       json_builder_begin_object (b);
-      saccade_json_int (b, "threads", bench.common.threads > 0 ? bench.common.threads
-                                                               : (int) g_get_num_processors ());
+      saccade_json_int (b, "threads", bench.common.threads);
       saccade_json_int (b, "reps", reps);
       saccade_json_begin_array (b, "rows");
       for (int r = 0; r < n_rows; r++)
@@ -173,10 +171,5 @@ saccade_cmd_bench_analysis (int argc, char **argv)
                 rows[r].fast_s, rows[r].fast1_s, rows[r].naive_s,
                 rows[r].naive_s / rows[r].fast1_s, rows[r].max_err);
     }
-  saccade_cli_session_close (&s);
   return rc;
-
-fail:
-  saccade_cli_session_close (&s);
-  return saccade_cli_fail (g_steal_pointer (&error));
 }

@@ -72,8 +72,7 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autofree float *logits = NULL;
   ScModel *model;
-  ScBackend *b = NULL;
-  ScSession *s = NULL;
+  ScSession *s;
   ScGrad *g = NULL;
   ScError err = { 0 };
   int reps, rc = 1;
@@ -83,18 +82,15 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
     return 2;
   reps = bench.reps;
-  if (bench.common.threads <= 0)
-    bench.common.threads = (int) g_get_num_processors ();
-  if (!saccade_bench_load (&bench, SACCADE_BENCH_PROSE, &error))
+  if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
     goto out;
-  model = bench.model;
+  model = bench.model, s = bench.session.session;
   logits = g_new (float, sc_model_info (model)->n_vocab);
-  if ((b = saccade_cli_backend (&bench.common, &error)) == NULL)
-    goto out;
-  if (sc_session_new (model, b, &s, &err) != SC_OK || sc_grad_new (s, &g, &err) != SC_OK)
+  if (sc_grad_new (s, &g, &err) != SC_OK)
     goto fail;
   printf ("model %s, %s backend, %d threads; medians of %d rounds\n",
-          sc_model_info (model)->name, sc_backend_name (b), bench.common.threads, reps);
+          sc_model_info (model)->name, sc_backend_name (bench.session.backend),
+          bench.common.threads, reps);
   printf ("\n     n   forward s   grad x input s   ratio   tape  held MB (fwd)  peak RSS MB "
           "(fwd -> grad)\n");
   for (int i = 0; i < bench.n_lengths; i++)
@@ -173,7 +169,5 @@ out:
   if (error != NULL)
     fprintf (stderr, "saccade: %s\n", error->message);
   sc_grad_free (g);
-  sc_session_free (s);
-  sc_backend_free (b);
   return rc;
 }

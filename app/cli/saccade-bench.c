@@ -146,9 +146,8 @@ saccade_cmd_bench (int argc, char **argv)
   g_autofree char *peer_version = NULL;
   g_autofree BenchRow *rows = NULL;
   const ScModelInfo *in;
-  ScBackend *inner = NULL;
-  ScSession *session = NULL;
-  ScModel *model;
+  ScBackend *inner;
+  ScSession *session;
   ScError err = { 0 };
   double peak;
   int n_rows, reps, r, i;
@@ -161,20 +160,10 @@ saccade_cmd_bench (int argc, char **argv)
   rows = g_new0 (BenchRow, n_rows);
   for (i = 0; i < n_rows; i++)
     rows[i].n = bench.lengths[i];
-  if (bench.common.threads <= 0)
-    bench.common.threads = (int) g_get_num_processors ();
-  if (!saccade_bench_load (&bench, BENCH_PROSE, &error))
+  if (!saccade_bench_open (&bench, BENCH_PROSE, &error))
     goto fail_bench;
-  model = bench.model;
-  in = sc_model_info (model);
-
-  if ((inner = saccade_cli_backend (&bench.common, &error)) == NULL)
-    goto fail_bench;
-  if (sc_session_new (model, inner, &session, &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (&error, &err);
-      goto fail_bench;
-    }
+  in = sc_model_info (bench.model);
+  inner = bench.session.backend, session = bench.session.session;
   peak = sgemm_peak_gflops ();
 
   for (r = 0; r < n_rows; r++)
@@ -239,8 +228,7 @@ saccade_cmd_bench (int argc, char **argv)
       rows[r].peak_rss_kb = ru.ru_maxrss;
       g_free (mc.store);
     }
-  sc_session_free (session);
-  session = NULL;
+  g_clear_pointer (&bench.session.session, sc_session_free);
 
   if (peer)
     run_peer (saccade_cli_model_path (&bench.common), bench.common.threads, reps, rows, n_rows,
@@ -297,12 +285,9 @@ saccade_cmd_bench (int argc, char **argv)
           printf ("\n");
         }
     }
-  sc_backend_free (inner);
   return 0;
 
 fail_bench:
   fprintf (stderr, "saccade: %s\n", error->message);
-  sc_session_free (session);
-  sc_backend_free (inner);
   return 1;
 }

@@ -247,12 +247,16 @@ saccade_bench_parse (SaccadeBench *bench, GOptionContext *ctx, int min, int *arg
 }
 
 gboolean
-saccade_bench_load (SaccadeBench *bench, const char *prose, GError **error)
+saccade_bench_open (SaccadeBench *bench, const char *prose, GError **error)
 {
+  /* explicit, so that what the verbs report is the count they ran with */
+  if (bench->common.threads <= 0)
+    bench->common.threads = (int) g_get_num_processors ();
   if ((bench->model = saccade_cli_load_model (&bench->common, error)) == NULL)
     return FALSE;
-  bench->ids = saccade_bench_prompt (bench->model, prose, bench->longest, error);
-  return bench->ids != NULL;
+  if ((bench->ids = saccade_bench_prompt (bench->model, prose, bench->longest, error)) == NULL)
+    return FALSE;
+  return saccade_cli_session_open (&bench->session, &bench->common, bench->model, error);
 }
 
 void
@@ -262,6 +266,7 @@ saccade_bench_clear (SaccadeBench *bench)
   g_clear_pointer (&bench->sizes, g_free);
   g_clear_pointer (&bench->lengths, g_free);
   g_clear_pointer (&bench->ids, g_array_unref);
+  saccade_cli_session_close (&bench->session);
   g_clear_pointer (&bench->model, sc_model_free);
 }
 

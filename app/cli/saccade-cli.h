@@ -123,19 +123,21 @@ void saccade_json_bench_sweep (JsonBuilder *b, int repeats, const SaccadeBenchTi
   "softmax, and the output is the weighted average of the values. "
 
 /* What the prompt-length benchmarks (saccade-bench.c, saccade-bench-analysis.c,
- * saccade-bench-gradients.c) share: the options every one takes, then the model and one
- * prompt long enough for every size. Each verb times its own work on them.
+ * saccade-bench-gradients.c) share: the options every one takes, then the model, one
+ * prompt long enough for every size and a session to run it in. Each verb times its own
+ * work on them.
  * Lifetime: { .reps = DEFAULT } → saccade_bench_add_options → saccade_bench_parse →
- * saccade_bench_load → saccade_bench_clear (g_auto). */
+ * saccade_bench_open → saccade_bench_clear (g_auto). */
 typedef struct {
-  SaccadeCliCommon common;
-  char *sizes;  /* --sizes, or NULL: SACCADE_BENCH_SIZES_DEFAULT */
-  int reps;     /* --reps: the verb's default before parsing, at least 1 after */
-  int *lengths; /* (n_lengths) the prompt lengths --sizes names, once parsed */
+  SaccadeCliCommon common; /* threads: all cores once opened, when not given */
+  char *sizes;             /* --sizes, or NULL: SACCADE_BENCH_SIZES_DEFAULT */
+  int reps;                /* --reps: the verb's default before parsing, at least 1 after */
+  int *lengths;            /* (n_lengths) the prompt lengths --sizes names, once parsed */
   int n_lengths;
-  int longest;  /* the largest of lengths */
+  int longest; /* the largest of lengths */
   ScModel *model;
-  GArray *ids; /* int32_t, no BOS: the prompt, at least longest ids, once loaded */
+  GArray *ids;                /* int32_t, no BOS: the prompt, at least longest ids */
+  SaccadeCliSession session; /* on model, with the backend the common options name */
 } SaccadeBench;
 
 /* Adds to @ctx, in this order (the order --help lists them in): -n/--sizes, -r/--reps with
@@ -150,12 +152,13 @@ void saccade_bench_add_options (GOptionContext *ctx, SaccadeBench *bench, const 
 gboolean saccade_bench_parse (SaccadeBench *bench, GOptionContext *ctx, int min, int *argc,
                               char ***argv);
 
-/* Loads the model -m names and tokenizes @prose, repeated, into at least longest ids. FALSE
- * with @error set when either fails. */
-gboolean saccade_bench_load (SaccadeBench *bench, const char *prose, GError **error);
+/* Sets the thread count (all cores unless --threads says), loads the model -m names,
+ * tokenizes @prose, repeated, into at least longest ids and opens the session (set
+ * common.needs before). FALSE with @error set when any of them fails. */
+gboolean saccade_bench_open (SaccadeBench *bench, const char *prose, GError **error);
 
-/* Frees what @bench holds (options, lengths, model, prompt); a zeroed @bench is a no-op. The
- * verb frees any session on the model first. */
+/* Frees what @bench holds (options, lengths, session, model, prompt); a zeroed @bench is a
+ * no-op. The verb frees what it made on the session first. */
 void saccade_bench_clear (SaccadeBench *bench);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeBench, saccade_bench_clear)
 
