@@ -20,12 +20,6 @@
 
 #include "engine/analysis/sc-head-distance.h"
 
-#define PROSE                                                                                 \
-  "Attention in a transformer is a way for each position in a sequence to gather information " \
-  "from the other positions. Every token is turned into a query, a key and a value; the query " \
-  "is compared with all earlier keys, the scores are scaled and turned into weights by a "      \
-  "softmax, and the output is the weighted average of the values. "
-
 typedef struct {
   float *heads;      /* (n_layers, n_heads, n, n) */
   int n_heads;
@@ -66,49 +60,28 @@ now_s (void)
 int
 saccade_cmd_bench_analysis (int argc, char **argv)
 {
-  SaccadeCliCommon common = { 0 };
-  char *sizes = NULL;
-  int reps = 3;
-  GOptionEntry entries[] = {
-    SACCADE_BENCH_SIZES_OPTION (&sizes),
-    { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Timed rounds (default 3)", "R" },
-    G_OPTION_ENTRY_NULL
-  };
+  g_auto (SaccadeBench) bench = { .reps = 3 };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "- the head-distance matrix of every head against the naive two-log loop");
   g_autoptr (GError) error = NULL;
-  g_autofree int *lengths = NULL;
-  g_autoptr (GArray) ids = NULL;
   g_autofree Row *rows = NULL;
-  SaccadeCliSession s = { 0 };
-  ScModel *model = NULL;
   ScError err = { 0 };
-  int n_rows, rc = 0;
+  int n_rows, reps, rc = 0;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &common);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  saccade_bench_add_options (ctx, &bench, "Timed rounds (default 3)", NULL);
+  if (!saccade_bench_parse (&bench, ctx, 1, &argc, &argv))
     return 2;
-  reps = MAX (reps, 1);
-  if ((lengths = saccade_bench_sizes (sizes, 1, &n_rows)) == NULL)
-    return 2;
+  reps = bench.reps;
+  n_rows = bench.n_lengths;
   rows = g_new0 (Row, n_rows);
   for (int i = 0; i < n_rows; i++)
-    rows[i].n = lengths[i];
-  if ((model = saccade_cli_load_model (&common, &error)) == NULL
-      || !saccade_cli_session_open (&s, &common, model, &error))
-    goto fail;
-  {
-    int longest = 0;
-    for (int i = 0; i < n_rows; i++)
-      longest = MAX (longest, rows[i].n);
-    if ((ids = saccade_bench_prompt (model, PROSE, longest, &error)) == NULL)
-      goto fail;
-  }
+    rows[i].n = bench.lengths[i];
+  if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
 
   for (int r = 0; r < n_rows; r++)
     {
-      const ScModelInfo *in = sc_model_info (model);
+      const ScModelInfo *in = sc_model_info (bench.model);
       const int n = rows[r].n, n_all = (int) (in->n_layers * in->n_heads);
       const size_t nn = (size_t) n * n;
       Capture c = { NULL, (int) in->n_heads, nn };
@@ -127,11 +100,12 @@ saccade_cmd_bench_analysis (int argc, char **argv)
           rc = 1;
           break;
         }
-      if (sc_forward (s.session, (const int32_t *) ids->data, n, &fo, logits, &err) != SC_OK)
+      if (sc_forward (bench.session.session, (const int32_t *) bench.ids->data, n, &fo, logits,
+                      &err) != SC_OK)
         {
           g_free (c.heads);
           saccade_set_error_from_sc (&error, &err);
-          goto fail;
+          return saccade_cli_fail (g_steal_pointer (&error));
         }
       for (int h = 0; h < n_all; h++)
         heads[h] = c.heads + (size_t) h * nn;
@@ -141,7 +115,7 @@ saccade_cmd_bench_analysis (int argc, char **argv)
           size_t pairs = 0;
           double naive = 0;
 
-          sc_head_distance_matrix (heads, n_all, n, n, common.threads, NULL, NULL, d, NULL);
+          sc_head_distance_matrix (heads, n_all, n, n, bench.common.threads, NULL, NULL, d, NULL);
           t_fast[k] = now_s () - t0;
           t0 = now_s ();
           sc_head_distance_matrix (heads, n_all, n, n, 1, NULL, NULL, d, NULL);
@@ -164,11 +138,11 @@ saccade_cmd_bench_analysis (int argc, char **argv)
       g_free (c.heads);
     }
 
-  if (common.json)
+  if (bench.common.json)
     {
       g_autoptr (JsonBuilder) b = json_builder_new ();
       json_builder_begin_object (b);
-      saccade_json_int (b, "threads", common.threads > 0 ? common.threads : (int) g_get_num_processors ());
+      saccade_json_int (b, "threads", bench.common.threads);
       saccade_json_int (b, "reps", reps);
       saccade_json_begin_array (b, "rows");
       for (int r = 0; r < n_rows; r++)
@@ -197,12 +171,5 @@ saccade_cmd_bench_analysis (int argc, char **argv)
                 rows[r].fast_s, rows[r].fast1_s, rows[r].naive_s,
                 rows[r].naive_s / rows[r].fast1_s, rows[r].max_err);
     }
-  saccade_cli_session_close (&s);
-  sc_model_free (model);
   return rc;
-
-fail:
-  saccade_cli_session_close (&s);
-  sc_model_free (model);
-  return saccade_cli_fail (g_steal_pointer (&error));
 }

@@ -27,12 +27,6 @@
 #include "engine/study/sc-attribution.h"
 #include "engine/text/sc-tokenizer.h"
 
-#define PROSE                                                                                 \
-  "Attention in a transformer is a way for each position in a sequence to gather information " \
-  "from the other positions. Every token is turned into a query, a key and a value; the query " \
-  "is compared with all earlier keys, the scores are scaled and turned into weights by a "      \
-  "softmax, and the output is the weighted average of the values. "
-
 static double
 peak_rss_mb (void)
 {
@@ -67,58 +61,42 @@ run_gxi (ScGrad *g, const ScModel *m, const int32_t *ids, int n, ScError *err)
 int
 saccade_cmd_bench_gradients (int argc, char **argv)
 {
-  g_auto (SaccadeCliCommon) common = { 0 };
-  g_autofree char *sizes = NULL;
-  int reps = 5;
+  g_auto (SaccadeBench) bench = { .reps = 5 };
   gboolean ig = FALSE;
-  GOptionEntry entries[] = {
-    SACCADE_BENCH_SIZES_OPTION (&sizes),
-    { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Timed rounds per size (default 5)", "R" },
+  const GOptionEntry entries[] = {
     { "ig", 0, 0, G_OPTION_ARG_NONE, &ig,
       "Also integrated gradients (50 points) against 50 forward + backward passes", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- gradient benchmark");
   g_autoptr (GError) error = NULL;
-  g_autofree int *lengths = NULL;
-  g_autoptr (GArray) ids = NULL;
   g_autofree float *logits = NULL;
-  ScModel *model = NULL;
-  ScBackend *b = NULL;
-  ScSession *s = NULL;
+  ScModel *model;
+  ScSession *s;
   ScGrad *g = NULL;
   ScError err = { 0 };
-  int n_lengths, longest = 0, rc = 1;
+  int reps, rc = 1;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &common);
-  common.needs = SC_BACKEND_CAP_BACKWARD;
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 5)", entries);
+  bench.common.needs = SC_BACKEND_CAP_BACKWARD;
+  if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
     return 2;
-  reps = MAX (reps, 1);
-  if ((lengths = saccade_bench_sizes (sizes, 2, &n_lengths)) == NULL)
-    return 2;
-  for (int i = 0; i < n_lengths; i++)
-    longest = MAX (longest, lengths[i]);
-  if (common.threads <= 0)
-    common.threads = (int) g_get_num_processors ();
-  if ((model = saccade_cli_load_model (&common, &error)) == NULL)
+  reps = bench.reps;
+  if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
     goto out;
-  if ((ids = saccade_bench_prompt (model, PROSE, longest, &error)) == NULL)
-    goto out;
+  model = bench.model, s = bench.session.session;
   logits = g_new (float, sc_model_info (model)->n_vocab);
-  if ((b = saccade_cli_backend (&common, &error)) == NULL)
-    goto out;
-  if (sc_session_new (model, b, &s, &err) != SC_OK || sc_grad_new (s, &g, &err) != SC_OK)
+  if (sc_grad_new (s, &g, &err) != SC_OK)
     goto fail;
   printf ("model %s, %s backend, %d threads; medians of %d rounds\n",
-          sc_model_info (model)->name, sc_backend_name (b), common.threads, reps);
+          sc_model_info (model)->name, sc_backend_name (bench.session.backend),
+          bench.common.threads, reps);
   printf ("\n     n   forward s   grad x input s   ratio   tape  held MB (fwd)  peak RSS MB "
           "(fwd -> grad)\n");
-  for (int i = 0; i < n_lengths; i++)
+  for (int i = 0; i < bench.n_lengths; i++)
     {
-      const int n = lengths[i];
-      const int32_t *t = (const int32_t *) ids->data;
+      const int n = bench.lengths[i];
+      const int32_t *t = (const int32_t *) bench.ids->data;
       g_autofree double *fw = g_new (double, reps), *gr = g_new (double, reps),
                         *ratio = g_new (double, reps);
       double rss_fwd, rss_grad;
@@ -151,10 +129,10 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   if (ig)
     {
       printf ("\n     n   ig (50 adaptive points) s   50 x (forward + backward) s   ratio\n");
-      for (int i = 0; i < n_lengths; i++)
+      for (int i = 0; i < bench.n_lengths; i++)
         {
-          const int n = lengths[i];
-          const int32_t *t = (const int32_t *) ids->data;
+          const int n = bench.lengths[i];
+          const int32_t *t = (const int32_t *) bench.ids->data;
           g_autofree double *a = g_new (double, reps), *p = g_new (double, reps),
                             *ratio = g_new (double, reps);
           ScAttrParams ap = { .methods = 1u << SC_ATTR_IG, .target = -1, .position = -1,
@@ -191,8 +169,5 @@ out:
   if (error != NULL)
     fprintf (stderr, "saccade: %s\n", error->message);
   sc_grad_free (g);
-  sc_session_free (s);
-  sc_backend_free (b);
-  sc_model_free (model);
   return rc;
 }

@@ -20,13 +20,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* SACCADE_BENCH_PROSE and two sentences more */
 #define BENCH_PROSE                                                                           \
-  "Attention in a transformer is a way for each position in a sequence to gather information " \
-  "from the other positions. Every token is turned into a query, a key and a value; the query " \
-  "is compared with all earlier keys, the scores are scaled and turned into weights by a "      \
-  "softmax, and the output is the weighted average of the values. Whether these weights "       \
-  "explain a model's decisions is still debated, so careful studies compare them with the "     \
-  "effect of removing tokens or heads. "
+  SACCADE_BENCH_PROSE                                                                         \
+  "Whether these weights explain a model's decisions is still debated, so careful studies "   \
+  "compare them with the effect of removing tokens or heads. "
 
 /* Capture to memory: every head copied into one preallocated (L, H, n, n) block. */
 typedef struct {
@@ -136,62 +134,36 @@ run_peer (const char *model_path, int threads, int reps, BenchRow *rows, int n_r
 int
 saccade_cmd_bench (int argc, char **argv)
 {
-  g_auto (SaccadeCliCommon) common = { 0 };
-  g_autofree char *sizes = NULL;
-  int reps = 5;
+  g_auto (SaccadeBench) bench = { .reps = 5 };
   gboolean peer = FALSE;
-  GOptionEntry entries[] = {
-    SACCADE_BENCH_SIZES_OPTION (&sizes),
-    { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Timed runs per size (default 5)", "R" },
+  const GOptionEntry entries[] = {
     { "peer", 0, 0, G_OPTION_ARG_NONE, &peer,
       "Also measure llama.cpp (llama-cpp-python) on the same model", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- throughput benchmark");
   g_autoptr (GError) error = NULL;
-  g_autofree int *lengths = NULL;
-  g_autoptr (GArray) prose_ids = NULL;
   g_autofree char *peer_version = NULL;
   g_autofree BenchRow *rows = NULL;
   const ScModelInfo *in;
-  ScBackend *inner = NULL;
-  ScSession *session = NULL;
-  ScModel *model = NULL;
+  ScBackend *inner;
+  ScSession *session;
   ScError err = { 0 };
   double peak;
-  int n_rows, r, i;
+  int n_rows, reps, r, i;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  saccade_cli_common_add (ctx, &common);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  saccade_bench_add_options (ctx, &bench, "Timed runs per size (default 5)", entries);
+  if (!saccade_bench_parse (&bench, ctx, 1, &argc, &argv))
     return 2;
-  if (reps < 1)
-    reps = 1;
-  if ((lengths = saccade_bench_sizes (sizes, 1, &n_rows)) == NULL)
-    return 2;
+  reps = bench.reps;
+  n_rows = bench.n_lengths;
   rows = g_new0 (BenchRow, n_rows);
   for (i = 0; i < n_rows; i++)
-    rows[i].n = lengths[i];
-  if (common.threads <= 0)
-    common.threads = (int) g_get_num_processors ();
-  if ((model = saccade_cli_load_model (&common, &error)) == NULL)
+    rows[i].n = bench.lengths[i];
+  if (!saccade_bench_open (&bench, BENCH_PROSE, &error))
     goto fail_bench;
-  in = sc_model_info (model);
-  {
-    int longest = 0;
-    for (i = 0; i < n_rows; i++)
-      longest = MAX (longest, rows[i].n);
-    if ((prose_ids = saccade_bench_prompt (model, BENCH_PROSE, longest, &error)) == NULL)
-      goto fail_bench;
-  }
-
-  if ((inner = saccade_cli_backend (&common, &error)) == NULL)
-    goto fail_bench;
-  if (sc_session_new (model, inner, &session, &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (&error, &err);
-      goto fail_bench;
-    }
+  in = sc_model_info (bench.model);
+  inner = bench.session.backend, session = bench.session.session;
   peak = sgemm_peak_gflops ();
 
   for (r = 0; r < n_rows; r++)
@@ -205,7 +177,7 @@ saccade_cmd_bench (int argc, char **argv)
                         *gf = g_new (double, reps), *mm = g_new (double, reps),
                         *at = g_new (double, reps), *ratio = g_new (double, reps);
       g_autofree float *logits = g_new (float, in->n_vocab);
-      const int32_t *ids = (const int32_t *) prose_ids->data;
+      const int32_t *ids = (const int32_t *) bench.ids->data;
       struct rusage ru;
 
       mc.store = g_try_malloc ((gsize) in->n_layers * in->n_heads * n * n * sizeof (float));
@@ -256,17 +228,17 @@ saccade_cmd_bench (int argc, char **argv)
       rows[r].peak_rss_kb = ru.ru_maxrss;
       g_free (mc.store);
     }
-  sc_session_free (session);
-  session = NULL;
+  g_clear_pointer (&bench.session.session, sc_session_free);
 
   if (peer)
-    run_peer (saccade_cli_model_path (&common), common.threads, reps, rows, n_rows, &peer_version);
+    run_peer (saccade_cli_model_path (&bench.common), bench.common.threads, reps, rows, n_rows,
+              &peer_version);
 
-  if (common.json)
+  if (bench.common.json)
     {
       g_autoptr (JsonBuilder) b = json_builder_new ();
       json_builder_begin_object (b);
-      saccade_json_int (b, "threads", common.threads);
+      saccade_json_int (b, "threads", bench.common.threads);
       saccade_json_int (b, "reps", reps);
       saccade_json_double (b, "sgemm_peak_gflops", peak);
       saccade_json_string (b, "backend", sc_backend_description (inner));
@@ -296,7 +268,8 @@ saccade_cmd_bench (int argc, char **argv)
   else
     {
       printf ("%s, %d thread%s, median of %d runs; sgemm peak %.1f GFLOP/s\n",
-              sc_backend_description (inner), common.threads, common.threads == 1 ? "" : "s", reps, peak);
+              sc_backend_description (inner), bench.common.threads,
+              bench.common.threads == 1 ? "" : "s", reps, peak);
       if (peer_version != NULL)
         printf ("peer: llama.cpp via llama-cpp-python %s\n", peer_version);
       printf ("    n  tok/s(no capture)  tok/s(capture)  overhead  proj GFLOP/s  time in proj/attn"
@@ -312,14 +285,9 @@ saccade_cmd_bench (int argc, char **argv)
           printf ("\n");
         }
     }
-  sc_backend_free (inner);
-  sc_model_free (model);
   return 0;
 
 fail_bench:
   fprintf (stderr, "saccade: %s\n", error->message);
-  sc_session_free (session);
-  sc_backend_free (inner);
-  sc_model_free (model);
   return 1;
 }

@@ -176,8 +176,10 @@ saccade_json_bench_sweep (JsonBuilder *b, int repeats, const SaccadeBenchTime *t
                          times[ratios[i].num].seconds / times[ratios[i].den].seconds);
 }
 
-int *
-saccade_bench_sizes (const char *text, int min, int *n)
+/* The lengths of --sizes @text (NULL: SACCADE_BENCH_SIZES_DEFAULT), @n of them; NULL after
+ * saying which is under @min. */
+static int *
+bench_sizes (const char *text, int min, int *n)
 {
   g_auto (GStrv) list = g_strsplit (text != NULL ? text : SACCADE_BENCH_SIZES_DEFAULT, ",", -1);
   g_autofree int *sizes = NULL;
@@ -210,6 +212,62 @@ saccade_bench_prompt (ScModel *model, const char *prose, int n, GError **error)
         return NULL;
     }
   return g_steal_pointer (&ids);
+}
+
+void
+saccade_bench_add_options (GOptionContext *ctx, SaccadeBench *bench, const char *reps_help,
+                           const GOptionEntry *entries)
+{
+  /* GLib copies the entries; the strings they point to are static or outlive the parse. */
+  const GOptionEntry own[] = {
+    { "sizes", 'n', 0, G_OPTION_ARG_STRING, &bench->sizes,
+      "Prompt lengths (default " SACCADE_BENCH_SIZES_DEFAULT ")", "N,N" },
+    { "reps", 'r', 0, G_OPTION_ARG_INT, &bench->reps, reps_help, "R" },
+    G_OPTION_ENTRY_NULL
+  };
+
+  g_option_context_add_main_entries (ctx, own, NULL);
+  if (entries != NULL)
+    g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, &bench->common);
+}
+
+gboolean
+saccade_bench_parse (SaccadeBench *bench, GOptionContext *ctx, int min, int *argc, char ***argv)
+{
+  if (!saccade_cli_parse_options (ctx, argc, argv))
+    return FALSE;
+  bench->reps = MAX (bench->reps, 1);
+  if ((bench->lengths = bench_sizes (bench->sizes, min, &bench->n_lengths)) == NULL)
+    return FALSE;
+  bench->longest = 0;
+  for (int i = 0; i < bench->n_lengths; i++)
+    bench->longest = MAX (bench->longest, bench->lengths[i]);
+  return TRUE;
+}
+
+gboolean
+saccade_bench_open (SaccadeBench *bench, const char *prose, GError **error)
+{
+  /* explicit, so that what the verbs report is the count they ran with */
+  if (bench->common.threads <= 0)
+    bench->common.threads = (int) g_get_num_processors ();
+  if ((bench->model = saccade_cli_load_model (&bench->common, error)) == NULL)
+    return FALSE;
+  if ((bench->ids = saccade_bench_prompt (bench->model, prose, bench->longest, error)) == NULL)
+    return FALSE;
+  return saccade_cli_session_open (&bench->session, &bench->common, bench->model, error);
+}
+
+void
+saccade_bench_clear (SaccadeBench *bench)
+{
+  saccade_cli_common_clear (&bench->common);
+  g_clear_pointer (&bench->sizes, g_free);
+  g_clear_pointer (&bench->lengths, g_free);
+  g_clear_pointer (&bench->ids, g_array_unref);
+  saccade_cli_session_close (&bench->session);
+  g_clear_pointer (&bench->model, sc_model_free);
 }
 
 void

@@ -111,17 +111,56 @@ typedef struct {
 void saccade_json_bench_sweep (JsonBuilder *b, int repeats, const SaccadeBenchTime *times,
                                int n_times, const SaccadeBenchRatio *ratios, int n_ratios);
 
-/* The benchmarks' --sizes (saccade-bench*.c): the prompt lengths to time, comma-separated,
- * as a GOptionEntry initialiser into @sizes (a char *). */
+/* The benchmarks' --sizes: the prompt lengths to time, comma-separated. */
 #define SACCADE_BENCH_SIZES_DEFAULT "128,512"
-#define SACCADE_BENCH_SIZES_OPTION(sizes)                                                    \
-  { "sizes", 'n', 0, G_OPTION_ARG_STRING, (sizes),                                           \
-    "Prompt lengths (default " SACCADE_BENCH_SIZES_DEFAULT ")", "N,N" }
 
-/* The lengths of --sizes @text (NULL: SACCADE_BENCH_SIZES_DEFAULT), @n of them; each must be
- * at least @min tokens, else it prints "saccade: bad size 'S'" (and " (at least MIN
- * tokens)" when @min > 1) and returns NULL (exit status 2). Caller frees. */
-int *saccade_bench_sizes (const char *text, int min, int *n);
+/* The prose of the prompt-length benchmarks' prompts (bench-analysis, bench-gradients; `saccade
+ * bench` goes on with two sentences more): realistic text about attention, repeated to length. */
+#define SACCADE_BENCH_PROSE                                                                   \
+  "Attention in a transformer is a way for each position in a sequence to gather information " \
+  "from the other positions. Every token is turned into a query, a key and a value; the query " \
+  "is compared with all earlier keys, the scores are scaled and turned into weights by a "      \
+  "softmax, and the output is the weighted average of the values. "
+
+/* What the prompt-length benchmarks (saccade-bench.c, saccade-bench-analysis.c,
+ * saccade-bench-gradients.c) share: the options every one takes, then the model, one
+ * prompt long enough for every size and a session to run it in. Each verb times its own
+ * work on them.
+ * Lifetime: { .reps = DEFAULT } → saccade_bench_add_options → saccade_bench_parse →
+ * saccade_bench_open → saccade_bench_clear (g_auto). */
+typedef struct {
+  SaccadeCliCommon common; /* threads: all cores once opened, when not given */
+  char *sizes;             /* --sizes, or NULL: SACCADE_BENCH_SIZES_DEFAULT */
+  int reps;                /* --reps: the verb's default before parsing, at least 1 after */
+  int *lengths;            /* (n_lengths) the prompt lengths --sizes names, once parsed */
+  int n_lengths;
+  int longest; /* the largest of lengths */
+  ScModel *model;
+  GArray *ids;                /* int32_t, no BOS: the prompt, at least longest ids */
+  SaccadeCliSession session; /* on model, with the backend the common options name */
+} SaccadeBench;
+
+/* Adds to @ctx, in this order (the order --help lists them in): -n/--sizes, -r/--reps with
+ * the help @reps_help (it names the verb's default), the verb's own @entries (NULL: none),
+ * then saccade_cli_common_add's. */
+void saccade_bench_add_options (GOptionContext *ctx, SaccadeBench *bench, const char *reps_help,
+                                const GOptionEntry *entries);
+
+/* Parses @ctx, raises --reps to at least 1 and reads --sizes, each size at least @min
+ * tokens. FALSE (exit status 2) after printing "saccade: MESSAGE" for a bad option, or
+ * "saccade: bad size 'S'" (and " (at least MIN tokens)" when @min > 1). */
+gboolean saccade_bench_parse (SaccadeBench *bench, GOptionContext *ctx, int min, int *argc,
+                              char ***argv);
+
+/* Sets the thread count (all cores unless --threads says), loads the model -m names,
+ * tokenizes @prose, repeated, into at least longest ids and opens the session (set
+ * common.needs before). FALSE with @error set when any of them fails. */
+gboolean saccade_bench_open (SaccadeBench *bench, const char *prose, GError **error);
+
+/* Frees what @bench holds (options, lengths, session, model, prompt); a zeroed @bench is a
+ * no-op. The verb frees what it made on the session first. */
+void saccade_bench_clear (SaccadeBench *bench);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeBench, saccade_bench_clear)
 
 /* A benchmark's prompt: the ids (int32_t, no BOS) of @prose repeated until there are at
  * least @n of them (realistic text rather than one token again and again). Caller frees;
