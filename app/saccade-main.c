@@ -49,6 +49,7 @@ static const Verb verbs[] = {
   { "bench-draw", saccade_cmd_bench_draw, "what drawing figures costs against a plain paint" },
   { "bench-analysis", saccade_cmd_bench_analysis, "the head-distance matrix against a naive loop" },
   { "bench-gradients", saccade_cmd_bench_gradients, "gradients against the forward pass" },
+  { "bench-patch", saccade_cmd_bench_patch, "patching every head against plain passes" },
 };
 
 static void

@@ -22,6 +22,7 @@
 #include "study/sc-faithfulness.h"
 #include "study/sc-head-means.h"
 #include "study/sc-layer-study.h"
+#include "study/sc-lens-study.h"
 #include "study/sc-patch-study.h"
 #include "study/sc-permutation-study.h"
 
@@ -39,6 +40,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_attribution,
   &sc_study_kind_adversarial,
   &sc_study_kind_patch,
+  &sc_study_kind_lens,
   &sc_study_kind_head_means,
   NULL,
 };

@@ -1,6 +1,7 @@
 #!/bin/sh
-# test-cli-patch.sh — `saccade study patch`: activation patching from the command line
-# (engine/study/sc-patch-study.h) on SmolLM2-135M, on the indirect-object sentence.
+# test-cli-patch.sh — `saccade study patch` and `saccade study lens`: activation patching
+# and the logit lens from the command line (engine/study/sc-patch-study.h,
+# sc-lens-study.h) on SmolLM2-135M, on the indirect-object sentence.
 #
 #   - `study --list` lists it with its options;
 #   - denoising every head of "When Mary and John went to the store, John gave a drink to"
@@ -11,6 +12,7 @@
 #   - the residual, noising, on a short pair: every cell's effect of its m, and the residual
 #     entering layer 0 at the one position where the prompts differ carries the whole
 #     difference (effect 0 to 1e-4: the corrupted run itself);
+#   - the logit lens of the clean run: every layer, the last the model's own output;
 #   - refused with a message naming what was wrong: no --corrupted, a corrupted run of
 #     another length, one that is not there, the contrast equal to the target.
 # Usage: test-cli-patch.sh PATH/TO/saccade
@@ -86,6 +88,25 @@ assert all(abs(at[(0, q)]['effect'] - 1) < 1e-4 for q in (0, 2, 3, 4)), at[(0, 0
 # position 1 before layer 0 is the corrupted token itself: the corrupted run
 assert abs(at[(0, 1)]['effect']) < 1e-4, at[(0, 1)]
 "
+
+# The logit lens of the clean run, with the same contrast: 31 entries, the last the
+# model's own output (rank 0, m the patch study's m_clean to float32 rounding).
+"$saccade" study lens 1 --contrast " John" --db "$db" --json > "$tmp/lens.json" 2> "$tmp/lens.err" \
+  || { fail "study lens failed:"; sed 's/^/  | /' "$tmp/lens.err"; }
+pycheck lens-json "$tmp/lens.json" "
+h = json.load(open('$tmp/h1.json'))
+assert d['study'] == 'logit-lens' and d['target'] == h['target'] and d['contrast'] == h['patch']['contrast']
+lens = d['lens']
+assert [x['layer'] for x in lens] == list(range(31))
+assert lens[-1]['rank'] == 0 and lens[-1]['top1'] == d['target'], lens[-1]
+assert abs(lens[-1]['m'] - h['patch']['m_clean']) < 1e-4, (lens[-1]['m'], h['patch']['m_clean'])
+assert abs(lens[-1]['logp'] - d['logp_clean']) < 1e-4
+assert all(x['logp'] <= 0 and x['rank'] >= 0 for x in lens)
+"
+"$saccade" study lens 1 --db "$db" > "$tmp/lens.txt" 2>&1
+check lens-text "$tmp/lens.txt" "row 30 is the model's own output"
+"$saccade" study lens 1 --target " Mary" --contrast " Mary" --db "$db" > "$tmp/e" 2>&1
+expect_fail lens-contrast-target "$tmp/e" "contrast the target" $?
 
 # Refused, naming what was wrong.
 "$saccade" study patch 1 --db "$db" > "$tmp/e" 2>&1

@@ -15,7 +15,13 @@
  *      for the second, each cell's m within LOGP_TOL and the effect within EFFECT_TOL;
  *   3. that the comparison could fail: at least 20 heads of each scan have a reference m
  *      farther than DISCRIMINATE tolerances from every other head of their layer, so a
- *      patch of the wrong head there would be caught.
+ *      patch of the wrong head there would be caught;
+ *   4. the logit lens (tests/reference/lens_ref.py, lens-fixture.json: the four runs of the
+ *      two pairs, every layer's residual at the last position through the output head):
+ *      ln p(A) and m within LOGP_TOL at every layer, the top-1 where the reference's top-2
+ *      margin is at least 5e-3, the rank within 2 (a rank counts every logit above A's, and
+ *      logits within float32 rounding of it may fall either side), exactly 0 at the last
+ *      layer of the clean runs.
  *
  * Tolerances. The engine multiplies the same dequantised Q4_1 weights in float32, the
  * reference in float64; test-ablation-reference.c ties its bound on a difference of
@@ -33,6 +39,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/analysis/sc-effect.h"
@@ -40,6 +47,7 @@
 #include "engine/core/sc-sha256.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
+#include "engine/study/sc-lens-study.h"
 #include "engine/study/sc-patch-study.h"
 
 #define LOGP_TOL(ref) (1e-3 + 1e-3 * fabs (ref))
@@ -279,6 +287,58 @@ test_study_scans (void)
 }
 
 static void
+test_lens (void)
+{
+  g_autofree char *path = NULL;
+  g_autoptr (JsonParser) lp = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  JsonArray *cases;
+
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  path = g_build_filename (g_getenv ("SC_TEST_REFERENCE_DIR"), "lens-fixture.json", NULL);
+  if (!json_parser_load_from_file (lp, path, &error))
+    g_error ("%s: %s", path, error->message);
+  cases = json_object_get_array_member (json_node_get_object (json_parser_get_root (lp)),
+                                        "cases");
+  g_assert_cmpuint (json_array_get_length (cases), ==, 4);
+  for (guint k = 0; k < json_array_get_length (cases); k++)
+    {
+      JsonObject *c = json_array_get_object_element (cases, k);
+      JsonArray *layers = json_object_get_array_member (c, "layers");
+      const char *name = json_object_get_string_member (c, "name");
+      const ScLensParams p = { (int) json_object_get_int_member (c, "target"),
+                               (int) json_object_get_int_member (c, "contrast") };
+      ScLensResult *r = NULL;
+      ScError err = { 0 };
+      int n;
+      g_autofree int32_t *ids = ids_of (c, "ids", &n);
+
+      g_assert_cmpint (sc_lens_run (session, model, ids, n, &p, &r, &err), ==, SC_OK);
+      g_assert_cmpuint (json_array_get_length (layers), ==, (guint) (L + 1));
+      for (int l = 0; l <= L; l++)
+        {
+          JsonObject *o = json_array_get_object_element (layers, l);
+          const double la = json_object_get_double_member (o, "logp_target");
+          const double m = json_object_get_double_member (o, "m");
+          const int rank = (int) json_object_get_int_member (o, "rank");
+          g_autofree char *what = g_strdup_printf ("lens %s layer %d", name, l);
+          assert_close (what, r->logp[l], la, LOGP_TOL (la));
+          assert_close (what, r->m[l], m, LOGP_TOL (m));
+          g_assert_cmpint (abs (r->rank[l] - rank), <=, 2);
+          if (json_object_get_double_member (o, "top2_margin") >= 5e-3)
+            g_assert_cmpint (r->top1[l], ==, (int) json_object_get_int_member (o, "top1"));
+        }
+      if (g_str_has_suffix (name, "/clean"))
+        g_assert_cmpint (r->rank[L], ==, 0);
+      sc_lens_result_free (r);
+    }
+}
+
+static void
 setup (void)
 {
   const char *refdir = g_getenv ("SC_TEST_REFERENCE_DIR");
@@ -340,6 +400,7 @@ main (int argc, char **argv)
   setup ();
   g_test_add_func ("/patch-reference/named", test_named);
   g_test_add_func ("/patch-reference/study-scans", test_study_scans);
+  g_test_add_func ("/lens-reference/layers", test_lens);
   rc = g_test_run ();
   g_test_message ("largest deviation from the reference: %.3g", max_dev);
   sc_session_free (session);

@@ -1,0 +1,111 @@
+/* saccade-bench-patch.c — `saccade bench-patch`: what exact activation patching costs
+ * against the plain passes it replaces (docs/benchmarks.md, "Activation patching").
+ *
+ * For each prompt length n (benchmark prose, as `saccade bench`; the corrupted prompt is
+ * the same ids with the middle token replaced by the next id in the vocabulary): one
+ * warm-up, then -r rounds, each timing, in alternating order,
+ *   - the peer: n_layers × n_heads plain forward passes of the prompt (sc_forward, the last
+ *     position's logits), what patching every head would cost without prefix reuse or
+ *     sharing, and
+ *   - the head map: sc_patch_run denoising every head at every position (two plain runs,
+ *     the source's head outputs kept, then one patched run per head from its layer on),
+ * and reporting the median of the rounds' ratios. A ratio near 0.5 is what prefix reuse
+ * alone gives (a head of layer l recomputes layers l .. L − 1: on average half the model).
+ */
+#define G_LOG_DOMAIN "saccade-bench"
+
+#include "app/cli/saccade-cli.h"
+
+#include <stdio.h>
+
+#include "engine/study/sc-patch-study.h"
+
+static double
+now_s (void)
+{
+  return g_get_monotonic_time () / 1e6;
+}
+
+static gboolean
+run_plain (ScSession *s, const int32_t *ids, int n, int passes, float *logits, ScError *err)
+{
+  for (int k = 0; k < passes; k++)
+    if (sc_forward (s, ids, n, NULL, logits, err) != SC_OK)
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+run_patch (ScSession *s, const ScModel *m, const int32_t *clean, const int32_t *corrupt, int n,
+           ScError *err)
+{
+  const ScPatchParams p = { .corrupted_run = 1, .target = -1, .contrast = -1,
+                            .direction = SC_PATCH_DENOISE, .what = SC_PATCH_HEADS };
+  ScPatchResult *r = NULL;
+  const gboolean ok = sc_patch_run (s, m, clean, corrupt, n, &p, NULL, NULL, &r, err) == SC_OK;
+
+  sc_patch_result_free (r);
+  return ok;
+}
+
+int
+saccade_cmd_bench_patch (int argc, char **argv)
+{
+  g_auto (SaccadeBench) bench = { .reps = 3 };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- activation patching benchmark");
+  g_autoptr (GError) error = NULL;
+  g_autofree float *logits = NULL;
+  const ScModelInfo *in;
+  ScSession *s;
+  ScError err = { 0 };
+  int reps, heads, rc = 1;
+
+  saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 3)", NULL);
+  if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
+    return 2;
+  reps = bench.reps;
+  if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
+    goto out;
+  s = bench.session.session;
+  in = sc_model_info (bench.model);
+  heads = (int) (in->n_layers * in->n_heads);
+  logits = g_new (float, in->n_vocab);
+  printf ("model %s, %s backend, %d threads; medians of %d rounds\n", in->name,
+          sc_backend_name (bench.session.backend), bench.common.threads, reps);
+  printf ("\n     n   %d plain passes s   patching %d heads s   ratio\n", heads, heads);
+  for (int i = 0; i < bench.n_lengths; i++)
+    {
+      const int n = bench.lengths[i];
+      const int32_t *clean = (const int32_t *) bench.ids->data;
+      g_autofree int32_t *corrupt = g_memdup2 (clean, (gsize) n * sizeof *clean);
+      g_autofree double *plain = g_new (double, reps), *patch = g_new (double, reps),
+                        *ratio = g_new (double, reps);
+
+      corrupt[n / 2] = (int32_t) ((corrupt[n / 2] + 1) % (int32_t) in->n_vocab);
+      if (!run_plain (s, clean, n, 1, logits, &err) || !run_patch (s, bench.model, clean,
+                                                                    corrupt, n, &err))
+        goto fail;
+      for (int r = 0; r < reps; r++)
+        for (int k = 0; k < 2; k++)
+          {
+            const gboolean plain_first = (r % 2) == 0, do_plain = (k == 0) == plain_first;
+            const double t0 = now_s ();
+            if (do_plain ? !run_plain (s, clean, n, heads, logits, &err)
+                         : !run_patch (s, bench.model, clean, corrupt, n, &err))
+              goto fail;
+            (do_plain ? plain : patch)[r] = now_s () - t0;
+          }
+      for (int r = 0; r < reps; r++)
+        ratio[r] = patch[r] / plain[r];
+      printf ("  %4d   %18.3f   %18.3f   %5.2f\n", n, saccade_median (plain, reps),
+              saccade_median (patch, reps), saccade_median (ratio, reps));
+    }
+  rc = 0;
+  goto out;
+fail:
+  fprintf (stderr, "saccade: %s\n", err.message);
+out:
+  if (error != NULL)
+    fprintf (stderr, "saccade: %s\n", error->message);
+  return rc;
+}
