@@ -58,14 +58,14 @@ saccade_cmd_bench_patch (int argc, char **argv)
   const ScModelInfo *in;
   ScSession *s;
   ScError err = { 0 };
-  int reps, heads, rc = 1;
+  int reps, heads;
 
   saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 3)", NULL);
   if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
     return 2;
   reps = bench.reps;
   if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
-    goto out;
+    return saccade_cli_fail (g_steal_pointer (&error));
   s = bench.session.session;
   in = sc_model_info (bench.model);
   heads = (int) (in->n_layers * in->n_heads);
@@ -84,7 +84,7 @@ saccade_cmd_bench_patch (int argc, char **argv)
       corrupt[n / 2] = (int32_t) ((corrupt[n / 2] + 1) % (int32_t) in->n_vocab);
       if (!run_plain (s, clean, n, 1, logits, &err) || !run_patch (s, bench.model, clean,
                                                                     corrupt, n, &err))
-        goto fail;
+        return saccade_cli_fail_sc (&err);
       for (int r = 0; r < reps; r++)
         for (int k = 0; k < 2; k++)
           {
@@ -92,7 +92,7 @@ saccade_cmd_bench_patch (int argc, char **argv)
             const double t0 = now_s ();
             if (do_plain ? !run_plain (s, clean, n, heads, logits, &err)
                          : !run_patch (s, bench.model, clean, corrupt, n, &err))
-              goto fail;
+              return saccade_cli_fail_sc (&err);
             (do_plain ? plain : patch)[r] = now_s () - t0;
           }
       for (int r = 0; r < reps; r++)
@@ -100,12 +100,5 @@ saccade_cmd_bench_patch (int argc, char **argv)
       printf ("  %4d   %18.3f   %18.3f   %5.2f\n", n, saccade_median (plain, reps),
               saccade_median (patch, reps), saccade_median (ratio, reps));
     }
-  rc = 0;
-  goto out;
-fail:
-  fprintf (stderr, "saccade: %s\n", err.message);
-out:
-  if (error != NULL)
-    fprintf (stderr, "saccade: %s\n", error->message);
-  return rc;
+  return 0;
 }

@@ -150,6 +150,13 @@ saccade_cli_fail (GError *error)
   return 1;
 }
 
+int
+saccade_cli_fail_sc (const ScError *err)
+{
+  fprintf (stderr, "saccade: %s\n", err->message);
+  return 1;
+}
+
 static int
 cmp_double (const void *a, const void *b)
 {

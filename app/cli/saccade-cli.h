@@ -84,6 +84,8 @@ gboolean saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv
 
 /* Prints "saccade: MESSAGE" to stderr, frees @error (taken), returns 1 (the exit status). */
 int saccade_cli_fail (GError *error);
+/* The same for an engine error: "saccade: MESSAGE", returns 1. */
+int saccade_cli_fail_sc (const ScError *err);
 
 /* A token given on the command line as @option (e.g. "--target"): a token id, or a text
  * that tokenizes (without BOS, special tokens parsed) to exactly one token; *@out = −1 for
