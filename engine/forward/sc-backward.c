@@ -195,7 +195,8 @@ check_intervention (const ScIntervention *iv, const ScModelInfo *in, ScError *er
         return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: mean-ablation (layer %zu head "
                              "%zu) has no backward; zero-ablate with head_scale instead",
                              i / in->n_heads, i % in->n_heads);
-  if (iv->head_patch_on != NULL || iv->resid_patch != NULL)
+  if (iv->head_patch_on != NULL || iv->resid_patch != NULL || iv->q_patch_on != NULL
+      || iv->k_patch_on != NULL || iv->v_patch_on != NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: activation patching has no "
                          "backward (attribution patching runs the clean and corrupted runs "
                          "unpatched)");

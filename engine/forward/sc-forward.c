@@ -330,6 +330,39 @@ observe_attn_output (ScSession *s, const ScObserver *obs, int l, int n_q, ScErro
   return SC_OK;
 }
 
+/* Layer @c->layer's queries (the call's new rows) and keys and values (every key), as the
+ * layer left them in @c, to the observer's qkv; host copies on device backends. */
+static ScStatus
+observe_qkv (ScSession *s, const ScObserver *obs, const ScLayerCtx *c, ScError *err)
+{
+  const ScModelInfo *in = sc_model_info (s->model);
+  const int Q = (int) (in->n_heads * in->head_dim), KV = (int) (in->n_kv_heads * in->head_dim);
+  const size_t nq = (size_t) c->n_q * Q, nk = (size_t) c->n_k * KV;
+  const float *q = c->q, *k = c->k_cache, *v = c->v_cache;
+  float *copy = NULL;
+  ScStatus st = SC_OK;
+
+  if (!sc_backend_supports (s->b, SC_BACKEND_CAP_HOST_MEMORY))
+    {
+      if ((copy = malloc ((nq + 2 * nk) * sizeof (float))) == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory for layer %d's queries, keys "
+                             "and values", c->layer);
+      if ((st = s->b->ops->download (s->b, copy, c->q, nq, err)) != SC_OK
+          || (st = s->b->ops->download (s->b, copy + nq, c->k_cache, nk, err)) != SC_OK
+          || (st = s->b->ops->download (s->b, copy + nq + nk, c->v_cache, nk, err)) != SC_OK)
+        goto out;
+      q = copy;
+      k = copy + nq;
+      v = copy + nq + nk;
+    }
+  if (!obs->qkv (obs->user, c->layer, q, k, v, c->n_q, c->n_k, Q, KV))
+    st = sc_error_set (err, SC_ERR_CANCELLED, "cancelled at layer %d's queries, keys and "
+                       "values", c->layer);
+out:
+  free (copy);
+  return st;
+}
+
 ScBackend *
 sc_session_backend (const ScSession *s)
 {
@@ -352,12 +385,27 @@ head_patch_rows (const ScIntervention *iv, int layer, int head, int H)
   return iv->head_patch_on + ((size_t) layer * H + head) * iv->patch_tokens;
 }
 
-/* Does @iv patch any row of any head of layer @layer? */
+/* Does @iv patch head @head of layer @layer's queries, keys or values? */
+static bool
+qkv_patched (const ScIntervention *iv, int layer, int head, int H)
+{
+  const size_t i = (size_t) layer * H + head;
+
+  return iv != NULL
+         && ((iv->q_patch_on != NULL && iv->q_patch_on[i])
+             || (iv->k_patch_on != NULL && iv->k_patch_on[i])
+             || (iv->v_patch_on != NULL && iv->v_patch_on[i]));
+}
+
+/* Does @iv patch any row of any head of layer @layer, or any head's q, k or v there? */
 static bool
 layer_patched (const ScIntervention *iv, int layer, int H)
 {
   const uint8_t *on = head_patch_rows (iv, layer, 0, H);
 
+  for (int h = 0; h < H; h++)
+    if (qkv_patched (iv, layer, h, H))
+      return true;
   if (on == NULL)
     return false;
   for (size_t i = 0; i < (size_t) H * iv->patch_tokens; i++)
@@ -409,7 +457,16 @@ check_patches (const ScIntervention *iv, const ScModelInfo *in, int n, ScError *
   const int L = (int) in->n_layers, H = (int) in->n_heads, d = (int) in->head_dim,
             E = (int) in->n_embd;
   const bool any = iv->head_patch != NULL || iv->head_patch_on != NULL
-                   || iv->resid_patch != NULL;
+                   || iv->resid_patch != NULL || iv->q_patch != NULL || iv->q_patch_on != NULL
+                   || iv->k_patch != NULL || iv->k_patch_on != NULL || iv->v_patch != NULL
+                   || iv->v_patch_on != NULL;
+  const struct {
+    const char *name;
+    const float *x;
+    const uint8_t *on;
+  } qkv[3] = { { "q_patch", iv->q_patch, iv->q_patch_on },
+               { "k_patch", iv->k_patch, iv->k_patch_on },
+               { "v_patch", iv->v_patch, iv->v_patch_on } };
 
   if (!any)
     return SC_OK;
@@ -450,6 +507,26 @@ check_patches (const ScIntervention *iv, const ScModelInfo *in, int n, ScError *
           if (!isfinite (iv->resid_patch[(size_t) p * E + t]))
             return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: resid_patch at "
                                  "position %d is not finite at dimension %d", p, t);
+    }
+  for (int f = 0; f < 3; f++)
+    {
+      if (qkv[f].x != NULL && qkv[f].on == NULL)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: %s is set but %s_on is "
+                             "NULL (which heads are patched?)", qkv[f].name, qkv[f].name);
+      for (int i = 0; qkv[f].on != NULL && i < L * H; i++)
+        {
+          if (!qkv[f].on[i])
+            continue;
+          if (qkv[f].x == NULL)
+            return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: %s is NULL but "
+                                 "%s_on asks for layer %d head %d", qkv[f].name, qkv[f].name,
+                                 i / H, i % H);
+          for (size_t t = 0; t < (size_t) n * d; t++)
+            if (!isfinite (qkv[f].x[(size_t) i * n * d + t]))
+              return sc_error_set (err, SC_ERR_INVALID_ARG, "intervention: %s of layer %d "
+                                   "head %d is not finite at position %d dimension %d",
+                                   qkv[f].name, i / H, i % H, (int) (t / d), (int) (t % d));
+        }
     }
   return SC_OK;
 }
@@ -846,16 +923,56 @@ edit_weights (const ScAttnEdit *e, int layer, int head, int pos, float *w, int m
     }
 }
 
+/* Recomputes row @i (position @p) of query head @h of layer @l from its queries, keys and
+ * values, each the patch's where @iv patches it (sc-intervention.h), else the base run's
+ * (@q (n_q, Q) and @k (n_k, KV) after RoPE): over the @m allowed keys @idx, the weights
+ * softmax(attn_scale * q_p . k_j) computed in double into @w (as floats). */
+static void
+patched_scores (const ScIntervention *iv, const ScModelInfo *in, int l, int h, int i, int p,
+                int nk, const float *q, const float *k, const int *idx, int m, double *s,
+                float *w)
+{
+  const int H = (int) in->n_heads, d = (int) in->head_dim, Q = H * d,
+            KV = (int) in->n_kv_heads * d, g = h / (H / (int) in->n_kv_heads);
+  const size_t lh = (size_t) l * H + h;
+  const float *qi = iv->q_patch_on != NULL && iv->q_patch_on[lh]
+                        ? iv->q_patch + (lh * nk + p) * d
+                        : q + (size_t) i * Q + (size_t) h * d;
+  const bool kp = iv->k_patch_on != NULL && iv->k_patch_on[lh];
+  double mx = -INFINITY, sum = 0.0;
+  int t, u;
+
+  for (t = 0; t < m; t++)
+    {
+      const float *kj = kp ? iv->k_patch + (lh * nk + idx[t]) * d
+                           : k + (size_t) idx[t] * KV + (size_t) g * d;
+      double dot = 0.0;
+      for (u = 0; u < d; u++)
+        dot += (double) qi[u] * kj[u];
+      s[t] = (double) in->attn_scale * dot;
+      if (s[t] > mx)
+        mx = s[t];
+    }
+  for (t = 0; t < m; t++)
+    sum += s[t] = exp (s[t] - mx);
+  for (t = 0; t < m; t++)
+    w[t] = (float) (s[t] / sum);
+}
+
 /* The ScLayerCtx hook (sc-arch.h): for each head of this layer with an edit, a mean or a
  * patch,
  *   1. its rows of P: the allowed keys of row i (position p = n_k - n_q + i) are those the
  *      attention op let it see (sc_attn_key_range, minus masked keys; an all-masked row
- *      has p alone); their weights are edited, every other key stays exactly 0;
+ *      has p alone); a head whose queries, keys or values are patched has the row's
+ *      weights recomputed from them (patched_scores); the weights are then edited, every
+ *      other key stays exactly 0;
  *   2. its rows of o: head_scale * the patch row where the head is patched at p,
  *      head_scale * mean for a mean-ablated head (its other rows), else
- *      head_scale * sum_j P'[i][j] V_g[j] (double sums, key order) for each row the edit
+ *      head_scale * sum_j P'[i][j] V_g[j] (double sums, key order; V_g[j] the value patch
+ *      where the head's values are patched) for each row the edit or a q/k/v patch
  *      changed; unchanged rows keep the op's bytes.
- * Device backends get the same through host copies of P, V and o (downloaded, uploaded). */
+ * Device backends get the same through host copies of P, V and o (downloaded, uploaded),
+ * and of q and K for a layer with q/k/v patches. */
 static ScStatus
 edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
 {
@@ -868,45 +985,63 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
   const size_t per_head = (size_t) nq * nk;
   const bool host = sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY);
   float *P = c->probs, *o = c->o, *stage = NULL, *orig, *w;
-  const float *v = c->v_cache;
+  const float *v = c->v_cache, *q = c->q, *k = c->k_cache;
+  double *sc;
   int *idx;
+  bool any_qkv = false;
   ScStatus st = SC_OK;
   int h, i, j, t;
 
-  orig = malloc ((size_t) nk * (2 * sizeof (float) + sizeof (int)));
-  if (orig == NULL)
+  for (h = 0; h < H; h++)
+    any_qkv = any_qkv || qkv_patched (iv, l, h, H);
+  sc = malloc ((size_t) nk * (sizeof (double) + 2 * sizeof (float) + sizeof (int)));
+  if (sc == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "attention edits: out of memory");
+  orig = (float *) (sc + nk);
   w = orig + nk;
   idx = (int *) (w + nk);
   if (!host)
     {
-      stage = malloc ((H * per_head + (size_t) nk * KV + (size_t) nq * Q) * sizeof (float));
+      const size_t n_qk = any_qkv ? (size_t) nq * Q + (size_t) nk * KV : 0;
+      float *qk;
+      stage = malloc ((H * per_head + (size_t) nk * KV + (size_t) nq * Q + n_qk)
+                      * sizeof (float));
       if (stage == NULL)
         {
-          free (orig);
+          free (sc);
           return sc_error_set (err, SC_ERR_NOMEM, "attention edits: out of memory for host "
                                "copies");
         }
+      qk = stage + H * per_head + (size_t) nk * KV + (size_t) nq * Q;
       if ((st = b->ops->download (b, stage, c->probs, H * per_head, err)) != SC_OK
           || (st = b->ops->download (b, stage + H * per_head, c->v_cache, (size_t) nk * KV, err))
                  != SC_OK
           || (st = b->ops->download (b, stage + H * per_head + (size_t) nk * KV, c->o,
-                                     (size_t) nq * Q, err)) != SC_OK)
+                                     (size_t) nq * Q, err)) != SC_OK
+          || (any_qkv
+              && ((st = b->ops->download (b, qk, c->q, (size_t) nq * Q, err)) != SC_OK
+                  || (st = b->ops->download (b, qk + (size_t) nq * Q, c->k_cache,
+                                             (size_t) nk * KV, err)) != SC_OK)))
         goto out;
       P = stage;
       v = stage + H * per_head;
       o = stage + H * per_head + (size_t) nk * KV;
+      q = qk;
+      k = qk + (size_t) nq * Q;
     }
 
   for (h = 0; h < H; h++)
     {
       const ScAttnEdit *e = find_edit (iv, l, h);
       const bool mean = mean_on (iv, l, h, H);
+      const bool recompute = qkv_patched (iv, l, h, H);
       const uint8_t *patched = head_patch_rows (iv, l, h, H);
       const float hs = c->head_scale != NULL ? c->head_scale[h] : 1.0f;
       const int g = h / group;
+      const size_t lh = (size_t) l * H + h;
+      const bool vp = iv->v_patch_on != NULL && iv->v_patch_on[lh];
 
-      if (e == NULL && !mean && patched == NULL)
+      if (e == NULL && !mean && patched == NULL && !recompute)
         continue;
       for (i = 0; i < nq; i++)
         {
@@ -915,7 +1050,7 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
           int lo, hi, m = 0;
           bool changed;
 
-          /* 1. the row's allowed keys, their weights edited */
+          /* 1. the row's allowed keys, their weights recomputed and edited */
           sc_attn_key_range (p, nk, causal, window, &lo, &hi);
           for (j = lo; j <= hi; j++)
             if (c->key_mask == NULL || c->key_mask[j] == 0)
@@ -924,12 +1059,16 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
             idx[m++] = p;
           for (t = 0; t < m; t++)
             orig[t] = w[t] = row[idx[t]];
+          if (recompute)
+            patched_scores (iv, in, l, h, i, p, nk, q, k, idx, m, sc, w);
           if (e != NULL && e->kind == SC_ATTN_EDIT_REPLACE)
             for (t = 0; t < m; t++)
               w[t] = e->probs[(size_t) i * nk + idx[t]];
           else if (e != NULL)
             edit_weights (e, l, h, p, w, m);
-          changed = memcmp (orig, w, (size_t) m * sizeof (float)) != 0;
+          /* recomputed rows always take their own output: patched values change o even
+           * where the weights stay as they were */
+          changed = recompute || memcmp (orig, w, (size_t) m * sizeof (float)) != 0;
           for (t = 0; t < m; t++)
             row[idx[t]] = w[t];
 
@@ -950,9 +1089,11 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
             for (t = 0; t < d; t++)
               {
                 double acc = 0.0;
-                int k;
-                for (k = 0; k < m; k++)
-                  acc += (double) w[k] * v[(size_t) idx[k] * KV + g * d + t];
+                int kk;
+                for (kk = 0; kk < m; kk++)
+                  acc += (double) w[kk]
+                         * (vp ? iv->v_patch[(lh * nk + idx[kk]) * d + t]
+                               : v[(size_t) idx[kk] * KV + g * d + t]);
                 orow[t] = hs * (float) acc;
               }
         }
@@ -966,7 +1107,7 @@ edit_heads (const ScLayerCtx *c, bool causal, int window, ScError *err)
     }
 out:
   free (stage);
-  free (orig);
+  free (sc);
   return st;
 }
 
@@ -1117,6 +1258,9 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
         return st;
       if (opt->observer != NULL && opt->observer->attn_output != NULL
           && (st = observe_attn_output (s, opt->observer, l, nq, err)) != SC_OK)
+        return st;
+      if (opt->observer != NULL && opt->observer->qkv != NULL
+          && (st = observe_qkv (s, opt->observer, &c, err)) != SC_OK)
         return st;
 
       if (opt->progress != NULL && !opt->progress (opt->progress_user, l + 1, L))

@@ -70,6 +70,19 @@ typedef struct {
    * observer that sets this must set observe too. Returning false cancels. */
   bool (*observe_f16) (void *user, int layer, int head, const uint16_t *values, int n_query,
                        int n_key, bool packed);
+  /* Optional (NULL = not wanted): layer @layer's queries and keys as they enter the
+   * attention (after RoPE, and Gemma 3's QK-norm: the rows whose products are the scores)
+   * and its values: @q (n_query, q_width) for the call's new rows, q_width = n_heads *
+   * head_dim with query head h in columns h*head_dim ..; @k and @v (n_key, kv_width) for
+   * every key of the call (cached rows included), kv_width = n_kv_heads * head_dim with
+   * KV head g in columns g*head_dim .. (query head h reads KV head h / (n_heads /
+   * n_kv_heads)). The layer's own vectors: an intervention's q/k/v patches
+   * (sc-intervention.h) are applied inside the attention's edit and do not show here.
+   * Called once per computed layer, after its observe() and attn_output() calls; host
+   * memory borrowed for the call (copies downloaded on device backends). Returning false
+   * cancels (SC_ERR_CANCELLED). */
+  bool (*qkv) (void *user, int layer, const float *q, const float *k, const float *v,
+               int n_query, int n_key, int q_width, int kv_width);
 } ScObserver;
 
 /* Called after each layer; returning false cancels (SC_ERR_CANCELLED). */
@@ -115,8 +128,8 @@ ScStatus sc_forward (ScSession *session, const int32_t *ids, int n_tokens,
                      const ScForwardOptions *options, float *logits, ScError *err);
 
 /* The first layer whose computation @iv changes (0 when it masks tokens; else the lowest
- * layer with a head scale other than 1, a mean-ablated head or an edit; n_layers when it
- * changes nothing), i.e. the deepest start_layer a prefix-reusing run may use. */
+ * layer with a head scale other than 1, a mean-ablated head, an edit or a patch; n_layers
+ * when it changes nothing), i.e. the deepest start_layer a prefix-reusing run may use. */
 int sc_intervention_first_layer (const ScIntervention *iv, const ScModelInfo *info);
 
 /* Row @row of the residual stream entering layer @layer (0 .. n_layers; n_layers = the

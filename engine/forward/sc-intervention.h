@@ -10,8 +10,9 @@
  *   - attention edits on chosen heads: permute each row (seeded), uniform, zero the
  *     top-attended key and renormalise;
  *   - activation patching (Vig et al. 2020; Meng et al. 2022; Wang et al. 2022): a head's
- *     output at chosen positions, or the residual stream entering one layer at chosen
- *     positions, taken from another run of the same length (study/sc-patch-study.h).
+ *     output at chosen positions, its query, key or value vectors at every position, or
+ *     the residual stream entering one layer at chosen positions, taken from another run
+ *     of the same length (study/sc-patch-study.h).
  * sc_forward() checks every field against the model (SC_ERR_INVALID_ARG naming it).
  * An all-default intervention (or NULL) reproduces the plain forward pass bit for bit.
  *
@@ -91,13 +92,37 @@ typedef struct {
    * Residual: the residual stream entering layer resid_patch_layer (0 .. n_layers - 1) is
    * replaced, at the positions resid_patch_on ((patch_tokens) flags) marks, by the rows of
    * resid_patch ((patch_tokens, n_embd), finite where on) before the layer runs.
-   * resid_patch NULL = none (resid_patch_on and resid_patch_layer are then ignored). */
+   * resid_patch NULL = none (resid_patch_on and resid_patch_layer are then ignored).
+   *
+   * Queries, keys, values: q_patch, k_patch and v_patch hold (n_layers, n_heads,
+   * patch_tokens, head_dim) vectors per QUERY head, q and k after RoPE (and Gemma 3's
+   * QK-norm): the rows that multiply each other in the scores; q_patch_on, k_patch_on and
+   * v_patch_on are (n_layers, n_heads) flags. A flagged head's rows are recomputed by
+   * edit_heads (sc-forward.c) at every query row of the call, with its own queries, keys
+   * or values replaced by the patch's at every position:
+   *   s_ij = attn_scale * q_i . k_j over the keys row i may see (causal, the layer's
+   *   sliding window, minus masked tokens: the attention op's keys), P_i = softmax(s_i)
+   *   (double), o_i = head_scale * sum_j P_ij v_j (double);
+   * unpatched vectors are the base run's own. Keys and values are patched for that query
+   * head ONLY: under grouped-query attention its KV head's other query heads keep the
+   * base run's keys and values (patching the shared KV head would change them all).
+   * The recomputed P is what the observer sees and what an attention edit of the head
+   * then edits; a head patch or mean still replaces o. Each array may only be NULL when
+   * its flags are, and must be finite (at every position) where a flag is on. A head
+   * patched with its own run's vectors gives the same logits up to float rounding (the
+   * double recomputation is not the fused op's float sums). */
   int patch_tokens;
   const float *head_patch;
   const uint8_t *head_patch_on;
   const float *resid_patch;
   const uint8_t *resid_patch_on;
   int resid_patch_layer;
+  const float *q_patch;
+  const uint8_t *q_patch_on;
+  const float *k_patch;
+  const uint8_t *k_patch_on;
+  const float *v_patch;
+  const uint8_t *v_patch_on;
 } ScIntervention;
 
 #ifdef __cplusplus

@@ -10,7 +10,8 @@
 #include <string.h>
 
 const char *const sc_patch_direction_names[] = { "denoise", "noise", NULL };
-const char *const sc_patch_what_names[] = { "heads", "head-positions", "residual", NULL };
+const char *const sc_patch_what_names[] = { "heads", "head-positions", "residual", "patterns",
+                                             "queries", "keys", "values", NULL };
 
 /* Below this the two runs do not differ on the metric (sc-patch-study.h). */
 #define SAME_METRIC 1e-6
@@ -47,6 +48,10 @@ grid_of (int what, int L, int H, int n, int *rows, int *cols)
   switch (what)
     {
     case SC_PATCH_HEADS:
+    case SC_PATCH_PATTERNS:
+    case SC_PATCH_QUERIES:
+    case SC_PATCH_KEYS:
+    case SC_PATCH_VALUES:
       *rows = L;
       *cols = H;
       return true;
@@ -101,11 +106,13 @@ sc_patch_result_free (ScPatchResult *r)
 /* ------------------------------------------------------------------------------------ */
 /* The run                                                                               */
 
-/* What the source run hands over: every layer's attention output before W_O, head by head,
- * into (L, H, n, d). */
+/* What the source run hands over, head by head: every layer's attention output before
+ * W_O, or its queries, keys or values (`which`, an ScPatchWhat), into (L, H, n, d); or its
+ * attention patterns into (L, H, n, n). */
 typedef struct {
   float *heads;
-  int H, d, n;
+  int H, Hkv, d, n;
+  int which;
 } Source;
 
 static bool
@@ -118,6 +125,39 @@ take_attn_output (void *user, int layer, const float *o, int n_q, int width)
     for (int h = 0; h < s->H; h++)
       memcpy (s->heads + (((size_t) layer * s->H + h) * s->n + p) * s->d,
               o + (size_t) p * width + (size_t) h * s->d, (size_t) s->d * sizeof (float));
+  return true;
+}
+
+static bool
+take_pattern (void *user, int layer, int head, const float *probs, int n_q, int n_k)
+{
+  Source *s = user;
+
+  memcpy (s->heads + ((size_t) layer * s->H + head) * s->n * s->n, probs,
+          (size_t) n_q * n_k * sizeof (float));
+  return true;
+}
+
+/* Query head h's rows of q, or of its KV head's k or v (sc-intervention.h: keys and values
+ * are patched per query head). */
+static bool
+take_qkv (void *user, int layer, const float *q, const float *k, const float *v, int n_q,
+          int n_k, int q_width, int kv_width)
+{
+  Source *s = user;
+  const int group = s->H / s->Hkv;
+
+  (void) n_k;
+  for (int h = 0; h < s->H; h++)
+    for (int p = 0; p < n_q; p++)
+      {
+        const float *from = s->which == SC_PATCH_QUERIES
+                                ? q + (size_t) p * q_width + (size_t) h * s->d
+                                : (s->which == SC_PATCH_KEYS ? k : v) + (size_t) p * kv_width
+                                      + (size_t) (h / group) * s->d;
+        memcpy (s->heads + (((size_t) layer * s->H + h) * s->n + p) * s->d, from,
+                (size_t) s->d * sizeof (float));
+      }
   return true;
 }
 
@@ -209,6 +249,7 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
   Patcher pt = { 0 };
   ScObserver obs = { 0 };
   ScForwardOptions opt = { 0 };
+  ScAttnEdit edit = { 0 };
   int L, H, E, V, d;
   const int32_t *source_ids, *base_ids;
   ScStatus st;
@@ -228,11 +269,12 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
 
   r = sc_patch_result_new (L, H, n, p->what);
   logits = malloc ((size_t) n * V * sizeof *logits);
-  src = (Source) { .H = H, .d = d, .n = n };
+  src = (Source) { .H = H, .Hkv = (int) info->n_kv_heads, .d = d, .n = n, .which = p->what };
   if (p->what == SC_PATCH_RESIDUAL)
     resid = malloc ((size_t) L * n * E * sizeof *resid);
-  else
-    src.heads = malloc ((size_t) L * H * n * d * sizeof *src.heads);
+  else /* patterns: every head's (n, n) probabilities */
+    src.heads = malloc ((size_t) L * H * n * (p->what == SC_PATCH_PATTERNS ? n : d)
+                        * sizeof *src.heads);
   on = calloc (p->what == SC_PATCH_RESIDUAL ? (size_t) n : (size_t) L * H * n, 1);
   if (r == NULL || logits == NULL || on == NULL || (resid == NULL && src.heads == NULL))
     {
@@ -244,7 +286,12 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
   /* 1. The clean run (all logits: the clean measures of sc-study.h), then the corrupted
    *    run (its last row); the source of the two hands over its head outputs or keeps its
    *    residuals, which are copied out before the next run replaces them. */
-  obs.attn_output = take_attn_output;
+  if (p->what == SC_PATCH_PATTERNS)
+    obs.observe = take_pattern;
+  else if (p->what == SC_PATCH_QUERIES || p->what == SC_PATCH_KEYS || p->what == SC_PATCH_VALUES)
+    obs.qkv = take_qkv;
+  else
+    obs.attn_output = take_attn_output;
   obs.user = &src;
   opt.all_logits = true;
   opt.keep_residuals = true;
@@ -293,6 +340,26 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
       pt.iv.resid_patch = resid;
       pt.iv.resid_patch_on = on;
     }
+  else if (p->what == SC_PATCH_PATTERNS)
+    {
+      pt.iv.edits = &edit;
+      pt.iv.n_edits = 1;
+    }
+  else if (p->what == SC_PATCH_QUERIES)
+    {
+      pt.iv.q_patch = src.heads;
+      pt.iv.q_patch_on = on;
+    }
+  else if (p->what == SC_PATCH_KEYS)
+    {
+      pt.iv.k_patch = src.heads;
+      pt.iv.k_patch_on = on;
+    }
+  else if (p->what == SC_PATCH_VALUES)
+    {
+      pt.iv.v_patch = src.heads;
+      pt.iv.v_patch_on = on;
+    }
   else
     {
       pt.iv.head_patch = src.heads;
@@ -313,6 +380,20 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
             layer = row;
             first = ((size_t) row * H + col) * n;
             count = (size_t) n;
+            break;
+          case SC_PATCH_PATTERNS: /* head (row, col): its P replaced, no flags */
+            layer = row;
+            edit = (ScAttnEdit) { .layer = row, .head = col, .kind = SC_ATTN_EDIT_REPLACE,
+                                  .probs = src.heads + ((size_t) row * H + col) * n * n };
+            first = 0;
+            count = 0;
+            break;
+          case SC_PATCH_QUERIES: /* head (row, col): one (L, H) flag */
+          case SC_PATCH_KEYS:
+          case SC_PATCH_VALUES:
+            layer = row;
+            first = (size_t) row * H + col;
+            count = 1;
             break;
           case SC_PATCH_HEAD_POSITIONS: /* head row = l·H + h, position col */
             layer = row / H;
@@ -362,7 +443,7 @@ sc_patch_params_json (int64_t run_id, const ScPatchParams *p, char *buf, size_t 
 
   if (p == NULL || run_id < 1 || p->corrupted_run < 1 || p->target < -1 || p->contrast < -1
       || (p->target >= 0 && p->contrast == p->target) || p->direction < SC_PATCH_DENOISE
-      || p->direction > SC_PATCH_NOISE || p->what < SC_PATCH_HEADS || p->what > SC_PATCH_RESIDUAL)
+      || p->direction > SC_PATCH_NOISE || p->what < SC_PATCH_HEADS || p->what > SC_PATCH_VALUES)
     return -1;
   if (p->target >= 0)
     snprintf (target, sizeof target, "%d", p->target);
@@ -581,8 +662,10 @@ static const ScStudyOption PATCH_OPTIONS[] = {
     sc_patch_direction_names,
     "denoise: clean activations into the corrupted run; noise: corrupted into clean" },
   { "what", SC_STUDY_OPTION_CHOICE, offsetof (ScPatchParams, what), 0, 0, sc_patch_what_names,
-    "heads (every position), head-positions (one head at one position) or residual (the "
-    "stream entering a layer at one position)" },
+    "heads (every position), head-positions (one head at one position), residual (the "
+    "stream entering a layer at one position), patterns (a head's attention pattern), "
+    "queries, keys or values (a head's, every position; keys and values for that query head "
+    "only)" },
   { NULL },
 };
 

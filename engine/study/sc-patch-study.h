@@ -30,15 +30,31 @@
  *   - heads: each head's output (before W_O) at every position — (n_layers, n_heads);
  *   - head-positions: each head's output at one position — (n_layers · n_heads, n_tokens);
  *   - residual: the residual stream entering each layer at one position — (n_layers,
- *     n_tokens).
+ *     n_tokens);
+ *   - patterns: each head's attention pattern P (every query row) taken from the source
+ *     run, with the base run's own values: o = P_src V_base — (n_layers, n_heads) (an
+ *     SC_ATTN_EDIT_REPLACE edit of the head with the source run's probabilities);
+ *   - queries: each head's query vectors (after RoPE: the rows that multiply the keys) at
+ *     every position from the source run; its scores, softmax and output recomputed with
+ *     the base run's keys and values — (n_layers, n_heads);
+ *   - keys, values: each query head's key (after RoPE) or value vectors at every position
+ *     from the source run, for THAT query head only: under grouped-query attention the
+ *     other query heads of its KV head keep the base run's keys and values (patching the
+ *     KV head itself would patch n_heads / n_kv_heads heads at once) — (n_layers,
+ *     n_heads). Queries, keys and values are the intervention's q/k/v patches
+ *     (sc-intervention.h); the head's P and o are recomputed in double, so a head patched
+ *     with its own run's vectors matches the unpatched run to float rounding, not bit for
+ *     bit.
  * Each patched run is sc_forward on the base ids with an ScIntervention patch
  * (sc-intervention.h) and start_layer at the patched layer (prefix reuse: bit for bit the
- * full run). A component patched with its own run's activation changes nothing, bit for
- * bit; the residual patched at every position of a layer gives the source run's logits.
+ * full run). A head output or residual patched with its own run's activation changes
+ * nothing, bit for bit; the residual patched at every position of a layer gives the source
+ * run's logits.
  *
  * Storage (sc-store-study.h): kind SC_PATCH_STUDY_KIND, params
  * {"study":V,"run":R,"corrupted":C,"target":A|null,"contrast":B|null,
- *  "direction":"denoise"|"noise","what":"heads"|"head-positions"|"residual"};
+ *  "direction":"denoise"|"noise","what":"heads"|"head-positions"|"residual"|"patterns"|
+ *  "queries"|"keys"|"values"};
  * the series "patched" (pos = the cell's flat index, rows × columns as above, row-major:
  * m_patched), "metric" (pos 0 the contrast or −1, 1 m_clean, 2 m_corrupted, 3 the
  * corrupted run's top-1) and the shared "clean" series of sc-study.h (the clean run's
@@ -74,6 +90,10 @@ typedef enum {
   SC_PATCH_HEADS = 0,          /* (n_layers, n_heads) */
   SC_PATCH_HEAD_POSITIONS = 1, /* (n_layers · n_heads, n_tokens) */
   SC_PATCH_RESIDUAL = 2,       /* (n_layers, n_tokens) */
+  SC_PATCH_PATTERNS = 3,       /* (n_layers, n_heads) */
+  SC_PATCH_QUERIES = 4,        /* (n_layers, n_heads) */
+  SC_PATCH_KEYS = 5,           /* (n_layers, n_heads) */
+  SC_PATCH_VALUES = 6,         /* (n_layers, n_heads) */
 } ScPatchWhat;
 
 typedef struct {

@@ -4,14 +4,20 @@
  *
  * 1. The intervention: the residual entering layer l patched at every position from a
  *    source run gives the source run's logits bit for bit; a run's own head outputs patched
- *    into it change nothing; bad patch fields are refused naming the field.
- * 2. Every cell of the study (heads, head-positions, residual; denoise and noise) equals, bit
+ *    into it change nothing; bad patch fields are refused naming the field. Queries, keys,
+ *    values (recomputed in double) and patterns (SC_ATTN_EDIT_REPLACE): a run's own change
+ *    nothing (patterns bit for bit, q/k/v to float rounding); keys and values reach only
+ *    the patched query head, not its KV-group sibling; a replaced pattern multiplies the
+ *    base run's values exactly.
+ * 2. Every cell of the study (every ScPatchWhat; denoise and noise) equals, bit
  *    for bit, a full run in a fresh session with that patch (prefix reuse changes nothing);
  *    the metric and its normalisation are as defined.
  * 3. By construction: on "…A B … A" against "…A C … A" (target B, contrast C) the only head
  *    that restores the clean prediction is the induction head L1.H0 (effect 1 to 1e-4); every
  *    other head's effect is below 0.01; the residual restores it exactly where the
- *    construction says the information sits (the B/C position, before each layer).
+ *    construction says the information sits (the B/C position, before each layer); of
+ *    L1.H0's parts only its values restore it (its queries, keys and pattern are the same
+ *    in both runs).
  * 4. Stored and read back through the kind: the same numbers; a tampered cell refused.
  * 5. Bad input: different lengths, the contrast equal to the target, cancel.
  */
@@ -77,6 +83,83 @@ run_source (ScSession *s, const ScModelInfo *in, const int32_t *ids, int n, bool
     for (int q = 0; q < n; q++)
       g_assert_cmpint (sc_session_residual (s, l, q, resid + ((size_t) l * n + q) * in->n_embd,
                                             &err), ==, SC_OK);
+}
+
+/* A run's queries, keys, values and head outputs per query head (L, H, n, d) each (keys
+ * and values of head h: its KV head's) and its patterns (L, H, n, n). */
+typedef struct {
+  float *q, *k, *v, *P, *o;
+  int H, Hkv, d, n;
+} Qkv;
+
+static bool
+take_o (void *user, int layer, const float *o, int n_q, int width)
+{
+  Qkv *s = user;
+  Heads h = { s->o, s->H, s->d, s->n };
+
+  return take (&h, layer, o, n_q, width);
+}
+
+static bool
+take_qkv (void *user, int layer, const float *q, const float *k, const float *v, int n_q,
+          int n_k, int q_width, int kv_width)
+{
+  Qkv *s = user;
+
+  g_assert_cmpint (n_q, ==, s->n);
+  g_assert_cmpint (n_k, ==, s->n);
+  for (int h = 0; h < s->H; h++)
+    for (int p = 0; p < s->n; p++)
+      {
+        const size_t to = (((size_t) layer * s->H + h) * s->n + p) * s->d;
+        const size_t kv = (size_t) p * kv_width + (size_t) (h / (s->H / s->Hkv)) * s->d;
+        memcpy (s->q + to, q + (size_t) p * q_width + (size_t) h * s->d, s->d * sizeof (float));
+        memcpy (s->k + to, k + kv, s->d * sizeof (float));
+        memcpy (s->v + to, v + kv, s->d * sizeof (float));
+      }
+  return true;
+}
+
+static bool
+take_p (void *user, int layer, int head, const float *probs, int n_q, int n_k)
+{
+  Qkv *s = user;
+
+  memcpy (s->P + ((size_t) layer * s->H + head) * s->n * s->n, probs,
+          (size_t) n_q * n_k * sizeof (float));
+  return true;
+}
+
+static Qkv
+qkv_new (const ScModelInfo *in, int n)
+{
+  const gsize L = in->n_layers, H = in->n_heads, d = in->head_dim;
+  Qkv x = { g_new (float, L * H * n * d), g_new (float, L * H * n * d),
+            g_new (float, L * H * n * d), g_new (float, L * H * n * n),
+            g_new (float, L * H * n * d), (int) H, (int) in->n_kv_heads, (int) d, n };
+  return x;
+}
+
+static void
+qkv_clear (Qkv *x)
+{
+  g_free (x->q);
+  g_free (x->k);
+  g_free (x->v);
+  g_free (x->P);
+  g_free (x->o);
+}
+
+/* A full run of @ids with @iv: its logits (all rows) and what @x takes. */
+static void
+run_qkv (ScSession *s, const int32_t *ids, int n, const ScIntervention *iv, Qkv *x, float *logits)
+{
+  ScObserver obs = { .observe = take_p, .qkv = take_qkv, .attn_output = take_o, .user = x };
+  ScForwardOptions opt = { .all_logits = true, .intervention = iv, .observer = &obs };
+  ScError err = { 0 };
+
+  g_assert_cmpint (sc_forward (s, ids, n, &opt, logits, &err), ==, SC_OK);
 }
 
 /* 1. */
@@ -145,6 +228,175 @@ test_intervention (void)
   g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_ERR_INVALID_ARG);
   g_assert_nonnull (strstr (err.message, "resid_patch_layer"));
 
+  sc_session_free (s);
+  sc_backend_free (b);
+  sc_model_free (m);
+}
+
+/* 1, queries, keys, values and patterns. */
+static void
+test_qkv_intervention (void)
+{
+  ScModel *m = sc_test_tiny_model ();
+  const ScModelInfo *in = sc_model_info (m);
+  const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab,
+            d = (int) in->head_dim;
+  ScBackend *b = sc_backend_cpu_new (2, NULL);
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  g_autofree float *base = g_new (float, (gsize) N * V);
+  g_autofree float *out = g_new (float, (gsize) N * V);
+  g_autofree uint8_t *on = g_new (uint8_t, (gsize) L * H);
+  g_autofree ScAttnEdit *edits = g_new0 (ScAttnEdit, (gsize) L * H);
+  Qkv own = qkv_new (in, N), clean = qkv_new (in, N), got = qkv_new (in, N);
+  ScIntervention iv = { .patch_tokens = N };
+  ScForwardOptions opt = { .all_logits = true, .intervention = &iv };
+  double dev = 0.0;
+
+  g_assert_cmpint (in->n_kv_heads * 2, ==, in->n_heads); /* the sibling checks below */
+  g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
+  run_qkv (s, clean_ids, N, NULL, &clean, out);
+  run_qkv (s, corrupt_ids, N, NULL, &own, base);
+
+  /* a run's own queries, keys or values at every head: the same logits up to float
+   * rounding — the patched heads' P and o are recomputed with double sums, not the fused
+   * op's float ones, so the last bits may differ (logits here are of order 1: 1e-5 is
+   * some 100 float ulps and far below any real change) */
+  memset (on, 1, (gsize) L * H);
+  for (int f = 0; f < 3; f++)
+    {
+      iv.q_patch_on = f == 0 ? on : NULL;
+      iv.q_patch = f == 0 ? own.q : NULL;
+      iv.k_patch_on = f == 1 ? on : NULL;
+      iv.k_patch = f == 1 ? own.k : NULL;
+      iv.v_patch_on = f == 2 ? on : NULL;
+      iv.v_patch = f == 2 ? own.v : NULL;
+      g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_OK);
+      for (gsize i = 0; i < (gsize) N * V; i++)
+        {
+          g_assert_cmpfloat (fabs (out[i] - base[i]), <=, 1e-5);
+          dev = MAX (dev, fabs (out[i] - base[i]));
+        }
+    }
+  g_test_message ("own q/k/v: max |Δ logit| %.3g", dev);
+  g_assert_cmpint (sc_intervention_first_layer (&iv, in), ==, 0);
+  memset (on, 0, (gsize) H);
+  g_assert_cmpint (sc_intervention_first_layer (&iv, in), ==, 1);
+  memset (on, 0, (gsize) L * H);
+  g_assert_cmpint (sc_intervention_first_layer (&iv, in), ==, L);
+  iv.v_patch = NULL;
+  iv.v_patch_on = NULL;
+
+  /* a run's own pattern at every head: the rows are bit-identical, the op's o is kept */
+  for (int c = 0; c < L * H; c++)
+    edits[c] = (ScAttnEdit) { .layer = c / H, .head = c % H, .kind = SC_ATTN_EDIT_REPLACE,
+                              .probs = own.P + (gsize) c * N * N };
+  iv.edits = edits;
+  iv.n_edits = L * H;
+  g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_OK);
+  g_assert_cmpmem (out, (gsize) N * V * sizeof *out, base, (gsize) N * V * sizeof *base);
+
+  /* the clean pattern of L1.H0 with the corrupted values: o = P_clean V_base, the double
+   * sum over the row's keys in key order (bit for bit where the row changed) */
+  iv.n_edits = 1;
+  iv.edits = &edits[H]; /* (1, 0) */
+  edits[H].probs = clean.P + (gsize) H * N * N;
+  run_qkv (s, corrupt_ids, N, &iv, &got, out);
+  {
+    bool some = false;
+    for (int p = 0; p < N; p++)
+      {
+        const float *Pr = clean.P + ((gsize) H * N + p) * N;
+        const bool same = memcmp (Pr, own.P + ((gsize) H * N + p) * N, N * sizeof (float)) == 0;
+        some = some || !same;
+        g_assert_cmpmem (got.P + ((gsize) H * N + p) * N, N * sizeof (float), Pr,
+                         N * sizeof (float));
+        for (int t = 0; t < d; t++)
+          {
+            const float o = got.o[((gsize) H * N + p) * d + t];
+            double acc = 0.0;
+            for (int j = 0; j <= p; j++)
+              acc += (double) Pr[j] * own.v[((gsize) H * N + j) * d + t];
+            if (same) /* the op's own fused o, float sums */
+              g_assert_cmpfloat (fabs (o - acc), <=, 1e-6 * (1.0 + fabs (acc)));
+            else
+              g_assert_cmpfloat (o, ==, (float) acc);
+          }
+      }
+    g_assert_true (some);
+  }
+
+  /* keys and values of one query head reach it alone: the clean keys of L1.H0 change its
+   * pattern, not its KV-group sibling L1.H1's (nor any other head's) */
+  iv.n_edits = 0;
+  iv.edits = NULL;
+  on[H + 0] = 1;
+  iv.k_patch = clean.k;
+  iv.k_patch_on = on;
+  run_qkv (s, corrupt_ids, N, &iv, &got, out);
+  g_assert_cmpint (memcmp (got.P + (gsize) H * N * N, own.P + (gsize) H * N * N,
+                           (gsize) N * N * sizeof (float)), !=, 0);
+  g_assert_cmpmem (got.P + (gsize) (H + 1) * N * N, (gsize) (H - 1) * N * N * sizeof (float),
+                   own.P + (gsize) (H + 1) * N * N, (gsize) (H - 1) * N * N * sizeof (float));
+  g_assert_cmpmem (got.P, (gsize) H * N * N * sizeof (float), own.P,
+                   (gsize) H * N * N * sizeof (float));
+  /* the recomputed pattern is softmax(scale q_base . k_clean) */
+  for (int p = 0; p < N; p++)
+    {
+      double sc[N], mx = -INFINITY, sum = 0.0;
+      for (int j = 0; j <= p; j++)
+        {
+          double dot = 0.0;
+          for (int t = 0; t < d; t++)
+            dot += (double) own.q[((gsize) H * N + p) * d + t]
+                   * clean.k[((gsize) H * N + j) * d + t];
+          sc[j] = in->attn_scale * dot;
+          mx = MAX (mx, sc[j]);
+        }
+      for (int j = 0; j <= p; j++)
+        sum += sc[j] = exp (sc[j] - mx);
+      for (int j = 0; j < N; j++)
+        g_assert_cmpfloat (fabs (got.P[((gsize) H * N + p) * N + j] - (j <= p ? sc[j] / sum : 0)),
+                           <=, 1e-7);
+    }
+  iv.k_patch = NULL;
+  iv.k_patch_on = NULL;
+
+  /* the clean values of L1.H0: its own logits change, and with head L1.H0 zeroed the run
+   * is the base's again bit for bit (the sibling L1.H1 kept the base's values) */
+  iv.v_patch = clean.v;
+  iv.v_patch_on = on;
+  g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_OK);
+  g_assert_cmpint (memcmp (out, base, (gsize) N * V * sizeof *out), !=, 0);
+  {
+    g_autofree float *scale = g_new (float, (gsize) L * H);
+    g_autofree float *zeroed = g_new (float, (gsize) N * V);
+    ScIntervention z = { .head_scale = scale };
+    ScForwardOptions zo = { .all_logits = true, .intervention = &z };
+    for (int i = 0; i < L * H; i++)
+      scale[i] = i == H ? 0.0f : 1.0f;
+    g_assert_cmpint (sc_forward (s, corrupt_ids, N, &zo, zeroed, &err), ==, SC_OK);
+    iv.head_scale = scale;
+    g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_OK);
+    g_assert_cmpmem (out, (gsize) N * V * sizeof *out, zeroed, (gsize) N * V * sizeof *out);
+    iv.head_scale = NULL;
+  }
+
+  /* refused, naming the field */
+  clean.v[(((gsize) 1 * H + 0) * N + 4) * d + 1] = NAN;
+  g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "v_patch of layer 1 head 0 is not finite at position 4"));
+  iv.v_patch = NULL;
+  g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "v_patch is NULL"));
+  iv.v_patch_on = NULL;
+  iv.q_patch = clean.q;
+  g_assert_cmpint (sc_forward (s, corrupt_ids, N, &opt, out, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "q_patch_on is NULL"));
+
+  qkv_clear (&own);
+  qkv_clear (&clean);
+  qkv_clear (&got);
   sc_session_free (s);
   sc_backend_free (b);
   sc_model_free (m);
@@ -479,6 +731,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/patch/intervention", test_intervention);
+  g_test_add_func ("/patch/qkv-intervention", test_qkv_intervention);
   g_test_add_func ("/patch/cells-equal-full-runs", test_cells_equal_full_runs);
   g_test_add_func ("/patch/by-construction", test_by_construction);
   g_test_add_func ("/patch/store-roundtrip", test_store_roundtrip);
