@@ -423,6 +423,8 @@ check_cells (ScModel *m, ScModel *m2, const ScPatchParams *p)
   g_autofree uint8_t *on = g_new0 (uint8_t, (gsize) L * H * N);
   ScIntervention iv = { .patch_tokens = N };
   ScForwardOptions opt = { .intervention = &iv }; /* the last row, as the study */
+  Qkv qkv = qkv_new (in, N);
+  ScAttnEdit edit = { 0 };
 
   g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
   g_assert_cmpint (sc_session_new (m2, b, &s2, &err), ==, SC_OK);
@@ -450,9 +452,30 @@ check_cells (ScModel *m, ScModel *m2, const ScPatchParams *p)
     g_assert_cmpfloat (fabs (sc_patch_normalised (r, r->metric_corrupted)), <, 1e-12);
   }
 
+  run_qkv (s2, src_ids, N, NULL, &qkv, out);
   if (p->what == SC_PATCH_RESIDUAL)
     {
       iv.resid_patch_on = on;
+    }
+  else if (p->what == SC_PATCH_PATTERNS)
+    {
+      iv.edits = &edit;
+      iv.n_edits = 1;
+    }
+  else if (p->what == SC_PATCH_QUERIES)
+    {
+      iv.q_patch = qkv.q;
+      iv.q_patch_on = on;
+    }
+  else if (p->what == SC_PATCH_KEYS)
+    {
+      iv.k_patch = qkv.k;
+      iv.k_patch_on = on;
+    }
+  else if (p->what == SC_PATCH_VALUES)
+    {
+      iv.v_patch = qkv.v;
+      iv.v_patch_on = on;
     }
   else
     {
@@ -467,6 +490,11 @@ check_cells (ScModel *m, ScModel *m2, const ScPatchParams *p)
         memset (on + ((gsize) row * H + col) * N, 1, N);
       else if (p->what == SC_PATCH_HEAD_POSITIONS)
         on[(gsize) row * N + col] = 1;
+      else if (p->what == SC_PATCH_PATTERNS)
+        edit = (ScAttnEdit) { .layer = row, .head = col, .kind = SC_ATTN_EDIT_REPLACE,
+                              .probs = qkv.P + ((gsize) row * H + col) * N * N };
+      else if (p->what != SC_PATCH_RESIDUAL) /* queries, keys, values: an (L, H) flag */
+        on[(gsize) row * H + col] = 1;
       else
         {
           on[col] = 1;
@@ -476,6 +504,7 @@ check_cells (ScModel *m, ScModel *m2, const ScPatchParams *p)
       g_assert_cmpint (sc_forward (s2, base_ids, N, &opt, out, &err), ==, SC_OK);
       assert_same_double (r->patched[c], sc_patch_metric (out, V, r->target, r->contrast));
     }
+  qkv_clear (&qkv);
   sc_patch_result_free (r);
   sc_session_free (s);
   sc_session_free (s2);
@@ -488,7 +517,7 @@ test_cells_equal_full_runs (void)
   ScModel *m = sc_test_tiny_model (), *m2 = sc_test_tiny_model ();
 
   for (int dir = SC_PATCH_DENOISE; dir <= SC_PATCH_NOISE; dir++)
-    for (int what = SC_PATCH_HEADS; what <= SC_PATCH_RESIDUAL; what++)
+    for (int what = SC_PATCH_HEADS; what <= SC_PATCH_VALUES; what++)
       {
         const ScPatchParams p = { .corrupted_run = 2, .target = -1, .contrast = -1,
                                   .direction = dir, .what = what };
@@ -562,6 +591,35 @@ test_by_construction (void)
               g_assert_cmpfloat (fabs (e - (1.0 - moved)), <, 0.01);
           }
       sc_patch_result_free (r);
+
+      /* L1.H0's parts. Its values carry the copied token (v at the B/C position is B's or
+       * C's identity): they restore it all. Its queries do not: the last A's query reads
+       * the identity block (A in both runs). Nor its keys: they read the previous-token
+       * block, the same in both runs at every position that can match A (the B/C
+       * position's previous token is A in both), and the one that differs (y's: B or C)
+       * scores 0 against A either way. Nor its pattern: it points at the B/C position in
+       * both runs. No other head's part moves the metric (layer 0's and the zero heads'
+       * parts never reach the B/C identity L1.H0 copies). */
+      for (int what = SC_PATCH_PATTERNS; what <= SC_PATCH_VALUES; what++)
+        {
+          p.what = what;
+          g_assert_cmpint (sc_patch_run (s, m, clean, corrupt, n, &p, NULL, NULL, &r, &err), ==,
+                           SC_OK);
+          g_assert_cmpint (r->n_rows * r->n_cols, ==, 4);
+          for (int c = 0; c < 4; c++)
+            {
+              const double e = sc_patch_normalised (r, r->patched[c]);
+              g_test_message ("  %s L%d.H%d effect %.6f", sc_patch_what_names[what],
+                              c / r->n_cols, c % r->n_cols, e);
+              if (c == 1 * r->n_cols + 0 && what == SC_PATCH_VALUES)
+                g_assert_cmpfloat (fabs (e - moved), <, 1e-4);
+              else if (c == 1 * r->n_cols + 0)
+                g_assert_cmpfloat (fabs (e - (1.0 - moved)), <, 1e-4);
+              else
+                g_assert_cmpfloat (fabs (e - (1.0 - moved)), <, 0.01);
+            }
+          sc_patch_result_free (r);
+        }
     }
   sc_session_free (s);
   sc_backend_free (b);
