@@ -12,6 +12,8 @@
 #   - the residual, noising, on a short pair: every cell's effect of its m, and the residual
 #     entering layer 0 at the one position where the prompts differ carries the whole
 #     difference (effect 0 to 1e-4: the corrupted run itself);
+#   - a head's values, denoising, on the short pair: 270 cells, each effect of its m, and
+#     the layer × head map;
 #   - the logit lens of the clean run: every layer, the last the model's own output;
 #   - refused with a message naming what was wrong: no --corrupted, a corrupted run of
 #     another length, one that is not there, the contrast equal to the target.
@@ -88,6 +90,27 @@ assert all(abs(at[(0, q)]['effect'] - 1) < 1e-4 for q in (0, 2, 3, 4)), at[(0, 0
 # position 1 before layer 0 is the corrupted token itself: the corrupted run
 assert abs(at[(0, 1)]['effect']) < 1e-4, at[(0, 1)]
 "
+
+# A head's values (every position, that query head only), denoising, on the short pair:
+# the (layer, head) grid of the heads, each effect of its own m; the text draws the map.
+"$saccade" study patch 3 --corrupted 4 --what values --db "$db" --json \
+  > "$tmp/v.json" 2> "$tmp/v.err" || { fail "study patch values failed:"; sed 's/^/  | /' "$tmp/v.err"; }
+pycheck values-json "$tmp/v.json" "
+p = d['patch']
+assert p['direction'] == 'denoise' and p['what'] == 'values' and (p['rows'], p['cols']) == (30, 9)
+span = p['m_clean'] - p['m_corrupted']
+assert abs(span) >= 1e-6, span
+cells = d['cells']
+assert len(cells) == 270
+assert sorted((c['layer'], c['head']) for c in cells) == [(l, h) for l in range(30) for h in range(9)]
+for c in cells:
+    assert 'pos' not in c and abs(c['effect'] - (c['m'] - p['m_corrupted']) / span) < 1e-12, c
+# the values moved something: not every cell is the corrupted run
+assert max(abs(c['effect']) for c in cells) > 1e-3
+"
+"$saccade" study patch 3 --corrupted 4 --what values --db "$db" > "$tmp/v.txt" 2>&1
+check values-text-reused "$tmp/v.txt" "^reused study [0-9]* from"
+check values-text-map "$tmp/v.txt" "^  L29 "
 
 # The logit lens of the clean run, with the same contrast: 31 entries, the last the
 # model's own output (rank 0, m the patch study's m_clean to float32 rounding).

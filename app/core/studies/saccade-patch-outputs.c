@@ -1,6 +1,7 @@
 /* saccade-patch-outputs.c — activation patching's outputs (engine/study/sc-patch-study.h):
  * the metric and its normalisation, every patched cell in JSON, and for a terminal the
- * cells that moved the metric most and, for heads, the whole layer × head map. */
+ * cells that moved the metric most and, for every (layer, head) grid (heads, patterns,
+ * queries, keys, values), the whole layer × head map. */
 #include "app/core/studies/saccade-study-outputs.h"
 
 #include <math.h>
@@ -16,6 +17,13 @@ base_value (const ScPatchResult *r)
   return r->direction == SC_PATCH_DENOISE ? 0.0 : 1.0;
 }
 
+/* Is @r's grid (n_layers, n_heads): one cell per head, every position? */
+static bool
+per_head (const ScPatchResult *r)
+{
+  return r->what != SC_PATCH_HEAD_POSITIONS && r->what != SC_PATCH_RESIDUAL;
+}
+
 /* The layer, head (−1: none) and position (−1: every one) patched in cell @c. */
 static void
 cell_of (const ScPatchResult *r, int c, int *layer, int *head, int *pos)
@@ -25,6 +33,10 @@ cell_of (const ScPatchResult *r, int c, int *layer, int *head, int *pos)
   switch (r->what)
     {
     case SC_PATCH_HEADS:
+    case SC_PATCH_PATTERNS:
+    case SC_PATCH_QUERIES:
+    case SC_PATCH_KEYS:
+    case SC_PATCH_VALUES:
       *layer = row, *head = col, *pos = -1;
       break;
     case SC_PATCH_HEAD_POSITIONS:
@@ -148,7 +160,7 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
                               sc_patch_normalised (r, r->patched[order[i]]),
                               r->patched[order[i]], name);
     }
-  if (r->what != SC_PATCH_HEADS)
+  if (!per_head (r))
     return;
   g_string_append (out, "\n  effect of each head (rows: layers, columns: heads):\n      ");
   for (int h = 0; h < r->n_heads; h++)
