@@ -388,6 +388,23 @@ test_refused (void)
     iv = (ScIntervention) { .edits = &edit, .n_edits = 1 };
     g_assert_cmpint (sc_grad_forward (f.g, IDS, N, &o, &err), ==, SC_ERR_INVALID_ARG);
     g_assert_nonnull (strstr (err.message, "REPLACE"));
+    /* a head's queries, keys or values patched: no backward either */
+    {
+      g_autofree float *qkv = g_new0 (float, (size_t) in->n_layers * in->n_heads * N
+                                                 * in->head_dim);
+      for (int f3 = 0; f3 < 3; f3++)
+        {
+          iv = (ScIntervention) { .patch_tokens = N };
+          if (f3 == 0)
+            iv.q_patch = qkv, iv.q_patch_on = mean_on;
+          else if (f3 == 1)
+            iv.k_patch = qkv, iv.k_patch_on = mean_on;
+          else
+            iv.v_patch = qkv, iv.v_patch_on = mean_on;
+          g_assert_cmpint (sc_grad_forward (f.g, IDS, N, &o, &err), ==, SC_ERR_INVALID_ARG);
+          g_assert_nonnull (strstr (err.message, "activation patching has no backward"));
+        }
+    }
   }
   g_assert_cmpint (sc_grad_forward (f.g, IDS, 0, NULL, &err), ==, SC_ERR_INVALID_ARG);
   g_free (mean_on);

@@ -7,12 +7,20 @@
  * Anna/Tom pair), the clean and corrupted runs' metric m = logit(A) − logit(B), ln p(A),
  * ln p(B) and top-1; 36 named patches per pair (a head at every position, a head at one
  * position, the residual entering a layer at one position; denoise and noise); and the
- * whole 270-head scan of both directions. This test checks, with the cpu backend:
+ * whole 270-head scan of both directions; and component patches of named heads (its
+ * attention pattern, queries, keys or values at every position, keys and values for that
+ * query head only: sc-patch-study.h), both directions. This test checks, with the cpu
+ * backend:
  *   1. the clean and corrupted runs, and every named patch run one by one through
  *      sc_forward with the ScIntervention patch fields: m, ln p(A) and ln p(B) within
  *      LOGP_TOL of the reference, the top-1 the reference's;
+ *      The component patches likewise, the source run's pattern, q, k and v taken with the
+ *      observer (observe, qkv) and patched through an SC_ATTN_EDIT_REPLACE edit or the
+ *      q/k/v_patch fields;
  *   2. the study (sc_patch_run): the whole head scan, denoise for the first pair and noise
- *      for the second, each cell's m within LOGP_TOL and the effect within EFFECT_TOL;
+ *      for the second, each cell's m within LOGP_TOL and the effect within EFFECT_TOL; and
+ *      the keys study of the first pair (denoise) and the values study of the second
+ *      (noise) at the reference's named heads;
  *   3. that the comparison could fail: at least 20 heads of each scan have a reference m
  *      farther than DISCRIMINATE tolerances from every other head of their layer, so a
  *      patch of the wrong head there would be caught;
@@ -224,6 +232,183 @@ test_named (void)
     }
 }
 
+/* A run's per-query-head parts (sc-intervention.h): q, k and v (of its KV head), each
+ * (L, H, n, D), and P (L, H, n, n). */
+typedef struct {
+  float *q, *k, *v, *P;
+  int n;
+} Parts;
+
+static bool
+take_parts (void *user, int layer, const float *q, const float *k, const float *v, int n_q,
+            int n_k, int q_width, int kv_width)
+{
+  Parts *t = user;
+  const int group = q_width / kv_width;
+
+  (void) n_k;
+  for (int h = 0; h < H; h++)
+    for (int p = 0; p < n_q; p++)
+      {
+        const size_t to = (((size_t) layer * H + h) * t->n + p) * D;
+        const size_t kv = (size_t) p * kv_width + (size_t) (h / group) * D;
+        memcpy (t->q + to, q + (size_t) p * q_width + (size_t) h * D, D * sizeof (float));
+        memcpy (t->k + to, k + kv, D * sizeof (float));
+        memcpy (t->v + to, v + kv, D * sizeof (float));
+      }
+  return true;
+}
+
+static bool
+take_pattern (void *user, int layer, int head, const float *probs, int n_q, int n_k)
+{
+  Parts *t = user;
+
+  memcpy (t->P + ((size_t) layer * H + head) * t->n * t->n, probs,
+          (size_t) n_q * n_k * sizeof (float));
+  return true;
+}
+
+/* 1, the component patches: every head's pattern, queries, keys and values. */
+static void
+test_components (void)
+{
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  for (guint k = 0; k < json_array_get_length (pairs ()); k++)
+    {
+      JsonObject *pair = json_array_get_object_element (pairs (), k);
+      const char *name = json_object_get_string_member (pair, "name");
+      const int A = (int) json_object_get_int_member (pair, "target");
+      const int B = (int) json_object_get_int_member (pair, "contrast");
+      JsonArray *patches = json_object_get_array_member (pair, "component_patches");
+      int n, n2;
+      g_autofree int32_t *clean = ids_of (pair, "clean_ids", &n);
+      g_autofree int32_t *corrupt = ids_of (pair, "corrupted_ids", &n2);
+      g_autofree float *row = g_new (float, V);
+      g_autofree uint8_t *on = g_new0 (uint8_t, (gsize) L * H);
+      Parts parts[2];
+
+      g_assert_cmpint (n, ==, n2);
+      g_assert_cmpuint (json_array_get_length (patches), >=, 4 * 2 * 4);
+      for (int r = 0; r < 2; r++) /* 0 = clean, 1 = corrupted */
+        {
+          ScObserver obs = { .observe = take_pattern, .qkv = take_parts, .user = &parts[r] };
+          ScForwardOptions opt = { .observer = &obs };
+          ScError err = { 0 };
+          parts[r] = (Parts) { g_new (float, (gsize) L * H * n * D),
+                               g_new (float, (gsize) L * H * n * D),
+                               g_new (float, (gsize) L * H * n * D),
+                               g_new (float, (gsize) L * H * n * n), n };
+          g_assert_cmpint (sc_forward (session, r == 0 ? clean : corrupt, n, &opt, row, &err),
+                           ==, SC_OK);
+        }
+      for (guint i = 0; i < json_array_get_length (patches); i++)
+        {
+          JsonObject *p = json_array_get_object_element (patches, i);
+          const bool denoise = g_str_equal (json_object_get_string_member (p, "direction"),
+                                            "denoise");
+          const char *kind = json_object_get_string_member (p, "kind");
+          const int l = (int) json_object_get_int_member (p, "layer");
+          const int h = (int) json_object_get_int_member (p, "head");
+          const Parts *src = &parts[denoise ? 0 : 1];
+          ScAttnEdit edit = { .layer = l, .head = h, .kind = SC_ATTN_EDIT_REPLACE,
+                              .probs = src->P + ((gsize) l * H + h) * n * n };
+          ScIntervention iv = { .patch_tokens = n };
+          ScForwardOptions opt = { .intervention = &iv };
+          ScError err = { 0 };
+          g_autofree char *what = g_strdup_printf ("%s %s %s L%d.H%d", name,
+                                                   denoise ? "denoise" : "noise", kind, l, h);
+
+          g_assert_cmpint (json_object_get_int_member (p, "position"), ==, -1);
+          memset (on, 0, (gsize) L * H);
+          on[(gsize) l * H + h] = 1;
+          if (g_str_equal (kind, "patterns"))
+            {
+              iv.edits = &edit;
+              iv.n_edits = 1;
+            }
+          else if (g_str_equal (kind, "queries"))
+            iv.q_patch = src->q, iv.q_patch_on = on;
+          else if (g_str_equal (kind, "keys"))
+            iv.k_patch = src->k, iv.k_patch_on = on;
+          else if (g_str_equal (kind, "values"))
+            iv.v_patch = src->v, iv.v_patch_on = on;
+          else
+            g_error ("%s: unknown kind", what);
+          g_assert_cmpint (sc_forward (session, denoise ? corrupt : clean, n, &opt, row, &err),
+                           ==, SC_OK);
+          check_row (what, row, A, B, p);
+        }
+      for (int r = 0; r < 2; r++)
+        {
+          g_free (parts[r].q);
+          g_free (parts[r].k);
+          g_free (parts[r].v);
+          g_free (parts[r].P);
+        }
+    }
+}
+
+/* The study (sc_patch_run) of one component kind: its cells at the named heads against the
+ * reference's component patches of that kind and direction. */
+static void
+check_component_study (JsonObject *pair, int direction, int what)
+{
+  JsonArray *patches = json_object_get_array_member (pair, "component_patches");
+  const ScPatchParams p = {
+    .corrupted_run = 2, .target = (int) json_object_get_int_member (pair, "target"),
+    .contrast = (int) json_object_get_int_member (pair, "contrast"), .direction = direction,
+    .what = what,
+  };
+  ScPatchResult *r = NULL;
+  ScError err = { 0 };
+  int n, n2, checked = 0;
+  g_autofree int32_t *clean = ids_of (pair, "clean_ids", &n);
+  g_autofree int32_t *corrupt = ids_of (pair, "corrupted_ids", &n2);
+
+  g_assert_cmpint (sc_patch_run (session, model, clean, corrupt, n, &p, NULL, NULL, &r, &err),
+                   ==, SC_OK);
+  g_assert_cmpint (r->n_rows * r->n_cols, ==, L * H);
+  for (guint i = 0; i < json_array_get_length (patches); i++)
+    {
+      JsonObject *c = json_array_get_object_element (patches, i);
+      const int l = (int) json_object_get_int_member (c, "layer");
+      const int h = (int) json_object_get_int_member (c, "head");
+      const double m_want = json_object_get_double_member (c, "m");
+      g_autofree char *name = g_strdup_printf ("study %s %s L%d.H%d",
+                                               sc_patch_direction_names[direction],
+                                               sc_patch_what_names[what], l, h);
+      if (!g_str_equal (json_object_get_string_member (c, "kind"), sc_patch_what_names[what])
+          || !g_str_equal (json_object_get_string_member (c, "direction"),
+                           sc_patch_direction_names[direction]))
+        continue;
+      assert_close (name, r->patched[l * H + h], m_want, LOGP_TOL (m_want));
+      assert_close (name, sc_patch_normalised (r, r->patched[l * H + h]),
+                    json_object_get_double_member (c, "normalised"), EFFECT_TOL);
+      checked++;
+    }
+  g_assert_cmpint (checked, >=, 4);
+  sc_patch_result_free (r);
+}
+
+static void
+test_component_studies (void)
+{
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  check_component_study (json_array_get_object_element (pairs (), 0), SC_PATCH_DENOISE,
+                         SC_PATCH_KEYS);
+  check_component_study (json_array_get_object_element (pairs (), 1), SC_PATCH_NOISE,
+                         SC_PATCH_VALUES);
+}
+
 /* The study's head scan against the reference's, effect and m; and that a wrong head would
  * be caught (part 3). */
 static void
@@ -400,6 +585,8 @@ main (int argc, char **argv)
   setup ();
   g_test_add_func ("/patch-reference/named", test_named);
   g_test_add_func ("/patch-reference/study-scans", test_study_scans);
+  g_test_add_func ("/patch-reference/components", test_components);
+  g_test_add_func ("/patch-reference/component-studies", test_component_studies);
   g_test_add_func ("/lens-reference/layers", test_lens);
   rc = g_test_run ();
   g_test_message ("largest deviation from the reference: %.3g", max_dev);

@@ -64,13 +64,19 @@ layers 15 and 29 at the differing and the last position, both directions; residu
 of every position at layer 0 and at layer 15, and of the differing position at layer 0, both
 directions. Each record: direction, kind, layer, head (-1 for residual), position (-1 =
 all), m, logp_target, logp_contrast, top1, plus top2, logit_top1, logit_top2 and normalised.
+component_patches (per pair, a list apart so the cases above stay as they were): kinds
+"patterns", "queries", "keys", "values" (run()'s comp_patches: the head's P from the source
+run with the base's V; its q after RoPE; the k after RoPE / v it reads, for that query head
+only, its GQA siblings keeping the base's) of FIXED_HEADS and the picked heads, both
+directions, position -1; asserted: a head's own part changes nothing, prefix reuse = full
+run.
 
 How to rerun
     python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install gguf==0.19.0 numpy==2.4.6
     OPENBLAS_NUM_THREADS=1 /tmp/refvenv/bin/python tests/reference/patch_ref.py [MODEL.gguf]
     (model path as attention_ref.py: argv[1], else $SACCADE_MODEL, else the default model).
-Writes patch-fixture.json next to itself (~72 KB). 1,608 patched float64 runs of 14 tokens:
-5.5 min wall (171 s CPU) on the 2-core dev VM under other sessions' load (load average ~4),
+Writes patch-fixture.json next to itself (~115 KB). 1,752 patched float64 runs of 14 tokens:
+5.6 min wall (1,608 runs before the component patches: 5.5 min, 171 s CPU) on the 2-core dev VM under other sessions' load (load average ~4),
 one BLAS thread, peak RSS 1.4 GB.
 """
 
@@ -113,6 +119,9 @@ FIXED_HEADS = [(0, 0), (9, 4), (17, 3), (29, 8)]
 N_PICK = 3          # heads picked from the denoise scan (layers >= PICK_MIN_LAYER)
 PICK_MIN_LAYER = 8
 MID_LAYER = 15
+# a head's parts (sc-patch-study.h): its pattern, its queries, its keys / values for that
+# query head only
+COMPONENTS = ("patterns", "queries", "keys", "values")
 
 
 def check_ids_with_saccade(pair):
@@ -129,7 +138,8 @@ def check_ids_with_saccade(pair):
     return True
 
 
-def run(m, ids, start=0, x0=None, head_patches=(), resid_patches=(), keep=False):
+def run(m, ids, start=0, x0=None, head_patches=(), resid_patches=(), keep=False,
+        comp_patches=()):
     """Forward pass of attention_ref.Model (same operations, in float64) from layer `start`
     with residual stream x0 entering it (start 0, x0 None: the embeddings of ids).
 
@@ -137,16 +147,26 @@ def run(m, ids, start=0, x0=None, head_patches=(), resid_patches=(), keep=False)
     positions := src[those positions]. resid_patches: [(l, positions, src)] with src
     (T, n_embd): the residual entering layer l at those positions := src[...].
     Returns the last position's logits and, with keep, the residual stream entering each
-    layer (L+1, T, E; index L = after the last layer) and the head outputs (L, H, T, d)."""
+    layer (L+1, T, E; index L = after the last layer) and the head outputs (L, H, T, d).
+
+    comp_patches: [(l, h, kind, src)], query head h of layer l: kind "queries" (src (T, d):
+    its q after RoPE), "keys" / "values" (src (T, d): the k after RoPE / v it reads, for
+    this query head only: its GQA siblings keep their KV head's), "patterns" (src (T, T):
+    its P). With keep, also comps = {kind: (L, H, T, d) or (L, H, T, T)}: each query head's
+    q, k and v (of its KV head) and P."""
     W = m.W
     T = len(ids)
     pos = np.arange(T)
     mask = np.triu(np.ones((T, T), dtype=bool), k=1)
     x = W["token_embd.weight"][np.asarray(ids)].copy() if x0 is None else x0.copy()
-    resid = outs = None
+    resid = outs = comps = None
     if keep:
         resid = np.zeros((m.n_layer + 1, T, m.n_embd))
         outs = np.zeros((m.n_layer, m.n_head, T, m.head_dim_v))
+        comps = {"queries": np.zeros((m.n_layer, m.n_head, T, m.head_dim)),
+                 "keys": np.zeros((m.n_layer, m.n_head, T, m.head_dim)),
+                 "values": np.zeros((m.n_layer, m.n_head, T, m.head_dim_v)),
+                 "patterns": np.zeros((m.n_layer, m.n_head, T, T))}
     for l in range(start, m.n_layer):
         for (pl, ps, src) in resid_patches:
             if pl == l:
@@ -163,12 +183,21 @@ def run(m, ids, start=0, x0=None, head_patches=(), resid_patches=(), keep=False)
         o = np.zeros((T, m.n_head, m.head_dim_v))
         for hq in range(m.n_head):
             hk = hq // m.group
-            s = (q[:, hq, :] @ k[:, hk, :].T) * m.kq_scale
+            own = {"queries": q[:, hq, :], "keys": k[:, hk, :], "values": v[:, hk, :]}
+            mine = {kind: src for (pl, ph, kind, src) in comp_patches if pl == l and ph == hq}
+            qh, kh, vh = (mine.get(part, own[part]) for part in ("queries", "keys", "values"))
+            s = (qh @ kh.T) * m.kq_scale
             s[mask] = -np.inf
             s = s - s.max(axis=1, keepdims=True)
             e = np.exp(s)
             P = e / e.sum(axis=1, keepdims=True)
-            o[:, hq, :] = P @ v[:, hk, :]
+            if keep:
+                for part in own:
+                    comps[part][l, hq] = own[part]
+                comps["patterns"][l, hq] = P
+            if "patterns" in mine:
+                P = mine["patterns"]
+            o[:, hq, :] = P @ vh
         if keep:
             outs[l] = o.transpose(1, 0, 2)
         for (pl, ph, ps, src) in head_patches:
@@ -182,6 +211,8 @@ def run(m, ids, start=0, x0=None, head_patches=(), resid_patches=(), keep=False)
     if keep:
         resid[m.n_layer] = x
     hf = m.rms(x[-1:], W["output_norm.weight"])
+    if keep:
+        run.comps = comps
     return (hf @ m.out_w.T)[0], resid, outs
 
 
@@ -207,9 +238,11 @@ class Pair:
         self.A, self.B = spec["target"], spec["contrast"]
         self.ids = {"clean": spec["clean_ids"], "corrupted": spec["corrupted_ids"]}
         self.full = {}
+        self.comps = {}
         for k in ("clean", "corrupted"):
             row, resid, outs = run(m, self.ids[k], keep=True)
             self.full[k] = (row, resid, outs)
+            self.comps[k] = run.comps
         self.m_clean = float(self.full["clean"][0][self.A] - self.full["clean"][0][self.B])
         self.m_corr = float(self.full["corrupted"][0][self.A] - self.full["corrupted"][0][self.B])
         self.n_runs = 0
@@ -226,6 +259,9 @@ class Pair:
         start = 0 if from_zero else layer
         x0 = None if from_zero else bres[layer]
         self.n_runs += 1
+        if kind in COMPONENTS:
+            return run(self.m, self.ids[base], start, x0,
+                       comp_patches=[(layer, head, kind, self.comps[src][kind][layer, head])])[0]
         if kind == "residual":
             return run(self.m, self.ids[base], start, x0, resid_patches=[(layer, ps, sres[layer])])[0]
         return run(self.m, self.ids[base], start, x0,
@@ -266,9 +302,17 @@ def self_checks(p, m):
             row = run(m, p.ids[base], l, bres[l],
                       head_patches=[(l, h, np.arange(n), bouts[l, h])])[0]
             assert np.array_equal(row, brow), (direction, l, h)
+        # a head's own queries, keys, values or pattern change nothing
+        for kind in COMPONENTS:
+            for (l, h) in ((0, 0), (MID_LAYER, 4), (29, 8)):
+                row = run(m, p.ids[base], l, bres[l],
+                          comp_patches=[(l, h, kind, p.comps[base][kind][l, h])])[0]
+                assert np.array_equal(row, brow), (direction, kind, l, h)
         # prefix reuse == the full run from layer 0, bit for bit
         for kind, l, h, pos in (("head", 9, 4, -1), ("head-position", 17, 3, n - 1),
-                                ("residual", MID_LAYER, -1, dpos)):
+                                ("residual", MID_LAYER, -1, dpos), ("patterns", 9, 4, -1),
+                                ("queries", 17, 3, -1), ("keys", 9, 4, -1),
+                                ("values", 17, 3, -1)):
             a = p.patched_row(direction, kind, l, h, pos)
             b = p.patched_row(direction, kind, l, h, pos, from_zero=True)
             assert np.array_equal(a, b), (direction, kind, l, h, pos)
@@ -279,6 +323,9 @@ def self_checks(p, m):
         "head patch with the base run's own outputs (0.0, %d.4, 29.8) = base run" % MID_LAYER,
         "prefix reuse (start at the patched layer) = full run from layer 0 (head 9.4, "
         "head-position 17.3 @ last, residual %d @ %d)" % (MID_LAYER, dpos),
+        "patterns, queries, keys, values of (0.0, %d.4, 29.8) patched with the base run's "
+        "own = base run; prefix reuse = full run (patterns 9.4, queries 17.3, keys 9.4, "
+        "values 17.3)" % MID_LAYER,
     ]
     return out, dpos
 
@@ -358,6 +405,12 @@ def main():
                 sc = rec["head_scan_" + c["direction"]][c["layer"] * H + c["head"]]
                 assert sc == c["m"]
         rec["patches"] = cases
+        comp = []
+        for kind in COMPONENTS:
+            for (l, h) in FIXED_HEADS + picked:
+                for direction in ("denoise", "noise"):
+                    comp.append(p.case(direction, kind, l, h, -1)[0])
+        rec["component_patches"] = comp
         rec["self_checks"] = checks
         rec["patched_runs"] = p.n_runs
         rec["seconds"] = round(time.time() - t1, 1)
@@ -369,7 +422,7 @@ def main():
         print("  top5 denoise heads:", ", ".join(
             "%d.%d m=%.4f norm=%.3f" % (t["layer"], t["head"], t["m"], t["normalised"])
             for t in rec["head_scan_denoise_top5"]))
-        for c in cases:
+        for c in cases + comp:
             print("  %-7s %-13s %2d.%-2d pos %2d  m %+.6f  norm %+.4f  lpA %.4f lpB %.4f "
                   "top1 %d" % (c["direction"], c["kind"], c["layer"], c["head"], c["position"],
                                c["m"], c["normalised"], c["logp_target"], c["logp_contrast"],
@@ -406,7 +459,13 @@ def main():
             "positions. normalised = (m - m_corrupted)/(m_clean - m_corrupted). "
             "head_scan_denoise/head_scan_noise: m of the all-position head patch of every "
             "head, layer-major (l*n_heads + h). residual_scan_denoise: m of the residual patch "
-            "at (l, p), layer-major (l*n_tokens + p). Floats are float64, full precision."),
+            "at (l, p), layer-major (l*n_tokens + p). component_patches: kind 'patterns' "
+            "(head h's P, every query row, from the source run; o = P_src V_base), "
+            "'queries' (its q after RoPE at every position from the source run; scores, "
+            "softmax and o recomputed with the base's k and v), 'keys' / 'values' (the k "
+            "after RoPE / v that query head h reads, at every position, from the source "
+            "run, for h only: its GQA siblings keep the base's); position -1. "
+            "Floats are float64, full precision."),
         "hparams": m.hparams(),
         "runtime_s": round(time.time() - t0, 1),
         "pairs": recs,
