@@ -47,6 +47,8 @@ patch_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_begin_object (b, "patch");
   saccade_json_string (b, "direction", sc_patch_direction_names[r->direction]);
   saccade_json_string (b, "what", sc_patch_what_names[r->what]);
+  /* exact: each cell a patched run; attribution: its first-order estimate */
+  saccade_json_string (b, "method", r->estimated ? "attribution" : "exact");
   saccade_json_int (b, "rows", r->n_rows);
   saccade_json_int (b, "cols", r->n_cols);
   /* the metric, what it was on each run, and the scale every cell's effect is on */
@@ -108,7 +110,10 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
   g_autofree double *moved = g_new (double, cells);
   g_autofree int *order = g_new (int, cells);
 
-  g_string_append_printf (out, "\nactivation patching, %s (%s), %s:\n",
+  g_string_append_printf (out, "\n%s, %s (%s), %s:\n",
+                          r->estimated ? "attribution patching (first-order estimates of "
+                                         "each patch from one backward pass)"
+                                       : "activation patching",
                           sc_patch_direction_names[r->direction],
                           r->direction == SC_PATCH_DENOISE
                             ? "clean activations into the corrupted run"
@@ -166,6 +171,12 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
 
 const SaccadeStudyOutputs saccade_patch_outputs = {
   .kind = &sc_study_kind_patch,
+  .json = patch_json,
+  .text = patch_text,
+};
+
+const SaccadeStudyOutputs saccade_patch_attribution_outputs = {
+  .kind = &sc_study_kind_patch_attribution,
   .json = patch_json,
   .text = patch_text,
 };

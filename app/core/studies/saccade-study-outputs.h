@@ -107,7 +107,8 @@ extern const SaccadeFaceOutputs saccade_attribution_outputs;
 
 /* The outputs of each kind that has an outputs file (app/core/studies/saccade-*-outputs.c). */
 extern const SaccadeStudyOutputs saccade_layers_outputs;
-extern const SaccadeStudyOutputs saccade_patch_outputs;
+extern const SaccadeStudyOutputs saccade_patch_outputs;      /* saccade-patch-outputs.c */
+extern const SaccadeStudyOutputs saccade_patch_attribution_outputs;
 extern const SaccadeStudyOutputs saccade_lens_outputs;
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
