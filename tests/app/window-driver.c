@@ -952,7 +952,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "induction") || g_str_equal (cmd, "induction-open")
            || g_str_equal (cmd, "expect-induction"))
     return induction_command (d, cmd, a1, a2, rest);
-  else if (g_str_has_prefix (cmd, "ablation-") || g_str_equal (cmd, "expect-ablation"))
+  else if (g_str_has_prefix (cmd, "ablation-") || g_str_has_prefix (cmd, "expect-ablation"))
     return ablation_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "attribution-") || g_str_equal (cmd, "expect-attribution"))
     return attribution_command (d, cmd, a1, rest);

@@ -115,45 +115,16 @@ name_index (const char *const *names, const char *value)
   return -1;
 }
 
-/* page.corrupted (a run id of the chooser), page.direction (denoise, noise), page.what
+/* page.permutations, page.seeds, page.erase-kind, page.source, and patching's
+ * page.corrupted (a run id of the chooser), page.direction (denoise, noise), page.what
  * (heads, head-positions, residual): what their choosers do. */
-static void
-patch_action (GtkWidget *widget, const char *name, GVariant *param)
-{
-  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
-  const char *value = g_variant_get_string (param, NULL);
-  gint64 id;
-  int i;
-
-  if (g_str_equal (name, "page.direction")
-      && (i = name_index (sc_patch_direction_names, value)) >= 0)
-    {
-      gtk_drop_down_set_selected (self->direction_dropdown, (guint) i);
-      return;
-    }
-  if (g_str_equal (name, "page.what") && (i = name_index (sc_patch_what_names, value)) >= 0)
-    {
-      gtk_drop_down_set_selected (self->what_dropdown, (guint) i);
-      return;
-    }
-  if (g_str_equal (name, "page.corrupted")
-      && g_ascii_string_to_signed (value, 10, 1, G_MAXINT64, &id, NULL))
-    for (guint k = 0; k < self->corrupted_ids->len; k++)
-      if (g_array_index (self->corrupted_ids, gint64, k) == id)
-        {
-          gtk_drop_down_set_selected (self->corrupted_dropdown, k);
-          return;
-        }
-  g_warning ("the Ablation page's %s takes no '%s'", name, value);
-}
-
-/* page.permutations, page.seeds, page.erase-kind, page.source: what their choosers do. */
 static void
 option_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
   const char *value = g_variant_get_string (param, NULL);
   guint64 v;
+  int named;
 
   if (g_str_equal (name, "page.erase-kind")
       && (g_str_equal (value, "mask") || g_str_equal (value, "drop")))
@@ -180,6 +151,24 @@ option_action (GtkWidget *widget, const char *name, GVariant *param)
       gtk_spin_button_set_value (self->seeds_spin, (double) v);
       return;
     }
+  if ((g_str_equal (name, "page.direction")
+       && (named = name_index (sc_patch_direction_names, value)) >= 0)
+      || (g_str_equal (name, "page.what")
+          && (named = name_index (sc_patch_what_names, value)) >= 0))
+    {
+      gtk_drop_down_set_selected (g_str_equal (name, "page.what") ? self->what_dropdown
+                                                                  : self->direction_dropdown,
+                                  (guint) named);
+      return;
+    }
+  if (g_str_equal (name, "page.corrupted")
+      && g_ascii_string_to_unsigned (value, 10, 1, G_MAXINT64, &v, NULL))
+    for (guint k = 0; k < self->corrupted_ids->len; k++)
+      if (g_array_index (self->corrupted_ids, gint64, k) == (gint64) v)
+        {
+          gtk_drop_down_set_selected (self->corrupted_dropdown, k);
+          return;
+        }
   g_warning ("the Ablation page's %s takes no '%s'", name, value);
 }
 
@@ -339,9 +328,9 @@ ablation_options_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "page.erase-kind", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.source", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.contrast", "s", target_action);
-  gtk_widget_class_install_action (widget_class, "page.corrupted", "s", patch_action);
-  gtk_widget_class_install_action (widget_class, "page.direction", "s", patch_action);
-  gtk_widget_class_install_action (widget_class, "page.what", "s", patch_action);
+  gtk_widget_class_install_action (widget_class, "page.corrupted", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.direction", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.what", "s", option_action);
 }
 
 void
@@ -394,11 +383,10 @@ ablation_options_init (SaccadeAblationPage *self)
   /* a new source is the same study drawn again */
   g_signal_connect_swapped (self->source_dropdown, "notify::selected", G_CALLBACK (ablation_show_result),
                             self);
-  g_signal_connect_swapped (self->corrupted_dropdown, "notify::selected",
-                            G_CALLBACK (patch_options_changed), self);
-  g_signal_connect_swapped (self->direction_dropdown, "notify::selected",
-                            G_CALLBACK (patch_options_changed), self);
-  g_signal_connect_swapped (self->what_dropdown, "notify::selected",
-                            G_CALLBACK (patch_options_changed), self);
+  /* another corrupted run, direction or component is another patching study */
+  for (GtkDropDown **dd = (GtkDropDown *[]) { self->corrupted_dropdown, self->direction_dropdown,
+                                              self->what_dropdown, NULL };
+       *dd != NULL; dd++)
+    g_signal_connect_swapped (*dd, "notify::selected", G_CALLBACK (patch_options_changed), self);
   ablation_show_options (self);
 }

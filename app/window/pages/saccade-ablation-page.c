@@ -100,6 +100,22 @@ format_date (gint64 ms)
 }
 
 
+/* Why patching cannot run on the run shown (caller frees), or NULL when it can or another
+ * study is chosen. */
+static char *
+no_corrupted_run (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+
+  if (run == NULL || ablation_chosen_study (self)->options != OPTIONS_PATCH
+      || ablation_chosen_corrupted (self) > 0)
+    return NULL;
+  /* Translators: why patching cannot run; %d: the shown run's tokens. */
+  return g_strdup_printf (_("Patching needs a corrupted run: capture a sentence of the same "
+                            "model with %d tokens that differs where the behaviour is "
+                            "decided"), run->n);
+}
+
 /* What the status line says when nothing runs. */
 static void
 show_idle_status (SaccadeAblationPage *self)
@@ -153,15 +169,9 @@ show_idle_status (SaccadeAblationPage *self)
     text = g_strdup (_("No run is shown"));
   else if (saccade_page_get_model (page) == NULL)
     text = g_strdup (_("The model is not loaded yet"));
-  else if (ablation_chosen_study (self)->options == OPTIONS_PATCH
-           && ablation_chosen_corrupted (self) <= 0)
-    /* Translators: why patching cannot run; %d: the shown run's tokens. */
-    text = g_strdup_printf (_("Patching needs a corrupted run: capture a sentence of the same "
-                              "model with %d tokens that differs where the behaviour is "
-                              "decided"), saccade_page_get_run (page)->n);
   else if (saccade_study_jobs_get_lookups (self->jobs) > 0)
     text = g_strdup (_("Looking for stored studies…"));
-  else
+  else if ((text = no_corrupted_run (self)) == NULL)
     text = g_strdup (_("Not studied yet"));
   set_status (self, text);
   /* The line is ellipsized in narrow windows: the whole of it on hover. */
@@ -185,7 +195,9 @@ show_empty (SaccadeAblationPage *self)
   else
     {
       adw_status_page_set_title (self->empty_page, _(s->name));
-      desc = g_strdup (_("Press Run Study to compute it for this run. It is stored in the "
+      desc = no_corrupted_run (self);
+      if (desc == NULL)
+        desc = g_strdup (_("Press Run Study to compute it for this run. It is stored in the "
                          "database, and opens here without computing again next time."));
     }
   adw_status_page_set_description (self->empty_page, desc);

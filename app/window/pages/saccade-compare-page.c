@@ -194,6 +194,8 @@ refresh_pair (SaccadeComparePage *self)
 static void
 configure_side (SaccadeComparePage *self, Side *d)
 {
+  if (d->run == NULL && d->loading != NULL)
+    return; /* the head chosen stays until the run it is of has loaded */
   self->updating = TRUE;
   gtk_adjustment_set_upper (d->layer, d->run != NULL ? d->run->n_layers - 1 : 0);
   gtk_adjustment_set_upper (d->head, d->run != NULL ? d->run->n_heads - 1 : 0);
