@@ -8,6 +8,10 @@ Mary is the answer). Corrupted: the second mention of the subject replaced by th
 object ("..., Mary gave a drink to"), which turns the answer to John. Metric: logit(IO) -
 logit(S) at the last position; effect (m - m_corrupted) / (m_clean - m_corrupted).
 
+Beside it, attribution patching (`saccade study attribution-patch`, the first-order estimate
+from one backward pass) on the same pairs: Spearman's rho of its 270 effects against exact
+patching's, per pair and of the mean maps.
+
 Per head: the mean effect with a 95 % percentile bootstrap interval over pairs (10,000
 resamples), how often it is the top head across resamples (a head picked as "the best" out
 of 270 is picked by chance too), and a two-sided sign test of "the effect is not centred on
@@ -39,6 +43,11 @@ TEMPLATES = [
 NAMES = [("Mary", "John"), ("Tom", "Anna"), ("Sarah", "David"), ("James", "Emma")]
 BOOTSTRAP = 10000
 SEED = 20261206
+
+
+def spearman(x, y):
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def run(saccade, *args):
@@ -78,13 +87,22 @@ def main():
                                "--target", " " + a, "--contrast", " " + b, "--db", db,
                                "--json"))
             p = d["patch"]
+            ap = json.loads(run(saccade, "study", "attribution-patch", str(rc), "--corrupted",
+                                str(rx), "--target", " " + a, "--contrast", " " + b, "--db",
+                                db, "--json"))
+            est = np.full((p["rows"], p["cols"]), np.nan)
+            for c in ap["cells"]:
+                est[c["layer"], c["head"]] = c["effect"]
             lens = [json.loads(run(saccade, "study", "lens", str(r), "--target", " " + a,
                                    "--contrast", " " + b, "--db", db, "--json"))["lens"]
                     for r in (rc, rx)]
             eff = np.full((p["rows"], p["cols"]), np.nan)
             for c in d["cells"]:
                 eff[c["layer"], c["head"]] = c["effect"]
-            pairs.append({"clean": clean, "corrupted": corrupt, "clean_run": rc,
+            pairs.append({"attribution": est.tolist(),
+                          "attribution_seconds": ap["seconds"],
+                          "spearman": spearman(est.ravel(), eff.ravel()),
+                          "clean": clean, "corrupted": corrupt, "clean_run": rc,
                           "corrupted_run": rx, "m_clean": p["m_clean"],
                           "m_corrupted": p["m_corrupted"], "seconds": d["seconds"],
                           "source": d["source"], "effect": eff.tolist(),
@@ -128,6 +146,13 @@ def main():
         "seconds_median": float(np.median([p["seconds"] for p in pairs
                                            if p["seconds"] is not None])),
         "wall_seconds": time.time() - t0,
+        # attribution patching against exact patching, per pair and of the mean maps
+        "spearman_per_pair": [p["spearman"] for p in pairs],
+        "spearman_mean_maps": spearman(np.mean([p["attribution"] for p in pairs],
+                                               axis=0).ravel(), mean.ravel()),
+        "attribution_seconds_median": float(np.median(
+            [p["attribution_seconds"] for p in pairs if p["attribution_seconds"] is not None]
+            or [float("nan")])),
         "heads": heads,
         "heads_bonferroni_0.05": sum(h["sign_p_bonferroni"] < 0.05 for h in heads),
         "lens_m_clean_mean": np.mean([p["lens_m_clean"] for p in pairs], axis=0).tolist(),
