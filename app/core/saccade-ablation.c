@@ -31,6 +31,7 @@
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-head-means.h"
 #include "app/core/saccade-paths.h"
+#include "app/core/studies/saccade-study-outputs.h"
 
 #include <stddef.h>
 
@@ -42,6 +43,7 @@ typedef struct {
   ScDlaParams dla;
   ScFaithParams faith;
   ScLayerSweepParams layers;
+  ScPatchParams patch;
 } KindParams;
 
 /* Each kind of the enum: its study kind, where its params sit in KindParams and where its
@@ -66,6 +68,8 @@ static const struct {
   [SACCADE_ABLATION_FAITH] = { &sc_study_kind_faithfulness, offsetof (KindParams, faith), 0 },
   [SACCADE_ABLATION_LAYERS] = { &sc_study_kind_layers, offsetof (KindParams, layers),
                                 offsetof (SaccadeAblation, layers) },
+  [SACCADE_ABLATION_PATCH] = { &sc_study_kind_patch, offsetof (KindParams, patch),
+                               offsetof (SaccadeAblation, patch) },
 };
 
 const ScStudyKind *
@@ -420,6 +424,9 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
     return csv_dla (a);
   if (a->faith != NULL)
     return csv_faith (a, tokens, labels, n);
+  if (a->patch != NULL)
+    return saccade_patch_csv (a->patch, labels, n, a->run_id, a->patch_corrupted,
+                              a->study_id);
   if (a->heads != NULL)
     return csv_sweep (a, a->heads->heads, a->heads->n_layers, a->heads->n_heads,
                       a->heads->loss_clean);
@@ -479,6 +486,9 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
                                    .n_random = p->n_random, .seed = p->seed };
   k->dla = (ScDlaParams) { .target = p->target };
   k->layers = (ScLayerSweepParams) { .target = p->target };
+  k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
+                               .contrast = p->contrast, .direction = p->patch_direction,
+                               .what = p->patch_what };
   /* `saccade faithfulness RUN`'s defaults: TV of masking, top-k 0 (= 3) */
   k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
 }
@@ -644,7 +654,7 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
                       SaccadeProgress progress, gpointer user_data,
                       GCancellable *cancellable, char **store_warning, GError **error)
 {
-  static const SaccadeAblationParams defaults = { .target = -1,
+  static const SaccadeAblationParams defaults = { .target = -1, .contrast = -1,
                                                   .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
   g_autoptr (SaccadeAblation) a = NULL;
   KindParams kp;
@@ -684,6 +694,8 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   a->seconds = a->study->seconds;
   a->means_computed = a->study->means_computed;
   a->means_seconds = a->study->means_seconds;
+  if (kind == SACCADE_ABLATION_PATCH)
+    a->patch_corrupted = kp.patch.corrupted_run;
   if (kind == SACCADE_ABLATION_DLA)
     {
       ScStore *store = saccade_store_open (db_path, FALSE, NULL);
@@ -732,7 +744,7 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
   if (params != NULL)
     job->params = *params;
   else
-    job->params = (SaccadeAblationParams) { .target = -1,
+    job->params = (SaccadeAblationParams) { .target = -1, .contrast = -1,
                                             .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
   /* FAITH's lookup may run one clean pass for the head level's direct logit attribution:
    * it holds the session even then. */

@@ -34,6 +34,7 @@
 #include "engine/study/sc-dla.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-layer-study.h"
+#include "engine/study/sc-patch-study.h"
 #include "engine/study/sc-permutation-study.h"
 
 G_BEGIN_DECLS
@@ -49,6 +50,9 @@ G_BEGIN_DECLS
  *   ERASURE     ablate-erasure, kind, seeds, seed  `--erasure [--kind K] [--seeds R]`
  *   DLA         dla                                `saccade dla RUN`
  *   FAITH       faithfulness (TV, mask, top-3)     `saccade faithfulness RUN`
+ *   LAYERS      ablate-layers                      `saccade study layers RUN`
+ *   PATCH       patch, against a second run        `saccade study patch RUN --corrupted R2
+ *               [--target A] [--contrast B] [--direction D] [--what W]`
  * New kinds are added at the end. */
 typedef enum {
   SACCADE_ABLATION_HEADS,   /* the head sweep: each head zero-ablated alone */
@@ -59,6 +63,7 @@ typedef enum {
   SACCADE_ABLATION_DLA,     /* direct logit attribution of each head */
   SACCADE_ABLATION_FAITH,   /* attention against leave-one-out importance */
   SACCADE_ABLATION_LAYERS,  /* the layer sweep: each layer's attention zero-ablated */
+  SACCADE_ABLATION_PATCH,   /* activation patching between the run and a corrupted run */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -68,7 +73,8 @@ const ScStudyKind *saccade_ablation_study_kind (SaccadeAblationKind kind);
  * apart by its params); NULL outside the enum. */
 const char *saccade_ablation_kind_id (SaccadeAblationKind kind);
 /* The short names "heads", "tokens", "heads-mean", "permute", "erasure", "dla",
- * "faithfulness" (the test driver's and page.study's); NULL outside the enum. */
+ * "faithfulness", "layers", "patch" (the test driver's and page.study's); NULL outside the
+ * enum. */
 const char *saccade_ablation_kind_name (SaccadeAblationKind kind);
 /* Parses a short name, or a store kind text other than "ablate-heads"'s mean form. */
 gboolean saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out);
@@ -80,13 +86,21 @@ gboolean saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out
 /* What a study is asked for; a field a kind does not use is ignored (and not part of its
  * stored params). Zero-initialised it is every verb's default but for n_permutations,
  * whose 0 means SACCADE_ABLATION_DEFAULT_PERMUTATIONS, and n_random, whose 0 is zero random
- * orderings (as `--seeds 0`): say SACCADE_ABLATION_DEFAULT_SEEDS for the verb's default. */
+ * orderings (as `--seeds 0`): say SACCADE_ABLATION_DEFAULT_SEEDS for the verb's default, and
+ * contrast, whose 0 is token 0: say −1 for the verb's default. */
 typedef struct {
   int target;              /* the token measured, or −1: the clean top-1 */
   int n_permutations;      /* PERMUTE: N, 1 .. SC_PERMUTATION_MAX_N (0: the default) */
   guint64 seed;            /* PERMUTE, ERASURE: the base seed (`--seed`, default 0) */
   ScEraseKind erase_kind;  /* ERASURE: mask (default) or drop */
   int n_random;            /* ERASURE: random orderings, 0 .. SC_ERASURE_MAX_SEEDS */
+  /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
+   * length; 0: none named, which the study refuses), the contrast token (−1: the
+   * corrupted run's top-1), ScPatchDirection and ScPatchWhat (0: denoise, heads). */
+  gint64 corrupted_run;
+  int contrast;
+  int patch_direction;
+  int patch_what;
 } SaccadeAblationParams;
 
 
@@ -102,6 +116,7 @@ typedef struct {
   ScErasureResult *erasure;   /* ERASURE */
   ScDlaResult *dla;           /* DLA */
   ScLayerSweepResult *layers; /* LAYERS */
+  ScPatchResult *patch;       /* PATCH */
   SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
   /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
    * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the
@@ -113,6 +128,8 @@ typedef struct {
    * the computed rows or, for a study read back, from the run's stored head (fp16). */
   int faith_best_head;
   double *faith_best_row;
+  /* PATCH: the corrupted run it was patched against. */
+  gint64 patch_corrupted;
   /* HEADS_MEAN: the reference means were computed now (not read from the store), in
    * means_seconds (inside seconds). */
   gboolean means_computed;
@@ -159,7 +176,8 @@ int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMet
  * exports"): one row per head (the head sweeps; permutation: each quantile of each metric;
  * DLA: with the stored zero-ablation effect beside it), per token (leave-one-out), per
  * ordering and step (erasure: ordering,seed_index,k,erased_pos,p_target,tv,top1) or per
- * compared token (faithfulness: saccade_faithfulness_run_csv's columns), the clean run's
+ * compared token (faithfulness: saccade_faithfulness_run_csv's columns), per patched cell
+ * (patching: saccade_patch_csv's columns), the clean run's
  * numbers and the ids repeated on each but faithfulness's; NaN as an empty field (but
  * faithfulness's "nan"). Token rows name their token by @tokens[j].id and @labels[j]
  * (display labels), both of @n entries; either may be NULL, or @n may differ from the

@@ -214,6 +214,25 @@ action_show_run_head (GSimpleAction *action, GVariant *param, gpointer user_data
   saccade_window_runs_reload (self, run_id);
 }
 
+/* What the Ablation page's patching map asks for on Shift+click: head (layer, head) of the
+ * run shown beside the same head of run @other (the corrupted run), on the Compare page. */
+static void
+action_compare_head (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  SaccadeWindow *self = user_data;
+  SaccadePage *compare = saccade_window_get_page (self, "compare");
+  g_autofree char *pair = NULL;
+  gint64 other = 0;
+  int layer = 0, head = 0;
+
+  g_variant_get (param, "(iix)", &layer, &head, &other);
+  if (compare == NULL)
+    return;
+  saccade_window_show_page (self, "compare");
+  pair = g_strdup_printf ("%d.%d %d.%d %" G_GINT64_FORMAT, layer, head, layer, head, other);
+  gtk_widget_activate_action (GTK_WIDGET (compare), "page.pair", "s", pair);
+}
+
 /* win.NAME -> the visible page's page.NAME (a page without it ignores the accelerator). */
 static void
 action_to_page (GSimpleAction *action, GVariant *param, gpointer user_data)
@@ -239,6 +258,7 @@ static const GActionEntry win_entries[] = {
   { .name = "show-page", .activate = action_show_page, .parameter_type = "s" },
   { .name = "show-head", .activate = action_show_head, .parameter_type = "(ii)" },
   { .name = "show-run-head", .activate = action_show_run_head, .parameter_type = "(xii)" },
+  { .name = "compare-head", .activate = action_compare_head, .parameter_type = "(iix)" },
   /* The visible page's page.* actions of the same name. */
   { .name = "previous-head", .activate = action_to_page },
   { .name = "next-head", .activate = action_to_page },
@@ -279,6 +299,7 @@ saccade_window_update_actions (SaccadeWindow *self)
     { "delete-run", selected && !capturing && self->deleting == 0 },
     { "show-page", has_run },
     { "show-head", has_run },
+    { "compare-head", has_run },
     { "previous-head", has_run },
     { "next-head", has_run },
     { "previous-layer", has_run },

@@ -512,9 +512,12 @@ sc_grad_backward (ScGrad *g, const ScObjective *obj, ScGradObserveFn observe, vo
   const int L = (int) in->n_layers, H = (int) in->n_heads, n = g->n;
   const size_t N = (size_t) n, E = in->n_embd, KV = (size_t) in->n_kv_heads * in->head_dim;
   const ScIntervention *iv = g->opt.intervention;
+  const size_t Q = (size_t) H * in->head_dim;
+  const bool host = sc_backend_supports (g->b, SC_BACKEND_CAP_HOST_MEMORY);
   ScSession *s = g->s;
   const double t0 = now_s ();
   uint8_t *detached;
+  float *host_do = NULL; /* d objective / d o on the host, for attn_output_grad */
   ScStatus st;
   int l, h, e;
 
@@ -522,8 +525,13 @@ sc_grad_backward (ScGrad *g, const ScObjective *obj, ScGradObserveFn observe, vo
     sc_error_clear (err);
   if ((st = check_objective (g, obj, err)) != SC_OK)
     return st;
-  if ((detached = calloc ((size_t) H, 1)) == NULL)
-    return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+  if ((detached = calloc ((size_t) H, 1)) == NULL
+      || (g->opt.attn_output_grad != NULL && !host
+          && (host_do = malloc (N * Q * sizeof *host_do)) == NULL))
+    {
+      free (detached);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
+    }
   if ((st = objective_backward (g, obj, value, err)) != SC_OK)
     goto out;
 
@@ -574,12 +582,26 @@ sc_grad_backward (ScGrad *g, const ScObjective *obj, ScGradObserveFn observe, vo
         }
       if (observe != NULL && (st = observe_layer (g, l, c.probs, observe, user, err)) != SC_OK)
         goto out;
+      /* the layer backward left d o in dattn (sc-arch.h: attention_backward reads it) */
+      if (g->opt.attn_output_grad != NULL)
+        {
+          if (!host && (st = g->b->ops->download (g->b, host_do, g->dattn, N * Q, err)) != SC_OK)
+            goto out;
+          if (!g->opt.attn_output_grad (g->opt.attn_output_grad_user, l,
+                                        host ? g->dattn : host_do, n, (int) Q))
+            {
+              st = sc_error_set (err, SC_ERR_CANCELLED, "cancelled at layer %d's output "
+                                 "gradient", l);
+              goto out;
+            }
+        }
     }
   if (grad_embd != NULL)
     st = g->b->ops->download (g->b, grad_embd, g->dx, N * E, err);
   g->stats.backward_s = now_s () - t0;
 out:
   free (detached);
+  free (host_do);
   return st;
 }
 

@@ -80,6 +80,14 @@ typedef struct {
   /* the backward stops after this layer (0 = every layer): grad_embd is then the gradient
    * with respect to the residual entering it */
   int lowest_layer;
+  /* Optional (NULL = not wanted): called by sc_grad_backward() for each layer it passes,
+   * from the last down, with @d_o = d objective / d o, the gradient with respect to the
+   * layer's attention output before W_O — the o of ScObserver.attn_output: (n, width) host
+   * floats, width = n_heads * head_dim, head h in columns h * head_dim .. — borrowed for the
+   * call (a host copy on a device backend). Attribution patching multiplies it by the
+   * change of a head's output (study/sc-patch-study.h). Returning false cancels. */
+  bool (*attn_output_grad) (void *user, int layer, const float *d_o, int n, int width);
+  void *attn_output_grad_user;
 } ScGradOptions;
 
 /* Where the time and memory went (bytes are what the session and the ScGrad hold). */

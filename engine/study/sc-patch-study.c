@@ -433,6 +433,192 @@ out:
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* Attribution patching                                                                  */
+
+/* The backward's d m / d o per layer, turned into each cell's first-order estimate. */
+typedef struct {
+  ScPatchResult *r;
+  const float *src, *base; /* (L, H, n, d) head outputs of the two runs */
+  int H, d, n;
+  double m_base;
+} Estimate;
+
+static bool
+estimate_layer (void *user, int layer, const float *d_o, int n, int width)
+{
+  Estimate *e = user;
+  ScPatchResult *r = e->r;
+
+  for (int h = 0; h < e->H; h++)
+    {
+      const size_t head = ((size_t) layer * e->H + h) * e->n;
+      double sum = 0.0;
+      for (int p = 0; p < n; p++)
+        {
+          const float *a = e->src + (head + p) * e->d, *b = e->base + (head + p) * e->d;
+          const float *g = d_o + (size_t) p * width + (size_t) h * e->d;
+          double dot = 0.0;
+          for (int t = 0; t < e->d; t++)
+            dot += ((double) a[t] - (double) b[t]) * (double) g[t];
+          if (r->what == SC_PATCH_HEAD_POSITIONS)
+            r->patched[(size_t) (layer * e->H + h) * n + p] = e->m_base + dot;
+          sum += dot;
+        }
+      if (r->what == SC_PATCH_HEADS)
+        r->patched[layer * e->H + h] = e->m_base + sum;
+    }
+  return true;
+}
+
+/* Reports @fraction: false when the caller asked to cancel. */
+static bool
+report (ScStudyProgressFn progress, void *user, double fraction)
+{
+  return progress == NULL || progress (user, fraction);
+}
+
+ScStatus
+sc_patch_attribution_run (ScSession *session, ScGrad *grad, const ScModel *model,
+                          const int32_t *clean,
+                          const int32_t *corrupted, int n, const ScPatchParams *p,
+                          ScStudyProgressFn progress, void *progress_user, ScPatchResult **out,
+                          ScError *err)
+{
+  const ScModelInfo *info = model != NULL ? sc_model_info (model) : NULL;
+  ScPatchResult *r = NULL;
+  float *logits = NULL, *heads = NULL, *dlogits = NULL;
+  Source src = { 0 }, base = { 0 };
+  ScObserver src_obs = { .attn_output = take_attn_output },
+             base_obs = { .attn_output = take_attn_output };
+  ScForwardOptions opt = { 0 };
+  ScGradOptions gopt = { 0 };
+  Estimate est;
+  int L, H, V, d;
+  const int32_t *source_ids, *base_ids;
+  float *src_row, *base_row;
+  ScStatus st;
+
+  if (grad == NULL || out == NULL || info == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution patching: NULL argument");
+  if ((st = check_args (session, model, clean, corrupted, n, p, err)) != SC_OK)
+    return st;
+  if (p->what != SC_PATCH_HEADS && p->what != SC_PATCH_HEAD_POSITIONS)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution patching estimates heads and "
+                         "head-positions (their outputs); patch the %s exactly",
+                         sc_patch_what_names[p->what]);
+  L = (int) info->n_layers;
+  H = (int) info->n_heads;
+  V = (int) info->n_vocab;
+  d = (int) info->head_dim;
+  source_ids = p->direction == SC_PATCH_DENOISE ? clean : corrupted;
+  base_ids = p->direction == SC_PATCH_DENOISE ? corrupted : clean;
+  r = sc_patch_result_new (L, H, n, p->what);
+  /* (n, V) logits of the clean run, then the source's and the base's last rows */
+  logits = malloc (((size_t) n + 2) * V * sizeof *logits);
+  dlogits = calloc ((size_t) V, sizeof *dlogits);
+  heads = malloc (2 * (size_t) L * H * n * d * sizeof *heads);
+  if (r == NULL || logits == NULL || dlogits == NULL || heads == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "attribution patching: out of memory for %d "
+                         "tokens", n);
+      goto out;
+    }
+  r->direction = p->direction;
+  r->estimated = true;
+  src_row = logits + (size_t) n * V;
+  base_row = src_row + V;
+  src = (Source) { .heads = heads, .H = H, .d = d, .n = n };
+  base = (Source) { .heads = heads + (size_t) L * H * n * d, .H = H, .d = d, .n = n };
+  src_obs.user = &src;
+  base_obs.user = &base;
+
+  /* 1. The source run, plainly: its head outputs (and, when it is the clean run, every
+   *    row's logits for the clean measures). */
+  opt.observer = &src_obs;
+  opt.all_logits = source_ids == clean;
+  if ((st = sc_forward (session, source_ids, n, &opt, opt.all_logits ? logits : src_row, err))
+      != SC_OK)
+    goto out;
+  if (opt.all_logits)
+    memcpy (src_row, logits + (size_t) (n - 1) * V, (size_t) V * sizeof *logits);
+  if (!report (progress, progress_user, 1.0 / 3))
+    goto cancelled;
+
+  /* 2. The base run with the tape, its head outputs kept. */
+  gopt.observer = &base_obs;
+  gopt.attn_output_grad = estimate_layer;
+  gopt.attn_output_grad_user = &est;
+  if ((st = sc_grad_forward (grad, base_ids, n, &gopt, err)) != SC_OK
+      || (st = sc_grad_logits (grad, n - 1, base_row, err)) != SC_OK)
+    goto out;
+  for (int q = 0; q < n - 1 && base_ids == clean; q++)
+    if ((st = sc_grad_logits (grad, q, logits + (size_t) q * V, err)) != SC_OK)
+      goto out;
+  if (base_ids == clean)
+    memcpy (logits + (size_t) (n - 1) * V, base_row, (size_t) V * sizeof *logits);
+  if ((st = sc_study_clean_measures (logits, clean, n, V, p->target, &r->target,
+                                     &r->top1_clean, &r->logp_clean, &r->loss_clean, err))
+      != SC_OK)
+    goto out;
+  {
+    const float *corrupt_row = source_ids == corrupted ? src_row : base_row;
+    r->top1_corrupted = sc_logits_top1 (corrupt_row, V);
+    r->contrast = p->contrast >= 0 ? p->contrast
+                  : r->top1_corrupted != r->target ? r->top1_corrupted : -1;
+    r->metric_clean = sc_patch_metric (source_ids == clean ? src_row : base_row, V, r->target,
+                                       r->contrast);
+    r->metric_corrupted = sc_patch_metric (corrupt_row, V, r->target, r->contrast);
+  }
+  if (isnan (r->metric_clean) || isnan (r->metric_corrupted) || r->top1_corrupted < 0)
+    {
+      st = sc_error_set (err, SC_ERR_INVALID_ARG, "attribution patching: the clean or "
+                         "corrupted logits hold a NaN");
+      goto out;
+    }
+  if (!report (progress, progress_user, 2.0 / 3))
+    goto cancelled;
+
+  /* 3. d m / d logits at the base's last row: e_A − e_B, or e_A − softmax for ln p(A);
+   *    then the backward, each layer's d m / d o turned into its cells' estimates. */
+  if (r->contrast >= 0)
+    {
+      dlogits[r->target] = 1.0f;
+      dlogits[r->contrast] = -1.0f;
+    }
+  else
+    {
+      double z = 0.0, top = base_row[0];
+      for (int t = 1; t < V; t++)
+        top = base_row[t] > top ? base_row[t] : top;
+      for (int t = 0; t < V; t++)
+        z += exp ((double) base_row[t] - top);
+      for (int t = 0; t < V; t++)
+        dlogits[t] = (float) (-exp ((double) base_row[t] - top) / z);
+      dlogits[r->target] += 1.0f;
+    }
+  est = (Estimate) { .r = r, .src = src.heads, .base = base.heads, .H = H, .d = d, .n = n,
+                     .m_base = sc_patch_metric (base_row, V, r->target, r->contrast) };
+  {
+    const ScObjective obj = { SC_OBJECTIVE_DLOGITS, n - 1, 0, dlogits };
+    if ((st = sc_grad_backward (grad, &obj, NULL, NULL, NULL, NULL, err)) != SC_OK)
+      goto out;
+  }
+  if (!report (progress, progress_user, 1.0))
+    goto cancelled;
+  *out = r;
+  r = NULL;
+  goto out;
+cancelled:
+  st = sc_error_set (err, SC_ERR_CANCELLED, "attribution patching: cancelled");
+out:
+  free (logits);
+  free (dlogits);
+  free (heads);
+  sc_patch_result_free (r);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Storage                                                                               */
 
 int
@@ -468,8 +654,9 @@ sc_patch_store (ScStore *store, const ScStoreModel *model, const char *params_js
 
   if (r == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "patching: no result to store");
-  if ((st = sc_store_study_begin (store, SC_PATCH_STUDY_KIND, model, params_json, &s, err))
-      != SC_OK)
+  if ((st = sc_store_study_begin (store, r->estimated ? SC_PATCH_ATTRIBUTION_KIND
+                                                      : SC_PATCH_STUDY_KIND,
+                                  model, params_json, &s, err)) != SC_OK)
     return st;
   for (int i = 0; i < r->n_rows * r->n_cols; i++)
     if ((st = sc_store_study_add_series (s, "patched", i, r->patched[i], err)) != SC_OK)
@@ -501,10 +688,11 @@ stored_token (double v, uint32_t V, bool none_ok, bool *ok)
   return (int) v;
 }
 
-ScStatus
-sc_patch_load (ScStore *store, const ScModelInfo *info,
-               const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
-               const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
+/* sc_patch_load for the kind @kind_id (exact or attribution patching: @estimated). */
+static ScStatus
+load_kind (const char *kind_id, bool estimated, ScStore *store, const ScModelInfo *info,
+           const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+           const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
 {
   /* the metric is a logit difference or a log-probability: finite, far inside ±1e6 */
   static const ScStudyValueRule patched_rule = { "patched", -1e6, 1e6, false };
@@ -517,8 +705,8 @@ sc_patch_load (ScStore *store, const ScModelInfo *info,
   bool ok = true;
   ScStatus st;
 
-  if ((st = sc_study_find_and_read (store, SC_PATCH_STUDY_KIND, sha256, params_json, &d,
-                                    study_id, err)) != SC_OK)
+  if ((st = sc_study_find_and_read (store, kind_id, sha256, params_json, &d, study_id, err))
+      != SC_OK)
     return st;
   if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads
       || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n) || n < 2
@@ -534,6 +722,7 @@ sc_patch_load (ScStore *store, const ScModelInfo *info,
       return st;
     }
   r->direction = p->direction;
+  r->estimated = estimated;
   r->target = target;
   r->top1_clean = top1;
   r->logp_clean = logp;
@@ -558,10 +747,19 @@ sc_patch_load (ScStore *store, const ScModelInfo *info,
   return SC_OK;
 bad:
   st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its values do not fit %s and its "
-                     "parameters", (long long) d->id, SC_PATCH_STUDY_KIND, info->name);
+                     "parameters", (long long) d->id, kind_id, info->name);
   sc_store_study_data_free (d);
   sc_patch_result_free (r);
   return st;
+}
+
+ScStatus
+sc_patch_load (ScStore *store, const ScModelInfo *info,
+               const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+               const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
+{
+  return load_kind (SC_PATCH_STUDY_KIND, false, store, info, sha256, params_json, p, out,
+                    study_id, err);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -577,6 +775,14 @@ patch_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx
   if (p->corrupted_run < 1)
     sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: name the corrupted run (--corrupted "
                   "RUN)", kind->name);
+  else if (kind == &sc_study_kind_patch_attribution && p->what != SC_PATCH_HEADS
+           && p->what != SC_PATCH_HEAD_POSITIONS)
+    {
+      sc_error_set (err, SC_ERR_INVALID_ARG, "study %s estimates heads and head-positions "
+                    "(their outputs); patch the %s exactly (study patch --what %s)",
+                    kind->name, sc_patch_what_names[p->what], sc_patch_what_names[p->what]);
+      return -1;
+    }
   else if (p->target >= 0 && p->contrast == p->target)
     sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the contrast is the target (%d)",
                   kind->name, p->target);
@@ -598,8 +804,14 @@ patch_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, v
                          "corrupted run %lld has %d; patching needs the same length",
                          kind->name, (long long) ctx->run_id, ctx->n_tokens,
                          (long long) ctx->run2_id, ctx->n_tokens2);
-  st = sc_patch_run (ctx->session, ctx->model, ctx->ids, ctx->ids2, ctx->n_tokens, params,
-                     ctx->progress, ctx->progress_user, &r, err);
+  /* the two kinds of this file: exact patching, and its first-order estimate */
+  if (kind == &sc_study_kind_patch_attribution)
+    st = sc_patch_attribution_run (ctx->session, ctx->grad, ctx->model, ctx->ids, ctx->ids2,
+                                   ctx->n_tokens, params, ctx->progress, ctx->progress_user,
+                                   &r, err);
+  else
+    st = sc_patch_run (ctx->session, ctx->model, ctx->ids, ctx->ids2, ctx->n_tokens, params,
+                       ctx->progress, ctx->progress_user, &r, err);
   *out = r;
   return st;
 }
@@ -618,6 +830,19 @@ patch_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA
 {
   ScPatchResult *r = NULL;
   ScStatus st = sc_patch_load (store, info, sha256, params_json, params, &r, study_id, err);
+
+  *out = r;
+  return st;
+}
+
+static ScStatus
+attribution_load (ScStore *store, const ScModelInfo *info,
+                  const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
+                  const void *params, void **out, int64_t *study_id, ScError *err)
+{
+  ScPatchResult *r = NULL;
+  ScStatus st = load_kind (SC_PATCH_ATTRIBUTION_KIND, true, store, info, sha256, params_json,
+                           params, &r, study_id, err);
 
   *out = r;
   return st;
@@ -682,6 +907,25 @@ const ScStudyKind sc_study_kind_patch = {
   .run = patch_run,
   .store = patch_store,
   .load = patch_load,
+  .result_n_tokens = patch_n_tokens,
+  .result_clean = patch_clean,
+  .result_free = patch_free,
+};
+
+const ScStudyKind sc_study_kind_patch_attribution = {
+  .id = SC_PATCH_ATTRIBUTION_KIND,
+  .name = "attribution-patch",
+  .title = "Attribution patching (first-order estimate of activation patching)",
+  .needs = SC_STUDY_NEEDS_RUN | SC_STUDY_NEEDS_RUN_PAIR | SC_STUDY_NEEDS_SESSION
+           | SC_STUDY_NEEDS_BACKWARD,
+  .min_tokens = 2,
+  .params_size = sizeof (ScPatchParams),
+  .params_default = &PATCH_DEFAULT,
+  .options = PATCH_OPTIONS,
+  .params_json = patch_params_json,
+  .run = patch_run,
+  .store = patch_store,
+  .load = attribution_load,
   .result_n_tokens = patch_n_tokens,
   .result_clean = patch_clean,
   .result_free = patch_free,

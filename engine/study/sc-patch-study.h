@@ -51,7 +51,20 @@
  * nothing, bit for bit; the residual patched at every position of a layer gives the source
  * run's logits.
  *
- * Storage (sc-store-study.h): kind SC_PATCH_STUDY_KIND, params
+ * Attribution patching (Nanda 2023; Syed, Rager & Conmy 2023): the first-order estimate of
+ * the same grid from one run of each prompt and one backward pass. With g_l = d m / d o_l
+ * at the base run (the gradient of the metric with respect to layer l's attention output
+ * before W_O, ScGradOptions.attn_output_grad) and Δ = o_source − o_base,
+ *   m̂(head h of layer l, positions S) = m_base + Σ_{p in S} Σ_t Δ[l, h, p, t] g_l[p, h d + t],
+ * normalised as above. Exact where m is linear in the head's output (a head writing straight
+ * into the logits, or one whose effect on m is small); it misses saturation (a softmax
+ * downstream already at 0 or 1) and interactions, which is why it is shown beside exact
+ * patching and ranked against it rather than trusted alone. heads and head-positions only
+ * (SC_ERR_INVALID_ARG for the other grids: the estimate is of a head's output); an
+ * architecture with a backward pass.
+ *
+ * Storage (sc-store-study.h): kind SC_PATCH_STUDY_KIND (attribution patching:
+ * SC_PATCH_ATTRIBUTION_KIND), params
  * {"study":V,"run":R,"corrupted":C,"target":A|null,"contrast":B|null,
  *  "direction":"denoise"|"noise","what":"heads"|"head-positions"|"residual"|"patterns"|
  *  "queries"|"keys"|"values"};
@@ -68,6 +81,7 @@
 #include <stdint.h>
 
 #include "core/sc-error.h"
+#include "forward/sc-backward.h"
 #include "forward/sc-forward.h"
 #include "model/sc-model.h"
 #include "store/sc-store-study.h"
@@ -78,6 +92,7 @@ extern "C" {
 #endif
 
 #define SC_PATCH_STUDY_KIND "patch"
+#define SC_PATCH_ATTRIBUTION_KIND "patch-attribution"
 /* Bumped whenever the definition above changes, so old stored studies are not reused. */
 #define SC_PATCH_STUDY_VERSION 1
 
@@ -113,6 +128,8 @@ typedef struct {
   double logp_clean, loss_clean; /* the clean run's (ScStudyClean) */
   double metric_clean, metric_corrupted;
   double *patched;               /* (n_rows · n_cols) m of each patched run */
+  bool estimated;                /* attribution patching: patched[] are first-order
+                                  * estimates of m, not patched runs */
 } ScPatchResult;
 
 /* The names the params text and the command line use. */
@@ -138,6 +155,15 @@ ScStatus sc_patch_run (ScSession *session, const ScModel *model, const int32_t *
                        ScStudyProgressFn progress, void *progress_user, ScPatchResult **out,
                        ScError *err);
 
+/* Attribution patching of @clean and @corrupted (as sc_patch_run) on @session (bound to
+ * @model) and @grad, its backward pass; @progress once per pass. Errors: as sc_patch_run,
+ * SC_ERR_INVALID_ARG for @params->what SC_PATCH_RESIDUAL, those of sc_grad_forward and
+ * sc_grad_backward. */
+ScStatus sc_patch_attribution_run (ScSession *session, ScGrad *grad, const ScModel *model,
+                                   const int32_t *clean, const int32_t *corrupted, int n_tokens,
+                                   const ScPatchParams *params, ScStudyProgressFn progress,
+                                   void *progress_user, ScPatchResult **out, ScError *err);
+
 /* An empty result of the grid @what implies (numbers NaN, ids −1); NULL when out of memory
  * or a count is out of range. */
 ScPatchResult *sc_patch_result_new (int n_layers, int n_heads, int n_tokens, int what);
@@ -159,8 +185,10 @@ ScStatus sc_patch_load (ScStore *store, const ScModelInfo *info,
                         const ScPatchParams *params, ScPatchResult **out, int64_t *study_id,
                         ScError *err);
 
-/* This file's study kind (sc-study.h): `saccade study patch RUN --corrupted RUN2`. */
+/* This file's study kinds (sc-study.h): `saccade study patch RUN --corrupted RUN2` and
+ * `saccade study attribution-patch RUN --corrupted RUN2`. */
 extern const ScStudyKind sc_study_kind_patch;
+extern const ScStudyKind sc_study_kind_patch_attribution;
 
 #ifdef __cplusplus
 }

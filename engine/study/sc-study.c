@@ -40,6 +40,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_attribution,
   &sc_study_kind_adversarial,
   &sc_study_kind_patch,
+  &sc_study_kind_patch_attribution,
   &sc_study_kind_lens,
   &sc_study_kind_head_means,
   NULL,

@@ -42,16 +42,22 @@
  *   delete ID|newest         select a run and ask to delete it (a dialog opens)
  *   respond ID               answer the open dialog ("delete", "cancel", "close")
  *   activate-head L H        what a click on a head of the Model page does
+ *   compare-head L H RUN     what Shift+click on head (L, H) of the Ablation page's
+ *                            patching map does (win.compare-head: the head of the run shown
+ *                            beside the same head of run RUN on the Compare page)
  *   induction T S            on the Induction page: run the detector (T tokens, S seeds) and
  *                            wait for it
  *   induction-open L H       on the Induction page: what a click on head (L, H) does (the
  *                            sequence captured as a run, the head opened in Heatmap)
  *   expect-induction TEXT    the Induction page's status line contains TEXT
  *   ablation-study ID        on the Ablation page: choose a study (heads, heads-mean, tokens,
- *                            permute, erasure, dla, faithfulness)
+ *                            permute, erasure, dla, faithfulness, layers, patch)
  *   ablation-option NAME VAL on the Ablation page: set a study's option (permutations N,
  *                            seeds R, erase-kind mask|drop, source last-mean|rollout|flow|
- *                            best-head), as its chooser does
+ *                            best-head; patching's corrupted RUN, direction denoise|noise,
+ *                            what heads|head-positions|residual, contrast [TOKEN]), as its
+ *                            chooser does
+ *   expect-ablation-runnable yes|no  the Ablation page's Run Study can (not) be pressed
  *   ablation-target [TEXT]   on the Ablation page: type TEXT as the target (none: top-1)
  *   ablation-run             on the Ablation page: run the chosen study and wait for it
  *   ablation-run-then-cancel run it, then Cancel once it reports progress
@@ -574,6 +580,16 @@ ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const c
       if (nv[0] == NULL || nv[1] == NULL || !gtk_widget_activate_action (ab, action, "s", nv[1]))
         return fail (d, "ablation-option: no option '%s'", rest != NULL ? rest : "");
     }
+  else if (g_str_equal (cmd, "expect-ablation-runnable"))
+    {
+      const gboolean can = gtk_widget_activate_action (ab, "page.run-study", NULL)
+                           && saccade_page_is_busy (page);
+      if (can != g_str_equal (a1 != NULL ? a1 : "", "yes"))
+        return fail (d, "Run Study %s pressed (%s)", can ? "could be" : "could not be",
+                     status = dup_status (ab));
+      if (can)
+        gtk_widget_activate_action (ab, "page.cancel", NULL);
+    }
   else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
     {
       /* Run, as its button does; the page is busy once the study started. */
@@ -925,10 +941,18 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       g_signal_emit_by_name (saccade_page_get_figure (model), "head-activated",
                              a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
     }
+  else if (g_str_equal (cmd, "compare-head"))
+    {
+      if (a1 == NULL || a2 == NULL || rest == NULL || strrchr (rest, ' ') == NULL)
+        return fail (d, "compare-head needs L H RUN");
+      gtk_widget_activate_action (GTK_WIDGET (win), "win.compare-head", "(iix)", atoi (a1),
+                                  atoi (a2), (gint64) g_ascii_strtoll (strrchr (rest, ' ') + 1,
+                                                                       NULL, 10));
+    }
   else if (g_str_equal (cmd, "induction") || g_str_equal (cmd, "induction-open")
            || g_str_equal (cmd, "expect-induction"))
     return induction_command (d, cmd, a1, a2, rest);
-  else if (g_str_has_prefix (cmd, "ablation-") || g_str_equal (cmd, "expect-ablation"))
+  else if (g_str_has_prefix (cmd, "ablation-") || g_str_has_prefix (cmd, "expect-ablation"))
     return ablation_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "attribution-") || g_str_equal (cmd, "expect-attribution"))
     return attribution_command (d, cmd, a1, rest);

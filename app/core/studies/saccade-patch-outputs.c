@@ -1,11 +1,12 @@
 /* saccade-patch-outputs.c — activation patching's outputs (engine/study/sc-patch-study.h):
- * the metric and its normalisation, every patched cell in JSON, and for a terminal the
- * cells that moved the metric most and, for every (layer, head) grid (heads, patterns,
- * queries, keys, values), the whole layer × head map. */
+ * the metric and its normalisation, every patched cell in JSON and in CSV (the window's
+ * export), and for a terminal the cells that moved the metric most and, for every (layer,
+ * head) grid (heads, patterns, queries, keys, values), the whole layer × head map. */
 #include "app/core/studies/saccade-study-outputs.h"
 
 #include <math.h>
 
+#include "app/core/saccade-csv.h"
 #include "app/core/saccade-json.h"
 #include "engine/study/sc-patch-study.h"
 
@@ -24,9 +25,8 @@ per_head (const ScPatchResult *r)
   return r->what != SC_PATCH_HEAD_POSITIONS && r->what != SC_PATCH_RESIDUAL;
 }
 
-/* The layer, head (−1: none) and position (−1: every one) patched in cell @c. */
-static void
-cell_of (const ScPatchResult *r, int c, int *layer, int *head, int *pos)
+void
+saccade_patch_cell (const ScPatchResult *r, int c, int *layer, int *head, int *pos)
 {
   const int row = c / r->n_cols, col = c % r->n_cols;
 
@@ -59,6 +59,8 @@ patch_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_begin_object (b, "patch");
   saccade_json_string (b, "direction", sc_patch_direction_names[r->direction]);
   saccade_json_string (b, "what", sc_patch_what_names[r->what]);
+  /* exact: each cell a patched run; attribution: its first-order estimate */
+  saccade_json_string (b, "method", r->estimated ? "attribution" : "exact");
   saccade_json_int (b, "rows", r->n_rows);
   saccade_json_int (b, "cols", r->n_cols);
   /* the metric, what it was on each run, and the scale every cell's effect is on */
@@ -74,7 +76,7 @@ patch_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   for (int c = 0; c < cells; c++)
     {
       int layer, head, pos;
-      cell_of (r, c, &layer, &head, &pos);
+      saccade_patch_cell (r, c, &layer, &head, &pos);
       json_builder_begin_object (b);
       saccade_json_int (b, "layer", layer);
       if (head >= 0)
@@ -103,7 +105,7 @@ cell_name (const ScPatchResult *r, int c, const char *const *labels)
 {
   int layer, head, pos;
 
-  cell_of (r, c, &layer, &head, &pos);
+  saccade_patch_cell (r, c, &layer, &head, &pos);
   if (pos < 0)
     return g_strdup_printf ("L%d.H%d", layer, head);
   if (head < 0)
@@ -120,7 +122,10 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
   g_autofree double *moved = g_new (double, cells);
   g_autofree int *order = g_new (int, cells);
 
-  g_string_append_printf (out, "\nactivation patching, %s (%s), %s:\n",
+  g_string_append_printf (out, "\n%s, %s (%s), %s:\n",
+                          r->estimated ? "attribution patching (first-order estimates of "
+                                         "each patch from one backward pass)"
+                                       : "activation patching",
                           sc_patch_direction_names[r->direction],
                           r->direction == SC_PATCH_DENOISE
                             ? "clean activations into the corrupted run"
@@ -176,8 +181,48 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
     }
 }
 
+GBytes *
+saccade_patch_csv (const ScPatchResult *r, const char *const *labels, int n, gint64 run_id,
+                   gint64 corrupted_run, gint64 study_id)
+{
+  GString *out = g_string_new ("layer,head,pos,label,m,effect,target,contrast,m_clean,"
+                               "m_corrupted,direction,what,run,corrupted,study\n");
+  const int cells = r->n_rows * r->n_cols;
+  const gboolean named = labels != NULL && n == r->n_tokens;
+
+  for (int c = 0; c < cells; c++)
+    {
+      int layer, head, pos;
+      saccade_patch_cell (r, c, &layer, &head, &pos);
+      g_string_append_printf (out, "%d,", layer);
+      if (head >= 0)
+        g_string_append_printf (out, "%d", head);
+      g_string_append_c (out, ',');
+      if (pos >= 0)
+        g_string_append_printf (out, "%d", pos);
+      g_string_append_c (out, ',');
+      saccade_csv_quoted (out, named && pos >= 0 ? labels[pos] : "");
+      saccade_csv_add_exact (out, r->patched[c]);
+      saccade_csv_add_exact (out, sc_patch_normalised (r, r->patched[c]));
+      g_string_append_printf (out, ",%d,%d", r->target, r->contrast);
+      saccade_csv_add_exact (out, r->metric_clean);
+      saccade_csv_add_exact (out, r->metric_corrupted);
+      g_string_append_printf (out, ",%s,%s,%lld,%lld,%lld\n",
+                              sc_patch_direction_names[r->direction],
+                              sc_patch_what_names[r->what], (long long) run_id,
+                              (long long) corrupted_run, (long long) study_id);
+    }
+  return g_string_free_to_bytes (out);
+}
+
 const SaccadeStudyOutputs saccade_patch_outputs = {
   .kind = &sc_study_kind_patch,
+  .json = patch_json,
+  .text = patch_text,
+};
+
+const SaccadeStudyOutputs saccade_patch_attribution_outputs = {
+  .kind = &sc_study_kind_patch_attribution,
   .json = patch_json,
   .text = patch_text,
 };

@@ -16,6 +16,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_permute_outputs,
   &saccade_erasure_outputs,
   &saccade_patch_outputs,
+  &saccade_patch_attribution_outputs,
   &saccade_lens_outputs,
   NULL,
 };

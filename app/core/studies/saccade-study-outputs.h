@@ -18,6 +18,7 @@
 
 #include "app/core/saccade-study.h"
 #include "engine/study/sc-erasure-study.h"
+#include "engine/study/sc-patch-study.h"
 #include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
@@ -68,6 +69,17 @@ void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
                              const char *title, SaccadeErasureSeries *series,
                              SaccadeErasureFigure *f);
 
+/* Activation patching (saccade-patch-outputs.c): the layer, head (−1: the residual) and
+ * position (−1: every position, a whole head) cell @c of @r patched. */
+void saccade_patch_cell (const ScPatchResult *r, int c, int *layer, int *head, int *pos);
+/* Every cell of @r as CSV, one row per cell in the grid's order (both faces export it):
+ * layer,head,pos,label,m,effect then what every row repeats — target,contrast,m_clean,
+ * m_corrupted,direction,what,run,corrupted,study. head and pos are empty where the cell has
+ * none; label is @labels[pos] (@n labels; empty when @labels is NULL or @n is not the
+ * study's length); m and effect (sc_patch_normalised) exactly, NaN as an empty field. */
+GBytes *saccade_patch_csv (const ScPatchResult *r, const char *const *labels, int n,
+                           gint64 run_id, gint64 corrupted_run, gint64 study_id);
+
 /* The outputs of a face's study (SaccadeStudyFace, app/core/saccade-study.h: a result of
  * the face's own type), built once for both faces: the verb's JSON and text, and the CSV,
  * figure title and figure that the verb writes and the window exports. @result is the
@@ -107,7 +119,8 @@ extern const SaccadeFaceOutputs saccade_attribution_outputs;
 
 /* The outputs of each kind that has an outputs file (app/core/studies/saccade-*-outputs.c). */
 extern const SaccadeStudyOutputs saccade_layers_outputs;
-extern const SaccadeStudyOutputs saccade_patch_outputs;
+extern const SaccadeStudyOutputs saccade_patch_outputs;      /* saccade-patch-outputs.c */
+extern const SaccadeStudyOutputs saccade_patch_attribution_outputs;
 extern const SaccadeStudyOutputs saccade_lens_outputs;
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;

@@ -1,6 +1,8 @@
 /* saccade-ablation-options.c — the Ablation page's study table and choosers (see
  * saccade-ablation-private.h): which studies there are and what each shows, the study,
- * metric, target and option choosers, the page.* actions that set them as a user does, and
+ * metric, target and option choosers (patching's: the corrupted run among the runs of the
+ * same model and length, the direction, what is patched, the contrast), the page.* actions
+ * that set them as a user does, and
  * what a change of choice does (the options shown, the stored studies looked up again).
  * Not the results, lookups or jobs: those are saccade-ablation-page.c's.
  */
@@ -11,6 +13,7 @@
 #include <glib/gi18n.h>
 
 #include "app/core/saccade-model.h"
+#include "app/core/saccade-run.h"
 
 const StudyKind ablation_studies[] = {
   { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
@@ -29,6 +32,8 @@ const StudyKind ablation_studies[] = {
     "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
   { "layers", N_("Layer sweep — each layer's attention zero-ablated"), SACCADE_ABLATION_LAYERS,
     "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
+  { "patch", N_("Activation patching"), SACCADE_ABLATION_PATCH,
+    "patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATCH },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);
@@ -89,21 +94,37 @@ study_action (GtkWidget *widget, const char *name, GVariant *param)
   g_warning ("the Ablation page has no study '%s'", id);
 }
 
+/* page.target, page.contrast: what typing in their entries does. */
 static void
 target_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  GtkEntry *entry = g_str_equal (name, "page.contrast") ? self->contrast_entry
+                                                        : self->target_entry;
 
-  gtk_editable_set_text (GTK_EDITABLE (self->target_entry), g_variant_get_string (param, NULL));
+  gtk_editable_set_text (GTK_EDITABLE (entry), g_variant_get_string (param, NULL));
 }
 
-/* page.permutations, page.seeds, page.erase-kind, page.source: what their choosers do. */
+/* The index of @value in the NULL-terminated @names, or -1. */
+static int
+name_index (const char *const *names, const char *value)
+{
+  for (int i = 0; names[i] != NULL; i++)
+    if (g_str_equal (names[i], value))
+      return i;
+  return -1;
+}
+
+/* page.permutations, page.seeds, page.erase-kind, page.source, and patching's
+ * page.corrupted (a run id of the chooser), page.direction (denoise, noise), page.what
+ * (heads, head-positions, residual): what their choosers do. */
 static void
 option_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
   const char *value = g_variant_get_string (param, NULL);
   guint64 v;
+  int named;
 
   if (g_str_equal (name, "page.erase-kind")
       && (g_str_equal (value, "mask") || g_str_equal (value, "drop")))
@@ -130,6 +151,24 @@ option_action (GtkWidget *widget, const char *name, GVariant *param)
       gtk_spin_button_set_value (self->seeds_spin, (double) v);
       return;
     }
+  if ((g_str_equal (name, "page.direction")
+       && (named = name_index (sc_patch_direction_names, value)) >= 0)
+      || (g_str_equal (name, "page.what")
+          && (named = name_index (sc_patch_what_names, value)) >= 0))
+    {
+      gtk_drop_down_set_selected (g_str_equal (name, "page.what") ? self->what_dropdown
+                                                                  : self->direction_dropdown,
+                                  (guint) named);
+      return;
+    }
+  if (g_str_equal (name, "page.corrupted")
+      && g_ascii_string_to_unsigned (value, 10, 1, G_MAXINT64, &v, NULL))
+    for (guint k = 0; k < self->corrupted_ids->len; k++)
+      if (g_array_index (self->corrupted_ids, gint64, k) == (gint64) v)
+        {
+          gtk_drop_down_set_selected (self->corrupted_dropdown, k);
+          return;
+        }
   g_warning ("the Ablation page's %s takes no '%s'", name, value);
 }
 
@@ -169,7 +208,58 @@ ablation_show_options (SaccadeAblationPage *self)
   gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
   gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
   gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
+  gtk_widget_set_visible (self->patch_box, s->options == OPTIONS_PATCH);
+  gtk_widget_set_visible (self->contrast_box, s->options == OPTIONS_PATCH);
   ablation_update_runs_label (self);
+}
+
+gint64
+ablation_chosen_corrupted (SaccadeAblationPage *self)
+{
+  guint i = gtk_drop_down_get_selected (self->corrupted_dropdown);
+
+  return i < self->corrupted_ids->len ? g_array_index (self->corrupted_ids, gint64, i) : 0;
+}
+
+void
+ablation_fill_corrupted (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  GListModel *runs = saccade_page_get_runs (SACCADE_PAGE (self));
+  const gint64 kept = ablation_chosen_corrupted (self);
+  const guint n = runs != NULL && run != NULL ? g_list_model_get_n_items (runs) : 0;
+  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
+  guint sel = 0;
+
+  g_array_set_size (self->corrupted_ids, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr (SaccadeRunItem) item = g_list_model_get_item (runs, i);
+      const gint64 id = saccade_run_item_get_id (item);
+      g_autofree char *name = NULL;
+      if (id == run->id || saccade_run_item_get_n_tokens (item) != (guint) run->n
+          || g_strcmp0 (saccade_run_item_get_model_name (item), run->model_name) != 0)
+        continue;
+      if (id == kept)
+        sel = self->corrupted_ids->len;
+      name = saccade_page_dup_run_choice (id, saccade_run_item_get_title (item));
+      gtk_string_list_append (names, name);
+      g_array_append_val (self->corrupted_ids, id);
+    }
+  if (self->corrupted_ids->len == 0)
+    {
+      g_autofree char *none = NULL;
+      if (run != NULL)
+        /* Translators: the corrupted-run chooser when no run fits; %d: the run's tokens. */
+        none = g_strdup_printf (_("none of %d tokens"), run->n);
+      gtk_string_list_append (names, none != NULL ? none : _("none"));
+    }
+  self->updating = TRUE;
+  gtk_drop_down_set_model (self->corrupted_dropdown, G_LIST_MODEL (names));
+  gtk_drop_down_set_selected (self->corrupted_dropdown, sel);
+  self->updating = FALSE;
+  gtk_widget_set_sensitive (GTK_WIDGET (self->corrupted_dropdown),
+                            self->corrupted_ids->len > 0);
 }
 
 static void
@@ -203,6 +293,12 @@ erasure_options_changed (SaccadeAblationPage *self)
 }
 
 static void
+patch_options_changed (SaccadeAblationPage *self)
+{
+  ablation_options_changed (self, SACCADE_ABLATION_PATCH);
+}
+
+static void
 stored_chosen (SaccadeAblationPage *self)
 {
   guint i = gtk_drop_down_get_selected (self->stored_dropdown);
@@ -231,6 +327,10 @@ ablation_options_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "page.seeds", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.erase-kind", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.source", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.contrast", "s", target_action);
+  gtk_widget_class_install_action (widget_class, "page.corrupted", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.direction", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.what", "s", option_action);
 }
 
 void
@@ -240,6 +340,8 @@ ablation_options_init (SaccadeAblationPage *self)
   g_autoptr (GtkStringList) metrics = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) kinds = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) directions = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) whats = gtk_string_list_new (NULL);
 
   for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
     gtk_string_list_append (studies, _(ablation_studies[i].name));
@@ -254,6 +356,18 @@ ablation_options_init (SaccadeAblationPage *self)
   for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
     gtk_string_list_append (sources, saccade_faith_choice_name ((SaccadeFaithChoice) i));
   gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
+  /* Translators: patching's directions (ScPatchDirection's order): which run is computed
+   * and where the patched activation comes from. */
+  gtk_string_list_append (directions, _("Denoise"));
+  gtk_string_list_append (directions, _("Noise"));
+  gtk_drop_down_set_model (self->direction_dropdown, G_LIST_MODEL (directions));
+  /* Translators: what patching moves between the runs (ScPatchWhat's order). */
+  gtk_string_list_append (whats, _("Heads"));
+  gtk_string_list_append (whats, _("Heads × positions"));
+  gtk_string_list_append (whats, _("Residual"));
+  gtk_drop_down_set_model (self->what_dropdown, G_LIST_MODEL (whats));
+  self->corrupted_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  ablation_fill_corrupted (self);
   g_signal_connect_swapped (self->study_dropdown, "notify::selected", G_CALLBACK (study_chosen),
                             self);
   g_signal_connect_swapped (self->metric_dropdown, "notify::selected", G_CALLBACK (ablation_show_result),
@@ -269,6 +383,10 @@ ablation_options_init (SaccadeAblationPage *self)
   /* a new source is the same study drawn again */
   g_signal_connect_swapped (self->source_dropdown, "notify::selected", G_CALLBACK (ablation_show_result),
                             self);
-  ablation_show_options (self);
+  /* another corrupted run, direction or component is another patching study */
+  for (GtkDropDown **dd = (GtkDropDown *[]) { self->corrupted_dropdown, self->direction_dropdown,
+                                              self->what_dropdown, NULL };
+       *dd != NULL; dd++)
+    g_signal_connect_swapped (*dd, "notify::selected", G_CALLBACK (patch_options_changed), self);
   ablation_show_options (self);
 }

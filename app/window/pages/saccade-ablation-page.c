@@ -38,7 +38,6 @@
 #include "app/core/saccade-model.h"
 #include "app/window/studies/saccade-study-jobs.h"
 #include "app/window/studies/saccade-study-views.h"
-#include "ui/figures/saccade-token-label.h"
 
 G_DEFINE_FINAL_TYPE (SaccadeAblationPage, saccade_ablation_page, SACCADE_TYPE_PAGE)
 
@@ -62,12 +61,18 @@ update_actions (SaccadeAblationPage *self)
   gboolean can = saccade_page_get_run (page) != NULL && saccade_page_get_model (page) != NULL
                  && saccade_page_get_db_path (page) != NULL;
 
+  /* patching needs a second run to set against this one */
+  if (ablation_chosen_study (self)->options == OPTIONS_PATCH)
+    can = can && ablation_chosen_corrupted (self) > 0;
+
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.run-study", can && !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.cancel", busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->study_dropdown), !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->target_entry), !busy);
   gtk_widget_set_sensitive (self->permute_box, !busy);
   gtk_widget_set_sensitive (self->erasure_box, !busy);
+  gtk_widget_set_sensitive (self->patch_box, !busy);
+  gtk_widget_set_sensitive (self->contrast_box, !busy);
   gtk_widget_set_sensitive (GTK_WIDGET (self->stored_dropdown),
                             !busy && g_list_model_get_n_items (G_LIST_MODEL (self->stored_names))
                                        > 0);
@@ -79,26 +84,11 @@ set_status (SaccadeAblationPage *self, const char *text)
   saccade_study_jobs_set_status (self->jobs, text);
 }
 
-/* A token id as the figures show tokens ("“ tired”"); "token ID" without a model. Caller
- * frees. */
+/* A token id as the figures show tokens ("“␣tired”"). Caller frees. */
 static char *
 token_text (SaccadeAblationPage *self, int id)
 {
-  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
-  ScStoreToken *pieces = NULL;
-  char *label = NULL, *out;
-
-  if (model != NULL && id >= 0
-      && sc_store_tokens_from_ids (sc_model_tokenizer (saccade_loaded_model_get_model (model)),
-                                   &(int32_t) { id }, 1, &pieces, NULL) == SC_OK)
-    label = saccade_token_label ((const char *) pieces[0].piece, pieces[0].len);
-  sc_store_tokens_free (pieces);
-  if (label == NULL)
-    /* Translators: a token shown by its id when it cannot be decoded. */
-    return g_strdup_printf (_("token %d"), id);
-  out = g_strdup_printf ("“%s”", label);
-  g_free (label);
-  return out;
+  return saccade_study_token_text (saccade_page_get_model (SACCADE_PAGE (self)), id);
 }
 
 /* "YYYY-MM-DD HH:MM" in local time. Caller frees. */
@@ -109,6 +99,22 @@ format_date (gint64 ms)
   return t != NULL ? g_date_time_format (t, "%Y-%m-%d %H:%M") : g_strdup ("?");
 }
 
+
+/* Why patching cannot run on the run shown (caller frees), or NULL when it can or another
+ * study is chosen. */
+static char *
+no_corrupted_run (SaccadeAblationPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+
+  if (run == NULL || ablation_chosen_study (self)->options != OPTIONS_PATCH
+      || ablation_chosen_corrupted (self) > 0)
+    return NULL;
+  /* Translators: why patching cannot run; %d: the shown run's tokens. */
+  return g_strdup_printf (_("Patching needs a corrupted run: capture a sentence of the same "
+                            "model with %d tokens that differs where the behaviour is "
+                            "decided"), run->n);
+}
 
 /* What the status line says when nothing runs. */
 static void
@@ -126,7 +132,11 @@ show_idle_status (SaccadeAblationPage *self)
       target = token_text (self, t);
       if (a->study_id > 0)
         when = format_date (a->created_ms);
-      if (isfinite (logp))
+      if (a->patch != NULL)
+        /* Translators: patching's metric on the clean and the corrupted run. */
+        measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted"),
+                                   a->patch->metric_clean, a->patch->metric_corrupted);
+      else if (isfinite (logp))
         measure = g_strdup_printf (" · ln p = %.3f", logp);
       else if (a->dla != NULL)
         /* Translators: the target's logit in the clean run (direct logit attribution). */
@@ -161,7 +171,7 @@ show_idle_status (SaccadeAblationPage *self)
     text = g_strdup (_("The model is not loaded yet"));
   else if (saccade_study_jobs_get_lookups (self->jobs) > 0)
     text = g_strdup (_("Looking for stored studies…"));
-  else
+  else if ((text = no_corrupted_run (self)) == NULL)
     text = g_strdup (_("Not studied yet"));
   set_status (self, text);
   /* The line is ellipsized in narrow windows: the whole of it on hover. */
@@ -185,7 +195,9 @@ show_empty (SaccadeAblationPage *self)
   else
     {
       adw_status_page_set_title (self->empty_page, _(s->name));
-      desc = g_strdup (_("Press Run Study to compute it for this run. It is stored in the "
+      desc = no_corrupted_run (self);
+      if (desc == NULL)
+        desc = g_strdup (_("Press Run Study to compute it for this run. It is stored in the "
                          "database, and opens here without computing again next time."));
     }
   adw_status_page_set_description (self->empty_page, desc);
@@ -207,6 +219,7 @@ ablation_show_result (SaccadeAblationPage *self)
         .run = run, .metric = ablation_chosen_metric (self),
         .source = (int) MIN (gtk_drop_down_get_selected (self->source_dropdown),
                              SACCADE_FAITH_N_CHOICES - 1),
+        .model = saccade_page_get_model (SACCADE_PAGE (self)),
       };
       saccade_study_view_show (self->views[s->kind], a, &ctx);
       gtk_stack_set_visible_child_name (self->figure_stack, s->child);
@@ -335,6 +348,12 @@ current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
     .erase_kind = gtk_drop_down_get_selected (self->erase_kind_dropdown) == 1 ? SC_ERASE_DROP
                                                                               : SC_ERASE_MASK,
     .n_random = gtk_spin_button_get_value_as_int (self->seeds_spin),
+    .corrupted_run = ablation_chosen_corrupted (self),
+    .contrast = -1,
+    .patch_direction = (int) MIN (gtk_drop_down_get_selected (self->direction_dropdown),
+                                  SC_PATCH_NOISE),
+    .patch_what = (int) MIN (gtk_drop_down_get_selected (self->what_dropdown),
+                             SC_PATCH_RESIDUAL),
   };
 }
 
@@ -352,6 +371,8 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
   if (run == NULL || model == NULL || db == NULL)
     return;
   current_params (self, -1, &params);
+  if (kind == SACCADE_ABLATION_PATCH && params.corrupted_run <= 0)
+    return; /* no second run: nothing can be stored */
   self->lookup_gen[kind]++;
   saccade_ablation_async (self, model, db, run->id, kind, &params, SACCADE_STUDY_STORED_ONLY,
                           saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
@@ -437,16 +458,17 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
   ablation_show_result (self);
 }
 
-/* The target the entry names: -1 for the clean top-1 (empty), else the one token its text
- * is. FALSE with the reason on the status line. */
+/* The token @entry names: -1 for the default (empty), else the one token its text is.
+ * FALSE with the reason on the status line. */
 static gboolean
-parse_target (SaccadeAblationPage *self, SaccadeLoadedModel *model, int *target)
+parse_token (SaccadeAblationPage *self, SaccadeLoadedModel *model, GtkEntry *entry,
+             int *token)
 {
-  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->target_entry));
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) ids = NULL;
 
-  *target = -1;
+  *token = -1;
   if (text == NULL || *text == '\0')
     return TRUE;
   ids = saccade_tokenize (saccade_loaded_model_get_model (model), text, -1, FALSE, &error);
@@ -458,13 +480,17 @@ parse_target (SaccadeAblationPage *self, SaccadeLoadedModel *model, int *target)
   if (ids->len != 1)
     {
       g_autofree char *msg =
-        /* Translators: the typed target and its number of tokens. */
-        g_strdup_printf (_("The target “%s” is %u tokens: type one token (or nothing, for "
-                           "the clean top-1)"), text, ids->len);
+        entry == self->contrast_entry
+          /* Translators: the typed contrast and its number of tokens. */
+          ? g_strdup_printf (_("The contrast “%s” is %u tokens: type one token (or nothing, "
+                               "for the corrupted top-1)"), text, ids->len)
+          /* Translators: the typed target and its number of tokens. */
+          : g_strdup_printf (_("The target “%s” is %u tokens: type one token (or nothing, for "
+                               "the clean top-1)"), text, ids->len);
       set_status (self, msg);
       return FALSE;
     }
-  *target = g_array_index (ids, int32_t, 0);
+  *token = g_array_index (ids, int32_t, 0);
   return TRUE;
 }
 
@@ -482,9 +508,13 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
 
   if (run == NULL || model == NULL || db == NULL || saccade_study_jobs_get_running (self->jobs))
     return FALSE;
-  if (!parse_target (self, model, &target))
+  if (!parse_token (self, model, self->target_entry, &target))
     return FALSE;
   current_params (self, target, &params);
+  if (s->options == OPTIONS_PATCH
+      && (params.corrupted_run <= 0
+          || !parse_token (self, model, self->contrast_entry, &params.contrast)))
+    return FALSE;
   self->job_kind = s->kind;
   job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);
@@ -521,6 +551,7 @@ view_hover (SaccadeStudyView *view, const char *text, SaccadeAblationPage *self)
 static void
 saccade_ablation_page_set_run (SaccadePage *page, SaccadeRun *run)
 {
+  ablation_fill_corrupted (SACCADE_ABLATION_PAGE (page));
   restart (SACCADE_ABLATION_PAGE (page));
 }
 
@@ -604,6 +635,7 @@ saccade_ablation_page_dispose (GObject *object)
   memset (self->views, 0, sizeof self->views);
   g_clear_object (&self->jobs);
   g_clear_object (&self->stored_names);
+  g_clear_pointer (&self->corrupted_ids, g_array_unref);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_ABLATION_PAGE);
   G_OBJECT_CLASS (saccade_ablation_page_parent_class)->dispose (object);
 }
@@ -655,6 +687,12 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (seeds_spin);
   CHILD (source_box);
   CHILD (source_dropdown);
+  CHILD (contrast_box);
+  CHILD (contrast_entry);
+  CHILD (patch_box);
+  CHILD (corrupted_dropdown);
+  CHILD (direction_dropdown);
+  CHILD (what_dropdown);
 #undef CHILD
 }
 
@@ -696,6 +734,8 @@ saccade_ablation_page_init (SaccadeAblationPage *self)
 
   g_signal_connect_swapped (self->target_entry, "activate", G_CALLBACK (saccade_ablation_page_run),
                             self);
+  g_signal_connect_swapped (self->contrast_entry, "activate",
+                            G_CALLBACK (saccade_ablation_page_run), self);
   ablation_refresh_stored (self);
   ablation_show_result (self);
   update_actions (self);

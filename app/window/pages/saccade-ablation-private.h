@@ -20,6 +20,7 @@ typedef enum {
   OPTIONS_PERMUTE,              /* the permutations spin button */
   OPTIONS_ERASURE,              /* erasure kind, random orders */
   OPTIONS_SOURCE,               /* faithfulness: the attention source */
+  OPTIONS_PATCH,                /* patching: corrupted run, direction, what, contrast */
 } StudyOptions;
 
 typedef struct {
@@ -34,7 +35,7 @@ typedef struct {
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
-#define ABLATION_N_STUDIES 8
+#define ABLATION_N_STUDIES 9
 extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
 
 struct _SaccadeAblationPage
@@ -58,6 +59,12 @@ struct _SaccadeAblationPage
   GtkSpinButton *seeds_spin;
   GtkWidget *source_box;
   GtkDropDown *source_dropdown;
+  GtkWidget *contrast_box;
+  GtkEntry *contrast_entry;
+  GtkWidget *patch_box;
+  GtkDropDown *corrupted_dropdown;
+  GtkDropDown *direction_dropdown;
+  GtkDropDown *what_dropdown;
   GtkLabel *hover_label;
   GtkStack *figure_stack;
   AdwStatusPage *empty_page;
@@ -72,6 +79,7 @@ struct _SaccadeAblationPage
   gboolean choose_found;        /* the run's first lookups: show a study that was found */
   SaccadeAblation *results[SACCADE_ABLATION_N_KINDS]; /* of the shown run, or NULL */
   GtkStringList *stored_names;  /* the Stored drop-down's items */
+  GArray *corrupted_ids;        /* gint64 per item of corrupted_dropdown (none: empty) */
   int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
   gboolean updating;            /* the page sets its own choosers */
 };
@@ -88,6 +96,12 @@ int ablation_chosen_metric (SaccadeAblationPage *self);
 void ablation_update_runs_label (SaccadeAblationPage *self);
 /* Shows the chosen study's own choosers, hides the others. */
 void ablation_show_options (SaccadeAblationPage *self);
+/* Lists the runs patching can set against the run shown in the corrupted-run chooser:
+ * the database's runs of the same model and length, but the run shown (the choice kept
+ * when it is still there). */
+void ablation_fill_corrupted (SaccadeAblationPage *self);
+/* The chosen corrupted run; 0 when there is none to choose. */
+gint64 ablation_chosen_corrupted (SaccadeAblationPage *self);
 /* Installs page.study, page.metric, page.target and the options' actions. */
 void ablation_options_class_init (GtkWidgetClass *widget_class);
 /* Fills the choosers and connects them; called once the template is built. */

@@ -13,7 +13,9 @@
  * model file side by side on the run's text.
  *
  * Its own actions (the e2e test drives them): page.view (s: "pair", "matrix", "models"),
- * page.pair (s: "LA.HA LB.HB", both in the run shown), page.activate-cell (s: "i j", heads
+ * page.pair (s: "LA.HA LB.HB [RUN_B]": both in the run shown, or B in run RUN_B, one of
+ * the database's runs of the same model — win.compare-head's way of setting a head of the
+ * run shown beside the same head of another run), page.activate-cell (s: "i j", heads
  * numbered layer * n_heads + head, as a click on that cell does), page.models-b (s: model
  * B's path), page.models-colour (s: "type", a metric id, "prefix-matching",
  * "ablation-tv").
@@ -192,6 +194,8 @@ refresh_pair (SaccadeComparePage *self)
 static void
 configure_side (SaccadeComparePage *self, Side *d)
 {
+  if (d->run == NULL && d->loading != NULL)
+    return; /* the head chosen stays until the run it is of has loaded */
   self->updating = TRUE;
   gtk_adjustment_set_upper (d->layer, d->run != NULL ? d->run->n_layers - 1 : 0);
   gtk_adjustment_set_upper (d->head, d->run != NULL ? d->run->n_heads - 1 : 0);
@@ -261,23 +265,6 @@ side_moved (SaccadeComparePage *self)
 }
 
 /* The drop-downs list the database's runs of the same model as the run shown. */
-/* A run's name in the run pickers: "17 · The cat…", cut to DROPDOWN_CHARS characters, so a
- * long text (a whole page, or the Induction page's random tokens) cannot make the picker —
- * and with it the window — wider than the screen. */
-#define DROPDOWN_CHARS 24
-static char *
-dropdown_name (gint64 id, const char *title)
-{
-  g_autofree char *cut = NULL;
-
-  if (title != NULL && g_utf8_strlen (title, -1) > DROPDOWN_CHARS)
-    {
-      g_autofree char *head = g_utf8_substring (title, 0, DROPDOWN_CHARS - 1);
-      cut = g_strconcat (head, "…", NULL);
-    }
-  return g_strdup_printf ("%" G_GINT64_FORMAT " · %s", id, cut != NULL ? cut : title);
-}
-
 static void
 fill_runs (SaccadeComparePage *self, SaccadeRun *run)
 {
@@ -296,13 +283,13 @@ fill_runs (SaccadeComparePage *self, SaccadeRun *run)
         continue;
       if (id == run->id)
         shown = self->run_ids->len;
-      name = dropdown_name (id, saccade_run_item_get_title (item));
+      name = saccade_page_dup_run_choice (id, saccade_run_item_get_title (item));
       gtk_string_list_append (names, name);
       g_array_append_val (self->run_ids, id);
     }
   if (run != NULL && self->run_ids->len == 0)
     {
-      g_autofree char *name = dropdown_name (run->id, run->text);
+      g_autofree char *name = saccade_page_dup_run_choice (run->id, run->text);
       gtk_string_list_append (names, name);
       g_array_append_val (self->run_ids, run->id);
     }
@@ -393,19 +380,32 @@ start_matrix (SaccadeComparePage *self, SaccadeRun *run)
                                    matrix_done, NULL);
 }
 
-/* Both sides show heads @a and @b (layer * n_heads + head) of the run shown. */
+/* Side A shows head @a (layer * n_heads + head) of the run shown, side B head @b of run
+ * @run_b (0: the run shown; a run of the drop-downs' list, else the run shown). */
 static void
-show_pair (SaccadeComparePage *self, int a, int b)
+show_pair_of (SaccadeComparePage *self, int a, int b, gint64 run_b)
 {
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
   int ab[2] = { a, b };
+  guint shown = 0, other = GTK_INVALID_LIST_POSITION;
 
   if (run == NULL)
     return;
   fill_runs (self, run);
+  for (guint i = 0; i < self->run_ids->len; i++)
+    {
+      if (g_array_index (self->run_ids, gint64, i) == run->id)
+        shown = i;
+      if (g_array_index (self->run_ids, gint64, i) == run_b)
+        other = i;
+    }
   for (int s = 0; s < 2; s++)
     {
-      side_set_run_id (self, &self->side[s], run->id);
+      const guint pick = s == 1 && other != GTK_INVALID_LIST_POSITION ? other : shown;
+      self->updating = TRUE;
+      gtk_drop_down_set_selected (self->side[s].run_dd, pick);
+      self->updating = FALSE;
+      side_set_run_id (self, &self->side[s], g_array_index (self->run_ids, gint64, pick));
       self->updating = TRUE;
       gtk_adjustment_set_value (self->side[s].layer, ab[s] / run->n_heads);
       gtk_adjustment_set_value (self->side[s].head, ab[s] % run->n_heads);
@@ -413,6 +413,13 @@ show_pair (SaccadeComparePage *self, int a, int b)
     }
   gtk_stack_set_visible_child_name (self->view_stack, "pair");
   refresh_pair (self);
+}
+
+/* Both sides show heads @a and @b of the run shown. */
+static void
+show_pair (SaccadeComparePage *self, int a, int b)
+{
+  show_pair_of (self, a, b, 0);
 }
 
 static void
@@ -565,11 +572,13 @@ pair_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   SaccadeComparePage *self = SACCADE_COMPARE_PAGE (widget);
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
-  int la, ha, lb, hb;
+  int la, ha, lb, hb, n;
+  gint64 run_b = 0;
 
-  if (run != NULL && sscanf (g_variant_get_string (param, NULL), "%d.%d %d.%d", &la, &ha, &lb,
-                             &hb) == 4)
-    show_pair (self, la * run->n_heads + ha, lb * run->n_heads + hb);
+  if (run != NULL
+      && (n = sscanf (g_variant_get_string (param, NULL), "%d.%d %d.%d %" G_GINT64_FORMAT,
+                      &la, &ha, &lb, &hb, &run_b)) >= 4)
+    show_pair_of (self, la * run->n_heads + ha, lb * run->n_heads + hb, n == 5 ? run_b : 0);
 }
 
 static void

@@ -483,6 +483,21 @@ saccade_page_dup_quoted_text (SaccadeRun *run)
                           run->text);
 }
 
+#define RUN_CHOICE_CHARS 24
+
+char *
+saccade_page_dup_run_choice (gint64 id, const char *title)
+{
+  g_autofree char *cut = NULL;
+
+  if (title != NULL && g_utf8_strlen (title, -1) > RUN_CHOICE_CHARS)
+    {
+      g_autofree char *head = g_utf8_substring (title, 0, RUN_CHOICE_CHARS - 1);
+      cut = g_strconcat (head, "…", NULL);
+    }
+  return g_strdup_printf ("%" G_GINT64_FORMAT " · %s", id, cut != NULL ? cut : title);
+}
+
 char *
 saccade_page_dup_run_title (SaccadePage *self, const char *what)
 {

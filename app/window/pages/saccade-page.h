@@ -132,6 +132,10 @@ void saccade_page_figure_style (GtkWidget *widget, SaccadeFigureStyle *style);
 
 /* For subclasses' titles: the run's text in quotes, cut to a title's length. Caller frees. */
 char *saccade_page_dup_quoted_text (SaccadeRun *run);
+/* A run's name in a run picker: "17 · The cat…", its title cut to 24 characters, so a long
+ * text (a whole page, the Induction page's random tokens) cannot make the picker — and with
+ * it the window — wider than the screen. Caller frees. */
+char *saccade_page_dup_run_choice (gint64 id, const char *title);
 /* The figure title "@what · model · “text”" of the page's run ("" without one); caller frees. */
 char *saccade_page_dup_run_title (SaccadePage *self, const char *what);
 

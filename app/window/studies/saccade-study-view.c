@@ -9,6 +9,7 @@
 
 #include "app/core/saccade-ablation.h"
 #include "app/window/pages/saccade-page.h"
+#include "ui/figures/saccade-token-label.h"
 
 G_DEFINE_INTERFACE (SaccadeStudyView, saccade_study_view, GTK_TYPE_WIDGET)
 
@@ -130,6 +131,25 @@ const char *
 saccade_study_metric_short (int metric)
 {
   return _(METRIC_SHORT[CLAMP (metric, 0, SACCADE_ABLATION_N_METRICS - 1)]);
+}
+
+char *
+saccade_study_token_text (SaccadeLoadedModel *model, int id)
+{
+  ScStoreToken *pieces = NULL;
+  char *label = NULL, *out;
+
+  if (model != NULL && id >= 0
+      && sc_store_tokens_from_ids (sc_model_tokenizer (saccade_loaded_model_get_model (model)),
+                                   &(int32_t) { id }, 1, &pieces, NULL) == SC_OK)
+    label = saccade_token_label ((const char *) pieces[0].piece, pieces[0].len);
+  sc_store_tokens_free (pieces);
+  if (label == NULL)
+    /* Translators: a token shown by its id when it cannot be decoded. */
+    return g_strdup_printf (_("token %d"), id);
+  out = g_strdup_printf ("“%s”", label);
+  g_free (label);
+  return out;
 }
 
 void

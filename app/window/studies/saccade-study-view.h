@@ -13,6 +13,7 @@
 
 #include <gtk/gtk.h>
 
+#include "app/core/saccade-capture-task.h"
 #include "app/core/saccade-run.h"
 
 G_BEGIN_DECLS
@@ -23,6 +24,7 @@ typedef struct {
   SaccadeRun *run;  /* the run the result is of (borrowed; a view keeps a reference), or NULL */
   int metric;       /* SaccadeAblationMetric chosen, for the views that draw a metric */
   int source;       /* SaccadeFaithChoice chosen, for the faithfulness view */
+  SaccadeLoadedModel *model; /* the loaded model (borrowed for show() only), or NULL */
 } SaccadeStudyContext;
 
 #define SACCADE_TYPE_STUDY_VIEW (saccade_study_view_get_type ())
@@ -75,6 +77,10 @@ char *saccade_study_shown_dup_quote (const SaccadeStudyShown *shown);
  * colour bar or value axis caption with units, and the short form for titles and hover. */
 const char *saccade_study_metric_name (int metric);
 const char *saccade_study_metric_short (int metric);
+
+/* A token id as the figures show tokens ("“␣tired”"), decoded by @model's tokenizer;
+ * "token ID" without a model or when it cannot be decoded. Caller frees. */
+char *saccade_study_token_text (SaccadeLoadedModel *model, int id);
 
 /* For the views: a GtkWidget subclass of one child filling it (GtkBinLayout). */
 void saccade_study_view_set_child (GtkWidget *view, GtkWidget *child);

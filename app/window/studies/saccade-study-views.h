@@ -11,9 +11,14 @@
  *   dla      direct logit attribution: its map, beside a stored zero-ablation sweep's map
  *            and the heads' scatter with τ and ρ;
  *   faith    faithfulness: the chosen attention source against leave-one-out (scatter with
- *            bars) and the head-level table.
+ *            bars) and the head-level table;
+ *   patch    activation patching: the normalised effect of each patched cell (layer × head,
+ *            (layer·head) × position or layer × position) on the diverging map, 0 (the
+ *            corrupted run) white and ±1 saturated.
  *
- * A click on a head (heads, permute, dla) opens it on the Heatmap page (`win.show-head`).
+ * A click on a head (heads, permute, dla, patch) opens it on the Heatmap page
+ * (`win.show-head`); Shift+click on a head of the patching map sets it on the clean run
+ * beside the same head on the corrupted run on the Compare page (`win.compare-head`).
  */
 #pragma once
 
@@ -34,6 +39,8 @@ G_DECLARE_FINAL_TYPE (SaccadeErasureView, saccade_erasure_view, SACCADE, ERASURE
                       GtkWidget)
 #define SACCADE_TYPE_DLA_VIEW (saccade_dla_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeDlaView, saccade_dla_view, SACCADE, DLA_VIEW, GtkWidget)
+#define SACCADE_TYPE_PATCH_VIEW (saccade_patch_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadePatchView, saccade_patch_view, SACCADE, PATCH_VIEW, GtkWidget)
 #define SACCADE_TYPE_FAITH_VIEW (saccade_faith_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeFaithView, saccade_faith_view, SACCADE, FAITH_VIEW, GtkWidget)
 

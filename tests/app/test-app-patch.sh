@@ -1,0 +1,137 @@
+#!/bin/sh
+# test-app-patch.sh — activation patching on the Ablation page, in a real X server (Xvfb),
+# on the default model (fails without it, xvfb-run or sqlite3: tests/lib.sh).
+#
+# 1. A scripted user (tests/app/window-driver.c; the window stores its opening sentence as
+#    run 1) captures a short sentence first (run 2): with no
+#    other run of its length, patching cannot run (Run Study is off, the status line says
+#    why). Then the indirect-object pair "When Mary and John went to the store, John gave
+#    a drink to" (clean, run 4) and "..., Mary gave a drink to" (corrupted, run 3; 14
+#    tokens each); on
+#    the clean run it chooses the corrupted run, target " Mary" and contrast " John",
+#    denoises every head, sees the map and the metric on both runs in the status line,
+#    exports the figure (PNG, SVG, PDF) and the CSV; sets head L23.H3 beside the same head
+#    of the corrupted run on the Compare page (what Shift+click on the map does); then
+#    patches the residual stream at each position and exports it too.
+# 2. The command line finds both studies (`saccade study patch ... --json`: "reused") and
+#    its every cell is the window's CSV row, number for number.
+#
+# Usage: test-app-patch.sh SACCADE APP_CHECK_IMAGE OUTDIR
+set -u
+. "$(dirname "$0")/../lib.sh"
+saccade=$1
+check_image=$2
+out=$3
+
+need_tools xvfb-run sqlite3
+need_model
+need_python_modules json csv
+
+rm -rf "$out"
+mkdir -p "$out/home"
+export HOME="$out/home" XDG_DATA_HOME="$out/home/data" XDG_CONFIG_HOME="$out/home/config"
+export XDG_CACHE_HOME="$out/home/cache"
+export GDK_BACKEND=x11 GSK_RENDERER=cairo NO_AT_BRIDGE=1 GTK_A11Y=none
+export LANGUAGE=en LC_ALL=C.UTF-8
+unset WAYLAND_DISPLAY
+db="$out/patch.sqlite"
+
+run_app() { # NAME SCRIPT
+  bus=""
+  command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
+  SACCADE_TEST_SCRIPT="$2" xvfb-run -a -s "-screen 0 1400x1000x24" \
+    $bus "${SACCADE_WINDOW_TEST:?}" --db "$db" --model "$model" > "$out/$1.log" 2>&1
+  rc=$?
+  sed 's/^/  | /' "$out/$1.log"
+  [ "$rc" -eq 0 ] || fail "$1: the app exited with $rc"
+}
+check_png() { [ -f "$1" ] && "$check_image" "$1" 800 600 50 || fail "$1 is missing or blank"; }
+studies() { sqlite3 "$db" "SELECT count(*) FROM studies WHERE $1"; }
+
+# --- 1. The window ----------------------------------------------------------------------
+cat > "$out/window.script" <<SCRIPT
+type The cat sat on the
+run
+page ablation
+dismiss-toast
+ablation-study patch
+expect-ablation Patching needs a corrupted run
+expect-ablation-runnable no
+screenshot $out/none.png
+type When Mary and John went to the store, Mary gave a drink to
+run
+type When Mary and John went to the store, John gave a drink to
+run
+expect-run 4
+page ablation
+dismiss-toast
+ablation-study patch
+ablation-option corrupted 3
+ablation-option direction denoise
+ablation-option what heads
+ablation-target  Mary
+ablation-option contrast  John
+ablation-run
+expect-ablation computed in
+expect-ablation clean,
+expect-title Denoising each head: m = logit(
+screenshot $out/heads.png
+export-figure $out/heads.png.png
+export-figure $out/heads.svg
+export-figure $out/heads.pdf
+export-csv $out/heads.csv
+compare-head 23 3 3
+expect-page compare
+expect-title L23.H3 − L23.H3
+screenshot $out/compare.png
+page ablation
+ablation-option what residual
+ablation-run
+expect-ablation computed in
+expect-title Denoising the residual stream at each position
+screenshot $out/residual.png
+export-figure $out/residual.svg
+export-csv $out/residual.csv
+quit
+SCRIPT
+run_app window "$out/window.script"
+[ "$(studies "kind = 'patch' AND status = 'complete'")" = 2 ] || fail "two patching studies should be stored"
+check_png "$out/none.png"
+check_png "$out/heads.png"
+check_png "$out/compare.png"
+check_png "$out/residual.png"
+head -c 8 "$out/heads.png.png" | grep -q PNG || fail "heads.png.png is not a PNG"
+grep -q '<svg' "$out/heads.svg" 2>/dev/null || fail "heads.svg is not an SVG"
+head -c 5 "$out/heads.pdf" 2>/dev/null | grep -q '%PDF' || fail "heads.pdf is not a PDF"
+grep -q '<svg' "$out/residual.svg" 2>/dev/null || fail "residual.svg is not an SVG"
+
+# --- 2. The command line's numbers are the window's -------------------------------------
+n_before=$(studies "1")
+for what in heads residual; do
+  "$saccade" study patch 4 --corrupted 3 --target " Mary" --contrast " John" --what "$what" \
+    --db "$db" -m "$model" --json > "$out/$what.json" 2> "$out/$what.err" \
+    || { fail "saccade study patch --what $what failed:"; sed 's/^/  | /' "$out/$what.err"; }
+  pycheck "csv-$what" "$out/$what.json" "
+import csv
+rows = list(csv.DictReader(open('$out/$what.csv')))
+p = d['patch']
+assert d['source'] == 'reused', d['source']
+assert p['what'] == '$what' and p['direction'] == 'denoise'
+assert len(rows) == len(d['cells']) == p['rows'] * p['cols'], (len(rows), len(d['cells']))
+def same(text, v):
+    return (text == '' and v is None) or float(text) == v
+for r, c in zip(rows, d['cells']):
+    assert int(r['layer']) == c['layer'], (r, c)
+    assert r['head'] == ('' if 'head' not in c else str(c['head'])), (r, c)
+    assert r['pos'] == ('' if 'pos' not in c else str(c['pos'])), (r, c)
+    assert same(r['m'], c['m']) and same(r['effect'], c['effect']), (r, c)
+    assert same(r['m_clean'], p['m_clean']) and same(r['m_corrupted'], p['m_corrupted'])
+    assert int(r['target']) == d['target'] and int(r['contrast']) == p['contrast']
+    assert (r['run'], r['corrupted'], r['study']) == ('4', '3', str(d['study_id'])), r
+"
+done
+[ "$(studies "1")" = "$n_before" ] || fail "the command line computed a patching study the window had stored"
+
+echo "screenshots in $out"
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "PASS"
