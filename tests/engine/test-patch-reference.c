@@ -174,10 +174,14 @@ test_named (void)
       g_autofree int32_t *clean = ids_of (pair, "clean_ids", &n);
       g_autofree int32_t *corrupt = ids_of (pair, "corrupted_ids", &n2);
       g_autofree float *row = g_new (float, V);
-      g_autofree float *heads[2] = { g_new (float, (gsize) L * H * n * D),
-                                     g_new (float, (gsize) L * H * n * D) };
-      g_autofree float *resid[2] = { g_new (float, (gsize) L * n * E),
-                                     g_new (float, (gsize) L * n * E) };
+      /* 0 = clean, 1 = corrupted (g_autofree on an array would free its first element
+       * only: each buffer has its own variable) */
+      g_autofree float *heads_clean = g_new (float, (gsize) L * H * n * D);
+      g_autofree float *heads_corrupt = g_new (float, (gsize) L * H * n * D);
+      g_autofree float *resid_clean = g_new (float, (gsize) L * n * E);
+      g_autofree float *resid_corrupt = g_new (float, (gsize) L * n * E);
+      float *const heads[2] = { heads_clean, heads_corrupt };
+      float *const resid[2] = { resid_clean, resid_corrupt };
       g_autofree uint8_t *on = g_new0 (uint8_t, (gsize) L * H * n);
 
       g_assert_cmpint (n, ==, n2);
