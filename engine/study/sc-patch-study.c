@@ -697,9 +697,10 @@ stored_token (double v, uint32_t V, bool none_ok, bool *ok)
 }
 
 ScStatus
-sc_patch_load_kind (const char *kind_id, bool estimated, ScStore *store, const ScModelInfo *info,
-           const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
-           const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
+sc_patch_load_kind (const char *kind_id, bool estimated, ScStore *store,
+                    const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+                    const char *params_json, const ScPatchParams *p, ScPatchResult **out,
+                    int64_t *study_id, ScError *err)
 {
   /* the metric is a logit difference or a log-probability: finite, far inside ±1e6 */
   static const ScStudyValueRule patched_rule = { "patched", -1e6, 1e6, false };
@@ -765,8 +766,8 @@ sc_patch_load (ScStore *store, const ScModelInfo *info,
                const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
 {
-  return sc_patch_load_kind (SC_PATCH_STUDY_KIND, false, store, info, sha256, params_json, p, out,
-                    study_id, err);
+  return sc_patch_load_kind (SC_PATCH_STUDY_KIND, false, store, info, sha256, params_json, p,
+                             out, study_id, err);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -848,8 +849,8 @@ attribution_load (ScStore *store, const ScModelInfo *info,
                   const void *params, void **out, int64_t *study_id, ScError *err)
 {
   ScPatchResult *r = NULL;
-  ScStatus st = sc_patch_load_kind (SC_PATCH_ATTRIBUTION_KIND, true, store, info, sha256, params_json,
-                           params, &r, study_id, err);
+  ScStatus st = sc_patch_load_kind (SC_PATCH_ATTRIBUTION_KIND, true, store, info, sha256,
+                                    params_json, params, &r, study_id, err);
 
   *out = r;
   return st;

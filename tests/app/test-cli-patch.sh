@@ -44,6 +44,8 @@ capture "Mary gave a drink to"                                         # run 5
 "$saccade" study --list > "$tmp/list" 2>&1
 check list-patch "$tmp/list" "^  patch "
 check list-corrupted "$tmp/list" "^      --corrupted "
+check list-path-patch "$tmp/list" "^  path-patch "
+check list-senders "$tmp/list" "^      --senders "
 
 "$saccade" study patch 1 --corrupted 2 --target " Mary" --contrast " John" --db "$db" --json \
   > "$tmp/h1.json" 2> "$tmp/h1.err" || { fail "study patch failed:"; sed 's/^/  | /' "$tmp/h1.err"; }
