@@ -646,6 +646,16 @@ ScStatus
 sc_patch_store (ScStore *store, const ScStoreModel *model, const char *params_json,
                 const ScPatchResult *r, int64_t *study_id, ScError *err)
 {
+  return sc_patch_store_kind (store, r != NULL && r->estimated ? SC_PATCH_ATTRIBUTION_KIND
+                                                               : SC_PATCH_STUDY_KIND,
+                              model, params_json, r, study_id, err);
+}
+
+ScStatus
+sc_patch_store_kind (ScStore *store, const char *kind_id, const ScStoreModel *model,
+                     const char *params_json, const ScPatchResult *r, int64_t *study_id,
+                     ScError *err)
+{
   const double metric[4] = { r != NULL ? r->contrast : 0, r != NULL ? r->metric_clean : 0,
                              r != NULL ? r->metric_corrupted : 0,
                              r != NULL ? r->top1_corrupted : 0 };
@@ -654,9 +664,7 @@ sc_patch_store (ScStore *store, const ScStoreModel *model, const char *params_js
 
   if (r == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "patching: no result to store");
-  if ((st = sc_store_study_begin (store, r->estimated ? SC_PATCH_ATTRIBUTION_KIND
-                                                      : SC_PATCH_STUDY_KIND,
-                                  model, params_json, &s, err)) != SC_OK)
+  if ((st = sc_store_study_begin (store, kind_id, model, params_json, &s, err)) != SC_OK)
     return st;
   for (int i = 0; i < r->n_rows * r->n_cols; i++)
     if ((st = sc_store_study_add_series (s, "patched", i, r->patched[i], err)) != SC_OK)
@@ -688,11 +696,11 @@ stored_token (double v, uint32_t V, bool none_ok, bool *ok)
   return (int) v;
 }
 
-/* sc_patch_load for the kind @kind_id (exact or attribution patching: @estimated). */
-static ScStatus
-load_kind (const char *kind_id, bool estimated, ScStore *store, const ScModelInfo *info,
-           const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
-           const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
+ScStatus
+sc_patch_load_kind (const char *kind_id, bool estimated, ScStore *store,
+                    const ScModelInfo *info, const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+                    const char *params_json, const ScPatchParams *p, ScPatchResult **out,
+                    int64_t *study_id, ScError *err)
 {
   /* the metric is a logit difference or a log-probability: finite, far inside ±1e6 */
   static const ScStudyValueRule patched_rule = { "patched", -1e6, 1e6, false };
@@ -758,8 +766,8 @@ sc_patch_load (ScStore *store, const ScModelInfo *info,
                const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                const ScPatchParams *p, ScPatchResult **out, int64_t *study_id, ScError *err)
 {
-  return load_kind (SC_PATCH_STUDY_KIND, false, store, info, sha256, params_json, p, out,
-                    study_id, err);
+  return sc_patch_load_kind (SC_PATCH_STUDY_KIND, false, store, info, sha256, params_json, p,
+                             out, study_id, err);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -841,8 +849,8 @@ attribution_load (ScStore *store, const ScModelInfo *info,
                   const void *params, void **out, int64_t *study_id, ScError *err)
 {
   ScPatchResult *r = NULL;
-  ScStatus st = load_kind (SC_PATCH_ATTRIBUTION_KIND, true, store, info, sha256, params_json,
-                           params, &r, study_id, err);
+  ScStatus st = sc_patch_load_kind (SC_PATCH_ATTRIBUTION_KIND, true, store, info, sha256,
+                                    params_json, params, &r, study_id, err);
 
   *out = r;
   return st;

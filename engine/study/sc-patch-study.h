@@ -185,6 +185,18 @@ ScStatus sc_patch_load (ScStore *store, const ScModelInfo *info,
                         const ScPatchParams *params, ScPatchResult **out, int64_t *study_id,
                         ScError *err);
 
+/* sc_patch_store and sc_patch_load for a study stored under @kind_id (path patching,
+ * sc-path-patch.h, stores its grid in the same series); @estimated marks the result read
+ * back as attribution patching's. */
+ScStatus sc_patch_store_kind (ScStore *store, const char *kind_id, const ScStoreModel *model,
+                              const char *params_json, const ScPatchResult *r,
+                              int64_t *study_id, ScError *err);
+ScStatus sc_patch_load_kind (const char *kind_id, bool estimated, ScStore *store,
+                             const ScModelInfo *info,
+                             const uint8_t sha256[SC_SHA256_DIGEST_SIZE],
+                             const char *params_json, const ScPatchParams *params,
+                             ScPatchResult **out, int64_t *study_id, ScError *err);
+
 /* This file's study kinds (sc-study.h): `saccade study patch RUN --corrupted RUN2` and
  * `saccade study attribution-patch RUN --corrupted RUN2`. */
 extern const ScStudyKind sc_study_kind_patch;

@@ -24,6 +24,7 @@
 #include "study/sc-layer-study.h"
 #include "study/sc-lens-study.h"
 #include "study/sc-patch-study.h"
+#include "study/sc-path-patch.h"
 #include "study/sc-permutation-study.h"
 
 /* The order `saccade` lists them in: the ablations of a run first, then the attributions,
@@ -41,6 +42,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_adversarial,
   &sc_study_kind_patch,
   &sc_study_kind_patch_attribution,
+  &sc_study_kind_path_patch,
   &sc_study_kind_lens,
   &sc_study_kind_head_means,
   NULL,
@@ -233,6 +235,18 @@ sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
         memcpy (field, &id, sizeof id);
       }
       return SC_OK;
+    case SC_STUDY_OPTION_HEADS:
+      {
+        int layer[SC_STUDY_HEADS_MAX_COUNT], head[SC_STUDY_HEADS_MAX_COUNT];
+        char text[SC_STUDY_HEADS_MAX];
+        if (sc_study_heads_parse (value, layer, head, text) < 0)
+          return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes a list of at "
+                               "most %d heads LAYER.HEAD separated by commas (e.g. 17.4,20.0), "
+                               "not '%s'", kind->name, name, SC_STUDY_HEADS_MAX_COUNT,
+                               value != NULL ? value : "");
+        memcpy (field, text, sizeof text);
+      }
+      return SC_OK;
     case SC_STUDY_OPTION_CHOICE:
       for (int i = 0; o->choices != NULL && o->choices[i] != NULL; i++)
         if (value != NULL && strcmp (o->choices[i], value) == 0)
@@ -253,6 +267,66 @@ sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
     }
   return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: option '%s' has no type",
                        kind->name, name);
+}
+
+/* One decimal number below 100000 at *@at, which is moved past it; −1 when there is none. */
+static int
+parse_small (const char **at)
+{
+  int v = 0, digits = 0;
+
+  while (**at >= '0' && **at <= '9' && digits < 6)
+    v = v * 10 + (*(*at)++ - '0'), digits++;
+  return digits == 0 || v >= 100000 ? -1 : v;
+}
+
+int
+sc_study_heads_parse (const char *text, int *layer, int *head,
+                      char canonical[SC_STUDY_HEADS_MAX])
+{
+  int n = 0;
+  const char *at = text;
+
+  if (text == NULL || *text == '\0')
+    return -1;
+  /* 1. "L.H" items separated by commas, each inserted in (layer, head) order, repeats
+   *    dropped */
+  for (;;)
+    {
+      const int l = parse_small (&at), h = *at == '.' ? (at++, parse_small (&at)) : -1;
+      int i;
+      if (l < 0 || h < 0 || (*at != ',' && *at != '\0'))
+        return -1;
+      for (i = n; i > 0 && (layer[i - 1] > l || (layer[i - 1] == l && head[i - 1] > h)); i--)
+        ;
+      if (!(i > 0 && layer[i - 1] == l && head[i - 1] == h))
+        {
+          if (n == SC_STUDY_HEADS_MAX_COUNT)
+            return -1;
+          memmove (layer + i + 1, layer + i, (size_t) (n - i) * sizeof *layer);
+          memmove (head + i + 1, head + i, (size_t) (n - i) * sizeof *head);
+          layer[i] = l;
+          head[i] = h;
+          n++;
+        }
+      if (*at++ == '\0')
+        break;
+    }
+  /* 2. the canonical text */
+  if (canonical != NULL)
+    {
+      size_t len = 0;
+      canonical[0] = '\0';
+      for (int i = 0; i < n; i++)
+        {
+          const int w = snprintf (canonical + len, SC_STUDY_HEADS_MAX - len, "%s%d.%d",
+                                  i > 0 ? "," : "", layer[i], head[i]);
+          if (w < 0 || (size_t) w >= SC_STUDY_HEADS_MAX - len)
+            return -1;
+          len += (size_t) w;
+        }
+    }
+  return n;
 }
 
 bool

@@ -96,7 +96,17 @@ typedef enum {
   SC_STUDY_OPTION_RUN,     /* an int64_t field: a stored run's id (>= 1), whose ids the caller
                             * reads into ScStudyCtx.ids2 (a kind has at most one; 0, the
                             * default, is none: the user must name it) */
+  SC_STUDY_OPTION_HEADS,   /* a char[SC_STUDY_HEADS_MAX] field: a list of heads "L.H,L.H"
+                            * (layer.head, e.g. "17.4,20.0"), stored in its canonical text
+                            * (sc_study_heads_parse); "" (the default) is none. Checked
+                            * against the model's layers and heads when the study runs */
 } ScStudyOptionType;
+
+/* The bytes of an SC_STUDY_OPTION_HEADS field, its NUL included: room for 40 heads of
+ * layers and heads below 10 ("0.0," is 4 bytes), 18 of SmolLM2's ("29.8,"). */
+#define SC_STUDY_HEADS_MAX 160
+/* The most heads such a list holds: one "L.H" is at least 3 bytes and a comma. */
+#define SC_STUDY_HEADS_MAX_COUNT (SC_STUDY_HEADS_MAX / 4)
 
 typedef struct {
   const char *name;                /* NULL ends a table */
@@ -180,8 +190,9 @@ int64_t sc_study_params_run2 (const ScStudyKind *kind, const void *params);
 
 /* Sets option @name of @params (a @kind params struct) from the text @value, checked:
  * SC_ERR_INVALID_ARG naming the option and the value when there is no such option, the
- * value is not a number of its type, is outside [min, max], is not one of the choices, or
- * (a token) is not −1 nor below @n_vocab. */
+ * value is not a number of its type, is outside [min, max], is not one of the choices,
+ * (a token) is not −1 nor below @n_vocab, or (heads) is not a list sc_study_heads_parse
+ * takes. */
 ScStatus sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
                               const char *value, uint32_t n_vocab, ScError *err);
 
@@ -195,6 +206,16 @@ ScStatus sc_study_params_json (const ScStudyKind *kind, const void *params, cons
  * min_tokens: SC_ERR_INVALID_ARG). */
 ScStatus sc_study_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params,
                        void **out, ScError *err);
+
+/* Parses the head list @text ("L.H,L.H,...": decimal layer and head numbers below 100000,
+ * commas between, no spaces) into @layer and @head (room for SC_STUDY_HEADS_MAX_COUNT
+ * each), sorted by (layer, head) with repeats dropped: the count (>= 1), or −1 when @text is
+ * NULL, empty, not such a list or holds more heads. With @canonical (may be NULL) the list's
+ * canonical text, the heads in that order ("0.1,2.3"), into @canonical (SC_STUDY_HEADS_MAX
+ * bytes; −1 when it does not fit). Does not know the model: the kind checks the layers and
+ * heads when it runs. */
+int sc_study_heads_parse (const char *text, int *layer, int *head,
+                          char canonical[SC_STUDY_HEADS_MAX]);
 
 /* Reports @fraction to @ctx's callback: false when the caller asked to cancel. */
 bool sc_study_report (const ScStudyCtx *ctx, double fraction);

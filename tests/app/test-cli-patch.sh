@@ -1,6 +1,6 @@
 #!/bin/sh
-# test-cli-patch.sh — `saccade study patch` and `saccade study lens`: activation patching
-# and the logit lens from the command line (engine/study/sc-patch-study.h,
+# test-cli-patch.sh — `saccade study patch`, `path-patch` and `lens`: activation and path
+# patching and the logit lens from the command line (engine/study/sc-patch-study.h,
 # sc-lens-study.h) on SmolLM2-135M, on the indirect-object sentence.
 #
 #   - `study --list` lists it with its options;
@@ -15,6 +15,10 @@
 #   - a head's values, denoising, on the short pair: 270 cells, each effect of its m, and
 #     the layer × head map;
 #   - attribution patching of the same pair ranks the heads as exact patching does;
+#   - path patching of the same pair (senders L25.H0, L27.H3 into the later heads'
+#     queries): the layer × head grid, receivers from layer 28, the cells before it the
+#     corrupted run's m exactly; refusals of senders outside the model, in the last layer,
+#     missing or malformed;
 #   - the logit lens of the clean run: every layer, the last the model's own output;
 #   - refused with a message naming what was wrong: no --corrupted, a corrupted run of
 #     another length, one that is not there, the contrast equal to the target.
@@ -40,6 +44,8 @@ capture "Mary gave a drink to"                                         # run 5
 "$saccade" study --list > "$tmp/list" 2>&1
 check list-patch "$tmp/list" "^  patch "
 check list-corrupted "$tmp/list" "^      --corrupted "
+check list-path-patch "$tmp/list" "^  path-patch "
+check list-senders "$tmp/list" "^      --senders "
 
 "$saccade" study patch 1 --corrupted 2 --target " Mary" --contrast " John" --db "$db" --json \
   > "$tmp/h1.json" 2> "$tmp/h1.err" || { fail "study patch failed:"; sed 's/^/  | /' "$tmp/h1.err"; }
@@ -163,6 +169,57 @@ assert all(x['logp'] <= 0 and x['rank'] >= 0 for x in lens)
 check lens-text "$tmp/lens.txt" "row 30 is the model's own output"
 "$saccade" study lens 1 --target " Mary" --contrast " Mary" --db "$db" > "$tmp/e" 2>&1
 expect_fail lens-contrast-target "$tmp/e" "contrast the target" $?
+
+# Path patching, denoising: senders L27.H3 and L25.H0 (given out of order) into the queries
+# of every later head. The grid is every head's; layers 0 .. 27 (at or before the latest
+# sender) have no path and hold the corrupted run's m exactly; each receiver's effect is of
+# its own m; computed, then read back with the same numbers.
+"$saccade" study path-patch 1 --corrupted 2 --senders 27.3,25.0 --component queries \
+  --target " Mary" --contrast " John" --db "$db" --json > "$tmp/pp1.json" 2> "$tmp/pp1.err" \
+  || { fail "study path-patch failed:"; sed 's/^/  | /' "$tmp/pp1.err"; }
+"$saccade" study path-patch 1 --corrupted 2 --senders 25.0,27.3 --component queries \
+  --target " Mary" --contrast " John" --db "$db" --json > "$tmp/pp2.json" 2> "$tmp/pp2.err" \
+  || { fail "study path-patch (again) failed:"; sed 's/^/  | /' "$tmp/pp2.err"; }
+pycheck path-patch-json "$tmp/pp1.json" "
+b = json.load(open('$tmp/pp2.json'))
+h = json.load(open('$tmp/h1.json'))
+p = d['path_patch']
+assert d['study'] == 'path-patch' and d['source'] == 'computed' and b['source'] == 'reused', (d['source'], b['source'])
+assert d['study_id'] == b['study_id'] > 0 and d['cells'] == b['cells']
+assert p['senders'] == '25.0,27.3' and p['component'] == 'queries' and p['direction'] == 'denoise', p
+assert p['receivers_from_layer'] == 28 and (p['rows'], p['cols']) == (30, 9), p
+assert d['target'] == h['target'] and p['contrast'] == h['patch']['contrast']
+assert abs(p['m_clean'] - h['patch']['m_clean']) < 1e-9 and abs(p['m_corrupted'] - h['patch']['m_corrupted']) < 1e-9
+span = p['m_clean'] - p['m_corrupted']
+cells = d['cells']
+assert sorted((c['layer'], c['head']) for c in cells) == [(l, hd) for l in range(30) for hd in range(9)]
+for c in cells:
+    assert c['receiver'] == (c['layer'] >= 28), c
+    if c['layer'] < 28:
+        assert c['m'] == p['m_corrupted'] and c['effect'] == 0, c
+    else:
+        assert abs(c['effect'] - (c['m'] - p['m_corrupted']) / span) < 1e-12, c
+# the receivers were run: their m are not all the corrupted run's
+assert any(c['m'] != p['m_corrupted'] for c in cells if c['layer'] >= 28)
+"
+"$saccade" study path-patch 1 --corrupted 2 --senders 25.0,27.3 --component queries \
+  --target " Mary" --contrast " John" --db "$db" > "$tmp/pp.txt" 2>&1
+check path-patch-text-reused "$tmp/pp.txt" "^reused study [0-9]* from"
+check path-patch-text-senders "$tmp/pp.txt" "senders 25.0,27.3 into each later head's queries"
+check path-patch-text-receivers "$tmp/pp.txt" "receivers: layers 28 to 29"
+check path-patch-text-map "$tmp/pp.txt" "^  L29 "
+"$saccade" study path-patch 1 --corrupted 2 --senders 30.0 --db "$db" > "$tmp/e" 2>&1
+expect_fail path-sender-outside "$tmp/e" "sender L30.H0 is not a head" $?
+"$saccade" study path-patch 1 --corrupted 2 --senders 3.9 --db "$db" > "$tmp/e" 2>&1
+expect_fail path-head-outside "$tmp/e" "sender L3.H9 is not a head" $?
+"$saccade" study path-patch 1 --corrupted 2 --senders 20.1,29.4 --db "$db" > "$tmp/e" 2>&1
+expect_fail path-last-layer "$tmp/e" "no receiver head comes after it" $?
+"$saccade" study path-patch 1 --corrupted 2 --db "$db" > "$tmp/e" 2>&1
+expect_fail path-no-senders "$tmp/e" "name the sender heads" $?
+"$saccade" study path-patch 1 --corrupted 2 --senders "17.4;20.0" --db "$db" > "$tmp/e" 2>&1
+expect_fail path-bad-list "$tmp/e" "--senders takes a list of at most" $?
+"$saccade" study path-patch 1 --corrupted 2 --senders 20.0 --component heads --db "$db" > "$tmp/e" 2>&1
+expect_fail path-bad-component "$tmp/e" "--component takes one of queries, keys, values" $?
 
 # Refused, naming what was wrong.
 "$saccade" study patch 1 --db "$db" > "$tmp/e" 2>&1

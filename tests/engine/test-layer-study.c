@@ -27,6 +27,7 @@
 #include "engine/store/sc-store-study.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-layer-study.h"
+#include "engine/study/sc-path-patch.h"
 #include "engine/study/sc-permutation-study.h"
 #include "engine/study/sc-study.h"
 #include "tests/engine/sc-test-gguf.h"
@@ -277,6 +278,34 @@ test_options (void)
   g_assert_nonnull (strstr (err.message, "colour"));
   g_assert_cmpint (pp.target, ==, 999);
   g_assert_cmpint (ep.kind, ==, SC_ERASE_DROP);
+
+  /* a head list: stored sorted, repeats dropped; a bad one refused, the field kept */
+  {
+    const ScStudyKind *path = sc_study_kind_find ("path-patch");
+    ScPathPatchParams hp = *(const ScPathPatchParams *) path->params_default;
+    static const char *const bad[] = { "", "3", "3.", ".3", "3.4,", ",3.4", "3.4;5.1",
+                                       "3.4 ,5.1", "-1.2", "100000.1", "1.2.3", NULL };
+    g_assert_cmpstr (hp.senders, ==, "");
+    g_assert_cmpint (sc_study_option_set (path, &hp, "senders", "20.0,17.4,3.10,17.4", 1000,
+                                          &err), ==, SC_OK);
+    g_assert_cmpstr (hp.senders, ==, "3.10,17.4,20.0");
+    for (int i = 0; bad[i] != NULL; i++)
+      {
+        g_assert_cmpint (sc_study_option_set (path, &hp, "senders", bad[i], 1000, &err), ==,
+                         SC_ERR_INVALID_ARG);
+        g_assert_nonnull (strstr (err.message, "--senders"));
+      }
+    g_assert_cmpstr (hp.senders, ==, "3.10,17.4,20.0");
+    /* at most SC_STUDY_HEADS_MAX_COUNT heads */
+    {
+      GString *many = g_string_new ("");
+      for (int i = 0; i <= SC_STUDY_HEADS_MAX_COUNT; i++)
+        g_string_append_printf (many, "%s0.%d", i > 0 ? "," : "", i);
+      g_assert_cmpint (sc_study_option_set (path, &hp, "senders", many->str, 1000, &err), ==,
+                       SC_ERR_INVALID_ARG);
+      g_string_free (many, TRUE);
+    }
+  }
 }
 
 /* 5. */
@@ -305,7 +334,9 @@ test_table (void)
         {
           const size_t size = o->type == SC_STUDY_OPTION_UINT64 ? sizeof (uint64_t)
                               : o->type == SC_STUDY_OPTION_RUN  ? sizeof (int64_t)
-                                                                 : sizeof (int);
+                              : o->type == SC_STUDY_OPTION_HEADS
+                                ? (size_t) SC_STUDY_HEADS_MAX
+                                : sizeof (int);
           g_assert_cmpuint (o->offset + size, <=, k->params_size);
           g_assert_nonnull (o->help);
           if (o->type == SC_STUDY_OPTION_CHOICE)

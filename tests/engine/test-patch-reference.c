@@ -31,6 +31,11 @@
  *      logits within float32 rounding of it may fall either side), exactly 0 at the last
  *      layer of the clean runs.
  *
+ *   5. path patching (sc_path_patch_run, sc-path-patch.h) of the first pair: each (senders,
+ *      component, direction) of the reference's path_patches run once as a study, its named
+ *      receivers' m within LOGP_TOL and effects within EFFECT_TOL, the cells before the
+ *      receivers the base run's m exactly.
+ *
  * Tolerances. The engine multiplies the same dequantised Q4_1 weights in float32, the
  * reference in float64; test-ablation-reference.c ties its bound on a difference of
  * log-softmax values (Δ log p) to the float32 rounding measured there: 1e-3 + 1e-3 |ref|.
@@ -57,6 +62,7 @@
 #include "engine/model/sc-model.h"
 #include "engine/study/sc-lens-study.h"
 #include "engine/study/sc-patch-study.h"
+#include "engine/study/sc-path-patch.h"
 
 #define LOGP_TOL(ref) (1e-3 + 1e-3 * fabs (ref))
 #define EFFECT_TOL 3e-3
@@ -413,6 +419,96 @@ test_component_studies (void)
                          SC_PATCH_VALUES);
 }
 
+/* Path patching (sc_path_patch_run, part 5): each study the reference's path_patches name
+ * (senders, component, direction) run once on the first pair, its receiver cells against
+ * the reference's; the cells before the receivers the base run's m. */
+static double max_path_dev;
+
+static void
+test_path_studies (void)
+{
+  JsonObject *pair;
+  JsonArray *paths;
+  int n, n2, checked = 0;
+  g_autofree int32_t *clean = NULL;
+  g_autofree int32_t *corrupt = NULL;
+
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  pair = json_array_get_object_element (pairs (), 0);
+  paths = json_object_get_array_member (pair, "path_patches");
+  clean = ids_of (pair, "clean_ids", &n);
+  corrupt = ids_of (pair, "corrupted_ids", &n2);
+  g_assert_cmpint (json_array_get_length (paths), >=, 24);
+  for (guint i = 0; i < json_array_get_length (paths); i++)
+    {
+      JsonObject *first = json_array_get_object_element (paths, i);
+      const char *senders = json_object_get_string_member (first, "senders");
+      const char *component = json_object_get_string_member (first, "component");
+      const char *direction = json_object_get_string_member (first, "direction");
+      ScPathPatchParams p = {
+        .patch = { .corrupted_run = 2, .target = (int) json_object_get_int_member (pair, "target"),
+                   .contrast = (int) json_object_get_int_member (pair, "contrast"),
+                   .direction = g_str_equal (direction, "denoise") ? SC_PATCH_DENOISE
+                                                                   : SC_PATCH_NOISE },
+        .component = g_str_equal (component, "queries") ? SC_PATH_QUERIES
+                     : g_str_equal (component, "keys")  ? SC_PATH_KEYS
+                                                        : SC_PATH_VALUES,
+      };
+      ScPathPatchResult *r = NULL;
+      ScError err = { 0 };
+      bool seen = false;
+
+      /* one study per (senders, component, direction): the first record that names it */
+      for (guint j = 0; j < i && !seen; j++)
+        {
+          JsonObject *c = json_array_get_object_element (paths, j);
+          seen = g_str_equal (json_object_get_string_member (c, "senders"), senders)
+                 && g_str_equal (json_object_get_string_member (c, "component"), component)
+                 && g_str_equal (json_object_get_string_member (c, "direction"), direction);
+        }
+      if (seen)
+        continue;
+      g_strlcpy (p.senders, senders, sizeof p.senders);
+      g_assert_cmpint (sc_path_patch_run (session, model, clean, corrupt, n, &p, NULL, NULL, &r,
+                                          &err), ==, SC_OK);
+      for (int c = 0; c < r->receivers_from_layer * H; c++)
+        g_assert_true (r->grid->patched[c] == (p.patch.direction == SC_PATCH_DENOISE
+                                                 ? r->grid->metric_corrupted
+                                                 : r->grid->metric_clean));
+      for (guint j = i; j < json_array_get_length (paths); j++)
+        {
+          JsonObject *c = json_array_get_object_element (paths, j);
+          const int l = (int) json_object_get_int_member (c, "layer");
+          const int h = (int) json_object_get_int_member (c, "head");
+          const double m_want = json_object_get_double_member (c, "m");
+          const double before = max_dev;
+          g_autofree char *name = g_strdup_printf ("path %s %s from %s into L%d.H%d", direction,
+                                                   component, senders, l, h);
+          if (!g_str_equal (json_object_get_string_member (c, "senders"), senders)
+              || !g_str_equal (json_object_get_string_member (c, "component"), component)
+              || !g_str_equal (json_object_get_string_member (c, "direction"), direction))
+            continue;
+          g_assert_cmpint (l, >=, r->receivers_from_layer);
+          max_dev = 0.0;
+          assert_close (name, r->grid->patched[l * H + h], m_want, LOGP_TOL (m_want));
+          assert_close (name, sc_patch_normalised (r->grid, r->grid->patched[l * H + h]),
+                        json_object_get_double_member (c, "normalised"), EFFECT_TOL);
+          max_path_dev = MAX (max_path_dev, max_dev);
+          max_dev = MAX (max_dev, before);
+          g_test_message ("%s: m %.6f, the reference %.6f", name, r->grid->patched[l * H + h],
+                          m_want);
+          checked++;
+        }
+      sc_path_patch_result_free (r);
+    }
+  g_assert_cmpint (checked, ==, (int) json_array_get_length (paths));
+  g_test_message ("path patching: largest deviation from the reference %.3g", max_path_dev);
+}
+
 /* The study's head scan against the reference's, effect and m; and that a wrong head would
  * be caught (part 3). */
 static void
@@ -591,6 +687,7 @@ main (int argc, char **argv)
   g_test_add_func ("/patch-reference/study-scans", test_study_scans);
   g_test_add_func ("/patch-reference/components", test_components);
   g_test_add_func ("/patch-reference/component-studies", test_component_studies);
+  g_test_add_func ("/patch-reference/path-studies", test_path_studies);
   g_test_add_func ("/lens-reference/layers", test_lens);
   rc = g_test_run ();
   g_test_message ("largest deviation from the reference: %.3g", max_dev);

@@ -64,6 +64,12 @@ layers 15 and 29 at the differing and the last position, both directions; residu
 of every position at layer 0 and at layer 15, and of the differing position at layer 0, both
 directions. Each record: direction, kind, layer, head (-1 for residual), position (-1 =
 all), m, logp_target, logp_contrast, top1, plus top2, logit_top1, logit_top2 and normalised.
+path_patches (first pair only, a list apart): path patching (sc-path-patch.h) of senders
+[23.3] into receivers 24.4, 29.1, 29.0 and of senders [20.0, 23.3] into 29.1, each receiver's
+queries, keys and values, both directions: run A = the base ids with every sender's output
+(all positions) from the source run and every other head's output frozen at the base run's
+own (MLPs recomputed); m of the base run with the receiver's component (that query head only)
+taken from run A (Pair.path_row); asserted: prefix reuse = full run.
 component_patches (per pair, a list apart so the cases above stay as they were): kinds
 "patterns", "queries", "keys", "values" (run()'s comp_patches: the head's P from the source
 run with the base's V; its q after RoPE; the k after RoPE / v it reads, for that query head
@@ -75,9 +81,10 @@ How to rerun
     python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install gguf==0.19.0 numpy==2.4.6
     OPENBLAS_NUM_THREADS=1 /tmp/refvenv/bin/python tests/reference/patch_ref.py [MODEL.gguf]
     (model path as attention_ref.py: argv[1], else $SACCADE_MODEL, else the default model).
-Writes patch-fixture.json next to itself (~115 KB). 1,752 patched float64 runs of 14 tokens:
-5.6 min wall (1,608 runs before the component patches: 5.5 min, 171 s CPU) on the 2-core dev VM under other sessions' load (load average ~4),
-one BLAS thread, peak RSS 1.4 GB.
+Writes patch-fixture.json next to itself (~125 KB). 1,784 patched float64 runs of 14 tokens
+(1,752 before the path patches, 1,608 before the component patches): 8.3 min wall on the
+2-core dev VM under heavy load from other sessions (load average ~10; 5.6 min at ~4), one
+BLAS thread, peak RSS 1.4 GB. Adding the path patches left every earlier value identical.
 """
 
 import os
@@ -246,6 +253,7 @@ class Pair:
         self.m_clean = float(self.full["clean"][0][self.A] - self.full["clean"][0][self.B])
         self.m_corr = float(self.full["corrupted"][0][self.A] - self.full["corrupted"][0][self.B])
         self.n_runs = 0
+        self.run_a = {}
 
     def roles(self, direction):
         return ("corrupted", "clean") if direction == "denoise" else ("clean", "corrupted")
@@ -266,6 +274,39 @@ class Pair:
             return run(self.m, self.ids[base], start, x0, resid_patches=[(layer, ps, sres[layer])])[0]
         return run(self.m, self.ids[base], start, x0,
                    head_patches=[(layer, head, ps, souts[layer, head])])[0]
+
+    def path_row(self, direction, senders, component, rl, rh, from_zero=False):
+        """Path patching (sc-path-patch.h): run A = the base ids with every sender's output
+        (all positions) from the source run and every other head's output frozen at the
+        base run's own (MLPs recomputed); then the base run with receiver (rl, rh)'s
+        component (queries, keys or values, that query head only) from run A."""
+        base, src = self.roles(direction)
+        T = len(self.ids[base])
+        allp = np.arange(T)
+        _, bres, bouts = self.full[base]
+        souts = self.full[src][2]
+        key = (direction, tuple(senders))
+        if key not in self.run_a:
+            patches = [(l, h, allp, souts[l, h] if (l, h) in senders else bouts[l, h])
+                       for l in range(self.m.n_layer) for h in range(self.m.n_head)]
+            run(self.m, self.ids[base], head_patches=patches, keep=True)
+            self.run_a[key] = run.comps
+            self.n_runs += 1
+        comps = self.run_a[key]
+        self.n_runs += 1
+        start = 0 if from_zero else rl
+        x0 = None if from_zero else bres[rl]
+        return run(self.m, self.ids[base], start, x0,
+                   comp_patches=[(rl, rh, component, comps[component][rl, rh])])[0]
+
+    def path_case(self, direction, senders, component, rl, rh):
+        row = self.path_row(direction, senders, component, rl, rh)
+        rec = {"direction": direction,
+               "senders": ",".join("%d.%d" % s for s in sorted(senders)),
+               "component": component, "layer": rl, "head": rh}
+        rec.update(summary(row, self.A, self.B))
+        rec["normalised"] = (rec["m"] - self.m_corr) / (self.m_clean - self.m_corr)
+        return rec
 
     def case(self, direction, kind, layer, head, position):
         row = self.patched_row(direction, kind, layer, head, position)
@@ -411,6 +452,27 @@ def main():
                 for direction in ("denoise", "noise"):
                     comp.append(p.case(direction, kind, l, h, -1)[0])
         rec["component_patches"] = comp
+        if spec is PAIRS[0]:
+            # path patching (first pair only; a list apart so the cases above stay as they
+            # were): the top denoising head 23.3 alone, and with 20.0, into the later heads
+            # that move the metric most
+            paths = []
+            for senders, receivers in (([(23, 3)], [(24, 4), (29, 1), (29, 0)]),
+                                       ([(20, 0), (23, 3)], [(29, 1)])):
+                for component in ("queries", "keys", "values"):
+                    for direction in ("denoise", "noise"):
+                        for (rl, rh) in receivers:
+                            paths.append(p.path_case(direction, senders, component, rl, rh))
+            # prefix reuse == the full run from layer 0, bit for bit
+            for direction in ("denoise", "noise"):
+                a = p.path_row(direction, [(23, 3)], "keys", 24, 4)
+                b = p.path_row(direction, [(23, 3)], "keys", 24, 4, from_zero=True)
+                assert np.array_equal(a, b), direction
+            rec["path_patches"] = paths
+            for c in paths:
+                print("  path %-7s %-9s %-7s -> %2d.%-2d m %+.6f norm %+.4f" % (
+                    c["direction"], c["senders"], c["component"], c["layer"], c["head"],
+                    c["m"], c["normalised"]), flush=True)
         rec["self_checks"] = checks
         rec["patched_runs"] = p.n_runs
         rec["seconds"] = round(time.time() - t1, 1)
@@ -465,6 +527,12 @@ def main():
             "softmax and o recomputed with the base's k and v), 'keys' / 'values' (the k "
             "after RoPE / v that query head h reads, at every position, from the source "
             "run, for h only: its GQA siblings keep the base's); position -1. "
+            "path_patches (first pair): path patching (sc-path-patch.h) of the senders "
+            "(canonical 'L.H,L.H') into receiver (layer, head)'s component: run A = the base "
+            "ids with every sender's output (all positions) from the source run and every "
+            "other head's output frozen at the base run's (MLPs recomputed); m of the base "
+            "run with the receiver's queries / keys / values (that query head only) from "
+            "run A. "
             "Floats are float64, full precision."),
         "hparams": m.hparams(),
         "runtime_s": round(time.time() - t0, 1),

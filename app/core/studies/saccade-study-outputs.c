@@ -17,6 +17,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_erasure_outputs,
   &saccade_patch_outputs,
   &saccade_patch_attribution_outputs,
+  &saccade_path_patch_outputs,
   &saccade_lens_outputs,
   NULL,
 };

@@ -121,6 +121,7 @@ extern const SaccadeFaceOutputs saccade_attribution_outputs;
 extern const SaccadeStudyOutputs saccade_layers_outputs;
 extern const SaccadeStudyOutputs saccade_patch_outputs;      /* saccade-patch-outputs.c */
 extern const SaccadeStudyOutputs saccade_patch_attribution_outputs;
+extern const SaccadeStudyOutputs saccade_path_patch_outputs; /* saccade-path-patch-outputs.c */
 extern const SaccadeStudyOutputs saccade_lens_outputs;
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
