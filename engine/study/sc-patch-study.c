@@ -106,21 +106,15 @@ sc_patch_result_free (ScPatchResult *r)
 /* ------------------------------------------------------------------------------------ */
 /* The run                                                                               */
 
-/* What the source run hands over, head by head: every layer's attention output before
- * W_O, or its queries, keys or values (`which`, an ScPatchWhat), into (L, H, n, d); or its
- * attention patterns into (L, H, n, n). */
-typedef struct {
-  float *heads;
-  int H, Hkv, d, n;
-  int which;
-} Source;
+/* What the source run hands over (sc-patch-study.h); its attention patterns go into
+ * (L, H, n, n) instead (take_pattern). */
+typedef ScPatchTake Source;
 
-static bool
-take_attn_output (void *user, int layer, const float *o, int n_q, int width)
+bool
+sc_patch_take_attn_output (void *user, int layer, const float *o, int n_q, int width)
 {
-  Source *s = user;
+  ScPatchTake *s = user;
 
-  (void) width;
   for (int p = 0; p < n_q; p++)
     for (int h = 0; h < s->H; h++)
       memcpy (s->heads + (((size_t) layer * s->H + h) * s->n + p) * s->d,
@@ -138,13 +132,11 @@ take_pattern (void *user, int layer, int head, const float *probs, int n_q, int 
   return true;
 }
 
-/* Query head h's rows of q, or of its KV head's k or v (sc-intervention.h: keys and values
- * are patched per query head). */
-static bool
-take_qkv (void *user, int layer, const float *q, const float *k, const float *v, int n_q,
-          int n_k, int q_width, int kv_width)
+bool
+sc_patch_take_qkv (void *user, int layer, const float *q, const float *k, const float *v,
+                   int n_q, int n_k, int q_width, int kv_width)
 {
-  Source *s = user;
+  ScPatchTake *s = user;
   const int group = s->H / s->Hkv;
 
   (void) n_k;
@@ -289,9 +281,9 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
   if (p->what == SC_PATCH_PATTERNS)
     obs.observe = take_pattern;
   else if (p->what == SC_PATCH_QUERIES || p->what == SC_PATCH_KEYS || p->what == SC_PATCH_VALUES)
-    obs.qkv = take_qkv;
+    obs.qkv = sc_patch_take_qkv;
   else
-    obs.attn_output = take_attn_output;
+    obs.attn_output = sc_patch_take_attn_output;
   obs.user = &src;
   opt.all_logits = true;
   opt.keep_residuals = true;
@@ -488,8 +480,8 @@ sc_patch_attribution_run (ScSession *session, ScGrad *grad, const ScModel *model
   ScPatchResult *r = NULL;
   float *logits = NULL, *heads = NULL, *dlogits = NULL;
   Source src = { 0 }, base = { 0 };
-  ScObserver src_obs = { .attn_output = take_attn_output },
-             base_obs = { .attn_output = take_attn_output };
+  ScObserver src_obs = { .attn_output = sc_patch_take_attn_output },
+             base_obs = { .attn_output = sc_patch_take_attn_output };
   ScForwardOptions opt = { 0 };
   ScGradOptions gopt = { 0 };
   Estimate est;

@@ -132,6 +132,22 @@ typedef struct {
                                   * estimates of m, not patched runs */
 } ScPatchResult;
 
+/* What a patching study takes from a run, head by head, through the observer: into
+ * @heads, (n_layers, H, n, d) floats, the attention output before W_O
+ * (sc_patch_take_attn_output, an ScObserver.attn_output), or every query head's queries,
+ * keys or values (sc_patch_take_qkv, an ScObserver.qkv; @which SC_PATCH_QUERIES, _KEYS or
+ * _VALUES; the keys and values of query head h are its KV head's, h / (H / Hkv)). Shared
+ * by activation and path patching (sc-path-patch.c). */
+typedef struct {
+  float *heads;
+  int H, Hkv, d, n; /* query heads, KV heads, head_dim, tokens */
+  int which;        /* ScPatchWhat, for sc_patch_take_qkv */
+} ScPatchTake;
+
+bool sc_patch_take_attn_output (void *user, int layer, const float *o, int n_q, int width);
+bool sc_patch_take_qkv (void *user, int layer, const float *q, const float *k, const float *v,
+                        int n_q, int n_k, int q_width, int kv_width);
+
 /* The names the params text and the command line use. */
 extern const char *const sc_patch_direction_names[]; /* NULL-terminated, by ScPatchDirection */
 extern const char *const sc_patch_what_names[];      /* NULL-terminated, by ScPatchWhat */

@@ -12,48 +12,6 @@
 
 const char *const sc_path_component_names[] = { "queries", "keys", "values", NULL };
 
-/* What a run hands over, head by head, into (L, H, n, d): its attention output before
- * W_O (attn_output), or one component of every query head (qkv; keys and values of query
- * head h are its KV head's). */
-typedef struct {
-  float *heads;
-  int H, Hkv, d, n;
-  int component; /* ScPathComponent, for take_qkv */
-} Take;
-
-static bool
-take_attn_output (void *user, int layer, const float *o, int n_q, int width)
-{
-  Take *t = user;
-
-  for (int p = 0; p < n_q; p++)
-    for (int h = 0; h < t->H; h++)
-      memcpy (t->heads + (((size_t) layer * t->H + h) * t->n + p) * t->d,
-              o + (size_t) p * width + (size_t) h * t->d, (size_t) t->d * sizeof (float));
-  return true;
-}
-
-static bool
-take_qkv (void *user, int layer, const float *q, const float *k, const float *v, int n_q,
-          int n_k, int q_width, int kv_width)
-{
-  Take *t = user;
-  const int group = t->H / t->Hkv;
-
-  (void) n_k;
-  for (int h = 0; h < t->H; h++)
-    for (int p = 0; p < n_q; p++)
-      {
-        const float *from = t->component == SC_PATH_QUERIES
-                                ? q + (size_t) p * q_width + (size_t) h * t->d
-                                : (t->component == SC_PATH_KEYS ? k : v) + (size_t) p * kv_width
-                                      + (size_t) (h / group) * t->d;
-        memcpy (t->heads + (((size_t) layer * t->H + h) * t->n + p) * t->d, from,
-                (size_t) t->d * sizeof (float));
-      }
-  return true;
-}
-
 void
 sc_path_patch_result_free (ScPathPatchResult *r)
 {
@@ -104,7 +62,7 @@ sc_path_patch_run (ScSession *session, const ScModel *model, const int32_t *clea
   int L, H, V, d;
   const int32_t *base_ids;
   double m_base;
-  Take take_src, take_base, take_a;
+  ScPatchTake take_src, take_base, take_a;
   ScObserver obs_src = { 0 }, obs_base = { 0 }, obs_a = { 0 };
   ScIntervention iv = { 0 };
   ScForwardOptions opt = { 0 };
@@ -155,11 +113,12 @@ sc_path_patch_run (ScSession *session, const ScModel *model, const int32_t *clea
    *    handing over every head's output; the clean one of the two gives all its logits
    *    (the clean measures of sc-study.h; its last row then moves to row 0), the corrupted
    *    one its last row (row). */
-  take_src = (Take) { src_heads, H, (int) info->n_kv_heads, d, n, p->component };
+  take_src = (ScPatchTake) { src_heads, H, (int) info->n_kv_heads, d, n,
+                             SC_PATCH_QUERIES + p->component };
   take_base = take_src;
   take_base.heads = base_heads;
-  obs_src = (ScObserver) { .attn_output = take_attn_output, .user = &take_src };
-  obs_base = (ScObserver) { .attn_output = take_attn_output, .user = &take_base };
+  obs_src = (ScObserver) { .attn_output = sc_patch_take_attn_output, .user = &take_src };
+  obs_base = (ScObserver) { .attn_output = sc_patch_take_attn_output, .user = &take_base };
   for (int i = 0; i < 2; i++)
     {
       const bool is_clean = (i == 0) == (p->patch.direction == SC_PATCH_DENOISE);
@@ -203,7 +162,7 @@ sc_path_patch_run (ScSession *session, const ScModel *model, const int32_t *clea
   iv = (ScIntervention) { .patch_tokens = n, .head_patch = base_heads, .head_patch_on = on };
   take_a = take_src;
   take_a.heads = run_a;
-  obs_a = (ScObserver) { .qkv = take_qkv, .user = &take_a };
+  obs_a = (ScObserver) { .qkv = sc_patch_take_qkv, .user = &take_a };
   opt = (ScForwardOptions) { .intervention = &iv, .observer = &obs_a };
   if ((st = sc_forward (session, base_ids, n, &opt, row, err)) != SC_OK)
     goto out;

@@ -48,6 +48,21 @@ saccade_patch_cell (const ScPatchResult *r, int c, int *layer, int *head, int *p
     }
 }
 
+void
+saccade_patch_json_metric (JsonBuilder *b, const ScPatchResult *r)
+{
+  saccade_json_int (b, "rows", r->n_rows);
+  saccade_json_int (b, "cols", r->n_cols);
+  /* the metric, what it was on each run, and the scale every cell's effect is on */
+  saccade_json_string (b, "metric", r->contrast >= 0 ? "logit(target) - logit(contrast)"
+                                                      : "ln p(target)");
+  saccade_json_int (b, "contrast", r->contrast);
+  saccade_json_double (b, "m_clean", r->metric_clean);
+  saccade_json_double (b, "m_corrupted", r->metric_corrupted);
+  saccade_json_int (b, "top1_corrupted", r->top1_corrupted);
+  saccade_json_string (b, "effect", "(m - m_corrupted) / (m_clean - m_corrupted)");
+}
+
 static void
 patch_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
             const char *const *labels)
@@ -61,16 +76,7 @@ patch_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_string (b, "what", sc_patch_what_names[r->what]);
   /* exact: each cell a patched run; attribution: its first-order estimate */
   saccade_json_string (b, "method", r->estimated ? "attribution" : "exact");
-  saccade_json_int (b, "rows", r->n_rows);
-  saccade_json_int (b, "cols", r->n_cols);
-  /* the metric, what it was on each run, and the scale every cell's effect is on */
-  saccade_json_string (b, "metric", r->contrast >= 0 ? "logit(target) - logit(contrast)"
-                                                      : "ln p(target)");
-  saccade_json_int (b, "contrast", r->contrast);
-  saccade_json_double (b, "m_clean", r->metric_clean);
-  saccade_json_double (b, "m_corrupted", r->metric_corrupted);
-  saccade_json_int (b, "top1_corrupted", r->top1_corrupted);
-  saccade_json_string (b, "effect", "(m - m_corrupted) / (m_clean - m_corrupted)");
+  saccade_patch_json_metric (b, r);
   json_builder_end_object (b);
   saccade_json_begin_array (b, "cells");
   for (int c = 0; c < cells; c++)
@@ -99,6 +105,62 @@ by_moved (gconstpointer a, gconstpointer b, gpointer user)
   return x < y ? 1 : x > y ? -1 : *(const int *) a - *(const int *) b;
 }
 
+void
+saccade_patch_rank_cells (const ScPatchResult *r, int first, int *order)
+{
+  const int cells = r->n_rows * r->n_cols;
+  const double base = base_value (r);
+  const double m_base = base == 0.0 ? r->metric_corrupted : r->metric_clean;
+  g_autofree double *moved = g_new0 (double, MAX (cells, 1));
+
+  for (int c = first; c < cells; c++)
+    {
+      const double e = sc_patch_normalised (r, r->patched[c]);
+      order[c - first] = c;
+      moved[c] = isfinite (e) ? fabs (e - base) : fabs (r->patched[c] - m_base);
+    }
+  g_qsort_with_data (order, cells - first, sizeof *order, by_moved, moved);
+}
+
+void
+saccade_patch_text_metric (GString *out, const ScPatchResult *r)
+{
+  if (r->contrast >= 0)
+    g_string_append_printf (out, "  metric m = logit(%d) - logit(%d) at the last position\n",
+                            r->target, r->contrast);
+  else
+    g_string_append_printf (out, "  metric m = ln p(%d) at the last position (the corrupted "
+                                 "run's top-1 is the target: no contrast)\n", r->target);
+  g_string_append_printf (out, "  m clean %+.4f, m corrupted %+.4f (its top-1 %d); effect = "
+                               "(m - m_corrupted) / (m_clean - m_corrupted): clean 1, "
+                               "corrupted 0\n", r->metric_clean, r->metric_corrupted,
+                          r->top1_corrupted);
+  if (isnan (sc_patch_normalised (r, r->metric_clean)))
+    g_string_append (out, "  the two runs do not differ on the metric: nothing to patch "
+                          "(effects are NaN; m is listed)\n");
+}
+
+void
+saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *title,
+                        int first_layer)
+{
+  g_string_append_printf (out, "\n  %s:\n      ", title);
+  for (int h = 0; h < r->n_heads; h++)
+    g_string_append_printf (out, " %6s%d", "H", h);
+  g_string_append_c (out, '\n');
+  for (int l = 0; l < r->n_layers; l++)
+    {
+      g_string_append_printf (out, "  L%-3d", l);
+      for (int h = 0; h < r->n_heads; h++)
+        if (l < first_layer)
+          g_string_append_printf (out, " %7s", ".");
+        else
+          g_string_append_printf (out, " %+7.3f",
+                                  sc_patch_normalised (r, r->patched[l * r->n_heads + h]));
+      g_string_append_c (out, '\n');
+    }
+}
+
 /* The cell's name: "L9.H4", "L9.H4 @ 12 ' John'", "L15 @ 12 ' John'". */
 static char *
 cell_name (const ScPatchResult *r, int c, const char *const *labels)
@@ -119,7 +181,6 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
   const ScPatchResult *r = s->result;
   const int cells = r->n_rows * r->n_cols;
   const double base = base_value (r);
-  g_autofree double *moved = g_new (double, cells);
   g_autofree int *order = g_new (int, cells);
 
   g_string_append_printf (out, "\n%s, %s (%s), %s:\n",
@@ -131,30 +192,8 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
                             ? "clean activations into the corrupted run"
                             : "corrupted activations into the clean run",
                           sc_patch_what_names[r->what]);
-  if (r->contrast >= 0)
-    g_string_append_printf (out, "  metric m = logit(%d) - logit(%d) at the last position\n",
-                            r->target, r->contrast);
-  else
-    g_string_append_printf (out, "  metric m = ln p(%d) at the last position (the corrupted "
-                                 "run's top-1 is the target: no contrast)\n", r->target);
-  g_string_append_printf (out, "  m clean %+.4f, m corrupted %+.4f (its top-1 %d); effect = "
-                               "(m - m_corrupted) / (m_clean - m_corrupted): clean 1, "
-                               "corrupted 0\n", r->metric_clean, r->metric_corrupted,
-                          r->top1_corrupted);
-  if (isnan (sc_patch_normalised (r, r->metric_clean)))
-    {
-      g_string_append (out, "  the two runs do not differ on the metric: nothing to patch "
-                            "(effects are NaN; m is listed)\n");
-    }
-  for (int c = 0; c < cells; c++)
-    {
-      const double e = sc_patch_normalised (r, r->patched[c]);
-      order[c] = c;
-      moved[c] = isfinite (e) ? fabs (e - base) : fabs (r->patched[c] - (base == 0.0
-                                                                             ? r->metric_corrupted
-                                                                             : r->metric_clean));
-    }
-  g_qsort_with_data (order, cells, sizeof *order, by_moved, moved);
+  saccade_patch_text_metric (out, r);
+  saccade_patch_rank_cells (r, 0, order);
   g_string_append_printf (out, "\n  the %d patches that move the metric most from the %s "
                                "run's %g:\n      effect          m  component\n",
                           MIN (top, cells), base == 0.0 ? "corrupted" : "clean", base);
@@ -165,20 +204,8 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
                               sc_patch_normalised (r, r->patched[order[i]]),
                               r->patched[order[i]], name);
     }
-  if (!per_head (r))
-    return;
-  g_string_append (out, "\n  effect of each head (rows: layers, columns: heads):\n      ");
-  for (int h = 0; h < r->n_heads; h++)
-    g_string_append_printf (out, " %6s%d", "H", h);
-  g_string_append_c (out, '\n');
-  for (int l = 0; l < r->n_layers; l++)
-    {
-      g_string_append_printf (out, "  L%-3d", l);
-      for (int h = 0; h < r->n_heads; h++)
-        g_string_append_printf (out, " %+7.3f",
-                                sc_patch_normalised (r, r->patched[l * r->n_heads + h]));
-      g_string_append_c (out, '\n');
-    }
+  if (per_head (r))
+    saccade_patch_text_map (out, r, "effect of each head (rows: layers, columns: heads)", 0);
 }
 
 GBytes *

@@ -24,15 +24,7 @@ path_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_string (b, "component", sc_path_component_names[r->component]);
   /* cells in earlier layers have no path from the senders: they hold m_base exactly */
   saccade_json_int (b, "receivers_from_layer", r->receivers_from_layer);
-  saccade_json_int (b, "rows", g->n_rows);
-  saccade_json_int (b, "cols", g->n_cols);
-  saccade_json_string (b, "metric", g->contrast >= 0 ? "logit(target) - logit(contrast)"
-                                                      : "ln p(target)");
-  saccade_json_int (b, "contrast", g->contrast);
-  saccade_json_double (b, "m_clean", g->metric_clean);
-  saccade_json_double (b, "m_corrupted", g->metric_corrupted);
-  saccade_json_int (b, "top1_corrupted", g->top1_corrupted);
-  saccade_json_string (b, "effect", "(m - m_corrupted) / (m_clean - m_corrupted)");
+  saccade_patch_json_metric (b, g);
   json_builder_end_object (b);
   saccade_json_begin_array (b, "cells");
   for (int c = 0; c < g->n_rows * g->n_cols; c++)
@@ -48,15 +40,6 @@ path_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   json_builder_end_array (b);
 }
 
-static int
-by_moved (gconstpointer a, gconstpointer b, gpointer user)
-{
-  const double *moved = user;
-  const double x = moved[*(const int *) a], y = moved[*(const int *) b];
-
-  return x < y ? 1 : x > y ? -1 : *(const int *) a - *(const int *) b;
-}
-
 static void
 path_text (GString *out, const SaccadeStudy *s, const char *const *labels, int top)
 {
@@ -65,9 +48,6 @@ path_text (GString *out, const SaccadeStudy *s, const char *const *labels, int t
   const int first = r->receivers_from_layer * g->n_cols, cells = g->n_rows * g->n_cols;
   const int n_recv = cells - first, shown = MIN (top, n_recv);
   const double base = g->direction == SC_PATCH_DENOISE ? 0.0 : 1.0;
-  const double m_base = g->direction == SC_PATCH_DENOISE ? g->metric_corrupted
-                                                         : g->metric_clean;
-  g_autofree double *moved = g_new0 (double, MAX (cells, 1));
   g_autofree int *order = g_new0 (int, MAX (n_recv, 1));
 
   (void) labels;
@@ -80,29 +60,11 @@ path_text (GString *out, const SaccadeStudy *s, const char *const *labels, int t
   g_string_append (out, "  run A: the base run with the senders' outputs from the other run "
                         "and every other head's frozen (MLPs recomputed); each receiver's "
                         "input from run A\n");
-  if (g->contrast >= 0)
-    g_string_append_printf (out, "  metric m = logit(%d) - logit(%d) at the last position\n",
-                            g->target, g->contrast);
-  else
-    g_string_append_printf (out, "  metric m = ln p(%d) at the last position (the corrupted "
-                                 "run's top-1 is the target: no contrast)\n", g->target);
-  g_string_append_printf (out, "  m clean %+.4f, m corrupted %+.4f (its top-1 %d); effect = "
-                               "(m - m_corrupted) / (m_clean - m_corrupted): clean 1, "
-                               "corrupted 0\n", g->metric_clean, g->metric_corrupted,
-                          g->top1_corrupted);
+  saccade_patch_text_metric (out, g);
   g_string_append_printf (out, "  receivers: layers %d to %d (layers up to the latest sender's "
                                "have no path: the base run's m)\n", r->receivers_from_layer,
                           g->n_rows - 1);
-  if (isnan (sc_patch_normalised (g, g->metric_clean)))
-    g_string_append (out, "  the two runs do not differ on the metric: nothing to patch "
-                          "(effects are NaN; m is listed)\n");
-  for (int c = first; c < cells; c++)
-    {
-      const double e = sc_patch_normalised (g, g->patched[c]);
-      order[c - first] = c;
-      moved[c] = isfinite (e) ? fabs (e - base) : fabs (g->patched[c] - m_base);
-    }
-  g_qsort_with_data (order, n_recv, sizeof *order, by_moved, moved);
+  saccade_patch_rank_cells (g, first, order);
   g_string_append_printf (out, "\n  the %d receivers whose %s move the metric most from the "
                                "%s run's %g:\n      effect          m  receiver\n",
                           shown, sc_path_component_names[r->component],
@@ -111,22 +73,8 @@ path_text (GString *out, const SaccadeStudy *s, const char *const *labels, int t
     g_string_append_printf (out, "  %+9.4f  %+9.4f  L%d.H%d\n",
                             sc_patch_normalised (g, g->patched[order[i]]), g->patched[order[i]],
                             order[i] / g->n_cols, order[i] % g->n_cols);
-  g_string_append (out, "\n  effect through each receiver (rows: layers, columns: heads; "
-                        "'.': no path):\n      ");
-  for (int h = 0; h < g->n_cols; h++)
-    g_string_append_printf (out, " %6s%d", "H", h);
-  g_string_append_c (out, '\n');
-  for (int l = 0; l < g->n_rows; l++)
-    {
-      g_string_append_printf (out, "  L%-3d", l);
-      for (int h = 0; h < g->n_cols; h++)
-        if (l < r->receivers_from_layer)
-          g_string_append_printf (out, " %7s", ".");
-        else
-          g_string_append_printf (out, " %+7.3f",
-                                  sc_patch_normalised (g, g->patched[l * g->n_cols + h]));
-      g_string_append_c (out, '\n');
-    }
+  saccade_patch_text_map (out, g, "effect through each receiver (rows: layers, columns: heads; "
+                                  "'.': no path)", r->receivers_from_layer);
 }
 
 const SaccadeStudyOutputs saccade_path_patch_outputs = {

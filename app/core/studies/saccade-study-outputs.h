@@ -72,6 +72,20 @@ void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
 /* Activation patching (saccade-patch-outputs.c): the layer, head (−1: the residual) and
  * position (−1: every position, a whole head) cell @c of @r patched. */
 void saccade_patch_cell (const ScPatchResult *r, int c, int *layer, int *head, int *pos);
+/* The members of a patch study's JSON object that say its grid and metric: rows, cols,
+ * metric, contrast, m_clean, m_corrupted, top1_corrupted, effect (the normalisation). */
+void saccade_patch_json_metric (JsonBuilder *b, const ScPatchResult *r);
+/* What activation and path patching's texts share: the metric, the runs' m and the scale
+ * (and a line when the runs do not differ on the metric); ... */
+void saccade_patch_text_metric (GString *out, const ScPatchResult *r);
+/* ... the cells @first .. end of @r, most moved from the base run first (by |effect − the
+ * base's| where the effect is defined, else by |m − m_base|), into @order (the cells'
+ * indices; n_rows · n_cols − @first of them); ... */
+void saccade_patch_rank_cells (const ScPatchResult *r, int first, int *order);
+/* ... and the (n_layers, n_heads) map of a per-head grid's effects under @title, '.' for
+ * the layers below @first_layer (path patching's layers without a path). */
+void saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *title,
+                             int first_layer);
 /* Every cell of @r as CSV, one row per cell in the grid's order (both faces export it):
  * layer,head,pos,label,m,effect then what every row repeats — target,contrast,m_clean,
  * m_corrupted,direction,what,run,corrupted,study. head and pos are empty where the cell has
