@@ -51,7 +51,7 @@ static gboolean
 run_gxi (ScGrad *g, const ScModel *m, const int32_t *ids, int n, ScError *err)
 {
   ScAttrParams p = { .methods = (1u << SC_ATTR_SALIENCY) | (1u << SC_ATTR_GRADXINPUT),
-                     .target = -1, .position = -1 };
+                     .target = -1, .contrast = -1, .position = -1 };
   ScAttrResult *r = NULL;
   const gboolean ok = sc_attr_run (g, m, ids, n, &p, NULL, NULL, &r, err) == SC_OK;
   sc_attr_result_free (r);
@@ -135,8 +135,8 @@ saccade_cmd_bench_gradients (int argc, char **argv)
           const int32_t *t = (const int32_t *) bench.ids->data;
           g_autofree double *a = g_new (double, reps), *p = g_new (double, reps),
                             *ratio = g_new (double, reps);
-          ScAttrParams ap = { .methods = 1u << SC_ATTR_IG, .target = -1, .position = -1,
-                              .baseline = SC_ATTR_BASELINE_TOKEN,
+          ScAttrParams ap = { .methods = 1u << SC_ATTR_IG, .target = -1, .contrast = -1,
+                              .position = -1, .baseline = SC_ATTR_BASELINE_TOKEN,
                               .baseline_token = sc_tokenizer_eos (sc_model_tokenizer (model)) };
           ScObjective obj = { SC_OBJECTIVE_LOGP, -1, 0, NULL };
           g_autofree float *grad = g_new (float, (size_t) n * sc_model_info (model)->n_embd);

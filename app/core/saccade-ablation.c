@@ -484,7 +484,7 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   };
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
-  k->dla = (ScDlaParams) { .target = p->target };
+  k->dla = (ScDlaParams) { .target = p->target, .contrast = p->contrast };
   k->layers = (ScLayerSweepParams) { .target = p->target };
   k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
                                .contrast = p->contrast, .direction = p->patch_direction,

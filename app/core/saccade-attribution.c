@@ -27,7 +27,7 @@ saccade_attribution_free (SaccadeAttribution *a)
 void
 saccade_attribution_params_init (ScAttrParams *p)
 {
-  *p = (ScAttrParams) { .methods = 0, .target = -1, .position = -1,
+  *p = (ScAttrParams) { .methods = 0, .target = -1, .contrast = -1, .position = -1,
                         .steps = SC_ATTR_DEFAULT_STEPS, .rule = SC_ATTR_RULE_ADAPTIVE,
                         .baseline = SC_ATTR_BASELINE_TOKEN,
                         .baseline_token = SACCADE_ATTRIBUTION_BASELINE_EOS };

@@ -117,11 +117,11 @@ head_level_dla (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, 
 
   /* @target as the sweep was asked for (−1: the clean top-1), so that `saccade dla RUN`
    * and this share their stored study */
-  if (sc_dla_params_json (run_id, target, pj, sizeof pj) < 0)
+  if (sc_dla_params_json (run_id, target, -1, pj, sizeof pj) < 0)
     return;
   if (store == NULL || sc_dla_load (store, info, sm->sha256, pj, &dla, NULL, NULL) != SC_OK)
     {
-      if (sc_dla_run (session, model, ids, n, target, &dla, &err) != SC_OK)
+      if (sc_dla_run (session, model, ids, n, target, -1, &dla, &err) != SC_OK)
         {
           if (warning != NULL && *warning == NULL)
             *warning = g_strdup_printf (_("no direct logit attribution: %s"), err.message);

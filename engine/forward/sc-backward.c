@@ -429,6 +429,13 @@ objective_backward (ScGrad *g, const ScObjective *obj, double *value, ScError *e
           total = (double) z[obj->target] - lse;
           logp_gradient (z, V, obj->target, 1.0, lse, dz);
         }
+      else if (obj->kind == SC_OBJECTIVE_LOGIT_DIFF)
+        {
+          total = (double) z[obj->target] - (double) z[obj->contrast];
+          memset (dz, 0, (size_t) V * sizeof *dz);
+          dz[obj->target] = 1.0f;
+          dz[obj->contrast] = -1.0f;
+        }
       else
         {
           memcpy (dz, obj->dlogits, (size_t) V * sizeof *dz);
@@ -462,12 +469,17 @@ check_objective (const ScGrad *g, const ScObjective *obj, ScError *err)
       return SC_OK;
     case SC_OBJECTIVE_LOGP:
     case SC_OBJECTIVE_DLOGITS:
+    case SC_OBJECTIVE_LOGIT_DIFF:
       if (obj->position < -1 || obj->position >= n)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: objective position %d is "
                              "outside 0..%d", obj->position, n - 1);
-      if (obj->kind == SC_OBJECTIVE_LOGP && (obj->target < 0 || obj->target >= V))
+      if (obj->kind != SC_OBJECTIVE_DLOGITS && (obj->target < 0 || obj->target >= V))
         return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: target %d is outside the "
                              "vocabulary of %d", (int) obj->target, V);
+      if (obj->kind == SC_OBJECTIVE_LOGIT_DIFF
+          && (obj->contrast < 0 || obj->contrast >= V || obj->contrast == obj->target))
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: contrast %d is outside the "
+                             "vocabulary of %d or equal to the target", (int) obj->contrast, V);
       if (obj->kind == SC_OBJECTIVE_DLOGITS && obj->dlogits == NULL)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "gradients: DLOGITS without dlogits");
       return SC_OK;

@@ -52,13 +52,18 @@ typedef enum {
   /* the caller's function of the logits of row @position, given as its gradient
    * @dlogits; its value is the caller's (sc_grad_backward reports NaN) */
   SC_OBJECTIVE_DLOGITS,
+  /* logit(target) − logit(contrast) at row @position, which is also
+   * log p(target) − log p(contrast): the log-sum-exp cancels (contrastive explanations,
+   * Yin & Neubig 2022) */
+  SC_OBJECTIVE_LOGIT_DIFF,
 } ScObjectiveKind;
 
 typedef struct {
   ScObjectiveKind kind;
-  int position;          /* LOGP, DLOGITS: the row, 0 .. n - 1; -1 = the last */
-  int32_t target;        /* LOGP: a token id */
+  int position;          /* LOGP, DLOGITS, LOGIT_DIFF: the row, 0 .. n - 1; -1 = the last */
+  int32_t target;        /* LOGP, LOGIT_DIFF: a token id */
   const float *dlogits;  /* DLOGITS: host (n_vocab), borrowed for the call */
+  int32_t contrast;      /* LOGIT_DIFF: a token id other than @target */
 } ScObjective;
 
 /* Per layer (from the last down) and head: @probs the forward's probabilities and

@@ -12,15 +12,16 @@
 
 #include "core/sc-sha256.h"
 
-/* The five values of series "clean" and the five of "ig.check". */
-enum { CLEAN_TARGET, CLEAN_POSITION, CLEAN_N, CLEAN_VALUE, CLEAN_TOP1, N_CLEAN };
+/* The values of series "clean" (the contrast only when there is one) and the five of
+ * "ig.check". */
+enum { CLEAN_TARGET, CLEAN_POSITION, CLEAN_N, CLEAN_VALUE, CLEAN_TOP1, CLEAN_CONTRAST, N_CLEAN };
 enum { CHECK_FX, CHECK_FBASE, CHECK_SUM, CHECK_GAP, CHECK_GAP_REL, N_CHECK };
 
 int
 sc_attr_params_json (int64_t run_id, const int32_t *ids, int n, const ScAttrParams *p, char *buf,
                      size_t size)
 {
-  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[16], methods[64] = "", base[24];
+  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[32], methods[64] = "", base[24];
   unsigned set;
   int len;
 
@@ -44,6 +45,11 @@ sc_attr_params_json (int64_t run_id, const int32_t *ids, int n, const ScAttrPara
     snprintf (target, sizeof target, "%d", (int) p->target);
   else
     strcpy (target, "null");
+  /* a contrast follows the target; without one the text is what it was before contrasts,
+   * so the studies stored then are still found */
+  if (p->contrast >= 0)
+    snprintf (target + strlen (target), sizeof target - strlen (target), ",\"contrast\":%d",
+              (int) p->contrast);
   set = p->methods == 0 ? (1u << SC_ATTR_N_METHODS) - 1 : p->methods;
   for (int m = 0; m < SC_ATTR_N_METHODS; m++)
     if (set & (1u << m))
@@ -97,8 +103,9 @@ sc_attr_store (ScStore *store, const ScStoreModel *model, const char *params_jso
           goto fail;
     }
   {
-    const double clean[N_CLEAN] = { r->target, r->position, r->n_tokens, r->value, r->top1 };
-    for (int c = 0; c < N_CLEAN; c++)
+    const double clean[N_CLEAN] = { r->target, r->position, r->n_tokens, r->value, r->top1,
+                                    r->contrast };
+    for (int c = 0; c < (r->contrast >= 0 ? N_CLEAN : CLEAN_CONTRAST); c++)
       if ((st = sc_store_study_add_series (s, "clean", c, clean[c], err)) != SC_OK)
         goto fail;
   }
@@ -151,8 +158,15 @@ sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_S
   if (!(is_index (clean[CLEAN_N], SC_STORE_MAX_TOKENS + 1.0) && clean[CLEAN_N] >= 1
         && is_index (clean[CLEAN_POSITION], clean[CLEAN_N])
         && is_index (clean[CLEAN_TARGET], info->n_vocab)
-        && is_index (clean[CLEAN_TOP1], info->n_vocab) && isfinite (clean[CLEAN_VALUE])
-        && clean[CLEAN_VALUE] <= 0))
+        && is_index (clean[CLEAN_TOP1], info->n_vocab) && isfinite (clean[CLEAN_VALUE])))
+    goto bad;
+  /* the contrast the params name, and then f is a logit difference (any sign); without
+   * one f is a log-probability, <= 0 */
+  snprintf (bad, sizeof bad, "the clean series (contrast %g, value %g; the parameters say "
+            "contrast %d)", clean[CLEAN_CONTRAST], clean[CLEAN_VALUE], (int) params->contrast);
+  if (params->contrast >= 0 ? clean[CLEAN_CONTRAST] != params->contrast
+                                || clean[CLEAN_CONTRAST] == clean[CLEAN_TARGET]
+                            : !isnan (clean[CLEAN_CONTRAST]) || clean[CLEAN_VALUE] > 0)
     goto bad;
   /* the position and target the params name (-1: the last position; the clean top-1): a
    * study whose params say "the last position" reported positions 0 .. 3 (issue 25) */
@@ -173,6 +187,7 @@ sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_S
   r->position = (int) clean[CLEAN_POSITION];
   r->value = clean[CLEAN_VALUE];
   r->top1 = (int32_t) clean[CLEAN_TOP1];
+  r->contrast = params->contrast >= 0 ? params->contrast : -1;
   for (i = 0; i < d->n_series_values; i++)
     {
       const ScStoreSeriesValue *v = &d->series[i];
@@ -215,7 +230,8 @@ sc_attr_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_S
       for (c = 0; c < N_CHECK; c++)
         if (!isfinite (check[c]))
           goto bad;
-      if (check[CHECK_GAP] < 0 || check[CHECK_GAP_REL] < 0 || check[CHECK_FBASE] > 0)
+      if (check[CHECK_GAP] < 0 || check[CHECK_GAP_REL] < 0
+          || (r->contrast < 0 && check[CHECK_FBASE] > 0))
         goto bad;
       r->f_baseline = check[CHECK_FBASE];
       r->ig_sum = check[CHECK_SUM];
@@ -316,6 +332,8 @@ static const char *const ATTR_RULES[] = { "adaptive", "gauss-legendre", "midpoin
 static const ScStudyOption ATTR_OPTIONS[] = {
   { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScAttrParams, target), 0, 0, NULL,
     "the token whose log-probability is attributed (default: the clean top-1)" },
+  { "contrast", SC_STUDY_OPTION_TOKEN, offsetof (ScAttrParams, contrast), 0, 0, NULL,
+    "a second token: attribute logit(target) - logit(contrast) (default: none)" },
   { "position", SC_STUDY_OPTION_INT, offsetof (ScAttrParams, position), -1, 1 << 20, NULL,
     "the position whose next token is measured (-1: the last)" },
   { "steps", SC_STUDY_OPTION_INT, offsetof (ScAttrParams, steps), 0, SC_ATTR_MAX_STEPS, NULL,
@@ -327,8 +345,9 @@ static const ScStudyOption ATTR_OPTIONS[] = {
 
 /* `saccade attribute RUN`'s defaults: every method, the last position, the clean top-1,
  * integrated gradients with the adaptive rule from the zero baseline. */
-static const ScAttrParams ATTR_DEFAULT = { .methods = 0, .target = -1, .position = -1,
-                                           .steps = 0, .rule = SC_ATTR_RULE_ADAPTIVE,
+static const ScAttrParams ATTR_DEFAULT = { .methods = 0, .target = -1, .contrast = -1,
+                                           .position = -1, .steps = 0,
+                                           .rule = SC_ATTR_RULE_ADAPTIVE,
                                            .baseline = SC_ATTR_BASELINE_ZERO };
 
 const ScStudyKind sc_study_kind_attribution = {

@@ -88,6 +88,7 @@ sc_attr_result_new (int n, int n_layers, int n_heads)
   r->n_tokens = n;
   r->n_layers = n_layers;
   r->n_heads = n_heads;
+  r->contrast = -1;
   r->value = r->f_baseline = r->ig_sum = r->ig_gap = r->ig_gap_rel = NAN;
   return r;
 }
@@ -141,10 +142,11 @@ rollout_observe (void *user, int layer, int head, const float *P, const float *d
   return true;
 }
 
-/* log p(target) at @position for the last forward of @g. */
+/* The objective at @position for the last forward of @g: log p(target), or with a
+ * @contrast >= 0 logit(target) − logit(contrast); target −1 is the top-1. */
 static ScStatus
-logp_of (ScGrad *g, int position, int32_t target, int V, float *z, double *out, int32_t *top1,
-         ScError *err)
+objective_of (ScGrad *g, int position, int32_t target, int32_t contrast, int V, float *z,
+              double *out, int32_t *top1, ScError *err)
 {
   double mx = -INFINITY, sum = 0.0;
   ScStatus st;
@@ -162,8 +164,11 @@ logp_of (ScGrad *g, int position, int32_t target, int V, float *z, double *out, 
     sum += exp ((double) z[v] - mx);
   if (top1 != NULL)
     *top1 = best;
+  if (target < 0)
+    target = best;
   if (out != NULL)
-    *out = (target >= 0 ? (double) z[target] : (double) z[best]) - mx - log (sum);
+    *out = contrast >= 0 ? (double) z[target] - (double) z[contrast]
+                         : (double) z[target] - mx - log (sum);
   return SC_OK;
 }
 
@@ -183,6 +188,9 @@ check_params (const ScModelInfo *in, const int32_t *ids, int n, const ScAttrPara
   if (p->target < -1 || p->target >= V)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: target %d is outside the "
                          "vocabulary of %d", (int) p->target, V);
+  if (p->contrast < -1 || p->contrast >= V || (p->contrast >= 0 && p->contrast == p->target))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: contrast %d is outside the "
+                         "vocabulary of %d or the target itself", (int) p->contrast, V);
   if (p->position < -1 || p->position >= n)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: position %d is outside "
                          "0..%d", p->position, n - 1);
@@ -372,8 +380,8 @@ run_ig (ScGrad *g, const ScModelInfo *in, const int32_t *ids, int n, const float
   {
     ScGradOptions o = { .input_embd = base };
     if ((st = sc_grad_forward (g, ids, n, &o, err)) != SC_OK
-        || (st = logp_of (g, r->position, r->target, (int) in->n_vocab, z, &r->f_baseline, NULL,
-                          err)) != SC_OK)
+        || (st = objective_of (g, r->position, r->target, r->contrast, (int) in->n_vocab, z,
+                               &r->f_baseline, NULL, err)) != SC_OK)
       goto out;
   }
   if (q.rule == SC_ATTR_RULE_ADAPTIVE)
@@ -442,7 +450,7 @@ sc_attr_run (ScGrad *g, const ScModel *model, const int32_t *ids, int n, const S
   const ScModelInfo *in;
   ScAttrParams p;
   ScAttrResult *r = NULL;
-  ScObjective obj = { SC_OBJECTIVE_LOGP, 0, 0, NULL };
+  ScObjective obj = { SC_OBJECTIVE_LOGP, 0, 0, NULL, -1 };
   Rollout ro = { 0 };
   float *x = NULL, *z = NULL, *grad = NULL;
   const float *table;
@@ -484,12 +492,22 @@ sc_attr_run (ScGrad *g, const ScModel *model, const int32_t *ids, int n, const S
 
   /* the clean pass: f(x), the target, and the plain gradient */
   if ((st = sc_grad_forward (g, ids, n, NULL, err)) != SC_OK
-      || (st = logp_of (g, r->position, p.target, (int) in->n_vocab, z, &r->value, &r->top1, err))
-             != SC_OK)
+      || (st = objective_of (g, r->position, p.target, p.contrast, (int) in->n_vocab, z,
+                             &r->value, &r->top1, err)) != SC_OK)
     goto fail;
   r->target = p.target >= 0 ? p.target : r->top1;
+  r->contrast = p.contrast;
+  if (r->contrast == r->target)
+    {
+      st = sc_error_set (err, SC_ERR_INVALID_ARG, "attribution: the contrast %d is the clean "
+                         "top-1, the target: name another target or contrast",
+                         (int) r->contrast);
+      goto fail;
+    }
+  obj.kind = r->contrast >= 0 ? SC_OBJECTIVE_LOGIT_DIFF : SC_OBJECTIVE_LOGP;
   obj.position = r->position;
   obj.target = r->target;
+  obj.contrast = r->contrast;
   if (p.methods & ~(1u << SC_ATTR_IG))
     {
       const bool rollout = (p.methods & (1u << SC_ATTR_GRAD_ROLLOUT)) != 0;

@@ -3,7 +3,10 @@
  * attributions"; the backward pass is forward/sc-backward.h).
  *
  * Objective f(x) = log p(target | tokens 0 .. position) with x the input embeddings (n, E),
- * target the clean top-1 after @position unless the caller names one. Per token j:
+ * target the clean top-1 after @position unless the caller names one; with a contrast B,
+ * f(x) = logit(target) − logit(B) at @position, which is also log p(target) − log p(B)
+ * (the log-sum-exp cancels): the contrastive explanation of Yin & Neubig 2022, "why the
+ * target rather than B". Per token j:
  *   saliency      ||df/dx_j||_2                                   (Simonyan 2014; Li 2016)
  *   gradxinput    sum_d x_jd df/dx_jd                              (Shrikumar 2016)
  *   ig            sum_d (x - x')_jd integral_0^1 df/dx_jd (x' + a (x - x')) da
@@ -28,7 +31,9 @@
  * Storage (sc-store-study.h): kind SC_ATTR_KIND with params from sc_attr_params_json();
  * series "<method>" (pos = token j) for each computed method; "ig" also series "ig.check"
  * (0 f(x), 1 f(x'), 2 sum, 3 gap, 4 relative gap); series "clean" (0 target, 1 position,
- * 2 n, 3 value f(x), 4 top-1). sc_attr_load() checks every number.
+ * 2 n, 3 value f(x), 4 top-1, and 5 the contrast when there is one). sc_attr_load() checks
+ * every number. Params without a contrast are written as before it existed, so studies
+ * stored then are found and read back unchanged.
  *
  * Deterministic. Thread safety: one study per ScGrad at a time. Plain C, no GLib.
  */
@@ -92,11 +97,14 @@ typedef struct {
   ScAttrRule rule;
   ScAttrBaseline baseline;
   int32_t baseline_token;  /* SC_ATTR_BASELINE_TOKEN only */
+  int32_t contrast;        /* -1: none, f = log p(target); else f = logit(target) −
+                            * logit(contrast), a token other than the target */
 } ScAttrParams;
 
 typedef struct {
   int n_tokens, n_layers, n_heads;
   int32_t target, top1;
+  int32_t contrast;                    /* -1: none */
   int position;
   double value;                        /* f(x) */
   unsigned methods;                    /* the methods computed */

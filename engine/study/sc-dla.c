@@ -23,7 +23,7 @@ sc_dla_result_new (int n_layers, int n_heads, int n_tokens)
   r->n_layers = n_layers;
   r->n_heads = n_heads;
   r->n_tokens = n_tokens;
-  r->target = r->top1_clean = -1;
+  r->target = r->top1_clean = r->contrast = -1;
   r->logit_clean = r->logit_recon = r->rms = r->embed = NAN;
   r->heads = malloc ((size_t) n_layers * n_heads * sizeof *r->heads);
   r->mlp = malloc ((size_t) n_layers * sizeof *r->mlp);
@@ -81,7 +81,7 @@ dot_u (const double *u, const float *x, int E)
 
 ScStatus
 sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n, int target,
-            ScDlaResult **out, ScError *err)
+            int contrast, ScDlaResult **out, ScError *err)
 {
   const ScModelInfo *in;
   const ScWeights *w;
@@ -107,6 +107,9 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   if (target < -1 || (target >= 0 && (uint32_t) target >= in->n_vocab))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: target %d is outside the vocabulary "
                          "0..%u", target, in->n_vocab - 1);
+  if (contrast < -1 || (contrast >= 0 && (uint32_t) contrast >= in->n_vocab))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: contrast %d is outside the "
+                         "vocabulary 0..%u", contrast, in->n_vocab - 1);
   L = (int) in->n_layers;
   H = (int) in->n_heads;
   d = (int) in->head_dim;
@@ -143,15 +146,29 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
       goto fail;
     }
   r->target = target >= 0 ? target : r->top1_clean;
-  r->logit_clean = logits[r->target];
+  r->contrast = contrast;
+  if (r->contrast == r->target)
+    {
+      st = sc_error_set (err, SC_ERR_INVALID_ARG, "dla: the contrast %d is the target (%s)",
+                         contrast, target >= 0 ? "as given" : "the clean top-1");
+      goto fail;
+    }
+  r->logit_clean = r->contrast >= 0 ? (double) logits[r->target] - (double) logits[r->contrast]
+                                    : logits[r->target];
 
-  /* 2. The frozen norm scale and the read-out direction u = W_U[t] ∘ g / rms. */
+  /* 2. The frozen norm scale and the read-out direction u = (W_U[t] − W_U[B]) ∘ g / rms
+   *    (without a contrast, W_U[t] ∘ g / rms). */
   ss = 0.0;
   for (e = 0; e < E; e++)
     ss += (double) x[(size_t) L * E + e] * x[(size_t) L * E + e];
   r->rms = sqrt (ss / E + (double) in->norm_eps);
   for (e = 0; e < E; e++)
-    u[e] = (double) w->output[(size_t) r->target * E + e] * (double) w->output_norm[e] / r->rms;
+    {
+      double wu = w->output[(size_t) r->target * E + e];
+      if (r->contrast >= 0)
+        wu -= w->output[(size_t) r->contrast * E + e];
+      u[e] = wu * (double) w->output_norm[e] / r->rms;
+    }
   r->logit_recon = dot_u (u, x + (size_t) L * E, E);
   r->embed = dot_u (u, x, E);
 
@@ -203,9 +220,9 @@ fail:
 /* Storage                                                                               */
 
 int
-sc_dla_params_json (int64_t run_id, int target, char *buf, size_t size)
+sc_dla_params_json (int64_t run_id, int target, int contrast, char *buf, size_t size)
 {
-  char t[16];
+  char t[40];
   int len;
 
   if (buf == NULL)
@@ -214,12 +231,15 @@ sc_dla_params_json (int64_t run_id, int target, char *buf, size_t size)
     snprintf (t, sizeof t, "%d", target);
   else
     strcpy (t, "null");
+  /* without a contrast the text is what it was before contrasts existed */
+  if (contrast >= 0)
+    snprintf (t + strlen (t), sizeof t - strlen (t), ",\"contrast\":%d", contrast);
   len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s}", SC_DLA_STUDY_VERSION,
                   (long long) run_id, t);
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 
-#define N_CLEAN 6
+#define N_CLEAN 6 /* and pos 6, the contrast, when there is one */
 
 ScStatus
 sc_dla_store (ScStore *store, const ScStoreModel *model, const char *params_json,
@@ -250,6 +270,9 @@ sc_dla_store (ScStore *store, const ScStoreModel *model, const char *params_json
   for (i = 0; i < N_CLEAN; i++)
     if ((st = sc_store_study_add_series (s, "clean", i, clean[i], err)) != SC_OK)
       goto fail;
+  if (r->contrast >= 0
+      && (st = sc_store_study_add_series (s, "clean", N_CLEAN, r->contrast, err)) != SC_OK)
+    goto fail;
   if ((st = sc_store_study_add_series (s, "embed", 0, r->embed, err)) != SC_OK)
     goto fail;
   return sc_store_study_commit (s, study_id, err);
@@ -264,7 +287,7 @@ sc_dla_load (ScStore *store, const ScModelInfo *info,
              ScDlaResult **out, int64_t *study_id, ScError *err)
 {
   const int L = (int) info->n_layers, H = (int) info->n_heads;
-  double clean[N_CLEAN];
+  double clean[N_CLEAN + 1];
   ScStoreStudyData *d = NULL;
   ScDlaResult *r = NULL;
   size_t i;
@@ -289,10 +312,10 @@ sc_dla_load (ScStore *store, const ScModelInfo *info,
   if (d->n_layers != L || d->n_heads != H)
     BAD ("its model row has %d layers x %d heads, %s has %d x %d", d->n_layers, d->n_heads,
          info->name, L, H);
-  for (k = 0; k < N_CLEAN; k++)
+  for (k = 0; k <= N_CLEAN; k++)
     clean[k] = NAN;
   for (i = 0; i < d->n_series_values; i++)
-    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < N_CLEAN)
+    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos <= N_CLEAN)
       clean[d->series[i].pos] = d->series[i].value;
   if (!(clean[0] >= 0 && clean[0] < info->n_vocab && clean[0] == floor (clean[0])
         && clean[2] >= 0 && clean[2] < info->n_vocab && clean[2] == floor (clean[2])
@@ -300,12 +323,18 @@ sc_dla_load (ScStore *store, const ScModelInfo *info,
         && isfinite (clean[1]) && isfinite (clean[3]) && clean[3] > 0 && isfinite (clean[5])))
     BAD ("its \"clean\" series (target %g, logit %g, top-1 %g, rms %g, n %g) is missing or out "
          "of range for %s", clean[0], clean[1], clean[2], clean[3], clean[4], info->name);
+  if (!isnan (clean[N_CLEAN])
+      && !(clean[N_CLEAN] >= 0 && clean[N_CLEAN] < info->n_vocab
+           && clean[N_CLEAN] == floor (clean[N_CLEAN]) && clean[N_CLEAN] != clean[0]))
+    BAD ("its contrast %g is outside the vocabulary of %s or the target itself",
+         clean[N_CLEAN], info->name);
   if ((r = sc_dla_result_new (L, H, (int) clean[4])) == NULL)
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "dla: out of memory");
       goto fail;
     }
   r->target = (int) clean[0];
+  r->contrast = isnan (clean[N_CLEAN]) ? -1 : (int) clean[N_CLEAN];
   r->logit_clean = clean[1];
   r->top1_clean = (int) clean[2];
   r->rms = clean[3];
@@ -353,7 +382,8 @@ static int
 dla_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx, char *buf,
                  size_t size, ScError *err)
 {
-  int len = sc_dla_params_json (ctx->run_id, ((const ScDlaParams *) params)->target, buf, size);
+  const ScDlaParams *p = params;
+  int len = sc_dla_params_json (ctx->run_id, p->target, p->contrast, buf, size);
 
   if (len < 0)
     sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
@@ -367,8 +397,9 @@ dla_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, voi
          ScError *err)
 {
   ScDlaResult *r = NULL;
-  ScStatus st = sc_dla_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens,
-                            ((const ScDlaParams *) params)->target, &r, err);
+  const ScDlaParams *p = params;
+  ScStatus st = sc_dla_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, p->target,
+                            p->contrast, &r, err);
 
   if (st == SC_OK && !sc_study_report (ctx, 1.0))
     {
@@ -392,10 +423,19 @@ dla_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA25
           const char *params_json, const void *params, void **out, int64_t *study_id,
           ScError *err)
 {
+  const ScDlaParams *p = params;
   ScDlaResult *r = NULL;
   ScStatus st = sc_dla_load (store, info, sha256, params_json, &r, study_id, err);
 
-  (void) params;
+  /* the params text names the contrast: a stored series that says another was edited */
+  if (st == SC_OK && r->contrast != p->contrast)
+    {
+      st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its contrast %d is not the %d "
+                         "its parameters name", study_id != NULL ? (long long) *study_id : 0LL,
+                         SC_DLA_KIND, r->contrast, p->contrast);
+      sc_dla_result_free (r);
+      r = NULL;
+    }
   *out = r;
   return st;
 }
@@ -426,10 +466,12 @@ dla_free (void *result)
 static const ScStudyOption DLA_OPTIONS[] = {
   { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScDlaParams, target), 0, 0, NULL,
     "the token whose logit is attributed (default: the clean top-1)" },
+  { "contrast", SC_STUDY_OPTION_TOKEN, offsetof (ScDlaParams, contrast), 0, 0, NULL,
+    "a second token: attribute logit(target) - logit(contrast) (default: none)" },
   { NULL },
 };
 
-static const ScDlaParams DLA_DEFAULT = { .target = -1 };
+static const ScDlaParams DLA_DEFAULT = { .target = -1, .contrast = -1 };
 
 const ScStudyKind sc_study_kind_dla = {
   .id = SC_DLA_KIND,

@@ -20,10 +20,16 @@
  * changes the norm's scale and every later layer (the ablation studies measure that).
  * The target is the clean run's top-1 unless the caller names one.
  *
+ * Contrast. With a second token B, u[e] = (W_U[t][e] − W_U[B][e]) · g[e] / rms and every
+ * term above decomposes logit(t) − logit(B) (= ln p(t) − ln p(B)) instead: the indirect-
+ * object metric of Wang et al. 2022 written into embedding, heads and MLPs, still exact.
+ *
  * Storage (sc-store-study.h): kind SC_DLA_KIND, params from sc_dla_params_json():
- * {"study":V,"run":R,"target":T|null}. Per head metric "dla"; series "mlp" (pos l),
- * "embed" (pos 0), "clean": pos 0 the target, 1 the clean logit as the forward pass
- * computed it, 2 the clean top-1, 3 rms, 4 n, 5 u · x_L.
+ * {"study":V,"run":R,"target":T|null} or, with a contrast, {"study":V,"run":R,"target":
+ * T|null,"contrast":B} (the text without one is what it was before contrasts existed). Per
+ * head metric "dla"; series "mlp" (pos l), "embed" (pos 0), "clean": pos 0 the target, 1
+ * the clean logit (difference) as the forward pass computed it, 2 the clean top-1, 3 rms,
+ * 4 n, 5 u · x_L, and 6 the contrast when there is one.
  *
  * Thread safety: one study per session at a time (the session's rule). Plain C, no GLib.
  */
@@ -49,7 +55,9 @@ extern "C" {
 typedef struct {
   int n_layers, n_heads, n_tokens;
   int target, top1_clean;
-  double logit_clean; /* the target's logit at n − 1 as sc_forward computed it (float) */
+  int contrast;       /* −1: none */
+  double logit_clean; /* the target's logit at n − 1 as sc_forward computed it (float), or
+                       * with a contrast the difference of the two */
   double logit_recon; /* u · x_L in double: what the terms below add up to */
   double rms;         /* of the clean final residual at n − 1, eps included */
   double embed;       /* u · x_0 */
@@ -58,21 +66,22 @@ typedef struct {
 } ScDlaResult;
 
 /* Direct logit attribution of @ids (n_tokens >= 1) on @session (bound to @model) for
- * @target (a token id, or −1: the clean top-1). On success *@out is the caller's
- * (sc_dla_result_free). The session's kept residuals are replaced by this run's. Errors:
- * SC_ERR_INVALID_ARG (NULL arguments, no tokens, an id or the target out of the
- * vocabulary), those of sc_forward(), SC_ERR_NOMEM. */
+ * @target (a token id, or −1: the clean top-1), against @contrast (a token id other than
+ * the target, or −1: none). On success *@out is the caller's (sc_dla_result_free). The
+ * session's kept residuals are replaced by this run's. Errors: SC_ERR_INVALID_ARG (NULL
+ * arguments, no tokens, an id, the target or the contrast out of the vocabulary, the
+ * contrast equal to the target), those of sc_forward(), SC_ERR_NOMEM. */
 ScStatus sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n_tokens,
-                     int target, ScDlaResult **out, ScError *err);
+                     int target, int contrast, ScDlaResult **out, ScError *err);
 
 /* Empty result (every number NaN, ids −1), for a reader; NULL when out of memory or a
  * dimension < 1. */
 ScDlaResult *sc_dla_result_new (int n_layers, int n_heads, int n_tokens);
 void sc_dla_result_free (ScDlaResult *r); /* NULL is a no-op */
 
-/* The canonical params text {"study":V,"run":R,"target":T|null} into @buf; the length, or
- * −1 when @buf is too small (64 bytes always suffice). */
-int sc_dla_params_json (int64_t run_id, int target, char *buf, size_t size);
+/* The canonical params text (above) into @buf; the length, or −1 when @buf is too small
+ * (96 bytes always suffice). */
+int sc_dla_params_json (int64_t run_id, int target, int contrast, char *buf, size_t size);
 
 /* Stores @r as a complete study of @model, in one transaction. Errors: sc-store-study.h's. */
 ScStatus sc_dla_store (ScStore *store, const ScStoreModel *model, const char *params_json,
@@ -86,9 +95,10 @@ ScStatus sc_dla_load (ScStore *store, const ScModelInfo *info,
                       const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
                       ScDlaResult **out, int64_t *study_id, ScError *err);
 
-/* The study's params: the token measured, or −1: the clean top-1. */
+/* The study's params: the token measured, or −1: the clean top-1; the contrast, or −1. */
 typedef struct {
   int target;
+  int contrast;
 } ScDlaParams;
 
 /* This file's study kind (sc-study.h), params ScDlaParams: `saccade dla RUN`. */

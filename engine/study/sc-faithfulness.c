@@ -332,7 +332,7 @@ gradient_sources (ScSession *session, const ScModel *model, const int32_t *ids, 
                                          SC_ATTR_GRAD_ROLLOUT };
   const ScTokenizer *tok = sc_model_tokenizer (model);
   const int32_t eos = tok != NULL ? sc_tokenizer_eos (tok) : -1;
-  ScAttrParams ap = { .methods = 0, .target = r->target, .position = -1,
+  ScAttrParams ap = { .methods = 0, .target = r->target, .contrast = -1, .position = -1,
                       .steps = p->ig_steps, .rule = SC_ATTR_RULE_ADAPTIVE,
                       .baseline = eos >= 0 ? SC_ATTR_BASELINE_TOKEN : SC_ATTR_BASELINE_ZERO,
                       .baseline_token = eos };

@@ -381,7 +381,7 @@ test_other_kinds (void)
     ScHeadSweepResult *sweep = NULL;
     const ScAblationParams ap = { .target = -1 };
     ScSpearman rho;
-    g_assert_cmpint (sc_dla_run (f.s, f.m, IDS, N, -1, &direct, &err), ==, SC_OK);
+    g_assert_cmpint (sc_dla_run (f.s, f.m, IDS, N, -1, -1, &direct, &err), ==, SC_OK);
     g_autoptr (SaccadeAblation) a = get_twice (&f, SACCADE_ABLATION_DLA, SC_DLA_KIND, 0);
     g_assert_nonnull (a->dla);
     g_assert_null (a->dla_sweep);

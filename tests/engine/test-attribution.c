@@ -13,7 +13,13 @@
  *   3. a token baseline and a named target are honoured;
  *   4. the study through the store: stored, found by its params, read back equal; a
  *      database edited by someone else (a negative saliency, a target outside the
- *      vocabulary) is refused naming the value; bad parameters are refused naming them.
+ *      vocabulary) is refused naming the value; bad parameters are refused naming them;
+ *   5. a contrast B (f = logit(A) − logit(B), Yin & Neubig 2022): f is ln p(A) − ln p(B) of
+ *      two single-target studies, and saliency's gradient, gradient × input and integrated
+ *      gradients on the fixed midpoint rule (its nodes do not depend on f) are the
+ *      differences of theirs — the gradient is linear in the objective; the study round-
+ *      trips through the store with its contrast (a positive f is valid there); a
+ *      contrast equal to the target (named, or the clean top-1) is refused.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -72,7 +78,7 @@ test_ig_completeness (void)
   } s[] = { { "chinese", SEED_ZH, G_N_ELEMENTS (SEED_ZH) },
             { "digits", DIGITS, G_N_ELEMENTS (DIGITS) } };
   /* the default: adaptive, 50 points, the end-of-text token (2) as the baseline */
-  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = -1, .position = -1,
+  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = -1, .contrast = -1, .position = -1,
                      .baseline = SC_ATTR_BASELINE_TOKEN, .baseline_token = 2 };
   ScAttrResult *coarse, *fine;
   size_t i;
@@ -114,8 +120,8 @@ test_ig_completeness (void)
 static void
 test_ig_zero_baseline (void)
 {
-  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = -1, .position = -1, .steps = 4,
-                     .baseline = SC_ATTR_BASELINE_ZERO };
+  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = -1, .contrast = -1, .position = -1,
+                     .steps = 4, .baseline = SC_ATTR_BASELINE_ZERO };
   ScAttrResult *r = NULL;
   ScError err = { 0 };
 
@@ -163,7 +169,7 @@ test_definitions (void)
 {
   const int n = G_N_ELEMENTS (FOX);
   const ScModelInfo *in;
-  ScAttrParams p = { .target = -1, .position = -1 };
+  ScAttrParams p = { .target = -1, .contrast = -1, .position = -1 };
   ScAttrResult *r;
   ScError err = { 0 };
   Kept k;
@@ -244,8 +250,8 @@ test_definitions (void)
 static void
 test_options (void)
 {
-  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = 13, .position = 5, .steps = 8,
-                     .baseline = SC_ATTR_BASELINE_TOKEN, .baseline_token = 2 };
+  ScAttrParams p = { .methods = 1u << SC_ATTR_IG, .target = 13, .contrast = -1, .position = 5,
+                     .steps = 8, .baseline = SC_ATTR_BASELINE_TOKEN, .baseline_token = 2 };
   ScAttrResult *r, *z;
 
   if (!need_model ())
@@ -282,7 +288,7 @@ test_store (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("saccade-attr-XXXXXX", NULL);
   g_autofree char *db = g_build_filename (dir, "a.sqlite", NULL);
-  ScAttrParams p = { .methods = 0, .target = -1, .position = -1, .steps = 4,
+  ScAttrParams p = { .methods = 0, .target = -1, .contrast = -1, .position = -1, .steps = 4,
                      .baseline = SC_ATTR_BASELINE_TOKEN, .baseline_token = 2 };
   const ScModelInfo *in;
   ScStoreModel sm;
@@ -336,10 +342,91 @@ test_store (void)
   g_rmdir (dir);
 }
 
+/* 5. */
+static void
+test_contrast (void)
+{
+  const int n = G_N_ELEMENTS (FOX);
+  g_autofree char *dir = g_dir_make_tmp ("saccade-attr-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "a.sqlite", NULL);
+  ScAttrParams p = { .methods = (1u << SC_ATTR_GRADXINPUT) | (1u << SC_ATTR_IG), .target = -1,
+                     .contrast = -1, .position = -1, .steps = 6, .rule = SC_ATTR_RULE_MIDPOINT,
+                     .baseline = SC_ATTR_BASELINE_TOKEN, .baseline_token = 2 };
+  ScStoreOptions so = { .writable = true };
+  ScStore *store = NULL;
+  ScStoreModel sm;
+  ScAttrResult *a, *b, *c, *back = NULL;
+  ScError err = { 0 };
+  char params[320];
+  int32_t A, B;
+  double scale = 0.0;
+
+  if (!need_model ())
+    return;
+  a = attribute (FOX, n, &p);
+  A = a->target;
+  B = A == 13 ? 14 : 13;
+  p.target = B;
+  b = attribute (FOX, n, &p);
+  p.target = -1; /* the clean top-1, A */
+  p.contrast = B;
+  c = attribute (FOX, n, &p);
+  g_assert_cmpint (c->target, ==, A);
+  g_assert_cmpint (c->contrast, ==, B);
+  g_test_message ("f = %.6f, ln p(A) - ln p(B) = %.6f", c->value, a->value - b->value);
+  g_assert_cmpfloat (fabs (c->value - (a->value - b->value)), <=, 1e-4);
+  g_assert_cmpfloat (fabs (c->f_baseline - (a->f_baseline - b->f_baseline)), <=, 1e-4);
+  for (int i = 0; i < n; i++)
+    scale = fmax (scale, fabs (a->scores[SC_ATTR_IG][i]) + fabs (b->scores[SC_ATTR_IG][i]));
+  for (int m = SC_ATTR_GRADXINPUT; m <= SC_ATTR_IG; m++)
+    for (int i = 0; i < n; i++)
+      {
+        const double d = a->scores[m][i] - b->scores[m][i];
+        g_assert_cmpfloat (fabs (c->scores[m][i] - d), <=, 1e-3 * (1.0 + scale));
+      }
+
+  /* the store: its own params text, read back with the contrast, f > 0 accepted */
+  g_assert_cmpint (sc_attr_params_json (0, FOX, n, &p, params, sizeof params), >, 0);
+  {
+    char want[64];
+    g_snprintf (want, sizeof want, "\"target\":null,\"contrast\":%d,\"position\"", (int) B);
+    g_assert_nonnull (strstr (params, want));
+  }
+  g_assert_cmpint (sc_store_open (db, &so, &store, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_model_identify (model, model_file, &sm, &err), ==, SC_OK);
+  g_assert_cmpint (sc_attr_store (store, &sm, params, c, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (sc_attr_load (store, sc_model_info (model), sm.sha256, params, &p, &back,
+                                 NULL, &err), ==, SC_OK);
+  g_assert_cmpint (back->contrast, ==, B);
+  g_assert_cmpfloat (back->value, ==, c->value);
+  g_assert_cmpmem (back->scores[SC_ATTR_IG], sizeof (double) * n, c->scores[SC_ATTR_IG],
+                   sizeof (double) * n);
+  sc_attr_result_free (back);
+  back = NULL;
+  sc_store_close (store);
+
+  /* refused: the contrast is the target, named or the clean top-1 */
+  p.target = B;
+  g_assert_cmpint (sc_attr_run (grad, model, FOX, n, &p, NULL, NULL, &back, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "contrast"));
+  p.target = -1;
+  p.contrast = A;
+  g_assert_cmpint (sc_attr_run (grad, model, FOX, n, &p, NULL, NULL, &back, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "the clean top-1"));
+  g_assert_null (back);
+  sc_attr_result_free (a);
+  sc_attr_result_free (b);
+  sc_attr_result_free (c);
+  g_remove (db);
+  g_rmdir (dir);
+}
+
 static void
 test_refused (void)
 {
-  ScAttrParams p = { .target = -1, .position = -1 };
+  ScAttrParams p = { .target = -1, .contrast = -1, .position = -1 };
   ScAttrResult *r = NULL;
   ScError err = { 0 };
   const int32_t bad[] = { 504, 99999 };
@@ -395,6 +482,7 @@ main (int argc, char **argv)
   g_test_add_func ("/attribution/options", test_options);
   g_test_add_func ("/attribution/store", test_store);
   g_test_add_func ("/attribution/refused", test_refused);
+  g_test_add_func ("/attribution/contrast", test_contrast);
   rc = g_test_run ();
   sc_grad_free (grad);
   sc_session_free (session);

@@ -10,7 +10,15 @@
  *    u · (W_O[:, block h] · o_h) recomputed here from the observer's attention output.
  * 3. Bad input refused (no tokens, a target out of range); the session's other runs are
  *    unaffected (a plain run after a DLA gives the same logits as before).
- * 4. Store round trip; a stored study with a missing head value or a NaN is refused.
+ * 6. Contrast: with a contrast B every term is the target's term minus B's (u is linear
+ *    in the unembedding row and the norm's scale is the same run's): within 1e-9 of the
+ *    two single-target studies' difference, and the identity holds for logit(A) −
+ *    logit(B), the difference the forward pass computed. A contrast equal to the target
+ *    (named, or the clean top-1 when the target is the default) or outside the vocabulary
+ *    is refused.
+ * 4. Store round trip (with and without a contrast; the text without one is the one
+ *    stored before contrasts existed); a stored study with a missing head value or a
+ *    NaN, or a contrast its parameters do not name, is refused.
  * 5. SmolLM2 (skipped when not fetched): identity 1 on "The cat chased the ball because it
  *    was tired." (bound 1e-4 · (1 + Σ |terms|)).
  */
@@ -75,14 +83,14 @@ test_identity (void)
 
   g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
   g_assert_cmpint (sc_forward (s, ids, N, NULL, before, &err), ==, SC_OK);
-  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, &r, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, -1, &r, &err), ==, SC_OK);
   g_assert_cmpint (r->target, ==, r->top1_clean);
   g_assert_cmpint (r->n_tokens, ==, N);
   check_identity (r, 1e-5);
   sc_dla_result_free (r);
   r = NULL;
   /* a named target other than the top-1 */
-  g_assert_cmpint (sc_dla_run (s, m, ids, N, 77, &r, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, 77, -1, &r, &err), ==, SC_OK);
   g_assert_cmpint (r->target, ==, 77);
   g_assert_cmpfloat (r->logit_clean, ==, before[77]);
   check_identity (r, 1e-5);
@@ -92,14 +100,69 @@ test_identity (void)
   r = NULL;
 
   /* 3. bad input */
-  g_assert_cmpint (sc_dla_run (s, m, ids, 0, -1, &r, &err), ==, SC_ERR_INVALID_ARG);
-  g_assert_cmpint (sc_dla_run (s, m, ids, N, (int) in->n_vocab, &r, &err), ==,
+  g_assert_cmpint (sc_dla_run (s, m, ids, 0, -1, -1, &r, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, (int) in->n_vocab, -1, &r, &err), ==,
                    SC_ERR_INVALID_ARG);
   g_assert_nonnull (strstr (err.message, "target"));
-  g_assert_cmpint (sc_dla_run (s, m, ids, N, -2, &r, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -2, -1, &r, &err), ==, SC_ERR_INVALID_ARG);
   g_assert_null (r);
   g_free (before);
   g_free (after);
+  sc_session_free (s);
+  sc_backend_free (b);
+  sc_model_free (m);
+}
+
+/* 6. ---------------------------------------------------------------------------------- */
+
+static void
+test_contrast (void)
+{
+  ScModel *m = sc_test_tiny_model ();
+  const ScModelInfo *in = sc_model_info (m);
+  ScBackend *b = sc_backend_cpu_new (2, NULL);
+  ScSession *s = NULL;
+  ScDlaResult *a = NULL, *bb = NULL, *c = NULL;
+  ScError err = { 0 };
+  float *logits = g_new (float, in->n_vocab);
+  double abs_sum;
+  int i;
+
+  g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, N, NULL, logits, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, 77, -1, &a, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, 5, -1, &bb, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, 77, 5, &c, &err), ==, SC_OK);
+  g_assert_cmpint (c->target, ==, 77);
+  g_assert_cmpint (c->contrast, ==, 5);
+  g_assert_cmpint (a->contrast, ==, -1);
+  g_assert_cmpfloat (c->logit_clean, ==, (double) logits[77] - (double) logits[5]);
+  check_identity (c, 1e-5);
+  terms_sum (c, &abs_sum);
+  g_assert_cmpfloat (fabs (c->embed - (a->embed - bb->embed)), <=, 1e-9 * (1.0 + abs_sum));
+  for (i = 0; i < c->n_layers * c->n_heads; i++)
+    g_assert_cmpfloat (fabs (c->heads[i] - (a->heads[i] - bb->heads[i])), <=,
+                       1e-9 * (1.0 + abs_sum));
+  for (i = 0; i < c->n_layers; i++)
+    g_assert_cmpfloat (fabs (c->mlp[i] - (a->mlp[i] - bb->mlp[i])), <=, 1e-9 * (1.0 + abs_sum));
+  g_assert_cmpfloat (c->rms, ==, a->rms);
+  sc_dla_result_free (a);
+  sc_dla_result_free (bb);
+  sc_dla_result_free (c);
+  c = NULL;
+
+  /* refused: the contrast is the target, named or the clean top-1; outside the vocabulary */
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, 77, 77, &c, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "contrast 77 is the target"));
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, sc_logits_top1 (logits, (int) in->n_vocab),
+                               &c, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "the clean top-1"));
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, (int) in->n_vocab, &c, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "contrast"));
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, -2, &c, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_null (c);
+  g_free (logits);
   sc_session_free (s);
   sc_backend_free (b);
   sc_model_free (m);
@@ -146,7 +209,7 @@ test_heads_by_construction (void)
   for (l = 0; l < L; l++) /* before the session binds the weights */
     memset (w->layers[l].w_down, 0, (size_t) E * in->n_ff * sizeof (float));
   g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
-  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, &r, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, -1, &r, &err), ==, SC_OK);
   check_identity (r, 1e-5);
   terms_sum (r, &a);
   for (l = 0; l < L; l++)
@@ -212,10 +275,10 @@ test_store (void)
   g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
   g_assert_cmpint (sc_store_model_identify (m, model_path, &sm, &err), ==, SC_OK);
   g_assert_cmpint (sc_store_open (db_path, &so, &store, &err), ==, SC_OK);
-  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, &r, &err), ==, SC_OK);
-  g_assert_cmpint (sc_dla_params_json (4, -1, pj, sizeof pj), >, 0);
+  g_assert_cmpint (sc_dla_run (s, m, ids, N, -1, -1, &r, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_params_json (4, -1, -1, pj, sizeof pj), >, 0);
   g_assert_cmpstr (pj, ==, "{\"study\":1,\"run\":4,\"target\":null}");
-  g_assert_cmpint (sc_dla_params_json (4, 12, pj, 8), ==, -1);
+  g_assert_cmpint (sc_dla_params_json (4, 12, -1, pj, 8), ==, -1);
   g_assert_cmpint (sc_dla_load (store, sc_model_info (m), sm.sha256, pj, &back, NULL, &err), ==,
                    SC_ERR_NOT_FOUND);
   g_assert_cmpint (sc_dla_store (store, &sm, pj, r, &id, &err), ==, SC_OK);
@@ -234,6 +297,54 @@ test_store (void)
                    r->n_layers * sizeof (double));
   sc_dla_result_free (back);
   back = NULL;
+
+  /* with a contrast: its own text, found apart from the plain study, read back whole */
+  {
+    char pc[96];
+    ScDlaResult *rc = NULL;
+    g_assert_cmpint (sc_dla_run (s, m, ids, N, 77, 5, &rc, &err), ==, SC_OK);
+    g_assert_cmpint (sc_dla_params_json (4, 77, 5, pc, sizeof pc), >, 0);
+    g_assert_cmpstr (pc, ==, "{\"study\":1,\"run\":4,\"target\":77,\"contrast\":5}");
+    g_assert_cmpint (sc_dla_load (store, sc_model_info (m), sm.sha256, pc, &back, NULL, &err),
+                     ==, SC_ERR_NOT_FOUND);
+    g_assert_cmpint (sc_dla_store (store, &sm, pc, rc, NULL, &err), ==, SC_OK);
+    g_assert_cmpint (sc_dla_load (store, sc_model_info (m), sm.sha256, pc, &back, NULL, &err),
+                     ==, SC_OK);
+    g_assert_cmpint (back->contrast, ==, 5);
+    g_assert_cmpint (back->target, ==, 77);
+    g_assert_cmpfloat (back->logit_clean, ==, rc->logit_clean);
+    g_assert_cmpmem (back->heads, rc->n_layers * rc->n_heads * sizeof (double), rc->heads,
+                     rc->n_layers * rc->n_heads * sizeof (double));
+    sc_dla_result_free (back);
+    back = NULL;
+    /* the plain study is still the plain one */
+    g_assert_cmpint (sc_dla_load (store, sc_model_info (m), sm.sha256, pj, &back, NULL, &err),
+                     ==, SC_OK);
+    g_assert_cmpint (back->contrast, ==, -1);
+    sc_dla_result_free (back);
+    back = NULL;
+    /* a contrast that is the target, written by hand: refused */
+    g_assert_cmpint (sc_store_study_begin (store, SC_DLA_KIND, &sm, pc, &st, &err), ==, SC_OK);
+    for (i = 0; i < rc->n_layers * rc->n_heads; i++)
+      g_assert_cmpint (sc_store_study_add_head (st, i / rc->n_heads, i % rc->n_heads, "dla",
+                                                rc->heads[i], &err), ==, SC_OK);
+    for (i = 0; i < rc->n_layers; i++)
+      g_assert_cmpint (sc_store_study_add_series (st, "mlp", i, rc->mlp[i], &err), ==, SC_OK);
+    {
+      const double clean[7] = { 77, rc->logit_clean, rc->top1_clean, rc->rms, N,
+                                rc->logit_recon, 77 };
+      for (i = 0; i < 7; i++)
+        g_assert_cmpint (sc_store_study_add_series (st, "clean", i, clean[i], &err), ==,
+                         SC_OK);
+    }
+    g_assert_cmpint (sc_store_study_add_series (st, "embed", 0, rc->embed, &err), ==, SC_OK);
+    g_assert_cmpint (sc_store_study_commit (st, NULL, &err), ==, SC_OK);
+    g_assert_cmpint (sc_dla_load (store, sc_model_info (m), sm.sha256, pc, &back, NULL, &err),
+                     ==, SC_ERR_FORMAT);
+    g_assert_nonnull (strstr (err.message, "contrast 77"));
+    g_assert_null (back);
+    sc_dla_result_free (rc);
+  }
 
   /* by hand, the latest: head 1.3 missing, then a NaN MLP term */
   for (k = 0; k < 2; k++)
@@ -298,7 +409,7 @@ test_default_model (void)
     g_error ("%s", err.message);
   b = sc_backend_cpu_new (2, NULL);
   g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
-  g_assert_cmpint (sc_dla_run (s, m, tok, G_N_ELEMENTS (tok), -1, &r, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, m, tok, G_N_ELEMENTS (tok), -1, -1, &r, &err), ==, SC_OK);
   g_assert_cmpint (r->n_layers * r->n_heads, ==, 270);
   check_identity (r, 1e-4);
   g_test_message ("SmolLM2: target %d, logit %.6f, u.x_L %.6f, embed %.4f", r->target,
@@ -314,6 +425,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/dla/identity", test_identity);
+  g_test_add_func ("/dla/contrast", test_contrast);
   g_test_add_func ("/dla/heads-by-construction", test_heads_by_construction);
   g_test_add_func ("/dla/store", test_store);
   g_test_add_func ("/dla/default-model", test_default_model);

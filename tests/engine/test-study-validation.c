@@ -280,7 +280,7 @@ test_adversarial_jsd_mean_above_max (void)
 static void
 test_attribution_position_not_last (void)
 {
-  ScAttrParams p = { .target = -1, .position = -1, .methods = 1u << SC_ATTR_SALIENCY };
+  ScAttrParams p = { .target = -1, .contrast = -1, .position = -1, .methods = 1u << SC_ATTR_SALIENCY };
   Fixture f;
 
   fixture_open (&f);
