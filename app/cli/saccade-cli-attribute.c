@@ -19,7 +19,8 @@
 
 typedef struct {
   SaccadeCliFaceOptions face;   /* --db, --recompute, --csv, -o, the common ones */
-  char *method, *target, *rule, *baseline;
+  SaccadeCliTarget target;
+  char *method, *rule, *baseline;
   int position, steps;
 } AttrOptions;
 
@@ -91,7 +92,7 @@ parse_params (ScModel *model, const AttrOptions *o, ScAttrParams *p, GError **er
       p->baseline = SC_ATTR_BASELINE_TOKEN;
       p->baseline_token = id;
     }
-  return saccade_cli_parse_token (model, "--target", o->target, &p->target, error);
+  return saccade_cli_target_parse (model, &o->target, &p->target, &p->contrast, error);
 }
 
 int
@@ -102,9 +103,7 @@ saccade_cmd_attribute (int argc, char **argv)
     { "method", 0, 0, G_OPTION_ARG_STRING, &o.method,
       "saliency, gradxinput, ig, grad-rollout or all (default; or a comma-separated list)",
       "METHOD" },
-    { "target", 0, 0, G_OPTION_ARG_STRING, &o.target,
-      "the token whose log-probability is attributed: an id or a text of one token "
-      "(default: the clean top-1)", "TOKEN" },
+    SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose log-probability is attributed"),
     { "position", 0, 0, G_OPTION_ARG_INT, &o.position,
       "the position whose next token is measured (default: the last)", "I" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &o.steps, "ig: integration points (50)", "N" },
@@ -142,7 +141,7 @@ saccade_cmd_attribute (int argc, char **argv)
     }
   saccade_cli_face_options_clear (&o.face); /* and the model */
   g_free (o.method);
-  g_free (o.target);
+  saccade_cli_target_clear (&o.target);
   g_free (o.rule);
   g_free (o.baseline);
   return rc;

@@ -27,10 +27,35 @@
 typedef struct {
   SaccadeCliCommon common;
   char *db;
-  char *target;
+  SaccadeCliTarget target;
   int top;
   gboolean recompute;
 } DlaOptions;
+
+/* A token's bytes, raw and safe on a terminal. */
+typedef struct {
+  char *label;
+  char *bytes;
+  gsize len;
+} TokenText;
+
+static void
+token_text_set (TokenText *t, ScModel *model, int id)
+{
+  char buf[256];
+  const size_t len = sc_token_to_bytes (sc_model_tokenizer (model), id, true, buf, sizeof buf);
+
+  t->len = MIN (len, sizeof buf);
+  t->bytes = g_memdup2 (buf, t->len);
+  t->label = saccade_terminal_text (buf, (gssize) t->len);
+}
+
+static void
+token_text_clear (TokenText *t)
+{
+  g_free (t->label);
+  g_free (t->bytes);
+}
 
 /* What `dla` prints. */
 typedef struct {
@@ -39,12 +64,11 @@ typedef struct {
   size_t n_tokens;
   SaccadeStudy *study;        /* owns the result dla borrows */
   ScDlaResult *dla;
-  ScHeadSweepResult *sweep;   /* a stored zero-ablation sweep of the same target, or NULL */
+  ScHeadSweepResult *sweep;   /* a stored zero-ablation sweep of the same target (none with a
+                               * contrast: it measures Δ log p of the target alone), or NULL */
   gint64 sweep_id;
   ScSpearman rho;             /* DLA against Δ log p over the heads, when sweep != NULL */
-  char *target_label;         /* the target's bytes, safe on a terminal */
-  char *target_bytes;         /* raw */
-  gsize target_len;
+  TokenText target, contrast; /* contrast: only with one */
   gint64 study_id;
   gboolean reused;
   double seconds;
@@ -59,8 +83,8 @@ dla_result_clear (DlaResult *r)
   sc_store_tokens_free (r->tokens);
   saccade_study_free (r->study);
   sc_head_sweep_result_free (r->sweep);
-  g_free (r->target_label);
-  g_free (r->target_bytes);
+  token_text_clear (&r->target);
+  token_text_clear (&r->contrast);
   g_free (r->warning);
   g_free (r->refused);
   memset (r, 0, sizeof *r);
@@ -73,51 +97,6 @@ read_run (const char *path, gint64 id, DlaResult *r, GError **error)
   return saccade_store_read_run (path, id, &r->run, &r->tokens, &r->n_tokens, error);
 }
 
-/* --target: a token id (digits only), or a token's text, which must tokenize to exactly
- * one token. -1 when @s is NULL (the clean top-1). */
-static gboolean
-parse_target (ScModel *model, const char *s, int *target, GError **error)
-{
-  const ScModelInfo *info = sc_model_info (model);
-  g_autoptr (GArray) ids = NULL;
-  guint64 v;
-
-  *target = -1;
-  if (s == NULL)
-    return TRUE;
-  if (s[0] != '\0' && strspn (s, "0123456789") == strlen (s))
-    {
-      if (!g_ascii_string_to_unsigned (s, 10, 0, info->n_vocab - 1, &v, NULL))
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--target %s is outside the vocabulary 0..%u", s, info->n_vocab - 1);
-          return FALSE;
-        }
-      *target = (int) v;
-      return TRUE;
-    }
-  if ((ids = saccade_tokenize (model, s, -1, TRUE, error)) == NULL)
-    return FALSE;
-  {
-    /* the tokenizer may add BOS; the target is what follows it */
-    const int32_t bos = sc_tokenizer_bos (sc_model_tokenizer (model));
-    guint first = ids->len > 0 && sc_tokenizer_adds_bos (sc_model_tokenizer (model))
-                          && g_array_index (ids, int32_t, 0) == bos
-                      ? 1 : 0;
-    if (ids->len - first != 1)
-      {
-        g_autofree char *shown = saccade_terminal_text (s, -1);
-        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                     "--target \"%s\" is %u tokens, not one (give a token id, or the text of "
-                     "a single token such as \" tired\" with its leading space)", shown,
-                     ids->len - first);
-        return FALSE;
-      }
-    *target = g_array_index (ids, int32_t, first);
-  }
-  return TRUE;
-}
-
 static gboolean
 get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult *r,
             GError **error)
@@ -127,7 +106,7 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
   ScStoreModel sm;
   ScStore *store;
 
-  if (!parse_target (model, o->target, &params.target, error))
+  if (!saccade_cli_target_parse (model, &o->target, &params.target, &params.contrast, error))
     return FALSE;
   /* The run must be of the loaded model file, by fingerprint (said with the paths here). */
   if (!saccade_cli_identify_run_model (model, &o->common, &r->run, &sm, error))
@@ -143,18 +122,15 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
   if (r->study->refused != NULL)
     r->refused = g_strdup_printf ("the stored study was refused and computed again: %s",
                                   r->study->refused);
-  if ((store = saccade_store_open (db_path, FALSE, NULL)) != NULL)
-    saccade_dla_find_sweep (store, info, &sm, r->run.id, r->dla, &r->sweep, &r->sweep_id,
-                            &r->rho);
-  sc_store_close (store);
-  {
-    char buf[256];
-    const size_t len = sc_token_to_bytes (sc_model_tokenizer (model), r->dla->target, true, buf,
-                                          sizeof buf);
-    r->target_len = MIN (len, sizeof buf);
-    r->target_bytes = g_memdup2 (buf, r->target_len);
-    r->target_label = saccade_terminal_text (buf, (gssize) r->target_len);
-  }
+  if (r->dla->contrast < 0 && (store = saccade_store_open (db_path, FALSE, NULL)) != NULL)
+    {
+      saccade_dla_find_sweep (store, info, &sm, r->run.id, r->dla, &r->sweep, &r->sweep_id,
+                              &r->rho);
+      sc_store_close (store);
+    }
+  token_text_set (&r->target, model, r->dla->target);
+  if (r->dla->contrast >= 0)
+    token_text_set (&r->contrast, model, r->dla->contrast);
   return TRUE;
 }
 
@@ -202,8 +178,11 @@ print_text (const DlaResult *r, const DlaOptions *o, const char *db_path)
   int k;
 
   printf ("run %" G_GINT64_FORMAT " (%zu tokens), %s: target %d \"%s\" at the last position%s\n",
-          r->run.id, r->n_tokens, r->run.model_name, d->target, r->target_label,
+          r->run.id, r->n_tokens, r->run.model_name, d->target, r->target.label,
           d->target == d->top1_clean ? " (the clean top-1)" : "");
+  if (d->contrast >= 0)
+    printf ("against contrast %d \"%s\": every term below is of logit(target) - "
+            "logit(contrast), the log-probability difference\n", d->contrast, r->contrast.label);
   if (r->reused)
     printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
             r->study_id, db_path);
@@ -215,13 +194,14 @@ print_text (const DlaResult *r, const DlaOptions *o, const char *db_path)
             r->warning != NULL ? r->warning : "no store");
   if (r->refused != NULL)
     printf ("note: %s\n", r->refused);
-  printf ("\nclean logit %.4f; the final norm's scale frozen at 1/rms = 1/%.4f\n",
-          d->logit_clean, d->rms);
+  printf ("\nclean logit%s %.4f; the final norm's scale frozen at 1/rms = 1/%.4f\n",
+          d->contrast >= 0 ? " difference" : "", d->logit_clean, d->rms);
   printf ("  embedding        %+10.4f\n", d->embed);
   printf ("  all heads        %+10.4f\n", sum_of (d->heads, n_heads));
   printf ("  all MLPs         %+10.4f\n", sum_of (d->mlp, d->n_layers));
-  printf ("  sum              %+10.4f   (logit %.4f)\n",
-          d->embed + sum_of (d->heads, n_heads) + sum_of (d->mlp, d->n_layers), d->logit_clean);
+  printf ("  sum              %+10.4f   (logit%s %.4f)\n",
+          d->embed + sum_of (d->heads, n_heads) + sum_of (d->mlp, d->n_layers),
+          d->contrast >= 0 ? " difference" : "", d->logit_clean);
   printf ("\nthe top %d heads by |DLA|%s:\n", top,
           r->sweep != NULL ? ", beside their zero-ablation Δ log p" : "");
   printf (r->sweep != NULL ? "  rank  head        DLA      Δ log p\n" : "  rank  head        DLA\n");
@@ -238,7 +218,7 @@ print_text (const DlaResult *r, const DlaOptions *o, const char *db_path)
             G_GINT64_FORMAT "\n(a head that pushes the target up has DLA > 0 and, if it "
             "matters, Δ log p < 0: a faithful linear picture gives ρ < 0)\n", n_heads,
             r->rho.rho, r->rho.p, r->sweep_id);
-  else
+  else if (d->contrast < 0)
     printf ("\n(no stored zero-ablation sweep of this run and target: `saccade ablate %"
             G_GINT64_FORMAT " --heads%s` sets Δ log p beside the DLA)\n", r->run.id,
             d->target == d->top1_clean ? "" : " --target N");
@@ -263,9 +243,18 @@ print_json (const DlaResult *r)
   saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
   saccade_json_begin_object (b, "target");
   saccade_json_int (b, "id", d->target);
-  saccade_json_piece (b, (const guint8 *) r->target_bytes, r->target_len,
+  saccade_json_piece (b, (const guint8 *) r->target.bytes, r->target.len,
                       SACCADE_JSON_PIECE_FIRST);
   json_builder_end_object (b);
+  if (d->contrast >= 0)
+    {
+      /* logit_clean, embed, the heads' and MLPs' terms are then of the difference */
+      saccade_json_begin_object (b, "contrast");
+      saccade_json_int (b, "id", d->contrast);
+      saccade_json_piece (b, (const guint8 *) r->contrast.bytes, r->contrast.len,
+                          SACCADE_JSON_PIECE_FIRST);
+      json_builder_end_object (b);
+    }
   saccade_json_int (b, "top1_clean", d->top1_clean);
   saccade_json_double (b, "logit_clean", d->logit_clean);
   saccade_json_double (b, "rms", d->rms);
@@ -305,8 +294,7 @@ saccade_cmd_dla (int argc, char **argv)
 {
   DlaOptions o = { .top = 10 };
   GOptionEntry entries[] = {
-    { "target", 0, 0, G_OPTION_ARG_STRING, &o.target,
-      "token id (digits) or the text of one token (default: the clean top-1)", "ID|TOKEN" },
+    SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose logit is attributed"),
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
     SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
@@ -339,7 +327,7 @@ saccade_cmd_dla (int argc, char **argv)
   dla_result_clear (&r);
   sc_model_free (model);
   g_free (o.db);
-  g_free (o.target);
+  saccade_cli_target_clear (&o.target);
   saccade_cli_common_clear (&o.common);
   return rc;
 }

@@ -340,6 +340,30 @@ saccade_cli_parse_token (ScModel *model, const char *option, const char *text, i
   return TRUE;
 }
 
+gboolean
+saccade_cli_target_parse (ScModel *model, const SaccadeCliTarget *t, int *target, int *contrast,
+                          GError **error)
+{
+  if (!saccade_cli_parse_token (model, "--target", t->target, target, error)
+      || !saccade_cli_parse_token (model, "--contrast", t->contrast, contrast, error))
+    return FALSE;
+  if (*contrast >= 0 && *contrast == *target)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--contrast names the target itself (token %d): a logit difference needs "
+                   "two tokens", *target);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+saccade_cli_target_clear (SaccadeCliTarget *t)
+{
+  g_clear_pointer (&t->target, g_free);
+  g_clear_pointer (&t->contrast, g_free);
+}
+
 void
 saccade_cli_progress_bar (double fraction, gpointer user_data)
 {

@@ -93,6 +93,24 @@ int saccade_cli_fail_sc (const ScError *err);
 gboolean saccade_cli_parse_token (ScModel *model, const char *option, const char *text,
                                   int *out, GError **error);
 
+/* What a study measures, as the verbs that measure a token take it: --target A and
+ * --contrast B, each a token id or the text of one token. With B the measure is
+ * logit(A) − logit(B), which is also ln p(A) − ln p(B) (the log-sum-exp cancels). */
+typedef struct {
+  char *target;
+  char *contrast;
+} SaccadeCliTarget;
+
+/* The two GOptionEntry rows of @t (a SaccadeCliTarget *); @measured completes "the token
+ * ..." (e.g. "whose logit is attributed"). */
+#define SACCADE_CLI_TARGET_OPTIONS(t, measured)                                                { "target", 0, 0, G_OPTION_ARG_STRING, &(t)->target,                                         "the token " measured ": an id or the text of one token (default: the clean top-1)",         "TOKEN" },                                                                                 { "contrast", 0, 0, G_OPTION_ARG_STRING, &(t)->contrast,                                     "a second token B: measure logit(target) - logit(B), the log-probability difference "       "(default: none)", "TOKEN" }
+
+/* Parses @t's texts against @model's vocabulary (saccade_cli_parse_token): −1 for one not
+ * given; a contrast equal to the named target is refused (G_OPTION_ERROR_BAD_VALUE). */
+gboolean saccade_cli_target_parse (ScModel *model, const SaccadeCliTarget *t, int *target,
+                                   int *contrast, GError **error);
+void saccade_cli_target_clear (SaccadeCliTarget *t);
+
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
 double saccade_median (double *v, int n);
 

@@ -81,6 +81,31 @@ check text-timing "$tmp/t.txt" "^timing: "
 [ "$(attr_studies)" = 2 ] && passes=$((passes + 1)) \
   || { echo "FAIL: another target should store a second study"; fails=$((fails + 1)); }
 
+# A contrast (Yin & Neubig 2022): f = logit(A) − logit(B) = ln p(A) − ln p(B), and
+# gradient × input is the difference of the two single-target studies' (the gradient is
+# linear in the objective); a third study, its contrast in the params.
+"$saccade" attribute --db "$db" 1 --method gradxinput --target ' Paris' --contrast ' London' \
+  --json > "$tmp/c.json" 2>&1
+"$saccade" attribute --db "$db" 1 --method gradxinput --target ' Paris' --json > "$tmp/pa.json" 2>&1
+"$saccade" attribute --db "$db" 1 --method gradxinput --target ' London' --json > "$tmp/lo.json" 2>&1
+python -c '
+import json, sys
+c, a, b = (json.load(open(f)) for f in sys.argv[1:4])
+assert c["contrast_label"] == "␣London" and c["params"]["contrast"] == c["contrast"], c
+assert c["target"] == a["target"] and c["contrast"] == b["target"]
+assert abs(c["value"] - (a["value"] - b["value"])) <= 1e-4, (c["value"], a["value"], b["value"])
+ga, gb, gc = (x["scores"]["gradxinput"] for x in (a, b, c))
+scale = 1 + max(abs(u) + abs(v) for u, v in zip(ga, gb))
+assert all(abs(z - (u - v)) <= 1e-3 * scale for u, v, z in zip(ga, gb, gc)), (ga, gb, gc)
+' "$tmp/c.json" "$tmp/pa.json" "$tmp/lo.json" > "$tmp/py" 2>&1 && passes=$((passes + 1)) \
+  || { echo "FAIL: contrast:"; sed 's/^/  | /' "$tmp/py"; fails=$((fails + 1)); }
+"$saccade" attribute --db "$db" 1 --method gradxinput --target ' Paris' --contrast ' London' \
+  > "$tmp/ct.txt" 2>&1
+check contrast-text "$tmp/ct.txt" "f(x) = logit(target [0-9]* ␣Paris) - logit(contrast [0-9]* ␣London)"
+check contrast-reused "$tmp/ct.txt" "reused"
+"$saccade" attribute --db "$db" 1 --target ' Paris' --contrast ' Paris' > "$tmp/e0" 2>&1
+expect_fail contrast-is-target "$tmp/e0" "--contrast names the target itself" $?
+
 # Bad input: a clear message and a nonzero exit each.
 "$saccade" attribute --db "$db" 1 --method lrp > "$tmp/e1" 2>&1
 expect_fail bad-method "$tmp/e1" "--method is saliency, gradxinput, ig, grad-rollout or all" $?

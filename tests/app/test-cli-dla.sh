@@ -57,13 +57,38 @@ assert d["target"]["id"] == 12364 and d["target"]["piece"] == " tired", d["targe
 assert d["source"] == "computed"'
 py_check dla-target-id "$tmp/t2.json" 'assert d["target"]["id"] == 12364 and d["source"] == "reused"'
 "$saccade" dla 1 --db "$db" --target "very tired" > "$tmp/bad" 2>&1
-expect_fail dla-target-two-tokens "$tmp/bad" 'is 2 tokens, not one' $?
+expect_fail dla-target-two-tokens "$tmp/bad" 'is 2 tokens (.*), not one' $?
 "$saccade" dla 1 --db "$db" --target 99999999 > "$tmp/bad" 2>&1
 expect_fail dla-target-range "$tmp/bad" 'outside the vocabulary' $?
 "$saccade" dla 7 --db "$db" > "$tmp/bad" 2>&1
 expect_fail dla-no-run "$tmp/bad" 'there is no run 7' $?
 "$saccade" dla --db "$db" > "$tmp/bad" 2>&1
 expect_fail dla-no-arg "$tmp/bad" 'dla takes one run id' $?
+
+# 3b. A contrast: the terms are of logit(A) − logit(B), each the difference of the two
+# single-target studies' terms (the read-out direction is linear in the unembedding row).
+"$saccade" dla 1 --db "$db" --target " tired" --contrast " hungry" --json > "$tmp/c.json" 2>&1
+"$saccade" dla 1 --db "$db" --target " hungry" --json > "$tmp/h.json" 2>&1
+python -c '
+import json, sys
+c = json.load(open(sys.argv[1])); a = json.load(open(sys.argv[2])); b = json.load(open(sys.argv[3]))
+assert c["contrast"]["piece"] == " hungry" and c["contrast"]["id"] == b["target"]["id"], c["contrast"]
+assert c["target"]["id"] == a["target"]["id"] and c["source"] == "computed"
+scale = 1 + sum(abs(x["dla"]) for x in a["heads"]) + sum(abs(x["dla"]) for x in b["heads"])
+for x, y, z in zip(c["heads"], a["heads"], b["heads"]):
+    assert abs(x["dla"] - (y["dla"] - z["dla"])) <= 1e-9 * scale, (x, y, z)
+assert abs(c["logit_clean"] - (a["logit_clean"] - b["logit_clean"])) <= 1e-4
+s = c["embed"] + c["heads_total"] + c["mlp_total"]
+assert abs(s - c["logit_clean"]) <= 1e-4 * scale, (s, c["logit_clean"])
+' "$tmp/c.json" "$tmp/t1.json" "$tmp/h.json" > "$tmp/py" 2>&1 \
+  && passes=$((passes + 1)) || { echo "FAIL: dla-contrast:"; sed 's/^/  | /' "$tmp/py"; fails=$((fails + 1)); }
+"$saccade" dla 1 --db "$db" --target " tired" --contrast " hungry" > "$tmp/ct" 2>&1
+check dla-contrast-text "$tmp/ct" 'against contrast [0-9]* " hungry": every term below is of logit(target) - logit(contrast)'
+check dla-contrast-reused "$tmp/ct" "reused study"
+"$saccade" dla 1 --db "$db" --target 12364 --contrast " tired" > "$tmp/bad" 2>&1
+expect_fail dla-contrast-is-target "$tmp/bad" 'contrast names the target itself' $?
+"$saccade" dla 1 --db "$db" --contrast 198 > "$tmp/bad" 2>&1
+expect_fail dla-contrast-is-top1 "$tmp/bad" 'the contrast 198 is the target (the clean top-1)' $?
 
 # 4. Beside a stored zero-ablation sweep: Δ log p per head and ρ, recomputed here.
 "$saccade" ablate 2 --heads --db "$db" > "$tmp/abl" 2>&1

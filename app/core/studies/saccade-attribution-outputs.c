@@ -97,6 +97,9 @@ saccade_attribution_title (const SaccadeAttribution *a, const char *target_label
   g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
                    (long long) a->base.run.id, target_label != NULL ? target_label : "",
                    (int) r->target);
+  if (r->contrast >= 0)
+    /* Translators: appended to the attribution figure's title: the contrast token's id. */
+    g_string_append_printf (s, _(" − contrast %d"), (int) r->contrast);
   if (r->scores[SC_ATTR_IG] != NULL)
     {
       g_string_append_printf (s, " · ig %d %s %s", r->steps, sc_attr_rule_id (r->rule),
@@ -121,11 +124,22 @@ attribution_text (gconstpointer result, ScModel *model, const char *const *label
   g_autofree char *top1_label = saccade_attribution_token_label (model, r->top1);
   GString *out = g_string_new (NULL);
 
-  g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: f(x) = log p(target "
-                          "%d %s | tokens 0 .. %d) = %.4f (clean top-1 %d %s)\n",
-                          a->base.run.id, a->base.n_tokens, a->base.run.model_name,
-                          (int) r->target, target_label, r->position, r->value, (int) r->top1,
-                          top1_label);
+  if (r->contrast >= 0)
+    {
+      g_autofree char *contrast_label = saccade_attribution_token_label (model, r->contrast);
+      g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: f(x) = logit(target "
+                              "%d %s) - logit(contrast %d %s) after tokens 0 .. %d = %.4f, the "
+                              "log-probability difference (clean top-1 %d %s)\n",
+                              a->base.run.id, a->base.n_tokens, a->base.run.model_name,
+                              (int) r->target, target_label, (int) r->contrast, contrast_label,
+                              r->position, r->value, (int) r->top1, top1_label);
+    }
+  else
+    g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: f(x) = log p(target "
+                            "%d %s | tokens 0 .. %d) = %.4f (clean top-1 %d %s)\n",
+                            a->base.run.id, a->base.n_tokens, a->base.run.model_name,
+                            (int) r->target, target_label, r->position, r->value, (int) r->top1,
+                            top1_label);
   saccade_study_face_source_line (out, &a->base, db_path, warning);
   g_string_append_printf (out, "attention: last layer, mean of %d heads, query row %d; "
                           "leave-one-out: TV of the next token with the token masked (%s)\n",
@@ -181,6 +195,8 @@ json_params (JsonBuilder *b, const SaccadeAttribution *a)
       json_builder_add_string_value (b, sc_attr_method_id (m));
   json_builder_end_array (b);
   saccade_json_int (b, "target", a->params.target);
+  if (a->params.contrast >= 0)
+    saccade_json_int (b, "contrast", a->params.contrast);
   saccade_json_int (b, "position", a->params.position);
   saccade_json_int (b, "steps", r->steps);
   saccade_json_string (b, "rule", sc_attr_rule_id (r->rule));
@@ -231,6 +247,13 @@ attribution_json (JsonBuilder *b, gconstpointer result, ScModel *model,
   saccade_json_int (b, "position", r->position);
   saccade_json_int (b, "target", r->target);
   saccade_json_string (b, "target_label", target_label);
+  if (r->contrast >= 0)
+    {
+      /* "value" is then logit(target) − logit(contrast) */
+      g_autofree char *contrast_label = saccade_attribution_token_label (model, r->contrast);
+      saccade_json_int (b, "contrast", r->contrast);
+      saccade_json_string (b, "contrast_label", contrast_label);
+    }
   saccade_json_int (b, "top1", r->top1);
   saccade_json_double (b, "value", r->value);
   saccade_json_begin_object (b, "attention");
