@@ -37,7 +37,8 @@ typedef enum {
 
 typedef struct {
   SaccadeCliCommon common;
-  char *db, *target_text, *seed_text, *kind, *output, *layers;
+  SaccadeCliTarget target;
+  char *db, *seed_text, *kind, *output, *layers;
   int top, bench_len, bench_repeats, permute, seeds;
   gboolean heads, tokens, erasure, mean, gradient, recompute, bench;
 } AblateOptions;
@@ -46,6 +47,7 @@ typedef struct {
 typedef struct {
   Study study;
   int target;         /* −1: the clean top-1 */
+  int contrast;       /* −1: none (--heads, --tokens only) */
   guint64 seed;
   ScEraseKind kind;
   GArray *layers;     /* --layer: int layers, or NULL: every layer */
@@ -98,6 +100,8 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_PERMUTATION_MAX_N, o->permute);
   if (o->mean && q->study != STUDY_HEADS)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
+  if (o->target.contrast != NULL && q->study != STUDY_HEADS && q->study != STUDY_TOKENS)
+    return BAD ("--contrast applies to --heads and --tokens");
   if (o->kind != NULL && q->study != STUDY_ERASURE)
     return BAD ("--kind applies to --erasure (--tokens runs both kinds)");
   q->kind = SC_ERASE_MASK;
@@ -198,7 +202,8 @@ static const ScStudyKind *
 study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
               const void **params)
 {
-  p->ablation = (ScAblationParams) { .target = q->target, .mode = SC_ABLATE_ZERO };
+  p->ablation = (ScAblationParams) { .target = q->target, .contrast = q->contrast,
+                                     .mode = SC_ABLATE_ZERO };
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -314,7 +319,7 @@ run_bench (ScModel *model, const AblateOptions *o)
   g_autoptr (GArray) tok = NULL;
   g_autoptr (GError) error = NULL;
   SaccadeCliSession cs = { 0 };
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   ScForwardOptions all = { .all_logits = true };
   ScError err = { 0 };
   int rep, i, k;
@@ -404,9 +409,7 @@ saccade_cmd_ablate (int argc, char **argv)
     { "gradient", 0, 0, G_OPTION_ARG_NONE, &o.gradient,
       "--erasure: also order by gradient importance (needs issue 12's backward pass)", NULL },
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
-    { "target", 0, 0, G_OPTION_ARG_STRING, &o.target_text,
-      "the token whose probability is measured: an id or a one-token text (default: the clean "
-      "top-1)", "TOKEN" },
+    SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
       "--permute, --erasure: base seed (0)", "S" },
     { "seeds", 0, 0, G_OPTION_ARG_INT, &o.seeds, "--erasure: random orderings (8)", "R" },
@@ -466,7 +469,7 @@ saccade_cmd_ablate (int argc, char **argv)
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
-  else if (!saccade_cli_parse_token (model, "--target", o.target_text, &q.target, &error)
+  else if (!saccade_cli_target_parse (model, &o.target, &q.target, &q.contrast, &error)
            || !parse_layers (model, &q, &error))
     {
       fprintf (stderr, "saccade: %s\n", error->message);
@@ -509,7 +512,7 @@ out:
   ablate_result_clear (&r);
   sc_model_free (model);
   g_free (o.db);
-  g_free (o.target_text);
+  saccade_cli_target_clear (&o.target);
   g_free (o.seed_text);
   g_free (o.kind);
   g_free (o.output);

@@ -118,7 +118,7 @@ saccade_ablation_free (SaccadeAblation *a)
 static ScStudyClean
 clean_of (const SaccadeAblation *a)
 {
-  ScStudyClean c = { -1, -1, NAN };
+  ScStudyClean c = SC_STUDY_CLEAN_INIT;
 
   if (a->study != NULL)
     a->study->kind->result_clean (a->study->result, &c);
@@ -470,7 +470,8 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
 {
-  k->ablation = (ScAblationParams) { .target = p->target, .mode = SC_ABLATE_ZERO };
+  k->ablation = (ScAblationParams) { .target = p->target, .contrast = p->contrast,
+                                     .mode = SC_ABLATE_ZERO };
   if (kind == SACCADE_ABLATION_HEADS_MEAN)
     {
       k->ablation.mode = SC_ABLATE_MEAN;
@@ -505,7 +506,7 @@ saccade_dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreMo
   rho->rho = rho->p = NAN;
   for (int k = 0; k < 2 && *sweep == NULL; k++)
     {
-      const ScAblationParams p = { .target = tries[k], .mode = SC_ABLATE_ZERO };
+      const ScAblationParams p = { .target = tries[k], .contrast = -1, .mode = SC_ABLATE_ZERO };
       ScHeadSweepResult *sw = NULL;
       char pj[128];
       int64_t id = 0;

@@ -129,7 +129,7 @@ get_loo (ScModel *model, const ScStoreModel *ident, ScSession *session, const ch
          SaccadeAttribution *a, SaccadeStudyFlags flags, SaccadeProgressPart *prog,
          char **store_warning, GError **error)
 {
-  const SaccadeAblationParams ap = { .target = a->params.target };
+  const SaccadeAblationParams ap = { .target = a->params.target, .contrast = -1 };
   g_autoptr (SaccadeAblation) loo = NULL;
   g_autoptr (GError) local = NULL;
   g_autofree char *warning = NULL;

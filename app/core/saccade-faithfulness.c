@@ -151,7 +151,7 @@ head_level (SaccadeFaithfulness *f, ScStore *store, const ScStoreModel *sm, ScMo
             const ScFaithParams *params, gboolean compute, SaccadeProgressPart *prog, char **warning)
 {
   const ScModelInfo *info = sc_model_info (model);
-  const ScAblationParams ap = { .target = params->target };
+  const ScAblationParams ap = { .target = params->target, .contrast = -1 };
   ScHeadSweepResult *sweep = NULL;
   ScError err = { 0 };
   char pj[128];
@@ -198,8 +198,8 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
    * stores), else one of the kind it reads (what sc_faith_run computes, stored under
    * params that name the kind, so that no reader wanting both finds it). */
   const ScLooKinds kind = params->kind == SC_FAITH_ERASE_DROP ? SC_LOO_DROP : SC_LOO_MASK;
-  const ScAblationParams ap = { .target = params->target };
-  const ScAblationParams ap_one = { .target = params->target, .loo_kinds = kind };
+  const ScAblationParams ap = { .target = params->target, .contrast = -1 };
+  const ScAblationParams ap_one = { .target = params->target, .contrast = -1, .loo_kinds = kind };
   ScTokenLooResult *loo = NULL, *loo_new = NULL;
   SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   ScStoreModel sm = { 0 };

@@ -28,6 +28,7 @@ nan_effect (void)
   e.next = (ScEffect) { NAN, NAN, NAN, NAN, NAN, -1, -1 };
   e.delta_loss = NAN;
   e.flipped = false;
+  e.delta_logit_diff = NAN;
   return e;
 }
 
@@ -42,8 +43,8 @@ sc_head_sweep_result_new (int n_layers, int n_heads, int n_tokens)
   r->n_layers = n_layers;
   r->n_heads = n_heads;
   r->n_tokens = n_tokens;
-  r->target = r->top1_clean = -1;
-  r->logp_clean = r->loss_clean = NAN;
+  r->target = r->top1_clean = r->contrast = -1;
+  r->logp_clean = r->loss_clean = r->logit_diff_clean = NAN;
   if ((r->heads = malloc ((size_t) n_layers * n_heads * sizeof *r->heads)) == NULL)
     {
       free (r);
@@ -64,8 +65,8 @@ sc_token_loo_result_new (int n_tokens)
     return NULL;
   r->n_tokens = n_tokens;
   r->kinds = SC_LOO_BOTH;
-  r->target = r->top1_clean = -1;
-  r->logp_clean = r->loss_clean = NAN;
+  r->target = r->top1_clean = r->contrast = -1;
+  r->logp_clean = r->loss_clean = r->logit_diff_clean = NAN;
   r->mask = malloc ((size_t) n_tokens * sizeof *r->mask);
   r->drop = malloc ((size_t) n_tokens * sizeof *r->drop);
   if (r->mask == NULL || r->drop == NULL)
@@ -159,8 +160,12 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
       || (st = sc_study_clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
                                &r->logp_clean, &r->loss_clean, err)) != SC_OK
+      || (st = sc_study_check_contrast (p->contrast, r->target, V, err)) != SC_OK
       || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
+  r->contrast = p->contrast;
+  r->logit_diff_clean = sc_study_logit_diff (clean + (size_t) (n - 1) * V, r->target,
+                                             r->contrast);
 
   /* 2. One head at a time: layers below its own are the clean run's. */
   for (l = 0; l < L * H; l++)
@@ -191,6 +196,9 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
                                                &r->heads[i], err))
                    != SC_OK)
           goto fail;
+        r->heads[i].delta_logit_diff = sc_study_logit_diff (abl + (size_t) (n - 1) * V,
+                                                            r->target, r->contrast)
+                                       - r->logit_diff_clean;
         if (!report (progress, progress_user, i + 1, L * H))
           {
             st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head %d.%d",
@@ -284,8 +292,12 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
   if ((st = sc_forward (session, ids, n, &opt, clean, err)) != SC_OK
       || (st = sc_study_clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
                                &r->logp_clean, &r->loss_clean, err)) != SC_OK
+      || (st = sc_study_check_contrast (p->contrast, r->target, V, err)) != SC_OK
       || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
     goto fail;
+  r->contrast = p->contrast;
+  r->logit_diff_clean = sc_study_logit_diff (clean + (size_t) (n - 1) * V, r->target,
+                                             r->contrast);
 
   r->kinds = kinds;
 
@@ -306,6 +318,9 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
                                                  &r->mask[j], err))
                      != SC_OK)
             goto fail;
+          r->mask[j].delta_logit_diff = sc_study_logit_diff (abl + (size_t) (n - 1) * V,
+                                                             r->target, r->contrast)
+                                        - r->logit_diff_clean;
           if (!report (progress, progress_user, ++done, total))
             goto cancelled;
         }
@@ -322,6 +337,9 @@ sc_token_loo_run (ScSession *session, const ScModel *model, const int32_t *ids, 
                  != SC_OK)
         goto fail;
       e->flipped = e->next.top1_ablated != e->next.top1_clean;
+      e->delta_logit_diff = sc_study_logit_diff (abl + (size_t) (n - 2) * V, r->target,
+                                                 r->contrast)
+                            - r->logit_diff_clean;
       if (!report (progress, progress_user, ++done, total))
         goto cancelled;
     }
@@ -353,11 +371,12 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
                          char *buf, size_t size)
 {
   const bool heads = kind != NULL && strcmp (kind, SC_ABLATION_KIND_HEADS) == 0;
-  char target[16];
+  char target[40];
   const char *kinds = "";
   int len;
 
-  if (p == NULL || buf == NULL || (p->loo_kinds & ~(unsigned) SC_LOO_BOTH) != 0)
+  if (p == NULL || buf == NULL || (p->loo_kinds & ~(unsigned) SC_LOO_BOTH) != 0
+      || p->contrast < -1)
     return -1;
   if (!heads && p->loo_kinds == SC_LOO_MASK)
     kinds = ",\"kinds\":\"mask\"";
@@ -367,6 +386,10 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
     snprintf (target, sizeof target, "%d", p->target);
   else
     strcpy (target, "null");
+  /* without a contrast the text is the one written before contrasts existed */
+  if (p->contrast >= 0)
+    snprintf (target + strlen (target), sizeof target - strlen (target), ",\"contrast\":%d",
+              p->contrast);
   if (heads && p->mode == SC_ABLATE_MEAN)
     {
       /* the set's name goes in as is: it must need no JSON escaping */
@@ -408,9 +431,15 @@ sc_head_sweep_store (ScStore *store, const ScStoreModel *model, const char *para
         if ((st = sc_store_study_add_head (s, i / r->n_heads, i % r->n_heads,
                                            sc_study_effect_metrics[k], v[k], err)) != SC_OK)
           goto fail;
+      if (r->contrast >= 0
+          && (st = sc_store_study_add_head (s, i / r->n_heads, i % r->n_heads,
+                                            SC_STUDY_CONTRAST_METRIC,
+                                            r->heads[i].delta_logit_diff, err)) != SC_OK)
+        goto fail;
     }
   if ((st = sc_study_add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean,
-                                r->n_tokens, err)) != SC_OK)
+                                r->n_tokens, err)) != SC_OK
+      || (st = sc_study_add_contrast (s, r->contrast, r->logit_diff_clean, err)) != SC_OK)
     goto fail;
   return sc_store_study_commit (s, study_id, err);
 fail:
@@ -440,16 +469,25 @@ sc_token_loo_store (ScStore *store, const ScStoreModel *model, const char *param
       {
         double v[SC_STUDY_N_EFFECT_METRICS];
         sc_study_effect_values (c == 0 ? &r->mask[i] : &r->drop[i], v);
-        for (k = 0; k < SC_STUDY_N_EFFECT_METRICS; k++)
+        for (k = 0; k <= SC_STUDY_N_EFFECT_METRICS; k++)
           {
             char name[SC_STORE_STUDY_NAME_MAX];
-            snprintf (name, sizeof name, "%s.%s", KIND[c], sc_study_effect_metrics[k]);
-            if ((st = sc_store_study_add_series (s, name, i, v[k], err)) != SC_OK)
+            if (k == SC_STUDY_N_EFFECT_METRICS && r->contrast < 0)
+              break;
+            snprintf (name, sizeof name, "%s.%s", KIND[c],
+                      k < SC_STUDY_N_EFFECT_METRICS ? sc_study_effect_metrics[k]
+                                                    : SC_STUDY_CONTRAST_METRIC);
+            if ((st = sc_store_study_add_series (s, name, i,
+                                                 k < SC_STUDY_N_EFFECT_METRICS
+                                                   ? v[k]
+                                                   : (c == 0 ? r->mask : r->drop)[i].delta_logit_diff,
+                                                 err)) != SC_OK)
               goto fail;
           }
       }
   if ((st = sc_study_add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean,
-                                r->n_tokens, err)) != SC_OK)
+                                r->n_tokens, err)) != SC_OK
+      || (st = sc_study_add_contrast (s, r->contrast, r->logit_diff_clean, err)) != SC_OK)
     goto fail;
   return sc_store_study_commit (s, study_id, err);
 fail:
@@ -460,7 +498,8 @@ fail:
 /* The leave-one-out kinds the params name ("kinds": "mask" or "drop"; absent: both) each
  * with every metric at every one of the @n positions, and no other kind. */
 static ScStatus
-check_loo_series (const ScStoreStudyData *d, const char *params_json, int n, ScError *err)
+check_loo_series (const ScStoreStudyData *d, const char *params_json, int n, bool contrast,
+                  ScError *err)
 {
   static const char *const KIND[2] = { "mask", "drop" };
   const bool only_mask = strstr (params_json, "\"kinds\":\"mask\"") != NULL;
@@ -470,14 +509,17 @@ check_loo_series (const ScStoreStudyData *d, const char *params_json, int n, ScE
   for (int c = 0; c < 2; c++)
     {
       const bool wanted = c == 0 ? !only_drop : !only_mask;
-      for (int k = 0; k < SC_STUDY_N_EFFECT_METRICS; k++)
+      for (int k = 0; k <= SC_STUDY_N_EFFECT_METRICS; k++)
         {
-          ScStudyValueRule rule = sc_study_effect_rules[k];
+          ScStudyValueRule rule = k < SC_STUDY_N_EFFECT_METRICS ? sc_study_effect_rules[k]
+                                                                : sc_study_contrast_rule;
           char name[SC_STORE_STUDY_NAME_MAX];
           snprintf (name, sizeof name, "%s.%s", KIND[c], rule.name);
           rule.name = name;
-          /* a kind not asked for holds no position at all */
-          if ((st = sc_study_check_series (d, &rule, wanted ? n : 0, err)) != SC_OK)
+          /* a kind not asked for holds no position at all; the contrast's metric only
+           * with a contrast */
+          const bool held = wanted && (k < SC_STUDY_N_EFFECT_METRICS || contrast);
+          if ((st = sc_study_check_series (d, &rule, held ? n : 0, err)) != SC_OK)
             return st;
         }
     }
@@ -491,8 +533,8 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
 {
   ScStoreStudyData *d = NULL;
   ScHeadSweepResult *r = NULL;
-  int target, top1, n;
-  double logp, loss;
+  int target, top1, n, contrast;
+  double logp, loss, diff;
   size_t i;
   ScStatus st;
 
@@ -500,12 +542,16 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
                                     study_id, err)) != SC_OK)
     return st;
   if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads
-      || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+      || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n)
+      || !sc_study_read_contrast (d, info->n_vocab, target, &contrast, &diff))
     goto bad;
-  /* every head swept, each value in range, the target the params asked for */
+  /* every head swept, each value in range, the target and contrast the params asked for */
   if ((st = sc_study_check_heads (d, sc_study_effect_rules, SC_STUDY_N_EFFECT_METRICS, NULL,
                                   err)) != SC_OK
-      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK)
+      || (contrast >= 0
+          && (st = sc_study_check_heads (d, &sc_study_contrast_rule, 1, NULL, err)) != SC_OK)
+      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK
+      || (st = sc_study_check_contrast_params (d, params_json, contrast, err)) != SC_OK)
     {
       sc_store_study_data_free (d);
       return st;
@@ -519,10 +565,14 @@ sc_head_sweep_load (ScStore *store, const ScModelInfo *info,
   r->top1_clean = top1;
   r->logp_clean = logp;
   r->loss_clean = loss;
+  r->contrast = contrast;
+  r->logit_diff_clean = diff;
   for (i = 0; i < d->n_head_values; i++)
     {
       const ScStoreHeadValue *v = &d->heads[i];
       const int k = sc_study_effect_metric_index (v->metric);
+      if (contrast >= 0 && strcmp (v->metric, SC_STUDY_CONTRAST_METRIC) == 0)
+        r->heads[v->layer * d->n_heads + v->head].delta_logit_diff = v->value;
       if (k >= 0 && !sc_study_effect_set (&r->heads[v->layer * d->n_heads + v->head], k, v->value,
                                           top1, logp, info->n_vocab))
         goto bad;
@@ -545,18 +595,20 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
 {
   ScStoreStudyData *d = NULL;
   ScTokenLooResult *r = NULL;
-  int target, top1, n;
-  double logp, loss;
+  int target, top1, n, contrast;
+  double logp, loss, diff;
   size_t i;
   ScStatus st;
 
   if ((st = sc_study_find_and_read (store, SC_ABLATION_KIND_TOKENS, sha256, params_json, &d,
                                     study_id, err)) != SC_OK)
     return st;
-  if (!sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+  if (!sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n)
+      || !sc_study_read_contrast (d, info->n_vocab, target, &contrast, &diff))
     goto bad;
-  if ((st = check_loo_series (d, params_json, n, err)) != SC_OK
-      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK)
+  if ((st = check_loo_series (d, params_json, n, contrast >= 0, err)) != SC_OK
+      || (st = sc_study_check_target (d, params_json, target, err)) != SC_OK
+      || (st = sc_study_check_contrast_params (d, params_json, contrast, err)) != SC_OK)
     {
       sc_store_study_data_free (d);
       return st;
@@ -570,6 +622,8 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
   r->top1_clean = top1;
   r->logp_clean = logp;
   r->loss_clean = loss;
+  r->contrast = contrast;
+  r->logit_diff_clean = diff;
   r->kinds = 0;
   for (i = 0; i < d->n_series_values; i++)
     {
@@ -589,6 +643,11 @@ sc_token_loo_load (ScStore *store, const ScModelInfo *info,
         }
       else
         continue;
+      if (contrast >= 0 && strcmp (dot + 1, SC_STUDY_CONTRAST_METRIC) == 0 && v->pos < n)
+        {
+          e[v->pos].delta_logit_diff = v->value;
+          continue;
+        }
       if ((k = sc_study_effect_metric_index (dot + 1)) < 0)
         continue;
       if (v->pos >= n || !sc_study_effect_set (&e[v->pos], k, v->value, top1, logp, info->n_vocab))
@@ -680,6 +739,8 @@ heads_clean (const void *result, ScStudyClean *out)
   out->top1_clean = r->top1_clean;
   out->logp_clean = r->logp_clean;
   out->loss_clean = r->loss_clean;
+  out->contrast = r->contrast;
+  out->logit_diff_clean = r->logit_diff_clean;
 }
 
 static void
@@ -691,11 +752,16 @@ heads_free (void *result)
 static const ScStudyOption ABLATION_OPTIONS[] = {
   { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScAblationParams, target), 0, 0, NULL,
     "the token whose probability is measured (default: the clean top-1)" },
+  { "contrast", SC_STUDY_OPTION_TOKEN, offsetof (ScAblationParams, contrast), 0, 0, NULL,
+    "a second token: also measure the change of logit(target) - logit(contrast) "
+    "(default: none)" },
   { NULL },
 };
 
-static const ScAblationParams HEADS_DEFAULT = { .target = -1, .mode = SC_ABLATE_ZERO };
-static const ScAblationParams HEADS_MEAN_DEFAULT = { .target = -1, .mode = SC_ABLATE_MEAN };
+static const ScAblationParams HEADS_DEFAULT = { .target = -1, .contrast = -1,
+                                                .mode = SC_ABLATE_ZERO };
+static const ScAblationParams HEADS_MEAN_DEFAULT = { .target = -1, .contrast = -1,
+                                                     .mode = SC_ABLATE_MEAN };
 
 const ScStudyKind sc_study_kind_heads = {
   .id = SC_ABLATION_KIND_HEADS,
@@ -793,6 +859,8 @@ tokens_clean (const void *result, ScStudyClean *out)
   out->top1_clean = r->top1_clean;
   out->logp_clean = r->logp_clean;
   out->loss_clean = r->loss_clean;
+  out->contrast = r->contrast;
+  out->logit_diff_clean = r->logit_diff_clean;
 }
 
 static void

@@ -49,6 +49,14 @@
  * series "clean" holds pos 0 the target, 1 ln p_clean(target), 2 the clean top-1, 3 the
  * clean mean loss, 4 n.
  *
+ * Contrast (head sweep and token leave-one-out). With ScAblationParams.contrast B, each
+ * effect also holds delta_logit_diff = m_ablated − m_clean, m = logit(target) − logit(B)
+ * at the measured position (n − 1; n − 2 for a drop) — ln p(target) − ln p(B), the log-
+ * sum-exp cancels. Stored as one more head metric "delta-logit-diff" (per token "<kind>.
+ * delta-logit-diff"), the params text gains ,"contrast":B after the target, and "clean"
+ * gains pos 5 B and pos 6 m_clean. Without a contrast none of this is written, and the
+ * params text is the one written before contrasts existed.
+ *
  * Thread safety: one study per session at a time (the session's rule). The progress
  * callback runs on the calling thread. Plain C, no GLib.
  */
@@ -87,6 +95,10 @@ typedef enum {
 
 typedef struct {
   int target;              /* token id to measure, or -1: the clean run's top-1 */
+  /* Head sweep and token leave-one-out: a second token B, or −1: none. With B each effect
+   * also holds Δ (logit(target) − logit(B)) at n − 1 (ScAblationEffect.delta_logit_diff),
+   * the contrastive measure of Wang et al. 2022's indirect-object metric. */
+  int contrast;
   ScAblateMode mode;       /* head sweep only */
   /* (n_layers, n_heads, head_dim) finite means, borrowed; SC_ABLATE_MEAN only
    * (ScHeadMeans.mean, sc-head-means.h). */
@@ -111,6 +123,8 @@ typedef struct {
   int top1_clean;
   double logp_clean;       /* ln p_clean(target) at n − 1 */
   double loss_clean;       /* mean clean loss over q = 1 .. n − 1 (NaN when n == 1) */
+  int contrast;            /* −1: none */
+  double logit_diff_clean; /* logit(target) − logit(contrast) at n − 1; NaN without one */
   ScAblationEffect *heads; /* (n_layers * n_heads), layer-major */
 } ScHeadSweepResult;
 
@@ -120,6 +134,8 @@ typedef struct {
                             * entries are all NaN */
   int target, top1_clean;
   double logp_clean, loss_clean;
+  int contrast;            /* −1: none */
+  double logit_diff_clean; /* as in ScHeadSweepResult */
   ScAblationEffect *mask;  /* (n_tokens); entry n − 1 is NaN (never erased) */
   ScAblationEffect *drop;  /* (n_tokens); likewise */
 } ScTokenLooResult;

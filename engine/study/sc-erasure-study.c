@@ -303,7 +303,7 @@ sc_erasure_run (ScSession *session, const ScModel *model, const int32_t *ids, in
 
   /* 1. Leave-one-out importance (its own clean run). */
   {
-    const ScAblationParams lp = { .target = p->target };
+    const ScAblationParams lp = { .target = p->target, .contrast = -1 };
     sub = (SubProgress) { progress, progress_user, (double) (2 * m) / total };
     if ((st = sc_token_loo_run (session, model, ids, n, &lp, progress != NULL ? sub_progress
                                                                              : NULL,

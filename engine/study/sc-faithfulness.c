@@ -492,6 +492,7 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
   if (loo_in == NULL)
     {
       ap.target = p->target;
+      ap.contrast = -1;
       /* only the kind the importance reads: n - 1 passes, not 2 (n - 1) */
       ap.loo_kinds = p->kind == SC_FAITH_ERASE_MASK ? SC_LOO_MASK : SC_LOO_DROP;
       t0 = now_s ();

@@ -26,7 +26,8 @@ sc_layer_sweep_result_new (int n_layers, int n_tokens)
     }
   for (int l = 0; l < n_layers; l++)
     r->layers[l] = (ScAblationEffect) { .next = { NAN, NAN, NAN, NAN, NAN, -1, -1 },
-                                        .delta_loss = NAN, .flipped = false };
+                                        .delta_loss = NAN, .flipped = false,
+                                        .delta_logit_diff = NAN };
   return r;
 }
 

@@ -112,6 +112,7 @@ sc_permutation_result_new (int n_layers, int n_heads, int n_tokens, int n_studie
       r->effects[i].next = (ScEffect) { NAN, NAN, NAN, NAN, NAN, -1, -1 };
       r->effects[i].delta_loss = NAN;
       r->effects[i].flipped = false;
+      r->effects[i].delta_logit_diff = NAN;
     }
   return r;
 }

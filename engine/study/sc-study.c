@@ -436,6 +436,25 @@ sc_study_same_ids_effect (const float *clean, const float *ablated, const int32_
         return st;
     }
   e->flipped = e->next.top1_ablated != e->next.top1_clean;
+  e->delta_logit_diff = NAN;
+  return SC_OK;
+}
+
+double
+sc_study_logit_diff (const float *row, int target, int contrast)
+{
+  return contrast < 0 ? NAN : (double) row[target] - (double) row[contrast];
+}
+
+ScStatus
+sc_study_check_contrast (int contrast, int target, int V, ScError *err)
+{
+  if (contrast < -1 || contrast >= V)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "contrast %d is outside the vocabulary of %d",
+                         contrast, V);
+  if (contrast >= 0 && contrast == target)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "the contrast %d is the target: a logit "
+                         "difference needs two tokens", contrast);
   return SC_OK;
 }
 
@@ -556,6 +575,46 @@ sc_study_find_and_read (ScStore *store, const char *kind,
 
 /* ------------------------------------------------------------------------------------ */
 /* Validation of a stored study                                                          */
+
+const ScStudyValueRule sc_study_contrast_rule = { SC_STUDY_CONTRAST_METRIC, -DBL_MAX, DBL_MAX,
+                                                  true };
+
+ScStatus
+sc_study_add_contrast (ScStoreStudy *s, int contrast, double logit_diff, ScError *err)
+{
+  ScStatus st;
+
+  if (contrast < 0)
+    return SC_OK;
+  if ((st = sc_store_study_add_series (s, "clean", 5, contrast, err)) != SC_OK)
+    return st;
+  return sc_store_study_add_series (s, "clean", 6, logit_diff, err);
+}
+
+bool
+sc_study_read_contrast (const ScStoreStudyData *d, uint32_t n_vocab, int target, int *contrast,
+                        double *logit_diff)
+{
+  double c = NAN, m = NAN;
+
+  for (size_t i = 0; i < d->n_series_values; i++)
+    if (strcmp (d->series[i].series, "clean") == 0)
+      {
+        if (d->series[i].pos == 5)
+          c = d->series[i].value;
+        else if (d->series[i].pos == 6)
+          m = d->series[i].value;
+      }
+  *contrast = -1;
+  *logit_diff = NAN;
+  if (isnan (c) && isnan (m))
+    return true;
+  if (!(c >= 0 && c < n_vocab && c == floor (c) && (int) c != target && isfinite (m)))
+    return false;
+  *contrast = (int) c;
+  *logit_diff = m;
+  return true;
+}
 
 const ScStudyValueRule sc_study_effect_rules[SC_STUDY_N_EFFECT_METRICS] = {
   { "delta-logp", -DBL_MAX, DBL_MAX, true },
@@ -707,5 +766,19 @@ sc_study_check_target (const ScStoreStudyData *d, const char *params_json, int t
     return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its parameters name target "
                          "%llu, its clean series %d", (long long) d->id, d->kind,
                          (unsigned long long) want, target);
+  return SC_OK;
+}
+
+ScStatus
+sc_study_check_contrast_params (const ScStoreStudyData *d, const char *params_json,
+                                int contrast, ScError *err)
+{
+  uint64_t want;
+  const bool named = sc_study_params_uint (params_json, "contrast", &want);
+
+  if (named != (contrast >= 0) || (named && want != (uint64_t) contrast))
+    return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its parameters name %s, its "
+                         "clean series contrast %d", (long long) d->id, d->kind,
+                         named ? "a contrast" : "no contrast", contrast);
   return SC_OK;
 }

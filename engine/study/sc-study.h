@@ -124,7 +124,14 @@ typedef struct {
   int top1_clean;     /* the clean run's top-1 */
   double logp_clean;  /* ln p_clean(target) */
   double loss_clean;  /* the clean mean next-token loss over q = 1 .. n − 1 */
+  /* A second token B the study measures against, or −1, and the clean logit(target) −
+   * logit(B) (NaN without one). A kind without contrasts leaves both as the caller set
+   * them: callers start from SC_STUDY_CLEAN_INIT. */
+  int contrast;
+  double logit_diff_clean;
 } ScStudyClean;
+
+#define SC_STUDY_CLEAN_INIT { -1, -1, NAN, NAN, -1, NAN }
 
 struct ScStudyKind {
   const char *id;          /* the store's kind text ("ablate-heads"); two descriptors may
@@ -228,6 +235,7 @@ typedef struct {
   ScEffect next;      /* at the last position, on the target */
   double delta_loss;  /* Δ mean loss (nats) */
   bool flipped;       /* next.top1_ablated != next.top1_clean */
+  double delta_logit_diff; /* with a contrast B: Δ (logit(target) − logit(B)); else NaN */
 } ScAblationEffect;
 
 /* What every ablation study checks before its first run: a session and model, at least
@@ -258,6 +266,13 @@ ScStatus sc_study_same_ids_effect (const float *clean, const float *ablated, con
                                    int n, int V, int target, double *losses,
                                    ScAblationEffect *e, ScError *err);
 
+/* logit(@target) − logit(@contrast) of one logit row, in double; NaN when @contrast < 0. */
+double sc_study_logit_diff (const float *row, int target, int contrast);
+
+/* Checks a contrast for @target (the resolved id, never −1) in a vocabulary of @V: −1 (none)
+ * or an id in it other than the target. */
+ScStatus sc_study_check_contrast (int contrast, int target, int V, ScError *err);
+
 /* Ablation effects in the store (the head sweep's, token leave-one-out's, the layer
  * sweep's): each effect as SC_STUDY_N_EFFECT_METRICS values named sc_study_effect_metrics
  * — "delta-logp", "tv", "jsd", "delta-loss", "flip" (0/1), "top1" (the ablated top-1 id;
@@ -266,6 +281,15 @@ ScStatus sc_study_same_ids_effect (const float *clean, const float *ablated, con
  * loss, 4 n. */
 #define SC_STUDY_N_EFFECT_METRICS 6
 extern const char *const sc_study_effect_metrics[SC_STUDY_N_EFFECT_METRICS];
+/* With a contrast, one metric more (ScAblationEffect.delta_logit_diff), written only then,
+ * and the "clean" series' pos 5 (the contrast) and 6 (the clean logit difference). */
+#define SC_STUDY_CONTRAST_METRIC "delta-logit-diff"
+ScStatus sc_study_add_contrast (ScStoreStudy *s, int contrast, double logit_diff, ScError *err);
+/* Reads the contrast from "clean" (pos 5, 6): *@contrast −1 and *@logit_diff NaN when there
+ * is none; false when it is out of range (outside the vocabulary, the target itself, a
+ * difference not finite, one of the two without the other). */
+bool sc_study_read_contrast (const ScStoreStudyData *d, uint32_t n_vocab, int target,
+                             int *contrast, double *logit_diff);
 
 /* @e's values in the order of sc_study_effect_metrics. */
 void sc_study_effect_values (const ScAblationEffect *e, double v[SC_STUDY_N_EFFECT_METRICS]);
@@ -303,6 +327,9 @@ typedef struct {
  * TV in [0, 1], JSD in [0, ln 2], flip 0/1, Δ log p and Δ loss finite, each NaN when not
  * measured; "top1" is checked against the vocabulary by sc_study_effect_set. */
 extern const ScStudyValueRule sc_study_effect_rules[SC_STUDY_N_EFFECT_METRICS];
+/* SC_STUDY_CONTRAST_METRIC's: any value; NaN where nothing was measured (token
+ * leave-one-out's last position). */
+extern const ScStudyValueRule sc_study_contrast_rule;
 
 /* No two head rows of @d share (layer, head, metric) and no two series rows share (series,
  * pos). The store's primary keys say so, but a table rebuilt without them held duplicates,
@@ -325,6 +352,11 @@ ScStatus sc_study_check_series (const ScStoreStudyData *d, const ScStudyValueRul
  * @target the study's clean series holds. */
 ScStatus sc_study_check_target (const ScStoreStudyData *d, const char *params_json, int target,
                                 ScError *err);
+
+/* The contrast @params_json names ("contrast": an id; absent: none) is the @contrast (−1:
+ * none) the study's clean series holds. */
+ScStatus sc_study_check_contrast_params (const ScStoreStudyData *d, const char *params_json,
+                                         int contrast, ScError *err);
 
 /* The latest complete study of @kind with @params_json of the model with @sha256, read and
  * checked by sc_study_check_unique: SC_ERR_NOT_FOUND when there is none, SC_ERR_FORMAT when

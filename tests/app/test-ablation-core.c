@@ -33,7 +33,8 @@ static const int32_t IDS[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10, 200
 #define N ((int) G_N_ELEMENTS (IDS))
 
 /* Every default but small counts, so that each study stays quick on the tiny model. */
-static const SaccadeAblationParams sp = { .target = -1, .n_permutations = 2, .n_random = 2 };
+static const SaccadeAblationParams sp = { .target = -1, .contrast = -1, .n_permutations = 2,
+                                          .n_random = 2 };
 
 typedef struct {
   char *dir, *model_path, *db_path;
@@ -157,7 +158,7 @@ count_studies (const char *db_path, const char *kind, const char *status)
 static ScStatus
 find_study (Fixture *f, SaccadeAblationKind kind)
 {
-  const ScAblationParams p = { .target = -1 };
+  const ScAblationParams p = { .target = -1, .contrast = -1 };
   ScStoreOptions so = { 0 };
   ScStore *store = NULL;
   char pj[128];
@@ -177,7 +178,7 @@ static void
 test_compute_reuse (void)
 {
   Fixture f = { 0 };
-  const ScAblationParams p = { .target = -1 };
+  const ScAblationParams p = { .target = -1, .contrast = -1 };
   g_autoptr (GError) error = NULL;
   ScHeadSweepResult *direct = NULL;
   ScTokenLooResult *tdirect = NULL;
@@ -259,7 +260,7 @@ test_compute_reuse (void)
   g_assert_cmpint (count_studies (f.db_path, SC_ABLATION_KIND_TOKENS, "complete"), ==, 1);
 
   /* Another target is another study. */
-  const SaccadeAblationParams sp3 = { .target = 3 };
+  const SaccadeAblationParams sp3 = { .target = 3, .contrast = -1 };
   g_autoptr (SaccadeAblation) t3 =
     saccade_ablation_get (f.m, &f.sm, NULL, f.db_path, f.run_id, SACCADE_ABLATION_TOKENS, &sp3,
                           SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
@@ -379,7 +380,7 @@ test_other_kinds (void)
   {
     ScDlaResult *direct = NULL;
     ScHeadSweepResult *sweep = NULL;
-    const ScAblationParams ap = { .target = -1 };
+    const ScAblationParams ap = { .target = -1, .contrast = -1 };
     ScSpearman rho;
     g_assert_cmpint (sc_dla_run (f.s, f.m, IDS, N, -1, -1, &direct, &err), ==, SC_OK);
     g_autoptr (SaccadeAblation) a = get_twice (&f, SACCADE_ABLATION_DLA, SC_DLA_KIND, 0);

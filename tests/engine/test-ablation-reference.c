@@ -500,7 +500,7 @@ static void
 sweep (JsonObject *s, const char *key, ScAblateMode mode)
 {
   JsonObject *cols = json_object_get_object_member (s, key);
-  ScAblationParams p = { .target = -1, .mode = mode, .head_mean = means };
+  ScAblationParams p = { .target = -1, .contrast = -1, .mode = mode, .head_mean = means };
   ScHeadSweepResult *r = NULL;
   ScError err = { 0 };
   g_autofree int32_t *ids = NULL;
@@ -566,7 +566,7 @@ test_token_loo (void)
       JsonObject *loo = json_object_get_object_member (s, "token_loo");
       JsonObject *mask = json_object_get_object_member (loo, "mask"),
                  *drop = json_object_get_object_member (loo, "drop");
-      ScAblationParams p = { .target = -1 };
+      ScAblationParams p = { .target = -1, .contrast = -1 };
       ScTokenLooResult *r = NULL;
       ScError err = { 0 };
       g_autofree int32_t *ids = NULL;

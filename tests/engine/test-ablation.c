@@ -13,6 +13,11 @@
  *    mean-ablation without means.
  * 6. Stored and read back through the study API: the same numbers; other params not found.
  * 7. SmolLM2 (skipped when not fetched): a sweep of 270 heads on 8 tokens, measures in range.
+ * 8. A contrast B: every head's and every erased token's Δ (logit(A) − logit(B)) equals the
+ *    difference recomputed here from the same runs' logits (mask and drop: at n − 2 for a
+ *    drop), the other measures are unchanged bit for bit by asking for it; stored and read
+ *    back (its params text names B; the plain text is the one written before contrasts);
+ *    a contrast that is the target, or a stored one its params do not name, is refused.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -106,7 +111,7 @@ static void
 test_heads_prefix_equals_full (void)
 {
   Fixture f, g;
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   ScHeadSweepResult *r = NULL, *rf = NULL;
   ScError err = { 0 };
   g_autofree float *clean = NULL, *abl = NULL, *scale = NULL;
@@ -191,7 +196,7 @@ static void
 test_tokens (void)
 {
   Fixture f;
-  ScAblationParams p = { .target = 101 };
+  ScAblationParams p = { .target = 101, .contrast = -1 };
   ScTokenLooResult *r = NULL;
   ScError err = { 0 };
   g_autofree float *clean = NULL, *abl = NULL;
@@ -272,7 +277,7 @@ static void
 test_cancel (void)
 {
   Fixture f;
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   ScHeadSweepResult *r = NULL;
   ScTokenLooResult *t = NULL;
   ScError err = { 0 };
@@ -302,7 +307,7 @@ static void
 test_invalid (void)
 {
   Fixture f;
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   ScHeadSweepResult *r = NULL;
   ScTokenLooResult *t = NULL;
   ScError err = { 0 };
@@ -350,7 +355,7 @@ test_store_roundtrip (void)
   ScStoreModel sm;
   ScModel *m = NULL;
   Fixture f;
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   ScHeadSweepResult *r = NULL, *back = NULL;
   ScTokenLooResult *t = NULL, *tback = NULL;
   ScError err = { 0 };
@@ -412,6 +417,158 @@ test_store_roundtrip (void)
   g_rmdir (dir);
 }
 
+/* 8. */
+static void
+test_contrast (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("saccade-ablation-XXXXXX", NULL);
+  g_autofree char *model_path = g_build_filename (dir, "tiny.gguf", NULL);
+  g_autofree char *db_path = g_build_filename (dir, "s.sqlite", NULL);
+  ScStoreOptions so = { .writable = true };
+  ScStore *store = NULL;
+  ScStoreModel sm;
+  ScModel *m = NULL;
+  Fixture f;
+  ScAblationParams p = { .target = -1, .contrast = -1 }, pc;
+  ScHeadSweepResult *r = NULL, *rc = NULL, *back = NULL;
+  ScTokenLooResult *t = NULL, *tc = NULL, *tback = NULL;
+  ScError err = { 0 };
+  g_autofree float *clean = NULL, *abl = NULL, *scale = NULL;
+  g_autofree int32_t *dids = NULL;
+  g_autofree uint8_t *mask = NULL;
+  ScForwardOptions opt = { .all_logits = true };
+  ScIntervention iv = { 0 };
+  char pj[128];
+  double m_clean;
+  int i, j, A, B;
+  gsize len;
+  const void *d;
+
+  d = g_bytes_get_data (sc_test_tiny_bytes (), &len);
+  g_assert_true (g_file_set_contents (model_path, d, (gssize) len, NULL));
+  g_assert_cmpint (sc_model_open (model_path, 1, &m, &err), ==, SC_OK);
+  fixture_init (&f, m);
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, N, &p, NULL, NULL, &r, &err), ==, SC_OK);
+  g_assert_cmpint (sc_token_loo_run (f.s, m, ids, N, &p, NULL, NULL, &t, &err), ==, SC_OK);
+  A = r->target;
+  B = A == 7 ? 8 : 7;
+  pc = p;
+  pc.contrast = B;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, N, &pc, NULL, NULL, &rc, &err), ==, SC_OK);
+  g_assert_cmpint (sc_token_loo_run (f.s, m, ids, N, &pc, NULL, NULL, &tc, &err), ==, SC_OK);
+  g_assert_cmpint (rc->contrast, ==, B);
+  g_assert_cmpint (r->contrast, ==, -1);
+  g_assert_true (isnan (r->heads[0].delta_logit_diff));
+
+  /* by hand, from the runs' own logits */
+  clean = g_new (float, (gsize) N * f.V);
+  abl = g_new (float, (gsize) N * f.V);
+  scale = g_new (float, f.L * f.H);
+  g_assert_cmpint (sc_forward (f.s, ids, N, &opt, clean, &err), ==, SC_OK);
+  m_clean = (double) clean[(size_t) (N - 1) * f.V + A] - clean[(size_t) (N - 1) * f.V + B];
+  g_assert_cmpfloat (rc->logit_diff_clean, ==, m_clean);
+  g_assert_cmpfloat (tc->logit_diff_clean, ==, m_clean);
+  for (i = 0; i < f.L * f.H; i++)
+    scale[i] = 1.0f;
+  iv.head_scale = scale;
+  opt.intervention = &iv;
+  for (i = 0; i < f.L * f.H; i++)
+    {
+      const float *z = abl + (size_t) (N - 1) * f.V;
+      scale[i] = 0.0f;
+      g_assert_cmpint (sc_forward (f.s, ids, N, &opt, abl, &err), ==, SC_OK);
+      scale[i] = 1.0f;
+      g_assert_cmpfloat (fabs (rc->heads[i].delta_logit_diff
+                               - (((double) z[A] - z[B]) - m_clean)), <=, 1e-6);
+      assert_same_effect (&rc->heads[i], &r->heads[i]);
+    }
+  mask = g_new0 (uint8_t, N);
+  dids = g_new (int32_t, N);
+  iv = (ScIntervention) { .token_mask = mask };
+  for (j = 0; j < N - 1; j++)
+    {
+      const float *z;
+      mask[j] = 1;
+      g_assert_cmpint (sc_forward (f.s, ids, N, &opt, abl, &err), ==, SC_OK);
+      mask[j] = 0;
+      z = abl + (size_t) (N - 1) * f.V;
+      g_assert_cmpfloat (fabs (tc->mask[j].delta_logit_diff
+                               - (((double) z[A] - z[B]) - m_clean)), <=, 1e-6);
+      for (i = 0; i < N - 1; i++)
+        dids[i] = ids[i + (i >= j)];
+      opt.intervention = NULL;
+      g_assert_cmpint (sc_forward (f.s, dids, N - 1, &opt, abl, &err), ==, SC_OK);
+      opt.intervention = &iv;
+      z = abl + (size_t) (N - 2) * f.V;
+      g_assert_cmpfloat (fabs (tc->drop[j].delta_logit_diff
+                               - (((double) z[A] - z[B]) - m_clean)), <=, 1e-6);
+      assert_same_effect (&tc->mask[j], &t->mask[j]);
+      assert_same_effect (&tc->drop[j], &t->drop[j]);
+    }
+  g_assert_true (isnan (tc->mask[N - 1].delta_logit_diff));
+
+  /* the store */
+  g_assert_cmpint (sc_store_model_identify (m, model_path, &sm, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_open (db_path, &so, &store, &err), ==, SC_OK);
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, 5, &pc, pj, sizeof pj), >,
+                   0);
+  {
+    g_autofree char *want = g_strdup_printf ("{\"study\":1,\"run\":5,\"target\":null,"
+                                             "\"contrast\":%d,\"mode\":\"zero\"}", B);
+    g_assert_cmpstr (pj, ==, want);
+  }
+  g_assert_cmpint (sc_head_sweep_store (store, &sm, pj, rc, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (sc_head_sweep_load (store, f.in, sm.sha256, pj, &back, NULL, &err), ==,
+                   SC_OK);
+  g_assert_cmpint (back->contrast, ==, B);
+  g_assert_cmpfloat (back->logit_diff_clean, ==, rc->logit_diff_clean);
+  for (i = 0; i < f.L * f.H; i++)
+    g_assert_cmpfloat (back->heads[i].delta_logit_diff, ==, rc->heads[i].delta_logit_diff);
+  sc_head_sweep_result_free (back);
+  back = NULL;
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_TOKENS, 5, &pc, pj, sizeof pj), >,
+                   0);
+  g_assert_cmpint (sc_token_loo_store (store, &sm, pj, tc, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (sc_token_loo_load (store, f.in, sm.sha256, pj, &tback, NULL, &err), ==,
+                   SC_OK);
+  for (j = 0; j < N - 1; j++)
+    {
+      g_assert_cmpfloat (tback->mask[j].delta_logit_diff, ==, tc->mask[j].delta_logit_diff);
+      g_assert_cmpfloat (tback->drop[j].delta_logit_diff, ==, tc->drop[j].delta_logit_diff);
+    }
+  sc_token_loo_result_free (tback);
+  tback = NULL;
+  /* a sweep with a contrast stored under the plain params text (edited by hand): refused */
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, 5, &p, pj, sizeof pj), >,
+                   0);
+  g_assert_cmpint (sc_head_sweep_store (store, &sm, pj, rc, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (sc_head_sweep_load (store, f.in, sm.sha256, pj, &back, NULL, &err), ==,
+                   SC_ERR_FORMAT);
+  g_assert_nonnull (strstr (err.message, "no contrast"));
+  g_assert_null (back);
+  sc_store_close (store);
+
+  /* refused: the contrast is the target; outside the vocabulary */
+  pc.contrast = A;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, N, &pc, NULL, NULL, &back, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "is the target"));
+  pc.contrast = f.V;
+  g_assert_cmpint (sc_token_loo_run (f.s, m, ids, N, &pc, NULL, NULL, &tback, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "contrast"));
+  g_assert_null (back);
+  g_assert_null (tback);
+  sc_head_sweep_result_free (r);
+  sc_head_sweep_result_free (rc);
+  sc_token_loo_result_free (t);
+  sc_token_loo_result_free (tc);
+  fixture_clear (&f);
+  g_remove (db_path);
+  g_remove (model_path);
+  g_rmdir (dir);
+}
+
 /* 7. */
 static void
 test_default_model (void)
@@ -423,7 +580,7 @@ test_default_model (void)
                                                           "SmolLM2-135M-Instruct.Q4_1.gguf",
                                                           NULL);
   const int32_t tok[] = { 1, 504, 3458, 282, 4649, 314, 1345, 30 };
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   ScHeadSweepResult *r = NULL;
   ScModel *m = NULL;
   ScError err = { 0 };
@@ -467,6 +624,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ablation/cancel", test_cancel);
   g_test_add_func ("/ablation/invalid", test_invalid);
   g_test_add_func ("/ablation/store-roundtrip", test_store_roundtrip);
+  g_test_add_func ("/ablation/contrast", test_contrast);
   g_test_add_func ("/ablation/default-model", test_default_model);
   return g_test_run ();
 }

@@ -134,7 +134,7 @@ check_brute_force (ScEraseKind kind)
   ScErasureParams p = { .target = -1, .kind = kind, .n_random = R, .seed = 2024 };
   ScErasureResult *r = NULL;
   ScTokenLooResult *loo = NULL;
-  ScAblationParams lp = { .target = -1 };
+  ScAblationParams lp = { .target = -1, .contrast = -1 };
   ScError err = { 0 };
   g_autofree float *clean = g_new (float, 1024), *abl = NULL;
   g_autofree double *score = g_new0 (double, n);

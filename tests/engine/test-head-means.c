@@ -383,7 +383,7 @@ test_mean_sweep (void)
   const int n = G_N_ELEMENTS (s1);
   ScHeadMeans *m = NULL;
   ScHeadSweepResult *r = NULL;
-  ScAblationParams p = { .target = -1, .mode = SC_ABLATE_MEAN };
+  ScAblationParams p = { .target = -1, .contrast = -1, .mode = SC_ABLATE_MEAN };
   ScError err = { 0 };
   ScSession *fresh = NULL;
   Fixture f;

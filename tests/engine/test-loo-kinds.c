@@ -119,9 +119,9 @@ test_one_kind_equals_half (void)
   fixture_init (&f, sc_test_tiny_model ());
   for (t = 0; t < (int) G_N_ELEMENTS (targets); t++)
     {
-      ScAblationParams both_p = { .target = targets[t] };
-      ScAblationParams mask_p = { .target = targets[t], .loo_kinds = SC_LOO_MASK };
-      ScAblationParams drop_p = { .target = targets[t], .loo_kinds = SC_LOO_DROP };
+      ScAblationParams both_p = { .target = targets[t], .contrast = -1 };
+      ScAblationParams mask_p = { .target = targets[t], .contrast = -1, .loo_kinds = SC_LOO_MASK };
+      ScAblationParams drop_p = { .target = targets[t], .contrast = -1, .loo_kinds = SC_LOO_DROP };
       ScTokenLooResult *both = NULL, *mask = NULL, *drop = NULL;
       Count cm = { 0 }, cd = { 0 }, cb = { 0 };
 
@@ -169,7 +169,7 @@ static void
 test_bad_kinds (void)
 {
   Fixture f;
-  ScAblationParams p = { .target = -1, .loo_kinds = 4 };
+  ScAblationParams p = { .target = -1, .contrast = -1, .loo_kinds = 4 };
   ScTokenLooResult *r = NULL, *z;
   ScError err = { 0 };
   char buf[128];
@@ -209,7 +209,7 @@ test_bad_kinds (void)
 static void
 test_params_text (void)
 {
-  ScAblationParams p = { .target = -1 };
+  ScAblationParams p = { .target = -1, .contrast = -1 };
   char buf[160];
 
   g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_TOKENS, 7, &p, buf, sizeof buf),
@@ -258,7 +258,7 @@ test_store_one_kind (void)
   ScStoreModel sm;
   ScModel *m = NULL;
   Fixture f;
-  ScAblationParams both_p = { .target = -1 }, one_p = { .target = -1 };
+  ScAblationParams both_p = { .target = -1, .contrast = -1 }, one_p = { .target = -1 };
   ScTokenLooResult *r = NULL, *back = NULL;
   ScError err = { 0 };
   char pboth[128], pone[128];
@@ -324,7 +324,7 @@ test_faithfulness_one_kind (void)
 {
   Fixture f;
   ScError err = { 0 };
-  ScAblationParams both_p = { .target = -1 };
+  ScAblationParams both_p = { .target = -1, .contrast = -1 };
   ScTokenLooResult *both = NULL;
   int k, j;
 

@@ -193,7 +193,7 @@ test_tokens_count_edited (void)
 static void
 test_tokens_target_edited (void)
 {
-  const ScAblationParams p = { .target = 72 };
+  const ScAblationParams p = { .target = 72, .contrast = -1 };
   Fixture f;
 
   fixture_open (&f);

@@ -27,12 +27,23 @@ rank_by (const double *key, int n)
   return order;
 }
 
+/* One effect's columns; with a contrast a last one, Δ (logit(target) − logit(contrast)). */
 static void
-effect_row (GString *out, const ScAblationEffect *e)
+effect_row (GString *out, const ScAblationEffect *e, gboolean contrast)
 {
-  g_string_append_printf (out, "  %+10.4f  %7.4f  %7.4f  %+10.4f  %s\n", e->next.delta_logp,
-                          e->next.tv, e->next.jsd, e->delta_loss, e->flipped ? "yes" : "no");
+  if (!contrast)
+    {
+      g_string_append_printf (out, "  %+10.4f  %7.4f  %7.4f  %+10.4f  %s\n", e->next.delta_logp,
+                              e->next.tv, e->next.jsd, e->delta_loss, e->flipped ? "yes" : "no");
+      return;
+    }
+  g_string_append_printf (out, "  %+10.4f  %7.4f  %7.4f  %+10.4f  %-4s  %+10.4f\n",
+                          e->next.delta_logp, e->next.tv, e->next.jsd, e->delta_loss,
+                          e->flipped ? "yes" : "no", e->delta_logit_diff);
 }
+
+#define EFFECT_HEADER "   Δ log p      TV       JSD      Δ loss     flip"
+#define CONTRAST_HEADER "  Δ logit diff"
 
 /* ------------------------------------------------------------------------------------ */
 /* Head sweeps                                                                           */
@@ -79,21 +90,26 @@ heads_table (GString *out, const ScHeadSweepResult *h, gboolean mean, int top_n)
   g_autofree double *key = g_new (double, n);
   g_autofree int *order = NULL;
 
+  const gboolean contrast = h->contrast >= 0;
+  const char *by = contrast ? "|Δ logit diff|" : "|Δ log p|";
+
+  /* with a contrast the heads are ranked by what it measures */
   for (int i = 0; i < n; i++)
-    key[i] = fabs (h->heads[i].next.delta_logp);
+    key[i] = fabs (contrast ? h->heads[i].delta_logit_diff : h->heads[i].next.delta_logp);
   order = rank_by (key, n);
   if (mean)
     g_string_append_printf (out, "\nmean-ablating one head at a time (means of %s), the top %d "
-                            "by |Δ log p|:\n", SACCADE_REFERENCE_SET, top);
+                            "by %s:\n", SACCADE_REFERENCE_SET, top, by);
   else
-    g_string_append_printf (out, "\nzero-ablating one head at a time, the top %d by |Δ log p|:\n",
-                            top);
-  g_string_append (out, "  rank  head     Δ log p      TV       JSD      Δ loss     flip\n");
+    g_string_append_printf (out, "\nzero-ablating one head at a time, the top %d by %s:\n",
+                            top, by);
+  g_string_append_printf (out, "  rank  head  " EFFECT_HEADER "%s\n",
+                          contrast ? CONTRAST_HEADER : "");
   for (int k = 0; k < top; k++)
     {
       g_string_append_printf (out, "  %4d  %2d.%-3d", k + 1, order[k] / h->n_heads,
                               order[k] % h->n_heads);
-      effect_row (out, &h->heads[order[k]]);
+      effect_row (out, &h->heads[order[k]], contrast);
     }
 }
 
@@ -164,13 +180,13 @@ tokens_text (GString *out, const SaccadeStudy *s, const char *const *labels, int
     {
       g_string_append (out, kind == 0 ? "\nmasking one token out of every attention row:\n"
                                       : "\ndropping one token from the input:\n");
-      g_string_append (out, "  pos  token                Δ log p      TV       JSD      "
-                            "Δ loss     flip\n");
+      g_string_append_printf (out, "  pos  token             " EFFECT_HEADER "%s\n",
+                              t->contrast >= 0 ? CONTRAST_HEADER : "");
       for (int j = 0; j < t->n_tokens - 1; j++)
         {
           g_string_append_printf (out, "  %3d  ", j);
           saccade_format_padded (out, label_at (s, labels, j), 16);
-          effect_row (out, kind == 0 ? &t->mask[j] : &t->drop[j]);
+          effect_row (out, kind == 0 ? &t->mask[j] : &t->drop[j], t->contrast >= 0);
         }
     }
   g_string_append_printf (out, "  (the last token, %s, is the query and is never erased)\n",

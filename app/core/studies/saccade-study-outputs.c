@@ -81,6 +81,8 @@ saccade_study_json_effect (JsonBuilder *b, const ScAblationEffect *e)
   saccade_json_double (b, "delta_loss", e->delta_loss);
   saccade_json_bool (b, "flip", e->flipped);
   saccade_json_int (b, "top1", e->next.top1_ablated);
+  if (!isnan (e->delta_logit_diff)) /* with a contrast only */
+    saccade_json_double (b, "delta_logit_diff", e->delta_logit_diff);
 }
 
 /* A kind with no outputs file: every number its stored form holds. */
@@ -119,7 +121,7 @@ saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRunInfo *run,
 {
   const SaccadeStudyOutputs *o = saccade_study_outputs_find (s->kind);
   JsonBuilder *b = json_builder_new ();
-  ScStudyClean c;
+  ScStudyClean c = SC_STUDY_CLEAN_INIT;
 
   s->kind->result_clean (s->result, &c);
   json_builder_begin_object (b);
@@ -131,6 +133,12 @@ saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRunInfo *run,
   saccade_json_int (b, "top1_clean", c.top1_clean);
   saccade_json_double (b, "logp_clean", c.logp_clean);
   saccade_json_double (b, "loss_clean", c.loss_clean);
+  if (c.contrast >= 0)
+    {
+      /* each effect's "delta_logit_diff" is then Δ (logit(target) − logit(contrast)) */
+      saccade_json_int (b, "contrast", c.contrast);
+      saccade_json_double (b, "logit_diff_clean", c.logit_diff_clean);
+    }
   saccade_json_begin_array (b, "tokens");
   for (int i = 0; i < s->n_tokens; i++)
     {
@@ -156,7 +164,7 @@ saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
 {
   const SaccadeStudyOutputs *o = saccade_study_outputs_find (s->kind);
   GString *out = g_string_new (NULL);
-  ScStudyClean c;
+  ScStudyClean c = SC_STUDY_CLEAN_INIT;
 
   s->kind->result_clean (s->result, &c);
   g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: ", s->run_id,
@@ -172,6 +180,10 @@ saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
   if (isfinite (c.loss_clean))
     g_string_append_printf (out, ", mean loss %.4f nats", c.loss_clean);
   g_string_append_c (out, '\n');
+  if (c.contrast >= 0)
+    g_string_append_printf (out, "against contrast %d: logit(target) - logit(contrast) = %.4f "
+                            "(the log-probability difference); Δ logit diff is its change\n",
+                            c.contrast, c.logit_diff_clean);
   if (s->reused)
     g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s (--recompute to "
                             "compute again)\n", s->study_id, db_path);
