@@ -34,6 +34,7 @@ static const Verb verbs[] = {
   { "compare", saccade_cmd_compare, "two heads' distance and differences, or all heads' distances" },
   { "rollout", saccade_cmd_rollout, "attention rollout and flow of a stored run" },
   { "induction", saccade_cmd_induction, "find induction heads (scores, losses, copying)" },
+  { "sinks", saccade_cmd_sinks, "attention-sink rate on natural, random and repeated tokens" },
   { "ablate", saccade_cmd_ablate, "each head or token of a stored run ablated in turn" },
   { "dla", saccade_cmd_dla, "direct logit attribution of a stored run's heads" },
   { "study", saccade_cmd_study, "any study of a stored run by its kind (study --list)" },

@@ -1,6 +1,8 @@
 /* saccade-cli-rollout.c — `saccade rollout`: attention rollout of a stored run, and
  * attention flow for one target (RolloutResult: the rollout matrix and the bars), from
- * engine/analysis/sc-rollout.h. Parse -> a result -> text, JSON or CSV.
+ * engine/analysis/sc-rollout.h; with --exclude-first both without the first token (every
+ * row renormalised without key 0), and the text and JSON say which. Parse -> a result ->
+ * text, JSON or CSV.
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
@@ -27,6 +29,7 @@ typedef struct {
   int target;
   double *rollout;               /* (n, n) */
   gboolean with_flow;
+  ScRolloutOptions opt;          /* --exclude-first */
   double *flow;                  /* (n) to target, with --flow */
   double rollout_s, flow_s;
 } RolloutResult;
@@ -81,17 +84,18 @@ rollout_compute (ScStore *store, gint64 run, RolloutResult *r)
     layers[l] = r->run.heads + l * block;
   r->rollout = g_new (double, (gsize) r->n * r->n);
   t0 = g_get_monotonic_time ();
-  if (sc_attention_rollout ((const float *const *) layers, (int) r->run.info.n_layers,
-                            (int) r->run.info.n_heads, (int) r->n, r->rollout, &err) != SC_OK)
+  if (sc_attention_rollout_with ((const float *const *) layers, (int) r->run.info.n_layers,
+                                 (int) r->run.info.n_heads, (int) r->n, &r->opt, r->rollout,
+                                 &err) != SC_OK)
     return saccade_store_cli_fail (&err);
   r->rollout_s = (g_get_monotonic_time () - t0) / 1e6;
   if (r->with_flow)
     {
       r->flow = g_new (double, r->n);
       t0 = g_get_monotonic_time ();
-      if (sc_attention_flow ((const float *const *) layers, (int) r->run.info.n_layers,
-                             (int) r->run.info.n_heads, (int) r->n, r->target, r->flow, &err)
-          != SC_OK)
+      if (sc_attention_flow_with ((const float *const *) layers, (int) r->run.info.n_layers,
+                                  (int) r->run.info.n_heads, (int) r->n, &r->opt, r->target,
+                                  r->flow, &err) != SC_OK)
         return saccade_store_cli_fail (&err);
       r->flow_s = (g_get_monotonic_time () - t0) / 1e6;
     }
@@ -122,6 +126,14 @@ rollout_csv (const RolloutResult *r)
   return s;
 }
 
+/* Which attention went in: "kept" (as the model computed it) or "excluded" (key 0 removed
+ * from every row, rows renormalised: sc-rollout.h). */
+static const char *
+first_token_word (const RolloutResult *r)
+{
+  return r->opt.exclude_first ? "excluded" : "kept";
+}
+
 static void
 rollout_print_json (const RolloutResult *r)
 {
@@ -130,6 +142,7 @@ rollout_print_json (const RolloutResult *r)
   json_builder_begin_object (b);
   saccade_json_int (b, "run", r->run.info.id);
   saccade_json_int (b, "target", r->target);
+  saccade_json_string (b, "first_token", first_token_word (r));
   saccade_json_tokens (b, r->run.tokens, r->run.n_tokens);
   saccade_json_doubles (b, "rollout_target", r->rollout + (gsize) r->target * r->n, r->n);
   if (r->with_flow)
@@ -149,6 +162,10 @@ rollout_print_text (const RolloutResult *r, const char *csv_path)
   printf ("Attention rollout%s of run %" G_GINT64_FORMAT " (%u layers, %u tokens) to position "
           "%d '%s': how much each input token reaches it\n", r->with_flow ? " and flow" : "",
           r->run.info.id, r->run.info.n_layers, r->n, r->target, r->run.labels[r->target]);
+  printf ("First token %s\n", r->opt.exclude_first
+          ? "excluded: key 0 removed from every attention row and the rows renormalised"
+          : "kept: the attention as the model computed it (--exclude-first renormalises "
+            "without it)");
   printf ("  pos  rollout%s  token\n", r->with_flow ? "     flow" : "");
   for (guint j = 0; j < r->n; j++)
     {
@@ -166,7 +183,7 @@ rollout_print_text (const RolloutResult *r, const char *csv_path)
 int
 saccade_cmd_rollout (int argc, char **argv)
 {
-  gboolean json = FALSE, flow = FALSE;
+  gboolean json = FALSE, flow = FALSE, exclude_first = FALSE;
   char *db_opt = NULL, *out_path = NULL;
   int target = -1;
   GOptionEntry entries[] = {
@@ -175,6 +192,9 @@ saccade_cmd_rollout (int argc, char **argv)
       "Also compute attention flow (maximum flow) to the target; short runs only", NULL },
     { "target", 't', 0, G_OPTION_ARG_INT, &target, "Output position (default: the last)",
       "POS" },
+    { "exclude-first", 0, 0, G_OPTION_ARG_NONE, &exclude_first,
+      "Remove the first token (the attention sink) from every attention row and renormalise "
+      "the rows before rollout and flow", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "Write the rollout matrix as CSV",
       "FILE" },
     SACCADE_CLI_JSON_OPTION (&json),
@@ -200,6 +220,7 @@ saccade_cmd_rollout (int argc, char **argv)
     }
   r.target = target;
   r.with_flow = flow;
+  r.opt.exclude_first = exclude_first;
   path = saccade_db_path (db_opt);
   if ((store = saccade_cli_heads_open_store (path, FALSE, &err)) == NULL)
     return saccade_store_cli_fail (&err);

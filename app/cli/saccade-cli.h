@@ -251,6 +251,8 @@ int saccade_cmd_learn (int argc, char **argv);
 int saccade_cmd_neuron (int argc, char **argv);
 /* Shard databases merged into one (saccade-cli-merge.c). */
 int saccade_cmd_merge (int argc, char **argv);
+/* The attention-sink rate on three kinds of input (saccade-cli-sinks.c). */
+int saccade_cmd_sinks (int argc, char **argv);
 /* The progress bar every long verb draws on stderr ("[#####.....]  50% "): a SaccadeProgress
  * (@user_data unused). saccade_cli_progress() is it when stderr is a terminal, else NULL (a
  * pipe or a log gets no bar); saccade_cli_progress_end() clears the bar's line, if stderr

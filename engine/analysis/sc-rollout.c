@@ -1,8 +1,9 @@
 /* sc-rollout.c — attention rollout and attention flow (sc-rollout.h has the definitions).
  *
  * Rollout, in double:
- *   1. Â_l = ½ mean_h A_l,h + ½ I for every layer, with each row's support (the range of
- *      its non-zero columns: 0..i for a causal row i);
+ *   1. Â_l = ½ mean_h A_l,h + ½ I for every layer (each head's rows first renormalised
+ *      without key 0 when the options exclude the first token), with each row's support
+ *      (the range of its non-zero columns: 0..i for a causal row i);
  *   2. R = Â_1, then R ← Â_l R for l = 2..L, row by row as a sum of scaled rows of R
  *      (R'[i] += Â_l[i][k] R[k] over the non-zero Â_l[i][k], each over R[k]'s support).
  *      For causal heads that touches about L n^3 / 6 entries instead of L n^3, and the
@@ -29,10 +30,34 @@
 /* ------------------------------------------------------------------------------------ */
 /* Â                                                                                     */
 
-/* Â_l for @layer ((n_heads, n, n) floats) into @out (n, n) doubles, with each row's
- * non-zero columns in [lo[i], hi[i]). */
+/* Adds @scale times head @a's rows without key 0, each renormalised over the keys left
+ * (a row with nothing left adds @scale on its diagonal), to @out (n, n). */
 static void
-residual_mean (const float *layer, int n_heads, int n, double *out, int *lo, int *hi)
+add_without_first (const float *a, int n, double scale, double *out)
+{
+  for (int i = 0; i < n; i++)
+    {
+      const float *row = a + (size_t) i * n;
+      double *dst = out + (size_t) i * n, left = 0.0;
+
+      for (int j = 1; j < n; j++)
+        left += row[j];
+      if (left > 0.0)
+        {
+          const double f = scale / left;
+          for (int j = 1; j < n; j++)
+            dst[j] += f * row[j];
+        }
+      else
+        dst[i] += scale;
+    }
+}
+
+/* Â_l for @layer ((n_heads, n, n) floats) into @out (n, n) doubles, with each row's
+ * non-zero columns in [lo[i], hi[i]); with @exclude_first each head without key 0 (header). */
+static void
+residual_mean (const float *layer, int n_heads, int n, bool exclude_first, double *out, int *lo,
+               int *hi)
 {
   const size_t nn = (size_t) n * n;
   const double scale = 0.5 / n_heads;
@@ -41,8 +66,11 @@ residual_mean (const float *layer, int n_heads, int n, double *out, int *lo, int
   for (int h = 0; h < n_heads; h++)
     {
       const float *a = layer + (size_t) h * nn;
-      for (size_t k = 0; k < nn; k++)
-        out[k] += scale * a[k];
+      if (exclude_first)
+        add_without_first (a, n, scale, out);
+      else
+        for (size_t k = 0; k < nn; k++)
+          out[k] += scale * a[k];
     }
   for (int i = 0; i < n; i++)
     {
@@ -79,6 +107,14 @@ ScStatus
 sc_attention_rollout (const float *const *layers, int n_layers, int n_heads, int n, double *out,
                       ScError *err)
 {
+  return sc_attention_rollout_with (layers, n_layers, n_heads, n, NULL, out, err);
+}
+
+ScStatus
+sc_attention_rollout_with (const float *const *layers, int n_layers, int n_heads, int n,
+                           const ScRolloutOptions *opt, double *out, ScError *err)
+{
+  const bool excl = opt != NULL && opt->exclude_first;
   const size_t nn = (size_t) n * n;
   double *a = NULL, *tmp = NULL;
   int *alo = NULL, *ahi = NULL, *rlo = NULL, *rhi = NULL;
@@ -101,12 +137,12 @@ sc_attention_rollout (const float *const *layers, int n_layers, int n_heads, int
     }
 
   /* Pass 1 for the first layer: R = Â_1. */
-  residual_mean (layers[0], n_heads, n, out, rlo, rhi);
+  residual_mean (layers[0], n_heads, n, excl, out, rlo, rhi);
 
   /* Pass 2. */
   for (int l = 1; l < n_layers; l++)
     {
-      residual_mean (layers[l], n_heads, n, a, alo, ahi);
+      residual_mean (layers[l], n_heads, n, excl, a, alo, ahi);
       memset (tmp, 0, nn * sizeof *tmp);
       for (int i = 0; i < n; i++)
         {
@@ -246,6 +282,14 @@ ScStatus
 sc_attention_flow (const float *const *layers, int n_layers, int n_heads, int n, int target,
                    double *out, ScError *err)
 {
+  return sc_attention_flow_with (layers, n_layers, n_heads, n, NULL, target, out, err);
+}
+
+ScStatus
+sc_attention_flow_with (const float *const *layers, int n_layers, int n_heads, int n,
+                        const ScRolloutOptions *opt, int target, double *out, ScError *err)
+{
+  const bool excl = opt != NULL && opt->exclude_first;
   const size_t nn = (size_t) n * n;
   double *a = NULL, *cap = NULL;
   int *lo = NULL, *hi = NULL, *edges = NULL;
@@ -287,7 +331,7 @@ sc_attention_flow (const float *const *layers, int n_layers, int n_heads, int n,
     {
       const double *al = a + (size_t) l * nn;
 
-      residual_mean (layers[l], n_heads, n, a + (size_t) l * nn, lo, hi);
+      residual_mean (layers[l], n_heads, n, excl, a + (size_t) l * nn, lo, hi);
       for (int i = 0; i < n; i++)
         if (reach[(size_t) (l + 1) * n + i])
           for (int j = lo[i]; j < hi[i]; j++)

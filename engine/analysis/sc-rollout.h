@@ -8,6 +8,14 @@
  *   flow     for an output position t: a layered graph with n nodes per layer boundary
  *            (0..L), an edge from (l, j) to (l + 1, i) of capacity Â_l+1[i][j]; flow[j] is
  *            the maximum flow from input node (0, j) to output node (L, t).
+ * Without the first token (ScRolloutOptions.exclude_first; docs/metrics.md, "Attention sinks"):
+ * before the mean, every head's row i drops key 0 and is renormalised over the keys left,
+ * A'[i][j] = A[i][j] / Σ_{k>=1} A[i][k] for j >= 1 and A'[i][0] = 0; a row with no weight
+ * left (row 0 of a causal head, or a head whose row put everything on key 0) becomes the
+ * identity row A'[i][i] = 1 (the head passes position i on unchanged). The residual ½ I is
+ * kept as it is, so Â's rows still sum to 1, and token 0 reaches no other position: its
+ * rollout and flow into any target t > 0 are 0, and what the sink held is spread over the
+ * other keys in proportion to their attention.
  * Rollout is a chain of (n, n) products (L n^3, BLAS-free double loops at our sizes). Flow
  * is a max-flow per input token on (L + 1) n nodes and L n^2 edges, solved by igraph's
  * push-relabel; it is refused past SC_FLOW_MAX_WORK or SC_FLOW_MAX_NODES (SC_ERR_RANGE, saying so).
@@ -42,16 +50,29 @@ extern "C" {
  * with SC_ERR_RANGE). */
 bool sc_attention_flow_fits (int n_layers, int n);
 
+/* How the attention enters Â. Zeroed (or a NULL pointer): as the model computed it. */
+typedef struct {
+  bool exclude_first; /* drop key 0 from every row and renormalise (above) */
+} ScRolloutOptions;
+
 /* @layers[l] (n_layers entries, borrowed) is layer l's (n_heads, n, n) block of heads.
  * Fills @out (n, n) with the rollout R. Errors: SC_ERR_INVALID_ARG, SC_ERR_NOMEM. */
 ScStatus sc_attention_rollout (const float *const *layers, int n_layers, int n_heads, int n,
                                double *out, ScError *err);
+/* The same with @opt (NULL: the defaults, as sc_attention_rollout). */
+ScStatus sc_attention_rollout_with (const float *const *layers, int n_layers, int n_heads,
+                                    int n, const ScRolloutOptions *opt, double *out,
+                                    ScError *err);
 
 /* Fills @out (n) with the flow from every input token to output position @target
  * (0 <= target < n). Errors: SC_ERR_INVALID_ARG, SC_ERR_RANGE (graph too large),
  * SC_ERR_NOMEM, SC_ERR_UNSUPPORTED (built without igraph). */
 ScStatus sc_attention_flow (const float *const *layers, int n_layers, int n_heads, int n,
                             int target, double *out, ScError *err);
+/* The same with @opt (NULL: the defaults, as sc_attention_flow). */
+ScStatus sc_attention_flow_with (const float *const *layers, int n_layers, int n_heads, int n,
+                                 const ScRolloutOptions *opt, int target, double *out,
+                                 ScError *err);
 
 /* The maximum flow from node @source to node @target (distinct, in [0, n_nodes)) of the
  * directed graph with @n_edges edges @edges[2k] -> @edges[2k + 1] of @capacity[k] (finite,

@@ -1,6 +1,6 @@
 /* test-rollout.c — engine/analysis/sc-rollout (attention rollout and flow) on hand-built
- * layers whose Â, rollout and flows are worked out in the comments; maximum flow on a
- * graph with a known cut. */
+ * layers whose Â, rollout and flows are worked out in the comments, with the first token kept
+ * and excluded (ScRolloutOptions); maximum flow on a graph with a known cut. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -204,6 +204,109 @@ test_bad_args (void)
   g_assert_cmpfloat (R[0], ==, 1.0);
 }
 
+/* Without the first token, one head, n = 3: A = [[1,0,0], [½,½,0], [.6,.2,.2]].
+ *   row 0 has nothing but key 0: the identity row (1,0,0); row 1 keeps key 1 alone: (0,1,0);
+ *   row 2 keeps (.2,.2) of 0.4: (0,½,½).
+ *   Â' = ½ A' + ½ I = [[1,0,0], [0,1,0], [0,¼,¾]] = the rollout, and the flow into 2 is
+ *   row 2 (one layer): (0, ¼, ¾).
+ * Kept: Â = [[1,0,0], [¼,¾,0], [.3,.1,.6]], the first token holding .3 of position 2. */
+static void
+test_exclude_first_one_layer (void)
+{
+  const float a[9] = { 1, 0, 0, 0.5f, 0.5f, 0, 0.6f, 0.2f, 0.2f };
+  const float *layers[1] = { a };
+  const ScRolloutOptions excl = { .exclude_first = true }, keep = { 0 };
+  const double want[9] = { 1, 0, 0, 0, 1, 0, 0, 0.25, 0.75 };
+  double R[9], f[3];
+
+  g_assert_cmpint (sc_attention_rollout_with (layers, 1, 1, 3, &excl, R, NULL), ==, SC_OK);
+  for (int k = 0; k < 9; k++)
+    g_assert_cmpfloat_with_epsilon (R[k], want[k], 1e-7); /* float inputs (.6, .2) */
+  g_assert_cmpint (sc_attention_flow_with (layers, 1, 1, 3, &excl, 2, f, NULL), ==, SC_OK);
+  g_assert_cmpfloat (f[0], ==, 0.0);
+  g_assert_cmpfloat_with_epsilon (f[1], 0.25, 1e-7);
+  g_assert_cmpfloat_with_epsilon (f[2], 0.75, 1e-7);
+  g_assert_cmpint (sc_attention_rollout_with (layers, 1, 1, 3, &keep, R, NULL), ==, SC_OK);
+  g_assert_cmpfloat_with_epsilon (R[6], 0.3, 1e-7);
+  g_assert_cmpfloat_with_epsilon (R[7], 0.1, 1e-7);
+  g_assert_cmpfloat_with_epsilon (R[8], 0.6, 1e-7);
+}
+
+/* Two layers of two heads, n = 2, A1 = [[1,0],[1,0]] (row 1 all on the sink) and
+ * A2 = [[1,0],[½,½]] in both layers.
+ *   Kept: mean row 1 = (¾,¼), Â = [[1,0],[⅜,⅝]], R = Â² row 1 = (⅜ + ⅝·⅜, ⅝²)
+ *         = (39/64, 25/64): the first token holds 0.61 of position 1.
+ *   Without the first token: A1 row 1 has nothing left, the identity row (0,1); A2 row 1
+ *         keeps (0,1): Â = I, R = I: position 1 draws only from itself, token 0 gets 0. */
+static void
+test_exclude_first_sink_head (void)
+{
+  const float heads[8] = { 1, 0, 1, 0, 1, 0, 0.5f, 0.5f };
+  const float *layers[2] = { heads, heads };
+  const ScRolloutOptions excl = { .exclude_first = true };
+  double R[4], f[2];
+
+  g_assert_cmpint (sc_attention_rollout (layers, 2, 2, 2, R, NULL), ==, SC_OK);
+  g_assert_cmpfloat_with_epsilon (R[2], 39.0 / 64, TOL);
+  g_assert_cmpfloat_with_epsilon (R[3], 25.0 / 64, TOL);
+  g_assert_cmpint (sc_attention_rollout_with (layers, 2, 2, 2, &excl, R, NULL), ==, SC_OK);
+  g_assert_cmpfloat (R[0], ==, 1.0);
+  g_assert_cmpfloat (R[1], ==, 0.0);
+  g_assert_cmpfloat (R[2], ==, 0.0);
+  g_assert_cmpfloat (R[3], ==, 1.0);
+  g_assert_cmpint (sc_attention_flow_with (layers, 2, 2, 2, &excl, 1, f, NULL), ==, SC_OK);
+  g_assert_cmpfloat (f[0], ==, 0.0);
+  g_assert_cmpfloat_with_epsilon (f[1], 1.0, 1e-9);
+}
+
+/* Random causal layers without the first token: rows still sum to 1, token 0 reaches no
+ * position but itself (rollout and flow), and layers that never look at key 0 (but row 0,
+ * which can look nowhere else) give the same rollout either way. */
+static void
+test_exclude_first_random (void)
+{
+  enum { L = 3, H = 2, N = 6 };
+  g_autoptr (GRand) r = g_rand_new_with_seed (11);
+  g_autofree float *buf = random_layers (r, L, H, N);
+  const float *layers[L];
+  const ScRolloutOptions excl = { .exclude_first = true };
+  double R[N * N], R2[N * N], f[N];
+
+  for (int l = 0; l < L; l++)
+    layers[l] = buf + (gsize) l * H * N * N;
+  g_assert_cmpint (sc_attention_rollout_with (layers, L, H, N, &excl, R, NULL), ==, SC_OK);
+  for (int i = 0; i < N; i++)
+    {
+      double sum = 0;
+      for (int j = 0; j < N; j++)
+        sum += R[i * N + j];
+      g_assert_cmpfloat_with_epsilon (sum, 1.0, 1e-6);
+      if (i > 0)
+        g_assert_cmpfloat (R[i * N], ==, 0.0);
+    }
+  g_assert_cmpint (sc_attention_flow_with (layers, L, H, N, &excl, N - 1, f, NULL), ==, SC_OK);
+  g_assert_cmpfloat (f[0], ==, 0.0);
+  for (int j = 1; j < N; j++)
+    g_assert_cmpfloat (f[j], >, 0.0);
+
+  /* No weight on key 0 outside row 0: renormalising changes nothing. */
+  for (gsize h = 0; h < (gsize) L * H; h++)
+    for (int i = 1; i < N; i++)
+      {
+        float *row = buf + (h * N + i) * N;
+        double sum = 0;
+        row[0] = 0;
+        for (int j = 1; j <= i; j++)
+          sum += row[j];
+        for (int j = 1; j <= i; j++)
+          row[j] = (float) (row[j] / sum);
+      }
+  g_assert_cmpint (sc_attention_rollout (layers, L, H, N, R, NULL), ==, SC_OK);
+  g_assert_cmpint (sc_attention_rollout_with (layers, L, H, N, &excl, R2, NULL), ==, SC_OK);
+  for (int k = 0; k < N * N; k++)
+    g_assert_cmpfloat_with_epsilon (R2[k], R[k], 1e-6);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -216,5 +319,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rollout/max-flow-known-cut", test_max_flow_known_cut);
   g_test_add_func ("/rollout/flow-too-large", test_flow_too_large);
   g_test_add_func ("/rollout/bad-args", test_bad_args);
+  g_test_add_func ("/rollout/exclude-first-one-layer", test_exclude_first_one_layer);
+  g_test_add_func ("/rollout/exclude-first-sink-head", test_exclude_first_sink_head);
+  g_test_add_func ("/rollout/exclude-first-random", test_exclude_first_random);
   return g_test_run ();
 }
