@@ -470,7 +470,9 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
 {
-  k->ablation = (ScAblationParams) { .target = p->target, .contrast = p->contrast,
+  /* The contrast is patching's here: the window offers it with patching only (the head
+   * sweep, token leave-one-out and DLA take one through the CLI and `saccade study`). */
+  k->ablation = (ScAblationParams) { .target = p->target, .contrast = -1,
                                      .mode = SC_ABLATE_ZERO };
   if (kind == SACCADE_ABLATION_HEADS_MEAN)
     {
@@ -485,7 +487,7 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   };
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
-  k->dla = (ScDlaParams) { .target = p->target, .contrast = p->contrast };
+  k->dla = (ScDlaParams) { .target = p->target, .contrast = -1 };
   k->layers = (ScLayerSweepParams) { .target = p->target };
   k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
                                .contrast = p->contrast, .direction = p->patch_direction,

@@ -96,9 +96,8 @@ typedef struct {
   int n_random;            /* ERASURE: random orderings, 0 .. SC_ERASURE_MAX_SEEDS */
   /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:
-   * denoise, heads). The contrast token B: HEADS, TOKENS and DLA measure logit(target) −
-   * logit(B) besides (−1: none); PATCH's metric is that difference (−1: the corrupted
-   * run's top-1). */
+   * denoise, heads), and the contrast token B of its metric logit(target) − logit(B) (−1:
+   * the corrupted run's top-1). */
   gint64 corrupted_run;
   int contrast;
   int patch_direction;
