@@ -407,7 +407,7 @@ saccade_cmd_ablate (int argc, char **argv)
     { "layer", 0, 0, G_OPTION_ARG_STRING, &o.layers,
       "--permute: only the heads of these layers (default: every head)", "L[,L...]" },
     { "gradient", 0, 0, G_OPTION_ARG_NONE, &o.gradient,
-      "--erasure: also order by gradient importance (needs issue 12's backward pass)", NULL },
+      "--erasure: also order by gradient importance (needs the backward pass, which Gemma 3 lacks)", NULL },
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
@@ -491,8 +491,9 @@ saccade_cmd_ablate (int argc, char **argv)
           else
             {
               g_autofree char *text =
-                saccade_study_outputs_text (r.study, &r.run, (const char *const *) r.labels,
-                                            NULL, db_path, r.warning, o.top);
+                saccade_study_outputs_text (r.study, model, &r.run,
+                                            (const char *const *) r.labels, NULL, db_path,
+                                            r.warning, o.top);
               fputs (text, stdout);
             }
           if (o.output != NULL)

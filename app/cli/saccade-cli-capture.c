@@ -94,7 +94,18 @@ capture_prompt_file (const char *file, GError **error)
   return g_bytes_new_take (g_steal_pointer (&contents), len);
 }
 
-/* The texts to capture: --text, the arguments, one per non-empty line of --file, or the
+/* Only spaces, tabs and line ends (or nothing): the window refuses such a text, and so
+ * does the command line (a run of white space measures nothing anyone typed). */
+static gboolean
+is_blank (const char *p, gsize n)
+{
+  for (gsize i = 0; i < n; i++)
+    if (!g_ascii_isspace (p[i]))
+      return FALSE;
+  return TRUE;
+}
+
+/* The texts to capture: --text, the arguments, one per non-blank line of --file, or the
  * whole of --prompt-file (exactly one of them). */
 static GPtrArray *
 capture_texts (const char *text_opt, const char *file, const char *prompt_file, int argc,
@@ -137,14 +148,14 @@ capture_texts (const char *text_opt, const char *file, const char *prompt_file, 
           gsize l = (gsize) (stop - p);
           if (l > 0 && p[l - 1] == '\r')
             l--;
-          if (l > 0)
+          if (!is_blank (p, l))
             g_ptr_array_add (texts, g_bytes_new (p, l));
           p = nl != NULL ? nl + 1 : end;
         }
       if (texts->len == 0)
         {
-          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG, "%s has no non-empty line",
-                       file);
+          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG, "%s has no line with text "
+                       "(blank lines are skipped)", file);
           g_ptr_array_unref (texts);
           return NULL;
         }
@@ -163,6 +174,19 @@ capture_texts (const char *text_opt, const char *file, const char *prompt_file, 
                    "per line, or --prompt-file FILE for one run of the whole file");
       g_ptr_array_unref (texts);
       return NULL;
+    }
+  if (file == NULL)
+    {
+      gsize n;
+      const char *p = g_bytes_get_data (g_ptr_array_index (texts, 0), &n);
+      if (is_blank (p, n))
+        {
+          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                       "the text is only white space (%" G_GSIZE_FORMAT " bytes): give some "
+                       "words to run", n);
+          g_ptr_array_unref (texts);
+          return NULL;
+        }
     }
   return texts;
 }
@@ -570,7 +594,7 @@ saccade_cmd_capture (int argc, char **argv)
   GOptionEntry entries[] = {
     { "text", 't', 0, G_OPTION_ARG_STRING, &text_opt, "The text to run", "TEXT" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file,
-      "One run per non-empty line of FILE (- = stdin)", "FILE" },
+      "One run per non-blank line of FILE (- = stdin)", "FILE" },
     { "prompt-file", 'p', 0, G_OPTION_ARG_FILENAME, &prompt_file,
       "One run of the whole of FILE, newlines included (- = stdin; UTF-8)", "FILE" },
     { "chat", 'c', 0, G_OPTION_ARG_NONE, &chat,

@@ -376,7 +376,7 @@ saccade_cmd_study (int argc, char **argv)
     }
   else
     {
-      g_autofree char *text = saccade_study_outputs_text (s, &run->run,
+      g_autofree char *text = saccade_study_outputs_text (s, model, &run->run,
                                                           (const char *const *) labels, stored,
                                                           db_path, warning, top);
       fputs (text, stdout);

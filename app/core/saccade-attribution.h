@@ -108,8 +108,4 @@ void saccade_attribution_figure (const SaccadeAttribution *a, const char *const 
  * zero" (its settings). Caller frees. @target_label may be NULL (the id is shown). */
 char *saccade_attribution_title (const SaccadeAttribution *a, const char *target_label);
 
-/* A display label of vocabulary token @id of @model (as the run's tokens are labelled:
- * "␣Paris"), or "?" for an id outside the vocabulary. Caller frees. */
-char *saccade_attribution_token_label (ScModel *model, int32_t id);
-
 G_END_DECLS

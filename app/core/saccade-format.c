@@ -111,3 +111,20 @@ saccade_format_one_line (const char *text, gsize len)
   g_autofree char *shown = saccade_token_label (text, len);
   return g_strstrip (g_strdelimit (g_steal_pointer (&shown), "\r\n\t", ' '));
 }
+
+char *
+saccade_vocab_label (ScModel *model, int32_t id)
+{
+  const ScTokenizer *tok = sc_model_tokenizer (model);
+  char buf[256];
+  size_t len;
+  ScStoreToken t;
+  g_auto (GStrv) labels = NULL;
+
+  if (id < 0 || (uint32_t) id >= sc_model_info (model)->n_vocab)
+    return g_strdup ("?");
+  len = sc_token_to_bytes (tok, id, true, buf, sizeof buf);
+  t = (ScStoreToken) { id, (uint32_t) MIN (len, sizeof buf), (const uint8_t *) buf };
+  labels = saccade_token_labels_for_store (&t, 1);
+  return g_strdup (labels != NULL && labels[0] != NULL ? labels[0] : "?");
+}

@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "engine/model/sc-model.h"
 #include "engine/store/sc-store.h"
 
 G_BEGIN_DECLS
@@ -29,6 +30,10 @@ char *saccade_format_time (gint64 ms, gboolean iso);
  * byte tokens), computed over the whole sequence. Labels are safe on a terminal too: every
  * control character is shown as bytes. NULL-terminated; g_strfreev() it. */
 char **saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n);
+
+/* A display label of vocabulary token @id of @model (as the run's tokens are labelled:
+ * "␣Paris"), or "?" for an id outside the vocabulary. Caller frees. */
+char *saccade_vocab_label (ScModel *model, int32_t id);
 
 /* The run text @text (@len bytes) on one line, readable: newlines and tabs as the token
  * labels show them, then as spaces, stripped. Caller frees. */

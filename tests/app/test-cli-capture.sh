@@ -75,6 +75,18 @@ expect_fail prompt-file-nul "$tmp/bad" "standard input is not valid UTF-8: byte 
 expect_fail prompt-file-missing "$tmp/bad" "missing.txt" $rc
 "$saccade" capture --no-store --prompt-file "$tmp/poem.txt" -t "and a text" > "$tmp/bad" 2>&1; rc=$?
 expect_fail prompt-file-and-text "$tmp/bad" "give the text one way" $rc
+# White space alone is refused as the window refuses it; blank lines of --file are skipped.
+"$saccade" capture --no-store -t "   " > "$tmp/bad" 2>&1; rc=$?
+expect_fail text-blank "$tmp/bad" "the text is only white space (3 bytes)" $rc
+printf ' \n\t\r\n' > "$tmp/blank.txt"
+"$saccade" capture --no-store --file "$tmp/blank.txt" > "$tmp/bad" 2>&1; rc=$?
+expect_fail file-blank "$tmp/bad" "blank.txt has no line with text (blank lines are skipped)" $rc
+printf 'One line.\n   \nTwo lines.\n' > "$tmp/two.txt"
+"$saccade" capture --no-store --json --file "$tmp/two.txt" > "$tmp/two.json" 2>&1
+py file-blank-skipped 'import json, sys
+d = json.load(open(sys.argv[2]))
+runs = d["runs"] if isinstance(d, dict) and "runs" in d else d
+assert len(runs) == 2, runs' "$tmp/two.json"
 
 # --- --generate --------------------------------------------------------------------------
 p="The capital of France is"

@@ -10,8 +10,8 @@
 #include <math.h>
 
 #include "app/core/saccade-adversarial.h"
-#include "app/core/saccade-attribution.h"
 #include "app/core/saccade-csv.h"
+#include "app/core/saccade-format.h"
 #include "app/core/saccade-json.h"
 #include "engine/analysis/sc-head-distance.h"
 
@@ -176,7 +176,7 @@ adversarial_text (gconstpointer result, ScModel *model, const char *const *label
   const ScAdvResult *r = a->result;
   g_autofree char *label = saccade_adversarial_label (a, FALSE);
   g_autofree char *reading = saccade_adversarial_reading (a, FALSE);
-  g_autofree char *target_label = saccade_attribution_token_label (model, r->target);
+  g_autofree char *target_label = saccade_vocab_label (model, r->target);
   GString *out = g_string_new (NULL);
   char rb[16];
   int head, row;
@@ -260,7 +260,7 @@ adversarial_json (JsonBuilder *b, gconstpointer result, ScModel *model,
 {
   const SaccadeAdversarial *a = result;
   const ScAdvResult *r = a->result;
-  g_autofree char *target_label = saccade_attribution_token_label (model, r->target);
+  g_autofree char *target_label = saccade_vocab_label (model, r->target);
 
   json_params (b, &a->params);
   saccade_json_int (b, "n_tokens", a->base.n_tokens);

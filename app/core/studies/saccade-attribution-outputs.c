@@ -120,13 +120,13 @@ attribution_text (gconstpointer result, ScModel *model, const char *const *label
   const SaccadeAttribution *a = result;
   const ScAttrResult *r = a->result;
   g_autofree char *complete = saccade_attribution_completeness (a, FALSE);
-  g_autofree char *target_label = saccade_attribution_token_label (model, r->target);
-  g_autofree char *top1_label = saccade_attribution_token_label (model, r->top1);
+  g_autofree char *target_label = saccade_vocab_label (model, r->target);
+  g_autofree char *top1_label = saccade_vocab_label (model, r->top1);
   GString *out = g_string_new (NULL);
 
   if (r->contrast >= 0)
     {
-      g_autofree char *contrast_label = saccade_attribution_token_label (model, r->contrast);
+      g_autofree char *contrast_label = saccade_vocab_label (model, r->contrast);
       g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: f(x) = logit(target "
                               "%d %s) - logit(contrast %d %s) after tokens 0 .. %d = %.4f, the "
                               "log-probability difference (clean top-1 %d %s)\n",
@@ -240,7 +240,7 @@ attribution_json (JsonBuilder *b, gconstpointer result, ScModel *model,
 {
   const SaccadeAttribution *a = result;
   const ScAttrResult *r = a->result;
-  g_autofree char *target_label = saccade_attribution_token_label (model, r->target);
+  g_autofree char *target_label = saccade_vocab_label (model, r->target);
 
   json_params (b, a);
   saccade_json_int (b, "n_tokens", a->base.n_tokens);
@@ -250,7 +250,7 @@ attribution_json (JsonBuilder *b, gconstpointer result, ScModel *model,
   if (r->contrast >= 0)
     {
       /* "value" is then logit(target) − logit(contrast) */
-      g_autofree char *contrast_label = saccade_attribution_token_label (model, r->contrast);
+      g_autofree char *contrast_label = saccade_vocab_label (model, r->contrast);
       saccade_json_int (b, "contrast", r->contrast);
       saccade_json_string (b, "contrast_label", contrast_label);
     }
@@ -306,7 +306,7 @@ attribution_title (gconstpointer result, ScModel *model)
   g_autofree char *target = NULL;
 
   if (model != NULL)
-    target = saccade_attribution_token_label (model, a->result->target);
+    target = saccade_vocab_label (model, a->result->target);
   return saccade_attribution_title (a, target);
 }
 

@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "app/core/saccade-format.h"
 #include "app/core/saccade-json.h"
 
 static const SaccadeStudyOutputs *const OUTPUTS[] = {
@@ -157,8 +158,17 @@ saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRunInfo *run,
   return b;
 }
 
+/* " ␣Mary" after an id, or nothing without a model. Caller frees. */
+static char *
+vocab_suffix (ScModel *model, int id)
+{
+  g_autofree char *label = model != NULL ? saccade_vocab_label (model, id) : NULL;
+
+  return label != NULL ? g_strconcat (" ", label, NULL) : g_strdup ("");
+}
+
 char *
-saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
+saccade_study_outputs_text (const SaccadeStudy *s, ScModel *model, const ScStoreRunInfo *run,
                             const char *const *labels, const ScStoreStudyData *stored,
                             const char *db_path, const char *warning, int top)
 {
@@ -167,23 +177,28 @@ saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
   ScStudyClean c = SC_STUDY_CLEAN_INIT;
 
   s->kind->result_clean (s->result, &c);
+  g_autofree char *target = vocab_suffix (model, c.target);
+  g_autofree char *top1 = vocab_suffix (model, c.top1_clean);
   g_string_append_printf (out, "run %" G_GINT64_FORMAT " (%d tokens), %s: ", s->run_id,
                           s->n_tokens, run->model_name);
   if (c.target < 0)
     g_string_append (out, s->kind->title);
   else if (isfinite (c.logp_clean))
-    g_string_append_printf (out, "target %d at the last position (ln p = %.4f, clean top-1 %d)",
-                            c.target, c.logp_clean, c.top1_clean);
+    g_string_append_printf (out, "target %d%s at the last position (ln p = %.4f, clean top-1 "
+                            "%d%s)", c.target, target, c.logp_clean, c.top1_clean, top1);
   else
-    g_string_append_printf (out, "target %d at the last position (clean top-1 %d)", c.target,
-                            c.top1_clean);
+    g_string_append_printf (out, "target %d%s at the last position (clean top-1 %d%s)",
+                            c.target, target, c.top1_clean, top1);
   if (isfinite (c.loss_clean))
     g_string_append_printf (out, ", mean loss %.4f nats", c.loss_clean);
   g_string_append_c (out, '\n');
   if (c.contrast >= 0)
-    g_string_append_printf (out, "against contrast %d: logit(target) - logit(contrast) = %.4f "
-                            "(the log-probability difference); Δ logit diff is its change\n",
-                            c.contrast, c.logit_diff_clean);
+    {
+      g_autofree char *contrast = vocab_suffix (model, c.contrast);
+      g_string_append_printf (out, "against contrast %d%s: logit(target) - logit(contrast) = "
+                              "%.4f (the log-probability difference); Δ logit diff is its "
+                              "change\n", c.contrast, contrast, c.logit_diff_clean);
+    }
   if (s->reused)
     g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s (--recompute to "
                             "compute again)\n", s->study_id, db_path);

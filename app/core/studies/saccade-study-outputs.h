@@ -42,11 +42,13 @@ JsonBuilder *saccade_study_outputs_json (const SaccadeStudy *s, const ScStoreRun
                                          const ScStoreToken *tokens, const char *const *labels,
                                          const ScStoreStudyData *stored);
 
-/* The text of study @s: where it came from, the clean run, then the kind's table (or, for
- * a kind with no outputs file, a count of what it stored and a pointer to --json). */
-char *saccade_study_outputs_text (const SaccadeStudy *s, const ScStoreRunInfo *run,
-                                  const char *const *labels, const ScStoreStudyData *stored,
-                                  const char *db_path, const char *warning, int top);
+/* The text of study @s: where it came from, the clean run (its target and contrast named
+ * with @model's labels of them; @model may be NULL: ids alone), then the kind's table (or,
+ * for a kind with no outputs file, a count of what it stored and a pointer to --json). */
+char *saccade_study_outputs_text (const SaccadeStudy *s, ScModel *model,
+                                  const ScStoreRunInfo *run, const char *const *labels,
+                                  const ScStoreStudyData *stored, const char *db_path,
+                                  const char *warning, int top);
 
 /* A face's text's line on where its study came from (@base, a face's result's): read
  * back from @db_path, computed and stored there, or computed and not stored (@warning, may
