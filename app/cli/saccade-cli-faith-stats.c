@@ -75,7 +75,7 @@ saccade_cli_faith_print_stats (const ScFaithResult *r, const ScFaithSentenceStat
           r->exclude_first ? "without the first token" : "with the first token", st->n_boot,
           st->seed);
   printf ("  source               τ 95 %% CI          ρ 95 %% CI          null τ band     "
-          "p(perm)  first token\n");
+          "p(perm)  the first token's part\n");
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
     {
       const ScFaithSourceStats *ss = &st->source[s];
@@ -93,7 +93,8 @@ saccade_cli_faith_print_stats (const ScFaithResult *r, const ScFaithSentenceStat
       if (o->status != SC_OK)
         printf ("  -\n");
       else
-        printf ("  Δτ %+5.2f%s\n", o->tau - a->tau, ss->first_token_drives ? ", drives it" : "");
+        printf ("  τ(all) − τ(no first) %+5.2f%s\n", r->agree[s].tau - r->agree_nf[s].tau,
+                ss->first_token_drives ? ": drives it" : "");
     }
   printf ("  null baseline, uniform attention rolled out over %d layers (position alone): ",
           r->n_layers);

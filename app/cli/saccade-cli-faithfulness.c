@@ -451,9 +451,11 @@ print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFait
   const ScFaithFileSummary *s = f->summary;
 
   printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
-          "attention source with it (J&W 2019, Table 2; std with ddof 1)\n", model_name,
+          "attention source with it (J&W 2019, Table 2; std with ddof 1), %s\n", model_name,
           s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
-          sc_faith_metric_id (p->metric));
+          sc_faith_metric_id (p->metric),
+          s->exclude_first ? "over the tokens after the first (--exclude-first)"
+                           : "over all tokens, the first included (--exclude-first leaves it out)");
   printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
           "undefined\n");
   for (int k = 0; k < SC_FAITH_N_SOURCES + 2; k++)

@@ -80,8 +80,13 @@ source_reading (const ScFaithResult *r, int s, const ScFaithSourceStats *ss,
   buf[0] = '\0';
   if (a->status != SC_OK)
     {
+      /* from the status, not the reason: a study read back keeps the status only, and its
+       * reading must be the one it had when computed */
       append (buf, size, "%s: no ranking to compare %s (%s).", SOURCE_TITLE[s],
-              set_name (r->exclude_first), a->reason);
+              set_name (r->exclude_first),
+              a->status == SC_ERR_UNSUPPORTED ? "not computed in this study"
+                                              : "undefined: a constant vector, too few "
+                                                "tokens or a source over its ceiling");
       return;
     }
   p_text (a->tau_p, pt, sizeof pt);
