@@ -248,7 +248,10 @@ saccade_cli_faith_print_file_stats (const ScFaithFileSummary *s)
       saccade_store_cli_print_padded (name, 20);
       print_interval (&m->tau_ci);
       print_interval (&m->rho_ci);
-      printf ("  %6.1f %%   %+7.3f\n", 100 * m->share_significant_bh, m->tau_mean_other);
+      if (isnan (m->tau_mean_other)) /* e.g. heads of studies stored before the second set */
+        printf ("  %6.1f %%   %7s\n", 100 * m->share_significant_bh, "-");
+      else
+        printf ("  %6.1f %%   %+7.3f\n", 100 * m->share_significant_bh, m->tau_mean_other);
     }
   if (s->best_head >= 0)
     printf ("  (the best head is the highest mean τ of %d heads: its interval does not "
