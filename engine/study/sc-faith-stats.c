@@ -55,6 +55,8 @@ static const char *
 verdict (double tau, double p, double lo, double hi)
 {
   const bool sig = p < SC_FAITH_ALPHA;
+  if (isnan (lo)) /* no interval (too few tokens): the sign and the p alone */
+    lo = hi = tau;
   if (sig && lo > 0)
     return tau >= 0.5 ? "ranks tokens closely like leave-one-out"
            : tau >= 0.3 ? "ranks tokens like leave-one-out"
@@ -95,6 +97,8 @@ source_reading (const ScFaithResult *r, int s, const ScFaithSourceStats *ss,
           a->tau);
   if (!isnan (ss->tau_ci.lo))
     append (buf, size, ", 95 %% CI %.2f to %.2f", ss->tau_ci.lo, ss->tau_ci.hi);
+  else
+    append (buf, size, ", no interval over so few tokens");
   append (buf, size, ", p %s", pt);
   if (!isnan (ss->perm.lo))
     append (buf, size, "; chance alone gives τ %.2f to %.2f over %d tokens", ss->perm.lo,
@@ -236,14 +240,15 @@ sc_faith_sentence_stats (const ScFaithResult *r, const ScFaithStatsParams *sp,
       if (a->status == SC_OK)
         {
           const double *x = r->attn[s] + off, *y = r->loo + off;
+          const bool ci = n >= SC_FAITH_MIN_CI_ITEMS;
           ScStatus s1;
           /* an undefined interval (too few defined resamples) stays NaN: SC_ERR_RANGE */
-          if ((s1 = sc_stats_bootstrap_corr (SC_STATS_KENDALL, x, y, n, st->n_boot,
-                                             SC_FAITH_CI_LEVEL, st->seed, &ss->tau_ci, NULL))
-                == SC_ERR_NOMEM
-              || (s1 = sc_stats_bootstrap_corr (SC_STATS_SPEARMAN, x, y, n, st->n_boot,
-                                                SC_FAITH_CI_LEVEL, st->seed, &ss->rho_ci,
-                                                NULL)) == SC_ERR_NOMEM
+          if ((ci && (s1 = sc_stats_bootstrap_corr (SC_STATS_KENDALL, x, y, n, st->n_boot,
+                                                    SC_FAITH_CI_LEVEL, st->seed, &ss->tau_ci,
+                                                    NULL)) == SC_ERR_NOMEM)
+              || (ci && (s1 = sc_stats_bootstrap_corr (SC_STATS_SPEARMAN, x, y, n, st->n_boot,
+                                                       SC_FAITH_CI_LEVEL, st->seed,
+                                                       &ss->rho_ci, NULL)) == SC_ERR_NOMEM)
               || (s1 = sc_stats_permutation_null (SC_STATS_KENDALL, x, y, n, st->n_boot,
                                                   SC_FAITH_CI_LEVEL, st->seed, &ss->perm,
                                                   NULL)) == SC_ERR_NOMEM)
@@ -301,14 +306,17 @@ sc_faith_summary_reading (const ScFaithFileSummary *s, const ScFaithSummary *m,
       append (buf, size, "%s: no sentence with a defined τ.", name);
       return;
     }
-  append (buf, size, "Over %d sentences, %s %s: mean τ %.2f", m->n_defined, name,
-          !isnan (m->tau_ci.lo) && m->tau_ci.lo > 0   ? "ranks tokens like leave-one-out"
-          : !isnan (m->tau_ci.hi) && m->tau_ci.hi < 0 ? "ranks tokens against leave-one-out"
-                                                      : "does not rank tokens like "
-                                                        "leave-one-out beyond chance",
-          m->tau_mean);
-  if (!isnan (m->tau_ci.lo))
-    append (buf, size, " (95 %% CI %.2f to %.2f over sentences)", m->tau_ci.lo, m->tau_ci.hi);
+  if (isnan (m->tau_ci.lo))
+    append (buf, size, "Over %d sentence%s, %s: mean τ %.2f (too few sentences for an "
+            "interval: no verdict)", m->n_defined, m->n_defined == 1 ? "" : "s", name,
+            m->tau_mean);
+  else
+    append (buf, size, "Over %d sentences, %s %s: mean τ %.2f (95 %% CI %.2f to %.2f over "
+            "sentences)", m->n_defined, name,
+            m->tau_ci.lo > 0   ? "ranks tokens like leave-one-out"
+            : m->tau_ci.hi < 0 ? "ranks tokens against leave-one-out"
+                               : "does not rank tokens like leave-one-out beyond chance",
+            m->tau_mean, m->tau_ci.lo, m->tau_ci.hi);
   append (buf, size, " %s; %.0f %% of sentences significant after Benjamini–Hochberg "
           "(%.0f %% uncorrected)", set_name (s->exclude_first), 100 * m->share_significant_bh,
           100 * m->share_significant);

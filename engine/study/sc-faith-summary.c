@@ -141,11 +141,13 @@ intervals (const ScFaithResult *const *results, int n, int k, int n_boot, uint32
     }
   m->tau_ci.n_boot = m->rho_ci.n_boot = n_boot;
   m->tau_ci.seed = m->rho_ci.seed = seed;
-  /* fewer than two sentences: no interval (SC_ERR_RANGE leaves NaN) */
-  if ((s1 = sc_stats_bootstrap_mean (tau, nt, n_boot, SC_FAITH_CI_LEVEL, seed, &m->tau_ci,
-                                     NULL)) == SC_ERR_NOMEM
-      || (s1 = sc_stats_bootstrap_mean (rho, nr, n_boot, SC_FAITH_CI_LEVEL, seed, &m->rho_ci,
-                                        NULL)) == SC_ERR_NOMEM)
+  /* too few sentences: no interval (NaN) */
+  if ((nt >= SC_FAITH_MIN_CI_ITEMS
+       && (s1 = sc_stats_bootstrap_mean (tau, nt, n_boot, SC_FAITH_CI_LEVEL, seed, &m->tau_ci,
+                                         NULL)) == SC_ERR_NOMEM)
+      || (nr >= SC_FAITH_MIN_CI_ITEMS
+          && (s1 = sc_stats_bootstrap_mean (rho, nr, n_boot, SC_FAITH_CI_LEVEL, seed,
+                                            &m->rho_ci, NULL)) == SC_ERR_NOMEM))
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
       goto done;

@@ -255,6 +255,10 @@ void sc_faith_result_free (ScFaithResult *r); /* NULL is a no-op */
 #define SC_FAITH_FIRST_TOKEN_DELTA 0.2
 /* The level of every interval and null band. */
 #define SC_FAITH_CI_LEVEL 0.95
+/* Fewer tokens (one sentence) or sentences (a file) than this: no bootstrap interval. The
+ * percentile bootstrap of a handful of values covers far less than its level (two values
+ * give [min, max]), and an interval that looks tight there would mislead. */
+#define SC_FAITH_MIN_CI_ITEMS 5
 #define SC_FAITH_READING_MAX 512
 
 typedef struct {
@@ -264,7 +268,8 @@ typedef struct {
 } ScFaithStatsParams;
 
 typedef struct {
-  ScStatsInterval tau_ci, rho_ci; /* bootstrap over the tokens of the reported set */
+  ScStatsInterval tau_ci, rho_ci; /* bootstrap over the tokens of the reported set (NaN
+                                   * below SC_FAITH_MIN_CI_ITEMS tokens) */
   ScStatsPermNull perm;           /* τ with the attention importance permuted over tokens */
   bool first_token_drives;        /* both sets defined and |Δτ| > SC_FAITH_FIRST_TOKEN_DELTA,
                                    * or p(τ) on the two sides of SC_FAITH_ALPHA */
@@ -314,7 +319,8 @@ typedef struct {
   double rho_mean;           /* over the sentences whose ρ is defined */
   double topk_mean;          /* over the defined */
   /* sc_faith_summarize_with (NaN for the heads other than the best and the median): */
-  ScStatsInterval tau_ci, rho_ci; /* percentile bootstrap of the means over the sentences */
+  ScStatsInterval tau_ci, rho_ci; /* percentile bootstrap of the means over the sentences
+                                   * (NaN below SC_FAITH_MIN_CI_ITEMS sentences) */
   double share_significant_bh; /* share of the defined with a BH q(τ) < SC_FAITH_ALPHA, BH
                                 * over this source's defined sentences */
   double tau_mean_other;     /* mean τ of the other set (all tokens / without the first) */

@@ -385,18 +385,12 @@ test_summarize (void)
   g_assert_cmpint (s->best_head, ==, 1);
   g_assert_cmpint (s->median_head, ==, 0);
   g_assert_cmpint (s->m_heads, ==, 2);
-  /* Intervals over sentences: two τ (0.5, 1) resample to means 0.5, 0.75 or 1 with
-   * probability 1/4, 1/2, 1/4, so among 1000 resamples both ends are reached and the 95 %
-   * interval is [0.5, 1]; the best head's three τ of 0.5 give [0.5, 0.5]; one sentence
-   * gives none. BH over last-mean's p 0.01, 0.2: q 0.02, 0.2 (share 1/2); rollout's 0.04,
-   * 0.001, 0.03: q 0.04, 0.003, 0.04 (share 1). No "without the first token" agreements
-   * were set: their mean is NaN over 0 sentences. */
-  g_assert_cmpfloat (s->source[0].tau_ci.lo, ==, 0.5);
-  g_assert_cmpfloat (s->source[0].tau_ci.hi, ==, 1.0);
-  g_assert_cmpint (s->source[0].tau_ci.n_boot, ==, SC_STATS_DEFAULT_BOOT);
-  g_assert_cmpfloat (s->heads[1].tau_ci.lo, ==, 0.5);
-  g_assert_cmpfloat (s->heads[1].tau_ci.hi, ==, 0.5);
-  g_assert_true (isnan (s->source[2].tau_ci.lo));
+  /* Intervals over sentences: none below SC_FAITH_MIN_CI_ITEMS = 5 sentences (the two of
+   * last-mean, the three of the best head). BH over last-mean's p 0.01, 0.2: q 0.02, 0.2
+   * (share 1/2); rollout's 0.04, 0.001, 0.03: q 0.04, 0.003, 0.04 (share 1). No "without
+   * the first token" agreements were set: their mean is NaN over 0 sentences. */
+  g_assert_true (isnan (s->source[0].tau_ci.lo) && isnan (s->source[0].tau_ci.hi));
+  g_assert_true (isnan (s->heads[1].tau_ci.lo));
   g_assert_cmpfloat (s->source[0].share_significant_bh, ==, 0.5);
   g_assert_cmpfloat (s->source[1].share_significant_bh, ==, 1.0);
   g_assert_cmpint (s->source[0].n_defined_other, ==, 0);
@@ -436,6 +430,28 @@ test_summarize (void)
     g_assert_cmpint (sc_faith_summarize ((const ScFaithResult *const *) q, 4, &s, &err), ==,
                      SC_ERR_INVALID_ARG);
     for (int i = 0; i < 4; i++)
+      sc_faith_result_free (q[i]);
+  }
+
+  /* An interval over five sentences with τ 0, 0, 0, 0, 1: a resample's mean is k/5, k the
+   * draws of the 1, Binomial (5, 0.2): P(k = 0) = 0.33 puts the 2.5 % point at 0, and
+   * P(k <= 2) = 0.942, P(k <= 3) = 0.993 put the 97.5 % point at 3/5 (with 1000 resamples
+   * the 975th and 976th sorted means are both 0.6 unless the draw is off by ~20 in the
+   * k <= 2 block, over 3 standard deviations). */
+  {
+    ScFaithResult *q[5];
+    for (int i = 0; i < 5; i++)
+      {
+        q[i] = sc_faith_result_new (1, 2, 4);
+        set_agree (&q[i]->agree[0], i == 4 ? 1.0 : 0.0, 0.5, 0.0, 1);
+      }
+    g_assert_cmpint (sc_faith_summarize ((const ScFaithResult *const *) q, 5, &s, &err), ==,
+                     SC_OK);
+    g_assert_cmpfloat (s->source[0].tau_ci.lo, ==, 0.0);
+    g_assert_cmpfloat_with_epsilon (s->source[0].tau_ci.hi, 0.6, 1e-12);
+    g_assert_cmpint (s->source[0].tau_ci.n_boot, ==, SC_STATS_DEFAULT_BOOT);
+    sc_faith_file_summary_free (s);
+    for (int i = 0; i < 5; i++)
       sc_faith_result_free (q[i]);
   }
 
