@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/cli/saccade-cli-faith-stats-private.h"
 #include "app/cli/saccade-cli-store.h"
 #include "app/core/saccade-dataset.h"
 #include "app/core/saccade-export.h"
@@ -24,15 +25,27 @@
 typedef struct {
   SaccadeCliCommon common;
   char *db, *file, *csv, *out_path, *heads_path, *metric, *kind, *shard, *report;
-  int top_k, target, ig_steps;
-  gboolean recompute, head_sweep, gradients;
+  int top_k, target, ig_steps, n_boot, seed;
+  gboolean recompute, head_sweep, gradients, exclude_first;
 } FaithOptions;
 
 static gboolean
 parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
 {
   *p = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, o->top_k, o->target,
-                         o->gradients, o->ig_steps };
+                         o->gradients, o->ig_steps, o->exclude_first };
+  if (o->n_boot < 0 || o->n_boot > SC_STATS_MAX_BOOT)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--bootstrap is 1..%d resamples, not %d", SC_STATS_MAX_BOOT, o->n_boot);
+      return FALSE;
+    }
+  if (o->seed < 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--seed is a positive number, not %d", o->seed);
+      return FALSE;
+    }
   if (o->ig_steps < 0 || o->ig_steps > SC_ATTR_MAX_STEPS)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -106,6 +119,7 @@ json_summary (JsonBuilder *b, const ScFaithSummary *m)
   saccade_json_double (b, "share_significant", m->share_significant);
   saccade_json_double (b, "rho_mean", m->rho_mean);
   saccade_json_double (b, "topk_mean", m->topk_mean);
+  saccade_cli_faith_json_summary_stats (b, m);
 }
 
 /* Member @name: the object of json_agreement (@a). */
@@ -117,12 +131,19 @@ json_agreement_member (JsonBuilder *b, const char *name, const ScFaithAgreement 
   json_builder_end_object (b);
 }
 
-/* One json_agreement_member for each source, named by its id: @agree (SC_FAITH_N_SOURCES). */
+/* One json_agreement_member for each source of @r in the set it reports, named by its id,
+ * with its statistics when @st is not NULL. */
 static void
-json_source_agreements (JsonBuilder *b, const ScFaithAgreement *agree)
+json_source_agreements (JsonBuilder *b, const ScFaithResult *r, const ScFaithSentenceStats *st)
 {
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
-    json_agreement_member (b, sc_faith_source_id (s), &agree[s]);
+    {
+      saccade_json_begin_object (b, sc_faith_source_id (s));
+      json_agreement (b, sc_faith_source_used (r, s));
+      if (st != NULL)
+        saccade_cli_faith_json_source_stats (b, &st->source[s]);
+      json_builder_end_object (b);
+    }
 }
 
 /* Member @name: the object of json_summary (@m). */
@@ -165,6 +186,7 @@ typedef struct {
   size_t n_tokens;
   char **labels;
   SaccadeFaithfulness *f;
+  ScFaithSentenceStats *stats;
   char *warning;
 } RunResult;
 
@@ -175,6 +197,7 @@ run_result_clear (RunResult *r)
   sc_store_tokens_free (r->tokens);
   g_strfreev (r->labels);
   saccade_faithfulness_free (r->f);
+  sc_faith_sentence_stats_free (r->stats);
   g_free (r->warning);
 }
 
@@ -201,10 +224,11 @@ print_run_text (const RunResult *rr, const char *db_path)
   else
     printf ("computed now (not stored: %s)\n", rr->warning != NULL ? rr->warning : "no store");
 
+  saccade_cli_faith_print_set (r);
   printf ("\n  source               τ-b      p(τ)       ρ      p(ρ)  top-%d\n", k);
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
     if (s < SC_FAITH_FIRST_GRADIENT_SOURCE || r->agree[s].status != SC_ERR_UNSUPPORTED)
-      print_agreement_row (saccade_faith_source_name (s), &r->agree[s]);
+      print_agreement_row (saccade_faith_source_name (s), sc_faith_source_used (r, s));
   if (r->attn_vs_grad.status != SC_ERR_UNSUPPORTED)
     print_agreement_row ("attention vs saliency", &r->attn_vs_grad);
   if (!isnan (r->ig_gap_rel))
@@ -215,11 +239,14 @@ print_run_text (const RunResult *rr, const char *db_path)
     {
       char name[32];
       g_snprintf (name, sizeof name, "best head %d.%d", best / r->n_heads, best % r->n_heads);
-      print_agreement_row (name, &r->heads[best]);
+      print_agreement_row (name, sc_faith_head_used (r, best));
       g_snprintf (name, sizeof name, "median head %d.%d", median / r->n_heads,
                   median % r->n_heads);
-      print_agreement_row (name, &r->heads[median]);
+      print_agreement_row (name, sc_faith_head_used (r, median));
+      printf ("  (the best head is picked from %d heads: its p alone is not a test; Holm's "
+              "correction below)\n", rr->stats->m_heads);
     }
+  saccade_cli_faith_print_stats (r, rr->stats);
 
   printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow%s\n",
           r->agree[SC_FAITH_SOURCE_SALIENCY].status != SC_ERR_UNSUPPORTED
@@ -283,9 +310,10 @@ print_run_json (const RunResult *rr)
   saccade_json_int (b, "n_tokens", r->n_tokens);
   saccade_json_int (b, "target", r->target);
   saccade_json_begin_object (b, "sources");
-  json_source_agreements (b, r->agree);
+  json_source_agreements (b, r, rr->stats);
   json_agreement_member (b, "attention-vs-saliency", &r->attn_vs_grad);
   json_builder_end_object (b);
+  saccade_cli_faith_json_stats (b, r, rr->stats);
   saccade_json_double (b, "ig_gap_rel", r->ig_gap_rel);
   saccade_json_begin_array (b, "tokens");
   for (int j = 0; j < r->n_items && (size_t) j < rr->n_tokens; j++) /* trust no stored count */
@@ -307,6 +335,8 @@ print_run_json (const RunResult *rr)
       saccade_json_int (b, "layer", h / r->n_heads);
       saccade_json_int (b, "head", h % r->n_heads);
       json_agreement (b, &r->heads[h]);
+      saccade_json_double (b, "tau_without_first", r->heads_nf[h].tau);
+      saccade_json_double (b, "tau_p_without_first", r->heads_nf[h].tau_p);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -367,6 +397,16 @@ run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 
   if (tty)
     fprintf (stderr, "\r\033[K");
   saccade_cli_session_close (&cs);
+  if (rr.f != NULL)
+    {
+      const ScFaithStatsParams sp = { o->n_boot, (uint32_t) o->seed };
+      ScError err = { 0 };
+      if (sc_faith_sentence_stats (rr.f->result, &sp, &rr.stats, &err) != SC_OK)
+        {
+          saccade_set_error_from_sc (&error, &err);
+          g_clear_pointer (&rr.f, saccade_faithfulness_free);
+        }
+    }
   if (rr.f == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
   else
@@ -411,9 +451,11 @@ print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFait
   const ScFaithFileSummary *s = f->summary;
 
   printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
-          "attention source with it (J&W 2019, Table 2; std with ddof 1)\n", model_name,
+          "attention source with it (J&W 2019, Table 2; std with ddof 1), %s\n", model_name,
           s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
-          sc_faith_metric_id (p->metric));
+          sc_faith_metric_id (p->metric),
+          s->exclude_first ? "over the tokens after the first (--exclude-first)"
+                           : "over all tokens, the first included (--exclude-first leaves it out)");
   printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
           "undefined\n");
   for (int k = 0; k < SC_FAITH_N_SOURCES + 2; k++)
@@ -446,6 +488,7 @@ print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFait
       printf ("\n  attention (last-layer mean) against saliency, J&W's τ_g:\n  ");
       print_summary_row ("attention vs saliency", m);
     }
+  saccade_cli_faith_print_file_stats (s);
   print_timing (f->total_s, f->forward_s);
 }
 
@@ -471,6 +514,7 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
   saccade_json_int (b, "top_k", p->top_k > 0 ? p->top_k : SC_FAITH_DEFAULT_TOP_K);
   saccade_json_double (b, "alpha", SC_FAITH_ALPHA);
   saccade_json_int (b, "std_ddof", 1);
+  saccade_cli_faith_json_file_stats (b, s);
   saccade_json_begin_object (b, "table2");
   for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
     json_summary_member (b, sc_faith_source_id (k), &s->source[k]);
@@ -507,7 +551,7 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
         saccade_json_string (b, "text", sent->text);
       saccade_json_int (b, "n_tokens", f->n_tokens[i]);
       saccade_json_int (b, "target", r->target);
-      json_source_agreements (b, r->agree);
+      json_source_agreements (b, r, NULL);
       saccade_json_double (b, "seconds", r->timing.total_s);
       json_builder_end_object (b);
     }
@@ -515,6 +559,28 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
   json_timing (b, f->total_s, f->forward_s);
   json_builder_end_object (b);
   saccade_json_print (b);
+}
+
+/* The file's summary again in the set and with the statistics asked (--exclude-first,
+ * --bootstrap, --seed): both sets are in every study, so stored sentences serve either. */
+static gboolean
+resummarize (SaccadeFaithFile *f, const FaithOptions *o, GError **error)
+{
+  const ScFaithStatsParams sp = { o->n_boot, (uint32_t) o->seed };
+  ScFaithFileSummary *s = NULL;
+  ScError err = { 0 };
+
+  for (guint i = 0; i < f->sentences->len; i++)
+    f->results[i]->exclude_first = o->exclude_first;
+  if (sc_faith_summarize_with ((const ScFaithResult *const *) f->results,
+                               (int) f->sentences->len, &sp, &s, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  sc_faith_file_summary_free (f->summary);
+  f->summary = s;
+  return TRUE;
 }
 
 /* --csv of --file and --report: the Table-2 rows, then the per-sentence rows. Returns the
@@ -586,6 +652,8 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
                 o->file);
       return 0;
     }
+  if (!resummarize (f, o, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
   if (o->db != NULL && !o->common.json)
     printf ("%d sentences %s%s%s (%d read back from %s, %d computed now)\n",
             (int) f->sentences->len, o->shard != NULL ? "of shard " : "",
@@ -646,6 +714,12 @@ report_mode (const FaithOptions *o)
 
   if ((f = saccade_faithfulness_report (o->report, &info, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
+  info.params.exclude_first = o->exclude_first;
+  if (!resummarize (f, o, &error))
+    {
+      saccade_faith_report_info_clear (&info);
+      return saccade_cli_fail (g_steal_pointer (&error));
+    }
   if (o->common.json)
     print_file_json (f, info.model_name, &info.params, &info);
   else
@@ -685,6 +759,14 @@ saccade_cmd_faithfulness (int argc, char **argv)
       "rollout) and attention against saliency (J&W's tau_g)", NULL },
     { "ig-steps", 0, 0, G_OPTION_ARG_INT, &o.ig_steps,
       "integrated gradients' points with --gradients (50)", "N" },
+    { "exclude-first", 0, 0, G_OPTION_ARG_NONE, &o.exclude_first,
+      "report the agreements without the first token (both sets are always computed and "
+      "shown; the first token is often an attention sink)", NULL },
+    { "bootstrap", 0, 0, G_OPTION_ARG_INT, &o.n_boot,
+      "resamples of the bootstrap intervals and the permutation null (1000)", "B" },
+    { "seed", 0, 0, G_OPTION_ARG_INT, &o.seed,
+      "seed of the resampling (default 0x5accade; the same seed gives the same intervals)",
+      "N" },
     { "head-sweep", 0, 0, G_OPTION_ARG_NONE, &o.head_sweep,
       "RUN: ablate every head if no sweep is stored, for the head level", NULL },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv,

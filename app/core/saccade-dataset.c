@@ -244,6 +244,7 @@ params_from_settings (JsonObject *o, ScFaithParams *p)
   p->target = JSON_NODE_HOLDS_NULL (target) ? -1 : (int) json_node_get_int (target);
   p->gradients = !JSON_NODE_HOLDS_NULL (grads);
   p->ig_steps = p->gradients ? (int) json_node_get_int (grads) : 0;
+  p->exclude_first = false; /* a reading choice, not a setting: both sets are stored */
   return p->top_k >= 0 && p->target >= -1 && p->ig_steps >= 0;
 }
 

@@ -20,18 +20,21 @@ saccade_faith_head_extremes (const ScFaithResult *r, int *best, int *median)
 {
   const int nh = r->n_layers * r->n_heads;
   g_autofree int *idx = g_new (int, nh);
+  g_autofree double *tau = g_new (double, nh);
   int m = 0;
 
+  /* in the set the result reports (with or without the first token) */
   for (int h = 0; h < nh; h++)
-    if (!isnan (r->heads[h].tau))
+    tau[h] = sc_faith_head_used (r, h)->tau;
+  for (int h = 0; h < nh; h++)
+    if (!isnan (tau[h]))
       idx[m++] = h;
   *best = *median = -1;
   /* Insertion sort by τ then index: a few hundred heads. */
   for (int i = 1; i < m; i++)
     {
       int v = idx[i], j = i - 1;
-      while (j >= 0 && (r->heads[idx[j]].tau > r->heads[v].tau
-                        || (r->heads[idx[j]].tau == r->heads[v].tau && idx[j] > v)))
+      while (j >= 0 && (tau[idx[j]] > tau[v] || (tau[idx[j]] == tau[v] && idx[j] > v)))
         {
           idx[j + 1] = idx[j];
           j--;
@@ -41,7 +44,7 @@ saccade_faith_head_extremes (const ScFaithResult *r, int *best, int *median)
   if (m > 0)
     {
       int b = m - 1;
-      while (b > 0 && r->heads[idx[b - 1]].tau == r->heads[idx[m - 1]].tau)
+      while (b > 0 && tau[idx[b - 1]] == tau[idx[m - 1]])
         b--;
       *best = idx[b];
       *median = idx[(m - 1) / 2];
@@ -552,12 +555,13 @@ saccade_faithfulness_file_csv (const SaccadeFaithFile *f)
       const ScFaithResult *r = f->results[i];
       for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
         csv_sentence_row (s, i, sent->line, f->n_tokens[i], sc_faith_source_id (k),
-                          &r->agree[k]);
+                          sc_faith_source_used (r, k));
       if (sm->best_head >= 0)
         {
-          csv_sentence_row (s, i, sent->line, f->n_tokens[i], best, &r->heads[sm->best_head]);
+          csv_sentence_row (s, i, sent->line, f->n_tokens[i], best,
+                            sc_faith_head_used (r, sm->best_head));
           csv_sentence_row (s, i, sent->line, f->n_tokens[i], median,
-                            &r->heads[sm->median_head]);
+                            sc_faith_head_used (r, sm->median_head));
         }
     }
   return g_string_free_to_bytes (s);

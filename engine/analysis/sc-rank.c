@@ -169,6 +169,54 @@ sc_kendall_exact_p (int n, int64_t n_discordant, double *p, ScError *err)
   return SC_OK;
 }
 
+/* The pair counts of (@x, @y): concordant, discordant, tied in x, tied in y. The sign of
+ * (x_i − x_j)(y_i − y_j) comes from comparisons (∞ − ∞ would be NaN). */
+static void
+kendall_pairs (const double *x, const double *y, int n, int64_t *nc_out, int64_t *nd_out,
+               int64_t *tx_out, int64_t *ty_out)
+{
+  int64_t nc = 0, nd = 0, tx = 0, ty = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      {
+        const int dx = (x[i] > x[j]) - (x[i] < x[j]);
+        const int dy = (y[i] > y[j]) - (y[i] < y[j]);
+        tx += dx == 0;
+        ty += dy == 0;
+        if (dx * dy > 0)
+          nc++;
+        else if (dx * dy < 0)
+          nd++;
+      }
+  *nc_out = nc;
+  *nd_out = nd;
+  *tx_out = tx;
+  *ty_out = ty;
+}
+
+ScStatus
+sc_kendall_tau_b_value (const double *x, const double *y, int n, double *tau, ScError *err)
+{
+  ScStatus st;
+  int64_t nc, nd, tx, ty;
+  if (tau == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "Kendall: NULL output");
+  *tau = NAN;
+  if ((st = check_vec (x, n, "Kendall x", err)) != SC_OK
+      || (st = check_vec (y, n, "Kendall y", err)) != SC_OK)
+    return st;
+  if (n < 2)
+    return sc_error_set (err, SC_ERR_RANGE, "Kendall: n = %d, at least 2 pairs are needed", n);
+  kendall_pairs (x, y, n, &nc, &nd, &tx, &ty);
+  const int64_t n0 = (int64_t) n * (n - 1) / 2;
+  if (tx == n0 || ty == n0)
+    return sc_error_set (err, SC_ERR_RANGE, "Kendall: %s is constant, τ-b is 0/0",
+                         tx == n0 ? "x" : "y");
+  *tau = fmax (-1.0, fmin (1.0, (double) (nc - nd)
+                                  / sqrt ((double) (n0 - tx) * (double) (n0 - ty))));
+  return SC_OK;
+}
+
 static void
 kendall_nan (ScKendall *out)
 {
@@ -188,20 +236,9 @@ sc_kendall_tau_b (const double *x, const double *y, int n, ScKendall *out, ScErr
   if (n < 2)
     return sc_error_set (err, SC_ERR_RANGE, "Kendall: n = %d, at least 2 pairs are needed", n);
 
-  /* 1. Pairs: sign of (x_i − x_j)(y_i − y_j), by comparisons (∞ − ∞ would be NaN). */
-  int64_t nc = 0, nd = 0, tx = 0, ty = 0;
-  for (int i = 0; i < n; i++)
-    for (int j = i + 1; j < n; j++)
-      {
-        const int dx = (x[i] > x[j]) - (x[i] < x[j]);
-        const int dy = (y[i] > y[j]) - (y[i] < y[j]);
-        tx += dx == 0;
-        ty += dy == 0;
-        if (dx * dy > 0)
-          nc++;
-        else if (dx * dy < 0)
-          nd++;
-      }
+  /* 1. Pairs. */
+  int64_t nc, nd, tx, ty;
+  kendall_pairs (x, y, n, &nc, &nd, &tx, &ty);
   const int64_t n0 = (int64_t) n * (n - 1) / 2;
   if (tx == n0 || ty == n0)
     return sc_error_set (err, SC_ERR_RANGE, "Kendall: %s is constant, τ-b is 0/0",

@@ -81,6 +81,13 @@ ScStatus sc_rank_midranks (const double *x, int n, double *ranks, ScError *err);
 ScStatus sc_kendall_tau_b (const double *x, const double *y, int n, ScKendall *out,
                            ScError *err);
 
+/* τ-b of (@x, @y) alone into *@tau, the same number as sc_kendall_tau_b's (NaN and
+ * SC_ERR_RANGE when undefined), without the p-value or the tie groups: for resampling
+ * (sc-stats.h), where the exact p-value's table would cost more than the statistic.
+ * Allocates nothing. */
+ScStatus sc_kendall_tau_b_value (const double *x, const double *y, int n, double *tau,
+                                 ScError *err);
+
 /* Two-sided exact p-value of Kendall's S for @n untied pairs with @n_discordant discordant
  * pairs: 2 P (I ≤ min (d, n_0 − d)) capped at 1, I the inversions of a uniformly random
  * permutation of n. SC_ERR_INVALID_ARG for n outside [1, SC_KENDALL_EXACT_MAX_N] or d

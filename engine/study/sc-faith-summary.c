@@ -17,13 +17,19 @@
 
 /* The running sums of one source or head. */
 typedef struct {
-  double tau_sum, tau_sq, rho_sum, topk_sum;
-  int n_tau, n_rho, n_sig, n_undef;
+  double tau_sum, tau_sq, rho_sum, topk_sum, other_sum;
+  int n_tau, n_rho, n_sig, n_undef, n_other;
 } Acc;
 
+/* Adds one sentence's agreement @g of the set summarised and @o of the other set. */
 static void
-acc_add (Acc *a, const ScFaithAgreement *g)
+acc_add (Acc *a, const ScFaithAgreement *g, const ScFaithAgreement *o)
 {
+  if (o->status == SC_OK && !isnan (o->tau))
+    {
+      a->n_other++;
+      a->other_sum += o->tau;
+    }
   if (g->status != SC_OK || isnan (g->tau))
     {
       a->n_undef++;
@@ -47,6 +53,11 @@ static ScFaithSummary
 acc_summary (const Acc *a)
 {
   ScFaithSummary s = { a->n_tau, a->n_undef, NAN, NAN, NAN, NAN, NAN };
+
+  s.tau_ci = s.rho_ci = (ScStatsInterval) { NAN, NAN, SC_FAITH_CI_LEVEL, 0, 0, 0 };
+  s.share_significant_bh = NAN;
+  s.tau_mean_other = a->n_other > 0 ? a->other_sum / a->n_other : NAN;
+  s.n_defined_other = a->n_other;
 
   if (a->n_tau >= 1)
     {
@@ -89,9 +100,84 @@ sort_heads (int *idx, int m, const ScFaithSummary *heads)
     }
 }
 
+/* Agreement @k of @r — a source below SC_FAITH_N_SOURCES, attention against saliency at
+ * SC_FAITH_N_SOURCES, else head k − SC_FAITH_N_SOURCES − 1 — in the set @r reports (@used)
+ * or the other. */
+static const ScFaithAgreement *
+pick (const ScFaithResult *r, int k, bool used)
+{
+  const bool nf = used == r->exclude_first;
+  if (k < SC_FAITH_N_SOURCES)
+    return nf ? &r->agree_nf[k] : &r->agree[k];
+  if (k == SC_FAITH_N_SOURCES)
+    return &r->attn_vs_grad; /* one set only */
+  return nf ? &r->heads_nf[k - SC_FAITH_N_SOURCES - 1] : &r->heads[k - SC_FAITH_N_SOURCES - 1];
+}
+
+/* The intervals over sentences and the BH share of summary @m of agreement @k (pick). */
+static ScStatus
+intervals (const ScFaithResult *const *results, int n, int k, int n_boot, uint32_t seed,
+           ScFaithSummary *m, ScError *err)
+{
+  double *tau = malloc ((size_t) n * sizeof *tau), *rho = malloc ((size_t) n * sizeof *rho);
+  double *p = malloc ((size_t) n * sizeof *p);
+  int nt = 0, nr = 0, mp = 0, sig = 0;
+  ScStatus st = SC_OK, s1;
+
+  if (tau == NULL || rho == NULL || p == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+      goto done;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      const ScFaithAgreement *g = pick (results[i], k, true);
+      if (g->status != SC_OK || isnan (g->tau))
+        continue;
+      tau[nt++] = g->tau;
+      p[mp++] = isnan (g->tau_p) ? NAN : g->tau_p;
+      if (!isnan (g->rho))
+        rho[nr++] = g->rho;
+    }
+  m->tau_ci.n_boot = m->rho_ci.n_boot = n_boot;
+  m->tau_ci.seed = m->rho_ci.seed = seed;
+  /* too few sentences: no interval (NaN) */
+  if ((nt >= SC_FAITH_MIN_CI_ITEMS
+       && (s1 = sc_stats_bootstrap_mean (tau, nt, n_boot, SC_FAITH_CI_LEVEL, seed, &m->tau_ci,
+                                         NULL)) == SC_ERR_NOMEM)
+      || (nr >= SC_FAITH_MIN_CI_ITEMS
+          && (s1 = sc_stats_bootstrap_mean (rho, nr, n_boot, SC_FAITH_CI_LEVEL, seed,
+                                            &m->rho_ci, NULL)) == SC_ERR_NOMEM))
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory");
+      goto done;
+    }
+  if (mp > 0)
+    {
+      int m_bh = 0;
+      if ((st = sc_stats_bh (p, mp, p, &m_bh, err)) != SC_OK)
+        goto done;
+      for (int i = 0; i < mp; i++)
+        sig += !isnan (p[i]) && p[i] < SC_FAITH_ALPHA;
+      m->share_significant_bh = (double) sig / nt;
+    }
+done:
+  free (tau);
+  free (rho);
+  free (p);
+  return st;
+}
+
 ScStatus
 sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSummary **out,
                     ScError *err)
+{
+  return sc_faith_summarize_with (results, n, NULL, out, err);
+}
+
+ScStatus
+sc_faith_summarize_with (const ScFaithResult *const *results, int n,
+                         const ScFaithStatsParams *sp, ScFaithFileSummary **out, ScError *err)
 {
   ScFaithFileSummary *s;
   Acc src[SC_FAITH_N_SOURCES] = { { 0 } }, attn_grad = { 0 };
@@ -104,9 +190,13 @@ sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSumma
   L = results[0]->n_layers;
   H = results[0]->n_heads;
   for (int i = 1; i < n; i++)
-    if (results[i] == NULL || results[i]->n_layers != L || results[i]->n_heads != H)
-      return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: sentence %d is missing or of "
-                           "another model shape", i);
+    if (results[i] == NULL || results[i]->n_layers != L || results[i]->n_heads != H
+        || results[i]->exclude_first != results[0]->exclude_first)
+      return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: sentence %d is missing, of "
+                           "another model shape or of another first-token setting", i);
+  if (sp != NULL && sp->n_boot > SC_STATS_MAX_BOOT)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: %d resamples, at most %d",
+                         sp->n_boot, SC_STATS_MAX_BOOT);
   nh = (size_t) L * H;
   s = calloc (1, sizeof *s);
   heads = calloc (nh, sizeof *heads);
@@ -121,13 +211,17 @@ sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSumma
   s->n_sentences = n;
   s->n_layers = L;
   s->n_heads = H;
+  s->exclude_first = results[0]->exclude_first;
+  s->n_boot = sp != NULL && sp->n_boot > 0 ? sp->n_boot : SC_STATS_DEFAULT_BOOT;
+  s->seed = sp != NULL && sp->seed != 0 ? sp->seed : SC_STATS_DEFAULT_SEED;
   for (int i = 0; i < n; i++)
     {
       for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-        acc_add (&src[k], &results[i]->agree[k]);
-      acc_add (&attn_grad, &results[i]->attn_vs_grad);
+        acc_add (&src[k], pick (results[i], k, true), pick (results[i], k, false));
+      acc_add (&attn_grad, &results[i]->attn_vs_grad, &(ScFaithAgreement) { SC_ERR_RANGE });
       for (size_t h = 0; h < nh; h++)
-        acc_add (&heads[h], &results[i]->heads[h]);
+        acc_add (&heads[h], pick (results[i], SC_FAITH_N_SOURCES + 1 + (int) h, true),
+                 pick (results[i], SC_FAITH_N_SOURCES + 1 + (int) h, false));
     }
   for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
     s->source[k] = acc_summary (&src[k]);
@@ -150,8 +244,29 @@ sc_faith_summarize (const ScFaithResult *const *results, int n, ScFaithFileSumma
       s->best_head = idx[b];
       s->median_head = idx[(m - 1) / 2];
     }
+  s->m_heads = m;
   free (heads);
   free (idx);
+  {
+    ScStatus st = SC_OK;
+    for (int k = 0; k < SC_FAITH_N_SOURCES && st == SC_OK; k++)
+      st = intervals (results, n, k, s->n_boot, s->seed, &s->source[k], err);
+    if (st == SC_OK)
+      st = intervals (results, n, SC_FAITH_N_SOURCES, s->n_boot, s->seed, &s->attn_vs_grad,
+                      err);
+    for (int k = 0; k < 2 && st == SC_OK; k++)
+      {
+        const int h = k == 0 ? s->best_head : s->median_head;
+        if (h >= 0)
+          st = intervals (results, n, SC_FAITH_N_SOURCES + 1 + h, s->n_boot, s->seed,
+                          &s->heads[h], err);
+      }
+    if (st != SC_OK)
+      {
+        sc_faith_file_summary_free (s);
+        return st;
+      }
+  }
   *out = s;
   return SC_OK;
 }

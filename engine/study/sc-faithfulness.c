@@ -102,6 +102,7 @@ sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
   r->target = r->top1_clean = -1;
   r->loo = malloc ((size_t) r->n_items * sizeof *r->loo);
   r->heads = malloc (nh * sizeof *r->heads);
+  r->heads_nf = malloc (nh * sizeof *r->heads_nf);
   r->head_stats = malloc (nh * sizeof *r->head_stats);
   for (s = 0; s < SC_FAITH_N_SOURCES; s++)
     r->attn[s] = malloc ((size_t) r->n_items * sizeof *r->attn[s]);
@@ -111,7 +112,7 @@ sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
         sc_faith_result_free (r);
         return NULL;
       }
-  if (r->loo == NULL || r->heads == NULL || r->head_stats == NULL)
+  if (r->loo == NULL || r->heads == NULL || r->heads_nf == NULL || r->head_stats == NULL)
     {
       sc_faith_result_free (r);
       return NULL;
@@ -123,12 +124,16 @@ sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
         r->attn[s][i] = NAN;
     }
   for (s = 0; s < SC_FAITH_N_SOURCES; s++)
-    agreement_undefined (&r->agree[s], SC_ERR_NOT_FOUND, "not computed");
+    {
+      agreement_undefined (&r->agree[s], SC_ERR_NOT_FOUND, "not computed");
+      agreement_undefined (&r->agree_nf[s], SC_ERR_NOT_FOUND, "not computed");
+    }
   agreement_undefined (&r->attn_vs_grad, SC_ERR_NOT_FOUND, "not computed");
   r->ig_gap_rel = NAN;
   for (size_t h = 0; h < nh; h++)
     {
       agreement_undefined (&r->heads[h], SC_ERR_NOT_FOUND, "not computed");
+      agreement_undefined (&r->heads_nf[h], SC_ERR_NOT_FOUND, "not computed");
       r->head_stats[h] = (ScHeadStats) { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, -1, NAN };
     }
   return r;
@@ -144,6 +149,7 @@ sc_faith_result_free (ScFaithResult *r)
     free (r->attn[s]);
   free (r->head_rows);
   free (r->heads);
+  free (r->heads_nf);
   free (r->head_stats);
   free (r);
 }
@@ -211,6 +217,62 @@ sc_faith_agreement (const double *attn, const double *loo, int n, int k, ScFaith
   out->rho_p = st == SC_OK ? sp.p : NAN;
   if ((st = sc_topk_overlap (attn, loo, n, k, &out->topk, err)) != SC_OK)
     return st;
+  return SC_OK;
+}
+
+const ScFaithAgreement *
+sc_faith_source_used (const ScFaithResult *r, int s)
+{
+  return r->exclude_first ? &r->agree_nf[s] : &r->agree[s];
+}
+
+const ScFaithAgreement *
+sc_faith_source_other (const ScFaithResult *r, int s)
+{
+  return r->exclude_first ? &r->agree[s] : &r->agree_nf[s];
+}
+
+const ScFaithAgreement *
+sc_faith_head_used (const ScFaithResult *r, int h)
+{
+  return r->exclude_first ? &r->heads_nf[h] : &r->heads[h];
+}
+
+/* The agreement of @attn with @loo over items 1 .. n − 1 (the first token left out) with
+ * top-k @k clamped to n − 1. */
+static ScStatus
+agreement_without_first (const double *attn, const double *loo, int n, int k,
+                         ScFaithAgreement *out, ScError *err)
+{
+  if (n - 1 < 2)
+    {
+      agreement_undefined (out, SC_ERR_RANGE, "without the first token one token is left");
+      return SC_OK;
+    }
+  return sc_faith_agreement (attn + 1, loo + 1, n - 1, k < n - 1 ? k : n - 1, out, err);
+}
+
+ScStatus
+sc_faith_fill_without_first (ScFaithResult *r, ScError *err)
+{
+  ScStatus st;
+
+  if (r == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: NULL result");
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    {
+      const ScFaithAgreement *a = &r->agree[s];
+      /* not asked, not computed: the same without the first token; a constant vector or a
+       * NaN importance is looked at again (sc_faith_agreement says which) */
+      if (a->status == SC_ERR_UNSUPPORTED || a->status == SC_ERR_NOT_FOUND)
+        {
+          agreement_undefined (&r->agree_nf[s], a->status, a->reason);
+          continue;
+        }
+      if ((st = agreement_without_first (r->attn[s], r->loo, r->n_items, r->top_k,
+                                         &r->agree_nf[s], err)) != SC_OK)
+        return st;
+    }
   return SC_OK;
 }
 
@@ -471,6 +533,7 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
     }
   r->metric = p->metric;
   r->kind = p->kind;
+  r->exclude_first = p->exclude_first;
   r->top_k = p->top_k > 0 ? p->top_k : SC_FAITH_DEFAULT_TOP_K;
   if (r->top_k > n - 1)
     r->top_k = n - 1;
@@ -538,8 +601,12 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
       goto fail;
   for (size_t h = 0; h < nh; h++)
     if ((st = sc_faith_agreement (k.row + h * (n - 1), r->loo, n - 1, r->top_k, &r->heads[h],
-                                  err)) != SC_OK)
+                                  err)) != SC_OK
+        || (st = agreement_without_first (k.row + h * (n - 1), r->loo, n - 1, r->top_k,
+                                          &r->heads_nf[h], err)) != SC_OK)
       goto fail;
+  if ((st = sc_faith_fill_without_first (r, err)) != SC_OK)
+    goto fail;
   r->head_rows = k.row;
   k.row = NULL;
   if (progress != NULL && !progress (progress_user, 1.0))
@@ -610,6 +677,8 @@ sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithPa
 
 #define N_AGREE 6
 static const char *const HEAD_METRIC[] = { "tau", "tau-p", "rho", "rho-p", "topk", "status" };
+static const char *const HEAD_METRIC_NF[] = { "tau-nf", "tau-p-nf", "rho-nf", "rho-p-nf",
+                                              "topk-nf", "status-nf" };
 
 static void
 agree_values (const ScFaithAgreement *a, double v[N_AGREE])
@@ -673,6 +742,14 @@ sc_faith_store (ScStore *store, const ScStoreModel *model, const char *params_js
       for (int c = 0; c < N_AGREE; c++)
         if ((st = sc_store_study_add_head (s, l, hh, HEAD_METRIC[c], v[c], err)) != SC_OK)
           goto fail;
+      if (r->heads_nf[h].status != SC_ERR_NOT_FOUND) /* a study read back from before them */
+        {
+          agree_values (&r->heads_nf[h], v);
+          for (int c = 0; c < N_AGREE; c++)
+            if ((st = sc_store_study_add_head (s, l, hh, HEAD_METRIC_NF[c], v[c], err))
+                != SC_OK)
+              goto fail;
+        }
       for (int c = 0; c < SC_FAITH_N_HEAD_STATS; c++)
         if ((st = sc_store_study_add_head (s, l, hh, sc_head_metric_id (SC_FAITH_HEAD_STATS[c]),
                                            sc_head_stats_get (&r->head_stats[h],
@@ -787,6 +864,7 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
   r->top_k = (int) clean[3];
   r->metric = params->metric;
   r->kind = params->kind;
+  r->exclude_first = params->exclude_first;
   for (i = 0; i < d->n_series_values; i++)
     {
       const ScStoreSeriesValue *v = &d->series[i];
@@ -856,6 +934,15 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
         {
           if (!agree_set (&r->heads[h], c, v->value))
             goto bad;
+          continue;
+        }
+      for (c = 0; c < N_AGREE; c++)
+        if (strcmp (v->metric, HEAD_METRIC_NF[c]) == 0)
+          break;
+      if (c < N_AGREE)
+        {
+          if (!agree_set (&r->heads_nf[h], c, v->value))
+            goto bad;
         }
       else if (sc_head_metric_from_id (v->metric, &m)
                && !stat_set (&r->head_stats[h], m, v->value))
@@ -876,6 +963,18 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
           what = bad;
           goto bad;
         }
+    }
+  /* Without the first token: the heads' as stored (none before they were), the sources'
+   * from the stored vectors. */
+  for (int h = 0; h < r->n_layers * r->n_heads; h++)
+    if (r->heads_nf[h].status == SC_ERR_NOT_FOUND)
+      agreement_undefined (&r->heads_nf[h], SC_ERR_NOT_FOUND, "not stored (a study stored "
+                           "before the agreements without the first token)");
+  if ((st = sc_faith_fill_without_first (r, err)) != SC_OK)
+    {
+      sc_store_study_data_free (d);
+      sc_faith_result_free (r);
+      return st;
     }
   sc_store_study_data_free (d);
   if (study_id != NULL)

@@ -60,11 +60,24 @@
  * previous-token score from the clean run above, or any vector the caller names (direct
  * logit attribution comes from elsewhere). Heads with a NaN on either side are left out.
  *
+ * Without the first token: every agreement above is computed twice, over all n − 1 items and
+ * over items 1 .. n − 2 (the first token left out of both vectors; top-k clamped to n − 2;
+ * undefined below 4 tokens), so that the attention sink's part in a result is always in
+ * view: agree / agree_nf, heads / heads_nf. params.exclude_first chooses which of the two a
+ * result reports (its best head, its statistics, its reading, a file's Table 2); since both
+ * are computed and stored, the choice is not part of the params text (a study stored with
+ * either serves both). Statistics, intervals, null baselines and the plain reading:
+ * sc_faith_sentence_stats and sc_faith_summarize_with (below; docs/metrics.md,
+ * "Statistics: corrections, intervals, null baselines").
+ *
  * Storage (sc-store-study.h): kind SC_FAITH_KIND with params from sc_faith_params_json();
  * series "loo" and "attn.<source>" (pos = item j), "agree.<source>" and "agree.attn-vs-grad"
  * (pos 0 τ, 1 p(τ), 2 ρ, 3 p(ρ), 4 top-k overlap, 5 status), "ig.gap" (pos 0), "clean" (0 target, 1 clean top-1, 2 n, 3 k);
  * per head metrics "tau", "tau-p", "rho", "rho-p", "topk", "status", "entropy",
- * "confidence", "sink", "previous-token". The last-query rows of every head are not stored
+ * "confidence", "sink", "previous-token", and without the first token "tau-nf", "tau-p-nf",
+ * "rho-nf", "rho-p-nf", "topk-nf", "status-nf" (a study stored before these has none: its
+ * heads_nf read back undefined, SC_ERR_NOT_FOUND; the sources' agree_nf are recomputed from
+ * the stored vectors on reading, the same numbers as when computed). The last-query rows of every head are not stored
  * (a loaded result has head_rows NULL). sc_faith_load() checks every value.
  *
  * Progress and cancel as sc-ablation-study.h: @progress (may be NULL) gets the fraction done
@@ -79,6 +92,7 @@
 
 #include "analysis/sc-head-stats.h"
 #include "analysis/sc-rank.h"
+#include "analysis/sc-stats.h"
 #include "core/sc-error.h"
 #include "forward/sc-forward.h"
 #include "model/sc-model.h"
@@ -144,6 +158,8 @@ typedef struct {
   int target;  /* token id to measure, or -1: the clean top-1 */
   bool gradients; /* compute the gradient sources too */
   int ig_steps;   /* integrated gradients' points; <= 0: SC_ATTR_DEFAULT_STEPS */
+  bool exclude_first; /* report the agreements without the first token (not in the params
+                       * text: both are always computed and stored) */
 } ScFaithParams;
 
 /* One source's agreement with leave-one-out. */
@@ -179,6 +195,9 @@ typedef struct {
   double *head_rows;          /* (n_layers * n_heads, n_items) last-query rows; NULL after
                                * sc_faith_load */
   ScFaithAgreement *heads;    /* (n_layers * n_heads), layer-major */
+  bool exclude_first;         /* which of the two sets the result reports (params) */
+  ScFaithAgreement agree_nf[SC_FAITH_N_SOURCES]; /* without the first token */
+  ScFaithAgreement *heads_nf; /* (n_layers * n_heads) without the first token */
   ScHeadStats *head_stats;    /* (n_layers * n_heads), of the clean run */
   ScFaithTiming timing;       /* zero after sc_faith_load */
 } ScFaithResult;
@@ -211,10 +230,83 @@ ScStatus sc_faith_loo_importance (const ScTokenLooResult *loo, ScFaithMetric met
 ScStatus sc_faith_agreement (const double *attn, const double *loo, int n, int k,
                              ScFaithAgreement *out, ScError *err);
 
+/* The agreement of source @s (0 .. SC_FAITH_N_SOURCES − 1) or of head @h (layer-major) in
+ * the set @r reports (r->exclude_first), and in the other set. */
+const ScFaithAgreement *sc_faith_source_used (const ScFaithResult *r, int s);
+const ScFaithAgreement *sc_faith_source_other (const ScFaithResult *r, int s);
+const ScFaithAgreement *sc_faith_head_used (const ScFaithResult *r, int h);
+
+/* The agreements without the first token of every source from @r's vectors (@r->loo and
+ * @r->attn; a source whose agreement is not SC_OK keeps that status). */
+ScStatus sc_faith_fill_without_first (ScFaithResult *r, ScError *err);
+
 /* An empty result (every number NaN) for a reader; NULL when out of memory or a dimension
  * is out of range. */
 ScFaithResult *sc_faith_result_new (int n_layers, int n_heads, int n_tokens);
 void sc_faith_result_free (ScFaithResult *r); /* NULL is a no-op */
+
+/* ------------------------------------------------------------------------------------ */
+/* Statistics of one sentence (docs/metrics.md, "Statistics: corrections, intervals, null  */
+/* baselines")                                                                           */
+
+/* A τ that moves by more than this when the first token is left out (or whose p crosses
+ * SC_FAITH_ALPHA) is flagged "the first token drives this result": 0.2 is a fifth of the
+ * scale, more than the difference between the sources J&W compare. */
+#define SC_FAITH_FIRST_TOKEN_DELTA 0.2
+/* The level of every interval and null band. */
+#define SC_FAITH_CI_LEVEL 0.95
+/* Fewer tokens (one sentence) or sentences (a file) than this: no bootstrap interval. The
+ * percentile bootstrap of a handful of values covers far less than its level (two values
+ * give [min, max]), and an interval that looks tight there would mislead. */
+#define SC_FAITH_MIN_CI_ITEMS 5
+#define SC_FAITH_READING_MAX 512
+
+typedef struct {
+  int n_boot;     /* resamples of the bootstrap and the permutation null; <= 0:
+                   * SC_STATS_DEFAULT_BOOT, at most SC_STATS_MAX_BOOT */
+  uint32_t seed;  /* 0: SC_STATS_DEFAULT_SEED */
+} ScFaithStatsParams;
+
+typedef struct {
+  ScStatsInterval tau_ci, rho_ci; /* bootstrap over the tokens of the reported set (NaN
+                                   * below SC_FAITH_MIN_CI_ITEMS tokens) */
+  ScStatsPermNull perm;           /* τ with the attention importance permuted over tokens */
+  bool first_token_drives;        /* both sets defined and |Δτ| > SC_FAITH_FIRST_TOKEN_DELTA,
+                                   * or p(τ) on the two sides of SC_FAITH_ALPHA */
+  char reading[SC_FAITH_READING_MAX]; /* the plain-language reading of these numbers */
+} ScFaithSourceStats;
+
+typedef struct {
+  int n_boot;
+  uint32_t seed;
+  ScFaithSourceStats source[SC_FAITH_N_SOURCES]; /* (undefined sources: NaN, a reading that
+                                                  * says why) */
+  /* Null baseline "uniform attention": every query spreads its weight evenly over the keys
+   * it sees (A[i][j] = 1/(i + 1), j <= i) in every layer. A uniform last row is constant
+   * and ranks nothing (τ undefined), so its ranking is taken through rollout over the
+   * model's L layers: position alone, earlier tokens first. */
+  double *uniform_rollout;        /* (n_items) */
+  ScFaithAgreement uniform;       /* against leave-one-out, in the reported set */
+  /* The best head of the reported set (highest τ; ties: the lowest index; -1: none), its
+   * p-value Holm-corrected over the m heads with a defined p, and the share of the m heads
+   * with a Benjamini–Hochberg q-value below SC_FAITH_ALPHA. */
+  int best_head, m_heads;
+  double best_p_holm;
+  int n_heads_bh;
+  double share_heads_bh;
+  char best_reading[SC_FAITH_READING_MAX];
+} ScFaithSentenceStats;
+
+/* The statistics of @r (computed or read back: every input is stored, so a stored study
+ * gives the same numbers) into *@out (caller frees with sc_faith_sentence_stats_free).
+ * Errors: SC_ERR_INVALID_ARG (NULL, n_boot over SC_STATS_MAX_BOOT), SC_ERR_NOMEM, those of
+ * sc-rollout.h. */
+ScStatus sc_faith_sentence_stats (const ScFaithResult *r, const ScFaithStatsParams *sp,
+                                  ScFaithSentenceStats **out, ScError *err);
+void sc_faith_sentence_stats_free (ScFaithSentenceStats *s); /* NULL is a no-op */
+
+/* A plain name of source @s for readings ("last-layer mean attention", ...). */
+const char *sc_faith_source_title (ScFaithSource s);
 
 /* ------------------------------------------------------------------------------------ */
 /* Over sentences                                                                        */
@@ -226,6 +318,13 @@ typedef struct {
   double share_significant;  /* share of the defined with p(τ) < SC_FAITH_ALPHA */
   double rho_mean;           /* over the sentences whose ρ is defined */
   double topk_mean;          /* over the defined */
+  /* sc_faith_summarize_with (NaN for the heads other than the best and the median): */
+  ScStatsInterval tau_ci, rho_ci; /* percentile bootstrap of the means over the sentences
+                                   * (NaN below SC_FAITH_MIN_CI_ITEMS sentences) */
+  double share_significant_bh; /* share of the defined with a BH q(τ) < SC_FAITH_ALPHA, BH
+                                * over this source's defined sentences */
+  double tau_mean_other;     /* mean τ of the other set (all tokens / without the first) */
+  int n_defined_other;
 } ScFaithSummary;
 
 typedef struct {
@@ -234,12 +333,25 @@ typedef struct {
   ScFaithSummary attn_vs_grad;
   ScFaithSummary *heads;     /* (n_layers * n_heads) */
   int best_head, median_head;/* layer * n_heads + head; -1 when no head has a defined mean */
+  int m_heads;               /* heads with a defined mean: the best is picked from these */
+  bool exclude_first;        /* the set summarised (the results' exclude_first) */
+  int n_boot;
+  uint32_t seed;
 } ScFaithFileSummary;
 
-/* Aggregates @n results (borrowed; all of the same model shape) as above. Errors:
- * SC_ERR_INVALID_ARG (n < 1, NULL entries, shapes that differ), SC_ERR_NOMEM. */
+/* Aggregates @n results (borrowed; all of the same model shape and exclude_first) as above,
+ * in the set they report. Errors: SC_ERR_INVALID_ARG (n < 1, NULL entries, shapes or sets
+ * that differ), SC_ERR_NOMEM. sc_faith_summarize is sc_faith_summarize_with the default
+ * statistics parameters (@sp NULL). */
 ScStatus sc_faith_summarize (const ScFaithResult *const *results, int n,
                              ScFaithFileSummary **out, ScError *err);
+ScStatus sc_faith_summarize_with (const ScFaithResult *const *results, int n,
+                                  const ScFaithStatsParams *sp, ScFaithFileSummary **out,
+                                  ScError *err);
+
+/* The plain-language reading of summary @m of @s named @name into @buf (@size bytes). */
+void sc_faith_summary_reading (const ScFaithFileSummary *s, const ScFaithSummary *m,
+                               const char *name, char *buf, size_t size);
 void sc_faith_file_summary_free (ScFaithFileSummary *s); /* NULL is a no-op */
 
 /* ------------------------------------------------------------------------------------ */

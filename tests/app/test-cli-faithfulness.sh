@@ -35,6 +35,42 @@ check run-csv "$tmp/run.csv" "^pos,token,loo,last_mean,rollout,flow,0.0,"
 [ -s "$tmp/run.png" ] && passes=$((passes + 1)) || { echo "FAIL: no scatter written"; fails=$((fails + 1)); }
 "$saccade" faithfulness --db "$db" 1 --json > "$tmp/run2.json" 2>&1
 pycheck run-reused "$tmp/run2.json" 'assert d["source"] == "reused", d["source"]'
+# The statistics (docs/metrics.md, "Statistics: corrections, intervals, null baselines"):
+# both token sets, intervals holding their τ band, Holm for the best head, a reading.
+pycheck run-stats "$tmp/run2.json" '
+assert d["exclude_first"] is False and d["n_compared"] == d["n_tokens"] - 1
+a = d["sources"]["last-mean"]
+assert a["tau"] == d["sources_all_tokens"]["last-mean"]["tau"]
+assert "tau" in d["sources_without_first"]["last-mean"]
+lo, hi = a["tau_ci"]
+assert -1 <= lo <= hi <= 1, a["tau_ci"]
+nlo, nhi = a["null_tau_band"]
+assert nlo < 0 < nhi and 0 < a["p_permutation"] <= 1
+assert isinstance(a["first_token_drives"], bool) and "τ" in a["reading"]
+b = d["best_head"]
+assert b["correction"] == "holm" and b["m_heads"] <= 270
+assert b["tau_p"] <= b["tau_p_corrected"] <= min(1, b["m_heads"] * b["tau_p"]) + 1e-12, b
+assert d["heads_bh"]["correction"] == "benjamini-hochberg"
+assert d["statistics"]["n_boot"] == 1000 and d["statistics"]["seed"] == 0x5accade
+assert "Holm" in d["reading"]
+assert all("tau_without_first" in h for h in d["heads"])'
+"$saccade" faithfulness --db "$db" 1 --json --exclude-first --bootstrap 200 > "$tmp/run6.json" 2>&1
+pycheck run-exclude-first "$tmp/run6.json" '
+assert d["source"] == "reused", "both sets are in the stored study"
+assert d["exclude_first"] is True and d["statistics"]["n_boot"] == 200
+assert d["sources"]["last-mean"]["tau"] == d["sources_without_first"]["last-mean"]["tau"]
+assert "once the first token is excluded" in d["sources"]["last-mean"]["reading"]'
+"$saccade" faithfulness --db "$db" 1 --json --exclude-first --bootstrap 200 > "$tmp/run7.json" 2>&1
+# the same seed, the same statistics (timings aside: compare-json.py drops them)
+python "$(dirname "$0")/golden/compare-json.py" "$tmp/run6.json" "$tmp/run7.json" > "$tmp/same" 2>&1 \
+  && passes=$((passes + 1)) \
+  || { echo "FAIL: the same seed gave other statistics: $(cat "$tmp/same")"; fails=$((fails + 1)); }
+"$saccade" faithfulness --db "$db" 1 > "$tmp/run8" 2>&1
+check run-text-holm "$tmp/run8" "Holm-corrected over [0-9]* heads"
+check run-text-reading "$tmp/run8" "^reading:"
+check run-text-other-set "$tmp/run8" "without the first token ([0-9]* tokens):"
+"$saccade" faithfulness --db "$db" 1 --bootstrap 1000000 > "$tmp/e10" 2>&1
+expect_fail bad-bootstrap "$tmp/e10" "--bootstrap is 1..100000 resamples" $?
 "$saccade" faithfulness --db "$db" 1 --kind drop --metric jsd > "$tmp/run3" 2>&1
 check run-drop-text "$tmp/run3" "leave-one-out by dropping, jsd"
 check run-drop-timing "$tmp/run3" "outside forward passes"
@@ -69,6 +105,12 @@ for s in ("last-mean", "rollout", "flow"):
         assert abs(m["tau_mean"] - sum(taus) / len(taus)) < 1e-9, "the mean of the rows"
 assert len(d["head_tau_mean"]) == 30 and len(d["head_tau_mean"][0]) == 9
 assert "best-head" in d["table2"] and "median-head" in d["table2"]
+m = d["table2"]["last-mean"]
+assert m["tau_ci"] == [None, None], "no interval over fewer than 5 sentences"
+assert "too few sentences for an interval" in d["reading"]
+assert m["share_significant_bh"] <= m["share_significant"]
+assert d["exclude_first"] is False and d["statistics"]["share_correction"] == "benjamini-hochberg"
+assert "Over" in d["reading"]
 t = d["timing"]
 assert t["total_s"] >= t["forward_s"] > 0 and 0 <= t["outside_forward_share"] < 1'
 check file-csv-header "$tmp/file.csv" "^scope,sentence,line,n_tokens,source,n_defined,tau,tau_std,tau_p,share_significant,rho,rho_p,topk"

@@ -18,6 +18,12 @@
  *    SC_ERR_FORMAT naming the value.
  * 6. Cancel returns SC_ERR_CANCELLED with no result, and nothing reaches the store; too few
  *    tokens and bad params are refused.
+ * 8. Without the first token and the statistics (sc_faith_sentence_stats): the agreements
+ *    without token 0 equal the rank statistics of the sliced vectors; the uniform baseline
+ *    equals the two-layer rollout of uniform attention written out here; the best head's
+ *    Holm p, the heads' BH count, every interval and null equal sc-stats.h called here on
+ *    the vectors of the set reported; the same numbers after a round trip through the store;
+ *    a study stored without the heads' "-nf" metrics (as before them) still reads back.
  * 7. SmolLM2 (skipped when not fetched), 70 tokens with a leave-one-out result handed in:
  *    flow is past its work ceiling (30 layers x 70 tokens) and reported unavailable with
  *    the reason, while the other sources are defined.
@@ -197,6 +203,7 @@ check_brute (ScFaithMetric metric, ScFaithErase kind)
               attn[j] += row[j];
           }
         assert_agreement (&r->heads[l * f.H + h], row, loo, N - 1, 4);
+        assert_agreement (&r->heads_nf[l * f.H + h], row + 1, loo + 1, N - 2, 4);
         g_assert_cmpint (sc_head_stats_compute (a, N, N, NULL, &hs, NULL), ==, SC_OK);
         g_assert_cmpfloat (r->head_stats[l * f.H + h].entropy, ==, hs.entropy);
         g_assert_cmpfloat (r->head_stats[l * f.H + h].sink, ==, hs.sink);
@@ -207,6 +214,8 @@ check_brute (ScFaithMetric metric, ScFaithErase kind)
     g_assert_cmpfloat_with_epsilon (r->attn[SC_FAITH_SOURCE_LAST_MEAN][j], attn[j], 1e-15);
   assert_agreement (&r->agree[SC_FAITH_SOURCE_LAST_MEAN], r->attn[SC_FAITH_SOURCE_LAST_MEAN],
                     loo, N - 1, 4);
+  for (int s = 0; s < SC_FAITH_FIRST_GRADIENT_SOURCE; s++)
+    assert_agreement (&r->agree_nf[s], r->attn[s] + 1, loo + 1, N - 2, 4);
 
   /* Rollout and flow over every head (not the study's kept layer means): equal within
    * float rounding of the means, and the same ranking statistics. */
@@ -375,7 +384,76 @@ test_summarize (void)
   g_assert_cmpfloat (s->heads[1].share_significant, ==, 1.0);
   g_assert_cmpint (s->best_head, ==, 1);
   g_assert_cmpint (s->median_head, ==, 0);
+  g_assert_cmpint (s->m_heads, ==, 2);
+  /* Intervals over sentences: none below SC_FAITH_MIN_CI_ITEMS = 5 sentences (the two of
+   * last-mean, the three of the best head). BH over last-mean's p 0.01, 0.2: q 0.02, 0.2
+   * (share 1/2); rollout's 0.04, 0.001, 0.03: q 0.04, 0.003, 0.04 (share 1). No "without
+   * the first token" agreements were set: their mean is NaN over 0 sentences. */
+  g_assert_true (isnan (s->source[0].tau_ci.lo) && isnan (s->source[0].tau_ci.hi));
+  g_assert_true (isnan (s->heads[1].tau_ci.lo));
+  g_assert_cmpfloat (s->source[0].share_significant_bh, ==, 0.5);
+  g_assert_cmpfloat (s->source[1].share_significant_bh, ==, 1.0);
+  g_assert_cmpint (s->source[0].n_defined_other, ==, 0);
+  g_assert_true (isnan (s->source[0].tau_mean_other));
   sc_faith_file_summary_free (s);
+
+  /* BH that changes the share: four sentences with p 0.001, 0.04, 0.045, 0.3 have q 0.004,
+   * 0.06, 0.06, 0.3 — one significant after correction, three before. Their τ without the
+   * first token (0.1 each) give the other set's mean; with exclude_first the two swap. */
+  {
+    ScFaithResult *q[4];
+    const double pv[4] = { 0.001, 0.04, 0.045, 0.3 };
+    for (int i = 0; i < 4; i++)
+      {
+        q[i] = sc_faith_result_new (1, 2, 4);
+        set_agree (&q[i]->agree[0], 0.5, pv[i], 0.5, 1);
+        set_agree (&q[i]->agree_nf[0], 0.1, 0.5, 0.1, 1);
+      }
+    g_assert_cmpint (sc_faith_summarize ((const ScFaithResult *const *) q, 4, &s, &err), ==,
+                     SC_OK);
+    g_assert_cmpfloat (s->source[0].share_significant, ==, 0.75);
+    g_assert_cmpfloat (s->source[0].share_significant_bh, ==, 0.25);
+    g_assert_cmpfloat_with_epsilon (s->source[0].tau_mean_other, 0.1, 1e-15);
+    g_assert_false (s->exclude_first);
+    sc_faith_file_summary_free (s);
+    for (int i = 0; i < 4; i++)
+      q[i]->exclude_first = true;
+    g_assert_cmpint (sc_faith_summarize ((const ScFaithResult *const *) q, 4, &s, &err), ==,
+                     SC_OK);
+    g_assert_true (s->exclude_first);
+    g_assert_cmpfloat_with_epsilon (s->source[0].tau_mean, 0.1, 1e-15);
+    g_assert_cmpfloat_with_epsilon (s->source[0].tau_mean_other, 0.5, 1e-15);
+    g_assert_cmpfloat (s->source[0].share_significant_bh, ==, 0.0);
+    sc_faith_file_summary_free (s);
+    /* sentences of both settings are not summarised together */
+    q[0]->exclude_first = false;
+    g_assert_cmpint (sc_faith_summarize ((const ScFaithResult *const *) q, 4, &s, &err), ==,
+                     SC_ERR_INVALID_ARG);
+    for (int i = 0; i < 4; i++)
+      sc_faith_result_free (q[i]);
+  }
+
+  /* An interval over five sentences with τ 0, 0, 0, 0, 1: a resample's mean is k/5, k the
+   * draws of the 1, Binomial (5, 0.2): P(k = 0) = 0.33 puts the 2.5 % point at 0, and
+   * P(k <= 2) = 0.942, P(k <= 3) = 0.993 put the 97.5 % point at 3/5 (with 1000 resamples
+   * the 975th and 976th sorted means are both 0.6 unless the draw is off by ~20 in the
+   * k <= 2 block, over 3 standard deviations). */
+  {
+    ScFaithResult *q[5];
+    for (int i = 0; i < 5; i++)
+      {
+        q[i] = sc_faith_result_new (1, 2, 4);
+        set_agree (&q[i]->agree[0], i == 4 ? 1.0 : 0.0, 0.5, 0.0, 1);
+      }
+    g_assert_cmpint (sc_faith_summarize ((const ScFaithResult *const *) q, 5, &s, &err), ==,
+                     SC_OK);
+    g_assert_cmpfloat (s->source[0].tau_ci.lo, ==, 0.0);
+    g_assert_cmpfloat_with_epsilon (s->source[0].tau_ci.hi, 0.6, 1e-12);
+    g_assert_cmpint (s->source[0].tau_ci.n_boot, ==, SC_STATS_DEFAULT_BOOT);
+    sc_faith_file_summary_free (s);
+    for (int i = 0; i < 5; i++)
+      sc_faith_result_free (q[i]);
+  }
 
   /* Another shape is refused. */
   {
@@ -641,6 +719,243 @@ test_flow_ceiling (void)
   fixture_clear (&f);
 }
 
+/* The interval, null and first-token flag of source @s of @r against sc-stats.h called
+ * here on the vectors of the set @r reports. */
+static void
+check_source_stats (const ScFaithResult *r, const ScFaithSentenceStats *st, int s)
+{
+  const ScFaithSourceStats *ss = &st->source[s];
+  const ScFaithAgreement *a = r->exclude_first ? &r->agree_nf[s] : &r->agree[s];
+  const ScFaithAgreement *o = r->exclude_first ? &r->agree[s] : &r->agree_nf[s];
+  const int off = r->exclude_first ? 1 : 0, n = r->n_items - off;
+  ScStatsInterval ci;
+  ScStatsPermNull pn;
+  char tau_text[32];
+
+  if (a->status != SC_OK)
+    {
+      g_assert_true (isnan (ss->tau_ci.lo) && isnan (ss->perm.p));
+      g_assert_nonnull (strstr (ss->reading, "no ranking"));
+      return;
+    }
+  g_assert_cmpint (sc_stats_bootstrap_corr (SC_STATS_KENDALL, r->attn[s] + off, r->loo + off, n,
+                                            st->n_boot, 0.95, st->seed, &ci, NULL), ==, SC_OK);
+  g_assert_cmpfloat (ss->tau_ci.lo, ==, ci.lo);
+  g_assert_cmpfloat (ss->tau_ci.hi, ==, ci.hi);
+  g_assert_cmpint (sc_stats_bootstrap_corr (SC_STATS_SPEARMAN, r->attn[s] + off, r->loo + off,
+                                            n, st->n_boot, 0.95, st->seed, &ci, NULL), ==, SC_OK);
+  g_assert_cmpfloat (ss->rho_ci.lo, ==, ci.lo);
+  g_assert_cmpfloat (ss->rho_ci.hi, ==, ci.hi);
+  g_assert_cmpint (sc_stats_permutation_null (SC_STATS_KENDALL, r->attn[s] + off, r->loo + off,
+                                              n, st->n_boot, 0.95, st->seed, &pn, NULL), ==,
+                   SC_OK);
+  g_assert_cmpfloat (ss->perm.p, ==, pn.p);
+  g_assert_cmpfloat (ss->perm.lo, ==, pn.lo);
+  g_assert_cmpfloat (pn.observed, ==, a->tau);
+  g_assert_cmpint (ss->first_token_drives, ==,
+                   o->status == SC_OK
+                     && (fabs (a->tau - o->tau) > SC_FAITH_FIRST_TOKEN_DELTA
+                         || (a->tau_p < SC_FAITH_ALPHA) != (o->tau_p < SC_FAITH_ALPHA)));
+  /* the reading is made of these numbers */
+  g_snprintf (tau_text, sizeof tau_text, "(τ %.2f, 95 %% CI %.2f to %.2f", a->tau,
+              ss->tau_ci.lo, ss->tau_ci.hi);
+  g_assert_nonnull (strstr (ss->reading, tau_text));
+  g_assert_nonnull (strstr (ss->reading, r->exclude_first ? "once the first token is excluded"
+                                                          : "with the first token"));
+  g_assert_true ((strstr (ss->reading, "the first token drives this result") != NULL)
+                 == ss->first_token_drives);
+}
+
+/* The best head, Holm and BH of @st against the heads of @r recomputed here. */
+static void
+check_head_stats (const ScFaithResult *r, const ScFaithSentenceStats *st)
+{
+  const int nh = r->n_layers * r->n_heads;
+  g_autofree double *p = g_new (double, nh), *adj = g_new (double, nh);
+  int best = -1, m = 0, n_bh = 0;
+
+  for (int h = 0; h < nh; h++)
+    {
+      const ScFaithAgreement *a = r->exclude_first ? &r->heads_nf[h] : &r->heads[h];
+      p[h] = a->status == SC_OK ? a->tau_p : NAN;
+      if (a->status == SC_OK && (best < 0 || a->tau > (r->exclude_first ? r->heads_nf
+                                                                         : r->heads)[best].tau))
+        best = h;
+    }
+  g_assert_cmpint (st->best_head, ==, best);
+  g_assert_cmpint (sc_stats_holm (p, nh, adj, &m, NULL), ==, SC_OK);
+  g_assert_cmpint (st->m_heads, ==, m);
+  g_assert_cmpfloat (st->best_p_holm, ==, adj[best]);
+  g_assert_cmpfloat (st->best_p_holm, >=, p[best]);
+  g_assert_cmpint (sc_stats_bh (p, nh, adj, NULL, NULL), ==, SC_OK);
+  for (int h = 0; h < nh; h++)
+    n_bh += !isnan (adj[h]) && adj[h] < SC_FAITH_ALPHA;
+  g_assert_cmpint (st->n_heads_bh, ==, n_bh);
+  g_assert_nonnull (strstr (st->best_reading, "Holm"));
+}
+
+/* 8. */
+static void
+test_statistics (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("saccade-faith-stats-XXXXXX", NULL);
+  g_autofree char *model_path = g_build_filename (dir, "tiny.gguf", NULL);
+  g_autofree char *db_path = g_build_filename (dir, "s.sqlite", NULL);
+  ScStoreOptions so = { .writable = true };
+  ScStore *store = NULL;
+  ScStoreModel sm;
+  ScModel *m = NULL;
+  Fixture f;
+  ScFaithParams p = { .target = -1 };
+  ScFaithParams p_nf = { .target = -1, .exclude_first = true };
+  const ScFaithStatsParams sp = { 300, 42 };
+  ScFaithResult *r = NULL, *back = NULL, *old = NULL;
+  ScFaithSentenceStats *st = NULL, *st2 = NULL;
+  ScError err = { 0 };
+  char pj[256], pj_nf[256];
+  gsize len;
+  const void *d;
+
+  d = g_bytes_get_data (sc_test_tiny_bytes (), &len);
+  g_assert_true (g_file_set_contents (model_path, d, (gssize) len, NULL));
+  g_assert_cmpint (sc_model_open (model_path, 1, &m, &err), ==, SC_OK);
+  fixture_init (&f, m);
+  g_assert_cmpint (f.L, ==, 2);
+  g_assert_cmpint (sc_faith_run (f.s, m, ids, N, &p, NULL, NULL, NULL, &r, NULL, &err), ==,
+                   SC_OK);
+  g_assert_false (r->exclude_first);
+
+  /* The choice is not in the params text: a study serves both sets. */
+  g_assert_cmpint (sc_faith_params_json (7, NULL, 0, &p, pj, sizeof pj), >, 0);
+  g_assert_cmpint (sc_faith_params_json (7, NULL, 0, &p_nf, pj_nf, sizeof pj_nf), >, 0);
+  g_assert_cmpstr (pj, ==, pj_nf);
+
+  for (int pass = 0; pass < 2; pass++)
+    {
+      r->exclude_first = pass == 1;
+      g_assert_cmpint (sc_faith_sentence_stats (r, &sp, &st, &err), ==, SC_OK);
+      g_assert_cmpint (st->n_boot, ==, 300);
+      g_assert_cmpint (st->seed, ==, 42);
+      /* Uniform attention in 2 layers: Â = ½ U + ½ I, U[i][k] = 1/(i + 1) for k <= i;
+       * the rollout row N − 1 is Σ_k Â[N − 1][k] Â[k][j], written out. */
+      for (int j = 0; j < N - 1; j++)
+        {
+          double want = 0;
+          for (int k = j; k < N; k++)
+            {
+              const double a1 = 0.5 / N + (k == N - 1 ? 0.5 : 0.0);
+              const double a2 = 0.5 / (k + 1) + (k == j ? 0.5 : 0.0);
+              want += a1 * a2;
+            }
+          g_assert_cmpfloat_with_epsilon (st->uniform_rollout[j], want, 1e-6);
+          if (j > 0) /* position alone: earlier tokens first */
+            g_assert_cmpfloat (st->uniform_rollout[j], <, st->uniform_rollout[j - 1]);
+        }
+      {
+        ScKendall kt;
+        const int off = pass;
+        g_assert_cmpint (sc_kendall_tau_b (st->uniform_rollout + off, r->loo + off,
+                                           N - 1 - off, &kt, NULL), ==, SC_OK);
+        g_assert_cmpfloat (st->uniform.tau, ==, kt.tau);
+      }
+      for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+        check_source_stats (r, st, s);
+      check_head_stats (r, st);
+      /* the same seed, the same numbers */
+      g_assert_cmpint (sc_faith_sentence_stats (r, &sp, &st2, &err), ==, SC_OK);
+      for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+        {
+          g_assert_true (st2->source[s].tau_ci.lo == st->source[s].tau_ci.lo
+                         || isnan (st->source[s].tau_ci.lo));
+          g_assert_cmpstr (st2->source[s].reading, ==, st->source[s].reading);
+        }
+      sc_faith_sentence_stats_free (st2);
+      st2 = NULL;
+      if (pass == 0)
+        sc_faith_sentence_stats_free (st);
+    }
+  r->exclude_first = false;
+
+  /* Stored and read back (with exclude_first asked): the same agreements in both sets and
+   * the same statistics. */
+  g_assert_cmpint (sc_store_model_identify (m, model_path, &sm, &err), ==, SC_OK);
+  g_assert_cmpint (sc_store_open (db_path, &so, &store, &err), ==, SC_OK);
+  g_assert_cmpint (sc_faith_store (store, &sm, pj, r, NULL, &err), ==, SC_OK);
+  g_assert_cmpint (sc_faith_load (store, f.in, sm.sha256, pj, &p_nf, &back, NULL, &err), ==,
+                   SC_OK);
+  g_assert_true (back->exclude_first);
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    {
+      g_assert_cmpint (back->agree_nf[s].status, ==, r->agree_nf[s].status);
+      g_assert_true (back->agree_nf[s].tau == r->agree_nf[s].tau
+                     || (isnan (back->agree_nf[s].tau) && isnan (r->agree_nf[s].tau)));
+      g_assert_true (back->agree_nf[s].topk == r->agree_nf[s].topk
+                     || isnan (r->agree_nf[s].topk));
+    }
+  for (int h = 0; h < f.L * f.H; h++)
+    {
+      g_assert_cmpint (back->heads_nf[h].status, ==, r->heads_nf[h].status);
+      g_assert_cmpfloat (back->heads_nf[h].tau, ==, r->heads_nf[h].tau);
+      g_assert_cmpfloat (back->heads_nf[h].tau_p, ==, r->heads_nf[h].tau_p);
+    }
+  g_assert_cmpint (sc_faith_sentence_stats (back, &sp, &st2, &err), ==, SC_OK);
+  g_assert_cmpint (st2->best_head, ==, st->best_head);
+  g_assert_cmpfloat (st2->best_p_holm, ==, st->best_p_holm);
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    {
+      g_assert_true (st2->source[s].tau_ci.lo == st->source[s].tau_ci.lo
+                     || (isnan (st2->source[s].tau_ci.lo) && isnan (st->source[s].tau_ci.lo)));
+      g_assert_true (st2->source[s].perm.p == st->source[s].perm.p
+                     || (isnan (st2->source[s].perm.p) && isnan (st->source[s].perm.p)));
+      g_assert_cmpstr (st2->source[s].reading, ==, st->source[s].reading);
+    }
+  g_assert_cmpstr (st2->best_reading, ==, st->best_reading);
+  sc_faith_sentence_stats_free (st2);
+
+  /* A study stored before the heads' "-nf" metrics existed: sc_faith_store writes none for
+   * heads_nf left "not computed". It reads back with every head undefined without the
+   * first token (said so), the sources' computed from the stored vectors. */
+  {
+    const char *pj_old = "{\"study\":2,\"run\":8,\"ids\":null,\"metric\":\"tv\",\"kind\":"
+                         "\"mask\",\"top_k\":0,\"target\":null,\"gradients\":null}";
+    ScFaithParams p_old = { .target = -1, .exclude_first = true };
+    for (int h = 0; h < f.L * f.H; h++)
+      r->heads_nf[h] = (ScFaithAgreement) { SC_ERR_NOT_FOUND, NAN, NAN, NAN, NAN, NAN, "" };
+    g_assert_cmpint (sc_faith_store (store, &sm, pj_old, r, NULL, &err), ==, SC_OK);
+    g_assert_cmpint (sc_faith_load (store, f.in, sm.sha256, pj_old, &p_old, &old, NULL, &err),
+                     ==, SC_OK);
+    for (int h = 0; h < f.L * f.H; h++)
+      {
+        g_assert_cmpint (old->heads_nf[h].status, ==, SC_ERR_NOT_FOUND);
+        g_assert_nonnull (strstr (old->heads_nf[h].reason, "not stored"));
+        g_assert_cmpfloat (old->heads[h].tau, ==, r->heads[h].tau);
+      }
+    for (int s = 0; s < SC_FAITH_FIRST_GRADIENT_SOURCE; s++)
+      g_assert_true (old->agree_nf[s].tau == back->agree_nf[s].tau
+                     || (isnan (old->agree_nf[s].tau) && isnan (back->agree_nf[s].tau)));
+    g_assert_cmpint (sc_faith_sentence_stats (old, &sp, &st2, &err), ==, SC_OK);
+    g_assert_cmpint (st2->best_head, ==, -1);
+    g_assert_cmpint (st2->m_heads, ==, 0);
+    g_assert_nonnull (strstr (st2->best_reading, "No head"));
+    sc_faith_sentence_stats_free (st2);
+  }
+
+  /* B over the ceiling is refused. */
+  {
+    const ScFaithStatsParams big = { SC_STATS_MAX_BOOT + 1, 0 };
+    g_assert_cmpint (sc_faith_sentence_stats (back, &big, &st2, &err), ==, SC_ERR_INVALID_ARG);
+  }
+  sc_faith_sentence_stats_free (st);
+  sc_faith_result_free (old);
+  sc_faith_result_free (back);
+  sc_faith_result_free (r);
+  sc_store_close (store);
+  fixture_clear (&f);
+  g_unlink (db_path);
+  g_unlink (model_path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -653,5 +968,6 @@ main (int argc, char **argv)
   g_test_add_func ("/faithfulness/head-level", test_head_level);
   g_test_add_func ("/faithfulness/store-cancel-hostile", test_store_cancel_and_hostile);
   g_test_add_func ("/faithfulness/flow-ceiling", test_flow_ceiling);
+  g_test_add_func ("/faithfulness/statistics", test_statistics);
   return g_test_run ();
 }
