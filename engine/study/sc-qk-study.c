@@ -134,33 +134,54 @@ keep_qk (void *user, int layer, const float *q, const float *k, const float *v, 
   return true;
 }
 
-/* RoPE at position @pos on @x (d doubles): adjacent pairs (2c, 2c + 1) of the first n_rot
- * dimensions, angle pos · base^(−2c / n_rot) (the GGUF llama convention, sc-arch-llama.c). */
+/* RoPE at position @pos on @x (d doubles), angle pos · base^(−2c / n_rot) for pair c of the
+ * first n_rot dimensions: adjacent pairs (2c, 2c + 1), the GGUF llama convention
+ * (sc-arch-llama.c), or with @neox the split halves (c, c + n_rot / 2) (sc-arch-gemma3.c). */
 static void
-rope_double (double *x, int pos, int n_rot, double base)
+rope_double (double *x, int pos, int n_rot, double base, bool neox)
 {
-  for (int c = 0; c < n_rot / 2; c++)
+  const int half = n_rot / 2;
+
+  for (int c = 0; c < half; c++)
     {
       const double th = (double) pos * pow (base, -2.0 * c / n_rot);
-      const double cs = cos (th), sn = sin (th), a = x[2 * c], b = x[2 * c + 1];
-      x[2 * c] = a * cs - b * sn;
-      x[2 * c + 1] = a * sn + b * cs;
+      const double cs = cos (th), sn = sin (th);
+      double *x0 = neox ? &x[c] : &x[2 * c], *x1 = neox ? &x[c + half] : &x[2 * c + 1];
+      const double a = *x0, b = *x1;
+      *x0 = a * cs - b * sn;
+      *x1 = a * sn + b * cs;
     }
 }
 
-/* out (d) = RoPE_pos (W[rows] (g ∘ v) / rms): @w the (d, E) block of the projection. */
+/* What turns one component's piece of the normed input into its query or key: the rows of
+ * the projection, the attention norm's weight and frozen scale, the QK-norm's weight and
+ * frozen scale (Gemma 3; NULL without), the rotation. */
+typedef struct {
+  const float *w;    /* (d, E): the head's block of W_Q or W_K */
+  const float *g;    /* (E) attn_norm */
+  double rms;        /* of the residual entering the layer at this position */
+  const float *qkn;  /* (d) attn_q_norm or attn_k_norm, or NULL */
+  double rms_qkn;    /* of the whole projection, the QK-norm's frozen scale */
+  int d, E, pos, n_rot;
+  double base;
+  bool neox;
+} Side;
+
+/* out (d) = RoPE_pos (qkn ∘ (W (g ∘ v) / rms) / rms_qkn), without the QK-norm when there is
+ * none. */
 static void
-project (const float *w, const float *g, const double *v, double rms, int d, int E, int pos,
-         int n_rot, double base, double *out)
+project (const Side *sd, const double *v, double *out)
 {
-  for (int r = 0; r < d; r++)
+  for (int r = 0; r < sd->d; r++)
     {
       double acc = 0.0;
-      for (int e = 0; e < E; e++)
-        acc += (double) w[(size_t) r * E + e] * ((double) g[e] * v[e]);
-      out[r] = acc / rms;
+      for (int e = 0; e < sd->E; e++)
+        acc += (double) sd->w[(size_t) r * sd->E + e] * ((double) sd->g[e] * v[e]);
+      out[r] = acc / sd->rms;
+      if (sd->qkn != NULL)
+        out[r] *= (double) sd->qkn[r] / sd->rms_qkn;
     }
-  rope_double (out, pos, n_rot, base);
+  rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
 }
 
 static double
@@ -185,8 +206,8 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   ScObserver obs = { 0 };
   ScForwardOptions opt = { .keep_residuals = true };
   float *logits = NULL, *x = NULL;
-  double *comp = NULL, *qc = NULL, *kc = NULL;
-  int L, H, d, E, Q, C, l;
+  double *comp = NULL, *qc = NULL, *kc = NULL, *mlp = NULL, *heads = NULL;
+  int L, H, d, E, Q, C, l, window;
   ScStatus st;
 
   if (params == NULL || out == NULL)
@@ -197,11 +218,14 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   w = sc_model_weights (model);
   if ((st = sc_qk_params_resolve (in, n, params, &p, err)) != SC_OK)
     return st;
-  if (in->arch != SC_ARCH_LLAMA || w->layers[p.layer].attn_q_norm != NULL
-      || w->layers[0].post_attn_norm != NULL)
+  if (in->arch != SC_ARCH_LLAMA && in->arch != SC_ARCH_GEMMA3)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "qk attribution: architecture '%s' is not "
-                         "supported (llama only: a post-attention norm or QK-norm would make "
-                         "the parts nonlinear)", in->arch_name);
+                         "supported (llama and gemma3 are)", in->arch_name);
+  window = (int) sc_model_layer_window (in, p.layer);
+  if (window > 0 && p.query - p.key >= window)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "qk attribution: key %d is outside layer "
+                         "%d's window of %d keys before query %d", p.key, p.layer, window,
+                         p.query);
   L = (int) in->n_layers;
   H = (int) in->n_heads;
   d = (int) in->head_dim;
@@ -259,54 +283,91 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
     r->score = s * in->attn_scale;
   }
 
-  /* 2. Each component's query at i (side 0) and key at j (side 1). */
+  /* 2. Each component's query at i (side 0) and key at j (side 1). A Gemma 3 head's write
+   *    goes through the post-attention norm, its scale frozen at the layer's whole write
+   *    (g' ∘ W_O o_h / rms (W_O o)); its query and key through the QK-norm, scale frozen
+   *    at the whole projection. */
+  mlp = malloc ((size_t) E * sizeof *mlp);
+  heads = malloc ((size_t) H * E * sizeof *heads);
+  if (mlp == NULL || heads == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "qk attribution: out of memory");
+      goto out;
+    }
   for (int side = 0; side < 2; side++)
     {
-      const float *g = w->layers[p.layer].attn_norm;
-      const float *wproj = side == 0
-                               ? w->layers[p.layer].wq + (size_t) p.head * d * E
-                               : w->layers[p.layer].wk + (size_t) cap.group * d * E;
-      const int pos = side == 0 ? p.query : p.key;
-      const double rms = rms_of (x + ((size_t) p.layer * 2 + side) * E, E, in->norm_eps);
+      const ScLayerWeights *lw = &w->layers[p.layer];
+      const float *xl = x + ((size_t) p.layer * 2 + side) * E;
       double *dst = side == 0 ? qc : kc;
+      Side sd = { .w = side == 0 ? lw->wq + (size_t) p.head * d * E
+                                 : lw->wk + (size_t) cap.group * d * E,
+                  .g = lw->attn_norm, .rms = rms_of (xl, E, in->norm_eps),
+                  .qkn = side == 0 ? lw->attn_q_norm : lw->attn_k_norm, .rms_qkn = 1.0,
+                  .d = d, .E = E, .pos = side == 0 ? p.query : p.key, .n_rot = (int) in->n_rot,
+                  .base = window > 0 ? in->rope_base_local : in->rope_base,
+                  .neox = in->arch == SC_ARCH_GEMMA3 };
       if (side == 0)
-        r->rms_q = rms;
+        r->rms_q = sd.rms;
       else
-        r->rms_k = rms;
+        r->rms_k = sd.rms;
+      if (sd.qkn != NULL)
+        {
+          /* the QK-norm's scale: of the whole projection W (g ∘ x) / rms */
+          double ss = 0.0;
+          for (int k = 0; k < d; k++)
+            {
+              double acc = 0.0;
+              for (int e = 0; e < E; e++)
+                acc += (double) sd.w[(size_t) k * E + e] * ((double) sd.g[e] * xl[e]);
+              acc /= sd.rms;
+              ss += acc * acc;
+            }
+          sd.rms_qkn = sqrt (ss / d + in->norm_eps);
+        }
       for (int e = 0; e < E; e++)
         comp[e] = x[(size_t) side * E + e];
-      project (wproj, g, comp, rms, d, E, pos, (int) in->n_rot, in->rope_base, dst);
+      project (&sd, comp, dst);
       for (l = 0; l < p.layer; l++)
         {
           const float *wo = w->layers[l].wo; /* (E, Q) */
+          const float *post = w->layers[l].post_attn_norm;
           const float *o = cap.o + ((size_t) l * 2 + side) * Q;
           const float *x0 = x + ((size_t) l * 2 + side) * E;
           const float *x1 = x + ((size_t) (l + 1) * 2 + side) * E;
-          double *rest = dst + (size_t) (1 + l * (H + 1) + H) * d;
-          /* the MLP's part is what is left of the layer's update: accumulate it in comp */
-          double *mlp = malloc ((size_t) E * sizeof *mlp);
-          if (mlp == NULL)
+          double post_rms = 1.0;
+          for (int h = 0; h < H; h++)
+            for (int e = 0; e < E; e++)
+              {
+                double acc = 0.0;
+                for (int k = h * d; k < (h + 1) * d; k++)
+                  acc += (double) wo[(size_t) e * Q + k] * o[k];
+                heads[(size_t) h * E + e] = acc;
+              }
+          if (post != NULL)
             {
-              st = sc_error_set (err, SC_ERR_NOMEM, "qk attribution: out of memory");
-              goto out;
+              double ss = 0.0;
+              for (int e = 0; e < E; e++)
+                {
+                  double y = 0.0;
+                  for (int h = 0; h < H; h++)
+                    y += heads[(size_t) h * E + e];
+                  ss += y * y;
+                }
+              post_rms = sqrt (ss / E + in->norm_eps);
+              for (int h = 0; h < H; h++)
+                for (int e = 0; e < E; e++)
+                  heads[(size_t) h * E + e] *= (double) post[e] / post_rms;
             }
+          /* the MLP's part is what is left of the layer's update */
           for (int e = 0; e < E; e++)
             mlp[e] = (double) x1[e] - (double) x0[e];
           for (int h = 0; h < H; h++)
             {
               for (int e = 0; e < E; e++)
-                {
-                  double acc = 0.0;
-                  for (int k = h * d; k < (h + 1) * d; k++)
-                    acc += (double) wo[(size_t) e * Q + k] * o[k];
-                  comp[e] = acc;
-                  mlp[e] -= acc;
-                }
-              project (wproj, g, comp, rms, d, E, pos, (int) in->n_rot, in->rope_base,
-                       dst + (size_t) (1 + l * (H + 1) + h) * d);
+                mlp[e] -= heads[(size_t) h * E + e];
+              project (&sd, heads + (size_t) h * E, dst + (size_t) (1 + l * (H + 1) + h) * d);
             }
-          project (wproj, g, mlp, rms, d, E, pos, (int) in->n_rot, in->rope_base, rest);
-          free (mlp);
+          project (&sd, mlp, dst + (size_t) (1 + l * (H + 1) + H) * d);
         }
     }
 
@@ -332,6 +393,8 @@ out:
   free (comp);
   free (qc);
   free (kc);
+  free (mlp);
+  free (heads);
   sc_qk_result_free (r);
   return st;
 }

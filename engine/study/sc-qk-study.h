@@ -21,9 +21,15 @@
  * between): it is the bilinear split of the score with the scale held, as DLA is the
  * linear split of a logit.
  *
- * Architectures: llama only. Gemma 3's post-attention norm makes a head's write nonlinear
- * in the head and its QK-norm adds a second frozen scale per head; both could be frozen
- * too, but that is not done here: SC_ERR_UNSUPPORTED names the architecture.
+ * Gemma 3. Its post-attention norm makes a head's write depend on the whole layer's and its
+ * QK-norm adds a norm per head; both scales are frozen at the clean run's too, so the split
+ * stays exact: a_{l',h',p} = g_post ∘ (W_O^{l'}[:, block h'] o_{l',h',p}) / rms_post, rms_post
+ * of the layer's whole W_O o at p (the MLP's rest then holds its post-FFN norm), and
+ * q_i^c = RoPE_i (g_qn ∘ (W_Q^h (g ∘ c_i) / rms_i) / rms_qn_i), rms_qn_i of the whole
+ * projection W_Q^h (g ∘ x_i) / rms_i, likewise k; RoPE on NeoX pairs with the layer's base
+ * (rope_base_local on a local layer); e_p is the embedding as scaled (sqrt(n_embd)). On a
+ * local layer the key must lie within the window (query − key < sliding_window). Other
+ * architectures fail with SC_ERR_UNSUPPORTED naming theirs.
  *
  * Storage (sc-store-study.h): kind SC_QK_STUDY_KIND, params {"study":V,"run":R,"layer":L,
  * "head":H,"query":I,"key":J} (resolved: no −1 in the text); series "part" at pos
@@ -80,7 +86,8 @@ ScStatus sc_qk_params_resolve (const ScModelInfo *info, int n_tokens, const ScQk
 
 /* QK attribution of @ids on @session (bound to @model). The session's kept residuals are
  * replaced by this run's. Errors: those of sc_study_check_ids, sc_qk_params_resolve and
- * sc_forward, SC_ERR_UNSUPPORTED (not a llama model), SC_ERR_NOMEM. */
+ * sc_forward, SC_ERR_INVALID_ARG (the key outside a local layer's window),
+ * SC_ERR_UNSUPPORTED (neither llama nor gemma3), SC_ERR_NOMEM. */
 ScStatus sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids,
                     int n_tokens, const ScQkParams *params, ScQkResult **out, ScError *err);
 
