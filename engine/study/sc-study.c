@@ -26,6 +26,7 @@
 #include "study/sc-patch-study.h"
 #include "study/sc-path-patch.h"
 #include "study/sc-permutation-study.h"
+#include "study/sc-qk-study.h"
 
 /* The order `saccade` lists them in: the ablations of a run first, then the attributions,
  * then what is not a run's. */
@@ -44,6 +45,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_patch_attribution,
   &sc_study_kind_path_patch,
   &sc_study_kind_lens,
+  &sc_study_kind_qk,
   &sc_study_kind_head_means,
   NULL,
 };

@@ -20,6 +20,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_patch_attribution_outputs,
   &saccade_path_patch_outputs,
   &saccade_lens_outputs,
+  &saccade_qk_outputs,
   NULL,
 };
 

@@ -139,6 +139,7 @@ extern const SaccadeStudyOutputs saccade_patch_outputs;      /* saccade-patch-ou
 extern const SaccadeStudyOutputs saccade_patch_attribution_outputs;
 extern const SaccadeStudyOutputs saccade_path_patch_outputs; /* saccade-path-patch-outputs.c */
 extern const SaccadeStudyOutputs saccade_lens_outputs;
+extern const SaccadeStudyOutputs saccade_qk_outputs;        /* saccade-qk-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
 extern const SaccadeStudyOutputs saccade_tokens_outputs;
