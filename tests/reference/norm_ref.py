@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Norm-based attention oracle (Kobayashi et al. 2020, "Attention is Not Only a Weight"):
+value-vector norms and norm-based maps in float64 on the independent numpy model of
+attention_ref.py (the GGUF read through gguf-py only; nothing of Saccade imported).
+
+Definitions (engine/analysis/sc-norm-attn.h and engine/study/sc-norm-study.h restated,
+implemented here without the C code):
+  v_j        layer l's value vector at token j: rms(x_j) * attn_norm @ W_V^T (no bias in a
+             llama model), KV head g's head_dim values; query head h reads g = h // group.
+  f_h(x_j)   = W_O[:, h*d:(h+1)*d] @ v_j[g(h)]   (n_embd values: the head's slice of W_O)
+  vnorm      vnorm[h][j] = ||f_h(x_j)||
+  head map   N_h[i][j] = ||alpha_h[i][j] f_h(x_j)|| = alpha_h[i][j] * vnorm[h][j]
+  layer map  N[i][j] = ||sum_h alpha_h[i][j] f_h(x_j)||, the vectors summed over the heads
+             before the norm (computed here as that sum of n_embd-vectors, not through the
+             heads' Gram matrix as the C code does)
+  maps are raw (rows not renormalised).
+  Summaries over the query rows i = 1 .. n-1 (row 0 sees only token 0):
+  weight_first = mean_i alpha_h[i][0]; norm_first = mean_i N_h[i][0] / sum_j N_h[i][j];
+  vnorm_first = vnorm[h][0]; vnorm_rest = mean_{j>=1} vnorm[h][j]; per layer
+  layer_weight_first = mean_h weight_first, layer_norm_first = mean_i N[i][0] / sum_j N[i][j].
+Case: the clean prompt of patch-fixture.json's first pair ("When Mary and John went to the
+store, John gave a drink to", 14 tokens, no BOS, its ids as stored there); the value norms
+and every map (each head's and the layer's) of the middle layer (n_layer // 2 = 15) and of
+layer 0, and the summaries of every head of every layer.
+
+Self-checks (asserted): this script's weights equal attention_ref.Model.forward's (< 1e-12);
+each head map's row equals alpha times the norms; the layer map is at most the sum of the
+head maps (the triangle inequality) and equals it for a single head.
+
+How to rerun
+    pip install gguf==0.19.0 numpy==2.4.6
+    python3 tests/reference/norm_ref.py [MODEL.gguf]
+Writes norm-fixture.json next to itself (~30 s: one forward pass plus loading).
+"""
+import hashlib
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attention_ref as ar  # noqa: E402  (the independent numpy model; not modified)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def forward_values(m, ids):
+    """Each layer's attention weights (H, T, T) and the f_h(x_j) vectors (T, H, E)."""
+    W = m.W
+    T = len(ids)
+    pos = np.arange(T)
+    d, H, G = m.head_dim, m.n_head, m.group
+    x = W["token_embd.weight"][np.asarray(ids)].copy()
+    mask = np.triu(np.ones((T, T), dtype=bool), k=1)
+    out = []
+    for l in range(m.n_layer):
+        p = "blk.%d." % l
+        h = m.rms(x, W[p + "attn_norm.weight"])
+        q = (h @ W[p + "attn_q.weight"].T).reshape(T, H, d)
+        k = (h @ W[p + "attn_k.weight"].T).reshape(T, m.n_head_kv, d)
+        v = (h @ W[p + "attn_v.weight"].T).reshape(T, m.n_head_kv, d)
+        q = m.rope(q, pos)
+        k = m.rope(k, pos)
+        wo = W[p + "attn_output.weight"]  # (E, H*d)
+        P = np.zeros((H, T, T))
+        f = np.zeros((T, H, m.n_embd))
+        o = np.zeros((T, H, d))
+        for hq in range(H):
+            hk = hq // G
+            s = (q[:, hq, :] @ k[:, hk, :].T) * m.kq_scale
+            s[mask] = -np.inf
+            s = s - s.max(axis=1, keepdims=True)
+            e = np.exp(s)
+            P[hq] = e / e.sum(axis=1, keepdims=True)
+            o[:, hq, :] = P[hq] @ v[:, hk, :]
+            f[:, hq, :] = v[:, hk, :] @ wo[:, hq * d:(hq + 1) * d].T
+        out.append((P, f))
+        x = x + o.reshape(T, -1) @ wo.T
+        hh = m.rms(x, W[p + "ffn_norm.weight"])
+        g = hh @ W[p + "ffn_gate.weight"].T
+        u = hh @ W[p + "ffn_up.weight"].T
+        x = x + ((g / (1.0 + np.exp(-g))) * u) @ W[p + "ffn_down.weight"].T
+    return out
+
+
+def first_share(M):
+    """mean over rows i >= 1 of M[i, 0] / sum_j M[i, j]"""
+    return float(np.mean(M[1:, 0] / M[1:].sum(axis=1)))
+
+
+def layer_record(P, f):
+    H, T, _ = P.shape
+    vnorm = np.linalg.norm(f, axis=2).T  # (H, T)
+    head_maps = P * vnorm[:, None, :]    # (H, T, T)
+    # the layer map: sum over heads of alpha_h[i, j] f_h(x_j) (an E-vector per (i, j)), normed
+    summed = np.einsum("hij,jhe->ije", P, f)
+    layer_map = np.linalg.norm(summed, axis=2)
+    # self-checks
+    assert np.all(layer_map <= head_maps.sum(axis=0) + 1e-12)
+    one = np.linalg.norm(np.einsum("ij,je->ije", P[0], f[:, 0, :]), axis=2)
+    assert np.allclose(one, head_maps[0], rtol=0, atol=1e-12)
+    return vnorm, head_maps, layer_map
+
+
+def main():
+    path = ar.model_path()
+    t0 = time.time()
+    m = ar.Model(path)
+    fx = json.load(open(os.path.join(HERE, "patch-fixture.json")))
+    pair = fx["pairs"][0]
+    ids = pair["clean_ids"]
+    T = len(ids)
+    layers = forward_values(m, ids)
+    probs, _, _ = m.forward(ids)
+    for l, (P, _) in enumerate(layers):
+        assert np.max(np.abs(P - probs[l])) < 1e-12, l
+    heads, layer_sums, kept = [], [], []
+    mid = m.n_layer // 2
+    for l, (P, f) in enumerate(layers):
+        vnorm, head_maps, layer_map = layer_record(P, f)
+        wf = []
+        for h in range(m.n_head):
+            w = float(np.mean(P[h, 1:, 0]))
+            wf.append(w)
+            heads.append({"layer": l, "head": h, "weight_first": w,
+                          "norm_first": first_share(head_maps[h]),
+                          "vnorm_first": float(vnorm[h, 0]),
+                          "vnorm_rest": float(np.mean(vnorm[h, 1:]))})
+        layer_sums.append({"layer": l, "layer_weight_first": float(np.mean(wf)),
+                           "layer_norm_first": first_share(layer_map)})
+        if l in (0, mid):
+            kept.append({"layer": l, "vnorm": vnorm.tolist(),
+                         "head_maps": head_maps.tolist(), "layer_map": layer_map.tolist()})
+    import importlib.metadata as md
+    json.dump({"format": "saccade-norm-fixture/1", "generator": "tests/reference/norm_ref.py",
+               "model_file": os.path.basename(path),
+               "model_sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+               "gguf_version": md.version("gguf"), "numpy_version": np.__version__,
+               "definitions": __doc__.split("Self-checks")[0].strip(),
+               "text": pair["clean_text"], "ids": ids, "n_tokens": T,
+               "n_layers": m.n_layer, "n_heads": m.n_head, "middle_layer": mid,
+               "runtime_s": time.time() - t0, "layers": kept, "heads": heads,
+               "layer_summaries": layer_sums},
+              open(os.path.join(HERE, "norm-fixture.json"), "w"), indent=1)
+    gaps = sorted(heads, key=lambda r: r["norm_first"] - r["weight_first"])[:5]
+    for r in gaps:
+        print("L%d.H%d weight on token 0 %.3f, norm share %.3f, ||f(x_0)|| %.3f vs rest %.3f"
+              % (r["layer"], r["head"], r["weight_first"], r["norm_first"], r["vnorm_first"],
+                 r["vnorm_rest"]))
+
+
+if __name__ == "__main__":
+    main()
