@@ -19,6 +19,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_patch_attribution_outputs,
   &saccade_path_patch_outputs,
   &saccade_lens_outputs,
+  &saccade_norms_outputs,
   NULL,
 };
 
