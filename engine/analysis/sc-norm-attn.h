@@ -72,6 +72,41 @@ ScStatus sc_norm_layer_map (const float *alpha, const double *gram, int n_heads,
  * token; for a norm-based map, its share of the row's norm-based attention. */
 double sc_norm_first_share (const float *map, int n);
 
+/* ------------------------------------------------------------------------------------ */
+/* With the residual and the norms (Kobayashi, Kuribayashi, Yokoi and Inui 2021,
+ * "Incorporating Residual and Normalization Layers into Analysis of Masked Language
+ * Models"), for a full causal run (n queries = n keys = n tokens):
+ *     A_ij   = Σ_h α_h[i][j] f_h(x_j)                      (the layer map's vector)
+ *     t_ij   = s_i · (ω' ∘ A_ij) + δ_ij x_i                 x_i: the residual entering the
+ *              layer; s_i ω' a norm the architecture puts on the attention's sum before the
+ *              residual, frozen at row i's scale (Gemma 3's post-attention RMSNorm: ω' its
+ *              weight, s_i = 1 / rms(Σ_j A_ij)); none (ω' = 1, s_i = 1) for llama
+ *     R[i][j] = o_i ‖w ∘ t_ij‖                             w, o_i: a norm read after the
+ *              residual (the FFN's RMSNorm: w its weight, o_i = 1 / rms(Σ_j t_ij)), or none
+ *              (w = 1, o_i = 1): the residual-aware map
+ * Σ_j t_ij is the residual after the attention block, and Σ_j o_i (w ∘ t_ij) what the FFN
+ * reads, exactly: the terms split the layer's real output by source token. With ω = w ∘ ω':
+ *     R[i][j]² = o_i² (s_i² a G^ω_j a + δ_ij (2 s_i a · c_i + ‖w ∘ x_i‖²)),
+ *     G^ω_j[h][h'] = Σ_e ω_e² f_h(x_j)[e] f_h'(x_j)[e],  c_i[h] = Σ_e ω_e w_e f_h(x_i)[e] x_i[e]. */
+
+/* G^ω (n, H, H), c (n, H) and ‖w ∘ x_j‖² (n) for one layer: @x (n, E) the residual entering
+ * it, @omega and @w (E) the weights above (NULL: all 1). Errors as sc_norm_values. */
+ScStatus sc_norm_residual_terms (const float *v, const float *wo, const ScNormDims *dims, int n,
+                                 const float *x, const double *omega, const double *w,
+                                 double *gram, double *cross, double *xx, ScError *err);
+
+/* The map R (n, n) from the layer's (H, n, n) weights @alpha and the terms of
+ * sc_norm_residual_terms; @row_scale (s_i) and @out_scale (o_i), (n) each, NULL: all 1.
+ * Errors: SC_ERR_INVALID_ARG (NULL arguments, a dimension < 1), SC_ERR_NOMEM. */
+ScStatus sc_norm_residual_map (const float *alpha, const double *gram, const double *cross,
+                               const double *xx, int n_heads, int n, const double *row_scale,
+                               const double *out_scale, float *out, ScError *err);
+
+/* The context-mixing ratio of a map (Kobayashi 2021): the mean over rows i = 1 .. n − 1 of
+ * Σ_{j ≠ i} @map[i][j] / Σ_j @map[i][j] — how much of what reaches token i comes from other
+ * tokens. Rows whose sum is 0 or not finite skipped; NaN when none is left. */
+double sc_norm_mix_ratio (const float *map, int n);
+
 #ifdef __cplusplus
 }
 #endif

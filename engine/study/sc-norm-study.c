@@ -16,7 +16,7 @@ sc_norm_maps_fit (int H, int n)
 {
   const int64_t tri = (int64_t) n * (n + 1) / 2;
 
-  return H >= 1 && n >= 1 && (H + 1) * tri <= (int64_t) SC_STORE_MAX_TOKENS;
+  return H >= 1 && n >= 1 && (H + SC_NORM_EXTRA_MAPS) * tri <= (int64_t) SC_STORE_MAX_TOKENS;
 }
 
 /* The store's positions hold H · n value norms. */
@@ -45,7 +45,7 @@ sc_norm_result_new (int L, int H, int n, int layer)
   r->layer_norm_first = malloc ((size_t) L * sizeof (double));
   r->vnorm = malloc ((size_t) H * n * sizeof (double));
   if (sc_norm_maps_fit (H, n))
-    r->maps = calloc ((size_t) (H + 1) * n * n, sizeof (float));
+    r->maps = calloc ((size_t) (H + SC_NORM_EXTRA_MAPS) * n * n, sizeof (float));
   if (r->weight_first == NULL || r->norm_first == NULL || r->vnorm_first == NULL
       || r->vnorm_rest == NULL || r->layer_weight_first == NULL || r->layer_norm_first == NULL
       || r->vnorm == NULL || (sc_norm_maps_fit (H, n) && r->maps == NULL))
@@ -59,6 +59,8 @@ sc_norm_result_new (int L, int H, int n, int layer)
     r->layer_weight_first[l] = r->layer_norm_first[l] = NAN;
   for (size_t i = 0; i < (size_t) H * n; i++)
     r->vnorm[i] = NAN;
+  for (int k = 0; k < 3; k++)
+    r->mix[k] = NAN;
   return r;
 }
 
@@ -81,7 +83,7 @@ sc_norm_result_free (ScNormResult *r)
 const float *
 sc_norm_result_map (const ScNormResult *r, int k)
 {
-  if (r == NULL || r->maps == NULL || k < 0 || k > r->n_heads)
+  if (r == NULL || r->maps == NULL || k < 0 || k >= r->n_heads + SC_NORM_EXTRA_MAPS)
     return NULL;
   return r->maps + (size_t) k * r->n_tokens * r->n_tokens;
 }
@@ -99,6 +101,9 @@ typedef struct {
   double *vnorm;              /* (H, n) */
   double *gram;               /* (n, H, H) */
   float *map;                 /* (n, n) scratch for a map not kept */
+  float *alpha;               /* (H, n, n): the chosen layer's weights, kept */
+  float *v;                   /* (n, KV): its values */
+  float *o;                   /* (n, Q): its attention output (what multiplies W_O) */
   ScStatus st;                /* the analysis' failure, said in err (sc_forward then says
                                * "cancelled" in its own) */
   ScError err;
@@ -124,6 +129,16 @@ norm_observe (void *user, int layer, int head, const float *probs, int n_q, int 
     return false; /* a full run always has n × n */
   if (probs != dst) /* not written into our buffer (a device backend) */
     memcpy (dst, probs, (size_t) n_q * n_k * sizeof *probs);
+  return true;
+}
+
+static bool
+norm_attn_output (void *user, int layer, const float *o, int n_q, int width)
+{
+  NormRun *nr = user;
+
+  if (layer == nr->r->layer && n_q == nr->n)
+    memcpy (nr->o, o, (size_t) n_q * width * sizeof *o);
   return true;
 }
 
@@ -169,11 +184,113 @@ norm_qkv (void *user, int layer, const float *q, const float *k, const float *v,
     if ((nr->st = sc_norm_layer_map (nr->probs, nr->gram, H, n, n, map, &nr->err)) != SC_OK)
       return false;
     r->layer_norm_first[layer] = sc_norm_first_share (map, n);
+    if (chosen)
+      r->mix[0] = sc_norm_mix_ratio (map, n);
     r->layer_weight_first[layer] = wsum / H;
   }
   if (chosen)
-    memcpy (r->vnorm, nr->vnorm, (size_t) H * n * sizeof *r->vnorm);
+    {
+      memcpy (r->vnorm, nr->vnorm, (size_t) H * n * sizeof *r->vnorm);
+      memcpy (nr->alpha, nr->probs, (size_t) H * plane * sizeof *nr->alpha);
+      memcpy (nr->v, v, (size_t) n * kv_width * sizeof *v);
+    }
   return sc_study_report (nr->ctx, (double) (layer + 1) / r->n_layers);
+}
+
+/* The chosen layer with its residual (sc-norm-attn.h, Kobayashi 2021), after the pass: x_i
+ * the kept residual entering it, A_i = W_O o_i the attention's sum; Gemma 3's post-attention
+ * norm (s_i = 1 / rms(A_i), weight ω') where the layer has one; y_i = x_i + s_i ω' ∘ A_i
+ * the residual after the block, o_i = 1 / rms(y_i) and w = ffn_norm for the map through
+ * the FFN's norm. The maps go to r->maps (H + 1, H + 2) when kept, the mixing ratios to
+ * r->mix. */
+static ScStatus
+norm_residual (ScSession *session, const ScModel *model, NormRun *nr, ScError *err)
+{
+  ScNormResult *r = nr->r;
+  const ScModelInfo *in = sc_model_info (model);
+  const ScLayerWeights *lw = &sc_model_weights (model)->layers[r->layer];
+  const int H = r->n_heads, n = r->n_tokens, E = (int) in->n_embd,
+            Q = (int) (in->n_heads * in->head_dim);
+  const size_t plane = (size_t) n * n;
+  const double eps = in->norm_eps;
+  float *x = malloc ((size_t) n * E * sizeof *x);
+  double *s = malloc ((size_t) n * sizeof *s), *os = malloc ((size_t) n * sizeof *os);
+  double *omega = malloc ((size_t) E * sizeof *omega), *w = malloc ((size_t) E * sizeof *w);
+  double *cross = malloc ((size_t) n * H * sizeof *cross), *xx = malloc ((size_t) n * sizeof *xx);
+  double *a = malloc ((size_t) E * sizeof *a);
+  float *map[2] = { NULL, NULL };
+  ScStatus st = SC_OK;
+
+  if (x == NULL || s == NULL || os == NULL || omega == NULL || w == NULL || cross == NULL
+      || xx == NULL || a == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "norm attention: out of memory for %d tokens", n);
+      goto out;
+    }
+  for (int i = 0; i < n && st == SC_OK; i++)
+    st = sc_session_residual (session, r->layer, i, x + (size_t) i * E, err);
+  if (st != SC_OK)
+    goto out;
+  /* 1. per row: A_i = W_O o_i, s_i, y_i and o_i */
+  for (int i = 0; i < n; i++)
+    {
+      const float *oi = nr->o + (size_t) i * Q;
+      double aa = 0.0, yy = 0.0;
+      for (int e = 0; e < E; e++)
+        {
+          const float *wo = lw->wo + (size_t) e * Q;
+          double acc = 0.0;
+          for (int k = 0; k < Q; k++)
+            acc += (double) wo[k] * oi[k];
+          a[e] = acc;
+          aa += acc * acc;
+        }
+      s[i] = lw->post_attn_norm != NULL ? 1.0 / sqrt (aa / E + eps) : 1.0;
+      for (int e = 0; e < E; e++)
+        {
+          const double ye = (double) x[(size_t) i * E + e]
+                            + s[i] * (lw->post_attn_norm != NULL ? lw->post_attn_norm[e] : 1.0)
+                                  * a[e];
+          yy += ye * ye;
+        }
+      os[i] = 1.0 / sqrt (yy / E + eps);
+    }
+  /* 2. the two maps: R (w = 1, o_i = 1), then through the FFN's norm */
+  for (int k = 0; k < 2; k++)
+    {
+      map[k] = r->maps != NULL ? r->maps + (size_t) (H + 1 + k) * plane
+                               : malloc (plane * sizeof (float));
+      if (map[k] == NULL)
+        {
+          st = sc_error_set (err, SC_ERR_NOMEM, "norm attention: out of memory for %d tokens",
+                             n);
+          goto out;
+        }
+      for (int e = 0; e < E; e++)
+        {
+          w[e] = k == 1 ? (double) lw->ffn_norm[e] : 1.0;
+          omega[e] = w[e] * (lw->post_attn_norm != NULL ? lw->post_attn_norm[e] : 1.0);
+        }
+      if ((st = sc_norm_residual_terms (nr->v, lw->wo, &nr->dims, n, x, omega, w, nr->gram,
+                                        cross, xx, err)) != SC_OK
+          || (st = sc_norm_residual_map (nr->alpha, nr->gram, cross, xx, H, n, s,
+                                         k == 1 ? os : NULL, map[k], err)) != SC_OK)
+        goto out;
+      r->mix[1 + k] = sc_norm_mix_ratio (map[k], n);
+    }
+out:
+  for (int k = 0; k < 2; k++)
+    if (r->maps == NULL)
+      free (map[k]);
+  free (x);
+  free (s);
+  free (os);
+  free (omega);
+  free (w);
+  free (cross);
+  free (xx);
+  free (a);
+  return st;
 }
 
 ScStatus
@@ -214,9 +331,12 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
   nr.vnorm = malloc ((size_t) H * n * sizeof *nr.vnorm);
   nr.gram = malloc ((size_t) n * H * H * sizeof *nr.gram);
   nr.map = malloc ((size_t) n * n * sizeof *nr.map);
+  nr.alpha = malloc ((size_t) H * n * n * sizeof *nr.alpha);
+  nr.v = malloc ((size_t) n * info->n_kv_heads * info->head_dim * sizeof *nr.v);
+  nr.o = malloc ((size_t) n * H * info->head_dim * sizeof *nr.o);
   logits = malloc ((size_t) info->n_vocab * sizeof *logits);
   if (nr.r == NULL || nr.probs == NULL || nr.vnorm == NULL || nr.gram == NULL
-      || nr.map == NULL || logits == NULL)
+      || nr.map == NULL || nr.alpha == NULL || nr.v == NULL || nr.o == NULL || logits == NULL)
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "norm attention: out of memory for %d tokens", n);
       goto out;
@@ -224,8 +344,10 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
   obs.observe = norm_observe;
   obs.layer_buffer = norm_layer_buffer;
   obs.qkv = norm_qkv;
+  obs.attn_output = norm_attn_output;
   obs.user = &nr;
   opt.observer = &obs;
+  opt.keep_residuals = true; /* x_i entering the chosen layer, for the residual's terms */
   st = sc_forward (session, ids, n, &opt, logits, err);
   if (nr.st != SC_OK) /* the analysis failed inside the observer: its error, not "cancelled" */
     {
@@ -233,7 +355,7 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
       if (err != NULL)
         *err = nr.err;
     }
-  if (st != SC_OK)
+  if (st != SC_OK || (st = norm_residual (session, model, &nr, err)) != SC_OK)
     goto out;
   nr.r->top1_clean = sc_logits_top1 (logits, (int) info->n_vocab);
   *out = nr.r;
@@ -244,6 +366,9 @@ out:
   free (nr.vnorm);
   free (nr.gram);
   free (nr.map);
+  free (nr.alpha);
+  free (nr.v);
+  free (nr.o);
   sc_norm_result_free (nr.r);
   return st;
 }
@@ -320,7 +445,7 @@ sc_norm_store (ScStore *store, const ScStoreModel *model, const char *params_jso
     }
   for (int i = 0; i < H * n; i++)
     TRY (sc_store_study_add_series (s, "vnorm", i, r->vnorm[i], err));
-  for (int k = 0; r->maps != NULL && k <= H; k++)
+  for (int k = 0; r->maps != NULL && k < H + SC_NORM_EXTRA_MAPS; k++)
     {
       const float *map = sc_norm_result_map (r, k);
       for (int i = 0; i < n; i++)
@@ -328,6 +453,8 @@ sc_norm_store (ScStore *store, const ScStoreModel *model, const char *params_jso
           TRY (sc_store_study_add_series (s, "maps", map_pos (k, n, i, j),
                                           map[(size_t) i * n + j], err));
     }
+  for (int k = 0; k < 3; k++)
+    TRY (sc_store_study_add_series (s, "mix", k, r->mix[k], err));
   TRY (sc_store_study_add_series (s, "n", 0, n, err));
   TRY (sc_store_study_add_series (s, "top1", 0, r->top1_clean, err));
 #undef TRY
@@ -361,6 +488,7 @@ sc_norm_load (ScStore *store, const ScModelInfo *info,
                          ln = { "layer-norm-first", 0.0, 1.0, true },
                          vn = { "vnorm", 0.0, 1e30, false }, mp = { "maps", 0.0, 1e30, false },
                          nn = { "n", 2.0, SC_STORE_MAX_TOKENS, false },
+                         mx = { "mix", 0.0, 1.0, true },
                          t1 = { "top1", 0.0, (double) info->n_vocab - 1, false };
   ScStoreStudyData *d = NULL;
   ScNormResult *r = NULL;
@@ -390,7 +518,11 @@ sc_norm_load (ScStore *store, const ScModelInfo *info,
   if (st == SC_OK)
     st = sc_study_check_series (d, &vn, H * n, err);
   if (st == SC_OK) /* the maps are there exactly when they fit */
-    st = sc_study_check_series (d, &mp, r->maps != NULL ? (H + 1) * n * (n + 1) / 2 : 0, err);
+    st = sc_study_check_series (d, &mp,
+                                r->maps != NULL ? (H + SC_NORM_EXTRA_MAPS) * n * (n + 1) / 2 : 0,
+                                err);
+  if (st == SC_OK)
+    st = sc_study_check_series (d, &mx, 3, err);
   if (st == SC_OK)
     st = sc_study_check_series (d, &nn, 1, err);
   if (st == SC_OK)
@@ -426,6 +558,8 @@ sc_norm_load (ScStore *store, const ScModelInfo *info,
         r->layer_norm_first[v->pos] = v->value;
       else if (strcmp (v->series, "vnorm") == 0)
         r->vnorm[v->pos] = v->value;
+      else if (strcmp (v->series, "mix") == 0)
+        r->mix[v->pos] = v->value;
       else if (strcmp (v->series, "maps") == 0)
         {
           /* pos = k·T + i(i+1)/2 + j, j <= i: back to (k, i, j) */

@@ -16,7 +16,14 @@
  * token but moves little through it (its value there is small).
  * For one chosen layer (params.layer; −1: the middle one, n_layers / 2) it keeps every
  * head's value norms vnorm[h][j] and, when they fit the store (sc_norm_maps_fit), the maps
- * themselves, raw (not renormalised): N_h for h = 0 .. H − 1, then the layer's N.
+ * themselves, raw (not renormalised): N_h for h = 0 .. H − 1, then the layer's N, then the
+ * two maps with the residual of Kobayashi et al. 2021 (sc-norm-attn.h): R, the residual
+ * after the attention block split by source token (‖t_ij‖, t_ij = A_ij + δ_ij x_i through
+ * Gemma 3's post-attention norm where the layer has one), and RN, the same through the
+ * FFN's RMSNorm (‖ffn_norm ∘ t_ij‖ / rms(Σ_j t_ij): what the FFN reads). Norms are frozen at
+ * each row's own scale, computed in double from the pass's float residual x_i and attention
+ * output. And the layer's context-mixing ratios (sc_norm_mix_ratio) of N, R and RN, whether
+ * or not the maps are kept.
  *
  * Gemma 3: f_h is taken before the post-attention RMSNorm (which scales each query row's
  * sum over heads and weighs its channels: not a per-head, per-token linear map), i.e. the
@@ -26,8 +33,9 @@
  * {"study":V,"run":R,"layer":L} (L resolved: never −1). Per head the metrics
  * "weight-first", "norm-first", "vnorm-first", "vnorm-rest"; the series
  * "layer-weight-first" and "layer-norm-first" (pos l), "vnorm" (pos h·n + j), "maps" (pos
- * k·T + i(i+1)/2 + j, k = 0 .. H, T = n(n+1)/2: the lower triangles; absent when the maps do
- * not fit), "n" (pos 0: the tokens) and "top1" (pos 0: the clean run's top-1).
+ * k·T + i(i+1)/2 + j, k = 0 .. H + 2, T = n(n+1)/2: the lower triangles; absent when the
+ * maps do not fit), "mix" (pos 0, 1, 2: N's, R's, RN's), "n" (pos 0: the tokens) and "top1"
+ * (pos 0: the clean run's top-1).
  *
  * Thread safety: one study per session at a time (the session's rule). Plain C, no GLib.
  */
@@ -50,6 +58,9 @@ extern "C" {
 /* Bumped whenever the definition above changes, so old stored studies are not reused. */
 #define SC_NORM_STUDY_VERSION 1
 
+/* The maps kept beyond the heads': N, R, RN (map indices n_heads, n_heads + 1, + 2). */
+#define SC_NORM_EXTRA_MAPS 3
+
 typedef struct {
   int layer; /* the layer whose value norms and maps are kept; −1: n_layers / 2 */
 } ScNormParams;
@@ -65,19 +76,21 @@ typedef struct {
   double *layer_weight_first; /* (n_layers) */
   double *layer_norm_first;   /* (n_layers) */
   double *vnorm;              /* (n_heads, n_tokens): the chosen layer's ‖f_h(x_j)‖ */
-  float *maps;                /* (n_heads + 1, n_tokens, n_tokens): the chosen layer's N_h,
-                               * then N, full squares (0 above the diagonal); NULL when
-                               * they do not fit the store */
+  double mix[3];              /* the chosen layer's context-mixing ratios of N, R, RN */
+  float *maps;                /* (n_heads + 3, n_tokens, n_tokens): the chosen layer's N_h,
+                               * then N, R, RN, full squares (0 above the diagonal); NULL
+                               * when they do not fit the store */
 } ScNormResult;
 
 /* Whether a study of @n_tokens tokens of a model with @n_heads heads keeps its maps: their
- * lower triangles, (n_heads + 1) · n(n+1)/2 values, within the store's positions
- * (SC_STORE_MAX_TOKENS: n <= 323 for 9 heads). */
+ * lower triangles, (n_heads + 3) · n(n+1)/2 values, within the store's positions
+ * (SC_STORE_MAX_TOKENS: n <= 295 for 9 heads). */
 bool sc_norm_maps_fit (int n_heads, int n_tokens);
 
 /* Norm-based attention of @ids (n_tokens >= 2) on @session (bound to @model). @progress
  * (may be NULL) is told each layer's end; false from it cancels. Errors: those of
- * sc_study_check_ids and sc_forward, SC_ERR_INVALID_ARG (the layer outside the model),
+ * sc_study_check_ids, sc_forward and sc_session_residual (the run keeps the session's
+ * residuals: they are replaced), SC_ERR_INVALID_ARG (the layer outside the model),
  * SC_ERR_RANGE (n_heads · n_tokens value norms past the store's positions), SC_ERR_NOMEM,
  * SC_ERR_CANCELLED. */
 ScStatus sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids,
@@ -89,8 +102,8 @@ ScStatus sc_norm_run (ScSession *session, const ScModel *model, const int32_t *i
 ScNormResult *sc_norm_result_new (int n_layers, int n_heads, int n_tokens, int layer);
 void sc_norm_result_free (ScNormResult *r); /* NULL is a no-op */
 
-/* Map k (0 .. n_heads − 1: head k's N_h; n_heads: the layer's N) of @r, (n, n) row-major;
- * NULL without maps or k out of range. */
+/* Map k of @r, (n, n) row-major: 0 .. n_heads − 1 head k's N_h; n_heads the layer's N;
+ * n_heads + 1 R; n_heads + 2 RN. NULL without maps or k out of range. */
 const float *sc_norm_result_map (const ScNormResult *r, int k);
 
 /* The params text into @buf: its length, or −1 when @buf is too small (64 bytes suffice)

@@ -20,6 +20,14 @@
  * 4. The first token's share: rows 1 .. n − 1 each divided by its sum; row 0 left out; a
  *    zero row skipped; NaN with no row left.
  * 5. Bad input refused: NULL, H not a multiple of H_kv, n < 1.
+ * 6. With the residual (Kobayashi 2021): test 1's heads, residual rows x_0 = (0, 0, 1),
+ *    x_1 = (1, 0, 0), weights head 0 [[1, 0], [.5, .5]], head 1 [[1, 0], [1, 0]].
+ *    R[0][0] = ‖f_0 + f_1 + x_0‖ = ‖(1, 6, 4)‖ = √53 (a G a = 46, 2 a · c = 2 · 3, ‖x‖² = 1);
+ *    R[1][0] = ‖.5 f_0 + f_1‖ = √34.25 (no residual off the diagonal); R[1][1] = ‖x_1‖ = 1
+ *    (its values are 0); R[0][1] = 0. Row scales s = (2, 1): R[0][0] = ‖(2, 12, 6) + x_0‖ =
+ *    √197; out scales (1, 0.5) halve row 1. Channel weights ω = w = (1, 0, 2):
+ *    ‖w ∘ (f_0 + f_1 + x_0)‖ = ‖(1, 0, 8)‖ = √65. Mixing ratio of [[5], [1, 3], [2, 2, 4]]:
+ *    rows 1, 2 give 1/4 and 1/2: 0.375.
  */
 #include <glib.h>
 #include <math.h>
@@ -159,6 +167,48 @@ test_bad_input (void)
   g_assert_cmpint (sc_norm_layer_map (&a, NULL, 1, 1, 1, &out, &err), ==, SC_ERR_INVALID_ARG);
 }
 
+static void
+test_residual (void)
+{
+  const ScNormDims dm = { .n_heads = 2, .n_kv_heads = 1, .head_dim = 2, .n_embd = 3 };
+  const float x[6] = { 0, 0, 1, 1, 0, 0 };
+  const float alpha[8] = { 1, 0, 0.5f, 0.5f, /* head 0 */ 1, 0, 1, 0 /* head 1 */ };
+  const double s[2] = { 2, 1 }, o[2] = { 1, 0.5 }, wt[3] = { 1, 0, 2 };
+  double g[8], c[4], xx[2];
+  float R[4];
+  ScError err = { 0 };
+
+  g_assert_cmpint (sc_norm_residual_terms (V, WO, &dm, 2, x, NULL, NULL, g, c, xx, &err), ==,
+                   SC_OK);
+  g_assert_cmpfloat_with_epsilon (g[1], 8.0, 1e-14);
+  g_assert_cmpfloat_with_epsilon (c[0], 0.0, 1e-15); /* f_0(x_0) · x_0 */
+  g_assert_cmpfloat_with_epsilon (c[1], 3.0, 1e-15); /* f_1(x_0) · x_0 */
+  g_assert_cmpfloat (xx[0], ==, 1.0);
+  g_assert_cmpint (sc_norm_residual_map (alpha, g, c, xx, 2, 2, NULL, NULL, R, &err), ==,
+                   SC_OK);
+  g_assert_cmpfloat_with_epsilon (R[0], sqrt (53.0), 1e-5);
+  g_assert_cmpfloat (R[1], ==, 0.0f);
+  g_assert_cmpfloat_with_epsilon (R[2], sqrt (34.25), 1e-5);
+  g_assert_cmpfloat_with_epsilon (R[3], 1.0, 1e-6);
+  g_assert_cmpint (sc_norm_residual_map (alpha, g, c, xx, 2, 2, s, o, R, &err), ==, SC_OK);
+  g_assert_cmpfloat_with_epsilon (R[0], sqrt (197.0), 1e-5);
+  g_assert_cmpfloat_with_epsilon (R[2], 0.5 * sqrt (34.25), 1e-5);
+  g_assert_cmpfloat_with_epsilon (R[3], 0.5, 1e-6);
+  g_assert_cmpint (sc_norm_residual_terms (V, WO, &dm, 2, x, wt, wt, g, c, xx, &err), ==,
+                   SC_OK);
+  g_assert_cmpint (sc_norm_residual_map (alpha, g, c, xx, 2, 2, NULL, NULL, R, &err), ==,
+                   SC_OK);
+  g_assert_cmpfloat_with_epsilon (R[0], sqrt (65.0), 1e-5);
+  /* refused: no residual */
+  g_assert_cmpint (sc_norm_residual_terms (V, WO, &dm, 2, NULL, NULL, NULL, g, c, xx, &err),
+                   ==, SC_ERR_INVALID_ARG);
+  {
+    const float m[9] = { 5, 0, 0, 1, 3, 0, 2, 2, 4 };
+    g_assert_cmpfloat_with_epsilon (sc_norm_mix_ratio (m, 3), 0.375, 1e-15);
+    g_assert_true (isnan (sc_norm_mix_ratio (m, 1)));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -168,5 +218,6 @@ main (int argc, char **argv)
   g_test_add_func ("/norm-attn/layer-map", test_layer_map);
   g_test_add_func ("/norm-attn/first-share", test_first_share);
   g_test_add_func ("/norm-attn/bad-input", test_bad_input);
+  g_test_add_func ("/norm-attn/residual", test_residual);
   return g_test_run ();
 }

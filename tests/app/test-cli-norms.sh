@@ -7,8 +7,8 @@
 #     --head, the head's);
 #   - --json against the float64 oracle of tests/reference/norm_ref.py: the middle layer's
 #     value norms and every map, every head's and layer's first-token summaries, within the
-#     cpu bound of test-norm-reference.c (5e-4 + 5e-4 |ref|); and the layer-0 study (--layer
-#     0) likewise;
+#     cpu bound of test-norm-reference.c (5e-4 + 5e-4 |ref|), the maps with the residual and
+#     the mixing ratios too; and the layer-0 study (--layer 0) likewise;
 #   - `study norms` prints the same study (one outputs file);
 #   - refused with a message: a head or layer outside the model, a one-token run.
 # Usage: test-cli-norms.sh PATH/TO/saccade   (fails without the default model or Python:
@@ -36,6 +36,7 @@ check gap-table "$tmp/t1" "largest weight-norm gap on token 0"
 check gap-row "$tmp/t1" "^  L23.H1 "
 check value-norms "$tmp/t1" "^layer 15's value norms"
 check layer-map "$tmp/t1" "^layer 15's map N\[i\]\[j\]"
+check mixing "$tmp/t1" "^  attention alone 0.867, with the residual 0.218, through the FFN's norm 0.326"
 "$saccade" norms 1 --db "$db" --head 3 > "$tmp/t2" 2>&1
 check reused "$tmp/t2" "^reused study 1 from"
 check head-map "$tmp/t2" "^L15.H3's map"
@@ -64,6 +65,10 @@ for path in sys.argv[2:]:
     for i in range(n):
         for j in range(n):
             close("N", d["maps"]["layer"][i][j], rec["layer_map"][i][j])
+            close("R", d["maps"]["residual"][i][j], rec["res_map"][i][j])
+            close("RN", d["maps"]["residual_norm"][i][j], rec["resnorm_map"][i][j])
+    for k, name in enumerate(("attention", "residual", "residual_norm")):
+        close("mix " + name, d["mix"][name], rec["mix"][k])
     for got, want in zip(d["heads"], ref["heads"]):
         assert (got["layer"], got["head"]) == (want["layer"], want["head"])
         for k in ("weight_first", "norm_first", "vnorm_first", "vnorm_rest"):

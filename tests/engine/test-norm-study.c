@@ -5,7 +5,8 @@
  * heads 2, 3 KV head 1), head_dim 4 of which RoPE turns only dims 0, 1 (n_rot 2), the byte
  * vocabulary of sc-test-gguf (<s> = 264), attention norm weights 1, an MLP of zeros.
  * Embeddings: <s> is e_1 (so x̂ = x / sqrt(1/8 + eps): x̂[1] = cB = 2.83); every other token
- * t is e_0 + e_{2 + t mod 6} (x̂[0] = c0 = 2.00). What the heads do:
+ * t is e_0 + e_{6 + t mod 2} (x̂[0] = c0 = 2.00); the FFN's norm weights are 2. What the
+ * heads do:
  *   head 0  the sink: q reads x̂[0] (dim 2, unrotated), KV 0's k reads x̂[1] (dim 2), each
  *           times A = sqrt(40 / (scale · c0 · cB)), so a query at i >= 1 scores 40 on <s> and
  *           0 elsewhere: α[i][0] = 1 − O(i e^-40);
@@ -23,12 +24,18 @@
  *   head 1       weight on <s> mean_i 1/(i+1), its share exactly 0;
  *   head 2       share at row i: 3 cB / (3 cB + i c0), averaged over i = 1 .. n − 1;
  *   head 3       no norm at all: its share is NaN (every row sums to 0);
- *   layer        N[i][j] = sqrt (Σ_h N_h[i][j]²) (orthogonal heads): on <s>, head 2's alone.
+ *   layer        N[i][j] = sqrt (Σ_h N_h[i][j]²) (orthogonal heads): on <s>, head 2's alone;
+ *   residual     the embeddings lie in e_0, e_1, e_6, e_7, orthogonal to what the heads write:
+ *                R[i][j] = N[i][j] off the diagonal, sqrt (N[i][i]² + ‖x_i‖²) on it (‖x_i‖ =
+ *                1 for <s>, √2 for a token); through the FFN's norm (weights 2),
+ *                RN[i][j] = 2 R[i][j] / rms(y_i), y_i = x_i + Σ_j A_ij, whose parts are
+ *                orthogonal too: ‖Σ_j A_ij‖² = 5 c0² (i/(i+1))² + 9 cB² / (i+1)² (head 0's
+ *                e^-40 left out); the mixing ratios of N, R and RN from those maps.
  * The study must give these, its maps and its summaries; stored and read back through the
  * kind, the same numbers; a tampered weight, a missing map cell, maps where none fit and a
  * layer other than the params' refused; bad input refused. A run too long for the maps
- * (460 tokens, 5 maps of 460·461/2 cells past the store's 2^19 positions) keeps the
- * summaries and value norms and no maps, and reads back so.
+ * (460 tokens, 7 maps of 460·461/2 cells past the store's 2^19 positions) keeps the
+ * summaries, value norms and mixing ratios and no maps, and reads back so.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -36,6 +43,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "engine/analysis/sc-norm-attn.h"
 #include "engine/backend/sc-backend.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
@@ -76,7 +84,7 @@ sink_model (void)
   ScTestGguf *g = sc_test_gguf_new (3);
   const double scale = 1.0 / sqrt ((double) D);
   const float a = (float) sqrt (40.0 / (scale * c0 () * cB ()));
-  float emb[VOCAB * E] = { 0 }, ones[E], wq[H * D * E] = { 0 }, wk[HKV * D * E] = { 0 },
+  float emb[VOCAB * E] = { 0 }, ones[E], twos[E], wq[H * D * E] = { 0 }, wk[HKV * D * E] = { 0 },
         wv[HKV * D * E] = { 0 }, wo[E * H * D] = { 0 }, ffn[F * E] = { 0 };
   GBytes *out;
 
@@ -99,10 +107,10 @@ sink_model (void)
     else
       {
         emb[t * E + 0] = 1.0f;
-        emb[t * E + 2 + t % 6] = 1.0f;
+        emb[t * E + 6 + t % 2] = 1.0f; /* away from e_2 .. e_5, where the heads write */
       }
   for (int e = 0; e < E; e++)
-    ones[e] = 1.0f;
+    ones[e] = 1.0f, twos[e] = 2.0f;
   /* rows are outputs, columns inputs ([out][in]) */
   wq[(0 * D + 2) * E + 0] = a;   /* head 0's query dim 2 reads x̂[0] */
   wk[(0 * D + 2) * E + 1] = a;   /* KV 0's key dim 2 reads x̂[1] */
@@ -120,7 +128,7 @@ sink_model (void)
   add (g, "blk.0.attn_k.weight", E, HKV * D, wk);
   add (g, "blk.0.attn_v.weight", E, HKV * D, wv);
   add (g, "blk.0.attn_output.weight", H * D, E, wo);
-  add (g, "blk.0.ffn_norm.weight", E, 1, ones);
+  add (g, "blk.0.ffn_norm.weight", E, 1, twos);
   add (g, "blk.0.ffn_gate.weight", E, F, ffn);
   add (g, "blk.0.ffn_up.weight", E, F, ffn);
   add (g, "blk.0.ffn_down.weight", F, E, ffn);
@@ -237,6 +245,8 @@ check_known (const ScNormResult *r, int n)
       lshare += first / (first + rest);
     }
   g_assert_true (REL (r->layer_norm_first[0], lshare / (n - 1)));
+  for (int k = 0; k < 3; k++)
+    g_assert_true (r->mix[k] > 0.0 && r->mix[k] < 1.0);
   if (r->maps == NULL)
     return;
   for (int i = 0; i < n; i++)
@@ -254,6 +264,33 @@ check_known (const ScNormResult *r, int n)
           g_error ("layer map [%d][%d] %.9g, orthogonal heads give %.9g", i, j,
                    sc_norm_result_map (r, H)[i * n + j], sqrt (sq));
       }
+  /* the residual: R and RN by construction, and the mixing ratios */
+  {
+    const float *N = sc_norm_result_map (r, H), *R = sc_norm_result_map (r, H + 1),
+                *RN = sc_norm_result_map (r, H + 2);
+    g_autofree float *want = g_new (float, (gsize) n * n);
+    g_autofree float *want_n = g_new (float, (gsize) n * n);
+    for (int i = 0; i < n; i++)
+      {
+        const double xx = i == 0 ? 1.0 : 2.0, f = (double) i / (i + 1);
+        const double aa = 5 * C0 * C0 * f * f + 9 * CB * CB / ((i + 1.0) * (i + 1.0));
+        const double rms = sqrt ((xx + aa) / E + EPS);
+        for (int j = 0; j < n; j++)
+          {
+            const double nij = N[i * n + j];
+            const double rij = j == i ? sqrt (nij * nij + xx) : nij;
+            want[i * n + j] = (float) rij;
+            want_n[i * n + j] = (float) (2 * rij / rms);
+            if (!REL (R[i * n + j], rij) || !REL (RN[i * n + j], 2 * rij / rms))
+              g_error ("R/RN [%d][%d]: %.9g, %.9g; by construction %.9g, %.9g", i, j,
+                       R[i * n + j], RN[i * n + j], rij, 2 * rij / rms);
+          }
+      }
+    g_assert_true (REL (r->mix[0], sc_norm_mix_ratio (N, n)));
+    g_assert_true (REL (r->mix[1], sc_norm_mix_ratio (want, n)));
+    g_assert_true (REL (r->mix[2], sc_norm_mix_ratio (want_n, n)));
+    g_assert_cmpfloat (r->mix[1], <, r->mix[0]); /* the residual keeps a token to itself */
+  }
   /* a head map is its weight times the norm: head 1 at (i, j) = 2 c0 / (i + 1) */
   g_assert_true (REL (sc_norm_result_map (r, 1)[3 * n + 2], 2 * C0 / 4));
   g_assert_true (REL (sc_norm_result_map (r, 2)[3 * n + 0], 3 * CB / 4));
@@ -302,12 +339,15 @@ assert_same (const ScNormResult *a, const ScNormResult *b)
   g_assert_cmpmem (b->vnorm_rest, LH * sizeof (double), a->vnorm_rest, LH * sizeof (double));
   g_assert_cmpmem (b->layer_norm_first, a->n_layers * sizeof (double), a->layer_norm_first,
                    a->n_layers * sizeof (double));
+  g_assert_cmpmem (b->mix, sizeof a->mix, a->mix, sizeof a->mix);
   g_assert_cmpmem (b->vnorm, (size_t) a->n_heads * a->n_tokens * sizeof (double), a->vnorm,
                    (size_t) a->n_heads * a->n_tokens * sizeof (double));
   g_assert_true ((a->maps == NULL) == (b->maps == NULL));
   if (a->maps != NULL)
-    g_assert_cmpmem (b->maps, (size_t) (a->n_heads + 1) * a->n_tokens * a->n_tokens * 4,
-                     a->maps, (size_t) (a->n_heads + 1) * a->n_tokens * a->n_tokens * 4);
+    g_assert_cmpmem (b->maps,
+                     (size_t) (a->n_heads + SC_NORM_EXTRA_MAPS) * a->n_tokens * a->n_tokens * 4,
+                     a->maps,
+                     (size_t) (a->n_heads + SC_NORM_EXTRA_MAPS) * a->n_tokens * a->n_tokens * 4);
 }
 
 static void
@@ -430,10 +470,11 @@ test_long_no_maps (void)
     NULL,
   };
 
-  g_assert_true (sc_norm_maps_fit (9, 323));
-  g_assert_false (sc_norm_maps_fit (9, 324));
-  g_assert_true (sc_norm_maps_fit (H, 457));
-  g_assert_false (sc_norm_maps_fit (H, 460));
+  /* (H + 3) n(n+1)/2 <= 2^19 */
+  g_assert_true (sc_norm_maps_fit (9, 295));
+  g_assert_false (sc_norm_maps_fit (9, 296));
+  g_assert_true (sc_norm_maps_fit (H, 386));
+  g_assert_false (sc_norm_maps_fit (H, 387));
   roundtrip (460, tampers);
 }
 

@@ -14,16 +14,25 @@ implemented here without the C code):
              before the norm (computed here as that sum of n_embd-vectors, not through the
              heads' Gram matrix as the C code does)
   maps are raw (rows not renormalised).
+  With the residual (Kobayashi et al. 2021, as engine/analysis/sc-norm-attn.h applies it to a
+  pre-norm llama): x_i the residual entering the layer, A_ij = sum_h alpha_h[i][j] f_h(x_j),
+  t_ij = A_ij + delta_ij x_i (sum_j t_ij = the residual after the attention block, x_mid);
+  res_map R[i][j] = ||t_ij||; resnorm_map RN[i][j] = ||ffn_norm * t_ij|| / rms(x_mid_i)
+  (rms with the model's eps; sum_j of those vectors = the FFN's input). mix = the
+  context-mixing ratio, mean over rows i >= 1 of sum_{j != i} M[i][j] / sum_j M[i][j], of
+  the layer map N, of R and of RN.
   Summaries over the query rows i = 1 .. n-1 (row 0 sees only token 0):
   weight_first = mean_i alpha_h[i][0]; norm_first = mean_i N_h[i][0] / sum_j N_h[i][j];
   vnorm_first = vnorm[h][0]; vnorm_rest = mean_{j>=1} vnorm[h][j]; per layer
   layer_weight_first = mean_h weight_first, layer_norm_first = mean_i N[i][0] / sum_j N[i][j].
 Case: the clean prompt of patch-fixture.json's first pair ("When Mary and John went to the
 store, John gave a drink to", 14 tokens, no BOS, its ids as stored there); the value norms
-and every map (each head's and the layer's) of the middle layer (n_layer // 2 = 15) and of
-layer 0, and the summaries of every head of every layer.
+and every map (each head's, the layer's, R and RN) and the mixing ratios of the middle
+layer (n_layer // 2 = 15) and of layer 0, and the summaries of every head of every layer.
 
 Self-checks (asserted): this script's weights equal attention_ref.Model.forward's (< 1e-12);
+the residual's terms add up to x_mid and, through the FFN's norm, to the FFN's input
+(< 1e-9);
 each head map's row equals alpha times the norms; the layer map is at most the sum of the
 head maps (the triangle inequality) and equals it for a single head.
 
@@ -47,7 +56,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def forward_values(m, ids):
-    """Each layer's attention weights (H, T, T) and the f_h(x_j) vectors (T, H, E)."""
+    """Each layer's attention weights (H, T, T), the f_h(x_j) vectors (T, H, E), the
+    residual entering it (T, E), the residual after its attention block and the FFN's
+    input rmsnorm(x_mid) * ffn_norm (both (T, E)) and the ffn_norm weights."""
     W = m.W
     T = len(ids)
     pos = np.arange(T)
@@ -76,9 +87,10 @@ def forward_values(m, ids):
             P[hq] = e / e.sum(axis=1, keepdims=True)
             o[:, hq, :] = P[hq] @ v[:, hk, :]
             f[:, hq, :] = v[:, hk, :] @ wo[:, hq * d:(hq + 1) * d].T
-        out.append((P, f))
+        x_in = x
         x = x + o.reshape(T, -1) @ wo.T
         hh = m.rms(x, W[p + "ffn_norm.weight"])
+        out.append((P, f, x_in, x.copy(), hh.copy(), W[p + "ffn_norm.weight"]))
         g = hh @ W[p + "ffn_gate.weight"].T
         u = hh @ W[p + "ffn_up.weight"].T
         x = x + ((g / (1.0 + np.exp(-g))) * u) @ W[p + "ffn_down.weight"].T
@@ -88,6 +100,22 @@ def forward_values(m, ids):
 def first_share(M):
     """mean over rows i >= 1 of M[i, 0] / sum_j M[i, j]"""
     return float(np.mean(M[1:, 0] / M[1:].sum(axis=1)))
+
+
+def mix_ratio(M):
+    s = M[1:].sum(axis=1)
+    return float(np.mean((s - np.diag(M)[1:]) / s))
+
+
+def residual_maps(m, P, f, x_in, x_mid, ffn_in, g):
+    T = P.shape[1]
+    t = np.einsum("hij,jhe->ije", P, f)       # A_ij
+    t[np.arange(T), np.arange(T)] += x_in     # + delta_ij x_i
+    assert np.max(np.abs(t.sum(axis=1) - x_mid)) < 1e-9   # the terms add up to x_mid
+    rms = np.sqrt((x_mid * x_mid).mean(-1) + m.eps)
+    z = t * g[None, None, :] / rms[:, None, None]
+    assert np.max(np.abs(z.sum(axis=1) - ffn_in)) < 1e-9  # ... and to the FFN's input
+    return np.linalg.norm(t, axis=2), np.linalg.norm(z, axis=2)
 
 
 def layer_record(P, f):
@@ -114,11 +142,11 @@ def main():
     T = len(ids)
     layers = forward_values(m, ids)
     probs, _, _ = m.forward(ids)
-    for l, (P, _) in enumerate(layers):
-        assert np.max(np.abs(P - probs[l])) < 1e-12, l
+    for l, rec in enumerate(layers):
+        assert np.max(np.abs(rec[0] - probs[l])) < 1e-12, l
     heads, layer_sums, kept = [], [], []
     mid = m.n_layer // 2
-    for l, (P, f) in enumerate(layers):
+    for l, (P, f, x_in, x_mid, ffn_in, g) in enumerate(layers):
         vnorm, head_maps, layer_map = layer_record(P, f)
         wf = []
         for h in range(m.n_head):
@@ -131,8 +159,11 @@ def main():
         layer_sums.append({"layer": l, "layer_weight_first": float(np.mean(wf)),
                            "layer_norm_first": first_share(layer_map)})
         if l in (0, mid):
+            R, RN = residual_maps(m, P, f, x_in, x_mid, ffn_in, g)
             kept.append({"layer": l, "vnorm": vnorm.tolist(),
-                         "head_maps": head_maps.tolist(), "layer_map": layer_map.tolist()})
+                         "head_maps": head_maps.tolist(), "layer_map": layer_map.tolist(),
+                         "res_map": R.tolist(), "resnorm_map": RN.tolist(),
+                         "mix": [mix_ratio(layer_map), mix_ratio(R), mix_ratio(RN)]})
     import importlib.metadata as md
     json.dump({"format": "saccade-norm-fixture/1", "generator": "tests/reference/norm_ref.py",
                "model_file": os.path.basename(path),
@@ -149,6 +180,9 @@ def main():
         print("L%d.H%d weight on token 0 %.3f, norm share %.3f, ||f(x_0)|| %.3f vs rest %.3f"
               % (r["layer"], r["head"], r["weight_first"], r["norm_first"], r["vnorm_first"],
                  r["vnorm_rest"]))
+    for k in kept:
+        print("layer %d mixing ratio: N %.3f, with the residual %.3f, through the norm %.3f"
+              % ((k["layer"],) + tuple(k["mix"])))
 
 
 if __name__ == "__main__":

@@ -37,8 +37,11 @@ norms_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_int (b, "layer", r->layer);
   /* what the numbers are (docs/metrics.md, "Norm-based attention") */
   saccade_json_string (b, "definition", "f_h(x_j) = W_O^h v_j; N_h[i][j] = alpha_h[i][j] "
-                       "||f_h(x_j)||; N[i][j] = ||sum_h alpha_h[i][j] f_h(x_j)||; maps raw "
-                       "(rows not renormalised); *_first over rows i >= 1");
+                       "||f_h(x_j)||; N[i][j] = ||sum_h alpha_h[i][j] f_h(x_j)||; residual: "
+                       "||t_ij||, t_ij = sum_h alpha_h[i][j] f_h(x_j) + [i == j] x_i (through "
+                       "a post-attention norm where the layer has one); residual_norm: "
+                       "||ffn_norm * t_ij|| / rms(sum_j t_ij); maps raw (rows not "
+                       "renormalised); *_first and mix over rows i >= 1");
   saccade_json_begin_array (b, "heads");
   for (int l = 0; l < L; l++)
     for (int h = 0; h < H; h++)
@@ -64,7 +67,12 @@ norms_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  /* the chosen layer: (H, n) value norms, then its maps */
+  /* the chosen layer: its context-mixing ratios, (H, n) value norms, then its maps */
+  saccade_json_begin_object (b, "mix");
+  saccade_json_double (b, "attention", r->mix[0]);
+  saccade_json_double (b, "residual", r->mix[1]);
+  saccade_json_double (b, "residual_norm", r->mix[2]);
+  json_builder_end_object (b);
   saccade_json_matrix (b, "value_norms", r->vnorm, (gsize) H, (gsize) n);
   if (r->maps == NULL)
     {
@@ -79,6 +87,10 @@ norms_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   json_builder_end_array (b);
   json_builder_set_member_name (b, "layer");
   json_add_map (b, sc_norm_result_map (r, H), n);
+  json_builder_set_member_name (b, "residual");
+  json_add_map (b, sc_norm_result_map (r, H + 1), n);
+  json_builder_set_member_name (b, "residual_norm");
+  json_add_map (b, sc_norm_result_map (r, H + 2), n);
   json_builder_end_object (b);
 }
 
@@ -184,6 +196,10 @@ norms_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
     }
   if (n > TEXT_MAX_TOKENS)
     g_string_append_printf (out, "  (%d more tokens: --json)\n", n - TEXT_MAX_TOKENS);
+  g_string_append_printf (out, "\nlayer %d's context-mixing ratio (mean over rows i >= 1 of "
+                               "what comes from tokens j != i):\n  attention alone %.3f, with "
+                               "the residual %.3f, through the FFN's norm %.3f (Kobayashi "
+                               "2021)\n", r->layer, r->mix[0], r->mix[1], r->mix[2]);
   saccade_norms_text_map (out, r, labels, -1);
 }
 
