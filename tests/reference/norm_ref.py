@@ -36,10 +36,21 @@ the residual's terms add up to x_mid and, through the FFN's norm, to the FFN's i
 each head map's row equals alpha times the norms; the layer map is at most the sum of the
 head maps (the triangle inequality) and equals it for a single head.
 
+Gemma 3 (--gemma): the same on gemma3_ref.py's independent numpy Gemma 3 for Gemma 3 270M
+(data/models/gemma-3-270m-q4_k_m.gguf) and the same sentence with its <bos> (GEMMA_IDS, from
+Saccade's Gemma tokenizer, which tests/engine/test-gemma-tokenizer.c checks against
+llama.cpp), layers 0 and 9 (the middle; a local layer, its window far longer than the
+sentence). v after W_V (Gemma 3 has no value norm); f_h(x_j) = W_O^h v_j before the
+post-attention RMSNorm; with the residual, that norm frozen at row i's scale:
+t_ij = post_attention_norm * A_ij / rms(sum_j A_ij) + delta_ij x_i. Writes
+norm-fixture-gemma3.json.
+
 How to rerun
     pip install gguf==0.19.0 numpy==2.4.6
     python3 tests/reference/norm_ref.py [MODEL.gguf]
-Writes norm-fixture.json next to itself (~30 s: one forward pass plus loading).
+    python3 tests/reference/norm_ref.py --gemma [GEMMA.gguf]
+Writes norm-fixture.json next to itself (~6 s: one forward pass plus loading), or
+norm-fixture-gemma3.json (~20 s).
 """
 import hashlib
 import json
@@ -185,5 +196,119 @@ def main():
               % ((k["layer"],) + tuple(k["mix"])))
 
 
+GEMMA_IDS = [2, 4420, 8712, 532, 3415, 3939, 531, 506, 4762, 236764, 3415, 5877, 496, 6092,
+             531]
+
+
+def gemma_layers(m, ids):
+    """As forward_values, for gemma3_ref.Gemma3 (its forward loop restated to expose v), and
+    each layer's post-attention norm weights: (P, f, x_in, x_mid, ffn_in, g_ffn, g_post)."""
+    W = m.W
+    n = len(ids)
+    x = m.E[np.asarray(ids)].astype(np.float64) * np.sqrt(m.n_embd)
+    H, D, G = m.n_head, m.head_dim, m.n_head // m.n_kv
+    out = []
+    for l in range(m.n_layer):
+        b = "blk.%d." % l
+        h = m.rms(x, W[b + "attn_norm.weight"])
+        q = (h @ W[b + "attn_q.weight"].T).reshape(n, H, D)
+        k = (h @ W[b + "attn_k.weight"].T).reshape(n, m.n_kv, D)
+        v = (h @ W[b + "attn_v.weight"].T).reshape(n, m.n_kv, D)
+        q = m.rms(q, W[b + "attn_q_norm.weight"])
+        k = m.rms(k, W[b + "attn_k_norm.weight"])
+        base = m.rope_base_local if m.local[l] else m.rope_base
+        q = m.rope(q, base) * m.q_scale
+        k = m.rope(k, base)
+        keep = m.mask(n, l)
+        wo = W[b + "attn_output.weight"]
+        P = np.empty((H, n, n))
+        o = np.empty((n, H, D))
+        f = np.empty((n, H, m.n_embd))
+        for hh in range(H):
+            kv = hh // G
+            sc = np.where(keep, q[:, hh, :] @ k[:, kv, :].T, -np.inf)
+            e = np.exp(sc - sc.max(-1, keepdims=True))
+            e[~keep] = 0.0
+            P[hh] = e / e.sum(-1, keepdims=True)
+            o[:, hh, :] = P[hh] @ v[:, kv, :]
+            f[:, hh, :] = v[:, kv, :] @ wo[:, hh * D:(hh + 1) * D].T
+        x_in = x
+        a = o.reshape(n, H * D) @ wo.T
+        x = x + m.rms(a, W[b + "post_attention_norm.weight"])
+        hh_ = m.rms(x, W[b + "ffn_norm.weight"])
+        out.append((P, f, x_in, x.copy(), hh_, W[b + "ffn_norm.weight"],
+                    W[b + "post_attention_norm.weight"]))
+        g = m.gelu_tanh(hh_ @ W[b + "ffn_gate.weight"].T) * (hh_ @ W[b + "ffn_up.weight"].T)
+        x = x + m.rms(g @ W[b + "ffn_down.weight"].T, W[b + "post_ffw_norm.weight"])
+    return out
+
+
+def gemma_residual_maps(m, P, f, x_in, x_mid, ffn_in, g, gp):
+    T = P.shape[1]
+    A = np.einsum("hij,jhe->ije", P, f)                       # A_ij
+    r = np.sqrt((A.sum(axis=1) ** 2).mean(-1) + m.eps)        # rms(sum_j A_ij) per row
+    t = A * gp[None, None, :] / r[:, None, None]
+    t[np.arange(T), np.arange(T)] += x_in
+    assert np.max(np.abs(t.sum(axis=1) - x_mid)) < 1e-7 * (1 + np.abs(x_mid).max())
+    rms = np.sqrt((x_mid * x_mid).mean(-1) + m.eps)
+    z = t * g[None, None, :] / rms[:, None, None]
+    assert np.max(np.abs(z.sum(axis=1) - ffn_in)) < 1e-9 * (1 + np.abs(ffn_in).max())
+    return np.linalg.norm(t, axis=2), np.linalg.norm(z, axis=2)
+
+
+def gemma_main(path):
+    import gemma3_ref as gr  # the independent numpy Gemma 3 (not modified)
+    t0 = time.time()
+    m = gr.Gemma3(path)
+    ids = GEMMA_IDS
+    layers = gemma_layers(m, ids)
+    probs, _, _ = m.forward(ids)
+    for l, rec in enumerate(layers):
+        assert np.max(np.abs(rec[0] - probs[l])) < 1e-12, l
+    heads, layer_sums, kept = [], [], []
+    mid = m.n_layer // 2
+    for l, (P, f, x_in, x_mid, ffn_in, g, gp) in enumerate(layers):
+        vnorm, head_maps, layer_map = layer_record(P, f)
+        wf = []
+        for h in range(m.n_head):
+            w = float(np.mean(P[h, 1:, 0]))
+            wf.append(w)
+            heads.append({"layer": l, "head": h, "weight_first": w,
+                          "norm_first": first_share(head_maps[h]),
+                          "vnorm_first": float(vnorm[h, 0]),
+                          "vnorm_rest": float(np.mean(vnorm[h, 1:]))})
+        layer_sums.append({"layer": l, "layer_weight_first": float(np.mean(wf)),
+                           "layer_norm_first": first_share(layer_map)})
+        if l in (0, mid):
+            R, RN = gemma_residual_maps(m, P, f, x_in, x_mid, ffn_in, g, gp)
+            kept.append({"layer": l, "vnorm": vnorm.tolist(),
+                         "head_maps": head_maps.tolist(), "layer_map": layer_map.tolist(),
+                         "res_map": R.tolist(), "resnorm_map": RN.tolist(),
+                         "mix": [mix_ratio(layer_map), mix_ratio(R), mix_ratio(RN)]})
+    import importlib.metadata as md
+    json.dump({"format": "saccade-norm-fixture/1", "generator":
+               "tests/reference/norm_ref.py --gemma", "model_file": os.path.basename(path),
+               "model_sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+               "gguf_version": md.version("gguf"), "numpy_version": np.__version__,
+               "definitions": __doc__.split("Self-checks")[0].strip(),
+               "text": "When Mary and John went to the store, John gave a drink to",
+               "ids": ids, "n_tokens": len(ids), "n_layers": m.n_layer, "n_heads": m.n_head,
+               "middle_layer": mid, "runtime_s": time.time() - t0, "layers": kept,
+               "heads": heads, "layer_summaries": layer_sums},
+              open(os.path.join(HERE, "norm-fixture-gemma3.json"), "w"), indent=1)
+    for k in kept:
+        print("layer %d mixing ratio: N %.3f, with the residual %.3f, through the norm %.3f"
+              % ((k["layer"],) + tuple(k["mix"])))
+    for r in sorted(heads, key=lambda r: r["norm_first"] - r["weight_first"])[:5]:
+        print("L%d.H%d weight on <bos> %.3f, norm share %.3f, ||f(x_0)|| %.3f vs rest %.3f"
+              % (r["layer"], r["head"], r["weight_first"], r["norm_first"], r["vnorm_first"],
+                 r["vnorm_rest"]))
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--gemma":
+        gemma_main(sys.argv[2] if len(sys.argv) > 2 else
+                   os.path.join(HERE, "..", "..", "data", "models",
+                                "gemma-3-270m-q4_k_m.gguf"))
+    else:
+        main()
