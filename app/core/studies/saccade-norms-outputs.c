@@ -196,6 +196,23 @@ norms_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
     }
   if (n > TEXT_MAX_TOKENS)
     g_string_append_printf (out, "  (%d more tokens: --json)\n", n - TEXT_MAX_TOKENS);
+  /* the layer's heads' summaries under their columns */
+  {
+    static const char *const NAMES[] = { "weight on 0", "norm share 0", "gap" };
+    for (int k = 0; k < 3; k++)
+      {
+        g_string_append_printf (out, "  %-17s", NAMES[k]);
+        for (int h = 0; h < H; h++)
+          {
+            const int at = r->layer * H + h;
+            const double v = k == 0   ? r->weight_first[at]
+                             : k == 1 ? r->norm_first[at]
+                                      : r->weight_first[at] - r->norm_first[at];
+            g_string_append_printf (out, " %7.3f", v);
+          }
+        g_string_append_c (out, '\n');
+      }
+  }
   g_string_append_printf (out, "\nlayer %d's context-mixing ratio (mean over rows i >= 1 of "
                                "what comes from tokens j != i):\n  attention alone %.3f, with "
                                "the residual %.3f, through the FFN's norm %.3f (Kobayashi "
