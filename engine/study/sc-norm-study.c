@@ -308,6 +308,9 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
 
   if (p == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "norm attention: NULL argument");
+  if (n < 2) /* the summaries read rows 1 .. n − 1 */
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "norm attention: %d token%s given, at least "
+                         "2 needed (row 0 sees only itself)", n, n == 1 ? "" : "s");
   if ((st = sc_study_check_ids (session, model, ids, n, 2, -1, err)) != SC_OK)
     return st;
   info = sc_model_info (model);

@@ -500,6 +500,7 @@ test_bad_input (void)
   p.layer = 0;
   g_assert_cmpint (sc_norm_run (f.session, f.model, ids, 1, &p, NULL, &r, &err), ==,
                    SC_ERR_INVALID_ARG); /* one token: no row but the first */
+  g_assert_nonnull (strstr (err.message, "at least 2 needed"));
   ids[2] = VOCAB;
   g_assert_cmpint (sc_norm_run (f.session, f.model, ids, 4, &p, NULL, &r, &err), ==,
                    SC_ERR_INVALID_ARG);
