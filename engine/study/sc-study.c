@@ -23,6 +23,7 @@
 #include "study/sc-head-means.h"
 #include "study/sc-layer-study.h"
 #include "study/sc-lens-study.h"
+#include "study/sc-norm-study.h"
 #include "study/sc-patch-study.h"
 #include "study/sc-path-patch.h"
 #include "study/sc-permutation-study.h"
@@ -46,6 +47,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_path_patch,
   &sc_study_kind_lens,
   &sc_study_kind_qk,
+  &sc_study_kind_norms,
   &sc_study_kind_head_means,
   NULL,
 };

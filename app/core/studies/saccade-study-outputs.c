@@ -21,6 +21,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_path_patch_outputs,
   &saccade_lens_outputs,
   &saccade_qk_outputs,
+  &saccade_norms_outputs,
   NULL,
 };
 

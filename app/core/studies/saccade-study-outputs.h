@@ -18,6 +18,7 @@
 
 #include "app/core/saccade-study.h"
 #include "engine/study/sc-erasure-study.h"
+#include "engine/study/sc-norm-study.h"
 #include "engine/study/sc-patch-study.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -96,6 +97,13 @@ void saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *t
 GBytes *saccade_patch_csv (const ScPatchResult *r, const char *const *labels, int n,
                            gint64 run_id, gint64 corrupted_run, gint64 study_id);
 
+/* Norm-based attention (saccade-norms-outputs.c): the map of head @head of @r's layer (−1:
+ * the layer's map) as rows for a terminal, each row's keys 0 .. i (@labels: the run's, one
+ * per token; may be NULL); a line saying why instead when the maps were not kept or the run
+ * is wider than a terminal takes. */
+void saccade_norms_text_map (GString *out, const ScNormResult *r, const char *const *labels,
+                             int head);
+
 /* The outputs of a face's study (SaccadeStudyFace, app/core/saccade-study.h: a result of
  * the face's own type), built once for both faces: the verb's JSON and text, and the CSV,
  * figure title and figure that the verb writes and the window exports. @result is the
@@ -140,6 +148,7 @@ extern const SaccadeStudyOutputs saccade_patch_attribution_outputs;
 extern const SaccadeStudyOutputs saccade_path_patch_outputs; /* saccade-path-patch-outputs.c */
 extern const SaccadeStudyOutputs saccade_lens_outputs;
 extern const SaccadeStudyOutputs saccade_qk_outputs;        /* saccade-qk-outputs.c */
+extern const SaccadeStudyOutputs saccade_norms_outputs;      /* saccade-norms-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
 extern const SaccadeStudyOutputs saccade_tokens_outputs;
