@@ -88,7 +88,7 @@ saccade_cmd_norms (int argc, char **argv)
     }
   else
     {
-      g_autofree char *text = saccade_study_outputs_text (s, &run->run,
+      g_autofree char *text = saccade_study_outputs_text (s, model, &run->run,
                                                           (const char *const *) labels, NULL,
                                                           db_path, warning, top);
       GString *out = g_string_new (text);
