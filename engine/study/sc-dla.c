@@ -455,6 +455,8 @@ dla_clean (const void *result, ScStudyClean *out)
   out->top1_clean = r->top1_clean;
   out->logp_clean = NAN;
   out->loss_clean = NAN;
+  out->contrast = r->contrast;
+  out->logit_diff_clean = r->contrast >= 0 ? r->logit_clean : NAN;
 }
 
 static void

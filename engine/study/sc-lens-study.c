@@ -315,8 +315,11 @@ lens_clean (const void *result, ScStudyClean *out)
 {
   const ScLensResult *r = result;
 
+  /* the last entry is the model's own output: its m is the clean logit difference */
   *out = (ScStudyClean) { .target = r->target, .top1_clean = r->top1_clean,
-                          .logp_clean = r->logp_clean, .loss_clean = r->loss_clean };
+                          .logp_clean = r->logp_clean, .loss_clean = r->loss_clean,
+                          .contrast = r->contrast,
+                          .logit_diff_clean = r->contrast >= 0 ? r->m[r->n_layers] : NAN };
 }
 
 static void

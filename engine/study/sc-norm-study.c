@@ -660,7 +660,8 @@ norm_clean (const void *result, ScStudyClean *out)
 {
   *out = (ScStudyClean) { .target = -1,
                           .top1_clean = ((const ScNormResult *) result)->top1_clean,
-                          .logp_clean = NAN, .loss_clean = NAN };
+                          .logp_clean = NAN, .loss_clean = NAN, .contrast = -1,
+                          .logit_diff_clean = NAN };
 }
 
 static void

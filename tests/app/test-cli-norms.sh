@@ -37,6 +37,9 @@ check gap-row "$tmp/t1" "^  L23.H1 "
 check value-norms "$tmp/t1" "^layer 15's value norms"
 check layer-map "$tmp/t1" "^layer 15's map N\[i\]\[j\]"
 check mixing "$tmp/t1" "^  attention alone 0.867, with the residual 0.218, through the FFN's norm 0.326"
+# a study without a contrast says none (a zero-initialised clean record once read "contrast 0")
+grep -q "against contrast" "$tmp/t1" && fail "norms names a contrast it does not have" \
+  || passes=$((passes + 1))
 "$saccade" norms 1 --db "$db" --head 3 > "$tmp/t2" 2>&1
 check reused "$tmp/t2" "^reused study 1 from"
 check head-map "$tmp/t2" "^L15.H3's map"

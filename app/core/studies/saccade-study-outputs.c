@@ -198,8 +198,8 @@ saccade_study_outputs_text (const SaccadeStudy *s, ScModel *model, const ScStore
     {
       g_autofree char *contrast = vocab_suffix (model, c.contrast);
       g_string_append_printf (out, "against contrast %d%s: logit(target) - logit(contrast) = "
-                              "%.4f (the log-probability difference); Δ logit diff is its "
-                              "change\n", c.contrast, contrast, c.logit_diff_clean);
+                              "%.4f in the clean run (the log-probability difference)\n",
+                              c.contrast, contrast, c.logit_diff_clean);
     }
   if (s->reused)
     g_string_append_printf (out, "reused study %" G_GINT64_FORMAT " from %s (--recompute to "
