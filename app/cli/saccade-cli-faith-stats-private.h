@@ -35,4 +35,23 @@ void saccade_cli_faith_print_file_stats (const ScFaithFileSummary *s);
 /* Top-level members of a file's JSON: "exclude_first", "statistics", "reading". */
 void saccade_cli_faith_json_file_stats (JsonBuilder *b, const ScFaithFileSummary *s);
 
+/* One agreement's members (τ, ρ with p-values, top-k, defined, reason) into the open
+ * object; one file summary's (counts, τ mean and std, shares, means, its statistics). */
+void saccade_cli_faith_json_agreement (JsonBuilder *b, const ScFaithAgreement *a);
+void saccade_cli_faith_json_summary (JsonBuilder *b, const ScFaithSummary *m);
+/* The first as member @name. */
+void saccade_cli_faith_json_agreement_member (JsonBuilder *b, const char *name,
+                                              const ScFaithAgreement *a);
+/* One such object for each source of @r in the set it reports, named by its id, with its
+ * statistics when @st is not NULL. */
+void saccade_cli_faith_json_source_agreements (JsonBuilder *b, const ScFaithResult *r,
+                                               const ScFaithSentenceStats *st);
+/* The second as member @name. */
+void saccade_cli_faith_json_summary_member (JsonBuilder *b, const char *name,
+                                            const ScFaithSummary *m);
+/* The text rows: one agreement (@name padded to 17), one Table-2 summary row (@name padded
+ * to 20: τ mean ± std, share significant, mean ρ, mean top-k, undefined count). */
+void saccade_cli_faith_print_agreement_row (const char *name, const ScFaithAgreement *a);
+void saccade_cli_faith_print_summary_row (const char *name, const ScFaithSummary *m);
+
 G_END_DECLS

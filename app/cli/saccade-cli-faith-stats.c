@@ -1,5 +1,6 @@
-/* saccade-cli-faith-stats.c — the statistics of `saccade faithfulness` in text and JSON
- * (saccade-cli-faith-stats-private.h): both token sets, bootstrap intervals, the null
+/* saccade-cli-faith-stats.c — the agreements and statistics of `saccade faithfulness` in
+ * text and JSON (saccade-cli-faith-stats-private.h): the agreement rows and objects, the
+ * file's Table-2 rows, both token sets, bootstrap intervals, the null
  * baselines, the best head's Holm-corrected p, the heads' Benjamini–Hochberg share and the
  * plain reading. The numbers and the reading come from engine/study/sc-faithfulness.h;
  * this file only lays them out. Definitions: docs/metrics.md, "Statistics: corrections,
@@ -283,4 +284,88 @@ saccade_cli_faith_json_file_stats (JsonBuilder *b, const ScFaithFileSummary *s)
   sc_faith_summary_reading (s, &s->source[SC_FAITH_SOURCE_LAST_MEAN],
                             sc_faith_source_title (SC_FAITH_SOURCE_LAST_MEAN), buf, sizeof buf);
   saccade_json_string (b, "reading", buf);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Agreements and summaries (saccade-cli-faithfulness.c's rows and objects)              */
+
+void
+saccade_cli_faith_json_agreement (JsonBuilder *b, const ScFaithAgreement *a)
+{
+  saccade_json_double (b, "tau", a->tau);
+  saccade_json_double (b, "tau_p", a->tau_p);
+  saccade_json_double (b, "rho", a->rho);
+  saccade_json_double (b, "rho_p", a->rho_p);
+  saccade_json_double (b, "topk", a->topk);
+  saccade_json_bool (b, "defined", a->status == SC_OK);
+  if (a->status != SC_OK)
+    saccade_json_string (b, "reason", a->reason);
+}
+
+void
+saccade_cli_faith_json_summary (JsonBuilder *b, const ScFaithSummary *m)
+{
+  saccade_json_int (b, "n_defined", m->n_defined);
+  saccade_json_int (b, "n_undefined", m->n_undefined);
+  saccade_json_double (b, "tau_mean", m->tau_mean);
+  saccade_json_double (b, "tau_std", m->tau_std);
+  saccade_json_double (b, "share_significant", m->share_significant);
+  saccade_json_double (b, "rho_mean", m->rho_mean);
+  saccade_json_double (b, "topk_mean", m->topk_mean);
+  saccade_cli_faith_json_summary_stats (b, m);
+}
+
+/* Member @name: the object of saccade_cli_faith_json_agreement (@a). */
+void
+saccade_cli_faith_json_agreement_member (JsonBuilder *b, const char *name, const ScFaithAgreement *a)
+{
+  saccade_json_begin_object (b, name);
+  saccade_cli_faith_json_agreement (b, a);
+  json_builder_end_object (b);
+}
+
+/* One json_agreement_member for each source of @r in the set it reports, named by its id,
+ * with its statistics when @st is not NULL. */
+void
+saccade_cli_faith_json_source_agreements (JsonBuilder *b, const ScFaithResult *r, const ScFaithSentenceStats *st)
+{
+  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+    {
+      saccade_json_begin_object (b, sc_faith_source_id (s));
+      saccade_cli_faith_json_agreement (b, sc_faith_source_used (r, s));
+      if (st != NULL)
+        saccade_cli_faith_json_source_stats (b, &st->source[s]);
+      json_builder_end_object (b);
+    }
+}
+
+/* Member @name: the object of saccade_cli_faith_json_summary (@m). */
+void
+saccade_cli_faith_json_summary_member (JsonBuilder *b, const char *name, const ScFaithSummary *m)
+{
+  saccade_json_begin_object (b, name);
+  saccade_cli_faith_json_summary (b, m);
+  json_builder_end_object (b);
+}
+
+void
+saccade_cli_faith_print_agreement_row (const char *name, const ScFaithAgreement *a)
+{
+  printf ("  ");
+  saccade_store_cli_print_padded (name, 17);
+  if (a->status != SC_OK)
+    printf ("  undefined: %s\n", a->reason);
+  else
+    printf ("  %+7.3f  %8.2g  %+7.3f  %8.2g  %5.2f\n", a->tau, a->tau_p, a->rho, a->rho_p,
+            a->topk);
+}
+
+/* One row of the file's Table 2: @name padded, then @m's τ mean ± std, share significant,
+ * mean ρ, mean top-k and undefined count. */
+void
+saccade_cli_faith_print_summary_row (const char *name, const ScFaithSummary *m)
+{
+  saccade_store_cli_print_padded (name, 20);
+  printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
+          100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
 }

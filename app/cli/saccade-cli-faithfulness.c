@@ -96,87 +96,6 @@ json_timing (JsonBuilder *b, double total, double forward)
   json_builder_end_object (b);
 }
 
-static void
-json_agreement (JsonBuilder *b, const ScFaithAgreement *a)
-{
-  saccade_json_double (b, "tau", a->tau);
-  saccade_json_double (b, "tau_p", a->tau_p);
-  saccade_json_double (b, "rho", a->rho);
-  saccade_json_double (b, "rho_p", a->rho_p);
-  saccade_json_double (b, "topk", a->topk);
-  saccade_json_bool (b, "defined", a->status == SC_OK);
-  if (a->status != SC_OK)
-    saccade_json_string (b, "reason", a->reason);
-}
-
-static void
-json_summary (JsonBuilder *b, const ScFaithSummary *m)
-{
-  saccade_json_int (b, "n_defined", m->n_defined);
-  saccade_json_int (b, "n_undefined", m->n_undefined);
-  saccade_json_double (b, "tau_mean", m->tau_mean);
-  saccade_json_double (b, "tau_std", m->tau_std);
-  saccade_json_double (b, "share_significant", m->share_significant);
-  saccade_json_double (b, "rho_mean", m->rho_mean);
-  saccade_json_double (b, "topk_mean", m->topk_mean);
-  saccade_cli_faith_json_summary_stats (b, m);
-}
-
-/* Member @name: the object of json_agreement (@a). */
-static void
-json_agreement_member (JsonBuilder *b, const char *name, const ScFaithAgreement *a)
-{
-  saccade_json_begin_object (b, name);
-  json_agreement (b, a);
-  json_builder_end_object (b);
-}
-
-/* One json_agreement_member for each source of @r in the set it reports, named by its id,
- * with its statistics when @st is not NULL. */
-static void
-json_source_agreements (JsonBuilder *b, const ScFaithResult *r, const ScFaithSentenceStats *st)
-{
-  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
-    {
-      saccade_json_begin_object (b, sc_faith_source_id (s));
-      json_agreement (b, sc_faith_source_used (r, s));
-      if (st != NULL)
-        saccade_cli_faith_json_source_stats (b, &st->source[s]);
-      json_builder_end_object (b);
-    }
-}
-
-/* Member @name: the object of json_summary (@m). */
-static void
-json_summary_member (JsonBuilder *b, const char *name, const ScFaithSummary *m)
-{
-  saccade_json_begin_object (b, name);
-  json_summary (b, m);
-  json_builder_end_object (b);
-}
-
-static void
-print_agreement_row (const char *name, const ScFaithAgreement *a)
-{
-  printf ("  ");
-  saccade_store_cli_print_padded (name, 17);
-  if (a->status != SC_OK)
-    printf ("  undefined: %s\n", a->reason);
-  else
-    printf ("  %+7.3f  %8.2g  %+7.3f  %8.2g  %5.2f\n", a->tau, a->tau_p, a->rho, a->rho_p,
-            a->topk);
-}
-
-/* One row of the file's Table 2: @name padded, then @m's τ mean ± std, share significant,
- * mean ρ, mean top-k and undefined count. */
-static void
-print_summary_row (const char *name, const ScFaithSummary *m)
-{
-  saccade_store_cli_print_padded (name, 20);
-  printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
-          100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* RUN                                                                                   */
 
@@ -228,9 +147,9 @@ print_run_text (const RunResult *rr, const char *db_path)
   printf ("\n  source               τ-b      p(τ)       ρ      p(ρ)  top-%d\n", k);
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
     if (s < SC_FAITH_FIRST_GRADIENT_SOURCE || r->agree[s].status != SC_ERR_UNSUPPORTED)
-      print_agreement_row (saccade_faith_source_name (s), sc_faith_source_used (r, s));
+      saccade_cli_faith_print_agreement_row (saccade_faith_source_name (s), sc_faith_source_used (r, s));
   if (r->attn_vs_grad.status != SC_ERR_UNSUPPORTED)
-    print_agreement_row ("attention vs saliency", &r->attn_vs_grad);
+    saccade_cli_faith_print_agreement_row ("attention vs saliency", &r->attn_vs_grad);
   if (!isnan (r->ig_gap_rel))
     printf ("  (integrated gradients' completeness gap: %.1f %% of f(x) - f(x'))\n",
             100 * r->ig_gap_rel);
@@ -239,10 +158,10 @@ print_run_text (const RunResult *rr, const char *db_path)
     {
       char name[32];
       g_snprintf (name, sizeof name, "best head %d.%d", best / r->n_heads, best % r->n_heads);
-      print_agreement_row (name, sc_faith_head_used (r, best));
+      saccade_cli_faith_print_agreement_row (name, sc_faith_head_used (r, best));
       g_snprintf (name, sizeof name, "median head %d.%d", median / r->n_heads,
                   median % r->n_heads);
-      print_agreement_row (name, sc_faith_head_used (r, median));
+      saccade_cli_faith_print_agreement_row (name, sc_faith_head_used (r, median));
       printf ("  (the best head is picked from %d heads: its p alone is not a test; Holm's "
               "correction below)\n", rr->stats->m_heads);
     }
@@ -310,8 +229,8 @@ print_run_json (const RunResult *rr)
   saccade_json_int (b, "n_tokens", r->n_tokens);
   saccade_json_int (b, "target", r->target);
   saccade_json_begin_object (b, "sources");
-  json_source_agreements (b, r, rr->stats);
-  json_agreement_member (b, "attention-vs-saliency", &r->attn_vs_grad);
+  saccade_cli_faith_json_source_agreements (b, r, rr->stats);
+  saccade_cli_faith_json_agreement_member (b, "attention-vs-saliency", &r->attn_vs_grad);
   json_builder_end_object (b);
   saccade_cli_faith_json_stats (b, r, rr->stats);
   saccade_json_double (b, "ig_gap_rel", r->ig_gap_rel);
@@ -334,7 +253,7 @@ print_run_json (const RunResult *rr)
       json_builder_begin_object (b);
       saccade_json_int (b, "layer", h / r->n_heads);
       saccade_json_int (b, "head", h % r->n_heads);
-      json_agreement (b, &r->heads[h]);
+      saccade_cli_faith_json_agreement (b, &r->heads[h]);
       saccade_json_double (b, "tau_without_first", r->heads_nf[h].tau);
       saccade_json_double (b, "tau_p_without_first", r->heads_nf[h].tau_p);
       json_builder_end_object (b);
@@ -480,13 +399,13 @@ print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFait
                       h % s->n_heads);
         }
       printf ("  ");
-      print_summary_row (name, m);
+      saccade_cli_faith_print_summary_row (name, m);
     }
   if (s->attn_vs_grad.n_defined > 0)
     {
       const ScFaithSummary *m = &s->attn_vs_grad;
       printf ("\n  attention (last-layer mean) against saliency, J&W's τ_g:\n  ");
-      print_summary_row ("attention vs saliency", m);
+      saccade_cli_faith_print_summary_row ("attention vs saliency", m);
     }
   saccade_cli_faith_print_file_stats (s);
   print_timing (f->total_s, f->forward_s);
@@ -517,8 +436,8 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
   saccade_cli_faith_json_file_stats (b, s);
   saccade_json_begin_object (b, "table2");
   for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-    json_summary_member (b, sc_faith_source_id (k), &s->source[k]);
-  json_summary_member (b, "attention-vs-saliency", &s->attn_vs_grad);
+    saccade_cli_faith_json_summary_member (b, sc_faith_source_id (k), &s->source[k]);
+  saccade_cli_faith_json_summary_member (b, "attention-vs-saliency", &s->attn_vs_grad);
   for (int k = 0; k < 2; k++)
     {
       const int h = k == 0 ? s->best_head : s->median_head;
@@ -527,7 +446,7 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
       saccade_json_begin_object (b, k == 0 ? "best-head" : "median-head");
       saccade_json_int (b, "layer", h / s->n_heads);
       saccade_json_int (b, "head", h % s->n_heads);
-      json_summary (b, &s->heads[h]);
+      saccade_cli_faith_json_summary (b, &s->heads[h]);
       json_builder_end_object (b);
     }
   json_builder_end_object (b);
@@ -551,7 +470,7 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
         saccade_json_string (b, "text", sent->text);
       saccade_json_int (b, "n_tokens", f->n_tokens[i]);
       saccade_json_int (b, "target", r->target);
-      json_source_agreements (b, r, NULL);
+      saccade_cli_faith_json_source_agreements (b, r, NULL);
       saccade_json_double (b, "seconds", r->timing.total_s);
       json_builder_end_object (b);
     }
