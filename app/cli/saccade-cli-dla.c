@@ -122,7 +122,7 @@ get_result (ScModel *model, const DlaOptions *o, const char *db_path, DlaResult 
   if (r->study->refused != NULL)
     r->refused = g_strdup_printf ("the stored study was refused and computed again: %s",
                                   r->study->refused);
-  if (r->dla->contrast < 0 && (store = saccade_store_open (db_path, FALSE, NULL)) != NULL)
+  if ((store = saccade_store_open (db_path, FALSE, NULL)) != NULL)
     {
       saccade_dla_find_sweep (store, info, &sm, r->run.id, r->dla, &r->sweep, &r->sweep_id,
                               &r->rho);

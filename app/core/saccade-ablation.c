@@ -470,8 +470,8 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
 {
-  /* The contrast is patching's here: the window offers it with patching only (the head
-   * sweep, token leave-one-out and DLA take one through the CLI and `saccade study`). */
+  /* The window offers a contrast with DLA and patching only (the head sweep and token
+   * leave-one-out take one through the CLI and `saccade study`). */
   k->ablation = (ScAblationParams) { .target = p->target, .contrast = -1,
                                      .mode = SC_ABLATE_ZERO };
   if (kind == SACCADE_ABLATION_HEADS_MEAN)
@@ -487,7 +487,7 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   };
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
-  k->dla = (ScDlaParams) { .target = p->target, .contrast = -1 };
+  k->dla = (ScDlaParams) { .target = p->target, .contrast = p->contrast };
   k->layers = (ScLayerSweepParams) { .target = p->target };
   k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
                                .contrast = p->contrast, .direction = p->patch_direction,
@@ -506,6 +506,9 @@ saccade_dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreMo
 
   *sweep = NULL;
   rho->rho = rho->p = NAN;
+  /* a sweep measures Δ log p of the target alone: no match for a logit difference */
+  if (d->contrast >= 0)
+    return;
   for (int k = 0; k < 2 && *sweep == NULL; k++)
     {
       const ScAblationParams p = { .target = tries[k], .contrast = -1, .mode = SC_ABLATE_ZERO };

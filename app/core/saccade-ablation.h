@@ -97,7 +97,7 @@ typedef struct {
   /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:
    * denoise, heads), and the contrast token B of its metric logit(target) − logit(B) (−1:
-   * the corrupted run's top-1). */
+   * the corrupted run's top-1); DLA takes the same B (−1: none). */
   gint64 corrupted_run;
   int contrast;
   int patch_direction;
@@ -191,7 +191,8 @@ GBytes *saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *toke
  * the target named and, when it is the clean top-1, as the default target: as `saccade dla`
  * and the Ablation page find it) into *@sweep (caller frees; NULL when none is stored),
  * its study id into *@sweep_id (may be NULL), and Spearman ρ of DLA against its Δ log p
- * over the heads into *@rho (NaN without a sweep). */
+ * over the heads into *@rho (NaN without a sweep). None for a DLA with a contrast: a sweep's
+ * Δ log p is of the target alone. */
 void saccade_dla_find_sweep (ScStore *store, const ScModelInfo *info, const ScStoreModel *ident,
                              gint64 run_id, const ScDlaResult *d, ScHeadSweepResult **sweep,
                              gint64 *sweep_id, ScSpearman *rho);

@@ -12,7 +12,8 @@
 #    denoises every head, sees the map and the metric on both runs in the status line,
 #    exports the figure (PNG, SVG, PDF) and the CSV; sets head L23.H3 beside the same head
 #    of the corrupted run on the Compare page (what Shift+click on the map does); then
-#    patches the residual stream at each position and exports it too.
+#    patches the residual stream at each position and exports it too; then direct logit
+#    attribution of the same logit difference (the contrast entry applies to DLA too).
 # 2. The command line finds both studies (`saccade study patch ... --json`: "reused") and
 #    its every cell is the window's CSV row, number for number.
 #
@@ -92,6 +93,11 @@ expect-title Denoising the residual stream at each position
 screenshot $out/residual.png
 export-figure $out/residual.svg
 export-csv $out/residual.csv
+ablation-study dla
+ablation-run
+expect-ablation computed in
+expect-title Direct logit attribution of logit(“␣Mary”) − logit(“␣John”) to each head
+screenshot $out/dla.png
 quit
 SCRIPT
 run_app window "$out/window.script"
@@ -100,6 +106,7 @@ check_png "$out/none.png"
 check_png "$out/heads.png"
 check_png "$out/compare.png"
 check_png "$out/residual.png"
+check_png "$out/dla.png"
 head -c 8 "$out/heads.png.png" | grep -q PNG || fail "heads.png.png is not a PNG"
 grep -q '<svg' "$out/heads.svg" 2>/dev/null || fail "heads.svg is not an SVG"
 head -c 5 "$out/heads.pdf" 2>/dev/null | grep -q '%PDF' || fail "heads.pdf is not a PDF"
@@ -131,6 +138,14 @@ for r, c in zip(rows, d['cells']):
 "
 done
 [ "$(studies "1")" = "$n_before" ] || fail "the command line computed a patching study the window had stored"
+# the window's DLA with the contrast is the command line's: the same study, read back
+"$saccade" dla 4 --target " Mary" --contrast " John" --db "$db" -m "$model" --json \
+  > "$out/dla.json" 2> "$out/dla.err" || { fail "saccade dla failed:"; sed 's/^/  | /' "$out/dla.err"; }
+pycheck dla-contrast "$out/dla.json" "
+assert d['source'] == 'reused', d['source']
+assert d['contrast']['piece'] == ' John' and d['target']['piece'] == ' Mary'
+assert abs(d['embed'] + d['heads_total'] + d['mlp_total'] - d['logit_clean']) < 1e-3
+"
 
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

@@ -27,13 +27,13 @@ const StudyKind ablation_studies[] = {
   { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",
     saccade_erasure_view_get_type, FALSE, -1, OPTIONS_ERASURE },
   { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla",
-    saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE },
+    saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE, TRUE },
   { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
     "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
   { "layers", N_("Layer sweep — each layer's attention zero-ablated"), SACCADE_ABLATION_LAYERS,
     "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
   { "patch", N_("Activation patching"), SACCADE_ABLATION_PATCH,
-    "patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATCH },
+    "patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATCH, TRUE },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);
@@ -209,7 +209,12 @@ ablation_show_options (SaccadeAblationPage *self)
   gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
   gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
   gtk_widget_set_visible (self->patch_box, s->options == OPTIONS_PATCH);
-  gtk_widget_set_visible (self->contrast_box, s->options == OPTIONS_PATCH);
+  gtk_widget_set_visible (self->contrast_box, s->contrast);
+  /* empty: patching's default is the corrupted run's top-1, attribution's no contrast */
+  gtk_entry_set_placeholder_text (self->contrast_entry, s->options == OPTIONS_PATCH
+                                                          ? _("corrupted top-1")
+                                                          /* Translators: no contrast token. */
+                                                          : C_("contrast", "none"));
   ablation_update_runs_label (self);
 }
 

@@ -482,8 +482,8 @@ parse_token (SaccadeAblationPage *self, SaccadeLoadedModel *model, GtkEntry *ent
       g_autofree char *msg =
         entry == self->contrast_entry
           /* Translators: the typed contrast and its number of tokens. */
-          ? g_strdup_printf (_("The contrast “%s” is %u tokens: type one token (or nothing, "
-                               "for the corrupted top-1)"), text, ids->len)
+          ? g_strdup_printf (_("The contrast “%s” is %u tokens: type one token, or nothing"),
+                             text, ids->len)
           /* Translators: the typed target and its number of tokens. */
           : g_strdup_printf (_("The target “%s” is %u tokens: type one token (or nothing, for "
                                "the clean top-1)"), text, ids->len);
@@ -511,9 +511,8 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   if (!parse_token (self, model, self->target_entry, &target))
     return FALSE;
   current_params (self, target, &params);
-  if (s->options == OPTIONS_PATCH
-      && (params.corrupted_run <= 0
-          || !parse_token (self, model, self->contrast_entry, &params.contrast)))
+  if ((s->options == OPTIONS_PATCH && params.corrupted_run <= 0)
+      || (s->contrast && !parse_token (self, model, self->contrast_entry, &params.contrast)))
     return FALSE;
   self->job_kind = s->kind;
   job = saccade_study_jobs_start (self->jobs, progress_text, self);

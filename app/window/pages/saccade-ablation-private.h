@@ -32,6 +32,7 @@ typedef struct {
   gboolean metric;              /* the metric chooser applies */
   int default_metric;           /* set when the study is chosen; -1: kept */
   StudyOptions options;
+  gboolean contrast;            /* the contrast entry applies (DLA, patching) */
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */

@@ -28,6 +28,7 @@ struct _SaccadeDlaView
 
   SaccadeStudyShown shown;      /* a SaccadeAblation of kind DLA */
   double *sweep_cells;          /* the zero-ablation Δ log p beside it, or NULL */
+  char *measured;               /* "logit(␣Mary) − logit(␣John)" with a contrast, else NULL */
   ScKendall tau;                /* DLA against that Δ log p (ρ is the study's) */
   SaccadeEffectsMapGeometry dla_geom, sweep_geom;
   int hover;                    /* the head under the pointer (layer-major), or -1 */
@@ -50,9 +51,25 @@ dla_title (SaccadeDlaView *self)
 {
   g_autofree char *quote = saccade_study_shown_dup_quote (&self->shown);
 
+  if (self->measured != NULL)
+    /* Translators: the DLA map's title with a contrast: the logit difference attributed,
+     * the model, the sentence. */
+    return g_strdup_printf (_("Direct logit attribution of %s to each head: %s · %s"),
+                            self->measured, saccade_study_shown_model (&self->shown), quote);
   /* Translators: the DLA map's title: the model, the sentence. */
   return g_strdup_printf (_("Direct logit attribution of each head: %s · %s"),
                           saccade_study_shown_model (&self->shown), quote);
+}
+
+/* The colour bar's and the scatter's axis name. */
+static const char *
+dla_value_name (SaccadeDlaView *self)
+{
+  return self->measured != NULL
+           /* Translators: the DLA map's colour bar with a contrast: logit difference units. */
+           ? _("direct logit attribution (logit difference)")
+           /* Translators: the DLA map's colour bar: logit units of the target token. */
+           : _("direct logit attribution (logit)");
 }
 
 static void
@@ -62,8 +79,7 @@ dla_figure (SaccadeDlaView *self, const char *title, SaccadeEffectsMapFigure *f)
 
   *f = (SaccadeEffectsMapFigure) {
     .n_layers = d->n_layers, .n_heads = d->n_heads, .values = d->heads,
-    /* Translators: the DLA map's colour bar: logit units of the target token. */
-    .value_name = _("direct logit attribution (logit)"), .layer_name = _("Layer"),
+    .value_name = dla_value_name (self), .layer_name = _("Layer"),
     .head_name = _("Head"), .title = title,
   };
 }
@@ -208,6 +224,13 @@ dla_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyContex
 
   saccade_study_shown_set (&self->shown, result, ctx);
   g_clear_pointer (&self->sweep_cells, g_free);
+  g_clear_pointer (&self->measured, g_free);
+  if (d->contrast >= 0)
+    {
+      g_autofree char *t = saccade_study_token_text (ctx->model, d->target);
+      g_autofree char *c = saccade_study_token_text (ctx->model, d->contrast);
+      self->measured = g_strdup_printf ("logit(%s) − logit(%s)", t, c);
+    }
   self->tau.tau = self->tau.p = NAN;
   if (a->dla_sweep != NULL)
     {
@@ -223,6 +246,11 @@ dla_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyContex
                                 "clean run; ablation also changes every later layer."),
                               n, a->dla_rho.rho, a->dla_rho.p);
     }
+  else if (d->contrast >= 0)
+    note = g_strdup (_("Each head's share of the logit difference, written directly through "
+                       "W_O and the final norm (its scale frozen at the clean run); the "
+                       "embedding, the heads and the MLPs add up to the difference. A head "
+                       "sweep measures the target alone, so none is set beside it."));
   else
     note = g_strdup (_("Run the zero-ablation head sweep of this run to set each head's DLA "
                        "beside its ablation effect. DLA is the linear part of a head's "
@@ -241,6 +269,7 @@ dla_clear (SaccadeStudyView *view)
 
   saccade_study_shown_clear (&self->shown);
   g_clear_pointer (&self->sweep_cells, g_free);
+  g_clear_pointer (&self->measured, g_free);
 }
 
 static char *
