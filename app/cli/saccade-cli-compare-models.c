@@ -112,7 +112,7 @@ print_text (const SaccadeModelCompare *c)
           for (int j = 0; j < MIN (n, LIST_HEADS); j++)
             {
               const int h = heads[j], l = h / s->n_heads;
-              printf (" %d.%d@%.2f (%.3f)", l, h % s->n_heads, saccade_model_side_depth (s, l),
+              printf (" L%d.H%d@%.2f (%.3f)", l, h % s->n_heads, saccade_model_side_depth (s, l),
                       sc_head_type_score ((ScHeadType) k, &s->stats[h],
                                           &s->induction->result->heads[h]));
             }

@@ -208,7 +208,9 @@ print_text (const DlaResult *r, const DlaOptions *o, const char *db_path)
   for (k = 0; k < top; k++)
     {
       const int i = order[k];
-      printf ("  %4d  %2d.%-3d  %+10.4f", k + 1, i / d->n_heads, i % d->n_heads, d->heads[i]);
+      char name[SACCADE_HEAD_NAME_MAX];
+      printf ("  %4d  %-6s  %+10.4f", k + 1, saccade_head_name (name, i / d->n_heads,
+                                                                i % d->n_heads), d->heads[i]);
       if (r->sweep != NULL)
         printf ("   %+10.4f", r->sweep->heads[i].next.delta_logp);
       printf ("\n");

@@ -106,7 +106,7 @@ saccade_cli_faith_print_stats (const ScFaithResult *r, const ScFaithSentenceStat
   if (st->best_head >= 0)
     {
       const ScFaithAgreement *a = sc_faith_head_used (r, st->best_head);
-      printf ("  best head %d.%d: τ %+.3f, p %.2g alone, %.2g Holm-corrected over %d heads; "
+      printf ("  best head L%d.H%d: τ %+.3f, p %.2g alone, %.2g Holm-corrected over %d heads; "
               "%d of %d heads (%.1f %%) have a Benjamini–Hochberg q < %.2f\n",
               st->best_head / r->n_heads, st->best_head % r->n_heads, a->tau, a->tau_p,
               st->best_p_holm, st->m_heads, st->n_heads_bh, st->m_heads,
@@ -242,7 +242,7 @@ saccade_cli_faith_print_file_stats (const ScFaithFileSummary *s)
           if (s->best_head < 0)
             continue;
           m = &s->heads[s->best_head];
-          g_snprintf (name, sizeof name, "best head %d.%d", s->best_head / s->n_heads,
+          g_snprintf (name, sizeof name, "best head L%d.H%d", s->best_head / s->n_heads,
                       s->best_head % s->n_heads);
         }
       printf ("  ");

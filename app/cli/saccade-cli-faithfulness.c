@@ -157,9 +157,9 @@ print_run_text (const RunResult *rr, const char *db_path)
   if (best >= 0)
     {
       char name[32];
-      g_snprintf (name, sizeof name, "best head %d.%d", best / r->n_heads, best % r->n_heads);
+      g_snprintf (name, sizeof name, "best head L%d.H%d", best / r->n_heads, best % r->n_heads);
       saccade_cli_faith_print_agreement_row (name, sc_faith_head_used (r, best));
-      g_snprintf (name, sizeof name, "median head %d.%d", median / r->n_heads,
+      g_snprintf (name, sizeof name, "median head L%d.H%d", median / r->n_heads,
                   median % r->n_heads);
       saccade_cli_faith_print_agreement_row (name, sc_faith_head_used (r, median));
       printf ("  (the best head is picked from %d heads: its p alone is not a test; Holm's "
@@ -394,7 +394,7 @@ print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFait
           if (h < 0)
             continue;
           m = &s->heads[h];
-          g_snprintf (name, sizeof name, "%s head %d.%d",
+          g_snprintf (name, sizeof name, "%s head L%d.H%d",
                       k == SC_FAITH_N_SOURCES ? "best" : "median", h / s->n_heads,
                       h % s->n_heads);
         }

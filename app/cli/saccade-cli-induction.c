@@ -41,13 +41,15 @@ print_text (const SaccadeInduction *ind, const ScModelInfo *info, const Inductio
   for (k = 0; k < top; k++)
     {
       const int i = by_pm[k];
-      printf ("  %4d  %2d.%-3d  %12.3f  %9.3f  %8.3f  %7.3f\n", k + 1, i / r->n_heads,
-              i % r->n_heads, r->heads[i].prefix_matching, r->heads[i].duplicate_token,
+      char name[SACCADE_HEAD_NAME_MAX];
+      printf ("  %4d  %-6s  %12.3f  %9.3f  %8.3f  %7.3f\n", k + 1,
+              saccade_head_name (name, i / r->n_heads, i % r->n_heads),
+              r->heads[i].prefix_matching, r->heads[i].duplicate_token,
               r->heads[i].previous_token, ind->copying[i].copying);
     }
   printf ("\n  top previous-token heads:");
   for (k = 0; k < MIN (5, n); k++)
-    printf (" %d.%d (%.3f)", by_prev[k] / r->n_heads, by_prev[k] % r->n_heads,
+    printf (" L%d.H%d (%.3f)", by_prev[k] / r->n_heads, by_prev[k] % r->n_heads,
             r->heads[by_prev[k]].previous_token);
   printf ("\n\n  mean loss  first copy %.3f nats   second copy %.3f nats\n", r->loss_first,
           r->loss_second);

@@ -99,7 +99,7 @@ print_text (const SaccadeNeuron *nv, const NeuronOptions *o, const SaccadeNeuron
   g_auto (GStrv) labels = saccade_token_labels_for_store (nv->tokens, (gsize) nv->n_tokens);
   const int i = o->query;
 
-  printf ("run %" G_GINT64_FORMAT " (%s), head %d.%d (KV head %d), query %d %s\n", nv->run.id,
+  printf ("run %" G_GINT64_FORMAT " (%s), head L%d.H%d (KV head %d), query %d %s\n", nv->run.id,
           nv->run.model_name, nv->layer, nv->head, nv->kv_head, i, labels[i]);
   printf ("scaled = q·k × %.6g (1/√%d); weight = softmax of scaled over keys 0..%d\n\n",
           nv->attn_scale, nv->head_dim, i);

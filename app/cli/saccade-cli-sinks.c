@@ -149,7 +149,7 @@ print_text (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
       const SinkInputResult *x = &r->in[k];
       printf ("  %-9s", sc_sink_input_id (x->input));
       for (int i = 0; i < x->n_top; i++)
-        printf (" %d.%d (%.3f)", x->top[i] / r->n_heads, x->top[i] % r->n_heads,
+        printf (" L%d.H%d (%.3f)", x->top[i] / r->n_heads, x->top[i] % r->n_heads,
                 x->mass[x->top[i]]);
       printf ("\n");
     }

@@ -617,9 +617,9 @@ saccade_faithfulness_file_figure (const SaccadeFaithFile *f, const char *title,
   if (sm->best_head >= 0)
     {
       /* Translators: a row of the faithfulness figure: the head with the highest mean τ. */
-      g_ptr_array_add (n, g_strdup_printf (_("best head %d.%d"), sm->best_head / sm->n_heads,
+      g_ptr_array_add (n, g_strdup_printf (_("best head L%d.H%d"), sm->best_head / sm->n_heads,
                                            sm->best_head % sm->n_heads));
-      g_ptr_array_add (n, g_strdup_printf (_("median head %d.%d"),
+      g_ptr_array_add (n, g_strdup_printf (_("median head L%d.H%d"),
                                            sm->median_head / sm->n_heads,
                                            sm->median_head % sm->n_heads));
     }

@@ -128,3 +128,10 @@ saccade_vocab_label (ScModel *model, int32_t id)
   labels = saccade_token_labels_for_store (&t, 1);
   return g_strdup (labels != NULL && labels[0] != NULL ? labels[0] : "?");
 }
+
+const char *
+saccade_head_name (char buf[SACCADE_HEAD_NAME_MAX], int layer, int head)
+{
+  g_snprintf (buf, SACCADE_HEAD_NAME_MAX, "L%d.H%d", layer, head);
+  return buf;
+}

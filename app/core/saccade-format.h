@@ -31,6 +31,11 @@ char *saccade_format_time (gint64 ms, gboolean iso);
  * control character is shown as bytes. NULL-terminated; g_strfreev() it. */
 char **saccade_token_labels_for_store (const ScStoreToken *tokens, gsize n);
 
+/* A head as both faces print it, "L23.H3" (layer 23, head 3; the command line reads this
+ * form and "23.3"), into @buf; returns @buf. */
+#define SACCADE_HEAD_NAME_MAX 32
+const char *saccade_head_name (char buf[SACCADE_HEAD_NAME_MAX], int layer, int head);
+
 /* A display label of vocabulary token @id of @model (as the run's tokens are labelled:
  * "␣Paris"), or "?" for an id outside the vocabulary. Caller frees. */
 char *saccade_vocab_label (ScModel *model, int32_t id);

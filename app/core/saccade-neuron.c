@@ -106,7 +106,7 @@ read_head (const char *db_path, SaccadeNeuron *nv, GError **error)
   if (!sc_store_run_has_head (&nv->run, nv->layer, nv->head))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Run %lld did not keep head %d.%d"), (long long) nv->run.id, nv->layer,
+                   _("Run %lld did not keep head L%d.H%d"), (long long) nv->run.id, nv->layer,
                    nv->head);
       return FALSE;
     }
@@ -167,7 +167,7 @@ saccade_neuron_get (ScModel *model, const ScStoreModel *ident, ScSession *sessio
   if (layer < 0 || layer >= (int) info->n_layers || head < 0 || head >= (int) info->n_heads)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("Head %d.%d is outside the model: layers 0–%u, heads 0–%u"), layer, head,
+                   _("Head L%d.H%d is outside the model: layers 0–%u, heads 0–%u"), layer, head,
                    info->n_layers - 1, info->n_heads - 1);
       return NULL;
     }

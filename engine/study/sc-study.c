@@ -297,8 +297,17 @@ sc_study_heads_parse (const char *text, int *layer, int *head,
    *    dropped */
   for (;;)
     {
-      const int l = parse_small (&at), h = *at == '.' ? (at++, parse_small (&at)) : -1;
-      int i;
+      int l, h = -1, i;
+      /* "23.3" or, as the window and the command line print heads, "L23.H3" */
+      if (*at == 'L')
+        at++;
+      l = parse_small (&at);
+      if (*at == '.')
+        {
+          if (*++at == 'H')
+            at++;
+          h = parse_small (&at);
+        }
       if (l < 0 || h < 0 || (*at != ',' && *at != '\0'))
         return -1;
       for (i = n; i > 0 && (layer[i - 1] > l || (layer[i - 1] == l && head[i - 1] > h)); i--)

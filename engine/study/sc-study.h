@@ -215,7 +215,7 @@ ScStatus sc_study_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const voi
                        void **out, ScError *err);
 
 /* Parses the head list @text ("L.H,L.H,...": decimal layer and head numbers below 100000,
- * commas between, no spaces) into @layer and @head (room for SC_STUDY_HEADS_MAX_COUNT
+ * each pair written "23.3" or "L23.H3", commas between, no spaces) into @layer and @head (room for SC_STUDY_HEADS_MAX_COUNT
  * each), sorted by (layer, head) with repeats dropped: the count (>= 1), or −1 when @text is
  * NULL, empty, not such a list or holds more heads. With @canonical (may be NULL) the list's
  * canonical text, the heads in that order ("0.1,2.3"), into @canonical (SC_STUDY_HEADS_MAX

@@ -68,15 +68,15 @@ done
 
 # Text: a row per key and the head-wide line.
 "$saccade" neuron --db "$db" 1 --layer 2 --head 1 --query 3 > "$tmp/t.txt" 2>&1
-check text-header "$tmp/t.txt" "head 2.1 (KV head 0), query 3"
+check text-header "$tmp/t.txt" "head L2.H1 (KV head 0), query 3"
 check text-row "$tmp/t.txt" "^     3  "
 check text-max "$tmp/t.txt" "every query of the head: max |weight − stored| = "
 
 # Bad input: a clear message and a nonzero exit each.
 "$saccade" neuron --db "$db" 1 --layer 30 --head 0 > "$tmp/e1" 2>&1
-expect_fail bad-layer "$tmp/e1" "Head 30.0 is outside the model: layers 0–29, heads 0–8" $?
+expect_fail bad-layer "$tmp/e1" "Head L30.H0 is outside the model: layers 0–29, heads 0–8" $?
 "$saccade" neuron --db "$db" 1 --layer 0 --head 9 > "$tmp/e2" 2>&1
-expect_fail bad-head "$tmp/e2" "Head 0.9 is outside the model" $?
+expect_fail bad-head "$tmp/e2" "Head L0.H9 is outside the model" $?
 "$saccade" neuron --db "$db" 1 --layer 0 --head 0 --query 99 > "$tmp/e3" 2>&1
 expect_fail bad-query "$tmp/e3" "--query 99 is outside run 1's tokens 0.." $?
 "$saccade" neuron --db "$db" 42 --layer 0 --head 0 > "$tmp/e4" 2>&1
@@ -88,7 +88,7 @@ expect_fail no-layer "$tmp/e5" "neuron needs --layer L and --head H" $?
 "$saccade" capture --db "$db" --layers 0 --heads 0,1 "A short one." > "$tmp/cap2" 2>&1
 check capture-partial "$tmp/cap2" "^2$"
 "$saccade" neuron --db "$db" 2 --layer 1 --head 0 > "$tmp/e6" 2>&1
-expect_fail head-not-kept "$tmp/e6" "Run 2 did not keep head 1.0" $?
+expect_fail head-not-kept "$tmp/e6" "Run 2 did not keep head L1.H0" $?
 "$saccade" neuron --db "$db" 2 --layer 0 --head 1 --json --all-queries > "$tmp/k.json" 2>&1
 pycheck kept-head "$tmp/k.json" "
 assert d['layer'] == 0 and d['head'] == 1 and d['max_diff'] <= 1e-3, d['max_diff']"

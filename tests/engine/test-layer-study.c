@@ -284,9 +284,14 @@ test_options (void)
     const ScStudyKind *path = sc_study_kind_find ("path-patch");
     ScPathPatchParams hp = *(const ScPathPatchParams *) path->params_default;
     static const char *const bad[] = { "", "3", "3.", ".3", "3.4,", ",3.4", "3.4;5.1",
-                                       "3.4 ,5.1", "-1.2", "100000.1", "1.2.3", NULL };
+                                       "3.4 ,5.1", "-1.2", "100000.1", "1.2.3", "L3", "L.H3",
+                                       "LL3.H4", "L3.HH4", "H3.L4", NULL };
     g_assert_cmpstr (hp.senders, ==, "");
     g_assert_cmpint (sc_study_option_set (path, &hp, "senders", "20.0,17.4,3.10,17.4", 1000,
+                                          &err), ==, SC_OK);
+    g_assert_cmpstr (hp.senders, ==, "3.10,17.4,20.0");
+    /* the printed form "L17.H4" is read too; the canonical text stays "17.4" */
+    g_assert_cmpint (sc_study_option_set (path, &hp, "senders", "L20.H0,17.4,L3.H10", 1000,
                                           &err), ==, SC_OK);
     g_assert_cmpstr (hp.senders, ==, "3.10,17.4,20.0");
     for (int i = 0; bad[i] != NULL; i++)

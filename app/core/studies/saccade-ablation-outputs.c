@@ -107,8 +107,10 @@ heads_table (GString *out, const ScHeadSweepResult *h, gboolean mean, int top_n)
                           contrast ? CONTRAST_HEADER : "");
   for (int k = 0; k < top; k++)
     {
-      g_string_append_printf (out, "  %4d  %2d.%-3d", k + 1, order[k] / h->n_heads,
-                              order[k] % h->n_heads);
+      char name[SACCADE_HEAD_NAME_MAX];
+      g_string_append_printf (out, "  %4d  %-6s", k + 1,
+                              saccade_head_name (name, order[k] / h->n_heads,
+                                                 order[k] % h->n_heads));
       effect_row (out, &h->heads[order[k]], contrast);
     }
 }
@@ -279,8 +281,10 @@ permute_text (GString *out, const SaccadeStudy *s, const char *const *labels, in
   for (int k = 0; k < top; k++)
     {
       const ScPermutationHead *h = &p->heads[order[k]];
-      g_string_append_printf (out, "  %4d  %2d.%-3d  %7.4f [%6.4f, %6.4f]  %10.4f   %+8.4f "
-                              "[%+8.4f, %+8.4f]  %5.1f%%\n", k + 1, h->layer, h->head,
+      char name[SACCADE_HEAD_NAME_MAX];
+      g_string_append_printf (out, "  %4d  %-6s  %7.4f [%6.4f, %6.4f]  %10.4f   %+8.4f "
+                              "[%+8.4f, %+8.4f]  %5.1f%%\n", k + 1,
+                              saccade_head_name (name, h->layer, h->head),
                               h->tv.median, h->tv.q25, h->tv.q75, h->jsd.median,
                               h->delta_logp.median, h->delta_logp.min, h->delta_logp.max,
                               100.0 * h->flip_share);

@@ -114,7 +114,7 @@ qk_text (GString *out, const SaccadeStudy *s, const char *const *labels, int top
   int *order;
   char qn[32], kn[32];
 
-  g_string_append_printf (out, "\nQK attribution of head %d.%d, query %d", r->layer, r->head,
+  g_string_append_printf (out, "\nQK attribution of head L%d.H%d, query %d", r->layer, r->head,
                           r->query);
   if (labels != NULL)
     g_string_append_printf (out, " (%s)", labels[r->query]);

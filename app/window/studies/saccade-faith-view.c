@@ -83,7 +83,7 @@ faith_title (SaccadeFaithView *self)
     source = g_strdup (saccade_faith_source_name (engine_source (choice (self))));
   else if (a != NULL && a->faith_best_head >= 0)
     /* Translators: the best head in the faithfulness title: its layer and head. */
-    source = g_strdup_printf (_("best head %d.%d"),
+    source = g_strdup_printf (_("best head L%d.H%d"),
                               a->faith_best_head / a->faith->result->n_heads,
                               a->faith_best_head % a->faith->result->n_heads);
   else
@@ -115,7 +115,7 @@ faith_figure (SaccadeFaithView *self, const char *title, char **x_name, SaccadeS
       agree = &r->heads[a->faith_best_head];
       x = a->faith_best_row;
       /* Translators: the scatter's x axis for the best head: its layer and head. */
-      *x_name = g_strdup_printf (_("attention: best head %d.%d (last query)"),
+      *x_name = g_strdup_printf (_("attention: best head L%d.H%d (last query)"),
                                  a->faith_best_head / r->n_heads,
                                  a->faith_best_head % r->n_heads);
     }
