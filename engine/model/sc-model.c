@@ -603,6 +603,14 @@ sc_model_free (ScModel *m)
 }
 
 const ScModelInfo *sc_model_info (const ScModel *m) { return &m->info; }
+
+bool
+sc_model_has_backward (const ScModel *m)
+{
+  const ScArchDesc *arch = m != NULL ? sc_arch_for (m->info.arch) : NULL;
+
+  return arch != NULL && arch->layer_backward != NULL;
+}
 const ScWeights *sc_model_weights (const ScModel *m) { return &m->weights; }
 const ScTokenizer *sc_model_tokenizer (const ScModel *m) { return m->tokenizer; }
 const ScGguf *sc_model_gguf (const ScModel *m) { return m->gguf; }

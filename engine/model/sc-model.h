@@ -111,6 +111,10 @@ ScStatus sc_model_open_gguf (ScGguf *gguf, int n_threads, ScModel **out, ScError
 void sc_model_free (ScModel *model); /* NULL is a no-op */
 
 const ScModelInfo *sc_model_info (const ScModel *model);
+
+/* Whether @model's architecture has a backward pass (sc-backward.h: gradients, attribution
+ * and adversarial studies); sc_grad_new refuses the others with SC_ERR_UNSUPPORTED. */
+bool sc_model_has_backward (const ScModel *model);
 const ScWeights *sc_model_weights (const ScModel *model);
 const ScTokenizer *sc_model_tokenizer (const ScModel *model);
 const ScGguf *sc_model_gguf (const ScModel *model);

@@ -67,6 +67,7 @@
  *   attribution-run          on the Attribution page: press Run and wait for the study
  *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
  *   expect-attribution TEXT  the Attribution page's status line contains TEXT
+ *   expect-attribution-runnable yes|no  the Attribution page's Run can (not) be pressed
  *   learn-set FIELD VALUE    edit a field of the Learn page (its action page.FIELD:
  *                            "learn-set q 1 0; 0 1", "learn-set scale off", ...)
  *   expect-learn TEXT        the Learn page shows TEXT (in any of its labels)
@@ -446,6 +447,16 @@ attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, cons
       if (a1 == NULL || !gtk_widget_activate_action (at, action, "s", value))
         return fail (d, "attribution-option: no option '%s' with value '%s'",
                      a1 != NULL ? a1 : "", value);
+    }
+  else if (g_str_equal (cmd, "expect-attribution-runnable"))
+    {
+      const gboolean can = gtk_widget_activate_action (at, "page.attribute", NULL)
+                           && saccade_page_is_busy (page);
+      if (can != g_str_equal (a1 != NULL ? a1 : "", "yes"))
+        return fail (d, "Run %s pressed (%s)", can ? "could be" : "could not be",
+                     status = dup_status (at));
+      if (can)
+        gtk_widget_activate_action (at, "page.cancel", NULL);
     }
   else if (g_str_equal (cmd, "attribution-run")
            || g_str_equal (cmd, "attribution-run-then-cancel"))
@@ -954,7 +965,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return induction_command (d, cmd, a1, a2, rest);
   else if (g_str_has_prefix (cmd, "ablation-") || g_str_has_prefix (cmd, "expect-ablation"))
     return ablation_command (d, cmd, a1, rest);
-  else if (g_str_has_prefix (cmd, "attribution-") || g_str_equal (cmd, "expect-attribution"))
+  else if (g_str_has_prefix (cmd, "attribution-") || g_str_has_prefix (cmd, "expect-attribution"))
     return attribution_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "learn-set") || g_str_equal (cmd, "expect-learn"))
     return learn_command (d, cmd, a1, rest);

@@ -174,6 +174,22 @@ text_printf (const char *format, ...)
   return text;
 }
 
+/* Why Run cannot run on the loaded model (a study that needs a backward pass on an
+ * architecture without one), or NULL. Caller frees. */
+static char *
+cannot_run (SaccadeStudyPanel *self)
+{
+  ScModel *model = self->model != NULL ? saccade_loaded_model_get_model (self->model) : NULL;
+
+  if (model != NULL && (self->outputs->face->kind->needs & SC_STUDY_NEEDS_BACKWARD)
+      && !sc_model_has_backward (model))
+    /* Translators: Run is off: the loaded model's architecture, e.g. gemma3. */
+    return g_strdup_printf (_("Needs gradients, and %s models have no backward pass yet: "
+                              "load a llama-architecture model such as SmolLM2"),
+                            sc_model_info (model)->arch_name);
+  return NULL;
+}
+
 void
 saccade_study_panel_show_status (SaccadeStudyPanel *self)
 {
@@ -190,7 +206,7 @@ saccade_study_panel_show_status (SaccadeStudyPanel *self)
     text = g_strdup (_("Select a run"));
   else if (self->model == NULL)
     text = g_strdup (_("The model is not loaded yet"));
-  else
+  else if ((text = cannot_run (self)) == NULL)
     text = g_strdup (_(self->desc->not_yet));
   saccade_study_jobs_set_status (self->jobs, text);
 }
@@ -204,8 +220,11 @@ changed (SaccadeStudyPanel *self)
   GtkWidget *owner = self->owner;
   g_autofree char *note = NULL;
 
+  g_autofree char *why_not = cannot_run (self);
+
   gtk_widget_action_set_enabled (owner, self->desc->run_action,
-                                 saccade_study_panel_has_source (self) && !busy);
+                                 saccade_study_panel_has_source (self) && !busy
+                                   && why_not == NULL);
   gtk_widget_action_set_enabled (owner, self->desc->cancel_action, busy);
   for (guint i = 0; i < self->settings->len; i++)
     gtk_widget_set_sensitive (g_ptr_array_index (self->settings, i), !busy);
