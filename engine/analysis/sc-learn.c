@@ -44,7 +44,7 @@ sc_learn_example (const char *id, ScLearnExample *out, ScError *err)
       static const double k[] = { 2, 2, 0, 0, 1, 0, 1, 0, 0, 0, 0, 2 };
       static const double v[] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
       out->id = "000";
-      out->title = "the query 它 over 猫, 球, 它 (seed 000, d_k = 4)";
+      out->title = "the query 它 over 猫, 球, 它 (d_k = 4)";
       out->m = 1, out->n = 3, out->d = 4, out->dv = 3;
       set_rows (out->q, q, 1, 4);
       set_rows (out->k, k, 3, 4);
@@ -62,7 +62,7 @@ sc_learn_example (const char *id, ScLearnExample *out, ScError *err)
       static const double qk[] = { 1, 0, 0, 1, 1, 1 };
       static const double v[] = { 1, 0, 0, 2, 2, 2 };
       out->id = "004";
-      out->title = "three positions, d_k = d_v = 2 (seed 004)";
+      out->title = "three positions, d_k = d_v = 2";
       out->m = 3, out->n = 3, out->d = 2, out->dv = 2;
       set_rows (out->q, qk, 3, 2);
       set_rows (out->k, qk, 3, 2);

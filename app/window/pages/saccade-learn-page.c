@@ -271,12 +271,14 @@ build_example (SaccadeLearnPage *self, GtkBox *column)
       g_autofree char *name = NULL;
       if (sc_learn_example (ids[i], &ex, &err))
         continue;
-      /* TRANSLATORS: a seed article's number (000, 004) */
-      name = g_strdup_printf (_("Article %s"), ids[i]);
+      /* TRANSLATORS: a worked example's number (1, 2) and its one-line title, in English:
+       * "the query 它 over 猫, 球, 它 (d_k = 4)" */
+      name = g_strdup_printf (_("Example %d: %s"), i + 1, ex.title);
       gtk_string_list_append (names, name);
     }
   self->example_dd = learn_add_dropdown (self, g, _("Example"),
-                                         _("The hand-worked numbers of a seed article"), names,
+                                         _("Hand-worked numbers the page's arithmetic is "
+                                           "checked against (docs/learn.md)"), names,
                                          G_CALLBACK (example_chosen));
   self->q_entry = add_matrix_row (self, g, _("Q (queries × d_k)"));
   self->k_entry = add_matrix_row (self, g, _("K (keys × d_k)"));
