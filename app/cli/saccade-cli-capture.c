@@ -179,6 +179,13 @@ capture_texts (const char *text_opt, const char *file, const char *prompt_file, 
     {
       gsize n;
       const char *p = g_bytes_get_data (g_ptr_array_index (texts, 0), &n);
+      if (n == 0)
+        {
+          g_set_error_literal (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                               "empty input: the text is empty");
+          g_ptr_array_unref (texts);
+          return NULL;
+        }
       if (is_blank (p, n))
         {
           g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
