@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-no-test-code.sh — the shipped binary holds no test code (issue 24): none of the window
-# test driver's command names (tests/app/window-driver.c: each `g_str_equal (cmd, "NAME")`
+# test driver's command names (tests/app/window-driver*.c: each `g_str_equal (cmd, "NAME")`
 # with a '-' in NAME, which no product string is likely to be) appears among the strings of
 # build/app/saccade, and app/ reads no SACCADE_TEST variable.
 # Usage: test-no-test-code.sh PATH/TO/saccade SOURCE_ROOT
@@ -10,10 +10,10 @@ saccade=$1
 root=$2
 need_tools strings
 
-names=$(grep -o 'g_str_equal (cmd, "[a-z]*-[a-z-]*")' "$root/tests/app/window-driver.c" \
+names=$(cat "$root"/tests/app/window-driver*.c | grep -o 'g_str_equal (cmd, "[a-z]*-[a-z-]*")' \
         | sed 's/.*"\(.*\)")/\1/' | sort -u)
 n=$(printf '%s\n' "$names" | grep -c .)
-[ "$n" -ge 20 ] || fail "found only $n driver command names: has window-driver.c changed shape?"
+[ "$n" -ge 20 ] || fail "found only $n driver command names: has window-driver*.c changed shape?"
 strings "$saccade" > "$tmp/strings"
 for name in $names; do
   if grep -qx -- "$name" "$tmp/strings"; then

@@ -107,7 +107,7 @@
  */
 #define G_LOG_DOMAIN "saccade-window-test"
 
-#include "tests/app/window-driver.h"
+#include "tests/app/window-driver-private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,24 +128,6 @@
 #define STEP_TIMEOUT_MS 180000
 #define SETTLE_TICKS 6
 
-typedef struct {
-  SaccadeWindow *window; /* borrowed: the window owns the driver (object data) */
-  int *status;           /* where the verdict goes (saccade-window-test.c's) */
-  char **lines;
-  guint next;            /* index of the next line */
-  guint settle;          /* ticks left before the next command */
-  gint64 waiting_since;
-  guint source_id;
-  gboolean cancel_on_progress; /* press Cancel once the capture reports a layer */
-  gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
-  gboolean cancel_attribution; /* the same on the Attribution page */
-  gboolean cancel_adversarial; /* the same on its adversarial view */
-  GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
-  char *shot_path;
-  WindowTiming *timing; /* time-begin, time-end, expect-stall-below */
-  int wait_runs;         /* wait-runs: the runs to wait for, or -1 */
-  gint64 wait_deadline;  /* wait-runs: monotonic time to give up at */
-} SaccadeTestDriver;
 
 static void
 quit_idle (gpointer app)
@@ -165,8 +147,8 @@ driver_finish (SaccadeTestDriver *d, int status)
   g_idle_add_once (quit_idle, g_object_ref (app));
 }
 
-static gboolean G_GNUC_PRINTF (2, 3)
-fail (SaccadeTestDriver *d, const char *format, ...)
+gboolean
+window_driver_fail (SaccadeTestDriver *d, const char *format, ...)
 {
   g_autofree char *msg = NULL;
   va_list args;
@@ -293,7 +275,7 @@ send_key (SaccadeTestDriver *d, const char *name)
   GtkWidget *w;
 
   if (keyval == GDK_KEY_VoidSymbol)
-    return fail (d, "no key named '%s'", name);
+    return window_driver_fail (d, "no key named '%s'", name);
   /* The way a key press travels: the focused widget's key controllers, then its ancestors'
    * (bubble phase). Synthesising a GdkEvent is not public API, so walk the same path and
    * stop at the first controller that handles it. */
@@ -314,7 +296,7 @@ send_key (SaccadeTestDriver *d, const char *name)
             return TRUE;
         }
     }
-  return fail (d, "no widget handled the key %s", name);
+  return window_driver_fail (d, "no widget handled the key %s", name);
 }
 
 static gboolean
@@ -323,7 +305,7 @@ expect_head (SaccadeTestDriver *d, const char *l, const char *h)
   int layer = saccade_window_get_layer (d->window), head = saccade_window_get_head (d->window);
 
   if (l == NULL || h == NULL || layer != atoi (l) || head != atoi (h))
-    return fail (d, "shows layer %d head %d, expected %s %s", layer, head, l, h);
+    return window_driver_fail (d, "shows layer %d head %d, expected %s %s", layer, head, l, h);
   return TRUE;
 }
 
@@ -351,10 +333,10 @@ expect_table_row (SaccadeTestDriver *d, const char *row, const char *lh)
   int layer = -1, head = -1;
 
   if (w == NULL || row == NULL || lh == NULL || sscanf (lh, "%d %d", &el, &eh) != 2)
-    return fail (d, "no heads table, or expect-table-row needs N L H");
+    return window_driver_fail (d, "no heads table, or expect-table-row needs N L H");
   if (!saccade_heads_table_get_row (SACCADE_HEADS_TABLE (w), (guint) atoi (row), &layer, &head)
       || layer != el || head != eh)
-    return fail (d, "heads table row %s shows L%d.H%d, expected L%d.H%d", row, layer, head, el, eh);
+    return window_driver_fail (d, "heads table row %s shows L%d.H%d, expected L%d.H%d", row, layer, head, el, eh);
   return TRUE;
 }
 
@@ -369,252 +351,10 @@ shoot_dialog (SaccadeTestDriver *d)
 
   d->shot_type = 0;
   if (w == NULL)
-    return fail (d, "no %s is shown", g_type_name (type));
+    return window_driver_fail (d, "no %s is shown", g_type_name (type));
   if (!screenshot (GTK_WIDGET (w), path, &error))
-    return fail (d, "screenshot %s: %s", path, error->message);
+    return window_driver_fail (d, "screenshot %s: %s", path, error->message);
   gtk_window_destroy (w);
-  return TRUE;
-}
-
-/* A page's (or view's) read-only "status" property, the status line. Caller frees. */
-static char *
-dup_status (gpointer object)
-{
-  char *status = NULL;
-
-  g_object_get (object, "status", &status, NULL);
-  return status != NULL ? status : g_strdup ("");
-}
-
-/* Its "fraction" property: of the study it runs, 0 when none runs. */
-static double
-get_fraction (gpointer object)
-{
-  double fraction = 0;
-
-  g_object_get (object, "fraction", &fraction, NULL);
-  return fraction;
-}
-
-/* The Induction page's commands (see the list at the top). */
-static gboolean
-induction_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
-                   const char *rest)
-{
-  SaccadePage *page = saccade_window_get_page (d->window, "induction");
-
-  if (page == NULL)
-    return fail (d, "no induction page");
-  if (g_str_equal (cmd, "induction"))
-    {
-      if (saccade_page_get_model (page) == NULL)
-        return fail (d, "induction: no model is loaded");
-      gtk_widget_activate_action (GTK_WIDGET (page), "page.find", "(ii)",
-                                  a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
-      if (!saccade_page_is_busy (page))
-        return fail (d, "induction: the detector did not start");
-    }
-  else if (g_str_equal (cmd, "induction-open"))
-    {
-      gtk_widget_activate_action (GTK_WIDGET (page), "page.open-head", "(ii)",
-                                  a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
-    }
-  else
-    {
-      g_autofree char *status = dup_status (page);
-      if (strstr (status, rest != NULL ? rest : "") == NULL)
-        return fail (d, "the induction page says '%s', expected '%s'", status, rest);
-    }
-  return TRUE;
-}
-
-/* The Attribution page's commands (see the list at the top). */
-static gboolean
-attribution_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
-{
-  SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-  GtkWidget *at = page != NULL ? GTK_WIDGET (page) : NULL;
-  g_autofree char *status = NULL;
-
-  if (at == NULL)
-    return fail (d, "no attribution page");
-  if (g_str_equal (cmd, "attribution-option"))
-    {
-      /* the value is the rest after the name, spaces kept (" Paris" is one token) */
-      const char *value = rest != NULL && a1 != NULL && strlen (rest) > strlen (a1)
-                            ? rest + strlen (a1) + 1 : "";
-      g_autofree char *action = g_strconcat ("page.", a1 != NULL ? a1 : "", NULL);
-      if (a1 == NULL || !gtk_widget_activate_action (at, action, "s", value))
-        return fail (d, "attribution-option: no option '%s' with value '%s'",
-                     a1 != NULL ? a1 : "", value);
-    }
-  else if (g_str_equal (cmd, "expect-attribution-runnable"))
-    {
-      const gboolean can = gtk_widget_activate_action (at, "page.attribute", NULL)
-                           && saccade_page_is_busy (page);
-      if (can != g_str_equal (a1 != NULL ? a1 : "", "yes"))
-        return fail (d, "Run %s pressed (%s)", can ? "could be" : "could not be",
-                     status = dup_status (at));
-      if (can)
-        gtk_widget_activate_action (at, "page.cancel", NULL);
-    }
-  else if (g_str_equal (cmd, "attribution-run")
-           || g_str_equal (cmd, "attribution-run-then-cancel"))
-    {
-      gtk_widget_activate_action (at, "page.attribute", NULL);
-      if (!saccade_page_is_busy (page))
-        return fail (d, "%s: the study did not start (%s)", cmd, status = dup_status (at));
-      d->cancel_attribution = g_str_equal (cmd, "attribution-run-then-cancel");
-    }
-  else
-    {
-      status = dup_status (at);
-      if (strstr (status, rest != NULL ? rest : "") == NULL)
-        return fail (d, "the attribution page says '%s', expected '%s'", status, rest);
-    }
-  return TRUE;
-}
-
-/* Appends every text @widget and its descendants show (labels, and entries other than
- * spin buttons and entry rows, whose rows' titles already say them), one per line. */
-static void
-collect_text (GtkWidget *widget, GString *out)
-{
-  if (!gtk_widget_get_visible (widget))
-    return;
-  if (GTK_IS_LABEL (widget))
-    g_string_append_printf (out, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
-  else if (GTK_IS_EDITABLE (widget) && !GTK_IS_SPIN_BUTTON (widget) && !ADW_IS_ENTRY_ROW (widget))
-    g_string_append_printf (out, "%s\n", gtk_editable_get_text (GTK_EDITABLE (widget)));
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    collect_text (c, out);
-}
-
-/* The Learn page's commands (see the list at the top). */
-static gboolean
-learn_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
-{
-  SaccadePage *page = saccade_window_get_page (d->window, "learn");
-  g_autoptr (GString) text = g_string_new (NULL);
-
-  if (page == NULL)
-    return fail (d, "no learn page");
-  if (g_str_equal (cmd, "learn-set"))
-    {
-      /* the value is the rest after the name, spaces kept ("1 0; 0 1" is one table) */
-      const char *value = rest != NULL && a1 != NULL && strlen (rest) > strlen (a1)
-                            ? rest + strlen (a1) + 1 : "";
-      g_autofree char *action = g_strconcat ("page.", a1 != NULL ? a1 : "", NULL);
-      if (a1 == NULL || !gtk_widget_activate_action (GTK_WIDGET (page), action, "s", value))
-        return fail (d, "learn-set: no field '%s' taking '%s'", a1 != NULL ? a1 : "", value);
-      return TRUE;
-    }
-  collect_text (GTK_WIDGET (page), text);
-  if (strstr (text->str, rest != NULL ? rest : "") == NULL)
-    return fail (d, "the learn page does not show '%s'; it shows:\n%s", rest, text->str);
-  return TRUE;
-}
-
-/* The Attribution page turned to its adversarial view (page.view, as the switcher does):
- * the view, a reference, or NULL without the page. */
-static GtkWidget *
-adversarial_view (SaccadeTestDriver *d)
-{
-  SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-  GtkWidget *view = NULL;
-
-  if (page == NULL)
-    return NULL;
-  gtk_widget_activate_action (GTK_WIDGET (page), "page.view", "s", "adversarial");
-  g_object_get (page, "adversarial-view", &view, NULL);
-  return view;
-}
-
-/* The adversarial view's commands (see the list at the top); each turns to the view. */
-static gboolean
-adversarial_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2)
-{
-  g_autoptr (GtkWidget) v = adversarial_view (d);
-  g_autofree char *status = NULL;
-
-  if (v == NULL)
-    return fail (d, "no attribution page");
-  if (g_str_equal (cmd, "adversarial-option"))
-    {
-      /* adversarial.layer, adversarial.head, adversarial.iterations: as the pickers */
-      g_autofree char *action = g_strconcat ("adversarial.", a1 != NULL ? a1 : "", NULL);
-      if (a1 == NULL || a2 == NULL || !gtk_widget_activate_action (v, action, "s", a2))
-        return fail (d, "adversarial-option: no option '%s' with value '%s'",
-                     a1 != NULL ? a1 : "", a2 != NULL ? a2 : "");
-    }
-  else if (g_str_equal (cmd, "adversarial-search")
-           || g_str_equal (cmd, "adversarial-search-then-cancel"))
-    {
-      gtk_widget_activate_action (v, "adversarial.search", NULL);
-      /* the page is busy once the search started (it stops the view's lookup first) */
-      if (!saccade_page_is_busy (saccade_window_get_page (d->window, "attribution")))
-        return fail (d, "%s: the search did not start (%s)", cmd, status = dup_status (v));
-      d->cancel_adversarial = g_str_equal (cmd, "adversarial-search-then-cancel");
-    }
-  else
-    {
-      status = dup_status (v);
-      if (strstr (status, a2 != NULL ? a2 : "") == NULL)
-        return fail (d, "the adversarial view says '%s', expected '%s'", status, a2);
-    }
-  return TRUE;
-}
-
-/* The Ablation page's commands (see the list at the top). */
-static gboolean
-ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *rest)
-{
-  SaccadePage *page = saccade_window_get_page (d->window, "ablation");
-  GtkWidget *ab = page != NULL ? GTK_WIDGET (page) : NULL;
-  g_autofree char *status = NULL;
-
-  if (ab == NULL)
-    return fail (d, "no ablation page");
-  if (g_str_equal (cmd, "ablation-study"))
-    {
-      if (a1 == NULL || !gtk_widget_activate_action (ab, "page.study", "s", a1))
-        return fail (d, "ablation-study: no study '%s'", a1 != NULL ? a1 : "");
-    }
-  else if (g_str_equal (cmd, "ablation-target"))
-    gtk_widget_activate_action (ab, "page.target", "s", rest != NULL ? rest : "");
-  else if (g_str_equal (cmd, "ablation-option"))
-    {
-      /* page.permutations, page.seeds, page.erase-kind, page.source: as the choosers */
-      g_auto (GStrv) nv = g_strsplit (rest != NULL ? rest : "", " ", 2);
-      g_autofree char *action = nv[0] != NULL ? g_strconcat ("page.", nv[0], NULL) : NULL;
-      if (nv[0] == NULL || nv[1] == NULL || !gtk_widget_activate_action (ab, action, "s", nv[1]))
-        return fail (d, "ablation-option: no option '%s'", rest != NULL ? rest : "");
-    }
-  else if (g_str_equal (cmd, "expect-ablation-runnable"))
-    {
-      const gboolean can = gtk_widget_activate_action (ab, "page.run-study", NULL)
-                           && saccade_page_is_busy (page);
-      if (can != g_str_equal (a1 != NULL ? a1 : "", "yes"))
-        return fail (d, "Run Study %s pressed (%s)", can ? "could be" : "could not be",
-                     status = dup_status (ab));
-      if (can)
-        gtk_widget_activate_action (ab, "page.cancel", NULL);
-    }
-  else if (g_str_equal (cmd, "ablation-run") || g_str_equal (cmd, "ablation-run-then-cancel"))
-    {
-      /* Run, as its button does; the page is busy once the study started. */
-      gtk_widget_activate_action (ab, "page.run-study", NULL);
-      if (!saccade_page_is_busy (page))
-        return fail (d, "%s: the study did not start (%s)", cmd, status = dup_status (ab));
-      d->cancel_ablation = g_str_equal (cmd, "ablation-run-then-cancel");
-    }
-  else
-    {
-      status = dup_status (ab);
-      if (strstr (status, rest != NULL ? rest : "") == NULL)
-        return fail (d, "the ablation page says '%s', expected '%s'", status, rest);
-    }
   return TRUE;
 }
 
@@ -630,13 +370,13 @@ fixes_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char
       gint64 want = g_strcmp0 (a1, "none") == 0 ? 0 : run_id_arg (d, a1);
       gint64 got = saccade_window_runs_selected_id (win);
       if (got != want)
-        return fail (d, "the sidebar selects run %" G_GINT64_FORMAT ", expected %s", got, a1);
+        return window_driver_fail (d, "the sidebar selects run %" G_GINT64_FORMAT ", expected %s", got, a1);
     }
   else if (g_str_equal (cmd, "expect-title"))
     {
       g_autofree char *title = saccade_window_dup_figure_title (win);
       if (title == NULL || strstr (title, rest != NULL ? rest : "") == NULL)
-        return fail (d, "the figure's title is '%s', expected '%s' in it", title, rest);
+        return window_driver_fail (d, "the figure's title is '%s', expected '%s' in it", title, rest);
     }
   else if (g_str_equal (cmd, "expect-scale-control"))
     {
@@ -644,22 +384,22 @@ fixes_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char
       g_autofree char *shown = NULL;
       gboolean offered = FALSE;
       if (page == NULL || a1 == NULL || a2 == NULL)
-        return fail (d, "expect-scale-control needs linear|log yes|no and a heatmap page");
+        return window_driver_fail (d, "expect-scale-control needs linear|log yes|no and a heatmap page");
       g_object_get (page, "scale", &shown, "log-offered", &offered, NULL);
       if (g_strcmp0 (shown, a1) != 0 || offered != g_str_equal (a2, "yes"))
-        return fail (d, "the scale control shows %s with log %s, expected %s and %s",
+        return window_driver_fail (d, "the scale control shows %s with log %s, expected %s and %s",
                      shown, offered ? "offered" : "not offered", a1, a2);
     }
   else if (g_str_equal (cmd, "touch"))
     {
       g_autoptr (GError) error = NULL;
       if (a1 == NULL || !g_file_set_contents (a1, "", 0, &error))
-        return fail (d, "touch %s: %s", a1, error != NULL ? error->message : "no path");
+        return window_driver_fail (d, "touch %s: %s", a1, error != NULL ? error->message : "no path");
     }
   else if (g_str_equal (cmd, "wait-runs"))
     {
       if (a1 == NULL || atoi (a1) < 0)
-        return fail (d, "wait-runs needs a number of runs");
+        return window_driver_fail (d, "wait-runs needs a number of runs");
       d->wait_runs = atoi (a1);
       d->wait_deadline = g_get_monotonic_time ()
                          + (gint64) (a2 != NULL ? atoi (a2) : 60) * G_USEC_PER_SEC;
@@ -681,7 +421,7 @@ fixes_waiting (SaccadeTestDriver *d)
     }
   if (g_get_monotonic_time () > d->wait_deadline)
     {
-      fail (d, "%u runs listed, waited in vain for %d", n_runs (d), d->wait_runs);
+      window_driver_fail (d, "%u runs listed, waited in vain for %d", n_runs (d), d->wait_runs);
       d->wait_runs = -1;
       return TRUE;
     }
@@ -718,12 +458,12 @@ prompt_ctrl_enter (SaccadeTestDriver *d)
           if (match)
             {
               if (!gtk_shortcut_action_activate (gtk_shortcut_get_action (sc), 0, pop, NULL))
-                return fail (d, "prompt-ctrl-enter: the shortcut's action did not run");
+                return window_driver_fail (d, "prompt-ctrl-enter: the shortcut's action did not run");
               return TRUE;
             }
         }
     }
-  return fail (d, "prompt-ctrl-enter: the prompt editor has no Ctrl+Return shortcut");
+  return window_driver_fail (d, "prompt-ctrl-enter: the prompt editor has no Ctrl+Return shortcut");
 }
 
 /* The prompt editor's commands (saccade-prompt-popover.h). */
@@ -745,7 +485,7 @@ prompt_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const cha
       const char *have = saccade_window_get_sentence (win);
       g_autofree char *in_view = saccade_prompt_popover_dup_text (pop);
       if (g_strcmp0 (have, text) != 0 || g_strcmp0 (in_view, text) != 0)
-        return fail (d, "the entry holds '%s' and the prompt editor '%s', expected '%s'", have,
+        return window_driver_fail (d, "the entry holds '%s' and the prompt editor '%s', expected '%s'", have,
                      in_view, text);
     }
   else if (g_str_equal (cmd, "prompt-editor") && g_strcmp0 (a1, "open") == 0)
@@ -759,12 +499,12 @@ prompt_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const cha
   else if (g_str_equal (cmd, "screenshot-prompt") && a1 != NULL)
     {
       if (!gtk_widget_get_visible (GTK_WIDGET (pop)))
-        return fail (d, "screenshot-prompt: the prompt editor is not open");
+        return window_driver_fail (d, "screenshot-prompt: the prompt editor is not open");
       if (!screenshot (GTK_WIDGET (pop), a1, &error))
-        return fail (d, "screenshot %s: %s", a1, error->message);
+        return window_driver_fail (d, "screenshot %s: %s", a1, error->message);
     }
   else
-    return fail (d, "%s: bad arguments", cmd);
+    return window_driver_fail (d, "%s: bad arguments", cmd);
   return TRUE;
 }
 
@@ -786,21 +526,21 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
       const char *label = gtk_label_get_text (GTK_LABEL (badge));
       const char *tip = gtk_widget_get_tooltip_text (badge);
       if (!gtk_widget_get_visible (badge))
-        return fail (d, "the backend badge is hidden (no model is loaded)");
+        return window_driver_fail (d, "the backend badge is hidden (no model is loaded)");
       if (rest == NULL
           || (strstr (label, rest) == NULL && (tip == NULL || strstr (tip, rest) == NULL)))
-        return fail (d, "the backend badge says '%s' (tooltip '%s'), expected '%s'", label,
+        return window_driver_fail (d, "the backend badge says '%s' (tooltip '%s'), expected '%s'", label,
                      tip != NULL ? tip : "", rest != NULL ? rest : "");
       return TRUE;
     }
   for (i = 0; ids[i] != NULL && g_strcmp0 (ids[i], a1) != 0; i++)
     ;
   if (ids[i] == NULL)
-    return fail (d, "backend-preference: no backend choice '%s'", a1 != NULL ? a1 : "");
+    return window_driver_fail (d, "backend-preference: no backend choice '%s'", a1 != NULL ? a1 : "");
   g_action_group_activate_action (
     G_ACTION_GROUP (gtk_window_get_application (GTK_WINDOW (win))), "preferences", NULL);
   if ((prefs = find_toplevel (d, SACCADE_TYPE_PREFERENCES_WINDOW)) == NULL)
-    return fail (d, "backend-preference: Preferences did not open");
+    return window_driver_fail (d, "backend-preference: Preferences did not open");
   row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (prefs),
                                                    SACCADE_TYPE_PREFERENCES_WINDOW, "backend_row"));
   before = g_settings_get_string (settings (d), "backend");
@@ -809,10 +549,10 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
   after = g_settings_get_string (settings (d), "backend");
   gtk_window_destroy (prefs);
   if (shown >= g_strv_length ((GStrv) ids) || !g_str_equal (ids[shown], before))
-    return fail (d, "backend-preference: the row shows choice %u, the setting is '%s'", shown,
+    return window_driver_fail (d, "backend-preference: the row shows choice %u, the setting is '%s'", shown,
                  before);
   if (!g_str_equal (after, a1))
-    return fail (d, "backend-preference: chose '%s', the setting is '%s'", a1, after);
+    return window_driver_fail (d, "backend-preference: chose '%s', the setting is '%s'", a1, after);
   return TRUE;
 }
 
@@ -826,30 +566,30 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   if (g_str_equal (cmd, "expect-runs"))
     {
       if (a1 == NULL || n_runs (d) != (guint) atoi (a1))
-        return fail (d, "%u runs listed, expected %s", n_runs (d), a1);
+        return window_driver_fail (d, "%u runs listed, expected %s", n_runs (d), a1);
     }
   else if (g_str_equal (cmd, "select"))
     {
       gint64 id = run_id_arg (d, a1);
       if (id <= 0)
-        return fail (d, "no run '%s' to select", a1);
+        return window_driver_fail (d, "no run '%s' to select", a1);
       saccade_window_runs_select (win, id);
       if (saccade_window_runs_selected_id (win) != id)
-        return fail (d, "run %" G_GINT64_FORMAT " is not in the sidebar", id);
+        return window_driver_fail (d, "run %" G_GINT64_FORMAT " is not in the sidebar", id);
     }
   else if (g_str_equal (cmd, "expect-run"))
     {
       gint64 id = run_id_arg (d, a1);
       SaccadeRun *run = saccade_page_get_run (saccade_window_get_visible_page (win));
       if (run == NULL || run->id != id)
-        return fail (d, "run %" G_GINT64_FORMAT " is not shown (%" G_GINT64_FORMAT " is)", id,
+        return window_driver_fail (d, "run %" G_GINT64_FORMAT " is not shown (%" G_GINT64_FORMAT " is)", id,
                      run != NULL ? run->id : 0);
     }
   else if (g_str_equal (cmd, "page"))
     {
       saccade_window_show_page (win, a1);
       if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
-        return fail (d, "page %s is not shown", a1);
+        return window_driver_fail (d, "page %s is not shown", a1);
     }
   else if (g_str_equal (cmd, "head"))
     saccade_window_select_head (win, a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
@@ -859,17 +599,17 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     {
       g_autoptr (GVariant) param = a2 != NULL ? g_variant_ref_sink (g_variant_new_string (a2)) : NULL;
       if (a1 == NULL || !gtk_widget_activate_action_variant (GTK_WIDGET (win), a1, param))
-        return fail (d, "no action %s", a1);
+        return window_driver_fail (d, "no action %s", a1);
     }
   else if (g_str_equal (cmd, "page-action"))
     {
       GtkWidget *page = GTK_WIDGET (saccade_window_get_visible_page (win));
       const char *arg = a1 != NULL ? strchr (rest, ' ') : NULL;
       if (a1 == NULL)
-        return fail (d, "page-action needs a name");
+        return window_driver_fail (d, "page-action needs a name");
       if (!gtk_widget_activate_action (page, a1, arg != NULL ? "s" : NULL,
                                        arg != NULL ? arg + 1 : NULL))
-        return fail (d, "the page has no action %s", a1);
+        return window_driver_fail (d, "the page has no action %s", a1);
       return TRUE;
     }
   else if (g_str_equal (cmd, "expect-table-row"))
@@ -900,7 +640,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     {
       const char *status = saccade_window_get_status (win);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
-        return fail (d, "the status line says '%s', expected '%s'", status, rest);
+        return window_driver_fail (d, "the status line says '%s', expected '%s'", status, rest);
     }
   else if (g_str_equal (cmd, "search"))
     saccade_window_set_search (win, rest);
@@ -908,21 +648,21 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     {
       guint shown = g_list_model_get_n_items (saccade_window_get_runs_shown (win));
       if (a1 == NULL || shown != (guint) atoi (a1))
-        return fail (d, "the sidebar shows %u runs, expected %s", shown, a1);
+        return window_driver_fail (d, "the sidebar shows %u runs, expected %s", shown, a1);
     }
   else if (g_str_equal (cmd, "delete"))
     {
       gint64 id = run_id_arg (d, a1);
       saccade_window_runs_select (win, id);
       if (saccade_window_runs_selected_id (win) != id)
-        return fail (d, "run %s is not in the sidebar", a1);
+        return window_driver_fail (d, "run %s is not in the sidebar", a1);
       gtk_widget_activate_action (GTK_WIDGET (win), "win.delete-run", NULL);
     }
   else if (g_str_equal (cmd, "respond"))
     {
       GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
       if (dialog == NULL || a1 == NULL)
-        return fail (d, "no dialog to answer");
+        return window_driver_fail (d, "no dialog to answer");
       g_object_ref (dialog);
       adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), a1);
       gtk_window_destroy (dialog);
@@ -937,9 +677,9 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       g_autoptr (GFile) dir = file != NULL ? g_file_get_parent (file) : NULL;
       g_autofree char *name = file != NULL ? g_file_get_basename (file) : NULL;
       if (dialog == NULL || file == NULL)
-        return fail (d, "no file chooser to answer");
+        return window_driver_fail (d, "no file chooser to answer");
       if (!gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), dir, &error))
-        return fail (d, "save-as %s: %s", a1, error->message);
+        return window_driver_fail (d, "save-as %s: %s", a1, error->message);
       gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
       gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
     }
@@ -948,33 +688,33 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       /* What the Model page's grid emits for a click on a head. */
       SaccadePage *model = saccade_window_get_page (win, "model");
       if (model == NULL || saccade_page_get_figure (model) == NULL)
-        return fail (d, "no model page");
+        return window_driver_fail (d, "no model page");
       g_signal_emit_by_name (saccade_page_get_figure (model), "head-activated",
                              a1 != NULL ? atoi (a1) : 0, a2 != NULL ? atoi (a2) : 0);
     }
   else if (g_str_equal (cmd, "compare-head"))
     {
       if (a1 == NULL || a2 == NULL || rest == NULL || strrchr (rest, ' ') == NULL)
-        return fail (d, "compare-head needs L H RUN");
+        return window_driver_fail (d, "compare-head needs L H RUN");
       gtk_widget_activate_action (GTK_WIDGET (win), "win.compare-head", "(iix)", atoi (a1),
                                   atoi (a2), (gint64) g_ascii_strtoll (strrchr (rest, ' ') + 1,
                                                                        NULL, 10));
     }
   else if (g_str_equal (cmd, "induction") || g_str_equal (cmd, "induction-open")
            || g_str_equal (cmd, "expect-induction"))
-    return induction_command (d, cmd, a1, a2, rest);
+    return window_driver_induction_command (d, cmd, a1, a2, rest);
   else if (g_str_has_prefix (cmd, "ablation-") || g_str_has_prefix (cmd, "expect-ablation"))
-    return ablation_command (d, cmd, a1, rest);
+    return window_driver_ablation_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "attribution-") || g_str_has_prefix (cmd, "expect-attribution"))
-    return attribution_command (d, cmd, a1, rest);
+    return window_driver_attribution_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "learn-set") || g_str_equal (cmd, "expect-learn"))
-    return learn_command (d, cmd, a1, rest);
+    return window_driver_learn_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "adversarial-") || g_str_equal (cmd, "expect-adversarial"))
-    return adversarial_command (d, cmd, a1, g_str_equal (cmd, "expect-adversarial") ? rest : a2);
+    return window_driver_adversarial_command (d, cmd, a1, g_str_equal (cmd, "expect-adversarial") ? rest : a2);
   else if (g_str_equal (cmd, "expect-page"))
     {
       if (g_strcmp0 (saccade_window_get_visible_page_id (win), a1) != 0)
-        return fail (d, "page %s is shown, expected %s",
+        return window_driver_fail (d, "page %s is shown, expected %s",
                      saccade_window_get_visible_page_id (win), a1);
     }
   else if (g_str_equal (cmd, "model"))
@@ -985,14 +725,14 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     {
       const char *shown = saccade_window_get_last_error (win);
       if (shown == NULL || strstr (shown, rest != NULL ? rest : "") == NULL)
-        return fail (d, "last error is '%s', expected one with '%s'",
+        return window_driver_fail (d, "last error is '%s', expected one with '%s'",
                      shown != NULL ? shown : "(none)", rest);
       g_print ("test-driver: error shown: %s\n", shown);
     }
   else if (g_str_equal (cmd, "expect-no-error"))
     {
       if (saccade_window_get_last_error (win) != NULL)
-        return fail (d, "unexpected error: %s", saccade_window_get_last_error (win));
+        return window_driver_fail (d, "unexpected error: %s", saccade_window_get_last_error (win));
     }
   else if (g_str_equal (cmd, "close-dialogs"))
     close_dialogs (d);
@@ -1001,17 +741,17 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "export-figure"))
     {
       if (!saccade_window_export_figure_to (win, a1, &error))
-        return fail (d, "export-figure %s: %s", a1, error->message);
+        return window_driver_fail (d, "export-figure %s: %s", a1, error->message);
     }
   else if (g_str_equal (cmd, "export-csv"))
     {
       if (!saccade_window_export_csv_to (win, a1, &error))
-        return fail (d, "export-csv %s: %s", a1, error->message);
+        return window_driver_fail (d, "export-csv %s: %s", a1, error->message);
     }
   else if (g_str_equal (cmd, "screenshot"))
     {
       if (a1 == NULL || !screenshot (GTK_WIDGET (win), a1, &error))
-        return fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
+        return window_driver_fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
     }
   else if (g_str_equal (cmd, "screenshot-dialog"))
     {
@@ -1019,15 +759,15 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       GType type = a2 != NULL ? g_type_from_name (a2) : ADW_TYPE_MESSAGE_DIALOG;
       GtkWindow *dialog = type != 0 ? find_toplevel (d, type) : NULL;
       if (dialog == NULL)
-        return fail (d, "no %s is shown", a2 != NULL ? a2 : "message dialog");
+        return window_driver_fail (d, "no %s is shown", a2 != NULL ? a2 : "message dialog");
       if (a1 == NULL || !screenshot (GTK_WIDGET (dialog), a1, &error))
-        return fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
+        return window_driver_fail (d, "screenshot %s: %s", a1, error != NULL ? error->message : "no path");
     }
   else if (g_str_equal (cmd, "preferences") || g_str_equal (cmd, "shortcuts"))
     {
       /* Open it now; the screenshot waits until it has been drawn (next tick). */
       if (a1 == NULL)
-        return fail (d, "%s needs a PNG path", cmd);
+        return window_driver_fail (d, "%s needs a PNG path", cmd);
       if (g_str_equal (cmd, "preferences"))
         {
           g_action_group_activate_action (
@@ -1052,7 +792,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       const char *sub = rest != NULL ? strchr (rest, ' ') : NULL;
       g_auto (GStrv) sub_argv = NULL;
       if (a1 == NULL || sub == NULL)
-        return fail (d, "timed needs a label and a command");
+        return window_driver_fail (d, "timed needs a label and a command");
       sub++;
       sub_argv = g_strsplit_set (sub, " \t", 3);
       window_timing_begin (d->timing, a1);
@@ -1065,19 +805,19 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
       if (page == NULL || a1 == NULL || a2 == NULL || sscanf (a1, "%d:%d", &q0, &q1) != 2
           || sscanf (a2, "%d:%d", &k0, &k1) != 2)
-        return fail (d, "heatmap-zoom Q0:Q1 K0:K1");
+        return window_driver_fail (d, "heatmap-zoom Q0:Q1 K0:K1");
       saccade_heatmap_view_zoom_to (SACCADE_HEATMAP_VIEW (saccade_page_get_figure (page)), q0, q1,
                                     k0, k1);
     }
   else if (g_str_equal (cmd, "memory"))
     {
       if (!window_timing_print_memory (a1, &error))
-        return fail (d, "%s", error->message);
+        return window_driver_fail (d, "%s", error->message);
     }
   else if (g_str_equal (cmd, "expect-stall-below"))
     {
       if (!window_timing_expect_stall_below (d->timing, a1 != NULL ? atof (a1) : 0, &error))
-        return fail (d, "%s", error->message);
+        return window_driver_fail (d, "%s", error->message);
     }
   else if (g_str_equal (cmd, "sleep"))
     d->settle = (guint) (a1 != NULL ? atoi (a1) : 0) / TICK_MS;
@@ -1088,7 +828,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       return FALSE;
     }
   else
-    return fail (d, "unknown command '%s'", cmd);
+    return window_driver_fail (d, "unknown command '%s'", cmd);
   return TRUE;
 }
 
@@ -1110,33 +850,33 @@ tick (gpointer data)
   if (d->cancel_ablation)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "ablation");
-      if (page != NULL && get_fraction (page) > 0)
+      if (page != NULL && window_driver_get_fraction (page) > 0)
         {
           d->cancel_ablation = FALSE;
           g_print ("test-driver: cancelling the study at %.0f %%\n",
-                   100 * get_fraction (page));
+                   100 * window_driver_get_fraction (page));
           gtk_widget_activate_action (GTK_WIDGET (page), "page.cancel", NULL);
         }
     }
   if (d->cancel_attribution)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "attribution");
-      if (page != NULL && get_fraction (page) > 0)
+      if (page != NULL && window_driver_get_fraction (page) > 0)
         {
           d->cancel_attribution = FALSE;
           g_print ("test-driver: cancelling the attribution at %.0f %%\n",
-                   100 * get_fraction (page));
+                   100 * window_driver_get_fraction (page));
           gtk_widget_activate_action (GTK_WIDGET (page), "page.cancel", NULL);
         }
     }
   if (d->cancel_adversarial)
     {
-      g_autoptr (GtkWidget) v = adversarial_view (d);
-      if (v != NULL && get_fraction (v) > 0)
+      g_autoptr (GtkWidget) v = window_driver_adversarial_view (d);
+      if (v != NULL && window_driver_get_fraction (v) > 0)
         {
           d->cancel_adversarial = FALSE;
           g_print ("test-driver: cancelling the adversarial search at %.0f %%\n",
-                   100 * get_fraction (v));
+                   100 * window_driver_get_fraction (v));
           gtk_widget_activate_action (v, "adversarial.cancel", NULL);
         }
     }
@@ -1145,7 +885,7 @@ tick (gpointer data)
       if (d->waiting_since == 0)
         d->waiting_since = g_get_monotonic_time ();
       if (g_get_monotonic_time () - d->waiting_since > (gint64) STEP_TIMEOUT_MS * 1000)
-        return fail (d, "the window stayed busy for %d s", STEP_TIMEOUT_MS / 1000);
+        return window_driver_fail (d, "the window stayed busy for %d s", STEP_TIMEOUT_MS / 1000);
       d->settle = SETTLE_TICKS;
       return G_SOURCE_CONTINUE;
     }
