@@ -33,18 +33,6 @@ saccade_cli_faith_print_set (const ScFaithResult *r)
             "both sets are shown below)\n", n_compared (r, FALSE));
 }
 
-static void
-print_row (const char *name, const ScFaithAgreement *a)
-{
-  printf ("  ");
-  saccade_store_cli_print_padded (name, 17);
-  if (a->status != SC_OK)
-    printf ("  undefined: %s\n", a->reason);
-  else
-    printf ("  %+7.3f  %8.2g  %+7.3f  %8.2g  %5.2f\n", a->tau, a->tau_p, a->rho, a->rho_p,
-            a->topk);
-}
-
 static gboolean
 shown (const ScFaithResult *r, int s)
 {
@@ -69,7 +57,8 @@ saccade_cli_faith_print_stats (const ScFaithResult *r, const ScFaithSentenceStat
   printf ("  source               τ-b      p(τ)       ρ      p(ρ)  top-%d\n", r->top_k);
   for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
     if (shown (r, s))
-      print_row (saccade_faith_source_name (s), sc_faith_source_other (r, s));
+      saccade_cli_faith_print_agreement_row (saccade_faith_source_name (s),
+                                             sc_faith_source_other (r, s));
 
   printf ("\nstatistics %s: 95 %% percentile bootstrap over tokens and a permutation null "
           "(attention importance shuffled over tokens), B = %d each, seed %#x\n",

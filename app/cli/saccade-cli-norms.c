@@ -32,8 +32,8 @@ saccade_cmd_norms (int argc, char **argv)
   g_autoptr (SaccadeStudy) s = NULL;
   g_auto (GStrv) labels = NULL;
   ScNormParams params;
+  g_autoptr (GString) more = NULL;
   ScStoreModel sm;
-  ScError err = { 0 };
   ScModel *model = NULL;
   int rc = 0;
   const GOptionEntry entries[] = {
@@ -62,41 +62,19 @@ saccade_cmd_norms (int argc, char **argv)
       goto out;
     }
   params.layer = layer;
-  if (sc_store_model_identify (model, saccade_cli_model_path (&common), &sm, &err) != SC_OK
-      || (run = saccade_study_read_run_at (db_path, &sm, sc_model_info (model), run_id,
-                                           &error)) == NULL)
-    {
-      if (error == NULL)
-        saccade_set_error_from_sc (&error, &err);
-      rc = saccade_cli_fail (g_steal_pointer (&error));
-      goto out;
-    }
-  s = saccade_cli_study_get (&sc_study_kind_norms, &params, model, &sm, &common, db_path,
-                             run_id, recompute, &warning, &error);
+  s = saccade_cli_study_of_run (&sc_study_kind_norms, &params, model, &common, db_path, run_id,
+                                recompute, &sm, &run, &warning, &error);
   if (s == NULL)
     {
       rc = saccade_cli_fail (g_steal_pointer (&error));
       goto out;
     }
   labels = saccade_token_labels_for_store (run->tokens, (gsize) run->n_tokens);
-  if (common.json)
-    {
-      g_autoptr (JsonBuilder) b = saccade_study_outputs_json (s, &run->run, run->tokens,
-                                                              (const char *const *) labels,
-                                                              NULL);
-      saccade_json_print (b);
-    }
-  else
-    {
-      g_autofree char *text = saccade_study_outputs_text (s, model, &run->run,
-                                                          (const char *const *) labels, NULL,
-                                                          db_path, warning, top);
-      GString *out = g_string_new (text);
-      if (head >= 0)
-        saccade_norms_text_map (out, s->result, (const char *const *) labels, head);
-      fputs (out->str, stdout);
-      g_string_free (out, TRUE);
-    }
+  if (head >= 0 && !common.json)
+    saccade_norms_text_map (more = g_string_new (NULL), s->result,
+                            (const char *const *) labels, head);
+  saccade_cli_study_print (s, model, run, (const char *const *) labels, NULL, &common, db_path,
+                           warning, top, more != NULL ? more->str : NULL);
 out:
   sc_model_free (model);
   return rc;

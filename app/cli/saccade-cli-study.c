@@ -68,6 +68,53 @@ saccade_cli_study_get (const ScStudyKind *kind, const void *params, ScModel *mod
                                 recompute, TRUE, warning, error);
 }
 
+SaccadeStudy *
+saccade_cli_study_of_run (const ScStudyKind *kind, const void *params, ScModel *model,
+                          const SaccadeCliCommon *common, const char *db_path, gint64 run_id,
+                          gboolean recompute, ScStoreModel *sm, SaccadeStudyRun **run,
+                          char **warning, GError **error)
+{
+  ScError err = { 0 };
+  SaccadeStudy *s;
+
+  *run = NULL;
+  if (sc_store_model_identify (model, saccade_cli_model_path (common), sm, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  *run = saccade_study_read_run_at (db_path, sm, sc_model_info (model), run_id, error);
+  if (*run == NULL)
+    return NULL;
+  s = saccade_cli_study_get (kind, params, model, sm, common, db_path, run_id, recompute,
+                             warning, error);
+  if (s == NULL)
+    g_clear_pointer (run, saccade_study_run_free);
+  return s;
+}
+
+void
+saccade_cli_study_print (const SaccadeStudy *s, ScModel *model, const SaccadeStudyRun *run,
+                         const char *const *labels, const ScStoreStudyData *stored,
+                         const SaccadeCliCommon *common, const char *db_path,
+                         const char *warning, int top, const char *more)
+{
+  if (common->json)
+    {
+      g_autoptr (JsonBuilder) b = saccade_study_outputs_json (s, &run->run, run->tokens, labels,
+                                                              stored);
+      saccade_json_print (b);
+    }
+  else
+    {
+      g_autofree char *text = saccade_study_outputs_text (s, model, &run->run, labels, stored,
+                                                          db_path, warning, top);
+      fputs (text, stdout);
+      if (more != NULL)
+        fputs (more, stdout);
+    }
+}
+
 gboolean
 saccade_cli_identify_run_model (ScModel *model, const SaccadeCliCommon *common,
                                 const ScStoreRunInfo *run, ScStoreModel *sm, GError **error)
@@ -342,17 +389,8 @@ saccade_cmd_study (int argc, char **argv)
           goto out;
         }
     }
-  if (sc_store_model_identify (model, saccade_cli_model_path (&common), &sm, &err) != SC_OK
-      || (run = saccade_study_read_run_at (db_path, &sm, sc_model_info (model), run_id,
-                                           &error)) == NULL)
-    {
-      if (error == NULL)
-        saccade_set_error_from_sc (&error, &err);
-      rc = saccade_cli_fail (g_steal_pointer (&error));
-      goto out;
-    }
-  s = saccade_cli_study_get (kind, params, model, &sm, &common, db_path, run_id, recompute,
-                             &warning, &error);
+  s = saccade_cli_study_of_run (kind, params, model, &common, db_path, run_id, recompute, &sm,
+                                &run, &warning, &error);
   if (s == NULL)
     {
       rc = saccade_cli_fail (g_steal_pointer (&error));
@@ -367,20 +405,8 @@ saccade_cmd_study (int argc, char **argv)
         stored = NULL;
       sc_store_close (store);
     }
-  if (common.json)
-    {
-      g_autoptr (JsonBuilder) b = saccade_study_outputs_json (s, &run->run, run->tokens,
-                                                              (const char *const *) labels,
-                                                              stored);
-      saccade_json_print (b);
-    }
-  else
-    {
-      g_autofree char *text = saccade_study_outputs_text (s, model, &run->run,
-                                                          (const char *const *) labels, stored,
-                                                          db_path, warning, top);
-      fputs (text, stdout);
-    }
+  saccade_cli_study_print (s, model, run, (const char *const *) labels, stored, &common,
+                           db_path, warning, top, NULL);
 out:
   for (int i = 0; values != NULL && i < n_opts; i++)
     g_free (values[i]);

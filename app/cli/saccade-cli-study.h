@@ -36,6 +36,25 @@ SaccadeStudy *saccade_cli_study_get (const ScStudyKind *kind, const void *params
                                      const char *db_path, gint64 run_id, gboolean recompute,
                                      char **warning, GError **error);
 
+/* What `saccade study` and the verbs built on one kind (`norms`) share: run @run_id of the
+ * store at @db_path read and checked against @model (its file identified into *@sm), then
+ * saccade_cli_study_get() of it. On success *@run and the returned study are the caller's;
+ * NULL with @error (the run reader's, the model file's or the study's error). */
+SaccadeStudy *saccade_cli_study_of_run (const ScStudyKind *kind, const void *params,
+                                        ScModel *model, const SaccadeCliCommon *common,
+                                        const char *db_path, gint64 run_id,
+                                        gboolean recompute, ScStoreModel *sm,
+                                        SaccadeStudyRun **run, char **warning, GError **error);
+
+/* Prints study @s of @run to standard output: its JSON under --json (@common), else its
+ * text (saccade_study_outputs_text, @top rows of a ranked table) followed by @more (may be
+ * NULL). @labels: the run's token labels; @stored: what the store holds when the kind has
+ * no outputs file, else NULL. */
+void saccade_cli_study_print (const SaccadeStudy *s, ScModel *model, const SaccadeStudyRun *run,
+                              const char *const *labels, const ScStoreStudyData *stored,
+                              const SaccadeCliCommon *common, const char *db_path,
+                              const char *warning, int top, const char *more);
+
 /* @func on @model for a verb: a session of @common's backend opened for the call (unless
  * @lookup_first and the result is stored: @func is first asked with STORED_ONLY and no
  * session, and only a G_IO_ERROR_NOT_FOUND opens one), RECOMPUTE when @recompute, the
