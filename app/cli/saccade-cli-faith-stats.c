@@ -133,14 +133,7 @@ static void
 json_agree (JsonBuilder *b, const char *name, const ScFaithAgreement *a)
 {
   saccade_json_begin_object (b, name);
-  saccade_json_double (b, "tau", a->tau);
-  saccade_json_double (b, "tau_p", a->tau_p);
-  saccade_json_double (b, "rho", a->rho);
-  saccade_json_double (b, "rho_p", a->rho_p);
-  saccade_json_double (b, "topk", a->topk);
-  saccade_json_bool (b, "defined", a->status == SC_OK);
-  if (a->status != SC_OK)
-    saccade_json_string (b, "reason", a->reason);
+  saccade_cli_faith_json_agreement (b, a);
   json_builder_end_object (b);
 }
 
