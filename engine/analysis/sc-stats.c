@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
@@ -242,39 +243,111 @@ ScStatus
 sc_stats_bootstrap_mean (const double *v, int n, int n_boot, double level, uint32_t seed,
                          ScStatsInterval *out, ScError *err)
 {
-  gsl_rng *rng = NULL;
-  double *stat = NULL;
   ScStatus st;
 
   if (out == NULL || v == NULL || n < 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "bootstrap: bad arguments");
   *out = (ScStatsInterval) { NAN, NAN, level, n_boot, 0, seed };
+  st = sc_stats_bootstrap_columns (v, n, 1, n_boot, level, seed, &out->lo, &out->hi, NULL,
+                                   err);
+  if (st == SC_OK)
+    out->n_valid = n_boot;
+  return st;
+}
+
+ScStatus
+sc_stats_bootstrap_columns (const double *v, int n, int m, int n_boot, double level,
+                            uint32_t seed, double *lo, double *hi, double *top_share,
+                            ScError *err)
+{
+  gsl_rng *rng = NULL;
+  double *stat = NULL, *sum = NULL;
+  ScStatus st;
+
+  if (v == NULL || lo == NULL || hi == NULL || n < 0 || m < 1)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "bootstrap: bad arguments");
+  for (int j = 0; j < m; j++)
+    {
+      lo[j] = hi[j] = NAN;
+      if (top_share != NULL)
+        top_share[j] = NAN;
+    }
   if ((st = check_resampling (n_boot, level, "bootstrap", err)) != SC_OK)
     return st;
-  if (has_nan (v, n))
+  if ((size_t) n * (size_t) m > (size_t) INT32_MAX)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "bootstrap: %d × %d values are too many", n,
+                         m);
+  if (has_nan (v, n * m))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "bootstrap: a NaN among the values");
   if (n < 2)
     return sc_error_set (err, SC_ERR_RANGE, "bootstrap: %d values, at least 2 are needed", n);
   rng = gsl_rng_alloc (gsl_rng_mt19937);
-  stat = malloc ((size_t) n_boot * sizeof *stat);
-  if (rng == NULL || stat == NULL)
+  stat = malloc ((size_t) n_boot * (size_t) m * sizeof *stat);
+  sum = calloc ((size_t) m, sizeof *sum);
+  if (rng == NULL || stat == NULL || sum == NULL)
     {
       gsl_rng_free (rng);
       free (stat);
-      return sc_error_set (err, SC_ERR_NOMEM, "bootstrap: no memory for %d resamples", n_boot);
+      free (sum);
+      return sc_error_set (err, SC_ERR_NOMEM, "bootstrap: no memory for %d resamples of %d "
+                           "columns", n_boot, m);
     }
   gsl_rng_set (rng, seed);
+  if (top_share != NULL)
+    memset (top_share, 0, (size_t) m * sizeof *top_share);
   for (int b = 0; b < n_boot; b++)
     {
-      double s = 0.0;
+      int best = 0;
+      memset (sum, 0, (size_t) m * sizeof *sum);
       for (int i = 0; i < n; i++)
-        s += v[gsl_rng_uniform_int (rng, (unsigned long) n)];
-      stat[b] = s / n;
+        {
+          const double *row = v + (size_t) gsl_rng_uniform_int (rng, (unsigned long) n) * m;
+          for (int j = 0; j < m; j++)
+            sum[j] += row[j];
+        }
+      /* column-major, so that each column's B means are one run for band() */
+      for (int j = 0; j < m; j++)
+        {
+          stat[(size_t) j * n_boot + b] = sum[j] / n;
+          if (sum[j] > sum[best])
+            best = j;
+        }
+      if (top_share != NULL)
+        top_share[best] += 1.0;
     }
-  out->n_valid = n_boot;
-  band (stat, n_boot, level, &out->lo, &out->hi);
+  for (int j = 0; j < m; j++)
+    {
+      band (stat + (size_t) j * n_boot, n_boot, level, &lo[j], &hi[j]);
+      if (top_share != NULL)
+        top_share[j] /= n_boot;
+    }
   gsl_rng_free (rng);
   free (stat);
+  free (sum);
+  return SC_OK;
+}
+
+ScStatus
+sc_stats_sign_test (const double *v, int n, double *p, ScError *err)
+{
+  unsigned int pos = 0, neg = 0;
+
+  if (v == NULL || p == NULL || n < 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "sign test: bad arguments");
+  *p = NAN;
+  if (has_nan (v, n))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "sign test: a NaN among the values");
+  for (int i = 0; i < n; i++)
+    {
+      pos += v[i] > 0;
+      neg += v[i] < 0;
+    }
+  if (pos + neg == 0)
+    {
+      *p = 1.0;
+      return SC_OK;
+    }
+  *p = fmin (1.0, 2.0 * gsl_cdf_binomial_P (pos < neg ? pos : neg, 0.5, pos + neg));
   return SC_OK;
 }
 

@@ -21,6 +21,19 @@ static const double Y[10] = { 1.0, 0.4, 2.2, 0.8, 2.0, 0.2, 0.8, 2.9, 1.1, 0.4 }
 #define SPEARMAN_XY 0.5214723926380369
 /* (1..6) against (2,1,4,3,6,5): tau-b 0.6; exact permutation p over 720 orders */
 #define PERM6_P 0.1361111111111111
+/* the sign test: scipy.stats.binomtest (rarer sign, nonzero count, 0.5).pvalue */
+static const double SIGN0[20] = { 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5 };
+#define SIGN0_P 1.9073486328125e-06
+static const double SIGN1[20] = { 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -0.2, -0.2, -0.2 };
+#define SIGN1_P 0.0025768280029296875
+static const double SIGN2[20] = { 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1 };
+#define SIGN2_P 1.0
+static const double SIGN3[10] = { 0.0, 0.3, -0.3, 0.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.0 };
+#define SIGN3_P 0.125
+static const double SIGN4[3] = { 0.0, 0.0, 0.0 };
+#define SIGN4_P 1.0
+static const double SIGN5[18] = { -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0 };
+#define SIGN5_P 0.00341796875
 /* --- end --- */
 
 #define TOL 1e-12
@@ -185,6 +198,73 @@ test_bootstrap_mean (void)
   g_assert_cmpint (sc_stats_bootstrap_mean (v, 1, 10, 0.95, 3, &ci, NULL), ==, SC_ERR_RANGE);
 }
 
+/* Every column's interval over shared resamples is sc_stats_bootstrap_mean's of that
+ * column with the same seed, bit for bit (the draws are the same indices); a column larger
+ * than the others in every row is the top one in every resample, two equal columns share
+ * it by the lowest index. */
+static void
+test_bootstrap_columns (void)
+{
+  enum { N = 23, M = 4 };
+  double v[N * M], col[N], lo[M], hi[M], top[M];
+  ScStatsInterval ci;
+
+  for (int i = 0; i < N; i++)
+    {
+      v[i * M + 0] = sin (1.3 * i);
+      v[i * M + 1] = 5.0 + cos (0.7 * i);   /* always the largest */
+      v[i * M + 2] = (i % 3) - 1.0;
+      v[i * M + 3] = 0.01 * i * i;
+    }
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 3000, 0.9, 17, lo, hi, top, NULL), ==,
+                   SC_OK);
+  for (int j = 0; j < M; j++)
+    {
+      for (int i = 0; i < N; i++)
+        col[i] = v[i * M + j];
+      g_assert_cmpint (sc_stats_bootstrap_mean (col, N, 3000, 0.9, 17, &ci, NULL), ==, SC_OK);
+      g_assert_cmpfloat (lo[j], ==, ci.lo);
+      g_assert_cmpfloat (hi[j], ==, ci.hi);
+    }
+  g_assert_cmpfloat (top[1], ==, 1.0);
+  g_assert_cmpfloat (top[0] + top[2] + top[3], ==, 0.0);
+  /* ties: two identical columns, the first one wins every resample */
+  for (int i = 0; i < N; i++)
+    v[i * M + 3] = v[i * M + 1];
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, lo, hi, top, NULL), ==,
+                   SC_OK);
+  g_assert_cmpfloat (top[1], ==, 1.0);
+  g_assert_cmpfloat (top[3], ==, 0.0);
+  /* refusals: a NaN, fewer than two rows */
+  v[5] = NAN;
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, lo, hi, NULL, NULL), ==,
+                   SC_ERR_INVALID_ARG);
+  g_assert_true (isnan (lo[0]) && isnan (hi[M - 1]));
+  g_assert_cmpint (sc_stats_bootstrap_columns (v + 8, 1, M, 100, 0.9, 17, lo, hi, NULL, NULL),
+                   ==, SC_ERR_RANGE);
+}
+
+/* The sign test against scipy.stats.binomtest (stats_ref.py, section 4). */
+static void
+test_sign (void)
+{
+  const struct { const double *v; int n; double p; } cases[] = {
+    { SIGN0, G_N_ELEMENTS (SIGN0), SIGN0_P }, { SIGN1, G_N_ELEMENTS (SIGN1), SIGN1_P },
+    { SIGN2, G_N_ELEMENTS (SIGN2), SIGN2_P }, { SIGN3, G_N_ELEMENTS (SIGN3), SIGN3_P },
+    { SIGN4, G_N_ELEMENTS (SIGN4), SIGN4_P }, { SIGN5, G_N_ELEMENTS (SIGN5), SIGN5_P },
+  };
+  const double bad[3] = { 1, NAN, -1 };
+  double p;
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_assert_cmpint (sc_stats_sign_test (cases[c].v, cases[c].n, &p, NULL), ==, SC_OK);
+      g_assert_cmpfloat_with_epsilon (p, cases[c].p, 1e-12 * fmax (1.0, cases[c].p));
+    }
+  g_assert_cmpint (sc_stats_sign_test (bad, 3, &p, NULL), ==, SC_ERR_INVALID_ARG);
+  g_assert_true (isnan (p));
+}
+
 /* (1..6) against (2,1,4,3,6,5): τ = 0.6, and over all 720 orders of y the share with
  * |τ*| >= 0.6 is PERM6_P. With B = 20000 the Monte-Carlo p's standard error is
  * sqrt (0.136 · 0.864 / 20000) = 0.0024: within 0.01 is four of them. The null band of
@@ -229,5 +309,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stats/bootstrap", test_bootstrap);
   g_test_add_func ("/stats/bootstrap-mean", test_bootstrap_mean);
   g_test_add_func ("/stats/permutation-null", test_permutation_null);
+  g_test_add_func ("/stats/bootstrap-columns", test_bootstrap_columns);
+  g_test_add_func ("/stats/sign", test_sign);
   return g_test_run ();
 }

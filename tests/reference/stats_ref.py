@@ -8,7 +8,9 @@ Prints the C literals that test-stats.c embeds (the test does not run Python):
   2. scipy.stats.kendalltau (tau-b) and spearmanr on a tied pair of vectors;
   3. the exact permutation distribution of Kendall tau-b for n = 6 (all 720 orders of y):
      the two-sided permutation p-value P(|tau*| >= |tau|) that a Monte-Carlo null must
-     approach.
+     approach;
+  4. the exact two-sided sign test of samples with zeros and ties: scipy.stats.binomtest
+     (k, r, 0.5) with r the nonzero values and k the rarer sign's count.
 Run:  /tmp/refvenv/bin/python tests/reference/stats_ref.py   (scipy, statsmodels, numpy)
 """
 import itertools
@@ -55,3 +57,16 @@ taus = [stats.kendalltau(X6, [Y6[i] for i in perm]).statistic
 p_exact = sum(abs(t) >= abs(t0) - 1e-12 for t in taus) / len(taus)
 print("/* (1..6) against (2,1,4,3,6,5): tau-b %r; exact permutation p over 720 orders */" % float(t0))
 print("#define PERM6_P %r" % float(p_exact))
+
+SIGN = [[0.5] * 20,
+        [1.0] * 17 + [-0.2] * 3,
+        [0.1, -0.1] * 10,
+        [0.0, 0.3, -0.3, 0.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.0],
+        [0.0, 0.0, 0.0],
+        [-1.0] * 12 + [0.4] + [0.0] * 5]
+print("/* the sign test: scipy.stats.binomtest (rarer sign, nonzero count, 0.5).pvalue */")
+for i, v in enumerate(SIGN):
+    pos, neg = sum(x > 0 for x in v), sum(x < 0 for x in v)
+    p = 1.0 if pos + neg == 0 else float(stats.binomtest(min(pos, neg), pos + neg, 0.5).pvalue)
+    print("static const double SIGN%d[%d] = { %s };" % (i, len(v), ", ".join(lit(x) for x in v)))
+    print("#define SIGN%d_P %r" % (i, p))
