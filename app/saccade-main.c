@@ -40,6 +40,7 @@ static const Verb verbs[] = {
   { "study", saccade_cmd_study, "any study of a stored run by its kind (study --list)" },
   { "means", saccade_cmd_means, "each head's mean output over the reference set" },
   { "faithfulness", saccade_cmd_faithfulness, "attention against leave-one-out importance (a run or a file)" },
+  { "patch", saccade_cmd_patch, "activation patching of clean/corrupted pairs (one, or a file)" },
   { "norms", saccade_cmd_norms, "norm-based attention: weight times value norm (Kobayashi 2020)" },
   { "neuron", saccade_cmd_neuron, "one head's scores made from its query and key vectors" },
   { "attribute", saccade_cmd_attribute, "gradient attributions of a stored run's tokens" },

@@ -84,7 +84,7 @@ ablate_result_clear (AblateResult *r)
 /* Parsing                                                                               */
 
 /* Checks the flags against each other before anything is loaded; fills what it can of
- * @q (the target needs the model: saccade_cli_parse_token). */
+ * @q (the target needs the model: saccade_parse_token). */
 static gboolean
 check_options (const AblateOptions *o, AblateRequest *q, GError **error)
 {

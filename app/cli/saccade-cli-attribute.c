@@ -86,7 +86,7 @@ parse_params (ScModel *model, const AttrOptions *o, ScAttrParams *p, GError **er
                        "--baseline is eos, zero or token:ID, not '%s'", o->baseline);
           return FALSE;
         }
-      if (!saccade_cli_parse_token (model, "--baseline token:", o->baseline + strlen ("token:"),
+      if (!saccade_parse_token (model, "--baseline token:", o->baseline + strlen ("token:"),
                                     &id, error))
         return FALSE;
       p->baseline = SC_ATTR_BASELINE_TOKEN;

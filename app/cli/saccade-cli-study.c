@@ -373,7 +373,7 @@ saccade_cmd_study (int argc, char **argv)
           /* a token's text (or id) becomes its id, as every verb's --target does */
           g_autofree char *option = g_strdup_printf ("--%s", o->name);
           int id = -1;
-          if (!saccade_cli_parse_token (model, option, value, &id, &error))
+          if (!saccade_parse_token (model, option, value, &id, &error))
             {
               fprintf (stderr, "saccade: %s\n", error->message);
               rc = 2;

@@ -87,11 +87,6 @@ int saccade_cli_fail (GError *error);
 /* The same for an engine error: "saccade: MESSAGE", returns 1. */
 int saccade_cli_fail_sc (const ScError *err);
 
-/* A token given on the command line as @option (e.g. "--target"): a token id, or a text
- * that tokenizes (without BOS, special tokens parsed) to exactly one token; *@out = −1 for
- * a NULL @text. G_OPTION_ERROR_BAD_VALUE naming the option and the tokens otherwise. */
-gboolean saccade_cli_parse_token (ScModel *model, const char *option, const char *text,
-                                  int *out, GError **error);
 
 /* What a study measures, as the verbs that measure a token take it: --target A and
  * --contrast B, each a token id or the text of one token. With B the measure is
@@ -105,7 +100,7 @@ typedef struct {
  * ..." (e.g. "whose logit is attributed"). */
 #define SACCADE_CLI_TARGET_OPTIONS(t, measured)                                                { "target", 0, 0, G_OPTION_ARG_STRING, &(t)->target,                                         "the token " measured ": an id or the text of one token (default: the clean top-1)",         "TOKEN" },                                                                                 { "contrast", 0, 0, G_OPTION_ARG_STRING, &(t)->contrast,                                     "a second token B: measure logit(target) - logit(B), the log-probability difference "       "(default: none)", "TOKEN" }
 
-/* Parses @t's texts against @model's vocabulary (saccade_cli_parse_token): −1 for one not
+/* Parses @t's texts against @model's vocabulary (saccade_parse_token): −1 for one not
  * given; a contrast equal to the named target is refused (G_OPTION_ERROR_BAD_VALUE). */
 gboolean saccade_cli_target_parse (ScModel *model, const SaccadeCliTarget *t, int *target,
                                    int *contrast, GError **error);
@@ -249,6 +244,8 @@ int saccade_cmd_adversarial (int argc, char **argv);
 int saccade_cmd_learn (int argc, char **argv);
 /* One head's scores from its query and key vectors (saccade-cli-neuron.c). */
 int saccade_cmd_neuron (int argc, char **argv);
+/* Activation patching of one stored pair or a file of pairs (saccade-cli-patch.c). */
+int saccade_cmd_patch (int argc, char **argv);
 /* Norm-based attention of a stored run (saccade-cli-norms.c). */
 int saccade_cmd_norms (int argc, char **argv);
 /* Shard databases merged into one (saccade-cli-merge.c). */

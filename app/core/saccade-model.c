@@ -142,6 +142,54 @@ saccade_backend_new (const char *name, int threads, unsigned needs, char **notic
   return b;
 }
 
+gboolean
+saccade_parse_token (ScModel *model, const char *option, const char *text, int *out,
+                     GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  guint64 id;
+  int32_t *ids = NULL;
+  size_t n = 0;
+  ScError err = { 0 };
+
+  *out = -1;
+  if (text == NULL)
+    return TRUE;
+  if (g_ascii_string_to_unsigned (text, 10, 0, G_MAXINT32, &id, NULL))
+    {
+      if (id >= info->n_vocab)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "%s %s is outside the vocabulary of %s (ids 0 to %u)", option, text,
+                       info->name, info->n_vocab - 1);
+          return FALSE;
+        }
+      *out = (int) id;
+      return TRUE;
+    }
+  if (sc_tokenize (sc_model_tokenizer (model), text, strlen (text), false, true, &ids, &n,
+                   &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (n != 1)
+    {
+      g_autoptr (GString) list = g_string_new (NULL);
+      for (size_t i = 0; i < n; i++)
+        g_string_append_printf (list, "%s%d", i > 0 ? " " : "", ids[i]);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s '%s' is %zu tokens (%s), not one; give a text of one token "
+                   "(mind the leading space: ' ball') or its id", option, text, n,
+                   n > 0 ? list->str : "none");
+      free (ids);
+      return FALSE;
+    }
+  *out = ids[0];
+  free (ids);
+  return TRUE;
+}
+
 GArray *
 saccade_tokenize (ScModel *model, const char *text, gssize len, gboolean parse_special,
                   GError **error)

@@ -53,6 +53,12 @@ gboolean saccade_backend_check_name (const char *name, GError **error);
 ScBackend *saccade_backend_new (const char *name, int threads, unsigned needs, char **notice,
                                 GError **error);
 
+/* A token named by the user as @option (e.g. "--target", "line 3's A"): a token id, or a
+ * text that tokenizes (without BOS, special tokens parsed) to exactly one token; *@out = −1
+ * for a NULL @text. G_OPTION_ERROR_BAD_VALUE naming @option and the tokens otherwise. */
+gboolean saccade_parse_token (ScModel *model, const char *option, const char *text, int *out,
+                              GError **error);
+
 /* Tokenizes @text (@len < 0: NUL-terminated) with BOS as the model asks and special
  * tokens parsed when @parse_special; the ids as an array of int32_t. */
 GArray *saccade_tokenize (ScModel *model, const char *text, gssize len, gboolean parse_special,

@@ -161,9 +161,8 @@ saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *title,
     }
 }
 
-/* The cell's name: "L9.H4", "L9.H4 @ 12 ' John'", "L15 @ 12 ' John'". */
-static char *
-cell_name (const ScPatchResult *r, int c, const char *const *labels)
+char *
+saccade_patch_cell_name (const ScPatchResult *r, int c, const char *const *labels)
 {
   int layer, head, pos;
 
@@ -199,7 +198,7 @@ patch_text (GString *out, const SaccadeStudy *s, const char *const *labels, int 
                           MIN (top, cells), base == 0.0 ? "corrupted" : "clean", base);
   for (int i = 0; i < MIN (top, cells); i++)
     {
-      g_autofree char *name = cell_name (r, order[i], labels);
+      g_autofree char *name = saccade_patch_cell_name (r, order[i], labels);
       g_string_append_printf (out, "  %+9.4f  %+9.4f  %s\n",
                               sc_patch_normalised (r, r->patched[order[i]]),
                               r->patched[order[i]], name);

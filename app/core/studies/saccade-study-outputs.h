@@ -75,6 +75,8 @@ void saccade_erasure_figure (const ScErasureResult *r, const char *const *names,
 /* Activation patching (saccade-patch-outputs.c): the layer, head (−1: the residual) and
  * position (−1: every position, a whole head) cell @c of @r patched. */
 void saccade_patch_cell (const ScPatchResult *r, int c, int *layer, int *head, int *pos);
+/* Cell @c's name: "L9.H4", "L9.H4 @ 12 ' John'", "L15 @ 12 ' John'" (@labels: the run's). */
+char *saccade_patch_cell_name (const ScPatchResult *r, int c, const char *const *labels);
 /* The members of a patch study's JSON object that say its grid and metric: rows, cols,
  * metric, contrast, m_clean, m_corrupted, top1_corrupted, effect (the normalisation). */
 void saccade_patch_json_metric (JsonBuilder *b, const ScPatchResult *r);

@@ -1,0 +1,94 @@
+/* saccade-patch-file.h — activation or path patching over a file of clean/corrupted pairs
+ * (`saccade patch --file PAIRS`), and what the pairs say together.
+ *
+ * One pair is one experiment of engine/study/sc-patch-study.h (or sc-path-patch.h with
+ * senders): the clean and the corrupted text, tokenised as `saccade capture` does (no BOS,
+ * no special tokens), of the same token count, and the metric's tokens A and B (each the
+ * text or id of one token; A defaults to the clean top-1, B to the corrupted top-1). Every
+ * cell's normalised effect e = (m − m_corrupted) / (m_clean − m_corrupted) is read per
+ * pair, then summarised over the n pairs, per cell (docs/metrics.md, "Activation patching
+ * over pairs"):
+ *   - the mean effect, with its 95 % percentile bootstrap interval over pairs (the pairs
+ *     resampled with replacement, every cell's mean taken over the same draws:
+ *     sc_stats_bootstrap_columns);
+ *   - the top share: in how many of those resamples the cell has the largest mean — a cell
+ *     picked as "the" head out of 270 is picked by chance too, and this says how often;
+ *   - the pairs that agree: |e| > 0.1 with the mean's sign;
+ *   - the exact two-sided sign test of "e is centred on 0" over the pairs, and its
+ *     Holm-adjusted p over the cells tested (every cell; with senders, the receivers only).
+ * Nothing is stored: each call patches every pair (the stored, reusable form of one pair
+ * is `saccade study patch`).
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "app/core/saccade-job.h"
+#include "engine/study/sc-path-patch.h"
+
+G_BEGIN_DECLS
+
+/* Effects of at least this size, with the mean's sign, count as a pair agreeing. */
+#define SACCADE_PATCH_FILE_AGREE 0.1
+
+typedef struct {
+  char *clean, *corrupted;   /* the two texts */
+  char *target, *contrast;   /* A and B as written (a token's text or id), NULL: default */
+  int line;                  /* in the file, from 1 */
+} SaccadePatchPair;
+
+void saccade_patch_pair_free (SaccadePatchPair *p);
+
+/* The pairs of the file at @path: one a line, CLEAN<TAB>CORRUPTED[<TAB>A[<TAB>B]] (a tab
+ * separates the fields so that a token may start with a space: " Mary"); blank lines and
+ * lines starting with # are skipped. Errors (G_IO_ERROR_INVALID_DATA naming the line): not
+ * UTF-8, a NUL byte, a line without a tab, more than four fields, an empty text, no pair. */
+GPtrArray *saccade_patch_pairs_read (const char *path, GError **error);
+
+typedef struct {
+  int direction;                    /* ScPatchDirection */
+  int what;                         /* ScPatchWhat (activation patching) */
+  gboolean path;                    /* path patching from @senders instead */
+  int component;                    /* ScPathComponent, with @path */
+  char senders[SC_STUDY_HEADS_MAX]; /* "L.H,..." with @path */
+  int n_boot;                       /* bootstrap resamples */
+  guint32 seed;
+} SaccadePatchFileParams;
+
+void saccade_patch_file_params_init (SaccadePatchFileParams *p);
+
+typedef struct {
+  GPtrArray *pairs;          /* SaccadePatchPair, owned */
+  int n_pairs;
+  int n_rows, n_cols;        /* every pair's grid (ScPatchResult's) */
+  int first_row;             /* cells of rows below it are not tested (path patching: the
+                              * layers up to the latest sender have no path), else 0 */
+  ScPatchResult **results;   /* (n_pairs) each pair's result, owned */
+  double *effect;            /* (n_pairs, cells) the normalised effects */
+  /* per cell (n_rows · n_cols); NaN for a cell that is not tested */
+  double *mean, *lo, *hi, *top_share, *sign_p, *sign_p_holm;
+  int *n_agree;
+  int n_tested;              /* the Holm correction's m */
+  double seconds;
+} SaccadePatchFile;
+
+void saccade_patch_file_free (SaccadePatchFile *f); /* NULL is a no-op */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadePatchFile, saccade_patch_file_free)
+
+/* Patches every pair of @pairs (taken) on @session (bound to @model) with @p, then
+ * summarises them (above); @progress (may be NULL) over the whole file. Errors, naming the
+ * pair's line: a text that does not tokenise or has fewer than 2 tokens, the two texts of
+ * different token counts, A or B not one token of the vocabulary, B equal to A, two runs
+ * that give the same metric (nothing to normalise by), a grid unlike the first pair's
+ * (positions: every pair must have as many tokens); the engine's errors (G_IO_ERROR_CANCELLED
+ * when @cancellable fires). */
+SaccadePatchFile *saccade_patch_file_run (ScModel *model, ScSession *session, GPtrArray *pairs,
+                                          const SaccadePatchFileParams *p,
+                                          SaccadeProgress progress, gpointer user_data,
+                                          GCancellable *cancellable, GError **error);
+
+/* The order of the tested cells by |mean effect|, largest first (caller frees; *@n the
+ * count). */
+int *saccade_patch_file_order (const SaccadePatchFile *f, int *n);
+
+G_END_DECLS
