@@ -70,6 +70,9 @@ static const struct {
                                 offsetof (SaccadeAblation, layers) },
   [SACCADE_ABLATION_PATCH] = { &sc_study_kind_patch, offsetof (KindParams, patch),
                                offsetof (SaccadeAblation, patch) },
+  [SACCADE_ABLATION_ATTR_PATCH] = { &sc_study_kind_patch_attribution,
+                                    offsetof (KindParams, patch),
+                                    offsetof (SaccadeAblation, patch) },
 };
 
 const ScStudyKind *
@@ -109,6 +112,7 @@ saccade_ablation_free (SaccadeAblation *a)
   if (a == NULL)
     return;
   saccade_study_free (a->study);
+  saccade_study_free (a->patch_exact);
   saccade_faithfulness_free (a->faith);
   sc_head_sweep_result_free (a->dla_sweep);
   g_free (a->faith_best_row);
@@ -653,6 +657,32 @@ out:
   return ok;
 }
 
+/* ATTR_PATCH: the stored exact patching of the same parameters, beside the estimates
+ * (SaccadeAblation.patch_exact); looked up only, so a window never pays 270 passes for it. */
+static void
+find_exact_patch (ScModel *model, const ScStoreModel *ident, const char *db_path,
+                  gint64 run_id, const ScPatchParams *p, SaccadeAblation *a)
+{
+  const ScPatchResult *x;
+  int cells;
+
+  a->patch_exact = saccade_study_get (&sc_study_kind_patch, p, model, ident, NULL, db_path,
+                                      run_id, SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL,
+                                      NULL, NULL);
+  if (a->patch_exact == NULL)
+    return;
+  x = a->patch_exact->result;
+  cells = x->n_rows * x->n_cols;
+  if (x->n_rows != a->patch->n_rows || x->n_cols != a->patch->n_cols)
+    {
+      g_clear_pointer (&a->patch_exact, saccade_study_free);
+      return;
+    }
+  a->patch_exact_id = a->patch_exact->study_id;
+  if (sc_spearman_rho (a->patch->patched, x->patched, cells, &a->patch_rho, NULL) != SC_OK)
+    a->patch_rho.rho = a->patch_rho.p = NAN;
+}
+
 SaccadeAblation *
 saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                       const char *db_path, gint64 run_id, SaccadeAblationKind kind,
@@ -682,6 +712,7 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   a->run_id = run_id;
   a->faith_best_head = -1;
   a->dla_rho.rho = a->dla_rho.p = NAN;
+  a->patch_rho.rho = a->patch_rho.p = NAN;
   if (kind == SACCADE_ABLATION_FAITH)
     return get_faith (model, ident, session, db_path, &kp, flags, progress, user_data,
                       cancellable, store_warning, a, error)
@@ -700,8 +731,10 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   a->seconds = a->study->seconds;
   a->means_computed = a->study->means_computed;
   a->means_seconds = a->study->means_seconds;
-  if (kind == SACCADE_ABLATION_PATCH)
+  if (kind == SACCADE_ABLATION_PATCH || kind == SACCADE_ABLATION_ATTR_PATCH)
     a->patch_corrupted = kp.patch.corrupted_run;
+  if (kind == SACCADE_ABLATION_ATTR_PATCH)
+    find_exact_patch (model, ident, db_path, run_id, &kp.patch, a);
   if (kind == SACCADE_ABLATION_DLA)
     {
       ScStore *store = saccade_store_open (db_path, FALSE, NULL);

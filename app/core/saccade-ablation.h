@@ -53,6 +53,8 @@ G_BEGIN_DECLS
  *   LAYERS      ablate-layers                      `saccade study layers RUN`
  *   PATCH       patch, against a second run        `saccade study patch RUN --corrupted R2
  *               [--target A] [--contrast B] [--direction D] [--what W]`
+ *   ATTR_PATCH  attribution-patch, as PATCH        `saccade study attribution-patch RUN ...`
+ *               (needs a backward pass)
  * New kinds are added at the end. */
 typedef enum {
   SACCADE_ABLATION_HEADS,   /* the head sweep: each head zero-ablated alone */
@@ -64,6 +66,7 @@ typedef enum {
   SACCADE_ABLATION_FAITH,   /* attention against leave-one-out importance */
   SACCADE_ABLATION_LAYERS,  /* the layer sweep: each layer's attention zero-ablated */
   SACCADE_ABLATION_PATCH,   /* activation patching between the run and a corrupted run */
+  SACCADE_ABLATION_ATTR_PATCH, /* its first-order estimate from one backward pass */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -117,7 +120,7 @@ typedef struct {
   ScErasureResult *erasure;   /* ERASURE */
   ScDlaResult *dla;           /* DLA */
   ScLayerSweepResult *layers; /* LAYERS */
-  ScPatchResult *patch;       /* PATCH */
+  ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated) */
   SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
   /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
    * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the
@@ -129,8 +132,14 @@ typedef struct {
    * the computed rows or, for a study read back, from the run's stored head (fp16). */
   int faith_best_head;
   double *faith_best_row;
-  /* PATCH: the corrupted run it was patched against. */
+  /* PATCH, ATTR_PATCH: the corrupted run it was patched against. */
   gint64 patch_corrupted;
+  /* ATTR_PATCH: the stored exact patching of the same runs and parameters when there is
+   * one (read back, never computed for it), its study id, and Spearman ρ of the estimates
+   * against its effects over the cells; NULL / 0 / NaN when none is stored. */
+  SaccadeStudy *patch_exact;
+  gint64 patch_exact_id;
+  ScSpearman patch_rho;
   /* HEADS_MEAN: the reference means were computed now (not read from the store), in
    * means_seconds (inside seconds). */
   gboolean means_computed;

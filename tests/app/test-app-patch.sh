@@ -13,9 +13,13 @@
 #    exports the figure (PNG, SVG, PDF) and the CSV; sets head L23.H3 beside the same head
 #    of the corrupted run on the Compare page (what Shift+click on the map does); then
 #    patches the residual stream at each position and exports it too; then direct logit
-#    attribution of the same logit difference (the contrast entry applies to DLA too).
+#    attribution of the same logit difference (the contrast entry applies to DLA too); then
+#    attribution patching of the heads, whose status line sets it against the exact
+#    patching stored before (Spearman's ρ over the cells, recomputed here from both).
 # 2. The command line finds both studies (`saccade study patch ... --json`: "reused") and
 #    its every cell is the window's CSV row, number for number.
+#
+# 3. With Gemma 3 loaded (no backward pass), attribution patching is off and says why.
 #
 # Usage: test-app-patch.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -98,15 +102,24 @@ ablation-run
 expect-ablation computed in
 expect-title Direct logit attribution of logit(“␣Mary”) − logit(“␣John”) to each head
 screenshot $out/dla.png
+ablation-study attribution-patch
+ablation-option what heads
+ablation-run
+expect-ablation computed in
+expect-ablation with the exact patching of study
+expect-title Estimated by attribution patching · Denoising each head: m = logit(
+screenshot $out/attr-patch.png
 quit
 SCRIPT
 run_app window "$out/window.script"
 [ "$(studies "kind = 'patch' AND status = 'complete'")" = 2 ] || fail "two patching studies should be stored"
+[ "$(studies "kind = 'patch-attribution' AND status = 'complete'")" = 1 ] || fail "one attribution patching study should be stored"
 check_png "$out/none.png"
 check_png "$out/heads.png"
 check_png "$out/compare.png"
 check_png "$out/residual.png"
 check_png "$out/dla.png"
+check_png "$out/attr-patch.png"
 head -c 8 "$out/heads.png.png" | grep -q PNG || fail "heads.png.png is not a PNG"
 grep -q '<svg' "$out/heads.svg" 2>/dev/null || fail "heads.svg is not an SVG"
 head -c 5 "$out/heads.pdf" 2>/dev/null | grep -q '%PDF' || fail "heads.pdf is not a PDF"
@@ -146,6 +159,61 @@ assert d['source'] == 'reused', d['source']
 assert d['contrast']['piece'] == ' John' and d['target']['piece'] == ' Mary'
 assert abs(d['embed'] + d['heads_total'] + d['mlp_total'] - d['logit_clean']) < 1e-3
 "
+
+# the window's attribution patching is the command line's, and its ρ against the exact
+# patching is Spearman's over the cells of the two stored studies
+"$saccade" study attribution-patch 4 --corrupted 3 --target " Mary" --contrast " John" \
+  --db "$db" -m "$model" --json > "$out/ap.json" 2> "$out/ap.err" \
+  || { fail "saccade study attribution-patch failed:"; sed 's/^/  | /' "$out/ap.err"; }
+sed -n 's/.*ρ \([-0-9.]*\) with the exact patching of study \([0-9]*\).*/\1 \2/p' "$out/window.log" \
+  | tail -n 1 > "$out/rho"
+pycheck attr-patch "$out/ap.json" "
+e = json.load(open('$out/heads.json'))
+rho, study = open('$out/rho').read().split()
+assert d['source'] == 'reused', d['source']
+assert int(study) == e['study_id'], (study, e['study_id'])
+def ranks(v):
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(v):
+        j = i
+        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2
+        i = j + 1
+    return r
+a = ranks([c['m'] for c in d['cells']])
+b = ranks([c['m'] for c in e['cells']])
+n = len(a)
+ma, mb = sum(a) / n, sum(b) / n
+cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+var = (sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b)) ** 0.5
+assert abs(cov / var - float(rho)) < 5e-4, (cov / var, rho)
+assert float(rho) > 0.8, rho
+"
+
+# --- 3. A model without a backward pass: attribution patching is off, and says why ------
+gemma=${SACCADE_GEMMA_MODEL:-$src/data/models/gemma-3-270m-q4_k_m.gguf}
+[ -f "$gemma" ] || fail "Gemma 3 is not fetched (data/fetch-model.sh gemma3)"
+cat > "$out/gemma.script" <<SCRIPT
+type The capital of France is
+run
+page ablation
+dismiss-toast
+ablation-study attribution-patch
+expect-ablation Needs gradients, and gemma3 models have no backward pass yet
+expect-ablation-runnable no
+screenshot $out/gemma.png
+quit
+SCRIPT
+smollm=$model
+model=$gemma
+db="$out/gemma.sqlite"
+run_app gemma "$out/gemma.script"
+model=$smollm
+check_png "$out/gemma.png"
 
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

@@ -256,6 +256,8 @@ window_driver_ablation_command (SaccadeTestDriver *d, const char *cmd, const cha
       status = window_driver_dup_status (ab);
       if (strstr (status, rest != NULL ? rest : "") == NULL)
         return window_driver_fail (d, "the ablation page says '%s', expected '%s'", status, rest);
+      /* the whole line, for a test that reads its numbers from the log */
+      g_printerr ("test-driver:   the ablation page says '%s'\n", status);
     }
   return TRUE;
 }

@@ -34,6 +34,9 @@ const StudyKind ablation_studies[] = {
     "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
   { "patch", N_("Activation patching"), SACCADE_ABLATION_PATCH,
     "patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATCH, TRUE },
+  { "attribution-patch", N_("Attribution patching — first-order estimate"),
+    SACCADE_ABLATION_ATTR_PATCH, "attr-patch", saccade_patch_view_get_type, FALSE, -1,
+    OPTIONS_PATCH, TRUE },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);
@@ -300,7 +303,9 @@ erasure_options_changed (SaccadeAblationPage *self)
 static void
 patch_options_changed (SaccadeAblationPage *self)
 {
+  /* exact and attribution patching share the options */
   ablation_options_changed (self, SACCADE_ABLATION_PATCH);
+  ablation_options_changed (self, SACCADE_ABLATION_ATTR_PATCH);
 }
 
 static void

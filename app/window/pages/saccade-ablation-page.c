@@ -53,6 +53,22 @@ shown_result (SaccadeAblationPage *self)
 /* ------------------------------------------------------------------------------------ */
 /* Status and actions                                                                    */
 
+/* Why the chosen study cannot run on the loaded model (it needs a backward pass the
+ * architecture lacks), or NULL. Caller frees. */
+static char *
+no_backward (SaccadeAblationPage *self)
+{
+  SaccadeLoadedModel *loaded = saccade_page_get_model (SACCADE_PAGE (self));
+  ScModel *model = loaded != NULL ? saccade_loaded_model_get_model (loaded) : NULL;
+  const ScStudyKind *k = saccade_ablation_study_kind (ablation_chosen_study (self)->kind);
+
+  if (model == NULL || !(k->needs & SC_STUDY_NEEDS_BACKWARD) || sc_model_has_backward (model))
+    return NULL;
+  return g_strdup_printf (_("Needs gradients, and %s models have no backward pass yet: "
+                            "load a llama-architecture model such as SmolLM2"),
+                          sc_model_info (model)->arch_name);
+}
+
 static void
 update_actions (SaccadeAblationPage *self)
 {
@@ -61,9 +77,14 @@ update_actions (SaccadeAblationPage *self)
   gboolean can = saccade_page_get_run (page) != NULL && saccade_page_get_model (page) != NULL
                  && saccade_page_get_db_path (page) != NULL;
 
-  /* patching needs a second run to set against this one */
+  /* patching needs a second run to set against this one; gradients a backward pass */
   if (ablation_chosen_study (self)->options == OPTIONS_PATCH)
     can = can && ablation_chosen_corrupted (self) > 0;
+  if (can)
+    {
+      g_autofree char *why = no_backward (self);
+      can = why == NULL;
+    }
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.run-study", can && !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "page.cancel", busy);
@@ -101,12 +122,15 @@ format_date (gint64 ms)
 
 
 /* Why patching cannot run on the run shown (caller frees), or NULL when it can or another
- * study is chosen. */
+ * study is chosen; first, why the model cannot run the chosen study. */
 static char *
 no_corrupted_run (SaccadeAblationPage *self)
 {
   SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  char *why = no_backward (self);
 
+  if (why != NULL)
+    return why;
   if (run == NULL || ablation_chosen_study (self)->options != OPTIONS_PATCH
       || ablation_chosen_corrupted (self) > 0)
     return NULL;
@@ -132,7 +156,19 @@ show_idle_status (SaccadeAblationPage *self)
       target = token_text (self, t);
       if (a->study_id > 0)
         when = format_date (a->created_ms);
-      if (a->patch != NULL)
+      if (a->patch != NULL && a->kind == SACCADE_ABLATION_ATTR_PATCH && a->patch_exact != NULL)
+        /* Translators: attribution patching against the stored exact patching of the same
+         * runs: Spearman's rho over the cells, and that study's id. */
+        measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted · ρ %.3f with the "
+                                     "exact patching of study %lld"),
+                                   a->patch->metric_clean, a->patch->metric_corrupted,
+                                   a->patch_rho.rho, (long long) a->patch_exact_id);
+      else if (a->patch != NULL && a->kind == SACCADE_ABLATION_ATTR_PATCH)
+        measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted · estimates: run "
+                                     "Activation patching with these options to set them "
+                                     "against the exact effects"),
+                                   a->patch->metric_clean, a->patch->metric_corrupted);
+      else if (a->patch != NULL)
         /* Translators: patching's metric on the clean and the corrupted run. */
         measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted"),
                                    a->patch->metric_clean, a->patch->metric_corrupted);
@@ -371,7 +407,7 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
   if (run == NULL || model == NULL || db == NULL)
     return;
   current_params (self, -1, &params);
-  if (kind == SACCADE_ABLATION_PATCH && params.corrupted_run <= 0)
+  if (ablation_study_of_kind (kind)->options == OPTIONS_PATCH && params.corrupted_run <= 0)
     return; /* no second run: nothing can be stored */
   self->lookup_gen[kind]++;
   saccade_ablation_async (self, model, db, run->id, kind, &params, SACCADE_STUDY_STORED_ONLY,

@@ -36,7 +36,7 @@ typedef struct {
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
-#define ABLATION_N_STUDIES 9
+#define ABLATION_N_STUDIES 10
 extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
 
 struct _SaccadeAblationPage

@@ -70,6 +70,7 @@ patch_title (SaccadePatchView *self)
 {
   const ScPatchResult *r = patch (self);
   g_autofree char *quote = saccade_study_shown_dup_quote (&self->shown);
+  g_autofree char *title = NULL;
   const char *what;
 
   if (r == NULL)
@@ -80,12 +81,18 @@ patch_title (SaccadePatchView *self)
   if (r->direction == SC_PATCH_DENOISE)
     /* Translators: patching's title: what is patched, the metric, its value on the clean and
      * the corrupted run, the model, the sentence. */
-    return g_strdup_printf (_("Denoising %s: m = %s, clean %.3f, corrupted %.3f · %s · %s"),
-                            what, self->metric, r->metric_clean, r->metric_corrupted,
-                            saccade_study_shown_model (&self->shown), quote);
-  return g_strdup_printf (_("Noising %s: m = %s, clean %.3f, corrupted %.3f · %s · %s"), what,
-                          self->metric, r->metric_clean, r->metric_corrupted,
-                          saccade_study_shown_model (&self->shown), quote);
+    title = g_strdup_printf (_("Denoising %s: m = %s, clean %.3f, corrupted %.3f · %s · %s"),
+                             what, self->metric, r->metric_clean, r->metric_corrupted,
+                             saccade_study_shown_model (&self->shown), quote);
+  else
+    title = g_strdup_printf (_("Noising %s: m = %s, clean %.3f, corrupted %.3f · %s · %s"),
+                             what, self->metric, r->metric_clean, r->metric_corrupted,
+                             saccade_study_shown_model (&self->shown), quote);
+  if (!r->estimated)
+    return g_steal_pointer (&title);
+  /* Translators: attribution patching's title: the first-order estimate of the patching
+   * that the rest of the title (%s) describes. */
+  return g_strdup_printf (_("Estimated by attribution patching · %s"), title);
 }
 
 /* The colour bar's caption: the scale is fixed, so say where it ends. */
