@@ -16,6 +16,8 @@
 #    attribution of the same logit difference (the contrast entry applies to DLA too); then
 #    attribution patching of the heads, whose status line sets it against the exact
 #    patching stored before (Spearman's ρ over the cells, recomputed here from both).
+#    Between the two, the Model page's heads table (270 rows) scrolled to its end and then
+#    sorted by another column shows its top: the rows the sort puts first are in sight.
 # 2. The command line finds both studies (`saccade study patch ... --json`: "reused") and
 #    its every cell is the window's CSV row, number for number.
 #
@@ -68,6 +70,12 @@ run
 type When Mary and John went to the store, John gave a drink to
 run
 expect-run 4
+page model
+page-action page.sort-heads entropy
+table-scroll-end
+page-action page.sort-heads -entropy
+expect-table-top
+screenshot $out/table-sorted.png
 page ablation
 dismiss-toast
 ablation-study patch
@@ -120,6 +128,7 @@ check_png "$out/compare.png"
 check_png "$out/residual.png"
 check_png "$out/dla.png"
 check_png "$out/attr-patch.png"
+check_png "$out/table-sorted.png"
 head -c 8 "$out/heads.png.png" | grep -q PNG || fail "heads.png.png is not a PNG"
 grep -q '<svg' "$out/heads.svg" 2>/dev/null || fail "heads.svg is not an SVG"
 head -c 5 "$out/heads.pdf" 2>/dev/null | grep -q '%PDF' || fail "heads.pdf is not a PDF"

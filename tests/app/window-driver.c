@@ -19,6 +19,8 @@
  *   page-action NAME [STRING]  activate an action of the shown page (page.view table,
  *                            page.sort-heads -entropy, page.pair "0.1 2.3", ...)
  *   expect-table-row N L H   row N of the Model page's heads table shows layer L, head H
+ *   table-scroll-end         scroll the Model page's heads table to its last rows
+ *   expect-table-top         the heads table is scrolled to its top (its first rows in sight)
  *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
  *   expect-head L H          the pickers show layer L, head H
  *   colormap ID / scale ID / metric ID / backend ID    change a setting
@@ -340,6 +342,40 @@ expect_table_row (SaccadeTestDriver *d, const char *row, const char *lh)
   return TRUE;
 }
 
+/* The vertical adjustment of the Model page's heads table (its scrolled window), or NULL. */
+static GtkAdjustment *
+heads_table_vadjustment (SaccadeTestDriver *d)
+{
+  SaccadePage *model = saccade_window_get_page (d->window, "model");
+  GtkWidget *w = model != NULL ? find_heads_table (GTK_WIDGET (model)) : NULL;
+  GtkWidget *sw = w != NULL ? gtk_widget_get_first_child (w) : NULL;
+
+  return GTK_IS_SCROLLED_WINDOW (sw) ? gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (sw))
+                                     : NULL;
+}
+
+/* table-scroll-end, expect-table-top */
+static gboolean
+table_scroll (SaccadeTestDriver *d, const char *cmd)
+{
+  GtkAdjustment *v = heads_table_vadjustment (d);
+
+  if (v == NULL)
+    return window_driver_fail (d, "%s: no heads table", cmd);
+  if (g_str_equal (cmd, "table-scroll-end"))
+    {
+      const double end = gtk_adjustment_get_upper (v) - gtk_adjustment_get_page_size (v);
+      if (!(end > gtk_adjustment_get_lower (v)))
+        return window_driver_fail (d, "table-scroll-end: the table has nothing to scroll (%g rows' height in %g)",
+                                   gtk_adjustment_get_upper (v), gtk_adjustment_get_page_size (v));
+      gtk_adjustment_set_value (v, end);
+    }
+  else if (gtk_adjustment_get_value (v) != gtk_adjustment_get_lower (v))
+    return window_driver_fail (d, "the heads table is scrolled to %g, not to its top (%g)",
+                               gtk_adjustment_get_value (v), gtk_adjustment_get_lower (v));
+  return TRUE;
+}
+
 /* Screenshots and closes the dialog a previous command opened. */
 static gboolean
 shoot_dialog (SaccadeTestDriver *d)
@@ -614,6 +650,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "expect-table-row"))
     return expect_table_row (d, a1, a2);
+  else if (g_str_equal (cmd, "table-scroll-end") || g_str_equal (cmd, "expect-table-top"))
+    return table_scroll (d, cmd);
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")

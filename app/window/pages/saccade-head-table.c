@@ -1,7 +1,10 @@
 /* saccade-head-table.c — the pages' head tables' base (see saccade-head-table.h).
  *
  * The view's model is a single selection over a GtkSortListModel of the rows whose sorter
- * is the column view's own: a click on a header sorts by that column, a second reverses.
+ * is the column view's own: a click on a header sorts by that column, a second reverses,
+ * and the view goes back to its top, so that the rows the new order puts first are the
+ * ones in sight (the list would otherwise keep the row that was on top in view, wherever
+ * the sort moved it).
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -13,6 +16,7 @@ typedef struct
   GtkColumnView *view;          /* the scrolled window's child */
   GListStore *rows;             /* owned */
   GtkSortListModel *shown;      /* the view's model's */
+  guint top_idle;               /* going back to the top after a sort, once laid out */
 } SaccadeHeadTablePrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SaccadeHeadTable, saccade_head_table, GTK_TYPE_WIDGET)
@@ -52,6 +56,29 @@ saccade_head_table_get_head (SaccadeHeadTable *self, guint position, int *layer,
   return TRUE;
 }
 
+static gboolean
+scroll_to_top (gpointer data)
+{
+  SaccadeHeadTable *self = data;
+  SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
+  GtkAdjustment *v = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (priv->scrolled));
+
+  priv->top_idle = 0;
+  gtk_adjustment_set_value (v, gtk_adjustment_get_lower (v));
+  return G_SOURCE_REMOVE;
+}
+
+/* The sort order changed: back to the top, once the view has taken the new order in (at
+ * once, the list keeps the row that was on top anchored and ignores the move). */
+static void
+on_sorted (GtkSorter *sorter, GtkSorterChange change, SaccadeHeadTable *self)
+{
+  SaccadeHeadTablePrivate *priv = saccade_head_table_get_instance_private (self);
+
+  if (priv->scrolled != NULL && priv->top_idle == 0)
+    priv->top_idle = g_idle_add (scroll_to_top, self);
+}
+
 /* A row activated (a click, Enter): "head-activated" with its head. */
 static void
 on_activate (GtkColumnView *view, guint position, SaccadeHeadTable *self)
@@ -84,6 +111,8 @@ saccade_head_table_setup (SaccadeHeadTable *self, GType row_type)
 
   priv->scrolled = gtk_scrolled_window_new ();
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (priv->scrolled), GTK_WIDGET (priv->view));
+  g_signal_connect_object (gtk_column_view_get_sorter (priv->view), "changed",
+                           G_CALLBACK (on_sorted), self, 0);
   gtk_widget_set_parent (priv->scrolled, GTK_WIDGET (self));
   gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
   gtk_widget_set_vexpand (GTK_WIDGET (self), TRUE);
@@ -115,6 +144,7 @@ saccade_head_table_dispose (GObject *object)
   SaccadeHeadTablePrivate *priv =
     saccade_head_table_get_instance_private (SACCADE_HEAD_TABLE (object));
 
+  g_clear_handle_id (&priv->top_idle, g_source_remove);
   g_clear_pointer (&priv->scrolled, gtk_widget_unparent);
   priv->view = NULL;
   priv->shown = NULL;
