@@ -198,7 +198,7 @@ print_text (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
   order = saccade_patch_file_order (f, &n_order);
   printf ("\nthe %d cells that move most, by |mean effect| over the pairs (95 %% percentile "
           "bootstrap over pairs, %d resamples, seed %#x; top: the share of resamples in which "
-          "the cell has the largest mean; agree: pairs with |effect| > %.1f of the mean's "
+          "the cell has the largest |mean|; agree: pairs with |effect| > %.1f of the mean's "
           "sign; sign test of the pairs' effects, Holm-adjusted over the %d cells tested):\n",
           MIN (top, n_order), p->n_boot, p->seed, SACCADE_PATCH_FILE_AGREE, f->n_tested);
   printf ("  %-22s  %7s  %-17s  %6s  %7s  %8s  %8s\n", "cell", "mean", "95 % CI", "top",

@@ -211,8 +211,9 @@ summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp, GError **error
             (gsize) tested * sizeof *sub);
   /* one pair has no spread: its mean stands alone, without an interval */
   if (n >= 2
-      && sc_stats_bootstrap_columns (sub, n, tested, fp->n_boot, 0.95, fp->seed, f->lo + skip,
-                                     f->hi + skip, f->top_share + skip, &err) != SC_OK)
+      && sc_stats_bootstrap_columns (sub, n, tested, fp->n_boot, 0.95, fp->seed,
+                                     SC_STATS_TOP_LARGEST_ABS, f->lo + skip, f->hi + skip,
+                                     f->top_share + skip, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
       return FALSE;

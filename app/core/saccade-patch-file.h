@@ -11,7 +11,7 @@
  *   - the mean effect, with its 95 % percentile bootstrap interval over pairs (the pairs
  *     resampled with replacement, every cell's mean taken over the same draws:
  *     sc_stats_bootstrap_columns);
- *   - the top share: in how many of those resamples the cell has the largest mean — a cell
+ *   - the top share: in how many of those resamples the cell has the largest |mean| — a cell
  *     picked as "the" head out of 270 is picked by chance too, and this says how often;
  *   - the pairs that agree: |e| > 0.1 with the mean's sign;
  *   - the exact two-sided sign test of "e is centred on 0" over the pairs, and its

@@ -248,8 +248,8 @@ sc_stats_bootstrap_mean (const double *v, int n, int n_boot, double level, uint3
   if (out == NULL || v == NULL || n < 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "bootstrap: bad arguments");
   *out = (ScStatsInterval) { NAN, NAN, level, n_boot, 0, seed };
-  st = sc_stats_bootstrap_columns (v, n, 1, n_boot, level, seed, &out->lo, &out->hi, NULL,
-                                   err);
+  st = sc_stats_bootstrap_columns (v, n, 1, n_boot, level, seed, SC_STATS_TOP_LARGEST,
+                                   &out->lo, &out->hi, NULL, err);
   if (st == SC_OK)
     out->n_valid = n_boot;
   return st;
@@ -257,8 +257,8 @@ sc_stats_bootstrap_mean (const double *v, int n, int n_boot, double level, uint3
 
 ScStatus
 sc_stats_bootstrap_columns (const double *v, int n, int m, int n_boot, double level,
-                            uint32_t seed, double *lo, double *hi, double *top_share,
-                            ScError *err)
+                            uint32_t seed, ScStatsTop top, double *lo, double *hi,
+                            double *top_share, ScError *err)
 {
   gsl_rng *rng = NULL;
   double *stat = NULL, *sum = NULL;
@@ -309,7 +309,8 @@ sc_stats_bootstrap_columns (const double *v, int n, int m, int n_boot, double le
       for (int j = 0; j < m; j++)
         {
           stat[(size_t) j * n_boot + b] = sum[j] / n;
-          if (sum[j] > sum[best])
+          if (top == SC_STATS_TOP_LARGEST_ABS ? fabs (sum[j]) > fabs (sum[best])
+                                              : sum[j] > sum[best])
             best = j;
         }
       if (top_share != NULL)

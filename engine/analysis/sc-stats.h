@@ -90,16 +90,22 @@ ScStatus sc_stats_bootstrap_corr (ScStatsCorr kind, const double *x, const doubl
 ScStatus sc_stats_bootstrap_mean (const double *v, int n, int n_boot, double level,
                                   uint32_t seed, ScStatsInterval *out, ScError *err);
 
+/* Which column is "the top one" of a resample (sc_stats_bootstrap_columns). */
+typedef enum {
+  SC_STATS_TOP_LARGEST = 0,  /* the largest mean */
+  SC_STATS_TOP_LARGEST_ABS,  /* the largest |mean|: an effect of either sign */
+} ScStatsTop;
+
 /* The same over the m columns of @v ((n, m) row-major, n >= 2; NaN refused) at once: each
  * resample draws n row indices (in the order sc_stats_bootstrap_mean draws them, so column
  * j's interval is exactly sc_stats_bootstrap_mean's of column j with the same seed) and
  * takes every column's mean over them. @lo, @hi (m): each column's percentile interval;
  * @top_share (m, may be NULL): the share of resamples in which that column's mean is the
- * largest (ties: the lowest column) — how often a column picked as "the best" out of m is
- * the best when the rows are drawn again. Allocates m × B doubles. */
+ * top one by @top (ties: the lowest column) — how often a column picked as "the best" out
+ * of m is the best when the rows are drawn again. Allocates m × B doubles. */
 ScStatus sc_stats_bootstrap_columns (const double *v, int n, int m, int n_boot, double level,
-                                     uint32_t seed, double *lo, double *hi, double *top_share,
-                                     ScError *err);
+                                     uint32_t seed, ScStatsTop top, double *lo, double *hi,
+                                     double *top_share, ScError *err);
 
 /* The exact two-sided sign test of "the values are centred on 0": zeros are dropped, k the
  * count of the rarer sign among the r others, p = min (1, 2 P(X <= k)), X ~ Binomial (r,

@@ -216,7 +216,8 @@ test_bootstrap_columns (void)
       v[i * M + 2] = (i % 3) - 1.0;
       v[i * M + 3] = 0.01 * i * i;
     }
-  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 3000, 0.9, 17, lo, hi, top, NULL), ==,
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 3000, 0.9, 17, SC_STATS_TOP_LARGEST, lo,
+                                               hi, top, NULL), ==,
                    SC_OK);
   for (int j = 0; j < M; j++)
     {
@@ -231,17 +232,28 @@ test_bootstrap_columns (void)
   /* ties: two identical columns, the first one wins every resample */
   for (int i = 0; i < N; i++)
     v[i * M + 3] = v[i * M + 1];
-  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, lo, hi, top, NULL), ==,
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, SC_STATS_TOP_LARGEST, lo,
+                                               hi, top, NULL), ==,
                    SC_OK);
   g_assert_cmpfloat (top[1], ==, 1.0);
   g_assert_cmpfloat (top[3], ==, 0.0);
+  /* by magnitude: a column far below zero is the top one, not the largest signed */
+  for (int i = 0; i < N; i++)
+    v[i * M + 2] = -9.0 - (i % 3);
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, SC_STATS_TOP_LARGEST_ABS,
+                                               lo, hi, top, NULL), ==, SC_OK);
+  g_assert_cmpfloat (top[2], ==, 1.0);
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, SC_STATS_TOP_LARGEST, lo,
+                                               hi, top, NULL), ==, SC_OK);
+  g_assert_cmpfloat (top[2], ==, 0.0);
   /* refusals: a NaN, fewer than two rows */
   v[5] = NAN;
-  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, lo, hi, NULL, NULL), ==,
+  g_assert_cmpint (sc_stats_bootstrap_columns (v, N, M, 100, 0.9, 17, SC_STATS_TOP_LARGEST, lo,
+                                               hi, NULL, NULL), ==,
                    SC_ERR_INVALID_ARG);
   g_assert_true (isnan (lo[0]) && isnan (hi[M - 1]));
-  g_assert_cmpint (sc_stats_bootstrap_columns (v + 8, 1, M, 100, 0.9, 17, lo, hi, NULL, NULL),
-                   ==, SC_ERR_RANGE);
+  g_assert_cmpint (sc_stats_bootstrap_columns (v + 8, 1, M, 100, 0.9, 17, SC_STATS_TOP_LARGEST,
+                                               lo, hi, NULL, NULL), ==, SC_ERR_RANGE);
 }
 
 /* The sign test against scipy.stats.binomtest (stats_ref.py, section 4). */
