@@ -4,7 +4,9 @@
 # the 4 x 6 fixture model (24 heads of 3,000 x 3,000: 864 MB as float, past what the window
 # holds whole, so its heads are read from the store on demand) and a short run after it.
 #
-# The scripted user (tests/app/window-driver.c) selects the long run, opens a
+# The scripted user (tests/app/window-driver.c) shows the short run's rollout first, then
+# selects the long run (the Rollout page refuses it and must not keep the short run's
+# title), opens a
 # previous-token head, changes layer, shows the Model, Lines, Rollout and Compare pages
 # and exports the heatmap; every screenshot and export must be a picture, not a blank,
 # no error may be shown, and what the window adds to its memory must stay well below the
@@ -48,8 +50,14 @@ check "$out/cli-grid.png" 400 300 20
 check "$out/cli-range.png" 300 300 20
 
 # --- The window -------------------------------------------------------------------------
+short=$(sed -n 2p "$out/ids")
 cat > "$out/long.script" <<EOS
 expect-runs 2
+select $short
+expect-run $short
+page rollout
+sleep 500
+expect-view-title Attention rollout
 memory start
 timed select select $long
 expect-no-error
@@ -76,6 +84,7 @@ page lines
 sleep 500
 screenshot $out/lines.png
 page rollout
+expect-view-title
 screenshot $out/rollout.png
 page compare
 screenshot $out/compare.png

@@ -19,6 +19,8 @@
  *   page-action NAME [STRING]  activate an action of the shown page (page.view table,
  *                            page.sort-heads -entropy, page.pair "0.1 2.3", ...)
  *   expect-table-row N L H   row N of the Model page's heads table shows layer L, head H
+ *   expect-view-title [TEXT] the shown page's first heatmap view's title contains TEXT;
+ *                            without TEXT, it has none (the view shows nothing)
  *   table-scroll-end         scroll the Model page's heads table to its last rows
  *   expect-table-top         the heads table is scrolled to its top (its first rows in sight)
  *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
@@ -342,6 +344,43 @@ expect_table_row (SaccadeTestDriver *d, const char *row, const char *lh)
   return TRUE;
 }
 
+/* The first heatmap view under @w, or NULL. */
+static SaccadeHeatmapView *
+find_heatmap_view (GtkWidget *w)
+{
+  if (SACCADE_IS_HEATMAP_VIEW (w))
+    return SACCADE_HEATMAP_VIEW (w);
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      SaccadeHeatmapView *v = find_heatmap_view (c);
+      if (v != NULL)
+        return v;
+    }
+  return NULL;
+}
+
+/* expect-view-title [TEXT] */
+static gboolean
+expect_view_title (SaccadeTestDriver *d, const char *text)
+{
+  const char *id = saccade_window_get_visible_page_id (d->window);
+  SaccadePage *page = id != NULL ? saccade_window_get_page (d->window, id) : NULL;
+  SaccadeHeatmapView *v = page != NULL ? find_heatmap_view (GTK_WIDGET (page)) : NULL;
+  const char *title = v != NULL ? saccade_heatmap_view_get_title (v) : NULL;
+
+  if (v == NULL)
+    return window_driver_fail (d, "expect-view-title: page %s has no heatmap view", id);
+  if (text == NULL || *text == '\0')
+    {
+      if (title != NULL && *title != '\0')
+        return window_driver_fail (d, "the %s page's view is titled '%s', expected none", id, title);
+    }
+  else if (title == NULL || strstr (title, text) == NULL)
+    return window_driver_fail (d, "the %s page's view is titled '%s', expected '%s' in it", id,
+                               title, text);
+  return TRUE;
+}
+
 /* The vertical adjustment of the Model page's heads table (its scrolled window), or NULL. */
 static GtkAdjustment *
 heads_table_vadjustment (SaccadeTestDriver *d)
@@ -652,6 +691,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return expect_table_row (d, a1, a2);
   else if (g_str_equal (cmd, "table-scroll-end") || g_str_equal (cmd, "expect-table-top"))
     return table_scroll (d, cmd);
+  else if (g_str_equal (cmd, "expect-view-title"))
+    return expect_view_title (d, rest);
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")

@@ -111,7 +111,9 @@ show_result (SaccadeRolloutPage *self)
 
   if (run == NULL || r == NULL)
     {
+      /* nothing shown: no title either (the previous run's would name the wrong sentence) */
       saccade_heatmap_view_set_data (self->map_view, NULL, 0, 0, NULL, NULL, FALSE);
+      saccade_heatmap_view_set_title (self->map_view, NULL);
       saccade_bars_view_set_data (self->bars_view, 0, NULL, NULL, NULL);
       return;
     }
