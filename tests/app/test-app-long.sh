@@ -6,7 +6,7 @@
 #
 # The scripted user (tests/app/window-driver.c) shows the short run's rollout first, then
 # selects the long run (the Rollout page refuses it and must not keep the short run's
-# title), opens a
+# title, nor the Compare page its sides'), opens a
 # previous-token head, changes layer, shows the Model, Lines, Rollout and Compare pages
 # and exports the heatmap; every screenshot and export must be a picture, not a blank,
 # no error may be shown, and what the window adds to its memory must stay well below the
@@ -58,6 +58,9 @@ expect-run $short
 page rollout
 sleep 500
 expect-view-title Attention rollout
+page compare
+sleep 300
+expect-view-title A: run $short,
 memory start
 timed select select $long
 expect-no-error
@@ -87,6 +90,7 @@ page rollout
 expect-view-title
 screenshot $out/rollout.png
 page compare
+expect-view-title
 screenshot $out/compare.png
 expect-no-error
 memory end

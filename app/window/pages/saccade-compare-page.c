@@ -145,7 +145,9 @@ refresh_pair (SaccadeComparePage *self)
 
       if (d->run == NULL)
         {
+          /* loading, or none: no figure and no title (the last one named another run) */
           saccade_heatmap_view_set_data (d->view, NULL, 0, 0, NULL, NULL, FALSE);
+          saccade_heatmap_view_set_title (d->view, NULL);
           continue;
         }
       l = (int) gtk_adjustment_get_value (d->layer);
@@ -155,6 +157,7 @@ refresh_pair (SaccadeComparePage *self)
         {
           /* A long run: set_status() says why nothing is shown. */
           saccade_heatmap_view_set_data (d->view, NULL, 0, 0, NULL, NULL, FALSE);
+          saccade_heatmap_view_set_title (d->view, NULL);
           continue;
         }
       saccade_heatmap_view_set_data (d->view, h[s], d->run->n, d->run->n,
