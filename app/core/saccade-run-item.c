@@ -20,6 +20,7 @@ struct _SaccadeRunItem
   guint n_tokens;
   char *title;
   char *subtitle;
+  char *tooltip;
   char *model_name;
   char *haystack; /* casefolded title + model name */
 };
@@ -33,6 +34,7 @@ saccade_run_item_finalize (GObject *object)
 
   g_free (self->title);
   g_free (self->subtitle);
+  g_free (self->tooltip);
   g_free (self->model_name);
   g_free (self->haystack);
   G_OBJECT_CLASS (saccade_run_item_parent_class)->finalize (object);
@@ -59,12 +61,24 @@ saccade_run_item_new (const ScStoreRunInfo *r)
   self->n_tokens = r->n_tokens;
   self->title = saccade_format_one_line (r->text, r->text_len);
   self->model_name = g_strdup (r->model_name != NULL ? r->model_name : "");
+  /* the model first: runs of the same sentence by two models read apart */
   if (r->forward_s >= 0)
-    /* Translators: a run's size and time in the runs list, e.g. "12 tok · 0.4 s". */
-    self->subtitle = g_strdup_printf (_("%u tok · %.1f s"), r->n_tokens, r->forward_s);
+    /* Translators: a run's model, size and time in the runs list, e.g.
+     * "SmolLM2 135M Instruct · 12 tok · 0.4 s". */
+    self->subtitle = g_strdup_printf (_("%s · %u tok · %.1f s"), self->model_name, r->n_tokens,
+                                      r->forward_s);
   else
-    /* Translators: a run's size in the runs list, e.g. "12 tok". */
-    self->subtitle = g_strdup_printf (_("%u tok"), r->n_tokens);
+    /* Translators: a run's model and size in the runs list, e.g. "SmolLM2 · 12 tok". */
+    self->subtitle = g_strdup_printf (_("%s · %u tok"), self->model_name, r->n_tokens);
+  {
+    /* the hover text: the run's beginning (not a screen of a long text), then the row's facts */
+    const glong n_chars = g_utf8_strlen (self->title, -1);
+    g_autofree char *head = g_utf8_substring (self->title, 0, MIN (n_chars, SACCADE_RUN_TOOLTIP_CHARS));
+    /* Translators: a run's tooltip: its text (cut, then "…"), its model, size and id. */
+    self->tooltip = g_strdup_printf (_("%s%s\n%s · run %lld"), head,
+                                     n_chars > SACCADE_RUN_TOOLTIP_CHARS ? "…" : "",
+                                     self->subtitle, (long long) r->id);
+  }
   folded = g_strconcat (self->title, "\n", self->model_name, NULL);
   self->haystack = g_utf8_casefold (folded, -1);
   return self;
@@ -89,6 +103,13 @@ saccade_run_item_get_subtitle (SaccadeRunItem *self)
 {
   g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
   return self->subtitle;
+}
+
+const char *
+saccade_run_item_get_tooltip (SaccadeRunItem *self)
+{
+  g_return_val_if_fail (SACCADE_IS_RUN_ITEM (self), NULL);
+  return self->tooltip;
 }
 
 const char *

@@ -33,8 +33,12 @@ G_DECLARE_FINAL_TYPE (SaccadeRunItem, saccade_run_item, SACCADE, RUN_ITEM, GObje
 gint64 saccade_run_item_get_id (SaccadeRunItem *self);
 /* The run's text, readable (control bytes and invalid UTF-8 escaped), one line. */
 const char *saccade_run_item_get_title (SaccadeRunItem *self);
-/* "12 tok · 0.4 s" (translated). */
+/* "SmolLM2 135M Instruct · 12 tok · 0.4 s": the model, size and time (translated). */
 const char *saccade_run_item_get_subtitle (SaccadeRunItem *self);
+/* The hover text: the run's first SACCADE_RUN_TOOLTIP_CHARS characters (then "…"), then
+ * the subtitle and the run's id. */
+#define SACCADE_RUN_TOOLTIP_CHARS 200
+const char *saccade_run_item_get_tooltip (SaccadeRunItem *self);
 const char *saccade_run_item_get_model_name (SaccadeRunItem *self);
 guint saccade_run_item_get_n_tokens (SaccadeRunItem *self);
 /* Lower-case title and model name, for the search filter. */

@@ -38,7 +38,7 @@ create_row (gpointer object, gpointer user_data)
   GtkWidget *del = gtk_button_new_from_icon_name ("user-trash-symbolic");
   g_autofree char *sub = NULL;
 
-  /* "12 tok · 0.4 s · run 17" — the id is what the CLI verbs take. */
+  /* "SmolLM2 135M Instruct · 12 tok · 0.4 s · run 17" — the id is what the CLI verbs take. */
   sub = g_strdup_printf (_("%s · run %lld"), saccade_run_item_get_subtitle (item),
                          (long long) saccade_run_item_get_id (item));
   gtk_label_set_text (GTK_LABEL (subtitle), sub);
@@ -49,7 +49,7 @@ create_row (gpointer object, gpointer user_data)
   gtk_widget_add_css_class (subtitle, "dim-label");
   gtk_widget_add_css_class (subtitle, "saccade-run-subtitle");
   gtk_widget_set_hexpand (labels, TRUE);
-  gtk_widget_set_tooltip_text (title, saccade_run_item_get_title (item));
+  gtk_widget_set_tooltip_text (labels, saccade_run_item_get_tooltip (item));
   gtk_box_append (GTK_BOX (labels), title);
   gtk_box_append (GTK_BOX (labels), subtitle);
 

@@ -53,6 +53,7 @@ check "$out/cli-range.png" 300 300 20
 short=$(sed -n 2p "$out/ids")
 cat > "$out/long.script" <<EOS
 expect-runs 2
+expect-run-item 1 Fixture 4x6 · 3000 tok
 select $short
 expect-run $short
 page rollout

@@ -19,6 +19,8 @@
  *   page-action NAME [STRING]  activate an action of the shown page (page.view table,
  *                            page.sort-heads -entropy, page.pair "0.1 2.3", ...)
  *   expect-table-row N L H   row N of the Model page's heads table shows layer L, head H
+ *   expect-run-item N TEXT   item N of the runs list (0: the newest) says TEXT in its subtitle
+ *                            (the model, the size), and its tooltip's text line is short
  *   expect-view-title [TEXT] the shown page's first heatmap view's title contains TEXT;
  *                            without TEXT, it has none (the view shows nothing)
  *   table-scroll-end         scroll the Model page's heads table to its last rows
@@ -693,6 +695,22 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     return table_scroll (d, cmd);
   else if (g_str_equal (cmd, "expect-view-title"))
     return expect_view_title (d, rest);
+  else if (g_str_equal (cmd, "expect-run-item"))
+    {
+      g_auto (GStrv) nv = g_strsplit (rest != NULL ? rest : "", " ", 2);
+      g_autoptr (SaccadeRunItem) item = nv[0] != NULL && nv[1] != NULL
+        ? g_list_model_get_item (saccade_window_get_runs (win), (guint) atoi (nv[0])) : NULL;
+      g_auto (GStrv) lines = NULL;
+      if (item == NULL)
+        return window_driver_fail (d, "expect-run-item: no run item '%s'", rest);
+      if (strstr (saccade_run_item_get_subtitle (item), nv[1]) == NULL)
+        return window_driver_fail (d, "run item %s says '%s', expected '%s' in it", nv[0],
+                                   saccade_run_item_get_subtitle (item), nv[1]);
+      lines = g_strsplit (saccade_run_item_get_tooltip (item), "\n", -1);
+      if (g_utf8_strlen (lines[0], -1) > SACCADE_RUN_TOOLTIP_CHARS + 1)
+        return window_driver_fail (d, "run item %s's tooltip is %ld characters", nv[0],
+                                   g_utf8_strlen (lines[0], -1));
+    }
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")
