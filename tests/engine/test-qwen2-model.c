@@ -37,16 +37,19 @@
 /* Bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_K_M file, over the stored
  * vocabulary slice and top-32 of each stored row and the top-2 of every position, after
  * removing each row's mean (ours from our row, llama.cpp's from the fixture's full-row mean):
- * a constant shift of a row changes no probability. llama.cpp quantises every activation row
- * to 8 bits before its Q4_K/Q5_0/Q6_K/Q8_0 dot products and keeps K and V in fp16; we multiply
- * the same dequantised weights in float32 and agree with the exact float64 reference to
- * NUMPY_LOGIT_BOUND, so the whole gap is llama.cpp's rounding (tests/reference/README.md,
- * section 10). Measured: see the README; the bound keeps ~40% headroom. */
-#define LOGIT_BOUND 0.8
+ * a constant shift of a row changes no probability (llama.cpp's shifts reach 0.09 std here).
+ * llama.cpp quantises every activation row to 8 bits before its Q4_K/Q5_0/Q6_K/Q8_0 dot
+ * products and keeps K and V in fp16; we multiply the same dequantised weights in float32 and
+ * agree with the exact float64 reference to NUMPY_LOGIT_BOUND, and so does llama.cpp on an
+ * all-F32 copy of the file (1.2e-4 std, tests/reference/README.md section 10): the whole gap
+ * is llama.cpp's rounding on the quantised file. Measured (21 prompts, 1..255 tokens, 60
+ * stored rows, 1167 positions): 0.288 std over the rows, 0.215 std on the top-2; the bound
+ * keeps ~40% headroom. */
+#define LOGIT_BOUND 0.4
 /* A different top-1 is accepted only where llama.cpp's own top-1/top-2 margin is below this
- * (std units): since our logits are exact to NUMPY_LOGIT_BOUND, which positions flip is fixed
- * by the fixture, not by our build. */
-#define NEAR_TIE 0.3
+ * (std units): the 24 flips measured all had margins <= 0.077 std; since our logits are exact
+ * to NUMPY_LOGIT_BOUND, which positions flip is fixed by the fixture, not by our build. */
+#define NEAR_TIE 0.15
 /* Against the exact numpy reference only float32 rounding is left. */
 #define NUMPY_LOGIT_BOUND 5e-4
 #define ATTN_BOUND 1e-4
