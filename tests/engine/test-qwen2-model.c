@@ -178,7 +178,8 @@ test_info (void)
 }
 
 /* The chat answer, greedy with the KV cache, until <|im_end|>: "The capital of France is
- * Paris." (llama.cpp's greedy answer in logits-fixture-qwen2.json, margins >= 0.9). */
+ * Paris." (llama.cpp's greedy answer in logits-fixture-qwen2.json, every step's top-1/top-2
+ * margin >= 3.7 logits). */
 static void
 test_generation (void)
 {
@@ -247,6 +248,9 @@ typedef struct {
   const int *rows;    /* R query positions */
   int R, H, n, calls;
   double max_err, max_row_err;
+  double max_err_later; /* over layers 1..L-1: layer 0's Q and K biases (up to 81 and 145)
+                         * make its scores the largest, and float32's rounding of them the
+                         * largest error */
   int worst_layer, worst_head, worst_row;
   guint64 masked_cells, masked_nonzero, visible_zero;
 } AttnCheck;
@@ -282,6 +286,8 @@ attn_observe (void *user, int layer, int head, const float *probs, int n_q, int 
       for (int j = 0; j < n_k; j++)
         {
           double e = fabs ((double) row[j] - ref[j]);
+          if (layer > 0)
+            c->max_err_later = fmax (c->max_err_later, e);
           if (e > c->max_err)
             {
               c->max_err = e;
@@ -364,8 +370,9 @@ check_attention_fixture (ScSession *s, guint max_prompts)
                       "sum - 1| %.3g, %" G_GUINT64_FORMAT " masked cells", name, n, c.R,
                       c.max_err, c.worst_layer, c.worst_head, c.worst_row, c.max_row_err,
                       c.masked_cells);
-      printf ("# qwen2 attention vs numpy (%s, %s, %d tokens, %d rows): max |dP| = %.3g\n",
-              sc_backend_name (sc_session_backend (s)), name, n, c.R, c.max_err);
+      printf ("# qwen2 attention vs numpy (%s, %s, %d tokens, %d rows): max |dP| = %.3g (layers "
+              "1-%d: %.3g)\n", sc_backend_name (sc_session_backend (s)), name, n, c.R, c.max_err,
+              (int) in->n_layers - 1, c.max_err_later);
       g_assert_cmpuint (c.masked_nonzero, ==, 0);
       /* the reference's smallest visible weight is in the fixture; where it is far above
        * float32's range, no visible cell may be 0 */
