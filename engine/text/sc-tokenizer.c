@@ -138,7 +138,6 @@ static const struct {
   { "deepseek-r1-qwen", &PRE_QWEN2 },
   { "kormo", &PRE_QWEN2 },
   { "f2llmv2", &PRE_QWEN2 },
-  { "megrez", &PRE_QWEN2 },
 };
 
 /* ---- lookups ------------------------------------------------------------------------ */

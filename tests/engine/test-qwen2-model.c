@@ -535,7 +535,8 @@ test_logits_vs_llamacpp (void)
       worst_rows = fmax (worst_rows, prompt_worst);
       g_test_message ("%-24s n=%3d  max|dlogit|/std %.4f", name, n, prompt_worst);
       if (prompt_worst > LOGIT_BOUND)
-        g_error ("prompt %s: max |dlogit|/std = %.4f exceeds %.3f", name, prompt_worst, LOGIT_BOUND);
+        g_error ("prompt %s: max |dlogit|/std = %.4f exceeds %.3f", name, prompt_worst,
+                 LOGIT_BOUND);
     }
   printf ("# qwen2 logits vs llama.cpp (row means removed): worst max|dlogit|/std %.4f over %d "
           "rows (bound %.2f), top-2 %.4f, largest mean shift %.3f std, near-tie top-1 "

@@ -47,7 +47,8 @@ open_tokenizer (const char *path, ScGguf **g)
 static void
 test_oracle (void)
 {
-  g_autofree char *fixture = sc_test_source_path ("tests/reference/tokenizer-cases-qwen2.json");
+  g_autofree char *fixture =
+    sc_test_source_path ("tests/reference/tokenizer-cases-qwen2.json");
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) error = NULL;
   ScGguf *g = NULL;
@@ -60,12 +61,14 @@ test_oracle (void)
 
   g_autoptr (GMappedFile) map = g_mapped_file_new (model_path, FALSE, &error);
   g_assert_no_error (error);
-  g_autofree char *sha = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
-                                                      (const guchar *) g_mapped_file_get_contents (map),
-                                                      g_mapped_file_get_length (map));
+  g_autofree char *sha =
+    g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+                                 (const guchar *) g_mapped_file_get_contents (map),
+                                 g_mapped_file_get_length (map));
   if (g_strcmp0 (sha, json_object_get_string_member (root, "model_sha256")) != 0)
     {
-      g_test_skip_printf ("%s is not the model the fixture was made with (sha256 %s)", model_path, sha);
+      g_test_skip_printf ("%s is not the model the fixture was made with (sha256 %s)",
+                          model_path, sha);
       return;
     }
   tok = open_tokenizer (model_path, &g);
@@ -103,7 +106,8 @@ test_oracle (void)
       const char *data = g_bytes_get_data (text, &len);
       int32_t *ids = NULL;
       size_t n = 0;
-      g_assert_cmpint (sc_tokenize (tok, data, len, false, parse_special, &ids, &n, &err), ==, SC_OK);
+      g_assert_cmpint (sc_tokenize (tok, data, len, false, parse_special, &ids, &n, &err), ==,
+                       SC_OK);
       total_bytes += len;
       total_ids += n;
       n_special += parse_special;
@@ -273,7 +277,8 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   model_path = env != NULL ? g_strdup (env)
-                           : sc_test_source_path ("data/models/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf");
+                           : sc_test_source_path ("data/models/"
+                                                  "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf");
   if (!g_file_test (model_path, G_FILE_TEST_EXISTS))
     {
       printf ("1..0 # SKIP the Qwen2.5-Coder-0.5B-Instruct model is not present (%s); run "

@@ -65,7 +65,8 @@ tiny_qwen2 (const TinyOpts *o)
     { "attn_norm.weight", E, 1, TRUE, FALSE },     { "attn_q.weight", E, H * D, FALSE, TRUE },
     { "attn_k.weight", E, HKV * D, FALSE, TRUE },  { "attn_v.weight", E, HKV * D, FALSE, TRUE },
     { "attn_q.bias", H * D, 1, FALSE, FALSE },     { "attn_k.bias", HKV * D, 1, FALSE, FALSE },
-    { "attn_v.bias", HKV * D, 1, FALSE, FALSE },   { "attn_output.weight", H * D, E, FALSE, FALSE },
+    { "attn_v.bias", HKV * D, 1, FALSE, FALSE },
+    { "attn_output.weight", H * D, E, FALSE, FALSE },
     { "ffn_norm.weight", E, 1, TRUE, FALSE },      { "ffn_gate.weight", E, F, FALSE, FALSE },
     { "ffn_up.weight", E, F, FALSE, FALSE },       { "ffn_down.weight", F, E, FALSE, FALSE },
   };
@@ -290,7 +291,8 @@ test_kv_cache (void)
   ScForwardOptions opt = { 0 };
   ScError err = { 0 };
 
-  if (sc_session_new (m, b, &s, &err) != SC_OK || sc_forward (s, ids, 12, &opt, whole, &err) != SC_OK)
+  if (sc_session_new (m, b, &s, &err) != SC_OK
+      || sc_forward (s, ids, 12, &opt, whole, &err) != SC_OK)
     g_error ("%s", err.message);
   opt = (ScForwardOptions) { .keep_kv = true };
   if (sc_forward (s, ids, 7, &opt, NULL, &err) != SC_OK)
