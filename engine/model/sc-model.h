@@ -9,7 +9,9 @@
  * Supported now: GGUF arch "llama" (Llama, SmolLM2, TinyLlama, ...): RMSNorm, RoPE on
  * adjacent pairs (the GGUF convention, see docs/architecture.md), grouped-query attention,
  * SwiGLU, optional tied output; and "gemma3" (Gemma 3 text models: sliding-window layers,
- * QK-norm, post-norms, GeGLU, NeoX RoPE, scaled embeddings; model/sc-arch-gemma3.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
+ * QK-norm, post-norms, GeGLU, NeoX RoPE, scaled embeddings; model/sc-arch-gemma3.c); and "qwen2"
+ * (Qwen2, Qwen2.5 and Qwen2.5-Coder: llama's block with Q, K, V biases and NeoX RoPE;
+ * model/sc-arch-qwen2.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
  * the architecture. Each architecture is one file, model/sc-arch-<name>.c, holding its
  * tensor names and its layer function; sc-arch.h says what one provides.
  *
@@ -34,6 +36,7 @@ extern "C" {
 typedef enum {
   SC_ARCH_LLAMA = 1,
   SC_ARCH_GEMMA3 = 2,
+  SC_ARCH_QWEN2 = 3,
 } ScArch;
 
 typedef struct {
@@ -88,6 +91,10 @@ typedef struct {
   float *attn_k_norm;    /* (head_dim) RMSNorm of each key head */
   float *post_attn_norm; /* (n_embd) RMSNorm of the attention block's output */
   float *post_ffn_norm;  /* (n_embd) RMSNorm of the feed-forward block's output */
+  /* Qwen2's attention biases (NULL for llama and gemma3) */
+  float *bq;             /* (n_heads * head_dim) added to the queries before RoPE */
+  float *bk;             /* (n_kv_heads * head_dim) added to the keys before RoPE */
+  float *bv;             /* (n_kv_heads * head_dim) added to the values */
 } ScLayerWeights;
 
 typedef struct {

@@ -84,6 +84,7 @@ static const PreKind PRE_GPT2 = { { SC_SPLIT_GPT2 }, 1, false, false };
 static const PreKind PRE_SMOLLM = { { SC_SPLIT_EACH_NUMBER, SC_SPLIT_GPT2 }, 2, false, false };
 static const PreKind PRE_LLAMA3 = { { SC_SPLIT_LLAMA3 }, 1, true, true };
 static const PreKind PRE_DBRX = { { SC_SPLIT_LLAMA3 }, 1, false, false };
+static const PreKind PRE_QWEN2 = { { SC_SPLIT_QWEN2 }, 1, false, false };
 static const PreKind PRE_DEFAULT = {
   { SC_SPLIT_PUNCT_RUNS, SC_SPLIT_GPT2, SC_SPLIT_NUMBER_RUNS, SC_SPLIT_ASCII_DIGIT_TRIPLES },
   4, false, false
@@ -133,6 +134,10 @@ static const struct {
   { "jina-v5-nano", &PRE_LLAMA3 },
   { "dbrx", &PRE_DBRX },
   { "smaug-bpe", &PRE_DBRX },
+  { "qwen2", &PRE_QWEN2 },
+  { "deepseek-r1-qwen", &PRE_QWEN2 },
+  { "kormo", &PRE_QWEN2 },
+  { "f2llmv2", &PRE_QWEN2 },
 };
 
 /* ---- lookups ------------------------------------------------------------------------ */

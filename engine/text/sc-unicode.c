@@ -294,8 +294,10 @@ split_gpt2_segment (Splitter *sp)
     }
 }
 
+/* The llama3 pattern; @max_digits is 3 (\p{N}{1,3}) or 1 (\p{N}: qwen2's, which is
+ * otherwise the same pattern, unicode_regex_split_custom_qwen2 in llama.cpp). */
 static void
-split_llama3_segment (Splitter *sp)
+split_llama3_segment (Splitter *sp, size_t max_digits)
 {
   size_t pos = sp->ini;
   while (pos < sp->end)
@@ -323,13 +325,13 @@ split_llama3_segment (Splitter *sp)
             }
         }
 
-      /* \p{N}{1,3} */
+      /* \p{N}{1,3} (\p{N} for qwen2) */
       if (flags & SC_UNICODE_NUMBER)
         {
           size_t ini = pos;
           while (get_flags (sp, pos) & SC_UNICODE_NUMBER)
             {
-              if (++pos - ini >= 3)
+              if (++pos - ini >= max_digits)
                 {
                   add_piece (sp, pos);
                   ini = pos;
@@ -480,7 +482,10 @@ sc_unicode_split (ScSplitPass pass, const uint32_t *cpts, size_t n_cpts,
           split_gpt2_segment (&sp);
           break;
         case SC_SPLIT_LLAMA3:
-          split_llama3_segment (&sp);
+          split_llama3_segment (&sp, 3);
+          break;
+        case SC_SPLIT_QWEN2:
+          split_llama3_segment (&sp, 1);
           break;
         case SC_SPLIT_EACH_NUMBER:
           split_class_segment (&sp, class_number, false);

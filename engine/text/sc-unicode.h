@@ -96,6 +96,11 @@ typedef enum {
    *   '[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|
    *   \s+(?!\S)|\s+ */
   SC_SPLIT_LLAMA3,
+  /* unicode_regex_split_custom_qwen2: the llama3 pattern with \p{N} for \p{N}{1,3} (every
+   *   number code point its own piece):
+   *   (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|
+   *   \p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ */
+  SC_SPLIT_QWEN2,
   /* \p{N}: every number code point becomes its own piece (smollm, starcoder, ...) */
   SC_SPLIT_EACH_NUMBER,
   /* \p{N}+: runs of number code points ("default") */
