@@ -303,17 +303,27 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
 /* --bench                                                                               */
 
 /* The head sweep of an @len-token sentence against n_layers × n_heads plain forward passes
- * (all logits, as the sweep computes them), medians of @repeats. */
+ * (all logits, as the all-position sweep computes them), three sweeps per repeat: the
+ * last-position fast path (last_only), the all-position sweep with prefix reuse, and every
+ * layer recomputed. Each sweep is paired with the plain passes timed right after it (one
+ * pass, median of 5, times the number of heads), so a load that changes between repeats
+ * hits both sides of its ratio; the ratios are the medians of those paired ratios. */
 static int
 run_bench (ScModel *model, const AblateOptions *o)
 {
   static const char TEXT[] = "The cat chased the ball because it was tired, and the dog "
                              "watched from the porch while the children laughed. ";
+  enum { LAST, ALL, FULL, N_SWEEPS };
+  static const char *const TIME_NAME[N_SWEEPS] = { "sweep_last_s", "sweep_s",
+                                                   "sweep_full_recompute_s" };
+  static const char *const RATIO_NAME[N_SWEEPS] = { "ratio_last", "ratio",
+                                                    "ratio_full_recompute" };
   const ScModelInfo *info = sc_model_info (model);
   const int reps = MAX (1, o->bench_repeats), heads = (int) (info->n_layers * info->n_heads);
   const int n = MAX (2, o->bench_len);
-  g_autofree double *sweep = g_new (double, reps), *full = g_new (double, reps);
-  g_autofree double *plain = g_new (double, reps);
+  g_autofree double *times = g_new (double, (gsize) N_SWEEPS * reps);
+  g_autofree double *plain = g_new (double, (gsize) N_SWEEPS * reps);
+  g_autofree double *ratios = g_new (double, (gsize) N_SWEEPS * reps);
   g_autofree int32_t *ids = g_new (int32_t, n);
   g_autofree float *logits = NULL;
   g_autoptr (GArray) tok = NULL;
@@ -322,7 +332,8 @@ run_bench (ScModel *model, const AblateOptions *o)
   ScAblationParams p = { .target = -1, .contrast = -1 };
   ScForwardOptions all = { .all_logits = true };
   ScError err = { 0 };
-  int rep, i, k;
+  double med_t[N_SWEEPS], med_p[N_SWEEPS], med_r[N_SWEEPS];
+  int rep, i, k, w;
 
   if ((tok = saccade_tokenize (model, TEXT, -1, FALSE, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
@@ -332,60 +343,64 @@ run_bench (ScModel *model, const AblateOptions *o)
     return saccade_cli_fail (g_steal_pointer (&error));
   logits = g_new (float, (gsize) n * info->n_vocab);
   for (rep = 0; rep < reps; rep++)
-    {
-      ScHeadSweepResult *r = NULL;
-      double one[5];
-      gint64 t0;
-
-      for (k = 0; k < 2; k++)
-        {
-          p.full_recompute = k == 1;
-          t0 = g_get_monotonic_time ();
-          if (sc_head_sweep_run (cs.session, model, ids, n, &p, NULL, NULL, &r, &err) != SC_OK)
-            {
-              saccade_cli_session_close (&cs);
-              saccade_set_error_from_sc (&error, &err);
-              return saccade_cli_fail (g_steal_pointer (&error));
-            }
-          sc_head_sweep_result_free (r);
-          (k == 0 ? sweep : full)[rep] = (g_get_monotonic_time () - t0) / 1e6;
-        }
-      /* One plain pass, median of 5, times the number of heads. */
-      for (k = 0; k < 5; k++)
-        {
-          t0 = g_get_monotonic_time ();
-          sc_forward (cs.session, ids, n, &all, logits, NULL);
-          one[k] = (g_get_monotonic_time () - t0) / 1e6;
-        }
-      plain[rep] = saccade_median (one, 5) * heads;
-    }
-  saccade_cli_session_close (&cs);
-  {
-    const double ms = saccade_median (sweep, reps), mf = saccade_median (full, reps);
-    const double mp = saccade_median (plain, reps);
-    if (o->common.json)
+    for (w = 0; w < N_SWEEPS; w++)
       {
-        g_autoptr (JsonBuilder) b = json_builder_new ();
-        json_builder_begin_object (b);
-        saccade_json_string (b, "model", info->name);
-        saccade_json_int (b, "n_tokens", n);
-        saccade_json_int (b, "heads", heads);
-        const SaccadeBenchTime times[] = {
-          { "sweep_s", ms }, { "sweep_full_recompute_s", mf }, { "plain_passes_s", mp },
-        };
-        const SaccadeBenchRatio ratios[] = {
-          { "ratio", 0, 2 }, { "ratio_full_recompute", 1, 2 },
-        };
-        saccade_json_bench_sweep (b, reps, times, G_N_ELEMENTS (times), ratios,
-                                  G_N_ELEMENTS (ratios));
-        json_builder_end_object (b);
-        saccade_json_print (b);
+        ScHeadSweepResult *r = NULL;
+        double one[5];
+        gint64 t0;
+
+        p.last_only = w == LAST;
+        p.full_recompute = w == FULL;
+        t0 = g_get_monotonic_time ();
+        if (sc_head_sweep_run (cs.session, model, ids, n, &p, NULL, NULL, &r, &err) != SC_OK)
+          {
+            saccade_cli_session_close (&cs);
+            saccade_set_error_from_sc (&error, &err);
+            return saccade_cli_fail (g_steal_pointer (&error));
+          }
+        sc_head_sweep_result_free (r);
+        times[w * reps + rep] = (g_get_monotonic_time () - t0) / 1e6;
+        /* One plain pass, median of 5, times the number of heads. */
+        for (k = 0; k < 5; k++)
+          {
+            t0 = g_get_monotonic_time ();
+            sc_forward (cs.session, ids, n, &all, logits, NULL);
+            one[k] = (g_get_monotonic_time () - t0) / 1e6;
+          }
+        plain[w * reps + rep] = saccade_median (one, 5) * heads;
+        ratios[w * reps + rep] = times[w * reps + rep] / plain[w * reps + rep];
       }
-    else
-      printf ("%s, %d heads, %d tokens, median of %d:\n  sweep with prefix reuse %.3f s, "
-              "%d plain passes %.3f s: ratio %.3f\n  sweep recomputing every layer %.3f s: "
-              "ratio %.3f\n", info->name, heads, n, reps, ms, heads, mp, ms / mp, mf, mf / mp);
-  }
+  saccade_cli_session_close (&cs);
+  for (w = 0; w < N_SWEEPS; w++)
+    {
+      med_t[w] = saccade_median (times + w * reps, reps);
+      med_p[w] = saccade_median (plain + w * reps, reps);
+      med_r[w] = saccade_median (ratios + w * reps, reps);
+    }
+  if (o->common.json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      saccade_json_string (b, "model", info->name);
+      saccade_json_int (b, "n_tokens", n);
+      saccade_json_int (b, "heads", heads);
+      const SaccadeBenchTime t[] = {
+        { TIME_NAME[LAST], med_t[LAST] }, { TIME_NAME[ALL], med_t[ALL] },
+        { TIME_NAME[FULL], med_t[FULL] }, { "plain_passes_s", med_p[ALL] },
+      };
+      saccade_json_bench_sweep (b, reps, t, G_N_ELEMENTS (t), NULL, 0);
+      for (w = 0; w < N_SWEEPS; w++) /* the medians of the paired ratios */
+        saccade_json_double (b, RATIO_NAME[w], med_r[w]);
+      json_builder_end_object (b);
+      saccade_json_print (b);
+    }
+  else
+    printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes "
+            "timed after it):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f s: "
+            "ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio %.3f\n  "
+            "every layer recomputed %.3f s, plain %.3f s: ratio %.3f\n", info->name, heads, n,
+            reps, heads, med_t[LAST], med_p[LAST], med_r[LAST], med_t[ALL], med_p[ALL],
+            med_r[ALL], med_t[FULL], med_p[FULL], med_r[FULL]);
   return 0;
 }
 
