@@ -4,7 +4,8 @@
  * erasure curves until the prediction flips (Serrano & Smith). Parse -> a result
  * (engine/study/ computes it, or reads it back from the store when the same model file and
  * parameters were studied before) -> text (a table) or JSON (every number; NaN as null),
- * and for --erasure optionally a figure (-o). With --bench it times the head sweep against
+ * and for --erasure optionally a figure (-o); --heads --last measures the last position only
+ * (ScAblationParams.last_only). With --bench it times the head sweep against
  * the same number of plain forward passes (docs/benchmarks.md, "Head sweep"). The measures
  * are defined in docs/metrics.md, "Ablation studies" and "Attention permutation and
  * erasure curves". */
@@ -40,7 +41,7 @@ typedef struct {
   SaccadeCliTarget target;
   char *db, *seed_text, *kind, *output, *layers;
   int top, bench_len, bench_repeats, permute, seeds;
-  gboolean heads, tokens, erasure, mean, gradient, recompute, bench;
+  gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last;
 } AblateOptions;
 
 /* The parsed request: which study and its engine parameters. */
@@ -100,6 +101,8 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_PERMUTATION_MAX_N, o->permute);
   if (o->mean && q->study != STUDY_HEADS)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
+  if (o->last && q->study != STUDY_HEADS)
+    return BAD ("--last applies to --heads (the last position's measures only)");
   if (o->target.contrast != NULL && q->study != STUDY_HEADS && q->study != STUDY_TOKENS)
     return BAD ("--contrast applies to --heads and --tokens");
   if (o->kind != NULL && q->study != STUDY_ERASURE)
@@ -203,7 +206,7 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
               const void **params)
 {
   p->ablation = (ScAblationParams) { .target = q->target, .contrast = q->contrast,
-                                     .mode = SC_ABLATE_ZERO };
+                                     .mode = SC_ABLATE_ZERO, .last_only = o->last };
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -303,9 +306,9 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
 /* --bench                                                                               */
 
 /* The head sweep of an @len-token sentence against n_layers × n_heads plain forward passes
- * (all logits, as the all-position sweep computes them), three sweeps per repeat: the
- * last-position fast path (last_only), the all-position sweep with prefix reuse, and every
- * layer recomputed. Each sweep is paired with the plain passes timed right after it (one
+ * (all logits, as the all-position sweep computes them), two sweeps per repeat: the
+ * last-position fast path (last_only) and the all-position sweep with prefix reuse; with
+ * --recompute a third, every layer recomputed (full_recompute). Each sweep is paired with the plain passes timed right after it (one
  * pass, median of 5, times the number of heads), so a load that changes between repeats
  * hits both sides of its ratio; the ratios are the medians of those paired ratios. */
 static int
@@ -320,7 +323,7 @@ run_bench (ScModel *model, const AblateOptions *o)
                                                     "ratio_full_recompute" };
   const ScModelInfo *info = sc_model_info (model);
   const int reps = MAX (1, o->bench_repeats), heads = (int) (info->n_layers * info->n_heads);
-  const int n = MAX (2, o->bench_len);
+  const int n = MAX (2, o->bench_len), n_sweeps = o->recompute ? N_SWEEPS : FULL;
   g_autofree double *times = g_new (double, (gsize) N_SWEEPS * reps);
   g_autofree double *plain = g_new (double, (gsize) N_SWEEPS * reps);
   g_autofree double *ratios = g_new (double, (gsize) N_SWEEPS * reps);
@@ -343,7 +346,7 @@ run_bench (ScModel *model, const AblateOptions *o)
     return saccade_cli_fail (g_steal_pointer (&error));
   logits = g_new (float, (gsize) n * info->n_vocab);
   for (rep = 0; rep < reps; rep++)
-    for (w = 0; w < N_SWEEPS; w++)
+    for (w = 0; w < n_sweeps; w++)
       {
         ScHeadSweepResult *r = NULL;
         double one[5];
@@ -371,7 +374,9 @@ run_bench (ScModel *model, const AblateOptions *o)
         ratios[w * reps + rep] = times[w * reps + rep] / plain[w * reps + rep];
       }
   saccade_cli_session_close (&cs);
-  for (w = 0; w < N_SWEEPS; w++)
+  for (w = 0; w < N_SWEEPS; w++) /* NaN: not timed */
+    med_t[w] = med_p[w] = med_r[w] = NAN;
+  for (w = 0; w < n_sweeps; w++)
     {
       med_t[w] = saccade_median (times + w * reps, reps);
       med_p[w] = saccade_median (plain + w * reps, reps);
@@ -388,19 +393,25 @@ run_bench (ScModel *model, const AblateOptions *o)
         { TIME_NAME[LAST], med_t[LAST] }, { TIME_NAME[ALL], med_t[ALL] },
         { TIME_NAME[FULL], med_t[FULL] }, { "plain_passes_s", med_p[ALL] },
       };
-      saccade_json_bench_sweep (b, reps, t, G_N_ELEMENTS (t), NULL, 0);
-      for (w = 0; w < N_SWEEPS; w++) /* the medians of the paired ratios */
+      saccade_json_bench_sweep (b, reps, t, n_sweeps == N_SWEEPS ? 4 : 2, NULL, 0);
+      if (n_sweeps < N_SWEEPS)
+        saccade_json_double (b, "plain_passes_s", med_p[ALL]);
+      for (w = 0; w < n_sweeps; w++) /* the medians of the paired ratios */
         saccade_json_double (b, RATIO_NAME[w], med_r[w]);
       json_builder_end_object (b);
       saccade_json_print (b);
     }
   else
-    printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes "
-            "timed after it):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f s: "
-            "ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio %.3f\n  "
-            "every layer recomputed %.3f s, plain %.3f s: ratio %.3f\n", info->name, heads, n,
-            reps, heads, med_t[LAST], med_p[LAST], med_r[LAST], med_t[ALL], med_p[ALL],
-            med_r[ALL], med_t[FULL], med_p[FULL], med_r[FULL]);
+    {
+      printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes "
+              "timed after it):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f "
+              "s: ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio "
+              "%.3f\n", info->name, heads, n, reps, heads, med_t[LAST], med_p[LAST],
+              med_r[LAST], med_t[ALL], med_p[ALL], med_r[ALL]);
+      if (n_sweeps == N_SWEEPS)
+        printf ("  every layer recomputed %.3f s, plain %.3f s: ratio %.3f\n", med_t[FULL],
+                med_p[FULL], med_r[FULL]);
+    }
   return 0;
 }
 
@@ -424,6 +435,8 @@ saccade_cmd_ablate (int argc, char **argv)
     { "gradient", 0, 0, G_OPTION_ARG_NONE, &o.gradient,
       "--erasure: also order by gradient importance (needs the backward pass, which Gemma 3 lacks)", NULL },
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
+    { "last", 0, 0, G_OPTION_ARG_NONE, &o.last,
+      "--heads: the last position's measures only (no Δ loss), in about half the time", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
       "--permute, --erasure: base seed (0)", "S" },
@@ -437,7 +450,8 @@ saccade_cmd_ablate (int argc, char **argv)
     SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--heads, --permute: rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench,
-      "time the head sweep against plain passes (no RUN)", NULL },
+      "time the head sweep against plain passes (no RUN; with --recompute also every "
+      "layer recomputed)", NULL },
     { "len", 0, 0, G_OPTION_ARG_INT, &o.bench_len, "--bench: tokens (64)", "N" },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench: repeats (3)", "N" },
     { NULL },
