@@ -305,12 +305,44 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
 /* ------------------------------------------------------------------------------------ */
 /* --bench                                                                               */
 
+/* The plain passes interleaved with a sweep: one after every BENCH_EVERY-th head, timed
+ * apart from the sweep (the same session: a run without keep_residuals on the same ids
+ * leaves the kept residuals as they are, sc-forward.h). */
+enum { BENCH_EVERY = 9 };
+typedef struct {
+  ScSession *session;
+  const int32_t *ids;
+  int n, done;
+  float *logits;
+  double plain_s; /* the plain passes' time */
+  int plain_n;
+} BenchPlain;
+
+static bool
+bench_plain (void *user, double fraction)
+{
+  BenchPlain *bp = user;
+  const ScForwardOptions all = { .all_logits = true };
+  gint64 t0;
+
+  (void) fraction;
+  if (bp->done++ % BENCH_EVERY != BENCH_EVERY / 2)
+    return true;
+  t0 = g_get_monotonic_time ();
+  sc_forward (bp->session, bp->ids, bp->n, &all, bp->logits, NULL);
+  bp->plain_s += (g_get_monotonic_time () - t0) / 1e6;
+  bp->plain_n++;
+  return true;
+}
+
 /* The head sweep of an @len-token sentence against n_layers × n_heads plain forward passes
  * (all logits, as the all-position sweep computes them), two sweeps per repeat: the
  * last-position fast path (last_only) and the all-position sweep with prefix reuse; with
- * --recompute a third, every layer recomputed (full_recompute). Each sweep is paired with the plain passes timed right after it (one
- * pass, median of 5, times the number of heads), so a load that changes between repeats
- * hits both sides of its ratio; the ratios are the medians of those paired ratios. */
+ * --recompute a third, every layer recomputed (full_recompute). Each sweep is paired with
+ * plain passes interleaved with it (bench_plain: one after every ninth head, their mean
+ * times the number of heads; their time is not the sweep's), so the load of the moment hits
+ * both sides of a ratio; the ratios are the medians of those paired ratios over the
+ * repeats. */
 static int
 run_bench (ScModel *model, const AblateOptions *o)
 {
@@ -333,10 +365,9 @@ run_bench (ScModel *model, const AblateOptions *o)
   g_autoptr (GError) error = NULL;
   SaccadeCliSession cs = { 0 };
   ScAblationParams p = { .target = -1, .contrast = -1 };
-  ScForwardOptions all = { .all_logits = true };
   ScError err = { 0 };
   double med_t[N_SWEEPS], med_p[N_SWEEPS], med_r[N_SWEEPS];
-  int rep, i, k, w;
+  int rep, i, w;
 
   if ((tok = saccade_tokenize (model, TEXT, -1, FALSE, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
@@ -349,28 +380,22 @@ run_bench (ScModel *model, const AblateOptions *o)
     for (w = 0; w < n_sweeps; w++)
       {
         ScHeadSweepResult *r = NULL;
-        double one[5];
+        BenchPlain bp = { cs.session, ids, n, 0, logits, 0.0, 0 };
         gint64 t0;
 
         p.last_only = w == LAST;
         p.full_recompute = w == FULL;
         t0 = g_get_monotonic_time ();
-        if (sc_head_sweep_run (cs.session, model, ids, n, &p, NULL, NULL, &r, &err) != SC_OK)
+        if (sc_head_sweep_run (cs.session, model, ids, n, &p, bench_plain, &bp, &r, &err)
+            != SC_OK)
           {
             saccade_cli_session_close (&cs);
             saccade_set_error_from_sc (&error, &err);
             return saccade_cli_fail (g_steal_pointer (&error));
           }
         sc_head_sweep_result_free (r);
-        times[w * reps + rep] = (g_get_monotonic_time () - t0) / 1e6;
-        /* One plain pass, median of 5, times the number of heads. */
-        for (k = 0; k < 5; k++)
-          {
-            t0 = g_get_monotonic_time ();
-            sc_forward (cs.session, ids, n, &all, logits, NULL);
-            one[k] = (g_get_monotonic_time () - t0) / 1e6;
-          }
-        plain[w * reps + rep] = saccade_median (one, 5) * heads;
+        times[w * reps + rep] = (g_get_monotonic_time () - t0) / 1e6 - bp.plain_s;
+        plain[w * reps + rep] = bp.plain_s / MAX (1, bp.plain_n) * heads;
         ratios[w * reps + rep] = times[w * reps + rep] / plain[w * reps + rep];
       }
   saccade_cli_session_close (&cs);
@@ -403,8 +428,8 @@ run_bench (ScModel *model, const AblateOptions *o)
     }
   else
     {
-      printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes "
-              "timed after it):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f "
+      printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes: "
+              "those timed between its heads):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f "
               "s: ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio "
               "%.3f\n", info->name, heads, n, reps, heads, med_t[LAST], med_p[LAST],
               med_r[LAST], med_t[ALL], med_p[ALL], med_r[ALL]);
