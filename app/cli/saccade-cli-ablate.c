@@ -4,7 +4,8 @@
  * erasure curves until the prediction flips (Serrano & Smith). Parse -> a result
  * (engine/study/ computes it, or reads it back from the store when the same model file and
  * parameters were studied before) -> text (a table) or JSON (every number; NaN as null),
- * and for --erasure optionally a figure (-o). With --bench it times the head sweep against
+ * and for --erasure optionally a figure (-o); --heads --last measures the last position only
+ * (ScAblationParams.last_only). With --bench it times the head sweep against
  * the same number of plain forward passes (docs/benchmarks.md, "Head sweep"). The measures
  * are defined in docs/metrics.md, "Ablation studies" and "Attention permutation and
  * erasure curves". */
@@ -40,7 +41,7 @@ typedef struct {
   SaccadeCliTarget target;
   char *db, *seed_text, *kind, *output, *layers;
   int top, bench_len, bench_repeats, permute, seeds;
-  gboolean heads, tokens, erasure, mean, gradient, recompute, bench;
+  gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last;
 } AblateOptions;
 
 /* The parsed request: which study and its engine parameters. */
@@ -100,6 +101,8 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_PERMUTATION_MAX_N, o->permute);
   if (o->mean && q->study != STUDY_HEADS)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
+  if (o->last && q->study != STUDY_HEADS)
+    return BAD ("--last applies to --heads (the last position's measures only)");
   if (o->target.contrast != NULL && q->study != STUDY_HEADS && q->study != STUDY_TOKENS)
     return BAD ("--contrast applies to --heads and --tokens");
   if (o->kind != NULL && q->study != STUDY_ERASURE)
@@ -203,7 +206,7 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
               const void **params)
 {
   p->ablation = (ScAblationParams) { .target = q->target, .contrast = q->contrast,
-                                     .mode = SC_ABLATE_ZERO };
+                                     .mode = SC_ABLATE_ZERO, .last_only = o->last };
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -302,27 +305,69 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
 /* ------------------------------------------------------------------------------------ */
 /* --bench                                                                               */
 
+/* The plain passes interleaved with a sweep: one after every BENCH_EVERY-th head, timed
+ * apart from the sweep (the same session: a run without keep_residuals on the same ids
+ * leaves the kept residuals as they are, sc-forward.h). */
+enum { BENCH_EVERY = 9 };
+typedef struct {
+  ScSession *session;
+  const int32_t *ids;
+  int n, done;
+  float *logits;
+  double plain_s; /* the plain passes' time */
+  int plain_n;
+} BenchPlain;
+
+static bool
+bench_plain (void *user, double fraction)
+{
+  BenchPlain *bp = user;
+  const ScForwardOptions all = { .all_logits = true };
+  gint64 t0;
+
+  (void) fraction;
+  if (bp->done++ % BENCH_EVERY != BENCH_EVERY / 2)
+    return true;
+  t0 = g_get_monotonic_time ();
+  sc_forward (bp->session, bp->ids, bp->n, &all, bp->logits, NULL);
+  bp->plain_s += (g_get_monotonic_time () - t0) / 1e6;
+  bp->plain_n++;
+  return true;
+}
+
 /* The head sweep of an @len-token sentence against n_layers × n_heads plain forward passes
- * (all logits, as the sweep computes them), medians of @repeats. */
+ * (all logits, as the all-position sweep computes them), two sweeps per repeat: the
+ * last-position fast path (last_only) and the all-position sweep with prefix reuse; with
+ * --recompute a third, every layer recomputed (full_recompute). Each sweep is paired with
+ * plain passes interleaved with it (bench_plain: one after every ninth head, their mean
+ * times the number of heads; their time is not the sweep's), so the load of the moment hits
+ * both sides of a ratio; the ratios are the medians of those paired ratios over the
+ * repeats. */
 static int
 run_bench (ScModel *model, const AblateOptions *o)
 {
   static const char TEXT[] = "The cat chased the ball because it was tired, and the dog "
                              "watched from the porch while the children laughed. ";
+  enum { LAST, ALL, FULL, N_SWEEPS };
+  static const char *const TIME_NAME[N_SWEEPS] = { "sweep_last_s", "sweep_s",
+                                                   "sweep_full_recompute_s" };
+  static const char *const RATIO_NAME[N_SWEEPS] = { "ratio_last", "ratio",
+                                                    "ratio_full_recompute" };
   const ScModelInfo *info = sc_model_info (model);
   const int reps = MAX (1, o->bench_repeats), heads = (int) (info->n_layers * info->n_heads);
-  const int n = MAX (2, o->bench_len);
-  g_autofree double *sweep = g_new (double, reps), *full = g_new (double, reps);
-  g_autofree double *plain = g_new (double, reps);
+  const int n = MAX (2, o->bench_len), n_sweeps = o->recompute ? N_SWEEPS : FULL;
+  g_autofree double *times = g_new (double, (gsize) N_SWEEPS * reps);
+  g_autofree double *plain = g_new (double, (gsize) N_SWEEPS * reps);
+  g_autofree double *ratios = g_new (double, (gsize) N_SWEEPS * reps);
   g_autofree int32_t *ids = g_new (int32_t, n);
   g_autofree float *logits = NULL;
   g_autoptr (GArray) tok = NULL;
   g_autoptr (GError) error = NULL;
   SaccadeCliSession cs = { 0 };
   ScAblationParams p = { .target = -1, .contrast = -1 };
-  ScForwardOptions all = { .all_logits = true };
   ScError err = { 0 };
-  int rep, i, k;
+  double med_t[N_SWEEPS], med_p[N_SWEEPS], med_r[N_SWEEPS];
+  int rep, i, w;
 
   if ((tok = saccade_tokenize (model, TEXT, -1, FALSE, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
@@ -332,60 +377,66 @@ run_bench (ScModel *model, const AblateOptions *o)
     return saccade_cli_fail (g_steal_pointer (&error));
   logits = g_new (float, (gsize) n * info->n_vocab);
   for (rep = 0; rep < reps; rep++)
-    {
-      ScHeadSweepResult *r = NULL;
-      double one[5];
-      gint64 t0;
-
-      for (k = 0; k < 2; k++)
-        {
-          p.full_recompute = k == 1;
-          t0 = g_get_monotonic_time ();
-          if (sc_head_sweep_run (cs.session, model, ids, n, &p, NULL, NULL, &r, &err) != SC_OK)
-            {
-              saccade_cli_session_close (&cs);
-              saccade_set_error_from_sc (&error, &err);
-              return saccade_cli_fail (g_steal_pointer (&error));
-            }
-          sc_head_sweep_result_free (r);
-          (k == 0 ? sweep : full)[rep] = (g_get_monotonic_time () - t0) / 1e6;
-        }
-      /* One plain pass, median of 5, times the number of heads. */
-      for (k = 0; k < 5; k++)
-        {
-          t0 = g_get_monotonic_time ();
-          sc_forward (cs.session, ids, n, &all, logits, NULL);
-          one[k] = (g_get_monotonic_time () - t0) / 1e6;
-        }
-      plain[rep] = saccade_median (one, 5) * heads;
-    }
-  saccade_cli_session_close (&cs);
-  {
-    const double ms = saccade_median (sweep, reps), mf = saccade_median (full, reps);
-    const double mp = saccade_median (plain, reps);
-    if (o->common.json)
+    for (w = 0; w < n_sweeps; w++)
       {
-        g_autoptr (JsonBuilder) b = json_builder_new ();
-        json_builder_begin_object (b);
-        saccade_json_string (b, "model", info->name);
-        saccade_json_int (b, "n_tokens", n);
-        saccade_json_int (b, "heads", heads);
-        const SaccadeBenchTime times[] = {
-          { "sweep_s", ms }, { "sweep_full_recompute_s", mf }, { "plain_passes_s", mp },
-        };
-        const SaccadeBenchRatio ratios[] = {
-          { "ratio", 0, 2 }, { "ratio_full_recompute", 1, 2 },
-        };
-        saccade_json_bench_sweep (b, reps, times, G_N_ELEMENTS (times), ratios,
-                                  G_N_ELEMENTS (ratios));
-        json_builder_end_object (b);
-        saccade_json_print (b);
+        ScHeadSweepResult *r = NULL;
+        BenchPlain bp = { cs.session, ids, n, 0, logits, 0.0, 0 };
+        gint64 t0;
+
+        p.last_only = w == LAST;
+        p.full_recompute = w == FULL;
+        t0 = g_get_monotonic_time ();
+        if (sc_head_sweep_run (cs.session, model, ids, n, &p, bench_plain, &bp, &r, &err)
+            != SC_OK)
+          {
+            saccade_cli_session_close (&cs);
+            saccade_set_error_from_sc (&error, &err);
+            return saccade_cli_fail (g_steal_pointer (&error));
+          }
+        sc_head_sweep_result_free (r);
+        times[w * reps + rep] = (g_get_monotonic_time () - t0) / 1e6 - bp.plain_s;
+        plain[w * reps + rep] = bp.plain_s / MAX (1, bp.plain_n) * heads;
+        ratios[w * reps + rep] = times[w * reps + rep] / plain[w * reps + rep];
       }
-    else
-      printf ("%s, %d heads, %d tokens, median of %d:\n  sweep with prefix reuse %.3f s, "
-              "%d plain passes %.3f s: ratio %.3f\n  sweep recomputing every layer %.3f s: "
-              "ratio %.3f\n", info->name, heads, n, reps, ms, heads, mp, ms / mp, mf, mf / mp);
-  }
+  saccade_cli_session_close (&cs);
+  for (w = 0; w < N_SWEEPS; w++) /* NaN: not timed */
+    med_t[w] = med_p[w] = med_r[w] = NAN;
+  for (w = 0; w < n_sweeps; w++)
+    {
+      med_t[w] = saccade_median (times + w * reps, reps);
+      med_p[w] = saccade_median (plain + w * reps, reps);
+      med_r[w] = saccade_median (ratios + w * reps, reps);
+    }
+  if (o->common.json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      saccade_json_string (b, "model", info->name);
+      saccade_json_int (b, "n_tokens", n);
+      saccade_json_int (b, "heads", heads);
+      const SaccadeBenchTime t[] = {
+        { TIME_NAME[LAST], med_t[LAST] }, { TIME_NAME[ALL], med_t[ALL] },
+        { TIME_NAME[FULL], med_t[FULL] }, { "plain_passes_s", med_p[ALL] },
+      };
+      saccade_json_bench_sweep (b, reps, t, n_sweeps == N_SWEEPS ? 4 : 2, NULL, 0);
+      if (n_sweeps < N_SWEEPS)
+        saccade_json_double (b, "plain_passes_s", med_p[ALL]);
+      for (w = 0; w < n_sweeps; w++) /* the medians of the paired ratios */
+        saccade_json_double (b, RATIO_NAME[w], med_r[w]);
+      json_builder_end_object (b);
+      saccade_json_print (b);
+    }
+  else
+    {
+      printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes: "
+              "those timed between its heads):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f "
+              "s: ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio "
+              "%.3f\n", info->name, heads, n, reps, heads, med_t[LAST], med_p[LAST],
+              med_r[LAST], med_t[ALL], med_p[ALL], med_r[ALL]);
+      if (n_sweeps == N_SWEEPS)
+        printf ("  every layer recomputed %.3f s, plain %.3f s: ratio %.3f\n", med_t[FULL],
+                med_p[FULL], med_r[FULL]);
+    }
   return 0;
 }
 
@@ -409,6 +460,8 @@ saccade_cmd_ablate (int argc, char **argv)
     { "gradient", 0, 0, G_OPTION_ARG_NONE, &o.gradient,
       "--erasure: also order by gradient importance (needs the backward pass, which Gemma 3 lacks)", NULL },
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
+    { "last", 0, 0, G_OPTION_ARG_NONE, &o.last,
+      "--heads: the last position's measures only (no Δ loss), in about half the time", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
       "--permute, --erasure: base seed (0)", "S" },
@@ -422,7 +475,8 @@ saccade_cmd_ablate (int argc, char **argv)
     SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--heads, --permute: rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench,
-      "time the head sweep against plain passes (no RUN)", NULL },
+      "time the head sweep against plain passes (no RUN; with --recompute also every "
+      "layer recomputed)", NULL },
     { "len", 0, 0, G_OPTION_ARG_INT, &o.bench_len, "--bench: tokens (64)", "N" },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench: repeats (3)", "N" },
     { NULL },

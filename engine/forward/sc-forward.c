@@ -12,6 +12,8 @@
  *     observer   <- o (nq, H*d)                     the attention output that multiplied
  *                                                   W_O (attn_output, when asked for)
  *   logits (rows, V) = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows.
+ * With last_row the last layer computes its attention and feed-forward for the last row
+ * only (ScLayerCtx.n_tail: its keys and values still for every row).
  *
  * This file owns what every architecture shares: the session and its buffers, the KV
  * cache, prefix reuse (residuals kept per layer), interventions (head scales and masked
@@ -634,6 +636,11 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
     sc_error_clear (err);
   if ((st = check_call (s, ids, n, opt, tape != NULL && tape->recompute, err)) != SC_OK)
     return st;
+  if (opt->last_row && (tape != NULL || opt->all_logits || opt->keep_residuals || opt->keep_kv
+                        || past > 0 || opt->observer != NULL))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "last_row computes the last position's "
+                         "logits only: it cannot be combined with all_logits, keep_residuals, "
+                         "keep_kv, n_past, an observer or a tape");
   if (tape != NULL && (past > 0 || opt->keep_kv))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a taped forward runs whole prompts (no "
                          "n_past, no keep_kv)");
@@ -676,6 +683,8 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
       c.edit_heads = sc_intervention_layer_edited (iv, l, H) ? sc_intervention_edit_heads : NULL;
       c.k_cache = s->kc + (size_t) l * s->cap * KV;
       c.v_cache = s->vc + (size_t) l * s->cap * KV;
+      /* last_row: the last layer's rows below the last reach no logit */
+      c.n_tail = opt->last_row && l == L - 1 && nq > 1 ? 1 : 0;
 
       if (iv != NULL && iv->resid_patch != NULL && iv->resid_patch_layer == l)
         TRY (patch_residual (b, s->x, iv, past, nq, E, err));

@@ -109,6 +109,16 @@ typedef struct {
   ScProgressFn progress;
   void *progress_user;
   ScForwardStats *stats;              /* NULL = not measured */
+  /* Only the last position's logits are wanted (all_logits false): the last layer computes
+   * its queries, keys and values for every row but its attention, output projection and
+   * feed-forward for the last row only (ScLayerCtx.n_tail), and the output head the last
+   * row as always. Not bit-identical to the same call without it: those products on one
+   * row are matrix-vector products (sgemv) where a run of n rows makes matrix products,
+   * whose bits depend on the row count (docs/benchmarks.md, "Head sweep"); the logits
+   * differ by a few ulp (tests/engine/test-ablation-last.c bounds them). For sweeps that
+   * read the last position only (the head sweep's last_only). Refused (SC_ERR_INVALID_ARG)
+   * with all_logits, keep_residuals, keep_kv, n_past, or an observer. */
+  bool last_row;
 } ScForwardOptions;
 
 typedef struct ScSession ScSession;

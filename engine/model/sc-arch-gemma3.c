@@ -182,6 +182,8 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
   const int window = (int) sc_model_layer_window (in, c->layer);
   const float base = window > 0 ? in->rope_base_local : in->rope_base;
   float *k_new = c->k_cache + (size_t) past * KV;
+  ScLayerCtx tail;
+  const ScLayerCtx *t;
   ScStatus st;
 
 #define TRY(expr)                                                                             \
@@ -199,20 +201,22 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
   TRY (b->ops->rmsnorm (b, k_new, k_new, w->k_norm, nq * Hkv, d, in->norm_eps, err));
   TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, base, err));
   TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, base, err));
+  /* the rest on every row, or on the last n_tail (sc_layer_tail) */
+  t = sc_layer_tail (c, &tail);
   /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window; the edits */
-  TRY (sc_layer_attend (c, true, window, err));
+  TRY (sc_layer_attend (t, true, window, err));
   /* h = post_norm(o W_O^T); o is not touched again (the observer reads it, sc-arch.h) */
-  TRY (sc_layer_matmul (c, c->h, c->o, w->base.wo, nq, Q, E, false, err));
-  TRY (b->ops->rmsnorm (b, c->h, c->h, w->post_attn_norm, nq, E, in->norm_eps, err));
-  TRY (b->ops->add (b, c->x, c->h, (size_t) nq * E, err));
-  TRY (sc_layer_save_mid (c, err));
+  TRY (sc_layer_matmul (t, t->h, t->o, w->base.wo, t->n_q, Q, E, false, err));
+  TRY (b->ops->rmsnorm (b, t->h, t->h, w->post_attn_norm, t->n_q, E, in->norm_eps, err));
+  TRY (b->ops->add (b, t->x, t->h, (size_t) t->n_q * E, err));
+  TRY (sc_layer_save_mid (t, err));
 
   /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
-  TRY (sc_layer_gate_up (c, &w->base, err));
-  TRY (sc_backend_geglu (b, c->act, c->gu, nq, F, err));
-  TRY (sc_layer_matmul (c, c->h, c->act, w->base.w_down, nq, F, E, false, err));
-  TRY (b->ops->rmsnorm (b, c->h, c->h, w->post_ffn_norm, nq, E, in->norm_eps, err));
-  TRY (b->ops->add (b, c->x, c->h, (size_t) nq * E, err));
+  TRY (sc_layer_gate_up (t, &w->base, err));
+  TRY (sc_backend_geglu (b, t->act, t->gu, t->n_q, F, err));
+  TRY (sc_layer_matmul (t, t->h, t->act, w->base.w_down, t->n_q, F, E, false, err));
+  TRY (b->ops->rmsnorm (b, t->h, t->h, w->post_ffn_norm, t->n_q, E, in->norm_eps, err));
+  TRY (b->ops->add (b, t->x, t->h, (size_t) t->n_q * E, err));
 #undef TRY
   return SC_OK;
 }

@@ -179,6 +179,24 @@ sc_layer_qkv (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
   return SC_OK;
 }
 
+const ScLayerCtx *
+sc_layer_tail (const ScLayerCtx *c, ScLayerCtx *t)
+{
+  const int skip = c->n_q - c->n_tail;
+
+  if (c->n_tail <= 0 || skip <= 0)
+    return c;
+  *t = *c;
+  t->n_q = c->n_tail;
+  t->n_past = c->n_k - c->n_tail;
+  t->n_tail = 0;
+  t->x = c->x + (size_t) skip * c->info->n_embd;
+  t->q = c->q + (size_t) skip * c->info->n_heads * c->info->head_dim;
+  if (c->x_mid != NULL)
+    t->x_mid = c->x_mid + (size_t) skip * c->info->n_embd;
+  return t;
+}
+
 ScStatus
 sc_layer_attend (const ScLayerCtx *c, bool causal, int window, ScError *err)
 {

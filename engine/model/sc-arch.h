@@ -99,6 +99,14 @@ typedef struct ScLayerCtx {
   float *x_mid;             /* (n_q, E) or NULL: where the layer copies the residual
                              * stream between its attention and feed-forward blocks (the
                              * backward pass's tape; sc-session-private.h) */
+  int n_tail;               /* 0: every row. 1 .. n_q - 1: after the queries, keys and
+                             * values of all n_q rows (the cache rows are written as
+                             * always), the layer computes its attention, output
+                             * projection and feed-forward for the last n_tail rows only
+                             * (sc_layer_tail), and only those rows of x are updated: a
+                             * run whose only output is the last position's logits
+                             * (ScForwardOptions.last_row; never with probs wanted by an
+                             * observer, edits that read other rows, or a tape) */
 } ScLayerCtx;
 
 /* What the backward pass (forward/sc-backward.c) hands a layer's backward function: layer
@@ -209,6 +217,15 @@ ScStatus sc_layer_bind_view (ScBackend *b, const ScModelInfo *info, const ScLaye
  * projection by w_qkv, split into ctx->q (n_q, Q) and the new cache rows n_past .. n_k - 1 of
  * ctx->k_cache and ctx->v_cache (n_q, KV each), before any QK-norm or RoPE. */
 ScStatus sc_layer_qkv (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
+
+/* The context of the rest of a layer after its queries, keys and values: @ctx itself when
+ * ctx->n_tail is 0, else @tail filled as @ctx seen from its last n_tail rows — n_q =
+ * n_tail, n_past = n_k - n_tail, x, q and x_mid moved down to those rows — so that
+ * sc_layer_attend, the output projection and the feed-forward on it compute those rows
+ * exactly as a run of n_past cached rows would. A layer function calls it once its keys and
+ * values are in the cache (after QK-norm and RoPE):
+ *   const ScLayerCtx *t = sc_layer_tail (c, &tail);  then t for everything after. */
+const ScLayerCtx *sc_layer_tail (const ScLayerCtx *ctx, ScLayerCtx *tail);
 
 /* sc_layer_attention of ctx->q, then the intervention's edits of chosen heads
  * (ctx->edit_heads, when set) with the same @causal and @window; after it ctx->o holds what

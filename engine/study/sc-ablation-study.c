@@ -129,6 +129,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   uint8_t *mean_on = NULL;
   ScIntervention iv = { 0 };
   ScForwardOptions opt = { 0 };
+  size_t last;
   int L, H, V, l, h;
   ScStatus st;
 
@@ -145,7 +146,8 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   V = (int) info->n_vocab;
   r = sc_head_sweep_result_new (L, H, n);
   clean = malloc ((size_t) n * V * sizeof *clean);
-  abl = malloc ((size_t) n * V * sizeof *abl);
+  /* last_only: an ablated run gives the last row */
+  abl = malloc ((size_t) (p->last_only ? 1 : n) * V * sizeof *abl);
   scale = malloc ((size_t) L * H * sizeof *scale);
   mean_on = calloc ((size_t) L * H, 1);
   if (r == NULL || clean == NULL || abl == NULL || scale == NULL || mean_on == NULL)
@@ -161,13 +163,15 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
       || (st = sc_study_clean_measures (clean, ids, n, V, p->target, &r->target, &r->top1_clean,
                                &r->logp_clean, &r->loss_clean, err)) != SC_OK
       || (st = sc_study_check_contrast (p->contrast, r->target, V, err)) != SC_OK
-      || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
+      || (!p->last_only
+          && (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK))
     goto fail;
   r->contrast = p->contrast;
   r->logit_diff_clean = sc_study_logit_diff (clean + (size_t) (n - 1) * V, r->target,
                                              r->contrast);
 
-  /* 2. One head at a time: layers below its own are the clean run's. */
+  /* 2. One head at a time: layers below its own are the clean run's. With last_only each
+   * run gives the last row's logits, its last layer computed for that row alone. */
   for (l = 0; l < L * H; l++)
     scale[l] = 1.0f;
   if (p->mode == SC_ABLATE_ZERO)
@@ -178,6 +182,9 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
       iv.head_mean_on = mean_on;
     }
   opt.keep_residuals = false;
+  opt.all_logits = !p->last_only;
+  opt.last_row = p->last_only;
+  last = p->last_only ? 0 : (size_t) (n - 1) * V; /* where abl's last row is */
   for (l = 0; l < L; l++)
     for (h = 0; h < H; h++)
       {
@@ -191,13 +198,23 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
         st = sc_forward (session, ids, n, &opt, abl, err);
         scale[i] = 1.0f;
         mean_on[i] = 0;
-        if (st != SC_OK
-            || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
-                                               &r->heads[i], err))
-                   != SC_OK)
+        if (st != SC_OK)
           goto fail;
-        r->heads[i].delta_logit_diff = sc_study_logit_diff (abl + (size_t) (n - 1) * V,
-                                                            r->target, r->contrast)
+        if (p->last_only)
+          {
+            /* sc_study_same_ids_effect's next-token part, on the one row there is */
+            ScAblationEffect *e = &r->heads[i];
+            if ((st = sc_effect_next_token (clean + (size_t) (n - 1) * V, abl, V, r->target,
+                                            &e->next, err)) != SC_OK)
+              goto fail;
+            e->delta_loss = NAN;
+            e->flipped = e->next.top1_ablated != e->next.top1_clean;
+          }
+        else if ((st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
+                                                 &r->heads[i], err))
+                 != SC_OK)
+          goto fail;
+        r->heads[i].delta_logit_diff = sc_study_logit_diff (abl + last, r->target, r->contrast)
                                        - r->logit_diff_clean;
         if (!report (progress, progress_user, i + 1, L * H))
           {
@@ -373,6 +390,8 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
   const bool heads = kind != NULL && strcmp (kind, SC_ABLATION_KIND_HEADS) == 0;
   char target[40];
   const char *kinds = "";
+  /* without last_only the text is the one written before the option existed */
+  const char *measures = heads && p != NULL && p->last_only ? ",\"measures\":\"last\"" : "";
   int len;
 
   if (p == NULL || buf == NULL || (p->loo_kinds & ~(unsigned) SC_LOO_BOTH) != 0
@@ -401,12 +420,13 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
             && p->mean_set[i] != '_' && p->mean_set[i] != '-')
           return -1;
       len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"mean\","
-                      "\"means\":\"%s\"}", SC_ABLATION_STUDY_VERSION, (long long) run_id, target,
-                      p->mean_set);
+                      "\"means\":\"%s\"%s}", SC_ABLATION_STUDY_VERSION, (long long) run_id,
+                      target, p->mean_set, measures);
     }
   else
-    len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"zero\"%s}",
-                    SC_ABLATION_STUDY_VERSION, (long long) run_id, target, kinds);
+    len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s,\"mode\":\"zero\""
+                    "%s%s}", SC_ABLATION_STUDY_VERSION, (long long) run_id, target, kinds,
+                    measures);
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 

@@ -110,6 +110,16 @@ typedef struct {
   /* Head sweep: recompute every layer for each head instead of reusing the clean prefix
    * (same numbers bit for bit; for tests and the benchmark). */
   bool full_recompute;
+  /* Head sweep only: the last position's measures alone (Δ log p, TV, JSD, the top-1s,
+   * flipped, Δ logit difference); Δ mean loss is NaN. Each ablated run then computes the
+   * last layer's attention and feed-forward and the output head for the last row only
+   * (ScForwardOptions.last_row), about a third less work at 64 tokens. Not bit-identical
+   * to the all-position sweep: the logits of the last row differ by a few ulp (one row's
+   * products are matrix-vector products), so each measure differs by at most 2δ for Δ
+   * log p and Δ logit difference, e^(2δ) − 1 for TV and JSD, with δ the largest logit
+   * difference (tests/engine/test-ablation-last.c checks both; docs/benchmarks.md, "Head
+   * sweep"). The clean run is the same. Its params text says "measures":"last". */
+  bool last_only;
   /* Token leave-one-out only: the kinds to run, SC_LOO_* bits; 0 means both (so a
    * zero-initialised params runs what it always ran). Other bits are refused. */
   unsigned loo_kinds;
@@ -180,7 +190,9 @@ void sc_token_loo_result_free (ScTokenLooResult *r);   /* NULL is a no-op */
  * one-kind study is never found by a reader that wants both (the default's text is the one
  * it always was). Returns the length, or −1 when @buf is too small (80 bytes always suffice
  * for "zero", 96 for a one-kind tokens study, 160 for "mean"), a mean sweep's mean_set is
- * not a valid set name, or loo_kinds has bits outside SC_LOO_BOTH. */
+ * not a valid set name, or loo_kinds has bits outside SC_LOO_BOTH. A head sweep with
+ * last_only appends ,"measures":"last" (16 more bytes); without it the text is the one
+ * written before the option existed. */
 int sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParams *params,
                              char *buf, size_t size);
 

@@ -115,6 +115,21 @@ assert d["source"] == "reused", d["source"]
 check mean-reused "$tmp/mean.txt" "^reused study "
 check mean-caption "$tmp/mean.txt" "mean-ablating one head at a time (means of saccade-ref-1)"
 
+# --heads --last: the last position's measures only, their own stored study; within the
+# fast path's bound of the all-position sweep's (tests/engine/test-ablation-last.c), no Δ loss.
+"$saccade" ablate 1 --db "$db" --heads --last --json > "$tmp/last.json" 2>"$tmp/last.err"
+pycheck last-sweep "$tmp/last.json" '
+z = json.load(open(sys.argv[1].replace("last.json", "zero.json")))
+assert d["study_id"] != z["study_id"], "a last-position sweep must be its own study"
+assert len(d["heads"]) == 270
+for a, b in zip(d["heads"], z["heads"]):
+    assert a["delta_loss"] is None and b["delta_loss"] is not None, (a, b)
+    for m in ("delta_logp", "tv", "jsd"):
+        assert abs(a[m] - b[m]) <= 1e-3, (m, a, b)
+'
+"$saccade" ablate 1 --db "$db" --tokens --last > "$tmp/bad" 2>&1; rc=$?
+expect_fail last-tokens "$tmp/bad" "--last applies to --heads" $rc
+
 # Bad arguments, each refused naming what was wrong.
 "$saccade" ablate 1 --db "$db" --permute 0 > "$tmp/bad" 2>&1; rc=$?
 expect_fail permute-zero "$tmp/bad" "--permute takes the number of permutations" $rc
