@@ -105,6 +105,8 @@ qwen2_layer (const ScLayerCtx *c, const void *view, ScError *err)
             d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
   const int nq = c->n_q, past = c->n_past;
   float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
+  ScLayerCtx tail;
+  const ScLayerCtx *t;
   ScStatus st;
 
 #define TRY(expr)                                                                             \
@@ -122,16 +124,18 @@ qwen2_layer (const ScLayerCtx *c, const void *view, ScError *err)
   TRY (sc_backend_add_bias (b, v_new, w->bv, nq, KV, err));
   TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err));
   TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
+  /* the rest on every row, or on the last n_tail (sc_layer_tail) */
+  t = sc_layer_tail (c, &tail);
   /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; the edits */
-  TRY (sc_layer_attend (c, true, 0, err));
-  TRY (sc_layer_matmul (c, c->x, c->o, w->base.wo, nq, Q, E, true, err));
+  TRY (sc_layer_attend (t, true, 0, err));
+  TRY (sc_layer_matmul (t, t->x, t->o, w->base.wo, t->n_q, Q, E, true, err));
   /* c->o is not touched again: the observer reads it after we return (sc-arch.h) */
-  TRY (sc_layer_save_mid (c, err));
+  TRY (sc_layer_save_mid (t, err));
 
   /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
-  TRY (sc_layer_gate_up (c, &w->base, err));
-  TRY (b->ops->swiglu (b, c->act, c->gu, nq, F, err));
-  TRY (sc_layer_matmul (c, c->x, c->act, w->base.w_down, nq, F, E, true, err));
+  TRY (sc_layer_gate_up (t, &w->base, err));
+  TRY (b->ops->swiglu (b, t->act, t->gu, t->n_q, F, err));
+  TRY (sc_layer_matmul (t, t->x, t->act, w->base.w_down, t->n_q, F, E, true, err));
 #undef TRY
   return SC_OK;
 }

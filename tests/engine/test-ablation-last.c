@@ -1,7 +1,7 @@
 /* test-ablation-last.c — the head sweep's last-position fast path (ScAblationParams.last_only,
  * ScForwardOptions.last_row) against the all-position sweep, on the tiny llama of
- * sc-test-gguf (2 layers x 4 heads), SmolLM2-135M and Gemma 3 270M (each real model skipped
- * when it is not fetched).
+ * sc-test-gguf (2 layers x 4 heads), SmolLM2-135M, Gemma 3 270M and, in 1,
+ * Qwen2.5-Coder-0.5B (each real model skipped when it is not fetched).
  *
  * What "exact" means here. last_row computes the last layer's attention output and
  * feed-forward and the output head for the last row alone: matrix-vector products where
@@ -56,6 +56,8 @@ static const int32_t tiny_ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10
  * test); Gemma 3: <bos> and common ids of its vocabulary */
 static const int32_t smol_ids[] = { 1, 504, 3458, 282, 4649, 314, 1345, 30 };
 static const int32_t gemma_ids[] = { 2, 818, 5866, 10764, 580, 506, 2180, 236761 };
+/* "The cat chased the ball because it was" on Qwen2.5-Coder-0.5B */
+static const int32_t qwen2_ids[] = { 785, 8251, 61820, 279, 4935, 1576, 432, 572 };
 
 typedef struct {
   ScModel *m;
@@ -88,14 +90,16 @@ fixture_clear (Fixture *f)
   sc_backend_free (f->b);
 }
 
-/* The model of test case @which: 0 the tiny llama, 1 SmolLM2, 2 Gemma 3; NULL (the test
- * skipped) when a real one is not fetched. */
+/* The model of test case @which: 0 the tiny llama, 1 SmolLM2, 2 Gemma 3, 3 Qwen2.5-Coder
+ * (qwen2); NULL (the test skipped) when a real one is not fetched. */
 static ScModel *
 open_model (int which)
 {
   static const char *const FILES[] = { NULL, "SmolLM2-135M-Instruct.Q4_1.gguf",
-                                       "gemma-3-270m-q4_k_m.gguf" };
-  static const char *const ENVS[] = { NULL, "SACCADE_MODEL", "SACCADE_GEMMA_MODEL" };
+                                       "gemma-3-270m-q4_k_m.gguf",
+                                       "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf" };
+  static const char *const ENVS[] = { NULL, "SACCADE_MODEL", "SACCADE_GEMMA_MODEL",
+                                      "SACCADE_QWEN2_MODEL" };
   g_autofree char *path = NULL;
   ScModel *m = NULL;
   ScError err = { 0 };
@@ -123,7 +127,9 @@ model_ids (int which, int *n)
     return (*n = (int) G_N_ELEMENTS (tiny_ids)), tiny_ids;
   if (which == 1)
     return (*n = (int) G_N_ELEMENTS (smol_ids)), smol_ids;
-  return (*n = (int) G_N_ELEMENTS (gemma_ids)), gemma_ids;
+  if (which == 2)
+    return (*n = (int) G_N_ELEMENTS (gemma_ids)), gemma_ids;
+  return (*n = (int) G_N_ELEMENTS (qwen2_ids)), qwen2_ids;
 }
 
 /* The largest |a_i − b_i| over @V floats, and the largest |b_i| into *@mag. */
@@ -264,6 +270,13 @@ static void
 test_forward_gemma3 (void)
 {
   forward_case (2);
+}
+
+/* last_row on qwen2 (its own layer file, which takes the tail as llama and Gemma do) */
+static void
+test_forward_qwen2 (void)
+{
+  forward_case (3);
 }
 
 /* Bitwise equality of doubles. */
@@ -509,6 +522,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ablation-last/forward-tiny", test_forward_tiny);
   g_test_add_func ("/ablation-last/forward-smollm2", test_forward_smollm2);
   g_test_add_func ("/ablation-last/forward-gemma3", test_forward_gemma3);
+  g_test_add_func ("/ablation-last/forward-qwen2", test_forward_qwen2);
   g_test_add_func ("/ablation-last/sweep-tiny", test_sweep_tiny);
   g_test_add_func ("/ablation-last/sweep-smollm2", test_sweep_smollm2);
   g_test_add_func ("/ablation-last/params-store", test_params_store);
