@@ -196,17 +196,19 @@ print_text (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
           mc / f->n_pairs, mc_min, mx / f->n_pairs, mx_max);
 
   order = saccade_patch_file_order (f, &n_order);
-  printf ("\nthe %d cells that move most, by |mean effect| over the pairs (95 %% percentile "
-          "bootstrap over pairs, %d resamples, seed %#x; top: the share of resamples in which "
-          "the cell has the largest |mean|; agree: pairs with |effect| > %.1f of the mean's "
-          "sign; sign test of the pairs' effects, Holm-adjusted over the %d cells tested):\n",
-          MIN (top, n_order), p->n_boot, p->seed, SACCADE_PATCH_FILE_AGREE, f->n_tested);
+  printf ("\nthe %d cells that move the metric most from the %s run's effect %g, by |mean "
+          "effect − %g| over the pairs (95 %% percentile bootstrap over pairs, %d resamples, "
+          "seed %#x; top: the share of resamples in which the cell moves most; agree: pairs "
+          "that move it by more than %.1f the mean's way; sign test of the pairs' moves, "
+          "Holm-adjusted over the %d cells tested):\n", MIN (top, n_order),
+          f->base == 0.0 ? "corrupted" : "clean", f->base, f->base, p->n_boot, p->seed,
+          SACCADE_PATCH_FILE_AGREE, f->n_tested);
   printf ("  %-22s  %7s  %-17s  %6s  %7s  %8s  %8s\n", "cell", "mean", "95 % CI", "top",
           "agree", "p (sign)", "p (Holm)");
   for (int k = 0; k < n_order; k++)
     {
       const int c = order[k];
-      n_big += fabs (f->mean[c]) > 0.05;
+      n_big += fabs (f->mean[c] - f->base) > 0.05;
       n_holm += f->sign_p_holm[c] < 0.05;
       if (k >= top)
         continue;
@@ -221,7 +223,8 @@ print_text (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
       printf ("  %3d/%-3d  %8.2g  %8.2g\n", f->n_agree[c], f->n_pairs, f->sign_p[c],
               f->sign_p_holm[c]);
     }
-  printf ("%d of the %d cells have |mean effect| > 0.05; %d pass the sign test at 0.05 after "
+  printf ("%d of the %d cells move the mean effect by more than 0.05; %d pass the sign test "
+          "at 0.05 after "
           "Holm's correction (a consistent direction is easy to have when the effect is tiny: "
           "read size and consistency together)\n", n_big, f->n_tested, n_holm);
   if (n_order > 0 && !isnan (f->lo[order[0]]))
@@ -265,6 +268,7 @@ print_json (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
   saccade_json_int (b, "bootstrap", p->n_boot);
   saccade_json_int (b, "seed", p->seed);
   saccade_json_int (b, "tested", f->n_tested);
+  saccade_json_double (b, "base", f->base);
   saccade_json_double (b, "seconds", f->seconds);
   saccade_json_begin_array (b, "pairs");
   for (int i = 0; i < f->n_pairs; i++)
@@ -287,7 +291,7 @@ print_json (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  /* the tested cells, largest |mean| first */
+  /* the tested cells, largest |mean − base| first */
   order = saccade_patch_file_order (f, &n_order);
   saccade_json_begin_array (b, "cells");
   for (int k = 0; k < n_order; k++)

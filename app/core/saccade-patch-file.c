@@ -187,7 +187,8 @@ patch_pair (ScModel *model, ScSession *session, const SaccadePatchPair *p,
   return TRUE;
 }
 
-/* The per-cell summary of @f's effects (header). */
+/* The per-cell summary of @f's effects (header): every statistic of the change from the
+ * base run, d = e − base (0 denoising, 1 noising), the interval shifted back onto e. */
 static gboolean
 summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp, GError **error)
 {
@@ -207,8 +208,8 @@ summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp, GError **error
   for (int c = 0; c < cells; c++)
     f->mean[c] = f->lo[c] = f->hi[c] = f->top_share[c] = f->sign_p[c] = NAN;
   for (int i = 0; i < n; i++)
-    memcpy (sub + (gsize) i * tested, f->effect + (gsize) i * cells + skip,
-            (gsize) tested * sizeof *sub);
+    for (int c = 0; c < tested; c++)
+      sub[(gsize) i * tested + c] = f->effect[(gsize) i * cells + skip + c] - f->base;
   /* one pair has no spread: its mean stands alone, without an interval */
   if (n >= 2
       && sc_stats_bootstrap_columns (sub, n, tested, fp->n_boot, 0.95, fp->seed,
@@ -222,11 +223,13 @@ summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp, GError **error
     {
       double s = 0;
       for (int i = 0; i < n; i++)
-        s += col[i] = f->effect[(gsize) i * cells + c];
-      f->mean[c] = s / n;
+        s += col[i] = sub[(gsize) i * tested + c - skip];
+      f->mean[c] = f->base + s / n;
+      f->lo[c] += f->base;
+      f->hi[c] += f->base;
       for (int i = 0; i < n; i++)
         f->n_agree[c] += fabs (col[i]) > SACCADE_PATCH_FILE_AGREE
-                         && (col[i] > 0) == (f->mean[c] > 0);
+                         && (col[i] > 0) == (s > 0);
       if (sc_stats_sign_test (col, n, &f->sign_p[c], &err) != SC_OK)
         {
           saccade_set_error_from_sc (error, &err);
@@ -248,6 +251,7 @@ saccade_patch_file_run (ScModel *model, ScSession *session, GPtrArray *pairs,
 
   f->pairs = pairs;
   f->n_pairs = (int) pairs->len;
+  f->base = p->direction == SC_PATCH_NOISE ? 1.0 : 0.0;
   f->results = g_new0 (ScPatchResult *, MAX (f->n_pairs, 1));
   for (int i = 0; i < f->n_pairs; i++)
     {
@@ -288,7 +292,8 @@ static int
 by_size (gconstpointer a, gconstpointer b, gpointer data)
 {
   const SaccadePatchFile *f = data;
-  const double x = fabs (f->mean[*(const int *) a]), y = fabs (f->mean[*(const int *) b]);
+  const double x = fabs (f->mean[*(const int *) a] - f->base);
+  const double y = fabs (f->mean[*(const int *) b] - f->base);
 
   return x < y ? 1 : x > y ? -1 : *(const int *) a - *(const int *) b;
 }

@@ -6,15 +6,16 @@
  * no special tokens), of the same token count, and the metric's tokens A and B (each the
  * text or id of one token; A defaults to the clean top-1, B to the corrupted top-1). Every
  * cell's normalised effect e = (m − m_corrupted) / (m_clean − m_corrupted) is read per
- * pair, then summarised over the n pairs, per cell (docs/metrics.md, "Activation patching
- * over pairs"):
+ * pair, then summarised over the n pairs, per cell, as the change from the run patched
+ * into, d = e − base (base 0 denoising: the corrupted run; 1 noising: the clean run), since
+ * a patch that does nothing leaves e at the base (docs/metrics.md, "Patching over pairs"):
  *   - the mean effect, with its 95 % percentile bootstrap interval over pairs (the pairs
  *     resampled with replacement, every cell's mean taken over the same draws:
  *     sc_stats_bootstrap_columns);
- *   - the top share: in how many of those resamples the cell has the largest |mean| — a cell
- *     picked as "the" head out of 270 is picked by chance too, and this says how often;
- *   - the pairs that agree: |e| > 0.1 with the mean's sign;
- *   - the exact two-sided sign test of "e is centred on 0" over the pairs, and its
+ *   - the top share: in how many of those resamples the cell has the largest |mean d| — a
+ *     cell picked as "the" head out of 270 is picked by chance too, and this says how often;
+ *   - the pairs that agree: |d| > 0.1 with the sign of the mean d;
+ *   - the exact two-sided sign test of "d is centred on 0" over the pairs, and its
  *     Holm-adjusted p over the cells tested (every cell; with senders, the receivers only).
  * Nothing is stored: each call patches every pair (the stored, reusable form of one pair
  * is `saccade study patch`).
@@ -69,6 +70,8 @@ typedef struct {
   double *mean, *lo, *hi, *top_share, *sign_p, *sign_p_holm;
   int *n_agree;
   int n_tested;              /* the Holm correction's m */
+  double base;               /* the effect of a patch that changes nothing: 0 denoising, 1
+                              * noising */
   double seconds;
 } SaccadePatchFile;
 
@@ -87,8 +90,8 @@ SaccadePatchFile *saccade_patch_file_run (ScModel *model, ScSession *session, GP
                                           SaccadeProgress progress, gpointer user_data,
                                           GCancellable *cancellable, GError **error);
 
-/* The order of the tested cells by |mean effect|, largest first (caller frees; *@n the
- * count). */
+/* The order of the tested cells by |mean effect − base|, largest first (caller frees; *@n
+ * the count). */
 int *saccade_patch_file_order (const SaccadePatchFile *f, int *n);
 
 G_END_DECLS

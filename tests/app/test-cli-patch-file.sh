@@ -11,8 +11,9 @@
 #     sign test and Holm's correction over the 54 receiver cells (layers 24 to 29) only;
 #     the cells come largest |mean| first; the text names the senders L23.H3, the pairs'
 #     tokens and m, and reads the top cell; --figure writes a PNG map;
-#   - the residual stream over two pairs of five tokens (positions named by line 1's tokens;
-#     --figure refused for a position grid);
+#   - the residual stream over two pairs of five tokens, noising (positions named by line
+#     1's tokens; every statistic of the move from the clean run's effect 1, recomputed
+#     here; --figure refused for a position grid);
 #   - `saccade patch RUN --corrupted RUN2 --senders ...` is `saccade study path-patch` of the
 #     stored pair (read back: the same study);
 #   - refused with a message naming the line or the option: a line without a tab, two texts
@@ -50,7 +51,7 @@ s = json.load(open('$tmp/s.json'))
 assert d['study'] == 'path-patch' and d['senders'] == '23.3' and d['component'] == 'values'
 assert d['direction'] == 'denoise' and (d['rows'], d['cols']) == (30, 9) and d['first_row'] == 24
 assert d['n_pairs'] == 3 and [p['line'] for p in d['pairs']] == [2, 3, 5], d['pairs']
-assert d['tested'] == 54 and d['bootstrap'] == 2000
+assert d['tested'] == 54 and d['bootstrap'] == 2000 and d['base'] == 0
 # pair 1 is the stored study of the same texts, to the float
 p, sp = d['pairs'][0], s['path_patch']
 assert p['target'] == s['target'] and p['contrast'] == sp['contrast']
@@ -91,7 +92,7 @@ assert abs(cells[0]['mean']) > 0.05, cells[0]
 check text-what "$tmp/f.txt" "^path patching from L23.H3 into each later head's values, denoise"
 check text-pairs "$tmp/f.txt" "over 3 pairs of"
 check text-pair "$tmp/f.txt" "^     2  ␣Mary *␣John *+[0-9]"
-check text-cells "$tmp/f.txt" "^the 5 cells that move most"
+check text-cells "$tmp/f.txt" "^the 5 cells that move the metric most from the corrupted run's effect 0"
 check text-holm "$tmp/f.txt" "Holm-adjusted over the 54 cells tested"
 check text-reading "$tmp/f.txt" "^reading: L2[4-9].H[0-8] moves the metric most"
 check text-figure "$tmp/f.txt" "^wrote the mean effect map to"
@@ -109,6 +110,23 @@ assert names[(3, 1)].startswith('L3 @ 1 ') and 'cat' in names[(3, 1)], names[(3,
 # noising the residual entering layer 0 at the differing position gives the corrupted run
 c = [c for c in d['cells'] if (c['layer'], c['pos']) == (0, 1)][0]
 assert abs(c['mean']) < 1e-3, c
+# noising: a patch that does nothing leaves the clean run (effect 1), so every statistic is
+# of the move from 1 — the order, the agreeing pairs, the sign test
+assert d['base'] == 1
+E = [q['effect'] for q in d['pairs']]
+def sign_p(v):
+    pos, neg = sum(x > 0 for x in v), sum(x < 0 for x in v)
+    k, m = min(pos, neg), pos + neg
+    return 1.0 if m == 0 else min(1.0, 2 * sum(math.comb(m, i) for i in range(k + 1)) / 2 ** m)
+for c in d['cells']:
+    v = [e[c['layer'] * 5 + c['pos']] - 1 for e in E]
+    mv = sum(v) / len(v)
+    assert abs(c['mean'] - (1 + mv)) < 1e-12 and abs(c['sign_p'] - sign_p(v)) < 1e-12, c
+    assert c['agree'] == sum(abs(x) > 0.1 and (x > 0) == (mv > 0) for x in v), c
+    assert c['ci_lo'] - 1e-12 <= c['ci_hi'] and min(v) + 1 - 1e-12 <= c['ci_lo'], c
+assert all(abs(a['mean'] - 1) >= abs(b['mean'] - 1) for a, b in zip(d['cells'], d['cells'][1:]))
+# the position where the texts differ carries the whole difference into layer 0
+assert abs(d['cells'][0]['mean'] - 1) > 0.99, d['cells'][0]
 "
 "$saccade" patch --file "$tmp/r.tsv" --what residual --bootstrap 200 --figure "$tmp/r.png" \
   > "$tmp/e" 2>&1
