@@ -329,11 +329,13 @@ write_figure (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScMode
   g_autofree char *what = describe (p);
   g_autofree char *title = g_strdup_printf ("%s · mean effect over %d pairs · %s", what,
                                             f->n_pairs, sc_model_info (model)->name);
+  /* the move from the base run, so that 0 (white) is "changes nothing" either way */
   SaccadeHeatmapFigure hm = { .values = v, .n_rows = f->n_rows, .n_cols = f->n_cols,
                               .title = title, .colormap = SACCADE_COLORMAP_RDBU,
                               .scale = SACCADE_SCALE_LINEAR, .vmin = -1, .vmax = 1,
                               .row_name = "Layer", .col_name = "Head",
-                              .value_name = "mean effect" };
+                              .value_name = f->base == 0.0 ? "mean effect"
+                                                           : "mean effect − 1 (clean run 0)" };
 
   if (f->results[0]->what == SC_PATCH_HEAD_POSITIONS || f->results[0]->what == SC_PATCH_RESIDUAL)
     {
@@ -343,7 +345,7 @@ write_figure (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScMode
       return FALSE;
     }
   for (int c = 0; c < cells; c++)
-    v[c] = isnan (f->mean[c]) ? 0.0f : (float) f->mean[c];
+    v[c] = isnan (f->mean[c]) ? 0.0f : (float) (f->mean[c] - f->base);
   return saccade_figure_export_heatmap (&hm, path, error);
 }
 
@@ -435,7 +437,8 @@ saccade_cmd_patch (int argc, char **argv)
       "N" },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "cells listed (12)", "N" },
     { "figure", 0, 0, G_OPTION_ARG_FILENAME, &o.figure,
-      "write the mean effect per head as a map (.png, .svg, .pdf)", "FIGURE" },
+      "write the mean effect per head as a map (.png, .svg, .pdf; noising: its move from the "
+      "clean run's 1)", "FIGURE" },
     G_OPTION_ENTRY_NULL
   };
 
