@@ -209,7 +209,7 @@ gemma=${SACCADE_GEMMA_MODEL:-$src/data/models/gemma-3-270m-q4_k_m.gguf}
 cat > "$out/gemma.script" <<SCRIPT
 type The capital of France is
 run
-expect-run-item 0 gemma-3 270M · 6 tok
+expect-run-item 0 gemma-3 270M · Q4_K_M · 6 tok
 page ablation
 dismiss-toast
 ablation-study attribution-patch
