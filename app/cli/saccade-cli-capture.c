@@ -212,62 +212,13 @@ capture_result_clear (CaptureResult *r)
 /* Above this a capture warns before it starts (docs/store.md, "Bytes per run"). */
 #define CAPTURE_WARN_BYTES 1000000000ull
 
-/* Parses a set of indices below @max: "3", "10-20" (inclusive), or a comma-separated
- * list of both ("0,4,10-12"); sets @out[i] for each. @what names the option. */
-static gboolean
-parse_index_set (const char *spec, guint max, const char *what, guint8 *out, GError **error)
-{
-  g_auto (GStrv) parts = g_strsplit (spec, ",", -1);
-
-  for (char **p = parts; *p != NULL; p++)
-    {
-      g_auto (GStrv) ends = g_strsplit (g_strstrip (*p), "-", 3);
-      guint64 lo = 0, hi = 0;
-      const guint n = g_strv_length (ends);
-
-      if (n < 1 || n > 2 || !g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXUINT, &lo, NULL)
-          || !g_ascii_string_to_unsigned (n == 2 ? ends[1] : ends[0], 10, 0, G_MAXUINT, &hi,
-                                          NULL) || hi < lo)
-        {
-          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG, "--%s: '%s' is not an index "
-                       "or a range LO-HI (e.g. --%s 0,4,10-20)", what, *p, what);
-          return FALSE;
-        }
-      if (hi >= max)
-        {
-          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG, "--%s: %llu is past the "
-                       "model's last (%u: it has %u)", what, (unsigned long long) hi, max - 1,
-                       max);
-          return FALSE;
-        }
-      for (guint64 i = lo; i <= hi; i++)
-        out[i] = 1;
-    }
-  return TRUE;
-}
-
 /* The heads to keep: every (layer, head) with the layer in @layers and the head in @heads
  * (NULL: all). Sets c->keep (NULL when every head is kept) and c->n_kept. */
 static gboolean
 capture_keep (CaptureCtx *c, const char *layers, const char *heads, GError **error)
 {
-  const ScModelInfo *in = sc_model_info (c->model);
-  g_autofree guint8 *ls = g_new0 (guint8, in->n_layers);
-  g_autofree guint8 *hs = g_new0 (guint8, in->n_heads);
-
-  memset (ls, layers == NULL, in->n_layers);
-  memset (hs, heads == NULL, in->n_heads);
-  if ((layers != NULL && !parse_index_set (layers, in->n_layers, "layers", ls, error))
-      || (heads != NULL && !parse_index_set (heads, in->n_heads, "heads", hs, error)))
-    return FALSE;
-  c->n_kept = 0;
-  c->keep = g_new0 (guint8, (gsize) in->n_layers * in->n_heads);
-  for (guint l = 0; l < in->n_layers; l++)
-    for (guint h = 0; h < in->n_heads; h++)
-      c->n_kept += c->keep[l * in->n_heads + h] = ls[l] && hs[h];
-  if (c->n_kept == in->n_layers * in->n_heads)
-    g_clear_pointer (&c->keep, g_free);
-  return TRUE;
+  return saccade_capture_keep_parse (sc_model_info (c->model), layers, "--layers", heads,
+                                     "--heads", &c->keep, &c->n_kept, error);
 }
 
 /* What a run of @n_tokens tokens will add to the store (sc_store_estimate_bytes). */

@@ -8,6 +8,7 @@
 
 #include "app/core/saccade-capture-input.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
 
 #include "engine/forward/sc-predict.h"
@@ -94,4 +95,80 @@ saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
                                          pred->ids, pred->logits, pred->probs, pieces, err);
   sc_store_tokens_free (pieces);
   return st;
+}
+
+/* Parses the set @spec of indices below @max into @out (zeroed by the caller: all 0 but
+ * those named). */
+static gboolean
+parse_index_set (const char *spec, guint max, const char *what, guint8 *out, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (spec, ",", -1);
+
+  for (char **p = parts; *p != NULL; p++)
+    {
+      g_auto (GStrv) ends = g_strsplit (g_strstrip (*p), "-", 3);
+      guint64 lo = 0, hi = 0;
+      const guint n = g_strv_length (ends);
+
+      if (n < 1 || n > 2 || !g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXUINT, &lo, NULL)
+          || !g_ascii_string_to_unsigned (n == 2 ? ends[1] : ends[0], 10, 0, G_MAXUINT, &hi,
+                                          NULL) || hi < lo)
+        {
+          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                       /* Translators: "Layers: 'x' is not an index or a range LO-HI (e.g.
+                        * 0,4,10-20)"; the first %s names the set. */
+                       _("%s: “%s” is not an index or a range LO-HI (e.g. 0,4,10-20)"), what,
+                       *p);
+          return FALSE;
+        }
+      if (hi >= max)
+        {
+          g_set_error (error, SACCADE_ERROR, SC_ERR_INVALID_ARG,
+                       /* Translators: "Heads: 12 is past the model's last (8: it has 9)" */
+                       _("%s: %llu is past the model’s last (%u: it has %u)"), what,
+                       (unsigned long long) hi, max - 1, max);
+          return FALSE;
+        }
+      for (guint64 i = lo; i <= hi; i++)
+        out[i] = 1;
+    }
+  return TRUE;
+}
+
+static gboolean
+is_blank (const char *s)
+{
+  if (s == NULL)
+    return TRUE;
+  while (g_ascii_isspace (*s))
+    s++;
+  return *s == '\0';
+}
+
+gboolean
+saccade_capture_keep_parse (const ScModelInfo *info, const char *layers,
+                            const char *layers_name, const char *heads, const char *heads_name,
+                            guint8 **keep, guint *n_kept, GError **error)
+{
+  const guint L = info->n_layers, H = info->n_heads;
+  g_autofree guint8 *ls = g_new0 (guint8, L);
+  g_autofree guint8 *hs = g_new0 (guint8, H);
+  g_autofree guint8 *mask = NULL;
+  guint n = 0;
+
+  *keep = NULL;
+  *n_kept = 0;
+  memset (ls, is_blank (layers), L);
+  memset (hs, is_blank (heads), H);
+  if ((!is_blank (layers) && !parse_index_set (layers, L, layers_name, ls, error))
+      || (!is_blank (heads) && !parse_index_set (heads, H, heads_name, hs, error)))
+    return FALSE;
+  mask = g_new0 (guint8, (gsize) L * H);
+  for (guint l = 0; l < L; l++)
+    for (guint h = 0; h < H; h++)
+      n += mask[(gsize) l * H + h] = ls[l] && hs[h];
+  *n_kept = n;
+  if (n < L * H)
+    *keep = g_steal_pointer (&mask);
+  return TRUE;
 }

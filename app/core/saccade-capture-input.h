@@ -60,6 +60,19 @@ void saccade_capture_input_clear (SaccadeCaptureInput *in);
 ScStatus saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
                                             const ScPredictions *pred, ScError *err);
 
+/* The heads a capture keeps (ScStoreRunDesc.keep, docs/store.md "Schema v3"): every
+ * (layer, head) whose layer is in @layers and whose head is in @heads, each a set of
+ * indices "3", "10-20" (inclusive) or a comma-separated list of both ("0,4,10-12"); NULL
+ * or blank: all. Sets *@keep to a (n_layers × n_heads) mask, index layer × n_heads + head
+ * (NULL when every head is kept; free with g_free) and *@n_kept to the heads kept. The
+ * messages name the sets @layers_name and @heads_name ("--layers" on the command line,
+ * "Layers" in the window). Errors: SACCADE_ERROR SC_ERR_INVALID_ARG (not an index or a
+ * range, an index past the model's last). */
+gboolean saccade_capture_keep_parse (const ScModelInfo *info, const char *layers,
+                                     const char *layers_name, const char *heads,
+                                     const char *heads_name, guint8 **keep, guint *n_kept,
+                                     GError **error);
+
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCaptureInput, saccade_capture_input_clear)
 
 G_END_DECLS

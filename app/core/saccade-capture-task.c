@@ -218,7 +218,8 @@ typedef struct {
   SaccadeLoadedModel *model;
   char *db_path;
   char *text;               /* a capture of text, or NULL */
-  SaccadeCaptureOptions options; /* of a capture of text */
+  SaccadeCaptureOptions options; /* of a capture of text; options.keep is @keep */
+  guint8 *keep;             /* the heads to keep, or NULL: all */
   GArray *ids;              /* a capture of these int32_t ids, or NULL */
   int total;                /* layers of a capture (times n_generate + 1 with generation) */
   /* The worker's, while it runs. */
@@ -233,6 +234,7 @@ capture_job_free (CaptureJob *job)
   g_clear_object (&job->model);
   g_free (job->db_path);
   g_free (job->text);
+  g_free (job->keep);
   g_clear_pointer (&job->ids, g_array_unref);
   g_free (job);
 }
@@ -454,6 +456,8 @@ capture_func (SaccadeJob *sjob, gpointer data, GCancellable *cancellable, GError
   desc.tokens = pieces;
   desc.n_tokens = ids->len;
   desc.backend = sc_backend_name (m->backend);
+  desc.keep = job->keep;
+  desc.sparse_eps = job->options.sparse_eps;
   out->run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len,
                              out, &error);
   if (out->run_id <= 0)
@@ -508,11 +512,18 @@ saccade_capture_text_async (gpointer source_object, SaccadeLoadedModel *model,
   g_return_if_fail (SACCADE_IS_LOADED_MODEL (model));
   g_return_if_fail (db_path != NULL && text != NULL);
   g_return_if_fail (options == NULL || options->n_generate >= 0);
+  g_return_if_fail (options == NULL || (options->sparse_eps >= 0 && options->sparse_eps < 1));
 
   job = capture_job_new (model, db_path);
   job->text = g_strdup (text);
   if (options != NULL)
     job->options = *options;
+  if (job->options.keep != NULL)
+    {
+      const ScModelInfo *in = sc_model_info (model->model);
+      job->keep = g_memdup2 (job->options.keep, (gsize) in->n_layers * in->n_heads);
+    }
+  job->options.keep = job->keep;
   job->total *= job->options.n_generate + 1;
   capture_run_async (source_object, job, cancellable, progress, progress_data, callback,
                      user_data);

@@ -81,6 +81,11 @@ void saccade_capture_async (gpointer source_object, SaccadeLoadedModel *model,
 typedef struct {
   gboolean chat;     /* wrap the text in the model's chat template */
   int n_generate;    /* store this many greedily generated tokens after it (>= 0) */
+  /* What the run stores, as `saccade capture --layers --heads --sparse` (ScStoreRunDesc):
+   * the heads to keep, (n_layers × n_heads) as saccade_capture_keep_parse() makes it, copied
+   * (NULL: every head); and each row's sparse form's EPS (0: dense). */
+  const guint8 *keep;
+  double sparse_eps;
 } SaccadeCaptureOptions;
 
 /* As saccade_capture_async(), with @options (NULL: none, the plain capture). With

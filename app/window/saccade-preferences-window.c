@@ -21,6 +21,7 @@ struct _SaccadePreferencesWindow
   AdwComboRow *scale_row;
   AdwComboRow *metric_row;
   AdwComboRow *backend_row;
+  AdwComboRow *ask_row;
 
   /* Owned */
   GSettings *settings;
@@ -28,10 +29,34 @@ struct _SaccadePreferencesWindow
   GStrv scale_ids;
   GStrv metric_ids;
   GStrv backend_ids;
+  GStrv ask_ids;
 };
 
 G_DEFINE_FINAL_TYPE (SaccadePreferencesWindow, saccade_preferences_window,
                      ADW_TYPE_PREFERENCES_WINDOW)
+
+/* The choices of "ask-above" (the schema's, in its order) and their sizes. */
+static const struct {
+  const char *id;
+  guint64 bytes;
+} ASK_ABOVE[] = {
+  { "100-mb", 100000000ull },
+  { "1-gb", 1000000000ull },
+  { "10-gb", 10000000000ull },
+  { "100-gb", 100000000000ull },
+  { "never", G_MAXUINT64 },
+};
+
+guint64
+saccade_preferences_ask_above_bytes (GSettings *settings)
+{
+  g_autofree char *id = g_settings_get_string (settings, "ask-above");
+
+  for (gsize i = 0; i < G_N_ELEMENTS (ASK_ABOVE); i++)
+    if (g_str_equal (id, ASK_ABOVE[i].id))
+      return ASK_ABOVE[i].bytes;
+  return ASK_ABOVE[1].bytes; /* the schema's choices make this unreachable */
+}
 
 /* GSettings string → the row's "selected" index; @user_data is the row's id list. */
 static gboolean
@@ -83,6 +108,7 @@ saccade_preferences_window_finalize (GObject *object)
   g_strfreev (self->scale_ids);
   g_strfreev (self->metric_ids);
   g_strfreev (self->backend_ids);
+  g_strfreev (self->ask_ids);
   G_OBJECT_CLASS (saccade_preferences_window_parent_class)->finalize (object);
 }
 
@@ -97,6 +123,7 @@ saccade_preferences_window_dispose (GObject *object)
       g_settings_unbind (self->scale_row, "selected");
       g_settings_unbind (self->metric_row, "selected");
       g_settings_unbind (self->backend_row, "selected");
+      g_settings_unbind (self->ask_row, "selected");
     }
   gtk_widget_dispose_template (GTK_WIDGET (self), SACCADE_TYPE_PREFERENCES_WINDOW);
   G_OBJECT_CLASS (saccade_preferences_window_parent_class)->dispose (object);
@@ -115,6 +142,7 @@ saccade_preferences_window_class_init (SaccadePreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, scale_row);
   gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, metric_row);
   gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, backend_row);
+  gtk_widget_class_bind_template_child (widget_class, SaccadePreferencesWindow, ask_row);
 }
 
 static void
@@ -168,6 +196,17 @@ saccade_preferences_window_new (GSettings *settings)
     self->backend_ids = g_strdupv ((GStrv) saccade_backend_choices ());
     g_assert (g_strv_length (self->backend_ids) == G_N_ELEMENTS (backend_names) - 1);
     bind_row (self, self->backend_row, "backend", self->backend_ids, backend_names);
+  }
+
+  {
+    /* Sizes as g_format_size() writes them (SI units), the same as the question shows. */
+    const char *ask_names[] = { _("100 MB"), _("1 GB"), _("10 GB"), _("100 GB"), _("Never"),
+                                NULL };
+    G_STATIC_ASSERT (G_N_ELEMENTS (ask_names) == G_N_ELEMENTS (ASK_ABOVE) + 1);
+    for (i = 0; i < G_N_ELEMENTS (ASK_ABOVE); i++)
+      g_strv_builder_add (ids, ASK_ABOVE[i].id);
+    self->ask_ids = g_strv_builder_end (ids);
+    bind_row (self, self->ask_row, "ask-above", self->ask_ids, ask_names);
   }
   return self;
 }

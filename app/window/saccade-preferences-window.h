@@ -1,5 +1,6 @@
-/* saccade-preferences-window.h — Preferences: the figures' colour map and scale, bound to
- * the app's GSettings (the pages follow the same keys, so both always agree).
+/* saccade-preferences-window.h — Preferences: the figures' colour map and scale, the grid's
+ * metric, the backend and the size above which a run asks first, bound to the app's
+ * GSettings (the pages follow the same keys, so both always agree).
  */
 #pragma once
 
@@ -12,5 +13,9 @@ G_DECLARE_FINAL_TYPE (SaccadePreferencesWindow, saccade_preferences_window, SACC
                       PREFERENCES_WINDOW, AdwPreferencesWindow)
 
 SaccadePreferencesWindow *saccade_preferences_window_new (GSettings *settings);
+
+/* The size (bytes) above which a run asks before it starts, from @settings' "ask-above"
+ * (G_MAXUINT64: never). */
+guint64 saccade_preferences_ask_above_bytes (GSettings *settings);
 
 G_END_DECLS

@@ -280,7 +280,7 @@ void
 saccade_window_update_actions (SaccadeWindow *self)
 {
   gboolean capturing = saccade_window_is_capturing (self);
-  gboolean waiting = capturing || self->queued_text != NULL;
+  gboolean waiting = capturing || self->queued_text != NULL || self->large_run_dialog != NULL;
   gboolean has_run = self->run != NULL;
   gboolean selected = saccade_window_runs_selected_id (self) > 0;
 

@@ -63,6 +63,7 @@ struct _SaccadeWindow
                                       * reload the model once it ends */
   char *queued_text;                 /* Run pressed while the model was loading */
   GCancellable *capture_cancellable; /* non-NULL while capturing */
+  GtkWidget *large_run_dialog;       /* the question before a large run, while it is open */
   GListStore *runs;                  /* SaccadeRunItem, newest first */
   GtkFilter *runs_filter;            /* the search */
   GtkFilterListModel *runs_shown;    /* runs through runs_filter: what the sidebar lists */

@@ -8,6 +8,11 @@
 #     editor and the window are screenshot (checked not blank).
 #  2. Ctrl+Enter in the editor runs; with the chat template on, the stored text is the
 #     ChatML turn around the entry's line.
+#  3. A run larger than Preferences' "ask-above" (set to 100 MB; about 840 tokens of
+#     SmolLM2 would add ~190 MB) asks first: the question names the size and the limit, a
+#     layer past the model's last is refused in the dialog (Run off, the reason shown), and
+#     layers 0-1 × head 0 with sparse rows store a run that keeps exactly those two heads,
+#     sparse; Cancel stores nothing and says so.
 # Fails without xvfb-run, Python or the default model (tests/lib.sh).
 # Usage: test-app-prompt.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -32,6 +37,9 @@ db="$out/prompt.sqlite"
 # empty database.
 "$saccade" capture --db "$db" -t "Hello" > /dev/null 2>&1 || fail "capture of the first run"
 
+# About 840 tokens: every head of SmolLM2 would add ~190 MB (sc_store_estimate_bytes).
+long=$(for i in $(seq 120); do printf 'The cat sat on the mat. '; done)
+
 cat > "$out/prompt.script" <<EOS
 prompt Roses are red,\\nviolets are blue.
 expect-sentence Roses are red,\\nviolets are blue.
@@ -49,6 +57,30 @@ capture-option chat yes
 prompt-editor open
 prompt-ctrl-enter
 expect-runs 3
+ask-above 100-mb
+capture-option chat no
+type $long
+run
+expect-dialog Store a Large Run?
+expect-dialog runs larger than 100.0
+dialog-set layers 30
+expect-dialog-run no
+expect-dialog Layers: 30 is past the model’s last (29: it has 30)
+dialog-set layers 0-1
+dialog-set heads 0
+dialog-set sparse on
+expect-dialog at most
+expect-dialog (2 of 270 heads; sparse rows take less)
+expect-dialog-run yes
+screenshot-dialog $out/large-run.png
+respond run
+expect-runs 4
+type $long
+run
+expect-dialog Store a Large Run?
+respond cancel
+expect-status Not run; nothing was stored
+expect-runs 4
 quit
 EOS
 bus=""
@@ -58,7 +90,7 @@ SACCADE_TEST_SCRIPT="$out/prompt.script" xvfb-run -a -s "-screen 0 1400x1000x24"
 rc=$?
 sed 's/^/  | /' "$out/prompt.log"
 [ "$rc" -eq 0 ] || fail "the app exited with $rc"
-for png in prompt-editor prompt-window; do
+for png in prompt-editor prompt-window large-run; do
   [ -f "$out/$png.png" ] || { fail "$png.png was not written"; continue; }
   "$check_image" "$out/$png.png" 300 100 8 || fail "$png.png looks blank"
 done
@@ -69,7 +101,7 @@ printf 'Roses are red,\nviolets are blue.' > "$out/poem.txt"
 python - "$db" "$out/gen.json" "$out/poem.ids" > "$out/py.log" 2>&1 <<'PY' || { fail "the stored runs:"; sed 's/^/  | /' "$out/py.log"; }
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-runs = c.execute("SELECT id, text FROM runs ORDER BY id").fetchall()[1:]
+runs = c.execute("SELECT id, text FROM runs ORDER BY id").fetchall()[1:3]
 assert len(runs) == 2, runs
 gen = json.load(open(sys.argv[2]))
 ids = [r[0] for r in c.execute("SELECT token_id FROM tokens WHERE run_id = ? ORDER BY pos", (runs[0][0],))]
@@ -78,5 +110,34 @@ assert ids == want, (ids, want)
 assert runs[0][1] == b"Roses are red,\nviolets are blue." + gen["text"].encode(), runs[0][1]
 assert runs[1][1].startswith(b"<|im_start|>") and b"<|im_start|>user\nOne line again.<|im_end|>" in runs[1][1], runs[1][1]
 PY
+# 3. The large run keeps layers 0-1 × head 0, sparse: those heads export, the others are
+# refused by name.
+large=$(python - "$db" <<'PY'
+import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT max(id) FROM runs").fetchone()[0])
+PY
+)
+for lh in "0 0" "1 0"; do
+  set -- $lh
+  "$saccade" export "$large" --db "$db" --layer $1 --head $2 -o "$out/kept-$1-$2.csv" \
+    > "$out/kept.log" 2>&1 || fail "the large run did not keep L$1.H$2: $(cat "$out/kept.log")"
+done
+"$saccade" export "$large" --db "$db" --layer 2 --head 0 -o "$out/not-kept.csv" \
+  > "$out/not-kept.log" 2>&1 && fail "the large run kept L2.H0, which the dialog left out"
+grep -q "did not keep" "$out/not-kept.log" \
+  || fail "exporting a head the run did not keep: $(cat "$out/not-kept.log")"
+python - "$db" "$large" <<'PY' || fail "the large run as stored"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n, kept, eps = c.execute("SELECT n_tokens, kept, sparse_eps FROM runs WHERE id = ?",
+                         (int(sys.argv[2]),)).fetchone()
+heads = c.execute("SELECT layer, head FROM attention WHERE run_id = ? ORDER BY layer, head",
+                  (int(sys.argv[2]),)).fetchall()
+print("the large run: %d tokens, heads %s, sparse EPS %s" % (n, heads, eps))
+assert n > 700 and kept is not None and eps == 1e-3, (n, kept, eps)
+assert heads == [(0, 0), (1, 0)], heads
+assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
+PY
+
 [ "$fails" -eq 0 ] && echo "prompt editor: all checks passed"
 [ "$fails" -eq 0 ]

@@ -27,7 +27,7 @@
  *   expect-table-top         the heads table is scrolled to its top (its first rows in sight)
  *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
  *   expect-head L H          the pickers show layer L, head H
- *   colormap ID / scale ID / metric ID / backend ID    change a setting
+ *   colormap ID / scale ID / metric ID / backend ID / ask-above ID    change a setting
  *   backend-preference ID    what choosing ID in Preferences → Backend does: the row first
  *                            shows the current setting, then the setting follows the row
  *   expect-backend TEXT      the header bar's backend badge is shown and it, or its
@@ -46,7 +46,12 @@
  *   expect-status TEXT       the status line contains TEXT
  *   search TEXT / expect-shown N   type in the runs' search field; the sidebar shows N runs
  *   delete ID|newest         select a run and ask to delete it (a dialog opens)
- *   respond ID               answer the open dialog ("delete", "cancel", "close")
+ *   respond ID               answer the open dialog ("delete", "cancel", "close", "run")
+ *   dialog-set NAME VALUE    in the open message dialog, the entry row or switch (on|off)
+ *                            named NAME gets VALUE, as a user typing or clicking it
+ *   expect-dialog TEXT       a message dialog is open and its heading, body or a label of
+ *                            its extra child contains TEXT
+ *   expect-dialog-run yes|no its "run" response can (not) be chosen
  *   activate-head L H        what a click on a head of the Model page does
  *   compare-head L H RUN     what Shift+click on head (L, H) of the Ablation page's
  *                            patching map does (win.compare-head: the head of the run shown
@@ -633,6 +638,87 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
   return TRUE;
 }
 
+/* The widget named @name (gtk_widget_set_name) under @w, or NULL. */
+static GtkWidget *
+find_named (GtkWidget *w, const char *name)
+{
+  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_named (c, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Whether a label under @w contains @text. */
+static gboolean
+has_label_text (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && strstr (gtk_label_get_text (GTK_LABEL (w)), text) != NULL)
+    return TRUE;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    if (has_label_text (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* dialog-set, expect-dialog, expect-dialog-run: the open message dialog. */
+static gboolean
+dialog_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
+                const char *rest)
+{
+  GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
+  AdwMessageDialog *md = ADW_MESSAGE_DIALOG (dialog);
+  GtkWidget *w;
+
+  if (dialog == NULL)
+    return window_driver_fail (d, "%s: no message dialog is open", cmd);
+  if (g_str_equal (cmd, "expect-dialog"))
+    {
+      const char *heading = adw_message_dialog_get_heading (md);
+      const char *body = adw_message_dialog_get_body (md);
+      GtkWidget *extra = adw_message_dialog_get_extra_child (md);
+      if (rest == NULL)
+        return window_driver_fail (d, "expect-dialog: no text");
+      if ((heading == NULL || strstr (heading, rest) == NULL)
+          && (body == NULL || strstr (body, rest) == NULL)
+          && (extra == NULL || !has_label_text (extra, rest)))
+        return window_driver_fail (d, "the dialog ('%s': '%s') does not say '%s'",
+                                   heading != NULL ? heading : "", body != NULL ? body : "",
+                                   rest);
+      return TRUE;
+    }
+  if (g_str_equal (cmd, "expect-dialog-run"))
+    {
+      gboolean enabled = adw_message_dialog_get_response_enabled (md, "run");
+      if (a1 == NULL || enabled != g_str_equal (a1, "yes"))
+        return window_driver_fail (d, "the dialog's Run %s be chosen", enabled ? "can" : "cannot");
+      return TRUE;
+    }
+  w = a1 != NULL ? find_named (GTK_WIDGET (dialog), a1) : NULL;
+  if (w == NULL)
+    return window_driver_fail (d, "dialog-set: the dialog has no widget named '%s'",
+                               a1 != NULL ? a1 : "");
+  if (GTK_IS_SWITCH (w))
+    gtk_switch_set_active (GTK_SWITCH (w), g_strcmp0 (a2, "on") == 0);
+  else if (GTK_IS_EDITABLE (w))
+    {
+      /* the value is the rest of the line after the name (it may be empty) */
+      const char *value = rest != NULL ? rest + strlen (a1) : "";
+      while (*value == ' ')
+        value++;
+      gtk_editable_set_text (GTK_EDITABLE (w), value);
+    }
+  else
+    return window_driver_fail (d, "dialog-set: '%s' is neither an entry nor a switch", a1);
+  return TRUE;
+}
+
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
 {
@@ -714,7 +800,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")
-           || g_str_equal (cmd, "metric") || g_str_equal (cmd, "backend"))
+           || g_str_equal (cmd, "metric") || g_str_equal (cmd, "backend")
+           || g_str_equal (cmd, "ask-above"))
     g_settings_set_string (settings (d), cmd, a1 != NULL ? a1 : "");
   else if (g_str_equal (cmd, "backend-preference") || g_str_equal (cmd, "expect-backend"))
     return backend_command (d, cmd, a1, rest);
@@ -765,6 +852,9 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       gtk_window_destroy (dialog);
       g_object_unref (dialog);
     }
+  else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
+           || g_str_equal (cmd, "expect-dialog-run"))
+    return dialog_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "save-as"))
     {
       /* Answer the open file chooser (GtkFileChooserNative falls back to a dialog when
