@@ -13,6 +13,8 @@
 #     layer past the model's last is refused in the dialog (Run off, the reason shown), and
 #     layers 0-1 × head 0 with sparse rows store a run that keeps exactly those two heads,
 #     sparse; Cancel stores nothing and says so.
+#  4. The window keeps its width whatever run its predictions panel shows (the ChatML run's
+#     long special-token pieces once widened it).
 # Fails without xvfb-run, Python or the default model (tests/lib.sh).
 # Usage: test-app-prompt.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -48,6 +50,7 @@ prompt-editor open
 screenshot-prompt $out/prompt-editor.png
 run
 expect-runs 2
+note-width
 dismiss-toast
 screenshot $out/prompt-window.png
 type One line again.
@@ -57,7 +60,8 @@ capture-option chat yes
 prompt-editor open
 prompt-ctrl-enter
 expect-runs 3
-ask-above 100-mb
+expect-width-unchanged
+setting ask-above 100-mb
 capture-option chat no
 type $long
 run
@@ -75,6 +79,7 @@ expect-dialog-run yes
 screenshot-dialog $out/large-run.png
 respond run
 expect-runs 4
+expect-width-unchanged
 type $long
 run
 expect-dialog Store a Large Run?

@@ -22,6 +22,7 @@ typedef struct {
   gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
   gboolean cancel_attribution; /* the same on the Attribution page */
   gboolean cancel_adversarial; /* the same on its adversarial view */
+  int noted_width;             /* note-width: the window's width then (0: none noted) */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
   WindowTiming *timing; /* time-begin, time-end, expect-stall-below */

@@ -27,7 +27,8 @@
  *   expect-table-top         the heads table is scrolled to its top (its first rows in sight)
  *   key KEYVAL               send a key press to the shown page's figure (Right, Page_Down)
  *   expect-head L H          the pickers show layer L, head H
- *   colormap ID / scale ID / metric ID / backend ID / ask-above ID    change a setting
+ *   colormap ID / scale ID / metric ID / backend ID    change a setting
+ *   setting KEY VALUE        set the string setting KEY (e.g. ask-above 100-mb)
  *   backend-preference ID    what choosing ID in Preferences → Backend does: the row first
  *                            shows the current setting, then the setting follows the row
  *   expect-backend TEXT      the header bar's backend badge is shown and it, or its
@@ -104,6 +105,9 @@
  *   heatmap-zoom Q0:Q1 K0:K1 zoom the Heatmap page onto those queries and keys
  *   memory LABEL             print the peak and current resident memory
  *                            (window-timing.c)
+ *   window-size W H          resize the window to W × H (as a user dragging its corner)
+ *   note-width / expect-width-unchanged   remember the window's width; it is still that
+ *                            (the window must not widen itself as what it shows changes)
  *   sleep MS
  *   quit
  * Commands for the fixes of issue 11 (one block, fixes_command()):
@@ -638,6 +642,34 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
   return TRUE;
 }
 
+/* Prints the chain of widgets from @w down that ask for the most width: where a window that
+ * widened itself got its minimum from. */
+static void
+print_widest (GtkWidget *w)
+{
+  for (int depth = 0; w != NULL && depth < 40; depth++)
+    {
+      GtkWidget *widest = NULL;
+      int min = 0, best = -1;
+
+      gtk_widget_measure (w, GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
+      g_print ("test-driver: %*s%s%s%s needs %d px\n", depth, "", G_OBJECT_TYPE_NAME (w),
+               GTK_IS_LABEL (w) ? " " : "", GTK_IS_LABEL (w) ? gtk_label_get_text (GTK_LABEL (w)) : "",
+               min);
+      for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+           c = gtk_widget_get_next_sibling (c))
+        {
+          int m = 0;
+          if (!gtk_widget_get_visible (c))
+            continue;
+          gtk_widget_measure (c, GTK_ORIENTATION_HORIZONTAL, -1, &m, NULL, NULL, NULL);
+          if (m > best)
+            best = m, widest = c;
+        }
+      w = widest;
+    }
+}
+
 /* The widget named @name (gtk_widget_set_name) under @w, or NULL. */
 static GtkWidget *
 find_named (GtkWidget *w, const char *name)
@@ -800,9 +832,14 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "key"))
     return send_key (d, a1);
   else if (g_str_equal (cmd, "colormap") || g_str_equal (cmd, "scale")
-           || g_str_equal (cmd, "metric") || g_str_equal (cmd, "backend")
-           || g_str_equal (cmd, "ask-above"))
+           || g_str_equal (cmd, "metric") || g_str_equal (cmd, "backend"))
     g_settings_set_string (settings (d), cmd, a1 != NULL ? a1 : "");
+  else if (g_str_equal (cmd, "setting"))
+    {
+      if (a1 == NULL || a2 == NULL)
+        return window_driver_fail (d, "setting: KEY VALUE");
+      g_settings_set_string (settings (d), a1, a2);
+    }
   else if (g_str_equal (cmd, "backend-preference") || g_str_equal (cmd, "expect-backend"))
     return backend_command (d, cmd, a1, rest);
   else if (g_str_equal (cmd, "type"))
@@ -851,6 +888,25 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), a1);
       gtk_window_destroy (dialog);
       g_object_unref (dialog);
+    }
+  else if (g_str_equal (cmd, "note-width"))
+    d->noted_width = gtk_widget_get_width (GTK_WIDGET (win));
+  else if (g_str_equal (cmd, "expect-width-unchanged"))
+    {
+      int w = gtk_widget_get_width (GTK_WIDGET (win));
+      if (d->noted_width <= 0 || w != d->noted_width)
+        {
+          print_widest (GTK_WIDGET (win));
+          return window_driver_fail (d, "the window is %d px wide, it was %d px", w,
+                                     d->noted_width);
+        }
+    }
+  else if (g_str_equal (cmd, "window-size"))
+    {
+      if (a1 == NULL || a2 == NULL || atoi (a1) < 360 || atoi (a2) < 300)
+        return window_driver_fail (d, "window-size: W and H, at least 360 × 300");
+      gtk_window_unmaximize (GTK_WINDOW (win));
+      gtk_window_set_default_size (GTK_WINDOW (win), atoi (a1), atoi (a2));
     }
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))

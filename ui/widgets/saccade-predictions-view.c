@@ -50,6 +50,9 @@ saccade_predictions_view_init (SaccadePredictionsView *self)
   self->heading = gtk_label_new (NULL);
   gtk_label_set_xalign (GTK_LABEL (self->heading), 0);
   gtk_label_set_wrap (GTK_LABEL (self->heading), TRUE);
+  /* A width that does not follow the text: the panel (and with it the window) keeps its
+   * width whatever run or position it shows (issue 30: it grew from 1,246 to 1,286 px). */
+  gtk_label_set_width_chars (GTK_LABEL (self->heading), 22);
   gtk_label_set_max_width_chars (GTK_LABEL (self->heading), 22);
   gtk_widget_add_css_class (self->heading, "heading");
   gtk_widget_set_parent (self->heading, GTK_WIDGET (self));
@@ -89,7 +92,7 @@ saccade_predictions_view_set (SaccadePredictionsView *self, const char *heading,
       gtk_label_set_xalign (GTK_LABEL (name), 0);
       gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
       gtk_label_set_max_width_chars (GTK_LABEL (name), 14);
-      gtk_label_set_width_chars (GTK_LABEL (name), 8);
+      gtk_label_set_width_chars (GTK_LABEL (name), 14);
       gtk_widget_set_tooltip_text (name, labels[r]);
       /* Drop the level bar's "low/high" colour offsets: a probability is not a battery. */
       gtk_level_bar_remove_offset_value (GTK_LEVEL_BAR (bar), GTK_LEVEL_BAR_OFFSET_LOW);
@@ -99,6 +102,7 @@ saccade_predictions_view_set (SaccadePredictionsView *self, const char *heading,
       gtk_widget_set_size_request (bar, 60, -1);
       gtk_widget_set_valign (bar, GTK_ALIGN_CENTER);
       gtk_label_set_xalign (GTK_LABEL (value), 1);
+      gtk_label_set_width_chars (GTK_LABEL (value), 7); /* "100.0 %" */
       gtk_widget_add_css_class (value, "numeric");
       gtk_widget_add_css_class (value, "dim-label");
       gtk_grid_attach (GTK_GRID (self->grid), name, 0, r, 1, 1);

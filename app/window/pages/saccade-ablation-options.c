@@ -359,6 +359,7 @@ ablation_options_init (SaccadeAblationPage *self)
   for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
     gtk_string_list_append (metrics, saccade_study_metric_name (m));
   gtk_drop_down_set_model (self->metric_dropdown, G_LIST_MODEL (metrics));
+  saccade_page_run_dropdown_init (self->corrupted_dropdown);
   /* Translators: the erasure kinds: taken out of every attention row, or from the input. */
   gtk_string_list_append (kinds, _("mask"));
   gtk_string_list_append (kinds, _("drop"));

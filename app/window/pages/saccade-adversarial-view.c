@@ -322,7 +322,8 @@ saccade_adversarial_view_init (SaccadeAdversarialView *self)
 
   self->status_label = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_xalign (self->status_label, 0);
-  gtk_label_set_ellipsize (self->status_label, PANGO_ELLIPSIZE_END);
+  gtk_label_set_wrap (self->status_label, TRUE);
+  gtk_label_set_wrap_mode (self->status_label, PANGO_WRAP_WORD_CHAR);
   gtk_widget_set_margin_start (GTK_WIDGET (self->status_label), 12);
   gtk_widget_set_margin_end (GTK_WIDGET (self->status_label), 12);
   gtk_widget_set_margin_top (GTK_WIDGET (self->status_label), 4);

@@ -719,6 +719,7 @@ saccade_compare_page_init (SaccadeComparePage *self)
   saccade_heatmap_view_set_colormap (self->view_diff, SACCADE_COLORMAP_RDBU);
   for (int s = 0; s < 2; s++)
     {
+      saccade_page_run_dropdown_init (self->side[s].run_dd);
       g_signal_connect_swapped (self->side[s].run_dd, "notify::selected",
                                 G_CALLBACK (run_selected), self);
       g_signal_connect_swapped (self->side[s].layer, "value-changed", G_CALLBACK (side_moved),

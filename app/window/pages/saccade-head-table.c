@@ -110,6 +110,9 @@ saccade_head_table_setup (SaccadeHeadTable *self, GType row_type)
   g_signal_connect (priv->view, "activate", G_CALLBACK (on_activate), self);
 
   priv->scrolled = gtk_scrolled_window_new ();
+  /* Real scroll bars, not overlay ones that show only under the pointer: on a narrow window
+   * the right-hand columns are past the edge, and the horizontal bar says so (issue 30). */
+  gtk_scrolled_window_set_overlay_scrolling (GTK_SCROLLED_WINDOW (priv->scrolled), FALSE);
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (priv->scrolled), GTK_WIDGET (priv->view));
   g_signal_connect_object (gtk_column_view_get_sorter (priv->view), "changed",
                            G_CALLBACK (on_sorted), self, 0);
