@@ -119,6 +119,19 @@ map_title (SaccadeInductionPage *self)
   return g_strdup_printf (_("Prefix matching by layer and head · %s"), self->model_name);
 }
 
+/* The map's cells: prefix matching with heads as rows and layers as columns, the way the
+ * Model page's grid and the Ablation page's maps lay out a model (caller frees). */
+static float *
+map_cells (const ScInductionResult *r)
+{
+  float *cells = g_new (float, (gsize) r->n_layers * r->n_heads);
+
+  for (int l = 0; l < r->n_layers; l++)
+    for (int h = 0; h < r->n_heads; h++)
+      cells[(gsize) h * r->n_layers + l] = (float) r->heads[l * r->n_heads + h].prefix_matching;
+  return cells;
+}
+
 static void
 show_result (SaccadeInductionPage *self)
 {
@@ -126,7 +139,6 @@ show_result (SaccadeInductionPage *self)
   g_autofree float *cells = NULL;
   g_autofree char *title = NULL, *loss_title = NULL;
   SaccadeLossFigure f;
-  int i, n;
 
   saccade_induction_table_set_result (self->table, ind);
   if (ind == NULL)
@@ -138,13 +150,10 @@ show_result (SaccadeInductionPage *self)
       show_idle_status (self);
       return;
     }
-  n = ind->result->n_layers * ind->result->n_heads;
-  cells = g_new (float, n);
-  for (i = 0; i < n; i++)
-    cells[i] = (float) ind->result->heads[i].prefix_matching;
+  cells = map_cells (ind->result);
   title = map_title (self);
-  saccade_heatmap_view_set_data (self->map_view, cells, ind->result->n_layers,
-                                 ind->result->n_heads, NULL, NULL, FALSE);
+  saccade_heatmap_view_set_data (self->map_view, cells, ind->result->n_heads,
+                                 ind->result->n_layers, NULL, NULL, FALSE);
   saccade_heatmap_view_set_title (self->map_view, title);
   loss_title = saccade_induction_dup_loss_title (ind, self->model_name);
   saccade_induction_loss_figure (ind, loss_title, &f);
@@ -334,6 +343,13 @@ head_activated (SaccadeInductionPage *self, int layer, int head)
   open_head (self, layer, head);
 }
 
+/* A click on the map's cell (head, layer). */
+static void
+map_activated (SaccadeInductionPage *self, int head, int layer)
+{
+  open_head (self, layer, head);
+}
+
 /* page.open-head ((ii): layer, head), what a click on the head does; refused with a warning
  * when there is no result to open a head of. */
 static void
@@ -395,13 +411,11 @@ saccade_induction_page_export_figure (SaccadePage *page, const char *path, GErro
       saccade_induction_loss_figure (self->result, title, &f);
       return saccade_figure_export_loss (&f, path, error);
     }
-  cells = g_new (float, r->n_layers * r->n_heads);
-  for (int i = 0; i < r->n_layers * r->n_heads; i++)
-    cells[i] = (float) r->heads[i].prefix_matching;
+  cells = map_cells (r);
   return saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
-    .values = cells, .n_rows = r->n_layers, .n_cols = r->n_heads, .title = title,
+    .values = cells, .n_rows = r->n_heads, .n_cols = r->n_layers, .title = title,
     .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR,
-    .row_name = _("Layer"), .col_name = _("Head"), .value_name = _("prefix matching"),
+    .row_name = _("Head"), .col_name = _("Layer"), .value_name = _("prefix matching"),
   }, path, error);
 }
 
@@ -500,12 +514,12 @@ saccade_induction_page_init (SaccadeInductionPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->map_view));
-  saccade_heatmap_view_set_axis_names (self->map_view, _("Layer"), _("Head"),
+  saccade_heatmap_view_set_axis_names (self->map_view, _("Head"), _("Layer"),
                                        _("prefix matching"));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label),
                                _("Click a head in the map or the table to open it on the "
                                  "repeated sequence"));
-  g_signal_connect_swapped (self->map_view, "cell-activated", G_CALLBACK (head_activated), self);
+  g_signal_connect_swapped (self->map_view, "cell-activated", G_CALLBACK (map_activated), self);
   g_signal_connect_swapped (self->table, "head-activated", G_CALLBACK (head_activated), self);
   show_result (self);
   update_actions (self);

@@ -505,7 +505,7 @@ run_choice_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer
 
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
-  gtk_label_set_width_chars (GTK_LABEL (label), GPOINTER_TO_INT (chars));
+  gtk_label_set_width_chars (GTK_LABEL (label), GPOINTER_TO_INT (chars) / 3);
   gtk_label_set_max_width_chars (GTK_LABEL (label), GPOINTER_TO_INT (chars));
   gtk_list_item_set_child (item, label);
 }
@@ -519,7 +519,8 @@ run_choice_bind (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer 
                       gtk_string_object_get_string (name));
 }
 
-/* A factory of ellipsized labels @chars characters wide. */
+/* A factory of labels ellipsized past @chars characters, which may shrink to a third of
+ * that: the picker's minimum never follows the text. */
 static GtkListItemFactory *
 run_choice_factory (int chars)
 {

@@ -136,10 +136,10 @@ char *saccade_page_dup_quoted_text (SaccadeRun *run);
  * text (a whole page, the Induction page's random tokens) cannot make the picker — and with
  * it the window — wider than the screen. Caller frees. */
 char *saccade_page_dup_run_choice (gint64 id, const char *title);
-/* Makes @dd, a run picker over a GtkStringList of saccade_page_dup_run_choice() names, a
- * fixed width whatever run it shows (its label ellipsized at that width, the list's rows
- * too), so choosing a run with wide characters (a chat template's "<|im_start|>⏎") does not
- * widen the page and the window. */
+/* Makes @dd, a run picker over a GtkStringList of saccade_page_dup_run_choice() names, ask
+ * for a minimum width that does not follow the run it shows (its label ellipsized, the
+ * list's rows too), so choosing a run with wide characters (a chat template's
+ * "<|im_start|>⏎") does not widen the page and the window. */
 void saccade_page_run_dropdown_init (GtkDropDown *dd);
 /* The figure title "@what · model · “text”" of the page's run ("" without one); caller frees. */
 char *saccade_page_dup_run_title (SaccadePage *self, const char *what);
