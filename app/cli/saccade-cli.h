@@ -248,6 +248,8 @@ int saccade_cmd_neuron (int argc, char **argv);
 int saccade_cmd_patch (int argc, char **argv);
 /* Norm-based attention of a stored run (saccade-cli-norms.c). */
 int saccade_cmd_norms (int argc, char **argv);
+/* Context mixing (value zeroing, ALTI) of a stored run (saccade-cli-mixing.c). */
+int saccade_cmd_mixing (int argc, char **argv);
 /* Shard databases merged into one (saccade-cli-merge.c). */
 int saccade_cmd_merge (int argc, char **argv);
 /* The attention-sink rate on three kinds of input (saccade-cli-sinks.c). */

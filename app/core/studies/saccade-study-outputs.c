@@ -22,6 +22,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_lens_outputs,
   &saccade_qk_outputs,
   &saccade_norms_outputs,
+  &saccade_mixing_outputs,
   NULL,
 };
 

@@ -18,6 +18,7 @@
 
 #include "app/core/saccade-study.h"
 #include "engine/study/sc-erasure-study.h"
+#include "engine/study/sc-mixing-study.h"
 #include "engine/study/sc-norm-study.h"
 #include "engine/study/sc-patch-study.h"
 #include "ui/figures/saccade-figure.h"
@@ -99,6 +100,10 @@ void saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *t
 GBytes *saccade_patch_csv (const ScPatchResult *r, const char *const *labels, int n,
                            gint64 run_id, gint64 corrupted_run, gint64 study_id);
 
+/* Context mixing (saccade-mixing-outputs.c): map @k of @r (a layer, or n_layers: the
+ * rollout), its last token's @top sources by share, then the map itself (up to 40 tokens). */
+void saccade_mixing_text_map (GString *out, const ScMixingResult *r, const char *const *labels,
+                              int k, int top);
 /* Norm-based attention (saccade-norms-outputs.c): the map of head @head of @r's layer (−1:
  * the layer's map) as rows for a terminal, each row's keys 0 .. i (@labels: the run's, one
  * per token; may be NULL); a line saying why instead when the maps were not kept or the run
@@ -151,6 +156,7 @@ extern const SaccadeStudyOutputs saccade_path_patch_outputs; /* saccade-path-pat
 extern const SaccadeStudyOutputs saccade_lens_outputs;
 extern const SaccadeStudyOutputs saccade_qk_outputs;        /* saccade-qk-outputs.c */
 extern const SaccadeStudyOutputs saccade_norms_outputs;      /* saccade-norms-outputs.c */
+extern const SaccadeStudyOutputs saccade_mixing_outputs;     /* saccade-mixing-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
 extern const SaccadeStudyOutputs saccade_tokens_outputs;
