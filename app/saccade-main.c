@@ -54,6 +54,7 @@ static const Verb verbs[] = {
   { "bench-analysis", saccade_cmd_bench_analysis, "the head-distance matrix against a naive loop" },
   { "bench-gradients", saccade_cmd_bench_gradients, "gradients against the forward pass" },
   { "bench-patch", saccade_cmd_bench_patch, "patching every head against plain passes" },
+  { "bench-mixing", saccade_cmd_bench_mixing, "value zeroing and ALTI against one forward pass" },
 };
 
 static void

@@ -226,6 +226,7 @@ int saccade_cmd_bench_analysis (int argc, char **argv);
 /* Gradients against the forward pass (saccade-bench-gradients.c). */
 int saccade_cmd_bench_gradients (int argc, char **argv);
 int saccade_cmd_bench_patch (int argc, char **argv);
+int saccade_cmd_bench_mixing (int argc, char **argv);
 
 /* Direct logit attribution of a stored run, and the reference means (saccade-cli-dla.c). */
 int saccade_cmd_dla (int argc, char **argv);

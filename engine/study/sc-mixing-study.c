@@ -356,16 +356,6 @@ fail:
   return st;
 }
 
-/* The one value of series @name at pos 0 of @d, or NaN. */
-static double
-series_at0 (const ScStoreStudyData *d, const char *name)
-{
-  for (size_t i = 0; i < d->n_series_values; i++)
-    if (d->series[i].pos == 0 && strcmp (d->series[i].series, name) == 0)
-      return d->series[i].value;
-  return NAN;
-}
-
 /* Every row of layer maps 0 .. L − 1 sums to 1 (within float rounding) or holds only 0. */
 static bool
 rows_whole (const ScMixingResult *r)
@@ -405,8 +395,8 @@ sc_mixing_load (ScStore *store, const ScModelInfo *info,
   if ((st = sc_study_find_and_read (store, SC_MIXING_STUDY_KIND, sha256, params_json, &d,
                                     study_id, err)) != SC_OK)
     return st;
-  nv = series_at0 (d, "n");
-  top1 = series_at0 (d, "top1");
+  nv = sc_study_series_at0 (d, "n");
+  top1 = sc_study_series_at0 (d, "top1");
   if (method < 0 || !(nv >= 2 && nv <= SC_STORE_MAX_TOKENS && nv == floor (nv))
       || !(top1 == floor (top1)) || !sc_mixing_fits (L, (int) nv)
       || (r = sc_mixing_result_new (method, L, (int) nv)) == NULL)

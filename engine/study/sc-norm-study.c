@@ -460,16 +460,6 @@ fail:
   return st;
 }
 
-/* The one value of series @name at pos 0 of @d, or NaN. */
-static double
-series_at0 (const ScStoreStudyData *d, const char *name)
-{
-  for (size_t i = 0; i < d->n_series_values; i++)
-    if (d->series[i].pos == 0 && strcmp (d->series[i].series, name) == 0)
-      return d->series[i].value;
-  return NAN;
-}
-
 ScStatus
 sc_norm_load (ScStore *store, const ScModelInfo *info,
               const uint8_t sha256[SC_SHA256_DIGEST_SIZE], const char *params_json,
@@ -497,8 +487,8 @@ sc_norm_load (ScStore *store, const ScModelInfo *info,
                                     study_id, err)) != SC_OK)
     return st;
   H = d->n_heads;
-  nv = series_at0 (d, "n");
-  top1 = series_at0 (d, "top1");
+  nv = sc_study_series_at0 (d, "n");
+  top1 = sc_study_series_at0 (d, "top1");
   if (d->n_layers != (int) info->n_layers || H != (int) info->n_heads
       || !sc_study_params_uint (params_json, "layer", &layer) || layer >= info->n_layers
       || !(nv >= 2 && nv <= SC_STORE_MAX_TOKENS && nv == floor (nv))

@@ -823,3 +823,12 @@ sc_study_tri_unpos (int64_t pos, int n, int *k, int *i, int *j)
   *j = (int) (rem - row * (row + 1) / 2);
   return true;
 }
+
+double
+sc_study_series_at0 (const ScStoreStudyData *d, const char *name)
+{
+  for (size_t i = 0; i < d->n_series_values; i++)
+    if (d->series[i].pos == 0 && strcmp (d->series[i].series, name) == 0)
+      return d->series[i].value;
+  return NAN;
+}

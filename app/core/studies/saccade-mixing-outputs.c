@@ -42,15 +42,8 @@ mixing_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
       else
         saccade_json_string (b, "layer", "rollout");
       saccade_json_double (b, "mix", r->mix[l]);
-      saccade_json_begin_array (b, "map");
-      for (int i = 0; i < n; i++)
-        {
-          json_builder_begin_array (b);
-          for (int j = 0; j < n; j++)
-            saccade_json_add_double (b, map[(gsize) i * n + j]);
-          json_builder_end_array (b);
-        }
-      json_builder_end_array (b);
+      json_builder_set_member_name (b, "map");
+      saccade_study_json_map (b, map, n);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -124,14 +117,7 @@ saccade_mixing_text_map (GString *out, const ScMixingResult *r, const char *cons
       g_string_append (out, "  (too wide for a terminal: --json)\n");
       return;
     }
-  for (int i = 0; i < n; i++)
-    {
-      g_string_append_printf (out, "  %3d ", i);
-      saccade_format_padded (out, label_of (labels, i), 12);
-      for (int j = 0; j <= i; j++)
-        g_string_append_printf (out, " %6.3f", map[(gsize) i * n + j]);
-      g_string_append_c (out, '\n');
-    }
+  saccade_study_text_triangle (out, map, n, labels, 6);
 }
 
 static void

@@ -100,6 +100,14 @@ void saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *t
 GBytes *saccade_patch_csv (const ScPatchResult *r, const char *const *labels, int n,
                            gint64 run_id, gint64 corrupted_run, gint64 study_id);
 
+/* A (n, n) float map as an array of n rows of n numbers, the value of the member @b has
+ * just named (or an element of its open array). */
+void saccade_study_json_map (JsonBuilder *b, const float *map, int n);
+/* The lower triangle of a causal (n, n) map for a terminal: per row i "  %3d ", @labels[i]
+ * (may be NULL) padded to 12 columns, then map[i][j] for j <= i in @width columns, 3
+ * decimals. */
+void saccade_study_text_triangle (GString *out, const float *map, int n,
+                                  const char *const *labels, int width);
 /* Context mixing (saccade-mixing-outputs.c): map @k of @r (a layer, or n_layers: the
  * rollout), its last token's @top sources by share, then the map itself (up to 40 tokens). */
 void saccade_mixing_text_map (GString *out, const ScMixingResult *r, const char *const *labels,
