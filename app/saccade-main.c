@@ -42,6 +42,7 @@ static const Verb verbs[] = {
   { "faithfulness", saccade_cmd_faithfulness, "attention against leave-one-out importance (a run or a file)" },
   { "patch", saccade_cmd_patch, "activation patching of clean/corrupted pairs (one, or a file)" },
   { "norms", saccade_cmd_norms, "norm-based attention: weight times value norm (Kobayashi 2020)" },
+  { "mixing", saccade_cmd_mixing, "context mixing per layer and rolled out: value zeroing, ALTI" },
   { "neuron", saccade_cmd_neuron, "one head's scores made from its query and key vectors" },
   { "attribute", saccade_cmd_attribute, "gradient attributions of a stored run's tokens" },
   { "adversarial", saccade_cmd_adversarial, "how far attention moves while the output stays put" },
@@ -53,6 +54,7 @@ static const Verb verbs[] = {
   { "bench-analysis", saccade_cmd_bench_analysis, "the head-distance matrix against a naive loop" },
   { "bench-gradients", saccade_cmd_bench_gradients, "gradients against the forward pass" },
   { "bench-patch", saccade_cmd_bench_patch, "patching every head against plain passes" },
+  { "bench-mixing", saccade_cmd_bench_mixing, "value zeroing and ALTI against one forward pass" },
 };
 
 static void

@@ -226,6 +226,7 @@ int saccade_cmd_bench_analysis (int argc, char **argv);
 /* Gradients against the forward pass (saccade-bench-gradients.c). */
 int saccade_cmd_bench_gradients (int argc, char **argv);
 int saccade_cmd_bench_patch (int argc, char **argv);
+int saccade_cmd_bench_mixing (int argc, char **argv);
 
 /* Direct logit attribution of a stored run, and the reference means (saccade-cli-dla.c). */
 int saccade_cmd_dla (int argc, char **argv);
@@ -248,6 +249,8 @@ int saccade_cmd_neuron (int argc, char **argv);
 int saccade_cmd_patch (int argc, char **argv);
 /* Norm-based attention of a stored run (saccade-cli-norms.c). */
 int saccade_cmd_norms (int argc, char **argv);
+/* Context mixing (value zeroing, ALTI) of a stored run (saccade-cli-mixing.c). */
+int saccade_cmd_mixing (int argc, char **argv);
 /* Shard databases merged into one (saccade-cli-merge.c). */
 int saccade_cmd_merge (int argc, char **argv);
 /* The attention-sink rate on three kinds of input (saccade-cli-sinks.c). */

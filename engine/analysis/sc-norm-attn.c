@@ -18,9 +18,8 @@ check_dims (const ScNormDims *dm, int n, ScError *err)
   return SC_OK;
 }
 
-/* f (H, E): every head's f_h(x_j) = W_O^h v_j at token @j, in double. */
-static void
-head_vectors (const float *v, const float *wo, const ScNormDims *dm, int j, double *f)
+void
+sc_norm_head_vectors (const float *v, const float *wo, const ScNormDims *dm, int j, double *f)
 {
   const int H = dm->n_heads, d = dm->head_dim, E = dm->n_embd, Q = H * d,
             KV = dm->n_kv_heads * d, group = H / dm->n_kv_heads;
@@ -58,7 +57,7 @@ sc_norm_values (const float *v, const float *wo, const ScNormDims *dm, int n, do
   for (int j = 0; j < n; j++)
     {
       /* 1. f_h(x_j) and its norm */
-      head_vectors (v, wo, dm, j, f);
+      sc_norm_head_vectors (v, wo, dm, j, f);
       for (int h = 0; h < H; h++)
         {
           const double *fh = f + (size_t) h * E;
@@ -111,7 +110,7 @@ sc_norm_residual_terms (const float *v, const float *wo, const ScNormDims *dm, i
     {
       const float *xj = x + (size_t) j * E;
       double *g = gram + (size_t) j * H * H, s = 0.0;
-      head_vectors (v, wo, dm, j, f);
+      sc_norm_head_vectors (v, wo, dm, j, f);
       /* ω ∘ f_h, in place: the Gram and the cross terms read only the weighted vectors */
       for (int h = 0; h < H; h++)
         for (int e = 0; e < E; e++)

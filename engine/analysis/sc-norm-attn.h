@@ -54,6 +54,11 @@ typedef struct {
 ScStatus sc_norm_values (const float *v, const float *wo, const ScNormDims *dims, int n,
                          double *vnorm, double *gram, ScError *err);
 
+/* @f (H, E): every head's f_h(x_j) = W_O^h v_j at token @j, in double (no checks: @dims
+ * as sc_norm_values checks them). */
+void sc_norm_head_vectors (const float *v, const float *wo, const ScNormDims *dims, int j,
+                           double *f);
+
 /* Head h's map: @out[i][j] = @alpha[i][j] · @vnorm[j] for one head's (@n_q, @n_k) weights
  * and its @n_k value norms. */
 void sc_norm_head_map (const float *alpha, const double *vnorm, int n_q, int n_k, float *out);

@@ -189,6 +189,19 @@ ScStatus sc_session_unembed (ScSession *session, const float *x, int n_rows, flo
 ScStatus sc_session_layer_qk (ScSession *session, const int32_t *ids, int n_tokens, int layer,
                               float *q, float *k, ScError *err);
 
+/* Layer @layer alone on @ids (1 <= n_tokens) under @iv (NULL: none; it may change no layer
+ * below @layer), started from the residual the session's last run with keep_residuals kept
+ * entering it (layer 0: the embeddings), into @out: (n_tokens, n_embd) host floats, the
+ * residual stream leaving the layer (what enters layer + 1, or the final residual). The
+ * kept residuals stay; the KV cache is emptied. With @iv NULL it gives the kept residual
+ * entering layer + 1 bit for bit. Value zeroing (study/sc-mixing-study.h) reruns a layer
+ * this way once per key. Errors: SC_ERR_INVALID_ARG (NULL arguments, @layer outside 0 ..
+ * n_layers - 1, no residuals kept for these ids, an intervention below @layer or out of
+ * range), those of sc_forward. Thread safety: as sc_forward. */
+ScStatus sc_session_layer_output (ScSession *session, const int32_t *ids, int n_tokens,
+                                  int layer, const ScIntervention *iv, float *out,
+                                  ScError *err);
+
 /* The backend a session runs on. */
 ScBackend *sc_session_backend (const ScSession *session);
 /* The model a session runs (borrowed). */

@@ -405,13 +405,6 @@ head_values (const ScNormResult *r, size_t at, double v[N_HEAD_METRICS])
   v[3] = r->vnorm_rest[at];
 }
 
-/* The lower triangle's position of (i, j ≤ i) in map k. */
-static int
-map_pos (int k, int n, int i, int j)
-{
-  return (int) ((int64_t) k * n * (n + 1) / 2 + (int64_t) i * (i + 1) / 2 + j);
-}
-
 ScStatus
 sc_norm_store (ScStore *store, const ScStoreModel *model, const char *params_json,
                const ScNormResult *r, int64_t *study_id, ScError *err)
@@ -453,7 +446,7 @@ sc_norm_store (ScStore *store, const ScStoreModel *model, const char *params_jso
       const float *map = sc_norm_result_map (r, k);
       for (int i = 0; i < n; i++)
         for (int j = 0; j <= i; j++)
-          TRY (sc_store_study_add_series (s, "maps", map_pos (k, n, i, j),
+          TRY (sc_store_study_add_series (s, "maps", (int) sc_study_tri_pos (k, n, i, j),
                                           map[(size_t) i * n + j], err));
     }
   for (int k = 0; k < 3; k++)
@@ -465,16 +458,6 @@ sc_norm_store (ScStore *store, const ScStoreModel *model, const char *params_jso
 fail:
   sc_store_study_abort (s);
   return st;
-}
-
-/* The one value of series @name at pos 0 of @d, or NaN. */
-static double
-series_at0 (const ScStoreStudyData *d, const char *name)
-{
-  for (size_t i = 0; i < d->n_series_values; i++)
-    if (d->series[i].pos == 0 && strcmp (d->series[i].series, name) == 0)
-      return d->series[i].value;
-  return NAN;
 }
 
 ScStatus
@@ -504,8 +487,8 @@ sc_norm_load (ScStore *store, const ScModelInfo *info,
                                     study_id, err)) != SC_OK)
     return st;
   H = d->n_heads;
-  nv = series_at0 (d, "n");
-  top1 = series_at0 (d, "top1");
+  nv = sc_study_series_at0 (d, "n");
+  top1 = sc_study_series_at0 (d, "top1");
   if (d->n_layers != (int) info->n_layers || H != (int) info->n_heads
       || !sc_study_params_uint (params_json, "layer", &layer) || layer >= info->n_layers
       || !(nv >= 2 && nv <= SC_STORE_MAX_TOKENS && nv == floor (nv))
@@ -565,15 +548,9 @@ sc_norm_load (ScStore *store, const ScModelInfo *info,
         r->mix[v->pos] = v->value;
       else if (strcmp (v->series, "maps") == 0)
         {
-          /* pos = k·T + i(i+1)/2 + j, j <= i: back to (k, i, j) */
-          const int T = n * (n + 1) / 2, k = v->pos / T;
-          int rem = v->pos % T, row = (int) ((sqrt (8.0 * rem + 1.0) - 1.0) / 2.0);
-          while (row * (row + 1) / 2 > rem) /* the square root's rounding, either way */
-            row--;
-          while ((row + 1) * (row + 2) / 2 <= rem)
-            row++;
-          rem -= row * (row + 1) / 2;
-          r->maps[((size_t) k * n + row) * n + rem] = (float) v->value;
+          int k, row, col;
+          sc_study_tri_unpos (v->pos, n, &k, &row, &col);
+          r->maps[((size_t) k * n + row) * n + col] = (float) v->value;
         }
       else if (strcmp (v->series, "n") != 0 && strcmp (v->series, "top1") != 0)
         goto bad;

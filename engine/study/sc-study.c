@@ -23,6 +23,7 @@
 #include "study/sc-head-means.h"
 #include "study/sc-layer-study.h"
 #include "study/sc-lens-study.h"
+#include "study/sc-mixing-study.h"
 #include "study/sc-norm-study.h"
 #include "study/sc-patch-study.h"
 #include "study/sc-path-patch.h"
@@ -48,6 +49,7 @@ static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_lens,
   &sc_study_kind_qk,
   &sc_study_kind_norms,
+  &sc_study_kind_mixing,
   &sc_study_kind_head_means,
   NULL,
 };
@@ -794,4 +796,39 @@ sc_study_check_contrast_params (const ScStoreStudyData *d, const char *params_js
                          "clean series contrast %d", (long long) d->id, d->kind,
                          named ? "a contrast" : "no contrast", contrast);
   return SC_OK;
+}
+
+int64_t
+sc_study_tri_pos (int k, int n, int i, int j)
+{
+  return (int64_t) k * n * (n + 1) / 2 + (int64_t) i * (i + 1) / 2 + j;
+}
+
+bool
+sc_study_tri_unpos (int64_t pos, int n, int *k, int *i, int *j)
+{
+  const int64_t T = (int64_t) n * (n + 1) / 2;
+  int64_t rem, row;
+
+  if (pos < 0 || n < 1)
+    return false;
+  *k = (int) (pos / T);
+  rem = pos % T;
+  row = (int64_t) ((sqrt (8.0 * (double) rem + 1.0) - 1.0) / 2.0);
+  while (row * (row + 1) / 2 > rem) /* the square root's rounding, either way */
+    row--;
+  while ((row + 1) * (row + 2) / 2 <= rem)
+    row++;
+  *i = (int) row;
+  *j = (int) (rem - row * (row + 1) / 2);
+  return true;
+}
+
+double
+sc_study_series_at0 (const ScStoreStudyData *d, const char *name)
+{
+  for (size_t i = 0; i < d->n_series_values; i++)
+    if (d->series[i].pos == 0 && strcmp (d->series[i].series, name) == 0)
+      return d->series[i].value;
+  return NAN;
 }

@@ -372,6 +372,14 @@ ScStatus sc_study_find_and_read (ScStore *store, const char *kind,
  * caller. */
 bool sc_study_params_uint (const char *params, const char *key, uint64_t *out);
 
+/* Maps stored as lower triangles in one series (the norms' and the mixing maps): the
+ * position of (i, j <= i) of map @k of @n tokens, k·T + i(i+1)/2 + j with T = n(n+1)/2, and
+ * back (false when @pos is negative). */
+int64_t sc_study_tri_pos (int k, int n, int i, int j);
+/* The one value of series @name at pos 0 of @d (a study's "n", "top1"), or NaN. */
+double sc_study_series_at0 (const ScStoreStudyData *d, const char *name);
+bool sc_study_tri_unpos (int64_t pos, int n, int *k, int *i, int *j);
+
 #ifdef __cplusplus
 }
 #endif

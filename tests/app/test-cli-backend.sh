@@ -40,8 +40,8 @@ print(' '.join(r['backend'] for r in json.load(sys.stdin)['runs']))"
 }
 
 # --- Every verb that runs the model offers --backend -------------------------------------
-for verb in generate capture demo induction ablate dla means faithfulness neuron norms attribute \
-            adversarial bench bench-store bench-analysis bench-gradients bench-patch; do
+for verb in generate capture demo induction ablate dla means faithfulness neuron norms mixing attribute \
+            adversarial bench bench-store bench-analysis bench-gradients bench-patch bench-mixing; do
   "$saccade" "$verb" --help > "$tmp/help" 2>&1
   check "$verb --help" "$tmp/help" "--backend=NAME"
 done

@@ -11,21 +11,6 @@
 #include "app/core/saccade-json.h"
 #include "engine/study/sc-norm-study.h"
 
-/* A (n, n) float map as an array of n rows, into the open array of @b. */
-static void
-json_add_map (JsonBuilder *b, const float *map, int n)
-{
-  json_builder_begin_array (b);
-  for (int i = 0; i < n; i++)
-    {
-      json_builder_begin_array (b);
-      for (int j = 0; j < n; j++)
-        saccade_json_add_double (b, map[(gsize) i * n + j]);
-      json_builder_end_array (b);
-    }
-  json_builder_end_array (b);
-}
-
 static void
 norms_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
             const char *const *labels)
@@ -83,14 +68,14 @@ norms_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   saccade_json_begin_object (b, "maps");
   saccade_json_begin_array (b, "heads");
   for (int h = 0; h < H; h++)
-    json_add_map (b, sc_norm_result_map (r, h), n);
+    saccade_study_json_map (b, sc_norm_result_map (r, h), n);
   json_builder_end_array (b);
   json_builder_set_member_name (b, "layer");
-  json_add_map (b, sc_norm_result_map (r, H), n);
+  saccade_study_json_map (b, sc_norm_result_map (r, H), n);
   json_builder_set_member_name (b, "residual");
-  json_add_map (b, sc_norm_result_map (r, H + 1), n);
+  saccade_study_json_map (b, sc_norm_result_map (r, H + 1), n);
   json_builder_set_member_name (b, "residual_norm");
-  json_add_map (b, sc_norm_result_map (r, H + 2), n);
+  saccade_study_json_map (b, sc_norm_result_map (r, H + 2), n);
   json_builder_end_object (b);
 }
 
@@ -131,14 +116,7 @@ saccade_norms_text_map (GString *out, const ScNormResult *r, const char *const *
                                   : "too wide for a terminal");
       return;
     }
-  for (int i = 0; i < n; i++)
-    {
-      g_string_append_printf (out, "  %3d ", i);
-      saccade_format_padded (out, labels != NULL ? labels[i] : "", 12);
-      for (int j = 0; j <= i; j++)
-        g_string_append_printf (out, " %7.3f", map[(size_t) i * n + j]);
-      g_string_append_c (out, '\n');
-    }
+  saccade_study_text_triangle (out, map, n, labels, 7);
 }
 
 static void

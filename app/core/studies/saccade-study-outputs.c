@@ -22,6 +22,7 @@ static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_lens_outputs,
   &saccade_qk_outputs,
   &saccade_norms_outputs,
+  &saccade_mixing_outputs,
   NULL,
 };
 
@@ -217,4 +218,32 @@ saccade_study_outputs_text (const SaccadeStudy *s, ScModel *model, const ScStore
                             "prints them)\n", s->kind->title, stored->n_head_values,
                             stored->n_series_values);
   return g_string_free (out, FALSE);
+}
+
+void
+saccade_study_json_map (JsonBuilder *b, const float *map, int n)
+{
+  json_builder_begin_array (b);
+  for (int i = 0; i < n; i++)
+    {
+      json_builder_begin_array (b);
+      for (int j = 0; j < n; j++)
+        saccade_json_add_double (b, map[(gsize) i * n + j]);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+}
+
+void
+saccade_study_text_triangle (GString *out, const float *map, int n, const char *const *labels,
+                             int width)
+{
+  for (int i = 0; i < n; i++)
+    {
+      g_string_append_printf (out, "  %3d ", i);
+      saccade_format_padded (out, labels != NULL ? labels[i] : "", 12);
+      for (int j = 0; j <= i; j++)
+        g_string_append_printf (out, " %*.3f", width, map[(gsize) i * n + j]);
+      g_string_append_c (out, '\n');
+    }
 }

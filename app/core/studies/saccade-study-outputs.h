@@ -18,6 +18,7 @@
 
 #include "app/core/saccade-study.h"
 #include "engine/study/sc-erasure-study.h"
+#include "engine/study/sc-mixing-study.h"
 #include "engine/study/sc-norm-study.h"
 #include "engine/study/sc-patch-study.h"
 #include "ui/figures/saccade-figure.h"
@@ -99,6 +100,18 @@ void saccade_patch_text_map (GString *out, const ScPatchResult *r, const char *t
 GBytes *saccade_patch_csv (const ScPatchResult *r, const char *const *labels, int n,
                            gint64 run_id, gint64 corrupted_run, gint64 study_id);
 
+/* A (n, n) float map as an array of n rows of n numbers, the value of the member @b has
+ * just named (or an element of its open array). */
+void saccade_study_json_map (JsonBuilder *b, const float *map, int n);
+/* The lower triangle of a causal (n, n) map for a terminal: per row i "  %3d ", @labels[i]
+ * (may be NULL) padded to 12 columns, then map[i][j] for j <= i in @width columns, 3
+ * decimals. */
+void saccade_study_text_triangle (GString *out, const float *map, int n,
+                                  const char *const *labels, int width);
+/* Context mixing (saccade-mixing-outputs.c): map @k of @r (a layer, or n_layers: the
+ * rollout), its last token's @top sources by share, then the map itself (up to 40 tokens). */
+void saccade_mixing_text_map (GString *out, const ScMixingResult *r, const char *const *labels,
+                              int k, int top);
 /* Norm-based attention (saccade-norms-outputs.c): the map of head @head of @r's layer (−1:
  * the layer's map) as rows for a terminal, each row's keys 0 .. i (@labels: the run's, one
  * per token; may be NULL); a line saying why instead when the maps were not kept or the run
@@ -151,6 +164,7 @@ extern const SaccadeStudyOutputs saccade_path_patch_outputs; /* saccade-path-pat
 extern const SaccadeStudyOutputs saccade_lens_outputs;
 extern const SaccadeStudyOutputs saccade_qk_outputs;        /* saccade-qk-outputs.c */
 extern const SaccadeStudyOutputs saccade_norms_outputs;      /* saccade-norms-outputs.c */
+extern const SaccadeStudyOutputs saccade_mixing_outputs;     /* saccade-mixing-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
 extern const SaccadeStudyOutputs saccade_tokens_outputs;

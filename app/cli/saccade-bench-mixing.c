@@ -1,0 +1,103 @@
+/* saccade-bench-mixing.c — `saccade bench-mixing`: what context mixing of a whole model
+ * costs against one forward pass (docs/benchmarks.md, "Context mixing").
+ *
+ * For each prompt length n (--sizes; benchmark prose, as `saccade bench`): one warm-up,
+ * then -r rounds, each timing, in a rotating order,
+ *   - the peer: one plain forward pass of the prompt (sc_forward, the last position's
+ *     logits),
+ *   - value zeroing of every layer (sc_mixing_run: one pass keeping the values and the
+ *     residuals, then n + 1 reruns of each layer alone with its values patched),
+ *   - ALTI of every layer (sc_mixing_run: one pass keeping the weights, values and
+ *     residuals, then each layer's L1 distances on the host),
+ * both with their rollout, and reporting the medians of the rounds' ratios to the pass.
+ */
+#define G_LOG_DOMAIN "saccade-bench"
+
+#include "app/cli/saccade-cli.h"
+
+#include <stdio.h>
+
+#include "engine/study/sc-mixing-study.h"
+
+static double
+now_s (void)
+{
+  return g_get_monotonic_time () / 1e6;
+}
+
+/* One of the three timed: 0 the plain pass, else sc_mixing_run with method @which − 1. */
+static gboolean
+run_one (ScSession *s, const ScModel *m, const int32_t *ids, int n, int which, float *logits,
+         ScError *err)
+{
+  const ScMixingParams p = { .method = which - 1 };
+  ScMixingResult *r = NULL;
+  ScStatus st;
+
+  if (which == 0)
+    return sc_forward (s, ids, n, NULL, logits, err) == SC_OK;
+  st = sc_mixing_run (s, m, ids, n, &p, NULL, &r, err);
+  sc_mixing_result_free (r);
+  return st == SC_OK;
+}
+
+int
+saccade_cmd_bench_mixing (int argc, char **argv)
+{
+  g_auto (SaccadeBench) bench = { .reps = 5 };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- context mixing benchmark");
+  g_autoptr (GError) error = NULL;
+  g_autofree float *logits = NULL;
+  const ScModelInfo *in;
+  ScSession *s;
+  ScError err = { 0 };
+  int reps, rc = 0;
+
+  saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 5)", NULL);
+  if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
+    return 2;
+  reps = bench.reps;
+  if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
+  s = bench.session.session;
+  in = sc_model_info (bench.model);
+  logits = g_new (float, in->n_vocab);
+  printf ("model %s, %s backend, %d threads; medians of %d rounds\n", in->name,
+          sc_backend_name (bench.session.backend), bench.common.threads, reps);
+  printf ("\n     n   one pass s   value zeroing s   ÷ one pass   ALTI s   ÷ one pass\n");
+  for (int i = 0; i < bench.n_lengths && rc == 0; i++)
+    {
+      const int n = bench.lengths[i];
+      const int32_t *ids = (const int32_t *) bench.ids->data;
+      g_autofree double *t = g_new (double, 3 * reps), *vz = g_new (double, reps),
+                        *al = g_new (double, reps);
+
+      for (int k = 0; k < 3 && rc == 0; k++) /* warm-up */
+        if (!run_one (s, bench.model, ids, n, k, logits, &err))
+          rc = saccade_cli_fail_sc (&err);
+      for (int r = 0; r < reps && rc == 0; r++)
+        for (int k = 0; k < 3; k++)
+          {
+            const int which = (r + k) % 3;
+            const double t0 = now_s ();
+            if (!run_one (s, bench.model, ids, n, which, logits, &err))
+              {
+                rc = saccade_cli_fail_sc (&err);
+                break;
+              }
+            t[which * reps + r] = now_s () - t0;
+          }
+      if (rc != 0)
+        break;
+      for (int r = 0; r < reps; r++)
+        {
+          vz[r] = t[reps + r] / t[r];
+          al[r] = t[2 * reps + r] / t[r];
+        }
+      printf ("  %4d   %10.4f   %15.3f   %10.1f   %6.3f   %10.1f\n", n,
+              saccade_median (t, reps), saccade_median (t + reps, reps),
+              saccade_median (vz, reps), saccade_median (t + 2 * reps, reps),
+              saccade_median (al, reps));
+    }
+  return rc;
+}
