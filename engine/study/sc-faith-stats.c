@@ -135,7 +135,7 @@ best_head_reading (const ScFaithResult *r, const ScFaithSentenceStats *st, char 
   a = sc_faith_head_used (r, st->best_head);
   p_text (a->tau_p, pt, sizeof pt);
   p_text (st->best_p_holm, ph, sizeof ph);
-  append (buf, size, "The best head, %d.%d, is the highest τ of %d heads (τ %.2f %s, p %s "
+  append (buf, size, "The best head, L%d.H%d, is the highest τ of %d heads (τ %.2f %s, p %s "
           "alone); picked from %d, its p is %s after Holm's correction, so it %s.",
           st->best_head / r->n_heads, st->best_head % r->n_heads, st->m_heads, a->tau,
           set_name (r->exclude_first), pt, st->m_heads, ph,

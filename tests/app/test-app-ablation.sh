@@ -91,11 +91,17 @@ export-csv $out/erasure.csv
 ablation-study faithfulness
 ablation-run
 expect-ablation computed in
+expect-named faith-reading 95 % CI
+expect-named faith-reading chance alone gives τ
+print-named faith-reading
 screenshot $out/faith.png
 export-figure $out/faith.png.png
 export-csv $out/faith.csv
 ablation-option source rollout
+expect-named faith-reading Attention rollout does not rank
 screenshot $out/faith-rollout.png
+ablation-option source best-head
+expect-named faith-reading after Holm's correction
 ablation-study permute
 ablation-option permutations 2
 ablation-run-then-cancel
@@ -164,6 +170,12 @@ cli ablate "$run" --erasure --seeds 2 > "$out/cli-erasure.txt"
 grep -q "reused study" "$out/cli-erasure.txt" || fail "saccade ablate --erasure did not find the window's study: $(cat "$out/cli-erasure.txt")"
 cli faithfulness "$run" > "$out/cli-faith.txt"
 grep -q "reused study" "$out/cli-faith.txt" || fail "saccade faithfulness did not find the window's study: $(head -3 "$out/cli-faith.txt")"
+# The window's reading of the last-layer mean is the command line's, word for word (the
+# window raises its first letter).
+reading=$(sed -n '/^reading:/{n;s/^  - .//p;q}' "$out/cli-faith.txt")
+[ -n "$reading" ] || fail "saccade faithfulness printed no reading"
+grep -F "test-driver: faith-reading:" "$out/first.log" | grep -qF -- "$reading" \
+  || fail "the window's reading is not the command line's ($reading): $(grep -F faith-reading: "$out/first.log")"
 cli dla "$run" > "$out/cli-dla.txt"
 grep -q "reused study" "$out/cli-dla.txt" || fail "saccade dla did not find the window's study: $(head -3 "$out/cli-dla.txt")"
 cli study layers "$run" > "$out/cli-layers.txt"

@@ -106,6 +106,9 @@
  *   memory LABEL             print the peak and current resident memory
  *                            (window-timing.c)
  *   window-size W H          resize the window to W × H (as a user dragging its corner)
+ *   expect-named NAME TEXT   the label named NAME (gtk_widget_set_name) in the window is
+ *                            shown and contains TEXT
+ *   print-named NAME         print that label's text ("test-driver: NAME: TEXT")
  *   note-width / expect-width-unchanged   remember the window's width; it is still that
  *                            (the window must not widen itself as what it shows changes)
  *   sleep MS
@@ -888,6 +891,20 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), a1);
       gtk_window_destroy (dialog);
       g_object_unref (dialog);
+    }
+  else if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named"))
+    {
+      GtkWidget *w = a1 != NULL ? find_named (GTK_WIDGET (win), a1) : NULL;
+      const char *text = rest != NULL && a1 != NULL ? rest + strlen (a1) : "";
+      while (*text == ' ')
+        text++;
+      if (w == NULL || !GTK_IS_LABEL (w) || !gtk_widget_is_drawable (w))
+        return window_driver_fail (d, "%s: no label '%s' is shown", cmd, a1 != NULL ? a1 : "");
+      if (g_str_equal (cmd, "print-named"))
+        g_print ("test-driver: %s: %s\n", a1, gtk_label_get_text (GTK_LABEL (w)));
+      else if (strstr (gtk_label_get_text (GTK_LABEL (w)), text) == NULL)
+        return window_driver_fail (d, "the label %s says '%s', expected '%s'", a1,
+                                   gtk_label_get_text (GTK_LABEL (w)), text);
     }
   else if (g_str_equal (cmd, "note-width"))
     d->noted_width = gtk_widget_get_width (GTK_WIDGET (win));

@@ -1,8 +1,12 @@
 /* saccade-faith-view.c — faithfulness's view (see saccade-study-views.h): the chosen
  * attention source's importance of each token against its leave-one-out importance, as a
- * scatter with bars and τ and ρ (the figure of `saccade faithfulness -o`), over the
- * head-level table (each head statistic's Spearman ρ with the heads' zero-ablation effect,
- * when a zero-ablation sweep is stored for the run).
+ * scatter with bars and τ and ρ (the figure of `saccade faithfulness -o`); under it the
+ * statistics that keep the number from misleading — τ's bootstrap interval, the band of τ
+ * with the importance permuted over tokens, whether the first token drives the result, the
+ * best head's p corrected over the heads — and their plain reading, the same numbers and
+ * words as `saccade faithfulness` prints (sc_faith_sentence_stats, every input stored); then
+ * the head-level table (each head statistic's Spearman ρ with the heads' zero-ablation
+ * effect, when a zero-ablation sweep is stored for the run).
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -22,10 +26,12 @@ struct _SaccadeFaithView
 
   GtkWidget *box;
   GtkDrawingArea *area;
+  GtkLabel *reading;            /* the statistics and the reading of the chosen source */
   GtkLabel *head_title;
   GtkGrid *grid;
 
   SaccadeStudyShown shown;      /* a SaccadeAblation of kind FAITH */
+  ScFaithSentenceStats *stats;  /* of the shown result (NULL: none, or they failed) */
 };
 
 static void saccade_faith_view_iface_init (SaccadeStudyViewInterface *iface);
@@ -165,6 +171,39 @@ draw_faith (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* The statistics and the reading                                                        */
+
+/* The chosen source's reading, which carries its numbers: τ with its interval, the band of
+ * τ with the importance permuted over the tokens, τ without the first token (and whether the
+ * first token drives the result), the uniform-attention baseline; for the best head, its p
+ * after Holm's correction over the heads it was picked from and the heads' BH share. The
+ * engine writes it (sc-faith-stats.c), so the window and `saccade faithfulness` say the same
+ * words; its first letter is raised here, as a paragraph starts. */
+static void
+fill_reading (SaccadeFaithView *self)
+{
+  const ScFaithSentenceStats *st = self->stats;
+  const char *reading;
+  g_autofree char *first = NULL, *text = NULL;
+
+  if (self->shown.result == NULL || st == NULL)
+    {
+      gtk_label_set_text (self->reading, "");
+      return;
+    }
+  reading = choice (self) == SACCADE_FAITH_CHOICE_BEST_HEAD
+              ? st->best_reading : st->source[engine_source (choice (self))].reading;
+  if (*reading == '\0')
+    {
+      gtk_label_set_text (self->reading, "");
+      return;
+    }
+  first = g_utf8_strup (reading, g_utf8_next_char (reading) - reading);
+  text = g_strconcat (first, g_utf8_next_char (reading), NULL);
+  gtk_label_set_text (self->reading, text);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* The head level                                                                        */
 
 /* The head level's per-head vectors by their stored names (sc-faithfulness.h), translated. */
@@ -253,15 +292,35 @@ faith_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyCont
 {
   SaccadeFaithView *self = SACCADE_FAITH_VIEW (view);
 
+  const SaccadeAblation *a = result;
+  gboolean same = self->shown.result == result;
+
   saccade_study_shown_set (&self->shown, result, ctx);
-  fill_head_level (self, ((const SaccadeAblation *) result)->faith);
+  if (!same)
+    {
+      /* Default resamples and seed: the numbers `saccade faithfulness` prints. The
+       * bootstrap and the permutation null of the four sources at the study's 256 tokens
+       * at most take well under a second; a typical sentence, milliseconds. */
+      const ScFaithStatsParams sp = { 0 };
+      ScError err = { 0 };
+      g_clear_pointer (&self->stats, sc_faith_sentence_stats_free);
+      if (sc_faith_sentence_stats (a->faith->result, &sp, &self->stats, &err) != SC_OK)
+        g_warning ("faithfulness statistics: %s", err.message);
+    }
+  fill_reading (self);
+  fill_head_level (self, a->faith);
   gtk_widget_queue_draw (GTK_WIDGET (self->area));
 }
 
 static void
 faith_clear (SaccadeStudyView *view)
 {
-  saccade_study_shown_clear (&SACCADE_FAITH_VIEW (view)->shown);
+  SaccadeFaithView *self = SACCADE_FAITH_VIEW (view);
+
+  saccade_study_shown_clear (&self->shown);
+  g_clear_pointer (&self->stats, sc_faith_sentence_stats_free);
+  if (self->reading != NULL)
+    gtk_label_set_text (self->reading, "");
 }
 
 static char *
@@ -323,6 +382,15 @@ saccade_faith_view_init (SaccadeFaithView *self)
   gtk_widget_set_size_request (GTK_WIDGET (self->area), -1, 300);
   gtk_drawing_area_set_draw_func (self->area, draw_faith, self, NULL);
   gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->area));
+  self->reading = GTK_LABEL (gtk_label_new (NULL));
+  gtk_widget_set_name (GTK_WIDGET (self->reading), "faith-reading");
+  gtk_label_set_xalign (self->reading, 0);
+  gtk_label_set_wrap (self->reading, TRUE);
+  gtk_label_set_selectable (self->reading, TRUE);
+  gtk_widget_set_margin_start (GTK_WIDGET (self->reading), 12);
+  gtk_widget_set_margin_end (GTK_WIDGET (self->reading), 12);
+  gtk_widget_set_margin_bottom (GTK_WIDGET (self->reading), 8);
+  gtk_box_append (GTK_BOX (self->box), GTK_WIDGET (self->reading));
   gtk_widget_set_margin_start (head_level, 12);
   gtk_widget_set_margin_end (head_level, 12);
   gtk_widget_set_margin_bottom (head_level, 8);
