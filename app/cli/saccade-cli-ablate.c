@@ -299,7 +299,7 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
   title = g_strdup_printf ("Erasure curves (%s, %s): “%s”", r->run.model_name,
                            e->kind == SC_ERASE_DROP ? "tokens dropped" : "tokens masked", text);
   saccade_erasure_figure (e, names, title, se, &f);
-  return saccade_figure_export_erasure (&f, path, error);
+  return saccade_figure_export_erasure (&f, path, NULL, error);
 }
 
 /* ------------------------------------------------------------------------------------ */

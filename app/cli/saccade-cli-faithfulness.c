@@ -351,7 +351,7 @@ run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 
           SaccadeScatterFigure fig;
           saccade_faithfulness_scatter_figure (rr.f, (const char *const *) rr.labels, title,
                                                &fig);
-          if (!saccade_figure_export_scatter (&fig, o->out_path, &error))
+          if (!saccade_figure_export_scatter (&fig, o->out_path, NULL, &error))
             rc = saccade_cli_fail (g_steal_pointer (&error));
           else if (!o->common.json)
             printf ("wrote the scatter to %s\n", o->out_path);
@@ -600,7 +600,7 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
                                   .value_name = "mean τ" };
       for (int h = 0; h < s->n_layers * s->n_heads; h++)
         v[h] = (float) s->heads[h].tau_mean;
-      if (!saccade_figure_export_heatmap (&hm, o->heads_path, &error))
+      if (!saccade_figure_export_heatmap (&hm, o->heads_path, NULL, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
       else if (!o->common.json)
         printf ("wrote the per-head mean τ map to %s\n", o->heads_path);
@@ -613,7 +613,7 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
       g_auto (GStrv) names = NULL;
       SaccadeFaithfulnessFigure fig;
       saccade_faithfulness_file_figure (f, title, rows, &names, &fig);
-      if (!saccade_figure_export_faithfulness (&fig, o->out_path, &error))
+      if (!saccade_figure_export_faithfulness (&fig, o->out_path, NULL, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
       else if (!o->common.json)
         printf ("wrote the Table-2 figure to %s\n", o->out_path);

@@ -100,7 +100,7 @@ write_figure (const SaccadeInduction *ind, const ScModelInfo *info, const char *
   SaccadeLossFigure f;
 
   saccade_induction_loss_figure (ind, title, &f);
-  if (!saccade_figure_export_loss (&f, path, error))
+  if (!saccade_figure_export_loss (&f, path, NULL, error))
     return FALSE;
   if (say)
     printf ("\n  wrote the in-context-learning curve to %s\n", path);

@@ -346,7 +346,7 @@ write_figure (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScMode
     }
   for (int c = 0; c < cells; c++)
     v[c] = isnan (f->mean[c]) ? 0.0f : (float) (f->mean[c] - f->base);
-  return saccade_figure_export_heatmap (&hm, path, error);
+  return saccade_figure_export_heatmap (&hm, path, NULL, error);
 }
 
 static int

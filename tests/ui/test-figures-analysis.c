@@ -566,9 +566,9 @@ test_export_analysis (void)
           {
             g_autofree char *name = g_strdup_printf ("%s.%s", kinds3[k], exts[e]);
             g_autofree char *path = g_build_filename (dir, name, NULL);
-            gboolean ok = k == 0 ? saccade_figure_export_profile (&pf, path, &error)
-                          : k == 1 ? saccade_figure_export_bars (&bf, path, &error)
-                                   : saccade_figure_export_distance (&df, path, &error);
+            gboolean ok = k == 0 ? saccade_figure_export_profile (&pf, path, NULL, &error)
+                          : k == 1 ? saccade_figure_export_bars (&bf, path, NULL, &error)
+                                   : saccade_figure_export_distance (&df, path, NULL, &error);
             g_assert_no_error (error);
             g_assert_true (ok);
             if (e == 0)
@@ -586,9 +586,9 @@ test_export_analysis (void)
             SaccadeProfileFigure pe = { .n_layers = empty ? 4 : 0, .n_heads = 2 };
             SaccadeBarsFigure be = { .n = empty ? 6 : 0 };
             SaccadeDistanceFigure de = { .n = empty ? 3 : 0 };
-            gboolean ok = k == 0 ? saccade_figure_export_profile (&pe, path, &error)
-                          : k == 1 ? saccade_figure_export_bars (&be, path, &error)
-                                   : saccade_figure_export_distance (&de, path, &error);
+            gboolean ok = k == 0 ? saccade_figure_export_profile (&pe, path, NULL, &error)
+                          : k == 1 ? saccade_figure_export_bars (&be, path, NULL, &error)
+                                   : saccade_figure_export_distance (&de, path, NULL, &error);
             g_assert_false (ok);
             g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
             g_assert_cmpuint (strlen (error->message), >, 10);

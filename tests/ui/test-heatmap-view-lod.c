@@ -216,14 +216,14 @@ test_heatmap_8k (void)
     while (done == 0)
       g_main_context_iteration (NULL, TRUE);
     g_assert_cmpint (done, ==, 1);
-    g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, b, &error));
+    g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, b, NULL, &error));
     assert_same_file (a, b);
 
     /* without a range: the visible tokens */
     gtk_widget_activate_action (widget, "heatmap.clear-range", NULL);
     g_assert_cmpint (changes, ==, 2);
     g_assert_true (saccade_heatmap_view_export (view, c, &error));
-    g_assert_true (saccade_figure_export_heatmap_lod (&f, &vis, b, &error));
+    g_assert_true (saccade_figure_export_heatmap_lod (&f, &vis, b, NULL, &error));
     assert_same_file (c, b);
     g_unlink (a);
     g_unlink (b);

@@ -344,9 +344,14 @@ size_adv (const void *f, double *w, double *h)
 
 gboolean
 saccade_figure_export_adversarial (const SaccadeAdversarialFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->series == NULL || f->n_series <= 0, error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_adv, size_adv, path, error);
+  {
+    SaccadeAdversarialFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_adv, size_adv, path, opts, error);
+  }
 }

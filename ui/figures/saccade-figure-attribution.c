@@ -287,10 +287,15 @@ size_attr (const void *f, double *w, double *h)
 
 gboolean
 saccade_figure_export_attribution (const SaccadeAttributionFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->rows == NULL || f->n_rows <= 0 || f->n_tokens <= 0,
                                    error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_attr, size_attr, path, error);
+  {
+    SaccadeAttributionFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_attr, size_attr, path, opts, error);
+  }
 }

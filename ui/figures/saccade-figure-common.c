@@ -35,7 +35,7 @@ saccade_figure_style_resolve (const SaccadeFigureStyle *style, SaccadeFigureStyl
 double
 saccade_figure_font_size (const SaccadeFigureStyle *style)
 {
-  return style->font_size > 0 ? style->font_size : 10.0;
+  return style->font_size > 0 ? style->font_size : SACCADE_FIGURE_BASE_FONT;
 }
 
 void
@@ -63,18 +63,21 @@ saccade_figure_layout_new (cairo_t *cr, const SaccadeFigureStyle *style, double 
 {
   PangoLayout *layout = pango_cairo_create_layout (cr);
   PangoContext *ctx = pango_layout_get_context (layout);
-  cairo_font_options_t *opts = cairo_font_options_create ();
+  cairo_font_options_t *fo = cairo_font_options_create ();
   PangoFontDescription *desc = pango_font_description_new ();
+  const SaccadeFigureExportOptions *opts;
 
   /* Unhinted metrics: glyph advances do not depend on the device scale or the surface. */
-  cairo_font_options_set_hint_metrics (opts, CAIRO_HINT_METRICS_OFF);
-  cairo_font_options_set_hint_style (opts, CAIRO_HINT_STYLE_NONE);
-  pango_cairo_context_set_font_options (ctx, opts);
-  cairo_font_options_destroy (opts);
+  cairo_font_options_set_hint_metrics (fo, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_hint_style (fo, CAIRO_HINT_STYLE_NONE);
+  pango_cairo_context_set_font_options (ctx, fo);
+  cairo_font_options_destroy (fo);
   pango_layout_context_changed (layout);
 
-  pango_font_description_set_family (desc, style->font_family != NULL
-                                             ? style->font_family
+  opts = style->font_family == NULL ? saccade_figure_export_options_of (cr) : NULL;
+  pango_font_description_set_family (desc, style->font_family != NULL ? style->font_family
+                                           : opts != NULL && opts->font_family != NULL
+                                             ? opts->font_family
                                              : SACCADE_FIGURE_FONT_FAMILY);
   pango_font_description_set_absolute_size (desc, size * PANGO_SCALE);
   pango_font_description_set_weight (desc, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
@@ -99,8 +102,11 @@ saccade_figure_layout_set (PangoLayout *layout, const char *text, double *w, dou
 void
 saccade_figure_layout_draw (cairo_t *cr, PangoLayout *layout, double x, double y)
 {
-  cairo_move_to (cr, x, y);
-  pango_cairo_show_layout (cr, layout);
+  if (!saccade_figure_svg_text_draw (cr, layout, x, y))
+    {
+      cairo_move_to (cr, x, y);
+      pango_cairo_show_layout (cr, layout);
+    }
   cairo_new_path (cr);
 }
 
@@ -367,6 +373,33 @@ saccade_figure_fill_masked (cairo_t *cr, const SaccadeFigureStyle *style, double
       cairo_line_to (cr, c + (y1 - y0), y0);
     }
   cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+void
+saccade_figure_cells_rects (cairo_t *cr, const float *values, int stride, int r0, int r1,
+                            int c0, int c1, gboolean causal, SaccadeColormap map,
+                            SaccadeScale scale, double vmin, double vmax, double x, double y,
+                            double cell)
+{
+  /* Each cell reaches a little into its right and lower neighbours, which are drawn over
+   * it: anti-aliased viewers then show no hairline seams between cells. */
+  double overlap = 0.02 * cell;
+
+  cairo_save (cr);
+  for (int r = r0; r < r1; r++)
+    for (int c = c0; c < c1; c++)
+      {
+        double v = values[(gsize) r * stride + c], rgb[3];
+
+        if ((causal && c > r) || isnan (v))
+          continue; /* masked or not a number: what is underneath shows, as in the image */
+        saccade_colormap_rgb (map, saccade_scale_apply (scale, v, vmin, vmax), rgb);
+        cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle (cr, x + (c - c0) * cell, y + (r - r0) * cell,
+                         cell + (c + 1 < c1 ? overlap : 0), cell + (r + 1 < r1 ? overlap : 0));
+        cairo_fill (cr);
+      }
   cairo_restore (cr);
 }
 

@@ -514,19 +514,29 @@ draw_pairs (cairo_t *cr, const void *f, double w, double h)
 
 gboolean
 saccade_figure_export_effects_map (const SaccadeEffectsMapFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->n_layers <= 0 || f->n_heads <= 0 || f->values == NULL,
                                    error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_map, size_map, path, error);
+  {
+    SaccadeEffectsMapFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_map, size_map, path, opts, error);
+  }
 }
 
 gboolean
 saccade_figure_export_paired_bars (const SaccadePairedBarsFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->n <= 0 || (f->a == NULL && f->b == NULL), error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_pairs, size_pairs, path, error);
+  {
+    SaccadePairedBarsFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_pairs, size_pairs, path, opts, error);
+  }
 }

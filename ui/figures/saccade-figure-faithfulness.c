@@ -228,11 +228,18 @@ size_scatter (const void *f, double *w, double *h)
 }
 
 gboolean
-saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path, GError **error)
+saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path,
+                               const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->x == NULL || f->y == NULL || f->n <= 0, error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_scatter, size_scatter, path, error);
+  {
+    SaccadeScatterFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_scatter, size_scatter, path, opts,
+                                        error);
+  }
 }
 
 static void
@@ -249,9 +256,14 @@ size_faith (const void *f, double *w, double *h)
 
 gboolean
 saccade_figure_export_faithfulness (const SaccadeFaithfulnessFigure *f, const char *path,
-                                    GError **error)
+                                    const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->rows == NULL || f->n_rows <= 0, error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_faith, size_faith, path, error);
+  {
+    SaccadeFaithfulnessFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_faith, size_faith, path, opts, error);
+  }
 }

@@ -20,7 +20,8 @@ G_BEGIN_DECLS
 const SaccadeFigureStyle *saccade_figure_style_resolve (const SaccadeFigureStyle *style,
                                                         SaccadeFigureStyle *tmp);
 
-/* The base font size in user units (style->font_size, or 10). */
+/* The base font size in user units (style->font_size, or this). */
+#define SACCADE_FIGURE_BASE_FONT 10.0
 double saccade_figure_font_size (const SaccadeFigureStyle *style);
 
 /* Paints style->bg over (0, 0, w, h) unless it is transparent. */
@@ -84,6 +85,19 @@ cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, in
                                              SaccadeColormap map, SaccadeScale scale,
                                              double vmin, double vmax);
 
+/* On vector surfaces (PDF, SVG) a matrix of at most this many shown cells is drawn as one
+ * filled rectangle per cell, editable and sharp at any zoom; bigger ones are embedded as an
+ * image (saccade_figure_cells_image), which keeps files small and viewers fast. */
+#define SACCADE_FIGURE_VECTOR_CELLS_MAX (256 * 256)
+
+/* Cells [r0, r1) x [c0, c1) of @values (row stride @stride) as filled rectangles of side
+ * @cell from (x, y), coloured as saccade_figure_cells_image() colours them; masked
+ * (causal, above the diagonal) and NaN cells are left out. */
+void saccade_figure_cells_rects (cairo_t *cr, const float *values, int stride, int r0, int r1,
+                                 int c0, int c1, gboolean causal, SaccadeColormap map,
+                                 SaccadeScale scale, double vmin, double vmax, double x,
+                                 double y, double cell);
+
 /* Device pixels per user unit of @cr: the CTM's scale times the target's device scale
  * (2 on a HiDPI screen, 2 in a PNG export). */
 double saccade_figure_pixels_per_unit (cairo_t *cr);
@@ -144,14 +158,30 @@ void saccade_figure_distance_natural_size (const SaccadeDistanceFigure *f, doubl
 void saccade_figure_loss_natural_size (const SaccadeLossFigure *f, double *w, double *h);
 
 /* The one file writer of every figure (saccade-figure-export.c): draws @f with @draw into a
- * PNG (at twice the natural size), SVG or PDF surface of the size @size gives, by @path's
- * extension, collects the bytes and writes them with g_file_set_contents, so a failed export
- * leaves no half file. @title goes into the PDF's metadata (may be NULL). */
+ * PNG, SVG or PDF surface, by @path's extension, of the size @size gives or @opts asks
+ * (SaccadeFigureExportOptions; NULL: the natural size, PNG at 144 dpi), collects the bytes
+ * and writes them with g_file_set_contents, so a failed export leaves no half file. @title
+ * goes into the PDF's metadata (may be NULL). PNGs carry their resolution (pHYs). */
 typedef void (*SaccadeFigureDrawFunc) (cairo_t *cr, const void *f, double w, double h);
 typedef void (*SaccadeFigureSizeFunc) (const void *f, double *w, double *h);
 gboolean saccade_figure_export_drawn (const void *f, const char *title,
                                       SaccadeFigureDrawFunc draw, SaccadeFigureSizeFunc size,
-                                      const char *path, GError **error);
+                                      const char *path, const SaccadeFigureExportOptions *opts,
+                                      GError **error);
+/* Export state carried by the cairo_t being exported to (saccade-figure-svg-text.c):
+ * @opts (may be NULL) chooses the font family layouts of the export style use; @svg_text
+ * (may be NULL; SVG exports) collects the figure's text as <text> elements, which
+ * saccade_figure_layout_draw() writes there instead of drawing glyph outlines. */
+void saccade_figure_export_attach (cairo_t *cr, const SaccadeFigureExportOptions *opts,
+                                   GString *svg_text);
+const SaccadeFigureExportOptions *saccade_figure_export_options_of (cairo_t *cr);
+/* Writes @layout at (x, y) as <text> elements when @cr collects SVG text and the layout is
+ * not ellipsized; FALSE (nothing written) otherwise. */
+gboolean saccade_figure_svg_text_draw (cairo_t *cr, PangoLayout *layout, double x, double y);
+/* Inserts @text's elements, grouped, before @svg's closing </svg>. FALSE when there is
+ * none. */
+gboolean saccade_figure_svg_text_merge (GByteArray *svg, const GString *text);
+
 /* Sets "There is nothing to export" when @empty; returns @empty. */
 gboolean saccade_figure_refuse_empty (gboolean empty, GError **error);
 

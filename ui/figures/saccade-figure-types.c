@@ -310,9 +310,15 @@ size_types (const void *f, double *w, double *h)
 }
 
 gboolean
-saccade_figure_export_types (const SaccadeTypesFigure *f, const char *path, GError **error)
+saccade_figure_export_types (const SaccadeTypesFigure *f, const char *path,
+                             const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (!usable (f), error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_types, size_types, path, error);
+  {
+    SaccadeTypesFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_types, size_types, path, opts, error);
+  }
 }

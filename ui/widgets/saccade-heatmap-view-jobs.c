@@ -160,7 +160,7 @@ export_job_run (const ExportJob *job, GError **error)
     .row_name = job->row_name, .col_name = job->col_name, .value_name = job->value_name,
   };
 
-  return saccade_figure_export_heatmap_lod (&f, &job->range, job->path, error);
+  return saccade_figure_export_heatmap_lod (&f, &job->range, job->path, NULL, error);
 }
 
 static void

@@ -324,7 +324,7 @@ adversarial_export (gconstpointer result, ScModel *model, const char *const *lab
   (void) model, (void) translated;
   saccade_adversarial_figure (a, label, labels, title, &series, buf, buf + a->base.n_tokens,
                               &fig);
-  return saccade_figure_export_adversarial (&fig, path, error);
+  return saccade_figure_export_adversarial (&fig, path, NULL, error);
 }
 
 const SaccadeFaceOutputs saccade_adversarial_outputs = {

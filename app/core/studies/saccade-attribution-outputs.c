@@ -321,7 +321,7 @@ attribution_export (gconstpointer result, ScModel *model, const char *const *lab
 
   saccade_attribution_figure (result, labels, title, rows, &fig);
   fig.caption = caption;
-  return saccade_figure_export_attribution (&fig, path, error);
+  return saccade_figure_export_attribution (&fig, path, NULL, error);
 }
 
 const SaccadeFaceOutputs saccade_attribution_outputs = {

@@ -393,7 +393,7 @@ saccade_induction_page_export_figure (SaccadePage *page, const char *path, GErro
     {
       SaccadeLossFigure f;
       saccade_induction_loss_figure (self->result, title, &f);
-      return saccade_figure_export_loss (&f, path, error);
+      return saccade_figure_export_loss (&f, path, NULL, error);
     }
   cells = g_new (float, r->n_layers * r->n_heads);
   for (int i = 0; i < r->n_layers * r->n_heads; i++)
@@ -402,7 +402,7 @@ saccade_induction_page_export_figure (SaccadePage *page, const char *path, GErro
     .values = cells, .n_rows = r->n_layers, .n_cols = r->n_heads, .title = title,
     .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR,
     .row_name = _("Layer"), .col_name = _("Head"), .value_name = _("prefix matching"),
-  }, path, error);
+  }, path, NULL, error);
 }
 
 static gboolean
