@@ -7,7 +7,10 @@
  *      options, 144 dpi at twice the natural size as before;
  *   3. text as text: the SVG holds the title and token labels as <text> (no glyph
  *      outlines), its width the asked one in points; the PDF's MediaBox is the asked size;
- *      a small matrix is drawn as vector cells in the SVG, not as an embedded image.
+ *      a small matrix is drawn as vector cells in the SVG, not as an embedded image;
+ *   4. the figures' defects: a grid of Gemma 3's 18 layers (local but for 5, 11, 17)
+ *      numbers every layer; a title longer than the page wraps whole, never cut; the
+ *      profile has a legend of its head colours.
  */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -215,6 +218,96 @@ test_vector_text (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* Whether @svg has a <text> element whose content is exactly @text. */
+static gboolean
+has_text (const char *svg, const char *text)
+{
+  g_autofree char *needle = g_strdup_printf (">%s</text>", text);
+  return strstr (svg, needle) != NULL;
+}
+
+static char *
+read_and_unlink (const char *path)
+{
+  char *bytes = NULL;
+  g_assert_true (g_file_get_contents (path, &bytes, NULL, NULL));
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  return bytes;
+}
+
+static void
+test_grid_layers (void)
+{
+  enum { NL = 18, NH = 4, N = 6 };
+  g_autofree float *heads = g_new0 (float, NL * NH * N * N);
+  unsigned windows[NL];
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "saccade-grid-18.svg", NULL);
+  g_autofree char *svg = NULL;
+  SaccadeFigureExportOptions o;
+  SaccadeGridFigure f = {
+    .n_layers = NL, .n_heads = NH, .n_kv_heads = 1, .n = N, .heads = heads,
+    .title = "Gemma 3", .layer_windows = windows,
+  };
+
+  for (int i = 0; i < NL * NH; i++)
+    for (int q = 0; q < N; q++)
+      for (int k = 0; k <= q; k++)
+        heads[((gsize) i * N + q) * N + k] = 1.0f / (q + 1);
+  for (int l = 0; l < NL; l++)
+    windows[l] = l % 6 == 5 ? 0 : 512;
+  saccade_figure_export_options_init (&o);
+  g_assert_true (saccade_figure_export_options_preset (&o, "journal-double", NULL));
+  g_assert_true (saccade_figure_export_grid (&f, path, &o, NULL));
+  svg = read_and_unlink (path);
+  for (int l = 0; l < NL; l++)
+    {
+      char num[8];
+      g_snprintf (num, sizeof num, "%d", l);
+      if (!has_text (svg, num))
+        g_error ("layer %d is not labelled", l);
+    }
+}
+
+static void
+test_title_wraps (void)
+{
+  const char *title = "Layer 5, head 2 of SmolLM2-135M on a sentence about a cat that "
+                      "chased a ball because it was tired";
+  SaccadeHeatmapFigure f = heatmap3 ();
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "saccade-title.svg", NULL);
+  g_autofree char *svg = NULL;
+  g_auto (GStrv) words = g_strsplit (title, " ", -1);
+  SaccadeFigureExportOptions o;
+
+  f.title = title;
+  saccade_figure_export_options_init (&o);
+  g_assert_true (saccade_figure_export_options_preset (&o, "journal-single", NULL));
+  o.font_size = 12;
+  g_assert_true (saccade_figure_export_heatmap (&f, path, &o, NULL));
+  svg = read_and_unlink (path);
+  g_assert_null (strstr (svg, "…"));
+  g_assert_false (has_text (svg, title)); /* it did not fit on one line ... */
+  for (int i = 0; words[i] != NULL; i++)  /* ... and every word is there */
+    g_assert_nonnull (strstr (svg, words[i]));
+}
+
+static void
+test_profile_legend (void)
+{
+  double values[3 * 4];
+  SaccadeProfileFigure f = { .n_layers = 3, .n_heads = 4, .values = values,
+                             .metric_name = "Entropy", .title = "Profile" };
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "saccade-profile.svg", NULL);
+  g_autofree char *svg = NULL;
+
+  for (int i = 0; i < 12; i++)
+    values[i] = 0.1 * i;
+  g_assert_true (saccade_figure_export_profile (&f, path, NULL, NULL));
+  svg = read_and_unlink (path);
+  g_assert_true (has_text (svg, "mean"));
+  g_assert_true (has_text (svg, "3")); /* head 3: layers are 0-2, ticks 0-1.1 */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -222,5 +315,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/export-options/options", test_options);
   g_test_add_func ("/ui/export-options/png", test_png);
   g_test_add_func ("/ui/export-options/vector-text", test_vector_text);
+  g_test_add_func ("/ui/export-options/grid-layers", test_grid_layers);
+  g_test_add_func ("/ui/export-options/title-wraps", test_title_wraps);
+  g_test_add_func ("/ui/export-options/profile-legend", test_profile_legend);
   return g_test_run ();
 }

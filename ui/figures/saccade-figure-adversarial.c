@@ -282,7 +282,7 @@ saccade_figure_adversarial_draw (cairo_t *cr, const SaccadeAdversarialFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   const double top = pad * 0.5 + title_h + 0.4 * fs, bottom = height - pad;
   g_autoptr (PangoLayout) layout = NULL;
   double curve_w;

@@ -108,7 +108,7 @@ saccade_figure_attribution_draw_full (cairo_t *cr, const SaccadeAttributionFigur
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double name_w = 0, scale_w = 0, w, h, line_h = fs, label_h, x0, x1, y0, y1, step, band_h;
   double caption_h = 0;
   g_autoptr (PangoLayout) layout = NULL;

@@ -123,22 +123,49 @@ saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style, const 
   return w + 2 * saccade_figure_font_size (style);
 }
 
+/* The title's layout, wrapped at word boundaries to @width less the side padding. */
+static PangoLayout *
+title_layout (cairo_t *cr, const SaccadeFigureStyle *style, const char *title, double width)
+{
+  double fs = saccade_figure_font_size (style);
+  PangoLayout *layout = saccade_figure_layout_new (cr, style, 1.3 * fs, TRUE);
+
+  if (width < 1e6) /* natural sizes measure at an unbounded width */
+    pango_layout_set_width (layout, (int) (MAX (1.0, width - 2 * fs) * PANGO_SCALE));
+  pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+  pango_layout_set_alignment (layout, PANGO_ALIGN_CENTER);
+  saccade_figure_layout_set (layout, title, NULL, NULL);
+  return layout;
+}
+
+double
+saccade_figure_title_band (cairo_t *cr, const SaccadeFigureStyle *style, const char *title,
+                           double width, double one_line)
+{
+  g_autoptr (PangoLayout) layout = NULL;
+  PangoRectangle line;
+  int ph;
+
+  if (title == NULL || *title == '\0')
+    return 0.0;
+  layout = title_layout (cr, style, title, width);
+  pango_layout_get_size (layout, NULL, &ph);
+  pango_layout_line_get_extents (pango_layout_get_line_readonly (layout, 0), NULL, &line);
+  return one_line + (double) MAX (0, ph - line.height) / PANGO_SCALE;
+}
+
 void
 saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style, const char *title,
                            double width, double y)
 {
   g_autoptr (PangoLayout) layout = NULL;
-  double fs = saccade_figure_font_size (style), w, h;
 
   if (title == NULL || *title == '\0')
     return;
-  layout = saccade_figure_layout_new (cr, style, 1.3 * fs, TRUE);
-  pango_layout_set_width (layout, (int) (MAX (1.0, width - 2 * fs) * PANGO_SCALE));
-  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
-  saccade_figure_layout_set (layout, title, &w, &h);
+  layout = title_layout (cr, style, title, width);
   cairo_save (cr);
   saccade_figure_set_fg (cr, style, 1.0);
-  saccade_figure_layout_draw (cr, layout, MAX (0.0, (width - w) / 2), y);
+  saccade_figure_layout_draw (cr, layout, saccade_figure_font_size (style), y);
   cairo_restore (cr);
 }
 

@@ -125,7 +125,10 @@ saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDraw
         {
           double page_w = opts->width_mm / 25.4 * 72.0;
           lw = page_w / k;
-          lh = h * lw / w;
+          /* Wider than its natural size, the figure keeps its aspect ratio; narrower, it
+           * keeps its natural height: its text does not shrink with it, and a grid of 18
+           * layers squeezed to one column in proportion would leave no room for it. */
+          lh = lw > w ? h * lw / w : h;
         }
       if (opts->dpi > 0)
         dpi = opts->dpi;

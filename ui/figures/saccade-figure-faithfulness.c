@@ -84,7 +84,7 @@ saccade_figure_faithfulness_draw_full (cairo_t *cr, const SaccadeFaithfulnessFig
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double name_w = 0, num_w = 0, w, h, line_h = fs, x0, y0, y1, row_h, avail, tau_w, share_w;
   double share_x0, num_x0;
   g_autoptr (PangoLayout) layout = NULL;

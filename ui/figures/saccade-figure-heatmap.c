@@ -142,7 +142,7 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeCellRan
     {
       g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L->fs, TRUE);
       saccade_figure_layout_set (title, f->title, NULL, &h);
-      L->title_h = h + 0.6 * L->fs;
+      L->title_h = saccade_figure_title_band (cr, style, f->title, W, h + 0.6 * L->fs);
     }
   pango_layout_set_width (text, (int) (LABEL_MAX_EM * L->fs * PANGO_SCALE));
   pango_layout_set_ellipsize (text, PANGO_ELLIPSIZE_END);

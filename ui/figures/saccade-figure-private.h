@@ -106,13 +106,18 @@ double saccade_figure_pixels_per_unit (cairo_t *cr);
  * resampled by the viewer: matrices are then embedded with each cell k pixels wide. */
 gboolean saccade_figure_target_is_vector (cairo_t *cr);
 
+/* The height a renderer keeps for @title across @width: 0 without one, else @one_line (the
+ * band of a one-line title) plus the lines the title wraps to. */
+double saccade_figure_title_band (cairo_t *cr, const SaccadeFigureStyle *style,
+                                  const char *title, double width, double one_line);
+
 /* The width of @title (may be NULL: 0) in the title font, with the figure's side padding:
  * natural sizes are at least this wide so that titles are not cut. */
 double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
                                    const char *title);
 
 /* Draws @title (may be NULL) in the title font, centred across @width with its top at @y,
- * ellipsized to the width. */
+ * wrapped at word boundaries when it is wider than @width (never cut). */
 void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
                                 const char *title, double width, double y);
 

@@ -156,7 +156,7 @@ saccade_figure_types_draw_full (cairo_t *cr, const SaccadeTypesFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   const gboolean by_value = usable (f) && value_mode (f);
   g_autoptr (PangoLayout) layout = NULL;
   g_autoptr (PangoLayout) bold = NULL;
