@@ -9,7 +9,8 @@
  *      outlines), its width the asked one in points; the PDF's MediaBox is the asked size;
  *      a small matrix is drawn as vector cells in the SVG, not as an embedded image;
  *   4. the figures' defects: a grid of Gemma 3's 18 layers (local but for 5, 11, 17)
- *      numbers every layer; a title longer than the page wraps whole, never cut; the
+ *      numbers every layer; a title longer than the page wraps whole, never cut (and the
+ *      figure narrowed below its natural width keeps no empty bands); the
  *      profile has a legend of its head colours.
  */
 #include <gio/gio.h>
@@ -19,6 +20,7 @@
 #include <zlib.h>
 
 #include "ui/figures/saccade-figure.h"
+#include "tests/ui/figure-pixels.h"
 
 static const char *const labels3[3] = { "The", "␣cat", "␣sat" };
 static const float values3[9] = { 1, 0, 0, 0.5f, 0.5f, 0, 0.2f, 0.3f, 0.5f };
@@ -289,6 +291,24 @@ test_title_wraps (void)
   g_assert_false (has_text (svg, title)); /* it did not fit on one line ... */
   for (int i = 0; words[i] != NULL; i++)  /* ... and every word is there */
     g_assert_nonnull (strstr (svg, words[i]));
+
+  /* Narrower than its natural size (the long title's width), the figure has no empty
+   * bands above and below: ink within the top and bottom twentieth of the page. */
+  {
+    g_autofree char *png = g_build_filename (g_get_tmp_dir (), "saccade-title.png", NULL);
+    cairo_surface_t *s;
+    int w, h;
+
+    g_assert_true (saccade_figure_export_heatmap (&f, png, &o, NULL));
+    s = cairo_image_surface_create_from_png (png);
+    w = cairo_image_surface_get_width (s);
+    h = cairo_image_surface_get_height (s);
+    g_assert_cmpint (w, ==, (int) lround (89 / 25.4 * 300));
+    g_assert_cmpint (ink_in (s, 0, 0, w, h / 20.0, 0xffffff), >, 0);
+    g_assert_cmpint (ink_in (s, 0, h - h / 20.0, w, h, 0xffffff), >, 0);
+    cairo_surface_destroy (s);
+    g_assert_cmpint (g_unlink (png), ==, 0);
+  }
 }
 
 static void

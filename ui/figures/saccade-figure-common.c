@@ -42,7 +42,7 @@ void
 saccade_figure_paint_background (cairo_t *cr, const SaccadeFigureStyle *style, double w,
                                  double h)
 {
-  if (style->bg[3] <= 0.0)
+  if (style->bg[3] <= 0.0 || saccade_figure_export_measuring (cr))
     return;
   cairo_save (cr);
   cairo_set_source_rgba (cr, style->bg[0], style->bg[1], style->bg[2], style->bg[3]);

@@ -95,6 +95,32 @@ png_set_dpi (GByteArray *png, double dpi)
   memcpy (png->data + ihdr_end, chunk, sizeof chunk);
 }
 
+/* The rows [*top, *top + *height) of a @lw x @lh layout of @f that hold its drawing (its
+ * ink, without the background) and a margin of half the base font, found by drawing it
+ * once onto a recording surface. */
+static void
+content_rows (const void *f, SaccadeFigureDrawFunc draw, const SaccadeFigureExportOptions *opts,
+              double lw, double lh, double *top, double *height)
+{
+  cairo_surface_t *rec = cairo_recording_surface_create (CAIRO_CONTENT_COLOR_ALPHA, NULL);
+  cairo_t *cr = cairo_create (rec);
+  const double margin = 0.5 * SACCADE_FIGURE_BASE_FONT;
+  double x0, y0, iw, ih;
+
+  saccade_figure_export_attach (cr, opts, NULL);
+  saccade_figure_export_set_measuring (cr);
+  draw (cr, f, lw, lh);
+  cairo_destroy (cr);
+  cairo_recording_surface_ink_extents (rec, &x0, &y0, &iw, &ih);
+  cairo_surface_destroy (rec);
+  *top = 0;
+  *height = lh;
+  if (ih <= 0)
+    return;
+  *top = MAX (0.0, y0 - margin);
+  *height = MIN (lh, y0 + ih + margin) - *top;
+}
+
 gboolean
 saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDrawFunc draw,
                              SaccadeFigureSizeFunc size, const char *path,
@@ -105,7 +131,8 @@ saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDraw
   SaccadeFigureFormat format;
   cairo_surface_t *surface;
   cairo_status_t status;
-  double w, h, lw, lh, k = 1.0, dpi = 72.0 * PNG_SCALE;
+  /* lw x lay_h: the layout drawn; its rows top .. top + lh are the page */
+  double w, h, lw, lh, lay_h, k = 1.0, dpi = 72.0 * PNG_SCALE, top = 0;
   cairo_t *cr;
 
   if (!saccade_figure_format_from_path (path, &format, error))
@@ -117,6 +144,7 @@ saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDraw
    * of 10 user units prints at the asked size, and the page is as wide as asked. */
   lw = w;
   lh = h;
+  lay_h = h;
   if (opts != NULL)
     {
       if (opts->font_size > 0)
@@ -125,10 +153,14 @@ saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDraw
         {
           double page_w = opts->width_mm / 25.4 * 72.0;
           lw = page_w / k;
-          /* Wider than its natural size, the figure keeps its aspect ratio; narrower, it
-           * keeps its natural height: its text does not shrink with it, and a grid of 18
-           * layers squeezed to one column in proportion would leave no room for it. */
-          lh = lw > w ? h * lw / w : h;
+          /* Wider than its natural size, the figure keeps its aspect ratio; narrower, it is
+           * laid out at its natural height (its text does not shrink with it, and a grid
+           * of 18 layers squeezed to one column in proportion would leave no room for
+           * it), and the empty bands above and below what it draws are cut off. */
+          if (lw > w)
+            lh = lay_h = h * lw / w;
+          else
+            content_rows (f, draw, opts, lw, lay_h, &top, &lh);
         }
       if (opts->dpi > 0)
         dpi = opts->dpi;
@@ -165,7 +197,8 @@ saccade_figure_export_drawn (const void *f, const char *title, SaccadeFigureDraw
   cr = cairo_create (surface);
   saccade_figure_export_attach (cr, opts, svg_text);
   cairo_scale (cr, k, k);
-  draw (cr, f, lw, lh);
+  cairo_translate (cr, 0, -top);
+  draw (cr, f, lw, lay_h);
   status = cairo_status (cr);
   cairo_destroy (cr);
   if (status == CAIRO_STATUS_SUCCESS && format == SACCADE_FIGURE_FORMAT_PNG)

@@ -180,6 +180,10 @@ gboolean saccade_figure_export_drawn (const void *f, const char *title,
 void saccade_figure_export_attach (cairo_t *cr, const SaccadeFigureExportOptions *opts,
                                    GString *svg_text);
 const SaccadeFigureExportOptions *saccade_figure_export_options_of (cairo_t *cr);
+/* Marks @cr as a measuring pass of export (saccade-figure-export.c): the background is not
+ * painted, so that the drawing's ink extents are those of its content. */
+void saccade_figure_export_set_measuring (cairo_t *cr);
+gboolean saccade_figure_export_measuring (cairo_t *cr);
 /* Writes @layout at (x, y) as <text> elements when @cr collects SVG text and the layout is
  * not ellipsized; FALSE (nothing written) otherwise. */
 gboolean saccade_figure_svg_text_draw (cairo_t *cr, PangoLayout *layout, double x, double y);

@@ -20,6 +20,7 @@
 
 static const cairo_user_data_key_t svg_text_key;
 static const cairo_user_data_key_t export_options_key;
+static const cairo_user_data_key_t measuring_key;
 
 void
 saccade_figure_export_attach (cairo_t *cr, const SaccadeFigureExportOptions *opts,
@@ -29,6 +30,18 @@ saccade_figure_export_attach (cairo_t *cr, const SaccadeFigureExportOptions *opt
     cairo_set_user_data (cr, &export_options_key, (void *) opts, NULL);
   if (svg_text != NULL)
     cairo_set_user_data (cr, &svg_text_key, svg_text, NULL);
+}
+
+void
+saccade_figure_export_set_measuring (cairo_t *cr)
+{
+  cairo_set_user_data (cr, &measuring_key, (void *) &measuring_key, NULL);
+}
+
+gboolean
+saccade_figure_export_measuring (cairo_t *cr)
+{
+  return cairo_get_user_data (cr, &measuring_key) != NULL;
 }
 
 const SaccadeFigureExportOptions *
