@@ -718,20 +718,8 @@ saccade_cmd_export (int argc, char **argv)
     return 2;
   if (!lines_request (threshold, top_k, heads_opt, &heads, &q))
     return 2;
-  if (saccade_cli_figure_given (&figure) && !q.figure)
-    {
-      fprintf (stderr, "saccade: --preset, --width-mm, --dpi, --font, --title and the other "
-                       "figure options go with --figure\n");
-      return 2;
-    }
-  {
-    g_autoptr (GError) error = NULL;
-    if (!saccade_cli_figure_parse (&figure, &q.figure_options, &error))
-      {
-        fprintf (stderr, "saccade: %s\n", error->message);
-        return 2;
-      }
-  }
+  if (!saccade_cli_figure_check (&figure, q.figure, "--figure", &q.figure_options, &rc))
+    return rc;
   if (q.has_range && q.figure && q.kind == SACCADE_EXPORT_PROFILE)
     {
       fprintf (stderr, "saccade: the profile figure summarises whole heads: it takes no "

@@ -5,6 +5,7 @@
 #include "app/cli/saccade-cli.h"
 
 #include <math.h>
+#include <stdio.h>
 
 gboolean
 saccade_cli_figure_given (const SaccadeCliFigure *o)
@@ -82,6 +83,28 @@ saccade_cli_figure_parse (const SaccadeCliFigure *o, SaccadeFigureExportOptions 
     }
   out->title = o->title;
   out->no_title = o->no_title;
+  return TRUE;
+}
+
+gboolean
+saccade_cli_figure_check (const SaccadeCliFigure *o, gboolean writes_figure,
+                          const char *figure_opt, SaccadeFigureExportOptions *out, int *rc)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!writes_figure && saccade_cli_figure_given (o))
+    {
+      fprintf (stderr, "saccade: --preset, --width-mm, --dpi, --font, --title and the other "
+                       "figure options go with %s\n", figure_opt);
+      *rc = 2;
+      return FALSE;
+    }
+  if (!saccade_cli_figure_parse (o, out, &error))
+    {
+      fprintf (stderr, "saccade: %s\n", error->message);
+      *rc = 2;
+      return FALSE;
+    }
   return TRUE;
 }
 

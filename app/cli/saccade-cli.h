@@ -117,7 +117,8 @@ typedef struct {
   gboolean no_title;
 } SaccadeCliFigure;
 
-#define SACCADE_CLI_FIGURE_INIT { .width_mm = NAN, .width_in = NAN, .dpi = NAN, .font_size = NAN }
+#define SACCADE_CLI_FIGURE_INIT \
+  { .width_mm = NAN, .width_in = NAN, .dpi = NAN, .font_size = NAN }
 
 /* The GOptionEntry rows of @o (a SaccadeCliFigure *). */
 #define SACCADE_CLI_FIGURE_OPTIONS(o) \
@@ -148,6 +149,12 @@ gboolean saccade_cli_figure_given (const SaccadeCliFigure *o);
 gboolean saccade_cli_figure_parse (const SaccadeCliFigure *o, SaccadeFigureExportOptions *out,
                                    GError **error);
 void saccade_cli_figure_clear (SaccadeCliFigure *o);
+/* For a verb: refuses figure options without a figure (@writes_figure FALSE; @figure_opt
+ * names the option that asks for one, e.g. "--figure") and parses them into @out; on
+ * failure prints "saccade: MESSAGE", sets *rc to 2 and returns FALSE. */
+gboolean saccade_cli_figure_check (const SaccadeCliFigure *o, gboolean writes_figure,
+                                   const char *figure_opt, SaccadeFigureExportOptions *out,
+                                   int *rc);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCliFigure, saccade_cli_figure_clear)
 
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */

@@ -103,5 +103,22 @@ refuse titles "--title and --no-title" --figure grid --title a --no-title -o "$t
 refuse data "go with --figure" --layer 1 --head 1 --dpi 300 -o "$tmp/x.csv"
 [ ! -e "$tmp/x.png" ] || fail "a refused export wrote a file"
 
+# The other verbs that write a figure take the same options (one shared table and parser).
+"$saccade" induction --len 10 --seeds 1 --preset journal-single -o "$tmp/ind.png" > "$tmp/e" 2>&1 \
+  || { fail "induction --preset:"; sed 's/^/  | /' "$tmp/e"; }
+[ "$(be32 "$tmp/ind.png" 16)" = 1051 ] && [ "$(be32 "$tmp/ind.png" 41)" = 11811 ] \
+  || fail "induction --preset journal-single is not 1051 px at 300 dpi"
+for verb in "ablate 1 --heads --db $db" "attribute 1 --db $db" \
+            "adversarial 1 --layer 3 --db $db" "faithfulness 1 --db $db" "patch --file $tmp/none"; do
+  out=-o
+  [ "${verb%% *}" = patch ] && out=--figure
+  # shellcheck disable=SC2086 # $verb is several words
+  "$saccade" $verb --dpi 300 > "$tmp/r" 2>&1
+  expect_fail "${verb%% *} without a figure" "$tmp/r" "figure options go with" $?
+  # shellcheck disable=SC2086
+  "$saccade" $verb --preset poster $out "$tmp/x.png" > "$tmp/r" 2>&1
+  expect_fail "${verb%% *} --preset poster" "$tmp/r" "Unknown figure preset" $?
+done
+
 echo "$passes checks passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -262,8 +262,8 @@ saccade_figure_profile_natural_size (const SaccadeProfileFigure *f, double *w, d
   *w = 120 + 24.0 * MAX (1, f->n_layers);
   *h = 400;
   {
-    g_autoptr (PangoLayout) layout = saccade_figure_layout_new (cr, &style, SACCADE_FIGURE_BASE_FONT,
-                                                                     FALSE);
+    g_autoptr (PangoLayout) layout =
+      saccade_figure_layout_new (cr, &style, SACCADE_FIGURE_BASE_FONT, FALSE);
     int per_col;
     /* the legend, measured for the plot's height at this size */
     *w += legend_width (layout, f->n_heads, SACCADE_FIGURE_BASE_FONT, *h - 80, &per_col);

@@ -278,9 +278,9 @@ const char *saccade_figure_export_title (const SaccadeFigureExportOptions *opts,
 
 /* Writes the figure to @path in the format its extension names, at a size that fits its
  * labels or the width @opts asks (may be NULL: the natural size, PNG at 144 dpi), with
- * title, token labels on both axes and a colour bar (the lines figure: a legend of head colours). The
- * file is written beside @path and renamed over it: a failed export leaves no half file.
- * Errors: G_IO_ERROR_INVALID_ARGUMENT (extension, empty figure), G_FILE_ERROR_* (writing),
+ * title, token labels on both axes and a colour bar (the lines figure: a legend of head
+ * colours). The file is written beside @path and renamed over it: a failed export leaves
+ * no half file. Errors: G_IO_ERROR_INVALID_ARGUMENT (extension, empty figure), G_FILE_ERROR_* (writing),
  * G_IO_ERROR_FAILED (Cairo's status text). */
 gboolean saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const char *path,
                                         const SaccadeFigureExportOptions *opts, GError **error);
@@ -565,7 +565,8 @@ gboolean saccade_figure_export_scatter (const SaccadeScatterFigure *f, const cha
                                         const SaccadeFigureExportOptions *opts, GError **error);
 gboolean saccade_figure_export_faithfulness (const SaccadeFaithfulnessFigure *f,
                                              const char *path,
-                                             const SaccadeFigureExportOptions *opts, GError **error);
+                                             const SaccadeFigureExportOptions *opts,
+                                             GError **error);
 
 /* Where the scatter went: the plot (x0, y0, width, height) in user units, showing
  * [xmin, xmax] left to right and [ymin, ymax] bottom to top; the bars' panel (bars_x0 ..
@@ -738,7 +739,8 @@ gboolean saccade_attribution_geometry_token_at (const SaccadeAttributionGeometry
 /* As saccade_figure_export_heatmap(); no rows or no tokens is G_IO_ERROR_INVALID_ARGUMENT. */
 gboolean saccade_figure_export_attribution (const SaccadeAttributionFigure *f,
                                             const char *path,
-                                            const SaccadeFigureExportOptions *opts, GError **error);
+                                            const SaccadeFigureExportOptions *opts,
+                                            GError **error);
 
 G_END_DECLS
 
@@ -781,6 +783,7 @@ void saccade_figure_adversarial_natural_size (const SaccadeAdversarialFigure *f,
 /* As saccade_figure_export_heatmap(); no series is G_IO_ERROR_INVALID_ARGUMENT. */
 gboolean saccade_figure_export_adversarial (const SaccadeAdversarialFigure *f,
                                             const char *path,
-                                            const SaccadeFigureExportOptions *opts, GError **error);
+                                            const SaccadeFigureExportOptions *opts,
+                                            GError **error);
 
 G_END_DECLS
