@@ -2,8 +2,9 @@
 # test-cli-figure-options.sh — the figure export options (--preset, --width-mm, --dpi,
 # --font, --font-size, --title, --no-title, --labels) on `saccade export --figure`: a
 # heatmap and a grid with the journal presets as PNG (the pHYs chunk's resolution and the
-# pixel size read back), SVG (token labels as <text>, the width in points) and PDF (the
-# text extracted by pdftotext, the MediaBox), and bad values refused with a message.
+# pixel size read back), SVG (token labels as <text>, the width in points, the cells as
+# vector rectangles) and PDF (the text extracted by pdftotext, the MediaBox), and bad
+# values refused with a message.
 # Usage: test-cli-figure-options.sh PATH/TO/saccade   (fails without the default model or
 # pdftotext: tools/setup.sh installs poppler-utils)
 set -u
@@ -66,6 +67,8 @@ for preset in journal-single:89 journal-double:183; do
   # the heatmap's token labels: text in both vector formats
   grep -q '<text[^>]*>␣cat</text>' "$tmp/$name-heatmap.svg" \
     || fail "$name heatmap.svg has no token label ␣cat as <text>"
+  # a head of 10 tokens: its cells are vector rectangles, no embedded image
+  ! grep -q '<image' "$tmp/$name-heatmap.svg" || fail "$name heatmap.svg embeds an image"
   pdftotext "$tmp/$name-heatmap.pdf" "$tmp/text" 2> /dev/null
   grep -q '␣cat' "$tmp/text" || fail "$name heatmap.pdf: pdftotext finds no token label ␣cat"
 done

@@ -404,27 +404,30 @@ saccade_figure_fill_masked (cairo_t *cr, const SaccadeFigureStyle *style, double
 }
 
 void
-saccade_figure_cells_rects (cairo_t *cr, const float *values, int stride, int r0, int r1,
-                            int c0, int c1, gboolean causal, SaccadeColormap map,
-                            SaccadeScale scale, double vmin, double vmax, double x, double y,
-                            double cell)
+saccade_figure_cells_rects (cairo_t *cr, cairo_surface_t *cells, double x, double y,
+                            double side)
 {
   /* Each cell reaches a little into its right and lower neighbours, which are drawn over
    * it: anti-aliased viewers then show no hairline seams between cells. */
-  double overlap = 0.02 * cell;
+  int w = cairo_image_surface_get_width (cells), h = cairo_image_surface_get_height (cells);
+  int stride = cairo_image_surface_get_stride (cells);
+  const guchar *data;
+  double overlap = 0.02 * side;
 
+  cairo_surface_flush (cells);
+  data = cairo_image_surface_get_data (cells);
   cairo_save (cr);
-  for (int r = r0; r < r1; r++)
-    for (int c = c0; c < c1; c++)
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++)
       {
-        double v = values[(gsize) r * stride + c], rgb[3];
+        guint32 px = ((const guint32 *) (data + (gsize) r * stride))[c];
 
-        if ((causal && c > r) || isnan (v))
+        if ((px >> 24) == 0)
           continue; /* masked or not a number: what is underneath shows, as in the image */
-        saccade_colormap_rgb (map, saccade_scale_apply (scale, v, vmin, vmax), rgb);
-        cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle (cr, x + (c - c0) * cell, y + (r - r0) * cell,
-                         cell + (c + 1 < c1 ? overlap : 0), cell + (r + 1 < r1 ? overlap : 0));
+        cairo_set_source_rgb (cr, ((px >> 16) & 0xff) / 255.0, ((px >> 8) & 0xff) / 255.0,
+                              (px & 0xff) / 255.0);
+        cairo_rectangle (cr, x + c * side, y + r * side, side + (c + 1 < w ? overlap : 0),
+                         side + (r + 1 < h ? overlap : 0));
         cairo_fill (cr);
       }
   cairo_restore (cr);

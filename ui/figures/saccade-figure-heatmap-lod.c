@@ -327,6 +327,13 @@ paint_cells (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigureS
       cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
       cairo_paint (cr);
     }
+  else if ((gint64) (i1 - i0) * (j1 - j0) <= SACCADE_FIGURE_VECTOR_CELLS_MAX)
+    {
+      /* A vector surface and few cells: a rectangle per cell, sharp at any zoom. */
+      img = saccade_figure_lod_cells_image (lod, level, i0, i1, j0, j1, 1, f->colormap,
+                                            figure_scale (f), L->vmin, L->vmax);
+      saccade_figure_cells_rects (cr, img, X ((double) j0 * b), Y ((double) i0 * b), side);
+    }
   else
     {
       /* A vector surface: one image of the level's cells, k x k pixels a cell, that the

@@ -289,10 +289,12 @@ draw_cells (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyle
     }
   if (vector && (gint64) (r1 - r0) * (c1 - c0) <= SACCADE_FIGURE_VECTOR_CELLS_MAX)
     {
-      saccade_figure_cells_rects (cr, f->values, f->n_cols, r0, r1, c0, c1, f->causal,
-                                  f->colormap, saccade_figure_heatmap_scale (f), L->vmin,
-                                  L->vmax, L->mx + (c0 - L->col0) * L->cell,
+      img = saccade_figure_cells_image (f->values, f->n_cols, r0, r1, c0, c1, f->causal, 1,
+                                        f->colormap, saccade_figure_heatmap_scale (f), L->vmin,
+                                        L->vmax);
+      saccade_figure_cells_rects (cr, img, L->mx + (c0 - L->col0) * L->cell,
                                   L->my + (r0 - L->row0) * L->cell, L->cell);
+      cairo_surface_destroy (img);
       cairo_restore (cr);
       outline_matrix (cr, style, L);
       return;

@@ -90,13 +90,11 @@ cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, in
  * image (saccade_figure_cells_image), which keeps files small and viewers fast. */
 #define SACCADE_FIGURE_VECTOR_CELLS_MAX (256 * 256)
 
-/* Cells [r0, r1) x [c0, c1) of @values (row stride @stride) as filled rectangles of side
- * @cell from (x, y), coloured as saccade_figure_cells_image() colours them; masked
- * (causal, above the diagonal) and NaN cells are left out. */
-void saccade_figure_cells_rects (cairo_t *cr, const float *values, int stride, int r0, int r1,
-                                 int c0, int c1, gboolean causal, SaccadeColormap map,
-                                 SaccadeScale scale, double vmin, double vmax, double x,
-                                 double y, double cell);
+/* The cells of @cells — an image of one pixel per cell, as saccade_figure_cells_image() and
+ * saccade_figure_lod_cells_image() make with k = 1, so the colours are theirs — as filled
+ * rectangles of side @side from (x, y); transparent (masked, NaN) cells are left out. */
+void saccade_figure_cells_rects (cairo_t *cr, cairo_surface_t *cells, double x, double y,
+                                 double side);
 
 /* Device pixels per user unit of @cr: the CTM's scale times the target's device scale
  * (2 on a HiDPI screen, 2 in a PNG export). */
