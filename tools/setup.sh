@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential meson ninja-build pkg-config python3-pip unzip ca-certificates
   libopenblas-dev libopenblas0-openmp libsqlite3-dev libigraph-dev libgsl-dev libglib2.0-dev libjson-glib-dev zlib1g-dev
   libgtk-4-dev libadwaita-1-dev gettext desktop-file-utils appstream-util xvfb xauth
-  fonts-cantarell fonts-noto-cjk python3-numpy sqlite3
+  fonts-cantarell fonts-noto-cjk python3-numpy sqlite3 poppler-utils
   slurm-wlm munge parallel"
 # (python3-numpy: the tests run Debian's /usr/bin/python3, never the python3 on PATH, and
-# fail without NumPy there; sqlite3: the shell some tests edit databases with. tests/lib.sh)
+# fail without NumPy there; sqlite3: the shell some tests edit databases with; poppler-utils:
+# pdftotext, which test-cli-figure-options reads exported PDFs with. tests/lib.sh)
 # (slurm-wlm, munge: the cluster suite starts a single-node Slurm; parallel: GNU parallel
 # for tools/slurm/faithfulness-parallel.sh. docs/cluster.md)
 

@@ -42,6 +42,8 @@ typedef struct {
   char *db, *seed_text, *kind, *output, *layers;
   int top, bench_len, bench_repeats, permute, seeds;
   gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last;
+  SaccadeCliFigure figure;                   /* --preset, --width-mm, ... */
+  SaccadeFigureExportOptions figure_options; /* parsed */
 } AblateOptions;
 
 /* The parsed request: which study and its engine parameters. */
@@ -276,7 +278,8 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
 /* The erasure figure                                                                    */
 
 static gboolean
-write_erasure_figure (const AblateResult *r, const char *path, GError **error)
+write_erasure_figure (const AblateResult *r, const char *path,
+                      const SaccadeFigureExportOptions *opts, GError **error)
 {
   const ScErasureResult *e = r->erasure;
   g_autofree SaccadeErasureSeries *se = g_new0 (SaccadeErasureSeries, e->n_curves);
@@ -299,7 +302,7 @@ write_erasure_figure (const AblateResult *r, const char *path, GError **error)
   title = g_strdup_printf ("Erasure curves (%s, %s): “%s”", r->run.model_name,
                            e->kind == SC_ERASE_DROP ? "tokens dropped" : "tokens masked", text);
   saccade_erasure_figure (e, names, title, se, &f);
-  return saccade_figure_export_erasure (&f, path, error);
+  return saccade_figure_export_erasure (&f, path, opts, error);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -446,7 +449,7 @@ int
 saccade_cmd_ablate (int argc, char **argv)
 {
   AblateOptions o = { .top = 10, .bench_len = 64, .bench_repeats = 3, .permute = INT_MIN,
-                      .seeds = INT_MIN };
+                      .seeds = INT_MIN, .figure = SACCADE_CLI_FIGURE_INIT };
   GOptionEntry entries[] = {
     { "heads", 0, 0, G_OPTION_ARG_NONE, &o.heads, "zero-ablate each head in turn", NULL },
     { "tokens", 0, 0, G_OPTION_ARG_NONE, &o.tokens, "mask, then drop, each token in turn", NULL },
@@ -471,6 +474,7 @@ saccade_cmd_ablate (int argc, char **argv)
       "mask|drop" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
       "--erasure: write the figure (.png, .svg, .pdf)", "FIGURE" },
+    SACCADE_CLI_FIGURE_OPTIONS (&o.figure),
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
     SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--heads, --permute: rows of the table (10)", "N" },
@@ -511,6 +515,9 @@ saccade_cmd_ablate (int argc, char **argv)
     }
   else if (!saccade_store_cli_run_id (argv[1], &run))
     rc = 2;
+  else if (!saccade_cli_figure_check (&o.figure, o.output != NULL, "-o FIGURE",
+                                      &o.figure_options, &rc))
+    ;
   else if (!check_options (&o, &q, &error))
     {
       fprintf (stderr, "saccade: %s\n", error->message);
@@ -552,7 +559,7 @@ saccade_cmd_ablate (int argc, char **argv)
             }
           if (o.output != NULL)
             {
-              if (!write_erasure_figure (&r, o.output, &error))
+              if (!write_erasure_figure (&r, o.output, &o.figure_options, &error))
                 rc = saccade_cli_fail (g_steal_pointer (&error));
               else if (!o.common.json)
                 printf ("wrote %s\n", o.output);
@@ -572,5 +579,6 @@ out:
   g_free (o.kind);
   g_free (o.output);
   g_free (o.layers);
+  saccade_cli_figure_clear (&o.figure);
   return rc;
 }

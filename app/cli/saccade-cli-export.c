@@ -42,6 +42,7 @@ typedef struct {
   int top_k;                     /* lines: links per query and head (0: all) */
   const int *heads;              /* lines: the heads drawn (--heads), or NULL */
   int n_heads;                   /* lines: how many in @heads */
+  SaccadeFigureExportOptions figure_options; /* figure: size, font, title, labels */
 } ExportRequest;
 
 /* What it wrote. */
@@ -202,7 +203,7 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
       .range = q->has_range ? &r->range : NULL,
       .lines_threshold = q->threshold, .lines_top_k = q->top_k, .lines_heads = q->heads,
-      .lines_n_heads = q->n_heads,
+      .lines_n_heads = q->n_heads, .options = &q->figure_options,
       /* The window's name of the metric ("Previous-token score"), from the shared table. */
       .metric_name = q->metric == NULL ? NULL
                      : saccade_metric_from_id (q->metric, &m) ? saccade_metric_name (m)
@@ -619,6 +620,7 @@ saccade_cmd_export (int argc, char **argv)
   gboolean all = FALSE, compress = FALSE;
   int layer = -1, head = -1, top_k = -1;
   double threshold = -1;
+  g_auto (SaccadeCliFigure) figure = SACCADE_CLI_FIGURE_INIT;
   GOptionEntry entries[] = {
     SACCADE_STORE_CLI_DB_OPTION (&db_opt),
     { "layer", 'l', 0, G_OPTION_ARG_INT, &layer, "Layer", "L" },
@@ -658,6 +660,7 @@ saccade_cmd_export (int argc, char **argv)
       "K" },
     { "heads", 0, 0, G_OPTION_ARG_STRING, &heads_opt,
       "Lines figure: only these heads of the layer (default: all)", "H1,H2,..." },
+    SACCADE_CLI_FIGURE_OPTIONS (&figure),
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
     G_OPTION_ENTRY_NULL
   };
@@ -715,6 +718,8 @@ saccade_cmd_export (int argc, char **argv)
     return 2;
   if (!lines_request (threshold, top_k, heads_opt, &heads, &q))
     return 2;
+  if (!saccade_cli_figure_check (&figure, q.figure, "--figure", &q.figure_options, &rc))
+    return rc;
   if (q.has_range && q.figure && q.kind == SACCADE_EXPORT_PROFILE)
     {
       fprintf (stderr, "saccade: the profile figure summarises whole heads: it takes no "

@@ -27,6 +27,8 @@ typedef struct {
   char *db, *file, *csv, *out_path, *heads_path, *metric, *kind, *shard, *report;
   int top_k, target, ig_steps, n_boot, seed;
   gboolean recompute, head_sweep, gradients, exclude_first;
+  SaccadeCliFigure figure;              /* --preset, --width-mm, ...: both figures */
+  SaccadeFigureExportOptions figure_options;
 } FaithOptions;
 
 static gboolean
@@ -351,7 +353,7 @@ run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 
           SaccadeScatterFigure fig;
           saccade_faithfulness_scatter_figure (rr.f, (const char *const *) rr.labels, title,
                                                &fig);
-          if (!saccade_figure_export_scatter (&fig, o->out_path, &error))
+          if (!saccade_figure_export_scatter (&fig, o->out_path, &o->figure_options, &error))
             rc = saccade_cli_fail (g_steal_pointer (&error));
           else if (!o->common.json)
             printf ("wrote the scatter to %s\n", o->out_path);
@@ -600,7 +602,7 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
                                   .value_name = "mean τ" };
       for (int h = 0; h < s->n_layers * s->n_heads; h++)
         v[h] = (float) s->heads[h].tau_mean;
-      if (!saccade_figure_export_heatmap (&hm, o->heads_path, &error))
+      if (!saccade_figure_export_heatmap (&hm, o->heads_path, &o->figure_options, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
       else if (!o->common.json)
         printf ("wrote the per-head mean τ map to %s\n", o->heads_path);
@@ -613,7 +615,7 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
       g_auto (GStrv) names = NULL;
       SaccadeFaithfulnessFigure fig;
       saccade_faithfulness_file_figure (f, title, rows, &names, &fig);
-      if (!saccade_figure_export_faithfulness (&fig, o->out_path, &error))
+      if (!saccade_figure_export_faithfulness (&fig, o->out_path, &o->figure_options, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
       else if (!o->common.json)
         printf ("wrote the Table-2 figure to %s\n", o->out_path);
@@ -660,7 +662,7 @@ report_mode (const FaithOptions *o)
 int
 saccade_cmd_faithfulness (int argc, char **argv)
 {
-  FaithOptions o = { .target = -1 };
+  FaithOptions o = { .target = -1, .figure = SACCADE_CLI_FIGURE_INIT };
   GOptionEntry entries[] = {
     { "file", 0, 0, G_OPTION_ARG_FILENAME, &o.file,
       "sentences, one per line (# comments and blank lines skipped), instead of RUN", "FILE" },
@@ -696,6 +698,7 @@ saccade_cmd_faithfulness (int argc, char **argv)
       "FIGURE" },
     { "heads-figure", 0, 0, G_OPTION_ARG_FILENAME, &o.heads_path,
       "--file: write the per-head mean τ map (.png, .svg, .pdf)", "FIGURE" },
+    SACCADE_CLI_FIGURE_OPTIONS (&o.figure),
     { "shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
       "--file with --db: only sentences k with k mod N = I (I/N, e.g. 0/3); see docs/cluster.md",
       "I/N" },
@@ -751,6 +754,9 @@ saccade_cmd_faithfulness (int argc, char **argv)
       if (path != NULL && !saccade_figure_format_from_path (path, &fmt, &error))
         return saccade_cli_fail (g_steal_pointer (&error));
     }
+  if (!saccade_cli_figure_check (&o.figure, o.out_path != NULL || o.heads_path != NULL,
+                                 "-o or --heads-figure", &o.figure_options, &rc))
+    return rc;
   if (o.heads_path != NULL && o.file == NULL)
     {
       fprintf (stderr, "saccade: --heads-figure is for --file (a run's heads are in --json)\n");
@@ -773,6 +779,7 @@ done:
   g_free (o.csv);
   g_free (o.out_path);
   g_free (o.heads_path);
+  saccade_cli_figure_clear (&o.figure);
   g_free (o.metric);
   g_free (o.kind);
   return rc;

@@ -21,6 +21,8 @@ typedef struct {
   int seq_len, n_seeds, top;
   gboolean recompute, bench;
   int bench_repeats;
+  SaccadeCliFigure figure;      /* --preset, --width-mm, ...: the loss curve's */
+  SaccadeFigureExportOptions figure_options;
 } InductionOptions;
 
 static void
@@ -94,13 +96,13 @@ print_json (const SaccadeInduction *ind, const ScModelInfo *info)
 /* The loss curve of @ind to @path (the format from its extension). */
 static gboolean
 write_figure (const SaccadeInduction *ind, const ScModelInfo *info, const char *path,
-              gboolean say, GError **error)
+              const SaccadeFigureExportOptions *opts, gboolean say, GError **error)
 {
   g_autofree char *title = saccade_induction_dup_loss_title (ind, info->name);
   SaccadeLossFigure f;
 
   saccade_induction_loss_figure (ind, title, &f);
-  if (!saccade_figure_export_loss (&f, path, error))
+  if (!saccade_figure_export_loss (&f, path, opts, error))
     return FALSE;
   if (say)
     printf ("\n  wrote the in-context-learning curve to %s\n", path);
@@ -194,7 +196,7 @@ saccade_cmd_induction (int argc, char **argv)
 {
   InductionOptions o = { .seq_len = SC_INDUCTION_DEFAULT_LEN,
                          .n_seeds = SC_INDUCTION_DEFAULT_SEEDS, .top = 10,
-                         .bench_repeats = 5 };
+                         .bench_repeats = 5, .figure = SACCADE_CLI_FIGURE_INIT };
   GOptionEntry entries[] = {
     { "len", 0, 0, G_OPTION_ARG_INT, &o.seq_len, "tokens T of the repeated sequence (50)", "T" },
     { "seeds", 0, 0, G_OPTION_ARG_INT, &o.n_seeds, "random sequences S (10)", "S" },
@@ -202,6 +204,7 @@ saccade_cmd_induction (int argc, char **argv)
     SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
       "write the in-context-learning curve (.png, .svg, .pdf)", "FILE" },
+    SACCADE_CLI_FIGURE_OPTIONS (&o.figure),
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench, "time the sweep against plain passes", NULL },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench repeats (5)", "N" },
@@ -221,6 +224,12 @@ saccade_cmd_induction (int argc, char **argv)
   saccade_cli_common_add (ctx, &o.common);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
     return 2;
+  if (!saccade_cli_figure_check (&o.figure, o.out_path != NULL, "-o FILE", &o.figure_options,
+                                 &rc))
+    {
+      saccade_cli_figure_clear (&o.figure);
+      return rc;
+    }
   if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
   if (o.bench)
@@ -261,10 +270,12 @@ saccade_cmd_induction (int argc, char **argv)
   else
     print_text (ind, sc_model_info (model), &o, db_path, warning);
   if (ind != NULL && o.out_path != NULL
-      && !write_figure (ind, sc_model_info (model), o.out_path, !o.common.json, &error))
+      && !write_figure (ind, sc_model_info (model), o.out_path, &o.figure_options,
+                        !o.common.json, &error))
     rc = saccade_cli_fail (g_steal_pointer (&error));
   sc_model_free (model);
   g_free (o.db);
   g_free (o.out_path);
+  saccade_cli_figure_clear (&o.figure);
   return rc;
 }

@@ -27,6 +27,8 @@ typedef struct {
   SaccadeCliCommon common;
   char *file, *direction, *what, *senders, *component, *figure;
   int n_boot, seed, top;
+  SaccadeCliFigure fig;                 /* --preset, --width-mm, ...: the map's */
+  SaccadeFigureExportOptions figure_options;
 } PatchOptions;
 
 static void
@@ -39,6 +41,7 @@ patch_options_clear (PatchOptions *o)
   g_free (o->senders);
   g_free (o->component);
   g_free (o->figure);
+  saccade_cli_figure_clear (&o->fig);
 }
 
 /* The index of @text among @names (NULL-terminated), or −1 with @error naming @option. */
@@ -322,7 +325,7 @@ print_json (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
 /* The mean effect of each head as a heatmap (per-head grids only). */
 static gboolean
 write_figure (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel *model,
-              const char *path, GError **error)
+              const char *path, const SaccadeFigureExportOptions *opts, GError **error)
 {
   const int cells = f->n_rows * f->n_cols;
   g_autofree float *v = g_new (float, cells);
@@ -346,7 +349,7 @@ write_figure (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScMode
     }
   for (int c = 0; c < cells; c++)
     v[c] = isnan (f->mean[c]) ? 0.0f : (float) (f->mean[c] - f->base);
-  return saccade_figure_export_heatmap (&hm, path, error);
+  return saccade_figure_export_heatmap (&hm, path, opts, error);
 }
 
 static int
@@ -388,7 +391,8 @@ file_mode (const PatchOptions *o)
         print_json (f, &p, model, o->file);
       else
         print_text (f, &p, model, o->file, o->top);
-      if (o->figure != NULL && !write_figure (f, &p, model, o->figure, &error))
+      if (o->figure != NULL
+          && !write_figure (f, &p, model, o->figure, &o->figure_options, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
       else if (o->figure != NULL && !o->common.json)
         printf ("wrote the mean effect map to %s\n", o->figure);
@@ -415,7 +419,8 @@ run_mode (int argc, char **argv)
 int
 saccade_cmd_patch (int argc, char **argv)
 {
-  PatchOptions o = { .n_boot = 10000, .seed = (int) SC_STATS_DEFAULT_SEED, .top = 12 };
+  PatchOptions o = { .n_boot = 10000, .seed = (int) SC_STATS_DEFAULT_SEED, .top = 12,
+                     .fig = SACCADE_CLI_FIGURE_INIT };
   g_autoptr (GOptionContext) ctx = NULL;
   int rc;
   const GOptionEntry entries[] = {
@@ -439,6 +444,7 @@ saccade_cmd_patch (int argc, char **argv)
     { "figure", 0, 0, G_OPTION_ARG_FILENAME, &o.figure,
       "write the mean effect per head as a map (.png, .svg, .pdf; noising: its move from the "
       "clean run's 1)", "FIGURE" },
+    SACCADE_CLI_FIGURE_OPTIONS (&o.fig),
     G_OPTION_ENTRY_NULL
   };
 
@@ -457,6 +463,11 @@ saccade_cmd_patch (int argc, char **argv)
     {
       patch_options_clear (&o);
       return 2;
+    }
+  if (!saccade_cli_figure_check (&o.fig, o.figure != NULL, "--figure", &o.figure_options, &rc))
+    {
+      patch_options_clear (&o);
+      return rc;
     }
   if (o.file == NULL)
     {

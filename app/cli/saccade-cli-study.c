@@ -147,7 +147,7 @@ saccade_cli_identify_run_model (ScModel *model, const SaccadeCliCommon *common,
 static int
 write_face_outputs (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *model,
                     const char *const *labels, gboolean json, const char *csv_path,
-                    const char *figure_path)
+                    const char *figure_path, const SaccadeFigureExportOptions *figure_options)
 {
   g_autoptr (GError) error = NULL;
 
@@ -161,7 +161,8 @@ write_face_outputs (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *
     }
   if (figure_path != NULL)
     {
-      if (!o->export_figure (result, model, labels, FALSE, figure_path, &error))
+      if (!o->export_figure (result, model, labels, FALSE, figure_path, figure_options,
+                             &error))
         return saccade_cli_fail (g_steal_pointer (&error));
       if (!json)
         printf ("wrote the figure to %s\n", figure_path);
@@ -175,6 +176,7 @@ saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
                         const char *verb, int *argc, char ***argv, gint64 *run_id)
 {
   o->csv_help = g_strdup_printf ("write one row per %s as CSV", outputs->csv_row);
+  o->figure = (SaccadeCliFigure) SACCADE_CLI_FIGURE_INIT;
   {
     const GOptionEntry entries[] = {
       SACCADE_STORE_CLI_DB_OPTION (&o->db),
@@ -182,6 +184,7 @@ saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
       { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o->csv, o->csv_help, "PATH" },
       { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out_path,
         "write the figure (.png, .svg, .pdf)", "FIGURE" },
+      SACCADE_CLI_FIGURE_OPTIONS (&o->figure),
       { NULL },
     };
     g_option_context_add_main_entries (ctx, entries, NULL);
@@ -203,6 +206,9 @@ saccade_cli_face_load_model (SaccadeCliFaceOptions *o, int *rc)
       *rc = saccade_cli_fail (g_steal_pointer (&error));
       return NULL;
     }
+  if (!saccade_cli_figure_check (&o->figure, o->out_path != NULL, "-o FIGURE",
+                                 &o->figure_options, rc))
+    return NULL;
   if ((model = saccade_cli_load_model (&o->common, &error)) == NULL)
     *rc = saccade_cli_fail (g_steal_pointer (&error));
   o->model = model;
@@ -218,6 +224,7 @@ saccade_cli_face_options_clear (SaccadeCliFaceOptions *o)
   g_clear_pointer (&o->csv, g_free);
   g_clear_pointer (&o->out_path, g_free);
   g_clear_pointer (&o->csv_help, g_free);
+  saccade_cli_figure_clear (&o->figure);
 }
 
 int
@@ -254,7 +261,7 @@ saccade_cli_study_face (const SaccadeFaceOutputs *out, const void *params, ScMod
       fputs (text, stdout);
     }
   rc = write_face_outputs (out, result, model, (const char *const *) labels, o->common.json,
-                           o->csv, o->out_path);
+                           o->csv, o->out_path, &o->figure_options);
   out->face->result_free (result);
   return rc;
 }

@@ -65,7 +65,8 @@ gpointer saccade_cli_study_run (SaccadeStudyFunc func, gpointer data, ScModel *m
                                 char **warning, GError **error);
 
 /* What every verb of a face's study (`saccade attribute`, `saccade adversarial`) parses
- * beside its own options: --db, --recompute, --csv, -o (--output) and the common ones
+ * beside its own options: --db, --recompute, --csv, -o (--output), the figure options
+ * (--preset, --width-mm, ...: SACCADE_CLI_FIGURE_OPTIONS) and the common ones
  * (saccade_cli_common_add), for a backend with a backward pass (gradients). */
 typedef struct {
   SaccadeCliCommon common;
@@ -73,6 +74,8 @@ typedef struct {
   gboolean recompute;
   char *csv_help;            /* owned: "write one row per token as CSV" */
   ScModel *model;            /* owned: saccade_cli_face_load_model's, or NULL */
+  SaccadeCliFigure figure;   /* the figure options (SACCADE_CLI_FIGURE_OPTIONS) */
+  SaccadeFigureExportOptions figure_options; /* parsed by saccade_cli_face_load_model */
 } SaccadeCliFaceOptions;
 
 /* Adds them to @ctx after the verb's own entries (@recompute_help: what --recompute does;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <glib.h>
+#include <math.h>
 #include <json-glib/json-glib.h>
 
 #include "app/core/saccade-error.h"
@@ -18,6 +19,7 @@
 #include "app/core/saccade-paths.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
+#include "ui/figures/saccade-figure.h"
 
 G_BEGIN_DECLS
 
@@ -105,6 +107,55 @@ typedef struct {
 gboolean saccade_cli_target_parse (ScModel *model, const SaccadeCliTarget *t, int *target,
                                    int *contrast, GError **error);
 void saccade_cli_target_clear (SaccadeCliTarget *t);
+
+/* How a verb that writes a figure exports it (SaccadeFigureExportOptions): the same
+ * options on every such verb. Doubles start as NAN ("not given") so that a given 0 is
+ * refused, not ignored: initialise with SACCADE_CLI_FIGURE_INIT. */
+typedef struct {
+  double width_mm, width_in, dpi, font_size;
+  char *font, *title, *labels, *preset;
+  gboolean no_title;
+} SaccadeCliFigure;
+
+#define SACCADE_CLI_FIGURE_INIT \
+  { .width_mm = NAN, .width_in = NAN, .dpi = NAN, .font_size = NAN }
+
+/* The GOptionEntry rows of @o (a SaccadeCliFigure *). */
+#define SACCADE_CLI_FIGURE_OPTIONS(o) \
+  { "preset", 0, 0, G_OPTION_ARG_STRING, &(o)->preset, \
+    "Figure size preset: journal-single (89 mm wide) or journal-double (183 mm); 300 dpi, " \
+    "8 pt text (the options below override it)", "NAME" }, \
+  { "width-mm", 0, 0, G_OPTION_ARG_DOUBLE, &(o)->width_mm, \
+    "Figure width in millimetres (the height follows; default: the figure's own)", "MM" }, \
+  { "width-in", 0, 0, G_OPTION_ARG_DOUBLE, &(o)->width_in, "Figure width in inches", "IN" }, \
+  { "dpi", 0, 0, G_OPTION_ARG_DOUBLE, &(o)->dpi, \
+    "PNG resolution, written into the file (default 144)", "DPI" }, \
+  { "font", 0, 0, G_OPTION_ARG_STRING, &(o)->font, \
+    "Figure font family (default: Cantarell, Noto Sans)", "FAMILY" }, \
+  { "font-size", 0, 0, G_OPTION_ARG_DOUBLE, &(o)->font_size, \
+    "Figure text size in points at the printed width (default 10)", "PT" }, \
+  { "title", 0, 0, G_OPTION_ARG_STRING, &(o)->title, "Figure title instead of the default", \
+    "TEXT" }, \
+  { "no-title", 0, 0, G_OPTION_ARG_NONE, &(o)->no_title, "Figure without a title", NULL }, \
+  { "labels", 0, 0, G_OPTION_ARG_STRING, &(o)->labels, \
+    "Token labels: visible-space (spaces at a token's ends as \"␣\", default) or plain", \
+    "STYLE" }
+
+/* Whether any of @o's options was given. */
+gboolean saccade_cli_figure_given (const SaccadeCliFigure *o);
+/* @o as export options in @out (borrowing @o's strings): the preset first, then the
+ * options given over it. A value out of range, an unknown preset or label style, both
+ * widths, or --title with --no-title is G_OPTION_ERROR_BAD_VALUE naming the option. */
+gboolean saccade_cli_figure_parse (const SaccadeCliFigure *o, SaccadeFigureExportOptions *out,
+                                   GError **error);
+void saccade_cli_figure_clear (SaccadeCliFigure *o);
+/* For a verb: refuses figure options without a figure (@writes_figure FALSE; @figure_opt
+ * names the option that asks for one, e.g. "--figure") and parses them into @out; on
+ * failure prints "saccade: MESSAGE", sets *rc to 2 and returns FALSE. */
+gboolean saccade_cli_figure_check (const SaccadeCliFigure *o, gboolean writes_figure,
+                                   const char *figure_opt, SaccadeFigureExportOptions *out,
+                                   int *rc);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCliFigure, saccade_cli_figure_clear)
 
 /* The median of @v (sorts it in place); @n >= 1. Benchmarks report medians. */
 double saccade_median (double *v, int n);

@@ -423,7 +423,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .n = r->q1 - r->q0, .overviews = overviews, .overview_size = size, .metric = metric,
     .metric_name = fig->metric_name, .title = fig->title, .colormap = fig->colormap,
     .scale = fig->scale, .layer_windows = windows,
-  }, path, error);
+  }, path, fig->options, error);
 }
 
 static gboolean
@@ -475,7 +475,7 @@ export_lines (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .labels = (const char *const *) src->labels + r->q0, .highlight_token = -1,
     .title = fig->title, .head_ids = ids, .n_heads_total = src->n_heads,
     .position0 = r->q0, .show_positions = !saccade_export_range_is_whole (src, r),
-  }, path, error);
+  }, path, fig->options, error);
 }
 
 static gboolean
@@ -500,7 +500,7 @@ export_heatmap (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .lod = lod, .row_labels = (const char *const *) src->labels,
     .col_labels = (const char *const *) src->labels, .title = fig->title,
     .colormap = fig->colormap, .scale = fig->scale,
-  }, &(SaccadeTokenRange) { r->q0, r->q1, r->k0, r->k1 }, path, error);
+  }, &(SaccadeTokenRange) { r->q0, r->q1, r->k0, r->k1 }, path, fig->options, error);
 }
 
 static gboolean
@@ -534,7 +534,7 @@ export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
     .n_layers = src->n_layers, .n_heads = src->n_heads, .values = values,
     .metric_name = fig->metric_name != NULL ? fig->metric_name : fig->metric,
     .title = fig->title,
-  }, path, error);
+  }, path, fig->options, error);
 }
 
 double *
@@ -587,7 +587,7 @@ export_rollout (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .row_labels = (const char *const *) src->labels + r->q0,
     .col_labels = (const char *const *) src->labels + r->k0, .title = fig->title,
     .colormap = fig->colormap, .scale = fig->scale, .causal = FALSE,
-  }, path, error);
+  }, path, fig->options, error);
 }
 
 gboolean

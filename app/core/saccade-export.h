@@ -119,6 +119,7 @@ typedef struct {
   int lines_top_k;
   const int *lines_heads;
   int lines_n_heads;
+  const SaccadeFigureExportOptions *options; /* size, font, title, labels; NULL: natural */
 } SaccadeExportFigure;
 
 /* Draws @fig into @path; the extension (.png, .svg, .pdf) chooses the format. Errors:

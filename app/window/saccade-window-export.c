@@ -1,7 +1,8 @@
 /* saccade-window-export.c — File > Export: the visible page's figure to PNG, SVG or PDF,
  * and its numbers to CSV, through the exporter both faces share (app/core/saccade-export.h:
  * the same renderers the pages draw with, the same CSV layouts as `saccade export`). This
- * file only asks for a file name and says what the visible page shows:
+ * file only asks for a file name (after the figure's options:
+ * saccade-window-export-dialog.c) and says what the visible page shows:
  *   Heatmap  the head as a figure, and as a labelled matrix;
  *   Model    every head as a grid framed by the chosen metric, and the metrics table;
  *   Lines    the layer's lines, and its weights in long form.
@@ -51,6 +52,7 @@ saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError *
     .scale = model ? SACCADE_SCALE_LINEAR : scale,
     .metric = model ? saccade_metric_id (metric) : NULL,
     .metric_name = model ? saccade_metric_name (metric) : NULL,
+    .options = saccade_window_get_export_options (self),
   };
   return saccade_export_figure (src, &f, path, error);
 }
@@ -134,17 +136,24 @@ ask_save (SaccadeWindow *self, const char *title, const char *filter_name,
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
-void
-saccade_window_export_figure (SaccadeWindow *self)
+/* The options are answered: ask for the file. */
+static void
+ask_figure_file (SaccadeWindow *self)
 {
   const char *patterns[] = { "*.png", "*.svg", "*.pdf", NULL };
 
-  if (self->run == NULL)
-    return;
   /* Translators: the export dialog; the typed extension (.png, .svg or .pdf) picks the
    * format. */
   ask_save (self, _("Export Figure"), _("PNG, SVG or PDF"), patterns, ".png",
             saccade_window_export_figure_to);
+}
+
+void
+saccade_window_export_figure (SaccadeWindow *self)
+{
+  if (self->run == NULL)
+    return;
+  gtk_window_present (GTK_WINDOW (saccade_window_export_dialog_new (self, ask_figure_file)));
 }
 
 /* ------------------------------------------------------------------------------------ */

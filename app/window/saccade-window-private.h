@@ -135,6 +135,13 @@ void saccade_window_update_actions (SaccadeWindow *self);
 void saccade_window_export_figure (SaccadeWindow *self);
 void saccade_window_export_csv (SaccadeWindow *self);
 
+/* saccade-window-export-dialog.c: Export Figure's options (size, dpi, font, title, token
+ * labels), asked before the file name; @done runs on "export" after the answer is kept. The
+ * kept options (NULL before the first answer) are what the figure export uses. */
+typedef void (*SaccadeWindowExportDone) (SaccadeWindow *self);
+GtkWidget *saccade_window_export_dialog_new (SaccadeWindow *self, SaccadeWindowExportDone done);
+
+
 /* saccade-window-watch.c: runs other processes add to the open database. _sync: (re)starts
  * watching db_path and records its state now (every list of the runs calls it first);
  * _stop: stops (dispose). */

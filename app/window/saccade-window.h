@@ -80,6 +80,12 @@ char *saccade_window_dup_figure_title (SaccadeWindow *self);
  * .svg, .pdf; .csv). FALSE with @error set when the page has nothing to export or the
  * file cannot be written. */
 gboolean saccade_window_export_figure_to (SaccadeWindow *self, const char *path, GError **error);
+/* The figure options Export Figure's dialog kept (saccade-window-export-dialog.c), used by
+ * every page's figure export; NULL before the first answer: the natural size. _set keeps a
+ * copy. */
+const SaccadeFigureExportOptions *saccade_window_get_export_options (SaccadeWindow *self);
+void saccade_window_set_export_options (SaccadeWindow *self,
+                                        const SaccadeFigureExportOptions *opts);
 gboolean saccade_window_export_csv_to (SaccadeWindow *self, const char *path, GError **error);
 
 G_END_DECLS

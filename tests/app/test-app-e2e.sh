@@ -94,8 +94,11 @@ expect-head 1 4
 action win.next-layer
 expect-head 2 4
 head 1 4
-# Ctrl+E as a user does it: the file chooser, a name, Save.
+# Ctrl+E as a user does it: the figure's options (a journal column), the file chooser, a
+# name, Save.
 action win.export-figure
+screenshot-dialog $out/export-options.png AdwMessageDialog
+export-options journal-single
 screenshot-dialog $out/export-dialog.png GtkFileChooserDialog
 save-as $out/heatmap-dialog.pdf
 export-figure $out/heatmap-export.png
@@ -206,6 +209,11 @@ check_png "$out/heatmap-export.png" 400 300 50
 check_png "$out/grid-export.png" 400 300 50
 check_magic "$out/heatmap-export.svg" "<svg"
 check_magic "$out/heatmap-export.pdf" "%PDF-"
+# The options dialog's journal column: 89 mm = 252.28 pt wide, and kept for the next exports
+grep -a -q '/MediaBox \[ 0 0 252\.28' "$out/heatmap-dialog.pdf" \
+  || fail "the options dialog's journal-single PDF is not 89 mm wide"
+[ "$(od -An -tu1 -j16 -N4 "$out/heatmap-export.png" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')" = 1051 ] \
+  || fail "the export after the options dialog is not 89 mm at 300 dpi (1051 px)"
 check_magic "$out/heatmap-dialog.pdf" "%PDF-"
 check_png "$out/export-dialog.png" 300 200 8
 check_magic "$out/lines-export.svg" "<svg"

@@ -95,6 +95,8 @@
  *   close-dialogs            close every dialog over the window
  *   dismiss-toast            hide the last toast (before a screenshot)
  *   export-figure PATH / export-csv PATH      export the visible page
+ *   export-options SIZE      answer Export Figure's options dialog: its size row set to
+ *                            SIZE (natural, journal-single, journal-double), then "export"
  *   screenshot PATH          render the whole window into a PNG
  *   screenshot-dialog PATH [TYPE]  render the message dialog (or a TYPE window) into a PNG
  *   save-as PATH             answer the open file chooser with PATH
@@ -249,6 +251,22 @@ find_toplevel (SaccadeTestDriver *d, GType type)
       if (w != GTK_WINDOW (d->window) && G_TYPE_CHECK_INSTANCE_TYPE (w, type)
           && gtk_widget_get_visible (GTK_WIDGET (w)))
         return w;
+    }
+  return NULL;
+}
+
+/* The first widget of @type under @w (depth first), or NULL. */
+static GtkWidget *
+find_descendant (GtkWidget *w, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (w, type))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_descendant (c, type);
+      if (found != NULL)
+        return found;
     }
   return NULL;
 }
@@ -1002,6 +1020,26 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     {
       if (!saccade_window_export_figure_to (win, a1, &error))
         return window_driver_fail (d, "export-figure %s: %s", a1, error->message);
+    }
+  else if (g_str_equal (cmd, "export-options"))
+    {
+      const char *sizes[] = { "natural", "journal-single", "journal-double" };
+      GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
+      GtkWidget *extra = dialog != NULL
+        ? adw_message_dialog_get_extra_child (ADW_MESSAGE_DIALOG (dialog)) : NULL;
+      GtkWidget *size = extra != NULL ? find_descendant (extra, ADW_TYPE_COMBO_ROW) : NULL;
+      guint i = 0;
+
+      while (i < G_N_ELEMENTS (sizes) && g_strcmp0 (a1, sizes[i]) != 0)
+        i++;
+      if (size == NULL || i == G_N_ELEMENTS (sizes))
+        return window_driver_fail (d, "export-options %s: no options dialog, or not a size",
+                                   a1 != NULL ? a1 : "");
+      adw_combo_row_set_selected (ADW_COMBO_ROW (size), i);
+      g_object_ref (dialog);
+      adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "export");
+      gtk_window_close (dialog); /* as its button does after the response */
+      g_object_unref (dialog);
     }
   else if (g_str_equal (cmd, "export-csv"))
     {

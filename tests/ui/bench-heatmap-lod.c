@@ -121,7 +121,7 @@ bench_export (const char *what, const SaccadeHeatmapLodFigure *f, const SaccadeT
   double cpu[5], wall[5];
   GError *error = NULL;
 
-  TIME_RUNS (5, cpu, wall, if (!saccade_figure_export_heatmap_lod (f, r, path, &error))
+  TIME_RUNS (5, cpu, wall, if (!saccade_figure_export_heatmap_lod (f, r, path, NULL, &error))
                              g_error ("%s", error->message));
   report (what, cpu, wall, 5);
   g_remove (path);

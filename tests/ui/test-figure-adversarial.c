@@ -45,7 +45,7 @@ export_png (const SaccadeAdversarialFigure *f, const char *dir, const char *name
   g_autoptr (GError) error = NULL;
   cairo_surface_t *s;
 
-  g_assert_true (saccade_figure_export_adversarial (f, path, &error));
+  g_assert_true (saccade_figure_export_adversarial (f, path, NULL, &error));
   g_assert_no_error (error);
   check_png (path);
   s = cairo_image_surface_create_from_png (path);
@@ -106,9 +106,9 @@ test_curves_and_rows (void)
     g_autofree char *svg = g_build_filename (dir, "a.svg", NULL);
     g_autofree char *pdf = g_build_filename (dir, "a.pdf", NULL);
     g_autoptr (GError) error = NULL;
-    g_assert_true (saccade_figure_export_adversarial (&f, svg, &error));
+    g_assert_true (saccade_figure_export_adversarial (&f, svg, NULL, &error));
     check_svg (svg);
-    g_assert_true (saccade_figure_export_adversarial (&f, pdf, &error));
+    g_assert_true (saccade_figure_export_adversarial (&f, pdf, NULL, &error));
     check_pdf (pdf);
     g_remove (svg);
     g_remove (pdf);
@@ -122,7 +122,7 @@ test_empty_refused (void)
   SaccadeAdversarialFigure f = { .n_series = 0 };
   g_autoptr (GError) error = NULL;
 
-  g_assert_false (saccade_figure_export_adversarial (&f, "/nonexistent/x.png", &error));
+  g_assert_false (saccade_figure_export_adversarial (&f, "/nonexistent/x.png", NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 }
 

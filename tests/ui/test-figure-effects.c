@@ -215,9 +215,9 @@ test_export (void)
     {
       g_autofree char *pm = g_strdup_printf ("%s/map.%s", dir, ext[i]);
       g_autofree char *pb = g_strdup_printf ("%s/bars.%s", dir, ext[i]);
-      g_assert_true (saccade_figure_export_effects_map (&map, pm, &error));
+      g_assert_true (saccade_figure_export_effects_map (&map, pm, NULL, &error));
       g_assert_no_error (error);
-      g_assert_true (saccade_figure_export_paired_bars (&bars, pb, &error));
+      g_assert_true (saccade_figure_export_paired_bars (&bars, pb, NULL, &error));
       g_assert_no_error (error);
       (i == 0 ? check_png : i == 1 ? check_svg : check_pdf) (pm);
       (i == 0 ? check_png : i == 1 ? check_svg : check_pdf) (pb);
@@ -226,7 +226,7 @@ test_export (void)
     }
   {
     g_autofree char *bad = g_strdup_printf ("%s/map.jpg", dir);
-    g_assert_false (saccade_figure_export_effects_map (&map, bad, &error));
+    g_assert_false (saccade_figure_export_effects_map (&map, bad, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
     g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
@@ -235,10 +235,10 @@ test_export (void)
     g_autofree char *p = g_strdup_printf ("%s/empty.png", dir);
     map.n_layers = 0;
     bars.n = 0;
-    g_assert_false (saccade_figure_export_effects_map (&map, p, &error));
+    g_assert_false (saccade_figure_export_effects_map (&map, p, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
-    g_assert_false (saccade_figure_export_paired_bars (&bars, p, &error));
+    g_assert_false (saccade_figure_export_paired_bars (&bars, p, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_assert_false (g_file_test (p, G_FILE_TEST_EXISTS));
   }

@@ -41,7 +41,7 @@ export_png (const SaccadeErasureFigure *f, const char *dir, const char *name)
   g_autoptr (GError) error = NULL;
   cairo_surface_t *s;
 
-  g_assert_true (saccade_figure_export_erasure (f, path, &error));
+  g_assert_true (saccade_figure_export_erasure (f, path, NULL, &error));
   g_assert_no_error (error);
   check_png (path);
   s = cairo_image_surface_create_from_png (path);
@@ -102,9 +102,9 @@ test_orderings_in_pixels (void)
     g_autofree char *svg = g_build_filename (dir, "e.svg", NULL);
     g_autofree char *pdf = g_build_filename (dir, "e.pdf", NULL);
     g_autoptr (GError) error = NULL;
-    g_assert_true (saccade_figure_export_erasure (&f, svg, &error));
+    g_assert_true (saccade_figure_export_erasure (&f, svg, NULL, &error));
     check_svg (svg);
-    g_assert_true (saccade_figure_export_erasure (&f, pdf, &error));
+    g_assert_true (saccade_figure_export_erasure (&f, pdf, NULL, &error));
     check_pdf (pdf);
     g_remove (svg);
     g_remove (pdf);
@@ -118,7 +118,7 @@ test_empty_refused (void)
   SaccadeErasureFigure f = { .n_points = 1 };
   g_autoptr (GError) error = NULL;
 
-  g_assert_false (saccade_figure_export_erasure (&f, "/nonexistent/x.png", &error));
+  g_assert_false (saccade_figure_export_erasure (&f, "/nonexistent/x.png", NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 }
 

@@ -203,7 +203,7 @@ test_range_export (void)
   double w, h;
   int top, mid;
 
-  g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, png, &error));
+  g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, png, NULL, &error));
   g_assert_no_error (error);
   img = cairo_image_surface_create_from_png (png);
   g_assert_cmpint (cairo_surface_status (img), ==, CAIRO_STATUS_SUCCESS);
@@ -224,22 +224,22 @@ test_range_export (void)
   g_assert_cmpint (top, <, 400);
   cairo_surface_destroy (img);
 
-  g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, svg, &error));
+  g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, svg, NULL, &error));
   check_svg (svg);
-  g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, pdf, &error));
+  g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, pdf, NULL, &error));
   check_pdf (pdf);
   /* the whole head when no range is given */
-  g_assert_true (saccade_figure_export_heatmap_lod (&f, NULL, png, &error));
+  g_assert_true (saccade_figure_export_heatmap_lod (&f, NULL, png, NULL, &error));
   check_png (png);
 
   g_assert_false (saccade_figure_export_heatmap_lod (&f, &(SaccadeTokenRange) { 4, 13, 2, 6 },
-                                                     bad, &error));
+                                                     bad, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull (strstr (error->message, "4:13,2:6"));
   g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
   g_clear_error (&error);
   g_assert_false (saccade_figure_export_heatmap_lod (&f, &(SaccadeTokenRange) { 5, 5, 2, 6 },
-                                                     bad, &error));
+                                                     bad, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 
   g_unlink (png);
@@ -261,7 +261,7 @@ test_whole_8k_export (void)
   for (int i = 0; i < 8192; i++)
     labels[i] = g_strdup_printf ("t%d", i);
   f.row_labels = f.col_labels = (const char *const *) labels;
-  g_assert_true (saccade_figure_export_heatmap_lod (&f, NULL, png, &error));
+  g_assert_true (saccade_figure_export_heatmap_lod (&f, NULL, png, NULL, &error));
   g_assert_no_error (error);
   img = cairo_image_surface_create_from_png (png);
   g_assert_cmpint (cairo_surface_status (img), ==, CAIRO_STATUS_SUCCESS);

@@ -256,13 +256,13 @@ test_range_figure (void)
     saccade_figure_lines_natural_size (&f, &w, &h);
     g_assert_cmpfloat (w, >, 100);
     g_assert_cmpfloat (h, >, 50);
-    g_assert_true (saccade_figure_export_lines (&f, path, &error));
+    g_assert_true (saccade_figure_export_lines (&f, path, NULL, &error));
     g_assert_no_error (error);
     check_png (path);
     /* every head off: still a figure of the tokens */
     f.n_heads = 0;
     f.head_ids = &head0;
-    g_assert_true (saccade_figure_export_lines (&f, path, &error));
+    g_assert_true (saccade_figure_export_lines (&f, path, NULL, &error));
     g_assert_no_error (error);
     check_png (path);
     g_unlink (path);

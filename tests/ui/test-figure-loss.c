@@ -87,7 +87,7 @@ test_empty_and_export (void)
   GError *error = NULL;
 
   make_curve (v, 20);
-  g_assert_false (saccade_figure_export_loss (&empty, "/nonexistent/x.png", &error));
+  g_assert_false (saccade_figure_export_loss (&empty, "/nonexistent/x.png", NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   for (int i = 0; i < 3; i++)
@@ -95,7 +95,7 @@ test_empty_and_export (void)
       g_autofree char *path = g_strdup_printf ("%s/loss.%s", dir, ext[i]);
       g_autofree char *bytes = NULL;
       gsize len = 0;
-      g_assert_true (saccade_figure_export_loss (&f, path, &error));
+      g_assert_true (saccade_figure_export_loss (&f, path, NULL, &error));
       g_assert_no_error (error);
       g_assert_true (g_file_get_contents (path, &bytes, &len, NULL));
       g_assert_cmpuint (len, >, 1000);

@@ -186,9 +186,9 @@ test_export (void)
     {
       g_autofree char *p1 = g_strdup_printf ("%s/scatter.%s", dir, EXT[k]);
       g_autofree char *p2 = g_strdup_printf ("%s/table.%s", dir, EXT[k]);
-      g_assert_true (saccade_figure_export_scatter (&s, p1, &error));
+      g_assert_true (saccade_figure_export_scatter (&s, p1, NULL, &error));
       g_assert_no_error (error);
-      g_assert_true (saccade_figure_export_faithfulness (&t, p2, &error));
+      g_assert_true (saccade_figure_export_faithfulness (&t, p2, NULL, &error));
       g_assert_no_error (error);
       if (k == 0)
         check_png (p1), check_png (p2);
@@ -204,17 +204,17 @@ test_export (void)
     g_autofree char *p = g_build_filename (dir, "empty.png", NULL);
     SaccadeScatterFigure e = { 0 };
     SaccadeFaithfulnessFigure te = { 0 };
-    g_assert_false (saccade_figure_export_scatter (&e, p, &error));
+    g_assert_false (saccade_figure_export_scatter (&e, p, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
-    g_assert_false (saccade_figure_export_faithfulness (&te, p, &error));
+    g_assert_false (saccade_figure_export_faithfulness (&te, p, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
     g_assert_false (g_file_test (p, G_FILE_TEST_EXISTS));
   }
   {
     g_autofree char *p = g_build_filename (dir, "x.bmp", NULL);
-    g_assert_false (saccade_figure_export_scatter (&s, p, &error));
+    g_assert_false (saccade_figure_export_scatter (&s, p, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
   }

@@ -165,7 +165,7 @@ test_export (void)
   for (int i = 0; i < 3; i++)
     {
       g_autofree char *path = g_strdup_printf ("%s/f.%s", dir, ext[i]);
-      g_assert_true (saccade_figure_export_types (&f, path, &error));
+      g_assert_true (saccade_figure_export_types (&f, path, NULL, &error));
       g_assert_no_error (error);
       if (i == 0)
         check_png (path);
@@ -177,7 +177,7 @@ test_export (void)
     }
   {
     g_autofree char *path = g_strdup_printf ("%s/e.png", dir);
-    g_assert_false (saccade_figure_export_types (&empty, path, &error));
+    g_assert_false (saccade_figure_export_types (&empty, path, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
   }

@@ -39,7 +39,8 @@ inkness (cairo_surface_t *s, int x, int y)
 
 /* The frame of a profile drawn with values in {0, 3} and means in [1, 1.5] (the tests'
  * values): column 0.6 W crosses only the frame and the mean line (dots sit within a
- * quarter layer of the layer centres, the caption and layer numbers under them; no title),
+ * quarter layer of the layer centres, the caption and layer numbers under them; no title,
+ * the legend of head colours right of the frame),
  * and the row of value 0.5 crosses only the frame. A frame line is grey (60 % of the
  * foreground: 0x666666), found from outside where it first reaches half of that. */
 static Frame
@@ -65,15 +66,19 @@ profile_frame (cairo_surface_t *s, double lo, double hi)
   for (int x = 0; x < w && left < 0; x++)
     if (inkness (s, x, row) >= 75)
       left = x;
-  for (int x = w - 1; x >= 0 && right < 0; x--)
+  /* from the middle rightwards: right of the frame stands the legend of head colours */
+  for (int x = col; x < w && right < 0; x++)
     if (inkness (s, x, row) >= 75)
       right = x;
   g_assert_cmpint (left, >, 0);
   g_assert_cmpint (right, >, left + 100);
   f.x0 = left + 1;
   f.x1 = right;
-  /* the frame's right edge is the figure's width less its padding (one font size) */
-  g_assert_cmpfloat (fabs (f.x1 - PROFILE_S * (PROFILE_W - 10)), <=, 2);
+  /* the frame's right edge is the figure's width less its padding (one font size) and the
+   * legend: a column of a dot (or the mean's line, 1.6 font sizes), a text at least two
+   * font sizes wide and gaps (0.8 + 0.6), five font sizes at least; the legend has ink */
+  g_assert_cmpfloat (f.x1, <=, PROFILE_S * (PROFILE_W - 10 - 50) + 2);
+  g_assert_cmpint (ink_in (s, f.x1 + 2, f.y0, w, f.y1, 0xffffff), >, 0);
   return f;
 }
 
@@ -566,9 +571,9 @@ test_export_analysis (void)
           {
             g_autofree char *name = g_strdup_printf ("%s.%s", kinds3[k], exts[e]);
             g_autofree char *path = g_build_filename (dir, name, NULL);
-            gboolean ok = k == 0 ? saccade_figure_export_profile (&pf, path, &error)
-                          : k == 1 ? saccade_figure_export_bars (&bf, path, &error)
-                                   : saccade_figure_export_distance (&df, path, &error);
+            gboolean ok = k == 0 ? saccade_figure_export_profile (&pf, path, NULL, &error)
+                          : k == 1 ? saccade_figure_export_bars (&bf, path, NULL, &error)
+                                   : saccade_figure_export_distance (&df, path, NULL, &error);
             g_assert_no_error (error);
             g_assert_true (ok);
             if (e == 0)
@@ -586,9 +591,9 @@ test_export_analysis (void)
             SaccadeProfileFigure pe = { .n_layers = empty ? 4 : 0, .n_heads = 2 };
             SaccadeBarsFigure be = { .n = empty ? 6 : 0 };
             SaccadeDistanceFigure de = { .n = empty ? 3 : 0 };
-            gboolean ok = k == 0 ? saccade_figure_export_profile (&pe, path, &error)
-                          : k == 1 ? saccade_figure_export_bars (&be, path, &error)
-                                   : saccade_figure_export_distance (&de, path, &error);
+            gboolean ok = k == 0 ? saccade_figure_export_profile (&pe, path, NULL, &error)
+                          : k == 1 ? saccade_figure_export_bars (&be, path, NULL, &error)
+                                   : saccade_figure_export_distance (&de, path, NULL, &error);
             g_assert_false (ok);
             g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
             g_assert_cmpuint (strlen (error->message), >, 10);

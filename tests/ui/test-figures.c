@@ -546,9 +546,9 @@ test_export (void)
       {
         g_autofree char *name = g_strdup_printf ("%s.%s", kinds[k], exts[e]);
         g_autofree char *path = g_build_filename (dir, name, NULL);
-        gboolean ok = k == 0 ? saccade_figure_export_heatmap (&hm, path, &error)
-                      : k == 1 ? saccade_figure_export_grid (&grid, path, &error)
-                               : saccade_figure_export_lines (&lines, path, &error);
+        gboolean ok = k == 0 ? saccade_figure_export_heatmap (&hm, path, NULL, &error)
+                      : k == 1 ? saccade_figure_export_grid (&grid, path, NULL, &error)
+                               : saccade_figure_export_lines (&lines, path, NULL, &error);
         g_assert_no_error (error);
         g_assert_true (ok);
         if (e == 0)
@@ -566,7 +566,7 @@ test_export (void)
     cairo_surface_t *s;
     g_assert_true (saccade_figure_format_from_path (path, &fmt, NULL));
     g_assert_cmpint (fmt, ==, SACCADE_FIGURE_FORMAT_PNG);
-    g_assert_true (saccade_figure_export_heatmap (&hm, path, &error));
+    g_assert_true (saccade_figure_export_heatmap (&hm, path, NULL, &error));
     s = cairo_image_surface_create_from_png (path);
     {
       int w = cairo_image_surface_get_width (s), h = cairo_image_surface_get_height (s);
@@ -587,13 +587,13 @@ test_export (void)
   {
     g_autofree char *path = g_build_filename (dir, "figure.jpg", NULL);
     SaccadeHeatmapFigure empty = { 0 };
-    g_assert_false (saccade_figure_export_heatmap (&hm, path, &error));
+    g_assert_false (saccade_figure_export_heatmap (&hm, path, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
     g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
     g_free (path);
     path = g_build_filename (dir, "empty.svg", NULL);
-    g_assert_false (saccade_figure_export_heatmap (&empty, path, &error));
+    g_assert_false (saccade_figure_export_heatmap (&empty, path, NULL, &error));
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
     g_clear_error (&error);
     g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
@@ -603,7 +603,7 @@ test_export (void)
   /* A folder that does not exist: a GFileError, no crash. */
   {
     g_autofree char *path = g_build_filename (dir, "missing", "x.pdf", NULL);
-    g_assert_false (saccade_figure_export_lines (&lines, path, &error));
+    g_assert_false (saccade_figure_export_lines (&lines, path, NULL, &error));
     g_assert_nonnull (error);
     g_clear_error (&error);
   }

@@ -212,18 +212,18 @@ test_heatmap_8k (void)
 
     g_assert_true (saccade_heatmap_view_get_export_range (view, &r));
     g_assert_cmpint (r.q0, ==, 4004);
-    saccade_heatmap_view_export_async (view, a, NULL, on_exported, &done);
+    saccade_heatmap_view_export_async (view, a, NULL, NULL, on_exported, &done);
     while (done == 0)
       g_main_context_iteration (NULL, TRUE);
     g_assert_cmpint (done, ==, 1);
-    g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, b, &error));
+    g_assert_true (saccade_figure_export_heatmap_lod (&f, &r, b, NULL, &error));
     assert_same_file (a, b);
 
     /* without a range: the visible tokens */
     gtk_widget_activate_action (widget, "heatmap.clear-range", NULL);
     g_assert_cmpint (changes, ==, 2);
-    g_assert_true (saccade_heatmap_view_export (view, c, &error));
-    g_assert_true (saccade_figure_export_heatmap_lod (&f, &vis, b, &error));
+    g_assert_true (saccade_heatmap_view_export (view, c, NULL, &error));
+    g_assert_true (saccade_figure_export_heatmap_lod (&f, &vis, b, NULL, &error));
     assert_same_file (c, b);
     g_unlink (a);
     g_unlink (b);

@@ -282,7 +282,7 @@ saccade_figure_adversarial_draw (cairo_t *cr, const SaccadeAdversarialFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   const double top = pad * 0.5 + title_h + 0.4 * fs, bottom = height - pad;
   g_autoptr (PangoLayout) layout = NULL;
   double curve_w;
@@ -344,9 +344,14 @@ size_adv (const void *f, double *w, double *h)
 
 gboolean
 saccade_figure_export_adversarial (const SaccadeAdversarialFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->series == NULL || f->n_series <= 0, error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_adv, size_adv, path, error);
+  {
+    SaccadeAdversarialFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_adv, size_adv, path, opts, error);
+  }
 }

@@ -108,7 +108,7 @@ saccade_figure_attribution_draw_full (cairo_t *cr, const SaccadeAttributionFigur
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double name_w = 0, scale_w = 0, w, h, line_h = fs, label_h, x0, x1, y0, y1, step, band_h;
   double caption_h = 0;
   g_autoptr (PangoLayout) layout = NULL;
@@ -287,10 +287,15 @@ size_attr (const void *f, double *w, double *h)
 
 gboolean
 saccade_figure_export_attribution (const SaccadeAttributionFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->rows == NULL || f->n_rows <= 0 || f->n_tokens <= 0,
                                    error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_attr, size_attr, path, error);
+  {
+    SaccadeAttributionFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_attr, size_attr, path, opts, error);
+  }
 }

@@ -34,7 +34,7 @@ saccade_figure_bars_draw_full (cairo_t *cr, const SaccadeBarsFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   double fs = saccade_figure_font_size (style), pad = fs, hi, w, h, line_h, tick_w = 0;
-  double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double ticks[SACCADE_FIGURE_MAX_TICKS], label_h, x0, x1, y0, y1, step;
   g_autoptr (PangoLayout) layout = NULL;
   int n_ticks, every;

@@ -35,14 +35,14 @@ saccade_figure_style_resolve (const SaccadeFigureStyle *style, SaccadeFigureStyl
 double
 saccade_figure_font_size (const SaccadeFigureStyle *style)
 {
-  return style->font_size > 0 ? style->font_size : 10.0;
+  return style->font_size > 0 ? style->font_size : SACCADE_FIGURE_BASE_FONT;
 }
 
 void
 saccade_figure_paint_background (cairo_t *cr, const SaccadeFigureStyle *style, double w,
                                  double h)
 {
-  if (style->bg[3] <= 0.0)
+  if (style->bg[3] <= 0.0 || saccade_figure_export_measuring (cr))
     return;
   cairo_save (cr);
   cairo_set_source_rgba (cr, style->bg[0], style->bg[1], style->bg[2], style->bg[3]);
@@ -63,18 +63,21 @@ saccade_figure_layout_new (cairo_t *cr, const SaccadeFigureStyle *style, double 
 {
   PangoLayout *layout = pango_cairo_create_layout (cr);
   PangoContext *ctx = pango_layout_get_context (layout);
-  cairo_font_options_t *opts = cairo_font_options_create ();
+  cairo_font_options_t *fo = cairo_font_options_create ();
   PangoFontDescription *desc = pango_font_description_new ();
+  const SaccadeFigureExportOptions *opts;
 
   /* Unhinted metrics: glyph advances do not depend on the device scale or the surface. */
-  cairo_font_options_set_hint_metrics (opts, CAIRO_HINT_METRICS_OFF);
-  cairo_font_options_set_hint_style (opts, CAIRO_HINT_STYLE_NONE);
-  pango_cairo_context_set_font_options (ctx, opts);
-  cairo_font_options_destroy (opts);
+  cairo_font_options_set_hint_metrics (fo, CAIRO_HINT_METRICS_OFF);
+  cairo_font_options_set_hint_style (fo, CAIRO_HINT_STYLE_NONE);
+  pango_cairo_context_set_font_options (ctx, fo);
+  cairo_font_options_destroy (fo);
   pango_layout_context_changed (layout);
 
-  pango_font_description_set_family (desc, style->font_family != NULL
-                                             ? style->font_family
+  opts = style->font_family == NULL ? saccade_figure_export_options_of (cr) : NULL;
+  pango_font_description_set_family (desc, style->font_family != NULL ? style->font_family
+                                           : opts != NULL && opts->font_family != NULL
+                                             ? opts->font_family
                                              : SACCADE_FIGURE_FONT_FAMILY);
   pango_font_description_set_absolute_size (desc, size * PANGO_SCALE);
   pango_font_description_set_weight (desc, bold ? PANGO_WEIGHT_BOLD : PANGO_WEIGHT_NORMAL);
@@ -99,8 +102,11 @@ saccade_figure_layout_set (PangoLayout *layout, const char *text, double *w, dou
 void
 saccade_figure_layout_draw (cairo_t *cr, PangoLayout *layout, double x, double y)
 {
-  cairo_move_to (cr, x, y);
-  pango_cairo_show_layout (cr, layout);
+  if (!saccade_figure_svg_text_draw (cr, layout, x, y))
+    {
+      cairo_move_to (cr, x, y);
+      pango_cairo_show_layout (cr, layout);
+    }
   cairo_new_path (cr);
 }
 
@@ -117,22 +123,49 @@ saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style, const 
   return w + 2 * saccade_figure_font_size (style);
 }
 
+/* The title's layout, wrapped at word boundaries to @width less the side padding. */
+static PangoLayout *
+title_layout (cairo_t *cr, const SaccadeFigureStyle *style, const char *title, double width)
+{
+  double fs = saccade_figure_font_size (style);
+  PangoLayout *layout = saccade_figure_layout_new (cr, style, 1.3 * fs, TRUE);
+
+  if (width < 1e6) /* natural sizes measure at an unbounded width */
+    pango_layout_set_width (layout, (int) (MAX (1.0, width - 2 * fs) * PANGO_SCALE));
+  pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+  pango_layout_set_alignment (layout, PANGO_ALIGN_CENTER);
+  saccade_figure_layout_set (layout, title, NULL, NULL);
+  return layout;
+}
+
+double
+saccade_figure_title_band (cairo_t *cr, const SaccadeFigureStyle *style, const char *title,
+                           double width, double one_line)
+{
+  g_autoptr (PangoLayout) layout = NULL;
+  PangoRectangle line;
+  int ph;
+
+  if (title == NULL || *title == '\0')
+    return 0.0;
+  layout = title_layout (cr, style, title, width);
+  pango_layout_get_size (layout, NULL, &ph);
+  pango_layout_line_get_extents (pango_layout_get_line_readonly (layout, 0), NULL, &line);
+  return one_line + (double) MAX (0, ph - line.height) / PANGO_SCALE;
+}
+
 void
 saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style, const char *title,
                            double width, double y)
 {
   g_autoptr (PangoLayout) layout = NULL;
-  double fs = saccade_figure_font_size (style), w, h;
 
   if (title == NULL || *title == '\0')
     return;
-  layout = saccade_figure_layout_new (cr, style, 1.3 * fs, TRUE);
-  pango_layout_set_width (layout, (int) (MAX (1.0, width - 2 * fs) * PANGO_SCALE));
-  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
-  saccade_figure_layout_set (layout, title, &w, &h);
+  layout = title_layout (cr, style, title, width);
   cairo_save (cr);
   saccade_figure_set_fg (cr, style, 1.0);
-  saccade_figure_layout_draw (cr, layout, MAX (0.0, (width - w) / 2), y);
+  saccade_figure_layout_draw (cr, layout, saccade_figure_font_size (style), y);
   cairo_restore (cr);
 }
 
@@ -367,6 +400,36 @@ saccade_figure_fill_masked (cairo_t *cr, const SaccadeFigureStyle *style, double
       cairo_line_to (cr, c + (y1 - y0), y0);
     }
   cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+void
+saccade_figure_cells_rects (cairo_t *cr, cairo_surface_t *cells, double x, double y,
+                            double side)
+{
+  /* Each cell reaches a little into its right and lower neighbours, which are drawn over
+   * it: anti-aliased viewers then show no hairline seams between cells. */
+  int w = cairo_image_surface_get_width (cells), h = cairo_image_surface_get_height (cells);
+  int stride = cairo_image_surface_get_stride (cells);
+  const guchar *data;
+  double overlap = 0.02 * side;
+
+  cairo_surface_flush (cells);
+  data = cairo_image_surface_get_data (cells);
+  cairo_save (cr);
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++)
+      {
+        guint32 px = ((const guint32 *) (data + (gsize) r * stride))[c];
+
+        if ((px >> 24) == 0)
+          continue; /* masked or not a number: what is underneath shows, as in the image */
+        cairo_set_source_rgb (cr, ((px >> 16) & 0xff) / 255.0, ((px >> 8) & 0xff) / 255.0,
+                              (px & 0xff) / 255.0);
+        cairo_rectangle (cr, x + c * side, y + r * side, side + (c + 1 < w ? overlap : 0),
+                         side + (r + 1 < h ? overlap : 0));
+        cairo_fill (cr);
+      }
   cairo_restore (cr);
 }
 

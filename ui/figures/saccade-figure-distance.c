@@ -65,7 +65,7 @@ layout_compute (cairo_t *cr, const SaccadeDistanceFigure *f, const SaccadeFigure
 
   L->fs = saccade_figure_font_size (style);
   L->pad = L->fs;
-  L->title_h = f->title != NULL && *f->title != '\0' ? 1.8 * L->fs : 0;
+  L->title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * L->fs);
   range_of (f, &L->vmin, &L->vmax);
   L->bar_w = L->fs;
   L->cb_w = saccade_figure_colorbar_width (cr, style, L->fs, L->bar_w, SACCADE_SCALE_LINEAR,

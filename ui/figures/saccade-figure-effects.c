@@ -82,7 +82,7 @@ saccade_figure_effects_map_draw_full (cairo_t *cr, const SaccadeEffectsMapFigure
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   const char *layer_name = f->layer_name != NULL ? f->layer_name : _("Layer");
   const char *head_name = f->head_name != NULL ? f->head_name : _("Head");
   const gboolean legend = f->flip_name != NULL && any_flipped (f);
@@ -299,7 +299,7 @@ saccade_figure_paired_bars_draw_full (cairo_t *cr, const SaccadePairedBarsFigure
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double ticks[SACCADE_FIGURE_MAX_TICKS], lo, hi, w, h, line_h = fs, tick_w = 0, label_h;
   double x0, x1, y0, y1, step, yz;
   g_autoptr (PangoLayout) layout = NULL;
@@ -514,19 +514,29 @@ draw_pairs (cairo_t *cr, const void *f, double w, double h)
 
 gboolean
 saccade_figure_export_effects_map (const SaccadeEffectsMapFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->n_layers <= 0 || f->n_heads <= 0 || f->values == NULL,
                                    error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_map, size_map, path, error);
+  {
+    SaccadeEffectsMapFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_map, size_map, path, opts, error);
+  }
 }
 
 gboolean
 saccade_figure_export_paired_bars (const SaccadePairedBarsFigure *f, const char *path,
-                                   GError **error)
+                                   const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->n <= 0 || (f->a == NULL && f->b == NULL), error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_pairs, size_pairs, path, error);
+  {
+    SaccadePairedBarsFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_pairs, size_pairs, path, opts, error);
+  }
 }

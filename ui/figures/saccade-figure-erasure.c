@@ -430,7 +430,7 @@ saccade_figure_erasure_draw_full (cairo_t *cr, const SaccadeErasureFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   g_autoptr (PangoLayout) layout = NULL;
   double w, h, line_h, tick_w, label_w = 0, never_w, legend_h, y0, y1, split;
   double lx0, lx1, rx0, rx1;

@@ -84,7 +84,7 @@ saccade_figure_faithfulness_draw_full (cairo_t *cr, const SaccadeFaithfulnessFig
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double name_w = 0, num_w = 0, w, h, line_h = fs, x0, y0, y1, row_h, avail, tau_w, share_w;
   double share_x0, num_x0;
   g_autoptr (PangoLayout) layout = NULL;
@@ -228,11 +228,18 @@ size_scatter (const void *f, double *w, double *h)
 }
 
 gboolean
-saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path, GError **error)
+saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path,
+                               const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->x == NULL || f->y == NULL || f->n <= 0, error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_scatter, size_scatter, path, error);
+  {
+    SaccadeScatterFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_scatter, size_scatter, path, opts,
+                                        error);
+  }
 }
 
 static void
@@ -249,9 +256,14 @@ size_faith (const void *f, double *w, double *h)
 
 gboolean
 saccade_figure_export_faithfulness (const SaccadeFaithfulnessFigure *f, const char *path,
-                                    GError **error)
+                                    const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (f->rows == NULL || f->n_rows <= 0, error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_faith, size_faith, path, error);
+  {
+    SaccadeFaithfulnessFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_faith, size_faith, path, opts, error);
+  }
 }

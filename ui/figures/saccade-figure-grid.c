@@ -283,16 +283,41 @@ bar_caption (const SaccadeGridFigure *f)
   return _("weight ÷ head's max");
 }
 
-/* Layer @l's label: its number, marked when the layer is local (a sliding window). */
-static void
-layer_label (const SaccadeGridFigure *f, int l, char *buf, gsize size)
+/* Whether layer @l is local (a sliding window, Gemma 3's five of every six layers). Its
+ * number is drawn lighter than a global layer's and the layer caption says so: a word
+ * beside every number ("16 · local") made labels so wide that only every other layer was
+ * numbered, and Gemma 3's global layers 5, 11 and 17 went unlabelled. */
+static gboolean
+layer_is_local (const SaccadeGridFigure *f, int l)
 {
-  if (f->layer_windows != NULL && l < f->n_layers && f->layer_windows[l] > 0)
-    /* Translators: a layer's number in the grid of heads when the layer is local: its
-     * queries see only a window of the latest keys (sliding-window attention, Gemma 3). */
-    g_snprintf (buf, size, _("%d · local"), l);
-  else
-    g_snprintf (buf, size, "%d", l);
+  return f->layer_windows != NULL && l < f->n_layers && f->layer_windows[l] > 0;
+}
+
+static gboolean
+any_local (const SaccadeGridFigure *f)
+{
+  for (int l = 0; l < f->n_layers; l++)
+    if (layer_is_local (f, l))
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether layer @l is numbered when only one number in @k fits: every layer when k is 1;
+ * else the global layers of a model with local ones (few: Gemma 3's 5, 11, 17), and every
+ * k-th layer that is at least k from each of them. */
+static gboolean
+layer_numbered (const SaccadeGridFigure *f, int l, int k)
+{
+  gboolean locals = any_local (f);
+
+  if (k <= 1 || (locals && !layer_is_local (f, l)))
+    return TRUE;
+  if (l % k != 0)
+    return FALSE;
+  for (int g = MAX (0, l - k + 1); locals && g < MIN (f->n_layers, l + k); g++)
+    if (!layer_is_local (f, g))
+      return FALSE;
+  return TRUE;
 }
 
 /* The head axis's length in thumbnails (with gaps and group gaps), and the layer axis's. */
@@ -305,7 +330,7 @@ heads_len (const SaccadeGridFigure *f)
 
 static void
 layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *style,
-                Layout *L)
+                double width, Layout *L)
 {
   g_autoptr (PangoLayout) text = NULL;
   double w, h;
@@ -315,15 +340,8 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
   L->pad = L->fs;
   L->gap = 0.4 * L->fs;
   text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
-  layer_label (f, MAX (f->n_layers - 1, 0), buf, sizeof buf);
+  g_snprintf (buf, sizeof buf, "%d", MAX (f->n_layers - 1, 0));
   saccade_figure_layout_set (text, buf, &L->layer_lab, &L->lh);
-  for (int l = 0; f->layer_windows != NULL && l < f->n_layers; l++)
-    if (f->layer_windows[l] > 0)
-      {
-        layer_label (f, l, buf, sizeof buf);
-        saccade_figure_layout_set (text, buf, &w, NULL);
-        L->layer_lab = MAX (L->layer_lab, w);
-      }
   g_snprintf (buf, sizeof buf, "%d", MAX (f->n_heads - 1, 0));
   saccade_figure_layout_set (text, buf, &L->head_lab, NULL);
   /* Translators: a group of query heads named by the key/value head they share. */
@@ -334,7 +352,7 @@ layout_measure (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyl
     {
       g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L->fs, TRUE);
       saccade_figure_layout_set (title, f->title, &w, &h);
-      L->title_h = h + 0.6 * L->fs;
+      L->title_h = saccade_figure_title_band (cr, style, f->title, width, h + 0.6 * L->fs);
     }
   L->bar_w = 1.2 * L->fs;
   metric_range (f, &L->mvmin, &L->mvmax);
@@ -404,7 +422,7 @@ saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *W, double 
   Layout L;
 
   saccade_figure_style_init (&style);
-  layout_measure (cr, f, &style, &L);
+  layout_measure (cr, f, &style, INFINITY, &L);
   margins (&L, across, &top, &left);
   *W = 2 * L.pad + left + L.cb_w + thumb * (across ? f->n_layers * (1 + GAP) : heads_len (f));
   *H = 2 * L.pad + L.title_h + top
@@ -434,11 +452,13 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
   char buf[32];
 
   cairo_save (cr);
-  saccade_figure_set_fg (cr, style, 0.85);
-  for (int l = 0; l < f->n_layers; l += k)
+  for (int l = 0; l < f->n_layers; l++)
     {
-      layer_label (f, l, buf, sizeof buf);
+      if (!layer_numbered (f, l, k))
+        continue;
+      g_snprintf (buf, sizeof buf, "%d", l);
       saccade_figure_layout_set (text, buf, &w, &h);
+      saccade_figure_set_fg (cr, style, layer_is_local (f, l) ? 0.45 : 0.85);
       saccade_grid_geometry_head_rect (g, l, 0, rect);
       if (g->layers_across)
         saccade_figure_layout_draw (cr, text, rect[0] + g->thumb / 2 - w / 2,
@@ -447,6 +467,7 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
         saccade_figure_layout_draw (cr, text, rect[0] - g->thumb * GAP / 2 - L->gap - w,
                                     rect[1] + g->thumb / 2 - h / 2);
     }
+  saccade_figure_set_fg (cr, style, 0.85);
   for (int hd = 0; hd < f->n_heads; hd++)
     {
       g_snprintf (buf, sizeof buf, "%d", hd);
@@ -499,7 +520,14 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
     else /* left of the head numbers, level with them */
       saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
                                   first[1] - g->thumb * GAP / 2 - L->gap - h);
-    saccade_figure_layout_set (text, _("Layer"), &w, &h);
+    saccade_figure_layout_set (text,
+                               any_local (f)
+                                 /* Translators: the grid's layer axis when some layers are
+                                  * local (sliding-window attention, Gemma 3): their numbers
+                                  * are drawn grey */
+                                 ? _("Layer (grey: local)")
+                                 : _("Layer"),
+                               &w, &h);
     if (g->layers_across)
       saccade_figure_layout_draw (cr, text, (first[0] + last[0] + g->thumb) / 2 - w / 2,
                                   first[1] - g->thumb * GAP / 2 - 2 * L->gap - L->lh - h);
@@ -530,7 +558,7 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
     *geom = (SaccadeGridGeometry) { 0 };
   cairo_save (cr);
   saccade_figure_paint_background (cr, style, width, height);
-  layout_measure (cr, f, style, &L);
+  layout_measure (cr, f, style, width, &L);
   if (thumbs == NULL)
     thumbs = own = saccade_grid_thumbs_new (f);
   if (thumbs->t <= 0 || f->n_layers != thumbs->n_layers || f->n_heads != thumbs->n_heads)

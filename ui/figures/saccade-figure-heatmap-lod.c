@@ -192,7 +192,7 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeCell
     {
       g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L->fs, TRUE);
       saccade_figure_layout_set (title, f->title, NULL, &h);
-      L->title_h = h + 0.6 * L->fs;
+      L->title_h = saccade_figure_title_band (cr, style, f->title, W, h + 0.6 * L->fs);
     }
   {
     g_autoptr (PangoLayout) text = saccade_figure_layout_new (cr, style, L->fs, FALSE);
@@ -326,6 +326,13 @@ paint_cells (cairo_t *cr, const SaccadeHeatmapLodFigure *f, const SaccadeFigureS
        * nearest keeps cells sharp rather than smoothing them into each other. */
       cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_NEAREST);
       cairo_paint (cr);
+    }
+  else if ((gint64) (i1 - i0) * (j1 - j0) <= SACCADE_FIGURE_VECTOR_CELLS_MAX)
+    {
+      /* A vector surface and few cells: a rectangle per cell, sharp at any zoom. */
+      img = saccade_figure_lod_cells_image (lod, level, i0, i1, j0, j1, 1, f->colormap,
+                                            figure_scale (f), L->vmin, L->vmax);
+      saccade_figure_cells_rects (cr, img, X ((double) j0 * b), Y ((double) i0 * b), side);
     }
   else
     {

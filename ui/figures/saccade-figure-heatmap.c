@@ -142,7 +142,7 @@ layout_compute (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeCellRan
     {
       g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L->fs, TRUE);
       saccade_figure_layout_set (title, f->title, NULL, &h);
-      L->title_h = h + 0.6 * L->fs;
+      L->title_h = saccade_figure_title_band (cr, style, f->title, W, h + 0.6 * L->fs);
     }
   pango_layout_set_width (text, (int) (LABEL_MAX_EM * L->fs * PANGO_SCALE));
   pango_layout_set_ellipsize (text, PANGO_ELLIPSIZE_END);
@@ -249,6 +249,20 @@ masked_path (cairo_t *cr, const SaccadeHeatmapFigure *f, const Layout *L)
 #undef Y
 }
 
+/* The thin frame around the matrix. */
+static void
+outline_matrix (cairo_t *cr, const SaccadeFigureStyle *style, const Layout *L)
+{
+  cairo_save (cr);
+  saccade_figure_set_fg (cr, style, 0.5);
+  cairo_set_line_width (cr, 0.75);
+  cairo_rectangle (cr, L->mx, L->my, L->cols * L->cell, L->rows * L->cell);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
+/* The cells: on a vector surface as rectangles when few enough
+ * (SACCADE_FIGURE_VECTOR_CELLS_MAX), else as an image scaled without smoothing. */
 static void
 draw_cells (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyle *style,
             const Layout *L)
@@ -273,6 +287,18 @@ draw_cells (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyle
       masked_path (cr, f, L);
       saccade_figure_fill_masked (cr, style, CLAMP (L->cell / 3, 3.0, 6.0));
     }
+  if (vector && (gint64) (r1 - r0) * (c1 - c0) <= SACCADE_FIGURE_VECTOR_CELLS_MAX)
+    {
+      img = saccade_figure_cells_image (f->values, f->n_cols, r0, r1, c0, c1, f->causal, 1,
+                                        f->colormap, saccade_figure_heatmap_scale (f), L->vmin,
+                                        L->vmax);
+      saccade_figure_cells_rects (cr, img, L->mx + (c0 - L->col0) * L->cell,
+                                  L->my + (r0 - L->row0) * L->cell, L->cell);
+      cairo_surface_destroy (img);
+      cairo_restore (cr);
+      outline_matrix (cr, style, L);
+      return;
+    }
   img = saccade_figure_cells_image (f->values, f->n_cols, r0, r1, c0, c1, f->causal, k,
                                     f->colormap, saccade_figure_heatmap_scale (f), L->vmin,
                                     L->vmax);
@@ -291,12 +317,7 @@ draw_cells (cairo_t *cr, const SaccadeHeatmapFigure *f, const SaccadeFigureStyle
   cairo_surface_destroy (img);
   cairo_restore (cr);
 
-  cairo_save (cr);
-  saccade_figure_set_fg (cr, style, 0.5);
-  cairo_set_line_width (cr, 0.75);
-  cairo_rectangle (cr, L->mx, L->my, L->cols * L->cell, L->rows * L->cell);
-  cairo_stroke (cr);
-  cairo_restore (cr);
+  outline_matrix (cr, style, L);
 }
 
 static void

@@ -364,7 +364,7 @@ layout_compute (cairo_t *cr, const SaccadeLinesFigure *f, const Resolved *res,
     {
       g_autoptr (PangoLayout) title = saccade_figure_layout_new (cr, style, 1.3 * L->fs, TRUE);
       saccade_figure_layout_set (title, f->title, &w, &h);
-      L->title_h = h + 0.6 * L->fs;
+      L->title_h = saccade_figure_title_band (cr, style, f->title, W, h + 0.6 * L->fs);
     }
   text = saccade_figure_layout_new (cr, style, L->fs, FALSE);
   saccade_figure_layout_set (text, "Ag", NULL, &L->lh);

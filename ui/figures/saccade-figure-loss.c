@@ -104,7 +104,7 @@ saccade_figure_loss_draw_full (cairo_t *cr, const SaccadeLossFigure *f,
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   double fs = saccade_figure_font_size (style), pad = fs, lo = 0, hi;
   double ticks[SACCADE_FIGURE_MAX_TICKS], tick_w = 0, w, h = fs, line_h;
-  double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double x0, x1, y0, y1, last_right = -INFINITY, tag_w = 0, legend_h;
   g_autoptr (PangoLayout) layout = NULL;
   SaccadeLossGeometry g = { 0 };

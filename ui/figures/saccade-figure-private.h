@@ -20,7 +20,8 @@ G_BEGIN_DECLS
 const SaccadeFigureStyle *saccade_figure_style_resolve (const SaccadeFigureStyle *style,
                                                         SaccadeFigureStyle *tmp);
 
-/* The base font size in user units (style->font_size, or 10). */
+/* The base font size in user units (style->font_size, or this). */
+#define SACCADE_FIGURE_BASE_FONT 10.0
 double saccade_figure_font_size (const SaccadeFigureStyle *style);
 
 /* Paints style->bg over (0, 0, w, h) unless it is transparent. */
@@ -84,6 +85,17 @@ cairo_surface_t *saccade_figure_cells_image (const float *values, int stride, in
                                              SaccadeColormap map, SaccadeScale scale,
                                              double vmin, double vmax);
 
+/* On vector surfaces (PDF, SVG) a matrix of at most this many shown cells is drawn as one
+ * filled rectangle per cell, editable and sharp at any zoom; bigger ones are embedded as an
+ * image (saccade_figure_cells_image), which keeps files small and viewers fast. */
+#define SACCADE_FIGURE_VECTOR_CELLS_MAX (256 * 256)
+
+/* The cells of @cells — an image of one pixel per cell, as saccade_figure_cells_image() and
+ * saccade_figure_lod_cells_image() make with k = 1, so the colours are theirs — as filled
+ * rectangles of side @side from (x, y); transparent (masked, NaN) cells are left out. */
+void saccade_figure_cells_rects (cairo_t *cr, cairo_surface_t *cells, double x, double y,
+                                 double side);
+
 /* Device pixels per user unit of @cr: the CTM's scale times the target's device scale
  * (2 on a HiDPI screen, 2 in a PNG export). */
 double saccade_figure_pixels_per_unit (cairo_t *cr);
@@ -92,13 +104,18 @@ double saccade_figure_pixels_per_unit (cairo_t *cr);
  * resampled by the viewer: matrices are then embedded with each cell k pixels wide. */
 gboolean saccade_figure_target_is_vector (cairo_t *cr);
 
+/* The height a renderer keeps for @title across @width: 0 without one, else @one_line (the
+ * band of a one-line title) plus the lines the title wraps to. */
+double saccade_figure_title_band (cairo_t *cr, const SaccadeFigureStyle *style,
+                                  const char *title, double width, double one_line);
+
 /* The width of @title (may be NULL: 0) in the title font, with the figure's side padding:
  * natural sizes are at least this wide so that titles are not cut. */
 double saccade_figure_title_width (cairo_t *cr, const SaccadeFigureStyle *style,
                                    const char *title);
 
 /* Draws @title (may be NULL) in the title font, centred across @width with its top at @y,
- * ellipsized to the width. */
+ * wrapped at word boundaries when it is wider than @width (never cut). */
 void saccade_figure_draw_title (cairo_t *cr, const SaccadeFigureStyle *style,
                                 const char *title, double width, double y);
 
@@ -144,14 +161,34 @@ void saccade_figure_distance_natural_size (const SaccadeDistanceFigure *f, doubl
 void saccade_figure_loss_natural_size (const SaccadeLossFigure *f, double *w, double *h);
 
 /* The one file writer of every figure (saccade-figure-export.c): draws @f with @draw into a
- * PNG (at twice the natural size), SVG or PDF surface of the size @size gives, by @path's
- * extension, collects the bytes and writes them with g_file_set_contents, so a failed export
- * leaves no half file. @title goes into the PDF's metadata (may be NULL). */
+ * PNG, SVG or PDF surface, by @path's extension, of the size @size gives or @opts asks
+ * (SaccadeFigureExportOptions; NULL: the natural size, PNG at 144 dpi), collects the bytes
+ * and writes them with g_file_set_contents, so a failed export leaves no half file. @title
+ * goes into the PDF's metadata (may be NULL). PNGs carry their resolution (pHYs). */
 typedef void (*SaccadeFigureDrawFunc) (cairo_t *cr, const void *f, double w, double h);
 typedef void (*SaccadeFigureSizeFunc) (const void *f, double *w, double *h);
 gboolean saccade_figure_export_drawn (const void *f, const char *title,
                                       SaccadeFigureDrawFunc draw, SaccadeFigureSizeFunc size,
-                                      const char *path, GError **error);
+                                      const char *path, const SaccadeFigureExportOptions *opts,
+                                      GError **error);
+/* Export state carried by the cairo_t being exported to (saccade-figure-svg-text.c):
+ * @opts (may be NULL) chooses the font family layouts of the export style use; @svg_text
+ * (may be NULL; SVG exports) collects the figure's text as <text> elements, which
+ * saccade_figure_layout_draw() writes there instead of drawing glyph outlines. */
+void saccade_figure_export_attach (cairo_t *cr, const SaccadeFigureExportOptions *opts,
+                                   GString *svg_text);
+const SaccadeFigureExportOptions *saccade_figure_export_options_of (cairo_t *cr);
+/* Marks @cr as a measuring pass of export (saccade-figure-export.c): the background is not
+ * painted, so that the drawing's ink extents are those of its content. */
+void saccade_figure_export_set_measuring (cairo_t *cr);
+gboolean saccade_figure_export_measuring (cairo_t *cr);
+/* Writes @layout at (x, y) as <text> elements when @cr collects SVG text and the layout is
+ * not ellipsized; FALSE (nothing written) otherwise. */
+gboolean saccade_figure_svg_text_draw (cairo_t *cr, PangoLayout *layout, double x, double y);
+/* Inserts @text's elements, grouped, before @svg's closing </svg>. FALSE when there is
+ * none. */
+gboolean saccade_figure_svg_text_merge (GByteArray *svg, const GString *text);
+
 /* Sets "There is nothing to export" when @empty; returns @empty. */
 gboolean saccade_figure_refuse_empty (gboolean empty, GError **error);
 

@@ -6,7 +6,8 @@
  * values (padded by 5 %), its caption rotated beside it; layers along the bottom (every
  * k-th numbered so that numbers never overlap). Dots take their head's colour from the
  * lines figure's palette (saccade_figure_head_color), so head 2 is the same colour in both
- * figures; NaN values (a metric undefined for the run) are left out of dots, means and range.
+ * figures, and a legend on the right names each colour's head and the mean's line; NaN
+ * values (a metric undefined for the run) are left out of dots, means and range.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -40,6 +41,61 @@ value_range (const SaccadeProfileFigure *f, double *lo, double *hi)
   return TRUE;
 }
 
+/* The legend of head colours right of the plot: a dot and the head's number per head,
+ * then the layer mean's line, in as many columns of @per_col entries as the plot's height
+ * @avail_h needs. Returns its width (with the gap before it). */
+static double
+legend_width (PangoLayout *layout, int n_heads, double fs, double avail_h, int *per_col)
+{
+  double w, h;
+  char buf[32];
+  int n = n_heads + 1, cols;
+
+  g_snprintf (buf, sizeof buf, "%d", MAX (0, n_heads - 1));
+  saccade_figure_layout_set (layout, buf, &w, &h);
+  saccade_figure_layout_set (layout, _("mean"), &w, NULL);
+  *per_col = MAX (1, (int) floor (avail_h / (1.2 * h)));
+  cols = (n + *per_col - 1) / *per_col;
+  /* a column: the dot or line (1.6 em), the widest text, a gap */
+  return 0.8 * fs + cols * (1.6 * fs + MAX (w, 2 * fs) + 0.6 * fs);
+}
+
+static void
+draw_legend (cairo_t *cr, PangoLayout *layout, const SaccadeFigureStyle *style, int n_heads,
+             double fs, double x, double y, int per_col, double col_w)
+{
+  double w, h, r = 0.3 * fs;
+  char buf[32];
+
+  saccade_figure_layout_set (layout, "0", &w, &h);
+  for (int i = 0; i <= n_heads; i++)
+    {
+      double ex = x + (i / per_col) * col_w, ey = y + (i % per_col) * 1.2 * h, cy = ey + h / 2;
+
+      if (i < n_heads)
+        {
+          double rgb[3];
+          saccade_figure_head_color (i, n_heads, rgb);
+          cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2], 0.8);
+          cairo_arc (cr, ex + 0.8 * fs, cy, r, 0, 2 * G_PI);
+          cairo_fill (cr);
+          g_snprintf (buf, sizeof buf, "%d", i);
+        }
+      else
+        {
+          saccade_figure_set_fg (cr, style, 0.9);
+          cairo_set_line_width (cr, MAX (1.0, fs * 0.15));
+          cairo_move_to (cr, ex + 0.1 * fs, cy);
+          cairo_line_to (cr, ex + 1.5 * fs, cy);
+          cairo_stroke (cr);
+          g_strlcpy (buf, _("mean"), sizeof buf);
+        }
+      saccade_figure_set_fg (cr, style, 1.0);
+      saccade_figure_layout_set (layout, buf, &w, NULL);
+      saccade_figure_layout_draw (cr, layout, ex + 1.6 * fs, ey);
+    }
+}
+
 void
 saccade_figure_profile_draw_full (cairo_t *cr, const SaccadeProfileFigure *f,
                                   const SaccadeFigureStyle *style_in, double width,
@@ -49,10 +105,10 @@ saccade_figure_profile_draw_full (cairo_t *cr, const SaccadeProfileFigure *f,
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   double fs = saccade_figure_font_size (style), pad = fs, lo = 0, hi = 1;
   double ticks[SACCADE_FIGURE_MAX_TICKS], tick_w = 0, w, h = fs, line_h;
-  double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
-  double x0, x1, y0, y1, step;
+  double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
+  double x0, x1, y0, y1, step, legend_w;
   g_autoptr (PangoLayout) layout = NULL;
-  int n_ticks, every, l, hd;
+  int n_ticks, every, l, hd, per_col;
   char buf[32];
 
   cairo_save (cr);
@@ -75,9 +131,11 @@ saccade_figure_profile_draw_full (cairo_t *cr, const SaccadeProfileFigure *f,
   line_h = h;
   /* 1. the plot's frame: caption, ticks on the left; layer numbers and caption below. */
   x0 = pad + (f->metric_name != NULL ? line_h + 0.5 * fs : 0) + tick_w + 0.6 * fs;
-  x1 = width - pad;
   y0 = pad * 0.5 + title_h + 0.5 * fs;
   y1 = height - pad - 2 * line_h - 0.6 * fs;
+  /* The legend of head colours takes the right side. */
+  legend_w = legend_width (layout, f->n_heads, fs, y1 - y0, &per_col);
+  x1 = width - pad - legend_w;
   if (x1 - x0 < 10 || y1 - y0 < 10)
     {
       cairo_restore (cr);
@@ -126,6 +184,9 @@ saccade_figure_profile_draw_full (cairo_t *cr, const SaccadeProfileFigure *f,
       saccade_figure_layout_draw (cr, layout, 0, 0);
       cairo_restore (cr);
     }
+
+  draw_legend (cr, layout, style, f->n_heads, fs, x1 + 0.8 * fs, y0, per_col,
+               (legend_w - 0.8 * fs) / ((f->n_heads + per_col) / per_col));
 
   /* 3. dots (spread a little across the layer's column by head, so equal values do not
    * hide each other), then the mean line over them. */
@@ -200,6 +261,13 @@ saccade_figure_profile_natural_size (const SaccadeProfileFigure *f, double *w, d
    * apart, and the mean line's slope stays readable. */
   *w = 120 + 24.0 * MAX (1, f->n_layers);
   *h = 400;
+  {
+    g_autoptr (PangoLayout) layout =
+      saccade_figure_layout_new (cr, &style, SACCADE_FIGURE_BASE_FONT, FALSE);
+    int per_col;
+    /* the legend, measured for the plot's height at this size */
+    *w += legend_width (layout, f->n_heads, SACCADE_FIGURE_BASE_FONT, *h - 80, &per_col);
+  }
   *w = MAX (*w, ceil (saccade_figure_title_width (cr, &style, f->title) + 1));
   cairo_destroy (cr);
   cairo_surface_destroy (scratch);

@@ -215,7 +215,7 @@ saccade_figure_scatter_draw_full (cairo_t *cr, const SaccadeScatterFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   double xlo, xhi, ylo, yhi, tick_w = 0, w, h, line_h, x0, x1, y0, y1, plot_right;
   double ticks[SACCADE_FIGURE_MAX_TICKS];
   g_autoptr (PangoLayout) layout = NULL;

@@ -156,7 +156,7 @@ saccade_figure_types_draw_full (cairo_t *cr, const SaccadeTypesFigure *f,
   SaccadeFigureStyle tmp;
   const SaccadeFigureStyle *style = saccade_figure_style_resolve (style_in, &tmp);
   const double fs = saccade_figure_font_size (style), pad = fs;
-  const double title_h = f->title != NULL && *f->title != '\0' ? 1.8 * fs : 0;
+  const double title_h = saccade_figure_title_band (cr, style, f->title, width, 1.8 * fs);
   const gboolean by_value = usable (f) && value_mode (f);
   g_autoptr (PangoLayout) layout = NULL;
   g_autoptr (PangoLayout) bold = NULL;
@@ -310,9 +310,15 @@ size_types (const void *f, double *w, double *h)
 }
 
 gboolean
-saccade_figure_export_types (const SaccadeTypesFigure *f, const char *path, GError **error)
+saccade_figure_export_types (const SaccadeTypesFigure *f, const char *path,
+                             const SaccadeFigureExportOptions *opts, GError **error)
 {
   if (saccade_figure_refuse_empty (!usable (f), error))
     return FALSE;
-  return saccade_figure_export_drawn (f, f->title, draw_types, size_types, path, error);
+  {
+    SaccadeTypesFigure g = *f;
+
+    g.title = saccade_figure_export_title (opts, f->title);
+    return saccade_figure_export_drawn (&g, g.title, draw_types, size_types, path, opts, error);
+  }
 }

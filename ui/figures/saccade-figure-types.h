@@ -53,6 +53,6 @@ void saccade_figure_types_natural_size (const SaccadeTypesFigure *f, double *w, 
 /* As saccade_figure_export_heatmap(); a figure without panels is
  * G_IO_ERROR_INVALID_ARGUMENT. */
 gboolean saccade_figure_export_types (const SaccadeTypesFigure *f, const char *path,
-                                      GError **error);
+                                      const SaccadeFigureExportOptions *opts, GError **error);
 
 G_END_DECLS

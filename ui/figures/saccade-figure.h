@@ -223,14 +223,67 @@ typedef enum {
 gboolean saccade_figure_format_from_path (const char *path, SaccadeFigureFormat *out,
                                           GError **error);
 
+/* How a figure is exported (saccade_figure_export_*()); NULL options export at the natural
+ * size (PNG at 144 dpi) with the figure's own title and "␣"-marked labels.
+ *
+ * The figure is laid out so that its base font prints at @font_size points when the page
+ * is @width_mm wide: it is drawn at a width of width × 10 / font_size points and scaled to
+ * the asked width; the height follows the figure's aspect ratio. */
+typedef enum {
+  SACCADE_FIGURE_LABELS_VISIBLE_SPACE, /* leading and trailing spaces shown as "␣" */
+  SACCADE_FIGURE_LABELS_PLAIN,         /* token labels as plain text (spaces as spaces) */
+} SaccadeFigureLabelStyle;
+
+typedef struct {
+  double width_mm;           /* the figure's printed width; 0: its natural width */
+  double dpi;                /* PNG pixels per inch (written in its pHYs chunk); 0: 144 */
+  const char *font_family;   /* a Pango family list; NULL: SACCADE_FIGURE_FONT_FAMILY */
+  double font_size;          /* the base font in points at print size; 0: 10 */
+  gboolean no_title;         /* draw no title */
+  const char *title;         /* replaces the figure's title; NULL: the figure's own */
+  SaccadeFigureLabelStyle labels;
+} SaccadeFigureExportOptions;
+
+/* The widths of the journal presets: one column and two columns of a journal page. */
+#define SACCADE_FIGURE_JOURNAL_SINGLE_MM 89.0
+#define SACCADE_FIGURE_JOURNAL_DOUBLE_MM 183.0
+/* The limits an option is checked against (saccade_figure_export_options_check). */
+#define SACCADE_FIGURE_MIN_WIDTH_MM 20.0
+#define SACCADE_FIGURE_MAX_WIDTH_MM 2000.0
+#define SACCADE_FIGURE_MIN_DPI 36.0
+#define SACCADE_FIGURE_MAX_DPI 2400.0
+#define SACCADE_FIGURE_MIN_FONT_PT 4.0
+#define SACCADE_FIGURE_MAX_FONT_PT 72.0
+
+/* Today's defaults: natural width, 144 dpi, the figure font at 10 pt, its title,
+ * visible-space labels. */
+void saccade_figure_export_options_init (SaccadeFigureExportOptions *opts);
+/* Applies preset @name ("journal-single": 89 mm wide, "journal-double": 183 mm; both
+ * 300 dpi and 8 pt). Unknown names are G_IO_ERROR_INVALID_ARGUMENT listing the known. */
+gboolean saccade_figure_export_options_preset (SaccadeFigureExportOptions *opts,
+                                               const char *name, GError **error);
+/* The label style named "plain" or "visible-space"; others are G_IO_ERROR_INVALID_ARGUMENT. */
+gboolean saccade_figure_label_style_from_string (const char *name,
+                                                 SaccadeFigureLabelStyle *out, GError **error);
+/* G_IO_ERROR_INVALID_ARGUMENT naming the first value outside its limits (above). */
+gboolean saccade_figure_export_options_check (const SaccadeFigureExportOptions *opts,
+                                              GError **error);
+/* @labels (@n, may be NULL) as @opts' style shows them: NULL when they are shown as they
+ * are (NULL options, visible space), else a copy to g_strfreev(). */
+char **saccade_figure_export_labels (const SaccadeFigureExportOptions *opts,
+                                     const char *const *labels, int n);
+/* The title to draw: NULL under no_title, the override when set, else @title. */
+const char *saccade_figure_export_title (const SaccadeFigureExportOptions *opts,
+                                         const char *title);
+
 /* Writes the figure to @path in the format its extension names, at a size that fits its
- * labels (PNG at twice the resolution of the vector formats, for print), with title, token
- * labels on both axes and a colour bar (the lines figure: a legend of head colours). The
- * file is written beside @path and renamed over it: a failed export leaves no half file.
- * Errors: G_IO_ERROR_INVALID_ARGUMENT (extension, empty figure), G_FILE_ERROR_* (writing),
+ * labels or the width @opts asks (may be NULL: the natural size, PNG at 144 dpi), with
+ * title, token labels on both axes and a colour bar (the lines figure: a legend of head
+ * colours). The file is written beside @path and renamed over it: a failed export leaves
+ * no half file. Errors: G_IO_ERROR_INVALID_ARGUMENT (extension, empty figure), G_FILE_ERROR_* (writing),
  * G_IO_ERROR_FAILED (Cairo's status text). */
 gboolean saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const char *path,
-                                        GError **error);
+                                        const SaccadeFigureExportOptions *opts, GError **error);
 /* The head's @range (NULL: all of it): just those queries and keys, their positions on the
  * axes, sized for the range (cells of 520 pt / the longer side, at most 32 pt; PNG at two
  * pixels a point, so a whole 8,192-token head is a 1,040-pixel matrix drawn from level 3).
@@ -238,19 +291,21 @@ gboolean saccade_figure_export_heatmap (const SaccadeHeatmapFigure *f, const cha
  * thread (the pyramid is immutable; labels are borrowed for the call). */
 gboolean saccade_figure_export_heatmap_lod (const SaccadeHeatmapLodFigure *f,
                                             const SaccadeTokenRange *range, const char *path,
+                                            const SaccadeFigureExportOptions *opts,
                                             GError **error);
 gboolean saccade_figure_export_grid (const SaccadeGridFigure *f, const char *path,
-                                     GError **error);
+                                     const SaccadeFigureExportOptions *opts, GError **error);
 gboolean saccade_figure_export_lines (const SaccadeLinesFigure *f, const char *path,
-                                      GError **error);
+                                      const SaccadeFigureExportOptions *opts, GError **error);
 gboolean saccade_figure_export_profile (const SaccadeProfileFigure *f, const char *path,
-                                        GError **error);
+                                        const SaccadeFigureExportOptions *opts, GError **error);
 gboolean saccade_figure_export_bars (const SaccadeBarsFigure *f, const char *path,
-                                     GError **error);
+                                     const SaccadeFigureExportOptions *opts, GError **error);
 gboolean saccade_figure_export_distance (const SaccadeDistanceFigure *f, const char *path,
+                                         const SaccadeFigureExportOptions *opts,
                                          GError **error);
 gboolean saccade_figure_export_loss (const SaccadeLossFigure *f, const char *path,
-                                     GError **error);
+                                     const SaccadeFigureExportOptions *opts, GError **error);
 
 /* ------------------------------------------------------------------------------------ */
 /* For widgets: style, visible range, geometry                                           */
@@ -461,7 +516,7 @@ void saccade_figure_erasure_natural_size (const SaccadeErasureFigure *f, double 
 /* As saccade_figure_export_heatmap(); an empty figure (n_points < 2, no series) is
  * G_IO_ERROR_INVALID_ARGUMENT. */
 gboolean saccade_figure_export_erasure (const SaccadeErasureFigure *f, const char *path,
-                                        GError **error);
+                                        const SaccadeFigureExportOptions *opts, GError **error);
 
 G_END_DECLS
 
@@ -507,9 +562,11 @@ void saccade_figure_scatter_draw (cairo_t *cr, const SaccadeScatterFigure *f, do
 void saccade_figure_faithfulness_draw (cairo_t *cr, const SaccadeFaithfulnessFigure *f,
                                        double width, double height);
 gboolean saccade_figure_export_scatter (const SaccadeScatterFigure *f, const char *path,
-                                        GError **error);
+                                        const SaccadeFigureExportOptions *opts, GError **error);
 gboolean saccade_figure_export_faithfulness (const SaccadeFaithfulnessFigure *f,
-                                             const char *path, GError **error);
+                                             const char *path,
+                                             const SaccadeFigureExportOptions *opts,
+                                             GError **error);
 
 /* Where the scatter went: the plot (x0, y0, width, height) in user units, showing
  * [xmin, xmax] left to right and [ymin, ymax] bottom to top; the bars' panel (bars_x0 ..
@@ -581,6 +638,7 @@ void saccade_figure_effects_map_draw_full (cairo_t *cr, const SaccadeEffectsMapF
 gboolean saccade_effects_map_geometry_head_at (const SaccadeEffectsMapGeometry *geom, double x,
                                                double y, int *layer, int *head);
 gboolean saccade_figure_export_effects_map (const SaccadeEffectsMapFigure *f, const char *path,
+                                            const SaccadeFigureExportOptions *opts,
                                             GError **error);
 
 /* paired bars  two signed values per token side by side (token leave-one-out: the effect
@@ -611,6 +669,7 @@ void saccade_figure_paired_bars_draw_full (cairo_t *cr, const SaccadePairedBarsF
 gboolean saccade_paired_bars_geometry_token_at (const SaccadePairedBarsGeometry *geom, double x,
                                                 double y, int *token);
 gboolean saccade_figure_export_paired_bars (const SaccadePairedBarsFigure *f, const char *path,
+                                            const SaccadeFigureExportOptions *opts,
                                             GError **error);
 /* The colours of the two series (RGB 0..1), for a legend drawn elsewhere. */
 void saccade_figure_paired_bars_color (int series, double rgb[3]);
@@ -679,7 +738,9 @@ gboolean saccade_attribution_geometry_token_at (const SaccadeAttributionGeometry
                                                 double x, double y, int *token);
 /* As saccade_figure_export_heatmap(); no rows or no tokens is G_IO_ERROR_INVALID_ARGUMENT. */
 gboolean saccade_figure_export_attribution (const SaccadeAttributionFigure *f,
-                                            const char *path, GError **error);
+                                            const char *path,
+                                            const SaccadeFigureExportOptions *opts,
+                                            GError **error);
 
 G_END_DECLS
 
@@ -721,6 +782,8 @@ void saccade_figure_adversarial_natural_size (const SaccadeAdversarialFigure *f,
                                               double *h);
 /* As saccade_figure_export_heatmap(); no series is G_IO_ERROR_INVALID_ARGUMENT. */
 gboolean saccade_figure_export_adversarial (const SaccadeAdversarialFigure *f,
-                                            const char *path, GError **error);
+                                            const char *path,
+                                            const SaccadeFigureExportOptions *opts,
+                                            GError **error);
 
 G_END_DECLS

@@ -103,6 +103,9 @@ typedef struct {
   SaccadeLod *lod;
   char **row_labels, **col_labels;
   char *title, *row_name, *col_name, *value_name, *path;
+  gboolean has_opts;                  /* export options given: @opts, owning these */
+  SaccadeFigureExportOptions opts;
+  char *font, *export_title;
   SaccadeColormap colormap;
   SaccadeScale scale;
   SaccadeTokenRange range;
@@ -119,11 +122,14 @@ export_job_free (ExportJob *job)
   g_free (job->col_name);
   g_free (job->value_name);
   g_free (job->path);
+  g_free (job->font);
+  g_free (job->export_title);
   g_free (job);
 }
 
 static ExportJob *
-export_job_new (SaccadeHeatmapView *self, const char *path, GError **error)
+export_job_new (SaccadeHeatmapView *self, const char *path,
+                const SaccadeFigureExportOptions *opts, GError **error)
 {
   ExportJob *job;
   SaccadeTokenRange range;
@@ -146,6 +152,13 @@ export_job_new (SaccadeHeatmapView *self, const char *path, GError **error)
   job->colormap = self->colormap;
   job->scale = self->scale;
   job->range = range;
+  if (opts != NULL)
+    {
+      job->opts = *opts;
+      job->has_opts = TRUE;
+      job->opts.font_family = job->font = g_strdup (opts->font_family);
+      job->opts.title = job->export_title = g_strdup (opts->title);
+    }
   return job;
 }
 
@@ -160,7 +173,8 @@ export_job_run (const ExportJob *job, GError **error)
     .row_name = job->row_name, .col_name = job->col_name, .value_name = job->value_name,
   };
 
-  return saccade_figure_export_heatmap_lod (&f, &job->range, job->path, error);
+  return saccade_figure_export_heatmap_lod (&f, &job->range, job->path,
+                                            job->has_opts ? &job->opts : NULL, error);
 }
 
 static void
@@ -178,6 +192,7 @@ export_in_thread (GTask *task, gpointer source, gpointer task_data, GCancellable
 
 void
 saccade_heatmap_view_export_async (SaccadeHeatmapView *self, const char *path,
+                                   const SaccadeFigureExportOptions *opts,
                                    GCancellable *cancellable, GAsyncReadyCallback callback,
                                    gpointer user_data)
 {
@@ -189,7 +204,7 @@ saccade_heatmap_view_export_async (SaccadeHeatmapView *self, const char *path,
   g_return_if_fail (path != NULL);
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, saccade_heatmap_view_export_async);
-  if ((job = export_job_new (self, path, &error)) == NULL)
+  if ((job = export_job_new (self, path, opts, &error)) == NULL)
     {
       g_task_return_error (task, error);
       return;
@@ -207,14 +222,15 @@ saccade_heatmap_view_export_finish (SaccadeHeatmapView *self, GAsyncResult *resu
 }
 
 gboolean
-saccade_heatmap_view_export (SaccadeHeatmapView *self, const char *path, GError **error)
+saccade_heatmap_view_export (SaccadeHeatmapView *self, const char *path,
+                             const SaccadeFigureExportOptions *opts, GError **error)
 {
   ExportJob *job;
   gboolean ok;
 
   g_return_val_if_fail (SACCADE_IS_HEATMAP_VIEW (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
-  if ((job = export_job_new (self, path, error)) == NULL)
+  if ((job = export_job_new (self, path, opts, error)) == NULL)
     return FALSE;
   ok = export_job_run (job, error);
   export_job_free (job);

@@ -122,8 +122,10 @@ gboolean saccade_heatmap_view_get_export_range (SaccadeHeatmapView *self,
  * the axes, the view's title, colours, scale and axis names, sized for the range
  * (saccade_figure_export_heatmap_lod()). The work runs in a GTask worker on a reference to
  * the pyramid and copies of the rest, so the view may change or go meanwhile. Errors as
- * saccade_figure_export_heatmap_lod(); an empty view: G_IO_ERROR_INVALID_ARGUMENT. */
+ * saccade_figure_export_heatmap_lod(); an empty view: G_IO_ERROR_INVALID_ARGUMENT. @opts
+ * (may be NULL: the natural size) is copied. */
 void saccade_heatmap_view_export_async (SaccadeHeatmapView *self, const char *path,
+                                        const SaccadeFigureExportOptions *opts,
                                         GCancellable *cancellable, GAsyncReadyCallback callback,
                                         gpointer user_data);
 gboolean saccade_heatmap_view_export_finish (SaccadeHeatmapView *self, GAsyncResult *result,
@@ -132,6 +134,6 @@ gboolean saccade_heatmap_view_export_finish (SaccadeHeatmapView *self, GAsyncRes
 /* The same, on the calling thread (the CLI and tests; an 8,192-token head's PNG takes
  * about half a second). */
 gboolean saccade_heatmap_view_export (SaccadeHeatmapView *self, const char *path,
-                                      GError **error);
+                                      const SaccadeFigureExportOptions *opts, GError **error);
 
 G_END_DECLS

@@ -312,7 +312,8 @@ adversarial_note (gconstpointer result)
 
 static gboolean
 adversarial_export (gconstpointer result, ScModel *model, const char *const *labels,
-                    gboolean translated, const char *path, GError **error)
+                    gboolean translated, const char *path,
+                    const SaccadeFigureExportOptions *opts, GError **error)
 {
   const SaccadeAdversarial *a = result;
   g_autofree char *title = saccade_adversarial_title (a);
@@ -324,7 +325,7 @@ adversarial_export (gconstpointer result, ScModel *model, const char *const *lab
   (void) model, (void) translated;
   saccade_adversarial_figure (a, label, labels, title, &series, buf, buf + a->base.n_tokens,
                               &fig);
-  return saccade_figure_export_adversarial (&fig, path, error);
+  return saccade_figure_export_adversarial (&fig, path, opts, error);
 }
 
 const SaccadeFaceOutputs saccade_adversarial_outputs = {

@@ -312,7 +312,8 @@ attribution_title (gconstpointer result, ScModel *model)
 
 static gboolean
 attribution_export (gconstpointer result, ScModel *model, const char *const *labels,
-                    gboolean translated, const char *path, GError **error)
+                    gboolean translated, const char *path,
+                    const SaccadeFigureExportOptions *opts, GError **error)
 {
   g_autofree char *title = attribution_title (result, model);
   g_autofree char *caption = saccade_attribution_completeness (result, translated);
@@ -321,7 +322,7 @@ attribution_export (gconstpointer result, ScModel *model, const char *const *lab
 
   saccade_attribution_figure (result, labels, title, rows, &fig);
   fig.caption = caption;
-  return saccade_figure_export_attribution (&fig, path, error);
+  return saccade_figure_export_attribution (&fig, path, opts, error);
 }
 
 const SaccadeFaceOutputs saccade_attribution_outputs = {

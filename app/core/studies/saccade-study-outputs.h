@@ -143,9 +143,11 @@ typedef struct {
   /* The figure's title, in the interface's language. Caller frees. */
   char *(*title) (gconstpointer result, ScModel *model);
   /* The figure as PNG, SVG or PDF by @path's extension, its texts in the interface's
-   * language but for what the verb prints in English unless @translated. */
+   * language but for what the verb prints in English unless @translated; @opts: its size,
+   * font, title and labels (NULL: the natural size). */
   gboolean (*export_figure) (gconstpointer result, ScModel *model, const char *const *labels,
-                             gboolean translated, const char *path, GError **error);
+                             gboolean translated, const char *path,
+                             const SaccadeFigureExportOptions *opts, GError **error);
 } SaccadeFaceOutputs;
 
 /* The whole JSON of @o's face's @result: run, model, study, source, study_id

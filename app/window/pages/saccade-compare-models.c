@@ -453,7 +453,7 @@ saccade_compare_models_export_figure (SaccadeCompareModels *v, const char *path,
   gboolean ok;
 
   make_figure (v, &f, panels, names, type_names, title); /* none: refused as empty */
-  ok = saccade_figure_export_types (&f, path, error);
+  ok = saccade_figure_export_types (&f, path, NULL, error);
   for (int s = 0; s < 2; s++)
     g_free (names[s]);
   return ok;

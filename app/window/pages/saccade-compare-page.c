@@ -506,7 +506,7 @@ saccade_compare_page_export_figure (SaccadePage *page, const char *path, GError 
         .n = self->matrix->n, .values = self->matrix->values, .order = self->matrix->order,
         .merges = self->matrix->merges, .labels = (const char *const *) self->matrix_labels,
         .value_name = _("JSD (nats)"), .title = title, .colormap = SACCADE_COLORMAP_VIRIDIS,
-      }, path, error);
+      }, path, NULL, error);
     }
   if (self->diff == NULL || a->run == NULL)
     return no_data (error);
@@ -515,7 +515,7 @@ saccade_compare_page_export_figure (SaccadePage *page, const char *path, GError 
     .row_labels = (const char *const *) a->run->labels,
     .col_labels = (const char *const *) a->run->labels, .title = title,
     .colormap = SACCADE_COLORMAP_RDBU, .causal = a->run->causal, .value_name = _("A − B"),
-  }, path, error);
+  }, path, NULL, error);
 }
 
 static gboolean

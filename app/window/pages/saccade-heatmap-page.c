@@ -18,6 +18,7 @@
 
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-job.h"
+#include "app/window/saccade-window.h"
 #include "ui/figures/saccade-lod.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 
@@ -313,7 +314,14 @@ saccade_heatmap_page_set_run (SaccadePage *page, SaccadeRun *run)
 static gboolean
 saccade_heatmap_page_export_figure (SaccadePage *page, const char *path, GError **error)
 {
-  return saccade_heatmap_view_export (SACCADE_HEATMAP_PAGE (page)->heatmap_view, path, error);
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (page));
+
+  /* with the options the window's Export Figure dialog kept */
+  return saccade_heatmap_view_export (SACCADE_HEATMAP_PAGE (page)->heatmap_view, path,
+                                      SACCADE_IS_WINDOW (root)
+                                        ? saccade_window_get_export_options (SACCADE_WINDOW (root))
+                                        : NULL,
+                                      error);
 }
 
 static gboolean

@@ -409,14 +409,14 @@ saccade_induction_page_export_figure (SaccadePage *page, const char *path, GErro
     {
       SaccadeLossFigure f;
       saccade_induction_loss_figure (self->result, title, &f);
-      return saccade_figure_export_loss (&f, path, error);
+      return saccade_figure_export_loss (&f, path, NULL, error);
     }
   cells = map_cells (r);
   return saccade_figure_export_heatmap (&(SaccadeHeatmapFigure) {
     .values = cells, .n_rows = r->n_heads, .n_cols = r->n_layers, .title = title,
     .colormap = SACCADE_COLORMAP_VIRIDIS, .scale = SACCADE_SCALE_LINEAR,
     .row_name = _("Head"), .col_name = _("Layer"), .value_name = _("prefix matching"),
-  }, path, error);
+  }, path, NULL, error);
 }
 
 static gboolean

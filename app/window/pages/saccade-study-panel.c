@@ -400,7 +400,7 @@ saccade_study_panel_export_figure (SaccadeStudyPanel *self, const char *path, GE
     return FALSE;
   return self->outputs->export_figure (self->result, scmodel (self),
                                        saccade_study_panel_get_labels (self), TRUE, path,
-                                       error);
+                                       NULL, error);
 }
 
 gboolean

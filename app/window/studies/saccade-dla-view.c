@@ -286,7 +286,7 @@ dla_export_figure (SaccadeStudyView *view, const char *path, GError **error)
   SaccadeEffectsMapFigure f;
 
   dla_figure (self, title, &f);
-  return saccade_figure_export_effects_map (&f, path, error);
+  return saccade_figure_export_effects_map (&f, path, NULL, error);
 }
 
 static void

@@ -210,7 +210,7 @@ bars_export_figure (SaccadeStudyView *view, const char *path, GError **error)
   SaccadePairedBarsFigure f;
 
   bars_figure (self, title, &f);
-  return saccade_figure_export_paired_bars (&f, path, error);
+  return saccade_figure_export_paired_bars (&f, path, NULL, error);
 }
 
 static void

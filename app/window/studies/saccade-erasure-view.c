@@ -140,7 +140,7 @@ erasure_export_figure (SaccadeStudyView *view, const char *path, GError **error)
   SaccadeErasureFigure f;
 
   erasure_figure (self, title, &f);
-  return saccade_figure_export_erasure (&f, path, error);
+  return saccade_figure_export_erasure (&f, path, NULL, error);
 }
 
 static void

@@ -342,7 +342,7 @@ faith_export_figure (SaccadeStudyView *view, const char *path, GError **error)
                            _("This source has no values for this run: choose another"));
       return FALSE;
     }
-  return saccade_figure_export_scatter (&f, path, error);
+  return saccade_figure_export_scatter (&f, path, NULL, error);
 }
 
 static void

@@ -195,7 +195,7 @@ heads_export_figure (SaccadeStudyView *view, const char *path, GError **error)
   SaccadeEffectsMapFigure f;
 
   map_figure (self, title, &f);
-  return saccade_figure_export_effects_map (&f, path, error);
+  return saccade_figure_export_effects_map (&f, path, NULL, error);
 }
 
 static GtkWidget *

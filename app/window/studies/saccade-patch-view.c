@@ -342,13 +342,13 @@ patch_export_figure (SaccadeStudyView *view, const char *path, GError **error)
     {
       SaccadeEffectsMapFigure f;
       map_figure (self, title, &f);
-      return saccade_figure_export_effects_map (&f, path, error);
+      return saccade_figure_export_effects_map (&f, path, NULL, error);
     }
   else
     {
       SaccadeHeatmapFigure f;
       grid_figure (self, title, &f);
-      return saccade_figure_export_heatmap (&f, path, error);
+      return saccade_figure_export_heatmap (&f, path, NULL, error);
     }
 }
 

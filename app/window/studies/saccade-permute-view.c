@@ -227,7 +227,7 @@ permute_export_figure (SaccadeStudyView *view, const char *path, GError **error)
   SaccadeEffectsMapFigure f;
 
   perm_figure (self, title, &f);
-  return saccade_figure_export_effects_map (&f, path, error);
+  return saccade_figure_export_effects_map (&f, path, NULL, error);
 }
 
 static void
