@@ -9,6 +9,10 @@
  * each at zstd levels 1, 3 and 9. Prints, per form, the compressed bytes against the raw
  * fp16 triangles and the compress and decompress rates in MB/s of raw bytes, medians of
  * --reps rounds (docs/benchmarks.md, "Compressed heads").
+ *
+ * --store-check FILE instead stores the run again through the store's compressed path
+ * (schema v5) into a new database and checks that every head reads back with the same fp16
+ * bits, and how many bytes it took.
  */
 #define G_LOG_DOMAIN "saccade-bench"
 
@@ -113,17 +117,120 @@ one_round (const Form *form, ScStoreHeadF16 *heads, guint n_heads, guint rows, Z
   return true;
 }
 
+/* --store-check: every stored head of run @run_id in @src stored again, compressed, through
+ * a capture into a new store at @path (sc_store_capture_add_head_f16: the same fp16 bits),
+ * then every head read back from both and compared bit for bit. Prints the bytes stored
+ * against the fp16 BLOBs and the capture's time. */
+static gboolean
+store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const char *path,
+             ScError *err)
+{
+  ScStoreOptions opt = { .writable = TRUE, .compress_heads = TRUE };
+  ScStoreModel model = { info->model_path, 0, { 0 }, info->model_name, info->model_arch,
+                         info->n_layers, info->n_heads, info->n_kv_heads, info->head_dim,
+                         info->n_heads * info->head_dim, 1, info->n_tokens, 0, 0 };
+  ScStoreToken *tokens = NULL;
+  g_autofree guint8 *keep = NULL;
+  ScStoreRunDesc desc = { 0 };
+  ScStoreCapture *cap = NULL;
+  ScStoreRunInfo got = { 0 };
+  ScStore *dst = NULL;
+  size_t n_tokens = 0;
+  gint64 new_id = 0;
+  guint64 raw = 0;
+  double t0, t_capture;
+  gboolean ok = FALSE;
+
+  if (sc_store_read_tokens (src, run_id, &tokens, &n_tokens, err) != SC_OK
+      || sc_store_open (path, &opt, &dst, err) != SC_OK)
+    goto out;
+  for (size_t i = 0; i < n_tokens; i++)
+    if ((uint32_t) tokens[i].id >= model.n_vocab)
+      model.n_vocab = (uint32_t) tokens[i].id + 1;
+  if (info->kept != NULL)
+    {
+      keep = g_new0 (guint8, info->n_layers * info->n_heads);
+      for (guint k = 0; k < info->n_layers * info->n_heads; k++)
+        keep[k] = sc_store_run_has_head (info, (int) (k / info->n_heads), (int) (k % info->n_heads));
+    }
+  desc = (ScStoreRunDesc) { &model, info->text, info->text_len, tokens, n_tokens, "store-check",
+                            keep, 0 };
+  t0 = now_s ();
+  if (sc_store_capture_begin (dst, &desc, &cap, err) != SC_OK)
+    goto out;
+  for (guint k = 0; k < info->n_layers * info->n_heads; k++)
+    {
+      const int layer = (int) (k / info->n_heads), head = (int) (k % info->n_heads);
+      ScStoreHeadF16 h = { 0 };
+      if (!sc_store_run_has_head (info, layer, head))
+        continue;
+      if (sc_store_read_head_f16 (src, run_id, layer, head, &h, err) != SC_OK
+          || sc_store_capture_add_head_f16 (cap, layer, head, h.values, h.causal, (int) h.n_query,
+                                            (int) h.n_key, err) != SC_OK)
+        {
+          sc_store_head_f16_clear (&h);
+          sc_store_capture_abort (cap);
+          goto out;
+        }
+      raw += 2 * h.n_values;
+      sc_store_head_f16_clear (&h);
+    }
+  if (sc_store_capture_commit (cap, -1, &new_id, err) != SC_OK)
+    goto out;
+  t_capture = now_s () - t0;
+  if (sc_store_get_run (dst, new_id, &got, err) != SC_OK)
+    goto out;
+  for (guint k = 0; k < info->n_layers * info->n_heads; k++)
+    {
+      const int layer = (int) (k / info->n_heads), head = (int) (k % info->n_heads);
+      ScStoreHeadF16 a = { 0 }, b = { 0 };
+      gboolean same;
+      if (!sc_store_run_has_head (info, layer, head))
+        continue;
+      if (sc_store_read_head_f16 (src, run_id, layer, head, &a, err) != SC_OK
+          || sc_store_read_head_f16 (dst, new_id, layer, head, &b, err) != SC_OK)
+        {
+          sc_store_head_f16_clear (&a);
+          sc_store_head_f16_clear (&b);
+          goto out;
+        }
+      same = a.n_values == b.n_values
+             && memcmp (a.values, b.values, 2 * a.n_values) == 0;
+      sc_store_head_f16_clear (&a);
+      sc_store_head_f16_clear (&b);
+      if (!same)
+        {
+          sc_error_set (err, SC_ERR_FORMAT, "layer %d head %d does not read back with the same "
+                        "fp16 bits from the compressed store", layer, head);
+          goto out;
+        }
+    }
+  printf ("store-check: every head of run %lld identical (fp16 bits) read back from the "
+          "compressed store; %.1f MB of fp16 stored in %.1f MB (%.1f %%), captured in %.1f s "
+          "(%.0f MB/s of fp16)\n", (long long) run_id, raw / 1e6, got.attention_bytes / 1e6,
+          100.0 * (double) got.attention_bytes / (double) raw, t_capture, raw / 1e6 / t_capture);
+  ok = TRUE;
+out:
+  sc_store_run_info_clear (&got);
+  sc_store_tokens_free (tokens);
+  sc_store_close (dst);
+  return ok;
+}
+
 int
 saccade_cmd_bench_compress (int argc, char **argv)
 {
   int reps = 3, rows = 64, every = 1;
-  g_autofree char *db = NULL;
+  g_autofree char *db = NULL, *check_db = NULL;
   GOptionEntry entries[] = {
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db, "The capture database (required)", "FILE" },
     { "rows", 0, 0, G_OPTION_ARG_INT, &rows, "Rows per compressed block (default 64)", "R" },
     { "every", 0, 0, G_OPTION_ARG_INT, &every,
       "Only every K-th head of the run, in layer-major order (default 1: all)", "K" },
     { "reps", 'r', 0, G_OPTION_ARG_INT, &reps, "Rounds (default 3)", "N" },
+    { "store-check", 0, 0, G_OPTION_ARG_FILENAME, &check_db,
+      "Only store every head of RUN again, compressed, into the new database FILE, and check "
+      "each reads back with the same fp16 bits", "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("RUN - how well stored heads compress");
@@ -155,6 +262,19 @@ saccade_cmd_bench_compress (int argc, char **argv)
       || sc_store_get_run (store, run_id, &info, &err) != SC_OK)
     {
       fprintf (stderr, "saccade: %s\n", err.message);
+      goto out;
+    }
+  if (check_db != NULL)
+    {
+      if (g_file_test (check_db, G_FILE_TEST_EXISTS))
+        {
+          fprintf (stderr, "saccade: %s exists; --store-check writes a new database\n", check_db);
+          goto out;
+        }
+      if (!store_check (store, run_id, &info, check_db, &err))
+        fprintf (stderr, "saccade: %s\n", err.message);
+      else
+        rc = 0;
       goto out;
     }
   heads = g_new0 (ScStoreHeadF16, info.n_layers * info.n_heads);

@@ -244,6 +244,12 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
     goto db_error;
   sqlite3_finalize (st);
   st = NULL;
+  if (store->schema_version >= 5)
+    {
+      if ((status = sc_store_z_locate (store, r, layer, head, loc, err)) != SC_OK
+          || loc->n_parts > 0)
+        goto out;
+    }
   if (store->schema_version < 3)
     {
       status = sc_store_bad_run (store, r->id, err, "the attention table has no row for layer "
@@ -280,9 +286,10 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
         goto out;
     }
   if (loc->n_parts == 0)
-    status = sc_store_bad_run (store, r->id, err, "neither attention nor attention_parts%s has "
-                               "a row for layer %d head %d",
-                               store->schema_version >= 4 ? " nor attention_bands" : "", layer,
+    status = sc_store_bad_run (store, r->id, err, "neither attention nor attention_parts%s%s "
+                               "has a row for layer %d head %d",
+                               store->schema_version >= 4 ? " nor attention_bands" : "",
+                               store->schema_version >= 5 ? " nor attention_z" : "", layer,
                                head);
   else
     status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
@@ -311,7 +318,7 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
             uint32_t q0, uint32_t q1, uint8_t *buf, ScError *err)
 {
   const bool causal = loc->layout == SC_STORE_LAYOUT_CAUSAL;
-  Handle h = { 0 };
+  ScStorePartReader pr = { 0 };
   ScStatus status = SC_OK;
 
   for (size_t k = 0; k < loc->n_parts && status == SC_OK; k++)
@@ -320,13 +327,11 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
       const uint32_t a = q0 > p->row0 ? q0 : p->row0, b = q1 < p->row1 ? q1 : p->row1;
       if (a >= b)
         continue;
-      const uint64_t cell = 2 * dense_values (causal, loc->n, p->row0, p->row1);
-      const uint64_t at = 2 * dense_values (causal, loc->n, p->row0, a);
       const uint64_t len = 2 * dense_values (causal, loc->n, a, b);
       uint8_t *dst = buf + 2 * dense_values (causal, loc->n, q0, a);
       size_t bad;
 
-      status = sc_store_cell_read (store, r, loc, &h, "data", p->rowid, cell, at, len, dst, err);
+      status = sc_store_part_bytes (store, r, loc, &pr, p, layer, head, a, b, dst, err);
       if (status == SC_OK && (bad = sc_store_blob_first_bad (dst, len / 2)) < len / 2)
         {
           /* the row of value @bad: the first row whose end passes it */
@@ -338,7 +343,7 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
                               err);
         }
     }
-  sc_store_cell_close (&h);
+  sc_store_part_reader_clear (&pr);
   return status;
 }
 

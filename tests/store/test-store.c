@@ -515,7 +515,7 @@ test_schema_newer (void)
   sc_store_close (s);
   store_test_raw_exec (t.path, "PRAGMA user_version = 7");
   store_test_assert_open_fails (t.path, TRUE, SC_ERR_UNSUPPORTED,
-                     "was created by a newer Saccade (schema 7); this version reads up to 4");
+                     "was created by a newer Saccade (schema 7); this version reads up to 5");
   store_test_assert_open_fails (t.path, FALSE, SC_ERR_UNSUPPORTED, "newer Saccade (schema 7)");
   store_tmp_clear (&t);
 }
