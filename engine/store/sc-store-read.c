@@ -523,7 +523,7 @@ check_kept_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError
         return sc_store_bad_run (store, r->id, err, "layer %lld head %lld is stored both in "
                                  "attention and in attention_parts%s", (long long) layer,
                                  (long long) head,
-                                 store->schema_version >= 5 ? ", attention_bands or attention_z"
+                                 store->schema_version >= 5 ? " or attention_bands or attention_z"
                                  : store->schema_version >= 4 ? " or attention_bands" : "");
       seen[bit / 8] |= (uint8_t) (1u << (bit % 8));
       n++;

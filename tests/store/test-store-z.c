@@ -147,6 +147,41 @@ test_old_beside_new (void)
   store_tmp_clear (&m);
 }
 
+/* A v4 store (what Saccade wrote before v5: the same tables less attention_z) reads as v4
+ * read-only, without a change to its bytes, and migrates to v5 when opened writable, its
+ * runs byte for byte; a compressed run then goes in beside them. */
+static void
+test_v4_migration (void)
+{
+  StoreTmp t;
+  ScStore *s;
+  g_autofree char *why = NULL, *digest = NULL, *again = NULL;
+
+  store_tmp_init (&t);
+  s = open_store (t.path, FALSE, 0);
+  g_assert_cmpint (store_test_capture (s, 21, 100, TRUE), ==, 1);
+  sc_store_close (s);
+  store_test_raw_exec (t.path, "DROP TABLE attention_z; PRAGMA user_version = 4");
+  digest = store_test_digest (t.path);
+  s = store_test_open (t.path, FALSE);
+  g_assert_cmpint (sc_store_schema_version (s), ==, 4);
+  store_test_assert_run (s, 1);
+  sc_store_close (s);
+  again = store_test_digest (t.path);
+  g_assert_cmpstr (digest, ==, again);
+  s = open_store (t.path, TRUE, 0);
+  g_assert_cmpint (sc_store_schema_version (s), ==, SC_STORE_SCHEMA_VERSION);
+  store_test_assert_run (s, 1);
+  g_assert_cmpint (store_test_capture (s, 21, 100, TRUE), ==, 2);
+  sc_store_close (s);
+  s = store_test_open (t.path, FALSE);
+  assert_runs_identical (s, 1, s, 2, 100);
+  sc_store_close (s);
+  g_assert_cmpint (store_test_raw_int (t.path, "SELECT count(*) FROM attention"), ==,
+                   STORE_FAKE_LAYERS * STORE_FAKE_HEADS);
+  store_tmp_clear (&t);
+}
+
 /* Someone edited a compressed head. Each edit: reading the head fails with SC_ERR_FORMAT
  * and a message naming the run, the layer and head and the attention_z row; nothing
  * crashes; the other heads still read. */
@@ -220,6 +255,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/store/z/lossless", test_lossless);
   g_test_add_func ("/store/z/old-beside-new", test_old_beside_new);
+  g_test_add_func ("/store/z/v4-migration", test_v4_migration);
   g_test_add_func ("/store/z/hostile", test_hostile);
   return g_test_run ();
 }
