@@ -142,7 +142,7 @@ is_blob_of (sqlite3_stmt *st, int type_col, int len_col, int64_t len)
  * where the previous one ended, lie inside the run, have the head's layout and BLOBs of
  * exactly the lengths its rows need. */
 static ScStatus
-check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer,
+check_part_row (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer,
                 int head, ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
   const uint32_t n = r->n_tokens;
@@ -213,7 +213,6 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
 {
   sqlite3_stmt *st = NULL;
   ScStatus status = SC_OK;
-  size_t cap = 0;
   int rc;
 
   memset (loc, 0, sizeof *loc);
@@ -256,29 +255,14 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
                                  "%d head %d", layer, head);
       goto out;
     }
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT id, row0, row1, n_query, n_key, layout, dtype, "
-                                "typeof (dropped), length (dropped), typeof (offsets), "
-                                "length (offsets), typeof (keys), length (keys), typeof (data), "
-                                "length (data) FROM attention_parts WHERE run_id = ?1 AND "
-                                "layer = ?2 AND head = ?3 ORDER BY row0", -1, &st, NULL))
-      != SQLITE_OK)
-    goto db_error;
-  sqlite3_bind_int64 (st, 1, r->id);
-  sqlite3_bind_int (st, 2, layer);
-  sqlite3_bind_int (st, 3, head);
-  loc->table = "attention_parts";
-  loc->n = r->n_tokens;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      ScStorePart p;
-      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
-          || (status = check_part_row (store, st, r, layer, head, loc, &p, err)) != SC_OK
-          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
-        goto out;
-    }
-  if (rc != SQLITE_DONE)
-    goto db_error;
+  if ((status = sc_store_head_loc_scan (store, r, layer, head, "attention_parts",
+                                        "SELECT id, row0, row1, n_query, n_key, layout, dtype, "
+                                        "typeof (dropped), length (dropped), typeof (offsets), "
+                                        "length (offsets), typeof (keys), length (keys), "
+                                        "typeof (data), length (data) FROM attention_parts "
+                                        "WHERE run_id = ?1 AND layer = ?2 AND head = ?3 "
+                                        "ORDER BY row0", check_part_row, loc, err)) != SC_OK)
+    goto out;
   if (loc->n_parts == 0 && store->schema_version >= 4)
     {
       if ((status = sc_store_band_locate (store, r, layer, head, loc, err)) != SC_OK

@@ -146,6 +146,18 @@ ScStatus sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st,
 ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
                                       const ScStoreRunShape *r, int layer, int head,
                                       const ScStoreHeadLoc *loc, int64_t rowid, ScError *err);
+/* Checks one row of a head's table (its columns as the caller's query has them) and fills
+ * @p; SC_OK or the error. */
+typedef ScStatus (*ScStoreRowCheck) (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r,
+                                     int layer, int head, ScStoreHeadLoc *loc, ScStorePart *p,
+                                     ScError *err);
+/* Runs @sql (?1 the run, ?2 the layer, ?3 the head; rows in row0 order, columns 0-2 id,
+ * row0, row1) over @table and checks each row with @check (after
+ * sc_store_head_loc_check_more), pushing its part into @loc (table and n set). Does not
+ * check where the parts end. SQLite's errors name the run, layer and head. */
+ScStatus sc_store_head_loc_scan (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                                 const char *table, const char *sql, ScStoreRowCheck check,
+                                 ScStoreHeadLoc *loc, ScError *err);
 /* After the last row: SC_OK when @loc has no parts or they end at row n, else the run's
  * error saying where they end. */
 ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,

@@ -337,42 +337,14 @@ ScStatus
 sc_store_z_locate (ScStore *store, const ScStoreRunShape *r, int layer, int head,
                    ScStoreHeadLoc *loc, ScError *err)
 {
-  sqlite3_stmt *st = NULL;
-  ScStatus status = SC_OK;
-  size_t cap = 0;
-  int rc;
+  ScStatus status = sc_store_head_loc_scan (
+    store, r, layer, head, "attention_z",
+    "SELECT id, row0, row1, n_query, n_key, layout, dtype, codec, block_rows, typeof (blocks), "
+    "length (blocks), typeof (data), length (data) FROM attention_z WHERE run_id = ?1 AND "
+    "layer = ?2 AND head = ?3 ORDER BY row0", check_z_row, loc, err);
 
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT id, row0, row1, n_query, n_key, layout, dtype, codec, "
-                                "block_rows, typeof (blocks), length (blocks), typeof (data), "
-                                "length (data) FROM attention_z WHERE run_id = ?1 AND "
-                                "layer = ?2 AND head = ?3 ORDER BY row0", -1, &st, NULL))
-      != SQLITE_OK)
-    goto db_error;
-  sqlite3_bind_int64 (st, 1, r->id);
-  sqlite3_bind_int (st, 2, layer);
-  sqlite3_bind_int (st, 3, head);
-  loc->table = "attention_z";
-  loc->n = r->n_tokens;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      ScStorePart p;
-      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
-          || (status = check_z_row (store, st, r, layer, head, loc, &p, err)) != SC_OK
-          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
-        goto out;
-    }
-  if (rc != SQLITE_DONE)
-    goto db_error;
-  status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
-  goto out;
-
-db_error:
-  status = sc_store_sqlite_error (err, store->db, rc, store->path,
-                                  "reading run %lld layer %d head %d", (long long) r->id, layer,
-                                  head);
-out:
-  sqlite3_finalize (st);
+  if (status == SC_OK)
+    status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
   return status;
 }
 
