@@ -146,21 +146,16 @@ check_part_row (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int 
                 int head, ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
   const uint32_t n = r->n_tokens;
-  int64_t v = 0;
   ScStoreLayout layout;
   ScStatus status;
   char val[96];
 
   if ((status = sc_store_head_loc_check_rows (store, st, r, layer, head, loc, p, err)) != SC_OK)
     return status;
-  if (!sc_store_int_in (st, P_NQ, n, n, &v) || !sc_store_int_in (st, P_NK, n, n, &v))
-    {
-      int col = sc_store_int_in (st, P_NQ, n, n, &v) ? P_NK : P_NQ;
-      sc_store_describe_value (st, col, val, sizeof val);
-      return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head %d): "
-                               "%s is %s, but the run has %u tokens", (long long) p->rowid,
-                               layer, head, col == P_NQ ? "n_query" : "n_key", val, n);
-    }
+  /* (P_NQ, P_NK are columns 3 and 4) */
+  if ((status = sc_store_head_loc_check_square (store, st, r, layer, head, loc, p->rowid, err))
+      != SC_OK)
+    return status;
   if (!layout_from (st, P_LAYOUT, &layout) || (loc->n_parts > 0 && layout != loc->layout))
     {
       sc_store_describe_value (st, P_LAYOUT, val, sizeof val);

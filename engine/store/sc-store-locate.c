@@ -90,6 +90,27 @@ sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st, const ScSt
 }
 
 ScStatus
+sc_store_head_loc_check_square (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r,
+                                int layer, int head, const ScStoreHeadLoc *loc, int64_t rowid,
+                                ScError *err)
+{
+  enum { NQ = 3, NK = 4 };
+  const uint32_t n = r->n_tokens;
+  int64_t v = 0;
+  char val[96];
+
+  if (!sc_store_int_in (st, NQ, n, n, &v) || !sc_store_int_in (st, NK, n, n, &v))
+    {
+      int col = sc_store_int_in (st, NQ, n, n, &v) ? NK : NQ;
+      sc_store_describe_value (st, col, val, sizeof val);
+      return sc_store_bad_run (store, r->id, err, "%s row %lld (layer %d head %d): %s is %s, "
+                               "but the run has %u tokens", loc->table, (long long) rowid, layer,
+                               head, col == NQ ? "n_query" : "n_key", val, n);
+    }
+  return SC_OK;
+}
+
+ScStatus
 sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
                              const ScStoreRunShape *r, int layer, int head,
                              const ScStoreHeadLoc *loc, int64_t rowid, ScError *err)

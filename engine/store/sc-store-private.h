@@ -141,6 +141,11 @@ ScStatus sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStore
 ScStatus sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st,
                                        const ScStoreRunShape *r, int layer, int head,
                                        const ScStoreHeadLoc *loc, ScStorePart *p, ScError *err);
+/* SC_OK when columns 3 and 4 of loc->table's row @rowid (n_query, n_key) are both the
+ * run's n_tokens, else the run's error naming the column and its value. */
+ScStatus sc_store_head_loc_check_square (const ScStore *store, sqlite3_stmt *st,
+                                         const ScStoreRunShape *r, int layer, int head,
+                                         const ScStoreHeadLoc *loc, int64_t rowid, ScError *err);
 /* SC_OK when column @col of loc->table's row @rowid is the text 'f16', else
  * SC_ERR_UNSUPPORTED naming the dtype it is. */
 ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,

@@ -267,26 +267,21 @@ static ScStatus
 check_z_row (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer, int head,
              ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
-  const uint32_t n = r->n_tokens;
   const char *layout = (const char *) sqlite3_column_text (st, Z_LAYOUT);
   const char *codec = (const char *) sqlite3_column_text (st, Z_CODEC);
   const char *blocks_t = (const char *) sqlite3_column_text (st, Z_BLOCKS_T);
   const char *data_t = (const char *) sqlite3_column_text (st, Z_DATA_T);
   ScStoreLayout l;
-  int64_t v = 0, br = 0;
+  int64_t br = 0;
   ScStatus status;
   char val[96];
 
   if ((status = sc_store_head_loc_check_rows (store, st, r, layer, head, loc, p, err)) != SC_OK)
     return status;
-  if (!sc_store_int_in (st, Z_NQ, n, n, &v) || !sc_store_int_in (st, Z_NK, n, n, &v))
-    {
-      int col = sc_store_int_in (st, Z_NQ, n, n, &v) ? Z_NK : Z_NQ;
-      sc_store_describe_value (st, col, val, sizeof val);
-      return sc_store_bad_run (store, r->id, err, "attention_z row %lld (layer %d head %d): %s "
-                               "is %s, but the run has %u tokens", (long long) p->rowid, layer,
-                               head, col == Z_NQ ? "n_query" : "n_key", val, n);
-    }
+  /* (Z_NQ, Z_NK are columns 3 and 4) */
+  if ((status = sc_store_head_loc_check_square (store, st, r, layer, head, loc, p->rowid, err))
+      != SC_OK)
+    return status;
   l = layout != NULL && strcmp (layout, "causal") == 0 ? SC_STORE_LAYOUT_CAUSAL
       : layout != NULL && strcmp (layout, "full") == 0 ? SC_STORE_LAYOUT_FULL
                                                        : SC_STORE_LAYOUT_SPARSE;

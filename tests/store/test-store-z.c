@@ -207,6 +207,10 @@ test_hostile (void)
       "block_rows = 7 WHERE id = (SELECT min (id) FROM attention_z)", "blocks is not a BLOB" },
     { "block_rows zero", "PRAGMA ignore_check_constraints = 1; UPDATE attention_z SET "
       "block_rows = 0 WHERE id = (SELECT min (id) FROM attention_z)", "block_rows is 0" },
+    { "n_key changed", "PRAGMA ignore_check_constraints = 1; UPDATE attention_z SET "
+      "n_key = 7 WHERE id = (SELECT min (id) FROM attention_z)", "n_key is 7" },
+    { "rows past the head", "PRAGMA ignore_check_constraints = 1; UPDATE attention_z SET "
+      "row1 = 900 WHERE id = (SELECT min (id) FROM attention_z)", "row1 is 900" },
     { "codec unknown", "PRAGMA ignore_check_constraints = 1; UPDATE attention_z SET "
       "codec = 'lz4' WHERE id = (SELECT min (id) FROM attention_z)", "codec 'lz4'" },
   };
