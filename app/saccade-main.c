@@ -50,6 +50,7 @@ static const Verb verbs[] = {
   { "demo", saccade_cmd_demo, "next-token top-5 and per-layer attention for a sample" },
   { "bench", saccade_cmd_bench, "prompt-processing throughput and capture cost" },
   { "bench-store", saccade_cmd_bench_store, "what storing captures costs against memory and dd" },
+  { "bench-compress", saccade_cmd_bench_compress, "how well a stored run's heads compress (zstd)" },
   { "bench-draw", saccade_cmd_bench_draw, "what drawing figures costs against a plain paint" },
   { "bench-analysis", saccade_cmd_bench_analysis, "the head-distance matrix against a naive loop" },
   { "bench-gradients", saccade_cmd_bench_gradients, "gradients against the forward pass" },

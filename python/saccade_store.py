@@ -58,8 +58,10 @@ __all__ = ["StoreError", "HeadNotStored", "Store", "Run", "Token", "RunArrays", 
 
 # The schema versions this reader knows (PRAGMA user_version): v1 runs and heads, v2 adds
 # the study tables, v3 kept heads, row blocks, sparse heads and overviews, v4 layer windows
-# and band heads (docs/store.md). A newer store may store heads differently: refused.
-SCHEMA_VERSIONS = (1, 2, 3, 4)
+# and band heads, v5 compressed heads (attention_z, zstd; docs/store.md). A newer store may
+# store heads differently: refused. A compressed head is refused with a message (Python
+# has no zstd here without a module Debian 12 does not install by default).
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
 
 # Overview images are S x S over uniform blocks of B = ceil (n_tokens / OVERVIEW_MAX) tokens
 # a side (the last may be shorter), S = ceil (n_tokens / B) (engine/store/sc-store-heads.h).
@@ -257,6 +259,8 @@ class Store:
                                        "keys", "data"}
             need["head_overviews"] = {"run_id", "layer", "head", "size", "dtype", "data"}
             need["runs"] = need["runs"] | {"kept", "sparse_eps"}
+        if version >= 5:
+            need["attention_z"] = {"run_id", "layer", "head", "row0", "row1", "codec", "data"}
         if version >= 4:
             need["layer_windows"] = {"run_id", "layer", "size"}
             need["attention_bands"] = {"run_id", "layer", "head", "row0", "row1", "n_query",
@@ -393,6 +397,8 @@ class Store:
             sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_parts WHERE run_id = ?1"
         if self.version >= 4:
             sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_bands WHERE run_id = ?1"
+        if self.version >= 5:
+            sql += " UNION ALL SELECT DISTINCT layer, head FROM attention_z WHERE run_id = ?1"
         rows = self._db.execute(sql, (run.id,)).fetchall()
         for l, h in rows:
             # an INTEGER column may hold text or a real: int(b'zero') would raise ValueError
@@ -440,6 +446,11 @@ class Store:
         if row is None:
             if self.version < 3:
                 raise HeadNotStored(f"run {run.id} stores no layer {layer} head {head}")
+            if self.version >= 5 and self._db.execute(
+                    "SELECT 1 FROM attention_z WHERE run_id = ? AND layer = ? AND head = ?",
+                    (run.id, layer, head)).fetchone() is not None:
+                raise self._fail(f"{where}: stored compressed (attention_z, zstd), which this "
+                                 f"reader cannot decompress: use `saccade export {run.id}`")
             try:
                 if self._band_window(run, layer, head):
                     return self._bands(run, layer, head), None

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # Build and test dependencies, as Debian 12 ships them (DESIGN.md, "Platform").
 PACKAGES="build-essential meson ninja-build pkg-config python3-pip unzip ca-certificates
-  libopenblas-dev libopenblas0-openmp libsqlite3-dev libigraph-dev libgsl-dev libglib2.0-dev libjson-glib-dev zlib1g-dev
+  libopenblas-dev libopenblas0-openmp libsqlite3-dev libigraph-dev libgsl-dev libglib2.0-dev libjson-glib-dev zlib1g-dev libzstd-dev
   libgtk-4-dev libadwaita-1-dev gettext desktop-file-utils appstream-util xvfb xauth
   fonts-cantarell fonts-noto-cjk python3-numpy sqlite3 poppler-utils
   slurm-wlm munge parallel"

@@ -37,6 +37,7 @@ typedef struct {
   guint8 *keep;             /* (n_layers * n_heads) the heads to store; NULL: every head */
   guint n_kept;
   double sparse_eps;        /* 0: dense */
+  gboolean compress;        /* --compress: dense heads stored compressed (attention_z) */
   const guint *text_line;   /* --shard: each text's number among the file's non-empty
                              * lines (0-based); NULL: the texts are those lines */
 } CaptureCtx;

@@ -385,7 +385,7 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
         goto sc_fail;
       c->ident = ident;
       path = saccade_db_path (db_opt);
-      if ((c->store = saccade_store_open (path, TRUE, &err)) == NULL)
+      if ((c->store = saccade_store_open_with (path, TRUE, c->compress, &err)) == NULL)
         goto sc_fail;
     }
   c->logits = g_new (float, sc_model_info (c->model)->n_vocab);
@@ -546,6 +546,7 @@ saccade_cmd_capture (int argc, char **argv)
   g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL, *prompt_file = NULL;
   g_autofree char *layers_opt = NULL, *heads_opt = NULL, *shard_opt = NULL;
   double sparse_eps = 0;
+  gboolean compress = FALSE;
   SaccadeShard shard = { 0, 1 };
   g_autoptr (GArray) text_line = g_array_new (FALSE, FALSE, sizeof (guint));
   guint n_lines = 0;
@@ -574,6 +575,9 @@ saccade_cmd_capture (int argc, char **argv)
     { "sparse", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, (gpointer) parse_sparse,
       "Per row, store only the keys that hold 1 - EPS of the attention (default 1e-3)",
       "EPS" },
+    { "compress", 0, 0, G_OPTION_ARG_NONE, &compress,
+      "Store dense heads compressed: lossless (zstd), about 63 % of the bytes; needs a "
+      "Saccade that reads schema 5 (docs/store.md)", NULL },
     { "estimate", 0, 0, G_OPTION_ARG_NONE, &estimate,
       "Print what the runs would add to the store, and run nothing", NULL },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard_opt,
@@ -642,6 +646,7 @@ saccade_cmd_capture (int argc, char **argv)
   c.n_generate = n_generate;
   c.summary = summary || no_store;
   c.sparse_eps = sparse_eps;
+  c.compress = compress;
   if (estimate)
     {
       if ((c.model = saccade_cli_load_model (&common, &error)) == NULL

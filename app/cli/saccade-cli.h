@@ -262,6 +262,7 @@ int saccade_cmd_show (int argc, char **argv);
 int saccade_cmd_export (int argc, char **argv);
 int saccade_cmd_rm (int argc, char **argv);
 int saccade_cmd_bench_store (int argc, char **argv);
+int saccade_cmd_bench_compress (int argc, char **argv);
 /* Head analysis over stored runs (saccade-cli-heads.c, saccade-bench-analysis.c). */
 int saccade_cmd_heads (int argc, char **argv);
 int saccade_cmd_compare (int argc, char **argv);

@@ -44,7 +44,14 @@ saccade_db_path (const char *opt)
 ScStore *
 saccade_store_open (const char *path, gboolean writable, ScError *err)
 {
-  ScStoreOptions opt = { .writable = writable };
+  return saccade_store_open_with (path, writable, FALSE, err);
+}
+
+ScStore *
+saccade_store_open_with (const char *path, gboolean writable, gboolean compress_heads,
+                         ScError *err)
+{
+  ScStoreOptions opt = { .writable = writable, .compress_heads = compress_heads };
   ScStore *store = NULL;
 
   if (writable)

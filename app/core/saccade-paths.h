@@ -21,6 +21,10 @@ char *saccade_db_path (const char *opt);
 /* Opens the store at @path; a writable open first creates its folder. NULL with @err set
  * (the store's message names the file). */
 ScStore *saccade_store_open (const char *path, gboolean writable, ScError *err);
+/* saccade_store_open, its captures storing dense heads compressed when @compress_heads
+ * (ScStoreOptions.compress_heads). */
+ScStore *saccade_store_open_with (const char *path, gboolean writable, gboolean compress_heads,
+                                  ScError *err);
 
 /* Reads run @run_id's row and tokens from the store at @path (opened read-only, closed
  * again): what every study of a stored run starts from. G_IO_ERROR_NOT_FOUND when there is

@@ -27,6 +27,7 @@ struct ScStore {
   uint64_t max_bytes;
   size_t queue_bytes;
   uint64_t max_blob_bytes;  /* 0: SQLite's length limit; else the writer's (tests) */
+  bool compress_heads;      /* the writer stores dense heads and bands in attention_z */
   int schema_version;
   ScStoreWriter *writer;    /* the writer thread and its connection */
   ScStoreCapture *capture;  /* the open capture, if any */

@@ -142,25 +142,20 @@ is_blob_of (sqlite3_stmt *st, int type_col, int len_col, int64_t len)
  * where the previous one ended, lie inside the run, have the head's layout and BLOBs of
  * exactly the lengths its rows need. */
 static ScStatus
-check_part_row (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer,
+check_part_row (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r, int layer,
                 int head, ScStoreHeadLoc *loc, ScStorePart *p, ScError *err)
 {
   const uint32_t n = r->n_tokens;
-  int64_t v = 0;
   ScStoreLayout layout;
   ScStatus status;
   char val[96];
 
   if ((status = sc_store_head_loc_check_rows (store, st, r, layer, head, loc, p, err)) != SC_OK)
     return status;
-  if (!sc_store_int_in (st, P_NQ, n, n, &v) || !sc_store_int_in (st, P_NK, n, n, &v))
-    {
-      int col = sc_store_int_in (st, P_NQ, n, n, &v) ? P_NK : P_NQ;
-      sc_store_describe_value (st, col, val, sizeof val);
-      return sc_store_bad_run (store, r->id, err, "attention_parts row %lld (layer %d head %d): "
-                               "%s is %s, but the run has %u tokens", (long long) p->rowid,
-                               layer, head, col == P_NQ ? "n_query" : "n_key", val, n);
-    }
+  /* (P_NQ, P_NK are columns 3 and 4) */
+  if ((status = sc_store_head_loc_check_square (store, st, r, layer, head, loc, p->rowid, err))
+      != SC_OK)
+    return status;
   if (!layout_from (st, P_LAYOUT, &layout) || (loc->n_parts > 0 && layout != loc->layout))
     {
       sc_store_describe_value (st, P_LAYOUT, val, sizeof val);
@@ -213,7 +208,6 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
 {
   sqlite3_stmt *st = NULL;
   ScStatus status = SC_OK;
-  size_t cap = 0;
   int rc;
 
   memset (loc, 0, sizeof *loc);
@@ -244,35 +238,26 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
     goto db_error;
   sqlite3_finalize (st);
   st = NULL;
+  if (store->schema_version >= 5)
+    {
+      if ((status = sc_store_z_locate (store, r, layer, head, loc, err)) != SC_OK
+          || loc->n_parts > 0)
+        goto out;
+    }
   if (store->schema_version < 3)
     {
       status = sc_store_bad_run (store, r->id, err, "the attention table has no row for layer "
                                  "%d head %d", layer, head);
       goto out;
     }
-  if ((rc = sqlite3_prepare_v2 (store->db,
-                                "SELECT id, row0, row1, n_query, n_key, layout, dtype, "
-                                "typeof (dropped), length (dropped), typeof (offsets), "
-                                "length (offsets), typeof (keys), length (keys), typeof (data), "
-                                "length (data) FROM attention_parts WHERE run_id = ?1 AND "
-                                "layer = ?2 AND head = ?3 ORDER BY row0", -1, &st, NULL))
-      != SQLITE_OK)
-    goto db_error;
-  sqlite3_bind_int64 (st, 1, r->id);
-  sqlite3_bind_int (st, 2, layer);
-  sqlite3_bind_int (st, 3, head);
-  loc->table = "attention_parts";
-  loc->n = r->n_tokens;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      ScStorePart p;
-      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
-          || (status = check_part_row (store, st, r, layer, head, loc, &p, err)) != SC_OK
-          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
-        goto out;
-    }
-  if (rc != SQLITE_DONE)
-    goto db_error;
+  if ((status = sc_store_head_loc_scan (store, r, layer, head, "attention_parts",
+                                        "SELECT id, row0, row1, n_query, n_key, layout, dtype, "
+                                        "typeof (dropped), length (dropped), typeof (offsets), "
+                                        "length (offsets), typeof (keys), length (keys), "
+                                        "typeof (data), length (data) FROM attention_parts "
+                                        "WHERE run_id = ?1 AND layer = ?2 AND head = ?3 "
+                                        "ORDER BY row0", check_part_row, loc, err)) != SC_OK)
+    goto out;
   if (loc->n_parts == 0 && store->schema_version >= 4)
     {
       if ((status = sc_store_band_locate (store, r, layer, head, loc, err)) != SC_OK
@@ -280,9 +265,10 @@ locate (ScStore *store, const ScStoreRunShape *r, int layer, int head, ScStoreHe
         goto out;
     }
   if (loc->n_parts == 0)
-    status = sc_store_bad_run (store, r->id, err, "neither attention nor attention_parts%s has "
-                               "a row for layer %d head %d",
-                               store->schema_version >= 4 ? " nor attention_bands" : "", layer,
+    status = sc_store_bad_run (store, r->id, err, "neither attention nor attention_parts%s%s "
+                               "has a row for layer %d head %d",
+                               store->schema_version >= 4 ? " nor attention_bands" : "",
+                               store->schema_version >= 5 ? " nor attention_z" : "", layer,
                                head);
   else
     status = sc_store_head_loc_check_end (store, r, layer, head, loc, err);
@@ -311,7 +297,7 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
             uint32_t q0, uint32_t q1, uint8_t *buf, ScError *err)
 {
   const bool causal = loc->layout == SC_STORE_LAYOUT_CAUSAL;
-  Handle h = { 0 };
+  ScStorePartReader pr = { 0 };
   ScStatus status = SC_OK;
 
   for (size_t k = 0; k < loc->n_parts && status == SC_OK; k++)
@@ -320,13 +306,11 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
       const uint32_t a = q0 > p->row0 ? q0 : p->row0, b = q1 < p->row1 ? q1 : p->row1;
       if (a >= b)
         continue;
-      const uint64_t cell = 2 * dense_values (causal, loc->n, p->row0, p->row1);
-      const uint64_t at = 2 * dense_values (causal, loc->n, p->row0, a);
       const uint64_t len = 2 * dense_values (causal, loc->n, a, b);
       uint8_t *dst = buf + 2 * dense_values (causal, loc->n, q0, a);
       size_t bad;
 
-      status = sc_store_cell_read (store, r, loc, &h, "data", p->rowid, cell, at, len, dst, err);
+      status = sc_store_part_bytes (store, r, loc, &pr, p, layer, head, a, b, dst, err);
       if (status == SC_OK && (bad = sc_store_blob_first_bad (dst, len / 2)) < len / 2)
         {
           /* the row of value @bad: the first row whose end passes it */
@@ -338,7 +322,7 @@ read_dense (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
                               err);
         }
     }
-  sc_store_cell_close (&h);
+  sc_store_part_reader_clear (&pr);
   return status;
 }
 

@@ -90,6 +90,27 @@ sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st, const ScSt
 }
 
 ScStatus
+sc_store_head_loc_check_square (const ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r,
+                                int layer, int head, const ScStoreHeadLoc *loc, int64_t rowid,
+                                ScError *err)
+{
+  enum { NQ = 3, NK = 4 };
+  const uint32_t n = r->n_tokens;
+  int64_t v = 0;
+  char val[96];
+
+  if (!sc_store_int_in (st, NQ, n, n, &v) || !sc_store_int_in (st, NK, n, n, &v))
+    {
+      int col = sc_store_int_in (st, NQ, n, n, &v) ? NK : NQ;
+      sc_store_describe_value (st, col, val, sizeof val);
+      return sc_store_bad_run (store, r->id, err, "%s row %lld (layer %d head %d): %s is %s, "
+                               "but the run has %u tokens", loc->table, (long long) rowid, layer,
+                               head, col == NQ ? "n_query" : "n_key", val, n);
+    }
+  return SC_OK;
+}
+
+ScStatus
 sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
                              const ScStoreRunShape *r, int layer, int head,
                              const ScStoreHeadLoc *loc, int64_t rowid, ScError *err)
@@ -116,6 +137,43 @@ sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer
                              "of %u", loc->table, layer, head, loc->parts[loc->n_parts - 1].row1,
                              r->n_tokens);
   return SC_OK;
+}
+
+ScStatus
+sc_store_head_loc_scan (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                        const char *table, const char *sql, ScStoreRowCheck check,
+                        ScStoreHeadLoc *loc, ScError *err)
+{
+  sqlite3_stmt *st = NULL;
+  ScStatus status = SC_OK;
+  size_t cap = 0;
+  int rc;
+
+  if ((rc = sqlite3_prepare_v2 (store->db, sql, -1, &st, NULL)) != SQLITE_OK)
+    goto db_error;
+  sqlite3_bind_int64 (st, 1, r->id);
+  sqlite3_bind_int (st, 2, layer);
+  sqlite3_bind_int (st, 3, head);
+  loc->table = table;
+  loc->n = r->n_tokens;
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      ScStorePart p;
+      if ((status = sc_store_head_loc_check_more (store, r, layer, head, loc, err)) != SC_OK
+          || (status = check (store, st, r, layer, head, loc, &p, err)) != SC_OK
+          || (status = sc_store_head_loc_push (loc, &cap, &p, err)) != SC_OK)
+        goto out;
+    }
+  if (rc == SQLITE_DONE)
+    goto out;
+
+db_error:
+  status = sc_store_sqlite_error (err, store->db, rc, store->path,
+                                  "reading run %lld layer %d head %d", (long long) r->id, layer,
+                                  head);
+out:
+  sqlite3_finalize (st);
+  return status;
 }
 
 /* ------------------------------------------------------------------------------------ */

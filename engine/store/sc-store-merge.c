@@ -151,7 +151,7 @@ typedef struct {
   char produces;      /* MAP_RUN / MAP_STUDY: the new rowid is recorded; else MAP_NONE */
 } CopySpec;
 
-/* Every table of schema v4 (sc-store-schema.c) but models (copy_models) and SQLite's own
+/* Every table of schema v5 (sc-store-schema.c) but models (copy_models) and SQLite's own
  * sqlite_sequence, parents before children; check_tables_copied() refuses a merge into a
  * store with a table missing here, so a table added to the schema cannot be dropped by
  * the merge unnoticed. Ids that are INTEGER PRIMARY KEY without meaning outside the row
@@ -181,6 +181,11 @@ static const CopySpec COPY[] = {
     "FROM attention_bands ORDER BY id",
     "INSERT INTO attention_bands (run_id, layer, head, row0, row1, n_query, window_size, "
     "dtype, data) VALUES (?,?,?,?,?,?,?,?,?)", "r........", MAP_NONE },
+  { "SELECT run_id, layer, head, row0, row1, n_query, n_key, layout, dtype, codec, "
+    "block_rows, blocks, data FROM attention_z ORDER BY id",
+    "INSERT INTO attention_z (run_id, layer, head, row0, row1, n_query, n_key, layout, dtype, "
+    "codec, block_rows, blocks, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", "r............",
+    MAP_NONE },
   { "SELECT run_id, pos, rank, token_id, piece, logit, prob FROM predictions "
     "ORDER BY run_id, pos, rank",
     "INSERT INTO predictions (run_id, pos, rank, token_id, piece, logit, prob) "

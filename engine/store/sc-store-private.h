@@ -107,11 +107,14 @@ typedef struct {
   int64_t rowid;
   uint32_t row0, row1;
   uint64_t n_pairs;          /* sparse: the pairs the part holds */
+  uint32_t block_rows;       /* attention_z: rows per compressed block; else 0 */
+  uint64_t z_bytes;          /* attention_z: length (data) */
 } ScStorePart;
 
 /* Where a head's rows are, checked. */
 typedef struct {
-  const char *table;         /* "attention", "attention_parts" or "attention_bands" */
+  const char *table;         /* "attention", "attention_parts", "attention_bands" or
+                              * "attention_z" (then the parts are compressed) */
   ScStoreLayout layout;
   uint32_t n;                /* n_query = n_key = the run's n_tokens */
   uint32_t window;           /* band: the window w, 0 < w < n, its layer's; else 0 */
@@ -138,11 +141,28 @@ ScStatus sc_store_head_loc_push (ScStoreHeadLoc *loc, size_t *cap, const ScStore
 ScStatus sc_store_head_loc_check_rows (const ScStore *store, sqlite3_stmt *st,
                                        const ScStoreRunShape *r, int layer, int head,
                                        const ScStoreHeadLoc *loc, ScStorePart *p, ScError *err);
+/* SC_OK when columns 3 and 4 of loc->table's row @rowid (n_query, n_key) are both the
+ * run's n_tokens, else the run's error naming the column and its value. */
+ScStatus sc_store_head_loc_check_square (const ScStore *store, sqlite3_stmt *st,
+                                         const ScStoreRunShape *r, int layer, int head,
+                                         const ScStoreHeadLoc *loc, int64_t rowid, ScError *err);
 /* SC_OK when column @col of loc->table's row @rowid is the text 'f16', else
  * SC_ERR_UNSUPPORTED naming the dtype it is. */
 ScStatus sc_store_head_loc_check_f16 (const ScStore *store, sqlite3_stmt *st, int col,
                                       const ScStoreRunShape *r, int layer, int head,
                                       const ScStoreHeadLoc *loc, int64_t rowid, ScError *err);
+/* Checks one row of a head's table (its columns as the caller's query has them) and fills
+ * @p; SC_OK or the error. */
+typedef ScStatus (*ScStoreRowCheck) (ScStore *store, sqlite3_stmt *st, const ScStoreRunShape *r,
+                                     int layer, int head, ScStoreHeadLoc *loc, ScStorePart *p,
+                                     ScError *err);
+/* Runs @sql (?1 the run, ?2 the layer, ?3 the head; rows in row0 order, columns 0-2 id,
+ * row0, row1) over @table and checks each row with @check (after
+ * sc_store_head_loc_check_more), pushing its part into @loc (table and n set). Does not
+ * check where the parts end. SQLite's errors name the run, layer and head. */
+ScStatus sc_store_head_loc_scan (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                                 const char *table, const char *sql, ScStoreRowCheck check,
+                                 ScStoreHeadLoc *loc, ScError *err);
 /* After the last row: SC_OK when @loc has no parts or they end at row n, else the run's
  * error saying where they end. */
 ScStatus sc_store_head_loc_check_end (ScStore *store, const ScStoreRunShape *r, int layer,
@@ -313,6 +333,54 @@ ScStatus sc_store_band_locate (ScStore *store, const ScStoreRunShape *r, int lay
 ScStatus sc_store_band_rows (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
                              int layer, int head, uint32_t q0, uint32_t q1, float *out,
                              ScError *err);
+
+/* ------------------------------------------------------------------------------------ */
+/* sc-store-zblob.c: compressed heads (schema v5, attention_z)                           */
+
+/* Rows per compressed block, and the zstd level (docs/benchmarks.md, "Compressed heads"). */
+#define SC_STORE_Z_BLOCK_ROWS 64
+#define SC_STORE_Z_LEVEL 1
+
+/* fp16 values of rows [@a, @b) of a dense head of @loc's layout in its packed order (a
+ * causal head's triangle, a full head's rows). */
+uint64_t sc_store_loc_values (const ScStoreHeadLoc *loc, uint32_t a, uint32_t b);
+
+/* The writer's compression state (its buffers grow to the largest head). */
+typedef struct ScStoreZWriter ScStoreZWriter;
+ScStoreZWriter *sc_store_z_writer_new (void);
+void sc_store_z_writer_free (ScStoreZWriter *z); /* NULL is a no-op */
+
+/* Inserts dense head @b (not sparse, not a band) as attention_z rows of run @run_id, each
+ * row's data at most @budget bytes. *@fits false (nothing inserted) when one block cannot
+ * be sure to fit or the compressed rows would not be smaller than @b's fp16 BLOB (the
+ * caller then stores it uncompressed); *@stored: the bytes of data and blocks inserted. */
+ScStatus sc_store_z_insert (sqlite3 *db, ScStoreZWriter *z, const char *path, int64_t run_id,
+                            const ScStoreBlobHead *b, uint64_t budget, bool *fits,
+                            uint64_t *stored, ScError *err);
+
+/* Finds head (@layer, @head) of run @r in attention_z (schema v5), every number of its
+ * rows checked; loc->n_parts stays 0 when it has no row there. */
+ScStatus sc_store_z_locate (ScStore *store, const ScStoreRunShape *r, int layer, int head,
+                            ScStoreHeadLoc *loc, ScError *err);
+
+/* What reading a located head's parts needs across calls: BLOB handles and, for
+ * attention_z, the decompressor and one block's buffers. Zeroed to start;
+ * sc_store_part_reader_clear frees it. */
+typedef struct {
+  ScStoreCellHandle data, blocks;
+  void *dctx;                /* ZSTD_DCtx */
+  uint8_t *frame, *planes;
+  size_t frame_cap, planes_cap;
+} ScStorePartReader;
+void sc_store_part_reader_clear (ScStorePartReader *pr);
+
+/* The packed fp16 bytes of rows [@a, @b) (inside part @p) into @dst: a slice of an
+ * uncompressed part's BLOB, or the blocks of an attention_z part that hold them, each
+ * decompressed on its own (a reader holds one block at a time) and checked to give
+ * exactly its bytes; the values are not checked here. */
+ScStatus sc_store_part_bytes (ScStore *store, const ScStoreRunShape *r, const ScStoreHeadLoc *loc,
+                              ScStorePartReader *pr, const ScStorePart *p, int layer, int head,
+                              uint32_t a, uint32_t b, uint8_t *dst, ScError *err);
 
 /* ------------------------------------------------------------------------------------ */
 /* sc-store-scores.c                                                                     */

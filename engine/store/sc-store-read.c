@@ -481,7 +481,13 @@ check_kept_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError
 
   if (q->kept == NULL
       && (rc = sqlite3_prepare_v2 (store->db,
-                                   store->schema_version >= 4
+                                   store->schema_version >= 5
+                                   ? "SELECT layer, head FROM attention WHERE run_id = ?1 "
+                                     "UNION ALL SELECT DISTINCT layer, head FROM attention_parts "
+                                     "WHERE run_id = ?1 UNION ALL SELECT DISTINCT layer, head "
+                                     "FROM attention_bands WHERE run_id = ?1 UNION ALL SELECT "
+                                     "DISTINCT layer, head FROM attention_z WHERE run_id = ?1"
+                                   : store->schema_version >= 4
                                    ? "SELECT layer, head FROM attention WHERE run_id = ?1 "
                                      "UNION ALL SELECT DISTINCT layer, head FROM attention_parts "
                                      "WHERE run_id = ?1 UNION ALL SELECT DISTINCT layer, head "
@@ -517,7 +523,8 @@ check_kept_rows (ScStore *store, RowChecks *q, const ScStoreRunShape *r, ScError
         return sc_store_bad_run (store, r->id, err, "layer %lld head %lld is stored both in "
                                  "attention and in attention_parts%s", (long long) layer,
                                  (long long) head,
-                                 store->schema_version >= 4 ? " or attention_bands" : "");
+                                 store->schema_version >= 5 ? " or attention_bands or attention_z"
+                                 : store->schema_version >= 4 ? " or attention_bands" : "");
       seen[bit / 8] |= (uint8_t) (1u << (bit % 8));
       n++;
     }

@@ -243,11 +243,45 @@ static const char SCHEMA_V4[] =
   "           ELSE window_size * (window_size + 1) / 2 + (row0 - window_size) * window_size END))\n"
   ");\n";
 
+/* Schema v5: compressed heads (docs/store.md, "Compressed heads"). Nothing of v4 changes
+ * meaning:
+ *   attention_z  a dense head ('causal', 'full') in row blocks [row0, row1) like
+ *                attention_parts (one row when it fits one BLOB), each row's values in
+ *                their packed fp16 order (as attention) cut into blocks of block_rows rows
+ *                from row0
+ *                (the last may be shorter), each block its high bytes then its low bytes,
+ *                compressed as one zstd frame (codec 'zstd-split'); blocks holds the
+ *                blocks' n + 1 byte offsets into data (u64, little-endian: 0, ...,
+ *                length (data)), so that a reader decompresses one block at a time.
+ * Sparse heads and bands stay as v4 stores them. A kept head is one attention row, or
+ * attention_parts rows, or attention_bands rows, or attention_z rows. */
+static const char SCHEMA_V5[] =
+  "CREATE TABLE attention_z (\n"
+  "  id          INTEGER PRIMARY KEY,\n"
+  "  run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,\n"
+  "  layer       INTEGER NOT NULL CHECK (layer >= 0),\n"
+  "  head        INTEGER NOT NULL CHECK (head >= 0),\n"
+  "  row0        INTEGER NOT NULL CHECK (row0 >= 0),\n"
+  "  row1        INTEGER NOT NULL CHECK (row1 > row0),\n"
+  "  n_query     INTEGER NOT NULL CHECK (n_query >= row1),\n"
+  "  n_key       INTEGER NOT NULL CHECK (n_key > 0),\n"
+  "  layout      TEXT    NOT NULL CHECK (layout IN ('full', 'causal')),\n"
+  "  dtype       TEXT    NOT NULL CHECK (dtype = 'f16'),\n"
+  "  codec       TEXT    NOT NULL CHECK (codec = 'zstd-split'),\n"
+  "  block_rows  INTEGER NOT NULL CHECK (block_rows > 0),\n"
+  "  blocks      BLOB    NOT NULL CHECK (typeof (blocks) = 'blob' AND length (blocks) =\n"
+  "                                      8 * ((row1 - row0 + block_rows - 1) / block_rows + 1)),\n"
+  "  data        BLOB    NOT NULL CHECK (typeof (data) = 'blob'),\n"
+  "  UNIQUE (run_id, layer, head, row0),\n"
+  "  CHECK (layout = 'full' OR n_query = n_key)\n"
+  ");\n";
+
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,
   SCHEMA_V2,
   SCHEMA_V3,
   SCHEMA_V4,
+  SCHEMA_V5,
 };
 
 /* Runs "PRAGMA name" and returns its integer result in *@value. */

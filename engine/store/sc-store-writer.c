@@ -68,6 +68,7 @@ struct ScStoreWriter {
   sqlite3_stmt *insert_head;  /* the thread's cached INSERT INTO attention */
   sqlite3_stmt *insert_score; /* ... and INSERT INTO head_scores */
   sqlite3_stmt *insert_part;  /* ... and INSERT INTO attention_parts */
+  ScStoreZWriter *z;          /* compressing heads (store->compress_heads), made on first use */
   uint64_t part_budget;       /* the most bytes of BLOBs one row may hold (the length limit
                                * less room for the row's other columns) */
   uint32_t *blk;              /* (n) the overview block of each row / key */
@@ -348,9 +349,23 @@ static ScStatus
 insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
 {
   sqlite3_stmt *st = w->insert_head;
+  uint64_t bytes = slot->len;
   ScStatus status;
   int rc;
 
+  if (w->store->compress_heads && slot->window == 0 && !slot->sparse)
+    {
+      const ScStoreBlobHead b = blob_head (slot);
+      bool fits = false;
+      if (w->z == NULL && (w->z = sc_store_z_writer_new ()) == NULL)
+        return sc_error_set (err, SC_ERR_NOMEM, "out of memory starting to compress heads");
+      if ((status = sc_store_z_insert (w->db, w->z, w->store->path, cap->run_id, &b,
+                                       w->part_budget, &fits, &bytes, err)) != SC_OK)
+        return status;
+      if (fits)
+        goto stored;
+      bytes = slot->len;
+    }
   if (slot->window > 0)
     {
       const ScStoreBlobHead b = blob_head (slot);
@@ -384,7 +399,7 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
                                   "storing layer %d head %d of a new run", slot->layer,
                                   slot->head);
 stored:
-  cap->attention_bytes += slot->len;
+  cap->attention_bytes += bytes;
   cap->n_stored++;
   if ((rc = insert_scores (w, cap, slot, err)) != SQLITE_DONE)
     return rc == SQLITE_NOMEM ? sc_error_set (err, SC_ERR_NOMEM, "out of memory computing "
@@ -396,7 +411,7 @@ stored:
                                                        "layer %d head %d of a new run", slot->layer,
                                                        slot->head);
 #ifdef SC_STORE_WRITEBACK
-  w->unflushed += slot->len;
+  w->unflushed += bytes;
   if (w->unflushed >= WRITEBACK_BYTES)
     {
       /* The WAL file exists once this connection has written to it; a failure here only
@@ -669,6 +684,7 @@ sc_store_writer_free (ScStoreWriter *w)
   sqlite3_finalize (w->insert_head);
   sqlite3_finalize (w->insert_score);
   sqlite3_finalize (w->insert_part);
+  sc_store_z_writer_free (w->z);
   free (w->unpacked);
   free (w->blk);
   free (w->overview);

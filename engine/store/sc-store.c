@@ -247,6 +247,7 @@ sc_store_open (const char *path, const ScStoreOptions *opt, ScStore **out, ScErr
   s->max_bytes = opt->max_bytes;
   s->queue_bytes = opt->queue_bytes > 0 ? opt->queue_bytes : SC_STORE_DEFAULT_QUEUE_BYTES;
   s->max_blob_bytes = opt->max_blob_bytes;
+  s->compress_heads = opt->compress_heads;
 
   if (s->writable)
     {

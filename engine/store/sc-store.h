@@ -103,7 +103,7 @@ extern "C" {
 #endif
 
 /* The schema version this build creates and the newest it can read (PRAGMA user_version). */
-#define SC_STORE_SCHEMA_VERSION 4
+#define SC_STORE_SCHEMA_VERSION 5
 
 /* How long a writer waits for another process's write transaction before giving up
  * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so
@@ -153,6 +153,9 @@ typedef struct {
                              * with sqlite3_limit: heads whose BLOB would pass it are stored
                              * as row blocks (for the tests, which force blocks with small
                              * runs; must be at least SC_STORE_MIN_BLOB_BYTES) */
+  bool compress_heads;      /* store dense heads compressed (schema v5,
+                             * attention_z: lossless, zstd on byte planes of row blocks;
+                             * docs/store.md, "Compressed heads"); false: as fp16 BLOBs */
 } ScStoreOptions;
 
 /* The smallest max_blob_bytes: a part row's other columns and one row of a head must fit

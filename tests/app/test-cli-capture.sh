@@ -189,5 +189,25 @@ d = [x["dropped"] for x in q]
 assert all(0 <= v <= 0.01 + len(q) * 2**-24 for v in d), max(d)
 assert max(d) > 0, d' "$tmp/sp.json"
 
+# --- capture --compress: the same run, every head read back with the same bits ------------
+# (schema v5, attention_z; the 200-odd tokens make heads of several compressed blocks)
+head -c 900 "$SC_TEST_SOURCE_DIR/docs/metrics.md" > "$tmp/z.txt"
+"$saccade" capture --db "$tmp/plain.sqlite" -p "$tmp/z.txt" > "$tmp/zp" 2>&1
+"$saccade" capture --db "$tmp/z.sqlite" --compress -p "$tmp/z.txt" > "$tmp/zc" 2>&1
+"$saccade" export 1 --db "$tmp/plain.sqlite" --all -o "$tmp/plain.npy" > "$tmp/zp" 2>&1
+"$saccade" export 1 --db "$tmp/z.sqlite" --all -o "$tmp/z.npy" > "$tmp/zc" 2>&1
+py compress-identical 'import sqlite3, sys
+import numpy as np
+d = sys.argv[2]
+a, b = np.load(d + "/plain.npy"), np.load(d + "/z.npy")
+assert a.shape == b.shape and a.shape[2] > 128, (a.shape, b.shape)
+assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), "a compressed head differs"
+db = sqlite3.connect(d + "/z.sqlite")
+assert db.execute("SELECT count(*) FROM attention").fetchone()[0] == 0
+assert db.execute("SELECT count(DISTINCT layer * 100 + head) FROM attention_z").fetchone()[0] == 270
+small = db.execute("SELECT attention_bytes FROM runs").fetchone()[0]
+big = sqlite3.connect(d + "/plain.sqlite").execute("SELECT attention_bytes FROM runs").fetchone()[0]
+assert small < 0.9 * big, (small, big)  # 84 % at this length' "$tmp"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -72,9 +72,9 @@ void store_test_raw_exec (const char *path, const char *sql);
  * row each, no local layers) into the v2 store an older Saccade wrote: SQLite's DROP
  * COLUMN gives back the exact v2 text of runs (the schema check compares it). */
 #define STORE_TEST_TO_V3_SQL                                                               \
-  "DROP TABLE attention_bands; DROP TABLE layer_windows; PRAGMA user_version = 3"
+  "DROP TABLE attention_z; DROP TABLE attention_bands; DROP TABLE layer_windows; PRAGMA user_version = 3"
 #define STORE_TEST_TO_V2_SQL                                                               \
-  "DROP TABLE attention_bands; DROP TABLE layer_windows; "                                \
+  "DROP TABLE attention_z; DROP TABLE attention_bands; DROP TABLE layer_windows; "                                \
   "DROP TABLE head_overviews; DROP TABLE attention_parts; DROP TABLE predictions; "      \
   "ALTER TABLE runs DROP COLUMN sparse_eps; ALTER TABLE runs DROP COLUMN kept; "          \
   "PRAGMA user_version = 2"

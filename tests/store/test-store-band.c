@@ -436,7 +436,7 @@ test_migration (void)
   assert_run (s, 2, 12, 40, 8, 8, 8);
   store_test_assert_run (s, 1);
   sc_store_close (s);
-  g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, 4);
+  g_assert_cmpint (store_test_raw_int (t.path, "PRAGMA user_version"), ==, SC_STORE_SCHEMA_VERSION);
   store_tmp_clear (&t);
 }
 
