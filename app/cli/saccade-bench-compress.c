@@ -154,7 +154,7 @@ store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const cha
         keep[k] = sc_store_run_has_head (info, (int) (k / info->n_heads), (int) (k % info->n_heads));
     }
   desc = (ScStoreRunDesc) { &model, info->text, info->text_len, tokens, n_tokens, "store-check",
-                            keep, 0 };
+                            keep, 0, info->kind, info->n_prompt };
   t0 = now_s ();
   if (sc_store_capture_begin (dst, &desc, &cap, err) != SC_OK)
     goto out;

@@ -243,6 +243,7 @@ capture_begin (CaptureCtx *c, const char *bytes, gsize len, const CaptureResult 
   };
   ScStoreCapture *cap = NULL;
 
+  desc.kind = saccade_capture_run_kind (r->n_prompt, r->n_tokens, c->chat, &desc.n_prompt);
   if (sc_store_capture_begin (c->store, &desc, &cap, err) != SC_OK)
     return NULL;
   return cap;

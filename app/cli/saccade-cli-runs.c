@@ -8,6 +8,7 @@
 #define G_LOG_DOMAIN "saccade-cli"
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-run.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -116,8 +117,8 @@ runs_print_text (const RunsResult *r)
       printf ("No runs in %s.\n", r->path);
       return;
     }
-  printf ("%5s  %-19s  %-24s %6s %7s %9s  %-7s  %s\n", "run", "created (local)", "model",
-          "tokens", "heads", "size", "backend", "text");
+  printf ("%5s  %-19s  %-24s %6s %7s %9s  %-7s  %-20s  %s\n", "run", "created (local)",
+          "model", "tokens", "heads", "size", "backend", "kind", "text");
   for (size_t i = 0; i < r->n; i++)
     {
       const ScStoreRunInfo *run = &r->runs[i];
@@ -133,11 +134,14 @@ runs_print_text (const RunsResult *r)
         : g_strdup_printf ("%ux%u%s", run->n_layers, run->n_heads,
                            run->sparse_eps > 0 ? "s" : "");
       g_autofree char *size = saccade_store_cli_bytes (run->attention_bytes);
+      /* "sentence", "prompt + 4 generated", ...; "-" for a short run stored before the
+       * store said what a run is */
+      g_autofree char *kind = saccade_run_kind_label (run);
       printf ("%5" G_GINT64_FORMAT "  %-19s  ", run->id, when);
       saccade_store_cli_print_padded (model, 24);
       printf (" %6u %7s %9s  ", run->n_tokens, heads, size);
       saccade_store_cli_print_padded (backend, 7);
-      printf ("  %s\n", text);
+      printf ("  %-20s  %s\n", kind != NULL ? kind : "-", text);
     }
   printf ("%zu run%s, %s of attention, in %s\n", r->n, r->n == 1 ? "" : "s", sz, r->path);
 }

@@ -97,6 +97,15 @@ saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
   return st;
 }
 
+ScRunKind
+saccade_capture_run_kind (guint n_prompt, guint n_tokens, gboolean chat, guint32 *prompt_tokens)
+{
+  const gboolean generated = n_prompt > 0 && n_prompt < n_tokens;
+
+  *prompt_tokens = generated ? n_prompt : 0;
+  return generated ? SC_RUN_KIND_GENERATED : chat ? SC_RUN_KIND_CHAT : SC_RUN_KIND_TEXT;
+}
+
 /* Parses the set @spec of indices below @max into @out (zeroed by the caller: all 0 but
  * those named). */
 static gboolean

@@ -51,6 +51,12 @@ gboolean saccade_capture_input_generate (SaccadeCaptureInput *in, ScSession *ses
                                          ScProgressFn progress, void *progress_user,
                                          GError **error);
 
+/* What a run of @n_tokens tokens, @n_prompt of them the prompt's, is (runs.kind): GENERATED
+ * when tokens were generated after the prompt (*@prompt_tokens = @n_prompt), else CHAT with
+ * @chat, else TEXT (*@prompt_tokens = 0). */
+ScRunKind saccade_capture_run_kind (guint n_prompt, guint n_tokens, gboolean chat,
+                                    guint32 *prompt_tokens);
+
 /* Frees @in's arrays and zeroes it; a zeroed one is a no-op. */
 void saccade_capture_input_clear (SaccadeCaptureInput *in);
 

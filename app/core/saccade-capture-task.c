@@ -458,6 +458,11 @@ capture_func (SaccadeJob *sjob, gpointer data, GCancellable *cancellable, GError
   desc.backend = sc_backend_name (m->backend);
   desc.keep = job->keep;
   desc.sparse_eps = job->options.sparse_eps;
+  if (job->text != NULL)
+    desc.kind = saccade_capture_run_kind (input.n_prompt, ids->len, job->options.chat,
+                                          &desc.n_prompt);
+  else
+    desc.kind = SC_RUN_KIND_IDS;
   out->run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len,
                              out, &error);
   if (out->run_id <= 0)

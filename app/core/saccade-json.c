@@ -153,6 +153,11 @@ saccade_json_run (JsonBuilder *b, const ScStoreRunInfo *r)
   json_builder_end_object (b);
   saccade_json_string (b, "backend", r->backend);
   saccade_json_int (b, "n_tokens", r->n_tokens);
+  /* What the run is (runs.kind): absent for a run stored before the store said it. */
+  if (r->kind != SC_RUN_KIND_UNKNOWN)
+    saccade_json_string (b, "kind", sc_run_kind_id (r->kind));
+  if (r->kind == SC_RUN_KIND_GENERATED)
+    saccade_json_int (b, "prompt_tokens", r->n_prompt);
   /* A sliding-window model's local layers (docs/store.md, "Band heads"): each layer's
    * window, 0 for a global layer; absent when every layer is global. */
   if (r->windows != NULL)

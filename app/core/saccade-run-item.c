@@ -51,9 +51,37 @@ saccade_run_item_init (SaccadeRunItem *self)
 {
 }
 
+char *
+saccade_run_kind_label (const ScStoreRunInfo *r)
+{
+  const gboolean long_text = r->n_tokens >= SACCADE_LONG_TEXT_TOKENS;
+
+  switch (r->kind)
+    {
+    case SC_RUN_KIND_TEXT:
+      /* Translators: a run's kind in the runs list: a text of up to 511 tokens, or longer. */
+      return g_strdup (long_text ? _("long text") : _("sentence"));
+    case SC_RUN_KIND_CHAT:
+      /* Translators: a run's kind: a text in the model's chat template. */
+      return g_strdup (_("chat"));
+    case SC_RUN_KIND_GENERATED:
+      /* Translators: a run's kind: a prompt and the tokens the model generated after it. */
+      return g_strdup_printf (_("prompt + %u generated"), r->n_tokens - r->n_prompt);
+    case SC_RUN_KIND_IDS:
+      /* Translators: a run's kind: token ids, the Induction page's repeated random tokens. */
+      return g_strdup (_("induction sequence"));
+    case SC_RUN_KIND_UNKNOWN:
+    case SC_RUN_N_KINDS:
+    default:
+      return long_text ? g_strdup (_("long text")) : NULL;
+    }
+}
+
 SaccadeRunItem *
 saccade_run_item_new (const ScStoreRunInfo *r)
 {
+  g_autofree char *kind = saccade_run_kind_label (r);
+  g_autofree char *size = NULL;
   SaccadeRunItem *self = g_object_new (SACCADE_TYPE_RUN_ITEM, NULL);
   g_autofree char *folded = NULL;
 
@@ -61,15 +89,19 @@ saccade_run_item_new (const ScStoreRunInfo *r)
   self->n_tokens = r->n_tokens;
   self->title = saccade_format_one_line (r->text, r->text_len);
   self->model_name = g_strdup (r->model_name != NULL ? r->model_name : "");
+  /* Translators: a run's size in the runs list, "12 tok", and with its kind,
+   * "12 tok · sentence". */
+  size = kind != NULL ? g_strdup_printf (_("%u tok · %s"), r->n_tokens, kind)
+                      : g_strdup_printf (_("%u tok"), r->n_tokens);
   /* the model first: runs of the same sentence by two models read apart */
   if (r->forward_s >= 0)
     /* Translators: a run's model, size and time in the runs list, e.g.
-     * "SmolLM2 135M Instruct · 12 tok · 0.4 s". */
-    self->subtitle = g_strdup_printf (_("%s · %u tok · %.1f s"), self->model_name, r->n_tokens,
+     * "SmolLM2 135M Instruct · 12 tok · sentence · 0.4 s". */
+    self->subtitle = g_strdup_printf (_("%s · %s · %.1f s"), self->model_name, size,
                                       r->forward_s);
   else
     /* Translators: a run's model and size in the runs list, e.g. "SmolLM2 · 12 tok". */
-    self->subtitle = g_strdup_printf (_("%s · %u tok"), self->model_name, r->n_tokens);
+    self->subtitle = g_strdup_printf (_("%s · %s"), self->model_name, size);
   {
     /* the hover text: the run's beginning (not a screen of a long text), then the row's facts */
     const glong n_chars = g_utf8_strlen (self->title, -1);

@@ -46,6 +46,16 @@ gboolean saccade_run_item_matches (SaccadeRunItem *self, const char *casefolded_
 /* A row for the run @r describes (its strings copied). */
 SaccadeRunItem *saccade_run_item_new (const ScStoreRunInfo *r);
 
+/* At this many tokens a text run is a "long text" rather than a "sentence". */
+#define SACCADE_LONG_TEXT_TOKENS 512
+
+/* What @r is, in a word or three for the runs list and `saccade runs`: "sentence", "long
+ * text" (SACCADE_LONG_TEXT_TOKENS tokens or more), "chat", "prompt + 4 generated",
+ * "induction sequence" (token ids, the Induction page's repeated random tokens); for a run
+ * stored before the store said (runs.kind NULL) "long text" by its length, else NULL.
+ * Caller frees. */
+char *saccade_run_kind_label (const ScStoreRunInfo *r);
+
 /* ------------------------------------------------------------------------------------ */
 /* One run in full                                                                       */
 

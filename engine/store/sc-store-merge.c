@@ -158,10 +158,12 @@ typedef struct {
  * (attention.id ...) are given anew. */
 static const CopySpec COPY[] = {
   { "SELECT id, model_id, text, created, backend, n_tokens, forward_ms, capture_ms, "
-    "attention_bytes, status, kept, sparse_eps FROM runs WHERE status = 'complete' ORDER BY id",
+    "attention_bytes, status, kept, sparse_eps, kind, prompt_tokens FROM runs "
+    "WHERE status = 'complete' ORDER BY id",
     "INSERT INTO runs (model_id, text, created, backend, n_tokens, forward_ms, capture_ms, "
-    "attention_bytes, status, kept, sparse_eps) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-    "m..........", MAP_RUN },
+    "attention_bytes, status, kept, sparse_eps, kind, prompt_tokens) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "m............", MAP_RUN },
   { "SELECT run_id, pos, token_id, piece FROM tokens ORDER BY run_id, pos",
     "INSERT INTO tokens (run_id, pos, token_id, piece) VALUES (?,?,?,?)", "r...", MAP_NONE },
   { "SELECT run_id, layer, head, n_query, n_key, layout, dtype, data FROM attention ORDER BY id",

@@ -125,15 +125,26 @@ cell_read (Cell *c, size_t size, size_t max, char **out, size_t *len)
   "FROM runs r LEFT JOIN models m ON m.id = r.model_id WHERE r.status = 'complete' "
 /* Schema v3 adds the kept heads (their type and length: the bitmap is read through a
  * Cell once checked) and the sparse form; older files have every head, dense. */
+/* Schema v5 adds what the run is (the kind read only when it is a short text). */
+#define RUN_SELECT_V5                                                                      \
+  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, typeof (r.kind), "       \
+  "CASE WHEN typeof (r.kind) = 'text' AND length (r.kind) <= 16 THEN r.kind END, "          \
+  "r.prompt_tokens " RUN_SELECT_FROM
 #define RUN_SELECT_V3                                                                      \
-  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps " RUN_SELECT_FROM
-#define RUN_SELECT_V2 RUN_SELECT_COLS "'null', NULL, NULL " RUN_SELECT_FROM
+  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, 'null', NULL, NULL "     \
+  RUN_SELECT_FROM
+#define RUN_SELECT_V2 RUN_SELECT_COLS "'null', NULL, NULL, 'null', NULL, NULL " RUN_SELECT_FROM
+/* The run query for @store's schema, with @tail (a literal) after its WHERE. */
+#define RUN_SELECT(store, tail)                                                            \
+  ((store)->schema_version >= 5   ? RUN_SELECT_V5 tail                                     \
+   : (store)->schema_version >= 3 ? RUN_SELECT_V3 tail                                     \
+                                  : RUN_SELECT_V2 tail)
 
 enum {
   COL_ID, COL_MODEL_ID, COL_CREATED, COL_N_TOKENS, COL_FORWARD, COL_CAPTURE, COL_ATT_BYTES,
   COL_TEXT_TYPE, COL_BACKEND_TYPE, COL_M_ID, COL_SHA, COL_LAYERS, COL_HEADS, COL_KV_HEADS,
   COL_HEAD_DIM, COL_VOCAB, COL_NAME_TYPE, COL_ARCH_TYPE, COL_PATH_TYPE, COL_KEPT_TYPE,
-  COL_KEPT_LEN, COL_SPARSE_EPS,
+  COL_KEPT_LEN, COL_SPARSE_EPS, COL_KIND_TYPE, COL_KIND, COL_PROMPT,
 };
 
 /* The text cells a run description reads, with one handle each. */
@@ -603,6 +614,47 @@ tokens:
   return SC_OK;
 }
 
+/* Schema v5's columns of the run row: what the run is, one of the kinds or NULL, and for a
+ * generated run its prompt's tokens, fewer than the run's. */
+static ScStatus
+load_kind (ScStore *store, sqlite3_stmt *st, uint32_t n_tokens, ScRunKind *kind,
+           uint32_t *n_prompt, ScError *err)
+{
+  const char *type = (const char *) sqlite3_column_text (st, COL_KIND_TYPE);
+  const char *id = (const char *) sqlite3_column_text (st, COL_KIND);
+  const int64_t id_run = sqlite3_column_int64 (st, COL_ID);
+  char val[96];
+
+  *kind = SC_RUN_KIND_UNKNOWN;
+  *n_prompt = 0;
+  if (type != NULL && strcmp (type, "null") != 0)
+    {
+      int k;
+      for (k = SC_RUN_KIND_UNKNOWN + 1; k < SC_RUN_N_KINDS; k++)
+        if (id != NULL && strcmp (id, sc_run_kind_id ((ScRunKind) k)) == 0)
+          break;
+      if (k == SC_RUN_N_KINDS)
+        return sc_store_bad_run (store, id_run, err, "runs.kind is %s%s%s, not NULL or one of "
+                                 "text, chat, generated, ids", type, id != NULL ? " " : "",
+                                 id != NULL ? id : "");
+      *kind = (ScRunKind) k;
+    }
+  if (sqlite3_column_type (st, COL_PROMPT) != SQLITE_NULL)
+    {
+      const int64_t p = sqlite3_column_int64 (st, COL_PROMPT);
+      if (sqlite3_column_type (st, COL_PROMPT) != SQLITE_INTEGER
+          || *kind != SC_RUN_KIND_GENERATED || p <= 0 || p >= (int64_t) n_tokens)
+        {
+          sc_store_describe_value (st, COL_PROMPT, val, sizeof val);
+          return sc_store_bad_run (store, id_run, err, "runs.prompt_tokens is %s; only a "
+                                   "generated run has one, between 1 and its %u tokens", val,
+                                   n_tokens);
+        }
+      *n_prompt = (uint32_t) p;
+    }
+  return SC_OK;
+}
+
 /* One listed or read run from the current row of a RUN_SELECT statement: checked, then its
  * strings read (the text cut to @text_max bytes), then its rows checked. */
 static ScStatus
@@ -616,6 +668,8 @@ run_from_row (ScStore *store, sqlite3_stmt *st, RunCells *cells, RowChecks *q, s
   memset (r, 0, sizeof *r);
   if ((status = check_run_row (store, st, &shape, r, err)) != SC_OK
       || (status = load_kept (store, st, &shape, err)) != SC_OK)
+    return status;
+  if ((status = load_kind (store, st, r->n_tokens, &r->kind, &r->n_prompt, err)) != SC_OK)
     return status;
   r->n_kept = shape.n_kept;
   r->sparse_eps = shape.sparse_eps;
@@ -694,8 +748,7 @@ sc_store_list_runs (ScStore *store, ScStoreRunInfo **runs, size_t *n_runs, ScErr
    * a capture commits. */
   if ((rc = sc_store_read_begin (store, &own)) != SQLITE_OK
       || (rc = sqlite3_prepare_v2 (store->db,
-                                   store->schema_version >= 3 ? RUN_SELECT_V3 "ORDER BY r.id"
-                                                              : RUN_SELECT_V2 "ORDER BY r.id",
+                                   RUN_SELECT (store, "ORDER BY r.id"),
                                    -1, &st, NULL))
            != SQLITE_OK)
     {
@@ -744,8 +797,7 @@ static int
 select_run (ScStore *store, int64_t run_id, sqlite3_stmt **st)
 {
   int rc = sqlite3_prepare_v2 (store->db,
-                               store->schema_version >= 3 ? RUN_SELECT_V3 "AND r.id = ?"
-                                                          : RUN_SELECT_V2 "AND r.id = ?",
+                               RUN_SELECT (store, "AND r.id = ?"),
                                -1, st, NULL);
 
   if (rc != SQLITE_OK)

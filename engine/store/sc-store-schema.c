@@ -254,7 +254,12 @@ static const char SCHEMA_V4[] =
  *                blocks' n + 1 byte offsets into data (u64, little-endian: 0, ...,
  *                length (data)), so that a reader decompresses one block at a time.
  * Sparse heads and bands stay as v4 stores them. A kept head is one attention row, or
- * attention_parts rows, or attention_bands rows, or attention_z rows. */
+ * attention_parts rows, or attention_bands rows, or attention_z rows.
+ * And what a run is:
+ *   runs.kind           NULL: not said (every run before v5); 'text', 'chat', 'generated'
+ *                       or 'ids' (ScRunKind);
+ *   runs.prompt_tokens  'generated': how many of the run's tokens are the prompt's (the
+ *                       rest were generated; fewer than n_tokens); NULL otherwise. */
 static const char SCHEMA_V5[] =
   "CREATE TABLE attention_z (\n"
   "  id          INTEGER PRIMARY KEY,\n"
@@ -274,7 +279,12 @@ static const char SCHEMA_V5[] =
   "  data        BLOB    NOT NULL CHECK (typeof (data) = 'blob'),\n"
   "  UNIQUE (run_id, layer, head, row0),\n"
   "  CHECK (layout = 'full' OR n_query = n_key)\n"
-  ");\n";
+  ");\n"
+  "ALTER TABLE runs ADD COLUMN kind TEXT\n"
+  "  CHECK (kind IS NULL OR kind IN ('text', 'chat', 'generated', 'ids'));\n"
+  "ALTER TABLE runs ADD COLUMN prompt_tokens INTEGER\n"
+  "  CHECK (prompt_tokens IS NULL OR (kind = 'generated' AND prompt_tokens > 0\n"
+  "                                   AND prompt_tokens < n_tokens));\n";
 
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,

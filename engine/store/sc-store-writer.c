@@ -119,6 +119,8 @@ struct ScStoreCapture {
   size_t n_keep;
   bool keep_all;
   double sparse_eps;          /* 0: dense */
+  ScRunKind kind;             /* runs.kind (UNKNOWN: NULL) */
+  uint32_t n_prompt;          /* runs.prompt_tokens (0: NULL) */
   uint32_t *windows;          /* (n_layers) sc_model_layer_window of the model: 0 global */
   int64_t created_ms;
   struct timespec t0;
@@ -223,7 +225,8 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
                          "other dimensions; the store is damaged", path, cap->model.path);
 
   rc = sqlite3_prepare_v2 (db, "INSERT INTO runs (model_id, text, created, backend, n_tokens, "
-                               "kept, sparse_eps) VALUES (?,?,?,?,?,?,?)", -1, &st, NULL);
+                               "kept, sparse_eps, kind, prompt_tokens) "
+                               "VALUES (?,?,?,?,?,?,?,?,?)", -1, &st, NULL);
   if (rc != SQLITE_OK)
     goto db_error;
   sqlite3_bind_int64 (st, 1, model_id);
@@ -243,6 +246,10 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
     }
   if (cap->sparse_eps > 0)
     sqlite3_bind_double (st, 7, cap->sparse_eps);
+  if (cap->kind != SC_RUN_KIND_UNKNOWN)
+    sqlite3_bind_text (st, 8, sc_run_kind_id (cap->kind), -1, SQLITE_STATIC);
+  if (cap->n_prompt > 0)
+    sqlite3_bind_int64 (st, 9, cap->n_prompt);
   rc = sqlite3_step (st);
   sqlite3_finalize (st);
   st = NULL;
@@ -805,6 +812,13 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   if (!(desc->sparse_eps == 0 || (desc->sparse_eps > 0 && desc->sparse_eps < 1)))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a sparse EPS of %g is not between 0 and 1",
                          desc->sparse_eps);
+  if ((unsigned) desc->kind >= SC_RUN_N_KINDS)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%d is not a kind of run", (int) desc->kind);
+  if (desc->kind == SC_RUN_KIND_GENERATED
+        ? !(desc->n_prompt > 0 && desc->n_prompt < desc->n_tokens) : desc->n_prompt != 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a %s run of %zu tokens cannot have a prompt "
+                         "of %u", desc->kind == SC_RUN_KIND_GENERATED ? "generated" : "non-generated",
+                         desc->n_tokens, desc->n_prompt);
   if (desc->keep != NULL)
     {
       size_t k = 0;
@@ -851,6 +865,8 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   cap->seen = calloc (n_heads, 1);
   cap->keep = malloc (n_heads);
   cap->sparse_eps = desc->sparse_eps;
+  cap->kind = desc->kind;
+  cap->n_prompt = desc->n_prompt;
   /* Each layer's window, by the engine's one rule (sc-model.h) applied to the model's
    * description. */
   if ((cap->windows = calloc (m->n_layers, sizeof *cap->windows)) != NULL)

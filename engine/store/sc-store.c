@@ -288,6 +288,14 @@ sc_store_path (const ScStore *store)
   return store->path;
 }
 
+const char *
+sc_run_kind_id (ScRunKind kind)
+{
+  static const char *const IDS[SC_RUN_N_KINDS] = { NULL, "text", "chat", "generated", "ids" };
+
+  return (unsigned) kind < SC_RUN_N_KINDS ? IDS[kind] : NULL;
+}
+
 int
 sc_store_schema_version (const ScStore *store)
 {

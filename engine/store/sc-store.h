@@ -190,6 +190,21 @@ typedef struct {
   const uint8_t *piece;
 } ScStoreToken;
 
+/* What a run is: how its tokens came to be (runs.kind, schema v5; docs/store.md). */
+typedef enum {
+  SC_RUN_KIND_UNKNOWN = 0, /* not said: a run stored before schema v5 */
+  SC_RUN_KIND_TEXT,        /* a text, typed or read from a file, tokenized */
+  SC_RUN_KIND_CHAT,        /* a text in the model's chat template */
+  SC_RUN_KIND_GENERATED,   /* a prompt (text or chat) and the tokens the model generated
+                            * after it; n_prompt says where they start */
+  SC_RUN_KIND_IDS,         /* token ids no text was tokenized to: the induction detector's
+                            * repeated random tokens, `capture --ids` */
+  SC_RUN_N_KINDS
+} ScRunKind;
+
+/* "text", "chat", "generated", "ids" (runs.kind); NULL for SC_RUN_KIND_UNKNOWN. */
+const char *sc_run_kind_id (ScRunKind kind);
+
 /* What a capture is about. Everything is borrowed for the sc_store_capture_begin() call
  * only (the capture copies what it needs). */
 typedef struct {
@@ -202,6 +217,9 @@ typedef struct {
   const uint8_t *keep;       /* (n_layers * n_heads), index layer * n_heads + head: nonzero
                               * for the heads to store, at least one; NULL: every head */
   double sparse_eps;         /* 0: dense heads; in (0, 1): the sparse form (docs/store.md) */
+  ScRunKind kind;            /* SC_RUN_KIND_UNKNOWN: not said (stored as NULL) */
+  uint32_t n_prompt;         /* GENERATED: the prompt's tokens, 0 < n_prompt < n_tokens;
+                              * other kinds: 0 */
 } ScStoreRunDesc;
 
 /* One run as listed. Strings are owned by the struct (sc_store_run_info_clear()). */
@@ -218,6 +236,9 @@ typedef struct {
                               * of byte bit / 8, least significant first; owned. Ask with
                               * sc_store_run_has_head() */
   double sparse_eps;         /* 0: dense; else the EPS of the run's sparse heads */
+  ScRunKind kind;            /* UNKNOWN for a run stored before schema v5, or one that did
+                              * not say */
+  uint32_t n_prompt;         /* GENERATED: the prompt's tokens; else 0 */
   uint32_t *windows;         /* NULL: every layer global (a model without sliding windows, or
                               * a run stored before schema v4); else (n_layers) each layer's
                               * attention window, 0 for a global layer, a local layer's

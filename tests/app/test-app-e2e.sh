@@ -327,6 +327,7 @@ induction-open 17 4
 expect-page heatmap
 expect-runs 3
 expect-run newest
+expect-run-item 0 tok · induction sequence
 expect-head 17 4
 screenshot $out/induction-head.png
 page induction

@@ -13,7 +13,9 @@
 #     layer past the model's last is refused in the dialog (Run off, the reason shown), and
 #     layers 0-1 × head 0 with sparse rows store a run that keeps exactly those two heads,
 #     sparse; Cancel stores nothing and says so.
-#  4. The window keeps its width whatever run its predictions panel shows (the ChatML run's
+#  4. Each run in the list says what it is: "prompt + 4 generated", "chat", "long text"
+#     (840 tokens), "sentence".
+#  5. The window keeps its width whatever run its predictions panel shows (the ChatML run's
 #     long special-token pieces once widened it).
 # Fails without xvfb-run, Python or the default model (tests/lib.sh).
 # Usage: test-app-prompt.sh SACCADE APP_CHECK_IMAGE OUTDIR
@@ -50,6 +52,7 @@ prompt-editor open
 screenshot-prompt $out/prompt-editor.png
 run
 expect-runs 2
+expect-run-item 0 tok · prompt + 4 generated
 note-width
 dismiss-toast
 screenshot $out/prompt-window.png
@@ -60,6 +63,7 @@ capture-option chat yes
 prompt-editor open
 prompt-ctrl-enter
 expect-runs 3
+expect-run-item 0 tok · chat
 expect-width-unchanged
 setting ask-above 100-mb
 capture-option chat no
@@ -79,6 +83,8 @@ expect-dialog-run yes
 screenshot-dialog $out/large-run.png
 respond run
 expect-runs 4
+expect-run-item 0 840 tok · long text
+expect-run-item 3 1 tok · sentence
 expect-width-unchanged
 type $long
 run

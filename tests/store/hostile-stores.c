@@ -40,7 +40,7 @@ static const HostileKind kinds[] = {
   { "analyze", "statistics from ANALYZE (sqlite_stat1)", "ANALYZE",
     HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "holds table 'sqlite_stat1'", 0, 0, 0 },
   { "column-extra", "an extra column in runs", "ALTER TABLE runs ADD COLUMN note TEXT",
-    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "its column 12 is 'note'", 0, 0, 0 },
+    HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "its column 14 is 'note'", 0, 0, 0 },
   { "column-generated", "a generated column in attention that makes a 1 MB value per row",
     "ALTER TABLE attention ADD COLUMN big BLOB GENERATED ALWAYS AS (zeroblob (1000000)) VIRTUAL",
     HOSTILE_AT_OPEN, 0, SC_ERR_FORMAT, "its column 9 is 'big'", 0, 0, 0 },

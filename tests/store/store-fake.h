@@ -71,10 +71,15 @@ void store_test_raw_exec (const char *path, const char *sql);
 /* SQL that turns a current store whose runs are v2-like (every head, dense, one attention
  * row each, no local layers) into the v2 store an older Saccade wrote: SQLite's DROP
  * COLUMN gives back the exact v2 text of runs (the schema check compares it). */
+#define STORE_TEST_V5_DROP_SQL                                                             \
+  "ALTER TABLE runs DROP COLUMN prompt_tokens; ALTER TABLE runs DROP COLUMN kind; "         \
+  "DROP TABLE attention_z; "
+#define STORE_TEST_TO_V4_SQL STORE_TEST_V5_DROP_SQL "PRAGMA user_version = 4"
 #define STORE_TEST_TO_V3_SQL                                                               \
-  "DROP TABLE attention_z; DROP TABLE attention_bands; DROP TABLE layer_windows; PRAGMA user_version = 3"
+  STORE_TEST_V5_DROP_SQL "DROP TABLE attention_bands; DROP TABLE layer_windows; "          \
+  "PRAGMA user_version = 3"
 #define STORE_TEST_TO_V2_SQL                                                               \
-  "DROP TABLE attention_z; DROP TABLE attention_bands; DROP TABLE layer_windows; "                                \
+  STORE_TEST_V5_DROP_SQL "DROP TABLE attention_bands; DROP TABLE layer_windows; "          \
   "DROP TABLE head_overviews; DROP TABLE attention_parts; DROP TABLE predictions; "      \
   "ALTER TABLE runs DROP COLUMN sparse_eps; ALTER TABLE runs DROP COLUMN kept; "          \
   "PRAGMA user_version = 2"

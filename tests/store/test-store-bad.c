@@ -296,6 +296,91 @@ test_capture_misuse (void)
   store_tmp_clear (&t);
 }
 
+/* What a run is (runs.kind, prompt_tokens; schema v5): stored as the capture says,
+ * checked when it begins, read back, and refused by name when someone else wrote it. */
+static void
+test_run_kind (void)
+{
+  StoreTmp t;
+  ScStore *s;
+  ScStoreCapture *cap = NULL;
+  ScStoreModel model;
+  ScStoreRunDesc desc = { 0 };
+  g_autofree ScStoreToken *tokens = store_fake_tokens (1, 6);
+  g_autofree float *p = store_fake_head (1, 0, 0, 6, TRUE);
+  ScStoreRunInfo info = { 0 };
+  ScError err = { 0 };
+  const struct { ScRunKind kind; uint32_t n_prompt; const char *id; } KINDS[] = {
+    { SC_RUN_KIND_UNKNOWN, 0, NULL }, { SC_RUN_KIND_TEXT, 0, "text" },
+    { SC_RUN_KIND_CHAT, 0, "chat" }, { SC_RUN_KIND_GENERATED, 4, "generated" },
+    { SC_RUN_KIND_IDS, 0, "ids" },
+  };
+  gint64 id = 0;
+  char sql[160];
+
+  store_tmp_init (&t);
+  s = store_test_open (t.path, TRUE);
+  store_fake_model (&model, 0);
+  desc = (ScStoreRunDesc) { .model = &model, .text = "abc", .text_len = 3, .tokens = tokens,
+                            .n_tokens = 6, .backend = "fake" };
+  for (gsize k = 0; k < G_N_ELEMENTS (KINDS); k++)
+    {
+      desc.kind = KINDS[k].kind;
+      desc.n_prompt = KINDS[k].n_prompt;
+      g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_OK);
+      for (int l = 0; l < STORE_FAKE_LAYERS; l++)
+        for (int h = 0; h < STORE_FAKE_HEADS; h++)
+          g_assert_cmpint (sc_store_capture_add_head (cap, l, h, p, 6, 6, &err), ==, SC_OK);
+      g_assert_cmpint (sc_store_capture_commit (cap, -1, &id, &err), ==, SC_OK);
+      g_assert_cmpint (sc_store_get_run (s, id, &info, &err), ==, SC_OK);
+      g_assert_cmpint (info.kind, ==, KINDS[k].kind);
+      g_assert_cmpuint (info.n_prompt, ==, KINDS[k].n_prompt);
+      g_assert_cmpstr (sc_run_kind_id (info.kind), ==, KINDS[k].id);
+      sc_store_run_info_clear (&info);
+    }
+
+  /* a prompt only for a generated run, and shorter than it; no kind past the last */
+  desc.kind = SC_RUN_KIND_GENERATED;
+  desc.n_prompt = 6;
+  g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_ERR_INVALID_ARG);
+  store_test_assert_message (&err, "a generated run of 6 tokens cannot have a prompt of 6");
+  desc.n_prompt = 0;
+  g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_ERR_INVALID_ARG);
+  desc.kind = SC_RUN_KIND_TEXT;
+  desc.n_prompt = 2;
+  g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_ERR_INVALID_ARG);
+  store_test_assert_message (&err, "a non-generated run");
+  desc.kind = SC_RUN_N_KINDS;
+  desc.n_prompt = 0;
+  g_assert_cmpint (sc_store_capture_begin (s, &desc, &cap, &err), ==, SC_ERR_INVALID_ARG);
+  store_test_assert_message (&err, "is not a kind of run");
+  sc_store_close (s);
+
+  /* Edited by someone else, past the schema's CHECKs: refused by name, the others read. */
+  g_snprintf (sql, sizeof sql, "PRAGMA ignore_check_constraints = ON; "
+              "UPDATE runs SET kind = 'poem' WHERE id = 2");
+  store_test_raw_exec (t.path, sql);
+  g_snprintf (sql, sizeof sql, "PRAGMA ignore_check_constraints = ON; "
+              "UPDATE runs SET prompt_tokens = 9 WHERE id = 4");
+  store_test_raw_exec (t.path, sql);
+  g_snprintf (sql, sizeof sql, "PRAGMA ignore_check_constraints = ON; "
+              "UPDATE runs SET prompt_tokens = 1 WHERE id = 3");
+  store_test_raw_exec (t.path, sql);
+  s = store_test_open (t.path, FALSE);
+  g_assert_cmpint (sc_store_get_run (s, 2, &info, &err), ==, SC_ERR_FORMAT);
+  store_test_assert_message (&err, "runs.kind is text poem, not NULL or one of text, chat, "
+                                   "generated, ids");
+  g_assert_cmpint (sc_store_get_run (s, 4, &info, &err), ==, SC_ERR_FORMAT);
+  store_test_assert_message (&err, "runs.prompt_tokens is 9; only a generated run has one");
+  g_assert_cmpint (sc_store_get_run (s, 3, &info, &err), ==, SC_ERR_FORMAT);
+  store_test_assert_message (&err, "runs.prompt_tokens is 1");
+  g_assert_cmpint (sc_store_get_run (s, 5, &info, &err), ==, SC_OK);
+  g_assert_cmpint (info.kind, ==, SC_RUN_KIND_IDS);
+  sc_store_run_info_clear (&info);
+  sc_store_close (s);
+  store_tmp_clear (&t);
+}
+
 /* The checks, as a user who may read but not write. */
 static void
 read_only_checks (const StoreTmp *t, gboolean folder)
@@ -570,6 +655,7 @@ main (int argc, char **argv)
   g_test_add_func ("/store/bad/corrupt", test_corrupt);
   g_test_add_func ("/store/bad/missing-run", test_missing_run);
   g_test_add_func ("/store/bad/capture-misuse", test_capture_misuse);
+  g_test_add_func ("/store/bad/run-kind", test_run_kind);
   g_test_add_func ("/store/bad/read-only-file", test_read_only_file);
   g_test_add_func ("/store/bad/read-only-folder", test_read_only_folder);
   g_test_add_func ("/store/bad/full-disk-quota", test_full_disk_quota);

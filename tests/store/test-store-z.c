@@ -161,7 +161,7 @@ test_v4_migration (void)
   s = open_store (t.path, FALSE, 0);
   g_assert_cmpint (store_test_capture (s, 21, 100, TRUE), ==, 1);
   sc_store_close (s);
-  store_test_raw_exec (t.path, "DROP TABLE attention_z; PRAGMA user_version = 4");
+  store_test_raw_exec (t.path, STORE_TEST_TO_V4_SQL);
   digest = store_test_digest (t.path);
   s = store_test_open (t.path, FALSE);
   g_assert_cmpint (sc_store_schema_version (s), ==, 4);
