@@ -108,6 +108,39 @@ sc_cpu_swiglu_backward (ScBackend *b, float *dgu, const float *dy, const float *
   return SC_OK;
 }
 
+/* geglu's backward: swiglu's job, gelu's derivative. */
+static void
+geglu_backward_task (void *ctx, int t)
+{
+  const SwigluBackJob *j = ctx;
+  int i, c, first, last;
+
+  sc_cpu_chunk (j->n, j->n_tasks, t, &first, &last);
+  for (i = first; i < last; i++)
+    {
+      const float *gate = j->gu + (size_t) i * 2 * j->f, *up = gate + j->f;
+      const float *dy = j->dy + (size_t) i * j->f;
+      float *dgate = j->dgu + (size_t) i * 2 * j->f, *dup = dgate + j->f;
+
+      for (c = 0; c < j->f; c++)
+        {
+          const double g = gate[c];
+          dgate[c] = (float) ((double) dy[c] * up[c] * sc_gelu_tanh_grad (g));
+          dup[c] = (float) ((double) dy[c] * sc_gelu_tanh (g));
+        }
+    }
+}
+
+ScStatus
+sc_cpu_geglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu, int n, int f,
+                       ScError *err)
+{
+  SwigluBackJob j = { dgu, dy, gu, n, f, sc_cpu_n_tasks_for (b, n, 24.0 * f) };
+
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, geglu_backward_task, &j);
+  return SC_OK;
+}
+
 /* Serial: rows with the same id add into the same table row, and an addition order fixed
  * by i keeps the result independent of the thread count. */
 ScStatus
