@@ -250,41 +250,39 @@ gemma3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
   float *q0 = c->dgu, *k0 = q0 + N * Q, *dq0 = k0 + N * KV, *dk0 = dq0 + N * Q;
   ScStatus st;
 
-#define TRY(expr)                                                                             \
-  do                                                                                          \
-    {                                                                                         \
-      if ((st = (expr)) != SC_OK)                                                             \
-        return st;                                                                            \
-    }                                                                                         \
-  while (0)
   if (Q + KV > F || E > 2 * F)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "gemma3 backward: n_embd %d, queries %d and "
                          "keys %d do not fit its scratch of n_ff %d (needs Q + KV <= n_ff and "
                          "n_embd <= 2 n_ff)", E, Q, KV, F);
   /* feed-forward block, from its post-norm */
-  TRY (sc_backend_geglu (b, c->dact, c->gu, n, F, err));
-  TRY (b->ops->matmul (b, c->dh, c->dact, w->base.w_down, n, F, E, false, err));
-  TRY (b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_ffn_norm, n, E, eps, false,
-                                 err));
-  TRY (b->ops->matmul_backward (b, c->dact, c->dgu, w->base.w_down, n, F, E, false, err));
-  TRY (sc_backend_geglu_backward (b, c->dgu, c->dact, c->gu, n, F, err));
-  TRY (sc_layer_gate_up_backward (c, &w->base, err));
-
+  if ((st = sc_backend_geglu (b, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = b->ops->matmul (b, c->dh, c->dact, w->base.w_down, n, F, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_ffn_norm, n, E, eps,
+                                         false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dact, c->dgu, w->base.w_down, n, F, E, false, err))
+             != SC_OK
+      || (st = sc_backend_geglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = sc_layer_gate_up_backward (c, &w->base, err)) != SC_OK)
+    return st;
   /* attention block, from its post-norm */
-  TRY (b->ops->matmul (b, c->dh, c->o, w->base.wo, n, Q, E, false, err));
-  TRY (b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_attn_norm, n, E, eps, false,
-                                 err));
-  TRY (b->ops->matmul_backward (b, c->dattn, c->dgu, w->base.wo, n, Q, E, false, err));
-  TRY (sc_layer_attend_backward (c, window, true, base, err));
+  if ((st = b->ops->matmul (b, c->dh, c->o, w->base.wo, n, Q, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_attn_norm, n, E, eps,
+                                         false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dattn, c->dgu, w->base.wo, n, Q, E, false, err))
+             != SC_OK
+      || (st = sc_layer_attend_backward (c, window, true, base, err)) != SC_OK)
+    return st;
   /* QK-norm: its inputs again, then its backward per head (a row of d values) */
-  TRY (b->ops->rmsnorm (b, c->dh, c->x_in, w->base.attn_norm, n, E, eps, err));
-  TRY (b->ops->matmul (b, q0, c->dh, w->base.w_qkv, n, E, Q, false, err));
-  TRY (b->ops->matmul (b, k0, c->dh, w->base.w_qkv + (size_t) Q * E, n, E, KV, false, err));
-  TRY (b->ops->rmsnorm_backward (b, dq0, c->dq, q0, w->q_norm, n * H, d, eps, false, err));
-  TRY (b->ops->rmsnorm_backward (b, dk0, c->dk, k0, w->k_norm, n * Hkv, d, eps, false, err));
-  TRY (sc_layer_qkv_backward (c, &w->base, dq0, dk0, err));
-#undef TRY
-  return SC_OK;
+  if ((st = b->ops->rmsnorm (b, c->dh, c->x_in, w->base.attn_norm, n, E, eps, err)) != SC_OK
+      || (st = b->ops->matmul (b, q0, c->dh, w->base.w_qkv, n, E, Q, false, err)) != SC_OK
+      || (st = b->ops->matmul (b, k0, c->dh, w->base.w_qkv + (size_t) Q * E, n, E, KV, false,
+                               err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dq0, c->dq, q0, w->q_norm, n * H, d, eps, false,
+                                         err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dk0, c->dk, k0, w->k_norm, n * Hkv, d, eps, false,
+                                         err)) != SC_OK)
+    return st;
+  return sc_layer_qkv_backward (c, &w->base, dq0, dk0, err);
 }
 
 const ScArchDesc sc_arch_gemma3 = {
