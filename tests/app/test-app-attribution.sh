@@ -113,7 +113,6 @@ run
 page attribution
 dismiss-toast
 expect-attribution-runnable yes
-expect-attribution press Run
 attribution-option steps 4
 attribution-run
 expect-attribution Computed in
