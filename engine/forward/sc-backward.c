@@ -85,8 +85,9 @@ sc_grad_new (ScSession *session, ScGrad **out, ScError *err)
 static void
 free_buffers (ScGrad *g)
 {
-  float **bufs[] = { &g->t_q, &g->t_probs, &g->t_gu, &g->t_xmid, &g->t_o, &g->dx, &g->dh, &g->dq, &g->dk,
-                     &g->dv, &g->dattn, &g->dgu, &g->dact, &g->dprobs, &g->dz, &g->embd };
+  float **bufs[] = { &g->t_q, &g->t_probs, &g->t_gu, &g->t_xmid, &g->t_o, &g->dx, &g->dh,
+                     &g->dq, &g->dk, &g->dv, &g->dattn, &g->dgu, &g->dact, &g->dprobs, &g->dz,
+                     &g->embd };
   size_t i;
 
   for (i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -167,8 +168,9 @@ ensure_buffers (ScGrad *g, int n, size_t tape_max, ScError *err)
       g->host_probs = malloc (H * N * N * sizeof (float));
       g->host_dprobs = malloc (H * N * N * sizeof (float));
     }
-  if (!g->t_q || !g->t_probs || !g->t_gu || !g->t_xmid || !g->t_o || !g->dx || !g->dh || !g->embd || !g->dq
-      || !g->dattn || !g->dk || !g->dv || !g->dgu || !g->dact || !g->dprobs || !g->dz
+  if (!g->t_q || !g->t_probs || !g->t_gu || !g->t_xmid || !g->t_o || !g->dx || !g->dh
+      || !g->embd || !g->dq || !g->dattn || !g->dk || !g->dv || !g->dgu || !g->dact
+      || !g->dprobs || !g->dz
       || (!host && (!g->host_probs || !g->host_dprobs)))
     {
       free_buffers (g);

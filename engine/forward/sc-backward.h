@@ -126,7 +126,8 @@ ScStatus sc_grad_logits (ScGrad *grad, int row, float *logits, ScError *err);
 /* The backward of @objective through the last sc_grad_forward(): *@value (may be NULL)
  * receives the objective's value (NaN for DLOGITS), @grad_embd (host (n, E), may be NULL)
  * d objective / d input embeddings (the token_embd rows or input_embd, before Gemma's
- * embd_scale; with lowest_layer, the residual entering that layer), and @observe (may be NULL) each head's d objective / d P.
+ * embd_scale; with lowest_layer, the residual entering that layer), and @observe (may be
+ * NULL) each head's d objective / d P.
  * May be called again with another objective on the same forward. Errors:
  * SC_ERR_INVALID_ARG (no forward yet, a position or target out of range, LOSS with n < 2),
  * the backend's errors, SC_ERR_CANCELLED (the observer), SC_ERR_NOMEM. */

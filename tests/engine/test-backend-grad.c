@@ -10,8 +10,8 @@
  * |got - fd| <= 2e-5 + 2e-4 |fd| (float rounding of sums over at most a few hundred terms).
  * Shapes are tiny (n <= 7, d <= 8) so every element is checked. rope and swiglu run twice:
  * as themselves and as their variants rope_neox (split-halves pairs) and geglu (gelu gate).
- * Then the same inputs through "cpu" and "cpu-ref" must agree within 1e-5 + 1e-4 |ref| (the fast path's sgemm sums in
- * float in another order).
+ * Then the same inputs through "cpu" and "cpu-ref" must agree within 1e-5 + 1e-4 |ref|
+ * (the fast path's sgemm sums in float in another order).
  *
  * Attention runs over the options it has: causal and not, a window, masked keys (with a
  * row whose keys are all masked), head scales, grouped-query heads (4 query heads over 2 KV

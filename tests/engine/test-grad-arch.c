@@ -15,12 +15,11 @@
  *
  * The bounds, and why: the engine computes in float32 (double sums) where the reference is
  * float64, so each block is held to max |got - ref| <= TOL * max |ref| and every element to
- * TOL * max |ref| + 1e-3 |ref|, TOL = SC_TEST_GRAD_TOL = 1e-4 (0.01 % of the block's scale, as SmolLM2's
- * test-grad-reference). Measured worst ratios on "cpu": Gemma 3 1.3e-5 (dP of the log p),
- * Qwen2 1.2e-5 (the log p's embedding gradient); on "cpu-ref" under 1e-6; the gradient x
- * input rank correlation is 1.000000 for both objectives of both models. They are printed
- * and recorded in
- * docs/gradients.md. Skipped with "model not fetched" when the GGUF file is absent; a file
+ * TOL * max |ref| + 1e-3 |ref|, TOL = SC_TEST_GRAD_TOL = 1e-4 (0.01 % of the block's scale,
+ * as SmolLM2's test-grad-reference). Measured worst ratios on "cpu": Gemma 3 1.3e-5 (dP of
+ * the log p), Qwen2 1.2e-5 (the log p's embedding gradient); on "cpu-ref" under 1e-5; the
+ * gradient x input rank correlation is 1.000000 for both objectives of both models. They
+ * are printed and recorded in docs/gradients.md. Skipped with "model not fetched" when the GGUF file is absent; a file
  * that is there but differs from the fixture's SHA-256 fails.
  */
 #include <glib.h>
