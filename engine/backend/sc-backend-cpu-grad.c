@@ -74,6 +74,7 @@ typedef struct {
   float *dgu;
   const float *dy, *gu;
   int n, f, n_tasks;
+  bool gelu; /* geglu: the gate is gelu (tanh form) instead of silu */
 } SwigluBackJob;
 
 static void
@@ -91,9 +92,11 @@ swiglu_backward_task (void *ctx, int t)
 
       for (c = 0; c < j->f; c++)
         {
-          const double g = gate[c], s = 1.0 / (1.0 + exp (-g));
-          dgate[c] = (float) ((double) dy[c] * up[c] * sc_silu_grad (g));
-          dup[c] = (float) ((double) dy[c] * g * s);
+          const double g = gate[c];
+          const double act = j->gelu ? sc_gelu_tanh (g) : g / (1.0 + exp (-g));
+          const double grad = j->gelu ? sc_gelu_tanh_grad (g) : sc_silu_grad (g);
+          dgate[c] = (float) ((double) dy[c] * up[c] * grad);
+          dup[c] = (float) ((double) dy[c] * act);
         }
     }
 }
@@ -102,7 +105,18 @@ ScStatus
 sc_cpu_swiglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu, int n, int f,
                         ScError *err)
 {
-  SwigluBackJob j = { dgu, dy, gu, n, f, sc_cpu_n_tasks_for (b, n, 16.0 * f) };
+  SwigluBackJob j = { dgu, dy, gu, n, f, sc_cpu_n_tasks_for (b, n, 16.0 * f), false };
+
+  sc_pool_run (sc_cpu_pool (b), j.n_tasks, swiglu_backward_task, &j);
+  return SC_OK;
+}
+
+/* swiglu's task with gelu's gate and derivative. */
+ScStatus
+sc_cpu_geglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu, int n, int f,
+                       ScError *err)
+{
+  SwigluBackJob j = { dgu, dy, gu, n, f, sc_cpu_n_tasks_for (b, n, 24.0 * f), true };
 
   sc_pool_run (sc_cpu_pool (b), j.n_tasks, swiglu_backward_task, &j);
   return SC_OK;

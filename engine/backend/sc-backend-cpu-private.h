@@ -64,6 +64,10 @@ ScStatus sc_cpu_rope_backward (ScBackend *b, float *dx, int n, int n_heads, int 
                                int n_rot, int pos0, float base, ScError *err);
 ScStatus sc_cpu_swiglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu,
                                  int n, int f, ScError *err);
+ScStatus sc_cpu_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
+                                    int n_rot, int pos0, float base, ScError *err);
+ScStatus sc_cpu_geglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu,
+                                int n, int f, ScError *err);
 ScStatus sc_cpu_get_rows_backward (ScBackend *b, float *dtable, const float *dy,
                                    const int32_t *ids, int n, int dim, ScError *err);
 ScStatus sc_cpu_matmul_backward (ScBackend *b, float *dx, const float *dy, const float *w, int n,
@@ -83,6 +87,7 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
   .swiglu = sc_cpu_swiglu, .add = sc_cpu_add, .copy = sc_cpu_copy, .copy_2d = sc_cpu_copy_2d, \
   .add_bias = sc_cpu_add_bias, .rmsnorm_backward = sc_cpu_rmsnorm_backward,                 \
   .rope_backward = sc_cpu_rope_backward, .swiglu_backward = sc_cpu_swiglu_backward,           \
+  .rope_neox_backward = sc_cpu_rope_neox_backward, .geglu_backward = sc_cpu_geglu_backward,   \
   .get_rows_backward = sc_cpu_get_rows_backward
 
 /* Every capability: both CPU backends implement every optional op and option. */

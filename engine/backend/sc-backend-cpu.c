@@ -246,6 +246,14 @@ sc_cpu_rope_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
   return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, false, err);
 }
 
+/* The same inverse on the NeoX pairs. */
+ScStatus
+sc_cpu_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim, int n_rot,
+                           int pos0, float base, ScError *err)
+{
+  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, true, err);
+}
+
 typedef struct {
   float *y;
   const float *gu;

@@ -201,6 +201,18 @@ typedef struct {
   ScStatus (*swiglu_backward) (ScBackend *b, float *dgu, const float *dy, const float *gu, int n,
                                int f, ScError *err);
 
+  /* (optional; SC_BACKEND_CAP_BACKWARD with SC_BACKEND_CAP_ROPE_NEOX) rope_neox's input
+   * gradient, in place: dy rotated by the opposite angle (same arguments as rope_neox). */
+  ScStatus (*rope_neox_backward) (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
+                                  int n_rot, int pos0, float base, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_BACKWARD with SC_BACKEND_CAP_GELU) geglu's input gradient:
+   * from dy (n, f) and the forward's gu (n, 2f), dgu (n, 2f) with, per element,
+   *   dgate = dy * up * gelu'(gate),   dup = dy * gelu(gate)
+   * (gelu the tanh form, as geglu). dgu must not overlap dy or gu. */
+  ScStatus (*geglu_backward) (ScBackend *b, float *dgu, const float *dy, const float *gu, int n,
+                              int f, ScError *err);
+
   /* (optional; SC_BACKEND_CAP_BACKWARD) get_rows' input gradient, a scatter-add:
    * dtable[ids[i]] (dim) += dy[i] for i < n (rows of a repeated id add up). */
   ScStatus (*get_rows_backward) (ScBackend *b, float *dtable, const float *dy, const int32_t *ids,
@@ -247,6 +259,13 @@ ScStatus sc_backend_scale (ScBackend *b, float *y, const float *x, float s, size
                            ScError *err);
 ScStatus sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, ScError *err);
+
+/* The optional backward ops of the optional forward ops (SC_ERR_UNSUPPORTED as above). */
+ScStatus sc_backend_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads,
+                                        int head_dim, int n_rot, int pos0, float base,
+                                        ScError *err);
+ScStatus sc_backend_geglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu,
+                                    int n, int f, ScError *err);
 
 /* How many host areas attention_capture rotates through: layer l uses slot l % 2, so the
  * host reads layer l's probabilities while the device computes layer l + 1. */

@@ -105,6 +105,27 @@ sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, 
                                                err);
 }
 
+ScStatus
+sc_backend_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
+                               int n_rot, int pos0, float base, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_ROPE_NEOX | SC_BACKEND_CAP_BACKWARD,
+                      b->ops->rope_neox_backward != NULL, "rope_neox_backward", err);
+
+  return st != SC_OK ? st : b->ops->rope_neox_backward (b, dx, n, n_heads, head_dim, n_rot, pos0,
+                                                        base, err);
+}
+
+ScStatus
+sc_backend_geglu_backward (ScBackend *b, float *dgu, const float *dy, const float *gu, int n,
+                           int f, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_GELU | SC_BACKEND_CAP_BACKWARD,
+                      b->ops->geglu_backward != NULL, "geglu_backward", err);
+
+  return st != SC_OK ? st : b->ops->geglu_backward (b, dgu, dy, gu, n, f, err);
+}
+
 /* What every attention entry point checks before calling the backend. */
 static ScStatus
 check_attention (ScBackend *b, int n_q, int n_k, int n_heads, int n_kv, int d,

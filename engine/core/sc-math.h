@@ -271,6 +271,17 @@ sc_gelu_tanh (double x)
   return 0.5 * x * (1.0 + tanh (SC_SQRT_2_OVER_PI * (x + SC_GELU_COEF_A * x * x * x)));
 }
 
+/* d gelu / dx of the tanh form above, with u = sqrt(2/pi) (x + a x^3), t = tanh u:
+ *   0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 a x^2)  (the backward's geglu). */
+SC_HD double
+sc_gelu_tanh_grad (double x)
+{
+  const double t = tanh (SC_SQRT_2_OVER_PI * (x + SC_GELU_COEF_A * x * x * x));
+
+  return 0.5 * (1.0 + t)
+         + 0.5 * x * (1.0 - t * t) * SC_SQRT_2_OVER_PI * (1.0 + 3.0 * SC_GELU_COEF_A * x * x);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Attention mask                                                                        */
 /* ------------------------------------------------------------------------------------ */

@@ -3,7 +3,7 @@
  * Forward (sc_grad_forward): sc_forward_taped() with keep_residuals and a tape, so after it
  *   resid[l]   (n, E)     the residual entering layer l, l = 0 .. L (L = final)
  *   kc[l], vc[l] (n, KV)  keys after RoPE and values                (the session's)
- *   tape[l]: q (n, Q), P (H, n, n), gu (n, 2F), x_mid (n, E)        (this file's)
+ *   tape[l]: q (n, Q), P (H, n, n), gu (n, 2F), x_mid (n, E), o (n, Q)   (this file's)
  * with tape[l] = slot l when the whole tape fits in tape_max_bytes, else one slot that
  * each layer's recomputation (sc_forward_taped from resid[l], layer l only) refills just
  * before its backward.
@@ -38,7 +38,7 @@ struct ScGrad {
 
   int cap;           /* tokens the buffers below hold */
   int slots;         /* tape slots: n_layers (whole) or 1 (recompute) */
-  float *t_q, *t_probs, *t_gu, *t_xmid; /* the tape */
+  float *t_q, *t_probs, *t_gu, *t_xmid, *t_o; /* the tape */
   float *dx, *dh, *dq, *dk, *dv, *dattn, *dgu, *dact, *dprobs, *dz, *embd;
   float *host_probs, *host_dprobs; /* (H, n, n) host copies for a device backend */
 
@@ -85,8 +85,9 @@ sc_grad_new (ScSession *session, ScGrad **out, ScError *err)
 static void
 free_buffers (ScGrad *g)
 {
-  float **bufs[] = { &g->t_q, &g->t_probs, &g->t_gu, &g->t_xmid, &g->dx, &g->dh, &g->dq, &g->dk,
-                     &g->dv, &g->dattn, &g->dgu, &g->dact, &g->dprobs, &g->dz, &g->embd };
+  float **bufs[] = { &g->t_q, &g->t_probs, &g->t_gu, &g->t_xmid, &g->t_o, &g->dx, &g->dh,
+                     &g->dq, &g->dk, &g->dv, &g->dattn, &g->dgu, &g->dact, &g->dprobs, &g->dz,
+                     &g->embd };
   size_t i;
 
   for (i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -112,13 +113,13 @@ sc_grad_free (ScGrad *g)
   free (g);
 }
 
-/* Floats of one tape slot for n tokens: q, P, gu, x_mid. */
+/* Floats of one tape slot for n tokens: q, P, gu, x_mid, o. */
 static size_t
 slot_floats (const ScModelInfo *in, size_t n)
 {
   const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim, F = in->n_ff;
 
-  return n * Q + in->n_heads * n * n + n * 2 * F + n * E;
+  return 2 * n * Q + in->n_heads * n * n + n * 2 * F + n * E;
 }
 
 /* The backward's own floats for n tokens (everything but the tape). */
@@ -150,6 +151,7 @@ ensure_buffers (ScGrad *g, int n, size_t tape_max, ScError *err)
   g->t_probs = b->ops->alloc (b, slots * H * N * N, err);
   g->t_gu = b->ops->alloc (b, slots * N * 2 * F, err);
   g->t_xmid = b->ops->alloc (b, slots * N * E, err);
+  g->t_o = b->ops->alloc (b, slots * N * Q, err);
   g->dx = b->ops->alloc (b, N * E, err);
   g->dh = b->ops->alloc (b, N * E, err);
   g->embd = b->ops->alloc (b, N * E, err);
@@ -166,8 +168,9 @@ ensure_buffers (ScGrad *g, int n, size_t tape_max, ScError *err)
       g->host_probs = malloc (H * N * N * sizeof (float));
       g->host_dprobs = malloc (H * N * N * sizeof (float));
     }
-  if (!g->t_q || !g->t_probs || !g->t_gu || !g->t_xmid || !g->dx || !g->dh || !g->embd || !g->dq
-      || !g->dattn || !g->dk || !g->dv || !g->dgu || !g->dact || !g->dprobs || !g->dz
+  if (!g->t_q || !g->t_probs || !g->t_gu || !g->t_xmid || !g->t_o || !g->dx || !g->dh
+      || !g->embd || !g->dq || !g->dattn || !g->dk || !g->dv || !g->dgu || !g->dact
+      || !g->dprobs || !g->dz
       || (!host && (!g->host_probs || !g->host_dprobs)))
     {
       free_buffers (g);
@@ -217,9 +220,9 @@ make_tape (const ScGrad *g, int n, bool recompute, int stop_layer)
   const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim, F = in->n_ff;
 
   return (ScForwardTape) {
-    .q = g->t_q, .probs = g->t_probs, .gu = g->t_gu, .x_mid = g->t_xmid,
+    .q = g->t_q, .probs = g->t_probs, .gu = g->t_gu, .x_mid = g->t_xmid, .o = g->t_o,
     .q_stride = whole * N * Q, .probs_stride = whole * in->n_heads * N * N,
-    .gu_stride = whole * N * 2 * F, .x_mid_stride = whole * N * E,
+    .gu_stride = whole * N * 2 * F, .x_mid_stride = whole * N * E, .o_stride = whole * N * Q,
     .input_embd = g->have_embd ? g->embd : NULL,
     .stop_layer = stop_layer, .recompute = recompute,
   };
@@ -301,6 +304,11 @@ sc_grad_forward (ScGrad *g, const int32_t *ids, int n, const ScGradOptions *opti
   if (g->have_embd
       && (st = g->b->ops->upload (g->b, g->embd, opt->input_embd, (size_t) n * in->n_embd, err))
              != SC_OK)
+    return st;
+  /* input_embd is in the token embeddings' space: Gemma's scale, as the lookup's */
+  if (g->have_embd && in->embd_scale != 0.0f
+      && (st = sc_backend_scale (g->b, g->embd, g->embd, in->embd_scale,
+                                 (size_t) n * in->n_embd, err)) != SC_OK)
     return st;
   g->opt = *opt;
 
@@ -574,6 +582,7 @@ sc_grad_backward (ScGrad *g, const ScObjective *obj, ScGradObserveFn observe, vo
         .x_in = s->resid + (size_t) l * s->cap * E,
         .x_mid = g->t_xmid + (size_t) slot * N * E,
         .q = g->t_q + (size_t) slot * N * in->n_heads * in->head_dim,
+        .o = g->t_o + (size_t) slot * N * in->n_heads * in->head_dim,
         .k = s->kc + (size_t) l * s->cap * KV,
         .v = s->vc + (size_t) l * s->cap * KV,
         .probs = g->t_probs + (size_t) slot * H * N * N,
@@ -610,6 +619,10 @@ sc_grad_backward (ScGrad *g, const ScObjective *obj, ScGradObserveFn observe, vo
     }
   if (grad_embd != NULL)
     st = g->b->ops->download (g->b, grad_embd, g->dx, N * E, err);
+  /* d / d token embedding = embd_scale d / d the residual entering layer 0 (Gemma) */
+  if (st == SC_OK && grad_embd != NULL && g->opt.lowest_layer == 0 && in->embd_scale != 0.0f)
+    for (size_t t = 0; t < N * E; t++)
+      grad_embd[t] *= in->embd_scale;
   g->stats.backward_s = now_s () - t0;
 out:
   free (detached);

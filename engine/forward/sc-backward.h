@@ -74,8 +74,10 @@ typedef bool (*ScGradObserveFn) (void *user, int layer, int head, const float *p
 
 typedef struct {
   const ScIntervention *intervention; /* NULL = none; borrowed until sc_grad_backward returns */
-  const float *input_embd;            /* host (n, E) or NULL: the residual entering layer 0
-                                       * instead of the ids' embeddings (copied) */
+  const float *input_embd;            /* host (n, E) or NULL: embeddings instead of the ids'
+                                       * rows of token_embd (copied), in the same space:
+                                       * scaled by ScModelInfo.embd_scale (Gemma) as the
+                                       * looked-up rows are */
   size_t tape_max_bytes;              /* 0 = SC_GRAD_TAPE_MAX_BYTES */
   const ScObserver *observer;         /* the forward's probabilities, as sc_forward */
   /* > 0: recompute only layers >= start_layer, reusing the layers below from the previous
@@ -123,7 +125,9 @@ ScStatus sc_grad_logits (ScGrad *grad, int row, float *logits, ScError *err);
 
 /* The backward of @objective through the last sc_grad_forward(): *@value (may be NULL)
  * receives the objective's value (NaN for DLOGITS), @grad_embd (host (n, E), may be NULL)
- * d objective / d input embeddings, and @observe (may be NULL) each head's d objective / d P.
+ * d objective / d input embeddings (the token_embd rows or input_embd, before Gemma's
+ * embd_scale; with lowest_layer, the residual entering that layer), and @observe (may be
+ * NULL) each head's d objective / d P.
  * May be called again with another objective on the same forward. Errors:
  * SC_ERR_INVALID_ARG (no forward yet, a position or target out of range, LOSS with n < 2),
  * the backend's errors, SC_ERR_CANCELLED (the observer), SC_ERR_NOMEM. */

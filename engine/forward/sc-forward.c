@@ -309,15 +309,16 @@ sc_session_residual (const ScSession *s, int layer, int row, float *out, ScError
                               err);
 }
 
-/* Hands layer @l's attention output, (n_q, Q) in ctx->o after the layer returned (the
- * architecture contract in sc-arch.h), to the observer's attn_output; downloaded into a
- * host copy on device backends. */
+/* Hands layer @l's attention output, (n_q, Q) in ctx->o (@o: the session's, or the tape's)
+ * after the layer returned (the architecture contract in sc-arch.h), to the observer's
+ * attn_output; downloaded into a host copy on device backends. */
 static ScStatus
-observe_attn_output (ScSession *s, const ScObserver *obs, int l, int n_q, ScError *err)
+observe_attn_output (ScSession *s, const ScObserver *obs, int l, const float *o, int n_q,
+                     ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const int Q = (int) (in->n_heads * in->head_dim);
-  const float *host = s->o;
+  const float *host = o;
   ScStatus st;
 
   if (!sc_backend_supports (s->b, SC_BACKEND_CAP_HOST_MEMORY))
@@ -325,7 +326,7 @@ observe_attn_output (ScSession *s, const ScObserver *obs, int l, int n_q, ScErro
       if (s->o_host == NULL
           && (s->o_host = malloc ((size_t) s->cap * Q * sizeof (float))) == NULL)
         return sc_error_set (err, SC_ERR_NOMEM, "out of memory for the attention output");
-      if ((st = s->b->ops->download (s->b, s->o_host, s->o, (size_t) n_q * Q, err)) != SC_OK)
+      if ((st = s->b->ops->download (s->b, s->o_host, o, (size_t) n_q * Q, err)) != SC_OK)
         return st;
       host = s->o_host;
     }
@@ -707,6 +708,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
           c.probs = tape->probs != NULL ? tape->probs + l * tape->probs_stride : c.probs;
           c.gu = tape->gu != NULL ? tape->gu + l * tape->gu_stride : s->gu;
           c.x_mid = tape->x_mid != NULL ? tape->x_mid + l * tape->x_mid_stride : NULL;
+          c.o = tape->o != NULL ? tape->o + l * tape->o_stride : s->o;
         }
       else
         choose_capture (s, opt->observer, l, &c);
@@ -739,7 +741,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
           && (st = observe_layer (s, opt->observer, l, c.probs, nq, n, err)) != SC_OK)
         return st;
       if (opt->observer != NULL && opt->observer->attn_output != NULL
-          && (st = observe_attn_output (s, opt->observer, l, nq, err)) != SC_OK)
+          && (st = observe_attn_output (s, opt->observer, l, c.o, nq, err)) != SC_OK)
         return st;
       if (opt->observer != NULL && opt->observer->qkv != NULL
           && (st = observe_qkv (s, opt->observer, &c, err)) != SC_OK)

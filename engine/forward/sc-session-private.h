@@ -54,15 +54,16 @@ struct ScSession {
 /* Where a taped forward (below) leaves what the backward pass needs, per layer l: layer l
  * writes its post-RoPE queries at q + l * q_stride (n, Q), its probabilities at
  * probs + l * probs_stride (H, n, n), its gate|up projection at gu + l * gu_stride (n, 2F)
- * and the residual between its two blocks at x_mid + l * x_mid_stride (n, E) — backend
+ * the residual between its two blocks at x_mid + l * x_mid_stride (n, E) and the attention
+ * output it multiplied by W_O at o + l * o_stride (n, Q; Gemma's post-norm needs it) — backend
  * memory; a stride of 0 makes every layer write the same slot (a backward that recomputes
  * one layer at a time). Keys and values stay in the session's per-layer cache (kc, vc), the
  * residual entering each layer in resid (keep_residuals). A NULL slot pointer leaves that
- * value where an untaped run leaves it (q, probs, gu: the session's own buffers, holding the
- * last layer run; x_mid: not kept) — a run that only wants stop_layer (sc-neuron.c). */
+ * value where an untaped run leaves it (q, probs, gu, o: the session's own buffers, holding
+ * the last layer run; x_mid: not kept) — a run that only wants stop_layer (sc-neuron.c). */
 typedef struct {
-  float *q, *probs, *gu, *x_mid;
-  size_t q_stride, probs_stride, gu_stride, x_mid_stride;
+  float *q, *probs, *gu, *x_mid, *o;
+  size_t q_stride, probs_stride, gu_stride, x_mid_stride, o_stride;
   /* backend memory (n, E): the residual entering layer 0 instead of token_embd[ids]
    * (integrated gradients' scaled inputs); NULL = the lookup */
   const float *input_embd;

@@ -24,8 +24,9 @@
  * logit soft-capping (llama.cpp applies none to a model with sliding-window layers). Norm
  * weights are used as stored: the GGUF converter already added Gemma's "1 +" to them.
  *
- * No backward (layer_backward NULL): gradients on a Gemma model fail with
- * SC_ERR_UNSUPPORTED (forward/sc-backward.c says which architecture).
+ * The backward (gemma3_layer_backward) reads this from the bottom up; the inputs of the
+ * post-norms and the QK-norm, which the tape does not keep, it recomputes from what it does
+ * (the attention output o, gu, the residual entering the layer).
  */
 #include "model/sc-arch.h"
 
@@ -221,6 +222,69 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
   return SC_OK;
 }
 
+/* The layer backward (sc-arch.h, ScLayerGradCtx), the forward read from the bottom up:
+ *   feed-forward:  a2 = geglu(gu) Wd^T                        (recomputed: act in dact)
+ *                  da2 = rmsnorm'(dx) at a2 with post_ffw_norm
+ *                  dact = da2 Wd;  dgu = geglu'(dact);  dh = dgu [Wg;Wu]
+ *                  dx  += rmsnorm'(dh) at x_mid
+ *   attention:     a1 = o Wo^T;  da1 = rmsnorm'(dx) at a1 with post_attention_norm
+ *                  do = da1 Wo;  dq, dk, dv, dP = attention'(do) with the layer's window
+ *                  dq, dk = rope_neox^-1 (dq, dk) with the layer's base
+ *                  q0, k0 = (rmsnorm(x_in) * attn_norm) Wq^T, Wk^T      (recomputed)
+ *                  dq, dk = rmsnorm'(dq) at q0 with q_norm, at k0 with k_norm, per head
+ *                  dh = dq Wq + dk Wk + dv Wv;  dx += rmsnorm'(dh) at x_in
+ * The embedding scale is sc-backward.c's. Scratch beyond the named buffers: dgu (n, 2F)
+ * holds da2, da1 and then q0, k0, dq0, dk0 back to back, which needs Q + KV <= F (every
+ * Gemma 3: 270M has Q + KV = 1280, F = 2048). */
+static ScStatus
+gemma3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
+{
+  const Gemma3Layer *w = view;
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
+            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff, n = c->n;
+  const int window = (int) sc_model_layer_window (in, c->layer);
+  const float base = window > 0 ? in->rope_base_local : in->rope_base, eps = in->norm_eps;
+  const size_t N = (size_t) n;
+  float *q0 = c->dgu, *k0 = q0 + N * Q, *dq0 = k0 + N * KV, *dk0 = dq0 + N * Q;
+  ScStatus st;
+
+  if (Q + KV > F || E > 2 * F)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "gemma3 backward: n_embd %d, queries %d and "
+                         "keys %d do not fit its scratch of n_ff %d (needs Q + KV <= n_ff and "
+                         "n_embd <= 2 n_ff)", E, Q, KV, F);
+  /* feed-forward block, from its post-norm */
+  if ((st = sc_backend_geglu (b, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = b->ops->matmul (b, c->dh, c->dact, w->base.w_down, n, F, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_ffn_norm, n, E, eps,
+                                         false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dact, c->dgu, w->base.w_down, n, F, E, false, err))
+             != SC_OK
+      || (st = sc_backend_geglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = sc_layer_gate_up_backward (c, &w->base, err)) != SC_OK)
+    return st;
+  /* attention block, from its post-norm */
+  if ((st = b->ops->matmul (b, c->dh, c->o, w->base.wo, n, Q, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_attn_norm, n, E, eps,
+                                         false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dattn, c->dgu, w->base.wo, n, Q, E, false, err))
+             != SC_OK
+      || (st = sc_layer_attend_backward (c, window, true, base, err)) != SC_OK)
+    return st;
+  /* QK-norm: its inputs again, then its backward per head (a row of d values) */
+  if ((st = b->ops->rmsnorm (b, c->dh, c->x_in, w->base.attn_norm, n, E, eps, err)) != SC_OK
+      || (st = b->ops->matmul (b, q0, c->dh, w->base.w_qkv, n, E, Q, false, err)) != SC_OK
+      || (st = b->ops->matmul (b, k0, c->dh, w->base.w_qkv + (size_t) Q * E, n, E, KV, false,
+                               err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dq0, c->dq, q0, w->q_norm, n * H, d, eps, false,
+                                         err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dk0, c->dk, k0, w->k_norm, n * Hkv, d, eps, false,
+                                         err)) != SC_OK)
+    return st;
+  return sc_layer_qkv_backward (c, &w->base, dq0, dk0, err);
+}
+
 const ScArchDesc sc_arch_gemma3 = {
   .name = "gemma3",
   .id = SC_ARCH_GEMMA3,
@@ -231,5 +295,5 @@ const ScArchDesc sc_arch_gemma3 = {
   .read_hparams = gemma3_read_hparams,
   .bind_layer = gemma3_bind_layer,
   .layer = gemma3_layer,
-  .layer_backward = NULL,
+  .layer_backward = gemma3_layer_backward,
 };

@@ -88,53 +88,12 @@ llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
   return SC_OK;
 }
 
-/* The layer backward, the forward read from the bottom up (sc-arch.h, ScLayerGradCtx):
- *   feed-forward:  dact = dx Wd;  dgu = swiglu'(dact);  dh = dgu [Wg;Wu]
- *                  dx  += rmsnorm'(dh) at x_mid               (the residual passes dx on)
- *   attention:     do = dx Wo;  dq, dk, dv, dP = attention'(do)
- *                  dq, dk = rope^-1 (dq, dk)
- *                  dh = dq Wq + dk Wk + dv Wv                 (the fused rows of W_qkv)
- *                  dx  += rmsnorm'(dh) at x_in */
+/* The layer backward (sc-arch.h, ScLayerGradCtx): the forward read from the bottom up,
+ * sc_layer_backward_swiglu with RoPE on adjacent pairs. */
 static ScStatus
 llama_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
 {
-  const LlamaLayer *w = view;
-  const ScModelInfo *in = c->info;
-  ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff, n = c->n;
-  const ScAttnParams ap = { .scale = in->attn_scale, .causal = true, .window = 0,
-                            .key_mask = c->key_mask, .head_scale = c->head_scale };
-  ScStatus st;
-
-#define TRY(expr)                                                                             \
-  do                                                                                          \
-    {                                                                                         \
-      if ((st = (expr)) != SC_OK)                                                             \
-        return st;                                                                            \
-    }                                                                                         \
-  while (0)
-  /* feed-forward block */
-  TRY (b->ops->matmul_backward (b, c->dact, c->dx, w->w_down, n, F, E, false, err));
-  TRY (b->ops->swiglu_backward (b, c->dgu, c->dact, c->gu, n, F, err));
-  TRY (b->ops->matmul_backward (b, c->dh, c->dgu, w->w_gate_up, n, E, 2 * F, false, err));
-  TRY (b->ops->rmsnorm_backward (b, c->dx, c->dh, c->x_mid, w->ffn_norm, n, E, in->norm_eps,
-                                 true, err));
-
-  /* attention block */
-  TRY (b->ops->matmul_backward (b, c->dattn, c->dx, w->wo, n, Q, E, false, err));
-  TRY (b->ops->attention_backward (b, c->dq, c->dk, c->dv, c->dprobs, c->dattn, c->q, c->k,
-                                   c->v, c->probs, n, H, Hkv, d, &ap, c->detached, err));
-  TRY (b->ops->rope_backward (b, c->dq, n, H, d, (int) in->n_rot, 0, in->rope_base, err));
-  TRY (b->ops->rope_backward (b, c->dk, n, Hkv, d, (int) in->n_rot, 0, in->rope_base, err));
-  TRY (b->ops->matmul_backward (b, c->dh, c->dq, w->w_qkv, n, E, Q, false, err));
-  TRY (b->ops->matmul_backward (b, c->dh, c->dk, w->w_qkv + (size_t) Q * E, n, E, KV, true, err));
-  TRY (b->ops->matmul_backward (b, c->dh, c->dv, w->w_qkv + (size_t) (Q + KV) * E, n, E, KV,
-                                true, err));
-  TRY (b->ops->rmsnorm_backward (b, c->dx, c->dh, c->x_in, w->attn_norm, n, E, in->norm_eps,
-                                 true, err));
-#undef TRY
-  return SC_OK;
+  return sc_layer_backward_swiglu (c, view, false, err);
 }
 
 const ScArchDesc sc_arch_llama = {

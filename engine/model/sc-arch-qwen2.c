@@ -25,8 +25,9 @@
  * attn_qkv tensor or missing Q, K, V biases (the tensors below are required), an output bias
  * (output.bias), RoPE scaling with a factor other than 1.
  *
- * No backward (layer_backward NULL): gradients on a qwen2 model fail with
- * SC_ERR_UNSUPPORTED (forward/sc-backward.c says which architecture).
+ * The backward is llama's (sc_layer_backward_swiglu) with NeoX RoPE: the biases are
+ * constants added to q, k and v, so the gradients with respect to the projections' outputs
+ * are those with respect to q, k and v themselves.
  */
 #include "model/sc-arch.h"
 
@@ -140,6 +141,15 @@ qwen2_layer (const ScLayerCtx *c, const void *view, ScError *err)
   return SC_OK;
 }
 
+/* The layer backward (sc-arch.h, ScLayerGradCtx): llama's, RoPE on NeoX pairs. */
+static ScStatus
+qwen2_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
+{
+  const Qwen2Layer *w = view;
+
+  return sc_layer_backward_swiglu (c, &w->base, true, err);
+}
+
 const ScArchDesc sc_arch_qwen2 = {
   .name = "qwen2",
   .id = SC_ARCH_QWEN2,
@@ -150,5 +160,5 @@ const ScArchDesc sc_arch_qwen2 = {
   .read_hparams = qwen2_read_hparams,
   .bind_layer = qwen2_bind_layer,
   .layer = qwen2_layer,
-  .layer_backward = NULL,
+  .layer_backward = qwen2_layer_backward,
 };

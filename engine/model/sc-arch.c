@@ -226,3 +226,93 @@ sc_layer_gate_up (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
     st = sc_layer_matmul (c, c->gu, c->h, w->w_gate_up, nq, E, 2 * F, false, err);
   return st;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* Backward steps                                                                        */
+
+ScStatus
+sc_layer_attend_backward (const ScLayerGradCtx *c, int window, bool neox, float base,
+                          ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int H = (int) in->n_heads, Hkv = (int) in->n_kv_heads, d = (int) in->head_dim,
+            rot = (int) in->n_rot, n = c->n;
+  const ScAttnParams ap = { .scale = in->attn_scale, .causal = true, .window = window,
+                            .key_mask = c->key_mask, .head_scale = c->head_scale };
+  ScStatus st;
+
+  if ((st = b->ops->attention_backward (b, c->dq, c->dk, c->dv, c->dprobs, c->dattn, c->q, c->k,
+                                        c->v, c->probs, n, H, Hkv, d, &ap, c->detached, err))
+      != SC_OK)
+    return st;
+  if (neox)
+    {
+      if ((st = sc_backend_rope_neox_backward (b, c->dq, n, H, d, rot, 0, base, err)) != SC_OK)
+        return st;
+      return sc_backend_rope_neox_backward (b, c->dk, n, Hkv, d, rot, 0, base, err);
+    }
+  if ((st = b->ops->rope_backward (b, c->dq, n, H, d, rot, 0, base, err)) != SC_OK)
+    return st;
+  return b->ops->rope_backward (b, c->dk, n, Hkv, d, rot, 0, base, err);
+}
+
+ScStatus
+sc_layer_qkv_backward (const ScLayerGradCtx *c, const ScLayerView *w, const float *dq,
+                       const float *dk, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim),
+            KV = (int) (in->n_kv_heads * in->head_dim), n = c->n;
+  ScStatus st;
+
+  if ((st = b->ops->matmul_backward (b, c->dh, dq, w->w_qkv, n, E, Q, false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dh, dk, w->w_qkv + (size_t) Q * E, n, E, KV, true,
+                                        err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dh, c->dv, w->w_qkv + (size_t) (Q + KV) * E, n, E,
+                                        KV, true, err)) != SC_OK)
+    return st;
+  return b->ops->rmsnorm_backward (b, c->dx, c->dh, c->x_in, w->attn_norm, n, E, in->norm_eps,
+                                   true, err);
+}
+
+ScStatus
+sc_layer_gate_up_backward (const ScLayerGradCtx *c, const ScLayerView *w, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, F = (int) in->n_ff, n = c->n;
+  ScStatus st;
+
+  if ((st = b->ops->matmul_backward (b, c->dh, c->dgu, w->w_gate_up, n, E, 2 * F, false, err))
+      != SC_OK)
+    return st;
+  return b->ops->rmsnorm_backward (b, c->dx, c->dh, c->x_mid, w->ffn_norm, n, E, in->norm_eps,
+                                   true, err);
+}
+
+/* The forward read from the bottom up:
+ *   feed-forward:  dact = dx Wd;  dgu = swiglu'(dact);  dh = dgu [Wg;Wu]
+ *                  dx  += rmsnorm'(dh) at x_mid               (the residual passes dx on)
+ *   attention:     do = dx Wo;  dq, dk, dv, dP = attention'(do)
+ *                  dq, dk = rope^-1 (dq, dk)
+ *                  dh = dq Wq + dk Wk + dv Wv                 (the fused rows of W_qkv)
+ *                  dx  += rmsnorm'(dh) at x_in */
+ScStatus
+sc_layer_backward_swiglu (const ScLayerGradCtx *c, const ScLayerView *w, bool neox, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff,
+            n = c->n;
+  ScStatus st;
+
+  if ((st = b->ops->matmul_backward (b, c->dact, c->dx, w->w_down, n, F, E, false, err)) != SC_OK
+      || (st = b->ops->swiglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = sc_layer_gate_up_backward (c, w, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->wo, n, Q, E, false, err)) != SC_OK
+      || (st = sc_layer_attend_backward (c, 0, neox, in->rope_base, err)) != SC_OK)
+    return st;
+  return sc_layer_qkv_backward (c, w, c->dq, c->dk, err);
+}

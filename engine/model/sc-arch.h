@@ -120,6 +120,7 @@ typedef struct {
   const float *x_in;          /* (n, E) the residual entering the layer */
   const float *x_mid;         /* (n, E) the residual between its blocks */
   const float *q;             /* (n, Q) queries after RoPE */
+  const float *o;             /* (n, Q) the attention output the forward multiplied by W_O */
   const float *k, *v;         /* (n, KV) keys after RoPE, values */
   const float *probs;         /* (H, n, n) the probabilities that multiplied V */
   const float *gu;            /* (n, 2F) the gate|up projection's output */
@@ -251,6 +252,33 @@ ScStatus sc_layer_matmul (const ScLayerCtx *ctx, float *y, const float *x, const
  * sliding @window (0 = none), scaled by info->attn_scale; clocked when stats are kept. */
 ScStatus sc_layer_attention (const ScLayerCtx *ctx, const float *q, bool causal, int window,
                              ScError *err);
+
+/* Steps of a layer's backward (ScLayerGradCtx), shared by the architectures. */
+
+/* The attention op's backward from ctx->dattn (d o) into ctx->dq, ctx->dk, ctx->dv and
+ * ctx->dprobs, with the forward's @window and the intervention's head scales, key mask and
+ * detached heads; then RoPE's (adjacent pairs, or NeoX's split halves with @neox) on dq and
+ * dk with @base. dq and dk are then the gradients before RoPE. */
+ScStatus sc_layer_attend_backward (const ScLayerGradCtx *ctx, int window, bool neox, float base,
+                                   ScError *err);
+
+/* The start of the attention block backwards: ctx->dh = @dq Wq + @dk Wk + ctx->dv Wv (the
+ * fused rows of w_qkv), then ctx->dx += rmsnorm'(ctx->dh) at ctx->x_in with attn_norm. @dq
+ * (n, Q) and @dk (n, KV) are the gradients of the projections' outputs (ctx->dq, ctx->dk,
+ * or after a QK-norm's backward). */
+ScStatus sc_layer_qkv_backward (const ScLayerGradCtx *ctx, const ScLayerView *w, const float *dq,
+                                const float *dk, ScError *err);
+
+/* The start of the feed-forward block backwards: ctx->dh = ctx->dgu [Wg;Wu], then
+ * ctx->dx += rmsnorm'(ctx->dh) at ctx->x_mid with ffn_norm. */
+ScStatus sc_layer_gate_up_backward (const ScLayerGradCtx *ctx, const ScLayerView *w,
+                                    ScError *err);
+
+/* The whole backward of llama's block (sc-arch-llama.c), which Qwen2's is too: its RoPE
+ * NeoX-ordered with @neox (Qwen2's Q, K, V biases are constants: they change nothing
+ * backwards). */
+ScStatus sc_layer_backward_swiglu (const ScLayerGradCtx *ctx, const ScLayerView *w, bool neox,
+                                   ScError *err);
 
 #ifdef __cplusplus
 }

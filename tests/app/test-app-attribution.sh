@@ -11,8 +11,8 @@
 #    gets the run, nothing computed (the studies table is unchanged); in Simplified Chinese
 #    (LANGUAGE=zh_CN) and in the dark style (ADW_DEBUG_COLOR_SCHEME=prefer-dark), each
 #    screenshotted.
-# 4. Gemma 3 loaded (its architecture has no backward pass): the page says so and Run is
-#    off (issue 30: an action the model cannot do is disabled with its reason shown).
+# 4. Gemma 3 loaded (its backward pass since issue 28): Run is on and the study is computed
+#    and stored.
 #
 # Usage: test-app-attribution.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -103,16 +103,19 @@ ADW_DEBUG_COLOR_SCHEME=prefer-dark run_app dark "$out/dark.script"
 for variant in en zh dark; do check_png "$out/stored-$variant.png"; done
 [ "$(studies "1")" = "$n_before" ] || fail "showing a stored study computed another one"
 
-# --- 4. A model without a backward pass: Run is off and the status line says why -----------
+# --- 4. Gemma 3: the attribution study runs (its backward pass) -----------------------
 gemma=${SACCADE_GEMMA_MODEL:-$src/data/models/gemma-3-270m-q4_k_m.gguf}
 [ -f "$gemma" ] || fail "Gemma 3 is not fetched (data/fetch-model.sh gemma3)"
+n_attr=$(studies "kind = 'attribution' AND status = 'complete'")
 cat > "$out/gemma.script" <<SCRIPT
 type The capital of France is
 run
 page attribution
 dismiss-toast
-expect-attribution Needs gradients, and gemma3 models have no backward pass yet
-expect-attribution-runnable no
+expect-attribution-runnable yes
+attribution-option steps 4
+attribution-run
+expect-attribution Computed in
 screenshot $out/gemma.png
 quit
 SCRIPT
@@ -121,6 +124,8 @@ model=$gemma
 run_app gemma "$out/gemma.script"
 model=$smollm
 check_png "$out/gemma.png"
+[ "$(studies "kind = 'attribution' AND status = 'complete'")" = $((n_attr + 1)) ] \
+  || fail "Gemma's attribution study was not stored"
 
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

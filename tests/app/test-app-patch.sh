@@ -21,7 +21,9 @@
 # 2. The command line finds both studies (`saccade study patch ... --json`: "reused") and
 #    its every cell is the window's CSV row, number for number.
 #
-# 3. With Gemma 3 loaded (no backward pass), attribution patching is off and says why.
+# 3. With Gemma 3 loaded (it has a backward pass since issue 28), attribution patching of the
+#    heads runs on a clean and a corrupted run (the clean top-1 as the target: Gemma splits
+#    " Mary" in two).
 #
 # Usage: test-app-patch.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -203,18 +205,24 @@ assert abs(cov / var - float(rho)) < 5e-4, (cov / var, rho)
 assert float(rho) > 0.8, rho
 "
 
-# --- 3. A model without a backward pass: attribution patching is off, and says why ------
+# --- 3. Gemma 3: attribution patching runs (its backward pass) -------------------------
 gemma=${SACCADE_GEMMA_MODEL:-$src/data/models/gemma-3-270m-q4_k_m.gguf}
 [ -f "$gemma" ] || fail "Gemma 3 is not fetched (data/fetch-model.sh gemma3)"
 cat > "$out/gemma.script" <<SCRIPT
-type The capital of France is
+type When Mary and John went to the store, Mary gave a drink to
 run
-expect-run-item 0 gemma-3 270M · Q4_K_M · 6 tok
+type When Mary and John went to the store, John gave a drink to
+run
 page ablation
 dismiss-toast
 ablation-study attribution-patch
-expect-ablation Needs gradients, and gemma3 models have no backward pass yet
-expect-ablation-runnable no
+ablation-option corrupted 2
+ablation-option direction denoise
+ablation-option what heads
+expect-ablation-runnable yes
+ablation-run
+expect-ablation computed in
+expect-title Estimated by attribution patching
 screenshot $out/gemma.png
 quit
 SCRIPT
@@ -224,6 +232,8 @@ db="$out/gemma.sqlite"
 run_app gemma "$out/gemma.script"
 model=$smollm
 check_png "$out/gemma.png"
+[ "$(studies "kind = 'patch-attribution' AND status = 'complete'")" = 1 ] \
+  || fail "Gemma's attribution patching study was not stored"
 
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

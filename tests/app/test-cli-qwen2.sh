@@ -4,8 +4,11 @@
 #   tokenize     the qwen2 pre-tokenizer: every digit a token (ids 16..20 for "12345")
 #   capture      stores 24 x 14 heads of a sentence; show reads them back
 #   study dla    a forward study runs on the run
-#   attribute, study attribution, study adversarial
-#                refused with the engine's "architecture 'qwen2' has no backward pass yet"
+#   attribute    every gradient method (4 integration points) computed and stored: finite
+#                scores, one per token (the backward pass; its numbers against torch
+#                autograd are test-grad-arch's)
+#   study attribution (4 points), study adversarial (layer 23 head 0, 5 steps per epsilon)
+#                run on the run (exit 0)
 # The numbers themselves are test-qwen2-model's (llama.cpp and the float64 reference).
 # Usage: test-cli-qwen2.sh PATH/TO/saccade. Exits 77 (skip) without the model, like the Gemma
 # tests: data/fetch-model.sh qwen2.5-0.5b fetches it (.ci/run does).
@@ -40,12 +43,23 @@ check show "$tmp/show" "Qwen2.5-Coder 0.5B Instruct · Q4_K_M (qwen2, 24 layers 
 rc=$?
 [ "$rc" -eq 0 ] && passes=$((passes + 1)) || { echo "FAIL: study dla exited $rc:"; cat "$tmp/dla"; fails=$((fails + 1)); }
 
-"$saccade" attribute 1 --db "$db" > "$tmp/attr" 2>&1
-expect_fail attribute "$tmp/attr" "architecture 'qwen2' has no backward pass yet" $?
-"$saccade" study attribution 1 --db "$db" > "$tmp/sattr" 2>&1
-expect_fail study-attribution "$tmp/sattr" "architecture 'qwen2' has no backward pass yet" $?
-"$saccade" study adversarial 1 --db "$db" > "$tmp/sadv" 2>&1
-expect_fail study-adversarial "$tmp/sadv" "architecture 'qwen2' has no backward pass yet" $?
+"$saccade" attribute 1 --db "$db" --method all --steps 4 --json > "$tmp/attr" 2> "$tmp/attr.err"
+pycheck attribute "$tmp/attr" "
+n = d['n_tokens']
+assert d['source'] == 'computed' and n == len(d['tokens']) == 10, (d['source'], n)
+for m in ('saliency', 'gradxinput', 'ig', 'grad-rollout'):
+    s = d['scores'][m]
+    assert len(s) == n and all(math.isfinite(v) for v in s), (m, s)
+assert any(v > 0 for v in d['scores']['saliency'])
+assert d['value'] <= 0 and d['target'] == d['top1']"
+# small settings: the defaults (50 integration points; every head of layer 0, 100 Adam steps
+# per epsilon) take minutes on the 0.5B model
+for study in "attribution --steps 4" "adversarial --layer 23 --head 0 --iterations 5"; do
+  "$saccade" study $study 1 --db "$db" > "$tmp/study" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] && passes=$((passes + 1)) \
+    || { echo "FAIL: study $study exited $rc:"; cat "$tmp/study"; fails=$((fails + 1)); }
+done
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

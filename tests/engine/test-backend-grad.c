@@ -8,9 +8,10 @@
  * element by +-h (h = 1e-5 relative), and compares (L(x + h) - L(x - h)) / 2h, accurate to
  * ~1e-9 here, with what the backend returned in float: an element passes when
  * |got - fd| <= 2e-5 + 2e-4 |fd| (float rounding of sums over at most a few hundred terms).
- * Shapes are tiny (n <= 7, d <= 8) so every element is checked. Then the same inputs through
- * "cpu" and "cpu-ref" must agree within 1e-5 + 1e-4 |ref| (the fast path's sgemm sums in
- * float in another order).
+ * Shapes are tiny (n <= 7, d <= 8) so every element is checked. rope and swiglu run twice:
+ * as themselves and as their variants rope_neox (split-halves pairs) and geglu (gelu gate).
+ * Then the same inputs through "cpu" and "cpu-ref" must agree within 1e-5 + 1e-4 |ref|
+ * (the fast path's sgemm sums in float in another order).
  *
  * Attention runs over the options it has: causal and not, a window, masked keys (with a
  * row whose keys are all masked), head scales, grouped-query heads (4 query heads over 2 KV
@@ -217,6 +218,7 @@ typedef struct {
   int n, heads, hd, n_rot, pos0;
   double base;
   const double *r;
+  bool neox; /* pairs (k, k + n_rot/2) instead of (2k, 2k + 1) */
 } RopeCase;
 
 static double
@@ -235,18 +237,27 @@ rope_L (const double *x, void *user)
         for (k = 0; k < c->n_rot / 2; k++)
           {
             const double t = (c->pos0 + i) * pow (c->base, -2.0 * k / c->n_rot);
-            const double a = xh[2 * k], b = xh[2 * k + 1];
-            L -= rh[2 * k] * a + rh[2 * k + 1] * b;
-            L += rh[2 * k] * (a * cos (t) - b * sin (t)) + rh[2 * k + 1] * (a * sin (t) + b * cos (t));
+            const int ka = c->neox ? k : 2 * k, kb = c->neox ? k + c->n_rot / 2 : 2 * k + 1;
+            const double a = xh[ka], b = xh[kb];
+            L -= rh[ka] * a + rh[kb] * b;
+            L += rh[ka] * (a * cos (t) - b * sin (t)) + rh[kb] * (a * sin (t) + b * cos (t));
           }
       }
   return L;
 }
 
+/* @user: non-NULL for rope_neox's backward (split-halves pairs), NULL for rope's */
 static void
-test_rope (void)
+test_rope (gconstpointer user)
 {
   enum { N = 5, HEADS = 3, HD = 8, NROT = 6, SIZE = N * HEADS * HD };
+  const bool neox = user != NULL;
+  ScStatus (*back) (ScBackend *, float *, int, int, int, int, int, float, ScError *)
+    = neox ? cpu->ops->rope_neox_backward : cpu->ops->rope_backward;
+  ScStatus (*back_ref) (ScBackend *, float *, int, int, int, int, int, float, ScError *)
+    = neox ? ref->ops->rope_neox_backward : ref->ops->rope_backward;
+  ScStatus (*fwd) (ScBackend *, float *, int, int, int, int, int, float, ScError *)
+    = neox ? cpu->ops->rope_neox : cpu->ops->rope;
   float r[SIZE], got[SIZE], got_ref[SIZE], x[SIZE];
   double fd[SIZE], *xd, *rd;
   RopeCase c;
@@ -256,18 +267,18 @@ test_rope (void)
   fill (r, SIZE, 1.0);
   xd = to_double (x, SIZE);
   rd = to_double (r, SIZE);
-  c = (RopeCase) { N, HEADS, HD, NROT, 3, 10000.0, rd };
+  c = (RopeCase) { N, HEADS, HD, NROT, 3, 10000.0, rd, neox };
   fd_gradient (rope_L, xd, SIZE, &c, fd);
   memcpy (got, r, sizeof r);
   memcpy (got_ref, r, sizeof r);
-  g_assert_cmpint (cpu->ops->rope_backward (cpu, got, N, HEADS, HD, NROT, 3, 10000.0f, NULL), ==,
-                   SC_OK);
-  g_assert_cmpint (ref->ops->rope_backward (ref, got_ref, N, HEADS, HD, NROT, 3, 10000.0f, NULL),
-                   ==, SC_OK);
+  g_assert_nonnull (back);
+  g_assert_nonnull (back_ref);
+  g_assert_cmpint (back (cpu, got, N, HEADS, HD, NROT, 3, 10000.0f, NULL), ==, SC_OK);
+  g_assert_cmpint (back_ref (ref, got_ref, N, HEADS, HD, NROT, 3, 10000.0f, NULL), ==, SC_OK);
   check_close ("rope dx", got, fd, SIZE, FD_ABS, FD_REL);
   check_backends ("rope dx", got, got_ref, SIZE);
   /* the backward undoes the forward (a rotation's transpose is its inverse) */
-  g_assert_cmpint (cpu->ops->rope (cpu, got, N, HEADS, HD, NROT, 3, 10000.0f, NULL), ==, SC_OK);
+  g_assert_cmpint (fwd (cpu, got, N, HEADS, HD, NROT, 3, 10000.0f, NULL), ==, SC_OK);
   {
     double rr[SIZE];
     int i;
@@ -284,6 +295,7 @@ test_rope (void)
 typedef struct {
   int n, f;
   const double *r;
+  bool gelu; /* geglu: gelu (tanh form) of the gate instead of silu */
 } SwigluCase;
 
 static double
@@ -296,15 +308,25 @@ swiglu_L (const double *gu, void *user)
     for (k = 0; k < c->f; k++)
       {
         const double g = gu[i * 2 * c->f + k], u = gu[i * 2 * c->f + c->f + k];
-        L += c->r[i * c->f + k] * g / (1.0 + exp (-g)) * u;
+        const double act = c->gelu ? 0.5 * g * (1.0 + tanh (0.7978845608028654
+                                                             * (g + 0.044715 * g * g * g)))
+                                   : g / (1.0 + exp (-g));
+        L += c->r[i * c->f + k] * act * u;
       }
   return L;
 }
 
+/* @user: non-NULL for geglu's backward, NULL for swiglu's */
 static void
-test_swiglu (void)
+test_swiglu (gconstpointer user)
 {
   enum { N = 3, F = 7 };
+  const bool gelu = user != NULL;
+  ScStatus (*back) (ScBackend *, float *, const float *, const float *, int, int, ScError *)
+    = gelu ? cpu->ops->geglu_backward : cpu->ops->swiglu_backward;
+  ScStatus (*back_ref) (ScBackend *, float *, const float *, const float *, int, int, ScError *)
+    = gelu ? ref->ops->geglu_backward : ref->ops->swiglu_backward;
+  const char *what = gelu ? "geglu dgu" : "swiglu dgu";
   float gu[N * 2 * F], r[N * F], got[N * 2 * F], got_ref[N * 2 * F];
   double fd[N * 2 * F], *gd, *rd;
   SwigluCase c;
@@ -314,12 +336,14 @@ test_swiglu (void)
   fill (r, N * F, 1.0);
   gd = to_double (gu, N * 2 * F);
   rd = to_double (r, N * F);
-  c = (SwigluCase) { N, F, rd };
+  c = (SwigluCase) { N, F, rd, gelu };
   fd_gradient (swiglu_L, gd, N * 2 * F, &c, fd);
-  g_assert_cmpint (cpu->ops->swiglu_backward (cpu, got, r, gu, N, F, NULL), ==, SC_OK);
-  g_assert_cmpint (ref->ops->swiglu_backward (ref, got_ref, r, gu, N, F, NULL), ==, SC_OK);
-  check_close ("swiglu dgu", got, fd, N * 2 * F, FD_ABS, FD_REL);
-  check_backends ("swiglu dgu", got, got_ref, N * 2 * F);
+  g_assert_nonnull (back);
+  g_assert_nonnull (back_ref);
+  g_assert_cmpint (back (cpu, got, r, gu, N, F, NULL), ==, SC_OK);
+  g_assert_cmpint (back_ref (ref, got_ref, r, gu, N, F, NULL), ==, SC_OK);
+  check_close (what, got, fd, N * 2 * F, FD_ABS, FD_REL);
+  check_backends (what, got, got_ref, N * 2 * F);
   g_free (gd);
   g_free (rd);
 }
@@ -589,8 +613,10 @@ main (int argc, char **argv)
     g_error ("backends: %s", err.message);
   g_test_add_func ("/backend-grad/matmul", test_matmul);
   g_test_add_func ("/backend-grad/rmsnorm", test_rmsnorm);
-  g_test_add_func ("/backend-grad/rope", test_rope);
-  g_test_add_func ("/backend-grad/swiglu", test_swiglu);
+  g_test_add_data_func ("/backend-grad/rope", NULL, test_rope);
+  g_test_add_data_func ("/backend-grad/rope-neox", "neox", test_rope);
+  g_test_add_data_func ("/backend-grad/swiglu", NULL, test_swiglu);
+  g_test_add_data_func ("/backend-grad/geglu", "gelu", test_swiglu);
   g_test_add_func ("/backend-grad/get-rows", test_get_rows);
   g_test_add_func ("/backend-grad/check-backward", test_check_backward);
   for (i = 0; i < G_N_ELEMENTS (attn_cases); i++)

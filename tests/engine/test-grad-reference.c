@@ -31,6 +31,7 @@
 #include "engine/core/sc-sha256.h"
 #include "engine/forward/sc-backward.h"
 #include "engine/model/sc-model.h"
+#include "sc-test-grad.h"
 
 static JsonParser *parser;
 static GBytes *data;
@@ -75,27 +76,6 @@ keep_packed (void *user, int layer, int head, const float *P, const float *dP, i
           g_assert_cmpfloat (dP[i * n + j], ==, 0.0f);
       }
   return true;
-}
-
-/* The block's worst |got - ref| / max |ref|, after checking every element. */
-static double
-compare (const char *what, const float *got, const float *ref, gsize count)
-{
-  double scale = 0.0, worst = 0.0;
-  gsize i;
-
-  for (i = 0; i < count; i++)
-    scale = fmax (scale, fabs (ref[i]));
-  for (i = 0; i < count; i++)
-    {
-      const double d = fabs ((double) got[i] - ref[i]);
-      if (!(d <= 1e-4 * scale + 1e-3 * fabs (ref[i])))
-        g_error ("%s[%zu]: got %.7g, reference %.7g (block scale %.3g)", what, i, got[i], ref[i],
-                 scale);
-      worst = fmax (worst, d);
-    }
-  g_assert_cmpfloat (worst, <=, 1e-4 * scale);
-  return worst / scale;
 }
 
 static void
@@ -161,14 +141,14 @@ test_prompt (gconstpointer user)
       what = g_strdup_printf ("%s %s grad_embd", name, kind);
       ref = block (ob, "grad_embd", &count);
       g_assert_cmpuint (count, ==, (gsize) n * in->n_embd);
-      re = compare (what, g, ref, count);
+      re = sc_test_grad_compare (what, g, ref, count);
       g_free (what);
       what = g_strdup_printf ("%s %s grad_probs", name, kind);
       ref = block (ob, "grad_probs", &count);
       g_assert_cmpuint (count, ==, (gsize) in->n_layers * k.H * n * (n + 1) / 2);
-      rp = compare (what, k.dP, ref, count);
+      rp = sc_test_grad_compare (what, k.dP, ref, count);
       ref = block (pr, "probs", &count);
-      rprob = compare ("probabilities", k.P, ref, count);
+      rprob = sc_test_grad_compare ("probabilities", k.P, ref, count);
       g_test_message ("%s %s: value %.7f (reference %.7f); worst |got - ref| / max |ref|: "
                       "embeddings %.2e, dP %.2e, P %.2e", name, kind, value, want, re, rp, rprob);
     }

@@ -164,7 +164,7 @@ test_info (void)
   g_assert_false (in->tied_output);
   g_assert_true (sc_model_weights (m)->output != sc_model_weights (m)->token_embd);
   g_assert_nonnull (sc_model_weights (m)->layers[N_LAYERS - 1].bv);
-  g_assert_false (sc_model_has_backward (m));
+  g_assert_true (sc_model_has_backward (m));
   g_assert_true (sc_model_info (mt)->tied_output);
   g_assert_true (sc_model_weights (mt)->output == sc_model_weights (mt)->token_embd);
   sc_model_free (m);

@@ -119,8 +119,6 @@ CALLS = [0]    # how often the replacement attention ran (asserted > 0: it is re
 
 def patch_float64(ml, model):
     """Make the three float32 spots of modeling_llama compute in the tensors' own dtype."""
-    nn = torch.nn
-
     def rms_forward(self, hidden_states):
         variance = hidden_states.pow(2).mean(-1, keepdim=True)
         return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
@@ -143,6 +141,15 @@ def patch_float64(ml, model):
 
     rot.forward = rope_forward
 
+    ml.eager_attention_forward = eager64_for(ml)
+
+
+def eager64_for(ml):
+    """ml.eager_attention_forward (modeling_llama's, or another architecture's module with
+    the same repeat_kv), with the softmax in query's dtype (not float32) and PERTURB's
+    additive bump of P (FD checks); counts its calls in CALLS. grad_ref_arch.py uses it too."""
+    nn = torch.nn
+
     def eager64(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
         # ml.eager_attention_forward, with the softmax in query's dtype (not float32).
         CALLS[0] += 1
@@ -163,7 +170,7 @@ def patch_float64(ml, model):
         attn_output = attn_output.transpose(1, 2).contiguous()
         return attn_output, attn_weights
 
-    ml.eager_attention_forward = eager64
+    return eager64
 
 
 # --- objectives ------------------------------------------------------------------------------
