@@ -610,6 +610,7 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
   run->db_path = g_strdup (db_path);
   run->text = saccade_format_one_line (info.text, info.text_len);
   run->model_name = g_strdup (info.model_name);
+  memcpy (run->model_sha256, info.model_sha256, sizeof run->model_sha256);
   run->backend = g_strdup (info.backend);
   run->n_layers = (int) info.n_layers;
   run->n_heads = (int) info.n_heads;

@@ -80,6 +80,8 @@ typedef struct {
   gint64 id;
   char *text;           /* readable form of the run's text (see SaccadeRunItem) */
   char *model_name;
+  char model_sha256[SC_SHA256_HEX_SIZE]; /* the model file's, lower-case hex: the identity a
+                                          * study of the run must be computed with */
   char *backend;
   int n_layers, n_heads, n_kv_heads;
   int n;                /* tokens */

@@ -235,6 +235,23 @@ check_png "$out/gemma.png"
 [ "$(studies "kind = 'patch-attribution' AND status = 'complete'")" = 1 ] \
   || fail "Gemma's attribution patching study was not stored"
 
+# --- 4. A run of another model: Run Study is off and the page says why -----------------
+# The SmolLM2 runs of part 1 with Gemma 3 loaded: no study of them can be computed with it.
+cat > "$out/other.script" <<SCRIPT
+select 1
+page ablation
+ablation-study heads
+expect-ablation-runnable no
+expect-ablation another model file than the loaded
+screenshot $out/other-model.png
+quit
+SCRIPT
+model=$gemma
+db="$out/patch.sqlite"
+run_app other "$out/other.script"
+model=$smollm
+check_png "$out/other-model.png"
+
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "PASS"

@@ -53,15 +53,18 @@ shown_result (SaccadeAblationPage *self)
 /* ------------------------------------------------------------------------------------ */
 /* Status and actions                                                                    */
 
-/* Why the chosen study cannot run on the loaded model (it needs a backward pass the
- * architecture lacks), or NULL. Caller frees. */
+/* Why the chosen study cannot run on the loaded model (the run was captured with another
+ * model, or it needs a backward pass the architecture lacks), or NULL. Caller frees. */
 static char *
 no_backward (SaccadeAblationPage *self)
 {
   SaccadeLoadedModel *loaded = saccade_page_get_model (SACCADE_PAGE (self));
   ScModel *model = loaded != NULL ? saccade_loaded_model_get_model (loaded) : NULL;
   const ScStudyKind *k = saccade_ablation_study_kind (ablation_chosen_study (self)->kind);
+  char *other = saccade_page_dup_other_model (SACCADE_PAGE (self));
 
+  if (other != NULL)
+    return other;
   if (model == NULL || !(k->needs & SC_STUDY_NEEDS_BACKWARD) || sc_model_has_backward (model))
     return NULL;
   return g_strdup_printf (_("Needs gradients, and %s models have no backward pass yet: "

@@ -542,6 +542,27 @@ saccade_page_run_dropdown_init (GtkDropDown *dd)
 }
 
 char *
+saccade_page_dup_other_model (SaccadePage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (self);
+  SaccadeLoadedModel *model = saccade_page_get_model (self);
+  const ScStoreModel *ident = model != NULL ? saccade_loaded_model_get_ident (model) : NULL;
+  char hex[SC_SHA256_HEX_SIZE];
+
+  if (run == NULL || ident == NULL)
+    return NULL;
+  sc_sha256_hex (ident->sha256, hex);
+  if (strcmp (hex, run->model_sha256) == 0)
+    return NULL;
+  /* Translators: the run, its model's name and the loaded model's (as the command line's
+   * refusal), then what to do. */
+  return g_strdup_printf (_("Run %lld was captured with %s, another model file than the "
+                            "loaded %s: open that model to study it"),
+                          (long long) run->id, run->model_name,
+                          saccade_loaded_model_get_name (model));
+}
+
+char *
 saccade_page_dup_run_title (SaccadePage *self, const char *what)
 {
   SaccadeRun *run = saccade_page_get_run (self);

@@ -136,6 +136,10 @@ char *saccade_page_dup_quoted_text (SaccadeRun *run);
  * text (a whole page, the Induction page's random tokens) cannot make the picker — and with
  * it the window — wider than the screen. Caller frees. */
 char *saccade_page_dup_run_choice (gint64 id, const char *title);
+/* Why a study of the page's run cannot be computed with the loaded model (the run was
+ * captured with another model file: the words `saccade study` says), or NULL when it can
+ * (or there is no run or no model). Caller frees. */
+char *saccade_page_dup_other_model (SaccadePage *self);
 /* Makes @dd, a run picker over a GtkStringList of saccade_page_dup_run_choice() names, ask
  * for a minimum width that does not follow the run it shows (its label ellipsized, the
  * list's rows too), so choosing a run with wide characters (a chat template's
