@@ -34,6 +34,7 @@
 #include "engine/study/sc-dla.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-layer-study.h"
+#include "engine/study/sc-lens-study.h"
 #include "engine/study/sc-patch-study.h"
 #include "engine/study/sc-permutation-study.h"
 
@@ -55,6 +56,8 @@ G_BEGIN_DECLS
  *               [--target A] [--contrast B] [--direction D] [--what W]`
  *   ATTR_PATCH  attribution-patch, as PATCH        `saccade study attribution-patch RUN ...`
  *               (needs a backward pass)
+ *   LENS        logit-lens, target and contrast    `saccade study lens RUN [--target A]
+ *               [--contrast B]`
  * New kinds are added at the end. */
 typedef enum {
   SACCADE_ABLATION_HEADS,   /* the head sweep: each head zero-ablated alone */
@@ -67,6 +70,7 @@ typedef enum {
   SACCADE_ABLATION_LAYERS,  /* the layer sweep: each layer's attention zero-ablated */
   SACCADE_ABLATION_PATCH,   /* activation patching between the run and a corrupted run */
   SACCADE_ABLATION_ATTR_PATCH, /* its first-order estimate from one backward pass */
+  SACCADE_ABLATION_LENS,    /* the logit lens: each layer's residual through the head */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -100,7 +104,7 @@ typedef struct {
   /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:
    * denoise, heads), and the contrast token B of its metric logit(target) − logit(B) (−1:
-   * the corrupted run's top-1); DLA takes the same B (−1: none). */
+   * the corrupted run's top-1); DLA and LENS take the same B (−1: none). */
   gint64 corrupted_run;
   int contrast;
   int patch_direction;
@@ -121,6 +125,7 @@ typedef struct {
   ScDlaResult *dla;           /* DLA */
   ScLayerSweepResult *layers; /* LAYERS */
   ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated) */
+  ScLensResult *lens;         /* LENS */
   SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
   /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
    * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the
@@ -187,8 +192,9 @@ int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMet
  * DLA: with the stored zero-ablation effect beside it), per token (leave-one-out), per
  * ordering and step (erasure: ordering,seed_index,k,erased_pos,p_target,tv,top1) or per
  * compared token (faithfulness: saccade_faithfulness_run_csv's columns), per patched cell
- * (patching: saccade_patch_csv's columns), the clean run's
- * numbers and the ids repeated on each but faithfulness's; NaN as an empty field (but
+ * (patching: saccade_patch_csv's columns) or per lens entry (layer,logp,p,rank,top1,m,
+ * contrast: l = 0 the embedding, l = n_layers the model's output), the clean run's numbers
+ * and the ids repeated on each but faithfulness's; NaN as an empty field (but
  * faithfulness's "nan"). Token rows name their token by @tokens[j].id and @labels[j]
  * (display labels), both of @n entries; either may be NULL, or @n may differ from the
  * study's length: then id −1 and an empty label. */
