@@ -233,6 +233,37 @@ csv_lens (const SaccadeAblation *a)
   return g_string_free_to_bytes (out);
 }
 
+/* Context mixing: one row per cell j <= i of each layer's map, then of the rollout. */
+static GBytes *
+csv_mixing (const SaccadeAblation *a, const char *const *labels, int n)
+{
+  const ScMixingResult *r = a->mixing;
+  const gboolean named = labels != NULL && n == r->n_tokens;
+  GString *out = g_string_new ("map,query,query_label,key,key_label,share,mix,method,run,"
+                               "study\n");
+
+  for (int k = 0; k <= r->n_layers; k++)
+    {
+      const float *map = sc_mixing_result_map (r, k);
+      for (int i = 0; i < r->n_tokens; i++)
+        for (int j = 0; j <= i; j++)
+          {
+            if (k < r->n_layers)
+              g_string_append_printf (out, "%d,%d,", k, i);
+            else
+              g_string_append_printf (out, "rollout,%d,", i);
+            saccade_csv_quoted (out, named ? labels[i] : "");
+            g_string_append_printf (out, ",%d,", j);
+            saccade_csv_quoted (out, named ? labels[j] : "");
+            saccade_csv_add_exact (out, map[(size_t) i * r->n_tokens + j]);
+            saccade_csv_add_exact (out, r->mix[k]);
+            g_string_append_printf (out, ",%s,%lld,%lld\n", sc_mixing_method_names[r->method],
+                                    (long long) a->run_id, (long long) a->study_id);
+          }
+    }
+  return g_string_free_to_bytes (out);
+}
+
 GBytes *
 saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
                       const char *const *labels, int n)
@@ -256,6 +287,8 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
                       a->heads->loss_clean);
   if (a->lens != NULL)
     return csv_lens (a);
+  if (a->mixing != NULL)
+    return csv_mixing (a, labels, n);
   if (a->layers != NULL)
     return csv_sweep (a, a->layers->layers, a->layers->n_layers, 0, a->layers->loss_clean);
   g_return_val_if_fail (a->tokens != NULL, NULL);

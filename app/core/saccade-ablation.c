@@ -44,6 +44,7 @@ typedef struct {
   ScLayerSweepParams layers;
   ScPatchParams patch;
   ScLensParams lens;
+  ScMixingParams mixing_vz, mixing_alti;
 } KindParams;
 
 /* Each kind of the enum: its study kind, where its params sit in KindParams and where its
@@ -75,6 +76,10 @@ static const struct {
                                     offsetof (SaccadeAblation, patch) },
   [SACCADE_ABLATION_LENS] = { &sc_study_kind_lens, offsetof (KindParams, lens),
                               offsetof (SaccadeAblation, lens) },
+  [SACCADE_ABLATION_MIXING_VZ] = { &sc_study_kind_mixing, offsetof (KindParams, mixing_vz),
+                                   offsetof (SaccadeAblation, mixing) },
+  [SACCADE_ABLATION_MIXING_ALTI] = { &sc_study_kind_mixing, offsetof (KindParams, mixing_alti),
+                                     offsetof (SaccadeAblation, mixing) },
 };
 
 const ScStudyKind *
@@ -241,6 +246,8 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->dla = (ScDlaParams) { .target = p->target, .contrast = p->contrast };
   k->layers = (ScLayerSweepParams) { .target = p->target };
   k->lens = (ScLensParams) { .target = p->target, .contrast = p->contrast };
+  k->mixing_vz = (ScMixingParams) { SC_MIXING_VALUE_ZEROING };
+  k->mixing_alti = (ScMixingParams) { SC_MIXING_ALTI };
   k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
                                .contrast = p->contrast, .direction = p->patch_direction,
                                .what = p->patch_what };

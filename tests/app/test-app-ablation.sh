@@ -12,11 +12,13 @@
 #    attribution run whole, are drawn, exported and stored; attention permutation is
 #    cancelled at its first progress and leaves no study. The layer sweep (the kind added
 #    to the window through the study table alone) runs whole, is drawn and exported, and so
-#    does the logit lens (a row of the table, drawn by the layer sweep's bar view).
+#    does the logit lens (a row of the table, drawn by the layer sweep's bar view). Context
+#    mixing by value zeroing is cancelled at its first progress; then ALTI and value
+#    zeroing run whole, are drawn (the rollout's map) and exported.
 # 2. The command line finds what the window stored (`saccade ablate --erasure`, `saccade
-#    faithfulness`, `saccade dla`, `saccade study layers`, `saccade study lens`: "reused
-#    study"), and stores an erasure study of its own (drop) that the window then finds with
-#    the same options, computing nothing.
+#    faithfulness`, `saccade dla`, `saccade study layers`, `saccade study lens`,
+#    `saccade study mixing --method alti`: "reused study"), and stores an erasure study of
+#    its own (drop) that the window then finds with the same options, computing nothing.
 # 3. The window again on the same database: the stored study is shown at once when the run
 #    is selected (its status names the stored study; nothing is computed: the database
 #    holds as many studies as before).
@@ -125,11 +127,26 @@ screenshot $out/lens.png
 export-figure $out/lens.png.png
 export-figure $out/lens.svg
 export-csv $out/lens.csv
+ablation-study mixing-vz
+ablation-run-then-cancel
+expect-ablation Cancelled
+ablation-study mixing-alti
+ablation-run
+expect-ablation rolled out · computed in
+screenshot $out/mixing-alti.png
+export-figure $out/mixing-alti.svg
+export-csv $out/mixing-alti.csv
+ablation-study mixing-vz
+ablation-run
+expect-ablation rolled out · computed in
+screenshot $out/mixing-vz.png
+export-figure $out/mixing-vz.png.png
+export-csv $out/mixing-vz.csv
 quit
 SCRIPT
 run_app first "$out/first.script"
 grep -q "cancelling the study" "$out/first.log" || fail "no study was cancelled mid-way"
-[ "$(grep -c "cancelling the study" "$out/first.log")" = 3 ] || fail "three studies should be cancelled"
+[ "$(grep -c "cancelling the study" "$out/first.log")" = 4 ] || fail "four studies should be cancelled"
 [ "$(studies "kind = 'ablate-heads'")" = 0 ] || fail "a cancelled head sweep left a study"
 [ "$(studies "status = 'writing'")" = 0 ] || fail "a cancelled study left a 'writing' row"
 [ "$(studies "kind = 'ablate-tokens' AND status = 'complete'")" = 2 ] \
@@ -180,6 +197,21 @@ grep -q "Logit lens" "$out/lens.svg" || fail "lens.svg has no title"
 [ "$(wc -l < "$out/lens.csv")" = 32 ] || fail "lens.csv should have 1 + 31 lines"
 head -1 "$out/lens.csv" | grep -q '^layer,logp,p,rank,top1,m,contrast,target,' || fail "lens.csv header: $(head -1 "$out/lens.csv")"
 [ "$(tail -1 "$out/lens.csv" | cut -d, -f1,4)" = "30,0" ] || fail "the lens's last entry should rank the top-1 first: $(tail -1 "$out/lens.csv")"
+# Context mixing: value zeroing cancelled once, then both methods whole, each stored once
+# (one kind, told apart by its method), drawn and exported: a row per cell j <= i of the
+# 30 layers' maps and the rollout (31 × 55), the rollout's rows summing to 1.
+[ "$(studies "kind = 'context-mixing' AND status = 'complete'")" = 2 ] || fail "context mixing should be stored twice (two methods)"
+[ "$(studies "kind = 'context-mixing' AND params LIKE '%\"alti\"%'")" = 1 ] || fail "ALTI should be stored once"
+for m in alti vz; do
+  check_png "$out/mixing-$m.png"
+  [ "$(wc -l < "$out/mixing-$m.csv")" = 1706 ] || fail "mixing-$m.csv should have 1 + 31 × 55 lines"
+  head -1 "$out/mixing-$m.csv" | grep -q '^map,query,query_label,key,key_label,share,' || fail "mixing-$m.csv header"
+  [ "$(grep -c '^rollout,9,' "$out/mixing-$m.csv")" = 10 ] || fail "mixing-$m.csv: the last token's rollout row should have 10 cells"
+  awk -F, '$1 == "rollout" && $2 == 9 { s += $6 } END { exit !(s > 0.999 && s < 1.001) }' "$out/mixing-$m.csv" \
+    || fail "mixing-$m.csv: the last token's rollout row does not sum to 1"
+done
+grep -q "Context mixing by ALTI, rolled out" "$out/mixing-alti.svg" || fail "mixing-alti.svg has no title naming ALTI"
+head -c 8 "$out/mixing-vz.png.png" | grep -q PNG || fail "mixing-vz.png.png is not a PNG"
 
 # --- 2. The command line and the window share their studies -----------------------------
 n_before=$(studies "1")
@@ -201,6 +233,8 @@ cli study layers "$run" > "$out/cli-layers.txt"
 grep -q "reused study" "$out/cli-layers.txt" || fail "saccade study layers did not find the window's study: $(head -3 "$out/cli-layers.txt")"
 cli study lens "$run" > "$out/cli-lens.txt"
 grep -q "reused study" "$out/cli-lens.txt" || fail "saccade study lens did not find the window's study: $(head -3 "$out/cli-lens.txt")"
+cli study mixing "$run" --method alti > "$out/cli-mixing.txt"
+grep -q "reused study" "$out/cli-mixing.txt" || fail "saccade study mixing --method alti did not find the window's study: $(head -3 "$out/cli-mixing.txt")"
 [ "$(studies "1")" = "$n_before" ] || fail "the command line computed a study the window had stored"
 cli ablate "$run" --erasure --kind drop --seeds 2 > "$out/cli-drop.txt"
 grep -q "stored as study" "$out/cli-drop.txt" || fail "saccade ablate --erasure --kind drop: $(cat "$out/cli-drop.txt")"
