@@ -34,6 +34,8 @@
 #include "engine/study/sc-dla.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-layer-study.h"
+#include "engine/study/sc-lens-study.h"
+#include "engine/study/sc-mixing-study.h"
 #include "engine/study/sc-patch-study.h"
 #include "engine/study/sc-permutation-study.h"
 
@@ -55,6 +57,11 @@ G_BEGIN_DECLS
  *               [--target A] [--contrast B] [--direction D] [--what W]`
  *   ATTR_PATCH  attribution-patch, as PATCH        `saccade study attribution-patch RUN ...`
  *               (needs a backward pass)
+ *   LENS        logit-lens, target and contrast    `saccade study lens RUN [--target A]
+ *               [--contrast B]`
+ *   MIXING_VZ   context-mixing, value zeroing      `saccade study mixing RUN --method
+ *   MIXING_ALTI context-mixing, ALTI               value-zeroing|alti` (each layer's map and
+ *               their rollout)
  * New kinds are added at the end. */
 typedef enum {
   SACCADE_ABLATION_HEADS,   /* the head sweep: each head zero-ablated alone */
@@ -67,6 +74,9 @@ typedef enum {
   SACCADE_ABLATION_LAYERS,  /* the layer sweep: each layer's attention zero-ablated */
   SACCADE_ABLATION_PATCH,   /* activation patching between the run and a corrupted run */
   SACCADE_ABLATION_ATTR_PATCH, /* its first-order estimate from one backward pass */
+  SACCADE_ABLATION_LENS,    /* the logit lens: each layer's residual through the head */
+  SACCADE_ABLATION_MIXING_VZ,   /* context mixing by value zeroing, rolled out */
+  SACCADE_ABLATION_MIXING_ALTI, /* context mixing by ALTI, rolled out */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -76,10 +86,11 @@ const ScStudyKind *saccade_ablation_study_kind (SaccadeAblationKind kind);
  * apart by its params); NULL outside the enum. */
 const char *saccade_ablation_kind_id (SaccadeAblationKind kind);
 /* The short names "heads", "tokens", "heads-mean", "permute", "erasure", "dla",
- * "faithfulness", "layers", "patch" (the test driver's and page.study's); NULL outside the
- * enum. */
+ * "faithfulness", "layers", "patch", "lens", "mixing" (both methods) (the engine kinds'
+ * names); NULL outside the enum. */
 const char *saccade_ablation_kind_name (SaccadeAblationKind kind);
-/* Parses a short name, or a store kind text other than "ablate-heads"'s mean form. */
+/* Parses a short name, or a store kind text other than "ablate-heads"'s mean form and
+ * "mixing"'s ALTI (the first kind of a name wins). */
 gboolean saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out);
 
 /* The defaults of the verbs' options, which the window uses as well. */
@@ -100,7 +111,7 @@ typedef struct {
   /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:
    * denoise, heads), and the contrast token B of its metric logit(target) − logit(B) (−1:
-   * the corrupted run's top-1); DLA takes the same B (−1: none). */
+   * the corrupted run's top-1); DLA and LENS take the same B (−1: none). */
   gint64 corrupted_run;
   int contrast;
   int patch_direction;
@@ -121,6 +132,8 @@ typedef struct {
   ScDlaResult *dla;           /* DLA */
   ScLayerSweepResult *layers; /* LAYERS */
   ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated) */
+  ScLensResult *lens;         /* LENS */
+  ScMixingResult *mixing;     /* MIXING_VZ, MIXING_ALTI */
   SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
   /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
    * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the
@@ -187,8 +200,11 @@ int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMet
  * DLA: with the stored zero-ablation effect beside it), per token (leave-one-out), per
  * ordering and step (erasure: ordering,seed_index,k,erased_pos,p_target,tv,top1) or per
  * compared token (faithfulness: saccade_faithfulness_run_csv's columns), per patched cell
- * (patching: saccade_patch_csv's columns), the clean run's
- * numbers and the ids repeated on each but faithfulness's; NaN as an empty field (but
+ * (patching: saccade_patch_csv's columns) or per lens entry (layer,logp,p,rank,top1,m,
+ * contrast: l = 0 the embedding, l = n_layers the model's output) or per cell j <= i of
+ * each context-mixing map (map,query,query_label,key,key_label,share,mix,method: map a
+ * layer or "rollout"), the clean run's numbers
+ * and the ids repeated on each but faithfulness's; NaN as an empty field (but
  * faithfulness's "nan"). Token rows name their token by @tokens[j].id and @labels[j]
  * (display labels), both of @n entries; either may be NULL, or @n may differ from the
  * study's length: then id −1 and an empty label. */

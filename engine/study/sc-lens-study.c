@@ -281,6 +281,13 @@ lens_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, vo
                              err);
 
   (void) kind;
+  /* one pass: its only progress is the end, where a caller's stop still leaves no result */
+  if (st == SC_OK && ctx->progress != NULL && !ctx->progress (ctx->progress_user, 1.0))
+    {
+      sc_lens_result_free (r);
+      r = NULL;
+      st = sc_error_set (err, SC_ERR_CANCELLED, "logit lens: cancelled after its pass");
+    }
   *out = r;
   return st;
 }

@@ -11,11 +11,14 @@
 #    orders), faithfulness (its leave-one-out read from the stored study) and direct logit
 #    attribution run whole, are drawn, exported and stored; attention permutation is
 #    cancelled at its first progress and leaves no study. The layer sweep (the kind added
-#    to the window through the study table alone) runs whole, is drawn and exported.
+#    to the window through the study table alone) runs whole, is drawn and exported, and so
+#    does the logit lens (a row of the table, drawn by the layer sweep's bar view). Context
+#    mixing by value zeroing is cancelled at its first progress; then ALTI and value
+#    zeroing run whole, are drawn (the rollout's map) and exported.
 # 2. The command line finds what the window stored (`saccade ablate --erasure`, `saccade
-#    faithfulness`, `saccade dla`, `saccade study layers`: "reused study"), and stores an
-#    erasure study of its own (drop) that the window then finds with the same options,
-#    computing nothing.
+#    faithfulness`, `saccade dla`, `saccade study layers`, `saccade study lens`,
+#    `saccade study mixing --method alti`: "reused study"), and stores an erasure study of
+#    its own (drop) that the window then finds with the same options, computing nothing.
 # 3. The window again on the same database: the stored study is shown at once when the run
 #    is selected (its status names the stored study; nothing is computed: the database
 #    holds as many studies as before).
@@ -117,11 +120,33 @@ expect-ablation computed in
 screenshot $out/layers.png
 export-figure $out/layers.svg
 export-csv $out/layers.csv
+ablation-study lens
+ablation-run
+expect-ablation computed in
+screenshot $out/lens.png
+export-figure $out/lens.png.png
+export-figure $out/lens.svg
+export-csv $out/lens.csv
+ablation-study mixing-vz
+ablation-run-then-cancel
+expect-ablation Cancelled
+ablation-study mixing-alti
+ablation-run
+expect-ablation rolled out · computed in
+screenshot $out/mixing-alti.png
+export-figure $out/mixing-alti.svg
+export-csv $out/mixing-alti.csv
+ablation-study mixing-vz
+ablation-run
+expect-ablation rolled out · computed in
+screenshot $out/mixing-vz.png
+export-figure $out/mixing-vz.png.png
+export-csv $out/mixing-vz.csv
 quit
 SCRIPT
 run_app first "$out/first.script"
 grep -q "cancelling the study" "$out/first.log" || fail "no study was cancelled mid-way"
-[ "$(grep -c "cancelling the study" "$out/first.log")" = 3 ] || fail "three studies should be cancelled"
+[ "$(grep -c "cancelling the study" "$out/first.log")" = 4 ] || fail "four studies should be cancelled"
 [ "$(studies "kind = 'ablate-heads'")" = 0 ] || fail "a cancelled head sweep left a study"
 [ "$(studies "status = 'writing'")" = 0 ] || fail "a cancelled study left a 'writing' row"
 [ "$(studies "kind = 'ablate-tokens' AND status = 'complete'")" = 2 ] \
@@ -161,6 +186,32 @@ check_png "$out/layers.png"
 [ "$(wc -l < "$out/layers.csv")" = 31 ] || fail "layers.csv should have 1 + 30 lines"
 head -1 "$out/layers.csv" | grep -q '^layer,delta_logp,' || fail "layers.csv header: $(head -1 "$out/layers.csv")"
 grep -q "<svg" "$out/layers.svg" 2>/dev/null || fail "layers.svg is not an SVG"
+# The logit lens: stored once, drawn, a row per residual entry (the embedding, then after
+# each of the 30 layers); the last entry is the model's output, where the default target
+# (the clean top-1) has rank 0.
+[ "$(studies "kind = 'logit-lens' AND status = 'complete'")" = 1 ] || fail "the logit lens should be stored once"
+check_png "$out/lens.png"
+head -c 8 "$out/lens.png.png" | grep -q PNG || fail "lens.png.png is not a PNG"
+grep -q "<svg" "$out/lens.svg" 2>/dev/null || fail "lens.svg is not an SVG"
+grep -q "Logit lens" "$out/lens.svg" || fail "lens.svg has no title"
+[ "$(wc -l < "$out/lens.csv")" = 32 ] || fail "lens.csv should have 1 + 31 lines"
+head -1 "$out/lens.csv" | grep -q '^layer,logp,p,rank,top1,m,contrast,target,' || fail "lens.csv header: $(head -1 "$out/lens.csv")"
+[ "$(tail -1 "$out/lens.csv" | cut -d, -f1,4)" = "30,0" ] || fail "the lens's last entry should rank the top-1 first: $(tail -1 "$out/lens.csv")"
+# Context mixing: value zeroing cancelled once, then both methods whole, each stored once
+# (one kind, told apart by its method), drawn and exported: a row per cell j <= i of the
+# 30 layers' maps and the rollout (31 × 55), the rollout's rows summing to 1.
+[ "$(studies "kind = 'context-mixing' AND status = 'complete'")" = 2 ] || fail "context mixing should be stored twice (two methods)"
+[ "$(studies "kind = 'context-mixing' AND params LIKE '%\"alti\"%'")" = 1 ] || fail "ALTI should be stored once"
+for m in alti vz; do
+  check_png "$out/mixing-$m.png"
+  [ "$(wc -l < "$out/mixing-$m.csv")" = 1706 ] || fail "mixing-$m.csv should have 1 + 31 × 55 lines"
+  head -1 "$out/mixing-$m.csv" | grep -q '^map,query,query_label,key,key_label,share,' || fail "mixing-$m.csv header"
+  [ "$(grep -c '^rollout,9,' "$out/mixing-$m.csv")" = 10 ] || fail "mixing-$m.csv: the last token's rollout row should have 10 cells"
+  awk -F, '$1 == "rollout" && $2 == 9 { s += $6 } END { exit !(s > 0.999 && s < 1.001) }' "$out/mixing-$m.csv" \
+    || fail "mixing-$m.csv: the last token's rollout row does not sum to 1"
+done
+grep -q "Context mixing by ALTI, rolled out" "$out/mixing-alti.svg" || fail "mixing-alti.svg has no title naming ALTI"
+head -c 8 "$out/mixing-vz.png.png" | grep -q PNG || fail "mixing-vz.png.png is not a PNG"
 
 # --- 2. The command line and the window share their studies -----------------------------
 n_before=$(studies "1")
@@ -180,6 +231,10 @@ cli dla "$run" > "$out/cli-dla.txt"
 grep -q "reused study" "$out/cli-dla.txt" || fail "saccade dla did not find the window's study: $(head -3 "$out/cli-dla.txt")"
 cli study layers "$run" > "$out/cli-layers.txt"
 grep -q "reused study" "$out/cli-layers.txt" || fail "saccade study layers did not find the window's study: $(head -3 "$out/cli-layers.txt")"
+cli study lens "$run" > "$out/cli-lens.txt"
+grep -q "reused study" "$out/cli-lens.txt" || fail "saccade study lens did not find the window's study: $(head -3 "$out/cli-lens.txt")"
+cli study mixing "$run" --method alti > "$out/cli-mixing.txt"
+grep -q "reused study" "$out/cli-mixing.txt" || fail "saccade study mixing --method alti did not find the window's study: $(head -3 "$out/cli-mixing.txt")"
 [ "$(studies "1")" = "$n_before" ] || fail "the command line computed a study the window had stored"
 cli ablate "$run" --erasure --kind drop --seeds 2 > "$out/cli-drop.txt"
 grep -q "stored as study" "$out/cli-drop.txt" || fail "saccade ablate --erasure --kind drop: $(cat "$out/cli-drop.txt")"

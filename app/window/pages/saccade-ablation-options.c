@@ -37,6 +37,12 @@ const StudyKind ablation_studies[] = {
   { "attribution-patch", N_("Attribution patching — first-order estimate"),
     SACCADE_ABLATION_ATTR_PATCH, "attr-patch", saccade_patch_view_get_type, FALSE, -1,
     OPTIONS_PATCH, TRUE },
+  { "lens", N_("Logit lens — each layer's prediction"), SACCADE_ABLATION_LENS, "lens",
+    saccade_effect_bars_view_get_type, FALSE, -1, OPTIONS_NONE, TRUE },
+  { "mixing-vz", N_("Context mixing — value zeroing, rolled out"), SACCADE_ABLATION_MIXING_VZ,
+    "mixing", saccade_mixing_view_get_type, FALSE, -1, OPTIONS_NONE },
+  { "mixing-alti", N_("Context mixing — ALTI, rolled out"), SACCADE_ABLATION_MIXING_ALTI,
+    "mixing", saccade_mixing_view_get_type, FALSE, -1, OPTIONS_NONE },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);

@@ -191,7 +191,22 @@ show_idle_status (SaccadeAblationPage *self)
           g_free (measure);
           measure = both;
         }
-      if (a->reused)
+      if (a->mixing != NULL)
+        {
+          /* Translators: context mixing's status (it has no target): the rollout's mixing
+           * ratio, then when it was computed or stored, as below. */
+          g_autofree char *lead = g_strdup_printf (_("Mixing ratio %.2f, rolled out"),
+                                                   a->mixing->mix[a->mixing->n_layers]);
+          if (a->reused)
+            text = g_strdup_printf (_("%s · study %lld of %s"), lead, (long long) a->study_id,
+                                    when);
+          else if (a->study_id > 0)
+            text = g_strdup_printf (_("%s · computed in %.1f s · study %lld"), lead, a->seconds,
+                                    (long long) a->study_id);
+          else
+            text = g_strdup_printf (_("%s · computed in %.1f s (not stored)"), lead, a->seconds);
+        }
+      else if (a->reused)
         /* Translators: target token, whether it is the clean top-1, ln p, study, date. */
         text = g_strdup_printf (_("Target %s%s%s · study %lld of %s"), target,
                                 t == saccade_ablation_top1_clean (a) ? _(" (the clean top-1)") : "",

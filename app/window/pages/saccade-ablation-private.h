@@ -32,11 +32,11 @@ typedef struct {
   gboolean metric;              /* the metric chooser applies */
   int default_metric;           /* set when the study is chosen; -1: kept */
   StudyOptions options;
-  gboolean contrast;            /* the contrast entry applies (DLA, patching) */
+  gboolean contrast;            /* the contrast entry applies (DLA, patching, lens) */
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
-#define ABLATION_N_STUDIES 10
+#define ABLATION_N_STUDIES 13
 extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
 
 struct _SaccadeAblationPage

@@ -1,14 +1,17 @@
 /* saccade-effect-bars-view.c — the bar views (see saccade-study-views.h) of the studies whose
  * result is one effect per item: token leave-one-out (a bar pair per token: masked out of
- * every attention row, dropped from the input) and the layer sweep (a bar per layer: its
- * whole attention block taken away). The chosen metric is drawn; hover gives the values
- * and, for a layer, whether the top-1 flipped.
+ * every attention row, dropped from the input), the layer sweep (a bar per layer: its
+ * whole attention block taken away) and the logit lens (a bar per residual entry: ln p of
+ * the target read off it, the target's rank under each bar). The chosen metric is drawn
+ * (the lens has none); hover gives the values and, for a layer, whether the top-1 flipped
+ * or what it is.
  */
 #define G_LOG_DOMAIN "saccade-page"
 
 #include "app/window/studies/saccade-study-views.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 
 #include "app/core/saccade-ablation.h"
 #include "app/window/pages/saccade-page.h"
@@ -20,10 +23,13 @@ struct _SaccadeEffectBarsView
 
   GtkDrawingArea *area;
 
-  SaccadeStudyShown shown;      /* a SaccadeAblation of kind TOKENS or LAYERS */
-  int n;                        /* items (tokens or layers); 0: nothing shown */
-  double *bars[2];              /* TOKENS: mask, drop; LAYERS: the layers, NULL (n) */
-  GStrv layer_labels;           /* LAYERS: "L0" … (n); TOKENS: NULL (the run's labels) */
+  SaccadeStudyShown shown;      /* a SaccadeAblation of kind TOKENS, LAYERS or LENS */
+  int n;                        /* items (tokens, layers, lens entries); 0: nothing shown */
+  double *bars[2];              /* TOKENS: mask, drop; LAYERS: the layers, LENS: ln p of the
+                                 * entries, then NULL (n) */
+  GStrv layer_labels;           /* LAYERS: "L0" …, LENS: "L0 #rank" … (n); TOKENS: NULL (the
+                                 * run's labels) */
+  char *target;                 /* LENS: the target as the figures show tokens */
   SaccadePairedBarsGeometry geom;
   int hover;
 };
@@ -47,6 +53,10 @@ bars_title (SaccadeEffectBarsView *self)
   const char *metric = saccade_study_metric_short (self->shown.ctx.metric);
   const char *model = saccade_study_shown_model (&self->shown);
 
+  if (shown (self) != NULL && shown (self)->lens != NULL)
+    /* Translators: the logit lens's title: the target token, the model, the sentence. */
+    return g_strdup_printf (_("Logit lens: ln p(%s) and its rank by layer · %s · %s"),
+                            self->target, model, quote);
   if (shown (self) != NULL && shown (self)->layers != NULL)
     /* Translators: the layer sweep's title: the metric, the model, the sentence. */
     return g_strdup_printf (_("Taking away each layer's attention: %s · %s · %s"), metric,
@@ -64,6 +74,9 @@ bars_figure (SaccadeEffectBarsView *self, const char *title, SaccadePairedBarsFi
     .n = self->n, .a = self->bars[0], .b = self->bars[1],
     .value_name = saccade_study_metric_name (self->shown.ctx.metric), .title = title,
   };
+  if (shown (self) != NULL && shown (self)->lens != NULL)
+    /* Translators: the logit lens's value axis: the target's log-probability. */
+    f->value_name = _("ln p(target) read at the layer (nats)");
   if (self->layer_labels != NULL)
     f->labels = (const char *const *) self->layer_labels;
   else
@@ -103,6 +116,16 @@ hover_text (SaccadeEffectBarsView *self, int i)
 
   if (a == NULL || i < 0 || i >= self->n)
     return NULL;
+  if (a->lens != NULL)
+    {
+      g_autofree char *top1 = saccade_study_token_text (self->shown.ctx.model,
+                                                        a->lens->top1[i]);
+      /* Translators: hover over an entry of the logit lens: the layer it enters, the
+       * target, its log-probability, probability and rank (0: the top-1), the top-1. */
+      return g_strdup_printf (_("entering layer %d: ln p(%s) = %.4g (p = %.3g), rank %d; "
+                                "the top-1 is %s"), i, self->target, self->bars[0][i],
+                              exp (self->bars[0][i]), a->lens->rank[i], top1);
+    }
   if (a->layers != NULL && a->layers->layers[i].flipped)
     /* Translators: hover over a layer of the layer sweep whose ablation changed the
      * prediction: layer, metric, value, the new top-1 token id. */
@@ -158,6 +181,7 @@ bars_clear (SaccadeStudyView *view)
   g_clear_pointer (&self->bars[0], g_free);
   g_clear_pointer (&self->bars[1], g_free);
   g_clear_pointer (&self->layer_labels, g_strfreev);
+  g_clear_pointer (&self->target, g_free);
 }
 
 static void
@@ -169,7 +193,16 @@ bars_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyConte
   const ScAblationEffect *series[2] = { NULL, NULL };
 
   bars_clear (view);
-  if (a->layers != NULL)
+  if (a->lens != NULL)
+    {
+      self->n = a->lens->n_layers + 1;
+      self->bars[0] = g_memdup2 (a->lens->logp, self->n * sizeof (double));
+      self->layer_labels = g_new0 (char *, self->n + 1);
+      for (int l = 0; l < self->n; l++)
+        self->layer_labels[l] = g_strdup_printf ("L%d #%d", l, a->lens->rank[l]);
+      self->target = saccade_study_token_text (ctx->model, a->lens->target);
+    }
+  else if (a->layers != NULL)
     {
       self->n = a->layers->n_layers;
       series[0] = a->layers->layers;

@@ -5,7 +5,7 @@
  *   heads    the head sweeps (zero- and mean-ablation): the layer × head map of the chosen
  *            metric on the diverging map, flipped heads marked, beside the ranked heads;
  *   effect bars  token leave-one-out: mask and drop as paired bars per token; the layer
- *            sweep: a bar per layer;
+ *            sweep: a bar per layer; the logit lens: ln p(target) per layer, its rank;
  *   permute  attention permutation: the map of each head's median, its spread on hover;
  *   erasure  erasure curves: p(target) as tokens are erased, with the random orders;
  *   dla      direct logit attribution: its map, beside a stored zero-ablation sweep's map
@@ -14,7 +14,9 @@
  *            bars) and the head-level table;
  *   patch    activation patching: the normalised effect of each patched cell (layer × head,
  *            (layer·head) × position or layer × position) on the diverging map, 0 (the
- *            corrupted run) white and ±1 saturated.
+ *            corrupted run) white and ±1 saturated;
+ *   mixing   context mixing (value zeroing, ALTI): the rollout's token × token map, with
+ *            the run's labels.
  *
  * A click on a head (heads, permute, dla, patch) opens it on the Heatmap page
  * (`win.show-head`); Shift+click on a head of the patching map sets it on the clean run
@@ -41,6 +43,8 @@ G_DECLARE_FINAL_TYPE (SaccadeErasureView, saccade_erasure_view, SACCADE, ERASURE
 G_DECLARE_FINAL_TYPE (SaccadeDlaView, saccade_dla_view, SACCADE, DLA_VIEW, GtkWidget)
 #define SACCADE_TYPE_PATCH_VIEW (saccade_patch_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadePatchView, saccade_patch_view, SACCADE, PATCH_VIEW, GtkWidget)
+#define SACCADE_TYPE_MIXING_VIEW (saccade_mixing_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeMixingView, saccade_mixing_view, SACCADE, MIXING_VIEW, GtkWidget)
 #define SACCADE_TYPE_FAITH_VIEW (saccade_faith_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeFaithView, saccade_faith_view, SACCADE, FAITH_VIEW, GtkWidget)
 
