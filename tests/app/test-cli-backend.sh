@@ -58,8 +58,8 @@ rc_zero "capture --reference" $? "$tmp/err"
 got=$(backends "$db")
 [ "$got" = "cpu cpu-ref cpu-ref" ] && ok || bad "stored backends '$got', expected 'cpu cpu-ref cpu-ref'"
 "$saccade" runs --db "$db" > "$tmp/runs" 2>&1
-check "runs: backend column" "$tmp/runs" "  backend  text$"
-check "runs: cpu-ref row" "$tmp/runs" "  cpu-ref  Hi$"
+check "runs: backend column" "$tmp/runs" "  backend  kind  *text$"
+check "runs: cpu-ref row" "$tmp/runs" "  cpu-ref  sentence  *Hi$"
 "$saccade" show 2 --db "$db" > "$tmp/show" 2>&1
 check "show: backend" "$tmp/show" ", cpu-ref backend$"
 "$saccade" demo --backend cpu --json > "$tmp/demo.json" 2> "$tmp/err"
