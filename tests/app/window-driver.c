@@ -663,115 +663,6 @@ backend_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const ch
   return TRUE;
 }
 
-/* Prints the chain of widgets from @w down that ask for the most width: where a window that
- * widened itself got its minimum from. */
-static void
-print_widest (GtkWidget *w)
-{
-  for (int depth = 0; w != NULL && depth < 40; depth++)
-    {
-      GtkWidget *widest = NULL;
-      int min = 0, best = -1;
-
-      gtk_widget_measure (w, GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
-      g_print ("test-driver: %*s%s%s%s needs %d px\n", depth, "", G_OBJECT_TYPE_NAME (w),
-               GTK_IS_LABEL (w) ? " " : "", GTK_IS_LABEL (w) ? gtk_label_get_text (GTK_LABEL (w)) : "",
-               min);
-      for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
-           c = gtk_widget_get_next_sibling (c))
-        {
-          int m = 0;
-          if (!gtk_widget_get_visible (c))
-            continue;
-          gtk_widget_measure (c, GTK_ORIENTATION_HORIZONTAL, -1, &m, NULL, NULL, NULL);
-          if (m > best)
-            best = m, widest = c;
-        }
-      w = widest;
-    }
-}
-
-/* The widget named @name (gtk_widget_set_name) under @w, or NULL. */
-static GtkWidget *
-find_named (GtkWidget *w, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_named (c, name);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-/* Whether a label under @w contains @text. */
-static gboolean
-has_label_text (GtkWidget *w, const char *text)
-{
-  if (GTK_IS_LABEL (w) && strstr (gtk_label_get_text (GTK_LABEL (w)), text) != NULL)
-    return TRUE;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    if (has_label_text (c, text))
-      return TRUE;
-  return FALSE;
-}
-
-/* dialog-set, expect-dialog, expect-dialog-run: the open message dialog. */
-static gboolean
-dialog_command (SaccadeTestDriver *d, const char *cmd, const char *a1, const char *a2,
-                const char *rest)
-{
-  GtkWindow *dialog = find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG);
-  AdwMessageDialog *md = ADW_MESSAGE_DIALOG (dialog);
-  GtkWidget *w;
-
-  if (dialog == NULL)
-    return window_driver_fail (d, "%s: no message dialog is open", cmd);
-  if (g_str_equal (cmd, "expect-dialog"))
-    {
-      const char *heading = adw_message_dialog_get_heading (md);
-      const char *body = adw_message_dialog_get_body (md);
-      GtkWidget *extra = adw_message_dialog_get_extra_child (md);
-      if (rest == NULL)
-        return window_driver_fail (d, "expect-dialog: no text");
-      if ((heading == NULL || strstr (heading, rest) == NULL)
-          && (body == NULL || strstr (body, rest) == NULL)
-          && (extra == NULL || !has_label_text (extra, rest)))
-        return window_driver_fail (d, "the dialog ('%s': '%s') does not say '%s'",
-                                   heading != NULL ? heading : "", body != NULL ? body : "",
-                                   rest);
-      return TRUE;
-    }
-  if (g_str_equal (cmd, "expect-dialog-run"))
-    {
-      gboolean enabled = adw_message_dialog_get_response_enabled (md, "run");
-      if (a1 == NULL || enabled != g_str_equal (a1, "yes"))
-        return window_driver_fail (d, "the dialog's Run %s be chosen", enabled ? "can" : "cannot");
-      return TRUE;
-    }
-  w = a1 != NULL ? find_named (GTK_WIDGET (dialog), a1) : NULL;
-  if (w == NULL)
-    return window_driver_fail (d, "dialog-set: the dialog has no widget named '%s'",
-                               a1 != NULL ? a1 : "");
-  if (GTK_IS_SWITCH (w))
-    gtk_switch_set_active (GTK_SWITCH (w), g_strcmp0 (a2, "on") == 0);
-  else if (GTK_IS_EDITABLE (w))
-    {
-      /* the value is the rest of the line after the name (it may be empty) */
-      const char *value = rest != NULL ? rest + strlen (a1) : "";
-      while (*value == ' ')
-        value++;
-      gtk_editable_set_text (GTK_EDITABLE (w), value);
-    }
-  else
-    return window_driver_fail (d, "dialog-set: '%s' is neither an entry nor a switch", a1);
-  return TRUE;
-}
-
 static gboolean
 run_command (SaccadeTestDriver *d, char **argv, const char *rest)
 {
@@ -910,42 +801,14 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       gtk_window_destroy (dialog);
       g_object_unref (dialog);
     }
-  else if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named"))
-    {
-      GtkWidget *w = a1 != NULL ? find_named (GTK_WIDGET (win), a1) : NULL;
-      const char *text = rest != NULL && a1 != NULL ? rest + strlen (a1) : "";
-      while (*text == ' ')
-        text++;
-      if (w == NULL || !GTK_IS_LABEL (w) || !gtk_widget_is_drawable (w))
-        return window_driver_fail (d, "%s: no label '%s' is shown", cmd, a1 != NULL ? a1 : "");
-      if (g_str_equal (cmd, "print-named"))
-        g_print ("test-driver: %s: %s\n", a1, gtk_label_get_text (GTK_LABEL (w)));
-      else if (strstr (gtk_label_get_text (GTK_LABEL (w)), text) == NULL)
-        return window_driver_fail (d, "the label %s says '%s', expected '%s'", a1,
-                                   gtk_label_get_text (GTK_LABEL (w)), text);
-    }
-  else if (g_str_equal (cmd, "note-width"))
-    d->noted_width = gtk_widget_get_width (GTK_WIDGET (win));
-  else if (g_str_equal (cmd, "expect-width-unchanged"))
-    {
-      int w = gtk_widget_get_width (GTK_WIDGET (win));
-      if (d->noted_width <= 0 || w != d->noted_width)
-        {
-          print_widest (GTK_WIDGET (win));
-          return window_driver_fail (d, "the window is %d px wide, it was %d px", w,
-                                     d->noted_width);
-        }
-    }
-  else if (g_str_equal (cmd, "window-size"))
-    {
-      if (a1 == NULL || a2 == NULL || atoi (a1) < 360 || atoi (a2) < 300)
-        return window_driver_fail (d, "window-size: W and H, at least 360 × 300");
-      gtk_window_unmaximize (GTK_WINDOW (win));
-      gtk_window_set_default_size (GTK_WINDOW (win), atoi (a1), atoi (a2));
-    }
+  else if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named")
+           || g_str_equal (cmd, "note-width") || g_str_equal (cmd, "expect-width-unchanged")
+           || g_str_equal (cmd, "window-size"))
+    return window_driver_widget_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))
-    return dialog_command (d, cmd, a1, a2, rest);
+    return window_driver_dialog_command (d, find_toplevel (d, ADW_TYPE_MESSAGE_DIALOG), cmd,
+                                         a1, a2, rest);
   else if (g_str_equal (cmd, "save-as"))
     {
       /* Answer the open file chooser (GtkFileChooserNative falls back to a dialog when
