@@ -65,6 +65,31 @@ has_label_text (GtkWidget *w, const char *text)
   return FALSE;
 }
 
+/* The items of @menu and of its sections and submenus whose label contains @text. */
+static guint
+count_menu_items (GMenuModel *menu, const char *text)
+{
+  guint n = 0;
+
+  for (int i = 0; i < g_menu_model_get_n_items (menu); i++)
+    {
+      g_autofree char *label = NULL;
+      const char *links[] = { G_MENU_LINK_SECTION, G_MENU_LINK_SUBMENU };
+
+      if (g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label)
+          && strstr (label, text) != NULL
+          && g_menu_model_get_item_link (menu, i, G_MENU_LINK_SECTION) == NULL)
+        n++;
+      for (guint k = 0; k < G_N_ELEMENTS (links); k++)
+        {
+          g_autoptr (GMenuModel) sub = g_menu_model_get_item_link (menu, i, links[k]);
+          if (sub != NULL)
+            n += count_menu_items (sub, text);
+        }
+    }
+  return n;
+}
+
 gboolean
 window_driver_dialog_command (SaccadeTestDriver *d, GtkWindow *dialog, const char *cmd,
                               const char *a1, const char *a2, const char *rest)
@@ -146,6 +171,29 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
           return window_driver_fail (d, "the window is %d px wide, it was %d px", w,
                                      d->noted_width);
         }
+    }
+  else if (g_str_equal (cmd, "expect-menu"))
+    {
+      /* a2 is the rest of the line after NAME: "N TEXT" */
+      GtkWidget *w = a1 != NULL ? find_named (GTK_WIDGET (win), a1) : NULL;
+      char *text = NULL;
+      long want = a2 != NULL ? strtol (a2, &text, 10) : -1;
+      GMenuModel *menu;
+      guint n;
+
+      while (text != NULL && *text == ' ')
+        text++;
+      if (w == NULL || !GTK_IS_MENU_BUTTON (w) || want < 0 || text == NULL || *text == '\0')
+        return window_driver_fail (d, "expect-menu: no menu button '%s', or no N TEXT",
+                                   a1 != NULL ? a1 : "");
+      /* open it as a click does (the window reads its list again then), read, close */
+      gtk_menu_button_popup (GTK_MENU_BUTTON (w));
+      menu = gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (w));
+      n = menu != NULL ? count_menu_items (menu, text) : 0;
+      gtk_menu_button_popdown (GTK_MENU_BUTTON (w));
+      if (n != (guint) want)
+        return window_driver_fail (d, "the menu %s has %u items saying '%s', expected %ld", a1,
+                                   n, text, want);
     }
   else if (g_str_equal (cmd, "window-size"))
     {

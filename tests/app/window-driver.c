@@ -111,6 +111,8 @@
  *   expect-named NAME TEXT   the label named NAME (gtk_widget_set_name) in the window is
  *                            shown and contains TEXT
  *   print-named NAME         print that label's text ("test-driver: NAME: TEXT")
+ *   expect-menu NAME N TEXT  the menu button named NAME, opened as a user opens it, has N
+ *                            items whose label contains TEXT (the model menu's fetched models)
  *   note-width / expect-width-unchanged   remember the window's width; it is still that
  *                            (the window must not widen itself as what it shows changes)
  *   sleep MS
@@ -803,7 +805,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named")
            || g_str_equal (cmd, "note-width") || g_str_equal (cmd, "expect-width-unchanged")
-           || g_str_equal (cmd, "window-size"))
+           || g_str_equal (cmd, "window-size") || g_str_equal (cmd, "expect-menu"))
     return window_driver_widget_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))
