@@ -160,7 +160,7 @@ saccade_ablation_logp_clean (const SaccadeAblation *a)
 /* Metrics and ranking                                                                   */
 
 static const char *const METRIC_IDS[SACCADE_ABLATION_N_METRICS] = {
-  "delta_logp", "tv", "jsd", "delta_loss",
+  "delta_logp", "tv", "jsd", "delta_loss", "delta_logit_diff",
 };
 
 const char *
@@ -182,6 +182,8 @@ saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric 
       return e->next.jsd;
     case SACCADE_ABLATION_METRIC_DELTA_LOSS:
       return e->delta_loss;
+    case SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF:
+      return e->delta_logit_diff;
     default:
       return NAN;
     }
@@ -226,9 +228,9 @@ saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
 {
-  /* The window offers a contrast with DLA, patching and the lens only (the head sweep and
-   * token leave-one-out take one through the CLI and `saccade study`). */
-  k->ablation = (ScAblationParams) { .target = p->target, .contrast = -1,
+  /* The head sweeps and token leave-one-out take the contrast as `saccade ablate --heads
+   * --contrast B` does (the layer sweep and the permutation have none: engine). */
+  k->ablation = (ScAblationParams) { .target = p->target, .contrast = p->contrast,
                                      .mode = SC_ABLATE_ZERO };
   if (kind == SACCADE_ABLATION_HEADS_MEAN)
     {

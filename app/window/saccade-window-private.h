@@ -8,6 +8,7 @@
  *   saccade-window-actions.c  the win.* actions and which of them are enabled
  *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
  *   saccade-window-watch.c    runs other processes add to the open database
+ *   saccade-window-targets.c  the target and contrast chosen in the predictions panel
  *
  * What other code may use (the application, the tests in tests/app/) is in
  * saccade-window.h; this header is for these files only.
@@ -80,6 +81,7 @@ struct _SaccadeWindow
   char *last_error;                  /* the last error shown since Run, or NULL */
   AdwToast *last_toast;              /* the last toast shown */
   gpointer db_watch;                 /* saccade-window-watch.c's state, or NULL */
+  int predictions_first;             /* the panel's first row in run->predicted_*, or -1 */
 };
 
 /* saccade-window.c */
@@ -130,6 +132,12 @@ void saccade_window_actions_init (SaccadeWindow *self);
 void saccade_window_open_head (SaccadeWindow *self, int layer, int head);
 /* Enables or disables every win.* action from the window's state. The one place that does. */
 void saccade_window_update_actions (SaccadeWindow *self);
+
+/* saccade-window-targets.c: win.target and win.contrast, chosen in the predictions panel
+ * and handed to the pages (that file's top comment). */
+void saccade_window_targets_init (SaccadeWindow *self);
+/* Marks the panel's rows that are the target and the contrast (after the panel changed). */
+void saccade_window_targets_mark (SaccadeWindow *self);
 
 /* saccade-window-export.c */
 void saccade_window_export_figure (SaccadeWindow *self);

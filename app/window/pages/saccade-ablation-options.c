@@ -17,11 +17,11 @@
 
 const StudyKind ablation_studies[] = {
   { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
-    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
-    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
     saccade_permute_view_get_type, TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
   { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",

@@ -52,7 +52,7 @@ G_DEFINE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, SACCADE_TYPE_
 /* Short headings (the page's metric chooser has the long names). */
 static const char *const METRIC_HEADINGS[N_METRICS] = {
   /* Translators: the ranked heads' column headings. */
-  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
+  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"), N_("Δ logit diff"),
 };
 
 void
