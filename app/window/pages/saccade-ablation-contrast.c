@@ -58,3 +58,21 @@ ablation_metric_follow_contrast (SaccadeAblationPage *self, int contrast)
   else if (contrast < 0 && metric == SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF)
     gtk_drop_down_set_selected (self->metric_dropdown, SACCADE_ABLATION_METRIC_DELTA_LOGP);
 }
+
+char *
+ablation_dup_contrast_status (SaccadeAblationPage *self, const SaccadeAblation *a)
+{
+  SaccadeLoadedModel *model = saccade_page_get_model (SACCADE_PAGE (self));
+  g_autofree char *measure = NULL;
+  int target, contrast;
+  double m;
+
+  if (a->heads != NULL)
+    target = a->heads->target, contrast = a->heads->contrast, m = a->heads->logit_diff_clean;
+  else if (a->tokens != NULL)
+    target = a->tokens->target, contrast = a->tokens->contrast, m = a->tokens->logit_diff_clean;
+  else
+    return NULL;
+  measure = saccade_study_dup_contrast (model, target, contrast);
+  return measure != NULL ? g_strdup_printf (" · %s = %.3f", measure, m) : NULL;
+}

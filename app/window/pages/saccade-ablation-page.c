@@ -155,7 +155,7 @@ show_idle_status (SaccadeAblationPage *self)
     {
       const int t = saccade_ablation_target (a);
       const double logp = saccade_ablation_logp_clean (a);
-      g_autofree char *measure = NULL;
+      g_autofree char *measure = NULL, *contrast = ablation_dup_contrast_status (self, a);
       target = token_text (self, t);
       if (a->study_id > 0)
         when = format_date (a->created_ms);
@@ -176,7 +176,7 @@ show_idle_status (SaccadeAblationPage *self)
         measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted"),
                                    a->patch->metric_clean, a->patch->metric_corrupted);
       else if (isfinite (logp))
-        measure = g_strdup_printf (" · ln p = %.3f", logp);
+        measure = g_strdup_printf (" · ln p = %.3f%s", logp, contrast != NULL ? contrast : "");
       else if (a->dla != NULL)
         /* Translators: the target's logit in the clean run (direct logit attribution). */
         measure = g_strdup_printf (_(" · logit %.3f"), a->dla->logit_clean);

@@ -119,6 +119,9 @@ gboolean ablation_parse_token (SaccadeAblationPage *self, SaccadeLoadedModel *mo
 /* A study of the metric chooser's is run with @contrast (−1: none): the chooser shows its
  * Δ logit difference with one, and leaves it (for Δ log p) without. */
 void ablation_metric_follow_contrast (SaccadeAblationPage *self, int contrast);
+/* " · logit(“␣Mary”) − logit(“␣John”) = 3.142" for a head sweep or leave-one-out of @a
+ * measured against a contrast (the clean run's), else NULL. Caller frees. */
+char *ablation_dup_contrast_status (SaccadeAblationPage *self, const SaccadeAblation *a);
 
 /* saccade-ablation-page.c */
 

@@ -115,7 +115,7 @@ static const char *const METRIC_NAMES[SACCADE_ABLATION_N_METRICS] = {
   N_("Total variation"),
   N_("Jensen–Shannon divergence (nats)"),
   N_("Δ mean loss (nats)"),
-  N_("Δ logit difference logit(A) − logit(B) (nats)"),
+  N_("Δ logit difference (nats)"),
 };
 /* Titles and hover text: short forms. */
 static const char *const METRIC_SHORT[SACCADE_ABLATION_N_METRICS] = {
