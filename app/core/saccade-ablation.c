@@ -228,8 +228,8 @@ saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
 {
-  /* The head sweeps and token leave-one-out take the contrast as `saccade ablate --heads
-   * --contrast B` does (the layer sweep and the permutation have none: engine). */
+  /* The head sweeps, token leave-one-out and the layer sweep take the contrast as `saccade
+   * ablate --heads --contrast B` does (the permutation has none: engine). */
   k->ablation = (ScAblationParams) { .target = p->target, .contrast = p->contrast,
                                      .mode = SC_ABLATE_ZERO };
   if (kind == SACCADE_ABLATION_HEADS_MEAN)
@@ -246,7 +246,7 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
   k->dla = (ScDlaParams) { .target = p->target, .contrast = p->contrast };
-  k->layers = (ScLayerSweepParams) { .target = p->target };
+  k->layers = (ScLayerSweepParams) { .target = p->target, .contrast = p->contrast };
   k->lens = (ScLensParams) { .target = p->target, .contrast = p->contrast };
   k->mixing_vz = (ScMixingParams) { SC_MIXING_VALUE_ZEROING };
   k->mixing_alti = (ScMixingParams) { SC_MIXING_ALTI };

@@ -71,6 +71,8 @@ ablation_dup_contrast_status (SaccadeAblationPage *self, const SaccadeAblation *
     target = a->heads->target, contrast = a->heads->contrast, m = a->heads->logit_diff_clean;
   else if (a->tokens != NULL)
     target = a->tokens->target, contrast = a->tokens->contrast, m = a->tokens->logit_diff_clean;
+  else if (a->layers != NULL)
+    target = a->layers->target, contrast = a->layers->contrast, m = a->layers->logit_diff_clean;
   else
     return NULL;
   measure = saccade_study_dup_contrast (model, target, contrast);

@@ -31,7 +31,7 @@ const StudyKind ablation_studies[] = {
   { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
     "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
   { "layers", N_("Layer sweep — each layer's attention zero-ablated"), SACCADE_ABLATION_LAYERS,
-    "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
+    "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "patch", N_("Activation patching"), SACCADE_ABLATION_PATCH,
     "patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATCH, TRUE },
   { "attribution-patch", N_("Attribution patching — first-order estimate"),

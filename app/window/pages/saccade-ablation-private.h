@@ -33,8 +33,8 @@ typedef struct {
   gboolean metric;              /* the metric chooser applies */
   int default_metric;           /* set when the study is chosen; -1: kept */
   StudyOptions options;
-  gboolean contrast;            /* the contrast entry applies (the head sweeps, token
-                                 * leave-one-out, DLA, patching, lens) */
+  gboolean contrast;            /* the contrast entry applies (the head and layer sweeps,
+                                 * token leave-one-out, DLA, patching, lens) */
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
@@ -119,7 +119,8 @@ gboolean ablation_parse_token (SaccadeAblationPage *self, SaccadeLoadedModel *mo
 /* A study of the metric chooser's is run with @contrast (−1: none): the chooser shows its
  * Δ logit difference with one, and leaves it (for Δ log p) without. */
 void ablation_metric_follow_contrast (SaccadeAblationPage *self, int contrast);
-/* " · logit(“␣Mary”) − logit(“␣John”) = 3.142" for a head sweep or leave-one-out of @a
+/* " · logit(“␣Mary”) − logit(“␣John”) = 3.142" for a head or layer sweep or leave-one-out
+ * of @a
  * measured against a contrast (the clean run's), else NULL. Caller frees. */
 char *ablation_dup_contrast_status (SaccadeAblationPage *self, const SaccadeAblation *a);
 

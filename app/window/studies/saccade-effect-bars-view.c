@@ -210,6 +210,8 @@ bars_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyConte
     {
       self->n = a->layers->n_layers;
       series[0] = a->layers->layers;
+      contrast = saccade_study_dup_contrast (ctx->model, a->layers->target,
+                                             a->layers->contrast);
       self->layer_labels = g_new0 (char *, self->n + 1);
       for (int l = 0; l < self->n; l++)
         self->layer_labels[l] = g_strdup_printf ("L%d", l);
