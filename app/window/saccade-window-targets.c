@@ -8,8 +8,8 @@
  * entries), and the panel marks the two candidates "A" and "B". Typing in a page's entry
  * changes that page only: the window's state is what the panel last chose.
  *
- * Choosing: a click on a candidate makes it the target when none is chosen, else the
- * contrast; Ctrl+click makes it the contrast at once; a click on the target clears both,
+ * Choosing: a click (or Enter) on a candidate makes it the target when none is chosen, else
+ * the contrast; Ctrl+click (Ctrl+Enter) makes it the contrast at once; a click on the target clears both,
  * on the contrast the contrast.
  */
 #define G_LOG_DOMAIN "saccade-window"
@@ -119,7 +119,7 @@ saccade_window_targets_init (SaccadeWindow *self)
   saccade_predictions_view_set_choosable (
     self->predictions_view, TRUE,
     _("Click to measure this token (A) on the Ablation and Attribution pages; click a second "
-      "to contrast them, logit(A) − logit(B) (Ctrl+click: make this one B). Click A again to "
-      "clear."));
+      "to contrast them, logit(A) − logit(B) (Ctrl+click or Ctrl+Enter: make this one B). Click "
+      "A again to clear."));
   g_signal_connect (self->predictions_view, "chosen", G_CALLBACK (candidate_chosen), self);
 }

@@ -289,6 +289,27 @@ test_predictions_view (void)
     g_main_context_iteration (NULL, TRUE);
   g_assert_cmpint (got[0], ==, 2);
   g_assert_false (got[1]);
+  /* Ctrl+Enter on row 1 (its shortcut's action, as the key runs it): the contrast */
+  {
+    GtkWidget *b1 = g_ptr_array_index (buttons, 1);
+    g_autoptr (GListModel) ctls = gtk_widget_observe_controllers (b1);
+    gboolean ran = FALSE;
+    for (guint i = 0; i < g_list_model_get_n_items (ctls) && !ran; i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (ctls, i);
+        if (GTK_IS_SHORTCUT_CONTROLLER (c))
+          {
+            g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), 0);
+            g_autofree char *trigger =
+              gtk_shortcut_trigger_to_string (gtk_shortcut_get_trigger (sc));
+            g_assert_nonnull (strstr (trigger, "<Control>Return"));
+            ran = gtk_shortcut_action_activate (gtk_shortcut_get_action (sc), 0, b1, NULL);
+          }
+      }
+    g_assert_true (ran);
+    g_assert_cmpint (got[0], ==, 1);
+    g_assert_true (got[1]);
+  }
 
   text = saccade_predictions_view_dup_row_text (pv, 0);
   g_assert_cmpstr (text, ==, "␣Mary 90.0 %");

@@ -113,6 +113,17 @@ row_clicked (GtkButton *button, SaccadePredictionsView *self)
   g_signal_emit (self, signals[SIGNAL_CHOSEN], 0, r, contrast);
 }
 
+/* Ctrl+Enter (or Ctrl+Space) on a row: the keyboard's Ctrl+click. */
+static gboolean
+row_contrast_key (GtkWidget *button, GVariant *args, gpointer data)
+{
+  SaccadePredictionsView *self = data;
+
+  g_signal_emit (self, signals[SIGNAL_CHOSEN], 0,
+                 GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "row")), TRUE);
+  return TRUE;
+}
+
 /* Row @r's button: its mark (empty until set_marks) and @name. */
 static GtkWidget *
 row_button (SaccadePredictionsView *self, int r, GtkWidget *name)
@@ -121,6 +132,7 @@ row_button (SaccadePredictionsView *self, int r, GtkWidget *name)
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
   GtkWidget *mark = gtk_label_new (NULL);
   GtkGesture *press = gtk_gesture_click_new ();
+  GtkEventController *keys = gtk_shortcut_controller_new ();
 
   gtk_label_set_width_chars (GTK_LABEL (mark), 1);
   gtk_widget_add_css_class (mark, "mark");
@@ -137,6 +149,12 @@ row_button (SaccadePredictionsView *self, int r, GtkWidget *name)
   gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (press), GTK_PHASE_CAPTURE);
   g_signal_connect (press, "pressed", G_CALLBACK (row_pressed), self);
   gtk_widget_add_controller (button, GTK_EVENT_CONTROLLER (press));
+  gtk_shortcut_controller_add_shortcut (
+    GTK_SHORTCUT_CONTROLLER (keys),
+    gtk_shortcut_new (gtk_shortcut_trigger_parse_string ("<Control>Return|<Control>KP_Enter|"
+                                                         "<Control>space"),
+                      gtk_callback_action_new (row_contrast_key, self, NULL)));
+  gtk_widget_add_controller (button, keys);
   g_signal_connect (button, "clicked", G_CALLBACK (row_clicked), self);
   g_ptr_array_add (self->buttons, button);
   return button;

@@ -30,7 +30,7 @@ void saccade_predictions_view_set_marks (SaccadePredictionsView *self, int a_row
 /* Rows can be chosen (the window then names their tokens as a target or contrast): each
  * row is a flat button; activating it (a click, Enter or Space) emits
  * SaccadePredictionsView::chosen (int row, gboolean contrast), contrast TRUE for a
- * Ctrl+click. @tooltip (NULL: none) says what choosing does. */
+ * Ctrl+click or Ctrl+Enter. @tooltip (NULL: none) says what choosing does. */
 void saccade_predictions_view_set_choosable (SaccadePredictionsView *self, gboolean choosable,
                                              const char *tooltip);
 
