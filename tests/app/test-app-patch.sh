@@ -26,9 +26,10 @@
 #    " Mary" in two).
 # 4. A run of another model: Run Study is off and the page says why.
 # 5. Target and contrast chosen by clicking two candidates of the predictions panel (marked
-#    A and B); the head sweep and the gradient attributions run with them are the command
-#    line's `saccade ablate --heads --target " Mary" --contrast " John"` and `saccade
-#    attribute ... --contrast " John"`, read back, number for number.
+#    A and B); the head sweep, the layer sweep and the gradient attributions run with them
+#    are the command line's `saccade ablate --heads --target " Mary" --contrast " John"`,
+#    `saccade study layers ...` and `saccade attribute ... --contrast " John"`, read back,
+#    number for number.
 #
 # Usage: test-app-patch.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -282,6 +283,11 @@ expect-ablation logit(“␣Mary”) − logit(“␣John”) =
 expect-title Zero-ablating each head: Δ [logit(“␣Mary”) − logit(“␣John”)]
 screenshot $out/heads-contrast.png
 export-csv $out/heads-contrast.csv
+ablation-study layers
+ablation-run
+expect-ablation computed in
+expect-title Taking away each layer's attention: Δ [logit(“␣Mary”) − logit(“␣John”)]
+export-csv $out/layers-contrast.csv
 page attribution
 dismiss-toast
 attribution-option steps 4
@@ -319,6 +325,18 @@ assert h['delta_logit_diff'] != 0
 for r, h in zip(rows, d['heads']):
     assert (int(r['layer']), int(r['head'])) == (h['layer'], h['head'])
     assert float(r['delta_logit_diff']) == h['delta_logit_diff'], (r, h)
+"
+"$saccade" study layers 4 --target " Mary" --contrast " John" --db "$db" -m "$model" --json \
+  > "$out/layers-contrast.json" 2> "$out/layers-contrast.err" \
+  || { fail "saccade study layers --contrast failed:"; sed 's/^/  | /' "$out/layers-contrast.err"; }
+pycheck layers-contrast "$out/layers-contrast.json" "
+import csv
+rows = list(csv.DictReader(open('$out/layers-contrast.csv')))
+assert d['source'] == 'reused' and d['contrast'] == 2322, (d['source'], d.get('contrast'))
+assert len(rows) == len(d['layers']) == 30
+for r, l in zip(rows, d['layers']):
+    assert int(r['layer']) == l['layer'] and r['study'] == str(d['study_id']), r
+    assert float(r['delta_logit_diff']) == l['delta_logit_diff'], (r, l)
 "
 "$saccade" attribute 4 --steps 4 --target " Mary" --contrast " John" --db "$db" -m "$model" \
   --json > "$out/attribution-contrast.json" 2> "$out/attribution-contrast.err" \
