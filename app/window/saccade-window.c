@@ -335,6 +335,7 @@ show_predictions (SaccadeWindow *self, int position)
   g_autofree char *heading = NULL;
   int p, k;
 
+  self->predictions_first = -1;
   if (run == NULL || run->n_predictions == 0)
     {
       gtk_widget_set_visible (GTK_WIDGET (self->predictions_view), FALSE);
@@ -351,6 +352,8 @@ show_predictions (SaccadeWindow *self, int position)
   saccade_predictions_view_set (self->predictions_view, heading, k,
                                 (const char *const *) run->predicted_labels + (gsize) p * k,
                                 run->predicted_probs + (gsize) p * k);
+  self->predictions_first = p * k;
+  saccade_window_targets_mark (self);
   gtk_widget_set_visible (GTK_WIDGET (self->predictions_view), TRUE);
 }
 
@@ -656,6 +659,7 @@ saccade_window_new (AdwApplication *application, const char *db_path, const char
   pages_init (self);
   saccade_window_actions_init (self);
   saccade_window_models_init (self);
+  saccade_window_targets_init (self);
   saccade_window_runs_init (self);
 
   /* The model: --model, else $SACCADE_MODEL, else the last one used (if it is still
