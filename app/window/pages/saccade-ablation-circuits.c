@@ -262,6 +262,8 @@ build_path_box (SaccadeAblationPage *self)
   gtk_string_list_append (components, _("Keys"));
   gtk_string_list_append (components, _("Values"));
   self->component_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_steal_pointer (&components)), NULL));
+  /* `saccade study path-patch`'s default */
+  gtk_drop_down_set_selected (self->component_dropdown, SC_PATH_KEYS);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->component_dropdown),
                                _("The receivers' input the senders are patched into: each "
                                  "later head's queries, keys or values, everything else "
