@@ -552,6 +552,8 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   if (kind == SACCADE_ABLATION_PATCH || kind == SACCADE_ABLATION_ATTR_PATCH
       || kind == SACCADE_ABLATION_PATH_PATCH)
     a->patch_corrupted = kp.patch.corrupted_run;
+  if (kind == SACCADE_ABLATION_PATH_PATCH)
+    a->patch = a->path->grid; /* its metric and grid, as activation patching's */
   if (kind == SACCADE_ABLATION_ATTR_PATCH)
     find_exact_patch (model, ident, db_path, run_id, &kp.patch, a);
   if (kind == SACCADE_ABLATION_DLA)

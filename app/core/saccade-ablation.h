@@ -138,14 +138,16 @@ typedef struct {
   gint64 run_id;
   SaccadeStudy *study;        /* owned: the study (NULL for FAITH); the typed pointers below
                                * borrow its result */
-  /* The result, owned; exactly one is set (heads for both head sweeps). */
+  /* The result, owned; exactly one is set (heads for both head sweeps), but for
+   * PATH_PATCH, whose patch is its path's grid (borrowed: the metric on both runs and the
+   * receivers' m, as activation patching's). */
   ScHeadSweepResult *heads;   /* HEADS, HEADS_MEAN */
   ScTokenLooResult *tokens;   /* TOKENS */
   ScPermutationResult *perm;  /* PERMUTE */
   ScErasureResult *erasure;   /* ERASURE */
   ScDlaResult *dla;           /* DLA */
   ScLayerSweepResult *layers; /* LAYERS */
-  ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated) */
+  ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated); PATH_PATCH: path->grid */
   ScLensResult *lens;         /* LENS */
   ScMixingResult *mixing;     /* MIXING_VZ, MIXING_ALTI */
   ScPathPatchResult *path;    /* PATH_PATCH */

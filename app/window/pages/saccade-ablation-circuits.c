@@ -306,6 +306,8 @@ build_qk_box (SaccadeAblationPage *self)
       gtk_widget_set_tooltip_text (GTK_WIDGET (spin), tips[i]);
       if (QK_NONE[i] != NULL)
         {
+          /* new_with_range makes it numeric, which filters the words out */
+          gtk_spin_button_set_numeric (spin, FALSE);
           g_signal_connect (spin, "output", G_CALLBACK (spin_output), (gpointer) QK_NONE[i]);
           g_signal_connect (spin, "input", G_CALLBACK (spin_input), (gpointer) QK_NONE[i]);
         }

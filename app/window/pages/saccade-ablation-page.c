@@ -191,12 +191,14 @@ show_idle_status (SaccadeAblationPage *self)
           g_free (measure);
           measure = both;
         }
-      if (a->mixing != NULL)
+      if (a->mixing != NULL || a->qk != NULL)
         {
           /* Translators: context mixing's status (it has no target): the rollout's mixing
-           * ratio, then when it was computed or stored, as below. */
-          g_autofree char *lead = g_strdup_printf (_("Mixing ratio %.2f, rolled out"),
-                                                   a->mixing->mix[a->mixing->n_layers]);
+           * ratio, then when it was computed or stored, as below; QK attribution's. */
+          g_autofree char *lead = a->qk != NULL
+            ? g_strdup_printf (_("Score %.4f = sum of the parts %.4f"), a->qk->score, a->qk->total)
+            : g_strdup_printf (_("Mixing ratio %.2f, rolled out"),
+                               a->mixing->mix[a->mixing->n_layers]);
           if (a->reused)
             text = g_strdup_printf (_("%s · study %lld of %s"), lead, (long long) a->study_id,
                                     when);
