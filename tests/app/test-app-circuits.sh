@@ -13,7 +13,8 @@
 #      with the reason on the status line (Run Study does not start); then
 #      "L17.H4, L23.H3" into each later head's values: the map, its figure and CSV;
 #    - QK attribution of L23.H3 at the last query and the key it attends most (the
-#      defaults): its title states the score and the sum of the parts; figure and CSV.
+#      defaults): its title states the score and the sum of the parts; figure and CSV;
+#      then each component on its own row and column ("Each head"): figure, the same CSV.
 # 2. `saccade study patch --what keys`, `study path-patch` and `study qk --json` find the
 #    window's studies ("reused", nothing computed) and their numbers are the CSVs'.
 # 3. With Qwen2.5 (qwen2) loaded, QK attribution is refused before it runs, with the reason.
@@ -93,13 +94,21 @@ expect-title QK attribution of L23.H3, query 13
 screenshot $out/qk.png
 export-figure $out/qk-figure.png
 export-csv $out/qk.csv
+ablation-option qk-each yes
+expect-title QK attribution of L23.H3, query 13
+screenshot $out/qk-each.png
+export-figure $out/qk-each-figure.png
+export-csv $out/qk-each.csv
 quit
 SCRIPT
 run_app window "$out/window.script"
 [ "$(studies "kind = 'patch' AND status = 'complete'")" = 1 ] || fail "one patching study should be stored"
 [ "$(studies "kind = 'path-patch' AND status = 'complete'")" = 1 ] || fail "one path patching study should be stored"
 [ "$(studies "kind = 'qk-attribution' AND status = 'complete'")" = 1 ] || fail "one QK attribution study should be stored"
-for f in keys path qk; do
+# "Each head" draws every component; the CSV holds every part either way
+cmp -s "$out/qk.csv" "$out/qk-each.csv" || fail "the QK CSV changed with Each head"
+check_png "$out/qk-each.png"
+for f in keys path qk qk-each; do
   check_png "$out/$f.png"
   head -c 8 "$out/$f-figure.png" | grep -q PNG || fail "$f-figure.png is not a PNG"
 done

@@ -190,7 +190,7 @@ ablation_circuits_show (SaccadeAblationPage *self, const StudyKind *s)
 
 /* page.senders (the entry's text), page.component (queries, keys, values), page.qk-layer,
  * page.qk-head, page.qk-query, page.qk-key (a number; −1 for the query's and the key's
- * defaults): what their choosers do. */
+ * defaults), page.qk-each (yes, no: the QK view's "Each head"): what their choosers do. */
 static void
 circuit_action (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -203,6 +203,12 @@ circuit_action (GtkWidget *widget, const char *name, GVariant *param)
   if (g_str_equal (name, "page.senders"))
     {
       gtk_editable_set_text (GTK_EDITABLE (self->senders_entry), value);
+      return;
+    }
+  if (g_str_equal (name, "page.qk-each") && (g_str_equal (value, "yes") || g_str_equal (value, "no")))
+    {
+      saccade_qk_view_set_each_head (SACCADE_QK_VIEW (self->views[SACCADE_ABLATION_QK]),
+                                     g_str_equal (value, "yes"));
       return;
     }
   if (g_str_equal (name, "page.component"))
@@ -227,7 +233,8 @@ ablation_circuits_class_init (GtkWidgetClass *widget_class)
 {
   for (const char *const *a = (const char *const[]) { "page.senders", "page.component",
                                                       "page.qk-layer", "page.qk-head",
-                                                      "page.qk-query", "page.qk-key", NULL };
+                                                      "page.qk-query", "page.qk-key",
+                                                      "page.qk-each", NULL };
        *a != NULL; a++)
     gtk_widget_class_install_action (widget_class, *a, "s", circuit_action);
 }

@@ -125,7 +125,7 @@ void ablation_options_init (SaccadeAblationPage *self);
 /* Builds path patching's and QK attribution's choosers into the options row (after the
  * patching box) and connects them; called by ablation_options_init. */
 void ablation_circuits_init (SaccadeAblationPage *self);
-/* Installs page.senders, page.component and page.qk-layer, -head, -query, -key. */
+/* Installs page.senders, page.component and page.qk-layer, -head, -query, -key, -each. */
 void ablation_circuits_class_init (GtkWidgetClass *widget_class);
 /* Shows the chosen study's circuit choosers (ablation_show_options calls it). */
 void ablation_circuits_show (SaccadeAblationPage *self, const StudyKind *s);

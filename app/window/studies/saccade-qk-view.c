@@ -244,6 +244,13 @@ each_toggled (SaccadeQkView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self->area));
 }
 
+void
+saccade_qk_view_set_each_head (SaccadeQkView *self, gboolean each)
+{
+  g_return_if_fail (SACCADE_IS_QK_VIEW (self));
+  gtk_check_button_set_active (self->each_check, each);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* SaccadeStudyView                                                                      */
 

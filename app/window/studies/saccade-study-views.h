@@ -54,6 +54,10 @@ G_DECLARE_FINAL_TYPE (SaccadeMixingView, saccade_mixing_view, SACCADE, MIXING_VI
 #define SACCADE_TYPE_FAITH_VIEW (saccade_faith_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeFaithView, saccade_faith_view, SACCADE, FAITH_VIEW, GtkWidget)
 
+/* The QK view's "Each head" toggle: one row and column per component (TRUE) or their sums
+ * by layer (FALSE), as a click on it does. */
+void saccade_qk_view_set_each_head (SaccadeQkView *self, gboolean each);
+
 /* The faithfulness view's attention sources, in the page's chooser's order
  * (SaccadeStudyContext.source). */
 typedef enum {
