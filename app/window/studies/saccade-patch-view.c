@@ -180,7 +180,7 @@ map_figure (SaccadePatchView *self, const char *title, SaccadeEffectsMapFigure *
     .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->effects,
     .flipped = self->senders,
     /* Translators: the legend of the ring on path patching's senders. */
-    .flip_name = self->senders != NULL ? _("sender (no path: hatched)") : NULL,
+    .flip_name = self->senders != NULL ? _("sender") : NULL,
     .value_name = value_name (), .layer_name = _("Layer"), .head_name = _("Head"),
     .title = title, .range = 1.0,
   };
@@ -335,11 +335,13 @@ set_caption (SaccadePatchView *self, const SaccadeAblation *a)
     how = g_strdup_printf (_("Each later head's input taken from run %lld (corrupted) with "
                              "the senders' outputs of this (clean) run and every other head "
                              "frozen: 1 restores the clean behaviour through that head "
-                             "alone."), (long long) a->patch_corrupted);
+                             "alone. Hatched: no path (up to the latest sender's layer)."),
+                           (long long) a->patch_corrupted);
   else if (a->path != NULL)
     how = g_strdup_printf (_("Each later head's input taken from this (clean) run with the "
                              "senders' outputs of run %lld (corrupted) and every other head "
-                             "frozen: near 0, the behaviour flows through that head."),
+                             "frozen: near 0, the behaviour flows through that head. Hatched: "
+                             "no path (up to the latest sender's layer)."),
                            (long long) a->patch_corrupted);
   else if (r->direction == SC_PATCH_DENOISE)
     /* Translators: patching's caption; %lld: the corrupted run. */
