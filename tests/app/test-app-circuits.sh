@@ -12,8 +12,9 @@
 #    - path patching: senders typed with a space and a head outside the model are refused
 #      with the reason on the status line (Run Study does not start); then
 #      "L17.H4, L23.H3" into each later head's values: the map, its figure and CSV;
-#    - QK attribution of L23.H3 at the last query and the key it attends most (the
-#      defaults): its title states the score and the sum of the parts; figure and CSV;
+#    - QK attribution of L23.H3 (the head picked on the Heatmap page, which its layer and
+#      head follow) at the last query and the key it attends most (the defaults): its
+#      title states the score and the sum of the parts; figure and CSV;
 #      then each component on its own row and column ("Each head"): figure, the same CSV.
 # 2. `saccade study patch --what keys`, `study path-patch` and `study qk --json` find the
 #    window's studies ("reused", nothing computed) and their numbers are the CSVs'.
@@ -85,9 +86,10 @@ screenshot $out/path.png
 export-figure $out/path-figure.png
 export-figure $out/path.svg
 export-csv $out/path.csv
+page heatmap
+head 23 3
+page ablation
 ablation-study qk
-ablation-option qk-layer 23
-ablation-option qk-head 3
 ablation-run
 expect-ablation computed in
 expect-title QK attribution of L23.H3, query 13

@@ -132,6 +132,8 @@ spin_input (GtkSpinButton *spin, double *value, gpointer data)
   return TRUE;
 }
 
+static void cursor_moved (GtkWidget *layer_spin);
+
 void
 ablation_circuits_update_ranges (SaccadeAblationPage *self)
 {
@@ -151,13 +153,22 @@ ablation_circuits_update_ranges (SaccadeAblationPage *self)
     }
   gtk_spin_button_set_range (self->qk_spins[QK_QUERY], -1, n - 1);
   gtk_spin_button_set_range (self->qk_spins[QK_KEY], -1, n - 1);
+  /* a value clamped before the model was loaded follows the cursor again */
+  cursor_moved (GTK_WIDGET (self->qk_spins[QK_LAYER]));
   self->updating = was;
 }
 
-/* The Heatmap page's head moved: QK attribution studies that head. */
+/* The Heatmap page's head moved (or the ranges changed): QK attribution studies that
+ * head. Connected with the layer spin button as its object, so no call reaches a page whose
+ * choosers are gone (a binding may set the cursor while the window is torn down). */
 static void
-cursor_moved (SaccadeAblationPage *self)
+cursor_moved (GtkWidget *layer_spin)
 {
+  SaccadeAblationPage *self =
+    (SaccadeAblationPage *) gtk_widget_get_ancestor (layer_spin, SACCADE_TYPE_ABLATION_PAGE);
+
+  if (self == NULL)
+    return;
   gtk_spin_button_set_value (self->qk_spins[QK_LAYER],
                              saccade_page_get_layer (SACCADE_PAGE (self)));
   gtk_spin_button_set_value (self->qk_spins[QK_HEAD],
@@ -268,7 +279,8 @@ build_path_box (SaccadeAblationPage *self)
   gtk_string_list_append (components, _("Queries"));
   gtk_string_list_append (components, _("Keys"));
   gtk_string_list_append (components, _("Values"));
-  self->component_dropdown = GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_steal_pointer (&components)), NULL));
+  self->component_dropdown =
+    GTK_DROP_DOWN (gtk_drop_down_new (G_LIST_MODEL (g_steal_pointer (&components)), NULL));
   /* `saccade study path-patch`'s default */
   gtk_drop_down_set_selected (self->component_dropdown, SC_PATH_KEYS);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->component_dropdown),
@@ -305,8 +317,9 @@ build_qk_box (SaccadeAblationPage *self)
   self->qk_box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   for (int i = 0; i < 4; i++)
     {
-      GtkSpinButton *spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (i < QK_QUERY ? 0 : -1,
-                                                                             i < QK_QUERY ? 0 : 0, 1));
+      /* the ranges are the model's and the run's (ablation_circuits_update_ranges) */
+      GtkSpinButton *spin =
+        GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (i < QK_QUERY ? 0 : -1, 0, 1));
       self->qk_spins[i] = spin;
       gtk_spin_button_set_value (spin, i < QK_QUERY ? 0 : -1);
       gtk_editable_set_width_chars (GTK_EDITABLE (spin), i == QK_KEY ? 12 : i == QK_QUERY ? 5 : 3);
@@ -334,6 +347,8 @@ ablation_circuits_init (SaccadeAblationPage *self)
   gtk_box_insert_child_after (GTK_BOX (row), self->qk_box, self->patch_box);
   gtk_box_insert_child_after (GTK_BOX (row), self->path_box, self->patch_box);
   ablation_circuits_update_ranges (self);
-  g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (cursor_moved), self);
-  g_signal_connect_swapped (self, "notify::head", G_CALLBACK (cursor_moved), self);
+  g_signal_connect_object (self, "notify::layer", G_CALLBACK (cursor_moved),
+                           self->qk_spins[QK_LAYER], G_CONNECT_SWAPPED);
+  g_signal_connect_object (self, "notify::head", G_CALLBACK (cursor_moved),
+                           self->qk_spins[QK_LAYER], G_CONNECT_SWAPPED);
 }
