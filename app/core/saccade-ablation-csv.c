@@ -265,6 +265,60 @@ csv_mixing (const SaccadeAblation *a, const char *const *labels, int n)
   return g_string_free_to_bytes (out);
 }
 
+/* Path patching: one row per (layer, head) of the receivers' grid; receiver 0 for the cells
+ * up to the latest sender's layer, which have no path and hold the base run's m. */
+static GBytes *
+csv_path (const SaccadeAblation *a)
+{
+  const ScPathPatchResult *r = a->path;
+  const ScPatchResult *g = r->grid;
+  GString *out = g_string_new ("layer,head,receiver,m,effect,target,contrast,m_clean,"
+                               "m_corrupted,direction,senders,component,run,corrupted,"
+                               "study\n");
+
+  for (int c = 0; c < g->n_rows * g->n_cols; c++)
+    {
+      g_string_append_printf (out, "%d,%d,%d", c / g->n_cols, c % g->n_cols,
+                              c / g->n_cols >= r->receivers_from_layer);
+      saccade_csv_add_exact (out, g->patched[c]);
+      saccade_csv_add_exact (out, sc_patch_normalised (g, g->patched[c]));
+      g_string_append_printf (out, ",%d,%d", g->target, g->contrast);
+      saccade_csv_add_exact (out, g->metric_clean);
+      saccade_csv_add_exact (out, g->metric_corrupted);
+      g_string_append_printf (out, ",%s,\"%s\",%s,%lld,%lld,%lld\n",
+                              sc_patch_direction_names[g->direction], r->senders,
+                              sc_path_component_names[r->component], (long long) a->run_id,
+                              (long long) a->patch_corrupted, (long long) a->study_id);
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/* QK attribution: one row per (query-side component, key-side component). */
+static GBytes *
+csv_qk (const SaccadeAblation *a)
+{
+  const ScQkResult *r = a->qk;
+  const int C = r->n_comp;
+  GString *out = g_string_new ("query_component,key_component,part,layer,head,query,key,"
+                               "score,sum_of_parts,run,study\n");
+  char qn[32], kn[32];
+
+  for (int q = 0; q < C; q++)
+    for (int k = 0; k < C; k++)
+      {
+        sc_qk_component_name (r, q, qn, sizeof qn);
+        sc_qk_component_name (r, k, kn, sizeof kn);
+        g_string_append_printf (out, "%s,%s", qn, kn);
+        saccade_csv_add_exact (out, r->parts[(size_t) q * C + k]);
+        g_string_append_printf (out, ",%d,%d,%d,%d", r->layer, r->head, r->query, r->key);
+        saccade_csv_add_exact (out, r->score);
+        saccade_csv_add_exact (out, r->total);
+        g_string_append_printf (out, ",%lld,%lld\n", (long long) a->run_id,
+                                (long long) a->study_id);
+      }
+  return g_string_free_to_bytes (out);
+}
+
 GBytes *
 saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
                       const char *const *labels, int n)
@@ -274,6 +328,10 @@ saccade_ablation_csv (const SaccadeAblation *a, const ScStoreToken *tokens,
   g_return_val_if_fail (a != NULL, NULL);
   if (a->perm != NULL)
     return csv_permutation (a);
+  if (a->path != NULL)
+    return csv_path (a);
+  if (a->qk != NULL)
+    return csv_qk (a);
   if (a->erasure != NULL)
     return csv_erasure (a, tokens, labels, n);
   if (a->dla != NULL)

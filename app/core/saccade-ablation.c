@@ -45,6 +45,8 @@ typedef struct {
   ScPatchParams patch;
   ScLensParams lens;
   ScMixingParams mixing_vz, mixing_alti;
+  ScPathPatchParams path;
+  ScQkParams qk;
 } KindParams;
 
 /* Each kind of the enum: its study kind, where its params sit in KindParams and where its
@@ -80,6 +82,10 @@ static const struct {
                                    offsetof (SaccadeAblation, mixing) },
   [SACCADE_ABLATION_MIXING_ALTI] = { &sc_study_kind_mixing, offsetof (KindParams, mixing_alti),
                                      offsetof (SaccadeAblation, mixing) },
+  [SACCADE_ABLATION_PATH_PATCH] = { &sc_study_kind_path_patch, offsetof (KindParams, path),
+                                    offsetof (SaccadeAblation, path) },
+  [SACCADE_ABLATION_QK] = { &sc_study_kind_qk, offsetof (KindParams, qk),
+                            offsetof (SaccadeAblation, qk) },
 };
 
 const ScStudyKind *
@@ -253,6 +259,11 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
                                .contrast = p->contrast, .direction = p->patch_direction,
                                .what = p->patch_what };
+  k->path = (ScPathPatchParams) { .patch = k->patch, .component = p->path_component };
+  k->path.patch.what = SC_PATCH_HEADS; /* ignored by path patching */
+  g_strlcpy (k->path.senders, p->senders, sizeof k->path.senders);
+  k->qk = (ScQkParams) { .layer = p->qk_layer, .head = p->qk_head, .query = p->qk_query,
+                         .key = p->qk_key };
   /* `saccade faithfulness RUN`'s defaults: TV of masking, top-k 0 (= 3) */
   k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
 }
@@ -440,6 +451,53 @@ find_exact_patch (ScModel *model, const ScStoreModel *ident, const char *db_path
     a->patch_rho.rho = a->patch_rho.p = NAN;
 }
 
+/* QK with key −1: the key the head attends most from the query in the run's stored
+ * attention (the first of equal weights), with layer and query resolved as the engine does
+ * (sc_qk_params_resolve). A layer or head outside the model, or a query outside the run, is
+ * left for the engine to refuse in its words (key 0). */
+static gboolean
+qk_most_attended_key (ScModel *model, const char *db_path, gint64 run_id, ScQkParams *p,
+                      GError **error)
+{
+  const ScModelInfo *info = sc_model_info (model);
+  const int layer = p->layer < 0 ? (int) info->n_layers / 2 : p->layer;
+  ScStoreHead head = { 0 };
+  ScError err = { 0 };
+  ScStore *store;
+  int query, best = 0;
+
+  p->key = 0;
+  if (layer >= (int) info->n_layers || p->head < 0 || p->head >= (int) info->n_heads)
+    return TRUE;
+  if ((store = saccade_store_open (db_path, FALSE, &err)) == NULL)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  if (sc_store_read_head (store, run_id, layer, p->head, &head, &err) != SC_OK)
+    {
+      sc_store_close (store);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* Translators: QK attribution's default key needs the head's stored
+                    * attention; %s: the store's message. */
+                   _("The key the head L%d.H%d attends most cannot be read (%s): choose the "
+                     "key"), layer, p->head, err.message);
+      return FALSE;
+    }
+  sc_store_close (store);
+  query = p->query < 0 ? (int) head.n_query - 1 : p->query;
+  if (query < (int) head.n_query)
+    {
+      const float *row = head.probs + (size_t) query * head.n_key;
+      for (int j = 1; j <= query && j < (int) head.n_key; j++)
+        if (row[j] > row[best])
+          best = j;
+    }
+  sc_store_head_clear (&head);
+  p->key = best;
+  return TRUE;
+}
+
 SaccadeAblation *
 saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *session,
                       const char *db_path, gint64 run_id, SaccadeAblationKind kind,
@@ -448,7 +506,9 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
                       GCancellable *cancellable, char **store_warning, GError **error)
 {
   static const SaccadeAblationParams defaults = { .target = -1, .contrast = -1,
-                                                  .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
+                                                  .n_random = SACCADE_ABLATION_DEFAULT_SEEDS,
+                                                  .qk_layer = -1, .qk_query = -1,
+                                                  .qk_key = -1 };
   g_autoptr (SaccadeAblation) a = NULL;
   KindParams kp;
 
@@ -464,6 +524,9 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   if (!saccade_study_check_call ("ablation", db_path, session, flags, error))
     return NULL;
   kind_params (kind, params, &kp);
+  if (kind == SACCADE_ABLATION_QK && kp.qk.key < 0
+      && !qk_most_attended_key (model, db_path, run_id, &kp.qk, error))
+    return NULL;
   a = g_new0 (SaccadeAblation, 1);
   a->kind = kind;
   a->run_id = run_id;
@@ -488,8 +551,11 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   a->seconds = a->study->seconds;
   a->means_computed = a->study->means_computed;
   a->means_seconds = a->study->means_seconds;
-  if (kind == SACCADE_ABLATION_PATCH || kind == SACCADE_ABLATION_ATTR_PATCH)
+  if (kind == SACCADE_ABLATION_PATCH || kind == SACCADE_ABLATION_ATTR_PATCH
+      || kind == SACCADE_ABLATION_PATH_PATCH)
     a->patch_corrupted = kp.patch.corrupted_run;
+  if (kind == SACCADE_ABLATION_PATH_PATCH)
+    a->patch = a->path->grid; /* its metric and grid, as activation patching's */
   if (kind == SACCADE_ABLATION_ATTR_PATCH)
     find_exact_patch (model, ident, db_path, run_id, &kp.patch, a);
   if (kind == SACCADE_ABLATION_DLA)
@@ -541,7 +607,8 @@ saccade_ablation_async (gpointer source_object, SaccadeLoadedModel *model, const
     job->params = *params;
   else
     job->params = (SaccadeAblationParams) { .target = -1, .contrast = -1,
-                                            .n_random = SACCADE_ABLATION_DEFAULT_SEEDS };
+                                            .n_random = SACCADE_ABLATION_DEFAULT_SEEDS,
+                                            .qk_layer = -1, .qk_query = -1, .qk_key = -1 };
   /* FAITH's lookup may run one clean pass for the head level's direct logit attribution:
    * it holds the session even then. */
   saccade_study_job_async (source_object, saccade_ablation_async, "ablation", model, db_path,

@@ -37,7 +37,9 @@
 #include "engine/study/sc-lens-study.h"
 #include "engine/study/sc-mixing-study.h"
 #include "engine/study/sc-patch-study.h"
+#include "engine/study/sc-path-patch.h"
 #include "engine/study/sc-permutation-study.h"
+#include "engine/study/sc-qk-study.h"
 
 G_BEGIN_DECLS
 
@@ -77,6 +79,8 @@ typedef enum {
   SACCADE_ABLATION_LENS,    /* the logit lens: each layer's residual through the head */
   SACCADE_ABLATION_MIXING_VZ,   /* context mixing by value zeroing, rolled out */
   SACCADE_ABLATION_MIXING_ALTI, /* context mixing by ALTI, rolled out */
+  SACCADE_ABLATION_PATH_PATCH,  /* path patching: senders into receivers' q, k or v */
+  SACCADE_ABLATION_QK,          /* QK attribution of one head's score at (query, key) */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -112,11 +116,21 @@ typedef struct {
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:
    * denoise, heads), and the contrast token B of its metric logit(target) − logit(B) (−1:
    * the corrupted run's top-1); DLA, LENS, the head sweeps and token leave-one-out take the
-   * same B (−1: none). */
+   * same B (−1: none). PATH_PATCH takes the run, target, contrast and direction too (not
+   * `what`). */
   gint64 corrupted_run;
   int contrast;
   int patch_direction;
   int patch_what;
+  /* PATH_PATCH (sc-path-patch.h): the sender heads "L.H,L.H" (sc_study_heads_parse; ""
+   * is none, which the study refuses) and the receivers' ScPathComponent. */
+  char senders[SC_STUDY_HEADS_MAX];
+  int path_component;
+  /* QK (sc-qk-study.h): the head's layer (−1: the middle layer), the query head, the query
+   * position (−1: the last) and the key position (−1: the key the head attends most from
+   * that query in the run's stored attention, read in the worker). Zero-initialised:
+   * layer 0, head 0, query 0, key 0. */
+  int qk_layer, qk_head, qk_query, qk_key;
 } SaccadeAblationParams;
 
 
@@ -125,16 +139,20 @@ typedef struct {
   gint64 run_id;
   SaccadeStudy *study;        /* owned: the study (NULL for FAITH); the typed pointers below
                                * borrow its result */
-  /* The result, owned; exactly one is set (heads for both head sweeps). */
+  /* The result, owned; exactly one is set (heads for both head sweeps), but for
+   * PATH_PATCH, whose patch is its path's grid (borrowed: the metric on both runs and the
+   * receivers' m, as activation patching's). */
   ScHeadSweepResult *heads;   /* HEADS, HEADS_MEAN */
   ScTokenLooResult *tokens;   /* TOKENS */
   ScPermutationResult *perm;  /* PERMUTE */
   ScErasureResult *erasure;   /* ERASURE */
   ScDlaResult *dla;           /* DLA */
   ScLayerSweepResult *layers; /* LAYERS */
-  ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated) */
+  ScPatchResult *patch;       /* PATCH, ATTR_PATCH (estimated); PATH_PATCH: path->grid */
   ScLensResult *lens;         /* LENS */
   ScMixingResult *mixing;     /* MIXING_VZ, MIXING_ALTI */
+  ScPathPatchResult *path;    /* PATH_PATCH */
+  ScQkResult *qk;             /* QK */
   SaccadeFaithfulness *faith; /* FAITH (its head level when a zero-ablation sweep is stored) */
   /* DLA: the stored zero-ablation head sweep of the same run and target, read when there is
    * one (as `saccade dla` finds it), and Spearman ρ of DLA against its Δ log p over the
@@ -146,7 +164,7 @@ typedef struct {
    * the computed rows or, for a study read back, from the run's stored head (fp16). */
   int faith_best_head;
   double *faith_best_row;
-  /* PATCH, ATTR_PATCH: the corrupted run it was patched against. */
+  /* PATCH, ATTR_PATCH, PATH_PATCH: the corrupted run it was patched against. */
   gint64 patch_corrupted;
   /* ATTR_PATCH: the stored exact patching of the same runs and parameters when there is
    * one (read back, never computed for it), its study id, and Spearman ρ of the estimates
@@ -208,7 +226,11 @@ int *saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMet
  * (patching: saccade_patch_csv's columns) or per lens entry (layer,logp,p,rank,top1,m,
  * contrast: l = 0 the embedding, l = n_layers the model's output) or per cell j <= i of
  * each context-mixing map (map,query,query_label,key,key_label,share,mix,method: map a
- * layer or "rollout"), the clean run's numbers
+ * layer or "rollout"), per head of the receivers' grid (path patching: layer,head,receiver,
+ * m,effect,target,contrast,m_clean,m_corrupted,direction,senders,component,run,corrupted,
+ * study; receiver 0 where no path reaches the head: m is the base run's) or per pair of components
+ * (QK attribution: query_component,key_component,part, then layer,head,query,key,score,
+ * sum_of_parts,run,study), the clean run's numbers
  * and the ids repeated on each but faithfulness's; NaN as an empty field (but
  * faithfulness's "nan"). Token rows name their token by @tokens[j].id and @labels[j]
  * (display labels), both of @n entries; either may be NULL, or @n may differ from the

@@ -452,6 +452,81 @@ test_other_kinds (void)
     sc_faith_result_free (direct);
   }
 
+  /* QK attribution with the key left to the run (the window's default): the key the head
+   * attends most from the last query in the run's stored attention; the parts are the
+   * engine's for that key, and asking with the key resolved reads the same study. */
+  {
+    const int layer = (int) info->n_layers - 1, head = (int) info->n_heads - 1;
+    SaccadeAblationParams qp = sp;
+    ScStoreOptions so = { 0 };
+    ScStoreHead h = { 0 };
+    ScStore *store = NULL;
+    ScQkResult *direct = NULL;
+    int best = 0;
+
+    g_assert_cmpint (sc_store_open (f.db_path, &so, &store, NULL), ==, SC_OK);
+    g_assert_cmpint (sc_store_read_head (store, f.run_id, layer, head, &h, NULL), ==, SC_OK);
+    sc_store_close (store);
+    for (int j = 1; j < N; j++)
+      if (h.probs[(size_t) (N - 1) * h.n_key + j] > h.probs[(size_t) (N - 1) * h.n_key + best])
+        best = j;
+    sc_store_head_clear (&h);
+    qp.qk_layer = layer, qp.qk_head = head, qp.qk_query = -1, qp.qk_key = -1;
+    g_autoptr (SaccadeAblation) a =
+      saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_QK, &qp, 0,
+                            NULL, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (a->qk);
+    g_assert_cmpint (a->qk->key, ==, best);
+    g_assert_cmpint (a->qk->query, ==, N - 1);
+    const ScQkParams dp = { layer, head, N - 1, best };
+    g_assert_cmpint (sc_qk_run (f.s, f.m, IDS, N, &dp, &direct, &err), ==, SC_OK);
+    g_assert_cmpint (a->qk->n_comp, ==, direct->n_comp);
+    for (int i = 0; i < direct->n_comp * direct->n_comp; i++)
+      assert_same (a->qk->parts[i], direct->parts[i]);
+    g_autoptr (GBytes) csv = saccade_ablation_csv (a, NULL, NULL, 0);
+    g_clear_pointer (&header, g_free);
+    g_assert_cmpint (csv_lines (csv, &header), ==, 1 + direct->n_comp * direct->n_comp);
+    g_assert_true (g_str_has_prefix (header, "query_component,key_component,part,"));
+    qp.qk_query = N - 1, qp.qk_key = best;
+    g_autoptr (SaccadeAblation) b =
+      saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_QK, &qp,
+                            SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (b->study_id, ==, a->study_id);
+    sc_qk_result_free (direct);
+  }
+
+  /* Path patching from head 0.0 into each later head's keys, against a second run of the
+   * same ids: the engine's grid, borrowed as the patch result too. */
+  {
+    SaccadeAblationParams pp = sp;
+    ScPathPatchResult *direct = NULL;
+    ScPathPatchParams dp = { .patch = { .target = -1, .contrast = -1 },
+                             .component = SC_PATH_KEYS, .senders = "0.0" };
+
+    pp.corrupted_run = dp.patch.corrupted_run = capture (&f);
+    pp.path_component = SC_PATH_KEYS;
+    g_strlcpy (pp.senders, "0.0", sizeof pp.senders);
+    g_autoptr (SaccadeAblation) a =
+      saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_PATH_PATCH,
+                            &pp, 0, NULL, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (a->path);
+    g_assert_true (a->patch == a->path->grid);
+    g_assert_cmpint (a->patch_corrupted, ==, pp.corrupted_run);
+    g_assert_cmpint (sc_path_patch_run (f.s, f.m, IDS, IDS, N, &dp, NULL, NULL, &direct, &err),
+                     ==, SC_OK);
+    g_assert_cmpint (a->path->receivers_from_layer, ==, 1);
+    for (int i = 0; i < nh; i++)
+      assert_same (a->path->grid->patched[i], direct->grid->patched[i]);
+    g_autoptr (GBytes) csv = saccade_ablation_csv (a, NULL, NULL, 0);
+    g_clear_pointer (&header, g_free);
+    g_assert_cmpint (csv_lines (csv, &header), ==, 1 + nh);
+    g_assert_true (g_str_has_prefix (header, "layer,head,receiver,m,effect,"));
+    sc_path_patch_result_free (direct);
+  }
+
   /* Mean-ablation needs the shipped reference set, whose sentences are longer than the
    * tiny model's context of 64: refused with the reason, before any study is stored (the
    * window's end-to-end test runs it on SmolLM2). */
@@ -497,6 +572,7 @@ test_cancel (void)
   /* patching sets the run against a second one of the same length: the same ids again */
   p.corrupted_run = capture (&f);
   p.contrast = -1;
+  g_strlcpy (p.senders, "0.0", sizeof p.senders); /* path patching: one sender */
   for (int k = 0; k < SACCADE_ABLATION_N_KINDS; k++)
     {
       g_autoptr (GCancellable) cancellable = g_cancellable_new ();
@@ -505,6 +581,8 @@ test_cancel (void)
       g_autoptr (SaccadeAblation) a = NULL;
       if (k == SACCADE_ABLATION_HEADS_MEAN)
         continue; /* the reference set does not fit the tiny model (test_other_kinds) */
+      if (k == SACCADE_ABLATION_QK)
+        continue; /* one forward pass: the engine reports no progress to cancel at */
       a = saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, (SaccadeAblationKind) k,
                                 &p, 0, cancel_after_first, &c, cancellable, NULL, &error);
       g_assert_null (a);

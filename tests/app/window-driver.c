@@ -67,8 +67,11 @@
  *   ablation-option NAME VAL on the Ablation page: set a study's option (permutations N,
  *                            seeds R, erase-kind mask|drop, source last-mean|rollout|flow|
  *                            best-head; patching's corrupted RUN, direction denoise|noise,
- *                            what heads|head-positions|residual, contrast [TOKEN]), as its
- *                            chooser does
+ *                            what heads|head-positions|residual|patterns|queries|keys|
+ *                            values, contrast [TOKEN]; path patching's senders LIST,
+ *                            component queries|keys|values; QK attribution's qk-layer L,
+ *                            qk-head H, qk-query I, qk-key J (−1: the defaults), qk-each
+ *                            yes|no), as its chooser does
  *   expect-ablation-runnable yes|no  the Ablation page's Run Study can (not) be pressed
  *   ablation-target [TEXT]   on the Ablation page: type TEXT as the target (none: top-1)
  *   ablation-run             on the Ablation page: run the chosen study and wait for it

@@ -43,6 +43,10 @@ const StudyKind ablation_studies[] = {
     "mixing", saccade_mixing_view_get_type, FALSE, -1, OPTIONS_NONE },
   { "mixing-alti", N_("Context mixing — ALTI, rolled out"), SACCADE_ABLATION_MIXING_ALTI,
     "mixing", saccade_mixing_view_get_type, FALSE, -1, OPTIONS_NONE },
+  { "path-patch", N_("Path patching — senders into receivers"), SACCADE_ABLATION_PATH_PATCH,
+    "path-patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATH, TRUE },
+  { "qk", N_("QK attribution — why a head attends"), SACCADE_ABLATION_QK, "qk",
+    saccade_qk_view_get_type, FALSE, -1, OPTIONS_QK },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);
@@ -126,7 +130,8 @@ name_index (const char *const *names, const char *value)
 
 /* page.permutations, page.seeds, page.erase-kind, page.source, and patching's
  * page.corrupted (a run id of the chooser), page.direction (denoise, noise), page.what
- * (heads, head-positions, residual): what their choosers do. */
+ * (heads, head-positions, residual, patterns, queries, keys, values): what their choosers
+ * do. */
 static void
 option_action (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -205,6 +210,7 @@ ablation_update_runs_label (SaccadeAblationPage *self)
         gtk_widget_remove_css_class (GTK_WIDGET (self->runs_label), "warning");
     }
   gtk_label_set_text (self->runs_label, text != NULL ? text : "");
+  ablation_circuits_update_ranges (self);
 }
 
 /* The chosen study's own choosers shown, the others hidden. */
@@ -217,10 +223,11 @@ ablation_show_options (SaccadeAblationPage *self)
   gtk_widget_set_visible (self->permute_box, s->options == OPTIONS_PERMUTE);
   gtk_widget_set_visible (self->erasure_box, s->options == OPTIONS_ERASURE);
   gtk_widget_set_visible (self->source_box, s->options == OPTIONS_SOURCE);
-  gtk_widget_set_visible (self->patch_box, s->options == OPTIONS_PATCH);
+  gtk_widget_set_visible (self->patch_box, ABLATION_NEEDS_PAIR (s));
+  ablation_circuits_show (self, s);
   gtk_widget_set_visible (self->contrast_box, s->contrast);
   /* empty: patching's default is the corrupted run's top-1, attribution's no contrast */
-  gtk_entry_set_placeholder_text (self->contrast_entry, s->options == OPTIONS_PATCH
+  gtk_entry_set_placeholder_text (self->contrast_entry, ABLATION_NEEDS_PAIR (s)
                                                           ? _("corrupted top-1")
                                                           /* Translators: no contrast token. */
                                                           : C_("contrast", "none"));
@@ -274,6 +281,7 @@ ablation_fill_corrupted (SaccadeAblationPage *self)
   self->updating = FALSE;
   gtk_widget_set_sensitive (GTK_WIDGET (self->corrupted_dropdown),
                             self->corrupted_ids->len > 0);
+  ablation_circuits_update_ranges (self);
 }
 
 static void
@@ -309,9 +317,10 @@ erasure_options_changed (SaccadeAblationPage *self)
 static void
 patch_options_changed (SaccadeAblationPage *self)
 {
-  /* exact and attribution patching share the options */
+  /* exact, attribution and path patching share the run and direction */
   ablation_options_changed (self, SACCADE_ABLATION_PATCH);
   ablation_options_changed (self, SACCADE_ABLATION_ATTR_PATCH);
+  ablation_options_changed (self, SACCADE_ABLATION_PATH_PATCH);
 }
 
 static void
@@ -347,6 +356,7 @@ ablation_options_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "page.corrupted", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.direction", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.what", "s", option_action);
+  ablation_circuits_class_init (widget_class);
 }
 
 void
@@ -382,8 +392,15 @@ ablation_options_init (SaccadeAblationPage *self)
   gtk_string_list_append (whats, _("Heads"));
   gtk_string_list_append (whats, _("Heads × positions"));
   gtk_string_list_append (whats, _("Residual"));
+  /* Translators: per query head, its attention pattern alone, or its query, key or value
+   * input alone (ScPatchWhat's order, after Residual). */
+  gtk_string_list_append (whats, _("Patterns"));
+  gtk_string_list_append (whats, _("Queries"));
+  gtk_string_list_append (whats, _("Keys"));
+  gtk_string_list_append (whats, _("Values"));
   gtk_drop_down_set_model (self->what_dropdown, G_LIST_MODEL (whats));
   self->corrupted_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  ablation_circuits_init (self);
   ablation_fill_corrupted (self);
   g_signal_connect_swapped (self->study_dropdown, "notify::selected", G_CALLBACK (study_chosen),
                             self);

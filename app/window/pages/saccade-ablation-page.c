@@ -63,7 +63,7 @@ no_backward (SaccadeAblationPage *self)
   const ScStudyKind *k = saccade_ablation_study_kind (ablation_chosen_study (self)->kind);
   char *other = saccade_page_dup_other_model (SACCADE_PAGE (self));
 
-  if (other != NULL)
+  if (other != NULL || (other = ablation_circuits_refusal (self, model)) != NULL)
     return other;
   if (model == NULL || !(k->needs & SC_STUDY_NEEDS_BACKWARD) || sc_model_has_backward (model))
     return NULL;
@@ -81,7 +81,7 @@ update_actions (SaccadeAblationPage *self)
                  && saccade_page_get_db_path (page) != NULL;
 
   /* patching needs a second run to set against this one; gradients a backward pass */
-  if (ablation_chosen_study (self)->options == OPTIONS_PATCH)
+  if (ABLATION_NEEDS_PAIR (ablation_chosen_study (self)))
     can = can && ablation_chosen_corrupted (self) > 0;
   if (can)
     {
@@ -134,7 +134,7 @@ no_corrupted_run (SaccadeAblationPage *self)
 
   if (why != NULL)
     return why;
-  if (run == NULL || ablation_chosen_study (self)->options != OPTIONS_PATCH
+  if (run == NULL || !ABLATION_NEEDS_PAIR (ablation_chosen_study (self))
       || ablation_chosen_corrupted (self) > 0)
     return NULL;
   /* Translators: why patching cannot run; %d: the shown run's tokens. */
@@ -191,12 +191,14 @@ show_idle_status (SaccadeAblationPage *self)
           g_free (measure);
           measure = both;
         }
-      if (a->mixing != NULL)
+      if (a->mixing != NULL || a->qk != NULL)
         {
           /* Translators: context mixing's status (it has no target): the rollout's mixing
-           * ratio, then when it was computed or stored, as below. */
-          g_autofree char *lead = g_strdup_printf (_("Mixing ratio %.2f, rolled out"),
-                                                   a->mixing->mix[a->mixing->n_layers]);
+           * ratio, then when it was computed or stored, as below; QK attribution's. */
+          g_autofree char *lead = a->qk != NULL
+            ? g_strdup_printf (_("Score %.4f = sum of the parts %.4f"), a->qk->score, a->qk->total)
+            : g_strdup_printf (_("Mixing ratio %.2f, rolled out"),
+                               a->mixing->mix[a->mixing->n_layers]);
           if (a->reused)
             text = g_strdup_printf (_("%s · study %lld of %s"), lead, (long long) a->study_id,
                                     when);
@@ -406,9 +408,9 @@ current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
     .contrast = -1,
     .patch_direction = (int) MIN (gtk_drop_down_get_selected (self->direction_dropdown),
                                   SC_PATCH_NOISE),
-    .patch_what = (int) MIN (gtk_drop_down_get_selected (self->what_dropdown),
-                             SC_PATCH_RESIDUAL),
+    .patch_what = (int) MIN (gtk_drop_down_get_selected (self->what_dropdown), SC_PATCH_VALUES),
   };
+  ablation_circuits_params (self, p);
 }
 
 
@@ -425,8 +427,9 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
   if (run == NULL || model == NULL || db == NULL)
     return;
   current_params (self, -1, &params);
-  if (ablation_study_of_kind (kind)->options == OPTIONS_PATCH && params.corrupted_run <= 0)
-    return; /* no second run: nothing can be stored */
+  if ((ABLATION_NEEDS_PAIR (ablation_study_of_kind (kind)) && params.corrupted_run <= 0)
+      || (kind == SACCADE_ABLATION_PATH_PATCH && params.senders[0] == '\0'))
+    return; /* no second run or no senders: nothing can be stored */
   self->lookup_gen[kind]++;
   saccade_ablation_async (self, model, db, run->id, kind, &params, SACCADE_STUDY_STORED_ONLY,
                           saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
@@ -529,7 +532,8 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
   if (!ablation_parse_token (self, model, self->target_entry, &target))
     return FALSE;
   current_params (self, target, &params);
-  if ((s->options == OPTIONS_PATCH && params.corrupted_run <= 0)
+  if ((ABLATION_NEEDS_PAIR (s) && params.corrupted_run <= 0)
+      || !ablation_circuits_check (self, s, model)
       || (s->contrast && !ablation_parse_token (self, model, self->contrast_entry,
                                                 &params.contrast)))
     return FALSE;

@@ -1,8 +1,9 @@
-/* saccade-ablation-private.h — the Ablation page's insides, shared by its two files:
+/* saccade-ablation-private.h — the Ablation page's insides, shared by its files:
  * saccade-ablation-page.c (results, lookups, jobs, the SaccadePage),
- * saccade-ablation-options.c (the study table, the choosers and their page.* actions) and
- * saccade-ablation-contrast.c (the target and contrast entries' tokens).
- * For those two files only; the page's users read saccade-ablation-page.h.
+ * saccade-ablation-options.c (the study table, the choosers and their page.* actions),
+ * saccade-ablation-contrast.c (the target and contrast entries' tokens) and
+ * saccade-ablation-circuits.c (the choosers of path patching and QK attribution).
+ * For those files only; the page's users read saccade-ablation-page.h.
  */
 #pragma once
 
@@ -22,7 +23,13 @@ typedef enum {
   OPTIONS_ERASURE,              /* erasure kind, random orders */
   OPTIONS_SOURCE,               /* faithfulness: the attention source */
   OPTIONS_PATCH,                /* patching: corrupted run, direction, what, contrast */
+  OPTIONS_PATH,                 /* path patching: corrupted run, direction, senders,
+                                 * component, contrast */
+  OPTIONS_QK,                   /* QK attribution: layer, head, query, key */
 } StudyOptions;
+
+/* Does the study set the run against a second one (the corrupted-run chooser)? */
+#define ABLATION_NEEDS_PAIR(s) ((s)->options == OPTIONS_PATCH || (s)->options == OPTIONS_PATH)
 
 typedef struct {
   const char *id;               /* page.study's parameter */
@@ -38,7 +45,7 @@ typedef struct {
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
-#define ABLATION_N_STUDIES 13
+#define ABLATION_N_STUDIES 15
 extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
 
 struct _SaccadeAblationPage
@@ -68,6 +75,11 @@ struct _SaccadeAblationPage
   GtkDropDown *corrupted_dropdown;
   GtkDropDown *direction_dropdown;
   GtkDropDown *what_dropdown;
+  GtkWidget *path_box;          /* path patching's senders and component (built in code) */
+  GtkEntry *senders_entry;
+  GtkDropDown *component_dropdown;
+  GtkWidget *qk_box;            /* QK attribution's head, query and key (built in code) */
+  GtkSpinButton *qk_spins[4];   /* layer, head, query (−1: last), key (−1: most attended) */
   GtkLabel *hover_label;
   GtkStack *figure_stack;
   AdwStatusPage *empty_page;
@@ -123,6 +135,27 @@ void ablation_metric_follow_contrast (SaccadeAblationPage *self, int contrast);
  * of @a
  * measured against a contrast (the clean run's), else NULL. Caller frees. */
 char *ablation_dup_contrast_status (SaccadeAblationPage *self, const SaccadeAblation *a);
+/* saccade-ablation-circuits.c */
+
+/* Builds path patching's and QK attribution's choosers into the options row (after the
+ * patching box) and connects them; called by ablation_options_init. */
+void ablation_circuits_init (SaccadeAblationPage *self);
+/* Installs page.senders, page.component and page.qk-layer, -head, -query, -key, -each. */
+void ablation_circuits_class_init (GtkWidgetClass *widget_class);
+/* Shows the chosen study's circuit choosers (ablation_show_options calls it). */
+void ablation_circuits_show (SaccadeAblationPage *self, const StudyKind *s);
+/* The spin buttons' ranges for the loaded model and the run shown (values kept where they
+ * fit). */
+void ablation_circuits_update_ranges (SaccadeAblationPage *self);
+/* Sets the choosers' values into @p (senders as typed; check them with the next). */
+void ablation_circuits_params (SaccadeAblationPage *self, SaccadeAblationParams *p);
+/* FALSE, with the reason on the status line, when @s is path patching and its senders
+ * entry is not a list of heads of @model. */
+gboolean ablation_circuits_check (SaccadeAblationPage *self, const StudyKind *s,
+                                  SaccadeLoadedModel *model);
+/* Why the chosen study cannot run on @model (QK attribution on an architecture it does not
+ * split), or NULL. Caller frees. */
+char *ablation_circuits_refusal (SaccadeAblationPage *self, ScModel *model);
 
 /* saccade-ablation-page.c */
 

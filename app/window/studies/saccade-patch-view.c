@@ -2,10 +2,14 @@
  * engine/study/sc-patch-study.h): the normalised effect of every patched cell on the
  * diverging red–blue map, 0 (the corrupted run) white, +1 (the clean run) saturated red,
  * −1 saturated blue, clipped beyond — a fixed scale, so maps of different studies read
- * alike. Heads are the head sweep's layer × head map (ui's effects map); head-positions and
- * the residual a matrix of (layer·head) or layer rows by token columns (ui's heatmap). The
- * title names the direction, the metric and its value on both runs; the caption under the
- * figure says how to read the colours. Hover names the cell, its effect and m; a click on
+ * alike. Heads, patterns, queries, keys and values (per query head) are the head sweep's
+ * layer × head map (ui's effects map); head-positions and the residual a matrix of
+ * (layer·head) or layer rows by token columns (ui's heatmap). Path patching
+ * (SACCADE_ABLATION_PATH_PATCH, sc-path-patch.h) is the same layer × head map over the
+ * receivers: the heads up to the latest sender's layer have no path and are hatched, the
+ * senders ringed. The title names the direction, what was patched (the senders and the
+ * component), the metric and its value on both runs; the caption under the figure says how
+ * to read the colours. Hover names the cell, its effect and m; a click on
  * a head opens it on the clean run (`win.show-head`), Shift+click sets it beside the same
  * head of the corrupted run on the Compare page (`win.compare-head`).
  *
@@ -31,8 +35,10 @@ struct _SaccadePatchView
   GtkDrawingArea *area;
   GtkLabel *caption;
 
-  SaccadeStudyShown shown;      /* a SaccadeAblation of kind PATCH */
-  double *effects;              /* (n_rows · n_cols) sc_patch_normalised of each cell, or NULL */
+  SaccadeStudyShown shown;      /* a SaccadeAblation of kind PATCH, ATTR_PATCH, PATH_PATCH */
+  double *effects;              /* (n_rows · n_cols) sc_patch_normalised of each cell (path
+                                 * patching: NaN where no path reaches), or NULL */
+  gboolean *senders;            /* path patching: (n_layers · n_heads) the senders; NULL */
   float *cells;                 /* the same as floats, for the heatmap */
   GStrv row_labels;             /* head-positions: "L0.H0" …; residual: "L0" …; heads: NULL */
   char *metric;                 /* "logit(“␣Mary”) − logit(“␣John”)" or "ln p(“␣Mary”)" */
@@ -51,7 +57,69 @@ static const ScPatchResult *
 patch (SaccadePatchView *self)
 {
   const SaccadeAblation *a = self->shown.result;
-  return a != NULL && self->effects != NULL ? a->patch : NULL;
+  if (a == NULL || self->effects == NULL)
+    return NULL;
+  return a->path != NULL ? a->path->grid : a->patch;
+}
+
+/* Path patching's result, or NULL for activation and attribution patching. */
+static const ScPathPatchResult *
+path (SaccadePatchView *self)
+{
+  const SaccadeAblation *a = self->shown.result;
+  return a != NULL && self->effects != NULL ? a->path : NULL;
+}
+
+/* One cell per head (the layer × head map), not per position. */
+static gboolean
+per_head (const ScPatchResult *r)
+{
+  return r->what != SC_PATCH_HEAD_POSITIONS && r->what != SC_PATCH_RESIDUAL;
+}
+
+/* What was patched, in the title's words. */
+static const char *
+what_words (int what)
+{
+  switch (what)
+    {
+    case SC_PATCH_HEADS:
+      return _("each head");
+    case SC_PATCH_HEAD_POSITIONS:
+      return _("each head at each position");
+    case SC_PATCH_PATTERNS:
+      return _("each head's attention pattern");
+    case SC_PATCH_QUERIES:
+      return _("each head's queries");
+    case SC_PATCH_KEYS:
+      return _("each head's keys");
+    case SC_PATCH_VALUES:
+      return _("each head's values");
+    default:
+      return _("the residual stream at each position");
+    }
+}
+
+/* Path patching's title (caller frees). */
+static char *
+path_title (SaccadePatchView *self, const ScPathPatchResult *pp, const char *quote)
+{
+  const ScPatchResult *r = pp->grid;
+  /* Translators: path patching's receiver inputs, in its title. */
+  const char *component = pp->component == SC_PATH_QUERIES ? _("queries")
+                          : pp->component == SC_PATH_KEYS  ? _("keys") : _("values");
+
+  if (r->direction == SC_PATCH_DENOISE)
+    /* Translators: path patching's title: the senders ("23.3,20.0"), the receivers' input,
+     * the metric, its value on the clean and the corrupted run, the model, the sentence. */
+    return g_strdup_printf (_("Denoising paths from %s into each later head's %s: m = %s, "
+                              "clean %.3f, corrupted %.3f · %s · %s"),
+                            pp->senders, component, self->metric, r->metric_clean,
+                            r->metric_corrupted, saccade_study_shown_model (&self->shown), quote);
+  return g_strdup_printf (_("Noising paths from %s into each later head's %s: m = %s, clean "
+                            "%.3f, corrupted %.3f · %s · %s"),
+                          pp->senders, component, self->metric, r->metric_clean,
+                          r->metric_corrupted, saccade_study_shown_model (&self->shown), quote);
 }
 
 /* The run's display labels when they are the study's tokens, else NULL (positions). */
@@ -75,9 +143,9 @@ patch_title (SaccadePatchView *self)
 
   if (r == NULL)
     return g_strdup ("");
-  what = r->what == SC_PATCH_HEADS ? _("each head")
-         : r->what == SC_PATCH_HEAD_POSITIONS ? _("each head at each position")
-                                              : _("the residual stream at each position");
+  if (path (self) != NULL)
+    return path_title (self, path (self), quote);
+  what = what_words (r->what);
   if (r->direction == SC_PATCH_DENOISE)
     /* Translators: patching's title: what is patched, the metric, its value on the clean and
      * the corrupted run, the model, the sentence. */
@@ -110,6 +178,9 @@ map_figure (SaccadePatchView *self, const char *title, SaccadeEffectsMapFigure *
 
   *f = (SaccadeEffectsMapFigure) {
     .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->effects,
+    .flipped = self->senders,
+    /* Translators: the legend of the ring on path patching's senders. */
+    .flip_name = self->senders != NULL ? _("sender") : NULL,
     .value_name = value_name (), .layer_name = _("Layer"), .head_name = _("Head"),
     .title = title, .range = 1.0,
   };
@@ -143,7 +214,7 @@ draw (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
     return;
   title = patch_title (self);
   saccade_page_figure_style (GTK_WIDGET (area), &style);
-  if (r->what == SC_PATCH_HEADS)
+  if (per_head (r))
     {
       SaccadeEffectsMapFigure f;
       map_figure (self, title, &f);
@@ -169,7 +240,7 @@ cell_at (SaccadePatchView *self, double x, double y)
 
   if (r == NULL)
     return -1;
-  if (r->what == SC_PATCH_HEADS)
+  if (per_head (r))
     return saccade_effects_map_geometry_head_at (&self->map_geom, x, y, &row, &col)
              ? row * r->n_heads + col : -1;
   return saccade_heatmap_geometry_cell_at (&self->grid_geom, x, y, &row, &col)
@@ -206,10 +277,18 @@ motion (GtkEventControllerMotion *c, double x, double y, SaccadePatchView *self)
     {
       const ScPatchResult *r = patch (self);
       g_autofree char *name = cell_name (self, cell);
-      /* Translators: hover over a patched cell: its name, its normalised effect, the raw
-       * metric of the patched run. */
-      text = g_strdup_printf (_("%s: effect %.3f · m = %.4f"), name, self->effects[cell],
-                              r->patched[cell]);
+      if (self->senders != NULL && self->senders[cell])
+        /* Translators: hover over a sender of path patching. */
+        text = g_strdup_printf (_("%s: a sender"), name);
+      else if (path (self) != NULL && cell / r->n_cols < path (self)->receivers_from_layer)
+        /* Translators: hover over a head at or before the latest sender's layer. */
+        text = g_strdup_printf (_("%s: no path from the senders (not after the latest "
+                                  "sender's layer)"), name);
+      else
+        /* Translators: hover over a patched cell: its name, its normalised effect, the raw
+         * metric of the patched run. */
+        text = g_strdup_printf (_("%s: effect %.3f · m = %.4f"), name, self->effects[cell],
+                                r->patched[cell]);
     }
   saccade_study_view_hover (SACCADE_STUDY_VIEW (self), text);
   gtk_widget_queue_draw (GTK_WIDGET (self->area));
@@ -248,10 +327,23 @@ released (GtkGestureClick *g, int n_press, double x, double y, SaccadePatchView 
 static void
 set_caption (SaccadePatchView *self, const SaccadeAblation *a)
 {
-  const ScPatchResult *r = a->patch;
+  const ScPatchResult *r = a->path != NULL ? a->path->grid : a->patch;
   g_autofree char *how = NULL, *click = NULL, *text = NULL;
 
-  if (r->direction == SC_PATCH_DENOISE)
+  if (a->path != NULL && r->direction == SC_PATCH_DENOISE)
+    /* Translators: path patching's caption; %lld: the corrupted run. */
+    how = g_strdup_printf (_("Each later head's input taken from run %lld (corrupted) with "
+                             "the senders' outputs of this (clean) run and every other head "
+                             "frozen: 1 restores the clean behaviour through that head "
+                             "alone. Hatched: no path (up to the latest sender's layer)."),
+                           (long long) a->patch_corrupted);
+  else if (a->path != NULL)
+    how = g_strdup_printf (_("Each later head's input taken from this (clean) run with the "
+                             "senders' outputs of run %lld (corrupted) and every other head "
+                             "frozen: near 0, the behaviour flows through that head. Hatched: "
+                             "no path (up to the latest sender's layer)."),
+                           (long long) a->patch_corrupted);
+  else if (r->direction == SC_PATCH_DENOISE)
     /* Translators: patching's caption; %lld: the corrupted run. */
     how = g_strdup_printf (_("Each component's activation of this (clean) run patched into "
                              "run %lld (corrupted): 1 restores the clean behaviour."),
@@ -277,7 +369,7 @@ patch_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyCont
 {
   SaccadePatchView *self = SACCADE_PATCH_VIEW (view);
   const SaccadeAblation *a = result;
-  const ScPatchResult *r = a->patch;
+  const ScPatchResult *r = a->path != NULL ? a->path->grid : a->patch;
   const int n = r->n_rows * r->n_cols;
   g_autofree char *target = saccade_study_token_text (ctx->model, r->target);
 
@@ -285,15 +377,27 @@ patch_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyCont
   g_free (self->effects);
   g_free (self->cells);
   g_clear_pointer (&self->row_labels, g_strfreev);
+  g_clear_pointer (&self->senders, g_free);
   g_free (self->metric);
   self->effects = g_new (double, n);
   self->cells = g_new (float, n);
   for (int i = 0; i < n; i++)
     {
       self->effects[i] = sc_patch_normalised (r, r->patched[i]);
+      if (a->path != NULL && i / r->n_cols < a->path->receivers_from_layer)
+        self->effects[i] = NAN; /* no path: hatched, not the base run's 0 or 1 */
       self->cells[i] = (float) self->effects[i];
     }
-  if (r->what != SC_PATCH_HEADS)
+  if (a->path != NULL)
+    {
+      int layer[SC_STUDY_HEADS_MAX_COUNT], head[SC_STUDY_HEADS_MAX_COUNT];
+      const int k = sc_study_heads_parse (a->path->senders, layer, head, NULL);
+      self->senders = g_new0 (gboolean, n);
+      for (int i = 0; i < k; i++)
+        if (layer[i] < r->n_rows && head[i] < r->n_cols)
+          self->senders[layer[i] * r->n_cols + head[i]] = TRUE;
+    }
+  if (!per_head (r))
     {
       self->row_labels = g_new0 (char *, r->n_rows + 1);
       for (int row = 0; row < r->n_rows; row++)
@@ -323,6 +427,7 @@ patch_clear (SaccadeStudyView *view)
   g_clear_pointer (&self->effects, g_free);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->row_labels, g_strfreev);
+  g_clear_pointer (&self->senders, g_free);
   g_clear_pointer (&self->metric, g_free);
 }
 
@@ -338,7 +443,7 @@ patch_export_figure (SaccadeStudyView *view, const char *path, GError **error)
   SaccadePatchView *self = SACCADE_PATCH_VIEW (view);
   g_autofree char *title = patch_title (self);
 
-  if (patch (self)->what == SC_PATCH_HEADS)
+  if (per_head (patch (self)))
     {
       SaccadeEffectsMapFigure f;
       map_figure (self, title, &f);

@@ -14,7 +14,11 @@
  *            bars) and the head-level table;
  *   patch    activation patching: the normalised effect of each patched cell (layer × head,
  *            (layer·head) × position or layer × position) on the diverging map, 0 (the
- *            corrupted run) white and ±1 saturated;
+ *            corrupted run) white and ±1 saturated; patterns, queries, keys and values per
+ *            query head as heads; path patching's receivers as heads, the heads with no
+ *            path hatched and the senders ringed;
+ *   qk       QK attribution: one head's score at (query, key) split into query-side ×
+ *            key-side component parts (summed by layer, or each head), and the largest;
  *   mixing   context mixing (value zeroing, ALTI): the rollout's token × token map, with
  *            the run's labels.
  *
@@ -43,10 +47,16 @@ G_DECLARE_FINAL_TYPE (SaccadeErasureView, saccade_erasure_view, SACCADE, ERASURE
 G_DECLARE_FINAL_TYPE (SaccadeDlaView, saccade_dla_view, SACCADE, DLA_VIEW, GtkWidget)
 #define SACCADE_TYPE_PATCH_VIEW (saccade_patch_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadePatchView, saccade_patch_view, SACCADE, PATCH_VIEW, GtkWidget)
+#define SACCADE_TYPE_QK_VIEW (saccade_qk_view_get_type ())
+G_DECLARE_FINAL_TYPE (SaccadeQkView, saccade_qk_view, SACCADE, QK_VIEW, GtkWidget)
 #define SACCADE_TYPE_MIXING_VIEW (saccade_mixing_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeMixingView, saccade_mixing_view, SACCADE, MIXING_VIEW, GtkWidget)
 #define SACCADE_TYPE_FAITH_VIEW (saccade_faith_view_get_type ())
 G_DECLARE_FINAL_TYPE (SaccadeFaithView, saccade_faith_view, SACCADE, FAITH_VIEW, GtkWidget)
+
+/* The QK view's "Each head" toggle: one row and column per component (TRUE) or their sums
+ * by layer (FALSE), as a click on it does. */
+void saccade_qk_view_set_each_head (SaccadeQkView *self, gboolean each);
 
 /* The faithfulness view's attention sources, in the page's chooser's order
  * (SaccadeStudyContext.source). */
