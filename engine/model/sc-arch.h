@@ -44,6 +44,7 @@ typedef enum {
   SC_DIM_KV,   /* n_kv_heads * head_dim */
   SC_DIM_FF,   /* n_ff */
   SC_DIM_HEAD, /* head_dim */
+  SC_DIM_QKV,  /* Q + 2 KV: a fused Q|K|V projection (GPT-2's attn_qkv) */
 } ScDim;
 
 /* One per-layer tensor of an architecture. */
@@ -175,6 +176,7 @@ typedef struct {
 extern const ScArchDesc sc_arch_llama;
 extern const ScArchDesc sc_arch_gemma3;
 extern const ScArchDesc sc_arch_qwen2;
+extern const ScArchDesc sc_arch_gpt2;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);
@@ -184,6 +186,14 @@ const ScArchDesc *sc_arch_for (ScArch id);
 
 /* Writes the supported names, comma-separated ("llama"), into @buf; returns @buf. */
 char *sc_arch_list (char *buf, size_t size);
+
+/* SC_OK when every tensor of @g is one that @arch reads: the shared ones (token_embd,
+ * position_embd, output_norm and output, with their .bias where @info says LayerNorm) and
+ * "blk.<layer>.<name>" for a name in @arch's table; else SC_ERR_UNSUPPORTED naming the
+ * first other tensor, which this architecture would otherwise ignore and so run another
+ * model than the file's. */
+ScStatus sc_arch_check_tensors (const ScArchDesc *arch, const ScGguf *g, const ScModelInfo *info,
+                                ScError *err);
 
 /* The value of @dim for @info. */
 int64_t sc_arch_dim (ScDim dim, const ScModelInfo *info);

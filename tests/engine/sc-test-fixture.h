@@ -1,0 +1,27 @@
+/* sc-test-fixture.h — reading a reference fixture (tests/reference/: a JSON of metadata and
+ * a raw little-endian float32 file, as tests/reference/README.md lays them out) from the
+ * folder $SC_TEST_REFERENCE_DIR that meson test sets. For new model tests; the older ones
+ * carry their own copies of these few lines.
+ */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdint.h>
+
+/* $SC_TEST_REFERENCE_DIR/@name; aborts the test when the variable is unset. Free with
+ * g_free(). */
+char *sc_test_reference_path (const char *name);
+
+/* The root object of the reference JSON @name; *@parser_out owns it (g_object_unref). */
+JsonObject *sc_test_fixture_json (const char *name, JsonParser **parser_out);
+
+/* The reference file @name mapped read-only; its float32 values at element @offset of
+ * g_mapped_file_get_contents(). Free with g_mapped_file_unref(). */
+GMappedFile *sc_test_fixture_map (const char *name);
+
+/* The ints of @a as token ids; *@n their count. Free with g_free(). */
+int32_t *sc_test_fixture_ids (JsonArray *a, int *n);
+
+/* The SHA-256 of the file at @path, hex. Free with g_free(). */
+char *sc_test_file_sha256 (const char *path);
