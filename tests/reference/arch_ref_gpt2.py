@@ -47,11 +47,11 @@ N_TOKENS = 96
 EPS = float(np.float32(1e-5))
 
 
-def build_model():
+def build_model(activation):
     torch.manual_seed(SEED)
     cfg = GPT2Config(vocab_size=N_VOCAB, n_positions=N_POSITIONS, n_embd=N_EMBD,
                      n_layer=N_LAYER, n_head=N_HEAD, layer_norm_epsilon=EPS,
-                     activation_function="gelu_new", resid_pdrop=0.0, embd_pdrop=0.0,
+                     activation_function=activation, resid_pdrop=0.0, embd_pdrop=0.0,
                      attn_pdrop=0.0, bos_token_id=N_VOCAB - 1, eos_token_id=N_VOCAB - 1,
                      attn_implementation="eager")
     model = GPT2LMHeadModel(cfg)
@@ -139,9 +139,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vocab", required=True, help="llama.cpp's models/ggml-vocab-gpt-2.gguf")
     ap.add_argument("--out", default=HERE)
+    ap.add_argument("--activation", default="gelu_new",
+                    help="HF's activation (gelu_new = GPT-2's tanh form); another one, written "
+                         "to another --out, is a fixture test-gpt2-model must fail on")
     args = ap.parse_args()
 
-    cfg, model = build_model()
+    cfg, model = build_model(args.activation)
     tokens, merges = read_vocab(args.vocab)
     gguf_path = os.path.join(args.out, "tiny-gpt2.gguf")
     write_gguf(gguf_path, cfg, model, tokens, merges)
@@ -169,7 +172,7 @@ def main():
         "model_file": "tiny-gpt2.gguf", "model_sha256": sha, "seed": SEED,
         "config": {"n_vocab": N_VOCAB, "n_positions": N_POSITIONS, "n_embd": N_EMBD,
                    "n_layer": N_LAYER, "n_head": N_HEAD, "n_ff": 4 * N_EMBD,
-                   "layer_norm_epsilon": EPS, "activation": "gelu_new"},
+                   "layer_norm_epsilon": EPS, "activation": args.activation},
         "ids": ids,
         "data_file": "arch-fixture-gpt2.f32",
         "logits": {"offset": 0, "shape": [N_TOKENS, N_VOCAB]},
