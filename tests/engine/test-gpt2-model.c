@@ -11,8 +11,12 @@
  *  - logits and every probability within REF_BOUND on cpu-ref (double sums) and CPU_BOUND
  *    on cpu (float32 sgemm);
  *  - the same run split in two calls through the KV cache (positions past n_past);
+ *  - the output head's LayerNorm wherever the forward pass applies it: the kept residuals
+ *    unembedded (the logit lens) and the kept logits give the run's logits;
  *  - refusals by name: a tensor the architecture does not read, a missing position_embd, a
- *    run past the learned positions, gradients (no backward for gpt2 yet).
+ *    run past the learned positions, gradients (no backward for gpt2 yet), and the studies
+ *    whose decomposition assumes RMSNorm without biases (dla, norms, ALTI); value zeroing,
+ *    a forward-only study, runs.
  * The fixture says how each bound was measured (tests/reference/README.md section 12).
  */
 #include <glib.h>
@@ -25,6 +29,9 @@
 #include "engine/forward/sc-backward.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
+#include "engine/study/sc-dla.h"
+#include "engine/study/sc-mixing-study.h"
+#include "engine/study/sc-norm-study.h"
 #include "sc-test-fixture.h"
 
 /* cpu-ref accumulates in double and rounds each op to float32: what is left against float64
@@ -243,6 +250,74 @@ test_refusals (void)
   g_free (logits);
 }
 
+static void
+test_output_head (void)
+{
+  const ScModelInfo *in = sc_model_info (model);
+  const int V = (int) in->n_vocab, E = (int) in->n_embd, L = (int) in->n_layers;
+  g_autofree int32_t *ids = NULL;
+  g_autofree float *logits = NULL, *kept = NULL, *lens = NULL, *x = NULL;
+  ScBackend *b = sc_backend_cpu_ref_new ();
+  ScForwardOptions opt = { .all_logits = true, .keep_residuals = true };
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  double worst = 0.0;
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  logits = g_new (float, (size_t) n * V);
+  kept = g_new (float, (size_t) n * V);
+  lens = g_new (float, (size_t) n * V);
+  x = g_new (float, (size_t) n * E);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, n, &opt, logits, &err), ==, SC_OK);
+  g_assert_cmpint (sc_session_kept_logits (s, 0, n, kept, &err), ==, SC_OK);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpint (sc_session_residual (s, L, i, x + (size_t) i * E, &err), ==, SC_OK);
+  g_assert_cmpint (sc_session_unembed (s, x, n, lens, &err), ==, SC_OK);
+  for (size_t k = 0; k < (size_t) n * V; k++)
+    {
+      g_assert_cmpfloat (kept[k], ==, logits[k]);
+      worst = fmax (worst, fabs ((double) lens[k] - logits[k]));
+    }
+  g_assert_cmpfloat (worst, <=, 1e-6);
+  sc_session_free (s);
+  sc_backend_free (b);
+}
+
+static void
+test_studies (void)
+{
+  ScBackend *b = sc_backend_cpu_ref_new ();
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  g_autofree int32_t *ids = NULL;
+  ScDlaResult *dla = NULL;
+  ScNormResult *norms = NULL;
+  ScMixingResult *mix = NULL;
+  ScNormParams np = { .layer = -1 };
+  ScMixingParams alti = { .method = SC_MIXING_ALTI }, vz = { .method = SC_MIXING_VALUE_ZEROING };
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  n = 24;
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  g_assert_cmpint (sc_dla_run (s, model, ids, n, -1, -1, &dla, &err), ==, SC_ERR_UNSUPPORTED);
+  g_assert_nonnull (strstr (err.message, "'gpt2'"));
+  g_assert_cmpint (sc_norm_run (s, model, ids, n, &np, NULL, &norms, &err), ==,
+                   SC_ERR_UNSUPPORTED);
+  g_assert_nonnull (strstr (err.message, "'gpt2'"));
+  g_assert_cmpint (sc_mixing_run (s, model, ids, n, &alti, NULL, &mix, &err), ==,
+                   SC_ERR_UNSUPPORTED);
+  g_assert_nonnull (strstr (err.message, "'gpt2'"));
+  if (sc_mixing_run (s, model, ids, n, &vz, NULL, &mix, &err) != SC_OK)
+    g_error ("value zeroing on gpt2: %s", err.message);
+  g_assert_cmpint (mix->n_tokens, ==, n);
+  sc_mixing_result_free (mix);
+  sc_session_free (s);
+  sc_backend_free (b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -264,7 +339,9 @@ main (int argc, char **argv)
   g_test_add_func ("/gpt2/model/vs-transformers-reference-backend",
                    test_vs_transformers_reference_backend);
   g_test_add_func ("/gpt2/model/vs-transformers-cpu", test_vs_transformers_cpu);
+  g_test_add_func ("/gpt2/model/output-head", test_output_head);
   g_test_add_func ("/gpt2/model/refusals", test_refusals);
+  g_test_add_func ("/gpt2/model/studies", test_studies);
   rc = g_test_run ();
   sc_model_free (model);
   g_mapped_file_unref (data);
