@@ -14,6 +14,7 @@ static const ScArchDesc *const arches[] = {
   &sc_arch_gemma3,
   &sc_arch_qwen2,
   &sc_arch_gpt2,
+  &sc_arch_qwen3,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])

@@ -177,6 +177,7 @@ extern const ScArchDesc sc_arch_llama;
 extern const ScArchDesc sc_arch_gemma3;
 extern const ScArchDesc sc_arch_qwen2;
 extern const ScArchDesc sc_arch_gpt2;
+extern const ScArchDesc sc_arch_qwen3;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);

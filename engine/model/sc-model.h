@@ -12,7 +12,8 @@
  * QK-norm, post-norms, GeGLU, NeoX RoPE, scaled embeddings; model/sc-arch-gemma3.c); and "qwen2"
  * (Qwen2, Qwen2.5 and Qwen2.5-Coder: llama's block with Q, K, V biases and NeoX RoPE;
  * model/sc-arch-qwen2.c); and "gpt2" (GPT-2: learned positions, LayerNorm with biases, fused
- * QKV with bias, GELU; model/sc-arch-gpt2.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
+ * QKV with bias, GELU; model/sc-arch-gpt2.c); and "qwen3" (Qwen3: qwen2's body without biases, with
+ * a per-head QK RMSNorm; model/sc-arch-qwen3.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
  * the architecture. Each architecture is one file, model/sc-arch-<name>.c, holding its
  * tensor names and its layer function; sc-arch.h says what one provides.
  *
@@ -39,6 +40,7 @@ typedef enum {
   SC_ARCH_GEMMA3 = 2,
   SC_ARCH_QWEN2 = 3,
   SC_ARCH_GPT2 = 4,
+  SC_ARCH_QWEN3 = 5,
 } ScArch;
 
 typedef struct {

@@ -9,6 +9,9 @@
 #include <json-glib/json-glib.h>
 #include <stdint.h>
 
+#include "engine/backend/sc-backend.h"
+#include "engine/model/sc-model.h"
+
 /* $SC_TEST_REFERENCE_DIR/@name; aborts the test when the variable is unset. Free with
  * g_free(). */
 char *sc_test_reference_path (const char *name);
@@ -25,3 +28,11 @@ int32_t *sc_test_fixture_ids (JsonArray *a, int *n);
 
 /* The SHA-256 of the file at @path, hex. Free with g_free(). */
 char *sc_test_file_sha256 (const char *path);
+
+/* An architecture fixture (tests/reference/arch_ref_*.py: "ids", "logits" (n, V) and
+ * "probs" (L, H, n, n) at their "offset"s of @data) against @model on @b: the fixture's ids
+ * run whole (@n_past 0) or in two calls through the KV cache (the first @n_past ids, then the
+ * rest); *@logit_err and *@prob_err are the worst absolute differences over the rows the last
+ * call computed. Asserts that every probability above the diagonal is exactly 0. */
+void sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GMappedFile *data,
+                           int n_past, double *logit_err, double *prob_err);

@@ -46,31 +46,6 @@ static JsonObject *fixture;
 static GMappedFile *data;
 static char *model_path;
 
-typedef struct {
-  int L, H, n, n_past;
-  float *probs; /* (L, H, n, n): row i of a run with n_past at i + n_past */
-} Collect;
-
-static bool
-collect (void *user, int layer, int head, const float *p, int nq, int nk)
-{
-  Collect *c = user;
-  float *dst = c->probs + ((size_t) layer * c->H + head) * c->n * c->n;
-
-  for (int i = 0; i < nq; i++)
-    memcpy (dst + (size_t) (i + c->n_past) * c->n, p + (size_t) i * nk, (size_t) nk * sizeof *p);
-  return true;
-}
-
-static const float *
-fixture_floats (const char *member)
-{
-  JsonObject *o = json_object_get_object_member (fixture, member);
-
-  return (const float *) g_mapped_file_get_contents (data)
-         + json_object_get_int_member (o, "offset");
-}
-
 static void
 test_info (void)
 {
@@ -99,65 +74,13 @@ test_info (void)
   g_assert_true (w->layers[0].bv == w->layers[0].bq + 64);
 }
 
-/* One run of the fixture's ids on @b, whole or (n_past > 0) in two calls through the KV
- * cache; returns the worst |Δlogit| and |ΔP| against the fixture over the rows computed by
- * the last call. */
-static void
-run_and_compare (ScBackend *b, int n_past, double *logit_err, double *prob_err)
-{
-  const ScModelInfo *in = sc_model_info (model);
-  const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab;
-  const float *ref_logits = fixture_floats ("logits"), *ref_probs = fixture_floats ("probs");
-  g_autofree int32_t *ids = NULL;
-  g_autofree float *logits = NULL;
-  Collect c = { 0 };
-  ScObserver obs = { .observe = collect, .user = &c };
-  ScSession *s = NULL;
-  ScError err = { 0 };
-  int n;
-
-  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
-  c = (Collect) { .L = L, .H = H, .n = n, .probs = g_new0 (float, (size_t) L * H * n * n) };
-  logits = g_new (float, (size_t) n * V);
-  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
-  if (n_past > 0)
-    {
-      ScForwardOptions first = { .keep_kv = true };
-      g_assert_cmpint (sc_forward (s, ids, n_past, &first, logits, &err), ==, SC_OK);
-    }
-  {
-    ScForwardOptions opt = { .observer = &obs, .all_logits = true, .keep_kv = n_past > 0,
-                             .n_past = n_past };
-    c.n_past = n_past;
-    if (sc_forward (s, ids, n, &opt, logits, &err) != SC_OK)
-      g_error ("forward: %s", err.message);
-  }
-  *logit_err = *prob_err = 0.0;
-  for (int i = n_past; i < n; i++)
-    for (int v = 0; v < V; v++)
-      *logit_err = fmax (*logit_err, fabs ((double) logits[(size_t) (i - n_past) * V + v]
-                                           - ref_logits[(size_t) i * V + v]));
-  for (int l = 0; l < L; l++)
-    for (int h = 0; h < H; h++)
-      for (int i = n_past; i < n; i++)
-        for (int j = 0; j < n; j++)
-          {
-            const size_t at = (((size_t) l * H + h) * n + i) * n + j;
-            *prob_err = fmax (*prob_err, fabs ((double) c.probs[at] - ref_probs[at]));
-            if (j > i)
-              g_assert_cmpfloat (c.probs[at], ==, 0.0f);
-          }
-  sc_session_free (s);
-  g_free (c.probs);
-}
-
 static void
 check_backend (ScBackend *b, double bound)
 {
   double le, pe, le2, pe2;
 
-  run_and_compare (b, 0, &le, &pe);
-  run_and_compare (b, 61, &le2, &pe2);
+  sc_test_arch_compare (model, b, fixture, data, 0, &le, &pe);
+  sc_test_arch_compare (model, b, fixture, data, 61, &le2, &pe2);
   printf ("# gpt2 vs transformers float64 on %s: max |dlogit| %.3g, max |dP| %.3g (whole "
           "run); %.3g, %.3g (rows 61.. through the KV cache); bound %.0e\n",
           sc_backend_name (b), le, pe, le2, pe2, bound);
