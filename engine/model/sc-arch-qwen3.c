@@ -22,7 +22,9 @@
  * outside this table and the shared ones (biases included; sc_arch_check_tensors), RoPE
  * scaling with a factor other than 1.
  *
- * No backward yet (layer_backward NULL): gradient studies refuse qwen3 by name.
+ * The backward is llama's with the QK-norm's between the attention's and the projections'
+ * (qwen3_layer_backward), checked against torch autograd through transformers on the same
+ * weights (test-qwen3-model).
  */
 #include "model/sc-arch.h"
 
@@ -125,6 +127,52 @@ qwen3_layer (const ScLayerCtx *c, const void *view, ScError *err)
   return SC_OK;
 }
 
+/* The layer backward (sc-arch.h, ScLayerGradCtx), the forward read from the bottom up:
+ *   feed-forward:  dact = dx Wd;  dgu = swiglu'(dact);  dx += rmsnorm'(dgu [Wg;Wu]) at x_mid
+ *   attention:     do = dx Wo;  dq, dk, dv, dP = attention'(do);  dq, dk = rope_neox^-1
+ *                  q0, k0 = (rmsnorm(x_in) * attn_norm) Wq^T, Wk^T          (recomputed)
+ *                  dq0, dk0 = rmsnorm'(dq) at q0 with q_norm, at k0 with k_norm, per head
+ *                  dh = dq0 Wq + dk0 Wk + dv Wv;  dx += rmsnorm'(dh) at x_in
+ * Scratch: q0 in dattn (n, Q) and k0 in dact (n, F), both free once the attention's
+ * backward has run; dq0, dk0 back to back in dgu (n, 2F). That needs KV <= F and
+ * Q + KV <= 2F (every Qwen3: the 0.6B has Q 2048, KV 1024, F 3072). */
+static ScStatus
+qwen3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
+{
+  const Qwen3Layer *w = view;
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
+            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff, n = c->n;
+  const float eps = in->norm_eps;
+  float *q0 = c->dattn, *k0 = c->dact, *dq0 = c->dgu, *dk0 = c->dgu + (size_t) n * Q;
+  ScStatus st;
+
+  if (KV > F || Q + KV > 2 * F)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "qwen3 backward: queries %d and keys %d do "
+                         "not fit its scratch of n_ff %d (needs keys <= n_ff and queries + "
+                         "keys <= 2 n_ff)", Q, KV, F);
+  if ((st = b->ops->matmul_backward (b, c->dact, c->dx, w->base.w_down, n, F, E, false, err))
+          != SC_OK
+      || (st = b->ops->swiglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = sc_layer_gate_up_backward (c, &w->base, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->base.wo, n, Q, E, false, err))
+             != SC_OK
+      || (st = sc_layer_attend_backward (c, 0, true, in->rope_base, err)) != SC_OK)
+    return st;
+  /* QK-norm: its inputs again, then its backward per head (a row of d values) */
+  if ((st = b->ops->rmsnorm (b, c->dh, c->x_in, w->base.attn_norm, n, E, eps, err)) != SC_OK
+      || (st = b->ops->matmul (b, q0, c->dh, w->base.w_qkv, n, E, Q, false, err)) != SC_OK
+      || (st = b->ops->matmul (b, k0, c->dh, w->base.w_qkv + (size_t) Q * E, n, E, KV, false,
+                               err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dq0, c->dq, q0, w->q_norm, n * H, d, eps, false,
+                                         err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dk0, c->dk, k0, w->k_norm, n * Hkv, d, eps, false,
+                                         err)) != SC_OK)
+    return st;
+  return sc_layer_qkv_backward (c, &w->base, dq0, dk0, err);
+}
+
 const ScArchDesc sc_arch_qwen3 = {
   .name = "qwen3",
   .id = SC_ARCH_QWEN3,
@@ -135,4 +183,5 @@ const ScArchDesc sc_arch_qwen3 = {
   .read_hparams = qwen3_read_hparams,
   .bind_layer = qwen3_bind_layer,
   .layer = qwen3_layer,
+  .layer_backward = qwen3_layer_backward,
 };

@@ -10,10 +10,13 @@
  *    not n_embd / heads), NeoX RoPE base 10^6, tied output;
  *  - logits and every probability within REF_BOUND on cpu-ref and CPU_BOUND on cpu, whole and
  *    through the KV cache;
- *  - refusals by name: a tensor qwen3 does not read, gradients (no backward yet).
+ *  - the backward: d log p(top-1) / d input embeddings against torch autograd through the
+ *    same transformers model in float64, within GRAD_BOUND of the largest component;
+ *  - refusals by name: a tensor qwen3 does not read.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +29,8 @@
 /* as test-gpt2-model.c: float32 rounding of logits of std 1.5 and probabilities <= 1 */
 #define REF_BOUND 1e-5
 #define CPU_BOUND 2e-5
+/* the backward in float32 against float64 autograd, relative to the largest component */
+#define GRAD_BOUND 2e-5
 
 static ScModel *model;
 static JsonParser *parser;
@@ -54,7 +59,7 @@ test_info (void)
   g_assert_true (in->tied_output);
   g_assert_false (in->layer_norm);
   g_assert_false (in->learned_positions);
-  g_assert_false (sc_model_has_backward (model));
+  g_assert_true (sc_model_has_backward (model));
   g_assert_nonnull (w->attn_q_norm);
   g_assert_nonnull (w->attn_k_norm);
   g_assert_null (w->bq);
@@ -104,8 +109,6 @@ test_refusals (void)
   g_autofree char *bytes = NULL, *tmp = NULL;
   static const char from[] = "blk.2.ffn_up.weight", to[] = "blk.2.attn_qkv.bias";
   ScBackend *b = sc_backend_cpu_ref_new ();
-  ScSession *s = NULL;
-  ScGrad *g = NULL;
   ScModel *m = NULL;
   ScError err = { 0 };
   gsize len, hits = 0;
@@ -127,12 +130,66 @@ test_refusals (void)
   g_assert_nonnull (strstr (err.message, "'blk.2.attn_qkv.bias'"));
   g_assert_nonnull (strstr (err.message, "qwen3"));
   g_unlink (tmp);
-  /* no backward yet */
-  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
-  g_assert_cmpint (sc_grad_new (s, &g, &err), ==, SC_ERR_UNSUPPORTED);
-  g_assert_nonnull (strstr (err.message, "'qwen3'"));
-  sc_session_free (s);
   sc_backend_free (b);
+}
+
+/* The backward: d log p(top-1 at the last position) / d input embeddings against torch
+ * autograd through transformers in float64 (the fixture's "grad"), on @b. */
+static double
+grad_error (ScBackend *b, double *value_err)
+{
+  const ScModelInfo *in = sc_model_info (model);
+  JsonObject *go = json_object_get_object_member (fixture, "grad");
+  const float *ref = (const float *) g_mapped_file_get_contents (data)
+                     + json_object_get_int_member (go, "offset");
+  const int E = (int) in->n_embd;
+  g_autofree int32_t *ids = NULL;
+  g_autofree float *grad = NULL;
+  ScObjective obj = { .kind = SC_OBJECTIVE_LOGP, .position = -1,
+                      .target = (int32_t) json_object_get_int_member (go, "target") };
+  ScGradOptions opt = { 0 };
+  ScSession *s = NULL;
+  ScGrad *g = NULL;
+  ScError err = { 0 };
+  double value = 0.0, worst = 0.0, scale = 0.0;
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  grad = g_new (float, (size_t) n * E);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  if (sc_grad_new (s, &g, &err) != SC_OK || sc_grad_forward (g, ids, n, &opt, &err) != SC_OK
+      || sc_grad_backward (g, &obj, NULL, NULL, &value, grad, &err) != SC_OK)
+    g_error ("qwen3 backward: %s", err.message);
+  for (size_t k = 0; k < (size_t) n * E; k++)
+    {
+      worst = fmax (worst, fabs ((double) grad[k] - ref[k]));
+      scale = fmax (scale, fabs ((double) ref[k]));
+    }
+  *value_err = fabs (value - json_object_get_double_member (go, "value"));
+  sc_grad_free (g);
+  sc_session_free (s);
+  return worst / scale;
+}
+
+static void
+test_gradients (void)
+{
+  ScError err = { 0 };
+  ScBackend *ref = sc_backend_cpu_ref_new (), *cpu = sc_backend_cpu_new (2, &err);
+  double vr, vc, er, ec;
+
+  g_assert_nonnull (cpu);
+  er = grad_error (ref, &vr);
+  ec = grad_error (cpu, &vc);
+  printf ("# qwen3 gradient of log p vs torch autograd (float64): max |dg| / max |g| %.3g "
+          "(cpu-ref), %.3g (cpu); |d log p| %.3g, %.3g; bound %.0e\n", er, ec, vr, vc,
+          GRAD_BOUND);
+  g_assert_cmpfloat (er, <=, GRAD_BOUND);
+  g_assert_cmpfloat (ec, <=, GRAD_BOUND);
+  g_assert_cmpfloat (vr, <=, REF_BOUND);
+  g_assert_cmpfloat (vc, <=, CPU_BOUND);
+  sc_backend_free (ref);
+  sc_backend_free (cpu);
 }
 
 int
@@ -157,6 +214,7 @@ main (int argc, char **argv)
                    test_vs_transformers_reference_backend);
   g_test_add_func ("/qwen3/model/vs-transformers-cpu", test_vs_transformers_cpu);
   g_test_add_func ("/qwen3/model/refusals", test_refusals);
+  g_test_add_func ("/qwen3/model/gradients", test_gradients);
   rc = g_test_run ();
   sc_model_free (model);
   g_mapped_file_unref (data);

@@ -15,7 +15,9 @@ as in every Qwen3.
 transformers computes three things in float32 whatever the model's dtype (section 6):
 Qwen3RMSNorm (hidden_states.to(float32)), the RoPE angles (float32 inv_freq and positions)
 and the eager softmax (dtype=float32). They are replaced by the same expressions in float64
-(as grad_ref_arch.py does for qwen2), so the fixture is float64 throughout.
+(as grad_ref_arch.py does for qwen2), so the fixture is float64 throughout. The fixture also
+holds torch autograd's gradient of log p(top-1) at the last position with respect to the input
+embeddings, for the backward pass.
 
   /tmp/h28-venv/bin/python tests/reference/arch_ref_qwen3.py --vocab PATH/ggml-vocab-gpt-2.gguf
 Writes tests/reference/tiny-qwen3.gguf, arch-fixture-qwen3.json and arch-fixture-qwen3.f32.
@@ -170,11 +172,19 @@ def main():
         out = model(torch.tensor([ids]), output_attentions=True)
     logits = out.logits[0].numpy()
     probs = np.stack([a[0].numpy() for a in out.attentions])
+    # torch autograd: d log softmax(logits[n-1])[t] / d input embeddings, t the top-1
+    target = int(np.argmax(logits[-1]))
+    embd = model.model.embed_tokens(torch.tensor([ids])).detach().requires_grad_(True)
+    lp = torch.log_softmax(model(inputs_embeds=embd).logits[0, -1], dim=-1)[target]
+    lp.backward()
+    grad = embd.grad[0].numpy()
+    assert embd.grad.dtype == torch.float64
     assert out.logits.dtype == torch.float64 and out.attentions[0].dtype == torch.float64
     assert probs.shape == (N_LAYER, N_HEAD, N_TOKENS, N_TOKENS)
 
     f32_path = os.path.join(args.out, "arch-fixture-qwen3.f32")
-    np.concatenate([logits.reshape(-1), probs.reshape(-1)]).astype("<f4").tofile(f32_path)
+    np.concatenate([logits.reshape(-1), probs.reshape(-1), grad.reshape(-1)]).astype(
+        "<f4").tofile(f32_path)
     with open(gguf_path, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
     meta = {
@@ -191,6 +201,10 @@ def main():
         "logits": {"offset": 0, "shape": [N_TOKENS, N_VOCAB]},
         "probs": {"offset": N_TOKENS * N_VOCAB, "shape": [N_LAYER, N_HEAD, N_TOKENS, N_TOKENS],
                   "layout": "[layer][head][query][key]"},
+        "grad": {"offset": N_TOKENS * N_VOCAB + N_LAYER * N_HEAD * N_TOKENS * N_TOKENS,
+                 "shape": [N_TOKENS, N_EMBD], "objective": "logp", "position": N_TOKENS - 1,
+                 "target": target, "value": float(lp.item()),
+                 "of": "the input embeddings (token_embd rows)"},
         "logit_std": float(logits.std()),
     }
     with open(os.path.join(args.out, "arch-fixture-qwen3.json"), "w") as f:
