@@ -14,9 +14,10 @@
  * The forward pass keeps what is the same for every architecture: the session and its
  * buffers, the KV cache, prefix reuse, interventions, the observer (which reads the
  * probabilities a layer's attention wrote, after the layer returns), the embedding lookup
- * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have). What
- * differs before the first layer is a number in ScModelInfo, not a function: embd_scale
- * (Gemma multiplies the embeddings by sqrt(n_embd)).
+ * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have; LayerNorm
+ * with a bias for GPT-2). What differs before the first layer and in the head is data in
+ * ScModelInfo, not a function: embd_scale (Gemma multiplies the embeddings by sqrt(n_embd)),
+ * learned_positions (GPT-2 adds position_embd's rows), layer_norm (GPT-2's norms).
  *
  * Internal to the engine: app/ never includes it.
  */
