@@ -12,6 +12,8 @@
  *    through the KV cache;
  *  - the backward: d log p(top-1) / d input embeddings against torch autograd through the
  *    same transformers model in float64, within GRAD_BOUND of the largest component;
+ *  - QK attribution: the bilinear parts of a score through QK-norm and NeoX RoPE sum to the
+ *    score the forward pass computed (llama's adjacent pairs would not);
  *  - refusals by name: a tensor qwen3 does not read.
  */
 #include <glib.h>
@@ -24,6 +26,7 @@
 #include "engine/forward/sc-backward.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
+#include "engine/study/sc-qk-study.h"
 #include "sc-test-fixture.h"
 
 /* as test-gpt2-model.c: float32 rounding of logits of std 1.5 and probabilities <= 1 */
@@ -192,6 +195,35 @@ test_gradients (void)
   sc_backend_free (cpu);
 }
 
+static void
+test_qk_attribution (void)
+{
+  static const ScQkParams cases[] = { { 2, 3, 95, 40 }, { 1, 0, 70, 69 }, { 2, 1, 50, 0 } };
+  g_autofree int32_t *ids = NULL;
+  ScBackend *b = sc_backend_cpu_ref_new ();
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  double worst = 0.0;
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      ScQkResult *r = NULL;
+      if (sc_qk_run (s, model, ids, n, &cases[c], &r, &err) != SC_OK)
+        g_error ("qk attribution on qwen3: %s", err.message);
+      g_assert_cmpfloat (fabs (r->score), >, 1e-3);
+      worst = fmax (worst, fabs (r->total - r->score) / fabs (r->score));
+      sc_qk_result_free (r);
+    }
+  printf ("# qwen3 QK attribution: parts sum to the forward's score within %.3g (relative)\n",
+          worst);
+  g_assert_cmpfloat (worst, <=, 1e-5);
+  sc_session_free (s);
+  sc_backend_free (b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -215,6 +247,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qwen3/model/vs-transformers-cpu", test_vs_transformers_cpu);
   g_test_add_func ("/qwen3/model/refusals", test_refusals);
   g_test_add_func ("/qwen3/model/gradients", test_gradients);
+  g_test_add_func ("/qwen3/model/qk-attribution", test_qk_attribution);
   rc = g_test_run ();
   sc_model_free (model);
   g_mapped_file_unref (data);
