@@ -402,7 +402,6 @@ remember_ids (int32_t **dst, const int32_t *ids, int n, ScError *err)
   return true;
 }
 
-/* Checks the arguments of sc_forward() and whether prefix or cache reuse is valid. */
 /* The output head's norm of @n rows @x into @y: RMSNorm with output_norm, or GPT-2's
  * LayerNorm with output_norm and output_norm_b (ScModelInfo.layer_norm). */
 static ScStatus
@@ -417,6 +416,7 @@ output_norm (ScSession *s, float *y, const float *x, int n, ScError *err)
                              err);
 }
 
+/* Checks the arguments of sc_forward() and whether prefix or cache reuse is valid. */
 static ScStatus
 check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt, bool recompute,
             ScError *err)
