@@ -1,8 +1,8 @@
 #!/bin/sh
 # test-cli-arch.sh — the architectures verified on tiny random models (issue 28 item 2:
 # tests/reference/tiny-gpt2.gguf and tiny-qwen3.gguf, committed) from the command line:
-#   info         gpt2: LayerNorm and learned positions (text and JSON); qwen3: head dim 16
-#                from key_length, RoPE base 1e6
+#   info         gpt2: LayerNorm and learned positions (text, particulars and JSON); qwen3:
+#                head dim 16 from key_length, RoPE base 1e6, QK-norm among its particulars
 #   capture      stores every head of a sentence; show reads it back
 #   study        forward studies run on gpt2 (heads, lens, value-zeroing mixing); dla, norms,
 #                ALTI and the gradient studies refuse it naming 'gpt2' (exit non-zero);
@@ -17,7 +17,8 @@ qwen3="$src/tests/reference/tiny-qwen3.gguf"
 text="Hello world, the cat sat on the mat. Hello world, the cat"
 
 "$saccade" info -m "$gpt2" > "$tmp/info" 2>&1
-check gpt2-info-arch "$tmp/info" "^Architecture gpt2, 3 layers, embedding 32, feed-forward 128, LayerNorm and biases$"
+check gpt2-info-arch "$tmp/info" "^Architecture gpt2, 3 layers, embedding 32, feed-forward 128$"
+check gpt2-info-particulars "$tmp/info" "^Particulars  learned absolute positions (no RoPE); LayerNorm with biases; a bias on every projection$"
 check gpt2-info-positions "$tmp/info" "4 query heads over 4 KV heads (groups of 1), head dim 8, learned positions$"
 "$saccade" info -m "$gpt2" --json > "$tmp/info.json" 2>&1
 pycheck gpt2-info-json "$tmp/info.json" "
@@ -42,6 +43,7 @@ done
 "$saccade" info -m "$qwen3" > "$tmp/info" 2>&1
 check qwen3-info-arch "$tmp/info" "^Architecture qwen3, 3 layers, embedding 32, feed-forward 64$"
 check qwen3-info-heads "$tmp/info" "4 query heads over 2 KV heads (groups of 2), head dim 16, RoPE base 1e+06$"
+check qwen3-info-particulars "$tmp/info" "^Particulars  per-head query and key norms$"
 "$saccade" capture --db "$tmp/q.sqlite" -m "$qwen3" "$text" > "$tmp/cap" 2>&1
 check qwen3-capture "$tmp/cap" "^1$"
 for study in dla "attribution --steps 4"; do
