@@ -175,6 +175,8 @@ info_print_json (const InfoResult *r)
   saccade_json_int (b, "feed_forward_length", in->n_ff);
   saccade_json_int (b, "vocab_size", in->n_vocab);
   saccade_json_int (b, "context_length", in->n_ctx_train);
+  /* GPT-2: learned absolute positions (no RoPE: rope_freq_base is then unused) */
+  saccade_json_string (b, "positions", in->learned_positions ? "learned" : "rope");
   saccade_json_double (b, "rope_freq_base", in->rope_base);
   /* local (sliding-window) layers: 0 / empty for a model whose every layer is global */
   saccade_json_int (b, "sliding_window", in->sliding_window);
@@ -185,7 +187,8 @@ info_print_json (const InfoResult *r)
     if (sc_model_layer_window (in, (int) l) == 0)
       json_builder_add_int_value (b, l);
   json_builder_end_array (b);
-  saccade_json_double (b, "rms_norm_eps", in->norm_eps);
+  saccade_json_string (b, "norm", in->layer_norm ? "layernorm" : "rmsnorm");
+  saccade_json_double (b, in->layer_norm ? "layer_norm_eps" : "rms_norm_eps", in->norm_eps);
   saccade_json_bool (b, "tied_output", in->tied_output);
   saccade_json_bool (b, "qkv_bias", r->qkv_bias);
   saccade_json_double (b, "embedding_scale", in->embd_scale);
@@ -210,11 +213,14 @@ info_print_text (const InfoResult *r)
   printf ("File         %s (%.1f MB)\n", path, r->file_bytes / 1e6);
   printf ("Architecture %s, %u layers, embedding %u, feed-forward %u\n", arch,
           in->n_layers, in->n_embd, in->n_ff);
-  printf ("Attention    %u query heads over %u KV head%s (groups of %u%s), head dim %u, "
-          "RoPE base %g\n", in->n_heads, in->n_kv_heads, in->n_kv_heads == 1 ? "" : "s",
+  printf ("Attention    %u query heads over %u KV head%s (groups of %u%s), head dim %u, ",
+          in->n_heads, in->n_kv_heads, in->n_kv_heads == 1 ? "" : "s",
           in->n_heads / in->n_kv_heads,
-          in->n_kv_heads == 1 && in->n_heads > 1 ? ": multi-query" : "", in->head_dim,
-          (double) in->rope_base);
+          in->n_kv_heads == 1 && in->n_heads > 1 ? ": multi-query" : "", in->head_dim);
+  if (in->learned_positions)
+    printf ("learned positions\n");
+  else
+    printf ("RoPE base %g\n", (double) in->rope_base);
   /* the local/global layers, as the window's model tooltip says them, are among these */
   if (r->particulars != NULL)
     {

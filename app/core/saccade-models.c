@@ -153,7 +153,15 @@ saccade_model_particulars (const ScModel *model)
                                                (double) in->rope_base_local,
                                                in->n_layers - n_local, global->str));
     }
-  if (l0 != NULL && l0->bq != NULL)
+  if (in->learned_positions)
+    /* Translators: a model's particulars (GPT-2): a learned vector per position is added to
+     * each token's embedding; no rotary position encoding. */
+    g_ptr_array_add (parts, g_strdup (_("learned absolute positions (no RoPE)")));
+  if (in->layer_norm)
+    /* Translators: a model's particulars (GPT-2): its norms subtract the mean and add a
+     * bias (LayerNorm, not RMSNorm), and every projection has a bias. */
+    g_ptr_array_add (parts, g_strdup (_("LayerNorm with biases; a bias on every projection")));
+  else if (l0 != NULL && l0->bq != NULL)
     /* Translators: a model's particulars (Qwen2): constant vectors added to every query,
      * key and value, so part of each attention score does not depend on the tokens. */
     g_ptr_array_add (parts, g_strdup (_("query, key and value biases (added before RoPE)")));

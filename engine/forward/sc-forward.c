@@ -1,7 +1,8 @@
 /* sc-forward.c — the forward pass over ScBackend, for any architecture (see sc-forward.h).
  *
  * For n tokens of which the first n_past are in the KV cache (nq = n - n_past new rows):
- *   x     (nq, E) = token_embd[ids] (* embd_scale)  (or the residual kept before start_layer)
+ *   x     (nq, E) = token_embd[ids] (* embd_scale) (+ position_embd[n_past..n) for GPT-2)
+ *                   (or the residual kept before start_layer)
  *   for each layer l >= start_layer:
  *     x          = arch->layer(x)                   the architecture's block (model/sc-arch-*.c:
  *                                                   llama's math, with shapes, is in
@@ -11,7 +12,8 @@
  *     observer   <- P                               per head, after the layer returns
  *     observer   <- o (nq, H*d)                     the attention output that multiplied
  *                                                   W_O (attn_output, when asked for)
- *   logits (rows, V) = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows.
+ *   logits (rows, V) = (rmsnorm(x) * output_norm) Wout^T for the last row or all rows
+ *                      (GPT-2: layernorm(x) * output_norm + output_norm_b; output_head).
  * With last_row the last layer computes its attention and feed-forward for the last row
  * only (ScLayerCtx.n_tail: its keys and values still for every row).
  *
@@ -251,6 +253,10 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
   while (0)
   W (s->token_embd, w->token_embd, V * E);
   W (s->output_norm, w->output_norm, E);
+  if (in->layer_norm)
+    W (s->output_norm_b, w->output_norm_b, E);
+  if (in->learned_positions)
+    W (s->position_embd, w->position_embd, (size_t) in->n_ctx_train * E);
   if (in->tied_output)
     s->output = s->token_embd;
   else
@@ -394,6 +400,20 @@ remember_ids (int32_t **dst, const int32_t *ids, int n, ScError *err)
   memcpy (p, ids, (size_t) n * sizeof *p);
   *dst = p;
   return true;
+}
+
+/* The output head's norm of @n rows @x into @y: RMSNorm with output_norm, or GPT-2's
+ * LayerNorm with output_norm and output_norm_b (ScModelInfo.layer_norm). */
+static ScStatus
+output_norm (ScSession *s, float *y, const float *x, int n, ScError *err)
+{
+  const ScModelInfo *in = sc_model_info (s->model);
+
+  if (in->layer_norm)
+    return sc_backend_layer_norm (s->b, y, x, s->output_norm, s->output_norm_b, n,
+                                  (int) in->n_embd, in->norm_eps, err);
+  return s->b->ops->rmsnorm (s->b, y, x, s->output_norm, n, (int) in->n_embd, in->norm_eps,
+                             err);
 }
 
 /* Checks the arguments of sc_forward() and whether prefix or cache reuse is valid. */
@@ -675,6 +695,10 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
        * llama.cpp's gemma3 graph) */
       if (in->embd_scale != 0.0f)
         TRY (sc_backend_scale (b, s->x, s->x, in->embd_scale, nE, err));
+      /* GPT-2's learned positions: row p for the token at position p (check_call kept n
+       * within n_ctx_train, the table's rows) */
+      if (s->position_embd != NULL)
+        TRY (b->ops->add (b, s->x, s->position_embd + (size_t) past * E, nE, err));
     }
 
   for (l = opt->start_layer; l < stop; l++)
@@ -782,8 +806,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
   n_out = nq - first_row;
   if ((st = ensure_logits (s, n_out, err)) != SC_OK)
     return st;
-  TRY (b->ops->rmsnorm (b, s->h, s->x + (size_t) first_row * E, s->output_norm, n_out, E,
-                        in->norm_eps, err));
+  TRY (output_norm (s, s->h, s->x + (size_t) first_row * E, n_out, err));
   TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_out, E, V, false, err));
   if (logits != NULL)
     TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_out * V, err));
@@ -825,7 +848,7 @@ sc_session_unembed (ScSession *s, const float *x, int n_rows, float *logits, ScE
     {
       const int m = n_rows - r0 < chunk ? n_rows - r0 : chunk;
       TRY (b->ops->upload (b, s->x, x + (size_t) r0 * E, (size_t) m * E, err));
-      TRY (b->ops->rmsnorm (b, s->h, s->x, s->output_norm, m, (int) E, in->norm_eps, err));
+      TRY (output_norm (s, s->h, s->x, m, err));
       TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, m, (int) E, (int) V, false,
                             err));
       TRY (b->ops->download (b, logits + (size_t) r0 * V, s->logits_dev, (size_t) m * V, err));
@@ -863,7 +886,7 @@ sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScErr
   c = (ScLayerCtx) { .b = b, .info = in };
   if ((st = ensure_logits (s, n_rows, err)) != SC_OK)
     return st;
-  TRY (b->ops->rmsnorm (b, s->h, final, s->output_norm, n_rows, E, in->norm_eps, err));
+  TRY (output_norm (s, s->h, final, n_rows, err));
   TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_rows, E, V, false, err));
   TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_rows * V, err));
   return SC_OK;

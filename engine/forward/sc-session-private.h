@@ -18,6 +18,8 @@ struct ScSession {
   const ScArchDesc *arch;
   void *layers; /* (L) views of arch->layer_size bytes: each layer's weights on b */
   const float *token_embd, *output_norm, *output;
+  const float *output_norm_b; /* (E) LayerNorm's bias (info.layer_norm), else NULL */
+  const float *position_embd; /* (n_ctx_train, E) (info.learned_positions), else NULL */
 
   int cap;       /* token capacity of the buffers below */
   float *x;      /* (cap, E) residual stream */

@@ -13,6 +13,8 @@ static const ScArchDesc *const arches[] = {
   &sc_arch_llama,
   &sc_arch_gemma3,
   &sc_arch_qwen2,
+  &sc_arch_gpt2,
+  &sc_arch_qwen3,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])
@@ -74,8 +76,45 @@ sc_arch_dim (ScDim dim, const ScModelInfo *in)
       return in->n_ff;
     case SC_DIM_HEAD:
       return in->head_dim;
+    case SC_DIM_QKV:
+      return (int64_t) (in->n_heads + 2 * in->n_kv_heads) * in->head_dim;
     }
   return 0;
+}
+
+ScStatus
+sc_arch_check_tensors (const ScArchDesc *arch, const ScGguf *g, const ScModelInfo *in,
+                       ScError *err)
+{
+  static const char *const shared[] = { "token_embd.weight", "output_norm.weight",
+                                        "output.weight" };
+
+  for (uint64_t k = 0; k < sc_gguf_n_tensors (g); k++)
+    {
+      char name[128];
+      const char *rest = NULL;
+      bool known = false;
+      size_t i;
+
+      sc_gguf_str_copy (sc_gguf_tensor (g, k)->name, name, sizeof name);
+      for (i = 0; i < sizeof shared / sizeof shared[0] && !known; i++)
+        known = strcmp (name, shared[i]) == 0;
+      known = known || (in->layer_norm && strcmp (name, "output_norm.bias") == 0)
+              || (in->learned_positions && strcmp (name, "position_embd.weight") == 0);
+      if (!known && strncmp (name, "blk.", 4) == 0 && name[4] >= '0' && name[4] <= '9')
+        {
+          rest = name + 4;
+          while (*rest >= '0' && *rest <= '9')
+            rest++;
+          if (*rest == '.')
+            for (i = 0; i < (size_t) arch->n_tensors && !known; i++)
+              known = strcmp (rest + 1, arch->tensors[i].name) == 0;
+        }
+      if (!known)
+        return sc_error_set (err, SC_ERR_UNSUPPORTED, "tensor '%s' is not one the '%s' "
+                             "architecture reads", name, arch->name);
+    }
+  return SC_OK;
 }
 
 static double

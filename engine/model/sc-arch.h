@@ -14,9 +14,10 @@
  * The forward pass keeps what is the same for every architecture: the session and its
  * buffers, the KV cache, prefix reuse, interventions, the observer (which reads the
  * probabilities a layer's attention wrote, after the layer returns), the embedding lookup
- * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have). What
- * differs before the first layer is a number in ScModelInfo, not a function: embd_scale
- * (Gemma multiplies the embeddings by sqrt(n_embd)).
+ * and the output head (RMSNorm + vocabulary projection, as llama and Gemma have; LayerNorm
+ * with a bias for GPT-2). What differs before the first layer and in the head is data in
+ * ScModelInfo, not a function: embd_scale (Gemma multiplies the embeddings by sqrt(n_embd)),
+ * learned_positions (GPT-2 adds position_embd's rows), layer_norm (GPT-2's norms).
  *
  * Internal to the engine: app/ never includes it.
  */
@@ -44,6 +45,7 @@ typedef enum {
   SC_DIM_KV,   /* n_kv_heads * head_dim */
   SC_DIM_FF,   /* n_ff */
   SC_DIM_HEAD, /* head_dim */
+  SC_DIM_QKV,  /* Q + 2 KV: a fused Q|K|V projection (GPT-2's attn_qkv) */
 } ScDim;
 
 /* One per-layer tensor of an architecture. */
@@ -175,6 +177,8 @@ typedef struct {
 extern const ScArchDesc sc_arch_llama;
 extern const ScArchDesc sc_arch_gemma3;
 extern const ScArchDesc sc_arch_qwen2;
+extern const ScArchDesc sc_arch_gpt2;
+extern const ScArchDesc sc_arch_qwen3;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);
@@ -184,6 +188,14 @@ const ScArchDesc *sc_arch_for (ScArch id);
 
 /* Writes the supported names, comma-separated ("llama"), into @buf; returns @buf. */
 char *sc_arch_list (char *buf, size_t size);
+
+/* SC_OK when every tensor of @g is one that @arch reads: the shared ones (token_embd,
+ * position_embd, output_norm and output, with their .bias where @info says LayerNorm) and
+ * "blk.<layer>.<name>" for a name in @arch's table; else SC_ERR_UNSUPPORTED naming the
+ * first other tensor, which this architecture would otherwise ignore and so run another
+ * model than the file's. */
+ScStatus sc_arch_check_tensors (const ScArchDesc *arch, const ScGguf *g, const ScModelInfo *info,
+                                ScError *err);
 
 /* The value of @dim for @info. */
 int64_t sc_arch_dim (ScDim dim, const ScModelInfo *info);

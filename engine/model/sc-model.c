@@ -440,7 +440,7 @@ load_weights (ScModel *m, int n_threads, ScError *err)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "architecture '%s' has no loader",
                          in->arch_name);
   /* 3. look every tensor up and check its shape */
-  jobs = calloc ((size_t) in->n_layers * arch->n_tensors + 3, sizeof *jobs);
+  jobs = calloc ((size_t) in->n_layers * arch->n_tensors + 5, sizeof *jobs);
   m->weights.layers = calloc (in->n_layers, sizeof *m->weights.layers);
   if (jobs == NULL || m->weights.layers == NULL)
     {
@@ -475,6 +475,10 @@ load_weights (ScModel *m, int n_threads, ScError *err)
 
   JOB ("token_embd.weight", E, V, m->weights.token_embd);
   JOB ("output_norm.weight", E, 1, m->weights.output_norm);
+  if (in->layer_norm)
+    JOB ("output_norm.bias", E, 1, m->weights.output_norm_b);
+  if (in->learned_positions)
+    JOB ("position_embd.weight", E, in->n_ctx_train, m->weights.position_embd);
   if (!m->info.tied_output)
     JOB ("output.weight", E, V, m->weights.output);
   for (l = 0; l < in->n_layers; l++)
@@ -505,6 +509,24 @@ load_weights (ScModel *m, int n_threads, ScError *err)
     *jobs[i].field = jobs[i].dst = m->arena + jobs[i].offset;
   if (m->info.tied_output)
     m->weights.output = m->weights.token_embd;
+  /* A fused Q|K|V tensor (GPT-2's attn_qkv, loaded into wq and bq): wk, wv and bk, bv are
+   * its rows, back to back as the fused projections need. */
+  for (l = 0; l < in->n_layers; l++)
+    {
+      ScLayerWeights *lw = &m->weights.layers[l];
+      const size_t Q = (size_t) in->n_heads * in->head_dim,
+                   KV = (size_t) in->n_kv_heads * in->head_dim;
+      if (lw->wq != NULL && lw->wk == NULL)
+        {
+          lw->wk = lw->wq + Q * (size_t) E;
+          lw->wv = lw->wk + KV * (size_t) E;
+        }
+      if (lw->bq != NULL && lw->bk == NULL)
+        {
+          lw->bk = lw->bq + Q;
+          lw->bv = lw->bk + KV;
+        }
+    }
 
   /* 4. dequantize, in parallel over tensors (the vocabulary matrix, the largest, is
    *    first in the list, which is what balancing needs). */

@@ -11,7 +11,9 @@
  * SwiGLU, optional tied output; and "gemma3" (Gemma 3 text models: sliding-window layers,
  * QK-norm, post-norms, GeGLU, NeoX RoPE, scaled embeddings; model/sc-arch-gemma3.c); and "qwen2"
  * (Qwen2, Qwen2.5 and Qwen2.5-Coder: llama's block with Q, K, V biases and NeoX RoPE;
- * model/sc-arch-qwen2.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
+ * model/sc-arch-qwen2.c); and "gpt2" (GPT-2: learned positions, LayerNorm with biases, fused
+ * QKV with bias, GELU; model/sc-arch-gpt2.c); and "qwen3" (Qwen3: qwen2's body without biases, with
+ * a per-head QK RMSNorm; model/sc-arch-qwen3.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
  * the architecture. Each architecture is one file, model/sc-arch-<name>.c, holding its
  * tensor names and its layer function; sc-arch.h says what one provides.
  *
@@ -37,6 +39,8 @@ typedef enum {
   SC_ARCH_LLAMA = 1,
   SC_ARCH_GEMMA3 = 2,
   SC_ARCH_QWEN2 = 3,
+  SC_ARCH_GPT2 = 4,
+  SC_ARCH_QWEN3 = 5,
 } ScArch;
 
 typedef struct {
@@ -68,6 +72,14 @@ typedef struct {
   float rope_base_local; /* RoPE base of local layers (0 when there are none) */
   float embd_scale;      /* the token embeddings are multiplied by this before layer 0
                           * (Gemma: sqrt(n_embd)); 0 = not scaled (llama) */
+  /* GPT-2: every norm, the output head's included, is LayerNorm with a bias ((x - mean) /
+   * sqrt(var + norm_eps) * w + b), not RMSNorm; the output head's bias is
+   * ScWeights.output_norm_b. false = RMSNorm (llama, gemma3, qwen2). */
+  bool layer_norm;
+  /* GPT-2: learned absolute positions: row p of ScWeights.position_embd (n_ctx_train rows)
+   * is added to the token embedding at position p, and a run is refused past n_ctx_train
+   * tokens. false = none (RoPE architectures). */
+  bool learned_positions;
 } ScModelInfo;
 
 /* One block's weights, dense float32, row-major [out][in]. The loader fills the fields
@@ -95,12 +107,22 @@ typedef struct {
   float *bq;             /* (n_heads * head_dim) added to the queries before RoPE */
   float *bk;             /* (n_kv_heads * head_dim) added to the keys before RoPE */
   float *bv;             /* (n_kv_heads * head_dim) added to the values */
+  /* GPT-2's fused projection and biases (NULL elsewhere). Its attn_qkv.weight (and .bias)
+   * is one tensor loaded into wq (bq); the loader then points wk, wv (bk, bv) at its rows,
+   * so the three are back to back as llama's are. */
+  float *attn_norm_b;    /* (n_embd) LayerNorm bias of the attention block */
+  float *bo;             /* (n_embd) attn_output.bias */
+  float *ffn_norm_b;     /* (n_embd) LayerNorm bias of the feed-forward block */
+  float *b_up;           /* (n_ff) ffn_up.bias */
+  float *b_down;         /* (n_embd) ffn_down.bias */
 } ScLayerWeights;
 
 typedef struct {
   float *token_embd;  /* (n_vocab, n_embd) */
   float *output_norm; /* (n_embd) */
   float *output;      /* (n_vocab, n_embd); == token_embd when tied */
+  float *output_norm_b; /* (n_embd) with info.layer_norm, else NULL */
+  float *position_embd; /* (n_ctx_train, n_embd) with info.learned_positions, else NULL */
   ScLayerWeights *layers; /* (n_layers) */
 } ScWeights;
 

@@ -98,6 +98,12 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
     return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: NULL argument");
   in = sc_model_info (model);
   w = sc_model_weights (model);
+  /* the read-out direction below is RMSNorm's frozen scale; LayerNorm's centring and its
+   * bias, and the biases of W_O and W_down, would need terms of their own */
+  if (in->layer_norm)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "dla: architecture '%s' is not supported "
+                         "(its LayerNorm and output biases are not decomposed yet)",
+                         in->arch_name);
   if (n < 1)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: no tokens given");
   for (i = 0; i < n; i++)

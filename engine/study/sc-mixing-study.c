@@ -228,6 +228,11 @@ sc_mixing_run (ScSession *session, const ScModel *model, const int32_t *ids, int
   if ((st = sc_study_check_ids (session, model, ids, n, 2, -1, err)) != SC_OK)
     return st;
   info = sc_model_info (model);
+  /* ALTI's per-token terms leave out a bias on W_O (GPT-2's), which no token owns */
+  if (p->method == SC_MIXING_ALTI && info->layer_norm)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "context mixing: ALTI does not support "
+                         "architecture '%s' yet (its W_O bias and LayerNorm); value zeroing "
+                         "does", info->arch_name);
   L = (int) info->n_layers;
   if (!sc_mixing_fits (L, n))
     return sc_error_set (err, SC_ERR_RANGE, "context mixing: %d maps of %d tokens are more "

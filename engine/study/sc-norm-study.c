@@ -314,6 +314,11 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
   if ((st = sc_study_check_ids (session, model, ids, n, 2, -1, err)) != SC_OK)
     return st;
   info = sc_model_info (model);
+  /* the residual terms go through ffn_norm as RMSNorm (residual_terms) */
+  if (info->layer_norm)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "norm attention: architecture '%s' is not "
+                         "supported (its LayerNorm is not in the residual terms yet)",
+                         info->arch_name);
   L = (int) info->n_layers;
   H = (int) info->n_heads;
   layer = p->layer < 0 ? L / 2 : p->layer;

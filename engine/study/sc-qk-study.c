@@ -218,9 +218,10 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   w = sc_model_weights (model);
   if ((st = sc_qk_params_resolve (in, n, params, &p, err)) != SC_OK)
     return st;
-  if (in->arch != SC_ARCH_LLAMA && in->arch != SC_ARCH_GEMMA3)
+  /* qwen2's constant Q and K biases and gpt2's have no component of their own yet */
+  if (in->arch != SC_ARCH_LLAMA && in->arch != SC_ARCH_GEMMA3 && in->arch != SC_ARCH_QWEN3)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "qk attribution: architecture '%s' is not "
-                         "supported (llama and gemma3 are)", in->arch_name);
+                         "supported (llama, gemma3 and qwen3 are)", in->arch_name);
   window = (int) sc_model_layer_window (in, p.layer);
   if (window > 0 && p.query - p.key >= window)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "qk attribution: key %d is outside layer "
@@ -305,7 +306,7 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
                   .qkn = side == 0 ? lw->attn_q_norm : lw->attn_k_norm, .rms_qkn = 1.0,
                   .d = d, .E = E, .pos = side == 0 ? p.query : p.key, .n_rot = (int) in->n_rot,
                   .base = window > 0 ? in->rope_base_local : in->rope_base,
-                  .neox = in->arch == SC_ARCH_GEMMA3 };
+                  .neox = in->arch == SC_ARCH_GEMMA3 || in->arch == SC_ARCH_QWEN3 };
       if (side == 0)
         r->rms_q = sd.rms;
       else

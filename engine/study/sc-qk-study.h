@@ -28,8 +28,9 @@
  * q_i^c = RoPE_i (g_qn ∘ (W_Q^h (g ∘ c_i) / rms_i) / rms_qn_i), rms_qn_i of the whole
  * projection W_Q^h (g ∘ x_i) / rms_i, likewise k; RoPE on NeoX pairs with the layer's base
  * (rope_base_local on a local layer); e_p is the embedding as scaled (sqrt(n_embd)). On a
- * local layer the key must lie within the window (query − key < sliding_window). Other
- * architectures fail with SC_ERR_UNSUPPORTED naming theirs.
+ * local layer the key must lie within the window (query − key < sliding_window). Qwen3 is
+ * Gemma's QK-norm and NeoX RoPE on llama's body (no post-norms, no window, no embedding
+ * scale). Other architectures fail with SC_ERR_UNSUPPORTED naming theirs.
  *
  * Storage (sc-store-study.h): kind SC_QK_STUDY_KIND, params {"study":V,"run":R,"layer":L,
  * "head":H,"query":I,"key":J} (resolved: no −1 in the text); series "part" at pos
@@ -87,7 +88,7 @@ ScStatus sc_qk_params_resolve (const ScModelInfo *info, int n_tokens, const ScQk
 /* QK attribution of @ids on @session (bound to @model). The session's kept residuals are
  * replaced by this run's. Errors: those of sc_study_check_ids, sc_qk_params_resolve and
  * sc_forward, SC_ERR_INVALID_ARG (the key outside a local layer's window),
- * SC_ERR_UNSUPPORTED (neither llama nor gemma3), SC_ERR_NOMEM. */
+ * SC_ERR_UNSUPPORTED (neither llama, gemma3 nor qwen3), SC_ERR_NOMEM. */
 ScStatus sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids,
                     int n_tokens, const ScQkParams *params, ScQkResult **out, ScError *err);
 

@@ -26,3 +26,11 @@ GBytes *sc_test_decode_all (const ScTokenizer *tok, const int32_t *ids, gsize n,
 
 /* TRUE when @b is valid UTF-8 (embedded NULs allowed). */
 gboolean sc_test_is_valid_utf8 (GBytes *b);
+
+/* llama.cpp's test-tokenizer-0 cases for @family ("qwen2", "gpt-2"):
+ * tests/reference/ggml-vocab-<family>.gguf.inp holds texts, each followed by
+ * "\n__ggml_vocab_test__\n", and .out one line of ids per text. Tokenizes each text with
+ * @tok as that test does (add_special=false, parse_special=false), prints a "#" line with
+ * the counts (@what says which vocabulary) and fails the test naming every case whose ids
+ * differ. Returns the number of cases. */
+guint sc_test_llama_vocab_cases (const ScTokenizer *tok, const char *family, const char *what);

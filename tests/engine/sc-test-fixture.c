@@ -1,0 +1,148 @@
+/* sc-test-fixture.c — see sc-test-fixture.h. */
+#include "sc-test-fixture.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "engine/forward/sc-forward.h"
+
+char *
+sc_test_reference_path (const char *name)
+{
+  const char *dir = g_getenv ("SC_TEST_REFERENCE_DIR");
+
+  if (dir == NULL)
+    g_error ("SC_TEST_REFERENCE_DIR is not set (run through meson test)");
+  return g_build_filename (dir, name, NULL);
+}
+
+JsonObject *
+sc_test_fixture_json (const char *name, JsonParser **parser_out)
+{
+  g_autofree char *path = sc_test_reference_path (name);
+  g_autoptr (GError) error = NULL;
+  JsonParser *p = json_parser_new ();
+
+  if (!json_parser_load_from_file (p, path, &error))
+    g_error ("%s: %s", path, error->message);
+  *parser_out = p;
+  return json_node_get_object (json_parser_get_root (p));
+}
+
+GMappedFile *
+sc_test_fixture_map (const char *name)
+{
+  g_autofree char *path = sc_test_reference_path (name);
+  g_autoptr (GError) error = NULL;
+  GMappedFile *f = g_mapped_file_new (path, FALSE, &error);
+
+  if (f == NULL)
+    g_error ("%s: %s", path, error->message);
+  return f;
+}
+
+int32_t *
+sc_test_fixture_ids (JsonArray *a, int *n)
+{
+  int32_t *ids;
+
+  *n = (int) json_array_get_length (a);
+  ids = g_new (int32_t, *n > 0 ? *n : 1);
+  for (int i = 0; i < *n; i++)
+    ids[i] = (int32_t) json_array_get_int_element (a, (guint) i);
+  return ids;
+}
+
+char *
+sc_test_file_sha256 (const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GMappedFile) map = g_mapped_file_new (path, FALSE, &error);
+
+  if (map == NULL)
+    g_error ("%s: %s", path, error->message);
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+                                      (const guchar *) g_mapped_file_get_contents (map),
+                                      g_mapped_file_get_length (map));
+}
+
+/* ---- a model against an architecture fixture (arch_ref_*.py) ---------------------- */
+
+typedef struct {
+  int L, H, n, n_past;
+  float *probs; /* (L, H, n, n): row i of a run with n_past at i + n_past */
+} Collect;
+
+static bool
+collect (void *user, int layer, int head, const float *p, int nq, int nk)
+{
+  Collect *c = user;
+  float *dst = c->probs + ((size_t) layer * c->H + head) * c->n * c->n;
+
+  for (int i = 0; i < nq; i++)
+    memcpy (dst + (size_t) (i + c->n_past) * c->n, p + (size_t) i * nk, (size_t) nk * sizeof *p);
+  return true;
+}
+
+static const float *
+fixture_floats (JsonObject *fixture, GMappedFile *data, const char *member)
+{
+  JsonObject *o = json_object_get_object_member (fixture, member);
+
+  return (const float *) g_mapped_file_get_contents (data)
+         + json_object_get_int_member (o, "offset");
+}
+
+/* One run of the fixture's ids on @b, whole or (n_past > 0) in two calls through the KV
+ * cache; returns the worst |Δlogit| and |ΔP| against the fixture over the rows computed by
+ * the last call. */
+void
+sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GMappedFile *data,
+                      int n_past, double *logit_err, double *prob_err)
+{
+  const ScModelInfo *in = sc_model_info (model);
+  const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab;
+  const float *ref_logits = fixture_floats (fixture, data, "logits"),
+              *ref_probs = fixture_floats (fixture, data, "probs");
+  g_autofree int32_t *ids = NULL;
+  g_autofree float *logits = NULL;
+  Collect c = { 0 };
+  ScObserver obs = { .observe = collect, .user = &c };
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  c = (Collect) { .L = L, .H = H, .n = n, .probs = g_new0 (float, (size_t) L * H * n * n) };
+  logits = g_new (float, (size_t) n * V);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  if (n_past > 0)
+    {
+      ScForwardOptions first = { .keep_kv = true };
+      g_assert_cmpint (sc_forward (s, ids, n_past, &first, logits, &err), ==, SC_OK);
+    }
+  {
+    ScForwardOptions opt = { .observer = &obs, .all_logits = true, .keep_kv = n_past > 0,
+                             .n_past = n_past };
+    c.n_past = n_past;
+    if (sc_forward (s, ids, n, &opt, logits, &err) != SC_OK)
+      g_error ("forward: %s", err.message);
+  }
+  *logit_err = *prob_err = 0.0;
+  for (int i = n_past; i < n; i++)
+    for (int v = 0; v < V; v++)
+      *logit_err = fmax (*logit_err, fabs ((double) logits[(size_t) (i - n_past) * V + v]
+                                           - ref_logits[(size_t) i * V + v]));
+  for (int l = 0; l < L; l++)
+    for (int h = 0; h < H; h++)
+      for (int i = n_past; i < n; i++)
+        for (int j = 0; j < n; j++)
+          {
+            const size_t at = (((size_t) l * H + h) * n + i) * n + j;
+            *prob_err = fmax (*prob_err, fabs ((double) c.probs[at] - ref_probs[at]));
+            if (j > i)
+              g_assert_cmpfloat (c.probs[at], ==, 0.0f);
+          }
+  sc_session_free (s);
+  g_free (c.probs);
+}

@@ -1,0 +1,38 @@
+/* sc-test-fixture.h — reading a reference fixture (tests/reference/: a JSON of metadata and
+ * a raw little-endian float32 file, as tests/reference/README.md lays them out) from the
+ * folder $SC_TEST_REFERENCE_DIR that meson test sets. For new model tests; the older ones
+ * carry their own copies of these few lines.
+ */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdint.h>
+
+#include "engine/backend/sc-backend.h"
+#include "engine/model/sc-model.h"
+
+/* $SC_TEST_REFERENCE_DIR/@name; aborts the test when the variable is unset. Free with
+ * g_free(). */
+char *sc_test_reference_path (const char *name);
+
+/* The root object of the reference JSON @name; *@parser_out owns it (g_object_unref). */
+JsonObject *sc_test_fixture_json (const char *name, JsonParser **parser_out);
+
+/* The reference file @name mapped read-only; its float32 values at element @offset of
+ * g_mapped_file_get_contents(). Free with g_mapped_file_unref(). */
+GMappedFile *sc_test_fixture_map (const char *name);
+
+/* The ints of @a as token ids; *@n their count. Free with g_free(). */
+int32_t *sc_test_fixture_ids (JsonArray *a, int *n);
+
+/* The SHA-256 of the file at @path, hex. Free with g_free(). */
+char *sc_test_file_sha256 (const char *path);
+
+/* An architecture fixture (tests/reference/arch_ref_*.py: "ids", "logits" (n, V) and
+ * "probs" (L, H, n, n) at their "offset"s of @data) against @model on @b: the fixture's ids
+ * run whole (@n_past 0) or in two calls through the KV cache (the first @n_past ids, then the
+ * rest); *@logit_err and *@prob_err are the worst absolute differences over the rows the last
+ * call computed. Asserts that every probability above the diagonal is exactly 0. */
+void sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GMappedFile *data,
+                           int n_past, double *logit_err, double *prob_err);
