@@ -251,8 +251,12 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->patch = (ScPatchParams) { .corrupted_run = p->corrupted_run, .target = p->target,
                                .contrast = p->contrast, .direction = p->patch_direction,
                                .what = p->patch_what };
-  /* `saccade faithfulness RUN`'s defaults: TV of masking, top-k 0 (= 3) */
-  k->faith = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, 0, p->target };
+  /* `saccade faithfulness RUN --mixing`'s defaults: TV of masking (with a contrast, |Δ
+   * logit difference|), top-k 0 (= 3), every context-mixing source for the chooser */
+  k->faith = (ScFaithParams) { .metric = p->contrast >= 0 ? SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF
+                                                         : SC_FAITH_METRIC_TV,
+                               .kind = SC_FAITH_ERASE_MASK, .target = p->target, .mixing = TRUE,
+                               .contrastive = p->contrast >= 0, .contrast = p->contrast };
 }
 
 void
