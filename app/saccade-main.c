@@ -22,6 +22,7 @@ typedef struct {
 
 static const Verb verbs[] = {
   { "info", saccade_cmd_info, "architecture, parameter count, KV-cache bytes per token" },
+  { "models", saccade_cmd_models, "the model files fetched on this machine" },
   { "tokenize", saccade_cmd_tokenize, "split text into tokens" },
   { "generate", saccade_cmd_generate, "greedy continuation of a prompt" },
   { "capture", saccade_cmd_capture, "run the model and store every attention head" },

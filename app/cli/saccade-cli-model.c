@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "app/core/saccade-models.h"
 #include "engine/format/sc-quant.h"
 #include "engine/forward/sc-predict.h"
 #include "ui/figures/saccade-token-label.h"
@@ -135,6 +136,8 @@ typedef struct {
   const char *weight_type;
   guint64 kv_bytes;          /* per token, fp16 keys and values */
   guint64 file_bytes;
+  char *particulars;         /* saccade_model_particulars, or NULL (a plain llama block) */
+  gboolean qkv_bias;
 } InfoResult;
 
 static void
@@ -148,6 +151,8 @@ info_compute (ScModel *model, const char *path, InfoResult *r)
   r->n_params = sc_model_n_params (model);
   r->weight_type = tr != NULL ? tr->name : "unknown";
   r->kv_bytes = sc_model_kv_bytes_per_token (model, 2);
+  r->particulars = saccade_model_particulars (model);
+  r->qkv_bias = r->in->n_layers > 0 && sc_model_weights (model)->layers[0].bq != NULL;
   r->file_bytes = sc_gguf_file_size (sc_model_gguf (model));
 }
 
@@ -182,6 +187,10 @@ info_print_json (const InfoResult *r)
   json_builder_end_array (b);
   saccade_json_double (b, "rms_norm_eps", in->norm_eps);
   saccade_json_bool (b, "tied_output", in->tied_output);
+  saccade_json_bool (b, "qkv_bias", r->qkv_bias);
+  saccade_json_double (b, "embedding_scale", in->embd_scale);
+  if (r->particulars != NULL)
+    saccade_json_string (b, "particulars", r->particulars);
   saccade_json_string (b, "weight_type", r->weight_type);
   saccade_json_int (b, "kv_cache_bytes_per_token_f16", (gint64) r->kv_bytes);
   saccade_json_int (b, "file_bytes", (gint64) r->file_bytes);
@@ -206,18 +215,11 @@ info_print_text (const InfoResult *r)
           in->n_heads / in->n_kv_heads,
           in->n_kv_heads == 1 && in->n_heads > 1 ? ": multi-query" : "", in->head_dim,
           (double) in->rope_base);
-  if (in->sliding_window > 0)
+  /* the local/global layers, as the window's model tooltip says them, are among these */
+  if (r->particulars != NULL)
     {
-      g_autoptr (GString) global = g_string_new ("");
-      guint n_local = 0;
-      for (guint l = 0; l < in->n_layers; l++)
-        if (sc_model_layer_window (in, (int) l) > 0)
-          n_local++;
-        else
-          g_string_append_printf (global, "%s%u", global->len > 0 ? ", " : "", l);
-      printf ("Layers       %u local (window %u, RoPE base %g), %u global (%s)\n", n_local,
-              in->sliding_window, (double) in->rope_base_local, in->n_layers - n_local,
-              global->str);
+      g_autofree char *shown = saccade_terminal_text (r->particulars, -1);
+      printf ("Particulars  %s\n", shown);
     }
   printf ("Vocabulary   %u tokens; context %u; output %s\n", in->n_vocab, in->n_ctx_train,
           in->tied_output ? "tied to the embeddings" : "separate");
@@ -248,6 +250,7 @@ saccade_cmd_info (int argc, char **argv)
     info_print_json (&r);
   else
     info_print_text (&r);
+  g_free (r.particulars);
   sc_model_free (model);
   return 0;
 }

@@ -242,6 +242,7 @@ void saccade_cli_print_study_source (gboolean reused, gint64 study_id, double se
 
 /* Verbs: each returns the process exit status. */
 int saccade_cmd_info (int argc, char **argv);
+int saccade_cmd_models (int argc, char **argv);
 int saccade_cmd_tokenize (int argc, char **argv);
 int saccade_cmd_generate (int argc, char **argv);
 int saccade_cmd_demo (int argc, char **argv);

@@ -86,7 +86,8 @@ csv_permutation (const SaccadeAblation *a)
   const ScPermutationResult *r = a->perm;
   GString *out = g_string_new ("layer,head");
 
-  for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
+  /* the four spreads a permutation study keeps (it has no contrast) */
+  for (int m = 0; m <= SACCADE_ABLATION_METRIC_DELTA_LOSS; m++)
     for (int q = 0; q < 5; q++)
       g_string_append_printf (out, ",%s_%s", saccade_ablation_metric_id ((SaccadeAblationMetric) m), SPREAD_IDS[q]);
   g_string_append_printf (out, ",flip_share,permutations,seed,%s", CSV_CLEAN_COLUMNS);

@@ -160,7 +160,7 @@ saccade_ablation_logp_clean (const SaccadeAblation *a)
 /* Metrics and ranking                                                                   */
 
 static const char *const METRIC_IDS[SACCADE_ABLATION_N_METRICS] = {
-  "delta_logp", "tv", "jsd", "delta_loss",
+  "delta_logp", "tv", "jsd", "delta_loss", "delta_logit_diff",
 };
 
 const char *
@@ -182,6 +182,8 @@ saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric 
       return e->next.jsd;
     case SACCADE_ABLATION_METRIC_DELTA_LOSS:
       return e->delta_loss;
+    case SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF:
+      return e->delta_logit_diff;
     default:
       return NAN;
     }
@@ -226,9 +228,9 @@ saccade_ablation_rank_heads (const ScHeadSweepResult *r, SaccadeAblationMetric m
 static void
 kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParams *k)
 {
-  /* The window offers a contrast with DLA, patching and the lens only (the head sweep and
-   * token leave-one-out take one through the CLI and `saccade study`). */
-  k->ablation = (ScAblationParams) { .target = p->target, .contrast = -1,
+  /* The head sweeps, token leave-one-out and the layer sweep take the contrast as `saccade
+   * ablate --heads --contrast B` does (the permutation has none: engine). */
+  k->ablation = (ScAblationParams) { .target = p->target, .contrast = p->contrast,
                                      .mode = SC_ABLATE_ZERO };
   if (kind == SACCADE_ABLATION_HEADS_MEAN)
     {
@@ -244,7 +246,7 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->erasure = (ScErasureParams) { .target = p->target, .kind = p->erase_kind,
                                    .n_random = p->n_random, .seed = p->seed };
   k->dla = (ScDlaParams) { .target = p->target, .contrast = p->contrast };
-  k->layers = (ScLayerSweepParams) { .target = p->target };
+  k->layers = (ScLayerSweepParams) { .target = p->target, .contrast = p->contrast };
   k->lens = (ScLensParams) { .target = p->target, .contrast = p->contrast };
   k->mixing_vz = (ScMixingParams) { SC_MIXING_VALUE_ZEROING };
   k->mixing_alti = (ScMixingParams) { SC_MIXING_ALTI };

@@ -111,7 +111,8 @@ typedef struct {
   /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:
    * denoise, heads), and the contrast token B of its metric logit(target) − logit(B) (−1:
-   * the corrupted run's top-1); DLA and LENS take the same B (−1: none). */
+   * the corrupted run's top-1); DLA, LENS, the head sweeps and token leave-one-out take the
+   * same B (−1: none). */
   gint64 corrupted_run;
   int contrast;
   int patch_direction;
@@ -179,10 +180,14 @@ typedef enum {
   SACCADE_ABLATION_METRIC_TV,         /* total variation of the next-token distribution */
   SACCADE_ABLATION_METRIC_JSD,        /* Jensen–Shannon divergence (nats) */
   SACCADE_ABLATION_METRIC_DELTA_LOSS, /* Δ mean loss over the sentence (nats) */
+  /* Δ (logit(target) − logit(B)) at the measured position, with a contrast B (the head
+   * sweeps, token leave-one-out); NaN without one, and for the other studies */
+  SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF,
   SACCADE_ABLATION_N_METRICS
 } SaccadeAblationMetric;
 
-/* "delta_logp", "tv", "jsd", "delta_loss" (CSV columns, page.metric); NULL outside. */
+/* "delta_logp", "tv", "jsd", "delta_loss", "delta_logit_diff" (CSV columns, page.metric);
+ * NULL outside. */
 const char *saccade_ablation_metric_id (SaccadeAblationMetric m);
 double saccade_ablation_effect_value (const ScAblationEffect *e, SaccadeAblationMetric m);
 

@@ -105,7 +105,9 @@ void saccade_attribution_figure (const SaccadeAttribution *a, const char *const 
                                  SaccadeAttributionFigure *fig);
 
 /* The figure's title: "Gradient attribution · run 7 · target ␣Paris · ig 50 gauss-legendre
- * zero" (its settings). Caller frees. @target_label may be NULL (the id is shown). */
-char *saccade_attribution_title (const SaccadeAttribution *a, const char *target_label);
+ * zero" (its settings); with a contrast "… · logit(“␣Mary”) − logit(“␣John”) (id − id) …".
+ * Caller frees. @target_label, @contrast_label may be NULL (the ids are shown). */
+char *saccade_attribution_title (const SaccadeAttribution *a, const char *target_label,
+                                 const char *contrast_label);
 
 G_END_DECLS

@@ -51,6 +51,7 @@ run_clear (SaccadeRun *run)
   g_free (run->overviews);
   g_free (run->predicted_probs);
   g_strfreev (run->predicted_labels);
+  g_strfreev (run->predicted_texts);
   g_free (run->stats);
   for (int m = 0; m < SACCADE_N_METRICS; m++)
     g_free (run->metric_values[m]);
@@ -526,9 +527,15 @@ load_predictions (ScStore *store, SaccadeRun *run, ScError *err)
   run->k_predictions = (int) p.k;
   run->predicted_probs = g_memdup2 (p.probs, n * sizeof (double));
   run->predicted_labels = g_new0 (char *, n + 1);
+  run->predicted_texts = g_new0 (char *, n + 1);
   for (gsize i = 0; i < n; i++)
-    run->predicted_labels[i] = saccade_token_label ((const char *) p.pieces[i].piece,
-                                                    p.pieces[i].len);
+    {
+      const char *piece = (const char *) p.pieces[i].piece;
+      run->predicted_labels[i] = saccade_token_label (piece, p.pieces[i].len);
+      run->predicted_texts[i] = g_utf8_validate_len (piece, p.pieces[i].len, NULL)
+                                    && memchr (piece, '\0', p.pieces[i].len) == NULL
+                                  ? g_strndup (piece, p.pieces[i].len) : g_strdup ("");
+    }
   sc_store_predictions_clear (&p);
   return TRUE;
 }

@@ -116,6 +116,8 @@ typedef struct {
   int k_predictions;
   double *predicted_probs;   /* (n, k) */
   char **predicted_labels;   /* (n * k) display labels of the predicted tokens */
+  char **predicted_texts;    /* (n * k) their text as typed (" Mary"), to name them as a
+                              * target; "" where the bytes are not UTF-8 text */
 } SaccadeRun;
 
 SaccadeRun *saccade_run_ref (SaccadeRun *run);

@@ -8,6 +8,8 @@
  *   saccade-window-actions.c  the win.* actions and which of them are enabled
  *   saccade-window-export.c   figures (PNG/SVG/PDF) and data (CSV) to files
  *   saccade-window-watch.c    runs other processes add to the open database
+ *   saccade-window-models.c   the model menu's fetched models and win.use-model
+ *   saccade-window-targets.c  the target and contrast chosen in the predictions panel
  *
  * What other code may use (the application, the tests in tests/app/) is in
  * saccade-window.h; this header is for these files only.
@@ -78,8 +80,10 @@ struct _SaccadeWindow
   guint deleting;                    /* delete jobs in flight */
   char *export_dir;                  /* where the last export went, or NULL */
   char *last_error;                  /* the last error shown since Run, or NULL */
+  gboolean models_listed;            /* the model menu has its fetched-models section */
   AdwToast *last_toast;              /* the last toast shown */
   gpointer db_watch;                 /* saccade-window-watch.c's state, or NULL */
+  int predictions_first;             /* the panel's first row in run->predicted_*, or -1 */
 };
 
 /* saccade-window.c */
@@ -130,6 +134,18 @@ void saccade_window_actions_init (SaccadeWindow *self);
 void saccade_window_open_head (SaccadeWindow *self, int layer, int head);
 /* Enables or disables every win.* action from the window's state. The one place that does. */
 void saccade_window_update_actions (SaccadeWindow *self);
+
+/* saccade-window-models.c */
+/* Adds win.use-model and the model menu's fetched-models section (read again each time the
+ * menu opens). After saccade_window_actions_init. */
+void saccade_window_models_init (SaccadeWindow *self);
+/* Sets win.use-model's state to the model path, so the menu marks the model in use. */
+void saccade_window_models_sync (SaccadeWindow *self);
+/* saccade-window-targets.c: win.target and win.contrast, chosen in the predictions panel
+ * and handed to the pages (that file's top comment). */
+void saccade_window_targets_init (SaccadeWindow *self);
+/* Marks the panel's rows that are the target and the contrast (after the panel changed). */
+void saccade_window_targets_mark (SaccadeWindow *self);
 
 /* saccade-window-export.c */
 void saccade_window_export_figure (SaccadeWindow *self);

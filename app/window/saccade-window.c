@@ -21,6 +21,7 @@
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-job.h"
 #include "app/core/saccade-model.h"
+#include "app/core/saccade-models.h"
 #include "app/core/saccade-paths.h"
 #include "app/window/pages/saccade-pages.h"
 #include "app/window/saccade-application.h"
@@ -187,10 +188,13 @@ update_model_widgets (SaccadeWindow *self)
   g_autofree char *tip = NULL;
   char *dot;
 
-  /* The file's name says which quantisation it is, which general.name does not. */
+  /* The model's readable name once loaded ("Qwen2.5-Coder 0.5B Instruct · Q4_K_M": its
+   * general.name and quantisation); until then, and when it cannot load, the file's. */
   if ((dot = g_strrstr (base, ".gguf")) != NULL && dot[5] == '\0')
     *dot = '\0';
-  gtk_label_set_text (self->model_label, base);
+  gtk_label_set_text (self->model_label,
+                      self->model != NULL ? saccade_loaded_model_get_name (self->model) : base);
+  saccade_window_models_sync (self);
   gtk_widget_set_visible (self->model_warning, self->model_error != NULL);
   /* No model, no backend: the badge would name the last one. */
   gtk_widget_set_visible (GTK_WIDGET (self->backend_label), self->model != NULL);
@@ -202,8 +206,11 @@ update_model_widgets (SaccadeWindow *self)
       g_autofree char *backend_tip = g_strconcat (
         saccade_loaded_model_get_backend_description (self->model), notice != NULL ? "\n" : "",
         notice, NULL);
-      tip = g_strdup_printf ("%s\n%s\n%s", saccade_loaded_model_get_name (self->model), shape,
-                             self->model_path);
+      g_autofree char *particulars = saccade_model_particulars (
+        saccade_loaded_model_get_model (self->model));
+      tip = g_strdup_printf ("%s\n%s%s%s\n%s", saccade_loaded_model_get_name (self->model), shape,
+                             particulars != NULL ? "\n" : "",
+                             particulars != NULL ? particulars : "", self->model_path);
       gtk_label_set_text (self->backend_label, saccade_loaded_model_get_backend_name (self->model));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->backend_label), backend_tip);
     }
@@ -328,6 +335,7 @@ show_predictions (SaccadeWindow *self, int position)
   g_autofree char *heading = NULL;
   int p, k;
 
+  self->predictions_first = -1;
   if (run == NULL || run->n_predictions == 0)
     {
       gtk_widget_set_visible (GTK_WIDGET (self->predictions_view), FALSE);
@@ -344,6 +352,8 @@ show_predictions (SaccadeWindow *self, int position)
   saccade_predictions_view_set (self->predictions_view, heading, k,
                                 (const char *const *) run->predicted_labels + (gsize) p * k,
                                 run->predicted_probs + (gsize) p * k);
+  self->predictions_first = p * k;
+  saccade_window_targets_mark (self);
   gtk_widget_set_visible (GTK_WIDGET (self->predictions_view), TRUE);
 }
 
@@ -648,6 +658,8 @@ saccade_window_new (AdwApplication *application, const char *db_path, const char
                             self);
   pages_init (self);
   saccade_window_actions_init (self);
+  saccade_window_models_init (self);
+  saccade_window_targets_init (self);
   saccade_window_runs_init (self);
 
   /* The model: --model, else $SACCADE_MODEL, else the last one used (if it is still

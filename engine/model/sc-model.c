@@ -590,6 +590,25 @@ sc_model_open (const char *path, int n_threads, ScModel **out, ScError *err)
   return st;
 }
 
+ScStatus
+sc_model_peek (const char *path, ScModelInfo *info, ScError *err)
+{
+  ScGguf *g;
+  ScStatus st;
+
+  if (path == NULL || info == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "sc_model_peek: NULL argument");
+  memset (info, 0, sizeof *info);
+  if ((st = sc_gguf_open (path, &g, err)) != SC_OK)
+    return st;
+  if ((st = read_hparams (g, info, err)) == SC_OK)
+    readable_name (g, info);
+  else
+    sc_error_prefix (err, "%s", path);
+  sc_gguf_close (g);
+  return st;
+}
+
 void
 sc_model_free (ScModel *m)
 {

@@ -117,6 +117,14 @@ ScStatus sc_model_open_gguf (ScGguf *gguf, int n_threads, ScModel **out, ScError
 
 void sc_model_free (ScModel *model); /* NULL is a no-op */
 
+/* Reads @path's header only (no weights, no tokenizer; mapped, so a large file costs
+ * little): the hyperparameters and readable name into *@info, n_vocab left 0. Refuses what
+ * sc_model_open refuses about the header (not a GGUF, an unknown architecture, missing or
+ * out-of-range hyperparameters) with the same messages, prefixed by @path; a file it
+ * accepts can still fail to load later (its tensors, its tokenizer). For listing model
+ * files (the window's model menu, `saccade models`). */
+ScStatus sc_model_peek (const char *path, ScModelInfo *info, ScError *err);
+
 const ScModelInfo *sc_model_info (const ScModel *model);
 
 /* Whether @model's architecture has a backward pass (sc-backward.h: gradients, attribution

@@ -17,8 +17,8 @@ sc_layer_sweep_result_new (int n_layers, int n_tokens)
     return NULL;
   r->n_layers = n_layers;
   r->n_tokens = n_tokens;
-  r->target = r->top1_clean = -1;
-  r->logp_clean = r->loss_clean = NAN;
+  r->target = r->top1_clean = r->contrast = -1;
+  r->logp_clean = r->loss_clean = r->logit_diff_clean = NAN;
   if ((r->layers = malloc ((size_t) n_layers * sizeof *r->layers)) == NULL)
     {
       free (r);
@@ -79,8 +79,12 @@ sc_layer_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids
       || (st = sc_study_clean_measures (clean, ids, n, V, p->target, &r->target,
                                         &r->top1_clean, &r->logp_clean, &r->loss_clean, err))
              != SC_OK
-      || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK)
+      || (st = sc_study_clean_losses (clean, ids, n, V, &losses, err)) != SC_OK
+      || (st = sc_study_check_contrast (p->contrast, r->target, V, err)) != SC_OK)
     goto out;
+  r->contrast = p->contrast;
+  r->logit_diff_clean = sc_study_logit_diff (clean + (size_t) (n - 1) * V, r->target,
+                                             r->contrast);
 
   /* 2. One layer at a time: every head of layer l scaled to 0, layers below l the clean
    *    run's (start_layer = l). */
@@ -101,6 +105,9 @@ sc_layer_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids
           || (st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
                                              &r->layers[l], err)) != SC_OK)
         goto out;
+      r->layers[l].delta_logit_diff = sc_study_logit_diff (abl + (size_t) (n - 1) * V,
+                                                           r->target, r->contrast)
+                                      - r->logit_diff_clean;
       if (progress != NULL && !progress (progress_user, (double) (l + 1) / L))
         {
           st = sc_error_set (err, SC_ERR_CANCELLED, "layer sweep: cancelled after layer %d", l);
@@ -124,15 +131,19 @@ out:
 int
 sc_layer_sweep_params_json (int64_t run_id, const ScLayerSweepParams *p, char *buf, size_t size)
 {
-  char target[16];
+  char target[40];
   int len;
 
-  if (p == NULL || p->target < -1)
+  if (p == NULL || p->target < -1 || p->contrast < -1)
     return -1;
   if (p->target >= 0)
     snprintf (target, sizeof target, "%d", p->target);
   else
     strcpy (target, "null");
+  /* without a contrast the text is the one written before contrasts existed */
+  if (p->contrast >= 0)
+    snprintf (target + strlen (target), sizeof target - strlen (target), ",\"contrast\":%d",
+              p->contrast);
   len = snprintf (buf, size, "{\"study\":%d,\"run\":%lld,\"target\":%s}", SC_LAYER_STUDY_VERSION,
                   (long long) run_id, target);
   return len < 0 || (size_t) len >= size ? -1 : len;
@@ -158,9 +169,14 @@ sc_layer_sweep_store (ScStore *store, const ScStoreModel *model, const char *par
         if ((st = sc_store_study_add_series (s, sc_study_effect_metrics[k], l, v[k], err))
             != SC_OK)
           goto fail;
+      if (r->contrast >= 0
+          && (st = sc_store_study_add_series (s, SC_STUDY_CONTRAST_METRIC, l,
+                                              r->layers[l].delta_logit_diff, err)) != SC_OK)
+        goto fail;
     }
   if ((st = sc_study_add_clean (s, r->target, r->logp_clean, r->top1_clean, r->loss_clean,
-                                r->n_tokens, err)) != SC_OK)
+                                r->n_tokens, err)) != SC_OK
+      || (st = sc_study_add_contrast (s, r->contrast, r->logit_diff_clean, err)) != SC_OK)
     goto fail;
   return sc_store_study_commit (s, study_id, err);
 fail:
@@ -175,20 +191,25 @@ sc_layer_sweep_load (ScStore *store, const ScModelInfo *info,
 {
   ScStoreStudyData *d = NULL;
   ScLayerSweepResult *r = NULL;
-  int target, top1, n;
-  double logp, loss;
+  int target, top1, n, contrast;
+  double logp, loss, diff;
   ScStatus st;
 
   if ((st = sc_study_find_and_read (store, SC_LAYER_STUDY_KIND, sha256, params_json, &d,
                                     study_id, err)) != SC_OK)
     return st;
   if (d->n_layers != (int) info->n_layers
-      || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n))
+      || !sc_study_read_clean (d, info->n_vocab, &target, &logp, &top1, &loss, &n)
+      || !sc_study_read_contrast (d, info->n_vocab, target, &contrast, &diff))
     goto bad;
-  /* every layer swept, each value in range, the target the params name */
+  /* every layer swept, each value in range, the target and contrast the params name */
   st = sc_study_check_target (d, params_json, target, err);
+  if (st == SC_OK)
+    st = sc_study_check_contrast_params (d, params_json, contrast, err);
   for (int k = 0; k < SC_STUDY_N_EFFECT_METRICS && st == SC_OK; k++)
     st = sc_study_check_series (d, &sc_study_effect_rules[k], d->n_layers, err);
+  if (st == SC_OK && contrast >= 0)
+    st = sc_study_check_series (d, &sc_study_contrast_rule, d->n_layers, err);
   if (st != SC_OK)
     {
       sc_store_study_data_free (d);
@@ -203,12 +224,17 @@ sc_layer_sweep_load (ScStore *store, const ScModelInfo *info,
   r->top1_clean = top1;
   r->logp_clean = logp;
   r->loss_clean = loss;
+  r->contrast = contrast;
+  r->logit_diff_clean = diff;
   for (size_t i = 0; i < d->n_series_values; i++)
     {
       const ScStoreSeriesValue *v = &d->series[i];
       const int k = sc_study_effect_metric_index (v->series);
+      if (contrast >= 0 && strcmp (v->series, SC_STUDY_CONTRAST_METRIC) == 0 && v->pos >= 0
+          && v->pos < r->n_layers)
+        r->layers[v->pos].delta_logit_diff = v->value;
       if (k < 0)
-        continue; /* "clean", read above */
+        continue; /* "clean" (read above), the contrast's */
       if (v->pos < 0 || v->pos >= r->n_layers
           || !sc_study_effect_set (&r->layers[v->pos], k, v->value, top1, logp, info->n_vocab))
         goto bad;
@@ -295,11 +321,13 @@ layers_free (void *result)
   sc_layer_sweep_result_free (result);
 }
 
-static const ScLayerSweepParams LAYERS_DEFAULT = { .target = -1 };
+static const ScLayerSweepParams LAYERS_DEFAULT = { .target = -1, .contrast = -1 };
 
 static const ScStudyOption LAYERS_OPTIONS[] = {
   { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScLayerSweepParams, target), 0, 0, NULL,
     "the token whose probability is measured (default: the clean top-1)" },
+  { "contrast", SC_STUDY_OPTION_TOKEN, offsetof (ScLayerSweepParams, contrast), 0, 0, NULL,
+    "a second token B: also measure Δ (logit(target) - logit(B)) (default: none)" },
   { NULL },
 };
 

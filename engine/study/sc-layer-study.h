@@ -11,10 +11,14 @@
  * clean top-1 unless named), Δ mean loss over q = 1 .. n − 1, the flip. Prefix reuse as the
  * head sweep: layer l's ablation recomputes layers >= l only, bit for bit the full run.
  * The sum of the L effects is not the effect of removing all attention: layers interact.
+ * With a contrast B each effect also holds Δ (logit(target) − logit(B)) at n − 1
+ * (ScAblationEffect.delta_logit_diff), as the head sweep's.
  *
  * Storage (sc-store-study.h): kind SC_LAYER_STUDY_KIND, params
- * {"study":V,"run":R,"target":T|null}; per layer the effect metrics of sc-study.h as series
- * (series = metric, pos = layer) and the "clean" series.
+ * {"study":V,"run":R,"target":T|null} (with a contrast ,"contrast":B after the target); per
+ * layer the effect metrics of sc-study.h as series (series = metric, pos = layer), with a
+ * contrast the series "delta-logit-diff" too, and the "clean" series (with a contrast its
+ * pos 5 B and pos 6 the clean logit difference: sc_study_add_contrast).
  *
  * Thread safety: one study per session at a time (the session's rule). Plain C, no GLib.
  */
@@ -38,13 +42,16 @@ extern "C" {
 #define SC_LAYER_STUDY_VERSION 1
 
 typedef struct {
-  int target;  /* token id to measure, or −1: the clean top-1 */
+  int target;   /* token id to measure, or −1: the clean top-1 */
+  int contrast; /* a second token B, or −1: none (set it: 0 is a token) */
 } ScLayerSweepParams;
 
 typedef struct {
   int n_layers, n_tokens;
   int target, top1_clean;
   double logp_clean, loss_clean;  /* as ScHeadSweepResult */
+  int contrast;                   /* −1: none */
+  double logit_diff_clean;        /* logit(target) − logit(contrast) at n − 1; NaN without */
   ScAblationEffect *layers;       /* (n_layers) */
 } ScLayerSweepResult;
 

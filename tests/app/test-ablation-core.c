@@ -615,11 +615,11 @@ test_rank_csv (void)
     g_autofree char *text = g_strndup (g_bytes_get_data (csv, NULL), g_bytes_get_size (csv));
     g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
     g_assert_cmpuint (g_strv_length (lines), ==, (guint) nh + 2); /* + the final "" */
-    g_assert_true (g_str_has_prefix (lines[0], "layer,head,delta_logp,tv,jsd,delta_loss,"));
+    g_assert_true (g_str_has_prefix (lines[0], "layer,head,delta_logp,tv,jsd,delta_loss,delta_logit_diff,flipped,"));
     for (int i = 0; i < nh; i++)
       {
         g_auto (GStrv) cells = g_strsplit (lines[1 + i], ",", -1);
-        g_assert_cmpuint (g_strv_length (cells), ==, 14);
+        g_assert_cmpuint (g_strv_length (cells), ==, 15);
         g_assert_cmpint (atoi (cells[0]), ==, i / r->n_heads);
         g_assert_cmpint (atoi (cells[1]), ==, i % r->n_heads);
         for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
@@ -630,9 +630,9 @@ test_rank_csv (void)
             else
               assert_same (g_ascii_strtod (cells[2 + m], NULL), v);
           }
-        g_assert_cmpint (atoi (cells[6]), ==, r->heads[i].flipped);
-        g_assert_cmpint (atoi (cells[8]), ==, r->target);
-        g_assert_cmpint (g_ascii_strtoll (cells[13], NULL, 10), ==, h->study_id);
+        g_assert_cmpint (atoi (cells[7]), ==, r->heads[i].flipped);
+        g_assert_cmpint (atoi (cells[9]), ==, r->target);
+        g_assert_cmpint (g_ascii_strtoll (cells[14], NULL, 10), ==, h->study_id);
       }
   }
 
@@ -653,11 +653,11 @@ test_rank_csv (void)
     g_assert_cmpuint (g_strv_length (lines), ==, (guint) N + 2);
     g_assert_true (g_str_has_prefix (lines[0], "pos,token_id,label,mask_delta_logp,"));
     g_assert_true (g_str_has_prefix (lines[3], "2,101,\"say \"\"hi\"\"\","));
-    g_autofree char *q = g_strdup_printf ("%d,%d,\"x\",,,,,,,,,0,-1,0,-1,", N - 1, IDS[N - 1]);
+    g_autofree char *q = g_strdup_printf ("%d,%d,\"x\",,,,,,,,,,,0,-1,0,-1,", N - 1, IDS[N - 1]);
     g_assert_true (g_str_has_prefix (lines[N], q));
     g_auto (GStrv) cells = g_strsplit (lines[1], ",", -1);
     assert_same (g_ascii_strtod (cells[3], NULL), t->tokens->mask[0].next.delta_logp);
-    assert_same (g_ascii_strtod (cells[7], NULL), t->tokens->drop[0].next.delta_logp);
+    assert_same (g_ascii_strtod (cells[8], NULL), t->tokens->drop[0].next.delta_logp);
   }
   fixture_clear (&f);
 }

@@ -24,6 +24,12 @@
 # 3. With Gemma 3 loaded (it has a backward pass since issue 28), attribution patching of the
 #    heads runs on a clean and a corrupted run (the clean top-1 as the target: Gemma splits
 #    " Mary" in two).
+# 4. A run of another model: Run Study is off and the page says why.
+# 5. Target and contrast chosen by clicking two candidates of the predictions panel (marked
+#    A and B); the head sweep, the layer sweep and the gradient attributions run with them
+#    are the command line's `saccade ablate --heads --target " Mary" --contrast " John"`,
+#    `saccade study layers ...` and `saccade attribute ... --contrast " John"`, read back,
+#    number for number.
 #
 # Usage: test-app-patch.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -265,6 +271,102 @@ db="$out/patch.sqlite"
 run_app other "$out/other.script"
 model=$smollm
 check_png "$out/other-model.png"
+
+# --- 5. Target and contrast chosen in the predictions panel -----------------------------
+# On the clean run (4) the panel lists what the model says after "to": the user clicks
+# " Mary" (A, the target) and then " John" (B, the contrast); the Ablation page's entries
+# follow, and the head sweep run with them measures Δ (logit(“␣Mary”) − logit(“␣John”)),
+# named in its title; the Attribution page's gradient attributions likewise. Clicking
+# " Mary" again clears both marks. Then the command line reads the same two studies back.
+cat > "$out/contrast.script" <<SCRIPT
+select 4
+page ablation
+dismiss-toast
+predictions-choose ␣Mary
+expect-prediction ␣Mary A
+expect-prediction ␣John none
+predictions-choose ␣John
+expect-prediction ␣Mary A
+expect-prediction ␣John B
+expect-prediction ␣the none
+screenshot $out/panel-ab.png
+ablation-study heads
+ablation-run
+expect-ablation computed in
+expect-ablation logit(“␣Mary”) − logit(“␣John”) =
+expect-title Zero-ablating each head: Δ [logit(“␣Mary”) − logit(“␣John”)]
+screenshot $out/heads-contrast.png
+export-csv $out/heads-contrast.csv
+ablation-study layers
+ablation-run
+expect-ablation computed in
+expect-title Taking away each layer's attention: Δ [logit(“␣Mary”) − logit(“␣John”)]
+export-csv $out/layers-contrast.csv
+page attribution
+dismiss-toast
+attribution-option steps 4
+attribution-run
+expect-attribution Computed in
+expect-title logit(“␣Mary”) − logit(“␣John”)
+screenshot $out/attribution-contrast.png
+export-csv $out/attribution-contrast.csv
+predictions-choose ␣Mary
+expect-prediction ␣Mary none
+expect-prediction ␣John none
+quit
+SCRIPT
+run_app contrast "$out/contrast.script"
+check_png "$out/panel-ab.png"
+check_png "$out/heads-contrast.png"
+check_png "$out/attribution-contrast.png"
+n_before=$(studies "1")
+"$saccade" ablate 4 --heads --target " Mary" --contrast " John" --db "$db" -m "$model" --json \
+  > "$out/heads-contrast.json" 2> "$out/heads-contrast.err" \
+  || { fail "saccade ablate --heads --contrast failed:"; sed 's/^/  | /' "$out/heads-contrast.err"; }
+pycheck heads-contrast "$out/heads-contrast.json" "
+import csv
+rows = list(csv.DictReader(open('$out/heads-contrast.csv')))
+assert d['source'] == 'reused', d['source']
+assert d['contrast'] == 2322 and d['target'] == 5099, (d['target'], d['contrast'])
+assert len(rows) == len(d['heads']) == 270
+# one head (L23.H3, the name mover the patching map marks), then every head: the same study
+for r in rows:
+    assert r['study'] == str(d['study_id']) and r['run'] == '4', r
+h = [x for x in d['heads'] if x['layer'] == 23 and x['head'] == 3][0]
+r = [x for x in rows if x['layer'] == '23' and x['head'] == '3'][0]
+assert float(r['delta_logit_diff']) == h['delta_logit_diff'], (r['delta_logit_diff'], h)
+assert h['delta_logit_diff'] != 0
+for r, h in zip(rows, d['heads']):
+    assert (int(r['layer']), int(r['head'])) == (h['layer'], h['head'])
+    assert float(r['delta_logit_diff']) == h['delta_logit_diff'], (r, h)
+"
+"$saccade" study layers 4 --target " Mary" --contrast " John" --db "$db" -m "$model" --json \
+  > "$out/layers-contrast.json" 2> "$out/layers-contrast.err" \
+  || { fail "saccade study layers --contrast failed:"; sed 's/^/  | /' "$out/layers-contrast.err"; }
+pycheck layers-contrast "$out/layers-contrast.json" "
+import csv
+rows = list(csv.DictReader(open('$out/layers-contrast.csv')))
+assert d['source'] == 'reused' and d['contrast'] == 2322, (d['source'], d.get('contrast'))
+assert len(rows) == len(d['layers']) == 30
+for r, l in zip(rows, d['layers']):
+    assert int(r['layer']) == l['layer'] and r['study'] == str(d['study_id']), r
+    assert float(r['delta_logit_diff']) == l['delta_logit_diff'], (r, l)
+"
+"$saccade" attribute 4 --steps 4 --target " Mary" --contrast " John" --db "$db" -m "$model" \
+  --json > "$out/attribution-contrast.json" 2> "$out/attribution-contrast.err" \
+  || { fail "saccade attribute --contrast failed:"; sed 's/^/  | /' "$out/attribution-contrast.err"; }
+pycheck attribution-contrast "$out/attribution-contrast.json" "
+import csv
+rows = list(csv.DictReader(open('$out/attribution-contrast.csv')))
+assert d['source'] == 'reused', d['source']
+assert d['contrast_label'] == '␣John' and d['target_label'] == '␣Mary', d['contrast_label']
+assert len(rows) == len(d['tokens']) == d['n_tokens']
+for r, t in zip(rows, d['tokens']):
+    for m in ('saliency', 'gradxinput', 'ig', 'grad_rollout'):
+        v = t[m.replace('_', '-')]
+        assert abs(float(r[m]) - v) <= 1e-8 + 1e-6 * abs(v), (m, r[m], v)
+"
+[ "$(studies "1")" = "$n_before" ] || fail "the command line computed a study the window had stored"
 
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

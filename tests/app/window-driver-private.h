@@ -52,7 +52,7 @@ gboolean window_driver_learn_command (SaccadeTestDriver *d, const char *cmd, con
 gboolean window_driver_adversarial_command (SaccadeTestDriver *d, const char *cmd,
                                             const char *a1, const char *a2);
 /* window-driver-widgets.c: expect-named, print-named, note-width, expect-width-unchanged,
- * window-size; and dialog-set, expect-dialog, expect-dialog-run on @dialog (the open
+ * window-size, expect-menu; and dialog-set, expect-dialog, expect-dialog-run on @dialog (the open
  * message dialog, or NULL). */
 gboolean window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
                                        const char *a2, const char *rest);

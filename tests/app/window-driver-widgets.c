@@ -1,12 +1,14 @@
 /* window-driver-widgets.c — the scripted user's commands that look at widgets by name and
  * at the window's size (window-driver.c lists them): the open message dialog's rows and
- * words, a named label, the window's width and size. */
+ * words, a named label, the window's width and size, the predictions panel's candidates. */
 #define G_LOG_DOMAIN "saccade-window-test"
 
 #include "tests/app/window-driver-private.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "ui/widgets/saccade-predictions-view.h"
 
 /* Prints the chain of widgets from @w down that ask for the most width: where a window that
  * widened itself got its minimum from. */
@@ -65,6 +67,100 @@ has_label_text (GtkWidget *w, const char *text)
   return FALSE;
 }
 
+/* The items of @menu and of its sections and submenus whose label contains @text. */
+static guint
+count_menu_items (GMenuModel *menu, const char *text)
+{
+  guint n = 0;
+
+  for (int i = 0; i < g_menu_model_get_n_items (menu); i++)
+    {
+      g_autofree char *label = NULL;
+      const char *links[] = { G_MENU_LINK_SECTION, G_MENU_LINK_SUBMENU };
+
+      if (g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label)
+          && strstr (label, text) != NULL
+          && g_menu_model_get_item_link (menu, i, G_MENU_LINK_SECTION) == NULL)
+        n++;
+      for (guint k = 0; k < G_N_ELEMENTS (links); k++)
+        {
+          g_autoptr (GMenuModel) sub = g_menu_model_get_item_link (menu, i, links[k]);
+          if (sub != NULL)
+            n += count_menu_items (sub, text);
+        }
+    }
+  return n;
+}
+
+/* The first widget of type @type under @w, or NULL. */
+static GtkWidget *
+find_type (GtkWidget *w, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (w, type))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_type (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The predictions panel's candidate buttons under @w, in row order, into @out. */
+static void
+collect_buttons (GtkWidget *w, GPtrArray *out)
+{
+  if (GTK_IS_BUTTON (w))
+    {
+      g_ptr_array_add (out, w);
+      return;
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    collect_buttons (c, out);
+}
+
+/* predictions-choose LABEL, expect-prediction LABEL A|B|none: the row of the shown panel
+ * whose token label is LABEL ("␣Mary"), activated as a click or Enter does, or checked for
+ * its mark (the row's text as the panel reports it starts with "A " or "B "). */
+static gboolean
+predictions_command (SaccadeTestDriver *d, const char *cmd, const char *label, const char *mark)
+{
+  GtkWidget *view = find_type (GTK_WIDGET (d->window), SACCADE_TYPE_PREDICTIONS_VIEW);
+  g_autoptr (GPtrArray) buttons = g_ptr_array_new ();
+
+  if (view == NULL || !gtk_widget_is_drawable (view) || label == NULL)
+    return window_driver_fail (d, "%s: no predictions panel is shown, or no LABEL", cmd);
+  collect_buttons (view, buttons);
+  for (guint r = 0; r < buttons->len; r++)
+    {
+      GtkWidget *box = gtk_button_get_child (GTK_BUTTON (g_ptr_array_index (buttons, r)));
+      GtkWidget *name = box != NULL ? gtk_widget_get_last_child (box) : NULL;
+      g_autofree char *text = NULL;
+      if (name == NULL || !GTK_IS_LABEL (name)
+          || g_strcmp0 (gtk_label_get_text (GTK_LABEL (name)), label) != 0)
+        continue;
+      if (g_str_equal (cmd, "predictions-choose"))
+        {
+          if (!gtk_widget_is_sensitive (g_ptr_array_index (buttons, r)))
+            return window_driver_fail (d, "the candidate %s cannot be chosen", label);
+          gtk_widget_activate (g_ptr_array_index (buttons, r));
+          return TRUE;
+        }
+      text = saccade_predictions_view_dup_row_text (SACCADE_PREDICTIONS_VIEW (view), (int) r);
+      if (g_strcmp0 (mark, "none") == 0 ? (g_str_has_prefix (text, "A ")
+                                             || g_str_has_prefix (text, "B "))
+                                        : (mark == NULL || !g_str_has_prefix (text, mark)
+                                           || text[strlen (mark)] != ' '))
+        return window_driver_fail (d, "the candidate %s reads '%s', expected the mark %s",
+                                   label, text, mark != NULL ? mark : "(none given)");
+      return TRUE;
+    }
+  return window_driver_fail (d, "%s: the predictions panel has no candidate %s", cmd, label);
+}
+
 gboolean
 window_driver_dialog_command (SaccadeTestDriver *d, GtkWindow *dialog, const char *cmd,
                               const char *a1, const char *a2, const char *rest)
@@ -121,6 +217,8 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
 {
   SaccadeWindow *win = d->window;
 
+  if (g_str_equal (cmd, "predictions-choose") || g_str_equal (cmd, "expect-prediction"))
+    return predictions_command (d, cmd, a1, a2);
   if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named"))
     {
       GtkWidget *w = a1 != NULL ? find_named (GTK_WIDGET (win), a1) : NULL;
@@ -146,6 +244,29 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
           return window_driver_fail (d, "the window is %d px wide, it was %d px", w,
                                      d->noted_width);
         }
+    }
+  else if (g_str_equal (cmd, "expect-menu"))
+    {
+      /* a2 is the rest of the line after NAME: "N TEXT" */
+      GtkWidget *w = a1 != NULL ? find_named (GTK_WIDGET (win), a1) : NULL;
+      char *text = NULL;
+      long want = a2 != NULL ? strtol (a2, &text, 10) : -1;
+      GMenuModel *menu;
+      guint n;
+
+      while (text != NULL && *text == ' ')
+        text++;
+      if (w == NULL || !GTK_IS_MENU_BUTTON (w) || want < 0 || text == NULL || *text == '\0')
+        return window_driver_fail (d, "expect-menu: no menu button '%s', or no N TEXT",
+                                   a1 != NULL ? a1 : "");
+      /* open it as a click does (the window reads its list again then), read, close */
+      gtk_menu_button_popup (GTK_MENU_BUTTON (w));
+      menu = gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (w));
+      n = menu != NULL ? count_menu_items (menu, text) : 0;
+      gtk_menu_button_popdown (GTK_MENU_BUTTON (w));
+      if (n != (guint) want)
+        return window_driver_fail (d, "the menu %s has %u items saying '%s', expected %ld", a1,
+                                   n, text, want);
     }
   else if (g_str_equal (cmd, "window-size"))
     {

@@ -75,7 +75,8 @@
  *   ablation-run-then-cancel run it, then Cancel once it reports progress
  *   expect-ablation TEXT     the Ablation page's status line contains TEXT
  *   attribution-option NAME [VALUE]  on the Attribution page: set steps N, rule
- *                            adaptive|gauss-legendre|midpoint, baseline [TOKEN], target [TOKEN]
+ *                            adaptive|gauss-legendre|midpoint, baseline [TOKEN], target [TOKEN],
+ *                            contrast [TOKEN]
  *   attribution-run          on the Attribution page: press Run and wait for the study
  *   attribution-run-then-cancel  press Run, then Cancel once it reports progress
  *   expect-attribution TEXT  the Attribution page's status line contains TEXT
@@ -111,6 +112,12 @@
  *   expect-named NAME TEXT   the label named NAME (gtk_widget_set_name) in the window is
  *                            shown and contains TEXT
  *   print-named NAME         print that label's text ("test-driver: NAME: TEXT")
+ *   expect-menu NAME N TEXT  the menu button named NAME, opened as a user opens it, has N
+ *                            items whose label contains TEXT (the model menu's fetched models)
+ *   predictions-choose LABEL  activate the predictions panel's candidate LABEL ("␣Mary"),
+ *                            as a click or Enter on it does (the window's target, then contrast)
+ *   expect-prediction LABEL A|B|none  that candidate is marked A (the target), B (the
+ *                            contrast) or neither
  *   note-width / expect-width-unchanged   remember the window's width; it is still that
  *                            (the window must not widen itself as what it shows changes)
  *   sleep MS
@@ -803,7 +810,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
     }
   else if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named")
            || g_str_equal (cmd, "note-width") || g_str_equal (cmd, "expect-width-unchanged")
-           || g_str_equal (cmd, "window-size"))
+           || g_str_equal (cmd, "window-size") || g_str_equal (cmd, "expect-menu")
+           || g_str_equal (cmd, "predictions-choose") || g_str_equal (cmd, "expect-prediction"))
     return window_driver_widget_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))

@@ -62,7 +62,7 @@ test_layers_equal_full_runs (void)
   const int L = (int) in->n_layers, H = (int) in->n_heads, V = (int) in->n_vocab;
   ScBackend *b = sc_backend_cpu_new (2, NULL);
   ScSession *s = NULL, *s2 = NULL;
-  ScLayerSweepParams p = { .target = -1 };
+  ScLayerSweepParams p = { .target = -1, .contrast = -1 };
   ScLayerSweepResult *r = NULL;
   ScError err = { 0 };
   g_autofree float *clean = g_new (float, (gsize) N * V);
@@ -117,7 +117,7 @@ test_cancel_and_invalid (void)
   ScModel *m = sc_test_tiny_model ();
   ScBackend *b = sc_backend_cpu_new (2, NULL);
   ScSession *s = NULL;
-  ScLayerSweepParams p = { .target = -1 };
+  ScLayerSweepParams p = { .target = -1, .contrast = -1 };
   ScLayerSweepResult *r = NULL;
   ScError err = { 0 };
 
@@ -152,7 +152,7 @@ test_store_roundtrip (void)
   ScModel *m = NULL;
   ScBackend *b = sc_backend_cpu_new (2, NULL);
   ScSession *s = NULL;
-  ScLayerSweepParams p = { .target = -1 };
+  ScLayerSweepParams p = { .target = -1, .contrast = -1 };
   ScStudyCtx ctx = { 0 };
   void *r = NULL, *back = NULL;
   ScError err = { 0 };
@@ -195,6 +195,51 @@ test_store_roundtrip (void)
   }
   k->result_free (back);
   back = NULL;
+  /* with a contrast: Δ (logit(target) − logit(B)) per layer, from the same ablated runs;
+   * its own params text, stored and read back whole; refused when B is the target */
+  {
+    const ScLayerSweepResult *a = r;
+    const int V = (int) sc_model_info (m)->n_vocab;
+    ScLayerSweepResult *c = NULL, *cb = NULL;
+    int64_t cid = 0, cid2 = 0;
+    char cpj[SC_STUDY_PARAMS_MAX];
+    ScLayerSweepParams pc = { .target = -1, .contrast = (a->top1_clean + 1) % V };
+    g_autofree char *want = g_strdup_printf ("{\"study\":1,\"run\":5,\"target\":null,"
+                                             "\"contrast\":%d}", pc.contrast);
+    g_assert_cmpint (sc_study_params_json (k, &pc, &ctx, cpj, sizeof cpj, &err), ==, SC_OK);
+    g_assert_cmpstr (cpj, ==, want);
+    g_assert_cmpint (sc_layer_sweep_run (s, m, ids, N, &pc, NULL, NULL, &c, &err), ==, SC_OK);
+    g_assert_cmpint (c->contrast, ==, pc.contrast);
+    g_assert_true (isfinite (c->logit_diff_clean));
+    for (int l = 0; l < a->n_layers; l++)
+      {
+        /* the other measures are the sweep's without a contrast, bit for bit */
+        ScAblationEffect e = c->layers[l];
+        g_assert_true (isfinite (e.delta_logit_diff));
+        e.delta_logit_diff = NAN;
+        assert_same_effect (&e, &a->layers[l]);
+      }
+    g_assert_true (isnan (a->logit_diff_clean) && isnan (a->layers[0].delta_logit_diff));
+    g_assert_cmpint (k->store (store, &sm, cpj, c, &cid, &err), ==, SC_OK);
+    g_assert_cmpint (sc_layer_sweep_load (store, sc_model_info (m), sm.sha256, cpj, &cb, &cid2,
+                                          &err), ==, SC_OK);
+    g_assert_cmpint (cid2, ==, cid);
+    g_assert_cmpint (cb->contrast, ==, pc.contrast);
+    assert_same_double (cb->logit_diff_clean, c->logit_diff_clean);
+    for (int l = 0; l < a->n_layers; l++)
+      {
+        assert_same_effect (&cb->layers[l], &c->layers[l]);
+        assert_same_double (cb->layers[l].delta_logit_diff, c->layers[l].delta_logit_diff);
+      }
+    sc_layer_sweep_result_free (cb);
+    sc_layer_sweep_result_free (c);
+    c = NULL;
+    pc.contrast = a->top1_clean;
+    g_assert_cmpint (sc_layer_sweep_run (s, m, ids, N, &pc, NULL, NULL, &c, &err), ==,
+                     SC_ERR_INVALID_ARG);
+    g_assert_nonnull (strstr (err.message, "contrast"));
+    g_assert_null (c);
+  }
   /* other params: not found */
   p.target = 3;
   g_assert_cmpint (sc_study_params_json (k, &p, &ctx, pj, sizeof pj, &err), ==, SC_OK);

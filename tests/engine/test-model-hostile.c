@@ -7,8 +7,10 @@
  * block_count layers, and NaN weights gave NaN logits (generate printed nothing, exit 0).
  */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/sc-gguf.h"
 #include "model/sc-model.h"
@@ -131,6 +133,77 @@ test_inf_norm_weight (void)
                   "tensor 'output_norm.weight': element 0 is -Inf");
 }
 
+/* Writes GGUF @bytes to a new temporary file; caller removes and frees the path. */
+static char *
+write_temp (GBytes *bytes)
+{
+  g_autoptr (GError) error = NULL;
+  char *path = NULL;
+  int fd = g_file_open_tmp ("peek-XXXXXX.gguf", &path, &error);
+  gsize n;
+  const char *d = g_bytes_get_data (bytes, &n);
+
+  g_assert_no_error (error);
+  close (fd);
+  g_file_set_contents (path, d, (gssize) n, &error);
+  g_assert_no_error (error);
+  return path;
+}
+
+/* sc_model_peek (the model list's header read): the hyperparameters and name of a good
+ * file without loading it; an unknown architecture and a cut file refused by name with the
+ * path; a file whose weights are bad passes (only the header is read) though sc_model_open
+ * refuses it — the contract saccade-models.h states. */
+static void
+test_peek (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+  g_autoptr (GBytes) good = sc_test_gguf_tiny_llama_tweaked (11, "llama", &tw);
+  g_autoptr (GBytes) bert = sc_test_gguf_tiny_llama_tweaked (11, "bert", &tw);
+  g_autoptr (GBytes) nan_weight = NULL;
+  g_autofree char *good_path = write_temp (good), *bert_path = write_temp (bert);
+  g_autofree char *nan_path = NULL, *cut_path = NULL;
+  ScModelInfo info;
+  ScError err = { 0 };
+  ScModel *m = NULL;
+  gsize n;
+  const char *d = g_bytes_get_data (good, &n);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_cmpint (sc_model_peek (good_path, &info, &err), ==, SC_OK);
+  g_assert_cmpstr (info.arch_name, ==, "llama");
+  g_assert_cmpuint (info.n_layers, ==, 2);
+  g_assert_cmpuint (info.n_heads, ==, 4);
+  g_assert_cmpuint (info.n_kv_heads, ==, 2);
+  g_assert_cmpuint (info.n_vocab, ==, 0); /* the tokenizer is not read */
+  g_assert_cmpstr (info.name, !=, "");
+
+  g_assert_cmpint (sc_model_peek (bert_path, &info, &err), ==, SC_ERR_UNSUPPORTED);
+  g_assert_nonnull (strstr (err.message, "'bert'"));
+  g_assert_nonnull (strstr (err.message, bert_path));
+
+  cut_path = g_strconcat (good_path, ".cut", NULL);
+  g_file_set_contents (cut_path, d, 200, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (sc_model_peek (cut_path, &info, &err), !=, SC_OK);
+  g_assert_nonnull (strstr (err.message, cut_path));
+
+  tw.bad_tensor = "blk.1.attn_norm.weight";
+  tw.bad_value = NAN;
+  nan_weight = sc_test_gguf_tiny_llama_tweaked (11, "llama", &tw);
+  nan_path = write_temp (nan_weight);
+  g_assert_cmpint (sc_model_peek (nan_path, &info, &err), ==, SC_OK);
+  g_assert_cmpint (sc_model_open (nan_path, 1, &m, &err), !=, SC_OK);
+  g_assert_null (m);
+  g_assert_nonnull (strstr (err.message, "element 0 is NaN"));
+
+  g_assert_cmpint (sc_model_peek (NULL, &info, &err), ==, SC_ERR_INVALID_ARG);
+  g_unlink (good_path);
+  g_unlink (bert_path);
+  g_unlink (cut_path);
+  g_unlink (nan_path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -143,5 +216,6 @@ main (int argc, char **argv)
   g_test_add_func ("/model-hostile/block-count-short", test_block_count_short);
   g_test_add_func ("/model-hostile/nan-norm-weight", test_nan_norm_weight);
   g_test_add_func ("/model-hostile/inf-norm-weight", test_inf_norm_weight);
+  g_test_add_func ("/model-hostile/peek", test_peek);
   return g_test_run ();
 }

@@ -4,7 +4,8 @@
  * Each widget is shown with hand-built data, drawn through GTK (GtkWidgetPaintable →
  * render node → texture on the window's renderer) and checked by pixels: the colours of
  * the data appear, a colour map change shows, zoom actions and "head-activated" work,
- * and clearing the data leaves an empty widget. With SC_TEST_SCREENSHOT_DIR set, every
+ * and clearing the data leaves an empty widget. The predictions panel's rows are chosen
+ * (activated as a click or Enter does) and marked A and B. With SC_TEST_SCREENSHOT_DIR set, every
  * frame checked is also saved there as a PNG, for a person to look at.
  */
 #include <gtk/gtk.h>
@@ -17,6 +18,7 @@
 #include "ui/widgets/saccade-grid-view.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 #include "ui/widgets/saccade-lines-view.h"
+#include "ui/widgets/saccade-predictions-view.h"
 
 static const float known3[9] = { 1, 0, 0, 0.25f, 0.75f, 0, 0.1f, 0.2f, 0.7f };
 static const char *const labels3[3] = { "The", "␣cat", "␣sat" };
@@ -240,6 +242,106 @@ test_lines_view_links (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+static void
+on_chosen (SaccadePredictionsView *view, int row, gboolean contrast, int *got)
+{
+  got[0] = row;
+  got[1] = contrast;
+}
+
+/* The row buttons of @w, in order. */
+static void
+row_buttons (GtkWidget *w, GPtrArray *out)
+{
+  if (GTK_IS_BUTTON (w))
+    g_ptr_array_add (out, w);
+  else
+    for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+         c = gtk_widget_get_next_sibling (c))
+      row_buttons (c, out);
+}
+
+static void
+test_predictions_view (void)
+{
+  static const char *const labels[3] = { "␣Mary", "␣the", "␣John" };
+  static const double probs[3] = { 0.9, 0.05, 0.01 };
+  GtkWidget *view = saccade_predictions_view_new ();
+  GtkWidget *window = show_in_window (view);
+  SaccadePredictionsView *pv = SACCADE_PREDICTIONS_VIEW (view);
+  g_autoptr (GPtrArray) buttons = g_ptr_array_new ();
+  int got[2] = { -1, -1 };
+  char *text;
+
+  saccade_predictions_view_set (pv, "Next", 3, labels, probs);
+  row_buttons (view, buttons);
+  g_assert_cmpuint (buttons->len, ==, 3);
+  /* not choosable until the window says so */
+  g_assert_false (gtk_widget_is_sensitive (g_ptr_array_index (buttons, 2)));
+  saccade_predictions_view_set_choosable (pv, TRUE, "tip");
+  g_assert_true (gtk_widget_is_sensitive (g_ptr_array_index (buttons, 2)));
+  g_assert_cmpstr (gtk_widget_get_tooltip_text (g_ptr_array_index (buttons, 2)), ==, "tip");
+  g_signal_connect (view, "chosen", G_CALLBACK (on_chosen), got);
+  gtk_widget_activate (g_ptr_array_index (buttons, 2));
+  /* a button's activation ends (and "clicked" comes) on the main loop */
+  for (gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+       got[0] < 0 && g_get_monotonic_time () < until;)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpint (got[0], ==, 2);
+  g_assert_false (got[1]);
+  /* Ctrl+Enter on row 1 (its shortcut's action, as the key runs it): the contrast */
+  {
+    GtkWidget *b1 = g_ptr_array_index (buttons, 1);
+    g_autoptr (GListModel) ctls = gtk_widget_observe_controllers (b1);
+    gboolean ran = FALSE;
+    for (guint i = 0; i < g_list_model_get_n_items (ctls) && !ran; i++)
+      {
+        g_autoptr (GObject) c = g_list_model_get_item (ctls, i);
+        if (GTK_IS_SHORTCUT_CONTROLLER (c))
+          {
+            g_autoptr (GtkShortcut) sc = g_list_model_get_item (G_LIST_MODEL (c), 0);
+            g_autofree char *trigger =
+              gtk_shortcut_trigger_to_string (gtk_shortcut_get_trigger (sc));
+            g_assert_nonnull (strstr (trigger, "<Control>Return"));
+            ran = gtk_shortcut_action_activate (gtk_shortcut_get_action (sc), 0, b1, NULL);
+          }
+      }
+    g_assert_true (ran);
+    g_assert_cmpint (got[0], ==, 1);
+    g_assert_true (got[1]);
+  }
+
+  text = saccade_predictions_view_dup_row_text (pv, 0);
+  g_assert_cmpstr (text, ==, "␣Mary 90.0 %");
+  g_free (text);
+  saccade_predictions_view_set_marks (pv, 0, 2);
+  text = saccade_predictions_view_dup_row_text (pv, 0);
+  g_assert_cmpstr (text, ==, "A ␣Mary 90.0 %");
+  g_free (text);
+  text = saccade_predictions_view_dup_row_text (pv, 1);
+  g_assert_cmpstr (text, ==, "␣the 5.0 %");
+  g_free (text);
+  text = saccade_predictions_view_dup_row_text (pv, 2);
+  g_assert_cmpstr (text, ==, "B ␣John 1.0 %");
+  g_free (text);
+  /* one row cannot be both: A wins */
+  saccade_predictions_view_set_marks (pv, 1, 1);
+  text = saccade_predictions_view_dup_row_text (pv, 1);
+  g_assert_cmpstr (text, ==, "A ␣the 5.0 %");
+  g_free (text);
+  /* new rows keep the choosability, not the marks */
+  saccade_predictions_view_set (pv, "Next", 2, labels, probs);
+  text = saccade_predictions_view_dup_row_text (pv, 1);
+  g_assert_cmpstr (text, ==, "␣the 5.0 %");
+  g_free (text);
+  g_assert_null (saccade_predictions_view_dup_row_text (pv, 2));
+  g_ptr_array_set_size (buttons, 0);
+  row_buttons (view, buttons);
+  g_assert_cmpuint (buttons->len, ==, 2);
+  g_assert_true (gtk_widget_is_sensitive (g_ptr_array_index (buttons, 1)));
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -253,5 +355,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ui/views/grid", test_grid_view);
   g_test_add_func ("/ui/views/lines", test_lines_view);
   g_test_add_func ("/ui/views/lines-links", test_lines_view_links);
+  g_test_add_func ("/ui/views/predictions", test_predictions_view);
   return g_test_run ();
 }

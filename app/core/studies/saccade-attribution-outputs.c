@@ -88,18 +88,28 @@ saccade_attribution_figure (const SaccadeAttribution *a, const char *const *labe
 }
 
 char *
-saccade_attribution_title (const SaccadeAttribution *a, const char *target_label)
+saccade_attribution_title (const SaccadeAttribution *a, const char *target_label,
+                           const char *contrast_label)
 {
   const ScAttrResult *r = a->result;
   g_autoptr (GString) s = g_string_new (NULL);
 
-  /* Translators: the attribution figure's title: run id, then the target token. */
-  g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
-                   (long long) a->base.run.id, target_label != NULL ? target_label : "",
-                   (int) r->target);
-  if (r->contrast >= 0)
-    /* Translators: appended to the attribution figure's title: the contrast token's id. */
-    g_string_append_printf (s, _(" − contrast %d"), (int) r->contrast);
+  if (r->contrast >= 0 && target_label != NULL && contrast_label != NULL)
+    /* Translators: the attribution figure's title with a contrast: run id, the measure
+     * logit(target) − logit(contrast) with their labels, then their ids. */
+    g_string_printf (s, _("Gradient attribution · run %lld · logit(“%s”) − logit(“%s”) "
+                          "(%d − %d)"), (long long) a->base.run.id, target_label,
+                     contrast_label, (int) r->target, (int) r->contrast);
+  else
+    {
+      /* Translators: the attribution figure's title: run id, then the target token. */
+      g_string_printf (s, _("Gradient attribution · run %lld · target %s (%d)"),
+                       (long long) a->base.run.id, target_label != NULL ? target_label : "",
+                       (int) r->target);
+      if (r->contrast >= 0)
+        /* Translators: appended to the attribution figure's title: the contrast's id. */
+        g_string_append_printf (s, _(" − contrast %d"), (int) r->contrast);
+    }
   if (r->scores[SC_ATTR_IG] != NULL)
     {
       g_string_append_printf (s, " · ig %d %s %s", r->steps, sc_attr_rule_id (r->rule),
@@ -303,11 +313,13 @@ static char *
 attribution_title (gconstpointer result, ScModel *model)
 {
   const SaccadeAttribution *a = result;
-  g_autofree char *target = NULL;
+  g_autofree char *target = NULL, *contrast = NULL;
 
   if (model != NULL)
     target = saccade_vocab_label (model, a->result->target);
-  return saccade_attribution_title (a, target);
+  if (model != NULL && a->result->contrast >= 0)
+    contrast = saccade_vocab_label (model, a->result->contrast);
+  return saccade_attribution_title (a, target, contrast);
 }
 
 static gboolean

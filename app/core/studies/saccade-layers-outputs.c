@@ -14,6 +14,11 @@ layers_json (JsonBuilder *b, const SaccadeStudy *s, const ScStoreToken *tokens,
   const ScLayerSweepResult *r = s->result;
 
   (void) tokens, (void) labels;
+  if (r->contrast >= 0)
+    {
+      saccade_json_int (b, "contrast", r->contrast);
+      saccade_json_double (b, "logit_diff_clean", r->logit_diff_clean);
+    }
   saccade_json_begin_array (b, "layers");
   for (int l = 0; l < r->n_layers; l++)
     {

@@ -17,11 +17,11 @@
 
 const StudyKind ablation_studies[] = {
   { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
-    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
-    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
-    saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
+    saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
     saccade_permute_view_get_type, TRUE, SACCADE_ABLATION_METRIC_TV, OPTIONS_PERMUTE },
   { "erasure", N_("Erasure curves"), SACCADE_ABLATION_ERASURE, "erasure",
@@ -31,7 +31,7 @@ const StudyKind ablation_studies[] = {
   { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
     "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE, TRUE },
   { "layers", N_("Layer sweep — each layer's attention zero-ablated"), SACCADE_ABLATION_LAYERS,
-    "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE },
+    "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "patch", N_("Activation patching"), SACCADE_ABLATION_PATCH,
     "patch", saccade_patch_view_get_type, FALSE, -1, OPTIONS_PATCH, TRUE },
   { "attribution-patch", N_("Attribution patching — first-order estimate"),

@@ -155,7 +155,7 @@ show_idle_status (SaccadeAblationPage *self)
     {
       const int t = saccade_ablation_target (a);
       const double logp = saccade_ablation_logp_clean (a);
-      g_autofree char *measure = NULL;
+      g_autofree char *measure = NULL, *contrast = ablation_dup_contrast_status (self, a);
       target = token_text (self, t);
       if (a->study_id > 0)
         when = format_date (a->created_ms);
@@ -176,7 +176,7 @@ show_idle_status (SaccadeAblationPage *self)
         measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted"),
                                    a->patch->metric_clean, a->patch->metric_corrupted);
       else if (isfinite (logp))
-        measure = g_strdup_printf (" · ln p = %.3f", logp);
+        measure = g_strdup_printf (" · ln p = %.3f%s", logp, contrast != NULL ? contrast : "");
       else if (a->dla != NULL)
         /* Translators: the target's logit in the clean run (direct logit attribution). */
         measure = g_strdup_printf (_(" · logit %.3f"), a->dla->logit_clean);
@@ -512,42 +512,6 @@ study_done (GObject *source, GAsyncResult *result, gpointer user_data)
   ablation_show_result (self);
 }
 
-/* The token @entry names: -1 for the default (empty), else the one token its text is.
- * FALSE with the reason on the status line. */
-static gboolean
-parse_token (SaccadeAblationPage *self, SaccadeLoadedModel *model, GtkEntry *entry,
-             int *token)
-{
-  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GArray) ids = NULL;
-
-  *token = -1;
-  if (text == NULL || *text == '\0')
-    return TRUE;
-  ids = saccade_tokenize (saccade_loaded_model_get_model (model), text, -1, FALSE, &error);
-  if (ids == NULL)
-    {
-      set_status (self, error->message);
-      return FALSE;
-    }
-  if (ids->len != 1)
-    {
-      g_autofree char *msg =
-        entry == self->contrast_entry
-          /* Translators: the typed contrast and its number of tokens. */
-          ? g_strdup_printf (_("The contrast “%s” is %u tokens: type one token, or nothing"),
-                             text, ids->len)
-          /* Translators: the typed target and its number of tokens. */
-          : g_strdup_printf (_("The target “%s” is %u tokens: type one token (or nothing, for "
-                               "the clean top-1)"), text, ids->len);
-      set_status (self, msg);
-      return FALSE;
-    }
-  *token = g_array_index (ids, int32_t, 0);
-  return TRUE;
-}
-
 gboolean
 saccade_ablation_page_run (SaccadeAblationPage *self)
 {
@@ -562,12 +526,14 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
 
   if (run == NULL || model == NULL || db == NULL || saccade_study_jobs_get_running (self->jobs))
     return FALSE;
-  if (!parse_token (self, model, self->target_entry, &target))
+  if (!ablation_parse_token (self, model, self->target_entry, &target))
     return FALSE;
   current_params (self, target, &params);
   if ((s->options == OPTIONS_PATCH && params.corrupted_run <= 0)
-      || (s->contrast && !parse_token (self, model, self->contrast_entry, &params.contrast)))
+      || (s->contrast && !ablation_parse_token (self, model, self->contrast_entry,
+                                                &params.contrast)))
     return FALSE;
+  ablation_metric_follow_contrast (self, params.contrast);
   self->job_kind = s->kind;
   job = saccade_study_jobs_start (self->jobs, progress_text, self);
   update_actions (self);

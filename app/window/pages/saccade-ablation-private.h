@@ -1,6 +1,7 @@
 /* saccade-ablation-private.h — the Ablation page's insides, shared by its two files:
- * saccade-ablation-page.c (results, lookups, jobs, the SaccadePage) and
- * saccade-ablation-options.c (the study table, the choosers and their page.* actions).
+ * saccade-ablation-page.c (results, lookups, jobs, the SaccadePage),
+ * saccade-ablation-options.c (the study table, the choosers and their page.* actions) and
+ * saccade-ablation-contrast.c (the target and contrast entries' tokens).
  * For those two files only; the page's users read saccade-ablation-page.h.
  */
 #pragma once
@@ -32,7 +33,8 @@ typedef struct {
   gboolean metric;              /* the metric chooser applies */
   int default_metric;           /* set when the study is chosen; -1: kept */
   StudyOptions options;
-  gboolean contrast;            /* the contrast entry applies (DLA, patching, lens) */
+  gboolean contrast;            /* the contrast entry applies (the head and layer sweeps,
+                                 * token leave-one-out, DLA, patching, lens) */
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
@@ -107,6 +109,20 @@ gint64 ablation_chosen_corrupted (SaccadeAblationPage *self);
 void ablation_options_class_init (GtkWidgetClass *widget_class);
 /* Fills the choosers and connects them; called once the template is built. */
 void ablation_options_init (SaccadeAblationPage *self);
+
+/* saccade-ablation-contrast.c */
+
+/* The token @entry names: −1 for the default (empty), else the one token its text is.
+ * FALSE with the reason on the status line. */
+gboolean ablation_parse_token (SaccadeAblationPage *self, SaccadeLoadedModel *model,
+                               GtkEntry *entry, int *token);
+/* A study of the metric chooser's is run with @contrast (−1: none): the chooser shows its
+ * Δ logit difference with one, and leaves it (for Δ log p) without. */
+void ablation_metric_follow_contrast (SaccadeAblationPage *self, int contrast);
+/* " · logit(“␣Mary”) − logit(“␣John”) = 3.142" for a head or layer sweep or leave-one-out
+ * of @a
+ * measured against a contrast (the clean run's), else NULL. Caller frees. */
+char *ablation_dup_contrast_status (SaccadeAblationPage *self, const SaccadeAblation *a);
 
 /* saccade-ablation-page.c */
 

@@ -1,6 +1,7 @@
 /* saccade-ablation-table.c — the head sweep's ranked heads (see saccade-ablation-table.h).
  * One row object per head holding copies of its numbers; the columns are label cells bound
- * by their index (0 rank, 1 head, 2.. the metrics, then the flip mark).
+ * by their index (0 rank, 1 head, 2.. the metrics in COLUMN_METRIC's order, then the flip
+ * mark).
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -45,6 +46,14 @@ saccade_ablation_row_init (SaccadeAblationRow *self)
 struct _SaccadeAblationTable
 {
   SaccadeHeadTable parent_instance;
+  GtkColumnViewColumn *contrast_column; /* Δ logit diff: shown for a sweep with a contrast */
+};
+
+/* The metric columns' order: the Δ logit difference first (shown only with a contrast, it is
+ * what the sweep was asked to measure), then the enum's. */
+static const int COLUMN_METRIC[N_METRICS] = {
+  SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF, SACCADE_ABLATION_METRIC_DELTA_LOGP,
+  SACCADE_ABLATION_METRIC_TV, SACCADE_ABLATION_METRIC_JSD, SACCADE_ABLATION_METRIC_DELTA_LOSS,
 };
 
 G_DEFINE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, SACCADE_TYPE_HEAD_TABLE)
@@ -52,7 +61,7 @@ G_DEFINE_FINAL_TYPE (SaccadeAblationTable, saccade_ablation_table, SACCADE_TYPE_
 /* Short headings (the page's metric chooser has the long names). */
 static const char *const METRIC_HEADINGS[N_METRICS] = {
   /* Translators: the ranked heads' column headings. */
-  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
+  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"), N_("Δ logit diff"),
 };
 
 void
@@ -83,6 +92,7 @@ saccade_ablation_table_set_result (SaccadeAblationTable *self, const ScHeadSweep
         }
     }
   saccade_head_table_set_rows (SACCADE_HEAD_TABLE (self), rows->pdata, rows->len);
+  gtk_column_view_column_set_visible (self->contrast_column, r != NULL && r->contrast >= 0);
 }
 
 gboolean
@@ -110,8 +120,8 @@ cell_bind (GtkSignalListItemFactory *f, GtkListItem *item, gpointer col)
   else if (c == 1)
     text = g_strdup_printf ("L%d.H%d", row->layer, row->head);
   else if (c < 2 + N_METRICS)
-    text = isnan (row->values[c - 2]) ? g_strdup ("—")
-                                      : g_strdup_printf ("%.4f", row->values[c - 2]);
+    text = isnan (row->values[COLUMN_METRIC[c - 2]])
+             ? g_strdup ("—") : g_strdup_printf ("%.4f", row->values[COLUMN_METRIC[c - 2]]);
   else
     text = g_strdup (row->flipped ? "●" : "");
   gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
@@ -132,7 +142,7 @@ saccade_ablation_table_init (SaccadeAblationTable *self)
   titles[0] = "#";
   titles[1] = _("Head");
   for (int m = 0; m < N_METRICS; m++)
-    titles[2 + m] = _(METRIC_HEADINGS[m]);
+    titles[2 + m] = _(METRIC_HEADINGS[COLUMN_METRIC[m]]);
   /* Translators: the column marking heads whose ablation changed the top-1. */
   titles[2 + N_METRICS] = _("Flip");
   view = saccade_head_table_setup (SACCADE_HEAD_TABLE (self), SACCADE_TYPE_ABLATION_ROW);
@@ -145,6 +155,11 @@ saccade_ablation_table_init (SaccadeAblationTable *self)
       column = gtk_column_view_column_new (titles[c], factory);
       gtk_column_view_column_set_expand (column, c >= 2);
       gtk_column_view_append_column (view, column);
+      if (c == 2) /* COLUMN_METRIC[0] */
+        {
+          self->contrast_column = column;
+          gtk_column_view_column_set_visible (column, FALSE);
+        }
       g_object_unref (column);
     }
   gtk_scrolled_window_set_policy (

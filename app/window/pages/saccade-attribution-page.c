@@ -33,6 +33,7 @@ struct _SaccadeAttributionPage
   GtkDropDown *rule_dropdown;
   GtkEntry *baseline_entry;
   GtkEntry *target_entry;
+  GtkEntry *contrast_entry;
   GtkProgressBar *progress_bar;
   GtkWidget *cancel_button;
   GtkLabel *status_label;
@@ -101,7 +102,8 @@ parse_token (SaccadeAttributionPage *self, GtkEntry *entry, const char *what, in
     }
   if (ids->len != 1)
     {
-      /* Translators: "target" or "baseline", the typed text, its number of tokens. */
+      /* Translators: "target", "contrast" or "baseline", the typed text, its number of
+       * tokens. */
       g_autofree char *msg = g_strdup_printf (_("The %s “%s” is %u tokens: type one token"),
                                               what, text, ids->len);
       saccade_study_panel_set_status (self->panel, msg);
@@ -127,6 +129,7 @@ current_params (GtkWidget *widget, gpointer params)
                               SC_ATTR_N_RULES - 1);
   /* Translators: names of the entries in "The %s “%s” is %u tokens". */
   if (!parse_token (self, self->target_entry, _("target"), &p->target)
+      || !parse_token (self, self->contrast_entry, _("contrast"), &p->contrast)
       || !parse_token (self, self->baseline_entry, _("baseline"), &baseline))
     return FALSE;
   if (baseline >= 0)
@@ -278,8 +281,9 @@ run_study (SaccadeAttributionPage *self)
   saccade_study_panel_run (self->panel, SACCADE_STUDY_DEFAULT);
 }
 
-/* page.steps, page.rule, page.baseline, page.target: what the settings row's widgets do
- * (a baseline or target is a token's text, "" for the default). */
+/* page.steps, page.rule, page.baseline, page.target, page.contrast: what the settings
+ * row's widgets do (a baseline, target or contrast is a token's text, "" for the default;
+ * the window hands the target and contrast chosen in the predictions panel here). */
 static void
 setting_action (GtkWidget *widget, const char *action, GVariant *param)
 {
@@ -297,6 +301,8 @@ setting_action (GtkWidget *widget, const char *action, GVariant *param)
     gtk_editable_set_text (GTK_EDITABLE (self->baseline_entry), value);
   else if (g_str_equal (action, "page.target"))
     gtk_editable_set_text (GTK_EDITABLE (self->target_entry), value);
+  else if (g_str_equal (action, "page.contrast"))
+    gtk_editable_set_text (GTK_EDITABLE (self->contrast_entry), value);
   else
     g_warning ("the Attribution page's %s takes no '%s'", action, value);
 }
@@ -447,6 +453,7 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   gtk_widget_class_install_action (widget_class, "page.rule", "s", setting_action);
   gtk_widget_class_install_action (widget_class, "page.baseline", "s", setting_action);
   gtk_widget_class_install_action (widget_class, "page.target", "s", setting_action);
+  gtk_widget_class_install_action (widget_class, "page.contrast", "s", setting_action);
   gtk_widget_class_install_action (widget_class, "page.view", "s", view_action);
   /* SaccadeAttributionPage:status: the attributions' status line. :fraction: of the
    * running study, 0 when none runs. :adversarial-view: the Adversarial attention view. */
@@ -464,6 +471,7 @@ saccade_attribution_page_class_init (SaccadeAttributionPageClass *klass)
   CHILD (rule_dropdown);
   CHILD (baseline_entry);
   CHILD (target_entry);
+  CHILD (contrast_entry);
   CHILD (progress_bar);
   CHILD (cancel_button);
   CHILD (status_label);
@@ -490,7 +498,8 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
   saccade_study_panel_add_settings (self->panel, GTK_WIDGET (self->steps_spin),
                                     GTK_WIDGET (self->rule_dropdown),
                                     GTK_WIDGET (self->baseline_entry),
-                                    GTK_WIDGET (self->target_entry), NULL);
+                                    GTK_WIDGET (self->target_entry),
+                                    GTK_WIDGET (self->contrast_entry), NULL);
   saccade_page_forward_status (G_OBJECT (self), saccade_study_panel_get_jobs (self->panel));
   self->hover = -1;
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->area));
@@ -505,5 +514,6 @@ saccade_attribution_page_init (SaccadeAttributionPage *self)
                             G_CALLBACK (run_study), self);
   g_signal_connect_swapped (self->baseline_entry, "activate",
                             G_CALLBACK (run_study), self);
+  g_signal_connect_swapped (self->contrast_entry, "activate", G_CALLBACK (run_study), self);
   saccade_study_panel_show (self->panel);
 }

@@ -30,6 +30,8 @@ struct _SaccadeEffectBarsView
   GStrv layer_labels;           /* LAYERS: "L0" …, LENS: "L0 #rank" … (n); TOKENS: NULL (the
                                  * run's labels) */
   char *target;                 /* LENS: the target as the figures show tokens */
+  char *metric_caption;         /* TOKENS, LAYERS: the metric as the value axis names it, */
+  char *metric_short;           /* and in titles and hover (naming the contrast's tokens) */
   SaccadePairedBarsGeometry geom;
   int hover;
 };
@@ -50,7 +52,7 @@ static char *
 bars_title (SaccadeEffectBarsView *self)
 {
   g_autofree char *quote = saccade_study_shown_dup_quote (&self->shown);
-  const char *metric = saccade_study_metric_short (self->shown.ctx.metric);
+  const char *metric = self->metric_short;
   const char *model = saccade_study_shown_model (&self->shown);
 
   if (shown (self) != NULL && shown (self)->lens != NULL)
@@ -72,7 +74,7 @@ bars_figure (SaccadeEffectBarsView *self, const char *title, SaccadePairedBarsFi
 
   *f = (SaccadePairedBarsFigure) {
     .n = self->n, .a = self->bars[0], .b = self->bars[1],
-    .value_name = saccade_study_metric_name (self->shown.ctx.metric), .title = title,
+    .value_name = self->metric_caption, .title = title,
   };
   if (shown (self) != NULL && shown (self)->lens != NULL)
     /* Translators: the logit lens's value axis: the target's log-probability. */
@@ -110,8 +112,7 @@ static char *
 hover_text (SaccadeEffectBarsView *self, int i)
 {
   const SaccadeAblation *a = shown (self);
-  const SaccadeAblationMetric metric = (SaccadeAblationMetric) self->shown.ctx.metric;
-  const char *name = saccade_study_metric_short (metric);
+  const char *name = self->metric_short;
   SaccadeRun *run = self->shown.ctx.run;
 
   if (a == NULL || i < 0 || i >= self->n)
@@ -182,6 +183,8 @@ bars_clear (SaccadeStudyView *view)
   g_clear_pointer (&self->bars[1], g_free);
   g_clear_pointer (&self->layer_labels, g_strfreev);
   g_clear_pointer (&self->target, g_free);
+  g_clear_pointer (&self->metric_caption, g_free);
+  g_clear_pointer (&self->metric_short, g_free);
 }
 
 static void
@@ -191,6 +194,7 @@ bars_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyConte
   const SaccadeAblation *a = result;
   const SaccadeAblationMetric metric = (SaccadeAblationMetric) ctx->metric;
   const ScAblationEffect *series[2] = { NULL, NULL };
+  g_autofree char *contrast = NULL;
 
   bars_clear (view);
   if (a->lens != NULL)
@@ -206,6 +210,8 @@ bars_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyConte
     {
       self->n = a->layers->n_layers;
       series[0] = a->layers->layers;
+      contrast = saccade_study_dup_contrast (ctx->model, a->layers->target,
+                                             a->layers->contrast);
       self->layer_labels = g_new0 (char *, self->n + 1);
       for (int l = 0; l < self->n; l++)
         self->layer_labels[l] = g_strdup_printf ("L%d", l);
@@ -216,7 +222,11 @@ bars_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyConte
       self->n = a->tokens->n_tokens;
       series[0] = a->tokens->mask;
       series[1] = a->tokens->drop;
+      contrast = saccade_study_dup_contrast (ctx->model, a->tokens->target,
+                                             a->tokens->contrast);
     }
+  self->metric_caption = saccade_study_dup_metric (metric, contrast, TRUE);
+  self->metric_short = saccade_study_dup_metric (metric, contrast, FALSE);
   saccade_study_shown_set (&self->shown, result, ctx);
   for (int s = 0; s < 2; s++)
     if (series[s] != NULL)

@@ -29,6 +29,8 @@ struct _SaccadeHeadsView
   gboolean *flipped;            /* the map's marks */
   SaccadeEffectsMapGeometry geom;
   int hover_layer, hover_head;
+  char *metric_caption;         /* the metric as the colour bar names it, and in titles */
+  char *metric_short;           /* (with a contrast, "Δ [logit(“␣Mary”) − logit(“␣John”)]") */
 };
 
 static void saccade_heads_view_iface_init (SaccadeStudyViewInterface *iface);
@@ -48,18 +50,16 @@ static char *
 heads_title (SaccadeHeadsView *self)
 {
   const SaccadeAblation *a = self->shown.result;
-  const int metric = self->shown.ctx.metric;
   g_autofree char *quote = saccade_study_shown_dup_quote (&self->shown);
 
   if (a != NULL && a->kind == SACCADE_ABLATION_HEADS_MEAN)
     /* Translators: the mean-ablation sweep's title: the reference set, the metric, the
      * model, the sentence. */
     return g_strdup_printf (_("Mean-ablating each head (means of %s): %s · %s · %s"),
-                            SACCADE_REFERENCE_SET, saccade_study_metric_short (metric),
+                            SACCADE_REFERENCE_SET, self->metric_short,
                             saccade_study_shown_model (&self->shown), quote);
   /* Translators: the head sweep's title: the metric, the model, the sentence. */
-  return g_strdup_printf (_("Zero-ablating each head: %s · %s · %s"),
-                          saccade_study_metric_short (metric),
+  return g_strdup_printf (_("Zero-ablating each head: %s · %s · %s"), self->metric_short,
                           saccade_study_shown_model (&self->shown), quote);
 }
 
@@ -70,7 +70,7 @@ map_figure (SaccadeHeadsView *self, const char *title, SaccadeEffectsMapFigure *
 
   *f = (SaccadeEffectsMapFigure) {
     .n_layers = r->n_layers, .n_heads = r->n_heads, .values = self->cells,
-    .flipped = self->flipped, .value_name = saccade_study_metric_name (self->shown.ctx.metric),
+    .flipped = self->flipped, .value_name = self->metric_caption,
     /* Translators: the mark on heads whose ablation changed the predicted token. */
     .flip_name = _("top-1 changed when ablated"), .layer_name = _("Layer"),
     .head_name = _("Head"), .title = title,
@@ -112,8 +112,7 @@ map_motion (GtkEventControllerMotion *c, double x, double y, SaccadeHeadsView *s
     {
       const ScAblationEffect *e = &r->heads[l * r->n_heads + h];
       /* Translators: hover over a head of the sweep: layer, head, metric, value. */
-      text = g_strdup_printf (_("layer %d head %d: %s = %.4g%s"), l, h,
-                              saccade_study_metric_short (metric),
+      text = g_strdup_printf (_("layer %d head %d: %s = %.4g%s"), l, h, self->metric_short,
                               saccade_ablation_effect_value (e, (SaccadeAblationMetric) metric),
                               e->flipped ? _(" · top-1 changed") : "");
     }
@@ -155,7 +154,13 @@ heads_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyCont
   const ScHeadSweepResult *r = a->heads;
   const int n = r->n_layers * r->n_heads;
 
+  g_autofree char *contrast = saccade_study_dup_contrast (ctx->model, r->target, r->contrast);
+
   saccade_study_shown_set (&self->shown, a, ctx);
+  g_free (self->metric_caption);
+  g_free (self->metric_short);
+  self->metric_caption = saccade_study_dup_metric (ctx->metric, contrast, TRUE);
+  self->metric_short = saccade_study_dup_metric (ctx->metric, contrast, FALSE);
   g_free (self->cells);
   g_free (self->flipped);
   self->cells = g_new (double, n);
@@ -177,6 +182,8 @@ heads_clear (SaccadeStudyView *view)
   SaccadeHeadsView *self = SACCADE_HEADS_VIEW (view);
 
   saccade_study_shown_clear (&self->shown);
+  g_clear_pointer (&self->metric_caption, g_free);
+  g_clear_pointer (&self->metric_short, g_free);
   g_clear_pointer (&self->cells, g_free);
   g_clear_pointer (&self->flipped, g_free);
 }

@@ -52,6 +52,12 @@ perm_spread (const ScPermutationHead *h, int metric)
       return &h->jsd;
     case SACCADE_ABLATION_METRIC_DELTA_LOSS:
       return &h->delta_loss;
+    case SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF:
+      {
+        /* a permutation study measures no contrast: nothing to draw (hatched) */
+        static const ScSpread none = { NAN, NAN, NAN, NAN, NAN };
+        return &none;
+      }
     case SACCADE_ABLATION_METRIC_TV:
     default:
       return &h->tv;

@@ -115,10 +115,11 @@ static const char *const METRIC_NAMES[SACCADE_ABLATION_N_METRICS] = {
   N_("Total variation"),
   N_("Jensen–Shannon divergence (nats)"),
   N_("Δ mean loss (nats)"),
+  N_("Δ logit difference (nats)"),
 };
 /* Titles and hover text: short forms. */
 static const char *const METRIC_SHORT[SACCADE_ABLATION_N_METRICS] = {
-  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"),
+  N_("Δ log p"), N_("TV"), N_("JSD"), N_("Δ loss"), N_("Δ logit diff"),
 };
 
 const char *
@@ -131,6 +132,29 @@ const char *
 saccade_study_metric_short (int metric)
 {
   return _(METRIC_SHORT[CLAMP (metric, 0, SACCADE_ABLATION_N_METRICS - 1)]);
+}
+
+char *
+saccade_study_dup_contrast (SaccadeLoadedModel *model, int target, int contrast)
+{
+  g_autofree char *a = NULL, *b = NULL;
+
+  if (contrast < 0)
+    return NULL;
+  a = saccade_study_token_text (model, target);
+  b = saccade_study_token_text (model, contrast);
+  return g_strdup_printf ("logit(%s) − logit(%s)", a, b);
+}
+
+char *
+saccade_study_dup_metric (int metric, const char *contrast, gboolean caption)
+{
+  if (metric == SACCADE_ABLATION_METRIC_DELTA_LOGIT_DIFF && contrast != NULL)
+    /* Translators: the Δ logit difference named by its tokens, %s "logit(“␣Mary”) −
+     * logit(“␣John”)": as a colour bar caption (with units), then in a title. */
+    return g_strdup_printf (caption ? _("Δ [%s] (nats)") : _("Δ [%s]"), contrast);
+  return g_strdup (caption ? saccade_study_metric_name (metric)
+                           : saccade_study_metric_short (metric));
 }
 
 char *

@@ -78,6 +78,14 @@ char *saccade_study_shown_dup_quote (const SaccadeStudyShown *shown);
 const char *saccade_study_metric_name (int metric);
 const char *saccade_study_metric_short (int metric);
 
+/* "logit(“␣Mary”) − logit(“␣John”)" for a study measured against @contrast (token texts
+ * by @model, as saccade_study_token_text); NULL when @contrast < 0. Caller frees. */
+char *saccade_study_dup_contrast (SaccadeLoadedModel *model, int target, int contrast);
+/* @metric's caption (@caption: the colour bar's, with units) or short name (titles, hover);
+ * the Δ logit difference names @contrast's tokens when given (saccade_study_dup_contrast).
+ * Caller frees. */
+char *saccade_study_dup_metric (int metric, const char *contrast, gboolean caption);
+
 /* A token id as the figures show tokens ("“␣tired”"), decoded by @model's tokenizer;
  * "token ID" without a model or when it cannot be decoded. Caller frees. */
 char *saccade_study_token_text (SaccadeLoadedModel *model, int id);
