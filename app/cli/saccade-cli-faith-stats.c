@@ -148,7 +148,7 @@ saccade_cli_faith_json_stats (JsonBuilder *b, const ScFaithResult *r,
   for (int k = 0; k < 2; k++)
     {
       saccade_json_begin_object (b, k == 0 ? "sources_all_tokens" : "sources_without_first");
-      for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+      for (int s = 0; s < sc_faith_n_sources (r); s++)
         json_agree (b, sc_faith_source_id (s), k == 0 ? &r->agree[s] : &r->agree_nf[s]);
       json_builder_end_object (b);
     }
@@ -311,7 +311,7 @@ saccade_cli_faith_json_agreement_member (JsonBuilder *b, const char *name, const
 void
 saccade_cli_faith_json_source_agreements (JsonBuilder *b, const ScFaithResult *r, const ScFaithSentenceStats *st)
 {
-  for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+  for (int s = 0; s < sc_faith_n_sources (r); s++)
     {
       saccade_json_begin_object (b, sc_faith_source_id (s));
       saccade_cli_faith_json_agreement (b, sc_faith_source_used (r, s));
@@ -350,4 +350,50 @@ saccade_cli_faith_print_summary_row (const char *name, const ScFaithSummary *m)
   saccade_store_cli_print_padded (name, 20);
   printf ("  %+6.3f ± %5.3f  %7.1f %%  %+7.3f  %10.3f  %9d\n", m->tau_mean, m->tau_std,
           100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
+}
+
+void
+saccade_cli_faith_print_file_table (const ScFaithFileSummary *s, const char *model_name,
+                                    const ScFaithParams *p)
+{
+
+  printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
+          "attention source with it (J&W 2019, Table 2; std with ddof 1), %s\n", model_name,
+          s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
+          sc_faith_metric_id (p->metric),
+          s->exclude_first ? "over the tokens after the first (--exclude-first)"
+                           : "over all tokens, the first included (--exclude-first leaves it out)");
+  printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
+          "undefined\n");
+  for (int k = 0; k < SC_FAITH_N_SOURCES + 2; k++)
+    {
+      const ScFaithSummary *m;
+      char name[48];
+      if (k < SC_FAITH_N_SOURCES)
+        {
+          m = &s->source[k];
+          if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && m->n_defined == 0)
+            continue; /* gradients not asked */
+          g_snprintf (name, sizeof name, "%s", saccade_faith_source_name (k));
+        }
+      else
+        {
+          const int h = k == SC_FAITH_N_SOURCES ? s->best_head : s->median_head;
+          if (h < 0)
+            continue;
+          m = &s->heads[h];
+          g_snprintf (name, sizeof name, "%s head L%d.H%d",
+                      k == SC_FAITH_N_SOURCES ? "best" : "median", h / s->n_heads,
+                      h % s->n_heads);
+        }
+      printf ("  ");
+      saccade_cli_faith_print_summary_row (name, m);
+    }
+  if (s->attn_vs_grad.n_defined > 0)
+    {
+      const ScFaithSummary *m = &s->attn_vs_grad;
+      printf ("\n  attention (last-layer mean) against saliency, J&W's τ_g:\n  ");
+      saccade_cli_faith_print_summary_row ("attention vs saliency", m);
+    }
+  saccade_cli_faith_print_file_stats (s);
 }

@@ -25,8 +25,9 @@
 typedef struct {
   SaccadeCliCommon common;
   char *db, *file, *csv, *out_path, *heads_path, *metric, *kind, *shard, *report;
-  int top_k, target, ig_steps, n_boot, seed;
-  gboolean recompute, head_sweep, gradients, exclude_first;
+  int top_k, ig_steps, n_boot, seed;
+  SaccadeCliTarget target;              /* --target, --contrast */
+  gboolean recompute, head_sweep, gradients, exclude_first, mixing;
   SaccadeCliFigure figure;              /* --preset, --width-mm, ...: both figures */
   SaccadeFigureExportOptions figure_options;
 } FaithOptions;
@@ -34,8 +35,8 @@ typedef struct {
 static gboolean
 parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
 {
-  *p = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, o->top_k, o->target,
-                         o->gradients, o->ig_steps, o->exclude_first };
+  *p = (ScFaithParams) { SC_FAITH_METRIC_TV, SC_FAITH_ERASE_MASK, o->top_k, -1,
+                         o->gradients, o->ig_steps, o->exclude_first, o->mixing, FALSE, -1 };
   if (o->n_boot < 0 || o->n_boot > SC_STATS_MAX_BOOT)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -57,7 +58,8 @@ parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
   if (o->metric != NULL && !sc_faith_metric_from_id (o->metric, &p->metric))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--metric is tv, jsd or abs-delta-logp, not '%s'", o->metric);
+                   "--metric is tv, jsd, abs-delta-logp or abs-delta-logit-diff, not '%s'",
+                   o->metric);
       return FALSE;
     }
   if (o->kind != NULL && !sc_faith_erase_from_id (o->kind, &p->kind))
@@ -128,12 +130,15 @@ print_run_text (const RunResult *rr, const char *db_path)
   const ScFaithResult *r = rr->f->result;
   const int k = r->top_k;
   int best, median;
+  char contrast[40] = "";
 
+  if (r->contrast >= 0)
+    g_snprintf (contrast, sizeof contrast, ", contrast id %d", r->contrast);
   printf ("run %" G_GINT64_FORMAT " (%zu tokens), %s: leave-one-out by %s, %s of the next "
-          "token at the last position (target id %d); %d tokens compared, the last (%s) is "
-          "the query\n", rr->run.id, rr->n_tokens, rr->run.model_name,
+          "token at the last position (target id %d%s); %d tokens compared, the last (%s) "
+          "is the query\n", rr->run.id, rr->n_tokens, rr->run.model_name,
           r->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
-          sc_faith_metric_id (r->metric), r->target, r->n_items,
+          sc_faith_metric_id (r->metric), r->target, contrast, r->n_items,
           rr->labels[rr->n_tokens - 1]);
   if (rr->f->reused)
     printf ("reused study %" G_GINT64_FORMAT " from %s (--recompute to compute again)\n",
@@ -169,9 +174,10 @@ print_run_text (const RunResult *rr, const char *db_path)
     }
   saccade_cli_faith_print_stats (r, rr->stats);
 
-  printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow%s\n",
+  printf ("\n  pos  token              leave-one-out  last-mean   rollout      flow%s%s\n",
           r->agree[SC_FAITH_SOURCE_SALIENCY].status != SC_ERR_UNSUPPORTED
-            ? "  saliency  |g x in|      |ig|  g-rollout" : "");
+            ? "  saliency  |g x in|      |ig|  g-rollout" : "",
+          r->mixing ? "      norm  norm-rol        vz    vz-rol      alti  alti-rol" : "");
   for (int j = 0; j < r->n_items && (size_t) j < rr->n_tokens; j++) /* trust no stored count */
     {
       printf ("  %3d  ", j);
@@ -179,7 +185,10 @@ print_run_text (const RunResult *rr, const char *db_path)
       printf ("  %13.5f  %9.4f  %8.4f  %8.4f", r->loo[j], r->attn[0][j], r->attn[1][j],
               r->attn[2][j]);
       if (r->agree[SC_FAITH_SOURCE_SALIENCY].status != SC_ERR_UNSUPPORTED)
-        for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+        for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_FIRST_MIXING_SOURCE; s++)
+          printf ("  %8.4f", r->attn[s][j]);
+      if (r->mixing)
+        for (int s = SC_FAITH_FIRST_MIXING_SOURCE; s < SC_FAITH_N_SOURCES; s++)
           printf ("  %8.4f", r->attn[s][j]);
       printf ("\n");
     }
@@ -230,6 +239,8 @@ print_run_json (const RunResult *rr)
   saccade_json_int (b, "top_k", r->top_k);
   saccade_json_int (b, "n_tokens", r->n_tokens);
   saccade_json_int (b, "target", r->target);
+  if (r->contrast >= 0) /* written only with one: the output without is as before */
+    saccade_json_int (b, "contrast", r->contrast);
   saccade_json_begin_object (b, "sources");
   saccade_cli_faith_json_source_agreements (b, r, rr->stats);
   saccade_cli_faith_json_agreement_member (b, "attention-vs-saliency", &r->attn_vs_grad);
@@ -244,7 +255,7 @@ print_run_json (const RunResult *rr)
       saccade_json_int (b, "id", rr->tokens[j].id);
       saccade_json_string (b, "label", rr->labels[j]);
       saccade_json_double (b, "loo", r->loo[j]);
-      for (int s = 0; s < SC_FAITH_N_SOURCES; s++)
+      for (int s = 0; s < sc_faith_n_sources (r); s++)
         saccade_json_double (b, sc_faith_source_id (s), r->attn[s][j]);
       json_builder_end_object (b);
     }
@@ -369,47 +380,7 @@ run_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p, gint64 
 static void
 print_file_text (const SaccadeFaithFile *f, const char *model_name, const ScFaithParams *p)
 {
-  const ScFaithFileSummary *s = f->summary;
-
-  printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
-          "attention source with it (J&W 2019, Table 2; std with ddof 1), %s\n", model_name,
-          s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
-          sc_faith_metric_id (p->metric),
-          s->exclude_first ? "over the tokens after the first (--exclude-first)"
-                           : "over all tokens, the first included (--exclude-first leaves it out)");
-  printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
-          "undefined\n");
-  for (int k = 0; k < SC_FAITH_N_SOURCES + 2; k++)
-    {
-      const ScFaithSummary *m;
-      char name[48];
-      if (k < SC_FAITH_N_SOURCES)
-        {
-          m = &s->source[k];
-          if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && m->n_defined == 0)
-            continue; /* gradients not asked */
-          g_snprintf (name, sizeof name, "%s", saccade_faith_source_name (k));
-        }
-      else
-        {
-          const int h = k == SC_FAITH_N_SOURCES ? s->best_head : s->median_head;
-          if (h < 0)
-            continue;
-          m = &s->heads[h];
-          g_snprintf (name, sizeof name, "%s head L%d.H%d",
-                      k == SC_FAITH_N_SOURCES ? "best" : "median", h / s->n_heads,
-                      h % s->n_heads);
-        }
-      printf ("  ");
-      saccade_cli_faith_print_summary_row (name, m);
-    }
-  if (s->attn_vs_grad.n_defined > 0)
-    {
-      const ScFaithSummary *m = &s->attn_vs_grad;
-      printf ("\n  attention (last-layer mean) against saliency, J&W's τ_g:\n  ");
-      saccade_cli_faith_print_summary_row ("attention vs saliency", m);
-    }
-  saccade_cli_faith_print_file_stats (s);
+  saccade_cli_faith_print_file_table (f->summary, model_name, p);
   print_timing (f->total_s, f->forward_s);
 }
 
@@ -433,11 +404,13 @@ print_file_json (const SaccadeFaithFile *f, const char *model_name, const ScFait
   saccade_json_string (b, "metric", sc_faith_metric_id (p->metric));
   saccade_json_string (b, "kind", sc_faith_erase_id (p->kind));
   saccade_json_int (b, "top_k", p->top_k > 0 ? p->top_k : SC_FAITH_DEFAULT_TOP_K);
+  if (p->contrastive)
+    saccade_json_int (b, "contrast", p->contrast);
   saccade_json_double (b, "alpha", SC_FAITH_ALPHA);
   saccade_json_int (b, "std_ddof", 1);
   saccade_cli_faith_json_file_stats (b, s);
   saccade_json_begin_object (b, "table2");
-  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+  for (int k = 0; k < sc_faith_summary_n_sources (s); k++)
     saccade_cli_faith_json_summary_member (b, sc_faith_source_id (k), &s->source[k]);
   saccade_cli_faith_json_summary_member (b, "attention-vs-saliency", &s->attn_vs_grad);
   for (int k = 0; k < 2; k++)
@@ -662,22 +635,25 @@ report_mode (const FaithOptions *o)
 int
 saccade_cmd_faithfulness (int argc, char **argv)
 {
-  FaithOptions o = { .target = -1, .figure = SACCADE_CLI_FIGURE_INIT };
+  FaithOptions o = { .figure = SACCADE_CLI_FIGURE_INIT };
   GOptionEntry entries[] = {
     { "file", 0, 0, G_OPTION_ARG_FILENAME, &o.file,
       "sentences, one per line (# comments and blank lines skipped), instead of RUN", "FILE" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &o.metric,
-      "leave-one-out importance: tv (default), jsd or abs-delta-logp", "METRIC" },
+      "leave-one-out importance: tv (default), jsd, abs-delta-logp or, with --contrast, "
+      "abs-delta-logit-diff (the default then)", "METRIC" },
     { "kind", 0, 0, G_OPTION_ARG_STRING, &o.kind,
       "erasure: mask (default: out of every attention row) or drop (from the input)", "KIND" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &o.top_k, "k of the top-k overlap (3)", "K" },
-    { "target", 0, 0, G_OPTION_ARG_INT, &o.target,
-      "abs-delta-logp: the token id measured (default: the clean top-1)", "TOKEN_ID" },
+    SACCADE_CLI_TARGET_OPTIONS (&o.target, "measured (abs-delta-logp, the gradients)"),
     SACCADE_STORE_CLI_DB_OPTION (&o.db),
     SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o.recompute),
     { "gradients", 0, 0, G_OPTION_ARG_NONE, &o.gradients,
       "also the gradient sources (saliency, gradient x input, integrated gradients, gradient "
       "rollout) and attention against saliency (J&W's tau_g)", NULL },
+    { "mixing", 0, 0, G_OPTION_ARG_NONE, &o.mixing,
+      "also the context-mixing sources: norm-based attention, value zeroing and ALTI, of the "
+      "last layer and rolled out (value zeroing costs about one pass per token)", NULL },
     { "ig-steps", 0, 0, G_OPTION_ARG_INT, &o.ig_steps,
       "integrated gradients' points with --gradients (50)", "N" },
     { "exclude-first", 0, 0, G_OPTION_ARG_NONE, &o.exclude_first,
@@ -769,6 +745,26 @@ saccade_cmd_faithfulness (int argc, char **argv)
     }
   if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
     return saccade_cli_fail (g_steal_pointer (&error));
+  if (!saccade_cli_target_parse (model, &o.target, &p.target, &p.contrast, &error))
+    {
+      sc_model_free (model);
+      rc = saccade_cli_fail (g_steal_pointer (&error)) + 1;
+      goto done;
+    }
+  p.contrastive = p.contrast >= 0;
+  if (p.contrastive && o.metric == NULL)
+    p.metric = SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF;
+  if (p.contrastive != (p.metric == SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF))
+    {
+      fprintf (stderr, p.contrastive
+               ? "saccade: with --contrast the leave-one-out importance is "
+                 "abs-delta-logit-diff, not --metric %s\n"
+               : "saccade: --metric %s measures logit(target) - logit(B): it needs "
+                 "--contrast B\n", sc_faith_metric_id (p.metric));
+      sc_model_free (model);
+      rc = 2;
+      goto done;
+    }
   rc = o.file != NULL ? file_mode (model, &o, &p) : run_mode (model, &o, &p, run);
   sc_model_free (model);
 done:
@@ -782,5 +778,6 @@ done:
   saccade_cli_figure_clear (&o.figure);
   g_free (o.metric);
   g_free (o.kind);
+  saccade_cli_target_clear (&o.target);
   return rc;
 }

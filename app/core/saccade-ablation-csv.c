@@ -190,15 +190,23 @@ csv_faith (const SaccadeAblation *a, const ScStoreToken *tokens, const char *con
 {
   const ScFaithResult *r = a->faith->result;
   const gboolean named = n == r->n_tokens;
-  GString *out = g_string_new ("pos,token_id,label,loo,last_mean,rollout,flow,best_head,"
-                               "best_head_attention,metric,kind,target,top1_clean,run,study\n");
+  GString *out = g_string_new ("pos,token_id,label,loo");
+
+  /* one column per source the result holds (last_mean, rollout, flow, ...) */
+  for (int k = 0; k < sc_faith_n_sources (r); k++)
+    {
+      g_autofree char *col = g_strdelimit (g_strdup (sc_faith_source_id (k)), "-", '_');
+      g_string_append_printf (out, ",%s", col);
+    }
+  g_string_append (out, ",best_head,best_head_attention,metric,kind,target,top1_clean,run,"
+                   "study\n");
 
   for (int j = 0; j < r->n_items; j++)
     {
       g_string_append_printf (out, "%d", j);
       csv_token (out, j, tokens, labels, named);
       saccade_csv_add_exact (out, r->loo[j]);
-      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+      for (int k = 0; k < sc_faith_n_sources (r); k++)
         saccade_csv_add_exact (out, r->attn[k][j]);
       if (a->faith_best_head >= 0)
         g_string_append_printf (out, ",%d.%d", a->faith_best_head / r->n_heads,

@@ -245,7 +245,14 @@ params_from_settings (JsonObject *o, ScFaithParams *p)
   p->gradients = !JSON_NODE_HOLDS_NULL (grads);
   p->ig_steps = p->gradients ? (int) json_node_get_int (grads) : 0;
   p->exclude_first = false; /* a reading choice, not a setting: both sets are stored */
-  return p->top_k >= 0 && p->target >= -1 && p->ig_steps >= 0;
+  /* written only when asked (sc_faith_params_json): absent is off */
+  p->mixing = json_object_get_boolean_member_with_default (o, "mixing", FALSE);
+  p->contrastive = json_object_has_member (o, "contrast");
+  p->contrast = p->contrastive ? (int) json_object_get_int_member_with_default (o, "contrast",
+                                                                                 -1)
+                               : -1;
+  return p->top_k >= 0 && p->target >= -1 && p->ig_steps >= 0
+         && (!p->contrastive || p->contrast >= 0);
 }
 
 static JsonObject *

@@ -74,6 +74,15 @@ saccade_faith_source_name (ScFaithSource s)
     case SC_FAITH_SOURCE_GRADXINPUT: return _("gradient × input");
     case SC_FAITH_SOURCE_IG: return _("integrated gradients");
     case SC_FAITH_SOURCE_GRAD_ROLLOUT: return _("gradient rollout");
+    /* Translators: context-mixing sources: norm-based attention (Kobayashi et al. 2020),
+     * value zeroing (Mohebbi et al. 2023) and ALTI (Ferrando et al. 2022), of the last
+     * layer or rolled out through the model. */
+    case SC_FAITH_SOURCE_NORM: return _("norm-based");
+    case SC_FAITH_SOURCE_NORM_ROLLOUT: return _("norm rollout");
+    case SC_FAITH_SOURCE_VZ: return _("value zeroing");
+    case SC_FAITH_SOURCE_VZ_ROLLOUT: return _("VZ rollout");
+    case SC_FAITH_SOURCE_ALTI: return _("ALTI");
+    case SC_FAITH_SOURCE_ALTI_ROLLOUT: return _("ALTI rollout");
     default: return "?";
     }
 }
@@ -201,14 +210,16 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
    * stores), else one of the kind it reads (what sc_faith_run computes, stored under
    * params that name the kind, so that no reader wanting both finds it). */
   const ScLooKinds kind = params->kind == SC_FAITH_ERASE_DROP ? SC_LOO_DROP : SC_LOO_MASK;
-  const ScAblationParams ap = { .target = params->target, .contrast = -1 };
-  const ScAblationParams ap_one = { .target = params->target, .contrast = -1, .loo_kinds = kind };
+  const int contrast = params->contrastive ? params->contrast : -1;
+  const ScAblationParams ap = { .target = params->target, .contrast = contrast };
+  const ScAblationParams ap_one = { .target = params->target, .contrast = contrast,
+                                    .loo_kinds = kind };
   ScTokenLooResult *loo = NULL, *loo_new = NULL;
   SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
   ScStoreModel sm = { 0 };
   ScStore *store = NULL;
   ScError err = { 0 };
-  char pj[256], pl[128], pl_one[128];
+  char pj[256], pl[192], pl_one[192];
   gint64 t0 = g_get_monotonic_time (), t_head;
   int64_t id = 0;
 
@@ -476,7 +487,14 @@ GBytes *
 saccade_faithfulness_run_csv (const SaccadeFaithfulness *f, const char *const *labels)
 {
   const ScFaithResult *r = f->result;
-  GString *s = g_string_new ("pos,token,loo,last_mean,rollout,flow");
+  GString *s = g_string_new ("pos,token,loo");
+
+  /* one column per source the result holds (last_mean, rollout, flow, ...) */
+  for (int k = 0; k < sc_faith_n_sources (r); k++)
+    {
+      g_autofree char *col = g_strdelimit (g_strdup (sc_faith_source_id (k)), "-", '_');
+      g_string_append_printf (s, ",%s", col);
+    }
 
   if (r->head_rows != NULL)
     for (int h = 0; h < r->n_layers * r->n_heads; h++)
@@ -487,7 +505,7 @@ saccade_faithfulness_run_csv (const SaccadeFaithfulness *f, const char *const *l
       g_string_append_printf (s, "%d,", j);
       saccade_csv_field (s, labels != NULL ? labels[j] : "");
       saccade_csv_add_number (s, r->loo[j]);
-      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+      for (int k = 0; k < sc_faith_n_sources (r); k++)
         saccade_csv_add_number (s, r->attn[k][j]);
       if (r->head_rows != NULL)
         for (int h = 0; h < r->n_layers * r->n_heads; h++)
@@ -538,7 +556,7 @@ saccade_faithfulness_file_csv (const SaccadeFaithFile *f)
                              "tau_p,share_significant,rho,rho_p,topk\r\n");
   char best[48] = "", median[48] = "";
 
-  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+  for (int k = 0; k < sc_faith_summary_n_sources (sm); k++)
     csv_summary_row (s, sc_faith_source_id (k), &sm->source[k]);
   if (sm->best_head >= 0)
     {
@@ -553,7 +571,7 @@ saccade_faithfulness_file_csv (const SaccadeFaithFile *f)
     {
       const SaccadeFaithSentence *sent = g_ptr_array_index (f->sentences, i);
       const ScFaithResult *r = f->results[i];
-      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+      for (int k = 0; k < sc_faith_n_sources (r); k++)
         csv_sentence_row (s, i, sent->line, f->n_tokens[i], sc_faith_source_id (k),
                           sc_faith_source_used (r, k));
       if (sm->best_head >= 0)
@@ -583,7 +601,9 @@ saccade_faithfulness_scatter_figure (const SaccadeFaithfulness *f, const char *c
     .x_name = _("attention: last-layer head mean"),
     .y_name = r->metric == SC_FAITH_METRIC_TV    ? _("leave-one-out: TV distance")
               : r->metric == SC_FAITH_METRIC_JSD ? _("leave-one-out: JSD (nats)")
-                                                 : _("leave-one-out: |Δ log p|"),
+              : r->metric == SC_FAITH_METRIC_ABS_DELTA_LOGP ? _("leave-one-out: |Δ log p|")
+                                                 /* Translators: the contrast's measure */
+                                                 : _("leave-one-out: |Δ logit difference|"),
     .title = title, .tau = a->tau, .tau_p = a->tau_p, .rho = a->rho, .rho_p = a->rho_p,
     .bars = TRUE,
   };

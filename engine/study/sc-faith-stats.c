@@ -18,6 +18,8 @@
 static const char *const SOURCE_TITLE[SC_FAITH_N_SOURCES] = {
   "last-layer mean attention", "attention rollout", "attention flow", "saliency",
   "gradient x input", "integrated gradients", "gradient rollout",
+  "norm-based attention (last layer)", "norm-based rollout", "value zeroing (last layer)",
+  "value zeroing rolled out", "ALTI (last layer)", "ALTI rolled out",
 };
 
 const char *
@@ -114,7 +116,8 @@ source_reading (const ScFaithResult *r, int s, const ScFaithSourceStats *ss,
         append (buf, size, ": the first token drives this result");
     }
   append (buf, size, ".");
-  if (s < SC_FAITH_FIRST_GRADIENT_SOURCE && uniform->status == SC_OK && a->tau <= uniform->tau)
+  if ((s < SC_FAITH_FIRST_GRADIENT_SOURCE || s >= SC_FAITH_FIRST_MIXING_SOURCE)
+      && uniform->status == SC_OK && a->tau <= uniform->tau)
     append (buf, size, " No better than position alone (uniform attention rolled out: τ "
             "%.2f).", uniform->tau);
 }

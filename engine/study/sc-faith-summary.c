@@ -212,6 +212,8 @@ sc_faith_summarize_with (const ScFaithResult *const *results, int n,
   s->n_layers = L;
   s->n_heads = H;
   s->exclude_first = results[0]->exclude_first;
+  for (int i = 0; i < n; i++)
+    s->mixing = s->mixing || results[i]->mixing;
   s->n_boot = sp != NULL && sp->n_boot > 0 ? sp->n_boot : SC_STATS_DEFAULT_BOOT;
   s->seed = sp != NULL && sp->seed != 0 ? sp->seed : SC_STATS_DEFAULT_SEED;
   for (int i = 0; i < n; i++)
@@ -362,4 +364,10 @@ sc_faith_head_level (const ScHeadSweepResult *sweep, const ScFaithResult *r,
     }
   free (v);
   return st;
+}
+
+int
+sc_faith_summary_n_sources (const ScFaithFileSummary *s)
+{
+  return s->mixing ? SC_FAITH_N_SOURCES : SC_FAITH_FIRST_MIXING_SOURCE;
 }

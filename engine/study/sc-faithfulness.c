@@ -13,16 +13,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/sc-mixing.h"
 #include "analysis/sc-rollout.h"
 #include "core/sc-sha256.h"
 #include "study/sc-attribution.h"
+#include "study/sc-mixing-study.h"
+#include "study/sc-norm-study.h"
 #include "text/sc-tokenizer.h"
 
-static const char *const METRIC_ID[SC_FAITH_N_METRICS] = { "tv", "jsd", "abs-delta-logp" };
+static const char *const METRIC_ID[SC_FAITH_N_METRICS] = { "tv", "jsd", "abs-delta-logp",
+                                                             "abs-delta-logit-diff" };
 static const char *const ERASE_ID[SC_FAITH_N_ERASE] = { "mask", "drop" };
 static const char *const SOURCE_ID[SC_FAITH_N_SOURCES] = { "last-mean", "rollout", "flow",
                                                              "saliency", "gradxinput", "ig",
-                                                             "grad-rollout" };
+                                                             "grad-rollout", "norm",
+                                                             "norm-rollout", "vz",
+                                                             "vz-rollout", "alti",
+                                                             "alti-rollout" };
 
 const ScHeadMetric SC_FAITH_HEAD_STATS[SC_FAITH_N_HEAD_STATS] = {
   SC_HEAD_METRIC_ENTROPY, SC_HEAD_METRIC_CONFIDENCE, SC_HEAD_METRIC_SINK,
@@ -99,7 +106,7 @@ sc_faith_result_new (int n_layers, int n_heads, int n_tokens)
   r->n_items = n_tokens - 1;
   r->n_layers = n_layers;
   r->n_heads = n_heads;
-  r->target = r->top1_clean = -1;
+  r->target = r->top1_clean = r->contrast = -1;
   r->loo = malloc ((size_t) r->n_items * sizeof *r->loo);
   r->heads = malloc (nh * sizeof *r->heads);
   r->heads_nf = malloc (nh * sizeof *r->heads_nf);
@@ -166,12 +173,17 @@ sc_faith_loo_importance (const ScTokenLooResult *loo, ScFaithMetric metric, ScFa
   if (loo == NULL || out == NULL || loo->n_tokens < 2 || (unsigned) metric >= SC_FAITH_N_METRICS
       || (unsigned) kind >= SC_FAITH_N_ERASE)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: bad leave-one-out arguments");
+  if (metric == SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF && loo->contrast < 0)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the leave-one-out result has "
+                         "no contrast, and abs-delta-logit-diff measures one");
   e = kind == SC_FAITH_ERASE_MASK ? loo->mask : loo->drop;
   for (int j = 0; j < loo->n_tokens - 1; j++)
     {
       const double v = metric == SC_FAITH_METRIC_TV    ? e[j].next.tv
                        : metric == SC_FAITH_METRIC_JSD ? e[j].next.jsd
-                                                       : fabs (e[j].next.delta_logp);
+                       : metric == SC_FAITH_METRIC_ABS_DELTA_LOGP
+                           ? fabs (e[j].next.delta_logp)
+                           : fabs (e[j].delta_logit_diff);
       if (isnan (v))
         return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: leave-one-out %s %s of "
                              "token %d is NaN", ERASE_ID[kind], METRIC_ID[metric], j);
@@ -218,6 +230,12 @@ sc_faith_agreement (const double *attn, const double *loo, int n, int k, ScFaith
   if ((st = sc_topk_overlap (attn, loo, n, k, &out->topk, err)) != SC_OK)
     return st;
   return SC_OK;
+}
+
+int
+sc_faith_n_sources (const ScFaithResult *r)
+{
+  return r->mixing ? SC_FAITH_N_SOURCES : SC_FAITH_FIRST_MIXING_SOURCE;
 }
 
 const ScFaithAgreement *
@@ -346,14 +364,17 @@ keep_observe (void *user, int layer, int head, const float *probs, int n_query, 
 typedef struct {
   ScFaithProgressFn fn;
   void *user;
+  double lo, span; /* the fraction of the study a step's [0, 1] covers */
 } Prog;
 
-/* Leave-one-out is nearly all of the work: its fraction is reported as 95 % of the study. */
+/* Leave-one-out is nearly all of the work: its fraction is reported as 95 % of the study
+ * (with the context-mixing sources, whose value zeroing costs as much, the first half, and
+ * they the second). */
 static bool
 loo_progress (void *user, double fraction)
 {
   const Prog *p = user;
-  return p->fn == NULL || p->fn (p->user, 0.95 * fraction);
+  return p->fn == NULL || p->fn (p->user, p->lo + p->span * fraction);
 }
 
 static ScStatus
@@ -377,6 +398,18 @@ check_params (const ScModelInfo *info, const int32_t *ids, int n, const ScFaithP
   if (p->target < -1 || (p->target >= 0 && (uint32_t) p->target >= info->n_vocab))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: target %d is outside the "
                          "vocabulary 0..%u", p->target, info->n_vocab - 1);
+  if (p->contrastive != (p->metric == SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, p->contrastive
+                         ? "faithfulness: with a contrast the leave-one-out importance is "
+                           "abs-delta-logit-diff, not %s"
+                         : "faithfulness: the metric %s needs a contrast token",
+                         METRIC_ID[p->metric]);
+  if (p->contrastive
+      && (p->contrast < 0 || (uint32_t) p->contrast >= info->n_vocab
+          || p->contrast == p->target))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: contrast %d is outside the "
+                         "vocabulary 0..%u or the target itself", p->contrast,
+                         info->n_vocab - 1);
   for (int i = 0; i < n; i++)
     if (ids[i] < 0 || (uint32_t) ids[i] >= info->n_vocab)
       return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: token %d has id %d, outside "
@@ -394,7 +427,7 @@ gradient_sources (ScSession *session, const ScModel *model, const int32_t *ids, 
                                          SC_ATTR_GRAD_ROLLOUT };
   const ScTokenizer *tok = sc_model_tokenizer (model);
   const int32_t eos = tok != NULL ? sc_tokenizer_eos (tok) : -1;
-  ScAttrParams ap = { .methods = 0, .target = r->target, .contrast = -1, .position = -1,
+  ScAttrParams ap = { .methods = 0, .target = r->target, .contrast = r->contrast, .position = -1,
                       .steps = p->ig_steps, .rule = SC_ATTR_RULE_ADAPTIVE,
                       .baseline = eos >= 0 ? SC_ATTR_BASELINE_TOKEN : SC_ATTR_BASELINE_ZERO,
                       .baseline_token = eos };
@@ -405,7 +438,7 @@ gradient_sources (ScSession *session, const ScModel *model, const int32_t *ids, 
 
   if (!p->gradients)
     {
-      for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+      for (int s = SC_FAITH_FIRST_GRADIENT_SOURCE; s < SC_FAITH_FIRST_MIXING_SOURCE; s++)
         agreement_undefined (&r->agree[s], SC_ERR_UNSUPPORTED, "gradients not asked");
       agreement_undefined (&r->attn_vs_grad, SC_ERR_UNSUPPORTED, "gradients not asked");
       return SC_OK;
@@ -485,6 +518,128 @@ done:
   return st;
 }
 
+/* Makes the context-mixing source @s unavailable with status @st and @why. */
+static void
+mixing_undefined (ScFaithResult *r, int s, ScStatus st, const char *why)
+{
+  for (int j = 0; j < r->n_items; j++)
+    r->attn[s][j] = NAN;
+  agreement_undefined (&r->agree[s], st, why);
+}
+
+/* The norm-based sources: one pass of the `norms` study keeping every layer's map N. */
+static ScStatus
+norm_sources (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+              const ScStudyCtx *ctx, ScFaithResult *r, ScError *err)
+{
+  const int L = r->n_layers;
+  const size_t nn = (size_t) n * n;
+  ScNormParams np = { .layer = L - 1 };
+  ScNormResult *nres = NULL;
+  float *maps = malloc ((size_t) L * nn * sizeof *maps);
+  const float **layers = malloc ((size_t) L * sizeof *layers);
+  double *roll = malloc (nn * sizeof *roll);
+  ScError e2 = { 0 };
+  ScStatus st;
+
+  if (maps == NULL || layers == NULL || roll == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "faithfulness: out of memory for the norm maps");
+      goto out;
+    }
+  st = sc_norm_run_layers (session, model, ids, n, &np, ctx, &nres, maps, &e2);
+  if (st == SC_ERR_RANGE)
+    {
+      mixing_undefined (r, SC_FAITH_SOURCE_NORM, st, e2.message);
+      mixing_undefined (r, SC_FAITH_SOURCE_NORM_ROLLOUT, st, e2.message);
+      st = SC_OK;
+      goto out;
+    }
+  if (st != SC_OK)
+    {
+      sc_error_set (err, st, "%s", e2.message);
+      goto out;
+    }
+  for (int j = 0; j < n - 1; j++)
+    r->attn[SC_FAITH_SOURCE_NORM][j] = maps[(size_t) (L - 1) * nn + (size_t) (n - 1) * n + j];
+  /* N̂_l: each row over its sum; rollout adds ½ I to each as it does to the weights */
+  for (int l = 0; l < L; l++)
+    {
+      sc_mixing_normalise_rows (maps + (size_t) l * nn, n);
+      layers[l] = maps + (size_t) l * nn;
+    }
+  if ((st = sc_attention_rollout (layers, L, 1, n, roll, err)) != SC_OK)
+    goto out;
+  for (int j = 0; j < n - 1; j++)
+    r->attn[SC_FAITH_SOURCE_NORM_ROLLOUT][j] = roll[(size_t) (n - 1) * n + j];
+out:
+  sc_norm_result_free (nres);
+  free (maps);
+  free (layers);
+  free (roll);
+  return st;
+}
+
+/* Value zeroing or ALTI (@method) of the `mixing` study: the last layer's map's last row
+ * into source @s, the rollout's into @s + 1. */
+static ScStatus
+mixing_method_sources (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                       int method, int s, const ScStudyCtx *ctx, ScFaithResult *r,
+                       ScError *err)
+{
+  const ScMixingParams mp = { .method = method };
+  ScMixingResult *mr = NULL;
+  ScError e2 = { 0 };
+  ScStatus st = sc_mixing_run (session, model, ids, n, &mp, ctx, &mr, &e2);
+
+  if (st == SC_ERR_RANGE) /* the maps do not fit the store: unavailable, saying why */
+    {
+      mixing_undefined (r, s, st, e2.message);
+      mixing_undefined (r, s + 1, st, e2.message);
+      return SC_OK;
+    }
+  if (st != SC_OK)
+    return sc_error_set (err, st, "%s", e2.message);
+  for (int k = 0; k < 2; k++)
+    {
+      const float *map = sc_mixing_result_map (mr, mr->n_layers - 1 + k);
+      for (int j = 0; j < n - 1; j++)
+        r->attn[s + k][j] = map[(size_t) (n - 1) * n + j];
+    }
+  sc_mixing_result_free (mr);
+  return SC_OK;
+}
+
+/* The context-mixing sources (sc-faithfulness.h); unavailable when not asked. Progress
+ * from @prog->lo to lo + span: the norms a tenth, value zeroing most, ALTI a tenth. */
+static ScStatus
+mixing_sources (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                const ScFaithParams *p, ScFaithResult *r, Prog *prog, ScError *err)
+{
+  const double lo = prog->lo, span = prog->span;
+  ScStudyCtx ctx = { 0 };
+  ScStatus st;
+
+  if (!p->mixing)
+    {
+      for (int s = SC_FAITH_FIRST_MIXING_SOURCE; s < SC_FAITH_N_SOURCES; s++)
+        agreement_undefined (&r->agree[s], SC_ERR_UNSUPPORTED, "context mixing not asked");
+      return SC_OK;
+    }
+  ctx.progress = loo_progress;
+  ctx.progress_user = prog;
+  prog->lo = lo, prog->span = 0.1 * span;
+  if ((st = norm_sources (session, model, ids, n, &ctx, r, err)) != SC_OK)
+    return st;
+  prog->lo = lo + 0.1 * span, prog->span = 0.8 * span;
+  if ((st = mixing_method_sources (session, model, ids, n, SC_MIXING_VALUE_ZEROING,
+                                   SC_FAITH_SOURCE_VZ, &ctx, r, err)) != SC_OK)
+    return st;
+  prog->lo = lo + 0.9 * span, prog->span = 0.1 * span;
+  return mixing_method_sources (session, model, ids, n, SC_MIXING_ALTI, SC_FAITH_SOURCE_ALTI,
+                                &ctx, r, err);
+}
+
 ScStatus
 sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
               const ScFaithParams *p, const ScTokenLooResult *loo_in,
@@ -499,7 +654,7 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
   ScObserver obs = { NULL, keep_observe, &k, NULL };
   ScForwardOptions opt = { .observer = &obs };
   ScAblationParams ap = { 0 };
-  Prog prog = { progress, progress_user };
+  Prog prog = { progress, progress_user, 0.0, p != NULL && p->mixing ? 0.5 : 0.95 };
   float *logits = NULL;
   size_t nh;
   double t0;
@@ -516,6 +671,10 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the leave-one-out result given "
                          "is of %d tokens and target %d, not %d tokens and target %d",
                          loo_in->n_tokens, loo_in->target, n, p->target);
+  if (loo_in != NULL && loo_in->contrast != (p->contrastive ? p->contrast : -1))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the leave-one-out result given "
+                         "has contrast %d, not %d", loo_in->contrast,
+                         p->contrastive ? p->contrast : -1);
   k.L = (int) info->n_layers;
   k.H = (int) info->n_heads;
   k.n = n;
@@ -555,7 +714,7 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
   if (loo_in == NULL)
     {
       ap.target = p->target;
-      ap.contrast = -1;
+      ap.contrast = p->contrastive ? p->contrast : -1;
       /* only the kind the importance reads: n - 1 passes, not 2 (n - 1) */
       ap.loo_kinds = p->kind == SC_FAITH_ERASE_MASK ? SC_LOO_MASK : SC_LOO_DROP;
       t0 = now_s ();
@@ -567,6 +726,14 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
     }
   r->target = loo_in->target;
   r->top1_clean = loo_in->top1_clean;
+  r->contrast = loo_in->contrast;
+  r->mixing = p->mixing;
+  if (p->contrastive && r->contrast == r->target)
+    {
+      st = sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the contrast %d is the target "
+                         "(the clean top-1) itself", r->contrast);
+      goto fail;
+    }
   if ((st = sc_faith_loo_importance (loo_in, p->metric, p->kind, r->loo, err)) != SC_OK)
     goto fail;
 
@@ -584,6 +751,12 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
     goto fail;
   t0 = now_s ();
   st = gradient_sources (session, model, ids, n, p, r, err);
+  r->timing.forward_s += now_s () - t0;
+  if (st != SC_OK)
+    goto fail;
+  prog.lo = 0.5, prog.span = 0.45;
+  t0 = now_s ();
+  st = mixing_sources (session, model, ids, n, p, r, &prog, err);
   r->timing.forward_s += now_s () - t0;
   if (st != SC_OK)
     goto fail;
@@ -642,7 +815,7 @@ int
 sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithParams *p,
                       char *buf, size_t size)
 {
-  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[16], grads[16];
+  char run[24], hex[SC_SHA256_HEX_SIZE + 2], target[40], grads[16];
   int len;
 
   if (p == NULL || buf == NULL || run_id < 0 || (run_id == 0 && (ids == NULL || n < 1))
@@ -664,14 +837,22 @@ sc_faith_params_json (int64_t run_id, const int32_t *ids, int n, const ScFaithPa
     snprintf (target, sizeof target, "%d", p->target);
   else
     strcpy (target, "null");
+  if (p->contrastive != (p->metric == SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF)
+      || (p->contrastive && p->contrast < 0))
+    return -1;
+  /* without a contrast the text is the one written before contrasts existed */
+  if (p->contrastive)
+    snprintf (target + strlen (target), sizeof target - strlen (target), ",\"contrast\":%d",
+              p->contrast);
   if (p->gradients)
     snprintf (grads, sizeof grads, "%d", p->ig_steps > 0 ? p->ig_steps : SC_ATTR_DEFAULT_STEPS);
   else
     strcpy (grads, "null");
   len = snprintf (buf, size, "{\"study\":%d,\"run\":%s,\"ids\":%s,\"metric\":\"%s\","
-                  "\"kind\":\"%s\",\"top_k\":%d,\"target\":%s,\"gradients\":%s}",
+                  "\"kind\":\"%s\",\"top_k\":%d,\"target\":%s,\"gradients\":%s%s}",
                   SC_FAITH_STUDY_VERSION, run, hex, METRIC_ID[p->metric], ERASE_ID[p->kind],
-                  p->top_k > 0 ? p->top_k : 0, target, grads);
+                  p->top_k > 0 ? p->top_k : 0, target, grads,
+                  p->mixing ? ",\"mixing\":true" : "");
   return len < 0 || (size_t) len >= size ? -1 : len;
 }
 
@@ -698,24 +879,28 @@ sc_faith_store (ScStore *store, const ScStoreModel *model, const char *params_js
   ScStoreStudy *s = NULL;
   char name[SC_STORE_STUDY_NAME_MAX];
   double v[N_AGREE];
+  int n_sources;
   ScStatus st;
 
   if (r == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: no result to store");
+  /* the context-mixing sources only when asked: a study without them is stored as before
+   * they existed */
+  n_sources = r->mixing ? SC_FAITH_N_SOURCES : SC_FAITH_FIRST_MIXING_SOURCE;
   if ((st = sc_store_study_begin (store, SC_FAITH_KIND, model, params_json, &s, err)) != SC_OK)
     return st;
   for (int j = 0; j < r->n_items; j++)
     {
       if ((st = sc_store_study_add_series (s, "loo", j, r->loo[j], err)) != SC_OK)
         goto fail;
-      for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+      for (int k = 0; k < n_sources; k++)
         {
           snprintf (name, sizeof name, "attn.%s", SOURCE_ID[k]);
           if ((st = sc_store_study_add_series (s, name, j, r->attn[k][j], err)) != SC_OK)
             goto fail;
         }
     }
-  for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
+  for (int k = 0; k < n_sources; k++)
     {
       agree_values (&r->agree[k], v);
       snprintf (name, sizeof name, "agree.%s", SOURCE_ID[k]);
@@ -730,8 +915,8 @@ sc_faith_store (ScStore *store, const ScStoreModel *model, const char *params_js
   if ((st = sc_store_study_add_series (s, "ig.gap", 0, r->ig_gap_rel, err)) != SC_OK)
     goto fail;
   {
-    const double clean[4] = { r->target, r->top1_clean, r->n_tokens, r->top_k };
-    for (int c = 0; c < 4; c++)
+    const double clean[5] = { r->target, r->top1_clean, r->n_tokens, r->top_k, r->contrast };
+    for (int c = 0; c < (r->contrast >= 0 ? 5 : 4); c++)
       if ((st = sc_store_study_add_series (s, "clean", c, clean[c], err)) != SC_OK)
         goto fail;
   }
@@ -827,7 +1012,7 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
 {
   ScStoreStudyData *d = NULL;
   ScFaithResult *r = NULL;
-  double clean[4] = { NAN, NAN, NAN, NAN };
+  double clean[5] = { NAN, NAN, NAN, NAN, NAN };
   const char *what = "the clean series";
   char bad[192];
   int64_t id = 0;
@@ -841,7 +1026,7 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
                                     err)) != SC_OK)
     return st;
   for (i = 0; i < d->n_series_values; i++)
-    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 4)
+    if (strcmp (d->series[i].series, "clean") == 0 && d->series[i].pos < 5)
       clean[d->series[i].pos] = d->series[i].value;
   if (d->n_layers != (int) info->n_layers || d->n_heads != (int) info->n_heads)
     {
@@ -852,8 +1037,21 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
         && clean[2] == floor (clean[2]) && clean[0] >= 0 && clean[0] < info->n_vocab
         && clean[0] == floor (clean[0]) && clean[1] >= 0 && clean[1] < info->n_vocab
         && clean[1] == floor (clean[1]) && clean[3] >= 1 && clean[3] <= clean[2] - 1
-        && clean[3] == floor (clean[3])))
+        && clean[3] == floor (clean[3])
+        && (isnan (clean[4]) || (clean[4] >= 0 && clean[4] < info->n_vocab
+                                 && clean[4] == floor (clean[4]) && clean[4] != clean[0]))))
     goto bad;
+  /* a study whose params do not name the contrast asked for (or name another) is refused */
+  if ((st = sc_study_check_contrast_params (d, params_json, isnan (clean[4]) ? -1
+                                            : (int) clean[4], err)) != SC_OK
+      || (params->contrastive && (isnan (clean[4]) || (int) clean[4] != params->contrast)))
+    {
+      if (st == SC_OK)
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): its contrast is not the %d "
+                           "asked for", (long long) d->id, SC_FAITH_KIND, params->contrast);
+      sc_store_study_data_free (d);
+      return st;
+    }
   if ((r = sc_faith_result_new (d->n_layers, d->n_heads, (int) clean[2])) == NULL)
     {
       sc_store_study_data_free (d);
@@ -865,6 +1063,11 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
   r->metric = params->metric;
   r->kind = params->kind;
   r->exclude_first = params->exclude_first;
+  r->contrast = isnan (clean[4]) ? -1 : (int) clean[4];
+  r->mixing = params->mixing;
+  if (!params->mixing) /* stored without them: not asked */
+    for (int k = SC_FAITH_FIRST_MIXING_SOURCE; k < SC_FAITH_N_SOURCES; k++)
+      agreement_undefined (&r->agree[k], SC_ERR_UNSUPPORTED, "context mixing not asked");
   for (i = 0; i < d->n_series_values; i++)
     {
       const ScStoreSeriesValue *v = &d->series[i];
@@ -893,7 +1096,7 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
           r->ig_gap_rel = v->value;
           continue;
         }
-      for (k = 0; k < SC_FAITH_N_SOURCES; k++)
+      for (k = 0; k < (params->mixing ? SC_FAITH_N_SOURCES : SC_FAITH_FIRST_MIXING_SOURCE); k++)
         if (strncmp (v->series, "attn.", 5) == 0 && strcmp (v->series + 5, SOURCE_ID[k]) == 0)
           {
             /* attention is a weight in [0, 1]; a gradient magnitude is any value >= 0 */

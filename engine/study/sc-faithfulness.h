@@ -36,6 +36,23 @@
  * Signed scores enter as magnitudes: leave-one-out importance is a magnitude too, and J&W
  * compare |gradient| rankings with attention. Without params.gradients these sources are
  * unavailable (SC_ERR_UNSUPPORTED, "not asked").
+ * Context-mixing importance of item j (with params.mixing; docs/metrics.md, "Norm-based
+ * attention", "Value zeroing", "ALTI"), each the last query's row n − 1 of a map the
+ * `norms` and `mixing` studies compute (study/sc-norm-study.h, sc-mixing-study.h, called
+ * here, not copied):
+ *   norm          N_{L−1}[n − 1][j] = ‖Σ_h α_h f_h(x_j)‖ of the last layer, raw;
+ *   norm-rollout  R[n − 1][j], R = N̂'_{L−1} ··· N̂'_0, N̂'_l = ½ N̂_l + ½ I with N̂_l layer
+ *                 l's norm map, each row divided by its sum over j <= i (attention
+ *                 rollout with the norms in place of the head-mean weights);
+ *   vz, alti      the last layer's value-zeroing and ALTI maps;
+ *   vz-rollout, alti-rollout  their rollouts (no identity added: the maps hold the
+ *                 residual). Value zeroing costs about n + 1 forward passes, ALTI and the
+ *                 norms one each. A source whose maps do not fit the store is unavailable
+ *                 (SC_ERR_RANGE, with the reason). Without params.mixing: "not asked".
+ * Contrast (params.contrastive, contrast B): leave-one-out importance is |Δ (logit(target)
+ * − logit(B))| at the last position (sc_token_loo_run's delta_logit_diff; the metric must
+ * be SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF, which needs a contrast) and the gradient
+ * sources differentiate logit(target) − logit(B) (SC_OBJECTIVE_LOGIT_DIFF).
  * Attention against gradients (J&W Table 2's τ_g column): the agreement of the last-layer
  * mean attention with saliency, in the same statistics, as attn_vs_grad.
  * Agreement of a source with leave-one-out over the n − 1 items (sc-rank.h): Kendall τ-b
@@ -119,6 +136,7 @@ typedef enum {
   SC_FAITH_METRIC_TV = 0,
   SC_FAITH_METRIC_JSD,
   SC_FAITH_METRIC_ABS_DELTA_LOGP,
+  SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF, /* with a contrast only, and always with one */
   SC_FAITH_N_METRICS
 } ScFaithMetric;
 
@@ -137,14 +155,26 @@ typedef enum {
   SC_FAITH_SOURCE_GRADXINPUT,
   SC_FAITH_SOURCE_IG,
   SC_FAITH_SOURCE_GRAD_ROLLOUT,
+  SC_FAITH_SOURCE_NORM,         /* the context-mixing sources: params.mixing */
+  SC_FAITH_SOURCE_NORM_ROLLOUT,
+  SC_FAITH_SOURCE_VZ,
+  SC_FAITH_SOURCE_VZ_ROLLOUT,
+  SC_FAITH_SOURCE_ALTI,
+  SC_FAITH_SOURCE_ALTI_ROLLOUT,
   SC_FAITH_N_SOURCES
 } ScFaithSource;
 
-/* The first gradient source: sources below it are attention-based (values in [0, 1]). */
+/* The first gradient source: sources below it are attention weights (values in [0, 1]),
+ * the ones from it on are asked for (params.gradients, params.mixing) and "not asked"
+ * (SC_ERR_UNSUPPORTED) otherwise. */
 #define SC_FAITH_FIRST_GRADIENT_SOURCE SC_FAITH_SOURCE_SALIENCY
+/* The first context-mixing source (the gradient sources end before it). */
+#define SC_FAITH_FIRST_MIXING_SOURCE SC_FAITH_SOURCE_NORM
 
-/* Stable identifiers ("tv", "jsd", "abs-delta-logp"; "mask", "drop"; "last-mean",
- * "rollout", "flow", "saliency", "gradxinput", "ig", "grad-rollout"), used in params, the store, JSON and CSV. NULL out of range. */
+/* Stable identifiers ("tv", "jsd", "abs-delta-logp", "abs-delta-logit-diff"; "mask",
+ * "drop"; "last-mean", "rollout", "flow", "saliency", "gradxinput", "ig", "grad-rollout",
+ * "norm", "norm-rollout", "vz", "vz-rollout", "alti", "alti-rollout"), used in params, the
+ * store, JSON and CSV. NULL out of range. */
 const char *sc_faith_metric_id (ScFaithMetric m);
 const char *sc_faith_erase_id (ScFaithErase k);
 const char *sc_faith_source_id (ScFaithSource s);
@@ -160,6 +190,10 @@ typedef struct {
   int ig_steps;   /* integrated gradients' points; <= 0: SC_ATTR_DEFAULT_STEPS */
   bool exclude_first; /* report the agreements without the first token (not in the params
                        * text: both are always computed and stored) */
+  bool mixing;        /* compute the context-mixing sources too (norm, value zeroing, ALTI) */
+  bool contrastive;   /* measure logit(target) − logit(contrast) (metric
+                       * SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF, gradients of the difference) */
+  int contrast;       /* with contrastive: the token B, in the vocabulary, not the target */
 } ScFaithParams;
 
 /* One source's agreement with leave-one-out. */
@@ -200,6 +234,8 @@ typedef struct {
   ScFaithAgreement *heads_nf; /* (n_layers * n_heads) without the first token */
   ScHeadStats *head_stats;    /* (n_layers * n_heads), of the clean run */
   ScFaithTiming timing;       /* zero after sc_faith_load */
+  bool mixing;                /* the context-mixing sources were asked (params.mixing) */
+  int contrast;               /* −1: none; else the B of logit(target) − logit(B) */
 } ScFaithResult;
 
 /* Called with the fraction done (0..1]; false cancels. */
@@ -229,6 +265,10 @@ ScStatus sc_faith_loo_importance (const ScTokenLooResult *loo, ScFaithMetric met
  * bad argument or SC_ERR_NOMEM is an error). */
 ScStatus sc_faith_agreement (const double *attn, const double *loo, int n, int k,
                              ScFaithAgreement *out, ScError *err);
+
+/* The sources @r holds: all with the context-mixing ones (r->mixing), else those before
+ * them — what the store, JSON and CSV list, as they did before these sources existed. */
+int sc_faith_n_sources (const ScFaithResult *r);
 
 /* The agreement of source @s (0 .. SC_FAITH_N_SOURCES − 1) or of head @h (layer-major) in
  * the set @r reports (r->exclude_first), and in the other set. */
@@ -335,6 +375,7 @@ typedef struct {
   int best_head, median_head;/* layer * n_heads + head; -1 when no head has a defined mean */
   int m_heads;               /* heads with a defined mean: the best is picked from these */
   bool exclude_first;        /* the set summarised (the results' exclude_first) */
+  bool mixing;               /* any result holds the context-mixing sources */
   int n_boot;
   uint32_t seed;
 } ScFaithFileSummary;
@@ -348,6 +389,9 @@ ScStatus sc_faith_summarize (const ScFaithResult *const *results, int n,
 ScStatus sc_faith_summarize_with (const ScFaithResult *const *results, int n,
                                   const ScFaithStatsParams *sp, ScFaithFileSummary **out,
                                   ScError *err);
+
+/* The sources @s lists (sc_faith_n_sources over its results). */
+int sc_faith_summary_n_sources (const ScFaithFileSummary *s);
 
 /* The plain-language reading of summary @m of @s named @name into @buf (@size bytes). */
 void sc_faith_summary_reading (const ScFaithFileSummary *s, const ScFaithSummary *m,
@@ -389,6 +433,10 @@ ScStatus sc_faith_head_level (const ScHeadSweepResult *sweep, const ScFaithResul
  * bytes is written instead):
  *   {"study":V,"run":R|null,"ids":"HEX"|null,"metric":M,"kind":K,"top_k":k|0,"target":T|null,
  *    "gradients":S|null}   (S: integrated gradients' points)
+ * with ,"contrast":B after the target when contrastive and ,"mixing":true at the end with
+ * params.mixing; without them the text is the one written before they existed (so are the
+ * stored series: "attn.<source>" and "agree.<source>" of the context-mixing sources are
+ * written only with mixing, "clean" pos 4 the contrast only with one).
  * into @buf (@size bytes). Returns the length, or −1 (bad arguments, @buf too small: 256
  * bytes always suffice). */
 int sc_faith_params_json (int64_t run_id, const int32_t *ids, int n_tokens,

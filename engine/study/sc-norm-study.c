@@ -104,6 +104,7 @@ typedef struct {
   float *alpha;               /* (H, n, n): the chosen layer's weights, kept */
   float *v;                   /* (n, KV): its values */
   float *o;                   /* (n, Q): its attention output (what multiplies W_O) */
+  float *layer_maps;          /* (L, n, n) every layer's N, or NULL: not asked */
   ScStatus st;                /* the analysis' failure, said in err (sc_forward then says
                                * "cancelled" in its own) */
   ScError err;
@@ -184,6 +185,8 @@ norm_qkv (void *user, int layer, const float *q, const float *k, const float *v,
     if ((nr->st = sc_norm_layer_map (nr->probs, nr->gram, H, n, n, map, &nr->err)) != SC_OK)
       return false;
     r->layer_norm_first[layer] = sc_norm_first_share (map, n);
+    if (nr->layer_maps != NULL)
+      memcpy (nr->layer_maps + (size_t) layer * plane, map, plane * sizeof *map);
     if (chosen)
       r->mix[0] = sc_norm_mix_ratio (map, n);
     r->layer_weight_first[layer] = wsum / H;
@@ -298,6 +301,14 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
              const ScNormParams *p, const ScStudyCtx *progress, ScNormResult **out,
              ScError *err)
 {
+  return sc_norm_run_layers (session, model, ids, n, p, progress, out, NULL, err);
+}
+
+ScStatus
+sc_norm_run_layers (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                    const ScNormParams *p, const ScStudyCtx *progress, ScNormResult **out,
+                    float *layer_maps, ScError *err)
+{
   const ScModelInfo *info;
   NormRun nr = { 0 };
   ScObserver obs = { 0 };
@@ -330,6 +341,7 @@ sc_norm_run (ScSession *session, const ScModel *model, const int32_t *ids, int n
                          "norms are more than the store's %u positions", H, n,
                          SC_STORE_MAX_TOKENS);
   nr.model = model;
+  nr.layer_maps = layer_maps;
   nr.ctx = progress;
   nr.n = n;
   nr.st = SC_OK;

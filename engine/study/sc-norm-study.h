@@ -97,6 +97,14 @@ ScStatus sc_norm_run (ScSession *session, const ScModel *model, const int32_t *i
                       int n_tokens, const ScNormParams *params, const ScStudyCtx *progress,
                       ScNormResult **out, ScError *err);
 
+/* sc_norm_run, and every layer's map N (the layer's ‖Σ_h α_h[i][j] f_h(x_j)‖, raw) into
+ * @layer_maps (n_layers, n_tokens, n_tokens) when it is not NULL: the maps the
+ * faithfulness study rolls out (study/sc-faithfulness.h, "norm-rollout"). */
+ScStatus sc_norm_run_layers (ScSession *session, const ScModel *model, const int32_t *ids,
+                             int n_tokens, const ScNormParams *params,
+                             const ScStudyCtx *progress, ScNormResult **out,
+                             float *layer_maps, ScError *err);
+
 /* An empty result (numbers NaN, maps allocated when they fit and zero); NULL when out of
  * memory or a dimension is out of range. */
 ScNormResult *sc_norm_result_new (int n_layers, int n_heads, int n_tokens, int layer);

@@ -105,6 +105,11 @@ expect-named faith-reading Attention rollout does not rank
 screenshot $out/faith-rollout.png
 ablation-option source best-head
 expect-named faith-reading after Holm's correction
+ablation-option source norm
+expect-named faith-reading Norm-based attention (last layer)
+screenshot $out/faith-norm.png
+ablation-option source alti-rollout
+expect-named faith-reading ALTI rolled out
 ablation-study permute
 ablation-option permutations 2
 ablation-run-then-cancel
@@ -170,6 +175,7 @@ head -1 "$out/tokens.csv" 2>/dev/null | grep -q '^pos,token_id,label,mask_delta_
 check_png "$out/erasure.png"
 check_png "$out/faith.png"
 check_png "$out/faith-rollout.png"
+check_png "$out/faith-norm.png"
 check_png "$out/dla.png"
 grep -q '<svg' "$out/erasure.svg" 2>/dev/null || fail "erasure.svg is not an SVG"
 head -c 8 "$out/faith.png.png" | grep -q PNG || fail "faith.png.png is not a PNG"
@@ -219,7 +225,8 @@ cli() { "$saccade" "$@" --db "$db" -m "$model" 2>&1; }
 run=$(sqlite3 "$db" "SELECT max(id) FROM runs")
 cli ablate "$run" --erasure --seeds 2 > "$out/cli-erasure.txt"
 grep -q "reused study" "$out/cli-erasure.txt" || fail "saccade ablate --erasure did not find the window's study: $(cat "$out/cli-erasure.txt")"
-cli faithfulness "$run" > "$out/cli-faith.txt"
+# the window asks for the context-mixing sources too (its chooser offers them)
+cli faithfulness "$run" --mixing > "$out/cli-faith.txt"
 grep -q "reused study" "$out/cli-faith.txt" || fail "saccade faithfulness did not find the window's study: $(head -3 "$out/cli-faith.txt")"
 # The window's reading of the last-layer mean is the command line's, word for word (the
 # window raises its first letter).

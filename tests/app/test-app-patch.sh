@@ -125,6 +125,11 @@ expect-ablation computed in
 expect-ablation with the exact patching of study
 expect-title Estimated by attribution patching · Denoising each head: m = logit(
 screenshot $out/attr-patch.png
+ablation-study faithfulness
+ablation-run
+expect-ablation computed in
+expect-named faith-reading 95 % CI
+screenshot $out/faith-contrast.png
 quit
 SCRIPT
 run_app window "$out/window.script"
@@ -175,6 +180,15 @@ pycheck dla-contrast "$out/dla.json" "
 assert d['source'] == 'reused', d['source']
 assert d['contrast']['piece'] == ' John' and d['target']['piece'] == ' Mary'
 assert abs(d['embed'] + d['heads_total'] + d['mlp_total'] - d['logit_clean']) < 1e-3
+"
+
+# the window's faithfulness with the contrast is the command line's: the same study, read back
+"$saccade" faithfulness 4 --target " Mary" --contrast " John" --mixing --db "$db" -m "$model" \
+  --json > "$out/faith.json" 2> "$out/faith.err" || { fail "saccade faithfulness failed:"; sed 's/^/  | /' "$out/faith.err"; }
+pycheck faith-contrast "$out/faith.json" "
+assert d['source'] == 'reused', d['source']
+assert d['metric'] == 'abs-delta-logit-diff' and d['contrast'] != d['target'], d
+assert all(d['sources'][k]['defined'] for k in ('norm', 'vz-rollout', 'alti-rollout')), d['sources']
 "
 
 # the window's attribution patching is the command line's, and its ρ against the exact

@@ -31,7 +31,7 @@ assert abs(sum(t["last-mean"] for t in d["tokens"])) <= 1 + 1e-6
 assert len(d["heads"]) == 270
 t = d["timing"]
 assert t["total_s"] >= t["forward_s"] > 0 and 0 <= t["outside_forward_share"] < 1, t'
-check run-csv "$tmp/run.csv" "^pos,token,loo,last_mean,rollout,flow,0.0,"
+check run-csv "$tmp/run.csv" "^pos,token,loo,last_mean,rollout,flow,saliency,gradxinput,ig,grad_rollout,0.0,"
 [ -s "$tmp/run.png" ] && passes=$((passes + 1)) || { echo "FAIL: no scatter written"; fails=$((fails + 1)); }
 "$saccade" faithfulness --db "$db" 1 --json > "$tmp/run2.json" 2>&1
 pycheck run-reused "$tmp/run2.json" 'assert d["source"] == "reused", d["source"]'
@@ -137,7 +137,13 @@ printf 'Hi\n' > "$tmp/short.txt"
 "$saccade" faithfulness --file "$tmp/short.txt" > "$tmp/e4" 2>&1
 expect_fail short-sentence "$tmp/e4" "line 1: the sentence has" $?
 "$saccade" faithfulness --file "$tmp/s.txt" --metric kl > "$tmp/e5" 2>&1
-expect_fail bad-metric "$tmp/e5" "--metric is tv, jsd or abs-delta-logp, not 'kl'" $?
+expect_fail bad-metric "$tmp/e5" "--metric is tv, jsd, abs-delta-logp or abs-delta-logit-diff, not 'kl'" $?
+"$saccade" faithfulness --file "$tmp/s.txt" --contrast 1000 --metric tv > "$tmp/e10" 2>&1
+expect_fail contrast-other-metric "$tmp/e10" "with --contrast the leave-one-out importance is abs-delta-logit-diff, not --metric tv" $?
+"$saccade" faithfulness --file "$tmp/s.txt" --metric abs-delta-logit-diff > "$tmp/e11" 2>&1
+expect_fail logit-diff-without-contrast "$tmp/e11" "it needs --contrast B" $?
+"$saccade" faithfulness --db "$db" 1 --target 1000 --contrast 1000 > "$tmp/e12" 2>&1
+expect_fail contrast-is-target "$tmp/e12" "contrast" $?
 "$saccade" faithfulness --db "$db" 1 --file "$tmp/s.txt" > "$tmp/e6" 2>&1
 expect_fail run-and-file "$tmp/e6" "one run id" $?
 "$saccade" faithfulness --db "$db" 99 > "$tmp/e7" 2>&1

@@ -85,6 +85,24 @@ before=$(sha256sum < "$tmp/p/merged.sqlite")
 expect_fail merge-other-n "$tmp/e8" "other settings" $?
 [ "$(sha256sum < "$tmp/p/merged.sqlite")" = "$before" ] && ok || bad "OUT changed by a refused merge"
 
+# --mixing and --contrast over a file, sharded (issue 27): the merge reports what one
+# process does, with the contrast and every context-mixing source
+mc () { "$saccade" faithfulness --file "$tmp/s.txt" --mixing --contrast 1000 --threads 1 "$@"; }
+for i in 0 1; do mc --shard $i/2 --db "$tmp/mc$i.sqlite" > "$tmp/mc$i.txt" 2>&1 || { bad "mixing+contrast shard $i"; cat "$tmp/mc$i.txt"; }; done
+"$saccade" merge "$tmp/mcm.sqlite" "$tmp/mc0.sqlite" "$tmp/mc1.sqlite" > /dev/null || bad "mixing+contrast merge"
+mc --db "$tmp/mcw.sqlite" > /dev/null 2>&1 || bad "mixing+contrast unsharded"
+"$saccade" faithfulness --report "$tmp/mcw.sqlite" --json > "$tmp/mcw.json" 2>&1 || bad "mixing+contrast report"
+"$saccade" faithfulness --report "$tmp/mcm.sqlite" --json > "$tmp/mcm.json" 2>&1 || bad "mixing+contrast report of the merge"
+[ "$(norm "$tmp/mcw.json")" = "$(norm "$tmp/mcm.json")" ] && ok || { bad "mixing+contrast merged report differs"; diff "$tmp/mcw.json" "$tmp/mcm.json" | head; }
+python -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert d["contrast"] == 1000 and d["metric"] == "abs-delta-logit-diff", (d.get("contrast"), d["metric"])
+for k in ("norm", "norm-rollout", "vz", "vz-rollout", "alti", "alti-rollout"):
+    assert d["table2"][k]["n_defined"] == 3, (k, d["table2"][k])' "$tmp/mcm.json" && ok || bad "mixing+contrast report lacks the contrast or a source"
+# the plain study of the same file is another study: its database is refused, not reused
+mc --db "$tmp/whole.sqlite" > "$tmp/e15" 2>&1
+expect_fail mixing-contrast-other-study "$tmp/e15" "holds shard 0 of 1 of another study" $?
+
 # capture --file --shard: the runs of 2 shards merged hold the same heads as one capture
 blobs () { python -c 'import sqlite3,sys,hashlib
 db = sqlite3.connect(sys.argv[1])

@@ -29,7 +29,7 @@ const StudyKind ablation_studies[] = {
   { "dla", N_("Direct logit attribution"), SACCADE_ABLATION_DLA, "dla",
     saccade_dla_view_get_type, FALSE, -1, OPTIONS_NONE, TRUE },
   { "faithfulness", N_("Faithfulness — attention vs leave-one-out"), SACCADE_ABLATION_FAITH,
-    "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE },
+    "faith", saccade_faith_view_get_type, FALSE, -1, OPTIONS_SOURCE, TRUE },
   { "layers", N_("Layer sweep — each layer's attention zero-ablated"), SACCADE_ABLATION_LAYERS,
     "layers", saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "patch", N_("Activation patching"), SACCADE_ABLATION_PATCH,

@@ -43,9 +43,14 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (SaccadeFaithView, saccade_faith_view, GTK_TYPE_WI
 static const char *const CHOICE_NAMES[SACCADE_FAITH_N_CHOICES] = {
   /* Translators: the faithfulness page's attention sources. */
   N_("Last-layer head mean"), N_("Rollout"), N_("Flow"), N_("Best head"),
+  /* Translators: context-mixing sources: norm-based attention (Kobayashi et al. 2020), value
+   * zeroing (Mohebbi et al. 2023), ALTI (Ferrando et al. 2022); last layer or rolled out. */
+  N_("Norm-based, last layer"), N_("Norm-based, rolled out"), N_("Value zeroing, last layer"),
+  N_("Value zeroing, rolled out"), N_("ALTI, last layer"), N_("ALTI, rolled out"),
 };
 static const char *const CHOICE_IDS[SACCADE_FAITH_N_CHOICES] = {
-  "last-mean", "rollout", "flow", "best-head",
+  "last-mean", "rollout", "flow", "best-head", "norm", "norm-rollout", "vz", "vz-rollout",
+  "alti", "alti-rollout",
 };
 
 const char *
@@ -72,6 +77,8 @@ choice (SaccadeFaithView *self)
 static ScFaithSource
 engine_source (SaccadeFaithChoice c)
 {
+  if (c >= SACCADE_FAITH_CHOICE_NORM && c <= SACCADE_FAITH_CHOICE_ALTI_ROLLOUT)
+    return SC_FAITH_SOURCE_NORM + (c - SACCADE_FAITH_CHOICE_NORM);
   return c == SACCADE_FAITH_CHOICE_ROLLOUT ? SC_FAITH_SOURCE_ROLLOUT
          : c == SACCADE_FAITH_CHOICE_FLOW  ? SC_FAITH_SOURCE_FLOW
                                            : SC_FAITH_SOURCE_LAST_MEAN;
@@ -130,7 +137,8 @@ faith_figure (SaccadeFaithView *self, const char *title, char **x_name, SaccadeS
       const ScFaithSource s = engine_source (choice (self));
       agree = &r->agree[s];
       x = r->attn[s];
-      if (agree->status == SC_ERR_UNSUPPORTED || (s == SC_FAITH_SOURCE_FLOW && isnan (x[0])))
+      if (agree->status == SC_ERR_UNSUPPORTED || isnan (x[0])) /* flow over its ceiling, a
+                                                                * mixing map past the store */
         return FALSE;
       /* Translators: the scatter's x axis: the attention source. */
       *x_name = g_strdup_printf (_("attention: %s"), saccade_faith_source_name (s));

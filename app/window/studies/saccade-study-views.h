@@ -65,11 +65,18 @@ typedef enum {
   SACCADE_FAITH_CHOICE_ROLLOUT,
   SACCADE_FAITH_CHOICE_FLOW,
   SACCADE_FAITH_CHOICE_BEST_HEAD,
+  SACCADE_FAITH_CHOICE_NORM,    /* the context-mixing sources (sc-faithfulness.h) */
+  SACCADE_FAITH_CHOICE_NORM_ROLLOUT,
+  SACCADE_FAITH_CHOICE_VZ,
+  SACCADE_FAITH_CHOICE_VZ_ROLLOUT,
+  SACCADE_FAITH_CHOICE_ALTI,
+  SACCADE_FAITH_CHOICE_ALTI_ROLLOUT,
   SACCADE_FAITH_N_CHOICES
 } SaccadeFaithChoice;
 
 /* The chooser's name of @c (translated) and its id ("last-mean", "rollout", "flow",
- * "best-head"; page.source's parameter). */
+ * "best-head", then the engine's ids "norm", "norm-rollout", "vz", "vz-rollout", "alti",
+ * "alti-rollout"; page.source's parameter). */
 const char *saccade_faith_choice_name (SaccadeFaithChoice c);
 const char *saccade_faith_choice_id (SaccadeFaithChoice c);
 
