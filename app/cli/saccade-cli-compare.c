@@ -283,10 +283,10 @@ distance_compute (ScStore *store, gint64 run, DistanceResult *r, ScError *err)
 static char *
 head_label (const DistanceResult *r, int h)
 {
-  return g_strdup_printf ("%d.%d", h / (int) r->run.info.n_heads, h % (int) r->run.info.n_heads);
+  return g_strdup_printf ("L%d.H%d", h / (int) r->run.info.n_heads, h % (int) r->run.info.n_heads);
 }
 
-/* The matrix in clustering order, labelled "L.H" (RFC 4180, CRLF). */
+/* The matrix in clustering order, labelled "L3.H4" (RFC 4180, CRLF). */
 static GString *
 distance_csv (const DistanceResult *r)
 {

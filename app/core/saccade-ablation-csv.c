@@ -209,7 +209,7 @@ csv_faith (const SaccadeAblation *a, const ScStoreToken *tokens, const char *con
       for (int k = 0; k < sc_faith_n_sources (r); k++)
         saccade_csv_add_exact (out, r->attn[k][j]);
       if (a->faith_best_head >= 0)
-        g_string_append_printf (out, ",%d.%d", a->faith_best_head / r->n_heads,
+        g_string_append_printf (out, ",L%d.H%d", a->faith_best_head / r->n_heads,
                                 a->faith_best_head % r->n_heads);
       else
         g_string_append_c (out, ',');

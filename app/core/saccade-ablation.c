@@ -433,14 +433,17 @@ out:
  * (SaccadeAblation.patch_exact); looked up only, so a window never pays 270 passes for it. */
 static void
 find_exact_patch (ScModel *model, const ScStoreModel *ident, const char *db_path,
-                  gint64 run_id, const ScPatchParams *p, SaccadeAblation *a)
+                  gint64 run_id, const ScPatchParams *p, SaccadeStudyFlags flags,
+                  SaccadeAblation *a)
 {
   const ScPatchResult *x;
   int cells;
 
   a->patch_exact = saccade_study_get (&sc_study_kind_patch, p, model, ident, NULL, db_path,
-                                      run_id, SACCADE_STUDY_STORED_ONLY, NULL, NULL, NULL,
-                                      NULL, NULL);
+                                      run_id,
+                                      SACCADE_STUDY_STORED_ONLY
+                                        | (flags & SACCADE_STUDY_RUN_MODEL),
+                                      NULL, NULL, NULL, NULL, NULL);
   if (a->patch_exact == NULL)
     return;
   x = a->patch_exact->result;
@@ -537,6 +540,14 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   a->faith_best_head = -1;
   a->dla_rho.rho = a->dla_rho.p = NAN;
   a->patch_rho.rho = a->patch_rho.p = NAN;
+  if (kind == SACCADE_ABLATION_FAITH && (flags & SACCADE_STUDY_RUN_MODEL))
+    {
+      /* its head level and DLA are read (or computed) on the loaded model itself */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "ablation: a stored %s study is read only with its run's model loaded",
+                   SC_FAITH_KIND);
+      return NULL;
+    }
   if (kind == SACCADE_ABLATION_FAITH)
     return get_faith (model, ident, session, db_path, &kp, flags, progress, user_data,
                       cancellable, store_warning, a, error)
@@ -561,13 +572,20 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   if (kind == SACCADE_ABLATION_PATH_PATCH)
     a->patch = a->path->grid; /* its metric and grid, as activation patching's */
   if (kind == SACCADE_ABLATION_ATTR_PATCH)
-    find_exact_patch (model, ident, db_path, run_id, &kp.patch, a);
+    find_exact_patch (model, ident, db_path, run_id, &kp.patch, flags, a);
   if (kind == SACCADE_ABLATION_DLA)
     {
       ScStore *store = saccade_store_open (db_path, FALSE, NULL);
-      if (store != NULL)
+      SaccadeRunModel own = { 0 };
+      if (store == NULL)
+        ;
+      else if (!(flags & SACCADE_STUDY_RUN_MODEL))
         saccade_dla_find_sweep (store, sc_model_info (model), ident, run_id, a->dla,
                                 &a->dla_sweep, NULL, &a->dla_rho);
+      else if (saccade_run_model_read (store, run_id, &own, NULL))
+        saccade_dla_find_sweep (store, &own.info, &own.ident, run_id, a->dla, &a->dla_sweep,
+                                NULL, &a->dla_rho);
+      saccade_run_model_clear (&own);
       sc_store_close (store);
     }
   return g_steal_pointer (&a);

@@ -498,7 +498,7 @@ saccade_faithfulness_run_csv (const SaccadeFaithfulness *f, const char *const *l
 
   if (r->head_rows != NULL)
     for (int h = 0; h < r->n_layers * r->n_heads; h++)
-      g_string_append_printf (s, ",%d.%d", h / r->n_heads, h % r->n_heads);
+      g_string_append_printf (s, ",L%d.H%d", h / r->n_heads, h % r->n_heads);
   g_string_append (s, "\r\n");
   for (int j = 0; j < r->n_items; j++)
     {
@@ -560,9 +560,9 @@ saccade_faithfulness_file_csv (const SaccadeFaithFile *f)
     csv_summary_row (s, sc_faith_source_id (k), &sm->source[k]);
   if (sm->best_head >= 0)
     {
-      g_snprintf (best, sizeof best, "best-head %d.%d", sm->best_head / sm->n_heads,
+      g_snprintf (best, sizeof best, "best-head L%d.H%d", sm->best_head / sm->n_heads,
                   sm->best_head % sm->n_heads);
-      g_snprintf (median, sizeof median, "median-head %d.%d", sm->median_head / sm->n_heads,
+      g_snprintf (median, sizeof median, "median-head L%d.H%d", sm->median_head / sm->n_heads,
                   sm->median_head % sm->n_heads);
       csv_summary_row (s, best, &sm->heads[sm->best_head]);
       csv_summary_row (s, median, &sm->heads[sm->median_head]);

@@ -128,6 +128,47 @@ saccade_study_read_run_at (const char *db_path, const ScStoreModel *ident,
   return run;
 }
 
+gboolean
+saccade_run_model_read (ScStore *store, gint64 run_id, SaccadeRunModel *out, GError **error)
+{
+  ScError err = { 0 };
+  ScStatus st;
+
+  memset (out, 0, sizeof *out);
+  st = sc_store_get_run (store, run_id, &out->run, &err);
+  if (st == SC_ERR_NOT_FOUND)
+    {
+      saccade_study_set_run_gone (error, run_id);
+      return FALSE;
+    }
+  if (st != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  for (int i = 0; i < SC_SHA256_DIGEST_SIZE; i++)
+    out->ident.sha256[i] = (uint8_t) g_ascii_xdigit_value (out->run.model_sha256[2 * i]) << 4
+                           | (uint8_t) g_ascii_xdigit_value (out->run.model_sha256[2 * i + 1]);
+  out->ident.path = out->run.model_path;
+  out->ident.name = out->run.model_name;
+  out->ident.arch = out->run.model_arch;
+  out->ident.n_layers = out->info.n_layers = out->run.n_layers;
+  out->ident.n_heads = out->info.n_heads = out->run.n_heads;
+  out->ident.n_kv_heads = out->info.n_kv_heads = out->run.n_kv_heads;
+  out->ident.head_dim = out->info.head_dim = out->run.head_dim;
+  out->ident.n_vocab = out->info.n_vocab = out->run.n_vocab;
+  g_strlcpy (out->info.name, out->run.model_name, sizeof out->info.name);
+  g_strlcpy (out->info.arch_name, out->run.model_arch, sizeof out->info.arch_name);
+  return TRUE;
+}
+
+void
+saccade_run_model_clear (SaccadeRunModel *m)
+{
+  sc_store_run_info_clear (&m->run);
+  memset (m, 0, sizeof *m);
+}
+
 void
 saccade_study_face_base_clear (SaccadeStudyFaceBase *base)
 {
@@ -280,10 +321,10 @@ compute (SaccadeStudy *s, const void *params, ScModel *model, const ScStoreModel
  * reading; closed by the caller). */
 static SaccadeStudy *
 get_on (const ScStudyKind *kind, const void *params, ScStudyCtx *ctx, ScModel *model,
-        const ScStoreModel *ident, ScSession *session, const char *db_path, ScStore *store,
-        SaccadeStudyFlags flags, SaccadeProgressPart *prog, char **store_warning, GError **error)
+        const ScModelInfo *info, const ScStoreModel *ident, ScSession *session,
+        const char *db_path, ScStore *store, SaccadeStudyFlags flags, SaccadeProgressPart *prog,
+        char **store_warning, GError **error)
 {
-  const ScModelInfo *info = sc_model_info (model);
   g_autoptr (SaccadeStudy) s = g_new0 (SaccadeStudy, 1);
   ScError err = { 0 };
   int64_t id = 0;
@@ -405,21 +446,32 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
   g_autoptr (SaccadeStudyRun) run = NULL;
   g_autoptr (SaccadeStudyRun) run2 = NULL;
   SaccadeProgressPart prog = { progress, user_data, cancellable, 0, 1 };
+  SaccadeRunModel own = { 0 };
   ScStudyCtx ctx = { 0 };
   ScStore *store;
   SaccadeStudy *s = NULL;
 
   g_return_val_if_fail (kind != NULL && model != NULL && ident != NULL, NULL);
   g_return_val_if_fail (kind->needs & SC_STUDY_NEEDS_RUN, NULL);
+  /* another model's study is only read back: nothing of it is computed on this one */
+  g_return_val_if_fail (!(flags & SACCADE_STUDY_RUN_MODEL) || (flags & SACCADE_STUDY_STORED_ONLY),
+                        NULL);
   info = sc_model_info (model);
   if (params == NULL)
     params = kind->params_default;
   if (!saccade_study_check_call (kind->name, db_path, session, flags, error))
     return NULL;
 
-  /* 1. the store and the run. */
+  /* 1. the store and the run (and, RUN_MODEL, the run's own model for the loaded one). */
   if ((store = open_store (db_path, flags, error)) == NULL)
     return NULL;
+  if (flags & SACCADE_STUDY_RUN_MODEL)
+    {
+      if (!saccade_run_model_read (store, run_id, &own, error))
+        goto out;
+      info = &own.info;
+      ident = &own.ident;
+    }
   if ((run = saccade_study_read_run (store, ident, info, run_id, NULL, error)) == NULL)
     goto out;
   if (run->n_tokens < kind->min_tokens)
@@ -456,10 +508,11 @@ saccade_study_get (const ScStudyKind *kind, const void *params, ScModel *model,
       ctx.ids2 = run2->ids;
       ctx.n_tokens2 = run2->n_tokens;
     }
-  s = get_on (kind, params, &ctx, model, ident, session, db_path, store, flags, &prog,
+  s = get_on (kind, params, &ctx, model, info, ident, session, db_path, store, flags, &prog,
               store_warning, error);
 out:
   sc_store_close (store);
+  saccade_run_model_clear (&own);
   return s;
 }
 
@@ -492,8 +545,8 @@ saccade_study_get_sentences (const ScStudyKind *kind, const void *params, ScMode
           return NULL;
         }
     }
-  s = get_on (kind, params, &ctx, model, ident, session, db_path, store, flags, &prog,
-              store_warning, error);
+  s = get_on (kind, params, &ctx, model, sc_model_info (model), ident, session, db_path, store,
+              flags & ~SACCADE_STUDY_RUN_MODEL, &prog, store_warning, error);
   sc_store_close (store);
   return s;
 }

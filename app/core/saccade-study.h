@@ -36,7 +36,27 @@ typedef enum {
   SACCADE_STUDY_DEFAULT = 0,
   SACCADE_STUDY_STORED_ONLY = 1 << 0, /* only read a stored study: never compute */
   SACCADE_STUDY_RECOMPUTE = 1 << 1,   /* compute even when a study is stored */
+  /* with STORED_ONLY: read the study back as the run's own model stored it — the run's
+   * model row (its file's SHA-256, layers, heads, vocabulary) stands for the model given,
+   * which may be another one (the window shows such studies read-only) */
+  SACCADE_STUDY_RUN_MODEL = 1 << 2,
 } SaccadeStudyFlags;
+
+/* The model a stored run was captured with, as the store describes it: the run's row and,
+ * borrowing its strings, the model's identity and the part of its description that reading
+ * a stored study checks (name, arch_name, n_layers, n_heads, n_kv_heads, head_dim,
+ * n_vocab; the rest 0). */
+typedef struct {
+  ScStoreRunInfo run;
+  ScStoreModel ident;
+  ScModelInfo info;
+} SaccadeRunModel;
+
+/* Fills @out for run @run_id of @store. FALSE with @error: G_IO_ERROR_NOT_FOUND ("Run 7 is
+ * no longer in the database"), SACCADE_ERROR (the store's message). */
+gboolean saccade_run_model_read (ScStore *store, gint64 run_id, SaccadeRunModel *out,
+                                 GError **error);
+void saccade_run_model_clear (SaccadeRunModel *m); /* what @m owns, not @m */
 
 /* A stored run, read and checked: its row, its tokens and their ids. */
 typedef struct {

@@ -325,6 +325,7 @@ check_run_row (const ScStore *store, sqlite3_stmt *st, ScStoreRunShape *shape, S
       info->n_heads = (uint32_t) dims[1];
       info->n_kv_heads = (uint32_t) dims[2];
       info->head_dim = (uint32_t) dims[3];
+      info->n_vocab = (uint32_t) dims[4];
       sc_sha256_hex (sqlite3_column_blob (st, COL_SHA), info->model_sha256);
     }
   return SC_OK;

@@ -121,7 +121,7 @@ sc_store_study_add_head (ScStoreStudy *s, int layer, int head, const char *metri
 
   if (layer < 0 || (uint32_t) layer >= s->n_layers || head < 0
       || (uint32_t) head >= s->n_heads || metric == NULL || !good_name (metric, strlen (metric)))
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: study %lld: no head %d.%d or bad "
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: study %lld: no head L%d.H%d or bad "
                          "metric name", s->store->path, (long long) s->id, layer, head);
   sqlite3_reset (s->add_head);
   sqlite3_bind_int64 (s->add_head, 1, s->id);
@@ -131,7 +131,7 @@ sc_store_study_add_head (ScStoreStudy *s, int layer, int head, const char *metri
   bind_value (s->add_head, 5, value);
   if ((rc = sqlite3_step (s->add_head)) != SQLITE_DONE)
     return sc_store_sqlite_error (err, s->store->db, rc, s->store->path,
-                                  "storing study %lld, head %d.%d %s", (long long) s->id,
+                                  "storing study %lld, head L%d.H%d %s", (long long) s->id,
                                   layer, head, metric);
   return SC_OK;
 }
@@ -397,16 +397,16 @@ sc_store_read_study (ScStore *store, int64_t study_id, ScStoreStudyData **out, S
         BAD ("%s: study %lld: its head values changed while read", path, (long long) study_id);
       if (sqlite3_column_type (st, 0) != SQLITE_INTEGER || l < 0 || l >= n_layers
           || sqlite3_column_type (st, 1) != SQLITE_INTEGER || h < 0 || h >= n_heads)
-        BAD ("%s: study %lld: a value for head %lld.%lld, outside the model's %lld layers x "
+        BAD ("%s: study %lld: a value for head L%lld.H%lld, outside the model's %lld layers x "
              "%lld heads", path, (long long) study_id, (long long) l, (long long) h,
              (long long) n_layers, (long long) n_heads);
       v->layer = (int) l;
       v->head = (int) h;
       if (!read_name (st, 2, v->metric))
-        BAD ("%s: study %lld: head %lld.%lld has a metric name Saccade does not write", path,
+        BAD ("%s: study %lld: head L%lld.H%lld has a metric name Saccade does not write", path,
              (long long) study_id, (long long) l, (long long) h);
       if (!read_value (st, 3, &v->value))
-        BAD ("%s: study %lld: head %lld.%lld %s is not a finite REAL or NULL", path,
+        BAD ("%s: study %lld: head L%lld.H%lld %s is not a finite REAL or NULL", path,
              (long long) study_id, (long long) l, (long long) h, v->metric);
     }
   if (rc != SQLITE_DONE)

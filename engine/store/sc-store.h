@@ -231,6 +231,9 @@ typedef struct {
   char *model_path;
   char model_sha256[SC_SHA256_HEX_SIZE];
   uint32_t n_layers, n_heads, n_kv_heads, head_dim; /* the model's */
+  uint32_t n_vocab;          /* the model's vocabulary, 1..INT32_MAX: with the above, what a
+                              * stored study of the run is read against when another model
+                              * is loaded */
   uint32_t n_kept;           /* heads the run kept (n_layers * n_heads when kept is NULL) */
   uint8_t *kept;             /* NULL: every head; else a bitmap, bit layer * n_heads + head
                               * of byte bit / 8, least significant first; owned. Ask with

@@ -218,7 +218,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
                                        - r->logit_diff_clean;
         if (!report (progress, progress_user, i + 1, L * H))
           {
-            st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head %d.%d",
+            st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head L%d.H%d",
                                l, h);
             goto fail;
           }

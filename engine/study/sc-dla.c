@@ -362,7 +362,7 @@ sc_dla_load (ScStore *store, const ScModelInfo *info,
     }
   for (k = 0; k < L * H; k++)
     if (!isfinite (r->heads[k]))
-      BAD ("head %d.%d's \"dla\" is missing or not finite", k / H, k % H);
+      BAD ("head L%d.H%d's \"dla\" is missing or not finite", k / H, k % H);
   for (k = 0; k < L; k++)
     if (!isfinite (r->mlp[k]))
       BAD ("layer %d's \"mlp\" is missing or not finite", k);

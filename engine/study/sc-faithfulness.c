@@ -1127,7 +1127,7 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
       const int h = v->layer * d->n_heads + v->head;
       ScHeadMetric m;
       int c;
-      snprintf (bad, sizeof bad, "head %d.%d metric '%s' (value %g)", v->layer, v->head,
+      snprintf (bad, sizeof bad, "head L%d.H%d metric '%s' (value %g)", v->layer, v->head,
                 v->metric, v->value);
       what = bad;
       for (c = 0; c < N_AGREE; c++)
@@ -1161,7 +1161,7 @@ sc_faith_load (ScStore *store, const ScModelInfo *info,
           if (k < SC_FAITH_N_SOURCES)
             snprintf (bad, sizeof bad, "series 'agree.%s' is missing", SOURCE_ID[k]);
           else
-            snprintf (bad, sizeof bad, "head %d.%d has no agreement",
+            snprintf (bad, sizeof bad, "head L%d.H%d has no agreement",
                       (k - SC_FAITH_N_SOURCES) / r->n_heads, (k - SC_FAITH_N_SOURCES) % r->n_heads);
           what = bad;
           goto bad;

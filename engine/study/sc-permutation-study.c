@@ -282,7 +282,7 @@ sc_permutation_run (ScSession *session, const ScModel *model, const int32_t *ids
               && !progress (progress_user, (double) done / (n_studied * p->n_permutations)))
             {
               st = sc_error_set (err, SC_ERR_CANCELLED, "permutation: cancelled at head "
-                                 "%d.%d, permutation %d", edit.layer, edit.head, k);
+                                 "L%d.H%d, permutation %d", edit.layer, edit.head, k);
               goto fail;
             }
         }
@@ -680,14 +680,14 @@ permute_load (ScStore *store, const ScModelInfo *info,
     {
       const int h = r->heads[i].layer * (int) info->n_heads + r->heads[i].head;
       if (!listed[h])
-        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d is not one its "
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d is not one its "
                            "parameters list", (long long) id, SC_PERMUTATION_KIND,
                            r->heads[i].layer, r->heads[i].head);
       listed[h] = false;
     }
   for (int h = 0; h < LH && st == SC_OK; h++)
     if (listed[h])
-      st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d, which its "
+      st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d, which its "
                          "parameters list, is missing", (long long) id, SC_PERMUTATION_KIND,
                          h / (int) info->n_heads, h % (int) info->n_heads);
   free (listed);

@@ -658,7 +658,7 @@ sc_study_check_unique (const ScStoreStudyData *d, ScError *err)
     {
       const ScStoreHeadValue *a = &d->heads[i - 1], *b = &d->heads[i];
       if (a->layer == b->layer && a->head == b->head && strcmp (a->metric, b->metric) == 0)
-        return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d holds '%s' twice",
+        return sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d holds '%s' twice",
                              (long long) d->id, d->kind, b->layer, b->head, b->metric);
     }
   for (i = 1; i < d->n_series_values; i++)
@@ -695,21 +695,21 @@ sc_study_check_heads (const ScStoreStudyData *d, const ScStudyValueRule *rules, 
       if (k == n_rules)
         continue;
       if (wanted != NULL && !wanted[h])
-        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d is not one its "
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d is not one its "
                            "parameters name, yet holds '%s'", (long long) d->id, d->kind,
                            v->layer, v->head, v->metric);
       else if (!value_ok (&rules[k], v->value))
-        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d's '%s' is %g, "
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d's '%s' is %g, "
                            "outside [%g, %g]", (long long) d->id, d->kind, v->layer, v->head,
                            v->metric, v->value, rules[k].lo, rules[k].hi);
       else if (seen[h * (size_t) n_rules + (size_t) k]++ != 0)
-        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d holds '%s' twice",
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d holds '%s' twice",
                            (long long) d->id, d->kind, v->layer, v->head, v->metric);
     }
   for (i = 0; i < n_heads && st == SC_OK; i++)
     for (int k = 0; k < n_rules && st == SC_OK; k++)
       if ((wanted == NULL || wanted[i]) && seen[i * (size_t) n_rules + (size_t) k] == 0)
-        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head %d.%d's '%s' is "
+        st = sc_error_set (err, SC_ERR_FORMAT, "study %lld (%s): head L%d.H%d's '%s' is "
                            "missing", (long long) d->id, d->kind, (int) (i / (size_t) d->n_heads),
                            (int) (i % (size_t) d->n_heads), rules[k].name);
   free (seen);

@@ -52,7 +52,7 @@ print(' '.join('%.5f' % k['weight'] for k in d['keys']))" "$out/neuron.json")
   echo "dismiss-toast"
   echo "learn-set neuron 3 4 5"
   for w in $weights; do echo "expect-learn $w"; done
-  echo "expect-learn Every query of head 3.4: largest |weight − stored|"
+  echo "expect-learn Every query of head L3.H4: largest |weight − stored|"
   echo "learn-set show neuron"
   echo "screenshot $out/neuron-en.png"
   echo "quit"

@@ -24,7 +24,10 @@
 # 3. With Gemma 3 loaded (it has a backward pass since issue 28), attribution patching of the
 #    heads runs on a clean and a corrupted run (the clean top-1 as the target: Gemma splits
 #    " Mary" in two).
-# 4. A run of another model: Run Study is off and the page says why.
+# 4. With Gemma 3 loaded, the SmolLM2 runs of part 1: Run Study is off and says why, and a
+#    stored direct logit attribution of run 4 (the command line's, SmolLM2 loaded) is
+#    listed under Stored and drawn, its status line saying it is read-only; the Attribution
+#    page's Run is off and says whose run it is.
 # 5. Target and contrast chosen by clicking two candidates of the predictions panel (marked
 #    A and B); the head sweep, the layer sweep and the gradient attributions run with them
 #    are the command line's `saccade ablate --heads --target " Mary" --contrast " John"`,
@@ -256,14 +259,35 @@ check_png "$out/gemma.png"
   || fail "Gemma's attribution patching study was not stored"
 
 # --- 4. A run of another model: Run Study is off and the page says why -----------------
-# The SmolLM2 runs of part 1 with Gemma 3 loaded: no study of them can be computed with it.
+# The SmolLM2 runs of part 1 with Gemma 3 loaded: no study of them can be computed with it,
+# and those stored (a direct logit attribution of run 4, its top-1 as the target, stored
+# here by the command line with SmolLM2) are listed and drawn, read-only.
+db="$out/patch.sqlite"
+"$saccade" dla 4 --db "$db" -m "$model" > "$out/dla-top1.txt" 2> "$out/dla-top1.err" \
+  || { fail "saccade dla 4 failed:"; sed 's/^/  | /' "$out/dla-top1.err"; }
+dla_id=$(sqlite3 "$db" "SELECT max(id) FROM studies WHERE kind = 'dla'")
 cat > "$out/other.script" <<SCRIPT
 select 1
 page ablation
 ablation-study heads
 expect-ablation-runnable no
 expect-ablation another model file than the loaded
+expect-named stored-studies None for this run
 screenshot $out/other-model.png
+select 4
+page ablation
+ablation-study dla
+expect-named stored-studies Direct logit attribution
+expect-named stored-studies study $dla_id
+expect-title Direct logit attribution
+expect-ablation-runnable no
+expect-ablation Read-only: Run 4 was captured with
+expect-ablation study $dla_id of
+dismiss-toast
+screenshot $out/other-model-stored.png
+page attribution
+expect-attribution-runnable no
+expect-attribution another model file than the loaded
 quit
 SCRIPT
 model=$gemma
@@ -271,6 +295,7 @@ db="$out/patch.sqlite"
 run_app other "$out/other.script"
 model=$smollm
 check_png "$out/other-model.png"
+check_png "$out/other-model-stored.png"
 
 # --- 5. Target and contrast chosen in the predictions panel -----------------------------
 # On the clean run (4) the panel lists what the model says after "to": the user clicks

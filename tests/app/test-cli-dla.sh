@@ -142,7 +142,7 @@ assert "refused" in d["warning"] and "layer 0 head 1 dimension 36" in d["warning
   did=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["study_id"])' "$tmp/dla.json")
   sqlite3 "$db" "DELETE FROM study_heads WHERE study_id = $did AND layer = 3 AND head = 4"
   "$saccade" dla 1 --db "$db" > "$tmp/dla3" 2>&1
-  check dla-corrupt "$tmp/dla3" "refused and computed again: .*head 3.4's \"dla\" is missing"
+  check dla-corrupt "$tmp/dla3" "refused and computed again: .*head L3.H4's \"dla\" is missing"
   check dla-corrupt-stored "$tmp/dla3" "computed now in"
 else
   fail "sqlite3 is not installed (tools/setup.sh installs it): the corrupt-study checks cannot run"

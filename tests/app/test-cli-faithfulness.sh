@@ -31,7 +31,7 @@ assert abs(sum(t["last-mean"] for t in d["tokens"])) <= 1 + 1e-6
 assert len(d["heads"]) == 270
 t = d["timing"]
 assert t["total_s"] >= t["forward_s"] > 0 and 0 <= t["outside_forward_share"] < 1, t'
-check run-csv "$tmp/run.csv" "^pos,token,loo,last_mean,rollout,flow,saliency,gradxinput,ig,grad_rollout,0.0,"
+check run-csv "$tmp/run.csv" "^pos,token,loo,last_mean,rollout,flow,saliency,gradxinput,ig,grad_rollout,L0.H0,"
 [ -s "$tmp/run.png" ] && passes=$((passes + 1)) || { echo "FAIL: no scatter written"; fails=$((fails + 1)); }
 "$saccade" faithfulness --db "$db" 1 --json > "$tmp/run2.json" 2>&1
 pycheck run-reused "$tmp/run2.json" 'assert d["source"] == "reused", d["source"]'

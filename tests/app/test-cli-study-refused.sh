@@ -74,13 +74,13 @@ ind i1
 check induction-reused "$tmp/i1.out" "reused"
 i=$(iid); sqlite3 "$db" "DELETE FROM study_heads WHERE study_id = $i AND layer >= 5"
 ind induction-missing-heads
-check induction-missing-heads-said "$tmp/induction-missing-heads.err" "stored induction study $i is refused (.*head 5.0's .* is missing); computing it again"
+check induction-missing-heads-said "$tmp/induction-missing-heads.err" "stored induction study $i is refused (.*head L5.H0's .* is missing); computing it again"
 i=$(iid); sqlite3 "$db" "UPDATE study_heads SET value = 7.5 WHERE study_id = $i AND layer = 3 AND head = 2 AND metric = 'prefix_matching'"
 ind induction-prefix-7.5
-check induction-prefix-7.5-said "$tmp/induction-prefix-7.5.err" "study $i is refused (.*head 3.2's 'prefix_matching' is 7.5, outside"
+check induction-prefix-7.5-said "$tmp/induction-prefix-7.5.err" "study $i is refused (.*head L3.H2's 'prefix_matching' is 7.5, outside"
 i=$(iid); sqlite3 "$db" "UPDATE study_heads SET value = -4 WHERE study_id = $i AND layer = 1 AND head = 0 AND metric = 'duplicate_token'"
 ind induction-duplicate-minus-4
-check induction-duplicate-minus-4-said "$tmp/induction-duplicate-minus-4.err" "study $i is refused (.*head 1.0's 'duplicate_token' is -4, outside"
+check induction-duplicate-minus-4-said "$tmp/induction-duplicate-minus-4.err" "study $i is refused (.*head L1.H0's 'duplicate_token' is -4, outside"
 i=$(iid); sqlite3 "$db" "UPDATE study_series SET value = -3 WHERE study_id = $i AND series = 'loss' AND pos = 4"
 ind induction-loss-minus-3
 check induction-loss-minus-3-said "$tmp/induction-loss-minus-3.err" "study $i is refused (.*the loss at 4 is -3"

@@ -5,10 +5,13 @@
 
 #include "tests/app/window-driver-private.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "ui/widgets/saccade-predictions-view.h"
+#include "ui/widgets/saccade-grid-view.h"
 
 /* Prints the chain of widgets from @w down that ask for the most width: where a window that
  * widened itself got its minimum from. */
@@ -52,6 +55,47 @@ find_named (GtkWidget *w, const char *name)
         return found;
     }
   return NULL;
+}
+
+/* The first drawable widget of @type under @w, or NULL. */
+static GtkWidget *
+find_drawable (GtkWidget *w, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_is_drawable (w))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_drawable (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* expect-grid-fill PCT: the grid spans PCT % of the side that bounds it. */
+static gboolean
+expect_grid_fill (SaccadeTestDriver *d, const char *pct)
+{
+  GtkWidget *grid = find_drawable (GTK_WIDGET (d->window), SACCADE_TYPE_GRID_VIEW);
+  const double want = pct != NULL ? g_ascii_strtod (pct, NULL) / 100 : 0;
+  double r[4], W, H, fw, fh;
+
+  if (want <= 0 || want > 1)
+    return window_driver_fail (d, "expect-grid-fill: a share in %% (1 to 100)");
+  if (grid == NULL || !saccade_grid_view_get_drawn (SACCADE_GRID_VIEW (grid), r))
+    return window_driver_fail (d, "expect-grid-fill: no grid is drawn");
+  W = gtk_widget_get_width (grid);
+  H = gtk_widget_get_height (grid);
+  fw = r[2] / W;
+  fh = r[3] / H;
+  g_print ("test-driver: the grid is %.0f × %.0f px in a view of %.0f × %.0f (%.0f %% of its "
+           "width, %.0f %% of its height)\n", r[2], r[3], W, H, 100 * fw, 100 * fh);
+  if (MAX (fw, fh) < want)
+    return window_driver_fail (d, "the grid spans %.0f %% of its view's width and %.0f %% of its "
+                               "height, expected %.0f %% of one", 100 * fw, 100 * fh,
+                               100 * want);
+  return TRUE;
 }
 
 /* Whether a label under @w contains @text. */
@@ -225,13 +269,20 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
       const char *text = rest != NULL && a1 != NULL ? rest + strlen (a1) : "";
       while (*text == ' ')
         text++;
-      if (w == NULL || !GTK_IS_LABEL (w) || !gtk_widget_is_drawable (w))
-        return window_driver_fail (d, "%s: no label '%s' is shown", cmd, a1 != NULL ? a1 : "");
+      const char *shown = NULL;
+      if (w != NULL && GTK_IS_LABEL (w))
+        shown = gtk_label_get_text (GTK_LABEL (w));
+      else if (w != NULL && GTK_IS_DROP_DOWN (w)
+               && GTK_IS_STRING_OBJECT (gtk_drop_down_get_selected_item (GTK_DROP_DOWN (w))))
+        shown = gtk_string_object_get_string (
+          GTK_STRING_OBJECT (gtk_drop_down_get_selected_item (GTK_DROP_DOWN (w))));
+      if (shown == NULL || !gtk_widget_is_drawable (w))
+        return window_driver_fail (d, "%s: no label or drop-down '%s' is shown", cmd,
+                                   a1 != NULL ? a1 : "");
       if (g_str_equal (cmd, "print-named"))
-        g_print ("test-driver: %s: %s\n", a1, gtk_label_get_text (GTK_LABEL (w)));
-      else if (strstr (gtk_label_get_text (GTK_LABEL (w)), text) == NULL)
-        return window_driver_fail (d, "the label %s says '%s', expected '%s'", a1,
-                                   gtk_label_get_text (GTK_LABEL (w)), text);
+        g_print ("test-driver: %s: %s\n", a1, shown);
+      else if (strstr (shown, text) == NULL)
+        return window_driver_fail (d, "%s says '%s', expected '%s'", a1, shown, text);
     }
   else if (g_str_equal (cmd, "note-width"))
     d->noted_width = gtk_widget_get_width (GTK_WIDGET (win));
@@ -268,6 +319,8 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
         return window_driver_fail (d, "the menu %s has %u items saying '%s', expected %ld", a1,
                                    n, text, want);
     }
+  else if (g_str_equal (cmd, "expect-grid-fill"))
+    return expect_grid_fill (d, a1);
   else if (g_str_equal (cmd, "window-size"))
     {
       if (a1 == NULL || a2 == NULL || atoi (a1) < 360 || atoi (a2) < 300)

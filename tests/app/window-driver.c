@@ -113,7 +113,7 @@
  *                            (window-timing.c)
  *   window-size W H          resize the window to W × H (as a user dragging its corner)
  *   expect-named NAME TEXT   the label named NAME (gtk_widget_set_name) in the window is
- *                            shown and contains TEXT
+ *                            shown and contains TEXT; of a drop-down, its chosen item
  *   print-named NAME         print that label's text ("test-driver: NAME: TEXT")
  *   expect-menu NAME N TEXT  the menu button named NAME, opened as a user opens it, has N
  *                            items whose label contains TEXT (the model menu's fetched models)
@@ -123,6 +123,9 @@
  *                            contrast) or neither
  *   note-width / expect-width-unchanged   remember the window's width; it is still that
  *                            (the window must not widen itself as what it shows changes)
+ *   expect-grid-fill PCT     the Model page's grid, as drawn last, spans at least PCT % of
+ *                            its view's width or height (the side that bounds it, its
+ *                            aspect kept); prints both shares
  *   sleep MS
  *   quit
  * Commands for the fixes of issue 11 (one block, fixes_command()):
@@ -814,7 +817,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "expect-named") || g_str_equal (cmd, "print-named")
            || g_str_equal (cmd, "note-width") || g_str_equal (cmd, "expect-width-unchanged")
            || g_str_equal (cmd, "window-size") || g_str_equal (cmd, "expect-menu")
-           || g_str_equal (cmd, "predictions-choose") || g_str_equal (cmd, "expect-prediction"))
+           || g_str_equal (cmd, "predictions-choose") || g_str_equal (cmd, "expect-prediction")
+           || g_str_equal (cmd, "expect-grid-fill"))
     return window_driver_widget_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))

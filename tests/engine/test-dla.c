@@ -367,7 +367,7 @@ test_store (void)
       g_assert_cmpint (sc_dla_load (store, sc_model_info (m), sm.sha256, pj, &back, NULL, &err),
                        ==, SC_ERR_FORMAT);
       g_assert_null (back);
-      g_assert_nonnull (strstr (err.message, k == 0 ? "head 1.3's \"dla\" is missing"
+      g_assert_nonnull (strstr (err.message, k == 0 ? "head L1.H3's \"dla\" is missing"
                                                     : "layer 1's \"mlp\" is missing or not "
                                                       "finite"));
     }

@@ -161,7 +161,7 @@ test_heads_missing_layers (void)
   fixture_open (&f);
   run_and_store (&f, &sc_study_kind_heads, NULL);
   edit (&f, "DELETE FROM study_heads WHERE layer >= 1");
-  expect_refused (&f, &sc_study_kind_heads, NULL, "head 1.0's 'delta-logp' is missing");
+  expect_refused (&f, &sc_study_kind_heads, NULL, "head L1.H0's 'delta-logp' is missing");
   fixture_close (&f);
 }
 
@@ -173,7 +173,7 @@ test_heads_tv_out_of_range (void)
   fixture_open (&f);
   run_and_store (&f, &sc_study_kind_heads, NULL);
   edit (&f, "UPDATE study_heads SET value = 7 WHERE layer = 0 AND head = 1 AND metric = 'tv'");
-  expect_refused (&f, &sc_study_kind_heads, NULL, "head 0.1's 'tv' is 7, outside [0, 1]");
+  expect_refused (&f, &sc_study_kind_heads, NULL, "head L0.H1's 'tv' is 7, outside [0, 1]");
   fixture_close (&f);
 }
 
@@ -218,7 +218,7 @@ test_duplicate_rows (void)
   ScError err = { 0 };
 
   g_assert_cmpint (sc_study_check_unique (&d, &err), ==, SC_ERR_FORMAT);
-  g_assert_cmpstr (err.message, ==, "study 3 (dla): head 3.1 holds 'dla' twice");
+  g_assert_cmpstr (err.message, ==, "study 3 (dla): head L3.H1 holds 'dla' twice");
   heads[1].metric[0] = 'e'; /* "ela": no longer a twin */
   d.n_series_values = 3;
   g_assert_cmpint (sc_study_check_unique (&d, &err), ==, SC_ERR_FORMAT);
@@ -241,7 +241,7 @@ test_permute_heads_missing (void)
    * two heads under the params of three */
   edit (&f, "DELETE FROM study_heads WHERE layer = 1; DELETE FROM study_series WHERE "
             "series LIKE 'perm.%' AND pos >= 4");
-  expect_refused (&f, &sc_study_kind_permute, &p, "head 1.1, which its parameters list, is "
+  expect_refused (&f, &sc_study_kind_permute, &p, "head L1.H1, which its parameters list, is "
                   "missing");
   fixture_close (&f);
 }

@@ -345,10 +345,10 @@ static const HostileKind kinds[] = {
   /* studies */
   EV ("every-study-layer-outside", "a study head value of layer 99",
       "UPDATE study_heads SET layer = 99 WHERE study_id = 2 AND layer = 0", SC_ERR_FORMAT,
-      "a value for head 99.1, outside the model's 4 layers"),
+      "a value for head L99.H1, outside the model's 4 layers"),
   EV ("every-study-value-text", "a study value that is text",
       "UPDATE study_heads SET value = 'big' WHERE study_id = 2 AND layer = 0", SC_ERR_FORMAT,
-      "head 0.1 kl is not a finite REAL or NULL"),
+      "head L0.H1 kl is not a finite REAL or NULL"),
   EV ("every-study-value-infinite", "a study value of infinity",
       "UPDATE study_series SET value = 9e999 WHERE study_id = 2 AND pos = 4", SC_ERR_FORMAT,
       "clean[4] is not a finite REAL or NULL"),

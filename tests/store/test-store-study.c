@@ -187,9 +187,9 @@ typedef struct {
 /* Hand edits of a stored study (CHECK constraints ignored, as the sqlite3 tool allows). */
 static const Edit edits[] = {
   { "UPDATE study_heads SET layer = 4 WHERE layer = 3 AND head = 0 AND metric = 'copying'",
-    "head 4.0, outside the model's 4 layers x 3 heads" },
+    "head L4.H0, outside the model's 4 layers x 3 heads" },
   { "UPDATE study_heads SET head = -1 WHERE layer = 0 AND head = 0 AND metric = 'copying'",
-    "head 0.-1, outside" },
+    "head L0.H-1, outside" },
   { "UPDATE study_heads SET layer = '0x' WHERE layer = 1 AND head = 0 AND metric = 'copying'",
     "outside the model" },
   { "UPDATE study_heads SET value = 'high' WHERE layer = 1 AND head = 2",

@@ -424,3 +424,32 @@ ablation_options_init (SaccadeAblationPage *self)
     g_signal_connect_swapped (*dd, "notify::selected", G_CALLBACK (patch_options_changed), self);
   ablation_show_options (self);
 }
+
+/* The chosen options as a study's parameters (a kind ignores those it does not use). */
+void
+ablation_current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
+{
+  *p = (SaccadeAblationParams) {
+    .target = target,
+    .n_permutations = gtk_spin_button_get_value_as_int (self->permutations_spin),
+    .seed = 0,
+    .erase_kind = gtk_drop_down_get_selected (self->erase_kind_dropdown) == 1 ? SC_ERASE_DROP
+                                                                              : SC_ERASE_MASK,
+    .n_random = gtk_spin_button_get_value_as_int (self->seeds_spin),
+    .corrupted_run = ablation_chosen_corrupted (self),
+    .contrast = -1,
+    .patch_direction = (int) MIN (gtk_drop_down_get_selected (self->direction_dropdown),
+                                  SC_PATCH_NOISE),
+    .patch_what = (int) MIN (gtk_drop_down_get_selected (self->what_dropdown), SC_PATCH_VALUES),
+  };
+  ablation_circuits_params (self, p);
+}
+
+SaccadeLoadedModel *
+ablation_own_model (SaccadeAblationPage *self)
+{
+  SaccadePage *page = SACCADE_PAGE (self);
+  g_autofree char *other = saccade_page_dup_other_model (page);
+
+  return other == NULL ? saccade_page_get_model (page) : NULL;
+}

@@ -112,7 +112,7 @@ set_status (SaccadeAblationPage *self, const char *text)
 static char *
 token_text (SaccadeAblationPage *self, int id)
 {
-  return saccade_study_token_text (saccade_page_get_model (SACCADE_PAGE (self)), id);
+  return saccade_study_token_text (ablation_own_model (self), id);
 }
 
 /* "YYYY-MM-DD HH:MM" in local time. Caller frees. */
@@ -149,7 +149,7 @@ show_idle_status (SaccadeAblationPage *self)
 {
   SaccadePage *page = SACCADE_PAGE (self);
   const SaccadeAblation *a = shown_result (self);
-  g_autofree char *text = NULL, *target = NULL, *when = NULL;
+  g_autofree char *text = NULL, *target = NULL, *when = NULL, *why = NULL;
 
   if (a != NULL)
     {
@@ -220,6 +220,14 @@ show_idle_status (SaccadeAblationPage *self)
       else
         text = g_strdup_printf (_("Target %s · computed in %.1f s (not stored)"), target,
                                 a->seconds);
+      if ((why = saccade_page_dup_other_model (page)) != NULL)
+        {
+          /* Translators: a stored study of a run of another model: why it cannot be run
+           * again here, then what the status line says of the study. */
+          char *ro = g_strdup_printf (_("Read-only: %1$s · %2$s"), why, text);
+          g_free (text);
+          text = ro;
+        }
     }
   else if (saccade_page_get_run (page) == NULL)
     text = g_strdup (_("No run is shown"));
@@ -275,7 +283,7 @@ ablation_show_result (SaccadeAblationPage *self)
         .run = run, .metric = ablation_chosen_metric (self),
         .source = (int) MIN (gtk_drop_down_get_selected (self->source_dropdown),
                              SACCADE_FAITH_N_CHOICES - 1),
-        .model = saccade_page_get_model (SACCADE_PAGE (self)),
+        .model = ablation_own_model (self),
       };
       saccade_study_view_show (self->views[s->kind], a, &ctx);
       gtk_stack_set_visible_child_name (self->figure_stack, s->child);
@@ -393,27 +401,6 @@ lookup_done (GObject *source, GAsyncResult *result, gpointer user_data)
   update_actions (self);
 }
 
-/* The chosen options as a study's parameters (a kind ignores those it does not use). */
-static void
-current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p)
-{
-  *p = (SaccadeAblationParams) {
-    .target = target,
-    .n_permutations = gtk_spin_button_get_value_as_int (self->permutations_spin),
-    .seed = 0,
-    .erase_kind = gtk_drop_down_get_selected (self->erase_kind_dropdown) == 1 ? SC_ERASE_DROP
-                                                                              : SC_ERASE_MASK,
-    .n_random = gtk_spin_button_get_value_as_int (self->seeds_spin),
-    .corrupted_run = ablation_chosen_corrupted (self),
-    .contrast = -1,
-    .patch_direction = (int) MIN (gtk_drop_down_get_selected (self->direction_dropdown),
-                                  SC_PATCH_NOISE),
-    .patch_what = (int) MIN (gtk_drop_down_get_selected (self->what_dropdown), SC_PATCH_VALUES),
-  };
-  ablation_circuits_params (self, p);
-}
-
-
 /* Looks for a stored study of @kind with the default target and the chosen options. */
 static void
 lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
@@ -422,16 +409,23 @@ lookup_kind (SaccadeAblationPage *self, SaccadeAblationKind kind)
   SaccadeRun *run = saccade_page_get_run (page);
   SaccadeLoadedModel *model = saccade_page_get_model (page);
   const char *db = saccade_page_get_db_path (page);
+  g_autofree char *other_model = saccade_page_dup_other_model (page);
+  const gboolean other = other_model != NULL;
   SaccadeAblationParams params;
 
   if (run == NULL || model == NULL || db == NULL)
     return;
-  current_params (self, -1, &params);
+  ablation_current_params (self, -1, &params);
   if ((ABLATION_NEEDS_PAIR (ablation_study_of_kind (kind)) && params.corrupted_run <= 0)
       || (kind == SACCADE_ABLATION_PATH_PATCH && params.senders[0] == '\0'))
     return; /* no second run or no senders: nothing can be stored */
+  /* a run of another model: its studies as its own model stored them, read-only (but
+   * faithfulness, whose head level is read on the loaded model) */
+  if (other && kind == SACCADE_ABLATION_FAITH)
+    return;
   self->lookup_gen[kind]++;
-  saccade_ablation_async (self, model, db, run->id, kind, &params, SACCADE_STUDY_STORED_ONLY,
+  saccade_ablation_async (self, model, db, run->id, kind, &params,
+                          SACCADE_STUDY_STORED_ONLY | (other ? SACCADE_STUDY_RUN_MODEL : 0),
                           saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
                           LOOKUP_TAG (kind, self->lookup_gen[kind]));
 }
@@ -531,7 +525,7 @@ saccade_ablation_page_run (SaccadeAblationPage *self)
     return FALSE;
   if (!ablation_parse_token (self, model, self->target_entry, &target))
     return FALSE;
-  current_params (self, target, &params);
+  ablation_current_params (self, target, &params);
   if ((ABLATION_NEEDS_PAIR (s) && params.corrupted_run <= 0)
       || !ablation_circuits_check (self, s, model)
       || (s->contrast && !ablation_parse_token (self, model, self->contrast_entry,

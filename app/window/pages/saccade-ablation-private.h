@@ -117,6 +117,12 @@ void ablation_show_options (SaccadeAblationPage *self);
 void ablation_fill_corrupted (SaccadeAblationPage *self);
 /* The chosen corrupted run; 0 when there is none to choose. */
 gint64 ablation_chosen_corrupted (SaccadeAblationPage *self);
+/* The chosen options as a study's parameters, @target its target (a kind ignores those it
+ * does not use). */
+void ablation_current_params (SaccadeAblationPage *self, int target, SaccadeAblationParams *p);
+/* The loaded model when the run shown is its own, else NULL: another model's vocabulary
+ * cannot be read with the loaded tokenizer (tokens are then named by their ids). */
+SaccadeLoadedModel *ablation_own_model (SaccadeAblationPage *self);
 /* Installs page.study, page.metric, page.target and the options' actions. */
 void ablation_options_class_init (GtkWidgetClass *widget_class);
 /* Fills the choosers and connects them; called once the template is built. */

@@ -171,7 +171,7 @@ computed (GObject *source, GAsyncResult *result, gpointer user_data)
   else
     {
       g_autofree char *t = g_strdup_printf (
-        _("Every query of head %d.%d: largest |weight − stored| %.2g (the store keeps fp16: "
+        _("Every query of head L%d.H%d: largest |weight − stored| %.2g (the store keeps fp16: "
           "about 5·10⁻⁴ of a value)"), nv->layer, nv->head, nv->max_diff);
       gtk_label_set_text (self->status, t);
     }

@@ -486,8 +486,13 @@ saccade_page_dup_quoted_text (SaccadeRun *run)
 char *
 saccade_page_dup_other_model (SaccadePage *self)
 {
-  SaccadeRun *run = saccade_page_get_run (self);
-  SaccadeLoadedModel *model = saccade_page_get_model (self);
+  return saccade_run_dup_other_model (saccade_page_get_run (self),
+                                      saccade_page_get_model (self));
+}
+
+char *
+saccade_run_dup_other_model (SaccadeRun *run, SaccadeLoadedModel *model)
+{
   const ScStoreModel *ident = model != NULL ? saccade_loaded_model_get_ident (model) : NULL;
   char hex[SC_SHA256_HEX_SIZE];
 

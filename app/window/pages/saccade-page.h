@@ -140,6 +140,8 @@ char *saccade_page_dup_run_choice (gint64 id, const char *title);
  * captured with another model file: the words `saccade study` says), or NULL when it can
  * (or there is no run or no model). Caller frees. */
 char *saccade_page_dup_other_model (SaccadePage *self);
+/* The same for @run and @model (either may be NULL). */
+char *saccade_run_dup_other_model (SaccadeRun *run, SaccadeLoadedModel *model);
 /* Makes @dd, a run picker over a GtkStringList of saccade_page_dup_run_choice() names, ask
  * for a minimum width that does not follow the run it shows (its label ellipsized, the
  * list's rows too), so choosing a run with wide characters (a chat template's

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "app/core/saccade-export.h"
+#include "app/window/pages/saccade-page.h"
 
 struct _SaccadeStudyPanel
 {
@@ -174,13 +175,17 @@ text_printf (const char *format, ...)
   return text;
 }
 
-/* Why Run cannot run on the loaded model (a study that needs a backward pass on an
- * architecture without one), or NULL. Caller frees. */
+/* Why Run cannot run on the loaded model (the run was captured with another model file; a
+ * study that needs a backward pass on an architecture without one), or NULL. Caller
+ * frees. */
 static char *
 cannot_run (SaccadeStudyPanel *self)
 {
   ScModel *model = self->model != NULL ? saccade_loaded_model_get_model (self->model) : NULL;
+  char *other = saccade_run_dup_other_model (self->run, self->model);
 
+  if (other != NULL)
+    return other;
   if (model != NULL && (self->outputs->face->kind->needs & SC_STUDY_NEEDS_BACKWARD)
       && !sc_model_has_backward (model))
     /* Translators: Run is off: the loaded model's architecture, e.g. gemma3. */
@@ -301,6 +306,14 @@ saccade_study_panel_look_up (SaccadeStudyPanel *self)
   show (self, NULL);
   if (!saccade_study_panel_has_source (self) || (params = current_params (self)) == NULL)
     return;
+  {
+    /* a run of another model: its study's params name that model's tokens (the default
+     * baseline is its end-of-text token), which the loaded one cannot say; the status line
+     * says why nothing is looked up or run */
+    g_autofree char *other = saccade_run_dup_other_model (self->run, self->model);
+    if (other != NULL)
+      return;
+  }
   saccade_study_face_async (self->outputs->face, self->owner, self->model, self->db_path,
                             self->run->id, params, SACCADE_STUDY_STORED_ONLY,
                             saccade_study_jobs_lookup (self->jobs), NULL, NULL, lookup_done,
