@@ -17,6 +17,12 @@
 typedef struct {
   ScBackend base;
   ScPool *pool;
+  /* the fast backend's capture op (sc-backend-cpu-attn.c): the last call's fp16 heads,
+   * head h at capture + capture_at[h] (SIZE_MAX: not captured) */
+  uint16_t *capture;
+  size_t capture_cap, *capture_at;
+  int capture_n_heads;
+  bool capture_packed;
 } ScCpuBackend;
 
 /* Allocates a CPU backend over @ops with @caps; NULL and @err filled when memory or
@@ -95,6 +101,18 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
   (SC_BACKEND_CAP_HOST_MEMORY | SC_BACKEND_CAP_LAYER_NORM | SC_BACKEND_CAP_GELU               \
    | SC_BACKEND_CAP_ADD_BIAS | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW        \
    | SC_BACKEND_CAP_BACKWARD | SC_BACKEND_CAP_ROPE_NEOX | SC_BACKEND_CAP_SCALE)
+
+/* The fast backend's attention op, and its capture op with capture_wait
+ * (sc-backend-cpu-attn.c; contracts in sc-backend-impl.h). */
+ScStatus sc_cpu_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
+                           const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
+                           const ScAttnParams *p, ScError *err);
+ScStatus sc_cpu_attention_capture (ScBackend *b, float *out, const float *q, const float *k,
+                                   const float *v, int n_q, int n_k, int n_heads, int n_kv,
+                                   int d, const ScAttnParams *p, const uint8_t *want, int slot,
+                                   ScError *err);
+ScStatus sc_cpu_capture_wait (ScBackend *b, int slot, const uint16_t **heads, bool *packed,
+                              ScError *err);
 
 /* The masking rules shared by every attention implementation (forward and backward): does
  * every key of the visible range [lo, hi] have @key_mask set (the row then attends to its

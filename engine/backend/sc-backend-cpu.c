@@ -1,8 +1,10 @@
 /* sc-backend-cpu.c — the fast CPU backend "cpu", and the ops both CPU backends share.
  *
- * "cpu": projections go to OpenBLAS (sgemm, or sgemv for one row); attention, norms and
+ * "cpu": projections go to OpenBLAS (sgemm, or sgemv for one row); attention (its kernel,
+ * and the capture op that hands heads over as fp16, in sc-backend-cpu-attn.c), norms and
  * activations are vector loops threaded on the engine's own pool (core/sc-pool.h); the
- * engine uses no OpenMP itself (only OpenBLAS's OpenMP build may, inside sgemm). Its ground truth is "cpu-ref" (sc-backend-ref.c): tests/engine/test-backend-ops.c
+ * engine uses no OpenMP itself (only OpenBLAS's OpenMP build may, inside sgemm). Its
+ * ground truth is "cpu-ref" (sc-backend-ref.c): tests/engine/test-backend-ops.c
  * holds every op here to it with explicit tolerances; never the other way round.
  *
  * Ops that are already memory-bound and simple (memory, copies, get_rows, rmsnorm, rope,
@@ -351,67 +353,6 @@ sc_cpu_softmax_row (float *row, int p, int n_k, int lo, int hi, const uint8_t *k
     row[j] *= inv;
 }
 
-/* The fast path's softmax of one row: the same result as sc_cpu_softmax_row() to a few
- * ulp, in loops that vectorise: 16 running maxima and 16 partial sums (added in double at
- * the end, in a fixed order, so the result does not depend on the thread or the machine's
- * vector width) and sc_expf, over the visible range [lo, hi]. Rows with masked keys take
- * the shared scalar path. */
-static void
-softmax_row_fast (float *restrict row, int p, int n_k, int lo, int hi, const uint8_t *key_mask)
-{
-  enum { LANES = 16 };
-  float lane_max[LANES], lane_sum[LANES], max, inv;
-  float *restrict r = row + lo;
-  const int len = hi - lo + 1, whole = len / LANES * LANES;
-  double sum = 0.0;
-  int j, l;
-
-  /* A row with masked keys takes the scalar path (with the same exp); a mask that masks
-   * nothing this row can see changes nothing, bit for bit. */
-  if (key_mask != NULL)
-    for (j = lo; j <= hi; j++)
-      if (key_mask[j])
-        {
-          sc_cpu_softmax_row (row, p, n_k, lo, hi, key_mask, true);
-          return;
-        }
-  for (l = 0; l < LANES; l++)
-    {
-      lane_max[l] = -INFINITY;
-      lane_sum[l] = 0.0f;
-    }
-  for (j = 0; j < whole; j += LANES)
-    for (l = 0; l < LANES; l++)
-      lane_max[l] = r[j + l] > lane_max[l] ? r[j + l] : lane_max[l];
-  max = -INFINITY;
-  for (l = 0; l < LANES; l++)
-    max = lane_max[l] > max ? lane_max[l] : max;
-  for (j = whole; j < len; j++)
-    max = r[j] > max ? r[j] : max;
-
-  for (j = 0; j < whole; j += LANES)
-    for (l = 0; l < LANES; l++)
-      {
-        const float e = sc_expf (r[j + l] - max);
-        r[j + l] = e;
-        lane_sum[l] += e;
-      }
-  for (l = 0; l < LANES; l++)
-    sum += lane_sum[l];
-  for (j = whole; j < len; j++)
-    {
-      r[j] = sc_expf (r[j] - max);
-      sum += r[j];
-    }
-  inv = (float) (1.0 / sum);
-  for (j = 0; j < len; j++)
-    r[j] *= inv;
-  for (j = 0; j < lo; j++)
-    row[j] = 0.0f;
-  for (j = hi + 1; j < n_k; j++)
-    row[j] = 0.0f;
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* cpu: OpenBLAS products, pool-threaded vector loops                                    */
 
@@ -437,141 +378,6 @@ blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int 
     sc_sgemm (true, n, out, in, 1.0f, x, in, w, in, accumulate ? 1.0f : 0.0f, y, out);
   if (serial)
     sc_blas_set_threads (b->n_threads);
-  return SC_OK;
-}
-
-/* The attention op's arguments, shared by its per-head tasks. */
-typedef struct {
-  float *out, *probs;
-  const float *q, *k, *v;
-  int n_q, n_k, n_heads, n_kv, d;
-  const ScAttnParams *p;
-  const float *kt; /* (n_kv, d, n_k): each KV head's keys, transposed */
-} AttnJob;
-
-/* One head, written as vector loops the compiler turns into SIMD without reassociating a
- * float reduction (so results do not depend on -ffast-math), four query rows at a time:
- *   1. with K_g^T (d, n_k) transposed by the caller, a query row's scores are d AXPYs over
- *      the contiguous keys the block may see, [klo, khi] (the union of its rows' visible
- *      ranges): s[klo..khi] += q[c] * Kt[c][klo..khi];
- *   2. masked softmax of each row over its own visible range;
- *   3. o[0..d] = head_scale * sum_{key in [klo, khi]} P[key] * V_g[key][0..d], AXPYs over
- *      contiguous rows (keys a row does not see have P = 0 and are skipped).
- * A causal head computes only the triangle (half of a full product). The kernel uses no
- * BLAS: OpenBLAS's OpenMP build must not be entered from several of our threads at once. */
-static void
-attention_head_task (void *ctx, int h)
-{
-  enum { R = 4 }; /* query rows per block: each key/value load serves R rows */
-  const AttnJob *j = ctx;
-  const ScAttnParams *p = j->p;
-  const int g = h / (j->n_heads / j->n_kv), first = j->n_k - j->n_q, d = j->d;
-  const size_t qs = (size_t) j->n_heads * d, kvs = (size_t) j->n_kv * d;
-  const float hs = p->head_scale != NULL ? p->head_scale[h] : 1.0f;
-  const float scale = p->scale;
-  const float *kt = j->kt + (size_t) g * d * j->n_k;
-  int i0, r, c, key;
-
-  for (i0 = 0; i0 < j->n_q; i0 += R)
-    {
-      const int nr = j->n_q - i0 < R ? j->n_q - i0 : R;
-      int klo, khi, lo[R], hi[R];
-      float *rows[R];
-      const float *qrow[R];
-      float *orow[R];
-
-      for (r = 0; r < nr; r++)
-        sc_attn_key_range (first + i0 + r, j->n_k, p->causal, p->window, &lo[r], &hi[r]);
-      klo = lo[0];      /* lo grows with the position */
-      khi = hi[nr - 1]; /* so does hi */
-      for (r = 0; r < nr; r++)
-        {
-          rows[r] = j->probs + ((size_t) h * j->n_q + i0 + r) * j->n_k;
-          qrow[r] = j->q + (i0 + r) * qs + (size_t) h * d;
-          orow[r] = j->out + (i0 + r) * qs + (size_t) h * d;
-          for (key = klo; key <= khi; key++)
-            rows[r][key] = 0.0f;
-        }
-      /* 1. scores for keys klo..khi (entries outside a row's own range are discarded by
-       *    the softmax, which writes exact zeros there) */
-      for (c = 0; c < d; c++)
-        {
-          const float *restrict ktc = kt + (size_t) c * j->n_k;
-          if (nr == R)
-            {
-              float *restrict s0 = rows[0], *restrict s1 = rows[1], *restrict s2 = rows[2],
-                              *restrict s3 = rows[3];
-              const float q0 = qrow[0][c] * scale, q1 = qrow[1][c] * scale,
-                          q2 = qrow[2][c] * scale, q3 = qrow[3][c] * scale;
-              for (key = klo; key <= khi; key++)
-                {
-                  const float kv = ktc[key];
-                  s0[key] += q0 * kv;
-                  s1[key] += q1 * kv;
-                  s2[key] += q2 * kv;
-                  s3[key] += q3 * kv;
-                }
-            }
-          else
-            for (r = 0; r < nr; r++)
-              {
-                float *restrict sr = rows[r];
-                const float qc = qrow[r][c] * scale;
-                for (key = klo; key <= khi; key++)
-                  sr[key] += qc * ktc[key];
-              }
-        }
-      /* 2. masked softmax per row */
-      for (r = 0; r < nr; r++)
-        softmax_row_fast (rows[r], first + i0 + r, j->n_k, lo[r], hi[r], p->key_mask);
-      /* 3. o_r = head_scale * sum_key P[r][key] * V_g[key] */
-      for (r = 0; r < nr; r++)
-        for (c = 0; c < d; c++)
-          orow[r][c] = 0.0f;
-      for (key = klo; key <= khi; key++)
-        {
-          const float *restrict vj = j->v + key * kvs + (size_t) g * d;
-          for (r = 0; r < nr; r++)
-            {
-              float *restrict o = orow[r];
-              const float w = rows[r][key] * hs;
-              if (w == 0.0f)
-                continue;
-              for (c = 0; c < d; c++)
-                o[c] += w * vj[c];
-            }
-        }
-    }
-}
-
-static ScStatus
-fast_attention (ScBackend *b, float *out, float *probs, const float *q, const float *k,
-                const float *v, int n_q, int n_k, int n_heads, int n_kv, int d,
-                const ScAttnParams *p, ScError *err)
-{
-  AttnJob j = { out, probs, q, k, v, n_q, n_k, n_heads, n_kv, d, p, NULL };
-  /* Heads are independent: one pool task per head; a decode step's few multiply-adds
-   * stay on the calling thread. */
-  const bool parallel = (double) n_q * n_k * d * n_heads >= 4e6;
-  const size_t kvs = (size_t) n_kv * d;
-  float *kt = malloc ((size_t) n_kv * d * n_k * sizeof *kt);
-  int g, c, key;
-
-  if (kt == NULL)
-    return sc_error_set (err, SC_ERR_NOMEM, "cpu: attention: out of memory for the transposed "
-                         "keys of %d positions", n_k);
-  /* Kt[g] (d, n_k) = K_g^T, once per KV head (each serves n_heads / n_kv query heads) */
-  for (g = 0; g < n_kv; g++)
-    for (key = 0; key < n_k; key++)
-      for (c = 0; c < d; c++)
-        kt[((size_t) g * d + c) * n_k + key] = k[key * kvs + (size_t) g * d + c];
-  j.kt = kt;
-  if (parallel)
-    sc_pool_run (sc_cpu_pool (b), n_heads, attention_head_task, &j);
-  else
-    for (int h = 0; h < n_heads; h++)
-      attention_head_task (&j, h);
-  free (kt);
   return SC_OK;
 }
 
@@ -697,7 +503,9 @@ static const ScBackendOps cpu_ops = {
   .name = "cpu",
   SC_CPU_SHARED_OPS,
   .matmul = blas_matmul,
-  .attention = fast_attention,
+  .attention = sc_cpu_attention,
+  .attention_capture = sc_cpu_attention_capture,
+  .capture_wait = sc_cpu_capture_wait,
   .layer_norm = fast_layer_norm,
   .gelu = fast_gelu,
   .geglu = fast_geglu,
@@ -708,7 +516,11 @@ static const ScBackendOps cpu_ops = {
 void
 sc_cpu_destroy (ScBackend *b)
 {
-  sc_pool_free (sc_cpu_pool (b));
+  ScCpuBackend *cb = (ScCpuBackend *) b;
+
+  sc_pool_free (cb->pool);
+  free (cb->capture);
+  free (cb->capture_at);
   free (b);
 }
 
@@ -740,7 +552,7 @@ sc_backend_cpu_new (int n_threads, ScError *err)
 
   if (sc_blas_init (err) != SC_OK)
     return NULL;
-  if ((cb = sc_cpu_backend_new (&cpu_ops, SC_CPU_CAPS, n_threads, err)) == NULL)
+  if ((cb = sc_cpu_backend_new (&cpu_ops, SC_CPU_CAPS | SC_BACKEND_CAP_ATTN_CAPTURE, n_threads, err)) == NULL)
     return NULL;
   sc_blas_set_threads (cb->base.n_threads);
   snprintf (cb->base.description, sizeof cb->base.description, "CPU, %d thread%s, %s",

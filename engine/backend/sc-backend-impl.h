@@ -144,7 +144,8 @@ typedef struct {
   /* (optional; SC_BACKEND_CAP_ADD_BIAS) y (n, dim) += bias (dim) on every row. */
   ScStatus (*add_bias) (ScBackend *b, float *y, const float *bias, int n, int dim, ScError *err);
 
-  /* (optional; SC_BACKEND_CAP_ATTN_CAPTURE, for device backends) The attention op of a
+  /* (optional; SC_BACKEND_CAP_ATTN_CAPTURE: the GPU, and the fast CPU backend, which needs
+   * no O(H n^2) float buffer then) The attention op of a
    * capture, which never materialises fp32 probabilities: @out exactly as attention's
    * (same inputs, params and tolerance); and for each head h with @want[h] nonzero (host
    * (n_heads); NULL = none: the op is then a plain fused attention), its probabilities as
@@ -163,7 +164,8 @@ typedef struct {
    * attention_capture on @slot have landed and sets heads[h] (host (n_heads of that call))
    * to head h's fp16 values, NULL for a head it did not capture, and *packed to whether
    * they are in the triangle layout. The values are the backend's, valid until the next
-   * attention_capture on the same slot or destroy. */
+   * attention_capture on the same slot or destroy (on a host backend — synchronous, one
+   * area for every slot — until the next attention_capture on any slot). */
   ScStatus (*capture_wait) (ScBackend *b, int slot, const uint16_t **heads, bool *packed,
                             ScError *err);
 

@@ -23,12 +23,14 @@
  * applied by sc_intervention_edit_heads() in sc-intervention.c, which the layer calls
  * between its attention and W_O), the observer and zero-copy capture, progress and timing.
  *
- * The fp16 capture path: on a backend with SC_BACKEND_CAP_ATTN_CAPTURE (the GPU), a layer
- * without edits in an untaped run calls attention_capture instead of attention
- * (choose_capture below): no fp32 probabilities exist; the heads the observer wants arrive
- * as fp16 in the store's layout in pinned host memory, and are handed to observe_f16 after
- * the next layer has been queued, so their transfer overlaps it. CPU backends lack the
- * flag and run exactly as before.
+ * The fp16 capture path: on a backend with SC_BACKEND_CAP_ATTN_CAPTURE (the GPU and the
+ * fast CPU backend), a layer without edits in an untaped run calls attention_capture
+ * instead of attention (choose_capture below): no fp32 probabilities exist; the heads the
+ * observer wants arrive as fp16 in the store's layout in host memory. A device backend's
+ * are handed to observe_f16 after the next layer has been queued, so their transfer
+ * overlaps it; a host backend's (computed synchronously, bit for bit the attention op's
+ * probabilities converted) right after their layer. An observer that takes only floats, a
+ * tape or an edit gets the fp32 path as before; the reference backend lacks the flag.
  *
  * Why edits are not a backend op: the attention op computes P and o = P V in one call (its
  * SIMD path never holds a whole row of P before the product), so an edit between the two
@@ -754,8 +756,11 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
                               != SC_OK)
         return st;
       pending = c.capture && c.capture_want != NULL ? l : -1;
-      /* attn_output comes after the layer's heads (sc-forward.h): no overlap then */
-      if (pending >= 0 && opt->observer->attn_output != NULL)
+      /* attn_output comes after the layer's heads (sc-forward.h): no overlap then; nor on
+       * a host backend, whose capture op is synchronous (one area serves every slot) */
+      if (pending >= 0
+          && (opt->observer->attn_output != NULL
+              || sc_backend_supports (b, SC_BACKEND_CAP_HOST_MEMORY)))
         {
           if ((st = observe_layer_f16 (s, opt->observer, pending, nq, n, err)) != SC_OK)
             return st;
