@@ -1095,10 +1095,13 @@ sc_store_capture_add_head_f16 (ScStoreCapture *cap, int layer, int head, const u
 
   if (values == NULL || n_query != n_key || n_query < 0 || (size_t) n_query != cap->n_tokens)
     return add_head (cap, layer, head, NULL, NULL, n_query, n_key, err); /* its error */
-  if (packed && cap->sparse_eps == 0)
+  if (packed && cap->sparse_eps == 0
+      && !(layer >= 0 && layer < cap->n_layers && cap->windows[layer] > 0
+           && cap->windows[layer] < (uint32_t) n_query))
     return add_head (cap, layer, head, NULL, values, n_query, n_key, err);
-  /* a sparse run (built from floats) or a full layout: through floats, which is exact —
-   * every fp16 is a float and sc_fp32_to_fp16 gives it back unchanged */
+  /* a sparse run (built from floats), a local layer's head that may be stored as its band
+   * (decided from the values), or a full layout: through floats, which is exact — every
+   * fp16 is a float and sc_fp32_to_fp16 gives it back unchanged */
   probs = malloc ((size_t) n_query * n_key * sizeof *probs);
   if (probs == NULL)
     {
