@@ -89,64 +89,94 @@ row_max (const float *row, int len)
   return m[0];
 }
 
+void
+sc_head_stats_begin (ScHeadStatsAcc *acc, int n_query, int n_key, const ScHeadStatsOptions *opt)
+{
+  int k = opt != NULL && opt->sink_k > 0 ? opt->sink_k : SC_HEAD_STATS_DEFAULT_SINK_K;
+
+  memset (acc, 0, sizeof *acc);
+  acc->n_query = n_query;
+  acc->n_key = n_key;
+  acc->k = k > n_key ? n_key : k;
+}
+
+void
+sc_head_stats_add_row (ScHeadStatsAcc *acc, const float *row, int len)
+{
+  const int n_key = acc->n_key, p = n_key - acc->n_query + acc->i;
+  /* The row sums run in lanes of 8 (row_entropy, row_distance): stopping at the end of the
+   * 8-block that holds the last nonzero entry adds the same values to the same lanes, in
+   * the same order, as running to n_key would (the zeros after it add exactly +0), so the
+   * result is the same bits. */
+  int span = len <= 0 ? 8 : (len + 7) / 8 * 8;
+  double h, d, first = 0.0;
+  float top;
+  int j;
+
+  if (span > n_key)
+    span = n_key;
+  h = row_entropy (row, span);
+  d = row_distance (row, span, p);
+  top = row_max (row, span);
+  for (j = 0; j < acc->k; j++)
+    first += row[j];
+  acc->ent += h;
+  acc->dist += d;
+  acc->conf += top;
+  acc->sink += row[0];
+  acc->sink_k += first;
+  if (p >= 1)
+    {
+      acc->ent_norm += h / log ((double) p + 1.0);
+      acc->n_norm++;
+      acc->prev += row[p - 1];
+      acc->n_prev++;
+    }
+  acc->self += row[p];
+  if (++acc->i == acc->n_query)
+    {
+      acc->last.last_entropy = row_entropy (row, n_key);
+      acc->last.last_top = 0;
+      for (j = 1; j < n_key; j++)
+        if (row[j] > row[acc->last.last_top])
+          acc->last.last_top = j;
+      acc->last.last_top_weight = row[acc->last.last_top];
+    }
+}
+
+void
+sc_head_stats_end (const ScHeadStatsAcc *acc, ScHeadStats *out)
+{
+  const int n_query = acc->n_query;
+
+  memset (out, 0, sizeof *out);
+  out->entropy = acc->ent / n_query;
+  out->entropy_norm = acc->n_norm > 0 ? acc->ent_norm / acc->n_norm : NAN;
+  out->distance = acc->dist / n_query;
+  out->confidence = acc->conf / n_query;
+  out->sink = acc->sink / n_query;
+  out->sink_k = acc->sink_k / n_query;
+  out->previous = acc->n_prev > 0 ? acc->prev / acc->n_prev : NAN;
+  out->self = acc->self / n_query;
+  out->last_entropy = acc->last.last_entropy;
+  out->last_top = acc->last.last_top;
+  out->last_top_weight = acc->last.last_top_weight;
+}
+
 ScStatus
 sc_head_stats_compute (const float *probs, int n_query, int n_key, const ScHeadStatsOptions *opt,
                        ScHeadStats *out, ScError *err)
 {
-  int k = opt != NULL && opt->sink_k > 0 ? opt->sink_k : SC_HEAD_STATS_DEFAULT_SINK_K;
-  double ent = 0.0, ent_norm = 0.0, dist = 0.0, conf = 0.0, sink = 0.0, sink_k = 0.0;
-  double prev = 0.0, self = 0.0;
-  int n_norm = 0, n_prev = 0, i, j;
-  const float *last;
+  ScHeadStatsAcc acc;
 
   if (probs == NULL || out == NULL || n_query < 1 || n_key < 1 || n_query > n_key)
     return sc_error_set (err, SC_ERR_INVALID_ARG,
                          "head statistics of a (%d, %d) matrix: need 1 <= n_query <= n_key",
                          n_query, n_key);
-  if (k > n_key)
-    k = n_key;
-
-  for (i = 0; i < n_query; i++)
-    {
-      const float *row = probs + (size_t) i * n_key;
-      int p = n_key - n_query + i;
-      double h = row_entropy (row, n_key), d = row_distance (row, n_key, p), first = 0.0;
-      float top = row_max (row, n_key);
-
-      for (j = 0; j < k; j++)
-        first += row[j];
-      ent += h;
-      dist += d;
-      conf += top;
-      sink += row[0];
-      sink_k += first;
-      if (p >= 1)
-        {
-          ent_norm += h / log ((double) p + 1.0);
-          n_norm++;
-          prev += row[p - 1];
-          n_prev++;
-        }
-      self += row[p];
-    }
-
-  memset (out, 0, sizeof *out);
-  out->entropy = ent / n_query;
-  out->entropy_norm = n_norm > 0 ? ent_norm / n_norm : NAN;
-  out->distance = dist / n_query;
-  out->confidence = conf / n_query;
-  out->sink = sink / n_query;
-  out->sink_k = sink_k / n_query;
-  out->previous = n_prev > 0 ? prev / n_prev : NAN;
-  out->self = self / n_query;
-
-  last = probs + (size_t) (n_query - 1) * n_key;
-  out->last_entropy = row_entropy (last, n_key);
-  out->last_top = 0;
-  for (j = 1; j < n_key; j++)
-    if (last[j] > last[out->last_top])
-      out->last_top = j;
-  out->last_top_weight = last[out->last_top];
+  sc_head_stats_begin (&acc, n_query, n_key, opt);
+  for (int i = 0; i < n_query; i++)
+    sc_head_stats_add_row (&acc, probs + (size_t) i * n_key, n_key);
+  sc_head_stats_end (&acc, out);
   return SC_OK;
 }
 

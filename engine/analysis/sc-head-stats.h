@@ -59,6 +59,29 @@ typedef struct {
 ScStatus sc_head_stats_compute (const float *probs, int n_query, int n_key,
                                 const ScHeadStatsOptions *opt, ScHeadStats *out, ScError *err);
 
+/* The same statistics a row at a time, for a caller that never holds the whole matrix
+ * (the store's writer decodes one fp16 row at a time): begin, then every row in order,
+ * then end. Bit for bit what sc_head_stats_compute gives on the same rows. */
+typedef struct {
+  int n_query, n_key, k, i;
+  double ent, ent_norm, dist, conf, sink, sink_k, prev, self;
+  int n_norm, n_prev;
+  ScHeadStats last; /* the last row's part, filled when it arrives */
+} ScHeadStatsAcc;
+
+/* Starts @acc for a (n_query, n_key) matrix, 1 <= n_query <= n_key (unchecked here:
+ * sc_head_stats_compute checks). @opt may be NULL. */
+void sc_head_stats_begin (ScHeadStatsAcc *acc, int n_query, int n_key,
+                          const ScHeadStatsOptions *opt);
+
+/* Adds the next row: @row holds n_key floats of which those at @len and beyond are 0 (a
+ * causal row: len = p + 1); they need not be read one by one, which halves the work on a
+ * causal head. */
+void sc_head_stats_add_row (ScHeadStatsAcc *acc, const float *row, int len);
+
+/* The statistics, once all n_query rows were added. */
+void sc_head_stats_end (const ScHeadStatsAcc *acc, ScHeadStats *out);
+
 /* The metrics a head can be coloured or sorted by, in the order tables show them. */
 typedef enum {
   SC_HEAD_METRIC_ENTROPY,

@@ -301,34 +301,34 @@ blob_head (const Slot *slot)
                              slot->causal, slot->sparse, slot->nnz, slot->window };
 }
 
-/* Step 2's statistics and overview, from the head unpacked into w->unpacked: sc_head_stats_compute, one
- * head_scores row per score; the block maxima, one head_overviews row. Returns SQLite's
- * code (SQLITE_DONE when stored; SQLITE_NOMEM when a buffer cannot grow). */
+/* Step 2's statistics and overview: sc_head_stats, one head_scores row per score; the block
+ * maxima, one head_overviews row. A dense head is read a row at a time from its fp16 values
+ * into w->unpacked's first n floats (zeroed once per head: a causal row i overwrites
+ * [0, i] and the entries after it are still 0), so the writer holds O(n) floats, not the
+ * (n, n) matrix (268 MB at 8,192 tokens), and visits a causal head's triangle only; a band
+ * or sparse head is unpacked whole. Returns SQLite's code (SQLITE_DONE when stored;
+ * SQLITE_NOMEM when a buffer cannot grow). */
 static int
 insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *err)
 {
   const uint32_t n = slot->n;
   const uint32_t size = sc_store_overview_size (n);
-  const size_t nn = (size_t) n * n;
+  const bool by_row = slot->window == 0 && !slot->sparse;
+  const size_t need = by_row ? n : (size_t) n * n;
   const ScStoreBlobHead b = blob_head (slot);
+  ScHeadStatsAcc acc;
   ScHeadStats stats;
   int rc;
 
-  if (w->unpacked_cap < nn)
+  (void) err;
+  if (w->unpacked_cap < need)
     {
-      float *buf = realloc (w->unpacked, nn * sizeof *buf);
+      float *buf = realloc (w->unpacked, need * sizeof *buf);
       if (buf == NULL)
         return SQLITE_NOMEM;
       w->unpacked = buf;
-      w->unpacked_cap = nn;
+      w->unpacked_cap = need;
     }
-  sc_store_blob_head_unpack (&b, w->unpacked);
-  if (sc_head_stats_compute (w->unpacked, (int) n, (int) n, NULL, &stats, err) != SC_OK)
-    return SQLITE_MISUSE; /* n >= 1 always: cannot happen */
-  rc = sc_store_scores_insert (w->insert_score, cap->run_id, slot->layer, slot->head, &stats,
-                               NULL);
-  if (rc != SQLITE_DONE)
-    return rc;
   if (w->blk_n != n)
     {
       uint32_t *blk = realloc (w->blk, (size_t) n * sizeof *blk);
@@ -344,9 +344,29 @@ insert_scores (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError 
       w->blk_n = n;
     }
   memset (w->overview, 0, (size_t) size * size * sizeof *w->overview);
+  sc_head_stats_begin (&acc, (int) n, (int) n, NULL);
+  if (by_row)
+    memset (w->unpacked, 0, (size_t) n * sizeof *w->unpacked);
+  else
+    sc_store_blob_head_unpack (&b, w->unpacked);
   for (uint32_t i = 0; i < n; i++)
-    sc_store_overview_row (w->overview, size, w->blk, i, w->unpacked + (size_t) i * n,
-                           slot->causal ? i + 1 : n);
+    {
+      const uint32_t len = slot->causal ? i + 1 : n;
+      const float *row = w->unpacked;
+      if (by_row)
+        sc_store_f16_decode (slot->buf + 2 * sc_attn_packed_index ((int) i, 0, (int) n,
+                                                                   slot->causal),
+                             len, w->unpacked);
+      else
+        row = w->unpacked + (size_t) i * n;
+      sc_head_stats_add_row (&acc, row, (int) len);
+      sc_store_overview_row (w->overview, size, w->blk, i, row, len);
+    }
+  sc_head_stats_end (&acc, &stats);
+  rc = sc_store_scores_insert (w->insert_score, cap->run_id, slot->layer, slot->head, &stats,
+                               NULL);
+  if (rc != SQLITE_DONE)
+    return rc;
   return sc_store_overview_insert (w->db, cap->run_id, slot->layer, slot->head, size,
                                    w->overview);
 }
