@@ -700,7 +700,8 @@ test_unsupported (void)
   expect_error (sc_backend_attention_capture (&bare_backend, y, x, x, x, 1, 1, 1, 1, 8, &p, NULL,
                                               0, &err), &err, SC_ERR_UNSUPPORTED,
                 "attention_capture");
-  /* the CPU backends have no capture ops: the forward pass keeps their fp32 path */
+  /* the reference backend has no capture ops: the forward pass keeps its fp32 path (the
+   * fast CPU backend has them: /backend-ops/cpu-capture-same-bits) */
   g_assert_false (sc_backend_supports (reference, SC_BACKEND_CAP_ATTN_CAPTURE));
   expect_error (sc_backend_rope_neox (&bare_backend, x, 1, 1, 8, 8, 0, 1e4f, &err), &err,
                 SC_ERR_UNSUPPORTED, "rope_neox");
@@ -764,6 +765,94 @@ test_alloc_failure (void)
     }
 }
 
+/* The fast CPU backend's capture op against its own attention op, bit for bit: o the same
+ * floats, each wanted head's fp16 values sc_fp32_to_fp16 of the op's probabilities in the
+ * store's layout (triangle when causal over a whole prompt, else full rows), unwanted heads
+ * NULL. Shapes cover both kernels' paths: head dimensions 8 (scalar), 16, 48 (a 3-vector
+ * P V tile), 64, 128 and 256; row counts on and off the 8-row blocks; row chunks (threaded);
+ * GQA; windows; masked keys; head scales (one of them 0); a cache (n_q < n_k); non-causal. */
+static void
+test_cpu_capture_same_bits (void)
+{
+  static const struct {
+    int n, n_k, heads, kv, hd, window;
+    bool noncausal, masked, scaled;
+  } shapes[] = {
+    { 13, 13, 6, 2, 16, 0, false, false, false },  { 77, 77, 9, 3, 64, 0, false, false, true },
+    { 200, 200, 4, 2, 48, 0, false, false, false }, { 130, 130, 3, 1, 128, 0, false, true, false },
+    { 41, 41, 2, 1, 256, 0, false, false, true },  { 96, 96, 4, 2, 64, 17, false, true, false },
+    { 9, 40, 4, 4, 64, 0, false, false, false },   { 33, 33, 2, 2, 32, 0, true, true, true },
+    { 21, 21, 3, 3, 8, 5, false, false, false },   { 300, 300, 2, 1, 64, 0, false, false, false },
+  };
+  ScError err = { 0 };
+  ScBackend *b = sc_backend_cpu_new (2, &err);
+  GRand *rng = g_rand_new_with_seed (2029);
+
+  g_assert_nonnull (b);
+  g_assert_true (sc_backend_supports (b, SC_BACKEND_CAP_ATTN_CAPTURE));
+  for (size_t t = 0; t < G_N_ELEMENTS (shapes); t++)
+    {
+      const int n = shapes[t].n, nk = shapes[t].n_k, H = shapes[t].heads, KV = shapes[t].kv,
+                d = shapes[t].hd;
+      const size_t nq_el = (size_t) n * H * d, nk_el = (size_t) nk * KV * d;
+      float *q = g_new (float, nq_el), *k = g_new (float, nk_el), *v = g_new (float, nk_el);
+      float *o1 = g_new (float, nq_el), *o2 = g_new (float, nq_el);
+      float *probs = g_new (float, (size_t) H * n * nk), *hs = g_new (float, H);
+      uint8_t *mask = g_new0 (uint8_t, nk), *want = g_new0 (uint8_t, H);
+      const uint16_t **heads = g_new0 (const uint16_t *, H);
+      const bool packed = !shapes[t].noncausal && n == nk;
+      bool got_packed = !packed;
+      ScAttnParams p = { .scale = 1.0f / sqrtf ((float) d), .causal = !shapes[t].noncausal,
+                         .window = shapes[t].window };
+
+      for (size_t i = 0; i < nq_el; i++)
+        q[i] = (float) g_rand_double_range (rng, -3, 3);
+      for (size_t i = 0; i < nk_el; i++)
+        {
+          k[i] = (float) g_rand_double_range (rng, -3, 3);
+          v[i] = (float) g_rand_double_range (rng, -1, 1);
+        }
+      for (int h = 0; h < H; h++)
+        {
+          hs[h] = h == 1 ? 0.0f : (float) g_rand_double_range (rng, 0.5, 1.5);
+          want[h] = h % 3 != 2;
+        }
+      for (int j = 0; j < nk; j += 5)
+        mask[j] = 1;
+      p.key_mask = shapes[t].masked ? mask : NULL;
+      p.head_scale = shapes[t].scaled ? hs : NULL;
+      g_assert_cmpint (sc_backend_attention (b, o1, probs, q, k, v, n, nk, H, KV, d, &p, &err),
+                       ==, SC_OK);
+      g_assert_cmpint (sc_backend_attention_capture (b, o2, q, k, v, n, nk, H, KV, d, &p, want,
+                                                     t % 2, &err), ==, SC_OK);
+      g_assert_cmpint (b->ops->capture_wait (b, t % 2, heads, &got_packed, &err), ==, SC_OK);
+      g_assert_cmpmem (o1, nq_el * sizeof *o1, o2, nq_el * sizeof *o2);
+      g_assert_true (got_packed == packed);
+      for (int h = 0; h < H; h++)
+        {
+          if (!want[h])
+            {
+              g_assert_null (heads[h]);
+              continue;
+            }
+          g_assert_nonnull (heads[h]);
+          for (int i = 0; i < n; i++)
+            for (int j = 0; j < (packed ? i + 1 : nk); j++)
+              {
+                const uint16_t got = heads[h][sc_attn_packed_index (i, j, nk, packed)];
+                const uint16_t exp = sc_fp32_to_fp16 (probs[((size_t) h * n + i) * nk + j]);
+                if (got != exp)
+                  g_error ("shape %zu head %d (%d, %d): capture 0x%04x, attention 0x%04x", t, h,
+                           i, j, got, exp);
+              }
+        }
+      g_free (q), g_free (k), g_free (v), g_free (o1), g_free (o2), g_free (probs);
+      g_free (hs), g_free (mask), g_free (want), g_free (heads);
+    }
+  g_rand_free (rng);
+  sc_backend_free (b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -779,6 +868,7 @@ main (int argc, char **argv)
   g_test_add_func ("/backend-ops/unsupported", test_unsupported);
   g_test_add_func ("/backend-ops/attention-arguments", test_attention_arguments);
   g_test_add_func ("/backend-ops/alloc-failure", test_alloc_failure);
+  g_test_add_func ("/backend-ops/cpu-capture-same-bits", test_cpu_capture_same_bits);
   for (i = 0; i < G_N_ELEMENTS (backends); i++)
     for (j = 0; j < G_N_ELEMENTS (cases); j++)
       {
