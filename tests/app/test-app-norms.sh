@@ -90,7 +90,7 @@ select 1
 expect-run 1
 page model
 page-action page.metric norm-share
-expect-named model-hint the first token's share
+expect-named model-norm-line the first token's share
 expect-title Norm share of the first token of every head
 screenshot $out/model-norm-share.png
 export-figure $out/model-norm-share-export.png
@@ -103,7 +103,8 @@ screenshot $out/model-norm-gap-profile.png
 page-action page.view grid
 select 3
 expect-run 3
-expect-named model-hint Norm metrics are off: Run 3 was captured with
+expect-named model-norm-line Norm metrics are off: Run 3 was captured with
+expect-title Every head · tiny-llama-test
 screenshot $out/model-other-model.png
 expect-no-error
 quit

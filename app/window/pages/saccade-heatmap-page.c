@@ -302,22 +302,17 @@ norm_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
   ScNormResult *r = saccade_norm_get_finish (result, &error);
-  SaccadeHeatmapPage *self;
   GCancellable *c = user_data; /* the job's, a reference */
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (source);
+  gboolean current = !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                     && c == self->norm_job;
 
-  if (r == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      g_object_unref (c);
-      return; /* another run, or the page went */
-    }
-  self = SACCADE_HEATMAP_PAGE (source);
-  if (c != self->norm_job)
-    {
-      g_object_unref (c);
-      sc_norm_result_free (r);
-      return;
-    }
   g_object_unref (c);
+  if (!current)
+    {
+      sc_norm_result_free (r);
+      return; /* another run or layer, or the page went */
+    }
   g_clear_object (&self->norm_job);
   if (r == NULL)
     self->norm_error = g_strdup (error->message);
@@ -338,8 +333,6 @@ show_norm (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
 
   saccade_norm_cache_set_run (self->norms, run->id);
   r = saccade_norm_cache_lookup (self->norms, layer);
-  /* Translators: the colour bar's caption in the Heatmap page's Norm view. */
-  saccade_heatmap_view_set_axis_names (self->heatmap_view, NULL, NULL, _("‖α·f(x)‖"));
   if (r == NULL || sc_norm_result_map (r, head) == NULL)
     {
       saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
@@ -384,8 +377,6 @@ set_norm (SaccadeHeatmapPage *self, gboolean norm)
   self->norm = norm;
   if (!norm)
     saccade_job_cancel_clear (&self->norm_job);
-  if (!norm)
-    saccade_heatmap_view_set_axis_names (self->heatmap_view, NULL, NULL, NULL);
   self->exact_run = NULL; /* the weights are shown again from scratch */
   sync_norm_controls (self);
   refresh (self);
@@ -444,6 +435,9 @@ refresh (SaccadeHeatmapPage *self)
       gtk_label_set_text (self->kv_label, "");
       return;
     }
+  /* Translators: the colour bar's caption in the Heatmap page's Norm view. */
+  saccade_heatmap_view_set_axis_names (self->heatmap_view, NULL, NULL,
+                                       self->norm ? _("‖α·f(x)‖") : NULL);
   if (self->norm) /* computed from the run: every head, kept or not */
     show_norm (self, run, layer, head);
   else if (!saccade_run_has_head (run, layer, head))

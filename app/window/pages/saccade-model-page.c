@@ -39,7 +39,7 @@ struct _SaccadeModelPage
   SaccadeGridView *grid_view;
   SaccadeHeadsTable *heads_table;
   SaccadeProfileView *profile_view;
-  GtkLabel *grid_hint;
+  GtkLabel *norm_label;
 
   gboolean updating; /* the page is setting its own controls from the settings */
   SaccadeNormCache *norms;  /* the run's norm studies */
@@ -91,8 +91,13 @@ shown_metric_name (SaccadeModelPage *self)
 static char *
 saccade_model_page_dup_figure_title (SaccadePage *page)
 {
+  SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
   g_autofree char *what = NULL;
 
+  if (selected_norm (self) >= 0 && self->norm_values == NULL)
+    /* Translators: the model grid's title while its norm metric is off or computing: the
+     * heads without a colour. */
+    return saccade_page_dup_run_title (page, _("Every head"));
   /* Translators: the model grid's title begins with the metric: "Entropy of every head". */
   what = g_strdup_printf (_("%s of every head"),
                           shown_metric_name (SACCADE_MODEL_PAGE (page)));
@@ -151,9 +156,9 @@ update_norm_values (SaccadeModelPage *self, SaccadeRun *run, int k)
       /* Translators: the Model page's hint under a norm metric: what it is. */
       line = g_strdup (k == NORM_SHARE
                        ? _("Per head: the mean over queries of the first token's share of "
-                           "‖α·f(x)‖ — click a head to open it")
-                       : _("Per head: mean weight on the first token minus its norm share; "
-                           "large = a sink that sends little — click a head to open it"));
+                           "norm-based attention ‖α·f(x)‖ (one forward pass of the model)")
+                       : _("Per head: the mean weight on the first token minus its share of "
+                           "‖α·f(x)‖; large: a sink that takes weight and sends little"));
     }
   else if (why != NULL)
     /* Translators: the Model page's hint when a norm metric cannot be computed: why. */
@@ -169,7 +174,7 @@ update_norm_values (SaccadeModelPage *self, SaccadeRun *run, int k)
         }
       line = g_strdup (_("Computing norm-based attention (one forward pass of the model)…"));
     }
-  gtk_label_set_text (self->grid_hint, line);
+  gtk_label_set_text (self->norm_label, line);
 }
 
 static void
@@ -183,10 +188,9 @@ refresh_metric (SaccadeModelPage *self)
 
   if (run == NULL)
     return;
+  gtk_widget_set_visible (GTK_WIDGET (self->norm_label), k >= 0);
   if (k >= 0)
     update_norm_values (self, run, k);
-  else
-    gtk_label_set_text (self->grid_hint, _("Click a head to open it"));
   values = k >= 0 ? self->norm_values : saccade_run_metric (run, metric);
   title = saccade_model_page_dup_figure_title (SACCADE_PAGE (self));
   saccade_grid_view_set_metric (self->grid_view, values, shown_metric_name (self));
@@ -317,7 +321,7 @@ saccade_model_page_export_figure (SaccadePage *page, const char *path, GError **
   if (norm && self->norm_values == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PENDING,
-                           gtk_label_get_text (self->grid_hint));
+                           gtk_label_get_text (self->norm_label));
       return FALSE;
     }
   if ((src = saccade_page_new_export_source (page, error)) == NULL)
@@ -345,7 +349,7 @@ saccade_model_page_export_csv (SaccadePage *page, const char *path, GError **err
       if (self->norm_values == NULL || (r = saccade_norm_cache_lookup (self->norms, -1)) == NULL)
         {
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PENDING,
-                               gtk_label_get_text (self->grid_hint));
+                               gtk_label_get_text (self->norm_label));
           return FALSE;
         }
       data = saccade_norm_heads_csv (r);
@@ -482,7 +486,7 @@ saccade_model_page_class_init (SaccadeModelPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, grid_view);
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, heads_table);
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, profile_view);
-  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, grid_hint);
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, norm_label);
 }
 
 static void
