@@ -13,7 +13,8 @@
 #   - on run 3 and run 2: Norm cannot be chosen and the line under the toolbar says why
 #     (another model file; the run's length and the limit);
 #   - on the Model page, colours the grid by "Norm share of the first token" and by the gap,
-#     exports both, and on run 3 reads why they are off.
+#     exports both; shows the weight vs norm scatter (one dot per head) and exports it;
+#     and on run 3 reads why they are off.
 # Then the numbers: the Norm CSV is `saccade norms 1 --layer 15 --json`'s map of head 3,
 # cell for cell; the weights' CSV is not it (and says "query\key" alone); the Model page's
 # CSV is that study's every head's weight and norm share; the store holds one norm study of
@@ -91,15 +92,23 @@ expect-run 1
 page model
 page-action page.metric norm-share
 expect-named model-norm-line the first token's share
-expect-title Norm share of the first token of every head
+expect-title First-token norm share of every head
 screenshot $out/model-norm-share.png
 export-figure $out/model-norm-share-export.png
 export-csv $out/model-norm.csv
 page-action page.metric norm-gap
-expect-title First token: weight − norm share of every head
+expect-title First-token weight − norm of every head
+note-width
 screenshot $out/model-norm-gap.png
 page-action page.view profile
 screenshot $out/model-norm-gap-profile.png
+page-action page.view sinks
+expect-named model-norm-line Each dot is a head
+expect-title First token: weight against norm share, every head
+screenshot $out/model-sinks.png
+expect-width-unchanged
+export-figure $out/model-sinks-export.png
+export-csv $out/model-sinks.csv
 page-action page.view grid
 select 3
 expect-run 3
@@ -119,7 +128,7 @@ sed 's/^/  | /' "$out/window.log"
 ! grep -q "CRITICAL" "$out/window.log" || fail "the window logged a critical warning"
 for shot in heatmap-norm heatmap-norm-export heatmap-weight heatmap-other-model heatmap-long \
             model-norm-share model-norm-share-export model-norm-gap model-norm-gap-profile \
-            model-other-model; do
+            model-other-model model-sinks model-sinks-export; do
   check_png "$out/$shot.png"
 done
 
@@ -157,6 +166,7 @@ for r in m:
     h = heads[(int(r["layer"]), int(r["head"]))]
     for k in ("weight_first", "norm_first", "gap"):
         assert abs(float(r[k]) - h[k]) <= 1e-6, (r, k, h[k])
+assert open(f"{out}/model-sinks.csv").read() == open(f"{out}/model-norm.csv").read()
 print("python: ok, worst |csv - json| %.3g over %d cells" % (worst, n * n))
 PY
 cat "$out/py.log"

@@ -21,11 +21,15 @@
 #include "app/window/pages/saccade-model-page.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
 
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-job.h"
 #include "app/window/pages/saccade-heads-table.h"
 #include "app/window/pages/saccade-norm-maps.h"
+#include "app/window/saccade-window.h"
+#include "engine/analysis/sc-rank.h"
 #include "ui/widgets/saccade-grid-view.h"
 #include "ui/widgets/saccade-profile-view.h"
 
@@ -40,6 +44,7 @@ struct _SaccadeModelPage
   SaccadeHeadsTable *heads_table;
   SaccadeProfileView *profile_view;
   GtkLabel *norm_label;
+  GtkDrawingArea *sinks_area;
 
   gboolean updating; /* the page is setting its own controls from the settings */
   SaccadeNormCache *norms;  /* the run's norm studies */
@@ -60,6 +65,12 @@ selected_metric (SaccadeModelPage *self)
   return sel < SACCADE_N_METRICS ? (SaccadeMetric) sel : SACCADE_METRIC_ENTROPY;
 }
 
+static gboolean
+showing (SaccadeModelPage *self, const char *view)
+{
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), view) == 0;
+}
+
 /* The norm metric chosen, or −1 for a stored one. */
 static int
 selected_norm (SaccadeModelPage *self)
@@ -76,8 +87,8 @@ norm_metric_name (int k)
    * the first token's share of the row's norm-based attention ‖α·f(x)‖ (Kobayashi 2020),
    * and the weight on the first token minus that share (an attention sink's gap: a large
    * weight on a token that sends little). */
-  return k == NORM_SHARE ? _("Norm share of the first token")
-                         : _("First token: weight − norm share");
+  return k == NORM_SHARE ? _("First-token norm share")
+                         : _("First-token weight − norm");
 }
 
 /* The name of what "Colour by" shows. */
@@ -94,6 +105,10 @@ saccade_model_page_dup_figure_title (SaccadePage *page)
   SaccadeModelPage *self = SACCADE_MODEL_PAGE (page);
   g_autofree char *what = NULL;
 
+  if (showing (self, "sinks"))
+    /* Translators: the Model page's weight vs norm scatter: one dot per head. */
+    return saccade_page_dup_run_title (page, _("First token: weight against norm share, "
+                                               "every head"));
   if (selected_norm (self) >= 0 && self->norm_values == NULL)
     /* Translators: the model grid's title while its norm metric is off or computing: the
      * heads without a colour. */
@@ -130,38 +145,38 @@ norm_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
   refresh_metric (self);
 }
 
-/* The norm metric @k of the run shown into self->norm_values, or NULL there with the hint
- * line saying why (or that it is being computed, the study started). */
-static void
-update_norm_values (SaccadeModelPage *self, SaccadeRun *run, int k)
+/* The run's norm study, or NULL with the norm line saying why (or that it is being computed,
+ * the study started); with it, the line says what @k, the norm metric (−1: the weight vs
+ * norm view) shows. */
+static const ScNormResult *
+norm_result (SaccadeModelPage *self, SaccadeRun *run, int k)
 {
   SaccadePage *page = SACCADE_PAGE (self);
   g_autofree char *why = NULL, *line = NULL;
   const ScNormResult *r;
 
-  g_clear_pointer (&self->norm_values, g_free);
   saccade_norm_cache_set_run (self->norms, run->id);
   why = self->norm_error != NULL ? g_strdup (self->norm_error)
                                  : saccade_norm_dup_unavailable (run,
                                      saccade_page_get_model (page),
                                      saccade_page_get_db_path (page), SACCADE_NORM_NEED_HEADS);
   r = why == NULL ? saccade_norm_cache_lookup (self->norms, -1) : NULL;
-  if (r != NULL && r->n_layers == run->n_layers && r->n_heads == run->n_heads)
-    {
-      gsize nh = (gsize) r->n_layers * r->n_heads;
-      self->norm_values = g_new (double, nh);
-      for (gsize i = 0; i < nh; i++)
-        self->norm_values[i] = k == NORM_SHARE ? r->norm_first[i]
-                                               : r->weight_first[i] - r->norm_first[i];
-      /* Translators: the Model page's hint under a norm metric: what it is. */
-      line = g_strdup (k == NORM_SHARE
-                       ? _("Per head: the mean over queries of the first token's share of "
-                           "norm-based attention ‖α·f(x)‖ (one forward pass of the model)")
-                       : _("Per head: the mean weight on the first token minus its share of "
-                           "‖α·f(x)‖; large: a sink that takes weight and sends little"));
-    }
+  if (r != NULL && (r->n_layers != run->n_layers || r->n_heads != run->n_heads))
+    r = NULL;
+  if (r != NULL)
+    /* Translators: the Model page's line under a norm metric or its weight vs norm view:
+     * what it shows. */
+    line = g_strdup (k == NORM_SHARE ? _("Per head: the mean over queries of the first token's "
+                                         "share of norm-based attention ‖α·f(x)‖ (one forward "
+                                         "pass of the model)")
+                     : k == NORM_GAP ? _("Per head: the mean weight on the first token minus "
+                                         "its share of ‖α·f(x)‖; large: a sink that takes "
+                                         "weight and sends little")
+                                     : _("Each dot is a head: its mean weight on the first token "
+                                         "against that token's share of ‖α·f(x)‖; below the "
+                                         "diagonal it sends less than its weight says"));
   else if (why != NULL)
-    /* Translators: the Model page's hint when a norm metric cannot be computed: why. */
+    /* Translators: the Model page's line when a norm metric cannot be computed: why. */
     line = g_strdup_printf (_("Norm metrics are off: %s"), why);
   else
     {
@@ -175,6 +190,7 @@ update_norm_values (SaccadeModelPage *self, SaccadeRun *run, int k)
       line = g_strdup (_("Computing norm-based attention (one forward pass of the model)…"));
     }
   gtk_label_set_text (self->norm_label, line);
+  return r;
 }
 
 static void
@@ -188,9 +204,21 @@ refresh_metric (SaccadeModelPage *self)
 
   if (run == NULL)
     return;
-  gtk_widget_set_visible (GTK_WIDGET (self->norm_label), k >= 0);
-  if (k >= 0)
-    update_norm_values (self, run, k);
+  g_clear_pointer (&self->norm_values, g_free);
+  gtk_widget_set_visible (GTK_WIDGET (self->norm_label), k >= 0 || showing (self, "sinks"));
+  if (k >= 0 || showing (self, "sinks"))
+    {
+      const ScNormResult *r = norm_result (self, run, showing (self, "sinks") ? -1 : k);
+      gsize nh = (gsize) run->n_layers * run->n_heads;
+      if (r != NULL && k >= 0)
+        {
+          self->norm_values = g_new (double, nh);
+          for (gsize i = 0; i < nh; i++)
+            self->norm_values[i] = k == NORM_SHARE ? r->norm_first[i]
+                                                   : r->weight_first[i] - r->norm_first[i];
+        }
+      gtk_widget_queue_draw (GTK_WIDGET (self->sinks_area));
+    }
   values = k >= 0 ? self->norm_values : saccade_run_metric (run, metric);
   title = saccade_model_page_dup_figure_title (SACCADE_PAGE (self));
   saccade_grid_view_set_metric (self->grid_view, values, shown_metric_name (self));
@@ -215,12 +243,6 @@ saccade_model_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   forget_norm_job (SACCADE_MODEL_PAGE (page));
   refresh_metric (SACCADE_MODEL_PAGE (page));
-}
-
-static gboolean
-showing (SaccadeModelPage *self, const char *view)
-{
-  return g_strcmp0 (gtk_stack_get_visible_child_name (self->view_stack), view) == 0;
 }
 
 /* The head under the cursor is outlined. */
@@ -305,6 +327,87 @@ saccade_model_page_is_busy (SaccadePage *page)
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* Weight vs norm: the weight–norm gap as a scatter, one dot per head                     */
+
+/* Heads labelled on the scatter: those with the largest gap (more would cover the dots). */
+#define SINKS_LABELLED 6
+
+typedef struct {
+  double *x, *y;     /* (n) the heads' weight and norm share on the first token */
+  char **labels;     /* (n) "L23.H1" for the SINKS_LABELLED largest gaps, else "" */
+  char *title;
+  SaccadeScatterFigure f;
+} SinksScatter;
+
+static void
+sinks_scatter_clear (SinksScatter *s)
+{
+  g_free (s->x);
+  g_free (s->y);
+  g_strfreev (s->labels);
+  g_free (s->title);
+}
+
+/* The scatter of the run's norm study; FALSE when there is none yet. */
+static gboolean
+sinks_scatter (SaccadeModelPage *self, SinksScatter *s)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  const ScNormResult *r = run != NULL ? saccade_norm_cache_lookup (self->norms, -1) : NULL;
+  const int nh = r != NULL ? r->n_layers * r->n_heads : 0;
+  ScKendall tau = { .tau = NAN, .p = NAN };
+  ScSpearman rho = { .rho = NAN, .p = NAN };
+  int n = 0;
+
+  memset (s, 0, sizeof *s);
+  if (r == NULL || r->n_layers != run->n_layers || r->n_heads != run->n_heads)
+    return FALSE;
+  s->x = g_new (double, nh);
+  s->y = g_new (double, nh);
+  s->labels = g_new0 (char *, nh + 1);
+  for (int i = 0; i < nh; i++) /* the heads with both numbers (a zero W_O slice has none) */
+    if (isfinite (r->weight_first[i]) && isfinite (r->norm_first[i]))
+      {
+        s->x[n] = r->weight_first[i];
+        s->y[n] = r->norm_first[i];
+        s->labels[n++] = g_strdup_printf ("L%d.H%d", i / r->n_heads, i % r->n_heads);
+      }
+  for (int i = 0; i < n; i++) /* keep the names of the largest gaps only */
+    {
+      int above = 0;
+      for (int j = 0; j < n && above < SINKS_LABELLED; j++)
+        above += s->x[j] - s->y[j] > s->x[i] - s->y[i] || (s->x[j] - s->y[j] == s->x[i] - s->y[i]
+                                                            && j < i);
+      if (above >= SINKS_LABELLED)
+        s->labels[i][0] = '\0';
+    }
+  sc_kendall_tau_b (s->x, s->y, n, &tau, NULL);
+  sc_spearman_rho (s->x, s->y, n, &rho, NULL);
+  s->title = saccade_page_dup_figure_title (SACCADE_PAGE (self));
+  s->f = (SaccadeScatterFigure) {
+    .n = n, .x = s->x, .y = s->y, .labels = (const char *const *) s->labels,
+    .x_name = _("mean weight on the first token"),
+    .y_name = _("the first token's share of ‖α·f(x)‖"), .title = s->title,
+    .tau = tau.tau, .tau_p = tau.p, .rho = rho.rho, .rho_p = rho.p,
+  };
+  return TRUE;
+}
+
+static void
+draw_sinks (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
+{
+  SinksScatter s;
+  SaccadeFigureStyle style;
+
+  if (sinks_scatter (SACCADE_MODEL_PAGE (data), &s))
+    {
+      saccade_page_figure_style (GTK_WIDGET (area), &style);
+      saccade_figure_scatter_draw_full (cr, &s.f, &style, width, height, NULL);
+    }
+  sinks_scatter_clear (&s);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Export                                                                                */
 
 static gboolean
@@ -318,6 +421,22 @@ saccade_model_page_export_figure (SaccadePage *page, const char *path, GError **
   g_autofree char *map = g_settings_get_string (saccade_page_get_settings (page), "colormap");
   SaccadeColormap colormap = SACCADE_COLORMAP_VIRIDIS;
 
+  if (showing (self, "sinks"))
+    {
+      SinksScatter s;
+      gboolean ok = sinks_scatter (self, &s);
+      if (ok)
+        ok = saccade_figure_export_scatter (
+          &s.f, path, SACCADE_IS_WINDOW (gtk_widget_get_root (GTK_WIDGET (page)))
+                        ? saccade_window_get_export_options (
+                            SACCADE_WINDOW (gtk_widget_get_root (GTK_WIDGET (page))))
+                        : NULL, error);
+      else
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PENDING,
+                             gtk_label_get_text (self->norm_label));
+      sinks_scatter_clear (&s);
+      return ok;
+    }
   if (norm && self->norm_values == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PENDING,
@@ -343,10 +462,10 @@ saccade_model_page_export_csv (SaccadePage *page, const char *path, GError **err
   g_autoptr (GBytes) data = NULL;
   const ScNormResult *r;
 
-  if (selected_norm (self) >= 0)
+  if (selected_norm (self) >= 0 || showing (self, "sinks"))
     {
       /* the norm metrics: every head's weight and norm share on the first token */
-      if (self->norm_values == NULL || (r = saccade_norm_cache_lookup (self->norms, -1)) == NULL)
+      if ((r = saccade_norm_cache_lookup (self->norms, -1)) == NULL)
         {
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PENDING,
                                gtk_label_get_text (self->norm_label));
@@ -487,6 +606,7 @@ saccade_model_page_class_init (SaccadeModelPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, heads_table);
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, profile_view);
   gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, norm_label);
+  gtk_widget_class_bind_template_child (widget_class, SaccadeModelPage, sinks_area);
 }
 
 static void
@@ -502,4 +622,7 @@ saccade_model_page_init (SaccadeModelPage *self)
   g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh_selected), self);
   g_signal_connect_swapped (self->view_stack, "notify::visible-child-name",
                             G_CALLBACK (sync_table), self);
+  g_signal_connect_swapped (self->view_stack, "notify::visible-child-name",
+                            G_CALLBACK (refresh_metric), self);
+  gtk_drawing_area_set_draw_func (self->sinks_area, draw_sinks, self, NULL);
 }
