@@ -211,6 +211,27 @@ print_text (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
       printf ("\n");
     }
   if (o->norm)
+    {
+      printf ("\n  largest weight-norm gaps (weight on the first token - its norm share, rows "
+              ">= 1)\n");
+      for (int k = 0; k < SC_SINK_N_INPUTS; k++)
+        {
+          const SinkInputResult *x = &r->in[k];
+          const int nh = r->n_layers * r->n_heads;
+          g_autofree double *gap = g_new (double, nh);
+          g_autofree int *top = g_new (int, MAX (1, o->top));
+          int n_top;
+          for (int at = 0; at < nh; at++)
+            gap[at] = x->weight_first[at] - x->norm_first[at];
+          n_top = sc_sink_top (gap, nh, o->top, top);
+          printf ("  %-9s", sc_sink_input_id (x->input));
+          for (int i = 0; i < n_top; i++)
+            printf (" L%d.H%d (%.3f - %.3f)", top[i] / r->n_heads, top[i] % r->n_heads,
+                    x->weight_first[top[i]], x->norm_first[top[i]]);
+          printf ("\n");
+        }
+    }
+  if (o->norm)
     printf ("\n  norm share: the first token's share of the head's norm-based attention "
             "||alpha_ij f_h(x_j)|| (Kobayashi 2020), mean over rows i >= 1; a sink with a small "
             "norm share takes weight and sends little\n");

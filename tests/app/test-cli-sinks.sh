@@ -160,6 +160,8 @@ assert max(gaps) > 0.2, max(gaps)
 "
 "$saccade" sinks --norm --tokens 24 --top 2 > "$tmp/n.txt" 2>&1
 check norm-text-columns "$tmp/n.txt" "norm sink rate mean norm share"
+check norm-text-gaps "$tmp/n.txt" "^  largest weight-norm gaps"
+check norm-text-gap-row "$tmp/n.txt" "^  random    L[0-9]*\.H[0-9] ([0-9.]* - [0-9.]*)"
 check norm-text-top "$tmp/n.txt" "^  natural   L[0-9]*\.H[0-9] ([0-9.]* | [0-9.]*, norm [0-9.]*)"
 "$saccade" sinks --csv /nonexistent/dir/x.csv > "$tmp/bad" 2>&1
 check csv-unwritable "$tmp/bad" "x.csv"
