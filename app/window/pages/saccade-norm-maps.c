@@ -20,13 +20,7 @@ saccade_norm_dup_unavailable (SaccadeRun *run, SaccadeLoadedModel *model, const 
 
   if (run == NULL)
     return g_strdup (_("No run is shown"));
-  if (model == NULL)
-    /* Translators: norm-based attention needs a forward pass of the run's model. */
-    return g_strdup (_("Norm-based attention runs the model: it is still loading"));
-  if (db_path == NULL)
-    return g_strdup (_("Norm-based attention is stored with the run: no database is open"));
-  if ((other = saccade_run_dup_other_model (run, model)) != NULL)
-    return other;
+  /* the run's own limits first: no model makes them go away */
   if (run->n < 2)
     return g_strdup_printf (_("Run %lld has one token: norm-based attention needs two"),
                             (long long) run->id);
@@ -46,6 +40,13 @@ saccade_norm_dup_unavailable (SaccadeRun *run, SaccadeLoadedModel *model, const 
                               "runs of up to %u tokens of this model"),
                             (long long) run->id, run->n,
                             SC_STORE_MAX_TOKENS / (guint) MAX (1, run->n_heads));
+  if (model == NULL)
+    /* Translators: norm-based attention needs a forward pass of the run's model. */
+    return g_strdup (_("Norm-based attention runs the model: it is still loading"));
+  if (db_path == NULL)
+    return g_strdup (_("Norm-based attention is stored with the run: no database is open"));
+  if ((other = saccade_run_dup_other_model (run, model)) != NULL)
+    return other;
   return NULL;
 }
 
