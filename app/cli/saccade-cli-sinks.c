@@ -3,6 +3,12 @@
  * tokens and one repeated token, per input and per layer, and the heads with the most
  * first-token mass. Parse -> one pass per input (engine/study/sc-sink-study.h) -> the rates
  * (engine/analysis/sc-sink.h) -> text or JSON. No store: three short passes.
+ *
+ * --norm adds the weight–norm gap (issue 27; docs/metrics.md "Attention sinks"): a second
+ * pass per input, norm-based attention's (engine/study/sc-norm-study.h), gives every head's
+ * mean weight on the first token over the rows i >= 1 beside that token's share of its
+ * norm-based attention ‖α f(x)‖ over the same rows, and the "norm sink rate" — the share of
+ * heads whose norm share passes ε. --csv FILE writes one row per input and head.
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
@@ -10,7 +16,9 @@
 #include <stdio.h>
 
 #include "app/cli/saccade-cli.h"
+#include "app/core/saccade-csv.h"
 #include "engine/analysis/sc-sink.h"
+#include "engine/study/sc-norm-study.h"
 #include "engine/study/sc-sink-study.h"
 #include "engine/text/sc-tokenizer.h"
 
@@ -20,6 +28,8 @@ typedef struct {
   int n_tokens, top;
   gint64 seed;
   gboolean no_bos;
+  gboolean norm;  /* the weight–norm gap beside the mass */
+  char *csv;      /* one row per input and head to this file; NULL: none */
 } SinksOptions;
 
 typedef struct {
@@ -33,6 +43,9 @@ typedef struct {
   int *top;              /* (n_top) head indices, most mass first */
   int n_top;
   ScSinkRate rate;
+  /* --norm: (L * H) each, over the rows i >= 1 (sc-norm-study.h) */
+  double *weight_first, *norm_first;
+  ScSinkRate norm_rate; /* of norm_first: the heads whose norm share passes epsilon */
 } SinkInputResult;
 
 typedef struct {
@@ -53,7 +66,37 @@ sinks_result_clear (SinksResult *r)
       g_free (x->layer_rate);
       g_free (x->layer_mean);
       g_free (x->top);
+      g_free (x->weight_first);
+      g_free (x->norm_first);
     }
+}
+
+/* --norm: input @x's every head's weight and norm share on the first token, from one
+ * pass of norm-based attention. */
+static gboolean
+sinks_norm (ScModel *model, ScSession *session, const SinksOptions *o, SinkInputResult *x,
+            int nh, GError **error)
+{
+  const ScNormParams p = { .layer = -1 };
+  const int H = (int) sc_model_info (model)->n_heads;
+  ScNormResult *nr = NULL;
+  ScError err = { 0 };
+
+  if (sc_norm_run (session, model, x->ids, o->n_tokens, &p, NULL, &nr, &err) != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  x->weight_first = g_memdup2 (nr->weight_first, (gsize) nh * sizeof (double));
+  x->norm_first = g_memdup2 (nr->norm_first, (gsize) nh * sizeof (double));
+  sc_norm_result_free (nr);
+  if (sc_sink_rate (x->norm_first, nh / H, H, o->epsilon, &x->norm_rate, NULL, NULL, &err)
+      != SC_OK)
+    {
+      saccade_set_error_from_sc (error, &err);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Makes and runs every input; FALSE with @error set on failure. */
@@ -94,6 +137,8 @@ sinks_compute (ScModel *model, ScSession *session, const SinksOptions *o, SinksR
       x->bos = bos;
       x->labels = saccade_token_labels_for_store (x->tokens, o->n_tokens);
       x->n_top = sc_sink_top (x->mass, nh, o->top, x->top);
+      if (o->norm && !sinks_norm (model, session, o, x, nh, error))
+        return FALSE;
     }
   return TRUE;
 }
@@ -118,7 +163,10 @@ print_text (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
     saccade_format_padded (head, "input", 10);
     saccade_format_padded (head, "first token", 15);
     saccade_format_padded (head, "which is", 35);
-    printf ("%s%9s %11s %9s\n", head->str, "sink rate", "sinks/heads", "mean mass");
+    printf ("%s%9s %11s %9s", head->str, "sink rate", "sinks/heads", "mean mass");
+    if (o->norm)
+      printf (" %15s %15s", "norm sink rate", "mean norm share");
+    printf ("\n");
   }
   for (int k = 0; k < SC_SINK_N_INPUTS; k++)
     {
@@ -129,8 +177,11 @@ print_text (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
       saccade_format_padded (line, sc_sink_input_id (x->input), 10);
       saccade_format_padded (line, tok, 15);
       saccade_format_padded (line, first_token_origin (x, o), 35);
-      printf ("%s%9.3f %5d/%-5d %9.3f\n", line->str, x->rate.rate, x->rate.n_sinks,
+      printf ("%s%9.3f %5d/%-5d %9.3f", line->str, x->rate.rate, x->rate.n_sinks,
               x->rate.n_heads, x->rate.mean);
+      if (o->norm)
+        printf (" %15.3f %15.3f", x->norm_rate.rate, x->norm_rate.mean);
+      printf ("\n");
     }
   printf ("\n  per layer: sink rate (mean first-token mass)\n  %5s", "layer");
   for (int k = 0; k < SC_SINK_N_INPUTS; k++)
@@ -143,16 +194,76 @@ print_text (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
         printf ("  %5.3f (%5.3f)  ", r->in[k].layer_rate[l], r->in[k].layer_mean[l]);
       printf ("\n");
     }
-  printf ("\n  top sink heads (first-token mass)\n");
+  printf ("\n  top sink heads (first-token mass%s)\n",
+          o->norm ? " | weight and norm share on it over rows >= 1" : "");
   for (int k = 0; k < SC_SINK_N_INPUTS; k++)
     {
       const SinkInputResult *x = &r->in[k];
       printf ("  %-9s", sc_sink_input_id (x->input));
       for (int i = 0; i < x->n_top; i++)
-        printf (" L%d.H%d (%.3f)", x->top[i] / r->n_heads, x->top[i] % r->n_heads,
-                x->mass[x->top[i]]);
+        {
+          const int at = x->top[i];
+          printf (" L%d.H%d (%.3f", at / r->n_heads, at % r->n_heads, x->mass[at]);
+          if (o->norm)
+            printf (" | %.3f, norm %.3f", x->weight_first[at], x->norm_first[at]);
+          printf (")");
+        }
       printf ("\n");
     }
+  if (o->norm)
+    {
+      printf ("\n  largest weight-norm gaps (weight on the first token - its norm share, rows "
+              ">= 1)\n");
+      for (int k = 0; k < SC_SINK_N_INPUTS; k++)
+        {
+          const SinkInputResult *x = &r->in[k];
+          const int nh = r->n_layers * r->n_heads;
+          g_autofree double *gap = g_new (double, nh);
+          g_autofree int *top = g_new (int, MAX (1, o->top));
+          int n_top;
+          for (int at = 0; at < nh; at++)
+            gap[at] = x->weight_first[at] - x->norm_first[at];
+          n_top = sc_sink_top (gap, nh, o->top, top);
+          printf ("  %-9s", sc_sink_input_id (x->input));
+          for (int i = 0; i < n_top; i++)
+            printf (" L%d.H%d (%.3f - %.3f)", top[i] / r->n_heads, top[i] % r->n_heads,
+                    x->weight_first[top[i]], x->norm_first[top[i]]);
+          printf ("\n");
+        }
+    }
+  if (o->norm)
+    printf ("\n  norm share: the first token's share of the head's norm-based attention "
+            "||alpha_ij f_h(x_j)|| (Kobayashi 2020), mean over rows i >= 1; a sink with a small "
+            "norm share takes weight and sends little\n");
+}
+
+/* --csv: input,layer,head,mass, and with --norm weight_first,norm_share,gap. */
+static gboolean
+write_csv (const SinksResult *r, const SinksOptions *o, GError **error)
+{
+  g_autoptr (GString) out = g_string_new ("input,layer,head,mass");
+
+  if (o->norm)
+    g_string_append (out, ",weight_first,norm_share,gap");
+  g_string_append (out, "\r\n");
+  for (int k = 0; k < SC_SINK_N_INPUTS; k++)
+    {
+      const SinkInputResult *x = &r->in[k];
+      for (int at = 0; at < r->n_layers * r->n_heads; at++)
+        {
+          g_string_append_printf (out, "%s,%d,%d", sc_sink_input_id (x->input),
+                                  at / r->n_heads, at % r->n_heads);
+          saccade_csv_add_number (out, x->mass[at]);
+          if (o->norm)
+            {
+              saccade_csv_add_number (out, x->weight_first[at]);
+              saccade_csv_add_number (out, x->norm_first[at]);
+              saccade_csv_add_number (out, x->weight_first[at] - x->norm_first[at]);
+            }
+          g_string_append (out, "\r\n");
+        }
+    }
+  return g_file_set_contents (o->csv, out->str, (gssize) out->len, error);
 }
 
 static void
@@ -170,6 +281,11 @@ print_json (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
   saccade_json_bool (b, "no_bos", o->no_bos);
   saccade_json_string (b, "definition", "head_mass = mean over all n_tokens queries of the "
                        "attention to position 0; a sink when head_mass > epsilon");
+  if (o->norm)
+    saccade_json_string (b, "norm_definition", "head_weight_first = mean over rows i >= 1 of "
+                         "alpha[i][0]; head_norm_share = mean over rows i >= 1 of N[i][0] / "
+                         "sum_j N[i][j], N[i][j] = alpha[i][j] ||W_O^h v_j||; a norm sink "
+                         "when head_norm_share > epsilon");
   saccade_json_begin_array (b, "inputs");
   for (int k = 0; k < SC_SINK_N_INPUTS; k++)
     {
@@ -189,12 +305,26 @@ print_json (const SinksResult *r, const ScModelInfo *info, const SinksOptions *o
       saccade_json_doubles (b, "layer_sink_rate", x->layer_rate, r->n_layers);
       saccade_json_doubles (b, "layer_mean_mass", x->layer_mean, r->n_layers);
       saccade_json_matrix (b, "head_mass", x->mass, r->n_layers, r->n_heads);
+      if (o->norm)
+        {
+          saccade_json_matrix (b, "head_weight_first", x->weight_first, r->n_layers,
+                               r->n_heads);
+          saccade_json_matrix (b, "head_norm_share", x->norm_first, r->n_layers, r->n_heads);
+          saccade_json_double (b, "norm_sink_rate", x->norm_rate.rate);
+          saccade_json_int (b, "n_norm_sinks", x->norm_rate.n_sinks);
+          saccade_json_double (b, "mean_norm_share", x->norm_rate.mean);
+        }
       saccade_json_begin_array (b, "top");
       for (int i = 0; i < x->n_top; i++)
         {
           json_builder_begin_object (b);
           saccade_json_head (b, x->top[i] / r->n_heads, x->top[i] % r->n_heads);
           saccade_json_double (b, "mass", x->mass[x->top[i]]);
+          if (o->norm)
+            {
+              saccade_json_double (b, "weight_first", x->weight_first[x->top[i]]);
+              saccade_json_double (b, "norm_share", x->norm_first[x->top[i]]);
+            }
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
@@ -219,6 +349,11 @@ saccade_cmd_sinks (int argc, char **argv)
     { "no-bos", 0, 0, G_OPTION_ARG_NONE, &o.no_bos,
       "leave out the BOS the tokenizer adds (the first token is then the text's)", NULL },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "sink heads listed per input (5)", "N" },
+    { "norm", 0, 0, G_OPTION_ARG_NONE, &o.norm, "beside each head's mass, its weight and "
+      "norm-based share on the first token (the weight-norm gap; a second pass per input)",
+      NULL },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv, "also write one row per input and head "
+      "to FILE", "FILE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -253,6 +388,8 @@ saccade_cmd_sinks (int argc, char **argv)
     }
   ok = sinks_compute (model, cs.session, &o, &r, &error);
   saccade_cli_session_close (&cs);
+  if (ok && o.csv != NULL)
+    ok = write_csv (&r, &o, &error);
   if (ok && o.common.json)
     print_json (&r, sc_model_info (model), &o);
   else if (ok)
@@ -260,5 +397,6 @@ saccade_cmd_sinks (int argc, char **argv)
   sinks_result_clear (&r);
   sc_model_free (model);
   saccade_cli_common_clear (&o.common);
+  g_free (o.csv);
   return ok ? 0 : saccade_cli_fail (g_steal_pointer (&error));
 }

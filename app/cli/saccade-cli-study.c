@@ -284,7 +284,8 @@ list_kinds (void)
       printf ("  %-14s %s%s\n", k->name, k->title,
               (k->needs & SC_STUDY_NEEDS_BACKWARD) ? " (needs a backward pass)" : "");
       for (const ScStudyOption *o = k->options; o != NULL && o->name != NULL; o++)
-        printf ("      --%-12s %s\n", o->name, o->help);
+        printf ("      --%-12s %s%s\n", o->name, o->help,
+                o->type == SC_STUDY_OPTION_BOOL ? " (a switch)" : "");
     }
   return 0;
 }
@@ -301,6 +302,7 @@ saccade_cmd_study (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) entries = g_array_new (TRUE, TRUE, sizeof (GOptionEntry));
   g_autofree char **values = NULL;
+  g_autofree gboolean *switches = NULL;
   g_autofree char *db_path = NULL;
   g_autofree void *params = NULL;
   g_autoptr (SaccadeStudy) s = NULL;
@@ -339,10 +341,14 @@ saccade_cmd_study (int argc, char **argv)
   for (const ScStudyOption *o = kind->options; o != NULL && o->name != NULL; o++)
     n_opts++;
   values = g_new0 (char *, n_opts + 1);
+  switches = g_new0 (gboolean, n_opts + 1);
   for (int i = 0; i < n_opts; i++)
     {
       const ScStudyOption *o = &kind->options[i];
-      GOptionEntry e = { o->name, 0, 0, G_OPTION_ARG_STRING, &values[i], o->help, "VALUE" };
+      /* a yes/no option is a switch: --mixing means yes */
+      GOptionEntry e = o->type == SC_STUDY_OPTION_BOOL
+        ? (GOptionEntry) { o->name, 0, 0, G_OPTION_ARG_NONE, &switches[i], o->help, NULL }
+        : (GOptionEntry) { o->name, 0, 0, G_OPTION_ARG_STRING, &values[i], o->help, "VALUE" };
       g_array_append_val (entries, e);
     }
   g_array_append_vals (entries, fixed, G_N_ELEMENTS (fixed));
@@ -372,7 +378,8 @@ saccade_cmd_study (int argc, char **argv)
     {
       const ScStudyOption *o = &kind->options[i];
       g_autofree char *id_text = NULL;
-      const char *value = values[i];
+      const char *value = o->type == SC_STUDY_OPTION_BOOL ? (switches[i] ? "yes" : NULL)
+                                                          : values[i];
       if (value == NULL)
         continue;
       if (o->type == SC_STUDY_OPTION_TOKEN)

@@ -409,7 +409,9 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
   for (int l = 0; l < src->n_layers; l++)
     windows[l] = src->run != NULL ? saccade_run_layer_window (src->run, l)
                                   : sc_store_run_layer_window (&src->info, l);
-  if (fig->metric != NULL)
+  if (fig->metric_values != NULL)
+    metric = g_memdup2 (fig->metric_values, nh * sizeof *metric);
+  else if (fig->metric != NULL)
     {
       /* The metrics of whole heads, also for a range (docs/metrics.md, "Token ranges"). */
       if ((stats = saccade_export_source_stats (src, &owned_stats, error)) == NULL)
@@ -510,10 +512,11 @@ export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
   g_autofree ScHeadStats *owned_stats = NULL;
   g_autofree double *values = NULL;
   const ScHeadStats *stats;
-  ScHeadMetric m;
+  ScHeadMetric m = SC_HEAD_METRIC_ENTROPY;
   gsize k, nh = (gsize) src->n_layers * src->n_heads;
 
-  if (fig->metric == NULL || !sc_head_metric_from_id (fig->metric, &m))
+  if (fig->metric_values == NULL
+      && (fig->metric == NULL || !sc_head_metric_from_id (fig->metric, &m)))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no head metric '%s'",
                    fig->metric != NULL ? fig->metric : "(none)");
@@ -525,11 +528,16 @@ export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
                            "the profile figure summarises whole heads: it takes no range");
       return FALSE;
     }
-  if ((stats = saccade_export_source_stats (src, &owned_stats, error)) == NULL)
+  if (fig->metric_values != NULL)
+    values = g_memdup2 (fig->metric_values, nh * sizeof *values);
+  else if ((stats = saccade_export_source_stats (src, &owned_stats, error)) == NULL)
     return FALSE;
-  values = g_new (double, nh);
-  for (k = 0; k < nh; k++)
-    values[k] = sc_head_stats_get (&stats[k], m);
+  else
+    {
+      values = g_new (double, nh);
+      for (k = 0; k < nh; k++)
+        values[k] = sc_head_stats_get (&stats[k], m);
+    }
   return saccade_figure_export_profile (&(SaccadeProfileFigure) {
     .n_layers = src->n_layers, .n_heads = src->n_heads, .values = values,
     .metric_name = fig->metric_name != NULL ? fig->metric_name : fig->metric,

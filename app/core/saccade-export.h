@@ -102,6 +102,10 @@ typedef struct {
                               * or NULL for none; profile: the metric shown */
   const char *metric_name;   /* grid: the colour bar's caption; profile: the value axis';
                               * may be NULL */
+  const double *metric_values; /* grid, profile: (n_layers, n_heads) values computed by the
+                              * caller (the Model page's norm metrics, which need a forward
+                              * pass) used instead of @metric's; then @metric is NULL and
+                              * @metric_name says what they are */
   const SaccadeExportRange *range; /* NULL: the whole run. Heatmap and rollout: any
                               * rectangle; grid: a square (the same number of queries and
                               * keys); lines: the same tokens on both sides (q0 == k0, q1 ==

@@ -812,12 +812,19 @@ fail:
 /* ------------------------------------------------------------------------------------ */
 /* The study kind (sc-study.h)                                                           */
 
+static bool faith_params_resolve (const ScStudyKind *kind, const ScFaithParams *in,
+                                  ScFaithParams *out, ScError *err);
+
 static int
 faith_params_json (const ScStudyKind *kind, const void *params, const ScStudyCtx *ctx,
                    char *buf, size_t size, ScError *err)
 {
-  int len = sc_faith_params_json (ctx->run_id, ctx->ids, ctx->n_tokens, params, buf, size);
+  ScFaithParams p;
+  int len;
 
+  if (!faith_params_resolve (kind, params, &p, err))
+    return -1;
+  len = sc_faith_params_json (ctx->run_id, ctx->ids, ctx->n_tokens, &p, buf, size);
   if (len < 0)
     sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: the parameters are out of range",
                   kind->name);
@@ -831,10 +838,13 @@ faith_run (const ScStudyKind *kind, const ScStudyCtx *ctx, const void *params, v
            ScError *err)
 {
   ScFaithResult *r = NULL;
-  ScStatus st = sc_faith_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, params, NULL,
-                              ctx->progress, ctx->progress_user, &r, NULL, err);
+  ScFaithParams p;
+  ScStatus st;
 
-  (void) kind;
+  if (!faith_params_resolve (kind, params, &p, err))
+    return err != NULL ? err->status : SC_ERR_INVALID_ARG;
+  st = sc_faith_run (ctx->session, ctx->model, ctx->ids, ctx->n_tokens, &p, NULL,
+                     ctx->progress, ctx->progress_user, &r, NULL, err);
   *out = r;
   return st;
 }
@@ -852,8 +862,12 @@ faith_load (ScStore *store, const ScModelInfo *info, const uint8_t sha256[SC_SHA
             ScError *err)
 {
   ScFaithResult *r = NULL;
-  ScStatus st = sc_faith_load (store, info, sha256, params_json, params, &r, study_id, err);
+  ScFaithParams p;
+  ScStatus st;
 
+  if (!faith_params_resolve (&sc_study_kind_faithfulness, params, &p, err))
+    return err != NULL ? err->status : SC_ERR_INVALID_ARG;
+  st = sc_faith_load (store, info, sha256, params_json, &p, &r, study_id, err);
   *out = r;
   return st;
 }
@@ -896,12 +910,41 @@ static const ScStudyOption FAITH_OPTIONS[] = {
     "k of the top-k overlap (0: 3)" },
   { "target", SC_STUDY_OPTION_TOKEN, offsetof (ScFaithParams, target), 0, 0, NULL,
     "abs-delta-logp: the token measured (default: the clean top-1)" },
+  { "contrast", SC_STUDY_OPTION_TOKEN, offsetof (ScFaithParams, contrast), 0, 0, NULL,
+    "measure logit(target) - logit(B) (the metric abs-delta-logit-diff)" },
+  { "mixing", SC_STUDY_OPTION_BOOL, offsetof (ScFaithParams, mixing), 0, 0, NULL,
+    "also norm-based attention, value zeroing and ALTI, each and rolled out" },
   { NULL },
 };
 
 /* `saccade faithfulness RUN`'s defaults: TV of masking, top-3, the clean top-1. */
 static const ScFaithParams FAITH_DEFAULT = { .metric = SC_FAITH_METRIC_TV,
-                                             .kind = SC_FAITH_ERASE_MASK, .target = -1 };
+                                             .kind = SC_FAITH_ERASE_MASK, .target = -1,
+                                             .contrast = -1 };
+
+/* The params as the options set them, made whole: a contrast B (the option sets the token
+ * alone) makes the study contrastive, whose one metric is abs-delta-logit-diff — an explicit
+ * other metric is refused (the default, tv, gives way). Params already whole (the verb's,
+ * the window's) pass unchanged. False with @err set when they cannot be made whole. */
+static bool
+faith_params_resolve (const ScStudyKind *kind, const ScFaithParams *in, ScFaithParams *out,
+                      ScError *err)
+{
+  *out = *in;
+  if (!in->contrastive && in->contrast >= 0)
+    {
+      if (in->metric != SC_FAITH_METRIC_TV && in->metric != SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF)
+        {
+          sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: with --contrast the leave-one-out "
+                        "importance is abs-delta-logit-diff, not --metric %s", kind->name,
+                        sc_faith_metric_id (in->metric));
+          return false;
+        }
+      out->contrastive = true;
+      out->metric = SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF;
+    }
+  return true;
+}
 
 const ScStudyKind sc_study_kind_faithfulness = {
   .id = SC_FAITH_KIND,

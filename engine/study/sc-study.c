@@ -253,6 +253,17 @@ sc_study_option_set (const ScStudyKind *kind, void *params, const char *name,
         memcpy (field, text, sizeof text);
       }
       return SC_OK;
+    case SC_STUDY_OPTION_BOOL:
+      if (value != NULL && (strcmp (value, "yes") == 0 || strcmp (value, "true") == 0
+                            || strcmp (value, "1") == 0))
+        *(bool *) field = true;
+      else if (value != NULL && (strcmp (value, "no") == 0 || strcmp (value, "false") == 0
+                                 || strcmp (value, "0") == 0))
+        *(bool *) field = false;
+      else
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "study %s: --%s takes yes or no, not "
+                             "'%s'", kind->name, name, value != NULL ? value : "");
+      return SC_OK;
     case SC_STUDY_OPTION_CHOICE:
       for (int i = 0; o->choices != NULL && o->choices[i] != NULL; i++)
         if (value != NULL && strcmp (o->choices[i], value) == 0)

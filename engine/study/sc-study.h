@@ -100,6 +100,8 @@ typedef enum {
                             * (layer.head, e.g. "17.4,20.0"), stored in its canonical text
                             * (sc_study_heads_parse); "" (the default) is none. Checked
                             * against the model's layers and heads when the study runs */
+  SC_STUDY_OPTION_BOOL,    /* a bool field: "yes", "true", "1" or "no", "false", "0" (the
+                            * command line gives it as a switch, --NAME, meaning yes) */
 } ScStudyOptionType;
 
 /* The bytes of an SC_STUDY_OPTION_HEADS field, its NUL included: room for 40 heads of

@@ -123,6 +123,49 @@ check rollout-text-excluded "$tmp/rx.txt" "^First token excluded: key 0 removed 
 "$saccade" rollout 1 --db "$db" > "$tmp/rk.txt" 2>&1
 check rollout-text-kept "$tmp/rk.txt" "^First token kept"
 
+# --norm: the weight-norm gap beside the mass (issue 27 item 4), from a second pass per input
+# (norm-based attention's). Its weight on the first token is over the rows i >= 1 and the
+# mass over all T rows, row 0's weight 1 included: T * mass = 1 + (T - 1) * weight, two
+# passes agreeing. Norm shares lie in [0, 1]; the norm sink rate counts them as the sink
+# rate counts masses; the CSV holds the JSON's numbers; the text has the columns.
+"$saccade" sinks --norm --json --tokens 24 --top 3 --csv "$tmp/n.csv" > "$tmp/n.json" 2> "$tmp/n.err"
+check norm-json-out "$tmp/n.json" '"head_norm_share" : \['
+pycheck norm-gap "$tmp/n.json" "
+import csv
+L, H, T, eps = d['n_layers'], d['n_heads'], d['n_tokens'], d['epsilon']
+assert 'norm_definition' in d
+rows = list(csv.DictReader(open('$tmp/n.csv')))
+assert len(rows) == 3 * L * H, len(rows)
+k = 0
+for x in d['inputs']:
+    m, w, s = x['head_mass'], x['head_weight_first'], x['head_norm_share']
+    flat = [v for r in s for v in r]
+    assert all(-1e-9 <= v <= 1 + 1e-9 for v in flat), (min(flat), max(flat))
+    assert x['n_norm_sinks'] == sum(v > eps for v in flat)
+    assert abs(x['norm_sink_rate'] - x['n_norm_sinks'] / (L * H)) < 1e-12
+    assert abs(x['mean_norm_share'] - sum(flat) / len(flat)) < 1e-9
+    for l in range(L):
+        for h in range(H):
+            assert abs(T * m[l][h] - (1 + (T - 1) * w[l][h])) < 2e-4 * T, (x['input'], l, h, m[l][h], w[l][h])
+            r = rows[k]; k += 1
+            assert (r['input'], int(r['layer']), int(r['head'])) == (x['input'], l, h)
+            assert abs(float(r['norm_share']) - s[l][h]) < 1e-7 and abs(float(r['mass']) - m[l][h]) < 1e-7
+            assert abs(float(r['gap']) - (w[l][h] - s[l][h])) < 1e-7
+    for t in x['top']:
+        assert t['norm_share'] == s[t['layer']][t['head']] and t['weight_first'] == w[t['layer']][t['head']]
+# the sink heads of natural text move less through the first token than their weight says
+nat = d['inputs'][0]
+gaps = [w - s for rw, rs in zip(nat['head_weight_first'], nat['head_norm_share']) for w, s in zip(rw, rs)]
+assert max(gaps) > 0.2, max(gaps)
+"
+"$saccade" sinks --norm --tokens 24 --top 2 > "$tmp/n.txt" 2>&1
+check norm-text-columns "$tmp/n.txt" "norm sink rate mean norm share"
+check norm-text-gaps "$tmp/n.txt" "^  largest weight-norm gaps"
+check norm-text-gap-row "$tmp/n.txt" "^  random    L[0-9]*\.H[0-9] ([0-9.]* - [0-9.]*)"
+check norm-text-top "$tmp/n.txt" "^  natural   L[0-9]*\.H[0-9] ([0-9.]* | [0-9.]*, norm [0-9.]*)"
+"$saccade" sinks --csv /nonexistent/dir/x.csv > "$tmp/bad" 2>&1
+check csv-unwritable "$tmp/bad" "x.csv"
+
 # Gemma 3: <bos> is the first token of every input unless --no-bos.
 gemma=${SACCADE_GEMMA_MODEL:-$src/data/models/gemma-3-270m-q4_k_m.gguf}
 if [ -f "$gemma" ]; then

@@ -10,6 +10,9 @@
 #     sweep `ablate --heads` stored in the fixture database (tests/app/golden), and `study
 #     permute --n 2 --seed 3` the permutation study;
 #   - a kind with no outputs file prints what the store holds for it (dla);
+#   - `study faithfulness --mixing --contrast B` reads back what `faithfulness --mixing
+#     --contrast B` stored (the switches are in its params); without them it is another
+#     study; a contrast with another metric is refused;
 #   - refused with a message naming what was wrong: no kind, an unknown kind, a kind that is
 #     not a run's, an unknown option, an option's value out of range or not a choice, a
 #     target that is not one token, a run that is not there, a database that is not there.
@@ -100,6 +103,41 @@ assert len(d["head_values"]) == 270, len(d["head_values"])
 assert {v["metric"] for v in d["head_values"]} == {"dla"}
 assert any(s["series"] == "clean" for s in d["series_values"])
 PY
+
+# `study faithfulness` has the verb's switches (issue 27): --mixing (a switch) and --contrast,
+# kept in the study's params, so the stored study of `faithfulness --mixing --contrast` is
+# the one it reads back, and the params say both.
+fdb="$tmp/faith.sqlite"
+"$saccade" capture --db "$fdb" "When Mary and John went to the store, John gave a drink to" \
+  > "$tmp/cap" 2>&1
+check faith-capture "$tmp/cap" "^1$"
+check list-faith-mixing "$tmp/list" "^      --mixing .* (a switch)$"
+check list-faith-contrast "$tmp/list" "^      --contrast "
+"$saccade" faithfulness 1 --db "$fdb" --mixing --target " Mary" --contrast " John" --json \
+  > "$tmp/fv.json" 2> "$tmp/fv.err"
+"$saccade" study faithfulness 1 --db "$fdb" --mixing --target " Mary" --contrast " John" \
+  --json > "$tmp/fs.json" 2> "$tmp/fs.err"
+pyrun faith-switches "$tmp/fv.json" "$tmp/fs.json" <<'PY'
+import json, sys
+v, s = (json.load(open(f)) for f in sys.argv[1:3])
+assert v["source"] == "computed" and s["source"] == "reused", (v["source"], s["source"])
+assert s["study_id"] == v["study_id"] and s["study"] == "faithfulness"
+p = json.loads(s["params"])  # the stored params text
+assert p["mixing"] is True and p["metric"] == "abs-delta-logit-diff", p
+assert p["contrast"] == v["contrast"] and p["target"] == v["target"], (p, v["contrast"])
+series = {x["series"] for x in s["series_values"]}
+assert any("norm" in x for x in series) and any("alti" in x for x in series), sorted(series)
+PY
+# without the switches it is another study: computed, its params without them
+"$saccade" study faithfulness 1 --db "$fdb" --json > "$tmp/fp.json" 2> "$tmp/fp.err"
+pycheck faith-plain "$tmp/fp.json" "
+assert d['source'] == 'computed' and d['study_id'] != 1, (d['source'], d['study_id'])
+p = json.loads(d['params'])
+assert 'mixing' not in p and 'contrast' not in p, p
+assert p['metric'] == 'tv'
+"
+"$saccade" study faithfulness 1 --db "$fdb" --contrast " John" --metric jsd > "$tmp/e" 2>&1
+expect_fail faith-contrast-metric "$tmp/e" "with --contrast the leave-one-out importance is abs-delta-logit-diff, not --metric jsd" $?
 
 # Refusals.
 "$saccade" study > "$tmp/e" 2>&1; expect_fail no-kind "$tmp/e" "Usage: saccade study KIND RUN" $?

@@ -284,6 +284,16 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
       else if (strstr (shown, text) == NULL)
         return window_driver_fail (d, "%s says '%s', expected '%s'", a1, shown, text);
     }
+  else if (g_str_equal (cmd, "expect-sensitive"))
+    {
+      GtkWidget *w = a1 != NULL ? find_named (GTK_WIDGET (win), a1) : NULL;
+      gboolean want = g_strcmp0 (a2, "yes") == 0;
+      if (w == NULL || !gtk_widget_is_drawable (w) || (!want && g_strcmp0 (a2, "no") != 0))
+        return window_driver_fail (d, "expect-sensitive: no widget '%s' is shown, or not "
+                                      "yes|no", a1 != NULL ? a1 : "");
+      if (gtk_widget_is_sensitive (w) != want)
+        return window_driver_fail (d, "%s can%s be used", a1, want ? "not" : "");
+    }
   else if (g_str_equal (cmd, "note-width"))
     d->noted_width = gtk_widget_get_width (GTK_WIDGET (win));
   else if (g_str_equal (cmd, "expect-width-unchanged"))

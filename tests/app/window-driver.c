@@ -115,6 +115,7 @@
  *   expect-named NAME TEXT   the label named NAME (gtk_widget_set_name) in the window is
  *                            shown and contains TEXT; of a drop-down, its chosen item
  *   print-named NAME         print that label's text ("test-driver: NAME: TEXT")
+ *   expect-sensitive NAME yes|no  the widget named NAME is shown and can (not) be used
  *   expect-menu NAME N TEXT  the menu button named NAME, opened as a user opens it, has N
  *                            items whose label contains TEXT (the model menu's fetched models)
  *   predictions-choose LABEL  activate the predictions panel's candidate LABEL ("␣Mary"),
@@ -818,7 +819,7 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
            || g_str_equal (cmd, "note-width") || g_str_equal (cmd, "expect-width-unchanged")
            || g_str_equal (cmd, "window-size") || g_str_equal (cmd, "expect-menu")
            || g_str_equal (cmd, "predictions-choose") || g_str_equal (cmd, "expect-prediction")
-           || g_str_equal (cmd, "expect-grid-fill"))
+           || g_str_equal (cmd, "expect-grid-fill") || g_str_equal (cmd, "expect-sensitive"))
     return window_driver_widget_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))

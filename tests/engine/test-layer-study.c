@@ -386,7 +386,8 @@ test_table (void)
                               : o->type == SC_STUDY_OPTION_RUN  ? sizeof (int64_t)
                               : o->type == SC_STUDY_OPTION_HEADS
                                 ? (size_t) SC_STUDY_HEADS_MAX
-                                : sizeof (int);
+                              : o->type == SC_STUDY_OPTION_BOOL ? sizeof (bool)
+                                                                : sizeof (int);
           g_assert_cmpuint (o->offset + size, <=, k->params_size);
           g_assert_nonnull (o->help);
           if (o->type == SC_STUDY_OPTION_CHOICE)

@@ -4,7 +4,15 @@
  * the head belongs to, and keeps the colour map and scale controls on GSettings (the
  * Preferences window writes the same keys, so both always agree).
  *
- * Its own action: page.reset-zoom (win.reset-zoom, Ctrl+0, reaches it on this page).
+ * The Weight / Norm switch chooses what the cells are: the stored attention weights α_ij,
+ * or norm-based attention ‖α_ij f_h(x_j)‖ (Kobayashi 2020), the layer's norm study read
+ * back or computed in a worker (saccade-norm-maps.h) and kept per run and layer. Where it
+ * cannot be computed (a run of another model, one too long for the maps) Norm is off and
+ * a line under the toolbar says why; the title, the colour bar and the exports say which
+ * is shown.
+ *
+ * Its own actions: page.reset-zoom (win.reset-zoom, Ctrl+0, reaches it on this page) and
+ * page.values (s: "weight" or "norm", what the switch does).
  * The view copies what it is given; the run stays the one source of the numbers. A run
  * that is not resident (a long one: saccade-run.h) has its head read from the store in a
  * worker thread each time the cursor moves; the newest request wins, older ones are
@@ -18,6 +26,7 @@
 
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-job.h"
+#include "app/window/pages/saccade-norm-maps.h"
 #include "app/window/saccade-window.h"
 #include "ui/figures/saccade-lod.h"
 #include "ui/widgets/saccade-heatmap-view.h"
@@ -33,7 +42,16 @@ struct _SaccadeHeatmapPage
   GtkDropDown *colormap_dropdown;
   GtkToggleButton *linear_button;
   GtkToggleButton *log_button;
+  GtkToggleButton *weight_button;
+  GtkToggleButton *norm_button;
+  GtkLabel *norm_label;
   SaccadeHeatmapView *heatmap_view;
+
+  gboolean norm;          /* the cells are norm-based attention, not weights */
+  GCancellable *norm_job; /* the norm study of a layer, computing or read back */
+  int norm_job_layer;
+  char *norm_error;       /* the last norm study's failure, shown until the run changes */
+  SaccadeNormCache *norms; /* the run's norm studies by layer */
 
   gboolean updating; /* the page is setting its own controls from the settings */
   GCancellable *head_job; /* reading a long run's head */
@@ -58,8 +76,24 @@ update_actions (SaccadeHeatmapPage *self)
 static char *saccade_heatmap_page_dup_plain_title (SaccadePage *page, SaccadeRun *run, int head,
                                                    const char *quote);
 
+static char *saccade_heatmap_page_dup_weight_title (SaccadePage *page);
+
 static char *
 saccade_heatmap_page_dup_figure_title (SaccadePage *page)
+{
+  g_autofree char *title = saccade_heatmap_page_dup_weight_title (page);
+
+  if (!SACCADE_HEATMAP_PAGE (page)->norm || *title == '\0')
+    return g_steal_pointer (&title);
+  /* Translators: the heatmap's title in its Norm view: the cells are norm-based attention
+   * (Kobayashi et al. 2020), each weight times the length of what its token sends through
+   * the head; then the title of the weights' view. */
+  return g_strdup_printf (_("Norm-based attention ‖α·f(x)‖ · %s"), title);
+}
+
+/* The title of the weights' view. */
+static char *
+saccade_heatmap_page_dup_weight_title (SaccadePage *page)
 {
   SaccadeRun *run = saccade_page_get_run (page);
   g_autofree char *quote = NULL, *title = NULL;
@@ -220,6 +254,167 @@ start_head_job (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
   g_task_run_in_thread (task, head_job_thread);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* Norm-based attention                                                                  */
+
+static void refresh (SaccadeHeatmapPage *self);
+
+/* Why Norm cannot be shown for the page's run (caller frees), or NULL. */
+static char *
+norm_unavailable (SaccadeHeatmapPage *self)
+{
+  SaccadePage *page = SACCADE_PAGE (self);
+
+  if (self->norm_error != NULL)
+    return g_strdup (self->norm_error);
+  return saccade_norm_dup_unavailable (saccade_page_get_run (page), saccade_page_get_model (page),
+                                       saccade_page_get_db_path (page), SACCADE_NORM_NEED_MAPS);
+}
+
+/* The switch and the line under the toolbar: Norm off with the reason where it cannot be
+ * computed (and the view back on the weights), "computing" while it is. */
+static void
+sync_norm_controls (SaccadeHeatmapPage *self)
+{
+  SaccadeRun *run = saccade_page_get_run (SACCADE_PAGE (self));
+  g_autofree char *why = run != NULL ? norm_unavailable (self) : NULL;
+  g_autofree char *line = NULL;
+  gboolean was = self->updating;
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->norm_button), run != NULL && why == NULL);
+  if (why != NULL)
+    self->norm = FALSE;
+  self->updating = TRUE;
+  gtk_toggle_button_set_active (self->norm ? self->norm_button : self->weight_button, TRUE);
+  self->updating = was;
+  if (why != NULL)
+    /* Translators: under the Heatmap page's toolbar when its Norm view is off: the reason. */
+    line = g_strdup_printf (_("Norm is off: %s"), why);
+  else if (self->norm && self->norm_job != NULL)
+    line = g_strdup_printf (_("Computing norm-based attention of layer %d (one forward pass "
+                              "of the model)…"), self->norm_job_layer);
+  gtk_label_set_text (self->norm_label, line != NULL ? line : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->norm_label), line != NULL);
+}
+
+static void
+norm_job_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+  ScNormResult *r = saccade_norm_get_finish (result, &error);
+  GCancellable *c = user_data; /* the job's, a reference */
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (source);
+  gboolean current = !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                     && c == self->norm_job;
+
+  g_object_unref (c);
+  if (!current)
+    {
+      sc_norm_result_free (r);
+      return; /* another run or layer, or the page went */
+    }
+  g_clear_object (&self->norm_job);
+  if (r == NULL)
+    self->norm_error = g_strdup (error->message);
+  else
+    saccade_norm_cache_take (self->norms, r);
+  sync_norm_controls (self);
+  refresh (self);
+}
+
+/* Shows head @head of layer @layer of @run as norm-based attention: from the cache, else
+ * nothing while the layer's study runs. */
+static void
+show_norm (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
+{
+  const ScNormResult *r;
+  g_autoptr (SaccadeLod) lod = NULL;
+  g_autoptr (GError) error = NULL;
+
+  saccade_norm_cache_set_run (self->norms, run->id);
+  r = saccade_norm_cache_lookup (self->norms, layer);
+  if (r == NULL || sc_norm_result_map (r, head) == NULL)
+    {
+      saccade_heatmap_view_set_data (self->heatmap_view, NULL, 0, 0, NULL, NULL, FALSE);
+      if (self->norm_job == NULL || self->norm_job_layer != layer)
+        {
+          saccade_job_cancel_clear (&self->norm_job);
+          self->norm_job = g_cancellable_new ();
+          self->norm_job_layer = layer;
+          saccade_norm_get_async (self, saccade_page_get_model (SACCADE_PAGE (self)),
+                                  saccade_page_get_db_path (SACCADE_PAGE (self)), run->id, layer,
+                                  self->norm_job, norm_job_done, g_object_ref (self->norm_job));
+        }
+      sync_norm_controls (self);
+      return;
+    }
+  /* a causal map, 0 above the diagonal; a local layer's keys left of its window masked as
+   * in the weights' view */
+  lod = saccade_lod_new_float (sc_norm_result_map (r, head), r->n_tokens, r->n_tokens, TRUE,
+                               &error);
+  if (lod == NULL)
+    g_warning ("heatmap: %s", error->message);
+  else if (saccade_run_layer_window (run, layer) > 0
+           && (int) saccade_run_layer_window (run, layer) < r->n_tokens)
+    saccade_lod_set_window (lod, (int) saccade_run_layer_window (run, layer));
+  saccade_heatmap_view_set_lod (self->heatmap_view, lod, (const char *const *) run->labels,
+                                (const char *const *) run->labels);
+}
+
+/* What the switch and page.values do. */
+static void
+set_norm (SaccadeHeatmapPage *self, gboolean norm)
+{
+  g_autofree char *why = norm ? norm_unavailable (self) : NULL;
+
+  if (why != NULL)
+    norm = FALSE;
+  if (norm == self->norm)
+    {
+      sync_norm_controls (self);
+      return;
+    }
+  self->norm = norm;
+  if (!norm)
+    saccade_job_cancel_clear (&self->norm_job);
+  self->exact_run = NULL; /* the weights are shown again from scratch */
+  sync_norm_controls (self);
+  refresh (self);
+}
+
+static void
+norm_toggled (SaccadeHeatmapPage *self)
+{
+  if (!self->updating)
+    set_norm (self, gtk_toggle_button_get_active (self->norm_button));
+}
+
+static void
+values_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  const char *what = g_variant_get_string (param, NULL);
+
+  if (g_str_equal (what, "weight") || g_str_equal (what, "norm"))
+    set_norm (SACCADE_HEATMAP_PAGE (widget), g_str_equal (what, "norm"));
+  else
+    g_warning ("page.values: '%s' is neither 'weight' nor 'norm'", what);
+}
+
+static void
+saccade_heatmap_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
+{
+  SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (page);
+
+  /* another model: the cache's studies were of the run, which still names them; a failed
+   * study may succeed now */
+  g_clear_pointer (&self->norm_error, g_free);
+  if (self->norm && model == NULL)
+    saccade_job_cancel_clear (&self->norm_job);
+  sync_norm_controls (self);
+  if (self->norm)
+    refresh (self);
+}
+
 static void
 refresh (SaccadeHeatmapPage *self)
 {
@@ -240,7 +435,12 @@ refresh (SaccadeHeatmapPage *self)
       gtk_label_set_text (self->kv_label, "");
       return;
     }
-  if (!saccade_run_has_head (run, layer, head))
+  /* Translators: the colour bar's caption in the Heatmap page's Norm view. */
+  saccade_heatmap_view_set_axis_names (self->heatmap_view, NULL, NULL,
+                                       self->norm ? _("‖α·f(x)‖") : NULL);
+  if (self->norm) /* computed from the run: every head, kept or not */
+    show_norm (self, run, layer, head);
+  else if (!saccade_run_has_head (run, layer, head))
     {
       g_autofree char *why = g_strdup_printf (
         /* Translators: a run stored with chosen heads only (capture --layers/--heads). */
@@ -276,7 +476,9 @@ refresh (SaccadeHeatmapPage *self)
     }
   else
     start_head_job (self, run, layer, head);
-  if (saccade_run_has_head (run, layer, head))
+  if (self->norm && (self->norm_job != NULL || self->norm_error != NULL))
+    saccade_heatmap_view_set_title (self->heatmap_view, "");
+  else if (self->norm || saccade_run_has_head (run, layer, head))
     set_title (self);
   /* Translators: which key/value head this query head shares (grouped-query attention). */
   kv = g_strdup_printf (_("KV head %d"), head / g);
@@ -292,6 +494,9 @@ saccade_heatmap_page_set_run (SaccadePage *page, SaccadeRun *run)
   SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (page);
 
   self->exact_run = NULL; /* another run, even at the same address */
+  saccade_job_cancel_clear (&self->norm_job);
+  g_clear_pointer (&self->norm_error, g_free);
+  sync_norm_controls (self);
   /* The base class has moved the cursor into @run's shape: give the pickers that range. */
   if (run != NULL)
     {
@@ -339,6 +544,23 @@ saccade_heatmap_page_export_csv (SaccadePage *page, const char *path, GError **e
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, _("No run is shown"));
       return FALSE;
     }
+  if (self->norm)
+    {
+      const ScNormResult *nr = saccade_norm_cache_lookup (self->norms,
+                                                           saccade_page_get_layer (page));
+      data = nr != NULL ? saccade_norm_map_csv (nr, saccade_page_get_head (page),
+                                                 (const char *const *) run->labels, tr.q0,
+                                                 tr.q1, tr.k0, tr.k1)
+                        : NULL;
+      if (data == NULL)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PENDING,
+                               _("The norm-based attention of this layer is still being "
+                                 "computed"));
+          return FALSE;
+        }
+      return saccade_export_write (data, path, error);
+    }
   r = (SaccadeExportRange) { tr.q0, tr.q1, tr.k0, tr.k1 };
   if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
     return FALSE;
@@ -351,7 +573,8 @@ saccade_heatmap_page_export_csv (SaccadePage *page, const char *path, GError **e
 static gboolean
 saccade_heatmap_page_is_busy (SaccadePage *page)
 {
-  return SACCADE_HEATMAP_PAGE (page)->head_job != NULL;
+  return SACCADE_HEATMAP_PAGE (page)->head_job != NULL
+         || SACCADE_HEATMAP_PAGE (page)->norm_job != NULL;
 }
 
 static void
@@ -495,6 +718,9 @@ saccade_heatmap_page_dispose (GObject *object)
   SaccadeHeatmapPage *self = SACCADE_HEATMAP_PAGE (object);
 
   saccade_job_cancel_clear (&self->head_job);
+  saccade_job_cancel_clear (&self->norm_job);
+  g_clear_pointer (&self->norms, saccade_norm_cache_free);
+  g_clear_pointer (&self->norm_error, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (object), SACCADE_TYPE_HEATMAP_PAGE);
   G_OBJECT_CLASS (saccade_heatmap_page_parent_class)->dispose (object);
 }
@@ -510,6 +736,7 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
   object_class->dispose = saccade_heatmap_page_dispose;
   object_class->get_property = saccade_heatmap_page_get_property;
   page_class->set_run = saccade_heatmap_page_set_run;
+  page_class->set_model = saccade_heatmap_page_set_model;
   page_class->is_busy = saccade_heatmap_page_is_busy;
   page_class->export_figure = saccade_heatmap_page_export_figure;
   page_class->export_csv = saccade_heatmap_page_export_csv;
@@ -523,6 +750,7 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
                                                     | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
   gtk_widget_class_install_action (widget_class, "page.reset-zoom", NULL, reset_zoom_action);
+  gtk_widget_class_install_action (widget_class, "page.values", "s", values_action);
 
   /* The template names the view by type name. */
   g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
@@ -535,6 +763,9 @@ saccade_heatmap_page_class_init (SaccadeHeatmapPageClass *klass)
   CHILD (colormap_dropdown);
   CHILD (linear_button);
   CHILD (log_button);
+  CHILD (weight_button);
+  CHILD (norm_button);
+  CHILD (norm_label);
   CHILD (heatmap_view);
 #undef CHILD
 }
@@ -550,6 +781,7 @@ static void
 saccade_heatmap_page_init (SaccadeHeatmapPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->norms = saccade_norm_cache_new ();
   saccade_page_set_figure (SACCADE_PAGE (self), GTK_WIDGET (self->heatmap_view));
 
   /* The spin buttons and the cursor move together; the adjustments clamp what is typed. */
@@ -560,6 +792,7 @@ saccade_heatmap_page_init (SaccadeHeatmapPage *self)
   g_signal_connect_swapped (self->heatmap_view, "hover-changed", G_CALLBACK (hover_changed),
                             self);
   g_signal_connect_swapped (self, "map", G_CALLBACK (refresh), self);
+  g_signal_connect_swapped (self->norm_button, "toggled", G_CALLBACK (norm_toggled), self);
   g_signal_connect_swapped (self, "notify::layer", G_CALLBACK (refresh), self);
   g_signal_connect_swapped (self, "notify::head", G_CALLBACK (refresh), self);
   update_actions (self);
