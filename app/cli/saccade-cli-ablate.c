@@ -5,7 +5,9 @@
  * (engine/study/ computes it, or reads it back from the store when the same model file and
  * parameters were studied before) -> text (a table) or JSON (every number; NaN as null),
  * and for --erasure optionally a figure (-o); --heads --last measures the last position only
- * (ScAblationParams.last_only). With --bench it times the head sweep against
+ * (ScAblationParams.last_only); --heads --first-pass K ranks every head by its first-order
+ * estimate (one backward) and ablates only the top K exactly (engine/study/
+ * sc-ablation-first.h). With --bench it times the head sweep against
  * the same number of plain forward passes (docs/benchmarks.md, "Head sweep"). The measures
  * are defined in docs/metrics.md, "Ablation studies" and "Attention permutation and
  * erasure curves". */
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/study/sc-ablation-first.h"
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-permutation-study.h"
@@ -40,7 +43,7 @@ typedef struct {
   SaccadeCliCommon common;
   SaccadeCliTarget target;
   char *db, *seed_text, *kind, *output, *layers;
-  int top, bench_len, bench_repeats, permute, seeds;
+  int top, bench_len, bench_repeats, permute, seeds, first_pass;
   gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last;
   SaccadeCliFigure figure;                   /* --preset, --width-mm, ... */
   SaccadeFigureExportOptions figure_options; /* parsed */
@@ -103,6 +106,11 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_PERMUTATION_MAX_N, o->permute);
   if (o->mean && q->study != STUDY_HEADS)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
+  if (o->first_pass != INT_MIN && q->study != STUDY_HEADS)
+    return BAD ("--first-pass applies to --heads (the head sweep's first pass)");
+  if (o->first_pass != INT_MIN && (o->first_pass < 1 || o->first_pass > SC_ABLATION_FIRST_MAX_TOP))
+    return BAD ("--first-pass takes the number of heads to ablate exactly, 1 to %d, not %d",
+                SC_ABLATION_FIRST_MAX_TOP, o->first_pass);
   if (o->last && q->study != STUDY_HEADS)
     return BAD ("--last applies to --heads (the last position's measures only)");
   if (o->target.contrast != NULL && q->study != STUDY_HEADS && q->study != STUDY_TOKENS)
@@ -198,6 +206,7 @@ read_run (const char *path, gint64 id, AblateResult *r, GError **error)
 /* The engine parameters of each study. */
 typedef struct {
   ScAblationParams ablation;
+  ScAblationFirstParams first;
   ScPermutationParams permutation;
   ScErasureParams erasure;
 } StudyParams;
@@ -209,6 +218,7 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
 {
   p->ablation = (ScAblationParams) { .target = q->target, .contrast = q->contrast,
                                      .mode = SC_ABLATE_ZERO, .last_only = o->last };
+  p->first = (ScAblationFirstParams) { .ablation = p->ablation, .top = o->first_pass };
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -222,6 +232,11 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
   switch (q->study)
     {
     case STUDY_HEADS:
+      if (o->first_pass != INT_MIN)
+        {
+          *params = &p->first;
+          return o->mean ? &sc_study_kind_heads_first_mean : &sc_study_kind_heads_first;
+        }
       *params = &p->ablation;
       /* mean-ablation with the shipped reference set's means (saccade-head-means.h) */
       return o->mean ? &sc_study_kind_heads_mean : &sc_study_kind_heads;
@@ -252,7 +267,7 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
   if (!saccade_cli_identify_run_model (model, &o->common, &r->run, &sm, error))
     return FALSE;
   kind = study_params (o, q, &p, &params);
-  r->mean = kind == &sc_study_kind_heads_mean;
+  r->mean = kind == &sc_study_kind_heads_mean || kind == &sc_study_kind_heads_first_mean;
   /* --gradient is never stored: the engine refuses it (issue 12), even over a stored study. */
   r->study = saccade_cli_study_get (kind, params, model, &sm, &o->common, db_path, r->run.id,
                                     o->recompute || o->gradient, &r->warning, error);
@@ -260,7 +275,10 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
     return FALSE;
   switch (q->study)
     {
-    case STUDY_HEADS: r->heads = r->study->result; break;
+    case STUDY_HEADS:
+      if (o->first_pass == INT_MIN)
+        r->heads = r->study->result;
+      break;
     case STUDY_TOKENS: r->loo = r->study->result; break;
     case STUDY_PERMUTE: r->perm = r->study->result; break;
     case STUDY_ERASURE: r->erasure = r->study->result; break;
@@ -449,7 +467,7 @@ int
 saccade_cmd_ablate (int argc, char **argv)
 {
   AblateOptions o = { .top = 10, .bench_len = 64, .bench_repeats = 3, .permute = INT_MIN,
-                      .seeds = INT_MIN, .figure = SACCADE_CLI_FIGURE_INIT };
+                      .seeds = INT_MIN, .first_pass = INT_MIN, .figure = SACCADE_CLI_FIGURE_INIT };
   GOptionEntry entries[] = {
     { "heads", 0, 0, G_OPTION_ARG_NONE, &o.heads, "zero-ablate each head in turn", NULL },
     { "tokens", 0, 0, G_OPTION_ARG_NONE, &o.tokens, "mask, then drop, each token in turn", NULL },
@@ -463,6 +481,9 @@ saccade_cmd_ablate (int argc, char **argv)
     { "gradient", 0, 0, G_OPTION_ARG_NONE, &o.gradient,
       "--erasure: also order by gradient importance (needs the backward pass, which Gemma 3 lacks)", NULL },
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
+    { "first-pass", 0, 0, G_OPTION_ARG_INT, &o.first_pass,
+      "--heads: estimate every head's effect to first order (one backward pass), then ablate "
+      "only the top K exactly (needs the backward pass, which Gemma 3 lacks)", "K" },
     { "last", 0, 0, G_OPTION_ARG_NONE, &o.last,
       "--heads: the last position's measures only (no Δ loss), in about half the time", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
