@@ -29,6 +29,7 @@
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-permutation-study.h"
+#include "engine/analysis/sc-rank.h"
 #include "engine/text/sc-tokenizer.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -461,6 +462,101 @@ run_bench (ScModel *model, const AblateOptions *o)
   return 0;
 }
 
+/* --bench --first-pass K: per repeat the whole head sweep, then the first pass and its top K
+ * ablated exactly (sc_head_first_run), on the same session and ids; the medians of the
+ * times, of the paired ratios (first pass + exact) ÷ sweep, and of Spearman's ρ between the
+ * estimates and the whole sweep's Δ log p over every head (docs/benchmarks.md, "Head sweep
+ * with a first pass"). */
+static int
+run_bench_first (ScModel *model, const AblateOptions *o)
+{
+  static const char TEXT[] = "The cat chased the ball because it was tired, and the dog "
+                             "watched from the porch while the children laughed. ";
+  enum { FULL, FIRST, EXACT, RATIO, RHO, N_COLS };
+  const ScModelInfo *info = sc_model_info (model);
+  const int reps = MAX (1, o->bench_repeats), heads = (int) (info->n_layers * info->n_heads);
+  const int n = MAX (2, o->bench_len);
+  g_autofree double *v = g_new (double, (gsize) N_COLS * reps);
+  g_autofree double *x = g_new (double, heads), *y = g_new (double, heads);
+  g_autofree int32_t *ids = g_new (int32_t, n);
+  g_autoptr (GArray) tok = NULL;
+  g_autoptr (GError) error = NULL;
+  SaccadeCliSession cs = { 0 };
+  ScGrad *grad = NULL;
+  const ScAblationFirstParams fp = { .ablation = { .target = -1, .contrast = -1 },
+                                     .top = o->first_pass };
+  ScError err = { 0 };
+  double med[N_COLS];
+
+  if ((tok = saccade_tokenize (model, TEXT, -1, FALSE, &error)) == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  for (int i = 0; i < n; i++) /* the text repeated up to n tokens */
+    ids[i] = g_array_index (tok, int32_t, i % tok->len);
+  if (!saccade_cli_session_open (&cs, &o->common, model, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (sc_grad_new (cs.session, &grad, &err) != SC_OK)
+    goto fail;
+  for (int rep = 0; rep < reps; rep++)
+    {
+      ScHeadSweepResult *full = NULL;
+      ScHeadFirstResult *r = NULL;
+      ScSpearman sp;
+      gint64 t0 = g_get_monotonic_time ();
+
+      if (sc_head_sweep_run (cs.session, model, ids, n, &fp.ablation, NULL, NULL, &full, &err)
+          != SC_OK)
+        goto fail;
+      v[FULL * reps + rep] = (g_get_monotonic_time () - t0) / 1e6;
+      if (sc_head_first_run (cs.session, grad, model, ids, n, &fp, NULL, NULL, &r, &err)
+          != SC_OK)
+        {
+          sc_head_sweep_result_free (full);
+          goto fail;
+        }
+      v[FIRST * reps + rep] = r->first_s;
+      v[EXACT * reps + rep] = r->exact_s;
+      v[RATIO * reps + rep] = (r->first_s + r->exact_s) / v[FULL * reps + rep];
+      for (int i = 0; i < heads; i++)
+        x[i] = r->estimate[i], y[i] = full->heads[i].next.delta_logp;
+      v[RHO * reps + rep] = sc_spearman_rho (x, y, heads, &sp, &err) == SC_OK ? sp.rho : NAN;
+      sc_head_sweep_result_free (full);
+      sc_head_first_result_free (r);
+    }
+  sc_grad_free (grad);
+  saccade_cli_session_close (&cs);
+  for (int c = 0; c < N_COLS; c++)
+    med[c] = saccade_median (v + c * reps, reps);
+  if (o->common.json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      saccade_json_string (b, "model", info->name);
+      saccade_json_int (b, "n_tokens", n);
+      saccade_json_int (b, "heads", heads);
+      saccade_json_int (b, "exact_heads", MIN (o->first_pass, heads));
+      saccade_json_int (b, "repeats", reps);
+      saccade_json_double (b, "sweep_s", med[FULL]);
+      saccade_json_double (b, "first_pass_s", med[FIRST]);
+      saccade_json_double (b, "exact_s", med[EXACT]);
+      saccade_json_double (b, "ratio", med[RATIO]);
+      saccade_json_double (b, "spearman_rho_all_heads", med[RHO]);
+      json_builder_end_object (b);
+      saccade_json_print (b);
+    }
+  else
+    printf ("%s, %d heads, %d tokens, median of %d:\n  whole sweep %.3f s\n  first pass "
+            "%.3f s + the top %d ablated exactly %.3f s: ratio %.3f of the sweep\n  Spearman "
+            "ρ of the estimates and the sweep's Δ log p over every head: %.3f\n", info->name,
+            heads, n, reps, med[FULL], med[FIRST], MIN (o->first_pass, heads), med[EXACT],
+            med[RATIO], med[RHO]);
+  return 0;
+fail:
+  sc_grad_free (grad);
+  saccade_cli_session_close (&cs);
+  saccade_set_error_from_sc (&error, &err);
+  return saccade_cli_fail (g_steal_pointer (&error));
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 int
@@ -501,7 +597,7 @@ saccade_cmd_ablate (int argc, char **argv)
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--heads, --permute: rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench,
       "time the head sweep against plain passes (no RUN; with --recompute also every "
-      "layer recomputed)", NULL },
+      "layer recomputed; with --first-pass K against the first pass and its top K)", NULL },
     { "len", 0, 0, G_OPTION_ARG_INT, &o.bench_len, "--bench: tokens (64)", "N" },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench: repeats (3)", "N" },
     { NULL },
@@ -525,7 +621,11 @@ saccade_cmd_ablate (int argc, char **argv)
     {
       if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
         return saccade_cli_fail (g_steal_pointer (&error));
-      rc = run_bench (model, &o);
+      if (o.first_pass != INT_MIN && (o.first_pass < 1 || o.first_pass > SC_ABLATION_FIRST_MAX_TOP))
+        rc = 2, fprintf (stderr, "saccade: --first-pass takes the number of heads to ablate "
+                         "exactly, 1 to %d, not %d\n", SC_ABLATION_FIRST_MAX_TOP, o.first_pass);
+      else
+        rc = o.first_pass != INT_MIN ? run_bench_first (model, &o) : run_bench (model, &o);
       sc_model_free (model);
       return rc;
     }
