@@ -64,6 +64,17 @@ check_png "$out/heads-first.png"
 [ "$(studies "kind = 'ablate-heads-first' AND params LIKE '%\"first-pass\":\"gradient\",\"top\":30}'")" = 1 ] \
   || fail "the window did not store one first-pass study whose params say it"
 
+# the CSV: every head's estimate, the exact effects of 30 heads only
+python -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 270, len(rows)
+exact = [r for r in rows if r["exact"] == "1"]
+assert len(exact) == 30 and all(r["delta_logp"] != "" for r in exact)
+assert all(r["delta_logp"] == "" and r["flipped"] == "" for r in rows if r["exact"] == "0")
+assert all(r["estimate"] != "" for r in rows)
+' "$out/heads-first.csv" > "$out/csv.err" 2>&1 || { fail "heads-first.csv:"; cat "$out/csv.err"; }
+
 # --- 2. The command line reads it back ---------------------------------------------------
 run=$(sqlite3 "$db" "SELECT max(id) FROM runs") # the typed sentence, the newest
 SACCADE_MODEL="$model" "$saccade" ablate "$run" --db "$db" --heads --first-pass 30 --json \
