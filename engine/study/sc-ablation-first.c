@@ -133,20 +133,24 @@ exact_progress (void *user, double fraction)
   return p->fn == NULL || p->fn (p->user, p->first + (1.0 - p->first) * fraction);
 }
 
-static const double *rank_key;
+/* A head and its |estimate|, sorted by by_estimate (no global: studies on two sessions may
+ * rank at once). */
+typedef struct {
+  double key;
+  int i;
+} Ranked;
 
 /* By |estimate| descending, NaN last, ties by index. */
 static int
 by_estimate (const void *a, const void *b)
 {
-  const int i = *(const int *) a, j = *(const int *) b;
-  const double x = fabs (rank_key[i]), y = fabs (rank_key[j]);
+  const Ranked *p = a, *q = b;
 
-  if (isnan (x) != isnan (y))
-    return isnan (x) ? 1 : -1;
-  if (!isnan (x) && x != y)
-    return x > y ? -1 : 1;
-  return (i > j) - (i < j);
+  if (isnan (p->key) != isnan (q->key))
+    return isnan (p->key) ? 1 : -1;
+  if (!isnan (p->key) && p->key != q->key)
+    return p->key > q->key ? -1 : 1;
+  return (p->i > q->i) - (p->i < q->i);
 }
 
 ScStatus
@@ -158,7 +162,7 @@ sc_head_first_run (ScSession *session, ScGrad *grad, const ScModel *model, const
   ScHeadFirstResult *r = NULL;
   ScHeadSweepResult *sweep = NULL;
   float *o = NULL, *row = NULL;
-  int *order = NULL;
+  Ranked *order = NULL;
   ScPatchTake take;
   ScObserver obs = { .attn_output = sc_patch_take_attn_output };
   ScGradOptions gopt = { 0 };
@@ -236,12 +240,11 @@ sc_head_first_run (ScSession *session, ScGrad *grad, const ScModel *model, const
 
   /* 2. The top K by |estimate|, ablated exactly as the whole sweep ablates them. */
   for (int i = 0; i < LH; i++)
-    order[i] = i;
-  rank_key = r->estimate;
+    order[i] = (Ranked) { fabs (r->estimate[i]), i };
   qsort (order, (size_t) LH, sizeof *order, by_estimate);
   r->n_exact = p->top < LH ? p->top : LH;
   for (int k = 0; k < r->n_exact; k++)
-    r->exact[order[k]] = true;
+    r->exact[order[k].i] = true;
   t0 = now_s ();
   if ((st = sc_head_sweep_run_heads (session, model, ids, n, &p->ablation, r->exact,
                                      exact_progress, &prog, &sweep, err)) != SC_OK)
