@@ -109,7 +109,8 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
   if (o->first_pass != INT_MIN && q->study != STUDY_HEADS)
     return BAD ("--first-pass applies to --heads (the head sweep's first pass)");
-  if (o->first_pass != INT_MIN && (o->first_pass < 1 || o->first_pass > SC_ABLATION_FIRST_MAX_TOP))
+  if (o->first_pass != INT_MIN
+      && (o->first_pass < 1 || o->first_pass > SC_ABLATION_FIRST_MAX_TOP))
     return BAD ("--first-pass takes the number of heads to ablate exactly, 1 to %d, not %d",
                 SC_ABLATION_FIRST_MAX_TOP, o->first_pass);
   if (o->last && q->study != STUDY_HEADS)
@@ -579,7 +580,7 @@ saccade_cmd_ablate (int argc, char **argv)
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
     { "first-pass", 0, 0, G_OPTION_ARG_INT, &o.first_pass,
       "--heads: estimate every head's effect to first order (one backward pass), then ablate "
-      "only the top K exactly (needs the backward pass, which Gemma 3 lacks)", "K" },
+      "only the top K exactly (needs the architecture's backward pass)", "K" },
     { "last", 0, 0, G_OPTION_ARG_NONE, &o.last,
       "--heads: the last position's measures only (no Δ loss), in about half the time", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
@@ -621,7 +622,8 @@ saccade_cmd_ablate (int argc, char **argv)
     {
       if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
         return saccade_cli_fail (g_steal_pointer (&error));
-      if (o.first_pass != INT_MIN && (o.first_pass < 1 || o.first_pass > SC_ABLATION_FIRST_MAX_TOP))
+      if (o.first_pass != INT_MIN
+          && (o.first_pass < 1 || o.first_pass > SC_ABLATION_FIRST_MAX_TOP))
         rc = 2, fprintf (stderr, "saccade: --first-pass takes the number of heads to ablate "
                          "exactly, 1 to %d, not %d\n", SC_ABLATION_FIRST_MAX_TOP, o.first_pass);
       else

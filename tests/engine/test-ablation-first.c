@@ -130,7 +130,8 @@ test_first_order (void)
                        SC_OK);
       for (int i = 0; i < f.L * f.H; i++)
         {
-          const double up = metric_scaled (&f, ids, N, i, (float) (1 + eps), 101, p.ablation.contrast);
+          const double up = metric_scaled (&f, ids, N, i, (float) (1 + eps), 101,
+                                           p.ablation.contrast);
           const double down = metric_scaled (&f, ids, N, i, (float) (1 - eps), 101,
                                              p.ablation.contrast);
           const double slope = (up - down) / (2 * eps);

@@ -99,7 +99,8 @@ first_table (GString *out, const ScHeadFirstResult *r, gboolean mean, int top_n)
                             r->n_exact, r->rho);
   g_string_append_printf (out, "the top %d by |estimate| (rows without numbers: estimate "
                           "only, not ablated):\n", top);
-  g_string_append_printf (out, "  rank  head      estimate   Δ log p      TV       JSD      Δ loss     flip%s\n",
+  g_string_append_printf (out, "  rank  head      estimate   Δ log p      TV       JSD      "
+                          "Δ loss     flip%s\n",
                           contrast ? "  Δ logit diff" : "");
   for (int k = 0; k < top; k++)
     {
