@@ -5,7 +5,9 @@
  * (engine/study/ computes it, or reads it back from the store when the same model file and
  * parameters were studied before) -> text (a table) or JSON (every number; NaN as null),
  * and for --erasure optionally a figure (-o); --heads --last measures the last position only
- * (ScAblationParams.last_only). With --bench it times the head sweep against
+ * (ScAblationParams.last_only); --heads --first-pass K ranks every head by its first-order
+ * estimate (one backward) and ablates only the top K exactly (engine/study/
+ * sc-ablation-first.h). With --bench it times the head sweep against
  * the same number of plain forward passes (docs/benchmarks.md, "Head sweep"). The measures
  * are defined in docs/metrics.md, "Ablation studies" and "Attention permutation and
  * erasure curves". */
@@ -23,9 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/study/sc-ablation-first.h"
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-erasure-study.h"
 #include "engine/study/sc-permutation-study.h"
+#include "engine/analysis/sc-rank.h"
 #include "engine/text/sc-tokenizer.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -40,7 +44,7 @@ typedef struct {
   SaccadeCliCommon common;
   SaccadeCliTarget target;
   char *db, *seed_text, *kind, *output, *layers;
-  int top, bench_len, bench_repeats, permute, seeds;
+  int top, bench_len, bench_repeats, permute, seeds, first_pass;
   gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last;
   SaccadeCliFigure figure;                   /* --preset, --width-mm, ... */
   SaccadeFigureExportOptions figure_options; /* parsed */
@@ -103,6 +107,12 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_PERMUTATION_MAX_N, o->permute);
   if (o->mean && q->study != STUDY_HEADS)
     return BAD ("--mean applies to --heads (mean-ablation of each head)");
+  if (o->first_pass != INT_MIN && q->study != STUDY_HEADS)
+    return BAD ("--first-pass applies to --heads (the head sweep's first pass)");
+  if (o->first_pass != INT_MIN
+      && (o->first_pass < 1 || o->first_pass > SC_ABLATION_FIRST_MAX_TOP))
+    return BAD ("--first-pass takes the number of heads to ablate exactly, 1 to %d, not %d",
+                SC_ABLATION_FIRST_MAX_TOP, o->first_pass);
   if (o->last && q->study != STUDY_HEADS)
     return BAD ("--last applies to --heads (the last position's measures only)");
   if (o->target.contrast != NULL && q->study != STUDY_HEADS && q->study != STUDY_TOKENS)
@@ -198,6 +208,7 @@ read_run (const char *path, gint64 id, AblateResult *r, GError **error)
 /* The engine parameters of each study. */
 typedef struct {
   ScAblationParams ablation;
+  ScAblationFirstParams first;
   ScPermutationParams permutation;
   ScErasureParams erasure;
 } StudyParams;
@@ -209,6 +220,7 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
 {
   p->ablation = (ScAblationParams) { .target = q->target, .contrast = q->contrast,
                                      .mode = SC_ABLATE_ZERO, .last_only = o->last };
+  p->first = (ScAblationFirstParams) { .ablation = p->ablation, .top = o->first_pass };
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
   if (q->head_list != NULL)
@@ -222,6 +234,11 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
   switch (q->study)
     {
     case STUDY_HEADS:
+      if (o->first_pass != INT_MIN)
+        {
+          *params = &p->first;
+          return o->mean ? &sc_study_kind_heads_first_mean : &sc_study_kind_heads_first;
+        }
       *params = &p->ablation;
       /* mean-ablation with the shipped reference set's means (saccade-head-means.h) */
       return o->mean ? &sc_study_kind_heads_mean : &sc_study_kind_heads;
@@ -252,7 +269,7 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
   if (!saccade_cli_identify_run_model (model, &o->common, &r->run, &sm, error))
     return FALSE;
   kind = study_params (o, q, &p, &params);
-  r->mean = kind == &sc_study_kind_heads_mean;
+  r->mean = kind == &sc_study_kind_heads_mean || kind == &sc_study_kind_heads_first_mean;
   /* --gradient is never stored: the engine refuses it (issue 12), even over a stored study. */
   r->study = saccade_cli_study_get (kind, params, model, &sm, &o->common, db_path, r->run.id,
                                     o->recompute || o->gradient, &r->warning, error);
@@ -260,7 +277,10 @@ get_result (ScModel *model, const AblateOptions *o, const AblateRequest *q, cons
     return FALSE;
   switch (q->study)
     {
-    case STUDY_HEADS: r->heads = r->study->result; break;
+    case STUDY_HEADS:
+      if (o->first_pass == INT_MIN)
+        r->heads = r->study->result;
+      break;
     case STUDY_TOKENS: r->loo = r->study->result; break;
     case STUDY_PERMUTE: r->perm = r->study->result; break;
     case STUDY_ERASURE: r->erasure = r->study->result; break;
@@ -443,13 +463,108 @@ run_bench (ScModel *model, const AblateOptions *o)
   return 0;
 }
 
+/* --bench --first-pass K: per repeat the whole head sweep, then the first pass and its top K
+ * ablated exactly (sc_head_first_run), on the same session and ids; the medians of the
+ * times, of the paired ratios (first pass + exact) ÷ sweep, and of Spearman's ρ between the
+ * estimates and the whole sweep's Δ log p over every head (docs/benchmarks.md, "Head sweep
+ * with a first pass"). */
+static int
+run_bench_first (ScModel *model, const AblateOptions *o)
+{
+  static const char TEXT[] = "The cat chased the ball because it was tired, and the dog "
+                             "watched from the porch while the children laughed. ";
+  enum { FULL, FIRST, EXACT, RATIO, RHO, N_COLS };
+  const ScModelInfo *info = sc_model_info (model);
+  const int reps = MAX (1, o->bench_repeats), heads = (int) (info->n_layers * info->n_heads);
+  const int n = MAX (2, o->bench_len);
+  g_autofree double *v = g_new (double, (gsize) N_COLS * reps);
+  g_autofree double *x = g_new (double, heads), *y = g_new (double, heads);
+  g_autofree int32_t *ids = g_new (int32_t, n);
+  g_autoptr (GArray) tok = NULL;
+  g_autoptr (GError) error = NULL;
+  SaccadeCliSession cs = { 0 };
+  ScGrad *grad = NULL;
+  const ScAblationFirstParams fp = { .ablation = { .target = -1, .contrast = -1 },
+                                     .top = o->first_pass };
+  ScError err = { 0 };
+  double med[N_COLS];
+
+  if ((tok = saccade_tokenize (model, TEXT, -1, FALSE, &error)) == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  for (int i = 0; i < n; i++) /* the text repeated up to n tokens */
+    ids[i] = g_array_index (tok, int32_t, i % tok->len);
+  if (!saccade_cli_session_open (&cs, &o->common, model, &error))
+    return saccade_cli_fail (g_steal_pointer (&error));
+  if (sc_grad_new (cs.session, &grad, &err) != SC_OK)
+    goto fail;
+  for (int rep = 0; rep < reps; rep++)
+    {
+      ScHeadSweepResult *full = NULL;
+      ScHeadFirstResult *r = NULL;
+      ScSpearman sp;
+      gint64 t0 = g_get_monotonic_time ();
+
+      if (sc_head_sweep_run (cs.session, model, ids, n, &fp.ablation, NULL, NULL, &full, &err)
+          != SC_OK)
+        goto fail;
+      v[FULL * reps + rep] = (g_get_monotonic_time () - t0) / 1e6;
+      if (sc_head_first_run (cs.session, grad, model, ids, n, &fp, NULL, NULL, &r, &err)
+          != SC_OK)
+        {
+          sc_head_sweep_result_free (full);
+          goto fail;
+        }
+      v[FIRST * reps + rep] = r->first_s;
+      v[EXACT * reps + rep] = r->exact_s;
+      v[RATIO * reps + rep] = (r->first_s + r->exact_s) / v[FULL * reps + rep];
+      for (int i = 0; i < heads; i++)
+        x[i] = r->estimate[i], y[i] = full->heads[i].next.delta_logp;
+      v[RHO * reps + rep] = sc_spearman_rho (x, y, heads, &sp, &err) == SC_OK ? sp.rho : NAN;
+      sc_head_sweep_result_free (full);
+      sc_head_first_result_free (r);
+    }
+  sc_grad_free (grad);
+  saccade_cli_session_close (&cs);
+  for (int c = 0; c < N_COLS; c++)
+    med[c] = saccade_median (v + c * reps, reps);
+  if (o->common.json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      saccade_json_string (b, "model", info->name);
+      saccade_json_int (b, "n_tokens", n);
+      saccade_json_int (b, "heads", heads);
+      saccade_json_int (b, "exact_heads", MIN (o->first_pass, heads));
+      saccade_json_int (b, "repeats", reps);
+      saccade_json_double (b, "sweep_s", med[FULL]);
+      saccade_json_double (b, "first_pass_s", med[FIRST]);
+      saccade_json_double (b, "exact_s", med[EXACT]);
+      saccade_json_double (b, "ratio", med[RATIO]);
+      saccade_json_double (b, "spearman_rho_all_heads", med[RHO]);
+      json_builder_end_object (b);
+      saccade_json_print (b);
+    }
+  else
+    printf ("%s, %d heads, %d tokens, median of %d:\n  whole sweep %.3f s\n  first pass "
+            "%.3f s + the top %d ablated exactly %.3f s: ratio %.3f of the sweep\n  Spearman "
+            "ρ of the estimates and the sweep's Δ log p over every head: %.3f\n", info->name,
+            heads, n, reps, med[FULL], med[FIRST], MIN (o->first_pass, heads), med[EXACT],
+            med[RATIO], med[RHO]);
+  return 0;
+fail:
+  sc_grad_free (grad);
+  saccade_cli_session_close (&cs);
+  saccade_set_error_from_sc (&error, &err);
+  return saccade_cli_fail (g_steal_pointer (&error));
+}
+
 /* ------------------------------------------------------------------------------------ */
 
 int
 saccade_cmd_ablate (int argc, char **argv)
 {
   AblateOptions o = { .top = 10, .bench_len = 64, .bench_repeats = 3, .permute = INT_MIN,
-                      .seeds = INT_MIN, .figure = SACCADE_CLI_FIGURE_INIT };
+                      .seeds = INT_MIN, .first_pass = INT_MIN, .figure = SACCADE_CLI_FIGURE_INIT };
   GOptionEntry entries[] = {
     { "heads", 0, 0, G_OPTION_ARG_NONE, &o.heads, "zero-ablate each head in turn", NULL },
     { "tokens", 0, 0, G_OPTION_ARG_NONE, &o.tokens, "mask, then drop, each token in turn", NULL },
@@ -463,6 +578,9 @@ saccade_cmd_ablate (int argc, char **argv)
     { "gradient", 0, 0, G_OPTION_ARG_NONE, &o.gradient,
       "--erasure: also order by gradient importance (needs the backward pass, which Gemma 3 lacks)", NULL },
     { "mean", 0, 0, G_OPTION_ARG_NONE, &o.mean, "--heads: mean-ablation instead of zero", NULL },
+    { "first-pass", 0, 0, G_OPTION_ARG_INT, &o.first_pass,
+      "--heads: estimate every head's effect to first order (one backward pass), then ablate "
+      "only the top K exactly (needs the architecture's backward pass)", "K" },
     { "last", 0, 0, G_OPTION_ARG_NONE, &o.last,
       "--heads: the last position's measures only (no Δ loss), in about half the time", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
@@ -480,7 +598,7 @@ saccade_cmd_ablate (int argc, char **argv)
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--heads, --permute: rows of the table (10)", "N" },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &o.bench,
       "time the head sweep against plain passes (no RUN; with --recompute also every "
-      "layer recomputed)", NULL },
+      "layer recomputed; with --first-pass K against the first pass and its top K)", NULL },
     { "len", 0, 0, G_OPTION_ARG_INT, &o.bench_len, "--bench: tokens (64)", "N" },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &o.bench_repeats, "--bench: repeats (3)", "N" },
     { NULL },
@@ -504,7 +622,12 @@ saccade_cmd_ablate (int argc, char **argv)
     {
       if ((model = saccade_cli_load_model (&o.common, &error)) == NULL)
         return saccade_cli_fail (g_steal_pointer (&error));
-      rc = run_bench (model, &o);
+      if (o.first_pass != INT_MIN
+          && (o.first_pass < 1 || o.first_pass > SC_ABLATION_FIRST_MAX_TOP))
+        rc = 2, fprintf (stderr, "saccade: --first-pass takes the number of heads to ablate "
+                         "exactly, 1 to %d, not %d\n", SC_ABLATION_FIRST_MAX_TOP, o.first_pass);
+      else
+        rc = o.first_pass != INT_MIN ? run_bench_first (model, &o) : run_bench (model, &o);
       sc_model_free (model);
       return rc;
     }

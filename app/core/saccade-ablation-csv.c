@@ -33,7 +33,9 @@ csv_clean (GString *out, const SaccadeAblation *a, double loss_clean)
 static const char CSV_CLEAN_COLUMNS[] = "target,top1_clean,logp_clean,loss_clean,run,study\n";
 
 /* A sweep's effects, a row each: per head (@n_heads > 0: "layer,head", layer-major) or per
- * layer (@n_heads 0: "layer"). */
+ * layer (@n_heads 0: "layer"). After a first pass (a->first) two more columns, the head's
+ * first-order estimate and whether it was ablated exactly (1) or only estimated (0: its
+ * effect, flipped and top-1 cells are empty). */
 static GBytes *
 csv_sweep (const SaccadeAblation *a, const ScAblationEffect *effects, int n_layers,
            int n_heads, double loss_clean)
@@ -43,16 +45,26 @@ csv_sweep (const SaccadeAblation *a, const ScAblationEffect *effects, int n_laye
 
   for (int m = 0; m < SACCADE_ABLATION_N_METRICS; m++)
     g_string_append_printf (out, ",%s", saccade_ablation_metric_id ((SaccadeAblationMetric) m));
-  g_string_append_printf (out, ",flipped,top1_ablated,%s", CSV_CLEAN_COLUMNS);
+  g_string_append_printf (out, ",flipped,top1_ablated,%s%s",
+                          a->first != NULL ? "estimate,exact," : "", CSV_CLEAN_COLUMNS);
   for (int i = 0; i < n; i++)
     {
+      const gboolean exact = a->first == NULL || a->first->exact[i];
       if (n_heads > 0)
         g_string_append_printf (out, "%d,%d", i / n_heads, i % n_heads);
       else
         g_string_append_printf (out, "%d", i);
       csv_metrics (out, &effects[i]);
-      g_string_append_printf (out, ",%d,%d", effects[i].flipped ? 1 : 0,
-                              effects[i].next.top1_ablated);
+      if (exact)
+        g_string_append_printf (out, ",%d,%d", effects[i].flipped ? 1 : 0,
+                                effects[i].next.top1_ablated);
+      else
+        g_string_append (out, ",,");
+      if (a->first != NULL)
+        {
+          saccade_csv_add_exact (out, a->first->estimate[i]);
+          g_string_append_printf (out, ",%d", exact ? 1 : 0);
+        }
       csv_clean (out, a, loss_clean);
     }
   return g_string_free_to_bytes (out);

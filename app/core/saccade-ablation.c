@@ -47,6 +47,7 @@ typedef struct {
   ScMixingParams mixing_vz, mixing_alti;
   ScPathPatchParams path;
   ScQkParams qk;
+  ScAblationFirstParams first;
 } KindParams;
 
 /* Each kind of the enum: its study kind, where its params sit in KindParams and where its
@@ -86,6 +87,8 @@ static const struct {
                                     offsetof (SaccadeAblation, path) },
   [SACCADE_ABLATION_QK] = { &sc_study_kind_qk, offsetof (KindParams, qk),
                             offsetof (SaccadeAblation, qk) },
+  [SACCADE_ABLATION_HEADS_FIRST] = { &sc_study_kind_heads_first, offsetof (KindParams, first),
+                                     offsetof (SaccadeAblation, first) },
 };
 
 const ScStudyKind *
@@ -243,6 +246,9 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
       k->ablation.mode = SC_ABLATE_MEAN;
       k->ablation.mean_set = SACCADE_REFERENCE_SET;
     }
+  k->first = (ScAblationFirstParams) { .ablation = k->ablation,
+                                       .top = SACCADE_ABLATION_DEFAULT_FIRST_TOP };
+  k->first.ablation.mode = SC_ABLATE_ZERO, k->first.ablation.mean_set = NULL;
   k->permutation = (ScPermutationParams) {
     .target = p->target,
     .n_permutations = p->n_permutations > 0 ? p->n_permutations
@@ -569,6 +575,8 @@ saccade_ablation_get (ScModel *model, const ScStoreModel *ident, ScSession *sess
   if (kind == SACCADE_ABLATION_PATCH || kind == SACCADE_ABLATION_ATTR_PATCH
       || kind == SACCADE_ABLATION_PATH_PATCH)
     a->patch_corrupted = kp.patch.corrupted_run;
+  if (kind == SACCADE_ABLATION_HEADS_FIRST)
+    a->heads = a->first->sweep; /* the exact effects, drawn as a sweep's */
   if (kind == SACCADE_ABLATION_PATH_PATCH)
     a->patch = a->path->grid; /* its metric and grid, as activation patching's */
   if (kind == SACCADE_ABLATION_ATTR_PATCH)

@@ -30,6 +30,7 @@
 #include "app/core/saccade-faithfulness.h"
 #include "app/core/saccade-study.h"
 #include "engine/analysis/sc-rank.h"
+#include "engine/study/sc-ablation-first.h"
 #include "engine/study/sc-ablation-study.h"
 #include "engine/study/sc-dla.h"
 #include "engine/study/sc-erasure-study.h"
@@ -81,6 +82,9 @@ typedef enum {
   SACCADE_ABLATION_MIXING_ALTI, /* context mixing by ALTI, rolled out */
   SACCADE_ABLATION_PATH_PATCH,  /* path patching: senders into receivers' q, k or v */
   SACCADE_ABLATION_QK,          /* QK attribution of one head's score at (query, key) */
+  SACCADE_ABLATION_HEADS_FIRST, /* the head sweep after a first-order first pass: every
+                                 * head estimated, the top SACCADE_ABLATION_DEFAULT_FIRST_TOP
+                                 * zero-ablated exactly (sc-ablation-first.h) */
   SACCADE_ABLATION_N_KINDS
 } SaccadeAblationKind;
 
@@ -100,6 +104,7 @@ gboolean saccade_ablation_kind_from_id (const char *id, SaccadeAblationKind *out
 /* The defaults of the verbs' options, which the window uses as well. */
 #define SACCADE_ABLATION_DEFAULT_PERMUTATIONS 8 /* page; the CLI asks for N */
 #define SACCADE_ABLATION_DEFAULT_SEEDS 8        /* `--erasure` without --seeds */
+#define SACCADE_ABLATION_DEFAULT_FIRST_TOP 30   /* HEADS_FIRST: heads ablated exactly */
 
 /* What a study is asked for; a field a kind does not use is ignored (and not part of its
  * stored params). Zero-initialised it is every verb's default but for n_permutations,
@@ -142,7 +147,9 @@ typedef struct {
   /* The result, owned; exactly one is set (heads for both head sweeps), but for
    * PATH_PATCH, whose patch is its path's grid (borrowed: the metric on both runs and the
    * receivers' m, as activation patching's). */
-  ScHeadSweepResult *heads;   /* HEADS, HEADS_MEAN */
+  ScHeadSweepResult *heads;   /* HEADS, HEADS_MEAN; HEADS_FIRST: first->sweep (NaN where a
+                               * head was only estimated) */
+  ScHeadFirstResult *first;   /* HEADS_FIRST */
   ScTokenLooResult *tokens;   /* TOKENS */
   ScPermutationResult *perm;  /* PERMUTE */
   ScErasureResult *erasure;   /* ERASURE */

@@ -122,6 +122,16 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
                    const ScAblationParams *p, ScAblationProgressFn progress,
                    void *progress_user, ScHeadSweepResult **out, ScError *err)
 {
+  return sc_head_sweep_run_heads (session, model, ids, n, p, NULL, progress, progress_user,
+                                  out, err);
+}
+
+ScStatus
+sc_head_sweep_run_heads (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                         const ScAblationParams *p, const bool *only,
+                         ScAblationProgressFn progress, void *progress_user,
+                         ScHeadSweepResult **out, ScError *err)
+{
   const ScModelInfo *info;
   ScHeadSweepResult *r = NULL;
   float *clean = NULL, *abl = NULL, *scale = NULL;
@@ -130,7 +140,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   ScIntervention iv = { 0 };
   ScForwardOptions opt = { 0 };
   size_t last;
-  int L, H, V, l, h;
+  int L, H, V, l, h, total = 0, done = 0;
   ScStatus st;
 
   if ((st = check_args (session, model, ids, n, 1, p, out, err)) != SC_OK)
@@ -144,6 +154,8 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
   L = (int) info->n_layers;
   H = (int) info->n_heads;
   V = (int) info->n_vocab;
+  for (l = 0; l < L * H; l++)
+    total += only == NULL || only[l];
   r = sc_head_sweep_result_new (L, H, n);
   clean = malloc ((size_t) n * V * sizeof *clean);
   /* last_only: an ablated run gives the last row */
@@ -189,6 +201,8 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
     for (h = 0; h < H; h++)
       {
         const int i = l * H + h;
+        if (only != NULL && !only[i])
+          continue; /* not asked for: its entry stays NaN */
         if (p->mode == SC_ABLATE_ZERO)
           scale[i] = 0.0f;
         else
@@ -216,7 +230,7 @@ sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids,
           goto fail;
         r->heads[i].delta_logit_diff = sc_study_logit_diff (abl + last, r->target, r->contrast)
                                        - r->logit_diff_clean;
-        if (!report (progress, progress_user, i + 1, L * H))
+        if (!report (progress, progress_user, ++done, total))
           {
             st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head L%d.H%d",
                                l, h);

@@ -163,6 +163,17 @@ ScStatus sc_head_sweep_run (ScSession *session, const ScModel *model, const int3
                             ScAblationProgressFn progress, void *progress_user,
                             ScHeadSweepResult **out, ScError *err);
 
+/* sc_head_sweep_run for the heads @only marks ((n_layers * n_heads), layer-major; NULL:
+ * every head): each of them is ablated as the whole sweep ablates it, so its effect is the
+ * whole sweep's bit for bit; the others' entries stay NaN (top-1s −1, flipped false). The
+ * attribution first pass (sc-ablation-first.h) measures its top heads with it. @progress
+ * counts the marked heads only. */
+ScStatus sc_head_sweep_run_heads (ScSession *session, const ScModel *model,
+                                  const int32_t *ids, int n_tokens,
+                                  const ScAblationParams *params, const bool *only,
+                                  ScAblationProgressFn progress, void *progress_user,
+                                  ScHeadSweepResult **out, ScError *err);
+
 /* Token leave-one-out of @ids (n_tokens >= 2): the kinds @params->loo_kinds names (0: both).
  * @params->mode, head_mean and full_recompute are ignored. Errors as sc_head_sweep_run
  * (n_tokens < 2 is SC_ERR_INVALID_ARG: there is no token to erase but the query; so are

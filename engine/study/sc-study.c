@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "study/sc-ablation-first.h"
 #include "study/sc-ablation-study.h"
 #include "study/sc-adversarial.h"
 #include "study/sc-attribution.h"
@@ -35,6 +36,8 @@
 static const ScStudyKind *const KINDS[] = {
   &sc_study_kind_heads,
   &sc_study_kind_heads_mean,
+  &sc_study_kind_heads_first,
+  &sc_study_kind_heads_first_mean,
   &sc_study_kind_layers,
   &sc_study_kind_tokens,
   &sc_study_kind_permute,

@@ -38,8 +38,8 @@ pyrun () { # name, args...: the Python program on stdin asserts over the files n
 }
 
 "$saccade" study --list > "$tmp/list" 2>&1
-for k in heads heads-mean layers tokens permute erasure dla faithfulness attribution norms \
-         mixing adversarial; do
+for k in heads heads-mean heads-first heads-first-mean layers tokens permute erasure dla \
+         faithfulness attribution norms mixing adversarial; do
   check "list-$k" "$tmp/list" "^  $k "
 done
 check list-option "$tmp/list" "^      --seeds "

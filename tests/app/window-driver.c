@@ -62,7 +62,8 @@
  *   induction-open L H       on the Induction page: what a click on head (L, H) does (the
  *                            sequence captured as a run, the head opened in Heatmap)
  *   expect-induction TEXT    the Induction page's status line contains TEXT
- *   ablation-study ID        on the Ablation page: choose a study (heads, heads-mean, tokens,
+ *   ablation-study ID        on the Ablation page: choose a study (heads, heads-mean,
+ *                            heads-first, tokens,
  *                            permute, erasure, dla, faithfulness, layers, patch)
  *   ablation-option NAME VAL on the Ablation page: set a study's option (permutations N,
  *                            seeds R, erase-kind mask|drop, source last-mean|rollout|flow|

@@ -12,6 +12,8 @@
 static const SaccadeStudyOutputs *const OUTPUTS[] = {
   &saccade_heads_outputs,
   &saccade_heads_mean_outputs,
+  &saccade_heads_first_outputs,
+  &saccade_heads_first_mean_outputs,
   &saccade_layers_outputs,
   &saccade_tokens_outputs,
   &saccade_permute_outputs,

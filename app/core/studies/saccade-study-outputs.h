@@ -169,6 +169,8 @@ extern const SaccadeStudyOutputs saccade_norms_outputs;      /* saccade-norms-ou
 extern const SaccadeStudyOutputs saccade_mixing_outputs;     /* saccade-mixing-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_outputs;      /* saccade-ablation-outputs.c */
 extern const SaccadeStudyOutputs saccade_heads_mean_outputs;
+extern const SaccadeStudyOutputs saccade_heads_first_outputs; /* saccade-first-outputs.c */
+extern const SaccadeStudyOutputs saccade_heads_first_mean_outputs;
 extern const SaccadeStudyOutputs saccade_tokens_outputs;
 extern const SaccadeStudyOutputs saccade_permute_outputs;
 extern const SaccadeStudyOutputs saccade_erasure_outputs;

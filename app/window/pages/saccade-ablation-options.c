@@ -20,6 +20,9 @@ const StudyKind ablation_studies[] = {
     saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "heads-mean", N_("Head sweep — mean-ablation"), SACCADE_ABLATION_HEADS_MEAN, "heads",
     saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
+  { "heads-first", N_("Head sweep — first-order first pass, top 30 exact"),
+    SACCADE_ABLATION_HEADS_FIRST, "heads", saccade_heads_view_get_type, TRUE, -1, OPTIONS_NONE,
+    TRUE },
   { "tokens", N_("Token leave-one-out — mask / drop"), SACCADE_ABLATION_TOKENS, "tokens",
     saccade_effect_bars_view_get_type, TRUE, -1, OPTIONS_NONE, TRUE },
   { "permute", N_("Attention permutation"), SACCADE_ABLATION_PERMUTE, "permute",
@@ -50,6 +53,7 @@ const StudyKind ablation_studies[] = {
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ablation_studies) == ABLATION_N_STUDIES);
+G_STATIC_ASSERT (SACCADE_ABLATION_DEFAULT_FIRST_TOP == 30); /* "top 30" in the name above */
 
 const StudyKind *
 ablation_study_of_kind (SaccadeAblationKind kind)

@@ -175,6 +175,13 @@ show_idle_status (SaccadeAblationPage *self)
         /* Translators: patching's metric on the clean and the corrupted run. */
         measure = g_strdup_printf (_(" · m = %.3f clean, %.3f corrupted"),
                                    a->patch->metric_clean, a->patch->metric_corrupted);
+      else if (a->first != NULL)
+        /* Translators: the first pass's status: its seconds, the exact ablations' count and
+         * seconds, Spearman's rho between estimate and exact over those heads. */
+        measure = g_strdup_printf (_(" · first pass %1$.1f s, top %2$d exact %3$.1f s · ρ %4$.3f "
+                                     "(estimate, exact); hatched heads: estimated only"),
+                                   a->first->first_s, a->first->n_exact, a->first->exact_s,
+                                   a->first->rho);
       else if (isfinite (logp))
         measure = g_strdup_printf (" · ln p = %.3f%s", logp, contrast != NULL ? contrast : "");
       else if (a->dla != NULL)

@@ -45,7 +45,7 @@ typedef struct {
 } StudyKind;
 
 /* The study table: one row per study the page offers, in the chooser's order. */
-#define ABLATION_N_STUDIES 15
+#define ABLATION_N_STUDIES 16
 extern const StudyKind ablation_studies[ABLATION_N_STUDIES];
 
 struct _SaccadeAblationPage

@@ -58,6 +58,12 @@ heads_title (SaccadeHeadsView *self)
     return g_strdup_printf (_("Mean-ablating each head (means of %s): %s · %s · %s"),
                             SACCADE_REFERENCE_SET, self->metric_short,
                             saccade_study_shown_model (&self->shown), quote);
+  if (a != NULL && a->first != NULL)
+    /* Translators: the head sweep after a first pass: how many heads were ablated exactly
+     * (the others are hatched: estimated only), the metric, the model, the sentence. */
+    return g_strdup_printf (_("Zero-ablating the top %1$d heads of a first-order first pass: "
+                              "%2$s · %3$s · %4$s"), a->first->n_exact, self->metric_short,
+                            saccade_study_shown_model (&self->shown), quote);
   /* Translators: the head sweep's title: the metric, the model, the sentence. */
   return g_strdup_printf (_("Zero-ablating each head: %s · %s · %s"), self->metric_short,
                           saccade_study_shown_model (&self->shown), quote);
