@@ -11,7 +11,8 @@
  *   - every layer is numbered in every band (ink beside each layer's first thumbnail, on
  *     the side its number goes), Gemma 3's global layers 5, 11 and 17 among them;
  *   - the Compare page's three figures (SaccadeTiles) go into two rows where that makes
- *     their squares bigger (the page at 1600 x 1000), stay in a row where it does not.
+ *     their squares bigger (the page at 1600 x 1000), stay in a row where it does not
+ *     (1280 x 800).
  */
 #include <math.h>
 
@@ -307,17 +308,18 @@ test_tiles_columns (void)
   int cols;
 
   /* The Compare page's pair at 1600 x 1000 (1050 x 780 for three figures): two rows, and
-   * the square much bigger than in one row. */
-  cols = saccade_tiles_best_columns (3, 1050, 780, 150, 80, 160, 160, &side);
+   * the square much bigger than in one row. At 1280 x 800 (990 x 590): the row. */
+  cols = saccade_tiles_best_columns (3, 1050, 780, 150, 125, 160, 160, &side);
   g_assert_cmpint (cols, ==, 2);
-  row_side = MIN (1050 / 3.0 - 150, 780 - 80);
-  g_assert_cmpfloat (side, >, 1.5 * row_side);
+  row_side = MIN (1050 / 3.0 - 150, 780 - 125);
+  g_assert_cmpfloat (side, >, 1.25 * row_side);
+  g_assert_cmpint (saccade_tiles_best_columns (3, 990, 590, 150, 125, 160, 160, NULL), ==, 3);
   /* A short wide strip: one row. A tall narrow one: one column. */
-  g_assert_cmpint (saccade_tiles_best_columns (3, 1500, 400, 150, 80, 160, 160, NULL), ==, 3);
-  g_assert_cmpint (saccade_tiles_best_columns (3, 500, 1500, 150, 80, 160, 160, NULL), ==, 1);
+  g_assert_cmpint (saccade_tiles_best_columns (3, 1500, 400, 150, 125, 160, 160, NULL), ==, 3);
+  g_assert_cmpint (saccade_tiles_best_columns (3, 500, 1500, 150, 125, 160, 160, NULL), ==, 1);
   /* Tiles under the children's minimum are not chosen: one row. */
   g_assert_cmpint (saccade_tiles_best_columns (3, 900, 300, 0, 0, 160, 160, NULL), ==, 3);
-  g_assert_cmpint (saccade_tiles_best_columns (1, 300, 300, 150, 80, 160, 160, NULL), ==, 1);
+  g_assert_cmpint (saccade_tiles_best_columns (1, 300, 300, 150, 125, 160, 160, NULL), ==, 1);
 }
 
 int

@@ -18,7 +18,7 @@ G_DECLARE_FINAL_TYPE (SaccadeTiles, saccade_tiles, SACCADE, TILES, GtkWidget)
 
 GtkWidget *saccade_tiles_new (void);
 
-/* The margin each child's figure keeps beside its square, in px (defaults 150 × 80). */
+/* The margin each child's figure keeps beside its square, in px (defaults 150 × 125). */
 void saccade_tiles_set_overhead (SaccadeTiles *self, int overhead_w, int overhead_h);
 
 /* The columns of the last allocation (0 before one). */
