@@ -654,7 +654,7 @@ saccade_cmd_export (int argc, char **argv)
       "Grid and profile figures: a head metric (entropy, sink, previous-token, ...)",
       "METRIC" },
     { "bands", 0, 0, G_OPTION_ARG_INT, &bands,
-      "Grid figure: wrap the layers into N bands (2: layers 0-14 over 15-29 of 30; default "
+      "Grid figure: wrap the layers into N bands (2: layers 0-14 and 15-29 of 30; default "
       "0: as many as give the biggest heads for the figure's size)", "N" },
     { "threshold", 0, 0, G_OPTION_ARG_DOUBLE, &threshold,
       "Lines figure: draw links of at least this weight (default 0.1; 0: every visible "

@@ -460,50 +460,80 @@ fit_thumb (const SaccadeGridFigure *f, const Layout *L, gboolean across, int ban
                 : MIN ((aw - extra) / heads_all, ah / layers_len);
 }
 
+/* Every how many layers a number fits beside the layer's thumbnails (1: all). */
+static int
+label_every (const Layout *L, gboolean across, double step)
+{
+  double need = across ? L->layer_lab + 0.3 * L->fs : L->lh;
+
+  return step > 0 ? MAX (1, (int) ceil (need / step - 1e-9)) : G_MAXINT / 2;
+}
+
+/* One candidate layout: @across and @bands in @W x @H, its thumbnails as big as fit. */
+static void
+candidate (const SaccadeGridFigure *f, const Layout *L, double W, double H, gboolean across,
+           int bands, gboolean at_least_some, SaccadeGridGeometry *g, double *title_top)
+{
+  int per = per_band (f->n_layers, bands);
+  double top, left, aw, ah, gw, gh, thumb;
+
+  margins (L, across, &top, &left);
+  aw = W - 2 * L->pad - left - L->cb_w;
+  ah = H - 2 * L->pad - L->title_h - top;
+  thumb = fit_thumb (f, L, across, bands, aw, ah);
+  if (at_least_some)
+    thumb = MAX (0.5, thumb); /* always a grid, however small */
+  grid_size (f, L, across, bands, thumb, &gw, &gh);
+  *g = (SaccadeGridGeometry) {
+    .n_layers = f->n_layers, .n_heads = f->n_heads, .n_kv_heads = f->n_kv_heads,
+    .layers_across = across, .thumb = thumb, .step = thumb * (1 + GAP),
+    .group_gap = thumb * GROUP_GAP, .n_bands = per_band (f->n_layers, per),
+    .band_layers = per, .band_step = heads_len (f) * thumb + band_extra (L, across),
+    .layer_label_every = label_every (L, across, thumb * (1 + GAP)),
+    /* centred in the space left over; the gap after the last thumbnail is not drawn, so
+     * half of it goes to each side */
+    .x = L->pad + left + MAX (0.0, (aw - gw) / 2) + thumb * GAP / 2,
+    .y = L->pad + L->title_h + top + MAX (0.0, (ah - gh) / 2) + thumb * GAP / 2,
+  };
+  *title_top = L->pad + MAX (0.0, (ah - gh) / 2);
+}
+
+/* A layout that numbers every layer is taken over a bigger one that cannot when its
+ * thumbnails are at least this share of the bigger one's. */
+#define NUMBERED_SHARE 0.75
+
 /* The geometry for @W x @H: the orientation and the number of bands (@f->bands, or each
- * from 1 to one per layer) that give the biggest thumbnails; on a tie the fewer bands, then
+ * from 1 to one per layer) that give the biggest thumbnails with every layer numbered
+ * (unless that costs more than a quarter of their side); on a tie the fewer bands, then
  * layers down. */
 static void
 layout_fit (const SaccadeGridFigure *f, double W, double H, Layout *L)
 {
-  double best = -1;
+  SaccadeGridGeometry best = { .thumb = -1 }, numbered = { .thumb = -1 }, g;
+  double best_top = L->pad, numbered_top = L->pad, top;
   int b0 = f->bands > 0 ? MIN (f->bands, f->n_layers) : 1;
   int b1 = f->bands > 0 ? b0 : f->n_layers;
 
   for (int bands = b0; bands <= b1; bands++)
     {
-      int per = per_band (f->n_layers, bands);
       /* 30 layers in 7 bands of 5 fill only 6: the same grid as 6 bands, which came first */
-      if (bands > b0 && per_band (f->n_layers, per) != bands)
+      if (bands > b0 && per_band (f->n_layers, per_band (f->n_layers, bands)) != bands)
         continue;
       for (int across = 0; across < 2; across++)
         {
-          double top, left, aw, ah, gw, gh, thumb;
-          margins (L, across, &top, &left);
-          aw = W - 2 * L->pad - left - L->cb_w;
-          ah = H - 2 * L->pad - L->title_h - top;
-          thumb = fit_thumb (f, L, across, bands, aw, ah);
-          if (bands == b0)
-            thumb = MAX (0.5, thumb); /* always a grid, however small */
-          if (thumb > best * (1 + 1e-9) && thumb > 0)
-            {
-              best = thumb;
-              grid_size (f, L, across, bands, thumb, &gw, &gh);
-              L->g = (SaccadeGridGeometry) {
-                .n_layers = f->n_layers, .n_heads = f->n_heads, .n_kv_heads = f->n_kv_heads,
-                .layers_across = across, .thumb = thumb, .step = thumb * (1 + GAP),
-                .group_gap = thumb * GROUP_GAP, .n_bands = per_band (f->n_layers, per),
-                .band_layers = per,
-                .band_step = heads_len (f) * thumb + band_extra (L, across),
-                /* centred in the space left over; the gap after the last thumbnail is not
-                 * drawn, so half of it goes to each side */
-                .x = L->pad + left + MAX (0.0, (aw - gw) / 2) + thumb * GAP / 2,
-                .y = L->pad + L->title_h + top + MAX (0.0, (ah - gh) / 2) + thumb * GAP / 2,
-              };
-              L->top = L->pad + MAX (0.0, (ah - gh) / 2);
-            }
+          candidate (f, L, W, H, across, bands, bands == b0, &g, &top);
+          if (g.thumb <= 0)
+            continue;
+          if (g.thumb > best.thumb * (1 + 1e-9))
+            best = g, best_top = top;
+          if (g.layer_label_every == 1 && g.thumb > numbered.thumb * (1 + 1e-9))
+            numbered = g, numbered_top = top;
         }
     }
+  if (numbered.thumb > 0 && numbered.thumb >= NUMBERED_SHARE * best.thumb)
+    best = numbered, best_top = numbered_top;
+  L->g = best;
+  L->top = best_top;
 }
 
 void
@@ -569,6 +599,14 @@ draw_head_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureSt
       saccade_figure_layout_set (text, buf, &w, &h);
       saccade_grid_geometry_head_rect (g, band0, kv * gs, first);
       saccade_grid_geometry_head_rect (g, band0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
+      /* Above a group narrower than its name (a journal column), the short name. */
+      if (!g->layers_across && w > last[0] + g->thumb - first[0] + g->group_gap)
+        {
+          /* Translators: a group of query heads named by the key/value head they share,
+           * short, where "KV head %d" is wider than the group */
+          g_snprintf (buf, sizeof buf, _("KV %d"), kv);
+          saccade_figure_layout_set (text, buf, &w, &h);
+        }
       /* A bracket between the group's name and its head numbers. */
       cairo_set_line_width (cr, MAX (0.5, 0.06 * L->fs));
       if (g->layers_across)
@@ -599,9 +637,8 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
   g_autoptr (PangoLayout) text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
   int band_last = (g->band_layers > 0 ? MIN (g->band_layers, f->n_layers) : f->n_layers) - 1;
   double rect[4], w, h;
-  /* Thin the layer numbers when they would touch: every k-th. */
-  double need = g->layers_across ? L->layer_lab + 0.3 * L->fs : L->lh;
-  int k = MAX (1, (int) ceil (need / g->step));
+  /* Thin the layer numbers when they would touch: every k-th (layout_fit avoids it). */
+  int k = MAX (1, g->layer_label_every);
   char buf[32];
 
   cairo_save (cr);

@@ -407,6 +407,8 @@ typedef struct {
   int n_bands;         /* bands the layers are wrapped into (0 or 1: one) */
   int band_layers;     /* layers per band (the last may hold fewer); 0: all */
   double band_step;    /* from one band's first thumbnail to the next's, along the heads */
+  int layer_label_every; /* layer numbers fit every this many layers (1: every layer; the
+                          * global layers of a model with local ones are always numbered) */
 } SaccadeGridGeometry;
 
 /* The grid with a style (NULL: export style) and prebuilt thumbnails (NULL: built for the
