@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-cli-export.sh — whole-run export (`saccade export RUN --all`), token ranges
-# (`--range`), the grid's bands (`--bands`), the Python reader (python/saccade_store.py) against the C reader, and the
-# new user's first verbs (`demo --json`, the model's readable name).
+# (`--range`), the grid's bands (`--bands`), the Python reader (python/saccade_store.py)
+# against the C reader, and the new user's first verbs (`demo --json`, the model's readable
+# name).
 # Usage: test-cli-export.sh PATH/TO/saccade   (fails without the default model or
 # NumPy: tests/lib.sh)
 set -u
