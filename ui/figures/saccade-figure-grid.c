@@ -6,12 +6,13 @@
  * columns or as rows, in one band or wrapped into several (30 layers x 9 heads in a
  * landscape window: layers 0-14 down the left, 15-29 down the right, each band with its
  * own layer and head numbers), as layout_fit() finds. Every position — drawing, labels,
- * hit-testing, the outlines, the colour bar — comes from the geometry's head_rect(). With a metric, each
- * thumbnail is drawn in greys inside a frame of the metric's colour, and the colour bar
- * names the metric; without one, thumbnails use the figure's colour map and the colour
- * bar reads their values: 0 to 1 on a linear scale, "weight ÷ head's max" (each thumbnail
- * is scaled to its own maximum, below). The metric's scale is linear on a diverging map,
- * as in the heatmap (saccade_figure_heatmap_scale).
+ * hit-testing, the outlines, the colour bar — comes from the geometry's head_rect().
+ *
+ * With a metric, each thumbnail is drawn in greys inside a frame of the metric's colour,
+ * and the colour bar names the metric; without one, thumbnails use the figure's colour map
+ * and the colour bar reads their values: 0 to 1 on a linear scale, "weight ÷ head's max"
+ * (each thumbnail is scaled to its own maximum, below). The metric's scale is linear on a
+ * diverging map, as in the heatmap (saccade_figure_heatmap_scale).
  *
  * Thumbnails (SaccadeGridThumbs) hold each head reduced to at most THUMB_MAX cells a side
  * and scaled to its own maximum — a grid is for seeing patterns (diagonals, sinks,

@@ -3,9 +3,9 @@
  *
  * A row of three heatmaps in a landscape page leaves the page's height unused: at 1600 ×
  * 1000 each Compare figure got 350 px across and 780 down, and drew a 170-px matrix; in two
- * rows (A and B over A − B) they draw 265-px ones. At 1280 × 800 the row is still best. The choice is made anew at
- * each allocation from the tile sizes alone; each child still draws its figure centred in
- * its tile, its aspect kept.
+ * rows (A and B over A − B) they draw 255-px ones. At 1280 × 800 the row is still best.
+ * The choice is made anew at each allocation from the tile sizes alone; each child still
+ * draws its figure centred in its tile, its aspect kept.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
