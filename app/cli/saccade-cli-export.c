@@ -38,6 +38,7 @@ typedef struct {
   SaccadeColormap colormap;
   SaccadeScale scale;
   const char *metric;            /* grid: "entropy", "sink" or NULL */
+  int bands;                     /* grid: the layers wrapped into this many bands; 0: auto */
   double threshold;              /* lines: the least weight drawn */
   int top_k;                     /* lines: links per query and head (0: all) */
   const int *heads;              /* lines: the heads drawn (--heads), or NULL */
@@ -203,7 +204,7 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       .colormap = q->colormap, .scale = q->scale, .metric = q->metric,
       .range = q->has_range ? &r->range : NULL,
       .lines_threshold = q->threshold, .lines_top_k = q->top_k, .lines_heads = q->heads,
-      .lines_n_heads = q->n_heads, .options = &q->figure_options,
+      .lines_n_heads = q->n_heads, .options = &q->figure_options, .grid_bands = q->bands,
       /* The window's name of the metric ("Previous-token score"), from the shared table. */
       .metric_name = q->metric == NULL ? NULL
                      : saccade_metric_from_id (q->metric, &m) ? saccade_metric_name (m)
@@ -618,7 +619,7 @@ saccade_cmd_export (int argc, char **argv)
   g_autofree char *metric_opt = NULL, *range_opt = NULL, *heads_opt = NULL;
   g_autofree int *heads = NULL;
   gboolean all = FALSE, compress = FALSE;
-  int layer = -1, head = -1, top_k = -1;
+  int layer = -1, head = -1, top_k = -1, bands = 0;
   double threshold = -1;
   g_auto (SaccadeCliFigure) figure = SACCADE_CLI_FIGURE_INIT;
   GOptionEntry entries[] = {
@@ -652,6 +653,9 @@ saccade_cmd_export (int argc, char **argv)
     { "metric", 0, 0, G_OPTION_ARG_STRING, &metric_opt,
       "Grid and profile figures: a head metric (entropy, sink, previous-token, ...)",
       "METRIC" },
+    { "bands", 0, 0, G_OPTION_ARG_INT, &bands,
+      "Grid figure: wrap the layers into N bands (2: layers 0-14 and 15-29 of 30; default "
+      "0: as many as give the biggest heads for the figure's size)", "N" },
     { "threshold", 0, 0, G_OPTION_ARG_DOUBLE, &threshold,
       "Lines figure: draw links of at least this weight (default 0.1; 0: every visible "
       "line)", "T" },
@@ -718,6 +722,18 @@ saccade_cmd_export (int argc, char **argv)
     return 2;
   if (!lines_request (threshold, top_k, heads_opt, &heads, &q))
     return 2;
+  if (bands != 0 && !(q.figure && q.kind == SACCADE_EXPORT_GRID))
+    {
+      fprintf (stderr, "saccade: --bands goes with --figure grid\n");
+      return 2;
+    }
+  if (bands < 0)
+    {
+      fprintf (stderr, "saccade: --bands is a number of bands of layers (0: automatic), "
+                       "not %d\n", bands);
+      return 2;
+    }
+  q.bands = bands;
   if (!saccade_cli_figure_check (&figure, q.figure, "--figure", &q.figure_options, &rc))
     return rc;
   if (q.has_range && q.figure && q.kind == SACCADE_EXPORT_PROFILE)

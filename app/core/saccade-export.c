@@ -404,6 +404,13 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                    "keys", r->q0, r->q1, r->k0, r->k1, r->q1 - r->q0, r->k1 - r->k0);
       return FALSE;
     }
+  if (fig->grid_bands < 0 || fig->grid_bands > src->n_layers)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "cannot wrap the run's %d layers into %d bands: give 1 to %d (0: automatic)",
+                   src->n_layers, fig->grid_bands, src->n_layers);
+      return FALSE;
+    }
   if ((overviews = source_overviews (src, r, &size, &owned, error)) == NULL)
     return FALSE;
   for (int l = 0; l < src->n_layers; l++)
@@ -424,7 +431,7 @@ export_grid (SaccadeExportSource *src, const SaccadeExportFigure *fig,
     .n_layers = src->n_layers, .n_heads = src->n_heads, .n_kv_heads = src->n_kv_heads,
     .n = r->q1 - r->q0, .overviews = overviews, .overview_size = size, .metric = metric,
     .metric_name = fig->metric_name, .title = fig->title, .colormap = fig->colormap,
-    .scale = fig->scale, .layer_windows = windows,
+    .scale = fig->scale, .layer_windows = windows, .bands = fig->grid_bands,
   }, path, fig->options, error);
 }
 

@@ -123,6 +123,8 @@ typedef struct {
   int lines_top_k;
   const int *lines_heads;
   int lines_n_heads;
+  int grid_bands;            /* grid: the layers wrapped into this many bands, 1 .. the
+                              * run's layers; 0: as many as give the biggest heads */
   const SaccadeFigureExportOptions *options; /* size, font, title, labels; NULL: natural */
 } SaccadeExportFigure;
 

@@ -18,9 +18,12 @@
 #  5. The window keeps its width whatever run its predictions panel shows (the ChatML run's
 #     long special-token pieces once widened it).
 #  6. At 1600 × 1000 and 1280 × 800 the Model page's grid spans at least 80 % of the side of
-#     its view that bounds it (its aspect kept: a 30 × 9 grid is bounded by the width; the
-#     rest is its head labels and colour bar — 85 % and 84 % measured), and the window does
-#     not widen itself turning pages.
+#     its view that bounds it (its aspect kept; the rest is its head labels and colour bar)
+#     and at least 80 % of its height: the 30 layers are wrapped into two bands, 0-14 and
+#     15-29 side by side, instead of one wide row that left half the page empty (87 % of
+#     the width and 81 % of the height, and 74 % and 85 %, measured). At 1600 × 1000 the
+#     Compare page draws its pair's matrices 240 px a side or more (A and B over A − B;
+#     255 measured, 170 in one row); and the window does not widen itself turning pages.
 # Fails without xvfb-run, Python or the default model (tests/lib.sh).
 # Usage: test-app-prompt.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -99,11 +102,17 @@ expect-runs 4
 page model
 window-size 1600 1000
 sleep 700
-expect-grid-fill 80
+expect-grid-fill 80 80
 screenshot $out/grid-1600x1000.png
+select 2
+page compare
+sleep 700
+screenshot $out/compare-1600x1000.png
+expect-heatmap-side 240
+page model
 window-size 1280 800
 sleep 700
-expect-grid-fill 80
+expect-grid-fill 80 80
 screenshot $out/grid-1280x800.png
 note-width
 page compare

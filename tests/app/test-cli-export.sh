@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-cli-export.sh — whole-run export (`saccade export RUN --all`), token ranges
-# (`--range`), the Python reader (python/saccade_store.py) against the C reader, and the
-# new user's first verbs (`demo --json`, the model's readable name).
+# (`--range`), the grid's bands (`--bands`), the Python reader (python/saccade_store.py)
+# against the C reader, and the new user's first verbs (`demo --json`, the model's readable
+# name).
 # Usage: test-cli-export.sh PATH/TO/saccade   (fails without the default model or
 # NumPy: tests/lib.sh)
 set -u
@@ -276,6 +277,26 @@ grep -q "␣cat" "$tmp/l.svg" && { echo "FAIL: the range lines figure shows toke
 ok range-rollout $? "$tmp/r"
 "$saccade" export 1 --db "$db" --figure grid --range 2:6,0:6 -o "$tmp/x.png" > "$tmp/e" 2>&1
 expect_fail range-grid-square "$tmp/e" "the grid draws square heads" $?
+
+# The grid's layers wrapped into bands (--bands N; automatic by default): SmolLM2's 30 layers
+# in two bands make a narrower, taller page than in one; 31 bands of 30 layers, a negative
+# count and --bands without the grid are refused, each saying why.
+"$saccade" export 1 --db "$db" --figure grid --bands 1 -o "$tmp/b1.png" > "$tmp/r" 2>&1
+ok grid-bands-1 $? "$tmp/r"
+"$saccade" export 1 --db "$db" --figure grid --bands 2 -o "$tmp/b2.png" > "$tmp/r" 2>&1
+ok grid-bands-2 $? "$tmp/r"
+python3 - "$tmp/b1.png" "$tmp/b2.png" > "$tmp/r" 2>&1 <<'EOF'
+import struct, sys
+one, two = (struct.unpack(">II", open(p, "rb").read()[16:24]) for p in sys.argv[1:])
+assert two[0] < 0.8 * one[0] and two[1] > 1.3 * one[1], (one, two)
+EOF
+ok grid-bands-size $? "$tmp/r"
+"$saccade" export 1 --db "$db" --figure grid --bands 31 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail grid-bands-many "$tmp/e" "cannot wrap the run's 30 layers into 31 bands" $?
+"$saccade" export 1 --db "$db" --figure grid --bands -1 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail grid-bands-negative "$tmp/e" "--bands is a number of bands" $?
+"$saccade" export 1 --db "$db" --figure heatmap -l 0 -H 0 --bands 2 -o "$tmp/x.png" > "$tmp/e" 2>&1
+expect_fail grid-bands-heatmap "$tmp/e" "--bands goes with --figure grid" $?
 "$saccade" export 1 --db "$db" --figure lines --layer 3 --range 2:6,0:6 -o "$tmp/x.png" > "$tmp/e" 2>&1
 expect_fail range-lines-same "$tmp/e" "the same tokens on both sides" $?
 "$saccade" export 1 --db "$db" --figure profile --range 2:6 -o "$tmp/x.png" > "$tmp/e" 2>&1

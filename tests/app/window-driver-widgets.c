@@ -12,6 +12,7 @@
 
 #include "ui/widgets/saccade-predictions-view.h"
 #include "ui/widgets/saccade-grid-view.h"
+#include "ui/widgets/saccade-heatmap-view.h"
 
 /* Prints the chain of widgets from @w down that ask for the most width: where a window that
  * widened itself got its minimum from. */
@@ -73,16 +74,19 @@ find_drawable (GtkWidget *w, GType type)
   return NULL;
 }
 
-/* expect-grid-fill PCT: the grid spans PCT % of the side that bounds it. */
+/* expect-grid-fill PCT [HPCT]: the grid spans PCT % of the side that bounds it, and (HPCT)
+ * at least HPCT % of its view's height (the layers wrapped into bands on a landscape page). */
 static gboolean
-expect_grid_fill (SaccadeTestDriver *d, const char *pct)
+expect_grid_fill (SaccadeTestDriver *d, const char *pct, const char *hpct)
 {
   GtkWidget *grid = find_drawable (GTK_WIDGET (d->window), SACCADE_TYPE_GRID_VIEW);
   const double want = pct != NULL ? g_ascii_strtod (pct, NULL) / 100 : 0;
+  const double want_h = hpct != NULL ? g_ascii_strtod (hpct, NULL) / 100 : 0;
   double r[4], W, H, fw, fh;
 
-  if (want <= 0 || want > 1)
-    return window_driver_fail (d, "expect-grid-fill: a share in %% (1 to 100)");
+  if (want <= 0 || want > 1 || want_h < 0 || want_h > 1)
+    return window_driver_fail (d, "expect-grid-fill: a share in %% (1 to 100), and maybe "
+                               "one of the height");
   if (grid == NULL || !saccade_grid_view_get_drawn (SACCADE_GRID_VIEW (grid), r))
     return window_driver_fail (d, "expect-grid-fill: no grid is drawn");
   W = gtk_widget_get_width (grid);
@@ -95,6 +99,31 @@ expect_grid_fill (SaccadeTestDriver *d, const char *pct)
     return window_driver_fail (d, "the grid spans %.0f %% of its view's width and %.0f %% of its "
                                "height, expected %.0f %% of one", 100 * fw, 100 * fh,
                                100 * want);
+  if (fh < want_h)
+    return window_driver_fail (d, "the grid spans %.0f %% of its view's height, expected at "
+                               "least %.0f %%", 100 * fh, 100 * want_h);
+  return TRUE;
+}
+
+/* expect-heatmap-side PX: the first heatmap shown (the Compare page's A) draws its matrix at
+ * least PX across and down. */
+static gboolean
+expect_heatmap_side (SaccadeTestDriver *d, const char *px)
+{
+  GtkWidget *view = find_drawable (GTK_WIDGET (d->window), SACCADE_TYPE_HEATMAP_VIEW);
+  const SaccadeHeatmapGeometry *g;
+  double want = px != NULL ? g_ascii_strtod (px, NULL) : 0;
+
+  if (want <= 0)
+    return window_driver_fail (d, "expect-heatmap-side: a side in px");
+  if (view == NULL
+      || (g = saccade_heatmap_view_get_geometry (SACCADE_HEATMAP_VIEW (view)))->width <= 0)
+    return window_driver_fail (d, "expect-heatmap-side: no heatmap is drawn");
+  g_print ("test-driver: the heatmap's matrix is %.0f × %.0f px in a view of %d × %d\n",
+           g->width, g->height, gtk_widget_get_width (view), gtk_widget_get_height (view));
+  if (MIN (g->width, g->height) < want)
+    return window_driver_fail (d, "the heatmap's matrix is %.0f × %.0f px, expected at least "
+                               "%.0f a side", g->width, g->height, want);
   return TRUE;
 }
 
@@ -330,7 +359,9 @@ window_driver_widget_command (SaccadeTestDriver *d, const char *cmd, const char 
                                    n, text, want);
     }
   else if (g_str_equal (cmd, "expect-grid-fill"))
-    return expect_grid_fill (d, a1);
+    return expect_grid_fill (d, a1, a2);
+  else if (g_str_equal (cmd, "expect-heatmap-side"))
+    return expect_heatmap_side (d, a1);
   else if (g_str_equal (cmd, "window-size"))
     {
       if (a1 == NULL || a2 == NULL || atoi (a1) < 360 || atoi (a2) < 300)

@@ -125,9 +125,12 @@
  *                            contrast) or neither
  *   note-width / expect-width-unchanged   remember the window's width; it is still that
  *                            (the window must not widen itself as what it shows changes)
- *   expect-grid-fill PCT     the Model page's grid, as drawn last, spans at least PCT % of
- *                            its view's width or height (the side that bounds it, its
- *                            aspect kept); prints both shares
+ *   expect-grid-fill PCT [HPCT]  the Model page's grid, as drawn last, spans at least PCT %
+ *                            of its view's width or height (the side that bounds it, its
+ *                            aspect kept), and with HPCT at least HPCT % of its height;
+ *                            prints both shares
+ *   expect-heatmap-side PX   the first heatmap shown (Compare: A) draws its matrix at least
+ *                            PX across and down; prints its size
  *   sleep MS
  *   quit
  * Commands for the fixes of issue 11 (one block, fixes_command()):
@@ -820,7 +823,8 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
            || g_str_equal (cmd, "note-width") || g_str_equal (cmd, "expect-width-unchanged")
            || g_str_equal (cmd, "window-size") || g_str_equal (cmd, "expect-menu")
            || g_str_equal (cmd, "predictions-choose") || g_str_equal (cmd, "expect-prediction")
-           || g_str_equal (cmd, "expect-grid-fill") || g_str_equal (cmd, "expect-sensitive"))
+           || g_str_equal (cmd, "expect-grid-fill") || g_str_equal (cmd, "expect-sensitive")
+           || g_str_equal (cmd, "expect-heatmap-side"))
     return window_driver_widget_command (d, cmd, a1, a2, rest);
   else if (g_str_equal (cmd, "dialog-set") || g_str_equal (cmd, "expect-dialog")
            || g_str_equal (cmd, "expect-dialog-run"))

@@ -2,13 +2,17 @@
  * SaccadeGridView and export (saccade-figure.h).
  *
  * Query heads that share a KV head sit together, with a wider gap between groups. The
- * grid turns so that thumbnails come out biggest: layers as columns on a wide area (30
- * layers x 9 heads on a landscape window), as rows on a tall one. With a metric, each
- * thumbnail is drawn in greys inside a frame of the metric's colour, and the colour bar
- * names the metric; without one, thumbnails use the figure's colour map and the colour
- * bar reads their values: 0 to 1 on a linear scale, "weight ÷ head's max" (each thumbnail
- * is scaled to its own maximum, below). The metric's scale is linear on a diverging map,
- * as in the heatmap (saccade_figure_heatmap_scale).
+ * grid turns and wraps so that thumbnails come out biggest for the area drawn: layers as
+ * columns or as rows, in one band or wrapped into several (30 layers x 9 heads in a
+ * landscape window: layers 0-14 down the left, 15-29 down the right, each band with its
+ * own layer and head numbers), as layout_fit() finds. Every position — drawing, labels,
+ * hit-testing, the outlines, the colour bar — comes from the geometry's head_rect().
+ *
+ * With a metric, each thumbnail is drawn in greys inside a frame of the metric's colour,
+ * and the colour bar names the metric; without one, thumbnails use the figure's colour map
+ * and the colour bar reads their values: 0 to 1 on a linear scale, "weight ÷ head's max"
+ * (each thumbnail is scaled to its own maximum, below). The metric's scale is linear on a
+ * diverging map, as in the heatmap (saccade_figure_heatmap_scale).
  *
  * Thumbnails (SaccadeGridThumbs) hold each head reduced to at most THUMB_MAX cells a side
  * and scaled to its own maximum — a grid is for seeing patterns (diagonals, sinks,
@@ -190,16 +194,53 @@ group_size (const SaccadeGridGeometry *g)
                                                                : g->n_heads;
 }
 
+/* Layer @layer's band and its place in the band. */
+static void
+band_of (const SaccadeGridGeometry *g, int layer, int *band, int *in_band)
+{
+  int per = g->band_layers > 0 ? g->band_layers : MAX (g->n_layers, 1);
+
+  *band = layer / per;
+  *in_band = layer % per;
+}
+
 void
 saccade_grid_geometry_head_rect (const SaccadeGridGeometry *g, int layer, int head,
                                  double rect[4])
 {
-  double along_heads = head * g->step + (head / group_size (g)) * g->group_gap;
-  double along_layers = layer * g->step;
+  int band, in_band;
+  double along_heads, along_layers;
 
+  band_of (g, layer, &band, &in_band);
+  along_heads = band * g->band_step + head * g->step + (head / group_size (g)) * g->group_gap;
+  along_layers = in_band * g->step;
   rect[0] = g->x + (g->layers_across ? along_layers : along_heads);
   rect[1] = g->y + (g->layers_across ? along_heads : along_layers);
   rect[2] = rect[3] = g->thumb;
+}
+
+gboolean
+saccade_grid_geometry_extent (const SaccadeGridGeometry *g, double rect[4])
+{
+  double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY, r[4];
+
+  if (g->thumb <= 0 || g->n_layers < 1 || g->n_heads < 1)
+    return FALSE;
+  /* Each layer's first and last head: the corners of every band are among them. */
+  for (int l = 0; l < g->n_layers; l++)
+    for (int h = 0; h < g->n_heads; h += MAX (1, g->n_heads - 1))
+      {
+        saccade_grid_geometry_head_rect (g, l, h, r);
+        x0 = MIN (x0, r[0]);
+        y0 = MIN (y0, r[1]);
+        x1 = MAX (x1, r[0] + r[2]);
+        y1 = MAX (y1, r[1] + r[3]);
+      }
+  rect[0] = x0;
+  rect[1] = y0;
+  rect[2] = x1 - x0;
+  rect[3] = y1 - y0;
+  return TRUE;
 }
 
 gboolean
@@ -210,6 +251,7 @@ saccade_grid_geometry_head_at (const SaccadeGridGeometry *g, double x, double y,
 
   if (g->thumb <= 0)
     return FALSE;
+  /* Every thumbnail, through head_rect: whatever the bands, what is hit is what is drawn. */
   for (int l = 0; l < g->n_layers; l++)
     {
       saccade_grid_geometry_head_rect (g, l, 0, rect);
@@ -226,7 +268,6 @@ saccade_grid_geometry_head_at (const SaccadeGridGeometry *g, double x, double y,
               return TRUE;
             }
         }
-      return FALSE;
     }
   return FALSE;
 }
@@ -378,36 +419,122 @@ margins (const Layout *L, gboolean layers_across, double *top, double *left)
     }
 }
 
+/* The space between two bands beyond the gap that follows a thumbnail: the next band's
+ * layer numbers (above it with layers across, left of it with layers down) and half a
+ * font size that sets the bands apart. */
+static double
+band_extra (const Layout *L, gboolean layers_across)
+{
+  return (layers_across ? L->lh : L->layer_lab) + 2 * L->gap + 0.5 * L->fs;
+}
+
+/* Layers per band when @n layers are wrapped into @bands. */
+static int
+per_band (int n, int bands)
+{
+  return (n + bands - 1) / MAX (bands, 1);
+}
+
+/* The grid's size (*@gw x *@gh) with thumbnails of side @thumb, for one orientation and
+ * band count. */
+static void
+grid_size (const SaccadeGridFigure *f, const Layout *L, gboolean across, int bands,
+           double thumb, double *gw, double *gh)
+{
+  double layers_len = per_band (f->n_layers, bands) * (1 + GAP);
+  double heads_all = bands * heads_len (f), extra = (bands - 1) * band_extra (L, across);
+
+  *gw = across ? layers_len * thumb : heads_all * thumb + extra;
+  *gh = across ? heads_all * thumb + extra : layers_len * thumb;
+}
+
+/* The biggest thumbnail side for one orientation and band count in the area @aw x @ah;
+ * <= 0 when the bands' labels alone do not fit. */
+static double
+fit_thumb (const SaccadeGridFigure *f, const Layout *L, gboolean across, int bands, double aw,
+           double ah)
+{
+  double layers_len = per_band (f->n_layers, bands) * (1 + GAP);
+  double heads_all = bands * heads_len (f), extra = (bands - 1) * band_extra (L, across);
+
+  return across ? MIN (aw / layers_len, (ah - extra) / heads_all)
+                : MIN ((aw - extra) / heads_all, ah / layers_len);
+}
+
+/* Every how many layers a number fits beside the layer's thumbnails (1: all). */
+static int
+label_every (const Layout *L, gboolean across, double step)
+{
+  double need = across ? L->layer_lab + 0.3 * L->fs : L->lh;
+
+  return step > 0 ? MAX (1, (int) ceil (need / step - 1e-9)) : G_MAXINT / 2;
+}
+
+/* One candidate layout: @across and @bands in @W x @H, its thumbnails as big as fit. */
+static void
+candidate (const SaccadeGridFigure *f, const Layout *L, double W, double H, gboolean across,
+           int bands, gboolean at_least_some, SaccadeGridGeometry *g, double *title_top)
+{
+  int per = per_band (f->n_layers, bands);
+  double top, left, aw, ah, gw, gh, thumb;
+
+  margins (L, across, &top, &left);
+  aw = W - 2 * L->pad - left - L->cb_w;
+  ah = H - 2 * L->pad - L->title_h - top;
+  thumb = fit_thumb (f, L, across, bands, aw, ah);
+  if (at_least_some)
+    thumb = MAX (0.5, thumb); /* always a grid, however small */
+  grid_size (f, L, across, bands, thumb, &gw, &gh);
+  *g = (SaccadeGridGeometry) {
+    .n_layers = f->n_layers, .n_heads = f->n_heads, .n_kv_heads = f->n_kv_heads,
+    .layers_across = across, .thumb = thumb, .step = thumb * (1 + GAP),
+    .group_gap = thumb * GROUP_GAP, .n_bands = per_band (f->n_layers, per),
+    .band_layers = per, .band_step = heads_len (f) * thumb + band_extra (L, across),
+    .layer_label_every = label_every (L, across, thumb * (1 + GAP)),
+    /* centred in the space left over; the gap after the last thumbnail is not drawn, so
+     * half of it goes to each side */
+    .x = L->pad + left + MAX (0.0, (aw - gw) / 2) + thumb * GAP / 2,
+    .y = L->pad + L->title_h + top + MAX (0.0, (ah - gh) / 2) + thumb * GAP / 2,
+  };
+  *title_top = L->pad + MAX (0.0, (ah - gh) / 2);
+}
+
+/* A layout that numbers every layer is taken over a bigger one that cannot when its
+ * thumbnails are at least this share of the bigger one's. */
+#define NUMBERED_SHARE 0.75
+
+/* The geometry for @W x @H: the orientation and the number of bands (@f->bands, or each
+ * from 1 to one per layer) that give the biggest thumbnails with every layer numbered
+ * (unless that costs more than a quarter of their side); on a tie the fewer bands, then
+ * layers down. */
 static void
 layout_fit (const SaccadeGridFigure *f, double W, double H, Layout *L)
 {
-  double best = -1;
+  SaccadeGridGeometry best = { .thumb = -1 }, numbered = { .thumb = -1 }, g;
+  double best_top = L->pad, numbered_top = L->pad, top;
+  int b0 = f->bands > 0 ? MIN (f->bands, f->n_layers) : 1;
+  int b1 = f->bands > 0 ? b0 : f->n_layers;
 
-  for (int across = 0; across < 2; across++)
+  for (int bands = b0; bands <= b1; bands++)
     {
-      double top, left, aw, ah, nx, ny, thumb;
-      margins (L, across, &top, &left);
-      aw = W - 2 * L->pad - left - L->cb_w;
-      ah = H - 2 * L->pad - L->title_h - top;
-      nx = across ? f->n_layers * (1 + GAP) : heads_len (f);
-      ny = across ? heads_len (f) : f->n_layers * (1 + GAP);
-      thumb = MAX (0.5, MIN (aw / nx, ah / ny));
-      if (thumb > best + 1e-9)
+      /* 30 layers in 7 bands of 5 fill only 6: the same grid as 6 bands, which came first */
+      if (bands > b0 && per_band (f->n_layers, per_band (f->n_layers, bands)) != bands)
+        continue;
+      for (int across = 0; across < 2; across++)
         {
-          double gw = nx * thumb, gh = ny * thumb;
-          best = thumb;
-          L->g = (SaccadeGridGeometry) {
-            .n_layers = f->n_layers, .n_heads = f->n_heads, .n_kv_heads = f->n_kv_heads,
-            .layers_across = across, .thumb = thumb, .step = thumb * (1 + GAP),
-            .group_gap = thumb * GROUP_GAP,
-            /* centred in the space left over; the gap after the last thumbnail is not
-             * drawn, so half of it goes to each side */
-            .x = L->pad + left + MAX (0.0, (aw - gw) / 2) + thumb * GAP / 2,
-            .y = L->pad + L->title_h + top + MAX (0.0, (ah - gh) / 2) + thumb * GAP / 2,
-          };
-          L->top = L->pad + MAX (0.0, (ah - gh) / 2);
+          candidate (f, L, W, H, across, bands, bands == b0, &g, &top);
+          if (g.thumb <= 0)
+            continue;
+          if (g.thumb > best.thumb * (1 + 1e-9))
+            best = g, best_top = top;
+          if (g.layer_label_every == 1 && g.thumb > numbered.thumb * (1 + 1e-9))
+            numbered = g, numbered_top = top;
         }
     }
+  if (numbered.thumb > 0 && numbered.thumb >= NUMBERED_SHARE * best.thumb)
+    best = numbered, best_top = numbered_top;
+  L->g = best;
+  L->top = best_top;
 }
 
 void
@@ -416,17 +543,19 @@ saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *W, double 
   cairo_surface_t *scratch = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, 1, 1);
   cairo_t *cr = cairo_create (scratch);
   SaccadeFigureStyle style;
-  /* 28-unit thumbnails: a 30 x 9 grid makes a landscape page, each head still readable. */
-  double thumb = 28, top, left;
-  gboolean across = f->n_layers > f->n_heads;
+  /* 28-unit thumbnails: a 30 x 9 grid makes a landscape page, each head still readable.
+   * Bands asked for are laid the way that makes the page wider than tall. */
+  double thumb = 28, top, left, gw, gh;
+  int bands = f->bands > 0 ? MIN (f->bands, MAX (f->n_layers, 1)) : 1;
+  gboolean across = per_band (f->n_layers, bands) * (1 + GAP) > bands * heads_len (f);
   Layout L;
 
   saccade_figure_style_init (&style);
   layout_measure (cr, f, &style, INFINITY, &L);
   margins (&L, across, &top, &left);
-  *W = 2 * L.pad + left + L.cb_w + thumb * (across ? f->n_layers * (1 + GAP) : heads_len (f));
-  *H = 2 * L.pad + L.title_h + top
-       + thumb * (across ? heads_len (f) : f->n_layers * (1 + GAP));
+  grid_size (f, &L, across, bands, thumb, &gw, &gh);
+  *W = 2 * L.pad + left + L.cb_w + gw;
+  *H = 2 * L.pad + L.title_h + top + gh;
   *H = MAX (*H, 2 * L.pad + L.title_h + 10 * L.fs); /* room for the colour bar */
   *W = MAX (*W, saccade_figure_title_width (cr, &style, f->title));
   *W = ceil (*W + 1);
@@ -438,41 +567,23 @@ saccade_figure_grid_natural_size (const SaccadeGridFigure *f, double *W, double 
 /* ------------------------------------------------------------------------------------ */
 /* Drawing                                                                               */
 
+/* The head numbers and the KV groups' names (with a bracket) of the band whose first layer
+ * is @band0: left of its rows with layers across, above its columns with layers down. */
 static void
-draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *style,
-             const Layout *L)
+draw_head_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *style,
+                  const Layout *L, PangoLayout *text, int band0)
 {
   const SaccadeGridGeometry *g = &L->g;
-  g_autoptr (PangoLayout) text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
   int gs = group_size (g);
   double rect[4], w, h;
-  /* Thin the layer numbers when they would touch: every k-th. */
-  double need = g->layers_across ? L->layer_lab + 0.3 * L->fs : L->lh;
-  int k = MAX (1, (int) ceil (need / g->step));
   char buf[32];
 
-  cairo_save (cr);
-  for (int l = 0; l < f->n_layers; l++)
-    {
-      if (!layer_numbered (f, l, k))
-        continue;
-      g_snprintf (buf, sizeof buf, "%d", l);
-      saccade_figure_layout_set (text, buf, &w, &h);
-      saccade_figure_set_fg (cr, style, layer_is_local (f, l) ? 0.45 : 0.85);
-      saccade_grid_geometry_head_rect (g, l, 0, rect);
-      if (g->layers_across)
-        saccade_figure_layout_draw (cr, text, rect[0] + g->thumb / 2 - w / 2,
-                                    rect[1] - g->thumb * GAP / 2 - L->gap - h);
-      else
-        saccade_figure_layout_draw (cr, text, rect[0] - g->thumb * GAP / 2 - L->gap - w,
-                                    rect[1] + g->thumb / 2 - h / 2);
-    }
   saccade_figure_set_fg (cr, style, 0.85);
   for (int hd = 0; hd < f->n_heads; hd++)
     {
       g_snprintf (buf, sizeof buf, "%d", hd);
       saccade_figure_layout_set (text, buf, &w, &h);
-      saccade_grid_geometry_head_rect (g, 0, hd, rect);
+      saccade_grid_geometry_head_rect (g, band0, hd, rect);
       if (g->layers_across)
         saccade_figure_layout_draw (cr, text, rect[0] - g->thumb * GAP / 2 - L->gap - w,
                                     rect[1] + g->thumb / 2 - h / 2);
@@ -480,15 +591,23 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
         saccade_figure_layout_draw (cr, text, rect[0] + g->thumb / 2 - w / 2,
                                     rect[1] - g->thumb * GAP / 2 - L->gap - h);
     }
-  /* KV group names, centred on their group, and the axis captions. */
+  /* KV group names, centred on their group. */
   saccade_figure_set_fg (cr, style, 0.6);
   for (int kv = 0; kv * gs < f->n_heads; kv++)
     {
       double first[4], last[4];
       g_snprintf (buf, sizeof buf, _("KV head %d"), kv);
       saccade_figure_layout_set (text, buf, &w, &h);
-      saccade_grid_geometry_head_rect (g, 0, kv * gs, first);
-      saccade_grid_geometry_head_rect (g, 0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
+      saccade_grid_geometry_head_rect (g, band0, kv * gs, first);
+      saccade_grid_geometry_head_rect (g, band0, MIN (f->n_heads, (kv + 1) * gs) - 1, last);
+      /* Above a group narrower than its name (a journal column), the short name. */
+      if (!g->layers_across && w > last[0] + g->thumb - first[0] + g->group_gap)
+        {
+          /* Translators: a group of query heads named by the key/value head they share,
+           * short, where "KV head %d" is wider than the group */
+          g_snprintf (buf, sizeof buf, _("KV %d"), kv);
+          saccade_figure_layout_set (text, buf, &w, &h);
+        }
       /* A bracket between the group's name and its head numbers. */
       cairo_set_line_width (cr, MAX (0.5, 0.06 * L->fs));
       if (g->layers_across)
@@ -509,10 +628,46 @@ draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *
         }
       cairo_stroke (cr);
     }
+}
+
+static void
+draw_labels (cairo_t *cr, const SaccadeGridFigure *f, const SaccadeFigureStyle *style,
+             const Layout *L)
+{
+  const SaccadeGridGeometry *g = &L->g;
+  g_autoptr (PangoLayout) text = saccade_figure_layout_new (cr, style, 0.9 * L->fs, FALSE);
+  int band_last = (g->band_layers > 0 ? MIN (g->band_layers, f->n_layers) : f->n_layers) - 1;
+  double rect[4], w, h;
+  /* Thin the layer numbers when they would touch: every k-th (layout_fit avoids it). */
+  int k = MAX (1, g->layer_label_every);
+  char buf[32];
+
+  cairo_save (cr);
+  for (int l = 0; l < f->n_layers; l++)
+    {
+      if (!layer_numbered (f, l, k))
+        continue;
+      g_snprintf (buf, sizeof buf, "%d", l);
+      saccade_figure_layout_set (text, buf, &w, &h);
+      saccade_figure_set_fg (cr, style, layer_is_local (f, l) ? 0.45 : 0.85);
+      saccade_grid_geometry_head_rect (g, l, 0, rect);
+      if (g->layers_across)
+        saccade_figure_layout_draw (cr, text, rect[0] + g->thumb / 2 - w / 2,
+                                    rect[1] - g->thumb * GAP / 2 - L->gap - h);
+      else
+        saccade_figure_layout_draw (cr, text, rect[0] - g->thumb * GAP / 2 - L->gap - w,
+                                    rect[1] + g->thumb / 2 - h / 2);
+    }
+  /* Each band has its own head numbers and KV group names: those of its first layer. */
+  for (int band0 = 0; band0 < f->n_layers;
+       band0 += g->band_layers > 0 ? g->band_layers : f->n_layers)
+    draw_head_labels (cr, f, style, L, text, band0);
+  saccade_figure_set_fg (cr, style, 0.6);
+  /* The axis captions, by the first band. */
   {
     double first[4], last[4];
     saccade_grid_geometry_head_rect (g, 0, 0, first);
-    saccade_grid_geometry_head_rect (g, f->n_layers - 1, 0, last);
+    saccade_grid_geometry_head_rect (g, band_last, 0, last);
     saccade_figure_layout_set (text, _("Head"), &w, &h);
     if (g->layers_across) /* above the head numbers, level with the layer numbers */
       saccade_figure_layout_draw (cr, text, first[0] - g->thumb * GAP / 2 - L->gap - w,
@@ -645,14 +800,13 @@ saccade_figure_grid_draw_full (cairo_t *cr, const SaccadeGridFigure *f, SaccadeG
   draw_labels (cr, f, style, &L);
 
   {
-    double first[4], last[4], top, bottom;
-    saccade_grid_geometry_head_rect (&L.g, 0, 0, first);
-    saccade_grid_geometry_head_rect (&L.g, f->n_layers - 1, f->n_heads - 1, last);
-    top = first[1];
-    bottom = MAX (last[1] + L.g.thumb, top + 8 * L.fs);
+    double all[4], top, bottom;
+    saccade_grid_geometry_extent (&L.g, all);
+    top = all[1];
+    bottom = MAX (all[1] + all[3], top + 8 * L.fs);
     saccade_figure_colorbar_draw (cr, style, 0.9 * L.fs, f->colormap, bar_scale (f), L.mvmin,
                                   L.mvmax, bar_caption (f),
-                                  last[0] + L.g.thumb + L.g.thumb * FRAME + 2 * L.gap, top,
+                                  all[0] + all[2] + L.g.thumb * FRAME + 2 * L.gap, top,
                                   L.bar_w, MIN (bottom, height - L.pad) - top);
   }
   if (geom != NULL)

@@ -105,6 +105,9 @@ typedef struct {
                                        * global layer, or NULL: a local layer's number is
                                        * marked "N · local" (its heads' keys left of the
                                        * window are masked in the thumbnails) */
+  int bands;                          /* the layers wrapped into this many bands (layers 0-14
+                                       * over 15-29), 1 .. n_layers; 0: as many as give the
+                                       * biggest thumbnails for the area drawn */
 } SaccadeGridFigure;
 
 typedef struct _SaccadeLinesLinks SaccadeLinesLinks; /* saccade-figure-lines.h */
@@ -389,6 +392,10 @@ SaccadeGridThumbs *saccade_grid_thumbs_new (const SaccadeGridFigure *f);
 void saccade_grid_thumbs_free (SaccadeGridThumbs *thumbs); /* NULL is a no-op */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeGridThumbs, saccade_grid_thumbs_free)
 
+/* Where every head's thumbnail is: the one description that drawing, hit-testing, the
+ * hover and selection outlines and the labels all read (head_rect). The layers may be
+ * wrapped into bands: with layers across, band b holds layers b * band_layers .. and sits
+ * below band b - 1; with layers down, to its right. */
 typedef struct {
   int n_layers, n_heads, n_kv_heads;
   gboolean layers_across; /* layers are columns and heads rows (chosen when it gives bigger
@@ -397,6 +404,11 @@ typedef struct {
   double thumb;        /* a thumbnail's side */
   double step;         /* from one head or layer to the next (thumbnail + gap) */
   double group_gap;    /* extra space between KV groups */
+  int n_bands;         /* bands the layers are wrapped into (0 or 1: one) */
+  int band_layers;     /* layers per band (the last may hold fewer); 0: all */
+  double band_step;    /* from one band's first thumbnail to the next's, along the heads */
+  int layer_label_every; /* layer numbers fit every this many layers (1: every layer; the
+                          * global layers of a model with local ones are always numbered) */
 } SaccadeGridGeometry;
 
 /* The grid with a style (NULL: export style) and prebuilt thumbnails (NULL: built for the
@@ -412,6 +424,9 @@ gboolean saccade_grid_geometry_head_at (const SaccadeGridGeometry *geom, double 
 /* The thumbnail's rectangle (x, y, width, height). */
 void saccade_grid_geometry_head_rect (const SaccadeGridGeometry *geom, int layer, int head,
                                       double rect[4]);
+/* The rectangle (x, y, width, height) that holds every thumbnail; FALSE (and @rect
+ * untouched) for a geometry of nothing drawn. */
+gboolean saccade_grid_geometry_extent (const SaccadeGridGeometry *geom, double rect[4]);
 
 typedef struct {
   int n;

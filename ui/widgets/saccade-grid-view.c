@@ -93,19 +93,8 @@ saccade_grid_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 gboolean
 saccade_grid_view_get_drawn (SaccadeGridView *self, double rect[4])
 {
-  double first[4], last[4];
-
   g_return_val_if_fail (SACCADE_IS_GRID_VIEW (self), FALSE);
-  if (self->geom.thumb <= 0 || self->geom.n_layers < 1 || self->geom.n_heads < 1)
-    return FALSE;
-  saccade_grid_geometry_head_rect (&self->geom, 0, 0, first);
-  saccade_grid_geometry_head_rect (&self->geom, self->geom.n_layers - 1,
-                                   self->geom.n_heads - 1, last);
-  rect[0] = first[0];
-  rect[1] = first[1];
-  rect[2] = last[0] + last[2] - first[0];
-  rect[3] = last[1] + last[3] - first[1];
-  return TRUE;
+  return saccade_grid_geometry_extent (&self->geom, rect);
 }
 
 static void

@@ -57,8 +57,8 @@ SaccadeColormap saccade_grid_view_get_colormap (SaccadeGridView *self);
 /* Outlines one head as selected (-1, -1: none); does not emit "head-activated". */
 void saccade_grid_view_set_selected (SaccadeGridView *self, int layer, int head);
 
-/* Where the heads' thumbnails were drawn last (widget coordinates): the rectangle from the
- * first head's top-left to the last head's bottom-right (x, y, width, height); FALSE, and
+/* Where the heads' thumbnails were drawn last (widget coordinates): the rectangle that
+ * holds every one, whatever the bands (x, y, width, height); FALSE, and
  * @rect untouched, before the first draw or with no data. */
 gboolean saccade_grid_view_get_drawn (SaccadeGridView *self, double rect[4]);
 

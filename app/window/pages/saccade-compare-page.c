@@ -35,6 +35,7 @@
 #include "engine/analysis/sc-head-distance.h"
 #include "ui/widgets/saccade-distance-view.h"
 #include "ui/widgets/saccade-heatmap-view.h"
+#include "ui/widgets/saccade-tiles.h"
 
 typedef struct {
   GtkDropDown *run_dd;
@@ -678,6 +679,7 @@ saccade_compare_page_class_init (SaccadeComparePageClass *klass)
 
   g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
   g_type_ensure (SACCADE_TYPE_DISTANCE_VIEW);
+  g_type_ensure (SACCADE_TYPE_TILES); /* A, B and A − B in a row, or A and B over A − B */
   gtk_widget_class_set_template_from_resource (
     widget_class, "/io/github/saccade/Saccade/pages/saccade-compare-page.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeComparePage, name)
