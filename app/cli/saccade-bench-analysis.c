@@ -61,15 +61,15 @@ int
 saccade_cmd_bench_analysis (int argc, char **argv)
 {
   g_auto (SaccadeBench) bench = { .reps = 3 };
-  g_autoptr (GOptionContext) ctx = g_option_context_new (
-    "- the head-distance matrix of every head against the naive two-log loop");
   g_autoptr (GError) error = NULL;
   g_autofree Row *rows = NULL;
   ScError err = { 0 };
   int n_rows, reps, rc = 0;
 
-  saccade_bench_add_options (ctx, &bench, "Timed rounds (default 3)", NULL);
-  if (!saccade_bench_parse (&bench, ctx, 1, &argc, &argv))
+  if (!saccade_bench_parse (&bench,
+                            "- the head-distance matrix of every head against the naive "
+                            "two-log loop",
+                            "Timed rounds (default 3)", NULL, 1, &argc, &argv))
     return 2;
   reps = bench.reps;
   n_rows = bench.n_lengths;

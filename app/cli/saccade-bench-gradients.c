@@ -35,12 +35,6 @@ peak_rss_mb (void)
   return ru.ru_maxrss / 1024.0;
 }
 
-static double
-now_s (void)
-{
-  return g_get_monotonic_time () / 1e6;
-}
-
 static gboolean
 run_forward (ScSession *s, const int32_t *ids, int n, float *logits, ScError *err)
 {
@@ -58,17 +52,26 @@ run_gxi (ScGrad *g, const ScModel *m, const int32_t *ids, int n, ScError *err)
   return ok;
 }
 
+/* One of the two timed (SaccadeBenchWay): 0 the forward pass, 1 gradient × input. */
+static gboolean
+run_way (int which, gpointer data, ScError *err)
+{
+  const SaccadeBenchPass *w = data;
+
+  return which == 0 ? run_forward (w->session, w->ids, w->n, w->logits, err)
+                    : run_gxi (w->grad, w->model, w->ids, w->n, err);
+}
+
 int
 saccade_cmd_bench_gradients (int argc, char **argv)
 {
-  g_auto (SaccadeBench) bench = { .reps = 5 };
+  g_auto (SaccadeBench) bench = { .reps = 5, .common.needs = SC_BACKEND_CAP_BACKWARD };
   gboolean ig = FALSE;
   const GOptionEntry entries[] = {
     { "ig", 0, 0, G_OPTION_ARG_NONE, &ig,
       "Also integrated gradients (50 points) against 50 forward + backward passes", NULL },
     G_OPTION_ENTRY_NULL
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- gradient benchmark");
   g_autoptr (GError) error = NULL;
   g_autofree float *logits = NULL;
   ScModel *model;
@@ -77,9 +80,8 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   ScError err = { 0 };
   int reps, rc = 1;
 
-  saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 5)", entries);
-  bench.common.needs = SC_BACKEND_CAP_BACKWARD;
-  if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
+  if (!saccade_bench_parse (&bench, "- gradient benchmark", "Timed rounds per size (default 5)",
+                            entries, 2, &argc, &argv))
     return 2;
   reps = bench.reps;
   if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
@@ -88,34 +90,26 @@ saccade_cmd_bench_gradients (int argc, char **argv)
   logits = g_new (float, sc_model_info (model)->n_vocab);
   if (sc_grad_new (s, &g, &err) != SC_OK)
     goto fail;
-  printf ("model %s, %s backend, %d threads; medians of %d rounds\n",
-          sc_model_info (model)->name, sc_backend_name (bench.session.backend),
-          bench.common.threads, reps);
+  saccade_bench_print_header (&bench);
   printf ("\n     n   forward s   grad x input s   ratio   tape  held MB (fwd)  peak RSS MB "
           "(fwd -> grad)\n");
   for (int i = 0; i < bench.n_lengths; i++)
     {
       const int n = bench.lengths[i];
       const int32_t *t = (const int32_t *) bench.ids->data;
-      g_autofree double *fw = g_new (double, reps), *gr = g_new (double, reps),
-                        *ratio = g_new (double, reps);
+      const SaccadeBenchPass w = { s, model, t, n, logits, g };
+      g_autofree double *times = g_new (double, 2 * reps), *ratio = g_new (double, reps);
+      double *fw = times, *gr = times + reps;
       double rss_fwd, rss_grad;
       ScGradStats st;
 
       if (!run_forward (s, t, n, logits, &err))
         goto fail;
       rss_fwd = peak_rss_mb ();
-      if (!run_gxi (g, model, t, n, &err))
+      /* the two in alternating order: forward first in even rounds */
+      if (!run_gxi (g, model, t, n, &err)
+          || !saccade_bench_rotate (reps, 2, run_way, (gpointer) &w, times, &err))
         goto fail;
-      for (int r = 0; r < reps; r++)
-        for (int k = 0; k < 2; k++)
-          {
-            const gboolean fwd_first = (r % 2) == 0, do_fwd = (k == 0) == fwd_first;
-            const double t0 = now_s ();
-            if (do_fwd ? !run_forward (s, t, n, logits, &err) : !run_gxi (g, model, t, n, &err))
-              goto fail;
-            (do_fwd ? fw : gr)[r] = now_s () - t0;
-          }
       for (int r = 0; r < reps; r++)
         ratio[r] = gr[r] / fw[r];
       rss_grad = peak_rss_mb ();
@@ -143,18 +137,18 @@ saccade_cmd_bench_gradients (int argc, char **argv)
           for (int r = 0; r < reps; r++)
             {
               ScAttrResult *res = NULL;
-              double t0 = now_s ();
+              double t0 = saccade_bench_now ();
               if (sc_attr_run (g, model, t, n, &ap, NULL, NULL, &res, &err) != SC_OK)
                 goto fail;
-              a[r] = now_s () - t0;
+              a[r] = saccade_bench_now () - t0;
               obj.target = res->target;
               sc_attr_result_free (res);
-              t0 = now_s ();
+              t0 = saccade_bench_now ();
               for (int k = 0; k < SC_ATTR_DEFAULT_STEPS; k++)
                 if (sc_grad_forward (g, t, n, NULL, &err) != SC_OK
                     || sc_grad_backward (g, &obj, NULL, NULL, NULL, grad, &err) != SC_OK)
                   goto fail;
-              p[r] = now_s () - t0;
+              p[r] = saccade_bench_now () - t0;
               ratio[r] = a[r] / p[r];
             }
           printf ("  %4d   %25.2f   %27.2f   %5.2f\n", n, saccade_median (a, reps),

@@ -19,24 +19,19 @@
 
 #include "engine/study/sc-mixing-study.h"
 
-static double
-now_s (void)
-{
-  return g_get_monotonic_time () / 1e6;
-}
-
-/* One of the three timed: 0 the plain pass, else sc_mixing_run with method @which − 1. */
+/* One of the three timed (SaccadeBenchWay): 0 the plain pass, else sc_mixing_run with
+ * method @which − 1. */
 static gboolean
-run_one (ScSession *s, const ScModel *m, const int32_t *ids, int n, int which, float *logits,
-         ScError *err)
+run_one (int which, gpointer data, ScError *err)
 {
+  const SaccadeBenchPass *w = data;
   const ScMixingParams p = { .method = which - 1 };
   ScMixingResult *r = NULL;
   ScStatus st;
 
   if (which == 0)
-    return sc_forward (s, ids, n, NULL, logits, err) == SC_OK;
-  st = sc_mixing_run (s, m, ids, n, &p, NULL, &r, err);
+    return sc_forward (w->session, w->ids, w->n, NULL, w->logits, err) == SC_OK;
+  st = sc_mixing_run (w->session, w->model, w->ids, w->n, &p, NULL, &r, err);
   sc_mixing_result_free (r);
   return st == SC_OK;
 }
@@ -45,48 +40,33 @@ int
 saccade_cmd_bench_mixing (int argc, char **argv)
 {
   g_auto (SaccadeBench) bench = { .reps = 5 };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- context mixing benchmark");
   g_autoptr (GError) error = NULL;
   g_autofree float *logits = NULL;
-  const ScModelInfo *in;
-  ScSession *s;
   ScError err = { 0 };
   int reps, rc = 0;
 
-  saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 5)", NULL);
-  if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
+  if (!saccade_bench_parse (&bench, "- context mixing benchmark",
+                            "Timed rounds per size (default 5)", NULL, 2, &argc, &argv))
     return 2;
   reps = bench.reps;
   if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
     return saccade_cli_fail (g_steal_pointer (&error));
-  s = bench.session.session;
-  in = sc_model_info (bench.model);
-  logits = g_new (float, in->n_vocab);
-  printf ("model %s, %s backend, %d threads; medians of %d rounds\n", in->name,
-          sc_backend_name (bench.session.backend), bench.common.threads, reps);
+  logits = g_new (float, sc_model_info (bench.model)->n_vocab);
+  saccade_bench_print_header (&bench);
   printf ("\n     n   one pass s   value zeroing s   ÷ one pass   ALTI s   ÷ one pass\n");
   for (int i = 0; i < bench.n_lengths && rc == 0; i++)
     {
-      const int n = bench.lengths[i];
-      const int32_t *ids = (const int32_t *) bench.ids->data;
+      const SaccadeBenchPass w = { bench.session.session, bench.model,
+                                   (const int32_t *) bench.ids->data, bench.lengths[i], logits,
+                                   NULL };
       g_autofree double *t = g_new (double, 3 * reps), *vz = g_new (double, reps),
                         *al = g_new (double, reps);
 
       for (int k = 0; k < 3 && rc == 0; k++) /* warm-up */
-        if (!run_one (s, bench.model, ids, n, k, logits, &err))
+        if (!run_one (k, (gpointer) &w, &err))
           rc = saccade_cli_fail_sc (&err);
-      for (int r = 0; r < reps && rc == 0; r++)
-        for (int k = 0; k < 3; k++)
-          {
-            const int which = (r + k) % 3;
-            const double t0 = now_s ();
-            if (!run_one (s, bench.model, ids, n, which, logits, &err))
-              {
-                rc = saccade_cli_fail_sc (&err);
-                break;
-              }
-            t[which * reps + r] = now_s () - t0;
-          }
+      if (rc == 0 && !saccade_bench_rotate (reps, 3, run_one, (gpointer) &w, t, &err))
+        rc = saccade_cli_fail_sc (&err);
       if (rc != 0)
         break;
       for (int r = 0; r < reps; r++)
@@ -94,7 +74,7 @@ saccade_cmd_bench_mixing (int argc, char **argv)
           vz[r] = t[reps + r] / t[r];
           al[r] = t[2 * reps + r] / t[r];
         }
-      printf ("  %4d   %10.4f   %15.3f   %10.1f   %6.3f   %10.1f\n", n,
+      printf ("  %4d   %10.4f   %15.3f   %10.1f   %6.3f   %10.1f\n", w.n,
               saccade_median (t, reps), saccade_median (t + reps, reps),
               saccade_median (vz, reps), saccade_median (t + 2 * reps, reps),
               saccade_median (al, reps));

@@ -25,12 +25,6 @@
 #include "engine/forward/sc-backward.h"
 #include "engine/study/sc-patch-study.h"
 
-static double
-now_s (void)
-{
-  return g_get_monotonic_time () / 1e6;
-}
-
 static gboolean
 run_plain (ScSession *s, const int32_t *ids, int n, int passes, float *logits, ScError *err)
 {
@@ -56,11 +50,31 @@ run_patch (ScSession *s, ScGrad *g, const ScModel *m, const int32_t *clean,
   return st == SC_OK;
 }
 
+/* What each timed way runs on: the clean prompt in pass.ids. */
+typedef struct {
+  SaccadeBenchPass pass;
+  const int32_t *corrupt;
+  int heads;
+} PatchWays;
+
+/* One of the three timed (SaccadeBenchWay): 0 the plain passes, 1 exact patching, 2 its
+ * first-order estimate. */
+static gboolean
+run_way (int which, gpointer data, ScError *err)
+{
+  const PatchWays *w = data;
+  const SaccadeBenchPass *p = &w->pass;
+
+  if (which == 0)
+    return run_plain (p->session, p->ids, p->n, w->heads, p->logits, err);
+  return run_patch (p->session, which == 2 ? p->grad : NULL, p->model, p->ids, w->corrupt, p->n,
+                    err);
+}
+
 int
 saccade_cmd_bench_patch (int argc, char **argv)
 {
-  g_auto (SaccadeBench) bench = { .reps = 3 };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- activation patching benchmark");
+  g_auto (SaccadeBench) bench = { .reps = 3, .common.needs = SC_BACKEND_CAP_BACKWARD };
   g_autoptr (GError) error = NULL;
   g_autofree float *logits = NULL;
   const ScModelInfo *in;
@@ -69,9 +83,8 @@ saccade_cmd_bench_patch (int argc, char **argv)
   ScError err = { 0 };
   int reps, heads, rc = 0;
 
-  saccade_bench_add_options (ctx, &bench, "Timed rounds per size (default 3)", NULL);
-  bench.common.needs = SC_BACKEND_CAP_BACKWARD;
-  if (!saccade_bench_parse (&bench, ctx, 2, &argc, &argv))
+  if (!saccade_bench_parse (&bench, "- activation patching benchmark",
+                            "Timed rounds per size (default 3)", NULL, 2, &argc, &argv))
     return 2;
   reps = bench.reps;
   if (!saccade_bench_open (&bench, SACCADE_BENCH_PROSE, &error))
@@ -82,8 +95,7 @@ saccade_cmd_bench_patch (int argc, char **argv)
   logits = g_new (float, in->n_vocab);
   if (sc_grad_new (s, &g, &err) != SC_OK)
     return saccade_cli_fail_sc (&err);
-  printf ("model %s, %s backend, %d threads; medians of %d rounds\n", in->name,
-          sc_backend_name (bench.session.backend), bench.common.threads, reps);
+  saccade_bench_print_header (&bench);
   printf ("\n     n   %d plain passes s   patching %d heads s   ratio   attribution "
           "patching s   ÷ one pass\n", heads, heads);
   for (int i = 0; i < bench.n_lengths && rc == 0; i++)
@@ -91,36 +103,20 @@ saccade_cmd_bench_patch (int argc, char **argv)
       const int n = bench.lengths[i];
       const int32_t *clean = (const int32_t *) bench.ids->data;
       g_autofree int32_t *corrupt = g_memdup2 (clean, (gsize) n * sizeof *clean);
-      g_autofree double *plain = g_new (double, reps), *patch = g_new (double, reps),
-                        *attr = g_new (double, reps), *ratio = g_new (double, reps),
+      const PatchWays w = { { s, bench.model, clean, n, logits, g }, corrupt, heads };
+      g_autofree double *t = g_new (double, 3 * reps), *ratio = g_new (double, reps),
                         *aratio = g_new (double, reps);
+      double *plain = t, *patch = t + reps, *attr = t + 2 * reps;
 
       corrupt[n / 2] = (int32_t) ((corrupt[n / 2] + 1) % (int32_t) in->n_vocab);
       /* warm-up, then each round the three in a rotating order */
-      if (!run_plain (s, clean, n, 1, logits, &err)
-          || !run_patch (s, NULL, bench.model, clean, corrupt, n, &err)
-          || !run_patch (s, g, bench.model, clean, corrupt, n, &err))
+      if (!run_plain (s, clean, n, 1, logits, &err) || !run_way (1, (gpointer) &w, &err)
+          || !run_way (2, (gpointer) &w, &err)
+          || !saccade_bench_rotate (reps, 3, run_way, (gpointer) &w, t, &err))
         {
           rc = saccade_cli_fail_sc (&err);
           break;
         }
-      for (int r = 0; r < reps && rc == 0; r++)
-        for (int k = 0; k < 3; k++)
-          {
-            const int which = (r + k) % 3;
-            const double t0 = now_s ();
-            const gboolean ok = which == 0 ? run_plain (s, clean, n, heads, logits, &err)
-                                : run_patch (s, which == 2 ? g : NULL, bench.model, clean,
-                                             corrupt, n, &err);
-            if (!ok)
-              {
-                rc = saccade_cli_fail_sc (&err);
-                break;
-              }
-            (which == 0 ? plain : which == 1 ? patch : attr)[r] = now_s () - t0;
-          }
-      if (rc != 0)
-        break;
       for (int r = 0; r < reps; r++)
         {
           ratio[r] = patch[r] / plain[r];

@@ -141,7 +141,6 @@ saccade_cmd_bench (int argc, char **argv)
       "Also measure llama.cpp (llama-cpp-python) on the same model", NULL },
     G_OPTION_ENTRY_NULL
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- throughput benchmark");
   g_autoptr (GError) error = NULL;
   g_autofree char *peer_version = NULL;
   g_autofree BenchRow *rows = NULL;
@@ -152,8 +151,8 @@ saccade_cmd_bench (int argc, char **argv)
   double peak;
   int n_rows, reps, r, i;
 
-  saccade_bench_add_options (ctx, &bench, "Timed runs per size (default 5)", entries);
-  if (!saccade_bench_parse (&bench, ctx, 1, &argc, &argv))
+  if (!saccade_bench_parse (&bench, "- throughput benchmark", "Timed runs per size (default 5)",
+                            entries, 1, &argc, &argv))
     return 2;
   reps = bench.reps;
   n_rows = bench.n_lengths;

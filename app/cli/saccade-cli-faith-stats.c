@@ -197,6 +197,59 @@ saccade_cli_faith_json_summary_stats (JsonBuilder *b, const ScFaithSummary *m)
   saccade_json_int (b, "n_defined_other_set", m->n_defined_other);
 }
 
+/* Row @k of a file's tables: the sources (0 .. SC_FAITH_N_SOURCES − 1), then the best head,
+ * then the median head; its label into @name. NULL for a row left out: a gradient source
+ * not asked for, or a head the summary has none of. */
+static const ScFaithSummary *
+file_row (const ScFaithFileSummary *s, int k, char *name, size_t size)
+{
+  int h;
+
+  if (k < SC_FAITH_N_SOURCES)
+    {
+      if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && s->source[k].n_defined == 0)
+        return NULL; /* gradients not asked */
+      g_snprintf (name, size, "%s", saccade_faith_source_name (k));
+      return &s->source[k];
+    }
+  h = k == SC_FAITH_N_SOURCES ? s->best_head : s->median_head;
+  if (h < 0)
+    return NULL;
+  g_snprintf (name, size, "%s head L%d.H%d", k == SC_FAITH_N_SOURCES ? "best" : "median",
+              h / s->n_heads, h % s->n_heads);
+  return &s->heads[h];
+}
+
+/* Rows 0 .. @n_rows − 1 of file_row's that are not left out, each "  " then @print's. */
+static void
+print_file_rows (const ScFaithFileSummary *s, int n_rows,
+                 void (*print) (const char *name, const ScFaithSummary *m))
+{
+  for (int k = 0; k < n_rows; k++)
+    {
+      char name[48];
+      const ScFaithSummary *m = file_row (s, k, name, sizeof name);
+
+      if (m == NULL)
+        continue;
+      printf ("  ");
+      print (name, m);
+    }
+}
+
+/* A row of the intervals' table: τ's and ρ's intervals, the BH share, the other set's τ. */
+static void
+print_stats_row (const char *name, const ScFaithSummary *m)
+{
+  saccade_store_cli_print_padded (name, 20);
+  print_interval (&m->tau_ci);
+  print_interval (&m->rho_ci);
+  if (isnan (m->tau_mean_other)) /* e.g. heads of studies stored before the second set */
+    printf ("  %6.1f %%   %7s\n", 100 * m->share_significant_bh, "-");
+  else
+    printf ("  %6.1f %%   %+7.3f\n", 100 * m->share_significant_bh, m->tau_mean_other);
+}
+
 void
 saccade_cli_faith_print_file_stats (const ScFaithFileSummary *s)
 {
@@ -208,34 +261,7 @@ saccade_cli_faith_print_file_stats (const ScFaithFileSummary *s)
           s->seed);
   printf ("  source                 τ 95 %% CI          ρ 95 %% CI        BH share   mean τ %s\n",
           s->exclude_first ? "with first" : "without first");
-  for (int k = 0; k < SC_FAITH_N_SOURCES + 1; k++)
-    {
-      const ScFaithSummary *m;
-      char name[48];
-      if (k < SC_FAITH_N_SOURCES)
-        {
-          m = &s->source[k];
-          if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && m->n_defined == 0)
-            continue;
-          g_snprintf (name, sizeof name, "%s", saccade_faith_source_name (k));
-        }
-      else
-        {
-          if (s->best_head < 0)
-            continue;
-          m = &s->heads[s->best_head];
-          g_snprintf (name, sizeof name, "best head L%d.H%d", s->best_head / s->n_heads,
-                      s->best_head % s->n_heads);
-        }
-      printf ("  ");
-      saccade_store_cli_print_padded (name, 20);
-      print_interval (&m->tau_ci);
-      print_interval (&m->rho_ci);
-      if (isnan (m->tau_mean_other)) /* e.g. heads of studies stored before the second set */
-        printf ("  %6.1f %%   %7s\n", 100 * m->share_significant_bh, "-");
-      else
-        printf ("  %6.1f %%   %+7.3f\n", 100 * m->share_significant_bh, m->tau_mean_other);
-    }
+  print_file_rows (s, SC_FAITH_N_SOURCES + 1, print_stats_row); /* no median head */
   if (s->best_head >= 0)
     printf ("  (the best head is the highest mean τ of %d heads: its interval does not "
             "account for that choice)\n", s->m_heads);
@@ -365,30 +391,7 @@ saccade_cli_faith_print_file_table (const ScFaithFileSummary *s, const char *mod
                            : "over all tokens, the first included (--exclude-first leaves it out)");
   printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "
           "undefined\n");
-  for (int k = 0; k < SC_FAITH_N_SOURCES + 2; k++)
-    {
-      const ScFaithSummary *m;
-      char name[48];
-      if (k < SC_FAITH_N_SOURCES)
-        {
-          m = &s->source[k];
-          if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && m->n_defined == 0)
-            continue; /* gradients not asked */
-          g_snprintf (name, sizeof name, "%s", saccade_faith_source_name (k));
-        }
-      else
-        {
-          const int h = k == SC_FAITH_N_SOURCES ? s->best_head : s->median_head;
-          if (h < 0)
-            continue;
-          m = &s->heads[h];
-          g_snprintf (name, sizeof name, "%s head L%d.H%d",
-                      k == SC_FAITH_N_SOURCES ? "best" : "median", h / s->n_heads,
-                      h % s->n_heads);
-        }
-      printf ("  ");
-      saccade_cli_faith_print_summary_row (name, m);
-    }
+  print_file_rows (s, SC_FAITH_N_SOURCES + 2, saccade_cli_faith_print_summary_row);
   if (s->attn_vs_grad.n_defined > 0)
     {
       const ScFaithSummary *m = &s->attn_vs_grad;

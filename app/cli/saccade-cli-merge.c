@@ -13,17 +13,12 @@ int
 saccade_cmd_merge (int argc, char **argv)
 {
   gboolean json = FALSE;
-  GOptionEntry entries[] = {
-    SACCADE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "OUT.sqlite SHARD.sqlite… - merge shard databases into OUT (kept, then extended)");
   ScStoreMergeStats stats = { 0 };
   ScError err = { 0 };
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_json_only (ctx, &json, &argc, &argv))
     return 2;
   if (argc < 3)
     {

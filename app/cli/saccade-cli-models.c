@@ -92,15 +92,10 @@ int
 saccade_cmd_models (int argc, char **argv)
 {
   gboolean json = FALSE;
-  GOptionEntry entries[] = {
-    SACCADE_CLI_JSON_OPTION (&json),
-    G_OPTION_ENTRY_NULL
-  };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- list the fetched model files");
   g_autoptr (GPtrArray) files = NULL;
 
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!saccade_cli_parse_options (ctx, &argc, &argv))
+  if (!saccade_cli_parse_json_only (ctx, &json, &argc, &argv))
     return 2;
   if (argc > 1)
     {

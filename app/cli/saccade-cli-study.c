@@ -171,6 +171,54 @@ write_face_outputs (const SaccadeFaceOutputs *o, gconstpointer result, ScModel *
 }
 
 gboolean
+saccade_cli_kind_parse (GOptionContext *ctx, SaccadeCliKindOptions *o,
+                        const GOptionEntry *entries, const char *verb, int *argc, char ***argv)
+{
+  const GOptionEntry own[] = {
+    SACCADE_STORE_CLI_DB_OPTION (&o->db),
+    SACCADE_STORE_CLI_RECOMPUTE_OPTION (&o->recompute),
+    { NULL },
+  };
+
+  g_option_context_add_main_entries (ctx, own, NULL);
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  saccade_cli_common_add (ctx, &o->common);
+  return saccade_store_cli_parse_run (ctx, argc, argv, verb, &o->run_id);
+}
+
+void
+saccade_cli_kind_options_clear (SaccadeCliKindOptions *o)
+{
+  saccade_cli_common_clear (&o->common);
+  g_clear_pointer (&o->db, g_free);
+}
+
+int
+saccade_cli_kind_print (const ScStudyKind *kind, const void *params, ScModel *model,
+                        const SaccadeCliKindOptions *o, int top, SaccadeCliKindMore more,
+                        gpointer data)
+{
+  g_autofree char *db_path = saccade_db_path (o->db), *warning = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (SaccadeStudyRun) run = NULL;
+  g_autoptr (SaccadeStudy) s = NULL;
+  g_autoptr (GString) text = NULL;
+  g_auto (GStrv) labels = NULL;
+  ScStoreModel sm;
+
+  s = saccade_cli_study_of_run (kind, params, model, &o->common, db_path, o->run_id,
+                                o->recompute, &sm, &run, &warning, &error);
+  if (s == NULL)
+    return saccade_cli_fail (g_steal_pointer (&error));
+  labels = saccade_token_labels_for_store (run->tokens, (gsize) run->n_tokens);
+  if (more != NULL && !o->common.json)
+    more (text = g_string_new (NULL), s, (const char *const *) labels, data);
+  saccade_cli_study_print (s, model, run, (const char *const *) labels, NULL, &o->common,
+                           db_path, warning, top, text != NULL ? text->str : NULL);
+  return 0;
+}
+
+gboolean
 saccade_cli_face_parse (GOptionContext *ctx, SaccadeCliFaceOptions *o,
                         const SaccadeFaceOutputs *outputs, const char *recompute_help,
                         const char *verb, int *argc, char ***argv, gint64 *run_id)

@@ -55,6 +55,39 @@ void saccade_cli_study_print (const SaccadeStudy *s, ScModel *model, const Sacca
                               const SaccadeCliCommon *common, const char *db_path,
                               const char *warning, int top, const char *more);
 
+/* What the verbs built on one study kind of a stored run (`mixing`, `norms`) parse beside
+ * their own options: --db, --recompute, the run and the common options. */
+typedef struct {
+  SaccadeCliCommon common;
+  char *db; /* --db, or NULL: the default database */
+  gboolean recompute;
+  gint64 run_id;
+} SaccadeCliKindOptions;
+
+/* Adds --db and --recompute, then the verb's own @entries, then the common ones
+ * (saccade_cli_common_add) to @ctx, and parses the command line: the run into @o->run_id.
+ * FALSE when the command line is bad (said on stderr; exit status 2). */
+gboolean saccade_cli_kind_parse (GOptionContext *ctx, SaccadeCliKindOptions *o,
+                                 const GOptionEntry *entries, const char *verb, int *argc,
+                                 char ***argv);
+
+/* Frees what parsing stored in @o. */
+void saccade_cli_kind_options_clear (SaccadeCliKindOptions *o);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeCliKindOptions, saccade_cli_kind_options_clear)
+
+/* What a verb of one kind adds to the study's text: appends to @more (@labels: the run's
+ * token labels; @data: the verb's). */
+typedef void (*SaccadeCliKindMore) (GString *more, const SaccadeStudy *s,
+                                    const char *const *labels, gpointer data);
+
+/* The rest of such a verb once its options are checked: study @kind of the run @o names
+ * with @params on @model (saccade_cli_study_of_run), printed by saccade_cli_study_print with
+ * @top rows and, unless --json, what @more (may be NULL) adds. Returns the exit status (1
+ * after printing the error). */
+int saccade_cli_kind_print (const ScStudyKind *kind, const void *params, ScModel *model,
+                            const SaccadeCliKindOptions *o, int top, SaccadeCliKindMore more,
+                            gpointer data);
+
 /* @func on @model for a verb: a session of @common's backend opened for the call (unless
  * @lookup_first and the result is stored: @func is first asked with STORED_ONLY and no
  * session, and only a G_IO_ERROR_NOT_FOUND opens one), RECOMPUTE when @recompute, the

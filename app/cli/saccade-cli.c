@@ -142,6 +142,18 @@ saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv)
   return TRUE;
 }
 
+gboolean
+saccade_cli_parse_json_only (GOptionContext *ctx, gboolean *json, int *argc, char ***argv)
+{
+  const GOptionEntry entries[] = {
+    SACCADE_CLI_JSON_OPTION (json),
+    G_OPTION_ENTRY_NULL
+  };
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  return saccade_cli_parse_options (ctx, argc, argv);
+}
+
 int
 saccade_cli_fail (GError *error)
 {
@@ -221,10 +233,11 @@ saccade_bench_prompt (ScModel *model, const char *prose, int n, GError **error)
   return g_steal_pointer (&ids);
 }
 
-void
-saccade_bench_add_options (GOptionContext *ctx, SaccadeBench *bench, const char *reps_help,
-                           const GOptionEntry *entries)
+gboolean
+saccade_bench_parse (SaccadeBench *bench, const char *summary, const char *reps_help,
+                     const GOptionEntry *entries, int min, int *argc, char ***argv)
 {
+  g_autoptr (GOptionContext) ctx = g_option_context_new (summary);
   /* GLib copies the entries; the strings they point to are static or outlive the parse. */
   const GOptionEntry own[] = {
     { "sizes", 'n', 0, G_OPTION_ARG_STRING, &bench->sizes,
@@ -237,11 +250,6 @@ saccade_bench_add_options (GOptionContext *ctx, SaccadeBench *bench, const char 
   if (entries != NULL)
     g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &bench->common);
-}
-
-gboolean
-saccade_bench_parse (SaccadeBench *bench, GOptionContext *ctx, int min, int *argc, char ***argv)
-{
   if (!saccade_cli_parse_options (ctx, argc, argv))
     return FALSE;
   bench->reps = MAX (bench->reps, 1);
@@ -264,6 +272,37 @@ saccade_bench_open (SaccadeBench *bench, const char *prose, GError **error)
   if ((bench->ids = saccade_bench_prompt (bench->model, prose, bench->longest, error)) == NULL)
     return FALSE;
   return saccade_cli_session_open (&bench->session, &bench->common, bench->model, error);
+}
+
+void
+saccade_bench_print_header (const SaccadeBench *bench)
+{
+  printf ("model %s, %s backend, %d threads; medians of %d rounds\n",
+          sc_model_info (bench->model)->name, sc_backend_name (bench->session.backend),
+          bench->common.threads, bench->reps);
+}
+
+double
+saccade_bench_now (void)
+{
+  return g_get_monotonic_time () / 1e6;
+}
+
+gboolean
+saccade_bench_rotate (int reps, int n_ways, SaccadeBenchWay way, gpointer data, double *t,
+                      ScError *err)
+{
+  for (int r = 0; r < reps; r++)
+    for (int k = 0; k < n_ways; k++)
+      {
+        const int which = (r + k) % n_ways;
+        const double t0 = saccade_bench_now ();
+
+        if (!way (which, data, err))
+          return FALSE;
+        t[which * reps + r] = saccade_bench_now () - t0;
+      }
+  return TRUE;
 }
 
 void

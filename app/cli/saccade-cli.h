@@ -17,6 +17,7 @@
 #include "app/core/saccade-json.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
+#include "engine/forward/sc-backward.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 #include "ui/figures/saccade-figure.h"
@@ -83,6 +84,11 @@ char *saccade_cli_read_file (const char *file, gsize *len, GError **error);
 
 /* Parses @ctx; on failure prints "saccade: MESSAGE" to stderr and returns FALSE. */
 gboolean saccade_cli_parse_options (GOptionContext *ctx, int *argc, char ***argv);
+
+/* The same for a verb whose only option is --json (into @json): adds it to @ctx, then
+ * parses. */
+gboolean saccade_cli_parse_json_only (GOptionContext *ctx, gboolean *json, int *argc,
+                                      char ***argv);
 
 /* Prints "saccade: MESSAGE" to stderr, frees @error (taken), returns 1 (the exit status). */
 int saccade_cli_fail (GError *error);
@@ -192,8 +198,8 @@ void saccade_json_bench_sweep (JsonBuilder *b, int repeats, const SaccadeBenchTi
  * saccade-bench-gradients.c) share: the options every one takes, then the model, one
  * prompt long enough for every size and a session to run it in. Each verb times its own
  * work on them.
- * Lifetime: { .reps = DEFAULT } → saccade_bench_add_options → saccade_bench_parse →
- * saccade_bench_open → saccade_bench_clear (g_auto). */
+ * Lifetime: { .reps = DEFAULT } → saccade_bench_parse → saccade_bench_open →
+ * saccade_bench_clear (g_auto). */
 typedef struct {
   SaccadeCliCommon common; /* threads: all cores once opened, when not given */
   char *sizes;             /* --sizes, or NULL: SACCADE_BENCH_SIZES_DEFAULT */
@@ -206,17 +212,14 @@ typedef struct {
   SaccadeCliSession session; /* on model, with the backend the common options name */
 } SaccadeBench;
 
-/* Adds to @ctx, in this order (the order --help lists them in): -n/--sizes, -r/--reps with
- * the help @reps_help (it names the verb's default), the verb's own @entries (NULL: none),
- * then saccade_cli_common_add's. */
-void saccade_bench_add_options (GOptionContext *ctx, SaccadeBench *bench, const char *reps_help,
-                                const GOptionEntry *entries);
-
-/* Parses @ctx, raises --reps to at least 1 and reads --sizes, each size at least @min
- * tokens. FALSE (exit status 2) after printing "saccade: MESSAGE" for a bad option, or
- * "saccade: bad size 'S'" (and " (at least MIN tokens)" when @min > 1). */
-gboolean saccade_bench_parse (SaccadeBench *bench, GOptionContext *ctx, int min, int *argc,
-                              char ***argv);
+/* Parses the command line of a benchmark whose summary line is @summary: -n/--sizes,
+ * -r/--reps with the help @reps_help (it names the verb's default), the verb's own @entries
+ * (NULL: none), then saccade_cli_common_add's, in that order (the order --help lists them
+ * in); raises --reps to at least 1 and reads --sizes, each size at least @min tokens. FALSE
+ * (exit status 2) after printing "saccade: MESSAGE" for a bad option, or "saccade: bad size
+ * 'S'" (and " (at least MIN tokens)" when @min > 1). */
+gboolean saccade_bench_parse (SaccadeBench *bench, const char *summary, const char *reps_help,
+                              const GOptionEntry *entries, int min, int *argc, char ***argv);
 
 /* Sets the thread count (all cores unless --threads says), loads the model -m names,
  * tokenizes @prose, repeated, into at least longest ids and opens the session (set
@@ -227,6 +230,36 @@ gboolean saccade_bench_open (SaccadeBench *bench, const char *prose, GError **er
  * no-op. The verb frees what it made on the session first. */
 void saccade_bench_clear (SaccadeBench *bench);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SaccadeBench, saccade_bench_clear)
+
+/* "model NAME, BACKEND backend, T threads; medians of R rounds" and a newline: the first
+ * line the prompt-length benchmarks print, once @bench is open. */
+void saccade_bench_print_header (const SaccadeBench *bench);
+
+/* The monotonic clock in seconds, what the benchmarks time with. */
+double saccade_bench_now (void);
+
+/* What a timed way runs on: the open benchmark's session and model, the first @n ids of its
+ * prompt, a buffer of n_vocab logits, and a gradient context on the session when the verb
+ * times gradients (else NULL). */
+typedef struct {
+  ScSession *session;
+  const ScModel *model;
+  const int32_t *ids;
+  int n;
+  float *logits;
+  ScGrad *grad;
+} SaccadeBenchPass;
+
+/* One way of @n_ways a benchmark compares, @which from 0: runs it once; FALSE with @err
+ * set when it fails. */
+typedef gboolean (*SaccadeBenchWay) (int which, gpointer data, ScError *err);
+
+/* Times @n_ways ways in @reps rounds, each round running every way once in an order
+ * rotated by the round (way (r + k) % n_ways k-th in round r), so drift during a round
+ * weighs on every way alike; way w's seconds of round r go to @t[w * reps + r] (@t holds
+ * n_ways × reps). FALSE with @err set at the first way that fails. */
+gboolean saccade_bench_rotate (int reps, int n_ways, SaccadeBenchWay way, gpointer data,
+                               double *t, ScError *err);
 
 /* A benchmark's prompt: the ids (int32_t, no BOS) of @prose repeated until there are at
  * least @n of them (realistic text rather than one token again and again). Caller frees;

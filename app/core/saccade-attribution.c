@@ -115,9 +115,7 @@ get_attribution (ScModel *model, const ScStoreModel *ident, ScSession *session,
                          prog->cancellable, store_warning, error);
   if (s == NULL)
     return FALSE;
-  a->result = saccade_study_steal_result (s);
-  a->base.reused = s->reused;
-  a->base.study_id = s->study_id;
+  a->result = saccade_study_face_base_take (&a->base, s);
   return TRUE;
 }
 

@@ -176,6 +176,14 @@ saccade_study_face_base_clear (SaccadeStudyFaceBase *base)
   g_clear_pointer (&base->tokens, sc_store_tokens_free);
 }
 
+gpointer
+saccade_study_face_base_take (SaccadeStudyFaceBase *base, SaccadeStudy *s)
+{
+  base->reused = s->reused;
+  base->study_id = s->study_id;
+  return saccade_study_steal_result (s);
+}
+
 gboolean
 saccade_study_read_run_into (const char *db_path, const ScStoreModel *ident,
                              const ScModelInfo *info, gint64 run_id, SaccadeStudyFaceBase *base,

@@ -142,6 +142,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SaccadeStudy, saccade_study_free)
 /* The result, taken out of @s (the caller frees it with s->kind->result_free). */
 gpointer saccade_study_steal_result (SaccadeStudy *s);
 
+/* Where study @s came from (its id, reused) into @base; returns @s's result, stolen
+ * (saccade_study_steal_result: the caller's). For a face's get, after saccade_study_get. */
+gpointer saccade_study_face_base_take (SaccadeStudyFaceBase *base, SaccadeStudy *s);
+
 /* Study @kind of run @run_id of the store at @db_path with @params (NULL: the kind's
  * defaults), on @model (identified by @ident, whose strings it borrows; ident->path is the
  * model file). A kind that needs the reference means gets them first

@@ -177,12 +177,9 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
   const Gemma3Layer *w = view;
   const ScModelInfo *in = c->info;
   ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
-  const int nq = c->n_q, past = c->n_past;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff;
   const int window = (int) sc_model_layer_window (in, c->layer);
   const float base = window > 0 ? in->rope_base_local : in->rope_base;
-  float *k_new = c->k_cache + (size_t) past * KV;
   ScLayerCtx tail;
   const ScLayerCtx *t;
   ScStatus st;
@@ -198,10 +195,7 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
    * past..n_k of the K, V cache */
   TRY (sc_layer_qkv (c, &w->base, err));
   /* QK-norm: each head's d values are a row of their own */
-  TRY (b->ops->rmsnorm (b, c->q, c->q, w->q_norm, nq * H, d, in->norm_eps, err));
-  TRY (b->ops->rmsnorm (b, k_new, k_new, w->k_norm, nq * Hkv, d, in->norm_eps, err));
-  TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, base, err));
-  TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, base, err));
+  TRY (sc_layer_qk_norm_rope (c, w->q_norm, w->k_norm, base, err));
   /* the rest on every row, or on the last n_tail (sc_layer_tail) */
   t = sc_layer_tail (c, &tail);
   /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window; the edits */
@@ -242,8 +236,8 @@ gemma3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
   const Gemma3Layer *w = view;
   const ScModelInfo *in = c->info;
   ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff, n = c->n;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim),
+            KV = (int) (in->n_kv_heads * in->head_dim), F = (int) in->n_ff, n = c->n;
   const int window = (int) sc_model_layer_window (in, c->layer);
   const float base = window > 0 ? in->rope_base_local : in->rope_base, eps = in->norm_eps;
   const size_t N = (size_t) n;
@@ -272,17 +266,8 @@ gemma3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
              != SC_OK
       || (st = sc_layer_attend_backward (c, window, true, base, err)) != SC_OK)
     return st;
-  /* QK-norm: its inputs again, then its backward per head (a row of d values) */
-  if ((st = b->ops->rmsnorm (b, c->dh, c->x_in, w->base.attn_norm, n, E, eps, err)) != SC_OK
-      || (st = b->ops->matmul (b, q0, c->dh, w->base.w_qkv, n, E, Q, false, err)) != SC_OK
-      || (st = b->ops->matmul (b, k0, c->dh, w->base.w_qkv + (size_t) Q * E, n, E, KV, false,
-                               err)) != SC_OK
-      || (st = b->ops->rmsnorm_backward (b, dq0, c->dq, q0, w->q_norm, n * H, d, eps, false,
-                                         err)) != SC_OK
-      || (st = b->ops->rmsnorm_backward (b, dk0, c->dk, k0, w->k_norm, n * Hkv, d, eps, false,
-                                         err)) != SC_OK)
-    return st;
-  return sc_layer_qkv_backward (c, &w->base, dq0, dk0, err);
+  /* QK-norm: its inputs again, then its backward per head, then the block's start */
+  return sc_layer_qk_norm_backward (c, &w->base, w->q_norm, w->k_norm, q0, k0, dq0, dk0, err);
 }
 
 const ScArchDesc sc_arch_gemma3 = {

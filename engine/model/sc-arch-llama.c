@@ -51,41 +51,21 @@ llama_layer (const ScLayerCtx *c, const void *view, ScError *err)
   const LlamaLayer *w = view;
   const ScModelInfo *in = c->info;
   ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
+  const int H = (int) in->n_heads, Hkv = (int) in->n_kv_heads, d = (int) in->head_dim;
   const int nq = c->n_q, past = c->n_past;
-  float *k_new = c->k_cache + (size_t) past * KV;
-  ScLayerCtx tail;
-  const ScLayerCtx *t;
+  float *k_new = c->k_cache + (size_t) past * Hkv * d;
   ScStatus st;
 
-#define TRY(expr)                                                                             \
-  do                                                                                          \
-    {                                                                                         \
-      if ((st = (expr)) != SC_OK)                                                             \
-        return st;                                                                            \
-    }                                                                                         \
-  while (0)
   /* attention block: h = norm(x), qkv = h W_qkv^T split into q, and the new rows
-   * past..n_k of the K, V cache */
-  TRY (sc_layer_qkv (c, w, err));
-  TRY (b->ops->rope (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err));
-  TRY (b->ops->rope (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
-  /* the rest on every row, or on the last n_tail (sc_layer_tail) */
-  t = sc_layer_tail (c, &tail);
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; then the intervention's
-   * edits of chosen heads' P and o (sc-arch.h), before o is used */
-  TRY (sc_layer_attend (t, true, 0, err));
-  TRY (sc_layer_matmul (t, t->x, t->o, w->wo, t->n_q, Q, E, true, err));
-  /* c->o is not touched again: the observer reads it after we return (sc-arch.h) */
-  TRY (sc_layer_save_mid (t, err)); /* the backward pass's tape */
-
-  /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
-  TRY (sc_layer_gate_up (t, w, err));
-  TRY (b->ops->swiglu (b, t->act, t->gu, t->n_q, F, err));
-  TRY (sc_layer_matmul (t, t->x, t->act, w->w_down, t->n_q, F, E, true, err));
-#undef TRY
-  return SC_OK;
+   * past..n_k of the K, V cache; RoPE on adjacent pairs */
+  if ((st = sc_layer_qkv (c, w, err)) != SC_OK
+      || (st = b->ops->rope (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err))
+             != SC_OK
+      || (st = b->ops->rope (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err))
+             != SC_OK)
+    return st;
+  /* the rest on every row, or on the last n_tail: sc_layer_attend_swiglu (sc-arch.h) */
+  return sc_layer_attend_swiglu (c, w, err);
 }
 
 /* The layer backward (sc-arch.h, ScLayerGradCtx): the forward read from the bottom up,

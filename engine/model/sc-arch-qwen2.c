@@ -102,43 +102,25 @@ qwen2_layer (const ScLayerCtx *c, const void *view, ScError *err)
   const Qwen2Layer *w = view;
   const ScModelInfo *in = c->info;
   ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff;
+  const int H = (int) in->n_heads, Hkv = (int) in->n_kv_heads, d = (int) in->head_dim,
+            Q = H * d, KV = Hkv * d;
   const int nq = c->n_q, past = c->n_past;
   float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
-  ScLayerCtx tail;
-  const ScLayerCtx *t;
   ScStatus st;
 
-#define TRY(expr)                                                                             \
-  do                                                                                          \
-    {                                                                                         \
-      if ((st = (expr)) != SC_OK)                                                             \
-        return st;                                                                            \
-    }                                                                                         \
-  while (0)
   /* attention block: h = norm(x), qkv = h W_qkv^T split into q, and the new rows
    * past..n_k of the K, V cache; then the biases, before RoPE (llama.cpp's build_qkv) */
-  TRY (sc_layer_qkv (c, &w->base, err));
-  TRY (sc_backend_add_bias (b, c->q, w->bq, nq, Q, err));
-  TRY (sc_backend_add_bias (b, k_new, w->bk, nq, KV, err));
-  TRY (sc_backend_add_bias (b, v_new, w->bv, nq, KV, err));
-  TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err));
-  TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
-  /* the rest on every row, or on the last n_tail (sc_layer_tail) */
-  t = sc_layer_tail (c, &tail);
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; the edits */
-  TRY (sc_layer_attend (t, true, 0, err));
-  TRY (sc_layer_matmul (t, t->x, t->o, w->base.wo, t->n_q, Q, E, true, err));
-  /* c->o is not touched again: the observer reads it after we return (sc-arch.h) */
-  TRY (sc_layer_save_mid (t, err));
-
-  /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
-  TRY (sc_layer_gate_up (t, &w->base, err));
-  TRY (b->ops->swiglu (b, t->act, t->gu, t->n_q, F, err));
-  TRY (sc_layer_matmul (t, t->x, t->act, w->base.w_down, t->n_q, F, E, true, err));
-#undef TRY
-  return SC_OK;
+  if ((st = sc_layer_qkv (c, &w->base, err)) != SC_OK
+      || (st = sc_backend_add_bias (b, c->q, w->bq, nq, Q, err)) != SC_OK
+      || (st = sc_backend_add_bias (b, k_new, w->bk, nq, KV, err)) != SC_OK
+      || (st = sc_backend_add_bias (b, v_new, w->bv, nq, KV, err)) != SC_OK
+      || (st = sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base,
+                                     err)) != SC_OK
+      || (st = sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base,
+                                     err)) != SC_OK)
+    return st;
+  /* the rest is llama's, on every row or on the last n_tail (sc_layer_tail) */
+  return sc_layer_attend_swiglu (c, &w->base, err);
 }
 
 /* The layer backward (sc-arch.h, ScLayerGradCtx): llama's, RoPE on NeoX pairs. */

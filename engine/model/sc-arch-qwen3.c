@@ -88,43 +88,16 @@ static ScStatus
 qwen3_layer (const ScLayerCtx *c, const void *view, ScError *err)
 {
   const Qwen3Layer *w = view;
-  const ScModelInfo *in = c->info;
-  ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, F = (int) in->n_ff;
-  const int nq = c->n_q, past = c->n_past;
-  float *k_new = c->k_cache + (size_t) past * Hkv * d;
-  ScLayerCtx tail;
-  const ScLayerCtx *t;
   ScStatus st;
 
-#define TRY(expr)                                                                             \
-  do                                                                                          \
-    {                                                                                         \
-      if ((st = (expr)) != SC_OK)                                                             \
-        return st;                                                                            \
-    }                                                                                         \
-  while (0)
-  /* attention block: h = norm(x), qkv = h W_qkv^T split into q and the new cache rows */
-  TRY (sc_layer_qkv (c, &w->base, err));
-  /* QK-norm: each head's d values are a row of their own; then RoPE on NeoX pairs */
-  TRY (b->ops->rmsnorm (b, c->q, c->q, w->q_norm, nq * H, d, in->norm_eps, err));
-  TRY (b->ops->rmsnorm (b, k_new, k_new, w->k_norm, nq * Hkv, d, in->norm_eps, err));
-  TRY (sc_backend_rope_neox (b, c->q, nq, H, d, (int) in->n_rot, past, in->rope_base, err));
-  TRY (sc_backend_rope_neox (b, k_new, nq, Hkv, d, (int) in->n_rot, past, in->rope_base, err));
-  /* the rest on every row, or on the last n_tail (sc_layer_tail) */
-  t = sc_layer_tail (c, &tail);
-  TRY (sc_layer_attend (t, true, 0, err));
-  TRY (sc_layer_matmul (t, t->x, t->o, w->base.wo, t->n_q, Q, E, true, err));
-  /* c->o is not touched again: the observer reads it after we return (sc-arch.h) */
-  TRY (sc_layer_save_mid (t, err));
-
-  /* feed-forward block: h = norm(x), gu = h W_gate_up^T, SwiGLU */
-  TRY (sc_layer_gate_up (t, &w->base, err));
-  TRY (b->ops->swiglu (b, t->act, t->gu, t->n_q, F, err));
-  TRY (sc_layer_matmul (t, t->x, t->act, w->base.w_down, t->n_q, F, E, true, err));
-#undef TRY
-  return SC_OK;
+  /* attention block: h = norm(x), qkv = h W_qkv^T split into q and the new cache rows;
+   * QK-norm: each head's d values are a row of their own; then RoPE on NeoX pairs */
+  if ((st = sc_layer_qkv (c, &w->base, err)) != SC_OK
+      || (st = sc_layer_qk_norm_rope (c, w->q_norm, w->k_norm, c->info->rope_base, err))
+             != SC_OK)
+    return st;
+  /* the rest is llama's, on every row or on the last n_tail (sc_layer_tail) */
+  return sc_layer_attend_swiglu (c, &w->base, err);
 }
 
 /* The layer backward (sc-arch.h, ScLayerGradCtx), the forward read from the bottom up:
@@ -141,36 +114,20 @@ qwen3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
 {
   const Qwen3Layer *w = view;
   const ScModelInfo *in = c->info;
-  ScBackend *b = c->b;
-  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
-            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, F = (int) in->n_ff, n = c->n;
-  const float eps = in->norm_eps;
-  float *q0 = c->dattn, *k0 = c->dact, *dq0 = c->dgu, *dk0 = c->dgu + (size_t) n * Q;
+  const int Q = (int) (in->n_heads * in->head_dim), KV = (int) (in->n_kv_heads * in->head_dim),
+            F = (int) in->n_ff;
+  float *dq0 = c->dgu, *dk0 = c->dgu + (size_t) c->n * Q;
   ScStatus st;
 
   if (KV > F || Q + KV > 2 * F)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "qwen3 backward: queries %d and keys %d do "
                          "not fit its scratch of n_ff %d (needs keys <= n_ff and queries + "
                          "keys <= 2 n_ff)", Q, KV, F);
-  if ((st = b->ops->matmul_backward (b, c->dact, c->dx, w->base.w_down, n, F, E, false, err))
-          != SC_OK
-      || (st = b->ops->swiglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
-      || (st = sc_layer_gate_up_backward (c, &w->base, err)) != SC_OK
-      || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->base.wo, n, Q, E, false, err))
-             != SC_OK
-      || (st = sc_layer_attend_backward (c, 0, true, in->rope_base, err)) != SC_OK)
+  if ((st = sc_layer_backward_swiglu_attend (c, &w->base, true, err)) != SC_OK)
     return st;
-  /* QK-norm: its inputs again, then its backward per head (a row of d values) */
-  if ((st = b->ops->rmsnorm (b, c->dh, c->x_in, w->base.attn_norm, n, E, eps, err)) != SC_OK
-      || (st = b->ops->matmul (b, q0, c->dh, w->base.w_qkv, n, E, Q, false, err)) != SC_OK
-      || (st = b->ops->matmul (b, k0, c->dh, w->base.w_qkv + (size_t) Q * E, n, E, KV, false,
-                               err)) != SC_OK
-      || (st = b->ops->rmsnorm_backward (b, dq0, c->dq, q0, w->q_norm, n * H, d, eps, false,
-                                         err)) != SC_OK
-      || (st = b->ops->rmsnorm_backward (b, dk0, c->dk, k0, w->k_norm, n * Hkv, d, eps, false,
-                                         err)) != SC_OK)
-    return st;
-  return sc_layer_qkv_backward (c, &w->base, dq0, dk0, err);
+  /* QK-norm: its inputs again, then its backward per head, then the block's start */
+  return sc_layer_qk_norm_backward (c, &w->base, w->q_norm, w->k_norm, c->dattn, c->dact, dq0,
+                                    dk0, err);
 }
 
 const ScArchDesc sc_arch_qwen3 = {

@@ -255,6 +255,47 @@ sc_layer_save_mid (const ScLayerCtx *c, ScError *err)
 }
 
 ScStatus
+sc_layer_qk_norm_rope (const ScLayerCtx *c, const float *q_norm, const float *k_norm, float base,
+                       ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int H = (int) in->n_heads, Hkv = (int) in->n_kv_heads, d = (int) in->head_dim,
+            rot = (int) in->n_rot, nq = c->n_q, past = c->n_past;
+  float *k_new = c->k_cache + (size_t) past * Hkv * d;
+  ScStatus st;
+
+  if ((st = b->ops->rmsnorm (b, c->q, c->q, q_norm, nq * H, d, in->norm_eps, err)) != SC_OK
+      || (st = b->ops->rmsnorm (b, k_new, k_new, k_norm, nq * Hkv, d, in->norm_eps, err))
+             != SC_OK
+      || (st = sc_backend_rope_neox (b, c->q, nq, H, d, rot, past, base, err)) != SC_OK)
+    return st;
+  return sc_backend_rope_neox (b, k_new, nq, Hkv, d, rot, past, base, err);
+}
+
+ScStatus
+sc_layer_attend_swiglu (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff;
+  ScLayerCtx tail;
+  const ScLayerCtx *t = sc_layer_tail (c, &tail);
+  ScStatus st;
+
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; then the intervention's
+   * edits of chosen heads' P and o (sc-arch.h), before o is used. c->o is not touched
+   * again: the observer reads it after the layer returns (sc-arch.h) */
+  if ((st = sc_layer_attend (t, true, 0, err)) != SC_OK
+      || (st = sc_layer_matmul (t, t->x, t->o, w->wo, t->n_q, Q, E, true, err)) != SC_OK
+      || (st = sc_layer_save_mid (t, err)) != SC_OK /* the backward pass's tape */
+      /* feed-forward block: h = norm(x), gu = h W_gate_up^T, SwiGLU */
+      || (st = sc_layer_gate_up (t, w, err)) != SC_OK
+      || (st = t->b->ops->swiglu (t->b, t->act, t->gu, t->n_q, F, err)) != SC_OK)
+    return st;
+  return sc_layer_matmul (t, t->x, t->act, w->w_down, t->n_q, F, E, true, err);
+}
+
+ScStatus
 sc_layer_gate_up (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
 {
   const ScModelInfo *in = c->info;
@@ -331,15 +372,33 @@ sc_layer_gate_up_backward (const ScLayerGradCtx *c, const ScLayerView *w, ScErro
                                    true, err);
 }
 
-/* The forward read from the bottom up:
- *   feed-forward:  dact = dx Wd;  dgu = swiglu'(dact);  dh = dgu [Wg;Wu]
- *                  dx  += rmsnorm'(dh) at x_mid               (the residual passes dx on)
- *   attention:     do = dx Wo;  dq, dk, dv, dP = attention'(do)
- *                  dq, dk = rope^-1 (dq, dk)
- *                  dh = dq Wq + dk Wk + dv Wv                 (the fused rows of W_qkv)
- *                  dx  += rmsnorm'(dh) at x_in */
 ScStatus
-sc_layer_backward_swiglu (const ScLayerGradCtx *c, const ScLayerView *w, bool neox, ScError *err)
+sc_layer_qk_norm_backward (const ScLayerGradCtx *c, const ScLayerView *w, const float *q_norm,
+                           const float *k_norm, float *q0, float *k0, float *dq0, float *dk0,
+                           ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, H = (int) in->n_heads, Hkv = (int) in->n_kv_heads,
+            d = (int) in->head_dim, Q = H * d, KV = Hkv * d, n = c->n;
+  const float eps = in->norm_eps;
+  ScStatus st;
+
+  if ((st = b->ops->rmsnorm (b, c->dh, c->x_in, w->attn_norm, n, E, eps, err)) != SC_OK
+      || (st = b->ops->matmul (b, q0, c->dh, w->w_qkv, n, E, Q, false, err)) != SC_OK
+      || (st = b->ops->matmul (b, k0, c->dh, w->w_qkv + (size_t) Q * E, n, E, KV, false, err))
+             != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dq0, c->dq, q0, q_norm, n * H, d, eps, false, err))
+             != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, dk0, c->dk, k0, k_norm, n * Hkv, d, eps, false,
+                                         err)) != SC_OK)
+    return st;
+  return sc_layer_qkv_backward (c, w, dq0, dk0, err);
+}
+
+ScStatus
+sc_layer_backward_swiglu_attend (const ScLayerGradCtx *c, const ScLayerView *w, bool neox,
+                                 ScError *err)
 {
   const ScModelInfo *in = c->info;
   ScBackend *b = c->b;
@@ -350,8 +409,24 @@ sc_layer_backward_swiglu (const ScLayerGradCtx *c, const ScLayerView *w, bool ne
   if ((st = b->ops->matmul_backward (b, c->dact, c->dx, w->w_down, n, F, E, false, err)) != SC_OK
       || (st = b->ops->swiglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
       || (st = sc_layer_gate_up_backward (c, w, err)) != SC_OK
-      || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->wo, n, Q, E, false, err)) != SC_OK
-      || (st = sc_layer_attend_backward (c, 0, neox, in->rope_base, err)) != SC_OK)
+      || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->wo, n, Q, E, false, err)) != SC_OK)
+    return st;
+  return sc_layer_attend_backward (c, 0, neox, in->rope_base, err);
+}
+
+/* The forward read from the bottom up:
+ *   feed-forward:  dact = dx Wd;  dgu = swiglu'(dact);  dh = dgu [Wg;Wu]
+ *                  dx  += rmsnorm'(dh) at x_mid               (the residual passes dx on)
+ *   attention:     do = dx Wo;  dq, dk, dv, dP = attention'(do)
+ *                  dq, dk = rope^-1 (dq, dk)
+ *                  dh = dq Wq + dk Wk + dv Wv                 (the fused rows of W_qkv)
+ *                  dx  += rmsnorm'(dh) at x_in */
+ScStatus
+sc_layer_backward_swiglu (const ScLayerGradCtx *c, const ScLayerView *w, bool neox, ScError *err)
+{
+  ScStatus st = sc_layer_backward_swiglu_attend (c, w, neox, err);
+
+  if (st != SC_OK)
     return st;
   return sc_layer_qkv_backward (c, w, c->dq, c->dk, err);
 }

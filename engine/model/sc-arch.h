@@ -249,6 +249,17 @@ ScStatus sc_layer_attend (const ScLayerCtx *ctx, bool causal, int window, ScErro
  * backward pass keeps a tape (ctx->x_mid != NULL); nothing otherwise. */
 ScStatus sc_layer_save_mid (const ScLayerCtx *ctx, ScError *err);
 
+/* Qwen3's and Gemma 3's QK-norm, then RoPE on NeoX pairs: each head's d values of ctx->q
+ * and of the new cache rows of K are a row of their own, rmsnorm'd in place and scaled by
+ * @q_norm, @k_norm (d each), then rotated with @base. */
+ScStatus sc_layer_qk_norm_rope (const ScLayerCtx *ctx, const float *q_norm, const float *k_norm,
+                                float base, ScError *err);
+
+/* The rest of llama's block once ctx->q and the new cache rows are ready (llama, Qwen2,
+ * Qwen3): on every row or the last n_tail (sc_layer_tail), the causal attention with the
+ * edits, x += o Wo^T, the tape's x_mid, then x += swiglu(rmsnorm(x) [Wg;Wu]^T) Wd^T. */
+ScStatus sc_layer_attend_swiglu (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
+
 /* The start of the feed-forward block: ctx->h = rmsnorm(ctx->x) * ffn_norm, then
  * ctx->gu (n_q, 2 F) = ctx->h . w_gate_up^T (one fused product); the activation is the
  * architecture's. */
@@ -285,6 +296,22 @@ ScStatus sc_layer_qkv_backward (const ScLayerGradCtx *ctx, const ScLayerView *w,
  * ctx->dx += rmsnorm'(ctx->dh) at ctx->x_mid with ffn_norm. */
 ScStatus sc_layer_gate_up_backward (const ScLayerGradCtx *ctx, const ScLayerView *w,
                                     ScError *err);
+
+/* The backward of a QK-norm (Qwen3, Gemma 3) and then of the block's start: its inputs
+ * again, q0, k0 = (rmsnorm(ctx->x_in) * attn_norm) Wq^T, Wk^T into @q0 (n, Q) and @k0
+ * (n, KV), with ctx->dh as scratch; @dq0, @dk0 = rmsnorm'(ctx->dq, ctx->dk) at q0, k0 with
+ * @q_norm, @k_norm per head (a row of d values); then sc_layer_qkv_backward from @dq0, @dk0.
+ * The four buffers are the architecture's scratch, free of ctx->dq, ctx->dk, ctx->dv and
+ * ctx->x_in. */
+ScStatus sc_layer_qk_norm_backward (const ScLayerGradCtx *ctx, const ScLayerView *w,
+                                    const float *q_norm, const float *k_norm, float *q0, float *k0,
+                                    float *dq0, float *dk0, ScError *err);
+
+/* The backward of llama's block down to the attention's: dact = dx Wd, dgu = swiglu'(dact),
+ * the feed-forward's start, do = dx Wo, then sc_layer_attend_backward with no window and the
+ * model's RoPE base (NeoX pairs with @neox). What remains is the block's start. */
+ScStatus sc_layer_backward_swiglu_attend (const ScLayerGradCtx *ctx, const ScLayerView *w,
+                                          bool neox, ScError *err);
 
 /* The whole backward of llama's block (sc-arch-llama.c), which Qwen2's is too: its RoPE
  * NeoX-ordered with @neox (Qwen2's Q, K, V biases are constants: they change nothing
