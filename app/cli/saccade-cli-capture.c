@@ -287,7 +287,7 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   ScObserver store_obs = { 0 }, stats_obs = { 0 };
   g_auto (SaccadeObserverTee) tee = { 0 };
   /* The final residual is kept for the predictions (sc_predict_topk). */
-  ScForwardOptions fo = { .keep_residuals = true };
+  ScForwardOptions fo = { .keep_final = true };
   ScStoreRunInfo info = { 0 };
   gint64 t0;
 

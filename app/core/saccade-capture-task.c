@@ -296,7 +296,7 @@ capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const 
   ScStoreCapture *cap = NULL;
   ScObserver obs;
   /* The final residual is kept for the predictions (sc_predict_topk). */
-  ScForwardOptions fo = { .keep_residuals = true };
+  ScForwardOptions fo = { .keep_final = true };
   ScError err = { 0 };
   gint64 run_id = 0, t0;
   double seconds;

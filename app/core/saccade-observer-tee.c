@@ -74,7 +74,9 @@ saccade_observer_tee_init (SaccadeObserverTee *t, const ScObserver *a, const ScO
   if (b != NULL)
     t->b = *b;
   t->obs.observe = tee_observe;
-  t->obs.observe_f16 = tee_observe_f16;
+  /* the fp16 route only when a side takes it (a sparse store takes floats only) */
+  if (t->a.observe_f16 != NULL || t->b.observe_f16 != NULL)
+    t->obs.observe_f16 = tee_observe_f16;
   t->obs.user = t;
   return &t->obs;
 }

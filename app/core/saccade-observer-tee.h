@@ -30,7 +30,8 @@ typedef struct {
  * returns the observer to pass to sc_forward(), borrowed from @t (valid while @t is).
  * Its wants() is NULL (every head) and it has no layer_buffer or attn_output: a side's
  * wants() is not consulted (the store's observer keeps only its run's heads itself).
- * observe() calls each side's observe(); observe_f16() calls each side's observe_f16, or,
+ * observe() calls each side's observe(); observe_f16() (set only when a side has one: with
+ * neither, the forward pass keeps the float path) calls each side's observe_f16, or,
  * for a side with only observe(), that observe() on the values decoded to (n_query,
  * n_key) floats (0 above the diagonal of a packed head). Either returns false (cancelling
  * the pass) as soon as a side does, or when the decoding buffer cannot be had. Not

@@ -66,7 +66,7 @@ free_buffers (ScSession *s)
 {
   ScBackend *b = s->b;
   float **bufs[] = { &s->x, &s->h, &s->qkv, &s->q, &s->kc, &s->vc, &s->o, &s->gu, &s->act,
-                     &s->probs, &s->logits_dev, &s->resid };
+                     &s->probs, &s->logits_dev, &s->resid, &s->resid_final };
   size_t i;
 
   if (s->probs_host != s->probs)
@@ -83,6 +83,7 @@ free_buffers (ScSession *s)
   free (s->kept_ids);
   s->kept_ids = NULL;
   s->kept_n = 0;
+  s->kept_final = false;
   free (s->kv_ids);
   s->kv_ids = NULL;
   s->kv_n = 0;
@@ -117,7 +118,7 @@ ensure_logits (ScSession *s, int rows, ScError *err)
  * allocation is exact; later growth (generation adds a token at a time) rounds up to a
  * multiple of 64 so a long generation reallocates rarely. */
 static ScStatus
-ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
+ensure_capacity (ScSession *s, int n, bool need_resid, bool need_final, ScError *err)
 {
   const ScModelInfo *in = sc_model_info (s->model);
   const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
@@ -130,7 +131,8 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
   const bool lazy_probs = sc_backend_supports (b, SC_BACKEND_CAP_ATTN_CAPTURE);
   size_t cap;
 
-  if (n <= s->cap && (!need_resid || s->resid != NULL))
+  if (n <= s->cap && (!need_resid || s->resid != NULL)
+      && (!need_final || s->resid_final != NULL))
     return SC_OK;
   if (n > s->cap)
     {
@@ -208,6 +210,11 @@ ensure_capacity (ScSession *s, int n, bool need_resid, ScError *err)
           return sc_error_set (err, SC_ERR_NOMEM, "out of memory for per-layer residuals");
         }
     }
+  if (need_final && s->resid_final == NULL
+      && (s->resid_final = b->ops->alloc (b, (size_t) s->cap * E, err)) == NULL)
+    return err != NULL && err->status != SC_OK
+               ? sc_error_prefix (err, "the final residual")
+               : sc_error_set (err, SC_ERR_NOMEM, "out of memory for the final residual");
   return SC_OK;
 }
 
@@ -304,7 +311,7 @@ sc_session_residual (const ScSession *s, int layer, int row, float *out, ScError
     return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: NULL argument");
   in = sc_model_info (s->model);
   E = in->n_embd;
-  if (s->resid == NULL || s->kept_n == 0)
+  if ((s->resid == NULL && !s->kept_final) || s->kept_n == 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: the session keeps no residuals "
                          "(run sc_forward with keep_residuals first)");
   if (layer < 0 || layer > (int) in->n_layers)
@@ -313,8 +320,13 @@ sc_session_residual (const ScSession *s, int layer, int row, float *out, ScError
   if (row < 0 || row >= s->kept_n)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: row %d is outside the kept run's "
                          "0..%d", row, s->kept_n - 1);
-  return s->b->ops->download (s->b, out, s->resid + ((size_t) layer * s->cap + row) * E, E,
-                              err);
+  if (s->kept_final && layer != (int) in->n_layers)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "residual: the session kept only the final "
+                         "residual (keep_final), not layer %d's", layer);
+  return s->b->ops->download (s->b, out,
+                              s->kept_final ? s->resid_final + (size_t) row * E
+                                            : s->resid + ((size_t) layer * s->cap + row) * E,
+                              E, err);
 }
 
 /* Hands layer @l's attention output, (n_q, Q) in ctx->o (@o: the session's, or the tape's)
@@ -447,7 +459,7 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
                          n - 1);
   if (opt->n_past > 0)
     {
-      if (opt->start_layer > 0 || opt->keep_residuals)
+      if (opt->start_layer > 0 || opt->keep_residuals || opt->keep_final)
         return sc_error_set (err, SC_ERR_INVALID_ARG,
                              "n_past cannot be combined with start_layer or keep_residuals");
       if (s->kv_n < opt->n_past
@@ -462,7 +474,8 @@ check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt
         return sc_error_set (err, SC_ERR_INVALID_ARG, "keep_residuals with start_layer %d would "
                              "overwrite the kept prefix with this run's values",
                              opt->start_layer);
-      if (s->resid == NULL || s->kept_n != n || memcmp (s->kept_ids, ids, n * sizeof *ids) != 0)
+      if (s->resid == NULL || s->kept_final || s->kept_n != n
+          || memcmp (s->kept_ids, ids, n * sizeof *ids) != 0)
         return sc_error_set (err, SC_ERR_INVALID_ARG, "start_layer %d needs residuals kept by a "
                              "previous run on the same tokens", opt->start_layer);
       if (!recompute && sc_intervention_first_layer (iv, in) < opt->start_layer)
@@ -659,7 +672,8 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
     sc_error_clear (err);
   if ((st = check_call (s, ids, n, opt, tape != NULL && tape->recompute, err)) != SC_OK)
     return st;
-  if (opt->last_row && (tape != NULL || opt->all_logits || opt->keep_residuals || opt->keep_kv
+  if (opt->last_row && (tape != NULL || opt->all_logits || opt->keep_residuals || opt->keep_final
+                       || opt->keep_kv
                         || past > 0 || opt->observer != NULL))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "last_row computes the last position's "
                          "logits only: it cannot be combined with all_logits, keep_residuals, "
@@ -667,7 +681,8 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
   if (tape != NULL && (past > 0 || opt->keep_kv))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a taped forward runs whole prompts (no "
                          "n_past, no keep_kv)");
-  if ((st = ensure_capacity (s, n, opt->keep_residuals || opt->start_layer > 0, err)) != SC_OK)
+  if ((st = ensure_capacity (s, n, opt->keep_residuals || opt->start_layer > 0,
+                             opt->keep_final && !opt->keep_residuals, err)) != SC_OK)
     return st;
   /* what every layer shares (the buffers as ensure_capacity left them); the loop sets the
    * per-layer fields */
@@ -679,7 +694,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
   };
   /* A run that keeps residuals overwrites the kept ones: they are valid again only when
    * it completes. */
-  if (opt->keep_residuals)
+  if (opt->keep_residuals || opt->keep_final)
     s->kept_n = 0;
   /* This call rewrites cache rows past..n; what was cached beyond `past` is gone. */
   if (s->kv_n > past)
@@ -788,9 +803,11 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
         opt->stats->total_s += now_s () - t_start;
       return SC_OK;
     }
-  if (opt->keep_residuals)
+  if (opt->keep_residuals || opt->keep_final)
     {
-      TRY (b->ops->copy (b, s->resid + (size_t) L * s->cap * E, s->x, nE, err));
+      s->kept_final = !opt->keep_residuals;
+      TRY (b->ops->copy (b, s->kept_final ? s->resid_final : s->resid + (size_t) L * s->cap * E,
+                         s->x, nE, err));
       if (!remember_ids (&s->kept_ids, ids, n, err))
         return SC_ERR_NOMEM;
       s->kept_n = n;
@@ -843,7 +860,7 @@ sc_session_unembed (ScSession *s, const float *x, int n_rows, float *logits, ScE
       return sc_error_set (err, SC_ERR_INVALID_ARG, "unembed: row %zu is not finite at "
                            "dimension %zu", i / E, i % E);
   /* x and h (cap, E) hold a chunk; a session that has not run yet gets room for one row */
-  if (s->cap == 0 && (st = ensure_capacity (s, 1, false, err)) != SC_OK)
+  if (s->cap == 0 && (st = ensure_capacity (s, 1, false, false, err)) != SC_OK)
     return st;
   chunk = n_rows < s->cap ? n_rows : s->cap;
   if ((st = ensure_logits (s, chunk, err)) != SC_OK)
@@ -879,7 +896,7 @@ sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScErr
   b = s->b;
   E = (int) in->n_embd;
   V = (int) in->n_vocab;
-  if (s->resid == NULL || s->kept_n == 0)
+  if ((s->resid == NULL && !s->kept_final) || s->kept_n == 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "kept logits: the session keeps no "
                          "residuals (run sc_forward with keep_residuals first)");
   if (row0 < 0 || n_rows < 1 || n_rows > s->kept_n - row0)
@@ -887,7 +904,8 @@ sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScErr
                          "kept run's 0 .. %d", row0, row0 + n_rows - 1, s->kept_n - 1);
   /* kept_n <= cap, so h (cap, E) holds the rows; the output head exactly as sc_forward
    * applies it. */
-  final = s->resid + ((size_t) in->n_layers * s->cap + row0) * E;
+  final = s->kept_final ? s->resid_final + (size_t) row0 * E
+                        : s->resid + ((size_t) in->n_layers * s->cap + row0) * E;
   c = (ScLayerCtx) { .b = b, .info = in };
   if ((st = ensure_logits (s, n_rows, err)) != SC_OK)
     return st;

@@ -102,6 +102,12 @@ typedef struct {
   const ScObserver *observer;         /* NULL = none */
   bool all_logits;                    /* logits for every position, else only the last */
   bool keep_residuals;                /* keep per-layer residuals for prefix reuse */
+  bool keep_final;                    /* keep the final residual alone, for
+                                       * sc_session_kept_logits (what a capture's
+                                       * predictions need: (L + 1)x less memory than
+                                       * keep_residuals, 0.6 GB at 8,192 tokens of
+                                       * SmolLM2; no prefix reuse); ignored with
+                                       * keep_residuals, which keeps it too */
   int start_layer;                    /* > 0: reuse residuals kept by the previous call */
   bool keep_kv;                       /* keep every layer's keys and values (KV cache) */
   int n_past;                         /* > 0: ids[0..n_past) were run by a previous call

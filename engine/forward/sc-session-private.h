@@ -47,6 +47,10 @@ struct ScSession {
   float *resid;      /* (L + 1, cap, E), NULL until first kept run */
   int32_t *kept_ids; /* (kept_n) */
   int kept_n;
+  /* keep_final: the final residual alone (cap, E), for the kept logits; kept_final says the
+   * kept run is there and not in resid (no prefix reuse then) */
+  float *resid_final;
+  bool kept_final;
 
   /* KV cache: kc/vc rows 0..kv_n hold the keys and values of kv_ids. */
   int32_t *kv_ids;

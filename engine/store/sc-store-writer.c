@@ -1161,7 +1161,10 @@ sc_store_capture_observer (ScStoreCapture *cap)
 {
   ScObserver obs = { NULL, capture_observe, cap };
 
-  obs.observe_f16 = capture_observe_f16;
+  /* A sparse run keeps the float path: which keys it drops, and the mass it says it
+   * dropped, come from the float probabilities (fp16 values would round the row sums) */
+  if (cap->sparse_eps == 0)
+    obs.observe_f16 = capture_observe_f16;
   return obs;
 }
 
