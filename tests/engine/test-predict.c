@@ -10,6 +10,10 @@
  *    sentence (skipped when the model is not fetched).
  * 2. Bad calls are refused with the session unharmed: k = 0 or > n_vocab, no residuals
  *    kept, more positions than the kept run; a cancelling progress callback.
+ * 2b. keep_final (what a capture uses): the same predictions, bit for bit, as after a
+ *    keep_residuals run, and the same final residual; an earlier layer's residual and
+ *    prefix reuse (start_layer) refused with the reason; a later keep_residuals run keeps
+ *    every layer again.
  * 3. Greedy continuation: every generated token is the top-1 of the predictions of one
  *    forward pass over prompt + generated at the position before it (causality: row p of
  *    that pass sees positions 0..p only, exactly what the step that chose token p + 1 saw);
@@ -227,6 +231,56 @@ test_bad_calls (void)
   sc_model_free (m);
 }
 
+/* 2b. ------------------------------------------------------------------------------- */
+
+static void
+test_keep_final (void)
+{
+  static const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 44, 32, 119 };
+  const int n = G_N_ELEMENTS (ids);
+  ScModel *m = sc_test_tiny_model ();
+  const ScModelInfo *in = sc_model_info (m);
+  const int V = (int) in->n_vocab, E = (int) in->n_embd, L = (int) in->n_layers;
+  ScBackend *b = sc_backend_cpu_new (1, NULL);
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  ScPredictions all = { 0 }, fin = { 0 };
+  ScForwardOptions keep = { .keep_residuals = true }, final = { .keep_final = true },
+                   reuse = { .start_layer = 1 };
+  g_autofree float *logits = g_new (float, V), *r_all = g_new (float, E),
+                   *r_fin = g_new (float, E);
+
+  g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, n, &keep, logits, &err), ==, SC_OK);
+  g_assert_cmpint (sc_predict_topk (s, n, 5, NULL, NULL, &all, &err), ==, SC_OK);
+  g_assert_cmpint (sc_session_residual (s, L, n - 1, r_all, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, n, &final, logits, &err), ==, SC_OK);
+  g_assert_cmpint (sc_predict_topk (s, n, 5, NULL, NULL, &fin, &err), ==, SC_OK);
+  g_assert_cmpint (sc_session_residual (s, L, n - 1, r_fin, &err), ==, SC_OK);
+  g_assert_cmpmem (r_all, E * sizeof (float), r_fin, E * sizeof (float));
+  g_assert_cmpint (fin.n_positions, ==, n);
+  g_assert_cmpmem (all.ids, (size_t) n * 5 * sizeof *all.ids, fin.ids,
+                   (size_t) n * 5 * sizeof *fin.ids);
+  g_assert_cmpmem (all.logits, (size_t) n * 5 * sizeof *all.logits, fin.logits,
+                   (size_t) n * 5 * sizeof *fin.logits);
+  g_assert_cmpmem (all.probs, (size_t) n * 5 * sizeof *all.probs, fin.probs,
+                   (size_t) n * 5 * sizeof *fin.probs);
+  /* only the final residual is there now */
+  g_assert_cmpint (sc_session_residual (s, 0, 0, r_fin, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "only the final residual"));
+  g_assert_cmpint (sc_forward (s, ids, n, &reuse, logits, &err), ==, SC_ERR_INVALID_ARG);
+  g_assert_nonnull (strstr (err.message, "start_layer 1 needs residuals kept"));
+  /* keep_residuals again: every layer kept, prefix reuse allowed */
+  g_assert_cmpint (sc_forward (s, ids, n, &keep, logits, &err), ==, SC_OK);
+  g_assert_cmpint (sc_session_residual (s, 0, 0, r_fin, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward (s, ids, n, &reuse, logits, &err), ==, SC_OK);
+  sc_predictions_clear (&all);
+  sc_predictions_clear (&fin);
+  sc_session_free (s);
+  sc_backend_free (b);
+  sc_model_free (m);
+}
+
 /* 3. --------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -308,6 +362,7 @@ main (int argc, char **argv)
   g_test_add_func ("/predict/chunks", test_chunks);
   g_test_add_func ("/predict/default-model", test_default_model);
   g_test_add_func ("/predict/bad-calls", test_bad_calls);
+  g_test_add_func ("/predict/keep-final", test_keep_final);
   g_test_add_func ("/predict/greedy", test_greedy);
   return g_test_run ();
 }
