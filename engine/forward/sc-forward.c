@@ -213,9 +213,10 @@ ScStatus
 sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *err)
 {
   const ScModelInfo *in = sc_model_info (model);
-  const ScWeights *w = sc_model_weights (model);
+  /* the vectors as floats, the matrices as the file stores them (weight_src) */
+  const ScWeights *w = sc_model_weights_packed (model);
   const ScArchDesc *arch = sc_arch_for (in->arch);
-  const size_t E = in->n_embd, V = in->n_vocab;
+  const size_t E = in->n_embd;
   ScSession *s;
   ScStatus st;
   uint32_t l;
@@ -251,7 +252,8 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
         goto fail;                                                                            \
     }                                                                                         \
   while (0)
-  W (s->token_embd, w->token_embd, V * E);
+  if ((s->token_embd = b->ops->weight_src (b, &w->src_token_embd, err)) == NULL)
+    goto fail;
   W (s->output_norm, w->output_norm, E);
   if (in->layer_norm)
     W (s->output_norm_b, w->output_norm_b, E);
@@ -260,7 +262,10 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
   if (in->tied_output)
     s->output = s->token_embd;
   else
-    W (s->output, w->output, V * E);
+    {
+      if ((s->output = b->ops->weight_src (b, &w->src_output, err)) == NULL)
+        goto fail;
+    }
 #undef W
   for (l = 0; l < in->n_layers; l++)
     if ((st = arch->bind_layer (b, in, &w->layers[l], (char *) s->layers + l * arch->layer_size,
