@@ -252,7 +252,10 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
         goto fail;                                                                            \
     }                                                                                         \
   while (0)
-  if ((s->token_embd = b->ops->weight_src (b, &w->src_token_embd, err)) == NULL)
+  /* the float view instead, once sc_model_weights() has made it (sc_layer_bind_matrix) */
+  if (w->token_embd != NULL)
+    W (s->token_embd, w->token_embd, (size_t) in->n_vocab * E);
+  else if ((s->token_embd = b->ops->weight_src (b, &w->src_token_embd, err)) == NULL)
     goto fail;
   W (s->output_norm, w->output_norm, E);
   if (in->layer_norm)
@@ -263,7 +266,9 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
     s->output = s->token_embd;
   else
     {
-      if ((s->output = b->ops->weight_src (b, &w->src_output, err)) == NULL)
+      if (w->output != NULL)
+        W (s->output, w->output, (size_t) in->n_vocab * E);
+      else if ((s->output = b->ops->weight_src (b, &w->src_output, err)) == NULL)
         goto fail;
     }
 #undef W

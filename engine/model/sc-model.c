@@ -781,6 +781,21 @@ sc_model_weights (const ScModel *model)
 }
 
 const ScWeights *sc_model_weights_packed (const ScModel *m) { return &m->weights; }
+
+ScStatus
+sc_model_matrix_rows (const ScWeightSrc *src, const float *dense, int64_t row0, int64_t n,
+                      float *dst, ScError *err)
+{
+  if (dense == NULL)
+    return sc_weight_src_dequant (src, row0, n, dst, err);
+  if (row0 < 0 || n < 0 || row0 + n > sc_weight_src_rows (src))
+    return sc_error_set (err, SC_ERR_RANGE, "rows %lld .. %lld are outside a matrix of %lld rows",
+                         (long long) row0, (long long) (row0 + n),
+                         (long long) sc_weight_src_rows (src));
+  memcpy (dst, dense + (size_t) row0 * (size_t) src->cols,
+          (size_t) n * (size_t) src->cols * sizeof (float));
+  return SC_OK;
+}
 const ScTokenizer *sc_model_tokenizer (const ScModel *m) { return m->tokenizer; }
 const ScGguf *sc_model_gguf (const ScModel *m) { return m->gguf; }
 uint32_t

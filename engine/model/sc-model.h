@@ -171,6 +171,13 @@ bool sc_model_has_backward (const ScModel *model);
  * forward pass does not need it. */
 const ScWeights *sc_model_weights (const ScModel *model);
 
+/* Rows [row0, row0 + n) of one matrix of the packed struct as floats into @dst (n * cols):
+ * copied from @dense, its float field, when the float view exists (it is the weights then:
+ * a caller may have written into it), else decoded from @src (sc_weight_src_dequant). For
+ * readers that need a matrix, or a few rows of one, without the whole float view. */
+ScStatus sc_model_matrix_rows (const ScWeightSrc *src, const float *dense, int64_t row0,
+                               int64_t n, float *dst, ScError *err);
+
 /* The same struct without decoding anything: the vectors and the src_ fields are set; the
  * float matrix fields are NULL unless sc_model_weights() has run (do not read them). */
 const ScWeights *sc_model_weights_packed (const ScModel *model);
