@@ -24,7 +24,8 @@ typedef struct {
   /* weight_src's matrices (sc-backend-cpu-weight.c): every handle it returned, and the
    * panel the products decode into (guarded by panel_lock; NULL until the first). */
   bool expand_weights;   /* cpu-ref: expand each matrix into floats once */
-  ScCpuWeight **weights;
+  pthread_mutex_t weights_lock; /* guards the list: sessions may be made on other threads */
+  ScCpuWeight **weights; /* entries never move or die before destroy */
   size_t n_weights, cap_weights;
   float *panel;
   pthread_mutex_t panel_lock;

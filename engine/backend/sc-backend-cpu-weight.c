@@ -58,8 +58,10 @@ const ScCpuWeight *
 sc_cpu_weight_find (ScBackend *b, const float *w, int64_t *row0)
 {
   ScCpuBackend *cb = cpu (b);
+  const ScCpuWeight *found = NULL;
 
-  for (size_t i = 0; i < cb->n_weights; i++)
+  pthread_mutex_lock (&cb->weights_lock);
+  for (size_t i = 0; i < cb->n_weights && found == NULL; i++)
     {
       const ScCpuWeight *m = cb->weights[i];
       const uintptr_t a = (uintptr_t) m->handle, p = (uintptr_t) w;
@@ -68,10 +70,11 @@ sc_cpu_weight_find (ScBackend *b, const float *w, int64_t *row0)
       if (m->handle != NULL && p >= a && p < a + n * sizeof (float))
         {
           *row0 = (int64_t) ((p - a) / sizeof (float)) / m->src.cols;
-          return m;
+          found = m;
         }
     }
-  return NULL;
+  pthread_mutex_unlock (&cb->weights_lock);
+  return found;
 }
 
 /* Decodes rows [first, first + n) of @w's matrix into @dst over the pool. */
@@ -132,8 +135,22 @@ same_src (const ScWeightSrc *a, const ScWeightSrc *b)
   return true;
 }
 
+static const float *weight_src_locked (ScBackend *b, const ScWeightSrc *src, ScError *err);
+
 const float *
 sc_cpu_weight_src (ScBackend *b, const ScWeightSrc *src, ScError *err)
+{
+  ScCpuBackend *cb = cpu (b);
+  const float *h;
+
+  pthread_mutex_lock (&cb->weights_lock);
+  h = weight_src_locked (b, src, err);
+  pthread_mutex_unlock (&cb->weights_lock);
+  return h;
+}
+
+static const float *
+weight_src_locked (ScBackend *b, const ScWeightSrc *src, ScError *err)
 {
   ScCpuBackend *cb = cpu (b);
   ScCpuWeight *w;
@@ -222,6 +239,7 @@ sc_cpu_weights_free (ScBackend *b)
   free (cb->weights);
   free (cb->panel);
   pthread_mutex_destroy (&cb->panel_lock);
+  pthread_mutex_destroy (&cb->weights_lock);
 }
 
 /* The backend's panel, or a fresh one when another thread holds it (the caller frees it

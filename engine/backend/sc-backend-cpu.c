@@ -738,6 +738,7 @@ sc_cpu_backend_new (const ScBackendOps *ops, unsigned caps, int n_threads, ScErr
       return NULL;
     }
   pthread_mutex_init (&cb->panel_lock, NULL);
+  pthread_mutex_init (&cb->weights_lock, NULL);
   cb->base.ops = ops;
   cb->base.caps = caps;
   cb->base.n_threads = sc_pool_n_threads (cb->pool);
