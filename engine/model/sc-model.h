@@ -23,7 +23,8 @@
  *
  * What it is not: the forward pass (sc-forward) and the compute backends (sc-backend).
  *
- * Thread safety: immutable after sc_model_open(); share it between threads freely.
+ * Thread safety: immutable after sc_model_open() but for the float view, which
+ * sc_model_weights() makes once under a lock; share the model between threads freely.
  */
 #pragma once
 
