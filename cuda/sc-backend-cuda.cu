@@ -163,6 +163,38 @@ cuda_weight (ScBackend *b, const float *host, size_t n, ScError *err)
   return dev;
 }
 
+/* A matrix in its file's form: expanded to floats on the host, a panel of rows at a time
+ * into one temporary, and uploaded as weight() uploads (the device keeps its fp32 copy and
+ * makes its fp16 one on first use, as for any weight). */
+static const float *
+cuda_weight_src (ScBackend *b, const ScWeightSrc *src, ScError *err)
+{
+  const int64_t rows = sc_weight_src_rows (src);
+  const size_t n = (size_t) rows * (size_t) src->cols;
+  float *host;
+  const float *dev;
+
+  if (src->n_parts < 1 || src->cols < 1 || rows < 1)
+    {
+      sc_error_set (err, SC_ERR_INVALID_ARG, "cuda: weight_src: an empty matrix");
+      return NULL;
+    }
+  if ((host = (float *) malloc (n * sizeof (float))) == NULL)
+    {
+      sc_error_set (err, SC_ERR_NOMEM, "cuda: weight_src: out of host memory for %zu MB",
+                    (n * sizeof (float)) >> 20);
+      return NULL;
+    }
+  if (sc_weight_src_dequant (src, 0, rows, host, err) != SC_OK)
+    {
+      free (host);
+      return NULL;
+    }
+  dev = cuda_weight (b, host, n, err);
+  free (host);
+  return dev;
+}
+
 /* The fp16 copy of @w (n floats): for a weight() handle, made on first use and kept; for
  * any other buffer (the contract does not forbid one), converted into scratch each call. */
 static ScStatus
@@ -284,6 +316,7 @@ static const ScBackendOps cuda_ops = {
   .upload = cuda_upload,
   .download = cuda_download,
   .weight = cuda_weight,
+  .weight_src = cuda_weight_src,
   .get_rows = sc_cuda_get_rows,
   .rmsnorm = sc_cuda_rmsnorm,
   .matmul = cuda_matmul,

@@ -152,7 +152,7 @@ info_compute (ScModel *model, const char *path, InfoResult *r)
   r->weight_type = tr != NULL ? tr->name : "unknown";
   r->kv_bytes = sc_model_kv_bytes_per_token (model, 2);
   r->particulars = saccade_model_particulars (model);
-  r->qkv_bias = r->in->n_layers > 0 && sc_model_weights (model)->layers[0].bq != NULL;
+  r->qkv_bias = r->in->n_layers > 0 && sc_model_weights_packed (model)->layers[0].bq != NULL;
   r->file_bytes = sc_gguf_file_size (sc_model_gguf (model));
 }
 

@@ -133,7 +133,7 @@ char *
 saccade_model_particulars (const ScModel *model)
 {
   const ScModelInfo *in = sc_model_info (model);
-  const ScLayerWeights *l0 = in->n_layers > 0 ? &sc_model_weights (model)->layers[0] : NULL;
+  const ScLayerWeights *l0 = in->n_layers > 0 ? &sc_model_weights_packed (model)->layers[0] : NULL;
   g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func (g_free);
 
   if (in->sliding_window > 0)

@@ -146,6 +146,11 @@ ScStatus
 sc_cpu_matmul_backward (ScBackend *b, float *dx, const float *dy, const float *w, int n, int in,
                         int out, bool accumulate, ScError *err)
 {
+  int64_t row0 = 0;
+  const ScCpuWeight *qw = sc_cpu_weight_find (b, w, &row0);
+
+  if (qw != NULL)
+    return sc_cpu_weight_matmul_backward (b, qw, row0, dx, dy, n, in, out, accumulate, err);
   /* dx (n, in) = dy (n, out) . W (out, in): RowMajor, NoTrans, NoTrans */
   sc_sgemm (false, n, in, out, 1.0f, dy, out, w, in, accumulate ? 1.0f : 0.0f, dx, in);
   return SC_OK;

@@ -12,6 +12,10 @@
 #include "backend/sc-backend-impl.h"
 #include "core/sc-pool.h"
 
+#include <pthread.h>
+
+typedef struct ScCpuWeight ScCpuWeight;
+
 /* The CPU backends' state: the public part, and the pool that runs their loops (one
  * thread for the reference backend). */
 typedef struct {
@@ -23,6 +27,14 @@ typedef struct {
   size_t capture_cap, *capture_at;
   int capture_n_heads;
   bool capture_packed;
+  /* weight_src's matrices (sc-backend-cpu-weight.c): every handle it returned, and the
+   * panel the products decode into (guarded by panel_lock; NULL until the first). */
+  bool expand_weights;   /* cpu-ref: expand each matrix into floats once */
+  pthread_mutex_t weights_lock; /* guards the list: sessions may be made on other threads */
+  ScCpuWeight **weights; /* entries never move or die before destroy */
+  size_t n_weights, cap_weights;
+  float *panel;
+  pthread_mutex_t panel_lock;
 } ScCpuBackend;
 
 /* Allocates a CPU backend over @ops with @caps; NULL and @err filled when memory or
@@ -44,6 +56,23 @@ float *sc_cpu_alloc (ScBackend *b, size_t n, ScError *err);
 void sc_cpu_free (ScBackend *b, float *buf);
 ScStatus sc_cpu_copy_in (ScBackend *b, float *dst, const float *src, size_t n, ScError *err);
 const float *sc_cpu_weight (ScBackend *b, const float *host, size_t n, ScError *err);
+const float *sc_cpu_weight_src (ScBackend *b, const ScWeightSrc *src, ScError *err);
+
+/* The products over weight_src's handles (sc-backend-cpu-weight.c). sc_cpu_weight_find()
+ * returns the matrix behind @w when @w points into a handle weight_src returned (handle +
+ * r * cols is its row r: *@row0 = r), else NULL; the ops below are matmul,
+ * matmul_backward and get_rows over its rows from @row0 on (their contracts). */
+const ScCpuWeight *sc_cpu_weight_find (ScBackend *b, const float *w, int64_t *row0);
+ScStatus sc_cpu_weight_matmul (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *y,
+                               const float *x, int n, int in, int out, bool accumulate,
+                               ScError *err);
+ScStatus sc_cpu_weight_matmul_backward (ScBackend *b, const ScCpuWeight *w, int64_t row0,
+                                        float *dx, const float *dy, int n, int in, int out,
+                                        bool accumulate, ScError *err);
+ScStatus sc_cpu_weight_get_rows (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *dst,
+                                 const int32_t *ids, int n, int dim, ScError *err);
+/* Frees the handles and the panel (destroy). */
+void sc_cpu_weights_free (ScBackend *b);
 ScStatus sc_cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids,
                           int n, int dim, ScError *err);
 ScStatus sc_cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w, int n, int dim,
@@ -88,6 +117,7 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
 #define SC_CPU_SHARED_OPS                                                                     \
   .destroy = sc_cpu_destroy, .alloc = sc_cpu_alloc, .free = sc_cpu_free,                      \
   .upload = sc_cpu_copy_in, .download = sc_cpu_copy_in, .weight = sc_cpu_weight,              \
+  .weight_src = sc_cpu_weight_src,                                                            \
   .get_rows = sc_cpu_get_rows, .rmsnorm = sc_cpu_rmsnorm, .rope = sc_cpu_rope,                \
   .rope_neox = sc_cpu_rope_neox, .scale = sc_cpu_scale,                                       \
   .swiglu = sc_cpu_swiglu, .add = sc_cpu_add, .copy = sc_cpu_copy, .copy_2d = sc_cpu_copy_2d, \

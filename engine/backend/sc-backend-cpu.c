@@ -113,8 +113,12 @@ ScStatus
 sc_cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids, int n, int dim,
                  ScError *err)
 {
+  int64_t row0 = 0;
+  const ScCpuWeight *qw = sc_cpu_weight_find (b, table, &row0);
   int i;
 
+  if (qw != NULL)
+    return sc_cpu_weight_get_rows (b, qw, row0, dst, ids, n, dim, err);
   for (i = 0; i < n; i++)
     memcpy (dst + (size_t) i * dim, table + (size_t) ids[i] * dim, (size_t) dim * sizeof (float));
   return SC_OK;
@@ -366,7 +370,12 @@ blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int 
    * products; a 128-token prompt's smallest projection is 128 x 576 x 192 = 14 M. */
   const double min_parallel_macs = 3.2e7;
   const bool serial = b->n_threads > 1 && (double) n * in * out < min_parallel_macs;
+  int64_t row0 = 0;
+  const ScCpuWeight *qw = sc_cpu_weight_find (b, w, &row0);
 
+  /* a matrix kept in its file's form (weight_src): decoded panel by panel */
+  if (qw != NULL)
+    return sc_cpu_weight_matmul (b, qw, row0, y, x, n, in, out, accumulate, err);
   if (serial)
     sc_blas_set_threads (1);
   /* y (n, out) = x (n, in) . w^T, with w stored (out, in): RowMajor, NoTrans, Trans.
@@ -518,6 +527,7 @@ sc_cpu_destroy (ScBackend *b)
 {
   ScCpuBackend *cb = (ScCpuBackend *) b;
 
+  sc_cpu_weights_free (b);
   sc_pool_free (cb->pool);
   free (cb->capture);
   free (cb->capture_at);
@@ -539,6 +549,8 @@ sc_cpu_backend_new (const ScBackendOps *ops, unsigned caps, int n_threads, ScErr
       sc_error_set (err, SC_ERR_NOMEM, "out of memory or threads for the CPU backend");
       return NULL;
     }
+  pthread_mutex_init (&cb->panel_lock, NULL);
+  pthread_mutex_init (&cb->weights_lock, NULL);
   cb->base.ops = ops;
   cb->base.caps = caps;
   cb->base.n_threads = sc_pool_n_threads (cb->pool);

@@ -33,6 +33,7 @@
 
 #include "backend/sc-backend.h"
 #include "core/sc-error.h"
+#include "format/sc-quant.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,19 @@ typedef struct {
    * itself (no copy); device backends upload once and keep the copy until destroy. NULL
    * (and @err filled) on failure. */
   const float *(*weight) (ScBackend *b, const float *host, size_t n_floats, ScError *err);
+
+  /* A weight matrix as the file stores it (format/sc-quant.h: rows of quantised blocks, of
+   * up to three tensors stacked, as a fused projection is), made available as the @w of
+   * matmul and matmul_backward and the @table of get_rows — not of any other op. What it
+   * returns is a handle for those three: cpu keeps the blocks and decodes a panel of rows
+   * inside each product; cpu-ref and device backends expand it once, into floats they own.
+   * A handle addresses rows as the expanded matrix's address would: handle + r * cols is
+   * row r, for products by a block of rows (a fused projection's parts).
+   * The products are those of the expanded matrix (sc_weight_src_dequant), to the same
+   * tolerance. Host code may read the handle as floats only where @src is one F32 part on
+   * a host-memory backend (then it is the data itself). Valid until destroy; NULL (@err
+   * filled) on failure. */
+  const float *(*weight_src) (ScBackend *b, const ScWeightSrc *src, ScError *err);
 
   /* dst (n, dim) = table[ids[i]] rows; ids are host memory and already range-checked. */
   ScStatus (*get_rows) (ScBackend *b, float *dst, const float *table, const int32_t *ids, int n,

@@ -249,6 +249,8 @@ sc_backend_cpu_ref_new (void)
 
   if (cb == NULL)
     return NULL;
+  /* the reference multiplies floats in double: weight_src expands each matrix once */
+  cb->expand_weights = true;
   snprintf (cb->base.description, sizeof cb->base.description,
             "CPU reference (scalar, double accumulation)");
   return &cb->base;

@@ -34,6 +34,7 @@ struct ScGguf {
   const uint8_t *base;
   size_t size;
   bool mapped; /* base is our mmap */
+  bool owned;  /* base is our copy (sc_gguf_open_memory) */
 
   uint32_t version;
   uint32_t alignment;
@@ -534,7 +535,17 @@ sc_gguf_open_memory (const void *data, size_t size, ScGguf **out, ScError *err)
       free (g);
       return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
     }
-  g->base = data;
+  /* A copy: a model borrows its matrices from the image for as long as it lives, and
+   * callers (tests) free their bytes once the model is open. */
+  if (size > 0 && (g->base = malloc (size)) == NULL)
+    {
+      free (g->path);
+      free (g);
+      return sc_error_set (err, SC_ERR_NOMEM, "out of memory for a %zu-byte image", size);
+    }
+  if (size > 0)
+    memcpy ((void *) g->base, data, size);
+  g->owned = size > 0;
   g->size = size;
   return open_image (g, out, err);
 }
@@ -605,6 +616,8 @@ sc_gguf_close (ScGguf *g)
   free (g->tensors);
   if (g->mapped)
     munmap ((void *) g->base, g->size);
+  if (g->owned)
+    free ((void *) g->base);
   free (g->path);
   free (g);
 }

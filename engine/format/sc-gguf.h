@@ -100,8 +100,9 @@ typedef struct ScGguf ScGguf;
  * (version, big-endian file, unknown tensor type). The message names @path. */
 ScStatus sc_gguf_open (const char *path, ScGguf **out, ScError *err);
 
-/* Parses an in-memory image (borrowed: @data must outlive the result). Used by tests and
- * the fuzz target. Same errors as sc_gguf_open() minus SC_ERR_IO. */
+/* Parses a copy of an in-memory image (@data may be freed once this returns: a model
+ * keeps its matrices in the image as long as it lives). Used by tests and the fuzz
+ * target. Same errors as sc_gguf_open() minus SC_ERR_IO, plus SC_ERR_NOMEM. */
 ScStatus sc_gguf_open_memory (const void *data, size_t size, ScGguf **out, ScError *err);
 
 /* NULL is a no-op. */

@@ -267,3 +267,46 @@ sc_dequant_row (uint32_t type, const void *src, float *dst, int64_t n, ScError *
     }
   return SC_OK;
 }
+
+int64_t
+sc_weight_src_rows (const ScWeightSrc *w)
+{
+  int64_t rows = 0;
+
+  for (int k = 0; k < w->n_parts; k++)
+    rows += w->parts[k].rows;
+  return rows;
+}
+
+ScStatus
+sc_weight_src_dequant (const ScWeightSrc *w, int64_t row0, int64_t n_rows, float *dst,
+                       ScError *err)
+{
+  int64_t first = 0; /* the first row of part k */
+
+  if (row0 < 0 || n_rows < 0 || row0 + n_rows > sc_weight_src_rows (w))
+    return sc_error_set (err, SC_ERR_RANGE, "rows %lld .. %lld are outside a matrix of %lld rows",
+                         (long long) row0, (long long) (row0 + n_rows),
+                         (long long) sc_weight_src_rows (w));
+  for (int k = 0; k < w->n_parts && n_rows > 0; k++)
+    {
+      const ScWeightPart *p = &w->parts[k];
+      size_t row_bytes;
+      ScStatus st;
+
+      if (row0 >= first + p->rows)
+        {
+          first += p->rows;
+          continue;
+        }
+      if ((st = sc_type_row_bytes (p->type, w->cols, &row_bytes, err)) != SC_OK)
+        return st;
+      for (; n_rows > 0 && row0 < first + p->rows; row0++, n_rows--, dst += w->cols)
+        if ((st = sc_dequant_row (p->type, (const unsigned char *) p->data
+                                             + (size_t) (row0 - first) * row_bytes,
+                                  dst, w->cols, err)) != SC_OK)
+          return st;
+      first += p->rows;
+    }
+  return SC_OK;
+}

@@ -105,6 +105,34 @@ ScStatus sc_type_row_bytes (uint32_t type, int64_t n_elements, size_t *out_bytes
  * Thread-safe; the caller parallelises over rows. */
 ScStatus sc_dequant_row (uint32_t type, const void *src, float *dst, int64_t n, ScError *err);
 
+/* A weight matrix (rows, cols) as the file stores it: up to SC_WEIGHT_MAX_PARTS tensors'
+ * rows stacked on top of each other (a fused projection W_qkv is wq, wk and wv, whose
+ * types may differ: Q4_K_M files keep wv in q6_K). Part k holds the rows that follow the
+ * previous parts', each row of its @type in sc_type_row_bytes (type, cols) bytes. The data
+ * is borrowed (the GGUF's mapping). A matrix whose type is F32 is a matrix of floats. */
+#define SC_WEIGHT_MAX_PARTS 3
+
+typedef struct {
+  uint32_t type;       /* a type sc_dequant_row() decodes */
+  const void *data;    /* rows * row bytes, borrowed */
+  int64_t rows;
+} ScWeightPart;
+
+typedef struct {
+  int64_t cols;        /* a multiple of every part's block size */
+  int n_parts;         /* 0 = no matrix (the architecture has no such tensor) */
+  ScWeightPart parts[SC_WEIGHT_MAX_PARTS];
+} ScWeightSrc;
+
+/* The rows of all @w's parts together. */
+int64_t sc_weight_src_rows (const ScWeightSrc *w);
+
+/* Decodes rows [row0, row0 + n_rows) of @w into @dst (n_rows * cols floats), with
+ * sc_dequant_row() (the same numbers as decoding the whole tensor). SC_ERR_RANGE when the
+ * range is outside the matrix; sc_dequant_row()'s errors otherwise. Thread-safe. */
+ScStatus sc_weight_src_dequant (const ScWeightSrc *w, int64_t row0, int64_t n_rows, float *dst,
+                                ScError *err);
+
 #ifdef __cplusplus
 }
 #endif

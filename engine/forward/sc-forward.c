@@ -222,9 +222,10 @@ ScStatus
 sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *err)
 {
   const ScModelInfo *in = sc_model_info (model);
-  const ScWeights *w = sc_model_weights (model);
+  /* the vectors as floats, the matrices as the file stores them (weight_src) */
+  const ScWeights *w = sc_model_weights_packed (model);
   const ScArchDesc *arch = sc_arch_for (in->arch);
-  const size_t E = in->n_embd, V = in->n_vocab;
+  const size_t E = in->n_embd;
   ScSession *s;
   ScStatus st;
   uint32_t l;
@@ -260,7 +261,11 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
         goto fail;                                                                            \
     }                                                                                         \
   while (0)
-  W (s->token_embd, w->token_embd, V * E);
+  /* the float view instead, once sc_model_weights() has made it (sc_layer_bind_matrix) */
+  if (w->token_embd != NULL)
+    W (s->token_embd, w->token_embd, (size_t) in->n_vocab * E);
+  else if ((s->token_embd = b->ops->weight_src (b, &w->src_token_embd, err)) == NULL)
+    goto fail;
   W (s->output_norm, w->output_norm, E);
   if (in->layer_norm)
     W (s->output_norm_b, w->output_norm_b, E);
@@ -269,7 +274,12 @@ sc_session_new (const ScModel *model, ScBackend *b, ScSession **out, ScError *er
   if (in->tied_output)
     s->output = s->token_embd;
   else
-    W (s->output, w->output, V * E);
+    {
+      if (w->output != NULL)
+        W (s->output, w->output, (size_t) in->n_vocab * E);
+      else if ((s->output = b->ops->weight_src (b, &w->src_output, err)) == NULL)
+        goto fail;
+    }
 #undef W
   for (l = 0; l < in->n_layers; l++)
     if ((st = arch->bind_layer (b, in, &w->layers[l], (char *) s->layers + l * arch->layer_size,

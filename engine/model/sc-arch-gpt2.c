@@ -94,19 +94,21 @@ gpt2_bind_layer (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, v
   const size_t E = in->n_embd, QKV = (size_t) (in->n_heads + 2 * in->n_kv_heads) * in->head_dim,
                F = in->n_ff;
   Gpt2Layer *v = view;
+  const ScWeightSrc *qkv[] = { &w->src_wq }, *wo[] = { &w->src_wo }, *up[] = { &w->src_w_up },
+                    *down[] = { &w->src_w_down };
   ScStatus st;
 
   if ((st = sc_layer_bind_weight (b, &v->attn_norm, w->attn_norm, E, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->attn_norm_b, w->attn_norm_b, E, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->w_qkv, w->wq, QKV * E, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->w_qkv, w->wq, QKV, E, qkv, 1, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->b_qkv, w->bq, QKV, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->wo, w->wo, E * E, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->wo, w->wo, E, E, wo, 1, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->bo, w->bo, E, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->ffn_norm, w->ffn_norm, E, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->ffn_norm_b, w->ffn_norm_b, E, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->w_up, w->w_up, F * E, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->w_up, w->w_up, F, E, up, 1, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->b_up, w->b_up, F, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->w_down, w->w_down, E * F, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->w_down, w->w_down, E, F, down, 1, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->b_down, w->b_down, E, err)) != SC_OK)
     return st;
   return SC_OK;

@@ -178,23 +178,65 @@ sc_layer_bind_weight (ScBackend *b, const float **dst, const float *src, size_t 
 }
 
 ScStatus
+sc_layer_bind_matrix (ScBackend *b, const float **dst, const float *dense, int64_t rows,
+                      int64_t cols, const ScWeightSrc *const *srcs, int n_srcs, ScError *err)
+{
+  ScWeightSrc m = { .cols = cols, .n_parts = 0 };
+
+  if (dense != NULL)
+    return sc_layer_bind_weight (b, dst, dense, (size_t) rows * (size_t) cols, err);
+
+  for (int i = 0; i < n_srcs; i++)
+    for (int k = 0; k < srcs[i]->n_parts; k++)
+      {
+        if (m.n_parts == SC_WEIGHT_MAX_PARTS || srcs[i]->cols != cols)
+          return sc_error_set (err, SC_ERR_INVALID_ARG, "a fused projection of more than %d "
+                               "parts or of parts of different widths", SC_WEIGHT_MAX_PARTS);
+        m.parts[m.n_parts++] = srcs[i]->parts[k];
+      }
+  if (sc_weight_src_rows (&m) != rows)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "a projection of %lld rows where %lld are "
+                         "needed", (long long) sc_weight_src_rows (&m), (long long) rows);
+  if ((*dst = b->ops->weight_src (b, &m, err)) == NULL)
+    return err != NULL && err->status != SC_OK ? err->status : SC_ERR_BACKEND;
+  return SC_OK;
+}
+
+ScStatus
 sc_layer_bind_view (ScBackend *b, const ScModelInfo *in, const ScLayerWeights *w, ScLayerView *v,
                     const char *arch, ScError *err)
 {
-  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff;
+  const int64_t E = in->n_embd, Q = (int64_t) in->n_heads * in->head_dim,
+                KV = (int64_t) in->n_kv_heads * in->head_dim, F = in->n_ff;
+  const ScWeightSrc *qkv[] = { &w->src_wq, &w->src_wk, &w->src_wv };
+  const ScWeightSrc *gate_up[] = { &w->src_w_gate, &w->src_w_up };
+  const ScWeightSrc *wo[] = { &w->src_wo }, *down[] = { &w->src_w_down };
   ScStatus st;
 
-  if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: the layer's Q, K, V or gate, up "
-                         "weights are not back to back, as the fused projections need", arch);
+  /* Once sc_model_weights() has made the float view, it is the weights (a caller may have
+   * written into it): bound as floats, as before the file form existed. */
+  if (w->wq != NULL)
+    {
+      if (w->wk != w->wq + Q * E || w->wv != w->wk + KV * E || w->w_up != w->w_gate + F * E)
+        return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: the layer's Q, K, V or gate, up "
+                             "weights are not back to back, as the fused projections need",
+                             arch);
+      if ((st = sc_layer_bind_weight (b, &v->attn_norm, w->attn_norm, E, err)) != SC_OK
+          || (st = sc_layer_bind_weight (b, &v->w_qkv, w->wq, (Q + 2 * KV) * E, err)) != SC_OK
+          || (st = sc_layer_bind_weight (b, &v->wo, w->wo, E * Q, err)) != SC_OK
+          || (st = sc_layer_bind_weight (b, &v->ffn_norm, w->ffn_norm, E, err)) != SC_OK
+          || (st = sc_layer_bind_weight (b, &v->w_gate_up, w->w_gate, 2 * F * E, err)) != SC_OK
+          || (st = sc_layer_bind_weight (b, &v->w_down, w->w_down, E * F, err)) != SC_OK)
+        return st;
+      return SC_OK;
+    }
   if ((st = sc_layer_bind_weight (b, &v->attn_norm, w->attn_norm, E, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->w_qkv, w->wq, (Q + 2 * KV) * E, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->wo, w->wo, E * Q, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->w_qkv, NULL, Q + 2 * KV, E, qkv, 3, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->wo, NULL, E, Q, wo, 1, err)) != SC_OK
       || (st = sc_layer_bind_weight (b, &v->ffn_norm, w->ffn_norm, E, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->w_gate_up, w->w_gate, 2 * F * E, err)) != SC_OK
-      || (st = sc_layer_bind_weight (b, &v->w_down, w->w_down, E * F, err)) != SC_OK)
-    return st;
+      || (st = sc_layer_bind_matrix (b, &v->w_gate_up, NULL, 2 * F, E, gate_up, 2, err)) != SC_OK
+      || (st = sc_layer_bind_matrix (b, &v->w_down, NULL, E, F, down, 1, err)) != SC_OK)
+    return sc_error_prefix (err, "%s", arch), st;
   return SC_OK;
 }
 

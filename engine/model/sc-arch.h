@@ -220,9 +220,20 @@ typedef struct {
 ScStatus sc_layer_bind_weight (ScBackend *b, const float **dst, const float *src, size_t n,
                                ScError *err);
 
-/* Fills @v with @w's shared weights bound to @b (sc_layer_bind_weight), after checking that
- * wq, wk, wv and w_gate, w_up are back to back in the loader's arena, as the fused
- * projections need (SC_ERR_INVALID_ARG naming @arch when they are not). */
+/* Makes the matrix (@rows, @cols) whose rows are those of @srcs[0 .. n_srcs) stacked (the
+ * file's tensors: a fused projection is several) available to @b (b->ops->weight_src) and
+ * stores the backend's handle in *@dst; when @dense is not NULL (the model's float view,
+ * which sc_model_weights() made and a caller may have written into) it is bound instead
+ * (sc_layer_bind_weight). SC_ERR_INVALID_ARG when the parts do not make that shape; else
+ * the backend's error (SC_ERR_NOMEM, SC_ERR_BACKEND). */
+ScStatus sc_layer_bind_matrix (ScBackend *b, const float **dst, const float *dense,
+                               int64_t rows, int64_t cols, const ScWeightSrc *const *srcs,
+                               int n_srcs, ScError *err);
+
+/* Fills @v with @w's shared weights bound to @b: the vectors with sc_layer_bind_weight, the
+ * matrices in their file form with sc_layer_bind_matrix (wq, wk, wv stacked into W_qkv and
+ * w_gate, w_up into W_gate_up, as the fused projections need) — or, once the model's
+ * float view exists (w->wq set), the floats, checked back to back; errors name @arch. */
 ScStatus sc_layer_bind_view (ScBackend *b, const ScModelInfo *info, const ScLayerWeights *w,
                              ScLayerView *v, const char *arch, ScError *err);
 

@@ -10,11 +10,15 @@
  *      per-layer table, in its order — before anything is allocated for the weights, so a
  *      file whose dimensions promise more than its tensors hold is refused by name and
  *      the arena is never larger than what the file's tensors dequantise to;
- *   4. dequantisation of each tensor into one float32 arena, in parallel over tensors.
+ *   4. the vectors decoded into one float32 arena and the matrices (sc-model.h says which)
+ *      checked, in parallel over tensors: every weight must be finite; the matrices stay
+ *      in the file and are decoded into a second arena only when sc_model_weights() first
+ *      asks for floats (expand_matrices).
  */
 #include "model/sc-model.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,21 +35,30 @@
 #define MAX_HEADS 4096u
 #define MAX_VOCAB (1u << 24)
 
+typedef struct {
+  const ScGgufTensor *tensor;
+  float **field;  /* where the weight's pointer goes (set once its arena exists) */
+  ScWeightSrc *src; /* a matrix: where its file form goes; NULL for a vector */
+  size_t offset;  /* its place in its arena (vectors' or matrices'), in floats */
+  float *dst;     /* where it is decoded; NULL: decoded a row at a time and only checked */
+} DequantJob;
+
 struct ScModel {
   ScGguf *gguf;
   ScTokenizer *tokenizer;
   ScModelInfo info;
   ScWeights weights;
-  float *arena; /* every dense weight lives here */
+  float *arena; /* the vectors */
   uint64_t n_params;
+  int n_threads;
+  /* The matrices as floats (sc_model_weights), made once under @lock: */
+  pthread_mutex_t lock;
+  bool expanded;
+  float *matrix_arena;
+  size_t matrix_floats;
+  DequantJob *matrix_jobs; /* (n_matrix_jobs) their places in matrix_arena */
+  size_t n_matrix_jobs;
 };
-
-typedef struct {
-  const ScGgufTensor *tensor;
-  float **field;  /* where the weight's pointer goes (set once the arena exists) */
-  size_t offset;  /* its place in the arena, in floats */
-  float *dst;
-} DequantJob;
 
 static ScStatus
 get_dim (const ScGguf *g, const char *arch, const char *suffix, uint32_t max, bool required,
@@ -378,25 +391,36 @@ dequant_job (const DequantJob *job, ScError *err)
   size_t row_bytes = (size_t) (t->ne[0] / tr->block_size) * tr->type_size;
   int64_t rows = (int64_t) (t->n_elements / (uint64_t) t->ne[0]);
   int64_t r;
+  float *scratch = NULL;
 
+  /* A matrix that stays in the file is checked a row at a time. */
+  if (job->dst == NULL && (scratch = malloc ((size_t) t->ne[0] * sizeof (float))) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
   for (r = 0; r < rows; r++)
     {
-      float *row = job->dst + (size_t) r * (size_t) t->ne[0];
+      float *row = scratch != NULL ? scratch : job->dst + (size_t) r * (size_t) t->ne[0];
       ScStatus st = sc_dequant_row (t->type, t->data + (size_t) r * row_bytes, row, t->ne[0],
                                     err);
       char name[80];
       if (st != SC_OK)
-        return (sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name)), st);
+        {
+          free (scratch);
+          return (sc_error_prefix (err, "tensor '%s'", sc_gguf_str_copy (t->name, name, sizeof name)), st);
+        }
       /* A NaN or infinite weight makes every logit NaN: generate printed nothing and
        * exited 0 (issue 25). Checked here, on the row just written (still in cache). */
       for (int64_t c = 0; c < t->ne[0]; c++)
         if (!isfinite (row[c]))
-          return sc_error_set (err, SC_ERR_FORMAT, "tensor '%s': element %lld is %s (a weight "
-                               "must be finite)",
-                               sc_gguf_str_copy (t->name, name, sizeof name),
-                               (long long) (r * t->ne[0] + c), isnan (row[c]) ? "NaN"
-                               : row[c] > 0 ? "+Inf" : "-Inf");
+          {
+            free (scratch);
+            return sc_error_set (err, SC_ERR_FORMAT, "tensor '%s': element %lld is %s (a weight "
+                                 "must be finite)",
+                                 sc_gguf_str_copy (t->name, name, sizeof name),
+                                 (long long) (r * t->ne[0] + c), isnan (row[c]) ? "NaN"
+                                 : row[c] > 0 ? "+Inf" : "-Inf");
+          }
     }
+  free (scratch);
   return SC_OK;
 }
 
@@ -421,6 +445,73 @@ dequant_task (void *ctx, int t)
     }
 }
 
+/* Runs @jobs on @n_threads threads; the first error, if any. */
+static ScStatus
+run_jobs (const DequantJob *jobs, size_t n_jobs, int n_threads, ScError *err)
+{
+  DequantAll all = { jobs, { SC_OK, "" }, PTHREAD_MUTEX_INITIALIZER };
+  ScPool *pool = sc_pool_new (n_threads);
+
+  if (pool == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "cannot start threads to load the weights");
+  sc_pool_run (pool, (int) n_jobs, dequant_task, &all);
+  sc_pool_free (pool);
+  pthread_mutex_destroy (&all.lock);
+  if (all.first_error.status != SC_OK)
+    {
+      if (err != NULL)
+        *err = all.first_error;
+      return all.first_error.status;
+    }
+  return SC_OK;
+}
+
+/* The file form of a layer's matrix whose float field is at @field (an offsetof into
+ * ScLayerWeights), or NULL when the field is not a matrix (a norm, a bias). */
+static ScWeightSrc *
+layer_src (ScLayerWeights *lw, size_t field)
+{
+  static const struct { size_t field, src; } map[] = {
+    { offsetof (ScLayerWeights, wq), offsetof (ScLayerWeights, src_wq) },
+    { offsetof (ScLayerWeights, wk), offsetof (ScLayerWeights, src_wk) },
+    { offsetof (ScLayerWeights, wv), offsetof (ScLayerWeights, src_wv) },
+    { offsetof (ScLayerWeights, wo), offsetof (ScLayerWeights, src_wo) },
+    { offsetof (ScLayerWeights, w_gate), offsetof (ScLayerWeights, src_w_gate) },
+    { offsetof (ScLayerWeights, w_up), offsetof (ScLayerWeights, src_w_up) },
+    { offsetof (ScLayerWeights, w_down), offsetof (ScLayerWeights, src_w_down) },
+  };
+
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (map[i].field == field)
+      return (ScWeightSrc *) ((char *) lw + map[i].src);
+  return NULL;
+}
+
+/* Points GPT-2's wk, wv (bk, bv) at the rows of its fused attn_qkv (bias), loaded into wq
+ * (bq), so that the three are back to back as the fused projections need. */
+static void
+split_fused (ScModel *m, bool matrices)
+{
+  const ScModelInfo *in = &m->info;
+  const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
+               KV = (size_t) in->n_kv_heads * in->head_dim;
+
+  for (uint32_t l = 0; l < in->n_layers; l++)
+    {
+      ScLayerWeights *lw = &m->weights.layers[l];
+      if (matrices && lw->wq != NULL && lw->src_wk.n_parts == 0)
+        {
+          lw->wk = lw->wq + Q * E;
+          lw->wv = lw->wk + KV * E;
+        }
+      if (!matrices && lw->bq != NULL && lw->bk == NULL)
+        {
+          lw->bk = lw->bq + Q;
+          lw->bv = lw->bk + KV;
+        }
+    }
+}
+
 static ScStatus
 load_weights (ScModel *m, int n_threads, ScError *err)
 {
@@ -428,7 +519,7 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   const ScArchDesc *arch = sc_arch_for (in->arch);
   const ScGguf *g = m->gguf;
   const int64_t E = in->n_embd, V = in->n_vocab;
-  size_t off = 0, i;
+  size_t off = 0, moff = 0, i;
   const ScGgufTensor *out_t = NULL;
   DequantJob *jobs;
   size_t n_jobs = 0;
@@ -452,53 +543,60 @@ load_weights (ScModel *m, int n_threads, ScError *err)
   if ((st = check_block_count (g, in->n_layers, err)) != SC_OK)
     goto out;
 
-  /* Each tensor's place in the arena; its element count is the one the file's tensor
-   * holds (expect_tensor checked the shape), so the sum is bounded by the file. */
-#define JOB(name, ne0, ne1, field_)                                                           \
+  /* Each tensor's place in its arena (a matrix's in the matrices' arena, made only when
+   * sc_model_weights asks); its element count is the one the file's tensor holds
+   * (expect_tensor checked the shape), so each sum is bounded by the file. */
+#define JOB(name, ne0, ne1, field_, src_)                                                     \
   do                                                                                          \
     {                                                                                         \
       const ScGgufTensor *t_;                                                                 \
+      size_t *at_;                                                                            \
       if ((st = expect_tensor (g, name, ne0, ne1, &t_, err)) != SC_OK)                        \
         goto out;                                                                             \
       jobs[n_jobs].tensor = t_;                                                               \
       jobs[n_jobs].field = &(field_);                                                         \
-      jobs[n_jobs].offset = off;                                                              \
-      if ((uint64_t) t_->n_elements > SIZE_MAX / sizeof (float) - off)                        \
+      jobs[n_jobs].src = (src_);                                                              \
+      at_ = (src_) != NULL ? &moff : &off;                                                    \
+      jobs[n_jobs].offset = *at_;                                                             \
+      if ((uint64_t) t_->n_elements > SIZE_MAX / sizeof (float) - *at_)                       \
         {                                                                                     \
           st = sc_error_set (err, SC_ERR_RANGE, "the weights do not fit in memory");          \
           goto out;                                                                           \
         }                                                                                     \
-      off += (size_t) t_->n_elements;                                                         \
+      *at_ += (size_t) t_->n_elements;                                                        \
       n_jobs++;                                                                               \
     }                                                                                         \
   while (0)
 
-  JOB ("token_embd.weight", E, V, m->weights.token_embd);
-  JOB ("output_norm.weight", E, 1, m->weights.output_norm);
+  JOB ("token_embd.weight", E, V, m->weights.token_embd, &m->weights.src_token_embd);
+  JOB ("output_norm.weight", E, 1, m->weights.output_norm, NULL);
   if (in->layer_norm)
-    JOB ("output_norm.bias", E, 1, m->weights.output_norm_b);
+    JOB ("output_norm.bias", E, 1, m->weights.output_norm_b, NULL);
   if (in->learned_positions)
-    JOB ("position_embd.weight", E, in->n_ctx_train, m->weights.position_embd);
+    JOB ("position_embd.weight", E, in->n_ctx_train, m->weights.position_embd, NULL);
   if (!m->info.tied_output)
-    JOB ("output.weight", E, V, m->weights.output);
+    JOB ("output.weight", E, V, m->weights.output, &m->weights.src_output);
   for (l = 0; l < in->n_layers; l++)
     /* In the table's order, which places the tensors back to back in the arena where the
      * architecture's fused projections need it (sc-arch.h). */
     for (t = 0; t < arch->n_tensors; t++)
       {
         const ScArchTensor *at = &arch->tensors[t];
-        float **field = (float **) ((char *) &m->weights.layers[l] + at->field);
+        ScLayerWeights *lw = &m->weights.layers[l];
+        float **field = (float **) ((char *) lw + at->field);
         char name[96];
 
         snprintf (name, sizeof name, "blk.%u.%s", l, at->name);
-        JOB (name, sc_arch_dim (at->ne0, in), sc_arch_dim (at->ne1, in), *field);
+        JOB (name, sc_arch_dim (at->ne0, in), sc_arch_dim (at->ne1, in), *field,
+             layer_src (lw, at->field));
         if (l == 0 && strcmp (at->name, arch->main_tensor) == 0)
           m->info.main_type = jobs[n_jobs - 1].tensor->type;
       }
 #undef JOB
 
-  /* Every tensor is there with its shape: now the arena. */
-  m->arena = malloc (off * sizeof (float));
+  /* Every tensor is there with its shape: now the vectors' arena, and the matrices' file
+   * form. */
+  m->arena = malloc ((off > 0 ? off : 1) * sizeof (float));
   if (m->arena == NULL)
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "out of memory for %zu MB of weights",
@@ -506,50 +604,35 @@ load_weights (ScModel *m, int n_threads, ScError *err)
       goto out;
     }
   for (i = 0; i < n_jobs; i++)
-    *jobs[i].field = jobs[i].dst = m->arena + jobs[i].offset;
+    if (jobs[i].src != NULL)
+      {
+        const ScGgufTensor *tt = jobs[i].tensor;
+        *jobs[i].src = (ScWeightSrc) {
+          .cols = tt->ne[0],
+          .n_parts = 1,
+          .parts = { { tt->type, tt->data, (int64_t) (tt->n_elements / (uint64_t) tt->ne[0]) } },
+        };
+      }
+    else
+      *jobs[i].field = jobs[i].dst = m->arena + jobs[i].offset;
   if (m->info.tied_output)
-    m->weights.output = m->weights.token_embd;
-  /* A fused Q|K|V tensor (GPT-2's attn_qkv, loaded into wq and bq): wk, wv and bk, bv are
-   * its rows, back to back as the fused projections need. */
-  for (l = 0; l < in->n_layers; l++)
-    {
-      ScLayerWeights *lw = &m->weights.layers[l];
-      const size_t Q = (size_t) in->n_heads * in->head_dim,
-                   KV = (size_t) in->n_kv_heads * in->head_dim;
-      if (lw->wq != NULL && lw->wk == NULL)
-        {
-          lw->wk = lw->wq + Q * (size_t) E;
-          lw->wv = lw->wk + KV * (size_t) E;
-        }
-      if (lw->bq != NULL && lw->bk == NULL)
-        {
-          lw->bk = lw->bq + Q;
-          lw->bv = lw->bk + KV;
-        }
-    }
+    m->weights.src_output = m->weights.src_token_embd;
+  split_fused (m, false);
 
-  /* 4. dequantize, in parallel over tensors (the vocabulary matrix, the largest, is
-   *    first in the list, which is what balancing needs). */
-  {
-    DequantAll all = { jobs, { SC_OK, "" }, PTHREAD_MUTEX_INITIALIZER };
-    ScPool *pool = sc_pool_new (n_threads);
+  /* 4. decode the vectors and check every matrix, in parallel over tensors (the
+   *    vocabulary matrix, the largest, is first in the list, which is what balancing
+   *    needs). */
+  if ((st = run_jobs (jobs, n_jobs, n_threads, err)) != SC_OK)
+    goto out;
 
-    if (pool == NULL)
-      {
-        st = sc_error_set (err, SC_ERR_NOMEM, "cannot start threads to load the weights");
-        goto out;
-      }
-    sc_pool_run (pool, (int) n_jobs, dequant_task, &all);
-    sc_pool_free (pool);
-    pthread_mutex_destroy (&all.lock);
-    if (all.first_error.status != SC_OK)
-      {
-        st = all.first_error.status;
-        if (err != NULL)
-          *err = all.first_error;
-        goto out;
-      }
-  }
+  /* What sc_model_weights needs to make the matrices' floats later. */
+  m->n_threads = n_threads;
+  m->matrix_floats = moff;
+  for (i = 0; i < n_jobs; i++)
+    if (jobs[i].src != NULL)
+      jobs[m->n_matrix_jobs++] = jobs[i];
+  m->matrix_jobs = jobs;
+  jobs = NULL;
 
   m->n_params = 0;
   for (uint64_t k = 0; k < sc_gguf_n_tensors (g); k++)
@@ -557,6 +640,33 @@ load_weights (ScModel *m, int n_threads, ScError *err)
 out:
   free (jobs);
   return st;
+}
+
+/* sc_model_weights' first call: the matrices decoded into their arena, in the load's
+ * order (wq, wk, wv and w_gate, w_up back to back). Called under m->lock. */
+static ScStatus
+expand_matrices (ScModel *m, ScError *err)
+{
+  ScStatus st;
+
+  if ((m->matrix_arena = malloc ((m->matrix_floats > 0 ? m->matrix_floats : 1)
+                                 * sizeof (float))) == NULL)
+    return sc_error_set (err, SC_ERR_NOMEM, "out of memory for %zu MB of weights",
+                         m->matrix_floats * sizeof (float) >> 20);
+  for (size_t i = 0; i < m->n_matrix_jobs; i++)
+    m->matrix_jobs[i].dst = m->matrix_arena + m->matrix_jobs[i].offset;
+  if ((st = run_jobs (m->matrix_jobs, m->n_matrix_jobs, m->n_threads, err)) != SC_OK)
+    {
+      free (m->matrix_arena);
+      m->matrix_arena = NULL;
+      return st;
+    }
+  for (size_t i = 0; i < m->n_matrix_jobs; i++)
+    *m->matrix_jobs[i].field = m->matrix_jobs[i].dst;
+  if (m->info.tied_output)
+    m->weights.output = m->weights.token_embd;
+  split_fused (m, true);
+  return SC_OK;
 }
 
 ScStatus
@@ -573,6 +683,7 @@ sc_model_open_gguf (ScGguf *gguf, int n_threads, ScModel **out, ScError *err)
       return sc_error_set (err, SC_ERR_NOMEM, "out of memory");
     }
   m->gguf = gguf;
+  pthread_mutex_init (&m->lock, NULL);
 
   if ((st = read_hparams (gguf, &m->info, err)) != SC_OK)
     goto fail;
@@ -639,6 +750,9 @@ sc_model_free (ScModel *m)
   sc_tokenizer_free (m->tokenizer);
   free (m->weights.layers);
   free (m->arena);
+  free (m->matrix_arena);
+  free (m->matrix_jobs);
+  pthread_mutex_destroy (&m->lock);
   sc_gguf_close (m->gguf);
   free (m);
 }
@@ -652,7 +766,36 @@ sc_model_has_backward (const ScModel *m)
 
   return arch != NULL && arch->layer_backward != NULL;
 }
-const ScWeights *sc_model_weights (const ScModel *m) { return &m->weights; }
+const ScWeights *
+sc_model_weights (const ScModel *model)
+{
+  ScModel *m = (ScModel *) model; /* the lazily made arena is not the model's meaning */
+  bool ok;
+
+  pthread_mutex_lock (&m->lock);
+  if (!m->expanded)
+    m->expanded = expand_matrices (m, NULL) == SC_OK;
+  ok = m->expanded;
+  pthread_mutex_unlock (&m->lock);
+  return ok ? &m->weights : NULL;
+}
+
+const ScWeights *sc_model_weights_packed (const ScModel *m) { return &m->weights; }
+
+ScStatus
+sc_model_matrix_rows (const ScWeightSrc *src, const float *dense, int64_t row0, int64_t n,
+                      float *dst, ScError *err)
+{
+  if (dense == NULL)
+    return sc_weight_src_dequant (src, row0, n, dst, err);
+  if (row0 < 0 || n < 0 || row0 + n > sc_weight_src_rows (src))
+    return sc_error_set (err, SC_ERR_RANGE, "rows %lld .. %lld are outside a matrix of %lld rows",
+                         (long long) row0, (long long) (row0 + n),
+                         (long long) sc_weight_src_rows (src));
+  memcpy (dst, dense + (size_t) row0 * (size_t) src->cols,
+          (size_t) n * (size_t) src->cols * sizeof (float));
+  return SC_OK;
+}
 const ScTokenizer *sc_model_tokenizer (const ScModel *m) { return m->tokenizer; }
 const ScGguf *sc_model_gguf (const ScModel *m) { return m->gguf; }
 uint32_t

@@ -1,10 +1,14 @@
 /* sc-model.h — a transformer's architecture description and weights, loaded from GGUF.
  *
  * An ScModel owns the parsed GGUF file, the tokenizer built from its vocabulary, and the
- * weights as dense float32 matrices (dequantized once at load, row-major [out][in], the
- * layout nn.Linear uses). Dense weights let every backend run plain sgemm and let tests
- * compare paths without re-deriving quantisation; the cost is memory (4 bytes/parameter,
- * 540 MB for SmolLM2-135M) which a tool for small and medium models can afford.
+ * weights. Its vectors (norms, biases, GPT-2's position table) are dense float32 from the
+ * load on; its matrices (every projection, the token embeddings and the output head) stay
+ * in the file's blocks (ScWeightSrc in format/sc-quant.h, borrowed from the mapping), which
+ * is what the forward pass hands its backend (weight_src): a Q4_K_M file costs ~0.6 bytes
+ * a weight instead of 4 (a 1.5B model 1 GB instead of 6). The matrices as dense float32,
+ * row-major [out][in] (the layout nn.Linear uses), are made on the first call of
+ * sc_model_weights(), for the readers that want floats; sc_model_weights_packed() gives
+ * the same struct without making them.
  *
  * Supported now: GGUF arch "llama" (Llama, SmolLM2, TinyLlama, ...): RMSNorm, RoPE on
  * adjacent pairs (the GGUF convention, see docs/architecture.md), grouped-query attention,
@@ -19,7 +23,8 @@
  *
  * What it is not: the forward pass (sc-forward) and the compute backends (sc-backend).
  *
- * Thread safety: immutable after sc_model_open(); share it between threads freely.
+ * Thread safety: immutable after sc_model_open() but for the float view, which
+ * sc_model_weights() makes once under a lock; share the model between threads freely.
  */
 #pragma once
 
@@ -29,6 +34,7 @@
 
 #include "core/sc-error.h"
 #include "format/sc-gguf.h"
+#include "format/sc-quant.h"
 #include "text/sc-tokenizer.h"
 
 #ifdef __cplusplus
@@ -115,6 +121,10 @@ typedef struct {
   float *ffn_norm_b;     /* (n_embd) LayerNorm bias of the feed-forward block */
   float *b_up;           /* (n_ff) ffn_up.bias */
   float *b_down;         /* (n_embd) ffn_down.bias */
+  /* The matrices above as the file stores them (one part each; n_parts 0 where the
+   * architecture has no such tensor; GPT-2's attn_qkv is src_wq with all Q + 2 KV rows).
+   * Set from the load on, whether or not the float fields are. */
+  ScWeightSrc src_wq, src_wk, src_wv, src_wo, src_w_gate, src_w_up, src_w_down;
 } ScLayerWeights;
 
 typedef struct {
@@ -124,6 +134,9 @@ typedef struct {
   float *output_norm_b; /* (n_embd) with info.layer_norm, else NULL */
   float *position_embd; /* (n_ctx_train, n_embd) with info.learned_positions, else NULL */
   ScLayerWeights *layers; /* (n_layers) */
+  /* token_embd and output as the file stores them; src_output is src_token_embd when
+   * tied. */
+  ScWeightSrc src_token_embd, src_output;
 } ScWeights;
 
 typedef struct ScModel ScModel;
@@ -152,7 +165,23 @@ const ScModelInfo *sc_model_info (const ScModel *model);
 /* Whether @model's architecture has a backward pass (sc-backward.h: gradients, attribution
  * and adversarial studies); sc_grad_new refuses the others with SC_ERR_UNSUPPORTED. */
 bool sc_model_has_backward (const ScModel *model);
+/* Every weight as dense float32: the vectors, and the matrices, which the first call
+ * decodes from the file (in parallel, with the load's thread count) into one arena of 4
+ * bytes a weight that lives as long as the model. Thread-safe. NULL when that arena
+ * cannot be allocated. For readers that index weights as floats (studies, tests); the
+ * forward pass does not need it. */
 const ScWeights *sc_model_weights (const ScModel *model);
+
+/* Rows [row0, row0 + n) of one matrix of the packed struct as floats into @dst (n * cols):
+ * copied from @dense, its float field, when the float view exists (it is the weights then:
+ * a caller may have written into it), else decoded from @src (sc_weight_src_dequant). For
+ * readers that need a matrix, or a few rows of one, without the whole float view. */
+ScStatus sc_model_matrix_rows (const ScWeightSrc *src, const float *dense, int64_t row0,
+                               int64_t n, float *dst, ScError *err);
+
+/* The same struct without decoding anything: the vectors and the src_ fields are set; the
+ * float matrix fields are NULL unless sc_model_weights() has run (do not read them). */
+const ScWeights *sc_model_weights_packed (const ScModel *model);
 const ScTokenizer *sc_model_tokenizer (const ScModel *model);
 const ScGguf *sc_model_gguf (const ScModel *model);
 

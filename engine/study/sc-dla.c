@@ -89,7 +89,7 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   ScObserver obs = { 0 };
   ScForwardOptions opt = { 0 };
   LastRow lr = { NULL, n };
-  float *logits = NULL, *x = NULL;
+  float *logits = NULL, *x = NULL, *wu_rows = NULL, *wo = NULL;
   double *u = NULL, *v = NULL, ss, prev;
   int L, H, d, E, Q, V, l, h, e, k, i;
   ScStatus st;
@@ -97,7 +97,8 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   if (session == NULL || model == NULL || ids == NULL || out == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: NULL argument");
   in = sc_model_info (model);
-  w = sc_model_weights (model);
+  /* the vectors as floats; the two rows of W_U and each W_O decoded from the file below */
+  w = sc_model_weights_packed (model);
   /* the read-out direction below is RMSNorm's frozen scale; LayerNorm's centring and its
    * bias, and the biases of W_O and W_down, would need terms of their own */
   if (in->layer_norm)
@@ -128,7 +129,10 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   x = malloc ((size_t) (L + 1) * E * sizeof *x);
   u = malloc ((size_t) E * sizeof *u);
   v = malloc ((size_t) Q * sizeof *v);
-  if (r == NULL || lr.o == NULL || logits == NULL || x == NULL || u == NULL || v == NULL)
+  wu_rows = malloc (2 * (size_t) E * sizeof *wu_rows);
+  wo = malloc ((size_t) E * Q * sizeof *wo);
+  if (r == NULL || lr.o == NULL || logits == NULL || x == NULL || u == NULL || v == NULL
+      || wu_rows == NULL || wo == NULL)
     {
       st = sc_error_set (err, SC_ERR_NOMEM, "dla: out of memory");
       goto fail;
@@ -168,11 +172,17 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   for (e = 0; e < E; e++)
     ss += (double) x[(size_t) L * E + e] * x[(size_t) L * E + e];
   r->rms = sqrt (ss / E + (double) in->norm_eps);
+  if ((st = sc_model_matrix_rows (&w->src_output, w->output, r->target, 1, wu_rows, err)) != SC_OK
+      || (r->contrast >= 0
+          && (st = sc_model_matrix_rows (&w->src_output, w->output, r->contrast, 1, wu_rows + E,
+                                            err))
+                 != SC_OK))
+    goto fail;
   for (e = 0; e < E; e++)
     {
-      double wu = w->output[(size_t) r->target * E + e];
+      double wu = wu_rows[e];
       if (r->contrast >= 0)
-        wu -= w->output[(size_t) r->contrast * E + e];
+        wu -= wu_rows[E + e];
       u[e] = wu * (double) w->output_norm[e] / r->rms;
     }
   r->logit_recon = dot_u (u, x + (size_t) L * E, E);
@@ -184,9 +194,11 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   prev = r->embed;
   for (l = 0; l < L; l++)
     {
-      const float *wo = w->layers[l].wo; /* (E, Q) */
       const float *o = lr.o + (size_t) l * Q;
       double attn = 0.0, next;
+      /* wo (E, Q) */
+      if ((st = sc_model_matrix_rows (&w->layers[l].src_wo, w->layers[l].wo, 0, E, wo, err)) != SC_OK)
+        goto fail;
       for (k = 0; k < Q; k++)
         v[k] = 0.0;
       for (e = 0; e < E; e++)
@@ -209,6 +221,8 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   free (x);
   free (u);
   free (v);
+  free (wu_rows);
+  free (wo);
   *out = r;
   return SC_OK;
 
@@ -218,6 +232,8 @@ fail:
   free (x);
   free (u);
   free (v);
+  free (wu_rows);
+  free (wo);
   sc_dla_result_free (r);
   return st;
 }
