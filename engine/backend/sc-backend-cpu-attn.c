@@ -5,14 +5,15 @@
  * One kernel serves both. A task is one head's block of query rows (heads split into row
  * chunks of equal work, so nine heads keep every thread busy); it walks its rows eight at a
  * time:
- *   1. scores: with K_g^T (d, n_k) transposed once per call, the block's 8 rows times 32
- *      contiguous keys are 16 vector accumulators held in registers over the d products,
- *      for the keys the block may see, [klo, khi] (the union of its rows' visible ranges);
+ *   1. scores: with K_g^T (d, n_k) transposed once per call, the block's rows times
+ *      contiguous keys are vector accumulators held in registers over the d products (8
+ *      rows x 32 keys on AVX-512, 4 x 16 on AVX2), for the keys the block may see, [klo,
+ *      khi] (the union of its rows' visible ranges);
  *   2. masked softmax of each row over its own visible range (softmax_row_fast);
  *   3. the capture op only: the row, converted to fp16, into the head's place in the
  *      backend's capture area (the store's layout: the lower triangle, or full rows);
- *   4. o = head_scale * P V: four rows times 64 output dimensions in registers, summed over
- *      the keys in order.
+ *   4. o = head_scale * P V: four rows times 64 output dimensions in registers (16 on
+ *      AVX2), summed over the keys in order.
  * The rows live in the attention op's probability buffer, or — in the capture op — in a
  * scratch area of 8 rows per task: memory is O(threads n) instead of O(H n^2), so an
  * 8,192-token layer needs 0.5 MB of rows rather than 2.4 GB.
@@ -28,11 +29,16 @@
  * work split decides only which thread computes a row. test-attention and the capture
  * tests hold both ops to that.
  *
- * GCC/Clang vector extensions (16 floats) rather than intrinsics: the compiler maps them to
- * AVX-512, AVX2 or SSE as the build targets (-march=native), and the arithmetic is the same
- * IEEE single operations on every target. Head dimensions that are not a multiple of 16
- * (none of the real models; some test models) take the scalar loop throughout. The kernel
- * uses no BLAS: OpenBLAS's OpenMP build must not be entered from several of our threads.
+ * GCC/Clang vector extensions rather than intrinsics, one register wide (VW floats: 16 on
+ * AVX-512, 8 on AVX2, 4 otherwise) with tiles sized to the target's register file: a tile
+ * whose accumulators do not fit in registers spills on every key, and the kernel built for
+ * AVX-512's 32 registers ran at half the speed of BLAS on an AVX2 machine's 16 (the tiles
+ * below: RT rows x 2 vectors of keys, 4 rows x PV_NV vectors of output dimensions). The
+ * arithmetic is the same IEEE single operations on every target and tile: a score or an o
+ * element is the same sum in the same order whichever tile or lane computes it. Head
+ * dimensions that are not a multiple of 16 (none of the real models; some test models) take
+ * the scalar loop throughout. The kernel uses no BLAS: OpenBLAS's OpenMP build must not be
+ * entered from several of our threads.
  */
 #include "backend/sc-backend-cpu-private.h"
 
@@ -47,25 +53,37 @@
 #define SC_CPU_F16C 1
 #endif
 
-typedef float v16 __attribute__ ((vector_size (64)));
+/* The vector width and the tiles, per target: at most 16 accumulators on AVX-512 (32
+ * registers), 8 on AVX2 and SSE (16 registers; the loads, the broadcast factor and the
+ * product need the rest: no multiply-add is fused, see above). */
+#if defined(__AVX512F__)
+enum { VW = 16, RT = 8, PV_NV = 4 };
+#elif defined(__AVX__)
+enum { VW = 8, RT = 4, PV_NV = 2 };
+#else
+enum { VW = 4, RT = 4, PV_NV = 2 };
+#endif
+
+typedef float vf __attribute__ ((vector_size (VW * sizeof (float))));
 
 enum {
-  R = 8,       /* query rows per block */
-  KW = 32,     /* keys per score tile: 2 vectors x 8 rows = 16 accumulators */
-  OW = 64,     /* output dimensions per P V tile: 4 vectors x 4 rows = 16 accumulators */
-  MAX_D = 512, /* the largest head dimension the vector path takes (stack use) */
+  R = 8,         /* query rows per block */
+  KW = 2 * VW,   /* keys per score tile: 2 vectors x RT rows */
+  OW = PV_NV * VW, /* output dimensions per P V tile: PV_NV vectors x 4 rows */
+  MAX_D = 512,   /* the largest head dimension the vector path takes (stack use) */
 };
+_Static_assert (R % RT == 0 && 16 % VW == 0, "tiles must divide the block and 16");
 
-static inline v16
-load16 (const float *p)
+static inline vf
+loadv (const float *p)
 {
-  v16 v;
+  vf v;
   memcpy (&v, p, sizeof v);
   return v;
 }
 
 static inline void
-store16 (float *p, v16 v)
+storev (float *p, vf v)
 {
   memcpy (p, &v, sizeof v);
 }
@@ -190,8 +208,10 @@ scores_scalar (const AttnJob *j, float *const *rows, const float *const *qrow, i
     }
 }
 
-/* Scores of a whole block (R rows) for keys [klo, khi]: tiles of R x KW in registers, then
- * R x 16, then the scalar loop for the last < 16 keys. @qs holds q_c * scale per row. */
+/* Scores of a whole block (R rows) for keys [klo, khi]: tiles of RT rows x KW keys in
+ * registers (the block's row groups in turn, while the KW keys' columns of K^T are in L1),
+ * then R rows x VW keys, then the scalar loop for the last < VW keys. @qs holds q_c * scale
+ * per row. */
 static void
 scores_block (const AttnJob *j, float *const *rows, const float (*qs)[MAX_D],
               const float *const *qrow, int klo, int khi, const float *kt)
@@ -201,39 +221,40 @@ scores_block (const AttnJob *j, float *const *rows, const float (*qs)[MAX_D],
   int key = klo, r, c;
 
   for (; key + KW - 1 <= khi; key += KW)
+    for (int rg = 0; rg < R; rg += RT)
+      {
+        vf a0[RT], a1[RT];
+        for (r = 0; r < RT; r++)
+          a0[r] = a1[r] = (vf) { 0 };
+        for (c = 0; c < d; c++)
+          {
+            const float *ktc = kt + (size_t) c * nk + key;
+            const vf k0 = loadv (ktc), k1 = loadv (ktc + VW);
+            for (r = 0; r < RT; r++)
+              {
+                a0[r] = a0[r] + qs[rg + r][c] * k0;
+                a1[r] = a1[r] + qs[rg + r][c] * k1;
+              }
+          }
+        for (r = 0; r < RT; r++)
+          {
+            storev (rows[rg + r] + key, a0[r]);
+            storev (rows[rg + r] + key + VW, a1[r]);
+          }
+      }
+  for (; key + VW - 1 <= khi; key += VW)
     {
-      v16 a0[R], a1[R];
+      vf a[R];
       for (r = 0; r < R; r++)
-        a0[r] = a1[r] = (v16) { 0 };
+        a[r] = (vf) { 0 };
       for (c = 0; c < d; c++)
         {
-          const float *ktc = kt + (size_t) c * nk + key;
-          const v16 k0 = load16 (ktc), k1 = load16 (ktc + 16);
-          for (r = 0; r < R; r++)
-            {
-              a0[r] = a0[r] + qs[r][c] * k0;
-              a1[r] = a1[r] + qs[r][c] * k1;
-            }
-        }
-      for (r = 0; r < R; r++)
-        {
-          store16 (rows[r] + key, a0[r]);
-          store16 (rows[r] + key + 16, a1[r]);
-        }
-    }
-  for (; key + 15 <= khi; key += 16)
-    {
-      v16 a[R];
-      for (r = 0; r < R; r++)
-        a[r] = (v16) { 0 };
-      for (c = 0; c < d; c++)
-        {
-          const v16 k0 = load16 (kt + (size_t) c * nk + key);
+          const vf k0 = loadv (kt + (size_t) c * nk + key);
           for (r = 0; r < R; r++)
             a[r] = a[r] + qs[r][c] * k0;
         }
       for (r = 0; r < R; r++)
-        store16 (rows[r] + key, a[r]);
+        storev (rows[r] + key, a[r]);
     }
   if (key <= khi)
     scores_scalar (j, rows, qrow, R, key, khi, kt);
@@ -264,7 +285,7 @@ pv_scalar (const AttnJob *j, float *const *rows, float *const *orow, int nr, int
     }
 }
 
-/* The P V of four rows for output dimensions [c0, c0 + 16 NV): accumulators in registers
+/* The P V of four rows for output dimensions [c0, c0 + VW NV): accumulators in registers
  * over the keys in order, a key all four rows weigh 0 skipped. */
 static inline __attribute__ ((always_inline)) void
 pv_tile (const AttnJob *j, float *const *rows, float *const *orow, int klo, int khi, int g,
@@ -272,12 +293,12 @@ pv_tile (const AttnJob *j, float *const *rows, float *const *orow, int klo, int 
 {
   const size_t kvs = (size_t) j->n_kv * j->d;
   const float *vbase = j->v + (size_t) g * j->d + c0;
-  v16 acc[4][4];
+  vf acc[4][PV_NV];
   int r, u, key;
 
   for (r = 0; r < 4; r++)
     for (u = 0; u < NV; u++)
-      acc[r][u] = (v16) { 0 };
+      acc[r][u] = (vf) { 0 };
   for (key = klo; key <= khi; key++)
     {
       const float w0 = rows[0][key] * hs, w1 = rows[1][key] * hs, w2 = rows[2][key] * hs,
@@ -287,7 +308,7 @@ pv_tile (const AttnJob *j, float *const *rows, float *const *orow, int klo, int 
         continue;
       for (u = 0; u < NV; u++)
         {
-          const v16 vv = load16 (vj + 16 * u);
+          const vf vv = loadv (vj + VW * u);
           acc[0][u] = acc[0][u] + w0 * vv;
           acc[1][u] = acc[1][u] + w1 * vv;
           acc[2][u] = acc[2][u] + w2 * vv;
@@ -296,10 +317,11 @@ pv_tile (const AttnJob *j, float *const *rows, float *const *orow, int klo, int 
     }
   for (r = 0; r < 4; r++)
     for (u = 0; u < NV; u++)
-      store16 (orow[r] + c0 + 16 * u, acc[r][u]);
+      storev (orow[r] + c0 + VW * u, acc[r][u]);
 }
 
-/* P V of four rows, every output dimension (d a multiple of 16). */
+/* P V of four rows, every output dimension (d a multiple of 16): tiles of PV_NV vectors,
+ * then what is left, fewer vectors at a time. */
 static void
 pv_four (const AttnJob *j, float *const *rows, float *const *orow, int klo, int khi, int g,
          float hs)
@@ -307,14 +329,9 @@ pv_four (const AttnJob *j, float *const *rows, float *const *orow, int klo, int 
   int c0 = 0;
 
   for (; c0 + OW <= j->d; c0 += OW)
-    pv_tile (j, rows, orow, klo, khi, g, hs, c0, 4);
-  switch ((j->d - c0) / 16)
-    {
-    case 3: pv_tile (j, rows, orow, klo, khi, g, hs, c0, 3); break;
-    case 2: pv_tile (j, rows, orow, klo, khi, g, hs, c0, 2); break;
-    case 1: pv_tile (j, rows, orow, klo, khi, g, hs, c0, 1); break;
-    default: break;
-    }
+    pv_tile (j, rows, orow, klo, khi, g, hs, c0, PV_NV);
+  for (; c0 + VW <= j->d; c0 += VW)
+    pv_tile (j, rows, orow, klo, khi, g, hs, c0, 1);
 }
 
 /* Rows [i0, i0 + nr) of head @h, with @rows their score rows (n_k floats each). */
