@@ -84,10 +84,24 @@ saccade_run_item_new (const ScStoreRunInfo *r)
   g_autofree char *size = NULL;
   SaccadeRunItem *self = g_object_new (SACCADE_TYPE_RUN_ITEM, NULL);
   g_autofree char *folded = NULL;
+  g_autofree char *line = NULL;
+  glong n_chars;
 
   self->id = r->id;
   self->n_tokens = r->n_tokens;
-  self->title = saccade_format_one_line (r->text, r->text_len);
+  line = saccade_format_one_line (r->text, r->text_len);
+  n_chars = g_utf8_strlen (line, -1);
+  /* A row shows a line's width of the title: GTK shapes every character of a label to
+   * ellipsize it, on every layout of the runs list, so a long run's 4 KB of text in the
+   * row stalled the main loop for most of a second whenever the window's layout changed
+   * (selecting the run, changing layer). */
+  if (n_chars > SACCADE_RUN_TITLE_CHARS)
+    {
+      g_autofree char *cut = g_utf8_substring (line, 0, SACCADE_RUN_TITLE_CHARS);
+      self->title = g_strconcat (cut, "…", NULL);
+    }
+  else
+    self->title = g_strdup (line);
   self->model_name = g_strdup (r->model_name != NULL ? r->model_name : "");
   /* Translators: a run's size in the runs list, "12 tok", and with its kind,
    * "12 tok · sentence". */
@@ -104,14 +118,13 @@ saccade_run_item_new (const ScStoreRunInfo *r)
     self->subtitle = g_strdup_printf (_("%s · %s"), self->model_name, size);
   {
     /* the hover text: the run's beginning (not a screen of a long text), then the row's facts */
-    const glong n_chars = g_utf8_strlen (self->title, -1);
-    g_autofree char *head = g_utf8_substring (self->title, 0, MIN (n_chars, SACCADE_RUN_TOOLTIP_CHARS));
+    g_autofree char *head = g_utf8_substring (line, 0, MIN (n_chars, SACCADE_RUN_TOOLTIP_CHARS));
     /* Translators: a run's tooltip: its text (cut, then "…"), its model, size and id. */
     self->tooltip = g_strdup_printf (_("%s%s\n%s · run %lld"), head,
                                      n_chars > SACCADE_RUN_TOOLTIP_CHARS ? "…" : "",
                                      self->subtitle, (long long) r->id);
   }
-  folded = g_strconcat (self->title, "\n", self->model_name, NULL);
+  folded = g_strconcat (line, "\n", self->model_name, NULL);
   self->haystack = g_utf8_casefold (folded, -1);
   return self;
 }

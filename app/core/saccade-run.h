@@ -31,7 +31,9 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (SaccadeRunItem, saccade_run_item, SACCADE, RUN_ITEM, GObject)
 
 gint64 saccade_run_item_get_id (SaccadeRunItem *self);
-/* The run's text, readable (control bytes and invalid UTF-8 escaped), one line. */
+/* The run's text, readable (control bytes and invalid UTF-8 escaped), one line, its first
+ * SACCADE_RUN_TITLE_CHARS characters (then "…"): a row's width, never a long text. */
+#define SACCADE_RUN_TITLE_CHARS 120
 const char *saccade_run_item_get_title (SaccadeRunItem *self);
 /* "SmolLM2 135M Instruct · 12 tok · 0.4 s": the model, size and time (translated). */
 const char *saccade_run_item_get_subtitle (SaccadeRunItem *self);
