@@ -754,6 +754,11 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       if (strstr (saccade_run_item_get_subtitle (item), nv[1]) == NULL)
         return window_driver_fail (d, "run item %s says '%s', expected '%s' in it", nv[0],
                                    saccade_run_item_get_subtitle (item), nv[1]);
+      /* a row's title is a line's width, never a long run's whole text (GTK shapes all of
+       * it on every layout) */
+      if (g_utf8_strlen (saccade_run_item_get_title (item), -1) > SACCADE_RUN_TITLE_CHARS + 1)
+        return window_driver_fail (d, "run item %s's title is %ld characters", nv[0],
+                                   g_utf8_strlen (saccade_run_item_get_title (item), -1));
       lines = g_strsplit (saccade_run_item_get_tooltip (item), "\n", -1);
       if (g_utf8_strlen (lines[0], -1) > SACCADE_RUN_TOOLTIP_CHARS + 1)
         return window_driver_fail (d, "run item %s's tooltip is %ld characters", nv[0],
