@@ -147,7 +147,7 @@ sc_cpu_matmul_backward (ScBackend *b, float *dx, const float *dy, const float *w
                         int out, bool accumulate, ScError *err)
 {
   int64_t row0 = 0;
-  const ScCpuWeight *qw = sc_cpu_weight_find (b, w, &row0);
+  ScCpuWeight *qw = sc_cpu_weight_find (b, w, &row0);
 
   if (qw != NULL)
     return sc_cpu_weight_matmul_backward (b, qw, row0, dx, dy, n, in, out, accumulate, err);

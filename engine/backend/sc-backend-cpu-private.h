@@ -35,6 +35,9 @@ typedef struct {
   size_t n_weights, cap_weights;
   float *panel;
   pthread_mutex_t panel_lock;
+  /* the matrices kept decoded (sc-backend-cpu-weight.c): their bytes and the budget */
+  pthread_mutex_t kept_lock;
+  size_t kept_bytes, kept_budget;
 } ScCpuBackend;
 
 /* Allocates a CPU backend over @ops with @caps; NULL and @err filled when memory or
@@ -62,17 +65,20 @@ const float *sc_cpu_weight_src (ScBackend *b, const ScWeightSrc *src, ScError *e
  * returns the matrix behind @w when @w points into a handle weight_src returned (handle +
  * r * cols is its row r: *@row0 = r), else NULL; the ops below are matmul,
  * matmul_backward and get_rows over its rows from @row0 on (their contracts). */
-const ScCpuWeight *sc_cpu_weight_find (ScBackend *b, const float *w, int64_t *row0);
-ScStatus sc_cpu_weight_matmul (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *y,
+ScCpuWeight *sc_cpu_weight_find (ScBackend *b, const float *w, int64_t *row0);
+ScStatus sc_cpu_weight_matmul (ScBackend *b, ScCpuWeight *w, int64_t row0, float *y,
                                const float *x, int n, int in, int out, bool accumulate,
                                ScError *err);
-ScStatus sc_cpu_weight_matmul_backward (ScBackend *b, const ScCpuWeight *w, int64_t row0,
+ScStatus sc_cpu_weight_matmul_backward (ScBackend *b, ScCpuWeight *w, int64_t row0,
                                         float *dx, const float *dy, int n, int in, int out,
                                         bool accumulate, ScError *err);
-ScStatus sc_cpu_weight_get_rows (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *dst,
+ScStatus sc_cpu_weight_get_rows (ScBackend *b, ScCpuWeight *w, int64_t row0, float *dst,
                                  const int32_t *ids, int n, int dim, ScError *err);
-/* Frees the handles and the panel (destroy). */
+/* Frees the handles, the kept matrices and the panel (destroy). */
 void sc_cpu_weights_free (ScBackend *b);
+/* The default budget of the kept matrices: a quarter of the machine's memory, at most
+ * 4 GiB (sc_backend_cpu_set_weight_cache). */
+size_t sc_cpu_weight_cache_default (void);
 ScStatus sc_cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *ids,
                           int n, int dim, ScError *err);
 ScStatus sc_cpu_rmsnorm (ScBackend *b, float *y, const float *x, const float *w, int n, int dim,

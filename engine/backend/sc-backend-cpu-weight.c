@@ -19,6 +19,18 @@
  * check it byte for byte). matmul_backward sums over the output rows, which a panel split
  * would reorder: it expands the whole matrix into a temporary instead.
  *
+ * Kept decoded. A study runs hundreds of forwards over the same weights (a head sweep, a
+ * patching grid, integrated gradients' 50 points), and on a short prompt the decoding pass
+ * is most of a product's cost (2x the CPU time of a 12-token forward of SmolLM2, far more
+ * under the sanitizers, which instrument the decoding and not OpenBLAS). So a matrix is
+ * kept decoded once more of its rows have been decoded than it holds, i.e. from its second
+ * use on: one forward (a capture) never keeps anything, the second forward of a study keeps
+ * what the budget allows. The budget (sc_backend_cpu_set_weight_cache) is a quarter of the
+ * machine's memory, at most 4 GiB, by default: all of a 0.5B model, a third of a 1.5B
+ * one. A kept matrix is multiplied in the same panels, by the same calls on the same
+ * numbers, as one decoded at each use: the outputs do not depend on which it was
+ * (test-weight-src).
+ *
  * cpu-ref (expand = true) expands each matrix once into floats it owns, as before: its
  * products stay the plain double loops of the reference.
  *
@@ -31,9 +43,11 @@
  * op is handed one (the contract).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend/sc-backend-cpu-private.h"
 #include "backend/sc-blas.h"
@@ -46,6 +60,10 @@ struct ScCpuWeight {
   int64_t rows;
   float *dense;        /* cpu-ref: the expanded matrix (owned); NULL on cpu */
   const float *handle; /* cpu: the reserved range of rows * cols floats (owned) */
+  /* cpu: the matrix kept decoded (owned; NULL until kept, never changed after), and the
+   * rows the products have decoded so far (the second use is when it passes rows) */
+  _Atomic (float *) kept;
+  atomic_int_fast64_t decoded;
 };
 
 static ScCpuBackend *
@@ -54,16 +72,16 @@ cpu (ScBackend *b)
   return (ScCpuBackend *) b;
 }
 
-const ScCpuWeight *
+ScCpuWeight *
 sc_cpu_weight_find (ScBackend *b, const float *w, int64_t *row0)
 {
   ScCpuBackend *cb = cpu (b);
-  const ScCpuWeight *found = NULL;
+  ScCpuWeight *found = NULL;
 
   pthread_mutex_lock (&cb->weights_lock);
   for (size_t i = 0; i < cb->n_weights && found == NULL; i++)
     {
-      const ScCpuWeight *m = cb->weights[i];
+      ScCpuWeight *m = cb->weights[i];
       const uintptr_t a = (uintptr_t) m->handle, p = (uintptr_t) w;
       const size_t n = (size_t) m->rows * (size_t) m->src.cols;
 
@@ -232,6 +250,7 @@ sc_cpu_weights_free (ScBackend *b)
     {
       ScCpuWeight *w = cb->weights[i];
       free (w->dense);
+      free (atomic_load (&w->kept));
       if (w->handle != NULL)
         munmap ((void *) w->handle, (size_t) w->rows * (size_t) w->src.cols * sizeof (float));
       free (w);
@@ -240,6 +259,81 @@ sc_cpu_weights_free (ScBackend *b)
   free (cb->panel);
   pthread_mutex_destroy (&cb->panel_lock);
   pthread_mutex_destroy (&cb->weights_lock);
+  pthread_mutex_destroy (&cb->kept_lock);
+}
+
+size_t
+sc_cpu_weight_cache_default (void)
+{
+  const long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  const size_t most = (size_t) 4 << 30;
+
+  if (pages <= 0 || page <= 0)
+    return (size_t) 1 << 30;
+  return (size_t) pages / 4 < most / (size_t) page ? (size_t) pages / 4 * (size_t) page : most;
+}
+
+/* The two CPU backends (whose state is an ScCpuBackend), by their stable names. */
+static bool
+is_cpu (const ScBackend *b)
+{
+  return b != NULL && (strcmp (b->ops->name, "cpu") == 0 || strcmp (b->ops->name, "cpu-ref") == 0);
+}
+
+void
+sc_backend_cpu_set_weight_cache (ScBackend *b, size_t bytes)
+{
+  if (!is_cpu (b))
+    return;
+  pthread_mutex_lock (&cpu (b)->kept_lock);
+  cpu (b)->kept_budget = bytes;
+  pthread_mutex_unlock (&cpu (b)->kept_lock);
+}
+
+size_t
+sc_backend_cpu_weight_cache_bytes (ScBackend *b)
+{
+  size_t n = 0;
+
+  if (!is_cpu (b))
+    return 0;
+  pthread_mutex_lock (&cpu (b)->kept_lock);
+  n = cpu (b)->kept_bytes;
+  pthread_mutex_unlock (&cpu (b)->kept_lock);
+  return n;
+}
+
+/* @w's rows decoded, when it is kept; else counts @n_rows more decoded rows and keeps it
+ * when they pass its size and the budget allows. NULL: decode at this use (also when
+ * memory runs out: keeping is an optimisation, never a failure). */
+static const float *
+kept_rows (ScBackend *b, ScCpuWeight *w, int64_t n_rows)
+{
+  ScCpuBackend *cb = cpu (b);
+  const float *k = atomic_load_explicit (&w->kept, memory_order_acquire);
+  const size_t bytes = (size_t) w->rows * (size_t) w->src.cols * sizeof (float);
+  float *made = NULL;
+
+  if (k != NULL)
+    return k;
+  if (atomic_fetch_add (&w->decoded, n_rows) + n_rows <= w->rows)
+    return NULL;
+  pthread_mutex_lock (&cb->kept_lock);
+  if ((k = atomic_load_explicit (&w->kept, memory_order_acquire)) == NULL
+      && cb->kept_bytes + bytes <= cb->kept_budget
+      && (made = sc_cpu_alloc (b, bytes / sizeof (float), NULL)) != NULL)
+    {
+      if (decode_rows (b, &w->src, 0, w->rows, made, NULL) == SC_OK)
+        {
+          atomic_store_explicit (&w->kept, made, memory_order_release);
+          cb->kept_bytes += bytes;
+          k = made;
+        }
+      else
+        free (made);
+    }
+  pthread_mutex_unlock (&cb->kept_lock);
+  return k;
 }
 
 /* The backend's panel, or a fresh one when another thread holds it (the caller frees it
@@ -275,15 +369,16 @@ give_panel (ScBackend *b, float *p, bool owned)
 }
 
 ScStatus
-sc_cpu_weight_matmul (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *y,
-                      const float *x, int n, int in, int out, bool accumulate, ScError *err)
+sc_cpu_weight_matmul (ScBackend *b, ScCpuWeight *w, int64_t row0, float *y, const float *x,
+                      int n, int in, int out, bool accumulate, ScError *err)
 {
   /* As blas_matmul: below this many multiply-adds one core beats a woken team. */
   const double min_parallel_macs = 3.2e7;
   const bool serial = b->n_threads > 1 && (double) n * in * out < min_parallel_macs;
   const int64_t panel_rows = (int64_t) (PANEL_FLOATS / (size_t) in);
+  const float *kept;
   bool owned = false;
-  float *panel;
+  float *panel = NULL;
   ScStatus st = SC_OK;
 
   if (w->src.cols != in || row0 + out > w->rows || panel_rows < 1)
@@ -291,34 +386,37 @@ sc_cpu_weight_matmul (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *y
                          "%lld) weight used as (%d, %d)", b->ops->name, (long long) row0,
                          (long long) (row0 + out), (long long) w->rows,
                          (long long) w->src.cols, out, in);
-  if ((panel = take_panel (b, &owned, err)) == NULL)
+  if ((kept = kept_rows (b, w, out)) == NULL && (panel = take_panel (b, &owned, err)) == NULL)
     return SC_ERR_NOMEM;
   if (serial)
     sc_blas_set_threads (1);
   for (int64_t r0 = 0; r0 < out; r0 += panel_rows)
     {
       const int m = (int) (out - r0 < panel_rows ? out - r0 : panel_rows);
+      const float *p = kept != NULL ? kept + (size_t) (row0 + r0) * (size_t) in : panel;
 
-      if ((st = decode_rows (b, &w->src, row0 + r0, m, panel, err)) != SC_OK)
+      if (kept == NULL && (st = decode_rows (b, &w->src, row0 + r0, m, panel, err)) != SC_OK)
         break;
-      /* y[:, r0 .. r0 + m) = x . panel^T, as blas_matmul does with the whole matrix */
+      /* y[:, r0 .. r0 + m) = x . panel^T, as blas_matmul does with the whole matrix; a kept
+       * matrix in the same panels, so that the sums are the same */
       if (n == 1)
-        sc_sgemv (m, in, 1.0f, panel, in, x, accumulate ? 1.0f : 0.0f, y + r0);
+        sc_sgemv (m, in, 1.0f, p, in, x, accumulate ? 1.0f : 0.0f, y + r0);
       else
-        sc_sgemm (true, n, m, in, 1.0f, x, in, panel, in, accumulate ? 1.0f : 0.0f, y + r0,
-                  out);
+        sc_sgemm (true, n, m, in, 1.0f, x, in, p, in, accumulate ? 1.0f : 0.0f, y + r0, out);
     }
   if (serial)
     sc_blas_set_threads (b->n_threads);
-  give_panel (b, panel, owned);
+  if (panel != NULL)
+    give_panel (b, panel, owned);
   return st;
 }
 
 ScStatus
-sc_cpu_weight_matmul_backward (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *dx,
+sc_cpu_weight_matmul_backward (ScBackend *b, ScCpuWeight *w, int64_t row0, float *dx,
                                const float *dy, int n, int in, int out, bool accumulate,
                                ScError *err)
 {
+  const float *kept;
   float *full;
   ScStatus st;
 
@@ -327,6 +425,12 @@ sc_cpu_weight_matmul_backward (ScBackend *b, const ScCpuWeight *w, int64_t row0,
                          "(%lld, %lld) weight used as (%d, %d)", b->ops->name, (long long) row0,
                          (long long) (row0 + out), (long long) w->rows,
                          (long long) w->src.cols, out, in);
+  if ((kept = kept_rows (b, w, out)) != NULL)
+    {
+      sc_sgemm (false, n, in, out, 1.0f, dy, out, kept + (size_t) row0 * (size_t) in, in,
+                accumulate ? 1.0f : 0.0f, dx, in);
+      return SC_OK;
+    }
   if ((full = sc_cpu_alloc (b, (size_t) out * (size_t) in, err)) == NULL)
     return SC_ERR_NOMEM;
   if ((st = decode_rows (b, &w->src, row0, out, full, err)) == SC_OK)
@@ -336,16 +440,21 @@ sc_cpu_weight_matmul_backward (ScBackend *b, const ScCpuWeight *w, int64_t row0,
 }
 
 ScStatus
-sc_cpu_weight_get_rows (ScBackend *b, const ScCpuWeight *w, int64_t row0, float *dst,
+sc_cpu_weight_get_rows (ScBackend *b, ScCpuWeight *w, int64_t row0, float *dst,
                         const int32_t *ids, int n, int dim, ScError *err)
 {
+  const float *kept = atomic_load_explicit (&w->kept, memory_order_acquire);
   ScStatus st;
 
   if (w->src.cols != dim)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: get_rows: a table of %lld columns read "
                          "as %d", b->ops->name, (long long) w->src.cols, dim);
   for (int i = 0; i < n; i++)
-    if ((st = sc_weight_src_dequant (&w->src, row0 + ids[i], 1, dst + (size_t) i * dim, err)) != SC_OK)
+    if (kept != NULL)
+      memcpy (dst + (size_t) i * dim, kept + (size_t) (row0 + ids[i]) * (size_t) dim,
+              (size_t) dim * sizeof (float));
+    else if ((st = sc_weight_src_dequant (&w->src, row0 + ids[i], 1, dst + (size_t) i * dim, err))
+             != SC_OK)
       return st;
   return SC_OK;
 }

@@ -114,7 +114,7 @@ sc_cpu_get_rows (ScBackend *b, float *dst, const float *table, const int32_t *id
                  ScError *err)
 {
   int64_t row0 = 0;
-  const ScCpuWeight *qw = sc_cpu_weight_find (b, table, &row0);
+  ScCpuWeight *qw = sc_cpu_weight_find (b, table, &row0);
   int i;
 
   if (qw != NULL)
@@ -371,7 +371,7 @@ blas_matmul (ScBackend *b, float *y, const float *x, const float *w, int n, int 
   const double min_parallel_macs = 3.2e7;
   const bool serial = b->n_threads > 1 && (double) n * in * out < min_parallel_macs;
   int64_t row0 = 0;
-  const ScCpuWeight *qw = sc_cpu_weight_find (b, w, &row0);
+  ScCpuWeight *qw = sc_cpu_weight_find (b, w, &row0);
 
   /* a matrix kept in its file's form (weight_src): decoded panel by panel */
   if (qw != NULL)
@@ -551,6 +551,8 @@ sc_cpu_backend_new (const ScBackendOps *ops, unsigned caps, int n_threads, ScErr
     }
   pthread_mutex_init (&cb->panel_lock, NULL);
   pthread_mutex_init (&cb->weights_lock, NULL);
+  pthread_mutex_init (&cb->kept_lock, NULL);
+  cb->kept_budget = sc_cpu_weight_cache_default ();
   cb->base.ops = ops;
   cb->base.caps = caps;
   cb->base.n_threads = sc_pool_n_threads (cb->pool);

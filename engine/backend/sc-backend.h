@@ -72,6 +72,15 @@ typedef enum {
 ScBackend *sc_backend_cpu_new (int n_threads, ScError *err);
 ScBackend *sc_backend_cpu_ref_new (void);
 
+/* The cpu backend decodes a matrix kept in its file's blocks inside each product, and
+ * keeps it decoded from its second use on (a study's second forward, never a single
+ * capture) while the kept matrices fit in @bytes: by default a quarter of the machine's
+ * memory, at most 4 GiB. Kept or not, a product gives the same bits. Setting a budget
+ * keeps what is kept already; 0 keeps nothing more. Other backends ignore both calls;
+ * sc_backend_cpu_weight_cache_bytes() says how many bytes are kept now (0 on them). */
+void sc_backend_cpu_set_weight_cache (ScBackend *b, size_t bytes);
+size_t sc_backend_cpu_weight_cache_bytes (ScBackend *b);
+
 /* Destroys any backend, and the weights it holds; NULL is a no-op. */
 void sc_backend_free (ScBackend *backend);
 

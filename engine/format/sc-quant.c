@@ -8,6 +8,7 @@
  */
 #include "format/sc-quant.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -309,4 +310,81 @@ sc_weight_src_dequant (const ScWeightSrc *w, int64_t row0, int64_t n_rows, float
       first += p->rows;
     }
   return SC_OK;
+}
+
+/* The fp16 fields of one block that bound its values: its scale and, where it has one, its
+ * min (offsets into the block; -1: none). */
+typedef struct {
+  int d, dmin;
+} ScScaleFields;
+
+static bool
+scale_fields (uint32_t type, ScScaleFields *f)
+{
+  switch ((ScType) type)
+    {
+    case SC_TYPE_Q4_0: *f = (ScScaleFields) { offsetof (ScBlockQ4_0, d), -1 }; return true;
+    case SC_TYPE_Q4_1: *f = (ScScaleFields) { offsetof (ScBlockQ4_1, d), offsetof (ScBlockQ4_1, m) }; return true;
+    case SC_TYPE_Q5_0: *f = (ScScaleFields) { offsetof (ScBlockQ5_0, d), -1 }; return true;
+    case SC_TYPE_Q5_1: *f = (ScScaleFields) { offsetof (ScBlockQ5_1, d), offsetof (ScBlockQ5_1, m) }; return true;
+    case SC_TYPE_Q8_0: *f = (ScScaleFields) { offsetof (ScBlockQ8_0, d), -1 }; return true;
+    case SC_TYPE_Q2_K: *f = (ScScaleFields) { offsetof (ScBlockQ2_K, d), offsetof (ScBlockQ2_K, dmin) }; return true;
+    case SC_TYPE_Q3_K: *f = (ScScaleFields) { offsetof (ScBlockQ3_K, d), -1 }; return true;
+    case SC_TYPE_Q4_K: *f = (ScScaleFields) { offsetof (ScBlockQ4_K, d), offsetof (ScBlockQ4_K, dmin) }; return true;
+    case SC_TYPE_Q5_K: *f = (ScScaleFields) { offsetof (ScBlockQ5_K, d), offsetof (ScBlockQ5_K, dmin) }; return true;
+    case SC_TYPE_Q6_K: *f = (ScScaleFields) { offsetof (ScBlockQ6_K, d), -1 }; return true;
+    default: return false;
+    }
+}
+
+bool
+sc_quant_row_finite (uint32_t type, const void *src, int64_t n)
+{
+  const ScTypeTraits *tr = sc_type_traits (type);
+  const unsigned char *bytes = src;
+  ScScaleFields f;
+
+  if (tr == NULL || !tr->can_dequant || src == NULL || n < 0 || n % tr->block_size != 0)
+    return false;
+  switch ((ScType) type)
+    {
+    case SC_TYPE_F32:
+      for (int64_t i = 0; i < n; i++)
+        {
+          uint32_t bits;
+          memcpy (&bits, bytes + (size_t) i * sizeof bits, sizeof bits);
+          if ((bits & 0x7f800000u) == 0x7f800000u)
+            return false;
+        }
+      return true;
+    case SC_TYPE_F16:
+      for (int64_t i = 0; i < n; i++)
+        if ((load_u16 (src, i) & 0x7c00u) == 0x7c00u)
+          return false;
+      return true;
+    case SC_TYPE_BF16:
+      for (int64_t i = 0; i < n; i++)
+        if ((load_u16 (src, i) & 0x7f80u) == 0x7f80u)
+          return false;
+      return true;
+    default:
+      break;
+    }
+  if (!scale_fields (type, &f))
+    return false;
+  for (int64_t b = 0; b < n / tr->block_size; b++)
+    {
+      const unsigned char *block = bytes + (size_t) b * tr->type_size;
+      uint16_t h;
+      memcpy (&h, block + f.d, sizeof h);
+      if ((h & 0x7c00u) == 0x7c00u)
+        return false;
+      if (f.dmin >= 0)
+        {
+          memcpy (&h, block + f.dmin, sizeof h);
+          if ((h & 0x7c00u) == 0x7c00u)
+            return false;
+        }
+    }
+  return true;
 }

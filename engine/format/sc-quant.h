@@ -105,6 +105,15 @@ ScStatus sc_type_row_bytes (uint32_t type, int64_t n_elements, size_t *out_bytes
  * Thread-safe; the caller parallelises over rows. */
 ScStatus sc_dequant_row (uint32_t type, const void *src, float *dst, int64_t n, ScError *err);
 
+/* Whether every value sc_dequant_row() gives for these @n elements of @type is finite,
+ * known without decoding them: F32, F16 and BF16 by their exponent bits; the block types
+ * by their fp16 scales and mins alone, since with those finite every value is bounded
+ * (the largest, q6_K's 65504 x 128 x 32, is about 2.7e8). false means "not known": a
+ * non-finite scale (whose block's values are then NaN or infinite in practice), a type
+ * without such a rule, or bad arguments; decode the row to find the value. @src as for
+ * sc_dequant_row(), any alignment. Thread-safe. */
+bool sc_quant_row_finite (uint32_t type, const void *src, int64_t n);
+
 /* A weight matrix (rows, cols) as the file stores it: up to SC_WEIGHT_MAX_PARTS tensors'
  * rows stacked on top of each other (a fused projection W_qkv is wq, wk and wv, whose
  * types may differ: Q4_K_M files keep wv in q6_K). Part k holds the rows that follow the

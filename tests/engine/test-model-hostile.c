@@ -133,6 +133,18 @@ test_inf_norm_weight (void)
                   "tensor 'output_norm.weight': element 0 is -Inf");
 }
 
+/* A matrix stays in the file's blocks and is checked there (by its values or its blocks'
+ * scales, sc_quant_row_finite; the row decoded to name the element). */
+static void
+test_inf_matrix_weight (void)
+{
+  ScTestTinyTweaks tw = untweaked ();
+
+  tw.bad_tensor = "blk.1.ffn_down.weight";
+  tw.bad_value = INFINITY;
+  expect_refused (&tw, "tensor 'blk.1.ffn_down.weight': element 0 is +Inf");
+}
+
 /* Writes GGUF @bytes to a new temporary file; caller removes and frees the path. */
 static char *
 write_temp (GBytes *bytes)
@@ -216,6 +228,7 @@ main (int argc, char **argv)
   g_test_add_func ("/model-hostile/block-count-short", test_block_count_short);
   g_test_add_func ("/model-hostile/nan-norm-weight", test_nan_norm_weight);
   g_test_add_func ("/model-hostile/inf-norm-weight", test_inf_norm_weight);
+  g_test_add_func ("/model-hostile/inf-matrix-weight", test_inf_matrix_weight);
   g_test_add_func ("/model-hostile/peek", test_peek);
   return g_test_run ();
 }

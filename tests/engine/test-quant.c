@@ -12,6 +12,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include <json-glib/json-glib.h>
 
 #include "engine/core/sc-math.h"
+#include "engine/format/sc-quant-blocks.h"
 #include "engine/format/sc-quant.h"
 
 /* Tolerance against the fixture: |got - ref| <= abs + rel * |ref|. The gguf package and
@@ -595,6 +597,100 @@ test_plain_rows (void)
   g_assert_cmpfloat (y[3], ==, (float) ldexp (1.0, -133));
 }
 
+/* sc_quant_row_finite against decoding. Random blocks whose fp16 scales and mins are
+ * finite, the extremes (±65504, subnormals) among them: known finite, and every decoded
+ * value is; one scale or min made infinite or NaN: not known, and the row decodes to a
+ * non-finite value; the plain types by their values; bad arguments: not known. */
+static void
+test_row_finite (void)
+{
+  static const struct {
+    uint32_t type;
+    int d, dmin; /* offsets of the fp16 scale and min in a block; -1: none */
+  } types[] = {
+    { SC_TYPE_Q4_0, offsetof (ScBlockQ4_0, d), -1 },
+    { SC_TYPE_Q4_1, offsetof (ScBlockQ4_1, d), offsetof (ScBlockQ4_1, m) },
+    { SC_TYPE_Q5_0, offsetof (ScBlockQ5_0, d), -1 },
+    { SC_TYPE_Q5_1, offsetof (ScBlockQ5_1, d), offsetof (ScBlockQ5_1, m) },
+    { SC_TYPE_Q8_0, offsetof (ScBlockQ8_0, d), -1 },
+    { SC_TYPE_Q2_K, offsetof (ScBlockQ2_K, d), offsetof (ScBlockQ2_K, dmin) },
+    { SC_TYPE_Q3_K, offsetof (ScBlockQ3_K, d), -1 },
+    { SC_TYPE_Q4_K, offsetof (ScBlockQ4_K, d), offsetof (ScBlockQ4_K, dmin) },
+    { SC_TYPE_Q5_K, offsetof (ScBlockQ5_K, d), offsetof (ScBlockQ5_K, dmin) },
+    { SC_TYPE_Q6_K, offsetof (ScBlockQ6_K, d), -1 },
+  };
+  static const uint16_t extremes[] = { 0x7bff, 0xfbff, 0x0001, 0x8001, 0x0000, 0x3c00 };
+  static const uint16_t bad[] = { 0x7c00, 0xfc00, 0x7e00, 0x7c01 };
+  GRand *rng = g_rand_new_with_seed (1021);
+  enum { N_BLOCKS = 64 };
+
+  for (gsize k = 0; k < G_N_ELEMENTS (types); k++)
+    {
+      const ScTypeTraits *tr = sc_type_traits (types[k].type);
+      const int64_t n = (int64_t) N_BLOCKS * tr->block_size;
+      g_autofree guint8 *row = g_malloc ((gsize) N_BLOCKS * tr->type_size);
+      g_autofree float *y = g_new (float, (gsize) n);
+
+      for (int round = 0; round < 20; round++)
+        {
+          for (gsize i = 0; i < (gsize) N_BLOCKS * tr->type_size; i++)
+            row[i] = (guint8) g_rand_int_range (rng, 0, 256);
+          for (int b = 0; b < N_BLOCKS; b++)
+            for (int f = 0; f < 2; f++)
+              {
+                const int at = f == 0 ? types[k].d : types[k].dmin;
+                uint16_t h = (uint16_t) g_rand_int_range (rng, 0, 0x7c00)
+                             | (g_rand_boolean (rng) ? 0x8000 : 0);
+                if (at < 0)
+                  continue;
+                if (g_rand_int_range (rng, 0, 4) == 0)
+                  h = extremes[g_rand_int_range (rng, 0, G_N_ELEMENTS (extremes))];
+                memcpy (row + (gsize) b * tr->type_size + at, &h, sizeof h);
+              }
+          g_assert_true (sc_quant_row_finite (types[k].type, row, n));
+          dequant (types[k].type, row, y, n);
+          for (int64_t i = 0; i < n; i++)
+            if (!isfinite (y[i]))
+              g_error ("%s: element %lld is %g with finite scales", tr->name, (long long) i,
+                       (double) y[i]);
+          /* one bad scale or min in one block */
+          {
+            const int b = g_rand_int_range (rng, 0, N_BLOCKS);
+            const int at = types[k].dmin >= 0 && g_rand_boolean (rng) ? types[k].dmin
+                                                                       : types[k].d;
+            const uint16_t h = bad[g_rand_int_range (rng, 0, G_N_ELEMENTS (bad))];
+            gboolean any = FALSE;
+            memcpy (row + (gsize) b * tr->type_size + at, &h, sizeof h);
+            g_assert_false (sc_quant_row_finite (types[k].type, row, n));
+            dequant (types[k].type, row, y, n);
+            for (int64_t i = 0; i < n && !any; i++)
+              any = !isfinite (y[i]);
+            g_assert_true (any);
+          }
+        }
+    }
+  /* the plain types: by their values */
+  {
+    float f32[4] = { 1.0f, -3e38f, 0.0f, 1e-40f };
+    uint16_t f16[3] = { 0x3c00, 0x7bff, 0x8001 }, bf16[3] = { 0x3f80, 0x7f7f, 0x0001 };
+    g_assert_true (sc_quant_row_finite (SC_TYPE_F32, f32, 4));
+    g_assert_true (sc_quant_row_finite (SC_TYPE_F16, f16, 3));
+    g_assert_true (sc_quant_row_finite (SC_TYPE_BF16, bf16, 3));
+    f32[2] = -INFINITY;
+    f16[1] = 0x7e00;
+    bf16[2] = 0xff80;
+    g_assert_false (sc_quant_row_finite (SC_TYPE_F32, f32, 4));
+    g_assert_false (sc_quant_row_finite (SC_TYPE_F16, f16, 3));
+    g_assert_false (sc_quant_row_finite (SC_TYPE_BF16, bf16, 3));
+    /* not known: an unknown or undecodable type, a partial block, no data */
+    g_assert_false (sc_quant_row_finite (4, f16, 1));
+    g_assert_false (sc_quant_row_finite (SC_TYPE_IQ1_M, f16, 256));
+    g_assert_false (sc_quant_row_finite (SC_TYPE_Q8_0, f16, 31));
+    g_assert_false (sc_quant_row_finite (SC_TYPE_Q8_0, NULL, 32));
+  }
+  g_rand_free (rng);
+}
+
 static void
 test_q4_0 (void)
 {
@@ -1068,6 +1164,7 @@ main (int argc, char **argv)
   g_test_add_func ("/quant/dequant/q5_K", test_q5_k);
   g_test_add_func ("/quant/dequant/q6_K", test_q6_k);
   g_test_add_func ("/quant/dequant/misaligned", test_misaligned);
+  g_test_add_func ("/quant/row-finite", test_row_finite);
   g_test_add_func ("/quant/fixture/type-sizes", test_fixture_type_sizes);
   g_test_add_func ("/quant/fixture/dequant", test_fixture_dequant);
 

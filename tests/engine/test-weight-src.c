@@ -7,7 +7,9 @@
  * products must be bit for bit the same (that is what keeps the CLI goldens unchanged),
  * including a product by a block of rows addressed as handle + r * cols, a product wider
  * than one decoding panel, get_rows and matmul_backward; cpu-ref's must equal its own
- * product over the floats.
+ * product over the floats. The same holds once the cpu backend keeps a matrix decoded (from
+ * its second use on, within its budget): the same bits as a backend with no budget, which
+ * decodes at every use, and as the floats; a budget too small keeps nothing.
  */
 #include <glib.h>
 #include <string.h>
@@ -199,6 +201,99 @@ test_many_panels (void)
   g_rand_free (rng);
 }
 
+/* The products of a backend that keeps @m decoded (from the second use on) against one with
+ * no budget (it decodes at every use), bit for bit: the first use, the uses after it, rows
+ * addressed as handle + r * cols, matmul_backward and get_rows. */
+static void
+check_kept (const Matrix *m, GRand *rng)
+{
+  ScError err = { 0 };
+  ScBackend *kept = sc_backend_cpu_new (2, &err), *plain = sc_backend_cpu_new (2, &err);
+  const int in = (int) m->cols, out = (int) m->rows, r = (int) m->src.parts[0].rows - 20;
+  const size_t bytes = (size_t) out * (size_t) in * sizeof (float);
+  const float *hk, *hp;
+
+  g_assert_nonnull (kept);
+  g_assert_nonnull (plain);
+  sc_backend_cpu_set_weight_cache (kept, bytes);
+  sc_backend_cpu_set_weight_cache (plain, 0);
+  hk = kept->ops->weight_src (kept, &m->src, &err);
+  hp = plain->ops->weight_src (plain, &m->src, &err);
+  g_assert_nonnull (hk);
+  g_assert_nonnull (hp);
+  for (int use = 0; use < 3; use++)
+    {
+      const int n = use == 1 ? 1 : 7;
+      g_autofree float *x = random_floats (rng, (gsize) n * in);
+      g_autofree float *y0 = random_floats (rng, (gsize) n * out);
+      g_autofree float *dy = random_floats (rng, (gsize) n * out);
+      g_autofree float *got = product (kept, hk, x, y0, n, in, out, use == 2);
+      /* the first product decodes every row once: nothing is kept until the next use */
+      const size_t kept_now = sc_backend_cpu_weight_cache_bytes (kept);
+      g_autofree float *want = product (plain, hp, x, y0, n, in, out, use == 2);
+      g_autofree float *floats = product (plain, m->dense, x, y0, n, in, out, use == 2);
+      g_autofree float *got_rows = product (kept, hk + (size_t) r * in, x, y0, n, in, 40, false);
+      g_autofree float *want_rows = product (plain, hp + (size_t) r * in, x, y0, n, in, 40, false);
+      g_autofree float *dx_got = g_new0 (float, (gsize) n * in);
+      g_autofree float *dx_want = g_new0 (float, (gsize) n * in);
+
+      g_assert_cmpuint (kept_now, ==, use == 0 ? 0 : bytes);
+      assert_same (got, want, (gsize) n * out);
+      assert_same (got, floats, (gsize) n * out);
+      assert_same (got_rows, want_rows, (gsize) n * 40);
+      g_assert_cmpint (kept->ops->matmul_backward (kept, dx_got, dy, hk, n, in, out, false, &err),
+                       ==, SC_OK);
+      g_assert_cmpint (plain->ops->matmul_backward (plain, dx_want, dy, hp, n, in, out, false,
+                                                    &err), ==, SC_OK);
+      assert_same (dx_got, dx_want, (gsize) n * in);
+    }
+  g_assert_cmpuint (sc_backend_cpu_weight_cache_bytes (kept), ==, bytes);
+  g_assert_cmpuint (sc_backend_cpu_weight_cache_bytes (plain), ==, 0);
+  {
+    const int32_t ids[4] = { 0, (int32_t) m->src.parts[0].rows, out - 1, 5 };
+    g_autofree float *got = g_new (float, 4 * (gsize) in);
+    g_autofree float *want = g_new (float, 4 * (gsize) in);
+    g_assert_cmpint (kept->ops->get_rows (kept, got, hk, ids, 4, in, &err), ==, SC_OK);
+    g_assert_cmpint (plain->ops->get_rows (plain, want, hp, ids, 4, in, &err), ==, SC_OK);
+    assert_same (got, want, 4 * (gsize) in);
+  }
+  sc_backend_free (kept);
+  sc_backend_free (plain);
+}
+
+static void
+test_kept (void)
+{
+  GRand *rng = g_rand_new_with_seed (29);
+  Matrix small = make_matrix (rng, 96, 70, 50, 30);
+  /* more rows than one panel: a kept matrix is multiplied in the same panels */
+  Matrix large = make_matrix (rng, 64, 40000, 20000, 12000);
+  ScError err = { 0 };
+  ScBackend *cpu = sc_backend_cpu_new (1, &err), *ref = sc_backend_cpu_ref_new ();
+  const float *h;
+  float x[96] = { 0 }, y[220];
+
+  check_kept (&small, rng);
+  check_kept (&large, rng);
+  /* a budget one float too small keeps nothing, however often the matrix is used */
+  g_assert_nonnull (cpu);
+  sc_backend_cpu_set_weight_cache (cpu, (size_t) small.rows * small.cols * sizeof (float) - 4);
+  h = cpu->ops->weight_src (cpu, &small.src, &err);
+  for (int use = 0; use < 4; use++)
+    g_assert_cmpint (cpu->ops->matmul (cpu, y, x, h, 1, 96, (int) small.rows, false, &err), ==,
+                     SC_OK);
+  g_assert_cmpuint (sc_backend_cpu_weight_cache_bytes (cpu), ==, 0);
+  /* cpu-ref expands every matrix anyway: it keeps nothing besides */
+  sc_backend_cpu_set_weight_cache (ref, (size_t) 1 << 30);
+  g_assert_nonnull (ref->ops->weight_src (ref, &small.src, &err));
+  g_assert_cmpuint (sc_backend_cpu_weight_cache_bytes (ref), ==, 0);
+  sc_backend_free (cpu);
+  sc_backend_free (ref);
+  free_matrix (&small);
+  free_matrix (&large);
+  g_rand_free (rng);
+}
+
 /* A product whose shape does not match the bound matrix is refused by name. */
 static void
 test_wrong_shape (void)
@@ -225,6 +320,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/weight-src/products", test_products);
   g_test_add_func ("/weight-src/many-panels", test_many_panels);
+  g_test_add_func ("/weight-src/kept", test_kept);
   g_test_add_func ("/weight-src/wrong-shape", test_wrong_shape);
   return g_test_run ();
 }
