@@ -243,9 +243,13 @@ saccade_bench_parse (SaccadeBench *bench, const char *summary, const char *reps_
     { "sizes", 'n', 0, G_OPTION_ARG_STRING, &bench->sizes,
       "Prompt lengths (default " SACCADE_BENCH_SIZES_DEFAULT ")", "N,N" },
     { "reps", 'r', 0, G_OPTION_ARG_INT, &bench->reps, reps_help, "R" },
+    { "weight-cache", 0, 0, G_OPTION_ARG_INT, &bench->weight_cache_mb,
+      "MiB of weights the cpu backend keeps decoded from their second use on (default: a "
+      "quarter of the memory, at most 4096; 0: decode them in every product)", "MB" },
     G_OPTION_ENTRY_NULL
   };
 
+  bench->weight_cache_mb = G_MININT;
   g_option_context_add_main_entries (ctx, own, NULL);
   if (entries != NULL)
     g_option_context_add_main_entries (ctx, entries, NULL);
@@ -253,6 +257,11 @@ saccade_bench_parse (SaccadeBench *bench, const char *summary, const char *reps_
   if (!saccade_cli_parse_options (ctx, argc, argv))
     return FALSE;
   bench->reps = MAX (bench->reps, 1);
+  if (bench->weight_cache_mb != G_MININT && bench->weight_cache_mb < 0)
+    {
+      fprintf (stderr, "saccade: bad --weight-cache %d (MiB, 0 or more)\n", bench->weight_cache_mb);
+      return FALSE;
+    }
   if ((bench->lengths = bench_sizes (bench->sizes, min, &bench->n_lengths)) == NULL)
     return FALSE;
   bench->longest = 0;
@@ -271,7 +280,12 @@ saccade_bench_open (SaccadeBench *bench, const char *prose, GError **error)
     return FALSE;
   if ((bench->ids = saccade_bench_prompt (bench->model, prose, bench->longest, error)) == NULL)
     return FALSE;
-  return saccade_cli_session_open (&bench->session, &bench->common, bench->model, error);
+  if (!saccade_cli_session_open (&bench->session, &bench->common, bench->model, error))
+    return FALSE;
+  if (bench->weight_cache_mb != G_MININT)
+    sc_backend_cpu_set_weight_cache (bench->session.backend,
+                                     (size_t) bench->weight_cache_mb << 20);
+  return TRUE;
 }
 
 void

@@ -210,6 +210,8 @@ typedef struct {
   ScModel *model;
   GArray *ids;                /* int32_t, no BOS: the prompt, at least longest ids */
   SaccadeCliSession session; /* on model, with the backend the common options name */
+  int weight_cache_mb;        /* --weight-cache: the cpu backend's budget of weights kept
+                               * decoded, in MiB; G_MININT: its default */
 } SaccadeBench;
 
 /* Parses the command line of a benchmark whose summary line is @summary: -n/--sizes,

@@ -46,6 +46,15 @@ for verb in generate capture demo induction ablate dla means faithfulness neuron
   check "$verb --help" "$tmp/help" "--backend=NAME"
 done
 
+# --- The benchmarks set the cpu backend's budget of weights kept decoded ------------------
+for verb in bench bench-analysis bench-gradients bench-patch bench-mixing; do
+  "$saccade" "$verb" --help > "$tmp/help" 2>&1
+  check "$verb --help" "$tmp/help" "--weight-cache=MB"
+done
+"$saccade" bench --weight-cache -1 -n 8 -r 1 > "$tmp/out" 2> "$tmp/err"
+rc_nonzero "bench --weight-cache -1" $?
+check "bench --weight-cache -1" "$tmp/err" "^saccade: bad --weight-cache -1 (MiB, 0 or more)$"
+
 # --- cpu, cpu-ref, --reference -----------------------------------------------------------
 db="$tmp/cpu.sqlite"
 "$saccade" capture --db "$db" --backend cpu -t "Hi there." > "$tmp/out" 2> "$tmp/err"
