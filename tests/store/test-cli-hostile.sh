@@ -70,25 +70,25 @@ export SC_HOSTILE_HUGE_BYTES=8000000
 run() {
   name=$1; run_db=$2; shift 2 # (sh has no locals: the loop's $db must not change)
   if [ "$run_db" = - ]; then
-    timeout 60 "$saccade" "$@" > "$tmp/out" 2> "$tmp/err"
+    timeout 60 "$saccade" "$@" > "$scratch/out" 2> "$scratch/err"
   else
-    timeout 60 "$saccade" "$@" --db "$run_db" > "$tmp/out" 2> "$tmp/err"
+    timeout 60 "$saccade" "$@" --db "$run_db" > "$scratch/out" 2> "$scratch/err"
   fi
   rc=$?
   if [ "$rc" -eq 124 ]; then
     echo "FAIL: $name: saccade $* did not finish in 60 s"; fails=$((fails + 1)); return
   fi
   if [ "$rc" -ge 128 ]; then
-    echo "FAIL: $name: saccade $* died with signal $((rc - 128)):"; sed 's/^/  | /' "$tmp/err" | head -20
+    echo "FAIL: $name: saccade $* died with signal $((rc - 128)):"; sed 's/^/  | /' "$scratch/err" | head -20
     fails=$((fails + 1)); return
   fi
   if [ "$rc" -ne 0 ]; then
-    if ! head -1 "$tmp/err" | grep -q '^saccade: ..........'; then
-      echo "FAIL: $name: saccade $* exited $rc without a message:"; sed 's/^/  | /' "$tmp/err" | head -5
+    if ! head -1 "$scratch/err" | grep -q '^saccade: ..........'; then
+      echo "FAIL: $name: saccade $* exited $rc without a message:"; sed 's/^/  | /' "$scratch/err" | head -5
       fails=$((fails + 1)); return
     fi
-    if [ "$(wc -l < "$tmp/err")" -gt 3 ]; then
-      echo "FAIL: $name: saccade $* said more than one message:"; sed 's/^/  | /' "$tmp/err" | head -8
+    if [ "$(wc -l < "$scratch/err")" -gt 3 ]; then
+      echo "FAIL: $name: saccade $* said more than one message:"; sed 's/^/  | /' "$scratch/err" | head -8
       fails=$((fails + 1)); return
     fi
   fi
@@ -97,19 +97,21 @@ run() {
 
 # python NAME DB: the Python reader over DB, judged like run().
 python() {
-  timeout 60 "$python" "$tmp/pyread.py" "$pydir" "$2" > "$tmp/pyout" 2> "$tmp/pyerr"
+  timeout 60 "$python" "$tmp/pyread.py" "$pydir" "$2" > "$scratch/pyout" 2> "$scratch/pyerr"
   rc=$?
   if [ "$rc" -eq 124 ]; then
     echo "FAIL: $1: the Python reader did not finish in 60 s"; fails=$((fails + 1)); return
   fi
   if [ "$rc" -ne 0 ]; then
-    echo "FAIL: $1: the Python reader failed ($rc):"; sed 's/^/  | /' "$tmp/pyerr" | tail -8
+    echo "FAIL: $1: the Python reader failed ($rc):"; sed 's/^/  | /' "$scratch/pyerr" | tail -8
     fails=$((fails + 1)); return
   fi
   passes=$((passes + 1))
 }
 
-for db in "$tmp"/stores/*.sqlite; do
+# check_store DB: every reading verb on DB, in $scratch.
+check_store() {
+  db=$1
   kind=$(basename "$db" .sqlite)
   before=$(sha256sum "$db" | cut -d' ' -f1)
   run "$kind/runs" "$db" runs
@@ -123,29 +125,55 @@ for db in "$tmp"/stores/*.sqlite; do
     # heads stores the scores it had to compute (a cache, docs/store.md), and opening the
     # store writable for that turns a rollback-journal store into WAL even when nothing
     # is computed: it runs on a copy, so that the check below is about reading
-    cp "$db" "$tmp/heads.sqlite"; rm -f "$tmp/heads.sqlite-wal" "$tmp/heads.sqlite-shm"
-    run "$kind/heads-$id" "$tmp/heads.sqlite" heads "$id"
+    cp "$db" "$scratch/heads.sqlite"; rm -f "$scratch/heads.sqlite-wal" "$scratch/heads.sqlite-shm"
+    run "$kind/heads-$id" "$scratch/heads.sqlite" heads "$id"
     run "$kind/show-$id-head" "$db" show "$id" --layer 0 --head 2
     run "$kind/show-$id-json" "$db" show "$id" --layer 3 --head 1 --json
     for f in csv npy json; do
-      run "$kind/export-$id-$f" "$db" export "$id" --layer 1 --head 1 -o "$tmp/head.$f"
+      run "$kind/export-$id-$f" "$db" export "$id" --layer 1 --head 1 -o "$scratch/head.$f"
     done
-    run "$kind/heatmap-$id" "$db" export "$id" --figure heatmap --layer 2 --head 0 -o "$tmp/h.png"
-    run "$kind/grid-$id" "$db" export "$id" --figure grid --metric sink -o "$tmp/g.svg"
+    run "$kind/heatmap-$id" "$db" export "$id" --figure heatmap --layer 2 --head 0 -o "$scratch/h.png"
+    run "$kind/grid-$id" "$db" export "$id" --figure grid --metric sink -o "$scratch/g.svg"
     # PNG here: cairo 1.16's PDF surface leaks 768 bytes of its own on finishing, which
     # LeakSanitizer would report for every store; the formats themselves are tested by
     # test-cli and test-figures, this test is about what the data can do.
-    run "$kind/lines-$id" "$db" export "$id" --figure lines --layer 3 -o "$tmp/l.png"
+    run "$kind/lines-$id" "$db" export "$id" --figure lines --layer 3 -o "$scratch/l.png"
   done
   # the merge (docs/cluster.md) takes the store as a shard: merged whole or refused
-  rm -f "$tmp/merged.sqlite"
-  run "$kind/merge" - merge "$tmp/merged.sqlite" "$db"
+  rm -f "$scratch/merged.sqlite"
+  run "$kind/merge" - merge "$scratch/merged.sqlite" "$db"
   run "$kind/report" - faithfulness --report "$db"
   after=$(sha256sum "$db" | cut -d' ' -f1)
   if [ "$before" != "$after" ]; then
     echo "FAIL: $kind: reading changed the file"; fails=$((fails + 1))
   else
     passes=$((passes + 1))
+  fi
+}
+
+# The stores in two workers, each in its own scratch folder (the 131 stores take most of
+# this test's time, twice as long again under the sanitizers); each counts its own passes
+# and failures, added up here.
+scratch=$tmp
+set -- "$tmp"/stores/*.sqlite
+for w in 0 1; do
+  (
+    scratch="$tmp/worker-$w"
+    mkdir -p "$scratch"
+    passes=0 fails=0 i=0
+    for db in "$@"; do
+      [ $((i % 2)) -eq "$w" ] && check_store "$db"
+      i=$((i + 1))
+    done
+    echo "$passes $fails" > "$scratch/counts"
+  ) &
+done
+wait
+for w in 0 1; do
+  if read -r p f < "$tmp/worker-$w/counts"; then
+    passes=$((passes + p)); fails=$((fails + f))
+  else
+    echo "FAIL: worker $w of the store loop did not finish"; fails=$((fails + 1))
   fi
 done
 
