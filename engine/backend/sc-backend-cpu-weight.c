@@ -273,11 +273,11 @@ sc_cpu_weight_cache_default (void)
   return (size_t) pages / 4 < most / (size_t) page ? (size_t) pages / 4 * (size_t) page : most;
 }
 
-/* The two CPU backends (whose state is an ScCpuBackend), by their stable names. */
+/* The two CPU backends: those whose state is an ScCpuBackend, which they destroy alike. */
 static bool
 is_cpu (const ScBackend *b)
 {
-  return b != NULL && (strcmp (b->ops->name, "cpu") == 0 || strcmp (b->ops->name, "cpu-ref") == 0);
+  return b != NULL && b->ops->destroy == sc_cpu_destroy;
 }
 
 void

@@ -318,23 +318,37 @@ typedef struct {
   int d, dmin;
 } ScScaleFields;
 
+#define SCALES(Block, min) ((ScScaleFields) { offsetof (Block, d), (min) })
+
 static bool
 scale_fields (uint32_t type, ScScaleFields *f)
 {
   switch ((ScType) type)
     {
-    case SC_TYPE_Q4_0: *f = (ScScaleFields) { offsetof (ScBlockQ4_0, d), -1 }; return true;
-    case SC_TYPE_Q4_1: *f = (ScScaleFields) { offsetof (ScBlockQ4_1, d), offsetof (ScBlockQ4_1, m) }; return true;
-    case SC_TYPE_Q5_0: *f = (ScScaleFields) { offsetof (ScBlockQ5_0, d), -1 }; return true;
-    case SC_TYPE_Q5_1: *f = (ScScaleFields) { offsetof (ScBlockQ5_1, d), offsetof (ScBlockQ5_1, m) }; return true;
-    case SC_TYPE_Q8_0: *f = (ScScaleFields) { offsetof (ScBlockQ8_0, d), -1 }; return true;
-    case SC_TYPE_Q2_K: *f = (ScScaleFields) { offsetof (ScBlockQ2_K, d), offsetof (ScBlockQ2_K, dmin) }; return true;
-    case SC_TYPE_Q3_K: *f = (ScScaleFields) { offsetof (ScBlockQ3_K, d), -1 }; return true;
-    case SC_TYPE_Q4_K: *f = (ScScaleFields) { offsetof (ScBlockQ4_K, d), offsetof (ScBlockQ4_K, dmin) }; return true;
-    case SC_TYPE_Q5_K: *f = (ScScaleFields) { offsetof (ScBlockQ5_K, d), offsetof (ScBlockQ5_K, dmin) }; return true;
-    case SC_TYPE_Q6_K: *f = (ScScaleFields) { offsetof (ScBlockQ6_K, d), -1 }; return true;
+    case SC_TYPE_Q4_0: *f = SCALES (ScBlockQ4_0, -1); return true;
+    case SC_TYPE_Q4_1: *f = SCALES (ScBlockQ4_1, offsetof (ScBlockQ4_1, m)); return true;
+    case SC_TYPE_Q5_0: *f = SCALES (ScBlockQ5_0, -1); return true;
+    case SC_TYPE_Q5_1: *f = SCALES (ScBlockQ5_1, offsetof (ScBlockQ5_1, m)); return true;
+    case SC_TYPE_Q8_0: *f = SCALES (ScBlockQ8_0, -1); return true;
+    case SC_TYPE_Q2_K: *f = SCALES (ScBlockQ2_K, offsetof (ScBlockQ2_K, dmin)); return true;
+    case SC_TYPE_Q3_K: *f = SCALES (ScBlockQ3_K, -1); return true;
+    case SC_TYPE_Q4_K: *f = SCALES (ScBlockQ4_K, offsetof (ScBlockQ4_K, dmin)); return true;
+    case SC_TYPE_Q5_K: *f = SCALES (ScBlockQ5_K, offsetof (ScBlockQ5_K, dmin)); return true;
+    case SC_TYPE_Q6_K: *f = SCALES (ScBlockQ6_K, -1); return true;
     default: return false;
     }
+}
+
+#undef SCALES
+
+/* Whether the half at @src + @offset bytes is finite (its exponent not all ones). */
+static bool
+half_finite_at (const unsigned char *src, size_t offset)
+{
+  uint16_t h;
+
+  memcpy (&h, src + offset, sizeof h);
+  return (h & SC_FP16_EXP_MASK) != SC_FP16_EXP_MASK;
 }
 
 bool
@@ -353,18 +367,18 @@ sc_quant_row_finite (uint32_t type, const void *src, int64_t n)
         {
           uint32_t bits;
           memcpy (&bits, bytes + (size_t) i * sizeof bits, sizeof bits);
-          if ((bits & 0x7f800000u) == 0x7f800000u)
+          if ((bits & SC_FP32_EXP_MASK) == SC_FP32_EXP_MASK)
             return false;
         }
       return true;
     case SC_TYPE_F16:
       for (int64_t i = 0; i < n; i++)
-        if ((load_u16 (src, i) & 0x7c00u) == 0x7c00u)
+        if (!half_finite_at (bytes, (size_t) i * 2))
           return false;
       return true;
-    case SC_TYPE_BF16:
+    case SC_TYPE_BF16: /* the top half of a float32 */
       for (int64_t i = 0; i < n; i++)
-        if ((load_u16 (src, i) & 0x7f80u) == 0x7f80u)
+        if ((load_u16 (src, i) & (SC_FP32_EXP_MASK >> 16)) == (SC_FP32_EXP_MASK >> 16))
           return false;
       return true;
     default:
@@ -375,16 +389,9 @@ sc_quant_row_finite (uint32_t type, const void *src, int64_t n)
   for (int64_t b = 0; b < n / tr->block_size; b++)
     {
       const unsigned char *block = bytes + (size_t) b * tr->type_size;
-      uint16_t h;
-      memcpy (&h, block + f.d, sizeof h);
-      if ((h & 0x7c00u) == 0x7c00u)
+      if (!half_finite_at (block, (size_t) f.d)
+          || (f.dmin >= 0 && !half_finite_at (block, (size_t) f.dmin)))
         return false;
-      if (f.dmin >= 0)
-        {
-          memcpy (&h, block + f.dmin, sizeof h);
-          if ((h & 0x7c00u) == 0x7c00u)
-            return false;
-        }
     }
   return true;
 }
