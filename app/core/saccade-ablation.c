@@ -31,6 +31,7 @@
 #include "app/core/saccade-head-means.h"
 #include "app/core/saccade-paths.h"
 #include "app/core/studies/saccade-study-outputs.h"
+#include "engine/store/sc-store-heads.h"
 
 #include <stddef.h>
 
@@ -466,17 +467,21 @@ find_exact_patch (ScModel *model, const ScStoreModel *ident, const char *db_path
 
 /* QK with key −1: the key the head attends most from the query in the run's stored
  * attention (the first of equal weights), with layer and query resolved as the engine does
- * (sc_qk_params_resolve). A layer or head outside the model, or a query outside the run, is
- * left for the engine to refuse in its words (key 0). */
+ * (sc_qk_params_resolve). Only the query's row is read: a whole head of an 8,192-token run
+ * is 268 MB as float, and the window asks again on every change of layer or head. A layer
+ * or head outside the model, or a query outside the run, is left for the engine to refuse
+ * in its words (key 0). */
 static gboolean
 qk_most_attended_key (ScModel *model, const char *db_path, gint64 run_id, ScQkParams *p,
                       GError **error)
 {
   const ScModelInfo *info = sc_model_info (model);
   const int layer = p->layer < 0 ? (int) info->n_layers / 2 : p->layer;
-  ScStoreHead head = { 0 };
+  ScStoreRunInfo run = { 0 };
+  g_autofree float *row = NULL;
   ScError err = { 0 };
   ScStore *store;
+  ScStatus st;
   int query, best = 0;
 
   p->key = 0;
@@ -487,9 +492,23 @@ qk_most_attended_key (ScModel *model, const char *db_path, gint64 run_id, ScQkPa
       saccade_set_error_from_sc (error, &err);
       return FALSE;
     }
-  if (sc_store_read_head (store, run_id, layer, p->head, &head, &err) != SC_OK)
+  if ((st = sc_store_get_run (store, run_id, &run, &err)) == SC_OK)
     {
-      sc_store_close (store);
+      query = p->query < 0 ? (int) run.n_tokens - 1 : p->query;
+      if (query >= 0 && query < (int) run.n_tokens)
+        {
+          row = g_new (float, run.n_tokens);
+          st = sc_store_read_head_rows (store, run_id, layer, p->head, (uint32_t) query,
+                                        (uint32_t) query + 1, row, NULL, &err);
+          for (int j = 1; st == SC_OK && j <= query; j++)
+            if (row[j] > row[best])
+              best = j;
+        }
+    }
+  sc_store_run_info_clear (&run);
+  sc_store_close (store);
+  if (st != SC_OK)
+    {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    /* Translators: QK attribution's default key needs the head's stored
                     * attention; %s: the store's message. */
@@ -497,16 +516,6 @@ qk_most_attended_key (ScModel *model, const char *db_path, gint64 run_id, ScQkPa
                      "key"), layer, p->head, err.message);
       return FALSE;
     }
-  sc_store_close (store);
-  query = p->query < 0 ? (int) head.n_query - 1 : p->query;
-  if (query < (int) head.n_query)
-    {
-      const float *row = head.probs + (size_t) query * head.n_key;
-      for (int j = 1; j <= query && j < (int) head.n_key; j++)
-        if (row[j] > row[best])
-          best = j;
-    }
-  sc_store_head_clear (&head);
   p->key = best;
   return TRUE;
 }

@@ -470,6 +470,12 @@ test_other_kinds (void)
     for (int j = 1; j < N; j++)
       if (h.probs[(size_t) (N - 1) * h.n_key + j] > h.probs[(size_t) (N - 1) * h.n_key + best])
         best = j;
+    /* and from a middle query, whose row alone is read: keys after it are not candidates */
+    const int mid = N / 2;
+    int best_mid = 0;
+    for (int j = 1; j <= mid; j++)
+      if (h.probs[(size_t) mid * h.n_key + j] > h.probs[(size_t) mid * h.n_key + best_mid])
+        best_mid = j;
     sc_store_head_clear (&h);
     qp.qk_layer = layer, qp.qk_head = head, qp.qk_query = -1, qp.qk_key = -1;
     g_autoptr (SaccadeAblation) a =
@@ -495,6 +501,13 @@ test_other_kinds (void)
     g_assert_no_error (error);
     g_assert_cmpint (b->study_id, ==, a->study_id);
     sc_qk_result_free (direct);
+    qp.qk_query = mid, qp.qk_key = -1;
+    g_autoptr (SaccadeAblation) c =
+      saccade_ablation_get (f.m, &f.sm, f.s, f.db_path, f.run_id, SACCADE_ABLATION_QK, &qp, 0,
+                            NULL, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (c->qk->query, ==, mid);
+    g_assert_cmpint (c->qk->key, ==, best_mid);
   }
 
   /* Path patching from head 0.0 into each later head's keys, against a second run of the
