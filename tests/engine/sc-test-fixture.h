@@ -1,7 +1,8 @@
 /* sc-test-fixture.h — reading a reference fixture (tests/reference/: a JSON of metadata and
  * a raw little-endian float32 file, as tests/reference/README.md lays them out) from the
- * folder $SC_TEST_REFERENCE_DIR that meson test sets. For new model tests; the older ones
- * carry their own copies of these few lines.
+ * folder $SC_TEST_REFERENCE_DIR that meson test sets. The model tests read their fixtures
+ * through it (test-ablation-reference, test-patch-reference and test-qk-reference still
+ * read their one fixture each by hand).
  */
 #pragma once
 

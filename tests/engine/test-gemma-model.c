@@ -27,6 +27,8 @@
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 
+#include "sc-test-fixture.h"
+
 /* Bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_K_M file, over the stored
  * vocabulary slice and top-32 of each stored row and the top-2 of every position, after
  * removing each row's mean (ours from our row, llama.cpp's from the fixture's full-row mean):
@@ -50,46 +52,7 @@
 static ScModel *model;
 static ScBackend *backend;
 static ScSession *session;
-static char *refdir;
 static char *model_sha;
-
-static JsonObject *
-load_json (const char *name, JsonParser **parser_out)
-{
-  g_autofree char *path = g_build_filename (refdir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  JsonParser *p = json_parser_new ();
-
-  if (!json_parser_load_from_file (p, path, &error))
-    g_error ("%s: %s", path, error->message);
-  *parser_out = p;
-  return json_node_get_object (json_parser_get_root (p));
-}
-
-static GMappedFile *
-map_data (const char *name)
-{
-  g_autofree char *path = g_build_filename (refdir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  GMappedFile *f = g_mapped_file_new (path, FALSE, &error);
-
-  if (f == NULL)
-    g_error ("%s: %s", path, error->message);
-  return f;
-}
-
-static int32_t *
-ids_of (JsonArray *a, int *n)
-{
-  int32_t *ids;
-  guint i;
-
-  *n = (int) json_array_get_length (a);
-  ids = g_new (int32_t, *n);
-  for (i = 0; i < (guint) *n; i++)
-    ids[i] = (int32_t) json_array_get_int_element (a, i);
-  return ids;
-}
 
 /* TRUE when @root was made from the model under test; else marks the test skipped. */
 static gboolean
@@ -218,7 +181,7 @@ static void
 check_attention_fixture (ScSession *s, guint max_prompts)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("attention-fixture-gemma3.json", &parser);
+  JsonObject *root = sc_test_fixture_json ("attention-fixture-gemma3.json", &parser);
   g_autoptr (GMappedFile) blob = NULL;
   const ScModelInfo *in = sc_model_info (model);
   const int V = (int) in->n_vocab;
@@ -234,7 +197,7 @@ check_attention_fixture (ScSession *s, guint max_prompts)
 
   if (!same_model (root))
     return;
-  blob = map_data ("attention-fixture-gemma3.f32");
+  blob = sc_test_fixture_map ("attention-fixture-gemma3.f32");
   data = g_mapped_file_get_contents (blob);
   data_len = g_mapped_file_get_length (blob);
   g_assert_cmpint (json_object_get_int_member (root, "total_bytes"), ==, (gint64) data_len);
@@ -259,7 +222,7 @@ check_attention_fixture (ScSession *s, guint max_prompts)
       int n, r;
       guint k;
 
-      ids = ids_of (json_object_get_array_member (pr, "ids"), &n);
+      ids = sc_test_fixture_ids (json_object_get_array_member (pr, "ids"), &n);
       c.R = (int) json_array_get_length (rows);
       row_pos = g_new (int, c.R);
       for (r = 0; r < c.R; r++)
@@ -359,7 +322,7 @@ static void
 test_logits_vs_llamacpp (void)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("logits-fixture-gemma3.json", &parser);
+  JsonObject *root = sc_test_fixture_json ("logits-fixture-gemma3.json", &parser);
   g_autoptr (GMappedFile) blob = NULL;
   JsonArray *prompts = json_object_get_array_member (root, "prompts");
   const int V = (int) sc_model_info (model)->n_vocab;
@@ -373,7 +336,7 @@ test_logits_vs_llamacpp (void)
 
   if (!same_model (root))
     return;
-  blob = map_data ("logits-fixture-gemma3.f32");
+  blob = sc_test_fixture_map ("logits-fixture-gemma3.f32");
   data = g_mapped_file_get_contents (blob);
   data_len = g_mapped_file_get_length (blob);
   g_assert_cmpint (json_object_get_int_member (root, "n_vocab"), ==, V);
@@ -397,7 +360,7 @@ test_logits_vs_llamacpp (void)
       int n, i;
       guint r;
 
-      ids = ids_of (json_object_get_array_member (pr, "ids"), &n);
+      ids = sc_test_fixture_ids (json_object_get_array_member (pr, "ids"), &n);
       max_n = MAX (max_n, n);
       chat += json_object_get_boolean_member (pr, "parse_special");
       every = n <= 160; /* all positions in one run; longer prompts: one run per stored row */
@@ -500,8 +463,6 @@ main (int argc, char **argv)
   const char *env = g_getenv ("SACCADE_GEMMA_MODEL");
   const char *src = g_getenv ("SC_TEST_SOURCE_DIR");
   g_autofree char *path = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GMappedFile) map = NULL;
   ScError err = { 0 };
   int rc;
 
@@ -509,22 +470,13 @@ main (int argc, char **argv)
   path = env != NULL ? g_strdup (env)
                      : g_build_filename (src != NULL ? src : ".", "data", "models",
                                          "gemma-3-270m-q4_k_m.gguf", NULL);
-  refdir = g_strdup (g_getenv ("SC_TEST_REFERENCE_DIR"));
-  if (refdir == NULL)
-    g_error ("SC_TEST_REFERENCE_DIR is not set (run through meson test)");
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
       printf ("1..0 # SKIP the Gemma 3 270M model is not present (%s); put "
               "gemma-3-270m-q4_k_m.gguf in data/models/ or set SACCADE_GEMMA_MODEL\n", path);
-      g_free (refdir);
       return 77;
     }
-  map = g_mapped_file_new (path, FALSE, &error);
-  g_assert_no_error (error);
-  model_sha = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
-                                           (const guchar *) g_mapped_file_get_contents (map),
-                                           g_mapped_file_get_length (map));
-  g_clear_pointer (&map, g_mapped_file_unref);
+  model_sha = sc_test_file_sha256 (path);
   if (sc_model_open (path, 2, &model, &err) != SC_OK)
     g_error ("%s: %s", path, err.message);
   backend = sc_backend_cpu_new (2, &err);
@@ -541,6 +493,5 @@ main (int argc, char **argv)
   sc_backend_free (backend);
   sc_model_free (model);
   g_free (model_sha);
-  g_free (refdir);
   return rc;
 }

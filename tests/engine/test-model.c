@@ -20,6 +20,8 @@
 #include "engine/model/sc-model.h"
 #include "engine/text/sc-tokenizer.h"
 
+#include "sc-test-fixture.h"
+
 /* The bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_1 file, and the
  * margin below which a different top-1 token counts as a near-tie. llama.cpp quantises
  * every activation row to 8 bits (Q8_1/Q8_0 blocks of 32) before its Q4_1 and Q8_0 dot
@@ -36,52 +38,13 @@
 static ScModel *model;
 static ScBackend *backend;
 static ScSession *session;
-static char *refdir;
-
-static JsonObject *
-load_json (const char *name, JsonParser **parser_out)
-{
-  g_autofree char *path = g_build_filename (refdir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  JsonParser *p = json_parser_new ();
-
-  if (!json_parser_load_from_file (p, path, &error))
-    g_error ("%s: %s", path, error->message);
-  *parser_out = p;
-  return json_node_get_object (json_parser_get_root (p));
-}
-
-static GMappedFile *
-map_data (const char *name)
-{
-  g_autofree char *path = g_build_filename (refdir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  GMappedFile *f = g_mapped_file_new (path, FALSE, &error);
-
-  if (f == NULL)
-    g_error ("%s: %s", path, error->message);
-  return f;
-}
-
-static int32_t *
-ids_of (JsonArray *a, int *n)
-{
-  int32_t *ids;
-  guint i;
-
-  *n = (int) json_array_get_length (a);
-  ids = g_new (int32_t, *n);
-  for (i = 0; i < (guint) *n; i++)
-    ids[i] = (int32_t) json_array_get_int_element (a, i);
-  return ids;
-}
 
 static void
 test_logits_vs_llamacpp (void)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("logits-fixture.json", &parser);
-  g_autoptr (GMappedFile) rows = map_data ("logits-fixture.f32");
+  JsonObject *root = sc_test_fixture_json ("logits-fixture.json", &parser);
+  g_autoptr (GMappedFile) rows = sc_test_fixture_map ("logits-fixture.f32");
   const char *data = g_mapped_file_get_contents (rows);
   const gsize data_len = g_mapped_file_get_length (rows);
   JsonArray *prompts = json_object_get_array_member (root, "prompts");
@@ -109,7 +72,7 @@ test_logits_vs_llamacpp (void)
       int n, i;
       guint r;
 
-      ids = ids_of (json_object_get_array_member (pr, "ids"), &n);
+      ids = sc_test_fixture_ids (json_object_get_array_member (pr, "ids"), &n);
       min_n = MIN (min_n, n);
       max_n = MAX (max_n, n);
       chat += json_object_get_boolean_member (pr, "parse_special");
@@ -229,8 +192,8 @@ static void
 check_attention_fixture (ScSession *s, int max_prompts)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("attention-fixture.json", &parser);
-  g_autoptr (GMappedFile) blob = map_data ("attention-fixture.f32");
+  JsonObject *root = sc_test_fixture_json ("attention-fixture.json", &parser);
+  g_autoptr (GMappedFile) blob = sc_test_fixture_map ("attention-fixture.f32");
   const char *data = g_mapped_file_get_contents (blob);
   JsonArray *prompts = json_object_get_array_member (root, "prompts");
   const ScModelInfo *in = sc_model_info (model);
@@ -249,7 +212,7 @@ check_attention_fixture (ScSession *s, int max_prompts)
       ScError err = { 0 };
       int n;
 
-      ids = ids_of (json_object_get_array_member (pr, "ids"), &n);
+      ids = sc_test_fixture_ids (json_object_get_array_member (pr, "ids"), &n);
       c.ref = (const float *) (data + json_object_get_int_member (att, "offset"));
       c.H = (int) in->n_heads;
       c.n = n;
@@ -333,7 +296,7 @@ static void
 test_generation (void)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("logits-fixture.json", &parser);
+  JsonObject *root = sc_test_fixture_json ("logits-fixture.json", &parser);
   JsonArray *gens = json_object_get_array_member (root, "generations");
   const ScTokenizer *tok = sc_model_tokenizer (model);
   const int V = (int) sc_model_info (model)->n_vocab;
@@ -354,8 +317,8 @@ test_generation (void)
       int n_want_prompt, n_want_gen, step, same = 0;
       ScError err = { 0 };
 
-      want_prompt = ids_of (json_object_get_array_member (ge, "prompt_ids"), &n_want_prompt);
-      want_gen = ids_of (json_object_get_array_member (ge, "generated_ids"), &n_want_gen);
+      want_prompt = sc_test_fixture_ids (json_object_get_array_member (ge, "prompt_ids"), &n_want_prompt);
+      want_gen = sc_test_fixture_ids (json_object_get_array_member (ge, "generated_ids"), &n_want_gen);
       /* our tokenizer must reproduce the prompt ids */
       g_assert_cmpint (sc_tokenize (tok, text, strlen (text), FALSE, is_chat, &tids, &tn, &err),
                        ==, SC_OK);
@@ -409,7 +372,7 @@ test_generation (void)
    * must be ours token for token: no near-tie rounding can excuse a difference there. */
   {
     g_autoptr (JsonParser) ap = NULL;
-    JsonObject *aroot = load_json ("attention-fixture.json", &ap);
+    JsonObject *aroot = sc_test_fixture_json ("attention-fixture.json", &ap);
     JsonArray *rg = json_object_get_array_member (aroot, "reference_generations");
     guint r;
 
@@ -422,8 +385,8 @@ test_generation (void)
         int n_prompt, n_want, step;
         ScError err = { 0 };
 
-        prompt = ids_of (json_object_get_array_member (ge, "prompt_ids"), &n_prompt);
-        want = ids_of (json_object_get_array_member (ge, "generated_ids"), &n_want);
+        prompt = sc_test_fixture_ids (json_object_get_array_member (ge, "prompt_ids"), &n_prompt);
+        want = sc_test_fixture_ids (json_object_get_array_member (ge, "generated_ids"), &n_want);
         g_array_append_vals (ids, prompt, (guint) n_prompt);
         for (step = 0; step < n_want; step++)
           {
@@ -529,9 +492,6 @@ main (int argc, char **argv)
   if (path == NULL)
     path = default_path = g_build_filename (g_getenv ("SC_TEST_SOURCE_DIR"), "data", "models",
                                             "SmolLM2-135M-Instruct.Q4_1.gguf", NULL);
-  refdir = g_strdup (g_getenv ("SC_TEST_REFERENCE_DIR"));
-  if (refdir == NULL)
-    g_error ("SC_TEST_REFERENCE_DIR is not set (run through meson test)");
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
       printf ("1..0 # SKIP the default model is not fetched (%s); run data/fetch-model.sh\n", path);
@@ -555,6 +515,5 @@ main (int argc, char **argv)
   sc_session_free (session);
   sc_backend_free (backend);
   sc_model_free (model);
-  g_free (refdir);
   return rc;
 }

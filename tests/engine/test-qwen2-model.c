@@ -31,6 +31,8 @@
 #include "engine/model/sc-model.h"
 #include "engine/text/sc-tokenizer.h"
 
+#include "sc-test-fixture.h"
+
 #define QWEN2_FILE "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf"
 
 /* Bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_K_M file, over the stored
@@ -56,46 +58,7 @@
 static ScModel *model;
 static ScBackend *backend;
 static ScSession *session;
-static char *refdir;
 static char *model_sha;
-
-static JsonObject *
-load_json (const char *name, JsonParser **parser_out)
-{
-  g_autofree char *path = g_build_filename (refdir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  JsonParser *p = json_parser_new ();
-
-  if (!json_parser_load_from_file (p, path, &error))
-    g_error ("%s: %s", path, error->message);
-  *parser_out = p;
-  return json_node_get_object (json_parser_get_root (p));
-}
-
-static GMappedFile *
-map_data (const char *name)
-{
-  g_autofree char *path = g_build_filename (refdir, name, NULL);
-  g_autoptr (GError) error = NULL;
-  GMappedFile *f = g_mapped_file_new (path, FALSE, &error);
-
-  if (f == NULL)
-    g_error ("%s: %s", path, error->message);
-  return f;
-}
-
-static int32_t *
-ids_of (JsonArray *a, int *n)
-{
-  int32_t *ids;
-  guint i;
-
-  *n = (int) json_array_get_length (a);
-  ids = g_new (int32_t, *n);
-  for (i = 0; i < (guint) *n; i++)
-    ids[i] = (int32_t) json_array_get_int_element (a, i);
-  return ids;
-}
 
 /* TRUE when @root was made from the model under test; else marks the test skipped. */
 static gboolean
@@ -306,7 +269,7 @@ static void
 check_attention_fixture (ScSession *s, guint max_prompts)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("attention-fixture-qwen2.json", &parser);
+  JsonObject *root = sc_test_fixture_json ("attention-fixture-qwen2.json", &parser);
   g_autoptr (GMappedFile) blob = NULL;
   const ScModelInfo *in = sc_model_info (model);
   const int V = (int) in->n_vocab;
@@ -321,7 +284,7 @@ check_attention_fixture (ScSession *s, guint max_prompts)
 
   if (!same_model (root))
     return;
-  blob = map_data ("attention-fixture-qwen2.f32");
+  blob = sc_test_fixture_map ("attention-fixture-qwen2.f32");
   data = g_mapped_file_get_contents (blob);
   data_len = g_mapped_file_get_length (blob);
   g_assert_cmpint (json_object_get_int_member (root, "total_bytes"), ==, (gint64) data_len);
@@ -345,7 +308,7 @@ check_attention_fixture (ScSession *s, guint max_prompts)
       gboolean all;
       int n;
 
-      ids = ids_of (json_object_get_array_member (pr, "ids"), &n);
+      ids = sc_test_fixture_ids (json_object_get_array_member (pr, "ids"), &n);
       c.R = (int) json_array_get_length (rows);
       row_pos = g_new (int, c.R);
       for (int r = 0; r < c.R; r++)
@@ -443,7 +406,7 @@ static void
 test_logits_vs_llamacpp (void)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = load_json ("logits-fixture-qwen2.json", &parser);
+  JsonObject *root = sc_test_fixture_json ("logits-fixture-qwen2.json", &parser);
   g_autoptr (GMappedFile) blob = NULL;
   JsonArray *prompts = json_object_get_array_member (root, "prompts");
   const int V = (int) sc_model_info (model)->n_vocab;
@@ -456,7 +419,7 @@ test_logits_vs_llamacpp (void)
 
   if (!same_model (root))
     return;
-  blob = map_data ("logits-fixture-qwen2.f32");
+  blob = sc_test_fixture_map ("logits-fixture-qwen2.f32");
   data = g_mapped_file_get_contents (blob);
   data_len = g_mapped_file_get_length (blob);
   g_assert_cmpint (json_object_get_int_member (root, "n_vocab"), ==, V);
@@ -480,7 +443,7 @@ test_logits_vs_llamacpp (void)
       double prompt_worst = 0.0;
       int n;
 
-      ids = ids_of (json_object_get_array_member (pr, "ids"), &n);
+      ids = sc_test_fixture_ids (json_object_get_array_member (pr, "ids"), &n);
       chat += json_object_get_boolean_member (pr, "parse_special");
       all = g_new (float, (size_t) n * V);
       if (sc_forward (session, ids, n, &opt, all, &err) != SC_OK)
@@ -553,8 +516,6 @@ main (int argc, char **argv)
   const char *env = g_getenv ("SACCADE_QWEN2_MODEL");
   const char *src = g_getenv ("SC_TEST_SOURCE_DIR");
   g_autofree char *path = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GMappedFile) map = NULL;
   ScError err = { 0 };
   int rc;
 
@@ -562,22 +523,13 @@ main (int argc, char **argv)
   path = env != NULL ? g_strdup (env)
                      : g_build_filename (src != NULL ? src : ".", "data", "models", QWEN2_FILE,
                                          NULL);
-  refdir = g_strdup (g_getenv ("SC_TEST_REFERENCE_DIR"));
-  if (refdir == NULL)
-    g_error ("SC_TEST_REFERENCE_DIR is not set (run through meson test)");
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
       printf ("1..0 # SKIP the Qwen2.5-Coder-0.5B-Instruct model is not present (%s); run "
               "data/fetch-model.sh qwen2.5-0.5b or set SACCADE_QWEN2_MODEL\n", path);
-      g_free (refdir);
       return 77;
     }
-  map = g_mapped_file_new (path, FALSE, &error);
-  g_assert_no_error (error);
-  model_sha = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
-                                           (const guchar *) g_mapped_file_get_contents (map),
-                                           g_mapped_file_get_length (map));
-  g_clear_pointer (&map, g_mapped_file_unref);
+  model_sha = sc_test_file_sha256 (path);
   if (sc_model_open (path, 2, &model, &err) != SC_OK)
     g_error ("%s: %s", path, err.message);
   backend = sc_backend_cpu_new (2, &err);
@@ -596,6 +548,5 @@ main (int argc, char **argv)
   sc_backend_free (backend);
   sc_model_free (model);
   g_free (model_sha);
-  g_free (refdir);
   return rc;
 }
