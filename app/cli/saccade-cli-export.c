@@ -39,6 +39,7 @@ typedef struct {
   SaccadeScale scale;
   const char *metric;            /* grid: "entropy", "sink" or NULL */
   int bands;                     /* grid: the layers wrapped into this many bands; 0: auto */
+  gboolean exclude_first;        /* rollout: without the first token (sc-rollout.h) */
   double threshold;              /* lines: the least weight drawn */
   int top_k;                     /* lines: links per query and head (0: all) */
   const int *heads;              /* lines: the heads drawn (--heads), or NULL */
@@ -88,7 +89,8 @@ figure_title (const ExportRequest *q, const ScStoreRunInfo *info)
     case SACCADE_EXPORT_PROFILE:
       return g_strdup_printf ("%s — %s by layer", text, q->metric);
     case SACCADE_EXPORT_ROLLOUT:
-      return g_strdup_printf ("%s — attention rollout", text);
+      return g_strdup_printf (q->exclude_first ? "%s — attention rollout, first token excluded"
+                                               : "%s — attention rollout", text);
     case SACCADE_EXPORT_LINES:
     default:
       if (q->heads != NULL)
@@ -205,6 +207,7 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
       .range = q->has_range ? &r->range : NULL,
       .lines_threshold = q->threshold, .lines_top_k = q->top_k, .lines_heads = q->heads,
       .lines_n_heads = q->n_heads, .options = &q->figure_options, .grid_bands = q->bands,
+      .exclude_first = q->exclude_first,
       /* The window's name of the metric ("Previous-token score"), from the shared table. */
       .metric_name = q->metric == NULL ? NULL
                      : saccade_metric_from_id (q->metric, &m) ? saccade_metric_name (m)
@@ -310,6 +313,8 @@ export_print (const ExportRequest *q, const ExportResult *r, gboolean json)
       saccade_json_int (b, "run", q->run);
       saccade_json_head (b, q->layer, q->head);
       saccade_json_int (b, "n_tokens", (gint64) r->n_tokens);
+      if (q->kind == SACCADE_EXPORT_ROLLOUT)
+        saccade_json_string (b, "first_token", q->exclude_first ? "excluded" : "kept");
       if (q->kind == SACCADE_EXPORT_LINES)
         {
           saccade_json_double (b, "threshold", q->threshold);
@@ -618,7 +623,7 @@ saccade_cmd_export (int argc, char **argv)
   g_autofree char *figure_opt = NULL, *colormap_opt = NULL, *scale_opt = NULL;
   g_autofree char *metric_opt = NULL, *range_opt = NULL, *heads_opt = NULL;
   g_autofree int *heads = NULL;
-  gboolean all = FALSE, compress = FALSE;
+  gboolean all = FALSE, compress = FALSE, exclude_first = FALSE;
   int layer = -1, head = -1, top_k = -1, bands = 0;
   double threshold = -1;
   g_auto (SaccadeCliFigure) figure = SACCADE_CLI_FIGURE_INIT;
@@ -664,6 +669,9 @@ saccade_cmd_export (int argc, char **argv)
       "K" },
     { "heads", 0, 0, G_OPTION_ARG_STRING, &heads_opt,
       "Lines figure: only these heads of the layer (default: all)", "H1,H2,..." },
+    { "exclude-first", 0, 0, G_OPTION_ARG_NONE, &exclude_first,
+      "Rollout figure: remove the first token (the attention sink) from every attention row "
+      "and renormalise before rolling out, as `saccade rollout --exclude-first`", NULL },
     SACCADE_CLI_FIGURE_OPTIONS (&figure),
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Report in JSON", NULL },
     G_OPTION_ENTRY_NULL
@@ -734,6 +742,12 @@ saccade_cmd_export (int argc, char **argv)
       return 2;
     }
   q.bands = bands;
+  if (exclude_first && !(q.figure && q.kind == SACCADE_EXPORT_ROLLOUT))
+    {
+      fprintf (stderr, "saccade: --exclude-first goes with --figure rollout\n");
+      return 2;
+    }
+  q.exclude_first = exclude_first;
   if (!saccade_cli_figure_check (&figure, q.figure, "--figure", &q.figure_options, &rc))
     return rc;
   if (q.has_range && q.figure && q.kind == SACCADE_EXPORT_PROFILE)

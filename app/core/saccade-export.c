@@ -553,8 +553,9 @@ export_profile (SaccadeExportSource *src, const SaccadeExportFigure *fig, const 
 }
 
 double *
-saccade_export_rollout (SaccadeExportSource *src, GError **error)
+saccade_export_rollout (SaccadeExportSource *src, gboolean exclude_first, GError **error)
 {
+  const ScRolloutOptions opt = { .exclude_first = exclude_first != FALSE };
   g_autofree float *owned = NULL;
   g_autofree const float **layers = NULL;
   g_autofree double *out = NULL;
@@ -575,7 +576,8 @@ saccade_export_rollout (SaccadeExportSource *src, GError **error)
       g_set_error (error, SACCADE_ERROR, SC_ERR_NOMEM, "out of memory for the rollout");
       return NULL;
     }
-  if (sc_attention_rollout (layers, src->n_layers, src->n_heads, src->n, out, &err) != SC_OK)
+  if (sc_attention_rollout_with (layers, src->n_layers, src->n_heads, src->n, &opt, out, &err)
+      != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
       return NULL;
@@ -587,7 +589,7 @@ static gboolean
 export_rollout (SaccadeExportSource *src, const SaccadeExportFigure *fig,
                 const SaccadeExportRange *r, const char *path, GError **error)
 {
-  g_autofree double *all = saccade_export_rollout (src, error);
+  g_autofree double *all = saccade_export_rollout (src, fig->exclude_first, error);
   g_autofree float *cells = NULL;
   const int nq = r->q1 - r->q0, nk = r->k1 - r->k0;
 

@@ -125,6 +125,9 @@ typedef struct {
   int lines_n_heads;
   int grid_bands;            /* grid: the layers wrapped into this many bands, 1 .. the
                               * run's layers; 0: as many as give the biggest heads */
+  gboolean exclude_first;    /* rollout: key 0 (the first token, the usual attention sink)
+                              * removed from every attention row and the rows renormalised
+                              * before rolling out (sc-rollout.h); the title should say so */
   const SaccadeFigureExportOptions *options; /* size, font, title, labels; NULL: natural */
 } SaccadeExportFigure;
 
@@ -166,8 +169,10 @@ GBytes *saccade_export_metrics_csv (SaccadeExportSource *src, GError **error);
 GBytes *saccade_export_layer_csv (SaccadeExportSource *src, int layer, GError **error);
 
 /* The rollout of the run ((n, n), caller frees), computed from every head
- * (sc_attention_rollout). NULL with @error set (SACCADE_ERROR: the engine's message). */
-double *saccade_export_rollout (SaccadeExportSource *src, GError **error);
+ * (sc_attention_rollout_with; @exclude_first: without the first token, ScRolloutOptions).
+ * NULL with @error set (SACCADE_ERROR: the engine's message). */
+double *saccade_export_rollout (SaccadeExportSource *src, gboolean exclude_first,
+                                GError **error);
 
 /* The (n, n) matrix @values (items in their own order) as CSV in @order (NULL: as given),
  * each row and column named by @labels. */

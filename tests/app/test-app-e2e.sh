@@ -186,6 +186,17 @@ export-figure $out/rollout-export.png
 page-action page.bars flow
 screenshot $out/rollout-flow.png
 export-csv $out/flow.csv
+# ... and without the first token (the attention sink): rolled out and flowed again, said so
+page-action page.first-token excluded
+expect-view-title first token excluded
+screenshot $out/rollout-excluded.png
+export-csv $out/flow-excluded.csv
+page-action page.bars rollout
+export-csv $out/rollout-excluded.csv
+export-figure $out/rollout-excluded-export.png
+page-action page.first-token kept
+expect-view-title Attention rollout
+export-csv $out/rollout-kept.csv
 # Delete a run, after confirming.
 delete 1
 screenshot-dialog $out/delete-dialog.png
@@ -222,6 +233,47 @@ check_png "$out/lines-range-export.png" 300 200 8
 check_png "$out/profile-export.png" 300 200 20
 check_png "$out/matrix-export.png" 300 200 20
 check_png "$out/rollout-export.png" 300 200 20
+check_png "$out/rollout-excluded.png" 800 600 50
+check_png "$out/rollout-excluded-export.png" 300 200 20
+# The window's rollout without the first token is the command line's, number for number;
+# nothing reaches the last token from token 0 then, and switching back restores the rollout.
+"$saccade" rollout 3 --db "$db" --exclude-first --json > "$out/rollout-excluded.json" \
+  || fail "saccade rollout 3 --exclude-first failed"
+"$saccade" rollout 3 --db "$db" --json > "$out/rollout-kept.json" \
+  || fail "saccade rollout 3 failed"
+"$saccade" export 3 --db "$db" --figure rollout --exclude-first -o "$out/rollout-cli.png" \
+  --json > "$out/rollout-cli.json" || fail "saccade export --figure rollout --exclude-first failed"
+"$saccade" export 3 --db "$db" --exclude-first -l 0 -H 0 -o "$out/head.csv" \
+  > "$out/exclude-no-figure.txt" 2>&1
+expect_fail export-exclude-without-rollout "$out/exclude-no-figure.txt" \
+  "exclude-first goes with --figure rollout" $?
+python - "$out" <<'PY' || fail "the window's rollout CSVs against saccade rollout --json"
+import csv, json, sys
+out = sys.argv[1]
+def column(name, header):
+    with open(f"{out}/{name}", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["pos", "token", header], rows[0]
+    return [float(r[2]) for r in rows[1:]]
+ex = json.load(open(f"{out}/rollout-excluded.json"))
+kept = json.load(open(f"{out}/rollout-kept.json"))
+assert ex["first_token"] == "excluded" and kept["first_token"] == "kept"
+win_ex = column("rollout-excluded.csv", "rollout_first_excluded")
+win_kept = column("rollout-kept.csv", "rollout")
+flow_ex = column("flow-excluded.csv", "flow_first_excluded")
+assert len(win_ex) == len(ex["rollout_target"]) > 2
+for a, b in zip(win_ex, ex["rollout_target"]):
+    assert abs(a - b) <= 1e-6 * max(1.0, abs(b)), (a, b)
+for a, b in zip(win_kept, kept["rollout_target"]):
+    assert abs(a - b) <= 1e-6 * max(1.0, abs(b)), (a, b)
+assert win_ex[0] == 0.0 and flow_ex[0] == 0.0, (win_ex[0], flow_ex[0])
+assert kept["rollout_target"][0] > 0.0
+assert abs(sum(win_ex) - 1.0) < 1e-6, sum(win_ex)
+assert max(abs(a - b) for a, b in zip(win_ex, win_kept)) > 1e-3
+cli = json.load(open(f"{out}/rollout-cli.json"))
+assert cli["figure"] == "rollout" and cli["first_token"] == "excluded", cli
+PY
+check_png "$out/rollout-cli.png" 300 200 20
 check_magic "$out/compare-diff.svg" "<svg"
 check_magic "$out/matrix-export.pdf" "%PDF-"
 head -1 "$out/model-all.csv" 2>/dev/null | grep -q ',last_top_token,last_top_weight' \

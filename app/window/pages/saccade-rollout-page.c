@@ -9,7 +9,14 @@
  * (SACCADE_EXPORT_ROLLOUT, the same as `saccade export --figure rollout`), the bars' values
  * as CSV.
  *
- * Its own action: page.bars (s: "rollout", "flow").
+ * "Without the first token" rolls out (and flows) the attention with key 0 removed from
+ * every row and the rows renormalised (ScRolloutOptions.exclude_first, as `saccade rollout
+ * --exclude-first`): rolled out through every layer, the raw weights pile their mass on the
+ * first token, the attention sink. The title, the bars' caption and the CSV's column say
+ * which attention went in.
+ *
+ * Its own actions: page.bars (s: "rollout", "flow"), page.first-token (s: "kept",
+ * "excluded").
  */
 #define G_LOG_DOMAIN "saccade-page"
 
@@ -26,6 +33,7 @@
 
 typedef struct {
   int n;
+  gboolean exclude_first;     /* computed without the first token */
   double *rollout;            /* (n, n) */
   double *flow;               /* (n), or NULL */
   char *flow_error;           /* why there is no flow, or NULL */
@@ -48,6 +56,7 @@ struct _SaccadeRolloutPage
 
   /* Template widgets */
   GtkDropDown *bars_dropdown;
+  GtkCheckButton *first_check;
   GtkLabel *status_label;
   GtkSpinner *spinner;
   SaccadeHeatmapView *map_view;
@@ -65,11 +74,21 @@ want_flow (SaccadeRolloutPage *self)
   return gtk_drop_down_get_selected (self->bars_dropdown) == 1;
 }
 
+static gboolean
+exclude_first (SaccadeRolloutPage *self)
+{
+  return gtk_check_button_get_active (self->first_check);
+}
+
 static void
 worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   SaccadeRun *run = task_data;
   gboolean flow = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (task), "saccade-flow"));
+  const ScRolloutOptions opt = {
+    .exclude_first = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (task),
+                                                         "saccade-exclude-first")) != 0,
+  };
   RolloutResult *r = g_new0 (RolloutResult, 1);
   g_autofree const float **layers = g_new (const float *, run->n_layers);
   ScError err = { 0 };
@@ -78,9 +97,10 @@ worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancella
   for (int l = 0; l < run->n_layers; l++)
     layers[l] = saccade_run_layer (run, l);
   r->n = run->n;
+  r->exclude_first = opt.exclude_first;
   r->rollout = g_new (double, (gsize) run->n * run->n);
-  if (sc_attention_rollout (layers, run->n_layers, run->n_heads, run->n, r->rollout, &err)
-      != SC_OK)
+  if (sc_attention_rollout_with (layers, run->n_layers, run->n_heads, run->n, &opt, r->rollout,
+                                 &err) != SC_OK)
     {
       saccade_set_error_from_sc (&error, &err);
       rollout_result_free (r);
@@ -90,8 +110,8 @@ worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancella
   if (flow && !g_cancellable_is_cancelled (cancellable))
     {
       r->flow = g_new (double, run->n);
-      if (sc_attention_flow (layers, run->n_layers, run->n_heads, run->n, run->n - 1, r->flow,
-                             &err) != SC_OK)
+      if (sc_attention_flow_with (layers, run->n_layers, run->n_heads, run->n, &opt,
+                                  run->n - 1, r->flow, &err) != SC_OK)
         {
           g_clear_pointer (&r->flow, g_free);
           r->flow_error = g_strdup (err.message);
@@ -128,10 +148,16 @@ show_result (SaccadeRolloutPage *self)
   saccade_heatmap_view_set_title (self->map_view, title);
   if (want_flow (self) && r->flow != NULL)
     saccade_bars_view_set_data (self->bars_view, r->n, r->flow,
-                                (const char *const *) run->labels, _("Flow"));
+                                (const char *const *) run->labels,
+                                r->exclude_first
+                                  /* Translators: the bars' caption without the first token
+                                   * (the sink); short: it stands on a short axis. */
+                                  ? _("Flow (no token 0)") : _("Flow"));
   else
     saccade_bars_view_set_data (self->bars_view, r->n, r->rollout + (gsize) (r->n - 1) * r->n,
-                                (const char *const *) run->labels, _("Rollout"));
+                                (const char *const *) run->labels,
+                                r->exclude_first ? _("Rollout (no token 0)")
+                                                 : _("Rollout"));
   gtk_label_set_text (self->status_label,
                       want_flow (self) && r->flow_error != NULL ? r->flow_error : "");
 }
@@ -184,6 +210,8 @@ start_job (SaccadeRolloutPage *self)
   task = g_task_new (self, self->job, job_done, NULL);
   g_task_set_task_data (task, saccade_run_ref (run), (GDestroyNotify) saccade_run_unref);
   g_object_set_data (G_OBJECT (task), "saccade-flow", GINT_TO_POINTER (want_flow (self)));
+  g_object_set_data (G_OBJECT (task), "saccade-exclude-first",
+                     GINT_TO_POINTER (exclude_first (self)));
   gtk_spinner_start (self->spinner);
   gtk_label_set_text (self->status_label, want_flow (self) ? _("Computing rollout and flow…")
                                                            : _("Computing the rollout…"));
@@ -210,11 +238,25 @@ bars_selected (SaccadeRolloutPage *self)
     show_result (self);
 }
 
+static void
+first_toggled (SaccadeRolloutPage *self)
+{
+  /* the shown result was computed with the other attention: it goes, its title with it */
+  g_clear_pointer (&self->result, rollout_result_free);
+  show_result (self);
+  start_job (self);
+}
+
 static char *
 saccade_rollout_page_dup_figure_title (SaccadePage *page)
 {
-  /* Translators: the rollout map's title begins so. */
-  return saccade_page_dup_run_title (page, _("Attention rollout"));
+  return saccade_page_dup_run_title (page, exclude_first (SACCADE_ROLLOUT_PAGE (page))
+                                             /* Translators: the rollout map's title begins
+                                              * so when the sink is left out. */
+                                             ? _("Attention rollout, first token excluded")
+                                             /* Translators: the rollout map's title begins
+                                              * so. */
+                                             : _("Attention rollout"));
 }
 
 static gboolean
@@ -227,7 +269,7 @@ saccade_rollout_page_export_figure (SaccadePage *page, const char *path, GError 
     return FALSE;
   return saccade_export_figure (src, &(SaccadeExportFigure) {
     .kind = SACCADE_EXPORT_ROLLOUT, .title = title, .colormap = SACCADE_COLORMAP_MAGMA,
-    .scale = SACCADE_SCALE_LINEAR,
+    .scale = SACCADE_SCALE_LINEAR, .exclude_first = exclude_first (SACCADE_ROLLOUT_PAGE (page)),
   }, path, error);
 }
 
@@ -250,7 +292,9 @@ saccade_rollout_page_export_csv (SaccadePage *page, const char *path, GError **e
   if ((src = saccade_export_source_new_for_run (run, error)) == NULL)
     return FALSE;
   data = saccade_export_values_csv (src, flow ? r->flow : r->rollout + (gsize) (r->n - 1) * r->n,
-                                    flow ? "flow" : "rollout");
+                                    flow ? (r->exclude_first ? "flow_first_excluded" : "flow")
+                                         : (r->exclude_first ? "rollout_first_excluded"
+                                                             : "rollout"));
   return saccade_export_write (data, path, error);
 }
 
@@ -267,6 +311,15 @@ bars_action (GtkWidget *widget, const char *name, GVariant *param)
 
   gtk_drop_down_set_selected (self->bars_dropdown,
                               g_str_equal (g_variant_get_string (param, NULL), "flow") ? 1 : 0);
+}
+
+static void
+first_token_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeRolloutPage *self = SACCADE_ROLLOUT_PAGE (widget);
+
+  gtk_check_button_set_active (self->first_check,
+                               g_str_equal (g_variant_get_string (param, NULL), "excluded"));
 }
 
 static void
@@ -293,6 +346,7 @@ saccade_rollout_page_class_init (SaccadeRolloutPageClass *klass)
   page_class->export_csv = saccade_rollout_page_export_csv;
   page_class->is_busy = saccade_rollout_page_is_busy;
   gtk_widget_class_install_action (widget_class, "page.bars", "s", bars_action);
+  gtk_widget_class_install_action (widget_class, "page.first-token", "s", first_token_action);
 
   g_type_ensure (SACCADE_TYPE_HEATMAP_VIEW);
   g_type_ensure (SACCADE_TYPE_BARS_VIEW);
@@ -300,6 +354,7 @@ saccade_rollout_page_class_init (SaccadeRolloutPageClass *klass)
     widget_class, "/io/github/saccade/Saccade/pages/saccade-rollout-page.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, SaccadeRolloutPage, name)
   CHILD (bars_dropdown);
+  CHILD (first_check);
   CHILD (status_label);
   CHILD (spinner);
   CHILD (map_view);
@@ -316,4 +371,5 @@ saccade_rollout_page_init (SaccadeRolloutPage *self)
   saccade_bars_view_set_colormap (self->bars_view, SACCADE_COLORMAP_MAGMA);
   g_signal_connect_swapped (self->bars_dropdown, "notify::selected", G_CALLBACK (bars_selected),
                             self);
+  g_signal_connect_swapped (self->first_check, "toggled", G_CALLBACK (first_toggled), self);
 }
