@@ -60,5 +60,10 @@ gboolean window_driver_dialog_command (SaccadeTestDriver *d, GtkWindow *dialog, 
                                        const char *a1, const char *a2, const char *rest);
 gboolean window_driver_ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
                                          const char *rest);
+/* window-driver-pages.c: the prompt-set window's commands, and whether its study runs (the
+ * script waits for it as for the window). */
+gboolean window_driver_faith_file_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
+                                           const char *a2, const char *rest);
+gboolean window_driver_faith_file_busy (void);
 
 G_END_DECLS

@@ -657,6 +657,13 @@ saccade_ablation_page_dispose (GObject *object)
     if (self->views[k] != NULL)
       drop_result (self, (SaccadeAblationKind) k);
   memset (self->views, 0, sizeof self->views);
+  if (self->faith_file != NULL)
+    {
+      GtkWindow *w = self->faith_file;
+      g_object_remove_weak_pointer (G_OBJECT (w), (gpointer *) &self->faith_file);
+      self->faith_file = NULL;
+      gtk_window_destroy (w);
+    }
   g_clear_object (&self->jobs);
   g_clear_object (&self->stored_names);
   g_clear_pointer (&self->corrupted_ids, g_array_unref);
