@@ -10,7 +10,8 @@
 #    sentences computed and stored. The table, the note and the reading are printed, the
 #    window screenshotted, the table exported as CSV and the distributions as PNG and SVG.
 #    Run again: all five read back. "Without the first token": read back again (both sets
-#    are stored), the table printed.
+#    are stored), the table printed. Dropping instead of masking (another study, another
+#    database) is cancelled at its first progress: no sentence study is left there.
 # 2. The command line over the same file with the window's database (the path the window
 #    printed) reads every sentence back ("5 read back"), its --table-csv is the window's
 #    CSV byte for byte, and its --json's Table 2 is the window's table number for number
@@ -23,7 +24,7 @@ saccade=$1
 check_image=$2
 out=$3
 
-need_tools xvfb-run
+need_tools xvfb-run sqlite3
 need_model
 need_python_modules json
 
@@ -74,6 +75,9 @@ faith-file run
 expect-faith-file 5 sentences · 5 read back
 print-faith-file
 screenshot-dialog $out/faith-file-nf.png SaccadeFaithFileWindow
+faith-file kind drop
+faith-file-run-then-cancel
+expect-faith-file Cancelled
 quit
 SCRIPT
 bus=""
@@ -89,10 +93,17 @@ check_png "$out/faith-file-nf.png"
 check_png "$out/window-dist.png"
 head -c 8 "$out/window-dist.png" | grep -q PNG || fail "window-dist.png is not a PNG"
 grep -q "<svg" "$out/window-dist.svg" || fail "window-dist.svg is not an SVG"
+# the masking study's database, as the window named it; dropping is another study, another
+# database, cancelled in its first sentence: nothing of it stored but its manifest
+store=$(sed -n 's/^test-driver: faith-file-set: .* · stored in //p' "$out/window.log" | head -1)
+[ -f "$store" ] || fail "the window does not say where it stored: '$store'"
 set -- "$out"/prompt-sets/*.sqlite
-[ $# -eq 1 ] && [ -f "$1" ] || fail "the window should store the prompt set in one database under $out/prompt-sets: $*"
-store=$1
-grep -qF "stored in $store" "$out/window.log" || fail "the window does not say where it stored ($store)"
+[ $# -eq 2 ] || fail "two studies (mask, drop) should have two databases in $out/prompt-sets: $*"
+for f in "$@"; do
+  [ "$f" = "$store" ] && continue
+  n=$(sqlite3 "$f" "SELECT count(*) FROM studies WHERE kind = 'faithfulness'")
+  [ "$n" = 0 ] || fail "the cancelled study left $n sentence studies in $f"
+done
 
 # --- 2. The command line reads the window's studies back, with the same numbers ----------
 cli() { "$saccade" faithfulness --file "$prompts" --db "$store" -m "$model" --mixing "$@" 2>&1; }

@@ -332,7 +332,23 @@ print_table (GtkWidget *w)
     }
 }
 
-/* faith-file-open, faith-file ACTION [VALUE], expect-faith-file TEXT, print-faith-file. */
+void
+window_driver_faith_file_cancel_on_progress (SaccadeTestDriver *d)
+{
+  SaccadeFaithFileWindow *w = faith_file_window ();
+  GtkWidget *bar = w != NULL ? named_under (GTK_WIDGET (w), "faith-file-progress") : NULL;
+  double fraction = bar != NULL ? gtk_progress_bar_get_fraction (GTK_PROGRESS_BAR (bar)) : 0;
+
+  if (fraction > 0 && saccade_faith_file_window_is_busy (w))
+    {
+      d->cancel_faith_file = FALSE;
+      g_print ("test-driver: cancelling the prompt-set study at %.0f %%\n", 100 * fraction);
+      gtk_widget_activate_action (GTK_WIDGET (w), "faith-file.cancel", NULL);
+    }
+}
+
+/* faith-file-open, faith-file ACTION [VALUE], faith-file-run-then-cancel,
+ * expect-faith-file TEXT, print-faith-file. */
 gboolean
 window_driver_faith_file_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
                                   const char *a2, const char *rest)
@@ -361,6 +377,14 @@ window_driver_faith_file_command (SaccadeTestDriver *d, const char *cmd, const c
       if (g_str_equal (a1, "run") && !saccade_faith_file_window_is_busy (w))
         return window_driver_fail (d, "faith-file run: the study did not start (%s)",
                                    label_text (GTK_WIDGET (w), "faith-file-status"));
+    }
+  else if (g_str_equal (cmd, "faith-file-run-then-cancel"))
+    {
+      if (!gtk_widget_activate_action (GTK_WIDGET (w), "faith-file.run", NULL)
+          || !saccade_faith_file_window_is_busy (w))
+        return window_driver_fail (d, "%s: the study did not start (%s)", cmd,
+                                   label_text (GTK_WIDGET (w), "faith-file-status"));
+      d->cancel_faith_file = TRUE;
     }
   else if (g_str_equal (cmd, "expect-faith-file"))
     {

@@ -112,6 +112,7 @@
  *                            run — the script then waits for the study —, cancel,
  *                            export-csv, export-figure; metric ID, kind mask|drop, mixing
  *                            yes|no, exclude-first yes|no)
+ *   faith-file-run-then-cancel  press its Run, then Cancel once it reports progress
  *   expect-faith-file TEXT   the prompt-set window's status line contains TEXT
  *   print-faith-file         print its set line, its table (a line a row, cells between
  *                            " | "), its note and its reading
@@ -1071,6 +1072,8 @@ tick (gpointer data)
       d->cancel_on_progress = FALSE;
       gtk_widget_activate_action (GTK_WIDGET (d->window), "win.cancel", NULL);
     }
+  if (d->cancel_faith_file)
+    window_driver_faith_file_cancel_on_progress (d);
   if (d->cancel_ablation)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "ablation");

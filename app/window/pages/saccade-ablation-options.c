@@ -347,13 +347,23 @@ stored_chosen (SaccadeAblationPage *self)
     }
 }
 
+void
+ablation_faith_file_follow (SaccadeAblationPage *self)
+{
+  SaccadePage *page = SACCADE_PAGE (self);
+
+  if (self->faith_file != NULL)
+    saccade_faith_file_window_set_model (SACCADE_FAITH_FILE_WINDOW (self->faith_file),
+                                         saccade_page_get_model (page),
+                                         saccade_page_get_db_path (page));
+}
+
 /* page.faith-file: the prompt-set window over the page's window, on the loaded model and
  * the open database (one window, presented again). */
 static void
 faith_file_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
-  SaccadePage *page = SACCADE_PAGE (self);
   GtkRoot *root = gtk_widget_get_root (widget);
 
   if (self->faith_file == NULL)
@@ -362,9 +372,7 @@ faith_file_action (GtkWidget *widget, const char *name, GVariant *param)
         GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL));
       g_object_add_weak_pointer (G_OBJECT (self->faith_file), (gpointer *) &self->faith_file);
     }
-  saccade_faith_file_window_set_model (SACCADE_FAITH_FILE_WINDOW (self->faith_file),
-                                       saccade_page_get_model (page),
-                                       saccade_page_get_db_path (page));
+  ablation_faith_file_follow (self);
   gtk_window_present (self->faith_file);
 }
 

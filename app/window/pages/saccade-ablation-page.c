@@ -577,6 +577,7 @@ saccade_ablation_page_set_run (SaccadePage *page, SaccadeRun *run)
 {
   ablation_fill_corrupted (SACCADE_ABLATION_PAGE (page));
   restart (SACCADE_ABLATION_PAGE (page));
+  ablation_faith_file_follow (SACCADE_ABLATION_PAGE (page)); /* another database, maybe */
 }
 
 static void
@@ -584,6 +585,7 @@ saccade_ablation_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   restart (SACCADE_ABLATION_PAGE (page));
   ablation_update_runs_label (SACCADE_ABLATION_PAGE (page));
+  ablation_faith_file_follow (SACCADE_ABLATION_PAGE (page));
 }
 
 static char *

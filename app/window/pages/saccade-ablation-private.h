@@ -124,6 +124,8 @@ void ablation_current_params (SaccadeAblationPage *self, int target, SaccadeAbla
 /* The loaded model when the run shown is its own, else NULL: another model's vocabulary
  * cannot be read with the loaded tokenizer (tokens are then named by their ids). */
 SaccadeLoadedModel *ablation_own_model (SaccadeAblationPage *self);
+/* The prompt-set window, when open, follows the loaded model and the open database. */
+void ablation_faith_file_follow (SaccadeAblationPage *self);
 /* Installs page.study, page.metric, page.target, page.faith-file (the prompt-set window,
  * saccade-faith-file-window.h) and the options' actions. */
 void ablation_options_class_init (GtkWidgetClass *widget_class);

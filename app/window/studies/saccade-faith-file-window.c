@@ -729,6 +729,7 @@ saccade_faith_file_window_init (SaccadeFaithFileWindow *self)
   gtk_widget_set_hexpand (GTK_WIDGET (self->status_label), TRUE);
   gtk_box_append (GTK_BOX (status_row), GTK_WIDGET (self->status_label));
   self->progress_bar = GTK_PROGRESS_BAR (gtk_progress_bar_new ());
+  gtk_widget_set_name (GTK_WIDGET (self->progress_bar), "faith-file-progress");
   gtk_widget_set_valign (GTK_WIDGET (self->progress_bar), GTK_ALIGN_CENTER);
   gtk_widget_set_size_request (GTK_WIDGET (self->progress_bar), 160, -1);
   gtk_box_append (GTK_BOX (status_row), GTK_WIDGET (self->progress_bar));
