@@ -16,6 +16,9 @@
 #    printed) reads every sentence back ("5 read back"), its --table-csv is the window's
 #    CSV byte for byte, and its --json's Table 2 is the window's table number for number
 #    (at the window's rounding), in both token sets; its readings are the window's.
+# 3. The other way: the command line runs the cancelled dropping study whole in the
+#    window's database for it, and the window, started again with those options, reads
+#    all five sentences back.
 #
 # Usage: test-app-faith-file.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -80,13 +83,16 @@ faith-file-run-then-cancel
 expect-faith-file Cancelled
 quit
 SCRIPT
-bus=""
-command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
-SACCADE_TEST_SCRIPT="$out/window.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
-  $bus "${SACCADE_WINDOW_TEST:?}" --db "$db" --model "$model" > "$out/window.log" 2>&1
-rc=$?
-sed 's/^/  | /' "$out/window.log"
-[ "$rc" -eq 0 ] || fail "the window script exited with $rc"
+run_window() { # NAME: plays $out/NAME.script, its log in $out/NAME.log
+  bus=""
+  command -v dbus-run-session >/dev/null 2>&1 && bus="dbus-run-session --"
+  SACCADE_TEST_SCRIPT="$out/$1.script" xvfb-run -a -s "-screen 0 1400x1000x24" \
+    $bus "${SACCADE_WINDOW_TEST:?}" --db "$db" --model "$model" > "$out/$1.log" 2>&1
+  rc=$?
+  sed 's/^/  | /' "$out/$1.log"
+  [ "$rc" -eq 0 ] || fail "the $1 script exited with $rc"
+}
+run_window window
 
 check_png "$out/faith-file.png"
 check_png "$out/faith-file-nf.png"
@@ -99,8 +105,10 @@ store=$(sed -n 's/^test-driver: faith-file-set: .* · stored in //p' "$out/windo
 [ -f "$store" ] || fail "the window does not say where it stored: '$store'"
 set -- "$out"/prompt-sets/*.sqlite
 [ $# -eq 2 ] || fail "two studies (mask, drop) should have two databases in $out/prompt-sets: $*"
+dropped=""
 for f in "$@"; do
   [ "$f" = "$store" ] && continue
+  dropped=$f
   n=$(sqlite3 "$f" "SELECT count(*) FROM studies WHERE kind = 'faithfulness'")
   [ "$n" = 0 ] || fail "the cancelled study left $n sentence studies in $f"
 done
@@ -194,6 +202,29 @@ print("python: ok, %d cells (%d rows with τ intervals) and the readings of both
 PY
 cat "$out/py.log"
 grep -q "python: ok" "$out/py.log" || fail "the window's table is not the command line's"
+
+# --- 3. And the window reads back what the command line stored -------------------------
+# The cancelled dropping study, run whole by the command line in the window's database for
+# it; the window, started again, then computes nothing.
+"$saccade" faithfulness --file "$prompts" --db "$dropped" -m "$model" --mixing --kind drop \
+  > "$out/cli-drop.txt" 2>&1 || fail "faithfulness --kind drop: $(tail -3 "$out/cli-drop.txt")"
+grep -q "5 sentences of the file (0 read back from" "$out/cli-drop.txt" \
+  || fail "the command line should compute the five dropped sentences: $(head -3 "$out/cli-drop.txt")"
+cat > "$out/again.script" <<SCRIPT
+page ablation
+faith-file-open
+faith-file choose
+open-file $prompts
+faith-file mixing yes
+faith-file kind drop
+faith-file run
+expect-faith-file 5 sentences · 5 read back
+print-faith-file
+quit
+SCRIPT
+run_window again
+grep -qF "0 computed now · stored in $dropped" "$out/again.log" \
+  || fail "the window did not read the command line's studies back from $dropped"
 
 if [ $fails -ne 0 ]; then
   echo "$fails failure(s)"
