@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "app/cli/saccade-cli-store.h"
+#include "app/core/saccade-faith-table.h"
 #include "app/core/saccade-faithfulness.h"
 #include "app/core/saccade-json.h"
 
@@ -197,43 +198,20 @@ saccade_cli_faith_json_summary_stats (JsonBuilder *b, const ScFaithSummary *m)
   saccade_json_int (b, "n_defined_other_set", m->n_defined_other);
 }
 
-/* Row @k of a file's tables: the sources (0 .. SC_FAITH_N_SOURCES − 1), then the best head,
- * then the median head; its label into @name. NULL for a row left out: a gradient source
- * not asked for, or a head the summary has none of. */
-static const ScFaithSummary *
-file_row (const ScFaithFileSummary *s, int k, char *name, size_t size)
-{
-  int h;
-
-  if (k < SC_FAITH_N_SOURCES)
-    {
-      if (k >= SC_FAITH_FIRST_GRADIENT_SOURCE && s->source[k].n_defined == 0)
-        return NULL; /* gradients not asked */
-      g_snprintf (name, size, "%s", saccade_faith_source_name (k));
-      return &s->source[k];
-    }
-  h = k == SC_FAITH_N_SOURCES ? s->best_head : s->median_head;
-  if (h < 0)
-    return NULL;
-  g_snprintf (name, size, "%s head L%d.H%d", k == SC_FAITH_N_SOURCES ? "best" : "median",
-              h / s->n_heads, h % s->n_heads);
-  return &s->heads[h];
-}
-
-/* Rows 0 .. @n_rows − 1 of file_row's that are not left out, each "  " then @print's. */
+/* Rows 0 .. @n_rows − 1 of the file's table (saccade_faith_table_row: the sources, the
+ * best head, the median head) that are not left out, each "  " then @print's. */
 static void
 print_file_rows (const ScFaithFileSummary *s, int n_rows,
                  void (*print) (const char *name, const ScFaithSummary *m))
 {
   for (int k = 0; k < n_rows; k++)
     {
-      char name[48];
-      const ScFaithSummary *m = file_row (s, k, name, sizeof name);
+      SaccadeFaithTableRow row;
 
-      if (m == NULL)
+      if (!saccade_faith_table_row (s, k, &row))
         continue;
       printf ("  ");
-      print (name, m);
+      print (row.name, row.m);
     }
 }
 
@@ -267,12 +245,14 @@ saccade_cli_faith_print_file_stats (const ScFaithFileSummary *s)
             "account for that choice)\n", s->m_heads);
   printf ("\nreading:\n");
   for (int k = 0; k < SC_FAITH_N_SOURCES; k++)
-    if (k < SC_FAITH_FIRST_GRADIENT_SOURCE || s->source[k].n_defined > 0)
-      {
-        sc_faith_summary_reading (s, &s->source[k], sc_faith_source_title (k), buf,
-                                  sizeof buf);
-        printf ("  - %s\n", buf);
-      }
+    {
+      SaccadeFaithTableRow row;
+
+      if (!saccade_faith_table_row (s, k, &row))
+        continue;
+      saccade_faith_table_reading (s, &row, buf, sizeof buf);
+      printf ("  - %s\n", buf);
+    }
 }
 
 void

@@ -18,13 +18,14 @@
 #include "app/cli/saccade-cli-store.h"
 #include "app/core/saccade-dataset.h"
 #include "app/core/saccade-export.h"
+#include "app/core/saccade-faith-table.h"
 #include "app/core/saccade-faithfulness.h"
 #include "engine/study/sc-attribution.h"
 #include "ui/figures/saccade-figure.h"
 
 typedef struct {
   SaccadeCliCommon common;
-  char *db, *file, *csv, *out_path, *heads_path, *metric, *kind, *shard, *report;
+  char *db, *file, *csv, *table_csv, *out_path, *heads_path, *metric, *kind, *shard, *report;
   int top_k, ig_steps, n_boot, seed;
   SaccadeCliTarget target;              /* --target, --contrast */
   gboolean recompute, head_sweep, gradients, exclude_first, mixing;
@@ -461,34 +462,34 @@ static gboolean
 resummarize (SaccadeFaithFile *f, const FaithOptions *o, GError **error)
 {
   const ScFaithStatsParams sp = { o->n_boot, (uint32_t) o->seed };
-  ScFaithFileSummary *s = NULL;
-  ScError err = { 0 };
 
-  for (guint i = 0; i < f->sentences->len; i++)
-    f->results[i]->exclude_first = o->exclude_first;
-  if (sc_faith_summarize_with ((const ScFaithResult *const *) f->results,
-                               (int) f->sentences->len, &sp, &s, &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return FALSE;
-    }
-  sc_faith_file_summary_free (f->summary);
-  f->summary = s;
-  return TRUE;
+  return saccade_faith_file_summarize (f, o->exclude_first, &sp, error);
 }
 
-/* --csv of --file and --report: the Table-2 rows, then the per-sentence rows. Returns the
- * exit status (1 when the file cannot be written, said on stderr). */
+/* --csv of --file and --report: the Table-2 rows, then the per-sentence rows; --table-csv:
+ * the table with its intervals and readings (saccade-faith-table.h), the window's export.
+ * Returns the exit status (1 when a file cannot be written, said on stderr). */
 static int
 write_file_csv (const SaccadeFaithFile *f, const FaithOptions *o)
 {
-  g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
   g_autoptr (GError) error = NULL;
 
-  if (!saccade_export_write (csv, o->csv, &error))
-    return saccade_cli_fail (g_steal_pointer (&error));
-  if (!o->common.json)
-    printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
+  if (o->csv != NULL)
+    {
+      g_autoptr (GBytes) csv = saccade_faithfulness_file_csv (f);
+      if (!saccade_export_write (csv, o->csv, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+      if (!o->common.json)
+        printf ("wrote the Table-2 rows and the per-sentence rows to %s\n", o->csv);
+    }
+  if (o->table_csv != NULL)
+    {
+      g_autoptr (GBytes) csv = saccade_faith_table_csv (f);
+      if (!saccade_export_write (csv, o->table_csv, &error))
+        return saccade_cli_fail (g_steal_pointer (&error));
+      if (!o->common.json)
+        printf ("wrote the table with its intervals and readings to %s\n", o->table_csv);
+    }
   return 0;
 }
 
@@ -557,7 +558,7 @@ file_mode (ScModel *model, const FaithOptions *o, const ScFaithParams *p)
     print_file_json (f, sc_model_info (model)->name, p, NULL);
   else
     print_file_text (f, sc_model_info (model)->name, p);
-  if (o->csv != NULL)
+  if (o->csv != NULL || o->table_csv != NULL)
     rc = write_file_csv (f, o);
   if (rc == 0 && o->heads_path != NULL)
     {
@@ -626,7 +627,7 @@ report_mode (const FaithOptions *o)
                                                                : "");
       print_file_text (f, info.model_name, &info.params);
     }
-  if (o->csv != NULL)
+  if (o->csv != NULL || o->table_csv != NULL)
     rc = write_file_csv (f, o);
   saccade_faith_report_info_clear (&info);
   return rc;
@@ -669,6 +670,9 @@ saccade_cmd_faithfulness (int argc, char **argv)
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv,
       "write the data as CSV (RUN: per token; --file: Table-2 rows, then per sentence)",
       "PATH" },
+    { "table-csv", 0, 0, G_OPTION_ARG_FILENAME, &o.table_csv,
+      "--file, --report: write the table with its intervals, shares and readings as CSV "
+      "(the window's export)", "PATH" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out_path,
       "write the figure (.png, .svg, .pdf): RUN the scatter, --file the Table-2 figure",
       "FIGURE" },
@@ -733,9 +737,11 @@ saccade_cmd_faithfulness (int argc, char **argv)
   if (!saccade_cli_figure_check (&o.figure, o.out_path != NULL || o.heads_path != NULL,
                                  "-o or --heads-figure", &o.figure_options, &rc))
     return rc;
-  if (o.heads_path != NULL && o.file == NULL)
+  if ((o.heads_path != NULL || o.table_csv != NULL) && o.file == NULL)
     {
-      fprintf (stderr, "saccade: --heads-figure is for --file (a run's heads are in --json)\n");
+      fprintf (stderr, o.heads_path != NULL
+                         ? "saccade: --heads-figure is for --file (a run's heads are in --json)\n"
+                         : "saccade: --table-csv is for --file (a run's table is in --csv)\n");
       return 2;
     }
   if (o.file != NULL && !g_file_test (o.file, G_FILE_TEST_EXISTS))
@@ -773,6 +779,7 @@ done:
   g_free (o.db);
   g_free (o.file);
   g_free (o.csv);
+  g_free (o.table_csv);
   g_free (o.out_path);
   g_free (o.heads_path);
   saccade_cli_figure_clear (&o.figure);

@@ -159,8 +159,7 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
       if (sc_faith_load (store, info, sm.sha256, pl, params, &f->results[i], NULL, NULL)
           == SC_OK)
         {
-          if (n_reused != NULL)
-            (*n_reused)++;
+          f->n_reused++;
           continue;
         }
       if (sc_faith_run (session, model, (const int32_t *) ids->data, (int) ids->len, params,
@@ -182,7 +181,37 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
       return NULL;
     }
   f->total_s = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
+  if (n_reused != NULL)
+    *n_reused = f->n_reused;
   return g_steal_pointer (&f);
+}
+
+char *
+saccade_faith_file_store_path (const char *folder, const char *file_path,
+                               const ScFaithParams *params, GError **error)
+{
+  g_autofree char *dataset = NULL, *settings = NULL, *both = NULL, *key = NULL;
+  g_autofree char *base = NULL, *stem = NULL, *name = NULL;
+  char *dot;
+
+  if ((dataset = file_sha256 (file_path, error)) == NULL)
+    return NULL;
+  if ((settings = settings_text (params)) == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "faithfulness: bad parameters");
+      return NULL;
+    }
+  both = g_strconcat (dataset, settings, NULL);
+  key = g_compute_checksum_for_string (G_CHECKSUM_SHA256, both, -1);
+  base = g_path_get_basename (file_path);
+  if ((dot = strrchr (base, '.')) != NULL && dot != base)
+    *dot = '\0';
+  /* the file's name kept readable, anything a file system might refuse replaced */
+  stem = g_strcanon (g_strndup (base, 48),
+                     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", '_');
+  name = g_strdup_printf ("%s-%.12s.sqlite", stem, key);
+  return g_build_filename (folder, name, NULL);
 }
 
 gboolean

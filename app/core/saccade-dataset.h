@@ -55,6 +55,17 @@ SaccadeFaithFile *saccade_faithfulness_run_stored (ScModel *model, const char *m
                                                    GCancellable *cancellable, int *n_reused,
                                                    GError **error);
 
+/* The database of the window's study of the sentence file at @file_path with @params, in
+ * @folder: "STEM-KEY.sqlite", STEM the file's name without its extension (48 bytes at most,
+ * other than [A-Za-z0-9_-] as '_'), KEY the first 12 hex digits of the SHA-256 of the
+ * dataset (the file's SHA-256 in hex) followed by the settings text of the manifest. A
+ * database is one study of one file (sc_store_shard_mark), so each prompt set and
+ * settings gets its own, and `saccade faithfulness --file FILE --db PATH` with the same
+ * options reads it back. Errors: G_FILE_ERROR_* (the file cannot be read),
+ * G_IO_ERROR_INVALID_ARGUMENT (@params out of range). Caller frees. */
+char *saccade_faith_file_store_path (const char *folder, const char *file_path,
+                                     const ScFaithParams *params, GError **error);
+
 /* capture --file --shard: marks @store (writable) as shard @shard of the capture of the
  * file at @file_path (@n_lines non-empty lines in all) with @settings (a canonical JSON
  * object of the capture's options) for @model, and sets *@n_done to the runs already

@@ -415,6 +415,7 @@ saccade_faith_file_free (SaccadeFaithFile *f)
   sc_faith_file_summary_free (f->summary);
   if (f->sentences != NULL)
     g_ptr_array_unref (f->sentences);
+  g_free (f->db_path);
   g_free (f);
 }
 

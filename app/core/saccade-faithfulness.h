@@ -126,6 +126,9 @@ typedef struct {
   int *n_tokens;                    /* (sentences->len) */
   ScFaithFileSummary *summary;      /* owned */
   double total_s, forward_s;        /* wall time of the whole file; in forward passes */
+  int n_reused;                     /* with a database: sentences read back, not computed */
+  char *db_path;                    /* the window's job (saccade-faith-table.h): where its
+                                     * studies are stored; else NULL */
 } SaccadeFaithFile;
 
 void saccade_faith_file_free (SaccadeFaithFile *f); /* NULL is a no-op */

@@ -12,6 +12,7 @@
 #include "app/window/pages/saccade-ablation-page.h"
 #include "app/window/pages/saccade-attribution-page.h"
 #include "app/window/pages/saccade-page.h"
+#include "app/window/studies/saccade-faith-file-window.h"
 
 /* A page's (or view's) read-only "status" property, the status line. Caller frees. */
 char *
@@ -259,5 +260,149 @@ window_driver_ablation_command (SaccadeTestDriver *d, const char *cmd, const cha
       /* the whole line, for a test that reads its numbers from the log */
       g_printerr ("test-driver:   the ablation page says '%s'\n", status);
     }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The prompt-set window (saccade-faith-file-window.h)                                   */
+
+/* The prompt-set window, shown, or NULL (borrowed). */
+static SaccadeFaithFileWindow *
+faith_file_window (void)
+{
+  GListModel *tops = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
+    {
+      g_autoptr (GtkWindow) w = g_list_model_get_item (tops, i);
+      if (SACCADE_IS_FAITH_FILE_WINDOW (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return SACCADE_FAITH_FILE_WINDOW (w);
+    }
+  return NULL;
+}
+
+gboolean
+window_driver_faith_file_busy (void)
+{
+  SaccadeFaithFileWindow *w = faith_file_window ();
+
+  return w != NULL && saccade_faith_file_window_is_busy (w);
+}
+
+static GtkWidget *
+named_under (GtkWidget *w, const char *name)
+{
+  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = named_under (c, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The label named @name in @w's text ("" when there is none). */
+static const char *
+label_text (GtkWidget *w, const char *name)
+{
+  GtkWidget *l = named_under (w, name);
+
+  return l != NULL && GTK_IS_LABEL (l) ? gtk_label_get_text (GTK_LABEL (l)) : "";
+}
+
+/* Prints the table as "test-driver: faith-file-row: CELL | CELL | ...", a line a row. */
+static void
+print_table (GtkWidget *w)
+{
+  GtkWidget *grid = named_under (w, "faith-file-table");
+
+  for (int r = 0; grid != NULL && GTK_IS_GRID (grid); r++)
+    {
+      g_autoptr (GString) line = g_string_new (NULL);
+      GtkWidget *c = gtk_grid_get_child_at (GTK_GRID (grid), 0, r);
+      if (c == NULL)
+        break;
+      for (int col = 0; (c = gtk_grid_get_child_at (GTK_GRID (grid), col, r)) != NULL; col++)
+        g_string_append_printf (line, "%s%s", col > 0 ? " | " : "",
+                                GTK_IS_LABEL (c) ? gtk_label_get_text (GTK_LABEL (c)) : "?");
+      g_print ("test-driver: faith-file-row: %s\n", line->str);
+    }
+}
+
+void
+window_driver_faith_file_cancel_on_progress (SaccadeTestDriver *d)
+{
+  SaccadeFaithFileWindow *w = faith_file_window ();
+  GtkWidget *bar = w != NULL ? named_under (GTK_WIDGET (w), "faith-file-progress") : NULL;
+  double fraction = bar != NULL ? gtk_progress_bar_get_fraction (GTK_PROGRESS_BAR (bar)) : 0;
+
+  if (fraction > 0 && saccade_faith_file_window_is_busy (w))
+    {
+      d->cancel_faith_file = FALSE;
+      g_print ("test-driver: cancelling the prompt-set study at %.0f %%\n", 100 * fraction);
+      gtk_widget_activate_action (GTK_WIDGET (w), "faith-file.cancel", NULL);
+    }
+}
+
+/* faith-file-open, faith-file ACTION [VALUE], faith-file-run-then-cancel,
+ * expect-faith-file TEXT, print-faith-file. */
+gboolean
+window_driver_faith_file_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
+                                  const char *a2, const char *rest)
+{
+  SaccadeFaithFileWindow *w;
+
+  if (g_str_equal (cmd, "faith-file-open"))
+    {
+      SaccadePage *page = saccade_window_get_page (d->window, "ablation");
+      if (page == NULL || !gtk_widget_activate_action (GTK_WIDGET (page), "page.faith-file", NULL)
+          || faith_file_window () == NULL)
+        return window_driver_fail (d, "faith-file-open: the prompt-set window did not open");
+      return TRUE;
+    }
+  if ((w = faith_file_window ()) == NULL)
+    return window_driver_fail (d, "%s: no prompt-set window is open", cmd);
+  if (g_str_equal (cmd, "faith-file"))
+    {
+      g_autofree char *action = g_strconcat ("faith-file.", a1 != NULL ? a1 : "", NULL);
+      const gboolean ok = a2 != NULL ? gtk_widget_activate_action (GTK_WIDGET (w), action, "s", a2)
+                                     : gtk_widget_activate_action (GTK_WIDGET (w), action, NULL);
+      if (a1 == NULL || !ok)
+        return window_driver_fail (d, "faith-file: no action '%s' (or it cannot be used now: %s)",
+                                   a1 != NULL ? a1 : "", label_text (GTK_WIDGET (w),
+                                                                     "faith-file-status"));
+      if (g_str_equal (a1, "run") && !saccade_faith_file_window_is_busy (w))
+        return window_driver_fail (d, "faith-file run: the study did not start (%s)",
+                                   label_text (GTK_WIDGET (w), "faith-file-status"));
+    }
+  else if (g_str_equal (cmd, "faith-file-run-then-cancel"))
+    {
+      if (!gtk_widget_activate_action (GTK_WIDGET (w), "faith-file.run", NULL)
+          || !saccade_faith_file_window_is_busy (w))
+        return window_driver_fail (d, "%s: the study did not start (%s)", cmd,
+                                   label_text (GTK_WIDGET (w), "faith-file-status"));
+      d->cancel_faith_file = TRUE;
+    }
+  else if (g_str_equal (cmd, "expect-faith-file"))
+    {
+      const char *status = label_text (GTK_WIDGET (w), "faith-file-status");
+      if (strstr (status, rest != NULL ? rest : "") == NULL)
+        return window_driver_fail (d, "the prompt-set window says '%s', expected '%s'", status,
+                                   rest != NULL ? rest : "");
+      g_printerr ("test-driver:   the prompt-set window says '%s'\n", status);
+    }
+  else if (g_str_equal (cmd, "print-faith-file"))
+    {
+      g_print ("test-driver: faith-file-set: %s\n", label_text (GTK_WIDGET (w), "faith-file-set"));
+      print_table (GTK_WIDGET (w));
+      g_print ("test-driver: faith-file-note: %s\n", label_text (GTK_WIDGET (w), "faith-file-note"));
+      g_print ("test-driver: faith-file-reading: %s\n",
+               label_text (GTK_WIDGET (w), "faith-file-reading"));
+    }
+  else
+    return window_driver_fail (d, "unknown command %s", cmd);
   return TRUE;
 }

@@ -22,6 +22,7 @@ typedef struct {
   gboolean cancel_ablation;    /* press the Ablation page's Cancel once it reports progress */
   gboolean cancel_attribution; /* the same on the Attribution page */
   gboolean cancel_adversarial; /* the same on its adversarial view */
+  gboolean cancel_faith_file;  /* the same in the prompt-set window */
   int noted_width;             /* note-width: the window's width then (0: none noted) */
   GType shot_type;       /* a dialog to screenshot on the next tick, or 0 */
   char *shot_path;
@@ -60,5 +61,13 @@ gboolean window_driver_dialog_command (SaccadeTestDriver *d, GtkWindow *dialog, 
                                        const char *a1, const char *a2, const char *rest);
 gboolean window_driver_ablation_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
                                          const char *rest);
+/* window-driver-pages.c: the prompt-set window's commands, and whether its study runs (the
+ * script waits for it as for the window). */
+gboolean window_driver_faith_file_command (SaccadeTestDriver *d, const char *cmd, const char *a1,
+                                           const char *a2, const char *rest);
+gboolean window_driver_faith_file_busy (void);
+/* Presses the prompt-set window's Cancel once its study reports progress (clears
+ * cancel_faith_file then). */
+void window_driver_faith_file_cancel_on_progress (SaccadeTestDriver *d);
 
 G_END_DECLS

@@ -105,6 +105,17 @@
  *   screenshot PATH          render the whole window into a PNG
  *   screenshot-dialog PATH [TYPE]  render the message dialog (or a TYPE window) into a PNG
  *   save-as PATH             answer the open file chooser with PATH
+ *   open-file PATH           answer the open file chooser (an Open one) with PATH
+ *   faith-file-open          on the Ablation page: open the prompt-set window
+ *                            (page.faith-file)
+ *   faith-file ACTION [VALUE]  in the prompt-set window: activate faith-file.ACTION (choose,
+ *                            run — the script then waits for the study —, cancel,
+ *                            export-csv, export-figure; metric ID, kind mask|drop, mixing
+ *                            yes|no, exclude-first yes|no)
+ *   faith-file-run-then-cancel  press its Run, then Cancel once it reports progress
+ *   expect-faith-file TEXT   the prompt-set window's status line contains TEXT
+ *   print-faith-file         print its set line, its table (a line a row, cells between
+ *                            " | "), its note and its reading
  *   preferences PATH         open Preferences, screenshot it, close it
  *   shortcuts PATH           open the shortcuts window, screenshot it, close it
  *   timed LABEL COMMAND...   run COMMAND and print how long the user waited for it
@@ -850,6 +861,30 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
       gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
       gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
     }
+  else if (g_str_equal (cmd, "open-file"))
+    {
+      /* Answer the open file chooser as a user picking PATH and pressing the accept button. */
+      GtkWindow *dialog = find_toplevel (d, GTK_TYPE_FILE_CHOOSER_DIALOG);
+      g_autoptr (GFile) file = a1 != NULL ? g_file_new_for_path (a1) : NULL;
+      if (dialog == NULL || file == NULL)
+        return window_driver_fail (d, "no file chooser to answer");
+      gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+      if (!gtk_file_chooser_set_file (GTK_FILE_CHOOSER (dialog), file, &error))
+        return window_driver_fail (d, "open-file %s: %s", a1, error->message);
+      /* An Open chooser selects the file once it has listed its folder (asynchronously):
+       * let the main loop run until it has, as a user waits to see it selected. */
+      for (;;)
+        {
+          g_autoptr (GFile) got = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+          if (got != NULL && g_file_equal (got, file))
+            break;
+          if (g_get_monotonic_time () > deadline)
+            return window_driver_fail (d, "open-file %s: the chooser never selected it", a1);
+          g_main_context_iteration (NULL, FALSE);
+          g_usleep (10000);
+        }
+      gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+    }
   else if (g_str_equal (cmd, "activate-head"))
     {
       /* What the Model page's grid emits for a click on a head. */
@@ -870,6 +905,9 @@ run_command (SaccadeTestDriver *d, char **argv, const char *rest)
   else if (g_str_equal (cmd, "induction") || g_str_equal (cmd, "induction-open")
            || g_str_equal (cmd, "expect-induction"))
     return window_driver_induction_command (d, cmd, a1, a2, rest);
+  else if (g_str_has_prefix (cmd, "faith-file") || g_str_equal (cmd, "expect-faith-file")
+           || g_str_equal (cmd, "print-faith-file"))
+    return window_driver_faith_file_command (d, cmd, a1, a2, rest);
   else if (g_str_has_prefix (cmd, "ablation-") || g_str_has_prefix (cmd, "expect-ablation"))
     return window_driver_ablation_command (d, cmd, a1, rest);
   else if (g_str_has_prefix (cmd, "attribution-") || g_str_has_prefix (cmd, "expect-attribution"))
@@ -1034,6 +1072,8 @@ tick (gpointer data)
       d->cancel_on_progress = FALSE;
       gtk_widget_activate_action (GTK_WIDGET (d->window), "win.cancel", NULL);
     }
+  if (d->cancel_faith_file)
+    window_driver_faith_file_cancel_on_progress (d);
   if (d->cancel_ablation)
     {
       SaccadePage *page = saccade_window_get_page (d->window, "ablation");
@@ -1067,7 +1107,8 @@ tick (gpointer data)
           gtk_widget_activate_action (v, "adversarial.cancel", NULL);
         }
     }
-  if (saccade_window_is_busy (d->window) || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))
+  if (saccade_window_is_busy (d->window) || window_driver_faith_file_busy ()
+      || !gtk_widget_get_mapped (GTK_WIDGET (d->window)))
     {
       if (d->waiting_since == 0)
         d->waiting_since = g_get_monotonic_time ();

@@ -168,6 +168,43 @@ test_faithfulness_rows (void)
   canvas_clear (&c);
 }
 
+/* Each sentence's τ as a point of the strip, at its τ, spread over the row by the golden-
+ * ratio sequence (point i at (frac(i · 0.618…) − 0.5) · 0.6 of the row height from its
+ * centre), in the third colour at 0.6 opacity; a row without points draws none. */
+static void
+test_faithfulness_strip (void)
+{
+  const double taus[2] = { -0.8, 0.8 };
+  SaccadeFaithRow rows[2] = {
+    { "with points", 2, 0, 0.0, NAN, 0.0, taus, 2 },
+    { "without", 2, 0, 0.0, NAN, 0.0 },
+  };
+  SaccadeFaithfulnessFigure f = { 2, rows, 2, "strip" };
+  SaccadeFaithfulnessGeometry g;
+  const guint32 strip = head_rgb (2);
+  /* 0.6 of the colour over white */
+  const guint32 want = ((guint32) lround (0.6 * (strip >> 16 & 0xff) + 0.4 * 255) << 16)
+                       | ((guint32) lround (0.6 * (strip >> 8 & 0xff) + 0.4 * 255) << 8)
+                       | (guint32) lround (0.6 * (strip & 0xff) + 0.4 * 255);
+  Canvas c;
+
+  canvas_init (&c, W, H);
+  saccade_figure_faithfulness_draw_full (c.cr, &f, NULL, W, H, &g);
+  g_assert_cmpint (g.n_rows, ==, 2);
+  for (int i = 0; i < 2; i++)
+    {
+      const double jitter = fmod (i * 0.6180339887498949, 1.0) - 0.5;
+      const double x = g.tau_x0 + (taus[i] + 1) / 2 * g.tau_w;
+      g_assert_true (color_distance (pixel (c.surface, x, g.y0 + (0.5 + 0.6 * jitter) * g.row_h),
+                                     want) <= 30);
+      /* the second row has no points there */
+      g_assert_false (color_distance (pixel (c.surface, x,
+                                             g.y0 + (1.5 + 0.6 * jitter) * g.row_h),
+                                      want) <= 30);
+    }
+  canvas_clear (&c);
+}
+
 static void
 test_export (void)
 {
@@ -227,6 +264,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/figure-scatter/box-corner", test_scatter_box_corner);
   g_test_add_func ("/figure-scatter/points", test_scatter_points);
+  g_test_add_func ("/figure-scatter/faithfulness-strip", test_faithfulness_strip);
   g_test_add_func ("/figure-scatter/bars", test_scatter_bars);
   g_test_add_func ("/figure-faithfulness/rows", test_faithfulness_rows);
   g_test_add_func ("/figure-faithfulness/export", test_export);

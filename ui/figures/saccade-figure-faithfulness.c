@@ -9,6 +9,9 @@
  * with the share of sentences whose τ has p < 0.05 as a bar; on the right the numbers
  * ("0.12 ± 0.30 · 38 % of 50"), so the figure reads as the table it replaces. A row
  * without a defined mean is left empty but named, with its count of undefined sentences.
+ * A row that carries its sentences' τ (the window's prompt-set study) draws them first, as
+ * a strip of small translucent points spread over the row's height, so the distribution
+ * shows behind its mean and spread.
  */
 #define G_LOG_DOMAIN "saccade-ui"
 
@@ -18,7 +21,12 @@
 
 #define DOT_COLOUR 0
 #define BAR_COLOUR 1
+#define STRIP_COLOUR 2
 #define N_COLOURS 10
+/* The strip's vertical spread, a share of the row: the golden-ratio sequence spreads n
+ * points evenly over it (deterministic, so the same data draws the same picture). */
+#define STRIP_SPREAD 0.6
+#define GOLDEN 0.6180339887498949
 
 static void
 set_colour (cairo_t *cr, int colour, double alpha)
@@ -90,6 +98,7 @@ saccade_figure_faithfulness_draw_full (cairo_t *cr, const SaccadeFaithfulnessFig
   g_autoptr (PangoLayout) layout = NULL;
   g_autofree char *caption = NULL;
   SaccadeFaithfulnessGeometry g = { 0 };
+  gboolean strips = FALSE;
   char buf[96];
 
   if (geom != NULL)
@@ -112,9 +121,18 @@ saccade_figure_faithfulness_draw_full (cairo_t *cr, const SaccadeFaithfulnessFig
       saccade_figure_layout_set (layout, buf, &w, &line_h);
       num_w = MAX (num_w, w);
     }
-  /* Translators: the faithfulness figure's caption; %d is the number of sentences. */
-  caption = g_strdup_printf (_("%d sentences · Kendall τ with leave-one-out: mean ± std · "
-                               "bars: share with p < 0.05"), f->n_sentences);
+  for (int r = 0; r < f->n_rows; r++)
+    strips |= f->rows[r].taus != NULL && f->rows[r].n_taus > 0;
+  if (strips)
+    /* Translators: the faithfulness figure's caption with each sentence's τ drawn; %d is
+     * the number of sentences. */
+    caption = g_strdup_printf (_("%d sentences · Kendall τ with leave-one-out: points each "
+                                 "sentence, mean ± std · bars: share with p < 0.05"),
+                               f->n_sentences);
+  else
+    /* Translators: the faithfulness figure's caption; %d is the number of sentences. */
+    caption = g_strdup_printf (_("%d sentences · Kendall τ with leave-one-out: mean ± std · "
+                                 "bars: share with p < 0.05"), f->n_sentences);
   saccade_figure_set_fg (cr, style, 0.8);
   pango_layout_set_width (layout, (int) ((width - 2 * pad) * PANGO_SCALE));
   pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
@@ -157,6 +175,21 @@ saccade_figure_faithfulness_draw_full (cairo_t *cr, const SaccadeFaithfulnessFig
       saccade_figure_layout_draw (cr, layout, num_x0, cy - h / 2);
       if (isnan (row->tau_mean))
         continue;
+      if (row->taus != NULL)
+        {
+          const double rad = MAX (1.0, MIN (0.22 * fs, 0.12 * row_h));
+          set_colour (cr, STRIP_COLOUR, 0.6);
+          for (int i = 0; i < row->n_taus; i++)
+            {
+              const double jitter = fmod (i * GOLDEN, 1.0) - 0.5;
+              if (isnan (row->taus[i]))
+                continue;
+              cairo_new_sub_path (cr);
+              cairo_arc (cr, x0 + (CLAMP (row->taus[i], -1, 1) + 1) / 2 * tau_w,
+                         cy + jitter * STRIP_SPREAD * row_h, rad, 0, 2 * G_PI);
+            }
+          cairo_fill (cr);
+        }
       if (isfinite (row->share_significant))
         {
           set_colour (cr, BAR_COLOUR, 0.85);

@@ -546,8 +546,9 @@ G_BEGIN_DECLS
  *                 in the plot's corner, optional point labels; with @bars, per-item bars of
  *                 both values side by side (each scaled to its own maximum) beside it
  *   faithfulness  Jain & Wallace's Table 2 as a figure: one row per attention source, its
- *                 mean τ as a dot with ± std whiskers on a [−1, 1] axis, and the share of
- *                 sentences with p < 0.05 as a bar on [0, 1] */
+ *                 mean τ as a dot with ± std whiskers on a [−1, 1] axis (over the strip of
+ *                 each sentence's τ when the row has them), and the share of sentences with
+ *                 p < 0.05 as a bar on [0, 1] */
 typedef struct {
   int n;
   const double *x, *y;                /* (n); a point with a NaN is left out */
@@ -563,6 +564,10 @@ typedef struct {
   int n_defined, n_undefined;         /* sentences with and without a defined τ */
   double tau_mean, tau_std;           /* NaN std: no whiskers; NaN mean: row left empty */
   double share_significant;           /* in [0, 1], or NaN */
+  const double *taus;                 /* (n_taus) each sentence's τ, drawn as a strip of
+                                       * points behind the mean (the distribution); NULL:
+                                       * none */
+  int n_taus;
 } SaccadeFaithRow;
 
 typedef struct {

@@ -14,6 +14,7 @@
 
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-run.h"
+#include "app/window/studies/saccade-faith-file-window.h"
 
 const StudyKind ablation_studies[] = {
   { "heads", N_("Head sweep — zero-ablation"), SACCADE_ABLATION_HEADS, "heads",
@@ -347,8 +348,38 @@ stored_chosen (SaccadeAblationPage *self)
 }
 
 void
+ablation_faith_file_follow (SaccadeAblationPage *self)
+{
+  SaccadePage *page = SACCADE_PAGE (self);
+
+  if (self->faith_file != NULL)
+    saccade_faith_file_window_set_model (SACCADE_FAITH_FILE_WINDOW (self->faith_file),
+                                         saccade_page_get_model (page),
+                                         saccade_page_get_db_path (page));
+}
+
+/* page.faith-file: the prompt-set window over the page's window, on the loaded model and
+ * the open database (one window, presented again). */
+static void
+faith_file_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  SaccadeAblationPage *self = SACCADE_ABLATION_PAGE (widget);
+  GtkRoot *root = gtk_widget_get_root (widget);
+
+  if (self->faith_file == NULL)
+    {
+      self->faith_file = GTK_WINDOW (saccade_faith_file_window_new (
+        GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL));
+      g_object_add_weak_pointer (G_OBJECT (self->faith_file), (gpointer *) &self->faith_file);
+    }
+  ablation_faith_file_follow (self);
+  gtk_window_present (self->faith_file);
+}
+
+void
 ablation_options_class_init (GtkWidgetClass *widget_class)
 {
+  gtk_widget_class_install_action (widget_class, "page.faith-file", NULL, faith_file_action);
   gtk_widget_class_install_action (widget_class, "page.study", "s", study_action);
   gtk_widget_class_install_action (widget_class, "page.metric", "s", metric_action);
   gtk_widget_class_install_action (widget_class, "page.target", "s", target_action);

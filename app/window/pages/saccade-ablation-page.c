@@ -577,6 +577,7 @@ saccade_ablation_page_set_run (SaccadePage *page, SaccadeRun *run)
 {
   ablation_fill_corrupted (SACCADE_ABLATION_PAGE (page));
   restart (SACCADE_ABLATION_PAGE (page));
+  ablation_faith_file_follow (SACCADE_ABLATION_PAGE (page)); /* another database, maybe */
 }
 
 static void
@@ -584,6 +585,7 @@ saccade_ablation_page_set_model (SaccadePage *page, SaccadeLoadedModel *model)
 {
   restart (SACCADE_ABLATION_PAGE (page));
   ablation_update_runs_label (SACCADE_ABLATION_PAGE (page));
+  ablation_faith_file_follow (SACCADE_ABLATION_PAGE (page));
 }
 
 static char *
@@ -657,6 +659,13 @@ saccade_ablation_page_dispose (GObject *object)
     if (self->views[k] != NULL)
       drop_result (self, (SaccadeAblationKind) k);
   memset (self->views, 0, sizeof self->views);
+  if (self->faith_file != NULL)
+    {
+      GtkWindow *w = self->faith_file;
+      g_object_remove_weak_pointer (G_OBJECT (w), (gpointer *) &self->faith_file);
+      self->faith_file = NULL;
+      gtk_window_destroy (w);
+    }
   g_clear_object (&self->jobs);
   g_clear_object (&self->stored_names);
   g_clear_pointer (&self->corrupted_ids, g_array_unref);

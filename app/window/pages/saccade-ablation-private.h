@@ -97,6 +97,7 @@ struct _SaccadeAblationPage
   GArray *corrupted_ids;        /* gint64 per item of corrupted_dropdown (none: empty) */
   int stored_kinds[SACCADE_ABLATION_N_KINDS]; /* the kind of each item */
   gboolean updating;            /* the page sets its own choosers */
+  GtkWindow *faith_file;        /* the prompt-set window (a weak pointer), or NULL */
 };
 
 /* saccade-ablation-options.c */
@@ -123,7 +124,10 @@ void ablation_current_params (SaccadeAblationPage *self, int target, SaccadeAbla
 /* The loaded model when the run shown is its own, else NULL: another model's vocabulary
  * cannot be read with the loaded tokenizer (tokens are then named by their ids). */
 SaccadeLoadedModel *ablation_own_model (SaccadeAblationPage *self);
-/* Installs page.study, page.metric, page.target and the options' actions. */
+/* The prompt-set window, when open, follows the loaded model and the open database. */
+void ablation_faith_file_follow (SaccadeAblationPage *self);
+/* Installs page.study, page.metric, page.target, page.faith-file (the prompt-set window,
+ * saccade-faith-file-window.h) and the options' actions. */
 void ablation_options_class_init (GtkWidgetClass *widget_class);
 /* Fills the choosers and connects them; called once the template is built. */
 void ablation_options_init (SaccadeAblationPage *self);
