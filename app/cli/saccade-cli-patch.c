@@ -7,6 +7,11 @@
  *                                              effect over the pairs with its bootstrap
  *                                              interval, top share and corrected sign test
  *                                              (app/core/saccade-patch-file.h)
+ *     --db DB                                  each pair stored as the study of its two
+ *                                              runs, read back on a rerun
+ *     --db SHARD.sqlite --shard I/N            only the pairs k with k mod N = I
+ *     --report DB                              the table read back from DB (the merged
+ *                                              shards), refused naming the pairs missing
  */
 #define G_LOG_DOMAIN "saccade-cli"
 
@@ -16,16 +21,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "app/core/saccade-error.h"
 #include "app/core/saccade-format.h"
 #include "app/core/saccade-json.h"
 #include "app/core/saccade-patch-file.h"
+#include "app/core/saccade-paths.h"
 #include "app/core/studies/saccade-study-outputs.h"
 #include "engine/analysis/sc-stats.h"
 #include "ui/figures/saccade-figure.h"
 
 typedef struct {
   SaccadeCliCommon common;
-  char *file, *direction, *what, *senders, *component, *figure;
+  char *file, *direction, *what, *senders, *component, *figure, *db, *shard, *report;
   int n_boot, seed, top;
   SaccadeCliFigure fig;                 /* --preset, --width-mm, ...: the map's */
   SaccadeFigureExportOptions figure_options;
@@ -41,6 +48,9 @@ patch_options_clear (PatchOptions *o)
   g_free (o->senders);
   g_free (o->component);
   g_free (o->figure);
+  g_free (o->db);
+  g_free (o->shard);
+  g_free (o->report);
   saccade_cli_figure_clear (&o->fig);
 }
 
@@ -242,9 +252,70 @@ print_text (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
   printf ("%.1f s\n", f->seconds);
 }
 
+/* Where a stored pair came from: its runs and study. */
+static void
+json_stored (JsonBuilder *b, const SaccadePatchStored *st)
+{
+  saccade_json_int (b, "clean_run", st->clean_run);
+  saccade_json_int (b, "corrupted_run", st->corrupted_run);
+  saccade_json_int (b, "study_id", st->study_id);
+  saccade_json_string (b, "source", st->reused ? "read back" : "computed");
+}
+
+/* One shard's pairs (no table: that is the whole file's, after the merge). */
+static void
+print_shard (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel *model,
+             const PatchOptions *o)
+{
+  if (o->common.json)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      json_builder_begin_object (b);
+      saccade_json_string (b, "file", o->file);
+      saccade_json_string (b, "model", sc_model_info (model)->name);
+      saccade_json_string (b, "study", p->path ? SC_PATH_PATCH_KIND : "patch");
+      saccade_json_string (b, "shard", o->shard);
+      saccade_json_string (b, "db", o->db);
+      saccade_json_int (b, "n_pairs", f->n_pairs);
+      saccade_json_int (b, "read_back", f->n_reused);
+      saccade_json_int (b, "computed", f->n_pairs - f->n_reused);
+      saccade_json_double (b, "seconds", f->seconds);
+      saccade_json_begin_array (b, "pairs");
+      for (int i = 0; i < f->n_pairs; i++)
+        {
+          const SaccadePatchPair *pair = g_ptr_array_index (f->pairs, i);
+          json_builder_begin_object (b);
+          saccade_json_int (b, "line", pair->line);
+          json_stored (b, &f->stored[i]);
+          saccade_json_double (b, "m_clean", f->results[i]->metric_clean);
+          saccade_json_double (b, "m_corrupted", f->results[i]->metric_corrupted);
+          json_builder_end_object (b);
+        }
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+      saccade_json_print (b);
+      return;
+    }
+  printf ("shard %s of %s: %d pairs, %d read back from %s, %d computed now and stored\n",
+          o->shard, o->file, f->n_pairs, f->n_reused, o->db, f->n_pairs - f->n_reused);
+  if (f->n_pairs > 0)
+    printf ("  line  clean run  corrupted run     study   m clean  m corrupted\n");
+  for (int i = 0; i < f->n_pairs; i++)
+    {
+      const SaccadePatchPair *pair = g_ptr_array_index (f->pairs, i);
+      const SaccadePatchStored *st = &f->stored[i];
+      printf ("  %4d  %9" G_GINT64_FORMAT "  %13" G_GINT64_FORMAT "  %8" G_GINT64_FORMAT
+              "  %+8.3f  %+11.3f  %s\n", pair->line, st->clean_run, st->corrupted_run,
+              st->study_id, f->results[i]->metric_clean, f->results[i]->metric_corrupted,
+              st->reused ? "read back" : "computed");
+    }
+  printf ("the table is the whole file's: merge the shards' databases (saccade merge OUT "
+          "SHARD.sqlite…), then saccade patch --file %s --report OUT\n", o->file);
+}
+
 static void
 print_json (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel *model,
-            const char *file)
+            const char *file, const char *db)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   const ScPatchResult *r0 = f->results[0];
@@ -273,6 +344,12 @@ print_json (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
   saccade_json_int (b, "tested", f->n_tested);
   saccade_json_double (b, "base", f->base);
   saccade_json_double (b, "seconds", f->seconds);
+  if (f->stored != NULL)
+    {
+      saccade_json_string (b, "db", db);
+      saccade_json_int (b, "read_back", f->n_reused);
+      saccade_json_int (b, "computed", f->n_pairs - f->n_reused);
+    }
   saccade_json_begin_array (b, "pairs");
   for (int i = 0; i < f->n_pairs; i++)
     {
@@ -287,6 +364,8 @@ print_json (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScModel 
       saccade_json_int (b, "contrast", r->contrast);
       saccade_json_double (b, "m_clean", r->metric_clean);
       saccade_json_double (b, "m_corrupted", r->metric_corrupted);
+      if (f->stored != NULL)
+        json_stored (b, &f->stored[i]);
       saccade_json_begin_array (b, "effect");
       for (int c = 0; c < cells; c++)
         json_builder_add_double_value (b, f->effect[(gsize) i * cells + c]);
@@ -352,6 +431,57 @@ write_figure (const SaccadePatchFile *f, const SaccadePatchFileParams *p, ScMode
   return saccade_figure_export_heatmap (&hm, path, opts, error);
 }
 
+/* --db, --shard, --report: the pairs stored in (or read back from) a database. */
+static SaccadePatchFile *
+run_stored (const PatchOptions *o, ScModel *model, const SaccadePatchFileParams *p,
+            GPtrArray *pairs, GError **error)
+{
+  const char *db = o->report != NULL ? o->report : o->db;
+  g_autofree char *db_path = saccade_db_path (db);
+  SaccadeCliSession cs = { 0 };
+  SaccadeShard shard = { 0, 1 };
+  SaccadePatchFile *f;
+  ScStoreModel ident;
+  ScError err = { 0 };
+
+  if (o->shard != NULL && !saccade_shard_parse (o->shard, &shard, error))
+    {
+      g_ptr_array_unref (pairs);
+      return NULL;
+    }
+  if (sc_store_model_identify (model, saccade_cli_model_path (&o->common), &ident, &err)
+      != SC_OK)
+    {
+      g_ptr_array_unref (pairs);
+      saccade_set_error_from_sc (error, &err);
+      return NULL;
+    }
+  if (o->report != NULL)
+    {
+      if (!g_file_test (db_path, G_FILE_TEST_EXISTS))
+        {
+          g_ptr_array_unref (pairs);
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no capture store at %s",
+                       db_path);
+          return NULL;
+        }
+      return saccade_patch_file_run_stored (model, &ident, NULL, o->file, pairs, p, NULL,
+                                            db_path, SACCADE_PATCH_FILE_STORED_ONLY, NULL,
+                                            NULL, NULL, error);
+    }
+  if (!saccade_cli_session_open (&cs, &o->common, model, error))
+    {
+      g_ptr_array_unref (pairs);
+      return NULL;
+    }
+  f = saccade_patch_file_run_stored (model, &ident, cs.session, o->file, pairs, p, &shard,
+                                     db_path, SACCADE_PATCH_FILE_COMPUTE,
+                                     saccade_cli_progress (), NULL, NULL, error);
+  saccade_cli_progress_end ();
+  saccade_cli_session_close (&cs);
+  return f;
+}
+
 static int
 file_mode (const PatchOptions *o)
 {
@@ -371,26 +501,40 @@ file_mode (const PatchOptions *o)
       fprintf (stderr, "saccade: %s\n", error->message);
       return 2;
     }
-  if ((pairs = saccade_patch_pairs_read (o->file, &error)) == NULL
-      || !saccade_cli_session_open (&cs, &o->common, model, &error))
+  if ((pairs = saccade_patch_pairs_read (o->file, &error)) == NULL)
     {
-      if (pairs != NULL)
-        g_ptr_array_unref (pairs);
       sc_model_free (model);
       return saccade_cli_fail (g_steal_pointer (&error));
     }
-  f = saccade_patch_file_run (model, cs.session, pairs, &p, saccade_cli_progress (), NULL,
-                              NULL, &error);
-  saccade_cli_progress_end ();
-  saccade_cli_session_close (&cs);
+  if (o->db != NULL || o->report != NULL)
+    f = run_stored (o, model, &p, pairs, &error);
+  else if (saccade_cli_session_open (&cs, &o->common, model, &error))
+    {
+      f = saccade_patch_file_run (model, cs.session, pairs, &p, saccade_cli_progress (), NULL,
+                                  NULL, &error);
+      saccade_cli_progress_end ();
+      saccade_cli_session_close (&cs);
+    }
+  else
+    g_ptr_array_unref (pairs);
   if (f == NULL)
     rc = saccade_cli_fail (g_steal_pointer (&error));
+  else if (f->partial)
+    print_shard (f, &p, model, o);
   else
     {
+      const char *db = o->report != NULL ? o->report : o->db;
       if (o->common.json)
-        print_json (f, &p, model, o->file);
+        print_json (f, &p, model, o->file, db);
       else
-        print_text (f, &p, model, o->file, o->top);
+        {
+          if (o->report != NULL)
+            printf ("the %d pairs of %s read back from %s\n", f->n_pairs, o->file, db);
+          else if (o->db != NULL)
+            printf ("%d pairs of %s: %d read back from %s, %d computed now and stored\n",
+                    f->n_pairs, o->file, f->n_reused, db, f->n_pairs - f->n_reused);
+          print_text (f, &p, model, o->file, o->top);
+        }
       if (o->figure != NULL
           && !write_figure (f, &p, model, o->figure, &o->figure_options, &error))
         rc = saccade_cli_fail (g_steal_pointer (&error));
@@ -399,6 +543,24 @@ file_mode (const PatchOptions *o)
     }
   sc_model_free (model);
   return rc;
+}
+
+/* --db, --shard and --report together as they may be; says why not on stderr. */
+static gboolean
+check_store_options (const PatchOptions *o)
+{
+  const char *why = NULL;
+
+  if (o->report != NULL && (o->db != NULL || o->shard != NULL))
+    why = "--report DB reads the table of DB back: no --db, no --shard";
+  else if (o->shard != NULL && o->db == NULL)
+    why = "--shard I/N is for --db SHARD.sqlite (each shard writes its own database; merge "
+          "them with `saccade merge`, then read the table with --report)";
+  else if (o->shard != NULL && o->figure != NULL)
+    why = "--figure draws the whole file's table: with --report, after the merge";
+  if (why != NULL)
+    fprintf (stderr, "saccade: %s\n", why);
+  return why == NULL;
 }
 
 /* `saccade patch RUN ...`: the stored study of one pair, as `saccade study` runs it. */
@@ -444,6 +606,12 @@ saccade_cmd_patch (int argc, char **argv)
     { "figure", 0, 0, G_OPTION_ARG_FILENAME, &o.figure,
       "write the mean effect per head as a map (.png, .svg, .pdf; noising: its move from the "
       "clean run's 1)", "FIGURE" },
+    SACCADE_STORE_CLI_DB_OPTION (&o.db),
+    { "shard", 0, 0, G_OPTION_ARG_STRING, &o.shard,
+      "with --db: only the pairs k with k mod N = I (I/N, e.g. 0/3), for a later merge; see "
+      "docs/cluster.md", "I/N" },
+    { "report", 0, 0, G_OPTION_ARG_FILENAME, &o.report,
+      "the table read back from DB (the shards merged), computing nothing", "DB" },
     SACCADE_CLI_FIGURE_OPTIONS (&o.fig),
     G_OPTION_ENTRY_NULL
   };
@@ -456,7 +624,11 @@ saccade_cmd_patch (int argc, char **argv)
                                 "saccade patch RUN --corrupted RUN2 [--senders ...] is `saccade "
                                 "study patch` (or path-patch) of one stored pair.\n"
                                 "saccade patch --file PAIRS patches every pair of a file and "
-                                "summarises each cell over the pairs (nothing is stored).");
+                                "summarises each cell over the pairs; with --db each pair is "
+                                "stored as the study of its two runs and read back on a rerun, "
+                                "--shard I/N computes a share of the pairs into its own "
+                                "database, and --report DB reads the table back from the "
+                                "merged shards.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   saccade_cli_common_add (ctx, &o.common);
   if (!saccade_cli_parse_options (ctx, &argc, &argv))
@@ -476,7 +648,10 @@ saccade_cmd_patch (int argc, char **argv)
       patch_options_clear (&o);
       return 2;
     }
-  rc = file_mode (&o);
+  if (!check_store_options (&o))
+    rc = 2;
+  else
+    rc = file_mode (&o);
   patch_options_clear (&o);
   return rc;
 }

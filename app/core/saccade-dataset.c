@@ -73,8 +73,8 @@ manifest_text (const char *dataset, int n_sentences, int n_shards, const char *s
                           settings);
 }
 
-static char *
-file_sha256 (const char *path, GError **error)
+char *
+saccade_dataset_sha256 (const char *path, GError **error)
 {
   g_autofree char *data = NULL;
   gsize len;
@@ -104,7 +104,7 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
 
   if (n_reused != NULL)
     *n_reused = 0;
-  if ((dataset = file_sha256 (file_path, error)) == NULL)
+  if ((dataset = saccade_dataset_sha256 (file_path, error)) == NULL)
     return NULL;
   if ((settings = settings_text (params)) == NULL)
     {
@@ -225,7 +225,7 @@ saccade_capture_shard_begin (ScStore *store, const ScStoreModel *model, const ch
   ScError err = { 0 };
 
   *n_done = 0;
-  if ((dataset = file_sha256 (file_path, error)) == NULL)
+  if ((dataset = saccade_dataset_sha256 (file_path, error)) == NULL)
     return FALSE;
   manifest = g_strdup_printf ("{\"verb\":\"capture\",\"dataset\":\"%s\",\"lines\":%u,"
                               "\"shards\":%d,\"settings\":%s}", dataset, n_lines,

@@ -38,6 +38,10 @@ gboolean saccade_shard_parse (const char *text, SaccadeShard *out, GError **erro
 /* Whether sentence number @k belongs to @shard. */
 gboolean saccade_shard_has (const SaccadeShard *shard, guint k);
 
+/* The dataset's name: the SHA-256 (lower-case hex) of the bytes of the file at @path, which
+ * every study over it records. Caller frees; NULL with @error (G_FILE_ERROR). */
+char *saccade_dataset_sha256 (const char *path, GError **error);
+
 /* Runs the sentences of @shard among @sentences (taken; read from @file_path, whose bytes
  * name the dataset) on @session, each read back from the store at @db_path when complete
  * there, else computed and stored at once (one transaction per sentence). The result

@@ -1,7 +1,9 @@
-/* saccade-patch-file.c — patching over a file of clean/corrupted pairs (header). */
+/* saccade-patch-file.c — patching over a file of clean/corrupted pairs, computed in one
+ * process (header); the stored and sharded form is saccade-patch-stored.c. */
 #define G_LOG_DOMAIN "saccade-patch"
 
 #include "app/core/saccade-patch-file.h"
+#include "app/core/saccade-patch-file-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -93,6 +95,7 @@ saccade_patch_file_free (SaccadePatchFile *f)
   g_free (f->sign_p);
   g_free (f->sign_p_holm);
   g_free (f->n_agree);
+  g_free (f->stored);
   g_free (f);
 }
 
@@ -126,17 +129,15 @@ pair_ids (ScModel *model, const SaccadePatchPair *p, const char *text, GError **
   return g_steal_pointer (&ids);
 }
 
-/* Patches pair @p into *@out (a grid the caller frees). */
-static gboolean
-patch_pair (ScModel *model, ScSession *session, const SaccadePatchPair *p,
-            const SaccadePatchFileParams *fp, SaccadeProgressPart *prog, int *first_row,
-            ScPatchResult **out, GError **error)
+gboolean
+saccade_patch_pair_inputs (ScModel *model, const SaccadePatchPair *p,
+                           const SaccadePatchFileParams *fp, GArray **clean_out,
+                           GArray **corrupted_out, ScPatchParams *pp, GError **error)
 {
   g_autoptr (GArray) clean = NULL, corrupted = NULL;
-  ScPatchParams pp = { .corrupted_run = 0, .direction = fp->direction, .what = fp->what };
-  ScError err = { 0 };
   char option[64];
 
+  *pp = (ScPatchParams) { .corrupted_run = 0, .direction = fp->direction, .what = fp->what };
   if ((clean = pair_ids (model, p, p->clean, error)) == NULL
       || (corrupted = pair_ids (model, p, p->corrupted, error)) == NULL)
     return FALSE;
@@ -148,18 +149,35 @@ patch_pair (ScModel *model, ScSession *session, const SaccadePatchPair *p,
       return FALSE;
     }
   g_snprintf (option, sizeof option, _("line %d's token A"), p->line);
-  if (!saccade_parse_token (model, option, p->target, &pp.target, error))
+  if (!saccade_parse_token (model, option, p->target, &pp->target, error))
     return FALSE;
   g_snprintf (option, sizeof option, _("line %d's token B"), p->line);
-  if (!saccade_parse_token (model, option, p->contrast, &pp.contrast, error))
+  if (!saccade_parse_token (model, option, p->contrast, &pp->contrast, error))
     return FALSE;
-  if (pp.contrast >= 0 && pp.contrast == pp.target)
+  if (pp->contrast >= 0 && pp->contrast == pp->target)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                    _("line %d: B is A itself (token %d); a logit difference needs two "
-                     "tokens"), p->line, pp.target);
+                     "tokens"), p->line, pp->target);
       return FALSE;
     }
+  *clean_out = g_steal_pointer (&clean);
+  *corrupted_out = g_steal_pointer (&corrupted);
+  return TRUE;
+}
+
+/* Patches pair @p into *@out (a grid the caller frees). */
+static gboolean
+patch_pair (ScModel *model, ScSession *session, const SaccadePatchPair *p,
+            const SaccadePatchFileParams *fp, SaccadeProgressPart *prog, int *first_row,
+            ScPatchResult **out, GError **error)
+{
+  g_autoptr (GArray) clean = NULL, corrupted = NULL;
+  ScPatchParams pp;
+  ScError err = { 0 };
+
+  if (!saccade_patch_pair_inputs (model, p, fp, &clean, &corrupted, &pp, error))
+    return FALSE;
   if (fp->path)
     {
       ScPathPatchParams path = { .patch = pp, .component = fp->component };
@@ -177,20 +195,50 @@ patch_pair (ScModel *model, ScSession *session, const SaccadePatchPair *p,
                          (const int32_t *) corrupted->data, (int) clean->len, &pp,
                          saccade_progress_part_engine, prog, out, &err) != SC_OK)
     return fail_at (error, p, &err);
-  if (fabs ((*out)->metric_clean - (*out)->metric_corrupted) < 1e-6)
+  return TRUE;
+}
+
+gboolean
+saccade_patch_file_take (SaccadePatchFile *f, int i, ScPatchResult *r, int first_row,
+                         GError **error)
+{
+  const SaccadePatchPair *pair = g_ptr_array_index (f->pairs, i);
+  int cells;
+
+  f->results[i] = r;
+  if (fabs (r->metric_clean - r->metric_corrupted) < 1e-6)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                    _("line %d: the clean and the corrupted run give the same metric (%.6g); "
-                     "there is no difference to restore"), p->line, (*out)->metric_clean);
+                     "there is no difference to restore"), pair->line, r->metric_clean);
       return FALSE;
     }
+  if (f->effect == NULL)
+    {
+      f->n_rows = r->n_rows;
+      f->n_cols = r->n_cols;
+      f->first_row = first_row;
+      f->effect = g_new (double, (gsize) f->n_pairs * r->n_rows * r->n_cols);
+    }
+  else if (r->n_rows != f->n_rows || r->n_cols != f->n_cols)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   _("line %d: its grid is %d × %d, the first pair's %d × %d; patching "
+                     "positions needs every pair to have as many tokens"), pair->line,
+                   r->n_rows, r->n_cols, f->n_rows, f->n_cols);
+      return FALSE;
+    }
+  cells = f->n_rows * f->n_cols;
+  for (int c = 0; c < cells; c++)
+    f->effect[(gsize) i * cells + c] = sc_patch_normalised (r, r->patched[c]);
   return TRUE;
 }
 
 /* The per-cell summary of @f's effects (header): every statistic of the change from the
  * base run, d = e − base (0 denoising, 1 noising), the interval shifted back onto e. */
-static gboolean
-summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp, GError **error)
+gboolean
+saccade_patch_file_summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp,
+                              GError **error)
 {
   const int n = f->n_pairs, cells = f->n_rows * f->n_cols, skip = f->first_row * f->n_cols;
   const int tested = cells - skip;
@@ -242,47 +290,37 @@ summarise (SaccadePatchFile *f, const SaccadePatchFileParams *fp, GError **error
 }
 
 SaccadePatchFile *
-saccade_patch_file_run (ScModel *model, ScSession *session, GPtrArray *pairs,
-                        const SaccadePatchFileParams *p, SaccadeProgress progress,
-                        gpointer user_data, GCancellable *cancellable, GError **error)
+saccade_patch_file_new (GPtrArray *pairs, const SaccadePatchFileParams *p)
 {
-  g_autoptr (SaccadePatchFile) f = g_new0 (SaccadePatchFile, 1);
-  const gint64 t0 = g_get_monotonic_time ();
+  SaccadePatchFile *f = g_new0 (SaccadePatchFile, 1);
 
   f->pairs = pairs;
   f->n_pairs = (int) pairs->len;
   f->base = p->direction == SC_PATCH_NOISE ? 1.0 : 0.0;
   f->results = g_new0 (ScPatchResult *, MAX (f->n_pairs, 1));
+  return f;
+}
+
+SaccadePatchFile *
+saccade_patch_file_run (ScModel *model, ScSession *session, GPtrArray *pairs,
+                        const SaccadePatchFileParams *p, SaccadeProgress progress,
+                        gpointer user_data, GCancellable *cancellable, GError **error)
+{
+  g_autoptr (SaccadePatchFile) f = saccade_patch_file_new (pairs, p);
+  const gint64 t0 = g_get_monotonic_time ();
+
   for (int i = 0; i < f->n_pairs; i++)
     {
       const SaccadePatchPair *pair = g_ptr_array_index (pairs, i);
       SaccadeProgressPart prog = { progress, user_data, cancellable, (double) i / f->n_pairs,
                                    1.0 / f->n_pairs };
-      const ScPatchResult *r;
-      int first_row = 0, cells;
-      if (!patch_pair (model, session, pair, p, &prog, &first_row, &f->results[i], error))
+      ScPatchResult *r = NULL;
+      int first_row = 0;
+      if (!patch_pair (model, session, pair, p, &prog, &first_row, &r, error)
+          || !saccade_patch_file_take (f, i, r, first_row, error))
         return NULL;
-      r = f->results[i];
-      if (i == 0)
-        {
-          f->n_rows = r->n_rows;
-          f->n_cols = r->n_cols;
-          f->first_row = first_row;
-          f->effect = g_new (double, (gsize) f->n_pairs * r->n_rows * r->n_cols);
-        }
-      else if (r->n_rows != f->n_rows || r->n_cols != f->n_cols)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                       _("line %d: its grid is %d × %d, the first pair's %d × %d; patching "
-                         "positions needs every pair to have as many tokens"), pair->line,
-                       r->n_rows, r->n_cols, f->n_rows, f->n_cols);
-          return NULL;
-        }
-      cells = f->n_rows * f->n_cols;
-      for (int c = 0; c < cells; c++)
-        f->effect[(gsize) i * cells + c] = sc_patch_normalised (r, r->patched[c]);
     }
-  if (!summarise (f, p, error))
+  if (!saccade_patch_file_summarise (f, p, error))
     return NULL;
   f->seconds = (double) (g_get_monotonic_time () - t0) / G_USEC_PER_SEC;
   return g_steal_pointer (&f);

@@ -17,13 +17,29 @@
  *   - the pairs that agree: |d| > 0.1 with the sign of the mean d;
  *   - the exact two-sided sign test of "d is centred on 0" over the pairs, and its
  *     Holm-adjusted p over the cells tested (every cell; with senders, the receivers only).
- * Nothing is stored: each call patches every pair (the stored, reusable form of one pair
- * is `saccade study patch`).
+ *
+ * saccade_patch_file_run() stores nothing: each call patches every pair. With a database,
+ * saccade_patch_file_run_stored() stores each pair as the study `saccade study patch` (or
+ * path-patch) of one stored pair would: the pair's two texts are runs of the database
+ * (found there by model, text and token ids, else captured), and its result is the patch
+ * study of the clean run with the corrupted one, read back when stored, else computed and
+ * stored at once — so a rerun, or a run after an interruption, computes only what is
+ * missing, and `saccade study patch RUN --corrupted RUN2` reads the same study back. A
+ * shard (`--shard I/N`, saccade-dataset.h: pair k when k mod N = I) computes its share into
+ * its own database, marked with a shard manifest
+ *   {"verb":"patch","dataset":"SHA-256 of the file","pairs":K,"shards":N,
+ *    "settings":{"study":"patch","direction":D,"what":W}}
+ *   (path patching: "settings":{"study":"path-patch","direction":D,"senders":S,
+ *    "component":C})
+ * that the merge compares (engine/store/sc-store-merge.h; it carries both runs a patch
+ * study names); the table is then read back from the merged database (STORED_ONLY), pair
+ * by pair in the file's order: the same numbers, bit for bit, as one process computes.
  */
 #pragma once
 
 #include <gio/gio.h>
 
+#include "app/core/saccade-dataset.h"
 #include "app/core/saccade-job.h"
 #include "engine/study/sc-path-patch.h"
 
@@ -58,6 +74,13 @@ typedef struct {
 
 void saccade_patch_file_params_init (SaccadePatchFileParams *p);
 
+/* Where a stored pair's result came from (saccade_patch_file_run_stored). */
+typedef struct {
+  gint64 clean_run, corrupted_run; /* the pair's runs in the database */
+  gint64 study_id;                 /* its patch (or path-patch) study */
+  gboolean reused;                 /* read back rather than computed now */
+} SaccadePatchStored;
+
 typedef struct {
   GPtrArray *pairs;          /* SaccadePatchPair, owned */
   int n_pairs;
@@ -73,6 +96,12 @@ typedef struct {
   double base;               /* the effect of a patch that changes nothing: 0 denoising, 1
                               * noising */
   double seconds;
+  /* saccade_patch_file_run_stored only (else NULL and 0) */
+  SaccadePatchStored *stored; /* (n_pairs) */
+  int n_reused;               /* pairs read back */
+  gboolean partial;           /* one shard of several: its pairs have no summary (mean and
+                               * the other per-cell arrays NULL); the table is the whole
+                               * file's, read back after the merge */
 } SaccadePatchFile;
 
 void saccade_patch_file_free (SaccadePatchFile *f); /* NULL is a no-op */
@@ -89,6 +118,31 @@ SaccadePatchFile *saccade_patch_file_run (ScModel *model, ScSession *session, GP
                                           const SaccadePatchFileParams *p,
                                           SaccadeProgress progress, gpointer user_data,
                                           GCancellable *cancellable, GError **error);
+
+typedef enum {
+  SACCADE_PATCH_FILE_COMPUTE = 0,     /* read back what is stored, compute the rest */
+  SACCADE_PATCH_FILE_STORED_ONLY = 1, /* read back only: a pair not stored is an error */
+} SaccadePatchFileMode;
+
+/* The pairs of @shard (NULL: the whole file) among @pairs (taken; read from @file_path,
+ * whose bytes name the dataset), each stored in the database at @db_path as described
+ * above, for @model (identified by @ident) on @session (bound to @model; may be NULL with
+ * STORED_ONLY). A shard of several (count > 1) marks the database with its manifest and
+ * returns its pairs unsummarised (partial); otherwise every pair is summarised as
+ * saccade_patch_file_run() does, the pairs in file order. @progress (may be NULL) over the
+ * whole call. Errors: saccade_patch_file_run()'s, the store's (G_IO_ERROR_*,
+ * SACCADE_ERROR), G_IO_ERROR_INVALID_ARGUMENT when @db_path is a shard of another study,
+ * and, STORED_ONLY, G_IO_ERROR_NOT_FOUND naming every line whose study is not stored
+ * (and, when the database holds this file's shard manifests, the shards missing). */
+SaccadePatchFile *saccade_patch_file_run_stored (ScModel *model, const ScStoreModel *ident,
+                                                 ScSession *session, const char *file_path,
+                                                 GPtrArray *pairs,
+                                                 const SaccadePatchFileParams *p,
+                                                 const SaccadeShard *shard,
+                                                 const char *db_path,
+                                                 SaccadePatchFileMode mode,
+                                                 SaccadeProgress progress, gpointer user_data,
+                                                 GCancellable *cancellable, GError **error);
 
 /* The order of the tested cells by |mean effect − base|, largest first (caller frees; *@n
  * the count). */

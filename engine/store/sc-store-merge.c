@@ -309,21 +309,57 @@ out:
 /* What remap_run_param did. */
 enum { PARAM_LEFT_OUT = -1, PARAM_AS_IS = 0, PARAM_REWRITTEN = 1, PARAM_BAD_RUN = 2 };
 
+/* Reads the run id that starts at @p (digits, perhaps after a '-') into *@id and returns
+ * the end of its digits; @p itself when there are none. A negative id or one past
+ * 2^63 - 1 (parsed with an overflow check, never wrapped) is −1. */
+static const char *
+read_run_id (const char *p, int64_t *id)
+{
+  const char *digits = p;
+  bool negative = false;
+
+  *id = 0;
+  if (*p == '-')
+    {
+      negative = true;
+      p++;
+    }
+  while (*p >= '0' && *p <= '9')
+    {
+      const int d = *p++ - '0';
+      if (*id > (INT64_MAX - d) / 10)
+        {
+          while (*p >= '0' && *p <= '9')
+            p++;
+          *id = -1; /* too large: no run has that id */
+          return p;
+        }
+      *id = *id * 10 + d;
+    }
+  if (p == digits)
+    return digits;
+  if (negative)
+    *id = -1;
+  return p;
+}
+
 /* A study's params name its run by id — every run-level study writes them canonically as
  * {"study":V,"run":R,...} (engine/study/) — and the run has a new id in OUT: R is
- * rewritten through the run map into @buf. Returns PARAM_REWRITTEN; PARAM_AS_IS when the
- * params name no run (they are copied as they are); PARAM_LEFT_OUT when they name a run
- * this input does not bring (the study is left out with it); PARAM_BAD_RUN when R is not
- * a run id at all — negative, or past 2^63 - 1, the largest SQLite gives (the params were
- * edited: the digits are parsed with an overflow check, never wrapped), with R's first
- * characters in @bad for the message. */
+ * rewritten through the run map into @buf. A study of two runs (activation and path
+ * patching, sc-patch-study.h) names the second right after the first,
+ * {"study":V,"run":R,"corrupted":C,...}, and C is rewritten too. Returns
+ * PARAM_REWRITTEN; PARAM_AS_IS when the params name no run (they are copied as they are);
+ * PARAM_LEFT_OUT when they name a run this input does not bring (the study is left out
+ * with it); PARAM_BAD_RUN when R or C is not a run id at all — negative, or past
+ * 2^63 - 1, the largest SQLite gives (the params were edited), with its first characters
+ * in @bad for the message. */
 static int
 remap_run_param (const Copy *c, const char *params, char *buf, size_t size, char *bad,
                  size_t bad_size)
 {
-  static const char head[] = "{\"study\":", key[] = ",\"run\":";
-  const char *p = params, *digits;
-  int64_t old_id = 0, new_id;
+  static const char head[] = "{\"study\":", key[] = ",\"run\":", key2[] = ",\"corrupted\":";
+  const char *p = params, *digits, *end, *digits2 = NULL, *end2 = NULL;
+  int64_t old_id, new_id, old2 = 0, new2 = 0;
 
   if (params == NULL || strncmp (p, head, sizeof head - 1) != 0)
     return PARAM_AS_IS;
@@ -332,32 +368,32 @@ remap_run_param (const Copy *c, const char *params, char *buf, size_t size, char
     p++;
   if (strncmp (p, key, sizeof key - 1) != 0)
     return PARAM_AS_IS;
-  digits = p += sizeof key - 1;
-  if (*p == '-')
-    p++;
-  while (*p >= '0' && *p <= '9')
-    {
-      const int d = *p++ - '0';
-      if (old_id > (INT64_MAX - d) / 10)
-        {
-          while (*p >= '0' && *p <= '9')
-            p++;
-          old_id = -1; /* too large: no run has that id */
-          break;
-        }
-      old_id = old_id * 10 + d;
-    }
-  if (p == digits || (*p != ',' && *p != '}'))
+  digits = p + sizeof key - 1;
+  end = read_run_id (digits, &old_id);
+  if (end == digits || (*end != ',' && *end != '}'))
     return PARAM_AS_IS; /* "run":null, or not a number we wrote */
-  if (*digits == '-' || old_id < 0)
+  if (strncmp (end, key2, sizeof key2 - 1) == 0)
     {
-      snprintf (bad, bad_size, "%.*s", (int) (p - digits < 40 ? p - digits : 40), digits);
+      digits2 = end + sizeof key2 - 1;
+      end2 = read_run_id (digits2, &old2);
+      if (end2 == digits2 || (*end2 != ',' && *end2 != '}'))
+        digits2 = NULL; /* "corrupted":null: no second run */
+    }
+  if (old_id < 0 || (digits2 != NULL && old2 < 0))
+    {
+      const char *from = old_id < 0 ? digits : digits2, *to = old_id < 0 ? end : end2;
+      snprintf (bad, bad_size, "%.*s", (int) (to - from < 40 ? to - from : 40), from);
       return PARAM_BAD_RUN;
     }
-  if (!map_find (&c->runs, old_id, &new_id))
+  if (!map_find (&c->runs, old_id, &new_id)
+      || (digits2 != NULL && !map_find (&c->runs, old2, &new2)))
     return PARAM_LEFT_OUT;
-  return snprintf (buf, size, "%.*s%lld%s", (int) (digits - params), params,
-                   (long long) new_id, p) < (int) size ? PARAM_REWRITTEN : PARAM_LEFT_OUT;
+  if (digits2 == NULL)
+    return snprintf (buf, size, "%.*s%lld%s", (int) (digits - params), params,
+                     (long long) new_id, end) < (int) size ? PARAM_REWRITTEN : PARAM_LEFT_OUT;
+  return snprintf (buf, size, "%.*s%lld%.*s%lld%s", (int) (digits - params), params,
+                   (long long) new_id, (int) (digits2 - end), end, (long long) new2, end2)
+         < (int) size ? PARAM_REWRITTEN : PARAM_LEFT_OUT;
 }
 
 static ScStatus

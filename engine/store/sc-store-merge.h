@@ -12,8 +12,9 @@
  *   - OUT keeps what it holds: it is the first input, copied as it is (its ids stay); each
  *     shard's complete runs and studies are appended with new ids (runs and studies are
  *     AUTOINCREMENT in OUT) and every reference to them (tokens, heads, scores, study
- *     values, and the run a study's params name: {"study":V,"run":R,...} gets R's new id;
- *     a study whose run is not merged is left out) follows. Runs or studies still
+ *     values, and the run a study's params name: {"study":V,"run":R,...} gets R's new id,
+ *     and so does the second run of a study of two, {"study":V,"run":R,"corrupted":C,...}
+ *     (patching); a study whose run is not merged is left out) follows. Runs or studies still
  *     'writing' (a shard killed mid-way) are left out. Models are one row per file
  *     SHA-256; a model-level head score OUT already has for the same (model, layer, head,
  *     metric) is kept and the shard's dropped.

@@ -9,18 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool
+sc_qk_supports (const ScModelInfo *info)
+{
+  return info != NULL
+         && (info->arch == SC_ARCH_LLAMA || info->arch == SC_ARCH_GEMMA3
+             || info->arch == SC_ARCH_QWEN2 || info->arch == SC_ARCH_QWEN3
+             || info->arch == SC_ARCH_GPT2);
+}
+
+int
+sc_qk_n_extra (const ScModelInfo *info)
+{
+  if (info == NULL)
+    return 0;
+  if (strcmp (info->arch_name, "gpt2") == 0)
+    return 2;
+  return strcmp (info->arch_name, "qwen2") == 0 ? 1 : 0;
+}
+
 ScQkResult *
-sc_qk_result_new (int n_layers, int n_heads, int n_tokens, int layer)
+sc_qk_result_new (int n_layers, int n_heads, int n_tokens, int layer, int n_extra)
 {
   ScQkResult *r;
   size_t cc;
 
   if (n_layers < 1 || n_heads < 1 || n_tokens < 1 || layer < 0 || layer >= n_layers
-      || (r = calloc (1, sizeof *r)) == NULL)
+      || n_extra < 0 || n_extra > 2 || (r = calloc (1, sizeof *r)) == NULL)
     return NULL;
   *r = (ScQkResult) { .n_layers = n_layers, .n_heads = n_heads, .n_tokens = n_tokens,
                       .layer = layer, .head = -1, .query = -1, .key = -1,
-                      .n_comp = 1 + layer * (n_heads + 1), .top1_clean = -1, .score = NAN,
+                      .n_comp = 1 + layer * (n_heads + 1) + n_extra, .n_extra = n_extra,
+                      .top1_clean = -1, .score = NAN,
                       .total = NAN, .rms_q = NAN, .rms_k = NAN };
   cc = (size_t) r->n_comp * r->n_comp;
   if ((r->parts = malloc (cc * sizeof *r->parts)) == NULL)
@@ -51,6 +71,9 @@ sc_qk_component_name (const ScQkResult *r, int c, char *buf, size_t size)
     return -1;
   if (c == 0)
     len = snprintf (buf, size, "embed");
+  else if (c >= r->n_comp - r->n_extra)
+    /* the components after the layers: gpt2's position embedding, then the bias */
+    len = snprintf (buf, size, "%s", c == r->n_comp - 1 ? "bias" : "pos");
   else
     {
       l = (c - 1) / (r->n_heads + 1);
@@ -154,43 +177,84 @@ rope_double (double *x, int pos, int n_rot, double base, bool neox)
 }
 
 /* What turns one component's piece of the normed input into its query or key: the rows of
- * the projection, the attention norm's weight and frozen scale, the QK-norm's weight and
- * frozen scale (Gemma 3; NULL without), the rotation. */
+ * the projection, the attention norm's weight and frozen scale (with @center, GPT-2's
+ * LayerNorm: the piece's own mean taken out first), the QK-norm's weight and frozen scale
+ * (Gemma 3; NULL without), the rotation (none with @rope false); the constants a side
+ * adds, which make the bias component: the LayerNorm's bias (GPT-2, before the
+ * projection) and the projection's bias (Qwen2, GPT-2). */
 typedef struct {
   const float *w;    /* (d, E): the head's block of W_Q or W_K */
   const float *g;    /* (E) attn_norm */
-  double rms;        /* of the residual entering the layer at this position */
+  double rms;        /* of the residual entering the layer at this position (LayerNorm: its
+                      * standard deviation), eps included */
+  bool center;       /* LayerNorm: c − mean (c) before the weight */
   const float *qkn;  /* (d) attn_q_norm or attn_k_norm, or NULL */
   double rms_qkn;    /* of the whole projection, the QK-norm's frozen scale */
+  const float *norm_b; /* (E) attn_norm_b, or NULL */
+  const float *b;    /* (d) the head's block of bq or bk, or NULL */
   int d, E, pos, n_rot;
   double base;
-  bool neox;
+  bool neox, rope;
 } Side;
 
-/* out (d) = RoPE_pos (qkn ∘ (W (g ∘ v) / rms) / rms_qkn), without the QK-norm when there is
- * none. */
+/* out (d) = RoPE_pos (qkn ∘ (W (g ∘ v') / rms) / rms_qkn), v' = v, or v − mean (v) with
+ * center; without the QK-norm when there is none, without RoPE when there is none. */
 static void
 project (const Side *sd, const double *v, double *out)
 {
+  double mean = 0.0;
+
+  if (sd->center)
+    {
+      for (int e = 0; e < sd->E; e++)
+        mean += v[e];
+      mean /= sd->E;
+    }
   for (int r = 0; r < sd->d; r++)
     {
       double acc = 0.0;
       for (int e = 0; e < sd->E; e++)
-        acc += (double) sd->w[(size_t) r * sd->E + e] * ((double) sd->g[e] * v[e]);
+        acc += (double) sd->w[(size_t) r * sd->E + e] * ((double) sd->g[e] * (v[e] - mean));
       out[r] = acc / sd->rms;
       if (sd->qkn != NULL)
         out[r] *= (double) sd->qkn[r] / sd->rms_qkn;
     }
-  rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
+  if (sd->rope)
+    rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
 }
 
-static double
-rms_of (const float *x, int E, double eps)
+/* The bias component: out (d) = RoPE_pos (W norm_b + b), each term where the side has it
+ * (no QK-norm: the architectures with biases have none). */
+static void
+project_bias (const Side *sd, double *out)
 {
-  double ss = 0.0;
+  for (int r = 0; r < sd->d; r++)
+    {
+      double acc = sd->b != NULL ? (double) sd->b[r] : 0.0;
+      if (sd->norm_b != NULL)
+        for (int e = 0; e < sd->E; e++)
+          acc += (double) sd->w[(size_t) r * sd->E + e] * sd->norm_b[e];
+      out[r] = acc;
+    }
+  if (sd->rope)
+    rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
+}
 
+/* The attention norm's scale of @x: sqrt (mean x² + eps), or with @center (LayerNorm)
+ * sqrt (mean (x − mean x)² + eps). */
+static double
+rms_of (const float *x, int E, double eps, bool center)
+{
+  double ss = 0.0, mean = 0.0;
+
+  if (center)
+    {
+      for (int e = 0; e < E; e++)
+        mean += x[e];
+      mean /= E;
+    }
   for (int e = 0; e < E; e++)
-    ss += (double) x[e] * x[e];
+    ss += ((double) x[e] - mean) * ((double) x[e] - mean);
   return sqrt (ss / E + eps);
 }
 
@@ -218,10 +282,9 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   w = sc_model_weights (model);
   if ((st = sc_qk_params_resolve (in, n, params, &p, err)) != SC_OK)
     return st;
-  /* qwen2's constant Q and K biases and gpt2's have no component of their own yet */
-  if (in->arch != SC_ARCH_LLAMA && in->arch != SC_ARCH_GEMMA3 && in->arch != SC_ARCH_QWEN3)
+  if (!sc_qk_supports (in))
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "qk attribution: architecture '%s' is not "
-                         "supported (llama, gemma3 and qwen3 are)", in->arch_name);
+                         "supported (llama, gemma3, qwen2, qwen3 and gpt2 are)", in->arch_name);
   window = (int) sc_model_layer_window (in, p.layer);
   if (window > 0 && p.query - p.key >= window)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "qk attribution: key %d is outside layer "
@@ -234,7 +297,7 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   Q = H * d;
   cap = (QkCapture) { .layer = p.layer, .i = p.query, .j = p.key, .head = p.head,
                       .group = p.head / (H / (int) in->n_kv_heads), .d = d };
-  r = sc_qk_result_new (L, H, n, p.layer);
+  r = sc_qk_result_new (L, H, n, p.layer, sc_qk_n_extra (in));
   logits = malloc ((size_t) in->n_vocab * sizeof *logits);
   x = malloc ((size_t) (p.layer + 1) * 2 * E * sizeof *x);
   cap.o = malloc (((size_t) p.layer * 2 * Q + 1) * sizeof *cap.o);
@@ -244,8 +307,8 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   if (r != NULL)
     {
       C = r->n_comp;
-      qc = malloc ((size_t) C * d * sizeof *qc);
-      kc = malloc ((size_t) C * d * sizeof *kc);
+      qc = calloc ((size_t) C * d, sizeof *qc);
+      kc = calloc ((size_t) C * d, sizeof *kc);
     }
   if (r == NULL || logits == NULL || x == NULL || cap.o == NULL || cap.q == NULL
       || cap.k == NULL || comp == NULL || qc == NULL || kc == NULL)
@@ -300,13 +363,21 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
       const ScLayerWeights *lw = &w->layers[p.layer];
       const float *xl = x + ((size_t) p.layer * 2 + side) * E;
       double *dst = side == 0 ? qc : kc;
+      const float *bias = side == 0 ? lw->bq : lw->bk;
+      const int block = side == 0 ? p.head : cap.group;
       Side sd = { .w = side == 0 ? lw->wq + (size_t) p.head * d * E
                                  : lw->wk + (size_t) cap.group * d * E,
-                  .g = lw->attn_norm, .rms = rms_of (xl, E, in->norm_eps),
+                  .g = lw->attn_norm, .rms = rms_of (xl, E, in->norm_eps, in->layer_norm),
+                  .center = in->layer_norm,
                   .qkn = side == 0 ? lw->attn_q_norm : lw->attn_k_norm, .rms_qkn = 1.0,
+                  .norm_b = lw->attn_norm_b,
+                  .b = bias != NULL ? bias + (size_t) block * d : NULL,
                   .d = d, .E = E, .pos = side == 0 ? p.query : p.key, .n_rot = (int) in->n_rot,
                   .base = window > 0 ? in->rope_base_local : in->rope_base,
-                  .neox = in->arch == SC_ARCH_GEMMA3 || in->arch == SC_ARCH_QWEN3 };
+                  .neox = in->arch == SC_ARCH_GEMMA3 || in->arch == SC_ARCH_QWEN3
+                          || in->arch == SC_ARCH_QWEN2,
+                  .rope = !in->learned_positions };
+      const int first_extra = C - r->n_extra;
       if (side == 0)
         r->rms_q = sd.rms;
       else
@@ -327,7 +398,22 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
         }
       for (int e = 0; e < E; e++)
         comp[e] = x[(size_t) side * E + e];
+      if (in->learned_positions)
+        {
+          /* GPT-2: the token's embedding, and the rest of x entering layer 0 — its learned
+           * position embedding (to the float rounding of the add) — apart */
+          const float *te = w->token_embd + (size_t) ids[sd.pos] * E;
+          double *pos = mlp;
+          for (int e = 0; e < E; e++)
+            {
+              pos[e] = comp[e] - (double) te[e];
+              comp[e] = te[e];
+            }
+          project (&sd, pos, dst + (size_t) first_extra * d);
+        }
       project (&sd, comp, dst);
+      if (sd.b != NULL || sd.norm_b != NULL)
+        project_bias (&sd, dst + (size_t) (C - 1) * d);
       for (l = 0; l < p.layer; l++)
         {
           const float *wo = w->layers[l].wo; /* (E, Q) */
@@ -495,7 +581,8 @@ sc_qk_load (ScStore *store, const ScModelInfo *info,
       || sc_qk_params_resolve (info, (int) v[3], params, &want, &e2) != SC_OK
       || want.layer != (int) v[5] || want.head != (int) v[6] || want.query != (int) v[7]
       || want.key != (int) v[8]
-      || (r = sc_qk_result_new (d->n_layers, d->n_heads, (int) v[3], (int) v[5])) == NULL)
+      || (r = sc_qk_result_new (d->n_layers, d->n_heads, (int) v[3], (int) v[5],
+                                  sc_qk_n_extra (info))) == NULL)
     goto bad;
   cc = (size_t) r->n_comp * r->n_comp;
   if (cc > SC_STORE_MAX_TOKENS

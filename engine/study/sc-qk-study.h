@@ -30,7 +30,23 @@
  * (rope_base_local on a local layer); e_p is the embedding as scaled (sqrt(n_embd)). On a
  * local layer the key must lie within the window (query − key < sliding_window). Qwen3 is
  * Gemma's QK-norm and NeoX RoPE on llama's body (no post-norms, no window, no embedding
- * scale). Other architectures fail with SC_ERR_UNSUPPORTED naming theirs.
+ * scale).
+ *
+ * Qwen2 adds a constant to each side: its Q and K biases, after the projection and before
+ * RoPE, so q_i = RoPE_i (W_Q^h (g ∘ x_i) / rms_i + b_Q^h); the bias is a component of its
+ * own on each side, "bias", q_i^bias = RoPE_i (b_Q^h), k_j^bias = RoPE_j (b_K^g) (the same
+ * rotation as the others: it is linear). GPT-2 has no RoPE and a LayerNorm with a bias
+ * before attention, LN (x) = g ∘ (x − mean x) / σ + β, σ = sqrt (mean (x − mean x)² + eps),
+ * then the fused projection's bias: q_i = W_Q^h LN (x_i) + b_Q^h. With σ frozen at the
+ * clean run's the mean subtraction is linear, so each component c gives
+ * q_i^c = W_Q^h (g ∘ (c_i − mean c_i)) / σ_i (the components' centred pieces sum to the
+ * centred x_i), and the constants make "bias", q_i^bias = W_Q^h β + b_Q^h (likewise k); x
+ * entering layer 0 is split into "embed", the token's row of token_embd, and "pos", the
+ * rest — the learned position embedding's row (to the float rounding of the add). GPT-2's
+ * attention output bias and MLP biases are constants of the residual, inside each layer's
+ * "MLP" rest. These components follow the layers' (n_extra of them: qwen2 1, "bias";
+ * gpt2 2, "pos" then "bias"), so C = 1 + l (n_heads + 1) + n_extra. Other architectures
+ * fail with SC_ERR_UNSUPPORTED naming theirs.
  *
  * Storage (sc-store-study.h): kind SC_QK_STUDY_KIND, params {"study":V,"run":R,"layer":L,
  * "head":H,"query":I,"key":J} (resolved: no −1 in the text); series "part" at pos
@@ -72,7 +88,9 @@ typedef struct {
 typedef struct {
   int n_layers, n_heads, n_tokens;
   int layer, head, query, key;
-  int n_comp;        /* C = 1 + layer (n_heads + 1) */
+  int n_comp;        /* C = 1 + layer (n_heads + 1) + n_extra */
+  int n_extra;       /* components after the layers' (above): 0; qwen2 1, "bias"; gpt2 2,
+                      * "pos" and "bias" */
   int top1_clean;    /* the clean run's top-1 at n − 1 */
   double score;      /* scale · q_i · k_j from the forward pass's own q and k (float) */
   double total;      /* Σ parts, in double */
@@ -88,16 +106,25 @@ ScStatus sc_qk_params_resolve (const ScModelInfo *info, int n_tokens, const ScQk
 /* QK attribution of @ids on @session (bound to @model). The session's kept residuals are
  * replaced by this run's. Errors: those of sc_study_check_ids, sc_qk_params_resolve and
  * sc_forward, SC_ERR_INVALID_ARG (the key outside a local layer's window),
- * SC_ERR_UNSUPPORTED (neither llama, gemma3 nor qwen3), SC_ERR_NOMEM. */
+ * SC_ERR_UNSUPPORTED (none of llama, gemma3, qwen2, qwen3, gpt2), SC_ERR_NOMEM. */
 ScStatus sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids,
                     int n_tokens, const ScQkParams *params, ScQkResult **out, ScError *err);
 
-/* Component @c's name into @buf: "embed", "L3.H4", "MLP3"; the length, or −1 when @c is
+/* Component @c's name into @buf: "embed", "L3.H4", "MLP3", "pos", "bias"; the length, or −1 when @c is
  * outside the result's components or @buf too small (16 bytes suffice). */
 int sc_qk_component_name (const ScQkResult *r, int c, char *buf, size_t size);
 
-/* An empty result (numbers NaN); NULL when out of memory or a count is out of range. */
-ScQkResult *sc_qk_result_new (int n_layers, int n_heads, int n_tokens, int layer);
+/* Whether the split above is written for @info's architecture (llama, gemma3, qwen2,
+ * qwen3, gpt2): what sc_qk_run refuses otherwise, for a face to refuse before it runs. */
+bool sc_qk_supports (const ScModelInfo *info);
+
+/* The components after the layers' that @info's architecture has (by its arch_name, which
+ * a stored run's model row keeps): gpt2 2, qwen2 1, others 0. */
+int sc_qk_n_extra (const ScModelInfo *info);
+
+/* An empty result (numbers NaN) with @n_extra (0..2) components after the layers'; NULL
+ * when out of memory or a count is out of range. */
+ScQkResult *sc_qk_result_new (int n_layers, int n_heads, int n_tokens, int layer, int n_extra);
 void sc_qk_result_free (ScQkResult *r); /* NULL is a no-op */
 
 /* The params text (resolved params) into @buf: its length, or −1 (@buf too small: 128

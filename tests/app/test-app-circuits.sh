@@ -18,7 +18,8 @@
 #      then each component on its own row and column ("Each head"): figure, the same CSV.
 # 2. `saccade study patch --what keys`, `study path-patch` and `study qk --json` find the
 #    window's studies ("reused", nothing computed) and their numbers are the CSVs'.
-# 3. With Qwen2.5 (qwen2) loaded, QK attribution is refused before it runs, with the reason.
+# 3. With Qwen2.5 (qwen2) loaded, QK attribution of L12.H3 runs and is stored; its CSV has the
+#    Q/K bias as a component of each side, and the parts sum to the score.
 #
 # Usage: test-app-circuits.sh SACCADE APP_CHECK_IMAGE OUTDIR
 set -u
@@ -179,18 +180,25 @@ assert rows[0]['study'] == str(d['study_id'])
 "
 [ "$(studies "1")" = "$n_before" ] || fail "the command line computed a study the window had stored"
 
-# --- 3. Qwen2: QK attribution is refused with its reason --------------------------------
+# --- 3. Qwen2: QK attribution with the Q/K biases as a component ------------------------
 qwen=${SACCADE_QWEN2_MODEL:-$src/data/models/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf}
 [ -f "$qwen" ] || fail "Qwen2.5 is not fetched (data/fetch-model.sh qwen2)"
 cat > "$out/qwen.script" <<SCRIPT
 type The cat sat on the
 run
+page heatmap
+head 12 3
 page ablation
 dismiss-toast
 ablation-study qk
-expect-ablation-runnable no
-expect-ablation QK attribution splits the scores of llama and gemma3 heads only: qwen2
-screenshot $out/qwen-refused.png
+expect-ablation-runnable yes
+ablation-run
+expect-ablation computed in
+expect-title QK attribution of L12.H3, query 4
+screenshot $out/qwen-qk.png
+export-csv $out/qwen-qk.csv
+ablation-option qk-each yes
+screenshot $out/qwen-qk-each.png
 quit
 SCRIPT
 smollm=$model
@@ -198,8 +206,22 @@ model=$qwen
 db="$out/qwen.sqlite"
 run_app qwen "$out/qwen.script"
 model=$smollm
-check_png "$out/qwen-refused.png"
-[ "$(studies "kind = 'qk-attribution'")" = 0 ] || fail "a QK attribution of qwen2 was stored"
+check_png "$out/qwen-qk.png"
+check_png "$out/qwen-qk-each.png"
+[ "$(studies "kind = 'qk-attribution' AND status = 'complete'")" = 1 ] \
+  || fail "one QK attribution of qwen2 should be stored"
+# the components: embed, 12 layers of 14 heads and an MLP, the bias (sc-qk-study.h)
+python -c "
+import csv, sys
+rows = list(csv.DictReader(open('$out/qwen-qk.csv')))
+C = 1 + 12 * 15 + 1
+assert len(rows) == C * C, len(rows)
+assert rows[-1]['query_component'] == 'bias' and rows[-1]['key_component'] == 'bias', rows[-1]
+bias = [r for r in rows if 'bias' in (r['query_component'], r['key_component'])]
+assert len(bias) == 2 * C - 1 and any(float(r['part']) != 0 for r in bias)
+s = float(rows[0]['score'])
+assert abs(sum(float(r['part']) for r in rows) - s) <= 1e-4 * max(1, abs(s)), s
+" || fail "the qwen2 QK CSV lacks its bias component or its parts do not sum to the score"
 
 echo "screenshots in $out"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

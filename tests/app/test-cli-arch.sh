@@ -4,7 +4,8 @@
 #   info         gpt2: LayerNorm and learned positions (text, particulars and JSON); qwen3:
 #                head dim 16 from key_length, RoPE base 1e6, QK-norm among its particulars
 #   capture      stores every head of a sentence; show reads it back
-#   study        forward studies run on gpt2 (heads, lens, value-zeroing mixing); dla, norms,
+#   study        forward studies run on gpt2 (heads, lens, value-zeroing mixing, QK
+#                attribution with its "pos" and "bias" components); dla, norms,
 #                ALTI and the gradient studies refuse it naming 'gpt2' (exit non-zero);
 #                on qwen3 dla and a gradient study (attribution) run
 # The numbers themselves are test-gpt2-model's and test-qwen3-model's (transformers in float64).
@@ -29,12 +30,14 @@ assert abs(d['layer_norm_eps'] - 1e-5) < 1e-9 and 'rms_norm_eps' not in d, d"
 check gpt2-capture "$tmp/cap" "^1$"
 "$saccade" show 1 --db "$tmp/g.sqlite" > "$tmp/show" 2>&1
 check gpt2-show "$tmp/show" "(gpt2, 3 layers x 4 heads)"
-for study in heads lens "mixing --method value-zeroing"; do
+for study in heads lens "mixing --method value-zeroing" "qk --head 1"; do
   "$saccade" study $study 1 --db "$tmp/g.sqlite" -m "$gpt2" > "$tmp/study" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] && passes=$((passes + 1)) \
     || { echo "FAIL: gpt2 study $study exited $rc:"; cat "$tmp/study"; fails=$((fails + 1)); }
 done
+"$saccade" study qk 1 --head 1 --db "$tmp/g.sqlite" -m "$gpt2" > "$tmp/study" 2>&1
+check gpt2-qk-components "$tmp/study" "(LayerNorm sigma [0-9.]* at the query, [0-9.]* at the key); 8 components a side, each centred"
 for study in dla norms "mixing --method alti" attribution adversarial; do
   "$saccade" study $study 1 --db "$tmp/g.sqlite" -m "$gpt2" > "$tmp/study" 2>&1
   expect_fail "gpt2 study $study refused" "$tmp/study" "'gpt2'" $?

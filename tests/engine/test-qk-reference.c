@@ -32,6 +32,12 @@
  * GEMMA_CPU_TOL = 3e-4. Without the Gemma file those two cases skip (and the program exits
  * 77 as below).
  *
+ * The tiny GPT-2 (tests/reference/tiny-gpt2.gguf, committed; qk_ref.py gpt2,
+ * qk-fixture-gpt2.json): every head of its last layer, query 9, key 4 — the LayerNorm's
+ * mean subtraction per component with σ frozen, the token's "embed" and the learned
+ * "pos", the LayerNorm and QKV biases as "bias" — the same checks at REF_TOL and CPU_TOL
+ * (measured 9.2e-7 on cpu-ref, 1.2e-6 on cpu). Never skipped.
+ *
  * Needs the default model (data/fetch-model.sh) with the fixture's SHA-256; otherwise the
  * program says why and exits 77 (skip), which .ci/run counts as a failure.
  */
@@ -56,11 +62,14 @@ static JsonParser *parser;
 static JsonObject *root;
 static char *skip_reason;
 static ScModel *model;
-static double max_dev[4];
+static double max_dev[6];
 static JsonParser *gparser;
 static JsonObject *groot;
 static char *gemma_skip;
 static ScModel *gmodel;
+static JsonParser *tparser;
+static JsonObject *troot;
+static ScModel *tmodel;
 
 static void
 check (int which, const char *what, double got, double want, double tol)
@@ -68,16 +77,19 @@ check (int which, const char *what, double got, double want, double tol)
   max_dev[which] = MAX (max_dev[which], fabs (got - want));
   if (!(fabs (got - want) <= tol))
     g_error ("%s%s: %s: %.9g, the reference %.9g (|δ| %.3g > %.3g)",
-             which % 2 == 0 ? "cpu-ref" : "cpu", which >= 2 ? " (gemma3)" : "", what, got, want, fabs (got - want), tol);
+             which % 2 == 0 ? "cpu-ref" : "cpu",
+             which >= 4 ? " (gpt2)" : which >= 2 ? " (gemma3)" : "", what, got, want,
+             fabs (got - want), tol);
 }
 
 /* One case (@c: layer, head, query, key, the reference's numbers) of @m on @ids, backend
- * @which (0 cpu-ref, 1 cpu; 2 and 3 the same on Gemma 3, for the deviations). */
+ * @which (0 cpu-ref, 1 cpu; 2 and 3 the same on Gemma 3, 4 and 5 on the tiny GPT-2, for
+ * the deviations). */
 static void
 compare_case (int which, ScModel *m, const int32_t *ids, int n, JsonObject *c)
 {
   ScBackend *b = which % 2 == 0 ? sc_backend_cpu_ref_new () : sc_backend_cpu_new (2, NULL);
-  const double tol = which % 2 == 0 ? REF_TOL : which == 1 ? CPU_TOL : GEMMA_CPU_TOL;
+  const double tol = which % 2 == 0 ? REF_TOL : which == 3 ? GEMMA_CPU_TOL : CPU_TOL;
   const char *bname = which % 2 == 0 ? "cpu-ref" : "cpu";
   JsonArray *qm = json_object_get_array_member (c, "query_marginals");
   JsonArray *km = json_object_get_array_member (c, "key_marginals");
@@ -204,6 +216,34 @@ run_gemma (int which)
     compare_case (2 + which, gmodel, ids, n, json_array_get_object_element (cases, k));
 }
 
+/* The tiny GPT-2 (qk-fixture-gpt2.json): LayerNorm centred per component, "pos" and "bias"
+ * beside the heads and MLPs; every head of its last layer. */
+static void
+run_gpt2 (int which)
+{
+  g_autofree int32_t *ids = NULL;
+  JsonArray *cases;
+  int n;
+
+  ids = ids_of (troot, &n);
+  cases = json_object_get_array_member (troot, "cases");
+  g_assert_cmpuint (json_array_get_length (cases), ==, sc_model_info (tmodel)->n_heads);
+  for (guint k = 0; k < json_array_get_length (cases); k++)
+    compare_case (4 + which, tmodel, ids, n, json_array_get_object_element (cases, k));
+}
+
+static void
+test_gpt2_ref (void)
+{
+  run_gpt2 (0);
+}
+
+static void
+test_gpt2_cpu (void)
+{
+  run_gpt2 (1);
+}
+
 static void
 test_gemma_ref (void)
 {
@@ -325,6 +365,33 @@ setup_gemma (void)
     g_error ("%s", err.message);
 }
 
+/* tiny-gpt2.gguf (a committed file) and its fixture: never skipped. */
+static void
+setup_gpt2 (void)
+{
+  g_autofree char *path = NULL, *json_path = NULL;
+  g_autoptr (GError) error = NULL;
+  uint8_t digest[SC_SHA256_DIGEST_SIZE];
+  char hex[SC_SHA256_HEX_SIZE];
+  ScError err = { 0 };
+
+  path = g_build_filename (g_getenv ("SC_TEST_REFERENCE_DIR"), "tiny-gpt2.gguf", NULL);
+  json_path = g_build_filename (g_getenv ("SC_TEST_REFERENCE_DIR"), "qk-fixture-gpt2.json",
+                                NULL);
+  tparser = json_parser_new ();
+  if (!json_parser_load_from_file (tparser, json_path, &error))
+    g_error ("%s: %s", json_path, error->message);
+  troot = json_node_get_object (json_parser_get_root (tparser));
+  g_assert_cmpstr (json_object_get_string_member (troot, "format"), ==,
+                   "saccade-qk-fixture-gpt2/1");
+  if (sc_sha256_file (path, digest, NULL, &err) != SC_OK)
+    g_error ("%s", err.message);
+  sc_sha256_hex (digest, hex);
+  g_assert_cmpstr (hex, ==, json_object_get_string_member (troot, "model_sha256"));
+  if (sc_model_open (path, 1, &tmodel, &err) != SC_OK)
+    g_error ("%s", err.message);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -333,16 +400,21 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   setup ();
   setup_gemma ();
+  setup_gpt2 ();
   g_test_add_func ("/qk-reference/cpu-ref", test_ref);
   g_test_add_func ("/qk-reference/cpu", test_cpu);
   g_test_add_func ("/qk-reference/discriminates", test_discriminates);
   g_test_add_func ("/qk-reference/gemma3-cpu-ref", test_gemma_ref);
   g_test_add_func ("/qk-reference/gemma3-cpu", test_gemma_cpu);
+  g_test_add_func ("/qk-reference/gpt2-cpu-ref", test_gpt2_ref);
+  g_test_add_func ("/qk-reference/gpt2-cpu", test_gpt2_cpu);
   rc = g_test_run ();
   sc_model_free (model);
   sc_model_free (gmodel);
+  sc_model_free (tmodel);
   g_clear_object (&parser);
   g_clear_object (&gparser);
+  g_clear_object (&tparser);
   if (gemma_skip != NULL)
     {
       g_printerr ("skipped: %s\n", gemma_skip);

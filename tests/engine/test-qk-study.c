@@ -35,7 +35,8 @@ static const int32_t ids[] = { 264, 72, 101, 108, 108, 111, 257, 44, 33, 10 };
 
 typedef struct {
   int layer;
-  float *probs; /* (H, N, N) of @layer */
+  float *probs; /* (H, N, N) of @layer (keep_probs_n: (H, n, n)) */
+  int n;
 } Probs;
 
 static bool
@@ -47,6 +48,18 @@ keep_probs (void *user, int layer, int head, const float *p, int n_query, int n_
   g_assert_cmpint (n_key, ==, N);
   if (layer == c->layer)
     memcpy (c->probs + (gsize) head * N * N, p, (gsize) N * N * sizeof *p);
+  return true;
+}
+
+static bool
+keep_probs_n (void *user, int layer, int head, const float *p, int n_query, int n_key)
+{
+  Probs *c = user;
+
+  g_assert_cmpint (n_query, ==, c->n);
+  g_assert_cmpint (n_key, ==, c->n);
+  if (layer == c->layer)
+    memcpy (c->probs + (gsize) head * c->n * c->n, p, (gsize) c->n * c->n * sizeof *p);
   return true;
 }
 
@@ -125,6 +138,149 @@ test_sum_is_score (void)
   sc_session_free (s);
   sc_backend_free (b);
   sc_model_free (m);
+}
+
+/* 4. qwen2 and gpt2: the components of their constants. For each (layer, head) of @checks
+ * on the model at @path (@ids), each i (@every_row; else the last) and j <= i, the parts —
+ * with "bias" (and gpt2's "pos") — sum to the score the forward pass's own q and k give
+ * (the study's observer) within 1e-4 of max (1, |score|), and the softmax over j <= i of the sums is the attention the forward
+ * pass observed, within 1e-4; the constants' components carry something (a part of the
+ * bias row or column, gpt2's pos row, is not 0) and are named so. */
+typedef struct {
+  int layer, head;
+} QkCheck;
+
+static void
+check_constants (const char *path, const int32_t *ids_, int n, const QkCheck *checks,
+                 int n_checks, int n_extra, gboolean every_row)
+{
+  ScModel *m = NULL;
+  ScBackend *b = sc_backend_cpu_new (2, NULL);
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  const ScModelInfo *in;
+  g_autofree float *logits = NULL;
+  Probs pc = { 0 };
+  ScObserver obs = { .observe = keep_probs_n, .user = &pc };
+  ScForwardOptions opt = { .observer = &obs };
+  double worst = 0.0;
+  int checked = 0;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("the model is not fetched (data/fetch-model.sh)");
+      sc_backend_free (b);
+      return;
+    }
+  if (sc_model_open (path, 2, &m, &err) != SC_OK)
+    g_error ("%s", err.message);
+  in = sc_model_info (m);
+  g_assert_cmpint (sc_qk_n_extra (in), ==, n_extra);
+  logits = g_new (float, in->n_vocab);
+  g_assert_cmpint (sc_session_new (m, b, &s, &err), ==, SC_OK);
+  pc.n = n;
+  pc.probs = g_new (float, (gsize) in->n_heads * n * n);
+  for (int c = 0; c < n_checks; c++)
+    {
+      const int layer = checks[c].layer, h = checks[c].head;
+      pc.layer = layer;
+      g_assert_cmpint (sc_forward (s, ids_, n, &opt, logits, &err), ==, SC_OK);
+      for (int i = every_row ? 0 : n - 1; i < n; i++)
+        {
+          double sums[64], mx = -INFINITY, z = 0.0;
+          g_assert_cmpint (n, <=, 64);
+          for (int j = 0; j <= i; j++)
+            {
+              ScQkParams p = { .layer = layer, .head = h, .query = i, .key = j };
+              ScQkResult *r = NULL;
+              char name[16];
+              double bias_mass = 0.0;
+              int C;
+              if (sc_qk_run (s, m, ids_, n, &p, &r, &err) != SC_OK)
+                g_error ("%s", err.message);
+              C = r->n_comp;
+              g_assert_cmpint (r->n_extra, ==, n_extra);
+              g_assert_cmpint (C, ==, 1 + layer * ((int) in->n_heads + 1) + n_extra);
+              g_assert_cmpint (sc_qk_component_name (r, C - 1, name, sizeof name), >, 0);
+              g_assert_cmpstr (name, ==, "bias");
+              if (n_extra == 2)
+                {
+                  double pos_mass = 0.0;
+                  g_assert_cmpint (sc_qk_component_name (r, C - 2, name, sizeof name), >, 0);
+                  g_assert_cmpstr (name, ==, "pos");
+                  for (int k = 0; k < C; k++)
+                    pos_mass += fabs (r->parts[(gsize) (C - 2) * C + k]);
+                  g_assert_cmpfloat (pos_mass, >, 0.0);
+                }
+              for (int k = 0; k < C; k++)
+                bias_mass += fabs (r->parts[(gsize) (C - 1) * C + k])
+                             + fabs (r->parts[(gsize) k * C + C - 1]);
+              g_assert_cmpfloat (bias_mass, >, 0.0);
+              worst = fmax (worst, fabs (r->total - r->score) / fmax (1.0, fabs (r->score)));
+              if (!(fabs (r->total - r->score) <= 1e-4 * fmax (1.0, fabs (r->score))))
+                g_error ("%s layer %d head %d (%d, %d): the parts sum to %.9g, the forward "
+                         "pass's score is %.9g", in->arch_name, layer, h, i, j, r->total,
+                         r->score);
+              sums[j] = r->total;
+              mx = fmax (mx, sums[j]);
+              sc_qk_result_free (r);
+              checked++;
+            }
+          for (int j = 0; j <= i; j++)
+            z += exp (sums[j] - mx);
+          for (int j = 0; j <= i; j++)
+            g_assert_cmpfloat (fabs (exp (sums[j] - mx) / z
+                                     - pc.probs[((gsize) h * n + i) * n + j]), <=, 1e-4);
+        }
+    }
+  g_test_message ("%s: %d (layer, head, i, j) checked; largest |Σ parts − score| / "
+                  "max (1, |score|) %.3g", in->arch_name, checked, worst);
+  g_free (pc.probs);
+  sc_session_free (s);
+  sc_backend_free (b);
+  sc_model_free (m);
+}
+
+static void
+test_gpt2 (void)
+{
+  static const int32_t gpt2_ids[] = { 3, 17, 42, 8, 99, 5, 61, 23, 7, 30 };
+  g_autofree char *path = g_build_filename (g_getenv ("SC_TEST_REFERENCE_DIR"),
+                                            "tiny-gpt2.gguf", NULL);
+  ScModel *m = NULL;
+  ScError err = { 0 };
+  GArray *checks = g_array_new (FALSE, FALSE, sizeof (QkCheck));
+  int L, H;
+
+  if (sc_model_open (path, 1, &m, &err) != SC_OK)
+    g_error ("%s", err.message);
+  L = (int) sc_model_info (m)->n_layers;
+  H = (int) sc_model_info (m)->n_heads;
+  g_assert_cmpuint (sc_model_info (m)->n_vocab, >, 99);
+  sc_model_free (m);
+  /* every head of every layer, every (i >= j) */
+  for (int l = 0; l < L; l++)
+    for (int h = 0; h < H; h++)
+      g_array_append_val (checks, ((QkCheck) { l, h }));
+  check_constants (path, gpt2_ids, (int) G_N_ELEMENTS (gpt2_ids), (const QkCheck *) checks->data,
+                   (int) checks->len, 2, TRUE);
+  g_array_unref (checks);
+}
+
+static void
+test_qwen2 (void)
+{
+  /* the ids of test-ablation-last's Qwen2.5 sentence */
+  static const int32_t qwen2_ids[] = { 785, 8251, 61820, 279, 4935, 1576, 432, 572 };
+  static const QkCheck checks[] = { { 0, 0 }, { 12, 5 }, { 23, 13 } };
+  g_autofree char *path = g_getenv ("SACCADE_QWEN2_MODEL") != NULL
+                            ? g_strdup (g_getenv ("SACCADE_QWEN2_MODEL"))
+                            : g_build_filename (g_getenv ("SC_TEST_SOURCE_DIR"), "data",
+                                                "models",
+                                                "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf", NULL);
+
+  check_constants (path, qwen2_ids, (int) G_N_ELEMENTS (qwen2_ids), checks,
+                   (int) G_N_ELEMENTS (checks), 1, FALSE);
 }
 
 /* 2. */
@@ -278,5 +434,7 @@ main (int argc, char **argv)
   g_test_add_func ("/qk/sum-is-score", test_sum_is_score);
   g_test_add_func ("/qk/zero-head", test_zero_head);
   g_test_add_func ("/qk/store-roundtrip", test_store_roundtrip);
+  g_test_add_func ("/qk/gpt2-constants", test_gpt2);
+  g_test_add_func ("/qk/qwen2-constants", test_qwen2);
   return g_test_run ();
 }

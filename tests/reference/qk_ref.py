@@ -39,11 +39,27 @@ nonlinear scale frozen at the clean run's value, as sc-qk-study.h says:
   Saccade's tokenizer, stored below), query 14, key 2 (" Mary"), layers 9 (local) and 11
   (global), each with its head of most attention from the query to " Mary".
 
+GPT-2 (python3 tests/reference/qk_ref.py gpt2 [tests/reference/tiny-gpt2.gguf]; writes
+qk-fixture-gpt2.json): a GPT-2 forward pass written here in float64 over gguf-py's tensors
+(LayerNorm with bias, the fused attn_qkv with its bias, attn_output and its bias, GELU's
+tanh form, learned positions; nothing of Saccade or of attention_ref), and the split with
+the LayerNorm's sigma frozen:
+  x^0      token_embd[id_p] + position_embd[p]; the components "embed" (the token's row)
+           and, after every head and MLP, "pos" (the position's row) and "bias";
+  MLP l'   the rest of layer l''s update: its MLP, its attention output bias and its MLP
+           biases (constants of the residual);
+  q, k     q_i^c = W_Q^h (g * (c_i - mean c_i)) / sigma_i, sigma_i = sqrt(var(x_i) + eps),
+           q_i^bias = W_Q^h beta + b_Q^h (beta the LayerNorm's bias, b_Q^h the head's rows of
+           attn_qkv.bias); likewise k. No RoPE.
+  Case: ids 3 17 42 8 99 5 61 23 7 30, query 9, key 4, layer 1 (the last) heads 0 and 1.
+
 How to rerun
     pip install gguf==0.19.0 numpy==2.4.6
     python3 tests/reference/qk_ref.py [MODEL.gguf]
     python3 tests/reference/qk_ref.py gemma3 [GEMMA.gguf]
-Writes qk-fixture.json next to itself (~1 min), or qk-fixture-gemma3.json (~2 min).
+    python3 tests/reference/qk_ref.py gpt2 [tests/reference/tiny-gpt2.gguf]
+Writes qk-fixture.json next to itself (~1 min), qk-fixture-gemma3.json (~2 min) or
+qk-fixture-gpt2.json (a second).
 """
 import hashlib
 import json
@@ -51,7 +67,9 @@ import os
 import sys
 import time
 
+import gguf
 import numpy as np
+from gguf.quants import dequantize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attention_ref as ar  # noqa: E402  (the independent numpy model; not modified)
@@ -298,7 +316,148 @@ def gemma_main(path):
               open(os.path.join(HERE, "qk-fixture-gemma3.json"), "w"), indent=1)
 
 
+GPT2_IDS = [3, 17, 42, 8, 99, 5, 61, 23, 7, 30]
+
+
+def gpt2_load(path):
+    r = gguf.GGUFReader(path)
+
+    def key(name):
+        return r.fields[name].contents()
+
+    assert key("general.architecture") == "gpt2"
+    hp = {"n_layer": int(key("gpt2.block_count")), "n_embd": int(key("gpt2.embedding_length")),
+          "n_head": int(key("gpt2.attention.head_count")),
+          "eps": float(key("gpt2.attention.layer_norm_epsilon"))}
+    W = {}
+    for t in r.tensors:
+        w = dequantize(t.data, t.tensor_type)
+        W[t.name] = np.asarray(w, dtype=np.float64).reshape([int(x) for x in reversed(t.shape)])
+    return hp, W
+
+
+def layer_norm(x, g, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return g * (x - mu) / np.sqrt(var + eps) + b
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gpt2_forward_keep(hp, W, ids, upto):
+    """Layers 0 .. upto: the residuals entering 0 .. upto, each layer's per-head outputs
+    before W_O, layer upto's probabilities, q and k."""
+    n, E, H = len(ids), hp["n_embd"], hp["n_head"]
+    D = E // H
+    x = W["token_embd.weight"][np.asarray(ids)] + W["position_embd.weight"][:n]
+    resid, outs = [x.copy()], []
+    mask = np.triu(np.ones((n, n), dtype=bool), k=1)
+    for l in range(upto + 1):
+        b = "blk.%d." % l
+        h = layer_norm(x, W[b + "attn_norm.weight"], W[b + "attn_norm.bias"], hp["eps"])
+        qkv = h @ W[b + "attn_qkv.weight"].T + W[b + "attn_qkv.bias"]
+        q = qkv[:, :E].reshape(n, H, D)
+        k = qkv[:, E:2 * E].reshape(n, H, D)
+        v = qkv[:, 2 * E:].reshape(n, H, D)
+        P = np.empty((H, n, n))
+        o = np.empty((n, H, D))
+        for hh in range(H):
+            sc = (q[:, hh, :] @ k[:, hh, :].T) / np.sqrt(D)
+            sc[mask] = -np.inf
+            e = np.exp(sc - sc.max(-1, keepdims=True))
+            P[hh] = e / e.sum(-1, keepdims=True)
+            o[:, hh, :] = P[hh] @ v[:, hh, :]
+        if l == upto:
+            return resid, outs, P, q, k
+        outs.append(o)
+        x = x + o.reshape(n, E) @ W[b + "attn_output.weight"].T + W[b + "attn_output.bias"]
+        h = layer_norm(x, W[b + "ffn_norm.weight"], W[b + "ffn_norm.bias"], hp["eps"])
+        f = gelu_tanh(h @ W[b + "ffn_up.weight"].T + W[b + "ffn_up.bias"])
+        x = x + f @ W[b + "ffn_down.weight"].T + W[b + "ffn_down.bias"]
+        resid.append(x.copy())
+
+
+def gpt2_components(hp, W, ids, resid, outs, layer, p):
+    """(C, n_embd) the components of x^layer_p that a residual writes (the bias is not one
+    of them: it is added after the norm), and every name, "bias" last."""
+    E, H = hp["n_embd"], hp["n_head"]
+    D = E // H
+    tok = W["token_embd.weight"][ids[p]]
+    vecs, names = [tok], ["embed"]
+    for l in range(layer):
+        wo = W["blk.%d.attn_output.weight" % l]
+        heads = [wo[:, h * D:(h + 1) * D] @ outs[l][p, h] for h in range(H)]
+        vecs += heads
+        names += ["L%d.H%d" % (l, h) for h in range(H)]
+        vecs.append(resid[l + 1][p] - resid[l][p] - np.sum(heads, axis=0))
+        names.append("MLP%d" % l)
+    vecs.append(resid[0][p] - tok)
+    names += ["pos", "bias"]
+    return np.array(vecs), names
+
+
+def gpt2_side(hp, comps, x, wrows, brows, g, beta):
+    sigma = np.sqrt(((x - x.mean()) ** 2).mean() + hp["eps"])
+    centred = comps - comps.mean(1, keepdims=True)
+    proj = ((centred * g[None, :]) @ wrows.T) / sigma
+    bias = wrows @ beta + brows
+    return np.vstack([proj, bias[None, :]]), sigma
+
+
+def gpt2_main(path):
+    t0 = time.time()
+    hp, W = gpt2_load(path)
+    E, H = hp["n_embd"], hp["n_head"]
+    D = E // H
+    ids = GPT2_IDS
+    i, j = len(ids) - 1, 4
+    layer = hp["n_layer"] - 1
+    resid, outs, P, q, k = gpt2_forward_keep(hp, W, ids, layer)
+    b = "blk.%d." % layer
+    g, beta = W[b + "attn_norm.weight"], W[b + "attn_norm.bias"]
+    wqkv, bqkv = W[b + "attn_qkv.weight"], W[b + "attn_qkv.bias"]
+    cases = []
+    for head in range(H):
+        ci, names = gpt2_components(hp, W, ids, resid, outs, layer, i)
+        cj, _ = gpt2_components(hp, W, ids, resid, outs, layer, j)
+        assert np.abs(ci.sum(0) - resid[layer][i]).max() < 1e-9 * np.abs(resid[layer][i]).max()
+        rq, rk = slice(head * D, (head + 1) * D), slice(E + head * D, E + (head + 1) * D)
+        qc, sq = gpt2_side(hp, ci, resid[layer][i], wqkv[rq], bqkv[rq], g, beta)
+        kc, sk = gpt2_side(hp, cj, resid[layer][j], wqkv[rk], bqkv[rk], g, beta)
+        parts = (qc @ kc.T) / np.sqrt(D)
+        score = float(q[i, head] @ k[j, head]) / np.sqrt(D)
+        assert abs(parts.sum() - score) <= 1e-9 * max(1.0, abs(score)), (parts.sum(), score)
+        C = len(names)
+        flat = np.argsort(-np.abs(parts).ravel(), kind="stable")[:10]
+        top = [{"query": int(f // C), "key": int(f % C), "query_name": names[f // C],
+                "key_name": names[f % C], "value": float(parts.ravel()[f])} for f in flat]
+        cases.append({"layer": layer, "head": head, "query": i, "key": j,
+                      "attention": float(P[head, i, j]), "score": score,
+                      "sum_of_parts": float(parts.sum()), "rms_query": float(sq),
+                      "rms_key": float(sk), "n_components": C, "components": names,
+                      "query_marginals": [float(v) for v in parts.sum(1)],
+                      "key_marginals": [float(v) for v in parts.sum(0)], "top_parts": top})
+        print("gpt2 head %d.%d  attention %.4f  score %.6f  C %d" % (
+            layer, head, P[head, i, j], score, C))
+        for t in top[:5]:
+            print("  %+10.5f  %s (key) x %s (query)" % (t["value"], t["key_name"],
+                                                         t["query_name"]))
+    import importlib.metadata as md
+    json.dump({"format": "saccade-qk-fixture-gpt2/1", "generator": "tests/reference/qk_ref.py",
+               "model_file": os.path.basename(path),
+               "model_sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+               "gguf_version": md.version("gguf"), "numpy_version": np.__version__,
+               "definitions": __doc__.split("How to rerun")[0].strip(),
+               "runtime_s": time.time() - t0, "ids": ids, "cases": cases},
+              open(os.path.join(HERE, "qk-fixture-gpt2.json"), "w"), indent=1)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "gpt2":
+        gpt2_main(sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "tiny-gpt2.gguf"))
+        sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "gemma3":
         import gemma3_ref
         gemma_main(sys.argv[2] if len(sys.argv) > 2 else gemma3_ref.DEFAULT_MODEL)

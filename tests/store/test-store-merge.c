@@ -435,6 +435,50 @@ test_run_param_overflow (Fixture *f, gconstpointer data)
   }
 }
 
+/* A study of two runs — activation or path patching, {"study":V,"run":R,"corrupted":C,...}
+ * (sc-patch-study.h) — names both by id, and both follow their runs into OUT; one whose
+ * second run the shard does not bring is left out, and a second id no run can have is
+ * refused by name, as the first is (issue 26: the merged study named the shard's id of
+ * its corrupted run, another run of OUT or none). */
+static void
+test_two_run_param (Fixture *f, gconstpointer data)
+{
+  static const char two[] = "{\"study\":1,\"run\":%d,\"corrupted\":%s,\"target\":null}";
+  ScStoreMergeStats stats = { 0 };
+  ScError err = { 0 };
+  ScStore *s;
+
+  (void) data;
+  s = store_test_open (f->shard[2], TRUE);
+  g_assert_cmpint (store_fake_capture (s, 99, 7, TRUE, 0, 0, &err), ==, 2);
+  sc_store_close (s);
+  for (int k = 0; k < 2; k++)
+    {
+      g_autofree char *params = g_strdup_printf (two, 2, k == 0 ? "1" : "7");
+      ScStoreModel m;
+      ScStoreStudy *st = NULL;
+      store_fake_model (&m, 0);
+      s = store_test_open (f->shard[2], TRUE);
+      g_assert_cmpint (sc_store_study_begin (s, "patch", &m, params, &st, &err), ==, SC_OK);
+      g_assert_cmpint (sc_store_study_add_series (st, "x", 0, 1.0, &err), ==, SC_OK);
+      g_assert_cmpint (sc_store_study_commit (st, NULL, &err), ==, SC_OK);
+      sc_store_close (s);
+    }
+  g_assert_cmpint (merge (f->out, f->shard, N_SHARDS, &stats, &err), ==, SC_OK);
+  /* shard 2's runs 1 and 2 are OUT's 3 and 4 (shards 0 and 1 brought 1 and 2 first) */
+  g_assert_cmpuint (stats.n_skipped, ==, 1);
+  g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM studies WHERE kind = "
+                                       "'patch'"), ==, 1);
+  g_assert_cmpint (store_test_raw_int (f->out, "SELECT count(*) FROM studies WHERE params = "
+                                       "'{\"study\":1,\"run\":4,\"corrupted\":3,"
+                                       "\"target\":null}'"), ==, 1);
+  g_assert_cmpint (g_remove (f->out), ==, 0);
+  store_test_raw_exec (f->shard[2], "UPDATE studies SET params = '{\"study\":1,\"run\":2,"
+                                    "\"corrupted\":-3,\"target\":null}' WHERE kind = 'patch'");
+  assert_refused (f, f->shard, N_SHARDS, SC_ERR_FORMAT,
+                  "parameters name run -3, which is not a run id");
+}
+
 /* A full disk during the merge (a file size limit: the writes themselves fail) is said as
  * such — not as a row that "breaks a rule of the store" (issue 25, item 10) — and leaves
  * OUT as it was, with no temporary file. */
@@ -669,6 +713,8 @@ main (int argc, char **argv)
   g_test_add ("/store/merge/line-param", Fixture, NULL, fixture_set_up, test_line_param,
               fixture_tear_down);
   g_test_add ("/store/merge/every-storage-form", Fixture, NULL, fixture_set_up, test_every_form,
+              fixture_tear_down);
+  g_test_add ("/store/merge/two-run-param", Fixture, NULL, fixture_set_up, test_two_run_param,
               fixture_tear_down);
   g_test_add ("/store/merge/run-param-overflow", Fixture, NULL, fixture_set_up,
               test_run_param_overflow, fixture_tear_down);

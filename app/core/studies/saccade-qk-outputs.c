@@ -123,8 +123,13 @@ qk_text (GString *out, const SaccadeStudy *s, const char *const *labels, int top
     g_string_append_printf (out, " (%s)", labels[r->key]);
   g_string_append_printf (out, ": the pre-softmax score split by (query-side component) x "
                                "(key-side component),\nthe attention norm's scale frozen "
-                               "(rms %.4g at the query, %.4g at the key); %d components a "
-                               "side\n", r->rms_q, r->rms_k, C);
+                               "(%s %.4g at the query, %.4g at the key); %d components a "
+                               "side%s\n", r->n_extra == 2 ? "LayerNorm sigma" : "rms",
+                          r->rms_q, r->rms_k, C,
+                          r->n_extra == 2 ? ", each centred (its own mean out); pos: the "
+                                            "learned position embedding; bias: the "
+                                            "LayerNorm and QKV biases"
+                          : r->n_extra == 1 ? "; bias: the Q and K biases, rotated" : "");
   g_string_append_printf (out, "  score (forward pass) %+.6f   sum of the %d parts %+.6f   "
                                "difference %.3g\n", r->score, C * C, r->total,
                           r->total - r->score);

@@ -98,13 +98,13 @@ ablation_circuits_refusal (SaccadeAblationPage *self, ScModel *model)
 {
   const ScModelInfo *info = model != NULL ? sc_model_info (model) : NULL;
 
-  /* sc-qk-study.h: the split is exact for llama and gemma3 (their norms, RoPE) only */
+  /* sc-qk-study.h: the split is written per architecture (norms, RoPE, biases) */
   if (info == NULL || ablation_chosen_study (self)->options != OPTIONS_QK
-      || info->arch == SC_ARCH_LLAMA || info->arch == SC_ARCH_GEMMA3)
+      || sc_qk_supports (info))
     return NULL;
   /* Translators: QK attribution refused; %s: the loaded model's architecture. */
-  return g_strdup_printf (_("QK attribution splits the scores of llama and gemma3 heads only: "
-                            "%s models are not supported"), info->arch_name);
+  return g_strdup_printf (_("QK attribution splits the scores of llama, gemma3, qwen2, qwen3 "
+                            "and gpt2 heads: %s models are not supported"), info->arch_name);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -3,8 +3,10 @@
  * (query-side component) × (key-side component) parts, as a matrix on the diverging
  * red–blue map centred at 0 (symmetric range, the largest |part| saturated): rows the query
  * side, columns the key side. Every component of a late layer is 1 + layer · (heads + 1)
- * a side (291 at SmolLM2's layer 29), so the map sums them by layer — the embedding, each
- * layer's heads together, each MLP — unless "Each head" is on. Beside it the largest parts
+ * a side (291 at SmolLM2's layer 29; one more for Qwen2's Q/K bias, two for GPT-2's
+ * position embedding and bias), so the map sums them by layer — the embedding, each
+ * layer's heads together, each MLP, the bias and position embedding on their own — unless
+ * "Each head" is on. Beside it the largest parts
  * of single components ("L17.H4 on the key side × embed on the query side: +1.234"); the
  * title states the score the forward pass computed and the sum of the parts. Hover names
  * the cell and its part. The CSV (the page's) holds every part.
@@ -57,8 +59,25 @@ qk (SaccadeQkView *self)
   return a != NULL && self->cells != NULL ? a->qk : NULL;
 }
 
+/* A component's name (sc_qk_component_name) as the view shows it: the components after the
+ * layers' in words, the others as they are ("L3.H4", "MLP3", "embed"). Caller frees. */
+static char *
+component_label (const char *name)
+{
+  if (g_str_equal (name, "pos"))
+    /* Translators: QK attribution's component of GPT-2's learned position embedding. */
+    return g_strdup (_("position embedding"));
+  if (g_str_equal (name, "bias"))
+    /* Translators: QK attribution's component of the constants added to the queries or
+     * keys: Qwen2's Q/K bias, GPT-2's LayerNorm bias through W_Q/W_K and its QKV bias. */
+    return g_strdup (_("bias"));
+  return g_strdup (name);
+}
+
 /* Component @c's group when summed by layer: 0 the embedding, 1 + 2 l layer l's heads,
- * 2 + 2 l its MLP (sc-qk-study.h's order: embed, L0.H0 .. L0.H(n−1), MLP0, L1.H0 ..). */
+ * 2 + 2 l its MLP (sc-qk-study.h's order: embed, L0.H0 .. L0.H(n−1), MLP0, L1.H0 ..), then
+ * each component after the layers' (gpt2's position embedding, qwen2's and gpt2's bias)
+ * a group of its own. */
 static int
 group_of (const ScQkResult *r, int c)
 {
@@ -66,6 +85,8 @@ group_of (const ScQkResult *r, int c)
 
   if (c == 0)
     return 0;
+  if (c >= r->n_comp - r->n_extra)
+    return 1 + 2 * r->layer + (c - (r->n_comp - r->n_extra));
   l = (c - 1) / (r->n_heads + 1);
   h = (c - 1) % (r->n_heads + 1);
   return h < r->n_heads ? 1 + 2 * l : 2 + 2 * l;
@@ -76,7 +97,7 @@ static void
 build_cells (SaccadeQkView *self, const ScQkResult *r, gboolean each)
 {
   const int C = r->n_comp;
-  const int n = each ? C : 1 + 2 * r->layer;
+  const int n = each ? C : 1 + 2 * r->layer + r->n_extra;
   char name[32];
 
   g_free (self->cells);
@@ -101,10 +122,12 @@ build_cells (SaccadeQkView *self, const ScQkResult *r, gboolean each)
   if (!(self->range > 0))
     self->range = 1;
   for (int g = 0; g < n; g++)
-    if (each)
+    if (each || g >= n - r->n_extra)
       {
-        sc_qk_component_name (r, g, name, sizeof name);
-        self->names[g] = g_strdup (name);
+        /* a group of its own is its component */
+        const int c = each ? g : r->n_comp - (n - g);
+        sc_qk_component_name (r, c, name, sizeof name);
+        self->names[g] = component_label (name);
       }
     else if (g == 0)
       self->names[g] = g_strdup ("embed");
@@ -219,13 +242,16 @@ set_top (SaccadeQkView *self, const ScQkResult *r)
   g_string_append_printf (text, _("Largest of the %d parts:"), cells);
   for (int k = 0; k < cells && k < QK_TOP_PARTS; k++)
     {
+      g_autofree char *ql = NULL, *kl = NULL;
       sc_qk_component_name (r, order[k] / C, qn, sizeof qn);
       sc_qk_component_name (r, order[k] % C, kn, sizeof kn);
+      ql = component_label (qn);
+      kl = component_label (kn);
       g_string_append_c (text, '\n');
       /* Translators: one part of QK attribution: the key-side component, the query-side
        * component, the part. */
-      g_string_append_printf (text, _("%s on the key side × %s on the query side: %+.3f"), kn,
-                              qn, r->parts[order[k]]);
+      g_string_append_printf (text, _("%s on the key side × %s on the query side: %+.3f"), kl,
+                              ql, r->parts[order[k]]);
     }
   /* Translators: under the list: the score and the sum of all parts. */
   g_string_append_printf (text, _("\n\nScore %.4f (the forward pass) = sum of the parts "
@@ -264,15 +290,35 @@ qk_show (SaccadeStudyView *view, gconstpointer result, const SaccadeStudyContext
   saccade_study_shown_set (&self->shown, a, ctx);
   build_cells (self, r, gtk_check_button_get_active (self->each_check));
   set_top (self, r);
-  /* Translators: QK attribution's caption; %.4g: the frozen norm scales. */
   {
-    g_autofree char *text =
-      g_strdup_printf (_("Each part is scale · q_i · k_j of one component writing the "
-                         "residual at the query (row) and one at the key (column): red "
-                         "raises the score, blue lowers it. The attention norm's scale is "
-                         "frozen (rms %.4g at the query, %.4g at the key) and RoPE applied "
-                         "to each part, so the parts sum to the score exactly."),
-                       r->rms_q, r->rms_k);
+    g_autofree char *text = NULL;
+    if (r->n_extra == 2)
+      /* Translators: QK attribution's caption for GPT-2; %.4g: the frozen LayerNorm
+       * scales. */
+      text = g_strdup_printf (_("Each part is scale · q_i · k_j of one component writing the "
+                                "residual at the query (row) and one at the key (column): "
+                                "red raises the score, blue lowers it. The LayerNorm's scale "
+                                "is frozen (σ %.4g at the query, %.4g at the key), each "
+                                "component enters with its own mean taken out, and the "
+                                "LayerNorm and QKV biases are the bias component, so the "
+                                "parts sum to the score exactly."), r->rms_q, r->rms_k);
+    else if (r->n_extra == 1)
+      /* Translators: QK attribution's caption for Qwen2; %.4g: the frozen norm scales. */
+      text = g_strdup_printf (_("Each part is scale · q_i · k_j of one component writing the "
+                                "residual at the query (row) and one at the key (column): "
+                                "red raises the score, blue lowers it. The attention norm's "
+                                "scale is frozen (rms %.4g at the query, %.4g at the key), "
+                                "the Q and K biases are the bias component and RoPE is "
+                                "applied to each part, so the parts sum to the score "
+                                "exactly."), r->rms_q, r->rms_k);
+    else
+      /* Translators: QK attribution's caption; %.4g: the frozen norm scales. */
+      text = g_strdup_printf (_("Each part is scale · q_i · k_j of one component writing the "
+                                "residual at the query (row) and one at the key (column): "
+                                "red raises the score, blue lowers it. The attention norm's "
+                                "scale is frozen (rms %.4g at the query, %.4g at the key) and "
+                                "RoPE applied to each part, so the parts sum to the score "
+                                "exactly."), r->rms_q, r->rms_k);
     gtk_label_set_text (self->caption, text);
   }
   gtk_widget_queue_draw (GTK_WIDGET (self->area));
