@@ -194,7 +194,7 @@ saccade_faith_file_store_path (const char *folder, const char *file_path,
   g_autofree char *base = NULL, *stem = NULL, *name = NULL;
   char *dot;
 
-  if ((dataset = file_sha256 (file_path, error)) == NULL)
+  if ((dataset = saccade_dataset_sha256 (file_path, error)) == NULL)
     return NULL;
   if ((settings = settings_text (params)) == NULL)
     {
