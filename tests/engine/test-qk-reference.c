@@ -38,6 +38,18 @@
  * "pos", the LayerNorm and QKV biases as "bias" — the same checks at REF_TOL and CPU_TOL
  * (measured 9.2e-7 on cpu-ref, 1.2e-6 on cpu). Never skipped.
  *
+ * Qwen2.5-Coder 0.5B (qk_ref.py qwen2, qk-fixture-qwen2.json, on qwen2_ref.py's model):
+ * the same sentence without BOS (Saccade's tokenizer must give the fixture's 14 ids),
+ * query 13, key 1 (" Mary"), the heads of most attention to " Mary" in layers 12 and 23
+ * (12.1 and 23.9) — with the extra "bias" component last on each side, RoPE_i (b_Q^h) and
+ * RoPE_j (b_K^g), whose row and column of parts are in the marginals and the sum. The same
+ * checks at REF_TOL and CPU_TOL (measured 1.3e-6 on cpu-ref, 2.7e-6 on cpu); the
+ * reference's bias marginals must lie more than 10 * CPU_TOL from 0 on both sides, so the
+ * bias counts. An engine that leaves the bias unrotated fails (query marginal of embed off
+ * by 1.3e-3), one that leaves it out fails too (2.5e-2). Without the model file
+ * (data/fetch-model.sh qwen2.5-0.5b) these two cases skip with their reason and the
+ * program exits 77, which .ci/run (which fetches the file) fails.
+ *
  * Needs the default model (data/fetch-model.sh) with the fixture's SHA-256; otherwise the
  * program says why and exits 77 (skip), which .ci/run counts as a failure.
  */
@@ -53,6 +65,7 @@
 #include "engine/forward/sc-forward.h"
 #include "engine/model/sc-model.h"
 #include "engine/study/sc-qk-study.h"
+#include "engine/text/sc-tokenizer.h"
 
 #define REF_TOL 1e-4
 #define CPU_TOL 1e-4
@@ -62,7 +75,7 @@ static JsonParser *parser;
 static JsonObject *root;
 static char *skip_reason;
 static ScModel *model;
-static double max_dev[6];
+static double max_dev[8];
 static JsonParser *gparser;
 static JsonObject *groot;
 static char *gemma_skip;
@@ -70,6 +83,10 @@ static ScModel *gmodel;
 static JsonParser *tparser;
 static JsonObject *troot;
 static ScModel *tmodel;
+static JsonParser *wparser;
+static JsonObject *wroot;
+static char *qwen2_skip;
+static ScModel *wmodel;
 
 static void
 check (int which, const char *what, double got, double want, double tol)
@@ -78,13 +95,16 @@ check (int which, const char *what, double got, double want, double tol)
   if (!(fabs (got - want) <= tol))
     g_error ("%s%s: %s: %.9g, the reference %.9g (|δ| %.3g > %.3g)",
              which % 2 == 0 ? "cpu-ref" : "cpu",
-             which >= 4 ? " (gpt2)" : which >= 2 ? " (gemma3)" : "", what, got, want,
-             fabs (got - want), tol);
+             which >= 6   ? " (qwen2)"
+             : which >= 4 ? " (gpt2)"
+             : which >= 2 ? " (gemma3)"
+                          : "",
+             what, got, want, fabs (got - want), tol);
 }
 
 /* One case (@c: layer, head, query, key, the reference's numbers) of @m on @ids, backend
- * @which (0 cpu-ref, 1 cpu; 2 and 3 the same on Gemma 3, 4 and 5 on the tiny GPT-2, for
- * the deviations). */
+ * @which (0 cpu-ref, 1 cpu; 2 and 3 the same on Gemma 3, 4 and 5 on the tiny GPT-2, 6 and 7
+ * on Qwen2, for the deviations). */
 static void
 compare_case (int which, ScModel *m, const int32_t *ids, int n, JsonObject *c)
 {
@@ -230,6 +250,53 @@ run_gpt2 (int which)
   g_assert_cmpuint (json_array_get_length (cases), ==, sc_model_info (tmodel)->n_heads);
   for (guint k = 0; k < json_array_get_length (cases); k++)
     compare_case (4 + which, tmodel, ids, n, json_array_get_object_element (cases, k));
+}
+
+/* Qwen2.5-Coder 0.5B (qk-fixture-qwen2.json): "bias" the last component on each side; the
+ * heads of layers 12 and 23 that attend most to " Mary". */
+static void
+run_qwen2 (int which)
+{
+  g_autofree int32_t *ids = NULL;
+  JsonArray *cases;
+  int n;
+
+  if (qwen2_skip != NULL)
+    {
+      g_test_skip (qwen2_skip);
+      return;
+    }
+  ids = ids_of (wroot, &n);
+  cases = json_object_get_array_member (wroot, "cases");
+  g_assert_cmpuint (json_array_get_length (cases), ==, 2);
+  for (guint k = 0; k < json_array_get_length (cases); k++)
+    {
+      JsonObject *c = json_array_get_object_element (cases, k);
+      JsonArray *names = json_object_get_array_member (c, "components");
+      const guint last = json_array_get_length (names) - 1;
+
+      /* the bias is there and weighs: leaving it out or unrotated cannot pass unseen */
+      g_assert_cmpstr (json_array_get_string_element (names, last), ==, "bias");
+      g_assert_cmpfloat (fabs (json_array_get_double_element (
+                             json_object_get_array_member (c, "query_marginals"), last)),
+                         >, 10 * CPU_TOL);
+      g_assert_cmpfloat (fabs (json_array_get_double_element (
+                             json_object_get_array_member (c, "key_marginals"), last)),
+                         >, 10 * CPU_TOL);
+      compare_case (6 + which, wmodel, ids, n, c);
+    }
+}
+
+static void
+test_qwen2_ref (void)
+{
+  run_qwen2 (0);
+}
+
+static void
+test_qwen2_cpu (void)
+{
+  run_qwen2 (1);
 }
 
 static void
@@ -392,6 +459,62 @@ setup_gpt2 (void)
     g_error ("%s", err.message);
 }
 
+/* Qwen2.5-Coder 0.5B: qk-fixture-qwen2.json, $SACCADE_QWEN2_MODEL or the default file; the
+ * fixture's ids must be what Saccade's tokenizer makes of its text (no BOS added). */
+static void
+setup_qwen2 (void)
+{
+  const char *env = g_getenv ("SACCADE_QWEN2_MODEL");
+  g_autofree char *path = NULL, *json_path = NULL;
+  g_autofree int32_t *want = NULL;
+  g_autoptr (GError) error = NULL;
+  uint8_t digest[SC_SHA256_DIGEST_SIZE];
+  char hex[SC_SHA256_HEX_SIZE];
+  ScError err = { 0 };
+  const char *text;
+  int32_t *got = NULL;
+  size_t n_got = 0;
+  int n_want;
+
+  path = env != NULL ? g_strdup (env)
+                     : g_build_filename (g_getenv ("SC_TEST_SOURCE_DIR"), "data", "models",
+                                         "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf", NULL);
+  json_path = g_build_filename (g_getenv ("SC_TEST_REFERENCE_DIR"), "qk-fixture-qwen2.json",
+                                NULL);
+  wparser = json_parser_new ();
+  if (!json_parser_load_from_file (wparser, json_path, &error))
+    g_error ("%s: %s", json_path, error->message);
+  wroot = json_node_get_object (json_parser_get_root (wparser));
+  g_assert_cmpstr (json_object_get_string_member (wroot, "format"), ==,
+                   "saccade-qk-fixture-qwen2/1");
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      qwen2_skip = g_strdup_printf ("the Qwen2.5-Coder 0.5B model is not fetched (%s); run "
+                                    "data/fetch-model.sh qwen2.5-0.5b", path);
+      return;
+    }
+  if (sc_sha256_file (path, digest, NULL, &err) != SC_OK)
+    g_error ("%s", err.message);
+  sc_sha256_hex (digest, hex);
+  if (strcmp (hex, json_object_get_string_member (wroot, "model_sha256")) != 0)
+    {
+      qwen2_skip = g_strdup_printf ("%s has SHA-256 %s, the fixture was made from %s", path,
+                                    hex, json_object_get_string_member (wroot,
+                                                                        "model_sha256"));
+      return;
+    }
+  if (sc_model_open (path, 2, &wmodel, &err) != SC_OK)
+    g_error ("%s", err.message);
+  text = json_object_get_string_member (wroot, "text");
+  if (sc_tokenize (sc_model_tokenizer (wmodel), text, strlen (text), true, false, &got,
+                   &n_got, &err)
+      != SC_OK)
+    g_error ("%s", err.message);
+  want = ids_of (wroot, &n_want);
+  g_assert_cmpmem (got, n_got * sizeof *got, want, (gsize) n_want * sizeof *want);
+  free (got);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -401,6 +524,7 @@ main (int argc, char **argv)
   setup ();
   setup_gemma ();
   setup_gpt2 ();
+  setup_qwen2 ();
   g_test_add_func ("/qk-reference/cpu-ref", test_ref);
   g_test_add_func ("/qk-reference/cpu", test_cpu);
   g_test_add_func ("/qk-reference/discriminates", test_discriminates);
@@ -408,17 +532,27 @@ main (int argc, char **argv)
   g_test_add_func ("/qk-reference/gemma3-cpu", test_gemma_cpu);
   g_test_add_func ("/qk-reference/gpt2-cpu-ref", test_gpt2_ref);
   g_test_add_func ("/qk-reference/gpt2-cpu", test_gpt2_cpu);
+  g_test_add_func ("/qk-reference/qwen2-cpu-ref", test_qwen2_ref);
+  g_test_add_func ("/qk-reference/qwen2-cpu", test_qwen2_cpu);
   rc = g_test_run ();
   sc_model_free (model);
   sc_model_free (gmodel);
   sc_model_free (tmodel);
+  sc_model_free (wmodel);
   g_clear_object (&parser);
   g_clear_object (&gparser);
   g_clear_object (&tparser);
+  g_clear_object (&wparser);
   if (gemma_skip != NULL)
     {
       g_printerr ("skipped: %s\n", gemma_skip);
       g_free (gemma_skip);
+      rc = rc == 0 ? 77 : rc;
+    }
+  if (qwen2_skip != NULL)
+    {
+      g_printerr ("skipped: %s\n", qwen2_skip);
+      g_free (qwen2_skip);
       rc = rc == 0 ? 77 : rc;
     }
   if (skip_reason != NULL)

@@ -53,13 +53,33 @@ the LayerNorm's sigma frozen:
            attn_qkv.bias); likewise k. No RoPE.
   Case: ids 3 17 42 8 99 5 61 23 7 30, query 9, key 4, layer 1 (the last) heads 0 and 1.
 
+Qwen2 (python3 tests/reference/qk_ref.py qwen2 [MODEL.gguf], on qwen2_ref.Qwen2's weights,
+RMSNorm and NeoX RoPE; writes qk-fixture-qwen2.json): llama's split (embed, every head and
+MLP of the layers below, rms frozen at the clean run's) plus one constant per side, the
+projection's bias, which enters after W_Q / W_K and before RoPE:
+  q_i      = RoPE_neox,i(W_Q^h (g * x_i) / rms_i + b_Q^h), k_j = RoPE_neox,j(W_K^{h//7}
+           (g * x_j) / rms_j + b_K^{h//7}), the forward pass's q and k (g = attn_norm);
+  q_i^c    = RoPE_neox,i(W_Q^h (g * c_i) / rms_i) for embed, heads, MLPs (as llama);
+  q_i^bias = RoPE_neox,i(b_Q^h), k_j^bias = RoPE_neox,j(b_K^{h//7}): the bias rotated at the
+           side's position like every other component (RoPE is linear), the component
+           "bias", last on each side (C = 1 + l * (n_head + 1) + 1);
+  parts    part[c][c'] = kq_scale * q_i^c . k_j^c' over every pair, the bias rows and
+           columns included (bias x bias, bias x c', c x bias); their sum is kq_scale *
+           q_i . k_j of the forward pass (asserted to 1e-9 relative), kq_scale = 1/8.
+  Case: "When Mary and John went to the store, John gave a drink to", 14 ids without BOS
+  (tokenizer.ggml.add_bos_token is false, as in attention-fixture-qwen2.json; the ids are
+  Saccade's tokenizer's, stored below and checked by the C test), query 13, key 1
+  (" Mary"), layers 12 (the middle, n_layer // 2) and 23 (the last), each with its head of
+  most attention from the query to " Mary".
+
 How to rerun
     pip install gguf==0.19.0 numpy==2.4.6
     python3 tests/reference/qk_ref.py [MODEL.gguf]
     python3 tests/reference/qk_ref.py gemma3 [GEMMA.gguf]
     python3 tests/reference/qk_ref.py gpt2 [tests/reference/tiny-gpt2.gguf]
+    python3 tests/reference/qk_ref.py qwen2 [QWEN2.gguf]
 Writes qk-fixture.json next to itself (~1 min), qk-fixture-gemma3.json (~2 min) or
-qk-fixture-gpt2.json (a second).
+qk-fixture-gpt2.json (a second) or qk-fixture-qwen2.json.
 """
 import hashlib
 import json
@@ -454,7 +474,137 @@ def gpt2_main(path):
               open(os.path.join(HERE, "qk-fixture-gpt2.json"), "w"), indent=1)
 
 
+QWEN2_TEXT = "When Mary and John went to the store, John gave a drink to"
+QWEN2_IDS = [4498, 10244, 323, 3757, 3937, 311, 279, 3553, 11, 3757, 6551, 264, 7027, 311]
+
+
+def qwen2_forward_keep(m, ids, upto):
+    """qwen2_ref.Qwen2.forward's layers 0 .. upto, keeping the residuals entering each layer,
+    each layer's per-head outputs before W_O, its probabilities and its q and k (biases
+    added, rotated, unscaled)."""
+    n = len(ids)
+    x = m.E[np.asarray(ids)].astype(np.float64)
+    resid, outs, probs, qs, ks = [x.copy()], [], [], [], []
+    H, D, G = m.n_head, m.head_dim, m.n_head // m.n_kv
+    keep = np.arange(n)[None, :] <= np.arange(n)[:, None]
+    for l in range(upto + 1):
+        b = "blk.%d." % l
+        h = m.rms(x, m.w64(b + "attn_norm.weight"))
+        q = (h @ m.w64(b + "attn_q.weight").T + m.w64(b + "attn_q.bias")).reshape(n, H, D)
+        k = (h @ m.w64(b + "attn_k.weight").T + m.w64(b + "attn_k.bias")).reshape(n, m.n_kv, D)
+        v = (h @ m.w64(b + "attn_v.weight").T + m.w64(b + "attn_v.bias")).reshape(n, m.n_kv, D)
+        q = m.rope(q)
+        k = m.rope(k)
+        P = np.empty((H, n, n))
+        o = np.empty((n, H, D))
+        for hh in range(H):
+            kv = hh // G
+            sc = (q[:, hh, :] @ k[:, kv, :].T) * m.q_scale
+            sc = np.where(keep, sc, -np.inf)
+            e = np.exp(sc - sc.max(-1, keepdims=True))
+            e[~keep] = 0.0
+            P[hh] = e / e.sum(-1, keepdims=True)
+            o[:, hh, :] = P[hh] @ v[:, kv, :]
+        probs.append(P)
+        qs.append(q)
+        ks.append(k)
+        outs.append(o)
+        x = x + o.reshape(n, H * D) @ m.w64(b + "attn_output.weight").T
+        h = m.rms(x, m.w64(b + "ffn_norm.weight"))
+        f = m.silu(h @ m.w64(b + "ffn_gate.weight").T) * (h @ m.w64(b + "ffn_up.weight").T)
+        x = x + f @ m.w64(b + "ffn_down.weight").T
+        resid.append(x.copy())
+    return resid, outs, probs, qs, ks
+
+
+def qwen2_components(m, resid, outs, layer, p):
+    """(C - 1, n_embd) the components of x^layer_p a residual writes (the bias, added after
+    the projection, is not one of them), and every name, "bias" last."""
+    vecs, names = [resid[0][p]], ["embed"]
+    D = m.head_dim
+    for l in range(layer):
+        wo = m.w64("blk.%d.attn_output.weight" % l)
+        heads = [wo[:, h * D:(h + 1) * D] @ outs[l][p, h] for h in range(m.n_head)]
+        vecs += heads
+        names += ["L%d.H%d" % (l, h) for h in range(m.n_head)]
+        vecs.append(resid[l + 1][p] - resid[l][p] - np.sum(heads, axis=0))
+        names.append("MLP%d" % l)
+    return np.array(vecs), names + ["bias"]
+
+
+def qwen2_side(m, comps, x, wrows, brows, g, pos):
+    """Each component's projection, the bias appended as the last row, all rotated at pos."""
+    rms = np.sqrt((x * x).mean() + m.eps)
+    proj = np.vstack([((comps * g[None, :]) @ wrows.T) / rms, brows[None, :]])  # (C, D)
+    # qwen2_ref's rope rotates row r by position r: put the components at row pos
+    z = np.zeros((pos + 1, len(proj), proj.shape[1]))
+    z[pos] = proj
+    return m.rope(z)[pos], rms
+
+
+def qwen2_main(path):
+    import qwen2_ref as qr
+    t0 = time.time()
+    m = qr.Qwen2(path)
+    ids = QWEN2_IDS
+    i, j = len(ids) - 1, 1
+    layers = (m.n_layer // 2, m.n_layer - 1)
+    resid, outs, probs, qs, ks = qwen2_forward_keep(m, ids, max(layers))
+    cases = []
+    D, G = m.head_dim, m.n_head // m.n_kv
+    for layer in layers:
+        head = int(np.argmax(probs[layer][:, i, j]))
+        group = head // G
+        b = "blk.%d." % layer
+        g = m.w64(b + "attn_norm.weight")
+        ci, names = qwen2_components(m, resid, outs, layer, i)
+        cj, _ = qwen2_components(m, resid, outs, layer, j)
+        assert np.abs(ci.sum(0) - resid[layer][i]).max() < 1e-9 * np.abs(resid[layer][i]).max()
+        assert np.abs(cj.sum(0) - resid[layer][j]).max() < 1e-9 * np.abs(resid[layer][j]).max()
+        rq, rk = slice(head * D, (head + 1) * D), slice(group * D, (group + 1) * D)
+        qc, rms_q = qwen2_side(m, ci, resid[layer][i], m.w64(b + "attn_q.weight")[rq],
+                               m.w64(b + "attn_q.bias")[rq], g, i)
+        kc, rms_k = qwen2_side(m, cj, resid[layer][j], m.w64(b + "attn_k.weight")[rk],
+                               m.w64(b + "attn_k.bias")[rk], g, j)
+        # the rotated components add up to the forward pass's own q and k
+        assert np.abs(qc.sum(0) - qs[layer][i, head]).max() <= 1e-9 * np.abs(qc).max()
+        assert np.abs(kc.sum(0) - ks[layer][j, group]).max() <= 1e-9 * np.abs(kc).max()
+        parts = (qc @ kc.T) * m.q_scale
+        score = float(qs[layer][i, head] @ ks[layer][j, group]) * m.q_scale
+        assert abs(parts.sum() - score) <= 1e-9 * max(1.0, abs(score)), (parts.sum(), score)
+        C = len(names)
+        assert parts.shape == (C, C)
+        flat = np.argsort(-np.abs(parts).ravel(), kind="stable")[:10]
+        top = [{"query": int(f // C), "key": int(f % C), "query_name": names[f // C],
+                "key_name": names[f % C], "value": float(parts.ravel()[f])} for f in flat]
+        cases.append({"layer": layer, "head": head, "query": i, "key": j,
+                      "attention": float(probs[layer][head, i, j]),
+                      "attention_all_heads": [float(v) for v in probs[layer][:, i, j]],
+                      "score": score, "sum_of_parts": float(parts.sum()),
+                      "bias_x_bias": float(parts[C - 1, C - 1]),
+                      "rms_query": float(rms_q), "rms_key": float(rms_k), "n_components": C,
+                      "components": names,
+                      "query_marginals": [float(v) for v in parts.sum(1)],
+                      "key_marginals": [float(v) for v in parts.sum(0)], "top_parts": top})
+        print("qwen2 head %d.%d  attention %.4f  score %.6f  bias x bias %.6f  C %d" % (
+            layer, head, probs[layer][head, i, j], score, parts[C - 1, C - 1], C))
+        for t in top[:5]:
+            print("  %+10.5f  %s (key) x %s (query)" % (t["value"], t["key_name"],
+                                                         t["query_name"]))
+    import importlib.metadata as md
+    json.dump({"format": "saccade-qk-fixture-qwen2/1", "generator": "tests/reference/qk_ref.py",
+               "model_file": os.path.basename(path), "model_sha256": qr.sha256(path),
+               "gguf_version": md.version("gguf"), "numpy_version": np.__version__,
+               "definitions": __doc__.split("How to rerun")[0].strip(),
+               "runtime_s": time.time() - t0, "text": QWEN2_TEXT, "ids": ids, "cases": cases},
+              open(os.path.join(HERE, "qk-fixture-qwen2.json"), "w"), indent=1)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "qwen2":
+        import qwen2_ref
+        qwen2_main(sys.argv[2] if len(sys.argv) > 2 else qwen2_ref.DEFAULT_MODEL)
+        sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "gpt2":
         gpt2_main(sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "tiny-gpt2.gguf"))
         sys.exit(0)
