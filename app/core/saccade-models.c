@@ -153,6 +153,21 @@ saccade_model_particulars (const ScModel *model)
                                                (double) in->rope_base_local,
                                                in->n_layers - n_local, global->str));
     }
+  if (in->n_rope_freq > 0)
+    {
+      guint n_scaled = 0;
+      float most = 1.0f;
+      for (guint c = 0; c < in->n_rope_freq; c++)
+        {
+          n_scaled += in->rope_freq[c] != 1.0f;
+          most = MAX (most, in->rope_freq[c]);
+        }
+      /* Translators: a model's particulars (Llama 3): RoPE turns 6 of its 8 frequency pairs
+       * more slowly, the slowest 8 times, so that it reaches further than it was trained. */
+      g_ptr_array_add (parts, g_strdup_printf (_("RoPE frequencies scaled (Llama 3): %u of %u "
+                                                 "pairs slowed, by up to %g×"),
+                                               n_scaled, in->n_rope_freq, (double) most));
+    }
   if (in->learned_positions)
     /* Translators: a model's particulars (GPT-2): a learned vector per position is added to
      * each token's embedding; no rotary position encoding. */

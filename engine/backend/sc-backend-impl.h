@@ -104,6 +104,16 @@ typedef struct {
   ScStatus (*rope_neox) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
                          int pos0, float base, ScError *err);
 
+  /* (optional; SC_BACKEND_CAP_ROPE_FREQ) rope, or rope_neox with @neox, with a frequency
+   * factor per pair: pair c turns by pos * base^(-2c/n_rot) / freq_factors[c], with
+   * @freq_factors host memory (n_rot/2), each finite and > 0 — ggml's rope with
+   * freq_factors, which llama.cpp feeds from a file's rope_freqs.weight (Llama 3's scaling).
+   * With @inverse, by the opposite angle: the backward of either pairing (the rotation's
+   * transpose is its inverse). */
+  ScStatus (*rope_freq) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                         int pos0, float base, const float *freq_factors, bool neox,
+                         bool inverse, ScError *err);
+
   /* Grouped-query attention of n_q queries over n_k keys (1 <= n_q <= n_k): the queries
    * are the last n_q positions, so query row i sits at position p = n_k - n_q + i (n_q ==
    * n_k for a whole prompt; n_q < n_k when keys come from a cache).
@@ -275,6 +285,9 @@ ScStatus sc_backend_scale (ScBackend *b, float *y, const float *x, float s, size
                            ScError *err);
 ScStatus sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, ScError *err);
+ScStatus sc_backend_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim,
+                               int n_rot, int pos0, float base, const float *freq_factors,
+                               bool neox, bool inverse, ScError *err);
 
 /* The optional backward ops of the optional forward ops (SC_ERR_UNSUPPORTED as above). */
 ScStatus sc_backend_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads,

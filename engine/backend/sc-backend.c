@@ -106,6 +106,17 @@ sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, 
 }
 
 ScStatus
+sc_backend_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                      int pos0, float base, const float *freq_factors, bool neox, bool inverse,
+                      ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_ROPE_FREQ, b->ops->rope_freq != NULL, "rope_freq", err);
+
+  return st != SC_OK ? st : b->ops->rope_freq (b, x, n, n_heads, head_dim, n_rot, pos0, base,
+                                               freq_factors, neox, inverse, err);
+}
+
+ScStatus
 sc_backend_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, ScError *err)
 {

@@ -100,6 +100,7 @@ sc_arch_check_tensors (const ScArchDesc *arch, const ScGguf *g, const ScModelInf
       for (i = 0; i < sizeof shared / sizeof shared[0] && !known; i++)
         known = strcmp (name, shared[i]) == 0;
       known = known || (in->layer_norm && strcmp (name, "output_norm.bias") == 0)
+              || (in->n_rope_freq > 0 && strcmp (name, "rope_freqs.weight") == 0)
               || (in->learned_positions && strcmp (name, "position_embd.weight") == 0);
       if (!known && strncmp (name, "blk.", 4) == 0 && name[4] >= '0' && name[4] <= '9')
         {
@@ -297,6 +298,18 @@ sc_layer_save_mid (const ScLayerCtx *c, ScError *err)
 }
 
 ScStatus
+sc_layer_rope (const ScLayerCtx *c, float *x, int n_heads, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+
+  if (in->n_rope_freq > 0)
+    return sc_backend_rope_freq (c->b, x, c->n_q, n_heads, (int) in->head_dim, (int) in->n_rot,
+                                 c->n_past, in->rope_base, in->rope_freq, false, false, err);
+  return c->b->ops->rope (c->b, x, c->n_q, n_heads, (int) in->head_dim, (int) in->n_rot,
+                          c->n_past, in->rope_base, err);
+}
+
+ScStatus
 sc_layer_qk_norm_rope (const ScLayerCtx *c, const float *q_norm, const float *k_norm, float base,
                        ScError *err)
 {
@@ -368,6 +381,14 @@ sc_layer_attend_backward (const ScLayerGradCtx *c, int window, bool neox, float 
                                         c->v, c->probs, n, H, Hkv, d, &ap, c->detached, err))
       != SC_OK)
     return st;
+  if (in->n_rope_freq > 0)
+    {
+      if ((st = sc_backend_rope_freq (b, c->dq, n, H, d, rot, 0, base, in->rope_freq, neox, true,
+                                      err)) != SC_OK)
+        return st;
+      return sc_backend_rope_freq (b, c->dk, n, Hkv, d, rot, 0, base, in->rope_freq, neox, true,
+                                   err);
+    }
   if (neox)
     {
       if ((st = sc_backend_rope_neox_backward (b, c->dq, n, H, d, rot, 0, base, err)) != SC_OK)

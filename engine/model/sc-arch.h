@@ -190,7 +190,8 @@ const ScArchDesc *sc_arch_for (ScArch id);
 char *sc_arch_list (char *buf, size_t size);
 
 /* SC_OK when every tensor of @g is one that @arch reads: the shared ones (token_embd,
- * position_embd, output_norm and output, with their .bias where @info says LayerNorm) and
+ * position_embd, output_norm and output, with their .bias where @info says LayerNorm,
+ * rope_freqs where @info has frequency factors) and
  * "blk.<layer>.<name>" for a name in @arch's table; else SC_ERR_UNSUPPORTED naming the
  * first other tensor, which this architecture would otherwise ignore and so run another
  * model than the file's. */
@@ -260,6 +261,11 @@ ScStatus sc_layer_attend (const ScLayerCtx *ctx, bool causal, int window, ScErro
  * backward pass keeps a tape (ctx->x_mid != NULL); nothing otherwise. */
 ScStatus sc_layer_save_mid (const ScLayerCtx *ctx, ScError *err);
 
+/* RoPE at positions ctx->n_past .. on @x (ctx->n_q rows of @n_heads heads of head_dim):
+ * adjacent pairs (llama's GGUF weights), with the model's base and, when the file gives
+ * them (info->n_rope_freq > 0, Llama 3), its frequency factors (sc_backend_rope_freq). */
+ScStatus sc_layer_rope (const ScLayerCtx *ctx, float *x, int n_heads, ScError *err);
+
 /* Qwen3's and Gemma 3's QK-norm, then RoPE on NeoX pairs: each head's d values of ctx->q
  * and of the new cache rows of K are a row of their own, rmsnorm'd in place and scaled by
  * @q_norm, @k_norm (d each), then rotated with @base. */
@@ -292,7 +298,8 @@ ScStatus sc_layer_attention (const ScLayerCtx *ctx, const float *q, bool causal,
 /* The attention op's backward from ctx->dattn (d o) into ctx->dq, ctx->dk, ctx->dv and
  * ctx->dprobs, with the forward's @window and the intervention's head scales, key mask and
  * detached heads; then RoPE's (adjacent pairs, or NeoX's split halves with @neox) on dq and
- * dk with @base. dq and dk are then the gradients before RoPE. */
+ * dk with @base, and the model's frequency factors when it has them (info->n_rope_freq).
+ * dq and dk are then the gradients before RoPE. */
 ScStatus sc_layer_attend_backward (const ScLayerGradCtx *ctx, int window, bool neox, float base,
                                    ScError *err);
 

@@ -49,6 +49,9 @@ typedef enum {
   SC_ARCH_QWEN3 = 5,
 } ScArch;
 
+/* The most RoPE pairs per head whose frequency factors a model may give (head_dim 512). */
+#define SC_MAX_ROPE_PAIRS 256
+
 typedef struct {
   ScArch arch;
   char arch_name[32];   /* general.architecture as stored */
@@ -63,6 +66,11 @@ typedef struct {
   uint32_t n_vocab;
   uint32_t n_ctx_train; /* context length the model was trained for */
   float rope_base;
+  /* Llama 3's RoPE frequency scaling, as llama.cpp's converter stores it: the tensor
+   * rope_freqs.weight, n_rot/2 factors; pair c's angle is divided by rope_freq[c] (ggml's
+   * rope with freq_factors). n_rope_freq = 0: none (every other file). */
+  uint32_t n_rope_freq;
+  float rope_freq[SC_MAX_ROPE_PAIRS];
   float norm_eps;
   float attn_scale;     /* 1/sqrt(head_dim) unless the file says otherwise */
   bool tied_output;     /* logits use token_embd (no output.weight) */

@@ -134,17 +134,18 @@ keep_qk (void *user, int layer, const float *q, const float *k, const float *v, 
   return true;
 }
 
-/* RoPE at position @pos on @x (d doubles), angle pos · base^(−2c / n_rot) for pair c of the
- * first n_rot dimensions: adjacent pairs (2c, 2c + 1), the GGUF llama convention
- * (sc-arch-llama.c), or with @neox the split halves (c, c + n_rot / 2) (sc-arch-gemma3.c). */
+/* RoPE at position @pos on @x (d doubles), angle pos · base^(−2c / n_rot) / ff[c] for pair c
+ * of the first n_rot dimensions (@ff: Llama 3's frequency factors, NULL for none): adjacent
+ * pairs (2c, 2c + 1), the GGUF llama convention (sc-arch-llama.c), or with @neox the split
+ * halves (c, c + n_rot / 2) (sc-arch-gemma3.c). */
 static void
-rope_double (double *x, int pos, int n_rot, double base, bool neox)
+rope_double (double *x, int pos, int n_rot, double base, const float *ff, bool neox)
 {
   const int half = n_rot / 2;
 
   for (int c = 0; c < half; c++)
     {
-      const double th = (double) pos * pow (base, -2.0 * c / n_rot);
+      const double th = (double) pos * pow (base, -2.0 * c / n_rot) / (ff != NULL ? ff[c] : 1.0);
       const double cs = cos (th), sn = sin (th);
       double *x0 = neox ? &x[c] : &x[2 * c], *x1 = neox ? &x[c + half] : &x[2 * c + 1];
       const double a = *x0, b = *x1;
@@ -164,6 +165,7 @@ typedef struct {
   double rms_qkn;    /* of the whole projection, the QK-norm's frozen scale */
   int d, E, pos, n_rot;
   double base;
+  const float *ff;   /* (n_rot/2) RoPE frequency factors, or NULL */
   bool neox;
 } Side;
 
@@ -181,7 +183,7 @@ project (const Side *sd, const double *v, double *out)
       if (sd->qkn != NULL)
         out[r] *= (double) sd->qkn[r] / sd->rms_qkn;
     }
-  rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
+  rope_double (out, sd->pos, sd->n_rot, sd->base, sd->ff, sd->neox);
 }
 
 static double
@@ -306,6 +308,7 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
                   .qkn = side == 0 ? lw->attn_q_norm : lw->attn_k_norm, .rms_qkn = 1.0,
                   .d = d, .E = E, .pos = side == 0 ? p.query : p.key, .n_rot = (int) in->n_rot,
                   .base = window > 0 ? in->rope_base_local : in->rope_base,
+                  .ff = in->n_rope_freq > 0 ? in->rope_freq : NULL,
                   .neox = in->arch == SC_ARCH_GEMMA3 || in->arch == SC_ARCH_QWEN3 };
       if (side == 0)
         r->rms_q = sd.rms;
