@@ -145,13 +145,19 @@ saccade_model_particulars (const ScModel *model)
           n_local++;
         else
           g_string_append_printf (global, "%s%u", global->len > 0 ? ", " : "", l);
-      /* Translators: a model's particulars: "15 local layers (window 512, RoPE base 10000),
-       * 3 global (5, 11, 17)": local layers attend to the last 512 keys only. */
-      g_ptr_array_add (parts, g_strdup_printf (_("%u local layers (window %u, RoPE base %g), "
-                                                 "%u global (%s)"),
-                                               n_local, in->sliding_window,
-                                               (double) in->rope_base_local,
-                                               in->n_layers - n_local, global->str));
+      if (n_local == in->n_layers)
+        /* Translators: a model's particulars (Mistral): every layer's query sees only the
+         * last 4096 keys. */
+        g_ptr_array_add (parts, g_strdup_printf (_("every layer local (window %u)"),
+                                                 in->sliding_window));
+      else
+        /* Translators: a model's particulars: "15 local layers (window 512, RoPE base 10000),
+         * 3 global (5, 11, 17)": local layers attend to the last 512 keys only. */
+        g_ptr_array_add (parts, g_strdup_printf (_("%u local layers (window %u, RoPE base %g), "
+                                                   "%u global (%s)"),
+                                                 n_local, in->sliding_window,
+                                                 (double) in->rope_base_local,
+                                                 in->n_layers - n_local, global->str));
     }
   if (in->n_rope_freq > 0)
     {

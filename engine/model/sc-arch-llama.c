@@ -21,6 +21,14 @@
  * float64, tests/reference/arch_ref_llama3.py). The embedding lookup and the output head are
  * the forward pass's (sc-forward.c), shared with every architecture.
  *
+ * Mistral (7B v0.1) is a llama body whose every layer attends to the last sliding_window
+ * keys only. llama.cpp's converter writes MistralForCausalLM as arch "llama" without the
+ * window, and llama.cpp's llama runs every layer globally, so a real Mistral GGUF runs here
+ * as it does there. A file that says "llama.attention.sliding_window" (the key llama.cpp's
+ * converter writes for the families whose window llama.cpp applies) gets the window on every
+ * layer, as Hugging Face's MistralForCausalLM applies it (tests/reference/arch_ref_mistral.py;
+ * docs/models.md, "Mistral").
+ *
  * What a llama file may hold that we refuse by name rather than run wrongly: any tensor
  * outside this table and the shared ones (sc_arch_check_tensors), a rope_freqs.weight of
  * another length than n_rot/2 or with a factor that is not finite and positive, a RoPE
@@ -66,6 +74,18 @@ llama_read_hparams (const ScGguf *g, ScModelInfo *in, ScError *err)
   if (factor != 1.0f && factor != 0.0f)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "key '%s' is %g: RoPE scaling by a factor "
                          "is not supported yet", key, (double) factor);
+  /* Mistral's window on every layer: swa_pattern past the last layer leaves none global
+   * (sc_model_layer_window) */
+  snprintf (key, sizeof key, "%s.attention.sliding_window", in->arch_name);
+  if (sc_gguf_find_kv (g, key) != NULL
+      && (st = sc_gguf_get_u32 (g, key, &in->sliding_window, err)) != SC_OK)
+    return st;
+  if (in->sliding_window > in->n_ctx_train)
+    return sc_error_set (err, SC_ERR_RANGE, "key '%s' is %u, larger than the context length "
+                         "%u", key, in->sliding_window, in->n_ctx_train);
+  in->swa_pattern = in->sliding_window > 0 ? in->n_layers + 1 : 0;
+  in->rope_base_local = in->sliding_window > 0 ? in->rope_base : 0.0f;
+
   in->n_rope_freq = 0;
   if (t != NULL)
     {

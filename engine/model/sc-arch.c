@@ -337,10 +337,11 @@ sc_layer_attend_swiglu (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
   const ScLayerCtx *t = sc_layer_tail (c, &tail);
   ScStatus st;
 
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; then the intervention's
-   * edits of chosen heads' P and o (sc-arch.h), before o is used. c->o is not touched
-   * again: the observer reads it after the layer returns (sc-arch.h) */
-  if ((st = sc_layer_attend (t, true, 0, err)) != SC_OK
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, with the layer's window (Mistral's;
+   * none elsewhere); then the intervention's edits of chosen heads' P and o (sc-arch.h),
+   * before o is used. c->o is not touched again: the observer reads it after the layer
+   * returns (sc-arch.h) */
+  if ((st = sc_layer_attend (t, true, (int) sc_model_layer_window (in, c->layer), err)) != SC_OK
       || (st = sc_layer_matmul (t, t->x, t->o, w->wo, t->n_q, Q, E, true, err)) != SC_OK
       || (st = sc_layer_save_mid (t, err)) != SC_OK /* the backward pass's tape */
       /* feed-forward block: h = norm(x), gu = h W_gate_up^T, SwiGLU */
@@ -474,7 +475,8 @@ sc_layer_backward_swiglu_attend (const ScLayerGradCtx *c, const ScLayerView *w, 
       || (st = sc_layer_gate_up_backward (c, w, err)) != SC_OK
       || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->wo, n, Q, E, false, err)) != SC_OK)
     return st;
-  return sc_layer_attend_backward (c, 0, neox, in->rope_base, err);
+  return sc_layer_attend_backward (c, (int) sc_model_layer_window (in, c->layer), neox,
+                                   in->rope_base, err);
 }
 
 /* The forward read from the bottom up:

@@ -274,7 +274,7 @@ ScStatus sc_layer_qk_norm_rope (const ScLayerCtx *ctx, const float *q_norm, cons
 
 /* The rest of llama's block once ctx->q and the new cache rows are ready (llama, Qwen2,
  * Qwen3): on every row or the last n_tail (sc_layer_tail), the causal attention with the
- * edits, x += o Wo^T, the tape's x_mid, then x += swiglu(rmsnorm(x) [Wg;Wu]^T) Wd^T. */
+ * layer's window (sc_model_layer_window: Mistral's; none elsewhere) and the edits, x += o Wo^T, the tape's x_mid, then x += swiglu(rmsnorm(x) [Wg;Wu]^T) Wd^T. */
 ScStatus sc_layer_attend_swiglu (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
 
 /* The start of the feed-forward block: ctx->h = rmsnorm(ctx->x) * ffn_norm, then
@@ -326,8 +326,9 @@ ScStatus sc_layer_qk_norm_backward (const ScLayerGradCtx *ctx, const ScLayerView
                                     float *dq0, float *dk0, ScError *err);
 
 /* The backward of llama's block down to the attention's: dact = dx Wd, dgu = swiglu'(dact),
- * the feed-forward's start, do = dx Wo, then sc_layer_attend_backward with no window and the
- * model's RoPE base (NeoX pairs with @neox). What remains is the block's start. */
+ * the feed-forward's start, do = dx Wo, then sc_layer_attend_backward with the layer's window
+ * (as the forward's) and the model's RoPE base (NeoX pairs with @neox). What remains is the
+ * block's start. */
 ScStatus sc_layer_backward_swiglu_attend (const ScLayerGradCtx *ctx, const ScLayerView *w,
                                           bool neox, ScError *err);
 

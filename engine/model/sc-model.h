@@ -80,7 +80,8 @@ typedef struct {
    * for a model whose every layer is global (llama). A layer is local unless
    * swa_pattern == 0 or (layer + 1) % swa_pattern == 0 (llama.cpp's "every n-th layer is
    * dense" rule); a local layer's query at position p sees keys p - sliding_window + 1 .. p
-   * (the attention op's window). Use sc_model_layer_window() rather than the rule. */
+   * (the attention op's window). swa_pattern > n_layers makes every layer local (Mistral's
+   * window on a llama body). Use sc_model_layer_window() rather than the rule. */
   uint32_t sliding_window;
   uint32_t swa_pattern;
   float rope_base_local; /* RoPE base of local layers (0 when there are none) */
