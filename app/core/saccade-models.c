@@ -159,6 +159,13 @@ saccade_model_particulars (const ScModel *model)
                                                  (double) in->rope_base_local,
                                                  in->n_layers - n_local, global->str));
     }
+  if (in->attn_softcap > 0 || in->final_softcap > 0)
+    /* Translators: a model's particulars (Gemma 2): attention scores s become
+     * 50 tanh(s / 50) before the softmax, the logits 30 tanh(l / 30); 0 = not capped. */
+    g_ptr_array_add (parts, g_strdup_printf (_("soft-capped: attention scores at %g, logits at "
+                                               "%g"),
+                                             (double) in->attn_softcap,
+                                             (double) in->final_softcap));
   if (in->n_rope_freq > 0)
     {
       guint n_scaled = 0;

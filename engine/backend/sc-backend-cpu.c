@@ -327,6 +327,17 @@ sc_cpu_scale (ScBackend *b, float *y, const float *x, float s, size_t n, ScError
   return SC_OK;
 }
 
+/* Gemma 2's final-logit soft-capping: core/sc-math.h's sc_softcapf per element. */
+ScStatus
+sc_cpu_softcap (ScBackend *b, float *y, const float *x, float cap, size_t n, ScError *err)
+{
+  (void) b;
+  (void) err;
+  for (size_t i = 0; i < n; i++)
+    y[i] = sc_softcapf (x[i], cap);
+  return SC_OK;
+}
+
 /* One float addition per element is exact-rounded whatever the order, so the reference
  * and the fast path are the same loop. */
 ScStatus

@@ -49,6 +49,9 @@ typedef struct {
                              * window; needs SC_BACKEND_CAP_ATTN_WINDOW); 0 = none */
   const uint8_t *key_mask;  /* host (n_k): nonzero = masked for every query; NULL = none */
   const float *head_scale;  /* host (n_heads): output scale per query head; NULL = all 1 */
+  float softcap;            /* > 0: each visible score s becomes softcap * tanh(s / softcap)
+                             * before the softmax (Gemma 2's attention-logit soft-capping;
+                             * needs SC_BACKEND_CAP_SOFTCAP); 0 = none */
 } ScAttnParams;
 
 typedef struct {
@@ -103,6 +106,11 @@ typedef struct {
    * (j, j + n_rot/2) of each head, rotated by the same angle pos * base^(-2j/n_rot). */
   ScStatus (*rope_neox) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
                          int pos0, float base, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_SOFTCAP) y (n) = cap * tanh(x / cap), cap > 0; y may alias x:
+   * Gemma 2's soft-capping of the final logits. */
+  ScStatus (*softcap) (ScBackend *b, float *y, const float *x, float cap, size_t n,
+                       ScError *err);
 
   /* (optional; SC_BACKEND_CAP_ROPE_FREQ) rope, or rope_neox with @neox, with a frequency
    * factor per pair: pair c turns by pos * base^(-2c/n_rot) / freq_factors[c], with
@@ -285,6 +293,8 @@ ScStatus sc_backend_scale (ScBackend *b, float *y, const float *x, float s, size
                            ScError *err);
 ScStatus sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, ScError *err);
+ScStatus sc_backend_softcap (ScBackend *b, float *y, const float *x, float cap, size_t n,
+                             ScError *err);
 ScStatus sc_backend_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, const float *freq_factors,
                                bool neox, bool inverse, ScError *err);

@@ -15,6 +15,7 @@ static const ScArchDesc *const arches[] = {
   &sc_arch_qwen2,
   &sc_arch_gpt2,
   &sc_arch_qwen3,
+  &sc_arch_gemma2,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])
@@ -151,6 +152,7 @@ sc_layer_attention (const ScLayerCtx *c, const float *q, bool causal, int window
     .window = window,
     .key_mask = c->key_mask,
     .head_scale = c->head_scale,
+    .softcap = in->attn_softcap,
   };
   double t0 = c->stats != NULL ? now_s () : 0.0;
   ScStatus st;
@@ -352,6 +354,36 @@ sc_layer_attend_swiglu (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
 }
 
 ScStatus
+sc_layer_attend_geglu_post (const ScLayerCtx *c, const ScLayerView *w, const float *post_attn_norm,
+                            const float *post_ffn_norm, int window, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff;
+  ScLayerCtx tail;
+  const ScLayerCtx *t = sc_layer_tail (c, &tail);
+  ScBackend *b = t->b;
+  const int nq = t->n_q;
+  ScStatus st;
+
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window; the edits; then
+   * h = post_norm(o W_O^T): o is not touched again (the observer reads it, sc-arch.h) */
+  if ((st = sc_layer_attend (t, true, window, err)) != SC_OK
+      || (st = sc_layer_matmul (t, t->h, t->o, w->wo, nq, Q, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm (b, t->h, t->h, post_attn_norm, nq, E, in->norm_eps, err))
+             != SC_OK
+      || (st = b->ops->add (b, t->x, t->h, (size_t) nq * E, err)) != SC_OK
+      || (st = sc_layer_save_mid (t, err)) != SC_OK /* the backward pass's tape */
+      /* feed-forward block: h = norm(x), gu = h W_gate_up^T, GeGLU, its post-norm */
+      || (st = sc_layer_gate_up (t, w, err)) != SC_OK
+      || (st = sc_backend_geglu (b, t->act, t->gu, nq, F, err)) != SC_OK
+      || (st = sc_layer_matmul (t, t->h, t->act, w->w_down, nq, F, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm (b, t->h, t->h, post_ffn_norm, nq, E, in->norm_eps, err))
+             != SC_OK)
+    return st;
+  return b->ops->add (b, t->x, t->h, (size_t) nq * E, err);
+}
+
+ScStatus
 sc_layer_gate_up (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
 {
   const ScModelInfo *in = c->info;
@@ -375,7 +407,8 @@ sc_layer_attend_backward (const ScLayerGradCtx *c, int window, bool neox, float 
   const int H = (int) in->n_heads, Hkv = (int) in->n_kv_heads, d = (int) in->head_dim,
             rot = (int) in->n_rot, n = c->n;
   const ScAttnParams ap = { .scale = in->attn_scale, .causal = true, .window = window,
-                            .key_mask = c->key_mask, .head_scale = c->head_scale };
+                            .key_mask = c->key_mask, .head_scale = c->head_scale,
+                            .softcap = in->attn_softcap };
   ScStatus st;
 
   if ((st = b->ops->attention_backward (b, c->dq, c->dk, c->dv, c->dprobs, c->dattn, c->q, c->k,

@@ -179,6 +179,7 @@ extern const ScArchDesc sc_arch_gemma3;
 extern const ScArchDesc sc_arch_qwen2;
 extern const ScArchDesc sc_arch_gpt2;
 extern const ScArchDesc sc_arch_qwen3;
+extern const ScArchDesc sc_arch_gemma2;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);
@@ -276,6 +277,14 @@ ScStatus sc_layer_qk_norm_rope (const ScLayerCtx *ctx, const float *q_norm, cons
  * Qwen3): on every row or the last n_tail (sc_layer_tail), the causal attention with the
  * layer's window (sc_model_layer_window: Mistral's; none elsewhere) and the edits, x += o Wo^T, the tape's x_mid, then x += swiglu(rmsnorm(x) [Wg;Wu]^T) Wd^T. */
 ScStatus sc_layer_attend_swiglu (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
+
+/* The rest of Gemma's block once ctx->q and the new cache rows are ready (Gemma 2, Gemma 3),
+ * on every row or the last n_tail (sc_layer_tail): the causal attention with @window and
+ * the edits, x += rmsnorm(o Wo^T) * @post_attn_norm, the tape's x_mid, then
+ * x += rmsnorm(geglu(rmsnorm(x) [Wg;Wu]^T) Wd^T) * @post_ffn_norm. */
+ScStatus sc_layer_attend_geglu_post (const ScLayerCtx *ctx, const ScLayerView *w,
+                                     const float *post_attn_norm, const float *post_ffn_norm,
+                                     int window, ScError *err);
 
 /* The start of the feed-forward block: ctx->h = rmsnorm(ctx->x) * ffn_norm, then
  * ctx->gu (n_q, 2 F) = ctx->h . w_gate_up^T (one fused product); the activation is the

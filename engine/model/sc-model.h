@@ -47,6 +47,7 @@ typedef enum {
   SC_ARCH_QWEN2 = 3,
   SC_ARCH_GPT2 = 4,
   SC_ARCH_QWEN3 = 5,
+  SC_ARCH_GEMMA2 = 6,
 } ScArch;
 
 /* The most RoPE pairs per head whose frequency factors a model may give (head_dim 512). */
@@ -72,6 +73,11 @@ typedef struct {
   uint32_t n_rope_freq;
   float rope_freq[SC_MAX_ROPE_PAIRS];
   float norm_eps;
+  /* Gemma 2's soft-capping: attention scores s become attn_softcap * tanh(s / attn_softcap)
+   * before the softmax, logits l become final_softcap * tanh(l / final_softcap); 0 = none
+   * (every other architecture). */
+  float attn_softcap;
+  float final_softcap;
   float attn_scale;     /* 1/sqrt(head_dim) unless the file says otherwise */
   bool tied_output;     /* logits use token_embd (no output.weight) */
   uint32_t file_type;   /* general.file_type (llama ftype), 0 if absent */

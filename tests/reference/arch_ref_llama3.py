@@ -31,7 +31,7 @@ factors (what llama.cpp computes, rounded once); the script asserts that transfo
 Face's scaling. The fixture also holds torch autograd's gradient of log p(top-1) at the last
 position with respect to the input embeddings, for the backward pass.
 
-  /tmp/h28arch-venv/bin/python tests/reference/arch_ref_llama3.py --vocab PATH/ggml-vocab-gpt-2.gguf
+  /tmp/h28-venv/bin/python tests/reference/arch_ref_llama3.py --vocab PATH/ggml-vocab-gpt-2.gguf
 Writes tests/reference/tiny-llama3.gguf, arch-fixture-llama3.json and arch-fixture-llama3.f32.
 """
 import argparse

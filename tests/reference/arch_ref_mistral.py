@@ -22,7 +22,7 @@ arch_ref_qwen3.py; the script asserts that every probability outside a query's w
 so transformers did apply the window. The fixture also holds torch autograd's gradient of
 log p(top-1) at the last position with respect to the input embeddings.
 
-  /tmp/h28arch-venv/bin/python tests/reference/arch_ref_mistral.py --vocab PATH/ggml-vocab-gpt-2.gguf
+  /tmp/h28-venv/bin/python tests/reference/arch_ref_mistral.py --vocab PATH/ggml-vocab-gpt-2.gguf
 Writes tests/reference/tiny-mistral.gguf, arch-fixture-mistral.json and arch-fixture-mistral.f32.
 """
 import argparse
