@@ -187,6 +187,15 @@ info_print_json (const InfoResult *r)
     if (sc_model_layer_window (in, (int) l) == 0)
       json_builder_add_int_value (b, l);
   json_builder_end_array (b);
+  /* Llama 3's RoPE frequency factors (rope_freqs.weight), one a pair; empty for none */
+  json_builder_set_member_name (b, "rope_freq_factors");
+  json_builder_begin_array (b);
+  for (guint c = 0; c < in->n_rope_freq; c++)
+    json_builder_add_double_value (b, in->rope_freq[c]);
+  json_builder_end_array (b);
+  /* Gemma 2's soft-caps: 0 = none */
+  saccade_json_double (b, "attn_logit_softcapping", in->attn_softcap);
+  saccade_json_double (b, "final_logit_softcapping", in->final_softcap);
   saccade_json_string (b, "norm", in->layer_norm ? "layernorm" : "rmsnorm");
   saccade_json_double (b, in->layer_norm ? "layer_norm_eps" : "rms_norm_eps", in->norm_eps);
   saccade_json_bool (b, "tied_output", in->tied_output);

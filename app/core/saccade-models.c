@@ -145,13 +145,41 @@ saccade_model_particulars (const ScModel *model)
           n_local++;
         else
           g_string_append_printf (global, "%s%u", global->len > 0 ? ", " : "", l);
-      /* Translators: a model's particulars: "15 local layers (window 512, RoPE base 10000),
-       * 3 global (5, 11, 17)": local layers attend to the last 512 keys only. */
-      g_ptr_array_add (parts, g_strdup_printf (_("%u local layers (window %u, RoPE base %g), "
-                                                 "%u global (%s)"),
-                                               n_local, in->sliding_window,
-                                               (double) in->rope_base_local,
-                                               in->n_layers - n_local, global->str));
+      if (n_local == in->n_layers)
+        /* Translators: a model's particulars (Mistral): every layer's query sees only the
+         * last 4096 keys. */
+        g_ptr_array_add (parts, g_strdup_printf (_("every layer local (window %u)"),
+                                                 in->sliding_window));
+      else
+        /* Translators: a model's particulars: "15 local layers (window 512, RoPE base 10000),
+         * 3 global (5, 11, 17)": local layers attend to the last 512 keys only. */
+        g_ptr_array_add (parts, g_strdup_printf (_("%u local layers (window %u, RoPE base %g), "
+                                                   "%u global (%s)"),
+                                                 n_local, in->sliding_window,
+                                                 (double) in->rope_base_local,
+                                                 in->n_layers - n_local, global->str));
+    }
+  if (in->attn_softcap > 0 || in->final_softcap > 0)
+    /* Translators: a model's particulars (Gemma 2): attention scores s become
+     * 50 tanh(s / 50) before the softmax, the logits 30 tanh(l / 30); 0 = not capped. */
+    g_ptr_array_add (parts, g_strdup_printf (_("soft-capped: attention scores at %g, logits at "
+                                               "%g"),
+                                             (double) in->attn_softcap,
+                                             (double) in->final_softcap));
+  if (in->n_rope_freq > 0)
+    {
+      guint n_scaled = 0;
+      float most = 1.0f;
+      for (guint c = 0; c < in->n_rope_freq; c++)
+        {
+          n_scaled += in->rope_freq[c] != 1.0f;
+          most = MAX (most, in->rope_freq[c]);
+        }
+      /* Translators: a model's particulars (Llama 3): RoPE turns 6 of its 8 frequency pairs
+       * more slowly, the slowest 8 times, so that it reaches further than it was trained. */
+      g_ptr_array_add (parts, g_strdup_printf (_("RoPE frequencies scaled (Llama 3): %u of %u "
+                                                 "pairs slowed, by up to %g×"),
+                                               n_scaled, in->n_rope_freq, (double) most));
     }
   if (in->learned_positions)
     /* Translators: a model's particulars (GPT-2): a learned vector per position is added to

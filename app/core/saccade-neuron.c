@@ -171,6 +171,14 @@ saccade_neuron_get (ScModel *model, const ScStoreModel *ident, ScSession *sessio
                    info->n_layers - 1, info->n_heads - 1);
       return NULL;
     }
+  if (info->attn_softcap > 0.0f)
+    {
+      /* its arithmetic (dot, scaled, softmax) would leave out the cap */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   _("The neuron view does not show soft-capped attention scores yet (%s caps "
+                     "them at %g)"), info->arch_name, (double) info->attn_softcap);
+      return NULL;
+    }
   nv->layer = layer;
   nv->head = head;
   nv->n_heads = (int) info->n_heads;

@@ -370,6 +370,11 @@ head_rows (const AttnJob *j, int h, int i0, int nr, float *const *rows)
     }
   else
     scores_scalar (j, rows, qrow, nr, klo, khi, kt);
+  /*    with Gemma 2's soft-capping of each visible score */
+  if (p->softcap > 0.0f)
+    for (r = 0; r < nr; r++)
+      for (int k = lo[r]; k <= hi[r]; k++)
+        rows[r][k] = sc_softcapf (rows[r][k], p->softcap);
 
   /* 2. softmax per row; 3. its fp16 copy */
   for (r = 0; r < nr; r++)

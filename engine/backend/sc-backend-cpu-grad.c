@@ -183,10 +183,14 @@ sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *dv, float 
 {
   const int group = n_heads / n_kv, Q = n_heads * d, KV = n_kv * d;
   const size_t nn = (size_t) n * n;
-  float *ds = malloc (nn * sizeof *ds);
+  float *ds;
   int h, i, j;
 
-  if (ds == NULL)
+  /* the gradient below is the plain softmax's: a soft-capped score's is not written yet */
+  if (p->softcap > 0.0f)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: attention_backward of soft-capped "
+                         "scores (Gemma 2) is not supported", b->ops->name);
+  if ((ds = malloc (nn * sizeof *ds)) == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "%s: attention_backward: out of memory for %d x %d "
                          "scores", b->ops->name, n, n);
   memset (dk, 0, (size_t) n * KV * sizeof *dk);

@@ -87,6 +87,11 @@ ScStatus sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, 
                       int pos0, float base, ScError *err);
 ScStatus sc_cpu_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
                            int pos0, float base, ScError *err);
+ScStatus sc_cpu_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                           int pos0, float base, const float *freq_factors, bool neox,
+                           bool inverse, ScError *err);
+ScStatus sc_cpu_softcap (ScBackend *b, float *y, const float *x, float cap, size_t n,
+                         ScError *err);
 ScStatus sc_cpu_swiglu (ScBackend *b, float *y, const float *gu, int n, int f, ScError *err);
 ScStatus sc_cpu_add (ScBackend *b, float *y, const float *x, size_t n, ScError *err);
 ScStatus sc_cpu_scale (ScBackend *b, float *y, const float *x, float s, size_t n, ScError *err);
@@ -125,7 +130,8 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
   .upload = sc_cpu_copy_in, .download = sc_cpu_copy_in, .weight = sc_cpu_weight,              \
   .weight_src = sc_cpu_weight_src,                                                            \
   .get_rows = sc_cpu_get_rows, .rmsnorm = sc_cpu_rmsnorm, .rope = sc_cpu_rope,                \
-  .rope_neox = sc_cpu_rope_neox, .scale = sc_cpu_scale,                                       \
+  .rope_neox = sc_cpu_rope_neox, .rope_freq = sc_cpu_rope_freq, .scale = sc_cpu_scale,       \
+  .softcap = sc_cpu_softcap,                                                                  \
   .swiglu = sc_cpu_swiglu, .add = sc_cpu_add, .copy = sc_cpu_copy, .copy_2d = sc_cpu_copy_2d, \
   .add_bias = sc_cpu_add_bias, .rmsnorm_backward = sc_cpu_rmsnorm_backward,                 \
   .rope_backward = sc_cpu_rope_backward, .swiglu_backward = sc_cpu_swiglu_backward,           \
@@ -136,7 +142,8 @@ ScStatus sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *d
 #define SC_CPU_CAPS                                                                           \
   (SC_BACKEND_CAP_HOST_MEMORY | SC_BACKEND_CAP_LAYER_NORM | SC_BACKEND_CAP_GELU               \
    | SC_BACKEND_CAP_ADD_BIAS | SC_BACKEND_CAP_ATTN_NONCAUSAL | SC_BACKEND_CAP_ATTN_WINDOW        \
-   | SC_BACKEND_CAP_BACKWARD | SC_BACKEND_CAP_ROPE_NEOX | SC_BACKEND_CAP_SCALE)
+   | SC_BACKEND_CAP_BACKWARD | SC_BACKEND_CAP_ROPE_NEOX | SC_BACKEND_CAP_SCALE                  \
+   | SC_BACKEND_CAP_ROPE_FREQ | SC_BACKEND_CAP_SOFTCAP)
 
 /* The fast backend's attention op, and its capture op with capture_wait
  * (sc-backend-cpu-attn.c; contracts in sc-backend-impl.h). */

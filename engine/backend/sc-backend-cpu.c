@@ -198,10 +198,10 @@ rope_task (void *ctx, int t)
 }
 
 /* Rotates by the angle times @dir: +1 is rope, -1 its inverse (the backward); @neox picks
- * the split-halves pairing. */
+ * the split-halves pairing; @ff (n_rot/2) or NULL divides pair c's angle by ff[c]. */
 static ScStatus
 rope_apply (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
-            float base, double dir, bool neox, ScError *err)
+            float base, const float *ff, double dir, bool neox, ScError *err)
 {
   RopeJob j = { x, NULL, n, n_heads, head_dim, n_rot / 2,
                 sc_cpu_n_tasks_for (b, n, (double) n_heads * head_dim), neox };
@@ -218,6 +218,8 @@ rope_apply (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
     for (c = 0; c < j.half; c++)
       {
         double theta = (double) (pos0 + i) * pow ((double) base, -2.0 * c / n_rot);
+        if (ff != NULL)
+          theta /= (double) ff[c];
         cs[((size_t) i * j.half + c) * 2] = (float) cos (theta);
         cs[((size_t) i * j.half + c) * 2 + 1] = (float) (dir * sin (theta));
       }
@@ -231,7 +233,7 @@ ScStatus
 sc_cpu_rope (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
              float base, ScError *err)
 {
-  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, 1.0, false, err);
+  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, NULL, 1.0, false, err);
 }
 
 /* The same angles on the NeoX pairs (c, c + n_rot/2): ggml's GGML_ROPE_TYPE_NEOX. */
@@ -239,7 +241,16 @@ ScStatus
 sc_cpu_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
                   float base, ScError *err)
 {
-  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, 1.0, true, err);
+  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, NULL, 1.0, true, err);
+}
+
+/* Either pairing with a factor per pair, forwards or (@inverse) backwards. */
+ScStatus
+sc_cpu_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot, int pos0,
+                  float base, const float *freq_factors, bool neox, bool inverse, ScError *err)
+{
+  return rope_apply (b, x, n, n_heads, head_dim, n_rot, pos0, base, freq_factors,
+                     inverse ? -1.0 : 1.0, neox, err);
 }
 
 /* The rotation's transpose is its inverse: the same angles with the sine negated
@@ -249,7 +260,7 @@ ScStatus
 sc_cpu_rope_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim, int n_rot,
                       int pos0, float base, ScError *err)
 {
-  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, false, err);
+  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, NULL, -1.0, false, err);
 }
 
 /* The same inverse on the NeoX pairs. */
@@ -257,7 +268,7 @@ ScStatus
 sc_cpu_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim, int n_rot,
                            int pos0, float base, ScError *err)
 {
-  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, -1.0, true, err);
+  return rope_apply (b, dx, n, n_heads, head_dim, n_rot, pos0, base, NULL, -1.0, true, err);
 }
 
 typedef struct {
@@ -313,6 +324,17 @@ sc_cpu_scale (ScBackend *b, float *y, const float *x, float s, size_t n, ScError
   (void) err;
   for (i = 0; i < n; i++)
     y[i] = s * x[i];
+  return SC_OK;
+}
+
+/* Gemma 2's final-logit soft-capping: core/sc-math.h's sc_softcapf per element. */
+ScStatus
+sc_cpu_softcap (ScBackend *b, float *y, const float *x, float cap, size_t n, ScError *err)
+{
+  (void) b;
+  (void) err;
+  for (size_t i = 0; i < n; i++)
+    y[i] = sc_softcapf (x[i], cap);
   return SC_OK;
 }
 

@@ -49,6 +49,9 @@ typedef struct {
                              * window; needs SC_BACKEND_CAP_ATTN_WINDOW); 0 = none */
   const uint8_t *key_mask;  /* host (n_k): nonzero = masked for every query; NULL = none */
   const float *head_scale;  /* host (n_heads): output scale per query head; NULL = all 1 */
+  float softcap;            /* > 0: each visible score s becomes softcap * tanh(s / softcap)
+                             * before the softmax (Gemma 2's attention-logit soft-capping;
+                             * needs SC_BACKEND_CAP_SOFTCAP); 0 = none */
 } ScAttnParams;
 
 typedef struct {
@@ -103,6 +106,21 @@ typedef struct {
    * (j, j + n_rot/2) of each head, rotated by the same angle pos * base^(-2j/n_rot). */
   ScStatus (*rope_neox) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
                          int pos0, float base, ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_SOFTCAP) y (n) = cap * tanh(x / cap), cap > 0; y may alias x:
+   * Gemma 2's soft-capping of the final logits. */
+  ScStatus (*softcap) (ScBackend *b, float *y, const float *x, float cap, size_t n,
+                       ScError *err);
+
+  /* (optional; SC_BACKEND_CAP_ROPE_FREQ) rope, or rope_neox with @neox, with a frequency
+   * factor per pair: pair c turns by pos * base^(-2c/n_rot) / freq_factors[c], with
+   * @freq_factors host memory (n_rot/2), each finite and > 0 — ggml's rope with
+   * freq_factors, which llama.cpp feeds from a file's rope_freqs.weight (Llama 3's scaling).
+   * With @inverse, by the opposite angle: the backward of either pairing (the rotation's
+   * transpose is its inverse). */
+  ScStatus (*rope_freq) (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                         int pos0, float base, const float *freq_factors, bool neox,
+                         bool inverse, ScError *err);
 
   /* Grouped-query attention of n_q queries over n_k keys (1 <= n_q <= n_k): the queries
    * are the last n_q positions, so query row i sits at position p = n_k - n_q + i (n_q ==
@@ -275,6 +293,11 @@ ScStatus sc_backend_scale (ScBackend *b, float *y, const float *x, float s, size
                            ScError *err);
 ScStatus sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, ScError *err);
+ScStatus sc_backend_softcap (ScBackend *b, float *y, const float *x, float cap, size_t n,
+                             ScError *err);
+ScStatus sc_backend_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim,
+                               int n_rot, int pos0, float base, const float *freq_factors,
+                               bool neox, bool inverse, ScError *err);
 
 /* The optional backward ops of the optional forward ops (SC_ERR_UNSUPPORTED as above). */
 ScStatus sc_backend_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads,

@@ -70,7 +70,10 @@ ref_attention (ScBackend *b, float *out, float *probs, const float *q, const flo
                 }
               for (c = 0; c < d; c++)
                 dot += (double) qi[c] * kj[c];
-              row[j] = (float) (dot * params->scale);
+              dot *= params->scale;
+              if (params->softcap > 0.0f) /* Gemma 2: cap tanh(s / cap), in double */
+                dot = params->softcap * tanh (dot / params->softcap);
+              row[j] = (float) dot;
             }
           /* 2. masked softmax */
           sc_cpu_softmax_row (row, p, n_k, lo, hi, params->key_mask, false);

@@ -4,6 +4,7 @@
  */
 #include "backend/sc-backend-impl.h"
 
+#include <math.h>
 #include <stddef.h>
 
 void
@@ -106,6 +107,28 @@ sc_backend_rope_neox (ScBackend *b, float *x, int n, int n_heads, int head_dim, 
 }
 
 ScStatus
+sc_backend_softcap (ScBackend *b, float *y, const float *x, float cap, size_t n, ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_SOFTCAP, b->ops->softcap != NULL, "softcap", err);
+
+  if (st == SC_OK && !(cap > 0.0f && isfinite (cap)))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "softcap: cap %g is not a positive number",
+                         (double) cap);
+  return st != SC_OK ? st : b->ops->softcap (b, y, x, cap, n, err);
+}
+
+ScStatus
+sc_backend_rope_freq (ScBackend *b, float *x, int n, int n_heads, int head_dim, int n_rot,
+                      int pos0, float base, const float *freq_factors, bool neox, bool inverse,
+                      ScError *err)
+{
+  ScStatus st = need (b, SC_BACKEND_CAP_ROPE_FREQ, b->ops->rope_freq != NULL, "rope_freq", err);
+
+  return st != SC_OK ? st : b->ops->rope_freq (b, x, n, n_heads, head_dim, n_rot, pos0, base,
+                                               freq_factors, neox, inverse, err);
+}
+
+ScStatus
 sc_backend_rope_neox_backward (ScBackend *b, float *dx, int n, int n_heads, int head_dim,
                                int n_rot, int pos0, float base, ScError *err)
 {
@@ -146,6 +169,12 @@ check_attention (ScBackend *b, int n_q, int n_k, int n_heads, int n_kv, int d,
   if (p->window > 0
       && (st = need (b, SC_BACKEND_CAP_ATTN_WINDOW, true, "sliding-window attention", err))
              != SC_OK)
+    return st;
+  if (!(p->softcap >= 0.0f && isfinite (p->softcap)))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "attention: softcap %g is not 0 or a "
+                         "positive number", (double) p->softcap);
+  if (p->softcap > 0.0f
+      && (st = need (b, SC_BACKEND_CAP_SOFTCAP, true, "soft-capped attention", err)) != SC_OK)
     return st;
   return SC_OK;
 }

@@ -63,6 +63,12 @@ typedef enum {
   SC_BACKEND_CAP_ROPE_NEOX = 1u << 8,
   /* (optional op) scale: a vector times a constant (Gemma's embedding scale). */
   SC_BACKEND_CAP_SCALE = 1u << 9,
+  /* (optional op) rope_freq: RoPE with a frequency factor per pair, forwards and backwards
+   * (llama.cpp's rope_freqs: Llama 3's frequency scaling). */
+  SC_BACKEND_CAP_ROPE_FREQ = 1u << 10,
+  /* (optional attention option and op) ScAttnParams.softcap > 0, and softcap: y = cap *
+   * tanh(x / cap) (Gemma 2's attention-logit and final-logit soft-capping). */
+  SC_BACKEND_CAP_SOFTCAP = 1u << 11,
 } ScBackendCap;
 
 /* The CPU backends. @n_threads <= 0 means all cores. sc_backend_cpu_new() returns NULL and

@@ -230,6 +230,13 @@ sc_rope_rotate_pair (float *x0, float *x1, float cos_t, float sin_t)
 /* Activations                                                                           */
 /* ------------------------------------------------------------------------------------ */
 
+/* Soft-capping (Gemma 2): cap tanh(x / cap), in float with libm's tanhf; cap > 0. */
+SC_HD float
+sc_softcapf (float x, float cap)
+{
+  return cap * tanhf (x / cap);
+}
+
 /* SiLU (swish): silu(x) = x sigmoid(x) = x / (1 + e^-x), in float with libm's expf. The
  * gate of a SwiGLU block (llama). */
 SC_HD float

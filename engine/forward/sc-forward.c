@@ -440,6 +440,21 @@ output_norm (ScSession *s, float *y, const float *x, int n, ScError *err)
                              err);
 }
 
+/* The vocabulary projection of @n normed rows s->h into s->logits_dev (@c clocks it), then
+ * Gemma 2's final soft-capping, cap tanh(logit / cap), when the model has it. */
+static ScStatus
+unembed (ScSession *s, const ScLayerCtx *c, int n, ScError *err)
+{
+  const ScModelInfo *in = sc_model_info (s->model);
+  const int E = (int) in->n_embd, V = (int) in->n_vocab;
+  ScStatus st = sc_layer_matmul (c, s->logits_dev, s->h, s->output, n, E, V, false, err);
+
+  if (st == SC_OK && in->final_softcap > 0.0f)
+    st = sc_backend_softcap (s->b, s->logits_dev, s->logits_dev, in->final_softcap,
+                             (size_t) n * V, err);
+  return st;
+}
+
 /* Checks the arguments of sc_forward() and whether prefix or cache reuse is valid. */
 static ScStatus
 check_call (ScSession *s, const int32_t *ids, int n, const ScForwardOptions *opt, bool recompute,
@@ -839,7 +854,7 @@ sc_forward_taped (ScSession *s, const int32_t *ids, int n, const ScForwardOption
   if ((st = ensure_logits (s, n_out, err)) != SC_OK)
     return st;
   TRY (output_norm (s, s->h, s->x + (size_t) first_row * E, n_out, err));
-  TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_out, E, V, false, err));
+  TRY (unembed (s, &c, n_out, err));
   if (logits != NULL)
     TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_out * V, err));
   if (opt->stats != NULL)
@@ -881,8 +896,7 @@ sc_session_unembed (ScSession *s, const float *x, int n_rows, float *logits, ScE
       const int m = n_rows - r0 < chunk ? n_rows - r0 : chunk;
       TRY (b->ops->upload (b, s->x, x + (size_t) r0 * E, (size_t) m * E, err));
       TRY (output_norm (s, s->h, s->x, m, err));
-      TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, m, (int) E, (int) V, false,
-                            err));
+      TRY (unembed (s, &c, m, err));
       TRY (b->ops->download (b, logits + (size_t) r0 * V, s->logits_dev, (size_t) m * V, err));
     }
   return SC_OK;
@@ -920,7 +934,7 @@ sc_session_kept_logits (ScSession *s, int row0, int n_rows, float *logits, ScErr
   if ((st = ensure_logits (s, n_rows, err)) != SC_OK)
     return st;
   TRY (output_norm (s, s->h, final, n_rows, err));
-  TRY (sc_layer_matmul (&c, s->logits_dev, s->h, s->output, n_rows, E, V, false, err));
+  TRY (unembed (s, &c, n_rows, err));
   TRY (b->ops->download (b, logits, s->logits_dev, (size_t) n_rows * V, err));
   return SC_OK;
 }

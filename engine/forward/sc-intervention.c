@@ -352,7 +352,8 @@ edit_weights (const ScAttnEdit *e, int layer, int head, int pos, float *w, int m
 /* Recomputes row @i (position @p) of query head @h of layer @l from its queries, keys and
  * values, each the patch's where @iv patches it (sc-intervention.h), else the base run's
  * (@q (n_q, Q) and @k (n_k, KV) after RoPE): over the @m allowed keys @idx, the weights
- * softmax(attn_scale * q_p . k_j) computed in double into @w (as floats). */
+ * softmax(attn_scale * q_p . k_j) computed in double into @w (as floats), each score
+ * soft-capped first where the model caps them (Gemma 2: cap tanh(s / cap)). */
 static void
 patched_scores (const ScIntervention *iv, const ScModelInfo *in, int l, int h, int i, int p,
                 int nk, const float *q, const float *k, const int *idx, int m, double *s,
@@ -376,6 +377,8 @@ patched_scores (const ScIntervention *iv, const ScModelInfo *in, int l, int h, i
       for (u = 0; u < d; u++)
         dot += (double) qi[u] * kj[u];
       s[t] = (double) in->attn_scale * dot;
+      if (in->attn_softcap > 0.0f)
+        s[t] = in->attn_softcap * tanh (s[t] / in->attn_softcap);
       if (s[t] > mx)
         mx = s[t];
     }

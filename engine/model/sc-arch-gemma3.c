@@ -175,45 +175,19 @@ static ScStatus
 gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
 {
   const Gemma3Layer *w = view;
-  const ScModelInfo *in = c->info;
-  ScBackend *b = c->b;
-  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff;
-  const int window = (int) sc_model_layer_window (in, c->layer);
-  const float base = window > 0 ? in->rope_base_local : in->rope_base;
-  ScLayerCtx tail;
-  const ScLayerCtx *t;
+  const int window = (int) sc_model_layer_window (c->info, c->layer);
+  const float base = window > 0 ? c->info->rope_base_local : c->info->rope_base;
   ScStatus st;
 
-#define TRY(expr)                                                                             \
-  do                                                                                          \
-    {                                                                                         \
-      if ((st = (expr)) != SC_OK)                                                             \
-        return st;                                                                            \
-    }                                                                                         \
-  while (0)
   /* attention block: h = norm(x), qkv = h W_qkv^T split into q, and the new rows
-   * past..n_k of the K, V cache */
-  TRY (sc_layer_qkv (c, &w->base, err));
-  /* QK-norm: each head's d values are a row of their own */
-  TRY (sc_layer_qk_norm_rope (c, w->q_norm, w->k_norm, base, err));
-  /* the rest on every row, or on the last n_tail (sc_layer_tail) */
-  t = sc_layer_tail (c, &tail);
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window; the edits */
-  TRY (sc_layer_attend (t, true, window, err));
-  /* h = post_norm(o W_O^T); o is not touched again (the observer reads it, sc-arch.h) */
-  TRY (sc_layer_matmul (t, t->h, t->o, w->base.wo, t->n_q, Q, E, false, err));
-  TRY (b->ops->rmsnorm (b, t->h, t->h, w->post_attn_norm, t->n_q, E, in->norm_eps, err));
-  TRY (b->ops->add (b, t->x, t->h, (size_t) t->n_q * E, err));
-  TRY (sc_layer_save_mid (t, err));
-
-  /* feed-forward block: h = norm(x), gu = h W_gate_up^T */
-  TRY (sc_layer_gate_up (t, &w->base, err));
-  TRY (sc_backend_geglu (b, t->act, t->gu, t->n_q, F, err));
-  TRY (sc_layer_matmul (t, t->h, t->act, w->base.w_down, t->n_q, F, E, false, err));
-  TRY (b->ops->rmsnorm (b, t->h, t->h, w->post_ffn_norm, t->n_q, E, in->norm_eps, err));
-  TRY (b->ops->add (b, t->x, t->h, (size_t) t->n_q * E, err));
-#undef TRY
-  return SC_OK;
+   * past..n_k of the K, V cache; QK-norm (each head's d values a row of their own), NeoX
+   * RoPE with the layer's base */
+  if ((st = sc_layer_qkv (c, &w->base, err)) != SC_OK
+      || (st = sc_layer_qk_norm_rope (c, w->q_norm, w->k_norm, base, err)) != SC_OK)
+    return st;
+  /* the rest, shared with Gemma 2, on every row or on the last n_tail (sc_layer_tail) */
+  return sc_layer_attend_geglu_post (c, &w->base, w->post_attn_norm, w->post_ffn_norm, window,
+                                     err);
 }
 
 /* The layer backward (sc-arch.h, ScLayerGradCtx), the forward read from the bottom up:

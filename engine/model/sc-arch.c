@@ -15,6 +15,7 @@ static const ScArchDesc *const arches[] = {
   &sc_arch_qwen2,
   &sc_arch_gpt2,
   &sc_arch_qwen3,
+  &sc_arch_gemma2,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])
@@ -100,6 +101,7 @@ sc_arch_check_tensors (const ScArchDesc *arch, const ScGguf *g, const ScModelInf
       for (i = 0; i < sizeof shared / sizeof shared[0] && !known; i++)
         known = strcmp (name, shared[i]) == 0;
       known = known || (in->layer_norm && strcmp (name, "output_norm.bias") == 0)
+              || (in->n_rope_freq > 0 && strcmp (name, "rope_freqs.weight") == 0)
               || (in->learned_positions && strcmp (name, "position_embd.weight") == 0);
       if (!known && strncmp (name, "blk.", 4) == 0 && name[4] >= '0' && name[4] <= '9')
         {
@@ -150,6 +152,7 @@ sc_layer_attention (const ScLayerCtx *c, const float *q, bool causal, int window
     .window = window,
     .key_mask = c->key_mask,
     .head_scale = c->head_scale,
+    .softcap = in->attn_softcap,
   };
   double t0 = c->stats != NULL ? now_s () : 0.0;
   ScStatus st;
@@ -297,6 +300,18 @@ sc_layer_save_mid (const ScLayerCtx *c, ScError *err)
 }
 
 ScStatus
+sc_layer_rope (const ScLayerCtx *c, float *x, int n_heads, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+
+  if (in->n_rope_freq > 0)
+    return sc_backend_rope_freq (c->b, x, c->n_q, n_heads, (int) in->head_dim, (int) in->n_rot,
+                                 c->n_past, in->rope_base, in->rope_freq, false, false, err);
+  return c->b->ops->rope (c->b, x, c->n_q, n_heads, (int) in->head_dim, (int) in->n_rot,
+                          c->n_past, in->rope_base, err);
+}
+
+ScStatus
 sc_layer_qk_norm_rope (const ScLayerCtx *c, const float *q_norm, const float *k_norm, float base,
                        ScError *err)
 {
@@ -324,10 +339,11 @@ sc_layer_attend_swiglu (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
   const ScLayerCtx *t = sc_layer_tail (c, &tail);
   ScStatus st;
 
-  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, no window; then the intervention's
-   * edits of chosen heads' P and o (sc-arch.h), before o is used. c->o is not touched
-   * again: the observer reads it after the layer returns (sc-arch.h) */
-  if ((st = sc_layer_attend (t, true, 0, err)) != SC_OK
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, with the layer's window (Mistral's;
+   * none elsewhere); then the intervention's edits of chosen heads' P and o (sc-arch.h),
+   * before o is used. c->o is not touched again: the observer reads it after the layer
+   * returns (sc-arch.h) */
+  if ((st = sc_layer_attend (t, true, (int) sc_model_layer_window (in, c->layer), err)) != SC_OK
       || (st = sc_layer_matmul (t, t->x, t->o, w->wo, t->n_q, Q, E, true, err)) != SC_OK
       || (st = sc_layer_save_mid (t, err)) != SC_OK /* the backward pass's tape */
       /* feed-forward block: h = norm(x), gu = h W_gate_up^T, SwiGLU */
@@ -335,6 +351,36 @@ sc_layer_attend_swiglu (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
       || (st = t->b->ops->swiglu (t->b, t->act, t->gu, t->n_q, F, err)) != SC_OK)
     return st;
   return sc_layer_matmul (t, t->x, t->act, w->w_down, t->n_q, F, E, true, err);
+}
+
+ScStatus
+sc_layer_attend_geglu_post (const ScLayerCtx *c, const ScLayerView *w, const float *post_attn_norm,
+                            const float *post_ffn_norm, int window, ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff;
+  ScLayerCtx tail;
+  const ScLayerCtx *t = sc_layer_tail (c, &tail);
+  ScBackend *b = t->b;
+  const int nq = t->n_q;
+  ScStatus st;
+
+  /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, the layer's window; the edits; then
+   * h = post_norm(o W_O^T): o is not touched again (the observer reads it, sc-arch.h) */
+  if ((st = sc_layer_attend (t, true, window, err)) != SC_OK
+      || (st = sc_layer_matmul (t, t->h, t->o, w->wo, nq, Q, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm (b, t->h, t->h, post_attn_norm, nq, E, in->norm_eps, err))
+             != SC_OK
+      || (st = b->ops->add (b, t->x, t->h, (size_t) nq * E, err)) != SC_OK
+      || (st = sc_layer_save_mid (t, err)) != SC_OK /* the backward pass's tape */
+      /* feed-forward block: h = norm(x), gu = h W_gate_up^T, GeGLU, its post-norm */
+      || (st = sc_layer_gate_up (t, w, err)) != SC_OK
+      || (st = sc_backend_geglu (b, t->act, t->gu, nq, F, err)) != SC_OK
+      || (st = sc_layer_matmul (t, t->h, t->act, w->w_down, nq, F, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm (b, t->h, t->h, post_ffn_norm, nq, E, in->norm_eps, err))
+             != SC_OK)
+    return st;
+  return b->ops->add (b, t->x, t->h, (size_t) nq * E, err);
 }
 
 ScStatus
@@ -361,13 +407,22 @@ sc_layer_attend_backward (const ScLayerGradCtx *c, int window, bool neox, float 
   const int H = (int) in->n_heads, Hkv = (int) in->n_kv_heads, d = (int) in->head_dim,
             rot = (int) in->n_rot, n = c->n;
   const ScAttnParams ap = { .scale = in->attn_scale, .causal = true, .window = window,
-                            .key_mask = c->key_mask, .head_scale = c->head_scale };
+                            .key_mask = c->key_mask, .head_scale = c->head_scale,
+                            .softcap = in->attn_softcap };
   ScStatus st;
 
   if ((st = b->ops->attention_backward (b, c->dq, c->dk, c->dv, c->dprobs, c->dattn, c->q, c->k,
                                         c->v, c->probs, n, H, Hkv, d, &ap, c->detached, err))
       != SC_OK)
     return st;
+  if (in->n_rope_freq > 0)
+    {
+      if ((st = sc_backend_rope_freq (b, c->dq, n, H, d, rot, 0, base, in->rope_freq, neox, true,
+                                      err)) != SC_OK)
+        return st;
+      return sc_backend_rope_freq (b, c->dk, n, Hkv, d, rot, 0, base, in->rope_freq, neox, true,
+                                   err);
+    }
   if (neox)
     {
       if ((st = sc_backend_rope_neox_backward (b, c->dq, n, H, d, rot, 0, base, err)) != SC_OK)
@@ -453,7 +508,8 @@ sc_layer_backward_swiglu_attend (const ScLayerGradCtx *c, const ScLayerView *w, 
       || (st = sc_layer_gate_up_backward (c, w, err)) != SC_OK
       || (st = b->ops->matmul_backward (b, c->dattn, c->dx, w->wo, n, Q, E, false, err)) != SC_OK)
     return st;
-  return sc_layer_attend_backward (c, 0, neox, in->rope_base, err);
+  return sc_layer_attend_backward (c, (int) sc_model_layer_window (in, c->layer), neox,
+                                   in->rope_base, err);
 }
 
 /* The forward read from the bottom up:

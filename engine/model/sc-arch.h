@@ -179,6 +179,7 @@ extern const ScArchDesc sc_arch_gemma3;
 extern const ScArchDesc sc_arch_qwen2;
 extern const ScArchDesc sc_arch_gpt2;
 extern const ScArchDesc sc_arch_qwen3;
+extern const ScArchDesc sc_arch_gemma2;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);
@@ -190,7 +191,8 @@ const ScArchDesc *sc_arch_for (ScArch id);
 char *sc_arch_list (char *buf, size_t size);
 
 /* SC_OK when every tensor of @g is one that @arch reads: the shared ones (token_embd,
- * position_embd, output_norm and output, with their .bias where @info says LayerNorm) and
+ * position_embd, output_norm and output, with their .bias where @info says LayerNorm,
+ * rope_freqs where @info has frequency factors) and
  * "blk.<layer>.<name>" for a name in @arch's table; else SC_ERR_UNSUPPORTED naming the
  * first other tensor, which this architecture would otherwise ignore and so run another
  * model than the file's. */
@@ -260,6 +262,11 @@ ScStatus sc_layer_attend (const ScLayerCtx *ctx, bool causal, int window, ScErro
  * backward pass keeps a tape (ctx->x_mid != NULL); nothing otherwise. */
 ScStatus sc_layer_save_mid (const ScLayerCtx *ctx, ScError *err);
 
+/* RoPE at positions ctx->n_past .. on @x (ctx->n_q rows of @n_heads heads of head_dim):
+ * adjacent pairs (llama's GGUF weights), with the model's base and, when the file gives
+ * them (info->n_rope_freq > 0, Llama 3), its frequency factors (sc_backend_rope_freq). */
+ScStatus sc_layer_rope (const ScLayerCtx *ctx, float *x, int n_heads, ScError *err);
+
 /* Qwen3's and Gemma 3's QK-norm, then RoPE on NeoX pairs: each head's d values of ctx->q
  * and of the new cache rows of K are a row of their own, rmsnorm'd in place and scaled by
  * @q_norm, @k_norm (d each), then rotated with @base. */
@@ -268,8 +275,16 @@ ScStatus sc_layer_qk_norm_rope (const ScLayerCtx *ctx, const float *q_norm, cons
 
 /* The rest of llama's block once ctx->q and the new cache rows are ready (llama, Qwen2,
  * Qwen3): on every row or the last n_tail (sc_layer_tail), the causal attention with the
- * edits, x += o Wo^T, the tape's x_mid, then x += swiglu(rmsnorm(x) [Wg;Wu]^T) Wd^T. */
+ * layer's window (sc_model_layer_window: Mistral's; none elsewhere) and the edits, x += o Wo^T, the tape's x_mid, then x += swiglu(rmsnorm(x) [Wg;Wu]^T) Wd^T. */
 ScStatus sc_layer_attend_swiglu (const ScLayerCtx *ctx, const ScLayerView *w, ScError *err);
+
+/* The rest of Gemma's block once ctx->q and the new cache rows are ready (Gemma 2, Gemma 3),
+ * on every row or the last n_tail (sc_layer_tail): the causal attention with @window and
+ * the edits, x += rmsnorm(o Wo^T) * @post_attn_norm, the tape's x_mid, then
+ * x += rmsnorm(geglu(rmsnorm(x) [Wg;Wu]^T) Wd^T) * @post_ffn_norm. */
+ScStatus sc_layer_attend_geglu_post (const ScLayerCtx *ctx, const ScLayerView *w,
+                                     const float *post_attn_norm, const float *post_ffn_norm,
+                                     int window, ScError *err);
 
 /* The start of the feed-forward block: ctx->h = rmsnorm(ctx->x) * ffn_norm, then
  * ctx->gu (n_q, 2 F) = ctx->h . w_gate_up^T (one fused product); the activation is the
@@ -292,7 +307,8 @@ ScStatus sc_layer_attention (const ScLayerCtx *ctx, const float *q, bool causal,
 /* The attention op's backward from ctx->dattn (d o) into ctx->dq, ctx->dk, ctx->dv and
  * ctx->dprobs, with the forward's @window and the intervention's head scales, key mask and
  * detached heads; then RoPE's (adjacent pairs, or NeoX's split halves with @neox) on dq and
- * dk with @base. dq and dk are then the gradients before RoPE. */
+ * dk with @base, and the model's frequency factors when it has them (info->n_rope_freq).
+ * dq and dk are then the gradients before RoPE. */
 ScStatus sc_layer_attend_backward (const ScLayerGradCtx *ctx, int window, bool neox, float base,
                                    ScError *err);
 
@@ -319,8 +335,9 @@ ScStatus sc_layer_qk_norm_backward (const ScLayerGradCtx *ctx, const ScLayerView
                                     float *dq0, float *dk0, ScError *err);
 
 /* The backward of llama's block down to the attention's: dact = dx Wd, dgu = swiglu'(dact),
- * the feed-forward's start, do = dx Wo, then sc_layer_attend_backward with no window and the
- * model's RoPE base (NeoX pairs with @neox). What remains is the block's start. */
+ * the feed-forward's start, do = dx Wo, then sc_layer_attend_backward with the layer's window
+ * (as the forward's) and the model's RoPE base (NeoX pairs with @neox). What remains is the
+ * block's start. */
 ScStatus sc_layer_backward_swiglu_attend (const ScLayerGradCtx *ctx, const ScLayerView *w,
                                           bool neox, ScError *err);
 

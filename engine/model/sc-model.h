@@ -47,7 +47,11 @@ typedef enum {
   SC_ARCH_QWEN2 = 3,
   SC_ARCH_GPT2 = 4,
   SC_ARCH_QWEN3 = 5,
+  SC_ARCH_GEMMA2 = 6,
 } ScArch;
+
+/* The most RoPE pairs per head whose frequency factors a model may give (head_dim 512). */
+#define SC_MAX_ROPE_PAIRS 256
 
 typedef struct {
   ScArch arch;
@@ -63,7 +67,17 @@ typedef struct {
   uint32_t n_vocab;
   uint32_t n_ctx_train; /* context length the model was trained for */
   float rope_base;
+  /* Llama 3's RoPE frequency scaling, as llama.cpp's converter stores it: the tensor
+   * rope_freqs.weight, n_rot/2 factors; pair c's angle is divided by rope_freq[c] (ggml's
+   * rope with freq_factors). n_rope_freq = 0: none (every other file). */
+  uint32_t n_rope_freq;
+  float rope_freq[SC_MAX_ROPE_PAIRS];
   float norm_eps;
+  /* Gemma 2's soft-capping: attention scores s become attn_softcap * tanh(s / attn_softcap)
+   * before the softmax, logits l become final_softcap * tanh(l / final_softcap); 0 = none
+   * (every other architecture). */
+  float attn_softcap;
+  float final_softcap;
   float attn_scale;     /* 1/sqrt(head_dim) unless the file says otherwise */
   bool tied_output;     /* logits use token_embd (no output.weight) */
   uint32_t file_type;   /* general.file_type (llama ftype), 0 if absent */
@@ -72,7 +86,8 @@ typedef struct {
    * for a model whose every layer is global (llama). A layer is local unless
    * swa_pattern == 0 or (layer + 1) % swa_pattern == 0 (llama.cpp's "every n-th layer is
    * dense" rule); a local layer's query at position p sees keys p - sliding_window + 1 .. p
-   * (the attention op's window). Use sc_model_layer_window() rather than the rule. */
+   * (the attention op's window). swa_pattern > n_layers makes every layer local (Mistral's
+   * window on a llama body). Use sc_model_layer_window() rather than the rule. */
   uint32_t sliding_window;
   uint32_t swa_pattern;
   float rope_base_local; /* RoPE base of local layers (0 when there are none) */

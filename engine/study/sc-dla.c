@@ -105,6 +105,11 @@ sc_dla_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "dla: architecture '%s' is not supported "
                          "(its LayerNorm and output biases are not decomposed yet)",
                          in->arch_name);
+  /* cap tanh(l / cap) of a sum is not the sum of the parts' */
+  if (in->final_softcap > 0.0f)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "dla: architecture '%s' is not supported "
+                         "(its logits are soft-capped, which a sum of parts is not)",
+                         in->arch_name);
   if (n < 1)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "dla: no tokens given");
   for (i = 0; i < n; i++)

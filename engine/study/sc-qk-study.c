@@ -157,17 +157,18 @@ keep_qk (void *user, int layer, const float *q, const float *k, const float *v, 
   return true;
 }
 
-/* RoPE at position @pos on @x (d doubles), angle pos · base^(−2c / n_rot) for pair c of the
- * first n_rot dimensions: adjacent pairs (2c, 2c + 1), the GGUF llama convention
- * (sc-arch-llama.c), or with @neox the split halves (c, c + n_rot / 2) (sc-arch-gemma3.c). */
+/* RoPE at position @pos on @x (d doubles), angle pos · base^(−2c / n_rot) / ff[c] for pair c
+ * of the first n_rot dimensions (@ff: Llama 3's frequency factors, NULL for none): adjacent
+ * pairs (2c, 2c + 1), the GGUF llama convention (sc-arch-llama.c), or with @neox the split
+ * halves (c, c + n_rot / 2) (sc-arch-gemma3.c). */
 static void
-rope_double (double *x, int pos, int n_rot, double base, bool neox)
+rope_double (double *x, int pos, int n_rot, double base, const float *ff, bool neox)
 {
   const int half = n_rot / 2;
 
   for (int c = 0; c < half; c++)
     {
-      const double th = (double) pos * pow (base, -2.0 * c / n_rot);
+      const double th = (double) pos * pow (base, -2.0 * c / n_rot) / (ff != NULL ? ff[c] : 1.0);
       const double cs = cos (th), sn = sin (th);
       double *x0 = neox ? &x[c] : &x[2 * c], *x1 = neox ? &x[c + half] : &x[2 * c + 1];
       const double a = *x0, b = *x1;
@@ -194,6 +195,7 @@ typedef struct {
   const float *b;    /* (d) the head's block of bq or bk, or NULL */
   int d, E, pos, n_rot;
   double base;
+  const float *ff;   /* (n_rot/2) RoPE frequency factors, or NULL */
   bool neox, rope;
 } Side;
 
@@ -220,7 +222,7 @@ project (const Side *sd, const double *v, double *out)
         out[r] *= (double) sd->qkn[r] / sd->rms_qkn;
     }
   if (sd->rope)
-    rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
+    rope_double (out, sd->pos, sd->n_rot, sd->base, sd->ff, sd->neox);
 }
 
 /* The bias component: out (d) = RoPE_pos (W norm_b + b), each term where the side has it
@@ -237,7 +239,7 @@ project_bias (const Side *sd, double *out)
       out[r] = acc;
     }
   if (sd->rope)
-    rope_double (out, sd->pos, sd->n_rot, sd->base, sd->neox);
+    rope_double (out, sd->pos, sd->n_rot, sd->base, sd->ff, sd->neox);
 }
 
 /* The attention norm's scale of @x: sqrt (mean x² + eps), or with @center (LayerNorm)
@@ -374,6 +376,7 @@ sc_qk_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
                   .b = bias != NULL ? bias + (size_t) block * d : NULL,
                   .d = d, .E = E, .pos = side == 0 ? p.query : p.key, .n_rot = (int) in->n_rot,
                   .base = window > 0 ? in->rope_base_local : in->rope_base,
+                  .ff = in->n_rope_freq > 0 ? in->rope_freq : NULL,
                   .neox = in->arch == SC_ARCH_GEMMA3 || in->arch == SC_ARCH_QWEN3
                           || in->arch == SC_ARCH_QWEN2,
                   .rope = !in->learned_positions };

@@ -1,6 +1,8 @@
 #!/bin/sh
 # test-cli-arch.sh — the architectures verified on tiny random models (issue 28 item 2:
-# tests/reference/tiny-gpt2.gguf and tiny-qwen3.gguf, committed) from the command line:
+# tests/reference/tiny-{gpt2,qwen3,llama3,mistral,gemma2}.gguf, committed) from the command
+# line (llama3, mistral, gemma2: their particulars in info, capture, gemma2's refused
+# gradients):
 #   info         gpt2: LayerNorm and learned positions (text, particulars and JSON); qwen3:
 #                head dim 16 from key_length, RoPE base 1e6, QK-norm among its particulars
 #   capture      stores every head of a sentence; show reads it back
@@ -55,6 +57,33 @@ for study in dla "attribution --steps 4"; do
   [ "$rc" -eq 0 ] && passes=$((passes + 1)) \
     || { echo "FAIL: qwen3 study $study exited $rc:"; cat "$tmp/study"; fails=$((fails + 1)); }
 done
+
+# llama with Llama 3's RoPE frequency factors, llama with Mistral's window, gemma2 (soft-caps)
+llama3="$src/tests/reference/tiny-llama3.gguf"
+mistral="$src/tests/reference/tiny-mistral.gguf"
+gemma2="$src/tests/reference/tiny-gemma2.gguf"
+"$saccade" info -m "$llama3" > "$tmp/info" 2>&1
+check llama3-info-particulars "$tmp/info" "^Particulars  RoPE frequencies scaled (Llama 3): 7 of 8 pairs slowed, by up to 8×$"
+"$saccade" info -m "$llama3" --json > "$tmp/info.json" 2>&1
+pycheck llama3-info-json "$tmp/info.json" "
+assert d['architecture'] == 'llama' and len(d['rope_freq_factors']) == 8, d
+assert d['rope_freq_factors'][0] == 1.0 and d['rope_freq_factors'][7] == 8.0, d"
+"$saccade" info -m "$mistral" > "$tmp/info" 2>&1
+check mistral-info-particulars "$tmp/info" "^Particulars  every layer local (window 16)$"
+"$saccade" info -m "$gemma2" > "$tmp/info" 2>&1
+check gemma2-info-arch "$tmp/info" "^Architecture gemma2, 4 layers, embedding 32, feed-forward 64$"
+check gemma2-info-particulars "$tmp/info" "soft-capped: attention scores at 4, logits at 3;"
+for m in "$llama3" "$mistral" "$gemma2"; do
+  rm -f "$tmp/a.sqlite"
+  "$saccade" capture --db "$tmp/a.sqlite" -m "$m" "$text" > "$tmp/cap" 2>&1
+  check "capture $(basename "$m")" "$tmp/cap" "^1$"
+done
+"$saccade" study attribution 1 --db "$tmp/a.sqlite" -m "$gemma2" > "$tmp/study" 2>&1
+expect_fail "gemma2 study attribution refused" "$tmp/study" "'gemma2'" $?
+"$saccade" study heads 1 --db "$tmp/a.sqlite" -m "$gemma2" > "$tmp/study" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && passes=$((passes + 1)) \
+  || { echo "FAIL: gemma2 study heads exited $rc:"; cat "$tmp/study"; fails=$((fails + 1)); }
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -623,6 +623,8 @@ check_contract (ScBackend *b)
     { SC_BACKEND_CAP_ATTN_CAPTURE, (const void *) o->attention_capture, "attention_capture" },
     { SC_BACKEND_CAP_ATTN_CAPTURE, (const void *) o->capture_wait, "capture_wait" },
     { SC_BACKEND_CAP_ROPE_NEOX, (const void *) o->rope_neox, "rope_neox" },
+    { SC_BACKEND_CAP_ROPE_FREQ, (const void *) o->rope_freq, "rope_freq" },
+    { SC_BACKEND_CAP_SOFTCAP, (const void *) o->softcap, "softcap" },
     { SC_BACKEND_CAP_SCALE, (const void *) o->scale, "scale" },
   };
   size_t i;
@@ -638,6 +640,62 @@ check_contract (ScBackend *b)
     if (sc_backend_supports (b, optional[i].cap) && optional[i].op == NULL)
       g_error ("%s sets the flag of %s but has no such op", o->name, optional[i].name);
   g_test_message ("%s: caps 0x%x", o->name, sc_backend_caps (b));
+}
+
+/* rope_freq (Llama 3's frequency factors), which the CPU backends share and the CUDA
+ * backend lacks (so it has no case in the table): on both pairings, factors of 1 give rope's
+ * bits exactly; a factor f on pair c turns it as rope at base^(...) would at position
+ * pos / f, checked against the angle written out in double; the inverse undoes it. */
+static void
+test_rope_freq (void)
+{
+  enum { N = 5, H = 2, D = 16, HALF = D / 2, POS0 = 40 };
+  static const float ones[HALF] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+  static const float ff[HALF] = { 1.0f, 3.2995f, 8, 8, 8, 8, 8, 8 };
+  ScBackend *bs[] = { reference, make_cpu () };
+  float x[N * H * D], a[N * H * D], b[N * H * D];
+  ScError err = { 0 };
+
+  g_assert_nonnull (bs[1]);
+  for (size_t k = 0; k < G_N_ELEMENTS (x); k++)
+    x[k] = (float) sin (0.37 * (double) k + 0.1);
+  for (gsize i = 0; i < G_N_ELEMENTS (bs); i++)
+    for (int neox = 0; neox < 2; neox++)
+      {
+        ScBackend *be = bs[i];
+        double worst = 0.0;
+
+        memcpy (a, x, sizeof x);
+        memcpy (b, x, sizeof x);
+        g_assert_cmpint (sc_backend_rope_freq (be, a, N, H, D, D, POS0, 1e4f, ones, neox, false,
+                                               &err), ==, SC_OK);
+        if (neox)
+          g_assert_cmpint (sc_backend_rope_neox (be, b, N, H, D, D, POS0, 1e4f, &err), ==, SC_OK);
+        else
+          g_assert_cmpint (be->ops->rope (be, b, N, H, D, D, POS0, 1e4f, &err), ==, SC_OK);
+        g_assert_cmpmem (a, sizeof a, b, sizeof b);
+
+        memcpy (a, x, sizeof x);
+        g_assert_cmpint (sc_backend_rope_freq (be, a, N, H, D, D, POS0, 1e4f, ff, neox, false,
+                                               &err), ==, SC_OK);
+        for (int r = 0; r < N; r++)
+          for (int h = 0; h < H; h++)
+            for (int c = 0; c < HALF; c++)
+              {
+                const size_t o = ((size_t) r * H + h) * D;
+                const int i0 = neox ? c : 2 * c, i1 = neox ? c + HALF : 2 * c + 1;
+                const double th = (POS0 + r) * pow (1e4, -2.0 * c / D) / ff[c];
+                const double w0 = x[o + i0] * cos (th) - x[o + i1] * sin (th);
+                const double w1 = x[o + i0] * sin (th) + x[o + i1] * cos (th);
+                worst = fmax (worst, fmax (fabs (a[o + i0] - w0), fabs (a[o + i1] - w1)));
+              }
+        g_assert_cmpfloat (worst, <, 1e-6);
+        g_assert_cmpint (sc_backend_rope_freq (be, a, N, H, D, D, POS0, 1e4f, ff, neox, true,
+                                               &err), ==, SC_OK);
+        for (size_t k = 0; k < G_N_ELEMENTS (x); k++)
+          g_assert_cmpfloat (fabs (a[k] - x[k]), <, 1e-6);
+      }
+  sc_backend_free (bs[1]);
 }
 
 static void
@@ -666,6 +724,55 @@ expect_error (ScStatus st, const ScError *err, ScStatus want, const char *needle
     g_error ("error message \"%s\" does not name \"%s\"", err->message, needle);
 }
 
+/* Gemma 2's soft-capping, which the CUDA backend lacks (so no case in the table): the
+ * attention of cpu against cpu-ref's, whose scores are capped in double, within the table's
+ * attention tolerance, on scores large enough that the cap bends them (|s| up to ~12 against
+ * a cap of 4); the cap changes the probabilities; the softcap op is cap tanh(x / cap). */
+static void
+test_softcap (void)
+{
+  enum { NQ = 9, H = 2, KV = 1, D = 16 };
+  ScAttnParams p = { .scale = 0.25f, .causal = true, .window = 4, .softcap = 4.0f };
+  ScBackend *cpu = make_cpu ();
+  float q[NQ * H * D], k[NQ * KV * D], v[NQ * KV * D], x[7], y[7];
+  float o_ref[NQ * H * D], o_cpu[NQ * H * D], o_plain[NQ * H * D], p_ref[H * NQ * NQ],
+      p_cpu[H * NQ * NQ], p_plain[H * NQ * NQ];
+  ScError err = { 0 };
+  double worst = 0.0, bent = 0.0;
+
+  g_assert_nonnull (cpu);
+  for (size_t i = 0; i < G_N_ELEMENTS (q); i++)
+    q[i] = (float) (3.0 * sin (0.71 * (double) i + 0.2));
+  for (size_t i = 0; i < G_N_ELEMENTS (k); i++)
+    {
+      k[i] = (float) (3.0 * cos (0.53 * (double) i));
+      v[i] = (float) sin (0.29 * (double) i);
+    }
+  g_assert_cmpint (sc_backend_attention (reference, o_ref, p_ref, q, k, v, NQ, NQ, H, KV, D, &p,
+                                         &err), ==, SC_OK);
+  g_assert_cmpint (sc_backend_attention (cpu, o_cpu, p_cpu, q, k, v, NQ, NQ, H, KV, D, &p, &err),
+                   ==, SC_OK);
+  p.softcap = 0.0f;
+  g_assert_cmpint (sc_backend_attention (reference, o_plain, p_plain, q, k, v, NQ, NQ, H, KV, D,
+                                         &p, &err), ==, SC_OK);
+  for (size_t i = 0; i < G_N_ELEMENTS (p_ref); i++)
+    {
+      worst = fmax (worst, fabs ((double) p_cpu[i] - p_ref[i]));
+      bent = fmax (bent, fabs ((double) p_plain[i] - p_ref[i]));
+    }
+  g_assert_cmpfloat (worst, <, 4e-6);
+  g_assert_cmpfloat (bent, >, 0.1);
+  p.softcap = -1.0f;
+  expect_error (sc_backend_attention (cpu, o_cpu, p_cpu, q, k, v, NQ, NQ, H, KV, D, &p, &err),
+                &err, SC_ERR_INVALID_ARG, "softcap");
+  for (size_t i = 0; i < G_N_ELEMENTS (x); i++)
+    x[i] = (float) i * 3.0f - 9.0f;
+  g_assert_cmpint (sc_backend_softcap (cpu, y, x, 3.0f, G_N_ELEMENTS (x), &err), ==, SC_OK);
+  for (size_t i = 0; i < G_N_ELEMENTS (x); i++)
+    g_assert_cmpfloat (fabs (y[i] - 3.0 * tanh (x[i] / 3.0)), <, 1e-6);
+  sc_backend_free (cpu);
+}
+
 /* A backend that has only the required ops, as a new backend starts: every optional op and
  * option reports SC_ERR_UNSUPPORTED, naming the op and the backend, and does not run. */
 static void
@@ -683,6 +790,8 @@ test_unsupported (void)
   bare.geglu = NULL;
   bare.add_bias = NULL;
   bare.rope_neox = NULL;
+  bare.rope_freq = NULL;
+  bare.softcap = NULL;
   bare.scale = NULL;
   memset (&bare_backend, 0, sizeof bare_backend);
   bare_backend.ops = &bare;
@@ -707,6 +816,14 @@ test_unsupported (void)
                 SC_ERR_UNSUPPORTED, "rope_neox");
   expect_error (sc_backend_scale (&bare_backend, y, x, 2.0f, 8, &err), &err, SC_ERR_UNSUPPORTED,
                 "scale");
+  expect_error (sc_backend_rope_freq (&bare_backend, x, 1, 1, 8, 8, 0, 1e4f, x, false, false,
+                                      &err), &err, SC_ERR_UNSUPPORTED, "rope_freq");
+  expect_error (sc_backend_softcap (&bare_backend, y, x, 30.0f, 8, &err), &err,
+                SC_ERR_UNSUPPORTED, "softcap");
+  p.softcap = 50.0f;
+  expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err),
+                &err, SC_ERR_UNSUPPORTED, "soft-capped");
+  p.softcap = 0.0f;
   p.causal = false;
   expect_error (sc_backend_attention (&bare_backend, y, probs, x, x, x, 2, 2, 1, 1, 2, &p, &err), &err,
                 SC_ERR_UNSUPPORTED, "non-causal");
@@ -866,6 +983,8 @@ main (int argc, char **argv)
 
   g_test_add_func ("/backend-ops/contract", test_contract);
   g_test_add_func ("/backend-ops/unsupported", test_unsupported);
+  g_test_add_func ("/backend-ops/rope-freq", test_rope_freq);
+  g_test_add_func ("/backend-ops/softcap", test_softcap);
   g_test_add_func ("/backend-ops/attention-arguments", test_attention_arguments);
   g_test_add_func ("/backend-ops/alloc-failure", test_alloc_failure);
   g_test_add_func ("/backend-ops/cpu-capture-same-bits", test_cpu_capture_same_bits);
