@@ -1,9 +1,13 @@
 /* sc-test-fixture.c — see sc-test-fixture.h. */
 #include "sc-test-fixture.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "engine/forward/sc-backward.h"
 #include "engine/forward/sc-forward.h"
 
 char *
@@ -145,4 +149,147 @@ sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GMapped
           }
   sc_session_free (s);
   g_free (c.probs);
+}
+
+void
+sc_test_arch_check (const char *name, ScModel *model, ScBackend *b, JsonObject *fixture,
+                    GMappedFile *data, int n_past, double bound)
+{
+  double le, pe, le2, pe2;
+
+  sc_test_arch_compare (model, b, fixture, data, 0, &le, &pe);
+  sc_test_arch_compare (model, b, fixture, data, n_past, &le2, &pe2);
+  printf ("# %s vs transformers float64 on %s: max |dlogit| %.3g, max |dP| %.3g (whole "
+          "run); %.3g, %.3g (rows %d.. through the KV cache); bound %.0e\n", name,
+          sc_backend_name (b), le, pe, le2, pe2, n_past, bound);
+  g_assert_cmpfloat (le, <=, bound);
+  g_assert_cmpfloat (pe, <=, bound);
+  g_assert_cmpfloat (le2, <=, bound);
+  g_assert_cmpfloat (pe2, <=, bound);
+}
+
+/* max |dg| / max |g| of the backward on @b against the fixture's "grad"; *@value_err the
+ * error of log p. */
+static double
+grad_error (const char *name, ScModel *model, ScBackend *b, JsonObject *fixture,
+            GMappedFile *data, double *value_err)
+{
+  const ScModelInfo *in = sc_model_info (model);
+  JsonObject *go = json_object_get_object_member (fixture, "grad");
+  const float *ref = (const float *) g_mapped_file_get_contents (data)
+                     + json_object_get_int_member (go, "offset");
+  const int E = (int) in->n_embd;
+  g_autofree int32_t *ids = NULL;
+  g_autofree float *grad = NULL;
+  ScObjective obj = { .kind = SC_OBJECTIVE_LOGP, .position = -1,
+                      .target = (int32_t) json_object_get_int_member (go, "target") };
+  ScGradOptions opt = { 0 };
+  ScSession *s = NULL;
+  ScGrad *g = NULL;
+  ScError err = { 0 };
+  double value = 0.0, worst = 0.0, scale = 0.0;
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  grad = g_new (float, (size_t) n * E);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  if (sc_grad_new (s, &g, &err) != SC_OK || sc_grad_forward (g, ids, n, &opt, &err) != SC_OK
+      || sc_grad_backward (g, &obj, NULL, NULL, &value, grad, &err) != SC_OK)
+    g_error ("%s backward: %s", name, err.message);
+  for (size_t k = 0; k < (size_t) n * E; k++)
+    {
+      worst = fmax (worst, fabs ((double) grad[k] - ref[k]));
+      scale = fmax (scale, fabs ((double) ref[k]));
+    }
+  *value_err = fabs (value - json_object_get_double_member (go, "value"));
+  sc_grad_free (g);
+  sc_session_free (s);
+  return worst / scale;
+}
+
+void
+sc_test_arch_check_gradients (const char *name, ScModel *model, JsonObject *fixture,
+                              GMappedFile *data, double grad_bound, double ref_bound,
+                              double cpu_bound)
+{
+  ScError err = { 0 };
+  ScBackend *ref = sc_backend_cpu_ref_new (), *cpu = sc_backend_cpu_new (2, &err);
+  double vr, vc, er, ec;
+
+  g_assert_nonnull (cpu);
+  er = grad_error (name, model, ref, fixture, data, &vr);
+  ec = grad_error (name, model, cpu, fixture, data, &vc);
+  printf ("# %s gradient of log p vs torch autograd (float64): max |dg| / max |g| %.3g "
+          "(cpu-ref), %.3g (cpu); |d log p| %.3g, %.3g; bound %.0e\n", name, er, ec, vr, vc,
+          grad_bound);
+  g_assert_cmpfloat (er, <=, grad_bound);
+  g_assert_cmpfloat (ec, <=, grad_bound);
+  g_assert_cmpfloat (vr, <=, ref_bound);
+  g_assert_cmpfloat (vc, <=, cpu_bound);
+  sc_backend_free (ref);
+  sc_backend_free (cpu);
+}
+
+void
+sc_test_arch_check_qk (const char *name, ScModel *model, JsonObject *fixture,
+                       const ScQkParams *cases, int n_cases, double bound)
+{
+  g_autofree int32_t *ids = NULL;
+  ScBackend *b = sc_backend_cpu_ref_new ();
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  double worst = 0.0;
+  int n;
+
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  for (int c = 0; c < n_cases; c++)
+    {
+      ScQkResult *r = NULL;
+      if (sc_qk_run (s, model, ids, n, &cases[c], &r, &err) != SC_OK)
+        g_error ("qk attribution on %s: %s", name, err.message);
+      g_assert_cmpfloat (fabs (r->score), >, 1e-3);
+      worst = fmax (worst, fabs (r->total - r->score) / fabs (r->score));
+      sc_qk_result_free (r);
+    }
+  printf ("# %s QK attribution: parts sum to the forward's score within %.3g (relative)\n",
+          name, worst);
+  g_assert_cmpfloat (worst, <=, bound);
+  sc_session_free (s);
+  sc_backend_free (b);
+}
+
+char *
+sc_test_edited_copy (const char *path, const char *tmpl, const void *from, const void *to,
+                     gsize n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *bytes = NULL;
+  char *tmp = NULL;
+  gsize len, hits = 0;
+  int fd;
+
+  g_assert_true (g_file_get_contents (path, &bytes, &len, &error));
+  for (gsize i = 0; i + n <= len; i++)
+    if (memcmp (bytes + i, from, n) == 0)
+      memcpy (bytes + i, to, n), hits++;
+  g_assert_cmpuint (hits, ==, 1);
+  fd = g_file_open_tmp (tmpl, &tmp, &error);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  g_assert_true (g_file_set_contents (tmp, bytes, (gssize) len, &error));
+  return tmp;
+}
+
+void
+sc_test_assert_refused (const char *path, ScStatus status, const char *a, const char *b)
+{
+  ScModel *m = NULL;
+  ScError err = { 0 };
+
+  if (sc_model_open (path, 1, &m, &err) != status)
+    g_error ("expected %s, got: %s", sc_status_name (status), err.message);
+  printf ("# refused: %s\n", err.message);
+  g_assert_nonnull (strstr (err.message, a));
+  g_assert_nonnull (strstr (err.message, b));
 }

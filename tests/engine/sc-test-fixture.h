@@ -12,6 +12,7 @@
 
 #include "engine/backend/sc-backend.h"
 #include "engine/model/sc-model.h"
+#include "engine/study/sc-qk-study.h"
 
 /* $SC_TEST_REFERENCE_DIR/@name; aborts the test when the variable is unset. Free with
  * g_free(). */
@@ -37,3 +38,30 @@ char *sc_test_file_sha256 (const char *path);
  * call computed. Asserts that every probability above the diagonal is exactly 0. */
 void sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GMappedFile *data,
                            int n_past, double *logit_err, double *prob_err);
+
+/* sc_test_arch_compare on @b whole and through the KV cache from id @n_past, each error
+ * within @bound; prints them under @name ("llama3"). */
+void sc_test_arch_check (const char *name, ScModel *model, ScBackend *b, JsonObject *fixture,
+                         GMappedFile *data, int n_past, double bound);
+
+/* The backward against the fixture's "grad" (torch autograd through transformers in float64:
+ * d log p(its target at the last position) / d input embeddings, its "value" the log p) on
+ * cpu-ref and cpu: the gradient within @grad_bound of its largest component, log p within
+ * @ref_bound (cpu-ref) and @cpu_bound (cpu). */
+void sc_test_arch_check_gradients (const char *name, ScModel *model, JsonObject *fixture,
+                                   GMappedFile *data, double grad_bound, double ref_bound,
+                                   double cpu_bound);
+
+/* QK attribution on cpu-ref over the fixture's ids for each of @cases: a score of some size
+ * whose parts sum to it within @bound (relative). */
+void sc_test_arch_check_qk (const char *name, ScModel *model, JsonObject *fixture,
+                            const ScQkParams *cases, int n_cases, double bound);
+
+/* The bytes of the file at @path with @from replaced by @to (@n bytes; the match must be
+ * unique), written to a temporary file named after @tmpl ("llama3-XXXXXX.gguf"); returns
+ * its path (g_free; the caller unlinks it). */
+char *sc_test_edited_copy (const char *path, const char *tmpl, const void *from, const void *to,
+                           gsize n);
+
+/* Opens @path, which must be refused with @status and a message holding @a and @b. */
+void sc_test_assert_refused (const char *path, ScStatus status, const char *a, const char *b);

@@ -72,17 +72,7 @@ test_info (void)
 static void
 check_backend (ScBackend *b, double bound)
 {
-  double le, pe, le2, pe2;
-
-  sc_test_arch_compare (model, b, fixture, data, 0, &le, &pe);
-  sc_test_arch_compare (model, b, fixture, data, 61, &le2, &pe2);
-  printf ("# gemma2 vs transformers float64 on %s: max |dlogit| %.3g, max |dP| %.3g (whole "
-          "run); %.3g, %.3g (rows 61.. through the KV cache); bound %.0e\n",
-          sc_backend_name (b), le, pe, le2, pe2, bound);
-  g_assert_cmpfloat (le, <=, bound);
-  g_assert_cmpfloat (pe, <=, bound);
-  g_assert_cmpfloat (le2, <=, bound);
-  g_assert_cmpfloat (pe2, <=, bound);
+  sc_test_arch_check ("gemma2", model, b, fixture, data, 61, bound);
 }
 
 static void
@@ -141,43 +131,6 @@ test_output_head (void)
   sc_backend_free (b);
 }
 
-/* The model file's bytes with @edit applied, written to a temporary file whose name is
- * returned; the edit must match exactly once. */
-static char *
-edited_copy (const void *from, const void *to, gsize n)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *bytes = NULL;
-  char *tmp = NULL;
-  gsize len, hits = 0;
-  int fd;
-
-  g_assert_true (g_file_get_contents (model_path, &bytes, &len, &error));
-  for (gsize i = 0; i + n <= len; i++)
-    if (memcmp (bytes + i, from, n) == 0)
-      memcpy (bytes + i, to, n), hits++;
-  g_assert_cmpuint (hits, ==, 1);
-  fd = g_file_open_tmp ("gemma2-XXXXXX.gguf", &tmp, &error);
-  g_assert_cmpint (fd, >=, 0);
-  close (fd);
-  g_assert_true (g_file_set_contents (tmp, bytes, (gssize) len, &error));
-  return tmp;
-}
-
-/* Opens @path, which must be refused with @status and a message holding @a and @b. */
-static void
-assert_refused (const char *path, ScStatus status, const char *a, const char *b)
-{
-  ScModel *m = NULL;
-  ScError err = { 0 };
-
-  if (sc_model_open (path, 1, &m, &err) != status)
-    g_error ("expected %s, got: %s", sc_status_name (status), err.message);
-  printf ("# refused: %s\n", err.message);
-  g_assert_nonnull (strstr (err.message, a));
-  g_assert_nonnull (strstr (err.message, b));
-}
-
 static void
 test_refusals (void)
 {
@@ -202,13 +155,14 @@ test_refusals (void)
   memcpy (from + sizeof key + 3, &four, 4);
   memcpy (to, from, sizeof from);
   memcpy (to + sizeof key + 3, &minus, 4);
-  tmp = edited_copy (from, to, sizeof from);
-  assert_refused (tmp, SC_ERR_RANGE, "'gemma2.attn_logit_softcapping' is -4", "positive");
+  tmp = sc_test_edited_copy (model_path, "gemma2-XXXXXX.gguf", from, to, sizeof from);
+  sc_test_assert_refused (tmp, SC_ERR_RANGE, "'gemma2.attn_logit_softcapping' is -4", "positive");
   g_unlink (tmp);
   g_free (tmp);
 
-  tmp = edited_copy ("blk.2.ffn_up.weight", "blk.2.attn_qkv.bias", 19);
-  assert_refused (tmp, SC_ERR_UNSUPPORTED, "'blk.2.attn_qkv.bias'", "gemma2");
+  tmp = sc_test_edited_copy (model_path, "gemma2-XXXXXX.gguf",
+                             "blk.2.ffn_up.weight", "blk.2.attn_qkv.bias", 19);
+  sc_test_assert_refused (tmp, SC_ERR_UNSUPPORTED, "'blk.2.attn_qkv.bias'", "gemma2");
   g_unlink (tmp);
   g_free (tmp);
 

@@ -77,17 +77,7 @@ test_info (void)
 static void
 check_backend (ScBackend *b, double bound)
 {
-  double le, pe, le2, pe2;
-
-  sc_test_arch_compare (model, b, fixture, data, 0, &le, &pe);
-  sc_test_arch_compare (model, b, fixture, data, 61, &le2, &pe2);
-  printf ("# gpt2 vs transformers float64 on %s: max |dlogit| %.3g, max |dP| %.3g (whole "
-          "run); %.3g, %.3g (rows 61.. through the KV cache); bound %.0e\n",
-          sc_backend_name (b), le, pe, le2, pe2, bound);
-  g_assert_cmpfloat (le, <=, bound);
-  g_assert_cmpfloat (pe, <=, bound);
-  g_assert_cmpfloat (le2, <=, bound);
-  g_assert_cmpfloat (pe2, <=, bound);
+  sc_test_arch_check ("gpt2", model, b, fixture, data, 61, bound);
 }
 
 static void

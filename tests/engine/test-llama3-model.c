@@ -74,17 +74,7 @@ test_info (void)
 static void
 check_backend (ScBackend *b, double bound)
 {
-  double le, pe, le2, pe2;
-
-  sc_test_arch_compare (model, b, fixture, data, 0, &le, &pe);
-  sc_test_arch_compare (model, b, fixture, data, 61, &le2, &pe2);
-  printf ("# llama3 vs transformers float64 on %s: max |dlogit| %.3g, max |dP| %.3g (whole "
-          "run); %.3g, %.3g (rows 61.. through the KV cache); bound %.0e\n",
-          sc_backend_name (b), le, pe, le2, pe2, bound);
-  g_assert_cmpfloat (le, <=, bound);
-  g_assert_cmpfloat (pe, <=, bound);
-  g_assert_cmpfloat (le2, <=, bound);
-  g_assert_cmpfloat (pe2, <=, bound);
+  sc_test_arch_check ("llama3", model, b, fixture, data, 61, bound);
 }
 static void
 test_vs_transformers_reference_backend (void)
@@ -107,43 +97,6 @@ test_vs_transformers_cpu (void)
   sc_backend_free (b);
 }
 
-/* The model file's bytes with @edit applied, written to a temporary file whose name is
- * returned; the edit must match exactly once. */
-static char *
-edited_copy (const void *from, const void *to, gsize n)
-{
-  g_autoptr (GError) error = NULL;
-  g_autofree char *bytes = NULL;
-  char *tmp = NULL;
-  gsize len, hits = 0;
-  int fd;
-
-  g_assert_true (g_file_get_contents (model_path, &bytes, &len, &error));
-  for (gsize i = 0; i + n <= len; i++)
-    if (memcmp (bytes + i, from, n) == 0)
-      memcpy (bytes + i, to, n), hits++;
-  g_assert_cmpuint (hits, ==, 1);
-  fd = g_file_open_tmp ("llama3-XXXXXX.gguf", &tmp, &error);
-  g_assert_cmpint (fd, >=, 0);
-  close (fd);
-  g_assert_true (g_file_set_contents (tmp, bytes, (gssize) len, &error));
-  return tmp;
-}
-
-/* Opens @path, which must be refused with @status and a message holding @a and @b. */
-static void
-assert_refused (const char *path, ScStatus status, const char *a, const char *b)
-{
-  ScModel *m = NULL;
-  ScError err = { 0 };
-
-  if (sc_model_open (path, 1, &m, &err) != status)
-    g_error ("expected %s, got: %s", sc_status_name (status), err.message);
-  printf ("# refused: %s\n", err.message);
-  g_assert_nonnull (strstr (err.message, a));
-  g_assert_nonnull (strstr (err.message, b));
-}
-
 static void
 test_refusals (void)
 {
@@ -163,8 +116,8 @@ test_refusals (void)
   memcpy (to, from, sizeof from);
   memcpy (to + sizeof name + 3, &four, 8);
   /* 4 factors where 16 rotated dimensions need 8: refused by name, not read past */
-  tmp = edited_copy (from, to, sizeof from);
-  assert_refused (tmp, SC_ERR_FORMAT, "'rope_freqs.weight'", "needs 8");
+  tmp = sc_test_edited_copy (model_path, "llama3-XXXXXX.gguf", from, to, sizeof from);
+  sc_test_assert_refused (tmp, SC_ERR_FORMAT, "'rope_freqs.weight'", "needs 8");
   g_unlink (tmp);
   g_free (tmp);
 
@@ -172,105 +125,32 @@ test_refusals (void)
   for (guint c = 0; c < 8; c++)
     ff[c] = bad[c] = (float) json_array_get_double_element (fa, c);
   bad[1] = -ff[1];
-  tmp = edited_copy (ff, bad, sizeof ff);
-  assert_refused (tmp, SC_ERR_FORMAT, "'rope_freqs.weight': factor 1", "positive");
+  tmp = sc_test_edited_copy (model_path, "llama3-XXXXXX.gguf", ff, bad, sizeof ff);
+  sc_test_assert_refused (tmp, SC_ERR_FORMAT, "'rope_freqs.weight': factor 1", "positive");
   g_unlink (tmp);
   g_free (tmp);
 
   /* a tensor llama does not read (a name of the same length) is refused by name: before
    * rope_freqs, a llama file's extra tensors were silently ignored */
-  tmp = edited_copy ("blk.2.ffn_up.weight", "blk.2.attn_qkv.bias", 19);
-  assert_refused (tmp, SC_ERR_UNSUPPORTED, "'blk.2.attn_qkv.bias'", "llama");
+  tmp = sc_test_edited_copy (model_path, "llama3-XXXXXX.gguf",
+                             "blk.2.ffn_up.weight", "blk.2.attn_qkv.bias", 19);
+  sc_test_assert_refused (tmp, SC_ERR_UNSUPPORTED, "'blk.2.attn_qkv.bias'", "llama");
   g_unlink (tmp);
   g_free (tmp);
-}
-
-/* The backward: d log p(top-1 at the last position) / d input embeddings against torch
- * autograd through transformers in float64 (the fixture's "grad"), on @b. */
-static double
-grad_error (ScBackend *b, double *value_err)
-{
-  const ScModelInfo *in = sc_model_info (model);
-  JsonObject *go = json_object_get_object_member (fixture, "grad");
-  const float *ref = (const float *) g_mapped_file_get_contents (data)
-                     + json_object_get_int_member (go, "offset");
-  const int E = (int) in->n_embd;
-  g_autofree int32_t *ids = NULL;
-  g_autofree float *grad = NULL;
-  ScObjective obj = { .kind = SC_OBJECTIVE_LOGP, .position = -1,
-                      .target = (int32_t) json_object_get_int_member (go, "target") };
-  ScGradOptions opt = { 0 };
-  ScSession *s = NULL;
-  ScGrad *g = NULL;
-  ScError err = { 0 };
-  double value = 0.0, worst = 0.0, scale = 0.0;
-  int n;
-
-  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
-  grad = g_new (float, (size_t) n * E);
-  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
-  if (sc_grad_new (s, &g, &err) != SC_OK || sc_grad_forward (g, ids, n, &opt, &err) != SC_OK
-      || sc_grad_backward (g, &obj, NULL, NULL, &value, grad, &err) != SC_OK)
-    g_error ("llama3 backward: %s", err.message);
-  for (size_t k = 0; k < (size_t) n * E; k++)
-    {
-      worst = fmax (worst, fabs ((double) grad[k] - ref[k]));
-      scale = fmax (scale, fabs ((double) ref[k]));
-    }
-  *value_err = fabs (value - json_object_get_double_member (go, "value"));
-  sc_grad_free (g);
-  sc_session_free (s);
-  return worst / scale;
 }
 
 static void
 test_gradients (void)
 {
-  ScError err = { 0 };
-  ScBackend *ref = sc_backend_cpu_ref_new (), *cpu = sc_backend_cpu_new (2, &err);
-  double vr, vc, er, ec;
-
-  g_assert_nonnull (cpu);
-  er = grad_error (ref, &vr);
-  ec = grad_error (cpu, &vc);
-  printf ("# llama3 gradient of log p vs torch autograd (float64): max |dg| / max |g| %.3g "
-          "(cpu-ref), %.3g (cpu); |d log p| %.3g, %.3g; bound %.0e\n", er, ec, vr, vc,
-          GRAD_BOUND);
-  g_assert_cmpfloat (er, <=, GRAD_BOUND);
-  g_assert_cmpfloat (ec, <=, GRAD_BOUND);
-  g_assert_cmpfloat (vr, <=, REF_BOUND);
-  g_assert_cmpfloat (vc, <=, CPU_BOUND);
-  sc_backend_free (ref);
-  sc_backend_free (cpu);
+  sc_test_arch_check_gradients ("llama3", model, fixture, data, GRAD_BOUND, REF_BOUND, CPU_BOUND);
 }
 
 static void
 test_qk_attribution (void)
 {
   static const ScQkParams cases[] = { { 2, 3, 95, 40 }, { 1, 0, 70, 69 }, { 2, 1, 50, 0 } };
-  g_autofree int32_t *ids = NULL;
-  ScBackend *b = sc_backend_cpu_ref_new ();
-  ScSession *s = NULL;
-  ScError err = { 0 };
-  double worst = 0.0;
-  int n;
 
-  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
-  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
-  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
-    {
-      ScQkResult *r = NULL;
-      if (sc_qk_run (s, model, ids, n, &cases[c], &r, &err) != SC_OK)
-        g_error ("qk attribution on llama3: %s", err.message);
-      g_assert_cmpfloat (fabs (r->score), >, 1e-3);
-      worst = fmax (worst, fabs (r->total - r->score) / fabs (r->score));
-      sc_qk_result_free (r);
-    }
-  printf ("# llama3 QK attribution: parts sum to the forward's score within %.3g (relative)\n",
-          worst);
-  g_assert_cmpfloat (worst, <=, 1e-5);
-  sc_session_free (s);
-  sc_backend_free (b);
+  sc_test_arch_check_qk ("llama3", model, fixture, cases, G_N_ELEMENTS (cases), 1e-5);
 }
 
 int

@@ -71,17 +71,7 @@ test_info (void)
 static void
 check_backend (ScBackend *b, double bound)
 {
-  double le, pe, le2, pe2;
-
-  sc_test_arch_compare (model, b, fixture, data, 0, &le, &pe);
-  sc_test_arch_compare (model, b, fixture, data, 61, &le2, &pe2);
-  printf ("# qwen3 vs transformers float64 on %s: max |dlogit| %.3g, max |dP| %.3g (whole "
-          "run); %.3g, %.3g (rows 61.. through the KV cache); bound %.0e\n",
-          sc_backend_name (b), le, pe, le2, pe2, bound);
-  g_assert_cmpfloat (le, <=, bound);
-  g_assert_cmpfloat (pe, <=, bound);
-  g_assert_cmpfloat (le2, <=, bound);
-  g_assert_cmpfloat (pe2, <=, bound);
+  sc_test_arch_check ("qwen3", model, b, fixture, data, 61, bound);
 }
 
 static void
@@ -136,92 +126,17 @@ test_refusals (void)
   sc_backend_free (b);
 }
 
-/* The backward: d log p(top-1 at the last position) / d input embeddings against torch
- * autograd through transformers in float64 (the fixture's "grad"), on @b. */
-static double
-grad_error (ScBackend *b, double *value_err)
-{
-  const ScModelInfo *in = sc_model_info (model);
-  JsonObject *go = json_object_get_object_member (fixture, "grad");
-  const float *ref = (const float *) g_mapped_file_get_contents (data)
-                     + json_object_get_int_member (go, "offset");
-  const int E = (int) in->n_embd;
-  g_autofree int32_t *ids = NULL;
-  g_autofree float *grad = NULL;
-  ScObjective obj = { .kind = SC_OBJECTIVE_LOGP, .position = -1,
-                      .target = (int32_t) json_object_get_int_member (go, "target") };
-  ScGradOptions opt = { 0 };
-  ScSession *s = NULL;
-  ScGrad *g = NULL;
-  ScError err = { 0 };
-  double value = 0.0, worst = 0.0, scale = 0.0;
-  int n;
-
-  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
-  grad = g_new (float, (size_t) n * E);
-  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
-  if (sc_grad_new (s, &g, &err) != SC_OK || sc_grad_forward (g, ids, n, &opt, &err) != SC_OK
-      || sc_grad_backward (g, &obj, NULL, NULL, &value, grad, &err) != SC_OK)
-    g_error ("qwen3 backward: %s", err.message);
-  for (size_t k = 0; k < (size_t) n * E; k++)
-    {
-      worst = fmax (worst, fabs ((double) grad[k] - ref[k]));
-      scale = fmax (scale, fabs ((double) ref[k]));
-    }
-  *value_err = fabs (value - json_object_get_double_member (go, "value"));
-  sc_grad_free (g);
-  sc_session_free (s);
-  return worst / scale;
-}
-
 static void
 test_gradients (void)
 {
-  ScError err = { 0 };
-  ScBackend *ref = sc_backend_cpu_ref_new (), *cpu = sc_backend_cpu_new (2, &err);
-  double vr, vc, er, ec;
-
-  g_assert_nonnull (cpu);
-  er = grad_error (ref, &vr);
-  ec = grad_error (cpu, &vc);
-  printf ("# qwen3 gradient of log p vs torch autograd (float64): max |dg| / max |g| %.3g "
-          "(cpu-ref), %.3g (cpu); |d log p| %.3g, %.3g; bound %.0e\n", er, ec, vr, vc,
-          GRAD_BOUND);
-  g_assert_cmpfloat (er, <=, GRAD_BOUND);
-  g_assert_cmpfloat (ec, <=, GRAD_BOUND);
-  g_assert_cmpfloat (vr, <=, REF_BOUND);
-  g_assert_cmpfloat (vc, <=, CPU_BOUND);
-  sc_backend_free (ref);
-  sc_backend_free (cpu);
+  sc_test_arch_check_gradients ("qwen3", model, fixture, data, GRAD_BOUND, REF_BOUND, CPU_BOUND);
 }
 
 static void
 test_qk_attribution (void)
 {
   static const ScQkParams cases[] = { { 2, 3, 95, 40 }, { 1, 0, 70, 69 }, { 2, 1, 50, 0 } };
-  g_autofree int32_t *ids = NULL;
-  ScBackend *b = sc_backend_cpu_ref_new ();
-  ScSession *s = NULL;
-  ScError err = { 0 };
-  double worst = 0.0;
-  int n;
-
-  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
-  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
-  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
-    {
-      ScQkResult *r = NULL;
-      if (sc_qk_run (s, model, ids, n, &cases[c], &r, &err) != SC_OK)
-        g_error ("qk attribution on qwen3: %s", err.message);
-      g_assert_cmpfloat (fabs (r->score), >, 1e-3);
-      worst = fmax (worst, fabs (r->total - r->score) / fabs (r->score));
-      sc_qk_result_free (r);
-    }
-  printf ("# qwen3 QK attribution: parts sum to the forward's score within %.3g (relative)\n",
-          worst);
-  g_assert_cmpfloat (worst, <=, 1e-5);
-  sc_session_free (s);
-  sc_backend_free (b);
+  sc_test_arch_check_qk ("qwen3", model, fixture, cases, G_N_ELEMENTS (cases), 1e-5);
 }
 
 int
