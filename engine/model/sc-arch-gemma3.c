@@ -150,7 +150,8 @@ gemma3_read_hparams (const ScGguf *g, ScModelInfo *in, ScError *err)
                    ? 1.0f / sqrtf ((float) (in->n_embd / in->n_heads))
                    : 1.0f / sqrtf ((float) in->head_dim);
   in->embd_scale = sqrtf ((float) in->n_embd);
-  return SC_OK;
+  /* a tensor outside the table (and the shared ones) would be ignored: refused by name */
+  return sc_arch_check_tensors (&sc_arch_gemma3, g, in, err);
 }
 
 static ScStatus

@@ -23,7 +23,8 @@
  *
  * What a qwen2 file may hold that we refuse by name rather than run wrongly: a fused
  * attn_qkv tensor or missing Q, K, V biases (the tensors below are required), an output bias
- * (output.bias), RoPE scaling with a factor other than 1.
+ * (output.bias), any other tensor outside the table below and the shared ones
+ * (sc_arch_check_tensors), RoPE scaling with a factor other than 1.
  *
  * The backward is llama's (sc_layer_backward_swiglu) with NeoX RoPE: the biases are
  * constants added to q, k and v, so the gradients with respect to the projections' outputs
@@ -76,7 +77,8 @@ qwen2_read_hparams (const ScGguf *g, ScModelInfo *in, ScError *err)
   if (factor != 1.0f && factor != 0.0f)
     return sc_error_set (err, SC_ERR_UNSUPPORTED, "key '%s' is %g: RoPE scaling is not "
                          "supported yet", key, (double) factor);
-  return SC_OK;
+  /* a tensor outside the table (and the shared ones) would be ignored: refused by name */
+  return sc_arch_check_tensors (&sc_arch_qwen2, g, in, err);
 }
 
 static ScStatus

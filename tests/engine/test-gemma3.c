@@ -40,6 +40,7 @@ typedef struct {
   uint32_t pattern;       /* 0: key absent */
   gboolean pattern_array; /* write the pattern as a per-layer array */
   gboolean pattern_zero;  /* write a pattern of 0 */
+  const char *extra;      /* a tensor to add that gemma3 does not read, or NULL */
 } TinyOpts;
 
 static void
@@ -109,6 +110,8 @@ tiny_gemma3 (const TinyOpts *o)
         add_f32_tensor (g, name, per_layer[t].ne0, per_layer[t].ne1, rng,
                         per_layer[t].norm ? 0.8 : -0.5, per_layer[t].norm ? 1.2 : 0.5);
       }
+  if (o->extra != NULL)
+    add_f32_tensor (g, o->extra, E, 1, rng, -0.5, 0.5);
   bytes = sc_test_gguf_build (g, NULL);
   sc_test_gguf_free (g);
   g_rand_free (rng);
@@ -290,6 +293,17 @@ test_window_beyond_context (void)
                                   NULL };
 
   expect_refused (&o, SC_ERR_RANGE, needles);
+}
+
+/* A tensor gemma3 does not read (here a bias gemma3 has none of) is refused by name rather
+ * than ignored: a file with one holds something this code would not apply. */
+static void
+test_unknown_tensor (void)
+{
+  const TinyOpts o = { .window = WINDOW, .pattern = PATTERN, .extra = "blk.1.attn_q.bias" };
+  const char *const needles[] = { "'blk.1.attn_q.bias'", "gemma3", NULL };
+
+  expect_refused (&o, SC_ERR_UNSUPPORTED, needles);
 }
 
 /* A pattern longer than the model leaves no global layer. (A pattern that does not divide
@@ -490,6 +504,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemma3/bad/missing-post-attention-norm", test_missing_norm);
   g_test_add_func ("/gemma3/bad/missing-k-norm", test_missing_qk_norm);
   g_test_add_func ("/gemma3/bad/window-beyond-context", test_window_beyond_context);
+  g_test_add_func ("/gemma3/bad/unknown-tensor", test_unknown_tensor);
   g_test_add_func ("/gemma3/bad/pattern-without-global-layer", test_pattern_without_global_layer);
   g_test_add_func ("/gemma3/bad/pattern-zero", test_pattern_zero);
   g_test_add_func ("/gemma3/bad/pattern-array", test_pattern_array);

@@ -37,6 +37,7 @@ typedef struct {
   gboolean tied;         /* no output.weight */
   gboolean output_bias;  /* add output.bias */
   float rope_factor;     /* 0: key absent */
+  const char *extra;     /* a tensor to add that qwen2 does not read, or NULL */
 } TinyOpts;
 
 static void
@@ -101,6 +102,8 @@ tiny_qwen2 (const TinyOpts *o)
                     per_layer[t].norm ? 0.8 : -0.5, per_layer[t].norm ? 1.2 : 0.5,
                     o->zero_qkv && per_layer[t].qkv);
       }
+  if (o->extra != NULL)
+    add_tensor (g, o->extra, E, 1, rng, 0.8, 1.2, FALSE);
   bytes = sc_test_gguf_build (g, NULL);
   sc_test_gguf_free (g);
   g_rand_free (rng);
@@ -325,6 +328,17 @@ test_output_bias (void)
   expect_refused (&o, SC_ERR_UNSUPPORTED, needles);
 }
 
+/* A tensor qwen2 does not read (here the QK-norm of qwen3) is refused by name rather than
+ * ignored. */
+static void
+test_unknown_tensor (void)
+{
+  const TinyOpts o = { .extra = "blk.0.attn_q_norm.weight" };
+  const char *const needles[] = { "'blk.0.attn_q_norm.weight'", "qwen2", NULL };
+
+  expect_refused (&o, SC_ERR_UNSUPPORTED, needles);
+}
+
 static void
 test_rope_scaling (void)
 {
@@ -344,5 +358,6 @@ main (int argc, char **argv)
   g_test_add_func ("/qwen2/bad/missing-k-bias", test_missing_bias);
   g_test_add_func ("/qwen2/bad/output-bias", test_output_bias);
   g_test_add_func ("/qwen2/bad/rope-scaling", test_rope_scaling);
+  g_test_add_func ("/qwen2/bad/unknown-tensor", test_unknown_tensor);
   return g_test_run ();
 }
