@@ -1,5 +1,6 @@
-/* test-qk-reference.c — QK attribution (engine/study/sc-qk-study.h) on SmolLM2 against an
- * independent oracle.
+/* test-qk-reference.c — QK attribution (engine/study/sc-qk-study.h) against independent
+ * float64 oracles: SmolLM2 (below), Gemma 3 270M, the tiny GPT-2 and Qwen2.5-Coder 0.5B
+ * (their cases further down).
  *
  * tests/reference/qk_ref.py recomputes the attribution in float64 on the numpy model of
  * attention_ref.py (the GGUF read through gguf-py, nothing of Saccade imported) and writes
