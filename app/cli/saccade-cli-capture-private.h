@@ -33,7 +33,6 @@ typedef struct {
   gboolean parse_special, summary;
   gboolean chat;            /* --chat: the text in the model's chat template */
   int n_generate;           /* --generate N: N greedy tokens after the text (0: none) */
-  float *logits;            /* (n_vocab) */
   guint8 *keep;             /* (n_layers * n_heads) the heads to store; NULL: every head */
   guint n_kept;
   double sparse_eps;        /* 0: dense */

@@ -287,9 +287,9 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   ScObserver store_obs = { 0 }, stats_obs = { 0 };
   g_auto (SaccadeObserverTee) tee = { 0 };
   /* The final residual is kept for the predictions (sc_predict_topk). */
-  ScForwardOptions fo = { .keep_final = true };
+  ScForwardOptions fo = { 0 };
+  SaccadeCaptureOutcome out = { 0 };
   ScStoreRunInfo info = { 0 };
-  gint64 t0;
 
   if (!capture_input (c, text, &input, error))
     return FALSE;
@@ -322,32 +322,17 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
       store_obs = sc_store_capture_observer (cap);
     }
   fo.observer = saccade_observer_tee_init (&tee, &store_obs, &stats_obs);
-
-  t0 = g_get_monotonic_time ();
-  if (sc_forward (c->s.session, (const int32_t *) ids->data, (int) ids->len, &fo, c->logits, &err)
-      != SC_OK)
-    {
-      /* A store that failed stops the forward pass; its own error says why. */
-      if (cap != NULL && err.status == SC_ERR_CANCELLED)
-        sc_store_capture_commit (cap, -1, NULL, &err);
-      else
-        sc_store_capture_abort (cap);
-      goto sc_fail;
-    }
-  r->seconds = (g_get_monotonic_time () - t0) / 1e6;
-  t0 = g_get_monotonic_time ();
-  if (sc_predict_topk (c->s.session, (int) ids->len, SC_PREDICT_TOP_K, NULL, NULL, &r->pred,
-                       &err) != SC_OK
-      || (cap != NULL && saccade_capture_store_predictions (cap, c->model, &r->pred, &err) != SC_OK))
-    {
-      sc_store_capture_abort (cap);
-      goto sc_fail;
-    }
-  r->predict_seconds = (g_get_monotonic_time () - t0) / 1e6;
+  if (saccade_capture_forward (c->s.session, c->model, cap, (const int32_t *) ids->data,
+                               (int) ids->len, &fo, NULL, NULL, &out, &err) != SC_OK)
+    goto sc_fail;
+  r->pred = out.pred;
+  memset (&out.pred, 0, sizeof out.pred);
+  r->seconds = out.forward_s;
+  r->predict_seconds = out.predict_s;
+  r->run_id = out.run_id;
   if (cap != NULL)
     {
-      ScStatus st = sc_store_capture_commit (cap, r->seconds, &r->run_id, &err);
-      if (st != SC_OK || sc_store_get_run (c->store, r->run_id, &info, &err) != SC_OK)
+      if (sc_store_get_run (c->store, r->run_id, &info, &err) != SC_OK)
         goto sc_fail;
       r->attention_bytes = info.attention_bytes;
       sc_store_run_info_clear (&info);
@@ -355,6 +340,7 @@ capture_one (CaptureCtx *c, GBytes *text, CaptureResult *r, GError **error)
   return TRUE;
 
 sc_fail:
+  sc_predictions_clear (&out.pred);
   sc_store_run_info_clear (&info);
   saccade_set_error_from_sc (error, &err);
   return FALSE;
@@ -389,7 +375,6 @@ capture_ctx_init (CaptureCtx *c, const SaccadeCliCommon *common, const char *db_
       if ((c->store = saccade_store_open_with (path, TRUE, c->compress, &err)) == NULL)
         goto sc_fail;
     }
-  c->logits = g_new (float, sc_model_info (c->model)->n_vocab);
   return TRUE;
 
 sc_fail:
@@ -401,7 +386,6 @@ static void
 capture_ctx_clear (CaptureCtx *c)
 {
   g_free (c->keep);
-  g_free (c->logits);
   g_free (c->model_path);
   saccade_cli_session_close (&c->s);
   sc_store_close (c->store);

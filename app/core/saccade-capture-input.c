@@ -97,6 +97,45 @@ saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
   return st;
 }
 
+ScStatus
+saccade_capture_forward (ScSession *session, const ScModel *model, ScStoreCapture *cap,
+                         const int32_t *ids, int n_ids, const ScForwardOptions *fo,
+                         ScProgressFn predict_progress, void *predict_user,
+                         SaccadeCaptureOutcome *out, ScError *err)
+{
+  g_autofree float *logits = g_new (float, sc_model_info (model)->n_vocab);
+  ScForwardOptions opts = *fo;
+  gint64 t0;
+  ScStatus st;
+
+  opts.keep_final = true;
+  t0 = g_get_monotonic_time ();
+  st = sc_forward (session, ids, n_ids, &opts, logits, err);
+  out->forward_s = (g_get_monotonic_time () - t0) / 1e6;
+  if (st != SC_OK)
+    {
+      /* A store whose writer failed stops the pass through its observer: its commit rolls
+       * the run back and says why. */
+      if (cap != NULL && st == SC_ERR_CANCELLED && sc_store_capture_status (cap, NULL) != SC_OK)
+        return sc_store_capture_commit (cap, -1, NULL, err);
+      sc_store_capture_abort (cap);
+      return st;
+    }
+  t0 = g_get_monotonic_time ();
+  if ((st = sc_predict_topk (session, n_ids, SC_PREDICT_TOP_K, predict_progress, predict_user,
+                             &out->pred, err)) != SC_OK
+      || (cap != NULL
+          && (st = saccade_capture_store_predictions (cap, model, &out->pred, err)) != SC_OK))
+    {
+      sc_store_capture_abort (cap);
+      return st;
+    }
+  out->predict_s = (g_get_monotonic_time () - t0) / 1e6;
+  if (cap == NULL)
+    return SC_OK;
+  return sc_store_capture_commit (cap, out->forward_s, &out->run_id, err);
+}
+
 ScRunKind
 saccade_capture_run_kind (guint n_prompt, guint n_tokens, gboolean chat, guint32 *prompt_tokens)
 {

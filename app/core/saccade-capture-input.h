@@ -66,6 +66,28 @@ void saccade_capture_input_clear (SaccadeCaptureInput *in);
 ScStatus saccade_capture_store_predictions (ScStoreCapture *cap, const ScModel *model,
                                             const ScPredictions *pred, ScError *err);
 
+/* One capture's outcome (saccade_capture_forward()). */
+typedef struct {
+  ScPredictions pred;  /* the next-token predictions of every position */
+  double forward_s;    /* the forward pass, recorded as the run's time */
+  double predict_s;    /* the predictions */
+  gint64 run_id;       /* the stored run; 0 without a capture */
+} SaccadeCaptureOutcome;
+
+/* Runs @ids through @session with @fo (its observer set by the caller: @cap's
+ * (sc_store_capture_observer()) or one that feeds it; keep_final is set here, since the
+ * predictions read the final residual), computes the top SC_PREDICT_TOP_K predictions of
+ * every position into @out (@predict_progress may be NULL) and, with a capture @cap (NULL:
+ * nothing is stored), hands them to it and commits the run: what `saccade capture`, the
+ * window's capture task and patching over a file each do with a text. @cap is always
+ * consumed. On failure the run is rolled back and every earlier run is intact; a forward
+ * pass that a failing store stopped reports the store's own error (disk full, locked, ...),
+ * and any other cancellation returns SC_ERR_CANCELLED. The caller holds the session. */
+ScStatus saccade_capture_forward (ScSession *session, const ScModel *model, ScStoreCapture *cap,
+                                  const int32_t *ids, int n_ids, const ScForwardOptions *fo,
+                                  ScProgressFn predict_progress, void *predict_user,
+                                  SaccadeCaptureOutcome *out, ScError *err);
+
 /* The heads a capture keeps (ScStoreRunDesc.keep, docs/store.md "Schema v3"): every
  * (layer, head) whose layer is in @layers and whose head is in @heads, each a set of
  * indices "3", "10-20" (inclusive) or a comma-separated list of both ("0,4,10-12"); NULL

@@ -263,10 +263,7 @@ predict_progress (void *user, int rows_done, int n_rows)
 }
 
 /* What a capture of the window returns: the run and its next-token predictions. */
-typedef struct {
-  gint64 run_id;
-  ScPredictions pred;
-} CaptureOutcome;
+typedef SaccadeCaptureOutcome CaptureOutcome;
 
 static void
 capture_outcome_free (CaptureOutcome *o)
@@ -275,80 +272,37 @@ capture_outcome_free (CaptureOutcome *o)
   g_free (o);
 }
 
-/* A cancellation of ours as G_IO_ERROR_CANCELLED; else the engine's error. */
-static void
-capture_set_error (CaptureJob *job, ScStatus st, const ScError *err, GError **error)
-{
-  if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (job->cancellable))
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-  else
-    saccade_set_error_from_sc (error, err);
-}
-
-/* Runs the forward pass into an open capture, computes the predictions into @out and
- * commits the run (or rolls it back). The caller holds the session's lock. */
-static gint64
+/* Runs the forward pass into a capture of @desc in @store, computes the predictions into
+ * @out and commits the run (or rolls it back): saccade_capture_forward() with the job's
+ * progress and Cancel. The caller holds the session's lock. */
+static gboolean
 capture_run (CaptureJob *job, ScStore *store, const ScStoreRunDesc *desc, const int32_t *ids,
              int n_ids, CaptureOutcome *out, GError **error)
 {
   SaccadeLoadedModel *m = job->model;
-  g_autofree float *logits = g_new (float, sc_model_info (m->model)->n_vocab);
   ScStoreCapture *cap = NULL;
   ScObserver obs;
-  /* The final residual is kept for the predictions (sc_predict_topk). */
-  ScForwardOptions fo = { .keep_final = true };
+  ScForwardOptions fo = { .progress = capture_progress, .progress_user = job };
   ScError err = { 0 };
-  gint64 run_id = 0, t0;
-  double seconds;
   ScStatus st;
 
   if (sc_store_capture_begin (store, desc, &cap, &err) != SC_OK)
     {
       saccade_set_error_from_sc (error, &err);
-      return 0;
+      return FALSE;
     }
   obs = sc_store_capture_observer (cap);
   fo.observer = &obs;
-  fo.progress = capture_progress;
-  fo.progress_user = job;
-
-  t0 = g_get_monotonic_time ();
-  st = sc_forward (m->session, ids, n_ids, &fo, logits, &err);
-  seconds = (g_get_monotonic_time () - t0) / 1e6;
-  if (st == SC_OK
-      && ((st = sc_predict_topk (m->session, n_ids, SC_PREDICT_TOP_K, predict_progress, job,
-                                 &out->pred, &err)) != SC_OK
-          || (st = saccade_capture_store_predictions (cap, m->model, &out->pred, &err)) != SC_OK))
-    {
-      sc_store_capture_abort (cap);
-      capture_set_error (job, st, &err, error);
-      return 0;
-    }
-
-  if (st != SC_OK)
-    {
-      /* Cancelled by us, or by the store's observer after a write failed: the commit then
-       * rolls back and reports the store's own error. */
-      if (st == SC_ERR_CANCELLED
-          && g_cancellable_is_cancelled (job->cancellable))
-        {
-          sc_store_capture_abort (cap);
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
-          return 0;
-        }
-      if (st == SC_ERR_CANCELLED)
-        sc_store_capture_commit (cap, -1, NULL, &err);
-      else
-        sc_store_capture_abort (cap);
-      saccade_set_error_from_sc (error, &err);
-      return 0;
-    }
-  if (sc_store_capture_commit (cap, seconds, &run_id, &err) != SC_OK)
-    {
-      saccade_set_error_from_sc (error, &err);
-      return 0;
-    }
-  return run_id;
+  st = saccade_capture_forward (m->session, m->model, cap, ids, n_ids, &fo, predict_progress,
+                                job, out, &err);
+  if (st == SC_OK)
+    return TRUE;
+  /* A cancellation of ours as G_IO_ERROR_CANCELLED; else the engine's or the store's error. */
+  if (st == SC_ERR_CANCELLED && g_cancellable_is_cancelled (job->cancellable))
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
+  else
+    saccade_set_error_from_sc (error, &err);
+  return FALSE;
 }
 
 /* With a continuation: generates it on the session (the caller holds its lock) and
@@ -463,9 +417,8 @@ capture_func (SaccadeJob *sjob, gpointer data, GCancellable *cancellable, GError
                                           &desc.n_prompt);
   else
     desc.kind = SC_RUN_KIND_IDS;
-  out->run_id = capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len,
-                             out, &error);
-  if (out->run_id <= 0)
+  if (!capture_run (job, store, &desc, (const int32_t *) ids->data, (int) ids->len, out,
+                    &error))
     goto fail;
   g_mutex_unlock (&m->lock);
   goto done;

@@ -174,16 +174,13 @@ static gint64
 capture_text (ScModel *model, const ScStoreModel *ident, ScSession *session,
               const char *db_path, const char *text, const GArray *ids, GError **error)
 {
-  g_autofree float *logits = g_new (float, sc_model_info (model)->n_vocab);
   ScStoreToken *pieces = NULL;
   ScStoreCapture *cap = NULL;
-  ScPredictions pred = { 0 };
-  ScForwardOptions fo = { .keep_final = true };
+  SaccadeCaptureOutcome out = { 0 };
+  ScForwardOptions fo = { 0 };
   ScObserver obs;
   ScError err = { 0 };
   ScStore *store;
-  gint64 run_id = 0, t0;
-  double seconds;
 
   if ((store = saccade_store_open (db_path, TRUE, &err)) == NULL)
     {
@@ -202,34 +199,16 @@ capture_text (ScModel *model, const ScStoreModel *ident, ScSession *session,
         {
           obs = sc_store_capture_observer (cap);
           fo.observer = &obs;
-          t0 = g_get_monotonic_time ();
-          if (sc_forward (session, (const int32_t *) ids->data, (int) ids->len, &fo, logits,
-                          &err) != SC_OK)
-            {
-              /* a store that failed stops the pass: its commit says why */
-              if (err.status == SC_ERR_CANCELLED)
-                sc_store_capture_commit (cap, -1, NULL, &err);
-              else
-                sc_store_capture_abort (cap);
-            }
-          else
-            {
-              seconds = (g_get_monotonic_time () - t0) / 1e6;
-              if (sc_predict_topk (session, (int) ids->len, SC_PREDICT_TOP_K, NULL, NULL, &pred,
-                                   &err) != SC_OK
-                  || saccade_capture_store_predictions (cap, model, &pred, &err) != SC_OK)
-                sc_store_capture_abort (cap);
-              else
-                sc_store_capture_commit (cap, seconds, &run_id, &err);
-            }
+          saccade_capture_forward (session, model, cap, (const int32_t *) ids->data,
+                                   (int) ids->len, &fo, NULL, NULL, &out, &err);
         }
     }
-  sc_predictions_clear (&pred);
+  sc_predictions_clear (&out.pred);
   sc_store_tokens_free (pieces);
   sc_store_close (store);
-  if (run_id == 0)
+  if (out.run_id == 0)
     saccade_set_error_from_sc (error, &err);
-  return run_id;
+  return out.run_id;
 }
 
 /* @text's run in @k, captured now (and added to @k) when there is none. */
