@@ -358,6 +358,19 @@ bench_plain (void *user, double fraction)
   return true;
 }
 
+/* The JSON object both benchmarks print, begun with the model, the length and the heads. */
+static JsonBuilder *
+bench_json_begin (const ScModelInfo *info, int n, int heads)
+{
+  JsonBuilder *b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  saccade_json_string (b, "model", info->name);
+  saccade_json_int (b, "n_tokens", n);
+  saccade_json_int (b, "heads", heads);
+  return b;
+}
+
 /* The head sweep of an @len-token sentence against n_layers × n_heads plain forward passes
  * (all logits, as the all-position sweep computes them), two sweeps per repeat: the
  * last-position fast path (last_only) and the all-position sweep with prefix reuse; with
@@ -432,11 +445,7 @@ run_bench (ScModel *model, const AblateOptions *o)
     }
   if (o->common.json)
     {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      saccade_json_string (b, "model", info->name);
-      saccade_json_int (b, "n_tokens", n);
-      saccade_json_int (b, "heads", heads);
+      g_autoptr (JsonBuilder) b = bench_json_begin (info, n, heads);
       const SaccadeBenchTime t[] = {
         { TIME_NAME[LAST], med_t[LAST] }, { TIME_NAME[ALL], med_t[ALL] },
         { TIME_NAME[FULL], med_t[FULL] }, { "plain_passes_s", med_p[ALL] },
@@ -529,11 +538,7 @@ run_bench_first (ScModel *model, const AblateOptions *o)
     med[c] = saccade_median (v + c * reps, reps);
   if (o->common.json)
     {
-      g_autoptr (JsonBuilder) b = json_builder_new ();
-      json_builder_begin_object (b);
-      saccade_json_string (b, "model", info->name);
-      saccade_json_int (b, "n_tokens", n);
-      saccade_json_int (b, "heads", heads);
+      g_autoptr (JsonBuilder) b = bench_json_begin (info, n, heads);
       saccade_json_int (b, "exact_heads", MIN (o->first_pass, heads));
       saccade_json_int (b, "repeats", reps);
       saccade_json_double (b, "sweep_s", med[FULL]);

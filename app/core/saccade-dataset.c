@@ -65,6 +65,23 @@ settings_text (const ScFaithParams *p)
   return settings_of (pj);
 }
 
+/* What names a study over the file @file_path under @p: the file's hash into *@dataset and
+ * the settings into *@settings (both freed by the caller). */
+static gboolean
+dataset_and_settings (const char *file_path, const ScFaithParams *p, char **dataset,
+                      char **settings, GError **error)
+{
+  if ((*dataset = saccade_dataset_sha256 (file_path, error)) == NULL)
+    return FALSE;
+  if ((*settings = settings_text (p)) == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "faithfulness: bad parameters");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static char *
 manifest_text (const char *dataset, int n_sentences, int n_shards, const char *settings)
 {
@@ -104,14 +121,8 @@ saccade_faithfulness_run_stored (ScModel *model, const char *model_path, ScSessi
 
   if (n_reused != NULL)
     *n_reused = 0;
-  if ((dataset = saccade_dataset_sha256 (file_path, error)) == NULL)
+  if (!dataset_and_settings (file_path, params, &dataset, &settings, error))
     return NULL;
-  if ((settings = settings_text (params)) == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           "faithfulness: bad parameters");
-      return NULL;
-    }
   manifest = manifest_text (dataset, (int) all->len, shard->count, settings);
   if (sc_store_model_identify (model, model_path, &sm, &err) != SC_OK
       || (store = saccade_store_open (db_path, TRUE, &err)) == NULL
@@ -194,14 +205,8 @@ saccade_faith_file_store_path (const char *folder, const char *file_path,
   g_autofree char *base = NULL, *stem = NULL, *name = NULL;
   char *dot;
 
-  if ((dataset = saccade_dataset_sha256 (file_path, error)) == NULL)
+  if (!dataset_and_settings (file_path, params, &dataset, &settings, error))
     return NULL;
-  if ((settings = settings_text (params)) == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           "faithfulness: bad parameters");
-      return NULL;
-    }
   both = g_strconcat (dataset, settings, NULL);
   key = g_compute_checksum_for_string (G_CHECKSUM_SHA256, both, -1);
   base = g_path_get_basename (file_path);
