@@ -186,11 +186,8 @@ sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *dv, float 
   float *ds;
   int h, i, j;
 
-  /* the gradient below is the plain softmax's: a soft-capped score's is not written yet */
-  if (p->softcap > 0.0f)
-    return sc_error_set (err, SC_ERR_UNSUPPORTED, "%s: attention_backward of soft-capped "
-                         "scores (Gemma 2) is not supported", b->ops->name);
-  if ((ds = malloc (nn * sizeof *ds)) == NULL)
+  /* with soft-capping (Gemma 2), a second n × n block holds the raw scores */
+  if ((ds = malloc ((p->softcap > 0.0f ? 2 : 1) * nn * sizeof *ds)) == NULL)
     return sc_error_set (err, SC_ERR_NOMEM, "%s: attention_backward: out of memory for %d x %d "
                          "scores", b->ops->name, n, n);
   memset (dk, 0, (size_t) n * KV * sizeof *dk);
@@ -216,6 +213,20 @@ sc_cpu_attention_backward (ScBackend *b, float *dq, float *dk, float *dv, float 
             dot += (double) pr[j] * dpr[j];
           for (j = 0; j < n; j++)
             dsr[j] = (float) ((double) pr[j] * ((double) dpr[j] - dot));
+        }
+      if (p->softcap > 0.0f)
+        {
+          /* the scores were capped, c = cap tanh(u / cap) of the raw u = scale q.k: ds/du =
+           * ds/dc (1 - tanh^2), u recomputed from q and k (ds is 0 on every hidden key) */
+          float *u = ds + nn;
+          sc_sgemm (true, n, n, d, p->scale, q + (size_t) h * d, Q, k + (size_t) g * d, KV,
+                    0.0f, u, n);
+          for (size_t t = 0; t < nn; t++)
+            if (ds[t] != 0.0f)
+              {
+                const double th = tanh ((double) u[t] / p->softcap);
+                ds[t] = (float) ((double) ds[t] * (1.0 - th * th));
+              }
         }
       if (detached != NULL && detached[h])
         for (i = 0; i < n; i++)

@@ -259,6 +259,8 @@ typedef struct {
    * entry of dprobs is exactly 0):
    *   dprobs[h][i][j] = hs dout_i . v_j          (the gradient with respect to P itself)
    *   ds_ij           = p_ij (dprobs_ij - sum_j' p_ij' dprobs_ij')   (softmax Jacobian)
+   *                     times 1 - tanh^2(scale q_i.k_j / softcap) with @params->softcap > 0
+   *                     (the capped score's derivative; q and k give the raw score)
    *   dq_i            = scale sum_j ds_ij k_j
    *   dk_j            = scale sum_{h in g} sum_i ds_ij q_i
    *   dv_j            = sum_{h in g} hs sum_i p_ij dout_i

@@ -206,6 +206,17 @@ ref_attention_backward (ScBackend *b, float *dq, float *dk, float *dv, float *dp
             }
           for (j = 0; j < n; j++)
             ds[j] = (double) P[j] * (dp[j] - dot);
+          /* Gemma 2's capped scores c = cap tanh(u / cap): ds/du = ds/dc (1 - tanh^2(u / cap)),
+           * the raw u = scale q.k recomputed in double */
+          for (j = 0; j < n && p->softcap > 0.0f; j++)
+            if (ds[j] != 0.0)
+              {
+                double u = 0.0, th;
+                for (c = 0; c < d; c++)
+                  u += (double) q[(size_t) i * Q + h * d + c] * k[(size_t) j * KV + g * d + c];
+                th = tanh (p->scale * u / p->softcap);
+                ds[j] *= 1.0 - th * th;
+              }
           /* dq_i; dk_j and dv_j collect every row's share */
           for (c = 0; c < d; c++)
             {

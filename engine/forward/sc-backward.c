@@ -366,6 +366,23 @@ logp_gradient (const float *z, int V, int32_t target, double weight, double lse,
   dz[target] += (float) weight;
 }
 
+/* Gemma 2's final soft-capping backwards, on the host: @z (@rows × V) are the capped logits
+ * z = cap tanh(u / cap), so dz/du = 1 - (z / cap)^2 turns @dz (d objective / d z) into
+ * d objective / d u in place. A model without it is left as it is. */
+static void
+softcap_backward (const ScModelInfo *in, const float *z, float *dz, int rows)
+{
+  const double cap = in->final_softcap;
+
+  if (cap <= 0.0)
+    return;
+  for (size_t t = 0; t < (size_t) rows * in->n_vocab; t++)
+    {
+      const double c = (double) z[t] / cap;
+      dz[t] = (float) ((double) dz[t] * (1.0 - c * c));
+    }
+}
+
 /* The output head's backward for rows @row0 .. + @rows whose d objective / d logits are in
  * g->dz: dx[rows] = rmsnorm' (dz Wout) at the final residual. */
 static ScStatus
@@ -423,6 +440,7 @@ objective_backward (ScGrad *g, const ScObjective *obj, double *value, ScError *e
             /* d/dz of -(1/(n-1)) log p(next) */
             logp_gradient (zi, V, next, -1.0 / (n - 1), lse, dz + (size_t) i * V);
           }
+        softcap_backward (in, z, dz, rows);
         if ((st = b->ops->upload (b, g->dz, dz, (size_t) rows * V, err)) == SC_OK)
           st = output_backward (g, row0, rows, err);
       }
@@ -449,6 +467,7 @@ objective_backward (ScGrad *g, const ScObjective *obj, double *value, ScError *e
           memcpy (dz, obj->dlogits, (size_t) V * sizeof *dz);
           total = NAN;
         }
+      softcap_backward (in, z, dz, 1);
       if ((st = b->ops->upload (b, g->dz, dz, (size_t) V, err)) == SC_OK)
         st = output_backward (g, row, 1, err);
     }

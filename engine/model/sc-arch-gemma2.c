@@ -21,9 +21,10 @@
  * logits = final_softcap * tanh(logits / final_softcap) (ScModelInfo.final_softcap,
  * sc-forward.c). Norm weights are used as stored: the converter added Gemma's "1 +".
  *
- * No backward yet (the attention op's backward has no soft-capping): gradients,
- * attributions and adversarial attention refuse gemma2 by name, as they do gpt2; so do DLA
- * (soft-capped logits are not a sum of parts), QK attribution and the neuron view.
+ * The backward (gemma2_layer_backward) is Gemma 3's without the QK-norm; the attention op's
+ * backward caps as its forward did (the raw scores recomputed from q and k) and
+ * sc-backward.c undoes the final soft-capping. DLA (soft-capped logits are not a sum of
+ * parts), QK attribution (nor is a capped score) and the neuron view refuse gemma2 by name.
  */
 #include "model/sc-arch.h"
 
@@ -174,6 +175,22 @@ gemma2_layer (const ScLayerCtx *c, const void *view, ScError *err)
                                      err);
 }
 
+/* The layer backward (sc-arch.h): Gemma's block down to the attention's
+ * (sc_layer_backward_geglu_post_attend, soft-capped as the forward), then the block's start,
+ * dh = dq Wq + dk Wk + dv Wv and dx += rmsnorm'(dh) at x_in. The embedding scale is
+ * sc-backward.c's. */
+static ScStatus
+gemma2_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
+{
+  const Gemma2Layer *w = view;
+  ScStatus st = sc_layer_backward_geglu_post_attend (c, &w->base, w->post_attn_norm,
+                                                     w->post_ffn_norm, err);
+
+  if (st != SC_OK)
+    return st;
+  return sc_layer_qkv_backward (c, &w->base, c->dq, c->dk, err);
+}
+
 const ScArchDesc sc_arch_gemma2 = {
   .name = "gemma2",
   .id = SC_ARCH_GEMMA2,
@@ -184,4 +201,5 @@ const ScArchDesc sc_arch_gemma2 = {
   .read_hparams = gemma2_read_hparams,
   .bind_layer = gemma2_bind_layer,
   .layer = gemma2_layer,
+  .layer_backward = gemma2_layer_backward,
 };

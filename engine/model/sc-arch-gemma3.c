@@ -191,55 +191,30 @@ gemma3_layer (const ScLayerCtx *c, const void *view, ScError *err)
                                      err);
 }
 
-/* The layer backward (sc-arch.h, ScLayerGradCtx), the forward read from the bottom up:
- *   feed-forward:  a2 = geglu(gu) Wd^T                        (recomputed: act in dact)
- *                  da2 = rmsnorm'(dx) at a2 with post_ffw_norm
- *                  dact = da2 Wd;  dgu = geglu'(dact);  dh = dgu [Wg;Wu]
- *                  dx  += rmsnorm'(dh) at x_mid
- *   attention:     a1 = o Wo^T;  da1 = rmsnorm'(dx) at a1 with post_attention_norm
- *                  do = da1 Wo;  dq, dk, dv, dP = attention'(do) with the layer's window
- *                  dq, dk = rope_neox^-1 (dq, dk) with the layer's base
- *                  q0, k0 = (rmsnorm(x_in) * attn_norm) Wq^T, Wk^T      (recomputed)
- *                  dq, dk = rmsnorm'(dq) at q0 with q_norm, at k0 with k_norm, per head
- *                  dh = dq Wq + dk Wk + dv Wv;  dx += rmsnorm'(dh) at x_in
+/* The layer backward (sc-arch.h, ScLayerGradCtx): Gemma's block down to the attention's
+ * (sc_layer_backward_geglu_post_attend), then the QK-norm:
+ *   q0, k0 = (rmsnorm(x_in) * attn_norm) Wq^T, Wk^T      (recomputed)
+ *   dq, dk = rmsnorm'(dq) at q0 with q_norm, at k0 with k_norm, per head
+ *   dh = dq Wq + dk Wk + dv Wv;  dx += rmsnorm'(dh) at x_in
  * The embedding scale is sc-backward.c's. Scratch beyond the named buffers: dgu (n, 2F)
- * holds da2, da1 and then q0, k0, dq0, dk0 back to back, which needs Q + KV <= F (every
- * Gemma 3: 270M has Q + KV = 1280, F = 2048). */
+ * holds q0, k0, dq0, dk0 back to back, which needs Q + KV <= F (every Gemma 3: 270M has
+ * Q + KV = 1280, F = 2048). */
 static ScStatus
 gemma3_layer_backward (const ScLayerGradCtx *c, const void *view, ScError *err)
 {
   const Gemma3Layer *w = view;
   const ScModelInfo *in = c->info;
-  ScBackend *b = c->b;
-  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim),
-            KV = (int) (in->n_kv_heads * in->head_dim), F = (int) in->n_ff, n = c->n;
-  const int window = (int) sc_model_layer_window (in, c->layer);
-  const float base = window > 0 ? in->rope_base_local : in->rope_base, eps = in->norm_eps;
-  const size_t N = (size_t) n;
+  const int Q = (int) (in->n_heads * in->head_dim),
+            KV = (int) (in->n_kv_heads * in->head_dim), F = (int) in->n_ff;
+  const size_t N = (size_t) c->n;
   float *q0 = c->dgu, *k0 = q0 + N * Q, *dq0 = k0 + N * KV, *dk0 = dq0 + N * Q;
   ScStatus st;
 
-  if (Q + KV > F || E > 2 * F)
-    return sc_error_set (err, SC_ERR_UNSUPPORTED, "gemma3 backward: n_embd %d, queries %d and "
-                         "keys %d do not fit its scratch of n_ff %d (needs Q + KV <= n_ff and "
-                         "n_embd <= 2 n_ff)", E, Q, KV, F);
-  /* feed-forward block, from its post-norm */
-  if ((st = sc_backend_geglu (b, c->dact, c->gu, n, F, err)) != SC_OK
-      || (st = b->ops->matmul (b, c->dh, c->dact, w->base.w_down, n, F, E, false, err)) != SC_OK
-      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_ffn_norm, n, E, eps,
-                                         false, err)) != SC_OK
-      || (st = b->ops->matmul_backward (b, c->dact, c->dgu, w->base.w_down, n, F, E, false, err))
-             != SC_OK
-      || (st = sc_backend_geglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
-      || (st = sc_layer_gate_up_backward (c, &w->base, err)) != SC_OK)
-    return st;
-  /* attention block, from its post-norm */
-  if ((st = b->ops->matmul (b, c->dh, c->o, w->base.wo, n, Q, E, false, err)) != SC_OK
-      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, w->post_attn_norm, n, E, eps,
-                                         false, err)) != SC_OK
-      || (st = b->ops->matmul_backward (b, c->dattn, c->dgu, w->base.wo, n, Q, E, false, err))
-             != SC_OK
-      || (st = sc_layer_attend_backward (c, window, true, base, err)) != SC_OK)
+  if (Q + KV > F)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "gemma3 backward: queries %d and keys %d do "
+                         "not fit its scratch of n_ff %d (needs Q + KV <= n_ff)", Q, KV, F);
+  if ((st = sc_layer_backward_geglu_post_attend (c, &w->base, w->post_attn_norm,
+                                                 w->post_ffn_norm, err)) != SC_OK)
     return st;
   /* QK-norm: its inputs again, then its backward per head, then the block's start */
   return sc_layer_qk_norm_backward (c, &w->base, w->q_norm, w->k_norm, q0, k0, dq0, dk0, err);

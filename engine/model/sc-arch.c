@@ -512,6 +512,42 @@ sc_layer_backward_swiglu_attend (const ScLayerGradCtx *c, const ScLayerView *w, 
                                    in->rope_base, err);
 }
 
+ScStatus
+sc_layer_backward_geglu_post_attend (const ScLayerGradCtx *c, const ScLayerView *w,
+                                     const float *post_attn_norm, const float *post_ffn_norm,
+                                     ScError *err)
+{
+  const ScModelInfo *in = c->info;
+  ScBackend *b = c->b;
+  const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff,
+            n = c->n;
+  const int window = (int) sc_model_layer_window (in, c->layer);
+  const float base = window > 0 ? in->rope_base_local : in->rope_base, eps = in->norm_eps;
+  ScStatus st;
+
+  if (E > 2 * F)
+    return sc_error_set (err, SC_ERR_UNSUPPORTED, "Gemma backward: n_embd %d does not fit its "
+                         "scratch of 2 n_ff = %d", E, 2 * F);
+  /* feed-forward block, from its post-norm */
+  if ((st = sc_backend_geglu (b, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = b->ops->matmul (b, c->dh, c->dact, w->w_down, n, F, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, post_ffn_norm, n, E, eps,
+                                         false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dact, c->dgu, w->w_down, n, F, E, false, err))
+             != SC_OK
+      || (st = sc_backend_geglu_backward (b, c->dgu, c->dact, c->gu, n, F, err)) != SC_OK
+      || (st = sc_layer_gate_up_backward (c, w, err)) != SC_OK)
+    return st;
+  /* attention block, from its post-norm */
+  if ((st = b->ops->matmul (b, c->dh, c->o, w->wo, n, Q, E, false, err)) != SC_OK
+      || (st = b->ops->rmsnorm_backward (b, c->dgu, c->dx, c->dh, post_attn_norm, n, E, eps,
+                                         false, err)) != SC_OK
+      || (st = b->ops->matmul_backward (b, c->dattn, c->dgu, w->wo, n, Q, E, false, err))
+             != SC_OK)
+    return st;
+  return sc_layer_attend_backward (c, window, true, base, err);
+}
+
 /* The forward read from the bottom up:
  *   feed-forward:  dact = dx Wd;  dgu = swiglu'(dact);  dh = dgu [Wg;Wu]
  *                  dx  += rmsnorm'(dh) at x_mid               (the residual passes dx on)

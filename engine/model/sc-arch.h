@@ -341,6 +341,22 @@ ScStatus sc_layer_qk_norm_backward (const ScLayerGradCtx *ctx, const ScLayerView
 ScStatus sc_layer_backward_swiglu_attend (const ScLayerGradCtx *ctx, const ScLayerView *w,
                                           bool neox, ScError *err);
 
+/* The backward of Gemma's block (Gemma 2 and 3) down to the attention's, the forward read
+ * from the bottom up:
+ *   feed-forward:  a2 = geglu(gu) Wd^T                        (recomputed: act in dact)
+ *                  da2 = rmsnorm'(dx) at a2 with @post_ffn_norm
+ *                  dact = da2 Wd;  dgu = geglu'(dact);  dh = dgu [Wg;Wu]
+ *                  dx  += rmsnorm'(dh) at x_mid
+ *   attention:     a1 = o Wo^T;  da1 = rmsnorm'(dx) at a1 with @post_attn_norm
+ *                  do = da1 Wo;  dq, dk, dv, dP = attention'(do) with the layer's window
+ *                  (soft-capped as the forward was: ScModelInfo.attn_softcap)
+ *                  dq, dk = rope_neox^-1 (dq, dk) with the layer's base
+ * leaving ctx->dq, ctx->dk, ctx->dv for the block's start. ctx->dgu is the scratch of da2 and
+ * da1 (n × n_embd), so n_embd <= 2 n_ff is required. */
+ScStatus sc_layer_backward_geglu_post_attend (const ScLayerGradCtx *ctx, const ScLayerView *w,
+                                              const float *post_attn_norm,
+                                              const float *post_ffn_norm, ScError *err);
+
 /* The whole backward of llama's block (sc-arch-llama.c), which Qwen2's is too: its RoPE
  * NeoX-ordered with @neox (Qwen2's Q, K, V biases are constants: they change nothing
  * backwards). */

@@ -389,6 +389,7 @@ typedef struct {
   bool mask_all;   /* mask keys 0..1: row 1 of a causal head has every key masked */
   bool scales;     /* head scales 0.5, 1, 2, -1 */
   bool detach;     /* head 1 detached */
+  float softcap;   /* > 0: Gemma 2's capped scores, cap tanh(s / cap) */
 } AttnCase;
 
 enum { AN = 6, AH = 4, AKV = 2, AD = 5, AQ = AH * AD, AKVW = AKV * AD };
@@ -403,8 +404,9 @@ typedef struct {
   const double *q, *k, *v;
 } AttnFd;
 
-/* L = sum r * out, out = hs P V, P = softmax (scale q k^T) over the visible keys — the
- * formulas of sc-backend-impl.h in double, with the masking rule spelled out here. */
+/* L = sum r * out, out = hs P V, P = softmax (scale q k^T, capped as cap tanh(s / cap) with a
+ * soft-cap) over the visible keys — the formulas of sc-backend-impl.h in double, with the
+ * masking rule spelled out here. */
 static bool
 visible (const AttnFd *a, int i, int j)
 {
@@ -441,6 +443,8 @@ attn_forward_d (const AttnFd *a, const double *q, const double *k, const double 
             for (c = 0; c < AD; c++)
               s[j] += q[i * AQ + h * AD + c] * k[j * AKVW + g * AD + c];
             s[j] *= a->p.scale;
+            if (a->p.softcap > 0.0f)
+              s[j] = a->p.softcap * tanh (s[j] / a->p.softcap);
             mx = fmax (mx, s[j]);
           }
         for (j = 0; j < AN; j++)
@@ -504,7 +508,7 @@ test_attention (gconstpointer data)
   a.p = (ScAttnParams) { .scale = 1.0f / sqrtf ((float) AD), .causal = ac->causal,
                          .window = ac->window,
                          .key_mask = ac->mask || ac->mask_all ? key_mask : NULL,
-                         .head_scale = ac->scales ? scales : NULL };
+                         .head_scale = ac->scales ? scales : NULL, .softcap = ac->softcap };
   if (ac->detach)
     a.detached[1] = 1;
   /* the forward through the engine gives the P the backward is handed */
@@ -579,6 +583,9 @@ static const AttnCase attn_cases[] = {
   { "all-masked-row", true, 0, false, true, false, false },
   { "head-scales", true, 0, false, false, true, false },
   { "detached", true, 0, false, false, true, true },
+  /* scores of std ~2 against a cap of 1.5: tanh bends every one of them */
+  { "softcap", true, 0, false, false, false, false, 1.5f },
+  { "softcap-window-masked", true, 3, true, false, true, false, 1.5f },
 };
 
 /* A backend without the backward ops says so, naming itself. */

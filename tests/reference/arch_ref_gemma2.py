@@ -2,7 +2,8 @@
 """arch_ref_gemma2.py — a tiny Gemma 2 with random weights, its GGUF, and Hugging Face's
 float64 forward on it: the oracle of tests/engine/test-gemma2-model.c (issue 28 item 2).
 
-As arch_ref_qwen3.py (same vocabulary, same fixture layout without the gradient;
+As arch_ref_qwen3.py (same vocabulary, same fixture layout with the gradient through both
+soft-caps;
 tests/reference/README.md section 12): Gemma2ForCausalLM(Gemma2Config(...)) with seeded random
 weights, every RMSNorm weight drawn too; written with gguf-py's GGUFWriter as llama.cpp's
 converter writes Gemma 2 (conversion/gemma.py's Gemma2Model: gemma2.{context_length,
@@ -200,9 +201,22 @@ def main():
     assert (probs[1][:, kj <= qi - SWA] > 0).any(), "layer 1 is not global"
     if not args.no_final_softcap:
         assert np.abs(logits).max() < FINAL_CAP
+    # torch autograd: d log softmax(logits[n-1])[t] / d input embeddings, t the top-1, through
+    # both soft-caps. The embeddings are the token_embd rows themselves: transformers' scaled
+    # embedding (Gemma2TextScaledWordEmbedding) multiplies them by its sqrt(n_embd) buffer
+    # inside embed_tokens, so the rows are taken from its weight and scaled here the same way.
+    target = int(np.argmax(logits[-1]))
+    emb = model.model.embed_tokens
+    embd = emb.weight[torch.tensor([ids])].detach().requires_grad_(True)
+    lp = torch.log_softmax(model(inputs_embeds=embd * emb.embed_scale.to(embd.dtype)).logits[0, -1],
+                           dim=-1)[target]
+    lp.backward()
+    grad = embd.grad[0].numpy()
+    assert embd.grad.dtype == torch.float64
 
     f32_path = os.path.join(args.out, "arch-fixture-gemma2.f32")
-    np.concatenate([logits.reshape(-1), probs.reshape(-1)]).astype("<f4").tofile(f32_path)
+    np.concatenate([logits.reshape(-1), probs.reshape(-1), grad.reshape(-1)]).astype(
+        "<f4").tofile(f32_path)
     with open(gguf_path, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
     meta = {
@@ -222,6 +236,10 @@ def main():
         "logits": {"offset": 0, "shape": [N_TOKENS, N_VOCAB]},
         "probs": {"offset": N_TOKENS * N_VOCAB, "shape": [N_LAYER, N_HEAD, N_TOKENS, N_TOKENS],
                   "layout": "[layer][head][query][key]"},
+        "grad": {"offset": N_TOKENS * N_VOCAB + N_LAYER * N_HEAD * N_TOKENS * N_TOKENS,
+                 "shape": [N_TOKENS, N_EMBD], "objective": "logp", "position": N_TOKENS - 1,
+                 "target": target, "value": float(lp.item()),
+                 "of": "the input embeddings (token_embd rows)"},
         "logit_std": float(logits.std()),
     }
     with open(os.path.join(args.out, "arch-fixture-gemma2.json"), "w") as f:
