@@ -447,7 +447,10 @@ objective_backward (ScGrad *g, const ScObjective *obj, double *value, ScError *e
   else
     {
       const int row = obj->position < 0 ? n - 1 : obj->position;
-      if ((st = sc_session_kept_logits (g->s, row, 1, z, err)) != SC_OK)
+      /* the row's logits, which the caller's own gradient does not need unless they were
+       * soft-capped: each computation reads the whole output matrix again */
+      if ((obj->kind != SC_OBJECTIVE_DLOGITS || in->final_softcap > 0.0f)
+          && (st = sc_session_kept_logits (g->s, row, 1, z, err)) != SC_OK)
         goto out;
       if (obj->kind == SC_OBJECTIVE_LOGP)
         {
