@@ -396,16 +396,14 @@ sc_study_clean_measures (const float *logits, const int32_t *ids, int n, int V, 
                          int *target, int *top1, double *logp, double *loss, ScError *err)
 {
   const float *last = logits + (size_t) (n - 1) * V;
-  ScEffect self;
   ScStatus st;
 
   *top1 = sc_logits_top1 (last, V);
   *target = want_target >= 0 ? want_target : *top1;
   if (*top1 < 0)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: the clean logits hold a NaN");
-  if ((st = sc_effect_next_token (last, last, V, *target, &self, err)) != SC_OK)
+  if ((st = sc_log_softmax_at (last, V, *target, logp, err)) != SC_OK)
     return st;
-  *logp = self.logp_clean;
   *loss = NAN;
   if (n >= 2)
     {
