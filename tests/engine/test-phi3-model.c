@@ -224,6 +224,16 @@ test_wrong_no_window (void)
   sc_model_free (m);
   g_unlink (tmp);
   g_free (tmp);
+
+  /* a window as long as the context (128) masks nothing: dropped, every layer global */
+  window_key (to, 128);
+  tmp = sc_test_edited_copy (model_path, "phi3-XXXXXX.gguf", from, to, sizeof from);
+  m = open_copy (tmp);
+  g_assert_cmpuint (sc_model_info (m)->sliding_window, ==, 0);
+  g_assert_cmpuint (sc_model_layer_window (sc_model_info (m), 0), ==, 0);
+  sc_model_free (m);
+  g_unlink (tmp);
+  g_free (tmp);
 }
 
 static void
