@@ -115,7 +115,9 @@ def patch_float64(model):
 
 def write_gguf(path, model, tokens, merges):
     w = gguf.GGUFWriter(path, "phi3")
-    w.add_name("Tiny Phi3 Random")
+    # not "phi3" or "phi-3" in the name: llama.cpp then sets attributes on "<s>", "</s>" and
+    # "<unk>" (llama-vocab.cpp), which this GPT-2 vocabulary lacks, and refuses the file
+    w.add_name("Tiny Random Phi 3")
     w.add_context_length(N_CTX)
     w.add_rope_scaling_orig_ctx_len(N_CTX)
     w.add_embedding_length(N_EMBD)
