@@ -16,6 +16,7 @@ static const ScArchDesc *const arches[] = {
   &sc_arch_gpt2,
   &sc_arch_qwen3,
   &sc_arch_gemma2,
+  &sc_arch_phi3,
 };
 
 #define N_ARCHES (sizeof arches / sizeof arches[0])
@@ -79,6 +80,8 @@ sc_arch_dim (ScDim dim, const ScModelInfo *in)
       return in->head_dim;
     case SC_DIM_QKV:
       return (int64_t) (in->n_heads + 2 * in->n_kv_heads) * in->head_dim;
+    case SC_DIM_FF2:
+      return 2 * (int64_t) in->n_ff;
     }
   return 0;
 }

@@ -45,7 +45,8 @@ typedef enum {
   SC_DIM_KV,   /* n_kv_heads * head_dim */
   SC_DIM_FF,   /* n_ff */
   SC_DIM_HEAD, /* head_dim */
-  SC_DIM_QKV,  /* Q + 2 KV: a fused Q|K|V projection (GPT-2's attn_qkv) */
+  SC_DIM_QKV,  /* Q + 2 KV: a fused Q|K|V projection (GPT-2's and Phi-3's attn_qkv) */
+  SC_DIM_FF2,  /* 2 n_ff: a fused gate|up projection (Phi-3's ffn_up) */
 } ScDim;
 
 /* One per-layer tensor of an architecture. */
@@ -180,6 +181,7 @@ extern const ScArchDesc sc_arch_qwen2;
 extern const ScArchDesc sc_arch_gpt2;
 extern const ScArchDesc sc_arch_qwen3;
 extern const ScArchDesc sc_arch_gemma2;
+extern const ScArchDesc sc_arch_phi3;
 
 /* The architecture whose name is @name (a GGUF string, not NUL-terminated), or NULL. */
 const ScArchDesc *sc_arch_find (ScGgufStr name);

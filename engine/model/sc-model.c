@@ -496,14 +496,15 @@ layer_src (ScLayerWeights *lw, size_t field)
   return NULL;
 }
 
-/* Points GPT-2's wk, wv (bk, bv) at the rows of its fused attn_qkv (bias), loaded into wq
- * (bq), so that the three are back to back as the fused projections need. */
+/* Points GPT-2's and Phi-3's wk, wv (bk, bv) at the rows of their fused attn_qkv (bias),
+ * loaded into wq (bq), and Phi-3's w_up at the second half of its fused ffn_up, loaded into
+ * w_gate, so that each group is back to back as the fused projections need. */
 static void
 split_fused (ScModel *m, bool matrices)
 {
   const ScModelInfo *in = &m->info;
   const size_t E = in->n_embd, Q = (size_t) in->n_heads * in->head_dim,
-               KV = (size_t) in->n_kv_heads * in->head_dim;
+               KV = (size_t) in->n_kv_heads * in->head_dim, F = in->n_ff;
 
   for (uint32_t l = 0; l < in->n_layers; l++)
     {
@@ -513,6 +514,8 @@ split_fused (ScModel *m, bool matrices)
           lw->wk = lw->wq + Q * E;
           lw->wv = lw->wk + KV * E;
         }
+      if (matrices && lw->w_gate != NULL && lw->src_w_up.n_parts == 0)
+        lw->w_up = lw->w_gate + F * E;
       if (!matrices && lw->bq != NULL && lw->bk == NULL)
         {
           lw->bk = lw->bq + Q;

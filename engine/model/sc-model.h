@@ -17,7 +17,8 @@
  * (Qwen2, Qwen2.5 and Qwen2.5-Coder: llama's block with Q, K, V biases and NeoX RoPE;
  * model/sc-arch-qwen2.c); and "gpt2" (GPT-2: learned positions, LayerNorm with biases, fused
  * QKV with bias, GELU; model/sc-arch-gpt2.c); and "qwen3" (Qwen3: qwen2's body without biases, with
- * a per-head QK RMSNorm; model/sc-arch-qwen3.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
+ * a per-head QK RMSNorm; model/sc-arch-qwen3.c); and "phi3" (Phi-3, Phi-4-mini: llama's block
+ * with fused Q|K|V and gate|up tensors and NeoX RoPE; model/sc-arch-phi3.c). Other architectures fail with SC_ERR_UNSUPPORTED naming
  * the architecture. Each architecture is one file, model/sc-arch-<name>.c, holding its
  * tensor names and its layer function; sc-arch.h says what one provides.
  *
@@ -48,6 +49,7 @@ typedef enum {
   SC_ARCH_GPT2 = 4,
   SC_ARCH_QWEN3 = 5,
   SC_ARCH_GEMMA2 = 6,
+  SC_ARCH_PHI3 = 7,
 } ScArch;
 
 /* The most RoPE pairs per head whose frequency factors a model may give (head_dim 512). */
@@ -130,14 +132,17 @@ typedef struct {
   float *bv;             /* (n_kv_heads * head_dim) added to the values */
   /* GPT-2's fused projection and biases (NULL elsewhere). Its attn_qkv.weight (and .bias)
    * is one tensor loaded into wq (bq); the loader then points wk, wv (bk, bv) at its rows,
-   * so the three are back to back as llama's are. */
+   * so the three are back to back as llama's are. Phi-3's attn_qkv is loaded the same way,
+   * and its ffn_up (gate rows, then up rows) into w_gate, with w_up pointed at its second
+   * half. */
   float *attn_norm_b;    /* (n_embd) LayerNorm bias of the attention block */
   float *bo;             /* (n_embd) attn_output.bias */
   float *ffn_norm_b;     /* (n_embd) LayerNorm bias of the feed-forward block */
   float *b_up;           /* (n_ff) ffn_up.bias */
   float *b_down;         /* (n_embd) ffn_down.bias */
   /* The matrices above as the file stores them (one part each; n_parts 0 where the
-   * architecture has no such tensor; GPT-2's attn_qkv is src_wq with all Q + 2 KV rows).
+   * architecture has no such tensor; GPT-2's and Phi-3's attn_qkv is src_wq with all
+   * Q + 2 KV rows, Phi-3's ffn_up src_w_gate with all 2 n_ff rows).
    * Set from the load on, whether or not the float fields are. */
   ScWeightSrc src_wq, src_wk, src_wv, src_wo, src_w_gate, src_w_up, src_w_down;
 } ScLayerWeights;

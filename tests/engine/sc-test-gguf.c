@@ -143,6 +143,16 @@ sc_test_gguf_add_i32_array (ScTestGguf *g, const char *key, const int32_t *v, gu
 }
 
 void
+sc_test_gguf_add_f32_array (ScTestGguf *g, const char *key, const float *v, guint n)
+{
+  g_autoptr (GByteArray) a = g_byte_array_new ();
+  put_u32 (a, 6);
+  put_u64 (a, n);
+  put (a, v, (gsize) n * 4);
+  sc_test_gguf_add_raw (g, key, 9, a->data, a->len);
+}
+
+void
 sc_test_gguf_add_tensor (ScTestGguf *g, const char *name, uint32_t n_dims, const int64_t *ne,
                          uint32_t type, const void *data, gsize nbytes)
 {

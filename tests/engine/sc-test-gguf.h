@@ -22,6 +22,7 @@ void sc_test_gguf_add_str (ScTestGguf *g, const char *key, const char *v);
 void sc_test_gguf_add_str_array (ScTestGguf *g, const char *key, const char *const *strs,
                                  const uint32_t *lens, guint n);
 void sc_test_gguf_add_i32_array (ScTestGguf *g, const char *key, const int32_t *v, guint n);
+void sc_test_gguf_add_f32_array (ScTestGguf *g, const char *key, const float *v, guint n);
 /* A raw value: the caller writes type + encoded value bytes. */
 void sc_test_gguf_add_raw (ScTestGguf *g, const char *key, uint32_t type, const void *value,
                            gsize len);

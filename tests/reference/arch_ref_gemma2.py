@@ -129,7 +129,7 @@ def write_gguf(path, model, tokens, merges):
     w.add_final_logit_softcapping(FINAL_CAP)
     w.add_sliding_window(SWA)
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt2")
+    w.add_tokenizer_pre("gpt-2")  # llama.cpp's name; it refuses Saccade's alias "gpt2"
     w.add_token_list(tokens)
     w.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL])
     w.add_token_merges(merges)
