@@ -166,6 +166,12 @@ saccade_model_particulars (const ScModel *model)
                                                "%g"),
                                              (double) in->attn_softcap,
                                              (double) in->final_softcap));
+  if (!in->learned_positions && in->n_rot < in->head_dim)
+    /* Translators: a model's particulars (Phi-4-mini): RoPE turns only the first 96 of each
+     * head's 128 dimensions; the others carry no position. */
+    g_ptr_array_add (parts, g_strdup_printf (_("partial RoPE: %u of %u dimensions per head "
+                                               "rotated"),
+                                             in->n_rot, in->head_dim));
   if (in->n_rope_freq > 0)
     {
       guint n_scaled = 0;

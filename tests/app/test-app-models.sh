@@ -67,6 +67,10 @@ expect_fail extra-argument "$out/extra.txt" "unexpected argument 'what'" $?
 check gemma-particulars "$out/info-gemma.txt" '^Particulars  15 local layers (window 512, RoPE base 10000), 3 global (5, 11, 17); per-head query and key norms; post-attention and post-feed-forward norms; embeddings scaled by 25.3$'
 "$saccade" info -m "$model" > "$out/info-smollm2.txt" 2>&1 || fail "saccade info exited with $?"
 grep -q Particulars "$out/info-smollm2.txt" && fail "a plain llama block has particulars"
+# a Phi-3 whose RoPE turns 6 of each head's 8 dimensions (tests/reference/arch_ref_phi3.py)
+"$saccade" info -m "$src/tests/reference/tiny-phi3.gguf" > "$out/info-phi3.txt" 2>&1 \
+  || fail "saccade info (phi3) exited with $?"
+check phi3-particulars "$out/info-phi3.txt" '^Particulars  every layer local (window 32); partial RoPE: 6 of 8 dimensions per head rotated$'
 "$saccade" info -m "$gemma" --json > "$out/info-gemma.json" 2>&1
 pycheck gemma-json "$out/info-gemma.json" "
 assert d['qkv_bias'] is False and abs(d['embedding_scale'] - 640 ** 0.5) < 1e-4, d
