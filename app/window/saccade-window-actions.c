@@ -17,6 +17,7 @@
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
+#include "app/window/saccade-file-chooser.h"
 
 /* The actions that call one function of the window, by action name. */
 static const struct {
@@ -42,78 +43,32 @@ action_call (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* File choosers (GtkFileChooserNative: GTK 4.8 has no GtkFileDialog)                    */
-
-typedef struct {
-  SaccadeChosenFn chosen;
-  gpointer data;
-} ChooserData;
-
-static void
-chooser_response (GtkNativeDialog *native, int response, SaccadeWindow *self)
-{
-  ChooserData *data = g_object_get_data (G_OBJECT (native), "saccade-chooser");
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
-      if (path != NULL)
-        data->chosen (self, path, data->data);
-    }
-  gtk_native_dialog_destroy (native);
-  g_object_unref (native);
-}
-
-GtkFileChooser *
-saccade_window_file_chooser_new (SaccadeWindow *self, GtkFileChooserAction action,
-                                 const char *title, const char *accept, const char *filter_name,
-                                 const char *const *patterns, SaccadeChosenFn chosen,
-                                 gpointer data)
-{
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (title, GTK_WINDOW (self), action,
-                                                              accept, _("_Cancel"));
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  ChooserData *chooser = g_new0 (ChooserData, 1);
-
-  gtk_file_filter_set_name (filter, filter_name);
-  for (; *patterns != NULL; patterns++)
-    gtk_file_filter_add_pattern (filter, *patterns);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  chooser->chosen = chosen;
-  chooser->data = data;
-  g_object_set_data_full (G_OBJECT (native), "saccade-chooser", chooser, g_free);
-  g_signal_connect (native, "response", G_CALLBACK (chooser_response), self);
-  return GTK_FILE_CHOOSER (native);
-}
+/* File choosers (saccade-file-chooser.h)                                                */
 
 /* Asks for a file to open (@filter_name: the files @patterns match, or All Files) in the
  * folder of @current (may be NULL); calls @chosen with its path. */
 static void
 choose_file (SaccadeWindow *self, const char *title, const char *filter_name,
-             const char *const *patterns, const char *current, SaccadeChosenFn chosen)
+             const char *const *patterns, const char *current, SaccadeFileChosenFn chosen)
 {
-  GtkFileChooser *chooser = saccade_window_file_chooser_new (
-    self, GTK_FILE_CHOOSER_ACTION_OPEN, title, _("_Open"), filter_name, patterns, chosen, NULL);
+  GtkFileChooser *chooser = saccade_file_chooser_new (GTK_WINDOW (self),
+                                                      GTK_FILE_CHOOSER_ACTION_OPEN, title,
+                                                      _("_Open"), filter_name, patterns, chosen,
+                                                      self, NULL);
   g_autoptr (GtkFileFilter) all = gtk_file_filter_new ();
 
   gtk_file_filter_set_name (all, _("All Files"));
   gtk_file_filter_add_pattern (all, "*");
   gtk_file_chooser_add_filter (chooser, all);
-  if (current != NULL)
-    {
-      g_autoptr (GFile) file = g_file_new_for_path (current);
-      g_autoptr (GFile) dir = g_file_get_parent (file);
-      if (dir != NULL && g_file_query_exists (dir, NULL))
-        gtk_file_chooser_set_current_folder (chooser, dir, NULL);
-    }
+  saccade_file_chooser_set_folder_of (chooser, current);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 static void
-database_chosen (SaccadeWindow *self, const char *path, gpointer data)
+database_chosen (gpointer owner, const char *path, gpointer data)
 {
+  SaccadeWindow *self = owner;
+
   g_settings_set_string (self->settings, "last-database", path);
   saccade_window_set_database (self, path);
 }
@@ -129,8 +84,10 @@ action_open_database (GSimpleAction *action, GVariant *param, gpointer user_data
 }
 
 static void
-model_chosen (SaccadeWindow *self, const char *path, gpointer data)
+model_chosen (gpointer owner, const char *path, gpointer data)
 {
+  SaccadeWindow *self = owner;
+
   g_settings_set_string (self->settings, "last-model", path);
   saccade_window_set_model_path (self, path);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "app/core/saccade-export.h"
+#include "app/window/saccade-file-chooser.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* Figures                                                                               */
@@ -84,8 +85,9 @@ typedef struct {
 } SaveData;
 
 static void
-save_chosen (SaccadeWindow *self, const char *chosen, gpointer data_p)
+save_chosen (gpointer owner, const char *chosen, gpointer data_p)
 {
+  SaccadeWindow *self = owner;
   const SaveData *data = data_p;
   const char *slash = strrchr (chosen, '/');
   g_autofree char *path = NULL, *base = NULL, *msg = NULL;
@@ -114,9 +116,9 @@ ask_save (SaccadeWindow *self, const char *title, const char *filter_name,
           const char *const *patterns, const char *ext, ExportFn export)
 {
   SaveData *data = g_new0 (SaveData, 1);
-  GtkFileChooser *chooser = saccade_window_file_chooser_new (
-    self, GTK_FILE_CHOOSER_ACTION_SAVE, title, _("_Export"), filter_name, patterns, save_chosen,
-    data);
+  GtkFileChooser *chooser = saccade_file_chooser_new (
+    GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, title, _("_Export"), filter_name, patterns,
+    save_chosen, self, data);
   g_autofree char *base = suggested_name (self);
   g_autofree char *name = g_strconcat (base, ext, NULL);
   const char *folder = self->export_dir;

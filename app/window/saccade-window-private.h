@@ -89,17 +89,6 @@ struct _SaccadeWindow
 /* saccade-window.c */
 void saccade_window_show_error (SaccadeWindow *self, const char *title, const GError *error);
 
-/* A modal file chooser over the window (GtkFileChooserNative: GTK 4.8 has no GtkFileDialog)
- * for @action, offering the files @patterns match as @filter_name; once accepted with a
- * local path, @chosen (@self, path, @data) runs. The caller sets its folder or name, then
- * shows it; it destroys itself when answered. */
-typedef void (*SaccadeChosenFn) (SaccadeWindow *self, const char *path, gpointer data);
-GtkFileChooser *saccade_window_file_chooser_new (SaccadeWindow *self,
-                                                 GtkFileChooserAction action,
-                                                 const char *title, const char *accept,
-                                                 const char *filter_name,
-                                                 const char *const *patterns,
-                                                 SaccadeChosenFn chosen, gpointer data);
 void saccade_window_toast (SaccadeWindow *self, const char *message);
 void saccade_window_set_status (SaccadeWindow *self, const char *text);
 /* The status line from the window's state (the run shown, the model loading, ...). */

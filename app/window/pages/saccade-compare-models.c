@@ -19,6 +19,7 @@
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-model-compare.h"
 #include "app/core/saccade-paths.h"
+#include "app/window/saccade-file-chooser.h"
 #include "ui/figures/saccade-figure-types.h"
 
 /* The colourings offered: by type, by each head metric, by the induction score, by the
@@ -353,34 +354,21 @@ colour_selected (SaccadeCompareModels *v)
 }
 
 static void
-b_chosen (GtkNativeDialog *native, int response, SaccadeCompareModels *v)
+b_chosen (gpointer owner, const char *path, gpointer data)
 {
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
-      if (path != NULL)
-        saccade_compare_models_set_b (v, path);
-    }
-  gtk_native_dialog_destroy (native);
-  g_object_unref (native);
+  saccade_compare_models_set_b (owner, path);
 }
 
 static void
 choose_b (SaccadeCompareModels *v)
 {
+  static const char *const patterns[] = { "*.gguf", NULL };
   GtkRoot *root = gtk_widget_get_root (v->box);
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (
-    _("Choose Model B"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-    GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  GtkFileChooser *chooser = saccade_file_chooser_new (
+    GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, GTK_FILE_CHOOSER_ACTION_OPEN,
+    _("Choose Model B"), _("_Open"), _("GGUF Models"), patterns, b_chosen, v, NULL);
 
-  gtk_file_filter_set_name (filter, _("GGUF Models"));
-  gtk_file_filter_add_pattern (filter, "*.gguf");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  g_signal_connect (native, "response", G_CALLBACK (b_chosen), v);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 static void

@@ -27,6 +27,16 @@ saccade_table_label_cell (GtkListItem *item, gboolean left, gboolean ellipsize)
   gtk_list_item_set_child (item, label);
 }
 
+void
+saccade_table_grid_cell (GtkGrid *grid, int col, int row, const char *text, gboolean heading)
+{
+  GtkWidget *l = gtk_label_new (text);
+
+  gtk_label_set_xalign (GTK_LABEL (l), col == 0 ? 0.0f : 1.0f);
+  gtk_widget_add_css_class (l, heading ? "dim-label" : "numeric");
+  gtk_grid_attach (grid, l, col, row, 1, 1);
+}
+
 GtkColumnViewColumn *
 saccade_table_add_column (GtkColumnView *view, int col, const char *title, GCallback setup,
                           GCallback bind, GCompareDataFunc compare, gboolean expand)

@@ -22,5 +22,10 @@ int saccade_table_compare_values (double x, double y);
 /* For a factory's setup: @item's child becomes a numeric label, right-aligned, or
  * left-aligned and (@ellipsize) ellipsized for text. */
 void saccade_table_label_cell (GtkListItem *item, gboolean left, gboolean ellipsize);
+/* The same for a small fixed table in a GtkGrid: a label with @text at (@col, @row), the
+ * first column left-aligned and the others right-aligned, dimmed for a @heading and in
+ * tabular figures otherwise. */
+void saccade_table_grid_cell (GtkGrid *grid, int col, int row, const char *text,
+                              gboolean heading);
 
 G_END_DECLS

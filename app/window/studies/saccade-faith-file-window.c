@@ -14,6 +14,8 @@
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-faith-table.h"
 #include "app/window/pages/saccade-page.h"
+#include "app/window/pages/saccade-table-column.h"
+#include "app/window/saccade-file-chooser.h"
 #include "app/window/studies/saccade-study-jobs.h"
 #include "ui/figures/saccade-figure.h"
 
@@ -116,16 +118,6 @@ saccade_faith_file_window_is_busy (SaccadeFaithFileWindow *self)
 /* The table, the readings and the figure                                                */
 
 static void
-cell (GtkGrid *grid, int col, int row, const char *text, gboolean heading)
-{
-  GtkWidget *l = gtk_label_new (text);
-
-  gtk_label_set_xalign (GTK_LABEL (l), col == 0 ? 0.0f : 1.0f);
-  gtk_widget_add_css_class (l, heading ? "dim-label" : "numeric");
-  gtk_grid_attach (grid, l, col, row, 1, 1);
-}
-
-static void
 format_ci (char *buf, gsize size, const ScStatsInterval *ci)
 {
   if (isnan (ci->lo) || isnan (ci->hi))
@@ -171,7 +163,7 @@ fill_table (SaccadeFaithFileWindow *self)
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->grid))) != NULL)
     gtk_grid_remove (self->grid, child);
   for (int c = 0; c < N_COLUMNS; c++)
-    cell (self->grid, c, 0, headings[c], TRUE);
+    saccade_table_grid_cell (self->grid, c, 0, headings[c], TRUE);
   for (int k = 0; k < SACCADE_FAITH_TABLE_ROWS; k++)
     {
       SaccadeFaithTableRow row;
@@ -197,7 +189,7 @@ fill_table (SaccadeFaithFileWindow *self)
       g_snprintf (buf[8], sizeof buf[8], "%d", m->n_undefined);
       format_value (buf[9], sizeof buf[9], m->tau_mean_other, TRUE, 3, FALSE);
       for (int c = 0; c < N_COLUMNS; c++)
-        cell (self->grid, c, r, buf[c], c == 0);
+        saccade_table_grid_cell (self->grid, c, r, buf[c], c == 0);
       r++;
     }
 }
@@ -393,57 +385,26 @@ cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 /* ------------------------------------------------------------------------------------ */
 /* Files                                                                                 */
 
-typedef void (*ChosenFn) (SaccadeFaithFileWindow *self, const char *path);
-
-static void
-chooser_response (GtkNativeDialog *native, int response, SaccadeFaithFileWindow *self)
-{
-  ChosenFn chosen = g_object_get_data (G_OBJECT (native), "saccade-chosen");
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (native));
-      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
-      if (path != NULL)
-        chosen (self, path);
-    }
-  gtk_native_dialog_destroy (native);
-  g_object_unref (native);
-}
-
-/* A modal chooser over the window (GtkFileChooserNative: GTK 4.8 has no GtkFileDialog). */
+/* A modal chooser over the window, opened by the sentences' file or the last result. */
 static void
 choose (SaccadeFaithFileWindow *self, GtkFileChooserAction action, const char *title,
         const char *accept, const char *filter_name, const char *const *patterns,
-        const char *name, ChosenFn chosen)
+        const char *name, SaccadeFileChosenFn chosen)
 {
-  GtkFileChooserNative *native = gtk_file_chooser_native_new (title, GTK_WINDOW (self), action,
-                                                              accept, _("_Cancel"));
-  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
-  const char *near = self->result_file != NULL ? self->result_file : self->file_path;
+  GtkFileChooser *chooser = saccade_file_chooser_new (GTK_WINDOW (self), action, title, accept,
+                                                      filter_name, patterns, chosen, self, NULL);
 
-  gtk_file_filter_set_name (filter, filter_name);
-  for (; *patterns != NULL; patterns++)
-    gtk_file_filter_add_pattern (filter, *patterns);
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (native), filter);
-  if (near != NULL)
-    {
-      g_autoptr (GFile) file = g_file_new_for_path (near);
-      g_autoptr (GFile) dir = g_file_get_parent (file);
-      if (dir != NULL && g_file_query_exists (dir, NULL))
-        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (native), dir, NULL);
-    }
+  saccade_file_chooser_set_folder_of (chooser, self->result_file != NULL ? self->result_file
+                                                                         : self->file_path);
   if (name != NULL)
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), name);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
-  g_object_set_data (G_OBJECT (native), "saccade-chosen", chosen);
-  g_signal_connect (native, "response", G_CALLBACK (chooser_response), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
+    gtk_file_chooser_set_current_name (chooser, name);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
 static void
-sentences_chosen (SaccadeFaithFileWindow *self, const char *path)
+sentences_chosen (gpointer owner, const char *path, gpointer data)
 {
+  SaccadeFaithFileWindow *self = owner;
   g_autofree char *base = g_path_get_basename (path);
 
   g_free (self->file_path);
@@ -475,8 +436,9 @@ exported (SaccadeFaithFileWindow *self, const char *path, gboolean ok, GError *e
 }
 
 static void
-csv_chosen (SaccadeFaithFileWindow *self, const char *path)
+csv_chosen (gpointer owner, const char *path, gpointer data)
 {
+  SaccadeFaithFileWindow *self = owner;
   g_autoptr (GError) error = NULL;
   g_autoptr (GBytes) csv = NULL;
 
@@ -500,8 +462,9 @@ export_use (const SaccadeFaithfulnessFigure *fig, gpointer data)
 }
 
 static void
-figure_chosen (SaccadeFaithFileWindow *self, const char *path)
+figure_chosen (gpointer owner, const char *path, gpointer data)
 {
+  SaccadeFaithFileWindow *self = owner;
   g_autoptr (GError) error = NULL;
   ExportData d = { path, &error };
 

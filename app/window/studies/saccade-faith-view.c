@@ -18,6 +18,7 @@
 #include "app/core/saccade-ablation.h"
 #include "app/core/saccade-faithfulness.h"
 #include "app/window/pages/saccade-page.h"
+#include "app/window/pages/saccade-table-column.h"
 #include "ui/figures/saccade-figure.h"
 
 struct _SaccadeFaithView
@@ -233,16 +234,6 @@ head_value_name (const char *name)
 }
 
 static void
-grid_label (GtkGrid *grid, int col, int row, const char *text, gboolean heading)
-{
-  GtkWidget *l = gtk_label_new (text);
-
-  gtk_label_set_xalign (GTK_LABEL (l), col == 0 ? 0.0f : 1.0f);
-  gtk_widget_add_css_class (l, heading ? "dim-label" : "numeric");
-  gtk_grid_attach (grid, l, col, row, 1, 1);
-}
-
-static void
 fill_head_level (SaccadeFaithView *self, const SaccadeFaithfulness *f)
 {
   GtkWidget *child;
@@ -271,12 +262,12 @@ fill_head_level (SaccadeFaithView *self, const SaccadeFaithfulness *f)
   gtk_label_set_text (self->head_title,
                       _("Head level: Spearman ρ over the heads between each head statistic "
                         "and the head's zero-ablation effect"));
-  grid_label (self->grid, 0, 0, _("Per-head value"), TRUE);
-  grid_label (self->grid, 1, 0, _("ρ with Δ log p"), TRUE);
-  grid_label (self->grid, 2, 0, _("p"), TRUE);
-  grid_label (self->grid, 3, 0, _("ρ with TV"), TRUE);
-  grid_label (self->grid, 4, 0, _("p"), TRUE);
-  grid_label (self->grid, 5, 0, _("heads"), TRUE);
+  saccade_table_grid_cell (self->grid, 0, 0, _("Per-head value"), TRUE);
+  saccade_table_grid_cell (self->grid, 1, 0, _("ρ with Δ log p"), TRUE);
+  saccade_table_grid_cell (self->grid, 2, 0, _("p"), TRUE);
+  saccade_table_grid_cell (self->grid, 3, 0, _("ρ with TV"), TRUE);
+  saccade_table_grid_cell (self->grid, 4, 0, _("p"), TRUE);
+  saccade_table_grid_cell (self->grid, 5, 0, _("heads"), TRUE);
   for (int i = 0; i < f->n_head_corr; i++)
     {
       const ScFaithHeadCorr *c = &f->head_corr[i];
@@ -286,9 +277,9 @@ fill_head_level (SaccadeFaithView *self, const SaccadeFaithfulness *f)
       g_snprintf (buf[2], sizeof buf[2], "%.3f", c->vs_tv.rho);
       g_snprintf (buf[3], sizeof buf[3], "%.2g", c->vs_tv.p);
       g_snprintf (buf[4], sizeof buf[4], "%d", c->n_heads_used);
-      grid_label (self->grid, 0, i + 1, head_value_name (c->name), FALSE);
+      saccade_table_grid_cell (self->grid, 0, i + 1, head_value_name (c->name), FALSE);
       for (int k = 0; k < 5; k++)
-        grid_label (self->grid, k + 1, i + 1, c->status == SC_OK ? buf[k] : "—", FALSE);
+        saccade_table_grid_cell (self->grid, k + 1, i + 1, c->status == SC_OK ? buf[k] : "—", FALSE);
     }
 }
 
