@@ -43,6 +43,7 @@ from transformers.models.gemma2 import modeling_gemma2 as mod
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arch_ref_gpt2 import read_vocab, N_VOCAB  # noqa: E402  (GPT-2's first 511 tokens)
+from arch_ref_common import add_tensors, add_vocab, finish  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 34
@@ -128,13 +129,7 @@ def write_gguf(path, model, tokens, merges):
     w.add_attn_logit_softcapping(ATTN_CAP)
     w.add_final_logit_softcapping(FINAL_CAP)
     w.add_sliding_window(SWA)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")  # llama.cpp's name; it refuses Saccade's alias "gpt2"
-    w.add_token_list(tokens)
-    w.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL])
-    w.add_token_merges(merges)
-    w.add_bos_token_id(N_VOCAB - 1)
-    w.add_eos_token_id(N_VOCAB - 1)
+    add_vocab(w, tokens, merges, "gpt-2")  # llama.cpp's name; it refuses Saccade's alias "gpt2"
     names = {"input_layernorm.weight": "attn_norm.weight",
              "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
              "self_attn.v_proj.weight": "attn_v.weight",
@@ -144,25 +139,11 @@ def write_gguf(path, model, tokens, merges):
              "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
              "mlp.down_proj.weight": "ffn_down.weight"}
-    for name, t in model.state_dict().items():
-        if name == "lm_head.weight":
-            continue  # tied: the converter skips it
-        t = t.detach().to(torch.float32)
-        if name.endswith("norm.weight"):
-            t = t + 1  # Gemma2Model.modify_tensors
-        a = np.ascontiguousarray(t.numpy())
-        if name == "model.embed_tokens.weight":
-            out = "token_embd.weight"
-        elif name == "model.norm.weight":
-            out = "output_norm.weight"
-        else:
-            _, _, layer, rest = name.split(".", 3)
-            out = "blk.%s.%s" % (layer, names[rest])
-        w.add_tensor(out, a)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    def convert(name, t):
+        return t + 1 if name.endswith("norm.weight") else t  # Gemma2Model.modify_tensors
+
+    add_tensors(w, model, names, convert)
+    finish(w)
 
 
 def main():

@@ -43,6 +43,8 @@ from transformers.models.phi3 import modeling_phi3 as mod
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arch_ref_gpt2 import read_vocab, N_VOCAB  # noqa: E402  (GPT-2's first 511 tokens)
+from arch_ref_common import (add_tensors, add_vocab, finish, float64_eager,  # noqa: E402
+                             float64_rms_norm, float64_rope)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 35
@@ -84,33 +86,14 @@ def build_model():
 
 
 def patch_float64(model):
-    def rms_forward(self, x):
-        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
-        return self.weight * y
-
-    mod.Phi3RMSNorm.forward = rms_forward
+    float64_rms_norm(mod.Phi3RMSNorm)
     rot = model.model.rotary_emb
     inv = 1.0 / (THETA ** (torch.arange(0, N_ROT, 2, dtype=torch.float64) / N_ROT))
     assert torch.allclose(rot.inv_freq.to(torch.float64), inv, rtol=1e-6), "not HF's angles"
 
-    def rope_forward(x, position_ids):
-        freqs = position_ids[..., None].to(torch.float64) * inv
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return ((emb.cos() * rot.attention_scaling).to(x.dtype),
-                (emb.sin() * rot.attention_scaling).to(x.dtype))
+    float64_rope(rot, inv)
 
-    rot.forward = rope_forward
-
-    def eager(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-        k = mod.repeat_kv(key, module.num_key_value_groups)
-        v = mod.repeat_kv(value, module.num_key_value_groups)
-        w = torch.matmul(query, k.transpose(2, 3)) * scaling
-        if attention_mask is not None:
-            w = w + attention_mask
-        w = torch.softmax(w, dim=-1)  # in the tensors' dtype (float64)
-        return torch.matmul(w, v).transpose(1, 2).contiguous(), w
-
-    mod.eager_attention_forward = eager
+    float64_eager(mod)
 
 
 def write_gguf(path, model, tokens, merges):
@@ -130,35 +113,15 @@ def write_gguf(path, model, tokens, merges):
     w.add_rope_freq_base(THETA)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     w.add_sliding_window(SWA)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")
-    w.add_token_list(tokens)
-    w.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL])
-    w.add_token_merges(merges)
-    w.add_bos_token_id(N_VOCAB - 1)
-    w.add_eos_token_id(N_VOCAB - 1)
+    add_vocab(w, tokens, merges, "gpt-2")
     names = {"input_layernorm.weight": "attn_norm.weight",
              "self_attn.qkv_proj.weight": "attn_qkv.weight",
              "self_attn.o_proj.weight": "attn_output.weight",
              "post_attention_layernorm.weight": "ffn_norm.weight",
              "mlp.gate_up_proj.weight": "ffn_up.weight",
              "mlp.down_proj.weight": "ffn_down.weight"}
-    for name, t in model.state_dict().items():
-        a = np.ascontiguousarray(t.detach().to(torch.float32).numpy())
-        if name == "model.embed_tokens.weight":
-            out = "token_embd.weight"
-        elif name == "model.norm.weight":
-            out = "output_norm.weight"
-        elif name == "lm_head.weight":
-            out = "output.weight"
-        else:
-            _, _, layer, rest = name.split(".", 3)
-            out = "blk.%s.%s" % (layer, names[rest])
-        w.add_tensor(out, a)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    add_tensors(w, model, names, tied=False)
+    finish(w)
 
 
 def main():

@@ -37,6 +37,8 @@ from transformers.models.qwen3 import modeling_qwen3 as mod
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from arch_ref_gpt2 import read_vocab, N_VOCAB  # noqa: E402  (GPT-2's first 511 tokens)
+from arch_ref_common import (add_tensors, add_vocab, finish, float64_eager,  # noqa: E402
+                             float64_rms_norm, float64_rope)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 30
@@ -70,32 +72,13 @@ def build_model():
 
 
 def patch_float64(model):
-    def rms_forward(self, x):
-        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
-        return self.weight * y
-
-    mod.Qwen3RMSNorm.forward = rms_forward
+    float64_rms_norm(mod.Qwen3RMSNorm)
     rot = model.model.rotary_emb
     inv = 1.0 / (THETA ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float64) / HEAD_DIM))
 
-    def rope_forward(x, position_ids):
-        freqs = position_ids[..., None].to(torch.float64) * inv
-        emb = torch.cat((freqs, freqs), dim=-1)
-        return ((emb.cos() * rot.attention_scaling).to(x.dtype),
-                (emb.sin() * rot.attention_scaling).to(x.dtype))
+    float64_rope(rot, inv)
 
-    rot.forward = rope_forward
-
-    def eager(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-        k = mod.repeat_kv(key, module.num_key_value_groups)
-        v = mod.repeat_kv(value, module.num_key_value_groups)
-        w = torch.matmul(query, k.transpose(2, 3)) * scaling
-        if attention_mask is not None:
-            w = w + attention_mask
-        w = torch.softmax(w, dim=-1)  # in the tensors' dtype (float64)
-        return torch.matmul(w, v).transpose(1, 2).contiguous(), w
-
-    mod.eager_attention_forward = eager
+    float64_eager(mod)
 
 
 def write_gguf(path, cfg, model, tokens, merges):
@@ -112,13 +95,7 @@ def write_gguf(path, cfg, model, tokens, merges):
     w.add_key_length(HEAD_DIM)
     w.add_value_length(HEAD_DIM)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("qwen2")
-    w.add_token_list(tokens)
-    w.add_token_types([gguf.TokenType.NORMAL] * (len(tokens) - 1) + [gguf.TokenType.CONTROL])
-    w.add_token_merges(merges)
-    w.add_bos_token_id(N_VOCAB - 1)
-    w.add_eos_token_id(N_VOCAB - 1)
+    add_vocab(w, tokens, merges, "qwen2")
     names = {"input_layernorm.weight": "attn_norm.weight",
              "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
              "self_attn.v_proj.weight": "attn_v.weight",
@@ -128,22 +105,8 @@ def write_gguf(path, cfg, model, tokens, merges):
              "post_attention_layernorm.weight": "ffn_norm.weight",
              "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
              "mlp.down_proj.weight": "ffn_down.weight"}
-    for name, t in model.state_dict().items():
-        if name == "lm_head.weight":
-            continue  # tied: not in the safetensors the converter reads
-        a = np.ascontiguousarray(t.detach().to(torch.float32).numpy())
-        if name == "model.embed_tokens.weight":
-            out = "token_embd.weight"
-        elif name == "model.norm.weight":
-            out = "output_norm.weight"
-        else:
-            _, _, layer, rest = name.split(".", 3)
-            out = "blk.%s.%s" % (layer, names[rest])
-        w.add_tensor(out, a)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    add_tensors(w, model, names)
+    finish(w)
 
 
 def main():
