@@ -8,8 +8,8 @@
 #   generate     "The capital of France is" → " Paris" (greedy)
 #   capture      stores 28 x 12 heads of a sentence; every stored row sums to 1
 #   study dla    a forward study runs on the run; its heads and MLPs sum to the logit
-# The numbers of the qwen2 architecture against llama.cpp and the float64 reference are
-# test-qwen2-model's (on the 0.5B model, which CI fetches).
+# The numbers against llama.cpp and the float64 reference are test-qwen2-model's on the 0.5B
+# model (which CI fetches) and test-qwen2-1.5b-model's on this one (same skip rule).
 # Usage: test-cli-qwen2-1.5b.sh PATH/TO/saccade. Exits 77 (skip) without the model: it is
 # 1.1 GB, for benchmarks and this test, and CI does not fetch it (data/fetch-model.sh
 # qwen2.5-1.5b does; .ci/run allows this one skip by its reason).

@@ -168,6 +168,81 @@ sc_test_arch_check (const char *name, ScModel *model, ScBackend *b, JsonObject *
   g_assert_cmpfloat (pe2, <=, bound);
 }
 
+/* ---- a model against llama.cpp on the same file (llamacpp_arch.py) ----------------- */
+
+double
+sc_test_arch_llamacpp_error (const char *name, ScModel *model, ScBackend *b,
+                             JsonObject *fixture, int first, int last)
+{
+  const int V = (int) sc_model_info (model)->n_vocab;
+  g_autoptr (JsonParser) parser = NULL;
+  g_autoptr (GMappedFile) lc_data = NULL;
+  g_autofree int32_t *ids = NULL, *lc_ids = NULL;
+  g_autofree float *logits = NULL;
+  JsonObject *root, *archs, *entry, *shape_o;
+  JsonArray *shape;
+  ScForwardOptions opt = { .all_logits = true };
+  ScSession *s = NULL;
+  ScError err = { 0 };
+  const float *ref;
+  double worst = 0.0;
+  int n, lc_n;
+
+  root = sc_test_fixture_json ("arch-llamacpp.json", &parser);
+  archs = json_object_get_object_member (root, "archs");
+  if (!json_object_has_member (archs, name))
+    g_error ("arch-llamacpp.json has no entry '%s'", name);
+  entry = json_object_get_object_member (archs, name);
+  /* the file llama.cpp ran must be the one the transformers fixture (and this test) use */
+  g_assert_cmpstr (json_object_get_string_member (entry, "model_sha256"), ==,
+                   json_object_get_string_member (fixture, "model_sha256"));
+  ids = sc_test_fixture_ids (json_object_get_array_member (fixture, "ids"), &n);
+  lc_ids = sc_test_fixture_ids (json_object_get_array_member (entry, "ids"), &lc_n);
+  g_assert_cmpint (lc_n, ==, n);
+  g_assert_cmpmem (lc_ids, (gsize) n * sizeof *ids, ids, (gsize) n * sizeof *ids);
+  shape_o = json_object_get_object_member (entry, "logits");
+  shape = json_object_get_array_member (shape_o, "shape");
+  g_assert_cmpint (json_array_get_int_element (shape, 0), ==, n);
+  g_assert_cmpint (json_array_get_int_element (shape, 1), ==, V);
+  g_assert_true (0 <= first && first <= last && last < n);
+  lc_data = sc_test_fixture_map (json_object_get_string_member (root, "data_file"));
+  g_assert_cmpuint (g_mapped_file_get_length (lc_data), >=,
+                    ((gsize) json_object_get_int_member (shape_o, "offset") + (gsize) n * V)
+                    * sizeof (float));
+  ref = (const float *) g_mapped_file_get_contents (lc_data)
+        + json_object_get_int_member (shape_o, "offset");
+
+  logits = g_new (float, (size_t) n * V);
+  g_assert_cmpint (sc_session_new (model, b, &s, &err), ==, SC_OK);
+  if (sc_forward (s, ids, n, &opt, logits, &err) != SC_OK)
+    g_error ("%s forward: %s", name, err.message);
+  for (int i = first; i <= last; i++)
+    for (int v = 0; v < V; v++)
+      worst = fmax (worst, fabs ((double) logits[(size_t) i * V + v] - ref[(size_t) i * V + v]));
+  sc_session_free (s);
+  return worst;
+}
+
+void
+sc_test_arch_check_llamacpp (const char *name, ScModel *model, JsonObject *fixture,
+                             double bound)
+{
+  const int n = (int) json_array_get_length (json_object_get_array_member (fixture, "ids"));
+  ScError err = { 0 };
+  ScBackend *ref = sc_backend_cpu_ref_new (), *cpu = sc_backend_cpu_new (2, &err);
+  double er, ec;
+
+  g_assert_nonnull (cpu);
+  er = sc_test_arch_llamacpp_error (name, model, ref, fixture, 0, n - 1);
+  ec = sc_test_arch_llamacpp_error (name, model, cpu, fixture, 0, n - 1);
+  printf ("# %s vs llama.cpp (F32 KV cache) on the same weights: max |dlogit| %.3g (cpu-ref), "
+          "%.3g (cpu); bound %.0e\n", name, er, ec, bound);
+  g_assert_cmpfloat (er, <=, bound);
+  g_assert_cmpfloat (ec, <=, bound);
+  sc_backend_free (ref);
+  sc_backend_free (cpu);
+}
+
 /* max |dg| / max |g| of the backward on @b against the fixture's "grad"; *@value_err the
  * error of log p. */
 static double

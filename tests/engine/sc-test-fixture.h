@@ -44,6 +44,17 @@ void sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GM
 void sc_test_arch_check (const char *name, ScModel *model, ScBackend *b, JsonObject *fixture,
                          GMappedFile *data, int n_past, double bound);
 
+/* llama.cpp's logits on an architecture's file (tests/reference/llamacpp_arch.py:
+ * arch-llamacpp.json's entry @name, whose file and ids must be @fixture's) against @model on
+ * @b, the fixture's ids run whole; returns the worst |dlogit| over rows @first..@last. */
+double sc_test_arch_llamacpp_error (const char *name, ScModel *model, ScBackend *b,
+                                    JsonObject *fixture, int first, int last);
+
+/* sc_test_arch_llamacpp_error over every row on cpu-ref and cpu, each within @bound; prints
+ * them and what llama.cpp measured against transformers. */
+void sc_test_arch_check_llamacpp (const char *name, ScModel *model, JsonObject *fixture,
+                                  double bound);
+
 /* The backward against the fixture's "grad" (torch autograd through transformers in float64:
  * d log p(its target at the last position) / d input embeddings, its "value" the log p) on
  * cpu-ref and cpu: the gradient within @grad_bound of its largest component, log p within

@@ -10,6 +10,7 @@
  *    output, eps the file's float32 1e-5);
  *  - logits and every probability within REF_BOUND on cpu-ref (double sums) and CPU_BOUND
  *    on cpu (float32 sgemm);
+ *  - every logit against llama.cpp on the same file within LLAMACPP_BOUND (arch-llamacpp.*);
  *  - the same run split in two calls through the KV cache (positions past n_past);
  *  - the output head's LayerNorm wherever the forward pass applies it: the kept residuals
  *    unembedded (the logit lens) and the kept logits give the run's logits;
@@ -39,6 +40,12 @@
 #define REF_BOUND 1e-5
 /* cpu: float32 sgemm and the SIMD softmax; measured below 4e-6 on this model. */
 #define CPU_BOUND 2e-5
+/* against llama.cpp on the same file (tests/reference/llamacpp_arch.py, F32 KV cache): ggml's
+ * CPU GELU rounds its input to fp16 and reads an fp16 table, which puts llama.cpp 6.2e-3 from
+ * transformers' float64 logits (5.7e-4 once the float64 forward emulates that GELU: the
+ * script's "gelu_check"); measured 6.2e-3 (cpu-ref and cpu). Looser than the erf-vs-tanh
+ * difference (3.1e-3), which the 1e-5 bound against transformers above holds. */
+#define LLAMACPP_BOUND 1e-2
 
 static ScModel *model;
 static JsonParser *parser;
@@ -231,6 +238,12 @@ test_studies (void)
   sc_backend_free (b);
 }
 
+static void
+test_vs_llamacpp (void)
+{
+  sc_test_arch_check_llamacpp ("gpt2", model, fixture, LLAMACPP_BOUND);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -252,6 +265,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpt2/model/vs-transformers-reference-backend",
                    test_vs_transformers_reference_backend);
   g_test_add_func ("/gpt2/model/vs-transformers-cpu", test_vs_transformers_cpu);
+  g_test_add_func ("/gpt2/model/vs-llamacpp", test_vs_llamacpp);
   g_test_add_func ("/gpt2/model/output-head", test_output_head);
   g_test_add_func ("/gpt2/model/refusals", test_refusals);
   g_test_add_func ("/gpt2/model/studies", test_studies);

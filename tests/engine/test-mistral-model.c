@@ -11,6 +11,8 @@
  *  - the file loads as llama with a window of 16 on every layer;
  *  - logits and every probability within REF_BOUND on cpu-ref and CPU_BOUND on cpu, whole and
  *    through the KV cache (rows 61.. see only cached keys of their window);
+ *  - logits against llama.cpp (arch-llamacpp.*), which applies no window: rows 0..15 of this
+ *    file, and every row of a copy without the window's key, within LLAMACPP_BOUND;
  *  - the backward through the windowed attention against torch autograd, within GRAD_BOUND
  *    of the largest component;
  *  - QK attribution: the parts of a score inside the window sum to the forward's score;
@@ -38,6 +40,10 @@
 #define CPU_BOUND 2e-5
 /* the backward in float32 against float64 autograd, relative to the largest component */
 #define GRAD_BOUND 2e-5
+/* against llama.cpp (tests/reference/llamacpp_arch.py, F32 KV cache), as test-llama3-model:
+ * llama.cpp is within 5.7e-6 of transformers on rows 0..15 and 1.2e-5 of transformers without
+ * the window on every row; measured 8.6e-6 (rows 0..15) and 1.5e-5 (no window, every row). */
+#define LLAMACPP_BOUND 4e-5
 
 static ScModel *model;
 static JsonParser *parser;
@@ -135,6 +141,52 @@ test_qk_attribution (void)
   sc_test_arch_check_qk ("mistral", model, fixture, cases, G_N_ELEMENTS (cases), 1e-5);
 }
 
+/* llama.cpp runs this file without its window (its llama reads no
+ * llama.attention.sliding_window), so it computes what Saccade computes only where the window
+ * cuts nothing, rows 0..15; past them they differ by design. The whole run is compared on a
+ * copy whose key is renamed: Saccade then runs every layer globally, as llama.cpp does. */
+static void
+test_vs_llamacpp (void)
+{
+  const int n = (int) json_array_get_length (json_object_get_array_member (fixture, "ids"));
+  const guint window = sc_model_info (model)->sliding_window;
+  static const char key[] = "llama.attention.sliding_window",
+                    renamed[] = "llama.attention.ignored_window";
+  ScError err = { 0 };
+  ScBackend *ref = sc_backend_cpu_ref_new (), *cpu = sc_backend_cpu_new (2, &err);
+  ScModel *global = NULL;
+  double er, ec, past, ger, gec;
+  char *tmp;
+
+  G_STATIC_ASSERT (sizeof key == sizeof renamed);
+  g_assert_nonnull (cpu);
+  er = sc_test_arch_llamacpp_error ("mistral", model, ref, fixture, 0, (int) window - 1);
+  ec = sc_test_arch_llamacpp_error ("mistral", model, cpu, fixture, 0, (int) window - 1);
+  past = sc_test_arch_llamacpp_error ("mistral", model, cpu, fixture, (int) window, n - 1);
+
+  tmp = sc_test_edited_copy (model_path, "mistral-XXXXXX.gguf", key, renamed, sizeof key - 1);
+  if (sc_model_open (tmp, 1, &global, &err) != SC_OK)
+    g_error ("%s", err.message);
+  g_assert_cmpuint (sc_model_info (global)->sliding_window, ==, 0);
+  ger = sc_test_arch_llamacpp_error ("mistral", global, ref, fixture, 0, n - 1);
+  gec = sc_test_arch_llamacpp_error ("mistral", global, cpu, fixture, 0, n - 1);
+  printf ("# mistral vs llama.cpp (F32 KV cache): rows 0..%u max |dlogit| %.3g (cpu-ref), "
+          "%.3g (cpu); rows %u.. %.3g (the window, by design); the file without its window, "
+          "every row: %.3g (cpu-ref), %.3g (cpu); bound %.0e\n", window - 1, er, ec, window, past,
+          ger, gec, LLAMACPP_BOUND);
+  g_assert_cmpfloat (er, <=, LLAMACPP_BOUND);
+  g_assert_cmpfloat (ec, <=, LLAMACPP_BOUND);
+  g_assert_cmpfloat (ger, <=, LLAMACPP_BOUND);
+  g_assert_cmpfloat (gec, <=, LLAMACPP_BOUND);
+  /* and the window does change rows past it: the comparison above is not vacuous */
+  g_assert_cmpfloat (past, >, 100 * LLAMACPP_BOUND);
+  sc_model_free (global);
+  g_unlink (tmp);
+  g_free (tmp);
+  sc_backend_free (ref);
+  sc_backend_free (cpu);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -156,6 +208,7 @@ main (int argc, char **argv)
   g_test_add_func ("/mistral/model/vs-transformers-reference-backend",
                    test_vs_transformers_reference_backend);
   g_test_add_func ("/mistral/model/vs-transformers-cpu", test_vs_transformers_cpu);
+  g_test_add_func ("/mistral/model/vs-llamacpp", test_vs_llamacpp);
   g_test_add_func ("/mistral/model/refusals", test_refusals);
   g_test_add_func ("/mistral/model/gradients", test_gradients);
   g_test_add_func ("/mistral/model/qk-attribution", test_qk_attribution);

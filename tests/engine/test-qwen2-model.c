@@ -18,6 +18,13 @@
  *
  * Needs data/models/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf (or $SACCADE_QWEN2_MODEL); exits 77
  * (skip) when it is absent, and skips when the file is not the one the fixtures were made with.
+ *
+ * With the argument "1.5b" (meson's test-qwen2-1.5b-model) the same checks run on
+ * Qwen2.5-Coder-1.5B-Instruct (28 layers, 12 query heads over 2 KV heads of 128), against
+ * attention-fixture-qwen2-1.5b.* (qwen2_ref.py --1.5b: fewer stored rows) and
+ * logits-fixture-qwen2-1.5b.* (gen_logits_fixture_qwen2.py --1.5b: the same 21 prompts).
+ * CI does not fetch that model (data/fetch-model.sh qwen2.5-1.5b does), so without it this
+ * run exits 77 with the reason .ci/run allows.
  */
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -33,7 +40,25 @@
 
 #include "sc-test-fixture.h"
 
-#define QWEN2_FILE "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf"
+/* Against the exact numpy reference only float32 rounding is left. */
+#define NUMPY_LOGIT_BOUND 5e-4
+#define ATTN_BOUND 1e-4
+
+/* One Qwen2.5-Coder model: its file, the fixtures made from it, the shape it must load with
+ * and what differs between the two (bounds measured per model, below). */
+typedef struct {
+  const char *label, *file, *env, *fetch;
+  const char *attention_fixture, *logits_fixture; /* JSON; each names its .f32 */
+  const char *name;
+  const char *answer; /* greedy answer to the chat question (llama.cpp's, comfortable margins) */
+  guint n_layers, n_embd, n_heads, head_dim, n_ff;
+  double logit_bound, near_tie;
+  int llamacpp_from; /* the first position compared with llama.cpp */
+  double attn_bound_layer0; /* layer 0's probabilities on cpu (the others: ATTN_BOUND) */
+  guint ref_prompts;        /* attention prompts run on cpu-ref */
+} Qwen2Variant;
+
+static const Qwen2Variant *variant;
 
 /* Bound on max |Δlogit| / std(logits) against llama.cpp on the Q4_K_M file, over the stored
  * vocabulary slice and top-32 of each stored row and the top-2 of every position, after
@@ -51,9 +76,44 @@
  * (std units): the 24 flips measured all had margins <= 0.077 std; since our logits are exact
  * to NUMPY_LOGIT_BOUND, which positions flip is fixed by the fixture, not by our build. */
 #define NEAR_TIE 0.15
-/* Against the exact numpy reference only float32 rounding is left. */
-#define NUMPY_LOGIT_BOUND 5e-4
-#define ATTN_BOUND 1e-4
+/* The 1.5B model's, measured the same way (tests/reference/README.md section 10.5). Against
+ * llama.cpp: 0.733 std over 39 stored rows and 0.584 on the top-2 of 1146 positions (the
+ * float64 reference itself is 0.70 std from llama.cpp at those positions), so 1.0; 26
+ * near-tie flips, margins <= 0.077 std. Position 0 is left out of that comparison: there
+ * llama.cpp's row is 4.5-6.9 std from the float64 reference on every prompt (top-1 different
+ * on 5 of 6), while ours is within NUMPY_LOGIT_BOUND of the reference at position 0 as
+ * everywhere (attention-vs-numpy): the gap is llama.cpp's arithmetic on the quantised file,
+ * not a property of the model; it is printed, not bounded. The chat answer is llama.cpp's
+ * greedy one (smallest step margin 4.1 logits). */
+#define LOGIT_BOUND_15B 1.0
+#define NEAR_TIE_15B 0.15
+#define ANSWER_15B "The capital of France is Paris."
+/* Layer 0 on cpu: head dim 128 and layer 0's large Q/K biases make its scores the largest,
+ * and the cpu kernel sums their 128 products in float32: 2.15e-4 measured (chat_france;
+ * 0.5B: 8.6e-5 over 64 products). cpu-ref, summing in double, gives 2.3e-5 on layer 0 and
+ * keeps every layer within ATTN_BOUND; every later layer is within 1.1e-5 on cpu too. */
+#define ATTN_BOUND_LAYER0_15B 4e-4
+
+static const Qwen2Variant variants[] = {
+  { .label = "Qwen2.5-Coder-0.5B-Instruct", .file = "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf",
+    .env = "SACCADE_QWEN2_MODEL", .fetch = "qwen2.5-0.5b",
+    .attention_fixture = "attention-fixture-qwen2.json",
+    .logits_fixture = "logits-fixture-qwen2.json",
+    .name = "Qwen2.5-Coder 0.5B Instruct \xc2\xb7 Q4_K_M",
+    .answer = "The capital of France is Paris.",
+    .n_layers = 24, .n_embd = 896, .n_heads = 14, .head_dim = 64, .n_ff = 4864,
+    .logit_bound = LOGIT_BOUND, .near_tie = NEAR_TIE, .attn_bound_layer0 = ATTN_BOUND,
+    .ref_prompts = 1 },
+  { .label = "Qwen2.5-Coder-1.5B-Instruct", .file = "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf",
+    .env = "SACCADE_QWEN2_15B_MODEL", .fetch = "qwen2.5-1.5b",
+    .attention_fixture = "attention-fixture-qwen2-1.5b.json",
+    .logits_fixture = "logits-fixture-qwen2-1.5b.json",
+    .name = "Qwen2.5-Coder 1.5B Instruct \xc2\xb7 Q4_K_M",
+    .answer = ANSWER_15B,
+    .n_layers = 28, .n_embd = 1536, .n_heads = 12, .head_dim = 128, .n_ff = 8960,
+    .logit_bound = LOGIT_BOUND_15B, .near_tie = NEAR_TIE_15B, .llamacpp_from = 1,
+    .attn_bound_layer0 = ATTN_BOUND_LAYER0_15B, .ref_prompts = 2 },
+};
 
 static ScModel *model;
 static ScBackend *backend;
@@ -101,33 +161,36 @@ test_info (void)
 
   g_assert_cmpstr (in->arch_name, ==, "qwen2");
   g_assert_cmpint (in->arch, ==, SC_ARCH_QWEN2);
-  g_assert_cmpstr (in->name, ==, "Qwen2.5-Coder 0.5B Instruct \xc2\xb7 Q4_K_M");
-  g_assert_cmpuint (in->n_layers, ==, 24);
-  g_assert_cmpuint (in->n_embd, ==, 896);
-  g_assert_cmpuint (in->n_heads, ==, 14);
+  g_assert_cmpstr (in->name, ==, variant->name);
+  g_assert_cmpuint (in->n_layers, ==, variant->n_layers);
+  g_assert_cmpuint (in->n_embd, ==, variant->n_embd);
+  g_assert_cmpuint (in->n_heads, ==, variant->n_heads);
   g_assert_cmpuint (in->n_kv_heads, ==, 2);
-  g_assert_cmpuint (in->head_dim, ==, 64);
-  g_assert_cmpuint (in->n_rot, ==, 64);
-  g_assert_cmpuint (in->n_ff, ==, 4864);
+  g_assert_cmpuint (in->head_dim, ==, variant->head_dim);
+  g_assert_cmpuint (in->n_rot, ==, variant->head_dim);
+  g_assert_cmpuint (in->n_ff, ==, variant->n_ff);
   g_assert_cmpuint (in->n_vocab, ==, 151936);
-  g_assert_false (in->tied_output); /* this file carries output.weight (Q8_0) */
+  g_assert_false (in->tied_output); /* both files carry output.weight */
   g_assert_cmpfloat (in->rope_base, ==, 1e6f);
-  g_assert_cmpfloat (in->attn_scale, ==, 0.125f);
+  g_assert_cmpfloat (in->attn_scale, ==, 1.0f / sqrtf ((float) variant->head_dim));
   g_assert_cmpfloat (in->embd_scale, ==, 0.0f);
   g_assert_cmpuint (in->sliding_window, ==, 0);
-  for (int l = 0; l < 24; l++)
+  for (int l = 0; l < (int) in->n_layers; l++)
     g_assert_cmpuint (sc_model_layer_window (in, l), ==, 0);
   /* every layer has its three biases, and they are not all zero */
-  for (int l = 0; l < 24; l++)
+  for (int l = 0; l < (int) in->n_layers; l++)
     {
-      const ScLayerWeights *w = &sc_model_weights (model)->layers[l];
+      /* the packed view: the biases are dense vectors in it, and the float view of the
+       * matrices would cost 7 GB on the 1.5B model */
+      const ScLayerWeights *w = &sc_model_weights_packed (model)->layers[l];
+      const int kv = (int) (in->n_kv_heads * in->head_dim);
       double sq = 0.0, sk = 0.0, sv = 0.0;
       g_assert_nonnull (w->bq);
       g_assert_nonnull (w->bk);
       g_assert_nonnull (w->bv);
-      for (int i = 0; i < 896; i++)
+      for (int i = 0; i < (int) (in->n_heads * in->head_dim); i++)
         sq += fabs (w->bq[i]);
-      for (int i = 0; i < 128; i++)
+      for (int i = 0; i < kv; i++)
         sk += fabs (w->bk[i]), sv += fabs (w->bv[i]);
       g_assert_cmpfloat (sq, >, 0.0);
       g_assert_cmpfloat (sk, >, 0.0);
@@ -186,7 +249,7 @@ test_generation (void)
   g_test_message ("greedy chat answer after %zu prompt tokens: '%s'", n0, answer);
   g_assert_true (stopped);
   g_assert_cmpint (ids[n], ==, 151645);
-  g_assert_cmpstr (answer, ==, "The capital of France is Paris.");
+  g_assert_cmpstr (answer, ==, variant->answer);
   free (ids);
 }
 
@@ -211,6 +274,7 @@ typedef struct {
   const int *rows;    /* R query positions */
   int R, H, n, calls;
   double max_err, max_row_err;
+  double max_err_first; /* layer 0 */
   double max_err_later; /* over layers 1..L-1: layer 0's Q and K biases (up to 81 and 145)
                          * make its scores the largest, and float32's rounding of them the
                          * largest error */
@@ -251,6 +315,8 @@ attn_observe (void *user, int layer, int head, const float *probs, int n_q, int 
           double e = fabs ((double) row[j] - ref[j]);
           if (layer > 0)
             c->max_err_later = fmax (c->max_err_later, e);
+          else
+            c->max_err_first = fmax (c->max_err_first, e);
           if (e > c->max_err)
             {
               c->max_err = e;
@@ -264,12 +330,13 @@ attn_observe (void *user, int layer, int head, const float *probs, int n_q, int 
   return true;
 }
 
-/* Runs the first @max_prompts prompts of the attention fixture through @s. */
+/* Runs the first @max_prompts prompts of the attention fixture through @s: layer 0's
+ * probabilities within @layer0_bound, every later layer's within ATTN_BOUND. */
 static void
-check_attention_fixture (ScSession *s, guint max_prompts)
+check_attention_fixture (ScSession *s, guint max_prompts, double layer0_bound)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = sc_test_fixture_json ("attention-fixture-qwen2.json", &parser);
+  JsonObject *root = sc_test_fixture_json (variant->attention_fixture, &parser);
   g_autoptr (GMappedFile) blob = NULL;
   const ScModelInfo *in = sc_model_info (model);
   const int V = (int) in->n_vocab;
@@ -284,7 +351,7 @@ check_attention_fixture (ScSession *s, guint max_prompts)
 
   if (!same_model (root))
     return;
-  blob = sc_test_fixture_map ("attention-fixture-qwen2.f32");
+  blob = sc_test_fixture_map (json_object_get_string_member (root, "data_file"));
   data = g_mapped_file_get_contents (blob);
   data_len = g_mapped_file_get_length (blob);
   g_assert_cmpint (json_object_get_int_member (root, "total_bytes"), ==, (gint64) data_len);
@@ -342,7 +409,8 @@ check_attention_fixture (ScSession *s, guint max_prompts)
       if (json_object_get_double_member (pr, "min_visible_probability") > 1e-30)
         g_assert_cmpuint (c.visible_zero, ==, 0);
       g_assert_cmpfloat (c.max_row_err, <=, 1e-5);
-      g_assert_cmpfloat (c.max_err, <=, ATTN_BOUND);
+      g_assert_cmpfloat (c.max_err_first, <=, layer0_bound);
+      g_assert_cmpfloat (c.max_err_later, <=, ATTN_BOUND);
       worst_attn = fmax (worst_attn, c.max_err);
       longest = MAX (longest, n);
 
@@ -383,10 +451,11 @@ check_attention_fixture (ScSession *s, guint max_prompts)
 static void
 test_attention_vs_numpy (void)
 {
-  check_attention_fixture (session, G_MAXUINT);
+  check_attention_fixture (session, G_MAXUINT, variant->attn_bound_layer0);
 }
 
-/* The scalar reference backend too, on the first prompt (it is slow). */
+/* The scalar reference backend too, on the first prompt or two (it is slow): its double
+ * accumulation holds every layer, layer 0 included, to ATTN_BOUND. */
 static void
 test_attention_vs_numpy_reference_backend (void)
 {
@@ -395,7 +464,7 @@ test_attention_vs_numpy_reference_backend (void)
   ScError err = { 0 };
 
   g_assert_cmpint (sc_session_new (model, ref, &s, &err), ==, SC_OK);
-  check_attention_fixture (s, 1);
+  check_attention_fixture (s, variant->ref_prompts, ATTN_BOUND);
   sc_session_free (s);
   sc_backend_free (ref);
 }
@@ -406,20 +475,21 @@ static void
 test_logits_vs_llamacpp (void)
 {
   g_autoptr (JsonParser) parser = NULL;
-  JsonObject *root = sc_test_fixture_json ("logits-fixture-qwen2.json", &parser);
+  JsonObject *root = sc_test_fixture_json (variant->logits_fixture, &parser);
   g_autoptr (GMappedFile) blob = NULL;
   JsonArray *prompts = json_object_get_array_member (root, "prompts");
   const int V = (int) sc_model_info (model)->n_vocab;
   const int stride = (int) json_object_get_int_member (root, "slice_stride");
   const int n_slice = (int) json_object_get_int_member (root, "slice_count");
   double worst_rows = 0.0, worst_top = 0.0, worst_shift = 0.0, tie_margin = 0.0;
+  double unbounded = 0.0;
   int n_positions = 0, n_rows = 0, near_ties = 0, chat = 0;
   const char *data;
   gsize data_len;
 
   if (!same_model (root))
     return;
-  blob = sc_test_fixture_map ("logits-fixture-qwen2.f32");
+  blob = sc_test_fixture_map (json_object_get_string_member (root, "rows_file"));
   data = g_mapped_file_get_contents (blob);
   data_len = g_mapped_file_get_length (blob);
   g_assert_cmpint (json_object_get_int_member (root, "n_vocab"), ==, V);
@@ -467,11 +537,17 @@ test_logits_vs_llamacpp (void)
           for (int j = 0; j < (int) json_array_get_length (tid); j++)
             maxd = fmax (maxd, fabs (row[json_array_get_int_element (tid, j)] - shift
                                      - json_array_get_double_element (tlg, j)));
+          if (pos < variant->llamacpp_from)
+            {
+              /* not bounded (the variant's comment says why); printed */
+              unbounded = fmax (unbounded, maxd / std);
+              continue;
+            }
           prompt_worst = fmax (prompt_worst, maxd / std);
           worst_shift = fmax (worst_shift, fabs (shift) / std);
           n_rows++;
         }
-      for (int i = 0; i < n; i++)
+      for (int i = variant->llamacpp_from; i < n; i++)
         {
           const float *row = all + (size_t) i * V;
           int t1 = (int) json_array_get_int_element (top1, i);
@@ -487,7 +563,7 @@ test_logits_vs_llamacpp (void)
             {
               double margin = (json_array_get_double_element (top1l, i)
                                - json_array_get_double_element (top2l, i)) / std;
-              if (margin >= NEAR_TIE)
+              if (margin >= variant->near_tie)
                 g_error ("prompt %s position %d: top-1 %d but llama.cpp says %d with margin "
                          "%.3f std (not a near-tie)", name, i, ours, t1, margin);
               tie_margin = fmax (tie_margin, margin);
@@ -497,36 +573,42 @@ test_logits_vs_llamacpp (void)
         }
       worst_rows = fmax (worst_rows, prompt_worst);
       g_test_message ("%-24s n=%3d  max|dlogit|/std %.4f", name, n, prompt_worst);
-      if (prompt_worst > LOGIT_BOUND)
+      if (prompt_worst > variant->logit_bound)
         g_error ("prompt %s: max |dlogit|/std = %.4f exceeds %.3f", name, prompt_worst,
-                 LOGIT_BOUND);
+                 variant->logit_bound);
     }
   printf ("# qwen2 logits vs llama.cpp (row means removed): worst max|dlogit|/std %.4f over %d "
           "rows (bound %.2f), top-2 %.4f, largest mean shift %.3f std, near-tie top-1 "
           "differences %d of %d positions (largest llama.cpp margin among them %.3f std)\n",
-          worst_rows, n_rows, LOGIT_BOUND, worst_top, worst_shift, near_ties, n_positions,
+          worst_rows, n_rows, variant->logit_bound, worst_top, worst_shift, near_ties, n_positions,
           tie_margin);
+  if (variant->llamacpp_from > 0)
+    printf ("# positions before %d (not bounded): max|dlogit|/std %.3f against llama.cpp\n",
+            variant->llamacpp_from, unbounded);
   g_assert_cmpint (chat, >=, 1);
-  g_assert_cmpfloat (worst_top, <=, LOGIT_BOUND);
+  g_assert_cmpfloat (worst_top, <=, variant->logit_bound);
 }
 
 int
 main (int argc, char **argv)
 {
-  const char *env = g_getenv ("SACCADE_QWEN2_MODEL");
+  const char *env;
   const char *src = g_getenv ("SC_TEST_SOURCE_DIR");
   g_autofree char *path = NULL;
   ScError err = { 0 };
   int rc;
 
   g_test_init (&argc, &argv, NULL);
+  variant = &variants[argc > 1 && strcmp (argv[1], "1.5b") == 0];
+  env = g_getenv (variant->env);
   path = env != NULL ? g_strdup (env)
-                     : g_build_filename (src != NULL ? src : ".", "data", "models", QWEN2_FILE,
+                     : g_build_filename (src != NULL ? src : ".", "data", "models", variant->file,
                                          NULL);
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
     {
-      printf ("1..0 # SKIP the Qwen2.5-Coder-0.5B-Instruct model is not present (%s); run "
-              "data/fetch-model.sh qwen2.5-0.5b or set SACCADE_QWEN2_MODEL\n", path);
+      /* .ci/run allows the 1.5B's skip by these words */
+      printf ("1..0 # SKIP the %s model is not fetched (%s): run data/fetch-model.sh %s or set "
+              "%s\n", variant->label, path, variant->fetch, variant->env);
       return 77;
     }
   model_sha = sc_test_file_sha256 (path);

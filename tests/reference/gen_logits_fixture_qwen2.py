@@ -32,6 +32,10 @@ How to rerun
     python3 tests/reference/gen_logits_fixture_qwen2.py [MODEL.gguf]
     (model: argv[1], else $SACCADE_QWEN2_MODEL, else
     data/models/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf).
+    python3 tests/reference/gen_logits_fixture_qwen2.py --1.5b [MODEL.gguf]
+    writes logits-fixture-qwen2-1.5b.{json,f32} instead, the same prompts and generations on
+    Qwen2.5-Coder-1.5B-Instruct (model: argument, else $SACCADE_QWEN2_15B_MODEL, else
+    data/models/Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf).
 """
 
 import hashlib
@@ -46,8 +50,8 @@ import gen_logits_fixture as base  # noqa: E402  (texts and the JSON writer; no 
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_MODEL = os.path.join(ROOT, "data", "models", "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf")
-OUT_JSON = os.path.join(HERE, "logits-fixture-qwen2.json")
-OUT_F32 = os.path.join(HERE, "logits-fixture-qwen2.f32")
+DEFAULT_MODEL_15B = os.path.join(ROOT, "data", "models",
+                                 "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf")
 
 STRIDE = 128
 TOP_K = 32
@@ -142,14 +146,19 @@ def greedy(llm, prompt_ids):
 def main():
     import llama_cpp
 
-    path = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("SACCADE_QWEN2_MODEL",
-                                                                DEFAULT_MODEL)
+    big = "--1.5b" in sys.argv
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    stem = os.path.join(HERE, "logits-fixture-qwen2" + ("-1.5b" if big else ""))
+    out_json, out_f32 = stem + ".json", stem + ".f32"
+    path = args[0] if args else os.environ.get(
+        "SACCADE_QWEN2_15B_MODEL" if big else "SACCADE_QWEN2_MODEL",
+        DEFAULT_MODEL_15B if big else DEFAULT_MODEL)
     llm, settings = make_llama(path)
     n_vocab = llm.n_vocab()
     sl = np.arange(0, n_vocab, STRIDE)
 
     prompts_out = []
-    blob = open(OUT_F32 + ".tmp", "wb")
+    blob = open(out_f32 + ".tmp", "wb")
     offset = 0
     for name, text, ps, trunc in PROMPTS:
         ids = [int(t) for t in llm.tokenize(text.encode("utf-8"), add_bos=False, special=ps)]
@@ -183,7 +192,7 @@ def main():
             name, n, rec["top1_id"][-1], rec["top1_logit"][-1],
             rec["top1_logit"][-1] - rec["top2_logit"][-1]))
     blob.close()
-    os.replace(OUT_F32 + ".tmp", OUT_F32)
+    os.replace(out_f32 + ".tmp", out_f32)
 
     gens = []
     for name, q in GENERATIONS:
@@ -212,7 +221,7 @@ def main():
         "slice_count": int(sl.size),
         "slice_note": "each stored row holds logits[0], logits[stride], ..., "
                       "logits[(slice_count-1)*stride]",
-        "rows_file": os.path.basename(OUT_F32),
+        "rows_file": os.path.basename(out_f32),
         "rows_dtype": "float32",
         "rows_endianness": "little",
         "rows_total": offset // (sl.size * 4),
@@ -222,8 +231,8 @@ def main():
         "prompts": prompts_out,
         "generations": gens,
     }
-    base.write_json(OUT_JSON, doc)
-    print("wrote %s (%d prompts) and %s (%d bytes)" % (OUT_JSON, len(prompts_out), OUT_F32, offset))
+    base.write_json(out_json, doc)
+    print("wrote %s (%d prompts) and %s (%d bytes)" % (out_json, len(prompts_out), out_f32, offset))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,16 @@ How to rerun
     (model: argument, else $SACCADE_QWEN2_MODEL, else
     data/models/Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf). The ids are tokenized by llama.cpp
     (vocab_only), so llama-cpp-python is needed in any case.
+    python3 tests/reference/qwen2_ref.py --1.5b [--llamacpp [--no-f32-copy]] [MODEL.gguf]
+    does the same for Qwen2.5-Coder-1.5B-Instruct (28 layers, 12 query heads over 2 KV heads of
+    128; model: argument, else $SACCADE_QWEN2_15B_MODEL, else
+    data/models/Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf) and writes
+    attention-fixture-qwen2-1.5b.{json,f32}, with fewer stored rows (VARIANTS).
+    --no-f32-copy leaves out llama.cpp on the all-F32 copy (7.1 GB for the 1.5B; the 0.5B's
+    copy validated this same code to float32 rounding), keeping the Q4_K_M comparison.
+
+Memory: weights are dequantised a layer at a time for all prompts together (forward_many), so
+the float64 pass holds one layer (0.37 GB for the 1.5B) rather than the model.
 """
 
 import hashlib
@@ -67,8 +77,8 @@ import gguf
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_MODEL = os.path.join(ROOT, "data", "models", "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf")
-OUT_JSON = os.path.join(HERE, "attention-fixture-qwen2.json")
-OUT_F32 = os.path.join(HERE, "attention-fixture-qwen2.f32")
+DEFAULT_MODEL_15B = os.path.join(ROOT, "data", "models",
+                                 "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf")
 
 VOCAB_STRIDE = 128      # stored logit slice: ids 0, 128, ..., 151808 (1187 entries)
 TOP_K = 32
@@ -114,17 +124,31 @@ class Qwen2:
         self.q_scale = 1.0 / np.sqrt(self.head_dim)
         self.T = {t.name: t for t in r.tensors}
         assert "output.bias" not in self.T
-        self.W = {}
-        for t in r.tensors:
-            w = gguf.quants.dequantize(t.data, t.tensor_type)
-            self.W[t.name] = np.asarray(w, dtype=np.float32).reshape(
-                [int(x) for x in reversed(t.shape)] if len(t.shape) > 1 else [int(t.shape[0])])
-        self.E = self.W["token_embd.weight"]
-        self.n_vocab = self.E.shape[0]
-        assert self.E.shape == (self.n_vocab, self.n_embd)
+        # Nothing is dequantised here: a layer's matrices are dequantised when the forward
+        # pass reaches it and dropped after (the 1.5B model is 7.1 GB in float32), the
+        # embedding rows of the ids only, the output matrix in chunks of rows. Blocks are
+        # dequantised whole either way, so the values are those of dequantising the tensor.
+        E = self.T["token_embd.weight"]
+        self.n_vocab = int(E.shape[1])
+        assert [int(x) for x in E.shape] == [self.n_embd, self.n_vocab]
         self.tied = "output.weight" not in self.T
-        self.out = self.E if self.tied else self.W["output.weight"]
-        assert self.out.shape == (self.n_vocab, self.n_embd)
+        self.out_name = "token_embd.weight" if self.tied else "output.weight"
+        assert [int(x) for x in self.T[self.out_name].shape] == [self.n_embd, self.n_vocab]
+
+    @property
+    def E(self):
+        """The whole token embedding, float32 (qk_ref.py's forward reads it)."""
+        return self.dequant("token_embd.weight")
+
+    def dequant(self, name, rows=None):
+        """Tensor @name as float32 (rows, cols) or (n,), as dequantised; @rows: only those
+        rows (an index array or a slice) of a matrix."""
+        t = self.T[name]
+        data = t.data if rows is None else t.data[rows]
+        w = np.asarray(gguf.quants.dequantize(data, t.tensor_type), dtype=np.float32)
+        if len(t.shape) == 1:
+            return w.reshape(int(t.shape[0]))
+        return w.reshape(-1, int(t.shape[0]))
 
     def hparams(self):
         return {"n_layer": self.n_layer, "n_embd": self.n_embd, "n_head": self.n_head,
@@ -136,7 +160,7 @@ class Qwen2:
                 "tensor_types": sorted({t.tensor_type.name for t in self.reader.tensors})}
 
     def w64(self, name):
-        return self.W[name].astype(np.float64)
+        return self.dequant(name).astype(np.float64)
 
     def rms(self, x, w):
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + self.eps) * w
@@ -155,46 +179,55 @@ class Qwen2:
     def silu(x):
         return x / (1.0 + np.exp(-x))
 
-    def forward(self, ids, logit_positions=()):
-        """Returns (probs [L] of (H, n, n) float64, {pos: logits f64})."""
-        n = len(ids)
-        x = self.E[np.asarray(ids)].astype(np.float64)
-        probs = []
+    def forward_many(self, ids_list, rows_list, lpos_list):
+        """Every prompt of @ids_list through the model, layer by layer (each layer's weights
+        dequantised once for all prompts). Returns, per prompt, (probs: [L] of (H, R, n)
+        float64, the query rows rows_list[k] of each head, {pos: logits f64} at
+        lpos_list[k])."""
         H, D, G = self.n_head, self.head_dim, self.n_head // self.n_kv
-        keep = np.arange(n)[None, :] <= np.arange(n)[:, None]
+        xs = [self.dequant("token_embd.weight", np.asarray(ids)).astype(np.float64)
+              for ids in ids_list]
+        probs = [[] for _ in ids_list]
         for l in range(self.n_layer):
             b = "blk.%d." % l
-            h = self.rms(x, self.w64(b + "attn_norm.weight"))
-            q = (h @ self.w64(b + "attn_q.weight").T + self.w64(b + "attn_q.bias")).reshape(n, H, D)
-            k = (h @ self.w64(b + "attn_k.weight").T + self.w64(b + "attn_k.bias")).reshape(
-                n, self.n_kv, D)
-            v = (h @ self.w64(b + "attn_v.weight").T + self.w64(b + "attn_v.bias")).reshape(
-                n, self.n_kv, D)
-            q = self.rope(q) * self.q_scale
-            k = self.rope(k)
-            P = np.empty((H, n, n))
-            o = np.empty((n, H, D))
-            for hh in range(H):
-                kv = hh // G
-                s = q[:, hh, :] @ k[:, kv, :].T
-                s = np.where(keep, s, -np.inf)
-                e = np.exp(s - s.max(-1, keepdims=True))
-                e[~keep] = 0.0
-                P[hh] = e / e.sum(-1, keepdims=True)
-                o[:, hh, :] = P[hh] @ v[:, kv, :]
-            probs.append(P)
-            x = x + o.reshape(n, H * D) @ self.w64(b + "attn_output.weight").T
-            h = self.rms(x, self.w64(b + "ffn_norm.weight"))
-            f = self.silu(h @ self.w64(b + "ffn_gate.weight").T) * (h @ self.w64(b + "ffn_up.weight").T)
-            x = x + f @ self.w64(b + "ffn_down.weight").T
-        hf = self.rms(x, self.w64("output_norm.weight"))
-        logits = {}
-        for p in logit_positions:
-            z = np.zeros(self.n_vocab)
-            for c0 in range(0, self.n_vocab, 32768):
-                z[c0:c0 + 32768] = self.out[c0:c0 + 32768].astype(np.float64) @ hf[p]
-            logits[p] = z
-        return probs, logits
+            w = {k: self.w64(b + k) for k in (
+                "attn_norm.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight",
+                "attn_k.bias", "attn_v.weight", "attn_v.bias", "attn_output.weight",
+                "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")}
+            for pi, x in enumerate(xs):
+                n = x.shape[0]
+                keep = np.arange(n)[None, :] <= np.arange(n)[:, None]
+                h = self.rms(x, w["attn_norm.weight"])
+                q = (h @ w["attn_q.weight"].T + w["attn_q.bias"]).reshape(n, H, D)
+                k = (h @ w["attn_k.weight"].T + w["attn_k.bias"]).reshape(n, self.n_kv, D)
+                v = (h @ w["attn_v.weight"].T + w["attn_v.bias"]).reshape(n, self.n_kv, D)
+                q = self.rope(q) * self.q_scale
+                k = self.rope(k)
+                P = np.empty((H, n, n))
+                o = np.empty((n, H, D))
+                for hh in range(H):
+                    kv = hh // G
+                    sc = q[:, hh, :] @ k[:, kv, :].T
+                    sc = np.where(keep, sc, -np.inf)
+                    e = np.exp(sc - sc.max(-1, keepdims=True))
+                    e[~keep] = 0.0
+                    P[hh] = e / e.sum(-1, keepdims=True)
+                    o[:, hh, :] = P[hh] @ v[:, kv, :]
+                probs[pi].append(P[:, rows_list[pi], :])
+                x = x + o.reshape(n, H * D) @ w["attn_output.weight"].T
+                h = self.rms(x, w["ffn_norm.weight"])
+                f = self.silu(h @ w["ffn_gate.weight"].T) * (h @ w["ffn_up.weight"].T)
+                xs[pi] = x + f @ w["ffn_down.weight"].T
+            del w
+        on = self.w64("output_norm.weight")
+        hfs = [self.rms(x, on) for x in xs]
+        logits = [{p: np.zeros(self.n_vocab) for p in lpos} for lpos in lpos_list]
+        for c0 in range(0, self.n_vocab, 32768):
+            wc = self.dequant(self.out_name, slice(c0, c0 + 32768)).astype(np.float64)
+            for pi, lpos in enumerate(lpos_list):
+                for p in lpos:
+                    logits[pi][p][c0:c0 + 32768] = wc @ hfs[pi][p]
+        return list(zip(probs, logits))
 
 
 # ---- prompts ------------------------------------------------------------------------------
@@ -238,6 +271,19 @@ PROMPTS = [
 
 LONG_ROWS = (0, 1, 2, 50, 100, 150, 198, 199)
 
+# What is stored per model. The 0.5B: every row of prompts up to 40 tokens, LONG_ROWS of
+# the long one (7.15 MB). The 1.5B (--1.5b; 28 x 12 heads, as many as the 0.5B's 24 x 14):
+# every row up to 16 tokens only, rows 0, 1, 2, 15, n/2, n-2, n-1 of the others and 0, 100,
+# 198, 199 of the long one, to keep its fixture near 2 MB.
+VARIANTS = {
+    "0.5b": {"model": DEFAULT_MODEL, "env": "SACCADE_QWEN2_MODEL",
+             "out": "attention-fixture-qwen2", "full_rows_max": FULL_ROWS_MAX,
+             "sample_rows": LONG_ROWS},
+    "1.5b": {"model": DEFAULT_MODEL_15B, "env": "SACCADE_QWEN2_15B_MODEL",
+             "out": "attention-fixture-qwen2-1.5b", "full_rows_max": 16,
+             "sample_rows": (0, 1, 2, 15, 100, 198)},
+}
+
 
 def tokenize_all(path):
     import llama_cpp
@@ -272,7 +318,8 @@ def llamacpp_logits(path, ids_list, f32_kv=False):
 
 def write_f32_gguf(model, dst):
     """All-F32 copy of the model (same keys): llama.cpp then quantises no activation, and with an
-    F32 KV cache it computes the same function as this reference up to float32 rounding."""
+    F32 KV cache it computes the same function as this reference up to float32 rounding.
+    Written one tensor at a time (the 1.5B copy is 7.1 GB)."""
     r = model.reader
     w = gguf.GGUFWriter(dst, arch="qwen2")
     for name, f in r.fields.items():
@@ -285,10 +332,14 @@ def write_f32_gguf(model, dst):
         sub = gguf.GGUFValueType(f.types[-1]) if vtype == gguf.GGUFValueType.ARRAY else None
         w.add_key_value(name, val, vtype, sub_type=sub)
     for t in r.tensors:
-        w.add_tensor(t.name, np.ascontiguousarray(model.W[t.name], dtype=np.float32))
+        shape = [int(x) for x in reversed(t.shape)]
+        w.add_tensor_info(t.name, shape, np.dtype(np.float32), 4 * int(np.prod(shape)),
+                          raw_dtype=gguf.GGMLQuantizationType.F32)
     w.write_header_to_file()
     w.write_kv_data_to_file()
-    w.write_tensors_to_file()
+    w.write_ti_data_to_file()
+    for t in r.tensors:
+        w.write_tensor_data(np.ascontiguousarray(model.dequant(t.name), dtype=np.float32))
     w.close()
 
 
@@ -308,10 +359,24 @@ def compare_row(ref, lc):
             "lc_top1_top2_gap": float(lc[o[0]] - lc[o[1]])}
 
 
+def stored_rows(variant, n):
+    """(query rows stored, logit positions) of an n-token prompt."""
+    if n <= variant["full_rows_max"]:
+        return list(range(n)), list(range(n))
+    rows = set(r for r in variant["sample_rows"] if r < n) | {n - 2, n - 1}
+    if n <= 64:
+        rows |= {n // 2}
+    return sorted(rows), sorted({0, n // 2, n - 1})
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     with_lc = "--llamacpp" in sys.argv
-    path = args[0] if args else os.environ.get("SACCADE_QWEN2_MODEL", DEFAULT_MODEL)
+    tag = "1.5b" if "--1.5b" in sys.argv else "0.5b"
+    variant = VARIANTS[tag]
+    path = args[0] if args else os.environ.get(variant["env"], variant["model"])
+    out_json = os.path.join(HERE, variant["out"] + ".json")
+    out_f32 = os.path.join(HERE, variant["out"] + ".f32")
     t0 = time.time()
     ids_list, lc_version = tokenize_all(path)
     model = Qwen2(path)
@@ -322,6 +387,7 @@ def main():
     lc_q = lc_f = None
     if with_lc:
         lc_q = llamacpp_logits(path, ids_list)
+    if with_lc and "--no-f32-copy" not in sys.argv:
         import tempfile
         fd, tmp = tempfile.mkstemp(suffix=".f32.gguf", dir="/tmp")
         os.close(fd)
@@ -331,7 +397,7 @@ def main():
         finally:
             os.unlink(tmp)
 
-    blob = open(OUT_F32 + ".tmp", "wb")
+    blob = open(out_f32 + ".tmp", "wb")
     off = 0
 
     def put(a):
@@ -344,18 +410,16 @@ def main():
 
     prompts = []
     cmp_q, cmp_f = [], []
+    plan = [stored_rows(variant, len(ids)) for ids in ids_list]
+    t1 = time.time()
+    results = model.forward_many(ids_list, [r for r, _ in plan], [lp for _, lp in plan])
+    ft = time.time() - t1
+    print("forward of %d prompts in %.1fs" % (len(ids_list), ft))
     for pi, ((name, text, ps, trunc), ids) in enumerate(zip(PROMPTS, ids_list)):
         n = len(ids)
-        if n > FULL_ROWS_MAX:
-            rows = sorted(set(r for r in LONG_ROWS if r < n) | {n - 2, n - 1})
-            lpos = sorted({0, n // 2, n - 1})
-        else:
-            rows = list(range(n))
-            lpos = list(range(n))
-        t1 = time.time()
-        probs, logits = model.forward(ids, logit_positions=lpos)
-        ft = time.time() - t1
-        att = np.stack([probs[l][:, rows, :] for l in range(L)])  # (L, H, R, n)
+        rows, lpos = plan[pi]
+        probs, logits = results[pi]
+        att = np.stack(probs)  # (L, H, R, n)
         # self-checks of the oracle: rows sum to 1, the causal upper triangle exactly 0
         causal = (np.arange(n)[None, :] <= np.arange(n)[:, None])[rows]
         for l in range(L):
@@ -376,9 +440,10 @@ def main():
                    "slice": put(z[slice_ids])}
             if lc_q is not None:
                 ent["vs_llamacpp_q4km"] = compare_row(z, lc_q[pi][p])
-                ent["vs_llamacpp_f32"] = compare_row(z, lc_f[pi][p])
                 cmp_q.append(ent["vs_llamacpp_q4km"])
-                cmp_f.append(ent["vs_llamacpp_f32"])
+                if lc_f is not None:
+                    ent["vs_llamacpp_f32"] = compare_row(z, lc_f[pi][p])
+                    cmp_f.append(ent["vs_llamacpp_f32"])
             lrec.append(ent)
         rec["logits"] = lrec
         prompts.append(rec)
@@ -387,9 +452,9 @@ def main():
             "" if lc_q is None else "| q4km max|d|/std %.3f (centred %.3f) f32 %.2e" % (
                 lrec[-1]["vs_llamacpp_q4km"]["max_abs_over_std"],
                 lrec[-1]["vs_llamacpp_q4km"]["max_abs_centred_over_std"],
-                lrec[-1]["vs_llamacpp_f32"]["max_abs_over_std"])))
+                lrec[-1]["vs_llamacpp_f32"]["max_abs_over_std"] if lc_f else float("nan"))))
     blob.close()
-    os.replace(OUT_F32 + ".tmp", OUT_F32)
+    os.replace(out_f32 + ".tmp", out_f32)
 
     def summary(c):
         if not c:
@@ -416,7 +481,7 @@ def main():
         "llama_cpp_python_version": lc_version,
         "tokenizer": "llama.cpp tokenize(text, add_bos=False, special=parse_special)",
         "hparams": model.hparams(),
-        "data_file": os.path.basename(OUT_F32), "dtype": "float32", "endianness": "little",
+        "data_file": os.path.basename(out_f32), "dtype": "float32", "endianness": "little",
         "offset_units": "bytes from the start of data_file; count in float32 elements",
         "total_bytes": off,
         "logit_slice": {"stride": VOCAB_STRIDE, "count": int(slice_ids.size),
@@ -428,10 +493,10 @@ def main():
                         "logits_all=True, flash_attn=False); F32 copy: every tensor "
                         "dequantised to F32, type_k=type_v=F32"} if with_lc else None,
     }
-    with open(OUT_JSON, "w", encoding="utf-8") as f:
+    with open(out_json, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
         f.write("\n")
-    print("wrote %s and %s (%d bytes) in %.1fs" % (OUT_JSON, OUT_F32, off, time.time() - t0))
+    print("wrote %s and %s (%d bytes) in %.1fs" % (out_json, out_f32, off, time.time() - t0))
     if with_lc:
         print("vs llama.cpp Q4_K_M:", summary(cmp_q))
         print("vs llama.cpp F32 copy:", summary(cmp_f))
