@@ -168,6 +168,62 @@ sc_test_arch_check (const char *name, ScModel *model, ScBackend *b, JsonObject *
   g_assert_cmpfloat (pe2, <=, bound);
 }
 
+void
+sc_test_arch_open (const char *json_name, JsonParser **parser, JsonObject **fixture,
+                   GMappedFile **data, char **model_path, ScModel **model)
+{
+  ScError err = { 0 };
+  g_autofree char *sha = NULL;
+
+  *fixture = sc_test_fixture_json (json_name, parser);
+  *data = sc_test_fixture_map (json_object_get_string_member (*fixture, "data_file"));
+  *model_path = sc_test_reference_path (json_object_get_string_member (*fixture, "model_file"));
+  sha = sc_test_file_sha256 (*model_path);
+  if (g_strcmp0 (sha, json_object_get_string_member (*fixture, "model_sha256")) != 0)
+    g_error ("%s is not the file the fixture was made with (sha256 %s)", *model_path, sha);
+  if (sc_model_open (*model_path, 1, model, &err) != SC_OK)
+    g_error ("%s", err.message);
+}
+
+/* One registered comparison (sc_test_arch_add_vs_transformers). */
+typedef struct {
+  const char *name;
+  ScModel *model;
+  JsonObject *fixture;
+  GMappedFile *data;
+  double bound;
+  gboolean reference;
+} ArchCheck;
+
+static void
+arch_check_test (gconstpointer user)
+{
+  const ArchCheck *a = user;
+  ScError err = { 0 };
+  ScBackend *b = a->reference ? sc_backend_cpu_ref_new () : sc_backend_cpu_new (2, &err);
+
+  if (b == NULL)
+    g_error ("%s", err.message);
+  sc_test_arch_check (a->name, a->model, b, a->fixture, a->data, 61, a->bound);
+  sc_backend_free (b);
+}
+
+void
+sc_test_arch_add_vs_transformers (const char *name, ScModel *model, JsonObject *fixture,
+                                  GMappedFile *data, double ref_bound, double cpu_bound)
+{
+  for (int k = 0; k < 2; k++)
+    {
+      /* kept for the whole run, as GLib keeps the test's data pointer */
+      ArchCheck *a = g_new (ArchCheck, 1);
+      g_autofree char *path = g_strdup_printf ("/%s/model/vs-transformers-%s", name,
+                                               k == 0 ? "reference-backend" : "cpu");
+
+      *a = (ArchCheck) { name, model, fixture, data, k == 0 ? ref_bound : cpu_bound, k == 0 };
+      g_test_add_data_func_full (path, a, arch_check_test, g_free);
+    }
+}
+
 /* ---- a model against llama.cpp on the same file (llamacpp_arch.py) ----------------- */
 
 double

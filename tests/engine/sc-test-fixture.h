@@ -44,6 +44,19 @@ void sc_test_arch_compare (ScModel *model, ScBackend *b, JsonObject *fixture, GM
 void sc_test_arch_check (const char *name, ScModel *model, ScBackend *b, JsonObject *fixture,
                          GMappedFile *data, int n_past, double bound);
 
+/* A tiny architecture's test data (tests/reference/arch_ref_<arch>.py): the fixture @json_name
+ * parsed (*@parser holds it) and its data file mapped, the GGUF it names checked by sha256
+ * against it (g_error when it is another file) and opened on one thread. */
+void sc_test_arch_open (const char *json_name, JsonParser **parser, JsonObject **fixture,
+                        GMappedFile **data, char **model_path, ScModel **model);
+
+/* Registers /@name/model/vs-transformers-reference-backend and /@name/model/vs-transformers-cpu:
+ * sc_test_arch_check of @model against @fixture and @data from id 61 through the KV cache,
+ * on cpu-ref within @ref_bound and on a two-thread cpu backend within @cpu_bound. The
+ * arguments must outlive g_test_run(). */
+void sc_test_arch_add_vs_transformers (const char *name, ScModel *model, JsonObject *fixture,
+                                       GMappedFile *data, double ref_bound, double cpu_bound);
+
 /* llama.cpp's logits on an architecture's file (tests/reference/llamacpp_arch.py:
  * arch-llamacpp.json's entry @name, whose file and ids must be @fixture's) against @model on
  * @b, the fixture's ids run whole; returns the worst |dlogit| over rows @first..@last. */

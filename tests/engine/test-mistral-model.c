@@ -75,32 +75,6 @@ test_info (void)
 }
 
 static void
-check_backend (ScBackend *b, double bound)
-{
-  sc_test_arch_check ("mistral", model, b, fixture, data, 61, bound);
-}
-static void
-test_vs_transformers_reference_backend (void)
-{
-  ScBackend *b = sc_backend_cpu_ref_new ();
-
-  check_backend (b, REF_BOUND);
-  sc_backend_free (b);
-}
-
-static void
-test_vs_transformers_cpu (void)
-{
-  ScError err = { 0 };
-  ScBackend *b = sc_backend_cpu_new (2, &err);
-
-  if (b == NULL)
-    g_error ("%s", err.message);
-  check_backend (b, CPU_BOUND);
-  sc_backend_free (b);
-}
-
-static void
 test_refusals (void)
 {
   /* the key, then its type (u32, 4) and value 16; 1000 is past the context of 128 */
@@ -190,24 +164,13 @@ test_vs_llamacpp (void)
 int
 main (int argc, char **argv)
 {
-  ScError err = { 0 };
-  g_autofree char *sha = NULL;
   int rc;
 
   g_test_init (&argc, &argv, NULL);
-  fixture = sc_test_fixture_json ("arch-fixture-mistral.json", &parser);
-  data = sc_test_fixture_map (json_object_get_string_member (fixture, "data_file"));
-  model_path = sc_test_reference_path (json_object_get_string_member (fixture, "model_file"));
-  sha = sc_test_file_sha256 (model_path);
-  if (g_strcmp0 (sha, json_object_get_string_member (fixture, "model_sha256")) != 0)
-    g_error ("%s is not the file the fixture was made with (sha256 %s)", model_path, sha);
-  if (sc_model_open (model_path, 1, &model, &err) != SC_OK)
-    g_error ("%s", err.message);
+  sc_test_arch_open ("arch-fixture-mistral.json", &parser, &fixture, &data, &model_path, &model);
 
   g_test_add_func ("/mistral/model/info", test_info);
-  g_test_add_func ("/mistral/model/vs-transformers-reference-backend",
-                   test_vs_transformers_reference_backend);
-  g_test_add_func ("/mistral/model/vs-transformers-cpu", test_vs_transformers_cpu);
+  sc_test_arch_add_vs_transformers ("mistral", model, fixture, data, REF_BOUND, CPU_BOUND);
   g_test_add_func ("/mistral/model/vs-llamacpp", test_vs_llamacpp);
   g_test_add_func ("/mistral/model/refusals", test_refusals);
   g_test_add_func ("/mistral/model/gradients", test_gradients);

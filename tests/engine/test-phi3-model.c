@@ -85,33 +85,6 @@ test_info (void)
   g_assert_null (w->bq);
 }
 
-static void
-check_backend (ScBackend *b, double bound)
-{
-  sc_test_arch_check ("phi3", model, b, fixture, data, 61, bound);
-}
-
-static void
-test_vs_transformers_reference_backend (void)
-{
-  ScBackend *b = sc_backend_cpu_ref_new ();
-
-  check_backend (b, REF_BOUND);
-  sc_backend_free (b);
-}
-
-static void
-test_vs_transformers_cpu (void)
-{
-  ScError err = { 0 };
-  ScBackend *b = sc_backend_cpu_new (2, &err);
-
-  if (b == NULL)
-    g_error ("%s", err.message);
-  check_backend (b, CPU_BOUND);
-  sc_backend_free (b);
-}
-
 /* @m (the fixture's file, opened anew and edited) against the fixture on cpu-ref: must miss
  * the logits by WRONG_MIN or more. */
 static void
@@ -266,24 +239,13 @@ test_gradients (void)
 int
 main (int argc, char **argv)
 {
-  ScError err = { 0 };
-  g_autofree char *sha = NULL;
   int rc;
 
   g_test_init (&argc, &argv, NULL);
-  fixture = sc_test_fixture_json ("arch-fixture-phi3.json", &parser);
-  data = sc_test_fixture_map (json_object_get_string_member (fixture, "data_file"));
-  model_path = sc_test_reference_path (json_object_get_string_member (fixture, "model_file"));
-  sha = sc_test_file_sha256 (model_path);
-  if (g_strcmp0 (sha, json_object_get_string_member (fixture, "model_sha256")) != 0)
-    g_error ("%s is not the file the fixture was made with (sha256 %s)", model_path, sha);
-  if (sc_model_open (model_path, 1, &model, &err) != SC_OK)
-    g_error ("%s", err.message);
+  sc_test_arch_open ("arch-fixture-phi3.json", &parser, &fixture, &data, &model_path, &model);
 
   g_test_add_func ("/phi3/model/info", test_info);
-  g_test_add_func ("/phi3/model/vs-transformers-reference-backend",
-                   test_vs_transformers_reference_backend);
-  g_test_add_func ("/phi3/model/vs-transformers-cpu", test_vs_transformers_cpu);
+  sc_test_arch_add_vs_transformers ("phi3", model, fixture, data, REF_BOUND, CPU_BOUND);
   g_test_add_func ("/phi3/model/wrong-gate-up-order", test_wrong_gate_up_order);
   g_test_add_func ("/phi3/model/wrong-rope-style", test_wrong_rope_style);
   g_test_add_func ("/phi3/model/wrong-no-window", test_wrong_no_window);
