@@ -11,6 +11,7 @@
 
 #include "backend/sc-backend-impl.h"
 #include "core/sc-math.h"
+#include "core/sc-random.h"
 
 /* The patch flags of (@layer, @head), patch_tokens of them, or NULL when the intervention
  * patches no head. */
@@ -233,7 +234,6 @@ sc_intervention_check (const ScIntervention *iv, const ScModelInfo *in, int n, S
 
 /* ---- attention edits and mean-ablation (the layer's edit_heads hook) -------------- */
 
-
 /* The edit of (@layer, @head), or NULL (SC_ATTN_EDIT_NONE entries are no edit). */
 static const ScAttnEdit *
 find_edit (const ScIntervention *iv, int layer, int head)
@@ -267,19 +267,6 @@ sc_intervention_layer_edited (const ScIntervention *iv, int l, int H)
   return layer_patched (iv, l, H);
 }
 
-/* SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
- * OOPSLA 2014; the generator that seeds xoshiro): a 64-bit Weyl sequence finalised by two
- * multiply-xorshifts. Plain integer arithmetic, so a stream is the same on every machine. */
-static uint64_t
-splitmix64 (uint64_t *state)
-{
-  uint64_t z = (*state += 0x9E3779B97F4A7C15u);
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-  return z ^ (z >> 31);
-}
-
 /* The PERMUTE stream of one row: the state is (seed, layer, head, pos) folded in through
  * one SplitMix64 step each, so every row has its own stream whatever the thread, the
  * order of the rows or n_past (pos is the query's position, not its row in this call). */
@@ -288,11 +275,11 @@ permute_stream (uint64_t seed, int layer, int head, int pos)
 {
   uint64_t st = seed, z;
 
-  z = splitmix64 (&st);
+  z = sc_splitmix64 (&st);
   st = z ^ (uint64_t) (uint32_t) layer;
-  z = splitmix64 (&st);
+  z = sc_splitmix64 (&st);
   st = z ^ (uint64_t) (uint32_t) head;
-  z = splitmix64 (&st);
+  z = sc_splitmix64 (&st);
   st = z ^ (uint64_t) (uint32_t) pos;
   return st;
 }
@@ -312,7 +299,7 @@ edit_weights (const ScAttnEdit *e, int layer, int head, int pos, float *w, int m
         uint64_t st = permute_stream (e->seed, layer, head, pos);
         for (t = m - 1; t > 0; t--)
           {
-            int j = (int) (splitmix64 (&st) % (uint64_t) (t + 1));
+            int j = (int) (sc_splitmix64 (&st) % (uint64_t) (t + 1));
             float tmp = w[t];
             w[t] = w[j];
             w[j] = tmp;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sc-random.h"
 #include "core/sc-sha256.h"
 
 const double SC_ADV_DEFAULT_EPSILONS[6] = { 0.001, 0.005, 0.01, 0.02, 0.05, 0.1 };
@@ -166,24 +167,6 @@ distribution (const float *z, double *y, int V)
     s += (y[v] = exp ((double) z[v] - mx));
   for (int v = 0; v < V; v++)
     y[v] /= s;
-}
-
-static uint64_t
-splitmix64 (uint64_t *s)
-{
-  uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-  return z ^ (z >> 31);
-}
-
-/* A standard normal deviate (Box-Muller) from the stream @s. */
-static double
-gaussian (uint64_t *s)
-{
-  const double u1 = ((splitmix64 (s) >> 11) + 1.0) / 9007199254740993.0; /* (0, 1] */
-  const double u2 = (splitmix64 (s) >> 11) / 9007199254740992.0;
-  return sqrt (-2.0 * log (u1)) * cos (2.0 * M_PI * u2);
 }
 
 static int
@@ -500,7 +483,7 @@ sc_adv_run (ScGrad *g, const ScModel *model, const int32_t *ids, int n, const Sc
   rng = p.seed ^ 0x5ACCADEu;
   for (k = 0; k < s.n_d; k++)
     for (int j = 0; j < s.d[k].m; j++)
-      s.d[k].best_z[j] = log (fmax (s.d[k].a[j], 1e-6)) + gaussian (&rng);
+      s.d[k].best_z[j] = log (fmax (s.d[k].a[j], 1e-6)) + sc_gaussian (&rng);
 
   for (e = 0; e < n_eps; e++)
     {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sc-random.h"
 #include "study/sc-permutation-study.h"
 
 const char *
@@ -163,16 +164,6 @@ order_by_score (const double *score, int m, int *order)
     }
 }
 
-static uint64_t
-splitmix64 (uint64_t *state)
-{
-  uint64_t z = (*state += 0x9E3779B97F4A7C15u);
-
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-  return z ^ (z >> 31);
-}
-
 /* The random ordering of seed index @r (header). */
 static void
 order_random (uint64_t seed, int r, int m, int *order)
@@ -184,7 +175,7 @@ order_random (uint64_t seed, int r, int m, int *order)
     order[t] = t;
   for (t = m - 1; t > 0; t--)
     {
-      const int j = (int) (splitmix64 (&st) % (uint64_t) (t + 1));
+      const int j = (int) (sc_splitmix64 (&st) % (uint64_t) (t + 1));
       const int tmp = order[t];
       order[t] = order[j];
       order[j] = tmp;

@@ -5,19 +5,11 @@
 #include "study/sc-induction-study.h"
 
 #include "core/sc-math.h"
+#include "core/sc-random.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t
-splitmix64 (uint64_t *state)
-{
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 /* The ordinary tokens (header) in id order; *@n receives their number. */
 static ScStatus
@@ -87,7 +79,7 @@ sc_induction_sequence (const ScModel *model, int seq_len, int seed, int32_t *ids
     ids[0] = sc_tokenizer_bos (sc_model_tokenizer (model));
   for (i = 0; i < seq_len; i++)
     {
-      const int j = i + (int) (splitmix64 (&state) % (uint64_t) (m - i));
+      const int j = i + (int) (sc_splitmix64 (&state) % (uint64_t) (m - i));
       const int32_t t = pool[j];
       pool[j] = pool[i];
       pool[i] = t;

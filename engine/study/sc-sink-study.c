@@ -3,6 +3,7 @@
 #include "study/sc-sink-study.h"
 
 #include "analysis/sc-sink.h"
+#include "core/sc-random.h"
 #include "text/sc-tokenizer.h"
 
 #include <math.h>
@@ -19,16 +20,6 @@ const char *
 sc_sink_input_id (ScSinkInput input)
 {
   return (unsigned) input < SC_SINK_N_INPUTS ? input_ids[input] : NULL;
-}
-
-/* The generator of sc-induction-study.c (Steele et al. 2014). */
-static uint64_t
-splitmix64 (uint64_t *state)
-{
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
 }
 
 /* The random input's ids after the prefix: uniform over the ordinary tokens (header). */
@@ -56,7 +47,7 @@ random_ids (const ScModel *model, uint64_t seed, int32_t *ids, int n, ScError *e
                            "tokens to draw random ids from", sc_model_info (model)->name);
     }
   for (int i = 0; i < n; i++)
-    ids[i] = pool[splitmix64 (&state) % (uint64_t) m];
+    ids[i] = pool[sc_splitmix64 (&state) % (uint64_t) m];
   free (pool);
   return SC_OK;
 }
