@@ -53,6 +53,8 @@ void saccade_cli_faith_json_summary_member (JsonBuilder *b, const char *name,
  * to 20: τ mean ± std, share significant, mean ρ, mean top-k, undefined count). */
 void saccade_cli_faith_print_agreement_row (const char *name, const ScFaithAgreement *a);
 void saccade_cli_faith_print_summary_row (const char *name, const ScFaithSummary *m);
+/* How a heading names the reference ranking of @kind ("leave-one-out by masking", …). */
+const char *saccade_cli_faith_reference (ScFaithErase kind);
 /* A file's heading, Table 2 (each source asked for, the best and median heads, attention
  * against saliency) and its statistics lines. */
 void saccade_cli_faith_print_file_table (const ScFaithFileSummary *s, const char *model_name,

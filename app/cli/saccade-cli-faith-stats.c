@@ -358,15 +358,27 @@ saccade_cli_faith_print_summary_row (const char *name, const ScFaithSummary *m)
           100 * m->share_significant, m->rho_mean, m->topk_mean, m->n_undefined);
 }
 
+const char *
+saccade_cli_faith_reference (ScFaithErase kind)
+{
+  switch (kind)
+    {
+    case SC_FAITH_ERASE_DROP: return "leave-one-out by dropping";
+    case SC_FAITH_ERASE_TRACE:
+      return "causal tracing (the other tokens noised, the token's state restored; the "
+             "largest effect over layers)";
+    default: return "leave-one-out by masking";
+    }
+}
+
 void
 saccade_cli_faith_print_file_table (const ScFaithFileSummary *s, const char *model_name,
                                     const ScFaithParams *p)
 {
 
-  printf ("%s: %d sentences from the file, leave-one-out by %s, %s; Kendall τ-b of each "
-          "attention source with it (J&W 2019, Table 2; std with ddof 1), %s\n", model_name,
-          s->n_sentences, p->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
-          sc_faith_metric_id (p->metric),
+  printf ("%s: %d sentences from the file, %s, %s; Kendall τ-b of each attention source "
+          "with it (J&W 2019, Table 2; std with ddof 1), %s\n", model_name, s->n_sentences,
+          saccade_cli_faith_reference (p->kind), sc_faith_metric_id (p->metric),
           s->exclude_first ? "over the tokens after the first (--exclude-first)"
                            : "over all tokens, the first included (--exclude-first leaves it out)");
   printf ("\n  source                 τ mean ± std     p < 0.05   mean ρ  mean top-k  "

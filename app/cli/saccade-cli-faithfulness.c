@@ -66,7 +66,7 @@ parse_params (const FaithOptions *o, ScFaithParams *p, GError **error)
   if (o->kind != NULL && !sc_faith_erase_from_id (o->kind, &p->kind))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--kind is mask or drop, not '%s'", o->kind);
+                   "--kind is mask, drop or trace, not '%s'", o->kind);
       return FALSE;
     }
   if (o->top_k < 0)
@@ -135,10 +135,9 @@ print_run_text (const RunResult *rr, const char *db_path)
 
   if (r->contrast >= 0)
     g_snprintf (contrast, sizeof contrast, ", contrast id %d", r->contrast);
-  printf ("run %" G_GINT64_FORMAT " (%zu tokens), %s: leave-one-out by %s, %s of the next "
-          "token at the last position (target id %d%s); %d tokens compared, the last (%s) "
-          "is the query\n", rr->run.id, rr->n_tokens, rr->run.model_name,
-          r->kind == SC_FAITH_ERASE_MASK ? "masking" : "dropping",
+  printf ("run %" G_GINT64_FORMAT " (%zu tokens), %s: %s, %s of the next token at the last "
+          "position (target id %d%s); %d tokens compared, the last (%s) is the query\n",
+          rr->run.id, rr->n_tokens, rr->run.model_name, saccade_cli_faith_reference (r->kind),
           sc_faith_metric_id (r->metric), r->target, contrast, r->n_items,
           rr->labels[rr->n_tokens - 1]);
   if (rr->f->reused)
@@ -644,7 +643,9 @@ saccade_cmd_faithfulness (int argc, char **argv)
       "leave-one-out importance: tv (default), jsd, abs-delta-logp or, with --contrast, "
       "abs-delta-logit-diff (the default then)", "METRIC" },
     { "kind", 0, 0, G_OPTION_ARG_STRING, &o.kind,
-      "erasure: mask (default: out of every attention row) or drop (from the input)", "KIND" },
+      "the reference ranking: leave-one-out by mask (default: out of every attention row) or "
+      "drop (from the input), or trace (causal tracing: every other token noised, the token's "
+      "own state restored layer by layer)", "KIND" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &o.top_k, "k of the top-k overlap (3)", "K" },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "measured (abs-delta-logp, the gradients)"),
     SACCADE_STORE_CLI_DB_OPTION (&o.db),

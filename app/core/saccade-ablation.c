@@ -271,11 +271,12 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   g_strlcpy (k->path.senders, p->senders, sizeof k->path.senders);
   k->qk = (ScQkParams) { .layer = p->qk_layer, .head = p->qk_head, .query = p->qk_query,
                          .key = p->qk_key };
-  /* `saccade faithfulness RUN --mixing`'s defaults: TV of masking (with a contrast, |Δ
-   * logit difference|), top-k 0 (= 3), every context-mixing source for the chooser */
+  /* `saccade faithfulness RUN --mixing --kind K`'s defaults: TV (with a contrast, |Δ
+   * logit difference|) against the page's reference (leave-one-out by masking unless
+   * chosen), top-k 0 (= 3), every context-mixing source for the chooser */
   k->faith = (ScFaithParams) { .metric = p->contrast >= 0 ? SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF
                                                          : SC_FAITH_METRIC_TV,
-                               .kind = SC_FAITH_ERASE_MASK, .target = p->target, .mixing = TRUE,
+                               .kind = p->faith_kind, .target = p->target, .mixing = TRUE,
                                .contrastive = p->contrast >= 0, .contrast = p->contrast };
 }
 

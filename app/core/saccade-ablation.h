@@ -116,6 +116,8 @@ typedef struct {
   int n_permutations;      /* PERMUTE: N, 1 .. SC_PERMUTATION_MAX_N (0: the default) */
   guint64 seed;            /* PERMUTE, ERASURE: the base seed (`--seed`, default 0) */
   ScEraseKind erase_kind;  /* ERASURE: mask (default) or drop */
+  ScFaithErase faith_kind; /* FAITH: its reference, leave-one-out by masking (default), by
+                            * dropping, or causal tracing */
   int n_random;            /* ERASURE: random orderings, 0 .. SC_ERASURE_MAX_SEEDS */
   /* PATCH (sc-patch-study.h): the corrupted run (a stored run of the same model and
    * length; 0: none named, which the study refuses), ScPatchDirection and ScPatchWhat (0:

@@ -61,6 +61,19 @@ saccade_faithfulness_free (SaccadeFaithfulness *f)
 }
 
 const char *
+saccade_faith_reference_name (ScFaithErase kind)
+{
+  switch (kind)
+    {
+    /* Translators: what attention is ranked against: a token erased (masked out of every
+     * attention row, or dropped from the input), or causal tracing (Meng et al. 2022). */
+    case SC_FAITH_ERASE_DROP: return _("leave-one-out by dropping");
+    case SC_FAITH_ERASE_TRACE: return _("causal tracing");
+    default: return _("leave-one-out by masking");
+    }
+}
+
+const char *
 saccade_faith_source_name (ScFaithSource s)
 {
   switch (s)
@@ -264,7 +277,7 @@ saccade_faithfulness_get (ScModel *model, const char *model_path, ScSession *ses
   if (!f->reused)
     {
       /* A stored leave-one-out study of the same run and target saves all the erasures. */
-      if (store != NULL && !recompute
+      if (store != NULL && !recompute && params->kind != SC_FAITH_ERASE_TRACE
           && (sc_token_loo_load (store, info, sm.sha256, pl, &loo, NULL, NULL) == SC_OK
               || sc_token_loo_load (store, info, sm.sha256, pl_one, &loo, NULL, NULL) == SC_OK))
         {
@@ -600,7 +613,13 @@ saccade_faithfulness_scatter_figure (const SaccadeFaithfulness *f, const char *c
     .n = r->n_items, .x = r->attn[SC_FAITH_SOURCE_LAST_MEAN], .y = r->loo, .labels = labels,
     /* Translators: the scatter's axes. */
     .x_name = _("attention: last-layer head mean"),
-    .y_name = r->metric == SC_FAITH_METRIC_TV    ? _("leave-one-out: TV distance")
+    .y_name = r->kind == SC_FAITH_ERASE_TRACE
+                ? (r->metric == SC_FAITH_METRIC_TV    ? _("causal tracing: TV distance")
+                   : r->metric == SC_FAITH_METRIC_JSD ? _("causal tracing: JSD (nats)")
+                   : r->metric == SC_FAITH_METRIC_ABS_DELTA_LOGP
+                       ? _("causal tracing: |Δ log p|")
+                       : _("causal tracing: |Δ logit difference|"))
+              : r->metric == SC_FAITH_METRIC_TV    ? _("leave-one-out: TV distance")
               : r->metric == SC_FAITH_METRIC_JSD ? _("leave-one-out: JSD (nats)")
               : r->metric == SC_FAITH_METRIC_ABS_DELTA_LOGP ? _("leave-one-out: |Δ log p|")
                                                  /* Translators: the contrast's measure */

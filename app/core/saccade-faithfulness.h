@@ -163,5 +163,8 @@ void saccade_faithfulness_file_figure (const SaccadeFaithFile *f, const char *ti
 
 /* "last-layer mean", "rollout", "flow" (translated) for tables and figures. */
 const char *saccade_faith_source_name (ScFaithSource s);
+/* The reference ranking of @kind as a heading names it (translated): "leave-one-out by
+ * masking", "leave-one-out by dropping", "causal tracing". */
+const char *saccade_faith_reference_name (ScFaithErase kind);
 
 G_END_DECLS

@@ -52,20 +52,22 @@ p_text (double p, char *buf, size_t size)
     snprintf (buf, size, "%.2g", p);
 }
 
-/* How a τ reads, from its interval and p: like, against, or not beyond chance. */
+/* How a τ against the reference @ref reads, from its interval and p: like, against, or not
+ * beyond chance; into @buf. */
 static const char *
-verdict (double tau, double p, double lo, double hi)
+verdict (double tau, double p, double lo, double hi, const char *ref, char *buf, size_t size)
 {
   const bool sig = p < SC_FAITH_ALPHA;
   if (isnan (lo)) /* no interval (too few tokens): the sign and the p alone */
     lo = hi = tau;
   if (sig && lo > 0)
-    return tau >= 0.5 ? "ranks tokens closely like leave-one-out"
-           : tau >= 0.3 ? "ranks tokens like leave-one-out"
-                        : "ranks tokens weakly like leave-one-out";
-  if (sig && hi < 0)
-    return "ranks tokens against leave-one-out";
-  return "does not rank tokens like leave-one-out beyond chance";
+    snprintf (buf, size, "ranks tokens %slike %s",
+              tau >= 0.5 ? "closely " : tau >= 0.3 ? "" : "weakly ", ref);
+  else if (sig && hi < 0)
+    snprintf (buf, size, "ranks tokens against %s", ref);
+  else
+    snprintf (buf, size, "does not rank tokens like %s beyond chance", ref);
+  return buf;
 }
 
 static const char *
@@ -79,7 +81,7 @@ source_reading (const ScFaithResult *r, int s, const ScFaithSourceStats *ss,
                 const ScFaithAgreement *uniform, char *buf, size_t size)
 {
   const ScFaithAgreement *a = sc_faith_source_used (r, s), *o = sc_faith_source_other (r, s);
-  char pt[16];
+  char pt[16], vt[80];
 
   buf[0] = '\0';
   if (a->status != SC_OK)
@@ -95,8 +97,9 @@ source_reading (const ScFaithResult *r, int s, const ScFaithSourceStats *ss,
     }
   p_text (a->tau_p, pt, sizeof pt);
   append (buf, size, "%s %s %s (τ %.2f", SOURCE_TITLE[s],
-          verdict (a->tau, a->tau_p, ss->tau_ci.lo, ss->tau_ci.hi), set_name (r->exclude_first),
-          a->tau);
+          verdict (a->tau, a->tau_p, ss->tau_ci.lo, ss->tau_ci.hi,
+                   sc_faith_reference_name (r->kind), vt, sizeof vt),
+          set_name (r->exclude_first), a->tau);
   if (!isnan (ss->tau_ci.lo))
     append (buf, size, ", 95 %% CI %.2f to %.2f", ss->tau_ci.lo, ss->tau_ci.hi);
   else
@@ -144,9 +147,9 @@ best_head_reading (const ScFaithResult *r, const ScFaithSentenceStats *st, char 
           set_name (r->exclude_first), pt, st->m_heads, ph,
           st->best_p_holm < SC_FAITH_ALPHA ? "stands out beyond the choice among heads"
                                            : "may be the luck of the choice among heads");
-  append (buf, size, " %d of %d heads (%.0f %%) agree with leave-one-out at q < %.2f "
+  append (buf, size, " %d of %d heads (%.0f %%) agree with %s at q < %.2f "
           "(Benjamini–Hochberg).", st->n_heads_bh, st->m_heads, 100 * st->share_heads_bh,
-          SC_FAITH_ALPHA);
+          sc_faith_reference_name (r->kind), SC_FAITH_ALPHA);
 }
 
 /* The rollout of uniform causal attention over @L layers, row n − 1, into @out (n − 1). */
@@ -314,11 +317,13 @@ sc_faith_summary_reading (const ScFaithFileSummary *s, const ScFaithSummary *m,
             "interval: no verdict)", m->n_defined, m->n_defined == 1 ? "" : "s", name,
             m->tau_mean);
   else
-    append (buf, size, "Over %d sentences, %s %s: mean τ %.2f (95 %% CI %.2f to %.2f over "
-            "sentences)", m->n_defined, name,
-            m->tau_ci.lo > 0   ? "ranks tokens like leave-one-out"
-            : m->tau_ci.hi < 0 ? "ranks tokens against leave-one-out"
-                               : "does not rank tokens like leave-one-out beyond chance",
+    append (buf, size, "Over %d sentences, %s %s %s%s: mean τ %.2f (95 %% CI %.2f to %.2f "
+            "over sentences)", m->n_defined, name,
+            m->tau_ci.lo > 0   ? "ranks tokens like"
+            : m->tau_ci.hi < 0 ? "ranks tokens against"
+                               : "does not rank tokens like",
+            sc_faith_reference_name (s->kind),
+            m->tau_ci.lo > 0 || m->tau_ci.hi < 0 ? "" : " beyond chance",
             m->tau_mean, m->tau_ci.lo, m->tau_ci.hi);
   append (buf, size, " %s; %.0f %% of sentences significant after Benjamini–Hochberg "
           "(%.0f %% uncorrected)", set_name (s->exclude_first), 100 * m->share_significant_bh,

@@ -191,9 +191,11 @@ sc_faith_summarize_with (const ScFaithResult *const *results, int n,
   H = results[0]->n_heads;
   for (int i = 1; i < n; i++)
     if (results[i] == NULL || results[i]->n_layers != L || results[i]->n_heads != H
-        || results[i]->exclude_first != results[0]->exclude_first)
+        || results[i]->exclude_first != results[0]->exclude_first
+        || (results[i]->kind == SC_FAITH_ERASE_TRACE) != (results[0]->kind == SC_FAITH_ERASE_TRACE))
       return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: sentence %d is missing, of "
-                           "another model shape or of another first-token setting", i);
+                           "another model shape, of another first-token setting or measured "
+                           "against another reference (leave-one-out, causal tracing)", i);
   if (sp != NULL && sp->n_boot > SC_STATS_MAX_BOOT)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: %d resamples, at most %d",
                          sp->n_boot, SC_STATS_MAX_BOOT);
@@ -212,6 +214,7 @@ sc_faith_summarize_with (const ScFaithResult *const *results, int n,
   s->n_layers = L;
   s->n_heads = H;
   s->exclude_first = results[0]->exclude_first;
+  s->kind = results[0]->kind;
   for (int i = 0; i < n; i++)
     s->mixing = s->mixing || results[i]->mixing;
   s->n_boot = sp != NULL && sp->n_boot > 0 ? sp->n_boot : SC_STATS_DEFAULT_BOOT;

@@ -24,7 +24,7 @@
 
 static const char *const METRIC_ID[SC_FAITH_N_METRICS] = { "tv", "jsd", "abs-delta-logp",
                                                              "abs-delta-logit-diff" };
-static const char *const ERASE_ID[SC_FAITH_N_ERASE] = { "mask", "drop" };
+static const char *const ERASE_ID[SC_FAITH_N_ERASE] = { "mask", "drop", "trace" };
 static const char *const SOURCE_ID[SC_FAITH_N_SOURCES] = { "last-mean", "rollout", "flow",
                                                              "saliency", "gradxinput", "ig",
                                                              "grad-rollout", "norm",
@@ -62,6 +62,12 @@ sc_faith_metric_from_id (const char *id, ScFaithMetric *out)
     if (strcmp (id, METRIC_ID[i]) == 0)
       return (*out = (ScFaithMetric) i), true;
   return false;
+}
+
+const char *
+sc_faith_reference_name (ScFaithErase k)
+{
+  return k == SC_FAITH_ERASE_TRACE ? "causal tracing" : "leave-one-out";
 }
 
 bool
@@ -641,6 +647,34 @@ mixing_sources (ScSession *session, const ScModel *model, const int32_t *ids, in
                                 &ctx, r, err);
 }
 
+/* The causal-tracing reference (sc-faithfulness.h, sc-trace.h): item j's importance is the
+ * largest over layers of the metric's |mean effect| of restoring its clean state. */
+static ScStatus
+trace_reference (ScSession *session, const ScModel *model, const int32_t *ids, int n,
+                 const ScFaithParams *p, ScFaithResult *r, Prog *prog, ScError *err)
+{
+  static const ScTraceMeasure MEASURE[SC_FAITH_N_METRICS] = {
+    [SC_FAITH_METRIC_TV] = SC_TRACE_TV,
+    [SC_FAITH_METRIC_JSD] = SC_TRACE_JSD,
+    [SC_FAITH_METRIC_ABS_DELTA_LOGP] = SC_TRACE_ABS_DELTA_LOGP,
+    [SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF] = SC_TRACE_ABS_DELTA_LOGIT_DIFF,
+  };
+  const ScTraceParams tp = { .target = p->target, .contrast = p->contrastive ? p->contrast : -1,
+                             .samples = SC_TRACE_DEFAULT_SAMPLES,
+                             .noise = SC_TRACE_DEFAULT_NOISE, .seed = SC_TRACE_DEFAULT_SEED };
+  ScTraceResult *tr = NULL;
+  ScStatus st;
+
+  if ((st = sc_trace_run (session, model, ids, n, &tp, loo_progress, prog, &tr, err)) != SC_OK)
+    return st;
+  r->target = tr->target;
+  r->top1_clean = tr->top1_clean;
+  r->contrast = tr->contrast;
+  st = sc_trace_importance (tr, MEASURE[p->metric], r->loo, NULL, err);
+  sc_trace_result_free (tr);
+  return st;
+}
+
 ScStatus
 sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
               const ScFaithParams *p, const ScTokenLooResult *loo_in,
@@ -668,6 +702,9 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
   info = sc_model_info (model);
   if ((st = check_params (info, ids, n, p, err)) != SC_OK)
     return st;
+  if (loo_in != NULL && p->kind == SC_FAITH_ERASE_TRACE)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: a leave-one-out result was "
+                         "given, and the reference asked for is causal tracing");
   if (loo_in != NULL && (loo_in->n_tokens != n || (p->target >= 0 && loo_in->target != p->target)))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "faithfulness: the leave-one-out result given "
                          "is of %d tokens and target %d, not %d tokens and target %d",
@@ -711,8 +748,16 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
       goto fail;
     }
 
-  /* 2. Leave-one-out (the reference ranking). */
-  if (loo_in == NULL)
+  /* 2. The reference ranking: leave-one-out, or causal tracing. */
+  if (p->kind == SC_FAITH_ERASE_TRACE)
+    {
+      t0 = now_s ();
+      st = trace_reference (session, model, ids, n, p, r, &prog, err);
+      r->timing.forward_s += now_s () - t0;
+      if (st != SC_OK)
+        goto fail;
+    }
+  else if (loo_in == NULL)
     {
       ap.target = p->target;
       ap.contrast = p->contrastive ? p->contrast : -1;
@@ -725,9 +770,12 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
         goto fail;
       loo_in = loo;
     }
-  r->target = loo_in->target;
-  r->top1_clean = loo_in->top1_clean;
-  r->contrast = loo_in->contrast;
+  if (loo_in != NULL)
+    {
+      r->target = loo_in->target;
+      r->top1_clean = loo_in->top1_clean;
+      r->contrast = loo_in->contrast;
+    }
   r->mixing = p->mixing;
   if (p->contrastive && r->contrast == r->target)
     {
@@ -735,7 +783,8 @@ sc_faith_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
                          "(the clean top-1) itself", r->contrast);
       goto fail;
     }
-  if ((st = sc_faith_loo_importance (loo_in, p->metric, p->kind, r->loo, err)) != SC_OK)
+  if (loo_in != NULL
+      && (st = sc_faith_loo_importance (loo_in, p->metric, p->kind, r->loo, err)) != SC_OK)
     goto fail;
 
   /* 3. The sources and their agreement. */
@@ -899,7 +948,7 @@ faith_free (void *result)
 _Static_assert (sizeof (ScFaithMetric) == sizeof (int), "ScFaithMetric is not int-sized");
 _Static_assert (sizeof (ScFaithErase) == sizeof (int), "ScFaithErase is not int-sized");
 static const char *const METRIC_ID_LIST[] = { "tv", "jsd", "abs-delta-logp", NULL };
-static const char *const FAITH_ERASE[] = { "mask", "drop", NULL };
+static const char *const FAITH_ERASE[] = { "mask", "drop", "trace", NULL };
 
 static const ScStudyOption FAITH_OPTIONS[] = {
   { "metric", SC_STUDY_OPTION_CHOICE, offsetof (ScFaithParams, metric), 0, 0, METRIC_ID_LIST,

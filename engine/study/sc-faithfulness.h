@@ -21,6 +21,15 @@
  *                   J&W measured the TVD of the output distribution),
  *   jsd             JSD (p, q_j) in nats,
  *   abs-delta-logp  |Δ log p (target)|, target = the clean top-1 (or the caller's).
+ * The patching reference (kind trace, "against patching"): causal tracing (sc-trace.h,
+ * Meng et al. 2022) in place of leave-one-out: every item's embedding noised (ν = 3 σ,
+ * SC_TRACE_DEFAULT_SAMPLES samples, seed SC_TRACE_DEFAULT_SEED), item j's importance the
+ * largest over layers l of the metric's |mean effect| of restoring j's clean residual
+ * entering layer l, measured against the noised run (TV, JSD, |Δ log p|, |Δ logit diff|).
+ * Erasing one token asks what the answer loses without it; tracing asks how much of the
+ * answer the token's own state carries when the rest of the input is unreadable. Costs
+ * samples × L (n − 1) restored runs of L − l layers each (about L/2 times leave-one-out's
+ * n − 1 passes per sample); no leave-one-out result is run, taken or returned.
  * Attention importance of item j, per source:
  *   last-mean  mean over the last layer's heads of A_{L−1,h}[n − 1][j];
  *   rollout    R[n − 1][j], R = Â_L ··· Â_1, Â_l = ½ mean_h A_l,h + ½ I (sc-rollout.h);
@@ -116,6 +125,7 @@
 #include "store/sc-store-study.h"
 #include "study/sc-ablation-study.h"
 #include "study/sc-study.h"
+#include "study/sc-trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -143,6 +153,7 @@ typedef enum {
 typedef enum {
   SC_FAITH_ERASE_MASK = 0,
   SC_FAITH_ERASE_DROP,
+  SC_FAITH_ERASE_TRACE, /* not an erasure: causal tracing (sc-trace.h), the patching reference */
   SC_FAITH_N_ERASE
 } ScFaithErase;
 
@@ -172,10 +183,13 @@ typedef enum {
 #define SC_FAITH_FIRST_MIXING_SOURCE SC_FAITH_SOURCE_NORM
 
 /* Stable identifiers ("tv", "jsd", "abs-delta-logp", "abs-delta-logit-diff"; "mask",
- * "drop"; "last-mean", "rollout", "flow", "saliency", "gradxinput", "ig", "grad-rollout",
- * "norm", "norm-rollout", "vz", "vz-rollout", "alti", "alti-rollout"), used in params, the
+ * "drop", "trace"; "last-mean", "rollout", "flow", "saliency", "gradxinput", "ig",
+ * "grad-rollout", "norm", "norm-rollout", "vz", "vz-rollout", "alti", "alti-rollout"), used in params, the
  * store, JSON and CSV. NULL out of range. */
 const char *sc_faith_metric_id (ScFaithMetric m);
+/* What a reading calls the reference ranking of @k: "leave-one-out" (mask, drop) or
+ * "causal tracing" (trace). */
+const char *sc_faith_reference_name (ScFaithErase k);
 const char *sc_faith_erase_id (ScFaithErase k);
 const char *sc_faith_source_id (ScFaithSource s);
 bool sc_faith_metric_from_id (const char *id, ScFaithMetric *out);
@@ -375,6 +389,8 @@ typedef struct {
   int best_head, median_head;/* layer * n_heads + head; -1 when no head has a defined mean */
   int m_heads;               /* heads with a defined mean: the best is picked from these */
   bool exclude_first;        /* the set summarised (the results' exclude_first) */
+  ScFaithErase kind;         /* the first result's reference (leave-one-out by masking or
+                              * dropping, or causal tracing: the results share it) */
   bool mixing;               /* any result holds the context-mixing sources */
   int n_boot;
   uint32_t seed;

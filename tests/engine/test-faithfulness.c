@@ -956,6 +956,72 @@ test_statistics (void)
   g_rmdir (dir);
 }
 
+/* The patching reference (kind trace): the reference vector is causal tracing's importance
+ * (sc-trace.h, the documented defaults) of the same metric, read in a fresh session; no
+ * leave-one-out is run, taken or returned; every source is ranked against it; the readings
+ * name it. */
+static void
+test_trace_reference (void)
+{
+  Fixture f, g;
+  const ScFaithMetric metrics[2] = { SC_FAITH_METRIC_TV, SC_FAITH_METRIC_ABS_DELTA_LOGP };
+  const ScTraceMeasure measures[2] = { SC_TRACE_TV, SC_TRACE_ABS_DELTA_LOGP };
+  ScError err = { 0 };
+
+  fixture_init (&f, sc_test_tiny_model ());
+  fixture_init (&g, sc_test_tiny_model ());
+  for (int m = 0; m < 2; m++)
+    {
+      const ScFaithParams p = { .metric = metrics[m], .kind = SC_FAITH_ERASE_TRACE, .top_k = 4,
+                                .target = -1 };
+      const ScTraceParams tp = { .target = -1, .contrast = -1,
+                                 .samples = SC_TRACE_DEFAULT_SAMPLES,
+                                 .noise = SC_TRACE_DEFAULT_NOISE,
+                                 .seed = SC_TRACE_DEFAULT_SEED };
+      ScFaithResult *r = NULL;
+      ScTokenLooResult *loo_out = (ScTokenLooResult *) &err; /* must come back NULL */
+      ScTraceResult *tr = NULL;
+      ScFaithSentenceStats *st = NULL;
+      double want[N - 1];
+
+      g_assert_cmpint (sc_faith_run (f.s, f.m, ids, N, &p, NULL, NULL, NULL, &r, &loo_out,
+                                     &err), ==, SC_OK);
+      g_assert_null (loo_out);
+      g_assert_cmpint (r->kind, ==, SC_FAITH_ERASE_TRACE);
+      g_assert_cmpint (sc_trace_run (g.s, g.m, ids, N, &tp, NULL, NULL, &tr, &err), ==, SC_OK);
+      g_assert_cmpint (sc_trace_importance (tr, measures[m], want, NULL, &err), ==, SC_OK);
+      g_assert_cmpint (r->target, ==, tr->target);
+      g_assert_cmpint (r->top1_clean, ==, tr->top1_clean);
+      for (int j = 0; j < N - 1; j++)
+        g_assert_cmpfloat (r->loo[j], ==, want[j]);
+      assert_agreement (&r->agree[SC_FAITH_SOURCE_LAST_MEAN], r->attn[SC_FAITH_SOURCE_LAST_MEAN],
+                       r->loo, N - 1, 4);
+      g_assert_cmpint (sc_faith_sentence_stats (r, NULL, &st, &err), ==, SC_OK);
+      g_assert_nonnull (strstr (st->source[SC_FAITH_SOURCE_LAST_MEAN].reading, "causal tracing"));
+      g_assert_null (strstr (st->source[SC_FAITH_SOURCE_LAST_MEAN].reading, "leave-one-out"));
+      g_assert_nonnull (strstr (st->best_reading, "causal tracing"));
+      sc_faith_sentence_stats_free (st);
+      sc_trace_result_free (tr);
+
+      /* a leave-one-out result is not a causal-tracing reference */
+      {
+        ScTokenLooResult *loo = NULL;
+        const ScAblationParams ap = { .target = -1, .contrast = -1 };
+        ScFaithResult *r2 = NULL;
+        g_assert_cmpint (sc_token_loo_run (f.s, f.m, ids, N, &ap, NULL, NULL, &loo, &err), ==,
+                         SC_OK);
+        g_assert_cmpint (sc_faith_run (f.s, f.m, ids, N, &p, loo, NULL, NULL, &r2, NULL, &err),
+                         ==, SC_ERR_INVALID_ARG);
+        g_assert_nonnull (strstr (err.message, "causal tracing"));
+        g_assert_null (r2);
+        sc_token_loo_result_free (loo);
+      }
+      sc_faith_result_free (r);
+    }
+  fixture_clear (&f);
+  fixture_clear (&g);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -969,5 +1035,6 @@ main (int argc, char **argv)
   g_test_add_func ("/faithfulness/store-cancel-hostile", test_store_cancel_and_hostile);
   g_test_add_func ("/faithfulness/flow-ceiling", test_flow_ceiling);
   g_test_add_func ("/faithfulness/statistics", test_statistics);
+  g_test_add_func ("/faithfulness/trace-reference", test_trace_reference);
   return g_test_run ();
 }

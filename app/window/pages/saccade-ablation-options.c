@@ -133,7 +133,8 @@ name_index (const char *const *names, const char *value)
   return -1;
 }
 
-/* page.permutations, page.seeds, page.erase-kind, page.source, and patching's
+/* page.permutations, page.seeds, page.erase-kind, page.source, page.reference (mask, drop,
+ * trace), and patching's
  * page.corrupted (a run id of the chooser), page.direction (denoise, noise), page.what
  * (heads, head-positions, residual, patterns, queries, keys, values): what their choosers
  * do. */
@@ -144,11 +145,17 @@ option_action (GtkWidget *widget, const char *name, GVariant *param)
   const char *value = g_variant_get_string (param, NULL);
   guint64 v;
   int named;
+  ScFaithErase reference;
 
   if (g_str_equal (name, "page.erase-kind")
       && (g_str_equal (value, "mask") || g_str_equal (value, "drop")))
     {
       gtk_drop_down_set_selected (self->erase_kind_dropdown, g_str_equal (value, "drop"));
+      return;
+    }
+  if (g_str_equal (name, "page.reference") && sc_faith_erase_from_id (value, &reference))
+    {
+      gtk_drop_down_set_selected (self->reference_dropdown, (guint) reference);
       return;
     }
   if (g_str_equal (name, "page.source"))
@@ -320,6 +327,12 @@ erasure_options_changed (SaccadeAblationPage *self)
 }
 
 static void
+faith_options_changed (SaccadeAblationPage *self)
+{
+  ablation_options_changed (self, SACCADE_ABLATION_FAITH);
+}
+
+static void
 patch_options_changed (SaccadeAblationPage *self)
 {
   /* exact, attribution and path patching share the run and direction */
@@ -386,6 +399,7 @@ ablation_options_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "page.permutations", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.seeds", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.erase-kind", "s", option_action);
+  gtk_widget_class_install_action (widget_class, "page.reference", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.source", "s", option_action);
   gtk_widget_class_install_action (widget_class, "page.contrast", "s", target_action);
   gtk_widget_class_install_action (widget_class, "page.corrupted", "s", option_action);
@@ -403,6 +417,7 @@ ablation_options_init (SaccadeAblationPage *self)
   g_autoptr (GtkStringList) sources = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) directions = gtk_string_list_new (NULL);
   g_autoptr (GtkStringList) whats = gtk_string_list_new (NULL);
+  g_autoptr (GtkStringList) references = gtk_string_list_new (NULL);
 
   for (gsize i = 0; i < ABLATION_N_STUDIES; i++)
     gtk_string_list_append (studies, _(ablation_studies[i].name));
@@ -418,6 +433,9 @@ ablation_options_init (SaccadeAblationPage *self)
   for (int i = 0; i < SACCADE_FAITH_N_CHOICES; i++)
     gtk_string_list_append (sources, saccade_faith_choice_name ((SaccadeFaithChoice) i));
   gtk_drop_down_set_model (self->source_dropdown, G_LIST_MODEL (sources));
+  for (int k = 0; k < SC_FAITH_N_ERASE; k++)
+    gtk_string_list_append (references, saccade_faith_reference_name ((ScFaithErase) k));
+  gtk_drop_down_set_model (self->reference_dropdown, G_LIST_MODEL (references));
   /* Translators: patching's directions (ScPatchDirection's order): which run is computed
    * and where the patched activation comes from. */
   gtk_string_list_append (directions, _("Denoise"));
@@ -449,6 +467,8 @@ ablation_options_init (SaccadeAblationPage *self)
                             G_CALLBACK (erasure_options_changed), self);
   g_signal_connect_swapped (self->erase_kind_dropdown, "notify::selected",
                             G_CALLBACK (erasure_options_changed), self);
+  g_signal_connect_swapped (self->reference_dropdown, "notify::selected",
+                            G_CALLBACK (faith_options_changed), self);
   /* a new source is the same study drawn again */
   g_signal_connect_swapped (self->source_dropdown, "notify::selected", G_CALLBACK (ablation_show_result),
                             self);
@@ -470,6 +490,8 @@ ablation_current_params (SaccadeAblationPage *self, int target, SaccadeAblationP
     .seed = 0,
     .erase_kind = gtk_drop_down_get_selected (self->erase_kind_dropdown) == 1 ? SC_ERASE_DROP
                                                                               : SC_ERASE_MASK,
+    .faith_kind = (ScFaithErase) MIN (gtk_drop_down_get_selected (self->reference_dropdown),
+                                      SC_FAITH_ERASE_TRACE),
     .n_random = gtk_spin_button_get_value_as_int (self->seeds_spin),
     .corrupted_run = ablation_chosen_corrupted (self),
     .contrast = -1,

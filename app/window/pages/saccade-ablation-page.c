@@ -720,6 +720,7 @@ saccade_ablation_page_class_init (SaccadeAblationPageClass *klass)
   CHILD (seeds_spin);
   CHILD (source_box);
   CHILD (source_dropdown);
+  CHILD (reference_dropdown);
   CHILD (contrast_box);
   CHILD (contrast_entry);
   CHILD (patch_box);

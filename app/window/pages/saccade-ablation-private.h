@@ -69,6 +69,7 @@ struct _SaccadeAblationPage
   GtkSpinButton *seeds_spin;
   GtkWidget *source_box;
   GtkDropDown *source_dropdown;
+  GtkDropDown *reference_dropdown; /* faithfulness: ScFaithErase's order */
   GtkWidget *contrast_box;
   GtkEntry *contrast_entry;
   GtkWidget *patch_box;

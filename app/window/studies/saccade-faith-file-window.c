@@ -207,10 +207,9 @@ fill_result (SaccadeFaithFileWindow *self)
   /* Translators: the prompt-set study's line over its table: sentences, the file, the
    * erasure, the importance, the token set, sentences read back and computed, the
    * database. */
-  set = g_strdup_printf (_("%d sentences of %s · leave-one-out by %s, %s · %s · %d read back, "
+  set = g_strdup_printf (_("%d sentences of %s · %s, %s · %s · %d read back, "
                            "%d computed now · stored in %s"),
-                         s->n_sentences, base, p->kind == SC_FAITH_ERASE_MASK
-                                                 ? _("masking") : _("dropping"),
+                         s->n_sentences, base, saccade_faith_reference_name (p->kind),
                          sc_faith_metric_id (p->metric),
                          s->exclude_first ? _("without the first token")
                                           : _("all tokens, the first included"),
@@ -313,8 +312,8 @@ chosen_params (SaccadeFaithFileWindow *self, ScFaithParams *p)
   /* `saccade faithfulness --file`'s: top-k 3, the clean top-1, no gradients, no contrast */
   *p = (ScFaithParams) {
     .metric = METRICS[metric < G_N_ELEMENTS (METRICS) ? metric : 0],
-    .kind = gtk_drop_down_get_selected (self->kind_dropdown) == 1 ? SC_FAITH_ERASE_DROP
-                                                                   : SC_FAITH_ERASE_MASK,
+    .kind = (ScFaithErase) MIN (gtk_drop_down_get_selected (self->kind_dropdown),
+                                SC_FAITH_ERASE_TRACE),
     .top_k = 0, .target = -1, .gradients = false, .ig_steps = 0,
     .exclude_first = gtk_check_button_get_active (self->first_check),
     .mixing = gtk_check_button_get_active (self->mixing_check),
@@ -613,7 +612,8 @@ options_row (SaccadeFaithFileWindow *self)
   GtkWidget *button = gtk_button_new_with_mnemonic (_("_Sentences…"));
   GtkWidget *run = gtk_button_new_with_mnemonic (_("_Run"));
   const char *metrics[] = { _("Total variation"), _("Jensen–Shannon"), _("|Δ log p|"), NULL };
-  const char *kinds[] = { _("Mask"), _("Drop"), NULL };
+  const char *kinds[] = { _("Leave-one-out, masked"), _("Leave-one-out, dropped"),
+                          _("Causal tracing"), NULL };
 
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "faith-file.choose");
   gtk_widget_set_tooltip_text (button, _("A text file of sentences, one per line; blank lines "
@@ -632,9 +632,12 @@ options_row (SaccadeFaithFileWindow *self)
   gtk_box_append (GTK_BOX (row), labelled (_("_Importance"), GTK_WIDGET (self->metric_dropdown)));
   self->kind_dropdown = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (kinds));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->kind_dropdown),
-                               _("Leave a token out by masking it out of every attention row, "
-                                 "or by dropping it from the input"));
-  gtk_box_append (GTK_BOX (row), labelled (_("_Erasure"), GTK_WIDGET (self->kind_dropdown)));
+                               _("What attention is ranked against: leaving a token out "
+                                 "(masked out of every attention row, or dropped from the "
+                                 "input), or causal tracing (every other token's embedding "
+                                 "noised, the token's own state restored layer by layer; "
+                                 "about 15 times the time of leave-one-out)"));
+  gtk_box_append (GTK_BOX (row), labelled (_("_Reference"), GTK_WIDGET (self->kind_dropdown)));
   self->mixing_check = GTK_CHECK_BUTTON (gtk_check_button_new_with_mnemonic (_("Context _mixing")));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->mixing_check),
                                _("Also norm-based attention, value zeroing and ALTI, of the "

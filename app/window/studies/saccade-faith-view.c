@@ -103,7 +103,10 @@ faith_title (SaccadeFaithView *self)
   else
     source = g_strdup (_("best head"));
   /* Translators: the faithfulness scatter's title: the source, the model, the sentence. */
-  return g_strdup_printf (_("Attention (%s) against leave-one-out: %s · %s"), source,
+  return g_strdup_printf (_("Attention (%s) against %s: %s · %s"), source,
+                          a != NULL && a->faith != NULL
+                            ? saccade_faith_reference_name (a->faith->result->kind)
+                            : _("leave-one-out by masking"),
                           saccade_study_shown_model (&self->shown), quote);
 }
 
