@@ -87,6 +87,23 @@ check ablate-reuses "$tmp/abl2" "reused study"
 "$saccade" faithfulness --db "$db" 1 --kind drop --metric abs-delta-logp > "$tmp/run5" 2>&1
 check run-loo-reused-both "$tmp/run5" "leave-one-out reused"
 
+# Against patching: causal tracing as the reference (a short run: it costs samples × L (n − 1)
+# restored runs); no leave-one-out is taken for it; the study is stored and reused.
+"$saccade" capture --db "$db" "2 + 2 =" > "$tmp/cap2" 2>&1
+check capture-2 "$tmp/cap2" "^2$"
+"$saccade" faithfulness --db "$db" 2 --kind trace --metric abs-delta-logp --json \
+  > "$tmp/trace.json" 2> "$tmp/trace.err"
+pycheck trace-json "$tmp/trace.json" '
+assert d["kind"] == "trace" and d["metric"] == "abs-delta-logp" and d["source"] == "computed"
+assert all(t["loo"] >= 0 for t in d["tokens"]) and any(t["loo"] > 0 for t in d["tokens"])
+r = d["sources"]["last-mean"]["reading"]
+assert "causal tracing" in r and "leave-one-out" not in r, r'
+"$saccade" faithfulness --db "$db" 2 --kind trace --metric abs-delta-logp > "$tmp/trace2" 2>&1
+check trace-text "$tmp/trace2" "causal tracing (the other tokens noised"
+check trace-reused "$tmp/trace2" "^reused study"
+"$saccade" faithfulness --db "$db" 2 --kind patch > "$tmp/e11" 2>&1
+expect_fail bad-kind "$tmp/e11" "--kind is mask, drop or trace, not 'patch'" $?
+
 # A file of sentences.
 printf '# a comment\n\nThe capital of France is\n\n2 + 2 =\n' > "$tmp/s.txt"
 "$saccade" faithfulness --file "$tmp/s.txt" --json --csv "$tmp/file.csv" -o "$tmp/file.svg" \
