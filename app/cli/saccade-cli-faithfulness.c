@@ -640,8 +640,8 @@ saccade_cmd_faithfulness (int argc, char **argv)
     { "file", 0, 0, G_OPTION_ARG_FILENAME, &o.file,
       "sentences, one per line (# comments and blank lines skipped), instead of RUN", "FILE" },
     { "metric", 0, 0, G_OPTION_ARG_STRING, &o.metric,
-      "leave-one-out importance: tv (default), jsd, abs-delta-logp or, with --contrast, "
-      "abs-delta-logit-diff (the default then)", "METRIC" },
+      "leave-one-out importance: tv (default), jsd, abs-delta-logp (the default with --kind "
+      "trace) or, with --contrast, abs-delta-logit-diff (the default then)", "METRIC" },
     { "kind", 0, 0, G_OPTION_ARG_STRING, &o.kind,
       "the reference ranking: leave-one-out by mask (default: out of every attention row) or "
       "drop (from the input), or trace (causal tracing: every other token noised, the token's "
@@ -761,6 +761,9 @@ saccade_cmd_faithfulness (int argc, char **argv)
   p.contrastive = p.contrast >= 0;
   if (p.contrastive && o.metric == NULL)
     p.metric = SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF;
+  else if (p.kind == SC_FAITH_ERASE_TRACE && o.metric == NULL)
+    p.metric = SC_FAITH_METRIC_ABS_DELTA_LOGP; /* causal tracing's own quantity
+                                                * (docs/metrics.md) */
   if (p.contrastive != (p.metric == SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF))
     {
       fprintf (stderr, p.contrastive

@@ -272,10 +272,13 @@ kind_params (SaccadeAblationKind kind, const SaccadeAblationParams *p, KindParam
   k->qk = (ScQkParams) { .layer = p->qk_layer, .head = p->qk_head, .query = p->qk_query,
                          .key = p->qk_key };
   /* `saccade faithfulness RUN --mixing --kind K`'s defaults: TV (with a contrast, |Δ
-   * logit difference|) against the page's reference (leave-one-out by masking unless
-   * chosen), top-k 0 (= 3), every context-mixing source for the chooser */
+   * logit difference|; with causal tracing |Δ log p|) against the page's reference
+   * (leave-one-out by masking unless chosen), top-k 0 (= 3), every context-mixing source
+   * for the chooser */
   k->faith = (ScFaithParams) { .metric = p->contrast >= 0 ? SC_FAITH_METRIC_ABS_DELTA_LOGIT_DIFF
-                                                         : SC_FAITH_METRIC_TV,
+                                         : p->faith_kind == SC_FAITH_ERASE_TRACE
+                                           ? SC_FAITH_METRIC_ABS_DELTA_LOGP
+                                           : SC_FAITH_METRIC_TV,
                                .kind = p->faith_kind, .target = p->target, .mixing = TRUE,
                                .contrastive = p->contrast >= 0, .contrast = p->contrast };
 }

@@ -98,8 +98,9 @@ assert d["kind"] == "trace" and d["metric"] == "abs-delta-logp" and d["source"] 
 assert all(t["loo"] >= 0 for t in d["tokens"]) and any(t["loo"] > 0 for t in d["tokens"])
 r = d["sources"]["last-mean"]["reading"]
 assert "causal tracing" in r and "leave-one-out" not in r, r'
-"$saccade" faithfulness --db "$db" 2 --kind trace --metric abs-delta-logp > "$tmp/trace2" 2>&1
-check trace-text "$tmp/trace2" "causal tracing (the other tokens noised"
+# without --metric: abs-delta-logp, causal tracing's own quantity (the same study, reused)
+"$saccade" faithfulness --db "$db" 2 --kind trace > "$tmp/trace2" 2>&1
+check trace-text "$tmp/trace2" "causal tracing (the other tokens noised.*abs-delta-logp"
 check trace-reused "$tmp/trace2" "^reused study"
 "$saccade" faithfulness --db "$db" 2 --kind patch > "$tmp/e11" 2>&1
 expect_fail bad-kind "$tmp/e11" "--kind is mask, drop or trace, not 'patch'" $?

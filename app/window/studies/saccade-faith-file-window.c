@@ -635,8 +635,9 @@ options_row (SaccadeFaithFileWindow *self)
                                _("What attention is ranked against: leaving a token out "
                                  "(masked out of every attention row, or dropped from the "
                                  "input), or causal tracing (every other token's embedding "
-                                 "noised, the token's own state restored layer by layer; "
-                                 "about 15 times the time of leave-one-out)"));
+                                 "noised, the token's own state restored layer by layer: "
+                                 "three noise samples, every layer of every token, tens of "
+                                 "times the time of leave-one-out)"));
   gtk_box_append (GTK_BOX (row), labelled (_("_Reference"), GTK_WIDGET (self->kind_dropdown)));
   self->mixing_check = GTK_CHECK_BUTTON (gtk_check_button_new_with_mnemonic (_("Context _mixing")));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->mixing_check),
