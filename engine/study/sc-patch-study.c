@@ -153,20 +153,6 @@ sc_patch_take_qkv (void *user, int layer, const float *q, const float *k, const 
   return true;
 }
 
-/* The residuals the session kept of its last run, entering each layer, into (L, n, E). */
-static ScStatus
-copy_residuals (const ScSession *session, int L, int n, int E, float *resid, ScError *err)
-{
-  ScStatus st;
-
-  for (int l = 0; l < L; l++)
-    for (int q = 0; q < n; q++)
-      if ((st = sc_session_residual (session, l, q, resid + ((size_t) l * n + q) * E, err))
-          != SC_OK)
-        return st;
-  return SC_OK;
-}
-
 typedef struct {
   ScSession *session;
   const int32_t *ids;        /* the base run's */
@@ -293,7 +279,7 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
                                         &r->top1_clean, &r->logp_clean, &r->loss_clean, err))
              != SC_OK
       || (resid != NULL && source_ids == clean
-          && (st = copy_residuals (session, L, n, E, resid, err)) != SC_OK))
+          && (st = sc_study_kept_residuals (session, L, n, E, resid, err)) != SC_OK))
     goto out;
   /* the clean run's last row is needed after the corrupted run */
   memmove (logits, logits + (size_t) (n - 1) * V, (size_t) V * sizeof *logits);
@@ -302,7 +288,7 @@ sc_patch_run (ScSession *session, const ScModel *model, const int32_t *clean,
   opt.observer = src.heads != NULL && source_ids == corrupted ? &obs : NULL;
   if ((st = sc_forward (session, corrupted, n, &opt, logits + V, err)) != SC_OK
       || (resid != NULL && source_ids == corrupted
-          && (st = copy_residuals (session, L, n, E, resid, err)) != SC_OK))
+          && (st = sc_study_kept_residuals (session, L, n, E, resid, err)) != SC_OK))
     goto out;
   r->top1_corrupted = sc_logits_top1 (logits + V, V);
   r->contrast = p->contrast >= 0 ? p->contrast

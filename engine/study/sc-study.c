@@ -392,6 +392,20 @@ sc_study_check_ids (ScSession *session, const ScModel *model, const int32_t *ids
 }
 
 ScStatus
+sc_study_kept_residuals (const ScSession *session, int L, int n, int E, float *out,
+                         ScError *err)
+{
+  ScStatus st;
+
+  for (int l = 0; l < L; l++)
+    for (int q = 0; q < n; q++)
+      if ((st = sc_session_residual (session, l, q, out + ((size_t) l * n + q) * E, err))
+          != SC_OK)
+        return st;
+  return SC_OK;
+}
+
+ScStatus
 sc_study_clean_measures (const float *logits, const int32_t *ids, int n, int V, int want_target,
                          int *target, int *top1, double *logp, double *loss, ScError *err)
 {

@@ -245,6 +245,12 @@ typedef struct {
 ScStatus sc_study_check_ids (ScSession *session, const ScModel *model, const int32_t *ids, int n,
                              int min_n, int target, ScError *err);
 
+/* The residuals @session kept of its last run (keep_residuals), entering each of the @L
+ * layers at its @n positions, into @out ((L, n, E) floats). Errors: those of
+ * sc_session_residual. Shared by activation patching and causal tracing. */
+ScStatus sc_study_kept_residuals (const ScSession *session, int L, int n, int E, float *out,
+                                  ScError *err);
+
 /* The clean run's measures from its (n, V) @logits: the target (@want_target, or the clean
  * top-1 when −1), the top-1, ln p(target) at n − 1 and the mean next-token loss over
  * q = 1 .. n − 1 (NaN when n == 1). SC_ERR_INVALID_ARG when the logits hold a NaN. */

@@ -199,13 +199,9 @@ sc_trace_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
   /* 1. The clean run: its residuals at every layer and its last row. */
   {
     const ScForwardOptions opt = { .keep_residuals = true };
-    if ((st = sc_forward (session, ids, n, &opt, clean_row, err)) != SC_OK)
+    if ((st = sc_forward (session, ids, n, &opt, clean_row, err)) != SC_OK
+        || (st = sc_study_kept_residuals (session, L, n, E, clean, err)) != SC_OK)
       goto out;
-    for (int l = 0; l < L; l++)
-      for (int q = 0; q < n; q++)
-        if ((st = sc_session_residual (session, l, q, clean + ((size_t) l * n + q) * E, err))
-            != SC_OK)
-          goto out;
   }
   r->top1_clean = sc_logits_top1 (clean_row, V);
   r->target = params->target >= 0 ? params->target : r->top1_clean;
