@@ -46,13 +46,6 @@ result_new (int L, int n)
   return r;
 }
 
-/* logit(target) − logit(contrast) of one row, in double. */
-static double
-logit_diff (const float *row, int target, int contrast)
-{
-  return (double) row[target] - (double) row[contrast];
-}
-
 static ScStatus
 check_args (ScSession *session, const ScModel *model, const int32_t *ids, int n,
             const ScTraceParams *p, ScError *err)
@@ -65,12 +58,9 @@ check_args (ScSession *session, const ScModel *model, const int32_t *ids, int n,
   if ((st = sc_study_check_ids (session, model, ids, n, 2, p->target, err)) != SC_OK)
     return st;
   info = sc_model_info (model);
-  if (p->contrast < -1 || (p->contrast >= 0 && (uint32_t) p->contrast >= info->n_vocab))
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "causal tracing: contrast %d is outside the "
-                         "vocabulary 0..%u", p->contrast, info->n_vocab - 1);
-  if (p->contrast >= 0 && p->contrast == p->target)
-    return sc_error_set (err, SC_ERR_INVALID_ARG, "causal tracing: the contrast is the target "
-                         "(token %d)", p->target);
+  if ((st = sc_study_check_contrast (p->contrast, p->target, (int) info->n_vocab, err))
+      != SC_OK)
+    return st;
   if (p->samples > SC_TRACE_MAX_SAMPLES)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "causal tracing: %d noise samples, at most "
                          "%d", p->samples, SC_TRACE_MAX_SAMPLES);
@@ -220,7 +210,7 @@ sc_trace_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
     }
   if (r->contrast >= 0)
     {
-      r->logit_diff_clean = logit_diff (clean_row, r->target, r->contrast);
+      r->logit_diff_clean = sc_study_logit_diff (clean_row, r->target, r->contrast);
       r->logit_diff_noised = 0.0; /* a running mean from here */
     }
   r->sigma = items_sigma (clean, n, E);
@@ -253,7 +243,8 @@ sc_trace_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
         goto out;
       mean_add (&r->logp_noised, logp_noised, s);
       if (r->contrast >= 0)
-        mean_add (&r->logit_diff_noised, logit_diff (noised_row, r->target, r->contrast), s);
+        mean_add (&r->logit_diff_noised,
+                  sc_study_logit_diff (noised_row, r->target, r->contrast), s);
 
       /* 3. Every (layer, item) restored in turn. */
       for (int l = 0; l < L; l++)
@@ -270,9 +261,8 @@ sc_trace_run (ScSession *session, const ScModel *model, const int32_t *ids, int 
             mean_add (&r->jsd[c], e.jsd, s);
             mean_add (&r->delta_logp[c], e.delta_logp, s);
             mean_add (&r->delta_logit_diff[c],
-                      r->contrast >= 0 ? logit_diff (t.row, r->target, r->contrast)
-                                             - logit_diff (noised_row, r->target, r->contrast)
-                                       : NAN, s);
+                      sc_study_logit_diff (t.row, r->target, r->contrast)
+                        - sc_study_logit_diff (noised_row, r->target, r->contrast), s);
             done++;
             if (progress != NULL && !progress (progress_user, (double) done / total))
               {
