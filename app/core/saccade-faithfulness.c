@@ -606,24 +606,22 @@ void
 saccade_faithfulness_scatter_figure (const SaccadeFaithfulness *f, const char *const *labels,
                                      const char *title, SaccadeScatterFigure *fig)
 {
+  /* Translators: the scatter's vertical axis: the reference (leave-one-out or causal
+   * tracing) and its measure, by ScFaithMetric (the last: the contrast's measure). */
+  static const char *const Y_NAME[2][SC_FAITH_N_METRICS] = {
+    { N_("leave-one-out: TV distance"), N_("leave-one-out: JSD (nats)"),
+      N_("leave-one-out: |Δ log p|"), N_("leave-one-out: |Δ logit difference|") },
+    { N_("causal tracing: TV distance"), N_("causal tracing: JSD (nats)"),
+      N_("causal tracing: |Δ log p|"), N_("causal tracing: |Δ logit difference|") },
+  };
   const ScFaithResult *r = f->result;
   const ScFaithAgreement *a = &r->agree[SC_FAITH_SOURCE_LAST_MEAN];
 
   *fig = (SaccadeScatterFigure) {
     .n = r->n_items, .x = r->attn[SC_FAITH_SOURCE_LAST_MEAN], .y = r->loo, .labels = labels,
-    /* Translators: the scatter's axes. */
+    /* Translators: the scatter's horizontal axis. */
     .x_name = _("attention: last-layer head mean"),
-    .y_name = r->kind == SC_FAITH_ERASE_TRACE
-                ? (r->metric == SC_FAITH_METRIC_TV    ? _("causal tracing: TV distance")
-                   : r->metric == SC_FAITH_METRIC_JSD ? _("causal tracing: JSD (nats)")
-                   : r->metric == SC_FAITH_METRIC_ABS_DELTA_LOGP
-                       ? _("causal tracing: |Δ log p|")
-                       : _("causal tracing: |Δ logit difference|"))
-              : r->metric == SC_FAITH_METRIC_TV    ? _("leave-one-out: TV distance")
-              : r->metric == SC_FAITH_METRIC_JSD ? _("leave-one-out: JSD (nats)")
-              : r->metric == SC_FAITH_METRIC_ABS_DELTA_LOGP ? _("leave-one-out: |Δ log p|")
-                                                 /* Translators: the contrast's measure */
-                                                 : _("leave-one-out: |Δ logit difference|"),
+    .y_name = _(Y_NAME[r->kind == SC_FAITH_ERASE_TRACE][r->metric]),
     .title = title, .tau = a->tau, .tau_p = a->tau_p, .rho = a->rho, .rho_p = a->rho_p,
     .bars = TRUE,
   };
