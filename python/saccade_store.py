@@ -58,10 +58,11 @@ __all__ = ["StoreError", "HeadNotStored", "Store", "Run", "Token", "RunArrays", 
 
 # The schema versions this reader knows (PRAGMA user_version): v1 runs and heads, v2 adds
 # the study tables, v3 kept heads, row blocks, sparse heads and overviews, v4 layer windows
-# and band heads, v5 compressed heads (attention_z, zstd; docs/store.md). A newer store may
-# store heads differently: refused. A compressed head is refused with a message (Python
-# has no zstd here without a module Debian 12 does not install by default).
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
+# and band heads, v5 compressed heads (attention_z, zstd; docs/store.md), v6 the rounded
+# form of compressed heads (runs.round_bits, zero_below). A newer store may store heads
+# differently: refused. A compressed head is refused with a message (Python has no zstd
+# here without a module Debian 12 does not install by default).
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 # Overview images are S x S over uniform blocks of B = ceil (n_tokens / OVERVIEW_MAX) tokens
 # a side (the last may be shorter), S = ceil (n_tokens / B) (engine/store/sc-store-heads.h).
@@ -129,6 +130,8 @@ class Run:
     text_bytes: bytes
     kept: Optional[frozenset] = None   # (layer, head) pairs the run kept; None: every head
     sparse_eps: float = 0.0            # 0: dense; else the EPS of its sparse heads
+    round_bits: int = 0                # v6: 0, or the mantissa bits its compressed heads kept
+    zero_below: float = 0.0            # v6: 0, or values below it were stored as 0
     windows: Optional[tuple] = None    # each layer's attention window, 0: global; None: every
                                        # layer global (no sliding window, or before v4)
 
@@ -259,6 +262,8 @@ class Store:
                                        "keys", "data"}
             need["head_overviews"] = {"run_id", "layer", "head", "size", "dtype", "data"}
             need["runs"] = need["runs"] | {"kept", "sparse_eps"}
+        if version >= 6:
+            need["runs"] = need["runs"] | {"round_bits", "zero_below"}
         if version >= 5:
             need["attention_z"] = {"run_id", "layer", "head", "row0", "row1", "codec", "data"}
         if version >= 4:
@@ -276,9 +281,10 @@ class Store:
     @property
     def _RUN_SQL(self) -> str:
         v3 = "r.kept, r.sparse_eps" if self.version >= 3 else "NULL, NULL"
+        v6 = "r.round_bits, r.zero_below" if self.version >= 6 else "NULL, NULL"
         return ("SELECT r.id, r.model_id, m.name, m.arch, m.sha256, m.n_layers, m.n_heads, "
                 "m.n_kv_heads, m.head_dim, m.n_vocab, r.n_tokens, r.created, r.backend, r.text, "
-                f"{v3} FROM runs r JOIN models m ON m.id = r.model_id "
+                f"{v3}, {v6} FROM runs r JOIN models m ON m.id = r.model_id "
                 "WHERE r.status = 'complete'")
 
     def _kept(self, where: str, kept, nl: int, nh: int) -> Optional[frozenset]:
@@ -298,7 +304,7 @@ class Store:
 
     def _run_from_row(self, row) -> Run:
         (rid, mid, name, arch, sha, nl, nh, nkv, hd, nv, n, created, backend, text, kept,
-         eps) = row
+         eps, round_bits, zero_below) = row
         where = f"run {rid}"
         nl = _int(nl, f"{where}: n_layers", 1, MAX_LAYERS)
         nh = _int(nh, f"{where}: n_heads", 1, MAX_HEADS)
@@ -315,6 +321,10 @@ class Store:
             raise self._fail(f"{where}: text is not a BLOB")
         if eps is not None and not (isinstance(eps, float) and 0 < eps < 1):
             raise self._fail(f"{where}: runs.sparse_eps = {eps!r} is not NULL or in (0, 1)")
+        if zero_below is not None and not (isinstance(zero_below, float) and 0 < zero_below < 1):
+            raise self._fail(f"{where}: runs.zero_below = {zero_below!r} is not NULL or in (0, 1)")
+        if eps is not None and (round_bits is not None or zero_below is not None):
+            raise self._fail(f"{where}: the run says it is both sparse and rounded")
         try:
             return Run(id=_int(rid, "run id", 1, 2**63 - 1),
                        model_id=_int(mid, f"{where}: model_id", 1, 2**63 - 1),
@@ -326,6 +336,9 @@ class Store:
                        created_ms=_int(created, f"{where}: created", 0, 253402300799999),
                        backend=_text(backend), text_bytes=text,
                        kept=self._kept(where, kept, nl, nh), sparse_eps=eps or 0.0,
+                       round_bits=(0 if round_bits is None else
+                                   _int(round_bits, f"{where}: round_bits", 1, 9)),
+                       zero_below=zero_below or 0.0,
                        windows=self._windows(where, rid, nl))
         except StoreError as e:
             raise self._fail(str(e)) from None

@@ -37,6 +37,8 @@ typedef struct {
   guint n_kept;
   double sparse_eps;        /* 0: dense */
   gboolean compress;        /* --compress: dense heads stored compressed (attention_z) */
+  guint32 round_bits;       /* --round-bits, --zero-below: the rounded form (ScStoreRunDesc) */
+  double zero_below;
   const guint *text_line;   /* --shard: each text's number among the file's non-empty
                              * lines (0-based); NULL: the texts are those lines */
 } CaptureCtx;

@@ -239,7 +239,7 @@ capture_begin (CaptureCtx *c, const char *bytes, gsize len, const CaptureResult 
   ScStoreRunDesc desc = {
     .model = c->ident, .text = bytes, .text_len = len, .tokens = r->pieces,
     .n_tokens = r->n_tokens, .backend = c->backend_name, .keep = c->keep,
-    .sparse_eps = c->sparse_eps,
+    .sparse_eps = c->sparse_eps, .round_bits = c->round_bits, .zero_below = c->zero_below,
   };
   ScStoreCapture *cap = NULL;
 
@@ -530,8 +530,9 @@ saccade_cmd_capture (int argc, char **argv)
   int n_generate = 0;
   g_autofree char *file = NULL, *text_opt = NULL, *db_opt = NULL, *prompt_file = NULL;
   g_autofree char *layers_opt = NULL, *heads_opt = NULL, *shard_opt = NULL;
-  double sparse_eps = 0;
+  double sparse_eps = 0, zero_below = 0;
   gboolean compress = FALSE;
+  int round_bits = 0;
   SaccadeShard shard = { 0, 1 };
   g_autoptr (GArray) text_line = g_array_new (FALSE, FALSE, sizeof (guint));
   guint n_lines = 0;
@@ -563,6 +564,11 @@ saccade_cmd_capture (int argc, char **argv)
     { "compress", 0, 0, G_OPTION_ARG_NONE, &compress,
       "Store dense heads compressed: lossless (zstd), about 63 % of the bytes; needs a "
       "Saccade that reads schema 5 (docs/store.md)", NULL },
+    { "round-bits", 0, 0, G_OPTION_ARG_INT, &round_bits,
+      "Store each value rounded to M mantissa bits (1-9; within 2^-(M+1) of itself: 3.1 % "
+      "at M = 4); implies --compress; needs a Saccade that reads schema 6", "M" },
+    { "zero-below", 0, 0, G_OPTION_ARG_DOUBLE, &zero_below,
+      "Store values below F (0 < F < 1) as 0; implies --compress", "F" },
     { "estimate", 0, 0, G_OPTION_ARG_NONE, &estimate,
       "Print what the runs would add to the store, and run nothing", NULL },
     { "shard", 0, 0, G_OPTION_ARG_STRING, &shard_opt,
@@ -599,6 +605,19 @@ saccade_cmd_capture (int argc, char **argv)
                        : "--chat needs special tokens parsed: drop --no-parse-special");
       return 2;
     }
+  if (round_bits < 0 || round_bits > (int) SC_STORE_ROUND_BITS_MAX
+      || !(zero_below >= 0 && zero_below < 1)
+      || ((round_bits > 0 || zero_below > 0) && sparse_eps > 0))
+    {
+      fprintf (stderr, "saccade: %s\n",
+               round_bits < 0 || round_bits > (int) SC_STORE_ROUND_BITS_MAX
+                 ? "--round-bits must be between 1 and 9 (fp16 keeps 10 mantissa bits)"
+               : !(zero_below >= 0 && zero_below < 1)
+                 ? "--zero-below must be a number between 0 and 1"
+                 : "--sparse cannot be rounded: --round-bits and --zero-below are for dense "
+                   "heads");
+      return 2;
+    }
   if (shard_opt != NULL
       && (file == NULL || db_opt == NULL || no_store || strcmp (file, "-") == 0))
     {
@@ -631,7 +650,9 @@ saccade_cmd_capture (int argc, char **argv)
   c.n_generate = n_generate;
   c.summary = summary || no_store;
   c.sparse_eps = sparse_eps;
-  c.compress = compress;
+  c.round_bits = (guint32) round_bits;
+  c.zero_below = zero_below;
+  c.compress = compress || round_bits > 0 || zero_below > 0;
   if (estimate)
     {
       if ((c.model = saccade_cli_load_model (&common, &error)) == NULL
@@ -658,6 +679,18 @@ saccade_cmd_capture (int argc, char **argv)
             "\"heads\":\"%s\",\"sparse\":%s}", chat ? "true" : "false", n_generate,
             no_special ? "false" : "true", l, h,
             g_ascii_formatd (eps, sizeof eps, "%.17g", sparse_eps));
+          /* the rounded form joins the settings only when asked for, so that a shard begun
+           * before it existed resumes with the same settings */
+          if (round_bits > 0 || zero_below > 0)
+            {
+              char zero[G_ASCII_DTOSTR_BUF_SIZE];
+              char *with = g_strdup_printf ("%.*s,\"round_bits\":%d,\"zero_below\":%s}",
+                                            (int) strlen (settings) - 1, settings, round_bits,
+                                            g_ascii_formatd (zero, sizeof zero, "%.17g",
+                                                             zero_below));
+              g_free (settings);
+              settings = with;
+            }
           if (!saccade_capture_shard_begin (c.store, &ident, file, n_lines, settings, &shard,
                                             &done, &error))
             rc = saccade_cli_fail (g_steal_pointer (&error));

@@ -73,6 +73,8 @@ struct ScStoreCapture {
   size_t n_keep;
   bool keep_all;
   double sparse_eps;          /* 0: dense */
+  ScStoreZRound round;        /* the rounded form (runs.round_bits, zero_below) */
+  double zero_below;
   ScRunKind kind;             /* runs.kind (UNKNOWN: NULL) */
   uint32_t n_prompt;          /* runs.prompt_tokens (0: NULL) */
   uint32_t *windows;          /* (n_layers) sc_model_layer_window of the model: 0 global */

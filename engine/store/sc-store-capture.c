@@ -125,6 +125,19 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   if (!(desc->sparse_eps == 0 || (desc->sparse_eps > 0 && desc->sparse_eps < 1)))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "a sparse EPS of %g is not between 0 and 1",
                          desc->sparse_eps);
+  if (desc->round_bits > SC_STORE_ROUND_BITS_MAX)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "heads cannot be rounded to %u mantissa "
+                         "bits: between 1 and %u (fp16 keeps 10)", desc->round_bits,
+                         SC_STORE_ROUND_BITS_MAX);
+  if (!(desc->zero_below == 0 || (desc->zero_below > 0 && desc->zero_below < 1)))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "values below %g cannot be stored as 0: the "
+                         "threshold must be between 0 and 1", desc->zero_below);
+  if ((desc->round_bits > 0 || desc->zero_below > 0)
+      && (!store->compress_heads || desc->sparse_eps > 0))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "%s: rounded heads are stored compressed "
+                         "and dense; %s", store->path,
+                         desc->sparse_eps > 0 ? "the sparse form cannot be rounded"
+                                              : "this store was opened without compression");
   if ((unsigned) desc->kind >= SC_RUN_N_KINDS)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "%d is not a kind of run", (int) desc->kind);
   if (desc->kind == SC_RUN_KIND_GENERATED
@@ -178,6 +191,8 @@ sc_store_capture_begin (ScStore *store, const ScStoreRunDesc *desc, ScStoreCaptu
   cap->seen = calloc (n_heads, 1);
   cap->keep = malloc (n_heads);
   cap->sparse_eps = desc->sparse_eps;
+  cap->round = sc_store_z_round (desc->round_bits, desc->zero_below);
+  cap->zero_below = desc->zero_below;
   cap->kind = desc->kind;
   cap->n_prompt = desc->n_prompt;
   /* Each layer's window, by the engine's one rule (sc-model.h) applied to the model's

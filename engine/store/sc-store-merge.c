@@ -151,19 +151,19 @@ typedef struct {
   char produces;      /* MAP_RUN / MAP_STUDY: the new rowid is recorded; else MAP_NONE */
 } CopySpec;
 
-/* Every table of schema v5 (sc-store-schema.c) but models (copy_models) and SQLite's own
+/* Every table of schema v6 (sc-store-schema.c) but models (copy_models) and SQLite's own
  * sqlite_sequence, parents before children; check_tables_copied() refuses a merge into a
  * store with a table missing here, so a table added to the schema cannot be dropped by
  * the merge unnoticed. Ids that are INTEGER PRIMARY KEY without meaning outside the row
  * (attention.id ...) are given anew. */
 static const CopySpec COPY[] = {
   { "SELECT id, model_id, text, created, backend, n_tokens, forward_ms, capture_ms, "
-    "attention_bytes, status, kept, sparse_eps, kind, prompt_tokens FROM runs "
-    "WHERE status = 'complete' ORDER BY id",
+    "attention_bytes, status, kept, sparse_eps, kind, prompt_tokens, round_bits, zero_below "
+    "FROM runs WHERE status = 'complete' ORDER BY id",
     "INSERT INTO runs (model_id, text, created, backend, n_tokens, forward_ms, capture_ms, "
-    "attention_bytes, status, kept, sparse_eps, kind, prompt_tokens) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "m............", MAP_RUN },
+    "attention_bytes, status, kept, sparse_eps, kind, prompt_tokens, round_bits, zero_below) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "m..............", MAP_RUN },
   { "SELECT run_id, pos, token_id, piece FROM tokens ORDER BY run_id, pos",
     "INSERT INTO tokens (run_id, pos, token_id, piece) VALUES (?,?,?,?)", "r...", MAP_NONE },
   { "SELECT run_id, layer, head, n_query, n_key, layout, dtype, data FROM attention ORDER BY id",

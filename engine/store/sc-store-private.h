@@ -345,6 +345,20 @@ ScStatus sc_store_band_rows (ScStore *store, const ScStoreRunShape *r, const ScS
  * causal head's triangle, a full head's rows). */
 uint64_t sc_store_loc_values (const ScStoreHeadLoc *loc, uint32_t a, uint32_t b);
 
+/* The rounded form as the compressor applies it to fp16 bits: @bits mantissa bits after
+ * the leading one (0: not rounded), and values whose magnitude's bits are below @zero
+ * (the smallest fp16 at or above runs.zero_below; 0: none) stored as 0. */
+typedef struct {
+  uint32_t bits;
+  uint16_t zero;
+} ScStoreZRound;
+
+/* The form for @round_bits (0..SC_STORE_ROUND_BITS_MAX) and @zero_below (0 or (0, 1)). */
+ScStoreZRound sc_store_z_round (uint32_t round_bits, double zero_below);
+
+/* @h as the rounded form @r stores it. */
+uint16_t sc_store_z_round_value (ScStoreZRound r, uint16_t h);
+
 /* The writer's compression state (its buffers grow to the largest head). */
 typedef struct ScStoreZWriter ScStoreZWriter;
 ScStoreZWriter *sc_store_z_writer_new (void);
@@ -353,10 +367,11 @@ void sc_store_z_writer_free (ScStoreZWriter *z); /* NULL is a no-op */
 /* Inserts dense head @b (not sparse, not a band) as attention_z rows of run @run_id, each
  * row's data at most @budget bytes. *@fits false (nothing inserted) when one block cannot
  * be sure to fit or the compressed rows would not be smaller than @b's fp16 BLOB (the
- * caller then stores it uncompressed); *@stored: the bytes of data and blocks inserted. */
+ * caller then stores it uncompressed); *@stored: the bytes of data and blocks inserted.
+ * Each value is stored as @round gives it (@b's buffer is not changed). */
 ScStatus sc_store_z_insert (sqlite3 *db, ScStoreZWriter *z, const char *path, int64_t run_id,
-                            const ScStoreBlobHead *b, uint64_t budget, bool *fits,
-                            uint64_t *stored, ScError *err);
+                            const ScStoreBlobHead *b, ScStoreZRound round, uint64_t budget,
+                            bool *fits, uint64_t *stored, ScError *err);
 
 /* Finds head (@layer, @head) of run @r in attention_z (schema v5), every number of its
  * rows checked; loc->n_parts stays 0 when it has no row there. */

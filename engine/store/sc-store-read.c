@@ -126,17 +126,25 @@ cell_read (Cell *c, size_t size, size_t max, char **out, size_t *len)
 /* Schema v3 adds the kept heads (their type and length: the bitmap is read through a
  * Cell once checked) and the sparse form; older files have every head, dense. */
 /* Schema v5 adds what the run is (the kind read only when it is a short text). */
+#define RUN_SELECT_KIND                                                                    \
+  "typeof (r.kind), CASE WHEN typeof (r.kind) = 'text' AND length (r.kind) <= 16 THEN "     \
+  "r.kind END, r.prompt_tokens, "
+/* Schema v6 adds the rounded form. */
+#define RUN_SELECT_V6                                                                      \
+  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, " RUN_SELECT_KIND        \
+  "r.round_bits, r.zero_below " RUN_SELECT_FROM
 #define RUN_SELECT_V5                                                                      \
-  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, typeof (r.kind), "       \
-  "CASE WHEN typeof (r.kind) = 'text' AND length (r.kind) <= 16 THEN r.kind END, "          \
-  "r.prompt_tokens " RUN_SELECT_FROM
+  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, " RUN_SELECT_KIND        \
+  "NULL, NULL " RUN_SELECT_FROM
 #define RUN_SELECT_V3                                                                      \
-  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, 'null', NULL, NULL "     \
-  RUN_SELECT_FROM
-#define RUN_SELECT_V2 RUN_SELECT_COLS "'null', NULL, NULL, 'null', NULL, NULL " RUN_SELECT_FROM
+  RUN_SELECT_COLS "typeof (r.kept), length (r.kept), r.sparse_eps, 'null', NULL, NULL, "    \
+  "NULL, NULL " RUN_SELECT_FROM
+#define RUN_SELECT_V2                                                                      \
+  RUN_SELECT_COLS "'null', NULL, NULL, 'null', NULL, NULL, NULL, NULL " RUN_SELECT_FROM
 /* The run query for @store's schema, with @tail (a literal) after its WHERE. */
 #define RUN_SELECT(store, tail)                                                            \
-  ((store)->schema_version >= 5   ? RUN_SELECT_V5 tail                                     \
+  ((store)->schema_version >= 6   ? RUN_SELECT_V6 tail                                     \
+   : (store)->schema_version >= 5 ? RUN_SELECT_V5 tail                                     \
    : (store)->schema_version >= 3 ? RUN_SELECT_V3 tail                                     \
                                   : RUN_SELECT_V2 tail)
 
@@ -144,7 +152,8 @@ enum {
   COL_ID, COL_MODEL_ID, COL_CREATED, COL_N_TOKENS, COL_FORWARD, COL_CAPTURE, COL_ATT_BYTES,
   COL_TEXT_TYPE, COL_BACKEND_TYPE, COL_M_ID, COL_SHA, COL_LAYERS, COL_HEADS, COL_KV_HEADS,
   COL_HEAD_DIM, COL_VOCAB, COL_NAME_TYPE, COL_ARCH_TYPE, COL_PATH_TYPE, COL_KEPT_TYPE,
-  COL_KEPT_LEN, COL_SPARSE_EPS, COL_KIND_TYPE, COL_KIND, COL_PROMPT,
+  COL_KEPT_LEN, COL_SPARSE_EPS, COL_KIND_TYPE, COL_KIND, COL_PROMPT, COL_ROUND_BITS,
+  COL_ZERO_BELOW,
 };
 
 /* The text cells a run description reads, with one handle each. */
@@ -656,6 +665,42 @@ load_kind (ScStore *store, sqlite3_stmt *st, uint32_t n_tokens, ScRunKind *kind,
   return SC_OK;
 }
 
+/* Schema v6's columns of the run row: the rounded form, NULL or a number in range each,
+ * and only for a dense run (what the writer stores). */
+static ScStatus
+load_round (ScStore *store, sqlite3_stmt *st, int64_t id_run, const ScStoreRunShape *shape,
+            ScStoreRunInfo *r, ScError *err)
+{
+  char val[96];
+  int64_t bits = 0;
+
+  if (sqlite3_column_type (st, COL_ROUND_BITS) != SQLITE_NULL
+      && !sc_store_int_in (st, COL_ROUND_BITS, 1, SC_STORE_ROUND_BITS_MAX, &bits))
+    {
+      sc_store_describe_value (st, COL_ROUND_BITS, val, sizeof val);
+      return sc_store_bad_run (store, id_run, err, "runs.round_bits is %s, not NULL or a "
+                               "number of mantissa bits between 1 and %u", val,
+                               SC_STORE_ROUND_BITS_MAX);
+    }
+  r->round_bits = (uint32_t) bits;
+  r->zero_below = 0;
+  if (sqlite3_column_type (st, COL_ZERO_BELOW) != SQLITE_NULL)
+    {
+      const double z = sqlite3_column_double (st, COL_ZERO_BELOW);
+      if (sqlite3_column_type (st, COL_ZERO_BELOW) != SQLITE_FLOAT || !(z > 0 && z < 1))
+        {
+          sc_store_describe_value (st, COL_ZERO_BELOW, val, sizeof val);
+          return sc_store_bad_run (store, id_run, err, "runs.zero_below is %s, not NULL or a "
+                                   "number between 0 and 1", val);
+        }
+      r->zero_below = z;
+    }
+  if ((r->round_bits > 0 || r->zero_below > 0) && shape->sparse_eps > 0)
+    return sc_store_bad_run (store, id_run, err, "the run says it is both sparse and "
+                             "rounded; a capture stores one or the other");
+  return SC_OK;
+}
+
 /* One listed or read run from the current row of a RUN_SELECT statement: checked, then its
  * strings read (the text cut to @text_max bytes), then its rows checked. */
 static ScStatus
@@ -670,7 +715,8 @@ run_from_row (ScStore *store, sqlite3_stmt *st, RunCells *cells, RowChecks *q, s
   if ((status = check_run_row (store, st, &shape, r, err)) != SC_OK
       || (status = load_kept (store, st, &shape, err)) != SC_OK)
     return status;
-  if ((status = load_kind (store, st, r->n_tokens, &r->kind, &r->n_prompt, err)) != SC_OK)
+  if ((status = load_kind (store, st, r->n_tokens, &r->kind, &r->n_prompt, err)) != SC_OK
+      || (status = load_round (store, st, shape.id, &shape, r, err)) != SC_OK)
     return status;
   r->n_kept = shape.n_kept;
   r->sparse_eps = shape.sparse_eps;

@@ -286,12 +286,26 @@ static const char SCHEMA_V5[] =
   "  CHECK (prompt_tokens IS NULL OR (kind = 'generated' AND prompt_tokens > 0\n"
   "                                   AND prompt_tokens < n_tokens));\n";
 
+/* Schema v6: the rounded form (docs/store.md, "Rounded heads"). Nothing of v5 changes
+ * meaning; a run with both columns NULL is stored as before:
+ *   runs.round_bits  NULL: values stored as their fp16; else 1..9: the values of the run's
+ *                    attention_z heads were rounded to this many mantissa bits after their
+ *                    leading one (relative error at most 2^-(round_bits + 1));
+ *   runs.zero_below  NULL: none; else in (0, 1): values of its attention_z heads whose fp16
+ *                    was below it were stored as 0. */
+static const char SCHEMA_V6[] =
+  "ALTER TABLE runs ADD COLUMN round_bits INTEGER\n"
+  "  CHECK (round_bits IS NULL OR round_bits BETWEEN 1 AND 9);\n"
+  "ALTER TABLE runs ADD COLUMN zero_below REAL\n"
+  "  CHECK (zero_below IS NULL OR (zero_below > 0 AND zero_below < 1));\n";
+
 static const char *const MIGRATIONS[SC_STORE_SCHEMA_VERSION] = {
   SCHEMA_V1,
   SCHEMA_V2,
   SCHEMA_V3,
   SCHEMA_V4,
   SCHEMA_V5,
+  SCHEMA_V6,
 };
 
 /* Runs "PRAGMA name" and returns its integer result in *@value. */

@@ -140,8 +140,8 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
                          "other dimensions; the store is damaged", path, cap->model.path);
 
   rc = sqlite3_prepare_v2 (db, "INSERT INTO runs (model_id, text, created, backend, n_tokens, "
-                               "kept, sparse_eps, kind, prompt_tokens) "
-                               "VALUES (?,?,?,?,?,?,?,?,?)", -1, &st, NULL);
+                               "kept, sparse_eps, kind, prompt_tokens, round_bits, zero_below) "
+                               "VALUES (?,?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL);
   if (rc != SQLITE_OK)
     goto db_error;
   sqlite3_bind_int64 (st, 1, model_id);
@@ -165,6 +165,10 @@ begin_run (ScStoreWriter *w, ScStoreCapture *cap, ScError *err)
     sqlite3_bind_text (st, 8, sc_run_kind_id (cap->kind), -1, SQLITE_STATIC);
   if (cap->n_prompt > 0)
     sqlite3_bind_int64 (st, 9, cap->n_prompt);
+  if (cap->round.bits > 0)
+    sqlite3_bind_int64 (st, 10, cap->round.bits);
+  if (cap->zero_below > 0)
+    sqlite3_bind_double (st, 11, cap->zero_below);
   rc = sqlite3_step (st);
   sqlite3_finalize (st);
   st = NULL;
@@ -302,7 +306,7 @@ insert_head (ScStoreWriter *w, ScStoreCapture *cap, const Slot *slot, ScError *e
       if (w->z == NULL && (w->z = sc_store_z_writer_new ()) == NULL)
         return sc_error_set (err, SC_ERR_NOMEM, "out of memory starting to compress heads");
       if ((status = sc_store_z_insert (w->db, w->z, w->store->path, cap->run_id, &b,
-                                       w->part_budget, &fits, &bytes, err)) != SC_OK)
+                                       cap->round, w->part_budget, &fits, &bytes, err)) != SC_OK)
         return status;
       if (fits)
         goto stored;

@@ -6,7 +6,10 @@
  * low bytes (the high byte of a probability — sign, exponent, two mantissa bits — repeats
  * and compresses; the low byte is close to random), and compressed as one zstd frame at
  * level SC_STORE_Z_LEVEL, with its content size and checksum. The choice was measured first (docs/benchmarks.md, "Compressed
- * heads"). It is lossless: reading gives back the fp16 bits that were stored.
+ * heads"). It is lossless: reading gives back the fp16 bits that were stored — unless the
+ * run is rounded (schema v6, runs.round_bits and zero_below): then each value was rounded
+ * before it was laid out (sc_store_z_round_value), within the bound the run states, and
+ * the store keeps the rounded bits, which compress better (docs/store.md, "Rounded heads").
  *
  * A row of attention_z holds the blocks of rows [row0, row1), their frames one after the
  * other in data, and their byte offsets (n + 1, u64, little-endian) in blocks; a head
@@ -24,6 +27,9 @@
  */
 #include "store/sc-store-private.h"
 
+#include "core/sc-math.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -55,14 +61,77 @@ get_le64 (const uint8_t *p)
   return v;
 }
 
-/* @n little-endian fp16 values (2n bytes) as their high bytes, then their low bytes. */
-static void
-planes_split (const uint8_t *src, size_t n, uint8_t *out)
+/* ------------------------------------------------------------------------------------ */
+/* The rounded form                                                                      */
+
+double
+sc_store_round_relative_error (uint32_t round_bits)
 {
+  return round_bits == 0 ? 0.0 : ldexp (1.0, -(int) round_bits - 1);
+}
+
+ScStoreZRound
+sc_store_z_round (uint32_t round_bits, double zero_below)
+{
+  ScStoreZRound r = { .bits = round_bits, .zero = 0 };
+
+  if (zero_below > 0)
+    {
+      /* the smallest fp16 at or above the threshold: for non-negative fp16 the bit
+       * patterns are ordered like the values, so "below it" is one integer compare */
+      uint16_t h = sc_fp32_to_fp16 ((float) zero_below);
+      while ((double) sc_fp16_to_fp32 (h) < zero_below && h < 0x7c00u)
+        h++;
+      r.zero = h;
+    }
+  return r;
+}
+
+/* Rounds to nearest, ties to even, keeping r.bits bits after the leading one (for a
+ * subnormal, after its own leading one, so the relative bound holds there too): the value
+ * moves by at most half of the last kept bit, 2^-(bits + 1) of itself. A carry into the
+ * exponent is the right result. Infinities, NaN and a value whose rounding would pass
+ * fp16's largest (65504: never a probability) pass unchanged; the reader refuses any value
+ * that is not a probability. */
+uint16_t
+sc_store_z_round_value (ScStoreZRound r, uint16_t h)
+{
+  const uint16_t sign = h & 0x8000u;
+  uint32_t a = h & 0x7fffu;
+  uint32_t after, drop;
+
+  if (a < r.zero)
+    return sign;
+  if (r.bits == 0 || a >= 0x7c00u)
+    return h;
+  after = a >= 0x400u ? 10u : (uint32_t) (31 - __builtin_clz (a));
+  if (after <= r.bits)
+    return h;
+  drop = after - r.bits;
+  a = ((a + (1u << (drop - 1)) - 1u + ((a >> drop) & 1u)) >> drop) << drop;
+  return a >= 0x7c00u ? h : (uint16_t) (sign | a);
+}
+
+/* @n little-endian fp16 values (2n bytes) as their high bytes, then their low bytes; each
+ * value first as @round stores it. */
+static void
+planes_split (const uint8_t *src, size_t n, ScStoreZRound round, uint8_t *out)
+{
+  if (round.bits == 0 && round.zero == 0)
+    {
+      for (size_t i = 0; i < n; i++)
+        {
+          out[i] = src[2 * i + 1];
+          out[n + i] = src[2 * i];
+        }
+      return;
+    }
   for (size_t i = 0; i < n; i++)
     {
-      out[i] = src[2 * i + 1];
-      out[n + i] = src[2 * i];
+      const uint16_t h = sc_store_z_round_value (round, (uint16_t) (src[2 * i]
+                                                                    | src[2 * i + 1] << 8));
+      out[i] = (uint8_t) (h >> 8);
+      out[n + i] = (uint8_t) h;
     }
 }
 
@@ -128,7 +197,7 @@ sc_store_z_writer_free (ScStoreZWriter *z)
  * frame k starts (z->at[n_blocks] = the end). */
 static ScStatus
 compress_blocks (ScStoreZWriter *z, const ScStoreBlobHead *b, const ScStoreHeadLoc *shape,
-                 size_t n_blocks, ScError *err)
+                 ScStoreZRound round, size_t n_blocks, ScError *err)
 {
   uint64_t at = 0;
 
@@ -147,7 +216,7 @@ compress_blocks (ScStoreZWriter *z, const ScStoreBlobHead *b, const ScStoreHeadL
           || !grow (&z->data, &z->data_cap, at + bound))
         return sc_error_set (err, SC_ERR_NOMEM, "out of memory compressing layer %d head %d",
                              b->layer, b->head);
-      planes_split (b->buf + 2 * sc_store_loc_values (shape, 0, r), values, z->planes);
+      planes_split (b->buf + 2 * sc_store_loc_values (shape, 0, r), values, round, z->planes);
       got = ZSTD_compress2 (z->cc, z->data + at, bound, z->planes, 2 * values);
       if (ZSTD_isError (got))
         return sc_error_set (err, SC_ERR_NOMEM, "compressing layer %d head %d: %s", b->layer,
@@ -172,8 +241,8 @@ row_end (const ScStoreZWriter *z, size_t k0, size_t n_blocks, uint64_t budget)
 
 ScStatus
 sc_store_z_insert (sqlite3 *db, ScStoreZWriter *z, const char *path, int64_t run_id,
-                   const ScStoreBlobHead *b, uint64_t budget, bool *fits, uint64_t *stored,
-                   ScError *err)
+                   const ScStoreBlobHead *b, ScStoreZRound round, uint64_t budget, bool *fits,
+                   uint64_t *stored, ScError *err)
 {
   const ScStoreHeadLoc shape = { .layout = b->causal ? SC_STORE_LAYOUT_CAUSAL : SC_STORE_LAYOUT_FULL,
                                  .n = b->n };
@@ -190,7 +259,7 @@ sc_store_z_insert (sqlite3 *db, ScStoreZWriter *z, const char *path, int64_t run
   if (ZSTD_compressBound (2 * (size_t) (b->n < SC_STORE_Z_BLOCK_ROWS ? b->n : SC_STORE_Z_BLOCK_ROWS)
                           * b->n) > budget)
     return SC_OK;
-  if ((status = compress_blocks (z, b, &shape, n_blocks, err)) != SC_OK)
+  if ((status = compress_blocks (z, b, &shape, round, n_blocks, err)) != SC_OK)
     return status;
   /* the rows' data and offsets together must be smaller than the fp16 BLOB (a head of a
    * few tokens is not): runs.attention_bytes never passes the uncompressed size */

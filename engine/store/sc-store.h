@@ -103,7 +103,7 @@ extern "C" {
 #endif
 
 /* The schema version this build creates and the newest it can read (PRAGMA user_version). */
-#define SC_STORE_SCHEMA_VERSION 5
+#define SC_STORE_SCHEMA_VERSION 6
 
 /* How long a writer waits for another process's write transaction before giving up
  * (SQLite's busy timeout). A capture holds the write lock for its whole forward pass, so
@@ -157,6 +157,13 @@ typedef struct {
                              * attention_z: lossless, zstd on byte planes of row blocks;
                              * docs/store.md, "Compressed heads"); false: as fp16 BLOBs */
 } ScStoreOptions;
+
+/* The rounded form's mantissa bits: 1..9 (fp16 keeps 10). */
+#define SC_STORE_ROUND_BITS_MAX 9u
+
+/* The largest relative error of a value stored with @round_bits mantissa bits (rounded to
+ * nearest): 2^-(round_bits + 1); 0 for 0 (not rounded). */
+double sc_store_round_relative_error (uint32_t round_bits);
 
 /* The smallest max_blob_bytes: a part row's other columns and one row of a head must fit
  * beside each other (a row of 2^19 fp16 values is 1 MiB; the tests use small runs). */
@@ -220,6 +227,16 @@ typedef struct {
   ScRunKind kind;            /* SC_RUN_KIND_UNKNOWN: not said (stored as NULL) */
   uint32_t n_prompt;         /* GENERATED: the prompt's tokens, 0 < n_prompt < n_tokens;
                               * other kinds: 0 */
+  /* The rounded form (schema v6; docs/store.md, "Rounded heads"): a stated error traded for
+   * bytes. Both 0: every value stored as its fp16 (the lossless default). Else the store
+   * must compress heads (ScStoreOptions.compress_heads) and the run must be dense; each
+   * value of a compressed head is stored rounded to round_bits mantissa bits after its
+   * leading one (1..SC_STORE_ROUND_BITS_MAX; 0: not rounded), at most
+   * sc_store_round_relative_error (round_bits) of its fp16 value away, and a value whose
+   * fp16 is below zero_below (0, or in (0, 1)) as 0. Statistics and overviews are of the
+   * values before rounding. */
+  uint32_t round_bits;
+  double zero_below;
 } ScStoreRunDesc;
 
 /* One run as listed. Strings are owned by the struct (sc_store_run_info_clear()). */
@@ -239,6 +256,8 @@ typedef struct {
                               * of byte bit / 8, least significant first; owned. Ask with
                               * sc_store_run_has_head() */
   double sparse_eps;         /* 0: dense; else the EPS of the run's sparse heads */
+  uint32_t round_bits;       /* 0: not rounded; else the rounded form's mantissa bits */
+  double zero_below;         /* 0: none; else values below it were stored as 0 */
   ScRunKind kind;            /* UNKNOWN for a run stored before schema v5, or one that did
                               * not say */
   uint32_t n_prompt;         /* GENERATED: the prompt's tokens; else 0 */

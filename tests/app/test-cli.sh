@@ -198,10 +198,10 @@ expect_fail store-not-a-db "$tmp/bad" "is not an SQLite database" $rc
 cmp -s "$tmp/notes.txt" "$tmp/notes.orig" && passes=$((passes + 1)) || { echo "FAIL: a failed capture changed $tmp/notes.txt"; fails=$((fails + 1)); }
 "$saccade" runs --db "$tmp/notes.txt" > "$tmp/bad" 2>&1; rc=$?
 expect_fail store-not-a-db-runs "$tmp/bad" "is not an SQLite database" $rc
-python -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 6'); c.commit()" \
+python -c "import sqlite3; c = sqlite3.connect('$tmp/other.sqlite'); c.execute('PRAGMA user_version = 7'); c.commit()" \
   || fail "store-newer: could not write $tmp/other.sqlite"
 "$saccade" runs --db "$tmp/other.sqlite" > "$tmp/bad" 2>&1; rc=$?
-expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 6); this version reads up to 5" $rc
+expect_fail store-newer "$tmp/bad" "created by a newer Saccade (schema 7); this version reads up to 6" $rc
 "$saccade" show 1 --db "$tmp/missing.sqlite" > "$tmp/bad" 2>&1; rc=$?
 expect_fail store-missing "$tmp/bad" "no capture store at" $rc
 "$saccade" show abc > "$tmp/bad" 2>&1; rc=$?

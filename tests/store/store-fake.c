@@ -596,8 +596,10 @@ store_fake_capture_run (ScStore *store, const StoreFakeRun *r, int delay_us, ScE
       model.swa_pattern = STORE_FAKE_SWA_PATTERN;
     }
   text = store_fake_text (r->seed, r->n, r->causal, &text_len);
-  desc = (ScStoreRunDesc) { &model, text, text_len, tokens, (size_t) r->n, "fake", r->keep,
-                            r->sparse_eps };
+  desc = (ScStoreRunDesc) { .model = &model, .text = text, .text_len = text_len,
+                            .tokens = tokens, .n_tokens = (size_t) r->n, .backend = "fake",
+                            .keep = r->keep, .sparse_eps = r->sparse_eps,
+                            .round_bits = r->round_bits, .zero_below = r->zero_below };
   if (sc_store_capture_begin (store, &desc, &cap, err) != SC_OK)
     return -1;
   if (r->predictions_k > 0 && set_fake_predictions (cap, r, err) != SC_OK)
@@ -655,6 +657,8 @@ store_test_assert_same_run (ScStore *a, gint64 ia, ScStore *b, gint64 ib)
   g_assert_cmpuint (x.n_heads, ==, y.n_heads);
   g_assert_cmpuint (x.n_kept, ==, y.n_kept);
   g_assert_cmpfloat (x.sparse_eps, ==, y.sparse_eps);
+  g_assert_cmpuint (x.round_bits, ==, y.round_bits);
+  g_assert_cmpfloat (x.zero_below, ==, y.zero_below);
   g_assert_cmpstr (x.model_sha256, ==, y.model_sha256);
   g_assert_cmpuint (x.text_len, ==, y.text_len);
   g_assert_true (memcmp (x.text, y.text, x.text_len) == 0);

@@ -71,7 +71,11 @@ void store_test_raw_exec (const char *path, const char *sql);
 /* SQL that turns a current store whose runs are v2-like (every head, dense, one attention
  * row each, no local layers) into the v2 store an older Saccade wrote: SQLite's DROP
  * COLUMN gives back the exact v2 text of runs (the schema check compares it). */
+#define STORE_TEST_V6_DROP_SQL                                                             \
+  "ALTER TABLE runs DROP COLUMN zero_below; ALTER TABLE runs DROP COLUMN round_bits; "
+#define STORE_TEST_TO_V5_SQL STORE_TEST_V6_DROP_SQL "PRAGMA user_version = 5"
 #define STORE_TEST_V5_DROP_SQL                                                             \
+  STORE_TEST_V6_DROP_SQL                                                                   \
   "ALTER TABLE runs DROP COLUMN prompt_tokens; ALTER TABLE runs DROP COLUMN kind; "         \
   "DROP TABLE attention_z; "
 #define STORE_TEST_TO_V4_SQL STORE_TEST_V5_DROP_SQL "PRAGMA user_version = 4"
@@ -105,7 +109,8 @@ void store_test_assert_nothing_lost (const char *path, size_t n_runs, gboolean t
  * windows (layers 0 and 2 local, STORE_FAKE_SWA_PATTERN): the run gets layer_windows rows,
  * and when n > window the heads of local layers are bands of that window (attention_bands);
  * a shorter run keeps them causal. @keep: the heads to store (NULL: all); @sparse_eps: the
- * sparse form; @predictions_k: that many predictions a position (0: none). Row blocks
+ * sparse form; @predictions_k: that many predictions a position (0: none); @round_bits and
+ * @zero_below: the rounded form (ScStoreRunDesc). Row blocks
  * (attention_parts) come from the store's own max_blob_bytes. */
 #define STORE_FAKE_SWA_PATTERN 2u
 typedef struct {
@@ -116,6 +121,8 @@ typedef struct {
   const guint8 *keep;
   double sparse_eps;
   guint32 predictions_k;
+  guint32 round_bits;   /* the rounded form (the store must compress heads) */
+  double zero_below;
 } StoreFakeRun;
 
 /* Run @form (0 .. STORE_FAKE_N_FORMS - 1) of every storage form, with @seed: a Gemma-style

@@ -513,10 +513,17 @@ test_schema_newer (void)
   s = store_test_open (t.path, TRUE);
   store_test_capture (s, 1, 4, TRUE);
   sc_store_close (s);
-  store_test_raw_exec (t.path, "PRAGMA user_version = 7");
-  store_test_assert_open_fails (t.path, TRUE, SC_ERR_UNSUPPORTED,
-                     "was created by a newer Saccade (schema 7); this version reads up to 5");
-  store_test_assert_open_fails (t.path, FALSE, SC_ERR_UNSUPPORTED, "newer Saccade (schema 7)");
+  {
+    const int newer = SC_STORE_SCHEMA_VERSION + 1;
+    g_autofree char *sql = g_strdup_printf ("PRAGMA user_version = %d", newer);
+    g_autofree char *want = g_strdup_printf ("was created by a newer Saccade (schema %d); this "
+                                             "version reads up to %d", newer,
+                                             SC_STORE_SCHEMA_VERSION);
+    g_autofree char *short_want = g_strdup_printf ("newer Saccade (schema %d)", newer);
+    store_test_raw_exec (t.path, sql);
+    store_test_assert_open_fails (t.path, TRUE, SC_ERR_UNSUPPORTED, want);
+    store_test_assert_open_fails (t.path, FALSE, SC_ERR_UNSUPPORTED, short_want);
+  }
   store_tmp_clear (&t);
 }
 
