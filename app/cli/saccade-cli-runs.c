@@ -127,12 +127,13 @@ runs_print_text (const RunsResult *r)
       g_autofree char *text = text_cell (run->text, run->text_len, 48);
       /* The backend that computed it ("cpu-ref" is the longest name we write). */
       g_autofree char *backend = text_cell (run->backend, strlen (run->backend), 7);
-      /* "30x9", or the heads kept of them ("22/270"), "s" for a sparse run */
+      /* "30x9", or the heads kept of them ("22/270"); "s" for a sparse run, "r" for a
+       * rounded one */
+      const char *form = run->sparse_eps > 0 ? "s"
+                         : run->round_bits > 0 || run->zero_below > 0 ? "r" : "";
       g_autofree char *heads = run->kept != NULL
-        ? g_strdup_printf ("%u/%u%s", run->n_kept, run->n_layers * run->n_heads,
-                           run->sparse_eps > 0 ? "s" : "")
-        : g_strdup_printf ("%ux%u%s", run->n_layers, run->n_heads,
-                           run->sparse_eps > 0 ? "s" : "");
+        ? g_strdup_printf ("%u/%u%s", run->n_kept, run->n_layers * run->n_heads, form)
+        : g_strdup_printf ("%ux%u%s", run->n_layers, run->n_heads, form);
       g_autofree char *size = saccade_store_cli_bytes (run->attention_bytes);
       /* "sentence", "prompt + 4 generated", ...; "-" for a short run stored before the
        * store said what a run is */
@@ -144,6 +145,13 @@ runs_print_text (const RunsResult *r)
       printf ("  %-20s  %s\n", kind != NULL ? kind : "-", text);
     }
   printf ("%zu run%s, %s of attention, in %s\n", r->n, r->n == 1 ? "" : "s", sz, r->path);
+  for (size_t i = 0; i < r->n; i++)
+    {
+      g_autofree char *rounded = saccade_run_rounding_label (r->runs[i].round_bits,
+                                                             r->runs[i].zero_below);
+      if (rounded != NULL)
+        printf ("run %" G_GINT64_FORMAT " (r): %s\n", r->runs[i].id, rounded);
+    }
 }
 
 int

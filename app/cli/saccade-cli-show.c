@@ -269,6 +269,11 @@ show_print_text (const ShowResult *r)
   if (r->dropped != NULL)
     printf ("Stored sparse (EPS %g): each row kept the fewest keys holding at least 1 - EPS of "
             "its weight; the weight it dropped is shown after it\n", info->sparse_eps);
+  {
+    g_autofree char *rounded = saccade_run_rounding_label (info->round_bits, info->zero_below);
+    if (rounded != NULL)
+      printf ("Stored form: %s\n", rounded);
+  }
   for (guint i = 0; i < r->n_query; i++)
     {
       printf ("%4u ", i);

@@ -172,6 +172,16 @@ saccade_json_run (JsonBuilder *b, const ScStoreRunInfo *r)
   if (r->capture_s >= 0)
     saccade_json_double (b, "capture_seconds", r->capture_s);
   saccade_json_int (b, "attention_bytes", (gint64) r->attention_bytes);
+  /* The rounded form (docs/store.md, "Rounded heads"): absent for a run stored as fp16. */
+  if (r->round_bits > 0 || r->zero_below > 0)
+    {
+      saccade_json_begin_object (b, "rounded");
+      saccade_json_int (b, "mantissa_bits", r->round_bits > 0 ? r->round_bits : 10);
+      saccade_json_double (b, "max_relative_error",
+                           sc_store_round_relative_error (r->round_bits));
+      saccade_json_double (b, "zero_below", r->zero_below);
+      json_builder_end_object (b);
+    }
   saccade_json_begin_object (b, "text");
   saccade_json_piece (b, (const guint8 *) r->text, r->text_len, SACCADE_JSON_PIECE_FIRST);
   /* A listing carries only the first SC_STORE_LIST_TEXT_BYTES of each text (a shared store

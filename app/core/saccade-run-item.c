@@ -77,6 +77,24 @@ saccade_run_kind_label (const ScStoreRunInfo *r)
     }
 }
 
+char *
+saccade_run_rounding_label (guint32 round_bits, double zero_below)
+{
+  const double percent = 100.0 * sc_store_round_relative_error (round_bits);
+
+  if (round_bits > 0 && zero_below > 0)
+    /* Translators: a run stored in the rounded form (docs/store.md, "Rounded heads"): the
+     * largest error of a stored attention weight against the fp16 value a lossless store
+     * keeps, e.g. "3.12 %", and the threshold under which weights were stored as 0. */
+    return g_strdup_printf (_("rounded: each value within %.3g %% of its fp16, values below "
+                              "%.2g stored as 0"), percent, zero_below);
+  if (round_bits > 0)
+    return g_strdup_printf (_("rounded: each value within %.3g %% of its fp16"), percent);
+  if (zero_below > 0)
+    return g_strdup_printf (_("values below %.2g stored as 0"), zero_below);
+  return NULL;
+}
+
 SaccadeRunItem *
 saccade_run_item_new (const ScStoreRunInfo *r)
 {

@@ -635,6 +635,8 @@ saccade_run_load (const char *db_path, gint64 run_id, GCancellable *cancellable,
       run->kept[(gsize) l * run->n_heads + h] = sc_store_run_has_head (&info, l, h);
   run->n_kept = (int) info.n_kept;
   run->sparse_eps = info.sparse_eps;
+  run->round_bits = info.round_bits;
+  run->zero_below = info.zero_below;
   if (info.windows != NULL)
     {
       run->windows = g_new (guint, (gsize) run->n_layers);

@@ -58,6 +58,12 @@ SaccadeRunItem *saccade_run_item_new (const ScStoreRunInfo *r);
  * Caller frees. */
 char *saccade_run_kind_label (const ScStoreRunInfo *r);
 
+/* The stated error of a run stored in the rounded form (ScStoreRunInfo.round_bits,
+ * zero_below), in a sentence for `saccade runs`/`show` and the window, e.g. "rounded:
+ * each value within 3.12 % of its fp16, values below 6.1e-05 stored as 0"; NULL for a
+ * run stored as fp16. Caller frees. */
+char *saccade_run_rounding_label (guint32 round_bits, double zero_below);
+
 /* ------------------------------------------------------------------------------------ */
 /* One run in full                                                                       */
 
@@ -98,6 +104,8 @@ typedef struct {
                          * chosen heads: `capture --layers --heads`), 0 where not */
   int n_kept;
   double sparse_eps;    /* the run was stored in the sparse per-row form; 0: dense */
+  guint32 round_bits;   /* the rounded form (ScStoreRunInfo): 0 and 0 when stored as fp16 */
+  double zero_below;
   guint *windows;       /* (n_layers) each layer's attention window (the store's
                          * layer_windows: 0 for a global layer), or NULL when every layer is
                          * global; saccade_run_layer_window() asks */

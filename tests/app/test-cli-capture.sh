@@ -209,5 +209,46 @@ small = db.execute("SELECT attention_bytes FROM runs").fetchone()[0]
 big = sqlite3.connect(d + "/plain.sqlite").execute("SELECT attention_bytes FROM runs").fetchone()[0]
 assert small < 0.9 * big, (small, big)  # 84 % at this length' "$tmp"
 
+# --- capture --round-bits / --zero-below: the rounded form (schema v6) ---------------------
+# Every value within the stated bound of the lossless run's, zeros exactly below the
+# threshold, fewer bytes; `runs`, `show` and --json state the error; what cannot be rounded
+# is refused before the model runs.
+"$saccade" capture --db "$tmp/r.sqlite" --round-bits 4 --zero-below 1e-4 -p "$tmp/z.txt" > "$tmp/zr" 2>&1
+check rounded-capture "$tmp/zr" "^1$"
+"$saccade" export 1 --db "$tmp/r.sqlite" --all -o "$tmp/r.npy" > "$tmp/zr" 2>&1
+py rounded-within-bound 'import sqlite3, sys
+import numpy as np
+d = sys.argv[2]
+a, r = np.load(d + "/plain.npy").astype(np.float64), np.load(d + "/r.npy").astype(np.float64)
+assert a.shape == r.shape, (a.shape, r.shape)
+low = a < 1e-4
+assert np.all(r[low] == 0), "a value below the threshold was stored"
+hi = ~low
+err = np.abs(r[hi] - a[hi]) / a[hi]
+assert err.max() <= 2.0**-5, err.max()
+assert err.max() > 2.0**-7, "nothing was rounded"
+db = sqlite3.connect(d + "/r.sqlite")
+assert db.execute("SELECT round_bits, zero_below FROM runs").fetchone() == (4, 1e-4)
+small = db.execute("SELECT attention_bytes FROM runs").fetchone()[0]
+z = sqlite3.connect(d + "/z.sqlite").execute("SELECT attention_bytes FROM runs").fetchone()[0]
+assert small < 0.75 * z, (small, z)' "$tmp"
+"$saccade" runs --db "$tmp/r.sqlite" > "$tmp/zr" 2>&1
+check rounded-runs "$tmp/zr" "30x9r"
+check rounded-runs-says "$tmp/zr" "run 1 (r): rounded: each value within 3.12 % of its fp16, values below 0.0001 stored as 0"
+"$saccade" show 1 --db "$tmp/r.sqlite" --layer 2 --head 0 > "$tmp/zr" 2>&1
+check rounded-show "$tmp/zr" "Stored form: rounded: each value within 3.12 %"
+"$saccade" runs --db "$tmp/r.sqlite" --json > "$tmp/zr.json" 2>&1
+py rounded-json 'import json, sys
+r = json.load(open(sys.argv[2]))["runs"][0]["rounded"]
+assert r == {"mantissa_bits": 4, "max_relative_error": 0.03125, "zero_below": 0.0001}, r' "$tmp/zr.json"
+"$saccade" capture --db "$tmp/r.sqlite" --round-bits 4 --sparse -t "hi" > "$tmp/zr" 2>&1
+expect_fail rounded-sparse "$tmp/zr" "--sparse cannot be rounded" $?
+"$saccade" capture --db "$tmp/r.sqlite" --round-bits 10 -t "hi" > "$tmp/zr" 2>&1
+expect_fail rounded-bits "$tmp/zr" "between 1 and 9" $?
+"$saccade" capture --db "$tmp/r.sqlite" --zero-below 1 -t "hi" > "$tmp/zr" 2>&1
+expect_fail rounded-zero "$tmp/zr" "between 0 and 1" $?
+"$saccade" runs --db "$tmp/r.sqlite" > "$tmp/zr" 2>&1
+check rounded-refused-stored-nothing "$tmp/zr" "^1 run,"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

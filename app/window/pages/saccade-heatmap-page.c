@@ -137,6 +137,15 @@ saccade_heatmap_page_dup_plain_title (SaccadePage *page, SaccadeRun *run, int he
                               "its weight"),
                             saccade_page_get_layer (page), head,
                             head / saccade_run_group_size (run), quote, 1.0 - run->sparse_eps);
+  if (run->round_bits > 0 || run->zero_below > 0)
+    {
+      g_autofree char *rounded = saccade_run_rounding_label (run->round_bits, run->zero_below);
+      /* Translators: the heatmap's title for a run stored in the rounded form; the last %s
+       * says its stated error, e.g. "rounded: each value within 3.12 % of its fp16". */
+      return g_strdup_printf (_("Layer %d, head %d (KV head %d) · %s · %s"),
+                              saccade_page_get_layer (page), head,
+                              head / saccade_run_group_size (run), quote, rounded);
+    }
   return g_strdup_printf (_("Layer %d, head %d (KV head %d) · %s"),
                           saccade_page_get_layer (page), head,
                           head / saccade_run_group_size (run), quote);
