@@ -12,16 +12,21 @@
  *
  * --store-check FILE instead stores the run again through the store's compressed path
  * (schema v5) into a new database and checks that every head reads back with the same fp16
- * bits, and how many bytes it took.
+ * bits, and how many bytes it took; with --round-bits and --zero-below, in the rounded form
+ * (schema v6), checking that every value is within the stated bound of the stored one and
+ * printing the largest error found. --every K stores every K-th head only.
  */
 #define G_LOG_DOMAIN "saccade-bench"
 
 #include "app/cli/saccade-cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+
+#include "engine/core/sc-math.h"
 
 #include "engine/store/sc-store-heads.h"
 #include "engine/store/sc-store.h"
@@ -121,9 +126,39 @@ one_round (const Form *form, ScStoreHeadF16 *heads, guint n_heads, guint rows, Z
  * a capture into a new store at @path (sc_store_capture_add_head_f16: the same fp16 bits),
  * then every head read back from both and compared bit for bit. Prints the bytes stored
  * against the fp16 BLOBs and the capture's time. */
+/* Whether @b (read back from the rounded store) is what the rounded form may store for
+ * @a: 0 when @a is below @zero_below, else within @bound of @a relative to it; the largest
+ * relative error so far in *@worst, the values stored as 0 in *@zeroed. */
+static gboolean
+within_bound (const uint16_t *a, const uint16_t *b, size_t n, double bound, double zero_below,
+              double *worst, guint64 *zeroed)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      const double x = sc_fp16_to_fp32 (a[i]), y = sc_fp16_to_fp32 (b[i]);
+      if (x < zero_below)
+        {
+          if (y != 0)
+            return FALSE;
+          *zeroed += x > 0;
+          continue;
+        }
+      if (x > 0)
+        {
+          const double e = fabs (y - x) / x;
+          if (e > bound)
+            return FALSE;
+          *worst = MAX (*worst, e);
+        }
+      else if (y != x)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const char *path,
-             ScError *err)
+             int every, guint32 round_bits, double zero_below, ScError *err)
 {
   ScStoreOptions opt = { .writable = TRUE, .compress_heads = TRUE };
   ScStoreModel model = { info->model_path, 0, { 0 }, info->model_name, info->model_arch,
@@ -137,8 +172,10 @@ store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const cha
   ScStore *dst = NULL;
   size_t n_tokens = 0;
   gint64 new_id = 0;
-  guint64 raw = 0;
-  double t0, t_capture;
+  guint64 raw = 0, zeroed = 0;
+  double t0, t_capture, worst = 0;
+  const gboolean rounded = round_bits > 0 || zero_below > 0;
+  const double bound = sc_store_round_relative_error (round_bits);
   gboolean ok = FALSE;
 
   if (sc_store_read_tokens (src, run_id, &tokens, &n_tokens, err) != SC_OK
@@ -147,14 +184,15 @@ store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const cha
   for (size_t i = 0; i < n_tokens; i++)
     if ((uint32_t) tokens[i].id >= model.n_vocab)
       model.n_vocab = (uint32_t) tokens[i].id + 1;
-  if (info->kept != NULL)
+  if (info->kept != NULL || every > 1)
     {
       keep = g_new0 (guint8, info->n_layers * info->n_heads);
       for (guint k = 0; k < info->n_layers * info->n_heads; k++)
-        keep[k] = sc_store_run_has_head (info, (int) (k / info->n_heads), (int) (k % info->n_heads));
+        keep[k] = k % (guint) every == 0
+                  && sc_store_run_has_head (info, (int) (k / info->n_heads), (int) (k % info->n_heads));
     }
   desc = (ScStoreRunDesc) { &model, info->text, info->text_len, tokens, n_tokens, "store-check",
-                            keep, 0, info->kind, info->n_prompt };
+                            keep, 0, info->kind, info->n_prompt, round_bits, zero_below };
   t0 = now_s ();
   if (sc_store_capture_begin (dst, &desc, &cap, err) != SC_OK)
     goto out;
@@ -162,7 +200,7 @@ store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const cha
     {
       const int layer = (int) (k / info->n_heads), head = (int) (k % info->n_heads);
       ScStoreHeadF16 h = { 0 };
-      if (!sc_store_run_has_head (info, layer, head))
+      if (!sc_store_run_has_head (info, layer, head) || k % (guint) every != 0)
         continue;
       if (sc_store_read_head_f16 (src, run_id, layer, head, &h, err) != SC_OK
           || sc_store_capture_add_head_f16 (cap, layer, head, h.values, h.causal, (int) h.n_query,
@@ -185,7 +223,7 @@ store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const cha
       const int layer = (int) (k / info->n_heads), head = (int) (k % info->n_heads);
       ScStoreHeadF16 a = { 0 }, b = { 0 };
       gboolean same;
-      if (!sc_store_run_has_head (info, layer, head))
+      if (!sc_store_run_has_head (info, layer, head) || k % (guint) every != 0)
         continue;
       if (sc_store_read_head_f16 (src, run_id, layer, head, &a, err) != SC_OK
           || sc_store_read_head_f16 (dst, new_id, layer, head, &b, err) != SC_OK)
@@ -195,19 +233,29 @@ store_check (ScStore *src, int64_t run_id, const ScStoreRunInfo *info, const cha
           goto out;
         }
       same = a.n_values == b.n_values
-             && memcmp (a.values, b.values, 2 * a.n_values) == 0;
+             && (rounded ? within_bound (a.values, b.values, a.n_values, bound, zero_below,
+                                         &worst, &zeroed)
+                         : memcmp (a.values, b.values, 2 * a.n_values) == 0);
       sc_store_head_f16_clear (&a);
       sc_store_head_f16_clear (&b);
       if (!same)
         {
-          sc_error_set (err, SC_ERR_FORMAT, "layer %d head %d does not read back with the same "
-                        "fp16 bits from the compressed store", layer, head);
+          sc_error_set (err, SC_ERR_FORMAT, "layer %d head %d does not read back %s from the "
+                        "compressed store", layer, head,
+                        rounded ? "within the rounded form's bound" : "with the same fp16 bits");
           goto out;
         }
     }
-  printf ("store-check: every head of run %lld identical (fp16 bits) read back from the "
-          "compressed store; %.1f MB of fp16 stored in %.1f MB (%.1f %%), captured in %.1f s "
-          "(%.0f MB/s of fp16)\n", (long long) run_id, raw / 1e6, got.attention_bytes / 1e6,
+  if (rounded)
+    printf ("store-check: every head of run %lld read back from the rounded store within its "
+            "bound (%u mantissa bits: %.4g relative, largest seen %.4g; below %g: 0, %"
+            G_GUINT64_FORMAT " values)", (long long) run_id, round_bits, bound, worst,
+            zero_below, zeroed);
+  else
+    printf ("store-check: every head of run %lld identical (fp16 bits) read back from the "
+            "compressed store", (long long) run_id);
+  printf ("; %.1f MB of fp16 stored in %.1f MB (%.1f %%), captured in %.1f s (%.0f MB/s of "
+          "fp16)\n", raw / 1e6, got.attention_bytes / 1e6,
           100.0 * (double) got.attention_bytes / (double) raw, t_capture, raw / 1e6 / t_capture);
   ok = TRUE;
 out:
@@ -220,7 +268,8 @@ out:
 int
 saccade_cmd_bench_compress (int argc, char **argv)
 {
-  int reps = 3, rows = 64, every = 1;
+  int reps = 3, rows = 64, every = 1, round_bits = 0;
+  double zero_below = 0;
   g_autofree char *db = NULL, *check_db = NULL;
   GOptionEntry entries[] = {
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db, "The capture database (required)", "FILE" },
@@ -231,6 +280,10 @@ saccade_cmd_bench_compress (int argc, char **argv)
     { "store-check", 0, 0, G_OPTION_ARG_FILENAME, &check_db,
       "Only store every head of RUN again, compressed, into the new database FILE, and check "
       "each reads back with the same fp16 bits", "FILE" },
+    { "round-bits", 0, 0, G_OPTION_ARG_INT, &round_bits,
+      "--store-check in the rounded form: M mantissa bits (1-9)", "M" },
+    { "zero-below", 0, 0, G_OPTION_ARG_DOUBLE, &zero_below,
+      "--store-check in the rounded form: values below F as 0", "F" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("RUN - how well stored heads compress");
@@ -271,7 +324,8 @@ saccade_cmd_bench_compress (int argc, char **argv)
           fprintf (stderr, "saccade: %s exists; --store-check writes a new database\n", check_db);
           goto out;
         }
-      if (!store_check (store, run_id, &info, check_db, &err))
+      if (!store_check (store, run_id, &info, check_db, every, (guint32) MAX (round_bits, 0),
+                        zero_below, &err))
         fprintf (stderr, "saccade: %s\n", err.message);
       else
         rc = 0;

@@ -16,17 +16,11 @@
 
 #include "engine/store/sc-store-heads.h"
 #include "engine/store/sc-store-merge.h"
+#include "engine/store/sc-store-private.h" /* the rounding the compressor applies */
 #include "engine/store/sc-store-scores.h"
 #include "engine/store/sc-store.h"
 #include "store-fake.h"
 
-/* The rounding the compressor applies (engine/store/sc-store-private.h). */
-typedef struct {
-  uint32_t bits;
-  uint16_t zero;
-} ScStoreZRound;
-ScStoreZRound sc_store_z_round (uint32_t round_bits, double zero_below);
-uint16_t sc_store_z_round_value (ScStoreZRound r, uint16_t h);
 
 static ScStore *
 open_store (const char *path, gboolean compress, guint64 max_blob)
@@ -160,28 +154,44 @@ test_old_beside_new (void)
   store_tmp_clear (&m);
 }
 
+/* @sql turns the store at @path (run 1 in it) into what an older Saccade wrote: it opens
+ * read-only as @version, run 1 reads back exact and not rounded, and no byte changed. */
+static void
+assert_reads_as_older (const char *path, const char *sql, int version)
+{
+  g_autofree char *digest = NULL, *again = NULL;
+  ScStoreRunInfo info = { 0 };
+  ScError err = { 0 };
+  ScStore *s;
+
+  store_test_raw_exec (path, sql);
+  digest = store_test_digest (path);
+  s = store_test_open (path, FALSE);
+  g_assert_cmpint (sc_store_schema_version (s), ==, version);
+  store_test_assert_run (s, 1);
+  g_assert_cmpint (sc_store_get_run (s, 1, &info, &err), ==, SC_OK);
+  g_assert_cmpuint (info.round_bits, ==, 0);
+  g_assert_cmpfloat (info.zero_below, ==, 0);
+  sc_store_run_info_clear (&info);
+  sc_store_close (s);
+  again = store_test_digest (path);
+  g_assert_cmpstr (digest, ==, again);
+}
+
 /* A v4 store (what Saccade wrote before v5: the same tables less attention_z) reads as v4
- * read-only, without a change to its bytes, and migrates to v5 when opened writable, its
- * runs byte for byte; a compressed run then goes in beside them. */
+ * read-only, without a change to its bytes, and migrates to the current schema when opened
+ * writable, its runs byte for byte; a compressed run then goes in beside them. */
 static void
 test_v4_migration (void)
 {
   StoreTmp t;
   ScStore *s;
-  g_autofree char *why = NULL, *digest = NULL, *again = NULL;
 
   store_tmp_init (&t);
   s = open_store (t.path, FALSE, 0);
   g_assert_cmpint (store_test_capture (s, 21, 100, TRUE), ==, 1);
   sc_store_close (s);
-  store_test_raw_exec (t.path, STORE_TEST_TO_V4_SQL);
-  digest = store_test_digest (t.path);
-  s = store_test_open (t.path, FALSE);
-  g_assert_cmpint (sc_store_schema_version (s), ==, 4);
-  store_test_assert_run (s, 1);
-  sc_store_close (s);
-  again = store_test_digest (t.path);
-  g_assert_cmpstr (digest, ==, again);
+  assert_reads_as_older (t.path, STORE_TEST_TO_V4_SQL, 4);
   s = open_store (t.path, TRUE, 0);
   g_assert_cmpint (sc_store_schema_version (s), ==, SC_STORE_SCHEMA_VERSION);
   store_test_assert_run (s, 1);
@@ -469,26 +479,12 @@ test_v5_migration (void)
 {
   StoreTmp t;
   ScStore *s;
-  ScStoreRunInfo info = { 0 };
-  ScError err = { 0 };
-  g_autofree char *digest = NULL, *again = NULL;
 
   store_tmp_init (&t);
   s = open_store (t.path, TRUE, 0);
   g_assert_cmpint (store_test_capture (s, 8, 100, TRUE), ==, 1);
   sc_store_close (s);
-  store_test_raw_exec (t.path, STORE_TEST_TO_V5_SQL);
-  digest = store_test_digest (t.path);
-  s = store_test_open (t.path, FALSE);
-  g_assert_cmpint (sc_store_schema_version (s), ==, 5);
-  store_test_assert_run (s, 1);
-  g_assert_cmpint (sc_store_get_run (s, 1, &info, &err), ==, SC_OK);
-  g_assert_cmpuint (info.round_bits, ==, 0);
-  g_assert_cmpfloat (info.zero_below, ==, 0);
-  sc_store_run_info_clear (&info);
-  sc_store_close (s);
-  again = store_test_digest (t.path);
-  g_assert_cmpstr (digest, ==, again);
+  assert_reads_as_older (t.path, STORE_TEST_TO_V5_SQL, 5);
   s = open_store (t.path, TRUE, 0);
   g_assert_cmpint (sc_store_schema_version (s), ==, SC_STORE_SCHEMA_VERSION);
   store_test_assert_run (s, 1);
