@@ -188,5 +188,9 @@ sc_cpu_key_allowed (int p, int j, int lo, int hi, const uint8_t *key_mask, bool 
  * every other entry becomes exactly 0. A row whose visible keys are all masked attends to
  * itself alone. The max and the exponentials in float, the sum in double; @fast_exp picks
  * sc_expf (the fast path's) over libm's expf (the reference's). */
+/* out[i] = sc_expf (x[i]) for @n floats, the attention kernel's vector form (the same bits;
+ * test-attention holds it to sc_expf). */
+void sc_cpu_expf_lanes (const float *x, float *out, size_t n);
+
 void sc_cpu_softmax_row (float *row, int p, int n_k, int lo, int hi, const uint8_t *key_mask,
                          bool fast_exp);

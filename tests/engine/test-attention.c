@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/backend/sc-backend-cpu-private.h"
 #include "engine/backend/sc-backend-impl.h"
 #include "engine/forward/sc-forward.h"
 #include "engine/core/sc-math.h"
@@ -546,12 +547,45 @@ test_expf (void)
   g_assert_cmpfloat (sc_expf (-INFINITY), <, 1e-37f);
 }
 
+/* The attention kernel's vector exp (sc_cpu_expf_lanes) is sc_expf bit for bit: every 61st
+ * float pattern (both signs, the clamps, infinities, NaNs, subnormals), in blocks that fill
+ * the vector lanes and leave a tail for the scalar loop. */
+static void
+test_expf_lanes (void)
+{
+  enum { N = 4099 };
+  static float x[N], got[N];
+  uint64_t bits = 0;
+  size_t checked = 0;
+
+  while (bits <= 0xffffffffu)
+    {
+      size_t n = 0;
+      for (; n < N && bits <= 0xffffffffu; n++, bits += 61)
+        {
+          const uint32_t u = (uint32_t) bits;
+          memcpy (&x[n], &u, sizeof u);
+        }
+      sc_cpu_expf_lanes (x, got, n);
+      for (size_t i = 0; i < n; i++)
+        {
+          const float want = sc_expf (x[i]);
+          if (memcmp (&want, &got[i], sizeof want) != 0 && !(isnan (want) && isnan (got[i])))
+            g_error ("exp of %a: the lanes give %a, sc_expf %a", (double) x[i], (double) got[i],
+                     (double) want);
+        }
+      checked += n;
+    }
+  g_test_message ("%zu inputs, every lane the same bits as sc_expf", checked);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/attention/seeds", test_seeds);
   g_test_add_func ("/math/expf", test_expf);
+  g_test_add_func ("/math/expf-lanes", test_expf_lanes);
   g_test_add_func ("/attention/fast-vs-reference", test_fast_vs_reference);
   g_test_add_func ("/ops/matmul-rope-rmsnorm", test_matmul_rope_norm);
   g_test_add_func ("/forward/tiny-cpu-vs-reference", test_tiny_forward);
