@@ -57,6 +57,7 @@ typedef struct {
   SaccadeExportRange range;      /* resolved */
   SaccadeExportArrays arrays;    /* all */
   double seconds;
+  char *stored_form;             /* the rounded form's statement, or NULL (fp16 values) */
 } ExportResult;
 
 static const char *const figure_ids[] = { "heatmap", "grid", "lines", "profile", "rollout" };
@@ -147,6 +148,7 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
     }
   if ((src = saccade_export_source_new_for_store (store, &info, &error)) == NULL)
     goto fail;
+  r->stored_form = saccade_run_rounding_label (info.round_bits, info.zero_below);
   r->n_tokens = info.n_tokens;
   r->n_layers = (int) info.n_layers;
   r->n_heads = (int) info.n_heads;
@@ -198,6 +200,13 @@ export_run (const ExportRequest *q, const char *db_path, ExportResult *r)
     r->title = q->has_range ? g_strdup_printf ("%s, tokens %d:%d × %d:%d", title, r->range.q0,
                                                r->range.q1, r->range.k0, r->range.k1)
                             : g_steal_pointer (&title);
+    /* a figure drawn from rounded weights says so, as the window's title does */
+    if (r->stored_form != NULL)
+      {
+        char *with = g_strdup_printf ("%s · %s", r->title, r->stored_form);
+        g_free (r->title);
+        r->title = with;
+      }
   }
   {
     SaccadeMetric m;
@@ -256,8 +265,12 @@ export_print_all (const ExportRequest *q, const ExportResult *r, gboolean json)
       if (!q->npz)
         printf ("A .npy holds the attention alone: the tokens, the text and the metadata are "
                 "in the .npz form (-o FILE.npz)\n");
-      printf ("The values are the stored fp16 probabilities: rows sum to 1 within fp16 "
-              "rounding\n");
+      if (r->stored_form != NULL)
+        printf ("The values are the stored probabilities, %s: rows sum to 1 only within "
+                "that (the npz's metadata has it under 'rounded')\n", r->stored_form);
+      else
+        printf ("The values are the stored fp16 probabilities: rows sum to 1 within fp16 "
+                "rounding\n");
       return;
     }
   json_builder_begin_object (b);
@@ -761,5 +774,6 @@ saccade_cmd_export (int argc, char **argv)
   if ((rc = export_run (&q, path, &r)) == 0 && strcmp (q.out_path, "-") != 0)
     export_print (&q, &r, json);
   g_free (r.title);
+  g_free (r.stored_form);
   return rc;
 }

@@ -72,6 +72,12 @@ arrays_metadata (const SaccadeExportSource *src, const SaccadeExportRange *r, in
                        "also 0 left of their window: query i sees keys i - w + 1 .. i, the "
                        "other cells are masked, not attention. A head not stored is NaN (see "
                        "'stored').");
+  /* A rounded run's values carry the error its form states (docs/store.md, "Schema v6"). */
+  if (src->info.round_bits > 0 || src->info.zero_below > 0)
+    saccade_json_string (b, "values_rounded",
+                         "this run was stored in the rounded form ('rounded' in 'run'): each "
+                         "value within max_relative_error of the fp16 above, values below "
+                         "zero_below stored as 0; rows sum to 1 only within that");
   saccade_json_string (b, "layout", "attention[layer, head, query - q0, key - k0]");
   saccade_json_bool (b, "text_is_utf8",
                      g_utf8_validate_len (src->info.text, src->info.text_len, NULL));

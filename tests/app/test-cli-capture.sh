@@ -216,6 +216,13 @@ assert small < 0.9 * big, (small, big)  # 84 % at this length' "$tmp"
 "$saccade" capture --db "$tmp/r.sqlite" --round-bits 4 --zero-below 1e-4 -p "$tmp/z.txt" > "$tmp/zr" 2>&1
 check rounded-capture "$tmp/zr" "^1$"
 "$saccade" export 1 --db "$tmp/r.sqlite" --all -o "$tmp/r.npy" > "$tmp/zr" 2>&1
+check rounded-export-says "$tmp/zr" "The values are the stored probabilities, rounded: each value within 3.12 %"
+"$saccade" export 1 --db "$tmp/r.sqlite" --all -o "$tmp/r.npz" > "$tmp/zr" 2>&1
+py rounded-npz-metadata 'import json, sys
+import numpy as np
+m = json.loads(str(np.load(sys.argv[2])["metadata"]))
+assert m["run"]["rounded"]["max_relative_error"] == 0.03125, m["run"]
+assert "rounded form" in m["values_rounded"], m' "$tmp/r.npz"
 py rounded-within-bound 'import sqlite3, sys
 import numpy as np
 d = sys.argv[2]
