@@ -96,10 +96,7 @@ storev (float *p, vf v)
 static inline vf
 vexpf (vf x)
 {
-  const vf lo = (vf) { 0 } - 87.3f, hi = (vf) { 0 } + 88.7f;
-  const float log2e = 1.44269504088896341f;
-  const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-  const float round_magic = 12582912.0f;
+  const vf lo = (vf) { 0 } + SC_EXPF_MIN, hi = (vf) { 0 } + SC_EXPF_MAX;
   vi below, above, bits;
   vf t, n, r, p, scale;
 
@@ -109,15 +106,15 @@ vexpf (vf x)
   x = (vf) (((vi) x & ~below) | ((vi) lo & below));
   above = x > hi;
   x = (vf) (((vi) x & ~above) | ((vi) hi & above));
-  t = x * log2e + round_magic;
-  n = t - round_magic;
-  r = x - n * ln2_hi - n * ln2_lo;
-  p = (vf) { 0 } + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  t = x * SC_EXPF_LOG2E + SC_EXPF_ROUND;
+  n = t - SC_EXPF_ROUND;
+  r = x - n * SC_EXPF_LN2_HI - n * SC_EXPF_LN2_LO;
+  p = (vf) { 0 } + SC_EXPF_P0;
+  p = p * r + SC_EXPF_P1;
+  p = p * r + SC_EXPF_P2;
+  p = p * r + SC_EXPF_P3;
+  p = p * r + SC_EXPF_P4;
+  p = p * r + SC_EXPF_P5;
   p = p * r * r + r + 1.0f;
   bits = (__builtin_convertvector (n, vi) + 127) << 23;
   memcpy (&scale, &bits, sizeof scale);

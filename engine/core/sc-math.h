@@ -311,34 +311,46 @@ sc_attn_key_range (int p, int n_k, bool causal, int window, int *lo, int *hi)
 /* Online softmax                                                                        */
 /* ------------------------------------------------------------------------------------ */
 
-/* exp(x) for the softmax of the fast CPU path, written without branches or calls so a
- * loop over it vectorises (libm's expf does not, without -ffast-math). Range reduction
- * x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact n ln2), a degree-6
- * polynomial for e^r (Cephes expf's coefficients), and 2^n built in the exponent bits.
- * Error <= 2 ulp against expf over [-87.3, 88.7] (tests/engine/test-attention.c checks every
- * 97th float in range); below -87.3 it returns ~0 (a denormal-free flush: e^-87.3 is
- * 1.2e-38, far under any probability we store), above 88.7 it is not meant to be used
- * (softmax inputs are <= 0 after subtracting the row maximum). */
+/* exp(x) for the softmax of the fast CPU path, without branches or calls (libm's expf is a
+ * call). Range reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact
+ * n ln2), a degree-6 polynomial for e^r (Cephes expf's coefficients), and 2^n built in the
+ * exponent bits. Error <= 2 ulp against expf over [-87.3, 88.7] (tests/engine/test-attention.c
+ * checks every 97th float in range); below -87.3 it returns ~0 (a denormal-free flush:
+ * e^-87.3 is 1.2e-38, far under any probability we store), above 88.7 it is not meant to be
+ * used (softmax inputs are <= 0 after subtracting the row maximum). GCC does not vectorise
+ * a loop over it (the clamps and the conversion to the exponent's integer stop it): the
+ * CPU attention kernel runs the same operations with the same SC_EXPF_* constants in vector
+ * lanes (vexpf in sc-backend-cpu-attn.c), bit for bit. */
+#define SC_EXPF_MIN (-87.3f)
+#define SC_EXPF_MAX 88.7f
+#define SC_EXPF_LOG2E 1.44269504088896341f
+#define SC_EXPF_LN2_HI 0.693359375f
+#define SC_EXPF_LN2_LO (-2.12194440e-4f)
+#define SC_EXPF_ROUND 12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+#define SC_EXPF_P0 1.9875691500e-4f
+#define SC_EXPF_P1 1.3981999507e-3f
+#define SC_EXPF_P2 8.3334519073e-3f
+#define SC_EXPF_P3 4.1665795894e-2f
+#define SC_EXPF_P4 1.6666665459e-1f
+#define SC_EXPF_P5 5.0000001201e-1f
+
 SC_HD float
 sc_expf (float x)
 {
-  const float log2e = 1.44269504088896341f;
-  const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-  const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
   float t, n, r, p;
   uint32_t bits;
 
-  x = x < -87.3f ? -87.3f : x;
-  x = x > 88.7f ? 88.7f : x;
-  t = x * log2e + round_magic;
-  n = t - round_magic;
-  r = x - n * ln2_hi - n * ln2_lo;
-  p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  x = x < SC_EXPF_MIN ? SC_EXPF_MIN : x;
+  x = x > SC_EXPF_MAX ? SC_EXPF_MAX : x;
+  t = x * SC_EXPF_LOG2E + SC_EXPF_ROUND;
+  n = t - SC_EXPF_ROUND;
+  r = x - n * SC_EXPF_LN2_HI - n * SC_EXPF_LN2_LO;
+  p = SC_EXPF_P0;
+  p = p * r + SC_EXPF_P1;
+  p = p * r + SC_EXPF_P2;
+  p = p * r + SC_EXPF_P3;
+  p = p * r + SC_EXPF_P4;
+  p = p * r + SC_EXPF_P5;
   p = p * r * r + r + 1.0f;
   bits = (uint32_t) ((int32_t) n + 127) << 23;
   return p * sc_fp32_from_bits (bits);
