@@ -102,7 +102,7 @@ sc_store_z_round_value (ScStoreZRound r, uint16_t h)
 
   if (a < r.zero)
     return sign;
-  if (r.bits == 0 || a >= 0x7c00u)
+  if (r.bits == 0 || a == 0 || a >= 0x7c00u) /* a zero has no leading one: it stays */
     return h;
   after = a >= 0x400u ? 10u : (uint32_t) (31 - __builtin_clz (a));
   if (after <= r.bits)
