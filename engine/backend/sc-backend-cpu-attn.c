@@ -109,13 +109,7 @@ vexpf (vf x)
   t = x * SC_EXPF_LOG2E + SC_EXPF_ROUND;
   n = t - SC_EXPF_ROUND;
   r = x - n * SC_EXPF_LN2_HI - n * SC_EXPF_LN2_LO;
-  p = (vf) { 0 } + SC_EXPF_P0;
-  p = p * r + SC_EXPF_P1;
-  p = p * r + SC_EXPF_P2;
-  p = p * r + SC_EXPF_P3;
-  p = p * r + SC_EXPF_P4;
-  p = p * r + SC_EXPF_P5;
-  p = p * r * r + r + 1.0f;
+  p = SC_EXPF_POLY (r);
   bits = (__builtin_convertvector (n, vi) + 127) << 23;
   memcpy (&scale, &bits, sizeof scale);
   return p * scale;

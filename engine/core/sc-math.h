@@ -333,6 +333,11 @@ sc_attn_key_range (int p, int n_k, bool causal, int window, int *lo, int *hi)
 #define SC_EXPF_P3 4.1665795894e-2f
 #define SC_EXPF_P4 1.6666665459e-1f
 #define SC_EXPF_P5 5.0000001201e-1f
+/* e^r - the polynomial above, for a float or a GCC vector of floats @r (the same operations
+ * in the same order either way: a float constant times a vector is lane by lane). */
+#define SC_EXPF_POLY(r)                                                                    \
+  ((((((SC_EXPF_P0 * (r) + SC_EXPF_P1) * (r) + SC_EXPF_P2) * (r) + SC_EXPF_P3) * (r)          \
+     + SC_EXPF_P4) * (r) + SC_EXPF_P5) * (r) * (r) + (r) + 1.0f)
 
 SC_HD float
 sc_expf (float x)
@@ -345,13 +350,7 @@ sc_expf (float x)
   t = x * SC_EXPF_LOG2E + SC_EXPF_ROUND;
   n = t - SC_EXPF_ROUND;
   r = x - n * SC_EXPF_LN2_HI - n * SC_EXPF_LN2_LO;
-  p = SC_EXPF_P0;
-  p = p * r + SC_EXPF_P1;
-  p = p * r + SC_EXPF_P2;
-  p = p * r + SC_EXPF_P3;
-  p = p * r + SC_EXPF_P4;
-  p = p * r + SC_EXPF_P5;
-  p = p * r * r + r + 1.0f;
+  p = SC_EXPF_POLY (r);
   bits = (uint32_t) ((int32_t) n + 127) << 23;
   return p * sc_fp32_from_bits (bits);
 }
