@@ -22,6 +22,7 @@
 #include "app/core/saccade-error.h"
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
+#include "ui/widgets/saccade-background.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* SaccadeLoadedModel                                                                    */
@@ -192,7 +193,7 @@ saccade_loaded_model_new_for_backend_async (const char *path, const char *backen
   req->backend = g_strdup (backend);
   g_task_set_source_tag (task, saccade_loaded_model_new_async);
   g_task_set_task_data (task, req, (GDestroyNotify) load_request_free);
-  g_task_run_in_thread (task, load_thread);
+  saccade_background_run (task, load_thread);
 }
 
 void

@@ -11,6 +11,7 @@
 
 #include "app/core/saccade-job.h"
 
+#include "ui/widgets/saccade-background.h"
 /* A fraction travels as an int of this many steps: finer than a progress bar's pixels. */
 #define PROGRESS_SCALE 1000
 
@@ -146,7 +147,7 @@ job_run_async (gpointer source_object, GCancellable *cancellable, gpointer sourc
   job->name = g_strdup_printf ("[saccade] %s", name != NULL ? name : "job");
   job->task = task;
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
-  g_task_run_in_thread (task, job_thread);
+  saccade_background_run (task, job_thread);
 }
 
 void

@@ -22,6 +22,7 @@
 #include "app/core/saccade-model.h"
 #include "app/core/saccade-paths.h"
 #include "ui/figures/saccade-token-label.h"
+#include "ui/widgets/saccade-background.h"
 
 /* A run whose heads take at most this much as float is loaded whole ("resident"): every
  * page can then use any head at once. 512 MiB is 270 heads (SmolLM2) of ~700 tokens — far
@@ -297,7 +298,7 @@ job_run (gpointer source_object, const char *db_path, gint64 run_id, gpointer ta
   d->run_id = run_id;
   g_task_set_source_tag (task, tag);
   g_task_set_task_data (task, d, (GDestroyNotify) job_data_free);
-  g_task_run_in_thread (task, thread);
+  saccade_background_run (task, thread);
 }
 
 static void

@@ -13,6 +13,12 @@
 
 #include "app/window/saccade-preferences-window.h"
 #include "app/window/saccade-window.h"
+#include "ui/widgets/saccade-background.h"
+
+/* How much lower than the window a worker runs: at nice 10 the kernel weighs a worker at a
+ * tenth of the main thread (sched(7)), so the main loop keeps most of a core however many
+ * workers a selection starts. */
+#define BACKGROUND_NICE 10
 
 struct _SaccadeApplication
 {
@@ -165,6 +171,9 @@ saccade_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (saccade_application_parent_class)->startup (app);
   gtk_window_set_default_icon_name (SACCADE_APP_ID);
+  /* the window's workers (lookups, loads, studies, captures) yield the cores to the frame
+   * being drawn (ui/widgets/saccade-background.h) */
+  saccade_background_set_nice (BACKGROUND_NICE);
   if ((self->settings = settings_new (&error)) == NULL)
     {
       g_printerr ("saccade: %s\n", error->message);

@@ -16,6 +16,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "ui/widgets/saccade-background.h"
+
 /* The largest side accepted: 2^15 tokens is an fp16 triangle of 1 GiB, past what SQLite
  * stores in one BLOB (sc-store.h caps a head lower still); it also keeps every index of a
  * level below 2^31. */
@@ -377,7 +379,7 @@ saccade_lod_new_fp16_triangle_async (GBytes *triangle, int n, GCancellable *canc
   g_task_set_task_data (task, g_bytes_ref (triangle), (GDestroyNotify) g_bytes_unref);
   g_object_set_data (G_OBJECT (task), "n", GINT_TO_POINTER (n));
   g_task_set_return_on_cancel (task, TRUE);
-  g_task_run_in_thread (task, build_in_thread);
+  saccade_background_run (task, build_in_thread);
 }
 
 SaccadeLod *

@@ -9,6 +9,7 @@
 #include "ui/widgets/saccade-heatmap-view-private.h"
 
 #include "ui/figures/saccade-figure-private.h"
+#include "ui/widgets/saccade-background.h"
 
 /* Up to this many labels are measured on the main thread when they are set (about 3 ms);
  * more in a worker (8,192: 50 ms of CPU, docs/benchmarks.md), labels hidden meanwhile. */
@@ -92,7 +93,7 @@ saccade_heatmap_view_measure_labels (SaccadeHeatmapView *self)
   task = g_task_new (self, self->label_cancel, on_measured, NULL);
   g_task_set_source_tag (task, saccade_heatmap_view_measure_labels);
   g_task_set_task_data (task, job, (GDestroyNotify) label_job_free);
-  g_task_run_in_thread (task, measure_in_thread);
+  saccade_background_run (task, measure_in_thread);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -210,7 +211,7 @@ saccade_heatmap_view_export_async (SaccadeHeatmapView *self, const char *path,
       return;
     }
   g_task_set_task_data (task, job, (GDestroyNotify) export_job_free);
-  g_task_run_in_thread (task, export_in_thread);
+  saccade_background_run (task, export_in_thread);
 }
 
 gboolean

@@ -17,6 +17,7 @@
 #include "ui/widgets/saccade-lines-view.h"
 
 #include "ui/figures/saccade-figure-private.h"
+#include "ui/widgets/saccade-background.h"
 #include "ui/widgets/saccade-view-private.h"
 
 /* What the rows of the image keep of their opacity under a highlight: the other lines
@@ -40,8 +41,9 @@ struct _SaccadeLinesView {
 
   guint generation;            /* bumped by every change of the picture */
 
-  /* the image shown */
+  /* the image shown, as a texture and as the image it wraps (saccade_view_append_image) */
   GdkTexture *texture;
+  cairo_surface_t *surface;
   int tex_w, tex_h, tex_scale;
   guint tex_generation;
   SaccadeLinesGeometry geom;
@@ -159,7 +161,9 @@ render_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (r != NULL)
     {
       g_clear_object (&self->texture);
+      g_clear_pointer (&self->surface, cairo_surface_destroy);
       self->texture = texture_from_surface (r->surface);
+      self->surface = cairo_surface_reference (r->surface);
       self->tex_w = self->job_w;
       self->tex_h = self->job_h;
       self->tex_scale = self->job_scale;
@@ -205,7 +209,7 @@ start_render (SaccadeLinesView *self, int width, int height, int scale)
   task = g_task_new (self, self->job, render_done, NULL);
   g_task_set_source_tag (task, start_render);
   g_task_set_task_data (task, j, (GDestroyNotify) render_job_free);
-  g_task_run_in_thread (task, render_worker);
+  saccade_background_run (task, render_worker);
   if (!was_busy)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
 }
@@ -239,12 +243,12 @@ snapshot_highlight (SaccadeLinesView *self, GtkSnapshot *snapshot)
   top = self->geom.y0 - MIN (0.5 * self->geom.row_h, 0.5 * saccade_figure_font_size (&style))
         - 2;
   gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, self->tex_w, MAX (top, 0)));
-  gtk_snapshot_append_texture (snapshot, self->texture, &all);
+  saccade_view_append_image (GTK_WIDGET (self), snapshot, self->texture, self->surface, &all);
   gtk_snapshot_pop (snapshot);
   gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, MAX (top, 0), self->tex_w,
                                                          MAX (self->tex_h - top, 0)));
   gtk_snapshot_push_opacity (snapshot, HOVER_FADE);
-  gtk_snapshot_append_texture (snapshot, self->texture, &all);
+  saccade_view_append_image (GTK_WIDGET (self), snapshot, self->texture, self->surface, &all);
   gtk_snapshot_pop (snapshot);
   gtk_snapshot_pop (snapshot);
   cr = gtk_snapshot_append_cairo (snapshot, &all);
@@ -274,8 +278,8 @@ saccade_lines_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
           && self->geom.n == self->n)
         snapshot_highlight (self, snapshot);
       else
-        gtk_snapshot_append_texture (snapshot, self->texture,
-                                     &GRAPHENE_RECT_INIT (0, 0, self->tex_w, self->tex_h));
+        saccade_view_append_image (widget, snapshot, self->texture, self->surface,
+                                   &GRAPHENE_RECT_INIT (0, 0, self->tex_w, self->tex_h));
       gtk_snapshot_pop (snapshot);
     }
   if (!current && !(self->job != NULL && self->job_generation == self->generation
@@ -356,6 +360,7 @@ saccade_lines_view_dispose (GObject *object)
     g_cancellable_cancel (self->job);
   g_clear_object (&self->job);
   g_clear_object (&self->texture);
+  g_clear_pointer (&self->surface, cairo_surface_destroy);
   G_OBJECT_CLASS (saccade_lines_view_parent_class)->dispose (object);
 }
 

@@ -41,10 +41,47 @@ saccade_view_snapshot_cache (GtkWidget *widget, GtkSnapshot *snapshot, SaccadeFi
   rendered = saccade_figure_cache_ensure (cache, width, height,
                                           gtk_widget_get_scale_factor (widget), render,
                                           user_data);
-  texture = saccade_figure_cache_get_texture (cache);
-  if (texture != NULL)
-    gtk_snapshot_append_texture (snapshot, texture, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (saccade_figure_cache_get_surface (cache) == NULL)
+    return rendered;
+  /* the texture is made only for a renderer that uses it (saccade_view_append_image) */
+  texture = saccade_view_draws_textures (widget) ? saccade_figure_cache_get_texture (cache) : NULL;
+  saccade_view_append_image (widget, snapshot, texture, saccade_figure_cache_get_surface (cache),
+                             &GRAPHENE_RECT_INIT (0, 0, width, height));
   return rendered;
+}
+
+gboolean
+saccade_view_draws_textures (GtkWidget *widget)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  GskRenderer *renderer = native != NULL ? gtk_native_get_renderer (native) : NULL;
+
+  return renderer == NULL || !GSK_IS_CAIRO_RENDERER (renderer);
+}
+
+void
+saccade_view_append_image (GtkWidget *widget, GtkSnapshot *snapshot, GdkTexture *texture,
+                           cairo_surface_t *surface, const graphene_rect_t *bounds)
+{
+  cairo_t *cr;
+
+  if (texture != NULL && saccade_view_draws_textures (widget))
+    {
+      gtk_snapshot_append_texture (snapshot, texture, bounds);
+      return;
+    }
+  if (surface == NULL)
+    return;
+  /* GTK 4.8's Cairo renderer draws a texture node by downloading the texture into a new
+   * image through GDK's float converter (gdk_memory_convert: every pixel to four floats and
+   * back), on every frame: 80-100 ms of the main thread per frame for the Model page's grid
+   * (docs/benchmarks.md, "Long runs in the window"). A Cairo node that paints the image is
+   * one pixman blit there. The surface is the texture's own pixels, so both paths show the
+   * same picture. */
+  cr = gtk_snapshot_append_cairo (snapshot, bounds);
+  cairo_set_source_surface (cr, surface, bounds->origin.x, bounds->origin.y);
+  cairo_paint (cr);
+  cairo_destroy (cr);
 }
 
 void

@@ -16,11 +16,22 @@ G_BEGIN_DECLS
 void saccade_view_style_init (GtkWidget *widget, SaccadeFigureStyle *style);
 
 /* Renders through @render when @cache is stale or the widget's size or scale changed,
- * then appends the cached image as a texture (a redraw costs no Cairo work). Returns TRUE
- * when it rendered. */
+ * then appends the cached image (saccade_view_append_image: a texture where the renderer
+ * draws textures; a redraw costs no figure work). Returns TRUE when it rendered. */
 gboolean saccade_view_snapshot_cache (GtkWidget *widget, GtkSnapshot *snapshot,
                                       SaccadeFigureCache *cache, SaccadeFigureRenderFunc render,
                                       gpointer user_data);
+
+/* Appends an image at @bounds: @texture as a texture node where the widget's renderer draws
+ * textures on the GPU, else (GTK's Cairo renderer, or @texture NULL) @surface, the same
+ * pixels as an ARGB32 image, painted through a Cairo node: the Cairo renderer would convert
+ * a texture's every pixel through floats on every frame (saccade-view-common.c). */
+void saccade_view_append_image (GtkWidget *widget, GtkSnapshot *snapshot, GdkTexture *texture,
+                                cairo_surface_t *surface, const graphene_rect_t *bounds);
+
+/* FALSE when the widget is drawn by GTK's Cairo renderer (a texture would be converted on
+ * every frame there), TRUE otherwise. */
+gboolean saccade_view_draws_textures (GtkWidget *widget);
 
 /* Outlines (x, y, w, h) in the theme's foreground colour: hover and selection marks drawn
  * over the cached figure without rendering it again. */

@@ -29,6 +29,7 @@
 #include "app/window/pages/saccade-norm-maps.h"
 #include "app/window/saccade-window.h"
 #include "ui/figures/saccade-lod.h"
+#include "ui/widgets/saccade-background.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 
 struct _SaccadeHeatmapPage
@@ -260,7 +261,7 @@ start_head_job (SaccadeHeatmapPage *self, SaccadeRun *run, int layer, int head)
   task = g_task_new (self, self->head_job, head_job_done, NULL);
   g_task_set_source_tag (task, start_head_job);
   g_task_set_task_data (task, j, (GDestroyNotify) head_job_free);
-  g_task_run_in_thread (task, head_job_thread);
+  saccade_background_run (task, head_job_thread);
 }
 
 /* ------------------------------------------------------------------------------------ */

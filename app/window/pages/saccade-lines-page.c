@@ -35,6 +35,7 @@
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-job.h"
 #include "ui/figures/saccade-figure-lines.h"
+#include "ui/widgets/saccade-background.h"
 #include "ui/widgets/saccade-lines-view.h"
 
 /* A run longer than this opens on a range: at 300 rows in a window-sized figure a row is
@@ -366,7 +367,7 @@ start_choosing (SaccadeLinesPage *self)
   task = g_task_new (self, self->job, choose_done, NULL);
   g_task_set_source_tag (task, start_choosing);
   g_task_set_task_data (task, j, (GDestroyNotify) choose_job_free);
-  g_task_run_in_thread (task, choose_worker);
+  saccade_background_run (task, choose_worker);
   update_status (self);
 }
 

@@ -28,6 +28,7 @@
 #include "app/core/saccade-export.h"
 #include "app/core/saccade-job.h"
 #include "engine/analysis/sc-rollout.h"
+#include "ui/widgets/saccade-background.h"
 #include "ui/widgets/saccade-bars-view.h"
 #include "ui/widgets/saccade-heatmap-view.h"
 
@@ -215,7 +216,7 @@ start_job (SaccadeRolloutPage *self)
   gtk_spinner_start (self->spinner);
   gtk_label_set_text (self->status_label, want_flow (self) ? _("Computing rollout and flow…")
                                                            : _("Computing the rollout…"));
-  g_task_run_in_thread (task, worker);
+  saccade_background_run (task, worker);
 }
 
 static void
