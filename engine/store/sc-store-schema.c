@@ -11,6 +11,8 @@
  */
 #include "store/sc-store-private.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -509,8 +511,8 @@ fail:
 /* Is the file's schema ours?                                                            */
 
 /* The schema this build writes for @version, in a new in-memory database: the reference
- * the file is compared with (building it costs ~0.2 ms, and keeps the schema written down
- * once, in MIGRATIONS). */
+ * the file is compared with (it keeps the schema written down once, in MIGRATIONS). Opened
+ * in serialized mode, so that one reference can serve every thread (reference_schema). */
 static int
 expected_schema (int version, sqlite3 **out)
 {
@@ -518,7 +520,8 @@ expected_schema (int version, sqlite3 **out)
   int rc, v;
 
   *out = NULL;
-  rc = sqlite3_open_v2 (":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL);
+  rc = sqlite3_open_v2 (":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY
+                                              | SQLITE_OPEN_FULLMUTEX, NULL);
   for (v = 0; rc == SQLITE_OK && v < version; v++)
     rc = sc_store_exec (mem, MIGRATIONS[v]);
   if (rc != SQLITE_OK)
@@ -528,6 +531,38 @@ expected_schema (int version, sqlite3 **out)
     }
   *out = mem;
   return SQLITE_OK;
+}
+
+/* The references, built once per version and kept for the process. Building one runs every
+ * migration up to it, ~2 ms: most of what opening a store cost, and the window opens the
+ * store in each worker (48 opens for its start and one selection of a long run, nine at
+ * once: docs/benchmarks.md, "Long runs in the window"). A reference is only read after it
+ * is built; in serialized mode (SQLITE_OPEN_FULLMUTEX, sqlite3_threadsafe() != 0) threads
+ * may step their own statements on the same connection. A library built without mutexes
+ * gets a new reference per call, which the caller closes (*@owned). */
+static pthread_mutex_t reference_lock = PTHREAD_MUTEX_INITIALIZER;
+static sqlite3 *references[SC_STORE_SCHEMA_VERSION + 1];
+
+static int
+reference_schema (int version, sqlite3 **out, bool *owned)
+{
+  int rc = SQLITE_OK;
+
+  *out = NULL;
+  *owned = false;
+  if (version < 0 || version > SC_STORE_SCHEMA_VERSION)
+    return SQLITE_RANGE;
+  if (sqlite3_threadsafe () == 0)
+    {
+      *owned = true;
+      return expected_schema (version, out);
+    }
+  pthread_mutex_lock (&reference_lock);
+  if (references[version] == NULL)
+    rc = expected_schema (version, &references[version]);
+  *out = references[version];
+  pthread_mutex_unlock (&reference_lock);
+  return rc;
 }
 
 /* A column of a text result as a string for comparison; NULL stays NULL. */
@@ -668,9 +703,10 @@ sc_store_schema_verify (sqlite3 *db, const char *path, int version, ScError *err
   sqlite3_stmt *file = NULL, *find = NULL, *all = NULL;
   ScStatus status = SC_OK;
   int64_t n_matched = 0;
+  bool owned = false;
   int rc;
 
-  if ((rc = expected_schema (version, &ref)) != SQLITE_OK)
+  if ((rc = reference_schema (version, &ref, &owned)) != SQLITE_OK)
     return sc_error_set (err, SC_ERR_NOMEM, "%s: cannot build the reference schema (%s)", path,
                          sqlite3_errstr (rc));
   if ((rc = sqlite3_prepare_v2 (db, "SELECT type, name, tbl_name, sql FROM main.sqlite_schema",
@@ -772,6 +808,7 @@ out:
   sqlite3_finalize (file);
   sqlite3_finalize (find);
   sqlite3_finalize (all);
-  sqlite3_close (ref);
+  if (owned)
+    sqlite3_close (ref);
   return status;
 }

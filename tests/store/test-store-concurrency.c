@@ -15,6 +15,13 @@
  * calls it made and the slowest one (a reader that waited for a run's transaction, ~20 ms
  * per run here, would show it).
  * Duration: SC_STORE_CONCURRENCY_SECONDS (default 8).
+ *
+ * /store/concurrency/threads-open: eight threads of one process open stores at once, over and
+ * over — a current store, a v5 store opened read-only (another reference schema), and two
+ * that are not ours (an extra table, an index given a condition) — as the window's workers do. The
+ * schema check's references are built once per version and shared by every thread
+ * (engine/store/sc-store-schema.c): each open must still answer as it does alone, the good
+ * ones with their runs, the bad ones with the message naming what is wrong.
  */
 #include <fcntl.h>
 #include <glib.h>
@@ -718,6 +725,120 @@ test_stress (void)
   store_tmp_clear (&t);
 }
 
+typedef struct {
+  const char *paths[4];
+  gint failures; /* atomic */
+  char first_failure[512];
+  GMutex lock;
+} OpenRace;
+
+static void
+open_race_fail (OpenRace *r, const char *what)
+{
+  g_mutex_lock (&r->lock);
+  if (g_atomic_int_add (&r->failures, 1) == 0)
+    g_strlcpy (r->first_failure, what, sizeof r->first_failure);
+  g_mutex_unlock (&r->lock);
+}
+
+static gpointer
+open_race_thread (gpointer data)
+{
+  OpenRace *r = data;
+
+  for (int i = 0; i < 40; i++)
+    {
+      const int which = (i + GPOINTER_TO_INT (g_thread_self ())) & 3;
+      const ScStoreOptions ro = { .writable = false };
+      ScStore *s = NULL;
+      ScError err = { 0 };
+      const ScStatus st = sc_store_open (r->paths[which], which == 1 ? &ro : NULL, &s, &err);
+      g_autofree char *what = NULL;
+
+      switch (which)
+        {
+        case 0:
+        case 1:
+          if (st != SC_OK)
+            what = g_strdup_printf ("store %d refused: %s", which, err.message);
+          else
+            {
+              ScStoreRunInfo *runs = NULL;
+              size_t n = 0;
+              if (sc_store_list_runs (s, &runs, &n, &err) != SC_OK || n != 3)
+                what = g_strdup_printf ("store %d: %zu runs listed (%s)", which, n, err.message);
+              sc_store_run_list_free (runs, n);
+            }
+          break;
+        case 2:
+          if (st != SC_ERR_FORMAT || strstr (err.message, "holds table 'intruder'") == NULL)
+            what = g_strdup_printf ("the store with an extra table: %d, '%s'", st, err.message);
+          break;
+        default:
+          if (st != SC_ERR_FORMAT || strstr (err.message, "definition of index") == NULL)
+            what = g_strdup_printf ("the store with a changed index: %d, '%s'", st, err.message);
+          break;
+        }
+      sc_store_close (s);
+      if (what != NULL)
+        {
+          open_race_fail (r, what);
+          break;
+        }
+    }
+  return NULL;
+}
+
+static void
+test_threads_open (void)
+{
+  StoreTmp t;
+  OpenRace r = { 0 };
+  g_autofree char *v5 = NULL, *extra = NULL, *index = NULL;
+  g_autofree char *index_name = NULL, *index_sql = NULL;
+  GThread *threads[8];
+
+  store_tmp_init (&t);
+  g_mutex_init (&r.lock);
+  v5 = g_build_filename (t.dir, "v5.db", NULL);
+  extra = g_build_filename (t.dir, "extra.db", NULL);
+  index = g_build_filename (t.dir, "index.db", NULL);
+  store_test_three_runs (t.path);
+  store_test_three_runs (v5);
+  store_test_raw_exec (v5, STORE_TEST_TO_V5_SQL);
+  store_test_three_runs (extra);
+  store_test_raw_exec (extra, "CREATE TABLE intruder (x)");
+  store_test_three_runs (index);
+  /* the first index of the schema without a condition, made again with one */
+  index_name = store_test_raw_text (index, "SELECT name FROM sqlite_schema WHERE type = 'index' "
+                                           "AND sql IS NOT NULL AND sql NOT LIKE '%WHERE%' "
+                                           "ORDER BY name LIMIT 1");
+  index_sql = store_test_raw_text (index, "SELECT 'DROP INDEX ' || name || '; ' || sql || "
+                                          "' WHERE 1' FROM sqlite_schema WHERE type = 'index' "
+                                          "AND sql IS NOT NULL AND sql NOT LIKE '%WHERE%' "
+                                          "ORDER BY name LIMIT 1");
+  g_assert_nonnull (index_name);
+  store_test_raw_exec (index, index_sql);
+  r.paths[0] = t.path;
+  r.paths[1] = v5;
+  r.paths[2] = extra;
+  r.paths[3] = index;
+
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("open", open_race_thread, &r);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  if (g_atomic_int_get (&r.failures) != 0)
+    g_error ("%d of 8 threads saw a wrong answer; the first: %s",
+             g_atomic_int_get (&r.failures), r.first_failure);
+  printf ("# 8 threads x 40 opens of 4 stores (index %s changed): every answer as alone\n",
+          index_name);
+  /* the v5 store was only read: still v5 */
+  g_assert_cmpint (store_test_raw_int (v5, "PRAGMA user_version"), ==, 5);
+  g_mutex_clear (&r.lock);
+  store_tmp_clear (&t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -725,5 +846,6 @@ main (int argc, char **argv)
   g_test_add_func ("/store/concurrency/reader-beside-writer", test_reader_beside_writer);
   g_test_add_func ("/store/concurrency/no-false-corrupt", test_no_false_corrupt);
   g_test_add_func ("/store/concurrency/stress", test_stress);
+  g_test_add_func ("/store/concurrency/threads-open", test_threads_open);
   return g_test_run ();
 }
