@@ -45,7 +45,7 @@ typedef struct {
   SaccadeCliTarget target;
   char *db, *seed_text, *kind, *output, *layers;
   int top, bench_len, bench_repeats, permute, seeds, first_pass;
-  gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last;
+  gboolean heads, tokens, erasure, mean, gradient, recompute, bench, last, stack;
   SaccadeCliFigure figure;                   /* --preset, --width-mm, ... */
   SaccadeFigureExportOptions figure_options; /* parsed */
 } AblateOptions;
@@ -115,6 +115,9 @@ check_options (const AblateOptions *o, AblateRequest *q, GError **error)
                 SC_ABLATION_FIRST_MAX_TOP, o->first_pass);
   if (o->last && q->study != STUDY_HEADS)
     return BAD ("--last applies to --heads (the last position's measures only)");
+  if (o->stack && (!o->last || o->mean || o->first_pass != INT_MIN))
+    return BAD ("--stack applies to --heads --last with zero-ablation (each layer's runs "
+                "stacked), not with --mean or --first-pass");
   if (o->target.contrast != NULL && q->study != STUDY_HEADS && q->study != STUDY_TOKENS)
     return BAD ("--contrast applies to --heads and --tokens");
   if (o->kind != NULL && q->study != STUDY_ERASURE)
@@ -219,7 +222,8 @@ study_params (const AblateOptions *o, const AblateRequest *q, StudyParams *p,
               const void **params)
 {
   p->ablation = (ScAblationParams) { .target = q->target, .contrast = q->contrast,
-                                     .mode = SC_ABLATE_ZERO, .last_only = o->last };
+                                     .mode = SC_ABLATE_ZERO, .last_only = o->last,
+                                     .stack_layers = o->stack };
   p->first = (ScAblationFirstParams) { .ablation = p->ablation, .top = o->first_pass };
   p->permutation = (ScPermutationParams) { .target = q->target, .n_permutations = o->permute,
                                            .seed = q->seed };
@@ -372,9 +376,10 @@ bench_json_begin (const ScModelInfo *info, int n, int heads)
 }
 
 /* The head sweep of an @len-token sentence against n_layers × n_heads plain forward passes
- * (all logits, as the all-position sweep computes them), two sweeps per repeat: the
- * last-position fast path (last_only) and the all-position sweep with prefix reuse; with
- * --recompute a third, every layer recomputed (full_recompute). Each sweep is paired with
+ * (all logits, as the all-position sweep computes them), three sweeps per repeat: the
+ * last-position fast path (last_only), the same with each layer's runs stacked
+ * (stack_layers) and the all-position sweep with prefix reuse; with --recompute a fourth,
+ * every layer recomputed (full_recompute). Each sweep is paired with
  * plain passes interleaved with it (bench_plain: one after every ninth head, their mean
  * times the number of heads; their time is not the sweep's), so the load of the moment hits
  * both sides of a ratio; the ratios are the medians of those paired ratios over the
@@ -384,11 +389,11 @@ run_bench (ScModel *model, const AblateOptions *o)
 {
   static const char TEXT[] = "The cat chased the ball because it was tired, and the dog "
                              "watched from the porch while the children laughed. ";
-  enum { LAST, ALL, FULL, N_SWEEPS };
-  static const char *const TIME_NAME[N_SWEEPS] = { "sweep_last_s", "sweep_s",
-                                                   "sweep_full_recompute_s" };
-  static const char *const RATIO_NAME[N_SWEEPS] = { "ratio_last", "ratio",
-                                                    "ratio_full_recompute" };
+  enum { LAST, STACK, ALL, FULL, N_SWEEPS };
+  static const char *const TIME_NAME[N_SWEEPS] = { "sweep_last_s", "sweep_last_stacked_s",
+                                                   "sweep_s", "sweep_full_recompute_s" };
+  static const char *const RATIO_NAME[N_SWEEPS] = { "ratio_last", "ratio_last_stacked",
+                                                    "ratio", "ratio_full_recompute" };
   const ScModelInfo *info = sc_model_info (model);
   const int reps = MAX (1, o->bench_repeats), heads = (int) (info->n_layers * info->n_heads);
   const int n = MAX (2, o->bench_len), n_sweeps = o->recompute ? N_SWEEPS : FULL;
@@ -419,7 +424,8 @@ run_bench (ScModel *model, const AblateOptions *o)
         BenchPlain bp = { cs.session, ids, n, 0, logits, 0.0, 0 };
         gint64 t0;
 
-        p.last_only = w == LAST;
+        p.last_only = w == LAST || w == STACK;
+        p.stack_layers = w == STACK;
         p.full_recompute = w == FULL;
         t0 = g_get_monotonic_time ();
         if (sc_head_sweep_run (cs.session, model, ids, n, &p, bench_plain, &bp, &r, &err)
@@ -447,10 +453,11 @@ run_bench (ScModel *model, const AblateOptions *o)
     {
       g_autoptr (JsonBuilder) b = bench_json_begin (info, n, heads);
       const SaccadeBenchTime t[] = {
-        { TIME_NAME[LAST], med_t[LAST] }, { TIME_NAME[ALL], med_t[ALL] },
-        { TIME_NAME[FULL], med_t[FULL] }, { "plain_passes_s", med_p[ALL] },
+        { TIME_NAME[LAST], med_t[LAST] }, { TIME_NAME[STACK], med_t[STACK] },
+        { TIME_NAME[ALL], med_t[ALL] }, { TIME_NAME[FULL], med_t[FULL] },
+        { "plain_passes_s", med_p[ALL] },
       };
-      saccade_json_bench_sweep (b, reps, t, n_sweeps == N_SWEEPS ? 4 : 2, NULL, 0);
+      saccade_json_bench_sweep (b, reps, t, n_sweeps == N_SWEEPS ? 5 : 3, NULL, 0);
       if (n_sweeps < N_SWEEPS)
         saccade_json_double (b, "plain_passes_s", med_p[ALL]);
       for (w = 0; w < n_sweeps; w++) /* the medians of the paired ratios */
@@ -462,9 +469,11 @@ run_bench (ScModel *model, const AblateOptions *o)
     {
       printf ("%s, %d heads, %d tokens, median of %d (each sweep paired with %d plain passes: "
               "those timed between its heads):\n  last position only (Δ log p, TV, JSD) %.3f s, plain %.3f "
-              "s: ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio "
+              "s: ratio %.3f\n  the same, each layer's runs stacked %.3f s, plain %.3f s: "
+              "ratio %.3f\n  all positions (Δ loss too) %.3f s, plain %.3f s: ratio "
               "%.3f\n", info->name, heads, n, reps, heads, med_t[LAST], med_p[LAST],
-              med_r[LAST], med_t[ALL], med_p[ALL], med_r[ALL]);
+              med_r[LAST], med_t[STACK], med_p[STACK], med_r[STACK], med_t[ALL], med_p[ALL],
+              med_r[ALL]);
       if (n_sweeps == N_SWEEPS)
         printf ("  every layer recomputed %.3f s, plain %.3f s: ratio %.3f\n", med_t[FULL],
                 med_p[FULL], med_r[FULL]);
@@ -588,6 +597,9 @@ saccade_cmd_ablate (int argc, char **argv)
       "only the top K exactly (needs the architecture's backward pass)", "K" },
     { "last", 0, 0, G_OPTION_ARG_NONE, &o.last,
       "--heads: the last position's measures only (no Δ loss), in about half the time", NULL },
+    { "stack", 0, 0, G_OPTION_ARG_NONE, &o.stack,
+      "--heads --last: each layer's runs stacked into one batch (faster; within a stated "
+      "bound of the runs one at a time: docs/benchmarks.md)", NULL },
     SACCADE_CLI_TARGET_OPTIONS (&o.target, "whose probability is measured"),
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text,
       "--permute, --erasure: base seed (0)", "S" },

@@ -208,6 +208,23 @@ ScStatus sc_session_layer_output (ScSession *session, const int32_t *ids, int n_
                                   int layer, const ScIntervention *iv, float *out,
                                   ScError *err);
 
+/* The last position's logits of @n_var runs of @ids, run v with head @heads[v] of layer
+ * @layer zeroed (a head scale of 0, as ScIntervention.head_scale), into @logits (n_var,
+ * n_vocab): the head sweep's runs of one layer computed together (sc-variants.c). Each run
+ * starts from the residual entering @layer kept by the session's last keep_residuals run
+ * on the same ids; the runs are stacked, so each product of layers @layer .. L - 1 is one
+ * for all of them, and each run's attention is its own. Within a bound of the same runs
+ * made one at a time (a product's bits depend on its row count), not bit for bit: the
+ * bound is measured in docs/benchmarks.md and tested by test-ablation-last. Uses the
+ * session's attention buffer; the kept residuals stay, the KV cache is not touched.
+ * Errors: SC_ERR_UNSUPPORTED (an architecture whose layer does not stack sequences, or a
+ * backend without host memory: make the runs one at a time), SC_ERR_INVALID_ARG (NULL
+ * arguments, @layer or a head out of range, no residuals kept for these ids),
+ * SC_ERR_RANGE, SC_ERR_NOMEM, the backend's error. Thread safety: as sc_forward. */
+ScStatus sc_forward_zero_heads (ScSession *session, const int32_t *ids, int n_tokens,
+                                int layer, const int *heads, int n_var, float *logits,
+                                ScError *err);
+
 /* The backend a session runs on. */
 ScBackend *sc_session_backend (const ScSession *session);
 /* The model a session runs (borrowed). */

@@ -154,4 +154,5 @@ const ScArchDesc sc_arch_llama = {
   .bind_layer = llama_bind_layer,
   .layer = llama_layer,
   .layer_backward = llama_layer_backward,
+  .stacks_sequences = true,
 };

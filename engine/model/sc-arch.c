@@ -160,7 +160,31 @@ sc_layer_attention (const ScLayerCtx *c, const float *q, bool causal, int window
   double t0 = c->stats != NULL ? now_s () : 0.0;
   ScStatus st;
 
-  if (c->capture)
+  if (c->n_seq > 1) /* stacked sequences: each attends to its own keys */
+    {
+      const size_t Q = (size_t) in->n_heads * in->head_dim,
+                   KV = (size_t) in->n_kv_heads * in->head_dim;
+      ScAttnParams ps = p;
+      st = SC_OK;
+      for (int s = 0; s < c->n_seq && st == SC_OK; s++)
+        {
+          const size_t qrow = (size_t) s * c->n_q, krow = (size_t) s * c->n_k;
+          ps.head_scale = c->head_scale != NULL ? c->head_scale + (size_t) s * in->n_heads
+                                                : NULL;
+          if (c->capture) /* no head wanted: the fused attention, no probabilities */
+            st = sc_backend_attention_capture (c->b, c->o + qrow * Q, q + qrow * Q,
+                                               c->k_cache + krow * KV, c->v_cache + krow * KV,
+                                               c->n_q, c->n_k, (int) in->n_heads,
+                                               (int) in->n_kv_heads, (int) in->head_dim, &ps,
+                                               NULL, c->capture_slot, err);
+          else
+            st = sc_backend_attention (c->b, c->o + qrow * Q, c->probs, q + qrow * Q,
+                                       c->k_cache + krow * KV, c->v_cache + krow * KV, c->n_q,
+                                       c->n_k, (int) in->n_heads, (int) in->n_kv_heads,
+                                       (int) in->head_dim, &ps, err);
+        }
+    }
+  else if (c->capture)
     st = sc_backend_attention_capture (c->b, c->o, q, c->k_cache, c->v_cache, c->n_q, c->n_k,
                                        (int) in->n_heads, (int) in->n_kv_heads,
                                        (int) in->head_dim, &p, c->capture_want, c->capture_slot,
@@ -251,8 +275,9 @@ sc_layer_qkv (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
 {
   const ScModelInfo *in = c->info;
   ScBackend *b = c->b;
+  /* stacked sequences (n_past 0): their cache rows are back to back, as their x rows */
   const int E = (int) in->n_embd, d = (int) in->head_dim, Q = (int) in->n_heads * d,
-            KV = (int) in->n_kv_heads * d, nq = c->n_q, past = c->n_past;
+            KV = (int) in->n_kv_heads * d, nq = sc_layer_rows (c), past = c->n_past;
   float *k_new = c->k_cache + (size_t) past * KV, *v_new = c->v_cache + (size_t) past * KV;
   ScStatus st;
 
@@ -284,6 +309,31 @@ sc_layer_tail (const ScLayerCtx *c, ScLayerCtx *t)
   return t;
 }
 
+/* sc_layer_tail for stacked sequences (n_tail 1): the last row of each, gathered into
+ * x_tail and q_tail, then a sequence of one query over its own n_k keys. */
+static ScStatus
+stacked_tail (const ScLayerCtx *c, ScLayerCtx *t, ScError *err)
+{
+  const int E = (int) c->info->n_embd, Q = (int) (c->info->n_heads * c->info->head_dim);
+  ScStatus st;
+
+  if (c->n_tail != 1 || c->x_tail == NULL || c->q_tail == NULL)
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "stacked sequences take n_tail 1 with "
+                         "x_tail and q_tail, not n_tail %d", c->n_tail);
+  if ((st = c->b->ops->copy_2d (c->b, c->x_tail, E, c->x + (size_t) (c->n_q - 1) * E,
+                                c->n_q * E, c->n_seq, E, err)) != SC_OK
+      || (st = c->b->ops->copy_2d (c->b, c->q_tail, Q, c->q + (size_t) (c->n_q - 1) * Q,
+                                   c->n_q * Q, c->n_seq, Q, err)) != SC_OK)
+    return st;
+  *t = *c;
+  t->x = c->x_tail;
+  t->q = c->q_tail;
+  t->n_q = 1;
+  t->n_past = c->n_k - 1;
+  t->n_tail = 0;
+  return SC_OK;
+}
+
 ScStatus
 sc_layer_attend (const ScLayerCtx *c, bool causal, int window, ScError *err)
 {
@@ -306,12 +356,20 @@ ScStatus
 sc_layer_rope (const ScLayerCtx *c, float *x, int n_heads, ScError *err)
 {
   const ScModelInfo *in = c->info;
+  const int n_seq = c->n_seq > 1 ? c->n_seq : 1;
+  const size_t block = (size_t) c->n_q * n_heads * in->head_dim; /* one sequence's rows */
+  ScStatus st = SC_OK;
 
-  if (in->n_rope_freq > 0)
-    return sc_backend_rope_freq (c->b, x, c->n_q, n_heads, (int) in->head_dim, (int) in->n_rot,
-                                 c->n_past, in->rope_base, in->rope_freq, false, false, err);
-  return c->b->ops->rope (c->b, x, c->n_q, n_heads, (int) in->head_dim, (int) in->n_rot,
-                          c->n_past, in->rope_base, err);
+  /* each stacked sequence from its own position n_past */
+  for (int s = 0; s < n_seq && st == SC_OK; s++)
+    if (in->n_rope_freq > 0)
+      st = sc_backend_rope_freq (c->b, x + s * block, c->n_q, n_heads, (int) in->head_dim,
+                                 (int) in->n_rot, c->n_past, in->rope_base, in->rope_freq, false,
+                                 false, err);
+    else
+      st = c->b->ops->rope (c->b, x + s * block, c->n_q, n_heads, (int) in->head_dim,
+                            (int) in->n_rot, c->n_past, in->rope_base, err);
+  return st;
 }
 
 ScStatus
@@ -339,21 +397,29 @@ sc_layer_attend_swiglu (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
   const ScModelInfo *in = c->info;
   const int E = (int) in->n_embd, Q = (int) (in->n_heads * in->head_dim), F = (int) in->n_ff;
   ScLayerCtx tail;
-  const ScLayerCtx *t = sc_layer_tail (c, &tail);
+  const ScLayerCtx *t = &tail;
   ScStatus st;
 
+  if (c->n_seq > 1 && c->n_tail > 0)
+    {
+      if ((st = stacked_tail (c, &tail, err)) != SC_OK)
+        return st;
+    }
+  else
+    t = sc_layer_tail (c, &tail);
   /* P (H, nq, n_k) into c->probs, o (nq, Q); causal, with the layer's window (Mistral's;
    * none elsewhere); then the intervention's edits of chosen heads' P and o (sc-arch.h),
    * before o is used. c->o is not touched again: the observer reads it after the layer
    * returns (sc-arch.h) */
   if ((st = sc_layer_attend (t, true, (int) sc_model_layer_window (in, c->layer), err)) != SC_OK
-      || (st = sc_layer_matmul (t, t->x, t->o, w->wo, t->n_q, Q, E, true, err)) != SC_OK
+      || (st = sc_layer_matmul (t, t->x, t->o, w->wo, sc_layer_rows (t), Q, E, true, err))
+             != SC_OK
       || (st = sc_layer_save_mid (t, err)) != SC_OK /* the backward pass's tape */
       /* feed-forward block: h = norm(x), gu = h W_gate_up^T, SwiGLU */
       || (st = sc_layer_gate_up (t, w, err)) != SC_OK
-      || (st = t->b->ops->swiglu (t->b, t->act, t->gu, t->n_q, F, err)) != SC_OK)
+      || (st = t->b->ops->swiglu (t->b, t->act, t->gu, sc_layer_rows (t), F, err)) != SC_OK)
     return st;
-  return sc_layer_matmul (t, t->x, t->act, w->w_down, t->n_q, F, E, true, err);
+  return sc_layer_matmul (t, t->x, t->act, w->w_down, sc_layer_rows (t), F, E, true, err);
 }
 
 ScStatus
@@ -390,7 +456,7 @@ ScStatus
 sc_layer_gate_up (const ScLayerCtx *c, const ScLayerView *w, ScError *err)
 {
   const ScModelInfo *in = c->info;
-  const int E = (int) in->n_embd, F = (int) in->n_ff, nq = c->n_q;
+  const int E = (int) in->n_embd, F = (int) in->n_ff, nq = sc_layer_rows (c);
   ScStatus st = c->b->ops->rmsnorm (c->b, c->h, c->x, w->ffn_norm, nq, E, in->norm_eps, err);
 
   if (st == SC_OK)

@@ -110,7 +110,28 @@ typedef struct ScLayerCtx {
                              * run whose only output is the last position's logits
                              * (ScForwardOptions.last_row; never with probs wanted by an
                              * observer, edits that read other rows, or a tape) */
+  int n_seq;                /* 0 or 1: one sequence. > 1 (only on an architecture with
+                             * stacks_sequences, and only with n_past 0, no edit_heads or
+                             * x_mid, a capture only without wanted heads, n_tail 0 or 1):
+                             * n_seq independent runs of the
+                             * same n_q positions stacked — rows s n_q .. (s + 1) n_q - 1
+                             * of x, h, qkv, q, o, gu, act are run s's, rows s n_k .. of
+                             * k_cache, v_cache its keys and values, head_scale + s H its
+                             * scales (when set) — so each product is one for all of them,
+                             * while RoPE and attention run per sequence (probs holds one
+                             * sequence's at a time, when written). With n_tail 1 the
+                             * last row of each goes on alone: gathered into x_tail
+                             * (n_seq, E) and q_tail (n_seq, Q), where the layer leaves
+                             * them. sc_forward_zero_heads (sc-forward.h) */
+  float *x_tail, *q_tail;
 } ScLayerCtx;
+
+/* The rows of x a layer computes: n_q, times n_seq when sequences are stacked. */
+static inline int
+sc_layer_rows (const ScLayerCtx *ctx)
+{
+  return ctx->n_seq > 1 ? ctx->n_q * ctx->n_seq : ctx->n_q;
+}
 
 /* What the backward pass (forward/sc-backward.c) hands a layer's backward function: layer
  * @layer of a whole prompt of n tokens, what its forward left on the tape, and the
@@ -172,6 +193,11 @@ typedef struct {
    * through the backend's backward ops, given what the layer's forward wrote on the tape
    * (which needs the forward to fill ScLayerCtx.x_mid). */
   ScStatus (*layer_backward) (const ScLayerGradCtx *ctx, const void *view, ScError *err);
+
+  /* The layer function takes stacked sequences (ScLayerCtx.n_seq): it runs only through
+   * the shared helpers below that honour it (sc_layer_qkv, sc_layer_rope,
+   * sc_layer_attend_swiglu). */
+  bool stacks_sequences;
 } ScArchDesc;
 
 /* The architectures (one file each). */

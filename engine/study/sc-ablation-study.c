@@ -117,6 +117,77 @@ report (ScAblationProgressFn progress, void *user, int done, int total)
   return progress == NULL || progress (user, (double) done / total);
 }
 
+/* How much memory one group of stacked runs may take (their activations, sc-variants.c):
+ * a layer's heads go in groups small enough for it (nine runs of up to ~1,800 tokens of
+ * SmolLM2 in one). */
+#define STACK_BYTES_MAX ((size_t) 256 << 20)
+
+/* stack_layers: the heads of each layer (those @only asks for) in groups of stacked runs
+ * (sc_forward_zero_heads), each run's last-row measures as the one-at-a-time loop of
+ * sc_head_sweep_run_heads takes them. @clean_last: the clean run's last row of logits. */
+static ScStatus
+stacked_sweep (ScSession *session, const int32_t *ids, int n, const bool *only,
+               const float *clean_last, ScHeadSweepResult *r, ScAblationProgressFn progress,
+               void *progress_user, int *done, int total, ScError *err)
+{
+  const ScModelInfo *info = sc_model_info (sc_session_model (session));
+  const int L = (int) info->n_layers, H = (int) info->n_heads, V = (int) info->n_vocab;
+  const size_t Q = (size_t) info->n_heads * info->head_dim,
+               KV = (size_t) info->n_kv_heads * info->head_dim;
+  /* floats per row of one run: x, h, qkv, q, o, gu, act, k, v (sc-variants.c) */
+  const size_t per_run = (size_t) n * 4
+                         * (2 * info->n_embd + (Q + 2 * KV) + 2 * Q + 3 * (size_t) info->n_ff
+                            + 2 * KV);
+  const size_t fit = STACK_BYTES_MAX / per_run;
+  const int group = fit < 1 ? 1 : fit > (size_t) H ? H : (int) fit;
+  int *heads = malloc ((size_t) H * sizeof *heads);
+  float *logits = malloc ((size_t) group * V * sizeof *logits);
+  ScStatus st = SC_OK;
+
+  if (heads == NULL || logits == NULL)
+    {
+      st = sc_error_set (err, SC_ERR_NOMEM, "ablation: out of memory for stacked runs");
+      goto out;
+    }
+  for (int l = 0; l < L && st == SC_OK; l++)
+    {
+      int m = 0;
+      for (int h = 0; h < H; h++)
+        if (only == NULL || only[l * H + h])
+          heads[m++] = h;
+      for (int g0 = 0; g0 < m && st == SC_OK; g0 += group)
+        {
+          const int k = m - g0 < group ? m - g0 : group;
+          if ((st = sc_forward_zero_heads (session, ids, n, l, heads + g0, k, logits, err))
+              != SC_OK)
+            break;
+          for (int v = 0; v < k; v++)
+            {
+              const int i = l * H + heads[g0 + v];
+              const float *row = logits + (size_t) v * V;
+              ScAblationEffect *e = &r->heads[i];
+              if ((st = sc_effect_next_token (clean_last, row, V, r->target, &e->next, err))
+                  != SC_OK)
+                break;
+              e->delta_loss = NAN;
+              e->flipped = e->next.top1_ablated != e->next.top1_clean;
+              e->delta_logit_diff = sc_study_logit_diff (row, r->target, r->contrast)
+                                    - r->logit_diff_clean;
+              if (!report (progress, progress_user, ++*done, total))
+                {
+                  st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head "
+                                     "L%d.H%d", l, heads[g0 + v]);
+                  break;
+                }
+            }
+        }
+    }
+out:
+  free (heads);
+  free (logits);
+  return st;
+}
+
 ScStatus
 sc_head_sweep_run (ScSession *session, const ScModel *model, const int32_t *ids, int n,
                    const ScAblationParams *p, ScAblationProgressFn progress,
@@ -147,6 +218,9 @@ sc_head_sweep_run_heads (ScSession *session, const ScModel *model, const int32_t
     return st;
   if (p->mode != SC_ABLATE_ZERO && p->mode != SC_ABLATE_MEAN)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: unknown mode %d", (int) p->mode);
+  if (p->stack_layers && (!p->last_only || p->mode != SC_ABLATE_ZERO || p->full_recompute))
+    return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: stacking a layer's runs needs the "
+                         "last-position sweep with zero-ablation and prefix reuse");
   if (p->mode == SC_ABLATE_MEAN && p->head_mean == NULL)
     return sc_error_set (err, SC_ERR_INVALID_ARG, "ablation: mean-ablation needs each head's "
                          "mean output (head_mean: the reference means of sc-head-means.h)");
@@ -197,6 +271,14 @@ sc_head_sweep_run_heads (ScSession *session, const ScModel *model, const int32_t
   opt.all_logits = !p->last_only;
   opt.last_row = p->last_only;
   last = p->last_only ? 0 : (size_t) (n - 1) * V; /* where abl's last row is */
+  if (p->stack_layers)
+    {
+      st = stacked_sweep (session, ids, n, only, clean + (size_t) (n - 1) * V, r, progress,
+                          progress_user, &done, total, err);
+      if (st != SC_OK)
+        goto fail;
+      L = 0; /* done: the loop below runs no layer */
+    }
   for (l = 0; l < L; l++)
     for (h = 0; h < H; h++)
       {
@@ -405,7 +487,9 @@ sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParam
   char target[40];
   const char *kinds = "";
   /* without last_only the text is the one written before the option existed */
-  const char *measures = heads && p != NULL && p->last_only ? ",\"measures\":\"last\"" : "";
+  const char *measures = !heads || p == NULL || !p->last_only ? ""
+                         : p->stack_layers ? ",\"measures\":\"last\",\"stacked\":true"
+                                           : ",\"measures\":\"last\"";
   int len;
 
   if (p == NULL || buf == NULL || (p->loo_kinds & ~(unsigned) SC_LOO_BOTH) != 0

@@ -120,6 +120,14 @@ typedef struct {
    * difference (tests/engine/test-ablation-last.c checks both; docs/benchmarks.md, "Head
    * sweep"). The clean run is the same. Its params text says "measures":"last". */
   bool last_only;
+  /* Head sweep with last_only and SC_ABLATE_ZERO: the nine runs of each layer's heads made
+   * together, stacked into one batch (sc_forward_zero_heads), so each product is one for
+   * all of them; within a bound of the runs made one at a time, as last_only is of the
+   * all-position sweep (tests/engine/test-ablation-last.c measures both; docs/benchmarks.md,
+   * "Head sweep: the runs of one layer stacked"). Its params text says "stacked":true.
+   * Refused (SC_ERR_INVALID_ARG) without last_only, with mean-ablation or full_recompute,
+   * and (SC_ERR_UNSUPPORTED) on an architecture or backend that does not stack runs. */
+  bool stack_layers;
   /* Token leave-one-out only: the kinds to run, SC_LOO_* bits; 0 means both (so a
    * zero-initialised params runs what it always ran). Other bits are refused. */
   unsigned loo_kinds;
@@ -202,8 +210,9 @@ void sc_token_loo_result_free (ScTokenLooResult *r);   /* NULL is a no-op */
  * it always was). Returns the length, or −1 when @buf is too small (80 bytes always suffice
  * for "zero", 96 for a one-kind tokens study, 160 for "mean"), a mean sweep's mean_set is
  * not a valid set name, or loo_kinds has bits outside SC_LOO_BOTH. A head sweep with
- * last_only appends ,"measures":"last" (16 more bytes); without it the text is the one
- * written before the option existed. */
+ * last_only appends ,"measures":"last" (16 more bytes), and stack_layers then
+ * ,"stacked":true (14 more); without them the text is the one written before the options
+ * existed. */
 int sc_ablation_params_json (const char *kind, int64_t run_id, const ScAblationParams *params,
                              char *buf, size_t size);
 

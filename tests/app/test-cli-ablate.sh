@@ -130,6 +130,25 @@ for a, b in zip(d["heads"], z["heads"]):
 "$saccade" ablate 1 --db "$db" --tokens --last > "$tmp/bad" 2>&1; rc=$?
 expect_fail last-tokens "$tmp/bad" "--last applies to --heads" $rc
 
+# --heads --last --stack: each layer's runs stacked, a study of its own; within the stacked
+# path's bound of the one-at-a-time fast path (tests/engine/test-ablation-last.c).
+"$saccade" ablate 1 --db "$db" --heads --last --stack --json > "$tmp/stack.json" \
+  2>"$tmp/stack.err"
+pycheck stacked-sweep "$tmp/stack.json" '
+f = json.load(open(sys.argv[1].replace("stack.json", "last.json")))
+assert d["study_id"] != f["study_id"], "a stacked sweep must be its own study"
+assert d["source"] == "computed", d["source"]
+assert len(d["heads"]) == 270
+for a, b in zip(d["heads"], f["heads"]):
+    assert a["delta_loss"] is None and (a["layer"], a["head"]) == (b["layer"], b["head"])
+    for m in ("delta_logp", "tv", "jsd"):
+        assert abs(a[m] - b[m]) <= 1e-3, (m, a, b)
+'
+"$saccade" ablate 1 --db "$db" --heads --stack > "$tmp/bad" 2>&1; rc=$?
+expect_fail stack-without-last "$tmp/bad" "--stack applies to --heads --last" $rc
+"$saccade" ablate 1 --db "$db" --heads --last --stack --mean > "$tmp/bad" 2>&1; rc=$?
+expect_fail stack-mean "$tmp/bad" "not with --mean" $rc
+
 # Bad arguments, each refused naming what was wrong.
 "$saccade" ablate 1 --db "$db" --permute 0 > "$tmp/bad" 2>&1; rc=$?
 expect_fail permute-zero "$tmp/bad" "--permute takes the number of permutations" $rc

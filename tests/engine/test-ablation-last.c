@@ -35,8 +35,17 @@
  *    sweep is the same code for every architecture, the layer function is not; its 72
  *    heads' four runs each would take minutes.)
  * 3. The params text: unchanged without last_only, ,"measures":"last" with it (zero and
- *    mean; never on a tokens study); a last_only sweep is stored and read back (NaN Δ loss)
- *    and is not found by the all-position params.
+ *    mean; never on a tokens study), ,"stacked":true after it with stack_layers; a
+ *    last_only sweep is stored and read back (NaN Δ loss) and is not found by the
+ *    all-position params.
+ * 4. Each layer's runs stacked (stack_layers, sc_forward_zero_heads): for every head of
+ *    every layer, the stacked run's logits within the δ bound above of the one-at-a-time
+ *    last_row run's and of the all-position run's last row (the stacked products have
+ *    other row counts, and the last layer runs on every row); the stacked sweep's
+ *    measures are those of these logits bit for bit, and within the bounds of the
+ *    all-position sweep's; a subset of heads (sc_head_sweep_run_heads) stacks only those;
+ *    refused without last_only, with mean-ablation or full_recompute; on the tiny llama
+ *    and SmolLM2; Gemma 3, whose layer does not stack, says so (SC_ERR_UNSUPPORTED).
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -443,6 +452,181 @@ test_sweep_smollm2 (void)
   sweep_case (1, SC_ABLATE_ZERO);
 }
 
+/* 4. */
+static void
+stacked_case (int which)
+{
+  ScModel *m = open_model (which);
+  Fixture f, g;
+  ScError err = { 0 };
+  ScAblationParams p = { .target = -1, .contrast = -1, .mode = SC_ABLATE_ZERO,
+                         .last_only = true };
+  ScHeadSweepResult *ra = NULL, *rs = NULL, *ro = NULL;
+  ScForwardOptions all = { .all_logits = true }, fast = { .last_row = true };
+  g_autofree float *clean = NULL, *za = NULL, *zf = NULL, *zs = NULL, *scale = NULL;
+  g_autofree int *heads = NULL;
+  g_autofree bool *only = NULL;
+  ScIntervention iv = { 0 };
+  const int32_t *ids;
+  double worst_fast = 0.0, worst_all = 0.0, mag = 0.0;
+  int n, i, l, h;
+
+  if (m == NULL)
+    return;
+  fixture_init (&f, m);
+  fixture_init (&g, m);
+  ids = model_ids (which, &n);
+  clean = g_new (float, (gsize) n * f.V);
+  za = g_new (float, (gsize) n * f.V);
+  zf = g_new (float, f.V);
+  zs = g_new (float, (gsize) f.H * f.V);
+  scale = g_new (float, f.L * f.H);
+  heads = g_new (int, f.H);
+  only = g_new0 (bool, f.L * f.H);
+  for (i = 0; i < f.L * f.H; i++)
+    scale[i] = 1.0f;
+  for (h = 0; h < f.H; h++)
+    heads[h] = h;
+  iv.head_scale = scale;
+  all.intervention = fast.intervention = &iv;
+  all.keep_residuals = true;
+  g_assert_cmpint (sc_forward (g.s, ids, n, &all, clean, &err), ==, SC_OK);
+  all.keep_residuals = false;
+  p.contrast = (sc_logits_top1 (clean + (size_t) (n - 1) * f.V, f.V) + 1) % f.V;
+
+  /* the refusals */
+  p.stack_layers = true;
+  p.last_only = false;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, n, &p, NULL, NULL, &rs, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  p.last_only = true;
+  p.full_recompute = true;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, n, &p, NULL, NULL, &rs, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  p.full_recompute = false;
+  p.mode = SC_ABLATE_MEAN;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, n, &p, NULL, NULL, &rs, &err), ==,
+                   SC_ERR_INVALID_ARG);
+  p.mode = SC_ABLATE_ZERO;
+
+  /* the sweeps: all positions (the reference), stacked, and stacked over a subset */
+  p.stack_layers = p.last_only = false;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, n, &p, NULL, NULL, &ra, &err), ==, SC_OK);
+  p.stack_layers = p.last_only = true;
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, n, &p, NULL, NULL, &rs, &err), ==, SC_OK);
+  for (i = 0; i < f.L * f.H; i += 3) /* every third head: groups of any size in a layer */
+    only[i] = true;
+  g_assert_cmpint (sc_head_sweep_run_heads (f.s, m, ids, n, &p, only, NULL, NULL, &ro, &err),
+                   ==, SC_OK);
+  assert_same_double (rs->logp_clean, ra->logp_clean);
+  assert_same_double (rs->logit_diff_clean, ra->logit_diff_clean);
+
+  for (l = 0; l < f.L; l++)
+    {
+      /* the layer's runs stacked, here in the other session (it kept the clean residuals) */
+      g_assert_cmpint (sc_forward_zero_heads (g.s, ids, n, l, heads, f.H, zs, &err), ==, SC_OK);
+      for (h = 0; h < f.H; h++)
+        {
+          const int i2 = l * f.H + h;
+          const float *row = zs + (size_t) h * f.V;
+          const ScAblationEffect *a = &ra->heads[i2], *e = &rs->heads[i2];
+          ScAblationEffect x = { 0 };
+          double d_fast, d_all, mg, grow;
+
+          scale[i2] = 0.0f;
+          all.start_layer = fast.start_layer = l;
+          g_assert_cmpint (sc_forward (g.s, ids, n, &all, za, &err), ==, SC_OK);
+          g_assert_cmpint (sc_forward (g.s, ids, n, &fast, zf, &err), ==, SC_OK);
+          scale[i2] = 1.0f;
+          d_fast = max_diff (row, zf, f.V, &mg);
+          assert_delta_small (d_fast, mg);
+          d_all = max_diff (row, za + (size_t) (n - 1) * f.V, f.V, &mg);
+          assert_delta_small (d_all, mg);
+          worst_fast = MAX (worst_fast, d_fast);
+          worst_all = MAX (worst_all, d_all);
+          mag = MAX (mag, mg);
+
+          /* the sweep's numbers are those of the stacked logits, bit for bit */
+          g_assert_cmpint (sc_effect_next_token (clean + (size_t) (n - 1) * f.V, row, f.V,
+                                                 rs->target, &x.next, &err), ==, SC_OK);
+          assert_same_double (e->next.delta_logp, x.next.delta_logp);
+          assert_same_double (e->next.tv, x.next.tv);
+          assert_same_double (e->next.jsd, x.next.jsd);
+          g_assert_cmpint (e->next.top1_ablated, ==, x.next.top1_ablated);
+          g_assert_true (isnan (e->delta_loss));
+          /* and within the bounds of the all-position sweep's */
+          grow = expm1 (2.0 * d_all);
+          g_assert_cmpfloat (fabs (e->next.delta_logp - a->next.delta_logp), <=,
+                             2 * d_all + 1e-10);
+          g_assert_cmpfloat (fabs (e->delta_logit_diff - a->delta_logit_diff), <=,
+                             2 * d_all + 1e-10);
+          g_assert_cmpfloat (fabs (e->next.tv - a->next.tv), <=, grow / 2 + 1e-10);
+          g_assert_cmpfloat (fabs (e->next.jsd - a->next.jsd), <=, 2 * grow + 1e-10);
+          /* the subset: the heads asked for, each as in a group of its own layer's */
+          if (only[i2])
+            {
+              g_assert_cmpfloat (fabs (ro->heads[i2].next.delta_logp - e->next.delta_logp), <=,
+                                 4 * d_all + 1e-10);
+              g_assert_true (isfinite (ro->heads[i2].next.delta_logp));
+            }
+          else
+            g_assert_true (isnan (ro->heads[i2].next.delta_logp));
+        }
+    }
+  g_test_message ("model %d stacked: largest delta %.3g against one at a time, %.3g against "
+                  "all positions, largest |z| %.3g", which, worst_fast, worst_all, mag);
+  sc_head_sweep_result_free (ra);
+  sc_head_sweep_result_free (rs);
+  sc_head_sweep_result_free (ro);
+  fixture_clear (&f);
+  fixture_clear (&g);
+  sc_model_free (m);
+}
+
+static void
+test_stacked_tiny (void)
+{
+  stacked_case (0);
+}
+
+static void
+test_stacked_smollm2 (void)
+{
+  stacked_case (1);
+}
+
+/* An architecture whose layer does not stack sequences says so; the sweep refuses. */
+static void
+test_stacked_gemma3 (void)
+{
+  ScModel *m = open_model (2);
+  Fixture f;
+  ScError err = { 0 };
+  ScForwardOptions keep = { .keep_residuals = true };
+  ScAblationParams p = { .target = -1, .contrast = -1, .last_only = true,
+                         .stack_layers = true };
+  ScHeadSweepResult *r = NULL;
+  const int32_t *ids;
+  const int heads[] = { 0 };
+  g_autofree float *z = NULL;
+  int n;
+
+  if (m == NULL)
+    return;
+  fixture_init (&f, m);
+  ids = model_ids (2, &n);
+  z = g_new (float, f.V);
+  g_assert_cmpint (sc_forward (f.s, ids, n, &keep, z, &err), ==, SC_OK);
+  g_assert_cmpint (sc_forward_zero_heads (f.s, ids, n, 1, heads, 1, z, &err), ==,
+                   SC_ERR_UNSUPPORTED);
+  g_assert_nonnull (strstr (err.message, "gemma3"));
+  g_assert_cmpint (sc_head_sweep_run (f.s, m, ids, n, &p, NULL, NULL, &r, &err), ==,
+                   SC_ERR_UNSUPPORTED);
+  g_assert_null (r);
+  fixture_clear (&f);
+  sc_model_free (m);
+}
+
 /* 3. */
 static void
 test_params_store (void)
@@ -486,6 +670,12 @@ test_params_store (void)
                    0);
   g_assert_cmpstr (pj, ==, "{\"study\":1,\"run\":5,\"target\":null,\"mode\":\"mean\","
                            "\"means\":\"ref\"}");
+  p = (ScAblationParams) { .target = -1, .contrast = -1, .last_only = true,
+                           .stack_layers = true };
+  g_assert_cmpint (sc_ablation_params_json (SC_ABLATION_KIND_HEADS, 5, &p, pj, sizeof pj), >,
+                   0);
+  g_assert_cmpstr (pj, ==, "{\"study\":1,\"run\":5,\"target\":null,\"mode\":\"zero\","
+                           "\"measures\":\"last\",\"stacked\":true}");
 
   /* stored and read back */
   p = (ScAblationParams) { .target = -1, .contrast = -1, .last_only = true };
@@ -534,6 +724,9 @@ main (int argc, char **argv)
   g_test_add_func ("/ablation-last/sweep-tiny", test_sweep_tiny);
   g_test_add_func ("/ablation-last/sweep-smollm2", test_sweep_smollm2);
   g_test_add_func ("/ablation-last/params-store", test_params_store);
+  g_test_add_func ("/ablation-last/stacked-tiny", test_stacked_tiny);
+  g_test_add_func ("/ablation-last/stacked-smollm2", test_stacked_smollm2);
+  g_test_add_func ("/ablation-last/stacked-gemma3", test_stacked_gemma3);
   rc = g_test_run ();
   if (rc == 0 && skipped != NULL)
     {
