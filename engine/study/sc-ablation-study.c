@@ -117,6 +117,23 @@ report (ScAblationProgressFn progress, void *user, int done, int total)
   return progress == NULL || progress (user, (double) done / total);
 }
 
+/* An ablated run's effect when it gave the last row alone (@row, against the clean run's
+ * @clean_last): sc_study_same_ids_effect's next-token part, no Δ loss (NaN), and Δ logit
+ * difference. */
+static ScStatus
+last_row_effect (const float *clean_last, const float *row, int V, const ScHeadSweepResult *r,
+                 ScAblationEffect *e, ScError *err)
+{
+  ScStatus st = sc_effect_next_token (clean_last, row, V, r->target, &e->next, err);
+
+  if (st != SC_OK)
+    return st;
+  e->delta_loss = NAN;
+  e->flipped = e->next.top1_ablated != e->next.top1_clean;
+  e->delta_logit_diff = sc_study_logit_diff (row, r->target, r->contrast) - r->logit_diff_clean;
+  return SC_OK;
+}
+
 /* How much memory one group of stacked runs may take (their activations, sc-variants.c):
  * a layer's heads go in groups small enough for it (nine runs of up to ~1,800 tokens of
  * SmolLM2 in one). */
@@ -163,16 +180,9 @@ stacked_sweep (ScSession *session, const int32_t *ids, int n, const bool *only,
             break;
           for (int v = 0; v < k; v++)
             {
-              const int i = l * H + heads[g0 + v];
-              const float *row = logits + (size_t) v * V;
-              ScAblationEffect *e = &r->heads[i];
-              if ((st = sc_effect_next_token (clean_last, row, V, r->target, &e->next, err))
-                  != SC_OK)
+              if ((st = last_row_effect (clean_last, logits + (size_t) v * V, V, r,
+                                         &r->heads[l * H + heads[g0 + v]], err)) != SC_OK)
                 break;
-              e->delta_loss = NAN;
-              e->flipped = e->next.top1_ablated != e->next.top1_clean;
-              e->delta_logit_diff = sc_study_logit_diff (row, r->target, r->contrast)
-                                    - r->logit_diff_clean;
               if (!report (progress, progress_user, ++*done, total))
                 {
                   st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head "
@@ -210,7 +220,6 @@ sc_head_sweep_run_heads (ScSession *session, const ScModel *model, const int32_t
   uint8_t *mean_on = NULL;
   ScIntervention iv = { 0 };
   ScForwardOptions opt = { 0 };
-  size_t last;
   int L, H, V, l, h, total = 0, done = 0;
   ScStatus st;
 
@@ -270,7 +279,6 @@ sc_head_sweep_run_heads (ScSession *session, const ScModel *model, const int32_t
   opt.keep_residuals = false;
   opt.all_logits = !p->last_only;
   opt.last_row = p->last_only;
-  last = p->last_only ? 0 : (size_t) (n - 1) * V; /* where abl's last row is */
   if (p->stack_layers)
     {
       st = stacked_sweep (session, ids, n, only, clean + (size_t) (n - 1) * V, r, progress,
@@ -298,20 +306,18 @@ sc_head_sweep_run_heads (ScSession *session, const ScModel *model, const int32_t
           goto fail;
         if (p->last_only)
           {
-            /* sc_study_same_ids_effect's next-token part, on the one row there is */
-            ScAblationEffect *e = &r->heads[i];
-            if ((st = sc_effect_next_token (clean + (size_t) (n - 1) * V, abl, V, r->target,
-                                            &e->next, err)) != SC_OK)
+            if ((st = last_row_effect (clean + (size_t) (n - 1) * V, abl, V, r, &r->heads[i],
+                                       err)) != SC_OK)
               goto fail;
-            e->delta_loss = NAN;
-            e->flipped = e->next.top1_ablated != e->next.top1_clean;
           }
         else if ((st = sc_study_same_ids_effect (clean, abl, ids, n, V, r->target, losses,
                                                  &r->heads[i], err))
                  != SC_OK)
           goto fail;
-        r->heads[i].delta_logit_diff = sc_study_logit_diff (abl + last, r->target, r->contrast)
-                                       - r->logit_diff_clean;
+        else
+          r->heads[i].delta_logit_diff = sc_study_logit_diff (abl + (size_t) (n - 1) * V,
+                                                              r->target, r->contrast)
+                                         - r->logit_diff_clean;
         if (!report (progress, progress_user, ++done, total))
           {
             st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head L%d.H%d",

@@ -301,6 +301,23 @@ assert_same_double (double a, double b)
   g_assert_cmpmem (&a, sizeof a, &b, sizeof b);
 }
 
+/* What 2. and 4. start from: two sessions on @m (@f runs the sweeps, @g the runs they are
+ * checked against), the ids of case @which, and buffers for the clean and an all-position
+ * run's logits (n rows) and a last-row run's (one). */
+static const int32_t *
+sweep_setup (ScModel *m, int which, Fixture *f, Fixture *g, int *n, float **clean, float **za,
+             float **zf)
+{
+  const int32_t *ids = model_ids (which, n);
+
+  fixture_init (f, m);
+  fixture_init (g, m);
+  *clean = g_new (float, (gsize) *n * f->V);
+  *za = g_new (float, (gsize) *n * f->V);
+  *zf = g_new (float, f->V);
+  return ids;
+}
+
 /* 2. */
 static void
 sweep_case (int which, ScAblateMode mode)
@@ -320,12 +337,7 @@ sweep_case (int which, ScAblateMode mode)
 
   if (m == NULL)
     return;
-  fixture_init (&f, m);
-  fixture_init (&g, m);
-  ids = model_ids (which, &n);
-  clean = g_new (float, (gsize) n * f.V);
-  za = g_new (float, (gsize) n * f.V);
-  zf = g_new (float, f.V);
+  ids = sweep_setup (m, which, &f, &g, &n, &clean, &za, &zf);
   scale = g_new (float, f.L * f.H);
   mean = g_new (float, (gsize) f.L * f.H * f.d);
   mean_on = g_new0 (uint8_t, f.L * f.H);
@@ -473,12 +485,7 @@ stacked_case (int which)
 
   if (m == NULL)
     return;
-  fixture_init (&f, m);
-  fixture_init (&g, m);
-  ids = model_ids (which, &n);
-  clean = g_new (float, (gsize) n * f.V);
-  za = g_new (float, (gsize) n * f.V);
-  zf = g_new (float, f.V);
+  ids = sweep_setup (m, which, &f, &g, &n, &clean, &za, &zf);
   zs = g_new (float, (gsize) f.H * f.V);
   scale = g_new (float, f.L * f.H);
   heads = g_new (int, f.H);
