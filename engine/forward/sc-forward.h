@@ -220,7 +220,8 @@ ScStatus sc_session_layer_output (ScSession *session, const int32_t *ids, int n_
  * Errors: SC_ERR_UNSUPPORTED (an architecture whose layer does not stack sequences, or a
  * backend without host memory: make the runs one at a time), SC_ERR_INVALID_ARG (NULL
  * arguments, @layer or a head out of range, no residuals kept for these ids),
- * SC_ERR_RANGE, SC_ERR_NOMEM, the backend's error. Thread safety: as sc_forward. */
+ * SC_ERR_NOMEM, the backend's error. Runs that would take more than 256 MiB of activations
+ * together go in groups. Thread safety: as sc_forward. */
 ScStatus sc_forward_zero_heads (ScSession *session, const int32_t *ids, int n_tokens,
                                 int layer, const int *heads, int n_var, float *logits,
                                 ScError *err);

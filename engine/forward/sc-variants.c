@@ -18,9 +18,9 @@
  * logits are within a bound of the one-at-a-time runs, measured and tested in
  * tests/engine/test-ablation-last.c. As in the one-at-a-time fast path the last layer
  * computes every row's keys and values but its attention, W_O and feed-forward for the last
- * row of each run (gathered: ScLayerCtx.x_tail, q_tail). Memory: n_var n rows of
- * activations and of one layer's keys and values (SmolLM2, 9 runs of 64 tokens: 18 MB),
- * allocated per call.
+ * row of each run (gathered: ScLayerCtx.x_tail, q_tail). Memory: the rows of one group of
+ * runs' activations and of one layer's keys and values, at most STACK_BYTES_MAX (SmolLM2,
+ * 9 runs of 64 tokens: 18 MB), allocated per call.
  */
 #include "forward/sc-forward.h"
 
@@ -46,6 +46,20 @@ stack_free (ScBackend *b, Stack *st)
         b->ops->free (b, *bufs[i]);
         *bufs[i] = NULL;
       }
+}
+
+/* How much memory one group of stacked runs may take: a call's runs go through the layers
+ * in groups small enough for it (SmolLM2: nine runs of up to ~1,800 tokens in one). */
+#define STACK_BYTES_MAX ((size_t) 256 << 20)
+
+/* Floats per row of one run in a stack: x, h, qkv, q, o, gu, act, k, v (stack_alloc). */
+static size_t
+stack_row_floats (const ScModelInfo *in)
+{
+  const size_t Q = (size_t) in->n_heads * in->head_dim,
+               KV = (size_t) in->n_kv_heads * in->head_dim;
+
+  return 2 * (size_t) in->n_embd + (Q + 2 * KV) + 2 * Q + 3 * (size_t) in->n_ff + 2 * KV;
 }
 
 static ScStatus
@@ -84,7 +98,7 @@ sc_forward_zero_heads (ScSession *s, const int32_t *ids, int n, int layer, const
   ScBackend *b;
   Stack st = { 0 };
   float *scale = NULL, *last = NULL;
-  size_t E, rows;
+  size_t E, group;
   int H, L, v, l;
   ScStatus status;
 
@@ -118,12 +132,11 @@ sc_forward_zero_heads (ScSession *s, const int32_t *ids, int n, int layer, const
   if (s->capture_want == NULL && (s->probs == NULL || n > s->cap))
     return sc_error_set (err, SC_ERR_INVALID_ARG, "zero_heads: the session holds no "
                          "attention buffer for %d tokens", n);
-  rows = (size_t) n_var * n;
-  if ((size_t) n_var > SIZE_MAX / ((size_t) n * 4 * (E + in->n_ff)))
-    return sc_error_set (err, SC_ERR_RANGE, "zero_heads: %d runs of %d tokens", n_var, n);
-
+  /* groups of at most `group` runs, small enough for STACK_BYTES_MAX, through one stack */
+  group = STACK_BYTES_MAX / ((size_t) n * stack_row_floats (in) * sizeof (float));
+  group = group < 1 ? 1 : group > (size_t) n_var ? (size_t) n_var : group;
   scale = malloc ((size_t) n_var * H * sizeof *scale);
-  last = malloc ((size_t) n_var * E * sizeof *last);
+  last = malloc (group * E * sizeof *last);
   if (scale == NULL || last == NULL)
     {
       status = sc_error_set (err, SC_ERR_NOMEM, "zero_heads: out of memory");
@@ -132,43 +145,48 @@ sc_forward_zero_heads (ScSession *s, const int32_t *ids, int n, int layer, const
   for (v = 0; v < n_var; v++)
     for (int h = 0; h < H; h++)
       scale[(size_t) v * H + h] = h == heads[v] ? 0.0f : 1.0f;
-  if ((status = stack_alloc (b, in, (size_t) n_var, rows, &st, err)) != SC_OK)
+  if ((status = stack_alloc (b, in, group, group * (size_t) n, &st, err)) != SC_OK)
     goto out;
-  /* every run starts from the residual the clean run kept entering @layer */
-  for (v = 0; v < n_var; v++)
-    if ((status = b->ops->copy (b, st.x + (size_t) v * n * E,
-                                s->resid + (size_t) layer * s->cap * E, (size_t) n * E, err))
-        != SC_OK)
-      goto out;
 
-  for (l = layer; l < L; l++)
+  for (int g0 = 0; g0 < n_var; g0 += (int) group)
     {
-      const ScLayerCtx c = {
-        .b = b, .info = in, .layer = l, .n_past = 0, .n_q = n, .n_k = n, .n_seq = n_var,
-        .x = st.x, .h = st.h, .qkv = st.qkv, .q = st.q, .o = st.o, .gu = st.gu,
-        .act = st.act, .k_cache = st.kc, .v_cache = st.vc, .probs = s->probs,
-        .capture = s->capture_want != NULL, .capture_slot = 0,
-        .head_scale = l == layer ? scale : NULL,
-        /* the last layer: every row's keys and values, then each run's last row alone */
-        .n_tail = l == L - 1 && n > 1 ? 1 : 0, .x_tail = st.x_tail, .q_tail = st.q_tail,
-      };
-      if ((status = s->arch->layer (&c, (const char *) s->layers + (size_t) l
-                                                                    * s->arch->layer_size,
+      const int k = n_var - g0 < (int) group ? n_var - g0 : (int) group;
+      /* every run starts from the residual the clean run kept entering @layer */
+      for (v = 0; v < k; v++)
+        if ((status = b->ops->copy (b, st.x + (size_t) v * n * E,
+                                    s->resid + (size_t) layer * s->cap * E, (size_t) n * E,
                                     err)) != SC_OK)
-        {
-          sc_error_prefix (err, "layer %d of %d stacked runs", l, n_var);
           goto out;
+      for (l = layer; l < L; l++)
+        {
+          const ScLayerCtx c = {
+            .b = b, .info = in, .layer = l, .n_past = 0, .n_q = n, .n_k = n, .n_seq = k,
+            .x = st.x, .h = st.h, .qkv = st.qkv, .q = st.q, .o = st.o, .gu = st.gu,
+            .act = st.act, .k_cache = st.kc, .v_cache = st.vc, .probs = s->probs,
+            .capture = s->capture_want != NULL, .capture_slot = 0,
+            .head_scale = l == layer ? scale + (size_t) g0 * H : NULL,
+            /* the last layer: every row's keys and values, then each run's last row alone */
+            .n_tail = l == L - 1 && n > 1 ? 1 : 0, .x_tail = st.x_tail, .q_tail = st.q_tail,
+          };
+          if ((status = s->arch->layer (&c, (const char *) s->layers + (size_t) l
+                                                                        * s->arch->layer_size,
+                                        err)) != SC_OK)
+            {
+              sc_error_prefix (err, "layer %d of %d stacked runs", l, k);
+              goto out;
+            }
         }
-    }
-  /* each run's last row, through the output head as sc_forward applies it. Where the last
-   * layer left them: x_tail for stacked runs; x's row n - 1 for one run (n_seq 1 is a plain
-   * layer, whose tail stays in x); x itself when each run is one row */
-  if ((status = b->ops->download (b, last,
-                                  n == 1 ? st.x : n_var > 1 ? st.x_tail
+      /* each run's last row, through the output head as sc_forward applies it. Where the
+       * last layer left them: x_tail for stacked runs; x's row n - 1 for one run (n_seq 1
+       * is a plain layer, whose tail stays in x); x itself when each run is one row */
+      if ((status = b->ops->download (b, last,
+                                      n == 1 ? st.x : k > 1 ? st.x_tail
                                                             : st.x + (size_t) (n - 1) * E,
-                                  (size_t) n_var * E, err)) != SC_OK)
-    goto out;
-  status = sc_session_unembed (s, last, n_var, logits, err);
+                                      (size_t) k * E, err)) != SC_OK
+          || (status = sc_session_unembed (s, last, k, logits + (size_t) g0 * in->n_vocab,
+                                           err)) != SC_OK)
+        goto out;
+    }
 
 out:
   stack_free (b, &st);

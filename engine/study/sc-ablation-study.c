@@ -134,14 +134,10 @@ last_row_effect (const float *clean_last, const float *row, int V, const ScHeadS
   return SC_OK;
 }
 
-/* How much memory one group of stacked runs may take (their activations, sc-variants.c):
- * a layer's heads go in groups small enough for it (nine runs of up to ~1,800 tokens of
- * SmolLM2 in one). */
-#define STACK_BYTES_MAX ((size_t) 256 << 20)
-
-/* stack_layers: the heads of each layer (those @only asks for) in groups of stacked runs
- * (sc_forward_zero_heads), each run's last-row measures as the one-at-a-time loop of
- * sc_head_sweep_run_heads takes them. @clean_last: the clean run's last row of logits. */
+/* stack_layers: the heads of each layer (those @only asks for) as stacked runs
+ * (sc_forward_zero_heads, which groups them as memory allows), each run's last-row measures
+ * as the one-at-a-time loop of sc_head_sweep_run_heads takes them. @clean_last: the clean
+ * run's last row of logits. */
 static ScStatus
 stacked_sweep (ScSession *session, const int32_t *ids, int n, const bool *only,
                const float *clean_last, ScHeadSweepResult *r, ScAblationProgressFn progress,
@@ -149,16 +145,8 @@ stacked_sweep (ScSession *session, const int32_t *ids, int n, const bool *only,
 {
   const ScModelInfo *info = sc_model_info (sc_session_model (session));
   const int L = (int) info->n_layers, H = (int) info->n_heads, V = (int) info->n_vocab;
-  const size_t Q = (size_t) info->n_heads * info->head_dim,
-               KV = (size_t) info->n_kv_heads * info->head_dim;
-  /* floats per row of one run: x, h, qkv, q, o, gu, act, k, v (sc-variants.c) */
-  const size_t per_run = (size_t) n * 4
-                         * (2 * info->n_embd + (Q + 2 * KV) + 2 * Q + 3 * (size_t) info->n_ff
-                            + 2 * KV);
-  const size_t fit = STACK_BYTES_MAX / per_run;
-  const int group = fit < 1 ? 1 : fit > (size_t) H ? H : (int) fit;
   int *heads = malloc ((size_t) H * sizeof *heads);
-  float *logits = malloc ((size_t) group * V * sizeof *logits);
+  float *logits = malloc ((size_t) H * V * sizeof *logits);
   ScStatus st = SC_OK;
 
   if (heads == NULL || logits == NULL)
@@ -172,23 +160,20 @@ stacked_sweep (ScSession *session, const int32_t *ids, int n, const bool *only,
       for (int h = 0; h < H; h++)
         if (only == NULL || only[l * H + h])
           heads[m++] = h;
-      for (int g0 = 0; g0 < m && st == SC_OK; g0 += group)
+      if (m == 0)
+        continue;
+      if ((st = sc_forward_zero_heads (session, ids, n, l, heads, m, logits, err)) != SC_OK)
+        break;
+      for (int v = 0; v < m; v++)
         {
-          const int k = m - g0 < group ? m - g0 : group;
-          if ((st = sc_forward_zero_heads (session, ids, n, l, heads + g0, k, logits, err))
-              != SC_OK)
+          if ((st = last_row_effect (clean_last, logits + (size_t) v * V, V, r,
+                                     &r->heads[l * H + heads[v]], err)) != SC_OK)
             break;
-          for (int v = 0; v < k; v++)
+          if (!report (progress, progress_user, ++*done, total))
             {
-              if ((st = last_row_effect (clean_last, logits + (size_t) v * V, V, r,
-                                         &r->heads[l * H + heads[g0 + v]], err)) != SC_OK)
-                break;
-              if (!report (progress, progress_user, ++*done, total))
-                {
-                  st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head "
-                                     "L%d.H%d", l, heads[g0 + v]);
-                  break;
-                }
+              st = sc_error_set (err, SC_ERR_CANCELLED, "ablation: cancelled after head "
+                                 "L%d.H%d", l, heads[v]);
+              break;
             }
         }
     }
